@@ -1,0 +1,75 @@
+# gmtun — build, test and benchmark targets. `make test` is what CI runs.
+
+GO          ?= go
+GOBIN       := $(shell $(GO) env GOPATH)/bin
+STATICCHECK ?= $(GOBIN)/staticcheck
+PKGS        := ./...
+BENCHTIME   ?= 1s
+BENCHCOUNT  ?= 6
+PREFIX      ?= /usr/local
+
+# The avo generators (kernels/_gen, a module of its own) and their outputs.
+# Each entry is generator:output-package:asm-file:stub-file.
+KERNELS := \
+	zuclanes:zuclanes:zuclanes_amd64.s:stubs_amd64.go \
+	sm4ctr:sm4ctr:sm4ctr_amd64.s:stubs_amd64.go \
+	ghash:ghash:ghash_amd64.s:stubs_amd64.go
+
+.PHONY: all build test vet staticcheck unit purego forced-tiers kernels kernels-fresh bench clean
+
+all: build
+
+build:
+	$(GO) build -o bin/gmtun ./cmd/gmtun
+
+## test: everything CI checks (vet, staticcheck, unit tests with every kernel tier, purego, generated code fresh)
+test: vet staticcheck unit purego forced-tiers kernels-fresh
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
+	$(GO) vet $(PKGS)
+	$(GO) vet -tags purego $(PKGS)
+
+staticcheck:
+	$(STATICCHECK) $(PKGS)
+	$(STATICCHECK) -tags purego $(PKGS)
+
+unit:
+	$(GO) test -count=1 $(PKGS)
+
+## purego: the portable build passes and contains no assembly at all
+purego:
+	$(GO) test -count=1 -tags purego $(PKGS)
+	@sfiles="$$($(GO) list -tags purego -f '{{.ImportPath}} {{.SFiles}}' $(PKGS) | grep -v ' \[\]$$' || true)"; \
+	if [ -n "$$sfiles" ]; then echo "assembly selected under -tags purego:"; echo "$$sfiles"; exit 1; fi
+
+## forced-tiers: the cipher tests again with the widest tiers switched off through GODEBUG (fresh processes)
+forced-tiers:
+	GODEBUG=cpu.avx512f=off $(GO) test -count=1 ./ciphers/... ./kernels/...
+	GODEBUG=cpu.avx512f=off,cpu.gfni=off $(GO) test -count=1 ./ciphers/... ./kernels/...
+
+## kernels: regenerate the assembly from the avo generators
+kernels:
+	@set -e; for k in $(KERNELS); do \
+		gen=$${k%%:*}; rest=$${k#*:}; pkg=$${rest%%:*}; rest=$${rest#*:}; asm=$${rest%%:*}; stub=$${rest#*:}; \
+		[ -d kernels/_gen/$$gen ] || continue; \
+		echo "generate kernels/$$pkg/$$asm"; \
+		(cd kernels/_gen && $(GO) run ./$$gen -out ../$$pkg/$$asm -stubs ../$$pkg/$$stub -pkg $$pkg); \
+	done
+
+## kernels-fresh: fail if the committed assembly differs from a fresh generation
+kernels-fresh:
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; for k in $(KERNELS); do \
+		gen=$${k%%:*}; rest=$${k#*:}; pkg=$${rest%%:*}; rest=$${rest#*:}; asm=$${rest%%:*}; stub=$${rest#*:}; \
+		[ -d kernels/_gen/$$gen ] || continue; \
+		(cd kernels/_gen && $(GO) run ./$$gen -out $$tmp/$$asm -stubs $$tmp/$$stub -pkg $$pkg); \
+		cmp -s $$tmp/$$asm kernels/$$pkg/$$asm || { echo "kernels/$$pkg/$$asm is stale: run make kernels"; exit 1; }; \
+		cmp -s $$tmp/$$stub kernels/$$pkg/$$stub || { echo "kernels/$$pkg/$$stub is stale: run make kernels"; exit 1; }; \
+	done; echo "generated kernels are fresh"
+
+## bench: the crypto benchmarks (CPU time is what to compare on a shared machine)
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count $(BENCHCOUNT) ./ciphers/... ./kernels/... ./handshake/...
+
+clean:
+	rm -rf bin

@@ -1,0 +1,26 @@
+// Package cpu reports, once at start-up, which instruction-set features
+// gmtun's kernels may use. Each flag ANDs every feature its kernels touch,
+// so disabling any one of them (GODEBUG=cpu.avx512f=off, cpu.gfni=off, …,
+// the golang.org/x/sys/cpu syntax) switches the whole tier off.
+//
+// The flags are read-only after package initialization; tests that force a
+// tier do so through the dispatch variables of the cipher packages, never
+// by writing here.
+package cpu
+
+// Features is the set of instruction-set features a kernel tier may need.
+type Features struct {
+	AVX2       bool // AVX, AVX2 and BMI2 with YMM state enabled by the OS
+	AESNI      bool // AES-NI and PCLMULQDQ (128-bit)
+	GFNI       bool // GFNI usable with VEX (YMM) encoding
+	VAES       bool // VAES on YMM
+	VPCLMULQDQ bool // VPCLMULQDQ on YMM
+	AVX512     bool // AVX-512 F, BW, VL and DQ with ZMM/opmask state enabled
+	AVX512GFNI bool // AVX512 and GFNI (EVEX)
+	AVX512VAES bool // AVX512 and VAES + VPCLMULQDQ (EVEX)
+	VBMI2      bool // AVX512 and AVX512-VBMI2 (VPSHLDD)
+}
+
+// X86 holds the features of the running CPU (all false on other
+// architectures and with the purego build tag).
+var X86 = detect()
