@@ -12,12 +12,12 @@ package cpu
 type Features struct {
 	AVX2       bool // AVX, AVX2 and BMI2 with YMM state enabled by the OS
 	AESNI      bool // AES-NI and PCLMULQDQ (128-bit)
-	GFNI       bool // GFNI usable with VEX (YMM) encoding
-	VAES       bool // VAES on YMM
-	VPCLMULQDQ bool // VPCLMULQDQ on YMM
-	AVX512     bool // AVX-512 F, BW, VL and DQ with ZMM/opmask state enabled
+	GFNI       bool // AVX2 and GFNI usable with VEX (YMM) encoding (own CPUID probe)
+	VAES       bool // AVX2, AESNI and VAES on YMM (own CPUID probe)
+	VPCLMULQDQ bool // AVX2, AESNI and VPCLMULQDQ on YMM (own CPUID probe)
+	AVX512     bool // AVX2 and AVX-512 F, BW, VL and DQ with ZMM/opmask state enabled
 	AVX512GFNI bool // AVX512 and GFNI (EVEX)
-	AVX512VAES bool // AVX512 and VAES + VPCLMULQDQ (EVEX)
+	AVX512VAES bool // AVX512, VAES and VPCLMULQDQ (EVEX)
 	VBMI2      bool // AVX512 and AVX512-VBMI2 (VPSHLDD)
 }
 

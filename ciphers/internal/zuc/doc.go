@@ -1,0 +1,34 @@
+// Package zuc is gmtun's portable reference implementation of the ZUC
+// stream cipher family:
+//
+//   - ZUC-128 (GB/T 33133.1-2016; 3GPP ETSI/SAGE 128-EEA3 & 128-EIA3
+//     Document 2), with the 128-EEA3 confidentiality and 128-EIA3 integrity
+//     algorithms (Document 1 v1.7; GB/T 33133.2/.3-2021);
+//   - ZUC-256 with the original 2018 initialisation (184-bit IV) and the
+//     ZUC-256 MAC with 32-, 64- and 128-bit tags (ZUC design team, "The
+//     ZUC-256 Stream Cipher", Journal of Cryptologic Research 5(2), 2018).
+//
+// It is plain Go, has no build tags and always compiles: it is the oracle
+// for the multi-lane SIMD kernels (kernels/zuclanes) and the fallback when
+// no kernel applies. The functions named *Generic are the units a kernel
+// replaces; dispatch files (_amd64.go) may be added next to them later.
+//
+// Speed techniques (measured in zuc_test.go, BenchmarkCoreVariants):
+// the LFSR feedback is summed in a uint64 and reduced modulo 2^31−1 once
+// (two folds) instead of after every term; 16 rounds are unrolled with the
+// LFSR held in 16 local variables whose names rotate each round, so the
+// register never shifts; and the S-box layer uses four 256-entry 32-bit
+// tables, one per byte position, that merge S0 and S1 with their shifts.
+//
+// Timing: the S-boxes are table lookups indexed by secret state, so the
+// keystream generator is VARIABLE-TIME (cache-timing) like every table
+// implementation of ZUC; it is the reference and fallback path, not a
+// constant-time one. The MAC combination steps (128-EIA3, ZUC-256 MAC)
+// are constant-time: they use integer multiplications as a carry-less
+// multiplier and never branch on or index by keystream or message bits.
+//
+// Nothing here allocates; State is a plain value that callers keep on the
+// stack.
+package zuc
+
+//go:generate go run gen_unrolled.go

@@ -1,0 +1,172 @@
+package zuc
+
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
+// The MACs of the ZUC family are linear in the message: every message bit
+// m_i that is 1 XORs a keystream window starting at bit i into the tag. A
+// run of message bits against a keystream window is a carry-less product,
+// so this file computes them with clmulLo, a constant-time carry-less
+// multiplier built from ordinary integer multiplications (the "holes"
+// technique: operands are split into four interleaved bit classes, so the
+// carries of each class never reach the next bit of the same class).
+
+// clmulLo returns the low 64 bits of the carry-less product x ⊗ y.
+//
+// Each product of two class-restricted operands has at most 16 pairs per
+// output bit position below 64, and 16 only at positions ≥ 60 whose carry
+// leaves the 64-bit word, so masking each class recovers the exact parity.
+// Multiplication is constant-time on the platforms gmtun supports.
+func clmulLo(x, y uint64) uint64 {
+	const m0, m1, m2, m3 = 0x1111111111111111, 0x2222222222222222, 0x4444444444444444, 0x8888888888888888
+	x0, x1, x2, x3 := x&m0, x&m1, x&m2, x&m3
+	y0, y1, y2, y3 := y&m0, y&m1, y&m2, y&m3
+	z0 := x0*y0 ^ x1*y3 ^ x2*y2 ^ x3*y1
+	z1 := x0*y1 ^ x1*y0 ^ x2*y3 ^ x3*y2
+	z2 := x0*y2 ^ x1*y1 ^ x2*y0 ^ x3*y3
+	z3 := x0*y3 ^ x1*y2 ^ x2*y1 ^ x3*y0
+	return z0&m0 | z1&m1 | z2&m2 | z3&m3
+}
+
+// window32 returns the XOR of the 32-bit keystream windows (hi ‖ lo)<<j,
+// top half, over the message bits j (most significant first) set in m:
+// the contribution of one message word to a 32-bit MAC word. It is
+// bits 32..63 of (hi ‖ lo) ⊗ rev(m).
+func window32(hi, lo, m uint32) uint32 {
+	return uint32(clmulLo(uint64(hi)<<32|uint64(lo), uint64(bits.Reverse32(m))) >> 32)
+}
+
+// loadMasked returns the big-endian 64-bit message unit at p with the
+// bits past nbits (0 < nbits ≤ 64) cleared; bytes past ⌈nbits/8⌉ are not read.
+func loadMasked(p []byte, nbits int) uint64 {
+	if nbits >= 64 {
+		return binary.BigEndian.Uint64(p)
+	}
+	var b [8]byte
+	copy(b[:], p[:(nbits+7)/8])
+	return binary.BigEndian.Uint64(b[:]) &^ (^uint64(0) >> uint(nbits))
+}
+
+// macBuf is the sliding keystream window of the MAC loops: z[0:32] holds
+// keystream words 16c..16c+31 while message chunk c (512 bits) is
+// processed, zr their bit reversals. have counts valid words; left counts
+// words still to generate.
+type macBuf struct {
+	z, zr [2 * BlockWords]uint32
+	have  int
+	left  int
+}
+
+// fill generates words up to min(32, have+left).
+func (b *macBuf) fill(st *State) {
+	n := min(len(b.z)-b.have, b.left)
+	st.KeyWords(b.z[b.have : b.have+n])
+	for i := b.have; i < b.have+n; i++ {
+		b.zr[i] = bits.Reverse32(b.z[i])
+	}
+	b.have += n
+	b.left -= n
+}
+
+// slide drops the first 16 words and generates the next ones.
+func (b *macBuf) slide(st *State) {
+	copy(b.z[:BlockWords], b.z[BlockWords:])
+	copy(b.zr[:BlockWords], b.zr[BlockWords:])
+	b.have -= BlockWords
+	b.fill(st)
+}
+
+// EIA3Generic returns the 128-EIA3 MAC (3GPP 128-EEA3 & 128-EIA3 Document
+// 1 v1.7 §4.4; GB/T 33133.3-2021) of the first nbits bits of msg. st must
+// have just been initialised with Init128(IK, IVEIA3(...)).
+// 0 ≤ nbits ≤ 8·len(msg); bits past nbits are ignored.
+//
+// With L = ⌈nbits/32⌉+2 keystream words z, T = ⊕ over set message bits i
+// of the 32-bit window at bit i, then T ⊕= window at bit nbits, and
+// MAC = T ⊕ z_{L−1} (the word at bit 32·(L−1)).
+func EIA3Generic(st *State, msg []byte, nbits int) uint32 {
+	var b macBuf
+	b.left = (nbits+31)/32 + 2
+	b.fill(st)
+	var t uint32
+	for nbits >= 8*BlockSize {
+		for l := 0; l < BlockWords; l++ {
+			t ^= window32(b.z[l], b.z[l+1], binary.BigEndian.Uint32(msg[4*l:]))
+		}
+		msg, nbits = msg[BlockSize:], nbits-8*BlockSize
+		b.slide(st)
+	}
+	nw, r := nbits/32, uint(nbits%32)
+	for l := 0; l < nw; l++ {
+		t ^= window32(b.z[l], b.z[l+1], binary.BigEndian.Uint32(msg[4*l:]))
+	}
+	last := nw + 1
+	if r > 0 {
+		m := uint32(loadMasked(msg[4*nw:], int(r)) >> 32)
+		t ^= window32(b.z[nw], b.z[nw+1], m)
+		last++
+	}
+	t ^= uint32((uint64(b.z[nw])<<32 | uint64(b.z[nw+1])) << r >> 32)
+	return t ^ b.z[last]
+}
+
+// MAC256Generic computes the ZUC-256 MAC ("The ZUC-256 Stream Cipher",
+// 2018, §3.2) of the first nbits bits of msg into tag, whose length (4, 8
+// or 16 bytes) is the tag size t/8. st must have just been initialised with
+// Init256 and the d constants of that tag size (D256(len(tag))).
+// 0 ≤ nbits ≤ 8·len(msg); bits past nbits are ignored.
+//
+// T starts as the first t keystream bits; each set message bit i XORs the
+// t-bit window at bit t+i, and finally the window at bit t+nbits.
+func MAC256Generic(st *State, msg []byte, nbits int, tag []byte) {
+	n := len(tag) / 4 // tag words, 1, 2 or 4
+	var b macBuf
+	b.left = 2*n + (nbits+31)/32 + 1
+	b.fill(st)
+	var t [4]uint32
+	copy(t[:n], b.z[:n])
+
+	// For n ≥ 2 the message is taken 64 bits at a time against pairs of
+	// tag words: for the 128-bit keystream window K = khi ‖ klo starting at
+	// word a = n+l+q and M = rev(m), tag words q, q+1 gain bits 64..127 of
+	// K ⊗ M = lo64(khi ⊗ M) ⊕ hi64(klo ⊗ M), and hi64(x ⊗ y) =
+	// rev(lo64(rev x ⊗ rev y)) >> 1. The second term is accumulated in the
+	// reversed domain (acr) and turned around once at the end.
+	var acc, acr [2]uint64
+	unit := func(l int, m uint64) {
+		if n == 1 {
+			t[0] ^= window32(b.z[n+l], b.z[n+l+1], uint32(m>>32))
+			t[0] ^= window32(b.z[n+l+1], b.z[n+l+2], uint32(m))
+			return
+		}
+		mr := bits.Reverse64(m)
+		for p := 0; p < n/2; p++ {
+			a := n + l + 2*p
+			acc[p] ^= clmulLo(uint64(b.z[a])<<32|uint64(b.z[a+1]), mr)
+			acr[p] ^= clmulLo(uint64(b.zr[a+3])<<32|uint64(b.zr[a+2]), m)
+		}
+	}
+	for nbits >= 8*BlockSize {
+		for l := 0; l < BlockWords; l += 2 {
+			unit(l, binary.BigEndian.Uint64(msg[4*l:]))
+		}
+		msg, nbits = msg[BlockSize:], nbits-8*BlockSize
+		b.slide(st)
+	}
+	for l := 0; 32*l < nbits; l += 2 {
+		unit(l, loadMasked(msg[4*l:], nbits-32*l))
+	}
+	for p := 0; p < n/2; p++ {
+		out := acc[p] ^ bits.Reverse64(acr[p])>>1
+		t[2*p] ^= uint32(out >> 32)
+		t[2*p+1] ^= uint32(out)
+	}
+	nw, r := nbits/32, uint(nbits%32)
+	for q := 0; q < n; q++ {
+		a := n + nw + q
+		t[q] ^= uint32((uint64(b.z[a])<<32 | uint64(b.z[a+1])) << r >> 32)
+		binary.BigEndian.PutUint32(tag[4*q:], t[q])
+	}
+}

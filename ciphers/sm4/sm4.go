@@ -1,0 +1,167 @@
+// Package sm4 implements the SM4 block cipher of GB/T 32907-2016 (also
+// GM/T 0002-2012, ISO/IEC 18033-3:2010/Amd 1:2021) with the modes gmtun
+// uses: CTR (NIST SP 800-38A) and GCM as AEAD_SM4_GCM of RFC 8998 (NIST
+// SP 800-38D).
+//
+// The block cipher returned by NewCipher works with every mode of
+// crypto/cipher. NewCTR and NewGCM are dedicated implementations that avoid
+// the per-block interface calls of crypto/cipher's generic modes; all
+// objects they return keep only immutable key schedules (plus, for the CTR
+// stream, its position), so Blocks and AEADs may be shared by goroutines.
+//
+// Timing: the portable SM4 rounds use secret-indexed tables and are not
+// constant-time; GHASH and tag comparison are. See
+// github.com/gmtun/gmtun/ciphers/internal/sm4 for details.
+package sm4
+
+import (
+	"crypto/cipher"
+	"errors"
+	"strconv"
+
+	"github.com/gmtun/gmtun/ciphers/internal/sm4"
+)
+
+// BlockSize is the SM4 block size in bytes (GB/T 32907-2016 §5.1).
+const BlockSize = 16
+
+// KeySize is the SM4 key size in bytes (GB/T 32907-2016 §5.2).
+const KeySize = 16
+
+// NonceSize and TagSize are the nonce and tag lengths of the AEAD returned
+// by NewGCM (RFC 8998 §3.3; the only sizes gmtun supports).
+const (
+	NonceSize = sm4.NonceSize
+	TagSize   = sm4.TagSize
+)
+
+// KeySizeError is returned for a key whose length is not KeySize.
+type KeySizeError int
+
+// Error implements error.
+func (k KeySizeError) Error() string {
+	return "sm4: invalid key size " + strconv.Itoa(int(k)) + ", want 16"
+}
+
+// IVSizeError is returned by NewCTR for an IV whose length is not
+// BlockSize.
+type IVSizeError int
+
+// Error implements error.
+func (k IVSizeError) Error() string {
+	return "sm4: invalid IV size " + strconv.Itoa(int(k)) + ", want 16"
+}
+
+// errOpen is returned by the AEAD's Open when authentication fails.
+var errOpen = errors.New("sm4: message authentication failed")
+
+// NewCipher returns the SM4 block cipher (GB/T 32907-2016 §7) with the
+// given key, which must be KeySize bytes.
+func NewCipher(key []byte) (cipher.Block, error) {
+	if len(key) != KeySize {
+		return nil, KeySizeError(len(key))
+	}
+	return sm4.NewCipher(key)
+}
+
+// NewCTR returns SM4 in counter mode (NIST SP 800-38A §6.5) starting at
+// counter block iv. The counter is the whole 16-byte block incremented as a
+// 128-bit big-endian integer (SP 800-38A Appendix B.1), as crypto/cipher's
+// NewCTR does. key must be KeySize and iv BlockSize bytes.
+func NewCTR(key, iv []byte) (cipher.Stream, error) {
+	if len(key) != KeySize {
+		return nil, KeySizeError(len(key))
+	}
+	if len(iv) != BlockSize {
+		return nil, IVSizeError(len(iv))
+	}
+	return sm4.NewCTR(key, iv)
+}
+
+// NewGCM returns AEAD_SM4_GCM (RFC 8998 §3.3; NIST SP 800-38D) with the
+// given key: 12-byte nonces and 16-byte tags only. key must be KeySize
+// bytes. Open verifies the tag in constant time before decrypting
+// anything and zeroes its output on failure.
+func NewGCM(key []byte) (cipher.AEAD, error) {
+	if len(key) != KeySize {
+		return nil, KeySizeError(len(key))
+	}
+	a := new(gcmAEAD)
+	if err := a.g.Init(key); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// gcmAEAD adapts sm4.GCM to cipher.AEAD.
+type gcmAEAD struct {
+	g sm4.GCM
+}
+
+// NonceSize returns 12.
+func (a *gcmAEAD) NonceSize() int { return NonceSize }
+
+// Overhead returns 16, the tag length.
+func (a *gcmAEAD) Overhead() int { return TagSize }
+
+// Seal encrypts and authenticates plaintext, authenticates
+// additionalData and appends the result to dst (cipher.AEAD). It panics,
+// as crypto/cipher's GCM does, on a nonce that is not 12 bytes, a
+// plaintext longer than 2^32 − 2 blocks, or an output that overlaps
+// plaintext inexactly or additionalData at all.
+func (a *gcmAEAD) Seal(dst, nonce, plaintext, additionalData []byte) []byte {
+	if len(nonce) != NonceSize {
+		panic("sm4: incorrect nonce length given to GCM")
+	}
+	if uint64(len(plaintext)) > sm4.MaxPlaintextSize {
+		panic("sm4: message too large for GCM")
+	}
+	ret, out := sliceForAppend(dst, len(plaintext)+TagSize)
+	if sm4.InexactOverlap(out, plaintext) {
+		panic("sm4: invalid buffer overlap of output and input")
+	}
+	if sm4.AnyOverlap(out, additionalData) {
+		panic("sm4: invalid buffer overlap of output and additional data")
+	}
+	a.g.Seal(out, (*[TagSize]byte)(out[len(plaintext):]), (*[NonceSize]byte)(nonce), plaintext, additionalData)
+	return ret
+}
+
+// Open authenticates and decrypts ciphertext (cipher.AEAD). The tag is
+// checked before any plaintext is produced; on failure the output bytes
+// are zeroed and an error is returned. It panics on a nonce that is not 12
+// bytes or an output that overlaps ciphertext inexactly or additionalData
+// at all.
+func (a *gcmAEAD) Open(dst, nonce, ciphertext, additionalData []byte) ([]byte, error) {
+	if len(nonce) != NonceSize {
+		panic("sm4: incorrect nonce length given to GCM")
+	}
+	if len(ciphertext) < TagSize || uint64(len(ciphertext)) > sm4.MaxPlaintextSize+TagSize {
+		return nil, errOpen
+	}
+	n := len(ciphertext) - TagSize
+	ret, out := sliceForAppend(dst, n)
+	if sm4.InexactOverlap(out, ciphertext) {
+		panic("sm4: invalid buffer overlap of output and input")
+	}
+	if sm4.AnyOverlap(out, additionalData) {
+		panic("sm4: invalid buffer overlap of output and additional data")
+	}
+	if !a.g.Open(out, (*[NonceSize]byte)(nonce), ciphertext[:n], additionalData, (*[TagSize]byte)(ciphertext[n:])) {
+		clear(out)
+		return nil, errOpen
+	}
+	return ret, nil
+}
+
+// sliceForAppend extends in by n bytes, reusing its capacity when it can,
+// and returns the whole slice and the n new bytes.
+func sliceForAppend(in []byte, n int) (head, tail []byte) {
+	if total := len(in) + n; cap(in) >= total {
+		head = in[:total]
+	} else {
+		head = make([]byte, total)
+		copy(head, in)
+	}
+	return head, head[len(in):]
+}

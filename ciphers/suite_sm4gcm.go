@@ -1,0 +1,99 @@
+package ciphers
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/gmtun/gmtun/ciphers/internal/sm4"
+)
+
+// sm4gcmKey is the sm4-gcm Key of one direction (docs/PROTOCOL.md, "Data
+// packets", sm4-gcm): AEAD_SM4_GCM of RFC 8998 with
+// nonce = salt ⊕ (0^4 ‖ BE64(c)) and the 16-byte header as additional
+// data. It holds only the immutable key schedule and salt.
+type sm4gcmKey struct {
+	gcm  sm4.GCM
+	salt [sm4.NonceSize]byte
+}
+
+// newSM4GCMKey returns the sm4-gcm Key for k. It copies the key material.
+func newSM4GCMKey(k DirectionKeys) (Key, error) {
+	if len(k.Enc) != sm4.KeySize || len(k.Salt) != sm4.NonceSize || len(k.MAC) != 0 {
+		return nil, fmt.Errorf("ciphers: sm4-gcm needs a 16-byte key, a 12-byte salt and no MAC key; got %d, %d, %d",
+			len(k.Enc), len(k.Salt), len(k.MAC))
+	}
+	key := new(sm4gcmKey)
+	if err := key.gcm.Init(k.Enc); err != nil {
+		return nil, err
+	}
+	copy(key.salt[:], k.Salt)
+	return key, nil
+}
+
+// Suite returns SM4GCM.
+func (k *sm4gcmKey) Suite() SuiteID { return SM4GCM }
+
+// Seal seals every packet of pkts in place (see Key.Seal); it validates
+// the whole batch before touching any packet.
+func (k *sm4gcmKey) Seal(pkts [][]byte) error {
+	p := SM4GCM.Params()
+	if err := checkSeal(pkts, &p); err != nil {
+		return err
+	}
+	sealSM4GCMBatch(&k.gcm, &k.salt, pkts)
+	return nil
+}
+
+// Open verifies and decrypts in place the packets of pkts that
+// authenticate (see Key.Open). A batch longer than MaxBatch opens nothing.
+func (k *sm4gcmKey) Open(pkts [][]byte) Mask {
+	var m Mask
+	if len(pkts) <= MaxBatch {
+		openSM4GCMBatch(&k.gcm, &k.salt, pkts, &m)
+	}
+	return m
+}
+
+// sm4gcmNonce sets nonce = salt ⊕ (0^4 ‖ BE64(c)), the TLS 1.3
+// construction of docs/PROTOCOL.md.
+func sm4gcmNonce(nonce, salt *[sm4.NonceSize]byte, c uint64) {
+	*nonce = *salt
+	binary.BigEndian.PutUint64(nonce[4:], binary.BigEndian.Uint64(salt[4:])^c)
+}
+
+// sealSM4GCMBatch seals a validated batch packet by packet. It is the
+// seam a multi-packet kernel replaces: it sees the whole batch.
+func sealSM4GCMBatch(g *sm4.GCM, salt *[sm4.NonceSize]byte, pkts [][]byte) {
+	var nonce [sm4.NonceSize]byte
+	for i, pkt := range pkts {
+		sm4gcmNonce(&nonce, salt, Counter(pkt))
+		n := len(pkt)
+		pkt = pkt[:n+sm4.TagSize]
+		body := pkt[HeaderSize:n]
+		g.Seal(body, (*[sm4.TagSize]byte)(pkt[n:]), &nonce, body, pkt[:HeaderSize])
+		pkts[i] = pkt
+	}
+}
+
+// openSM4GCMBatch opens a batch of at most MaxBatch packets, setting the
+// bit in m of each packet that verified (and only then was decrypted).
+func openSM4GCMBatch(g *sm4.GCM, salt *[sm4.NonceSize]byte, pkts [][]byte, m *Mask) {
+	const maxCounter = 1<<64 - 1<<13 - 1 // SM4GCM.Params().MaxCounter
+	var nonce [sm4.NonceSize]byte
+	for i, pkt := range pkts {
+		if len(pkt) < HeaderSize+sm4.TagSize {
+			continue
+		}
+		c := Counter(pkt)
+		if c >= maxCounter {
+			continue
+		}
+		sm4gcmNonce(&nonce, salt, c)
+		n := len(pkt) - sm4.TagSize
+		body := pkt[HeaderSize:n]
+		if g.Open(body, &nonce, body, pkt[:HeaderSize], (*[sm4.TagSize]byte)(pkt[n:])) {
+			pkts[i] = pkt[:n]
+			m.Set(i)
+		}
+	}
+}

@@ -1,0 +1,132 @@
+package handshake
+
+import (
+	"net/netip"
+	"sync"
+	"time"
+)
+
+// Rate-limiter parameters (wireguard-go ratelimiter): per source, 20
+// handshake messages per second with a burst of 5.
+const (
+	RateLimitPerSecond = 20
+	RateLimitBurst     = 5
+	// rateIdle: a source idle this long is forgotten by GC.
+	rateIdle = time.Second
+)
+
+const (
+	packetCost = int64(time.Second) / RateLimitPerSecond
+	maxTokens  = packetCost * RateLimitBurst
+)
+
+type bucket struct {
+	last   time.Time
+	tokens int64
+}
+
+// RateLimiter is a token bucket per source address (IPv4 address or IPv6
+// /64) for handshake messages that passed Screen while under load. Its
+// table is bounded: when full it first forgets idle sources and then
+// refuses new ones (fail closed), so a spoofed flood cannot make it grow.
+// The zero value is not usable; it is safe for concurrent use.
+type RateLimiter struct {
+	mu      sync.Mutex
+	table   map[netip.Addr]bucket
+	max     int
+	lastGC  time.Time
+	hasLast bool
+}
+
+// NewRateLimiter returns a limiter that tracks at most maxSources sources.
+func NewRateLimiter(maxSources int) *RateLimiter {
+	if maxSources < 1 {
+		maxSources = 1
+	}
+	return &RateLimiter{table: make(map[netip.Addr]bucket), max: maxSources}
+}
+
+func sourceKey(a netip.Addr) netip.Addr {
+	a = a.Unmap().WithZone("")
+	if a.Is6() {
+		p, _ := a.Prefix(64)
+		return p.Addr()
+	}
+	return a
+}
+
+// Allow reports whether one more handshake message from src may be
+// processed at now, and charges it.
+func (r *RateLimiter) Allow(src netip.Addr, now time.Time) bool {
+	key := sourceKey(src)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.hasLast || now.Sub(r.lastGC) >= rateIdle {
+		r.gcLocked(now)
+	}
+	b, ok := r.table[key]
+	if !ok {
+		if len(r.table) >= r.max {
+			r.gcLocked(now)
+			if len(r.table) >= r.max {
+				return false
+			}
+		}
+		r.table[key] = bucket{last: now, tokens: maxTokens - packetCost}
+		return true
+	}
+	elapsed := now.Sub(b.last)
+	if elapsed < 0 {
+		elapsed = 0
+	}
+	b.tokens = min(b.tokens+int64(elapsed), maxTokens)
+	b.last = now
+	allowed := b.tokens >= packetCost
+	if allowed {
+		b.tokens -= packetCost
+	}
+	r.table[key] = b
+	return allowed
+}
+
+// GC forgets sources idle for a second and returns how many remain. Allow
+// calls it at most once a second; a tunnel may also call it from a timer.
+func (r *RateLimiter) GC(now time.Time) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.gcLocked(now)
+	return len(r.table)
+}
+
+func (r *RateLimiter) gcLocked(now time.Time) {
+	for k, b := range r.table {
+		if now.Sub(b.last) >= rateIdle {
+			delete(r.table, k)
+		}
+	}
+	r.lastGC, r.hasLast = now, true
+}
+
+// LoadDetector decides whether the responder is "under load": the
+// handshake queue is at least 1/8 full, a state that persists for one
+// second after the condition clears (wireguard-go IsUnderLoad). It is safe
+// for concurrent use.
+type LoadDetector struct {
+	mu    sync.Mutex
+	until time.Time
+}
+
+// UnderLoadDuration is how long the under-load state outlives its cause.
+const UnderLoadDuration = time.Second
+
+// UnderLoad updates the detector with the queue's current length and
+// capacity and reports whether mac2 must be required.
+func (d *LoadDetector) UnderLoad(queued, capacity int, now time.Time) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if capacity > 0 && queued*8 >= capacity {
+		d.until = now.Add(UnderLoadDuration)
+		return true
+	}
+	return now.Before(d.until)
+}

@@ -1,0 +1,422 @@
+// Command sm4ctr generates gmtun's SM4 kernels (GB/T 32907-2016): ECB
+// encryption of whole blocks and the CTR keystream XOR used by SM4-GCM
+// (NIST SP 800-38D §6.5, GCTR with inc32), in three tiers:
+//
+//   - AVX512GFNI: 16 blocks per ZMM register set, two sets interleaved;
+//     S-box = VGF2P8AFFINEQB + VGF2P8AFFINEINVQB, rotations by VPROLD.
+//   - AVX2GFNI: 8 blocks per YMM register set, two sets interleaved; the
+//     same GFNI S-box (VEX encoding), rotations by VPSHUFB and shift pairs.
+//   - AVX2AESNI: as AVX2GFNI but the S-box runs through AESENCLAST on
+//     128-bit halves between two nibble-table affine maps (Saarinen).
+//
+// Data layout: every register of a set holds one 32-bit word X_i of all
+// the set's blocks ("transposed"), so a round key is one broadcast and the
+// S-box and linear map L act on all blocks at once. Whatever does not fill
+// a set is handled with masked loads and stores, so the kernels take any
+// number of whole blocks.
+//
+// Run: go run ./sm4ctr -out ../sm4ctr/sm4ctr_amd64.s -stubs ../sm4ctr/stubs_amd64.go -pkg sm4ctr
+package main
+
+import (
+	"fmt"
+	"os"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+func main() {
+	// The generated file targets amd64 whatever the host (avo issue #450).
+	os.Setenv("GOOS", "linux")
+	os.Setenv("GOARCH", "amd64")
+
+	sb := deriveSBox()
+	sb.checkGFNI()
+	sb.checkAESNI()
+
+	ConstraintExpr("amd64,gc,!purego")
+	c := emitConstants(sb)
+	for _, t := range []*tier{avx512GFNI(c), avx2GFNI(c), avx2AESNI(c)} {
+		genEncryptBlocks(t)
+		genXORKeyStream(t)
+	}
+	Generate()
+}
+
+// consts are the read-only tables the kernels use.
+type consts struct {
+	sb                   sboxTransforms
+	preMat, postMat      Mem // GFNI matrices (qwords)
+	bswap                Mem // byte swap of every 32-bit word, 64 bytes
+	rot8, rot16, rot24   Mem // VPSHUFB rotations of 32-bit words, 32 bytes
+	mask0f               Mem // 0x0f in every byte, 32 bytes
+	preLo, preHi, postLo Mem // VPSHUFB nibble tables, 32 bytes
+	postHi, invShiftRows Mem
+	ctrOff16, ctrOff8    Mem // counter offsets per lane, see ctrOffsets
+	inc8, inc16, inc32   Mem // 8, 16 and 32 in every dword, 64 bytes
+	tailIdx8             Mem // block index of every dword lane, AVX2 layout
+}
+
+// bytesTable emits a 16-byte pattern repeated to n bytes.
+func bytesTable(name string, pattern [16]byte, n int) Mem {
+	m := GLOBL(name, RODATA|NOPTR)
+	for off := 0; off < n; off++ {
+		DATA(off, U8(pattern[off%16]))
+	}
+	return m
+}
+
+func dwordTable(name string, v []uint32) Mem {
+	m := GLOBL(name, RODATA|NOPTR)
+	for i, x := range v {
+		DATA(4*i, U32(x))
+	}
+	return m
+}
+
+// wordShuffle returns the VPSHUFB pattern mapping byte k of every 32-bit
+// word to byte f(k) of the same word.
+func wordShuffle(f func(k int) int) [16]byte {
+	var p [16]byte
+	for i := range p {
+		p[i] = byte(i&^3 + f(i&3))
+	}
+	return p
+}
+
+// ctrOffsets gives, for dword lane p of a transposed register set of
+// `width` blocks, the index of the block it belongs to. The in-lane 4×4
+// transpose puts word r of block (width/4)·m + L in lane p = 4L + m of
+// register r (L: 128-bit lane, m: register the block was loaded into).
+func ctrOffsets(width, sets int) []uint32 {
+	var v []uint32
+	for s := 0; s < sets; s++ {
+		for p := 0; p < width; p++ {
+			L, m := p/4, p%4
+			v = append(v, uint32(s*width+(width/4)*m+L))
+		}
+	}
+	return v
+}
+
+func emitConstants(sb sboxTransforms) *consts {
+	c := &consts{sb: sb}
+	c.preMat = GLOBL("sm4PreMatrix", RODATA|NOPTR)
+	DATA(0, U64(sb.pre.matrix()))
+	c.postMat = GLOBL("sm4PostMatrix", RODATA|NOPTR)
+	DATA(0, U64(sb.post.matrix()))
+	c.bswap = bytesTable("sm4BswapMask", wordShuffle(func(k int) int { return 3 - k }), 64)
+	// On little-endian 32-bit lanes, rotl(x, 8n) moves byte k-n to byte k.
+	c.rot8 = bytesTable("sm4Rotl8", wordShuffle(func(k int) int { return (k + 3) % 4 }), 32)
+	c.rot16 = bytesTable("sm4Rotl16", wordShuffle(func(k int) int { return (k + 2) % 4 }), 32)
+	c.rot24 = bytesTable("sm4Rotl24", wordShuffle(func(k int) int { return (k + 1) % 4 }), 32)
+	var f0 [16]byte
+	for i := range f0 {
+		f0[i] = 0x0f
+	}
+	c.mask0f = bytesTable("sm4Mask0f", f0, 32)
+	preLo, preHi := nibbleTables(sb.pre)
+	postLo, postHi := nibbleTables(sb.postAES)
+	c.preLo = bytesTable("sm4PreLo", preLo, 32)
+	c.preHi = bytesTable("sm4PreHi", preHi, 32)
+	c.postLo = bytesTable("sm4PostLo", postLo, 32)
+	c.postHi = bytesTable("sm4PostHi", postHi, 32)
+	// AESENCLAST applies ShiftRows (FIPS 197 §5.1.2) before SubBytes; the
+	// state is column-major (byte r+4c is row r, column c), so undoing it
+	// moves byte r+4((c-r) mod 4) back to r+4c.
+	var isr [16]byte
+	for r := 0; r < 4; r++ {
+		for col := 0; col < 4; col++ {
+			isr[r+4*col] = byte(r + 4*((col-r+4)%4))
+		}
+	}
+	c.invShiftRows = bytesTable("sm4InvShiftRows", isr, 32)
+	c.ctrOff16 = dwordTable("sm4CtrOffsets16", ctrOffsets(16, 2))
+	c.ctrOff8 = dwordTable("sm4CtrOffsets8", ctrOffsets(8, 2))
+	c.inc8 = dwordTable("sm4Inc8", repeat(8, 16))
+	c.inc16 = dwordTable("sm4Inc16", repeat(16, 16))
+	c.inc32 = dwordTable("sm4Inc32", repeat(32, 16))
+	var idx []uint32
+	for m := 0; m < 4; m++ {
+		for p := 0; p < 8; p++ {
+			idx = append(idx, uint32(2*m+p/4))
+		}
+	}
+	c.tailIdx8 = dwordTable("sm4TailIndex8", idx)
+	return c
+}
+
+func repeat(v uint32, n int) []uint32 {
+	r := make([]uint32, n)
+	for i := range r {
+		r[i] = v
+	}
+	return r
+}
+
+// tier describes one instruction-set rung of the kernel.
+type tier struct {
+	name     string
+	doc      string
+	width    int // blocks per register set (8: YMM, 16: ZMM)
+	c        *consts
+	vec      func() VecVirtual
+	xor      func(a, b, dst Op)           // dst = b ^ a
+	xor3     func(a, b, dst Op)           // dst ^= a ^ b
+	mov      func(src, dst Op)            // full-width move / unaligned load / store
+	setup    func()                       // load per-call constants into registers
+	sbox     func(t, a, b VecVirtual)     // t = τ(t) bytewise; a, b scratch
+	linear   func(t, x0, a, b VecVirtual) // x0 ^= L(t); t, a, b scratch
+	rk       func(m Mem) VecVirtual       // broadcast a round key
+	ctrOff   Mem
+	inc      func(sets int) Mem
+	tail     tailOps
+	regBytes int
+}
+
+// tailOps loads and stores the register Z_m of a partial set: only the
+// blocks below the remaining count are touched.
+type tailOps struct {
+	prepare func(n GPVirtual) // build lane masks for n remaining blocks
+	load    func(m int, src Mem, dst VecVirtual)
+	store   func(m int, src VecVirtual, dst Mem)
+}
+
+// set is one transposed register group: x[i] holds word i of every block.
+type set [4]VecVirtual
+
+func (t *tier) newSet() set {
+	return set{t.vec(), t.vec(), t.vec(), t.vec()}
+}
+
+// sm4Round emits round i of GB/T 32907-2016 §7.1:
+// X_{i+4} = X_i ⊕ T(X_{i+1} ⊕ X_{i+2} ⊕ X_{i+3} ⊕ rk_i), T = L∘τ, with the
+// word roles rotating through the four registers instead of moving data.
+func (t *tier) sm4Round(s set, i int, rk VecVirtual, tmp, a, b VecVirtual) {
+	x0, x1, x2, x3 := s[i%4], s[(i+1)%4], s[(i+2)%4], s[(i+3)%4]
+	t.xor(rk, x1, tmp)
+	t.xor3(x2, x3, tmp)
+	t.sbox(tmp, a, b)
+	t.linear(tmp, x0, a, b)
+}
+
+// transpose4 turns four registers of whole blocks (register m holds blocks
+// width/4·m … in its 128-bit lanes) into word-major form and back (the
+// in-lane 4×4 dword transpose is its own inverse).
+func (t *tier) transpose4(r set, t0, t1 VecVirtual) {
+	VPUNPCKHDQ(r[1], r[0], t0)
+	VPUNPCKLDQ(r[1], r[0], r[0])
+	VPUNPCKLDQ(r[3], r[2], t1)
+	VPUNPCKHDQ(r[3], r[2], r[2])
+	VPUNPCKHQDQ(t1, r[0], r[1])
+	VPUNPCKLQDQ(t1, r[0], r[0])
+	VPUNPCKHQDQ(r[2], t0, r[3])
+	VPUNPCKLQDQ(r[2], t0, r[2])
+}
+
+// encryptSets emits the 32 rounds on every set, four rounds per loop
+// iteration (rkp walks the round keys), then reverses the word order
+// (R of §7.1) and transposes back to block-major form with byte order
+// restored. After it, s[k][m] holds the output blocks of register m.
+func (t *tier) encryptSets(sets []set, rk GPVirtual, label string) {
+	rkp, cnt := GP64(), GP64()
+	MOVQ(rk, rkp)
+	MOVQ(U32(8), cnt)
+	tmp, a, b := t.vec(), t.vec(), t.vec()
+	Label(label)
+	for i := 0; i < 4; i++ {
+		k := t.rk(Mem{Base: rkp, Disp: 4 * i})
+		for _, s := range sets {
+			t.sm4Round(s, i, k, tmp, a, b)
+		}
+	}
+	ADDQ(U8(16), rkp)
+	DECQ(cnt)
+	JNZ(LabelRef(label))
+	for k, s := range sets {
+		// Output (X35, X34, X33, X32): registers 3, 2, 1, 0.
+		s[0], s[1], s[2], s[3] = s[3], s[2], s[1], s[0]
+		t.transpose4(s, a, b)
+		for m := range s {
+			VPSHUFB(t.c.bswap, s[m], s[m])
+		}
+		sets[k] = s
+	}
+}
+
+// loadBlocks loads a full set from p (block-major) into word-major form.
+func (t *tier) loadBlocks(s set, p GPVirtual, off int) {
+	for m := range s {
+		t.mov(Mem{Base: p, Disp: off + m*t.regBytes}, s[m])
+		VPSHUFB(t.c.bswap, s[m], s[m])
+	}
+	t.transpose4(s, t.vec(), t.vec())
+}
+
+// counterSet builds the counter blocks of set k in word-major form from
+// the per-call words in ctrw (stack) and the offsets table.
+func (t *tier) counterSet(s set, ctrw Mem, k int) {
+	for w := 0; w < 3; w++ {
+		t.mov(ctrw.Offset(w*t.regBytes), s[w])
+	}
+	t.mov(ctrw.Offset(3*t.regBytes), s[3])
+	VPADDD(t.ctrOff.Offset(k*t.regBytes), s[3], s[3])
+}
+
+func (t *tier) params() (rk, dst, src, n GPVirtual) {
+	rk = Load(Param("rk"), GP64()).(GPVirtual)
+	dst = Load(Param("dst"), GP64()).(GPVirtual)
+	src = Load(Param("src"), GP64()).(GPVirtual)
+	n = Load(Param("nblocks"), GP64()).(GPVirtual)
+	return
+}
+
+func genEncryptBlocks(t *tier) {
+	name := "encryptBlocks" + t.name
+	TEXT(name, NOSPLIT, "func(rk *[32]uint32, dst, src *byte, nblocks int)")
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s encrypts nblocks 16-byte blocks from src to dst (SM4, GB/T 32907-2016 §7.1) with round keys rk, using %s.", name, t.doc))
+	rk, dst, src, n := t.params()
+	t.setup()
+	two := []set{t.newSet(), t.newSet()}
+	step := 2 * t.width
+
+	Comment("Two interleaved sets per iteration.")
+	Label(name + "_loop2")
+	CMPQ(n, U32(step))
+	JB(LabelRef(name + "_one"))
+	t.loadBlocks(two[0], src, 0)
+	t.loadBlocks(two[1], src, t.width*16)
+	t.encryptSets(two, rk, name+"_rounds2")
+	for k, s := range two {
+		for m := range s {
+			t.mov(s[m], Mem{Base: dst, Disp: k*t.width*16 + m*t.regBytes})
+		}
+	}
+	ADDQ(U32(step*16), src)
+	ADDQ(U32(step*16), dst)
+	SUBQ(U32(step), n)
+	JMP(LabelRef(name + "_loop2"))
+
+	Label(name + "_one")
+	Comment("One full set.")
+	one := []set{t.newSet()}
+	CMPQ(n, U32(t.width))
+	JB(LabelRef(name + "_tail"))
+	t.loadBlocks(one[0], src, 0)
+	t.encryptSets(one, rk, name+"_rounds1")
+	for m, v := range one[0] {
+		t.mov(v, Mem{Base: dst, Disp: m * t.regBytes})
+	}
+	ADDQ(U32(t.width*16), src)
+	ADDQ(U32(t.width*16), dst)
+	SUBQ(U32(t.width), n)
+
+	Label(name + "_tail")
+	Comment("Fewer than a set left: masked loads and stores.")
+	TESTQ(n, n)
+	JZ(LabelRef(name + "_done"))
+	t.tail.prepare(n)
+	tl := []set{t.newSet()}
+	for m, v := range tl[0] {
+		t.tail.load(m, Mem{Base: src, Disp: m * t.regBytes}, v)
+		VPSHUFB(t.c.bswap, v, v)
+	}
+	t.transpose4(tl[0], t.vec(), t.vec())
+	t.encryptSets(tl, rk, name+"_roundsT")
+	for m, v := range tl[0] {
+		t.tail.store(m, v, Mem{Base: dst, Disp: m * t.regBytes})
+	}
+
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+func genXORKeyStream(t *tier) {
+	name := "xorKeyStream" + t.name
+	TEXT(name, NOSPLIT, "func(rk *[32]uint32, ctr *[16]byte, dst, src *byte, nblocks int)")
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s XORs src with the SM4 keystream of the counter blocks ctr, inc32(ctr), … (NIST SP 800-38D §6.5 GCTR, §6.2 inc32) for nblocks whole blocks and writes dst, using %s. ctr is not updated.", name, t.doc))
+	rk, dst, src, n := t.params()
+	ctrp := Load(Param("ctr"), GP64()).(GPVirtual)
+	t.setup()
+
+	Comment("Counter words 0-2 broadcast, word 3 (the inc32 counter) broadcast; all byte-swapped to native order.")
+	ctrw := AllocLocal(4 * t.regBytes)
+	cx, wx := XMM(), XMM()
+	VMOVDQU(Mem{Base: ctrp}, cx)
+	VPSHUFB(t.c.bswap, cx, cx)
+	for w := 0; w < 4; w++ {
+		v := t.vec()
+		VPSHUFD(U8(0x55*w), cx, wx)
+		VPBROADCASTD(wx, v)
+		t.mov(v, ctrw.Offset(w*t.regBytes))
+	}
+	ctr32 := ctrw.Offset(3 * t.regBytes)
+
+	two := []set{t.newSet(), t.newSet()}
+	step := 2 * t.width
+	Label(name + "_loop2")
+	CMPQ(n, U32(step))
+	JB(LabelRef(name + "_one"))
+	t.counterSet(two[0], ctrw, 0)
+	t.counterSet(two[1], ctrw, 1)
+	t.bumpCounter(ctr32, 2)
+	t.encryptSets(two, rk, name+"_rounds2")
+	for k, s := range two {
+		for m, v := range s {
+			at := k*t.width*16 + m*t.regBytes
+			t.xor(Mem{Base: src, Disp: at}, v, v)
+			t.mov(v, Mem{Base: dst, Disp: at})
+		}
+	}
+	ADDQ(U32(step*16), src)
+	ADDQ(U32(step*16), dst)
+	SUBQ(U32(step), n)
+	JMP(LabelRef(name + "_loop2"))
+
+	Label(name + "_one")
+	one := []set{t.newSet()}
+	CMPQ(n, U32(t.width))
+	JB(LabelRef(name + "_tail"))
+	t.counterSet(one[0], ctrw, 0)
+	t.bumpCounter(ctr32, 1)
+	t.encryptSets(one, rk, name+"_rounds1")
+	for m, v := range one[0] {
+		t.xor(Mem{Base: src, Disp: m * t.regBytes}, v, v)
+		t.mov(v, Mem{Base: dst, Disp: m * t.regBytes})
+	}
+	ADDQ(U32(t.width*16), src)
+	ADDQ(U32(t.width*16), dst)
+	SUBQ(U32(t.width), n)
+
+	Label(name + "_tail")
+	TESTQ(n, n)
+	JZ(LabelRef(name + "_done"))
+	t.tail.prepare(n)
+	tl := []set{t.newSet()}
+	t.counterSet(tl[0], ctrw, 0)
+	t.encryptSets(tl, rk, name+"_roundsT")
+	in := t.vec()
+	for m, v := range tl[0] {
+		t.tail.load(m, Mem{Base: src, Disp: m * t.regBytes}, in)
+		t.xor(in, v, v)
+		t.tail.store(m, v, Mem{Base: dst, Disp: m * t.regBytes})
+	}
+
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+// bumpCounter adds sets·width to the broadcast inc32 counter word; VPADDD
+// wraps modulo 2^32 exactly like inc32.
+func (t *tier) bumpCounter(ctr32 Mem, sets int) {
+	v := t.vec()
+	t.mov(ctr32, v)
+	VPADDD(t.inc(sets), v, v)
+	t.mov(v, ctr32)
+}

@@ -1,0 +1,197 @@
+package main
+
+import (
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// avx512GFNI: 16 blocks per ZMM set. The GFNI matrices stay in registers;
+// L(B) = B ⊕ (B <<< 2) ⊕ (B <<< 10) ⊕ (B <<< 18) ⊕ (B <<< 24)
+// (GB/T 32907-2016 §6.2.2) is four VPROLD and three-way XORs (VPTERNLOGD
+// with truth table 0x96).
+func avx512GFNI(c *consts) *tier {
+	t := &tier{
+		name: "AVX512GFNI", doc: "AVX-512 (F, BW, VL) and GFNI on ZMM registers",
+		width: 16, c: c, regBytes: 64,
+		vec:    func() VecVirtual { return ZMM() },
+		xor:    func(a, b, dst Op) { VPXORD(a, b, dst) },
+		xor3:   func(a, b, dst Op) { VPTERNLOGD(U8(0x96), a, b, dst) },
+		mov:    func(src, dst Op) { VMOVDQU64(src, dst) },
+		ctrOff: c.ctrOff16,
+	}
+	t.inc = func(sets int) Mem {
+		if sets == 2 {
+			return c.inc32
+		}
+		return c.inc16
+	}
+	var pre, post VecVirtual
+	t.setup = func() {
+		pre, post = ZMM(), ZMM()
+		VPBROADCASTQ(c.preMat, pre)
+		VPBROADCASTQ(c.postMat, post)
+	}
+	t.sbox = func(x, _, _ VecVirtual) {
+		VGF2P8AFFINEQB(U8(c.sb.pre.c), pre, x, x)
+		VGF2P8AFFINEINVQB(U8(c.sb.post.c), post, x, x)
+	}
+	t.linear = func(x, x0, a, b VecVirtual) {
+		VPROLD(U8(2), x, a)
+		VPROLD(U8(10), x, b)
+		VPTERNLOGD(U8(0x96), a, b, x0)
+		VPROLD(U8(18), x, a)
+		VPROLD(U8(24), x, b)
+		VPTERNLOGD(U8(0x96), a, b, x)
+		VPXORD(x, x0, x0)
+	}
+	t.rk = func(m Mem) VecVirtual {
+		k := ZMM()
+		VPBROADCASTD(m, k)
+		return k
+	}
+	// Register m of a partial set holds blocks 4m…4m+3, one per 128-bit
+	// lane: with n blocks left, dword lanes below 4n are live, so the
+	// opmask of register m is bits 16m…16m+15 of (1 << 4n) - 1.
+	var ks [4]Register
+	t.tail = tailOps{
+		prepare: func(n GPVirtual) {
+			bits, sh, one := GP64(), GP64(), GP64()
+			MOVQ(n, sh)
+			SHLQ(U8(2), sh)
+			MOVQ(U32(1), one)
+			SHLXQ(sh, one, bits)
+			DECQ(bits)
+			for m := range ks {
+				ks[m] = K()
+				w := GP64()
+				MOVQ(bits, w)
+				if m > 0 {
+					SHRQ(U8(16*m), w)
+				}
+				KMOVW(w.As32(), ks[m])
+			}
+		},
+		load: func(m int, src Mem, dst VecVirtual) {
+			VMOVDQU32_Z(src, ks[m], dst)
+		},
+		store: func(m int, src VecVirtual, dst Mem) {
+			VMOVDQU32(src, ks[m], dst)
+		},
+	}
+	return t
+}
+
+// ymmBase fills the parts shared by the two YMM tiers: rotations by whole
+// bytes are VPSHUFB, rotl 2 a shift pair, and partial sets use VPMASKMOVD.
+func ymmBase(c *consts, name, doc string) *tier {
+	t := &tier{
+		name: name, doc: doc,
+		width: 8, c: c, regBytes: 32,
+		vec:    func() VecVirtual { return YMM() },
+		xor:    func(a, b, dst Op) { VPXOR(a, b, dst) },
+		mov:    func(src, dst Op) { VMOVDQU(src, dst) },
+		ctrOff: c.ctrOff8,
+	}
+	t.xor3 = func(a, b, dst Op) {
+		VPXOR(a, dst, dst)
+		VPXOR(b, dst, dst)
+	}
+	t.inc = func(sets int) Mem {
+		if sets == 2 {
+			return c.inc16
+		}
+		return c.inc8
+	}
+	// L(B) = B ⊕ (B <<< 24) ⊕ ((B ⊕ (B <<< 8) ⊕ (B <<< 16)) <<< 2).
+	t.linear = func(x, x0, a, b VecVirtual) {
+		VPSHUFB(c.rot8, x, a)
+		VPXOR(x, a, a)
+		VPSHUFB(c.rot16, x, b)
+		VPXOR(b, a, a)
+		VPXOR(x, x0, x0)
+		VPSHUFB(c.rot24, x, b)
+		VPXOR(b, x0, x0)
+		VPSLLD(U8(2), a, b)
+		VPSRLD(U8(30), a, a)
+		VPXOR(a, x0, x0)
+		VPXOR(b, x0, x0)
+	}
+	t.rk = func(m Mem) VecVirtual {
+		k := YMM()
+		VPBROADCASTD(m, k)
+		return k
+	}
+	// Register m of a partial set holds blocks 2m and 2m+1; a dword lane is
+	// live when its block index (tailIdx8) is below n.
+	var masks [4]VecVirtual
+	t.tail = tailOps{
+		prepare: func(n GPVirtual) {
+			nx, nv := XMM(), YMM()
+			MOVQ(n, nx)
+			VPBROADCASTD(nx, nv)
+			for m := range masks {
+				masks[m] = YMM()
+				VPCMPGTD(c.tailIdx8.Offset(32*m), nv, masks[m])
+			}
+		},
+		load: func(m int, src Mem, dst VecVirtual) {
+			VPMASKMOVD(src, masks[m], dst)
+		},
+		store: func(m int, src VecVirtual, dst Mem) {
+			VPMASKMOVD(src, masks[m], dst)
+		},
+	}
+	return t
+}
+
+// avx2GFNI: 8 blocks per YMM set with the VEX-encoded GFNI S-box.
+func avx2GFNI(c *consts) *tier {
+	t := ymmBase(c, "AVX2GFNI", "AVX2 and VEX-encoded GFNI on YMM registers")
+	var pre, post VecVirtual
+	t.setup = func() {
+		pre, post = YMM(), YMM()
+		VPBROADCASTQ(c.preMat, pre)
+		VPBROADCASTQ(c.postMat, post)
+	}
+	t.sbox = func(x, _, _ VecVirtual) {
+		VGF2P8AFFINEQB(U8(c.sb.pre.c), pre, x, x)
+		VGF2P8AFFINEINVQB(U8(c.sb.post.c), post, x, x)
+	}
+	return t
+}
+
+// avx2AESNI: 8 blocks per YMM set; τ(x) = postAES(SubBytes(pre(x))) where
+// SubBytes comes from AESENCLAST with a zero round key on each 128-bit half
+// (ShiftRows undone by one VPSHUFB) and pre/postAES are affine maps done
+// as two 16-entry nibble lookups each.
+func avx2AESNI(c *consts) *tier {
+	t := ymmBase(c, "AVX2AESNI", "AVX2 and AES-NI (AESENCLAST on 128-bit halves)")
+	var mask, zero VecVirtual
+	t.setup = func() {
+		mask, zero = YMM(), YMM()
+		VMOVDQU(c.mask0f, mask)
+		VPXOR(zero, zero, zero)
+	}
+	affine := func(x, a, b VecVirtual, lo, hi Mem) {
+		VPSRLW(U8(4), x, b)
+		VPAND(mask, b, b)
+		VPAND(mask, x, a)
+		VMOVDQU(lo, x)
+		VPSHUFB(a, x, x)
+		VMOVDQU(hi, a)
+		VPSHUFB(b, a, a)
+		VPXOR(a, x, x)
+	}
+	t.sbox = func(x, a, b VecVirtual) {
+		affine(x, a, b, c.preLo, c.preHi)
+		VEXTRACTI128(U8(1), x, a.AsX())
+		VAESENCLAST(zero.AsX(), a.AsX(), a.AsX())
+		VAESENCLAST(zero.AsX(), x.AsX(), x.AsX())
+		VINSERTI128(U8(1), a.AsX(), x, x)
+		VPSHUFB(c.invShiftRows, x, x)
+		affine(x, a, b, c.postLo, c.postHi)
+	}
+	return t
+}
+

@@ -1,0 +1,756 @@
+// Command zuclanes generates gmtun's multi-lane ZUC keystream kernels
+// (package github.com/gmtun/gmtun/kernels/zuclanes):
+//
+//   - x16: AVX-512 F/BW/VL + VBMI2 + GFNI, 16 lanes in ZMM rows;
+//   - x8:  AVX2 + GFNI (VEX encoding, Y0–Y15 only), 8 lanes in YMM rows.
+//
+// Every lane is an independent ZUC instance (its own key, IV and constants),
+// so the kernels serve ZUC-128 (GB/T 33133.1-2016, ETSI/SAGE 128-EEA3/EIA3
+// Document 2) and ZUC-256 (ZUC design team, 2018) lanes alike. The lane state
+// is a structure of arrays: row j of the LFSR holds cell s_j of every lane,
+// followed by the R1 and R2 rows and 16 scratch rows for keystream words.
+//
+// The Go reference for each step is the ZUC specification itself (§3.3 of
+// GB/T 33133.1: LFSR, bit reorganization, nonlinear function F); the
+// package tests compare every kernel with github.com/emmansun/gmsm/zuc.
+//
+// Run (as make kernels does):
+//
+//	cd kernels/_gen && go run ./zuclanes -out ../zuclanes/zuclanes_amd64.s -stubs ../zuclanes/stubs_amd64.go -pkg zuclanes
+package main
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// ----------------------------------------------------------------------------
+// Constants of the specification and their SIMD encodings.
+
+// S-box S0 (GB/T 33133.1 §3.3.3) is built from three 4-bit boxes:
+// x = x1‖x2 (high‖low nibble), q = x1 ⊕ P1[x2], r = x2 ⊕ P2[q],
+// s = q ⊕ P3[r], S0(x) = rotl8(s‖r, 5).
+var (
+	p1 = [16]byte{0x9, 0xf, 0x0, 0xe, 0xf, 0xf, 0x2, 0xa, 0x0, 0x4, 0x0, 0xc, 0x7, 0x5, 0x3, 0x9}
+	p2 = [16]byte{0x8, 0xd, 0x6, 0x5, 0x7, 0x0, 0xc, 0x4, 0xb, 0x1, 0xe, 0xa, 0xf, 0x3, 0x9, 0x2}
+	p3 = [16]byte{0x2, 0x6, 0xa, 0x6, 0x0, 0xd, 0xa, 0xf, 0x3, 0x3, 0xd, 0x5, 0x0, 0x9, 0xc, 0xd}
+)
+
+// s0Tail folds the last layer and the rotation into one 16-entry table:
+// rotl8(s‖r, 5) = (s<<1) ⊕ rotl8(r, 5) and s = q ⊕ P3[r], hence
+// S0(x) = (q<<1) ⊕ T[r] with T[r] = (P3[r]<<1) ⊕ rotl8(r, 5).
+func s0Tail() (t [16]byte) {
+	for r := range t {
+		rr := byte(r)
+		t[r] = p3[r]<<1 ^ (rr<<5 | rr>>3)
+	}
+	return t
+}
+
+// S1 (GB/T 33133.1 §3.3.3) is affine-equivalent to inversion in the AES field:
+// S1(x) = L·inv_AES(M·x) ⊕ 0x55, where M maps GF(2^8)/(x^8+x^7+x^3+x+1)
+// into GF(2^8)/(x^8+x^4+x^3+x+1) (AES). Columns are LSB first: column j is
+// the image of bit j. The package tests re-derive these against the S1 table.
+var (
+	s1M = [8]byte{0x01, 0x32, 0x73, 0x75, 0xd9, 0xe8, 0xcd, 0x2d}
+	s1L = [8]byte{0x97, 0x9a, 0x3c, 0x11, 0x69, 0xcd, 0xc4, 0xc5}
+)
+
+// gfniMatrix encodes a GF(2) 8×8 matrix given by its columns into the qword
+// operand of GF2P8AFFINEQB: output bit i is the parity of (byte 7−i of the
+// qword) AND x, so byte 7−i holds row i.
+func gfniMatrix(cols [8]byte) uint64 {
+	var q uint64
+	for i := 0; i < 8; i++ {
+		var row byte
+		for j := 0; j < 8; j++ {
+			row |= (cols[j] >> i & 1) << j
+		}
+		q |= uint64(row) << (8 * (7 - i))
+	}
+	return q
+}
+
+// constant table layout: every entry is 64 bytes (one ZMM, or two YMM of
+// which the kernels use the first).
+const (
+	cMask31  = iota * 64 // 0x7fffffff per dword (p = 2^31−1)
+	cMaskHi              // 0xffff0000 per dword
+	cNibble              // 0x0f per byte
+	cP1                  // S0 layer 1, per 128-bit lane
+	cP2                  // S0 layer 2
+	cT                   // S0 layer 3 + rotation (s0Tail)
+	cGather              // odd bytes (S0 inputs) → low qword, even bytes (S1) → high qword
+	cScatter             // inverse of cGather
+	cS1M                 // GFNI matrix M
+	cS1L                 // GFNI matrix L
+	cBswap               // big-endian keystream bytes
+	cRol8                // dword rotations by 8, 16, 24 (AVX2 L1/L2)
+	cRol16
+	cRol24
+	cCount
+)
+
+var consts Mem
+
+func emitConsts() {
+	// The assembler wants DATA in increasing offsets: fill a byte image first.
+	var img [cCount]byte
+	put16 := func(at int, b [16]byte) {
+		for rep := 0; rep < 4; rep++ {
+			copy(img[at+16*rep:], b[:])
+		}
+	}
+	put32 := func(at int, v uint32) {
+		for i := 0; i < 16; i++ {
+			binary.LittleEndian.PutUint32(img[at+4*i:], v)
+		}
+	}
+	put64 := func(at int, v uint64) {
+		for i := 0; i < 8; i++ {
+			binary.LittleEndian.PutUint64(img[at+8*i:], v)
+		}
+	}
+	put32(cMask31, 0x7fffffff)
+	put32(cMaskHi, 0xffff0000)
+	var nib, gather, scatter, bswap, r8, r16, r24 [16]byte
+	for i := range nib {
+		nib[i] = 0x0f
+	}
+	for i := 0; i < 8; i++ {
+		gather[i] = byte(2*i + 1) // S0 takes the odd bytes (bits 31..24, 15..8)
+		gather[8+i] = byte(2 * i) // S1 takes the even bytes
+	}
+	for p := 0; p < 16; p++ {
+		if p%2 == 1 {
+			scatter[p] = byte((p - 1) / 2)
+		} else {
+			scatter[p] = byte(8 + p/2)
+		}
+	}
+	for d := 0; d < 4; d++ {
+		for b := 0; b < 4; b++ {
+			bswap[4*d+b] = byte(4*d + 3 - b)
+			r8[4*d+b] = byte(4*d + (b+3)%4)
+			r16[4*d+b] = byte(4*d + (b+2)%4)
+			r24[4*d+b] = byte(4*d + (b+1)%4)
+		}
+	}
+	put16(cNibble, nib)
+	put16(cP1, p1)
+	put16(cP2, p2)
+	put16(cT, s0Tail())
+	put16(cGather, gather)
+	put16(cScatter, scatter)
+	put16(cBswap, bswap)
+	put16(cRol8, r8)
+	put16(cRol16, r16)
+	put16(cRol24, r24)
+	put64(cS1M, gfniMatrix(s1M))
+	put64(cS1L, gfniMatrix(s1L))
+
+	consts = GLOBL("zuc_consts", RODATA|NOPTR)
+	for i := 0; i < len(img); i += 8 {
+		DATA(i, U64(binary.LittleEndian.Uint64(img[i:])))
+	}
+}
+
+// ternImm returns the VPTERNLOGD immediate of f(A, B, C), where A is the
+// destination operand, B the middle and C the first (memory-capable) one.
+func ternImm(f func(a, b, c bool) bool) U8 {
+	var imm uint8
+	for i := 0; i < 8; i++ {
+		if f(i&4 != 0, i&2 != 0, i&1 != 0) {
+			imm |= 1 << i
+		}
+	}
+	return U8(imm)
+}
+
+// ----------------------------------------------------------------------------
+// Tier description: register width, instruction flavour and state layout.
+
+type tier struct {
+	lanes  int  // 16 (ZMM) or 8 (YMM)
+	avx512 bool // EVEX forms: VPTERNLOGD, VPROLD, VPSHLDD, 32 registers
+	name   string
+	st     Register // base of the state array
+	k      map[int]Op
+}
+
+// State layout in 32-bit words, W = lanes: rows 0..15 the LFSR cells
+// s_0..s_15 (always stored in logical order between calls), row 16 R1,
+// row 17 R2, rows 18..33 keystream scratch (row 18+i = word i of all lanes).
+func (t *tier) rowBytes() int   { return 4 * t.lanes }
+func (t *tier) stateWords() int { return 34 * t.lanes }
+
+// cell returns the memory row holding s_j when the ring has advanced by off
+// rounds inside an unrolled 16-round block: row (j+off) mod 16.
+func (t *tier) cell(j, off int) Mem { return Mem{Base: t.st, Disp: ((j + off) & 15) * t.rowBytes()} }
+func (t *tier) rowR1() Mem          { return Mem{Base: t.st, Disp: 16 * t.rowBytes()} }
+func (t *tier) rowR2() Mem          { return Mem{Base: t.st, Disp: 17 * t.rowBytes()} }
+func (t *tier) scratch(i int) Mem   { return Mem{Base: t.st, Disp: (18 + i) * t.rowBytes()} }
+func (t *tier) vec() VecVirtual {
+	if t.avx512 {
+		return ZMM()
+	}
+	return YMM()
+}
+
+// c returns constant number off as an operand: a register preloaded for the
+// AVX-512 tier, the table in memory otherwise.
+func (t *tier) c(off int) Op {
+	if r, ok := t.k[off]; ok {
+		return r
+	}
+	return consts.Offset(off)
+}
+
+// creg returns constant off in a register (VPSHUFB tables must be registers).
+func (t *tier) creg(off int) Op {
+	if r, ok := t.k[off]; ok {
+		return r
+	}
+	r := t.vec()
+	t.mov(consts.Offset(off), r)
+	return r
+}
+
+// preload keeps the hot constants in registers (AVX-512 has 32 of them).
+func (t *tier) preload() {
+	t.k = map[int]Op{}
+	if !t.avx512 {
+		return
+	}
+	Comment("Hot constants stay in registers.")
+	for _, off := range []int{cMask31, cMaskHi, cNibble, cP1, cP2, cT, cGather, cScatter} {
+		r := t.vec()
+		t.mov(consts.Offset(off), r)
+		t.k[off] = r
+	}
+}
+
+func (t *tier) mov(src, dst Op) {
+	if t.avx512 {
+		VMOVDQU32(src, dst)
+	} else {
+		VMOVDQU(src, dst)
+	}
+}
+
+func (t *tier) load(m Mem) Register {
+	r := t.vec()
+	t.mov(m, r)
+	return r
+}
+
+func (t *tier) xor(a, b, dst Op) {
+	if t.avx512 {
+		VPXORD(a, b, dst)
+	} else {
+		VPXOR(a, b, dst)
+	}
+}
+
+func (t *tier) and(a, b, dst Op) {
+	if t.avx512 {
+		VPANDD(a, b, dst)
+	} else {
+		VPAND(a, b, dst)
+	}
+}
+
+// reg makes x a register: AVX2 shift-by-immediate has no memory form.
+func (t *tier) reg(x Op) Op {
+	if m, ok := x.(Mem); ok && !t.avx512 {
+		return t.load(m)
+	}
+	return x
+}
+
+// ----------------------------------------------------------------------------
+// Arithmetic in GF(2^31−1) (GB/T 33133.1 §3.3.1), all lanes at once.
+
+// addMod returns a + b mod 2^31−1 with the end-around carry:
+// t = a+b; (t & p) + (t >> 31). a must be a register, b may be memory.
+func (t *tier) addMod(a, b Op) Register {
+	s, c := t.vec(), t.vec()
+	VPADDD(b, a, s)
+	VPSRLD(U8(31), s, c)
+	t.and(t.c(cMask31), s, s)
+	VPADDD(c, s, s)
+	return s
+}
+
+// mulPow2 returns 2^k·x mod 2^31−1, the 31-bit rotation
+// ((x << k) | (x >> (31−k))) & p (not VPROLD, which rotates 32 bits).
+func (t *tier) mulPow2(x Op, k int) Register {
+	x = t.reg(x)
+	a, b := t.vec(), t.vec()
+	VPSLLD(U8(k), x, a)
+	VPSRLD(U8(31-k), x, b)
+	if t.avx512 {
+		VPTERNLOGD(ternImm(func(a, b, c bool) bool { return (a || b) && c }), t.c(cMask31), b, a)
+	} else {
+		VPOR(b, a, a)
+		VPAND(t.c(cMask31), a, a)
+	}
+	return a
+}
+
+// lfsr computes s16 = 2^15·s15 + 2^17·s13 + 2^21·s10 + 2^20·s4 + (1+2^8)·s0
+// mod p (§3.3.1), adds u = W>>1 in initialisation mode, and stores s16 into
+// the row of s0, which the ring then reads as s15.
+func (t *tier) lfsr(off int, w Register) {
+	acc := t.addMod(t.mulPow2(t.cell(0, off), 8), t.cell(0, off))
+	acc = t.addMod(acc, t.mulPow2(t.cell(4, off), 20))
+	acc = t.addMod(acc, t.mulPow2(t.cell(10, off), 21))
+	acc = t.addMod(acc, t.mulPow2(t.cell(13, off), 17))
+	if w != nil {
+		u := t.vec()
+		VPSRLD(U8(1), w, u)
+		acc = t.addMod(acc, u)
+	}
+	acc = t.addMod(acc, t.mulPow2(t.cell(15, off), 15))
+	t.mov(acc, t.cell(0, off))
+}
+
+// ----------------------------------------------------------------------------
+// Bit reorganization (§3.3.2).
+
+// bitHiLo returns (a << 16) | (b >> 15) for 31-bit cells a and b, i.e. the
+// low 16 bits of a followed by the high 16 of the 31 bits of b
+// (X1 = s11L‖s9H, X2 = s7L‖s5H, X3 = s2L‖s0H).
+func (t *tier) bitHiLo(a, b Mem) Register {
+	hi := t.load(a)
+	lo := t.vec()
+	if t.avx512 {
+		VPSLLD(U8(1), b, lo)
+		x := t.vec()
+		VPSHLDD(U8(16), lo, hi, x) // high 32 of (hi:lo) << 16
+		return x
+	}
+	t.mov(b, lo)
+	VPSLLD(U8(16), hi, hi)
+	VPSRLD(U8(15), lo, lo)
+	VPOR(lo, hi, hi)
+	return hi
+}
+
+// x0 returns X0 = s15H‖s14L.
+func (t *tier) x0(off int) Register {
+	x := t.vec()
+	if t.avx512 {
+		VPSLLD(U8(1), t.cell(15, off), x)
+		VPTERNLOGD(ternImm(func(a, b, c bool) bool {
+			if b { // mask 0xffff0000: high half from s15<<1
+				return a
+			}
+			return c
+		}), t.cell(14, off), t.creg(cMaskHi), x)
+		return x
+	}
+	t.mov(t.cell(15, off), x)
+	VPSLLD(U8(1), x, x)
+	VPBLENDW(U8(0x55), t.cell(14, off), x, x) // even (low) words from s14
+	return x
+}
+
+// ----------------------------------------------------------------------------
+// Nonlinear function F (§3.3.3).
+
+// l1 computes L1(x) = x ⊕ x<<<2 ⊕ x<<<10 ⊕ x<<<18 ⊕ x<<<24 in place.
+func (t *tier) l1(x Register) {
+	if t.avx512 {
+		r2, r10, r18, r24 := t.vec(), t.vec(), t.vec(), t.vec()
+		VPROLD(U8(2), x, r2)
+		VPROLD(U8(10), x, r10)
+		VPROLD(U8(18), x, r18)
+		VPROLD(U8(24), x, r24)
+		xor3 := ternImm(func(a, b, c bool) bool { return a != b != c })
+		VPTERNLOGD(xor3, r10, r2, x)
+		VPTERNLOGD(xor3, r24, r18, x)
+		return
+	}
+	// y = x ⊕ x<<<8 ⊕ x<<<16, then L1 = x ⊕ x<<<24 ⊕ y<<<2.
+	y, r, s := YMM(), YMM(), YMM()
+	VPSHUFB(t.c(cRol8), x, y)
+	VPXOR(x, y, y)
+	VPSHUFB(t.c(cRol16), x, r)
+	VPXOR(r, y, y)
+	VPSHUFB(t.c(cRol24), x, r)
+	VPXOR(r, x, x)
+	VPSLLD(U8(2), y, s)
+	VPSRLD(U8(30), y, y)
+	VPOR(s, y, y)
+	VPXOR(y, x, x)
+}
+
+// l2 computes L2(x) = x ⊕ x<<<8 ⊕ x<<<14 ⊕ x<<<22 ⊕ x<<<30 in place.
+func (t *tier) l2(x Register) {
+	if t.avx512 {
+		r8, r14, r22, r30 := t.vec(), t.vec(), t.vec(), t.vec()
+		VPROLD(U8(8), x, r8)
+		VPROLD(U8(14), x, r14)
+		VPROLD(U8(22), x, r22)
+		VPROLD(U8(30), x, r30)
+		xor3 := ternImm(func(a, b, c bool) bool { return a != b != c })
+		VPTERNLOGD(xor3, r14, r8, x)
+		VPTERNLOGD(xor3, r30, r22, x)
+		return
+	}
+	// z = x ⊕ x<<<8, y = z ⊕ x<<<16, then L2 = z ⊕ y<<<14
+	// (y<<<14 = x<<<14 ⊕ x<<<22 ⊕ x<<<30).
+	z, y, s := YMM(), YMM(), YMM()
+	VPSHUFB(t.c(cRol8), x, z)
+	VPXOR(x, z, z)
+	VPSHUFB(t.c(cRol16), x, y)
+	VPXOR(z, y, y)
+	VPSLLD(U8(14), y, s)
+	VPSRLD(U8(18), y, y)
+	VPOR(s, y, y)
+	VPXOR(z, y, x)
+}
+
+// s0 applies S0 to every byte of x (three nibble tables, constant time).
+func (t *tier) s0(x Register) Register {
+	lo, q, r, o := t.vec(), t.vec(), t.vec(), t.vec()
+	t.and(t.c(cNibble), x, lo)
+	VPSRLD(U8(4), x, q)
+	p := t.vec()
+	VPSHUFB(lo, t.creg(cP1), p)
+	if t.avx512 {
+		VPTERNLOGD(ternImm(func(a, b, c bool) bool { return (a && b) != c }), p, t.creg(cNibble), q)
+	} else {
+		VPAND(t.c(cNibble), q, q)
+		VPXOR(p, q, q)
+	}
+	VPSHUFB(q, t.creg(cP2), r) // r = x2 ⊕ P2[q]
+	t.xor(lo, r, r)
+	VPSHUFB(r, t.creg(cT), o) // S0 = (q<<1) ⊕ T[r]
+	VPADDB(q, q, q)
+	t.xor(q, o, o)
+	return o
+}
+
+// s1 applies S1 to every byte of x: two GFNI affine maps around inversion.
+func (t *tier) s1(x Register) Register {
+	a, o := t.vec(), t.vec()
+	VGF2P8AFFINEQB(U8(0), consts.Offset(cS1M), x, a)
+	VGF2P8AFFINEINVQB(U8(0x55), consts.Offset(cS1L), a, o)
+	return o
+}
+
+// sbox computes R1 = S(u), R2 = S(v) where S = (S0, S1, S0, S1) on the bytes
+// from most to least significant: the S0 bytes of u and v are gathered into
+// one register and the S1 bytes into another, so each box runs once.
+func (t *tier) sbox(u, v, r1, r2 Register) {
+	a, b := t.vec(), t.vec()
+	VPSHUFB(t.c(cGather), u, a)
+	VPSHUFB(t.c(cGather), v, b)
+	i0, i1 := t.vec(), t.vec()
+	VPUNPCKLQDQ(b, a, i0)
+	VPUNPCKHQDQ(b, a, i1)
+	o0 := t.s0(i0)
+	o1 := t.s1(i1)
+	VPUNPCKLQDQ(o1, o0, a)
+	VPUNPCKHQDQ(o1, o0, b)
+	VPSHUFB(t.c(cScatter), a, r1)
+	VPSHUFB(t.c(cScatter), b, r2)
+}
+
+// f runs F(X0, X1, X2) and returns W = (X0 ⊕ R1) ⊞ R2, updating R1 and R2.
+func (t *tier) f(x0, x1, x2, r1, r2 Register) Register {
+	w := t.vec()
+	t.xor(x0, r1, w)
+	VPADDD(r2, w, w)
+	VPADDD(r1, x1, x1) // W1 = R1 ⊞ X1
+	t.xor(r2, x2, x2)  // W2 = R2 ⊕ X2
+	u, v := t.vec(), t.vec()
+	if t.avx512 {
+		VPSHLDD(U8(16), x2, x1, u) // W1L‖W2H
+		VPSHLDD(U8(16), x1, x2, v) // W2L‖W1H
+	} else {
+		a, b := YMM(), YMM()
+		VPSHUFB(t.c(cRol16), x1, a)
+		VPSHUFB(t.c(cRol16), x2, b)
+		VPBLENDW(U8(0x55), b, a, u)
+		VPBLENDW(U8(0x55), a, b, v)
+	}
+	t.l1(u)
+	t.l2(v)
+	t.sbox(u, v, r1, r2)
+	return w
+}
+
+// round emits one ZUC round at ring offset off. In initialisation mode
+// (init) W>>1 feeds the LFSR; in work mode the keystream word Z = W ⊕ X3 is
+// stored to out when out is not nil (§3.4).
+func (t *tier) round(off int, init bool, out *Mem, r1, r2 Register) {
+	x0 := t.x0(off)
+	x1 := t.bitHiLo(t.cell(11, off), t.cell(9, off))
+	x2 := t.bitHiLo(t.cell(7, off), t.cell(5, off))
+	w := t.f(x0, x1, x2, r1, r2)
+	if out != nil {
+		x3 := t.bitHiLo(t.cell(2, off), t.cell(0, off))
+		t.xor(x3, w, w)
+		t.mov(w, *out)
+	}
+	if init {
+		t.lfsr(off, w)
+	} else {
+		t.lfsr(off, nil)
+	}
+}
+
+// shiftRows moves the ring back to logical order after a single round at
+// offset 0: s_j ← row j+1, s_15 ← row 0 (which holds the new s16).
+func (t *tier) shiftRows() {
+	s16 := t.load(t.cell(0, 0))
+	for j := 0; j < 15; j++ {
+		t.mov(t.load(t.cell(j+1, 0)), t.cell(j, 0))
+	}
+	t.mov(s16, t.cell(15, 0))
+}
+
+// transpose4 transposes dwords inside every 128-bit lane of scratch rows
+// base..base+3 and writes the result back: afterwards scratch row base+k,
+// 128-bit lane b, holds column 4b+k of the four rows.
+func (t *tier) transpose4(base int) {
+	r := [4]Register{}
+	for i := range r {
+		r[i] = t.load(t.scratch(base + i))
+	}
+	t0, t1, t2, t3 := t.vec(), t.vec(), t.vec(), t.vec()
+	VPUNPCKLDQ(r[1], r[0], t0)
+	VPUNPCKHDQ(r[1], r[0], t1)
+	VPUNPCKLDQ(r[3], r[2], t2)
+	VPUNPCKHDQ(r[3], r[2], t3)
+	VPUNPCKLQDQ(t2, t0, r[0])
+	VPUNPCKHQDQ(t2, t0, r[1])
+	VPUNPCKLQDQ(t3, t1, r[2])
+	VPUNPCKHQDQ(t3, t1, r[3])
+	for i := range r {
+		t.mov(r[i], t.scratch(base+i))
+	}
+}
+
+// emitter writes lane c's 16 or 8 keystream words held in v at byte offset
+// disp of the current 64-byte block.
+type emitter func(c int, v Register, disp int)
+
+// output transposes the 16 scratch rows (row i = word i of every lane) into
+// per-lane words and hands each lane's vector to emit.
+func (t *tier) output(emit emitter) {
+	if t.avx512 {
+		Comment("Transpose 16×16 words: 4×4 inside 128-bit lanes, then 4×4 lanes.")
+		for g := 0; g < 4; g++ {
+			t.transpose4(4 * g)
+		}
+		for k := 0; k < 4; k++ {
+			a, b := t.load(t.scratch(k)), t.load(t.scratch(4+k))
+			c, d := t.load(t.scratch(8+k)), t.load(t.scratch(12+k))
+			p, q, r, s := ZMM(), ZMM(), ZMM(), ZMM()
+			VSHUFI32X4(U8(0x88), b, a, p) // A0 A2 B0 B2
+			VSHUFI32X4(U8(0xdd), b, a, q) // A1 A3 B1 B3
+			VSHUFI32X4(U8(0x88), d, c, r) // C0 C2 D0 D2
+			VSHUFI32X4(U8(0xdd), d, c, s) // C1 C3 D1 D3
+			VSHUFI32X4(U8(0x88), r, p, a) // lane k
+			VSHUFI32X4(U8(0x88), s, q, b) // lane 4+k
+			VSHUFI32X4(U8(0xdd), r, p, c) // lane 8+k
+			VSHUFI32X4(U8(0xdd), s, q, d) // lane 12+k
+			emit(k, a, 0)
+			emit(4+k, b, 0)
+			emit(8+k, c, 0)
+			emit(12+k, d, 0)
+		}
+		return
+	}
+	Comment("Transpose two 8×8 word blocks: 4×4 inside 128-bit lanes, then swap lanes.")
+	for h := 0; h < 2; h++ {
+		t.transpose4(8 * h)
+		t.transpose4(8*h + 4)
+		for k := 0; k < 4; k++ {
+			a, b := t.load(t.scratch(8*h+k)), t.load(t.scratch(8*h+4+k))
+			lo, hi := YMM(), YMM()
+			VPERM2I128(U8(0x20), b, a, lo)
+			VPERM2I128(U8(0x31), b, a, hi)
+			emit(k, lo, 32*h)
+			emit(4+k, hi, 32*h)
+		}
+	}
+}
+
+func (t *tier) prologue() {
+	t.st = Load(Param("st"), GP64())
+	t.preload()
+}
+
+func (t *tier) loadR() (Register, Register) {
+	return t.load(t.rowR1()), t.load(t.rowR2())
+}
+
+func (t *tier) storeR(r1, r2 Register) {
+	t.mov(r1, t.rowR1())
+	t.mov(r2, t.rowR2())
+	VZEROUPPER()
+	RET()
+}
+
+func (t *tier) sig(params string) string {
+	return fmt.Sprintf("func(st *[%d]uint32%s)", t.stateWords(), params)
+}
+
+// genInit: the 32 initialisation rounds and the discarded first work round.
+func (t *tier) genInit() {
+	TEXT("initRounds"+t.name, NOSPLIT, t.sig(""))
+	Pragma("noescape")
+	Doc(fmt.Sprintf("initRounds%s runs the ZUC initialisation of all %d lanes of st:", t.name, t.lanes),
+		"32 rounds in initialisation mode, then one work-mode round whose output",
+		"is discarded (GB/T 33133.1 §3.5). The LFSR rows and R1 = R2 = 0 must be loaded.")
+	t.prologue()
+	r1, r2 := t.loadR()
+	n := GP64()
+	MOVQ(U32(2), n)
+	Label("init_loop")
+	for i := 0; i < 16; i++ {
+		Commentf("Initialisation round %d (mod 16).", i)
+		t.round(i, true, nil, r1, r2)
+	}
+	DECQ(n)
+	JNZ(LabelRef("init_loop"))
+	Comment("First work round, output discarded.")
+	t.round(0, false, nil, r1, r2)
+	t.shiftRows()
+	t.storeR(r1, r2)
+}
+
+// genRows: n ∈ [1,16] single rounds, word i of every lane to scratch row i.
+func (t *tier) genRows() {
+	TEXT("rows"+t.name, NOSPLIT, t.sig(", n int"))
+	Pragma("noescape")
+	Doc(fmt.Sprintf("rows%s generates n (1..16) keystream words for all %d lanes;", t.name, t.lanes),
+		"word i of every lane goes to scratch row i (structure of arrays).")
+	t.prologue()
+	n := Load(Param("n"), GP64())
+	r1, r2 := t.loadR()
+	p := GP64()
+	LEAQ(t.scratch(0), p)
+	Label("rows_loop")
+	out := Mem{Base: p}
+	t.round(0, false, &out, r1, r2)
+	t.shiftRows()
+	ADDQ(U32(t.rowBytes()), p)
+	DECQ(n)
+	JNZ(LabelRef("rows_loop"))
+	t.storeR(r1, r2)
+}
+
+// block16 runs 16 work rounds (one ring revolution) into scratch rows 0..15.
+func (t *tier) block16(r1, r2 Register) {
+	for i := 0; i < 16; i++ {
+		Commentf("Work round %d.", i)
+		out := t.scratch(i)
+		t.round(i, false, &out, r1, r2)
+	}
+}
+
+// genKeyStream: nblocks × 16 words per lane, lane c's words at
+// ks[c*stride + 16*block ...].
+func (t *tier) genKeyStream() {
+	TEXT("keyStream"+t.name, NOSPLIT, t.sig(", ks *uint32, stride int, nblocks int"))
+	Pragma("noescape")
+	Doc(fmt.Sprintf("keyStream%s writes nblocks×16 keystream words of each of the %d lanes:", t.name, t.lanes),
+		"lane c's words go to ks[c*stride:], in generation order. nblocks must be > 0.")
+	t.prologue()
+	ks := Load(Param("ks"), GP64())
+	stride := Load(Param("stride"), GP64())
+	SHLQ(U8(2), stride)
+	n := Load(Param("nblocks"), GP64())
+	r1, r2 := t.loadR()
+	Label("ks_loop")
+	t.block16(r1, r2)
+	t.output(func(c int, v Register, disp int) {
+		a := GP64()
+		IMUL3Q(U32(c), stride, a)
+		t.mov(v, Mem{Base: ks, Index: a, Scale: 1, Disp: disp})
+	})
+	ADDQ(U8(64), ks)
+	DECQ(n)
+	JNZ(LabelRef("ks_loop"))
+	t.storeR(r1, r2)
+}
+
+// genXOR: dst[c][off:off+64] = src[c][off:off+64] ⊕ keystream bytes (big
+// endian words, as EEA3 §3.5 and the ZUC-256 keystream require); lanes with
+// a nil dst pointer are skipped.
+func (t *tier) genXOR() {
+	TEXT("xorKeyStream"+t.name, NOSPLIT, t.sig(fmt.Sprintf(", dst *[%d]*byte, src *[%d]*byte, nblocks int", t.lanes, t.lanes)))
+	Pragma("noescape")
+	Doc(fmt.Sprintf("xorKeyStream%s XORs nblocks×64 keystream bytes of each of the %d lanes", t.name, t.lanes),
+		"(words big-endian) from src[c] into dst[c]; lanes with dst[c] == nil are skipped.",
+		"nblocks must be > 0.")
+	t.prologue()
+	dst := Load(Param("dst"), GP64())
+	src := Load(Param("src"), GP64())
+	n := Load(Param("nblocks"), GP64())
+	off := GP64()
+	XORQ(off, off)
+	r1, r2 := t.loadR()
+	Label("xor_loop")
+	t.block16(r1, r2)
+	t.output(func(c int, v Register, disp int) {
+		d, s := GP64(), GP64()
+		skip := fmt.Sprintf("xor_skip_%d_%d", c, disp)
+		MOVQ(Mem{Base: dst, Disp: 8 * c}, d)
+		TESTQ(d, d)
+		JZ(LabelRef(skip))
+		MOVQ(Mem{Base: src, Disp: 8 * c}, s)
+		VPSHUFB(t.c(cBswap), v, v)
+		t.xor(Mem{Base: s, Index: off, Scale: 1, Disp: disp}, v, v)
+		t.mov(v, Mem{Base: d, Index: off, Scale: 1, Disp: disp})
+		Label(skip)
+	})
+	ADDQ(U8(64), off)
+	DECQ(n)
+	JNZ(LabelRef("xor_loop"))
+	t.storeR(r1, r2)
+}
+
+// genSboxes: test hook applying S0 and S1 to every byte of in.
+func (t *tier) genSboxes() {
+	b := 4 * t.lanes
+	TEXT("sboxes"+t.name, NOSPLIT, fmt.Sprintf("func(s0, s1, in *[%d]byte)", b))
+	Pragma("noescape")
+	Doc(fmt.Sprintf("sboxes%s sets s0[i] = S0(in[i]) and s1[i] = S1(in[i]) with the", t.name),
+		"kernel's S-box code (a test hook for the exhaustive S-box tests).")
+	t.k = map[int]Op{}
+	p0 := Load(Param("s0"), GP64())
+	p1 := Load(Param("s1"), GP64())
+	pi := Load(Param("in"), GP64())
+	x := t.load(Mem{Base: pi})
+	t.mov(t.s0(x), Mem{Base: p0})
+	t.mov(t.s1(x), Mem{Base: p1})
+	VZEROUPPER()
+	RET()
+}
+
+func main() {
+	ConstraintExpr("amd64,gc,!purego")
+	emitConsts()
+	for _, t := range []*tier{
+		{lanes: 16, avx512: true, name: "16AVX512"},
+		{lanes: 8, avx512: false, name: "8AVX2"},
+	} {
+		t.genInit()
+		t.genRows()
+		t.genKeyStream()
+		t.genXOR()
+		t.genSboxes()
+	}
+	Generate()
+}

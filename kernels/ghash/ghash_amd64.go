@@ -1,0 +1,141 @@
+//go:build amd64 && gc && !purego
+
+package ghash
+
+import (
+	"encoding/binary"
+
+	"github.com/gmtun/gmtun/kernels/cpu"
+)
+
+// BlockSize is the GHASH block size in bytes.
+const BlockSize = 16
+
+// Powers is how many powers of H a Key holds (H^1 … H^16).
+const Powers = 16
+
+// Key holds the powers H^16 … H^1 of one hash subkey in the kernels'
+// form (byte-reversed, times x^-1; see kernels/_gen/ghash). It is
+// read-only after NewKey and safe for concurrent use.
+type Key struct {
+	table [Powers * 16]byte
+}
+
+// Tier names one kernel implementation.
+type Tier int
+
+// The kernel tiers, fastest first.
+const (
+	AVX512    Tier = iota + 1 // VPCLMULQDQ on ZMM (AVX-512 F/BW/VL/DQ)
+	PCLMULQDQ                 // 128-bit PCLMULQDQ
+)
+
+// AllTiers lists every tier, fastest first, whether or not the CPU has it.
+var AllTiers = []Tier{AVX512, PCLMULQDQ}
+
+// String returns the tier's name.
+func (t Tier) String() string {
+	switch t {
+	case AVX512:
+		return "AVX512"
+	case PCLMULQDQ:
+		return "PCLMULQDQ"
+	}
+	return "invalid"
+}
+
+// Supported reports whether the running CPU (after GODEBUG overrides) can
+// run tier t.
+func (t Tier) Supported() bool {
+	switch t {
+	case AVX512:
+		return cpu.X86.AVX512VAES
+	case PCLMULQDQ:
+		return cpu.X86.AESNI
+	}
+	return false
+}
+
+// Best returns the fastest supported tier and false when none is.
+func Best() (Tier, bool) {
+	for _, t := range AllTiers {
+		if t.Supported() {
+			return t, true
+		}
+	}
+	return 0, false
+}
+
+// NewKey fills k with the powers of the hash subkey h (H = E_K(0^128),
+// NIST SP 800-38D §6.4). It runs in constant time.
+func NewKey(h *[16]byte, k *Key) {
+	hv := fieldElement{binary.BigEndian.Uint64(h[:8]), binary.BigEndian.Uint64(h[8:])}
+	p := hv
+	for i := 1; i <= Powers; i++ {
+		// Entry 16-i holds H^i·x^-1, byte-reversed into a little-endian
+		// 128-bit integer whose bit 127 is the coefficient of x^0.
+		e := p.mulXInv()
+		binary.LittleEndian.PutUint64(k.table[16*(Powers-i):], e.lo)
+		binary.LittleEndian.PutUint64(k.table[16*(Powers-i)+8:], e.hi)
+		p = p.mul(hv)
+	}
+}
+
+// Update absorbs the whole 16-byte blocks of blocks (len(blocks)/16 of
+// them; trailing bytes are left to the caller, who pads the last partial
+// block with zeros as §6.4 requires) into the GHASH state y, using tier t.
+func Update(t Tier, k *Key, y *[16]byte, blocks []byte) {
+	n := len(blocks) / BlockSize
+	if n == 0 {
+		return
+	}
+	if !t.Supported() {
+		panic("ghash: tier " + t.String() + " not supported by this CPU")
+	}
+	switch t {
+	case AVX512:
+		updateAVX512(&k.table, y, &blocks[0], n)
+	case PCLMULQDQ:
+		updatePCLMULQDQ(&k.table, y, &blocks[0], n)
+	}
+}
+
+// fieldElement is an element of GF(2^128) in GCM's bit order: hi holds
+// bytes 0-7 of the block big-endian, so its top bit is the coefficient of
+// x^0 (NIST SP 800-38D §6.3).
+type fieldElement struct {
+	hi, lo uint64
+}
+
+// mul is Algorithm 1 of NIST SP 800-38D §6.3 with masks instead of
+// branches, so it runs in constant time.
+func (x fieldElement) mul(y fieldElement) fieldElement {
+	var z fieldElement
+	v := y
+	for i := 0; i < 128; i++ {
+		word := x.hi
+		if i >= 64 { // public loop index, not secret
+			word = x.lo
+		}
+		bit := -(word >> (63 - uint(i%64)) & 1)
+		z.hi ^= v.hi & bit
+		z.lo ^= v.lo & bit
+		// V·x: shift towards higher powers, reducing by R = 11100001 || 0^120.
+		carry := -(v.lo & 1)
+		v.lo = v.lo>>1 | v.hi<<63
+		v.hi = v.hi>>1 ^ 0xe100000000000000&carry
+	}
+	return z
+}
+
+// mulXInv returns x·x^-1 mod P as a 128-bit integer with the coefficient of
+// x^0 in bit 127 (the byte-reversed block): shifting that integer left by
+// one divides by x; the coefficient that falls off is replaced by
+// x^-1 = x^127 + x^6 + x + 1, i.e. 0xC2000…01 in this order.
+func (x fieldElement) mulXInv() fieldElement {
+	carry := -(x.hi >> 63)
+	return fieldElement{
+		hi: x.hi<<1 | x.lo>>63 ^ 0xc200000000000000&carry,
+		lo: x.lo<<1 ^ 1&carry,
+	}
+}

@@ -1,0 +1,277 @@
+//go:build amd64 && gc && !purego
+
+package ghash
+
+import (
+	"bytes"
+	"crypto/cipher"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"testing"
+
+	gmsm4 "github.com/emmansun/gmsm/sm4"
+)
+
+func forEachTier(t *testing.T, f func(t *testing.T, tier Tier)) {
+	for _, tier := range AllTiers {
+		t.Run(tier.String(), func(t *testing.T) {
+			if !tier.Supported() {
+				t.Skipf("CPU lacks %s (kernels/cpu flags say no)", tier)
+			}
+			f(t, tier)
+		})
+	}
+}
+
+// refMul multiplies two blocks bit by bit exactly as NIST SP 800-38D §6.3
+// Algorithm 1 is written (variable time, byte arrays, test use only).
+func refMul(x, y [16]byte) [16]byte {
+	var z [16]byte
+	v := y
+	for i := 0; i < 128; i++ {
+		if x[i/8]>>(7-i%8)&1 == 1 {
+			for j := range z {
+				z[j] ^= v[j]
+			}
+		}
+		lsb := v[15] & 1
+		for j := 15; j > 0; j-- {
+			v[j] = v[j]>>1 | v[j-1]<<7
+		}
+		v[0] >>= 1
+		if lsb == 1 {
+			v[0] ^= 0xe1
+		}
+	}
+	return z
+}
+
+// refGHASH is §6.4: Y_i = (Y_{i-1} ⊕ X_i)·H over the whole blocks.
+func refGHASH(h, y [16]byte, data []byte) [16]byte {
+	for i := 0; i+16 <= len(data); i += 16 {
+		for j := 0; j < 16; j++ {
+			y[j] ^= data[i+j]
+		}
+		y = refMul(y, h)
+	}
+	return y
+}
+
+func TestRefMulKnown(t *testing.T) {
+	// x^0 (the block 0x80 00…) is the multiplicative identity, and x·x^127
+	// = x^128 ≡ x^7 + x^2 + x + 1, whose block is e1 00 … 00.
+	one := [16]byte{0: 0x80}
+	var a [16]byte
+	for i := range a {
+		a[i] = byte(i*37 + 1)
+	}
+	if refMul(one, a) != a || refMul(a, one) != a {
+		t.Fatal("refMul: 1·a != a")
+	}
+	x := [16]byte{0: 0x40}
+	x127 := [16]byte{15: 0x01}
+	if got := refMul(x, x127); got != [16]byte{0: 0xe1} {
+		t.Fatalf("refMul: x·x^127 = %x", got)
+	}
+}
+
+func TestUpdateAllLengths(t *testing.T) {
+	forEachTier(t, func(t *testing.T, tier Tier) {
+		r := rand.NewChaCha8([32]byte{3})
+		for key := 0; key < 3; key++ {
+			var h, y [16]byte
+			r.Read(h[:])
+			r.Read(y[:])
+			if key == 0 {
+				h = [16]byte{0: 0x80} // H = 1
+			}
+			var k Key
+			NewKey(&h, &k)
+			data := make([]byte, 4096)
+			r.Read(data)
+			// want[i] is the state after the first i blocks.
+			want := make([][16]byte, 257)
+			want[0] = y
+			for i := 1; i <= 256; i++ {
+				want[i] = refGHASH(h, want[i-1], data[16*(i-1):16*i])
+			}
+			buf := make([]byte, 4096+16)
+			for n := 0; n <= 4096; n++ {
+				off := n % 13
+				copy(buf[off:], data[:n])
+				got := y
+				Update(tier, &k, &got, buf[off:off+n])
+				if got != want[n/16] {
+					t.Fatalf("key %d len %d: got %x want %x", key, n, got, want[n/16])
+				}
+			}
+		}
+	})
+}
+
+func TestUpdateSplitCalls(t *testing.T) {
+	forEachTier(t, func(t *testing.T, tier Tier) {
+		r := rand.NewChaCha8([32]byte{4})
+		var h [16]byte
+		r.Read(h[:])
+		var k Key
+		NewKey(&h, &k)
+		data := make([]byte, 1024)
+		r.Read(data)
+		want := refGHASH(h, [16]byte{}, data)
+		for split := 0; split <= len(data); split += 16 {
+			var y [16]byte
+			Update(tier, &k, &y, data[:split])
+			Update(tier, &k, &y, data[split:])
+			if y != want {
+				t.Fatalf("split at %d: mismatch", split)
+			}
+		}
+	})
+}
+
+// gcmTag computes the GCM tag (NIST SP 800-38D §7.1 steps 1, 5, 6) from
+// the ciphertext with this package's GHASH and a one-block SM4 cipher.
+func gcmTag(tier Tier, b cipher.Block, iv, aad, ct []byte) []byte {
+	var h, j0, y [16]byte
+	b.Encrypt(h[:], h[:])
+	var k Key
+	NewKey(&h, &k)
+	copy(j0[:], iv)
+	j0[15] = 1
+	pad := func(p []byte) []byte { return append(p[:len(p):len(p)], make([]byte, (16-len(p)%16)%16)...) }
+	Update(tier, &k, &y, pad(aad))
+	Update(tier, &k, &y, pad(ct))
+	var lens [16]byte
+	binary.BigEndian.PutUint64(lens[:8], uint64(len(aad))*8)
+	binary.BigEndian.PutUint64(lens[8:], uint64(len(ct))*8)
+	Update(tier, &k, &y, lens[:])
+	var ek [16]byte
+	b.Encrypt(ek[:], j0[:])
+	for i := range y {
+		y[i] ^= ek[i]
+	}
+	return y[:]
+}
+
+func TestGCMTagVector(t *testing.T) {
+	var f struct {
+		Vectors []struct{ ID, Key, IV, AAD, Ciphertext, Tag string }
+	}
+	data, err := os.ReadFile("../../testdata/vectors/sm4_gcm.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &f); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Vectors) == 0 {
+		t.Fatal("no vectors")
+	}
+	h := func(s string) []byte {
+		b, err := hex.DecodeString(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	forEachTier(t, func(t *testing.T, tier Tier) {
+		for _, v := range f.Vectors {
+			b, err := gmsm4.NewCipher(h(v.Key))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := hex.EncodeToString(gcmTag(tier, b, h(v.IV), h(v.AAD), h(v.Ciphertext))); got != v.Tag {
+				t.Errorf("%s: tag %s want %s", v.ID, got, v.Tag)
+			}
+		}
+	})
+}
+
+func TestGCMTagVsGmsm(t *testing.T) {
+	forEachTier(t, func(t *testing.T, tier Tier) {
+		r := rand.NewChaCha8([32]byte{5})
+		for _, n := range []int{0, 1, 15, 16, 17, 64, 255, 256, 257, 1420, 4096} {
+			key, iv := make([]byte, 16), make([]byte, 12)
+			r.Read(key)
+			r.Read(iv)
+			aad, pt := make([]byte, n%29), make([]byte, n)
+			r.Read(aad)
+			r.Read(pt)
+			b, _ := gmsm4.NewCipher(key)
+			aead, _ := cipher.NewGCM(b)
+			sealed := aead.Seal(nil, iv, pt, aad)
+			ct, tag := sealed[:n], sealed[n:]
+			if got := gcmTag(tier, b, iv, aad, ct); !bytes.Equal(got, tag) {
+				t.Errorf("len %d: tag %x want %x", n, got, tag)
+			}
+		}
+	})
+}
+
+func TestNoAllocs(t *testing.T) {
+	forEachTier(t, func(t *testing.T, tier Tier) {
+		var h, y [16]byte
+		var k Key
+		buf := make([]byte, 1424)
+		a := testing.AllocsPerRun(20, func() {
+			NewKey(&h, &k)
+			Update(tier, &k, &y, buf)
+		})
+		if a != 0 {
+			t.Fatalf("%v allocations per call", a)
+		}
+	})
+}
+
+func FuzzUpdate(f *testing.F) {
+	f.Add(make([]byte, 16), make([]byte, 16), make([]byte, 100))
+	f.Add(bytes.Repeat([]byte{0xff}, 16), bytes.Repeat([]byte{0x80}, 16), make([]byte, 1420))
+	f.Fuzz(func(t *testing.T, hIn, yIn, data []byte) {
+		if len(hIn) != 16 || len(yIn) != 16 {
+			return
+		}
+		var h, y [16]byte
+		copy(h[:], hIn)
+		copy(y[:], yIn)
+		var k Key
+		NewKey(&h, &k)
+		want := refGHASH(h, y, data)
+		for _, tier := range AllTiers {
+			if !tier.Supported() {
+				continue
+			}
+			got := y
+			Update(tier, &k, &got, data)
+			if got != want {
+				t.Fatalf("%s: got %x want %x", tier, got, want)
+			}
+		}
+	})
+}
+
+func BenchmarkUpdate(b *testing.B) {
+	var h, y [16]byte
+	h[3] = 7
+	var k Key
+	NewKey(&h, &k)
+	for _, tier := range AllTiers {
+		for _, n := range []int{64, 576, 1420, 8192} {
+			b.Run(fmt.Sprintf("%s/%d", tier, n), func(b *testing.B) {
+				if !tier.Supported() {
+					b.Skipf("CPU lacks %s", tier)
+				}
+				buf := make([]byte, n)
+				b.SetBytes(int64(n))
+				b.ReportAllocs()
+				for b.Loop() {
+					Update(tier, &k, &y, buf)
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,139 @@
+//go:build amd64 && gc && !purego
+
+package sm4ctr
+
+import (
+	"encoding/binary"
+
+	"github.com/gmtun/gmtun/kernels/cpu"
+)
+
+// BlockSize is the SM4 block size in bytes.
+const BlockSize = 16
+
+// Tier names one kernel implementation.
+type Tier int
+
+// The kernel tiers, fastest first.
+const (
+	AVX512GFNI Tier = iota + 1 // AVX-512 F/BW/VL/DQ + GFNI, ZMM
+	AVX2GFNI                   // AVX2 + VEX GFNI, YMM
+	AVX2AESNI                  // AVX2 + AES-NI, YMM
+)
+
+// AllTiers lists every tier, fastest first, whether or not the CPU has it.
+var AllTiers = []Tier{AVX512GFNI, AVX2GFNI, AVX2AESNI}
+
+// String returns the tier's name.
+func (t Tier) String() string {
+	switch t {
+	case AVX512GFNI:
+		return "AVX512GFNI"
+	case AVX2GFNI:
+		return "AVX2GFNI"
+	case AVX2AESNI:
+		return "AVX2AESNI"
+	}
+	return "invalid"
+}
+
+// Supported reports whether the running CPU (after GODEBUG overrides) can
+// run tier t.
+func (t Tier) Supported() bool {
+	switch t {
+	case AVX512GFNI:
+		return cpu.X86.AVX512GFNI
+	case AVX2GFNI:
+		return cpu.X86.GFNI
+	case AVX2AESNI:
+		return cpu.X86.AVX2 && cpu.X86.AESNI
+	}
+	return false
+}
+
+// Width is the number of blocks tier t processes per register set; two
+// sets run interleaved, and a call costs at least one set.
+func (t Tier) Width() int {
+	if t == AVX512GFNI {
+		return 16
+	}
+	return 8
+}
+
+// Best returns the fastest supported tier and false when none is.
+func Best() (Tier, bool) {
+	for _, t := range AllTiers {
+		if t.Supported() {
+			return t, true
+		}
+	}
+	return 0, false
+}
+
+func (t Tier) check() {
+	if !t.Supported() {
+		panic("sm4ctr: tier " + t.String() + " not supported by this CPU")
+	}
+}
+
+// EncryptBlocks encrypts src into dst with the round keys rk using tier t
+// (SM4 encryption, GB/T 32907-2016 §7.1; decryption is the same with the
+// round keys reversed). len(src) must be a multiple of BlockSize and dst
+// at least as long; dst and src must be equal or not overlap.
+func EncryptBlocks(t Tier, rk *[32]uint32, dst, src []byte) {
+	if len(src)%BlockSize != 0 {
+		panic("sm4ctr: input not full blocks")
+	}
+	if len(dst) < len(src) {
+		panic("sm4ctr: output smaller than input")
+	}
+	n := len(src) / BlockSize
+	if n == 0 {
+		return
+	}
+	t.check()
+	switch t {
+	case AVX512GFNI:
+		encryptBlocksAVX512GFNI(rk, &dst[0], &src[0], n)
+	case AVX2GFNI:
+		encryptBlocksAVX2GFNI(rk, &dst[0], &src[0], n)
+	case AVX2AESNI:
+		encryptBlocksAVX2AESNI(rk, &dst[0], &src[0], n)
+	}
+}
+
+// XORKeyStream XORs the whole-block prefix of src (len(src)/BlockSize
+// blocks) with the SM4 keystream for the counter blocks ctr, inc32(ctr), …
+// (NIST SP 800-38D §6.5 GCTR) into dst, and advances ctr past the blocks
+// used. The trailing len(src)%BlockSize bytes are left to the caller, and
+// dst is not written past the whole blocks. dst must be at least as long
+// as the whole-block prefix; dst and src must be equal or not overlap.
+func XORKeyStream(t Tier, rk *[32]uint32, ctr *[16]byte, dst, src []byte) {
+	n := len(src) / BlockSize
+	if n == 0 {
+		return
+	}
+	if len(dst) < n*BlockSize {
+		panic("sm4ctr: output smaller than input")
+	}
+	t.check()
+	xorKeyStream(t, rk, ctr, &dst[0], &src[0], n)
+	inc32(ctr, n)
+}
+
+func xorKeyStream(t Tier, rk *[32]uint32, ctr *[16]byte, dst, src *byte, n int) {
+	switch t {
+	case AVX512GFNI:
+		xorKeyStreamAVX512GFNI(rk, ctr, dst, src, n)
+	case AVX2GFNI:
+		xorKeyStreamAVX2GFNI(rk, ctr, dst, src, n)
+	case AVX2AESNI:
+		xorKeyStreamAVX2AESNI(rk, ctr, dst, src, n)
+	}
+}
+
+// inc32 adds n to the last 32-bit big-endian word of ctr modulo 2^32
+// (NIST SP 800-38D §6.2).
+func inc32(ctr *[16]byte, n int) {
+	binary.BigEndian.PutUint32(ctr[12:], binary.BigEndian.Uint32(ctr[12:])+uint32(n))
+}

@@ -1,0 +1,109 @@
+//go:build amd64 && gc && !purego
+
+package zuclanes
+
+import (
+	"encoding/binary"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/emmansun/gmsm/zuc"
+)
+
+// laneSpec describes one lane's ZUC instance for the differential tests.
+type laneSpec struct {
+	key []byte // 16 (ZUC-128) or 32 (ZUC-256) bytes
+	iv  []byte // 16 or 23 bytes
+	c   ZUC256Constants
+}
+
+func randomSpec(r *rand.Rand, zuc256 bool) laneSpec {
+	var s laneSpec
+	if zuc256 {
+		s.key, s.iv = make([]byte, 32), make([]byte, 23)
+	} else {
+		s.key, s.iv = make([]byte, 16), make([]byte, 16)
+	}
+	for i := range s.key {
+		s.key[i] = byte(r.Uint32())
+	}
+	for i := range s.iv {
+		s.iv[i] = byte(r.Uint32())
+	}
+	return s
+}
+
+// gmsmKeyStream returns the first n keystream words of spec from gmsm (the
+// oracle): the keystream bytes of XORKeyStream over zeros, big-endian words.
+func gmsmKeyStream(t testing.TB, s laneSpec, n int) []uint32 {
+	t.Helper()
+	if s.c != ZUC256Keystream {
+		t.Fatalf("gmsm exposes no keystream for ZUC-256 MAC constants")
+	}
+	c, err := zuc.NewCipher(s.key, s.iv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 4*n)
+	c.XORKeyStream(b, b)
+	w := make([]uint32, n)
+	for i := range w {
+		w[i] = binary.BigEndian.Uint32(b[4*i:])
+	}
+	return w
+}
+
+// laneState abstracts State16 and State8 for shared tests.
+type laneState interface {
+	LoadZUC128(lane int, key, iv *[16]byte)
+	LoadZUC256(lane int, key *[32]byte, iv *[23]byte, c ZUC256Constants)
+	Init()
+	KeyStream(ks []uint32, stride, n int)
+	Lane(lane int) Lane
+	SetLane(lane int, l *Lane)
+}
+
+type tierCase struct {
+	name      string
+	lanes     int
+	supported bool
+	newState  func() laneState
+	xor       func(st laneState, dst, src [][]byte, n int)
+}
+
+var tiers = []tierCase{
+	{
+		name: "x16-AVX512", lanes: Lanes16, supported: useX16,
+		newState: func() laneState { return new(State16) },
+		xor: func(st laneState, dst, src [][]byte, n int) {
+			st.(*State16).XORKeyStream((*[Lanes16][]byte)(dst), (*[Lanes16][]byte)(src), n)
+		},
+	},
+	{
+		name: "x8-AVX2", lanes: Lanes8, supported: useX8,
+		newState: func() laneState { return new(State8) },
+		xor: func(st laneState, dst, src [][]byte, n int) {
+			st.(*State8).XORKeyStream((*[Lanes8][]byte)(dst), (*[Lanes8][]byte)(src), n)
+		},
+	},
+}
+
+// forEachTier runs f for every tier, skipping visibly when the CPU lacks it.
+func forEachTier(t *testing.T, f func(t *testing.T, tc tierCase)) {
+	for _, tc := range tiers {
+		t.Run(tc.name, func(t *testing.T) {
+			if !tc.supported {
+				t.Skipf("CPU lacks the features of %s (AVX-512/VBMI2/GFNI or AVX2/GFNI)", tc.name)
+			}
+			f(t, tc)
+		})
+	}
+}
+
+func load(st laneState, lane int, s laneSpec) {
+	if len(s.key) == 16 {
+		st.LoadZUC128(lane, (*[16]byte)(s.key), (*[16]byte)(s.iv))
+	} else {
+		st.LoadZUC256(lane, (*[32]byte)(s.key), (*[23]byte)(s.iv), s.c)
+	}
+}

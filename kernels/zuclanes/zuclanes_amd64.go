@@ -1,0 +1,349 @@
+//go:build amd64 && gc && !purego
+
+package zuclanes
+
+import (
+	"encoding/binary"
+
+	"github.com/gmtun/gmtun/kernels/cpu"
+)
+
+// Lane widths and the keystream block the kernels produce per lane and
+// iteration.
+const (
+	Lanes16    = 16 // lanes of State16
+	Lanes8     = 8  // lanes of State8
+	BlockWords = 16 // keystream words per lane per kernel iteration
+	BlockBytes = 4 * BlockWords
+)
+
+var (
+	useX16 = cpu.X86.AVX512GFNI && cpu.X86.VBMI2
+	useX8  = cpu.X86.AVX2 && cpu.X86.GFNI
+)
+
+// X16Supported reports whether the CPU runs the 16-lane kernels
+// (AVX-512 F/BW/VL/DQ, VBMI2 and GFNI).
+func X16Supported() bool { return useX16 }
+
+// X8Supported reports whether the CPU runs the 8-lane kernels (AVX2, BMI2
+// and VEX-encoded GFNI).
+func X8Supported() bool { return useX8 }
+
+// ZUC256Constants selects the constant set d loaded into a ZUC-256 lane.
+// The 2018 ZUC-256 paper (§2.2, §3) uses d for the keystream and a tag-size
+// dependent d for the MAC.
+type ZUC256Constants int
+
+// ZUC-256 constant sets.
+const (
+	ZUC256Keystream ZUC256Constants = iota // encryption keystream
+	ZUC256MAC32                            // 32-bit MAC
+	ZUC256MAC64                            // 64-bit MAC
+	ZUC256MAC128                           // 128-bit MAC
+)
+
+// zuc256D are the 7-bit constants d_0..d_15 of the ZUC-256 paper, one per
+// byte, indexed by ZUC256Constants.
+var zuc256D = [4][16]byte{
+	{0x22, 0x2f, 0x24, 0x2a, 0x6d, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x52, 0x10, 0x30},
+	{0x22, 0x2f, 0x25, 0x2a, 0x6d, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x52, 0x10, 0x30},
+	{0x23, 0x2f, 0x24, 0x2a, 0x6d, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x52, 0x10, 0x30},
+	{0x23, 0x2f, 0x25, 0x2a, 0x6d, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x52, 0x10, 0x30},
+}
+
+// zuc128D are the 15-bit constants d_0..d_15 of GB/T 33133.1-2016 §3.5.1.
+var zuc128D = [16]uint32{
+	0x44d7, 0x26bc, 0x626b, 0x135e, 0x5789, 0x35e2, 0x7135, 0x09af,
+	0x4d78, 0x2f13, 0x6bc4, 0x1af1, 0x5e26, 0x3c4d, 0x789a, 0x47ac,
+}
+
+// Lane is the state of one ZUC instance: the LFSR cells s_0..s_15 (31-bit
+// values) and the registers R1, R2 of F (GB/T 33133.1 §3.3).
+type Lane struct {
+	S      [16]uint32
+	R1, R2 uint32
+}
+
+// State layout, W lanes: rows 0..15 s_j, row 16 R1, row 17 R2,
+// rows 18..33 keystream scratch (row 18+i = word i of every lane).
+const (
+	rowR1      = 16
+	rowR2      = 17
+	rowScratch = 18
+	stateRows  = 34
+)
+
+// State16 is the lane state of the 16-lane kernels. The zero value is
+// ready for loading; it holds no pointers and is about 2 KiB.
+type State16 struct {
+	w [stateRows * Lanes16]uint32
+}
+
+// State8 is the lane state of the 8-lane kernels.
+type State8 struct {
+	w [stateRows * Lanes8]uint32
+}
+
+func checkLane(lane, lanes int) {
+	if uint(lane) >= uint(lanes) {
+		panic("zuclanes: lane index out of range")
+	}
+}
+
+// loadZUC128 sets s_i = k_i ‖ d_i ‖ iv_i (8 + 15 + 8 bits) as in
+// GB/T 33133.1 §3.5.1, R1 = R2 = 0.
+func loadZUC128(w []uint32, lanes, lane int, key, iv *[16]byte) {
+	checkLane(lane, lanes)
+	for i := 0; i < 16; i++ {
+		w[i*lanes+lane] = uint32(key[i])<<23 | zuc128D[i]<<8 | uint32(iv[i])
+	}
+	w[rowR1*lanes+lane] = 0
+	w[rowR2*lanes+lane] = 0
+}
+
+func cell4(a, b, c, d byte) uint32 {
+	return uint32(a)<<23 | uint32(b)<<16 | uint32(c)<<8 | uint32(d)
+}
+
+// loadZUC256 loads the 2018 ZUC-256 key/IV/constant layout: key K_0..K_31,
+// IV_0..IV_16 bytes and IV_17..IV_24 6-bit symbols (packed MSB first into
+// iv[17..22]), cell s_i = 8-bit ‖ 7-bit ‖ 8-bit ‖ 8-bit fields.
+func loadZUC256(w []uint32, lanes, lane int, key *[32]byte, iv *[23]byte, c ZUC256Constants) {
+	checkLane(lane, lanes)
+	if uint(c) >= uint(len(zuc256D)) {
+		panic("zuclanes: invalid ZUC-256 constant set")
+	}
+	d := &zuc256D[c]
+	var v [25]byte // IV_0 .. IV_24
+	copy(v[:17], iv[:17])
+	v[17] = iv[17] >> 2
+	v[18] = (iv[17]&0x3)<<4 | iv[18]>>4
+	v[19] = (iv[18]&0xf)<<2 | iv[19]>>6
+	v[20] = iv[19] & 0x3f
+	v[21] = iv[20] >> 2
+	v[22] = (iv[20]&0x3)<<4 | iv[21]>>4
+	v[23] = (iv[21]&0xf)<<2 | iv[22]>>6
+	v[24] = iv[22] & 0x3f
+	k := key
+	s := [16]uint32{
+		cell4(k[0], d[0], k[21], k[16]),
+		cell4(k[1], d[1], k[22], k[17]),
+		cell4(k[2], d[2], k[23], k[18]),
+		cell4(k[3], d[3], k[24], k[19]),
+		cell4(k[4], d[4], k[25], k[20]),
+		cell4(v[0], d[5]|v[17], k[5], k[26]),
+		cell4(v[1], d[6]|v[18], k[6], k[27]),
+		cell4(v[10], d[7]|v[19], k[7], v[2]),
+		cell4(k[8], d[8]|v[20], v[3], v[11]),
+		cell4(k[9], d[9]|v[21], v[12], v[4]),
+		cell4(v[5], d[10]|v[22], k[10], k[28]),
+		cell4(k[11], d[11]|v[23], v[6], v[13]),
+		cell4(k[12], d[12]|v[24], v[7], v[14]),
+		cell4(k[13], d[13], v[15], v[8]),
+		cell4(k[14], d[14]|k[31]>>4, v[16], v[9]),
+		cell4(k[15], d[15]|k[31]&0x0f, k[30], k[29]),
+	}
+	for i := range s {
+		w[i*lanes+lane] = s[i]
+	}
+	w[rowR1*lanes+lane] = 0
+	w[rowR2*lanes+lane] = 0
+}
+
+func getLane(w []uint32, lanes, lane int) Lane {
+	checkLane(lane, lanes)
+	var l Lane
+	for i := range l.S {
+		l.S[i] = w[i*lanes+lane]
+	}
+	l.R1 = w[rowR1*lanes+lane]
+	l.R2 = w[rowR2*lanes+lane]
+	return l
+}
+
+func setLane(w []uint32, lanes, lane int, l *Lane) {
+	checkLane(lane, lanes)
+	for i := range l.S {
+		w[i*lanes+lane] = l.S[i] & 0x7fffffff
+	}
+	w[rowR1*lanes+lane] = l.R1
+	w[rowR2*lanes+lane] = l.R2
+}
+
+// checkKeyStream validates the KeyStream arguments for lanes lanes.
+func checkKeyStream(ks []uint32, stride, n, lanes int) {
+	if n < 0 || stride < n {
+		panic("zuclanes: invalid keystream length or stride")
+	}
+	if n > 0 && len(ks) < (lanes-1)*stride+n {
+		panic("zuclanes: keystream buffer too short")
+	}
+}
+
+// tailWords copies scratch words 0..n-1 of every lane into ks.
+func tailWords(w []uint32, lanes int, ks []uint32, stride, at, n int) {
+	for c := 0; c < lanes; c++ {
+		out := ks[c*stride+at : c*stride+at+n]
+		for i := range out {
+			out[i] = w[(rowScratch+i)*lanes+c]
+		}
+	}
+}
+
+// tailXOR XORs the first n bytes of the big-endian scratch words of lane c.
+func tailXOR(w []uint32, lanes, c int, dst, src []byte) {
+	var b [4]byte
+	for i := 0; i < len(src); i += 4 {
+		binary.BigEndian.PutUint32(b[:], w[(rowScratch+i/4)*lanes+c])
+		m := min(4, len(src)-i)
+		for j := 0; j < m; j++ {
+			dst[i+j] = src[i+j] ^ b[j]
+		}
+	}
+}
+
+// lanePointers validates the per-lane slices and returns the base
+// pointers; lanes with a nil dst are inactive.
+func lanePointers(dst, src [][]byte, n int, dp, sp []*byte) {
+	for c := range dst {
+		if dst[c] == nil {
+			continue
+		}
+		if len(dst[c]) < n || len(src[c]) < n {
+			panic("zuclanes: lane buffer too short")
+		}
+		if n > 0 {
+			dp[c], sp[c] = &dst[c][0], &src[c][0]
+		}
+	}
+}
+
+// LoadZUC128 loads a ZUC-128 key and IV into lane (GB/T 33133.1 §3.5.1).
+func (s *State16) LoadZUC128(lane int, key, iv *[16]byte) { loadZUC128(s.w[:], Lanes16, lane, key, iv) }
+
+// LoadZUC256 loads a ZUC-256 key, 23-byte packed IV and constant set into
+// lane (ZUC-256, 2018, §2.2).
+func (s *State16) LoadZUC256(lane int, key *[32]byte, iv *[23]byte, c ZUC256Constants) {
+	loadZUC256(s.w[:], Lanes16, lane, key, iv, c)
+}
+
+// Lane returns a copy of lane's current state.
+func (s *State16) Lane(lane int) Lane { return getLane(s.w[:], Lanes16, lane) }
+
+// SetLane replaces lane's state with l.
+func (s *State16) SetLane(lane int, l *Lane) { setLane(s.w[:], Lanes16, lane, l) }
+
+func requireX16() {
+	if !useX16 {
+		panic("zuclanes: the 16-lane kernels need AVX-512 with VBMI2 and GFNI")
+	}
+}
+
+// Init runs the 32 initialisation rounds and the discarded first work round
+// (GB/T 33133.1 §3.5) on all 16 lanes.
+func (s *State16) Init() {
+	requireX16()
+	initRounds16AVX512(&s.w)
+}
+
+// KeyStream generates the next n keystream words of every lane: lane c's
+// words go to ks[c*stride : c*stride+n]. stride must be at least n.
+func (s *State16) KeyStream(ks []uint32, stride, n int) {
+	requireX16()
+	checkKeyStream(ks, stride, n, Lanes16)
+	if nb := n / BlockWords; nb > 0 {
+		keyStream16AVX512(&s.w, &ks[0], stride, nb)
+	}
+	if r := n % BlockWords; r > 0 {
+		rows16AVX512(&s.w, r)
+		tailWords(s.w[:], Lanes16, ks, stride, n-r, r)
+	}
+}
+
+// XORKeyStream sets dst[c][:n] = src[c][:n] ⊕ keystream of lane c for every
+// lane with dst[c] != nil (keystream words big-endian, as EEA3 and the
+// ZUC-256 keystream). It consumes ⌈n/4⌉ words per lane. dst[c] and src[c]
+// must overlap entirely or not at all.
+func (s *State16) XORKeyStream(dst, src *[Lanes16][]byte, n int) {
+	requireX16()
+	var dp, sp [Lanes16]*byte
+	lanePointers(dst[:], src[:], n, dp[:], sp[:])
+	nb := n / BlockBytes
+	if nb > 0 {
+		xorKeyStream16AVX512(&s.w, &dp, &sp, nb)
+	}
+	if r := n % BlockBytes; r > 0 {
+		rows16AVX512(&s.w, (r+3)/4)
+		at := n - r
+		for c := range dst {
+			if dst[c] != nil {
+				tailXOR(s.w[:], Lanes16, c, dst[c][at:n], src[c][at:n])
+			}
+		}
+	}
+}
+
+// LoadZUC128 loads a ZUC-128 key and IV into lane (GB/T 33133.1 §3.5.1).
+func (s *State8) LoadZUC128(lane int, key, iv *[16]byte) { loadZUC128(s.w[:], Lanes8, lane, key, iv) }
+
+// LoadZUC256 loads a ZUC-256 key, 23-byte packed IV and constant set into
+// lane (ZUC-256, 2018, §2.2).
+func (s *State8) LoadZUC256(lane int, key *[32]byte, iv *[23]byte, c ZUC256Constants) {
+	loadZUC256(s.w[:], Lanes8, lane, key, iv, c)
+}
+
+// Lane returns a copy of lane's current state.
+func (s *State8) Lane(lane int) Lane { return getLane(s.w[:], Lanes8, lane) }
+
+// SetLane replaces lane's state with l.
+func (s *State8) SetLane(lane int, l *Lane) { setLane(s.w[:], Lanes8, lane, l) }
+
+func requireX8() {
+	if !useX8 {
+		panic("zuclanes: the 8-lane kernels need AVX2 and GFNI")
+	}
+}
+
+// Init runs the 32 initialisation rounds and the discarded first work round
+// (GB/T 33133.1 §3.5) on all 8 lanes.
+func (s *State8) Init() {
+	requireX8()
+	initRounds8AVX2(&s.w)
+}
+
+// KeyStream generates the next n keystream words of every lane: lane c's
+// words go to ks[c*stride : c*stride+n]. stride must be at least n.
+func (s *State8) KeyStream(ks []uint32, stride, n int) {
+	requireX8()
+	checkKeyStream(ks, stride, n, Lanes8)
+	if nb := n / BlockWords; nb > 0 {
+		keyStream8AVX2(&s.w, &ks[0], stride, nb)
+	}
+	if r := n % BlockWords; r > 0 {
+		rows8AVX2(&s.w, r)
+		tailWords(s.w[:], Lanes8, ks, stride, n-r, r)
+	}
+}
+
+// XORKeyStream sets dst[c][:n] = src[c][:n] ⊕ keystream of lane c for every
+// lane with dst[c] != nil (keystream words big-endian). It consumes ⌈n/4⌉
+// words per lane. dst[c] and src[c] must overlap entirely or not at all.
+func (s *State8) XORKeyStream(dst, src *[Lanes8][]byte, n int) {
+	requireX8()
+	var dp, sp [Lanes8]*byte
+	lanePointers(dst[:], src[:], n, dp[:], sp[:])
+	nb := n / BlockBytes
+	if nb > 0 {
+		xorKeyStream8AVX2(&s.w, &dp, &sp, nb)
+	}
+	if r := n % BlockBytes; r > 0 {
+		rows8AVX2(&s.w, (r+3)/4)
+		at := n - r
+		for c := range dst {
+			if dst[c] != nil {
+				tailXOR(s.w[:], Lanes8, c, dst[c][at:n], src[c][at:n])
+			}
+		}
+	}
+}
