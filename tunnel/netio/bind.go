@@ -47,7 +47,10 @@ func (b *StdBind) Open(port uint16) ([]ReceiveFunc, uint16, error) {
 	return fns, actual, nil
 }
 
-// Send sends bufs to ep in as few system calls as the offloads allow. If the
+// Send sends bufs to ep in as few system calls as the offloads allow. With
+// GSO, runs of equal-sized datagrams (plus one shorter tail) are appended
+// into the spare capacity of the run's first buffer and sent as one
+// UDP_SEGMENT message of at most 64 datagrams and 64 KiB. If the
 // kernel rejects UDP GSO (EIO: the egress NIC lacks TX checksum offload),
 // StdNetBind retries without it, disables GSO for that family for good and
 // returns a conn.ErrUDPGSODisabled wrapping the retry's result; Send then

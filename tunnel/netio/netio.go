@@ -15,9 +15,13 @@
 //     one datagram per message when the kernel or NIC refuses.
 //
 // Buffer contract (from wireguard-go, which the Linux implementations use):
-// pass len(bufs) == BatchSize() buffers to reads; make each buffer
-// MaxSegmentSize bytes plus headroom so a GRO-coalesced UDP read or a
-// coalescing TUN write fits; TUN writes need offset >= TUNWriteHeadroom.
+// pass len(bufs) == BatchSize() buffers to reads; give each buffer a
+// capacity of MaxSegmentSize bytes plus headroom; TUN writes need
+// offset >= TUNWriteHeadroom. Coalescing works in place: a TUN write or a
+// bind send appends later packets of a flow into the spare capacity
+// (cap - len) of the first packet's buffer, so buffers without spare
+// capacity are sent one by one, and bytes past len of the buffers passed
+// to Write or Send may be overwritten.
 package netio
 
 import (

@@ -1,6 +1,7 @@
 package zuc
 
 import (
+	"fmt"
 	"math/bits"
 	"testing"
 )
@@ -97,12 +98,7 @@ func BenchmarkCoreVariants(b *testing.B) {
 	key, iv := make([]byte, 16), make([]byte, 16)
 	var sink uint32
 	run := func(name string, f func()) {
-		b.Run(name, func(b *testing.B) {
-			b.SetBytes(4 * words)
-			for b.Loop() {
-				f()
-			}
-		})
+		b.Run(name, func(b *testing.B) { loopCPU(b, 4*words, f) })
 	}
 	spec := specInit128(key, iv)
 	run("1-spec", func() {
@@ -146,16 +142,8 @@ func BenchmarkInit(b *testing.B) {
 	var iv23 [23]byte
 	d, _ := D256(16)
 	var st State
-	b.Run("128", func(b *testing.B) {
-		for b.Loop() {
-			st.Init128(&k16, &iv16)
-		}
-	})
-	b.Run("256", func(b *testing.B) {
-		for b.Loop() {
-			st.Init256(&k32, &iv23, &d)
-		}
-	})
+	b.Run("128", func(b *testing.B) { loopCPU(b, 0, func() { st.Init128(&k16, &iv16) }) })
+	b.Run("256", func(b *testing.B) { loopCPU(b, 0, func() { st.Init256(&k32, &iv23, &d) }) })
 }
 
 // BenchmarkMAC measures the MAC combination alone over 1436 bytes (a
@@ -165,24 +153,21 @@ func BenchmarkMAC(b *testing.B) {
 	var k16, iv16 [16]byte
 	var k32 [32]byte
 	var iv23 [23]byte
+	var st State
 	b.Run("EIA3", func(b *testing.B) {
-		b.SetBytes(int64(len(msg)))
-		var st State
-		for b.Loop() {
+		loopCPU(b, len(msg), func() {
 			st.Init128(&k16, &iv16)
 			EIA3Generic(&st, msg, 8*len(msg))
-		}
+		})
 	})
 	for _, n := range []int{4, 8, 16} {
 		d, _ := D256(n)
 		tag := make([]byte, n)
-		b.Run("MAC256-"+string(rune('0'+8*n/32))+"words", func(b *testing.B) {
-			b.SetBytes(int64(len(msg)))
-			var st State
-			for b.Loop() {
+		b.Run(fmt.Sprintf("MAC256-%dbit", 8*n), func(b *testing.B) {
+			loopCPU(b, len(msg), func() {
 				st.Init256(&k32, &iv23, &d)
 				MAC256Generic(&st, msg, 8*len(msg), tag)
-			}
+			})
 		})
 	}
 }

@@ -133,11 +133,12 @@ func emitConstants(sb sboxTransforms) *consts {
 		}
 	}
 	c.invShiftRows = bytesTable("sm4InvShiftRows", isr, 32)
-	c.ctrOff16 = dwordTable("sm4CtrOffsets16", ctrOffsets(16, 2))
+	c.ctrOff16 = dwordTable("sm4CtrOffsets16", ctrOffsets(16, 4))
 	c.ctrOff8 = dwordTable("sm4CtrOffsets8", ctrOffsets(8, 2))
-	c.inc8 = dwordTable("sm4Inc8", repeat(8, 16))
-	c.inc16 = dwordTable("sm4Inc16", repeat(16, 16))
-	c.inc32 = dwordTable("sm4Inc32", repeat(32, 16))
+	c.inc = map[int]Mem{}
+	for _, v := range []int{8, 16, 32, 48, 64} {
+		c.inc[v] = dwordTable(fmt.Sprintf("sm4Inc%d", v), repeat(uint32(v), 16))
+	}
 	var idx []uint32
 	for m := 0; m < 4; m++ {
 		for p := 0; p < 8; p++ {
@@ -171,7 +172,7 @@ type tier struct {
 	linear   func(t, x0, a, b VecVirtual) // x0 ^= L(t); t, a, b scratch
 	rk       func(m Mem) VecVirtual       // broadcast a round key
 	ctrOff   Mem
-	inc      func(sets int) Mem
+	maxSets  int // register sets per full pass
 	tail     tailOps
 	regBytes int
 }
@@ -273,66 +274,119 @@ func (t *tier) params() (rk, dst, src, n GPVirtual) {
 	return
 }
 
+// kernel holds what one generated function needs while emitting passes.
+type kernel struct {
+	t            *tier
+	name         string
+	ctr          bool // CTR keystream XOR rather than ECB
+	rk, dst, src GPVirtual
+	n            GPVirtual
+	ctrw, ctr32  Mem
+}
+
+// pass emits one pass over k register sets (k·width blocks). When masked,
+// the last set holds only n - (k-1)·width blocks and is loaded and stored
+// under masks; otherwise all k sets are full. It advances src, dst and n.
+func (g *kernel) pass(k int, masked bool) {
+	t := g.t
+	sets := make([]set, k)
+	for i := range sets {
+		sets[i] = t.newSet()
+	}
+	if masked {
+		last := GP64()
+		MOVQ(g.n, last)
+		if k > 1 {
+			SUBQ(U32((k-1)*t.width), last)
+		}
+		t.tail.prepare(last)
+	}
+	isMasked := func(i int) bool { return masked && i == k-1 }
+	for i, s := range sets {
+		base := i * t.width * 16
+		switch {
+		case g.ctr:
+			t.counterSet(s, g.ctrw, i)
+		case isMasked(i):
+			for m, v := range s {
+				t.tail.load(m, Mem{Base: g.src, Disp: base + m*t.regBytes}, v)
+				VPSHUFB(t.c.bswap, v, v)
+			}
+			t.transpose4(s, t.vec(), t.vec())
+		default:
+			t.loadBlocks(s, g.src, base)
+		}
+	}
+	if g.ctr && !masked {
+		t.bumpCounter(g.ctr32, k)
+	}
+	t.encryptSets(sets, g.rk, fmt.Sprintf("%s_rounds%d%v", g.name, k, masked))
+	in := t.vec()
+	for i, s := range sets {
+		base := i * t.width * 16
+		for m, v := range s {
+			at := Mem{Base: g.src, Disp: base + m*t.regBytes}
+			out := Mem{Base: g.dst, Disp: base + m*t.regBytes}
+			switch {
+			case isMasked(i):
+				if g.ctr {
+					t.tail.load(m, at, in)
+					t.xor(in, v, v)
+				}
+				t.tail.store(m, v, out)
+			default:
+				if g.ctr {
+					t.xor(at, v, v)
+				}
+				t.mov(v, out)
+			}
+		}
+	}
+	if !masked {
+		ADDQ(U32(k*t.width*16), g.src)
+		ADDQ(U32(k*t.width*16), g.dst)
+		SUBQ(U32(k*t.width), g.n)
+	}
+}
+
+// body emits the pass schedule: full passes of maxSets sets while they
+// fit, then one pass of ceil(n/width) sets whose last set is masked.
+func (g *kernel) body() {
+	t := g.t
+	full := t.maxSets * t.width
+	Label(g.name + "_loop")
+	CMPQ(g.n, U32(full))
+	JB(LabelRef(g.name + "_partial"))
+	g.pass(t.maxSets, false)
+	JMP(LabelRef(g.name + "_loop"))
+
+	Label(g.name + "_partial")
+	Comment("Fewer than a full pass left: ceil(n/width) sets, the last one masked.")
+	TESTQ(g.n, g.n)
+	JZ(LabelRef(g.name + "_done"))
+	for k := t.maxSets; k >= 2; k-- {
+		CMPQ(g.n, U32((k-1)*t.width))
+		JA(LabelRef(fmt.Sprintf("%s_sets%d", g.name, k)))
+	}
+	for k := 1; k <= t.maxSets; k++ {
+		Label(fmt.Sprintf("%s_sets%d", g.name, k))
+		g.pass(k, true)
+		JMP(LabelRef(g.name + "_done"))
+	}
+	Label(g.name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
 func genEncryptBlocks(t *tier) {
 	name := "encryptBlocks" + t.name
 	TEXT(name, NOSPLIT, "func(rk *[32]uint32, dst, src *byte, nblocks int)")
 	Pragma("noescape")
 	Doc(fmt.Sprintf("%s encrypts nblocks 16-byte blocks from src to dst (SM4, GB/T 32907-2016 §7.1) with round keys rk, using %s.", name, t.doc))
-	rk, dst, src, n := t.params()
+	g := &kernel{t: t, name: name}
+	g.rk, g.dst, g.src, g.n = t.params()
 	t.setup()
-	two := []set{t.newSet(), t.newSet()}
-	step := 2 * t.width
-
-	Comment("Two interleaved sets per iteration.")
-	Label(name + "_loop2")
-	CMPQ(n, U32(step))
-	JB(LabelRef(name + "_one"))
-	t.loadBlocks(two[0], src, 0)
-	t.loadBlocks(two[1], src, t.width*16)
-	t.encryptSets(two, rk, name+"_rounds2")
-	for k, s := range two {
-		for m := range s {
-			t.mov(s[m], Mem{Base: dst, Disp: k*t.width*16 + m*t.regBytes})
-		}
-	}
-	ADDQ(U32(step*16), src)
-	ADDQ(U32(step*16), dst)
-	SUBQ(U32(step), n)
-	JMP(LabelRef(name + "_loop2"))
-
-	Label(name + "_one")
-	Comment("One full set.")
-	one := []set{t.newSet()}
-	CMPQ(n, U32(t.width))
-	JB(LabelRef(name + "_tail"))
-	t.loadBlocks(one[0], src, 0)
-	t.encryptSets(one, rk, name+"_rounds1")
-	for m, v := range one[0] {
-		t.mov(v, Mem{Base: dst, Disp: m * t.regBytes})
-	}
-	ADDQ(U32(t.width*16), src)
-	ADDQ(U32(t.width*16), dst)
-	SUBQ(U32(t.width), n)
-
-	Label(name + "_tail")
-	Comment("Fewer than a set left: masked loads and stores.")
-	TESTQ(n, n)
-	JZ(LabelRef(name + "_done"))
-	t.tail.prepare(n)
-	tl := []set{t.newSet()}
-	for m, v := range tl[0] {
-		t.tail.load(m, Mem{Base: src, Disp: m * t.regBytes}, v)
-		VPSHUFB(t.c.bswap, v, v)
-	}
-	t.transpose4(tl[0], t.vec(), t.vec())
-	t.encryptSets(tl, rk, name+"_roundsT")
-	for m, v := range tl[0] {
-		t.tail.store(m, v, Mem{Base: dst, Disp: m * t.regBytes})
-	}
-
-	Label(name + "_done")
-	VZEROUPPER()
-	RET()
+	g.body()
 }
 
 func genXORKeyStream(t *tier) {
@@ -340,12 +394,13 @@ func genXORKeyStream(t *tier) {
 	TEXT(name, NOSPLIT, "func(rk *[32]uint32, ctr *[16]byte, dst, src *byte, nblocks int)")
 	Pragma("noescape")
 	Doc(fmt.Sprintf("%s XORs src with the SM4 keystream of the counter blocks ctr, inc32(ctr), … (NIST SP 800-38D §6.5 GCTR, §6.2 inc32) for nblocks whole blocks and writes dst, using %s. ctr is not updated.", name, t.doc))
-	rk, dst, src, n := t.params()
+	g := &kernel{t: t, name: name, ctr: true}
+	g.rk, g.dst, g.src, g.n = t.params()
 	ctrp := Load(Param("ctr"), GP64()).(GPVirtual)
 	t.setup()
 
 	Comment("Counter words 0-2 broadcast, word 3 (the inc32 counter) broadcast; all byte-swapped to native order.")
-	ctrw := AllocLocal(4 * t.regBytes)
+	g.ctrw = AllocLocal(4 * t.regBytes)
 	cx, wx := XMM(), XMM()
 	VMOVDQU(Mem{Base: ctrp}, cx)
 	VPSHUFB(t.c.bswap, cx, cx)
@@ -353,63 +408,10 @@ func genXORKeyStream(t *tier) {
 		v := t.vec()
 		VPSHUFD(U8(0x55*w), cx, wx)
 		VPBROADCASTD(wx, v)
-		t.mov(v, ctrw.Offset(w*t.regBytes))
+		t.mov(v, g.ctrw.Offset(w*t.regBytes))
 	}
-	ctr32 := ctrw.Offset(3 * t.regBytes)
-
-	two := []set{t.newSet(), t.newSet()}
-	step := 2 * t.width
-	Label(name + "_loop2")
-	CMPQ(n, U32(step))
-	JB(LabelRef(name + "_one"))
-	t.counterSet(two[0], ctrw, 0)
-	t.counterSet(two[1], ctrw, 1)
-	t.bumpCounter(ctr32, 2)
-	t.encryptSets(two, rk, name+"_rounds2")
-	for k, s := range two {
-		for m, v := range s {
-			at := k*t.width*16 + m*t.regBytes
-			t.xor(Mem{Base: src, Disp: at}, v, v)
-			t.mov(v, Mem{Base: dst, Disp: at})
-		}
-	}
-	ADDQ(U32(step*16), src)
-	ADDQ(U32(step*16), dst)
-	SUBQ(U32(step), n)
-	JMP(LabelRef(name + "_loop2"))
-
-	Label(name + "_one")
-	one := []set{t.newSet()}
-	CMPQ(n, U32(t.width))
-	JB(LabelRef(name + "_tail"))
-	t.counterSet(one[0], ctrw, 0)
-	t.bumpCounter(ctr32, 1)
-	t.encryptSets(one, rk, name+"_rounds1")
-	for m, v := range one[0] {
-		t.xor(Mem{Base: src, Disp: m * t.regBytes}, v, v)
-		t.mov(v, Mem{Base: dst, Disp: m * t.regBytes})
-	}
-	ADDQ(U32(t.width*16), src)
-	ADDQ(U32(t.width*16), dst)
-	SUBQ(U32(t.width), n)
-
-	Label(name + "_tail")
-	TESTQ(n, n)
-	JZ(LabelRef(name + "_done"))
-	t.tail.prepare(n)
-	tl := []set{t.newSet()}
-	t.counterSet(tl[0], ctrw, 0)
-	t.encryptSets(tl, rk, name+"_roundsT")
-	in := t.vec()
-	for m, v := range tl[0] {
-		t.tail.load(m, Mem{Base: src, Disp: m * t.regBytes}, in)
-		t.xor(in, v, v)
-		t.tail.store(m, v, Mem{Base: dst, Disp: m * t.regBytes})
-	}
-
-	Label(name + "_done")
-	VZEROUPPER()
-	RET()
+	g.ctr32 = g.ctrw.Offset(3 * t.regBytes)
+	g.body()
 }
 
 // bumpCounter adds sets·width to the broadcast inc32 counter word; VPADDD
@@ -417,6 +419,6 @@ func genXORKeyStream(t *tier) {
 func (t *tier) bumpCounter(ctr32 Mem, sets int) {
 	v := t.vec()
 	t.mov(ctr32, v)
-	VPADDD(t.inc(sets), v, v)
+	VPADDD(t.c.inc[sets*t.width], v, v)
 	t.mov(v, ctr32)
 }

@@ -20,12 +20,7 @@ func avx512GFNI(c *consts) *tier {
 		mov:    func(src, dst Op) { VMOVDQU64(src, dst) },
 		ctrOff: c.ctrOff16,
 	}
-	t.inc = func(sets int) Mem {
-		if sets == 2 {
-			return c.inc32
-		}
-		return c.inc16
-	}
+	t.maxSets = 4
 	var pre, post VecVirtual
 	t.setup = func() {
 		pre, post = ZMM(), ZMM()
@@ -97,12 +92,7 @@ func ymmBase(c *consts, name, doc string) *tier {
 		VPXOR(a, dst, dst)
 		VPXOR(b, dst, dst)
 	}
-	t.inc = func(sets int) Mem {
-		if sets == 2 {
-			return c.inc16
-		}
-		return c.inc8
-	}
+	t.maxSets = 2
 	// L(B) = B ⊕ (B <<< 24) ⊕ ((B ⊕ (B <<< 8) ⊕ (B <<< 16)) <<< 2).
 	t.linear = func(x, x0, a, b VecVirtual) {
 		VPSHUFB(c.rot8, x, a)
@@ -194,4 +184,3 @@ func avx2AESNI(c *consts) *tier {
 	}
 	return t
 }
-
