@@ -34,6 +34,12 @@ func (p *parseState) build() (*Config, error) {
 
 	peers, _ := p.doc["peer"].([]map[string]any) // index checked the type
 	cfg.Peers = make([]Peer, len(peers))
+	// index saw one "peer" key per [[peer]] header; should that ever
+	// disagree with the decoded array, lines are dropped, not misplaced.
+	if len(p.peerLines) != len(peers) {
+		p.peerLines = make([]map[string]int, len(peers))
+		p.peerHeaders = make([]int, len(peers))
+	}
 	for i, pm := range peers {
 		ps := &section{p: p, m: pm, prefix: "peer", lines: p.peerLines[i], header: p.peerHeaders[i], peer: p.peerLabels[i]}
 		if err := p.buildPeer(ps, cfg, i); err != nil {

@@ -57,31 +57,6 @@ func writeFile(t *testing.T, dir, name, data string, mode os.FileMode) string {
 	return path
 }
 
-// baseDoc is a valid configuration. Its line numbers matter to the error
-// tests: 1 [interface], 2 name, 3 private_key_file, 4 listen_port,
-// 5 address, 7 [[peer]], 8 name, 9 public_key, 10 endpoint, 11 allowed_ips.
-const baseDoc = `[interface]
-name = "gm0"
-private_key_file = "KEYFILE"
-listen_port = 51900
-address = ["198.19.0.1/24"]
-
-[[peer]]
-name = "site-b"
-public_key = "PUB1"
-endpoint = "198.18.0.2:51900"
-allowed_ips = ["198.19.0.2/32"]
-`
-
-// secondPeer is appended to baseDoc: lines 12 [[peer]], 13 name,
-// 14 public_key, 15 endpoint, 16 allowed_ips.
-const secondPeer = `[[peer]]
-name = "site-c"
-public_key = "PUB2"
-endpoint = "198.18.0.3:51900"
-allowed_ips = ["198.19.0.3/32"]
-`
-
 // edit returns baseDoc with each (old, new) pair replaced once; old must
 // occur.
 func edit(t *testing.T, doc string, pairs ...string) string {
@@ -362,6 +337,12 @@ func TestLoadErrors(t *testing.T) {
 				want: `FILE:7: key "peer": must be written as [[peer]] sections (an array of tables), not as a single table`},
 			{name: "peer inline array", doc: "peer = [{ name = \"x\" }]\n" + baseDoc[:strings.Index(baseDoc, "[[peer]]")],
 				want: `FILE:1: key "peer": must be written as [[peer]] sections (an array of tables), not as an inline array`},
+			{name: "peer subtable", doc: baseDoc + "[peer.options]\nx = 1\n",
+				want: `FILE:12: key "peer.options" (peer "site-b"): unknown key`},
+			{name: "peer dotted too deep", doc: baseDoc + "roaming.x = 1\n",
+				want: `FILE:12: key "peer.roaming.x" (peer "site-b"): unknown key`},
+			{name: "interface array", doc: e(`[interface]`, `[[interface]]`),
+				want: `FILE:1: key "interface": must be a table ([interface]), not an array of tables`},
 			{name: "interface missing", doc: "[[peer]]\nname = \"a\"\n",
 				want: `FILE: key "interface": is missing: the file needs an [interface] section`},
 			{name: "interface not table", doc: "interface = 5\n",

@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"crypto/hmac"
 	"crypto/rand"
-	"crypto/subtle"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"slices"
 	"sync"
@@ -69,7 +67,7 @@ type Local struct {
 	randMu sync.Mutex
 	rand   io.Reader
 
-	mac1Pool sync.Pool // hash.Hash keyed with mac1Key
+	mac1Pool sync.Pool // *macState keyed with mac1Key
 
 	mu      sync.RWMutex
 	peers   map[[32]byte]*Peer // by static_id
@@ -117,7 +115,7 @@ func NewLocal(cfg Config) (*Local, error) {
 	l.t0 = hashParts(c0[:], pub.raw[:])
 	l.mac1Key = hashParts([]byte(labelMAC1), pub.raw[:])
 	key := l.mac1Key
-	l.mac1Pool.New = func() any { return hmac.New(sm3.New, key[:]) }
+	l.mac1Pool.New = func() any { return &macState{h: hmac.New(sm3.New, key[:])} }
 	return l, nil
 }
 
@@ -425,11 +423,10 @@ func parseOffer(o []byte, allowEmpty bool) ([]ciphers.SuiteID, bool) {
 
 // checkMAC1 verifies mac1 of a message whose length and header are valid.
 func (l *Local) checkMAC1(msg []byte, off int) bool {
-	h := l.mac1Pool.Get().(hash.Hash)
-	var m [macSize]byte
-	macOf(h, &m, msg[:off])
-	l.mac1Pool.Put(h)
-	return subtle.ConstantTimeCompare(m[:], msg[off:off+macSize]) == 1
+	m := l.mac1Pool.Get().(*macState)
+	ok := m.verify(msg[:off], msg[off:off+macSize])
+	l.mac1Pool.Put(m)
+	return ok
 }
 
 // addMACs writes mac1 (keyed by the peer's public key) and, if we hold a

@@ -531,3 +531,50 @@ func TestSimultaneousInitiation(t *testing.T) {
 		t.Fatal("pending state left")
 	}
 }
+
+// TestConcurrentResponders runs handshakes from several initiators against
+// one responder in parallel (run with -race).
+func TestConcurrentResponders(t *testing.T) {
+	rIdx := newTestIndices(0x5000)
+	r, _ := NewLocal(Config{PrivateKey: testKey(t, "R"), Rand: &detRand{seed: "r"}, Indices: rIdx})
+	const n = 4
+	errs := make(chan error, n)
+	for g := range n {
+		seed := string(rune('a' + g))
+		ki := testKey(t, seed)
+		li, _ := NewLocal(Config{PrivateKey: ki, Rand: &detRand{seed: seed}, Indices: newTestIndices(uint32(g) << 24)})
+		pi, _ := li.AddPeer(PeerConfig{PublicKey: r.PublicKey()})
+		if _, err := r.AddPeer(PeerConfig{PublicKey: ki.Public()}); err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			for k := range 3 {
+				now := t0.Add(time.Duration(k) * time.Second)
+				m1, _ := li.CreateInitiation(pi, now)
+				rr, err := r.ConsumeInitiation(m1[:], now)
+				if err != nil {
+					errs <- err
+					return
+				}
+				ir, err := li.ConsumeResponse(rr.Response[:], now)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if _, err := r.ConsumeConfirm(ir.Confirm[:], now); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rIdx.inUse() != 3*n || len(r.pending) != 0 {
+		t.Fatalf("indices %d pending %d", rIdx.inUse(), len(r.pending))
+	}
+}

@@ -117,14 +117,20 @@ func hmacSM3(key, msg []byte) (out [32]byte) {
 	return out
 }
 
-// macOf writes the 16-byte truncated HMAC-SM3 of msg to dst using a
-// keyed hasher (reset first).
-func macOf(h hash.Hash, dst *[macSize]byte, msg []byte) {
-	var sum [32]byte
-	h.Reset()
-	h.Write(msg)
-	h.Sum(sum[:0])
-	copy(dst[:], sum[:macSize])
+// macState is a pooled keyed HMAC-SM3 with its output buffer, so checking
+// a MAC does not allocate.
+type macState struct {
+	h   hash.Hash
+	sum [32]byte
+}
+
+// verify reports whether mac equals the 16-byte truncated HMAC-SM3 of msg,
+// in constant time.
+func (m *macState) verify(msg, mac []byte) bool {
+	m.h.Reset()
+	m.h.Write(msg)
+	m.h.Sum(m.sum[:0])
+	return subtle.ConstantTimeCompare(m.sum[:macSize], mac) == 1
 }
 
 func equal16(a, b []byte) bool { return subtle.ConstantTimeCompare(a, b) == 1 }

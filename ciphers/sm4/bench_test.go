@@ -80,8 +80,8 @@ func BenchmarkCTR(b *testing.B) {
 func BenchmarkGCMSeal(b *testing.B) {
 	forSizes(b, func(b *testing.B, i, size int) {
 		a := impls[i].gcm()
-		buf := make([]byte, size, size+TagSize)
-		nonce, ad := make([]byte, NonceSize), make([]byte, 16)
+		buf := make([]byte, size, size+tagSize)
+		nonce, ad := make([]byte, nonceSize), make([]byte, 16)
 		for b.Loop() {
 			a.Seal(buf[:0], nonce, buf, ad)
 		}
@@ -93,7 +93,7 @@ func BenchmarkGCMSeal(b *testing.B) {
 func BenchmarkGCMOpen(b *testing.B) {
 	forSizes(b, func(b *testing.B, i, size int) {
 		a := impls[i].gcm()
-		nonce, ad := make([]byte, NonceSize), make([]byte, 16)
+		nonce, ad := make([]byte, nonceSize), make([]byte, 16)
 		sealed := a.Seal(nil, nonce, make([]byte, size), ad)
 		buf := make([]byte, len(sealed))
 		for b.Loop() {

@@ -95,7 +95,7 @@ func TestDiffGCM(t *testing.T) {
 	rng := newRand("gcm")
 	adLens := []int{0, 1, 12, 16, 17, 20, 64, 100}
 	for n := 0; n <= 4096; n += diffStep() {
-		key, nonce, pt := randomBytes(rng, KeySize), randomBytes(rng, NonceSize), randomBytes(rng, n)
+		key, nonce, pt := randomBytes(rng, KeySize), randomBytes(rng, nonceSize), randomBytes(rng, n)
 		ad := randomBytes(rng, adLens[n%len(adLens)])
 		ours, _ := NewGCM(key)
 		ref := gmsmGCM(t, key)
@@ -132,7 +132,7 @@ func FuzzGCM(f *testing.F) {
 	f.Add([]byte("0123456789abcdef0123456789ab"), []byte("header"), bytes.Repeat([]byte{7}, 1420))
 	f.Add(bytes.Repeat([]byte{0xff}, 28), bytes.Repeat([]byte{1}, 33), bytes.Repeat([]byte{0xff}, 17))
 	f.Fuzz(func(t *testing.T, keyNonce, ad, pt []byte) {
-		key, nonce := fuzzParams(keyNonce, NonceSize)
+		key, nonce := fuzzParams(keyNonce, nonceSize)
 		ours, err := NewGCM(key)
 		if err != nil {
 			t.Fatal(err)

@@ -28,11 +28,11 @@ const BlockSize = 16
 // KeySize is the SM4 key size in bytes (GB/T 32907-2016 §5.2).
 const KeySize = 16
 
-// NonceSize and TagSize are the nonce and tag lengths of the AEAD returned
+// nonceSize and tagSize are the nonce and tag lengths of the AEAD returned
 // by NewGCM (RFC 8998 §3.3; the only sizes gmtun supports).
 const (
-	NonceSize = sm4.NonceSize
-	TagSize   = sm4.TagSize
+	nonceSize = sm4.NonceSize
+	tagSize   = sm4.TagSize
 )
 
 // KeySizeError is returned for a key whose length is not KeySize.
@@ -99,10 +99,10 @@ type gcmAEAD struct {
 }
 
 // NonceSize returns 12.
-func (a *gcmAEAD) NonceSize() int { return NonceSize }
+func (a *gcmAEAD) NonceSize() int { return nonceSize }
 
 // Overhead returns 16, the tag length.
-func (a *gcmAEAD) Overhead() int { return TagSize }
+func (a *gcmAEAD) Overhead() int { return tagSize }
 
 // Seal encrypts and authenticates plaintext, authenticates
 // additionalData and appends the result to dst (cipher.AEAD). It panics,
@@ -110,20 +110,20 @@ func (a *gcmAEAD) Overhead() int { return TagSize }
 // plaintext longer than 2^32 − 2 blocks, or an output that overlaps
 // plaintext inexactly or additionalData at all.
 func (a *gcmAEAD) Seal(dst, nonce, plaintext, additionalData []byte) []byte {
-	if len(nonce) != NonceSize {
+	if len(nonce) != nonceSize {
 		panic("sm4: incorrect nonce length given to GCM")
 	}
 	if uint64(len(plaintext)) > sm4.MaxPlaintextSize {
 		panic("sm4: message too large for GCM")
 	}
-	ret, out := sliceForAppend(dst, len(plaintext)+TagSize)
+	ret, out := sliceForAppend(dst, len(plaintext)+tagSize)
 	if sm4.InexactOverlap(out, plaintext) {
 		panic("sm4: invalid buffer overlap of output and input")
 	}
 	if sm4.AnyOverlap(out, additionalData) {
 		panic("sm4: invalid buffer overlap of output and additional data")
 	}
-	a.g.Seal(out, (*[TagSize]byte)(out[len(plaintext):]), (*[NonceSize]byte)(nonce), plaintext, additionalData)
+	a.g.Seal(out, (*[tagSize]byte)(out[len(plaintext):]), (*[nonceSize]byte)(nonce), plaintext, additionalData)
 	return ret
 }
 
@@ -133,13 +133,13 @@ func (a *gcmAEAD) Seal(dst, nonce, plaintext, additionalData []byte) []byte {
 // bytes or an output that overlaps ciphertext inexactly or additionalData
 // at all.
 func (a *gcmAEAD) Open(dst, nonce, ciphertext, additionalData []byte) ([]byte, error) {
-	if len(nonce) != NonceSize {
+	if len(nonce) != nonceSize {
 		panic("sm4: incorrect nonce length given to GCM")
 	}
-	if len(ciphertext) < TagSize || uint64(len(ciphertext)) > sm4.MaxPlaintextSize+TagSize {
+	if len(ciphertext) < tagSize || uint64(len(ciphertext)) > sm4.MaxPlaintextSize+tagSize {
 		return nil, errOpen
 	}
-	n := len(ciphertext) - TagSize
+	n := len(ciphertext) - tagSize
 	ret, out := sliceForAppend(dst, n)
 	if sm4.InexactOverlap(out, ciphertext) {
 		panic("sm4: invalid buffer overlap of output and input")
@@ -147,7 +147,7 @@ func (a *gcmAEAD) Open(dst, nonce, ciphertext, additionalData []byte) ([]byte, e
 	if sm4.AnyOverlap(out, additionalData) {
 		panic("sm4: invalid buffer overlap of output and additional data")
 	}
-	if !a.g.Open(out, (*[NonceSize]byte)(nonce), ciphertext[:n], additionalData, (*[TagSize]byte)(ciphertext[n:])) {
+	if !a.g.Open(out, (*[nonceSize]byte)(nonce), ciphertext[:n], additionalData, (*[tagSize]byte)(ciphertext[n:])) {
 		clear(out)
 		return nil, errOpen
 	}

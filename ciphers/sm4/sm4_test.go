@@ -78,6 +78,6 @@ func TestSizeErrors(t *testing.T) {
 func TestGCMParameters(t *testing.T) {
 	a, _ := NewGCM(testKey)
 	if a.NonceSize() != 12 || a.Overhead() != 16 {
-		t.Errorf("NonceSize %d, Overhead %d; want 12, 16", a.NonceSize(), a.Overhead())
+		t.Errorf("nonceSize %d, Overhead %d; want 12, 16", a.NonceSize(), a.Overhead())
 	}
 }

@@ -414,7 +414,39 @@ DATA sm4CtrOffsets16<>+112(SB)/4, $0x00000013
 DATA sm4CtrOffsets16<>+116(SB)/4, $0x00000017
 DATA sm4CtrOffsets16<>+120(SB)/4, $0x0000001b
 DATA sm4CtrOffsets16<>+124(SB)/4, $0x0000001f
-GLOBL sm4CtrOffsets16<>(SB), RODATA|NOPTR, $128
+DATA sm4CtrOffsets16<>+128(SB)/4, $0x00000020
+DATA sm4CtrOffsets16<>+132(SB)/4, $0x00000024
+DATA sm4CtrOffsets16<>+136(SB)/4, $0x00000028
+DATA sm4CtrOffsets16<>+140(SB)/4, $0x0000002c
+DATA sm4CtrOffsets16<>+144(SB)/4, $0x00000021
+DATA sm4CtrOffsets16<>+148(SB)/4, $0x00000025
+DATA sm4CtrOffsets16<>+152(SB)/4, $0x00000029
+DATA sm4CtrOffsets16<>+156(SB)/4, $0x0000002d
+DATA sm4CtrOffsets16<>+160(SB)/4, $0x00000022
+DATA sm4CtrOffsets16<>+164(SB)/4, $0x00000026
+DATA sm4CtrOffsets16<>+168(SB)/4, $0x0000002a
+DATA sm4CtrOffsets16<>+172(SB)/4, $0x0000002e
+DATA sm4CtrOffsets16<>+176(SB)/4, $0x00000023
+DATA sm4CtrOffsets16<>+180(SB)/4, $0x00000027
+DATA sm4CtrOffsets16<>+184(SB)/4, $0x0000002b
+DATA sm4CtrOffsets16<>+188(SB)/4, $0x0000002f
+DATA sm4CtrOffsets16<>+192(SB)/4, $0x00000030
+DATA sm4CtrOffsets16<>+196(SB)/4, $0x00000034
+DATA sm4CtrOffsets16<>+200(SB)/4, $0x00000038
+DATA sm4CtrOffsets16<>+204(SB)/4, $0x0000003c
+DATA sm4CtrOffsets16<>+208(SB)/4, $0x00000031
+DATA sm4CtrOffsets16<>+212(SB)/4, $0x00000035
+DATA sm4CtrOffsets16<>+216(SB)/4, $0x00000039
+DATA sm4CtrOffsets16<>+220(SB)/4, $0x0000003d
+DATA sm4CtrOffsets16<>+224(SB)/4, $0x00000032
+DATA sm4CtrOffsets16<>+228(SB)/4, $0x00000036
+DATA sm4CtrOffsets16<>+232(SB)/4, $0x0000003a
+DATA sm4CtrOffsets16<>+236(SB)/4, $0x0000003e
+DATA sm4CtrOffsets16<>+240(SB)/4, $0x00000033
+DATA sm4CtrOffsets16<>+244(SB)/4, $0x00000037
+DATA sm4CtrOffsets16<>+248(SB)/4, $0x0000003b
+DATA sm4CtrOffsets16<>+252(SB)/4, $0x0000003f
+GLOBL sm4CtrOffsets16<>(SB), RODATA|NOPTR, $256
 
 DATA sm4CtrOffsets8<>+0(SB)/4, $0x00000000
 DATA sm4CtrOffsets8<>+4(SB)/4, $0x00000002
@@ -488,6 +520,42 @@ DATA sm4Inc32<>+56(SB)/4, $0x00000020
 DATA sm4Inc32<>+60(SB)/4, $0x00000020
 GLOBL sm4Inc32<>(SB), RODATA|NOPTR, $64
 
+DATA sm4Inc48<>+0(SB)/4, $0x00000030
+DATA sm4Inc48<>+4(SB)/4, $0x00000030
+DATA sm4Inc48<>+8(SB)/4, $0x00000030
+DATA sm4Inc48<>+12(SB)/4, $0x00000030
+DATA sm4Inc48<>+16(SB)/4, $0x00000030
+DATA sm4Inc48<>+20(SB)/4, $0x00000030
+DATA sm4Inc48<>+24(SB)/4, $0x00000030
+DATA sm4Inc48<>+28(SB)/4, $0x00000030
+DATA sm4Inc48<>+32(SB)/4, $0x00000030
+DATA sm4Inc48<>+36(SB)/4, $0x00000030
+DATA sm4Inc48<>+40(SB)/4, $0x00000030
+DATA sm4Inc48<>+44(SB)/4, $0x00000030
+DATA sm4Inc48<>+48(SB)/4, $0x00000030
+DATA sm4Inc48<>+52(SB)/4, $0x00000030
+DATA sm4Inc48<>+56(SB)/4, $0x00000030
+DATA sm4Inc48<>+60(SB)/4, $0x00000030
+GLOBL sm4Inc48<>(SB), RODATA|NOPTR, $64
+
+DATA sm4Inc64<>+0(SB)/4, $0x00000040
+DATA sm4Inc64<>+4(SB)/4, $0x00000040
+DATA sm4Inc64<>+8(SB)/4, $0x00000040
+DATA sm4Inc64<>+12(SB)/4, $0x00000040
+DATA sm4Inc64<>+16(SB)/4, $0x00000040
+DATA sm4Inc64<>+20(SB)/4, $0x00000040
+DATA sm4Inc64<>+24(SB)/4, $0x00000040
+DATA sm4Inc64<>+28(SB)/4, $0x00000040
+DATA sm4Inc64<>+32(SB)/4, $0x00000040
+DATA sm4Inc64<>+36(SB)/4, $0x00000040
+DATA sm4Inc64<>+40(SB)/4, $0x00000040
+DATA sm4Inc64<>+44(SB)/4, $0x00000040
+DATA sm4Inc64<>+48(SB)/4, $0x00000040
+DATA sm4Inc64<>+52(SB)/4, $0x00000040
+DATA sm4Inc64<>+56(SB)/4, $0x00000040
+DATA sm4Inc64<>+60(SB)/4, $0x00000040
+GLOBL sm4Inc64<>(SB), RODATA|NOPTR, $64
+
 DATA sm4TailIndex8<>+0(SB)/4, $0x00000000
 DATA sm4TailIndex8<>+4(SB)/4, $0x00000000
 DATA sm4TailIndex8<>+8(SB)/4, $0x00000000
@@ -532,10 +600,9 @@ TEXT ·encryptBlocksAVX512GFNI(SB), NOSPLIT, $0-32
 	VPBROADCASTQ sm4PreMatrix<>+0(SB), Z0
 	VPBROADCASTQ sm4PostMatrix<>+0(SB), Z1
 
-	// Two interleaved sets per iteration.
-encryptBlocksAVX512GFNI_loop2:
-	CMPQ        BX, $0x00000020
-	JB          encryptBlocksAVX512GFNI_one
+encryptBlocksAVX512GFNI_loop:
+	CMPQ        BX, $0x00000040
+	JB          encryptBlocksAVX512GFNI_partial
 	VMOVDQU64   (DX), Z2
 	VPSHUFB     sm4BswapMask<>+0(SB), Z2, Z2
 	VMOVDQU64   64(DX), Z3
@@ -568,129 +635,273 @@ encryptBlocksAVX512GFNI_loop2:
 	VPUNPCKLQDQ Z11, Z6, Z6
 	VPUNPCKHQDQ Z8, Z10, Z9
 	VPUNPCKLQDQ Z8, Z10, Z8
+	VMOVDQU64   512(DX), Z10
+	VPSHUFB     sm4BswapMask<>+0(SB), Z10, Z10
+	VMOVDQU64   576(DX), Z11
+	VPSHUFB     sm4BswapMask<>+0(SB), Z11, Z11
+	VMOVDQU64   640(DX), Z12
+	VPSHUFB     sm4BswapMask<>+0(SB), Z12, Z12
+	VMOVDQU64   704(DX), Z13
+	VPSHUFB     sm4BswapMask<>+0(SB), Z13, Z13
+	VPUNPCKHDQ  Z11, Z10, Z14
+	VPUNPCKLDQ  Z11, Z10, Z10
+	VPUNPCKLDQ  Z13, Z12, Z15
+	VPUNPCKHDQ  Z13, Z12, Z12
+	VPUNPCKHQDQ Z15, Z10, Z11
+	VPUNPCKLQDQ Z15, Z10, Z10
+	VPUNPCKHQDQ Z12, Z14, Z13
+	VPUNPCKLQDQ Z12, Z14, Z12
+	VMOVDQU64   768(DX), Z14
+	VPSHUFB     sm4BswapMask<>+0(SB), Z14, Z14
+	VMOVDQU64   832(DX), Z15
+	VPSHUFB     sm4BswapMask<>+0(SB), Z15, Z15
+	VMOVDQU64   896(DX), Z16
+	VPSHUFB     sm4BswapMask<>+0(SB), Z16, Z16
+	VMOVDQU64   960(DX), Z17
+	VPSHUFB     sm4BswapMask<>+0(SB), Z17, Z17
+	VPUNPCKHDQ  Z15, Z14, Z18
+	VPUNPCKLDQ  Z15, Z14, Z14
+	VPUNPCKLDQ  Z17, Z16, Z19
+	VPUNPCKHDQ  Z17, Z16, Z16
+	VPUNPCKHQDQ Z19, Z14, Z15
+	VPUNPCKLQDQ Z19, Z14, Z14
+	VPUNPCKHQDQ Z16, Z18, Z17
+	VPUNPCKLQDQ Z16, Z18, Z16
 	MOVQ        AX, SI
 	MOVQ        $0x00000008, DI
 
-encryptBlocksAVX512GFNI_rounds2:
-	VPBROADCASTD      (SI), Z13
-	VPXORD            Z13, Z3, Z10
-	VPTERNLOGD        $0x96, Z4, Z5, Z10
-	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
-	VPROLD            $0x02, Z10, Z11
-	VPROLD            $0x0a, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z2
-	VPROLD            $0x12, Z10, Z11
-	VPROLD            $0x18, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z10
-	VPXORD            Z10, Z2, Z2
-	VPXORD            Z13, Z7, Z10
-	VPTERNLOGD        $0x96, Z8, Z9, Z10
-	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
-	VPROLD            $0x02, Z10, Z11
-	VPROLD            $0x0a, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z6
-	VPROLD            $0x12, Z10, Z11
-	VPROLD            $0x18, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z10
-	VPXORD            Z10, Z6, Z6
-	VPBROADCASTD      4(SI), Z13
-	VPXORD            Z13, Z4, Z10
-	VPTERNLOGD        $0x96, Z5, Z2, Z10
-	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
-	VPROLD            $0x02, Z10, Z11
-	VPROLD            $0x0a, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z3
-	VPROLD            $0x12, Z10, Z11
-	VPROLD            $0x18, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z10
-	VPXORD            Z10, Z3, Z3
-	VPXORD            Z13, Z8, Z10
-	VPTERNLOGD        $0x96, Z9, Z6, Z10
-	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
-	VPROLD            $0x02, Z10, Z11
-	VPROLD            $0x0a, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z7
-	VPROLD            $0x12, Z10, Z11
-	VPROLD            $0x18, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z10
-	VPXORD            Z10, Z7, Z7
-	VPBROADCASTD      8(SI), Z13
-	VPXORD            Z13, Z5, Z10
-	VPTERNLOGD        $0x96, Z2, Z3, Z10
-	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
-	VPROLD            $0x02, Z10, Z11
-	VPROLD            $0x0a, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z4
-	VPROLD            $0x12, Z10, Z11
-	VPROLD            $0x18, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z10
-	VPXORD            Z10, Z4, Z4
-	VPXORD            Z13, Z9, Z10
-	VPTERNLOGD        $0x96, Z6, Z7, Z10
-	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
-	VPROLD            $0x02, Z10, Z11
-	VPROLD            $0x0a, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z8
-	VPROLD            $0x12, Z10, Z11
-	VPROLD            $0x18, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z10
-	VPXORD            Z10, Z8, Z8
-	VPBROADCASTD      12(SI), Z13
-	VPXORD            Z13, Z2, Z10
-	VPTERNLOGD        $0x96, Z3, Z4, Z10
-	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
-	VPROLD            $0x02, Z10, Z11
-	VPROLD            $0x0a, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z5
-	VPROLD            $0x12, Z10, Z11
-	VPROLD            $0x18, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z10
-	VPXORD            Z10, Z5, Z5
-	VPXORD            Z13, Z6, Z10
-	VPTERNLOGD        $0x96, Z7, Z8, Z10
-	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
-	VPROLD            $0x02, Z10, Z11
-	VPROLD            $0x0a, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z9
-	VPROLD            $0x12, Z10, Z11
-	VPROLD            $0x18, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z10
-	VPXORD            Z10, Z9, Z9
+encryptBlocksAVX512GFNI_rounds4false:
+	VPBROADCASTD      (SI), Z21
+	VPXORD            Z21, Z3, Z18
+	VPTERNLOGD        $0x96, Z4, Z5, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z2
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z2, Z2
+	VPXORD            Z21, Z7, Z18
+	VPTERNLOGD        $0x96, Z8, Z9, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z6
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z6, Z6
+	VPXORD            Z21, Z11, Z18
+	VPTERNLOGD        $0x96, Z12, Z13, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z10
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z10, Z10
+	VPXORD            Z21, Z15, Z18
+	VPTERNLOGD        $0x96, Z16, Z17, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z14
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z14, Z14
+	VPBROADCASTD      4(SI), Z21
+	VPXORD            Z21, Z4, Z18
+	VPTERNLOGD        $0x96, Z5, Z2, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z3
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z3, Z3
+	VPXORD            Z21, Z8, Z18
+	VPTERNLOGD        $0x96, Z9, Z6, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z7
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z7, Z7
+	VPXORD            Z21, Z12, Z18
+	VPTERNLOGD        $0x96, Z13, Z10, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z11
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z11, Z11
+	VPXORD            Z21, Z16, Z18
+	VPTERNLOGD        $0x96, Z17, Z14, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z15
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z15, Z15
+	VPBROADCASTD      8(SI), Z21
+	VPXORD            Z21, Z5, Z18
+	VPTERNLOGD        $0x96, Z2, Z3, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z4
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z4, Z4
+	VPXORD            Z21, Z9, Z18
+	VPTERNLOGD        $0x96, Z6, Z7, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z8
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z8, Z8
+	VPXORD            Z21, Z13, Z18
+	VPTERNLOGD        $0x96, Z10, Z11, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z12
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z12, Z12
+	VPXORD            Z21, Z17, Z18
+	VPTERNLOGD        $0x96, Z14, Z15, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z16
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z16, Z16
+	VPBROADCASTD      12(SI), Z21
+	VPXORD            Z21, Z2, Z18
+	VPTERNLOGD        $0x96, Z3, Z4, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z5
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z5, Z5
+	VPXORD            Z21, Z6, Z18
+	VPTERNLOGD        $0x96, Z7, Z8, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z9
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z9, Z9
+	VPXORD            Z21, Z10, Z18
+	VPTERNLOGD        $0x96, Z11, Z12, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z13
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z13, Z13
+	VPXORD            Z21, Z14, Z18
+	VPTERNLOGD        $0x96, Z15, Z16, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z17
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z17, Z17
 	ADDQ              $0x10, SI
 	DECQ              DI
-	JNZ               encryptBlocksAVX512GFNI_rounds2
-	VPUNPCKHDQ        Z4, Z5, Z11
+	JNZ               encryptBlocksAVX512GFNI_rounds4false
+	VPUNPCKHDQ        Z4, Z5, Z19
 	VPUNPCKLDQ        Z4, Z5, Z5
-	VPUNPCKLDQ        Z2, Z3, Z12
+	VPUNPCKLDQ        Z2, Z3, Z20
 	VPUNPCKHDQ        Z2, Z3, Z3
-	VPUNPCKHQDQ       Z12, Z5, Z4
-	VPUNPCKLQDQ       Z12, Z5, Z5
-	VPUNPCKHQDQ       Z3, Z11, Z2
-	VPUNPCKLQDQ       Z3, Z11, Z3
+	VPUNPCKHQDQ       Z20, Z5, Z4
+	VPUNPCKLQDQ       Z20, Z5, Z5
+	VPUNPCKHQDQ       Z3, Z19, Z2
+	VPUNPCKLQDQ       Z3, Z19, Z3
 	VPSHUFB           sm4BswapMask<>+0(SB), Z5, Z5
 	VPSHUFB           sm4BswapMask<>+0(SB), Z4, Z4
 	VPSHUFB           sm4BswapMask<>+0(SB), Z3, Z3
 	VPSHUFB           sm4BswapMask<>+0(SB), Z2, Z2
-	VPUNPCKHDQ        Z8, Z9, Z11
+	VPUNPCKHDQ        Z8, Z9, Z19
 	VPUNPCKLDQ        Z8, Z9, Z9
-	VPUNPCKLDQ        Z6, Z7, Z12
+	VPUNPCKLDQ        Z6, Z7, Z20
 	VPUNPCKHDQ        Z6, Z7, Z7
-	VPUNPCKHQDQ       Z12, Z9, Z8
-	VPUNPCKLQDQ       Z12, Z9, Z9
-	VPUNPCKHQDQ       Z7, Z11, Z6
-	VPUNPCKLQDQ       Z7, Z11, Z7
+	VPUNPCKHQDQ       Z20, Z9, Z8
+	VPUNPCKLQDQ       Z20, Z9, Z9
+	VPUNPCKHQDQ       Z7, Z19, Z6
+	VPUNPCKLQDQ       Z7, Z19, Z7
 	VPSHUFB           sm4BswapMask<>+0(SB), Z9, Z9
 	VPSHUFB           sm4BswapMask<>+0(SB), Z8, Z8
 	VPSHUFB           sm4BswapMask<>+0(SB), Z7, Z7
 	VPSHUFB           sm4BswapMask<>+0(SB), Z6, Z6
+	VPUNPCKHDQ        Z12, Z13, Z19
+	VPUNPCKLDQ        Z12, Z13, Z13
+	VPUNPCKLDQ        Z10, Z11, Z20
+	VPUNPCKHDQ        Z10, Z11, Z11
+	VPUNPCKHQDQ       Z20, Z13, Z12
+	VPUNPCKLQDQ       Z20, Z13, Z13
+	VPUNPCKHQDQ       Z11, Z19, Z10
+	VPUNPCKLQDQ       Z11, Z19, Z11
+	VPSHUFB           sm4BswapMask<>+0(SB), Z13, Z13
+	VPSHUFB           sm4BswapMask<>+0(SB), Z12, Z12
+	VPSHUFB           sm4BswapMask<>+0(SB), Z11, Z11
+	VPSHUFB           sm4BswapMask<>+0(SB), Z10, Z10
+	VPUNPCKHDQ        Z16, Z17, Z19
+	VPUNPCKLDQ        Z16, Z17, Z17
+	VPUNPCKLDQ        Z14, Z15, Z20
+	VPUNPCKHDQ        Z14, Z15, Z15
+	VPUNPCKHQDQ       Z20, Z17, Z16
+	VPUNPCKLQDQ       Z20, Z17, Z17
+	VPUNPCKHQDQ       Z15, Z19, Z14
+	VPUNPCKLQDQ       Z15, Z19, Z15
+	VPSHUFB           sm4BswapMask<>+0(SB), Z17, Z17
+	VPSHUFB           sm4BswapMask<>+0(SB), Z16, Z16
+	VPSHUFB           sm4BswapMask<>+0(SB), Z15, Z15
+	VPSHUFB           sm4BswapMask<>+0(SB), Z14, Z14
 	VMOVDQU64         Z5, (CX)
 	VMOVDQU64         Z4, 64(CX)
 	VMOVDQU64         Z3, 128(CX)
@@ -699,114 +910,36 @@ encryptBlocksAVX512GFNI_rounds2:
 	VMOVDQU64         Z8, 320(CX)
 	VMOVDQU64         Z7, 384(CX)
 	VMOVDQU64         Z6, 448(CX)
-	ADDQ              $0x00000200, DX
-	ADDQ              $0x00000200, CX
-	SUBQ              $0x00000020, BX
-	JMP               encryptBlocksAVX512GFNI_loop2
+	VMOVDQU64         Z13, 512(CX)
+	VMOVDQU64         Z12, 576(CX)
+	VMOVDQU64         Z11, 640(CX)
+	VMOVDQU64         Z10, 704(CX)
+	VMOVDQU64         Z17, 768(CX)
+	VMOVDQU64         Z16, 832(CX)
+	VMOVDQU64         Z15, 896(CX)
+	VMOVDQU64         Z14, 960(CX)
+	ADDQ              $0x00000400, DX
+	ADDQ              $0x00000400, CX
+	SUBQ              $0x00000040, BX
+	JMP               encryptBlocksAVX512GFNI_loop
 
-encryptBlocksAVX512GFNI_one:
-	// One full set.
-	CMPQ        BX, $0x00000010
-	JB          encryptBlocksAVX512GFNI_tail
-	VMOVDQU64   (DX), Z2
-	VPSHUFB     sm4BswapMask<>+0(SB), Z2, Z2
-	VMOVDQU64   64(DX), Z3
-	VPSHUFB     sm4BswapMask<>+0(SB), Z3, Z3
-	VMOVDQU64   128(DX), Z4
-	VPSHUFB     sm4BswapMask<>+0(SB), Z4, Z4
-	VMOVDQU64   192(DX), Z5
-	VPSHUFB     sm4BswapMask<>+0(SB), Z5, Z5
-	VPUNPCKHDQ  Z3, Z2, Z6
-	VPUNPCKLDQ  Z3, Z2, Z2
-	VPUNPCKLDQ  Z5, Z4, Z7
-	VPUNPCKHDQ  Z5, Z4, Z4
-	VPUNPCKHQDQ Z7, Z2, Z3
-	VPUNPCKLQDQ Z7, Z2, Z2
-	VPUNPCKHQDQ Z4, Z6, Z5
-	VPUNPCKLQDQ Z4, Z6, Z4
-	MOVQ        AX, SI
-	MOVQ        $0x00000008, DI
-
-encryptBlocksAVX512GFNI_rounds1:
-	VPBROADCASTD      (SI), Z6
-	VPXORD            Z6, Z3, Z6
-	VPTERNLOGD        $0x96, Z4, Z5, Z6
-	VGF2P8AFFINEQB    $0x3e, Z0, Z6, Z6
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z6, Z6
-	VPROLD            $0x02, Z6, Z7
-	VPROLD            $0x0a, Z6, Z8
-	VPTERNLOGD        $0x96, Z7, Z8, Z2
-	VPROLD            $0x12, Z6, Z7
-	VPROLD            $0x18, Z6, Z8
-	VPTERNLOGD        $0x96, Z7, Z8, Z6
-	VPXORD            Z6, Z2, Z2
-	VPBROADCASTD      4(SI), Z6
-	VPXORD            Z6, Z4, Z6
-	VPTERNLOGD        $0x96, Z5, Z2, Z6
-	VGF2P8AFFINEQB    $0x3e, Z0, Z6, Z6
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z6, Z6
-	VPROLD            $0x02, Z6, Z7
-	VPROLD            $0x0a, Z6, Z8
-	VPTERNLOGD        $0x96, Z7, Z8, Z3
-	VPROLD            $0x12, Z6, Z7
-	VPROLD            $0x18, Z6, Z8
-	VPTERNLOGD        $0x96, Z7, Z8, Z6
-	VPXORD            Z6, Z3, Z3
-	VPBROADCASTD      8(SI), Z6
-	VPXORD            Z6, Z5, Z6
-	VPTERNLOGD        $0x96, Z2, Z3, Z6
-	VGF2P8AFFINEQB    $0x3e, Z0, Z6, Z6
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z6, Z6
-	VPROLD            $0x02, Z6, Z7
-	VPROLD            $0x0a, Z6, Z8
-	VPTERNLOGD        $0x96, Z7, Z8, Z4
-	VPROLD            $0x12, Z6, Z7
-	VPROLD            $0x18, Z6, Z8
-	VPTERNLOGD        $0x96, Z7, Z8, Z6
-	VPXORD            Z6, Z4, Z4
-	VPBROADCASTD      12(SI), Z6
-	VPXORD            Z6, Z2, Z6
-	VPTERNLOGD        $0x96, Z3, Z4, Z6
-	VGF2P8AFFINEQB    $0x3e, Z0, Z6, Z6
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z6, Z6
-	VPROLD            $0x02, Z6, Z7
-	VPROLD            $0x0a, Z6, Z8
-	VPTERNLOGD        $0x96, Z7, Z8, Z5
-	VPROLD            $0x12, Z6, Z7
-	VPROLD            $0x18, Z6, Z8
-	VPTERNLOGD        $0x96, Z7, Z8, Z6
-	VPXORD            Z6, Z5, Z5
-	ADDQ              $0x10, SI
-	DECQ              DI
-	JNZ               encryptBlocksAVX512GFNI_rounds1
-	VPUNPCKHDQ        Z4, Z5, Z7
-	VPUNPCKLDQ        Z4, Z5, Z5
-	VPUNPCKLDQ        Z2, Z3, Z8
-	VPUNPCKHDQ        Z2, Z3, Z3
-	VPUNPCKHQDQ       Z8, Z5, Z4
-	VPUNPCKLQDQ       Z8, Z5, Z5
-	VPUNPCKHQDQ       Z3, Z7, Z2
-	VPUNPCKLQDQ       Z3, Z7, Z3
-	VPSHUFB           sm4BswapMask<>+0(SB), Z5, Z5
-	VPSHUFB           sm4BswapMask<>+0(SB), Z4, Z4
-	VPSHUFB           sm4BswapMask<>+0(SB), Z3, Z3
-	VPSHUFB           sm4BswapMask<>+0(SB), Z2, Z2
-	VMOVDQU64         Z5, (CX)
-	VMOVDQU64         Z4, 64(CX)
-	VMOVDQU64         Z3, 128(CX)
-	VMOVDQU64         Z2, 192(CX)
-	ADDQ              $0x00000100, DX
-	ADDQ              $0x00000100, CX
-	SUBQ              $0x00000010, BX
-
-encryptBlocksAVX512GFNI_tail:
-	// Fewer than a set left: masked loads and stores.
+encryptBlocksAVX512GFNI_partial:
+	// Fewer than a full pass left: ceil(n/width) sets, the last one masked.
 	TESTQ       BX, BX
 	JZ          encryptBlocksAVX512GFNI_done
-	SHLQ        $0x02, BX
-	MOVQ        $0x00000001, SI
-	SHLXQ       BX, SI, BX
-	DECQ        BX
+	CMPQ        BX, $0x00000030
+	JA          encryptBlocksAVX512GFNI_sets4
+	CMPQ        BX, $0x00000020
+	JA          encryptBlocksAVX512GFNI_sets3
+	CMPQ        BX, $0x00000010
+	JA          encryptBlocksAVX512GFNI_sets2
+	MOVQ        $0x00000040, SI
+	SUBQ        BX, SI
+	SUBQ        BX, SI
+	SUBQ        BX, SI
+	SUBQ        BX, SI
+	MOVQ        $-1, BX
+	SHRXQ       SI, BX, BX
 	MOVQ        BX, SI
 	KMOVW       SI, K1
 	MOVQ        BX, SI
@@ -835,7 +968,7 @@ encryptBlocksAVX512GFNI_tail:
 	VPUNPCKLQDQ Z4, Z6, Z4
 	MOVQ        $0x00000008, DX
 
-encryptBlocksAVX512GFNI_roundsT:
+encryptBlocksAVX512GFNI_rounds1true:
 	VPBROADCASTD      (AX), Z6
 	VPXORD            Z6, Z3, Z6
 	VPTERNLOGD        $0x96, Z4, Z5, Z6
@@ -886,7 +1019,7 @@ encryptBlocksAVX512GFNI_roundsT:
 	VPXORD            Z6, Z5, Z5
 	ADDQ              $0x10, AX
 	DECQ              DX
-	JNZ               encryptBlocksAVX512GFNI_roundsT
+	JNZ               encryptBlocksAVX512GFNI_rounds1true
 	VPUNPCKHDQ        Z4, Z5, Z7
 	VPUNPCKLDQ        Z4, Z5, Z5
 	VPUNPCKLDQ        Z2, Z3, Z8
@@ -903,6 +1036,783 @@ encryptBlocksAVX512GFNI_roundsT:
 	VMOVDQU32         Z4, K2, 64(CX)
 	VMOVDQU32         Z3, K3, 128(CX)
 	VMOVDQU32         Z2, K4, 192(CX)
+	JMP               encryptBlocksAVX512GFNI_done
+
+encryptBlocksAVX512GFNI_sets2:
+	SUBQ        $0x00000010, BX
+	MOVQ        $0x00000040, SI
+	SUBQ        BX, SI
+	SUBQ        BX, SI
+	SUBQ        BX, SI
+	SUBQ        BX, SI
+	MOVQ        $-1, BX
+	SHRXQ       SI, BX, BX
+	MOVQ        BX, SI
+	KMOVW       SI, K1
+	MOVQ        BX, SI
+	SHRQ        $0x10, SI
+	KMOVW       SI, K2
+	MOVQ        BX, SI
+	SHRQ        $0x20, SI
+	KMOVW       SI, K3
+	SHRQ        $0x30, BX
+	KMOVW       BX, K4
+	VMOVDQU64   (DX), Z2
+	VPSHUFB     sm4BswapMask<>+0(SB), Z2, Z2
+	VMOVDQU64   64(DX), Z3
+	VPSHUFB     sm4BswapMask<>+0(SB), Z3, Z3
+	VMOVDQU64   128(DX), Z4
+	VPSHUFB     sm4BswapMask<>+0(SB), Z4, Z4
+	VMOVDQU64   192(DX), Z5
+	VPSHUFB     sm4BswapMask<>+0(SB), Z5, Z5
+	VPUNPCKHDQ  Z3, Z2, Z6
+	VPUNPCKLDQ  Z3, Z2, Z2
+	VPUNPCKLDQ  Z5, Z4, Z7
+	VPUNPCKHDQ  Z5, Z4, Z4
+	VPUNPCKHQDQ Z7, Z2, Z3
+	VPUNPCKLQDQ Z7, Z2, Z2
+	VPUNPCKHQDQ Z4, Z6, Z5
+	VPUNPCKLQDQ Z4, Z6, Z4
+	VMOVDQU32.Z 256(DX), K1, Z6
+	VPSHUFB     sm4BswapMask<>+0(SB), Z6, Z6
+	VMOVDQU32.Z 320(DX), K2, Z7
+	VPSHUFB     sm4BswapMask<>+0(SB), Z7, Z7
+	VMOVDQU32.Z 384(DX), K3, Z8
+	VPSHUFB     sm4BswapMask<>+0(SB), Z8, Z8
+	VMOVDQU32.Z 448(DX), K4, Z9
+	VPSHUFB     sm4BswapMask<>+0(SB), Z9, Z9
+	VPUNPCKHDQ  Z7, Z6, Z10
+	VPUNPCKLDQ  Z7, Z6, Z6
+	VPUNPCKLDQ  Z9, Z8, Z11
+	VPUNPCKHDQ  Z9, Z8, Z8
+	VPUNPCKHQDQ Z11, Z6, Z7
+	VPUNPCKLQDQ Z11, Z6, Z6
+	VPUNPCKHQDQ Z8, Z10, Z9
+	VPUNPCKLQDQ Z8, Z10, Z8
+	MOVQ        $0x00000008, DX
+
+encryptBlocksAVX512GFNI_rounds2true:
+	VPBROADCASTD      (AX), Z13
+	VPXORD            Z13, Z3, Z10
+	VPTERNLOGD        $0x96, Z4, Z5, Z10
+	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
+	VPROLD            $0x02, Z10, Z11
+	VPROLD            $0x0a, Z10, Z12
+	VPTERNLOGD        $0x96, Z11, Z12, Z2
+	VPROLD            $0x12, Z10, Z11
+	VPROLD            $0x18, Z10, Z12
+	VPTERNLOGD        $0x96, Z11, Z12, Z10
+	VPXORD            Z10, Z2, Z2
+	VPXORD            Z13, Z7, Z10
+	VPTERNLOGD        $0x96, Z8, Z9, Z10
+	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
+	VPROLD            $0x02, Z10, Z11
+	VPROLD            $0x0a, Z10, Z12
+	VPTERNLOGD        $0x96, Z11, Z12, Z6
+	VPROLD            $0x12, Z10, Z11
+	VPROLD            $0x18, Z10, Z12
+	VPTERNLOGD        $0x96, Z11, Z12, Z10
+	VPXORD            Z10, Z6, Z6
+	VPBROADCASTD      4(AX), Z13
+	VPXORD            Z13, Z4, Z10
+	VPTERNLOGD        $0x96, Z5, Z2, Z10
+	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
+	VPROLD            $0x02, Z10, Z11
+	VPROLD            $0x0a, Z10, Z12
+	VPTERNLOGD        $0x96, Z11, Z12, Z3
+	VPROLD            $0x12, Z10, Z11
+	VPROLD            $0x18, Z10, Z12
+	VPTERNLOGD        $0x96, Z11, Z12, Z10
+	VPXORD            Z10, Z3, Z3
+	VPXORD            Z13, Z8, Z10
+	VPTERNLOGD        $0x96, Z9, Z6, Z10
+	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
+	VPROLD            $0x02, Z10, Z11
+	VPROLD            $0x0a, Z10, Z12
+	VPTERNLOGD        $0x96, Z11, Z12, Z7
+	VPROLD            $0x12, Z10, Z11
+	VPROLD            $0x18, Z10, Z12
+	VPTERNLOGD        $0x96, Z11, Z12, Z10
+	VPXORD            Z10, Z7, Z7
+	VPBROADCASTD      8(AX), Z13
+	VPXORD            Z13, Z5, Z10
+	VPTERNLOGD        $0x96, Z2, Z3, Z10
+	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
+	VPROLD            $0x02, Z10, Z11
+	VPROLD            $0x0a, Z10, Z12
+	VPTERNLOGD        $0x96, Z11, Z12, Z4
+	VPROLD            $0x12, Z10, Z11
+	VPROLD            $0x18, Z10, Z12
+	VPTERNLOGD        $0x96, Z11, Z12, Z10
+	VPXORD            Z10, Z4, Z4
+	VPXORD            Z13, Z9, Z10
+	VPTERNLOGD        $0x96, Z6, Z7, Z10
+	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
+	VPROLD            $0x02, Z10, Z11
+	VPROLD            $0x0a, Z10, Z12
+	VPTERNLOGD        $0x96, Z11, Z12, Z8
+	VPROLD            $0x12, Z10, Z11
+	VPROLD            $0x18, Z10, Z12
+	VPTERNLOGD        $0x96, Z11, Z12, Z10
+	VPXORD            Z10, Z8, Z8
+	VPBROADCASTD      12(AX), Z13
+	VPXORD            Z13, Z2, Z10
+	VPTERNLOGD        $0x96, Z3, Z4, Z10
+	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
+	VPROLD            $0x02, Z10, Z11
+	VPROLD            $0x0a, Z10, Z12
+	VPTERNLOGD        $0x96, Z11, Z12, Z5
+	VPROLD            $0x12, Z10, Z11
+	VPROLD            $0x18, Z10, Z12
+	VPTERNLOGD        $0x96, Z11, Z12, Z10
+	VPXORD            Z10, Z5, Z5
+	VPXORD            Z13, Z6, Z10
+	VPTERNLOGD        $0x96, Z7, Z8, Z10
+	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
+	VPROLD            $0x02, Z10, Z11
+	VPROLD            $0x0a, Z10, Z12
+	VPTERNLOGD        $0x96, Z11, Z12, Z9
+	VPROLD            $0x12, Z10, Z11
+	VPROLD            $0x18, Z10, Z12
+	VPTERNLOGD        $0x96, Z11, Z12, Z10
+	VPXORD            Z10, Z9, Z9
+	ADDQ              $0x10, AX
+	DECQ              DX
+	JNZ               encryptBlocksAVX512GFNI_rounds2true
+	VPUNPCKHDQ        Z4, Z5, Z11
+	VPUNPCKLDQ        Z4, Z5, Z5
+	VPUNPCKLDQ        Z2, Z3, Z12
+	VPUNPCKHDQ        Z2, Z3, Z3
+	VPUNPCKHQDQ       Z12, Z5, Z4
+	VPUNPCKLQDQ       Z12, Z5, Z5
+	VPUNPCKHQDQ       Z3, Z11, Z2
+	VPUNPCKLQDQ       Z3, Z11, Z3
+	VPSHUFB           sm4BswapMask<>+0(SB), Z5, Z5
+	VPSHUFB           sm4BswapMask<>+0(SB), Z4, Z4
+	VPSHUFB           sm4BswapMask<>+0(SB), Z3, Z3
+	VPSHUFB           sm4BswapMask<>+0(SB), Z2, Z2
+	VPUNPCKHDQ        Z8, Z9, Z11
+	VPUNPCKLDQ        Z8, Z9, Z9
+	VPUNPCKLDQ        Z6, Z7, Z12
+	VPUNPCKHDQ        Z6, Z7, Z7
+	VPUNPCKHQDQ       Z12, Z9, Z8
+	VPUNPCKLQDQ       Z12, Z9, Z9
+	VPUNPCKHQDQ       Z7, Z11, Z6
+	VPUNPCKLQDQ       Z7, Z11, Z7
+	VPSHUFB           sm4BswapMask<>+0(SB), Z9, Z9
+	VPSHUFB           sm4BswapMask<>+0(SB), Z8, Z8
+	VPSHUFB           sm4BswapMask<>+0(SB), Z7, Z7
+	VPSHUFB           sm4BswapMask<>+0(SB), Z6, Z6
+	VMOVDQU64         Z5, (CX)
+	VMOVDQU64         Z4, 64(CX)
+	VMOVDQU64         Z3, 128(CX)
+	VMOVDQU64         Z2, 192(CX)
+	VMOVDQU32         Z9, K1, 256(CX)
+	VMOVDQU32         Z8, K2, 320(CX)
+	VMOVDQU32         Z7, K3, 384(CX)
+	VMOVDQU32         Z6, K4, 448(CX)
+	JMP               encryptBlocksAVX512GFNI_done
+
+encryptBlocksAVX512GFNI_sets3:
+	SUBQ        $0x00000020, BX
+	MOVQ        $0x00000040, SI
+	SUBQ        BX, SI
+	SUBQ        BX, SI
+	SUBQ        BX, SI
+	SUBQ        BX, SI
+	MOVQ        $-1, BX
+	SHRXQ       SI, BX, BX
+	MOVQ        BX, SI
+	KMOVW       SI, K1
+	MOVQ        BX, SI
+	SHRQ        $0x10, SI
+	KMOVW       SI, K2
+	MOVQ        BX, SI
+	SHRQ        $0x20, SI
+	KMOVW       SI, K3
+	SHRQ        $0x30, BX
+	KMOVW       BX, K4
+	VMOVDQU64   (DX), Z2
+	VPSHUFB     sm4BswapMask<>+0(SB), Z2, Z2
+	VMOVDQU64   64(DX), Z3
+	VPSHUFB     sm4BswapMask<>+0(SB), Z3, Z3
+	VMOVDQU64   128(DX), Z4
+	VPSHUFB     sm4BswapMask<>+0(SB), Z4, Z4
+	VMOVDQU64   192(DX), Z5
+	VPSHUFB     sm4BswapMask<>+0(SB), Z5, Z5
+	VPUNPCKHDQ  Z3, Z2, Z6
+	VPUNPCKLDQ  Z3, Z2, Z2
+	VPUNPCKLDQ  Z5, Z4, Z7
+	VPUNPCKHDQ  Z5, Z4, Z4
+	VPUNPCKHQDQ Z7, Z2, Z3
+	VPUNPCKLQDQ Z7, Z2, Z2
+	VPUNPCKHQDQ Z4, Z6, Z5
+	VPUNPCKLQDQ Z4, Z6, Z4
+	VMOVDQU64   256(DX), Z6
+	VPSHUFB     sm4BswapMask<>+0(SB), Z6, Z6
+	VMOVDQU64   320(DX), Z7
+	VPSHUFB     sm4BswapMask<>+0(SB), Z7, Z7
+	VMOVDQU64   384(DX), Z8
+	VPSHUFB     sm4BswapMask<>+0(SB), Z8, Z8
+	VMOVDQU64   448(DX), Z9
+	VPSHUFB     sm4BswapMask<>+0(SB), Z9, Z9
+	VPUNPCKHDQ  Z7, Z6, Z10
+	VPUNPCKLDQ  Z7, Z6, Z6
+	VPUNPCKLDQ  Z9, Z8, Z11
+	VPUNPCKHDQ  Z9, Z8, Z8
+	VPUNPCKHQDQ Z11, Z6, Z7
+	VPUNPCKLQDQ Z11, Z6, Z6
+	VPUNPCKHQDQ Z8, Z10, Z9
+	VPUNPCKLQDQ Z8, Z10, Z8
+	VMOVDQU32.Z 512(DX), K1, Z10
+	VPSHUFB     sm4BswapMask<>+0(SB), Z10, Z10
+	VMOVDQU32.Z 576(DX), K2, Z11
+	VPSHUFB     sm4BswapMask<>+0(SB), Z11, Z11
+	VMOVDQU32.Z 640(DX), K3, Z12
+	VPSHUFB     sm4BswapMask<>+0(SB), Z12, Z12
+	VMOVDQU32.Z 704(DX), K4, Z13
+	VPSHUFB     sm4BswapMask<>+0(SB), Z13, Z13
+	VPUNPCKHDQ  Z11, Z10, Z14
+	VPUNPCKLDQ  Z11, Z10, Z10
+	VPUNPCKLDQ  Z13, Z12, Z15
+	VPUNPCKHDQ  Z13, Z12, Z12
+	VPUNPCKHQDQ Z15, Z10, Z11
+	VPUNPCKLQDQ Z15, Z10, Z10
+	VPUNPCKHQDQ Z12, Z14, Z13
+	VPUNPCKLQDQ Z12, Z14, Z12
+	MOVQ        $0x00000008, DX
+
+encryptBlocksAVX512GFNI_rounds3true:
+	VPBROADCASTD      (AX), Z17
+	VPXORD            Z17, Z3, Z14
+	VPTERNLOGD        $0x96, Z4, Z5, Z14
+	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
+	VPROLD            $0x02, Z14, Z15
+	VPROLD            $0x0a, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z2
+	VPROLD            $0x12, Z14, Z15
+	VPROLD            $0x18, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z14
+	VPXORD            Z14, Z2, Z2
+	VPXORD            Z17, Z7, Z14
+	VPTERNLOGD        $0x96, Z8, Z9, Z14
+	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
+	VPROLD            $0x02, Z14, Z15
+	VPROLD            $0x0a, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z6
+	VPROLD            $0x12, Z14, Z15
+	VPROLD            $0x18, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z14
+	VPXORD            Z14, Z6, Z6
+	VPXORD            Z17, Z11, Z14
+	VPTERNLOGD        $0x96, Z12, Z13, Z14
+	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
+	VPROLD            $0x02, Z14, Z15
+	VPROLD            $0x0a, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z10
+	VPROLD            $0x12, Z14, Z15
+	VPROLD            $0x18, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z14
+	VPXORD            Z14, Z10, Z10
+	VPBROADCASTD      4(AX), Z17
+	VPXORD            Z17, Z4, Z14
+	VPTERNLOGD        $0x96, Z5, Z2, Z14
+	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
+	VPROLD            $0x02, Z14, Z15
+	VPROLD            $0x0a, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z3
+	VPROLD            $0x12, Z14, Z15
+	VPROLD            $0x18, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z14
+	VPXORD            Z14, Z3, Z3
+	VPXORD            Z17, Z8, Z14
+	VPTERNLOGD        $0x96, Z9, Z6, Z14
+	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
+	VPROLD            $0x02, Z14, Z15
+	VPROLD            $0x0a, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z7
+	VPROLD            $0x12, Z14, Z15
+	VPROLD            $0x18, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z14
+	VPXORD            Z14, Z7, Z7
+	VPXORD            Z17, Z12, Z14
+	VPTERNLOGD        $0x96, Z13, Z10, Z14
+	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
+	VPROLD            $0x02, Z14, Z15
+	VPROLD            $0x0a, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z11
+	VPROLD            $0x12, Z14, Z15
+	VPROLD            $0x18, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z14
+	VPXORD            Z14, Z11, Z11
+	VPBROADCASTD      8(AX), Z17
+	VPXORD            Z17, Z5, Z14
+	VPTERNLOGD        $0x96, Z2, Z3, Z14
+	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
+	VPROLD            $0x02, Z14, Z15
+	VPROLD            $0x0a, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z4
+	VPROLD            $0x12, Z14, Z15
+	VPROLD            $0x18, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z14
+	VPXORD            Z14, Z4, Z4
+	VPXORD            Z17, Z9, Z14
+	VPTERNLOGD        $0x96, Z6, Z7, Z14
+	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
+	VPROLD            $0x02, Z14, Z15
+	VPROLD            $0x0a, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z8
+	VPROLD            $0x12, Z14, Z15
+	VPROLD            $0x18, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z14
+	VPXORD            Z14, Z8, Z8
+	VPXORD            Z17, Z13, Z14
+	VPTERNLOGD        $0x96, Z10, Z11, Z14
+	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
+	VPROLD            $0x02, Z14, Z15
+	VPROLD            $0x0a, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z12
+	VPROLD            $0x12, Z14, Z15
+	VPROLD            $0x18, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z14
+	VPXORD            Z14, Z12, Z12
+	VPBROADCASTD      12(AX), Z17
+	VPXORD            Z17, Z2, Z14
+	VPTERNLOGD        $0x96, Z3, Z4, Z14
+	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
+	VPROLD            $0x02, Z14, Z15
+	VPROLD            $0x0a, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z5
+	VPROLD            $0x12, Z14, Z15
+	VPROLD            $0x18, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z14
+	VPXORD            Z14, Z5, Z5
+	VPXORD            Z17, Z6, Z14
+	VPTERNLOGD        $0x96, Z7, Z8, Z14
+	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
+	VPROLD            $0x02, Z14, Z15
+	VPROLD            $0x0a, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z9
+	VPROLD            $0x12, Z14, Z15
+	VPROLD            $0x18, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z14
+	VPXORD            Z14, Z9, Z9
+	VPXORD            Z17, Z10, Z14
+	VPTERNLOGD        $0x96, Z11, Z12, Z14
+	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
+	VPROLD            $0x02, Z14, Z15
+	VPROLD            $0x0a, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z13
+	VPROLD            $0x12, Z14, Z15
+	VPROLD            $0x18, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z14
+	VPXORD            Z14, Z13, Z13
+	ADDQ              $0x10, AX
+	DECQ              DX
+	JNZ               encryptBlocksAVX512GFNI_rounds3true
+	VPUNPCKHDQ        Z4, Z5, Z15
+	VPUNPCKLDQ        Z4, Z5, Z5
+	VPUNPCKLDQ        Z2, Z3, Z16
+	VPUNPCKHDQ        Z2, Z3, Z3
+	VPUNPCKHQDQ       Z16, Z5, Z4
+	VPUNPCKLQDQ       Z16, Z5, Z5
+	VPUNPCKHQDQ       Z3, Z15, Z2
+	VPUNPCKLQDQ       Z3, Z15, Z3
+	VPSHUFB           sm4BswapMask<>+0(SB), Z5, Z5
+	VPSHUFB           sm4BswapMask<>+0(SB), Z4, Z4
+	VPSHUFB           sm4BswapMask<>+0(SB), Z3, Z3
+	VPSHUFB           sm4BswapMask<>+0(SB), Z2, Z2
+	VPUNPCKHDQ        Z8, Z9, Z15
+	VPUNPCKLDQ        Z8, Z9, Z9
+	VPUNPCKLDQ        Z6, Z7, Z16
+	VPUNPCKHDQ        Z6, Z7, Z7
+	VPUNPCKHQDQ       Z16, Z9, Z8
+	VPUNPCKLQDQ       Z16, Z9, Z9
+	VPUNPCKHQDQ       Z7, Z15, Z6
+	VPUNPCKLQDQ       Z7, Z15, Z7
+	VPSHUFB           sm4BswapMask<>+0(SB), Z9, Z9
+	VPSHUFB           sm4BswapMask<>+0(SB), Z8, Z8
+	VPSHUFB           sm4BswapMask<>+0(SB), Z7, Z7
+	VPSHUFB           sm4BswapMask<>+0(SB), Z6, Z6
+	VPUNPCKHDQ        Z12, Z13, Z15
+	VPUNPCKLDQ        Z12, Z13, Z13
+	VPUNPCKLDQ        Z10, Z11, Z16
+	VPUNPCKHDQ        Z10, Z11, Z11
+	VPUNPCKHQDQ       Z16, Z13, Z12
+	VPUNPCKLQDQ       Z16, Z13, Z13
+	VPUNPCKHQDQ       Z11, Z15, Z10
+	VPUNPCKLQDQ       Z11, Z15, Z11
+	VPSHUFB           sm4BswapMask<>+0(SB), Z13, Z13
+	VPSHUFB           sm4BswapMask<>+0(SB), Z12, Z12
+	VPSHUFB           sm4BswapMask<>+0(SB), Z11, Z11
+	VPSHUFB           sm4BswapMask<>+0(SB), Z10, Z10
+	VMOVDQU64         Z5, (CX)
+	VMOVDQU64         Z4, 64(CX)
+	VMOVDQU64         Z3, 128(CX)
+	VMOVDQU64         Z2, 192(CX)
+	VMOVDQU64         Z9, 256(CX)
+	VMOVDQU64         Z8, 320(CX)
+	VMOVDQU64         Z7, 384(CX)
+	VMOVDQU64         Z6, 448(CX)
+	VMOVDQU32         Z13, K1, 512(CX)
+	VMOVDQU32         Z12, K2, 576(CX)
+	VMOVDQU32         Z11, K3, 640(CX)
+	VMOVDQU32         Z10, K4, 704(CX)
+	JMP               encryptBlocksAVX512GFNI_done
+
+encryptBlocksAVX512GFNI_sets4:
+	SUBQ        $0x00000030, BX
+	MOVQ        $0x00000040, SI
+	SUBQ        BX, SI
+	SUBQ        BX, SI
+	SUBQ        BX, SI
+	SUBQ        BX, SI
+	MOVQ        $-1, BX
+	SHRXQ       SI, BX, BX
+	MOVQ        BX, SI
+	KMOVW       SI, K1
+	MOVQ        BX, SI
+	SHRQ        $0x10, SI
+	KMOVW       SI, K2
+	MOVQ        BX, SI
+	SHRQ        $0x20, SI
+	KMOVW       SI, K3
+	SHRQ        $0x30, BX
+	KMOVW       BX, K4
+	VMOVDQU64   (DX), Z2
+	VPSHUFB     sm4BswapMask<>+0(SB), Z2, Z2
+	VMOVDQU64   64(DX), Z3
+	VPSHUFB     sm4BswapMask<>+0(SB), Z3, Z3
+	VMOVDQU64   128(DX), Z4
+	VPSHUFB     sm4BswapMask<>+0(SB), Z4, Z4
+	VMOVDQU64   192(DX), Z5
+	VPSHUFB     sm4BswapMask<>+0(SB), Z5, Z5
+	VPUNPCKHDQ  Z3, Z2, Z6
+	VPUNPCKLDQ  Z3, Z2, Z2
+	VPUNPCKLDQ  Z5, Z4, Z7
+	VPUNPCKHDQ  Z5, Z4, Z4
+	VPUNPCKHQDQ Z7, Z2, Z3
+	VPUNPCKLQDQ Z7, Z2, Z2
+	VPUNPCKHQDQ Z4, Z6, Z5
+	VPUNPCKLQDQ Z4, Z6, Z4
+	VMOVDQU64   256(DX), Z6
+	VPSHUFB     sm4BswapMask<>+0(SB), Z6, Z6
+	VMOVDQU64   320(DX), Z7
+	VPSHUFB     sm4BswapMask<>+0(SB), Z7, Z7
+	VMOVDQU64   384(DX), Z8
+	VPSHUFB     sm4BswapMask<>+0(SB), Z8, Z8
+	VMOVDQU64   448(DX), Z9
+	VPSHUFB     sm4BswapMask<>+0(SB), Z9, Z9
+	VPUNPCKHDQ  Z7, Z6, Z10
+	VPUNPCKLDQ  Z7, Z6, Z6
+	VPUNPCKLDQ  Z9, Z8, Z11
+	VPUNPCKHDQ  Z9, Z8, Z8
+	VPUNPCKHQDQ Z11, Z6, Z7
+	VPUNPCKLQDQ Z11, Z6, Z6
+	VPUNPCKHQDQ Z8, Z10, Z9
+	VPUNPCKLQDQ Z8, Z10, Z8
+	VMOVDQU64   512(DX), Z10
+	VPSHUFB     sm4BswapMask<>+0(SB), Z10, Z10
+	VMOVDQU64   576(DX), Z11
+	VPSHUFB     sm4BswapMask<>+0(SB), Z11, Z11
+	VMOVDQU64   640(DX), Z12
+	VPSHUFB     sm4BswapMask<>+0(SB), Z12, Z12
+	VMOVDQU64   704(DX), Z13
+	VPSHUFB     sm4BswapMask<>+0(SB), Z13, Z13
+	VPUNPCKHDQ  Z11, Z10, Z14
+	VPUNPCKLDQ  Z11, Z10, Z10
+	VPUNPCKLDQ  Z13, Z12, Z15
+	VPUNPCKHDQ  Z13, Z12, Z12
+	VPUNPCKHQDQ Z15, Z10, Z11
+	VPUNPCKLQDQ Z15, Z10, Z10
+	VPUNPCKHQDQ Z12, Z14, Z13
+	VPUNPCKLQDQ Z12, Z14, Z12
+	VMOVDQU32.Z 768(DX), K1, Z14
+	VPSHUFB     sm4BswapMask<>+0(SB), Z14, Z14
+	VMOVDQU32.Z 832(DX), K2, Z15
+	VPSHUFB     sm4BswapMask<>+0(SB), Z15, Z15
+	VMOVDQU32.Z 896(DX), K3, Z16
+	VPSHUFB     sm4BswapMask<>+0(SB), Z16, Z16
+	VMOVDQU32.Z 960(DX), K4, Z17
+	VPSHUFB     sm4BswapMask<>+0(SB), Z17, Z17
+	VPUNPCKHDQ  Z15, Z14, Z18
+	VPUNPCKLDQ  Z15, Z14, Z14
+	VPUNPCKLDQ  Z17, Z16, Z19
+	VPUNPCKHDQ  Z17, Z16, Z16
+	VPUNPCKHQDQ Z19, Z14, Z15
+	VPUNPCKLQDQ Z19, Z14, Z14
+	VPUNPCKHQDQ Z16, Z18, Z17
+	VPUNPCKLQDQ Z16, Z18, Z16
+	MOVQ        $0x00000008, DX
+
+encryptBlocksAVX512GFNI_rounds4true:
+	VPBROADCASTD      (AX), Z21
+	VPXORD            Z21, Z3, Z18
+	VPTERNLOGD        $0x96, Z4, Z5, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z2
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z2, Z2
+	VPXORD            Z21, Z7, Z18
+	VPTERNLOGD        $0x96, Z8, Z9, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z6
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z6, Z6
+	VPXORD            Z21, Z11, Z18
+	VPTERNLOGD        $0x96, Z12, Z13, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z10
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z10, Z10
+	VPXORD            Z21, Z15, Z18
+	VPTERNLOGD        $0x96, Z16, Z17, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z14
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z14, Z14
+	VPBROADCASTD      4(AX), Z21
+	VPXORD            Z21, Z4, Z18
+	VPTERNLOGD        $0x96, Z5, Z2, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z3
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z3, Z3
+	VPXORD            Z21, Z8, Z18
+	VPTERNLOGD        $0x96, Z9, Z6, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z7
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z7, Z7
+	VPXORD            Z21, Z12, Z18
+	VPTERNLOGD        $0x96, Z13, Z10, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z11
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z11, Z11
+	VPXORD            Z21, Z16, Z18
+	VPTERNLOGD        $0x96, Z17, Z14, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z15
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z15, Z15
+	VPBROADCASTD      8(AX), Z21
+	VPXORD            Z21, Z5, Z18
+	VPTERNLOGD        $0x96, Z2, Z3, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z4
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z4, Z4
+	VPXORD            Z21, Z9, Z18
+	VPTERNLOGD        $0x96, Z6, Z7, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z8
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z8, Z8
+	VPXORD            Z21, Z13, Z18
+	VPTERNLOGD        $0x96, Z10, Z11, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z12
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z12, Z12
+	VPXORD            Z21, Z17, Z18
+	VPTERNLOGD        $0x96, Z14, Z15, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z16
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z16, Z16
+	VPBROADCASTD      12(AX), Z21
+	VPXORD            Z21, Z2, Z18
+	VPTERNLOGD        $0x96, Z3, Z4, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z5
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z5, Z5
+	VPXORD            Z21, Z6, Z18
+	VPTERNLOGD        $0x96, Z7, Z8, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z9
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z9, Z9
+	VPXORD            Z21, Z10, Z18
+	VPTERNLOGD        $0x96, Z11, Z12, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z13
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z13, Z13
+	VPXORD            Z21, Z14, Z18
+	VPTERNLOGD        $0x96, Z15, Z16, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z17
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z17, Z17
+	ADDQ              $0x10, AX
+	DECQ              DX
+	JNZ               encryptBlocksAVX512GFNI_rounds4true
+	VPUNPCKHDQ        Z4, Z5, Z19
+	VPUNPCKLDQ        Z4, Z5, Z5
+	VPUNPCKLDQ        Z2, Z3, Z20
+	VPUNPCKHDQ        Z2, Z3, Z3
+	VPUNPCKHQDQ       Z20, Z5, Z4
+	VPUNPCKLQDQ       Z20, Z5, Z5
+	VPUNPCKHQDQ       Z3, Z19, Z2
+	VPUNPCKLQDQ       Z3, Z19, Z3
+	VPSHUFB           sm4BswapMask<>+0(SB), Z5, Z5
+	VPSHUFB           sm4BswapMask<>+0(SB), Z4, Z4
+	VPSHUFB           sm4BswapMask<>+0(SB), Z3, Z3
+	VPSHUFB           sm4BswapMask<>+0(SB), Z2, Z2
+	VPUNPCKHDQ        Z8, Z9, Z19
+	VPUNPCKLDQ        Z8, Z9, Z9
+	VPUNPCKLDQ        Z6, Z7, Z20
+	VPUNPCKHDQ        Z6, Z7, Z7
+	VPUNPCKHQDQ       Z20, Z9, Z8
+	VPUNPCKLQDQ       Z20, Z9, Z9
+	VPUNPCKHQDQ       Z7, Z19, Z6
+	VPUNPCKLQDQ       Z7, Z19, Z7
+	VPSHUFB           sm4BswapMask<>+0(SB), Z9, Z9
+	VPSHUFB           sm4BswapMask<>+0(SB), Z8, Z8
+	VPSHUFB           sm4BswapMask<>+0(SB), Z7, Z7
+	VPSHUFB           sm4BswapMask<>+0(SB), Z6, Z6
+	VPUNPCKHDQ        Z12, Z13, Z19
+	VPUNPCKLDQ        Z12, Z13, Z13
+	VPUNPCKLDQ        Z10, Z11, Z20
+	VPUNPCKHDQ        Z10, Z11, Z11
+	VPUNPCKHQDQ       Z20, Z13, Z12
+	VPUNPCKLQDQ       Z20, Z13, Z13
+	VPUNPCKHQDQ       Z11, Z19, Z10
+	VPUNPCKLQDQ       Z11, Z19, Z11
+	VPSHUFB           sm4BswapMask<>+0(SB), Z13, Z13
+	VPSHUFB           sm4BswapMask<>+0(SB), Z12, Z12
+	VPSHUFB           sm4BswapMask<>+0(SB), Z11, Z11
+	VPSHUFB           sm4BswapMask<>+0(SB), Z10, Z10
+	VPUNPCKHDQ        Z16, Z17, Z19
+	VPUNPCKLDQ        Z16, Z17, Z17
+	VPUNPCKLDQ        Z14, Z15, Z20
+	VPUNPCKHDQ        Z14, Z15, Z15
+	VPUNPCKHQDQ       Z20, Z17, Z16
+	VPUNPCKLQDQ       Z20, Z17, Z17
+	VPUNPCKHQDQ       Z15, Z19, Z14
+	VPUNPCKLQDQ       Z15, Z19, Z15
+	VPSHUFB           sm4BswapMask<>+0(SB), Z17, Z17
+	VPSHUFB           sm4BswapMask<>+0(SB), Z16, Z16
+	VPSHUFB           sm4BswapMask<>+0(SB), Z15, Z15
+	VPSHUFB           sm4BswapMask<>+0(SB), Z14, Z14
+	VMOVDQU64         Z5, (CX)
+	VMOVDQU64         Z4, 64(CX)
+	VMOVDQU64         Z3, 128(CX)
+	VMOVDQU64         Z2, 192(CX)
+	VMOVDQU64         Z9, 256(CX)
+	VMOVDQU64         Z8, 320(CX)
+	VMOVDQU64         Z7, 384(CX)
+	VMOVDQU64         Z6, 448(CX)
+	VMOVDQU64         Z13, 512(CX)
+	VMOVDQU64         Z12, 576(CX)
+	VMOVDQU64         Z11, 640(CX)
+	VMOVDQU64         Z10, 704(CX)
+	VMOVDQU32         Z17, K1, 768(CX)
+	VMOVDQU32         Z16, K2, 832(CX)
+	VMOVDQU32         Z15, K3, 896(CX)
+	VMOVDQU32         Z14, K4, 960(CX)
 
 encryptBlocksAVX512GFNI_done:
 	VZEROUPPER
@@ -935,9 +1845,9 @@ TEXT ·xorKeyStreamAVX512GFNI(SB), NOSPLIT, $256-40
 	VPBROADCASTD X3, Z2
 	VMOVDQU64    Z2, 192(SP)
 
-xorKeyStreamAVX512GFNI_loop2:
-	CMPQ      BX, $0x00000020
-	JB        xorKeyStreamAVX512GFNI_one
+xorKeyStreamAVX512GFNI_loop:
+	CMPQ      BX, $0x00000040
+	JB        xorKeyStreamAVX512GFNI_partial
 	VMOVDQU64 (SP), Z2
 	VMOVDQU64 64(SP), Z3
 	VMOVDQU64 128(SP), Z4
@@ -948,132 +1858,254 @@ xorKeyStreamAVX512GFNI_loop2:
 	VMOVDQU64 128(SP), Z8
 	VMOVDQU64 192(SP), Z9
 	VPADDD    sm4CtrOffsets16<>+64(SB), Z9, Z9
-	VMOVDQU64 192(SP), Z10
-	VPADDD    sm4Inc32<>+0(SB), Z10, Z10
-	VMOVDQU64 Z10, 192(SP)
+	VMOVDQU64 (SP), Z10
+	VMOVDQU64 64(SP), Z11
+	VMOVDQU64 128(SP), Z12
+	VMOVDQU64 192(SP), Z13
+	VPADDD    sm4CtrOffsets16<>+128(SB), Z13, Z13
+	VMOVDQU64 (SP), Z14
+	VMOVDQU64 64(SP), Z15
+	VMOVDQU64 128(SP), Z16
+	VMOVDQU64 192(SP), Z17
+	VPADDD    sm4CtrOffsets16<>+192(SB), Z17, Z17
+	VMOVDQU64 192(SP), Z18
+	VPADDD    sm4Inc64<>+0(SB), Z18, Z18
+	VMOVDQU64 Z18, 192(SP)
 	MOVQ      AX, SI
 	MOVQ      $0x00000008, DI
 
-xorKeyStreamAVX512GFNI_rounds2:
-	VPBROADCASTD      (SI), Z13
-	VPXORD            Z13, Z3, Z10
-	VPTERNLOGD        $0x96, Z4, Z5, Z10
-	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
-	VPROLD            $0x02, Z10, Z11
-	VPROLD            $0x0a, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z2
-	VPROLD            $0x12, Z10, Z11
-	VPROLD            $0x18, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z10
-	VPXORD            Z10, Z2, Z2
-	VPXORD            Z13, Z7, Z10
-	VPTERNLOGD        $0x96, Z8, Z9, Z10
-	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
-	VPROLD            $0x02, Z10, Z11
-	VPROLD            $0x0a, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z6
-	VPROLD            $0x12, Z10, Z11
-	VPROLD            $0x18, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z10
-	VPXORD            Z10, Z6, Z6
-	VPBROADCASTD      4(SI), Z13
-	VPXORD            Z13, Z4, Z10
-	VPTERNLOGD        $0x96, Z5, Z2, Z10
-	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
-	VPROLD            $0x02, Z10, Z11
-	VPROLD            $0x0a, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z3
-	VPROLD            $0x12, Z10, Z11
-	VPROLD            $0x18, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z10
-	VPXORD            Z10, Z3, Z3
-	VPXORD            Z13, Z8, Z10
-	VPTERNLOGD        $0x96, Z9, Z6, Z10
-	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
-	VPROLD            $0x02, Z10, Z11
-	VPROLD            $0x0a, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z7
-	VPROLD            $0x12, Z10, Z11
-	VPROLD            $0x18, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z10
-	VPXORD            Z10, Z7, Z7
-	VPBROADCASTD      8(SI), Z13
-	VPXORD            Z13, Z5, Z10
-	VPTERNLOGD        $0x96, Z2, Z3, Z10
-	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
-	VPROLD            $0x02, Z10, Z11
-	VPROLD            $0x0a, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z4
-	VPROLD            $0x12, Z10, Z11
-	VPROLD            $0x18, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z10
-	VPXORD            Z10, Z4, Z4
-	VPXORD            Z13, Z9, Z10
-	VPTERNLOGD        $0x96, Z6, Z7, Z10
-	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
-	VPROLD            $0x02, Z10, Z11
-	VPROLD            $0x0a, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z8
-	VPROLD            $0x12, Z10, Z11
-	VPROLD            $0x18, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z10
-	VPXORD            Z10, Z8, Z8
-	VPBROADCASTD      12(SI), Z13
-	VPXORD            Z13, Z2, Z10
-	VPTERNLOGD        $0x96, Z3, Z4, Z10
-	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
-	VPROLD            $0x02, Z10, Z11
-	VPROLD            $0x0a, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z5
-	VPROLD            $0x12, Z10, Z11
-	VPROLD            $0x18, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z10
-	VPXORD            Z10, Z5, Z5
-	VPXORD            Z13, Z6, Z10
-	VPTERNLOGD        $0x96, Z7, Z8, Z10
-	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
-	VPROLD            $0x02, Z10, Z11
-	VPROLD            $0x0a, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z9
-	VPROLD            $0x12, Z10, Z11
-	VPROLD            $0x18, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z10
-	VPXORD            Z10, Z9, Z9
+xorKeyStreamAVX512GFNI_rounds4false:
+	VPBROADCASTD      (SI), Z21
+	VPXORD            Z21, Z3, Z18
+	VPTERNLOGD        $0x96, Z4, Z5, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z2
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z2, Z2
+	VPXORD            Z21, Z7, Z18
+	VPTERNLOGD        $0x96, Z8, Z9, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z6
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z6, Z6
+	VPXORD            Z21, Z11, Z18
+	VPTERNLOGD        $0x96, Z12, Z13, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z10
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z10, Z10
+	VPXORD            Z21, Z15, Z18
+	VPTERNLOGD        $0x96, Z16, Z17, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z14
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z14, Z14
+	VPBROADCASTD      4(SI), Z21
+	VPXORD            Z21, Z4, Z18
+	VPTERNLOGD        $0x96, Z5, Z2, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z3
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z3, Z3
+	VPXORD            Z21, Z8, Z18
+	VPTERNLOGD        $0x96, Z9, Z6, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z7
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z7, Z7
+	VPXORD            Z21, Z12, Z18
+	VPTERNLOGD        $0x96, Z13, Z10, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z11
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z11, Z11
+	VPXORD            Z21, Z16, Z18
+	VPTERNLOGD        $0x96, Z17, Z14, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z15
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z15, Z15
+	VPBROADCASTD      8(SI), Z21
+	VPXORD            Z21, Z5, Z18
+	VPTERNLOGD        $0x96, Z2, Z3, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z4
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z4, Z4
+	VPXORD            Z21, Z9, Z18
+	VPTERNLOGD        $0x96, Z6, Z7, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z8
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z8, Z8
+	VPXORD            Z21, Z13, Z18
+	VPTERNLOGD        $0x96, Z10, Z11, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z12
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z12, Z12
+	VPXORD            Z21, Z17, Z18
+	VPTERNLOGD        $0x96, Z14, Z15, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z16
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z16, Z16
+	VPBROADCASTD      12(SI), Z21
+	VPXORD            Z21, Z2, Z18
+	VPTERNLOGD        $0x96, Z3, Z4, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z5
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z5, Z5
+	VPXORD            Z21, Z6, Z18
+	VPTERNLOGD        $0x96, Z7, Z8, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z9
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z9, Z9
+	VPXORD            Z21, Z10, Z18
+	VPTERNLOGD        $0x96, Z11, Z12, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z13
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z13, Z13
+	VPXORD            Z21, Z14, Z18
+	VPTERNLOGD        $0x96, Z15, Z16, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z17
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z17, Z17
 	ADDQ              $0x10, SI
 	DECQ              DI
-	JNZ               xorKeyStreamAVX512GFNI_rounds2
-	VPUNPCKHDQ        Z4, Z5, Z11
+	JNZ               xorKeyStreamAVX512GFNI_rounds4false
+	VPUNPCKHDQ        Z4, Z5, Z19
 	VPUNPCKLDQ        Z4, Z5, Z5
-	VPUNPCKLDQ        Z2, Z3, Z12
+	VPUNPCKLDQ        Z2, Z3, Z20
 	VPUNPCKHDQ        Z2, Z3, Z3
-	VPUNPCKHQDQ       Z12, Z5, Z4
-	VPUNPCKLQDQ       Z12, Z5, Z5
-	VPUNPCKHQDQ       Z3, Z11, Z2
-	VPUNPCKLQDQ       Z3, Z11, Z3
+	VPUNPCKHQDQ       Z20, Z5, Z4
+	VPUNPCKLQDQ       Z20, Z5, Z5
+	VPUNPCKHQDQ       Z3, Z19, Z2
+	VPUNPCKLQDQ       Z3, Z19, Z3
 	VPSHUFB           sm4BswapMask<>+0(SB), Z5, Z5
 	VPSHUFB           sm4BswapMask<>+0(SB), Z4, Z4
 	VPSHUFB           sm4BswapMask<>+0(SB), Z3, Z3
 	VPSHUFB           sm4BswapMask<>+0(SB), Z2, Z2
-	VPUNPCKHDQ        Z8, Z9, Z11
+	VPUNPCKHDQ        Z8, Z9, Z19
 	VPUNPCKLDQ        Z8, Z9, Z9
-	VPUNPCKLDQ        Z6, Z7, Z12
+	VPUNPCKLDQ        Z6, Z7, Z20
 	VPUNPCKHDQ        Z6, Z7, Z7
-	VPUNPCKHQDQ       Z12, Z9, Z8
-	VPUNPCKLQDQ       Z12, Z9, Z9
-	VPUNPCKHQDQ       Z7, Z11, Z6
-	VPUNPCKLQDQ       Z7, Z11, Z7
+	VPUNPCKHQDQ       Z20, Z9, Z8
+	VPUNPCKLQDQ       Z20, Z9, Z9
+	VPUNPCKHQDQ       Z7, Z19, Z6
+	VPUNPCKLQDQ       Z7, Z19, Z7
 	VPSHUFB           sm4BswapMask<>+0(SB), Z9, Z9
 	VPSHUFB           sm4BswapMask<>+0(SB), Z8, Z8
 	VPSHUFB           sm4BswapMask<>+0(SB), Z7, Z7
 	VPSHUFB           sm4BswapMask<>+0(SB), Z6, Z6
+	VPUNPCKHDQ        Z12, Z13, Z19
+	VPUNPCKLDQ        Z12, Z13, Z13
+	VPUNPCKLDQ        Z10, Z11, Z20
+	VPUNPCKHDQ        Z10, Z11, Z11
+	VPUNPCKHQDQ       Z20, Z13, Z12
+	VPUNPCKLQDQ       Z20, Z13, Z13
+	VPUNPCKHQDQ       Z11, Z19, Z10
+	VPUNPCKLQDQ       Z11, Z19, Z11
+	VPSHUFB           sm4BswapMask<>+0(SB), Z13, Z13
+	VPSHUFB           sm4BswapMask<>+0(SB), Z12, Z12
+	VPSHUFB           sm4BswapMask<>+0(SB), Z11, Z11
+	VPSHUFB           sm4BswapMask<>+0(SB), Z10, Z10
+	VPUNPCKHDQ        Z16, Z17, Z19
+	VPUNPCKLDQ        Z16, Z17, Z17
+	VPUNPCKLDQ        Z14, Z15, Z20
+	VPUNPCKHDQ        Z14, Z15, Z15
+	VPUNPCKHQDQ       Z20, Z17, Z16
+	VPUNPCKLQDQ       Z20, Z17, Z17
+	VPUNPCKHQDQ       Z15, Z19, Z14
+	VPUNPCKLQDQ       Z15, Z19, Z15
+	VPSHUFB           sm4BswapMask<>+0(SB), Z17, Z17
+	VPSHUFB           sm4BswapMask<>+0(SB), Z16, Z16
+	VPSHUFB           sm4BswapMask<>+0(SB), Z15, Z15
+	VPSHUFB           sm4BswapMask<>+0(SB), Z14, Z14
 	VPXORD            (DX), Z5, Z5
 	VMOVDQU64         Z5, (CX)
 	VPXORD            64(DX), Z4, Z4
@@ -1090,108 +2122,44 @@ xorKeyStreamAVX512GFNI_rounds2:
 	VMOVDQU64         Z7, 384(CX)
 	VPXORD            448(DX), Z6, Z6
 	VMOVDQU64         Z6, 448(CX)
-	ADDQ              $0x00000200, DX
-	ADDQ              $0x00000200, CX
-	SUBQ              $0x00000020, BX
-	JMP               xorKeyStreamAVX512GFNI_loop2
+	VPXORD            512(DX), Z13, Z13
+	VMOVDQU64         Z13, 512(CX)
+	VPXORD            576(DX), Z12, Z12
+	VMOVDQU64         Z12, 576(CX)
+	VPXORD            640(DX), Z11, Z11
+	VMOVDQU64         Z11, 640(CX)
+	VPXORD            704(DX), Z10, Z10
+	VMOVDQU64         Z10, 704(CX)
+	VPXORD            768(DX), Z17, Z17
+	VMOVDQU64         Z17, 768(CX)
+	VPXORD            832(DX), Z16, Z16
+	VMOVDQU64         Z16, 832(CX)
+	VPXORD            896(DX), Z15, Z15
+	VMOVDQU64         Z15, 896(CX)
+	VPXORD            960(DX), Z14, Z14
+	VMOVDQU64         Z14, 960(CX)
+	ADDQ              $0x00000400, DX
+	ADDQ              $0x00000400, CX
+	SUBQ              $0x00000040, BX
+	JMP               xorKeyStreamAVX512GFNI_loop
 
-xorKeyStreamAVX512GFNI_one:
-	CMPQ      BX, $0x00000010
-	JB        xorKeyStreamAVX512GFNI_tail
-	VMOVDQU64 (SP), Z2
-	VMOVDQU64 64(SP), Z3
-	VMOVDQU64 128(SP), Z4
-	VMOVDQU64 192(SP), Z5
-	VPADDD    sm4CtrOffsets16<>+0(SB), Z5, Z5
-	VMOVDQU64 192(SP), Z6
-	VPADDD    sm4Inc16<>+0(SB), Z6, Z6
-	VMOVDQU64 Z6, 192(SP)
-	MOVQ      AX, SI
-	MOVQ      $0x00000008, DI
-
-xorKeyStreamAVX512GFNI_rounds1:
-	VPBROADCASTD      (SI), Z6
-	VPXORD            Z6, Z3, Z6
-	VPTERNLOGD        $0x96, Z4, Z5, Z6
-	VGF2P8AFFINEQB    $0x3e, Z0, Z6, Z6
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z6, Z6
-	VPROLD            $0x02, Z6, Z7
-	VPROLD            $0x0a, Z6, Z8
-	VPTERNLOGD        $0x96, Z7, Z8, Z2
-	VPROLD            $0x12, Z6, Z7
-	VPROLD            $0x18, Z6, Z8
-	VPTERNLOGD        $0x96, Z7, Z8, Z6
-	VPXORD            Z6, Z2, Z2
-	VPBROADCASTD      4(SI), Z6
-	VPXORD            Z6, Z4, Z6
-	VPTERNLOGD        $0x96, Z5, Z2, Z6
-	VGF2P8AFFINEQB    $0x3e, Z0, Z6, Z6
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z6, Z6
-	VPROLD            $0x02, Z6, Z7
-	VPROLD            $0x0a, Z6, Z8
-	VPTERNLOGD        $0x96, Z7, Z8, Z3
-	VPROLD            $0x12, Z6, Z7
-	VPROLD            $0x18, Z6, Z8
-	VPTERNLOGD        $0x96, Z7, Z8, Z6
-	VPXORD            Z6, Z3, Z3
-	VPBROADCASTD      8(SI), Z6
-	VPXORD            Z6, Z5, Z6
-	VPTERNLOGD        $0x96, Z2, Z3, Z6
-	VGF2P8AFFINEQB    $0x3e, Z0, Z6, Z6
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z6, Z6
-	VPROLD            $0x02, Z6, Z7
-	VPROLD            $0x0a, Z6, Z8
-	VPTERNLOGD        $0x96, Z7, Z8, Z4
-	VPROLD            $0x12, Z6, Z7
-	VPROLD            $0x18, Z6, Z8
-	VPTERNLOGD        $0x96, Z7, Z8, Z6
-	VPXORD            Z6, Z4, Z4
-	VPBROADCASTD      12(SI), Z6
-	VPXORD            Z6, Z2, Z6
-	VPTERNLOGD        $0x96, Z3, Z4, Z6
-	VGF2P8AFFINEQB    $0x3e, Z0, Z6, Z6
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z6, Z6
-	VPROLD            $0x02, Z6, Z7
-	VPROLD            $0x0a, Z6, Z8
-	VPTERNLOGD        $0x96, Z7, Z8, Z5
-	VPROLD            $0x12, Z6, Z7
-	VPROLD            $0x18, Z6, Z8
-	VPTERNLOGD        $0x96, Z7, Z8, Z6
-	VPXORD            Z6, Z5, Z5
-	ADDQ              $0x10, SI
-	DECQ              DI
-	JNZ               xorKeyStreamAVX512GFNI_rounds1
-	VPUNPCKHDQ        Z4, Z5, Z7
-	VPUNPCKLDQ        Z4, Z5, Z5
-	VPUNPCKLDQ        Z2, Z3, Z8
-	VPUNPCKHDQ        Z2, Z3, Z3
-	VPUNPCKHQDQ       Z8, Z5, Z4
-	VPUNPCKLQDQ       Z8, Z5, Z5
-	VPUNPCKHQDQ       Z3, Z7, Z2
-	VPUNPCKLQDQ       Z3, Z7, Z3
-	VPSHUFB           sm4BswapMask<>+0(SB), Z5, Z5
-	VPSHUFB           sm4BswapMask<>+0(SB), Z4, Z4
-	VPSHUFB           sm4BswapMask<>+0(SB), Z3, Z3
-	VPSHUFB           sm4BswapMask<>+0(SB), Z2, Z2
-	VPXORD            (DX), Z5, Z5
-	VMOVDQU64         Z5, (CX)
-	VPXORD            64(DX), Z4, Z4
-	VMOVDQU64         Z4, 64(CX)
-	VPXORD            128(DX), Z3, Z3
-	VMOVDQU64         Z3, 128(CX)
-	VPXORD            192(DX), Z2, Z2
-	VMOVDQU64         Z2, 192(CX)
-	ADDQ              $0x00000100, DX
-	ADDQ              $0x00000100, CX
-	SUBQ              $0x00000010, BX
-
-xorKeyStreamAVX512GFNI_tail:
+xorKeyStreamAVX512GFNI_partial:
+	// Fewer than a full pass left: ceil(n/width) sets, the last one masked.
 	TESTQ     BX, BX
 	JZ        xorKeyStreamAVX512GFNI_done
-	SHLQ      $0x02, BX
-	MOVQ      $0x00000001, SI
-	SHLXQ     BX, SI, BX
-	DECQ      BX
+	CMPQ      BX, $0x00000030
+	JA        xorKeyStreamAVX512GFNI_sets4
+	CMPQ      BX, $0x00000020
+	JA        xorKeyStreamAVX512GFNI_sets3
+	CMPQ      BX, $0x00000010
+	JA        xorKeyStreamAVX512GFNI_sets2
+	MOVQ      $0x00000040, SI
+	SUBQ      BX, SI
+	SUBQ      BX, SI
+	SUBQ      BX, SI
+	SUBQ      BX, SI
+	MOVQ      $-1, BX
+	SHRXQ     SI, BX, BX
 	MOVQ      BX, SI
 	KMOVW     SI, K1
 	MOVQ      BX, SI
@@ -1209,7 +2177,7 @@ xorKeyStreamAVX512GFNI_tail:
 	VPADDD    sm4CtrOffsets16<>+0(SB), Z5, Z5
 	MOVQ      $0x00000008, BX
 
-xorKeyStreamAVX512GFNI_roundsT:
+xorKeyStreamAVX512GFNI_rounds1true:
 	VPBROADCASTD      (AX), Z6
 	VPXORD            Z6, Z3, Z6
 	VPTERNLOGD        $0x96, Z4, Z5, Z6
@@ -1260,7 +2228,7 @@ xorKeyStreamAVX512GFNI_roundsT:
 	VPXORD            Z6, Z5, Z5
 	ADDQ              $0x10, AX
 	DECQ              BX
-	JNZ               xorKeyStreamAVX512GFNI_roundsT
+	JNZ               xorKeyStreamAVX512GFNI_rounds1true
 	VPUNPCKHDQ        Z4, Z5, Z7
 	VPUNPCKLDQ        Z4, Z5, Z5
 	VPUNPCKLDQ        Z2, Z3, Z8
@@ -1285,6 +2253,732 @@ xorKeyStreamAVX512GFNI_roundsT:
 	VMOVDQU32.Z       192(DX), K4, Z0
 	VPXORD            Z0, Z2, Z2
 	VMOVDQU32         Z2, K4, 192(CX)
+	JMP               xorKeyStreamAVX512GFNI_done
+
+xorKeyStreamAVX512GFNI_sets2:
+	SUBQ      $0x00000010, BX
+	MOVQ      $0x00000040, SI
+	SUBQ      BX, SI
+	SUBQ      BX, SI
+	SUBQ      BX, SI
+	SUBQ      BX, SI
+	MOVQ      $-1, BX
+	SHRXQ     SI, BX, BX
+	MOVQ      BX, SI
+	KMOVW     SI, K1
+	MOVQ      BX, SI
+	SHRQ      $0x10, SI
+	KMOVW     SI, K2
+	MOVQ      BX, SI
+	SHRQ      $0x20, SI
+	KMOVW     SI, K3
+	SHRQ      $0x30, BX
+	KMOVW     BX, K4
+	VMOVDQU64 (SP), Z2
+	VMOVDQU64 64(SP), Z3
+	VMOVDQU64 128(SP), Z4
+	VMOVDQU64 192(SP), Z5
+	VPADDD    sm4CtrOffsets16<>+0(SB), Z5, Z5
+	VMOVDQU64 (SP), Z6
+	VMOVDQU64 64(SP), Z7
+	VMOVDQU64 128(SP), Z8
+	VMOVDQU64 192(SP), Z9
+	VPADDD    sm4CtrOffsets16<>+64(SB), Z9, Z9
+	MOVQ      $0x00000008, BX
+
+xorKeyStreamAVX512GFNI_rounds2true:
+	VPBROADCASTD      (AX), Z13
+	VPXORD            Z13, Z3, Z10
+	VPTERNLOGD        $0x96, Z4, Z5, Z10
+	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
+	VPROLD            $0x02, Z10, Z11
+	VPROLD            $0x0a, Z10, Z12
+	VPTERNLOGD        $0x96, Z11, Z12, Z2
+	VPROLD            $0x12, Z10, Z11
+	VPROLD            $0x18, Z10, Z12
+	VPTERNLOGD        $0x96, Z11, Z12, Z10
+	VPXORD            Z10, Z2, Z2
+	VPXORD            Z13, Z7, Z10
+	VPTERNLOGD        $0x96, Z8, Z9, Z10
+	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
+	VPROLD            $0x02, Z10, Z11
+	VPROLD            $0x0a, Z10, Z12
+	VPTERNLOGD        $0x96, Z11, Z12, Z6
+	VPROLD            $0x12, Z10, Z11
+	VPROLD            $0x18, Z10, Z12
+	VPTERNLOGD        $0x96, Z11, Z12, Z10
+	VPXORD            Z10, Z6, Z6
+	VPBROADCASTD      4(AX), Z13
+	VPXORD            Z13, Z4, Z10
+	VPTERNLOGD        $0x96, Z5, Z2, Z10
+	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
+	VPROLD            $0x02, Z10, Z11
+	VPROLD            $0x0a, Z10, Z12
+	VPTERNLOGD        $0x96, Z11, Z12, Z3
+	VPROLD            $0x12, Z10, Z11
+	VPROLD            $0x18, Z10, Z12
+	VPTERNLOGD        $0x96, Z11, Z12, Z10
+	VPXORD            Z10, Z3, Z3
+	VPXORD            Z13, Z8, Z10
+	VPTERNLOGD        $0x96, Z9, Z6, Z10
+	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
+	VPROLD            $0x02, Z10, Z11
+	VPROLD            $0x0a, Z10, Z12
+	VPTERNLOGD        $0x96, Z11, Z12, Z7
+	VPROLD            $0x12, Z10, Z11
+	VPROLD            $0x18, Z10, Z12
+	VPTERNLOGD        $0x96, Z11, Z12, Z10
+	VPXORD            Z10, Z7, Z7
+	VPBROADCASTD      8(AX), Z13
+	VPXORD            Z13, Z5, Z10
+	VPTERNLOGD        $0x96, Z2, Z3, Z10
+	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
+	VPROLD            $0x02, Z10, Z11
+	VPROLD            $0x0a, Z10, Z12
+	VPTERNLOGD        $0x96, Z11, Z12, Z4
+	VPROLD            $0x12, Z10, Z11
+	VPROLD            $0x18, Z10, Z12
+	VPTERNLOGD        $0x96, Z11, Z12, Z10
+	VPXORD            Z10, Z4, Z4
+	VPXORD            Z13, Z9, Z10
+	VPTERNLOGD        $0x96, Z6, Z7, Z10
+	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
+	VPROLD            $0x02, Z10, Z11
+	VPROLD            $0x0a, Z10, Z12
+	VPTERNLOGD        $0x96, Z11, Z12, Z8
+	VPROLD            $0x12, Z10, Z11
+	VPROLD            $0x18, Z10, Z12
+	VPTERNLOGD        $0x96, Z11, Z12, Z10
+	VPXORD            Z10, Z8, Z8
+	VPBROADCASTD      12(AX), Z13
+	VPXORD            Z13, Z2, Z10
+	VPTERNLOGD        $0x96, Z3, Z4, Z10
+	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
+	VPROLD            $0x02, Z10, Z11
+	VPROLD            $0x0a, Z10, Z12
+	VPTERNLOGD        $0x96, Z11, Z12, Z5
+	VPROLD            $0x12, Z10, Z11
+	VPROLD            $0x18, Z10, Z12
+	VPTERNLOGD        $0x96, Z11, Z12, Z10
+	VPXORD            Z10, Z5, Z5
+	VPXORD            Z13, Z6, Z10
+	VPTERNLOGD        $0x96, Z7, Z8, Z10
+	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
+	VPROLD            $0x02, Z10, Z11
+	VPROLD            $0x0a, Z10, Z12
+	VPTERNLOGD        $0x96, Z11, Z12, Z9
+	VPROLD            $0x12, Z10, Z11
+	VPROLD            $0x18, Z10, Z12
+	VPTERNLOGD        $0x96, Z11, Z12, Z10
+	VPXORD            Z10, Z9, Z9
+	ADDQ              $0x10, AX
+	DECQ              BX
+	JNZ               xorKeyStreamAVX512GFNI_rounds2true
+	VPUNPCKHDQ        Z4, Z5, Z11
+	VPUNPCKLDQ        Z4, Z5, Z5
+	VPUNPCKLDQ        Z2, Z3, Z12
+	VPUNPCKHDQ        Z2, Z3, Z3
+	VPUNPCKHQDQ       Z12, Z5, Z4
+	VPUNPCKLQDQ       Z12, Z5, Z5
+	VPUNPCKHQDQ       Z3, Z11, Z2
+	VPUNPCKLQDQ       Z3, Z11, Z3
+	VPSHUFB           sm4BswapMask<>+0(SB), Z5, Z5
+	VPSHUFB           sm4BswapMask<>+0(SB), Z4, Z4
+	VPSHUFB           sm4BswapMask<>+0(SB), Z3, Z3
+	VPSHUFB           sm4BswapMask<>+0(SB), Z2, Z2
+	VPUNPCKHDQ        Z8, Z9, Z11
+	VPUNPCKLDQ        Z8, Z9, Z9
+	VPUNPCKLDQ        Z6, Z7, Z12
+	VPUNPCKHDQ        Z6, Z7, Z7
+	VPUNPCKHQDQ       Z12, Z9, Z8
+	VPUNPCKLQDQ       Z12, Z9, Z9
+	VPUNPCKHQDQ       Z7, Z11, Z6
+	VPUNPCKLQDQ       Z7, Z11, Z7
+	VPSHUFB           sm4BswapMask<>+0(SB), Z9, Z9
+	VPSHUFB           sm4BswapMask<>+0(SB), Z8, Z8
+	VPSHUFB           sm4BswapMask<>+0(SB), Z7, Z7
+	VPSHUFB           sm4BswapMask<>+0(SB), Z6, Z6
+	VPXORD            (DX), Z5, Z5
+	VMOVDQU64         Z5, (CX)
+	VPXORD            64(DX), Z4, Z4
+	VMOVDQU64         Z4, 64(CX)
+	VPXORD            128(DX), Z3, Z3
+	VMOVDQU64         Z3, 128(CX)
+	VPXORD            192(DX), Z2, Z2
+	VMOVDQU64         Z2, 192(CX)
+	VMOVDQU32.Z       256(DX), K1, Z0
+	VPXORD            Z0, Z9, Z9
+	VMOVDQU32         Z9, K1, 256(CX)
+	VMOVDQU32.Z       320(DX), K2, Z0
+	VPXORD            Z0, Z8, Z8
+	VMOVDQU32         Z8, K2, 320(CX)
+	VMOVDQU32.Z       384(DX), K3, Z0
+	VPXORD            Z0, Z7, Z7
+	VMOVDQU32         Z7, K3, 384(CX)
+	VMOVDQU32.Z       448(DX), K4, Z0
+	VPXORD            Z0, Z6, Z6
+	VMOVDQU32         Z6, K4, 448(CX)
+	JMP               xorKeyStreamAVX512GFNI_done
+
+xorKeyStreamAVX512GFNI_sets3:
+	SUBQ      $0x00000020, BX
+	MOVQ      $0x00000040, SI
+	SUBQ      BX, SI
+	SUBQ      BX, SI
+	SUBQ      BX, SI
+	SUBQ      BX, SI
+	MOVQ      $-1, BX
+	SHRXQ     SI, BX, BX
+	MOVQ      BX, SI
+	KMOVW     SI, K1
+	MOVQ      BX, SI
+	SHRQ      $0x10, SI
+	KMOVW     SI, K2
+	MOVQ      BX, SI
+	SHRQ      $0x20, SI
+	KMOVW     SI, K3
+	SHRQ      $0x30, BX
+	KMOVW     BX, K4
+	VMOVDQU64 (SP), Z2
+	VMOVDQU64 64(SP), Z3
+	VMOVDQU64 128(SP), Z4
+	VMOVDQU64 192(SP), Z5
+	VPADDD    sm4CtrOffsets16<>+0(SB), Z5, Z5
+	VMOVDQU64 (SP), Z6
+	VMOVDQU64 64(SP), Z7
+	VMOVDQU64 128(SP), Z8
+	VMOVDQU64 192(SP), Z9
+	VPADDD    sm4CtrOffsets16<>+64(SB), Z9, Z9
+	VMOVDQU64 (SP), Z10
+	VMOVDQU64 64(SP), Z11
+	VMOVDQU64 128(SP), Z12
+	VMOVDQU64 192(SP), Z13
+	VPADDD    sm4CtrOffsets16<>+128(SB), Z13, Z13
+	MOVQ      $0x00000008, BX
+
+xorKeyStreamAVX512GFNI_rounds3true:
+	VPBROADCASTD      (AX), Z17
+	VPXORD            Z17, Z3, Z14
+	VPTERNLOGD        $0x96, Z4, Z5, Z14
+	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
+	VPROLD            $0x02, Z14, Z15
+	VPROLD            $0x0a, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z2
+	VPROLD            $0x12, Z14, Z15
+	VPROLD            $0x18, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z14
+	VPXORD            Z14, Z2, Z2
+	VPXORD            Z17, Z7, Z14
+	VPTERNLOGD        $0x96, Z8, Z9, Z14
+	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
+	VPROLD            $0x02, Z14, Z15
+	VPROLD            $0x0a, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z6
+	VPROLD            $0x12, Z14, Z15
+	VPROLD            $0x18, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z14
+	VPXORD            Z14, Z6, Z6
+	VPXORD            Z17, Z11, Z14
+	VPTERNLOGD        $0x96, Z12, Z13, Z14
+	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
+	VPROLD            $0x02, Z14, Z15
+	VPROLD            $0x0a, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z10
+	VPROLD            $0x12, Z14, Z15
+	VPROLD            $0x18, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z14
+	VPXORD            Z14, Z10, Z10
+	VPBROADCASTD      4(AX), Z17
+	VPXORD            Z17, Z4, Z14
+	VPTERNLOGD        $0x96, Z5, Z2, Z14
+	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
+	VPROLD            $0x02, Z14, Z15
+	VPROLD            $0x0a, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z3
+	VPROLD            $0x12, Z14, Z15
+	VPROLD            $0x18, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z14
+	VPXORD            Z14, Z3, Z3
+	VPXORD            Z17, Z8, Z14
+	VPTERNLOGD        $0x96, Z9, Z6, Z14
+	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
+	VPROLD            $0x02, Z14, Z15
+	VPROLD            $0x0a, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z7
+	VPROLD            $0x12, Z14, Z15
+	VPROLD            $0x18, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z14
+	VPXORD            Z14, Z7, Z7
+	VPXORD            Z17, Z12, Z14
+	VPTERNLOGD        $0x96, Z13, Z10, Z14
+	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
+	VPROLD            $0x02, Z14, Z15
+	VPROLD            $0x0a, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z11
+	VPROLD            $0x12, Z14, Z15
+	VPROLD            $0x18, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z14
+	VPXORD            Z14, Z11, Z11
+	VPBROADCASTD      8(AX), Z17
+	VPXORD            Z17, Z5, Z14
+	VPTERNLOGD        $0x96, Z2, Z3, Z14
+	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
+	VPROLD            $0x02, Z14, Z15
+	VPROLD            $0x0a, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z4
+	VPROLD            $0x12, Z14, Z15
+	VPROLD            $0x18, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z14
+	VPXORD            Z14, Z4, Z4
+	VPXORD            Z17, Z9, Z14
+	VPTERNLOGD        $0x96, Z6, Z7, Z14
+	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
+	VPROLD            $0x02, Z14, Z15
+	VPROLD            $0x0a, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z8
+	VPROLD            $0x12, Z14, Z15
+	VPROLD            $0x18, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z14
+	VPXORD            Z14, Z8, Z8
+	VPXORD            Z17, Z13, Z14
+	VPTERNLOGD        $0x96, Z10, Z11, Z14
+	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
+	VPROLD            $0x02, Z14, Z15
+	VPROLD            $0x0a, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z12
+	VPROLD            $0x12, Z14, Z15
+	VPROLD            $0x18, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z14
+	VPXORD            Z14, Z12, Z12
+	VPBROADCASTD      12(AX), Z17
+	VPXORD            Z17, Z2, Z14
+	VPTERNLOGD        $0x96, Z3, Z4, Z14
+	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
+	VPROLD            $0x02, Z14, Z15
+	VPROLD            $0x0a, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z5
+	VPROLD            $0x12, Z14, Z15
+	VPROLD            $0x18, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z14
+	VPXORD            Z14, Z5, Z5
+	VPXORD            Z17, Z6, Z14
+	VPTERNLOGD        $0x96, Z7, Z8, Z14
+	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
+	VPROLD            $0x02, Z14, Z15
+	VPROLD            $0x0a, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z9
+	VPROLD            $0x12, Z14, Z15
+	VPROLD            $0x18, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z14
+	VPXORD            Z14, Z9, Z9
+	VPXORD            Z17, Z10, Z14
+	VPTERNLOGD        $0x96, Z11, Z12, Z14
+	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
+	VPROLD            $0x02, Z14, Z15
+	VPROLD            $0x0a, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z13
+	VPROLD            $0x12, Z14, Z15
+	VPROLD            $0x18, Z14, Z16
+	VPTERNLOGD        $0x96, Z15, Z16, Z14
+	VPXORD            Z14, Z13, Z13
+	ADDQ              $0x10, AX
+	DECQ              BX
+	JNZ               xorKeyStreamAVX512GFNI_rounds3true
+	VPUNPCKHDQ        Z4, Z5, Z15
+	VPUNPCKLDQ        Z4, Z5, Z5
+	VPUNPCKLDQ        Z2, Z3, Z16
+	VPUNPCKHDQ        Z2, Z3, Z3
+	VPUNPCKHQDQ       Z16, Z5, Z4
+	VPUNPCKLQDQ       Z16, Z5, Z5
+	VPUNPCKHQDQ       Z3, Z15, Z2
+	VPUNPCKLQDQ       Z3, Z15, Z3
+	VPSHUFB           sm4BswapMask<>+0(SB), Z5, Z5
+	VPSHUFB           sm4BswapMask<>+0(SB), Z4, Z4
+	VPSHUFB           sm4BswapMask<>+0(SB), Z3, Z3
+	VPSHUFB           sm4BswapMask<>+0(SB), Z2, Z2
+	VPUNPCKHDQ        Z8, Z9, Z15
+	VPUNPCKLDQ        Z8, Z9, Z9
+	VPUNPCKLDQ        Z6, Z7, Z16
+	VPUNPCKHDQ        Z6, Z7, Z7
+	VPUNPCKHQDQ       Z16, Z9, Z8
+	VPUNPCKLQDQ       Z16, Z9, Z9
+	VPUNPCKHQDQ       Z7, Z15, Z6
+	VPUNPCKLQDQ       Z7, Z15, Z7
+	VPSHUFB           sm4BswapMask<>+0(SB), Z9, Z9
+	VPSHUFB           sm4BswapMask<>+0(SB), Z8, Z8
+	VPSHUFB           sm4BswapMask<>+0(SB), Z7, Z7
+	VPSHUFB           sm4BswapMask<>+0(SB), Z6, Z6
+	VPUNPCKHDQ        Z12, Z13, Z15
+	VPUNPCKLDQ        Z12, Z13, Z13
+	VPUNPCKLDQ        Z10, Z11, Z16
+	VPUNPCKHDQ        Z10, Z11, Z11
+	VPUNPCKHQDQ       Z16, Z13, Z12
+	VPUNPCKLQDQ       Z16, Z13, Z13
+	VPUNPCKHQDQ       Z11, Z15, Z10
+	VPUNPCKLQDQ       Z11, Z15, Z11
+	VPSHUFB           sm4BswapMask<>+0(SB), Z13, Z13
+	VPSHUFB           sm4BswapMask<>+0(SB), Z12, Z12
+	VPSHUFB           sm4BswapMask<>+0(SB), Z11, Z11
+	VPSHUFB           sm4BswapMask<>+0(SB), Z10, Z10
+	VPXORD            (DX), Z5, Z5
+	VMOVDQU64         Z5, (CX)
+	VPXORD            64(DX), Z4, Z4
+	VMOVDQU64         Z4, 64(CX)
+	VPXORD            128(DX), Z3, Z3
+	VMOVDQU64         Z3, 128(CX)
+	VPXORD            192(DX), Z2, Z2
+	VMOVDQU64         Z2, 192(CX)
+	VPXORD            256(DX), Z9, Z9
+	VMOVDQU64         Z9, 256(CX)
+	VPXORD            320(DX), Z8, Z8
+	VMOVDQU64         Z8, 320(CX)
+	VPXORD            384(DX), Z7, Z7
+	VMOVDQU64         Z7, 384(CX)
+	VPXORD            448(DX), Z6, Z6
+	VMOVDQU64         Z6, 448(CX)
+	VMOVDQU32.Z       512(DX), K1, Z0
+	VPXORD            Z0, Z13, Z13
+	VMOVDQU32         Z13, K1, 512(CX)
+	VMOVDQU32.Z       576(DX), K2, Z0
+	VPXORD            Z0, Z12, Z12
+	VMOVDQU32         Z12, K2, 576(CX)
+	VMOVDQU32.Z       640(DX), K3, Z0
+	VPXORD            Z0, Z11, Z11
+	VMOVDQU32         Z11, K3, 640(CX)
+	VMOVDQU32.Z       704(DX), K4, Z0
+	VPXORD            Z0, Z10, Z10
+	VMOVDQU32         Z10, K4, 704(CX)
+	JMP               xorKeyStreamAVX512GFNI_done
+
+xorKeyStreamAVX512GFNI_sets4:
+	SUBQ      $0x00000030, BX
+	MOVQ      $0x00000040, SI
+	SUBQ      BX, SI
+	SUBQ      BX, SI
+	SUBQ      BX, SI
+	SUBQ      BX, SI
+	MOVQ      $-1, BX
+	SHRXQ     SI, BX, BX
+	MOVQ      BX, SI
+	KMOVW     SI, K1
+	MOVQ      BX, SI
+	SHRQ      $0x10, SI
+	KMOVW     SI, K2
+	MOVQ      BX, SI
+	SHRQ      $0x20, SI
+	KMOVW     SI, K3
+	SHRQ      $0x30, BX
+	KMOVW     BX, K4
+	VMOVDQU64 (SP), Z2
+	VMOVDQU64 64(SP), Z3
+	VMOVDQU64 128(SP), Z4
+	VMOVDQU64 192(SP), Z5
+	VPADDD    sm4CtrOffsets16<>+0(SB), Z5, Z5
+	VMOVDQU64 (SP), Z6
+	VMOVDQU64 64(SP), Z7
+	VMOVDQU64 128(SP), Z8
+	VMOVDQU64 192(SP), Z9
+	VPADDD    sm4CtrOffsets16<>+64(SB), Z9, Z9
+	VMOVDQU64 (SP), Z10
+	VMOVDQU64 64(SP), Z11
+	VMOVDQU64 128(SP), Z12
+	VMOVDQU64 192(SP), Z13
+	VPADDD    sm4CtrOffsets16<>+128(SB), Z13, Z13
+	VMOVDQU64 (SP), Z14
+	VMOVDQU64 64(SP), Z15
+	VMOVDQU64 128(SP), Z16
+	VMOVDQU64 192(SP), Z17
+	VPADDD    sm4CtrOffsets16<>+192(SB), Z17, Z17
+	MOVQ      $0x00000008, BX
+
+xorKeyStreamAVX512GFNI_rounds4true:
+	VPBROADCASTD      (AX), Z21
+	VPXORD            Z21, Z3, Z18
+	VPTERNLOGD        $0x96, Z4, Z5, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z2
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z2, Z2
+	VPXORD            Z21, Z7, Z18
+	VPTERNLOGD        $0x96, Z8, Z9, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z6
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z6, Z6
+	VPXORD            Z21, Z11, Z18
+	VPTERNLOGD        $0x96, Z12, Z13, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z10
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z10, Z10
+	VPXORD            Z21, Z15, Z18
+	VPTERNLOGD        $0x96, Z16, Z17, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z14
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z14, Z14
+	VPBROADCASTD      4(AX), Z21
+	VPXORD            Z21, Z4, Z18
+	VPTERNLOGD        $0x96, Z5, Z2, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z3
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z3, Z3
+	VPXORD            Z21, Z8, Z18
+	VPTERNLOGD        $0x96, Z9, Z6, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z7
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z7, Z7
+	VPXORD            Z21, Z12, Z18
+	VPTERNLOGD        $0x96, Z13, Z10, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z11
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z11, Z11
+	VPXORD            Z21, Z16, Z18
+	VPTERNLOGD        $0x96, Z17, Z14, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z15
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z15, Z15
+	VPBROADCASTD      8(AX), Z21
+	VPXORD            Z21, Z5, Z18
+	VPTERNLOGD        $0x96, Z2, Z3, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z4
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z4, Z4
+	VPXORD            Z21, Z9, Z18
+	VPTERNLOGD        $0x96, Z6, Z7, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z8
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z8, Z8
+	VPXORD            Z21, Z13, Z18
+	VPTERNLOGD        $0x96, Z10, Z11, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z12
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z12, Z12
+	VPXORD            Z21, Z17, Z18
+	VPTERNLOGD        $0x96, Z14, Z15, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z16
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z16, Z16
+	VPBROADCASTD      12(AX), Z21
+	VPXORD            Z21, Z2, Z18
+	VPTERNLOGD        $0x96, Z3, Z4, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z5
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z5, Z5
+	VPXORD            Z21, Z6, Z18
+	VPTERNLOGD        $0x96, Z7, Z8, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z9
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z9, Z9
+	VPXORD            Z21, Z10, Z18
+	VPTERNLOGD        $0x96, Z11, Z12, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z13
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z13, Z13
+	VPXORD            Z21, Z14, Z18
+	VPTERNLOGD        $0x96, Z15, Z16, Z18
+	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
+	VPROLD            $0x02, Z18, Z19
+	VPROLD            $0x0a, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z17
+	VPROLD            $0x12, Z18, Z19
+	VPROLD            $0x18, Z18, Z20
+	VPTERNLOGD        $0x96, Z19, Z20, Z18
+	VPXORD            Z18, Z17, Z17
+	ADDQ              $0x10, AX
+	DECQ              BX
+	JNZ               xorKeyStreamAVX512GFNI_rounds4true
+	VPUNPCKHDQ        Z4, Z5, Z19
+	VPUNPCKLDQ        Z4, Z5, Z5
+	VPUNPCKLDQ        Z2, Z3, Z20
+	VPUNPCKHDQ        Z2, Z3, Z3
+	VPUNPCKHQDQ       Z20, Z5, Z4
+	VPUNPCKLQDQ       Z20, Z5, Z5
+	VPUNPCKHQDQ       Z3, Z19, Z2
+	VPUNPCKLQDQ       Z3, Z19, Z3
+	VPSHUFB           sm4BswapMask<>+0(SB), Z5, Z5
+	VPSHUFB           sm4BswapMask<>+0(SB), Z4, Z4
+	VPSHUFB           sm4BswapMask<>+0(SB), Z3, Z3
+	VPSHUFB           sm4BswapMask<>+0(SB), Z2, Z2
+	VPUNPCKHDQ        Z8, Z9, Z19
+	VPUNPCKLDQ        Z8, Z9, Z9
+	VPUNPCKLDQ        Z6, Z7, Z20
+	VPUNPCKHDQ        Z6, Z7, Z7
+	VPUNPCKHQDQ       Z20, Z9, Z8
+	VPUNPCKLQDQ       Z20, Z9, Z9
+	VPUNPCKHQDQ       Z7, Z19, Z6
+	VPUNPCKLQDQ       Z7, Z19, Z7
+	VPSHUFB           sm4BswapMask<>+0(SB), Z9, Z9
+	VPSHUFB           sm4BswapMask<>+0(SB), Z8, Z8
+	VPSHUFB           sm4BswapMask<>+0(SB), Z7, Z7
+	VPSHUFB           sm4BswapMask<>+0(SB), Z6, Z6
+	VPUNPCKHDQ        Z12, Z13, Z19
+	VPUNPCKLDQ        Z12, Z13, Z13
+	VPUNPCKLDQ        Z10, Z11, Z20
+	VPUNPCKHDQ        Z10, Z11, Z11
+	VPUNPCKHQDQ       Z20, Z13, Z12
+	VPUNPCKLQDQ       Z20, Z13, Z13
+	VPUNPCKHQDQ       Z11, Z19, Z10
+	VPUNPCKLQDQ       Z11, Z19, Z11
+	VPSHUFB           sm4BswapMask<>+0(SB), Z13, Z13
+	VPSHUFB           sm4BswapMask<>+0(SB), Z12, Z12
+	VPSHUFB           sm4BswapMask<>+0(SB), Z11, Z11
+	VPSHUFB           sm4BswapMask<>+0(SB), Z10, Z10
+	VPUNPCKHDQ        Z16, Z17, Z19
+	VPUNPCKLDQ        Z16, Z17, Z17
+	VPUNPCKLDQ        Z14, Z15, Z20
+	VPUNPCKHDQ        Z14, Z15, Z15
+	VPUNPCKHQDQ       Z20, Z17, Z16
+	VPUNPCKLQDQ       Z20, Z17, Z17
+	VPUNPCKHQDQ       Z15, Z19, Z14
+	VPUNPCKLQDQ       Z15, Z19, Z15
+	VPSHUFB           sm4BswapMask<>+0(SB), Z17, Z17
+	VPSHUFB           sm4BswapMask<>+0(SB), Z16, Z16
+	VPSHUFB           sm4BswapMask<>+0(SB), Z15, Z15
+	VPSHUFB           sm4BswapMask<>+0(SB), Z14, Z14
+	VPXORD            (DX), Z5, Z5
+	VMOVDQU64         Z5, (CX)
+	VPXORD            64(DX), Z4, Z4
+	VMOVDQU64         Z4, 64(CX)
+	VPXORD            128(DX), Z3, Z3
+	VMOVDQU64         Z3, 128(CX)
+	VPXORD            192(DX), Z2, Z2
+	VMOVDQU64         Z2, 192(CX)
+	VPXORD            256(DX), Z9, Z9
+	VMOVDQU64         Z9, 256(CX)
+	VPXORD            320(DX), Z8, Z8
+	VMOVDQU64         Z8, 320(CX)
+	VPXORD            384(DX), Z7, Z7
+	VMOVDQU64         Z7, 384(CX)
+	VPXORD            448(DX), Z6, Z6
+	VMOVDQU64         Z6, 448(CX)
+	VPXORD            512(DX), Z13, Z13
+	VMOVDQU64         Z13, 512(CX)
+	VPXORD            576(DX), Z12, Z12
+	VMOVDQU64         Z12, 576(CX)
+	VPXORD            640(DX), Z11, Z11
+	VMOVDQU64         Z11, 640(CX)
+	VPXORD            704(DX), Z10, Z10
+	VMOVDQU64         Z10, 704(CX)
+	VMOVDQU32.Z       768(DX), K1, Z0
+	VPXORD            Z0, Z17, Z17
+	VMOVDQU32         Z17, K1, 768(CX)
+	VMOVDQU32.Z       832(DX), K2, Z0
+	VPXORD            Z0, Z16, Z16
+	VMOVDQU32         Z16, K2, 832(CX)
+	VMOVDQU32.Z       896(DX), K3, Z0
+	VPXORD            Z0, Z15, Z15
+	VMOVDQU32         Z15, K3, 896(CX)
+	VMOVDQU32.Z       960(DX), K4, Z0
+	VPXORD            Z0, Z14, Z14
+	VMOVDQU32         Z14, K4, 960(CX)
 
 xorKeyStreamAVX512GFNI_done:
 	VZEROUPPER
@@ -1300,10 +2994,9 @@ TEXT ·encryptBlocksAVX2GFNI(SB), NOSPLIT, $0-32
 	VPBROADCASTQ sm4PreMatrix<>+0(SB), Y0
 	VPBROADCASTQ sm4PostMatrix<>+0(SB), Y1
 
-	// Two interleaved sets per iteration.
-encryptBlocksAVX2GFNI_loop2:
+encryptBlocksAVX2GFNI_loop:
 	CMPQ        BX, $0x00000010
-	JB          encryptBlocksAVX2GFNI_one
+	JB          encryptBlocksAVX2GFNI_partial
 	VMOVDQU     (DX), Y2
 	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
 	VMOVDQU     32(DX), Y3
@@ -1339,7 +3032,7 @@ encryptBlocksAVX2GFNI_loop2:
 	MOVQ        AX, SI
 	MOVQ        $0x00000008, DI
 
-encryptBlocksAVX2GFNI_rounds2:
+encryptBlocksAVX2GFNI_rounds2false:
 	VPBROADCASTD      (SI), Y13
 	VPXOR             Y13, Y3, Y10
 	VPXOR             Y4, Y10, Y10
@@ -1474,7 +3167,7 @@ encryptBlocksAVX2GFNI_rounds2:
 	VPXOR             Y12, Y9, Y9
 	ADDQ              $0x10, SI
 	DECQ              DI
-	JNZ               encryptBlocksAVX2GFNI_rounds2
+	JNZ               encryptBlocksAVX2GFNI_rounds2false
 	VPUNPCKHDQ        Y4, Y5, Y11
 	VPUNPCKLDQ        Y4, Y5, Y5
 	VPUNPCKLDQ        Y2, Y3, Y12
@@ -1510,239 +3203,346 @@ encryptBlocksAVX2GFNI_rounds2:
 	ADDQ              $0x00000100, DX
 	ADDQ              $0x00000100, CX
 	SUBQ              $0x00000010, BX
-	JMP               encryptBlocksAVX2GFNI_loop2
+	JMP               encryptBlocksAVX2GFNI_loop
 
-encryptBlocksAVX2GFNI_one:
-	// One full set.
-	CMPQ        BX, $0x00000008
-	JB          encryptBlocksAVX2GFNI_tail
-	VMOVDQU     (DX), Y2
-	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
-	VMOVDQU     32(DX), Y3
-	VPSHUFB     sm4BswapMask<>+0(SB), Y3, Y3
-	VMOVDQU     64(DX), Y4
-	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
-	VMOVDQU     96(DX), Y5
-	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
-	VPUNPCKHDQ  Y3, Y2, Y6
-	VPUNPCKLDQ  Y3, Y2, Y2
-	VPUNPCKLDQ  Y5, Y4, Y7
-	VPUNPCKHDQ  Y5, Y4, Y4
-	VPUNPCKHQDQ Y7, Y2, Y3
-	VPUNPCKLQDQ Y7, Y2, Y2
-	VPUNPCKHQDQ Y4, Y6, Y5
-	VPUNPCKLQDQ Y4, Y6, Y4
-	MOVQ        AX, SI
-	MOVQ        $0x00000008, DI
+encryptBlocksAVX2GFNI_partial:
+	// Fewer than a full pass left: ceil(n/width) sets, the last one masked.
+	TESTQ        BX, BX
+	JZ           encryptBlocksAVX2GFNI_done
+	CMPQ         BX, $0x00000008
+	JA           encryptBlocksAVX2GFNI_sets2
+	MOVQ         BX, X2
+	VPBROADCASTD X2, Y6
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y6, Y2
+	VPMASKMOVD   (DX), Y2, Y2
+	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y6, Y3
+	VPMASKMOVD   32(DX), Y3, Y3
+	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y6, Y4
+	VPMASKMOVD   64(DX), Y4, Y4
+	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y6, Y5
+	VPMASKMOVD   96(DX), Y5, Y5
+	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
+	VPUNPCKHDQ   Y3, Y2, Y7
+	VPUNPCKLDQ   Y3, Y2, Y2
+	VPUNPCKLDQ   Y5, Y4, Y8
+	VPUNPCKHDQ   Y5, Y4, Y4
+	VPUNPCKHQDQ  Y8, Y2, Y3
+	VPUNPCKLQDQ  Y8, Y2, Y2
+	VPUNPCKHQDQ  Y4, Y7, Y5
+	VPUNPCKLQDQ  Y4, Y7, Y4
+	MOVQ         $0x00000008, DX
 
-encryptBlocksAVX2GFNI_rounds1:
-	VPBROADCASTD      (SI), Y6
-	VPXOR             Y6, Y3, Y6
-	VPXOR             Y4, Y6, Y6
-	VPXOR             Y5, Y6, Y6
-	VGF2P8AFFINEQB    $0x3e, Y0, Y6, Y6
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y6, Y6
-	VPSHUFB           sm4Rotl8<>+0(SB), Y6, Y7
-	VPXOR             Y6, Y7, Y7
-	VPSHUFB           sm4Rotl16<>+0(SB), Y6, Y8
-	VPXOR             Y8, Y7, Y7
-	VPXOR             Y6, Y2, Y2
-	VPSHUFB           sm4Rotl24<>+0(SB), Y6, Y8
-	VPXOR             Y8, Y2, Y2
-	VPSLLD            $0x02, Y7, Y8
-	VPSRLD            $0x1e, Y7, Y7
+encryptBlocksAVX2GFNI_rounds1true:
+	VPBROADCASTD      (AX), Y7
+	VPXOR             Y7, Y3, Y7
+	VPXOR             Y4, Y7, Y7
+	VPXOR             Y5, Y7, Y7
+	VGF2P8AFFINEQB    $0x3e, Y0, Y7, Y7
+	VGF2P8AFFINEINVQB $0xd3, Y1, Y7, Y7
+	VPSHUFB           sm4Rotl8<>+0(SB), Y7, Y8
+	VPXOR             Y7, Y8, Y8
+	VPSHUFB           sm4Rotl16<>+0(SB), Y7, Y9
+	VPXOR             Y9, Y8, Y8
 	VPXOR             Y7, Y2, Y2
+	VPSHUFB           sm4Rotl24<>+0(SB), Y7, Y9
+	VPXOR             Y9, Y2, Y2
+	VPSLLD            $0x02, Y8, Y9
+	VPSRLD            $0x1e, Y8, Y8
 	VPXOR             Y8, Y2, Y2
-	VPBROADCASTD      4(SI), Y6
-	VPXOR             Y6, Y4, Y6
-	VPXOR             Y5, Y6, Y6
-	VPXOR             Y2, Y6, Y6
-	VGF2P8AFFINEQB    $0x3e, Y0, Y6, Y6
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y6, Y6
-	VPSHUFB           sm4Rotl8<>+0(SB), Y6, Y7
-	VPXOR             Y6, Y7, Y7
-	VPSHUFB           sm4Rotl16<>+0(SB), Y6, Y8
-	VPXOR             Y8, Y7, Y7
-	VPXOR             Y6, Y3, Y3
-	VPSHUFB           sm4Rotl24<>+0(SB), Y6, Y8
-	VPXOR             Y8, Y3, Y3
-	VPSLLD            $0x02, Y7, Y8
-	VPSRLD            $0x1e, Y7, Y7
+	VPXOR             Y9, Y2, Y2
+	VPBROADCASTD      4(AX), Y7
+	VPXOR             Y7, Y4, Y7
+	VPXOR             Y5, Y7, Y7
+	VPXOR             Y2, Y7, Y7
+	VGF2P8AFFINEQB    $0x3e, Y0, Y7, Y7
+	VGF2P8AFFINEINVQB $0xd3, Y1, Y7, Y7
+	VPSHUFB           sm4Rotl8<>+0(SB), Y7, Y8
+	VPXOR             Y7, Y8, Y8
+	VPSHUFB           sm4Rotl16<>+0(SB), Y7, Y9
+	VPXOR             Y9, Y8, Y8
 	VPXOR             Y7, Y3, Y3
+	VPSHUFB           sm4Rotl24<>+0(SB), Y7, Y9
+	VPXOR             Y9, Y3, Y3
+	VPSLLD            $0x02, Y8, Y9
+	VPSRLD            $0x1e, Y8, Y8
 	VPXOR             Y8, Y3, Y3
-	VPBROADCASTD      8(SI), Y6
-	VPXOR             Y6, Y5, Y6
-	VPXOR             Y2, Y6, Y6
-	VPXOR             Y3, Y6, Y6
-	VGF2P8AFFINEQB    $0x3e, Y0, Y6, Y6
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y6, Y6
-	VPSHUFB           sm4Rotl8<>+0(SB), Y6, Y7
-	VPXOR             Y6, Y7, Y7
-	VPSHUFB           sm4Rotl16<>+0(SB), Y6, Y8
-	VPXOR             Y8, Y7, Y7
-	VPXOR             Y6, Y4, Y4
-	VPSHUFB           sm4Rotl24<>+0(SB), Y6, Y8
-	VPXOR             Y8, Y4, Y4
-	VPSLLD            $0x02, Y7, Y8
-	VPSRLD            $0x1e, Y7, Y7
+	VPXOR             Y9, Y3, Y3
+	VPBROADCASTD      8(AX), Y7
+	VPXOR             Y7, Y5, Y7
+	VPXOR             Y2, Y7, Y7
+	VPXOR             Y3, Y7, Y7
+	VGF2P8AFFINEQB    $0x3e, Y0, Y7, Y7
+	VGF2P8AFFINEINVQB $0xd3, Y1, Y7, Y7
+	VPSHUFB           sm4Rotl8<>+0(SB), Y7, Y8
+	VPXOR             Y7, Y8, Y8
+	VPSHUFB           sm4Rotl16<>+0(SB), Y7, Y9
+	VPXOR             Y9, Y8, Y8
 	VPXOR             Y7, Y4, Y4
+	VPSHUFB           sm4Rotl24<>+0(SB), Y7, Y9
+	VPXOR             Y9, Y4, Y4
+	VPSLLD            $0x02, Y8, Y9
+	VPSRLD            $0x1e, Y8, Y8
 	VPXOR             Y8, Y4, Y4
-	VPBROADCASTD      12(SI), Y6
-	VPXOR             Y6, Y2, Y6
-	VPXOR             Y3, Y6, Y6
-	VPXOR             Y4, Y6, Y6
-	VGF2P8AFFINEQB    $0x3e, Y0, Y6, Y6
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y6, Y6
-	VPSHUFB           sm4Rotl8<>+0(SB), Y6, Y7
-	VPXOR             Y6, Y7, Y7
-	VPSHUFB           sm4Rotl16<>+0(SB), Y6, Y8
-	VPXOR             Y8, Y7, Y7
-	VPXOR             Y6, Y5, Y5
-	VPSHUFB           sm4Rotl24<>+0(SB), Y6, Y8
-	VPXOR             Y8, Y5, Y5
-	VPSLLD            $0x02, Y7, Y8
-	VPSRLD            $0x1e, Y7, Y7
+	VPXOR             Y9, Y4, Y4
+	VPBROADCASTD      12(AX), Y7
+	VPXOR             Y7, Y2, Y7
+	VPXOR             Y3, Y7, Y7
+	VPXOR             Y4, Y7, Y7
+	VGF2P8AFFINEQB    $0x3e, Y0, Y7, Y7
+	VGF2P8AFFINEINVQB $0xd3, Y1, Y7, Y7
+	VPSHUFB           sm4Rotl8<>+0(SB), Y7, Y8
+	VPXOR             Y7, Y8, Y8
+	VPSHUFB           sm4Rotl16<>+0(SB), Y7, Y9
+	VPXOR             Y9, Y8, Y8
 	VPXOR             Y7, Y5, Y5
+	VPSHUFB           sm4Rotl24<>+0(SB), Y7, Y9
+	VPXOR             Y9, Y5, Y5
+	VPSLLD            $0x02, Y8, Y9
+	VPSRLD            $0x1e, Y8, Y8
 	VPXOR             Y8, Y5, Y5
-	ADDQ              $0x10, SI
-	DECQ              DI
-	JNZ               encryptBlocksAVX2GFNI_rounds1
-	VPUNPCKHDQ        Y4, Y5, Y7
+	VPXOR             Y9, Y5, Y5
+	ADDQ              $0x10, AX
+	DECQ              DX
+	JNZ               encryptBlocksAVX2GFNI_rounds1true
+	VPUNPCKHDQ        Y4, Y5, Y8
 	VPUNPCKLDQ        Y4, Y5, Y5
-	VPUNPCKLDQ        Y2, Y3, Y8
+	VPUNPCKLDQ        Y2, Y3, Y9
 	VPUNPCKHDQ        Y2, Y3, Y3
-	VPUNPCKHQDQ       Y8, Y5, Y4
-	VPUNPCKLQDQ       Y8, Y5, Y5
-	VPUNPCKHQDQ       Y3, Y7, Y2
-	VPUNPCKLQDQ       Y3, Y7, Y3
+	VPUNPCKHQDQ       Y9, Y5, Y4
+	VPUNPCKLQDQ       Y9, Y5, Y5
+	VPUNPCKHQDQ       Y3, Y8, Y2
+	VPUNPCKLQDQ       Y3, Y8, Y3
 	VPSHUFB           sm4BswapMask<>+0(SB), Y5, Y5
 	VPSHUFB           sm4BswapMask<>+0(SB), Y4, Y4
 	VPSHUFB           sm4BswapMask<>+0(SB), Y3, Y3
 	VPSHUFB           sm4BswapMask<>+0(SB), Y2, Y2
-	VMOVDQU           Y5, (CX)
-	VMOVDQU           Y4, 32(CX)
-	VMOVDQU           Y3, 64(CX)
-	VMOVDQU           Y2, 96(CX)
-	ADDQ              $0x00000080, DX
-	ADDQ              $0x00000080, CX
-	SUBQ              $0x00000008, BX
+	VPCMPGTD          sm4TailIndex8<>+0(SB), Y6, Y0
+	VPMASKMOVD        Y5, Y0, (CX)
+	VPCMPGTD          sm4TailIndex8<>+32(SB), Y6, Y0
+	VPMASKMOVD        Y4, Y0, 32(CX)
+	VPCMPGTD          sm4TailIndex8<>+64(SB), Y6, Y0
+	VPMASKMOVD        Y3, Y0, 64(CX)
+	VPCMPGTD          sm4TailIndex8<>+96(SB), Y6, Y0
+	VPMASKMOVD        Y2, Y0, 96(CX)
+	JMP               encryptBlocksAVX2GFNI_done
 
-encryptBlocksAVX2GFNI_tail:
-	// Fewer than a set left: masked loads and stores.
-	TESTQ        BX, BX
-	JZ           encryptBlocksAVX2GFNI_done
+encryptBlocksAVX2GFNI_sets2:
+	SUBQ         $0x00000008, BX
 	MOVQ         BX, X2
-	VPBROADCASTD X2, Y2
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y2, Y3
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y2, Y4
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y2, Y5
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y2, Y2
-	VPMASKMOVD   (DX), Y3, Y6
+	VPBROADCASTD X2, Y10
+	VMOVDQU      (DX), Y2
+	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
+	VMOVDQU      32(DX), Y3
+	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
+	VMOVDQU      64(DX), Y4
+	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
+	VMOVDQU      96(DX), Y5
+	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
+	VPUNPCKHDQ   Y3, Y2, Y6
+	VPUNPCKLDQ   Y3, Y2, Y2
+	VPUNPCKLDQ   Y5, Y4, Y7
+	VPUNPCKHDQ   Y5, Y4, Y4
+	VPUNPCKHQDQ  Y7, Y2, Y3
+	VPUNPCKLQDQ  Y7, Y2, Y2
+	VPUNPCKHQDQ  Y4, Y6, Y5
+	VPUNPCKLQDQ  Y4, Y6, Y4
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y10, Y6
+	VPMASKMOVD   128(DX), Y6, Y6
 	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
-	VPMASKMOVD   32(DX), Y4, Y7
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y10, Y7
+	VPMASKMOVD   160(DX), Y7, Y7
 	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
-	VPMASKMOVD   64(DX), Y5, Y8
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y10, Y8
+	VPMASKMOVD   192(DX), Y8, Y8
 	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
-	VPMASKMOVD   96(DX), Y2, Y9
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y10, Y9
+	VPMASKMOVD   224(DX), Y9, Y9
 	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
-	VPUNPCKHDQ   Y7, Y6, Y10
+	VPUNPCKHDQ   Y7, Y6, Y11
 	VPUNPCKLDQ   Y7, Y6, Y6
-	VPUNPCKLDQ   Y9, Y8, Y11
+	VPUNPCKLDQ   Y9, Y8, Y12
 	VPUNPCKHDQ   Y9, Y8, Y8
-	VPUNPCKHQDQ  Y11, Y6, Y7
-	VPUNPCKLQDQ  Y11, Y6, Y6
-	VPUNPCKHQDQ  Y8, Y10, Y9
-	VPUNPCKLQDQ  Y8, Y10, Y8
+	VPUNPCKHQDQ  Y12, Y6, Y7
+	VPUNPCKLQDQ  Y12, Y6, Y6
+	VPUNPCKHQDQ  Y8, Y11, Y9
+	VPUNPCKLQDQ  Y8, Y11, Y8
 	MOVQ         $0x00000008, DX
 
-encryptBlocksAVX2GFNI_roundsT:
-	VPBROADCASTD      (AX), Y10
-	VPXOR             Y10, Y7, Y10
-	VPXOR             Y8, Y10, Y10
-	VPXOR             Y9, Y10, Y10
-	VGF2P8AFFINEQB    $0x3e, Y0, Y10, Y10
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y10, Y10
-	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR             Y10, Y11, Y11
-	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR             Y12, Y11, Y11
-	VPXOR             Y10, Y6, Y6
-	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y12
-	VPXOR             Y12, Y6, Y6
-	VPSLLD            $0x02, Y11, Y12
-	VPSRLD            $0x1e, Y11, Y11
+encryptBlocksAVX2GFNI_rounds2true:
+	VPBROADCASTD      (AX), Y14
+	VPXOR             Y14, Y3, Y11
+	VPXOR             Y4, Y11, Y11
+	VPXOR             Y5, Y11, Y11
+	VGF2P8AFFINEQB    $0x3e, Y0, Y11, Y11
+	VGF2P8AFFINEINVQB $0xd3, Y1, Y11, Y11
+	VPSHUFB           sm4Rotl8<>+0(SB), Y11, Y12
+	VPXOR             Y11, Y12, Y12
+	VPSHUFB           sm4Rotl16<>+0(SB), Y11, Y13
+	VPXOR             Y13, Y12, Y12
+	VPXOR             Y11, Y2, Y2
+	VPSHUFB           sm4Rotl24<>+0(SB), Y11, Y13
+	VPXOR             Y13, Y2, Y2
+	VPSLLD            $0x02, Y12, Y13
+	VPSRLD            $0x1e, Y12, Y12
+	VPXOR             Y12, Y2, Y2
+	VPXOR             Y13, Y2, Y2
+	VPXOR             Y14, Y7, Y11
+	VPXOR             Y8, Y11, Y11
+	VPXOR             Y9, Y11, Y11
+	VGF2P8AFFINEQB    $0x3e, Y0, Y11, Y11
+	VGF2P8AFFINEINVQB $0xd3, Y1, Y11, Y11
+	VPSHUFB           sm4Rotl8<>+0(SB), Y11, Y12
+	VPXOR             Y11, Y12, Y12
+	VPSHUFB           sm4Rotl16<>+0(SB), Y11, Y13
+	VPXOR             Y13, Y12, Y12
 	VPXOR             Y11, Y6, Y6
+	VPSHUFB           sm4Rotl24<>+0(SB), Y11, Y13
+	VPXOR             Y13, Y6, Y6
+	VPSLLD            $0x02, Y12, Y13
+	VPSRLD            $0x1e, Y12, Y12
 	VPXOR             Y12, Y6, Y6
-	VPBROADCASTD      4(AX), Y10
-	VPXOR             Y10, Y8, Y10
-	VPXOR             Y9, Y10, Y10
-	VPXOR             Y6, Y10, Y10
-	VGF2P8AFFINEQB    $0x3e, Y0, Y10, Y10
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y10, Y10
-	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR             Y10, Y11, Y11
-	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR             Y12, Y11, Y11
-	VPXOR             Y10, Y7, Y7
-	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y12
-	VPXOR             Y12, Y7, Y7
-	VPSLLD            $0x02, Y11, Y12
-	VPSRLD            $0x1e, Y11, Y11
+	VPXOR             Y13, Y6, Y6
+	VPBROADCASTD      4(AX), Y14
+	VPXOR             Y14, Y4, Y11
+	VPXOR             Y5, Y11, Y11
+	VPXOR             Y2, Y11, Y11
+	VGF2P8AFFINEQB    $0x3e, Y0, Y11, Y11
+	VGF2P8AFFINEINVQB $0xd3, Y1, Y11, Y11
+	VPSHUFB           sm4Rotl8<>+0(SB), Y11, Y12
+	VPXOR             Y11, Y12, Y12
+	VPSHUFB           sm4Rotl16<>+0(SB), Y11, Y13
+	VPXOR             Y13, Y12, Y12
+	VPXOR             Y11, Y3, Y3
+	VPSHUFB           sm4Rotl24<>+0(SB), Y11, Y13
+	VPXOR             Y13, Y3, Y3
+	VPSLLD            $0x02, Y12, Y13
+	VPSRLD            $0x1e, Y12, Y12
+	VPXOR             Y12, Y3, Y3
+	VPXOR             Y13, Y3, Y3
+	VPXOR             Y14, Y8, Y11
+	VPXOR             Y9, Y11, Y11
+	VPXOR             Y6, Y11, Y11
+	VGF2P8AFFINEQB    $0x3e, Y0, Y11, Y11
+	VGF2P8AFFINEINVQB $0xd3, Y1, Y11, Y11
+	VPSHUFB           sm4Rotl8<>+0(SB), Y11, Y12
+	VPXOR             Y11, Y12, Y12
+	VPSHUFB           sm4Rotl16<>+0(SB), Y11, Y13
+	VPXOR             Y13, Y12, Y12
 	VPXOR             Y11, Y7, Y7
+	VPSHUFB           sm4Rotl24<>+0(SB), Y11, Y13
+	VPXOR             Y13, Y7, Y7
+	VPSLLD            $0x02, Y12, Y13
+	VPSRLD            $0x1e, Y12, Y12
 	VPXOR             Y12, Y7, Y7
-	VPBROADCASTD      8(AX), Y10
-	VPXOR             Y10, Y9, Y10
-	VPXOR             Y6, Y10, Y10
-	VPXOR             Y7, Y10, Y10
-	VGF2P8AFFINEQB    $0x3e, Y0, Y10, Y10
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y10, Y10
-	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR             Y10, Y11, Y11
-	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR             Y12, Y11, Y11
-	VPXOR             Y10, Y8, Y8
-	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y12
-	VPXOR             Y12, Y8, Y8
-	VPSLLD            $0x02, Y11, Y12
-	VPSRLD            $0x1e, Y11, Y11
+	VPXOR             Y13, Y7, Y7
+	VPBROADCASTD      8(AX), Y14
+	VPXOR             Y14, Y5, Y11
+	VPXOR             Y2, Y11, Y11
+	VPXOR             Y3, Y11, Y11
+	VGF2P8AFFINEQB    $0x3e, Y0, Y11, Y11
+	VGF2P8AFFINEINVQB $0xd3, Y1, Y11, Y11
+	VPSHUFB           sm4Rotl8<>+0(SB), Y11, Y12
+	VPXOR             Y11, Y12, Y12
+	VPSHUFB           sm4Rotl16<>+0(SB), Y11, Y13
+	VPXOR             Y13, Y12, Y12
+	VPXOR             Y11, Y4, Y4
+	VPSHUFB           sm4Rotl24<>+0(SB), Y11, Y13
+	VPXOR             Y13, Y4, Y4
+	VPSLLD            $0x02, Y12, Y13
+	VPSRLD            $0x1e, Y12, Y12
+	VPXOR             Y12, Y4, Y4
+	VPXOR             Y13, Y4, Y4
+	VPXOR             Y14, Y9, Y11
+	VPXOR             Y6, Y11, Y11
+	VPXOR             Y7, Y11, Y11
+	VGF2P8AFFINEQB    $0x3e, Y0, Y11, Y11
+	VGF2P8AFFINEINVQB $0xd3, Y1, Y11, Y11
+	VPSHUFB           sm4Rotl8<>+0(SB), Y11, Y12
+	VPXOR             Y11, Y12, Y12
+	VPSHUFB           sm4Rotl16<>+0(SB), Y11, Y13
+	VPXOR             Y13, Y12, Y12
 	VPXOR             Y11, Y8, Y8
+	VPSHUFB           sm4Rotl24<>+0(SB), Y11, Y13
+	VPXOR             Y13, Y8, Y8
+	VPSLLD            $0x02, Y12, Y13
+	VPSRLD            $0x1e, Y12, Y12
 	VPXOR             Y12, Y8, Y8
-	VPBROADCASTD      12(AX), Y10
-	VPXOR             Y10, Y6, Y10
-	VPXOR             Y7, Y10, Y10
-	VPXOR             Y8, Y10, Y10
-	VGF2P8AFFINEQB    $0x3e, Y0, Y10, Y10
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y10, Y10
-	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR             Y10, Y11, Y11
-	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR             Y12, Y11, Y11
-	VPXOR             Y10, Y9, Y9
-	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y12
-	VPXOR             Y12, Y9, Y9
-	VPSLLD            $0x02, Y11, Y12
-	VPSRLD            $0x1e, Y11, Y11
+	VPXOR             Y13, Y8, Y8
+	VPBROADCASTD      12(AX), Y14
+	VPXOR             Y14, Y2, Y11
+	VPXOR             Y3, Y11, Y11
+	VPXOR             Y4, Y11, Y11
+	VGF2P8AFFINEQB    $0x3e, Y0, Y11, Y11
+	VGF2P8AFFINEINVQB $0xd3, Y1, Y11, Y11
+	VPSHUFB           sm4Rotl8<>+0(SB), Y11, Y12
+	VPXOR             Y11, Y12, Y12
+	VPSHUFB           sm4Rotl16<>+0(SB), Y11, Y13
+	VPXOR             Y13, Y12, Y12
+	VPXOR             Y11, Y5, Y5
+	VPSHUFB           sm4Rotl24<>+0(SB), Y11, Y13
+	VPXOR             Y13, Y5, Y5
+	VPSLLD            $0x02, Y12, Y13
+	VPSRLD            $0x1e, Y12, Y12
+	VPXOR             Y12, Y5, Y5
+	VPXOR             Y13, Y5, Y5
+	VPXOR             Y14, Y6, Y11
+	VPXOR             Y7, Y11, Y11
+	VPXOR             Y8, Y11, Y11
+	VGF2P8AFFINEQB    $0x3e, Y0, Y11, Y11
+	VGF2P8AFFINEINVQB $0xd3, Y1, Y11, Y11
+	VPSHUFB           sm4Rotl8<>+0(SB), Y11, Y12
+	VPXOR             Y11, Y12, Y12
+	VPSHUFB           sm4Rotl16<>+0(SB), Y11, Y13
+	VPXOR             Y13, Y12, Y12
 	VPXOR             Y11, Y9, Y9
+	VPSHUFB           sm4Rotl24<>+0(SB), Y11, Y13
+	VPXOR             Y13, Y9, Y9
+	VPSLLD            $0x02, Y12, Y13
+	VPSRLD            $0x1e, Y12, Y12
 	VPXOR             Y12, Y9, Y9
+	VPXOR             Y13, Y9, Y9
 	ADDQ              $0x10, AX
 	DECQ              DX
-	JNZ               encryptBlocksAVX2GFNI_roundsT
-	VPUNPCKHDQ        Y8, Y9, Y11
+	JNZ               encryptBlocksAVX2GFNI_rounds2true
+	VPUNPCKHDQ        Y4, Y5, Y12
+	VPUNPCKLDQ        Y4, Y5, Y5
+	VPUNPCKLDQ        Y2, Y3, Y13
+	VPUNPCKHDQ        Y2, Y3, Y3
+	VPUNPCKHQDQ       Y13, Y5, Y4
+	VPUNPCKLQDQ       Y13, Y5, Y5
+	VPUNPCKHQDQ       Y3, Y12, Y2
+	VPUNPCKLQDQ       Y3, Y12, Y3
+	VPSHUFB           sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB           sm4BswapMask<>+0(SB), Y4, Y4
+	VPSHUFB           sm4BswapMask<>+0(SB), Y3, Y3
+	VPSHUFB           sm4BswapMask<>+0(SB), Y2, Y2
+	VPUNPCKHDQ        Y8, Y9, Y12
 	VPUNPCKLDQ        Y8, Y9, Y9
-	VPUNPCKLDQ        Y6, Y7, Y12
+	VPUNPCKLDQ        Y6, Y7, Y13
 	VPUNPCKHDQ        Y6, Y7, Y7
-	VPUNPCKHQDQ       Y12, Y9, Y8
-	VPUNPCKLQDQ       Y12, Y9, Y9
-	VPUNPCKHQDQ       Y7, Y11, Y6
-	VPUNPCKLQDQ       Y7, Y11, Y7
+	VPUNPCKHQDQ       Y13, Y9, Y8
+	VPUNPCKLQDQ       Y13, Y9, Y9
+	VPUNPCKHQDQ       Y7, Y12, Y6
+	VPUNPCKLQDQ       Y7, Y12, Y7
 	VPSHUFB           sm4BswapMask<>+0(SB), Y9, Y9
 	VPSHUFB           sm4BswapMask<>+0(SB), Y8, Y8
 	VPSHUFB           sm4BswapMask<>+0(SB), Y7, Y7
 	VPSHUFB           sm4BswapMask<>+0(SB), Y6, Y6
-	VPMASKMOVD        Y9, Y3, (CX)
-	VPMASKMOVD        Y8, Y4, 32(CX)
-	VPMASKMOVD        Y7, Y5, 64(CX)
-	VPMASKMOVD        Y6, Y2, 96(CX)
+	VMOVDQU           Y5, (CX)
+	VMOVDQU           Y4, 32(CX)
+	VMOVDQU           Y3, 64(CX)
+	VMOVDQU           Y2, 96(CX)
+	VPCMPGTD          sm4TailIndex8<>+0(SB), Y10, Y0
+	VPMASKMOVD        Y9, Y0, 128(CX)
+	VPCMPGTD          sm4TailIndex8<>+32(SB), Y10, Y0
+	VPMASKMOVD        Y8, Y0, 160(CX)
+	VPCMPGTD          sm4TailIndex8<>+64(SB), Y10, Y0
+	VPMASKMOVD        Y7, Y0, 192(CX)
+	VPCMPGTD          sm4TailIndex8<>+96(SB), Y10, Y0
+	VPMASKMOVD        Y6, Y0, 224(CX)
 
 encryptBlocksAVX2GFNI_done:
 	VZEROUPPER
@@ -1775,9 +3575,9 @@ TEXT ·xorKeyStreamAVX2GFNI(SB), NOSPLIT, $128-40
 	VPBROADCASTD X3, Y2
 	VMOVDQU      Y2, 96(SP)
 
-xorKeyStreamAVX2GFNI_loop2:
+xorKeyStreamAVX2GFNI_loop:
 	CMPQ    BX, $0x00000010
-	JB      xorKeyStreamAVX2GFNI_one
+	JB      xorKeyStreamAVX2GFNI_partial
 	VMOVDQU (SP), Y2
 	VMOVDQU 32(SP), Y3
 	VMOVDQU 64(SP), Y4
@@ -1794,7 +3594,7 @@ xorKeyStreamAVX2GFNI_loop2:
 	MOVQ    AX, SI
 	MOVQ    $0x00000008, DI
 
-xorKeyStreamAVX2GFNI_rounds2:
+xorKeyStreamAVX2GFNI_rounds2false:
 	VPBROADCASTD      (SI), Y13
 	VPXOR             Y13, Y3, Y10
 	VPXOR             Y4, Y10, Y10
@@ -1929,7 +3729,7 @@ xorKeyStreamAVX2GFNI_rounds2:
 	VPXOR             Y12, Y9, Y9
 	ADDQ              $0x10, SI
 	DECQ              DI
-	JNZ               xorKeyStreamAVX2GFNI_rounds2
+	JNZ               xorKeyStreamAVX2GFNI_rounds2false
 	VPUNPCKHDQ        Y4, Y5, Y11
 	VPUNPCKLDQ        Y4, Y5, Y5
 	VPUNPCKLDQ        Y2, Y3, Y12
@@ -1973,106 +3773,305 @@ xorKeyStreamAVX2GFNI_rounds2:
 	ADDQ              $0x00000100, DX
 	ADDQ              $0x00000100, CX
 	SUBQ              $0x00000010, BX
-	JMP               xorKeyStreamAVX2GFNI_loop2
+	JMP               xorKeyStreamAVX2GFNI_loop
 
-xorKeyStreamAVX2GFNI_one:
-	CMPQ    BX, $0x00000008
-	JB      xorKeyStreamAVX2GFNI_tail
-	VMOVDQU (SP), Y2
-	VMOVDQU 32(SP), Y3
-	VMOVDQU 64(SP), Y4
-	VMOVDQU 96(SP), Y5
-	VPADDD  sm4CtrOffsets8<>+0(SB), Y5, Y5
-	VMOVDQU 96(SP), Y6
-	VPADDD  sm4Inc8<>+0(SB), Y6, Y6
-	VMOVDQU Y6, 96(SP)
-	MOVQ    AX, SI
-	MOVQ    $0x00000008, DI
+xorKeyStreamAVX2GFNI_partial:
+	// Fewer than a full pass left: ceil(n/width) sets, the last one masked.
+	TESTQ        BX, BX
+	JZ           xorKeyStreamAVX2GFNI_done
+	CMPQ         BX, $0x00000008
+	JA           xorKeyStreamAVX2GFNI_sets2
+	MOVQ         BX, X2
+	VPBROADCASTD X2, Y6
+	VMOVDQU      (SP), Y2
+	VMOVDQU      32(SP), Y3
+	VMOVDQU      64(SP), Y4
+	VMOVDQU      96(SP), Y5
+	VPADDD       sm4CtrOffsets8<>+0(SB), Y5, Y5
+	MOVQ         $0x00000008, BX
 
-xorKeyStreamAVX2GFNI_rounds1:
-	VPBROADCASTD      (SI), Y6
-	VPXOR             Y6, Y3, Y6
-	VPXOR             Y4, Y6, Y6
-	VPXOR             Y5, Y6, Y6
-	VGF2P8AFFINEQB    $0x3e, Y0, Y6, Y6
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y6, Y6
-	VPSHUFB           sm4Rotl8<>+0(SB), Y6, Y7
-	VPXOR             Y6, Y7, Y7
-	VPSHUFB           sm4Rotl16<>+0(SB), Y6, Y8
-	VPXOR             Y8, Y7, Y7
-	VPXOR             Y6, Y2, Y2
-	VPSHUFB           sm4Rotl24<>+0(SB), Y6, Y8
-	VPXOR             Y8, Y2, Y2
-	VPSLLD            $0x02, Y7, Y8
-	VPSRLD            $0x1e, Y7, Y7
+xorKeyStreamAVX2GFNI_rounds1true:
+	VPBROADCASTD      (AX), Y7
+	VPXOR             Y7, Y3, Y7
+	VPXOR             Y4, Y7, Y7
+	VPXOR             Y5, Y7, Y7
+	VGF2P8AFFINEQB    $0x3e, Y0, Y7, Y7
+	VGF2P8AFFINEINVQB $0xd3, Y1, Y7, Y7
+	VPSHUFB           sm4Rotl8<>+0(SB), Y7, Y8
+	VPXOR             Y7, Y8, Y8
+	VPSHUFB           sm4Rotl16<>+0(SB), Y7, Y9
+	VPXOR             Y9, Y8, Y8
 	VPXOR             Y7, Y2, Y2
+	VPSHUFB           sm4Rotl24<>+0(SB), Y7, Y9
+	VPXOR             Y9, Y2, Y2
+	VPSLLD            $0x02, Y8, Y9
+	VPSRLD            $0x1e, Y8, Y8
 	VPXOR             Y8, Y2, Y2
-	VPBROADCASTD      4(SI), Y6
-	VPXOR             Y6, Y4, Y6
-	VPXOR             Y5, Y6, Y6
-	VPXOR             Y2, Y6, Y6
-	VGF2P8AFFINEQB    $0x3e, Y0, Y6, Y6
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y6, Y6
-	VPSHUFB           sm4Rotl8<>+0(SB), Y6, Y7
-	VPXOR             Y6, Y7, Y7
-	VPSHUFB           sm4Rotl16<>+0(SB), Y6, Y8
-	VPXOR             Y8, Y7, Y7
-	VPXOR             Y6, Y3, Y3
-	VPSHUFB           sm4Rotl24<>+0(SB), Y6, Y8
-	VPXOR             Y8, Y3, Y3
-	VPSLLD            $0x02, Y7, Y8
-	VPSRLD            $0x1e, Y7, Y7
+	VPXOR             Y9, Y2, Y2
+	VPBROADCASTD      4(AX), Y7
+	VPXOR             Y7, Y4, Y7
+	VPXOR             Y5, Y7, Y7
+	VPXOR             Y2, Y7, Y7
+	VGF2P8AFFINEQB    $0x3e, Y0, Y7, Y7
+	VGF2P8AFFINEINVQB $0xd3, Y1, Y7, Y7
+	VPSHUFB           sm4Rotl8<>+0(SB), Y7, Y8
+	VPXOR             Y7, Y8, Y8
+	VPSHUFB           sm4Rotl16<>+0(SB), Y7, Y9
+	VPXOR             Y9, Y8, Y8
 	VPXOR             Y7, Y3, Y3
+	VPSHUFB           sm4Rotl24<>+0(SB), Y7, Y9
+	VPXOR             Y9, Y3, Y3
+	VPSLLD            $0x02, Y8, Y9
+	VPSRLD            $0x1e, Y8, Y8
 	VPXOR             Y8, Y3, Y3
-	VPBROADCASTD      8(SI), Y6
-	VPXOR             Y6, Y5, Y6
-	VPXOR             Y2, Y6, Y6
-	VPXOR             Y3, Y6, Y6
-	VGF2P8AFFINEQB    $0x3e, Y0, Y6, Y6
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y6, Y6
-	VPSHUFB           sm4Rotl8<>+0(SB), Y6, Y7
-	VPXOR             Y6, Y7, Y7
-	VPSHUFB           sm4Rotl16<>+0(SB), Y6, Y8
-	VPXOR             Y8, Y7, Y7
-	VPXOR             Y6, Y4, Y4
-	VPSHUFB           sm4Rotl24<>+0(SB), Y6, Y8
-	VPXOR             Y8, Y4, Y4
-	VPSLLD            $0x02, Y7, Y8
-	VPSRLD            $0x1e, Y7, Y7
+	VPXOR             Y9, Y3, Y3
+	VPBROADCASTD      8(AX), Y7
+	VPXOR             Y7, Y5, Y7
+	VPXOR             Y2, Y7, Y7
+	VPXOR             Y3, Y7, Y7
+	VGF2P8AFFINEQB    $0x3e, Y0, Y7, Y7
+	VGF2P8AFFINEINVQB $0xd3, Y1, Y7, Y7
+	VPSHUFB           sm4Rotl8<>+0(SB), Y7, Y8
+	VPXOR             Y7, Y8, Y8
+	VPSHUFB           sm4Rotl16<>+0(SB), Y7, Y9
+	VPXOR             Y9, Y8, Y8
 	VPXOR             Y7, Y4, Y4
+	VPSHUFB           sm4Rotl24<>+0(SB), Y7, Y9
+	VPXOR             Y9, Y4, Y4
+	VPSLLD            $0x02, Y8, Y9
+	VPSRLD            $0x1e, Y8, Y8
 	VPXOR             Y8, Y4, Y4
-	VPBROADCASTD      12(SI), Y6
-	VPXOR             Y6, Y2, Y6
-	VPXOR             Y3, Y6, Y6
-	VPXOR             Y4, Y6, Y6
-	VGF2P8AFFINEQB    $0x3e, Y0, Y6, Y6
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y6, Y6
-	VPSHUFB           sm4Rotl8<>+0(SB), Y6, Y7
-	VPXOR             Y6, Y7, Y7
-	VPSHUFB           sm4Rotl16<>+0(SB), Y6, Y8
-	VPXOR             Y8, Y7, Y7
-	VPXOR             Y6, Y5, Y5
-	VPSHUFB           sm4Rotl24<>+0(SB), Y6, Y8
-	VPXOR             Y8, Y5, Y5
-	VPSLLD            $0x02, Y7, Y8
-	VPSRLD            $0x1e, Y7, Y7
+	VPXOR             Y9, Y4, Y4
+	VPBROADCASTD      12(AX), Y7
+	VPXOR             Y7, Y2, Y7
+	VPXOR             Y3, Y7, Y7
+	VPXOR             Y4, Y7, Y7
+	VGF2P8AFFINEQB    $0x3e, Y0, Y7, Y7
+	VGF2P8AFFINEINVQB $0xd3, Y1, Y7, Y7
+	VPSHUFB           sm4Rotl8<>+0(SB), Y7, Y8
+	VPXOR             Y7, Y8, Y8
+	VPSHUFB           sm4Rotl16<>+0(SB), Y7, Y9
+	VPXOR             Y9, Y8, Y8
 	VPXOR             Y7, Y5, Y5
+	VPSHUFB           sm4Rotl24<>+0(SB), Y7, Y9
+	VPXOR             Y9, Y5, Y5
+	VPSLLD            $0x02, Y8, Y9
+	VPSRLD            $0x1e, Y8, Y8
 	VPXOR             Y8, Y5, Y5
-	ADDQ              $0x10, SI
-	DECQ              DI
-	JNZ               xorKeyStreamAVX2GFNI_rounds1
-	VPUNPCKHDQ        Y4, Y5, Y7
+	VPXOR             Y9, Y5, Y5
+	ADDQ              $0x10, AX
+	DECQ              BX
+	JNZ               xorKeyStreamAVX2GFNI_rounds1true
+	VPUNPCKHDQ        Y4, Y5, Y8
 	VPUNPCKLDQ        Y4, Y5, Y5
-	VPUNPCKLDQ        Y2, Y3, Y8
+	VPUNPCKLDQ        Y2, Y3, Y9
 	VPUNPCKHDQ        Y2, Y3, Y3
-	VPUNPCKHQDQ       Y8, Y5, Y4
-	VPUNPCKLQDQ       Y8, Y5, Y5
-	VPUNPCKHQDQ       Y3, Y7, Y2
-	VPUNPCKLQDQ       Y3, Y7, Y3
+	VPUNPCKHQDQ       Y9, Y5, Y4
+	VPUNPCKLQDQ       Y9, Y5, Y5
+	VPUNPCKHQDQ       Y3, Y8, Y2
+	VPUNPCKLQDQ       Y3, Y8, Y3
 	VPSHUFB           sm4BswapMask<>+0(SB), Y5, Y5
 	VPSHUFB           sm4BswapMask<>+0(SB), Y4, Y4
 	VPSHUFB           sm4BswapMask<>+0(SB), Y3, Y3
 	VPSHUFB           sm4BswapMask<>+0(SB), Y2, Y2
+	VPCMPGTD          sm4TailIndex8<>+0(SB), Y6, Y0
+	VPMASKMOVD        (DX), Y0, Y0
+	VPXOR             Y0, Y5, Y5
+	VPCMPGTD          sm4TailIndex8<>+0(SB), Y6, Y0
+	VPMASKMOVD        Y5, Y0, (CX)
+	VPCMPGTD          sm4TailIndex8<>+32(SB), Y6, Y0
+	VPMASKMOVD        32(DX), Y0, Y0
+	VPXOR             Y0, Y4, Y4
+	VPCMPGTD          sm4TailIndex8<>+32(SB), Y6, Y0
+	VPMASKMOVD        Y4, Y0, 32(CX)
+	VPCMPGTD          sm4TailIndex8<>+64(SB), Y6, Y0
+	VPMASKMOVD        64(DX), Y0, Y0
+	VPXOR             Y0, Y3, Y3
+	VPCMPGTD          sm4TailIndex8<>+64(SB), Y6, Y0
+	VPMASKMOVD        Y3, Y0, 64(CX)
+	VPCMPGTD          sm4TailIndex8<>+96(SB), Y6, Y0
+	VPMASKMOVD        96(DX), Y0, Y0
+	VPXOR             Y0, Y2, Y2
+	VPCMPGTD          sm4TailIndex8<>+96(SB), Y6, Y0
+	VPMASKMOVD        Y2, Y0, 96(CX)
+	JMP               xorKeyStreamAVX2GFNI_done
+
+xorKeyStreamAVX2GFNI_sets2:
+	SUBQ         $0x00000008, BX
+	MOVQ         BX, X2
+	VPBROADCASTD X2, Y10
+	VMOVDQU      (SP), Y2
+	VMOVDQU      32(SP), Y3
+	VMOVDQU      64(SP), Y4
+	VMOVDQU      96(SP), Y5
+	VPADDD       sm4CtrOffsets8<>+0(SB), Y5, Y5
+	VMOVDQU      (SP), Y6
+	VMOVDQU      32(SP), Y7
+	VMOVDQU      64(SP), Y8
+	VMOVDQU      96(SP), Y9
+	VPADDD       sm4CtrOffsets8<>+32(SB), Y9, Y9
+	MOVQ         $0x00000008, BX
+
+xorKeyStreamAVX2GFNI_rounds2true:
+	VPBROADCASTD      (AX), Y14
+	VPXOR             Y14, Y3, Y11
+	VPXOR             Y4, Y11, Y11
+	VPXOR             Y5, Y11, Y11
+	VGF2P8AFFINEQB    $0x3e, Y0, Y11, Y11
+	VGF2P8AFFINEINVQB $0xd3, Y1, Y11, Y11
+	VPSHUFB           sm4Rotl8<>+0(SB), Y11, Y12
+	VPXOR             Y11, Y12, Y12
+	VPSHUFB           sm4Rotl16<>+0(SB), Y11, Y13
+	VPXOR             Y13, Y12, Y12
+	VPXOR             Y11, Y2, Y2
+	VPSHUFB           sm4Rotl24<>+0(SB), Y11, Y13
+	VPXOR             Y13, Y2, Y2
+	VPSLLD            $0x02, Y12, Y13
+	VPSRLD            $0x1e, Y12, Y12
+	VPXOR             Y12, Y2, Y2
+	VPXOR             Y13, Y2, Y2
+	VPXOR             Y14, Y7, Y11
+	VPXOR             Y8, Y11, Y11
+	VPXOR             Y9, Y11, Y11
+	VGF2P8AFFINEQB    $0x3e, Y0, Y11, Y11
+	VGF2P8AFFINEINVQB $0xd3, Y1, Y11, Y11
+	VPSHUFB           sm4Rotl8<>+0(SB), Y11, Y12
+	VPXOR             Y11, Y12, Y12
+	VPSHUFB           sm4Rotl16<>+0(SB), Y11, Y13
+	VPXOR             Y13, Y12, Y12
+	VPXOR             Y11, Y6, Y6
+	VPSHUFB           sm4Rotl24<>+0(SB), Y11, Y13
+	VPXOR             Y13, Y6, Y6
+	VPSLLD            $0x02, Y12, Y13
+	VPSRLD            $0x1e, Y12, Y12
+	VPXOR             Y12, Y6, Y6
+	VPXOR             Y13, Y6, Y6
+	VPBROADCASTD      4(AX), Y14
+	VPXOR             Y14, Y4, Y11
+	VPXOR             Y5, Y11, Y11
+	VPXOR             Y2, Y11, Y11
+	VGF2P8AFFINEQB    $0x3e, Y0, Y11, Y11
+	VGF2P8AFFINEINVQB $0xd3, Y1, Y11, Y11
+	VPSHUFB           sm4Rotl8<>+0(SB), Y11, Y12
+	VPXOR             Y11, Y12, Y12
+	VPSHUFB           sm4Rotl16<>+0(SB), Y11, Y13
+	VPXOR             Y13, Y12, Y12
+	VPXOR             Y11, Y3, Y3
+	VPSHUFB           sm4Rotl24<>+0(SB), Y11, Y13
+	VPXOR             Y13, Y3, Y3
+	VPSLLD            $0x02, Y12, Y13
+	VPSRLD            $0x1e, Y12, Y12
+	VPXOR             Y12, Y3, Y3
+	VPXOR             Y13, Y3, Y3
+	VPXOR             Y14, Y8, Y11
+	VPXOR             Y9, Y11, Y11
+	VPXOR             Y6, Y11, Y11
+	VGF2P8AFFINEQB    $0x3e, Y0, Y11, Y11
+	VGF2P8AFFINEINVQB $0xd3, Y1, Y11, Y11
+	VPSHUFB           sm4Rotl8<>+0(SB), Y11, Y12
+	VPXOR             Y11, Y12, Y12
+	VPSHUFB           sm4Rotl16<>+0(SB), Y11, Y13
+	VPXOR             Y13, Y12, Y12
+	VPXOR             Y11, Y7, Y7
+	VPSHUFB           sm4Rotl24<>+0(SB), Y11, Y13
+	VPXOR             Y13, Y7, Y7
+	VPSLLD            $0x02, Y12, Y13
+	VPSRLD            $0x1e, Y12, Y12
+	VPXOR             Y12, Y7, Y7
+	VPXOR             Y13, Y7, Y7
+	VPBROADCASTD      8(AX), Y14
+	VPXOR             Y14, Y5, Y11
+	VPXOR             Y2, Y11, Y11
+	VPXOR             Y3, Y11, Y11
+	VGF2P8AFFINEQB    $0x3e, Y0, Y11, Y11
+	VGF2P8AFFINEINVQB $0xd3, Y1, Y11, Y11
+	VPSHUFB           sm4Rotl8<>+0(SB), Y11, Y12
+	VPXOR             Y11, Y12, Y12
+	VPSHUFB           sm4Rotl16<>+0(SB), Y11, Y13
+	VPXOR             Y13, Y12, Y12
+	VPXOR             Y11, Y4, Y4
+	VPSHUFB           sm4Rotl24<>+0(SB), Y11, Y13
+	VPXOR             Y13, Y4, Y4
+	VPSLLD            $0x02, Y12, Y13
+	VPSRLD            $0x1e, Y12, Y12
+	VPXOR             Y12, Y4, Y4
+	VPXOR             Y13, Y4, Y4
+	VPXOR             Y14, Y9, Y11
+	VPXOR             Y6, Y11, Y11
+	VPXOR             Y7, Y11, Y11
+	VGF2P8AFFINEQB    $0x3e, Y0, Y11, Y11
+	VGF2P8AFFINEINVQB $0xd3, Y1, Y11, Y11
+	VPSHUFB           sm4Rotl8<>+0(SB), Y11, Y12
+	VPXOR             Y11, Y12, Y12
+	VPSHUFB           sm4Rotl16<>+0(SB), Y11, Y13
+	VPXOR             Y13, Y12, Y12
+	VPXOR             Y11, Y8, Y8
+	VPSHUFB           sm4Rotl24<>+0(SB), Y11, Y13
+	VPXOR             Y13, Y8, Y8
+	VPSLLD            $0x02, Y12, Y13
+	VPSRLD            $0x1e, Y12, Y12
+	VPXOR             Y12, Y8, Y8
+	VPXOR             Y13, Y8, Y8
+	VPBROADCASTD      12(AX), Y14
+	VPXOR             Y14, Y2, Y11
+	VPXOR             Y3, Y11, Y11
+	VPXOR             Y4, Y11, Y11
+	VGF2P8AFFINEQB    $0x3e, Y0, Y11, Y11
+	VGF2P8AFFINEINVQB $0xd3, Y1, Y11, Y11
+	VPSHUFB           sm4Rotl8<>+0(SB), Y11, Y12
+	VPXOR             Y11, Y12, Y12
+	VPSHUFB           sm4Rotl16<>+0(SB), Y11, Y13
+	VPXOR             Y13, Y12, Y12
+	VPXOR             Y11, Y5, Y5
+	VPSHUFB           sm4Rotl24<>+0(SB), Y11, Y13
+	VPXOR             Y13, Y5, Y5
+	VPSLLD            $0x02, Y12, Y13
+	VPSRLD            $0x1e, Y12, Y12
+	VPXOR             Y12, Y5, Y5
+	VPXOR             Y13, Y5, Y5
+	VPXOR             Y14, Y6, Y11
+	VPXOR             Y7, Y11, Y11
+	VPXOR             Y8, Y11, Y11
+	VGF2P8AFFINEQB    $0x3e, Y0, Y11, Y11
+	VGF2P8AFFINEINVQB $0xd3, Y1, Y11, Y11
+	VPSHUFB           sm4Rotl8<>+0(SB), Y11, Y12
+	VPXOR             Y11, Y12, Y12
+	VPSHUFB           sm4Rotl16<>+0(SB), Y11, Y13
+	VPXOR             Y13, Y12, Y12
+	VPXOR             Y11, Y9, Y9
+	VPSHUFB           sm4Rotl24<>+0(SB), Y11, Y13
+	VPXOR             Y13, Y9, Y9
+	VPSLLD            $0x02, Y12, Y13
+	VPSRLD            $0x1e, Y12, Y12
+	VPXOR             Y12, Y9, Y9
+	VPXOR             Y13, Y9, Y9
+	ADDQ              $0x10, AX
+	DECQ              BX
+	JNZ               xorKeyStreamAVX2GFNI_rounds2true
+	VPUNPCKHDQ        Y4, Y5, Y12
+	VPUNPCKLDQ        Y4, Y5, Y5
+	VPUNPCKLDQ        Y2, Y3, Y13
+	VPUNPCKHDQ        Y2, Y3, Y3
+	VPUNPCKHQDQ       Y13, Y5, Y4
+	VPUNPCKLQDQ       Y13, Y5, Y5
+	VPUNPCKHQDQ       Y3, Y12, Y2
+	VPUNPCKLQDQ       Y3, Y12, Y3
+	VPSHUFB           sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB           sm4BswapMask<>+0(SB), Y4, Y4
+	VPSHUFB           sm4BswapMask<>+0(SB), Y3, Y3
+	VPSHUFB           sm4BswapMask<>+0(SB), Y2, Y2
+	VPUNPCKHDQ        Y8, Y9, Y12
+	VPUNPCKLDQ        Y8, Y9, Y9
+	VPUNPCKLDQ        Y6, Y7, Y13
+	VPUNPCKHDQ        Y6, Y7, Y7
+	VPUNPCKHQDQ       Y13, Y9, Y8
+	VPUNPCKLQDQ       Y13, Y9, Y9
+	VPUNPCKHQDQ       Y7, Y12, Y6
+	VPUNPCKLQDQ       Y7, Y12, Y7
+	VPSHUFB           sm4BswapMask<>+0(SB), Y9, Y9
+	VPSHUFB           sm4BswapMask<>+0(SB), Y8, Y8
+	VPSHUFB           sm4BswapMask<>+0(SB), Y7, Y7
+	VPSHUFB           sm4BswapMask<>+0(SB), Y6, Y6
 	VPXOR             (DX), Y5, Y5
 	VMOVDQU           Y5, (CX)
 	VPXOR             32(DX), Y4, Y4
@@ -2081,122 +4080,26 @@ xorKeyStreamAVX2GFNI_rounds1:
 	VMOVDQU           Y3, 64(CX)
 	VPXOR             96(DX), Y2, Y2
 	VMOVDQU           Y2, 96(CX)
-	ADDQ              $0x00000080, DX
-	ADDQ              $0x00000080, CX
-	SUBQ              $0x00000008, BX
-
-xorKeyStreamAVX2GFNI_tail:
-	TESTQ        BX, BX
-	JZ           xorKeyStreamAVX2GFNI_done
-	MOVQ         BX, X2
-	VPBROADCASTD X2, Y2
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y2, Y3
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y2, Y4
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y2, Y5
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y2, Y2
-	VMOVDQU      (SP), Y6
-	VMOVDQU      32(SP), Y7
-	VMOVDQU      64(SP), Y8
-	VMOVDQU      96(SP), Y9
-	VPADDD       sm4CtrOffsets8<>+0(SB), Y9, Y9
-	MOVQ         $0x00000008, BX
-
-xorKeyStreamAVX2GFNI_roundsT:
-	VPBROADCASTD      (AX), Y10
-	VPXOR             Y10, Y7, Y10
-	VPXOR             Y8, Y10, Y10
-	VPXOR             Y9, Y10, Y10
-	VGF2P8AFFINEQB    $0x3e, Y0, Y10, Y10
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y10, Y10
-	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR             Y10, Y11, Y11
-	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR             Y12, Y11, Y11
-	VPXOR             Y10, Y6, Y6
-	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y12
-	VPXOR             Y12, Y6, Y6
-	VPSLLD            $0x02, Y11, Y12
-	VPSRLD            $0x1e, Y11, Y11
-	VPXOR             Y11, Y6, Y6
-	VPXOR             Y12, Y6, Y6
-	VPBROADCASTD      4(AX), Y10
-	VPXOR             Y10, Y8, Y10
-	VPXOR             Y9, Y10, Y10
-	VPXOR             Y6, Y10, Y10
-	VGF2P8AFFINEQB    $0x3e, Y0, Y10, Y10
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y10, Y10
-	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR             Y10, Y11, Y11
-	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR             Y12, Y11, Y11
-	VPXOR             Y10, Y7, Y7
-	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y12
-	VPXOR             Y12, Y7, Y7
-	VPSLLD            $0x02, Y11, Y12
-	VPSRLD            $0x1e, Y11, Y11
-	VPXOR             Y11, Y7, Y7
-	VPXOR             Y12, Y7, Y7
-	VPBROADCASTD      8(AX), Y10
-	VPXOR             Y10, Y9, Y10
-	VPXOR             Y6, Y10, Y10
-	VPXOR             Y7, Y10, Y10
-	VGF2P8AFFINEQB    $0x3e, Y0, Y10, Y10
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y10, Y10
-	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR             Y10, Y11, Y11
-	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR             Y12, Y11, Y11
-	VPXOR             Y10, Y8, Y8
-	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y12
-	VPXOR             Y12, Y8, Y8
-	VPSLLD            $0x02, Y11, Y12
-	VPSRLD            $0x1e, Y11, Y11
-	VPXOR             Y11, Y8, Y8
-	VPXOR             Y12, Y8, Y8
-	VPBROADCASTD      12(AX), Y10
-	VPXOR             Y10, Y6, Y10
-	VPXOR             Y7, Y10, Y10
-	VPXOR             Y8, Y10, Y10
-	VGF2P8AFFINEQB    $0x3e, Y0, Y10, Y10
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y10, Y10
-	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR             Y10, Y11, Y11
-	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR             Y12, Y11, Y11
-	VPXOR             Y10, Y9, Y9
-	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y12
-	VPXOR             Y12, Y9, Y9
-	VPSLLD            $0x02, Y11, Y12
-	VPSRLD            $0x1e, Y11, Y11
-	VPXOR             Y11, Y9, Y9
-	VPXOR             Y12, Y9, Y9
-	ADDQ              $0x10, AX
-	DECQ              BX
-	JNZ               xorKeyStreamAVX2GFNI_roundsT
-	VPUNPCKHDQ        Y8, Y9, Y11
-	VPUNPCKLDQ        Y8, Y9, Y9
-	VPUNPCKLDQ        Y6, Y7, Y12
-	VPUNPCKHDQ        Y6, Y7, Y7
-	VPUNPCKHQDQ       Y12, Y9, Y8
-	VPUNPCKLQDQ       Y12, Y9, Y9
-	VPUNPCKHQDQ       Y7, Y11, Y6
-	VPUNPCKLQDQ       Y7, Y11, Y7
-	VPSHUFB           sm4BswapMask<>+0(SB), Y9, Y9
-	VPSHUFB           sm4BswapMask<>+0(SB), Y8, Y8
-	VPSHUFB           sm4BswapMask<>+0(SB), Y7, Y7
-	VPSHUFB           sm4BswapMask<>+0(SB), Y6, Y6
-	VPMASKMOVD        (DX), Y3, Y0
+	VPCMPGTD          sm4TailIndex8<>+0(SB), Y10, Y0
+	VPMASKMOVD        128(DX), Y0, Y0
 	VPXOR             Y0, Y9, Y9
-	VPMASKMOVD        Y9, Y3, (CX)
-	VPMASKMOVD        32(DX), Y4, Y0
+	VPCMPGTD          sm4TailIndex8<>+0(SB), Y10, Y0
+	VPMASKMOVD        Y9, Y0, 128(CX)
+	VPCMPGTD          sm4TailIndex8<>+32(SB), Y10, Y0
+	VPMASKMOVD        160(DX), Y0, Y0
 	VPXOR             Y0, Y8, Y8
-	VPMASKMOVD        Y8, Y4, 32(CX)
-	VPMASKMOVD        64(DX), Y5, Y0
+	VPCMPGTD          sm4TailIndex8<>+32(SB), Y10, Y0
+	VPMASKMOVD        Y8, Y0, 160(CX)
+	VPCMPGTD          sm4TailIndex8<>+64(SB), Y10, Y0
+	VPMASKMOVD        192(DX), Y0, Y0
 	VPXOR             Y0, Y7, Y7
-	VPMASKMOVD        Y7, Y5, 64(CX)
-	VPMASKMOVD        96(DX), Y2, Y0
+	VPCMPGTD          sm4TailIndex8<>+64(SB), Y10, Y0
+	VPMASKMOVD        Y7, Y0, 192(CX)
+	VPCMPGTD          sm4TailIndex8<>+96(SB), Y10, Y0
+	VPMASKMOVD        224(DX), Y0, Y0
 	VPXOR             Y0, Y6, Y6
-	VPMASKMOVD        Y6, Y2, 96(CX)
+	VPCMPGTD          sm4TailIndex8<>+96(SB), Y10, Y0
+	VPMASKMOVD        Y6, Y0, 224(CX)
 
 xorKeyStreamAVX2GFNI_done:
 	VZEROUPPER
@@ -2212,10 +4115,9 @@ TEXT ·encryptBlocksAVX2AESNI(SB), NOSPLIT, $0-32
 	VMOVDQU sm4Mask0f<>+0(SB), Y0
 	VPXOR   Y1, Y1, Y1
 
-	// Two interleaved sets per iteration.
-encryptBlocksAVX2AESNI_loop2:
+encryptBlocksAVX2AESNI_loop:
 	CMPQ        BX, $0x00000010
-	JB          encryptBlocksAVX2AESNI_one
+	JB          encryptBlocksAVX2AESNI_partial
 	VMOVDQU     (DX), Y2
 	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
 	VMOVDQU     32(DX), Y3
@@ -2251,7 +4153,7 @@ encryptBlocksAVX2AESNI_loop2:
 	MOVQ        AX, SI
 	MOVQ        $0x00000008, DI
 
-encryptBlocksAVX2AESNI_rounds2:
+encryptBlocksAVX2AESNI_rounds2false:
 	VPBROADCASTD (SI), Y13
 	VPXOR        Y13, Y3, Y10
 	VPXOR        Y4, Y10, Y10
@@ -2538,7 +4440,7 @@ encryptBlocksAVX2AESNI_rounds2:
 	VPXOR        Y12, Y9, Y9
 	ADDQ         $0x10, SI
 	DECQ         DI
-	JNZ          encryptBlocksAVX2AESNI_rounds2
+	JNZ          encryptBlocksAVX2AESNI_rounds2false
 	VPUNPCKHDQ   Y4, Y5, Y11
 	VPUNPCKLDQ   Y4, Y5, Y5
 	VPUNPCKLDQ   Y2, Y3, Y12
@@ -2574,391 +4476,574 @@ encryptBlocksAVX2AESNI_rounds2:
 	ADDQ         $0x00000100, DX
 	ADDQ         $0x00000100, CX
 	SUBQ         $0x00000010, BX
-	JMP          encryptBlocksAVX2AESNI_loop2
+	JMP          encryptBlocksAVX2AESNI_loop
 
-encryptBlocksAVX2AESNI_one:
-	// One full set.
-	CMPQ        BX, $0x00000008
-	JB          encryptBlocksAVX2AESNI_tail
-	VMOVDQU     (DX), Y2
-	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
-	VMOVDQU     32(DX), Y3
-	VPSHUFB     sm4BswapMask<>+0(SB), Y3, Y3
-	VMOVDQU     64(DX), Y4
-	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
-	VMOVDQU     96(DX), Y5
-	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
-	VPUNPCKHDQ  Y3, Y2, Y6
-	VPUNPCKLDQ  Y3, Y2, Y2
-	VPUNPCKLDQ  Y5, Y4, Y7
-	VPUNPCKHDQ  Y5, Y4, Y4
-	VPUNPCKHQDQ Y7, Y2, Y3
-	VPUNPCKLQDQ Y7, Y2, Y2
-	VPUNPCKHQDQ Y4, Y6, Y5
-	VPUNPCKLQDQ Y4, Y6, Y4
-	MOVQ        AX, SI
-	MOVQ        $0x00000008, DI
+encryptBlocksAVX2AESNI_partial:
+	// Fewer than a full pass left: ceil(n/width) sets, the last one masked.
+	TESTQ        BX, BX
+	JZ           encryptBlocksAVX2AESNI_done
+	CMPQ         BX, $0x00000008
+	JA           encryptBlocksAVX2AESNI_sets2
+	MOVQ         BX, X2
+	VPBROADCASTD X2, Y6
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y6, Y2
+	VPMASKMOVD   (DX), Y2, Y2
+	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y6, Y3
+	VPMASKMOVD   32(DX), Y3, Y3
+	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y6, Y4
+	VPMASKMOVD   64(DX), Y4, Y4
+	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y6, Y5
+	VPMASKMOVD   96(DX), Y5, Y5
+	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
+	VPUNPCKHDQ   Y3, Y2, Y7
+	VPUNPCKLDQ   Y3, Y2, Y2
+	VPUNPCKLDQ   Y5, Y4, Y8
+	VPUNPCKHDQ   Y5, Y4, Y4
+	VPUNPCKHQDQ  Y8, Y2, Y3
+	VPUNPCKLQDQ  Y8, Y2, Y2
+	VPUNPCKHQDQ  Y4, Y7, Y5
+	VPUNPCKLQDQ  Y4, Y7, Y4
+	MOVQ         $0x00000008, DX
 
-encryptBlocksAVX2AESNI_rounds1:
-	VPBROADCASTD (SI), Y6
-	VPXOR        Y6, Y3, Y6
-	VPXOR        Y4, Y6, Y6
-	VPXOR        Y5, Y6, Y6
-	VPSRLW       $0x04, Y6, Y8
-	VPAND        Y0, Y8, Y8
-	VPAND        Y0, Y6, Y7
-	VMOVDQU      sm4PreLo<>+0(SB), Y6
-	VPSHUFB      Y7, Y6, Y6
-	VMOVDQU      sm4PreHi<>+0(SB), Y7
+encryptBlocksAVX2AESNI_rounds1true:
+	VPBROADCASTD (AX), Y7
+	VPXOR        Y7, Y3, Y7
+	VPXOR        Y4, Y7, Y7
+	VPXOR        Y5, Y7, Y7
+	VPSRLW       $0x04, Y7, Y9
+	VPAND        Y0, Y9, Y9
+	VPAND        Y0, Y7, Y8
+	VMOVDQU      sm4PreLo<>+0(SB), Y7
 	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y6, Y6
-	VEXTRACTI128 $0x01, Y6, X7
-	VAESENCLAST  X1, X7, X7
-	VAESENCLAST  X1, X6, X6
-	VINSERTI128  $0x01, X7, Y6, Y6
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y6, Y6
-	VPSRLW       $0x04, Y6, Y8
-	VPAND        Y0, Y8, Y8
-	VPAND        Y0, Y6, Y7
-	VMOVDQU      sm4PostLo<>+0(SB), Y6
-	VPSHUFB      Y7, Y6, Y6
-	VMOVDQU      sm4PostHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y6, Y6
-	VPSHUFB      sm4Rotl8<>+0(SB), Y6, Y7
-	VPXOR        Y6, Y7, Y7
-	VPSHUFB      sm4Rotl16<>+0(SB), Y6, Y8
+	VMOVDQU      sm4PreHi<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
 	VPXOR        Y8, Y7, Y7
-	VPXOR        Y6, Y2, Y2
-	VPSHUFB      sm4Rotl24<>+0(SB), Y6, Y8
-	VPXOR        Y8, Y2, Y2
-	VPSLLD       $0x02, Y7, Y8
-	VPSRLD       $0x1e, Y7, Y7
+	VEXTRACTI128 $0x01, Y7, X8
+	VAESENCLAST  X1, X8, X8
+	VAESENCLAST  X1, X7, X7
+	VINSERTI128  $0x01, X8, Y7, Y7
+	VPSHUFB      sm4InvShiftRows<>+0(SB), Y7, Y7
+	VPSRLW       $0x04, Y7, Y9
+	VPAND        Y0, Y9, Y9
+	VPAND        Y0, Y7, Y8
+	VMOVDQU      sm4PostLo<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VMOVDQU      sm4PostHi<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
+	VPXOR        Y8, Y7, Y7
+	VPSHUFB      sm4Rotl8<>+0(SB), Y7, Y8
+	VPXOR        Y7, Y8, Y8
+	VPSHUFB      sm4Rotl16<>+0(SB), Y7, Y9
+	VPXOR        Y9, Y8, Y8
 	VPXOR        Y7, Y2, Y2
+	VPSHUFB      sm4Rotl24<>+0(SB), Y7, Y9
+	VPXOR        Y9, Y2, Y2
+	VPSLLD       $0x02, Y8, Y9
+	VPSRLD       $0x1e, Y8, Y8
 	VPXOR        Y8, Y2, Y2
-	VPBROADCASTD 4(SI), Y6
-	VPXOR        Y6, Y4, Y6
-	VPXOR        Y5, Y6, Y6
-	VPXOR        Y2, Y6, Y6
-	VPSRLW       $0x04, Y6, Y8
-	VPAND        Y0, Y8, Y8
-	VPAND        Y0, Y6, Y7
-	VMOVDQU      sm4PreLo<>+0(SB), Y6
-	VPSHUFB      Y7, Y6, Y6
-	VMOVDQU      sm4PreHi<>+0(SB), Y7
+	VPXOR        Y9, Y2, Y2
+	VPBROADCASTD 4(AX), Y7
+	VPXOR        Y7, Y4, Y7
+	VPXOR        Y5, Y7, Y7
+	VPXOR        Y2, Y7, Y7
+	VPSRLW       $0x04, Y7, Y9
+	VPAND        Y0, Y9, Y9
+	VPAND        Y0, Y7, Y8
+	VMOVDQU      sm4PreLo<>+0(SB), Y7
 	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y6, Y6
-	VEXTRACTI128 $0x01, Y6, X7
-	VAESENCLAST  X1, X7, X7
-	VAESENCLAST  X1, X6, X6
-	VINSERTI128  $0x01, X7, Y6, Y6
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y6, Y6
-	VPSRLW       $0x04, Y6, Y8
-	VPAND        Y0, Y8, Y8
-	VPAND        Y0, Y6, Y7
-	VMOVDQU      sm4PostLo<>+0(SB), Y6
-	VPSHUFB      Y7, Y6, Y6
-	VMOVDQU      sm4PostHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y6, Y6
-	VPSHUFB      sm4Rotl8<>+0(SB), Y6, Y7
-	VPXOR        Y6, Y7, Y7
-	VPSHUFB      sm4Rotl16<>+0(SB), Y6, Y8
+	VMOVDQU      sm4PreHi<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
 	VPXOR        Y8, Y7, Y7
-	VPXOR        Y6, Y3, Y3
-	VPSHUFB      sm4Rotl24<>+0(SB), Y6, Y8
-	VPXOR        Y8, Y3, Y3
-	VPSLLD       $0x02, Y7, Y8
-	VPSRLD       $0x1e, Y7, Y7
+	VEXTRACTI128 $0x01, Y7, X8
+	VAESENCLAST  X1, X8, X8
+	VAESENCLAST  X1, X7, X7
+	VINSERTI128  $0x01, X8, Y7, Y7
+	VPSHUFB      sm4InvShiftRows<>+0(SB), Y7, Y7
+	VPSRLW       $0x04, Y7, Y9
+	VPAND        Y0, Y9, Y9
+	VPAND        Y0, Y7, Y8
+	VMOVDQU      sm4PostLo<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VMOVDQU      sm4PostHi<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
+	VPXOR        Y8, Y7, Y7
+	VPSHUFB      sm4Rotl8<>+0(SB), Y7, Y8
+	VPXOR        Y7, Y8, Y8
+	VPSHUFB      sm4Rotl16<>+0(SB), Y7, Y9
+	VPXOR        Y9, Y8, Y8
 	VPXOR        Y7, Y3, Y3
+	VPSHUFB      sm4Rotl24<>+0(SB), Y7, Y9
+	VPXOR        Y9, Y3, Y3
+	VPSLLD       $0x02, Y8, Y9
+	VPSRLD       $0x1e, Y8, Y8
 	VPXOR        Y8, Y3, Y3
-	VPBROADCASTD 8(SI), Y6
-	VPXOR        Y6, Y5, Y6
-	VPXOR        Y2, Y6, Y6
-	VPXOR        Y3, Y6, Y6
-	VPSRLW       $0x04, Y6, Y8
-	VPAND        Y0, Y8, Y8
-	VPAND        Y0, Y6, Y7
-	VMOVDQU      sm4PreLo<>+0(SB), Y6
-	VPSHUFB      Y7, Y6, Y6
-	VMOVDQU      sm4PreHi<>+0(SB), Y7
+	VPXOR        Y9, Y3, Y3
+	VPBROADCASTD 8(AX), Y7
+	VPXOR        Y7, Y5, Y7
+	VPXOR        Y2, Y7, Y7
+	VPXOR        Y3, Y7, Y7
+	VPSRLW       $0x04, Y7, Y9
+	VPAND        Y0, Y9, Y9
+	VPAND        Y0, Y7, Y8
+	VMOVDQU      sm4PreLo<>+0(SB), Y7
 	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y6, Y6
-	VEXTRACTI128 $0x01, Y6, X7
-	VAESENCLAST  X1, X7, X7
-	VAESENCLAST  X1, X6, X6
-	VINSERTI128  $0x01, X7, Y6, Y6
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y6, Y6
-	VPSRLW       $0x04, Y6, Y8
-	VPAND        Y0, Y8, Y8
-	VPAND        Y0, Y6, Y7
-	VMOVDQU      sm4PostLo<>+0(SB), Y6
-	VPSHUFB      Y7, Y6, Y6
-	VMOVDQU      sm4PostHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y6, Y6
-	VPSHUFB      sm4Rotl8<>+0(SB), Y6, Y7
-	VPXOR        Y6, Y7, Y7
-	VPSHUFB      sm4Rotl16<>+0(SB), Y6, Y8
+	VMOVDQU      sm4PreHi<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
 	VPXOR        Y8, Y7, Y7
-	VPXOR        Y6, Y4, Y4
-	VPSHUFB      sm4Rotl24<>+0(SB), Y6, Y8
-	VPXOR        Y8, Y4, Y4
-	VPSLLD       $0x02, Y7, Y8
-	VPSRLD       $0x1e, Y7, Y7
+	VEXTRACTI128 $0x01, Y7, X8
+	VAESENCLAST  X1, X8, X8
+	VAESENCLAST  X1, X7, X7
+	VINSERTI128  $0x01, X8, Y7, Y7
+	VPSHUFB      sm4InvShiftRows<>+0(SB), Y7, Y7
+	VPSRLW       $0x04, Y7, Y9
+	VPAND        Y0, Y9, Y9
+	VPAND        Y0, Y7, Y8
+	VMOVDQU      sm4PostLo<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VMOVDQU      sm4PostHi<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
+	VPXOR        Y8, Y7, Y7
+	VPSHUFB      sm4Rotl8<>+0(SB), Y7, Y8
+	VPXOR        Y7, Y8, Y8
+	VPSHUFB      sm4Rotl16<>+0(SB), Y7, Y9
+	VPXOR        Y9, Y8, Y8
 	VPXOR        Y7, Y4, Y4
+	VPSHUFB      sm4Rotl24<>+0(SB), Y7, Y9
+	VPXOR        Y9, Y4, Y4
+	VPSLLD       $0x02, Y8, Y9
+	VPSRLD       $0x1e, Y8, Y8
 	VPXOR        Y8, Y4, Y4
-	VPBROADCASTD 12(SI), Y6
-	VPXOR        Y6, Y2, Y6
-	VPXOR        Y3, Y6, Y6
-	VPXOR        Y4, Y6, Y6
-	VPSRLW       $0x04, Y6, Y8
-	VPAND        Y0, Y8, Y8
-	VPAND        Y0, Y6, Y7
-	VMOVDQU      sm4PreLo<>+0(SB), Y6
-	VPSHUFB      Y7, Y6, Y6
-	VMOVDQU      sm4PreHi<>+0(SB), Y7
+	VPXOR        Y9, Y4, Y4
+	VPBROADCASTD 12(AX), Y7
+	VPXOR        Y7, Y2, Y7
+	VPXOR        Y3, Y7, Y7
+	VPXOR        Y4, Y7, Y7
+	VPSRLW       $0x04, Y7, Y9
+	VPAND        Y0, Y9, Y9
+	VPAND        Y0, Y7, Y8
+	VMOVDQU      sm4PreLo<>+0(SB), Y7
 	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y6, Y6
-	VEXTRACTI128 $0x01, Y6, X7
-	VAESENCLAST  X1, X7, X7
-	VAESENCLAST  X1, X6, X6
-	VINSERTI128  $0x01, X7, Y6, Y6
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y6, Y6
-	VPSRLW       $0x04, Y6, Y8
-	VPAND        Y0, Y8, Y8
-	VPAND        Y0, Y6, Y7
-	VMOVDQU      sm4PostLo<>+0(SB), Y6
-	VPSHUFB      Y7, Y6, Y6
-	VMOVDQU      sm4PostHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y6, Y6
-	VPSHUFB      sm4Rotl8<>+0(SB), Y6, Y7
-	VPXOR        Y6, Y7, Y7
-	VPSHUFB      sm4Rotl16<>+0(SB), Y6, Y8
+	VMOVDQU      sm4PreHi<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
 	VPXOR        Y8, Y7, Y7
-	VPXOR        Y6, Y5, Y5
-	VPSHUFB      sm4Rotl24<>+0(SB), Y6, Y8
-	VPXOR        Y8, Y5, Y5
-	VPSLLD       $0x02, Y7, Y8
-	VPSRLD       $0x1e, Y7, Y7
+	VEXTRACTI128 $0x01, Y7, X8
+	VAESENCLAST  X1, X8, X8
+	VAESENCLAST  X1, X7, X7
+	VINSERTI128  $0x01, X8, Y7, Y7
+	VPSHUFB      sm4InvShiftRows<>+0(SB), Y7, Y7
+	VPSRLW       $0x04, Y7, Y9
+	VPAND        Y0, Y9, Y9
+	VPAND        Y0, Y7, Y8
+	VMOVDQU      sm4PostLo<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VMOVDQU      sm4PostHi<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
+	VPXOR        Y8, Y7, Y7
+	VPSHUFB      sm4Rotl8<>+0(SB), Y7, Y8
+	VPXOR        Y7, Y8, Y8
+	VPSHUFB      sm4Rotl16<>+0(SB), Y7, Y9
+	VPXOR        Y9, Y8, Y8
 	VPXOR        Y7, Y5, Y5
+	VPSHUFB      sm4Rotl24<>+0(SB), Y7, Y9
+	VPXOR        Y9, Y5, Y5
+	VPSLLD       $0x02, Y8, Y9
+	VPSRLD       $0x1e, Y8, Y8
 	VPXOR        Y8, Y5, Y5
-	ADDQ         $0x10, SI
-	DECQ         DI
-	JNZ          encryptBlocksAVX2AESNI_rounds1
-	VPUNPCKHDQ   Y4, Y5, Y7
+	VPXOR        Y9, Y5, Y5
+	ADDQ         $0x10, AX
+	DECQ         DX
+	JNZ          encryptBlocksAVX2AESNI_rounds1true
+	VPUNPCKHDQ   Y4, Y5, Y8
 	VPUNPCKLDQ   Y4, Y5, Y5
-	VPUNPCKLDQ   Y2, Y3, Y8
+	VPUNPCKLDQ   Y2, Y3, Y9
 	VPUNPCKHDQ   Y2, Y3, Y3
-	VPUNPCKHQDQ  Y8, Y5, Y4
-	VPUNPCKLQDQ  Y8, Y5, Y5
-	VPUNPCKHQDQ  Y3, Y7, Y2
-	VPUNPCKLQDQ  Y3, Y7, Y3
+	VPUNPCKHQDQ  Y9, Y5, Y4
+	VPUNPCKLQDQ  Y9, Y5, Y5
+	VPUNPCKHQDQ  Y3, Y8, Y2
+	VPUNPCKLQDQ  Y3, Y8, Y3
 	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
 	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
 	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
 	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y6, Y0
+	VPMASKMOVD   Y5, Y0, (CX)
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y6, Y0
+	VPMASKMOVD   Y4, Y0, 32(CX)
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y6, Y0
+	VPMASKMOVD   Y3, Y0, 64(CX)
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y6, Y0
+	VPMASKMOVD   Y2, Y0, 96(CX)
+	JMP          encryptBlocksAVX2AESNI_done
+
+encryptBlocksAVX2AESNI_sets2:
+	SUBQ         $0x00000008, BX
+	MOVQ         BX, X2
+	VPBROADCASTD X2, Y10
+	VMOVDQU      (DX), Y2
+	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
+	VMOVDQU      32(DX), Y3
+	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
+	VMOVDQU      64(DX), Y4
+	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
+	VMOVDQU      96(DX), Y5
+	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
+	VPUNPCKHDQ   Y3, Y2, Y6
+	VPUNPCKLDQ   Y3, Y2, Y2
+	VPUNPCKLDQ   Y5, Y4, Y7
+	VPUNPCKHDQ   Y5, Y4, Y4
+	VPUNPCKHQDQ  Y7, Y2, Y3
+	VPUNPCKLQDQ  Y7, Y2, Y2
+	VPUNPCKHQDQ  Y4, Y6, Y5
+	VPUNPCKLQDQ  Y4, Y6, Y4
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y10, Y6
+	VPMASKMOVD   128(DX), Y6, Y6
+	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y10, Y7
+	VPMASKMOVD   160(DX), Y7, Y7
+	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y10, Y8
+	VPMASKMOVD   192(DX), Y8, Y8
+	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y10, Y9
+	VPMASKMOVD   224(DX), Y9, Y9
+	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
+	VPUNPCKHDQ   Y7, Y6, Y11
+	VPUNPCKLDQ   Y7, Y6, Y6
+	VPUNPCKLDQ   Y9, Y8, Y12
+	VPUNPCKHDQ   Y9, Y8, Y8
+	VPUNPCKHQDQ  Y12, Y6, Y7
+	VPUNPCKLQDQ  Y12, Y6, Y6
+	VPUNPCKHQDQ  Y8, Y11, Y9
+	VPUNPCKLQDQ  Y8, Y11, Y8
+	MOVQ         $0x00000008, DX
+
+encryptBlocksAVX2AESNI_rounds2true:
+	VPBROADCASTD (AX), Y14
+	VPXOR        Y14, Y3, Y11
+	VPXOR        Y4, Y11, Y11
+	VPXOR        Y5, Y11, Y11
+	VPSRLW       $0x04, Y11, Y13
+	VPAND        Y0, Y13, Y13
+	VPAND        Y0, Y11, Y12
+	VMOVDQU      sm4PreLo<>+0(SB), Y11
+	VPSHUFB      Y12, Y11, Y11
+	VMOVDQU      sm4PreHi<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VPXOR        Y12, Y11, Y11
+	VEXTRACTI128 $0x01, Y11, X12
+	VAESENCLAST  X1, X12, X12
+	VAESENCLAST  X1, X11, X11
+	VINSERTI128  $0x01, X12, Y11, Y11
+	VPSHUFB      sm4InvShiftRows<>+0(SB), Y11, Y11
+	VPSRLW       $0x04, Y11, Y13
+	VPAND        Y0, Y13, Y13
+	VPAND        Y0, Y11, Y12
+	VMOVDQU      sm4PostLo<>+0(SB), Y11
+	VPSHUFB      Y12, Y11, Y11
+	VMOVDQU      sm4PostHi<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VPXOR        Y12, Y11, Y11
+	VPSHUFB      sm4Rotl8<>+0(SB), Y11, Y12
+	VPXOR        Y11, Y12, Y12
+	VPSHUFB      sm4Rotl16<>+0(SB), Y11, Y13
+	VPXOR        Y13, Y12, Y12
+	VPXOR        Y11, Y2, Y2
+	VPSHUFB      sm4Rotl24<>+0(SB), Y11, Y13
+	VPXOR        Y13, Y2, Y2
+	VPSLLD       $0x02, Y12, Y13
+	VPSRLD       $0x1e, Y12, Y12
+	VPXOR        Y12, Y2, Y2
+	VPXOR        Y13, Y2, Y2
+	VPXOR        Y14, Y7, Y11
+	VPXOR        Y8, Y11, Y11
+	VPXOR        Y9, Y11, Y11
+	VPSRLW       $0x04, Y11, Y13
+	VPAND        Y0, Y13, Y13
+	VPAND        Y0, Y11, Y12
+	VMOVDQU      sm4PreLo<>+0(SB), Y11
+	VPSHUFB      Y12, Y11, Y11
+	VMOVDQU      sm4PreHi<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VPXOR        Y12, Y11, Y11
+	VEXTRACTI128 $0x01, Y11, X12
+	VAESENCLAST  X1, X12, X12
+	VAESENCLAST  X1, X11, X11
+	VINSERTI128  $0x01, X12, Y11, Y11
+	VPSHUFB      sm4InvShiftRows<>+0(SB), Y11, Y11
+	VPSRLW       $0x04, Y11, Y13
+	VPAND        Y0, Y13, Y13
+	VPAND        Y0, Y11, Y12
+	VMOVDQU      sm4PostLo<>+0(SB), Y11
+	VPSHUFB      Y12, Y11, Y11
+	VMOVDQU      sm4PostHi<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VPXOR        Y12, Y11, Y11
+	VPSHUFB      sm4Rotl8<>+0(SB), Y11, Y12
+	VPXOR        Y11, Y12, Y12
+	VPSHUFB      sm4Rotl16<>+0(SB), Y11, Y13
+	VPXOR        Y13, Y12, Y12
+	VPXOR        Y11, Y6, Y6
+	VPSHUFB      sm4Rotl24<>+0(SB), Y11, Y13
+	VPXOR        Y13, Y6, Y6
+	VPSLLD       $0x02, Y12, Y13
+	VPSRLD       $0x1e, Y12, Y12
+	VPXOR        Y12, Y6, Y6
+	VPXOR        Y13, Y6, Y6
+	VPBROADCASTD 4(AX), Y14
+	VPXOR        Y14, Y4, Y11
+	VPXOR        Y5, Y11, Y11
+	VPXOR        Y2, Y11, Y11
+	VPSRLW       $0x04, Y11, Y13
+	VPAND        Y0, Y13, Y13
+	VPAND        Y0, Y11, Y12
+	VMOVDQU      sm4PreLo<>+0(SB), Y11
+	VPSHUFB      Y12, Y11, Y11
+	VMOVDQU      sm4PreHi<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VPXOR        Y12, Y11, Y11
+	VEXTRACTI128 $0x01, Y11, X12
+	VAESENCLAST  X1, X12, X12
+	VAESENCLAST  X1, X11, X11
+	VINSERTI128  $0x01, X12, Y11, Y11
+	VPSHUFB      sm4InvShiftRows<>+0(SB), Y11, Y11
+	VPSRLW       $0x04, Y11, Y13
+	VPAND        Y0, Y13, Y13
+	VPAND        Y0, Y11, Y12
+	VMOVDQU      sm4PostLo<>+0(SB), Y11
+	VPSHUFB      Y12, Y11, Y11
+	VMOVDQU      sm4PostHi<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VPXOR        Y12, Y11, Y11
+	VPSHUFB      sm4Rotl8<>+0(SB), Y11, Y12
+	VPXOR        Y11, Y12, Y12
+	VPSHUFB      sm4Rotl16<>+0(SB), Y11, Y13
+	VPXOR        Y13, Y12, Y12
+	VPXOR        Y11, Y3, Y3
+	VPSHUFB      sm4Rotl24<>+0(SB), Y11, Y13
+	VPXOR        Y13, Y3, Y3
+	VPSLLD       $0x02, Y12, Y13
+	VPSRLD       $0x1e, Y12, Y12
+	VPXOR        Y12, Y3, Y3
+	VPXOR        Y13, Y3, Y3
+	VPXOR        Y14, Y8, Y11
+	VPXOR        Y9, Y11, Y11
+	VPXOR        Y6, Y11, Y11
+	VPSRLW       $0x04, Y11, Y13
+	VPAND        Y0, Y13, Y13
+	VPAND        Y0, Y11, Y12
+	VMOVDQU      sm4PreLo<>+0(SB), Y11
+	VPSHUFB      Y12, Y11, Y11
+	VMOVDQU      sm4PreHi<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VPXOR        Y12, Y11, Y11
+	VEXTRACTI128 $0x01, Y11, X12
+	VAESENCLAST  X1, X12, X12
+	VAESENCLAST  X1, X11, X11
+	VINSERTI128  $0x01, X12, Y11, Y11
+	VPSHUFB      sm4InvShiftRows<>+0(SB), Y11, Y11
+	VPSRLW       $0x04, Y11, Y13
+	VPAND        Y0, Y13, Y13
+	VPAND        Y0, Y11, Y12
+	VMOVDQU      sm4PostLo<>+0(SB), Y11
+	VPSHUFB      Y12, Y11, Y11
+	VMOVDQU      sm4PostHi<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VPXOR        Y12, Y11, Y11
+	VPSHUFB      sm4Rotl8<>+0(SB), Y11, Y12
+	VPXOR        Y11, Y12, Y12
+	VPSHUFB      sm4Rotl16<>+0(SB), Y11, Y13
+	VPXOR        Y13, Y12, Y12
+	VPXOR        Y11, Y7, Y7
+	VPSHUFB      sm4Rotl24<>+0(SB), Y11, Y13
+	VPXOR        Y13, Y7, Y7
+	VPSLLD       $0x02, Y12, Y13
+	VPSRLD       $0x1e, Y12, Y12
+	VPXOR        Y12, Y7, Y7
+	VPXOR        Y13, Y7, Y7
+	VPBROADCASTD 8(AX), Y14
+	VPXOR        Y14, Y5, Y11
+	VPXOR        Y2, Y11, Y11
+	VPXOR        Y3, Y11, Y11
+	VPSRLW       $0x04, Y11, Y13
+	VPAND        Y0, Y13, Y13
+	VPAND        Y0, Y11, Y12
+	VMOVDQU      sm4PreLo<>+0(SB), Y11
+	VPSHUFB      Y12, Y11, Y11
+	VMOVDQU      sm4PreHi<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VPXOR        Y12, Y11, Y11
+	VEXTRACTI128 $0x01, Y11, X12
+	VAESENCLAST  X1, X12, X12
+	VAESENCLAST  X1, X11, X11
+	VINSERTI128  $0x01, X12, Y11, Y11
+	VPSHUFB      sm4InvShiftRows<>+0(SB), Y11, Y11
+	VPSRLW       $0x04, Y11, Y13
+	VPAND        Y0, Y13, Y13
+	VPAND        Y0, Y11, Y12
+	VMOVDQU      sm4PostLo<>+0(SB), Y11
+	VPSHUFB      Y12, Y11, Y11
+	VMOVDQU      sm4PostHi<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VPXOR        Y12, Y11, Y11
+	VPSHUFB      sm4Rotl8<>+0(SB), Y11, Y12
+	VPXOR        Y11, Y12, Y12
+	VPSHUFB      sm4Rotl16<>+0(SB), Y11, Y13
+	VPXOR        Y13, Y12, Y12
+	VPXOR        Y11, Y4, Y4
+	VPSHUFB      sm4Rotl24<>+0(SB), Y11, Y13
+	VPXOR        Y13, Y4, Y4
+	VPSLLD       $0x02, Y12, Y13
+	VPSRLD       $0x1e, Y12, Y12
+	VPXOR        Y12, Y4, Y4
+	VPXOR        Y13, Y4, Y4
+	VPXOR        Y14, Y9, Y11
+	VPXOR        Y6, Y11, Y11
+	VPXOR        Y7, Y11, Y11
+	VPSRLW       $0x04, Y11, Y13
+	VPAND        Y0, Y13, Y13
+	VPAND        Y0, Y11, Y12
+	VMOVDQU      sm4PreLo<>+0(SB), Y11
+	VPSHUFB      Y12, Y11, Y11
+	VMOVDQU      sm4PreHi<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VPXOR        Y12, Y11, Y11
+	VEXTRACTI128 $0x01, Y11, X12
+	VAESENCLAST  X1, X12, X12
+	VAESENCLAST  X1, X11, X11
+	VINSERTI128  $0x01, X12, Y11, Y11
+	VPSHUFB      sm4InvShiftRows<>+0(SB), Y11, Y11
+	VPSRLW       $0x04, Y11, Y13
+	VPAND        Y0, Y13, Y13
+	VPAND        Y0, Y11, Y12
+	VMOVDQU      sm4PostLo<>+0(SB), Y11
+	VPSHUFB      Y12, Y11, Y11
+	VMOVDQU      sm4PostHi<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VPXOR        Y12, Y11, Y11
+	VPSHUFB      sm4Rotl8<>+0(SB), Y11, Y12
+	VPXOR        Y11, Y12, Y12
+	VPSHUFB      sm4Rotl16<>+0(SB), Y11, Y13
+	VPXOR        Y13, Y12, Y12
+	VPXOR        Y11, Y8, Y8
+	VPSHUFB      sm4Rotl24<>+0(SB), Y11, Y13
+	VPXOR        Y13, Y8, Y8
+	VPSLLD       $0x02, Y12, Y13
+	VPSRLD       $0x1e, Y12, Y12
+	VPXOR        Y12, Y8, Y8
+	VPXOR        Y13, Y8, Y8
+	VPBROADCASTD 12(AX), Y14
+	VPXOR        Y14, Y2, Y11
+	VPXOR        Y3, Y11, Y11
+	VPXOR        Y4, Y11, Y11
+	VPSRLW       $0x04, Y11, Y13
+	VPAND        Y0, Y13, Y13
+	VPAND        Y0, Y11, Y12
+	VMOVDQU      sm4PreLo<>+0(SB), Y11
+	VPSHUFB      Y12, Y11, Y11
+	VMOVDQU      sm4PreHi<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VPXOR        Y12, Y11, Y11
+	VEXTRACTI128 $0x01, Y11, X12
+	VAESENCLAST  X1, X12, X12
+	VAESENCLAST  X1, X11, X11
+	VINSERTI128  $0x01, X12, Y11, Y11
+	VPSHUFB      sm4InvShiftRows<>+0(SB), Y11, Y11
+	VPSRLW       $0x04, Y11, Y13
+	VPAND        Y0, Y13, Y13
+	VPAND        Y0, Y11, Y12
+	VMOVDQU      sm4PostLo<>+0(SB), Y11
+	VPSHUFB      Y12, Y11, Y11
+	VMOVDQU      sm4PostHi<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VPXOR        Y12, Y11, Y11
+	VPSHUFB      sm4Rotl8<>+0(SB), Y11, Y12
+	VPXOR        Y11, Y12, Y12
+	VPSHUFB      sm4Rotl16<>+0(SB), Y11, Y13
+	VPXOR        Y13, Y12, Y12
+	VPXOR        Y11, Y5, Y5
+	VPSHUFB      sm4Rotl24<>+0(SB), Y11, Y13
+	VPXOR        Y13, Y5, Y5
+	VPSLLD       $0x02, Y12, Y13
+	VPSRLD       $0x1e, Y12, Y12
+	VPXOR        Y12, Y5, Y5
+	VPXOR        Y13, Y5, Y5
+	VPXOR        Y14, Y6, Y11
+	VPXOR        Y7, Y11, Y11
+	VPXOR        Y8, Y11, Y11
+	VPSRLW       $0x04, Y11, Y13
+	VPAND        Y0, Y13, Y13
+	VPAND        Y0, Y11, Y12
+	VMOVDQU      sm4PreLo<>+0(SB), Y11
+	VPSHUFB      Y12, Y11, Y11
+	VMOVDQU      sm4PreHi<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VPXOR        Y12, Y11, Y11
+	VEXTRACTI128 $0x01, Y11, X12
+	VAESENCLAST  X1, X12, X12
+	VAESENCLAST  X1, X11, X11
+	VINSERTI128  $0x01, X12, Y11, Y11
+	VPSHUFB      sm4InvShiftRows<>+0(SB), Y11, Y11
+	VPSRLW       $0x04, Y11, Y13
+	VPAND        Y0, Y13, Y13
+	VPAND        Y0, Y11, Y12
+	VMOVDQU      sm4PostLo<>+0(SB), Y11
+	VPSHUFB      Y12, Y11, Y11
+	VMOVDQU      sm4PostHi<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VPXOR        Y12, Y11, Y11
+	VPSHUFB      sm4Rotl8<>+0(SB), Y11, Y12
+	VPXOR        Y11, Y12, Y12
+	VPSHUFB      sm4Rotl16<>+0(SB), Y11, Y13
+	VPXOR        Y13, Y12, Y12
+	VPXOR        Y11, Y9, Y9
+	VPSHUFB      sm4Rotl24<>+0(SB), Y11, Y13
+	VPXOR        Y13, Y9, Y9
+	VPSLLD       $0x02, Y12, Y13
+	VPSRLD       $0x1e, Y12, Y12
+	VPXOR        Y12, Y9, Y9
+	VPXOR        Y13, Y9, Y9
+	ADDQ         $0x10, AX
+	DECQ         DX
+	JNZ          encryptBlocksAVX2AESNI_rounds2true
+	VPUNPCKHDQ   Y4, Y5, Y12
+	VPUNPCKLDQ   Y4, Y5, Y5
+	VPUNPCKLDQ   Y2, Y3, Y13
+	VPUNPCKHDQ   Y2, Y3, Y3
+	VPUNPCKHQDQ  Y13, Y5, Y4
+	VPUNPCKLQDQ  Y13, Y5, Y5
+	VPUNPCKHQDQ  Y3, Y12, Y2
+	VPUNPCKLQDQ  Y3, Y12, Y3
+	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
+	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
+	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
+	VPUNPCKHDQ   Y8, Y9, Y12
+	VPUNPCKLDQ   Y8, Y9, Y9
+	VPUNPCKLDQ   Y6, Y7, Y13
+	VPUNPCKHDQ   Y6, Y7, Y7
+	VPUNPCKHQDQ  Y13, Y9, Y8
+	VPUNPCKLQDQ  Y13, Y9, Y9
+	VPUNPCKHQDQ  Y7, Y12, Y6
+	VPUNPCKLQDQ  Y7, Y12, Y7
+	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
+	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
+	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
+	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
 	VMOVDQU      Y5, (CX)
 	VMOVDQU      Y4, 32(CX)
 	VMOVDQU      Y3, 64(CX)
 	VMOVDQU      Y2, 96(CX)
-	ADDQ         $0x00000080, DX
-	ADDQ         $0x00000080, CX
-	SUBQ         $0x00000008, BX
-
-encryptBlocksAVX2AESNI_tail:
-	// Fewer than a set left: masked loads and stores.
-	TESTQ        BX, BX
-	JZ           encryptBlocksAVX2AESNI_done
-	MOVQ         BX, X2
-	VPBROADCASTD X2, Y2
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y2, Y3
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y2, Y4
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y2, Y5
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y2, Y2
-	VPMASKMOVD   (DX), Y3, Y6
-	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
-	VPMASKMOVD   32(DX), Y4, Y7
-	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
-	VPMASKMOVD   64(DX), Y5, Y8
-	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
-	VPMASKMOVD   96(DX), Y2, Y9
-	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
-	VPUNPCKHDQ   Y7, Y6, Y10
-	VPUNPCKLDQ   Y7, Y6, Y6
-	VPUNPCKLDQ   Y9, Y8, Y11
-	VPUNPCKHDQ   Y9, Y8, Y8
-	VPUNPCKHQDQ  Y11, Y6, Y7
-	VPUNPCKLQDQ  Y11, Y6, Y6
-	VPUNPCKHQDQ  Y8, Y10, Y9
-	VPUNPCKLQDQ  Y8, Y10, Y8
-	MOVQ         $0x00000008, DX
-
-encryptBlocksAVX2AESNI_roundsT:
-	VPBROADCASTD (AX), Y10
-	VPXOR        Y10, Y7, Y10
-	VPXOR        Y8, Y10, Y10
-	VPXOR        Y9, Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PreLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PreHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VEXTRACTI128 $0x01, Y10, X11
-	VAESENCLAST  X1, X11, X11
-	VAESENCLAST  X1, X10, X10
-	VINSERTI128  $0x01, X11, Y10, Y10
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PostLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PostHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VPSHUFB      sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR        Y10, Y11, Y11
-	VPSHUFB      sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y11, Y11
-	VPXOR        Y10, Y6, Y6
-	VPSHUFB      sm4Rotl24<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y6, Y6
-	VPSLLD       $0x02, Y11, Y12
-	VPSRLD       $0x1e, Y11, Y11
-	VPXOR        Y11, Y6, Y6
-	VPXOR        Y12, Y6, Y6
-	VPBROADCASTD 4(AX), Y10
-	VPXOR        Y10, Y8, Y10
-	VPXOR        Y9, Y10, Y10
-	VPXOR        Y6, Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PreLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PreHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VEXTRACTI128 $0x01, Y10, X11
-	VAESENCLAST  X1, X11, X11
-	VAESENCLAST  X1, X10, X10
-	VINSERTI128  $0x01, X11, Y10, Y10
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PostLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PostHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VPSHUFB      sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR        Y10, Y11, Y11
-	VPSHUFB      sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y11, Y11
-	VPXOR        Y10, Y7, Y7
-	VPSHUFB      sm4Rotl24<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y7, Y7
-	VPSLLD       $0x02, Y11, Y12
-	VPSRLD       $0x1e, Y11, Y11
-	VPXOR        Y11, Y7, Y7
-	VPXOR        Y12, Y7, Y7
-	VPBROADCASTD 8(AX), Y10
-	VPXOR        Y10, Y9, Y10
-	VPXOR        Y6, Y10, Y10
-	VPXOR        Y7, Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PreLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PreHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VEXTRACTI128 $0x01, Y10, X11
-	VAESENCLAST  X1, X11, X11
-	VAESENCLAST  X1, X10, X10
-	VINSERTI128  $0x01, X11, Y10, Y10
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PostLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PostHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VPSHUFB      sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR        Y10, Y11, Y11
-	VPSHUFB      sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y11, Y11
-	VPXOR        Y10, Y8, Y8
-	VPSHUFB      sm4Rotl24<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y8, Y8
-	VPSLLD       $0x02, Y11, Y12
-	VPSRLD       $0x1e, Y11, Y11
-	VPXOR        Y11, Y8, Y8
-	VPXOR        Y12, Y8, Y8
-	VPBROADCASTD 12(AX), Y10
-	VPXOR        Y10, Y6, Y10
-	VPXOR        Y7, Y10, Y10
-	VPXOR        Y8, Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PreLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PreHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VEXTRACTI128 $0x01, Y10, X11
-	VAESENCLAST  X1, X11, X11
-	VAESENCLAST  X1, X10, X10
-	VINSERTI128  $0x01, X11, Y10, Y10
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PostLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PostHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VPSHUFB      sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR        Y10, Y11, Y11
-	VPSHUFB      sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y11, Y11
-	VPXOR        Y10, Y9, Y9
-	VPSHUFB      sm4Rotl24<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y9, Y9
-	VPSLLD       $0x02, Y11, Y12
-	VPSRLD       $0x1e, Y11, Y11
-	VPXOR        Y11, Y9, Y9
-	VPXOR        Y12, Y9, Y9
-	ADDQ         $0x10, AX
-	DECQ         DX
-	JNZ          encryptBlocksAVX2AESNI_roundsT
-	VPUNPCKHDQ   Y8, Y9, Y11
-	VPUNPCKLDQ   Y8, Y9, Y9
-	VPUNPCKLDQ   Y6, Y7, Y12
-	VPUNPCKHDQ   Y6, Y7, Y7
-	VPUNPCKHQDQ  Y12, Y9, Y8
-	VPUNPCKLQDQ  Y12, Y9, Y9
-	VPUNPCKHQDQ  Y7, Y11, Y6
-	VPUNPCKLQDQ  Y7, Y11, Y7
-	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
-	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
-	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
-	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
-	VPMASKMOVD   Y9, Y3, (CX)
-	VPMASKMOVD   Y8, Y4, 32(CX)
-	VPMASKMOVD   Y7, Y5, 64(CX)
-	VPMASKMOVD   Y6, Y2, 96(CX)
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y10, Y0
+	VPMASKMOVD   Y9, Y0, 128(CX)
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y10, Y0
+	VPMASKMOVD   Y8, Y0, 160(CX)
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y10, Y0
+	VPMASKMOVD   Y7, Y0, 192(CX)
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y10, Y0
+	VPMASKMOVD   Y6, Y0, 224(CX)
 
 encryptBlocksAVX2AESNI_done:
 	VZEROUPPER
@@ -2991,9 +5076,9 @@ TEXT ·xorKeyStreamAVX2AESNI(SB), NOSPLIT, $128-40
 	VPBROADCASTD X3, Y2
 	VMOVDQU      Y2, 96(SP)
 
-xorKeyStreamAVX2AESNI_loop2:
+xorKeyStreamAVX2AESNI_loop:
 	CMPQ    BX, $0x00000010
-	JB      xorKeyStreamAVX2AESNI_one
+	JB      xorKeyStreamAVX2AESNI_partial
 	VMOVDQU (SP), Y2
 	VMOVDQU 32(SP), Y3
 	VMOVDQU 64(SP), Y4
@@ -3010,7 +5095,7 @@ xorKeyStreamAVX2AESNI_loop2:
 	MOVQ    AX, SI
 	MOVQ    $0x00000008, DI
 
-xorKeyStreamAVX2AESNI_rounds2:
+xorKeyStreamAVX2AESNI_rounds2false:
 	VPBROADCASTD (SI), Y13
 	VPXOR        Y13, Y3, Y10
 	VPXOR        Y4, Y10, Y10
@@ -3297,7 +5382,7 @@ xorKeyStreamAVX2AESNI_rounds2:
 	VPXOR        Y12, Y9, Y9
 	ADDQ         $0x10, SI
 	DECQ         DI
-	JNZ          xorKeyStreamAVX2AESNI_rounds2
+	JNZ          xorKeyStreamAVX2AESNI_rounds2false
 	VPUNPCKHDQ   Y4, Y5, Y11
 	VPUNPCKLDQ   Y4, Y5, Y5
 	VPUNPCKLDQ   Y2, Y3, Y12
@@ -3341,182 +5426,533 @@ xorKeyStreamAVX2AESNI_rounds2:
 	ADDQ         $0x00000100, DX
 	ADDQ         $0x00000100, CX
 	SUBQ         $0x00000010, BX
-	JMP          xorKeyStreamAVX2AESNI_loop2
+	JMP          xorKeyStreamAVX2AESNI_loop
 
-xorKeyStreamAVX2AESNI_one:
-	CMPQ    BX, $0x00000008
-	JB      xorKeyStreamAVX2AESNI_tail
-	VMOVDQU (SP), Y2
-	VMOVDQU 32(SP), Y3
-	VMOVDQU 64(SP), Y4
-	VMOVDQU 96(SP), Y5
-	VPADDD  sm4CtrOffsets8<>+0(SB), Y5, Y5
-	VMOVDQU 96(SP), Y6
-	VPADDD  sm4Inc8<>+0(SB), Y6, Y6
-	VMOVDQU Y6, 96(SP)
-	MOVQ    AX, SI
-	MOVQ    $0x00000008, DI
+xorKeyStreamAVX2AESNI_partial:
+	// Fewer than a full pass left: ceil(n/width) sets, the last one masked.
+	TESTQ        BX, BX
+	JZ           xorKeyStreamAVX2AESNI_done
+	CMPQ         BX, $0x00000008
+	JA           xorKeyStreamAVX2AESNI_sets2
+	MOVQ         BX, X2
+	VPBROADCASTD X2, Y6
+	VMOVDQU      (SP), Y2
+	VMOVDQU      32(SP), Y3
+	VMOVDQU      64(SP), Y4
+	VMOVDQU      96(SP), Y5
+	VPADDD       sm4CtrOffsets8<>+0(SB), Y5, Y5
+	MOVQ         $0x00000008, BX
 
-xorKeyStreamAVX2AESNI_rounds1:
-	VPBROADCASTD (SI), Y6
-	VPXOR        Y6, Y3, Y6
-	VPXOR        Y4, Y6, Y6
-	VPXOR        Y5, Y6, Y6
-	VPSRLW       $0x04, Y6, Y8
-	VPAND        Y0, Y8, Y8
-	VPAND        Y0, Y6, Y7
-	VMOVDQU      sm4PreLo<>+0(SB), Y6
-	VPSHUFB      Y7, Y6, Y6
-	VMOVDQU      sm4PreHi<>+0(SB), Y7
+xorKeyStreamAVX2AESNI_rounds1true:
+	VPBROADCASTD (AX), Y7
+	VPXOR        Y7, Y3, Y7
+	VPXOR        Y4, Y7, Y7
+	VPXOR        Y5, Y7, Y7
+	VPSRLW       $0x04, Y7, Y9
+	VPAND        Y0, Y9, Y9
+	VPAND        Y0, Y7, Y8
+	VMOVDQU      sm4PreLo<>+0(SB), Y7
 	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y6, Y6
-	VEXTRACTI128 $0x01, Y6, X7
-	VAESENCLAST  X1, X7, X7
-	VAESENCLAST  X1, X6, X6
-	VINSERTI128  $0x01, X7, Y6, Y6
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y6, Y6
-	VPSRLW       $0x04, Y6, Y8
-	VPAND        Y0, Y8, Y8
-	VPAND        Y0, Y6, Y7
-	VMOVDQU      sm4PostLo<>+0(SB), Y6
-	VPSHUFB      Y7, Y6, Y6
-	VMOVDQU      sm4PostHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y6, Y6
-	VPSHUFB      sm4Rotl8<>+0(SB), Y6, Y7
-	VPXOR        Y6, Y7, Y7
-	VPSHUFB      sm4Rotl16<>+0(SB), Y6, Y8
+	VMOVDQU      sm4PreHi<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
 	VPXOR        Y8, Y7, Y7
-	VPXOR        Y6, Y2, Y2
-	VPSHUFB      sm4Rotl24<>+0(SB), Y6, Y8
-	VPXOR        Y8, Y2, Y2
-	VPSLLD       $0x02, Y7, Y8
-	VPSRLD       $0x1e, Y7, Y7
+	VEXTRACTI128 $0x01, Y7, X8
+	VAESENCLAST  X1, X8, X8
+	VAESENCLAST  X1, X7, X7
+	VINSERTI128  $0x01, X8, Y7, Y7
+	VPSHUFB      sm4InvShiftRows<>+0(SB), Y7, Y7
+	VPSRLW       $0x04, Y7, Y9
+	VPAND        Y0, Y9, Y9
+	VPAND        Y0, Y7, Y8
+	VMOVDQU      sm4PostLo<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VMOVDQU      sm4PostHi<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
+	VPXOR        Y8, Y7, Y7
+	VPSHUFB      sm4Rotl8<>+0(SB), Y7, Y8
+	VPXOR        Y7, Y8, Y8
+	VPSHUFB      sm4Rotl16<>+0(SB), Y7, Y9
+	VPXOR        Y9, Y8, Y8
 	VPXOR        Y7, Y2, Y2
+	VPSHUFB      sm4Rotl24<>+0(SB), Y7, Y9
+	VPXOR        Y9, Y2, Y2
+	VPSLLD       $0x02, Y8, Y9
+	VPSRLD       $0x1e, Y8, Y8
 	VPXOR        Y8, Y2, Y2
-	VPBROADCASTD 4(SI), Y6
-	VPXOR        Y6, Y4, Y6
-	VPXOR        Y5, Y6, Y6
-	VPXOR        Y2, Y6, Y6
-	VPSRLW       $0x04, Y6, Y8
-	VPAND        Y0, Y8, Y8
-	VPAND        Y0, Y6, Y7
-	VMOVDQU      sm4PreLo<>+0(SB), Y6
-	VPSHUFB      Y7, Y6, Y6
-	VMOVDQU      sm4PreHi<>+0(SB), Y7
+	VPXOR        Y9, Y2, Y2
+	VPBROADCASTD 4(AX), Y7
+	VPXOR        Y7, Y4, Y7
+	VPXOR        Y5, Y7, Y7
+	VPXOR        Y2, Y7, Y7
+	VPSRLW       $0x04, Y7, Y9
+	VPAND        Y0, Y9, Y9
+	VPAND        Y0, Y7, Y8
+	VMOVDQU      sm4PreLo<>+0(SB), Y7
 	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y6, Y6
-	VEXTRACTI128 $0x01, Y6, X7
-	VAESENCLAST  X1, X7, X7
-	VAESENCLAST  X1, X6, X6
-	VINSERTI128  $0x01, X7, Y6, Y6
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y6, Y6
-	VPSRLW       $0x04, Y6, Y8
-	VPAND        Y0, Y8, Y8
-	VPAND        Y0, Y6, Y7
-	VMOVDQU      sm4PostLo<>+0(SB), Y6
-	VPSHUFB      Y7, Y6, Y6
-	VMOVDQU      sm4PostHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y6, Y6
-	VPSHUFB      sm4Rotl8<>+0(SB), Y6, Y7
-	VPXOR        Y6, Y7, Y7
-	VPSHUFB      sm4Rotl16<>+0(SB), Y6, Y8
+	VMOVDQU      sm4PreHi<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
 	VPXOR        Y8, Y7, Y7
-	VPXOR        Y6, Y3, Y3
-	VPSHUFB      sm4Rotl24<>+0(SB), Y6, Y8
-	VPXOR        Y8, Y3, Y3
-	VPSLLD       $0x02, Y7, Y8
-	VPSRLD       $0x1e, Y7, Y7
+	VEXTRACTI128 $0x01, Y7, X8
+	VAESENCLAST  X1, X8, X8
+	VAESENCLAST  X1, X7, X7
+	VINSERTI128  $0x01, X8, Y7, Y7
+	VPSHUFB      sm4InvShiftRows<>+0(SB), Y7, Y7
+	VPSRLW       $0x04, Y7, Y9
+	VPAND        Y0, Y9, Y9
+	VPAND        Y0, Y7, Y8
+	VMOVDQU      sm4PostLo<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VMOVDQU      sm4PostHi<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
+	VPXOR        Y8, Y7, Y7
+	VPSHUFB      sm4Rotl8<>+0(SB), Y7, Y8
+	VPXOR        Y7, Y8, Y8
+	VPSHUFB      sm4Rotl16<>+0(SB), Y7, Y9
+	VPXOR        Y9, Y8, Y8
 	VPXOR        Y7, Y3, Y3
+	VPSHUFB      sm4Rotl24<>+0(SB), Y7, Y9
+	VPXOR        Y9, Y3, Y3
+	VPSLLD       $0x02, Y8, Y9
+	VPSRLD       $0x1e, Y8, Y8
 	VPXOR        Y8, Y3, Y3
-	VPBROADCASTD 8(SI), Y6
-	VPXOR        Y6, Y5, Y6
-	VPXOR        Y2, Y6, Y6
-	VPXOR        Y3, Y6, Y6
-	VPSRLW       $0x04, Y6, Y8
-	VPAND        Y0, Y8, Y8
-	VPAND        Y0, Y6, Y7
-	VMOVDQU      sm4PreLo<>+0(SB), Y6
-	VPSHUFB      Y7, Y6, Y6
-	VMOVDQU      sm4PreHi<>+0(SB), Y7
+	VPXOR        Y9, Y3, Y3
+	VPBROADCASTD 8(AX), Y7
+	VPXOR        Y7, Y5, Y7
+	VPXOR        Y2, Y7, Y7
+	VPXOR        Y3, Y7, Y7
+	VPSRLW       $0x04, Y7, Y9
+	VPAND        Y0, Y9, Y9
+	VPAND        Y0, Y7, Y8
+	VMOVDQU      sm4PreLo<>+0(SB), Y7
 	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y6, Y6
-	VEXTRACTI128 $0x01, Y6, X7
-	VAESENCLAST  X1, X7, X7
-	VAESENCLAST  X1, X6, X6
-	VINSERTI128  $0x01, X7, Y6, Y6
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y6, Y6
-	VPSRLW       $0x04, Y6, Y8
-	VPAND        Y0, Y8, Y8
-	VPAND        Y0, Y6, Y7
-	VMOVDQU      sm4PostLo<>+0(SB), Y6
-	VPSHUFB      Y7, Y6, Y6
-	VMOVDQU      sm4PostHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y6, Y6
-	VPSHUFB      sm4Rotl8<>+0(SB), Y6, Y7
-	VPXOR        Y6, Y7, Y7
-	VPSHUFB      sm4Rotl16<>+0(SB), Y6, Y8
+	VMOVDQU      sm4PreHi<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
 	VPXOR        Y8, Y7, Y7
-	VPXOR        Y6, Y4, Y4
-	VPSHUFB      sm4Rotl24<>+0(SB), Y6, Y8
-	VPXOR        Y8, Y4, Y4
-	VPSLLD       $0x02, Y7, Y8
-	VPSRLD       $0x1e, Y7, Y7
+	VEXTRACTI128 $0x01, Y7, X8
+	VAESENCLAST  X1, X8, X8
+	VAESENCLAST  X1, X7, X7
+	VINSERTI128  $0x01, X8, Y7, Y7
+	VPSHUFB      sm4InvShiftRows<>+0(SB), Y7, Y7
+	VPSRLW       $0x04, Y7, Y9
+	VPAND        Y0, Y9, Y9
+	VPAND        Y0, Y7, Y8
+	VMOVDQU      sm4PostLo<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VMOVDQU      sm4PostHi<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
+	VPXOR        Y8, Y7, Y7
+	VPSHUFB      sm4Rotl8<>+0(SB), Y7, Y8
+	VPXOR        Y7, Y8, Y8
+	VPSHUFB      sm4Rotl16<>+0(SB), Y7, Y9
+	VPXOR        Y9, Y8, Y8
 	VPXOR        Y7, Y4, Y4
+	VPSHUFB      sm4Rotl24<>+0(SB), Y7, Y9
+	VPXOR        Y9, Y4, Y4
+	VPSLLD       $0x02, Y8, Y9
+	VPSRLD       $0x1e, Y8, Y8
 	VPXOR        Y8, Y4, Y4
-	VPBROADCASTD 12(SI), Y6
-	VPXOR        Y6, Y2, Y6
-	VPXOR        Y3, Y6, Y6
-	VPXOR        Y4, Y6, Y6
-	VPSRLW       $0x04, Y6, Y8
-	VPAND        Y0, Y8, Y8
-	VPAND        Y0, Y6, Y7
-	VMOVDQU      sm4PreLo<>+0(SB), Y6
-	VPSHUFB      Y7, Y6, Y6
-	VMOVDQU      sm4PreHi<>+0(SB), Y7
+	VPXOR        Y9, Y4, Y4
+	VPBROADCASTD 12(AX), Y7
+	VPXOR        Y7, Y2, Y7
+	VPXOR        Y3, Y7, Y7
+	VPXOR        Y4, Y7, Y7
+	VPSRLW       $0x04, Y7, Y9
+	VPAND        Y0, Y9, Y9
+	VPAND        Y0, Y7, Y8
+	VMOVDQU      sm4PreLo<>+0(SB), Y7
 	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y6, Y6
-	VEXTRACTI128 $0x01, Y6, X7
-	VAESENCLAST  X1, X7, X7
-	VAESENCLAST  X1, X6, X6
-	VINSERTI128  $0x01, X7, Y6, Y6
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y6, Y6
-	VPSRLW       $0x04, Y6, Y8
-	VPAND        Y0, Y8, Y8
-	VPAND        Y0, Y6, Y7
-	VMOVDQU      sm4PostLo<>+0(SB), Y6
-	VPSHUFB      Y7, Y6, Y6
-	VMOVDQU      sm4PostHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y6, Y6
-	VPSHUFB      sm4Rotl8<>+0(SB), Y6, Y7
-	VPXOR        Y6, Y7, Y7
-	VPSHUFB      sm4Rotl16<>+0(SB), Y6, Y8
+	VMOVDQU      sm4PreHi<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
 	VPXOR        Y8, Y7, Y7
-	VPXOR        Y6, Y5, Y5
-	VPSHUFB      sm4Rotl24<>+0(SB), Y6, Y8
-	VPXOR        Y8, Y5, Y5
-	VPSLLD       $0x02, Y7, Y8
-	VPSRLD       $0x1e, Y7, Y7
+	VEXTRACTI128 $0x01, Y7, X8
+	VAESENCLAST  X1, X8, X8
+	VAESENCLAST  X1, X7, X7
+	VINSERTI128  $0x01, X8, Y7, Y7
+	VPSHUFB      sm4InvShiftRows<>+0(SB), Y7, Y7
+	VPSRLW       $0x04, Y7, Y9
+	VPAND        Y0, Y9, Y9
+	VPAND        Y0, Y7, Y8
+	VMOVDQU      sm4PostLo<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VMOVDQU      sm4PostHi<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
+	VPXOR        Y8, Y7, Y7
+	VPSHUFB      sm4Rotl8<>+0(SB), Y7, Y8
+	VPXOR        Y7, Y8, Y8
+	VPSHUFB      sm4Rotl16<>+0(SB), Y7, Y9
+	VPXOR        Y9, Y8, Y8
 	VPXOR        Y7, Y5, Y5
+	VPSHUFB      sm4Rotl24<>+0(SB), Y7, Y9
+	VPXOR        Y9, Y5, Y5
+	VPSLLD       $0x02, Y8, Y9
+	VPSRLD       $0x1e, Y8, Y8
 	VPXOR        Y8, Y5, Y5
-	ADDQ         $0x10, SI
-	DECQ         DI
-	JNZ          xorKeyStreamAVX2AESNI_rounds1
-	VPUNPCKHDQ   Y4, Y5, Y7
+	VPXOR        Y9, Y5, Y5
+	ADDQ         $0x10, AX
+	DECQ         BX
+	JNZ          xorKeyStreamAVX2AESNI_rounds1true
+	VPUNPCKHDQ   Y4, Y5, Y8
 	VPUNPCKLDQ   Y4, Y5, Y5
-	VPUNPCKLDQ   Y2, Y3, Y8
+	VPUNPCKLDQ   Y2, Y3, Y9
 	VPUNPCKHDQ   Y2, Y3, Y3
-	VPUNPCKHQDQ  Y8, Y5, Y4
-	VPUNPCKLQDQ  Y8, Y5, Y5
-	VPUNPCKHQDQ  Y3, Y7, Y2
-	VPUNPCKLQDQ  Y3, Y7, Y3
+	VPUNPCKHQDQ  Y9, Y5, Y4
+	VPUNPCKLQDQ  Y9, Y5, Y5
+	VPUNPCKHQDQ  Y3, Y8, Y2
+	VPUNPCKLQDQ  Y3, Y8, Y3
 	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
 	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
 	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
 	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y6, Y0
+	VPMASKMOVD   (DX), Y0, Y0
+	VPXOR        Y0, Y5, Y5
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y6, Y0
+	VPMASKMOVD   Y5, Y0, (CX)
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y6, Y0
+	VPMASKMOVD   32(DX), Y0, Y0
+	VPXOR        Y0, Y4, Y4
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y6, Y0
+	VPMASKMOVD   Y4, Y0, 32(CX)
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y6, Y0
+	VPMASKMOVD   64(DX), Y0, Y0
+	VPXOR        Y0, Y3, Y3
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y6, Y0
+	VPMASKMOVD   Y3, Y0, 64(CX)
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y6, Y0
+	VPMASKMOVD   96(DX), Y0, Y0
+	VPXOR        Y0, Y2, Y2
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y6, Y0
+	VPMASKMOVD   Y2, Y0, 96(CX)
+	JMP          xorKeyStreamAVX2AESNI_done
+
+xorKeyStreamAVX2AESNI_sets2:
+	SUBQ         $0x00000008, BX
+	MOVQ         BX, X2
+	VPBROADCASTD X2, Y10
+	VMOVDQU      (SP), Y2
+	VMOVDQU      32(SP), Y3
+	VMOVDQU      64(SP), Y4
+	VMOVDQU      96(SP), Y5
+	VPADDD       sm4CtrOffsets8<>+0(SB), Y5, Y5
+	VMOVDQU      (SP), Y6
+	VMOVDQU      32(SP), Y7
+	VMOVDQU      64(SP), Y8
+	VMOVDQU      96(SP), Y9
+	VPADDD       sm4CtrOffsets8<>+32(SB), Y9, Y9
+	MOVQ         $0x00000008, BX
+
+xorKeyStreamAVX2AESNI_rounds2true:
+	VPBROADCASTD (AX), Y14
+	VPXOR        Y14, Y3, Y11
+	VPXOR        Y4, Y11, Y11
+	VPXOR        Y5, Y11, Y11
+	VPSRLW       $0x04, Y11, Y13
+	VPAND        Y0, Y13, Y13
+	VPAND        Y0, Y11, Y12
+	VMOVDQU      sm4PreLo<>+0(SB), Y11
+	VPSHUFB      Y12, Y11, Y11
+	VMOVDQU      sm4PreHi<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VPXOR        Y12, Y11, Y11
+	VEXTRACTI128 $0x01, Y11, X12
+	VAESENCLAST  X1, X12, X12
+	VAESENCLAST  X1, X11, X11
+	VINSERTI128  $0x01, X12, Y11, Y11
+	VPSHUFB      sm4InvShiftRows<>+0(SB), Y11, Y11
+	VPSRLW       $0x04, Y11, Y13
+	VPAND        Y0, Y13, Y13
+	VPAND        Y0, Y11, Y12
+	VMOVDQU      sm4PostLo<>+0(SB), Y11
+	VPSHUFB      Y12, Y11, Y11
+	VMOVDQU      sm4PostHi<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VPXOR        Y12, Y11, Y11
+	VPSHUFB      sm4Rotl8<>+0(SB), Y11, Y12
+	VPXOR        Y11, Y12, Y12
+	VPSHUFB      sm4Rotl16<>+0(SB), Y11, Y13
+	VPXOR        Y13, Y12, Y12
+	VPXOR        Y11, Y2, Y2
+	VPSHUFB      sm4Rotl24<>+0(SB), Y11, Y13
+	VPXOR        Y13, Y2, Y2
+	VPSLLD       $0x02, Y12, Y13
+	VPSRLD       $0x1e, Y12, Y12
+	VPXOR        Y12, Y2, Y2
+	VPXOR        Y13, Y2, Y2
+	VPXOR        Y14, Y7, Y11
+	VPXOR        Y8, Y11, Y11
+	VPXOR        Y9, Y11, Y11
+	VPSRLW       $0x04, Y11, Y13
+	VPAND        Y0, Y13, Y13
+	VPAND        Y0, Y11, Y12
+	VMOVDQU      sm4PreLo<>+0(SB), Y11
+	VPSHUFB      Y12, Y11, Y11
+	VMOVDQU      sm4PreHi<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VPXOR        Y12, Y11, Y11
+	VEXTRACTI128 $0x01, Y11, X12
+	VAESENCLAST  X1, X12, X12
+	VAESENCLAST  X1, X11, X11
+	VINSERTI128  $0x01, X12, Y11, Y11
+	VPSHUFB      sm4InvShiftRows<>+0(SB), Y11, Y11
+	VPSRLW       $0x04, Y11, Y13
+	VPAND        Y0, Y13, Y13
+	VPAND        Y0, Y11, Y12
+	VMOVDQU      sm4PostLo<>+0(SB), Y11
+	VPSHUFB      Y12, Y11, Y11
+	VMOVDQU      sm4PostHi<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VPXOR        Y12, Y11, Y11
+	VPSHUFB      sm4Rotl8<>+0(SB), Y11, Y12
+	VPXOR        Y11, Y12, Y12
+	VPSHUFB      sm4Rotl16<>+0(SB), Y11, Y13
+	VPXOR        Y13, Y12, Y12
+	VPXOR        Y11, Y6, Y6
+	VPSHUFB      sm4Rotl24<>+0(SB), Y11, Y13
+	VPXOR        Y13, Y6, Y6
+	VPSLLD       $0x02, Y12, Y13
+	VPSRLD       $0x1e, Y12, Y12
+	VPXOR        Y12, Y6, Y6
+	VPXOR        Y13, Y6, Y6
+	VPBROADCASTD 4(AX), Y14
+	VPXOR        Y14, Y4, Y11
+	VPXOR        Y5, Y11, Y11
+	VPXOR        Y2, Y11, Y11
+	VPSRLW       $0x04, Y11, Y13
+	VPAND        Y0, Y13, Y13
+	VPAND        Y0, Y11, Y12
+	VMOVDQU      sm4PreLo<>+0(SB), Y11
+	VPSHUFB      Y12, Y11, Y11
+	VMOVDQU      sm4PreHi<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VPXOR        Y12, Y11, Y11
+	VEXTRACTI128 $0x01, Y11, X12
+	VAESENCLAST  X1, X12, X12
+	VAESENCLAST  X1, X11, X11
+	VINSERTI128  $0x01, X12, Y11, Y11
+	VPSHUFB      sm4InvShiftRows<>+0(SB), Y11, Y11
+	VPSRLW       $0x04, Y11, Y13
+	VPAND        Y0, Y13, Y13
+	VPAND        Y0, Y11, Y12
+	VMOVDQU      sm4PostLo<>+0(SB), Y11
+	VPSHUFB      Y12, Y11, Y11
+	VMOVDQU      sm4PostHi<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VPXOR        Y12, Y11, Y11
+	VPSHUFB      sm4Rotl8<>+0(SB), Y11, Y12
+	VPXOR        Y11, Y12, Y12
+	VPSHUFB      sm4Rotl16<>+0(SB), Y11, Y13
+	VPXOR        Y13, Y12, Y12
+	VPXOR        Y11, Y3, Y3
+	VPSHUFB      sm4Rotl24<>+0(SB), Y11, Y13
+	VPXOR        Y13, Y3, Y3
+	VPSLLD       $0x02, Y12, Y13
+	VPSRLD       $0x1e, Y12, Y12
+	VPXOR        Y12, Y3, Y3
+	VPXOR        Y13, Y3, Y3
+	VPXOR        Y14, Y8, Y11
+	VPXOR        Y9, Y11, Y11
+	VPXOR        Y6, Y11, Y11
+	VPSRLW       $0x04, Y11, Y13
+	VPAND        Y0, Y13, Y13
+	VPAND        Y0, Y11, Y12
+	VMOVDQU      sm4PreLo<>+0(SB), Y11
+	VPSHUFB      Y12, Y11, Y11
+	VMOVDQU      sm4PreHi<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VPXOR        Y12, Y11, Y11
+	VEXTRACTI128 $0x01, Y11, X12
+	VAESENCLAST  X1, X12, X12
+	VAESENCLAST  X1, X11, X11
+	VINSERTI128  $0x01, X12, Y11, Y11
+	VPSHUFB      sm4InvShiftRows<>+0(SB), Y11, Y11
+	VPSRLW       $0x04, Y11, Y13
+	VPAND        Y0, Y13, Y13
+	VPAND        Y0, Y11, Y12
+	VMOVDQU      sm4PostLo<>+0(SB), Y11
+	VPSHUFB      Y12, Y11, Y11
+	VMOVDQU      sm4PostHi<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VPXOR        Y12, Y11, Y11
+	VPSHUFB      sm4Rotl8<>+0(SB), Y11, Y12
+	VPXOR        Y11, Y12, Y12
+	VPSHUFB      sm4Rotl16<>+0(SB), Y11, Y13
+	VPXOR        Y13, Y12, Y12
+	VPXOR        Y11, Y7, Y7
+	VPSHUFB      sm4Rotl24<>+0(SB), Y11, Y13
+	VPXOR        Y13, Y7, Y7
+	VPSLLD       $0x02, Y12, Y13
+	VPSRLD       $0x1e, Y12, Y12
+	VPXOR        Y12, Y7, Y7
+	VPXOR        Y13, Y7, Y7
+	VPBROADCASTD 8(AX), Y14
+	VPXOR        Y14, Y5, Y11
+	VPXOR        Y2, Y11, Y11
+	VPXOR        Y3, Y11, Y11
+	VPSRLW       $0x04, Y11, Y13
+	VPAND        Y0, Y13, Y13
+	VPAND        Y0, Y11, Y12
+	VMOVDQU      sm4PreLo<>+0(SB), Y11
+	VPSHUFB      Y12, Y11, Y11
+	VMOVDQU      sm4PreHi<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VPXOR        Y12, Y11, Y11
+	VEXTRACTI128 $0x01, Y11, X12
+	VAESENCLAST  X1, X12, X12
+	VAESENCLAST  X1, X11, X11
+	VINSERTI128  $0x01, X12, Y11, Y11
+	VPSHUFB      sm4InvShiftRows<>+0(SB), Y11, Y11
+	VPSRLW       $0x04, Y11, Y13
+	VPAND        Y0, Y13, Y13
+	VPAND        Y0, Y11, Y12
+	VMOVDQU      sm4PostLo<>+0(SB), Y11
+	VPSHUFB      Y12, Y11, Y11
+	VMOVDQU      sm4PostHi<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VPXOR        Y12, Y11, Y11
+	VPSHUFB      sm4Rotl8<>+0(SB), Y11, Y12
+	VPXOR        Y11, Y12, Y12
+	VPSHUFB      sm4Rotl16<>+0(SB), Y11, Y13
+	VPXOR        Y13, Y12, Y12
+	VPXOR        Y11, Y4, Y4
+	VPSHUFB      sm4Rotl24<>+0(SB), Y11, Y13
+	VPXOR        Y13, Y4, Y4
+	VPSLLD       $0x02, Y12, Y13
+	VPSRLD       $0x1e, Y12, Y12
+	VPXOR        Y12, Y4, Y4
+	VPXOR        Y13, Y4, Y4
+	VPXOR        Y14, Y9, Y11
+	VPXOR        Y6, Y11, Y11
+	VPXOR        Y7, Y11, Y11
+	VPSRLW       $0x04, Y11, Y13
+	VPAND        Y0, Y13, Y13
+	VPAND        Y0, Y11, Y12
+	VMOVDQU      sm4PreLo<>+0(SB), Y11
+	VPSHUFB      Y12, Y11, Y11
+	VMOVDQU      sm4PreHi<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VPXOR        Y12, Y11, Y11
+	VEXTRACTI128 $0x01, Y11, X12
+	VAESENCLAST  X1, X12, X12
+	VAESENCLAST  X1, X11, X11
+	VINSERTI128  $0x01, X12, Y11, Y11
+	VPSHUFB      sm4InvShiftRows<>+0(SB), Y11, Y11
+	VPSRLW       $0x04, Y11, Y13
+	VPAND        Y0, Y13, Y13
+	VPAND        Y0, Y11, Y12
+	VMOVDQU      sm4PostLo<>+0(SB), Y11
+	VPSHUFB      Y12, Y11, Y11
+	VMOVDQU      sm4PostHi<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VPXOR        Y12, Y11, Y11
+	VPSHUFB      sm4Rotl8<>+0(SB), Y11, Y12
+	VPXOR        Y11, Y12, Y12
+	VPSHUFB      sm4Rotl16<>+0(SB), Y11, Y13
+	VPXOR        Y13, Y12, Y12
+	VPXOR        Y11, Y8, Y8
+	VPSHUFB      sm4Rotl24<>+0(SB), Y11, Y13
+	VPXOR        Y13, Y8, Y8
+	VPSLLD       $0x02, Y12, Y13
+	VPSRLD       $0x1e, Y12, Y12
+	VPXOR        Y12, Y8, Y8
+	VPXOR        Y13, Y8, Y8
+	VPBROADCASTD 12(AX), Y14
+	VPXOR        Y14, Y2, Y11
+	VPXOR        Y3, Y11, Y11
+	VPXOR        Y4, Y11, Y11
+	VPSRLW       $0x04, Y11, Y13
+	VPAND        Y0, Y13, Y13
+	VPAND        Y0, Y11, Y12
+	VMOVDQU      sm4PreLo<>+0(SB), Y11
+	VPSHUFB      Y12, Y11, Y11
+	VMOVDQU      sm4PreHi<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VPXOR        Y12, Y11, Y11
+	VEXTRACTI128 $0x01, Y11, X12
+	VAESENCLAST  X1, X12, X12
+	VAESENCLAST  X1, X11, X11
+	VINSERTI128  $0x01, X12, Y11, Y11
+	VPSHUFB      sm4InvShiftRows<>+0(SB), Y11, Y11
+	VPSRLW       $0x04, Y11, Y13
+	VPAND        Y0, Y13, Y13
+	VPAND        Y0, Y11, Y12
+	VMOVDQU      sm4PostLo<>+0(SB), Y11
+	VPSHUFB      Y12, Y11, Y11
+	VMOVDQU      sm4PostHi<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VPXOR        Y12, Y11, Y11
+	VPSHUFB      sm4Rotl8<>+0(SB), Y11, Y12
+	VPXOR        Y11, Y12, Y12
+	VPSHUFB      sm4Rotl16<>+0(SB), Y11, Y13
+	VPXOR        Y13, Y12, Y12
+	VPXOR        Y11, Y5, Y5
+	VPSHUFB      sm4Rotl24<>+0(SB), Y11, Y13
+	VPXOR        Y13, Y5, Y5
+	VPSLLD       $0x02, Y12, Y13
+	VPSRLD       $0x1e, Y12, Y12
+	VPXOR        Y12, Y5, Y5
+	VPXOR        Y13, Y5, Y5
+	VPXOR        Y14, Y6, Y11
+	VPXOR        Y7, Y11, Y11
+	VPXOR        Y8, Y11, Y11
+	VPSRLW       $0x04, Y11, Y13
+	VPAND        Y0, Y13, Y13
+	VPAND        Y0, Y11, Y12
+	VMOVDQU      sm4PreLo<>+0(SB), Y11
+	VPSHUFB      Y12, Y11, Y11
+	VMOVDQU      sm4PreHi<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VPXOR        Y12, Y11, Y11
+	VEXTRACTI128 $0x01, Y11, X12
+	VAESENCLAST  X1, X12, X12
+	VAESENCLAST  X1, X11, X11
+	VINSERTI128  $0x01, X12, Y11, Y11
+	VPSHUFB      sm4InvShiftRows<>+0(SB), Y11, Y11
+	VPSRLW       $0x04, Y11, Y13
+	VPAND        Y0, Y13, Y13
+	VPAND        Y0, Y11, Y12
+	VMOVDQU      sm4PostLo<>+0(SB), Y11
+	VPSHUFB      Y12, Y11, Y11
+	VMOVDQU      sm4PostHi<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VPXOR        Y12, Y11, Y11
+	VPSHUFB      sm4Rotl8<>+0(SB), Y11, Y12
+	VPXOR        Y11, Y12, Y12
+	VPSHUFB      sm4Rotl16<>+0(SB), Y11, Y13
+	VPXOR        Y13, Y12, Y12
+	VPXOR        Y11, Y9, Y9
+	VPSHUFB      sm4Rotl24<>+0(SB), Y11, Y13
+	VPXOR        Y13, Y9, Y9
+	VPSLLD       $0x02, Y12, Y13
+	VPSRLD       $0x1e, Y12, Y12
+	VPXOR        Y12, Y9, Y9
+	VPXOR        Y13, Y9, Y9
+	ADDQ         $0x10, AX
+	DECQ         BX
+	JNZ          xorKeyStreamAVX2AESNI_rounds2true
+	VPUNPCKHDQ   Y4, Y5, Y12
+	VPUNPCKLDQ   Y4, Y5, Y5
+	VPUNPCKLDQ   Y2, Y3, Y13
+	VPUNPCKHDQ   Y2, Y3, Y3
+	VPUNPCKHQDQ  Y13, Y5, Y4
+	VPUNPCKLQDQ  Y13, Y5, Y5
+	VPUNPCKHQDQ  Y3, Y12, Y2
+	VPUNPCKLQDQ  Y3, Y12, Y3
+	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
+	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
+	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
+	VPUNPCKHDQ   Y8, Y9, Y12
+	VPUNPCKLDQ   Y8, Y9, Y9
+	VPUNPCKLDQ   Y6, Y7, Y13
+	VPUNPCKHDQ   Y6, Y7, Y7
+	VPUNPCKHQDQ  Y13, Y9, Y8
+	VPUNPCKLQDQ  Y13, Y9, Y9
+	VPUNPCKHQDQ  Y7, Y12, Y6
+	VPUNPCKLQDQ  Y7, Y12, Y7
+	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
+	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
+	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
+	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
 	VPXOR        (DX), Y5, Y5
 	VMOVDQU      Y5, (CX)
 	VPXOR        32(DX), Y4, Y4
@@ -3525,198 +5961,26 @@ xorKeyStreamAVX2AESNI_rounds1:
 	VMOVDQU      Y3, 64(CX)
 	VPXOR        96(DX), Y2, Y2
 	VMOVDQU      Y2, 96(CX)
-	ADDQ         $0x00000080, DX
-	ADDQ         $0x00000080, CX
-	SUBQ         $0x00000008, BX
-
-xorKeyStreamAVX2AESNI_tail:
-	TESTQ        BX, BX
-	JZ           xorKeyStreamAVX2AESNI_done
-	MOVQ         BX, X2
-	VPBROADCASTD X2, Y2
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y2, Y3
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y2, Y4
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y2, Y5
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y2, Y2
-	VMOVDQU      (SP), Y6
-	VMOVDQU      32(SP), Y7
-	VMOVDQU      64(SP), Y8
-	VMOVDQU      96(SP), Y9
-	VPADDD       sm4CtrOffsets8<>+0(SB), Y9, Y9
-	MOVQ         $0x00000008, BX
-
-xorKeyStreamAVX2AESNI_roundsT:
-	VPBROADCASTD (AX), Y10
-	VPXOR        Y10, Y7, Y10
-	VPXOR        Y8, Y10, Y10
-	VPXOR        Y9, Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PreLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PreHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VEXTRACTI128 $0x01, Y10, X11
-	VAESENCLAST  X1, X11, X11
-	VAESENCLAST  X1, X10, X10
-	VINSERTI128  $0x01, X11, Y10, Y10
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PostLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PostHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VPSHUFB      sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR        Y10, Y11, Y11
-	VPSHUFB      sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y11, Y11
-	VPXOR        Y10, Y6, Y6
-	VPSHUFB      sm4Rotl24<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y6, Y6
-	VPSLLD       $0x02, Y11, Y12
-	VPSRLD       $0x1e, Y11, Y11
-	VPXOR        Y11, Y6, Y6
-	VPXOR        Y12, Y6, Y6
-	VPBROADCASTD 4(AX), Y10
-	VPXOR        Y10, Y8, Y10
-	VPXOR        Y9, Y10, Y10
-	VPXOR        Y6, Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PreLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PreHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VEXTRACTI128 $0x01, Y10, X11
-	VAESENCLAST  X1, X11, X11
-	VAESENCLAST  X1, X10, X10
-	VINSERTI128  $0x01, X11, Y10, Y10
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PostLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PostHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VPSHUFB      sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR        Y10, Y11, Y11
-	VPSHUFB      sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y11, Y11
-	VPXOR        Y10, Y7, Y7
-	VPSHUFB      sm4Rotl24<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y7, Y7
-	VPSLLD       $0x02, Y11, Y12
-	VPSRLD       $0x1e, Y11, Y11
-	VPXOR        Y11, Y7, Y7
-	VPXOR        Y12, Y7, Y7
-	VPBROADCASTD 8(AX), Y10
-	VPXOR        Y10, Y9, Y10
-	VPXOR        Y6, Y10, Y10
-	VPXOR        Y7, Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PreLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PreHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VEXTRACTI128 $0x01, Y10, X11
-	VAESENCLAST  X1, X11, X11
-	VAESENCLAST  X1, X10, X10
-	VINSERTI128  $0x01, X11, Y10, Y10
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PostLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PostHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VPSHUFB      sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR        Y10, Y11, Y11
-	VPSHUFB      sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y11, Y11
-	VPXOR        Y10, Y8, Y8
-	VPSHUFB      sm4Rotl24<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y8, Y8
-	VPSLLD       $0x02, Y11, Y12
-	VPSRLD       $0x1e, Y11, Y11
-	VPXOR        Y11, Y8, Y8
-	VPXOR        Y12, Y8, Y8
-	VPBROADCASTD 12(AX), Y10
-	VPXOR        Y10, Y6, Y10
-	VPXOR        Y7, Y10, Y10
-	VPXOR        Y8, Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PreLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PreHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VEXTRACTI128 $0x01, Y10, X11
-	VAESENCLAST  X1, X11, X11
-	VAESENCLAST  X1, X10, X10
-	VINSERTI128  $0x01, X11, Y10, Y10
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PostLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PostHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VPSHUFB      sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR        Y10, Y11, Y11
-	VPSHUFB      sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y11, Y11
-	VPXOR        Y10, Y9, Y9
-	VPSHUFB      sm4Rotl24<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y9, Y9
-	VPSLLD       $0x02, Y11, Y12
-	VPSRLD       $0x1e, Y11, Y11
-	VPXOR        Y11, Y9, Y9
-	VPXOR        Y12, Y9, Y9
-	ADDQ         $0x10, AX
-	DECQ         BX
-	JNZ          xorKeyStreamAVX2AESNI_roundsT
-	VPUNPCKHDQ   Y8, Y9, Y11
-	VPUNPCKLDQ   Y8, Y9, Y9
-	VPUNPCKLDQ   Y6, Y7, Y12
-	VPUNPCKHDQ   Y6, Y7, Y7
-	VPUNPCKHQDQ  Y12, Y9, Y8
-	VPUNPCKLQDQ  Y12, Y9, Y9
-	VPUNPCKHQDQ  Y7, Y11, Y6
-	VPUNPCKLQDQ  Y7, Y11, Y7
-	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
-	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
-	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
-	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
-	VPMASKMOVD   (DX), Y3, Y0
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y10, Y0
+	VPMASKMOVD   128(DX), Y0, Y0
 	VPXOR        Y0, Y9, Y9
-	VPMASKMOVD   Y9, Y3, (CX)
-	VPMASKMOVD   32(DX), Y4, Y0
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y10, Y0
+	VPMASKMOVD   Y9, Y0, 128(CX)
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y10, Y0
+	VPMASKMOVD   160(DX), Y0, Y0
 	VPXOR        Y0, Y8, Y8
-	VPMASKMOVD   Y8, Y4, 32(CX)
-	VPMASKMOVD   64(DX), Y5, Y0
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y10, Y0
+	VPMASKMOVD   Y8, Y0, 160(CX)
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y10, Y0
+	VPMASKMOVD   192(DX), Y0, Y0
 	VPXOR        Y0, Y7, Y7
-	VPMASKMOVD   Y7, Y5, 64(CX)
-	VPMASKMOVD   96(DX), Y2, Y0
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y10, Y0
+	VPMASKMOVD   Y7, Y0, 192(CX)
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y10, Y0
+	VPMASKMOVD   224(DX), Y0, Y0
 	VPXOR        Y0, Y6, Y6
-	VPMASKMOVD   Y6, Y2, 96(CX)
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y10, Y0
+	VPMASKMOVD   Y6, Y0, 224(CX)
 
 xorKeyStreamAVX2AESNI_done:
 	VZEROUPPER

@@ -67,3 +67,35 @@ func xorKeyStream8AVX2(st *[272]uint32, dst *[8]*byte, src *[8]*byte, nblocks in
 //
 //go:noescape
 func sboxes8AVX2(s0 *[32]byte, s1 *[32]byte, in *[32]byte)
+
+// macBlocks2CLMUL adds the carry-less products of nblocks 16-byte message
+// blocks with keystream windows to the 2 accumulators acc[2j], acc[2j+1] (low, high
+// qword of P_j = ⊕ K_{k+j}·M_k), using PCLMULQDQ and SSSE3. It reads
+// msg[0:16·nblocks] and keystream words ks[0:4·nblocks+6].
+//
+//go:noescape
+func macBlocks2CLMUL(acc *[6]uint64, msg *byte, ks *uint32, nblocks int)
+
+// macBlocks3CLMUL adds the carry-less products of nblocks 16-byte message
+// blocks with keystream windows to the 3 accumulators acc[2j], acc[2j+1] (low, high
+// qword of P_j = ⊕ K_{k+j}·M_k), using PCLMULQDQ and SSSE3. It reads
+// msg[0:16·nblocks] and keystream words ks[0:4·nblocks+8].
+//
+//go:noescape
+func macBlocks3CLMUL(acc *[6]uint64, msg *byte, ks *uint32, nblocks int)
+
+// macBlocks2AVX512 adds the carry-less products of nblocks 16-byte message
+// blocks with keystream windows to the 2 accumulators acc[2j], acc[2j+1] (low, high
+// qword of P_j = ⊕ K_{k+j}·M_k), using AVX-512 VPCLMULQDQ and GFNI. It reads
+// msg[0:16·nblocks] and keystream words ks[0:4·nblocks+6].
+//
+//go:noescape
+func macBlocks2AVX512(acc *[6]uint64, msg *byte, ks *uint32, nblocks int)
+
+// macBlocks3AVX512 adds the carry-less products of nblocks 16-byte message
+// blocks with keystream windows to the 3 accumulators acc[2j], acc[2j+1] (low, high
+// qword of P_j = ⊕ K_{k+j}·M_k), using AVX-512 VPCLMULQDQ and GFNI. It reads
+// msg[0:16·nblocks] and keystream words ks[0:4·nblocks+8].
+//
+//go:noescape
+func macBlocks3AVX512(acc *[6]uint64, msg *byte, ks *uint32, nblocks int)

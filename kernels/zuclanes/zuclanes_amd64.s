@@ -116,7 +116,31 @@ DATA zuc_consts<>+864(SB)/8, $0x0407060500030201
 DATA zuc_consts<>+872(SB)/8, $0x0c0f0e0d080b0a09
 DATA zuc_consts<>+880(SB)/8, $0x0407060500030201
 DATA zuc_consts<>+888(SB)/8, $0x0c0f0e0d080b0a09
-GLOBL zuc_consts<>(SB), RODATA|NOPTR, $896
+DATA zuc_consts<>+896(SB)/8, $0xe060a020c0408000
+DATA zuc_consts<>+904(SB)/8, $0xf070b030d0509010
+DATA zuc_consts<>+912(SB)/8, $0xe060a020c0408000
+DATA zuc_consts<>+920(SB)/8, $0xf070b030d0509010
+DATA zuc_consts<>+928(SB)/8, $0xe060a020c0408000
+DATA zuc_consts<>+936(SB)/8, $0xf070b030d0509010
+DATA zuc_consts<>+944(SB)/8, $0xe060a020c0408000
+DATA zuc_consts<>+952(SB)/8, $0xf070b030d0509010
+DATA zuc_consts<>+960(SB)/8, $0x0e060a020c040800
+DATA zuc_consts<>+968(SB)/8, $0x0f070b030d050901
+DATA zuc_consts<>+976(SB)/8, $0x0e060a020c040800
+DATA zuc_consts<>+984(SB)/8, $0x0f070b030d050901
+DATA zuc_consts<>+992(SB)/8, $0x0e060a020c040800
+DATA zuc_consts<>+1000(SB)/8, $0x0f070b030d050901
+DATA zuc_consts<>+1008(SB)/8, $0x0e060a020c040800
+DATA zuc_consts<>+1016(SB)/8, $0x0f070b030d050901
+DATA zuc_consts<>+1024(SB)/8, $0x8040201008040201
+DATA zuc_consts<>+1032(SB)/8, $0x8040201008040201
+DATA zuc_consts<>+1040(SB)/8, $0x8040201008040201
+DATA zuc_consts<>+1048(SB)/8, $0x8040201008040201
+DATA zuc_consts<>+1056(SB)/8, $0x8040201008040201
+DATA zuc_consts<>+1064(SB)/8, $0x8040201008040201
+DATA zuc_consts<>+1072(SB)/8, $0x8040201008040201
+DATA zuc_consts<>+1080(SB)/8, $0x8040201008040201
+GLOBL zuc_consts<>(SB), RODATA|NOPTR, $1088
 
 // func initRounds16AVX512(st *[544]uint32)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VBMI2, GFNI
@@ -11457,5 +11481,578 @@ TEXT ·sboxes8AVX2(SB), NOSPLIT, $0-24
 	VGF2P8AFFINEQB    $0x00, zuc_consts<>+512(SB), Y0, Y0
 	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+576(SB), Y0, Y0
 	VMOVDQU           Y0, (CX)
+	VZEROUPPER
+	RET
+
+// func macBlocks2CLMUL(acc *[6]uint64, msg *byte, ks *uint32, nblocks int)
+// Requires: PCLMULQDQ, SSE2, SSSE3
+TEXT ·macBlocks2CLMUL(SB), NOSPLIT, $0-32
+	MOVQ  acc+0(FP), AX
+	MOVQ  msg+8(FP), CX
+	MOVQ  ks+16(FP), DX
+	MOVQ  nblocks+24(FP), BX
+	MOVOU (AX), X0
+	MOVOU 16(AX), X1
+	MOVOU zuc_consts<>+128(SB), X2
+	MOVOU zuc_consts<>+896(SB), X3
+	MOVOU zuc_consts<>+960(SB), X4
+	CMPQ  BX, $0x04
+	JB    macBlocks2CLMUL_one
+
+macBlocks2CLMUL_four:
+	// Block at +0: bit-reverse the message bytes with nibble tables.
+	MOVOU     (CX), X5
+	MOVO      X5, X6
+	PSRLW     $0x04, X6
+	PAND      X2, X6
+	PAND      X2, X5
+	MOVO      X3, X7
+	PSHUFB    X5, X7
+	MOVO      X4, X5
+	PSHUFB    X6, X5
+	POR       X5, X7
+	MOVOU     (DX), X5
+	PSHUFD    $0xb1, X5, X5
+	MOVO      X5, X6
+	PCLMULQDQ $0x00, X7, X6
+	PCLMULQDQ $0x11, X7, X5
+	PXOR      X6, X0
+	PXOR      X5, X0
+	MOVOU     8(DX), X5
+	PSHUFD    $0xb1, X5, X5
+	MOVO      X5, X6
+	PCLMULQDQ $0x00, X7, X6
+	PCLMULQDQ $0x11, X7, X5
+	PXOR      X6, X1
+	PXOR      X5, X1
+
+	// Block at +16: bit-reverse the message bytes with nibble tables.
+	MOVOU     16(CX), X5
+	MOVO      X5, X6
+	PSRLW     $0x04, X6
+	PAND      X2, X6
+	PAND      X2, X5
+	MOVO      X3, X7
+	PSHUFB    X5, X7
+	MOVO      X4, X5
+	PSHUFB    X6, X5
+	POR       X5, X7
+	MOVOU     16(DX), X5
+	PSHUFD    $0xb1, X5, X5
+	MOVO      X5, X6
+	PCLMULQDQ $0x00, X7, X6
+	PCLMULQDQ $0x11, X7, X5
+	PXOR      X6, X0
+	PXOR      X5, X0
+	MOVOU     24(DX), X5
+	PSHUFD    $0xb1, X5, X5
+	MOVO      X5, X6
+	PCLMULQDQ $0x00, X7, X6
+	PCLMULQDQ $0x11, X7, X5
+	PXOR      X6, X1
+	PXOR      X5, X1
+
+	// Block at +32: bit-reverse the message bytes with nibble tables.
+	MOVOU     32(CX), X5
+	MOVO      X5, X6
+	PSRLW     $0x04, X6
+	PAND      X2, X6
+	PAND      X2, X5
+	MOVO      X3, X7
+	PSHUFB    X5, X7
+	MOVO      X4, X5
+	PSHUFB    X6, X5
+	POR       X5, X7
+	MOVOU     32(DX), X5
+	PSHUFD    $0xb1, X5, X5
+	MOVO      X5, X6
+	PCLMULQDQ $0x00, X7, X6
+	PCLMULQDQ $0x11, X7, X5
+	PXOR      X6, X0
+	PXOR      X5, X0
+	MOVOU     40(DX), X5
+	PSHUFD    $0xb1, X5, X5
+	MOVO      X5, X6
+	PCLMULQDQ $0x00, X7, X6
+	PCLMULQDQ $0x11, X7, X5
+	PXOR      X6, X1
+	PXOR      X5, X1
+
+	// Block at +48: bit-reverse the message bytes with nibble tables.
+	MOVOU     48(CX), X5
+	MOVO      X5, X6
+	PSRLW     $0x04, X6
+	PAND      X2, X6
+	PAND      X2, X5
+	MOVO      X3, X7
+	PSHUFB    X5, X7
+	MOVO      X4, X5
+	PSHUFB    X6, X5
+	POR       X5, X7
+	MOVOU     48(DX), X5
+	PSHUFD    $0xb1, X5, X5
+	MOVO      X5, X6
+	PCLMULQDQ $0x00, X7, X6
+	PCLMULQDQ $0x11, X7, X5
+	PXOR      X6, X0
+	PXOR      X5, X0
+	MOVOU     56(DX), X5
+	PSHUFD    $0xb1, X5, X5
+	MOVO      X5, X6
+	PCLMULQDQ $0x00, X7, X6
+	PCLMULQDQ $0x11, X7, X5
+	PXOR      X6, X1
+	PXOR      X5, X1
+	ADDQ      $0x40, CX
+	ADDQ      $0x40, DX
+	SUBQ      $0x04, BX
+	CMPQ      BX, $0x04
+	JAE       macBlocks2CLMUL_four
+
+macBlocks2CLMUL_one:
+	TESTQ BX, BX
+	JZ    macBlocks2CLMUL_done
+
+	// Block at +0: bit-reverse the message bytes with nibble tables.
+	MOVOU     (CX), X5
+	MOVO      X5, X6
+	PSRLW     $0x04, X6
+	PAND      X2, X6
+	PAND      X2, X5
+	MOVO      X3, X7
+	PSHUFB    X5, X7
+	MOVO      X4, X5
+	PSHUFB    X6, X5
+	POR       X5, X7
+	MOVOU     (DX), X5
+	PSHUFD    $0xb1, X5, X5
+	MOVO      X5, X6
+	PCLMULQDQ $0x00, X7, X6
+	PCLMULQDQ $0x11, X7, X5
+	PXOR      X6, X0
+	PXOR      X5, X0
+	MOVOU     8(DX), X5
+	PSHUFD    $0xb1, X5, X5
+	MOVO      X5, X6
+	PCLMULQDQ $0x00, X7, X6
+	PCLMULQDQ $0x11, X7, X5
+	PXOR      X6, X1
+	PXOR      X5, X1
+	ADDQ      $0x10, CX
+	ADDQ      $0x10, DX
+	DECQ      BX
+	JMP       macBlocks2CLMUL_one
+
+macBlocks2CLMUL_done:
+	MOVOU X0, (AX)
+	MOVOU X1, 16(AX)
+	RET
+
+// func macBlocks3CLMUL(acc *[6]uint64, msg *byte, ks *uint32, nblocks int)
+// Requires: PCLMULQDQ, SSE2, SSSE3
+TEXT ·macBlocks3CLMUL(SB), NOSPLIT, $0-32
+	MOVQ  acc+0(FP), AX
+	MOVQ  msg+8(FP), CX
+	MOVQ  ks+16(FP), DX
+	MOVQ  nblocks+24(FP), BX
+	MOVOU (AX), X0
+	MOVOU 16(AX), X1
+	MOVOU 32(AX), X2
+	MOVOU zuc_consts<>+128(SB), X3
+	MOVOU zuc_consts<>+896(SB), X4
+	MOVOU zuc_consts<>+960(SB), X5
+	CMPQ  BX, $0x04
+	JB    macBlocks3CLMUL_one
+
+macBlocks3CLMUL_four:
+	// Block at +0: bit-reverse the message bytes with nibble tables.
+	MOVOU     (CX), X6
+	MOVO      X6, X7
+	PSRLW     $0x04, X7
+	PAND      X3, X7
+	PAND      X3, X6
+	MOVO      X4, X8
+	PSHUFB    X6, X8
+	MOVO      X5, X6
+	PSHUFB    X7, X6
+	POR       X6, X8
+	MOVOU     (DX), X6
+	PSHUFD    $0xb1, X6, X6
+	MOVO      X6, X7
+	PCLMULQDQ $0x00, X8, X7
+	PCLMULQDQ $0x11, X8, X6
+	PXOR      X7, X0
+	PXOR      X6, X0
+	MOVOU     8(DX), X6
+	PSHUFD    $0xb1, X6, X6
+	MOVO      X6, X7
+	PCLMULQDQ $0x00, X8, X7
+	PCLMULQDQ $0x11, X8, X6
+	PXOR      X7, X1
+	PXOR      X6, X1
+	MOVOU     16(DX), X6
+	PSHUFD    $0xb1, X6, X6
+	MOVO      X6, X7
+	PCLMULQDQ $0x00, X8, X7
+	PCLMULQDQ $0x11, X8, X6
+	PXOR      X7, X2
+	PXOR      X6, X2
+
+	// Block at +16: bit-reverse the message bytes with nibble tables.
+	MOVOU     16(CX), X6
+	MOVO      X6, X7
+	PSRLW     $0x04, X7
+	PAND      X3, X7
+	PAND      X3, X6
+	MOVO      X4, X8
+	PSHUFB    X6, X8
+	MOVO      X5, X6
+	PSHUFB    X7, X6
+	POR       X6, X8
+	MOVOU     16(DX), X6
+	PSHUFD    $0xb1, X6, X6
+	MOVO      X6, X7
+	PCLMULQDQ $0x00, X8, X7
+	PCLMULQDQ $0x11, X8, X6
+	PXOR      X7, X0
+	PXOR      X6, X0
+	MOVOU     24(DX), X6
+	PSHUFD    $0xb1, X6, X6
+	MOVO      X6, X7
+	PCLMULQDQ $0x00, X8, X7
+	PCLMULQDQ $0x11, X8, X6
+	PXOR      X7, X1
+	PXOR      X6, X1
+	MOVOU     32(DX), X6
+	PSHUFD    $0xb1, X6, X6
+	MOVO      X6, X7
+	PCLMULQDQ $0x00, X8, X7
+	PCLMULQDQ $0x11, X8, X6
+	PXOR      X7, X2
+	PXOR      X6, X2
+
+	// Block at +32: bit-reverse the message bytes with nibble tables.
+	MOVOU     32(CX), X6
+	MOVO      X6, X7
+	PSRLW     $0x04, X7
+	PAND      X3, X7
+	PAND      X3, X6
+	MOVO      X4, X8
+	PSHUFB    X6, X8
+	MOVO      X5, X6
+	PSHUFB    X7, X6
+	POR       X6, X8
+	MOVOU     32(DX), X6
+	PSHUFD    $0xb1, X6, X6
+	MOVO      X6, X7
+	PCLMULQDQ $0x00, X8, X7
+	PCLMULQDQ $0x11, X8, X6
+	PXOR      X7, X0
+	PXOR      X6, X0
+	MOVOU     40(DX), X6
+	PSHUFD    $0xb1, X6, X6
+	MOVO      X6, X7
+	PCLMULQDQ $0x00, X8, X7
+	PCLMULQDQ $0x11, X8, X6
+	PXOR      X7, X1
+	PXOR      X6, X1
+	MOVOU     48(DX), X6
+	PSHUFD    $0xb1, X6, X6
+	MOVO      X6, X7
+	PCLMULQDQ $0x00, X8, X7
+	PCLMULQDQ $0x11, X8, X6
+	PXOR      X7, X2
+	PXOR      X6, X2
+
+	// Block at +48: bit-reverse the message bytes with nibble tables.
+	MOVOU     48(CX), X6
+	MOVO      X6, X7
+	PSRLW     $0x04, X7
+	PAND      X3, X7
+	PAND      X3, X6
+	MOVO      X4, X8
+	PSHUFB    X6, X8
+	MOVO      X5, X6
+	PSHUFB    X7, X6
+	POR       X6, X8
+	MOVOU     48(DX), X6
+	PSHUFD    $0xb1, X6, X6
+	MOVO      X6, X7
+	PCLMULQDQ $0x00, X8, X7
+	PCLMULQDQ $0x11, X8, X6
+	PXOR      X7, X0
+	PXOR      X6, X0
+	MOVOU     56(DX), X6
+	PSHUFD    $0xb1, X6, X6
+	MOVO      X6, X7
+	PCLMULQDQ $0x00, X8, X7
+	PCLMULQDQ $0x11, X8, X6
+	PXOR      X7, X1
+	PXOR      X6, X1
+	MOVOU     64(DX), X6
+	PSHUFD    $0xb1, X6, X6
+	MOVO      X6, X7
+	PCLMULQDQ $0x00, X8, X7
+	PCLMULQDQ $0x11, X8, X6
+	PXOR      X7, X2
+	PXOR      X6, X2
+	ADDQ      $0x40, CX
+	ADDQ      $0x40, DX
+	SUBQ      $0x04, BX
+	CMPQ      BX, $0x04
+	JAE       macBlocks3CLMUL_four
+
+macBlocks3CLMUL_one:
+	TESTQ BX, BX
+	JZ    macBlocks3CLMUL_done
+
+	// Block at +0: bit-reverse the message bytes with nibble tables.
+	MOVOU     (CX), X6
+	MOVO      X6, X7
+	PSRLW     $0x04, X7
+	PAND      X3, X7
+	PAND      X3, X6
+	MOVO      X4, X8
+	PSHUFB    X6, X8
+	MOVO      X5, X6
+	PSHUFB    X7, X6
+	POR       X6, X8
+	MOVOU     (DX), X6
+	PSHUFD    $0xb1, X6, X6
+	MOVO      X6, X7
+	PCLMULQDQ $0x00, X8, X7
+	PCLMULQDQ $0x11, X8, X6
+	PXOR      X7, X0
+	PXOR      X6, X0
+	MOVOU     8(DX), X6
+	PSHUFD    $0xb1, X6, X6
+	MOVO      X6, X7
+	PCLMULQDQ $0x00, X8, X7
+	PCLMULQDQ $0x11, X8, X6
+	PXOR      X7, X1
+	PXOR      X6, X1
+	MOVOU     16(DX), X6
+	PSHUFD    $0xb1, X6, X6
+	MOVO      X6, X7
+	PCLMULQDQ $0x00, X8, X7
+	PCLMULQDQ $0x11, X8, X6
+	PXOR      X7, X2
+	PXOR      X6, X2
+	ADDQ      $0x10, CX
+	ADDQ      $0x10, DX
+	DECQ      BX
+	JMP       macBlocks3CLMUL_one
+
+macBlocks3CLMUL_done:
+	MOVOU X0, (AX)
+	MOVOU X1, 16(AX)
+	MOVOU X2, 32(AX)
+	RET
+
+// func macBlocks2AVX512(acc *[6]uint64, msg *byte, ks *uint32, nblocks int)
+// Requires: AVX, AVX512F, AVX512VL, GFNI, PCLMULQDQ, VPCLMULQDQ
+TEXT ·macBlocks2AVX512(SB), NOSPLIT, $0-32
+	MOVQ      acc+0(FP), AX
+	MOVQ      msg+8(FP), CX
+	MOVQ      ks+16(FP), DX
+	MOVQ      nblocks+24(FP), BX
+	VMOVDQU64 (AX), X0
+	VMOVDQU64 16(AX), X1
+	VMOVDQU64 zuc_consts<>+1024(SB), Z2
+	CMPQ      BX, $0x08
+	JB        macBlocks2AVX512_four
+
+macBlocks2AVX512_eight:
+	// Eight blocks: two ZMM steps of four blocks (one per 128-bit lane).
+	VMOVDQU64      (CX), Z3
+	VGF2P8AFFINEQB $0x00, Z2, Z3, Z3
+	VPSHUFD        $0xb1, (DX), Z4
+	VPCLMULQDQ     $0x00, Z3, Z4, Z5
+	VPCLMULQDQ     $0x11, Z3, Z4, Z4
+	VPTERNLOGQ     $0x96, Z4, Z5, Z0
+	VPSHUFD        $0xb1, 8(DX), Z4
+	VPCLMULQDQ     $0x00, Z3, Z4, Z5
+	VPCLMULQDQ     $0x11, Z3, Z4, Z3
+	VPTERNLOGQ     $0x96, Z3, Z5, Z1
+	VMOVDQU64      64(CX), Z3
+	VGF2P8AFFINEQB $0x00, Z2, Z3, Z3
+	VPSHUFD        $0xb1, 64(DX), Z4
+	VPCLMULQDQ     $0x00, Z3, Z4, Z5
+	VPCLMULQDQ     $0x11, Z3, Z4, Z4
+	VPTERNLOGQ     $0x96, Z4, Z5, Z0
+	VPSHUFD        $0xb1, 72(DX), Z4
+	VPCLMULQDQ     $0x00, Z3, Z4, Z5
+	VPCLMULQDQ     $0x11, Z3, Z4, Z3
+	VPTERNLOGQ     $0x96, Z3, Z5, Z1
+	ADDQ           $0x00000080, CX
+	ADDQ           $0x00000080, DX
+	SUBQ           $0x08, BX
+	CMPQ           BX, $0x08
+	JAE            macBlocks2AVX512_eight
+
+macBlocks2AVX512_four:
+	CMPQ           BX, $0x04
+	JB             macBlocks2AVX512_fold
+	VMOVDQU64      (CX), Z3
+	VGF2P8AFFINEQB $0x00, Z2, Z3, Z3
+	VPSHUFD        $0xb1, (DX), Z4
+	VPCLMULQDQ     $0x00, Z3, Z4, Z5
+	VPCLMULQDQ     $0x11, Z3, Z4, Z4
+	VPTERNLOGQ     $0x96, Z4, Z5, Z0
+	VPSHUFD        $0xb1, 8(DX), Z4
+	VPCLMULQDQ     $0x00, Z3, Z4, Z5
+	VPCLMULQDQ     $0x11, Z3, Z4, Z3
+	VPTERNLOGQ     $0x96, Z3, Z5, Z1
+	ADDQ           $0x40, CX
+	ADDQ           $0x40, DX
+	SUBQ           $0x04, BX
+
+macBlocks2AVX512_fold:
+	// Fold the four 128-bit lanes of every accumulator into lane 0.
+	VEXTRACTI64X4 $0x01, Z0, Y3
+	VPXORQ        Y3, Y0, Y3
+	VEXTRACTI32X4 $0x01, Y3, X0
+	VPXORQ        X0, X3, X0
+	VEXTRACTI64X4 $0x01, Z1, Y3
+	VPXORQ        Y3, Y1, Y3
+	VEXTRACTI32X4 $0x01, Y3, X1
+	VPXORQ        X1, X3, X1
+
+macBlocks2AVX512_one:
+	TESTQ          BX, BX
+	JZ             macBlocks2AVX512_done
+	VMOVDQU64      (CX), X3
+	VGF2P8AFFINEQB $0x00, X2, X3, X3
+	VPSHUFD        $0xb1, (DX), X4
+	VPCLMULQDQ     $0x00, X3, X4, X5
+	VPCLMULQDQ     $0x11, X3, X4, X4
+	VPTERNLOGQ     $0x96, X4, X5, X0
+	VPSHUFD        $0xb1, 8(DX), X4
+	VPCLMULQDQ     $0x00, X3, X4, X5
+	VPCLMULQDQ     $0x11, X3, X4, X3
+	VPTERNLOGQ     $0x96, X3, X5, X1
+	ADDQ           $0x10, CX
+	ADDQ           $0x10, DX
+	DECQ           BX
+	JMP            macBlocks2AVX512_one
+
+macBlocks2AVX512_done:
+	VMOVDQU64 X0, (AX)
+	VMOVDQU64 X1, 16(AX)
+	VZEROUPPER
+	RET
+
+// func macBlocks3AVX512(acc *[6]uint64, msg *byte, ks *uint32, nblocks int)
+// Requires: AVX, AVX512F, AVX512VL, GFNI, PCLMULQDQ, VPCLMULQDQ
+TEXT ·macBlocks3AVX512(SB), NOSPLIT, $0-32
+	MOVQ      acc+0(FP), AX
+	MOVQ      msg+8(FP), CX
+	MOVQ      ks+16(FP), DX
+	MOVQ      nblocks+24(FP), BX
+	VMOVDQU64 (AX), X0
+	VMOVDQU64 16(AX), X1
+	VMOVDQU64 32(AX), X2
+	VMOVDQU64 zuc_consts<>+1024(SB), Z3
+	CMPQ      BX, $0x08
+	JB        macBlocks3AVX512_four
+
+macBlocks3AVX512_eight:
+	// Eight blocks: two ZMM steps of four blocks (one per 128-bit lane).
+	VMOVDQU64      (CX), Z4
+	VGF2P8AFFINEQB $0x00, Z3, Z4, Z4
+	VPSHUFD        $0xb1, (DX), Z5
+	VPCLMULQDQ     $0x00, Z4, Z5, Z6
+	VPCLMULQDQ     $0x11, Z4, Z5, Z5
+	VPTERNLOGQ     $0x96, Z5, Z6, Z0
+	VPSHUFD        $0xb1, 8(DX), Z5
+	VPCLMULQDQ     $0x00, Z4, Z5, Z6
+	VPCLMULQDQ     $0x11, Z4, Z5, Z5
+	VPTERNLOGQ     $0x96, Z5, Z6, Z1
+	VPSHUFD        $0xb1, 16(DX), Z5
+	VPCLMULQDQ     $0x00, Z4, Z5, Z6
+	VPCLMULQDQ     $0x11, Z4, Z5, Z4
+	VPTERNLOGQ     $0x96, Z4, Z6, Z2
+	VMOVDQU64      64(CX), Z4
+	VGF2P8AFFINEQB $0x00, Z3, Z4, Z4
+	VPSHUFD        $0xb1, 64(DX), Z5
+	VPCLMULQDQ     $0x00, Z4, Z5, Z6
+	VPCLMULQDQ     $0x11, Z4, Z5, Z5
+	VPTERNLOGQ     $0x96, Z5, Z6, Z0
+	VPSHUFD        $0xb1, 72(DX), Z5
+	VPCLMULQDQ     $0x00, Z4, Z5, Z6
+	VPCLMULQDQ     $0x11, Z4, Z5, Z5
+	VPTERNLOGQ     $0x96, Z5, Z6, Z1
+	VPSHUFD        $0xb1, 80(DX), Z5
+	VPCLMULQDQ     $0x00, Z4, Z5, Z6
+	VPCLMULQDQ     $0x11, Z4, Z5, Z4
+	VPTERNLOGQ     $0x96, Z4, Z6, Z2
+	ADDQ           $0x00000080, CX
+	ADDQ           $0x00000080, DX
+	SUBQ           $0x08, BX
+	CMPQ           BX, $0x08
+	JAE            macBlocks3AVX512_eight
+
+macBlocks3AVX512_four:
+	CMPQ           BX, $0x04
+	JB             macBlocks3AVX512_fold
+	VMOVDQU64      (CX), Z4
+	VGF2P8AFFINEQB $0x00, Z3, Z4, Z4
+	VPSHUFD        $0xb1, (DX), Z5
+	VPCLMULQDQ     $0x00, Z4, Z5, Z6
+	VPCLMULQDQ     $0x11, Z4, Z5, Z5
+	VPTERNLOGQ     $0x96, Z5, Z6, Z0
+	VPSHUFD        $0xb1, 8(DX), Z5
+	VPCLMULQDQ     $0x00, Z4, Z5, Z6
+	VPCLMULQDQ     $0x11, Z4, Z5, Z5
+	VPTERNLOGQ     $0x96, Z5, Z6, Z1
+	VPSHUFD        $0xb1, 16(DX), Z5
+	VPCLMULQDQ     $0x00, Z4, Z5, Z6
+	VPCLMULQDQ     $0x11, Z4, Z5, Z4
+	VPTERNLOGQ     $0x96, Z4, Z6, Z2
+	ADDQ           $0x40, CX
+	ADDQ           $0x40, DX
+	SUBQ           $0x04, BX
+
+macBlocks3AVX512_fold:
+	// Fold the four 128-bit lanes of every accumulator into lane 0.
+	VEXTRACTI64X4 $0x01, Z0, Y4
+	VPXORQ        Y4, Y0, Y4
+	VEXTRACTI32X4 $0x01, Y4, X0
+	VPXORQ        X0, X4, X0
+	VEXTRACTI64X4 $0x01, Z1, Y4
+	VPXORQ        Y4, Y1, Y4
+	VEXTRACTI32X4 $0x01, Y4, X1
+	VPXORQ        X1, X4, X1
+	VEXTRACTI64X4 $0x01, Z2, Y4
+	VPXORQ        Y4, Y2, Y4
+	VEXTRACTI32X4 $0x01, Y4, X2
+	VPXORQ        X2, X4, X2
+
+macBlocks3AVX512_one:
+	TESTQ          BX, BX
+	JZ             macBlocks3AVX512_done
+	VMOVDQU64      (CX), X4
+	VGF2P8AFFINEQB $0x00, X3, X4, X4
+	VPSHUFD        $0xb1, (DX), X5
+	VPCLMULQDQ     $0x00, X4, X5, X6
+	VPCLMULQDQ     $0x11, X4, X5, X5
+	VPTERNLOGQ     $0x96, X5, X6, X0
+	VPSHUFD        $0xb1, 8(DX), X5
+	VPCLMULQDQ     $0x00, X4, X5, X6
+	VPCLMULQDQ     $0x11, X4, X5, X5
+	VPTERNLOGQ     $0x96, X5, X6, X1
+	VPSHUFD        $0xb1, 16(DX), X5
+	VPCLMULQDQ     $0x00, X4, X5, X6
+	VPCLMULQDQ     $0x11, X4, X5, X4
+	VPTERNLOGQ     $0x96, X4, X6, X2
+	ADDQ           $0x10, CX
+	ADDQ           $0x10, DX
+	DECQ           BX
+	JMP            macBlocks3AVX512_one
+
+macBlocks3AVX512_done:
+	VMOVDQU64 X0, (AX)
+	VMOVDQU64 X1, 16(AX)
+	VMOVDQU64 X2, 32(AX)
 	VZEROUPPER
 	RET

@@ -178,7 +178,7 @@ func TestTableAndStaleRoutes(t *testing.T) {
 func TestConflictRollsBack(t *testing.T) {
 	ns := ifacetest.New(t)
 	other := newLink(t, ns, "other0")
-	link := newLink(t, ns, "gmt2")
+	newLink(t, ns, "gmt2")
 	if err := ns.NL.LinkSetUp(other); err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func TestConflictRollsBack(t *testing.T) {
 	if _, err := Configure(ns.NL, "gmt2", cfg); err == nil {
 		t.Fatal("Configure succeeded despite a conflicting route")
 	}
-	link = relink(t, ns, "gmt2")
+	link := relink(t, ns, "gmt2")
 	if link.Attrs().MTU != 1500 || link.Attrs().Flags&net.FlagUp != 0 || len(addrsOf(t, ns.NL, link)) != 0 {
 		t.Errorf("not rolled back: MTU %d flags %v addrs %v", link.Attrs().MTU, link.Attrs().Flags, addrsOf(t, ns.NL, link))
 	}

@@ -3,7 +3,6 @@ package netio
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -18,8 +17,7 @@ import (
 
 const testTimeout = 20 * time.Second
 
-func mp(s string) netip.Prefix     { return netip.MustParsePrefix(s) }
-func map_(s string) netip.AddrPort { return netip.MustParseAddrPort(s) }
+func mp(s string) netip.Prefix { return netip.MustParsePrefix(s) }
 
 func pattern(seq, n int) []byte {
 	b := make([]byte, n)
@@ -37,10 +35,9 @@ func TestStdBindGSOGRO(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
 	nsA, nsB := ifacetest.New(t), ifacetest.New(t)
-	ifacetest.Veth(t, nsA, "gv0", mp("198.18.0.1/24"), nsB, "gv1", mp("198.18.0.2/24"))
-	if err := errors.Join(nsA.AddrUp("gv0", mp("fd00:18::1/64")), nsB.AddrUp("gv1", mp("fd00:18::2/64"))); err != nil {
-		t.Fatal(err)
-	}
+	ifacetest.Veth(t,
+		ifacetest.VethEnd{NS: nsA, Name: "gv0", Addrs: []netip.Prefix{mp("198.18.0.1/24"), mp("fd00:18::1/64")}},
+		ifacetest.VethEnd{NS: nsB, Name: "gv1", Addrs: []netip.Prefix{mp("198.18.0.2/24"), mp("fd00:18::2/64")}})
 	bindA, bindB := NewStdBind(), NewStdBind()
 	var fnsB []ReceiveFunc
 	var portB uint16

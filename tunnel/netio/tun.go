@@ -2,6 +2,7 @@ package netio
 
 import (
 	"errors"
+	"sync"
 
 	"golang.zx2c4.com/wireguard/tun"
 )
@@ -26,6 +27,8 @@ type TUNConfig struct {
 
 // TUNDevice is an open TUN interface with one or more queues.
 type TUNDevice struct {
+	closeMu sync.Mutex
+	closed  bool
 	name    string
 	queues  []TUN
 	devs    []tun.Device
@@ -49,15 +52,20 @@ func (d *TUNDevice) Events() <-chan TUNEvent { return d.devs[0].Events() }
 
 // Close closes every queue; the kernel removes the interface, together with
 // its addresses and routes, when the last queue is closed.
+// Close is safe to call more than once and concurrently.
 func (d *TUNDevice) Close() error {
+	d.closeMu.Lock()
+	defer d.closeMu.Unlock()
+	if d.closed {
+		return nil
+	}
+	d.closed = true
 	var errs []error
 	for i := len(d.devs) - 1; i >= 0; i-- {
 		errs = append(errs, d.devs[i].Close())
 	}
-	d.devs = d.devs[:0]
 	if d.release != nil {
 		errs = append(errs, d.release())
-		d.release = nil
 	}
 	return errors.Join(errs...)
 }

@@ -10,68 +10,81 @@ import (
 // A field element is held as two big-endian 64-bit words [hi, lo] of its
 // 16-byte encoding, so the coefficient of x^i is bit 127−i ("reflected"
 // order, §6.3). The carry-less 64×64-bit products are computed with
-// ordinary integer multiplications on operands whose set bits are at least
-// five positions apart ("holes", the technique of BearSSL's ghash_ctmul64
-// adapted to full 128-bit products): a piece keeps the bits of one residue
-// class mod 5, at most 13 of them, so every column sum of an integer
-// product is below 16 and stays inside its 4-bit hole; the parity of the
-// column is the carry-less result. No memory access depends on H or on the
-// data, and math/bits.Mul64 is a single constant-time MUL on amd64 and
-// arm64.
+// ordinary integer multiplications on operands whose set bits are four
+// positions apart ("holes", the technique of BearSSL's ghash_ctmul64,
+// here with full 128-bit products from math/bits.Mul64): a piece keeps the
+// bits of one residue class mod 4, so each column of an integer product
+// sums at most min(|x piece|, |y piece|) ones. The data-side pieces are
+// taken from bits 0..59 only (at most 15 bits each), so every column sum
+// is ≤ 15 and stays inside its 4-bit hole, and the parity of the column is
+// the carry-less result; the four top data bits are added as masked
+// shifted copies of H. No memory access and no branch depends on H or on
+// the data, and Mul64 is a single constant-time MUL on amd64 and arm64.
+//
+// Measured on the Zen 5 dev VM (thread CPU time): this 16-multiplication
+// form costs 15.2 ns per 64×64 product against 17.6 ns for 25
+// multiplications with five-bit holes (13-bit pieces, no special case); a
+// 1440-byte GHASH costs about 4.9 µs with the latter.
 
-// holeMask[c] has the bits at positions ≡ c (mod 5) of a 64-bit word.
-var holeMask = [5]uint64{
-	0x1084210842108421,
-	0x1084210842108421 << 1,
-	0x1084210842108421 << 2,
-	0x1084210842108421 << 3,
-	0x1084210842108421 << 4 & (1<<64 - 1),
+// holeMask is the mask of bit positions ≡ 0 (mod 4); holeMask << c selects
+// class c.
+const holeMask = 0x1111111111111111
+
+// clmulOperand is the precomputed H-side operand of clmul64: its four
+// hole-masked pieces, and its copies shifted by 60..63 bits (as 128-bit
+// values, low and high words) for the top data bits.
+type clmulOperand struct {
+	p      [4]uint64
+	sl, sh [4]uint64
 }
 
-// ghashKey is the precomputed hash subkey H = E_K(0^128): for each of the
-// three Karatsuba operands (H_hi, H_lo, H_hi ⊕ H_lo), its five hole-masked
-// pieces.
+// init precomputes o for the 64-bit value y.
+func (o *clmulOperand) init(y uint64) {
+	for c := range 4 {
+		o.p[c] = y & (holeMask << c)
+		o.sl[c] = y << (60 + c)
+		o.sh[c] = y >> (4 - c)
+	}
+}
+
+// ghashKey is the precomputed hash subkey H = E_K(0^128): the three
+// Karatsuba operands H_hi, H_lo and H_hi ⊕ H_lo.
 type ghashKey struct {
-	h [3][5]uint64
+	h [3]clmulOperand
 }
 
 // initGHASHKey precomputes key from the hash subkey h (16 bytes).
 func initGHASHKey(key *ghashKey, h *[16]byte) {
 	hi := binary.BigEndian.Uint64(h[0:8])
 	lo := binary.BigEndian.Uint64(h[8:16])
-	for c := range 5 {
-		key.h[0][c] = hi & holeMask[c]
-		key.h[1][c] = lo & holeMask[c]
-		key.h[2][c] = (hi ^ lo) & holeMask[c]
-	}
+	key.h[0].init(hi)
+	key.h[1].init(lo)
+	key.h[2].init(hi ^ lo)
 }
 
-// clmul64 returns the 128-bit carry-less product of x and the operand
-// whose hole-masked pieces are y, as (high word, low word).
-func clmul64(x uint64, y *[5]uint64) (hi, lo uint64) {
-	x0, x1, x2, x3, x4 := x&holeMask[0], x&holeMask[1], x&holeMask[2], x&holeMask[3], x&holeMask[4]
-	y0, y1, y2, y3, y4 := y[0], y[1], y[2], y[3], y[4]
+// clmul64 returns the 128-bit carry-less product of x and the operand y,
+// as (high word, low word).
+func clmul64(x uint64, y *clmulOperand) (hi, lo uint64) {
+	xm := x & (1<<60 - 1)
+	x0, x1, x2, x3 := xm&holeMask, xm&(holeMask<<1), xm&(holeMask<<2), xm&(holeMask<<3)
+	y0, y1, y2, y3 := y.p[0], y.p[1], y.p[2], y.p[3]
 
-	// z_c collects the products whose bits land on positions ≡ c (mod 5).
-	var h0, l0, h1, l1, h2, l2, h3, l3, h4, l4, h, l uint64
+	// Class c collects the products whose bits land on positions ≡ c (mod 4).
+	var h0, l0, h1, l1, h2, l2, h3, l3, h, l uint64
 	h0, l0 = bits.Mul64(x0, y0)
-	h, l = bits.Mul64(x1, y4)
+	h, l = bits.Mul64(x1, y3)
 	h0, l0 = h0^h, l0^l
-	h, l = bits.Mul64(x2, y3)
+	h, l = bits.Mul64(x2, y2)
 	h0, l0 = h0^h, l0^l
-	h, l = bits.Mul64(x3, y2)
-	h0, l0 = h0^h, l0^l
-	h, l = bits.Mul64(x4, y1)
+	h, l = bits.Mul64(x3, y1)
 	h0, l0 = h0^h, l0^l
 
 	h1, l1 = bits.Mul64(x0, y1)
 	h, l = bits.Mul64(x1, y0)
 	h1, l1 = h1^h, l1^l
-	h, l = bits.Mul64(x2, y4)
+	h, l = bits.Mul64(x2, y3)
 	h1, l1 = h1^h, l1^l
-	h, l = bits.Mul64(x3, y3)
-	h1, l1 = h1^h, l1^l
-	h, l = bits.Mul64(x4, y2)
+	h, l = bits.Mul64(x3, y2)
 	h1, l1 = h1^h, l1^l
 
 	h2, l2 = bits.Mul64(x0, y2)
@@ -79,9 +92,7 @@ func clmul64(x uint64, y *[5]uint64) (hi, lo uint64) {
 	h2, l2 = h2^h, l2^l
 	h, l = bits.Mul64(x2, y0)
 	h2, l2 = h2^h, l2^l
-	h, l = bits.Mul64(x3, y4)
-	h2, l2 = h2^h, l2^l
-	h, l = bits.Mul64(x4, y3)
+	h, l = bits.Mul64(x3, y3)
 	h2, l2 = h2^h, l2^l
 
 	h3, l3 = bits.Mul64(x0, y3)
@@ -91,23 +102,18 @@ func clmul64(x uint64, y *[5]uint64) (hi, lo uint64) {
 	h3, l3 = h3^h, l3^l
 	h, l = bits.Mul64(x3, y0)
 	h3, l3 = h3^h, l3^l
-	h, l = bits.Mul64(x4, y4)
-	h3, l3 = h3^h, l3^l
 
-	h4, l4 = bits.Mul64(x0, y4)
-	h, l = bits.Mul64(x1, y3)
-	h4, l4 = h4^h, l4^l
-	h, l = bits.Mul64(x2, y2)
-	h4, l4 = h4^h, l4^l
-	h, l = bits.Mul64(x3, y1)
-	h4, l4 = h4^h, l4^l
-	h, l = bits.Mul64(x4, y0)
-	h4, l4 = h4^h, l4^l
+	// Keep each class's own positions (64 ≡ 0 mod 4, so the high word uses
+	// the same masks).
+	lo = l0&holeMask | l1&(holeMask<<1) | l2&(holeMask<<2) | l3&(holeMask<<3)
+	hi = h0&holeMask | h1&(holeMask<<1) | h2&(holeMask<<2) | h3&(holeMask<<3)
 
-	// Keep each class's own positions. Bit i of the high word is position
-	// 64+i, whose class is (i+4) mod 5, so class c sits under holeMask[(c+1) mod 5].
-	lo = l0&holeMask[0] | l1&holeMask[1] | l2&holeMask[2] | l3&holeMask[3] | l4&holeMask[4]
-	hi = h0&holeMask[1] | h1&holeMask[2] | h2&holeMask[3] | h3&holeMask[4] | h4&holeMask[0]
+	// Bits 60..63 of x: add y·x^(60+c) under an all-ones or all-zeros mask.
+	for c := range 4 {
+		m := -(x >> (60 + c) & 1)
+		lo ^= y.sl[c] & m
+		hi ^= y.sh[c] & m
+	}
 	return hi, lo
 }
 

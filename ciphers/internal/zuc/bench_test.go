@@ -36,10 +36,9 @@ func (st *specState) lazyWord(merged bool) uint32 {
 	return z
 }
 
-// unrolledBytes is the production block with the byte S-boxes instead of
-// the merged 32-bit tables (only the S-box layer differs), written as a
-// loop over a 32-entry double-length register so the LFSR never shifts.
-func unrolledBytes(st *State, ks *[16]uint32) {
+// loopBlock is a 16-round block with lazy reduction and byte S-boxes,
+// written as a loop over a 32-cell register so the LFSR never shifts.
+func loopBlock(st *State, ks *[16]uint32) {
 	var s [32]uint32
 	copy(s[:], st.s[:])
 	r1, r2 := st.r1, st.r2
@@ -78,14 +77,18 @@ func TestCoreVariants(t *testing.T) {
 			}
 		}
 	}
-	var st State
-	st.Init128((*[16]byte)(key), (*[16]byte)(iv))
-	var ks [16]uint32
-	for blk := range 4 {
-		unrolledBytes(&st, &ks)
-		for i, z := range ks {
-			if z != want[16*blk+i] {
-				t.Fatalf("unrolledBytes word %d = %08x, want %08x", 16*blk+i, z, want[16*blk+i])
+	for name, f := range map[string]func(*State, *[16]uint32){
+		"loopBlock": loopBlock, "keystreamBlockByteSbox": keystreamBlockByteSbox, "keystreamBlock": keystreamBlock,
+	} {
+		var st State
+		st.Init128((*[16]byte)(key), (*[16]byte)(iv))
+		var ks [16]uint32
+		for blk := range 4 {
+			f(&st, &ks)
+			for i, z := range ks {
+				if z != want[16*blk+i] {
+					t.Fatalf("%s word %d = %08x, want %08x", name, 16*blk+i, z, want[16*blk+i])
+				}
 			}
 		}
 	}
@@ -121,11 +124,17 @@ func BenchmarkCoreVariants(b *testing.B) {
 	var ks [16]uint32
 	run("4-lazy+no-shift-loop(byte-sbox)", func() {
 		for range words / 16 {
-			unrolledBytes(&st, &ks)
+			loopBlock(&st, &ks)
 			sink ^= ks[0]
 		}
 	})
-	run("5-unrolled+merged-sbox(production)", func() {
+	run("5-unrolled-array(byte-sbox)", func() {
+		for range words / 16 {
+			keystreamBlockByteSbox(&st, &ks)
+			sink ^= ks[0]
+		}
+	})
+	run("6-unrolled-array+merged-sbox(production)", func() {
 		for range words / 16 {
 			keystreamBlock(&st, &ks)
 			sink ^= ks[0]

@@ -15,10 +15,11 @@
 //
 // Speed techniques (measured in zuc_test.go, BenchmarkCoreVariants):
 // the LFSR feedback is summed in a uint64 and reduced modulo 2^31−1 once
-// (two folds) instead of after every term; 16 rounds are unrolled with the
-// LFSR held in 16 local variables whose names rotate each round, so the
-// register never shifts; and the S-box layer uses four 256-entry 32-bit
-// tables, one per byte position, that merge S0 and S1 with their shifts.
+// (two folds) instead of after every term; 16 rounds are unrolled over a
+// 32-cell copy of the LFSR (round i reads cells i..i+15 and writes cell
+// i+16), so the register never shifts and every index is a constant; and
+// the S-box layer uses four 256-entry 32-bit tables, one per byte
+// position, that merge S0 and S1 with their shifts.
 //
 // Timing: the S-boxes are table lookups indexed by secret state, so the
 // keystream generator is VARIABLE-TIME (cache-timing) like every table

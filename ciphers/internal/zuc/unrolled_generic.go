@@ -7,18 +7,18 @@ import "math/bits"
 // keystreamBlock runs 16 working-mode rounds (GB/T 33133.1-2016 §6.2, keystream
 // generation) and stores the 16 keystream words z in ks.
 func keystreamBlock(st *State, ks *[16]uint32) {
-	s0, s1, s2, s3, s4, s5, s6, s7 := st.s[0], st.s[1], st.s[2], st.s[3], st.s[4], st.s[5], st.s[6], st.s[7]
-	s8, s9, s10, s11, s12, s13, s14, s15 := st.s[8], st.s[9], st.s[10], st.s[11], st.s[12], st.s[13], st.s[14], st.s[15]
+	var s [32]uint32
+	copy(s[:16], st.s[:])
 	r1, r2 := st.r1, st.r2
 	var x0, x1, x2, w, w1, w2, u, v uint32
 	var f uint64
 
 	// round 0
-	x0 = (s15&0x7fff8000)<<1 | s14&0xffff
-	x1 = s11<<16 | s9>>15
-	x2 = s7<<16 | s5>>15
+	x0 = (s[15]&0x7fff8000)<<1 | s[14]&0xffff
+	x1 = s[11]<<16 | s[9]>>15
+	x2 = s[7]<<16 | s[5]>>15
 	w = (x0 ^ r1) + r2
-	ks[0] = w ^ (s2<<16 | s0>>15)
+	ks[0] = w ^ (s[2]<<16 | s[0]>>15)
 	w1 = r1 + x1
 	w2 = r2 ^ x2
 	u = w1<<16 | w2>>16
@@ -27,16 +27,16 @@ func keystreamBlock(st *State, ks *[16]uint32) {
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
 	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
 	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
-	f = uint64(s15)<<15 + uint64(s13)<<17 + uint64(s10)<<21 + uint64(s4)<<20 + uint64(s0)<<8 + uint64(s0)
+	f = uint64(s[15])<<15 + uint64(s[13])<<17 + uint64(s[10])<<21 + uint64(s[4])<<20 + uint64(s[0])<<8 + uint64(s[0])
 	f = f&0x7fffffff + f>>31
-	s0 = uint32(f&0x7fffffff + f>>31)
+	s[16] = uint32(f&0x7fffffff + f>>31)
 
 	// round 1
-	x0 = (s0&0x7fff8000)<<1 | s15&0xffff
-	x1 = s12<<16 | s10>>15
-	x2 = s8<<16 | s6>>15
+	x0 = (s[16]&0x7fff8000)<<1 | s[15]&0xffff
+	x1 = s[12]<<16 | s[10]>>15
+	x2 = s[8]<<16 | s[6]>>15
 	w = (x0 ^ r1) + r2
-	ks[1] = w ^ (s3<<16 | s1>>15)
+	ks[1] = w ^ (s[3]<<16 | s[1]>>15)
 	w1 = r1 + x1
 	w2 = r2 ^ x2
 	u = w1<<16 | w2>>16
@@ -45,16 +45,16 @@ func keystreamBlock(st *State, ks *[16]uint32) {
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
 	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
 	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
-	f = uint64(s0)<<15 + uint64(s14)<<17 + uint64(s11)<<21 + uint64(s5)<<20 + uint64(s1)<<8 + uint64(s1)
+	f = uint64(s[16])<<15 + uint64(s[14])<<17 + uint64(s[11])<<21 + uint64(s[5])<<20 + uint64(s[1])<<8 + uint64(s[1])
 	f = f&0x7fffffff + f>>31
-	s1 = uint32(f&0x7fffffff + f>>31)
+	s[17] = uint32(f&0x7fffffff + f>>31)
 
 	// round 2
-	x0 = (s1&0x7fff8000)<<1 | s0&0xffff
-	x1 = s13<<16 | s11>>15
-	x2 = s9<<16 | s7>>15
+	x0 = (s[17]&0x7fff8000)<<1 | s[16]&0xffff
+	x1 = s[13]<<16 | s[11]>>15
+	x2 = s[9]<<16 | s[7]>>15
 	w = (x0 ^ r1) + r2
-	ks[2] = w ^ (s4<<16 | s2>>15)
+	ks[2] = w ^ (s[4]<<16 | s[2]>>15)
 	w1 = r1 + x1
 	w2 = r2 ^ x2
 	u = w1<<16 | w2>>16
@@ -63,16 +63,16 @@ func keystreamBlock(st *State, ks *[16]uint32) {
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
 	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
 	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
-	f = uint64(s1)<<15 + uint64(s15)<<17 + uint64(s12)<<21 + uint64(s6)<<20 + uint64(s2)<<8 + uint64(s2)
+	f = uint64(s[17])<<15 + uint64(s[15])<<17 + uint64(s[12])<<21 + uint64(s[6])<<20 + uint64(s[2])<<8 + uint64(s[2])
 	f = f&0x7fffffff + f>>31
-	s2 = uint32(f&0x7fffffff + f>>31)
+	s[18] = uint32(f&0x7fffffff + f>>31)
 
 	// round 3
-	x0 = (s2&0x7fff8000)<<1 | s1&0xffff
-	x1 = s14<<16 | s12>>15
-	x2 = s10<<16 | s8>>15
+	x0 = (s[18]&0x7fff8000)<<1 | s[17]&0xffff
+	x1 = s[14]<<16 | s[12]>>15
+	x2 = s[10]<<16 | s[8]>>15
 	w = (x0 ^ r1) + r2
-	ks[3] = w ^ (s5<<16 | s3>>15)
+	ks[3] = w ^ (s[5]<<16 | s[3]>>15)
 	w1 = r1 + x1
 	w2 = r2 ^ x2
 	u = w1<<16 | w2>>16
@@ -81,16 +81,16 @@ func keystreamBlock(st *State, ks *[16]uint32) {
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
 	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
 	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
-	f = uint64(s2)<<15 + uint64(s0)<<17 + uint64(s13)<<21 + uint64(s7)<<20 + uint64(s3)<<8 + uint64(s3)
+	f = uint64(s[18])<<15 + uint64(s[16])<<17 + uint64(s[13])<<21 + uint64(s[7])<<20 + uint64(s[3])<<8 + uint64(s[3])
 	f = f&0x7fffffff + f>>31
-	s3 = uint32(f&0x7fffffff + f>>31)
+	s[19] = uint32(f&0x7fffffff + f>>31)
 
 	// round 4
-	x0 = (s3&0x7fff8000)<<1 | s2&0xffff
-	x1 = s15<<16 | s13>>15
-	x2 = s11<<16 | s9>>15
+	x0 = (s[19]&0x7fff8000)<<1 | s[18]&0xffff
+	x1 = s[15]<<16 | s[13]>>15
+	x2 = s[11]<<16 | s[9]>>15
 	w = (x0 ^ r1) + r2
-	ks[4] = w ^ (s6<<16 | s4>>15)
+	ks[4] = w ^ (s[6]<<16 | s[4]>>15)
 	w1 = r1 + x1
 	w2 = r2 ^ x2
 	u = w1<<16 | w2>>16
@@ -99,16 +99,16 @@ func keystreamBlock(st *State, ks *[16]uint32) {
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
 	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
 	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
-	f = uint64(s3)<<15 + uint64(s1)<<17 + uint64(s14)<<21 + uint64(s8)<<20 + uint64(s4)<<8 + uint64(s4)
+	f = uint64(s[19])<<15 + uint64(s[17])<<17 + uint64(s[14])<<21 + uint64(s[8])<<20 + uint64(s[4])<<8 + uint64(s[4])
 	f = f&0x7fffffff + f>>31
-	s4 = uint32(f&0x7fffffff + f>>31)
+	s[20] = uint32(f&0x7fffffff + f>>31)
 
 	// round 5
-	x0 = (s4&0x7fff8000)<<1 | s3&0xffff
-	x1 = s0<<16 | s14>>15
-	x2 = s12<<16 | s10>>15
+	x0 = (s[20]&0x7fff8000)<<1 | s[19]&0xffff
+	x1 = s[16]<<16 | s[14]>>15
+	x2 = s[12]<<16 | s[10]>>15
 	w = (x0 ^ r1) + r2
-	ks[5] = w ^ (s7<<16 | s5>>15)
+	ks[5] = w ^ (s[7]<<16 | s[5]>>15)
 	w1 = r1 + x1
 	w2 = r2 ^ x2
 	u = w1<<16 | w2>>16
@@ -117,16 +117,16 @@ func keystreamBlock(st *State, ks *[16]uint32) {
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
 	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
 	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
-	f = uint64(s4)<<15 + uint64(s2)<<17 + uint64(s15)<<21 + uint64(s9)<<20 + uint64(s5)<<8 + uint64(s5)
+	f = uint64(s[20])<<15 + uint64(s[18])<<17 + uint64(s[15])<<21 + uint64(s[9])<<20 + uint64(s[5])<<8 + uint64(s[5])
 	f = f&0x7fffffff + f>>31
-	s5 = uint32(f&0x7fffffff + f>>31)
+	s[21] = uint32(f&0x7fffffff + f>>31)
 
 	// round 6
-	x0 = (s5&0x7fff8000)<<1 | s4&0xffff
-	x1 = s1<<16 | s15>>15
-	x2 = s13<<16 | s11>>15
+	x0 = (s[21]&0x7fff8000)<<1 | s[20]&0xffff
+	x1 = s[17]<<16 | s[15]>>15
+	x2 = s[13]<<16 | s[11]>>15
 	w = (x0 ^ r1) + r2
-	ks[6] = w ^ (s8<<16 | s6>>15)
+	ks[6] = w ^ (s[8]<<16 | s[6]>>15)
 	w1 = r1 + x1
 	w2 = r2 ^ x2
 	u = w1<<16 | w2>>16
@@ -135,16 +135,16 @@ func keystreamBlock(st *State, ks *[16]uint32) {
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
 	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
 	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
-	f = uint64(s5)<<15 + uint64(s3)<<17 + uint64(s0)<<21 + uint64(s10)<<20 + uint64(s6)<<8 + uint64(s6)
+	f = uint64(s[21])<<15 + uint64(s[19])<<17 + uint64(s[16])<<21 + uint64(s[10])<<20 + uint64(s[6])<<8 + uint64(s[6])
 	f = f&0x7fffffff + f>>31
-	s6 = uint32(f&0x7fffffff + f>>31)
+	s[22] = uint32(f&0x7fffffff + f>>31)
 
 	// round 7
-	x0 = (s6&0x7fff8000)<<1 | s5&0xffff
-	x1 = s2<<16 | s0>>15
-	x2 = s14<<16 | s12>>15
+	x0 = (s[22]&0x7fff8000)<<1 | s[21]&0xffff
+	x1 = s[18]<<16 | s[16]>>15
+	x2 = s[14]<<16 | s[12]>>15
 	w = (x0 ^ r1) + r2
-	ks[7] = w ^ (s9<<16 | s7>>15)
+	ks[7] = w ^ (s[9]<<16 | s[7]>>15)
 	w1 = r1 + x1
 	w2 = r2 ^ x2
 	u = w1<<16 | w2>>16
@@ -153,16 +153,16 @@ func keystreamBlock(st *State, ks *[16]uint32) {
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
 	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
 	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
-	f = uint64(s6)<<15 + uint64(s4)<<17 + uint64(s1)<<21 + uint64(s11)<<20 + uint64(s7)<<8 + uint64(s7)
+	f = uint64(s[22])<<15 + uint64(s[20])<<17 + uint64(s[17])<<21 + uint64(s[11])<<20 + uint64(s[7])<<8 + uint64(s[7])
 	f = f&0x7fffffff + f>>31
-	s7 = uint32(f&0x7fffffff + f>>31)
+	s[23] = uint32(f&0x7fffffff + f>>31)
 
 	// round 8
-	x0 = (s7&0x7fff8000)<<1 | s6&0xffff
-	x1 = s3<<16 | s1>>15
-	x2 = s15<<16 | s13>>15
+	x0 = (s[23]&0x7fff8000)<<1 | s[22]&0xffff
+	x1 = s[19]<<16 | s[17]>>15
+	x2 = s[15]<<16 | s[13]>>15
 	w = (x0 ^ r1) + r2
-	ks[8] = w ^ (s10<<16 | s8>>15)
+	ks[8] = w ^ (s[10]<<16 | s[8]>>15)
 	w1 = r1 + x1
 	w2 = r2 ^ x2
 	u = w1<<16 | w2>>16
@@ -171,16 +171,16 @@ func keystreamBlock(st *State, ks *[16]uint32) {
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
 	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
 	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
-	f = uint64(s7)<<15 + uint64(s5)<<17 + uint64(s2)<<21 + uint64(s12)<<20 + uint64(s8)<<8 + uint64(s8)
+	f = uint64(s[23])<<15 + uint64(s[21])<<17 + uint64(s[18])<<21 + uint64(s[12])<<20 + uint64(s[8])<<8 + uint64(s[8])
 	f = f&0x7fffffff + f>>31
-	s8 = uint32(f&0x7fffffff + f>>31)
+	s[24] = uint32(f&0x7fffffff + f>>31)
 
 	// round 9
-	x0 = (s8&0x7fff8000)<<1 | s7&0xffff
-	x1 = s4<<16 | s2>>15
-	x2 = s0<<16 | s14>>15
+	x0 = (s[24]&0x7fff8000)<<1 | s[23]&0xffff
+	x1 = s[20]<<16 | s[18]>>15
+	x2 = s[16]<<16 | s[14]>>15
 	w = (x0 ^ r1) + r2
-	ks[9] = w ^ (s11<<16 | s9>>15)
+	ks[9] = w ^ (s[11]<<16 | s[9]>>15)
 	w1 = r1 + x1
 	w2 = r2 ^ x2
 	u = w1<<16 | w2>>16
@@ -189,16 +189,16 @@ func keystreamBlock(st *State, ks *[16]uint32) {
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
 	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
 	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
-	f = uint64(s8)<<15 + uint64(s6)<<17 + uint64(s3)<<21 + uint64(s13)<<20 + uint64(s9)<<8 + uint64(s9)
+	f = uint64(s[24])<<15 + uint64(s[22])<<17 + uint64(s[19])<<21 + uint64(s[13])<<20 + uint64(s[9])<<8 + uint64(s[9])
 	f = f&0x7fffffff + f>>31
-	s9 = uint32(f&0x7fffffff + f>>31)
+	s[25] = uint32(f&0x7fffffff + f>>31)
 
 	// round 10
-	x0 = (s9&0x7fff8000)<<1 | s8&0xffff
-	x1 = s5<<16 | s3>>15
-	x2 = s1<<16 | s15>>15
+	x0 = (s[25]&0x7fff8000)<<1 | s[24]&0xffff
+	x1 = s[21]<<16 | s[19]>>15
+	x2 = s[17]<<16 | s[15]>>15
 	w = (x0 ^ r1) + r2
-	ks[10] = w ^ (s12<<16 | s10>>15)
+	ks[10] = w ^ (s[12]<<16 | s[10]>>15)
 	w1 = r1 + x1
 	w2 = r2 ^ x2
 	u = w1<<16 | w2>>16
@@ -207,16 +207,16 @@ func keystreamBlock(st *State, ks *[16]uint32) {
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
 	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
 	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
-	f = uint64(s9)<<15 + uint64(s7)<<17 + uint64(s4)<<21 + uint64(s14)<<20 + uint64(s10)<<8 + uint64(s10)
+	f = uint64(s[25])<<15 + uint64(s[23])<<17 + uint64(s[20])<<21 + uint64(s[14])<<20 + uint64(s[10])<<8 + uint64(s[10])
 	f = f&0x7fffffff + f>>31
-	s10 = uint32(f&0x7fffffff + f>>31)
+	s[26] = uint32(f&0x7fffffff + f>>31)
 
 	// round 11
-	x0 = (s10&0x7fff8000)<<1 | s9&0xffff
-	x1 = s6<<16 | s4>>15
-	x2 = s2<<16 | s0>>15
+	x0 = (s[26]&0x7fff8000)<<1 | s[25]&0xffff
+	x1 = s[22]<<16 | s[20]>>15
+	x2 = s[18]<<16 | s[16]>>15
 	w = (x0 ^ r1) + r2
-	ks[11] = w ^ (s13<<16 | s11>>15)
+	ks[11] = w ^ (s[13]<<16 | s[11]>>15)
 	w1 = r1 + x1
 	w2 = r2 ^ x2
 	u = w1<<16 | w2>>16
@@ -225,16 +225,16 @@ func keystreamBlock(st *State, ks *[16]uint32) {
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
 	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
 	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
-	f = uint64(s10)<<15 + uint64(s8)<<17 + uint64(s5)<<21 + uint64(s15)<<20 + uint64(s11)<<8 + uint64(s11)
+	f = uint64(s[26])<<15 + uint64(s[24])<<17 + uint64(s[21])<<21 + uint64(s[15])<<20 + uint64(s[11])<<8 + uint64(s[11])
 	f = f&0x7fffffff + f>>31
-	s11 = uint32(f&0x7fffffff + f>>31)
+	s[27] = uint32(f&0x7fffffff + f>>31)
 
 	// round 12
-	x0 = (s11&0x7fff8000)<<1 | s10&0xffff
-	x1 = s7<<16 | s5>>15
-	x2 = s3<<16 | s1>>15
+	x0 = (s[27]&0x7fff8000)<<1 | s[26]&0xffff
+	x1 = s[23]<<16 | s[21]>>15
+	x2 = s[19]<<16 | s[17]>>15
 	w = (x0 ^ r1) + r2
-	ks[12] = w ^ (s14<<16 | s12>>15)
+	ks[12] = w ^ (s[14]<<16 | s[12]>>15)
 	w1 = r1 + x1
 	w2 = r2 ^ x2
 	u = w1<<16 | w2>>16
@@ -243,16 +243,16 @@ func keystreamBlock(st *State, ks *[16]uint32) {
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
 	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
 	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
-	f = uint64(s11)<<15 + uint64(s9)<<17 + uint64(s6)<<21 + uint64(s0)<<20 + uint64(s12)<<8 + uint64(s12)
+	f = uint64(s[27])<<15 + uint64(s[25])<<17 + uint64(s[22])<<21 + uint64(s[16])<<20 + uint64(s[12])<<8 + uint64(s[12])
 	f = f&0x7fffffff + f>>31
-	s12 = uint32(f&0x7fffffff + f>>31)
+	s[28] = uint32(f&0x7fffffff + f>>31)
 
 	// round 13
-	x0 = (s12&0x7fff8000)<<1 | s11&0xffff
-	x1 = s8<<16 | s6>>15
-	x2 = s4<<16 | s2>>15
+	x0 = (s[28]&0x7fff8000)<<1 | s[27]&0xffff
+	x1 = s[24]<<16 | s[22]>>15
+	x2 = s[20]<<16 | s[18]>>15
 	w = (x0 ^ r1) + r2
-	ks[13] = w ^ (s15<<16 | s13>>15)
+	ks[13] = w ^ (s[15]<<16 | s[13]>>15)
 	w1 = r1 + x1
 	w2 = r2 ^ x2
 	u = w1<<16 | w2>>16
@@ -261,16 +261,16 @@ func keystreamBlock(st *State, ks *[16]uint32) {
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
 	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
 	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
-	f = uint64(s12)<<15 + uint64(s10)<<17 + uint64(s7)<<21 + uint64(s1)<<20 + uint64(s13)<<8 + uint64(s13)
+	f = uint64(s[28])<<15 + uint64(s[26])<<17 + uint64(s[23])<<21 + uint64(s[17])<<20 + uint64(s[13])<<8 + uint64(s[13])
 	f = f&0x7fffffff + f>>31
-	s13 = uint32(f&0x7fffffff + f>>31)
+	s[29] = uint32(f&0x7fffffff + f>>31)
 
 	// round 14
-	x0 = (s13&0x7fff8000)<<1 | s12&0xffff
-	x1 = s9<<16 | s7>>15
-	x2 = s5<<16 | s3>>15
+	x0 = (s[29]&0x7fff8000)<<1 | s[28]&0xffff
+	x1 = s[25]<<16 | s[23]>>15
+	x2 = s[21]<<16 | s[19]>>15
 	w = (x0 ^ r1) + r2
-	ks[14] = w ^ (s0<<16 | s14>>15)
+	ks[14] = w ^ (s[16]<<16 | s[14]>>15)
 	w1 = r1 + x1
 	w2 = r2 ^ x2
 	u = w1<<16 | w2>>16
@@ -279,16 +279,16 @@ func keystreamBlock(st *State, ks *[16]uint32) {
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
 	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
 	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
-	f = uint64(s13)<<15 + uint64(s11)<<17 + uint64(s8)<<21 + uint64(s2)<<20 + uint64(s14)<<8 + uint64(s14)
+	f = uint64(s[29])<<15 + uint64(s[27])<<17 + uint64(s[24])<<21 + uint64(s[18])<<20 + uint64(s[14])<<8 + uint64(s[14])
 	f = f&0x7fffffff + f>>31
-	s14 = uint32(f&0x7fffffff + f>>31)
+	s[30] = uint32(f&0x7fffffff + f>>31)
 
 	// round 15
-	x0 = (s14&0x7fff8000)<<1 | s13&0xffff
-	x1 = s10<<16 | s8>>15
-	x2 = s6<<16 | s4>>15
+	x0 = (s[30]&0x7fff8000)<<1 | s[29]&0xffff
+	x1 = s[26]<<16 | s[24]>>15
+	x2 = s[22]<<16 | s[20]>>15
 	w = (x0 ^ r1) + r2
-	ks[15] = w ^ (s1<<16 | s15>>15)
+	ks[15] = w ^ (s[17]<<16 | s[15]>>15)
 	w1 = r1 + x1
 	w2 = r2 ^ x2
 	u = w1<<16 | w2>>16
@@ -297,27 +297,27 @@ func keystreamBlock(st *State, ks *[16]uint32) {
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
 	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
 	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
-	f = uint64(s14)<<15 + uint64(s12)<<17 + uint64(s9)<<21 + uint64(s3)<<20 + uint64(s15)<<8 + uint64(s15)
+	f = uint64(s[30])<<15 + uint64(s[28])<<17 + uint64(s[25])<<21 + uint64(s[19])<<20 + uint64(s[15])<<8 + uint64(s[15])
 	f = f&0x7fffffff + f>>31
-	s15 = uint32(f&0x7fffffff + f>>31)
+	s[31] = uint32(f&0x7fffffff + f>>31)
 
-	st.s = [16]uint32{s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15}
+	copy(st.s[:], s[16:])
 	st.r1, st.r2 = r1, r2
 }
 
 // initBlock runs 16 initialisation-mode rounds (GB/T 33133.1-2016 §6.1): the
 // output W of F is shifted right by one and fed into the LFSR.
 func initBlock(st *State) {
-	s0, s1, s2, s3, s4, s5, s6, s7 := st.s[0], st.s[1], st.s[2], st.s[3], st.s[4], st.s[5], st.s[6], st.s[7]
-	s8, s9, s10, s11, s12, s13, s14, s15 := st.s[8], st.s[9], st.s[10], st.s[11], st.s[12], st.s[13], st.s[14], st.s[15]
+	var s [32]uint32
+	copy(s[:16], st.s[:])
 	r1, r2 := st.r1, st.r2
 	var x0, x1, x2, w, w1, w2, u, v uint32
 	var f uint64
 
 	// round 0
-	x0 = (s15&0x7fff8000)<<1 | s14&0xffff
-	x1 = s11<<16 | s9>>15
-	x2 = s7<<16 | s5>>15
+	x0 = (s[15]&0x7fff8000)<<1 | s[14]&0xffff
+	x1 = s[11]<<16 | s[9]>>15
+	x2 = s[7]<<16 | s[5]>>15
 	w = (x0 ^ r1) + r2
 	w1 = r1 + x1
 	w2 = r2 ^ x2
@@ -327,14 +327,14 @@ func initBlock(st *State) {
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
 	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
 	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
-	f = uint64(s15)<<15 + uint64(s13)<<17 + uint64(s10)<<21 + uint64(s4)<<20 + uint64(s0)<<8 + uint64(s0) + uint64(w>>1)
+	f = uint64(s[15])<<15 + uint64(s[13])<<17 + uint64(s[10])<<21 + uint64(s[4])<<20 + uint64(s[0])<<8 + uint64(s[0]) + uint64(w>>1)
 	f = f&0x7fffffff + f>>31
-	s0 = uint32(f&0x7fffffff + f>>31)
+	s[16] = uint32(f&0x7fffffff + f>>31)
 
 	// round 1
-	x0 = (s0&0x7fff8000)<<1 | s15&0xffff
-	x1 = s12<<16 | s10>>15
-	x2 = s8<<16 | s6>>15
+	x0 = (s[16]&0x7fff8000)<<1 | s[15]&0xffff
+	x1 = s[12]<<16 | s[10]>>15
+	x2 = s[8]<<16 | s[6]>>15
 	w = (x0 ^ r1) + r2
 	w1 = r1 + x1
 	w2 = r2 ^ x2
@@ -344,14 +344,14 @@ func initBlock(st *State) {
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
 	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
 	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
-	f = uint64(s0)<<15 + uint64(s14)<<17 + uint64(s11)<<21 + uint64(s5)<<20 + uint64(s1)<<8 + uint64(s1) + uint64(w>>1)
+	f = uint64(s[16])<<15 + uint64(s[14])<<17 + uint64(s[11])<<21 + uint64(s[5])<<20 + uint64(s[1])<<8 + uint64(s[1]) + uint64(w>>1)
 	f = f&0x7fffffff + f>>31
-	s1 = uint32(f&0x7fffffff + f>>31)
+	s[17] = uint32(f&0x7fffffff + f>>31)
 
 	// round 2
-	x0 = (s1&0x7fff8000)<<1 | s0&0xffff
-	x1 = s13<<16 | s11>>15
-	x2 = s9<<16 | s7>>15
+	x0 = (s[17]&0x7fff8000)<<1 | s[16]&0xffff
+	x1 = s[13]<<16 | s[11]>>15
+	x2 = s[9]<<16 | s[7]>>15
 	w = (x0 ^ r1) + r2
 	w1 = r1 + x1
 	w2 = r2 ^ x2
@@ -361,14 +361,14 @@ func initBlock(st *State) {
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
 	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
 	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
-	f = uint64(s1)<<15 + uint64(s15)<<17 + uint64(s12)<<21 + uint64(s6)<<20 + uint64(s2)<<8 + uint64(s2) + uint64(w>>1)
+	f = uint64(s[17])<<15 + uint64(s[15])<<17 + uint64(s[12])<<21 + uint64(s[6])<<20 + uint64(s[2])<<8 + uint64(s[2]) + uint64(w>>1)
 	f = f&0x7fffffff + f>>31
-	s2 = uint32(f&0x7fffffff + f>>31)
+	s[18] = uint32(f&0x7fffffff + f>>31)
 
 	// round 3
-	x0 = (s2&0x7fff8000)<<1 | s1&0xffff
-	x1 = s14<<16 | s12>>15
-	x2 = s10<<16 | s8>>15
+	x0 = (s[18]&0x7fff8000)<<1 | s[17]&0xffff
+	x1 = s[14]<<16 | s[12]>>15
+	x2 = s[10]<<16 | s[8]>>15
 	w = (x0 ^ r1) + r2
 	w1 = r1 + x1
 	w2 = r2 ^ x2
@@ -378,14 +378,14 @@ func initBlock(st *State) {
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
 	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
 	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
-	f = uint64(s2)<<15 + uint64(s0)<<17 + uint64(s13)<<21 + uint64(s7)<<20 + uint64(s3)<<8 + uint64(s3) + uint64(w>>1)
+	f = uint64(s[18])<<15 + uint64(s[16])<<17 + uint64(s[13])<<21 + uint64(s[7])<<20 + uint64(s[3])<<8 + uint64(s[3]) + uint64(w>>1)
 	f = f&0x7fffffff + f>>31
-	s3 = uint32(f&0x7fffffff + f>>31)
+	s[19] = uint32(f&0x7fffffff + f>>31)
 
 	// round 4
-	x0 = (s3&0x7fff8000)<<1 | s2&0xffff
-	x1 = s15<<16 | s13>>15
-	x2 = s11<<16 | s9>>15
+	x0 = (s[19]&0x7fff8000)<<1 | s[18]&0xffff
+	x1 = s[15]<<16 | s[13]>>15
+	x2 = s[11]<<16 | s[9]>>15
 	w = (x0 ^ r1) + r2
 	w1 = r1 + x1
 	w2 = r2 ^ x2
@@ -395,14 +395,14 @@ func initBlock(st *State) {
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
 	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
 	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
-	f = uint64(s3)<<15 + uint64(s1)<<17 + uint64(s14)<<21 + uint64(s8)<<20 + uint64(s4)<<8 + uint64(s4) + uint64(w>>1)
+	f = uint64(s[19])<<15 + uint64(s[17])<<17 + uint64(s[14])<<21 + uint64(s[8])<<20 + uint64(s[4])<<8 + uint64(s[4]) + uint64(w>>1)
 	f = f&0x7fffffff + f>>31
-	s4 = uint32(f&0x7fffffff + f>>31)
+	s[20] = uint32(f&0x7fffffff + f>>31)
 
 	// round 5
-	x0 = (s4&0x7fff8000)<<1 | s3&0xffff
-	x1 = s0<<16 | s14>>15
-	x2 = s12<<16 | s10>>15
+	x0 = (s[20]&0x7fff8000)<<1 | s[19]&0xffff
+	x1 = s[16]<<16 | s[14]>>15
+	x2 = s[12]<<16 | s[10]>>15
 	w = (x0 ^ r1) + r2
 	w1 = r1 + x1
 	w2 = r2 ^ x2
@@ -412,14 +412,14 @@ func initBlock(st *State) {
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
 	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
 	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
-	f = uint64(s4)<<15 + uint64(s2)<<17 + uint64(s15)<<21 + uint64(s9)<<20 + uint64(s5)<<8 + uint64(s5) + uint64(w>>1)
+	f = uint64(s[20])<<15 + uint64(s[18])<<17 + uint64(s[15])<<21 + uint64(s[9])<<20 + uint64(s[5])<<8 + uint64(s[5]) + uint64(w>>1)
 	f = f&0x7fffffff + f>>31
-	s5 = uint32(f&0x7fffffff + f>>31)
+	s[21] = uint32(f&0x7fffffff + f>>31)
 
 	// round 6
-	x0 = (s5&0x7fff8000)<<1 | s4&0xffff
-	x1 = s1<<16 | s15>>15
-	x2 = s13<<16 | s11>>15
+	x0 = (s[21]&0x7fff8000)<<1 | s[20]&0xffff
+	x1 = s[17]<<16 | s[15]>>15
+	x2 = s[13]<<16 | s[11]>>15
 	w = (x0 ^ r1) + r2
 	w1 = r1 + x1
 	w2 = r2 ^ x2
@@ -429,14 +429,14 @@ func initBlock(st *State) {
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
 	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
 	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
-	f = uint64(s5)<<15 + uint64(s3)<<17 + uint64(s0)<<21 + uint64(s10)<<20 + uint64(s6)<<8 + uint64(s6) + uint64(w>>1)
+	f = uint64(s[21])<<15 + uint64(s[19])<<17 + uint64(s[16])<<21 + uint64(s[10])<<20 + uint64(s[6])<<8 + uint64(s[6]) + uint64(w>>1)
 	f = f&0x7fffffff + f>>31
-	s6 = uint32(f&0x7fffffff + f>>31)
+	s[22] = uint32(f&0x7fffffff + f>>31)
 
 	// round 7
-	x0 = (s6&0x7fff8000)<<1 | s5&0xffff
-	x1 = s2<<16 | s0>>15
-	x2 = s14<<16 | s12>>15
+	x0 = (s[22]&0x7fff8000)<<1 | s[21]&0xffff
+	x1 = s[18]<<16 | s[16]>>15
+	x2 = s[14]<<16 | s[12]>>15
 	w = (x0 ^ r1) + r2
 	w1 = r1 + x1
 	w2 = r2 ^ x2
@@ -446,14 +446,14 @@ func initBlock(st *State) {
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
 	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
 	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
-	f = uint64(s6)<<15 + uint64(s4)<<17 + uint64(s1)<<21 + uint64(s11)<<20 + uint64(s7)<<8 + uint64(s7) + uint64(w>>1)
+	f = uint64(s[22])<<15 + uint64(s[20])<<17 + uint64(s[17])<<21 + uint64(s[11])<<20 + uint64(s[7])<<8 + uint64(s[7]) + uint64(w>>1)
 	f = f&0x7fffffff + f>>31
-	s7 = uint32(f&0x7fffffff + f>>31)
+	s[23] = uint32(f&0x7fffffff + f>>31)
 
 	// round 8
-	x0 = (s7&0x7fff8000)<<1 | s6&0xffff
-	x1 = s3<<16 | s1>>15
-	x2 = s15<<16 | s13>>15
+	x0 = (s[23]&0x7fff8000)<<1 | s[22]&0xffff
+	x1 = s[19]<<16 | s[17]>>15
+	x2 = s[15]<<16 | s[13]>>15
 	w = (x0 ^ r1) + r2
 	w1 = r1 + x1
 	w2 = r2 ^ x2
@@ -463,14 +463,14 @@ func initBlock(st *State) {
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
 	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
 	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
-	f = uint64(s7)<<15 + uint64(s5)<<17 + uint64(s2)<<21 + uint64(s12)<<20 + uint64(s8)<<8 + uint64(s8) + uint64(w>>1)
+	f = uint64(s[23])<<15 + uint64(s[21])<<17 + uint64(s[18])<<21 + uint64(s[12])<<20 + uint64(s[8])<<8 + uint64(s[8]) + uint64(w>>1)
 	f = f&0x7fffffff + f>>31
-	s8 = uint32(f&0x7fffffff + f>>31)
+	s[24] = uint32(f&0x7fffffff + f>>31)
 
 	// round 9
-	x0 = (s8&0x7fff8000)<<1 | s7&0xffff
-	x1 = s4<<16 | s2>>15
-	x2 = s0<<16 | s14>>15
+	x0 = (s[24]&0x7fff8000)<<1 | s[23]&0xffff
+	x1 = s[20]<<16 | s[18]>>15
+	x2 = s[16]<<16 | s[14]>>15
 	w = (x0 ^ r1) + r2
 	w1 = r1 + x1
 	w2 = r2 ^ x2
@@ -480,14 +480,14 @@ func initBlock(st *State) {
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
 	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
 	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
-	f = uint64(s8)<<15 + uint64(s6)<<17 + uint64(s3)<<21 + uint64(s13)<<20 + uint64(s9)<<8 + uint64(s9) + uint64(w>>1)
+	f = uint64(s[24])<<15 + uint64(s[22])<<17 + uint64(s[19])<<21 + uint64(s[13])<<20 + uint64(s[9])<<8 + uint64(s[9]) + uint64(w>>1)
 	f = f&0x7fffffff + f>>31
-	s9 = uint32(f&0x7fffffff + f>>31)
+	s[25] = uint32(f&0x7fffffff + f>>31)
 
 	// round 10
-	x0 = (s9&0x7fff8000)<<1 | s8&0xffff
-	x1 = s5<<16 | s3>>15
-	x2 = s1<<16 | s15>>15
+	x0 = (s[25]&0x7fff8000)<<1 | s[24]&0xffff
+	x1 = s[21]<<16 | s[19]>>15
+	x2 = s[17]<<16 | s[15]>>15
 	w = (x0 ^ r1) + r2
 	w1 = r1 + x1
 	w2 = r2 ^ x2
@@ -497,14 +497,14 @@ func initBlock(st *State) {
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
 	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
 	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
-	f = uint64(s9)<<15 + uint64(s7)<<17 + uint64(s4)<<21 + uint64(s14)<<20 + uint64(s10)<<8 + uint64(s10) + uint64(w>>1)
+	f = uint64(s[25])<<15 + uint64(s[23])<<17 + uint64(s[20])<<21 + uint64(s[14])<<20 + uint64(s[10])<<8 + uint64(s[10]) + uint64(w>>1)
 	f = f&0x7fffffff + f>>31
-	s10 = uint32(f&0x7fffffff + f>>31)
+	s[26] = uint32(f&0x7fffffff + f>>31)
 
 	// round 11
-	x0 = (s10&0x7fff8000)<<1 | s9&0xffff
-	x1 = s6<<16 | s4>>15
-	x2 = s2<<16 | s0>>15
+	x0 = (s[26]&0x7fff8000)<<1 | s[25]&0xffff
+	x1 = s[22]<<16 | s[20]>>15
+	x2 = s[18]<<16 | s[16]>>15
 	w = (x0 ^ r1) + r2
 	w1 = r1 + x1
 	w2 = r2 ^ x2
@@ -514,14 +514,14 @@ func initBlock(st *State) {
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
 	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
 	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
-	f = uint64(s10)<<15 + uint64(s8)<<17 + uint64(s5)<<21 + uint64(s15)<<20 + uint64(s11)<<8 + uint64(s11) + uint64(w>>1)
+	f = uint64(s[26])<<15 + uint64(s[24])<<17 + uint64(s[21])<<21 + uint64(s[15])<<20 + uint64(s[11])<<8 + uint64(s[11]) + uint64(w>>1)
 	f = f&0x7fffffff + f>>31
-	s11 = uint32(f&0x7fffffff + f>>31)
+	s[27] = uint32(f&0x7fffffff + f>>31)
 
 	// round 12
-	x0 = (s11&0x7fff8000)<<1 | s10&0xffff
-	x1 = s7<<16 | s5>>15
-	x2 = s3<<16 | s1>>15
+	x0 = (s[27]&0x7fff8000)<<1 | s[26]&0xffff
+	x1 = s[23]<<16 | s[21]>>15
+	x2 = s[19]<<16 | s[17]>>15
 	w = (x0 ^ r1) + r2
 	w1 = r1 + x1
 	w2 = r2 ^ x2
@@ -531,14 +531,14 @@ func initBlock(st *State) {
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
 	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
 	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
-	f = uint64(s11)<<15 + uint64(s9)<<17 + uint64(s6)<<21 + uint64(s0)<<20 + uint64(s12)<<8 + uint64(s12) + uint64(w>>1)
+	f = uint64(s[27])<<15 + uint64(s[25])<<17 + uint64(s[22])<<21 + uint64(s[16])<<20 + uint64(s[12])<<8 + uint64(s[12]) + uint64(w>>1)
 	f = f&0x7fffffff + f>>31
-	s12 = uint32(f&0x7fffffff + f>>31)
+	s[28] = uint32(f&0x7fffffff + f>>31)
 
 	// round 13
-	x0 = (s12&0x7fff8000)<<1 | s11&0xffff
-	x1 = s8<<16 | s6>>15
-	x2 = s4<<16 | s2>>15
+	x0 = (s[28]&0x7fff8000)<<1 | s[27]&0xffff
+	x1 = s[24]<<16 | s[22]>>15
+	x2 = s[20]<<16 | s[18]>>15
 	w = (x0 ^ r1) + r2
 	w1 = r1 + x1
 	w2 = r2 ^ x2
@@ -548,14 +548,14 @@ func initBlock(st *State) {
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
 	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
 	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
-	f = uint64(s12)<<15 + uint64(s10)<<17 + uint64(s7)<<21 + uint64(s1)<<20 + uint64(s13)<<8 + uint64(s13) + uint64(w>>1)
+	f = uint64(s[28])<<15 + uint64(s[26])<<17 + uint64(s[23])<<21 + uint64(s[17])<<20 + uint64(s[13])<<8 + uint64(s[13]) + uint64(w>>1)
 	f = f&0x7fffffff + f>>31
-	s13 = uint32(f&0x7fffffff + f>>31)
+	s[29] = uint32(f&0x7fffffff + f>>31)
 
 	// round 14
-	x0 = (s13&0x7fff8000)<<1 | s12&0xffff
-	x1 = s9<<16 | s7>>15
-	x2 = s5<<16 | s3>>15
+	x0 = (s[29]&0x7fff8000)<<1 | s[28]&0xffff
+	x1 = s[25]<<16 | s[23]>>15
+	x2 = s[21]<<16 | s[19]>>15
 	w = (x0 ^ r1) + r2
 	w1 = r1 + x1
 	w2 = r2 ^ x2
@@ -565,14 +565,14 @@ func initBlock(st *State) {
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
 	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
 	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
-	f = uint64(s13)<<15 + uint64(s11)<<17 + uint64(s8)<<21 + uint64(s2)<<20 + uint64(s14)<<8 + uint64(s14) + uint64(w>>1)
+	f = uint64(s[29])<<15 + uint64(s[27])<<17 + uint64(s[24])<<21 + uint64(s[18])<<20 + uint64(s[14])<<8 + uint64(s[14]) + uint64(w>>1)
 	f = f&0x7fffffff + f>>31
-	s14 = uint32(f&0x7fffffff + f>>31)
+	s[30] = uint32(f&0x7fffffff + f>>31)
 
 	// round 15
-	x0 = (s14&0x7fff8000)<<1 | s13&0xffff
-	x1 = s10<<16 | s8>>15
-	x2 = s6<<16 | s4>>15
+	x0 = (s[30]&0x7fff8000)<<1 | s[29]&0xffff
+	x1 = s[26]<<16 | s[24]>>15
+	x2 = s[22]<<16 | s[20]>>15
 	w = (x0 ^ r1) + r2
 	w1 = r1 + x1
 	w2 = r2 ^ x2
@@ -582,10 +582,10 @@ func initBlock(st *State) {
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
 	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
 	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
-	f = uint64(s14)<<15 + uint64(s12)<<17 + uint64(s9)<<21 + uint64(s3)<<20 + uint64(s15)<<8 + uint64(s15) + uint64(w>>1)
+	f = uint64(s[30])<<15 + uint64(s[28])<<17 + uint64(s[25])<<21 + uint64(s[19])<<20 + uint64(s[15])<<8 + uint64(s[15]) + uint64(w>>1)
 	f = f&0x7fffffff + f>>31
-	s15 = uint32(f&0x7fffffff + f>>31)
+	s[31] = uint32(f&0x7fffffff + f>>31)
 
-	st.s = [16]uint32{s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15}
+	copy(st.s[:], s[16:])
 	st.r1, st.r2 = r1, r2
 }

@@ -46,17 +46,19 @@ func avx512GFNI(c *consts) *tier {
 		return k
 	}
 	// Register m of a partial set holds blocks 4m…4m+3, one per 128-bit
-	// lane: with n blocks left, dword lanes below 4n are live, so the
-	// opmask of register m is bits 16m…16m+15 of (1 << 4n) - 1.
+	// lane: with n (1…16) blocks left, dword lanes below 4n are live, so the
+	// opmask of register m is bits 16m…16m+15 of ^0 >> (64 - 4n).
 	var ks [4]Register
 	t.tail = tailOps{
 		prepare: func(n GPVirtual) {
-			bits, sh, one := GP64(), GP64(), GP64()
-			MOVQ(n, sh)
-			SHLQ(U8(2), sh)
-			MOVQ(U32(1), one)
-			SHLXQ(sh, one, bits)
-			DECQ(bits)
+			bits, sh := GP64(), GP64()
+			MOVQ(U32(64), sh)
+			SUBQ(n, sh)
+			SUBQ(n, sh)
+			SUBQ(n, sh)
+			SUBQ(n, sh)
+			MOVQ(I32(-1), bits)
+			SHRXQ(sh, bits, bits)
 			for m := range ks {
 				ks[m] = K()
 				w := GP64()
@@ -113,23 +115,27 @@ func ymmBase(c *consts, name, doc string) *tier {
 		return k
 	}
 	// Register m of a partial set holds blocks 2m and 2m+1; a dword lane is
-	// live when its block index (tailIdx8) is below n.
-	var masks [4]VecVirtual
+	// live when its block index (tailIdx8) is below n. Only the broadcast
+	// count stays in a register (YMM registers are scarce); each mask is
+	// rebuilt where it is used.
+	var nv VecVirtual
+	mask := func(m int) VecVirtual {
+		k := YMM()
+		VPCMPGTD(c.tailIdx8.Offset(32*m), nv, k)
+		return k
+	}
 	t.tail = tailOps{
 		prepare: func(n GPVirtual) {
-			nx, nv := XMM(), YMM()
+			nx := XMM()
+			nv = YMM()
 			MOVQ(n, nx)
 			VPBROADCASTD(nx, nv)
-			for m := range masks {
-				masks[m] = YMM()
-				VPCMPGTD(c.tailIdx8.Offset(32*m), nv, masks[m])
-			}
 		},
 		load: func(m int, src Mem, dst VecVirtual) {
-			VPMASKMOVD(src, masks[m], dst)
+			VPMASKMOVD(src, mask(m), dst)
 		},
 		store: func(m int, src VecVirtual, dst Mem) {
-			VPMASKMOVD(src, masks[m], dst)
+			VPMASKMOVD(src, mask(m), dst)
 		},
 	}
 	return t

@@ -14,6 +14,9 @@
 // GB/T 33133.1: LFSR, bit reorganization, nonlinear function F); the
 // package tests compare every kernel with github.com/emmansun/gmsm/zuc.
 //
+// It also generates the single-lane carry-less-multiply MAC kernels behind
+// 128-EIA3 and ZUC-256-MAC (see mac.go).
+//
 // Run (as make kernels does):
 //
 //	cd kernels/_gen && go run ./zuclanes -out ../zuclanes/zuclanes_amd64.s -stubs ../zuclanes/stubs_amd64.go -pkg zuclanes
@@ -92,6 +95,9 @@ const (
 	cRol8                // dword rotations by 8, 16, 24 (AVX2 L1/L2)
 	cRol16
 	cRol24
+	cRevLo  // bit reversal of a low nibble, result in the high nibble (MAC)
+	cRevHi  // bit reversal of a high nibble, result in the low nibble (MAC)
+	cRevMat // GFNI matrix reversing the bits of every byte (MAC)
 	cCount
 )
 
@@ -152,6 +158,18 @@ func emitConsts() {
 	put16(cRol24, r24)
 	put64(cS1M, gfniMatrix(s1M))
 	put64(cS1L, gfniMatrix(s1L))
+	var revLo, revHi [16]byte
+	var revCols [8]byte
+	for n := range revLo {
+		r := bitRev4(byte(n))
+		revLo[n], revHi[n] = r<<4, r
+	}
+	for j := range revCols {
+		revCols[j] = 1 << (7 - j) // bit j → bit 7−j
+	}
+	put16(cRevLo, revLo)
+	put16(cRevHi, revHi)
+	put64(cRevMat, gfniMatrix(revCols))
 
 	consts = GLOBL("zuc_consts", RODATA|NOPTR)
 	for i := 0; i < len(img); i += 8 {
@@ -751,6 +769,12 @@ func main() {
 		t.genKeyStream()
 		t.genXOR()
 		t.genSboxes()
+	}
+	for _, m := range []macKernel{
+		{products: 2}, {products: 3},
+		{products: 2, avx512: true}, {products: 3, avx512: true},
+	} {
+		m.gen()
 	}
 	Generate()
 }

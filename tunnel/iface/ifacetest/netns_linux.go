@@ -105,30 +105,61 @@ func (n *NetNS) Do(f func() error) error {
 	return err
 }
 
-// Veth creates a veth pair with one end, aName, in a and the other, bName,
-// in b, assigns the given addresses, and brings both ends up. The pair is
-// created inside a, never in the test's own namespace, and disappears
-// with the namespaces.
-func Veth(t testing.TB, a *NetNS, aName string, aAddr netip.Prefix, b *NetNS, bName string, bAddr netip.Prefix) {
+// VethEnd describes one end of a veth pair for Veth.
+type VethEnd struct {
+	NS    *NetNS
+	Name  string
+	Addrs []netip.Prefix
+}
+
+// Veth creates a veth pair between a.NS and b.NS, assigns each end its
+// addresses, brings both ends up, and installs permanent neighbour entries
+// for the other end's addresses on each side, so the first packets are
+// never queued behind (or dropped by) ARP or neighbour discovery. The pair
+// is created inside a.NS, never in the test's own namespace, and
+// disappears with the namespaces.
+func Veth(t testing.TB, a, b VethEnd) {
 	t.Helper()
-	veth := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: aName}, PeerName: bName}
-	if err := a.NL.LinkAdd(veth); err != nil {
-		t.Fatalf("add veth in %s: %v", a.Name, err)
+	veth := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: a.Name}, PeerName: b.Name}
+	if err := a.NS.NL.LinkAdd(veth); err != nil {
+		t.Fatalf("add veth in %s: %v", a.NS.Name, err)
 	}
-	peer, err := a.NL.LinkByName(bName)
+	peer, err := a.NS.NL.LinkByName(b.Name)
 	if err != nil {
 		t.Fatalf("veth peer: %v", err)
 	}
-	if err := a.NL.LinkSetNsFd(peer, int(b.NS)); err != nil {
-		t.Fatalf("move %s to %s: %v", bName, b.Name, err)
+	if err := a.NS.NL.LinkSetNsFd(peer, int(b.NS.NS)); err != nil {
+		t.Fatalf("move %s to %s: %v", b.Name, b.NS.Name, err)
 	}
-	for _, side := range []struct {
-		ns   *NetNS
-		name string
-		addr netip.Prefix
-	}{{a, aName, aAddr}, {b, bName, bAddr}} {
-		if err := side.ns.AddrUp(side.name, side.addr); err != nil {
+	for _, end := range []VethEnd{a, b} {
+		for _, addr := range end.Addrs {
+			if err := end.NS.AddrUp(end.Name, addr); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, pair := range [][2]VethEnd{{a, b}, {b, a}} {
+		local, remote := pair[0], pair[1]
+		ll, err1 := local.NS.NL.LinkByName(local.Name)
+		rl, err2 := remote.NS.NL.LinkByName(remote.Name)
+		if err := errors.Join(err1, err2); err != nil {
 			t.Fatal(err)
+		}
+		for _, addr := range remote.Addrs {
+			family := netlink.FAMILY_V4
+			if addr.Addr().Is6() {
+				family = netlink.FAMILY_V6
+			}
+			n := &netlink.Neigh{
+				LinkIndex:    ll.Attrs().Index,
+				Family:       family,
+				State:        netlink.NUD_PERMANENT,
+				IP:           addr.Addr().AsSlice(),
+				HardwareAddr: rl.Attrs().HardwareAddr,
+			}
+			if err := local.NS.NL.NeighSet(n); err != nil {
+				t.Fatalf("neighbour %v on %s: %v", addr.Addr(), local.Name, err)
+			}
 		}
 	}
 }

@@ -1,0 +1,156 @@
+package handshake
+
+import (
+	"testing"
+	"time"
+)
+
+// BenchmarkHandshakeInitiator measures the initiator's CPU per handshake:
+// CreateInitiation + ConsumeResponse (the responder's work is untimed).
+func BenchmarkHandshakeInitiator(b *testing.B) {
+	p := newPair(b, pairOpts{})
+	b.ReportAllocs()
+	now := t0
+	for b.Loop() {
+		now = now.Add(time.Second)
+		m1, err := p.i.CreateInitiation(p.pi, now)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		rr, err := p.r.ConsumeInitiation(m1[:], now)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		ir, err := p.i.ConsumeResponse(rr.Response[:], now)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if _, err := p.r.ConsumeConfirm(ir.Confirm[:], now); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+}
+
+// BenchmarkHandshakeResponder measures the responder's CPU per handshake:
+// ConsumeInitiation + ConsumeConfirm.
+func BenchmarkHandshakeResponder(b *testing.B) {
+	p := newPair(b, pairOpts{})
+	b.ReportAllocs()
+	now := t0
+	for b.Loop() {
+		b.StopTimer()
+		now = now.Add(time.Second)
+		m1, err := p.i.CreateInitiation(p.pi, now)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		rr, err := p.r.ConsumeInitiation(m1[:], now)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		ir, err := p.i.ConsumeResponse(rr.Response[:], now)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if _, err := p.r.ConsumeConfirm(ir.Confirm[:], now); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkFullHandshake runs both sides on one core; handshakes/s is what
+// one core sustains for complete handshakes (both roles' work).
+func BenchmarkFullHandshake(b *testing.B) {
+	p := newPair(b, pairOpts{})
+	b.ReportAllocs()
+	now := t0
+	n := 0
+	start := time.Now()
+	for b.Loop() {
+		now = now.Add(time.Second)
+		m1, _ := p.i.CreateInitiation(p.pi, now)
+		rr, err := p.r.ConsumeInitiation(m1[:], now)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ir, err := p.i.ConsumeResponse(rr.Response[:], now)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := p.r.ConsumeConfirm(ir.Confirm[:], now); err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+	b.ReportMetric(float64(n)/time.Since(start).Seconds(), "handshakes/s")
+}
+
+// BenchmarkRejectBadMAC1 is the cost of dropping a flood message: a
+// correctly sized initiation with a wrong mac1.
+func BenchmarkRejectBadMAC1(b *testing.B) {
+	p := newPair(b, pairOpts{})
+	m1, _ := p.i.CreateInitiation(p.pi, t0)
+	m1[MessageInitiationOffsetMAC1] ^= 1
+	b.ReportAllocs()
+	for b.Loop() {
+		if p.r.Screen(m1[:], srcA, false, t0) != VerdictDrop {
+			b.Fatal("accepted")
+		}
+	}
+}
+
+// BenchmarkConsumeBadMAC1 is the same rejection through ConsumeInitiation.
+func BenchmarkConsumeBadMAC1(b *testing.B) {
+	p := newPair(b, pairOpts{})
+	m1, _ := p.i.CreateInitiation(p.pi, t0)
+	m1[MessageInitiationOffsetMAC1] ^= 1
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.r.ConsumeInitiation(m1[:], t0); err != ErrMAC1 {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestRejectBadMAC1IsCheap checks the ≥ 30× requirement and that the
+// rejection path does not allocate.
+func TestRejectBadMAC1IsCheap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timing test")
+	}
+	p := newPair(t, pairOpts{})
+	m1, _ := p.i.CreateInitiation(p.pi, t0)
+	bad := m1
+	bad[MessageInitiationOffsetMAC1] ^= 1
+	if a := testing.AllocsPerRun(100, func() { p.r.Screen(bad[:], srcA, false, t0) }); a != 0 {
+		t.Fatalf("Screen allocates %v times per rejected message", a)
+	}
+	const n = 2000
+	start := time.Now()
+	for range n {
+		p.r.Screen(bad[:], srcA, false, t0)
+	}
+	reject := time.Since(start) / n
+	now := t0
+	start = time.Now()
+	const h = 20
+	for range h {
+		now = now.Add(time.Second)
+		m, _ := p.i.CreateInitiation(p.pi, now)
+		if _, err := p.r.ConsumeInitiation(m[:], now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	full := time.Since(start) / h // includes the initiator's (cheaper) part
+	t.Logf("reject %v, handshake step %v, ratio %.0f", reject, full, float64(full)/float64(reject))
+	if full < 30*reject {
+		t.Fatalf("rejecting a bad mac1 (%v) is not 30× cheaper than a handshake (%v)", reject, full)
+	}
+}

@@ -1,0 +1,228 @@
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// ----------------------------------------------------------------------------
+// Carry-less-multiply MAC kernels (128-EIA3, ETSI/SAGE 128-EEA3 & 128-EIA3
+// Document 1 §4; ZUC-256-MAC, ZUC design team 2018 §3).
+//
+// Both MACs XOR, for every set message bit m_i, the keystream window that
+// starts at keystream bit i (bit 0 = MSB of keystream word z_1). For 64 message
+// bits M_k = m_{64k} … m_{64k+63}, read as the polynomial Σ m_{64k+r}·x^r (each
+// byte bit-reversed, then little-endian), and the keystream qwords
+// K_k = z_{2k+1}‖z_{2k+2} (big-endian 64-bit windows at bit 64k):
+//
+//	⊕_{r: m_{64k+r}=1} W64(64k+r) = lo64(K_k·M_k) ⊕ hi64(K_{k+1}·M_k)
+//
+// where · is the 64×64→127-bit carry-less product and W64(i) the 64-bit window
+// at bit i (MSB first). Summed over k, the kernels keep the accumulators
+//
+//	P_j = ⊕_k K_{k+j}·M_k,  j = 0 … products−1,
+//
+// and the Go side forms W64 sums as lo64(P0) ⊕ hi64(P1) (and a second one,
+// 64 bits further, as lo64(P1) ⊕ hi64(P2) for 128-bit tags). The 32-bit
+// windows of EIA3 are the upper halves of the 64-bit ones.
+//
+// One 16-byte block holds M_k and M_{k+1}; the keystream of block b is read
+// at words 4b … 4b+1+2·products (16-byte loads at byte offsets 16b + 8j, words
+// swapped into qword order with PSHUFD 0xb1). Per block that is 2·products
+// carry-less multiplies. The message is public and the keystream secret:
+// there are no data-dependent branches or addresses.
+
+// macKernel is one MAC kernel: the number of accumulators and the ISA.
+type macKernel struct {
+	products int  // 2 (EIA3, MAC-32/64) or 3 (MAC-128)
+	avx512   bool // ZMM VPCLMULQDQ + GFNI, 4 blocks per instruction
+}
+
+func (m macKernel) name() string {
+	if m.avx512 {
+		return fmt.Sprintf("macBlocks%dAVX512", m.products)
+	}
+	return fmt.Sprintf("macBlocks%dCLMUL", m.products)
+}
+
+func (m macKernel) gen() {
+	name := m.name()
+	TEXT(name, NOSPLIT, "func(acc *[6]uint64, msg *byte, ks *uint32, nblocks int)")
+	Pragma("noescape")
+	isa := "PCLMULQDQ and SSSE3"
+	if m.avx512 {
+		isa = "AVX-512 VPCLMULQDQ and GFNI"
+	}
+	Doc(fmt.Sprintf("%s adds the carry-less products of nblocks 16-byte message", name),
+		fmt.Sprintf("blocks with keystream windows to the %d accumulators acc[2j], acc[2j+1] (low, high", m.products),
+		"qword of P_j = ⊕ K_{k+j}·M_k), using "+isa+". It reads",
+		fmt.Sprintf("msg[0:16·nblocks] and keystream words ks[0:4·nblocks+%d].", 2+2*m.products))
+	accP := Load(Param("acc"), GP64())
+	msg := Load(Param("msg"), GP64())
+	ks := Load(Param("ks"), GP64())
+	n := Load(Param("nblocks"), GP64())
+	if m.avx512 {
+		m.bodyAVX512(name, accP, msg, ks, n)
+	} else {
+		m.bodyCLMUL(name, accP, msg, ks, n)
+	}
+}
+
+// bodyCLMUL: legacy-SSE encoding (PCLMULQDQ tier), one block per step,
+// unrolled four times.
+func (m macKernel) bodyCLMUL(name string, accP, msg, ks, n Register) {
+	acc := make([]VecVirtual, m.products)
+	for j := range acc {
+		acc[j] = XMM()
+		MOVOU(Mem{Base: accP, Disp: 16 * j}, acc[j])
+	}
+	nib, revLo, revHi := XMM(), XMM(), XMM()
+	MOVOU(consts.Offset(cNibble), nib)
+	MOVOU(consts.Offset(cRevLo), revLo)
+	MOVOU(consts.Offset(cRevHi), revHi)
+
+	block := func(disp int) {
+		Commentf("Block at +%d: bit-reverse the message bytes with nibble tables.", disp)
+		x, hi := XMM(), XMM()
+		MOVOU(Mem{Base: msg, Disp: disp}, x)
+		MOVO(x, hi)
+		PSRLW(U8(4), hi)
+		PAND(nib, hi)
+		PAND(nib, x)
+		a, b := XMM(), XMM()
+		MOVO(revLo, a)
+		PSHUFB(x, a) // rev(low nibble) << 4
+		MOVO(revHi, b)
+		PSHUFB(hi, b) // rev(high nibble)
+		POR(b, a)     // a = M_k ‖ M_{k+1}
+		for j := 0; j < m.products; j++ {
+			k, t := XMM(), XMM()
+			MOVOU(Mem{Base: ks, Disp: disp + 8*j}, k)
+			PSHUFD(U8(0xb1), k, k) // K_{k+j} ‖ K_{k+1+j}
+			MOVO(k, t)
+			PCLMULQDQ(U8(0x00), a, t) // K_{k+j}·M_k
+			PCLMULQDQ(U8(0x11), a, k) // K_{k+1+j}·M_{k+1}
+			PXOR(t, acc[j])
+			PXOR(k, acc[j])
+		}
+	}
+
+	four, one, done := name+"_four", name+"_one", name+"_done"
+	CMPQ(n, U8(4))
+	JB(LabelRef(one))
+	Label(four)
+	for u := 0; u < 4; u++ {
+		block(16 * u)
+	}
+	ADDQ(U8(64), msg)
+	ADDQ(U8(64), ks)
+	SUBQ(U8(4), n)
+	CMPQ(n, U8(4))
+	JAE(LabelRef(four))
+	Label(one)
+	TESTQ(n, n)
+	JZ(LabelRef(done))
+	block(0)
+	ADDQ(U8(16), msg)
+	ADDQ(U8(16), ks)
+	DECQ(n)
+	JMP(LabelRef(one))
+	Label(done)
+	for j := range acc {
+		MOVOU(acc[j], Mem{Base: accP, Disp: 16 * j})
+	}
+	RET()
+}
+
+// bodyAVX512: four blocks per ZMM instruction, two ZMM steps per iteration,
+// then the remaining blocks one at a time in XMM registers.
+func (m macKernel) bodyAVX512(name string, accP, msg, ks, n Register) {
+	acc := make([]VecVirtual, m.products)
+	for j := range acc {
+		acc[j] = ZMM()
+		VMOVDQU64(Mem{Base: accP, Disp: 16 * j}, acc[j].AsX()) // upper lanes zeroed
+	}
+	rev := ZMM()
+	VMOVDQU64(consts.Offset(cRevMat), rev)
+	xor3 := U8(0x96)
+
+	step := func(disp int, wide bool) {
+		vec := func() Register {
+			if wide {
+				return ZMM()
+			}
+			return XMM()
+		}
+		r := rev.AsZ()
+		if !wide {
+			r = rev.AsX()
+		}
+		x := vec()
+		VMOVDQU64(Mem{Base: msg, Disp: disp}, x)
+		VGF2P8AFFINEQB(U8(0), r, x, x) // reverse the bits of every byte
+		for j := 0; j < m.products; j++ {
+			k, t0, t1 := vec(), vec(), vec()
+			VPSHUFD(U8(0xb1), Mem{Base: ks, Disp: disp + 8*j}, k)
+			VPCLMULQDQ(U8(0x00), x, k, t0)
+			VPCLMULQDQ(U8(0x11), x, k, t1)
+			a := acc[j].AsZ()
+			if !wide {
+				a = acc[j].AsX()
+			}
+			VPTERNLOGQ(xor3, t1, t0, a)
+		}
+	}
+
+	eight, four, fold := name+"_eight", name+"_four", name+"_fold"
+	one, done := name+"_one", name+"_done"
+	CMPQ(n, U8(8))
+	JB(LabelRef(four))
+	Label(eight)
+	Comment("Eight blocks: two ZMM steps of four blocks (one per 128-bit lane).")
+	step(0, true)
+	step(64, true)
+	ADDQ(U32(128), msg)
+	ADDQ(U32(128), ks)
+	SUBQ(U8(8), n)
+	CMPQ(n, U8(8))
+	JAE(LabelRef(eight))
+	Label(four)
+	CMPQ(n, U8(4))
+	JB(LabelRef(fold))
+	step(0, true)
+	ADDQ(U8(64), msg)
+	ADDQ(U8(64), ks)
+	SUBQ(U8(4), n)
+	Label(fold)
+	Comment("Fold the four 128-bit lanes of every accumulator into lane 0.")
+	for j := range acc {
+		y := YMM()
+		VEXTRACTI64X4(U8(1), acc[j].AsZ(), y)
+		VPXORQ(y, acc[j].AsY(), y)
+		x := XMM()
+		VEXTRACTI32X4(U8(1), y, x)
+		VPXORQ(x, y.AsX(), acc[j].AsX())
+	}
+	Label(one)
+	TESTQ(n, n)
+	JZ(LabelRef(done))
+	step(0, false)
+	ADDQ(U8(16), msg)
+	ADDQ(U8(16), ks)
+	DECQ(n)
+	JMP(LabelRef(one))
+	Label(done)
+	for j := range acc {
+		VMOVDQU64(acc[j].AsX(), Mem{Base: accP, Disp: 16 * j})
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// bitRev4 reverses the four low bits of n.
+func bitRev4(n byte) byte {
+	return n>>3&1 | n>>1&2 | n<<1&4 | n<<3&8
+}
