@@ -174,10 +174,10 @@ type tier struct {
 	sbox     func(t, a, b VecVirtual)     // t = τ(t) bytewise; a, b scratch
 	linear   func(t, x0, a, b VecVirtual) // x0 ^= L(t); t, a, b scratch
 	rk       func(m Mem) VecVirtual       // broadcast a round key
-	ctrOff   Mem
-	maxSets  int // register sets per full pass
+	ctrOff   Mem                          // counter offsets of the tier's lane layout
+	maxSets  int                          // register sets per full pass
 	tail     tailOps
-	regBytes int
+	regBytes int // bytes per vector register
 }
 
 // tailOps loads and stores the register Z_m of a partial set: only the
