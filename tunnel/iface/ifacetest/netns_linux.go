@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -180,4 +181,37 @@ func (n *NetNS) AddrUp(name string, addr netip.Prefix) error {
 		a.Flags = unix.IFA_F_NODAD
 	}
 	return errors.Join(n.NL.AddrReplace(link, a), n.NL.LinkSetUp(link))
+}
+
+// WaitAddrs waits until no IPv6 address on the link called name is
+// tentative. Even with IFA_F_NODAD the kernel finishes an address's setup
+// from a work queue after the link comes up, and until then it drops
+// packets addressed to it; tests wait here before sending the first
+// packet. It fails the test after timeout.
+func (n *NetNS) WaitAddrs(t testing.TB, name string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		link, err := n.NL.LinkByName(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		addrs, err := n.NL.AddrList(link, netlink.FAMILY_V6)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ready := true
+		for _, a := range addrs {
+			if a.Flags&unix.IFA_F_TENTATIVE != 0 {
+				ready = false
+			}
+		}
+		if ready {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("IPv6 addresses on %s still tentative after %v: %v", name, timeout, addrs)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }

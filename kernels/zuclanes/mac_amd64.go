@@ -1,0 +1,163 @@
+//go:build amd64 && gc && !purego
+
+package zuclanes
+
+import (
+	"encoding/binary"
+
+	"github.com/gmtun/gmtun/kernels/cpu"
+)
+
+// The MAC kernels compute 128-EIA3 and ZUC-256-MAC tags of one message
+// from its keystream words with carry-less multiplication (see
+// kernels/_gen/zuclanes/mac.go for the algebra): PCLMULQDQ on XMM, or
+// VPCLMULQDQ on ZMM with GFNI bit reversal (four 16-byte blocks per
+// instruction) when AVX-512 is available.
+var (
+	useMAC       = cpu.X86.AESNI
+	useMACAVX512 = cpu.X86.AVX512VAES && cpu.X86.AVX512GFNI
+)
+
+// MACSupported reports whether the CPU runs the MAC kernels (EIA3Tag and
+// MAC256Tag): PCLMULQDQ and SSSE3.
+func MACSupported() bool { return useMAC }
+
+// MACWide reports whether the MAC kernels use the 512-bit path (AVX-512
+// F/BW/VL/DQ, VPCLMULQDQ and GFNI).
+func MACWide() bool { return useMAC && useMACAVX512 }
+
+func requireMAC() {
+	if !useMAC {
+		panic("zuclanes: the MAC kernels need PCLMULQDQ and SSSE3")
+	}
+}
+
+// EIA3KeyStreamWords returns the number of keystream words 128-EIA3 needs
+// for a message of bits bits: L = ⌈bits/32⌉ + 2 (ETSI/SAGE 128-EEA3 &
+// 128-EIA3 Document 1 §4).
+func EIA3KeyStreamWords(bits int) int { return (bits+31)/32 + 2 }
+
+// MAC256KeyStreamWords returns the number of keystream words ZUC-256-MAC
+// needs for a message of bits bits and a tag of tagBytes (4, 8 or 16)
+// bytes: ⌈(bits + 2t)/32⌉ with t = 8·tagBytes (the tag initialisation uses
+// the first t bits, the last window ends at bit bits + 2t; ZUC-256, 2018,
+// §3).
+func MAC256KeyStreamWords(bits, tagBytes int) int { return (bits+16*tagBytes+31)/32 }
+
+// macBlocks dispatches one kernel call on nblocks > 0 blocks.
+func macBlocks(acc *[6]uint64, products int, msg *byte, ks *uint32, nblocks int) {
+	switch {
+	case useMACAVX512 && products == 2:
+		macBlocks2AVX512(acc, msg, ks, nblocks)
+	case useMACAVX512:
+		macBlocks3AVX512(acc, msg, ks, nblocks)
+	case products == 2:
+		macBlocks2CLMUL(acc, msg, ks, nblocks)
+	default:
+		macBlocks3CLMUL(acc, msg, ks, nblocks)
+	}
+}
+
+// macCore accumulates P_j = ⊕_k K_{k+j}·M_k (j < products) over the first
+// bits bits of msg, ks starting at the core's keystream offset. Whole
+// 16-byte blocks whose keystream reads stay inside ks go to the kernel
+// directly; the rest (at most 255 bits, given the length checks of the
+// callers) is copied into zero-padded local blocks, the message bits past
+// bits cleared.
+func macCore(acc *[6]uint64, products int, msg []byte, bits int, ks []uint32) {
+	span := 2 + 2*products // keystream words read by one block
+	nb := min(bits/128, max(0, (len(ks)+4-span)/4))
+	if nb > 0 {
+		macBlocks(acc, products, &msg[0], &ks[0], nb)
+	}
+	rest := bits - 128*nb
+	if rest == 0 {
+		return
+	}
+	if rest > 256 {
+		panic("zuclanes: internal error: MAC tail too long")
+	}
+	var m [32]byte
+	var k [16]uint32
+	at, nbytes := 16*nb, (rest+7)/8
+	copy(m[:], msg[at:at+nbytes])
+	if r := rest % 8; r != 0 {
+		m[nbytes-1] &= byte(0xff << (8 - r))
+	}
+	copy(k[:], ks[4*nb:])
+	macBlocks(acc, products, &m[0], &k[0], (rest+127)/128)
+}
+
+// window32 returns the 32 keystream bits starting at bit i (bit 0 = MSB of
+// ks[0]). i is public (derived from the message length).
+func window32(ks []uint32, i int) uint32 {
+	w, b := i/32, uint(i%32)
+	if b == 0 {
+		return ks[w]
+	}
+	return ks[w]<<b | ks[w+1]>>(32-b)
+}
+
+func checkMAC(msg []byte, bits int, ks []uint32, words int) {
+	if bits < 0 || len(msg) < (bits+7)/8 {
+		panic("zuclanes: invalid MAC message length")
+	}
+	if len(ks) < words {
+		panic("zuclanes: MAC keystream too short")
+	}
+}
+
+// EIA3Tag returns the 128-EIA3 MAC (ETSI/SAGE 128-EEA3 & 128-EIA3 Document 1
+// §4) of the first bits bits of msg (bit 0 = MSB of msg[0]; bits past bits
+// are ignored). ks holds the keystream words z_1, z_2, … of the EIA3
+// instance, at least EIA3KeyStreamWords(bits) of them:
+//
+//	T = ⊕_{i<bits, m_i=1} W_i ⊕ W_bits ⊕ z_L,
+//
+// W_i being the 32-bit keystream window at bit i. It does not allocate.
+func EIA3Tag(msg []byte, bits int, ks []uint32) uint32 {
+	requireMAC()
+	words := EIA3KeyStreamWords(bits)
+	checkMAC(msg, bits, ks, words)
+	var acc [6]uint64
+	macCore(&acc, 2, msg, bits, ks)
+	core := acc[0] ^ acc[3] // Σ W64_i; W_i is its upper half
+	return uint32(core>>32) ^ window32(ks, bits) ^ ks[words-1]
+}
+
+// MAC256Tag writes the ZUC-256 MAC (ZUC design team, "The ZUC-256 Stream
+// Cipher", 2018, §3) of the first bits bits of msg into tag, whose length
+// (4, 8 or 16 bytes) is the tag size t/8; the tag words are big-endian.
+// ks holds the keystream words of the MAC instance (loaded with
+// ZUC256MAC32, ZUC256MAC64 or ZUC256MAC128), at least
+// MAC256KeyStreamWords(bits, len(tag)) of them:
+//
+//	T = W^t_0 ⊕ ⊕_{i<bits, m_i=1} W^t_{t+i} ⊕ W^t_{t+bits},
+//
+// W^t_j being the t-bit keystream window at bit j. It does not allocate.
+func MAC256Tag(msg []byte, bits int, ks []uint32, tag []byte) {
+	requireMAC()
+	t := 8 * len(tag)
+	if t != 32 && t != 64 && t != 128 {
+		panic("zuclanes: ZUC-256 MAC tag must be 4, 8 or 16 bytes")
+	}
+	checkMAC(msg, bits, ks, MAC256KeyStreamWords(bits, len(tag)))
+	var acc [6]uint64
+	var w [4]uint32 // Σ W^t_{t+i}, 32 bits per word
+	switch t {
+	case 32:
+		macCore(&acc, 2, msg, bits, ks[1:])
+		w[0] = uint32((acc[0] ^ acc[3]) >> 32)
+	case 64:
+		macCore(&acc, 2, msg, bits, ks[2:])
+		c := acc[0] ^ acc[3]
+		w[0], w[1] = uint32(c>>32), uint32(c)
+	case 128:
+		macCore(&acc, 3, msg, bits, ks[4:])
+		c0, c1 := acc[0]^acc[3], acc[2]^acc[5]
+		w[0], w[1], w[2], w[3] = uint32(c0>>32), uint32(c0), uint32(c1>>32), uint32(c1)
+	}
+	for j := 0; j < t/32; j++ {
+		binary.BigEndian.PutUint32(tag[4*j:], w[j]^ks[j]^window32(ks, t+bits+32*j))
+	}
+}

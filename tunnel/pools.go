@@ -1,0 +1,161 @@
+package tunnel
+
+import (
+	"sync"
+
+	"github.com/gmtun/gmtun/ciphers"
+	"github.com/gmtun/gmtun/tunnel/netio"
+)
+
+// BufferSize is the size of every packet buffer: a 16-byte header, the
+// largest segment netio can deliver or coalesce (a TUN write may append
+// the later packets of a flow into the first buffer, and a UDP GRO read
+// fills up to 64 KiB), up to 15 bytes of padding and the largest tag.
+const BufferSize = ciphers.HeaderSize + netio.MaxSegmentSize + 15 + ciphers.MaxTagSize
+
+// buffer is one pooled packet buffer.
+type buffer [BufferSize]byte
+
+// bufferPool is a capped free list of buffers. Buffers are allocated on
+// demand up to max and then recycled forever, so the steady state
+// allocates nothing (a sync.Pool would drop them at each GC).
+type bufferPool struct {
+	mu        sync.Mutex
+	cond      sync.Cond
+	free      []*buffer
+	allocated int
+	max       int
+	closed    bool
+}
+
+func newBufferPool(max int) *bufferPool {
+	p := &bufferPool{max: max, free: make([]*buffer, 0, max)}
+	p.cond.L = &p.mu
+	return p
+}
+
+// tryGet returns a buffer, or nil if the cap is reached and none is free.
+func (p *bufferPool) tryGet() *buffer {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.takeLocked()
+}
+
+func (p *bufferPool) takeLocked() *buffer {
+	if n := len(p.free); n > 0 {
+		b := p.free[n-1]
+		p.free[n-1] = nil
+		p.free = p.free[:n-1]
+		return b
+	}
+	if p.allocated < p.max {
+		p.allocated++
+		return new(buffer)
+	}
+	return nil
+}
+
+// get returns a buffer, waiting while the cap is reached; it returns nil
+// once the pool is closed.
+func (p *bufferPool) get() *buffer {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for !p.closed {
+		if b := p.takeLocked(); b != nil {
+			return b
+		}
+		p.cond.Wait()
+	}
+	return nil
+}
+
+// put returns buffers to the pool; nil entries are skipped.
+func (p *bufferPool) put(bufs ...*buffer) {
+	p.mu.Lock()
+	for _, b := range bufs {
+		if b != nil {
+			p.free = append(p.free, b)
+		}
+	}
+	p.mu.Unlock()
+	p.cond.Broadcast()
+}
+
+// close wakes every waiter in get; later gets return nil.
+func (p *bufferPool) close() {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	p.cond.Broadcast()
+}
+
+// outContainer is a batch of outbound packets of one peer: the unit of
+// encryption work and of ordering (see doc.go). Its mutex is held from
+// enqueue until the encryption worker finishes.
+type outContainer struct {
+	mu    sync.Mutex
+	peer  *Peer
+	kp    *keypair
+	n     int
+	ok    bool // sealed successfully
+	wire  int  // bytes on the wire after sealing
+	bufs  [ciphers.MaxBatch]*buffer
+	sizes [ciphers.MaxBatch]int // inner packet lengths
+	pkts  [ciphers.MaxBatch][]byte
+}
+
+// inContainer is a batch of received data packets of one keypair.
+type inContainer struct {
+	mu   sync.Mutex
+	kp   *keypair
+	n    int
+	mask ciphers.Mask
+	bufs [ciphers.MaxBatch]*buffer
+	pkts [ciphers.MaxBatch][]byte
+	eps  [ciphers.MaxBatch]netio.Endpoint
+}
+
+// containerPool recycles containers of type T (no cap: every live
+// container holds at least one buffer, and buffers are capped).
+type containerPool[T any] struct {
+	mu   sync.Mutex
+	free []*T
+}
+
+func (p *containerPool[T]) get() *T {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.free); n > 0 {
+		c := p.free[n-1]
+		p.free[n-1] = nil
+		p.free = p.free[:n-1]
+		return c
+	}
+	return new(T)
+}
+
+func (p *containerPool[T]) put(c *T) {
+	p.mu.Lock()
+	p.free = append(p.free, c)
+	p.mu.Unlock()
+}
+
+// releaseOut returns c's buffers and c itself to the device pools, clearing
+// every pointer first (limits the damage of a use after free).
+func (d *Device) releaseOut(c *outContainer) {
+	d.buffers.put(c.bufs[:c.n]...)
+	clear(c.bufs[:c.n])
+	clear(c.pkts[:c.n])
+	c.n, c.peer, c.kp, c.ok, c.wire = 0, nil, nil, false, 0
+	d.outPool.put(c)
+}
+
+// releaseIn is releaseOut for inbound containers.
+func (d *Device) releaseIn(c *inContainer) {
+	d.buffers.put(c.bufs[:c.n]...)
+	clear(c.bufs[:c.n])
+	clear(c.pkts[:c.n])
+	clear(c.eps[:c.n])
+	c.n, c.kp, c.mask = 0, nil, ciphers.Mask{}
+	d.inPool.put(c)
+}

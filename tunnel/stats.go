@@ -1,0 +1,171 @@
+package tunnel
+
+import (
+	"net/netip"
+	"sync/atomic"
+	"time"
+
+	"github.com/gmtun/gmtun/ciphers"
+	"github.com/gmtun/gmtun/tunnel/netio"
+)
+
+// dropReason names why a packet was discarded. Drops are counted, never
+// logged per packet.
+type dropReason int
+
+const (
+	dropNoRoute             dropReason = iota // no peer's AllowedIPs contain the destination
+	dropStagedOverflow                        // staged while no keypair, then pushed out
+	dropMalformedOutbound                     // TUN packet that is not IPv4/IPv6
+	dropShortPacket                           // datagram too short or body not a multiple of 16
+	dropBadType                               // unknown type byte, or bad version/reserved
+	dropUnknownIndex                          // receiver index names no keypair
+	dropExpiredKeypair                        // keypair past its reject limits
+	dropAuthFailed                            // tag did not verify
+	dropReplay                                // counter seen before or left the window
+	dropDisallowedSource                      // inner source not in the peer's AllowedIPs
+	dropMalformedInner                        // decrypted packet is not a valid IP packet
+	dropNoBuffer                              // receive path found the buffer pool exhausted
+	dropHandshakeQueueFull                    // handshake queue full
+	dropHandshakeRateLimited                  // source over its token bucket while under load
+	dropHandshakeCookie                       // answered with a cookie reply instead
+	dropHandshakeInvalid                      // failed screening or processing (see HandshakeInvalid)
+	dropTUNWriteError                         // TUN write failed
+	dropSendError                             // bind send or seal failed
+	dropNoEndpoint                            // peer has no known endpoint
+	numDropReasons
+)
+
+var dropNames = [numDropReasons]string{
+	dropNoRoute:              "no_route",
+	dropStagedOverflow:       "no_keypair_staged_overflow",
+	dropMalformedOutbound:    "malformed_outbound",
+	dropShortPacket:          "short_packet",
+	dropBadType:              "bad_type",
+	dropUnknownIndex:         "unknown_index",
+	dropExpiredKeypair:       "expired_keypair",
+	dropAuthFailed:           "auth_failed",
+	dropReplay:               "replay",
+	dropDisallowedSource:     "disallowed_source",
+	dropMalformedInner:       "malformed_inner",
+	dropNoBuffer:             "no_buffer",
+	dropHandshakeQueueFull:   "handshake_queue_full",
+	dropHandshakeRateLimited: "handshake_rate_limited",
+	dropHandshakeCookie:      "handshake_cookie",
+	dropHandshakeInvalid:     "handshake_invalid",
+	dropTUNWriteError:        "tun_write_error",
+	dropSendError:            "send_error",
+	dropNoEndpoint:           "no_endpoint",
+}
+
+// DropReasons lists every key of Stats.Drops.
+func DropReasons() []string { return append([]string(nil), dropNames[:]...) }
+
+type dropCounters [numDropReasons]atomic.Uint64
+
+func (d *Device) drop(r dropReason, n int) {
+	if n > 0 {
+		d.drops[r].Add(uint64(n))
+	}
+}
+
+// Stats is a snapshot of the device for `gmtun show`: plain values only.
+type Stats struct {
+	// ListenPort is the bound UDP port (0 before Up).
+	ListenPort uint16
+	// MTU is the inner MTU.
+	MTU int
+	// Peers are the configured peers in configuration order.
+	Peers []PeerStats
+	// Drops counts discarded packets by reason (every key of DropReasons
+	// is present).
+	Drops map[string]uint64
+	// HandshakeInvalid counts handshake messages that failed, by
+	// handshake.Reason code (plus "screen" for messages Screen dropped and
+	// "length" for wrong sizes).
+	HandshakeInvalid map[string]uint64
+	// Kernels describes the crypto kernels in use; the device leaves it
+	// empty for the caller to fill.
+	Kernels []string
+}
+
+// PeerStats describes one peer.
+type PeerStats struct {
+	Name       string
+	PublicKey  string
+	Endpoint   netip.AddrPort // zero if unknown
+	AllowedIPs []netip.Prefix
+	// Suite is the suite of the current keypair; 0 if none.
+	Suite ciphers.SuiteID
+	// LastHandshake is when the latest keypair was installed (zero if
+	// never).
+	LastHandshake       time.Time
+	PersistentKeepalive time.Duration
+	Roaming             bool
+	// RxBytes and RxPackets count authenticated datagrams (keepalives
+	// included) received from the peer; TxBytes and TxPackets count
+	// datagrams sent to it, handshake messages included.
+	RxBytes, TxBytes, RxPackets, TxPackets uint64
+}
+
+// Stats returns a snapshot of the device's counters and peers.
+func (d *Device) Stats() Stats {
+	s := Stats{
+		ListenPort:       uint16(d.port.Load()),
+		MTU:              d.mtu,
+		Drops:            make(map[string]uint64, numDropReasons),
+		HandshakeInvalid: make(map[string]uint64),
+	}
+	for i := range d.drops {
+		s.Drops[dropNames[i]] = d.drops[i].Load()
+	}
+	d.hsInvalidMu.Lock()
+	for k, v := range d.hsInvalid {
+		s.HandshakeInvalid[k] = v
+	}
+	d.hsInvalidMu.Unlock()
+	d.peersMu.RLock()
+	peers := append([]*Peer(nil), d.peerList...)
+	d.peersMu.RUnlock()
+	for _, p := range peers {
+		s.Peers = append(s.Peers, p.stats())
+	}
+	return s
+}
+
+func (p *Peer) stats() PeerStats {
+	p.mu.Lock()
+	ps := PeerStats{
+		Name:                p.name,
+		PublicKey:           p.hs.PublicKey().String(),
+		AllowedIPs:          append([]netip.Prefix(nil), p.allowedIPs...),
+		PersistentKeepalive: p.keepalive,
+		Roaming:             p.roaming,
+	}
+	if p.endpoint != nil {
+		ps.Endpoint = endpointAddrPort(p.endpoint)
+	}
+	p.mu.Unlock()
+	if kp := p.sendKP.Load(); kp != nil {
+		ps.Suite = kp.suite
+	}
+	p.kpMu.Lock()
+	ps.LastHandshake = p.lastHandshake
+	p.kpMu.Unlock()
+	ps.RxBytes, ps.RxPackets = p.rxBytes.Load(), p.rxPackets.Load()
+	ps.TxBytes, ps.TxPackets = p.txBytes.Load(), p.txPackets.Load()
+	return ps
+}
+
+// endpointAddrPort returns the destination of ep as an AddrPort, or the
+// zero value if it cannot be parsed.
+func endpointAddrPort(ep netio.Endpoint) netip.AddrPort {
+	if a, ok := ep.(interface {
+		Addr() netip.Addr
+		Port() uint16
+	}); ok {
+		return netip.AddrPortFrom(a.Addr(), a.Port())
+	}
+	ap, _ := netip.ParseAddrPort(ep.DstToString())
+	return ap
+}
