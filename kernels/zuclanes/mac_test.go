@@ -305,10 +305,24 @@ func TestMACVectors(t *testing.T) {
 	})
 }
 
+// gmsmMAC256TailBug reports whether gmsm v0.40.0 computes a wrong
+// ZUC-256-MAC for a message of L bits and a tag of tb bytes. Its tail code
+// (internal/zuc/eia256.go, checkSum) shifts the keystream window in
+// k0[0:t/32] for the whole tail words and then reads the window for the
+// last partial word at k0[kIdx:], kIdx = ⌈(L mod 128)/32⌉ − 1; the two
+// overlap when 1 ≤ kIdx < t/32, i.e. for 64- and 128-bit tags with
+// 33 ≤ L mod 128 ≤ t. Those lengths are checked against the bit-level
+// models (TestMACVsModel, TestPrefixModel) instead.
+func gmsmMAC256TailBug(L, tb int) bool {
+	kIdx := (L%128+31)/32 - 1
+	return kIdx >= 1 && kIdx < tb/4
+}
+
 // TestMACVsGmsm: random keys and IVs, keystream from the lane kernels
 // (every ZUC-256 MAC constant set), tags against gmsm's NewHash (EIA3 with
 // a raw IV) and NewHash256 Finish, for every byte length 0..4096 and a
-// random bit length next to each.
+// random bit length next to each (except gmsm's defective tail lengths,
+// see gmsmMAC256TailBug).
 func TestMACVsGmsm(t *testing.T) {
 	var tc *tierCase
 	for i := range tiers {
@@ -331,6 +345,8 @@ func TestMACVsGmsm(t *testing.T) {
 		specs := make([]laneSpec, tc.lanes)
 		bitsOf := make([]int, tc.lanes)
 		modes := 1 + len(macTagBytes) // EIA3, MAC-32, MAC-64, MAC-128
+		skipped := 0
+		defer func() { t.Logf("%d MAC-64/128 cases left to the models (gmsm tail defect)", skipped) }()
 		per := tc.lanes / modes
 		for i := 0; i < len(lengths); i += per {
 			for c := 0; c < per*modes; c++ {
@@ -364,6 +380,10 @@ func TestMACVsGmsm(t *testing.T) {
 					continue
 				}
 				tb := macTagBytes[mode-1]
+				if gmsmMAC256TailBug(L, tb) {
+					skipped++
+					continue
+				}
 				h, err := zuc.NewHash256(specs[c].key, specs[c].iv, tb)
 				if err != nil {
 					t.Fatal(err)
