@@ -14,25 +14,25 @@ import (
 type dropReason int
 
 const (
-	dropNoRoute             dropReason = iota // no peer's AllowedIPs contain the destination
-	dropStagedOverflow                        // staged while no keypair, then pushed out
-	dropMalformedOutbound                     // TUN packet that is not IPv4/IPv6
-	dropShortPacket                           // datagram too short or body not a multiple of 16
-	dropBadType                               // unknown type byte, or bad version/reserved
-	dropUnknownIndex                          // receiver index names no keypair
-	dropExpiredKeypair                        // keypair past its reject limits
-	dropAuthFailed                            // tag did not verify
-	dropReplay                                // counter seen before or left the window
-	dropDisallowedSource                      // inner source not in the peer's AllowedIPs
-	dropMalformedInner                        // decrypted packet is not a valid IP packet
-	dropNoBuffer                              // receive path found the buffer pool exhausted
-	dropHandshakeQueueFull                    // handshake queue full
-	dropHandshakeRateLimited                  // source over its token bucket while under load
-	dropHandshakeCookie                       // answered with a cookie reply instead
-	dropHandshakeInvalid                      // failed screening or processing (see HandshakeInvalid)
-	dropTUNWriteError                         // TUN write failed
-	dropSendError                             // bind send or seal failed
-	dropNoEndpoint                            // peer has no known endpoint
+	dropNoRoute              dropReason = iota // no peer's AllowedIPs contain the destination
+	dropStagedOverflow                         // staged while no keypair, then pushed out
+	dropMalformedOutbound                      // TUN packet that is not IPv4/IPv6
+	dropShortPacket                            // datagram too short or body not a multiple of 16
+	dropBadType                                // unknown type byte, or bad version/reserved
+	dropUnknownIndex                           // receiver index names no keypair
+	dropExpiredKeypair                         // keypair past its reject limits
+	dropAuthFailed                             // tag did not verify
+	dropReplay                                 // counter seen before or left the window
+	dropDisallowedSource                       // inner source not in the peer's AllowedIPs
+	dropMalformedInner                         // decrypted packet is not a valid IP packet
+	dropNoBuffer                               // receive path found the buffer pool exhausted
+	dropHandshakeQueueFull                     // handshake queue full
+	dropHandshakeRateLimited                   // source over its token bucket while under load
+	dropHandshakeCookie                        // answered with a cookie reply instead
+	dropHandshakeInvalid                       // failed screening or processing (see HandshakeInvalid)
+	dropTUNWriteError                          // TUN write failed
+	dropSendError                              // bind send or seal failed
+	dropNoEndpoint                             // peer has no known endpoint
 	numDropReasons
 )
 

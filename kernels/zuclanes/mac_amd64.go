@@ -42,7 +42,7 @@ func EIA3KeyStreamWords(bits int) int { return (bits+31)/32 + 2 }
 // bytes: ⌈(bits + 2t)/32⌉ with t = 8·tagBytes (the tag initialisation uses
 // the first t bits, the last window ends at bit bits + 2t; ZUC-256, 2018,
 // §3).
-func MAC256KeyStreamWords(bits, tagBytes int) int { return (bits+16*tagBytes+31)/32 }
+func MAC256KeyStreamWords(bits, tagBytes int) int { return (bits + 16*tagBytes + 31) / 32 }
 
 // macBlocks dispatches one kernel call on nblocks > 0 blocks.
 func macBlocks(acc *[6]uint64, products int, msg *byte, ks *uint32, nblocks int) {
@@ -64,6 +64,10 @@ func macBlocks(acc *[6]uint64, products int, msg *byte, ks *uint32, nblocks int)
 // directly; the rest (at most 255 bits, given the length checks of the
 // callers) is copied into zero-padded local blocks, the message bits past
 // bits cleared.
+//
+// With the keystream words each caller requires, the words copied as zero
+// padding only ever meet message bits past bits or tag bits the caller
+// discards.
 func macCore(acc *[6]uint64, products int, msg []byte, bits int, ks []uint32) {
 	span := 2 + 2*products // keystream words read by one block
 	nb := min(bits/128, max(0, (len(ks)+4-span)/4))
@@ -146,8 +150,9 @@ func MAC256Tag(msg []byte, bits int, ks []uint32, tag []byte) {
 	var w [4]uint32 // Σ W^t_{t+i}, 32 bits per word
 	switch t {
 	case 32:
-		macCore(&acc, 2, msg, bits, ks[1:])
-		w[0] = uint32((acc[0] ^ acc[3]) >> 32)
+		// W^32_{32+i} is the low half of the 64-bit window at bit i.
+		macCore(&acc, 2, msg, bits, ks)
+		w[0] = uint32(acc[0] ^ acc[3])
 	case 64:
 		macCore(&acc, 2, msg, bits, ks[2:])
 		c := acc[0] ^ acc[3]

@@ -41,7 +41,7 @@ func forEachMACPath(t *testing.T, f func(t *testing.T)) {
 // window function of the vector tests.
 type prefixModel struct {
 	ks   []uint32
-	eia  []uint32    // off = 0, t = 32
+	eia  []uint32     // off = 0, t = 32
 	sums [][][]uint32 // per tag size index: off = t
 }
 

@@ -38,8 +38,8 @@ func TestStdBindGSOGRO(t *testing.T) {
 	ifacetest.Veth(t,
 		ifacetest.VethEnd{NS: nsA, Name: "gv0", Addrs: []netip.Prefix{mp("198.18.0.1/24"), mp("fd00:18::1/64")}},
 		ifacetest.VethEnd{NS: nsB, Name: "gv1", Addrs: []netip.Prefix{mp("198.18.0.2/24"), mp("fd00:18::2/64")}})
-	nsA.WaitAddrs(t, "gv0", 5*time.Second)
-	nsB.WaitAddrs(t, "gv1", 5*time.Second)
+	nsA.WaitReady(t, "gv0", 5*time.Second)
+	nsB.WaitReady(t, "gv1", 5*time.Second)
 	bindA, bindB := NewStdBind(), NewStdBind()
 	var fnsB []ReceiveFunc
 	var portB uint16
@@ -182,7 +182,7 @@ func TestTUNOffloadsMultiQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ap.Teardown() }) // on failure paths; tolerates a closed device
-	ns.WaitAddrs(t, dev.Name(), 5*time.Second)
+	ns.WaitReady(t, dev.Name(), 5*time.Second)
 
 	reads := make(chan tunRead, 4096)
 	const offset = 16

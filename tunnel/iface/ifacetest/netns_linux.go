@@ -183,12 +183,13 @@ func (n *NetNS) AddrUp(name string, addr netip.Prefix) error {
 	return errors.Join(n.NL.AddrReplace(link, a), n.NL.LinkSetUp(link))
 }
 
-// WaitAddrs waits until no IPv6 address on the link called name is
-// tentative. Even with IFA_F_NODAD the kernel finishes an address's setup
-// from a work queue after the link comes up, and until then it drops
-// packets addressed to it; tests wait here before sending the first
-// packet. It fails the test after timeout.
-func (n *NetNS) WaitAddrs(t testing.TB, name string, timeout time.Duration) {
+// WaitReady waits until the link called name is operationally up and no
+// IPv6 address on it is tentative. After a link comes up the kernel
+// activates its queueing discipline from the linkwatch worker (which may
+// run up to a second later; until then packets are dropped), and even with
+// IFA_F_NODAD it finishes an address's setup from a work queue; tests wait
+// here before sending the first packet. It fails the test after timeout.
+func (n *NetNS) WaitReady(t testing.TB, name string, timeout time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
@@ -200,7 +201,8 @@ func (n *NetNS) WaitAddrs(t testing.TB, name string, timeout time.Duration) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ready := true
+		oper := link.Attrs().OperState
+		ready := oper == netlink.OperUp || oper == netlink.OperUnknown
 		for _, a := range addrs {
 			if a.Flags&unix.IFA_F_TENTATIVE != 0 {
 				ready = false
@@ -210,7 +212,7 @@ func (n *NetNS) WaitAddrs(t testing.TB, name string, timeout time.Duration) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("IPv6 addresses on %s still tentative after %v: %v", name, timeout, addrs)
+			t.Fatalf("%s not ready after %v: operstate %v, addresses %v", name, timeout, oper, addrs)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

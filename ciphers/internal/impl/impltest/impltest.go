@@ -1,0 +1,46 @@
+// Package impltest runs a test once per registered implementation of a
+// package (see ciphers/internal/impl), after Go's
+// cryptotest.TestAllImplementations.
+package impltest
+
+import (
+	"os"
+	"testing"
+
+	"github.com/gmtun/gmtun/ciphers/internal/impl"
+)
+
+// RequireEnv is the environment variable that turns skipped
+// implementations into failures: with RequireEnv=all (set on the CI
+// machine, which has every tier) a test cannot pass by skipping.
+const RequireEnv = "GMTUN_REQUIRE_IMPLS"
+
+// TestAllImplementations runs f as a subtest once for every implementation
+// registered for pkg and once more for impl.Generic, with exactly that
+// implementation selected, and restores the CPU's choice afterwards. An
+// implementation the CPU cannot run is a visible skip naming it, or a
+// failure when RequireEnv is "all". The subtests must not call t.Parallel:
+// the selection is process-wide.
+func TestAllImplementations(t *testing.T, pkg string, f func(t *testing.T)) {
+	t.Helper()
+	names := impl.List(pkg)
+	if len(names) == 0 && impl.Selected(pkg) != impl.Generic {
+		t.Fatalf("impltest: %s has no registered implementations but does not select generic", pkg)
+	}
+	t.Cleanup(func() { impl.Reset(pkg) })
+	for _, name := range append(names, impl.Generic) {
+		t.Run(name, func(t *testing.T) {
+			if !impl.Select(pkg, name) {
+				if os.Getenv(RequireEnv) == "all" {
+					t.Fatalf("impltest: %s implementation %q not supported by this CPU and %s=all", pkg, name, RequireEnv)
+				}
+				t.Skipf("impltest: %s implementation %q not supported by this CPU", pkg, name)
+			}
+			defer impl.Reset(pkg)
+			if got := impl.Selected(pkg); got != name {
+				t.Fatalf("impltest: selected %q, registry reports %q", name, got)
+			}
+			f(t)
+		})
+	}
+}

@@ -1,0 +1,64 @@
+//go:build amd64 && gc && !purego
+
+package zuclanes
+
+import (
+	"math/rand/v2"
+	"syscall"
+	"testing"
+	"unsafe"
+)
+
+// guardedPages maps n read-write pages followed by one inaccessible page
+// and returns the read-write part: a slice ending there faults on any read
+// past its end.
+func guardedPages(t *testing.T, n int) []byte {
+	t.Helper()
+	ps := syscall.Getpagesize()
+	b, err := syscall.Mmap(-1, 0, (n+1)*ps, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		t.Skipf("mmap: %v", err)
+	}
+	t.Cleanup(func() { syscall.Munmap(b) })
+	if err := syscall.Mprotect(b[n*ps:], syscall.PROT_NONE); err != nil {
+		t.Skipf("mprotect: %v", err)
+	}
+	return b[: n*ps : n*ps]
+}
+
+// TestMACGuardPages: message and keystream slices that end right before an
+// unmapped page, cut to exactly ⌈bits/8⌉ bytes and the documented number of
+// keystream words, for every byte length 0..4096: any kernel read past the
+// end of either slice faults.
+func TestMACGuardPages(t *testing.T) {
+	forEachMACPath(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(61, 62))
+		const maxBytes = 4096
+		mpage := guardedPages(t, 2)
+		kpage := guardedPages(t, 2)
+		kall := unsafe.Slice((*uint32)(unsafe.Pointer(&kpage[0])), len(kpage)/4)
+		msg := randomBytes(r, maxBytes)
+		ks := randomWords(r, MAC256KeyStreamWords(8*maxBytes, 16))
+		p := newPrefixModel(msg, 8*maxBytes, ks)
+		tag := make([]byte, 16)
+		for _, L := range macLengths(r, maxBytes) {
+			nb := (L + 7) / 8
+			m := mpage[len(mpage)-nb:]
+			copy(m, msg)
+			kw := func(words int) []uint32 {
+				k := kall[len(kall)-words:]
+				copy(k, ks)
+				return k
+			}
+			if got, want := EIA3Tag(m, L, kw(EIA3KeyStreamWords(L))), p.eia3(L); got != want {
+				t.Fatalf("EIA3 L=%d: %08x, want %08x", L, got, want)
+			}
+			for ti, tb := range macTagBytes {
+				MAC256Tag(m, L, kw(MAC256KeyStreamWords(L, tb)), tag[:tb])
+				if want := p.mac256(L, ti); string(tag[:tb]) != string(want) {
+					t.Fatalf("MAC-%d L=%d: %x, want %x", 8*tb, L, tag[:tb], want)
+				}
+			}
+		}
+	})
+}

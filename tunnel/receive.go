@@ -1,0 +1,281 @@
+package tunnel
+
+import (
+	"encoding/binary"
+	"errors"
+	"net"
+	"time"
+
+	"github.com/gmtun/gmtun/ciphers"
+	"github.com/gmtun/gmtun/handshake"
+	"github.com/gmtun/gmtun/tunnel/netio"
+)
+
+// innerPacket validates a decrypted body as an IPv4 or IPv6 packet and
+// returns its length according to its own header (the rest is padding)
+// and its source address bytes.
+func innerPacket(body []byte) (n int, src []byte, ok bool) {
+	if len(body) == 0 {
+		return 0, nil, false
+	}
+	switch body[0] >> 4 {
+	case 4:
+		if len(body) < 20 {
+			return 0, nil, false
+		}
+		ihl := int(body[0]&0x0f) * 4
+		total := int(binary.BigEndian.Uint16(body[2:4]))
+		if ihl < 20 || total < ihl || total > len(body) {
+			return 0, nil, false
+		}
+		return total, body[12:16], true
+	case 6:
+		if len(body) < 40 {
+			return 0, nil, false
+		}
+		total := 40 + int(binary.BigEndian.Uint16(body[4:6]))
+		if total > len(body) {
+			return 0, nil, false
+		}
+		return total, body[8:24], true
+	}
+	return 0, nil, false
+}
+
+// RoutineReceiveIncoming reads vectors of datagrams from one ReceiveFunc,
+// classifies them by type byte, groups data packets per keypair into
+// containers for the decryption workers and queues handshake messages for
+// the handshake workers. It never allocates per packet and never blocks on
+// the buffer pool: without a spare buffer a data packet is dropped, so
+// handshakes keep flowing even when every buffer is in use.
+func (d *Device) RoutineReceiveIncoming(recv netio.ReceiveFunc) {
+	defer d.readers.Done()
+	d.log.Verbosef("Routine: receive incoming - started")
+	defer d.log.Verbosef("Routine: receive incoming - stopped")
+	batch := max(d.bind.BatchSize(), 1)
+	bufs := make([]*buffer, batch)
+	pkts := make([][]byte, batch)
+	sizes := make([]int, batch)
+	eps := make([]netio.Endpoint, batch)
+	conts := make([]*inContainer, 0, batch)
+	defer func() { d.buffers.put(bufs...) }()
+	for i := range bufs {
+		if bufs[i] = d.buffers.get(); bufs[i] == nil {
+			return
+		}
+		pkts[i] = bufs[i][:netio.MaxSegmentSize]
+	}
+	errorsInARow := 0
+	for {
+		n, err := recv(pkts, sizes, eps)
+		if err != nil {
+			if d.isClosed() || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			errorsInARow++
+			d.log.Verbosef("Failed to receive packets: %v", err)
+			if errorsInARow > 10 {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if n == 0 {
+				continue
+			}
+		} else {
+			errorsInARow = 0
+		}
+		var now time.Time
+		var lastIndex uint32
+		var lastKP *keypair
+		for i := range n {
+			pkt := bufs[i][:sizes[i]]
+			if len(pkt) < 4 {
+				d.drop(dropShortPacket, 1)
+				continue
+			}
+			switch pkt[0] {
+			case MessageDataType:
+			case handshake.MessageInitiationType, handshake.MessageResponseType,
+				handshake.MessageConfirmType, handshake.MessageCookieReplyType:
+				d.queueHandshake(pkt, eps[i])
+				continue
+			default:
+				d.drop(dropBadType, 1)
+				continue
+			}
+			if len(pkt) < ciphers.HeaderSize {
+				d.drop(dropShortPacket, 1)
+				continue
+			}
+			if pkt[1] != ProtocolVersion || pkt[2]|pkt[3] != 0 {
+				d.drop(dropBadType, 1)
+				continue
+			}
+			idx := binary.LittleEndian.Uint32(pkt[4:8])
+			kp := lastKP
+			if kp == nil || idx != lastIndex {
+				kp = d.indices.lookup(idx)
+				if kp == nil {
+					d.drop(dropUnknownIndex, 1)
+					continue
+				}
+				lastIndex, lastKP = idx, kp
+			}
+			body := len(pkt) - ciphers.HeaderSize - kp.params.TagSize
+			if body < 0 || body%paddingMultiple != 0 {
+				d.drop(dropShortPacket, 1)
+				continue
+			}
+			if now.IsZero() {
+				now = d.clock.Now()
+			}
+			if kp.dead.Load() || handshake.ReceiveExpired(kp.params, now.Sub(kp.created), kp.authFailures.Load()) {
+				d.drop(dropExpiredKeypair, 1)
+				continue
+			}
+			var c *inContainer
+			for _, x := range conts {
+				if x.kp == kp && x.n < ciphers.MaxBatch {
+					c = x
+					break
+				}
+			}
+			nb := d.buffers.tryGet()
+			if nb == nil {
+				d.drop(dropNoBuffer, 1)
+				continue
+			}
+			if c == nil {
+				c = d.inPool.get()
+				c.kp = kp
+				conts = append(conts, c)
+			}
+			c.bufs[c.n], c.pkts[c.n], c.eps[c.n] = bufs[i], pkt, eps[i]
+			c.n++
+			bufs[i], pkts[i] = nb, nb[:netio.MaxSegmentSize]
+		}
+		clear(eps[:n])
+		for i, c := range conts {
+			c.mu.Lock()
+			c.kp.peer.enqueueInbound(c)
+			conts[i] = nil
+		}
+		conts = conts[:0]
+	}
+}
+
+// enqueueInbound hands a locked container to the peer's ordered queue and
+// to the decryption workers.
+func (p *Peer) enqueueInbound(c *inContainer) {
+	p.inMu.Lock()
+	defer p.inMu.Unlock()
+	if p.inClosed {
+		c.mu.Unlock()
+		p.device.releaseIn(c)
+		return
+	}
+	p.inbound <- c
+	p.device.decryptQueue <- c
+}
+
+// RoutineDecryption opens one container per call of Key.Open, then unlocks
+// it for the peer's sequential receiver.
+func (d *Device) RoutineDecryption(id int) {
+	defer d.cryptoWorkers.Done()
+	for c := range d.decryptQueue {
+		c.mask = c.kp.recv.Open(c.pkts[:c.n])
+		c.mu.Unlock()
+	}
+}
+
+// RoutineSequentialReceiver processes the peer's containers in order: for
+// each authenticated packet the replay window, then keepalive or inner
+// packet checks (length from its IP header, source in the peer's
+// AllowedIPs), and one TUN write per container.
+func (p *Peer) RoutineSequentialReceiver() {
+	defer p.routines.Done()
+	d := p.device
+	for c := range p.inbound {
+		c.mu.Lock()
+		p.receiveContainer(c)
+		c.mu.Unlock()
+		d.releaseIn(c)
+	}
+}
+
+func (p *Peer) receiveContainer(c *inContainer) {
+	d := p.device
+	kp := c.kp
+	if failed := c.n - c.mask.Count(); failed > 0 {
+		d.drop(dropAuthFailed, failed)
+		if handshake.AuthFailureExceeded(kp.params, kp.authFailures.Add(uint64(failed))) {
+			p.discardKeypair(kp)
+		}
+	}
+	routes := d.routes.Load()
+	var lastEP netio.Endpoint
+	out, rxBytes, rxPackets, data := 0, 0, 0, false
+	for i := range c.n {
+		if !c.mask.Has(i) {
+			continue
+		}
+		pkt := c.pkts[i]
+		if !kp.replay.ValidateCounter(ciphers.Counter(pkt), kp.params.RejectAfterMessages) {
+			d.drop(dropReplay, 1)
+			continue
+		}
+		lastEP = c.eps[i]
+		rxPackets++
+		rxBytes += len(pkt) + kp.params.TagSize // as on the wire
+		body := pkt[ciphers.HeaderSize:]
+		if len(body) == 0 {
+			continue // keepalive
+		}
+		data = true
+		n, src, ok := innerPacket(body)
+		if !ok {
+			d.drop(dropMalformedInner, 1)
+			continue
+		}
+		if owner, ok := routes.LookupIP(src); !ok || owner != p {
+			d.drop(dropDisallowedSource, 1)
+			continue
+		}
+		c.pkts[out] = c.bufs[i][:ciphers.HeaderSize+n]
+		out++
+	}
+	if rxPackets == 0 {
+		return
+	}
+	now := d.clock.Now()
+	t := d.since(now)
+	p.rxBytes.Add(uint64(rxBytes))
+	p.rxPackets.Add(uint64(rxPackets))
+	p.lastReceived.Store(t)
+	p.sentUnanswered.Store(0)
+	if data {
+		p.keepaliveArmed.CompareAndSwap(0, t)
+	}
+	p.setEndpointFromData(lastEP)
+	if !kp.confirmed.Load() {
+		p.hs.ConfirmedByData(kp.localIndex)
+		if p.confirmKeypair(kp) {
+			d.log.Verbosef("%v - keypair %d confirmed by data", p, kp.localIndex)
+			p.sendStaged()
+		}
+	}
+	if cur := p.sendKP.Load(); cur == kp && handshake.ShouldRekeyOnReceive(kp.isInitiator, now.Sub(kp.created)) {
+		p.initiateHandshake(false)
+	}
+	if out > 0 {
+		q := p.tunQueue
+		d.tunWriters[q].Lock()
+		_, err := d.tuns[q].Write(c.pkts[:out], ciphers.HeaderSize)
+		d.tunWriters[q].Unlock()
+		if err != nil {
+			d.drop(dropTUNWriteError, out)
+			if !d.isClosed() {
+				d.errorLimited("Failed to write packets to TUN queue %d: %v", q, err)
+			}
+		}
+	}
+}
