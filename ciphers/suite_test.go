@@ -319,8 +319,10 @@ func testSuiteTamper(t *testing.T, s suiteUnderTest) {
 }
 
 // testSuiteWrongKey checks that a Key from different key material (and, for
-// suites with a salt, one differing only in the salt) verifies nothing and
-// modifies nothing.
+// suites with a salt or a MAC key, one differing only in it) verifies
+// nothing and modifies nothing. For Encrypt-then-MAC suites a key differing
+// only in the encryption key verifies (the tag covers the ciphertext) but
+// must not recover the plaintext.
 func testSuiteWrongKey(t *testing.T, s suiteUnderTest) {
 	rng := newTestRand("wrong key " + s.ID.String())
 	p := s.ID.Params()
@@ -344,7 +346,23 @@ func testSuiteWrongKey(t *testing.T, s suiteUnderTest) {
 	for name, o := range others {
 		wrong := s.newKey(t, o)
 		got := clonePackets(sealed)
-		if mask := wrong.Open(got); mask.Count() != 0 {
+		mask := wrong.Open(got)
+		if name == "enc bit" && p.MACKeySize > 0 {
+			// Encrypt-then-MAC with independent keys: the tag covers the
+			// ciphertext only, so a wrong encryption key verifies every
+			// packet but must not give the plaintext back.
+			if mask.Count() != len(got) {
+				t.Errorf("%s: key with %s verified %d of %d packets", s.ID, name, mask.Count(), len(got))
+			}
+			for i := range got {
+				body := pkts[i][HeaderSize:]
+				if len(body) > 0 && bytes.Equal(got[i][HeaderSize:], body) {
+					t.Errorf("%s: key with %s decrypted packet %d to its plaintext", s.ID, name, i)
+				}
+			}
+			continue
+		}
+		if mask.Count() != 0 {
 			t.Errorf("%s: key with %s changed verified %d packets", s.ID, name, mask.Count())
 		}
 		assertPacketsEqual(t, name, got, sealed)
