@@ -1,0 +1,87 @@
+// Package tunnel is gmtun's data plane: the Device that ties the TUN
+// queues, the UDP bind, the handshake (package handshake) and the data
+// suites (package ciphers) together. Its shape follows wireguard-go's
+// device package: batch-first queues of containers, parallel crypto
+// workers between sequential per-peer stages, pooled buffers, and named
+// Routine* goroutines.
+//
+// # Outbound flow
+//
+//	TUN queue q ──read vector at offset 16──► RoutineReadFromTUN(q)
+//	   for each packet: destination → AllowedIPs (longest prefix) → peer
+//	   group per peer into one container (≤ 128 packets, never waits for more)
+//	      │
+//	      ▼  peer.stagePackets (bounded: MaxStagedPackets, drop oldest)
+//	peer.sendStaged  [under peer.sendMu: counter order == queue order]
+//	   no usable keypair → start handshake, packets stay staged
+//	   else: counters c0 = Add(n) − n (one atomic add per container),
+//	         write headers, zero-pad bodies to 16 (never past the MTU),
+//	         lock container, push it to BOTH queues:
+//	      ├──► peer.outbound (ordered, per peer)
+//	      └──► device.encryptQueue ──► RoutineEncryption × NumCPU
+//	                                     Key.Seal(container) once; Unlock
+//	peer.RoutineSequentialSender: Lock each container in FIFO order (waits
+//	   for its worker) → bind.Send(vector, endpoint) once → release buffers
+//
+// # Inbound flow
+//
+//	bind ReceiveFunc ──vector──► RoutineReceiveIncoming (one per func)
+//	   type 0x14: version/reserved, receiver index → keypair, exact length
+//	              (body a multiple of 16 + the suite's tag), keypair not
+//	              expired → group per keypair into containers
+//	   0x11/0x12/0x13/0x15: exact size → copy into the bounded handshake
+//	              queue (drop when full)
+//	      │ lock container, push to BOTH queues:
+//	      ├──► peer.inbound (ordered)
+//	      └──► device.decryptQueue ──► RoutineDecryption × NumCPU
+//	                                     mask = Key.Open(container); Unlock
+//	peer.RoutineSequentialReceiver: Lock each container in FIFO order; for
+//	   each packet whose tag verified: replay window (RFC 6479, updated only
+//	   now, after authentication) → keepalive? count only : length from the
+//	   inner IPv4/IPv6 header (padding stripped) → inner source must route
+//	   back to this peer → one tun.Write(vector) per container.
+//	   Any authenticated packet: roaming endpoint update, confirms a
+//	   responder's keypair, timers.
+//
+// # Handshakes
+//
+//	handshake queue ──► RoutineHandshake × ⌈NumCPU/2⌉
+//	   Local.Screen: exact length, header, mac1 (before any curve work);
+//	   under load (queue ≥ 1/8 full, LoadDetector) also mac2, else a cookie
+//	   reply; accepted messages under load pass a per-source token bucket.
+//	   0x11 → ConsumeInitiation → install keypair as "next" (unconfirmed:
+//	          never used to send) → send 0x12
+//	   0x12 → ConsumeResponse → send 0x13 → install as "current" → flush
+//	          staged packets
+//	   0x13 → ConsumeConfirm → promote "next" → flush staged packets
+//	   0x15 → ConsumeCookieReply (later messages carry mac2)
+//
+// Keypair slots (previous/current/next) are handshake.Keypairs; receiver
+// indices come from the device's index table, which implements
+// handshake.IndexAllocator and maps each index to its peer and keypair.
+//
+// # Timers
+//
+// One goroutine (RoutineTimers) walks the peers every tick against the
+// injected Clock: initiation retransmission after RetryTimeout (with
+// jitter) and giving up after RekeyAttemptTime, keypair expiry after
+// RejectAfterTime and zeroing after ZeroKeysAfter, a new handshake when
+// data sent got no answer for KeepaliveTimeout+RekeyTimeout, a passive
+// keepalive KeepaliveTimeout after receiving data when nothing was sent,
+// and the persistent keepalive. Rekeys on time, messages and bytes are
+// decided on the send path by handshake.ShouldRekeyOnSend and on the
+// receive path by ShouldRekeyOnReceive. With no traffic and no persistent
+// keepalive the device sends nothing.
+//
+// # Buffers and allocation
+//
+// Every packet buffer is BufferSize bytes (64 KiB segments, so that TUN
+// GRO and UDP GRO can coalesce into the first buffer of a vector) and comes
+// from a capped free list (Config.MaxBuffers): the steady state allocates
+// nothing per packet. Readers of the TUN wait for a free buffer
+// (backpressure); the network reader never waits: without a spare buffer
+// it drops data packets, so handshakes that free buffers keep flowing.
+//
+// Packets from the network never cause a panic, an allocation or a log
+// line; every drop is counted by reason in Stats.
+package tunnel
