@@ -13,7 +13,8 @@ PREFIX      ?= /usr/local
 KERNELS := \
 	zuclanes:zuclanes:zuclanes_amd64.s:stubs_amd64.go \
 	sm4ctr:sm4ctr:sm4ctr_amd64.s:stubs_amd64.go \
-	ghash:ghash:ghash_amd64.s:stubs_amd64.go
+	ghash:ghash:ghash_amd64.s:stubs_amd64.go \
+	cpuid:cpu:cpu_amd64.s:stubs_amd64.go
 
 .PHONY: all build test vet staticcheck unit purego forced-tiers kernels kernels-fresh bench clean
 
@@ -58,14 +59,17 @@ kernels:
 	done
 
 ## kernels-fresh: fail if the committed assembly differs from a fresh generation
+## (generates in place, since avo records its command line in the header, then restores the committed files)
 kernels-fresh:
-	@set -e; tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; for k in $(KERNELS); do \
+	@set -e; tmp=$$(mktemp -d); stale=0; for k in $(KERNELS); do \
 		gen=$${k%%:*}; rest=$${k#*:}; pkg=$${rest%%:*}; rest=$${rest#*:}; asm=$${rest%%:*}; stub=$${rest#*:}; \
 		[ -d kernels/_gen/$$gen ] || continue; \
-		(cd kernels/_gen && $(GO) run ./$$gen -out $$tmp/$$asm -stubs $$tmp/$$stub -pkg $$pkg); \
-		cmp -s $$tmp/$$asm kernels/$$pkg/$$asm || { echo "kernels/$$pkg/$$asm is stale: run make kernels"; exit 1; }; \
-		cmp -s $$tmp/$$stub kernels/$$pkg/$$stub || { echo "kernels/$$pkg/$$stub is stale: run make kernels"; exit 1; }; \
-	done; echo "generated kernels are fresh"
+		cp kernels/$$pkg/$$asm $$tmp/$$pkg.asm; cp kernels/$$pkg/$$stub $$tmp/$$pkg.stub; \
+		(cd kernels/_gen && $(GO) run ./$$gen -out ../$$pkg/$$asm -stubs ../$$pkg/$$stub -pkg $$pkg) || stale=1; \
+		cmp -s $$tmp/$$pkg.asm kernels/$$pkg/$$asm || { echo "kernels/$$pkg/$$asm is stale: run make kernels"; stale=1; }; \
+		cmp -s $$tmp/$$pkg.stub kernels/$$pkg/$$stub || { echo "kernels/$$pkg/$$stub is stale: run make kernels"; stale=1; }; \
+		cp $$tmp/$$pkg.asm kernels/$$pkg/$$asm; cp $$tmp/$$pkg.stub kernels/$$pkg/$$stub; \
+	done; rm -rf $$tmp; [ $$stale = 0 ] && echo "generated kernels are fresh"
 
 ## bench: the crypto benchmarks (CPU time is what to compare on a shared machine)
 bench:

@@ -61,25 +61,41 @@ func sm4gcmNonce(nonce, salt *[sm4.NonceSize]byte, c uint64) {
 	binary.BigEndian.PutUint64(nonce[4:], binary.BigEndian.Uint64(salt[4:])^c)
 }
 
-// sealSM4GCMBatch seals a validated batch packet by packet. It is the
-// seam a multi-packet kernel replaces: it sees the whole batch.
+// sealSM4GCMBatch seals a validated batch (at most MaxBatch packets) with
+// one call into the batch GCM, which shares kernel passes across packets.
 func sealSM4GCMBatch(g *sm4.GCM, salt *[sm4.NonceSize]byte, pkts [][]byte) {
-	var nonce [sm4.NonceSize]byte
+	var one [1]sm4.Packet
+	var many [MaxBatch]sm4.Packet
+	ps := one[:]
+	if len(pkts) > 1 {
+		ps = many[:len(pkts)]
+	}
 	for i, pkt := range pkts {
-		sm4gcmNonce(&nonce, salt, Counter(pkt))
 		n := len(pkt)
 		pkt = pkt[:n+sm4.TagSize]
-		body := pkt[HeaderSize:n]
-		g.Seal(body, (*[sm4.TagSize]byte)(pkt[n:]), &nonce, body, pkt[:HeaderSize])
+		p := &ps[i]
+		sm4gcmNonce(&p.Nonce, salt, Counter(pkt))
+		p.AAD, p.Text, p.Tag = pkt[:HeaderSize], pkt[HeaderSize:n], (*[sm4.TagSize]byte)(pkt[n:])
 		pkts[i] = pkt
 	}
+	g.SealBatch(ps[:len(pkts)])
 }
 
 // openSM4GCMBatch opens a batch of at most MaxBatch packets, setting the
 // bit in m of each packet that verified (and only then was decrypted).
+// Packets too short for a tag or with a counter at the limit are left out
+// of the batch.
 func openSM4GCMBatch(g *sm4.GCM, salt *[sm4.NonceSize]byte, pkts [][]byte, m *Mask) {
 	const maxCounter = 1<<64 - 1<<13 - 1 // SM4GCM.Params().MaxCounter
-	var nonce [sm4.NonceSize]byte
+	var one [1]sm4.Packet
+	var many [MaxBatch]sm4.Packet
+	var index [MaxBatch]uint8
+	var ok [MaxBatch]bool
+	ps := one[:]
+	if len(pkts) > 1 {
+		ps = many[:]
+	}
+	n := 0
 	for i, pkt := range pkts {
 		if len(pkt) < HeaderSize+sm4.TagSize {
 			continue
@@ -88,11 +104,18 @@ func openSM4GCMBatch(g *sm4.GCM, salt *[sm4.NonceSize]byte, pkts [][]byte, m *Ma
 		if c >= maxCounter {
 			continue
 		}
-		sm4gcmNonce(&nonce, salt, c)
-		n := len(pkt) - sm4.TagSize
-		body := pkt[HeaderSize:n]
-		if g.Open(body, &nonce, body, pkt[:HeaderSize], (*[sm4.TagSize]byte)(pkt[n:])) {
-			pkts[i] = pkt[:n]
+		end := len(pkt) - sm4.TagSize
+		p := &ps[n]
+		sm4gcmNonce(&p.Nonce, salt, c)
+		p.AAD, p.Text, p.Tag = pkt[:HeaderSize], pkt[HeaderSize:end], (*[sm4.TagSize]byte)(pkt[end:])
+		index[n] = uint8(i)
+		n++
+	}
+	g.OpenBatch(ps[:n], ok[:n])
+	for j := range n {
+		if ok[j] {
+			i := int(index[j])
+			pkts[i] = pkts[i][:len(pkts[i])-sm4.TagSize]
 			m.Set(i)
 		}
 	}

@@ -51,92 +51,105 @@ func zuc128IVs(eea, eia *[zuc.IVSize128]byte, c uint64, direction uint8) {
 
 // Seal encrypts and authenticates every packet of pkts in place (see
 // Key.Seal); it validates the whole batch before touching any packet.
+// Packets are grouped as in zuc-256 (lengthOrder): one EEA3 lane call over
+// the bodies of a group, then one EIA3 lane call over header ‖ ciphertext.
 func (k *zuc128Key) Seal(pkts [][]byte) error {
 	p := ZUC128.Params()
 	if err := checkSeal(pkts, &p); err != nil {
 		return err
 	}
-	var eea, eia [zucLanes][zuc.IVSize128]byte
-	for len(pkts) > 0 {
-		n := min(len(pkts), zucLanes)
-		for i, pkt := range pkts[:n] {
-			zuc128IVs(&eea[i], &eia[i], Counter(pkt), k.direction)
-		}
-		sealZUC128LanesGeneric(k, &eea, &eia, pkts[:n])
-		pkts = pkts[n:]
+	var keys [MaxBatch]uint64
+	ord := keys[:0]
+	for i, pkt := range pkts {
+		ord = append(ord, lengthKey(len(pkt), i))
+	}
+	lengthOrder(ord)
+	for end := len(ord); end > 0; end -= zuc.Lanes {
+		sealZUC128Group(k, pkts, ord[max(0, end-zuc.Lanes):end])
 	}
 	return nil
 }
 
 // Open verifies and decrypts in place the packets of pkts that
 // authenticate (see Key.Open). A batch longer than MaxBatch opens nothing.
+// Each group of well-formed packets is one EIA3 lane call, then one EEA3
+// lane call over the packets whose tag verified.
 func (k *zuc128Key) Open(pkts [][]byte) Mask {
 	var m Mask
 	if len(pkts) > MaxBatch {
 		return m
 	}
 	maxCounter := ZUC128.Params().MaxCounter
-	var eea, eia [zucLanes][zuc.IVSize128]byte
-	for base := 0; base < len(pkts); base += zucLanes {
-		group := pkts[base:min(len(pkts), base+zucLanes)]
-		var valid uint32
-		for i, pkt := range group {
-			if len(pkt) >= HeaderSize+zuc128TagSize && Counter(pkt) < maxCounter {
-				zuc128IVs(&eea[i], &eia[i], Counter(pkt), k.direction)
-				valid |= 1 << i
-			}
+	var keys [MaxBatch]uint64
+	ord := keys[:0]
+	for i, pkt := range pkts {
+		if len(pkt) >= HeaderSize+zuc128TagSize && Counter(pkt) < maxCounter {
+			ord = append(ord, lengthKey(len(pkt), i))
 		}
-		ok := openZUC128LanesGeneric(k, &eea, &eia, group, valid)
-		for i := range group {
-			if ok&(1<<i) != 0 {
-				m.Set(base + i)
-			}
-		}
+	}
+	lengthOrder(ord)
+	for end := len(ord); end > 0; end -= zuc.Lanes {
+		openZUC128Group(k, pkts, ord[max(0, end-zuc.Lanes):end], &m)
 	}
 	return m
 }
 
-// sealZUC128LanesGeneric seals up to zucLanes validated packets: 128-EEA3
-// over the body with eea[i], then 128-EIA3 over header ‖ ciphertext with
-// eia[i] into the 4-byte tag room. It is the seam a multi-lane kernel
-// replaces (EEA3 and EIA3 lanes of the same packets together).
-func sealZUC128LanesGeneric(k *zuc128Key, eea, eia *[zucLanes][zuc.IVSize128]byte, pkts [][]byte) {
-	var st zuc.State
-	for i, pkt := range pkts {
-		n := len(pkt)
-		pkt = pkt[:n+zuc128TagSize]
-		body := pkt[HeaderSize:n]
-		st.Init128(&k.enc, &eea[i])
-		zuc.XORKeyStreamGeneric(&st, body, body)
-		st.Init128(&k.mac, &eia[i])
-		binary.BigEndian.PutUint32(pkt[n:], zuc.EIA3Generic(&st, pkt[:n], 8*n))
-		pkts[i] = pkt
+// sealZUC128Group seals the validated packets selected by ord (at most
+// zuc.Lanes; see lengthKey): 128-EEA3 over the body, then 128-EIA3 over
+// header ‖ ciphertext into the 4-byte tag room.
+func sealZUC128Group(k *zuc128Key, pkts [][]byte, ord []uint64) {
+	var eea, eia [zuc.Lanes][zuc.IVSize128]byte
+	var lanes [zuc.Lanes][]byte
+	var tags [zuc.Lanes]uint32
+	for j, key := range ord {
+		pkt := pkts[lengthIndex(key)]
+		zuc128IVs(&eea[j], &eia[j], Counter(pkt), k.direction)
+		lanes[j] = pkt[HeaderSize:]
+	}
+	zuc.XORKeyStreams128(&k.enc, &eea, &lanes, len(ord))
+	for j, key := range ord {
+		lanes[j] = pkts[lengthIndex(key)]
+	}
+	zuc.EIA3Tags(&k.mac, &eia, &lanes, &tags, len(ord))
+	for j, key := range ord {
+		i := lengthIndex(key)
+		n := len(pkts[i])
+		pkts[i] = pkts[i][:n+zuc128TagSize]
+		binary.BigEndian.PutUint32(pkts[i][n:], tags[j])
 	}
 }
 
-// openZUC128LanesGeneric verifies the packets whose bit is set in valid
-// and decrypts those whose tag matches (constant-time compare), re-slicing
-// them to header ‖ plaintext. No keystream is generated for a packet
-// before its tag has verified; failing packets are not touched. It returns
-// the bits of the packets opened.
-func openZUC128LanesGeneric(k *zuc128Key, eea, eia *[zucLanes][zuc.IVSize128]byte, pkts [][]byte, valid uint32) (ok uint32) {
-	var st zuc.State
-	for i, pkt := range pkts {
-		if valid&(1<<i) == 0 {
-			continue
-		}
-		n := len(pkt) - zuc128TagSize
-		st.Init128(&k.mac, &eia[i])
-		var tag [zuc128TagSize]byte
-		binary.BigEndian.PutUint32(tag[:], zuc.EIA3Generic(&st, pkt[:n], 8*n))
-		if subtle.ConstantTimeCompare(tag[:], pkt[n:]) != 1 {
-			continue
-		}
-		body := pkt[HeaderSize:n]
-		st.Init128(&k.enc, &eea[i])
-		zuc.XORKeyStreamGeneric(&st, body, body)
-		pkts[i] = pkt[:n]
-		ok |= 1 << i
+// openZUC128Group verifies the well-formed packets selected by ord (at
+// most zuc.Lanes) and decrypts those whose tag matches (constant-time
+// compare), re-slicing them to header ‖ plaintext and setting their bits
+// in m. No keystream is generated for a packet before its tag has
+// verified; failing packets are not touched.
+func openZUC128Group(k *zuc128Key, pkts [][]byte, ord []uint64, m *Mask) {
+	var eea, eia [zuc.Lanes][zuc.IVSize128]byte
+	var lanes [zuc.Lanes][]byte
+	var tags [zuc.Lanes]uint32
+	for j, key := range ord {
+		pkt := pkts[lengthIndex(key)]
+		zuc128IVs(&eea[j], &eia[j], Counter(pkt), k.direction)
+		lanes[j] = pkt[:len(pkt)-zuc128TagSize]
 	}
-	return ok
+	zuc.EIA3Tags(&k.mac, &eia, &lanes, &tags, len(ord))
+	var ok uint32
+	for j, key := range ord {
+		pkt := pkts[lengthIndex(key)]
+		n := len(pkt) - zuc128TagSize
+		lanes[j] = nil
+		if subtle.ConstantTimeEq(int32(tags[j]), int32(binary.BigEndian.Uint32(pkt[n:]))) == 1 {
+			lanes[j] = pkt[HeaderSize:n]
+			ok |= 1 << j
+		}
+	}
+	zuc.XORKeyStreams128(&k.enc, &eea, &lanes, len(ord))
+	for j, key := range ord {
+		if ok&(1<<j) != 0 {
+			i := lengthIndex(key)
+			pkts[i] = pkts[i][:len(pkts[i])-zuc128TagSize]
+			m.Set(i)
+		}
+	}
 }

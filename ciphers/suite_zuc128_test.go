@@ -3,8 +3,19 @@ package ciphers
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"syscall"
 	"testing"
+	"time"
 
+	gmsm "github.com/emmansun/gmsm/zuc"
+
+	"github.com/gmtun/gmtun/ciphers/internal/impl"
+	"github.com/gmtun/gmtun/ciphers/internal/impl/impltest"
+	izuc "github.com/gmtun/gmtun/ciphers/internal/zuc"
 	"github.com/gmtun/gmtun/ciphers/zuc"
 )
 
@@ -31,7 +42,10 @@ func sealZUC128Reference(t testing.TB, k DirectionKeys, pkt []byte) []byte {
 }
 
 func TestZUC128Suite(t *testing.T) {
-	runZUCSuiteTests(t, zuc128Suite)
+	impltest.TestAllImplementations(t, "zuc", func(t *testing.T) {
+		runZUCSuiteTests(t, zuc128Suite)
+		runZUCLaneTests(t, zuc128Suite)
+	})
 }
 
 // TestZUC128Params spells out the counter split by hand.
@@ -223,7 +237,315 @@ func TestZUC128KeyErrors(t *testing.T) {
 }
 
 func BenchmarkZUC128Suite(b *testing.B) {
-	b.Run("Seal/64x1420", func(b *testing.B) { benchmarkSuiteSeal(b, zuc128Suite, 64, 1420) })
-	b.Run("Open/64x1420", func(b *testing.B) { benchmarkSuiteOpen(b, zuc128Suite, 64, 1420) })
-	b.Run("Seal/64x64", func(b *testing.B) { benchmarkSuiteSeal(b, zuc128Suite, 64, 64) })
+	benchmarkZUCSuite(b, zuc128Suite, func(b *testing.B, k DirectionKeys, pkt []byte, size int) {
+		// gmsm per packet: 128-EEA3 over the body, 128-EIA3 over
+		// header ‖ ciphertext, key and IV setup included.
+		c := Counter(pkt)
+		s, err := gmsm.NewEEACipher(k.Enc, uint32(c), uint32(c>>32)&31, uint32(k.Direction))
+		if err != nil {
+			b.Fatal(err)
+		}
+		body := pkt[HeaderSize : HeaderSize+size]
+		s.XORKeyStream(body, body)
+		h, err := gmsm.NewEIAHash(k.MAC, uint32(c), uint32(c>>32)&31, uint32(k.Direction))
+		if err != nil {
+			b.Fatal(err)
+		}
+		h.Write(pkt[:HeaderSize+size])
+		h.Sum(pkt[:HeaderSize+size])
+	})
+}
+
+// Lane tests of the zuc suites. The suites group packets by length into
+// multi-lane kernel calls (ciphers/internal/zuc), so these tests build the
+// batches that exercise the grouping: equal lengths filling every lane,
+// every length 0..4096, packets too long for the MAC scratch, mixed
+// batches with runs of equal lengths, counters at the IV-space boundaries
+// and unaligned buffers. Every sealed packet is compared with the suite's
+// one-shot reference (the public ciphers/zuc API, which is the generic
+// single-lane code), then the batch is opened again.
+
+// runZUCLaneTests runs the lane tests on s as subtests.
+func runZUCLaneTests(t *testing.T, s suiteUnderTest) {
+	t.Run("EqualLengths", func(t *testing.T) { testZUCEqualLengths(t, s) })
+	t.Run("LongPackets", func(t *testing.T) { testZUCLongPackets(t, s) })
+	t.Run("MixedBatches", func(t *testing.T) { testZUCMixedBatches(t, s) })
+	t.Run("CounterEdges", func(t *testing.T) { testZUCCounterEdges(t, s) })
+}
+
+// unalignedPacket returns header ‖ body with the given counter in a buffer
+// starting off bytes into its allocation, with tagRoom spare capacity.
+func unalignedPacket(off int, counter uint64, body []byte, tagRoom int) []byte {
+	p := makePacket(counter, 0x01020304, body, tagRoom)
+	q := make([]byte, off+cap(p))[off:]
+	copy(q, p)
+	return q[:len(p):cap(p)]
+}
+
+// zucBatch returns packets with the given body lengths, consecutive
+// counters from c0, random bodies and random 0..7-byte misalignment.
+func zucBatch(rng *rand.Rand, lens []int, c0 uint64, tagRoom int) [][]byte {
+	pkts := make([][]byte, len(lens))
+	for i, l := range lens {
+		body := make([]byte, l)
+		fillRandom(rng, body)
+		pkts[i] = unalignedPacket(rng.IntN(8), c0+uint64(i), body, tagRoom)
+	}
+	return pkts
+}
+
+// checkZUCBatch seals a copy of pkts, compares every packet with the
+// reference, opens it again and checks the plaintexts come back.
+func checkZUCBatch(t *testing.T, s suiteUnderTest, k DirectionKeys, key Key, pkts [][]byte, what string) {
+	t.Helper()
+	sealed := sealBatch(t, key, pkts)
+	for i := range pkts {
+		if want := s.Reference(t, k, pkts[i]); !bytes.Equal(sealed[i], want) {
+			t.Fatalf("%s: packet %d of %d (body %d bytes, counter %#x) differs from the reference",
+				what, i, len(pkts), len(pkts[i])-HeaderSize, Counter(pkts[i]))
+		}
+	}
+	if m := key.Open(sealed); m.Count() != len(pkts) {
+		t.Fatalf("%s: Open verified %d of %d packets", what, m.Count(), len(pkts))
+	}
+	assertPacketsEqual(t, what+" roundtrip", sealed, pkts)
+}
+
+// testZUCEqualLengths seals batches of one length for every body length
+// 0..4096 (every 17th with -short): a single packet, and a batch filling
+// two lane groups plus one packet.
+func testZUCEqualLengths(t *testing.T, s suiteUnderTest) {
+	rng := newTestRand("zuc equal lengths " + s.ID.String())
+	p := s.ID.Params()
+	k := randomDirectionKeys(rng, s.ID)
+	key := s.newKey(t, k)
+	step := 1
+	if testing.Short() {
+		step = 17
+	}
+	for l := 0; l <= 4096; l += step {
+		n := 1
+		if l%3 == 0 || l <= 64 || l >= 4000 {
+			n = 2*izuc.Lanes + 1
+		}
+		lens := make([]int, n)
+		for i := range lens {
+			lens[i] = l
+		}
+		checkZUCBatch(t, s, k, key, zucBatch(rng, lens, rng.Uint64N(1<<32), p.TagSize), fmt.Sprintf("%d x %d bytes", n, l))
+	}
+}
+
+// testZUCLongPackets seals 8192- and 65535-byte bodies alone, in a full
+// lane group and among short packets (past the MAC keystream scratch of
+// the lane path, they take the single-lane path).
+func testZUCLongPackets(t *testing.T, s suiteUnderTest) {
+	rng := newTestRand("zuc long " + s.ID.String())
+	p := s.ID.Params()
+	k := randomDirectionKeys(rng, s.ID)
+	key := s.newKey(t, k)
+	for _, l := range []int{8192, 65535} {
+		for _, n := range []int{1, izuc.Lanes} {
+			lens := make([]int, n)
+			for i := range lens {
+				lens[i] = l
+			}
+			checkZUCBatch(t, s, k, key, zucBatch(rng, lens, rng.Uint64N(1<<30), p.TagSize), fmt.Sprintf("%d x %d bytes", n, l))
+		}
+		lens := []int{64, l, 1420, 0, 1420, 1420, 3, l - 1, 40, 1420}
+		checkZUCBatch(t, s, k, key, zucBatch(rng, lens, rng.Uint64N(1<<30), p.TagSize), fmt.Sprintf("%d among short", l))
+	}
+}
+
+// testZUCMixedBatches seals batches of 1..128 packets whose lengths mix
+// runs of equal sizes (TSO segments and their shorter last segment) with
+// random lengths 0..1420, shuffled.
+func testZUCMixedBatches(t *testing.T, s suiteUnderTest) {
+	rng := newTestRand("zuc mixed " + s.ID.String())
+	p := s.ID.Params()
+	k := randomDirectionKeys(rng, s.ID)
+	key := s.newKey(t, k)
+	rounds := 60
+	if testing.Short() {
+		rounds = 15
+	}
+	for round := range rounds {
+		n := 1 + rng.IntN(MaxBatch)
+		if round < 8 {
+			n = []int{1, 2, 3, 15, 16, 17, 64, 128}[round]
+		}
+		lens := make([]int, 0, n)
+		for len(lens) < n {
+			switch rng.IntN(3) {
+			case 0: // a TSO burst: a run of one size and a shorter tail
+				size, run := 1+rng.IntN(1420), 1+rng.IntN(40)
+				for range run {
+					lens = append(lens, size)
+				}
+				lens = append(lens, rng.IntN(size+1))
+			case 1:
+				lens = append(lens, bodyLengths[rng.IntN(len(bodyLengths))])
+			default:
+				lens = append(lens, rng.IntN(1421))
+			}
+		}
+		lens = lens[:n]
+		rng.Shuffle(n, func(i, j int) { lens[i], lens[j] = lens[j], lens[i] })
+		checkZUCBatch(t, s, k, key, zucBatch(rng, lens, rng.Uint64N(1<<30), p.TagSize), fmt.Sprintf("round %d (%d packets)", round, n))
+	}
+}
+
+// testZUCCounterEdges seals full batches whose consecutive counters cross
+// 2^32 boundaries (for zuc-128, COUNT wraps and BEARER steps) and end at
+// the last counter below MaxCounter (2^37 for zuc-128).
+func testZUCCounterEdges(t *testing.T, s suiteUnderTest) {
+	rng := newTestRand("zuc counters " + s.ID.String())
+	p := s.ID.Params()
+	const n = 2*izuc.Lanes + 3
+	starts := []uint64{0, 1<<32 - n/2, 2<<32 - 5, 31<<32 - n/2, p.MaxCounter - n}
+	for range 4 {
+		starts = append(starts, uint64(rng.IntN(31)+1)<<32-uint64(rng.IntN(n)))
+	}
+	for _, c0 := range starts {
+		k := randomDirectionKeys(rng, s.ID)
+		key := s.newKey(t, k)
+		lens := make([]int, n)
+		for i := range lens {
+			lens[i] = 1420
+			if i%5 == 4 {
+				lens[i] = rng.IntN(1421)
+			}
+		}
+		checkZUCBatch(t, s, k, key, zucBatch(rng, lens, c0, p.TagSize), fmt.Sprintf("counters from %#x", c0))
+	}
+}
+
+// fuzzZUCSuite seals a batch shaped by the fuzzer (one body length per
+// byte of shape, 0..2040, with runs of equal lengths) with the dispatched
+// suite and compares every packet with the generic single-lane reference,
+// then opens it.
+func fuzzZUCSuite(t *testing.T, s suiteUnderTest, seed uint64, shape []byte) {
+	rng := rand.New(rand.NewPCG(seed, uint64(s.ID)))
+	p := s.ID.Params()
+	k := randomDirectionKeys(rng, s.ID)
+	key := s.newKey(t, k)
+	shape = shape[:min(len(shape), MaxBatch)]
+	if len(shape) == 0 {
+		return
+	}
+	lens := make([]int, len(shape))
+	for i, b := range shape {
+		lens[i] = 8 * int(b)
+		if b&1 != 0 {
+			lens[i] -= int(b) % 7
+		}
+	}
+	c0 := rng.Uint64N(p.MaxCounter - MaxBatch)
+	checkZUCBatch(t, s, k, key, zucBatch(rng, lens, c0, p.TagSize), fmt.Sprintf("lens %v", lens))
+}
+
+func FuzzZUC128Suite(f *testing.F) {
+	f.Add(uint64(1), []byte{178, 178, 178, 178, 178, 178, 178, 178, 178, 178, 178, 178, 178, 178, 178, 178, 178, 20})
+	f.Add(uint64(2), []byte{0, 1, 2, 3, 255, 7, 9})
+	f.Add(uint64(3), []byte{100})
+	f.Fuzz(func(t *testing.T, seed uint64, shape []byte) { fuzzZUCSuite(t, zuc128Suite, seed, shape) })
+}
+
+// Benchmarks. The machine the numbers come from is shared, so besides the
+// wall-clock figures each benchmark reports the CPU time of its (locked)
+// thread: cpu-ns/op and cpu-MB/s of body bytes.
+
+// zucThreadCPU returns the CPU time the calling OS thread has consumed.
+func zucThreadCPU() time.Duration {
+	const rusageThread = 1 // RUSAGE_THREAD (Linux)
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(rusageThread, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// zucLoopCPU runs f in a b.Loop on a locked thread, reporting the thread's
+// CPU time per op and the CPU-time throughput of bytesPerOp.
+func zucLoopCPU(b *testing.B, bytesPerOp int, f func()) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	b.SetBytes(int64(bytesPerOp))
+	b.ReportAllocs()
+	start := zucThreadCPU()
+	n := 0
+	for b.Loop() {
+		f()
+		n++
+	}
+	if cpu := zucThreadCPU() - start; n > 0 && cpu > 0 {
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(n), "cpu-ns/op")
+		b.ReportMetric(float64(bytesPerOp)*float64(n)/cpu.Seconds()/1e6, "cpu-MB/s")
+	}
+}
+
+// benchmarkZUCSuite measures Seal and Open of batches (packets × body
+// bytes) with every implementation of ciphers/internal/zuc the CPU has,
+// and gmsm's per-packet equivalent of Seal (gmsmSeal seals one packet in
+// place) on the same batches.
+func benchmarkZUCSuite(b *testing.B, s suiteUnderTest, gmsmSeal func(b *testing.B, k DirectionKeys, pkt []byte, size int)) {
+	shapes := []struct{ n, size int }{{64, 1420}, {16, 1420}, {1, 1420}, {64, 64}, {64, 576}}
+	rng := newTestRand("bench " + s.ID.String())
+	k := randomDirectionKeys(rng, s.ID)
+	key := s.newKey(b, k)
+	tagSize := s.ID.Params().TagSize
+	names := append(slices.Clone(impl.List("zuc")), impl.Generic)
+	defer impl.Reset("zuc")
+	for _, sh := range shapes {
+		pkts := make([][]byte, sh.n)
+		for i := range pkts {
+			pkts[i] = makePacket(uint64(i), 1, make([]byte, sh.size), tagSize)
+		}
+		reset := func() {
+			for i := range pkts {
+				pkts[i] = pkts[i][:HeaderSize+sh.size]
+			}
+		}
+		shape := fmt.Sprintf("%dx%d", sh.n, sh.size)
+		for _, name := range names {
+			if !impl.Select("zuc", name) {
+				continue
+			}
+			b.Run("Seal/"+shape+"/"+name, func(b *testing.B) {
+				impl.Select("zuc", name)
+				zucLoopCPU(b, sh.n*sh.size, func() {
+					reset()
+					if err := key.Seal(pkts); err != nil {
+						b.Fatal(err)
+					}
+				})
+			})
+			reset()
+			if err := key.Seal(pkts); err != nil {
+				b.Fatal(err)
+			}
+			sealed := clonePackets(pkts)
+			b.Run("Open/"+shape+"/"+name, func(b *testing.B) {
+				impl.Select("zuc", name)
+				zucLoopCPU(b, sh.n*sh.size, func() {
+					for i := range pkts {
+						pkts[i] = pkts[i][:len(sealed[i])]
+						copy(pkts[i], sealed[i])
+					}
+					if m := key.Open(pkts); m.Count() != sh.n {
+						b.Fatal("Open rejected a sealed packet")
+					}
+				})
+			})
+		}
+		impl.Reset("zuc")
+		b.Run("Seal/"+shape+"/gmsm", func(b *testing.B) {
+			zucLoopCPU(b, sh.n*sh.size, func() {
+				reset()
+				for _, pkt := range pkts {
+					gmsmSeal(b, k, pkt[:HeaderSize+sh.size+tagSize], sh.size)
+				}
+			})
+		})
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/subtle"
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/gmtun/gmtun/ciphers/internal/zuc"
 )
@@ -20,11 +21,7 @@ type zuc256Key struct {
 
 const (
 	zuc256SaltSize = 9
-	zuc256TagSize  = 16
-	// zucLanes is the number of packets the batch loops hand to one lane
-	// group: the width of the widest multi-lane kernel (16 × 32-bit lanes
-	// of AVX-512).
-	zucLanes = 16
+	zuc256TagSize  = zuc.MAC256TagSize
 )
 
 // newZUC256Key returns the zuc-256 Key for k. It copies the key material.
@@ -45,47 +42,46 @@ func (k *zuc256Key) Suite() SuiteID { return ZUC256 }
 
 // Seal encrypts and authenticates every packet of pkts in place (see
 // Key.Seal); it validates the whole batch before touching any packet.
+// Packets are taken in groups of zuc.Lanes of similar length (see
+// lengthOrder); each group is one keystream call over the bodies and one
+// MAC call over header ‖ ciphertext.
 func (k *zuc256Key) Seal(pkts [][]byte) error {
 	p := ZUC256.Params()
 	if err := checkSeal(pkts, &p); err != nil {
 		return err
 	}
-	var ivs [zucLanes][zuc.IVSize256]byte
-	for len(pkts) > 0 {
-		n := min(len(pkts), zucLanes)
-		for i, pkt := range pkts[:n] {
-			zuc256IV(&ivs[i], &k.salt, Counter(pkt))
-		}
-		sealZUC256LanesGeneric(k, &ivs, pkts[:n])
-		pkts = pkts[n:]
+	var keys [MaxBatch]uint64
+	ord := keys[:0]
+	for i, pkt := range pkts {
+		ord = append(ord, lengthKey(len(pkt), i))
+	}
+	lengthOrder(ord)
+	for end := len(ord); end > 0; end -= zuc.Lanes {
+		sealZUC256Group(k, pkts, ord[max(0, end-zuc.Lanes):end])
 	}
 	return nil
 }
 
 // Open verifies and decrypts in place the packets of pkts that
 // authenticate (see Key.Open). A batch longer than MaxBatch opens nothing.
+// Well-formed packets are grouped as in Seal; each group is one MAC call,
+// then one keystream call over the packets whose tag verified.
 func (k *zuc256Key) Open(pkts [][]byte) Mask {
 	var m Mask
 	if len(pkts) > MaxBatch {
 		return m
 	}
 	maxCounter := ZUC256.Params().MaxCounter
-	var ivs [zucLanes][zuc.IVSize256]byte
-	for base := 0; base < len(pkts); base += zucLanes {
-		group := pkts[base:min(len(pkts), base+zucLanes)]
-		var valid uint32 // lanes holding a well-formed packet
-		for i, pkt := range group {
-			if len(pkt) >= HeaderSize+zuc256TagSize && Counter(pkt) < maxCounter {
-				zuc256IV(&ivs[i], &k.salt, Counter(pkt))
-				valid |= 1 << i
-			}
+	var keys [MaxBatch]uint64
+	ord := keys[:0]
+	for i, pkt := range pkts {
+		if len(pkt) >= HeaderSize+zuc256TagSize && Counter(pkt) < maxCounter {
+			ord = append(ord, lengthKey(len(pkt), i))
 		}
-		ok := openZUC256LanesGeneric(k, &ivs, group, valid)
-		for i := range group {
-			if ok&(1<<i) != 0 {
-				m.Set(base + i)
-			}
-		}
+	}
+	lengthOrder(ord)
+	for end := len(ord); end > 0; end -= zuc.Lanes {
+		openZUC256Group(k, pkts, ord[max(0, end-zuc.Lanes):end], &m)
 	}
 	return m
 }
@@ -98,52 +94,83 @@ func zuc256IV(iv *[zuc.IVSize256]byte, salt *[zuc256SaltSize]byte, c uint64) {
 	clear(iv[17:])
 }
 
-// sealZUC256LanesGeneric seals up to zucLanes validated packets, packet i
-// with IV ivs[i]: keystream over the body, then the 128-bit MAC over
-// header ‖ ciphertext into the tag room. It is the seam a multi-lane
-// kernel replaces (one IV per lane; the cipher lanes and the MAC lanes of
-// the same packets).
-func sealZUC256LanesGeneric(k *zuc256Key, ivs *[zucLanes][zuc.IVSize256]byte, pkts [][]byte) {
-	dKS, _ := zuc.D256(0)
-	dMAC, _ := zuc.D256(zuc256TagSize)
-	var st zuc.State
-	for i, pkt := range pkts {
-		n := len(pkt)
-		pkt = pkt[:n+zuc256TagSize]
-		body := pkt[HeaderSize:n]
-		st.Init256(&k.enc, &ivs[i], &dKS)
-		zuc.XORKeyStreamGeneric(&st, body, body)
-		st.Init256(&k.mac, &ivs[i], &dMAC)
-		zuc.MAC256Generic(&st, pkt[:n], 8*n, pkt[n:])
-		pkts[i] = pkt
+// sealZUC256Group seals the validated packets pkts[lengthIndex(key)] for
+// the keys of ord (at most zuc.Lanes), lane j with the IV of its counter:
+// keystream over the body, then the 128-bit MAC over header ‖ ciphertext
+// into the tag room.
+func sealZUC256Group(k *zuc256Key, pkts [][]byte, ord []uint64) {
+	var ivs [zuc.Lanes][zuc.IVSize256]byte
+	var lanes [zuc.Lanes][]byte
+	var tags [zuc.Lanes][zuc256TagSize]byte
+	for j, key := range ord {
+		pkt := pkts[lengthIndex(key)]
+		zuc256IV(&ivs[j], &k.salt, Counter(pkt))
+		lanes[j] = pkt[HeaderSize:]
+	}
+	zuc.XORKeyStreams256(&k.enc, &ivs, &lanes, len(ord))
+	for j, key := range ord {
+		lanes[j] = pkts[lengthIndex(key)]
+	}
+	zuc.MAC256Tags(&k.mac, &ivs, &lanes, &tags, len(ord))
+	for j, key := range ord {
+		i := lengthIndex(key)
+		n := len(pkts[i])
+		pkts[i] = pkts[i][:n+zuc256TagSize]
+		copy(pkts[i][n:], tags[j][:])
 	}
 }
 
-// openZUC256LanesGeneric verifies the packets of pkts whose bit is set in
-// valid and decrypts those whose tag matches (constant-time compare),
-// re-slicing them to header ‖ plaintext. No keystream is generated for a
-// packet before its tag has verified; failing packets are not touched. It
-// returns the bits of the packets opened.
-func openZUC256LanesGeneric(k *zuc256Key, ivs *[zucLanes][zuc.IVSize256]byte, pkts [][]byte, valid uint32) (ok uint32) {
-	dKS, _ := zuc.D256(0)
-	dMAC, _ := zuc.D256(zuc256TagSize)
-	var st zuc.State
-	var tag [zuc256TagSize]byte
-	for i, pkt := range pkts {
-		if valid&(1<<i) == 0 {
-			continue
-		}
-		n := len(pkt) - zuc256TagSize
-		st.Init256(&k.mac, &ivs[i], &dMAC)
-		zuc.MAC256Generic(&st, pkt[:n], 8*n, tag[:])
-		if subtle.ConstantTimeCompare(tag[:], pkt[n:]) != 1 {
-			continue
-		}
-		body := pkt[HeaderSize:n]
-		st.Init256(&k.enc, &ivs[i], &dKS)
-		zuc.XORKeyStreamGeneric(&st, body, body)
-		pkts[i] = pkt[:n]
-		ok |= 1 << i
+// openZUC256Group verifies the well-formed packets selected by ord (at
+// most zuc.Lanes) and decrypts those whose tag matches (constant-time
+// compare), re-slicing them to header ‖ plaintext and setting their bits
+// in m. No keystream is generated for a packet before its tag has
+// verified; failing packets are not touched.
+func openZUC256Group(k *zuc256Key, pkts [][]byte, ord []uint64, m *Mask) {
+	var ivs [zuc.Lanes][zuc.IVSize256]byte
+	var lanes [zuc.Lanes][]byte
+	var tags [zuc.Lanes][zuc256TagSize]byte
+	for j, key := range ord {
+		pkt := pkts[lengthIndex(key)]
+		zuc256IV(&ivs[j], &k.salt, Counter(pkt))
+		lanes[j] = pkt[:len(pkt)-zuc256TagSize]
 	}
-	return ok
+	zuc.MAC256Tags(&k.mac, &ivs, &lanes, &tags, len(ord))
+	var ok uint32
+	for j, key := range ord {
+		pkt := pkts[lengthIndex(key)]
+		n := len(pkt) - zuc256TagSize
+		lanes[j] = nil
+		if subtle.ConstantTimeCompare(tags[j][:], pkt[n:]) == 1 {
+			lanes[j] = pkt[HeaderSize:n]
+			ok |= 1 << j
+		}
+	}
+	zuc.XORKeyStreams256(&k.enc, &ivs, &lanes, len(ord))
+	for j, key := range ord {
+		if ok&(1<<j) != 0 {
+			i := lengthIndex(key)
+			pkts[i] = pkts[i][:len(pkts[i])-zuc256TagSize]
+			m.Set(i)
+		}
+	}
+}
+
+// lengthKey packs a packet length and batch position into a sort key.
+func lengthKey(length, i int) uint64 { return uint64(length)<<8 | uint64(i) }
+
+// lengthIndex returns the batch position of a lengthKey.
+func lengthIndex(key uint64) int { return int(key & 0xff) }
+
+// lengthOrder sorts the keys of a batch by packet length (then position)
+// unless they already are, as with the equal-sized segments of one TSO
+// burst. The zuc suites hand zuc.Lanes consecutive keys, longest first, to
+// one lane call, so lanes run similar lengths and the last, partial group
+// holds the shortest packets (a lone one runs single-lane).
+func lengthOrder(keys []uint64) {
+	for i := 1; i < len(keys); i++ {
+		if keys[i]>>8 < keys[i-1]>>8 {
+			slices.Sort(keys)
+			return
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -203,6 +204,14 @@ func (d *Device) Up() error {
 	}
 	d.timerRoutine.Add(1)
 	go d.RoutineTimers()
+	d.peersMu.RLock()
+	peers := slices.Clone(d.peerList)
+	d.peersMu.RUnlock()
+	for _, p := range peers {
+		if p.keepaliveInterval() > 0 {
+			p.sendKeepalive() // a persistent keepalive starts the session
+		}
+	}
 	d.log.Verbosef("device up, port %d, mtu %d, %d TUN queue(s)", port, d.mtu, len(d.tuns))
 	return nil
 }

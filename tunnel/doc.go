@@ -15,7 +15,7 @@
 //	peer.sendStaged  [under peer.sendMu: counter order == queue order]
 //	   no usable keypair → start handshake, packets stay staged
 //	   else: counters c0 = Add(n) − n (one atomic add per container),
-//	         write headers, zero-pad bodies to 16 (never past the MTU),
+//	         write headers, zero-pad bodies to a multiple of 16,
 //	         lock container, push it to BOTH queues:
 //	      ├──► peer.outbound (ordered, per peer)
 //	      └──► device.encryptQueue ──► RoutineEncryption × NumCPU

@@ -66,6 +66,7 @@ type Peer struct {
 
 	rxBytes, txBytes, rxPackets, txPackets atomic.Uint64
 
+	removed  atomic.Bool // set when stop begins
 	routines sync.WaitGroup
 }
 
@@ -106,6 +107,15 @@ func (d *Device) SetPeers(cfgs []PeerConfig) error {
 				return fmt.Errorf("tunnel: peer %q: %w", c.Name, err)
 			}
 		}
+		if c.PublicKey.Equal(d.local.PublicKey()) {
+			return fmt.Errorf("tunnel: peer %q: public key is the device's own", c.Name)
+		}
+		if len(c.ID) >= 0x2000 {
+			return fmt.Errorf("tunnel: peer %q: SM2 ID too long", c.Name)
+		}
+		if err := checkSuites(effectiveSuites(c, d.suites)); err != nil {
+			return fmt.Errorf("tunnel: peer %q: %w", c.Name, err)
+		}
 		if c.PersistentKeepalive < 0 {
 			return fmt.Errorf("tunnel: peer %q: negative persistent keepalive", c.Name)
 		}
@@ -119,55 +129,60 @@ func (d *Device) SetPeers(cfgs []PeerConfig) error {
 	old := maps(d.peers)
 	d.peersMu.RUnlock()
 
-	newList := make([]*Peer, 0, len(cfgs))
-	var created, removed []*Peer
+	// Peers that keep their session, and those that go (removed, or
+	// replaced because ID, PSK or suites changed). The old ones are
+	// stopped before their replacements register with the handshake.
 	keep := make(map[*Peer]bool)
 	for i := range cfgs {
-		c := &cfgs[i]
-		if p := old[c.PublicKey.Bytes()]; p != nil && p.sameSession(c, d.suites) {
+		if p := old[cfgs[i].PublicKey.Bytes()]; p != nil && p.sameSession(&cfgs[i], d.suites) {
 			keep[p] = true
-			newList = append(newList, p)
-			continue
 		}
-		p, err := d.newPeer(c)
-		if err != nil {
-			for _, q := range created {
-				q.stop()
-			}
-			return fmt.Errorf("tunnel: peer %q: %w", c.Name, err)
-		}
-		created = append(created, p)
-		newList = append(newList, p)
 	}
+	var removed []*Peer
 	for _, p := range old {
 		if !keep[p] {
 			removed = append(removed, p)
 		}
 	}
-
-	routes := new(allowedips.Table[*Peer])
-	for i, p := range newList {
-		for _, pfx := range cfgs[i].AllowedIPs {
-			if err := routes.Insert(pfx, p); err != nil {
-				return err // unreachable: prefixes were checked
-			}
+	if len(removed) > 0 {
+		d.peersMu.Lock()
+		for _, p := range removed {
+			delete(d.peers, p.hs.PublicKey().Bytes())
 		}
+		d.peerList = slices.DeleteFunc(slices.Clone(d.peerList), func(p *Peer) bool { return !keep[p] })
+		d.peersMu.Unlock()
+		for _, p := range removed {
+			p.stop()
+			d.log.Verbosef("%v - removed", p)
+		}
+	}
+
+	newList := make([]*Peer, 0, len(cfgs))
+	var created []*Peer
+	for i := range cfgs {
+		c := &cfgs[i]
+		if p := old[c.PublicKey.Bytes()]; p != nil && keep[p] {
+			newList = append(newList, p)
+			continue
+		}
+		p, err := d.newPeer(c)
+		if err != nil {
+			// Validation makes this unreachable in practice; keep the
+			// device consistent: the peers handled so far stay.
+			for j, q := range newList {
+				q.reconfigure(&cfgs[j])
+			}
+			d.publishPeers(newList)
+			return fmt.Errorf("tunnel: peer %q: %w", c.Name, err)
+		}
+		created = append(created, p)
+		newList = append(newList, p)
+	}
+	for i, p := range newList {
 		p.reconfigure(&cfgs[i])
 	}
+	d.publishPeers(newList)
 
-	d.peersMu.Lock()
-	clear(d.peers)
-	for _, p := range newList {
-		d.peers[p.hs.PublicKey().Bytes()] = p
-	}
-	d.peerList = newList
-	d.peersMu.Unlock()
-	d.routes.Store(routes)
-
-	for _, p := range removed {
-		p.stop()
-		d.log.Verbosef("%v - removed", p)
-	}
 	for _, p := range created {
 		d.log.Verbosef("%v - added", p)
 		if p.keepaliveInterval() > 0 && d.stateUp {
@@ -177,12 +192,47 @@ func (d *Device) SetPeers(cfgs []PeerConfig) error {
 	return nil
 }
 
+// publishPeers installs list as the peer set and rebuilds the routing
+// table from the peers' AllowedIPs.
+func (d *Device) publishPeers(list []*Peer) {
+	routes := new(allowedips.Table[*Peer])
+	for _, p := range list {
+		p.mu.Lock()
+		for _, pfx := range p.allowedIPs {
+			if err := routes.Insert(pfx, p); err != nil {
+				d.log.Errorf("%v - route %v: %v", p, pfx, err) // unreachable: checked
+			}
+		}
+		p.mu.Unlock()
+	}
+	d.peersMu.Lock()
+	clear(d.peers)
+	for _, p := range list {
+		d.peers[p.hs.PublicKey().Bytes()] = p
+	}
+	d.peerList = list
+	d.peersMu.Unlock()
+	d.routes.Store(routes)
+}
+
 func maps(m map[[handshake.PublicKeySize]byte]*Peer) map[[handshake.PublicKeySize]byte]*Peer {
 	out := make(map[[handshake.PublicKeySize]byte]*Peer, len(m))
 	for k, v := range m {
 		out[k] = v
 	}
 	return out
+}
+
+func checkSuites(s []ciphers.SuiteID) error {
+	if len(s) > handshake.MaxOffer {
+		return fmt.Errorf("at most %d suites", handshake.MaxOffer)
+	}
+	for i, id := range s {
+		if !slices.Contains(ciphers.Suites[:], id) || slices.Contains(s[:i], id) {
+			return fmt.Errorf("unknown or repeated suite %v", id)
+		}
+	}
+	return nil
 }
 
 func effectiveSuites(c *PeerConfig, def []ciphers.SuiteID) []ciphers.SuiteID {
@@ -297,6 +347,7 @@ func (p *Peer) setEndpointFromHandshake(ep netio.Endpoint) {
 // drained, its keypairs dropped.
 func (p *Peer) stop() {
 	d := p.device
+	p.removed.Store(true)
 	d.local.RemovePeer(p.hs)
 	p.sendMu.Lock()
 	p.sendClosed = true

@@ -23,13 +23,12 @@ const (
 )
 
 // paddedLen returns the body length of an inner packet of n bytes: n
-// rounded up to 16, but not beyond the MTU (and never below n).
-func paddedLen(n, mtu int) int {
-	p := (n + paddingMultiple - 1) &^ (paddingMultiple - 1)
-	if p > mtu {
-		p = max(n, mtu)
-	}
-	return p
+// rounded up to a multiple of 16. docs/PROTOCOL.md makes the padding
+// mandatory (receivers drop other lengths), so unlike wireguard-go the
+// body may exceed the MTU by up to 15 bytes; the outer MTU budget must
+// include it.
+func paddedLen(n int) int {
+	return (n + paddingMultiple - 1) &^ (paddingMultiple - 1)
 }
 
 // destination returns the destination address bytes of an IPv4 or IPv6
@@ -202,7 +201,7 @@ func (p *Peer) sendStaged() {
 		}
 		body := 0
 		for i := range c.n {
-			body += paddedLen(c.sizes[i], d.mtu)
+			body += paddedLen(c.sizes[i])
 		}
 		age := now.Sub(kp.created)
 		n := uint64(c.n)
@@ -217,7 +216,7 @@ func (p *Peer) sendStaged() {
 		for i := range c.n {
 			b := c.bufs[i]
 			size := c.sizes[i]
-			padded := paddedLen(size, d.mtu)
+			padded := paddedLen(size)
 			clear(b[ciphers.HeaderSize+size : ciphers.HeaderSize+padded])
 			b[0], b[1], b[2], b[3] = MessageDataType, ProtocolVersion, 0, 0
 			binary.LittleEndian.PutUint32(b[4:8], kp.remoteIndex)
@@ -269,7 +268,7 @@ func (p *Peer) sendKeepalive() {
 // the previous initiation.
 func (p *Peer) initiateHandshake(retry bool) {
 	d := p.device
-	if d.isClosed() {
+	if d.isClosed() || p.removed.Load() {
 		return
 	}
 	p.hsMu.Lock()

@@ -16,14 +16,16 @@ type Segment struct {
 	Dst, Src []byte
 }
 
-// maxPassBlocks is the largest full pass of any tier (AVX512GFNI: four
+// maxPassBlocks is the largest full pass of any tier (AVX512GFNI: six
 // sets of 16 blocks).
-const maxPassBlocks = 64
+const maxPassBlocks = 96
 
-// passBlocks is the number of blocks tier t handles in one full pass.
-func (t Tier) passBlocks() int {
+// PassBlocks is the number of blocks tier t handles in one full pass
+// (Width blocks per register set, all sets interleaved): calls whose
+// block count is a multiple of it keep the kernel's pipeline full.
+func (t Tier) PassBlocks() int {
 	if t == AVX512GFNI {
-		return 64
+		return 96
 	}
 	return 16
 }
@@ -37,7 +39,7 @@ func (t Tier) passBlocks() int {
 // be equal or not overlap.
 func XORKeyStreamBatch(t Tier, rk *[32]uint32, segs []Segment) {
 	t.check()
-	pass := t.passBlocks()
+	pass := t.PassBlocks()
 	var g gather
 	for i := range segs {
 		s := &segs[i]

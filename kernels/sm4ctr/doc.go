@@ -5,14 +5,14 @@
 //
 // Tiers (see kernels/cpu for the flags that gate them):
 //
-//   - AVX512GFNI (cpu.X86.AVX512GFNI): 16 blocks per ZMM register set, four
+//   - AVX512GFNI (cpu.X86.AVX512GFNI): 16 blocks per ZMM register set, six
 //     sets per pass; S-box = VGF2P8AFFINEQB + VGF2P8AFFINEINVQB.
 //   - AVX2GFNI (cpu.X86.GFNI): the same on YMM with VEX-encoded GFNI.
 //   - AVX2AESNI (cpu.X86.AVX2 && cpu.X86.AESNI): 8 blocks per YMM set, the
 //     S-box through AESENCLAST between two affine maps.
 //
 // A call costs at least one register set and runs best with full passes
-// (64 blocks on AVX-512, 16 on AVX2). XORKeyStreamBatch keeps passes full
+// (96 blocks on AVX-512, 16 on AVX2). XORKeyStreamBatch keeps passes full
 // across the packets of a batch that share one key by gathering each
 // packet's leftover blocks.
 //

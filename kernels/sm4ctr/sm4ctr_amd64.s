@@ -446,7 +446,39 @@ DATA sm4CtrOffsets16<>+240(SB)/4, $0x00000033
 DATA sm4CtrOffsets16<>+244(SB)/4, $0x00000037
 DATA sm4CtrOffsets16<>+248(SB)/4, $0x0000003b
 DATA sm4CtrOffsets16<>+252(SB)/4, $0x0000003f
-GLOBL sm4CtrOffsets16<>(SB), RODATA|NOPTR, $256
+DATA sm4CtrOffsets16<>+256(SB)/4, $0x00000040
+DATA sm4CtrOffsets16<>+260(SB)/4, $0x00000044
+DATA sm4CtrOffsets16<>+264(SB)/4, $0x00000048
+DATA sm4CtrOffsets16<>+268(SB)/4, $0x0000004c
+DATA sm4CtrOffsets16<>+272(SB)/4, $0x00000041
+DATA sm4CtrOffsets16<>+276(SB)/4, $0x00000045
+DATA sm4CtrOffsets16<>+280(SB)/4, $0x00000049
+DATA sm4CtrOffsets16<>+284(SB)/4, $0x0000004d
+DATA sm4CtrOffsets16<>+288(SB)/4, $0x00000042
+DATA sm4CtrOffsets16<>+292(SB)/4, $0x00000046
+DATA sm4CtrOffsets16<>+296(SB)/4, $0x0000004a
+DATA sm4CtrOffsets16<>+300(SB)/4, $0x0000004e
+DATA sm4CtrOffsets16<>+304(SB)/4, $0x00000043
+DATA sm4CtrOffsets16<>+308(SB)/4, $0x00000047
+DATA sm4CtrOffsets16<>+312(SB)/4, $0x0000004b
+DATA sm4CtrOffsets16<>+316(SB)/4, $0x0000004f
+DATA sm4CtrOffsets16<>+320(SB)/4, $0x00000050
+DATA sm4CtrOffsets16<>+324(SB)/4, $0x00000054
+DATA sm4CtrOffsets16<>+328(SB)/4, $0x00000058
+DATA sm4CtrOffsets16<>+332(SB)/4, $0x0000005c
+DATA sm4CtrOffsets16<>+336(SB)/4, $0x00000051
+DATA sm4CtrOffsets16<>+340(SB)/4, $0x00000055
+DATA sm4CtrOffsets16<>+344(SB)/4, $0x00000059
+DATA sm4CtrOffsets16<>+348(SB)/4, $0x0000005d
+DATA sm4CtrOffsets16<>+352(SB)/4, $0x00000052
+DATA sm4CtrOffsets16<>+356(SB)/4, $0x00000056
+DATA sm4CtrOffsets16<>+360(SB)/4, $0x0000005a
+DATA sm4CtrOffsets16<>+364(SB)/4, $0x0000005e
+DATA sm4CtrOffsets16<>+368(SB)/4, $0x00000053
+DATA sm4CtrOffsets16<>+372(SB)/4, $0x00000057
+DATA sm4CtrOffsets16<>+376(SB)/4, $0x0000005b
+DATA sm4CtrOffsets16<>+380(SB)/4, $0x0000005f
+GLOBL sm4CtrOffsets16<>(SB), RODATA|NOPTR, $384
 
 DATA sm4CtrOffsets8<>+0(SB)/4, $0x00000000
 DATA sm4CtrOffsets8<>+4(SB)/4, $0x00000002
@@ -484,23 +516,23 @@ DATA sm4Inc16<>+56(SB)/4, $0x00000010
 DATA sm4Inc16<>+60(SB)/4, $0x00000010
 GLOBL sm4Inc16<>(SB), RODATA|NOPTR, $64
 
-DATA sm4Inc64<>+0(SB)/4, $0x00000040
-DATA sm4Inc64<>+4(SB)/4, $0x00000040
-DATA sm4Inc64<>+8(SB)/4, $0x00000040
-DATA sm4Inc64<>+12(SB)/4, $0x00000040
-DATA sm4Inc64<>+16(SB)/4, $0x00000040
-DATA sm4Inc64<>+20(SB)/4, $0x00000040
-DATA sm4Inc64<>+24(SB)/4, $0x00000040
-DATA sm4Inc64<>+28(SB)/4, $0x00000040
-DATA sm4Inc64<>+32(SB)/4, $0x00000040
-DATA sm4Inc64<>+36(SB)/4, $0x00000040
-DATA sm4Inc64<>+40(SB)/4, $0x00000040
-DATA sm4Inc64<>+44(SB)/4, $0x00000040
-DATA sm4Inc64<>+48(SB)/4, $0x00000040
-DATA sm4Inc64<>+52(SB)/4, $0x00000040
-DATA sm4Inc64<>+56(SB)/4, $0x00000040
-DATA sm4Inc64<>+60(SB)/4, $0x00000040
-GLOBL sm4Inc64<>(SB), RODATA|NOPTR, $64
+DATA sm4Inc96<>+0(SB)/4, $0x00000060
+DATA sm4Inc96<>+4(SB)/4, $0x00000060
+DATA sm4Inc96<>+8(SB)/4, $0x00000060
+DATA sm4Inc96<>+12(SB)/4, $0x00000060
+DATA sm4Inc96<>+16(SB)/4, $0x00000060
+DATA sm4Inc96<>+20(SB)/4, $0x00000060
+DATA sm4Inc96<>+24(SB)/4, $0x00000060
+DATA sm4Inc96<>+28(SB)/4, $0x00000060
+DATA sm4Inc96<>+32(SB)/4, $0x00000060
+DATA sm4Inc96<>+36(SB)/4, $0x00000060
+DATA sm4Inc96<>+40(SB)/4, $0x00000060
+DATA sm4Inc96<>+44(SB)/4, $0x00000060
+DATA sm4Inc96<>+48(SB)/4, $0x00000060
+DATA sm4Inc96<>+52(SB)/4, $0x00000060
+DATA sm4Inc96<>+56(SB)/4, $0x00000060
+DATA sm4Inc96<>+60(SB)/4, $0x00000060
+GLOBL sm4Inc96<>(SB), RODATA|NOPTR, $64
 
 DATA sm4TailIndex8<>+0(SB)/4, $0x00000000
 DATA sm4TailIndex8<>+4(SB)/4, $0x00000000
@@ -547,7 +579,7 @@ TEXT ·encryptBlocksAVX512GFNI(SB), NOSPLIT, $0-32
 	VPBROADCASTQ sm4PostMatrix<>+0(SB), Z1
 
 encryptBlocksAVX512GFNI_loop:
-	CMPQ        BX, $0x00000040
+	CMPQ        BX, $0x00000060
 	JB          encryptBlocksAVX512GFNI_partial
 	VMOVDQU64   (DX), Z2
 	VPSHUFB     sm4BswapMask<>+0(SB), Z2, Z2
@@ -613,241 +645,385 @@ encryptBlocksAVX512GFNI_loop:
 	VPUNPCKLQDQ Z19, Z14, Z14
 	VPUNPCKHQDQ Z16, Z18, Z17
 	VPUNPCKLQDQ Z16, Z18, Z16
+	VMOVDQU64   1024(DX), Z18
+	VPSHUFB     sm4BswapMask<>+0(SB), Z18, Z18
+	VMOVDQU64   1088(DX), Z19
+	VPSHUFB     sm4BswapMask<>+0(SB), Z19, Z19
+	VMOVDQU64   1152(DX), Z20
+	VPSHUFB     sm4BswapMask<>+0(SB), Z20, Z20
+	VMOVDQU64   1216(DX), Z21
+	VPSHUFB     sm4BswapMask<>+0(SB), Z21, Z21
+	VPUNPCKHDQ  Z19, Z18, Z22
+	VPUNPCKLDQ  Z19, Z18, Z18
+	VPUNPCKLDQ  Z21, Z20, Z23
+	VPUNPCKHDQ  Z21, Z20, Z20
+	VPUNPCKHQDQ Z23, Z18, Z19
+	VPUNPCKLQDQ Z23, Z18, Z18
+	VPUNPCKHQDQ Z20, Z22, Z21
+	VPUNPCKLQDQ Z20, Z22, Z20
+	VMOVDQU64   1280(DX), Z22
+	VPSHUFB     sm4BswapMask<>+0(SB), Z22, Z22
+	VMOVDQU64   1344(DX), Z23
+	VPSHUFB     sm4BswapMask<>+0(SB), Z23, Z23
+	VMOVDQU64   1408(DX), Z24
+	VPSHUFB     sm4BswapMask<>+0(SB), Z24, Z24
+	VMOVDQU64   1472(DX), Z25
+	VPSHUFB     sm4BswapMask<>+0(SB), Z25, Z25
+	VPUNPCKHDQ  Z23, Z22, Z26
+	VPUNPCKLDQ  Z23, Z22, Z22
+	VPUNPCKLDQ  Z25, Z24, Z27
+	VPUNPCKHDQ  Z25, Z24, Z24
+	VPUNPCKHQDQ Z27, Z22, Z23
+	VPUNPCKLQDQ Z27, Z22, Z22
+	VPUNPCKHQDQ Z24, Z26, Z25
+	VPUNPCKLQDQ Z24, Z26, Z24
 	MOVQ        AX, SI
 	MOVQ        $0x00000008, DI
 
-encryptBlocksAVX512GFNI_rounds4false:
-	VPBROADCASTD      (SI), Z21
-	VPXORD            Z21, Z3, Z18
-	VPTERNLOGD        $0x96, Z4, Z5, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z2
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z2, Z2
-	VPXORD            Z21, Z7, Z18
-	VPTERNLOGD        $0x96, Z8, Z9, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z6
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z6, Z6
-	VPXORD            Z21, Z11, Z18
-	VPTERNLOGD        $0x96, Z12, Z13, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z10
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z10, Z10
-	VPXORD            Z21, Z15, Z18
-	VPTERNLOGD        $0x96, Z16, Z17, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z14
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z14, Z14
-	VPBROADCASTD      4(SI), Z21
-	VPXORD            Z21, Z4, Z18
-	VPTERNLOGD        $0x96, Z5, Z2, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z3
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z3, Z3
-	VPXORD            Z21, Z8, Z18
-	VPTERNLOGD        $0x96, Z9, Z6, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z7
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z7, Z7
-	VPXORD            Z21, Z12, Z18
-	VPTERNLOGD        $0x96, Z13, Z10, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z11
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z11, Z11
-	VPXORD            Z21, Z16, Z18
-	VPTERNLOGD        $0x96, Z17, Z14, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z15
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z15, Z15
-	VPBROADCASTD      8(SI), Z21
-	VPXORD            Z21, Z5, Z18
-	VPTERNLOGD        $0x96, Z2, Z3, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z4
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z4, Z4
-	VPXORD            Z21, Z9, Z18
-	VPTERNLOGD        $0x96, Z6, Z7, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z8
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z8, Z8
-	VPXORD            Z21, Z13, Z18
-	VPTERNLOGD        $0x96, Z10, Z11, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z12
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z12, Z12
-	VPXORD            Z21, Z17, Z18
-	VPTERNLOGD        $0x96, Z14, Z15, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z16
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z16, Z16
-	VPBROADCASTD      12(SI), Z21
-	VPXORD            Z21, Z2, Z18
-	VPTERNLOGD        $0x96, Z3, Z4, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z5
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z5, Z5
-	VPXORD            Z21, Z6, Z18
-	VPTERNLOGD        $0x96, Z7, Z8, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z9
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z9, Z9
-	VPXORD            Z21, Z10, Z18
-	VPTERNLOGD        $0x96, Z11, Z12, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z13
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z13, Z13
-	VPXORD            Z21, Z14, Z18
-	VPTERNLOGD        $0x96, Z15, Z16, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z17
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z17, Z17
+encryptBlocksAVX512GFNI_rounds6false:
+	VPBROADCASTD      (SI), Z29
+	VPXORD            Z29, Z3, Z26
+	VPTERNLOGD        $0x96, Z4, Z5, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z2
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z2, Z2
+	VPXORD            Z29, Z7, Z26
+	VPTERNLOGD        $0x96, Z8, Z9, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z6
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z6, Z6
+	VPXORD            Z29, Z11, Z26
+	VPTERNLOGD        $0x96, Z12, Z13, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z10
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z10, Z10
+	VPXORD            Z29, Z15, Z26
+	VPTERNLOGD        $0x96, Z16, Z17, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z14
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z14, Z14
+	VPXORD            Z29, Z19, Z26
+	VPTERNLOGD        $0x96, Z20, Z21, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z18
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z18, Z18
+	VPXORD            Z29, Z23, Z26
+	VPTERNLOGD        $0x96, Z24, Z25, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z22
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z22, Z22
+	VPBROADCASTD      4(SI), Z29
+	VPXORD            Z29, Z4, Z26
+	VPTERNLOGD        $0x96, Z5, Z2, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z3
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z3, Z3
+	VPXORD            Z29, Z8, Z26
+	VPTERNLOGD        $0x96, Z9, Z6, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z7
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z7, Z7
+	VPXORD            Z29, Z12, Z26
+	VPTERNLOGD        $0x96, Z13, Z10, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z11
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z11, Z11
+	VPXORD            Z29, Z16, Z26
+	VPTERNLOGD        $0x96, Z17, Z14, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z15
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z15, Z15
+	VPXORD            Z29, Z20, Z26
+	VPTERNLOGD        $0x96, Z21, Z18, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z19
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z19, Z19
+	VPXORD            Z29, Z24, Z26
+	VPTERNLOGD        $0x96, Z25, Z22, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z23
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z23, Z23
+	VPBROADCASTD      8(SI), Z29
+	VPXORD            Z29, Z5, Z26
+	VPTERNLOGD        $0x96, Z2, Z3, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z4
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z4, Z4
+	VPXORD            Z29, Z9, Z26
+	VPTERNLOGD        $0x96, Z6, Z7, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z8
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z8, Z8
+	VPXORD            Z29, Z13, Z26
+	VPTERNLOGD        $0x96, Z10, Z11, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z12
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z12, Z12
+	VPXORD            Z29, Z17, Z26
+	VPTERNLOGD        $0x96, Z14, Z15, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z16
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z16, Z16
+	VPXORD            Z29, Z21, Z26
+	VPTERNLOGD        $0x96, Z18, Z19, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z20
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z20, Z20
+	VPXORD            Z29, Z25, Z26
+	VPTERNLOGD        $0x96, Z22, Z23, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z24
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z24, Z24
+	VPBROADCASTD      12(SI), Z29
+	VPXORD            Z29, Z2, Z26
+	VPTERNLOGD        $0x96, Z3, Z4, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z5
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z5, Z5
+	VPXORD            Z29, Z6, Z26
+	VPTERNLOGD        $0x96, Z7, Z8, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z9
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z9, Z9
+	VPXORD            Z29, Z10, Z26
+	VPTERNLOGD        $0x96, Z11, Z12, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z13
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z13, Z13
+	VPXORD            Z29, Z14, Z26
+	VPTERNLOGD        $0x96, Z15, Z16, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z17
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z17, Z17
+	VPXORD            Z29, Z18, Z26
+	VPTERNLOGD        $0x96, Z19, Z20, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z21
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z21, Z21
+	VPXORD            Z29, Z22, Z26
+	VPTERNLOGD        $0x96, Z23, Z24, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z25
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z25, Z25
 	ADDQ              $0x10, SI
 	DECQ              DI
-	JNZ               encryptBlocksAVX512GFNI_rounds4false
-	VPUNPCKHDQ        Z4, Z5, Z19
+	JNZ               encryptBlocksAVX512GFNI_rounds6false
+	VPUNPCKHDQ        Z4, Z5, Z27
 	VPUNPCKLDQ        Z4, Z5, Z5
-	VPUNPCKLDQ        Z2, Z3, Z20
+	VPUNPCKLDQ        Z2, Z3, Z28
 	VPUNPCKHDQ        Z2, Z3, Z3
-	VPUNPCKHQDQ       Z20, Z5, Z4
-	VPUNPCKLQDQ       Z20, Z5, Z5
-	VPUNPCKHQDQ       Z3, Z19, Z2
-	VPUNPCKLQDQ       Z3, Z19, Z3
+	VPUNPCKHQDQ       Z28, Z5, Z4
+	VPUNPCKLQDQ       Z28, Z5, Z5
+	VPUNPCKHQDQ       Z3, Z27, Z2
+	VPUNPCKLQDQ       Z3, Z27, Z3
 	VPSHUFB           sm4BswapMask<>+0(SB), Z5, Z5
 	VPSHUFB           sm4BswapMask<>+0(SB), Z4, Z4
 	VPSHUFB           sm4BswapMask<>+0(SB), Z3, Z3
 	VPSHUFB           sm4BswapMask<>+0(SB), Z2, Z2
-	VPUNPCKHDQ        Z8, Z9, Z19
+	VPUNPCKHDQ        Z8, Z9, Z27
 	VPUNPCKLDQ        Z8, Z9, Z9
-	VPUNPCKLDQ        Z6, Z7, Z20
+	VPUNPCKLDQ        Z6, Z7, Z28
 	VPUNPCKHDQ        Z6, Z7, Z7
-	VPUNPCKHQDQ       Z20, Z9, Z8
-	VPUNPCKLQDQ       Z20, Z9, Z9
-	VPUNPCKHQDQ       Z7, Z19, Z6
-	VPUNPCKLQDQ       Z7, Z19, Z7
+	VPUNPCKHQDQ       Z28, Z9, Z8
+	VPUNPCKLQDQ       Z28, Z9, Z9
+	VPUNPCKHQDQ       Z7, Z27, Z6
+	VPUNPCKLQDQ       Z7, Z27, Z7
 	VPSHUFB           sm4BswapMask<>+0(SB), Z9, Z9
 	VPSHUFB           sm4BswapMask<>+0(SB), Z8, Z8
 	VPSHUFB           sm4BswapMask<>+0(SB), Z7, Z7
 	VPSHUFB           sm4BswapMask<>+0(SB), Z6, Z6
-	VPUNPCKHDQ        Z12, Z13, Z19
+	VPUNPCKHDQ        Z12, Z13, Z27
 	VPUNPCKLDQ        Z12, Z13, Z13
-	VPUNPCKLDQ        Z10, Z11, Z20
+	VPUNPCKLDQ        Z10, Z11, Z28
 	VPUNPCKHDQ        Z10, Z11, Z11
-	VPUNPCKHQDQ       Z20, Z13, Z12
-	VPUNPCKLQDQ       Z20, Z13, Z13
-	VPUNPCKHQDQ       Z11, Z19, Z10
-	VPUNPCKLQDQ       Z11, Z19, Z11
+	VPUNPCKHQDQ       Z28, Z13, Z12
+	VPUNPCKLQDQ       Z28, Z13, Z13
+	VPUNPCKHQDQ       Z11, Z27, Z10
+	VPUNPCKLQDQ       Z11, Z27, Z11
 	VPSHUFB           sm4BswapMask<>+0(SB), Z13, Z13
 	VPSHUFB           sm4BswapMask<>+0(SB), Z12, Z12
 	VPSHUFB           sm4BswapMask<>+0(SB), Z11, Z11
 	VPSHUFB           sm4BswapMask<>+0(SB), Z10, Z10
-	VPUNPCKHDQ        Z16, Z17, Z19
+	VPUNPCKHDQ        Z16, Z17, Z27
 	VPUNPCKLDQ        Z16, Z17, Z17
-	VPUNPCKLDQ        Z14, Z15, Z20
+	VPUNPCKLDQ        Z14, Z15, Z28
 	VPUNPCKHDQ        Z14, Z15, Z15
-	VPUNPCKHQDQ       Z20, Z17, Z16
-	VPUNPCKLQDQ       Z20, Z17, Z17
-	VPUNPCKHQDQ       Z15, Z19, Z14
-	VPUNPCKLQDQ       Z15, Z19, Z15
+	VPUNPCKHQDQ       Z28, Z17, Z16
+	VPUNPCKLQDQ       Z28, Z17, Z17
+	VPUNPCKHQDQ       Z15, Z27, Z14
+	VPUNPCKLQDQ       Z15, Z27, Z15
 	VPSHUFB           sm4BswapMask<>+0(SB), Z17, Z17
 	VPSHUFB           sm4BswapMask<>+0(SB), Z16, Z16
 	VPSHUFB           sm4BswapMask<>+0(SB), Z15, Z15
 	VPSHUFB           sm4BswapMask<>+0(SB), Z14, Z14
+	VPUNPCKHDQ        Z20, Z21, Z27
+	VPUNPCKLDQ        Z20, Z21, Z21
+	VPUNPCKLDQ        Z18, Z19, Z28
+	VPUNPCKHDQ        Z18, Z19, Z19
+	VPUNPCKHQDQ       Z28, Z21, Z20
+	VPUNPCKLQDQ       Z28, Z21, Z21
+	VPUNPCKHQDQ       Z19, Z27, Z18
+	VPUNPCKLQDQ       Z19, Z27, Z19
+	VPSHUFB           sm4BswapMask<>+0(SB), Z21, Z21
+	VPSHUFB           sm4BswapMask<>+0(SB), Z20, Z20
+	VPSHUFB           sm4BswapMask<>+0(SB), Z19, Z19
+	VPSHUFB           sm4BswapMask<>+0(SB), Z18, Z18
+	VPUNPCKHDQ        Z24, Z25, Z27
+	VPUNPCKLDQ        Z24, Z25, Z25
+	VPUNPCKLDQ        Z22, Z23, Z28
+	VPUNPCKHDQ        Z22, Z23, Z23
+	VPUNPCKHQDQ       Z28, Z25, Z24
+	VPUNPCKLQDQ       Z28, Z25, Z25
+	VPUNPCKHQDQ       Z23, Z27, Z22
+	VPUNPCKLQDQ       Z23, Z27, Z23
+	VPSHUFB           sm4BswapMask<>+0(SB), Z25, Z25
+	VPSHUFB           sm4BswapMask<>+0(SB), Z24, Z24
+	VPSHUFB           sm4BswapMask<>+0(SB), Z23, Z23
+	VPSHUFB           sm4BswapMask<>+0(SB), Z22, Z22
 	VMOVDQU64         Z5, (CX)
 	VMOVDQU64         Z4, 64(CX)
 	VMOVDQU64         Z3, 128(CX)
@@ -864,15 +1040,27 @@ encryptBlocksAVX512GFNI_rounds4false:
 	VMOVDQU64         Z16, 832(CX)
 	VMOVDQU64         Z15, 896(CX)
 	VMOVDQU64         Z14, 960(CX)
-	ADDQ              $0x00000400, DX
-	ADDQ              $0x00000400, CX
-	SUBQ              $0x00000040, BX
+	VMOVDQU64         Z21, 1024(CX)
+	VMOVDQU64         Z20, 1088(CX)
+	VMOVDQU64         Z19, 1152(CX)
+	VMOVDQU64         Z18, 1216(CX)
+	VMOVDQU64         Z25, 1280(CX)
+	VMOVDQU64         Z24, 1344(CX)
+	VMOVDQU64         Z23, 1408(CX)
+	VMOVDQU64         Z22, 1472(CX)
+	ADDQ              $0x00000600, DX
+	ADDQ              $0x00000600, CX
+	SUBQ              $0x00000060, BX
 	JMP               encryptBlocksAVX512GFNI_loop
 
 encryptBlocksAVX512GFNI_partial:
 	// Fewer than a full pass left: ceil(n/width) sets, the last one masked.
 	TESTQ       BX, BX
 	JZ          encryptBlocksAVX512GFNI_done
+	CMPQ        BX, $0x00000050
+	JA          encryptBlocksAVX512GFNI_sets6
+	CMPQ        BX, $0x00000040
+	JA          encryptBlocksAVX512GFNI_sets5
 	CMPQ        BX, $0x00000030
 	JA          encryptBlocksAVX512GFNI_sets4
 	CMPQ        BX, $0x00000020
@@ -1759,6 +1947,904 @@ encryptBlocksAVX512GFNI_rounds4true:
 	VMOVDQU32         Z16, K2, 832(CX)
 	VMOVDQU32         Z15, K3, 896(CX)
 	VMOVDQU32         Z14, K4, 960(CX)
+	JMP               encryptBlocksAVX512GFNI_done
+
+encryptBlocksAVX512GFNI_sets5:
+	SUBQ        $0x00000040, BX
+	MOVQ        $0x00000040, SI
+	SUBQ        BX, SI
+	SUBQ        BX, SI
+	SUBQ        BX, SI
+	SUBQ        BX, SI
+	MOVQ        $-1, BX
+	SHRXQ       SI, BX, BX
+	MOVQ        BX, SI
+	KMOVW       SI, K1
+	MOVQ        BX, SI
+	SHRQ        $0x10, SI
+	KMOVW       SI, K2
+	MOVQ        BX, SI
+	SHRQ        $0x20, SI
+	KMOVW       SI, K3
+	SHRQ        $0x30, BX
+	KMOVW       BX, K4
+	VMOVDQU64   (DX), Z2
+	VPSHUFB     sm4BswapMask<>+0(SB), Z2, Z2
+	VMOVDQU64   64(DX), Z3
+	VPSHUFB     sm4BswapMask<>+0(SB), Z3, Z3
+	VMOVDQU64   128(DX), Z4
+	VPSHUFB     sm4BswapMask<>+0(SB), Z4, Z4
+	VMOVDQU64   192(DX), Z5
+	VPSHUFB     sm4BswapMask<>+0(SB), Z5, Z5
+	VPUNPCKHDQ  Z3, Z2, Z6
+	VPUNPCKLDQ  Z3, Z2, Z2
+	VPUNPCKLDQ  Z5, Z4, Z7
+	VPUNPCKHDQ  Z5, Z4, Z4
+	VPUNPCKHQDQ Z7, Z2, Z3
+	VPUNPCKLQDQ Z7, Z2, Z2
+	VPUNPCKHQDQ Z4, Z6, Z5
+	VPUNPCKLQDQ Z4, Z6, Z4
+	VMOVDQU64   256(DX), Z6
+	VPSHUFB     sm4BswapMask<>+0(SB), Z6, Z6
+	VMOVDQU64   320(DX), Z7
+	VPSHUFB     sm4BswapMask<>+0(SB), Z7, Z7
+	VMOVDQU64   384(DX), Z8
+	VPSHUFB     sm4BswapMask<>+0(SB), Z8, Z8
+	VMOVDQU64   448(DX), Z9
+	VPSHUFB     sm4BswapMask<>+0(SB), Z9, Z9
+	VPUNPCKHDQ  Z7, Z6, Z10
+	VPUNPCKLDQ  Z7, Z6, Z6
+	VPUNPCKLDQ  Z9, Z8, Z11
+	VPUNPCKHDQ  Z9, Z8, Z8
+	VPUNPCKHQDQ Z11, Z6, Z7
+	VPUNPCKLQDQ Z11, Z6, Z6
+	VPUNPCKHQDQ Z8, Z10, Z9
+	VPUNPCKLQDQ Z8, Z10, Z8
+	VMOVDQU64   512(DX), Z10
+	VPSHUFB     sm4BswapMask<>+0(SB), Z10, Z10
+	VMOVDQU64   576(DX), Z11
+	VPSHUFB     sm4BswapMask<>+0(SB), Z11, Z11
+	VMOVDQU64   640(DX), Z12
+	VPSHUFB     sm4BswapMask<>+0(SB), Z12, Z12
+	VMOVDQU64   704(DX), Z13
+	VPSHUFB     sm4BswapMask<>+0(SB), Z13, Z13
+	VPUNPCKHDQ  Z11, Z10, Z14
+	VPUNPCKLDQ  Z11, Z10, Z10
+	VPUNPCKLDQ  Z13, Z12, Z15
+	VPUNPCKHDQ  Z13, Z12, Z12
+	VPUNPCKHQDQ Z15, Z10, Z11
+	VPUNPCKLQDQ Z15, Z10, Z10
+	VPUNPCKHQDQ Z12, Z14, Z13
+	VPUNPCKLQDQ Z12, Z14, Z12
+	VMOVDQU64   768(DX), Z14
+	VPSHUFB     sm4BswapMask<>+0(SB), Z14, Z14
+	VMOVDQU64   832(DX), Z15
+	VPSHUFB     sm4BswapMask<>+0(SB), Z15, Z15
+	VMOVDQU64   896(DX), Z16
+	VPSHUFB     sm4BswapMask<>+0(SB), Z16, Z16
+	VMOVDQU64   960(DX), Z17
+	VPSHUFB     sm4BswapMask<>+0(SB), Z17, Z17
+	VPUNPCKHDQ  Z15, Z14, Z18
+	VPUNPCKLDQ  Z15, Z14, Z14
+	VPUNPCKLDQ  Z17, Z16, Z19
+	VPUNPCKHDQ  Z17, Z16, Z16
+	VPUNPCKHQDQ Z19, Z14, Z15
+	VPUNPCKLQDQ Z19, Z14, Z14
+	VPUNPCKHQDQ Z16, Z18, Z17
+	VPUNPCKLQDQ Z16, Z18, Z16
+	VMOVDQU32.Z 1024(DX), K1, Z18
+	VPSHUFB     sm4BswapMask<>+0(SB), Z18, Z18
+	VMOVDQU32.Z 1088(DX), K2, Z19
+	VPSHUFB     sm4BswapMask<>+0(SB), Z19, Z19
+	VMOVDQU32.Z 1152(DX), K3, Z20
+	VPSHUFB     sm4BswapMask<>+0(SB), Z20, Z20
+	VMOVDQU32.Z 1216(DX), K4, Z21
+	VPSHUFB     sm4BswapMask<>+0(SB), Z21, Z21
+	VPUNPCKHDQ  Z19, Z18, Z22
+	VPUNPCKLDQ  Z19, Z18, Z18
+	VPUNPCKLDQ  Z21, Z20, Z23
+	VPUNPCKHDQ  Z21, Z20, Z20
+	VPUNPCKHQDQ Z23, Z18, Z19
+	VPUNPCKLQDQ Z23, Z18, Z18
+	VPUNPCKHQDQ Z20, Z22, Z21
+	VPUNPCKLQDQ Z20, Z22, Z20
+	MOVQ        $0x00000008, DX
+
+encryptBlocksAVX512GFNI_rounds5true:
+	VPBROADCASTD      (AX), Z25
+	VPXORD            Z25, Z3, Z22
+	VPTERNLOGD        $0x96, Z4, Z5, Z22
+	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
+	VPROLD            $0x02, Z22, Z23
+	VPROLD            $0x0a, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z2
+	VPROLD            $0x12, Z22, Z23
+	VPROLD            $0x18, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z22
+	VPXORD            Z22, Z2, Z2
+	VPXORD            Z25, Z7, Z22
+	VPTERNLOGD        $0x96, Z8, Z9, Z22
+	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
+	VPROLD            $0x02, Z22, Z23
+	VPROLD            $0x0a, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z6
+	VPROLD            $0x12, Z22, Z23
+	VPROLD            $0x18, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z22
+	VPXORD            Z22, Z6, Z6
+	VPXORD            Z25, Z11, Z22
+	VPTERNLOGD        $0x96, Z12, Z13, Z22
+	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
+	VPROLD            $0x02, Z22, Z23
+	VPROLD            $0x0a, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z10
+	VPROLD            $0x12, Z22, Z23
+	VPROLD            $0x18, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z22
+	VPXORD            Z22, Z10, Z10
+	VPXORD            Z25, Z15, Z22
+	VPTERNLOGD        $0x96, Z16, Z17, Z22
+	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
+	VPROLD            $0x02, Z22, Z23
+	VPROLD            $0x0a, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z14
+	VPROLD            $0x12, Z22, Z23
+	VPROLD            $0x18, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z22
+	VPXORD            Z22, Z14, Z14
+	VPXORD            Z25, Z19, Z22
+	VPTERNLOGD        $0x96, Z20, Z21, Z22
+	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
+	VPROLD            $0x02, Z22, Z23
+	VPROLD            $0x0a, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z18
+	VPROLD            $0x12, Z22, Z23
+	VPROLD            $0x18, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z22
+	VPXORD            Z22, Z18, Z18
+	VPBROADCASTD      4(AX), Z25
+	VPXORD            Z25, Z4, Z22
+	VPTERNLOGD        $0x96, Z5, Z2, Z22
+	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
+	VPROLD            $0x02, Z22, Z23
+	VPROLD            $0x0a, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z3
+	VPROLD            $0x12, Z22, Z23
+	VPROLD            $0x18, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z22
+	VPXORD            Z22, Z3, Z3
+	VPXORD            Z25, Z8, Z22
+	VPTERNLOGD        $0x96, Z9, Z6, Z22
+	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
+	VPROLD            $0x02, Z22, Z23
+	VPROLD            $0x0a, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z7
+	VPROLD            $0x12, Z22, Z23
+	VPROLD            $0x18, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z22
+	VPXORD            Z22, Z7, Z7
+	VPXORD            Z25, Z12, Z22
+	VPTERNLOGD        $0x96, Z13, Z10, Z22
+	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
+	VPROLD            $0x02, Z22, Z23
+	VPROLD            $0x0a, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z11
+	VPROLD            $0x12, Z22, Z23
+	VPROLD            $0x18, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z22
+	VPXORD            Z22, Z11, Z11
+	VPXORD            Z25, Z16, Z22
+	VPTERNLOGD        $0x96, Z17, Z14, Z22
+	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
+	VPROLD            $0x02, Z22, Z23
+	VPROLD            $0x0a, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z15
+	VPROLD            $0x12, Z22, Z23
+	VPROLD            $0x18, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z22
+	VPXORD            Z22, Z15, Z15
+	VPXORD            Z25, Z20, Z22
+	VPTERNLOGD        $0x96, Z21, Z18, Z22
+	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
+	VPROLD            $0x02, Z22, Z23
+	VPROLD            $0x0a, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z19
+	VPROLD            $0x12, Z22, Z23
+	VPROLD            $0x18, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z22
+	VPXORD            Z22, Z19, Z19
+	VPBROADCASTD      8(AX), Z25
+	VPXORD            Z25, Z5, Z22
+	VPTERNLOGD        $0x96, Z2, Z3, Z22
+	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
+	VPROLD            $0x02, Z22, Z23
+	VPROLD            $0x0a, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z4
+	VPROLD            $0x12, Z22, Z23
+	VPROLD            $0x18, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z22
+	VPXORD            Z22, Z4, Z4
+	VPXORD            Z25, Z9, Z22
+	VPTERNLOGD        $0x96, Z6, Z7, Z22
+	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
+	VPROLD            $0x02, Z22, Z23
+	VPROLD            $0x0a, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z8
+	VPROLD            $0x12, Z22, Z23
+	VPROLD            $0x18, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z22
+	VPXORD            Z22, Z8, Z8
+	VPXORD            Z25, Z13, Z22
+	VPTERNLOGD        $0x96, Z10, Z11, Z22
+	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
+	VPROLD            $0x02, Z22, Z23
+	VPROLD            $0x0a, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z12
+	VPROLD            $0x12, Z22, Z23
+	VPROLD            $0x18, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z22
+	VPXORD            Z22, Z12, Z12
+	VPXORD            Z25, Z17, Z22
+	VPTERNLOGD        $0x96, Z14, Z15, Z22
+	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
+	VPROLD            $0x02, Z22, Z23
+	VPROLD            $0x0a, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z16
+	VPROLD            $0x12, Z22, Z23
+	VPROLD            $0x18, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z22
+	VPXORD            Z22, Z16, Z16
+	VPXORD            Z25, Z21, Z22
+	VPTERNLOGD        $0x96, Z18, Z19, Z22
+	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
+	VPROLD            $0x02, Z22, Z23
+	VPROLD            $0x0a, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z20
+	VPROLD            $0x12, Z22, Z23
+	VPROLD            $0x18, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z22
+	VPXORD            Z22, Z20, Z20
+	VPBROADCASTD      12(AX), Z25
+	VPXORD            Z25, Z2, Z22
+	VPTERNLOGD        $0x96, Z3, Z4, Z22
+	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
+	VPROLD            $0x02, Z22, Z23
+	VPROLD            $0x0a, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z5
+	VPROLD            $0x12, Z22, Z23
+	VPROLD            $0x18, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z22
+	VPXORD            Z22, Z5, Z5
+	VPXORD            Z25, Z6, Z22
+	VPTERNLOGD        $0x96, Z7, Z8, Z22
+	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
+	VPROLD            $0x02, Z22, Z23
+	VPROLD            $0x0a, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z9
+	VPROLD            $0x12, Z22, Z23
+	VPROLD            $0x18, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z22
+	VPXORD            Z22, Z9, Z9
+	VPXORD            Z25, Z10, Z22
+	VPTERNLOGD        $0x96, Z11, Z12, Z22
+	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
+	VPROLD            $0x02, Z22, Z23
+	VPROLD            $0x0a, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z13
+	VPROLD            $0x12, Z22, Z23
+	VPROLD            $0x18, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z22
+	VPXORD            Z22, Z13, Z13
+	VPXORD            Z25, Z14, Z22
+	VPTERNLOGD        $0x96, Z15, Z16, Z22
+	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
+	VPROLD            $0x02, Z22, Z23
+	VPROLD            $0x0a, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z17
+	VPROLD            $0x12, Z22, Z23
+	VPROLD            $0x18, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z22
+	VPXORD            Z22, Z17, Z17
+	VPXORD            Z25, Z18, Z22
+	VPTERNLOGD        $0x96, Z19, Z20, Z22
+	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
+	VPROLD            $0x02, Z22, Z23
+	VPROLD            $0x0a, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z21
+	VPROLD            $0x12, Z22, Z23
+	VPROLD            $0x18, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z22
+	VPXORD            Z22, Z21, Z21
+	ADDQ              $0x10, AX
+	DECQ              DX
+	JNZ               encryptBlocksAVX512GFNI_rounds5true
+	VPUNPCKHDQ        Z4, Z5, Z23
+	VPUNPCKLDQ        Z4, Z5, Z5
+	VPUNPCKLDQ        Z2, Z3, Z24
+	VPUNPCKHDQ        Z2, Z3, Z3
+	VPUNPCKHQDQ       Z24, Z5, Z4
+	VPUNPCKLQDQ       Z24, Z5, Z5
+	VPUNPCKHQDQ       Z3, Z23, Z2
+	VPUNPCKLQDQ       Z3, Z23, Z3
+	VPSHUFB           sm4BswapMask<>+0(SB), Z5, Z5
+	VPSHUFB           sm4BswapMask<>+0(SB), Z4, Z4
+	VPSHUFB           sm4BswapMask<>+0(SB), Z3, Z3
+	VPSHUFB           sm4BswapMask<>+0(SB), Z2, Z2
+	VPUNPCKHDQ        Z8, Z9, Z23
+	VPUNPCKLDQ        Z8, Z9, Z9
+	VPUNPCKLDQ        Z6, Z7, Z24
+	VPUNPCKHDQ        Z6, Z7, Z7
+	VPUNPCKHQDQ       Z24, Z9, Z8
+	VPUNPCKLQDQ       Z24, Z9, Z9
+	VPUNPCKHQDQ       Z7, Z23, Z6
+	VPUNPCKLQDQ       Z7, Z23, Z7
+	VPSHUFB           sm4BswapMask<>+0(SB), Z9, Z9
+	VPSHUFB           sm4BswapMask<>+0(SB), Z8, Z8
+	VPSHUFB           sm4BswapMask<>+0(SB), Z7, Z7
+	VPSHUFB           sm4BswapMask<>+0(SB), Z6, Z6
+	VPUNPCKHDQ        Z12, Z13, Z23
+	VPUNPCKLDQ        Z12, Z13, Z13
+	VPUNPCKLDQ        Z10, Z11, Z24
+	VPUNPCKHDQ        Z10, Z11, Z11
+	VPUNPCKHQDQ       Z24, Z13, Z12
+	VPUNPCKLQDQ       Z24, Z13, Z13
+	VPUNPCKHQDQ       Z11, Z23, Z10
+	VPUNPCKLQDQ       Z11, Z23, Z11
+	VPSHUFB           sm4BswapMask<>+0(SB), Z13, Z13
+	VPSHUFB           sm4BswapMask<>+0(SB), Z12, Z12
+	VPSHUFB           sm4BswapMask<>+0(SB), Z11, Z11
+	VPSHUFB           sm4BswapMask<>+0(SB), Z10, Z10
+	VPUNPCKHDQ        Z16, Z17, Z23
+	VPUNPCKLDQ        Z16, Z17, Z17
+	VPUNPCKLDQ        Z14, Z15, Z24
+	VPUNPCKHDQ        Z14, Z15, Z15
+	VPUNPCKHQDQ       Z24, Z17, Z16
+	VPUNPCKLQDQ       Z24, Z17, Z17
+	VPUNPCKHQDQ       Z15, Z23, Z14
+	VPUNPCKLQDQ       Z15, Z23, Z15
+	VPSHUFB           sm4BswapMask<>+0(SB), Z17, Z17
+	VPSHUFB           sm4BswapMask<>+0(SB), Z16, Z16
+	VPSHUFB           sm4BswapMask<>+0(SB), Z15, Z15
+	VPSHUFB           sm4BswapMask<>+0(SB), Z14, Z14
+	VPUNPCKHDQ        Z20, Z21, Z23
+	VPUNPCKLDQ        Z20, Z21, Z21
+	VPUNPCKLDQ        Z18, Z19, Z24
+	VPUNPCKHDQ        Z18, Z19, Z19
+	VPUNPCKHQDQ       Z24, Z21, Z20
+	VPUNPCKLQDQ       Z24, Z21, Z21
+	VPUNPCKHQDQ       Z19, Z23, Z18
+	VPUNPCKLQDQ       Z19, Z23, Z19
+	VPSHUFB           sm4BswapMask<>+0(SB), Z21, Z21
+	VPSHUFB           sm4BswapMask<>+0(SB), Z20, Z20
+	VPSHUFB           sm4BswapMask<>+0(SB), Z19, Z19
+	VPSHUFB           sm4BswapMask<>+0(SB), Z18, Z18
+	VMOVDQU64         Z5, (CX)
+	VMOVDQU64         Z4, 64(CX)
+	VMOVDQU64         Z3, 128(CX)
+	VMOVDQU64         Z2, 192(CX)
+	VMOVDQU64         Z9, 256(CX)
+	VMOVDQU64         Z8, 320(CX)
+	VMOVDQU64         Z7, 384(CX)
+	VMOVDQU64         Z6, 448(CX)
+	VMOVDQU64         Z13, 512(CX)
+	VMOVDQU64         Z12, 576(CX)
+	VMOVDQU64         Z11, 640(CX)
+	VMOVDQU64         Z10, 704(CX)
+	VMOVDQU64         Z17, 768(CX)
+	VMOVDQU64         Z16, 832(CX)
+	VMOVDQU64         Z15, 896(CX)
+	VMOVDQU64         Z14, 960(CX)
+	VMOVDQU32         Z21, K1, 1024(CX)
+	VMOVDQU32         Z20, K2, 1088(CX)
+	VMOVDQU32         Z19, K3, 1152(CX)
+	VMOVDQU32         Z18, K4, 1216(CX)
+	JMP               encryptBlocksAVX512GFNI_done
+
+encryptBlocksAVX512GFNI_sets6:
+	SUBQ        $0x00000050, BX
+	MOVQ        $0x00000040, SI
+	SUBQ        BX, SI
+	SUBQ        BX, SI
+	SUBQ        BX, SI
+	SUBQ        BX, SI
+	MOVQ        $-1, BX
+	SHRXQ       SI, BX, BX
+	MOVQ        BX, SI
+	KMOVW       SI, K1
+	MOVQ        BX, SI
+	SHRQ        $0x10, SI
+	KMOVW       SI, K2
+	MOVQ        BX, SI
+	SHRQ        $0x20, SI
+	KMOVW       SI, K3
+	SHRQ        $0x30, BX
+	KMOVW       BX, K4
+	VMOVDQU64   (DX), Z2
+	VPSHUFB     sm4BswapMask<>+0(SB), Z2, Z2
+	VMOVDQU64   64(DX), Z3
+	VPSHUFB     sm4BswapMask<>+0(SB), Z3, Z3
+	VMOVDQU64   128(DX), Z4
+	VPSHUFB     sm4BswapMask<>+0(SB), Z4, Z4
+	VMOVDQU64   192(DX), Z5
+	VPSHUFB     sm4BswapMask<>+0(SB), Z5, Z5
+	VPUNPCKHDQ  Z3, Z2, Z6
+	VPUNPCKLDQ  Z3, Z2, Z2
+	VPUNPCKLDQ  Z5, Z4, Z7
+	VPUNPCKHDQ  Z5, Z4, Z4
+	VPUNPCKHQDQ Z7, Z2, Z3
+	VPUNPCKLQDQ Z7, Z2, Z2
+	VPUNPCKHQDQ Z4, Z6, Z5
+	VPUNPCKLQDQ Z4, Z6, Z4
+	VMOVDQU64   256(DX), Z6
+	VPSHUFB     sm4BswapMask<>+0(SB), Z6, Z6
+	VMOVDQU64   320(DX), Z7
+	VPSHUFB     sm4BswapMask<>+0(SB), Z7, Z7
+	VMOVDQU64   384(DX), Z8
+	VPSHUFB     sm4BswapMask<>+0(SB), Z8, Z8
+	VMOVDQU64   448(DX), Z9
+	VPSHUFB     sm4BswapMask<>+0(SB), Z9, Z9
+	VPUNPCKHDQ  Z7, Z6, Z10
+	VPUNPCKLDQ  Z7, Z6, Z6
+	VPUNPCKLDQ  Z9, Z8, Z11
+	VPUNPCKHDQ  Z9, Z8, Z8
+	VPUNPCKHQDQ Z11, Z6, Z7
+	VPUNPCKLQDQ Z11, Z6, Z6
+	VPUNPCKHQDQ Z8, Z10, Z9
+	VPUNPCKLQDQ Z8, Z10, Z8
+	VMOVDQU64   512(DX), Z10
+	VPSHUFB     sm4BswapMask<>+0(SB), Z10, Z10
+	VMOVDQU64   576(DX), Z11
+	VPSHUFB     sm4BswapMask<>+0(SB), Z11, Z11
+	VMOVDQU64   640(DX), Z12
+	VPSHUFB     sm4BswapMask<>+0(SB), Z12, Z12
+	VMOVDQU64   704(DX), Z13
+	VPSHUFB     sm4BswapMask<>+0(SB), Z13, Z13
+	VPUNPCKHDQ  Z11, Z10, Z14
+	VPUNPCKLDQ  Z11, Z10, Z10
+	VPUNPCKLDQ  Z13, Z12, Z15
+	VPUNPCKHDQ  Z13, Z12, Z12
+	VPUNPCKHQDQ Z15, Z10, Z11
+	VPUNPCKLQDQ Z15, Z10, Z10
+	VPUNPCKHQDQ Z12, Z14, Z13
+	VPUNPCKLQDQ Z12, Z14, Z12
+	VMOVDQU64   768(DX), Z14
+	VPSHUFB     sm4BswapMask<>+0(SB), Z14, Z14
+	VMOVDQU64   832(DX), Z15
+	VPSHUFB     sm4BswapMask<>+0(SB), Z15, Z15
+	VMOVDQU64   896(DX), Z16
+	VPSHUFB     sm4BswapMask<>+0(SB), Z16, Z16
+	VMOVDQU64   960(DX), Z17
+	VPSHUFB     sm4BswapMask<>+0(SB), Z17, Z17
+	VPUNPCKHDQ  Z15, Z14, Z18
+	VPUNPCKLDQ  Z15, Z14, Z14
+	VPUNPCKLDQ  Z17, Z16, Z19
+	VPUNPCKHDQ  Z17, Z16, Z16
+	VPUNPCKHQDQ Z19, Z14, Z15
+	VPUNPCKLQDQ Z19, Z14, Z14
+	VPUNPCKHQDQ Z16, Z18, Z17
+	VPUNPCKLQDQ Z16, Z18, Z16
+	VMOVDQU64   1024(DX), Z18
+	VPSHUFB     sm4BswapMask<>+0(SB), Z18, Z18
+	VMOVDQU64   1088(DX), Z19
+	VPSHUFB     sm4BswapMask<>+0(SB), Z19, Z19
+	VMOVDQU64   1152(DX), Z20
+	VPSHUFB     sm4BswapMask<>+0(SB), Z20, Z20
+	VMOVDQU64   1216(DX), Z21
+	VPSHUFB     sm4BswapMask<>+0(SB), Z21, Z21
+	VPUNPCKHDQ  Z19, Z18, Z22
+	VPUNPCKLDQ  Z19, Z18, Z18
+	VPUNPCKLDQ  Z21, Z20, Z23
+	VPUNPCKHDQ  Z21, Z20, Z20
+	VPUNPCKHQDQ Z23, Z18, Z19
+	VPUNPCKLQDQ Z23, Z18, Z18
+	VPUNPCKHQDQ Z20, Z22, Z21
+	VPUNPCKLQDQ Z20, Z22, Z20
+	VMOVDQU32.Z 1280(DX), K1, Z22
+	VPSHUFB     sm4BswapMask<>+0(SB), Z22, Z22
+	VMOVDQU32.Z 1344(DX), K2, Z23
+	VPSHUFB     sm4BswapMask<>+0(SB), Z23, Z23
+	VMOVDQU32.Z 1408(DX), K3, Z24
+	VPSHUFB     sm4BswapMask<>+0(SB), Z24, Z24
+	VMOVDQU32.Z 1472(DX), K4, Z25
+	VPSHUFB     sm4BswapMask<>+0(SB), Z25, Z25
+	VPUNPCKHDQ  Z23, Z22, Z26
+	VPUNPCKLDQ  Z23, Z22, Z22
+	VPUNPCKLDQ  Z25, Z24, Z27
+	VPUNPCKHDQ  Z25, Z24, Z24
+	VPUNPCKHQDQ Z27, Z22, Z23
+	VPUNPCKLQDQ Z27, Z22, Z22
+	VPUNPCKHQDQ Z24, Z26, Z25
+	VPUNPCKLQDQ Z24, Z26, Z24
+	MOVQ        $0x00000008, DX
+
+encryptBlocksAVX512GFNI_rounds6true:
+	VPBROADCASTD      (AX), Z29
+	VPXORD            Z29, Z3, Z26
+	VPTERNLOGD        $0x96, Z4, Z5, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z2
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z2, Z2
+	VPXORD            Z29, Z7, Z26
+	VPTERNLOGD        $0x96, Z8, Z9, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z6
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z6, Z6
+	VPXORD            Z29, Z11, Z26
+	VPTERNLOGD        $0x96, Z12, Z13, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z10
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z10, Z10
+	VPXORD            Z29, Z15, Z26
+	VPTERNLOGD        $0x96, Z16, Z17, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z14
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z14, Z14
+	VPXORD            Z29, Z19, Z26
+	VPTERNLOGD        $0x96, Z20, Z21, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z18
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z18, Z18
+	VPXORD            Z29, Z23, Z26
+	VPTERNLOGD        $0x96, Z24, Z25, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z22
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z22, Z22
+	VPBROADCASTD      4(AX), Z29
+	VPXORD            Z29, Z4, Z26
+	VPTERNLOGD        $0x96, Z5, Z2, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z3
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z3, Z3
+	VPXORD            Z29, Z8, Z26
+	VPTERNLOGD        $0x96, Z9, Z6, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z7
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z7, Z7
+	VPXORD            Z29, Z12, Z26
+	VPTERNLOGD        $0x96, Z13, Z10, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z11
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z11, Z11
+	VPXORD            Z29, Z16, Z26
+	VPTERNLOGD        $0x96, Z17, Z14, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z15
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z15, Z15
+	VPXORD            Z29, Z20, Z26
+	VPTERNLOGD        $0x96, Z21, Z18, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z19
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z19, Z19
+	VPXORD            Z29, Z24, Z26
+	VPTERNLOGD        $0x96, Z25, Z22, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z23
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z23, Z23
+	VPBROADCASTD      8(AX), Z29
+	VPXORD            Z29, Z5, Z26
+	VPTERNLOGD        $0x96, Z2, Z3, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z4
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z4, Z4
+	VPXORD            Z29, Z9, Z26
+	VPTERNLOGD        $0x96, Z6, Z7, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z8
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z8, Z8
+	VPXORD            Z29, Z13, Z26
+	VPTERNLOGD        $0x96, Z10, Z11, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z12
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z12, Z12
+	VPXORD            Z29, Z17, Z26
+	VPTERNLOGD        $0x96, Z14, Z15, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z16
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z16, Z16
+	VPXORD            Z29, Z21, Z26
+	VPTERNLOGD        $0x96, Z18, Z19, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z20
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z20, Z20
+	VPXORD            Z29, Z25, Z26
+	VPTERNLOGD        $0x96, Z22, Z23, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z24
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z24, Z24
+	VPBROADCASTD      12(AX), Z29
+	VPXORD            Z29, Z2, Z26
+	VPTERNLOGD        $0x96, Z3, Z4, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z5
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z5, Z5
+	VPXORD            Z29, Z6, Z26
+	VPTERNLOGD        $0x96, Z7, Z8, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z9
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z9, Z9
+	VPXORD            Z29, Z10, Z26
+	VPTERNLOGD        $0x96, Z11, Z12, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z13
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z13, Z13
+	VPXORD            Z29, Z14, Z26
+	VPTERNLOGD        $0x96, Z15, Z16, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z17
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z17, Z17
+	VPXORD            Z29, Z18, Z26
+	VPTERNLOGD        $0x96, Z19, Z20, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z21
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z21, Z21
+	VPXORD            Z29, Z22, Z26
+	VPTERNLOGD        $0x96, Z23, Z24, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z25
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z25, Z25
+	ADDQ              $0x10, AX
+	DECQ              DX
+	JNZ               encryptBlocksAVX512GFNI_rounds6true
+	VPUNPCKHDQ        Z4, Z5, Z27
+	VPUNPCKLDQ        Z4, Z5, Z5
+	VPUNPCKLDQ        Z2, Z3, Z28
+	VPUNPCKHDQ        Z2, Z3, Z3
+	VPUNPCKHQDQ       Z28, Z5, Z4
+	VPUNPCKLQDQ       Z28, Z5, Z5
+	VPUNPCKHQDQ       Z3, Z27, Z2
+	VPUNPCKLQDQ       Z3, Z27, Z3
+	VPSHUFB           sm4BswapMask<>+0(SB), Z5, Z5
+	VPSHUFB           sm4BswapMask<>+0(SB), Z4, Z4
+	VPSHUFB           sm4BswapMask<>+0(SB), Z3, Z3
+	VPSHUFB           sm4BswapMask<>+0(SB), Z2, Z2
+	VPUNPCKHDQ        Z8, Z9, Z27
+	VPUNPCKLDQ        Z8, Z9, Z9
+	VPUNPCKLDQ        Z6, Z7, Z28
+	VPUNPCKHDQ        Z6, Z7, Z7
+	VPUNPCKHQDQ       Z28, Z9, Z8
+	VPUNPCKLQDQ       Z28, Z9, Z9
+	VPUNPCKHQDQ       Z7, Z27, Z6
+	VPUNPCKLQDQ       Z7, Z27, Z7
+	VPSHUFB           sm4BswapMask<>+0(SB), Z9, Z9
+	VPSHUFB           sm4BswapMask<>+0(SB), Z8, Z8
+	VPSHUFB           sm4BswapMask<>+0(SB), Z7, Z7
+	VPSHUFB           sm4BswapMask<>+0(SB), Z6, Z6
+	VPUNPCKHDQ        Z12, Z13, Z27
+	VPUNPCKLDQ        Z12, Z13, Z13
+	VPUNPCKLDQ        Z10, Z11, Z28
+	VPUNPCKHDQ        Z10, Z11, Z11
+	VPUNPCKHQDQ       Z28, Z13, Z12
+	VPUNPCKLQDQ       Z28, Z13, Z13
+	VPUNPCKHQDQ       Z11, Z27, Z10
+	VPUNPCKLQDQ       Z11, Z27, Z11
+	VPSHUFB           sm4BswapMask<>+0(SB), Z13, Z13
+	VPSHUFB           sm4BswapMask<>+0(SB), Z12, Z12
+	VPSHUFB           sm4BswapMask<>+0(SB), Z11, Z11
+	VPSHUFB           sm4BswapMask<>+0(SB), Z10, Z10
+	VPUNPCKHDQ        Z16, Z17, Z27
+	VPUNPCKLDQ        Z16, Z17, Z17
+	VPUNPCKLDQ        Z14, Z15, Z28
+	VPUNPCKHDQ        Z14, Z15, Z15
+	VPUNPCKHQDQ       Z28, Z17, Z16
+	VPUNPCKLQDQ       Z28, Z17, Z17
+	VPUNPCKHQDQ       Z15, Z27, Z14
+	VPUNPCKLQDQ       Z15, Z27, Z15
+	VPSHUFB           sm4BswapMask<>+0(SB), Z17, Z17
+	VPSHUFB           sm4BswapMask<>+0(SB), Z16, Z16
+	VPSHUFB           sm4BswapMask<>+0(SB), Z15, Z15
+	VPSHUFB           sm4BswapMask<>+0(SB), Z14, Z14
+	VPUNPCKHDQ        Z20, Z21, Z27
+	VPUNPCKLDQ        Z20, Z21, Z21
+	VPUNPCKLDQ        Z18, Z19, Z28
+	VPUNPCKHDQ        Z18, Z19, Z19
+	VPUNPCKHQDQ       Z28, Z21, Z20
+	VPUNPCKLQDQ       Z28, Z21, Z21
+	VPUNPCKHQDQ       Z19, Z27, Z18
+	VPUNPCKLQDQ       Z19, Z27, Z19
+	VPSHUFB           sm4BswapMask<>+0(SB), Z21, Z21
+	VPSHUFB           sm4BswapMask<>+0(SB), Z20, Z20
+	VPSHUFB           sm4BswapMask<>+0(SB), Z19, Z19
+	VPSHUFB           sm4BswapMask<>+0(SB), Z18, Z18
+	VPUNPCKHDQ        Z24, Z25, Z27
+	VPUNPCKLDQ        Z24, Z25, Z25
+	VPUNPCKLDQ        Z22, Z23, Z28
+	VPUNPCKHDQ        Z22, Z23, Z23
+	VPUNPCKHQDQ       Z28, Z25, Z24
+	VPUNPCKLQDQ       Z28, Z25, Z25
+	VPUNPCKHQDQ       Z23, Z27, Z22
+	VPUNPCKLQDQ       Z23, Z27, Z23
+	VPSHUFB           sm4BswapMask<>+0(SB), Z25, Z25
+	VPSHUFB           sm4BswapMask<>+0(SB), Z24, Z24
+	VPSHUFB           sm4BswapMask<>+0(SB), Z23, Z23
+	VPSHUFB           sm4BswapMask<>+0(SB), Z22, Z22
+	VMOVDQU64         Z5, (CX)
+	VMOVDQU64         Z4, 64(CX)
+	VMOVDQU64         Z3, 128(CX)
+	VMOVDQU64         Z2, 192(CX)
+	VMOVDQU64         Z9, 256(CX)
+	VMOVDQU64         Z8, 320(CX)
+	VMOVDQU64         Z7, 384(CX)
+	VMOVDQU64         Z6, 448(CX)
+	VMOVDQU64         Z13, 512(CX)
+	VMOVDQU64         Z12, 576(CX)
+	VMOVDQU64         Z11, 640(CX)
+	VMOVDQU64         Z10, 704(CX)
+	VMOVDQU64         Z17, 768(CX)
+	VMOVDQU64         Z16, 832(CX)
+	VMOVDQU64         Z15, 896(CX)
+	VMOVDQU64         Z14, 960(CX)
+	VMOVDQU64         Z21, 1024(CX)
+	VMOVDQU64         Z20, 1088(CX)
+	VMOVDQU64         Z19, 1152(CX)
+	VMOVDQU64         Z18, 1216(CX)
+	VMOVDQU32         Z25, K1, 1280(CX)
+	VMOVDQU32         Z24, K2, 1344(CX)
+	VMOVDQU32         Z23, K3, 1408(CX)
+	VMOVDQU32         Z22, K4, 1472(CX)
 
 encryptBlocksAVX512GFNI_done:
 	VZEROUPPER
@@ -1792,7 +2878,7 @@ TEXT ·xorKeyStreamAVX512GFNI(SB), NOSPLIT, $256-40
 	VMOVDQU64    Z2, 192(SP)
 
 xorKeyStreamAVX512GFNI_loop:
-	CMPQ      BX, $0x00000040
+	CMPQ      BX, $0x00000060
 	JB        xorKeyStreamAVX512GFNI_partial
 	VMOVDQU64 (SP), Z2
 	VMOVDQU64 64(SP), Z3
@@ -1814,244 +2900,366 @@ xorKeyStreamAVX512GFNI_loop:
 	VMOVDQU64 128(SP), Z16
 	VMOVDQU64 192(SP), Z17
 	VPADDD    sm4CtrOffsets16<>+192(SB), Z17, Z17
-	VMOVDQU64 192(SP), Z18
-	VPADDD    sm4Inc64<>+0(SB), Z18, Z18
-	VMOVDQU64 Z18, 192(SP)
+	VMOVDQU64 (SP), Z18
+	VMOVDQU64 64(SP), Z19
+	VMOVDQU64 128(SP), Z20
+	VMOVDQU64 192(SP), Z21
+	VPADDD    sm4CtrOffsets16<>+256(SB), Z21, Z21
+	VMOVDQU64 (SP), Z22
+	VMOVDQU64 64(SP), Z23
+	VMOVDQU64 128(SP), Z24
+	VMOVDQU64 192(SP), Z25
+	VPADDD    sm4CtrOffsets16<>+320(SB), Z25, Z25
+	VMOVDQU64 192(SP), Z26
+	VPADDD    sm4Inc96<>+0(SB), Z26, Z26
+	VMOVDQU64 Z26, 192(SP)
 	MOVQ      AX, SI
 	MOVQ      $0x00000008, DI
 
-xorKeyStreamAVX512GFNI_rounds4false:
-	VPBROADCASTD      (SI), Z21
-	VPXORD            Z21, Z3, Z18
-	VPTERNLOGD        $0x96, Z4, Z5, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z2
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z2, Z2
-	VPXORD            Z21, Z7, Z18
-	VPTERNLOGD        $0x96, Z8, Z9, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z6
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z6, Z6
-	VPXORD            Z21, Z11, Z18
-	VPTERNLOGD        $0x96, Z12, Z13, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z10
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z10, Z10
-	VPXORD            Z21, Z15, Z18
-	VPTERNLOGD        $0x96, Z16, Z17, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z14
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z14, Z14
-	VPBROADCASTD      4(SI), Z21
-	VPXORD            Z21, Z4, Z18
-	VPTERNLOGD        $0x96, Z5, Z2, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z3
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z3, Z3
-	VPXORD            Z21, Z8, Z18
-	VPTERNLOGD        $0x96, Z9, Z6, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z7
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z7, Z7
-	VPXORD            Z21, Z12, Z18
-	VPTERNLOGD        $0x96, Z13, Z10, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z11
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z11, Z11
-	VPXORD            Z21, Z16, Z18
-	VPTERNLOGD        $0x96, Z17, Z14, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z15
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z15, Z15
-	VPBROADCASTD      8(SI), Z21
-	VPXORD            Z21, Z5, Z18
-	VPTERNLOGD        $0x96, Z2, Z3, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z4
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z4, Z4
-	VPXORD            Z21, Z9, Z18
-	VPTERNLOGD        $0x96, Z6, Z7, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z8
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z8, Z8
-	VPXORD            Z21, Z13, Z18
-	VPTERNLOGD        $0x96, Z10, Z11, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z12
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z12, Z12
-	VPXORD            Z21, Z17, Z18
-	VPTERNLOGD        $0x96, Z14, Z15, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z16
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z16, Z16
-	VPBROADCASTD      12(SI), Z21
-	VPXORD            Z21, Z2, Z18
-	VPTERNLOGD        $0x96, Z3, Z4, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z5
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z5, Z5
-	VPXORD            Z21, Z6, Z18
-	VPTERNLOGD        $0x96, Z7, Z8, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z9
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z9, Z9
-	VPXORD            Z21, Z10, Z18
-	VPTERNLOGD        $0x96, Z11, Z12, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z13
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z13, Z13
-	VPXORD            Z21, Z14, Z18
-	VPTERNLOGD        $0x96, Z15, Z16, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z17
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z17, Z17
+xorKeyStreamAVX512GFNI_rounds6false:
+	VPBROADCASTD      (SI), Z29
+	VPXORD            Z29, Z3, Z26
+	VPTERNLOGD        $0x96, Z4, Z5, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z2
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z2, Z2
+	VPXORD            Z29, Z7, Z26
+	VPTERNLOGD        $0x96, Z8, Z9, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z6
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z6, Z6
+	VPXORD            Z29, Z11, Z26
+	VPTERNLOGD        $0x96, Z12, Z13, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z10
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z10, Z10
+	VPXORD            Z29, Z15, Z26
+	VPTERNLOGD        $0x96, Z16, Z17, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z14
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z14, Z14
+	VPXORD            Z29, Z19, Z26
+	VPTERNLOGD        $0x96, Z20, Z21, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z18
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z18, Z18
+	VPXORD            Z29, Z23, Z26
+	VPTERNLOGD        $0x96, Z24, Z25, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z22
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z22, Z22
+	VPBROADCASTD      4(SI), Z29
+	VPXORD            Z29, Z4, Z26
+	VPTERNLOGD        $0x96, Z5, Z2, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z3
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z3, Z3
+	VPXORD            Z29, Z8, Z26
+	VPTERNLOGD        $0x96, Z9, Z6, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z7
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z7, Z7
+	VPXORD            Z29, Z12, Z26
+	VPTERNLOGD        $0x96, Z13, Z10, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z11
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z11, Z11
+	VPXORD            Z29, Z16, Z26
+	VPTERNLOGD        $0x96, Z17, Z14, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z15
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z15, Z15
+	VPXORD            Z29, Z20, Z26
+	VPTERNLOGD        $0x96, Z21, Z18, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z19
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z19, Z19
+	VPXORD            Z29, Z24, Z26
+	VPTERNLOGD        $0x96, Z25, Z22, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z23
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z23, Z23
+	VPBROADCASTD      8(SI), Z29
+	VPXORD            Z29, Z5, Z26
+	VPTERNLOGD        $0x96, Z2, Z3, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z4
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z4, Z4
+	VPXORD            Z29, Z9, Z26
+	VPTERNLOGD        $0x96, Z6, Z7, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z8
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z8, Z8
+	VPXORD            Z29, Z13, Z26
+	VPTERNLOGD        $0x96, Z10, Z11, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z12
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z12, Z12
+	VPXORD            Z29, Z17, Z26
+	VPTERNLOGD        $0x96, Z14, Z15, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z16
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z16, Z16
+	VPXORD            Z29, Z21, Z26
+	VPTERNLOGD        $0x96, Z18, Z19, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z20
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z20, Z20
+	VPXORD            Z29, Z25, Z26
+	VPTERNLOGD        $0x96, Z22, Z23, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z24
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z24, Z24
+	VPBROADCASTD      12(SI), Z29
+	VPXORD            Z29, Z2, Z26
+	VPTERNLOGD        $0x96, Z3, Z4, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z5
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z5, Z5
+	VPXORD            Z29, Z6, Z26
+	VPTERNLOGD        $0x96, Z7, Z8, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z9
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z9, Z9
+	VPXORD            Z29, Z10, Z26
+	VPTERNLOGD        $0x96, Z11, Z12, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z13
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z13, Z13
+	VPXORD            Z29, Z14, Z26
+	VPTERNLOGD        $0x96, Z15, Z16, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z17
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z17, Z17
+	VPXORD            Z29, Z18, Z26
+	VPTERNLOGD        $0x96, Z19, Z20, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z21
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z21, Z21
+	VPXORD            Z29, Z22, Z26
+	VPTERNLOGD        $0x96, Z23, Z24, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z25
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z25, Z25
 	ADDQ              $0x10, SI
 	DECQ              DI
-	JNZ               xorKeyStreamAVX512GFNI_rounds4false
-	VPUNPCKHDQ        Z4, Z5, Z19
+	JNZ               xorKeyStreamAVX512GFNI_rounds6false
+	VPUNPCKHDQ        Z4, Z5, Z27
 	VPUNPCKLDQ        Z4, Z5, Z5
-	VPUNPCKLDQ        Z2, Z3, Z20
+	VPUNPCKLDQ        Z2, Z3, Z28
 	VPUNPCKHDQ        Z2, Z3, Z3
-	VPUNPCKHQDQ       Z20, Z5, Z4
-	VPUNPCKLQDQ       Z20, Z5, Z5
-	VPUNPCKHQDQ       Z3, Z19, Z2
-	VPUNPCKLQDQ       Z3, Z19, Z3
+	VPUNPCKHQDQ       Z28, Z5, Z4
+	VPUNPCKLQDQ       Z28, Z5, Z5
+	VPUNPCKHQDQ       Z3, Z27, Z2
+	VPUNPCKLQDQ       Z3, Z27, Z3
 	VPSHUFB           sm4BswapMask<>+0(SB), Z5, Z5
 	VPSHUFB           sm4BswapMask<>+0(SB), Z4, Z4
 	VPSHUFB           sm4BswapMask<>+0(SB), Z3, Z3
 	VPSHUFB           sm4BswapMask<>+0(SB), Z2, Z2
-	VPUNPCKHDQ        Z8, Z9, Z19
+	VPUNPCKHDQ        Z8, Z9, Z27
 	VPUNPCKLDQ        Z8, Z9, Z9
-	VPUNPCKLDQ        Z6, Z7, Z20
+	VPUNPCKLDQ        Z6, Z7, Z28
 	VPUNPCKHDQ        Z6, Z7, Z7
-	VPUNPCKHQDQ       Z20, Z9, Z8
-	VPUNPCKLQDQ       Z20, Z9, Z9
-	VPUNPCKHQDQ       Z7, Z19, Z6
-	VPUNPCKLQDQ       Z7, Z19, Z7
+	VPUNPCKHQDQ       Z28, Z9, Z8
+	VPUNPCKLQDQ       Z28, Z9, Z9
+	VPUNPCKHQDQ       Z7, Z27, Z6
+	VPUNPCKLQDQ       Z7, Z27, Z7
 	VPSHUFB           sm4BswapMask<>+0(SB), Z9, Z9
 	VPSHUFB           sm4BswapMask<>+0(SB), Z8, Z8
 	VPSHUFB           sm4BswapMask<>+0(SB), Z7, Z7
 	VPSHUFB           sm4BswapMask<>+0(SB), Z6, Z6
-	VPUNPCKHDQ        Z12, Z13, Z19
+	VPUNPCKHDQ        Z12, Z13, Z27
 	VPUNPCKLDQ        Z12, Z13, Z13
-	VPUNPCKLDQ        Z10, Z11, Z20
+	VPUNPCKLDQ        Z10, Z11, Z28
 	VPUNPCKHDQ        Z10, Z11, Z11
-	VPUNPCKHQDQ       Z20, Z13, Z12
-	VPUNPCKLQDQ       Z20, Z13, Z13
-	VPUNPCKHQDQ       Z11, Z19, Z10
-	VPUNPCKLQDQ       Z11, Z19, Z11
+	VPUNPCKHQDQ       Z28, Z13, Z12
+	VPUNPCKLQDQ       Z28, Z13, Z13
+	VPUNPCKHQDQ       Z11, Z27, Z10
+	VPUNPCKLQDQ       Z11, Z27, Z11
 	VPSHUFB           sm4BswapMask<>+0(SB), Z13, Z13
 	VPSHUFB           sm4BswapMask<>+0(SB), Z12, Z12
 	VPSHUFB           sm4BswapMask<>+0(SB), Z11, Z11
 	VPSHUFB           sm4BswapMask<>+0(SB), Z10, Z10
-	VPUNPCKHDQ        Z16, Z17, Z19
+	VPUNPCKHDQ        Z16, Z17, Z27
 	VPUNPCKLDQ        Z16, Z17, Z17
-	VPUNPCKLDQ        Z14, Z15, Z20
+	VPUNPCKLDQ        Z14, Z15, Z28
 	VPUNPCKHDQ        Z14, Z15, Z15
-	VPUNPCKHQDQ       Z20, Z17, Z16
-	VPUNPCKLQDQ       Z20, Z17, Z17
-	VPUNPCKHQDQ       Z15, Z19, Z14
-	VPUNPCKLQDQ       Z15, Z19, Z15
+	VPUNPCKHQDQ       Z28, Z17, Z16
+	VPUNPCKLQDQ       Z28, Z17, Z17
+	VPUNPCKHQDQ       Z15, Z27, Z14
+	VPUNPCKLQDQ       Z15, Z27, Z15
 	VPSHUFB           sm4BswapMask<>+0(SB), Z17, Z17
 	VPSHUFB           sm4BswapMask<>+0(SB), Z16, Z16
 	VPSHUFB           sm4BswapMask<>+0(SB), Z15, Z15
 	VPSHUFB           sm4BswapMask<>+0(SB), Z14, Z14
+	VPUNPCKHDQ        Z20, Z21, Z27
+	VPUNPCKLDQ        Z20, Z21, Z21
+	VPUNPCKLDQ        Z18, Z19, Z28
+	VPUNPCKHDQ        Z18, Z19, Z19
+	VPUNPCKHQDQ       Z28, Z21, Z20
+	VPUNPCKLQDQ       Z28, Z21, Z21
+	VPUNPCKHQDQ       Z19, Z27, Z18
+	VPUNPCKLQDQ       Z19, Z27, Z19
+	VPSHUFB           sm4BswapMask<>+0(SB), Z21, Z21
+	VPSHUFB           sm4BswapMask<>+0(SB), Z20, Z20
+	VPSHUFB           sm4BswapMask<>+0(SB), Z19, Z19
+	VPSHUFB           sm4BswapMask<>+0(SB), Z18, Z18
+	VPUNPCKHDQ        Z24, Z25, Z27
+	VPUNPCKLDQ        Z24, Z25, Z25
+	VPUNPCKLDQ        Z22, Z23, Z28
+	VPUNPCKHDQ        Z22, Z23, Z23
+	VPUNPCKHQDQ       Z28, Z25, Z24
+	VPUNPCKLQDQ       Z28, Z25, Z25
+	VPUNPCKHQDQ       Z23, Z27, Z22
+	VPUNPCKLQDQ       Z23, Z27, Z23
+	VPSHUFB           sm4BswapMask<>+0(SB), Z25, Z25
+	VPSHUFB           sm4BswapMask<>+0(SB), Z24, Z24
+	VPSHUFB           sm4BswapMask<>+0(SB), Z23, Z23
+	VPSHUFB           sm4BswapMask<>+0(SB), Z22, Z22
 	VPXORD            (DX), Z5, Z5
 	VMOVDQU64         Z5, (CX)
 	VPXORD            64(DX), Z4, Z4
@@ -2084,15 +3292,35 @@ xorKeyStreamAVX512GFNI_rounds4false:
 	VMOVDQU64         Z15, 896(CX)
 	VPXORD            960(DX), Z14, Z14
 	VMOVDQU64         Z14, 960(CX)
-	ADDQ              $0x00000400, DX
-	ADDQ              $0x00000400, CX
-	SUBQ              $0x00000040, BX
+	VPXORD            1024(DX), Z21, Z21
+	VMOVDQU64         Z21, 1024(CX)
+	VPXORD            1088(DX), Z20, Z20
+	VMOVDQU64         Z20, 1088(CX)
+	VPXORD            1152(DX), Z19, Z19
+	VMOVDQU64         Z19, 1152(CX)
+	VPXORD            1216(DX), Z18, Z18
+	VMOVDQU64         Z18, 1216(CX)
+	VPXORD            1280(DX), Z25, Z25
+	VMOVDQU64         Z25, 1280(CX)
+	VPXORD            1344(DX), Z24, Z24
+	VMOVDQU64         Z24, 1344(CX)
+	VPXORD            1408(DX), Z23, Z23
+	VMOVDQU64         Z23, 1408(CX)
+	VPXORD            1472(DX), Z22, Z22
+	VMOVDQU64         Z22, 1472(CX)
+	ADDQ              $0x00000600, DX
+	ADDQ              $0x00000600, CX
+	SUBQ              $0x00000060, BX
 	JMP               xorKeyStreamAVX512GFNI_loop
 
 xorKeyStreamAVX512GFNI_partial:
 	// Fewer than a full pass left: ceil(n/width) sets, the last one masked.
 	TESTQ     BX, BX
 	JZ        xorKeyStreamAVX512GFNI_done
+	CMPQ      BX, $0x00000050
+	JA        xorKeyStreamAVX512GFNI_sets6
+	CMPQ      BX, $0x00000040
+	JA        xorKeyStreamAVX512GFNI_sets5
 	CMPQ      BX, $0x00000030
 	JA        xorKeyStreamAVX512GFNI_sets4
 	CMPQ      BX, $0x00000020
@@ -2925,6 +4153,835 @@ xorKeyStreamAVX512GFNI_rounds4true:
 	VMOVDQU32.Z       960(DX), K4, Z0
 	VPXORD            Z0, Z14, Z14
 	VMOVDQU32         Z14, K4, 960(CX)
+	JMP               xorKeyStreamAVX512GFNI_done
+
+xorKeyStreamAVX512GFNI_sets5:
+	SUBQ      $0x00000040, BX
+	MOVQ      $0x00000040, SI
+	SUBQ      BX, SI
+	SUBQ      BX, SI
+	SUBQ      BX, SI
+	SUBQ      BX, SI
+	MOVQ      $-1, BX
+	SHRXQ     SI, BX, BX
+	MOVQ      BX, SI
+	KMOVW     SI, K1
+	MOVQ      BX, SI
+	SHRQ      $0x10, SI
+	KMOVW     SI, K2
+	MOVQ      BX, SI
+	SHRQ      $0x20, SI
+	KMOVW     SI, K3
+	SHRQ      $0x30, BX
+	KMOVW     BX, K4
+	VMOVDQU64 (SP), Z2
+	VMOVDQU64 64(SP), Z3
+	VMOVDQU64 128(SP), Z4
+	VMOVDQU64 192(SP), Z5
+	VPADDD    sm4CtrOffsets16<>+0(SB), Z5, Z5
+	VMOVDQU64 (SP), Z6
+	VMOVDQU64 64(SP), Z7
+	VMOVDQU64 128(SP), Z8
+	VMOVDQU64 192(SP), Z9
+	VPADDD    sm4CtrOffsets16<>+64(SB), Z9, Z9
+	VMOVDQU64 (SP), Z10
+	VMOVDQU64 64(SP), Z11
+	VMOVDQU64 128(SP), Z12
+	VMOVDQU64 192(SP), Z13
+	VPADDD    sm4CtrOffsets16<>+128(SB), Z13, Z13
+	VMOVDQU64 (SP), Z14
+	VMOVDQU64 64(SP), Z15
+	VMOVDQU64 128(SP), Z16
+	VMOVDQU64 192(SP), Z17
+	VPADDD    sm4CtrOffsets16<>+192(SB), Z17, Z17
+	VMOVDQU64 (SP), Z18
+	VMOVDQU64 64(SP), Z19
+	VMOVDQU64 128(SP), Z20
+	VMOVDQU64 192(SP), Z21
+	VPADDD    sm4CtrOffsets16<>+256(SB), Z21, Z21
+	MOVQ      $0x00000008, BX
+
+xorKeyStreamAVX512GFNI_rounds5true:
+	VPBROADCASTD      (AX), Z25
+	VPXORD            Z25, Z3, Z22
+	VPTERNLOGD        $0x96, Z4, Z5, Z22
+	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
+	VPROLD            $0x02, Z22, Z23
+	VPROLD            $0x0a, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z2
+	VPROLD            $0x12, Z22, Z23
+	VPROLD            $0x18, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z22
+	VPXORD            Z22, Z2, Z2
+	VPXORD            Z25, Z7, Z22
+	VPTERNLOGD        $0x96, Z8, Z9, Z22
+	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
+	VPROLD            $0x02, Z22, Z23
+	VPROLD            $0x0a, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z6
+	VPROLD            $0x12, Z22, Z23
+	VPROLD            $0x18, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z22
+	VPXORD            Z22, Z6, Z6
+	VPXORD            Z25, Z11, Z22
+	VPTERNLOGD        $0x96, Z12, Z13, Z22
+	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
+	VPROLD            $0x02, Z22, Z23
+	VPROLD            $0x0a, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z10
+	VPROLD            $0x12, Z22, Z23
+	VPROLD            $0x18, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z22
+	VPXORD            Z22, Z10, Z10
+	VPXORD            Z25, Z15, Z22
+	VPTERNLOGD        $0x96, Z16, Z17, Z22
+	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
+	VPROLD            $0x02, Z22, Z23
+	VPROLD            $0x0a, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z14
+	VPROLD            $0x12, Z22, Z23
+	VPROLD            $0x18, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z22
+	VPXORD            Z22, Z14, Z14
+	VPXORD            Z25, Z19, Z22
+	VPTERNLOGD        $0x96, Z20, Z21, Z22
+	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
+	VPROLD            $0x02, Z22, Z23
+	VPROLD            $0x0a, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z18
+	VPROLD            $0x12, Z22, Z23
+	VPROLD            $0x18, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z22
+	VPXORD            Z22, Z18, Z18
+	VPBROADCASTD      4(AX), Z25
+	VPXORD            Z25, Z4, Z22
+	VPTERNLOGD        $0x96, Z5, Z2, Z22
+	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
+	VPROLD            $0x02, Z22, Z23
+	VPROLD            $0x0a, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z3
+	VPROLD            $0x12, Z22, Z23
+	VPROLD            $0x18, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z22
+	VPXORD            Z22, Z3, Z3
+	VPXORD            Z25, Z8, Z22
+	VPTERNLOGD        $0x96, Z9, Z6, Z22
+	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
+	VPROLD            $0x02, Z22, Z23
+	VPROLD            $0x0a, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z7
+	VPROLD            $0x12, Z22, Z23
+	VPROLD            $0x18, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z22
+	VPXORD            Z22, Z7, Z7
+	VPXORD            Z25, Z12, Z22
+	VPTERNLOGD        $0x96, Z13, Z10, Z22
+	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
+	VPROLD            $0x02, Z22, Z23
+	VPROLD            $0x0a, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z11
+	VPROLD            $0x12, Z22, Z23
+	VPROLD            $0x18, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z22
+	VPXORD            Z22, Z11, Z11
+	VPXORD            Z25, Z16, Z22
+	VPTERNLOGD        $0x96, Z17, Z14, Z22
+	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
+	VPROLD            $0x02, Z22, Z23
+	VPROLD            $0x0a, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z15
+	VPROLD            $0x12, Z22, Z23
+	VPROLD            $0x18, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z22
+	VPXORD            Z22, Z15, Z15
+	VPXORD            Z25, Z20, Z22
+	VPTERNLOGD        $0x96, Z21, Z18, Z22
+	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
+	VPROLD            $0x02, Z22, Z23
+	VPROLD            $0x0a, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z19
+	VPROLD            $0x12, Z22, Z23
+	VPROLD            $0x18, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z22
+	VPXORD            Z22, Z19, Z19
+	VPBROADCASTD      8(AX), Z25
+	VPXORD            Z25, Z5, Z22
+	VPTERNLOGD        $0x96, Z2, Z3, Z22
+	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
+	VPROLD            $0x02, Z22, Z23
+	VPROLD            $0x0a, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z4
+	VPROLD            $0x12, Z22, Z23
+	VPROLD            $0x18, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z22
+	VPXORD            Z22, Z4, Z4
+	VPXORD            Z25, Z9, Z22
+	VPTERNLOGD        $0x96, Z6, Z7, Z22
+	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
+	VPROLD            $0x02, Z22, Z23
+	VPROLD            $0x0a, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z8
+	VPROLD            $0x12, Z22, Z23
+	VPROLD            $0x18, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z22
+	VPXORD            Z22, Z8, Z8
+	VPXORD            Z25, Z13, Z22
+	VPTERNLOGD        $0x96, Z10, Z11, Z22
+	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
+	VPROLD            $0x02, Z22, Z23
+	VPROLD            $0x0a, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z12
+	VPROLD            $0x12, Z22, Z23
+	VPROLD            $0x18, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z22
+	VPXORD            Z22, Z12, Z12
+	VPXORD            Z25, Z17, Z22
+	VPTERNLOGD        $0x96, Z14, Z15, Z22
+	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
+	VPROLD            $0x02, Z22, Z23
+	VPROLD            $0x0a, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z16
+	VPROLD            $0x12, Z22, Z23
+	VPROLD            $0x18, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z22
+	VPXORD            Z22, Z16, Z16
+	VPXORD            Z25, Z21, Z22
+	VPTERNLOGD        $0x96, Z18, Z19, Z22
+	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
+	VPROLD            $0x02, Z22, Z23
+	VPROLD            $0x0a, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z20
+	VPROLD            $0x12, Z22, Z23
+	VPROLD            $0x18, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z22
+	VPXORD            Z22, Z20, Z20
+	VPBROADCASTD      12(AX), Z25
+	VPXORD            Z25, Z2, Z22
+	VPTERNLOGD        $0x96, Z3, Z4, Z22
+	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
+	VPROLD            $0x02, Z22, Z23
+	VPROLD            $0x0a, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z5
+	VPROLD            $0x12, Z22, Z23
+	VPROLD            $0x18, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z22
+	VPXORD            Z22, Z5, Z5
+	VPXORD            Z25, Z6, Z22
+	VPTERNLOGD        $0x96, Z7, Z8, Z22
+	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
+	VPROLD            $0x02, Z22, Z23
+	VPROLD            $0x0a, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z9
+	VPROLD            $0x12, Z22, Z23
+	VPROLD            $0x18, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z22
+	VPXORD            Z22, Z9, Z9
+	VPXORD            Z25, Z10, Z22
+	VPTERNLOGD        $0x96, Z11, Z12, Z22
+	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
+	VPROLD            $0x02, Z22, Z23
+	VPROLD            $0x0a, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z13
+	VPROLD            $0x12, Z22, Z23
+	VPROLD            $0x18, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z22
+	VPXORD            Z22, Z13, Z13
+	VPXORD            Z25, Z14, Z22
+	VPTERNLOGD        $0x96, Z15, Z16, Z22
+	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
+	VPROLD            $0x02, Z22, Z23
+	VPROLD            $0x0a, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z17
+	VPROLD            $0x12, Z22, Z23
+	VPROLD            $0x18, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z22
+	VPXORD            Z22, Z17, Z17
+	VPXORD            Z25, Z18, Z22
+	VPTERNLOGD        $0x96, Z19, Z20, Z22
+	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
+	VPROLD            $0x02, Z22, Z23
+	VPROLD            $0x0a, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z21
+	VPROLD            $0x12, Z22, Z23
+	VPROLD            $0x18, Z22, Z24
+	VPTERNLOGD        $0x96, Z23, Z24, Z22
+	VPXORD            Z22, Z21, Z21
+	ADDQ              $0x10, AX
+	DECQ              BX
+	JNZ               xorKeyStreamAVX512GFNI_rounds5true
+	VPUNPCKHDQ        Z4, Z5, Z23
+	VPUNPCKLDQ        Z4, Z5, Z5
+	VPUNPCKLDQ        Z2, Z3, Z24
+	VPUNPCKHDQ        Z2, Z3, Z3
+	VPUNPCKHQDQ       Z24, Z5, Z4
+	VPUNPCKLQDQ       Z24, Z5, Z5
+	VPUNPCKHQDQ       Z3, Z23, Z2
+	VPUNPCKLQDQ       Z3, Z23, Z3
+	VPSHUFB           sm4BswapMask<>+0(SB), Z5, Z5
+	VPSHUFB           sm4BswapMask<>+0(SB), Z4, Z4
+	VPSHUFB           sm4BswapMask<>+0(SB), Z3, Z3
+	VPSHUFB           sm4BswapMask<>+0(SB), Z2, Z2
+	VPUNPCKHDQ        Z8, Z9, Z23
+	VPUNPCKLDQ        Z8, Z9, Z9
+	VPUNPCKLDQ        Z6, Z7, Z24
+	VPUNPCKHDQ        Z6, Z7, Z7
+	VPUNPCKHQDQ       Z24, Z9, Z8
+	VPUNPCKLQDQ       Z24, Z9, Z9
+	VPUNPCKHQDQ       Z7, Z23, Z6
+	VPUNPCKLQDQ       Z7, Z23, Z7
+	VPSHUFB           sm4BswapMask<>+0(SB), Z9, Z9
+	VPSHUFB           sm4BswapMask<>+0(SB), Z8, Z8
+	VPSHUFB           sm4BswapMask<>+0(SB), Z7, Z7
+	VPSHUFB           sm4BswapMask<>+0(SB), Z6, Z6
+	VPUNPCKHDQ        Z12, Z13, Z23
+	VPUNPCKLDQ        Z12, Z13, Z13
+	VPUNPCKLDQ        Z10, Z11, Z24
+	VPUNPCKHDQ        Z10, Z11, Z11
+	VPUNPCKHQDQ       Z24, Z13, Z12
+	VPUNPCKLQDQ       Z24, Z13, Z13
+	VPUNPCKHQDQ       Z11, Z23, Z10
+	VPUNPCKLQDQ       Z11, Z23, Z11
+	VPSHUFB           sm4BswapMask<>+0(SB), Z13, Z13
+	VPSHUFB           sm4BswapMask<>+0(SB), Z12, Z12
+	VPSHUFB           sm4BswapMask<>+0(SB), Z11, Z11
+	VPSHUFB           sm4BswapMask<>+0(SB), Z10, Z10
+	VPUNPCKHDQ        Z16, Z17, Z23
+	VPUNPCKLDQ        Z16, Z17, Z17
+	VPUNPCKLDQ        Z14, Z15, Z24
+	VPUNPCKHDQ        Z14, Z15, Z15
+	VPUNPCKHQDQ       Z24, Z17, Z16
+	VPUNPCKLQDQ       Z24, Z17, Z17
+	VPUNPCKHQDQ       Z15, Z23, Z14
+	VPUNPCKLQDQ       Z15, Z23, Z15
+	VPSHUFB           sm4BswapMask<>+0(SB), Z17, Z17
+	VPSHUFB           sm4BswapMask<>+0(SB), Z16, Z16
+	VPSHUFB           sm4BswapMask<>+0(SB), Z15, Z15
+	VPSHUFB           sm4BswapMask<>+0(SB), Z14, Z14
+	VPUNPCKHDQ        Z20, Z21, Z23
+	VPUNPCKLDQ        Z20, Z21, Z21
+	VPUNPCKLDQ        Z18, Z19, Z24
+	VPUNPCKHDQ        Z18, Z19, Z19
+	VPUNPCKHQDQ       Z24, Z21, Z20
+	VPUNPCKLQDQ       Z24, Z21, Z21
+	VPUNPCKHQDQ       Z19, Z23, Z18
+	VPUNPCKLQDQ       Z19, Z23, Z19
+	VPSHUFB           sm4BswapMask<>+0(SB), Z21, Z21
+	VPSHUFB           sm4BswapMask<>+0(SB), Z20, Z20
+	VPSHUFB           sm4BswapMask<>+0(SB), Z19, Z19
+	VPSHUFB           sm4BswapMask<>+0(SB), Z18, Z18
+	VPXORD            (DX), Z5, Z5
+	VMOVDQU64         Z5, (CX)
+	VPXORD            64(DX), Z4, Z4
+	VMOVDQU64         Z4, 64(CX)
+	VPXORD            128(DX), Z3, Z3
+	VMOVDQU64         Z3, 128(CX)
+	VPXORD            192(DX), Z2, Z2
+	VMOVDQU64         Z2, 192(CX)
+	VPXORD            256(DX), Z9, Z9
+	VMOVDQU64         Z9, 256(CX)
+	VPXORD            320(DX), Z8, Z8
+	VMOVDQU64         Z8, 320(CX)
+	VPXORD            384(DX), Z7, Z7
+	VMOVDQU64         Z7, 384(CX)
+	VPXORD            448(DX), Z6, Z6
+	VMOVDQU64         Z6, 448(CX)
+	VPXORD            512(DX), Z13, Z13
+	VMOVDQU64         Z13, 512(CX)
+	VPXORD            576(DX), Z12, Z12
+	VMOVDQU64         Z12, 576(CX)
+	VPXORD            640(DX), Z11, Z11
+	VMOVDQU64         Z11, 640(CX)
+	VPXORD            704(DX), Z10, Z10
+	VMOVDQU64         Z10, 704(CX)
+	VPXORD            768(DX), Z17, Z17
+	VMOVDQU64         Z17, 768(CX)
+	VPXORD            832(DX), Z16, Z16
+	VMOVDQU64         Z16, 832(CX)
+	VPXORD            896(DX), Z15, Z15
+	VMOVDQU64         Z15, 896(CX)
+	VPXORD            960(DX), Z14, Z14
+	VMOVDQU64         Z14, 960(CX)
+	VMOVDQU32.Z       1024(DX), K1, Z0
+	VPXORD            Z0, Z21, Z21
+	VMOVDQU32         Z21, K1, 1024(CX)
+	VMOVDQU32.Z       1088(DX), K2, Z0
+	VPXORD            Z0, Z20, Z20
+	VMOVDQU32         Z20, K2, 1088(CX)
+	VMOVDQU32.Z       1152(DX), K3, Z0
+	VPXORD            Z0, Z19, Z19
+	VMOVDQU32         Z19, K3, 1152(CX)
+	VMOVDQU32.Z       1216(DX), K4, Z0
+	VPXORD            Z0, Z18, Z18
+	VMOVDQU32         Z18, K4, 1216(CX)
+	JMP               xorKeyStreamAVX512GFNI_done
+
+xorKeyStreamAVX512GFNI_sets6:
+	SUBQ      $0x00000050, BX
+	MOVQ      $0x00000040, SI
+	SUBQ      BX, SI
+	SUBQ      BX, SI
+	SUBQ      BX, SI
+	SUBQ      BX, SI
+	MOVQ      $-1, BX
+	SHRXQ     SI, BX, BX
+	MOVQ      BX, SI
+	KMOVW     SI, K1
+	MOVQ      BX, SI
+	SHRQ      $0x10, SI
+	KMOVW     SI, K2
+	MOVQ      BX, SI
+	SHRQ      $0x20, SI
+	KMOVW     SI, K3
+	SHRQ      $0x30, BX
+	KMOVW     BX, K4
+	VMOVDQU64 (SP), Z2
+	VMOVDQU64 64(SP), Z3
+	VMOVDQU64 128(SP), Z4
+	VMOVDQU64 192(SP), Z5
+	VPADDD    sm4CtrOffsets16<>+0(SB), Z5, Z5
+	VMOVDQU64 (SP), Z6
+	VMOVDQU64 64(SP), Z7
+	VMOVDQU64 128(SP), Z8
+	VMOVDQU64 192(SP), Z9
+	VPADDD    sm4CtrOffsets16<>+64(SB), Z9, Z9
+	VMOVDQU64 (SP), Z10
+	VMOVDQU64 64(SP), Z11
+	VMOVDQU64 128(SP), Z12
+	VMOVDQU64 192(SP), Z13
+	VPADDD    sm4CtrOffsets16<>+128(SB), Z13, Z13
+	VMOVDQU64 (SP), Z14
+	VMOVDQU64 64(SP), Z15
+	VMOVDQU64 128(SP), Z16
+	VMOVDQU64 192(SP), Z17
+	VPADDD    sm4CtrOffsets16<>+192(SB), Z17, Z17
+	VMOVDQU64 (SP), Z18
+	VMOVDQU64 64(SP), Z19
+	VMOVDQU64 128(SP), Z20
+	VMOVDQU64 192(SP), Z21
+	VPADDD    sm4CtrOffsets16<>+256(SB), Z21, Z21
+	VMOVDQU64 (SP), Z22
+	VMOVDQU64 64(SP), Z23
+	VMOVDQU64 128(SP), Z24
+	VMOVDQU64 192(SP), Z25
+	VPADDD    sm4CtrOffsets16<>+320(SB), Z25, Z25
+	MOVQ      $0x00000008, BX
+
+xorKeyStreamAVX512GFNI_rounds6true:
+	VPBROADCASTD      (AX), Z29
+	VPXORD            Z29, Z3, Z26
+	VPTERNLOGD        $0x96, Z4, Z5, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z2
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z2, Z2
+	VPXORD            Z29, Z7, Z26
+	VPTERNLOGD        $0x96, Z8, Z9, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z6
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z6, Z6
+	VPXORD            Z29, Z11, Z26
+	VPTERNLOGD        $0x96, Z12, Z13, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z10
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z10, Z10
+	VPXORD            Z29, Z15, Z26
+	VPTERNLOGD        $0x96, Z16, Z17, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z14
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z14, Z14
+	VPXORD            Z29, Z19, Z26
+	VPTERNLOGD        $0x96, Z20, Z21, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z18
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z18, Z18
+	VPXORD            Z29, Z23, Z26
+	VPTERNLOGD        $0x96, Z24, Z25, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z22
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z22, Z22
+	VPBROADCASTD      4(AX), Z29
+	VPXORD            Z29, Z4, Z26
+	VPTERNLOGD        $0x96, Z5, Z2, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z3
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z3, Z3
+	VPXORD            Z29, Z8, Z26
+	VPTERNLOGD        $0x96, Z9, Z6, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z7
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z7, Z7
+	VPXORD            Z29, Z12, Z26
+	VPTERNLOGD        $0x96, Z13, Z10, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z11
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z11, Z11
+	VPXORD            Z29, Z16, Z26
+	VPTERNLOGD        $0x96, Z17, Z14, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z15
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z15, Z15
+	VPXORD            Z29, Z20, Z26
+	VPTERNLOGD        $0x96, Z21, Z18, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z19
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z19, Z19
+	VPXORD            Z29, Z24, Z26
+	VPTERNLOGD        $0x96, Z25, Z22, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z23
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z23, Z23
+	VPBROADCASTD      8(AX), Z29
+	VPXORD            Z29, Z5, Z26
+	VPTERNLOGD        $0x96, Z2, Z3, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z4
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z4, Z4
+	VPXORD            Z29, Z9, Z26
+	VPTERNLOGD        $0x96, Z6, Z7, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z8
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z8, Z8
+	VPXORD            Z29, Z13, Z26
+	VPTERNLOGD        $0x96, Z10, Z11, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z12
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z12, Z12
+	VPXORD            Z29, Z17, Z26
+	VPTERNLOGD        $0x96, Z14, Z15, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z16
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z16, Z16
+	VPXORD            Z29, Z21, Z26
+	VPTERNLOGD        $0x96, Z18, Z19, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z20
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z20, Z20
+	VPXORD            Z29, Z25, Z26
+	VPTERNLOGD        $0x96, Z22, Z23, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z24
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z24, Z24
+	VPBROADCASTD      12(AX), Z29
+	VPXORD            Z29, Z2, Z26
+	VPTERNLOGD        $0x96, Z3, Z4, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z5
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z5, Z5
+	VPXORD            Z29, Z6, Z26
+	VPTERNLOGD        $0x96, Z7, Z8, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z9
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z9, Z9
+	VPXORD            Z29, Z10, Z26
+	VPTERNLOGD        $0x96, Z11, Z12, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z13
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z13, Z13
+	VPXORD            Z29, Z14, Z26
+	VPTERNLOGD        $0x96, Z15, Z16, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z17
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z17, Z17
+	VPXORD            Z29, Z18, Z26
+	VPTERNLOGD        $0x96, Z19, Z20, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z21
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z21, Z21
+	VPXORD            Z29, Z22, Z26
+	VPTERNLOGD        $0x96, Z23, Z24, Z26
+	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
+	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
+	VPROLD            $0x02, Z26, Z27
+	VPROLD            $0x0a, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z25
+	VPROLD            $0x12, Z26, Z27
+	VPROLD            $0x18, Z26, Z28
+	VPTERNLOGD        $0x96, Z27, Z28, Z26
+	VPXORD            Z26, Z25, Z25
+	ADDQ              $0x10, AX
+	DECQ              BX
+	JNZ               xorKeyStreamAVX512GFNI_rounds6true
+	VPUNPCKHDQ        Z4, Z5, Z27
+	VPUNPCKLDQ        Z4, Z5, Z5
+	VPUNPCKLDQ        Z2, Z3, Z28
+	VPUNPCKHDQ        Z2, Z3, Z3
+	VPUNPCKHQDQ       Z28, Z5, Z4
+	VPUNPCKLQDQ       Z28, Z5, Z5
+	VPUNPCKHQDQ       Z3, Z27, Z2
+	VPUNPCKLQDQ       Z3, Z27, Z3
+	VPSHUFB           sm4BswapMask<>+0(SB), Z5, Z5
+	VPSHUFB           sm4BswapMask<>+0(SB), Z4, Z4
+	VPSHUFB           sm4BswapMask<>+0(SB), Z3, Z3
+	VPSHUFB           sm4BswapMask<>+0(SB), Z2, Z2
+	VPUNPCKHDQ        Z8, Z9, Z27
+	VPUNPCKLDQ        Z8, Z9, Z9
+	VPUNPCKLDQ        Z6, Z7, Z28
+	VPUNPCKHDQ        Z6, Z7, Z7
+	VPUNPCKHQDQ       Z28, Z9, Z8
+	VPUNPCKLQDQ       Z28, Z9, Z9
+	VPUNPCKHQDQ       Z7, Z27, Z6
+	VPUNPCKLQDQ       Z7, Z27, Z7
+	VPSHUFB           sm4BswapMask<>+0(SB), Z9, Z9
+	VPSHUFB           sm4BswapMask<>+0(SB), Z8, Z8
+	VPSHUFB           sm4BswapMask<>+0(SB), Z7, Z7
+	VPSHUFB           sm4BswapMask<>+0(SB), Z6, Z6
+	VPUNPCKHDQ        Z12, Z13, Z27
+	VPUNPCKLDQ        Z12, Z13, Z13
+	VPUNPCKLDQ        Z10, Z11, Z28
+	VPUNPCKHDQ        Z10, Z11, Z11
+	VPUNPCKHQDQ       Z28, Z13, Z12
+	VPUNPCKLQDQ       Z28, Z13, Z13
+	VPUNPCKHQDQ       Z11, Z27, Z10
+	VPUNPCKLQDQ       Z11, Z27, Z11
+	VPSHUFB           sm4BswapMask<>+0(SB), Z13, Z13
+	VPSHUFB           sm4BswapMask<>+0(SB), Z12, Z12
+	VPSHUFB           sm4BswapMask<>+0(SB), Z11, Z11
+	VPSHUFB           sm4BswapMask<>+0(SB), Z10, Z10
+	VPUNPCKHDQ        Z16, Z17, Z27
+	VPUNPCKLDQ        Z16, Z17, Z17
+	VPUNPCKLDQ        Z14, Z15, Z28
+	VPUNPCKHDQ        Z14, Z15, Z15
+	VPUNPCKHQDQ       Z28, Z17, Z16
+	VPUNPCKLQDQ       Z28, Z17, Z17
+	VPUNPCKHQDQ       Z15, Z27, Z14
+	VPUNPCKLQDQ       Z15, Z27, Z15
+	VPSHUFB           sm4BswapMask<>+0(SB), Z17, Z17
+	VPSHUFB           sm4BswapMask<>+0(SB), Z16, Z16
+	VPSHUFB           sm4BswapMask<>+0(SB), Z15, Z15
+	VPSHUFB           sm4BswapMask<>+0(SB), Z14, Z14
+	VPUNPCKHDQ        Z20, Z21, Z27
+	VPUNPCKLDQ        Z20, Z21, Z21
+	VPUNPCKLDQ        Z18, Z19, Z28
+	VPUNPCKHDQ        Z18, Z19, Z19
+	VPUNPCKHQDQ       Z28, Z21, Z20
+	VPUNPCKLQDQ       Z28, Z21, Z21
+	VPUNPCKHQDQ       Z19, Z27, Z18
+	VPUNPCKLQDQ       Z19, Z27, Z19
+	VPSHUFB           sm4BswapMask<>+0(SB), Z21, Z21
+	VPSHUFB           sm4BswapMask<>+0(SB), Z20, Z20
+	VPSHUFB           sm4BswapMask<>+0(SB), Z19, Z19
+	VPSHUFB           sm4BswapMask<>+0(SB), Z18, Z18
+	VPUNPCKHDQ        Z24, Z25, Z27
+	VPUNPCKLDQ        Z24, Z25, Z25
+	VPUNPCKLDQ        Z22, Z23, Z28
+	VPUNPCKHDQ        Z22, Z23, Z23
+	VPUNPCKHQDQ       Z28, Z25, Z24
+	VPUNPCKLQDQ       Z28, Z25, Z25
+	VPUNPCKHQDQ       Z23, Z27, Z22
+	VPUNPCKLQDQ       Z23, Z27, Z23
+	VPSHUFB           sm4BswapMask<>+0(SB), Z25, Z25
+	VPSHUFB           sm4BswapMask<>+0(SB), Z24, Z24
+	VPSHUFB           sm4BswapMask<>+0(SB), Z23, Z23
+	VPSHUFB           sm4BswapMask<>+0(SB), Z22, Z22
+	VPXORD            (DX), Z5, Z5
+	VMOVDQU64         Z5, (CX)
+	VPXORD            64(DX), Z4, Z4
+	VMOVDQU64         Z4, 64(CX)
+	VPXORD            128(DX), Z3, Z3
+	VMOVDQU64         Z3, 128(CX)
+	VPXORD            192(DX), Z2, Z2
+	VMOVDQU64         Z2, 192(CX)
+	VPXORD            256(DX), Z9, Z9
+	VMOVDQU64         Z9, 256(CX)
+	VPXORD            320(DX), Z8, Z8
+	VMOVDQU64         Z8, 320(CX)
+	VPXORD            384(DX), Z7, Z7
+	VMOVDQU64         Z7, 384(CX)
+	VPXORD            448(DX), Z6, Z6
+	VMOVDQU64         Z6, 448(CX)
+	VPXORD            512(DX), Z13, Z13
+	VMOVDQU64         Z13, 512(CX)
+	VPXORD            576(DX), Z12, Z12
+	VMOVDQU64         Z12, 576(CX)
+	VPXORD            640(DX), Z11, Z11
+	VMOVDQU64         Z11, 640(CX)
+	VPXORD            704(DX), Z10, Z10
+	VMOVDQU64         Z10, 704(CX)
+	VPXORD            768(DX), Z17, Z17
+	VMOVDQU64         Z17, 768(CX)
+	VPXORD            832(DX), Z16, Z16
+	VMOVDQU64         Z16, 832(CX)
+	VPXORD            896(DX), Z15, Z15
+	VMOVDQU64         Z15, 896(CX)
+	VPXORD            960(DX), Z14, Z14
+	VMOVDQU64         Z14, 960(CX)
+	VPXORD            1024(DX), Z21, Z21
+	VMOVDQU64         Z21, 1024(CX)
+	VPXORD            1088(DX), Z20, Z20
+	VMOVDQU64         Z20, 1088(CX)
+	VPXORD            1152(DX), Z19, Z19
+	VMOVDQU64         Z19, 1152(CX)
+	VPXORD            1216(DX), Z18, Z18
+	VMOVDQU64         Z18, 1216(CX)
+	VMOVDQU32.Z       1280(DX), K1, Z0
+	VPXORD            Z0, Z25, Z25
+	VMOVDQU32         Z25, K1, 1280(CX)
+	VMOVDQU32.Z       1344(DX), K2, Z0
+	VPXORD            Z0, Z24, Z24
+	VMOVDQU32         Z24, K2, 1344(CX)
+	VMOVDQU32.Z       1408(DX), K3, Z0
+	VPXORD            Z0, Z23, Z23
+	VMOVDQU32         Z23, K3, 1408(CX)
+	VMOVDQU32.Z       1472(DX), K4, Z0
+	VPXORD            Z0, Z22, Z22
+	VMOVDQU32         Z22, K4, 1472(CX)
 
 xorKeyStreamAVX512GFNI_done:
 	VZEROUPPER

@@ -42,14 +42,14 @@ func (c *Cipher) BlockSize() int { return BlockSize }
 // It panics if either is shorter than a block or if they overlap inexactly.
 func (c *Cipher) Encrypt(dst, src []byte) {
 	checkBlock(dst, src)
-	cryptBlockGeneric(&c.enc, dst, src)
+	cryptBlock(&c.enc, dst, src)
 }
 
 // Decrypt decrypts the first block of src into dst (GB/T 32907-2016 §7.2).
 // It panics if either is shorter than a block or if they overlap inexactly.
 func (c *Cipher) Decrypt(dst, src []byte) {
 	checkBlock(dst, src)
-	cryptBlockGeneric(&c.dec, dst, src)
+	cryptBlock(&c.dec, dst, src)
 }
 
 // EncryptBlocks encrypts every block of src into dst (ECB over whole

@@ -5,8 +5,9 @@
 //
 // The *Generic functions are the reference implementation: they always
 // compile, contain no assembly and are the oracle for the SIMD kernels.
-// dispatch.go is the single place that chooses between them and faster
-// kernels.
+// dispatch_amd64.go is the single place that chooses between them and
+// the SIMD kernels (dispatch_noasm.go is its complement), registering each
+// kernel tier with ciphers/internal/impl under ImplPackage.
 //
 // Timing: the generic SM4 rounds use table lookups indexed by secret
 // data (a merged S-box/linear-transform "T-table"), so they are
@@ -15,7 +16,11 @@
 // constant-time: it multiplies in GF(2^128) with integer multiplications
 // on operands whose bits are spaced apart (no table indexed by H- or
 // data-dependent values), and tags are compared with
-// crypto/subtle.ConstantTimeCompare.
+// crypto/subtle.ConstantTimeCompare. When a SIMD tier is enabled every
+// SM4 operation, single blocks and the hash subkey included, runs on the
+// constant-time kernels (kernels/sm4ctr, kernels/ghash); a one-block call
+// then costs a whole register set of the kernel, which is slower than the
+// table lookup but does not leak.
 //
 // Cipher and GCM hold only immutable key schedules and may be shared
 // between goroutines; all scratch space lives on the stack. A CTR stream
@@ -28,3 +33,8 @@ const BlockSize = 16
 
 // KeySize is the SM4 key size in bytes (GB/T 32907-2016 §5.2).
 const KeySize = 16
+
+// ImplPackage is the name under which this package registers its kernel
+// tiers with ciphers/internal/impl ("AVX-512+GFNI", "AVX2+GFNI",
+// "AVX2+AES-NI"; "generic" when none is enabled).
+const ImplPackage = "sm4"

@@ -18,8 +18,9 @@ const (
 // precomputed GHASH subkey. It is immutable after NewGCM and safe for
 // concurrent use.
 type GCM struct {
-	enc  [32]uint32
-	hkey ghashKey
+	enc     [32]uint32
+	hkey    ghashKey  // for the generic GHASH
+	hkeyAsm kernelKey // for the GHASH kernels (empty without assembly)
 }
 
 // NewGCM expands key (KeySize bytes) into a GCM.
@@ -40,8 +41,9 @@ func (g *GCM) Init(key []byte) error {
 	g.enc = c.enc
 	// The hash subkey H = E_K(0^128) (SP 800-38D §7.1 step 1).
 	var h [16]byte
-	cryptBlockGeneric(&g.enc, h[:], h[:])
+	cryptBlock(&g.enc, h[:], h[:])
 	initGHASHKey(&g.hkey, &h)
+	initKernelKey(&g.hkeyAsm, &h)
 	return nil
 }
 
@@ -60,4 +62,31 @@ func (g *GCM) Seal(out []byte, tag *[TagSize]byte, nonce *[NonceSize]byte, plain
 // written. out and ciphertext may overlap exactly but not otherwise.
 func (g *GCM) Open(out []byte, nonce *[NonceSize]byte, ciphertext, aad []byte, tag *[TagSize]byte) bool {
 	return gcmOpen(g, out, nonce, ciphertext, aad, tag)
+}
+
+// Packet is one message of a batch for SealBatch and OpenBatch: Text is
+// sealed or opened in place, with AAD as additional data and the tag in
+// *Tag. Text, AAD and Tag of all packets of a batch must not overlap one
+// another, and len(Text) must not exceed MaxPlaintextSize.
+type Packet struct {
+	Nonce [NonceSize]byte
+	AAD   []byte
+	Text  []byte
+	Tag   *[TagSize]byte
+}
+
+// SealBatch seals every packet of ps in place, exactly as Seal(p.Text,
+// p.Tag, &p.Nonce, p.Text, p.AAD) would, but lets the kernels keep their
+// pipelines full across packets.
+func (g *GCM) SealBatch(ps []Packet) {
+	gcmSealBatch(g, ps)
+}
+
+// OpenBatch verifies every packet of ps and decrypts in place those whose
+// tag is valid, exactly as Open(p.Text, &p.Nonce, p.Text, p.AAD, p.Tag)
+// would; ok[i] reports whether ps[i] verified (len(ok) ≥ len(ps)). A packet
+// that fails is left unmodified.
+func (g *GCM) OpenBatch(ps []Packet, ok []bool) {
+	_ = ok[:len(ps)]
+	gcmOpenBatch(g, ps, ok)
 }

@@ -5,8 +5,8 @@ import (
 	"encoding/binary"
 )
 
-// The reference GCM for one message, in its own file so that a fused
-// SIMD version can be substituted (see dispatch.go).
+// The reference GCM for one message and for a batch, in its own file so
+// that the SIMD versions can be substituted (see dispatch_amd64.go).
 
 // sealGeneric is GCM-AE (SP 800-38D §7.1) for a 96-bit nonce: see GCM.Seal.
 func sealGeneric(g *GCM, out []byte, tag *[TagSize]byte, nonce *[NonceSize]byte, plaintext, aad []byte) {
@@ -46,4 +46,20 @@ func tagGeneric(g *GCM, tag, tagMask *[BlockSize]byte, aad, ciphertext []byte) {
 	hi, lo := gfMul(&g.hkey, y[0]^uint64(len(aad))*8, y[1]^uint64(len(ciphertext))*8)
 	binary.BigEndian.PutUint64(tag[0:8], hi^binary.BigEndian.Uint64(tagMask[0:8]))
 	binary.BigEndian.PutUint64(tag[8:16], lo^binary.BigEndian.Uint64(tagMask[8:16]))
+}
+
+// sealBatchGeneric seals each packet with sealGeneric.
+func sealBatchGeneric(g *GCM, ps []Packet) {
+	for i := range ps {
+		p := &ps[i]
+		sealGeneric(g, p.Text, p.Tag, &p.Nonce, p.Text, p.AAD)
+	}
+}
+
+// openBatchGeneric opens each packet with openGeneric.
+func openBatchGeneric(g *GCM, ps []Packet, ok []bool) {
+	for i := range ps {
+		p := &ps[i]
+		ok[i] = openGeneric(g, p.Text, &p.Nonce, p.Text, p.AAD, p.Tag)
+	}
 }

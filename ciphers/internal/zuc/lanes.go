@@ -1,0 +1,82 @@
+package zuc
+
+// Batch primitives: one call seals or authenticates up to Lanes packets of
+// one key, each with its own IV. They are the units the multi-lane kernels
+// of kernels/zuclanes replace; lanes_amd64.go dispatches them (one switch
+// per primitive) and lanes_noasm.go forwards to the *Generic loops below,
+// which are also the oracles of the lane tests.
+//
+// In every primitive, entries i ≥ n of the arrays are ignored, a nil (or,
+// for the keystream XOR, empty) entry below n is an idle lane, and all
+// lanes share the key. Buffers must not overlap one another.
+
+// Lanes is the number of packets one batch-primitive call takes: the width
+// of the widest multi-lane kernel (16 32-bit lanes of AVX-512).
+const Lanes = 16
+
+// MAC256TagSize is the tag size of the batch ZUC-256 MAC primitives: the
+// 128-bit ZUC-256 MAC ("The ZUC-256 Stream Cipher", 2018, §3.2).
+const MAC256TagSize = 16
+
+// XORKeyStreams128Generic sets bufs[i] = bufs[i] ⊕ Z_i in place for every
+// lane i < n, Z_i being the keystream of ZUC-128 loaded with key and
+// ivs[i], words big-endian: 128-EEA3 of whole bytes (3GPP 128-EEA3 &
+// 128-EIA3 Document 1 v1.7 §3.4) when ivs[i] = IVEEA3(...). It is the
+// portable, variable-time reference (see the package comment).
+func XORKeyStreams128Generic(key *[KeySize128]byte, ivs *[Lanes][IVSize128]byte, bufs *[Lanes][]byte, n int) {
+	var st State
+	for i := range bufs[:n] {
+		if len(bufs[i]) == 0 {
+			continue
+		}
+		st.Init128(key, &ivs[i])
+		XORKeyStreamGeneric(&st, bufs[i], bufs[i])
+	}
+}
+
+// EIA3TagsGeneric sets tags[i] to the 128-EIA3 MAC (Document 1 v1.7 §4.4)
+// of all 8·len(msgs[i]) bits of msgs[i] for every lane i < n with a
+// non-nil message, under ZUC-128 loaded with key and ivs[i]
+// (ivs[i] = IVEIA3(...)). Tags of idle lanes are left unchanged.
+func EIA3TagsGeneric(key *[KeySize128]byte, ivs *[Lanes][IVSize128]byte, msgs *[Lanes][]byte, tags *[Lanes]uint32, n int) {
+	var st State
+	for i := range msgs[:n] {
+		if msgs[i] == nil {
+			continue
+		}
+		st.Init128(key, &ivs[i])
+		tags[i] = EIA3Generic(&st, msgs[i], 8*len(msgs[i]))
+	}
+}
+
+// XORKeyStreams256Generic sets bufs[i] = bufs[i] ⊕ Z_i in place for every
+// lane i < n, Z_i being the ZUC-256 keystream ("The ZUC-256 Stream
+// Cipher", 2018, §3.1, keystream constants D256(0)) of key and ivs[i],
+// words big-endian.
+func XORKeyStreams256Generic(key *[KeySize256]byte, ivs *[Lanes][IVSize256]byte, bufs *[Lanes][]byte, n int) {
+	d := &d256[0]
+	var st State
+	for i := range bufs[:n] {
+		if len(bufs[i]) == 0 {
+			continue
+		}
+		st.Init256(key, &ivs[i], d)
+		XORKeyStreamGeneric(&st, bufs[i], bufs[i])
+	}
+}
+
+// MAC256TagsGeneric sets tags[i] to the 128-bit ZUC-256 MAC (2018 paper
+// §3.2, constants D256(16)) of all 8·len(msgs[i]) bits of msgs[i] under
+// key and ivs[i], for every lane i < n with a non-nil message. Tags of
+// idle lanes are left unchanged.
+func MAC256TagsGeneric(key *[KeySize256]byte, ivs *[Lanes][IVSize256]byte, msgs *[Lanes][]byte, tags *[Lanes][MAC256TagSize]byte, n int) {
+	d := &d256[3]
+	var st State
+	for i := range msgs[:n] {
+		if msgs[i] == nil {
+			continue
+		}
+		st.Init256(key, &ivs[i], d)
+		MAC256Generic(&st, msgs[i], 8*len(msgs[i]), tags[i][:])
+	}
+}

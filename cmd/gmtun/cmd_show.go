@@ -1,0 +1,284 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gmtun/gmtun/control"
+)
+
+// showTimeout bounds the exchange with one daemon.
+const showTimeout = 5 * time.Second
+
+func init() {
+	register(&command{
+		name:     "show",
+		synopsis: "[IFACE] [--json] [--socket-dir DIR]",
+		summary:  "show the peers and counters of running interfaces",
+		order:    40,
+		help: `Asks the running 'gmtun up' of interface IFACE (or of every interface with a
+socket in DIR) for its state through the control socket DIR/IFACE.sock and
+prints it: this side's public key, port, MTU, suites, the cipher kernel in
+use for each primitive, offloads and packet drops by reason, then for each
+peer its endpoint, allowed IPs, session suite, latest handshake and bytes
+received and sent.
+
+--json prints the same as JSON: one object for IFACE, or an array of
+objects without IFACE. The field names are stable; docs/OPERATIONS.md
+lists them. The socket is private to root, so run this as root.
+`,
+		setup: func(e *env, fs *flag.FlagSet) func([]string) int {
+			asJSON := fs.Bool("json", false, "print JSON instead of text")
+			dir := fs.String("socket-dir", control.DefaultDir, "the `DIR`ectory of the control sockets")
+			return func(args []string) int {
+				var name string
+				if len(args) > 0 {
+					// Flags may also follow the interface name.
+					name = args[0]
+					if err := fs.Parse(args[1:]); err != nil {
+						if errors.Is(err, flag.ErrHelp) {
+							fmt.Fprint(e.stdout, commandHelp(commands["show"], fs))
+							return exitOK
+						}
+						return usageErrorf(e, "show: %v; run 'gmtun show --help'", err)
+					}
+					if rest := fs.Args(); len(rest) > 0 {
+						return usageErrorf(e, "show: unexpected argument %q; at most one interface name", rest[0])
+					}
+					if !validIfaceName(name) {
+						return usageErrorf(e, "show: invalid interface name %q", name)
+					}
+				}
+				return runShow(e, *dir, name, *asJSON)
+			}
+		},
+	})
+}
+
+// validIfaceName accepts what can be a Linux interface name and cannot
+// escape the socket directory.
+func validIfaceName(s string) bool {
+	return s != "" && len(s) <= 15 && s != "." && s != ".." && !strings.ContainsAny(s, "/\x00 :")
+}
+
+func runShow(e *env, dir, name string, asJSON bool) int {
+	query := func(n string) (*control.Status, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), showTimeout)
+		defer cancel()
+		path := control.SocketPath(dir, n)
+		st, err := control.Query(ctx, path)
+		if err != nil {
+			return nil, showError(n, path, err)
+		}
+		return st, nil
+	}
+	if name != "" {
+		st, err := query(name)
+		if err != nil {
+			return failf(e, exitFailure, "%v", err)
+		}
+		if asJSON {
+			return writeJSON(e, st)
+		}
+		writeStatus(e.stdout, st, time.Now())
+		return exitOK
+	}
+
+	names, err := control.Interfaces(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrPermission) {
+			return failf(e, exitFailure, "show: permission denied on %s (run as root)", dir)
+		}
+		return failf(e, exitFailure, "show: %v", err)
+	}
+	code := exitOK
+	all := []*control.Status{}
+	for _, n := range names {
+		st, err := query(n)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "gmtun: %v\n", err)
+			code = exitFailure
+			continue
+		}
+		all = append(all, st)
+	}
+	if asJSON {
+		if c := writeJSON(e, all); c != exitOK {
+			return c
+		}
+		return code
+	}
+	for i, st := range all {
+		if i > 0 {
+			fmt.Fprintln(e.stdout)
+		}
+		writeStatus(e.stdout, st, time.Now())
+	}
+	return code
+}
+
+// showError turns a query failure into one sentence.
+func showError(name, path string, err error) error {
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("show: interface %s is not running (no control socket %s)", name, path)
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return fmt.Errorf("show: interface %s is not running (stale control socket %s)", name, path)
+	case errors.Is(err, os.ErrPermission):
+		return fmt.Errorf("show: permission denied on %s (run as root)", path)
+	}
+	return fmt.Errorf("show: %s: %w", name, err)
+}
+
+func writeJSON(e *env, v any) int {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return failf(e, exitFailure, "show: encoding JSON: %v", err)
+	}
+	if _, err := e.stdout.Write(append(b, '\n')); err != nil {
+		return failf(e, exitFailure, "show: %v", err)
+	}
+	return exitOK
+}
+
+// writeStatus prints st in the style of `wg show`; now is the reference
+// for "ago" times.
+func writeStatus(w io.Writer, st *control.Status, now time.Time) {
+	fmt.Fprintf(w, "interface: %s\n", st.Interface)
+	fmt.Fprintf(w, "  public key: %s\n", st.PublicKey)
+	fmt.Fprintf(w, "  listening port: %d\n", st.ListenPort)
+	if st.FwMark != 0 {
+		fmt.Fprintf(w, "  fwmark: %#x\n", st.FwMark)
+	}
+	fmt.Fprintf(w, "  mtu: %d\n", st.MTU)
+	fmt.Fprintf(w, "  suites: %s\n", orNone(strings.Join(st.Suites, ", ")))
+	ks := make([]string, len(st.Kernels))
+	for i, k := range st.Kernels {
+		ks[i] = k.Primitive + " " + k.Selected
+	}
+	fmt.Fprintf(w, "  kernels: %s\n", orNone(strings.Join(ks, ", ")))
+	o := st.Offload
+	fmt.Fprintf(w, "  offload: tun tso %s, uso %s, %d queue(s); udp gso %s/%s, gro %s/%s (ipv4/ipv6)\n",
+		onOff(o.TUNTSO), onOff(o.TUNUSO), o.TUNQueues, onOff(o.UDPGSO4), onOff(o.UDPGSO6), onOff(o.UDPGRO4), onOff(o.UDPGRO6))
+	fmt.Fprintf(w, "  drops: %s\n", counters(st.Drops))
+	if c := counters(st.HandshakeInvalid); c != "none" {
+		fmt.Fprintf(w, "  rejected handshakes: %s\n", c)
+	}
+	if st.LastReload != nil {
+		fmt.Fprintf(w, "  last reload: %s", ago(*st.LastReload, now))
+		if st.LastReloadError != "" {
+			fmt.Fprintf(w, " (failed: %s)", st.LastReloadError)
+		}
+		fmt.Fprintln(w)
+	}
+	for i := range st.Peers {
+		p := &st.Peers[i]
+		fmt.Fprintf(w, "\npeer: %s\n", p.Name)
+		fmt.Fprintf(w, "  public key: %s\n", p.PublicKey)
+		fmt.Fprintf(w, "  endpoint: %s\n", orNone(p.Endpoint))
+		fmt.Fprintf(w, "  allowed ips: %s\n", orNone(strings.Join(p.AllowedIPs, ", ")))
+		if p.Suite != "" {
+			fmt.Fprintf(w, "  suite: %s\n", p.Suite)
+		}
+		hs := "never"
+		if p.LastHandshake != nil {
+			hs = ago(*p.LastHandshake, now)
+		}
+		fmt.Fprintf(w, "  latest handshake: %s\n", hs)
+		fmt.Fprintf(w, "  transfer: %s received, %s sent\n", humanBytes(p.RxBytes), humanBytes(p.TxBytes))
+		if p.PersistentKeepalive > 0 {
+			fmt.Fprintf(w, "  persistent keepalive: every %s\n", units(p.PersistentKeepalive, "second"))
+		}
+		if !p.Roaming {
+			fmt.Fprintf(w, "  roaming: off\n")
+		}
+	}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+// counters formats the non-zero counters of m sorted by name, or "none".
+func counters(m map[string]uint64) string {
+	var parts []string
+	for k, v := range m {
+		if v != 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", k, v))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, ", ")
+}
+
+// ago formats the time from t to now as "1 hour, 2 minutes, 3 seconds
+// ago", like wg(8).
+func ago(t, now time.Time) string {
+	d := now.Sub(t)
+	if d < time.Second {
+		return "now"
+	}
+	secs := int(d / time.Second)
+	var parts []string
+	for _, u := range []struct {
+		name string
+		secs int
+	}{{"day", 86400}, {"hour", 3600}, {"minute", 60}, {"second", 1}} {
+		if n := secs / u.secs; n > 0 {
+			parts = append(parts, units(n, u.name))
+			secs -= n * u.secs
+		}
+	}
+	return strings.Join(parts, ", ") + " ago"
+}
+
+// units formats n with the singular or plural unit name.
+func units(n int, name string) string {
+	if n == 1 {
+		return "1 " + name
+	}
+	return fmt.Sprintf("%d %ss", n, name)
+}
+
+// humanBytes formats n with binary prefixes, like wg(8).
+func humanBytes(n uint64) string {
+	const (
+		kib = 1 << 10
+		mib = 1 << 20
+		gib = 1 << 30
+		tib = 1 << 40
+	)
+	switch {
+	case n < kib:
+		return units(int(n), "byte")
+	case n < mib:
+		return fmt.Sprintf("%.2f KiB", float64(n)/kib)
+	case n < gib:
+		return fmt.Sprintf("%.2f MiB", float64(n)/mib)
+	case n < tib:
+		return fmt.Sprintf("%.2f GiB", float64(n)/gib)
+	}
+	return fmt.Sprintf("%.2f TiB", float64(n)/tib)
+}

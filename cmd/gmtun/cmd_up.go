@@ -1,0 +1,711 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/netip"
+	"os"
+	"os/signal"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/gmtun/gmtun/ciphers"
+	"github.com/gmtun/gmtun/config"
+	"github.com/gmtun/gmtun/control"
+	"github.com/gmtun/gmtun/sdnotify"
+	"github.com/gmtun/gmtun/tunnel"
+	"github.com/gmtun/gmtun/tunnel/iface"
+	"github.com/gmtun/gmtun/tunnel/netio"
+	"golang.zx2c4.com/wireguard/tun"
+)
+
+func init() {
+	register(&command{
+		name:     "up",
+		synopsis: "--config FILE [--socket-dir DIR]",
+		summary:  "run the tunnel in the foreground until SIGTERM",
+		order:    30,
+		help: `Runs the tunnel described by FILE in the foreground: creates the TUN
+interface, opens the UDP port, sets the MTU and addresses, brings the link
+up, adds a route for every peer's allowed_ips (in interface.table), and
+serves 'gmtun show' on the control socket DIR/NAME.sock. Under systemd
+(Type=notify) it reports READY=1 once all of that is done.
+
+Signals:
+  SIGTERM, SIGINT  remove the routes and addresses, close the interface and
+                   exit with 0.
+  SIGHUP           re-read FILE. Peers are added, removed and updated
+                   without dropping the sessions of unchanged peers, and
+                   routes follow their allowed_ips; log_level and suites
+                   apply too. Changes to name, private key or id are refused
+                   (nothing is applied), and changes to listen_port, mtu,
+                   address, table or fwmark need a restart; both are logged.
+                   An invalid file is logged and the running state is kept.
+
+Logs go to standard error at interface.log_level. Startup failures print
+one line naming what failed and exit with 1 (3 for an invalid FILE).
+`,
+		setup: func(e *env, fs *flag.FlagSet) func([]string) int {
+			path := fs.String("config", "", "the configuration `FILE` to run (required)")
+			dir := fs.String("socket-dir", control.DefaultDir, "the `DIR`ectory of the control socket")
+			return func(args []string) int {
+				if len(args) != 0 {
+					return usageErrorf(e, "up: unexpected argument %q; give the file with --config FILE", args[0])
+				}
+				if *path == "" {
+					return usageErrorf(e, "up: --config FILE is required")
+				}
+				return runUp(e, upOptions{configPath: *path, socketDir: *dir}, defaultPlatform())
+			}
+		},
+	})
+}
+
+// upOptions are the command-line settings of `gmtun up`.
+type upOptions struct {
+	configPath string
+	socketDir  string
+}
+
+// platform is what `up` needs from the operating system beyond the
+// configuration, injected so that tests can make each step fail.
+type platform struct {
+	openTUN func(netio.TUNConfig) (*netio.TUNDevice, error)
+	// signals registers c for SIGTERM, SIGINT and SIGHUP and returns the
+	// function that unregisters it.
+	signals func(c chan<- os.Signal) (stop func())
+}
+
+func defaultPlatform() platform {
+	return platform{
+		openTUN: netio.OpenTUN,
+		signals: func(c chan<- os.Signal) func() {
+			signal.Notify(c, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+			return func() { signal.Stop(c) }
+		},
+	}
+}
+
+// runUp is `gmtun up`: it returns only when the daemon stops.
+func runUp(e *env, opts upOptions, plat platform) int {
+	cfg, err := config.Load(opts.configPath)
+	if err != nil {
+		var ce *config.Error
+		if errors.As(err, &ce) {
+			return failf(e, exitConfig, "%v", err)
+		}
+		return failf(e, exitConfig, "%s: %v", opts.configPath, err)
+	}
+	// Signals are caught from here on, so that a SIGHUP arriving during
+	// start-up does not kill the process (the default action) but is
+	// handled once the daemon runs.
+	sigs := make(chan os.Signal, 4)
+	stopSignals := plat.signals(sigs)
+	defer stopSignals()
+
+	d := &daemon{
+		e:            e,
+		plat:         plat,
+		log:          newLogger(e.stderr, cfg.Interface.LogLevel, cfg.Interface.Name, e.getenv("JOURNAL_STREAM") != ""),
+		cfg:          cfg,
+		socketDir:    opts.socketDir,
+		notifySocket: e.getenv(sdnotify.EnvSocket),
+		routes:       make(map[netip.Prefix]*iface.Applied),
+	}
+	for _, w := range cfg.Warnings {
+		d.log.Warnf("%s", w)
+	}
+	if err := d.start(); err != nil {
+		d.shutdown()
+		return failf(e, exitFailure, "%v", err)
+	}
+	for sig := range sigs {
+		if sig == syscall.SIGHUP {
+			d.reload()
+			continue
+		}
+		d.log.Infof("received %v, shutting down", sig)
+		d.notify(sdnotify.Stopping)
+		d.shutdown()
+		d.log.Infof("stopped")
+		return exitOK
+	}
+	return exitOK
+}
+
+// daemon is the state of a running `gmtun up`.
+type daemon struct {
+	e            *env
+	plat         platform
+	log          *logger
+	socketDir    string
+	notifySocket string
+	notifyFailed atomic.Bool
+
+	tun     *netio.TUNDevice
+	bind    *netio.StdBind
+	dev     *tunnel.Device
+	link    *iface.Applied // MTU, addresses, link up
+	ctl     *control.Server
+	kernels []control.Kernel
+	started time.Time
+
+	mu            sync.Mutex // guards the fields below
+	cfg           *config.Config
+	routes        map[netip.Prefix]*iface.Applied // one record per installed route
+	lastReload    time.Time
+	lastReloadErr string
+}
+
+// start brings the interface up. On error the caller runs shutdown, which
+// undoes whatever was done. Every error is one sentence for the operator.
+func (d *daemon) start() error {
+	ifc := &d.cfg.Interface
+	name := ifc.Name
+
+	queues := runtime.NumCPU()
+	tdev, err := d.plat.openTUN(netio.TUNConfig{Name: name, MTU: ifc.MTU, Queues: queues})
+	if err != nil && queues > 1 && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, os.ErrPermission) {
+		d.log.Debugf("multi-queue TUN failed (%v); retrying with one queue", err)
+		tdev, err = d.plat.openTUN(netio.TUNConfig{Name: name, MTU: ifc.MTU, Queues: 1})
+	}
+	if err != nil {
+		return tunError(name, err)
+	}
+	d.tun = tdev
+	go d.drainEvents(tdev)
+
+	d.bind = netio.NewStdBind()
+	dev, err := tunnel.NewDevice(tunnelConfig(d.cfg, d.log), tdev.Queues(), d.bind)
+	if err != nil {
+		return fmt.Errorf("up: cannot create the tunnel device: %w", err)
+	}
+	d.dev = dev
+	if err := dev.Up(); err != nil {
+		return bindError(ifc.ListenPort, err)
+	}
+	if ifc.FwMark != 0 {
+		if err := d.bind.SetMark(ifc.FwMark); err != nil {
+			return fmt.Errorf("up: cannot set fwmark %d on the UDP sockets: %w", ifc.FwMark, err)
+		}
+	}
+
+	d.link, err = iface.Configure(nil, name, iface.Config{MTU: ifc.MTU, Addresses: ifc.Addresses})
+	if err != nil {
+		return fmt.Errorf("up: cannot configure interface %s: %w", name, err)
+	}
+	d.mu.Lock()
+	err = d.addRoutes(wantRoutes(d.cfg), routeTable(ifc.Table))
+	d.mu.Unlock()
+	if err != nil {
+		return err
+	}
+
+	for _, t := range ciphers.Tiers() {
+		d.kernels = append(d.kernels, control.Kernel{Primitive: t.Primitive, Selected: t.Selected, Available: t.Available})
+	}
+	d.started = time.Now()
+	d.ctl, err = control.Listen(control.SocketPath(d.socketDir, name), d.status, d.log.Errorf)
+	if err != nil {
+		return fmt.Errorf("up: cannot create the control socket: %w", err)
+	}
+
+	st := dev.Stats()
+	d.log.Infof("gmtun %s up: public key %s; port %d; mtu %d; %d peer(s); suites %s; kernels %s; offload tun %v, udp %v",
+		versionString(), ifc.PrivateKey.Public(), st.ListenPort, st.MTU, len(d.cfg.Peers), joinSuites(ifc.Suites),
+		kernelsString(d.kernels), tdev.Offload(), d.bind.Offload())
+	for _, k := range d.kernels {
+		if k.Selected == "generic" && len(k.Available) > 1 {
+			d.log.Warnf("%s runs the slow generic code although %s is available (disabled by GODEBUG?)", k.Primitive, k.Available[0])
+		}
+	}
+	d.notify(sdnotify.Ready, sdnotify.Status(d.statusLine()))
+	return nil
+}
+
+// shutdown undoes start in reverse order; it copes with a partial start.
+func (d *daemon) shutdown() {
+	if d.ctl != nil {
+		if err := d.ctl.Close(); err != nil {
+			d.log.Warnf("%v", err)
+		}
+	}
+	d.mu.Lock()
+	for p, r := range d.routes {
+		if err := r.Teardown(); err != nil {
+			d.log.Warnf("%v", err)
+		}
+		delete(d.routes, p)
+	}
+	d.mu.Unlock()
+	if d.link != nil {
+		if err := d.link.Teardown(); err != nil {
+			d.log.Warnf("%v", err)
+		}
+	}
+	if d.dev != nil {
+		if err := d.dev.Close(); err != nil {
+			d.log.Debugf("closing the device: %v", err)
+		}
+	}
+	if d.tun != nil {
+		if err := d.tun.Close(); err != nil {
+			d.log.Debugf("closing the TUN device: %v", err)
+		}
+	}
+}
+
+// drainEvents reads the TUN link events, which the TUN implementation
+// blocks on if nobody does, until the device closes.
+func (d *daemon) drainEvents(dev *netio.TUNDevice) {
+	for ev := range dev.Events() {
+		switch {
+		case ev&tun.EventDown != 0:
+			d.log.Debugf("link is down")
+		case ev&tun.EventUp != 0:
+			d.log.Debugf("link is up")
+		}
+	}
+}
+
+// tunError turns a TUN creation failure into one sentence.
+func tunError(name string, err error) error {
+	switch {
+	case errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENODEV):
+		return fmt.Errorf("up: cannot create TUN interface %s: /dev/net/tun does not exist (load the tun kernel module)", name)
+	case errors.Is(err, os.ErrPermission):
+		return fmt.Errorf("up: cannot create TUN interface %s: permission denied (run as root or with CAP_NET_ADMIN)", name)
+	case errors.Is(err, syscall.EBUSY):
+		return fmt.Errorf("up: cannot create TUN interface %s: the name is taken by another device", name)
+	}
+	return fmt.Errorf("up: cannot create TUN interface %s: %w", name, err)
+}
+
+// bindError turns a UDP bind failure into one sentence.
+func bindError(port uint16, err error) error {
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return fmt.Errorf("up: cannot listen on UDP port %d: the port is in use", port)
+	case errors.Is(err, os.ErrPermission):
+		return fmt.Errorf("up: cannot listen on UDP port %d: permission denied (ports below 1024 need CAP_NET_BIND_SERVICE)", port)
+	}
+	return fmt.Errorf("up: cannot listen on UDP port %d: %w", port, err)
+}
+
+// tunnelConfig translates the configuration for the device.
+func tunnelConfig(cfg *config.Config, log *logger) tunnel.Config {
+	ifc := &cfg.Interface
+	return tunnel.Config{
+		PrivateKey: ifc.PrivateKey,
+		ID:         ifc.ID,
+		Suites:     ifc.Suites,
+		ListenPort: ifc.ListenPort,
+		MTU:        ifc.MTU,
+		Peers:      peerConfigs(cfg.Peers),
+		Logger:     &tunnel.Logger{Verbosef: log.Debugf, Errorf: log.Errorf},
+	}
+}
+
+func peerConfigs(peers []config.Peer) []tunnel.PeerConfig {
+	out := make([]tunnel.PeerConfig, len(peers))
+	for i := range peers {
+		p := &peers[i]
+		out[i] = tunnel.PeerConfig{
+			Name:                p.Name,
+			PublicKey:           p.PublicKey,
+			ID:                  p.ID,
+			PSK:                 p.PresharedKey,
+			Endpoint:            p.Endpoint,
+			AllowedIPs:          p.AllowedIPs,
+			PersistentKeepalive: p.PersistentKeepalive,
+			Roaming:             p.Roaming,
+			Suites:              p.Suites,
+		}
+	}
+	return out
+}
+
+// routeTable is the iface table number for t; 0 is the main table.
+func routeTable(t config.RouteTable) int { return int(t.ID) }
+
+// wantRoutes lists the routes cfg asks for: every peer's allowed_ips,
+// none with table = "off".
+func wantRoutes(cfg *config.Config) []netip.Prefix {
+	if cfg.Interface.Table.Off {
+		return nil
+	}
+	var out []netip.Prefix
+	for i := range cfg.Peers {
+		out = append(out, cfg.Peers[i].AllowedIPs...)
+	}
+	return out
+}
+
+// diffRoutes returns the prefixes of want missing from have, and those of
+// have not in want, each sorted.
+func diffRoutes(have map[netip.Prefix]*iface.Applied, want []netip.Prefix) (add, del []netip.Prefix) {
+	wantSet := make(map[netip.Prefix]bool, len(want))
+	for _, p := range want {
+		wantSet[p] = true
+		if _, ok := have[p]; !ok {
+			add = append(add, p)
+		}
+	}
+	for p := range have {
+		if !wantSet[p] {
+			del = append(del, p)
+		}
+	}
+	slices.SortFunc(add, comparePrefix)
+	slices.SortFunc(del, comparePrefix)
+	return add, del
+}
+
+func comparePrefix(a, b netip.Prefix) int {
+	if c := a.Addr().Compare(b.Addr()); c != 0 {
+		return c
+	}
+	return a.Bits() - b.Bits()
+}
+
+// addRoutes installs each prefix as its own record, so that a reload can
+// remove single routes. d.mu held.
+func (d *daemon) addRoutes(prefixes []netip.Prefix, table int) error {
+	name := d.cfg.Interface.Name
+	for _, p := range prefixes {
+		a, err := iface.Configure(nil, name, iface.Config{Routes: []netip.Prefix{p}, Table: table})
+		if err != nil {
+			return fmt.Errorf("up: cannot add route %v via %s: %w", p, name, err)
+		}
+		d.routes[p] = a
+	}
+	return nil
+}
+
+// restartKeys lists the interface settings that differ between running
+// and next and that a reload cannot apply. identity reports whether one of
+// them changes who this side is (then nothing is applied).
+func restartKeys(running, next *config.Config) (keys []string, identity bool) {
+	a, b := &running.Interface, &next.Interface
+	check := func(key string, changed, ident bool) {
+		if changed {
+			keys = append(keys, "interface."+key)
+			identity = identity || ident
+		}
+	}
+	check("name", a.Name != b.Name, true)
+	check("private_key_file", !a.PrivateKey.Equal(b.PrivateKey), true)
+	check("id", a.ID != b.ID, true)
+	check("listen_port", a.ListenPort != b.ListenPort, false)
+	check("mtu", a.MTU != b.MTU, false)
+	check("address", !slices.Equal(a.Addresses, b.Addresses), false)
+	check("table", a.Table != b.Table, false)
+	check("fwmark", a.FwMark != b.FwMark, false)
+	return keys, identity
+}
+
+// peerChanges compares peer lists by public key and returns the names of
+// added, removed and changed peers.
+func peerChanges(old, next []config.Peer) (added, removed, changed []string) {
+	byKey := make(map[string]*config.Peer, len(old))
+	for i := range old {
+		byKey[old[i].PublicKey.String()] = &old[i]
+	}
+	for i := range next {
+		n := &next[i]
+		o, ok := byKey[n.PublicKey.String()]
+		if !ok {
+			added = append(added, n.Name)
+			continue
+		}
+		delete(byKey, n.PublicKey.String())
+		if !samePeer(o, n) {
+			changed = append(changed, n.Name)
+		}
+	}
+	for i := range old {
+		if _, ok := byKey[old[i].PublicKey.String()]; ok {
+			removed = append(removed, old[i].Name)
+		}
+	}
+	return added, removed, changed
+}
+
+func samePeer(a, b *config.Peer) bool {
+	pskEqual := (a.PresharedKey == nil) == (b.PresharedKey == nil) &&
+		(a.PresharedKey == nil || *a.PresharedKey == *b.PresharedKey)
+	return a.Name == b.Name && a.ID == b.ID && pskEqual && a.Endpoint == b.Endpoint &&
+		slices.Equal(a.AllowedIPs, b.AllowedIPs) && a.PersistentKeepalive == b.PersistentKeepalive &&
+		a.Roaming == b.Roaming && slices.Equal(a.Suites, b.Suites)
+}
+
+// reload handles SIGHUP.
+func (d *daemon) reload() {
+	if mono, err := sdnotify.MonotonicUsec(); err == nil {
+		d.notify(sdnotify.Reloading, mono)
+	} else {
+		d.notify(sdnotify.Reloading)
+	}
+	err := d.applyReload()
+	d.mu.Lock()
+	d.lastReload = time.Now()
+	d.lastReloadErr = ""
+	if err != nil {
+		d.lastReloadErr = err.Error()
+	}
+	d.mu.Unlock()
+	status := d.statusLine()
+	if err != nil {
+		d.log.Errorf("reload: %v", err)
+		status += "; last reload failed"
+	}
+	d.notify(sdnotify.Ready, sdnotify.Status(status))
+}
+
+// applyReload re-reads the configuration and applies what it can.
+func (d *daemon) applyReload() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	path := d.cfg.Path
+	next, err := config.Load(path)
+	if err != nil {
+		var ce *config.Error
+		if !errors.As(err, &ce) {
+			err = fmt.Errorf("%s: %w", path, err)
+		}
+		return fmt.Errorf("%w; keeping the running configuration", err)
+	}
+	d.log.Infof("reloading %s", path)
+	for _, w := range next.Warnings {
+		d.log.Warnf("%s", w)
+	}
+	keys, identity := restartKeys(d.cfg, next)
+	if identity {
+		return fmt.Errorf("%s changed; restart gmtun to apply it; nothing was changed", strings.Join(keys, ", "))
+	}
+	if len(keys) > 0 {
+		d.log.Warnf("reload: %s changed; restart gmtun to apply it (the running value is kept)", strings.Join(keys, ", "))
+	}
+	if err := d.dev.SetPeers(peerConfigs(next.Peers)); err != nil {
+		return fmt.Errorf("applying the peers: %w; keeping the running peers", err)
+	}
+	added, removed, changed := peerChanges(d.cfg.Peers, next.Peers)
+	for _, n := range removed {
+		d.log.Infof("peer(%s) - removed", n)
+	}
+	for _, n := range added {
+		d.log.Infof("peer(%s) - added", n)
+	}
+	for _, n := range changed {
+		d.log.Infof("peer(%s) - updated", n)
+	}
+	if next.Interface.LogLevel != d.cfg.Interface.LogLevel {
+		d.log.SetLevel(next.Interface.LogLevel)
+		d.log.Infof("log level is now %s", strings.ToLower(next.Interface.LogLevel.String()))
+	}
+
+	// The running interface keeps its restart-only settings (table
+	// included: routes stay in the table they were created in).
+	running := *d.cfg
+	running.Peers = next.Peers
+	running.Warnings = next.Warnings
+	running.Interface.LogLevel = next.Interface.LogLevel
+	running.Interface.Suites = next.Interface.Suites
+	d.cfg = &running
+
+	add, del := diffRoutes(d.routes, wantRoutes(d.cfg))
+	var errs []error
+	for _, p := range del {
+		if err := d.routes[p].Teardown(); err != nil {
+			errs = append(errs, err)
+		}
+		delete(d.routes, p)
+	}
+	if err := d.addRoutes(add, routeTable(d.cfg.Interface.Table)); err != nil {
+		errs = append(errs, err)
+	}
+	if len(add)+len(del) > 0 {
+		d.log.Debugf("routes: %d added, %d removed", len(add), len(del))
+	}
+	d.log.Infof("reloaded: %d peer(s): %d added, %d removed, %d updated",
+		len(next.Peers), len(added), len(removed), len(changed))
+	return errors.Join(errs...)
+}
+
+// notify sends assignments to systemd, logging only the first failure.
+func (d *daemon) notify(assignments ...string) {
+	if _, err := sdnotify.Notify(d.notifySocket, assignments...); err != nil && !d.notifyFailed.Swap(true) {
+		d.log.Warnf("%v", err)
+	}
+}
+
+// statusLine is the STATUS= text for systemctl status.
+func (d *daemon) statusLine() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return fmt.Sprintf("%s up, %d peer(s)", d.cfg.Interface.Name, len(d.cfg.Peers))
+}
+
+// status is the control socket's view of the daemon.
+func (d *daemon) status() control.Status {
+	st := d.dev.Stats()
+	d.mu.Lock()
+	ifc := d.cfg.Interface
+	path := d.cfg.Path
+	var lastReload *time.Time
+	if !d.lastReload.IsZero() {
+		t := d.lastReload
+		lastReload = &t
+	}
+	reloadErr := d.lastReloadErr
+	d.mu.Unlock()
+
+	to, uo := d.tun.Offload(), d.bind.Offload()
+	s := control.Status{
+		Interface:  ifc.Name,
+		PublicKey:  ifc.PrivateKey.Public().String(),
+		ListenPort: st.ListenPort,
+		MTU:        st.MTU,
+		FwMark:     ifc.FwMark,
+		Kernels:    d.kernels,
+		Offload: control.Offload{
+			TUNVNetHdr: to.VNetHdr, TUNTSO: to.VNetHdr, TUNUSO: to.USO, TUNQueues: to.Queues,
+			UDPGSO4: uo.GSO4, UDPGSO6: uo.GSO6, UDPGRO4: uo.GRO4, UDPGRO6: uo.GRO6,
+		},
+		ConfigFile:       path,
+		Started:          d.started,
+		LastReload:       lastReload,
+		LastReloadError:  reloadErr,
+		Peers:            make([]control.Peer, 0, len(st.Peers)),
+		Drops:            st.Drops,
+		HandshakeInvalid: st.HandshakeInvalid,
+	}
+	for _, id := range ifc.Suites {
+		s.Suites = append(s.Suites, id.String())
+	}
+	for _, p := range st.Peers {
+		cp := control.Peer{
+			Name:                p.Name,
+			PublicKey:           p.PublicKey,
+			AllowedIPs:          make([]string, 0, len(p.AllowedIPs)),
+			RxBytes:             p.RxBytes,
+			TxBytes:             p.TxBytes,
+			RxPackets:           p.RxPackets,
+			TxPackets:           p.TxPackets,
+			PersistentKeepalive: int(p.PersistentKeepalive / time.Second),
+			Roaming:             p.Roaming,
+		}
+		if p.Endpoint.IsValid() {
+			cp.Endpoint = p.Endpoint.String()
+		}
+		for _, a := range p.AllowedIPs {
+			cp.AllowedIPs = append(cp.AllowedIPs, a.String())
+		}
+		if p.Suite != 0 {
+			cp.Suite = p.Suite.String()
+		}
+		if !p.LastHandshake.IsZero() {
+			t := p.LastHandshake
+			cp.LastHandshake = &t
+		}
+		s.Peers = append(s.Peers, cp)
+	}
+	return s
+}
+
+// kernelsString formats the kernel tiers for the startup line.
+func kernelsString(ks []control.Kernel) string {
+	if len(ks) == 0 {
+		return "(none registered)"
+	}
+	parts := make([]string, len(ks))
+	for i, k := range ks {
+		parts[i] = k.Primitive + "=" + k.Selected
+	}
+	return strings.Join(parts, " ")
+}
+
+// versionString is the version for log lines.
+func versionString() string {
+	if version != "" {
+		return version
+	}
+	return "(devel)"
+}
+
+// logger is the daemon's leveled logger. Lines look like
+//
+//	2026-05-01T12:00:00.000+08:00 INFO gm0: peer(site-b) - added
+//
+// Under systemd (JOURNAL_STREAM set) the timestamp, which the journal adds
+// itself, is replaced by an sd-daemon(3) priority prefix ("<6>"), so that
+// journalctl -p filters by level. Lines about a peer start with
+// "peer(NAME) - ". Nothing is logged per packet.
+type logger struct {
+	mu      sync.Mutex
+	w       io.Writer
+	level   atomic.Int64 // slog.Level
+	iface   string
+	journal bool
+	now     func() time.Time
+}
+
+func newLogger(w io.Writer, level slog.Level, ifname string, journal bool) *logger {
+	l := &logger{w: w, iface: ifname, journal: journal, now: time.Now}
+	l.level.Store(int64(level))
+	return l
+}
+
+// SetLevel changes the minimum level logged.
+func (l *logger) SetLevel(level slog.Level) { l.level.Store(int64(level)) }
+
+// enabled reports whether level is logged.
+func (l *logger) enabled(level slog.Level) bool { return level >= slog.Level(l.level.Load()) }
+
+func (l *logger) logf(level slog.Level, format string, args ...any) {
+	if !l.enabled(level) {
+		return
+	}
+	var b []byte
+	if l.journal {
+		// sd-daemon(3) priorities: 3 error, 4 warning, 6 info, 7 debug.
+		prio := 7
+		switch {
+		case level >= slog.LevelError:
+			prio = 3
+		case level >= slog.LevelWarn:
+			prio = 4
+		case level >= slog.LevelInfo:
+			prio = 6
+		}
+		b = fmt.Appendf(b, "<%d>", prio)
+	} else {
+		b = l.now().AppendFormat(b, "2006-01-02T15:04:05.000Z07:00 ")
+	}
+	b = fmt.Appendf(b, "%s %s: ", level, l.iface)
+	b = fmt.Appendf(b, format, args...)
+	b = append(b, '\n')
+	l.mu.Lock()
+	l.w.Write(b)
+	l.mu.Unlock()
+}
+
+// Debugf logs at debug level (the device's verbose lines).
+func (l *logger) Debugf(format string, args ...any) { l.logf(slog.LevelDebug, format, args...) }
+
+// Infof logs at info level.
+func (l *logger) Infof(format string, args ...any) { l.logf(slog.LevelInfo, format, args...) }
+
+// Warnf logs at warning level.
+func (l *logger) Warnf(format string, args ...any) { l.logf(slog.LevelWarn, format, args...) }
+
+// Errorf logs at error level.
+func (l *logger) Errorf(format string, args ...any) { l.logf(slog.LevelError, format, args...) }

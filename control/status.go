@@ -1,0 +1,100 @@
+package control
+
+import "time"
+
+// Status is what `gmtun show` reports about one running interface. Its JSON
+// field names are a stable interface (docs/OPERATIONS.md, "gmtun show"):
+// fields may be added, never renamed or removed.
+type Status struct {
+	// Interface is the TUN interface name.
+	Interface string `json:"interface"`
+	// PublicKey is this side's static SM2 public key (base64).
+	PublicKey string `json:"public_key"`
+	// ListenPort is the bound UDP port.
+	ListenPort uint16 `json:"listen_port"`
+	// MTU is the tunnel MTU.
+	MTU int `json:"mtu"`
+	// FwMark is the firewall mark of the UDP sockets (0 = none).
+	FwMark uint32 `json:"fwmark"`
+	// Suites are the interface's data suites in preference order.
+	Suites []string `json:"suites"`
+	// Kernels says which implementation each cipher primitive runs.
+	Kernels []Kernel `json:"kernels"`
+	// Offload describes the TUN and UDP offloads in use.
+	Offload Offload `json:"offload"`
+	// ConfigFile is the configuration file the daemon runs.
+	ConfigFile string `json:"config_file"`
+	// Started is when the daemon finished starting up.
+	Started time.Time `json:"started"`
+	// LastReload is when the configuration was last re-read (SIGHUP),
+	// successfully or not; null if never.
+	LastReload *time.Time `json:"last_reload"`
+	// LastReloadError is the error of the latest reload, "" if it
+	// succeeded or there was none.
+	LastReloadError string `json:"last_reload_error,omitempty"`
+	// Peers are the configured peers in configuration order.
+	Peers []Peer `json:"peers"`
+	// Drops counts discarded packets by reason (see
+	// tunnel.DropReasons for the keys); every reason is present.
+	Drops map[string]uint64 `json:"drops"`
+	// HandshakeInvalid counts rejected handshake messages by reason.
+	HandshakeInvalid map[string]uint64 `json:"handshake_invalid"`
+}
+
+// Kernel is the implementation selected for one cipher primitive.
+type Kernel struct {
+	// Primitive names the primitive ("sm4", "ghash", "zuc", …).
+	Primitive string `json:"primitive"`
+	// Selected is the implementation in use ("AVX-512+GFNI", "generic").
+	Selected string `json:"selected"`
+	// Available lists what this CPU can run, fastest first.
+	Available []string `json:"available"`
+}
+
+// Offload describes the offloads of the data plane.
+type Offload struct {
+	// TUNVNetHdr: the TUN device uses virtio-net headers (TSO split on
+	// read, GRO on write).
+	TUNVNetHdr bool `json:"tun_vnet_hdr"`
+	// TUNTSO: TCP segmentation offload on the TUN device.
+	TUNTSO bool `json:"tun_tso"`
+	// TUNUSO: UDP segmentation offload on the TUN device (Linux ≥ 6.2).
+	TUNUSO bool `json:"tun_uso"`
+	// TUNQueues is the number of TUN queues.
+	TUNQueues int `json:"tun_queues"`
+	// UDPGSO4/6: sends use UDP_SEGMENT per address family.
+	UDPGSO4 bool `json:"udp_gso4"`
+	UDPGSO6 bool `json:"udp_gso6"`
+	// UDPGRO4/6: receives use UDP_GRO per address family.
+	UDPGRO4 bool `json:"udp_gro4"`
+	UDPGRO6 bool `json:"udp_gro6"`
+}
+
+// Peer is one configured peer.
+type Peer struct {
+	// Name is the peer's configured name.
+	Name string `json:"name"`
+	// PublicKey is the peer's static SM2 public key (base64).
+	PublicKey string `json:"public_key"`
+	// Endpoint is the current UDP address (ip:port, [ipv6]:port), "" if
+	// unknown.
+	Endpoint string `json:"endpoint"`
+	// AllowedIPs are the inner prefixes routed to the peer.
+	AllowedIPs []string `json:"allowed_ips"`
+	// Suite is the suite of the current session, "" if none.
+	Suite string `json:"suite"`
+	// LastHandshake is when the latest session was established; null if
+	// never.
+	LastHandshake *time.Time `json:"last_handshake"`
+	// RxBytes, TxBytes, RxPackets and TxPackets count authenticated
+	// datagrams received from and datagrams sent to the peer (outer
+	// UDP payload bytes; handshakes and keepalives included).
+	RxBytes   uint64 `json:"rx_bytes"`
+	TxBytes   uint64 `json:"tx_bytes"`
+	RxPackets uint64 `json:"rx_packets"`
+	TxPackets uint64 `json:"tx_packets"`
+	// PersistentKeepalive is the keepalive interval in seconds (0 = off).
+	PersistentKeepalive int `json:"persistent_keepalive"`
+	// Roaming reports whether the endpoint follows the peer.
+	Roaming bool `json:"roaming"`
+}
