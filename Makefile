@@ -16,7 +16,7 @@ KERNELS := \
 	ghash:ghash:ghash_amd64.s:stubs_amd64.go \
 	cpuid:cpu:cpu_amd64.s:stubs_amd64.go
 
-.PHONY: all build test vet staticcheck unit purego forced-tiers kernels kernels-fresh bench clean
+.PHONY: all build test vet staticcheck unit purego forced-tiers kernels kernels-fresh bench bench-tunnel demo install clean
 
 all: build
 
@@ -74,6 +74,16 @@ kernels-fresh:
 ## bench: the crypto benchmarks (CPU time is what to compare on a shared machine)
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count $(BENCHCOUNT) ./ciphers/... ./kernels/... ./handshake/...
+
+## bench-tunnel: gmtun (each suite) vs wireguard-go through two network namespaces, same run (root)
+bench-tunnel: build
+	$(GO) build -o bin/tunnelbed ./bench/tunnelbed
+	bin/tunnelbed -gmtun bin/gmtun -json bin/bench-tunnel.json $(TUNNELBED_FLAGS)
+
+## demo: two sites in namespaces, keys and configs generated, ping and iperf3 per suite, a summary (root)
+demo: build
+	$(GO) build -o bin/tunnelbed ./bench/tunnelbed
+	bin/tunnelbed -demo -gmtun bin/gmtun
 
 clean:
 	rm -rf bin

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command tunnelbed is gmtun's tunnel test bed: it measures a tunnel
 // between two network namespaces joined by a veth, with wireguard-go as
 // the reference peer. It drives both `make bench-tunnel` (the benchmark)

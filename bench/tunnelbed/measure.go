@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -11,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -104,6 +107,11 @@ type testResult struct {
 	// /proc/stat: everything, including other users of the machine and
 	// kernel softirq work.
 	MachineBusy float64 `json:"machine_busy"`
+	// MachineCPUSeconds is the busy CPU time of the whole machine during
+	// the test (all CPUs, from /proc/stat). What exceeds TunnelCPUSeconds
+	// + LoadCPUSeconds is kernel softirq work for the test's traffic and
+	// other users of the machine.
+	MachineCPUSeconds float64 `json:"machine_cpu_seconds"`
 	// WallSeconds is the wall-clock time of the test.
 	WallSeconds float64 `json:"wall_seconds"`
 }
@@ -170,10 +178,11 @@ func runIperf(ctx context.Context, bed *Bed, spec iperfSpec, pids []int, hz int6
 		return testResult{}, err
 	}
 	tr := testResult{
-		Iperf:            &res,
-		TunnelCPUSeconds: tunnelCPU,
-		MachineBusy:      busyFraction(sys0, sys1),
-		WallSeconds:      wall.Seconds(),
+		Iperf:             &res,
+		TunnelCPUSeconds:  tunnelCPU,
+		MachineBusy:       busyFraction(sys0, sys1),
+		MachineCPUSeconds: float64(sys1.busy-sys0.busy) / float64(hz),
+		WallSeconds:       wall.Seconds(),
 	}
 	if cli.ProcessState != nil {
 		tr.LoadCPUSeconds += (cli.ProcessState.UserTime() + cli.ProcessState.SystemTime()).Seconds()
@@ -182,6 +191,16 @@ func runIperf(ctx context.Context, bed *Bed, spec iperfSpec, pids []int, hz int6
 		tr.LoadCPUSeconds += (srvState.UserTime() + srvState.SystemTime()).Seconds()
 	}
 	return tr, nil
+}
+
+// otherShare is the fraction of the machine's busy CPU time during the
+// test that neither the tunnel nor iperf3 used (softirq and other users),
+// or NaN when unknown.
+func (t testResult) otherShare() float64 {
+	if t.MachineCPUSeconds <= 0 {
+		return math.NaN()
+	}
+	return max(0, 1-(t.TunnelCPUSeconds+t.LoadCPUSeconds)/t.MachineCPUSeconds)
 }
 
 // waitListen polls pid's view of its namespace's TCP sockets until port
@@ -310,6 +329,9 @@ func ensureTools(ctx context.Context, install bool, logf func(string, ...any), c
 	} {
 		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 		cmd.Env = env
+		// SIGTERM lets apt-get release the dpkg lock cleanly on Ctrl-C.
+		cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+		cmd.WaitDelay = 30 * time.Second
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("tunnelbed: %s: %w: %s", strings.Join(argv, " "), err, lastLines(string(out), 3))
 		}

@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -267,6 +269,11 @@ func writeHeader(w io.Writer, ms []metric) {
 	fmt.Fprintln(w)
 }
 
+// disturbedShare is the share of busy CPU time outside the tunnel and
+// iperf3 above which a test is flagged as possibly disturbed by other
+// users of the machine.
+const disturbedShare = 0.5
+
 // writeMachine renders the machine facts as one paragraph.
 func writeMachine(w io.Writer, r *report) {
 	m := r.Machine
@@ -309,6 +316,25 @@ func writeNotes(w io.Writer, r *report) {
 			}
 		}
 	}
+	var others []float64
+	for _, s := range r.Sessions {
+		for _, name := range []string{testTCP1, testTCP4, testUDP} {
+			t, ok := s.Tests[name]
+			if !ok || t.Iperf == nil {
+				continue
+			}
+			o := t.otherShare()
+			others = append(others, 100*o)
+			if o > disturbedShare {
+				notes = append(notes, fmt.Sprintf("%s run %d %s: %.0f %% of the machine's busy CPU time went neither to the tunnel nor to iperf3 (disturbed?)",
+					s.Tunnel, s.Run, name, 100*o))
+			}
+		}
+	}
+	if s := summarize(others); s.N > 0 {
+		notes = append(notes, fmt.Sprintf("share of busy CPU time outside the tunnel and iperf3 (kernel softirq for the traffic, other processes): median %s %% (%s–%s %%)",
+			fmtNum(s.Median, 0), fmtNum(s.Min, 0), fmtNum(s.Max, 0)))
+	}
 	if notQuiet > 0 {
 		notes = append(notes, fmt.Sprintf("%d of %d sessions started on a busy machine (above the %.0f %% threshold after waiting %gs)",
 			notQuiet, len(r.Sessions), 100*r.Settings.QuietBusy, r.Settings.QuietWait))
@@ -327,16 +353,29 @@ func writeNotes(w io.Writer, r *report) {
 	fmt.Fprintln(w)
 }
 
-// writeDemoTable renders the short table of the demo: one row per tunnel.
+// writeDemoTable renders the short table of the demo: one row per tunnel,
+// then why any tunnel or session failed.
 func writeDemoTable(w io.Writer, r *report) {
 	fmt.Fprintf(w, "| suite | Gbit/s (TCP, 1 stream) | CPU-s/GB | ping RTT, ms |\n|---|---:|---:|---:|\n")
 	for _, t := range r.Tunnels {
+		name := strings.TrimPrefix(t.Name, "gmtun ")
 		if t.Error != "" {
-			fmt.Fprintf(w, "| %s | failed | | |\n", t.Name)
+			fmt.Fprintf(w, "| %s | failed | | |\n", name)
 			continue
 		}
 		s := r.Summary[t.Name]
-		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", t.Name,
+		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", name,
 			fmtNum(s["tcp1_gbps"].Median, 2), fmtNum(s["tcp1_cpu_s_per_gb"].Median, 2), fmtNum(s["ping_avg_ms"].Median, 3))
 	}
+	for _, t := range r.Tunnels {
+		if t.Error != "" {
+			fmt.Fprintf(w, "\n%s: %s", t.Name, t.Error)
+		}
+	}
+	for _, s := range r.Sessions {
+		if s.Error != "" {
+			fmt.Fprintf(w, "\n%s: %s", s.Tunnel, s.Error)
+		}
+	}
+	fmt.Fprintln(w)
 }

@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -13,7 +15,7 @@ import (
 // bytes in 10 s with cpu tunnel CPU seconds, and a ping of rtt ms.
 func session(tunnel string, run int, gb, cpu, rtt float64) sessionResult {
 	return sessionResult{Run: run, Tunnel: tunnel, Tests: map[string]testResult{
-		testTCP1: {Iperf: &iperfResult{Seconds: 10, Bytes: gb * 1e9, BitsPerSec: gb * 8e9 / 10}, TunnelCPUSeconds: cpu, MachineBusy: 0.5},
+		testTCP1: {Iperf: &iperfResult{Seconds: 10, Bytes: gb * 1e9, BitsPerSec: gb * 8e9 / 10}, TunnelCPUSeconds: cpu, MachineBusy: 0.5, MachineCPUSeconds: cpu * 1.25},
 		testPing: {Ping: &pingResult{Sent: 10, Received: 10, AvgMs: rtt}},
 	}}
 }
@@ -32,6 +34,10 @@ func testReport() *report {
 	for i, gb := range []float64{3, 2, 4} {
 		r.Sessions = append(r.Sessions, session("wireguard-go", i+1, gb, 4, 0.5))
 	}
+	// Run 2 of wireguard-go was disturbed: 3/4 of the CPU went elsewhere.
+	tcp := r.Sessions[1].Tests[testTCP1]
+	tcp.MachineCPUSeconds = 4 * tcp.TunnelCPUSeconds
+	r.Sessions[1].Tests[testTCP1] = tcp
 	// gmtun: 1, 1.5, and a failed run that must not count.
 	r.Sessions = append(r.Sessions, session("gmtun sm4-gcm", 1, 1, 4, 1.0), session("gmtun sm4-gcm", 2, 1.5, 3, 2.0))
 	failed := session("gmtun sm4-gcm", 3, 100, 1, 0.1)
@@ -87,10 +93,15 @@ func TestWriteMarkdown(t *testing.T) {
 		"| gmtun sm4-gcm | 0.42 | 3.00 | 2.25 |",
 		"gmtun zuc-128: not measured: no up command",
 		"gmtun sm4-gcm run 3 failed: handshake failed",
+		"wireguard-go run 2 tcp1: 75 % of the machine's busy CPU time went neither to the tunnel nor to iperf3",
+		"outside the tunnel and iperf3 (kernel softirq for the traffic, other processes): median 20 % (20–75 %)",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
+	}
+	if strings.Count(md, "disturbed?") != 1 {
+		t.Errorf("want exactly one disturbed test:\n%s", md)
 	}
 	if strings.Contains(md, "UDP rx") {
 		t.Errorf("markdown shows columns of tests that did not run:\n%s", md)
@@ -98,7 +109,7 @@ func TestWriteMarkdown(t *testing.T) {
 
 	var d bytes.Buffer
 	writeDemoTable(&d, r)
-	for _, want := range []string{"| gmtun sm4-gcm | 1.00 | 3.00 | 1.500 |", "| gmtun zuc-128 | failed |"} {
+	for _, want := range []string{"| sm4-gcm | 1.00 | 3.00 | 1.500 |", "| zuc-128 | failed |", "gmtun zuc-128: no up command", "gmtun sm4-gcm: handshake failed"} {
 		if !strings.Contains(d.String(), want) {
 			t.Errorf("demo table lacks %q:\n%s", want, d.String())
 		}
