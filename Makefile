@@ -1,6 +1,6 @@
 # gmtun — build, test and benchmark targets. `make test` is what CI runs.
 
-GO          ?= go
+GO          ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 GOBIN       := $(shell $(GO) env GOPATH)/bin
 STATICCHECK ?= $(GOBIN)/staticcheck
 PKGS        := ./...

@@ -51,8 +51,9 @@ func zuc128IVs(eea, eia *[zuc.IVSize128]byte, c uint64, direction uint8) {
 
 // Seal encrypts and authenticates every packet of pkts in place (see
 // Key.Seal); it validates the whole batch before touching any packet.
-// Packets are grouped as in zuc-256 (lengthOrder): one EEA3 lane call over
-// the bodies of a group, then one EIA3 lane call over header ‖ ciphertext.
+// Packets are grouped as in zuc-256 (lengthOrder); each group is sealed by
+// zuc.EncryptThenMAC128 (128-EEA3 over the bodies, then 128-EIA3 over
+// header ‖ ciphertext).
 func (k *zuc128Key) Seal(pkts [][]byte) error {
 	p := ZUC128.Params()
 	if err := checkSeal(pkts, &p); err != nil {
@@ -99,18 +100,14 @@ func (k *zuc128Key) Open(pkts [][]byte) Mask {
 // header ‖ ciphertext into the 4-byte tag room.
 func sealZUC128Group(k *zuc128Key, pkts [][]byte, ord []uint64) {
 	var eea, eia [zuc.Lanes][zuc.IVSize128]byte
-	var lanes [zuc.Lanes][]byte
+	var bodies, msgs [zuc.Lanes][]byte
 	var tags [zuc.Lanes]uint32
 	for j, key := range ord {
 		pkt := pkts[lengthIndex(key)]
 		zuc128IVs(&eea[j], &eia[j], Counter(pkt), k.direction)
-		lanes[j] = pkt[HeaderSize:]
+		bodies[j], msgs[j] = pkt[HeaderSize:], pkt
 	}
-	zuc.XORKeyStreams128(&k.enc, &eea, &lanes, len(ord))
-	for j, key := range ord {
-		lanes[j] = pkts[lengthIndex(key)]
-	}
-	zuc.EIA3Tags(&k.mac, &eia, &lanes, &tags, len(ord))
+	zuc.EncryptThenMAC128(&k.enc, &k.mac, &eea, &eia, &bodies, &msgs, &tags, len(ord))
 	for j, key := range ord {
 		i := lengthIndex(key)
 		n := len(pkts[i])

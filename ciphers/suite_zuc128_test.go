@@ -5,11 +5,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"slices"
-	"syscall"
 	"testing"
-	"time"
 
 	gmsm "github.com/emmansun/gmsm/zuc"
 
@@ -17,6 +14,7 @@ import (
 	"github.com/gmtun/gmtun/ciphers/internal/impl/impltest"
 	izuc "github.com/gmtun/gmtun/ciphers/internal/zuc"
 	"github.com/gmtun/gmtun/ciphers/zuc"
+	"github.com/gmtun/gmtun/internal/cputime"
 )
 
 // zuc128Suite is zuc-128 for the shared batch tests, checked against the
@@ -453,43 +451,14 @@ func FuzzZUC128Suite(f *testing.F) {
 
 // Benchmarks. The machine the numbers come from is shared, so besides the
 // wall-clock figures each benchmark reports the CPU time of its (locked)
-// thread: cpu-ns/op and cpu-MB/s of body bytes.
-
-// zucThreadCPU returns the CPU time the calling OS thread has consumed.
-func zucThreadCPU() time.Duration {
-	const rusageThread = 1 // RUSAGE_THREAD (Linux)
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(rusageThread, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// zucLoopCPU runs f in a b.Loop on a locked thread, reporting the thread's
-// CPU time per op and the CPU-time throughput of bytesPerOp.
-func zucLoopCPU(b *testing.B, bytesPerOp int, f func()) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	b.SetBytes(int64(bytesPerOp))
-	b.ReportAllocs()
-	start := zucThreadCPU()
-	n := 0
-	for b.Loop() {
-		f()
-		n++
-	}
-	if cpu := zucThreadCPU() - start; n > 0 && cpu > 0 {
-		b.ReportMetric(float64(cpu.Nanoseconds())/float64(n), "cpu-ns/op")
-		b.ReportMetric(float64(bytesPerOp)*float64(n)/cpu.Seconds()/1e6, "cpu-MB/s")
-	}
-}
+// thread (internal/cputime): cpu-ns/op and cpu-MB/s of body bytes.
 
 // benchmarkZUCSuite measures Seal and Open of batches (packets × body
 // bytes) with every implementation of ciphers/internal/zuc the CPU has,
 // and gmsm's per-packet equivalent of Seal (gmsmSeal seals one packet in
 // place) on the same batches.
 func benchmarkZUCSuite(b *testing.B, s suiteUnderTest, gmsmSeal func(b *testing.B, k DirectionKeys, pkt []byte, size int)) {
-	shapes := []struct{ n, size int }{{64, 1420}, {16, 1420}, {1, 1420}, {64, 64}, {64, 576}}
+	shapes := []struct{ n, size int }{{64, 1420}, {16, 1420}, {8, 1420}, {2, 1420}, {1, 1420}, {64, 64}, {64, 576}}
 	rng := newTestRand("bench " + s.ID.String())
 	k := randomDirectionKeys(rng, s.ID)
 	key := s.newKey(b, k)
@@ -513,7 +482,7 @@ func benchmarkZUCSuite(b *testing.B, s suiteUnderTest, gmsmSeal func(b *testing.
 			}
 			b.Run("Seal/"+shape+"/"+name, func(b *testing.B) {
 				impl.Select("zuc", name)
-				zucLoopCPU(b, sh.n*sh.size, func() {
+				cputime.Loop(b, sh.n*sh.size, func() {
 					reset()
 					if err := key.Seal(pkts); err != nil {
 						b.Fatal(err)
@@ -527,7 +496,7 @@ func benchmarkZUCSuite(b *testing.B, s suiteUnderTest, gmsmSeal func(b *testing.
 			sealed := clonePackets(pkts)
 			b.Run("Open/"+shape+"/"+name, func(b *testing.B) {
 				impl.Select("zuc", name)
-				zucLoopCPU(b, sh.n*sh.size, func() {
+				cputime.Loop(b, sh.n*sh.size, func() {
 					for i := range pkts {
 						pkts[i] = pkts[i][:len(sealed[i])]
 						copy(pkts[i], sealed[i])
@@ -540,7 +509,7 @@ func benchmarkZUCSuite(b *testing.B, s suiteUnderTest, gmsmSeal func(b *testing.
 		}
 		impl.Reset("zuc")
 		b.Run("Seal/"+shape+"/gmsm", func(b *testing.B) {
-			zucLoopCPU(b, sh.n*sh.size, func() {
+			cputime.Loop(b, sh.n*sh.size, func() {
 				reset()
 				for _, pkt := range pkts {
 					gmsmSeal(b, k, pkt[:HeaderSize+sh.size+tagSize], sh.size)

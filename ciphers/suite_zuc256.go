@@ -43,8 +43,8 @@ func (k *zuc256Key) Suite() SuiteID { return ZUC256 }
 // Seal encrypts and authenticates every packet of pkts in place (see
 // Key.Seal); it validates the whole batch before touching any packet.
 // Packets are taken in groups of zuc.Lanes of similar length (see
-// lengthOrder); each group is one keystream call over the bodies and one
-// MAC call over header ‖ ciphertext.
+// lengthOrder); each group is sealed by zuc.EncryptThenMAC256 (keystream
+// over the bodies, then the MAC over header ‖ ciphertext).
 func (k *zuc256Key) Seal(pkts [][]byte) error {
 	p := ZUC256.Params()
 	if err := checkSeal(pkts, &p); err != nil {
@@ -100,18 +100,14 @@ func zuc256IV(iv *[zuc.IVSize256]byte, salt *[zuc256SaltSize]byte, c uint64) {
 // into the tag room.
 func sealZUC256Group(k *zuc256Key, pkts [][]byte, ord []uint64) {
 	var ivs [zuc.Lanes][zuc.IVSize256]byte
-	var lanes [zuc.Lanes][]byte
+	var bodies, msgs [zuc.Lanes][]byte
 	var tags [zuc.Lanes][zuc256TagSize]byte
 	for j, key := range ord {
 		pkt := pkts[lengthIndex(key)]
 		zuc256IV(&ivs[j], &k.salt, Counter(pkt))
-		lanes[j] = pkt[HeaderSize:]
+		bodies[j], msgs[j] = pkt[HeaderSize:], pkt
 	}
-	zuc.XORKeyStreams256(&k.enc, &ivs, &lanes, len(ord))
-	for j, key := range ord {
-		lanes[j] = pkts[lengthIndex(key)]
-	}
-	zuc.MAC256Tags(&k.mac, &ivs, &lanes, &tags, len(ord))
+	zuc.EncryptThenMAC256(&k.enc, &k.mac, &ivs, &bodies, &msgs, &tags, len(ord))
 	for j, key := range ord {
 		i := lengthIndex(key)
 		n := len(pkts[i])

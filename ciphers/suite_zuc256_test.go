@@ -149,3 +149,42 @@ func BenchmarkZUC256Suite(b *testing.B) {
 		h.Sum(pkt[:HeaderSize+size])
 	})
 }
+
+// TestLengthOrder checks the grouping order of the zuc suites: keys sorted
+// by length, every position kept exactly once, and an already ordered
+// batch left as it is.
+func TestLengthOrder(t *testing.T) {
+	rng := newTestRand("length order")
+	for _, n := range []int{0, 1, 2, 17, MaxBatch} {
+		lens := make([]int, n)
+		keys := make([]uint64, n)
+		for i := range keys {
+			lens[i] = rng.IntN(70000)
+			if rng.IntN(3) == 0 && i > 0 {
+				lens[i] = lens[i-1] // runs of equal lengths
+			}
+			keys[i] = lengthKey(lens[i], i)
+		}
+		lengthOrder(keys)
+		seen := make([]bool, n)
+		for j, key := range keys {
+			i := lengthIndex(key)
+			if seen[i] {
+				t.Fatalf("n=%d: position %d twice", n, i)
+			}
+			seen[i] = true
+			if int(key>>8) != lens[i] {
+				t.Fatalf("n=%d: key of position %d carries length %d, want %d", n, i, key>>8, lens[i])
+			}
+			if j > 0 && lens[lengthIndex(keys[j-1])] > lens[i] {
+				t.Fatalf("n=%d: not sorted by length at %d", n, j)
+			}
+		}
+	}
+	// Equal lengths keep batch order (the common TSO case skips the sort).
+	keys := []uint64{lengthKey(100, 3), lengthKey(100, 1), lengthKey(100, 2)}
+	lengthOrder(keys)
+	if lengthIndex(keys[0]) != 3 || lengthIndex(keys[1]) != 1 || lengthIndex(keys[2]) != 2 {
+		t.Errorf("equal lengths reordered: %v", keys)
+	}
+}

@@ -114,7 +114,7 @@ type Server struct {
 	l        *net.UnixListener
 	path     string
 	info     fs.FileInfo // the socket file as created, to remove only ours
-	status   func() Status
+	status   func() (Status, error)
 	logf     func(format string, args ...any)
 	sem      chan struct{}
 	wg       sync.WaitGroup
@@ -124,11 +124,13 @@ type Server struct {
 }
 
 // Listen creates the control socket at path and serves status (called once
-// per request, from any goroutine) until Close. The directory of path is
+// per request, from any goroutine) until Close. An error from status is
+// sent to the client as the response's error (for example while the daemon
+// is still starting). The directory of path is
 // created with mode 0700 if missing; an existing one must be a directory
 // owned by this user with no group or other permissions. logf receives
 // errors of individual connections; nil discards them.
-func Listen(path string, status func() Status, logf func(format string, args ...any)) (*Server, error) {
+func Listen(path string, status func() (Status, error), logf func(format string, args ...any)) (*Server, error) {
 	if len(path) >= maxSocketPath {
 		return nil, fmt.Errorf("control: socket path %s is too long (%d bytes, at most %d)", path, len(path), maxSocketPath-1)
 	}
@@ -226,8 +228,11 @@ func (s *Server) handle(conn *net.UnixConn) {
 	} else {
 		switch req.Op {
 		case OpStatus:
-			st := s.status()
-			resp.Status = &st
+			if st, err := s.status(); err != nil {
+				resp.Error = err.Error()
+			} else {
+				resp.Status = &st
+			}
 		default:
 			resp.Error = fmt.Sprintf("control: unknown op %q", req.Op)
 		}

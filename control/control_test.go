@@ -22,10 +22,10 @@ import (
 
 // fakeStatus returns a provider with a distinct, fully populated status
 // and counts its calls.
-func fakeStatus(calls *atomic.Int64) func() Status {
+func fakeStatus(calls *atomic.Int64) func() (Status, error) {
 	hs := time.Date(2026, 5, 1, 12, 0, 0, 123456789, time.UTC)
 	reload := hs.Add(time.Hour)
-	return func() Status {
+	return func() (Status, error) {
 		n := calls.Add(1)
 		return Status{
 			Interface:  "gm0",
@@ -47,7 +47,7 @@ func fakeStatus(calls *atomic.Int64) func() Status {
 			},
 			Drops:            map[string]uint64{"auth_failed": 5, "replay": 0},
 			HandshakeInvalid: map[string]uint64{"screen": 1},
-		}
+		}, nil
 	}
 }
 
@@ -57,7 +57,7 @@ func privateDir(t *testing.T) string {
 	return filepath.Join(t.TempDir(), "run")
 }
 
-func listen(t *testing.T, dir string, status func() Status) *Server {
+func listen(t *testing.T, dir string, status func() (Status, error)) *Server {
 	t.Helper()
 	s, err := Listen(SocketPath(dir, "gm0"), status, t.Logf)
 	if err != nil {
@@ -82,7 +82,7 @@ func TestRoundtrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := fakeStatus(new(atomic.Int64))()
+	want, _ := fakeStatus(new(atomic.Int64))()
 	// Times come back in the local zone with the same instant.
 	if !got.Peers[0].LastHandshake.Equal(*want.Peers[0].LastHandshake) || !got.Started.Equal(want.Started) {
 		t.Errorf("times changed: %v %v", got.Peers[0].LastHandshake, got.Started)
@@ -140,6 +140,14 @@ func rawExchange(t *testing.T, path, req string) Response {
 		t.Fatalf("request %.40q: %v", req, err)
 	}
 	return resp
+}
+
+func TestProviderError(t *testing.T) {
+	s := listen(t, privateDir(t), func() (Status, error) { return Status{}, errors.New("control: gm0 is starting") })
+	_, err := query(t, s.Path())
+	if want := "control: " + s.Path() + ": control: gm0 is starting"; err == nil || err.Error() != want {
+		t.Errorf("Query = %v, want %q", err, want)
+	}
 }
 
 func TestBadRequests(t *testing.T) {

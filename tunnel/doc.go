@@ -78,9 +78,9 @@
 // Every packet buffer is BufferSize bytes (64 KiB segments, so that TUN
 // GRO and UDP GRO can coalesce into the first buffer of a vector) and comes
 // from a capped free list (Config.MaxBuffers): the steady state allocates
-// nothing per packet. Readers of the TUN wait for a free buffer
-// (backpressure); the network reader never waits: without a spare buffer
-// it drops data packets, so handshakes that free buffers keep flowing.
+// nothing per packet. Readers wait for a free buffer (backpressure); the
+// staging queues, the only place packets wait for something other than the
+// pipeline itself (a handshake), may hold at most a quarter of the pool.
 //
 // Packets from the network never cause a panic, an allocation or a log
 // line; every drop is counted by reason in Stats.

@@ -45,9 +45,11 @@ func innerPacket(body []byte) (n int, src []byte, ok bool) {
 // RoutineReceiveIncoming reads vectors of datagrams from one ReceiveFunc,
 // classifies them by type byte, groups data packets per keypair into
 // containers for the decryption workers and queues handshake messages for
-// the handshake workers. It never allocates per packet and never blocks on
-// the buffer pool: without a spare buffer a data packet is dropped, so
-// handshakes keep flowing even when every buffer is in use.
+// the handshake workers. It never allocates per packet. It waits for a free
+// buffer when the pool is exhausted (backpressure into the socket, whose
+// buffer then drops like any UDP receiver); staged packets may hold at
+// most a quarter of the pool, so the buffers in flight are always freed by
+// the pipeline without help from this reader.
 func (d *Device) RoutineReceiveIncoming(recv netio.ReceiveFunc) {
 	defer d.readers.Done()
 	d.log.Verbosef("Routine: receive incoming - started")
@@ -132,17 +134,19 @@ func (d *Device) RoutineReceiveIncoming(recv netio.ReceiveFunc) {
 				d.drop(dropExpiredKeypair, 1)
 				continue
 			}
+			nb := d.buffers.get()
+			if nb == nil { // closing
+				for _, c := range conts {
+					d.releaseIn(c)
+				}
+				return
+			}
 			var c *inContainer
 			for _, x := range conts {
 				if x.kp == kp && x.n < ciphers.MaxBatch {
 					c = x
 					break
 				}
-			}
-			nb := d.buffers.tryGet()
-			if nb == nil {
-				d.drop(dropNoBuffer, 1)
-				continue
 			}
 			if c == nil {
 				c = d.inPool.get()

@@ -48,7 +48,6 @@ var dropNames = [numDropReasons]string{
 	dropReplay:               "replay",
 	dropDisallowedSource:     "disallowed_source",
 	dropMalformedInner:       "malformed_inner",
-	dropNoBuffer:             "no_buffer",
 	dropHandshakeQueueFull:   "handshake_queue_full",
 	dropHandshakeRateLimited: "handshake_rate_limited",
 	dropHandshakeCookie:      "handshake_cookie",

@@ -255,7 +255,7 @@ func measureStepper(s stepper, pktsPerStep int, minTime time.Duration, count int
 		chunk *= 2
 	}
 
-	var m measurement
+	m := measurement{samples: make([]float64, count)}
 	process := make([]float64, count)
 	var steps uint64
 	var ms0, ms1 runtime.MemStats
@@ -288,7 +288,7 @@ func measureStepper(s stepper, pktsPerStep int, minTime time.Duration, count int
 			return measurement{}, err
 		}
 		pkts := float64(n) * float64(pktsPerStep)
-		m.samples = append(m.samples, float64(elapsed.Nanoseconds())/pkts)
+		m.samples[r] = float64(elapsed.Nanoseconds()) / pkts
 		process[r] = float64((p1 - p0).Nanoseconds()) / pkts
 		steps += uint64(n)
 	}

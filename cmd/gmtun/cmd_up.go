@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/netip"
 	"os"
 	"os/signal"
@@ -116,6 +117,7 @@ func runUp(e *env, opts upOptions, plat platform) int {
 		plat:         plat,
 		log:          newLogger(e.stderr, cfg.Interface.LogLevel, cfg.Interface.Name, e.getenv("JOURNAL_STREAM") != ""),
 		cfg:          cfg,
+		name:         cfg.Interface.Name,
 		socketDir:    opts.socketDir,
 		notifySocket: e.getenv(sdnotify.EnvSocket),
 		routes:       make(map[netip.Prefix]*iface.Applied),
@@ -146,9 +148,11 @@ type daemon struct {
 	e            *env
 	plat         platform
 	log          *logger
+	name         string // the interface name; never changes
 	socketDir    string
 	notifySocket string
 	notifyFailed atomic.Bool
+	ready        atomic.Bool // start finished: the fields below are set
 
 	tun     *netio.TUNDevice
 	bind    *netio.StdBind
@@ -170,6 +174,18 @@ type daemon struct {
 func (d *daemon) start() error {
 	ifc := &d.cfg.Interface
 	name := ifc.Name
+
+	// The control socket comes first: it is the lock that keeps a second
+	// daemon for the same interface from attaching to its TUN device as
+	// another queue. Until start finishes it answers "starting".
+	var err error
+	d.ctl, err = control.Listen(control.SocketPath(d.socketDir, name), d.status, d.log.Errorf)
+	if err != nil {
+		return fmt.Errorf("up: cannot create the control socket: %w", err)
+	}
+	if _, err := net.InterfaceByName(name); err == nil {
+		return fmt.Errorf("up: cannot create TUN interface %s: an interface with that name already exists", name)
+	}
 
 	queues := runtime.NumCPU()
 	tdev, err := d.plat.openTUN(netio.TUNConfig{Name: name, MTU: ifc.MTU, Queues: queues})
@@ -213,10 +229,7 @@ func (d *daemon) start() error {
 		d.kernels = append(d.kernels, control.Kernel{Primitive: t.Primitive, Selected: t.Selected, Available: t.Available})
 	}
 	d.started = time.Now()
-	d.ctl, err = control.Listen(control.SocketPath(d.socketDir, name), d.status, d.log.Errorf)
-	if err != nil {
-		return fmt.Errorf("up: cannot create the control socket: %w", err)
-	}
+	d.ready.Store(true)
 
 	st := dev.Stats()
 	d.log.Infof("gmtun %s up: public key %s; port %d; mtu %d; %d peer(s); suites %s; kernels %s; offload tun %v, udp %v",
@@ -232,12 +245,10 @@ func (d *daemon) start() error {
 }
 
 // shutdown undoes start in reverse order; it copes with a partial start.
+// The control socket goes last: it keeps another daemon for the same
+// interface out until the TUN device is gone.
 func (d *daemon) shutdown() {
-	if d.ctl != nil {
-		if err := d.ctl.Close(); err != nil {
-			d.log.Warnf("%v", err)
-		}
-	}
+	d.ready.Store(false)
 	d.mu.Lock()
 	for p, r := range d.routes {
 		if err := r.Teardown(); err != nil {
@@ -259,6 +270,11 @@ func (d *daemon) shutdown() {
 	if d.tun != nil {
 		if err := d.tun.Close(); err != nil {
 			d.log.Debugf("closing the TUN device: %v", err)
+		}
+	}
+	if d.ctl != nil {
+		if err := d.ctl.Close(); err != nil {
+			d.log.Warnf("%v", err)
 		}
 	}
 }
@@ -555,7 +571,10 @@ func (d *daemon) statusLine() string {
 }
 
 // status is the control socket's view of the daemon.
-func (d *daemon) status() control.Status {
+func (d *daemon) status() (control.Status, error) {
+	if !d.ready.Load() {
+		return control.Status{}, fmt.Errorf("%s is starting or stopping", d.name)
+	}
 	st := d.dev.Stats()
 	d.mu.Lock()
 	ifc := d.cfg.Interface
@@ -618,7 +637,7 @@ func (d *daemon) status() control.Status {
 		}
 		s.Peers = append(s.Peers, cp)
 	}
-	return s
+	return s, nil
 }
 
 // kernelsString formats the kernel tiers for the startup line.

@@ -248,6 +248,9 @@ func (s *site) start() {
 		"--config", filepath.Join(s.dir, "gm.toml"), "--socket-dir", s.sockDir)
 	cmd.Env = append(os.Environ(), "NOTIFY_SOCKET="+filepath.Join(s.dir, "notify"))
 	cmd.Stdout, cmd.Stderr = s.log, s.log
+	// ip netns exec execs gmtun, which inherits this: if the test
+	// process dies, so does the daemon.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -424,8 +427,10 @@ func TestNetns(t *testing.T) {
 		a.ping(b.inner4, 2)
 		// b moves to a new underlay address; a learns it from b's
 		// authenticated packets.
-		b.exec("ip", "addr", "add", "198.18.1.22/24", "dev", "vba")
+		// (Deleting the old primary address first: deleting it after
+		// adding the new one would take the secondary with it.)
 		b.exec("ip", "addr", "del", "198.18.1.2/24", "dev", "vba")
+		b.exec("ip", "addr", "add", "198.18.1.22/24", "dev", "vba")
 		b.ping(a.inner4, 3)
 		want := netip.AddrPortFrom(netip.MustParseAddr("198.18.1.22"), nsPort).String()
 		if ep := findPeer(a.show(), "b").Endpoint; ep != want {
@@ -484,6 +489,65 @@ func TestNetns(t *testing.T) {
 			t.Errorf("invalid reload: error %q, peers %+v", st.LastReloadError, st.Peers)
 		}
 		a.ping(b.inner4, 2)
+	})
+
+	t.Run("startup-errors", func(t *testing.T) {
+		l, a, _ := pair(t, bin, nil, false)
+		up := func(cfg string) (string, error) {
+			ctx, cancel := context.WithTimeout(l.ctx, readyWait)
+			defer cancel()
+			out, err := exec.CommandContext(ctx, "ip", "netns", "exec", a.ns, bin, "up", "--config", cfg,
+				"--socket-dir", a.sockDir).CombinedOutput()
+			return string(out), err
+		}
+		// The sentence must be the last line; anything before it is
+		// debug output (the test runs at log_level debug).
+		sentence := func(out string) string {
+			lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+			for _, l := range lines[:len(lines)-1] {
+				if !strings.Contains(l, " DEBUG ") {
+					return out
+				}
+			}
+			return lines[len(lines)-1] + "\n"
+		}
+		exitCode := func(err error) int {
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				return ee.ExitCode()
+			}
+			return -1
+		}
+		// The same interface again: the control socket is taken.
+		cfgPath := filepath.Join(a.dir, "gm.toml")
+		out, err := up(cfgPath)
+		want := "gmtun: up: cannot create the control socket: control: " + control.SocketPath(a.sockDir, a.ifname) +
+			" is in use: another gmtun is running for this interface\n"
+		if exitCode(err) != exitFailure || sentence(out) != want {
+			t.Errorf("second daemon for %s: %v\n%q\nwant %q", a.ifname, err, out, want)
+		}
+		// Another interface on the same UDP port.
+		b, _ := os.ReadFile(cfgPath)
+		other := filepath.Join(a.dir, "other.toml")
+		os.WriteFile(other, bytes.Replace(b, []byte(`name = "`+a.ifname+`"`), []byte(`name = "gmtnx"`), 1), 0o600)
+		out, err = up(other)
+		want = fmt.Sprintf("gmtun: up: cannot listen on UDP port %d: the port is in use\n", nsPort)
+		if exitCode(err) != exitFailure || sentence(out) != want {
+			t.Errorf("second daemon on port %d: %v\n%q\nwant %q", nsPort, err, out, want)
+		}
+		if _, err := a.try("ip", "link", "show", "gmtnx"); err == nil {
+			t.Error("the failed daemon left its interface behind")
+		}
+		// An interface that exists but is not gmtun's.
+		a.exec("ip", "link", "add", "gmtnx", "type", "veth", "peer", "name", "gmtny")
+		os.WriteFile(other, bytes.Replace(b, []byte(`name = "`+a.ifname+`"`), []byte(`name = "gmtnx"`), 1), 0o600)
+		out, err = up(other)
+		want = "gmtun: up: cannot create TUN interface gmtnx: an interface with that name already exists\n"
+		if exitCode(err) != exitFailure || sentence(out) != want {
+			t.Errorf("existing interface: %v\n%q\nwant %q", err, out, want)
+		}
+		// The running daemon is unharmed.
+		a.ping(a.peers[0].inner4, 1)
 	})
 
 	t.Run("shutdown", func(t *testing.T) {
@@ -564,29 +628,36 @@ func iperf(t *testing.T, a, b *site, dst netip.Addr, secs int) {
 		t.Fatal(err)
 	}
 	defer func() { srv.Process.Kill(); srv.Wait() }()
-	var out []byte
-	var err error
-	for try := 0; try < 20; try++ {
-		out, err = exec.CommandContext(ctx, "ip", "netns", "exec", a.ns, "iperf3", "-c", dst.String(),
-			"-t", fmt.Sprint(secs), "-J").Output()
-		if err == nil || !bytes.Contains(out, []byte("connect")) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond) // server not listening yet
-	}
-	if err != nil {
-		t.Fatalf("iperf3 to %s: %v\n%s\nserver: %s", dst, err, out, &srvOut)
-	}
 	var res struct {
-		End struct {
+		Error string `json:"error"`
+		End   struct {
 			SumReceived struct {
 				Bytes         float64 `json:"bytes"`
 				BitsPerSecond float64 `json:"bits_per_second"`
 			} `json:"sum_received"`
 		} `json:"end"`
 	}
-	if err := json.Unmarshal(out, &res); err != nil {
-		t.Fatalf("iperf3 output: %v", err)
+	var out []byte
+	var err error
+	for try := 0; ; try++ {
+		// iperf3 -J reports errors in JSON, with exit status 0 on some
+		// versions.
+		out, err = exec.CommandContext(ctx, "ip", "netns", "exec", a.ns, "iperf3", "-c", dst.String(),
+			"-t", fmt.Sprint(secs), "-J").Output()
+		res.Error = ""
+		if jerr := json.Unmarshal(out, &res); jerr != nil && err == nil {
+			err = jerr
+		}
+		if res.Error != "" && err == nil {
+			err = errors.New(res.Error)
+		}
+		if err == nil || try == 50 || !strings.Contains(res.Error, "refused") {
+			break
+		}
+		time.Sleep(100 * time.Millisecond) // the server is not listening yet
+	}
+	if err != nil {
+		t.Fatalf("iperf3 to %s: %v\n%s\nserver: %s", dst, err, out, &srvOut)
 	}
 	if res.End.SumReceived.Bytes == 0 {
 		t.Errorf("iperf3 to %s moved no data:\n%s", dst, out)
@@ -681,6 +752,21 @@ func checkNoPlaintext(t *testing.T, a, b *site, dev string) {
 	}
 	defer lnA.Close()
 
+	// Positive control: the same kind of datagram sent in the clear on
+	// the underlay must show up in the capture.
+	clear := fmt.Appendf(nil, "GMTUN-CLEAR-CONTROL-%016x", rand.Uint64())
+	if err := inNS(a.ns, func() error {
+		c, err := net.DialUDP("udp", nil, &net.UDPAddr{IP: b.under.AsSlice(), Port: 9})
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		_, err = c.Write(clear)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+
 	// a → b and b → a, each carrying the marker.
 	if _, err := lnA.WriteToUDP(marker, &net.UDPAddr{IP: b.inner4.AsSlice(), Port: 9999}); err != nil {
 		t.Fatal(err)
@@ -700,8 +786,9 @@ func checkNoPlaintext(t *testing.T, a, b *site, dev string) {
 	close(stop)
 	<-captured
 
-	tunnelFrames := 0
+	tunnelFrames, clearSeen := 0, false
 	for _, f := range frames {
+		clearSeen = clearSeen || bytes.Contains(f, clear)
 		if bytes.Contains(f, marker) {
 			t.Errorf("the plaintext marker appeared on %s in a %d-byte frame", dev, len(f))
 		}
@@ -714,6 +801,9 @@ func checkNoPlaintext(t *testing.T, a, b *site, dev string) {
 				}
 			}
 		}
+	}
+	if !clearSeen {
+		t.Errorf("the capture on %s missed a datagram sent in the clear (%d frames); it cannot prove anything", dev, len(frames))
 	}
 	if tunnelFrames < 2 {
 		t.Errorf("captured %d tunnel datagrams large enough to carry the marker on %s (of %d frames); the capture saw nothing", tunnelFrames, dev, len(frames))

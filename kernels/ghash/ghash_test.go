@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	gmsm4 "github.com/emmansun/gmsm/sm4"
+
+	"github.com/gmtun/gmtun/internal/cputime"
 )
 
 func forEachTier(t *testing.T, f func(t *testing.T, tier Tier)) {
@@ -266,11 +268,7 @@ func BenchmarkUpdate(b *testing.B) {
 					b.Skipf("CPU lacks %s", tier)
 				}
 				buf := make([]byte, n)
-				b.SetBytes(int64(n))
-				b.ReportAllocs()
-				for b.Loop() {
-					Update(tier, &k, &y, buf)
-				}
+				cputime.Loop(b, n, func() { Update(tier, &k, &y, buf) })
 			})
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	gmsm4 "github.com/emmansun/gmsm/sm4"
+
+	"github.com/gmtun/gmtun/internal/cputime"
 )
 
 var benchSizes = []int{64, 576, 1420, 8192}
@@ -22,11 +24,7 @@ func BenchmarkXORKeyStream(b *testing.B) {
 				}
 				buf := make([]byte, n)
 				var ctr [16]byte
-				b.SetBytes(int64(n))
-				b.ReportAllocs()
-				for b.Loop() {
-					XORKeyStream(tier, enc, &ctr, buf, buf)
-				}
+				cputime.Loop(b, n, func() { XORKeyStream(tier, enc, &ctr, buf, buf) })
 			})
 		}
 	}
@@ -40,11 +38,7 @@ func BenchmarkEncryptBlocks(b *testing.B) {
 				b.Skipf("CPU lacks %s", tier)
 			}
 			buf := make([]byte, 8192)
-			b.SetBytes(8192)
-			b.ReportAllocs()
-			for b.Loop() {
-				EncryptBlocks(tier, enc, buf, buf)
-			}
+			cputime.Loop(b, len(buf), func() { EncryptBlocks(tier, enc, buf, buf) })
 		})
 	}
 }
@@ -63,20 +57,13 @@ func BenchmarkGmsm(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprintf("CTR/%d", n), func(b *testing.B) {
 			buf := make([]byte, n)
-			b.SetBytes(int64(n))
-			b.ReportAllocs()
-			for b.Loop() {
-				cipher.NewCTR(blk, make([]byte, 16)).XORKeyStream(buf, buf)
-			}
+			iv := make([]byte, 16)
+			cputime.Loop(b, n, func() { cipher.NewCTR(blk, iv).XORKeyStream(buf, buf) })
 		})
 		b.Run(fmt.Sprintf("GCM/%d", n), func(b *testing.B) {
 			buf := make([]byte, n, n+16)
 			nonce := make([]byte, 12)
-			b.SetBytes(int64(n))
-			b.ReportAllocs()
-			for b.Loop() {
-				aead.Seal(buf[:0], nonce, buf, nil)
-			}
+			cputime.Loop(b, n, func() { aead.Seal(buf[:0], nonce, buf, nil) })
 		})
 	}
 }

@@ -568,4420 +568,2739 @@ DATA sm4TailIndex8<>+120(SB)/4, $0x00000007
 DATA sm4TailIndex8<>+124(SB)/4, $0x00000007
 GLOBL sm4TailIndex8<>(SB), RODATA|NOPTR, $128
 
+DATA sm4BSPost0<>+0(SB)/8, $0xf3abc702400fc12f
+GLOBL sm4BSPost0<>(SB), RODATA|NOPTR, $8
+
+DATA sm4BSPost3<>+0(SB)/8, $0x462234a974a6b589
+GLOBL sm4BSPost3<>(SB), RODATA|NOPTR, $8
+
+DATA sm4BSKeySplit<>+0(SB)/1, $0x03
+DATA sm4BSKeySplit<>+1(SB)/1, $0x03
+DATA sm4BSKeySplit<>+2(SB)/1, $0x03
+DATA sm4BSKeySplit<>+3(SB)/1, $0x03
+DATA sm4BSKeySplit<>+4(SB)/1, $0x07
+DATA sm4BSKeySplit<>+5(SB)/1, $0x07
+DATA sm4BSKeySplit<>+6(SB)/1, $0x07
+DATA sm4BSKeySplit<>+7(SB)/1, $0x07
+DATA sm4BSKeySplit<>+8(SB)/1, $0x0b
+DATA sm4BSKeySplit<>+9(SB)/1, $0x0b
+DATA sm4BSKeySplit<>+10(SB)/1, $0x0b
+DATA sm4BSKeySplit<>+11(SB)/1, $0x0b
+DATA sm4BSKeySplit<>+12(SB)/1, $0x0f
+DATA sm4BSKeySplit<>+13(SB)/1, $0x0f
+DATA sm4BSKeySplit<>+14(SB)/1, $0x0f
+DATA sm4BSKeySplit<>+15(SB)/1, $0x0f
+DATA sm4BSKeySplit<>+16(SB)/1, $0x13
+DATA sm4BSKeySplit<>+17(SB)/1, $0x13
+DATA sm4BSKeySplit<>+18(SB)/1, $0x13
+DATA sm4BSKeySplit<>+19(SB)/1, $0x13
+DATA sm4BSKeySplit<>+20(SB)/1, $0x17
+DATA sm4BSKeySplit<>+21(SB)/1, $0x17
+DATA sm4BSKeySplit<>+22(SB)/1, $0x17
+DATA sm4BSKeySplit<>+23(SB)/1, $0x17
+DATA sm4BSKeySplit<>+24(SB)/1, $0x1b
+DATA sm4BSKeySplit<>+25(SB)/1, $0x1b
+DATA sm4BSKeySplit<>+26(SB)/1, $0x1b
+DATA sm4BSKeySplit<>+27(SB)/1, $0x1b
+DATA sm4BSKeySplit<>+28(SB)/1, $0x1f
+DATA sm4BSKeySplit<>+29(SB)/1, $0x1f
+DATA sm4BSKeySplit<>+30(SB)/1, $0x1f
+DATA sm4BSKeySplit<>+31(SB)/1, $0x1f
+DATA sm4BSKeySplit<>+32(SB)/1, $0x23
+DATA sm4BSKeySplit<>+33(SB)/1, $0x23
+DATA sm4BSKeySplit<>+34(SB)/1, $0x23
+DATA sm4BSKeySplit<>+35(SB)/1, $0x23
+DATA sm4BSKeySplit<>+36(SB)/1, $0x27
+DATA sm4BSKeySplit<>+37(SB)/1, $0x27
+DATA sm4BSKeySplit<>+38(SB)/1, $0x27
+DATA sm4BSKeySplit<>+39(SB)/1, $0x27
+DATA sm4BSKeySplit<>+40(SB)/1, $0x2b
+DATA sm4BSKeySplit<>+41(SB)/1, $0x2b
+DATA sm4BSKeySplit<>+42(SB)/1, $0x2b
+DATA sm4BSKeySplit<>+43(SB)/1, $0x2b
+DATA sm4BSKeySplit<>+44(SB)/1, $0x2f
+DATA sm4BSKeySplit<>+45(SB)/1, $0x2f
+DATA sm4BSKeySplit<>+46(SB)/1, $0x2f
+DATA sm4BSKeySplit<>+47(SB)/1, $0x2f
+DATA sm4BSKeySplit<>+48(SB)/1, $0x33
+DATA sm4BSKeySplit<>+49(SB)/1, $0x33
+DATA sm4BSKeySplit<>+50(SB)/1, $0x33
+DATA sm4BSKeySplit<>+51(SB)/1, $0x33
+DATA sm4BSKeySplit<>+52(SB)/1, $0x37
+DATA sm4BSKeySplit<>+53(SB)/1, $0x37
+DATA sm4BSKeySplit<>+54(SB)/1, $0x37
+DATA sm4BSKeySplit<>+55(SB)/1, $0x37
+DATA sm4BSKeySplit<>+56(SB)/1, $0x3b
+DATA sm4BSKeySplit<>+57(SB)/1, $0x3b
+DATA sm4BSKeySplit<>+58(SB)/1, $0x3b
+DATA sm4BSKeySplit<>+59(SB)/1, $0x3b
+DATA sm4BSKeySplit<>+60(SB)/1, $0x3f
+DATA sm4BSKeySplit<>+61(SB)/1, $0x3f
+DATA sm4BSKeySplit<>+62(SB)/1, $0x3f
+DATA sm4BSKeySplit<>+63(SB)/1, $0x3f
+DATA sm4BSKeySplit<>+64(SB)/1, $0x02
+DATA sm4BSKeySplit<>+65(SB)/1, $0x02
+DATA sm4BSKeySplit<>+66(SB)/1, $0x02
+DATA sm4BSKeySplit<>+67(SB)/1, $0x02
+DATA sm4BSKeySplit<>+68(SB)/1, $0x06
+DATA sm4BSKeySplit<>+69(SB)/1, $0x06
+DATA sm4BSKeySplit<>+70(SB)/1, $0x06
+DATA sm4BSKeySplit<>+71(SB)/1, $0x06
+DATA sm4BSKeySplit<>+72(SB)/1, $0x0a
+DATA sm4BSKeySplit<>+73(SB)/1, $0x0a
+DATA sm4BSKeySplit<>+74(SB)/1, $0x0a
+DATA sm4BSKeySplit<>+75(SB)/1, $0x0a
+DATA sm4BSKeySplit<>+76(SB)/1, $0x0e
+DATA sm4BSKeySplit<>+77(SB)/1, $0x0e
+DATA sm4BSKeySplit<>+78(SB)/1, $0x0e
+DATA sm4BSKeySplit<>+79(SB)/1, $0x0e
+DATA sm4BSKeySplit<>+80(SB)/1, $0x12
+DATA sm4BSKeySplit<>+81(SB)/1, $0x12
+DATA sm4BSKeySplit<>+82(SB)/1, $0x12
+DATA sm4BSKeySplit<>+83(SB)/1, $0x12
+DATA sm4BSKeySplit<>+84(SB)/1, $0x16
+DATA sm4BSKeySplit<>+85(SB)/1, $0x16
+DATA sm4BSKeySplit<>+86(SB)/1, $0x16
+DATA sm4BSKeySplit<>+87(SB)/1, $0x16
+DATA sm4BSKeySplit<>+88(SB)/1, $0x1a
+DATA sm4BSKeySplit<>+89(SB)/1, $0x1a
+DATA sm4BSKeySplit<>+90(SB)/1, $0x1a
+DATA sm4BSKeySplit<>+91(SB)/1, $0x1a
+DATA sm4BSKeySplit<>+92(SB)/1, $0x1e
+DATA sm4BSKeySplit<>+93(SB)/1, $0x1e
+DATA sm4BSKeySplit<>+94(SB)/1, $0x1e
+DATA sm4BSKeySplit<>+95(SB)/1, $0x1e
+DATA sm4BSKeySplit<>+96(SB)/1, $0x22
+DATA sm4BSKeySplit<>+97(SB)/1, $0x22
+DATA sm4BSKeySplit<>+98(SB)/1, $0x22
+DATA sm4BSKeySplit<>+99(SB)/1, $0x22
+DATA sm4BSKeySplit<>+100(SB)/1, $0x26
+DATA sm4BSKeySplit<>+101(SB)/1, $0x26
+DATA sm4BSKeySplit<>+102(SB)/1, $0x26
+DATA sm4BSKeySplit<>+103(SB)/1, $0x26
+DATA sm4BSKeySplit<>+104(SB)/1, $0x2a
+DATA sm4BSKeySplit<>+105(SB)/1, $0x2a
+DATA sm4BSKeySplit<>+106(SB)/1, $0x2a
+DATA sm4BSKeySplit<>+107(SB)/1, $0x2a
+DATA sm4BSKeySplit<>+108(SB)/1, $0x2e
+DATA sm4BSKeySplit<>+109(SB)/1, $0x2e
+DATA sm4BSKeySplit<>+110(SB)/1, $0x2e
+DATA sm4BSKeySplit<>+111(SB)/1, $0x2e
+DATA sm4BSKeySplit<>+112(SB)/1, $0x32
+DATA sm4BSKeySplit<>+113(SB)/1, $0x32
+DATA sm4BSKeySplit<>+114(SB)/1, $0x32
+DATA sm4BSKeySplit<>+115(SB)/1, $0x32
+DATA sm4BSKeySplit<>+116(SB)/1, $0x36
+DATA sm4BSKeySplit<>+117(SB)/1, $0x36
+DATA sm4BSKeySplit<>+118(SB)/1, $0x36
+DATA sm4BSKeySplit<>+119(SB)/1, $0x36
+DATA sm4BSKeySplit<>+120(SB)/1, $0x3a
+DATA sm4BSKeySplit<>+121(SB)/1, $0x3a
+DATA sm4BSKeySplit<>+122(SB)/1, $0x3a
+DATA sm4BSKeySplit<>+123(SB)/1, $0x3a
+DATA sm4BSKeySplit<>+124(SB)/1, $0x3e
+DATA sm4BSKeySplit<>+125(SB)/1, $0x3e
+DATA sm4BSKeySplit<>+126(SB)/1, $0x3e
+DATA sm4BSKeySplit<>+127(SB)/1, $0x3e
+DATA sm4BSKeySplit<>+128(SB)/1, $0x01
+DATA sm4BSKeySplit<>+129(SB)/1, $0x01
+DATA sm4BSKeySplit<>+130(SB)/1, $0x01
+DATA sm4BSKeySplit<>+131(SB)/1, $0x01
+DATA sm4BSKeySplit<>+132(SB)/1, $0x05
+DATA sm4BSKeySplit<>+133(SB)/1, $0x05
+DATA sm4BSKeySplit<>+134(SB)/1, $0x05
+DATA sm4BSKeySplit<>+135(SB)/1, $0x05
+DATA sm4BSKeySplit<>+136(SB)/1, $0x09
+DATA sm4BSKeySplit<>+137(SB)/1, $0x09
+DATA sm4BSKeySplit<>+138(SB)/1, $0x09
+DATA sm4BSKeySplit<>+139(SB)/1, $0x09
+DATA sm4BSKeySplit<>+140(SB)/1, $0x0d
+DATA sm4BSKeySplit<>+141(SB)/1, $0x0d
+DATA sm4BSKeySplit<>+142(SB)/1, $0x0d
+DATA sm4BSKeySplit<>+143(SB)/1, $0x0d
+DATA sm4BSKeySplit<>+144(SB)/1, $0x11
+DATA sm4BSKeySplit<>+145(SB)/1, $0x11
+DATA sm4BSKeySplit<>+146(SB)/1, $0x11
+DATA sm4BSKeySplit<>+147(SB)/1, $0x11
+DATA sm4BSKeySplit<>+148(SB)/1, $0x15
+DATA sm4BSKeySplit<>+149(SB)/1, $0x15
+DATA sm4BSKeySplit<>+150(SB)/1, $0x15
+DATA sm4BSKeySplit<>+151(SB)/1, $0x15
+DATA sm4BSKeySplit<>+152(SB)/1, $0x19
+DATA sm4BSKeySplit<>+153(SB)/1, $0x19
+DATA sm4BSKeySplit<>+154(SB)/1, $0x19
+DATA sm4BSKeySplit<>+155(SB)/1, $0x19
+DATA sm4BSKeySplit<>+156(SB)/1, $0x1d
+DATA sm4BSKeySplit<>+157(SB)/1, $0x1d
+DATA sm4BSKeySplit<>+158(SB)/1, $0x1d
+DATA sm4BSKeySplit<>+159(SB)/1, $0x1d
+DATA sm4BSKeySplit<>+160(SB)/1, $0x21
+DATA sm4BSKeySplit<>+161(SB)/1, $0x21
+DATA sm4BSKeySplit<>+162(SB)/1, $0x21
+DATA sm4BSKeySplit<>+163(SB)/1, $0x21
+DATA sm4BSKeySplit<>+164(SB)/1, $0x25
+DATA sm4BSKeySplit<>+165(SB)/1, $0x25
+DATA sm4BSKeySplit<>+166(SB)/1, $0x25
+DATA sm4BSKeySplit<>+167(SB)/1, $0x25
+DATA sm4BSKeySplit<>+168(SB)/1, $0x29
+DATA sm4BSKeySplit<>+169(SB)/1, $0x29
+DATA sm4BSKeySplit<>+170(SB)/1, $0x29
+DATA sm4BSKeySplit<>+171(SB)/1, $0x29
+DATA sm4BSKeySplit<>+172(SB)/1, $0x2d
+DATA sm4BSKeySplit<>+173(SB)/1, $0x2d
+DATA sm4BSKeySplit<>+174(SB)/1, $0x2d
+DATA sm4BSKeySplit<>+175(SB)/1, $0x2d
+DATA sm4BSKeySplit<>+176(SB)/1, $0x31
+DATA sm4BSKeySplit<>+177(SB)/1, $0x31
+DATA sm4BSKeySplit<>+178(SB)/1, $0x31
+DATA sm4BSKeySplit<>+179(SB)/1, $0x31
+DATA sm4BSKeySplit<>+180(SB)/1, $0x35
+DATA sm4BSKeySplit<>+181(SB)/1, $0x35
+DATA sm4BSKeySplit<>+182(SB)/1, $0x35
+DATA sm4BSKeySplit<>+183(SB)/1, $0x35
+DATA sm4BSKeySplit<>+184(SB)/1, $0x39
+DATA sm4BSKeySplit<>+185(SB)/1, $0x39
+DATA sm4BSKeySplit<>+186(SB)/1, $0x39
+DATA sm4BSKeySplit<>+187(SB)/1, $0x39
+DATA sm4BSKeySplit<>+188(SB)/1, $0x3d
+DATA sm4BSKeySplit<>+189(SB)/1, $0x3d
+DATA sm4BSKeySplit<>+190(SB)/1, $0x3d
+DATA sm4BSKeySplit<>+191(SB)/1, $0x3d
+DATA sm4BSKeySplit<>+192(SB)/1, $0x00
+DATA sm4BSKeySplit<>+193(SB)/1, $0x00
+DATA sm4BSKeySplit<>+194(SB)/1, $0x00
+DATA sm4BSKeySplit<>+195(SB)/1, $0x00
+DATA sm4BSKeySplit<>+196(SB)/1, $0x04
+DATA sm4BSKeySplit<>+197(SB)/1, $0x04
+DATA sm4BSKeySplit<>+198(SB)/1, $0x04
+DATA sm4BSKeySplit<>+199(SB)/1, $0x04
+DATA sm4BSKeySplit<>+200(SB)/1, $0x08
+DATA sm4BSKeySplit<>+201(SB)/1, $0x08
+DATA sm4BSKeySplit<>+202(SB)/1, $0x08
+DATA sm4BSKeySplit<>+203(SB)/1, $0x08
+DATA sm4BSKeySplit<>+204(SB)/1, $0x0c
+DATA sm4BSKeySplit<>+205(SB)/1, $0x0c
+DATA sm4BSKeySplit<>+206(SB)/1, $0x0c
+DATA sm4BSKeySplit<>+207(SB)/1, $0x0c
+DATA sm4BSKeySplit<>+208(SB)/1, $0x10
+DATA sm4BSKeySplit<>+209(SB)/1, $0x10
+DATA sm4BSKeySplit<>+210(SB)/1, $0x10
+DATA sm4BSKeySplit<>+211(SB)/1, $0x10
+DATA sm4BSKeySplit<>+212(SB)/1, $0x14
+DATA sm4BSKeySplit<>+213(SB)/1, $0x14
+DATA sm4BSKeySplit<>+214(SB)/1, $0x14
+DATA sm4BSKeySplit<>+215(SB)/1, $0x14
+DATA sm4BSKeySplit<>+216(SB)/1, $0x18
+DATA sm4BSKeySplit<>+217(SB)/1, $0x18
+DATA sm4BSKeySplit<>+218(SB)/1, $0x18
+DATA sm4BSKeySplit<>+219(SB)/1, $0x18
+DATA sm4BSKeySplit<>+220(SB)/1, $0x1c
+DATA sm4BSKeySplit<>+221(SB)/1, $0x1c
+DATA sm4BSKeySplit<>+222(SB)/1, $0x1c
+DATA sm4BSKeySplit<>+223(SB)/1, $0x1c
+DATA sm4BSKeySplit<>+224(SB)/1, $0x20
+DATA sm4BSKeySplit<>+225(SB)/1, $0x20
+DATA sm4BSKeySplit<>+226(SB)/1, $0x20
+DATA sm4BSKeySplit<>+227(SB)/1, $0x20
+DATA sm4BSKeySplit<>+228(SB)/1, $0x24
+DATA sm4BSKeySplit<>+229(SB)/1, $0x24
+DATA sm4BSKeySplit<>+230(SB)/1, $0x24
+DATA sm4BSKeySplit<>+231(SB)/1, $0x24
+DATA sm4BSKeySplit<>+232(SB)/1, $0x28
+DATA sm4BSKeySplit<>+233(SB)/1, $0x28
+DATA sm4BSKeySplit<>+234(SB)/1, $0x28
+DATA sm4BSKeySplit<>+235(SB)/1, $0x28
+DATA sm4BSKeySplit<>+236(SB)/1, $0x2c
+DATA sm4BSKeySplit<>+237(SB)/1, $0x2c
+DATA sm4BSKeySplit<>+238(SB)/1, $0x2c
+DATA sm4BSKeySplit<>+239(SB)/1, $0x2c
+DATA sm4BSKeySplit<>+240(SB)/1, $0x30
+DATA sm4BSKeySplit<>+241(SB)/1, $0x30
+DATA sm4BSKeySplit<>+242(SB)/1, $0x30
+DATA sm4BSKeySplit<>+243(SB)/1, $0x30
+DATA sm4BSKeySplit<>+244(SB)/1, $0x34
+DATA sm4BSKeySplit<>+245(SB)/1, $0x34
+DATA sm4BSKeySplit<>+246(SB)/1, $0x34
+DATA sm4BSKeySplit<>+247(SB)/1, $0x34
+DATA sm4BSKeySplit<>+248(SB)/1, $0x38
+DATA sm4BSKeySplit<>+249(SB)/1, $0x38
+DATA sm4BSKeySplit<>+250(SB)/1, $0x38
+DATA sm4BSKeySplit<>+251(SB)/1, $0x38
+DATA sm4BSKeySplit<>+252(SB)/1, $0x3c
+DATA sm4BSKeySplit<>+253(SB)/1, $0x3c
+DATA sm4BSKeySplit<>+254(SB)/1, $0x3c
+DATA sm4BSKeySplit<>+255(SB)/1, $0x3c
+GLOBL sm4BSKeySplit<>(SB), RODATA|NOPTR, $256
+
+DATA sm4BSCtrIndex<>+0(SB)/4, $0x00000000
+DATA sm4BSCtrIndex<>+4(SB)/4, $0x00000004
+DATA sm4BSCtrIndex<>+8(SB)/4, $0x00000008
+DATA sm4BSCtrIndex<>+12(SB)/4, $0x0000000c
+DATA sm4BSCtrIndex<>+16(SB)/4, $0x00000010
+DATA sm4BSCtrIndex<>+20(SB)/4, $0x00000014
+DATA sm4BSCtrIndex<>+24(SB)/4, $0x00000018
+DATA sm4BSCtrIndex<>+28(SB)/4, $0x0000001c
+DATA sm4BSCtrIndex<>+32(SB)/4, $0x00000020
+DATA sm4BSCtrIndex<>+36(SB)/4, $0x00000024
+DATA sm4BSCtrIndex<>+40(SB)/4, $0x00000028
+DATA sm4BSCtrIndex<>+44(SB)/4, $0x0000002c
+DATA sm4BSCtrIndex<>+48(SB)/4, $0x00000030
+DATA sm4BSCtrIndex<>+52(SB)/4, $0x00000034
+DATA sm4BSCtrIndex<>+56(SB)/4, $0x00000038
+DATA sm4BSCtrIndex<>+60(SB)/4, $0x0000003c
+DATA sm4BSCtrIndex<>+64(SB)/4, $0x00000001
+DATA sm4BSCtrIndex<>+68(SB)/4, $0x00000005
+DATA sm4BSCtrIndex<>+72(SB)/4, $0x00000009
+DATA sm4BSCtrIndex<>+76(SB)/4, $0x0000000d
+DATA sm4BSCtrIndex<>+80(SB)/4, $0x00000011
+DATA sm4BSCtrIndex<>+84(SB)/4, $0x00000015
+DATA sm4BSCtrIndex<>+88(SB)/4, $0x00000019
+DATA sm4BSCtrIndex<>+92(SB)/4, $0x0000001d
+DATA sm4BSCtrIndex<>+96(SB)/4, $0x00000021
+DATA sm4BSCtrIndex<>+100(SB)/4, $0x00000025
+DATA sm4BSCtrIndex<>+104(SB)/4, $0x00000029
+DATA sm4BSCtrIndex<>+108(SB)/4, $0x0000002d
+DATA sm4BSCtrIndex<>+112(SB)/4, $0x00000031
+DATA sm4BSCtrIndex<>+116(SB)/4, $0x00000035
+DATA sm4BSCtrIndex<>+120(SB)/4, $0x00000039
+DATA sm4BSCtrIndex<>+124(SB)/4, $0x0000003d
+DATA sm4BSCtrIndex<>+128(SB)/4, $0x00000002
+DATA sm4BSCtrIndex<>+132(SB)/4, $0x00000006
+DATA sm4BSCtrIndex<>+136(SB)/4, $0x0000000a
+DATA sm4BSCtrIndex<>+140(SB)/4, $0x0000000e
+DATA sm4BSCtrIndex<>+144(SB)/4, $0x00000012
+DATA sm4BSCtrIndex<>+148(SB)/4, $0x00000016
+DATA sm4BSCtrIndex<>+152(SB)/4, $0x0000001a
+DATA sm4BSCtrIndex<>+156(SB)/4, $0x0000001e
+DATA sm4BSCtrIndex<>+160(SB)/4, $0x00000022
+DATA sm4BSCtrIndex<>+164(SB)/4, $0x00000026
+DATA sm4BSCtrIndex<>+168(SB)/4, $0x0000002a
+DATA sm4BSCtrIndex<>+172(SB)/4, $0x0000002e
+DATA sm4BSCtrIndex<>+176(SB)/4, $0x00000032
+DATA sm4BSCtrIndex<>+180(SB)/4, $0x00000036
+DATA sm4BSCtrIndex<>+184(SB)/4, $0x0000003a
+DATA sm4BSCtrIndex<>+188(SB)/4, $0x0000003e
+DATA sm4BSCtrIndex<>+192(SB)/4, $0x00000003
+DATA sm4BSCtrIndex<>+196(SB)/4, $0x00000007
+DATA sm4BSCtrIndex<>+200(SB)/4, $0x0000000b
+DATA sm4BSCtrIndex<>+204(SB)/4, $0x0000000f
+DATA sm4BSCtrIndex<>+208(SB)/4, $0x00000013
+DATA sm4BSCtrIndex<>+212(SB)/4, $0x00000017
+DATA sm4BSCtrIndex<>+216(SB)/4, $0x0000001b
+DATA sm4BSCtrIndex<>+220(SB)/4, $0x0000001f
+DATA sm4BSCtrIndex<>+224(SB)/4, $0x00000023
+DATA sm4BSCtrIndex<>+228(SB)/4, $0x00000027
+DATA sm4BSCtrIndex<>+232(SB)/4, $0x0000002b
+DATA sm4BSCtrIndex<>+236(SB)/4, $0x0000002f
+DATA sm4BSCtrIndex<>+240(SB)/4, $0x00000033
+DATA sm4BSCtrIndex<>+244(SB)/4, $0x00000037
+DATA sm4BSCtrIndex<>+248(SB)/4, $0x0000003b
+DATA sm4BSCtrIndex<>+252(SB)/4, $0x0000003f
+GLOBL sm4BSCtrIndex<>(SB), RODATA|NOPTR, $256
+
+DATA sm4BSCtrBytes<>+0(SB)/1, $0x00
+DATA sm4BSCtrBytes<>+1(SB)/1, $0x04
+DATA sm4BSCtrBytes<>+2(SB)/1, $0x08
+DATA sm4BSCtrBytes<>+3(SB)/1, $0x0c
+DATA sm4BSCtrBytes<>+4(SB)/1, $0x01
+DATA sm4BSCtrBytes<>+5(SB)/1, $0x05
+DATA sm4BSCtrBytes<>+6(SB)/1, $0x09
+DATA sm4BSCtrBytes<>+7(SB)/1, $0x0d
+DATA sm4BSCtrBytes<>+8(SB)/1, $0x02
+DATA sm4BSCtrBytes<>+9(SB)/1, $0x06
+DATA sm4BSCtrBytes<>+10(SB)/1, $0x0a
+DATA sm4BSCtrBytes<>+11(SB)/1, $0x0e
+DATA sm4BSCtrBytes<>+12(SB)/1, $0x03
+DATA sm4BSCtrBytes<>+13(SB)/1, $0x07
+DATA sm4BSCtrBytes<>+14(SB)/1, $0x0b
+DATA sm4BSCtrBytes<>+15(SB)/1, $0x0f
+DATA sm4BSCtrBytes<>+16(SB)/1, $0x00
+DATA sm4BSCtrBytes<>+17(SB)/1, $0x04
+DATA sm4BSCtrBytes<>+18(SB)/1, $0x08
+DATA sm4BSCtrBytes<>+19(SB)/1, $0x0c
+DATA sm4BSCtrBytes<>+20(SB)/1, $0x01
+DATA sm4BSCtrBytes<>+21(SB)/1, $0x05
+DATA sm4BSCtrBytes<>+22(SB)/1, $0x09
+DATA sm4BSCtrBytes<>+23(SB)/1, $0x0d
+DATA sm4BSCtrBytes<>+24(SB)/1, $0x02
+DATA sm4BSCtrBytes<>+25(SB)/1, $0x06
+DATA sm4BSCtrBytes<>+26(SB)/1, $0x0a
+DATA sm4BSCtrBytes<>+27(SB)/1, $0x0e
+DATA sm4BSCtrBytes<>+28(SB)/1, $0x03
+DATA sm4BSCtrBytes<>+29(SB)/1, $0x07
+DATA sm4BSCtrBytes<>+30(SB)/1, $0x0b
+DATA sm4BSCtrBytes<>+31(SB)/1, $0x0f
+DATA sm4BSCtrBytes<>+32(SB)/1, $0x00
+DATA sm4BSCtrBytes<>+33(SB)/1, $0x04
+DATA sm4BSCtrBytes<>+34(SB)/1, $0x08
+DATA sm4BSCtrBytes<>+35(SB)/1, $0x0c
+DATA sm4BSCtrBytes<>+36(SB)/1, $0x01
+DATA sm4BSCtrBytes<>+37(SB)/1, $0x05
+DATA sm4BSCtrBytes<>+38(SB)/1, $0x09
+DATA sm4BSCtrBytes<>+39(SB)/1, $0x0d
+DATA sm4BSCtrBytes<>+40(SB)/1, $0x02
+DATA sm4BSCtrBytes<>+41(SB)/1, $0x06
+DATA sm4BSCtrBytes<>+42(SB)/1, $0x0a
+DATA sm4BSCtrBytes<>+43(SB)/1, $0x0e
+DATA sm4BSCtrBytes<>+44(SB)/1, $0x03
+DATA sm4BSCtrBytes<>+45(SB)/1, $0x07
+DATA sm4BSCtrBytes<>+46(SB)/1, $0x0b
+DATA sm4BSCtrBytes<>+47(SB)/1, $0x0f
+DATA sm4BSCtrBytes<>+48(SB)/1, $0x00
+DATA sm4BSCtrBytes<>+49(SB)/1, $0x04
+DATA sm4BSCtrBytes<>+50(SB)/1, $0x08
+DATA sm4BSCtrBytes<>+51(SB)/1, $0x0c
+DATA sm4BSCtrBytes<>+52(SB)/1, $0x01
+DATA sm4BSCtrBytes<>+53(SB)/1, $0x05
+DATA sm4BSCtrBytes<>+54(SB)/1, $0x09
+DATA sm4BSCtrBytes<>+55(SB)/1, $0x0d
+DATA sm4BSCtrBytes<>+56(SB)/1, $0x02
+DATA sm4BSCtrBytes<>+57(SB)/1, $0x06
+DATA sm4BSCtrBytes<>+58(SB)/1, $0x0a
+DATA sm4BSCtrBytes<>+59(SB)/1, $0x0e
+DATA sm4BSCtrBytes<>+60(SB)/1, $0x03
+DATA sm4BSCtrBytes<>+61(SB)/1, $0x07
+DATA sm4BSCtrBytes<>+62(SB)/1, $0x0b
+DATA sm4BSCtrBytes<>+63(SB)/1, $0x0f
+GLOBL sm4BSCtrBytes<>(SB), RODATA|NOPTR, $64
+
+DATA sm4BSCtrPerm<>+0(SB)/4, $0x00000000
+DATA sm4BSCtrPerm<>+4(SB)/4, $0x00000004
+DATA sm4BSCtrPerm<>+8(SB)/4, $0x00000008
+DATA sm4BSCtrPerm<>+12(SB)/4, $0x0000000c
+DATA sm4BSCtrPerm<>+16(SB)/4, $0x00000010
+DATA sm4BSCtrPerm<>+20(SB)/4, $0x00000014
+DATA sm4BSCtrPerm<>+24(SB)/4, $0x00000018
+DATA sm4BSCtrPerm<>+28(SB)/4, $0x0000001c
+DATA sm4BSCtrPerm<>+32(SB)/4, $0x00000000
+DATA sm4BSCtrPerm<>+36(SB)/4, $0x00000004
+DATA sm4BSCtrPerm<>+40(SB)/4, $0x00000008
+DATA sm4BSCtrPerm<>+44(SB)/4, $0x0000000c
+DATA sm4BSCtrPerm<>+48(SB)/4, $0x00000010
+DATA sm4BSCtrPerm<>+52(SB)/4, $0x00000014
+DATA sm4BSCtrPerm<>+56(SB)/4, $0x00000018
+DATA sm4BSCtrPerm<>+60(SB)/4, $0x0000001c
+DATA sm4BSCtrPerm<>+64(SB)/4, $0x00000001
+DATA sm4BSCtrPerm<>+68(SB)/4, $0x00000005
+DATA sm4BSCtrPerm<>+72(SB)/4, $0x00000009
+DATA sm4BSCtrPerm<>+76(SB)/4, $0x0000000d
+DATA sm4BSCtrPerm<>+80(SB)/4, $0x00000011
+DATA sm4BSCtrPerm<>+84(SB)/4, $0x00000015
+DATA sm4BSCtrPerm<>+88(SB)/4, $0x00000019
+DATA sm4BSCtrPerm<>+92(SB)/4, $0x0000001d
+DATA sm4BSCtrPerm<>+96(SB)/4, $0x00000001
+DATA sm4BSCtrPerm<>+100(SB)/4, $0x00000005
+DATA sm4BSCtrPerm<>+104(SB)/4, $0x00000009
+DATA sm4BSCtrPerm<>+108(SB)/4, $0x0000000d
+DATA sm4BSCtrPerm<>+112(SB)/4, $0x00000011
+DATA sm4BSCtrPerm<>+116(SB)/4, $0x00000015
+DATA sm4BSCtrPerm<>+120(SB)/4, $0x00000019
+DATA sm4BSCtrPerm<>+124(SB)/4, $0x0000001d
+DATA sm4BSCtrPerm<>+128(SB)/4, $0x00000002
+DATA sm4BSCtrPerm<>+132(SB)/4, $0x00000006
+DATA sm4BSCtrPerm<>+136(SB)/4, $0x0000000a
+DATA sm4BSCtrPerm<>+140(SB)/4, $0x0000000e
+DATA sm4BSCtrPerm<>+144(SB)/4, $0x00000012
+DATA sm4BSCtrPerm<>+148(SB)/4, $0x00000016
+DATA sm4BSCtrPerm<>+152(SB)/4, $0x0000001a
+DATA sm4BSCtrPerm<>+156(SB)/4, $0x0000001e
+DATA sm4BSCtrPerm<>+160(SB)/4, $0x00000002
+DATA sm4BSCtrPerm<>+164(SB)/4, $0x00000006
+DATA sm4BSCtrPerm<>+168(SB)/4, $0x0000000a
+DATA sm4BSCtrPerm<>+172(SB)/4, $0x0000000e
+DATA sm4BSCtrPerm<>+176(SB)/4, $0x00000012
+DATA sm4BSCtrPerm<>+180(SB)/4, $0x00000016
+DATA sm4BSCtrPerm<>+184(SB)/4, $0x0000001a
+DATA sm4BSCtrPerm<>+188(SB)/4, $0x0000001e
+DATA sm4BSCtrPerm<>+192(SB)/4, $0x00000003
+DATA sm4BSCtrPerm<>+196(SB)/4, $0x00000007
+DATA sm4BSCtrPerm<>+200(SB)/4, $0x0000000b
+DATA sm4BSCtrPerm<>+204(SB)/4, $0x0000000f
+DATA sm4BSCtrPerm<>+208(SB)/4, $0x00000013
+DATA sm4BSCtrPerm<>+212(SB)/4, $0x00000017
+DATA sm4BSCtrPerm<>+216(SB)/4, $0x0000001b
+DATA sm4BSCtrPerm<>+220(SB)/4, $0x0000001f
+DATA sm4BSCtrPerm<>+224(SB)/4, $0x00000003
+DATA sm4BSCtrPerm<>+228(SB)/4, $0x00000007
+DATA sm4BSCtrPerm<>+232(SB)/4, $0x0000000b
+DATA sm4BSCtrPerm<>+236(SB)/4, $0x0000000f
+DATA sm4BSCtrPerm<>+240(SB)/4, $0x00000013
+DATA sm4BSCtrPerm<>+244(SB)/4, $0x00000017
+DATA sm4BSCtrPerm<>+248(SB)/4, $0x0000001b
+DATA sm4BSCtrPerm<>+252(SB)/4, $0x0000001f
+GLOBL sm4BSCtrPerm<>(SB), RODATA|NOPTR, $256
+
 // func encryptBlocksAVX512GFNI(rk *[32]uint32, dst *byte, src *byte, nblocks int)
-// Requires: AVX, AVX512BW, AVX512F, BMI2, GFNI
-TEXT ·encryptBlocksAVX512GFNI(SB), NOSPLIT, $0-32
-	MOVQ         rk+0(FP), AX
-	MOVQ         dst+8(FP), CX
-	MOVQ         src+16(FP), DX
-	MOVQ         nblocks+24(FP), BX
-	VPBROADCASTQ sm4PreMatrix<>+0(SB), Z0
-	VPBROADCASTQ sm4PostMatrix<>+0(SB), Z1
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, BMI2, CMOV, GFNI
+TEXT ·encryptBlocksAVX512GFNI(SB), NOSPLIT, $1568-32
+	MOVQ      rk+0(FP), AX
+	MOVQ      dst+8(FP), CX
+	MOVQ      src+16(FP), DX
+	MOVQ      nblocks+24(FP), BX
+	VMOVDQU64 (AX), Z0
+	VMOVDQU64 64(AX), Z1
+	VPSHUFB   sm4BSKeySplit<>+0(SB), Z0, Z2
+	VMOVDQU64 Z2, (SP)
+	VPSHUFB   sm4BSKeySplit<>+0(SB), Z1, Z2
+	VMOVDQU64 Z2, 64(SP)
+	VPSHUFB   sm4BSKeySplit<>+64(SB), Z0, Z2
+	VMOVDQU64 Z2, 128(SP)
+	VPSHUFB   sm4BSKeySplit<>+64(SB), Z1, Z2
+	VMOVDQU64 Z2, 192(SP)
+	VPSHUFB   sm4BSKeySplit<>+128(SB), Z0, Z2
+	VMOVDQU64 Z2, 256(SP)
+	VPSHUFB   sm4BSKeySplit<>+128(SB), Z1, Z2
+	VMOVDQU64 Z2, 320(SP)
+	VPSHUFB   sm4BSKeySplit<>+192(SB), Z0, Z2
+	VMOVDQU64 Z2, 384(SP)
+	VPSHUFB   sm4BSKeySplit<>+192(SB), Z1, Z2
+	VMOVDQU64 Z2, 448(SP)
 
 encryptBlocksAVX512GFNI_loop:
-	CMPQ        BX, $0x00000060
-	JB          encryptBlocksAVX512GFNI_partial
-	VMOVDQU64   (DX), Z2
-	VPSHUFB     sm4BswapMask<>+0(SB), Z2, Z2
-	VMOVDQU64   64(DX), Z3
-	VPSHUFB     sm4BswapMask<>+0(SB), Z3, Z3
-	VMOVDQU64   128(DX), Z4
-	VPSHUFB     sm4BswapMask<>+0(SB), Z4, Z4
-	VMOVDQU64   192(DX), Z5
-	VPSHUFB     sm4BswapMask<>+0(SB), Z5, Z5
-	VPUNPCKHDQ  Z3, Z2, Z6
-	VPUNPCKLDQ  Z3, Z2, Z2
-	VPUNPCKLDQ  Z5, Z4, Z7
-	VPUNPCKHDQ  Z5, Z4, Z4
-	VPUNPCKHQDQ Z7, Z2, Z3
-	VPUNPCKLQDQ Z7, Z2, Z2
-	VPUNPCKHQDQ Z4, Z6, Z5
-	VPUNPCKLQDQ Z4, Z6, Z4
-	VMOVDQU64   256(DX), Z6
-	VPSHUFB     sm4BswapMask<>+0(SB), Z6, Z6
-	VMOVDQU64   320(DX), Z7
-	VPSHUFB     sm4BswapMask<>+0(SB), Z7, Z7
-	VMOVDQU64   384(DX), Z8
-	VPSHUFB     sm4BswapMask<>+0(SB), Z8, Z8
-	VMOVDQU64   448(DX), Z9
-	VPSHUFB     sm4BswapMask<>+0(SB), Z9, Z9
-	VPUNPCKHDQ  Z7, Z6, Z10
-	VPUNPCKLDQ  Z7, Z6, Z6
-	VPUNPCKLDQ  Z9, Z8, Z11
-	VPUNPCKHDQ  Z9, Z8, Z8
-	VPUNPCKHQDQ Z11, Z6, Z7
-	VPUNPCKLQDQ Z11, Z6, Z6
-	VPUNPCKHQDQ Z8, Z10, Z9
-	VPUNPCKLQDQ Z8, Z10, Z8
-	VMOVDQU64   512(DX), Z10
-	VPSHUFB     sm4BswapMask<>+0(SB), Z10, Z10
-	VMOVDQU64   576(DX), Z11
-	VPSHUFB     sm4BswapMask<>+0(SB), Z11, Z11
-	VMOVDQU64   640(DX), Z12
-	VPSHUFB     sm4BswapMask<>+0(SB), Z12, Z12
-	VMOVDQU64   704(DX), Z13
-	VPSHUFB     sm4BswapMask<>+0(SB), Z13, Z13
-	VPUNPCKHDQ  Z11, Z10, Z14
-	VPUNPCKLDQ  Z11, Z10, Z10
-	VPUNPCKLDQ  Z13, Z12, Z15
-	VPUNPCKHDQ  Z13, Z12, Z12
-	VPUNPCKHQDQ Z15, Z10, Z11
-	VPUNPCKLQDQ Z15, Z10, Z10
-	VPUNPCKHQDQ Z12, Z14, Z13
-	VPUNPCKLQDQ Z12, Z14, Z12
-	VMOVDQU64   768(DX), Z14
-	VPSHUFB     sm4BswapMask<>+0(SB), Z14, Z14
-	VMOVDQU64   832(DX), Z15
-	VPSHUFB     sm4BswapMask<>+0(SB), Z15, Z15
-	VMOVDQU64   896(DX), Z16
-	VPSHUFB     sm4BswapMask<>+0(SB), Z16, Z16
-	VMOVDQU64   960(DX), Z17
-	VPSHUFB     sm4BswapMask<>+0(SB), Z17, Z17
-	VPUNPCKHDQ  Z15, Z14, Z18
-	VPUNPCKLDQ  Z15, Z14, Z14
-	VPUNPCKLDQ  Z17, Z16, Z19
-	VPUNPCKHDQ  Z17, Z16, Z16
-	VPUNPCKHQDQ Z19, Z14, Z15
-	VPUNPCKLQDQ Z19, Z14, Z14
-	VPUNPCKHQDQ Z16, Z18, Z17
-	VPUNPCKLQDQ Z16, Z18, Z16
-	VMOVDQU64   1024(DX), Z18
-	VPSHUFB     sm4BswapMask<>+0(SB), Z18, Z18
-	VMOVDQU64   1088(DX), Z19
-	VPSHUFB     sm4BswapMask<>+0(SB), Z19, Z19
-	VMOVDQU64   1152(DX), Z20
-	VPSHUFB     sm4BswapMask<>+0(SB), Z20, Z20
-	VMOVDQU64   1216(DX), Z21
-	VPSHUFB     sm4BswapMask<>+0(SB), Z21, Z21
-	VPUNPCKHDQ  Z19, Z18, Z22
-	VPUNPCKLDQ  Z19, Z18, Z18
-	VPUNPCKLDQ  Z21, Z20, Z23
-	VPUNPCKHDQ  Z21, Z20, Z20
-	VPUNPCKHQDQ Z23, Z18, Z19
-	VPUNPCKLQDQ Z23, Z18, Z18
-	VPUNPCKHQDQ Z20, Z22, Z21
-	VPUNPCKLQDQ Z20, Z22, Z20
-	VMOVDQU64   1280(DX), Z22
-	VPSHUFB     sm4BswapMask<>+0(SB), Z22, Z22
-	VMOVDQU64   1344(DX), Z23
-	VPSHUFB     sm4BswapMask<>+0(SB), Z23, Z23
-	VMOVDQU64   1408(DX), Z24
-	VPSHUFB     sm4BswapMask<>+0(SB), Z24, Z24
-	VMOVDQU64   1472(DX), Z25
-	VPSHUFB     sm4BswapMask<>+0(SB), Z25, Z25
-	VPUNPCKHDQ  Z23, Z22, Z26
-	VPUNPCKLDQ  Z23, Z22, Z22
-	VPUNPCKLDQ  Z25, Z24, Z27
-	VPUNPCKHDQ  Z25, Z24, Z24
-	VPUNPCKHQDQ Z27, Z22, Z23
-	VPUNPCKLQDQ Z27, Z22, Z22
-	VPUNPCKHQDQ Z24, Z26, Z25
-	VPUNPCKLQDQ Z24, Z26, Z24
-	MOVQ        AX, SI
-	MOVQ        $0x00000008, DI
-
-encryptBlocksAVX512GFNI_rounds6false:
-	VPBROADCASTD      (SI), Z29
-	VPXORD            Z29, Z3, Z26
-	VPTERNLOGD        $0x96, Z4, Z5, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z2
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z2, Z2
-	VPXORD            Z29, Z7, Z26
-	VPTERNLOGD        $0x96, Z8, Z9, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z6
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z6, Z6
-	VPXORD            Z29, Z11, Z26
-	VPTERNLOGD        $0x96, Z12, Z13, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z10
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z10, Z10
-	VPXORD            Z29, Z15, Z26
-	VPTERNLOGD        $0x96, Z16, Z17, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z14
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z14, Z14
-	VPXORD            Z29, Z19, Z26
-	VPTERNLOGD        $0x96, Z20, Z21, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z18
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z18, Z18
-	VPXORD            Z29, Z23, Z26
-	VPTERNLOGD        $0x96, Z24, Z25, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z22
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z22, Z22
-	VPBROADCASTD      4(SI), Z29
-	VPXORD            Z29, Z4, Z26
-	VPTERNLOGD        $0x96, Z5, Z2, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z3
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z3, Z3
-	VPXORD            Z29, Z8, Z26
-	VPTERNLOGD        $0x96, Z9, Z6, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z7
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z7, Z7
-	VPXORD            Z29, Z12, Z26
-	VPTERNLOGD        $0x96, Z13, Z10, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z11
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z11, Z11
-	VPXORD            Z29, Z16, Z26
-	VPTERNLOGD        $0x96, Z17, Z14, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z15
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z15, Z15
-	VPXORD            Z29, Z20, Z26
-	VPTERNLOGD        $0x96, Z21, Z18, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z19
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z19, Z19
-	VPXORD            Z29, Z24, Z26
-	VPTERNLOGD        $0x96, Z25, Z22, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z23
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z23, Z23
-	VPBROADCASTD      8(SI), Z29
-	VPXORD            Z29, Z5, Z26
-	VPTERNLOGD        $0x96, Z2, Z3, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z4
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z4, Z4
-	VPXORD            Z29, Z9, Z26
-	VPTERNLOGD        $0x96, Z6, Z7, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z8
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z8, Z8
-	VPXORD            Z29, Z13, Z26
-	VPTERNLOGD        $0x96, Z10, Z11, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z12
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z12, Z12
-	VPXORD            Z29, Z17, Z26
-	VPTERNLOGD        $0x96, Z14, Z15, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z16
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z16, Z16
-	VPXORD            Z29, Z21, Z26
-	VPTERNLOGD        $0x96, Z18, Z19, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z20
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z20, Z20
-	VPXORD            Z29, Z25, Z26
-	VPTERNLOGD        $0x96, Z22, Z23, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z24
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z24, Z24
-	VPBROADCASTD      12(SI), Z29
-	VPXORD            Z29, Z2, Z26
-	VPTERNLOGD        $0x96, Z3, Z4, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z5
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z5, Z5
-	VPXORD            Z29, Z6, Z26
-	VPTERNLOGD        $0x96, Z7, Z8, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z9
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z9, Z9
-	VPXORD            Z29, Z10, Z26
-	VPTERNLOGD        $0x96, Z11, Z12, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z13
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z13, Z13
-	VPXORD            Z29, Z14, Z26
-	VPTERNLOGD        $0x96, Z15, Z16, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z17
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z17, Z17
-	VPXORD            Z29, Z18, Z26
-	VPTERNLOGD        $0x96, Z19, Z20, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z21
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z21, Z21
-	VPXORD            Z29, Z22, Z26
-	VPTERNLOGD        $0x96, Z23, Z24, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z25
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z25, Z25
-	ADDQ              $0x10, SI
-	DECQ              DI
-	JNZ               encryptBlocksAVX512GFNI_rounds6false
-	VPUNPCKHDQ        Z4, Z5, Z27
-	VPUNPCKLDQ        Z4, Z5, Z5
-	VPUNPCKLDQ        Z2, Z3, Z28
-	VPUNPCKHDQ        Z2, Z3, Z3
-	VPUNPCKHQDQ       Z28, Z5, Z4
-	VPUNPCKLQDQ       Z28, Z5, Z5
-	VPUNPCKHQDQ       Z3, Z27, Z2
-	VPUNPCKLQDQ       Z3, Z27, Z3
-	VPSHUFB           sm4BswapMask<>+0(SB), Z5, Z5
-	VPSHUFB           sm4BswapMask<>+0(SB), Z4, Z4
-	VPSHUFB           sm4BswapMask<>+0(SB), Z3, Z3
-	VPSHUFB           sm4BswapMask<>+0(SB), Z2, Z2
-	VPUNPCKHDQ        Z8, Z9, Z27
-	VPUNPCKLDQ        Z8, Z9, Z9
-	VPUNPCKLDQ        Z6, Z7, Z28
-	VPUNPCKHDQ        Z6, Z7, Z7
-	VPUNPCKHQDQ       Z28, Z9, Z8
-	VPUNPCKLQDQ       Z28, Z9, Z9
-	VPUNPCKHQDQ       Z7, Z27, Z6
-	VPUNPCKLQDQ       Z7, Z27, Z7
-	VPSHUFB           sm4BswapMask<>+0(SB), Z9, Z9
-	VPSHUFB           sm4BswapMask<>+0(SB), Z8, Z8
-	VPSHUFB           sm4BswapMask<>+0(SB), Z7, Z7
-	VPSHUFB           sm4BswapMask<>+0(SB), Z6, Z6
-	VPUNPCKHDQ        Z12, Z13, Z27
-	VPUNPCKLDQ        Z12, Z13, Z13
-	VPUNPCKLDQ        Z10, Z11, Z28
-	VPUNPCKHDQ        Z10, Z11, Z11
-	VPUNPCKHQDQ       Z28, Z13, Z12
-	VPUNPCKLQDQ       Z28, Z13, Z13
-	VPUNPCKHQDQ       Z11, Z27, Z10
-	VPUNPCKLQDQ       Z11, Z27, Z11
-	VPSHUFB           sm4BswapMask<>+0(SB), Z13, Z13
-	VPSHUFB           sm4BswapMask<>+0(SB), Z12, Z12
-	VPSHUFB           sm4BswapMask<>+0(SB), Z11, Z11
-	VPSHUFB           sm4BswapMask<>+0(SB), Z10, Z10
-	VPUNPCKHDQ        Z16, Z17, Z27
-	VPUNPCKLDQ        Z16, Z17, Z17
-	VPUNPCKLDQ        Z14, Z15, Z28
-	VPUNPCKHDQ        Z14, Z15, Z15
-	VPUNPCKHQDQ       Z28, Z17, Z16
-	VPUNPCKLQDQ       Z28, Z17, Z17
-	VPUNPCKHQDQ       Z15, Z27, Z14
-	VPUNPCKLQDQ       Z15, Z27, Z15
-	VPSHUFB           sm4BswapMask<>+0(SB), Z17, Z17
-	VPSHUFB           sm4BswapMask<>+0(SB), Z16, Z16
-	VPSHUFB           sm4BswapMask<>+0(SB), Z15, Z15
-	VPSHUFB           sm4BswapMask<>+0(SB), Z14, Z14
-	VPUNPCKHDQ        Z20, Z21, Z27
-	VPUNPCKLDQ        Z20, Z21, Z21
-	VPUNPCKLDQ        Z18, Z19, Z28
-	VPUNPCKHDQ        Z18, Z19, Z19
-	VPUNPCKHQDQ       Z28, Z21, Z20
-	VPUNPCKLQDQ       Z28, Z21, Z21
-	VPUNPCKHQDQ       Z19, Z27, Z18
-	VPUNPCKLQDQ       Z19, Z27, Z19
-	VPSHUFB           sm4BswapMask<>+0(SB), Z21, Z21
-	VPSHUFB           sm4BswapMask<>+0(SB), Z20, Z20
-	VPSHUFB           sm4BswapMask<>+0(SB), Z19, Z19
-	VPSHUFB           sm4BswapMask<>+0(SB), Z18, Z18
-	VPUNPCKHDQ        Z24, Z25, Z27
-	VPUNPCKLDQ        Z24, Z25, Z25
-	VPUNPCKLDQ        Z22, Z23, Z28
-	VPUNPCKHDQ        Z22, Z23, Z23
-	VPUNPCKHQDQ       Z28, Z25, Z24
-	VPUNPCKLQDQ       Z28, Z25, Z25
-	VPUNPCKHQDQ       Z23, Z27, Z22
-	VPUNPCKLQDQ       Z23, Z27, Z23
-	VPSHUFB           sm4BswapMask<>+0(SB), Z25, Z25
-	VPSHUFB           sm4BswapMask<>+0(SB), Z24, Z24
-	VPSHUFB           sm4BswapMask<>+0(SB), Z23, Z23
-	VPSHUFB           sm4BswapMask<>+0(SB), Z22, Z22
-	VMOVDQU64         Z5, (CX)
-	VMOVDQU64         Z4, 64(CX)
-	VMOVDQU64         Z3, 128(CX)
-	VMOVDQU64         Z2, 192(CX)
-	VMOVDQU64         Z9, 256(CX)
-	VMOVDQU64         Z8, 320(CX)
-	VMOVDQU64         Z7, 384(CX)
-	VMOVDQU64         Z6, 448(CX)
-	VMOVDQU64         Z13, 512(CX)
-	VMOVDQU64         Z12, 576(CX)
-	VMOVDQU64         Z11, 640(CX)
-	VMOVDQU64         Z10, 704(CX)
-	VMOVDQU64         Z17, 768(CX)
-	VMOVDQU64         Z16, 832(CX)
-	VMOVDQU64         Z15, 896(CX)
-	VMOVDQU64         Z14, 960(CX)
-	VMOVDQU64         Z21, 1024(CX)
-	VMOVDQU64         Z20, 1088(CX)
-	VMOVDQU64         Z19, 1152(CX)
-	VMOVDQU64         Z18, 1216(CX)
-	VMOVDQU64         Z25, 1280(CX)
-	VMOVDQU64         Z24, 1344(CX)
-	VMOVDQU64         Z23, 1408(CX)
-	VMOVDQU64         Z22, 1472(CX)
-	ADDQ              $0x00000600, DX
-	ADDQ              $0x00000600, CX
-	SUBQ              $0x00000060, BX
-	JMP               encryptBlocksAVX512GFNI_loop
-
-encryptBlocksAVX512GFNI_partial:
-	// Fewer than a full pass left: ceil(n/width) sets, the last one masked.
 	TESTQ       BX, BX
-	JZ          encryptBlocksAVX512GFNI_done
-	CMPQ        BX, $0x00000050
-	JA          encryptBlocksAVX512GFNI_sets6
-	CMPQ        BX, $0x00000040
-	JA          encryptBlocksAVX512GFNI_sets5
-	CMPQ        BX, $0x00000030
-	JA          encryptBlocksAVX512GFNI_sets4
-	CMPQ        BX, $0x00000020
-	JA          encryptBlocksAVX512GFNI_sets3
-	CMPQ        BX, $0x00000010
-	JA          encryptBlocksAVX512GFNI_sets2
-	MOVQ        $0x00000040, SI
-	SUBQ        BX, SI
-	SUBQ        BX, SI
-	SUBQ        BX, SI
-	SUBQ        BX, SI
-	MOVQ        $-1, BX
-	SHRXQ       SI, BX, BX
-	MOVQ        BX, SI
-	KMOVW       SI, K1
-	MOVQ        BX, SI
-	SHRQ        $0x10, SI
-	KMOVW       SI, K2
-	MOVQ        BX, SI
-	SHRQ        $0x20, SI
-	KMOVW       SI, K3
-	SHRQ        $0x30, BX
-	KMOVW       BX, K4
-	VMOVDQU32.Z (DX), K1, Z2
-	VPSHUFB     sm4BswapMask<>+0(SB), Z2, Z2
-	VMOVDQU32.Z 64(DX), K2, Z3
-	VPSHUFB     sm4BswapMask<>+0(SB), Z3, Z3
-	VMOVDQU32.Z 128(DX), K3, Z4
-	VPSHUFB     sm4BswapMask<>+0(SB), Z4, Z4
-	VMOVDQU32.Z 192(DX), K4, Z5
-	VPSHUFB     sm4BswapMask<>+0(SB), Z5, Z5
-	VPUNPCKHDQ  Z3, Z2, Z6
-	VPUNPCKLDQ  Z3, Z2, Z2
-	VPUNPCKLDQ  Z5, Z4, Z7
-	VPUNPCKHDQ  Z5, Z4, Z4
-	VPUNPCKHQDQ Z7, Z2, Z3
-	VPUNPCKLQDQ Z7, Z2, Z2
-	VPUNPCKHQDQ Z4, Z6, Z5
-	VPUNPCKLQDQ Z4, Z6, Z4
+	JLE         encryptBlocksAVX512GFNI_done
+	CMPQ        BX, $0x40
+	JLE         encryptBlocksAVX512GFNI_single
+	MOVQ        $0x00000080, AX
+	CMPQ        BX, AX
+	CMOVQLT     BX, AX
+	XORQ        R8, R8
+	MOVQ        $0x00000040, R9
+	LEAQ        (AX)(AX*1), SI
+	CMPQ        SI, R9
+	CMOVQGT     R9, SI
+	TESTQ       SI, SI
+	CMOVQLT     R8, SI
+	MOVQ        $-1, DI
+	BZHIQ       SI, DI, DI
+	MOVQ        DI, 512(SP)
+	LEAQ        -64(AX)(AX*1), SI
+	CMPQ        SI, R9
+	CMOVQGT     R9, SI
+	TESTQ       SI, SI
+	CMOVQLT     R8, SI
+	MOVQ        $-1, DI
+	BZHIQ       SI, DI, DI
+	MOVQ        DI, 520(SP)
+	LEAQ        -128(AX)(AX*1), SI
+	CMPQ        SI, R9
+	CMOVQGT     R9, SI
+	TESTQ       SI, SI
+	CMOVQLT     R8, SI
+	MOVQ        $-1, DI
+	BZHIQ       SI, DI, DI
+	MOVQ        DI, 528(SP)
+	LEAQ        -192(AX)(AX*1), SI
+	CMPQ        SI, R9
+	CMOVQGT     R9, SI
+	TESTQ       SI, SI
+	CMOVQLT     R8, SI
+	MOVQ        $-1, DI
+	BZHIQ       SI, DI, DI
+	MOVQ        DI, 536(SP)
+	KMOVB       528(SP), K1
+	VMOVDQU64.Z 1024(DX), K1, Z0
+	KMOVB       536(SP), K1
+	VMOVDQU64.Z 1536(DX), K1, Z1
+	KMOVB       532(SP), K1
+	VMOVDQU64.Z 1280(DX), K1, Z2
+	KMOVB       540(SP), K1
+	VMOVDQU64.Z 1792(DX), K1, Z3
+	KMOVB       530(SP), K1
+	VMOVDQU64.Z 1152(DX), K1, Z4
+	KMOVB       538(SP), K1
+	VMOVDQU64.Z 1664(DX), K1, Z5
+	KMOVB       534(SP), K1
+	VMOVDQU64.Z 1408(DX), K1, Z6
+	KMOVB       542(SP), K1
+	VMOVDQU64.Z 1920(DX), K1, Z7
+	KMOVB       529(SP), K1
+	VMOVDQU64.Z 1088(DX), K1, Z8
+	KMOVB       537(SP), K1
+	VMOVDQU64.Z 1600(DX), K1, Z9
+	KMOVB       533(SP), K1
+	VMOVDQU64.Z 1344(DX), K1, Z10
+	KMOVB       541(SP), K1
+	VMOVDQU64.Z 1856(DX), K1, Z11
+	KMOVB       531(SP), K1
+	VMOVDQU64.Z 1216(DX), K1, Z12
+	KMOVB       539(SP), K1
+	VMOVDQU64.Z 1728(DX), K1, Z13
+	KMOVB       535(SP), K1
+	VMOVDQU64.Z 1472(DX), K1, Z14
+	KMOVB       543(SP), K1
+	VMOVDQU64.Z 1984(DX), K1, Z15
+	VPUNPCKLBW  Z8, Z0, Z16
+	VPUNPCKHBW  Z8, Z0, Z0
+	VPUNPCKLBW  Z9, Z1, Z8
+	VPUNPCKHBW  Z9, Z1, Z1
+	VPUNPCKLBW  Z10, Z2, Z9
+	VPUNPCKHBW  Z10, Z2, Z2
+	VPUNPCKLBW  Z11, Z3, Z10
+	VPUNPCKHBW  Z11, Z3, Z3
+	VPUNPCKLBW  Z12, Z4, Z11
+	VPUNPCKHBW  Z12, Z4, Z4
+	VPUNPCKLBW  Z13, Z5, Z12
+	VPUNPCKHBW  Z13, Z5, Z5
+	VPUNPCKLBW  Z14, Z6, Z13
+	VPUNPCKHBW  Z14, Z6, Z6
+	VPUNPCKLBW  Z15, Z7, Z14
+	VPUNPCKHBW  Z15, Z7, Z7
+	VPUNPCKLWD  Z11, Z16, Z15
+	VPUNPCKHWD  Z11, Z16, Z11
+	VPUNPCKLWD  Z4, Z0, Z16
+	VPUNPCKHWD  Z4, Z0, Z0
+	VPUNPCKLWD  Z12, Z8, Z4
+	VPUNPCKHWD  Z12, Z8, Z8
+	VPUNPCKLWD  Z5, Z1, Z12
+	VPUNPCKHWD  Z5, Z1, Z1
+	VPUNPCKLWD  Z13, Z9, Z5
+	VPUNPCKHWD  Z13, Z9, Z9
+	VPUNPCKLWD  Z6, Z2, Z13
+	VPUNPCKHWD  Z6, Z2, Z2
+	VPUNPCKLWD  Z14, Z10, Z6
+	VPUNPCKHWD  Z14, Z10, Z10
+	VPUNPCKLWD  Z7, Z3, Z14
+	VPUNPCKHWD  Z7, Z3, Z3
+	VPUNPCKLDQ  Z5, Z15, Z7
+	VPUNPCKHDQ  Z5, Z15, Z5
+	VPUNPCKLDQ  Z9, Z11, Z15
+	VPUNPCKHDQ  Z9, Z11, Z9
+	VPUNPCKLDQ  Z13, Z16, Z11
+	VPUNPCKHDQ  Z13, Z16, Z13
+	VPUNPCKLDQ  Z2, Z0, Z16
+	VPUNPCKHDQ  Z2, Z0, Z0
+	VPUNPCKLDQ  Z6, Z4, Z2
+	VPUNPCKHDQ  Z6, Z4, Z4
+	VPUNPCKLDQ  Z10, Z8, Z6
+	VPUNPCKHDQ  Z10, Z8, Z8
+	VPUNPCKLDQ  Z14, Z12, Z10
+	VPUNPCKHDQ  Z14, Z12, Z12
+	VPUNPCKLDQ  Z3, Z1, Z14
+	VPUNPCKHDQ  Z3, Z1, Z1
+	VPUNPCKLQDQ Z2, Z7, Z3
+	VPUNPCKHQDQ Z2, Z7, Z2
+	VPUNPCKLQDQ Z4, Z5, Z7
+	VPUNPCKHQDQ Z4, Z5, Z4
+	VPUNPCKLQDQ Z6, Z15, Z5
+	VPUNPCKHQDQ Z6, Z15, Z6
+	VPUNPCKLQDQ Z8, Z9, Z15
+	VPUNPCKHQDQ Z8, Z9, Z8
+	VPUNPCKLQDQ Z10, Z11, Z9
+	VPUNPCKHQDQ Z10, Z11, Z10
+	VPUNPCKLQDQ Z12, Z13, Z11
+	VPUNPCKHQDQ Z12, Z13, Z12
+	VPUNPCKLQDQ Z14, Z16, Z13
+	VPUNPCKHQDQ Z14, Z16, Z14
+	VPUNPCKLQDQ Z1, Z0, Z16
+	VPUNPCKHQDQ Z1, Z0, Z0
+	VMOVDQU64   Z3, 544(SP)
+	VMOVDQU64   Z2, 608(SP)
+	VMOVDQU64   Z7, 672(SP)
+	VMOVDQU64   Z4, 736(SP)
+	VMOVDQU64   Z5, 800(SP)
+	VMOVDQU64   Z6, 864(SP)
+	VMOVDQU64   Z15, 928(SP)
+	VMOVDQU64   Z8, 992(SP)
+	VMOVDQU64   Z9, 1056(SP)
+	VMOVDQU64   Z10, 1120(SP)
+	VMOVDQU64   Z11, 1184(SP)
+	VMOVDQU64   Z12, 1248(SP)
+	VMOVDQU64   Z13, 1312(SP)
+	VMOVDQU64   Z14, 1376(SP)
+	VMOVDQU64   Z16, 1440(SP)
+	VMOVDQU64   Z0, 1504(SP)
+	KMOVB       512(SP), K1
+	VMOVDQU64.Z (DX), K1, Z0
+	KMOVB       520(SP), K1
+	VMOVDQU64.Z 512(DX), K1, Z1
+	KMOVB       516(SP), K1
+	VMOVDQU64.Z 256(DX), K1, Z2
+	KMOVB       524(SP), K1
+	VMOVDQU64.Z 768(DX), K1, Z3
+	KMOVB       514(SP), K1
+	VMOVDQU64.Z 128(DX), K1, Z4
+	KMOVB       522(SP), K1
+	VMOVDQU64.Z 640(DX), K1, Z5
+	KMOVB       518(SP), K1
+	VMOVDQU64.Z 384(DX), K1, Z6
+	KMOVB       526(SP), K1
+	VMOVDQU64.Z 896(DX), K1, Z7
+	KMOVB       513(SP), K1
+	VMOVDQU64.Z 64(DX), K1, Z8
+	KMOVB       521(SP), K1
+	VMOVDQU64.Z 576(DX), K1, Z9
+	KMOVB       517(SP), K1
+	VMOVDQU64.Z 320(DX), K1, Z10
+	KMOVB       525(SP), K1
+	VMOVDQU64.Z 832(DX), K1, Z11
+	KMOVB       515(SP), K1
+	VMOVDQU64.Z 192(DX), K1, Z12
+	KMOVB       523(SP), K1
+	VMOVDQU64.Z 704(DX), K1, Z13
+	KMOVB       519(SP), K1
+	VMOVDQU64.Z 448(DX), K1, Z14
+	KMOVB       527(SP), K1
+	VMOVDQU64.Z 960(DX), K1, Z15
+	VPUNPCKLBW  Z8, Z0, Z16
+	VPUNPCKHBW  Z8, Z0, Z0
+	VPUNPCKLBW  Z9, Z1, Z8
+	VPUNPCKHBW  Z9, Z1, Z1
+	VPUNPCKLBW  Z10, Z2, Z9
+	VPUNPCKHBW  Z10, Z2, Z2
+	VPUNPCKLBW  Z11, Z3, Z10
+	VPUNPCKHBW  Z11, Z3, Z3
+	VPUNPCKLBW  Z12, Z4, Z11
+	VPUNPCKHBW  Z12, Z4, Z4
+	VPUNPCKLBW  Z13, Z5, Z12
+	VPUNPCKHBW  Z13, Z5, Z5
+	VPUNPCKLBW  Z14, Z6, Z13
+	VPUNPCKHBW  Z14, Z6, Z6
+	VPUNPCKLBW  Z15, Z7, Z14
+	VPUNPCKHBW  Z15, Z7, Z7
+	VPUNPCKLWD  Z11, Z16, Z15
+	VPUNPCKHWD  Z11, Z16, Z11
+	VPUNPCKLWD  Z4, Z0, Z16
+	VPUNPCKHWD  Z4, Z0, Z0
+	VPUNPCKLWD  Z12, Z8, Z4
+	VPUNPCKHWD  Z12, Z8, Z8
+	VPUNPCKLWD  Z5, Z1, Z12
+	VPUNPCKHWD  Z5, Z1, Z1
+	VPUNPCKLWD  Z13, Z9, Z5
+	VPUNPCKHWD  Z13, Z9, Z9
+	VPUNPCKLWD  Z6, Z2, Z13
+	VPUNPCKHWD  Z6, Z2, Z2
+	VPUNPCKLWD  Z14, Z10, Z6
+	VPUNPCKHWD  Z14, Z10, Z10
+	VPUNPCKLWD  Z7, Z3, Z14
+	VPUNPCKHWD  Z7, Z3, Z3
+	VPUNPCKLDQ  Z5, Z15, Z7
+	VPUNPCKHDQ  Z5, Z15, Z5
+	VPUNPCKLDQ  Z9, Z11, Z15
+	VPUNPCKHDQ  Z9, Z11, Z9
+	VPUNPCKLDQ  Z13, Z16, Z11
+	VPUNPCKHDQ  Z13, Z16, Z13
+	VPUNPCKLDQ  Z2, Z0, Z16
+	VPUNPCKHDQ  Z2, Z0, Z0
+	VPUNPCKLDQ  Z6, Z4, Z2
+	VPUNPCKHDQ  Z6, Z4, Z4
+	VPUNPCKLDQ  Z10, Z8, Z6
+	VPUNPCKHDQ  Z10, Z8, Z8
+	VPUNPCKLDQ  Z14, Z12, Z10
+	VPUNPCKHDQ  Z14, Z12, Z12
+	VPUNPCKLDQ  Z3, Z1, Z14
+	VPUNPCKHDQ  Z3, Z1, Z1
+	VPUNPCKLQDQ Z2, Z7, Z3
+	VPUNPCKHQDQ Z2, Z7, Z2
+	VPUNPCKLQDQ Z4, Z5, Z7
+	VPUNPCKHQDQ Z4, Z5, Z4
+	VPUNPCKLQDQ Z6, Z15, Z5
+	VPUNPCKHQDQ Z6, Z15, Z6
+	VPUNPCKLQDQ Z8, Z9, Z15
+	VPUNPCKHQDQ Z8, Z9, Z8
+	VPUNPCKLQDQ Z10, Z11, Z9
+	VPUNPCKHQDQ Z10, Z11, Z10
+	VPUNPCKLQDQ Z12, Z13, Z11
+	VPUNPCKHQDQ Z12, Z13, Z12
+	VPUNPCKLQDQ Z14, Z16, Z13
+	VPUNPCKHQDQ Z14, Z16, Z14
+	VPUNPCKLQDQ Z1, Z0, Z16
+	VPUNPCKHQDQ Z1, Z0, Z0
+	LEAQ        (SP), AX
+	MOVQ        $0x00000008, SI
+
+encryptBlocksAVX512GFNI_rounds2:
+	VPXORD                 Z9, Z13, Z1
+	VMOVDQA64              Z1, Z17
+	VPTERNLOGD.BCST        $0x96, (AX), Z5, Z17
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z17, Z17
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z17, Z18
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z17, Z17
+	VPXORD                 Z10, Z14, Z19
+	VMOVDQA64              Z19, Z20
+	VPTERNLOGD.BCST        $0x96, 128(AX), Z6, Z20
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z20, Z20
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z20, Z21
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z20, Z20
+	VPXORD                 Z11, Z16, Z22
+	VMOVDQA64              Z22, Z23
+	VPTERNLOGD.BCST        $0x96, 256(AX), Z15, Z23
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z23, Z23
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z23, Z24
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z23, Z23
+	VPXORD                 Z12, Z0, Z25
+	VMOVDQA64              Z25, Z26
+	VPTERNLOGD.BCST        $0x96, 384(AX), Z8, Z26
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z26, Z26
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z26, Z27
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z26, Z26
+	VPTERNLOGD             $0x96, Z18, Z26, Z3
+	VPTERNLOGD             $0x96, Z21, Z20, Z3
+	VPTERNLOGD             $0x96, Z24, Z23, Z3
+	VPTERNLOGD             $0x96, Z21, Z17, Z2
+	VPTERNLOGD             $0x96, Z24, Z23, Z2
+	VPTERNLOGD             $0x96, Z27, Z26, Z2
+	VPTERNLOGD             $0x96, Z24, Z20, Z7
+	VPTERNLOGD             $0x96, Z27, Z26, Z7
+	VPTERNLOGD             $0x96, Z18, Z17, Z7
+	VPTERNLOGD             $0x96, Z27, Z23, Z4
+	VPTERNLOGD             $0x96, Z18, Z17, Z4
+	VPTERNLOGD             $0x96, Z21, Z20, Z4
+	VPBROADCASTD           (AX), Z17
+	VMOVDQU64              800(SP), Z18
+	VPTERNLOGD             $0x96, 1056(SP), Z17, Z18
+	VPXORD                 1312(SP), Z18, Z18
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z18, Z18
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z18, Z17
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z18, Z18
+	VPBROADCASTD           128(AX), Z20
+	VMOVDQU64              864(SP), Z21
+	VPTERNLOGD             $0x96, 1120(SP), Z20, Z21
+	VPXORD                 1376(SP), Z21, Z21
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z21, Z21
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z21, Z20
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z21, Z21
+	VPBROADCASTD           256(AX), Z23
+	VMOVDQU64              928(SP), Z24
+	VPTERNLOGD             $0x96, 1184(SP), Z23, Z24
+	VPXORD                 1440(SP), Z24, Z24
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z24, Z24
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z24, Z23
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z24, Z24
+	VPBROADCASTD           384(AX), Z26
+	VMOVDQU64              992(SP), Z27
+	VPTERNLOGD             $0x96, 1248(SP), Z26, Z27
+	VPXORD                 1504(SP), Z27, Z27
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z27, Z27
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z27, Z26
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z27, Z27
+	VMOVDQA64              Z17, Z28
+	VPTERNLOGD             $0x96, Z20, Z27, Z28
+	VPTERNLOGD             $0x96, Z21, Z23, Z28
+	VPTERNLOGD             $0x96, 544(SP), Z24, Z28
+	VMOVDQU64              Z28, 544(SP)
+	VMOVDQA64              Z20, Z28
+	VPTERNLOGD             $0x96, Z23, Z18, Z28
+	VPTERNLOGD             $0x96, Z24, Z26, Z28
+	VPTERNLOGD             $0x96, 608(SP), Z27, Z28
+	VMOVDQU64              Z28, 608(SP)
+	VMOVDQA64              Z23, Z23
+	VPTERNLOGD             $0x96, Z26, Z21, Z23
+	VPTERNLOGD             $0x96, Z27, Z17, Z23
+	VPTERNLOGD             $0x96, 672(SP), Z18, Z23
+	VMOVDQU64              Z23, 672(SP)
+	VMOVDQA64              Z26, Z23
+	VPTERNLOGD             $0x96, Z17, Z24, Z23
+	VPTERNLOGD             $0x96, Z18, Z20, Z23
+	VPTERNLOGD             $0x96, 736(SP), Z21, Z23
+	VMOVDQU64              Z23, 736(SP)
+	VPTERNLOGD.BCST        $0x96, 4(AX), Z3, Z1
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z1, Z1
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z1, Z17
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z1, Z1
+	VPTERNLOGD.BCST        $0x96, 132(AX), Z2, Z19
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z19, Z19
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z19, Z18
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z19, Z19
+	VPTERNLOGD.BCST        $0x96, 260(AX), Z7, Z22
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z22, Z22
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z22, Z20
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z22, Z22
+	VPTERNLOGD.BCST        $0x96, 388(AX), Z4, Z25
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z25, Z25
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z25, Z21
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z25, Z25
+	VPTERNLOGD             $0x96, Z17, Z25, Z5
+	VPTERNLOGD             $0x96, Z18, Z19, Z5
+	VPTERNLOGD             $0x96, Z20, Z22, Z5
+	VPTERNLOGD             $0x96, Z18, Z1, Z6
+	VPTERNLOGD             $0x96, Z20, Z22, Z6
+	VPTERNLOGD             $0x96, Z21, Z25, Z6
+	VPTERNLOGD             $0x96, Z20, Z19, Z15
+	VPTERNLOGD             $0x96, Z21, Z25, Z15
+	VPTERNLOGD             $0x96, Z17, Z1, Z15
+	VPTERNLOGD             $0x96, Z21, Z22, Z8
+	VPTERNLOGD             $0x96, Z17, Z1, Z8
+	VPTERNLOGD             $0x96, Z18, Z19, Z8
+	VPBROADCASTD           4(AX), Z1
+	VMOVDQU64              1056(SP), Z17
+	VPTERNLOGD             $0x96, 1312(SP), Z1, Z17
+	VPXORD                 544(SP), Z17, Z17
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z17, Z17
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z17, Z1
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z17, Z17
+	VPBROADCASTD           132(AX), Z18
+	VMOVDQU64              1120(SP), Z19
+	VPTERNLOGD             $0x96, 1376(SP), Z18, Z19
+	VPXORD                 608(SP), Z19, Z19
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z19, Z19
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z19, Z18
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z19, Z19
+	VPBROADCASTD           260(AX), Z20
+	VMOVDQU64              1184(SP), Z21
+	VPTERNLOGD             $0x96, 1440(SP), Z20, Z21
+	VPXORD                 672(SP), Z21, Z21
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z21, Z21
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z21, Z20
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z21, Z21
+	VPBROADCASTD           388(AX), Z22
+	VMOVDQU64              1248(SP), Z23
+	VPTERNLOGD             $0x96, 1504(SP), Z22, Z23
+	VPXORD                 736(SP), Z23, Z23
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z23, Z23
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z23, Z22
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z23, Z23
+	VMOVDQA64              Z1, Z24
+	VPTERNLOGD             $0x96, Z18, Z23, Z24
+	VPTERNLOGD             $0x96, Z19, Z20, Z24
+	VPTERNLOGD             $0x96, 800(SP), Z21, Z24
+	VMOVDQU64              Z24, 800(SP)
+	VMOVDQA64              Z18, Z24
+	VPTERNLOGD             $0x96, Z20, Z17, Z24
+	VPTERNLOGD             $0x96, Z21, Z22, Z24
+	VPTERNLOGD             $0x96, 864(SP), Z23, Z24
+	VMOVDQU64              Z24, 864(SP)
+	VMOVDQA64              Z20, Z20
+	VPTERNLOGD             $0x96, Z22, Z19, Z20
+	VPTERNLOGD             $0x96, Z23, Z1, Z20
+	VPTERNLOGD             $0x96, 928(SP), Z17, Z20
+	VMOVDQU64              Z20, 928(SP)
+	VMOVDQA64              Z22, Z20
+	VPTERNLOGD             $0x96, Z1, Z21, Z20
+	VPTERNLOGD             $0x96, Z17, Z18, Z20
+	VPTERNLOGD             $0x96, 992(SP), Z19, Z20
+	VMOVDQU64              Z20, 992(SP)
+	VPXORD                 Z3, Z5, Z1
+	VMOVDQA64              Z1, Z17
+	VPTERNLOGD.BCST        $0x96, 8(AX), Z13, Z17
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z17, Z17
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z17, Z18
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z17, Z17
+	VPXORD                 Z2, Z6, Z19
+	VMOVDQA64              Z19, Z20
+	VPTERNLOGD.BCST        $0x96, 136(AX), Z14, Z20
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z20, Z20
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z20, Z21
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z20, Z20
+	VPXORD                 Z7, Z15, Z22
+	VMOVDQA64              Z22, Z23
+	VPTERNLOGD.BCST        $0x96, 264(AX), Z16, Z23
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z23, Z23
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z23, Z24
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z23, Z23
+	VPXORD                 Z4, Z8, Z25
+	VMOVDQA64              Z25, Z26
+	VPTERNLOGD.BCST        $0x96, 392(AX), Z0, Z26
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z26, Z26
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z26, Z27
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z26, Z26
+	VPTERNLOGD             $0x96, Z18, Z26, Z9
+	VPTERNLOGD             $0x96, Z21, Z20, Z9
+	VPTERNLOGD             $0x96, Z24, Z23, Z9
+	VPTERNLOGD             $0x96, Z21, Z17, Z10
+	VPTERNLOGD             $0x96, Z24, Z23, Z10
+	VPTERNLOGD             $0x96, Z27, Z26, Z10
+	VPTERNLOGD             $0x96, Z24, Z20, Z11
+	VPTERNLOGD             $0x96, Z27, Z26, Z11
+	VPTERNLOGD             $0x96, Z18, Z17, Z11
+	VPTERNLOGD             $0x96, Z27, Z23, Z12
+	VPTERNLOGD             $0x96, Z18, Z17, Z12
+	VPTERNLOGD             $0x96, Z21, Z20, Z12
+	VPBROADCASTD           8(AX), Z17
+	VMOVDQU64              1312(SP), Z18
+	VPTERNLOGD             $0x96, 544(SP), Z17, Z18
+	VPXORD                 800(SP), Z18, Z18
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z18, Z18
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z18, Z17
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z18, Z18
+	VPBROADCASTD           136(AX), Z20
+	VMOVDQU64              1376(SP), Z21
+	VPTERNLOGD             $0x96, 608(SP), Z20, Z21
+	VPXORD                 864(SP), Z21, Z21
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z21, Z21
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z21, Z20
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z21, Z21
+	VPBROADCASTD           264(AX), Z23
+	VMOVDQU64              1440(SP), Z24
+	VPTERNLOGD             $0x96, 672(SP), Z23, Z24
+	VPXORD                 928(SP), Z24, Z24
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z24, Z24
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z24, Z23
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z24, Z24
+	VPBROADCASTD           392(AX), Z26
+	VMOVDQU64              1504(SP), Z27
+	VPTERNLOGD             $0x96, 736(SP), Z26, Z27
+	VPXORD                 992(SP), Z27, Z27
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z27, Z27
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z27, Z26
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z27, Z27
+	VMOVDQA64              Z17, Z28
+	VPTERNLOGD             $0x96, Z20, Z27, Z28
+	VPTERNLOGD             $0x96, Z21, Z23, Z28
+	VPTERNLOGD             $0x96, 1056(SP), Z24, Z28
+	VMOVDQU64              Z28, 1056(SP)
+	VMOVDQA64              Z20, Z28
+	VPTERNLOGD             $0x96, Z23, Z18, Z28
+	VPTERNLOGD             $0x96, Z24, Z26, Z28
+	VPTERNLOGD             $0x96, 1120(SP), Z27, Z28
+	VMOVDQU64              Z28, 1120(SP)
+	VMOVDQA64              Z23, Z23
+	VPTERNLOGD             $0x96, Z26, Z21, Z23
+	VPTERNLOGD             $0x96, Z27, Z17, Z23
+	VPTERNLOGD             $0x96, 1184(SP), Z18, Z23
+	VMOVDQU64              Z23, 1184(SP)
+	VMOVDQA64              Z26, Z23
+	VPTERNLOGD             $0x96, Z17, Z24, Z23
+	VPTERNLOGD             $0x96, Z18, Z20, Z23
+	VPTERNLOGD             $0x96, 1248(SP), Z21, Z23
+	VMOVDQU64              Z23, 1248(SP)
+	VPTERNLOGD.BCST        $0x96, 12(AX), Z9, Z1
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z1, Z1
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z1, Z17
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z1, Z1
+	VPTERNLOGD.BCST        $0x96, 140(AX), Z10, Z19
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z19, Z19
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z19, Z18
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z19, Z19
+	VPTERNLOGD.BCST        $0x96, 268(AX), Z11, Z22
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z22, Z22
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z22, Z20
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z22, Z22
+	VPTERNLOGD.BCST        $0x96, 396(AX), Z12, Z25
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z25, Z25
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z25, Z21
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z25, Z25
+	VPTERNLOGD             $0x96, Z17, Z25, Z13
+	VPTERNLOGD             $0x96, Z18, Z19, Z13
+	VPTERNLOGD             $0x96, Z20, Z22, Z13
+	VPTERNLOGD             $0x96, Z18, Z1, Z14
+	VPTERNLOGD             $0x96, Z20, Z22, Z14
+	VPTERNLOGD             $0x96, Z21, Z25, Z14
+	VPTERNLOGD             $0x96, Z20, Z19, Z16
+	VPTERNLOGD             $0x96, Z21, Z25, Z16
+	VPTERNLOGD             $0x96, Z17, Z1, Z16
+	VPTERNLOGD             $0x96, Z21, Z22, Z0
+	VPTERNLOGD             $0x96, Z17, Z1, Z0
+	VPTERNLOGD             $0x96, Z18, Z19, Z0
+	VPBROADCASTD           12(AX), Z1
+	VMOVDQU64              544(SP), Z17
+	VPTERNLOGD             $0x96, 800(SP), Z1, Z17
+	VPXORD                 1056(SP), Z17, Z17
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z17, Z17
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z17, Z1
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z17, Z17
+	VPBROADCASTD           140(AX), Z18
+	VMOVDQU64              608(SP), Z19
+	VPTERNLOGD             $0x96, 864(SP), Z18, Z19
+	VPXORD                 1120(SP), Z19, Z19
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z19, Z19
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z19, Z18
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z19, Z19
+	VPBROADCASTD           268(AX), Z20
+	VMOVDQU64              672(SP), Z21
+	VPTERNLOGD             $0x96, 928(SP), Z20, Z21
+	VPXORD                 1184(SP), Z21, Z21
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z21, Z21
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z21, Z20
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z21, Z21
+	VPBROADCASTD           396(AX), Z22
+	VMOVDQU64              736(SP), Z23
+	VPTERNLOGD             $0x96, 992(SP), Z22, Z23
+	VPXORD                 1248(SP), Z23, Z23
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z23, Z23
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z23, Z22
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z23, Z23
+	VMOVDQA64              Z1, Z24
+	VPTERNLOGD             $0x96, Z18, Z23, Z24
+	VPTERNLOGD             $0x96, Z19, Z20, Z24
+	VPTERNLOGD             $0x96, 1312(SP), Z21, Z24
+	VMOVDQU64              Z24, 1312(SP)
+	VMOVDQA64              Z18, Z24
+	VPTERNLOGD             $0x96, Z20, Z17, Z24
+	VPTERNLOGD             $0x96, Z21, Z22, Z24
+	VPTERNLOGD             $0x96, 1376(SP), Z23, Z24
+	VMOVDQU64              Z24, 1376(SP)
+	VMOVDQA64              Z20, Z20
+	VPTERNLOGD             $0x96, Z22, Z19, Z20
+	VPTERNLOGD             $0x96, Z23, Z1, Z20
+	VPTERNLOGD             $0x96, 1440(SP), Z17, Z20
+	VMOVDQU64              Z20, 1440(SP)
+	VMOVDQA64              Z22, Z20
+	VPTERNLOGD             $0x96, Z1, Z21, Z20
+	VPTERNLOGD             $0x96, Z17, Z18, Z20
+	VPTERNLOGD             $0x96, 1504(SP), Z19, Z20
+	VMOVDQU64              Z20, 1504(SP)
+	ADDQ                   $0x10, AX
+	DECQ                   SI
+	JNZ                    encryptBlocksAVX512GFNI_rounds2
+	VPUNPCKLBW             Z14, Z13, Z1
+	VPUNPCKHBW             Z14, Z13, Z13
+	VPUNPCKLBW             Z6, Z5, Z14
+	VPUNPCKHBW             Z6, Z5, Z5
+	VPUNPCKLBW             Z10, Z9, Z6
+	VPUNPCKHBW             Z10, Z9, Z9
+	VPUNPCKLBW             Z2, Z3, Z10
+	VPUNPCKHBW             Z2, Z3, Z2
+	VPUNPCKLBW             Z0, Z16, Z3
+	VPUNPCKHBW             Z0, Z16, Z0
+	VPUNPCKLBW             Z8, Z15, Z16
+	VPUNPCKHBW             Z8, Z15, Z8
+	VPUNPCKLBW             Z12, Z11, Z15
+	VPUNPCKHBW             Z12, Z11, Z11
+	VPUNPCKLBW             Z4, Z7, Z12
+	VPUNPCKHBW             Z4, Z7, Z4
+	VPUNPCKLWD             Z3, Z1, Z7
+	VPUNPCKHWD             Z3, Z1, Z1
+	VPUNPCKLWD             Z0, Z13, Z3
+	VPUNPCKHWD             Z0, Z13, Z0
+	VPUNPCKLWD             Z16, Z14, Z13
+	VPUNPCKHWD             Z16, Z14, Z14
+	VPUNPCKLWD             Z8, Z5, Z16
+	VPUNPCKHWD             Z8, Z5, Z5
+	VPUNPCKLWD             Z15, Z6, Z8
+	VPUNPCKHWD             Z15, Z6, Z6
+	VPUNPCKLWD             Z11, Z9, Z15
+	VPUNPCKHWD             Z11, Z9, Z9
+	VPUNPCKLWD             Z12, Z10, Z11
+	VPUNPCKHWD             Z12, Z10, Z10
+	VPUNPCKLWD             Z4, Z2, Z12
+	VPUNPCKHWD             Z4, Z2, Z2
+	VPUNPCKLDQ             Z8, Z7, Z4
+	VPUNPCKHDQ             Z8, Z7, Z7
+	VPUNPCKLDQ             Z6, Z1, Z8
+	VPUNPCKHDQ             Z6, Z1, Z1
+	VPUNPCKLDQ             Z15, Z3, Z6
+	VPUNPCKHDQ             Z15, Z3, Z3
+	VPUNPCKLDQ             Z9, Z0, Z15
+	VPUNPCKHDQ             Z9, Z0, Z0
+	VPUNPCKLDQ             Z11, Z13, Z9
+	VPUNPCKHDQ             Z11, Z13, Z11
+	VPUNPCKLDQ             Z10, Z14, Z13
+	VPUNPCKHDQ             Z10, Z14, Z10
+	VPUNPCKLDQ             Z12, Z16, Z14
+	VPUNPCKHDQ             Z12, Z16, Z12
+	VPUNPCKLDQ             Z2, Z5, Z16
+	VPUNPCKHDQ             Z2, Z5, Z2
+	VPUNPCKLQDQ            Z9, Z4, Z5
+	VPUNPCKHQDQ            Z9, Z4, Z4
+	VPUNPCKLQDQ            Z11, Z7, Z9
+	VPUNPCKHQDQ            Z11, Z7, Z7
+	VPUNPCKLQDQ            Z13, Z8, Z11
+	VPUNPCKHQDQ            Z13, Z8, Z8
+	VPUNPCKLQDQ            Z10, Z1, Z13
+	VPUNPCKHQDQ            Z10, Z1, Z1
+	VPUNPCKLQDQ            Z14, Z6, Z10
+	VPUNPCKHQDQ            Z14, Z6, Z6
+	VPUNPCKLQDQ            Z12, Z3, Z14
+	VPUNPCKHQDQ            Z12, Z3, Z3
+	VPUNPCKLQDQ            Z16, Z15, Z12
+	VPUNPCKHQDQ            Z16, Z15, Z15
+	VPUNPCKLQDQ            Z2, Z0, Z16
+	VPUNPCKHQDQ            Z2, Z0, Z0
+	KMOVB                  512(SP), K1
+	VMOVDQU64              Z5, K1, (CX)
+	KMOVB                  513(SP), K1
+	VMOVDQU64              Z4, K1, 64(CX)
+	KMOVB                  514(SP), K1
+	VMOVDQU64              Z9, K1, 128(CX)
+	KMOVB                  515(SP), K1
+	VMOVDQU64              Z7, K1, 192(CX)
+	KMOVB                  516(SP), K1
+	VMOVDQU64              Z11, K1, 256(CX)
+	KMOVB                  517(SP), K1
+	VMOVDQU64              Z8, K1, 320(CX)
+	KMOVB                  518(SP), K1
+	VMOVDQU64              Z13, K1, 384(CX)
+	KMOVB                  519(SP), K1
+	VMOVDQU64              Z1, K1, 448(CX)
+	KMOVB                  520(SP), K1
+	VMOVDQU64              Z10, K1, 512(CX)
+	KMOVB                  521(SP), K1
+	VMOVDQU64              Z6, K1, 576(CX)
+	KMOVB                  522(SP), K1
+	VMOVDQU64              Z14, K1, 640(CX)
+	KMOVB                  523(SP), K1
+	VMOVDQU64              Z3, K1, 704(CX)
+	KMOVB                  524(SP), K1
+	VMOVDQU64              Z12, K1, 768(CX)
+	KMOVB                  525(SP), K1
+	VMOVDQU64              Z15, K1, 832(CX)
+	KMOVB                  526(SP), K1
+	VMOVDQU64              Z16, K1, 896(CX)
+	KMOVB                  527(SP), K1
+	VMOVDQU64              Z0, K1, 960(CX)
+	VMOVDQU64              544(SP), Z0
+	VMOVDQU64              608(SP), Z1
+	VMOVDQU64              672(SP), Z2
+	VMOVDQU64              736(SP), Z3
+	VMOVDQU64              800(SP), Z4
+	VMOVDQU64              864(SP), Z5
+	VMOVDQU64              928(SP), Z6
+	VMOVDQU64              992(SP), Z7
+	VMOVDQU64              1056(SP), Z8
+	VMOVDQU64              1120(SP), Z9
+	VMOVDQU64              1184(SP), Z10
+	VMOVDQU64              1248(SP), Z11
+	VMOVDQU64              1312(SP), Z12
+	VMOVDQU64              1376(SP), Z13
+	VMOVDQU64              1440(SP), Z14
+	VMOVDQU64              1504(SP), Z15
+	VPUNPCKLBW             Z13, Z12, Z16
+	VPUNPCKHBW             Z13, Z12, Z12
+	VPUNPCKLBW             Z5, Z4, Z13
+	VPUNPCKHBW             Z5, Z4, Z4
+	VPUNPCKLBW             Z9, Z8, Z5
+	VPUNPCKHBW             Z9, Z8, Z8
+	VPUNPCKLBW             Z1, Z0, Z9
+	VPUNPCKHBW             Z1, Z0, Z0
+	VPUNPCKLBW             Z15, Z14, Z1
+	VPUNPCKHBW             Z15, Z14, Z14
+	VPUNPCKLBW             Z7, Z6, Z15
+	VPUNPCKHBW             Z7, Z6, Z6
+	VPUNPCKLBW             Z11, Z10, Z7
+	VPUNPCKHBW             Z11, Z10, Z10
+	VPUNPCKLBW             Z3, Z2, Z11
+	VPUNPCKHBW             Z3, Z2, Z2
+	VPUNPCKLWD             Z1, Z16, Z3
+	VPUNPCKHWD             Z1, Z16, Z1
+	VPUNPCKLWD             Z14, Z12, Z16
+	VPUNPCKHWD             Z14, Z12, Z12
+	VPUNPCKLWD             Z15, Z13, Z14
+	VPUNPCKHWD             Z15, Z13, Z13
+	VPUNPCKLWD             Z6, Z4, Z15
+	VPUNPCKHWD             Z6, Z4, Z4
+	VPUNPCKLWD             Z7, Z5, Z6
+	VPUNPCKHWD             Z7, Z5, Z5
+	VPUNPCKLWD             Z10, Z8, Z7
+	VPUNPCKHWD             Z10, Z8, Z8
+	VPUNPCKLWD             Z11, Z9, Z10
+	VPUNPCKHWD             Z11, Z9, Z9
+	VPUNPCKLWD             Z2, Z0, Z11
+	VPUNPCKHWD             Z2, Z0, Z0
+	VPUNPCKLDQ             Z6, Z3, Z2
+	VPUNPCKHDQ             Z6, Z3, Z3
+	VPUNPCKLDQ             Z5, Z1, Z6
+	VPUNPCKHDQ             Z5, Z1, Z1
+	VPUNPCKLDQ             Z7, Z16, Z5
+	VPUNPCKHDQ             Z7, Z16, Z7
+	VPUNPCKLDQ             Z8, Z12, Z16
+	VPUNPCKHDQ             Z8, Z12, Z8
+	VPUNPCKLDQ             Z10, Z14, Z12
+	VPUNPCKHDQ             Z10, Z14, Z10
+	VPUNPCKLDQ             Z9, Z13, Z14
+	VPUNPCKHDQ             Z9, Z13, Z9
+	VPUNPCKLDQ             Z11, Z15, Z13
+	VPUNPCKHDQ             Z11, Z15, Z11
+	VPUNPCKLDQ             Z0, Z4, Z15
+	VPUNPCKHDQ             Z0, Z4, Z0
+	VPUNPCKLQDQ            Z12, Z2, Z4
+	VPUNPCKHQDQ            Z12, Z2, Z2
+	VPUNPCKLQDQ            Z10, Z3, Z12
+	VPUNPCKHQDQ            Z10, Z3, Z3
+	VPUNPCKLQDQ            Z14, Z6, Z10
+	VPUNPCKHQDQ            Z14, Z6, Z6
+	VPUNPCKLQDQ            Z9, Z1, Z14
+	VPUNPCKHQDQ            Z9, Z1, Z1
+	VPUNPCKLQDQ            Z13, Z5, Z9
+	VPUNPCKHQDQ            Z13, Z5, Z5
+	VPUNPCKLQDQ            Z11, Z7, Z13
+	VPUNPCKHQDQ            Z11, Z7, Z7
+	VPUNPCKLQDQ            Z15, Z16, Z11
+	VPUNPCKHQDQ            Z15, Z16, Z15
+	VPUNPCKLQDQ            Z0, Z8, Z16
+	VPUNPCKHQDQ            Z0, Z8, Z0
+	KMOVB                  528(SP), K1
+	VMOVDQU64              Z4, K1, 1024(CX)
+	KMOVB                  529(SP), K1
+	VMOVDQU64              Z2, K1, 1088(CX)
+	KMOVB                  530(SP), K1
+	VMOVDQU64              Z12, K1, 1152(CX)
+	KMOVB                  531(SP), K1
+	VMOVDQU64              Z3, K1, 1216(CX)
+	KMOVB                  532(SP), K1
+	VMOVDQU64              Z10, K1, 1280(CX)
+	KMOVB                  533(SP), K1
+	VMOVDQU64              Z6, K1, 1344(CX)
+	KMOVB                  534(SP), K1
+	VMOVDQU64              Z14, K1, 1408(CX)
+	KMOVB                  535(SP), K1
+	VMOVDQU64              Z1, K1, 1472(CX)
+	KMOVB                  536(SP), K1
+	VMOVDQU64              Z9, K1, 1536(CX)
+	KMOVB                  537(SP), K1
+	VMOVDQU64              Z5, K1, 1600(CX)
+	KMOVB                  538(SP), K1
+	VMOVDQU64              Z13, K1, 1664(CX)
+	KMOVB                  539(SP), K1
+	VMOVDQU64              Z7, K1, 1728(CX)
+	KMOVB                  540(SP), K1
+	VMOVDQU64              Z11, K1, 1792(CX)
+	KMOVB                  541(SP), K1
+	VMOVDQU64              Z15, K1, 1856(CX)
+	KMOVB                  542(SP), K1
+	VMOVDQU64              Z16, K1, 1920(CX)
+	KMOVB                  543(SP), K1
+	VMOVDQU64              Z0, K1, 1984(CX)
+	ADDQ                   $0x00000800, DX
+	ADDQ                   $0x00000800, CX
+	SUBQ                   $0x00000080, BX
+	JMP                    encryptBlocksAVX512GFNI_loop
+
+encryptBlocksAVX512GFNI_single:
+	MOVQ        $0x00000040, AX
+	CMPQ        BX, AX
+	CMOVQLT     BX, AX
+	XORQ        DI, DI
+	MOVQ        $0x00000040, R8
+	LEAQ        (AX)(AX*1), BX
+	CMPQ        BX, R8
+	CMOVQGT     R8, BX
+	TESTQ       BX, BX
+	CMOVQLT     DI, BX
+	MOVQ        $-1, SI
+	BZHIQ       BX, SI, SI
+	MOVQ        SI, 512(SP)
+	LEAQ        -64(AX)(AX*1), BX
+	CMPQ        BX, R8
+	CMOVQGT     R8, BX
+	TESTQ       BX, BX
+	CMOVQLT     DI, BX
+	MOVQ        $-1, SI
+	BZHIQ       BX, SI, SI
+	MOVQ        SI, 520(SP)
+	KMOVB       512(SP), K1
+	VMOVDQU64.Z (DX), K1, Z0
+	KMOVB       520(SP), K1
+	VMOVDQU64.Z 512(DX), K1, Z1
+	KMOVB       516(SP), K1
+	VMOVDQU64.Z 256(DX), K1, Z2
+	KMOVB       524(SP), K1
+	VMOVDQU64.Z 768(DX), K1, Z3
+	KMOVB       514(SP), K1
+	VMOVDQU64.Z 128(DX), K1, Z4
+	KMOVB       522(SP), K1
+	VMOVDQU64.Z 640(DX), K1, Z5
+	KMOVB       518(SP), K1
+	VMOVDQU64.Z 384(DX), K1, Z6
+	KMOVB       526(SP), K1
+	VMOVDQU64.Z 896(DX), K1, Z7
+	KMOVB       513(SP), K1
+	VMOVDQU64.Z 64(DX), K1, Z8
+	KMOVB       521(SP), K1
+	VMOVDQU64.Z 576(DX), K1, Z9
+	KMOVB       517(SP), K1
+	VMOVDQU64.Z 320(DX), K1, Z10
+	KMOVB       525(SP), K1
+	VMOVDQU64.Z 832(DX), K1, Z11
+	KMOVB       515(SP), K1
+	VMOVDQU64.Z 192(DX), K1, Z12
+	KMOVB       523(SP), K1
+	VMOVDQU64.Z 704(DX), K1, Z13
+	KMOVB       519(SP), K1
+	VMOVDQU64.Z 448(DX), K1, Z14
+	KMOVB       527(SP), K1
+	VMOVDQU64.Z 960(DX), K1, Z15
+	VPUNPCKLBW  Z8, Z0, Z16
+	VPUNPCKHBW  Z8, Z0, Z0
+	VPUNPCKLBW  Z9, Z1, Z8
+	VPUNPCKHBW  Z9, Z1, Z1
+	VPUNPCKLBW  Z10, Z2, Z9
+	VPUNPCKHBW  Z10, Z2, Z2
+	VPUNPCKLBW  Z11, Z3, Z10
+	VPUNPCKHBW  Z11, Z3, Z3
+	VPUNPCKLBW  Z12, Z4, Z11
+	VPUNPCKHBW  Z12, Z4, Z4
+	VPUNPCKLBW  Z13, Z5, Z12
+	VPUNPCKHBW  Z13, Z5, Z5
+	VPUNPCKLBW  Z14, Z6, Z13
+	VPUNPCKHBW  Z14, Z6, Z6
+	VPUNPCKLBW  Z15, Z7, Z14
+	VPUNPCKHBW  Z15, Z7, Z7
+	VPUNPCKLWD  Z11, Z16, Z15
+	VPUNPCKHWD  Z11, Z16, Z11
+	VPUNPCKLWD  Z4, Z0, Z16
+	VPUNPCKHWD  Z4, Z0, Z0
+	VPUNPCKLWD  Z12, Z8, Z4
+	VPUNPCKHWD  Z12, Z8, Z8
+	VPUNPCKLWD  Z5, Z1, Z12
+	VPUNPCKHWD  Z5, Z1, Z1
+	VPUNPCKLWD  Z13, Z9, Z5
+	VPUNPCKHWD  Z13, Z9, Z9
+	VPUNPCKLWD  Z6, Z2, Z13
+	VPUNPCKHWD  Z6, Z2, Z2
+	VPUNPCKLWD  Z14, Z10, Z6
+	VPUNPCKHWD  Z14, Z10, Z10
+	VPUNPCKLWD  Z7, Z3, Z14
+	VPUNPCKHWD  Z7, Z3, Z3
+	VPUNPCKLDQ  Z5, Z15, Z7
+	VPUNPCKHDQ  Z5, Z15, Z5
+	VPUNPCKLDQ  Z9, Z11, Z15
+	VPUNPCKHDQ  Z9, Z11, Z9
+	VPUNPCKLDQ  Z13, Z16, Z11
+	VPUNPCKHDQ  Z13, Z16, Z13
+	VPUNPCKLDQ  Z2, Z0, Z16
+	VPUNPCKHDQ  Z2, Z0, Z0
+	VPUNPCKLDQ  Z6, Z4, Z2
+	VPUNPCKHDQ  Z6, Z4, Z4
+	VPUNPCKLDQ  Z10, Z8, Z6
+	VPUNPCKHDQ  Z10, Z8, Z8
+	VPUNPCKLDQ  Z14, Z12, Z10
+	VPUNPCKHDQ  Z14, Z12, Z12
+	VPUNPCKLDQ  Z3, Z1, Z14
+	VPUNPCKHDQ  Z3, Z1, Z1
+	VPUNPCKLQDQ Z2, Z7, Z3
+	VPUNPCKHQDQ Z2, Z7, Z2
+	VPUNPCKLQDQ Z4, Z5, Z7
+	VPUNPCKHQDQ Z4, Z5, Z4
+	VPUNPCKLQDQ Z6, Z15, Z5
+	VPUNPCKHQDQ Z6, Z15, Z6
+	VPUNPCKLQDQ Z8, Z9, Z15
+	VPUNPCKHQDQ Z8, Z9, Z8
+	VPUNPCKLQDQ Z10, Z11, Z9
+	VPUNPCKHQDQ Z10, Z11, Z10
+	VPUNPCKLQDQ Z12, Z13, Z11
+	VPUNPCKHQDQ Z12, Z13, Z12
+	VPUNPCKLQDQ Z14, Z16, Z13
+	VPUNPCKHQDQ Z14, Z16, Z14
+	VPUNPCKLQDQ Z1, Z0, Z16
+	VPUNPCKHQDQ Z1, Z0, Z0
+	LEAQ        (SP), AX
 	MOVQ        $0x00000008, DX
 
-encryptBlocksAVX512GFNI_rounds1true:
-	VPBROADCASTD      (AX), Z6
-	VPXORD            Z6, Z3, Z6
-	VPTERNLOGD        $0x96, Z4, Z5, Z6
-	VGF2P8AFFINEQB    $0x3e, Z0, Z6, Z6
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z6, Z6
-	VPROLD            $0x02, Z6, Z7
-	VPROLD            $0x0a, Z6, Z8
-	VPTERNLOGD        $0x96, Z7, Z8, Z2
-	VPROLD            $0x12, Z6, Z7
-	VPROLD            $0x18, Z6, Z8
-	VPTERNLOGD        $0x96, Z7, Z8, Z6
-	VPXORD            Z6, Z2, Z2
-	VPBROADCASTD      4(AX), Z6
-	VPXORD            Z6, Z4, Z6
-	VPTERNLOGD        $0x96, Z5, Z2, Z6
-	VGF2P8AFFINEQB    $0x3e, Z0, Z6, Z6
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z6, Z6
-	VPROLD            $0x02, Z6, Z7
-	VPROLD            $0x0a, Z6, Z8
-	VPTERNLOGD        $0x96, Z7, Z8, Z3
-	VPROLD            $0x12, Z6, Z7
-	VPROLD            $0x18, Z6, Z8
-	VPTERNLOGD        $0x96, Z7, Z8, Z6
-	VPXORD            Z6, Z3, Z3
-	VPBROADCASTD      8(AX), Z6
-	VPXORD            Z6, Z5, Z6
-	VPTERNLOGD        $0x96, Z2, Z3, Z6
-	VGF2P8AFFINEQB    $0x3e, Z0, Z6, Z6
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z6, Z6
-	VPROLD            $0x02, Z6, Z7
-	VPROLD            $0x0a, Z6, Z8
-	VPTERNLOGD        $0x96, Z7, Z8, Z4
-	VPROLD            $0x12, Z6, Z7
-	VPROLD            $0x18, Z6, Z8
-	VPTERNLOGD        $0x96, Z7, Z8, Z6
-	VPXORD            Z6, Z4, Z4
-	VPBROADCASTD      12(AX), Z6
-	VPXORD            Z6, Z2, Z6
-	VPTERNLOGD        $0x96, Z3, Z4, Z6
-	VGF2P8AFFINEQB    $0x3e, Z0, Z6, Z6
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z6, Z6
-	VPROLD            $0x02, Z6, Z7
-	VPROLD            $0x0a, Z6, Z8
-	VPTERNLOGD        $0x96, Z7, Z8, Z5
-	VPROLD            $0x12, Z6, Z7
-	VPROLD            $0x18, Z6, Z8
-	VPTERNLOGD        $0x96, Z7, Z8, Z6
-	VPXORD            Z6, Z5, Z5
-	ADDQ              $0x10, AX
-	DECQ              DX
-	JNZ               encryptBlocksAVX512GFNI_rounds1true
-	VPUNPCKHDQ        Z4, Z5, Z7
-	VPUNPCKLDQ        Z4, Z5, Z5
-	VPUNPCKLDQ        Z2, Z3, Z8
-	VPUNPCKHDQ        Z2, Z3, Z3
-	VPUNPCKHQDQ       Z8, Z5, Z4
-	VPUNPCKLQDQ       Z8, Z5, Z5
-	VPUNPCKHQDQ       Z3, Z7, Z2
-	VPUNPCKLQDQ       Z3, Z7, Z3
-	VPSHUFB           sm4BswapMask<>+0(SB), Z5, Z5
-	VPSHUFB           sm4BswapMask<>+0(SB), Z4, Z4
-	VPSHUFB           sm4BswapMask<>+0(SB), Z3, Z3
-	VPSHUFB           sm4BswapMask<>+0(SB), Z2, Z2
-	VMOVDQU32         Z5, K1, (CX)
-	VMOVDQU32         Z4, K2, 64(CX)
-	VMOVDQU32         Z3, K3, 128(CX)
-	VMOVDQU32         Z2, K4, 192(CX)
-	JMP               encryptBlocksAVX512GFNI_done
-
-encryptBlocksAVX512GFNI_sets2:
-	SUBQ        $0x00000010, BX
-	MOVQ        $0x00000040, SI
-	SUBQ        BX, SI
-	SUBQ        BX, SI
-	SUBQ        BX, SI
-	SUBQ        BX, SI
-	MOVQ        $-1, BX
-	SHRXQ       SI, BX, BX
-	MOVQ        BX, SI
-	KMOVW       SI, K1
-	MOVQ        BX, SI
-	SHRQ        $0x10, SI
-	KMOVW       SI, K2
-	MOVQ        BX, SI
-	SHRQ        $0x20, SI
-	KMOVW       SI, K3
-	SHRQ        $0x30, BX
-	KMOVW       BX, K4
-	VMOVDQU64   (DX), Z2
-	VPSHUFB     sm4BswapMask<>+0(SB), Z2, Z2
-	VMOVDQU64   64(DX), Z3
-	VPSHUFB     sm4BswapMask<>+0(SB), Z3, Z3
-	VMOVDQU64   128(DX), Z4
-	VPSHUFB     sm4BswapMask<>+0(SB), Z4, Z4
-	VMOVDQU64   192(DX), Z5
-	VPSHUFB     sm4BswapMask<>+0(SB), Z5, Z5
-	VPUNPCKHDQ  Z3, Z2, Z6
-	VPUNPCKLDQ  Z3, Z2, Z2
-	VPUNPCKLDQ  Z5, Z4, Z7
-	VPUNPCKHDQ  Z5, Z4, Z4
-	VPUNPCKHQDQ Z7, Z2, Z3
-	VPUNPCKLQDQ Z7, Z2, Z2
-	VPUNPCKHQDQ Z4, Z6, Z5
-	VPUNPCKLQDQ Z4, Z6, Z4
-	VMOVDQU32.Z 256(DX), K1, Z6
-	VPSHUFB     sm4BswapMask<>+0(SB), Z6, Z6
-	VMOVDQU32.Z 320(DX), K2, Z7
-	VPSHUFB     sm4BswapMask<>+0(SB), Z7, Z7
-	VMOVDQU32.Z 384(DX), K3, Z8
-	VPSHUFB     sm4BswapMask<>+0(SB), Z8, Z8
-	VMOVDQU32.Z 448(DX), K4, Z9
-	VPSHUFB     sm4BswapMask<>+0(SB), Z9, Z9
-	VPUNPCKHDQ  Z7, Z6, Z10
-	VPUNPCKLDQ  Z7, Z6, Z6
-	VPUNPCKLDQ  Z9, Z8, Z11
-	VPUNPCKHDQ  Z9, Z8, Z8
-	VPUNPCKHQDQ Z11, Z6, Z7
-	VPUNPCKLQDQ Z11, Z6, Z6
-	VPUNPCKHQDQ Z8, Z10, Z9
-	VPUNPCKLQDQ Z8, Z10, Z8
-	MOVQ        $0x00000008, DX
-
-encryptBlocksAVX512GFNI_rounds2true:
-	VPBROADCASTD      (AX), Z13
-	VPXORD            Z13, Z3, Z10
-	VPTERNLOGD        $0x96, Z4, Z5, Z10
-	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
-	VPROLD            $0x02, Z10, Z11
-	VPROLD            $0x0a, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z2
-	VPROLD            $0x12, Z10, Z11
-	VPROLD            $0x18, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z10
-	VPXORD            Z10, Z2, Z2
-	VPXORD            Z13, Z7, Z10
-	VPTERNLOGD        $0x96, Z8, Z9, Z10
-	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
-	VPROLD            $0x02, Z10, Z11
-	VPROLD            $0x0a, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z6
-	VPROLD            $0x12, Z10, Z11
-	VPROLD            $0x18, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z10
-	VPXORD            Z10, Z6, Z6
-	VPBROADCASTD      4(AX), Z13
-	VPXORD            Z13, Z4, Z10
-	VPTERNLOGD        $0x96, Z5, Z2, Z10
-	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
-	VPROLD            $0x02, Z10, Z11
-	VPROLD            $0x0a, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z3
-	VPROLD            $0x12, Z10, Z11
-	VPROLD            $0x18, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z10
-	VPXORD            Z10, Z3, Z3
-	VPXORD            Z13, Z8, Z10
-	VPTERNLOGD        $0x96, Z9, Z6, Z10
-	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
-	VPROLD            $0x02, Z10, Z11
-	VPROLD            $0x0a, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z7
-	VPROLD            $0x12, Z10, Z11
-	VPROLD            $0x18, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z10
-	VPXORD            Z10, Z7, Z7
-	VPBROADCASTD      8(AX), Z13
-	VPXORD            Z13, Z5, Z10
-	VPTERNLOGD        $0x96, Z2, Z3, Z10
-	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
-	VPROLD            $0x02, Z10, Z11
-	VPROLD            $0x0a, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z4
-	VPROLD            $0x12, Z10, Z11
-	VPROLD            $0x18, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z10
-	VPXORD            Z10, Z4, Z4
-	VPXORD            Z13, Z9, Z10
-	VPTERNLOGD        $0x96, Z6, Z7, Z10
-	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
-	VPROLD            $0x02, Z10, Z11
-	VPROLD            $0x0a, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z8
-	VPROLD            $0x12, Z10, Z11
-	VPROLD            $0x18, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z10
-	VPXORD            Z10, Z8, Z8
-	VPBROADCASTD      12(AX), Z13
-	VPXORD            Z13, Z2, Z10
-	VPTERNLOGD        $0x96, Z3, Z4, Z10
-	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
-	VPROLD            $0x02, Z10, Z11
-	VPROLD            $0x0a, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z5
-	VPROLD            $0x12, Z10, Z11
-	VPROLD            $0x18, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z10
-	VPXORD            Z10, Z5, Z5
-	VPXORD            Z13, Z6, Z10
-	VPTERNLOGD        $0x96, Z7, Z8, Z10
-	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
-	VPROLD            $0x02, Z10, Z11
-	VPROLD            $0x0a, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z9
-	VPROLD            $0x12, Z10, Z11
-	VPROLD            $0x18, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z10
-	VPXORD            Z10, Z9, Z9
-	ADDQ              $0x10, AX
-	DECQ              DX
-	JNZ               encryptBlocksAVX512GFNI_rounds2true
-	VPUNPCKHDQ        Z4, Z5, Z11
-	VPUNPCKLDQ        Z4, Z5, Z5
-	VPUNPCKLDQ        Z2, Z3, Z12
-	VPUNPCKHDQ        Z2, Z3, Z3
-	VPUNPCKHQDQ       Z12, Z5, Z4
-	VPUNPCKLQDQ       Z12, Z5, Z5
-	VPUNPCKHQDQ       Z3, Z11, Z2
-	VPUNPCKLQDQ       Z3, Z11, Z3
-	VPSHUFB           sm4BswapMask<>+0(SB), Z5, Z5
-	VPSHUFB           sm4BswapMask<>+0(SB), Z4, Z4
-	VPSHUFB           sm4BswapMask<>+0(SB), Z3, Z3
-	VPSHUFB           sm4BswapMask<>+0(SB), Z2, Z2
-	VPUNPCKHDQ        Z8, Z9, Z11
-	VPUNPCKLDQ        Z8, Z9, Z9
-	VPUNPCKLDQ        Z6, Z7, Z12
-	VPUNPCKHDQ        Z6, Z7, Z7
-	VPUNPCKHQDQ       Z12, Z9, Z8
-	VPUNPCKLQDQ       Z12, Z9, Z9
-	VPUNPCKHQDQ       Z7, Z11, Z6
-	VPUNPCKLQDQ       Z7, Z11, Z7
-	VPSHUFB           sm4BswapMask<>+0(SB), Z9, Z9
-	VPSHUFB           sm4BswapMask<>+0(SB), Z8, Z8
-	VPSHUFB           sm4BswapMask<>+0(SB), Z7, Z7
-	VPSHUFB           sm4BswapMask<>+0(SB), Z6, Z6
-	VMOVDQU64         Z5, (CX)
-	VMOVDQU64         Z4, 64(CX)
-	VMOVDQU64         Z3, 128(CX)
-	VMOVDQU64         Z2, 192(CX)
-	VMOVDQU32         Z9, K1, 256(CX)
-	VMOVDQU32         Z8, K2, 320(CX)
-	VMOVDQU32         Z7, K3, 384(CX)
-	VMOVDQU32         Z6, K4, 448(CX)
-	JMP               encryptBlocksAVX512GFNI_done
-
-encryptBlocksAVX512GFNI_sets3:
-	SUBQ        $0x00000020, BX
-	MOVQ        $0x00000040, SI
-	SUBQ        BX, SI
-	SUBQ        BX, SI
-	SUBQ        BX, SI
-	SUBQ        BX, SI
-	MOVQ        $-1, BX
-	SHRXQ       SI, BX, BX
-	MOVQ        BX, SI
-	KMOVW       SI, K1
-	MOVQ        BX, SI
-	SHRQ        $0x10, SI
-	KMOVW       SI, K2
-	MOVQ        BX, SI
-	SHRQ        $0x20, SI
-	KMOVW       SI, K3
-	SHRQ        $0x30, BX
-	KMOVW       BX, K4
-	VMOVDQU64   (DX), Z2
-	VPSHUFB     sm4BswapMask<>+0(SB), Z2, Z2
-	VMOVDQU64   64(DX), Z3
-	VPSHUFB     sm4BswapMask<>+0(SB), Z3, Z3
-	VMOVDQU64   128(DX), Z4
-	VPSHUFB     sm4BswapMask<>+0(SB), Z4, Z4
-	VMOVDQU64   192(DX), Z5
-	VPSHUFB     sm4BswapMask<>+0(SB), Z5, Z5
-	VPUNPCKHDQ  Z3, Z2, Z6
-	VPUNPCKLDQ  Z3, Z2, Z2
-	VPUNPCKLDQ  Z5, Z4, Z7
-	VPUNPCKHDQ  Z5, Z4, Z4
-	VPUNPCKHQDQ Z7, Z2, Z3
-	VPUNPCKLQDQ Z7, Z2, Z2
-	VPUNPCKHQDQ Z4, Z6, Z5
-	VPUNPCKLQDQ Z4, Z6, Z4
-	VMOVDQU64   256(DX), Z6
-	VPSHUFB     sm4BswapMask<>+0(SB), Z6, Z6
-	VMOVDQU64   320(DX), Z7
-	VPSHUFB     sm4BswapMask<>+0(SB), Z7, Z7
-	VMOVDQU64   384(DX), Z8
-	VPSHUFB     sm4BswapMask<>+0(SB), Z8, Z8
-	VMOVDQU64   448(DX), Z9
-	VPSHUFB     sm4BswapMask<>+0(SB), Z9, Z9
-	VPUNPCKHDQ  Z7, Z6, Z10
-	VPUNPCKLDQ  Z7, Z6, Z6
-	VPUNPCKLDQ  Z9, Z8, Z11
-	VPUNPCKHDQ  Z9, Z8, Z8
-	VPUNPCKHQDQ Z11, Z6, Z7
-	VPUNPCKLQDQ Z11, Z6, Z6
-	VPUNPCKHQDQ Z8, Z10, Z9
-	VPUNPCKLQDQ Z8, Z10, Z8
-	VMOVDQU32.Z 512(DX), K1, Z10
-	VPSHUFB     sm4BswapMask<>+0(SB), Z10, Z10
-	VMOVDQU32.Z 576(DX), K2, Z11
-	VPSHUFB     sm4BswapMask<>+0(SB), Z11, Z11
-	VMOVDQU32.Z 640(DX), K3, Z12
-	VPSHUFB     sm4BswapMask<>+0(SB), Z12, Z12
-	VMOVDQU32.Z 704(DX), K4, Z13
-	VPSHUFB     sm4BswapMask<>+0(SB), Z13, Z13
-	VPUNPCKHDQ  Z11, Z10, Z14
-	VPUNPCKLDQ  Z11, Z10, Z10
-	VPUNPCKLDQ  Z13, Z12, Z15
-	VPUNPCKHDQ  Z13, Z12, Z12
-	VPUNPCKHQDQ Z15, Z10, Z11
-	VPUNPCKLQDQ Z15, Z10, Z10
-	VPUNPCKHQDQ Z12, Z14, Z13
-	VPUNPCKLQDQ Z12, Z14, Z12
-	MOVQ        $0x00000008, DX
-
-encryptBlocksAVX512GFNI_rounds3true:
-	VPBROADCASTD      (AX), Z17
-	VPXORD            Z17, Z3, Z14
-	VPTERNLOGD        $0x96, Z4, Z5, Z14
-	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
-	VPROLD            $0x02, Z14, Z15
-	VPROLD            $0x0a, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z2
-	VPROLD            $0x12, Z14, Z15
-	VPROLD            $0x18, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z14
-	VPXORD            Z14, Z2, Z2
-	VPXORD            Z17, Z7, Z14
-	VPTERNLOGD        $0x96, Z8, Z9, Z14
-	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
-	VPROLD            $0x02, Z14, Z15
-	VPROLD            $0x0a, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z6
-	VPROLD            $0x12, Z14, Z15
-	VPROLD            $0x18, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z14
-	VPXORD            Z14, Z6, Z6
-	VPXORD            Z17, Z11, Z14
-	VPTERNLOGD        $0x96, Z12, Z13, Z14
-	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
-	VPROLD            $0x02, Z14, Z15
-	VPROLD            $0x0a, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z10
-	VPROLD            $0x12, Z14, Z15
-	VPROLD            $0x18, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z14
-	VPXORD            Z14, Z10, Z10
-	VPBROADCASTD      4(AX), Z17
-	VPXORD            Z17, Z4, Z14
-	VPTERNLOGD        $0x96, Z5, Z2, Z14
-	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
-	VPROLD            $0x02, Z14, Z15
-	VPROLD            $0x0a, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z3
-	VPROLD            $0x12, Z14, Z15
-	VPROLD            $0x18, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z14
-	VPXORD            Z14, Z3, Z3
-	VPXORD            Z17, Z8, Z14
-	VPTERNLOGD        $0x96, Z9, Z6, Z14
-	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
-	VPROLD            $0x02, Z14, Z15
-	VPROLD            $0x0a, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z7
-	VPROLD            $0x12, Z14, Z15
-	VPROLD            $0x18, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z14
-	VPXORD            Z14, Z7, Z7
-	VPXORD            Z17, Z12, Z14
-	VPTERNLOGD        $0x96, Z13, Z10, Z14
-	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
-	VPROLD            $0x02, Z14, Z15
-	VPROLD            $0x0a, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z11
-	VPROLD            $0x12, Z14, Z15
-	VPROLD            $0x18, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z14
-	VPXORD            Z14, Z11, Z11
-	VPBROADCASTD      8(AX), Z17
-	VPXORD            Z17, Z5, Z14
-	VPTERNLOGD        $0x96, Z2, Z3, Z14
-	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
-	VPROLD            $0x02, Z14, Z15
-	VPROLD            $0x0a, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z4
-	VPROLD            $0x12, Z14, Z15
-	VPROLD            $0x18, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z14
-	VPXORD            Z14, Z4, Z4
-	VPXORD            Z17, Z9, Z14
-	VPTERNLOGD        $0x96, Z6, Z7, Z14
-	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
-	VPROLD            $0x02, Z14, Z15
-	VPROLD            $0x0a, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z8
-	VPROLD            $0x12, Z14, Z15
-	VPROLD            $0x18, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z14
-	VPXORD            Z14, Z8, Z8
-	VPXORD            Z17, Z13, Z14
-	VPTERNLOGD        $0x96, Z10, Z11, Z14
-	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
-	VPROLD            $0x02, Z14, Z15
-	VPROLD            $0x0a, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z12
-	VPROLD            $0x12, Z14, Z15
-	VPROLD            $0x18, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z14
-	VPXORD            Z14, Z12, Z12
-	VPBROADCASTD      12(AX), Z17
-	VPXORD            Z17, Z2, Z14
-	VPTERNLOGD        $0x96, Z3, Z4, Z14
-	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
-	VPROLD            $0x02, Z14, Z15
-	VPROLD            $0x0a, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z5
-	VPROLD            $0x12, Z14, Z15
-	VPROLD            $0x18, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z14
-	VPXORD            Z14, Z5, Z5
-	VPXORD            Z17, Z6, Z14
-	VPTERNLOGD        $0x96, Z7, Z8, Z14
-	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
-	VPROLD            $0x02, Z14, Z15
-	VPROLD            $0x0a, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z9
-	VPROLD            $0x12, Z14, Z15
-	VPROLD            $0x18, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z14
-	VPXORD            Z14, Z9, Z9
-	VPXORD            Z17, Z10, Z14
-	VPTERNLOGD        $0x96, Z11, Z12, Z14
-	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
-	VPROLD            $0x02, Z14, Z15
-	VPROLD            $0x0a, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z13
-	VPROLD            $0x12, Z14, Z15
-	VPROLD            $0x18, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z14
-	VPXORD            Z14, Z13, Z13
-	ADDQ              $0x10, AX
-	DECQ              DX
-	JNZ               encryptBlocksAVX512GFNI_rounds3true
-	VPUNPCKHDQ        Z4, Z5, Z15
-	VPUNPCKLDQ        Z4, Z5, Z5
-	VPUNPCKLDQ        Z2, Z3, Z16
-	VPUNPCKHDQ        Z2, Z3, Z3
-	VPUNPCKHQDQ       Z16, Z5, Z4
-	VPUNPCKLQDQ       Z16, Z5, Z5
-	VPUNPCKHQDQ       Z3, Z15, Z2
-	VPUNPCKLQDQ       Z3, Z15, Z3
-	VPSHUFB           sm4BswapMask<>+0(SB), Z5, Z5
-	VPSHUFB           sm4BswapMask<>+0(SB), Z4, Z4
-	VPSHUFB           sm4BswapMask<>+0(SB), Z3, Z3
-	VPSHUFB           sm4BswapMask<>+0(SB), Z2, Z2
-	VPUNPCKHDQ        Z8, Z9, Z15
-	VPUNPCKLDQ        Z8, Z9, Z9
-	VPUNPCKLDQ        Z6, Z7, Z16
-	VPUNPCKHDQ        Z6, Z7, Z7
-	VPUNPCKHQDQ       Z16, Z9, Z8
-	VPUNPCKLQDQ       Z16, Z9, Z9
-	VPUNPCKHQDQ       Z7, Z15, Z6
-	VPUNPCKLQDQ       Z7, Z15, Z7
-	VPSHUFB           sm4BswapMask<>+0(SB), Z9, Z9
-	VPSHUFB           sm4BswapMask<>+0(SB), Z8, Z8
-	VPSHUFB           sm4BswapMask<>+0(SB), Z7, Z7
-	VPSHUFB           sm4BswapMask<>+0(SB), Z6, Z6
-	VPUNPCKHDQ        Z12, Z13, Z15
-	VPUNPCKLDQ        Z12, Z13, Z13
-	VPUNPCKLDQ        Z10, Z11, Z16
-	VPUNPCKHDQ        Z10, Z11, Z11
-	VPUNPCKHQDQ       Z16, Z13, Z12
-	VPUNPCKLQDQ       Z16, Z13, Z13
-	VPUNPCKHQDQ       Z11, Z15, Z10
-	VPUNPCKLQDQ       Z11, Z15, Z11
-	VPSHUFB           sm4BswapMask<>+0(SB), Z13, Z13
-	VPSHUFB           sm4BswapMask<>+0(SB), Z12, Z12
-	VPSHUFB           sm4BswapMask<>+0(SB), Z11, Z11
-	VPSHUFB           sm4BswapMask<>+0(SB), Z10, Z10
-	VMOVDQU64         Z5, (CX)
-	VMOVDQU64         Z4, 64(CX)
-	VMOVDQU64         Z3, 128(CX)
-	VMOVDQU64         Z2, 192(CX)
-	VMOVDQU64         Z9, 256(CX)
-	VMOVDQU64         Z8, 320(CX)
-	VMOVDQU64         Z7, 384(CX)
-	VMOVDQU64         Z6, 448(CX)
-	VMOVDQU32         Z13, K1, 512(CX)
-	VMOVDQU32         Z12, K2, 576(CX)
-	VMOVDQU32         Z11, K3, 640(CX)
-	VMOVDQU32         Z10, K4, 704(CX)
-	JMP               encryptBlocksAVX512GFNI_done
-
-encryptBlocksAVX512GFNI_sets4:
-	SUBQ        $0x00000030, BX
-	MOVQ        $0x00000040, SI
-	SUBQ        BX, SI
-	SUBQ        BX, SI
-	SUBQ        BX, SI
-	SUBQ        BX, SI
-	MOVQ        $-1, BX
-	SHRXQ       SI, BX, BX
-	MOVQ        BX, SI
-	KMOVW       SI, K1
-	MOVQ        BX, SI
-	SHRQ        $0x10, SI
-	KMOVW       SI, K2
-	MOVQ        BX, SI
-	SHRQ        $0x20, SI
-	KMOVW       SI, K3
-	SHRQ        $0x30, BX
-	KMOVW       BX, K4
-	VMOVDQU64   (DX), Z2
-	VPSHUFB     sm4BswapMask<>+0(SB), Z2, Z2
-	VMOVDQU64   64(DX), Z3
-	VPSHUFB     sm4BswapMask<>+0(SB), Z3, Z3
-	VMOVDQU64   128(DX), Z4
-	VPSHUFB     sm4BswapMask<>+0(SB), Z4, Z4
-	VMOVDQU64   192(DX), Z5
-	VPSHUFB     sm4BswapMask<>+0(SB), Z5, Z5
-	VPUNPCKHDQ  Z3, Z2, Z6
-	VPUNPCKLDQ  Z3, Z2, Z2
-	VPUNPCKLDQ  Z5, Z4, Z7
-	VPUNPCKHDQ  Z5, Z4, Z4
-	VPUNPCKHQDQ Z7, Z2, Z3
-	VPUNPCKLQDQ Z7, Z2, Z2
-	VPUNPCKHQDQ Z4, Z6, Z5
-	VPUNPCKLQDQ Z4, Z6, Z4
-	VMOVDQU64   256(DX), Z6
-	VPSHUFB     sm4BswapMask<>+0(SB), Z6, Z6
-	VMOVDQU64   320(DX), Z7
-	VPSHUFB     sm4BswapMask<>+0(SB), Z7, Z7
-	VMOVDQU64   384(DX), Z8
-	VPSHUFB     sm4BswapMask<>+0(SB), Z8, Z8
-	VMOVDQU64   448(DX), Z9
-	VPSHUFB     sm4BswapMask<>+0(SB), Z9, Z9
-	VPUNPCKHDQ  Z7, Z6, Z10
-	VPUNPCKLDQ  Z7, Z6, Z6
-	VPUNPCKLDQ  Z9, Z8, Z11
-	VPUNPCKHDQ  Z9, Z8, Z8
-	VPUNPCKHQDQ Z11, Z6, Z7
-	VPUNPCKLQDQ Z11, Z6, Z6
-	VPUNPCKHQDQ Z8, Z10, Z9
-	VPUNPCKLQDQ Z8, Z10, Z8
-	VMOVDQU64   512(DX), Z10
-	VPSHUFB     sm4BswapMask<>+0(SB), Z10, Z10
-	VMOVDQU64   576(DX), Z11
-	VPSHUFB     sm4BswapMask<>+0(SB), Z11, Z11
-	VMOVDQU64   640(DX), Z12
-	VPSHUFB     sm4BswapMask<>+0(SB), Z12, Z12
-	VMOVDQU64   704(DX), Z13
-	VPSHUFB     sm4BswapMask<>+0(SB), Z13, Z13
-	VPUNPCKHDQ  Z11, Z10, Z14
-	VPUNPCKLDQ  Z11, Z10, Z10
-	VPUNPCKLDQ  Z13, Z12, Z15
-	VPUNPCKHDQ  Z13, Z12, Z12
-	VPUNPCKHQDQ Z15, Z10, Z11
-	VPUNPCKLQDQ Z15, Z10, Z10
-	VPUNPCKHQDQ Z12, Z14, Z13
-	VPUNPCKLQDQ Z12, Z14, Z12
-	VMOVDQU32.Z 768(DX), K1, Z14
-	VPSHUFB     sm4BswapMask<>+0(SB), Z14, Z14
-	VMOVDQU32.Z 832(DX), K2, Z15
-	VPSHUFB     sm4BswapMask<>+0(SB), Z15, Z15
-	VMOVDQU32.Z 896(DX), K3, Z16
-	VPSHUFB     sm4BswapMask<>+0(SB), Z16, Z16
-	VMOVDQU32.Z 960(DX), K4, Z17
-	VPSHUFB     sm4BswapMask<>+0(SB), Z17, Z17
-	VPUNPCKHDQ  Z15, Z14, Z18
-	VPUNPCKLDQ  Z15, Z14, Z14
-	VPUNPCKLDQ  Z17, Z16, Z19
-	VPUNPCKHDQ  Z17, Z16, Z16
-	VPUNPCKHQDQ Z19, Z14, Z15
-	VPUNPCKLQDQ Z19, Z14, Z14
-	VPUNPCKHQDQ Z16, Z18, Z17
-	VPUNPCKLQDQ Z16, Z18, Z16
-	MOVQ        $0x00000008, DX
-
-encryptBlocksAVX512GFNI_rounds4true:
-	VPBROADCASTD      (AX), Z21
-	VPXORD            Z21, Z3, Z18
-	VPTERNLOGD        $0x96, Z4, Z5, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z2
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z2, Z2
-	VPXORD            Z21, Z7, Z18
-	VPTERNLOGD        $0x96, Z8, Z9, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z6
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z6, Z6
-	VPXORD            Z21, Z11, Z18
-	VPTERNLOGD        $0x96, Z12, Z13, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z10
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z10, Z10
-	VPXORD            Z21, Z15, Z18
-	VPTERNLOGD        $0x96, Z16, Z17, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z14
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z14, Z14
-	VPBROADCASTD      4(AX), Z21
-	VPXORD            Z21, Z4, Z18
-	VPTERNLOGD        $0x96, Z5, Z2, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z3
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z3, Z3
-	VPXORD            Z21, Z8, Z18
-	VPTERNLOGD        $0x96, Z9, Z6, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z7
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z7, Z7
-	VPXORD            Z21, Z12, Z18
-	VPTERNLOGD        $0x96, Z13, Z10, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z11
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z11, Z11
-	VPXORD            Z21, Z16, Z18
-	VPTERNLOGD        $0x96, Z17, Z14, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z15
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z15, Z15
-	VPBROADCASTD      8(AX), Z21
-	VPXORD            Z21, Z5, Z18
-	VPTERNLOGD        $0x96, Z2, Z3, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z4
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z4, Z4
-	VPXORD            Z21, Z9, Z18
-	VPTERNLOGD        $0x96, Z6, Z7, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z8
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z8, Z8
-	VPXORD            Z21, Z13, Z18
-	VPTERNLOGD        $0x96, Z10, Z11, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z12
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z12, Z12
-	VPXORD            Z21, Z17, Z18
-	VPTERNLOGD        $0x96, Z14, Z15, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z16
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z16, Z16
-	VPBROADCASTD      12(AX), Z21
-	VPXORD            Z21, Z2, Z18
-	VPTERNLOGD        $0x96, Z3, Z4, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z5
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z5, Z5
-	VPXORD            Z21, Z6, Z18
-	VPTERNLOGD        $0x96, Z7, Z8, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z9
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z9, Z9
-	VPXORD            Z21, Z10, Z18
-	VPTERNLOGD        $0x96, Z11, Z12, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z13
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z13, Z13
-	VPXORD            Z21, Z14, Z18
-	VPTERNLOGD        $0x96, Z15, Z16, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z17
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z17, Z17
-	ADDQ              $0x10, AX
-	DECQ              DX
-	JNZ               encryptBlocksAVX512GFNI_rounds4true
-	VPUNPCKHDQ        Z4, Z5, Z19
-	VPUNPCKLDQ        Z4, Z5, Z5
-	VPUNPCKLDQ        Z2, Z3, Z20
-	VPUNPCKHDQ        Z2, Z3, Z3
-	VPUNPCKHQDQ       Z20, Z5, Z4
-	VPUNPCKLQDQ       Z20, Z5, Z5
-	VPUNPCKHQDQ       Z3, Z19, Z2
-	VPUNPCKLQDQ       Z3, Z19, Z3
-	VPSHUFB           sm4BswapMask<>+0(SB), Z5, Z5
-	VPSHUFB           sm4BswapMask<>+0(SB), Z4, Z4
-	VPSHUFB           sm4BswapMask<>+0(SB), Z3, Z3
-	VPSHUFB           sm4BswapMask<>+0(SB), Z2, Z2
-	VPUNPCKHDQ        Z8, Z9, Z19
-	VPUNPCKLDQ        Z8, Z9, Z9
-	VPUNPCKLDQ        Z6, Z7, Z20
-	VPUNPCKHDQ        Z6, Z7, Z7
-	VPUNPCKHQDQ       Z20, Z9, Z8
-	VPUNPCKLQDQ       Z20, Z9, Z9
-	VPUNPCKHQDQ       Z7, Z19, Z6
-	VPUNPCKLQDQ       Z7, Z19, Z7
-	VPSHUFB           sm4BswapMask<>+0(SB), Z9, Z9
-	VPSHUFB           sm4BswapMask<>+0(SB), Z8, Z8
-	VPSHUFB           sm4BswapMask<>+0(SB), Z7, Z7
-	VPSHUFB           sm4BswapMask<>+0(SB), Z6, Z6
-	VPUNPCKHDQ        Z12, Z13, Z19
-	VPUNPCKLDQ        Z12, Z13, Z13
-	VPUNPCKLDQ        Z10, Z11, Z20
-	VPUNPCKHDQ        Z10, Z11, Z11
-	VPUNPCKHQDQ       Z20, Z13, Z12
-	VPUNPCKLQDQ       Z20, Z13, Z13
-	VPUNPCKHQDQ       Z11, Z19, Z10
-	VPUNPCKLQDQ       Z11, Z19, Z11
-	VPSHUFB           sm4BswapMask<>+0(SB), Z13, Z13
-	VPSHUFB           sm4BswapMask<>+0(SB), Z12, Z12
-	VPSHUFB           sm4BswapMask<>+0(SB), Z11, Z11
-	VPSHUFB           sm4BswapMask<>+0(SB), Z10, Z10
-	VPUNPCKHDQ        Z16, Z17, Z19
-	VPUNPCKLDQ        Z16, Z17, Z17
-	VPUNPCKLDQ        Z14, Z15, Z20
-	VPUNPCKHDQ        Z14, Z15, Z15
-	VPUNPCKHQDQ       Z20, Z17, Z16
-	VPUNPCKLQDQ       Z20, Z17, Z17
-	VPUNPCKHQDQ       Z15, Z19, Z14
-	VPUNPCKLQDQ       Z15, Z19, Z15
-	VPSHUFB           sm4BswapMask<>+0(SB), Z17, Z17
-	VPSHUFB           sm4BswapMask<>+0(SB), Z16, Z16
-	VPSHUFB           sm4BswapMask<>+0(SB), Z15, Z15
-	VPSHUFB           sm4BswapMask<>+0(SB), Z14, Z14
-	VMOVDQU64         Z5, (CX)
-	VMOVDQU64         Z4, 64(CX)
-	VMOVDQU64         Z3, 128(CX)
-	VMOVDQU64         Z2, 192(CX)
-	VMOVDQU64         Z9, 256(CX)
-	VMOVDQU64         Z8, 320(CX)
-	VMOVDQU64         Z7, 384(CX)
-	VMOVDQU64         Z6, 448(CX)
-	VMOVDQU64         Z13, 512(CX)
-	VMOVDQU64         Z12, 576(CX)
-	VMOVDQU64         Z11, 640(CX)
-	VMOVDQU64         Z10, 704(CX)
-	VMOVDQU32         Z17, K1, 768(CX)
-	VMOVDQU32         Z16, K2, 832(CX)
-	VMOVDQU32         Z15, K3, 896(CX)
-	VMOVDQU32         Z14, K4, 960(CX)
-	JMP               encryptBlocksAVX512GFNI_done
-
-encryptBlocksAVX512GFNI_sets5:
-	SUBQ        $0x00000040, BX
-	MOVQ        $0x00000040, SI
-	SUBQ        BX, SI
-	SUBQ        BX, SI
-	SUBQ        BX, SI
-	SUBQ        BX, SI
-	MOVQ        $-1, BX
-	SHRXQ       SI, BX, BX
-	MOVQ        BX, SI
-	KMOVW       SI, K1
-	MOVQ        BX, SI
-	SHRQ        $0x10, SI
-	KMOVW       SI, K2
-	MOVQ        BX, SI
-	SHRQ        $0x20, SI
-	KMOVW       SI, K3
-	SHRQ        $0x30, BX
-	KMOVW       BX, K4
-	VMOVDQU64   (DX), Z2
-	VPSHUFB     sm4BswapMask<>+0(SB), Z2, Z2
-	VMOVDQU64   64(DX), Z3
-	VPSHUFB     sm4BswapMask<>+0(SB), Z3, Z3
-	VMOVDQU64   128(DX), Z4
-	VPSHUFB     sm4BswapMask<>+0(SB), Z4, Z4
-	VMOVDQU64   192(DX), Z5
-	VPSHUFB     sm4BswapMask<>+0(SB), Z5, Z5
-	VPUNPCKHDQ  Z3, Z2, Z6
-	VPUNPCKLDQ  Z3, Z2, Z2
-	VPUNPCKLDQ  Z5, Z4, Z7
-	VPUNPCKHDQ  Z5, Z4, Z4
-	VPUNPCKHQDQ Z7, Z2, Z3
-	VPUNPCKLQDQ Z7, Z2, Z2
-	VPUNPCKHQDQ Z4, Z6, Z5
-	VPUNPCKLQDQ Z4, Z6, Z4
-	VMOVDQU64   256(DX), Z6
-	VPSHUFB     sm4BswapMask<>+0(SB), Z6, Z6
-	VMOVDQU64   320(DX), Z7
-	VPSHUFB     sm4BswapMask<>+0(SB), Z7, Z7
-	VMOVDQU64   384(DX), Z8
-	VPSHUFB     sm4BswapMask<>+0(SB), Z8, Z8
-	VMOVDQU64   448(DX), Z9
-	VPSHUFB     sm4BswapMask<>+0(SB), Z9, Z9
-	VPUNPCKHDQ  Z7, Z6, Z10
-	VPUNPCKLDQ  Z7, Z6, Z6
-	VPUNPCKLDQ  Z9, Z8, Z11
-	VPUNPCKHDQ  Z9, Z8, Z8
-	VPUNPCKHQDQ Z11, Z6, Z7
-	VPUNPCKLQDQ Z11, Z6, Z6
-	VPUNPCKHQDQ Z8, Z10, Z9
-	VPUNPCKLQDQ Z8, Z10, Z8
-	VMOVDQU64   512(DX), Z10
-	VPSHUFB     sm4BswapMask<>+0(SB), Z10, Z10
-	VMOVDQU64   576(DX), Z11
-	VPSHUFB     sm4BswapMask<>+0(SB), Z11, Z11
-	VMOVDQU64   640(DX), Z12
-	VPSHUFB     sm4BswapMask<>+0(SB), Z12, Z12
-	VMOVDQU64   704(DX), Z13
-	VPSHUFB     sm4BswapMask<>+0(SB), Z13, Z13
-	VPUNPCKHDQ  Z11, Z10, Z14
-	VPUNPCKLDQ  Z11, Z10, Z10
-	VPUNPCKLDQ  Z13, Z12, Z15
-	VPUNPCKHDQ  Z13, Z12, Z12
-	VPUNPCKHQDQ Z15, Z10, Z11
-	VPUNPCKLQDQ Z15, Z10, Z10
-	VPUNPCKHQDQ Z12, Z14, Z13
-	VPUNPCKLQDQ Z12, Z14, Z12
-	VMOVDQU64   768(DX), Z14
-	VPSHUFB     sm4BswapMask<>+0(SB), Z14, Z14
-	VMOVDQU64   832(DX), Z15
-	VPSHUFB     sm4BswapMask<>+0(SB), Z15, Z15
-	VMOVDQU64   896(DX), Z16
-	VPSHUFB     sm4BswapMask<>+0(SB), Z16, Z16
-	VMOVDQU64   960(DX), Z17
-	VPSHUFB     sm4BswapMask<>+0(SB), Z17, Z17
-	VPUNPCKHDQ  Z15, Z14, Z18
-	VPUNPCKLDQ  Z15, Z14, Z14
-	VPUNPCKLDQ  Z17, Z16, Z19
-	VPUNPCKHDQ  Z17, Z16, Z16
-	VPUNPCKHQDQ Z19, Z14, Z15
-	VPUNPCKLQDQ Z19, Z14, Z14
-	VPUNPCKHQDQ Z16, Z18, Z17
-	VPUNPCKLQDQ Z16, Z18, Z16
-	VMOVDQU32.Z 1024(DX), K1, Z18
-	VPSHUFB     sm4BswapMask<>+0(SB), Z18, Z18
-	VMOVDQU32.Z 1088(DX), K2, Z19
-	VPSHUFB     sm4BswapMask<>+0(SB), Z19, Z19
-	VMOVDQU32.Z 1152(DX), K3, Z20
-	VPSHUFB     sm4BswapMask<>+0(SB), Z20, Z20
-	VMOVDQU32.Z 1216(DX), K4, Z21
-	VPSHUFB     sm4BswapMask<>+0(SB), Z21, Z21
-	VPUNPCKHDQ  Z19, Z18, Z22
-	VPUNPCKLDQ  Z19, Z18, Z18
-	VPUNPCKLDQ  Z21, Z20, Z23
-	VPUNPCKHDQ  Z21, Z20, Z20
-	VPUNPCKHQDQ Z23, Z18, Z19
-	VPUNPCKLQDQ Z23, Z18, Z18
-	VPUNPCKHQDQ Z20, Z22, Z21
-	VPUNPCKLQDQ Z20, Z22, Z20
-	MOVQ        $0x00000008, DX
-
-encryptBlocksAVX512GFNI_rounds5true:
-	VPBROADCASTD      (AX), Z25
-	VPXORD            Z25, Z3, Z22
-	VPTERNLOGD        $0x96, Z4, Z5, Z22
-	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
-	VPROLD            $0x02, Z22, Z23
-	VPROLD            $0x0a, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z2
-	VPROLD            $0x12, Z22, Z23
-	VPROLD            $0x18, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z22
-	VPXORD            Z22, Z2, Z2
-	VPXORD            Z25, Z7, Z22
-	VPTERNLOGD        $0x96, Z8, Z9, Z22
-	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
-	VPROLD            $0x02, Z22, Z23
-	VPROLD            $0x0a, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z6
-	VPROLD            $0x12, Z22, Z23
-	VPROLD            $0x18, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z22
-	VPXORD            Z22, Z6, Z6
-	VPXORD            Z25, Z11, Z22
-	VPTERNLOGD        $0x96, Z12, Z13, Z22
-	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
-	VPROLD            $0x02, Z22, Z23
-	VPROLD            $0x0a, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z10
-	VPROLD            $0x12, Z22, Z23
-	VPROLD            $0x18, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z22
-	VPXORD            Z22, Z10, Z10
-	VPXORD            Z25, Z15, Z22
-	VPTERNLOGD        $0x96, Z16, Z17, Z22
-	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
-	VPROLD            $0x02, Z22, Z23
-	VPROLD            $0x0a, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z14
-	VPROLD            $0x12, Z22, Z23
-	VPROLD            $0x18, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z22
-	VPXORD            Z22, Z14, Z14
-	VPXORD            Z25, Z19, Z22
-	VPTERNLOGD        $0x96, Z20, Z21, Z22
-	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
-	VPROLD            $0x02, Z22, Z23
-	VPROLD            $0x0a, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z18
-	VPROLD            $0x12, Z22, Z23
-	VPROLD            $0x18, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z22
-	VPXORD            Z22, Z18, Z18
-	VPBROADCASTD      4(AX), Z25
-	VPXORD            Z25, Z4, Z22
-	VPTERNLOGD        $0x96, Z5, Z2, Z22
-	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
-	VPROLD            $0x02, Z22, Z23
-	VPROLD            $0x0a, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z3
-	VPROLD            $0x12, Z22, Z23
-	VPROLD            $0x18, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z22
-	VPXORD            Z22, Z3, Z3
-	VPXORD            Z25, Z8, Z22
-	VPTERNLOGD        $0x96, Z9, Z6, Z22
-	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
-	VPROLD            $0x02, Z22, Z23
-	VPROLD            $0x0a, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z7
-	VPROLD            $0x12, Z22, Z23
-	VPROLD            $0x18, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z22
-	VPXORD            Z22, Z7, Z7
-	VPXORD            Z25, Z12, Z22
-	VPTERNLOGD        $0x96, Z13, Z10, Z22
-	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
-	VPROLD            $0x02, Z22, Z23
-	VPROLD            $0x0a, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z11
-	VPROLD            $0x12, Z22, Z23
-	VPROLD            $0x18, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z22
-	VPXORD            Z22, Z11, Z11
-	VPXORD            Z25, Z16, Z22
-	VPTERNLOGD        $0x96, Z17, Z14, Z22
-	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
-	VPROLD            $0x02, Z22, Z23
-	VPROLD            $0x0a, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z15
-	VPROLD            $0x12, Z22, Z23
-	VPROLD            $0x18, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z22
-	VPXORD            Z22, Z15, Z15
-	VPXORD            Z25, Z20, Z22
-	VPTERNLOGD        $0x96, Z21, Z18, Z22
-	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
-	VPROLD            $0x02, Z22, Z23
-	VPROLD            $0x0a, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z19
-	VPROLD            $0x12, Z22, Z23
-	VPROLD            $0x18, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z22
-	VPXORD            Z22, Z19, Z19
-	VPBROADCASTD      8(AX), Z25
-	VPXORD            Z25, Z5, Z22
-	VPTERNLOGD        $0x96, Z2, Z3, Z22
-	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
-	VPROLD            $0x02, Z22, Z23
-	VPROLD            $0x0a, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z4
-	VPROLD            $0x12, Z22, Z23
-	VPROLD            $0x18, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z22
-	VPXORD            Z22, Z4, Z4
-	VPXORD            Z25, Z9, Z22
-	VPTERNLOGD        $0x96, Z6, Z7, Z22
-	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
-	VPROLD            $0x02, Z22, Z23
-	VPROLD            $0x0a, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z8
-	VPROLD            $0x12, Z22, Z23
-	VPROLD            $0x18, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z22
-	VPXORD            Z22, Z8, Z8
-	VPXORD            Z25, Z13, Z22
-	VPTERNLOGD        $0x96, Z10, Z11, Z22
-	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
-	VPROLD            $0x02, Z22, Z23
-	VPROLD            $0x0a, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z12
-	VPROLD            $0x12, Z22, Z23
-	VPROLD            $0x18, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z22
-	VPXORD            Z22, Z12, Z12
-	VPXORD            Z25, Z17, Z22
-	VPTERNLOGD        $0x96, Z14, Z15, Z22
-	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
-	VPROLD            $0x02, Z22, Z23
-	VPROLD            $0x0a, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z16
-	VPROLD            $0x12, Z22, Z23
-	VPROLD            $0x18, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z22
-	VPXORD            Z22, Z16, Z16
-	VPXORD            Z25, Z21, Z22
-	VPTERNLOGD        $0x96, Z18, Z19, Z22
-	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
-	VPROLD            $0x02, Z22, Z23
-	VPROLD            $0x0a, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z20
-	VPROLD            $0x12, Z22, Z23
-	VPROLD            $0x18, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z22
-	VPXORD            Z22, Z20, Z20
-	VPBROADCASTD      12(AX), Z25
-	VPXORD            Z25, Z2, Z22
-	VPTERNLOGD        $0x96, Z3, Z4, Z22
-	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
-	VPROLD            $0x02, Z22, Z23
-	VPROLD            $0x0a, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z5
-	VPROLD            $0x12, Z22, Z23
-	VPROLD            $0x18, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z22
-	VPXORD            Z22, Z5, Z5
-	VPXORD            Z25, Z6, Z22
-	VPTERNLOGD        $0x96, Z7, Z8, Z22
-	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
-	VPROLD            $0x02, Z22, Z23
-	VPROLD            $0x0a, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z9
-	VPROLD            $0x12, Z22, Z23
-	VPROLD            $0x18, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z22
-	VPXORD            Z22, Z9, Z9
-	VPXORD            Z25, Z10, Z22
-	VPTERNLOGD        $0x96, Z11, Z12, Z22
-	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
-	VPROLD            $0x02, Z22, Z23
-	VPROLD            $0x0a, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z13
-	VPROLD            $0x12, Z22, Z23
-	VPROLD            $0x18, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z22
-	VPXORD            Z22, Z13, Z13
-	VPXORD            Z25, Z14, Z22
-	VPTERNLOGD        $0x96, Z15, Z16, Z22
-	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
-	VPROLD            $0x02, Z22, Z23
-	VPROLD            $0x0a, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z17
-	VPROLD            $0x12, Z22, Z23
-	VPROLD            $0x18, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z22
-	VPXORD            Z22, Z17, Z17
-	VPXORD            Z25, Z18, Z22
-	VPTERNLOGD        $0x96, Z19, Z20, Z22
-	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
-	VPROLD            $0x02, Z22, Z23
-	VPROLD            $0x0a, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z21
-	VPROLD            $0x12, Z22, Z23
-	VPROLD            $0x18, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z22
-	VPXORD            Z22, Z21, Z21
-	ADDQ              $0x10, AX
-	DECQ              DX
-	JNZ               encryptBlocksAVX512GFNI_rounds5true
-	VPUNPCKHDQ        Z4, Z5, Z23
-	VPUNPCKLDQ        Z4, Z5, Z5
-	VPUNPCKLDQ        Z2, Z3, Z24
-	VPUNPCKHDQ        Z2, Z3, Z3
-	VPUNPCKHQDQ       Z24, Z5, Z4
-	VPUNPCKLQDQ       Z24, Z5, Z5
-	VPUNPCKHQDQ       Z3, Z23, Z2
-	VPUNPCKLQDQ       Z3, Z23, Z3
-	VPSHUFB           sm4BswapMask<>+0(SB), Z5, Z5
-	VPSHUFB           sm4BswapMask<>+0(SB), Z4, Z4
-	VPSHUFB           sm4BswapMask<>+0(SB), Z3, Z3
-	VPSHUFB           sm4BswapMask<>+0(SB), Z2, Z2
-	VPUNPCKHDQ        Z8, Z9, Z23
-	VPUNPCKLDQ        Z8, Z9, Z9
-	VPUNPCKLDQ        Z6, Z7, Z24
-	VPUNPCKHDQ        Z6, Z7, Z7
-	VPUNPCKHQDQ       Z24, Z9, Z8
-	VPUNPCKLQDQ       Z24, Z9, Z9
-	VPUNPCKHQDQ       Z7, Z23, Z6
-	VPUNPCKLQDQ       Z7, Z23, Z7
-	VPSHUFB           sm4BswapMask<>+0(SB), Z9, Z9
-	VPSHUFB           sm4BswapMask<>+0(SB), Z8, Z8
-	VPSHUFB           sm4BswapMask<>+0(SB), Z7, Z7
-	VPSHUFB           sm4BswapMask<>+0(SB), Z6, Z6
-	VPUNPCKHDQ        Z12, Z13, Z23
-	VPUNPCKLDQ        Z12, Z13, Z13
-	VPUNPCKLDQ        Z10, Z11, Z24
-	VPUNPCKHDQ        Z10, Z11, Z11
-	VPUNPCKHQDQ       Z24, Z13, Z12
-	VPUNPCKLQDQ       Z24, Z13, Z13
-	VPUNPCKHQDQ       Z11, Z23, Z10
-	VPUNPCKLQDQ       Z11, Z23, Z11
-	VPSHUFB           sm4BswapMask<>+0(SB), Z13, Z13
-	VPSHUFB           sm4BswapMask<>+0(SB), Z12, Z12
-	VPSHUFB           sm4BswapMask<>+0(SB), Z11, Z11
-	VPSHUFB           sm4BswapMask<>+0(SB), Z10, Z10
-	VPUNPCKHDQ        Z16, Z17, Z23
-	VPUNPCKLDQ        Z16, Z17, Z17
-	VPUNPCKLDQ        Z14, Z15, Z24
-	VPUNPCKHDQ        Z14, Z15, Z15
-	VPUNPCKHQDQ       Z24, Z17, Z16
-	VPUNPCKLQDQ       Z24, Z17, Z17
-	VPUNPCKHQDQ       Z15, Z23, Z14
-	VPUNPCKLQDQ       Z15, Z23, Z15
-	VPSHUFB           sm4BswapMask<>+0(SB), Z17, Z17
-	VPSHUFB           sm4BswapMask<>+0(SB), Z16, Z16
-	VPSHUFB           sm4BswapMask<>+0(SB), Z15, Z15
-	VPSHUFB           sm4BswapMask<>+0(SB), Z14, Z14
-	VPUNPCKHDQ        Z20, Z21, Z23
-	VPUNPCKLDQ        Z20, Z21, Z21
-	VPUNPCKLDQ        Z18, Z19, Z24
-	VPUNPCKHDQ        Z18, Z19, Z19
-	VPUNPCKHQDQ       Z24, Z21, Z20
-	VPUNPCKLQDQ       Z24, Z21, Z21
-	VPUNPCKHQDQ       Z19, Z23, Z18
-	VPUNPCKLQDQ       Z19, Z23, Z19
-	VPSHUFB           sm4BswapMask<>+0(SB), Z21, Z21
-	VPSHUFB           sm4BswapMask<>+0(SB), Z20, Z20
-	VPSHUFB           sm4BswapMask<>+0(SB), Z19, Z19
-	VPSHUFB           sm4BswapMask<>+0(SB), Z18, Z18
-	VMOVDQU64         Z5, (CX)
-	VMOVDQU64         Z4, 64(CX)
-	VMOVDQU64         Z3, 128(CX)
-	VMOVDQU64         Z2, 192(CX)
-	VMOVDQU64         Z9, 256(CX)
-	VMOVDQU64         Z8, 320(CX)
-	VMOVDQU64         Z7, 384(CX)
-	VMOVDQU64         Z6, 448(CX)
-	VMOVDQU64         Z13, 512(CX)
-	VMOVDQU64         Z12, 576(CX)
-	VMOVDQU64         Z11, 640(CX)
-	VMOVDQU64         Z10, 704(CX)
-	VMOVDQU64         Z17, 768(CX)
-	VMOVDQU64         Z16, 832(CX)
-	VMOVDQU64         Z15, 896(CX)
-	VMOVDQU64         Z14, 960(CX)
-	VMOVDQU32         Z21, K1, 1024(CX)
-	VMOVDQU32         Z20, K2, 1088(CX)
-	VMOVDQU32         Z19, K3, 1152(CX)
-	VMOVDQU32         Z18, K4, 1216(CX)
-	JMP               encryptBlocksAVX512GFNI_done
-
-encryptBlocksAVX512GFNI_sets6:
-	SUBQ        $0x00000050, BX
-	MOVQ        $0x00000040, SI
-	SUBQ        BX, SI
-	SUBQ        BX, SI
-	SUBQ        BX, SI
-	SUBQ        BX, SI
-	MOVQ        $-1, BX
-	SHRXQ       SI, BX, BX
-	MOVQ        BX, SI
-	KMOVW       SI, K1
-	MOVQ        BX, SI
-	SHRQ        $0x10, SI
-	KMOVW       SI, K2
-	MOVQ        BX, SI
-	SHRQ        $0x20, SI
-	KMOVW       SI, K3
-	SHRQ        $0x30, BX
-	KMOVW       BX, K4
-	VMOVDQU64   (DX), Z2
-	VPSHUFB     sm4BswapMask<>+0(SB), Z2, Z2
-	VMOVDQU64   64(DX), Z3
-	VPSHUFB     sm4BswapMask<>+0(SB), Z3, Z3
-	VMOVDQU64   128(DX), Z4
-	VPSHUFB     sm4BswapMask<>+0(SB), Z4, Z4
-	VMOVDQU64   192(DX), Z5
-	VPSHUFB     sm4BswapMask<>+0(SB), Z5, Z5
-	VPUNPCKHDQ  Z3, Z2, Z6
-	VPUNPCKLDQ  Z3, Z2, Z2
-	VPUNPCKLDQ  Z5, Z4, Z7
-	VPUNPCKHDQ  Z5, Z4, Z4
-	VPUNPCKHQDQ Z7, Z2, Z3
-	VPUNPCKLQDQ Z7, Z2, Z2
-	VPUNPCKHQDQ Z4, Z6, Z5
-	VPUNPCKLQDQ Z4, Z6, Z4
-	VMOVDQU64   256(DX), Z6
-	VPSHUFB     sm4BswapMask<>+0(SB), Z6, Z6
-	VMOVDQU64   320(DX), Z7
-	VPSHUFB     sm4BswapMask<>+0(SB), Z7, Z7
-	VMOVDQU64   384(DX), Z8
-	VPSHUFB     sm4BswapMask<>+0(SB), Z8, Z8
-	VMOVDQU64   448(DX), Z9
-	VPSHUFB     sm4BswapMask<>+0(SB), Z9, Z9
-	VPUNPCKHDQ  Z7, Z6, Z10
-	VPUNPCKLDQ  Z7, Z6, Z6
-	VPUNPCKLDQ  Z9, Z8, Z11
-	VPUNPCKHDQ  Z9, Z8, Z8
-	VPUNPCKHQDQ Z11, Z6, Z7
-	VPUNPCKLQDQ Z11, Z6, Z6
-	VPUNPCKHQDQ Z8, Z10, Z9
-	VPUNPCKLQDQ Z8, Z10, Z8
-	VMOVDQU64   512(DX), Z10
-	VPSHUFB     sm4BswapMask<>+0(SB), Z10, Z10
-	VMOVDQU64   576(DX), Z11
-	VPSHUFB     sm4BswapMask<>+0(SB), Z11, Z11
-	VMOVDQU64   640(DX), Z12
-	VPSHUFB     sm4BswapMask<>+0(SB), Z12, Z12
-	VMOVDQU64   704(DX), Z13
-	VPSHUFB     sm4BswapMask<>+0(SB), Z13, Z13
-	VPUNPCKHDQ  Z11, Z10, Z14
-	VPUNPCKLDQ  Z11, Z10, Z10
-	VPUNPCKLDQ  Z13, Z12, Z15
-	VPUNPCKHDQ  Z13, Z12, Z12
-	VPUNPCKHQDQ Z15, Z10, Z11
-	VPUNPCKLQDQ Z15, Z10, Z10
-	VPUNPCKHQDQ Z12, Z14, Z13
-	VPUNPCKLQDQ Z12, Z14, Z12
-	VMOVDQU64   768(DX), Z14
-	VPSHUFB     sm4BswapMask<>+0(SB), Z14, Z14
-	VMOVDQU64   832(DX), Z15
-	VPSHUFB     sm4BswapMask<>+0(SB), Z15, Z15
-	VMOVDQU64   896(DX), Z16
-	VPSHUFB     sm4BswapMask<>+0(SB), Z16, Z16
-	VMOVDQU64   960(DX), Z17
-	VPSHUFB     sm4BswapMask<>+0(SB), Z17, Z17
-	VPUNPCKHDQ  Z15, Z14, Z18
-	VPUNPCKLDQ  Z15, Z14, Z14
-	VPUNPCKLDQ  Z17, Z16, Z19
-	VPUNPCKHDQ  Z17, Z16, Z16
-	VPUNPCKHQDQ Z19, Z14, Z15
-	VPUNPCKLQDQ Z19, Z14, Z14
-	VPUNPCKHQDQ Z16, Z18, Z17
-	VPUNPCKLQDQ Z16, Z18, Z16
-	VMOVDQU64   1024(DX), Z18
-	VPSHUFB     sm4BswapMask<>+0(SB), Z18, Z18
-	VMOVDQU64   1088(DX), Z19
-	VPSHUFB     sm4BswapMask<>+0(SB), Z19, Z19
-	VMOVDQU64   1152(DX), Z20
-	VPSHUFB     sm4BswapMask<>+0(SB), Z20, Z20
-	VMOVDQU64   1216(DX), Z21
-	VPSHUFB     sm4BswapMask<>+0(SB), Z21, Z21
-	VPUNPCKHDQ  Z19, Z18, Z22
-	VPUNPCKLDQ  Z19, Z18, Z18
-	VPUNPCKLDQ  Z21, Z20, Z23
-	VPUNPCKHDQ  Z21, Z20, Z20
-	VPUNPCKHQDQ Z23, Z18, Z19
-	VPUNPCKLQDQ Z23, Z18, Z18
-	VPUNPCKHQDQ Z20, Z22, Z21
-	VPUNPCKLQDQ Z20, Z22, Z20
-	VMOVDQU32.Z 1280(DX), K1, Z22
-	VPSHUFB     sm4BswapMask<>+0(SB), Z22, Z22
-	VMOVDQU32.Z 1344(DX), K2, Z23
-	VPSHUFB     sm4BswapMask<>+0(SB), Z23, Z23
-	VMOVDQU32.Z 1408(DX), K3, Z24
-	VPSHUFB     sm4BswapMask<>+0(SB), Z24, Z24
-	VMOVDQU32.Z 1472(DX), K4, Z25
-	VPSHUFB     sm4BswapMask<>+0(SB), Z25, Z25
-	VPUNPCKHDQ  Z23, Z22, Z26
-	VPUNPCKLDQ  Z23, Z22, Z22
-	VPUNPCKLDQ  Z25, Z24, Z27
-	VPUNPCKHDQ  Z25, Z24, Z24
-	VPUNPCKHQDQ Z27, Z22, Z23
-	VPUNPCKLQDQ Z27, Z22, Z22
-	VPUNPCKHQDQ Z24, Z26, Z25
-	VPUNPCKLQDQ Z24, Z26, Z24
-	MOVQ        $0x00000008, DX
-
-encryptBlocksAVX512GFNI_rounds6true:
-	VPBROADCASTD      (AX), Z29
-	VPXORD            Z29, Z3, Z26
-	VPTERNLOGD        $0x96, Z4, Z5, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z2
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z2, Z2
-	VPXORD            Z29, Z7, Z26
-	VPTERNLOGD        $0x96, Z8, Z9, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z6
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z6, Z6
-	VPXORD            Z29, Z11, Z26
-	VPTERNLOGD        $0x96, Z12, Z13, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z10
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z10, Z10
-	VPXORD            Z29, Z15, Z26
-	VPTERNLOGD        $0x96, Z16, Z17, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z14
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z14, Z14
-	VPXORD            Z29, Z19, Z26
-	VPTERNLOGD        $0x96, Z20, Z21, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z18
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z18, Z18
-	VPXORD            Z29, Z23, Z26
-	VPTERNLOGD        $0x96, Z24, Z25, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z22
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z22, Z22
-	VPBROADCASTD      4(AX), Z29
-	VPXORD            Z29, Z4, Z26
-	VPTERNLOGD        $0x96, Z5, Z2, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z3
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z3, Z3
-	VPXORD            Z29, Z8, Z26
-	VPTERNLOGD        $0x96, Z9, Z6, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z7
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z7, Z7
-	VPXORD            Z29, Z12, Z26
-	VPTERNLOGD        $0x96, Z13, Z10, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z11
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z11, Z11
-	VPXORD            Z29, Z16, Z26
-	VPTERNLOGD        $0x96, Z17, Z14, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z15
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z15, Z15
-	VPXORD            Z29, Z20, Z26
-	VPTERNLOGD        $0x96, Z21, Z18, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z19
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z19, Z19
-	VPXORD            Z29, Z24, Z26
-	VPTERNLOGD        $0x96, Z25, Z22, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z23
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z23, Z23
-	VPBROADCASTD      8(AX), Z29
-	VPXORD            Z29, Z5, Z26
-	VPTERNLOGD        $0x96, Z2, Z3, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z4
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z4, Z4
-	VPXORD            Z29, Z9, Z26
-	VPTERNLOGD        $0x96, Z6, Z7, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z8
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z8, Z8
-	VPXORD            Z29, Z13, Z26
-	VPTERNLOGD        $0x96, Z10, Z11, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z12
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z12, Z12
-	VPXORD            Z29, Z17, Z26
-	VPTERNLOGD        $0x96, Z14, Z15, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z16
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z16, Z16
-	VPXORD            Z29, Z21, Z26
-	VPTERNLOGD        $0x96, Z18, Z19, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z20
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z20, Z20
-	VPXORD            Z29, Z25, Z26
-	VPTERNLOGD        $0x96, Z22, Z23, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z24
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z24, Z24
-	VPBROADCASTD      12(AX), Z29
-	VPXORD            Z29, Z2, Z26
-	VPTERNLOGD        $0x96, Z3, Z4, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z5
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z5, Z5
-	VPXORD            Z29, Z6, Z26
-	VPTERNLOGD        $0x96, Z7, Z8, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z9
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z9, Z9
-	VPXORD            Z29, Z10, Z26
-	VPTERNLOGD        $0x96, Z11, Z12, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z13
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z13, Z13
-	VPXORD            Z29, Z14, Z26
-	VPTERNLOGD        $0x96, Z15, Z16, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z17
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z17, Z17
-	VPXORD            Z29, Z18, Z26
-	VPTERNLOGD        $0x96, Z19, Z20, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z21
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z21, Z21
-	VPXORD            Z29, Z22, Z26
-	VPTERNLOGD        $0x96, Z23, Z24, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z25
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z25, Z25
-	ADDQ              $0x10, AX
-	DECQ              DX
-	JNZ               encryptBlocksAVX512GFNI_rounds6true
-	VPUNPCKHDQ        Z4, Z5, Z27
-	VPUNPCKLDQ        Z4, Z5, Z5
-	VPUNPCKLDQ        Z2, Z3, Z28
-	VPUNPCKHDQ        Z2, Z3, Z3
-	VPUNPCKHQDQ       Z28, Z5, Z4
-	VPUNPCKLQDQ       Z28, Z5, Z5
-	VPUNPCKHQDQ       Z3, Z27, Z2
-	VPUNPCKLQDQ       Z3, Z27, Z3
-	VPSHUFB           sm4BswapMask<>+0(SB), Z5, Z5
-	VPSHUFB           sm4BswapMask<>+0(SB), Z4, Z4
-	VPSHUFB           sm4BswapMask<>+0(SB), Z3, Z3
-	VPSHUFB           sm4BswapMask<>+0(SB), Z2, Z2
-	VPUNPCKHDQ        Z8, Z9, Z27
-	VPUNPCKLDQ        Z8, Z9, Z9
-	VPUNPCKLDQ        Z6, Z7, Z28
-	VPUNPCKHDQ        Z6, Z7, Z7
-	VPUNPCKHQDQ       Z28, Z9, Z8
-	VPUNPCKLQDQ       Z28, Z9, Z9
-	VPUNPCKHQDQ       Z7, Z27, Z6
-	VPUNPCKLQDQ       Z7, Z27, Z7
-	VPSHUFB           sm4BswapMask<>+0(SB), Z9, Z9
-	VPSHUFB           sm4BswapMask<>+0(SB), Z8, Z8
-	VPSHUFB           sm4BswapMask<>+0(SB), Z7, Z7
-	VPSHUFB           sm4BswapMask<>+0(SB), Z6, Z6
-	VPUNPCKHDQ        Z12, Z13, Z27
-	VPUNPCKLDQ        Z12, Z13, Z13
-	VPUNPCKLDQ        Z10, Z11, Z28
-	VPUNPCKHDQ        Z10, Z11, Z11
-	VPUNPCKHQDQ       Z28, Z13, Z12
-	VPUNPCKLQDQ       Z28, Z13, Z13
-	VPUNPCKHQDQ       Z11, Z27, Z10
-	VPUNPCKLQDQ       Z11, Z27, Z11
-	VPSHUFB           sm4BswapMask<>+0(SB), Z13, Z13
-	VPSHUFB           sm4BswapMask<>+0(SB), Z12, Z12
-	VPSHUFB           sm4BswapMask<>+0(SB), Z11, Z11
-	VPSHUFB           sm4BswapMask<>+0(SB), Z10, Z10
-	VPUNPCKHDQ        Z16, Z17, Z27
-	VPUNPCKLDQ        Z16, Z17, Z17
-	VPUNPCKLDQ        Z14, Z15, Z28
-	VPUNPCKHDQ        Z14, Z15, Z15
-	VPUNPCKHQDQ       Z28, Z17, Z16
-	VPUNPCKLQDQ       Z28, Z17, Z17
-	VPUNPCKHQDQ       Z15, Z27, Z14
-	VPUNPCKLQDQ       Z15, Z27, Z15
-	VPSHUFB           sm4BswapMask<>+0(SB), Z17, Z17
-	VPSHUFB           sm4BswapMask<>+0(SB), Z16, Z16
-	VPSHUFB           sm4BswapMask<>+0(SB), Z15, Z15
-	VPSHUFB           sm4BswapMask<>+0(SB), Z14, Z14
-	VPUNPCKHDQ        Z20, Z21, Z27
-	VPUNPCKLDQ        Z20, Z21, Z21
-	VPUNPCKLDQ        Z18, Z19, Z28
-	VPUNPCKHDQ        Z18, Z19, Z19
-	VPUNPCKHQDQ       Z28, Z21, Z20
-	VPUNPCKLQDQ       Z28, Z21, Z21
-	VPUNPCKHQDQ       Z19, Z27, Z18
-	VPUNPCKLQDQ       Z19, Z27, Z19
-	VPSHUFB           sm4BswapMask<>+0(SB), Z21, Z21
-	VPSHUFB           sm4BswapMask<>+0(SB), Z20, Z20
-	VPSHUFB           sm4BswapMask<>+0(SB), Z19, Z19
-	VPSHUFB           sm4BswapMask<>+0(SB), Z18, Z18
-	VPUNPCKHDQ        Z24, Z25, Z27
-	VPUNPCKLDQ        Z24, Z25, Z25
-	VPUNPCKLDQ        Z22, Z23, Z28
-	VPUNPCKHDQ        Z22, Z23, Z23
-	VPUNPCKHQDQ       Z28, Z25, Z24
-	VPUNPCKLQDQ       Z28, Z25, Z25
-	VPUNPCKHQDQ       Z23, Z27, Z22
-	VPUNPCKLQDQ       Z23, Z27, Z23
-	VPSHUFB           sm4BswapMask<>+0(SB), Z25, Z25
-	VPSHUFB           sm4BswapMask<>+0(SB), Z24, Z24
-	VPSHUFB           sm4BswapMask<>+0(SB), Z23, Z23
-	VPSHUFB           sm4BswapMask<>+0(SB), Z22, Z22
-	VMOVDQU64         Z5, (CX)
-	VMOVDQU64         Z4, 64(CX)
-	VMOVDQU64         Z3, 128(CX)
-	VMOVDQU64         Z2, 192(CX)
-	VMOVDQU64         Z9, 256(CX)
-	VMOVDQU64         Z8, 320(CX)
-	VMOVDQU64         Z7, 384(CX)
-	VMOVDQU64         Z6, 448(CX)
-	VMOVDQU64         Z13, 512(CX)
-	VMOVDQU64         Z12, 576(CX)
-	VMOVDQU64         Z11, 640(CX)
-	VMOVDQU64         Z10, 704(CX)
-	VMOVDQU64         Z17, 768(CX)
-	VMOVDQU64         Z16, 832(CX)
-	VMOVDQU64         Z15, 896(CX)
-	VMOVDQU64         Z14, 960(CX)
-	VMOVDQU64         Z21, 1024(CX)
-	VMOVDQU64         Z20, 1088(CX)
-	VMOVDQU64         Z19, 1152(CX)
-	VMOVDQU64         Z18, 1216(CX)
-	VMOVDQU32         Z25, K1, 1280(CX)
-	VMOVDQU32         Z24, K2, 1344(CX)
-	VMOVDQU32         Z23, K3, 1408(CX)
-	VMOVDQU32         Z22, K4, 1472(CX)
+encryptBlocksAVX512GFNI_rounds1:
+	VPXORD                 Z9, Z13, Z1
+	VMOVDQA64              Z1, Z17
+	VPTERNLOGD.BCST        $0x96, (AX), Z5, Z17
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z17, Z17
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z17, Z18
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z17, Z17
+	VPXORD                 Z10, Z14, Z19
+	VMOVDQA64              Z19, Z20
+	VPTERNLOGD.BCST        $0x96, 128(AX), Z6, Z20
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z20, Z20
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z20, Z21
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z20, Z20
+	VPXORD                 Z11, Z16, Z22
+	VMOVDQA64              Z22, Z23
+	VPTERNLOGD.BCST        $0x96, 256(AX), Z15, Z23
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z23, Z23
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z23, Z24
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z23, Z23
+	VPXORD                 Z12, Z0, Z25
+	VMOVDQA64              Z25, Z26
+	VPTERNLOGD.BCST        $0x96, 384(AX), Z8, Z26
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z26, Z26
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z26, Z27
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z26, Z26
+	VPTERNLOGD             $0x96, Z18, Z26, Z3
+	VPTERNLOGD             $0x96, Z21, Z20, Z3
+	VPTERNLOGD             $0x96, Z24, Z23, Z3
+	VPTERNLOGD             $0x96, Z21, Z17, Z2
+	VPTERNLOGD             $0x96, Z24, Z23, Z2
+	VPTERNLOGD             $0x96, Z27, Z26, Z2
+	VPTERNLOGD             $0x96, Z24, Z20, Z7
+	VPTERNLOGD             $0x96, Z27, Z26, Z7
+	VPTERNLOGD             $0x96, Z18, Z17, Z7
+	VPTERNLOGD             $0x96, Z27, Z23, Z4
+	VPTERNLOGD             $0x96, Z18, Z17, Z4
+	VPTERNLOGD             $0x96, Z21, Z20, Z4
+	VPTERNLOGD.BCST        $0x96, 4(AX), Z3, Z1
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z1, Z1
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z1, Z17
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z1, Z1
+	VPTERNLOGD.BCST        $0x96, 132(AX), Z2, Z19
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z19, Z19
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z19, Z18
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z19, Z19
+	VPTERNLOGD.BCST        $0x96, 260(AX), Z7, Z22
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z22, Z22
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z22, Z20
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z22, Z22
+	VPTERNLOGD.BCST        $0x96, 388(AX), Z4, Z25
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z25, Z25
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z25, Z21
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z25, Z25
+	VPTERNLOGD             $0x96, Z17, Z25, Z5
+	VPTERNLOGD             $0x96, Z18, Z19, Z5
+	VPTERNLOGD             $0x96, Z20, Z22, Z5
+	VPTERNLOGD             $0x96, Z18, Z1, Z6
+	VPTERNLOGD             $0x96, Z20, Z22, Z6
+	VPTERNLOGD             $0x96, Z21, Z25, Z6
+	VPTERNLOGD             $0x96, Z20, Z19, Z15
+	VPTERNLOGD             $0x96, Z21, Z25, Z15
+	VPTERNLOGD             $0x96, Z17, Z1, Z15
+	VPTERNLOGD             $0x96, Z21, Z22, Z8
+	VPTERNLOGD             $0x96, Z17, Z1, Z8
+	VPTERNLOGD             $0x96, Z18, Z19, Z8
+	VPXORD                 Z3, Z5, Z1
+	VMOVDQA64              Z1, Z17
+	VPTERNLOGD.BCST        $0x96, 8(AX), Z13, Z17
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z17, Z17
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z17, Z18
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z17, Z17
+	VPXORD                 Z2, Z6, Z19
+	VMOVDQA64              Z19, Z20
+	VPTERNLOGD.BCST        $0x96, 136(AX), Z14, Z20
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z20, Z20
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z20, Z21
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z20, Z20
+	VPXORD                 Z7, Z15, Z22
+	VMOVDQA64              Z22, Z23
+	VPTERNLOGD.BCST        $0x96, 264(AX), Z16, Z23
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z23, Z23
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z23, Z24
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z23, Z23
+	VPXORD                 Z4, Z8, Z25
+	VMOVDQA64              Z25, Z26
+	VPTERNLOGD.BCST        $0x96, 392(AX), Z0, Z26
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z26, Z26
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z26, Z27
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z26, Z26
+	VPTERNLOGD             $0x96, Z18, Z26, Z9
+	VPTERNLOGD             $0x96, Z21, Z20, Z9
+	VPTERNLOGD             $0x96, Z24, Z23, Z9
+	VPTERNLOGD             $0x96, Z21, Z17, Z10
+	VPTERNLOGD             $0x96, Z24, Z23, Z10
+	VPTERNLOGD             $0x96, Z27, Z26, Z10
+	VPTERNLOGD             $0x96, Z24, Z20, Z11
+	VPTERNLOGD             $0x96, Z27, Z26, Z11
+	VPTERNLOGD             $0x96, Z18, Z17, Z11
+	VPTERNLOGD             $0x96, Z27, Z23, Z12
+	VPTERNLOGD             $0x96, Z18, Z17, Z12
+	VPTERNLOGD             $0x96, Z21, Z20, Z12
+	VPTERNLOGD.BCST        $0x96, 12(AX), Z9, Z1
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z1, Z1
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z1, Z17
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z1, Z1
+	VPTERNLOGD.BCST        $0x96, 140(AX), Z10, Z19
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z19, Z19
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z19, Z18
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z19, Z19
+	VPTERNLOGD.BCST        $0x96, 268(AX), Z11, Z22
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z22, Z22
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z22, Z20
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z22, Z22
+	VPTERNLOGD.BCST        $0x96, 396(AX), Z12, Z25
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z25, Z25
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z25, Z21
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z25, Z25
+	VPTERNLOGD             $0x96, Z17, Z25, Z13
+	VPTERNLOGD             $0x96, Z18, Z19, Z13
+	VPTERNLOGD             $0x96, Z20, Z22, Z13
+	VPTERNLOGD             $0x96, Z18, Z1, Z14
+	VPTERNLOGD             $0x96, Z20, Z22, Z14
+	VPTERNLOGD             $0x96, Z21, Z25, Z14
+	VPTERNLOGD             $0x96, Z20, Z19, Z16
+	VPTERNLOGD             $0x96, Z21, Z25, Z16
+	VPTERNLOGD             $0x96, Z17, Z1, Z16
+	VPTERNLOGD             $0x96, Z21, Z22, Z0
+	VPTERNLOGD             $0x96, Z17, Z1, Z0
+	VPTERNLOGD             $0x96, Z18, Z19, Z0
+	ADDQ                   $0x10, AX
+	DECQ                   DX
+	JNZ                    encryptBlocksAVX512GFNI_rounds1
+	VPUNPCKLBW             Z14, Z13, Z1
+	VPUNPCKHBW             Z14, Z13, Z13
+	VPUNPCKLBW             Z6, Z5, Z14
+	VPUNPCKHBW             Z6, Z5, Z5
+	VPUNPCKLBW             Z10, Z9, Z6
+	VPUNPCKHBW             Z10, Z9, Z9
+	VPUNPCKLBW             Z2, Z3, Z10
+	VPUNPCKHBW             Z2, Z3, Z2
+	VPUNPCKLBW             Z0, Z16, Z3
+	VPUNPCKHBW             Z0, Z16, Z0
+	VPUNPCKLBW             Z8, Z15, Z16
+	VPUNPCKHBW             Z8, Z15, Z8
+	VPUNPCKLBW             Z12, Z11, Z15
+	VPUNPCKHBW             Z12, Z11, Z11
+	VPUNPCKLBW             Z4, Z7, Z12
+	VPUNPCKHBW             Z4, Z7, Z4
+	VPUNPCKLWD             Z3, Z1, Z7
+	VPUNPCKHWD             Z3, Z1, Z1
+	VPUNPCKLWD             Z0, Z13, Z3
+	VPUNPCKHWD             Z0, Z13, Z0
+	VPUNPCKLWD             Z16, Z14, Z13
+	VPUNPCKHWD             Z16, Z14, Z14
+	VPUNPCKLWD             Z8, Z5, Z16
+	VPUNPCKHWD             Z8, Z5, Z5
+	VPUNPCKLWD             Z15, Z6, Z8
+	VPUNPCKHWD             Z15, Z6, Z6
+	VPUNPCKLWD             Z11, Z9, Z15
+	VPUNPCKHWD             Z11, Z9, Z9
+	VPUNPCKLWD             Z12, Z10, Z11
+	VPUNPCKHWD             Z12, Z10, Z10
+	VPUNPCKLWD             Z4, Z2, Z12
+	VPUNPCKHWD             Z4, Z2, Z2
+	VPUNPCKLDQ             Z8, Z7, Z4
+	VPUNPCKHDQ             Z8, Z7, Z7
+	VPUNPCKLDQ             Z6, Z1, Z8
+	VPUNPCKHDQ             Z6, Z1, Z1
+	VPUNPCKLDQ             Z15, Z3, Z6
+	VPUNPCKHDQ             Z15, Z3, Z3
+	VPUNPCKLDQ             Z9, Z0, Z15
+	VPUNPCKHDQ             Z9, Z0, Z0
+	VPUNPCKLDQ             Z11, Z13, Z9
+	VPUNPCKHDQ             Z11, Z13, Z11
+	VPUNPCKLDQ             Z10, Z14, Z13
+	VPUNPCKHDQ             Z10, Z14, Z10
+	VPUNPCKLDQ             Z12, Z16, Z14
+	VPUNPCKHDQ             Z12, Z16, Z12
+	VPUNPCKLDQ             Z2, Z5, Z16
+	VPUNPCKHDQ             Z2, Z5, Z2
+	VPUNPCKLQDQ            Z9, Z4, Z5
+	VPUNPCKHQDQ            Z9, Z4, Z4
+	VPUNPCKLQDQ            Z11, Z7, Z9
+	VPUNPCKHQDQ            Z11, Z7, Z7
+	VPUNPCKLQDQ            Z13, Z8, Z11
+	VPUNPCKHQDQ            Z13, Z8, Z8
+	VPUNPCKLQDQ            Z10, Z1, Z13
+	VPUNPCKHQDQ            Z10, Z1, Z1
+	VPUNPCKLQDQ            Z14, Z6, Z10
+	VPUNPCKHQDQ            Z14, Z6, Z6
+	VPUNPCKLQDQ            Z12, Z3, Z14
+	VPUNPCKHQDQ            Z12, Z3, Z3
+	VPUNPCKLQDQ            Z16, Z15, Z12
+	VPUNPCKHQDQ            Z16, Z15, Z15
+	VPUNPCKLQDQ            Z2, Z0, Z16
+	VPUNPCKHQDQ            Z2, Z0, Z0
+	KMOVB                  512(SP), K1
+	VMOVDQU64              Z5, K1, (CX)
+	KMOVB                  513(SP), K1
+	VMOVDQU64              Z4, K1, 64(CX)
+	KMOVB                  514(SP), K1
+	VMOVDQU64              Z9, K1, 128(CX)
+	KMOVB                  515(SP), K1
+	VMOVDQU64              Z7, K1, 192(CX)
+	KMOVB                  516(SP), K1
+	VMOVDQU64              Z11, K1, 256(CX)
+	KMOVB                  517(SP), K1
+	VMOVDQU64              Z8, K1, 320(CX)
+	KMOVB                  518(SP), K1
+	VMOVDQU64              Z13, K1, 384(CX)
+	KMOVB                  519(SP), K1
+	VMOVDQU64              Z1, K1, 448(CX)
+	KMOVB                  520(SP), K1
+	VMOVDQU64              Z10, K1, 512(CX)
+	KMOVB                  521(SP), K1
+	VMOVDQU64              Z6, K1, 576(CX)
+	KMOVB                  522(SP), K1
+	VMOVDQU64              Z14, K1, 640(CX)
+	KMOVB                  523(SP), K1
+	VMOVDQU64              Z3, K1, 704(CX)
+	KMOVB                  524(SP), K1
+	VMOVDQU64              Z12, K1, 768(CX)
+	KMOVB                  525(SP), K1
+	VMOVDQU64              Z15, K1, 832(CX)
+	KMOVB                  526(SP), K1
+	VMOVDQU64              Z16, K1, 896(CX)
+	KMOVB                  527(SP), K1
+	VMOVDQU64              Z0, K1, 960(CX)
 
 encryptBlocksAVX512GFNI_done:
 	VZEROUPPER
 	RET
 
 // func xorKeyStreamAVX512GFNI(rk *[32]uint32, ctr *[16]byte, dst *byte, src *byte, nblocks int)
-// Requires: AVX, AVX512BW, AVX512F, BMI2, GFNI
-TEXT ·xorKeyStreamAVX512GFNI(SB), NOSPLIT, $256-40
-	MOVQ         rk+0(FP), AX
-	MOVQ         dst+16(FP), CX
-	MOVQ         src+24(FP), DX
-	MOVQ         nblocks+32(FP), BX
-	MOVQ         ctr+8(FP), SI
-	VPBROADCASTQ sm4PreMatrix<>+0(SB), Z0
-	VPBROADCASTQ sm4PostMatrix<>+0(SB), Z1
-
-	// Counter words 0-2 broadcast, word 3 (the inc32 counter) broadcast; all byte-swapped to native order.
-	VMOVDQU      (SI), X2
-	VPSHUFB      sm4BswapMask<>+0(SB), X2, X2
-	VPSHUFD      $0x00, X2, X3
-	VPBROADCASTD X3, Z3
-	VMOVDQU64    Z3, (SP)
-	VPSHUFD      $0x55, X2, X3
-	VPBROADCASTD X3, Z3
-	VMOVDQU64    Z3, 64(SP)
-	VPSHUFD      $0xaa, X2, X3
-	VPBROADCASTD X3, Z3
-	VMOVDQU64    Z3, 128(SP)
-	VPSHUFD      $0xff, X2, X3
-	VPBROADCASTD X3, Z2
-	VMOVDQU64    Z2, 192(SP)
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, BMI2, CMOV, GFNI
+TEXT ·xorKeyStreamAVX512GFNI(SB), NOSPLIT, $1568-40
+	MOVQ      rk+0(FP), AX
+	MOVQ      ctr+8(FP), CX
+	MOVQ      dst+16(FP), DX
+	MOVQ      src+24(FP), BX
+	MOVQ      nblocks+32(FP), SI
+	MOVL      12(CX), DI
+	BSWAPL    DI
+	VMOVDQU64 (AX), Z0
+	VMOVDQU64 64(AX), Z1
+	VPSHUFB   sm4BSKeySplit<>+0(SB), Z0, Z2
+	VMOVDQU64 Z2, (SP)
+	VPSHUFB   sm4BSKeySplit<>+0(SB), Z1, Z2
+	VMOVDQU64 Z2, 64(SP)
+	VPSHUFB   sm4BSKeySplit<>+64(SB), Z0, Z2
+	VMOVDQU64 Z2, 128(SP)
+	VPSHUFB   sm4BSKeySplit<>+64(SB), Z1, Z2
+	VMOVDQU64 Z2, 192(SP)
+	VPSHUFB   sm4BSKeySplit<>+128(SB), Z0, Z2
+	VMOVDQU64 Z2, 256(SP)
+	VPSHUFB   sm4BSKeySplit<>+128(SB), Z1, Z2
+	VMOVDQU64 Z2, 320(SP)
+	VPSHUFB   sm4BSKeySplit<>+192(SB), Z0, Z2
+	VMOVDQU64 Z2, 384(SP)
+	VPSHUFB   sm4BSKeySplit<>+192(SB), Z1, Z2
+	VMOVDQU64 Z2, 448(SP)
 
 xorKeyStreamAVX512GFNI_loop:
-	CMPQ      BX, $0x00000060
-	JB        xorKeyStreamAVX512GFNI_partial
-	VMOVDQU64 (SP), Z2
-	VMOVDQU64 64(SP), Z3
-	VMOVDQU64 128(SP), Z4
-	VMOVDQU64 192(SP), Z5
-	VPADDD    sm4CtrOffsets16<>+0(SB), Z5, Z5
-	VMOVDQU64 (SP), Z6
-	VMOVDQU64 64(SP), Z7
-	VMOVDQU64 128(SP), Z8
-	VMOVDQU64 192(SP), Z9
-	VPADDD    sm4CtrOffsets16<>+64(SB), Z9, Z9
-	VMOVDQU64 (SP), Z10
-	VMOVDQU64 64(SP), Z11
-	VMOVDQU64 128(SP), Z12
-	VMOVDQU64 192(SP), Z13
-	VPADDD    sm4CtrOffsets16<>+128(SB), Z13, Z13
-	VMOVDQU64 (SP), Z14
-	VMOVDQU64 64(SP), Z15
-	VMOVDQU64 128(SP), Z16
-	VMOVDQU64 192(SP), Z17
-	VPADDD    sm4CtrOffsets16<>+192(SB), Z17, Z17
-	VMOVDQU64 (SP), Z18
-	VMOVDQU64 64(SP), Z19
-	VMOVDQU64 128(SP), Z20
-	VMOVDQU64 192(SP), Z21
-	VPADDD    sm4CtrOffsets16<>+256(SB), Z21, Z21
-	VMOVDQU64 (SP), Z22
-	VMOVDQU64 64(SP), Z23
-	VMOVDQU64 128(SP), Z24
-	VMOVDQU64 192(SP), Z25
-	VPADDD    sm4CtrOffsets16<>+320(SB), Z25, Z25
-	VMOVDQU64 192(SP), Z26
-	VPADDD    sm4Inc96<>+0(SB), Z26, Z26
-	VMOVDQU64 Z26, 192(SP)
-	MOVQ      AX, SI
-	MOVQ      $0x00000008, DI
+	TESTQ        SI, SI
+	JLE          xorKeyStreamAVX512GFNI_done
+	CMPQ         SI, $0x40
+	JLE          xorKeyStreamAVX512GFNI_single
+	MOVQ         $0x00000080, AX
+	CMPQ         SI, AX
+	CMOVQLT      SI, AX
+	XORQ         R10, R10
+	MOVQ         $0x00000040, R11
+	LEAQ         (AX)(AX*1), R8
+	CMPQ         R8, R11
+	CMOVQGT      R11, R8
+	TESTQ        R8, R8
+	CMOVQLT      R10, R8
+	MOVQ         $-1, R9
+	BZHIQ        R8, R9, R9
+	MOVQ         R9, 512(SP)
+	LEAQ         -64(AX)(AX*1), R8
+	CMPQ         R8, R11
+	CMOVQGT      R11, R8
+	TESTQ        R8, R8
+	CMOVQLT      R10, R8
+	MOVQ         $-1, R9
+	BZHIQ        R8, R9, R9
+	MOVQ         R9, 520(SP)
+	LEAQ         -128(AX)(AX*1), R8
+	CMPQ         R8, R11
+	CMOVQGT      R11, R8
+	TESTQ        R8, R8
+	CMOVQLT      R10, R8
+	MOVQ         $-1, R9
+	BZHIQ        R8, R9, R9
+	MOVQ         R9, 528(SP)
+	LEAQ         -192(AX)(AX*1), R8
+	CMPQ         R8, R11
+	CMOVQGT      R11, R8
+	TESTQ        R8, R8
+	CMOVQLT      R10, R8
+	MOVQ         $-1, R9
+	BZHIQ        R8, R9, R9
+	MOVQ         R9, 536(SP)
+	VPBROADCASTB (CX), Z0
+	VPBROADCASTB 1(CX), Z1
+	VPBROADCASTB 2(CX), Z2
+	VPBROADCASTB 3(CX), Z3
+	VPBROADCASTB 4(CX), Z4
+	VPBROADCASTB 5(CX), Z5
+	VPBROADCASTB 6(CX), Z6
+	VPBROADCASTB 7(CX), Z7
+	VPBROADCASTB 8(CX), Z8
+	VPBROADCASTB 9(CX), Z9
+	VPBROADCASTB 10(CX), Z10
+	VPBROADCASTB 11(CX), Z11
+	LEAL         64(DI), AX
+	VPBROADCASTD AX, Z12
+	VPADDD       sm4BSCtrIndex<>+0(SB), Z12, Z13
+	VPSHUFB      sm4BSCtrBytes<>+0(SB), Z13, Z13
+	VPADDD       sm4BSCtrIndex<>+64(SB), Z12, Z14
+	VPSHUFB      sm4BSCtrBytes<>+0(SB), Z14, Z14
+	VPADDD       sm4BSCtrIndex<>+128(SB), Z12, Z15
+	VPSHUFB      sm4BSCtrBytes<>+0(SB), Z15, Z15
+	VPADDD       sm4BSCtrIndex<>+192(SB), Z12, Z12
+	VPSHUFB      sm4BSCtrBytes<>+0(SB), Z12, Z12
+	VMOVDQU64    sm4BSCtrPerm<>+192(SB), Z16
+	VPERMI2D     Z14, Z13, Z16
+	VMOVDQU64    sm4BSCtrPerm<>+192(SB), Z17
+	VPERMI2D     Z12, Z15, Z17
+	VSHUFI64X2   $0x44, Z17, Z16, Z16
+	VMOVDQU64    sm4BSCtrPerm<>+128(SB), Z17
+	VPERMI2D     Z14, Z13, Z17
+	VMOVDQU64    sm4BSCtrPerm<>+128(SB), Z18
+	VPERMI2D     Z12, Z15, Z18
+	VSHUFI64X2   $0x44, Z18, Z17, Z17
+	VMOVDQU64    sm4BSCtrPerm<>+64(SB), Z18
+	VPERMI2D     Z14, Z13, Z18
+	VMOVDQU64    sm4BSCtrPerm<>+64(SB), Z19
+	VPERMI2D     Z12, Z15, Z19
+	VSHUFI64X2   $0x44, Z19, Z18, Z18
+	VMOVDQU64    sm4BSCtrPerm<>+0(SB), Z19
+	VPERMI2D     Z14, Z13, Z19
+	VMOVDQU64    sm4BSCtrPerm<>+0(SB), Z13
+	VPERMI2D     Z12, Z15, Z13
+	VSHUFI64X2   $0x44, Z13, Z19, Z12
+	VMOVDQU64    Z0, 544(SP)
+	VMOVDQU64    Z1, 608(SP)
+	VMOVDQU64    Z2, 672(SP)
+	VMOVDQU64    Z3, 736(SP)
+	VMOVDQU64    Z4, 800(SP)
+	VMOVDQU64    Z5, 864(SP)
+	VMOVDQU64    Z6, 928(SP)
+	VMOVDQU64    Z7, 992(SP)
+	VMOVDQU64    Z8, 1056(SP)
+	VMOVDQU64    Z9, 1120(SP)
+	VMOVDQU64    Z10, 1184(SP)
+	VMOVDQU64    Z11, 1248(SP)
+	VMOVDQU64    Z16, 1312(SP)
+	VMOVDQU64    Z17, 1376(SP)
+	VMOVDQU64    Z18, 1440(SP)
+	VMOVDQU64    Z12, 1504(SP)
+	VPBROADCASTB (CX), Z0
+	VPBROADCASTB 1(CX), Z1
+	VPBROADCASTB 2(CX), Z2
+	VPBROADCASTB 3(CX), Z3
+	VPBROADCASTB 4(CX), Z4
+	VPBROADCASTB 5(CX), Z5
+	VPBROADCASTB 6(CX), Z6
+	VPBROADCASTB 7(CX), Z7
+	VPBROADCASTB 8(CX), Z8
+	VPBROADCASTB 9(CX), Z9
+	VPBROADCASTB 10(CX), Z10
+	VPBROADCASTB 11(CX), Z11
+	VPBROADCASTD DI, Z12
+	VPADDD       sm4BSCtrIndex<>+0(SB), Z12, Z13
+	VPSHUFB      sm4BSCtrBytes<>+0(SB), Z13, Z13
+	VPADDD       sm4BSCtrIndex<>+64(SB), Z12, Z14
+	VPSHUFB      sm4BSCtrBytes<>+0(SB), Z14, Z14
+	VPADDD       sm4BSCtrIndex<>+128(SB), Z12, Z15
+	VPSHUFB      sm4BSCtrBytes<>+0(SB), Z15, Z15
+	VPADDD       sm4BSCtrIndex<>+192(SB), Z12, Z12
+	VPSHUFB      sm4BSCtrBytes<>+0(SB), Z12, Z12
+	VMOVDQU64    sm4BSCtrPerm<>+192(SB), Z16
+	VPERMI2D     Z14, Z13, Z16
+	VMOVDQU64    sm4BSCtrPerm<>+192(SB), Z17
+	VPERMI2D     Z12, Z15, Z17
+	VSHUFI64X2   $0x44, Z17, Z16, Z16
+	VMOVDQU64    sm4BSCtrPerm<>+128(SB), Z17
+	VPERMI2D     Z14, Z13, Z17
+	VMOVDQU64    sm4BSCtrPerm<>+128(SB), Z18
+	VPERMI2D     Z12, Z15, Z18
+	VSHUFI64X2   $0x44, Z18, Z17, Z17
+	VMOVDQU64    sm4BSCtrPerm<>+64(SB), Z18
+	VPERMI2D     Z14, Z13, Z18
+	VMOVDQU64    sm4BSCtrPerm<>+64(SB), Z19
+	VPERMI2D     Z12, Z15, Z19
+	VSHUFI64X2   $0x44, Z19, Z18, Z18
+	VMOVDQU64    sm4BSCtrPerm<>+0(SB), Z19
+	VPERMI2D     Z14, Z13, Z19
+	VMOVDQU64    sm4BSCtrPerm<>+0(SB), Z13
+	VPERMI2D     Z12, Z15, Z13
+	VSHUFI64X2   $0x44, Z13, Z19, Z12
+	LEAQ         (SP), AX
+	MOVQ         $0x00000008, R8
 
-xorKeyStreamAVX512GFNI_rounds6false:
-	VPBROADCASTD      (SI), Z29
-	VPXORD            Z29, Z3, Z26
-	VPTERNLOGD        $0x96, Z4, Z5, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z2
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z2, Z2
-	VPXORD            Z29, Z7, Z26
-	VPTERNLOGD        $0x96, Z8, Z9, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z6
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z6, Z6
-	VPXORD            Z29, Z11, Z26
-	VPTERNLOGD        $0x96, Z12, Z13, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z10
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z10, Z10
-	VPXORD            Z29, Z15, Z26
-	VPTERNLOGD        $0x96, Z16, Z17, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z14
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z14, Z14
-	VPXORD            Z29, Z19, Z26
-	VPTERNLOGD        $0x96, Z20, Z21, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z18
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z18, Z18
-	VPXORD            Z29, Z23, Z26
-	VPTERNLOGD        $0x96, Z24, Z25, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z22
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z22, Z22
-	VPBROADCASTD      4(SI), Z29
-	VPXORD            Z29, Z4, Z26
-	VPTERNLOGD        $0x96, Z5, Z2, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z3
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z3, Z3
-	VPXORD            Z29, Z8, Z26
-	VPTERNLOGD        $0x96, Z9, Z6, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z7
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z7, Z7
-	VPXORD            Z29, Z12, Z26
-	VPTERNLOGD        $0x96, Z13, Z10, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z11
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z11, Z11
-	VPXORD            Z29, Z16, Z26
-	VPTERNLOGD        $0x96, Z17, Z14, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z15
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z15, Z15
-	VPXORD            Z29, Z20, Z26
-	VPTERNLOGD        $0x96, Z21, Z18, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z19
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z19, Z19
-	VPXORD            Z29, Z24, Z26
-	VPTERNLOGD        $0x96, Z25, Z22, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z23
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z23, Z23
-	VPBROADCASTD      8(SI), Z29
-	VPXORD            Z29, Z5, Z26
-	VPTERNLOGD        $0x96, Z2, Z3, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z4
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z4, Z4
-	VPXORD            Z29, Z9, Z26
-	VPTERNLOGD        $0x96, Z6, Z7, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z8
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z8, Z8
-	VPXORD            Z29, Z13, Z26
-	VPTERNLOGD        $0x96, Z10, Z11, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z12
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z12, Z12
-	VPXORD            Z29, Z17, Z26
-	VPTERNLOGD        $0x96, Z14, Z15, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z16
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z16, Z16
-	VPXORD            Z29, Z21, Z26
-	VPTERNLOGD        $0x96, Z18, Z19, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z20
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z20, Z20
-	VPXORD            Z29, Z25, Z26
-	VPTERNLOGD        $0x96, Z22, Z23, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z24
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z24, Z24
-	VPBROADCASTD      12(SI), Z29
-	VPXORD            Z29, Z2, Z26
-	VPTERNLOGD        $0x96, Z3, Z4, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z5
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z5, Z5
-	VPXORD            Z29, Z6, Z26
-	VPTERNLOGD        $0x96, Z7, Z8, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z9
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z9, Z9
-	VPXORD            Z29, Z10, Z26
-	VPTERNLOGD        $0x96, Z11, Z12, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z13
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z13, Z13
-	VPXORD            Z29, Z14, Z26
-	VPTERNLOGD        $0x96, Z15, Z16, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z17
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z17, Z17
-	VPXORD            Z29, Z18, Z26
-	VPTERNLOGD        $0x96, Z19, Z20, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z21
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z21, Z21
-	VPXORD            Z29, Z22, Z26
-	VPTERNLOGD        $0x96, Z23, Z24, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z25
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z25, Z25
-	ADDQ              $0x10, SI
-	DECQ              DI
-	JNZ               xorKeyStreamAVX512GFNI_rounds6false
-	VPUNPCKHDQ        Z4, Z5, Z27
-	VPUNPCKLDQ        Z4, Z5, Z5
-	VPUNPCKLDQ        Z2, Z3, Z28
-	VPUNPCKHDQ        Z2, Z3, Z3
-	VPUNPCKHQDQ       Z28, Z5, Z4
-	VPUNPCKLQDQ       Z28, Z5, Z5
-	VPUNPCKHQDQ       Z3, Z27, Z2
-	VPUNPCKLQDQ       Z3, Z27, Z3
-	VPSHUFB           sm4BswapMask<>+0(SB), Z5, Z5
-	VPSHUFB           sm4BswapMask<>+0(SB), Z4, Z4
-	VPSHUFB           sm4BswapMask<>+0(SB), Z3, Z3
-	VPSHUFB           sm4BswapMask<>+0(SB), Z2, Z2
-	VPUNPCKHDQ        Z8, Z9, Z27
-	VPUNPCKLDQ        Z8, Z9, Z9
-	VPUNPCKLDQ        Z6, Z7, Z28
-	VPUNPCKHDQ        Z6, Z7, Z7
-	VPUNPCKHQDQ       Z28, Z9, Z8
-	VPUNPCKLQDQ       Z28, Z9, Z9
-	VPUNPCKHQDQ       Z7, Z27, Z6
-	VPUNPCKLQDQ       Z7, Z27, Z7
-	VPSHUFB           sm4BswapMask<>+0(SB), Z9, Z9
-	VPSHUFB           sm4BswapMask<>+0(SB), Z8, Z8
-	VPSHUFB           sm4BswapMask<>+0(SB), Z7, Z7
-	VPSHUFB           sm4BswapMask<>+0(SB), Z6, Z6
-	VPUNPCKHDQ        Z12, Z13, Z27
-	VPUNPCKLDQ        Z12, Z13, Z13
-	VPUNPCKLDQ        Z10, Z11, Z28
-	VPUNPCKHDQ        Z10, Z11, Z11
-	VPUNPCKHQDQ       Z28, Z13, Z12
-	VPUNPCKLQDQ       Z28, Z13, Z13
-	VPUNPCKHQDQ       Z11, Z27, Z10
-	VPUNPCKLQDQ       Z11, Z27, Z11
-	VPSHUFB           sm4BswapMask<>+0(SB), Z13, Z13
-	VPSHUFB           sm4BswapMask<>+0(SB), Z12, Z12
-	VPSHUFB           sm4BswapMask<>+0(SB), Z11, Z11
-	VPSHUFB           sm4BswapMask<>+0(SB), Z10, Z10
-	VPUNPCKHDQ        Z16, Z17, Z27
-	VPUNPCKLDQ        Z16, Z17, Z17
-	VPUNPCKLDQ        Z14, Z15, Z28
-	VPUNPCKHDQ        Z14, Z15, Z15
-	VPUNPCKHQDQ       Z28, Z17, Z16
-	VPUNPCKLQDQ       Z28, Z17, Z17
-	VPUNPCKHQDQ       Z15, Z27, Z14
-	VPUNPCKLQDQ       Z15, Z27, Z15
-	VPSHUFB           sm4BswapMask<>+0(SB), Z17, Z17
-	VPSHUFB           sm4BswapMask<>+0(SB), Z16, Z16
-	VPSHUFB           sm4BswapMask<>+0(SB), Z15, Z15
-	VPSHUFB           sm4BswapMask<>+0(SB), Z14, Z14
-	VPUNPCKHDQ        Z20, Z21, Z27
-	VPUNPCKLDQ        Z20, Z21, Z21
-	VPUNPCKLDQ        Z18, Z19, Z28
-	VPUNPCKHDQ        Z18, Z19, Z19
-	VPUNPCKHQDQ       Z28, Z21, Z20
-	VPUNPCKLQDQ       Z28, Z21, Z21
-	VPUNPCKHQDQ       Z19, Z27, Z18
-	VPUNPCKLQDQ       Z19, Z27, Z19
-	VPSHUFB           sm4BswapMask<>+0(SB), Z21, Z21
-	VPSHUFB           sm4BswapMask<>+0(SB), Z20, Z20
-	VPSHUFB           sm4BswapMask<>+0(SB), Z19, Z19
-	VPSHUFB           sm4BswapMask<>+0(SB), Z18, Z18
-	VPUNPCKHDQ        Z24, Z25, Z27
-	VPUNPCKLDQ        Z24, Z25, Z25
-	VPUNPCKLDQ        Z22, Z23, Z28
-	VPUNPCKHDQ        Z22, Z23, Z23
-	VPUNPCKHQDQ       Z28, Z25, Z24
-	VPUNPCKLQDQ       Z28, Z25, Z25
-	VPUNPCKHQDQ       Z23, Z27, Z22
-	VPUNPCKLQDQ       Z23, Z27, Z23
-	VPSHUFB           sm4BswapMask<>+0(SB), Z25, Z25
-	VPSHUFB           sm4BswapMask<>+0(SB), Z24, Z24
-	VPSHUFB           sm4BswapMask<>+0(SB), Z23, Z23
-	VPSHUFB           sm4BswapMask<>+0(SB), Z22, Z22
-	VPXORD            (DX), Z5, Z5
-	VMOVDQU64         Z5, (CX)
-	VPXORD            64(DX), Z4, Z4
-	VMOVDQU64         Z4, 64(CX)
-	VPXORD            128(DX), Z3, Z3
-	VMOVDQU64         Z3, 128(CX)
-	VPXORD            192(DX), Z2, Z2
-	VMOVDQU64         Z2, 192(CX)
-	VPXORD            256(DX), Z9, Z9
-	VMOVDQU64         Z9, 256(CX)
-	VPXORD            320(DX), Z8, Z8
-	VMOVDQU64         Z8, 320(CX)
-	VPXORD            384(DX), Z7, Z7
-	VMOVDQU64         Z7, 384(CX)
-	VPXORD            448(DX), Z6, Z6
-	VMOVDQU64         Z6, 448(CX)
-	VPXORD            512(DX), Z13, Z13
-	VMOVDQU64         Z13, 512(CX)
-	VPXORD            576(DX), Z12, Z12
-	VMOVDQU64         Z12, 576(CX)
-	VPXORD            640(DX), Z11, Z11
-	VMOVDQU64         Z11, 640(CX)
-	VPXORD            704(DX), Z10, Z10
-	VMOVDQU64         Z10, 704(CX)
-	VPXORD            768(DX), Z17, Z17
-	VMOVDQU64         Z17, 768(CX)
-	VPXORD            832(DX), Z16, Z16
-	VMOVDQU64         Z16, 832(CX)
-	VPXORD            896(DX), Z15, Z15
-	VMOVDQU64         Z15, 896(CX)
-	VPXORD            960(DX), Z14, Z14
-	VMOVDQU64         Z14, 960(CX)
-	VPXORD            1024(DX), Z21, Z21
-	VMOVDQU64         Z21, 1024(CX)
-	VPXORD            1088(DX), Z20, Z20
-	VMOVDQU64         Z20, 1088(CX)
-	VPXORD            1152(DX), Z19, Z19
-	VMOVDQU64         Z19, 1152(CX)
-	VPXORD            1216(DX), Z18, Z18
-	VMOVDQU64         Z18, 1216(CX)
-	VPXORD            1280(DX), Z25, Z25
-	VMOVDQU64         Z25, 1280(CX)
-	VPXORD            1344(DX), Z24, Z24
-	VMOVDQU64         Z24, 1344(CX)
-	VPXORD            1408(DX), Z23, Z23
-	VMOVDQU64         Z23, 1408(CX)
-	VPXORD            1472(DX), Z22, Z22
-	VMOVDQU64         Z22, 1472(CX)
-	ADDQ              $0x00000600, DX
-	ADDQ              $0x00000600, CX
-	SUBQ              $0x00000060, BX
-	JMP               xorKeyStreamAVX512GFNI_loop
+xorKeyStreamAVX512GFNI_rounds2:
+	VPXORD                 Z8, Z16, Z13
+	VMOVDQA64              Z13, Z14
+	VPTERNLOGD.BCST        $0x96, (AX), Z4, Z14
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z14, Z14
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z14, Z15
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z14, Z14
+	VPXORD                 Z9, Z17, Z19
+	VMOVDQA64              Z19, Z20
+	VPTERNLOGD.BCST        $0x96, 128(AX), Z5, Z20
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z20, Z20
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z20, Z21
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z20, Z20
+	VPXORD                 Z10, Z18, Z22
+	VMOVDQA64              Z22, Z23
+	VPTERNLOGD.BCST        $0x96, 256(AX), Z6, Z23
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z23, Z23
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z23, Z24
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z23, Z23
+	VPXORD                 Z11, Z12, Z25
+	VMOVDQA64              Z25, Z26
+	VPTERNLOGD.BCST        $0x96, 384(AX), Z7, Z26
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z26, Z26
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z26, Z27
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z26, Z26
+	VPTERNLOGD             $0x96, Z15, Z26, Z0
+	VPTERNLOGD             $0x96, Z21, Z20, Z0
+	VPTERNLOGD             $0x96, Z24, Z23, Z0
+	VPTERNLOGD             $0x96, Z21, Z14, Z1
+	VPTERNLOGD             $0x96, Z24, Z23, Z1
+	VPTERNLOGD             $0x96, Z27, Z26, Z1
+	VPTERNLOGD             $0x96, Z24, Z20, Z2
+	VPTERNLOGD             $0x96, Z27, Z26, Z2
+	VPTERNLOGD             $0x96, Z15, Z14, Z2
+	VPTERNLOGD             $0x96, Z27, Z23, Z3
+	VPTERNLOGD             $0x96, Z15, Z14, Z3
+	VPTERNLOGD             $0x96, Z21, Z20, Z3
+	VPBROADCASTD           (AX), Z14
+	VMOVDQU64              800(SP), Z15
+	VPTERNLOGD             $0x96, 1056(SP), Z14, Z15
+	VPXORD                 1312(SP), Z15, Z15
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z15, Z15
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z15, Z14
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z15, Z15
+	VPBROADCASTD           128(AX), Z20
+	VMOVDQU64              864(SP), Z21
+	VPTERNLOGD             $0x96, 1120(SP), Z20, Z21
+	VPXORD                 1376(SP), Z21, Z21
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z21, Z21
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z21, Z20
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z21, Z21
+	VPBROADCASTD           256(AX), Z23
+	VMOVDQU64              928(SP), Z24
+	VPTERNLOGD             $0x96, 1184(SP), Z23, Z24
+	VPXORD                 1440(SP), Z24, Z24
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z24, Z24
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z24, Z23
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z24, Z24
+	VPBROADCASTD           384(AX), Z26
+	VMOVDQU64              992(SP), Z27
+	VPTERNLOGD             $0x96, 1248(SP), Z26, Z27
+	VPXORD                 1504(SP), Z27, Z27
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z27, Z27
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z27, Z26
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z27, Z27
+	VMOVDQA64              Z14, Z28
+	VPTERNLOGD             $0x96, Z20, Z27, Z28
+	VPTERNLOGD             $0x96, Z21, Z23, Z28
+	VPTERNLOGD             $0x96, 544(SP), Z24, Z28
+	VMOVDQU64              Z28, 544(SP)
+	VMOVDQA64              Z20, Z28
+	VPTERNLOGD             $0x96, Z23, Z15, Z28
+	VPTERNLOGD             $0x96, Z24, Z26, Z28
+	VPTERNLOGD             $0x96, 608(SP), Z27, Z28
+	VMOVDQU64              Z28, 608(SP)
+	VMOVDQA64              Z23, Z23
+	VPTERNLOGD             $0x96, Z26, Z21, Z23
+	VPTERNLOGD             $0x96, Z27, Z14, Z23
+	VPTERNLOGD             $0x96, 672(SP), Z15, Z23
+	VMOVDQU64              Z23, 672(SP)
+	VMOVDQA64              Z26, Z23
+	VPTERNLOGD             $0x96, Z14, Z24, Z23
+	VPTERNLOGD             $0x96, Z15, Z20, Z23
+	VPTERNLOGD             $0x96, 736(SP), Z21, Z23
+	VMOVDQU64              Z23, 736(SP)
+	VPTERNLOGD.BCST        $0x96, 4(AX), Z0, Z13
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z13, Z13
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z13, Z14
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z13, Z13
+	VPTERNLOGD.BCST        $0x96, 132(AX), Z1, Z19
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z19, Z19
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z19, Z15
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z19, Z19
+	VPTERNLOGD.BCST        $0x96, 260(AX), Z2, Z22
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z22, Z22
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z22, Z20
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z22, Z22
+	VPTERNLOGD.BCST        $0x96, 388(AX), Z3, Z25
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z25, Z25
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z25, Z21
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z25, Z25
+	VPTERNLOGD             $0x96, Z14, Z25, Z4
+	VPTERNLOGD             $0x96, Z15, Z19, Z4
+	VPTERNLOGD             $0x96, Z20, Z22, Z4
+	VPTERNLOGD             $0x96, Z15, Z13, Z5
+	VPTERNLOGD             $0x96, Z20, Z22, Z5
+	VPTERNLOGD             $0x96, Z21, Z25, Z5
+	VPTERNLOGD             $0x96, Z20, Z19, Z6
+	VPTERNLOGD             $0x96, Z21, Z25, Z6
+	VPTERNLOGD             $0x96, Z14, Z13, Z6
+	VPTERNLOGD             $0x96, Z21, Z22, Z7
+	VPTERNLOGD             $0x96, Z14, Z13, Z7
+	VPTERNLOGD             $0x96, Z15, Z19, Z7
+	VPBROADCASTD           4(AX), Z13
+	VMOVDQU64              1056(SP), Z14
+	VPTERNLOGD             $0x96, 1312(SP), Z13, Z14
+	VPXORD                 544(SP), Z14, Z14
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z14, Z14
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z14, Z13
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z14, Z14
+	VPBROADCASTD           132(AX), Z15
+	VMOVDQU64              1120(SP), Z19
+	VPTERNLOGD             $0x96, 1376(SP), Z15, Z19
+	VPXORD                 608(SP), Z19, Z19
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z19, Z19
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z19, Z15
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z19, Z19
+	VPBROADCASTD           260(AX), Z20
+	VMOVDQU64              1184(SP), Z21
+	VPTERNLOGD             $0x96, 1440(SP), Z20, Z21
+	VPXORD                 672(SP), Z21, Z21
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z21, Z21
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z21, Z20
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z21, Z21
+	VPBROADCASTD           388(AX), Z22
+	VMOVDQU64              1248(SP), Z23
+	VPTERNLOGD             $0x96, 1504(SP), Z22, Z23
+	VPXORD                 736(SP), Z23, Z23
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z23, Z23
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z23, Z22
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z23, Z23
+	VMOVDQA64              Z13, Z24
+	VPTERNLOGD             $0x96, Z15, Z23, Z24
+	VPTERNLOGD             $0x96, Z19, Z20, Z24
+	VPTERNLOGD             $0x96, 800(SP), Z21, Z24
+	VMOVDQU64              Z24, 800(SP)
+	VMOVDQA64              Z15, Z24
+	VPTERNLOGD             $0x96, Z20, Z14, Z24
+	VPTERNLOGD             $0x96, Z21, Z22, Z24
+	VPTERNLOGD             $0x96, 864(SP), Z23, Z24
+	VMOVDQU64              Z24, 864(SP)
+	VMOVDQA64              Z20, Z20
+	VPTERNLOGD             $0x96, Z22, Z19, Z20
+	VPTERNLOGD             $0x96, Z23, Z13, Z20
+	VPTERNLOGD             $0x96, 928(SP), Z14, Z20
+	VMOVDQU64              Z20, 928(SP)
+	VMOVDQA64              Z22, Z20
+	VPTERNLOGD             $0x96, Z13, Z21, Z20
+	VPTERNLOGD             $0x96, Z14, Z15, Z20
+	VPTERNLOGD             $0x96, 992(SP), Z19, Z20
+	VMOVDQU64              Z20, 992(SP)
+	VPXORD                 Z0, Z4, Z13
+	VMOVDQA64              Z13, Z14
+	VPTERNLOGD.BCST        $0x96, 8(AX), Z16, Z14
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z14, Z14
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z14, Z15
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z14, Z14
+	VPXORD                 Z1, Z5, Z19
+	VMOVDQA64              Z19, Z20
+	VPTERNLOGD.BCST        $0x96, 136(AX), Z17, Z20
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z20, Z20
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z20, Z21
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z20, Z20
+	VPXORD                 Z2, Z6, Z22
+	VMOVDQA64              Z22, Z23
+	VPTERNLOGD.BCST        $0x96, 264(AX), Z18, Z23
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z23, Z23
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z23, Z24
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z23, Z23
+	VPXORD                 Z3, Z7, Z25
+	VMOVDQA64              Z25, Z26
+	VPTERNLOGD.BCST        $0x96, 392(AX), Z12, Z26
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z26, Z26
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z26, Z27
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z26, Z26
+	VPTERNLOGD             $0x96, Z15, Z26, Z8
+	VPTERNLOGD             $0x96, Z21, Z20, Z8
+	VPTERNLOGD             $0x96, Z24, Z23, Z8
+	VPTERNLOGD             $0x96, Z21, Z14, Z9
+	VPTERNLOGD             $0x96, Z24, Z23, Z9
+	VPTERNLOGD             $0x96, Z27, Z26, Z9
+	VPTERNLOGD             $0x96, Z24, Z20, Z10
+	VPTERNLOGD             $0x96, Z27, Z26, Z10
+	VPTERNLOGD             $0x96, Z15, Z14, Z10
+	VPTERNLOGD             $0x96, Z27, Z23, Z11
+	VPTERNLOGD             $0x96, Z15, Z14, Z11
+	VPTERNLOGD             $0x96, Z21, Z20, Z11
+	VPBROADCASTD           8(AX), Z14
+	VMOVDQU64              1312(SP), Z15
+	VPTERNLOGD             $0x96, 544(SP), Z14, Z15
+	VPXORD                 800(SP), Z15, Z15
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z15, Z15
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z15, Z14
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z15, Z15
+	VPBROADCASTD           136(AX), Z20
+	VMOVDQU64              1376(SP), Z21
+	VPTERNLOGD             $0x96, 608(SP), Z20, Z21
+	VPXORD                 864(SP), Z21, Z21
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z21, Z21
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z21, Z20
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z21, Z21
+	VPBROADCASTD           264(AX), Z23
+	VMOVDQU64              1440(SP), Z24
+	VPTERNLOGD             $0x96, 672(SP), Z23, Z24
+	VPXORD                 928(SP), Z24, Z24
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z24, Z24
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z24, Z23
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z24, Z24
+	VPBROADCASTD           392(AX), Z26
+	VMOVDQU64              1504(SP), Z27
+	VPTERNLOGD             $0x96, 736(SP), Z26, Z27
+	VPXORD                 992(SP), Z27, Z27
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z27, Z27
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z27, Z26
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z27, Z27
+	VMOVDQA64              Z14, Z28
+	VPTERNLOGD             $0x96, Z20, Z27, Z28
+	VPTERNLOGD             $0x96, Z21, Z23, Z28
+	VPTERNLOGD             $0x96, 1056(SP), Z24, Z28
+	VMOVDQU64              Z28, 1056(SP)
+	VMOVDQA64              Z20, Z28
+	VPTERNLOGD             $0x96, Z23, Z15, Z28
+	VPTERNLOGD             $0x96, Z24, Z26, Z28
+	VPTERNLOGD             $0x96, 1120(SP), Z27, Z28
+	VMOVDQU64              Z28, 1120(SP)
+	VMOVDQA64              Z23, Z23
+	VPTERNLOGD             $0x96, Z26, Z21, Z23
+	VPTERNLOGD             $0x96, Z27, Z14, Z23
+	VPTERNLOGD             $0x96, 1184(SP), Z15, Z23
+	VMOVDQU64              Z23, 1184(SP)
+	VMOVDQA64              Z26, Z23
+	VPTERNLOGD             $0x96, Z14, Z24, Z23
+	VPTERNLOGD             $0x96, Z15, Z20, Z23
+	VPTERNLOGD             $0x96, 1248(SP), Z21, Z23
+	VMOVDQU64              Z23, 1248(SP)
+	VPTERNLOGD.BCST        $0x96, 12(AX), Z8, Z13
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z13, Z13
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z13, Z14
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z13, Z13
+	VPTERNLOGD.BCST        $0x96, 140(AX), Z9, Z19
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z19, Z19
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z19, Z15
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z19, Z19
+	VPTERNLOGD.BCST        $0x96, 268(AX), Z10, Z22
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z22, Z22
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z22, Z20
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z22, Z22
+	VPTERNLOGD.BCST        $0x96, 396(AX), Z11, Z25
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z25, Z25
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z25, Z21
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z25, Z25
+	VPTERNLOGD             $0x96, Z14, Z25, Z16
+	VPTERNLOGD             $0x96, Z15, Z19, Z16
+	VPTERNLOGD             $0x96, Z20, Z22, Z16
+	VPTERNLOGD             $0x96, Z15, Z13, Z17
+	VPTERNLOGD             $0x96, Z20, Z22, Z17
+	VPTERNLOGD             $0x96, Z21, Z25, Z17
+	VPTERNLOGD             $0x96, Z20, Z19, Z18
+	VPTERNLOGD             $0x96, Z21, Z25, Z18
+	VPTERNLOGD             $0x96, Z14, Z13, Z18
+	VPTERNLOGD             $0x96, Z21, Z22, Z12
+	VPTERNLOGD             $0x96, Z14, Z13, Z12
+	VPTERNLOGD             $0x96, Z15, Z19, Z12
+	VPBROADCASTD           12(AX), Z13
+	VMOVDQU64              544(SP), Z14
+	VPTERNLOGD             $0x96, 800(SP), Z13, Z14
+	VPXORD                 1056(SP), Z14, Z14
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z14, Z14
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z14, Z13
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z14, Z14
+	VPBROADCASTD           140(AX), Z15
+	VMOVDQU64              608(SP), Z19
+	VPTERNLOGD             $0x96, 864(SP), Z15, Z19
+	VPXORD                 1120(SP), Z19, Z19
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z19, Z19
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z19, Z15
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z19, Z19
+	VPBROADCASTD           268(AX), Z20
+	VMOVDQU64              672(SP), Z21
+	VPTERNLOGD             $0x96, 928(SP), Z20, Z21
+	VPXORD                 1184(SP), Z21, Z21
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z21, Z21
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z21, Z20
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z21, Z21
+	VPBROADCASTD           396(AX), Z22
+	VMOVDQU64              736(SP), Z23
+	VPTERNLOGD             $0x96, 992(SP), Z22, Z23
+	VPXORD                 1248(SP), Z23, Z23
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z23, Z23
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z23, Z22
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z23, Z23
+	VMOVDQA64              Z13, Z24
+	VPTERNLOGD             $0x96, Z15, Z23, Z24
+	VPTERNLOGD             $0x96, Z19, Z20, Z24
+	VPTERNLOGD             $0x96, 1312(SP), Z21, Z24
+	VMOVDQU64              Z24, 1312(SP)
+	VMOVDQA64              Z15, Z24
+	VPTERNLOGD             $0x96, Z20, Z14, Z24
+	VPTERNLOGD             $0x96, Z21, Z22, Z24
+	VPTERNLOGD             $0x96, 1376(SP), Z23, Z24
+	VMOVDQU64              Z24, 1376(SP)
+	VMOVDQA64              Z20, Z20
+	VPTERNLOGD             $0x96, Z22, Z19, Z20
+	VPTERNLOGD             $0x96, Z23, Z13, Z20
+	VPTERNLOGD             $0x96, 1440(SP), Z14, Z20
+	VMOVDQU64              Z20, 1440(SP)
+	VMOVDQA64              Z22, Z20
+	VPTERNLOGD             $0x96, Z13, Z21, Z20
+	VPTERNLOGD             $0x96, Z14, Z15, Z20
+	VPTERNLOGD             $0x96, 1504(SP), Z19, Z20
+	VMOVDQU64              Z20, 1504(SP)
+	ADDQ                   $0x10, AX
+	DECQ                   R8
+	JNZ                    xorKeyStreamAVX512GFNI_rounds2
+	VPUNPCKLBW             Z17, Z16, Z13
+	VPUNPCKHBW             Z17, Z16, Z14
+	VPUNPCKLBW             Z5, Z4, Z15
+	VPUNPCKHBW             Z5, Z4, Z4
+	VPUNPCKLBW             Z9, Z8, Z5
+	VPUNPCKHBW             Z9, Z8, Z8
+	VPUNPCKLBW             Z1, Z0, Z9
+	VPUNPCKHBW             Z1, Z0, Z0
+	VPUNPCKLBW             Z12, Z18, Z1
+	VPUNPCKHBW             Z12, Z18, Z12
+	VPUNPCKLBW             Z7, Z6, Z16
+	VPUNPCKHBW             Z7, Z6, Z6
+	VPUNPCKLBW             Z11, Z10, Z7
+	VPUNPCKHBW             Z11, Z10, Z10
+	VPUNPCKLBW             Z3, Z2, Z11
+	VPUNPCKHBW             Z3, Z2, Z2
+	VPUNPCKLWD             Z1, Z13, Z3
+	VPUNPCKHWD             Z1, Z13, Z1
+	VPUNPCKLWD             Z12, Z14, Z13
+	VPUNPCKHWD             Z12, Z14, Z12
+	VPUNPCKLWD             Z16, Z15, Z14
+	VPUNPCKHWD             Z16, Z15, Z15
+	VPUNPCKLWD             Z6, Z4, Z16
+	VPUNPCKHWD             Z6, Z4, Z4
+	VPUNPCKLWD             Z7, Z5, Z6
+	VPUNPCKHWD             Z7, Z5, Z5
+	VPUNPCKLWD             Z10, Z8, Z7
+	VPUNPCKHWD             Z10, Z8, Z8
+	VPUNPCKLWD             Z11, Z9, Z10
+	VPUNPCKHWD             Z11, Z9, Z9
+	VPUNPCKLWD             Z2, Z0, Z11
+	VPUNPCKHWD             Z2, Z0, Z0
+	VPUNPCKLDQ             Z6, Z3, Z2
+	VPUNPCKHDQ             Z6, Z3, Z3
+	VPUNPCKLDQ             Z5, Z1, Z6
+	VPUNPCKHDQ             Z5, Z1, Z1
+	VPUNPCKLDQ             Z7, Z13, Z5
+	VPUNPCKHDQ             Z7, Z13, Z7
+	VPUNPCKLDQ             Z8, Z12, Z13
+	VPUNPCKHDQ             Z8, Z12, Z8
+	VPUNPCKLDQ             Z10, Z14, Z12
+	VPUNPCKHDQ             Z10, Z14, Z10
+	VPUNPCKLDQ             Z9, Z15, Z14
+	VPUNPCKHDQ             Z9, Z15, Z9
+	VPUNPCKLDQ             Z11, Z16, Z15
+	VPUNPCKHDQ             Z11, Z16, Z11
+	VPUNPCKLDQ             Z0, Z4, Z16
+	VPUNPCKHDQ             Z0, Z4, Z0
+	VPUNPCKLQDQ            Z12, Z2, Z4
+	VPUNPCKHQDQ            Z12, Z2, Z2
+	VPUNPCKLQDQ            Z10, Z3, Z12
+	VPUNPCKHQDQ            Z10, Z3, Z3
+	VPUNPCKLQDQ            Z14, Z6, Z10
+	VPUNPCKHQDQ            Z14, Z6, Z6
+	VPUNPCKLQDQ            Z9, Z1, Z14
+	VPUNPCKHQDQ            Z9, Z1, Z1
+	VPUNPCKLQDQ            Z15, Z5, Z9
+	VPUNPCKHQDQ            Z15, Z5, Z5
+	VPUNPCKLQDQ            Z11, Z7, Z15
+	VPUNPCKHQDQ            Z11, Z7, Z7
+	VPUNPCKLQDQ            Z16, Z13, Z11
+	VPUNPCKHQDQ            Z16, Z13, Z13
+	VPUNPCKLQDQ            Z0, Z8, Z16
+	VPUNPCKHQDQ            Z0, Z8, Z0
+	KMOVB                  512(SP), K1
+	VMOVDQU64.Z            (BX), K1, Z8
+	VPXORD                 Z8, Z4, Z4
+	VMOVDQU64              Z4, K1, (DX)
+	KMOVB                  513(SP), K1
+	VMOVDQU64.Z            64(BX), K1, Z4
+	VPXORD                 Z4, Z2, Z2
+	VMOVDQU64              Z2, K1, 64(DX)
+	KMOVB                  514(SP), K1
+	VMOVDQU64.Z            128(BX), K1, Z2
+	VPXORD                 Z2, Z12, Z12
+	VMOVDQU64              Z12, K1, 128(DX)
+	KMOVB                  515(SP), K1
+	VMOVDQU64.Z            192(BX), K1, Z2
+	VPXORD                 Z2, Z3, Z3
+	VMOVDQU64              Z3, K1, 192(DX)
+	KMOVB                  516(SP), K1
+	VMOVDQU64.Z            256(BX), K1, Z2
+	VPXORD                 Z2, Z10, Z10
+	VMOVDQU64              Z10, K1, 256(DX)
+	KMOVB                  517(SP), K1
+	VMOVDQU64.Z            320(BX), K1, Z2
+	VPXORD                 Z2, Z6, Z6
+	VMOVDQU64              Z6, K1, 320(DX)
+	KMOVB                  518(SP), K1
+	VMOVDQU64.Z            384(BX), K1, Z2
+	VPXORD                 Z2, Z14, Z14
+	VMOVDQU64              Z14, K1, 384(DX)
+	KMOVB                  519(SP), K1
+	VMOVDQU64.Z            448(BX), K1, Z2
+	VPXORD                 Z2, Z1, Z1
+	VMOVDQU64              Z1, K1, 448(DX)
+	KMOVB                  520(SP), K1
+	VMOVDQU64.Z            512(BX), K1, Z1
+	VPXORD                 Z1, Z9, Z9
+	VMOVDQU64              Z9, K1, 512(DX)
+	KMOVB                  521(SP), K1
+	VMOVDQU64.Z            576(BX), K1, Z1
+	VPXORD                 Z1, Z5, Z5
+	VMOVDQU64              Z5, K1, 576(DX)
+	KMOVB                  522(SP), K1
+	VMOVDQU64.Z            640(BX), K1, Z1
+	VPXORD                 Z1, Z15, Z15
+	VMOVDQU64              Z15, K1, 640(DX)
+	KMOVB                  523(SP), K1
+	VMOVDQU64.Z            704(BX), K1, Z1
+	VPXORD                 Z1, Z7, Z7
+	VMOVDQU64              Z7, K1, 704(DX)
+	KMOVB                  524(SP), K1
+	VMOVDQU64.Z            768(BX), K1, Z1
+	VPXORD                 Z1, Z11, Z11
+	VMOVDQU64              Z11, K1, 768(DX)
+	KMOVB                  525(SP), K1
+	VMOVDQU64.Z            832(BX), K1, Z1
+	VPXORD                 Z1, Z13, Z13
+	VMOVDQU64              Z13, K1, 832(DX)
+	KMOVB                  526(SP), K1
+	VMOVDQU64.Z            896(BX), K1, Z1
+	VPXORD                 Z1, Z16, Z16
+	VMOVDQU64              Z16, K1, 896(DX)
+	KMOVB                  527(SP), K1
+	VMOVDQU64.Z            960(BX), K1, Z1
+	VPXORD                 Z1, Z0, Z0
+	VMOVDQU64              Z0, K1, 960(DX)
+	VMOVDQU64              544(SP), Z0
+	VMOVDQU64              608(SP), Z1
+	VMOVDQU64              672(SP), Z2
+	VMOVDQU64              736(SP), Z3
+	VMOVDQU64              800(SP), Z4
+	VMOVDQU64              864(SP), Z5
+	VMOVDQU64              928(SP), Z6
+	VMOVDQU64              992(SP), Z7
+	VMOVDQU64              1056(SP), Z8
+	VMOVDQU64              1120(SP), Z9
+	VMOVDQU64              1184(SP), Z10
+	VMOVDQU64              1248(SP), Z11
+	VMOVDQU64              1312(SP), Z12
+	VMOVDQU64              1376(SP), Z13
+	VMOVDQU64              1440(SP), Z14
+	VMOVDQU64              1504(SP), Z15
+	VPUNPCKLBW             Z13, Z12, Z16
+	VPUNPCKHBW             Z13, Z12, Z12
+	VPUNPCKLBW             Z5, Z4, Z13
+	VPUNPCKHBW             Z5, Z4, Z4
+	VPUNPCKLBW             Z9, Z8, Z5
+	VPUNPCKHBW             Z9, Z8, Z8
+	VPUNPCKLBW             Z1, Z0, Z9
+	VPUNPCKHBW             Z1, Z0, Z0
+	VPUNPCKLBW             Z15, Z14, Z1
+	VPUNPCKHBW             Z15, Z14, Z14
+	VPUNPCKLBW             Z7, Z6, Z15
+	VPUNPCKHBW             Z7, Z6, Z6
+	VPUNPCKLBW             Z11, Z10, Z7
+	VPUNPCKHBW             Z11, Z10, Z10
+	VPUNPCKLBW             Z3, Z2, Z11
+	VPUNPCKHBW             Z3, Z2, Z2
+	VPUNPCKLWD             Z1, Z16, Z3
+	VPUNPCKHWD             Z1, Z16, Z1
+	VPUNPCKLWD             Z14, Z12, Z16
+	VPUNPCKHWD             Z14, Z12, Z12
+	VPUNPCKLWD             Z15, Z13, Z14
+	VPUNPCKHWD             Z15, Z13, Z13
+	VPUNPCKLWD             Z6, Z4, Z15
+	VPUNPCKHWD             Z6, Z4, Z4
+	VPUNPCKLWD             Z7, Z5, Z6
+	VPUNPCKHWD             Z7, Z5, Z5
+	VPUNPCKLWD             Z10, Z8, Z7
+	VPUNPCKHWD             Z10, Z8, Z8
+	VPUNPCKLWD             Z11, Z9, Z10
+	VPUNPCKHWD             Z11, Z9, Z9
+	VPUNPCKLWD             Z2, Z0, Z11
+	VPUNPCKHWD             Z2, Z0, Z0
+	VPUNPCKLDQ             Z6, Z3, Z2
+	VPUNPCKHDQ             Z6, Z3, Z3
+	VPUNPCKLDQ             Z5, Z1, Z6
+	VPUNPCKHDQ             Z5, Z1, Z1
+	VPUNPCKLDQ             Z7, Z16, Z5
+	VPUNPCKHDQ             Z7, Z16, Z7
+	VPUNPCKLDQ             Z8, Z12, Z16
+	VPUNPCKHDQ             Z8, Z12, Z8
+	VPUNPCKLDQ             Z10, Z14, Z12
+	VPUNPCKHDQ             Z10, Z14, Z10
+	VPUNPCKLDQ             Z9, Z13, Z14
+	VPUNPCKHDQ             Z9, Z13, Z9
+	VPUNPCKLDQ             Z11, Z15, Z13
+	VPUNPCKHDQ             Z11, Z15, Z11
+	VPUNPCKLDQ             Z0, Z4, Z15
+	VPUNPCKHDQ             Z0, Z4, Z0
+	VPUNPCKLQDQ            Z12, Z2, Z4
+	VPUNPCKHQDQ            Z12, Z2, Z2
+	VPUNPCKLQDQ            Z10, Z3, Z12
+	VPUNPCKHQDQ            Z10, Z3, Z3
+	VPUNPCKLQDQ            Z14, Z6, Z10
+	VPUNPCKHQDQ            Z14, Z6, Z6
+	VPUNPCKLQDQ            Z9, Z1, Z14
+	VPUNPCKHQDQ            Z9, Z1, Z1
+	VPUNPCKLQDQ            Z13, Z5, Z9
+	VPUNPCKHQDQ            Z13, Z5, Z5
+	VPUNPCKLQDQ            Z11, Z7, Z13
+	VPUNPCKHQDQ            Z11, Z7, Z7
+	VPUNPCKLQDQ            Z15, Z16, Z11
+	VPUNPCKHQDQ            Z15, Z16, Z15
+	VPUNPCKLQDQ            Z0, Z8, Z16
+	VPUNPCKHQDQ            Z0, Z8, Z0
+	KMOVB                  528(SP), K1
+	VMOVDQU64.Z            1024(BX), K1, Z8
+	VPXORD                 Z8, Z4, Z4
+	VMOVDQU64              Z4, K1, 1024(DX)
+	KMOVB                  529(SP), K1
+	VMOVDQU64.Z            1088(BX), K1, Z4
+	VPXORD                 Z4, Z2, Z2
+	VMOVDQU64              Z2, K1, 1088(DX)
+	KMOVB                  530(SP), K1
+	VMOVDQU64.Z            1152(BX), K1, Z2
+	VPXORD                 Z2, Z12, Z12
+	VMOVDQU64              Z12, K1, 1152(DX)
+	KMOVB                  531(SP), K1
+	VMOVDQU64.Z            1216(BX), K1, Z2
+	VPXORD                 Z2, Z3, Z3
+	VMOVDQU64              Z3, K1, 1216(DX)
+	KMOVB                  532(SP), K1
+	VMOVDQU64.Z            1280(BX), K1, Z2
+	VPXORD                 Z2, Z10, Z10
+	VMOVDQU64              Z10, K1, 1280(DX)
+	KMOVB                  533(SP), K1
+	VMOVDQU64.Z            1344(BX), K1, Z2
+	VPXORD                 Z2, Z6, Z6
+	VMOVDQU64              Z6, K1, 1344(DX)
+	KMOVB                  534(SP), K1
+	VMOVDQU64.Z            1408(BX), K1, Z2
+	VPXORD                 Z2, Z14, Z14
+	VMOVDQU64              Z14, K1, 1408(DX)
+	KMOVB                  535(SP), K1
+	VMOVDQU64.Z            1472(BX), K1, Z2
+	VPXORD                 Z2, Z1, Z1
+	VMOVDQU64              Z1, K1, 1472(DX)
+	KMOVB                  536(SP), K1
+	VMOVDQU64.Z            1536(BX), K1, Z1
+	VPXORD                 Z1, Z9, Z9
+	VMOVDQU64              Z9, K1, 1536(DX)
+	KMOVB                  537(SP), K1
+	VMOVDQU64.Z            1600(BX), K1, Z1
+	VPXORD                 Z1, Z5, Z5
+	VMOVDQU64              Z5, K1, 1600(DX)
+	KMOVB                  538(SP), K1
+	VMOVDQU64.Z            1664(BX), K1, Z1
+	VPXORD                 Z1, Z13, Z13
+	VMOVDQU64              Z13, K1, 1664(DX)
+	KMOVB                  539(SP), K1
+	VMOVDQU64.Z            1728(BX), K1, Z1
+	VPXORD                 Z1, Z7, Z7
+	VMOVDQU64              Z7, K1, 1728(DX)
+	KMOVB                  540(SP), K1
+	VMOVDQU64.Z            1792(BX), K1, Z1
+	VPXORD                 Z1, Z11, Z11
+	VMOVDQU64              Z11, K1, 1792(DX)
+	KMOVB                  541(SP), K1
+	VMOVDQU64.Z            1856(BX), K1, Z1
+	VPXORD                 Z1, Z15, Z15
+	VMOVDQU64              Z15, K1, 1856(DX)
+	KMOVB                  542(SP), K1
+	VMOVDQU64.Z            1920(BX), K1, Z1
+	VPXORD                 Z1, Z16, Z16
+	VMOVDQU64              Z16, K1, 1920(DX)
+	KMOVB                  543(SP), K1
+	VMOVDQU64.Z            1984(BX), K1, Z1
+	VPXORD                 Z1, Z0, Z0
+	VMOVDQU64              Z0, K1, 1984(DX)
+	ADDQ                   $0x00000800, BX
+	ADDQ                   $0x00000800, DX
+	ADDL                   $0x00000080, DI
+	SUBQ                   $0x00000080, SI
+	JMP                    xorKeyStreamAVX512GFNI_loop
 
-xorKeyStreamAVX512GFNI_partial:
-	// Fewer than a full pass left: ceil(n/width) sets, the last one masked.
-	TESTQ     BX, BX
-	JZ        xorKeyStreamAVX512GFNI_done
-	CMPQ      BX, $0x00000050
-	JA        xorKeyStreamAVX512GFNI_sets6
-	CMPQ      BX, $0x00000040
-	JA        xorKeyStreamAVX512GFNI_sets5
-	CMPQ      BX, $0x00000030
-	JA        xorKeyStreamAVX512GFNI_sets4
-	CMPQ      BX, $0x00000020
-	JA        xorKeyStreamAVX512GFNI_sets3
-	CMPQ      BX, $0x00000010
-	JA        xorKeyStreamAVX512GFNI_sets2
-	MOVQ      $0x00000040, SI
-	SUBQ      BX, SI
-	SUBQ      BX, SI
-	SUBQ      BX, SI
-	SUBQ      BX, SI
-	MOVQ      $-1, BX
-	SHRXQ     SI, BX, BX
-	MOVQ      BX, SI
-	KMOVW     SI, K1
-	MOVQ      BX, SI
-	SHRQ      $0x10, SI
-	KMOVW     SI, K2
-	MOVQ      BX, SI
-	SHRQ      $0x20, SI
-	KMOVW     SI, K3
-	SHRQ      $0x30, BX
-	KMOVW     BX, K4
-	VMOVDQU64 (SP), Z2
-	VMOVDQU64 64(SP), Z3
-	VMOVDQU64 128(SP), Z4
-	VMOVDQU64 192(SP), Z5
-	VPADDD    sm4CtrOffsets16<>+0(SB), Z5, Z5
-	MOVQ      $0x00000008, BX
+xorKeyStreamAVX512GFNI_single:
+	MOVQ         $0x00000040, AX
+	CMPQ         SI, AX
+	CMOVQLT      SI, AX
+	XORQ         R9, R9
+	MOVQ         $0x00000040, R10
+	LEAQ         (AX)(AX*1), SI
+	CMPQ         SI, R10
+	CMOVQGT      R10, SI
+	TESTQ        SI, SI
+	CMOVQLT      R9, SI
+	MOVQ         $-1, R8
+	BZHIQ        SI, R8, R8
+	MOVQ         R8, 512(SP)
+	LEAQ         -64(AX)(AX*1), SI
+	CMPQ         SI, R10
+	CMOVQGT      R10, SI
+	TESTQ        SI, SI
+	CMOVQLT      R9, SI
+	MOVQ         $-1, R8
+	BZHIQ        SI, R8, R8
+	MOVQ         R8, 520(SP)
+	VPBROADCASTB (CX), Z0
+	VPBROADCASTB 1(CX), Z1
+	VPBROADCASTB 2(CX), Z2
+	VPBROADCASTB 3(CX), Z3
+	VPBROADCASTB 4(CX), Z4
+	VPBROADCASTB 5(CX), Z5
+	VPBROADCASTB 6(CX), Z6
+	VPBROADCASTB 7(CX), Z7
+	VPBROADCASTB 8(CX), Z8
+	VPBROADCASTB 9(CX), Z9
+	VPBROADCASTB 10(CX), Z10
+	VPBROADCASTB 11(CX), Z11
+	VPBROADCASTD DI, Z12
+	VPADDD       sm4BSCtrIndex<>+0(SB), Z12, Z13
+	VPSHUFB      sm4BSCtrBytes<>+0(SB), Z13, Z13
+	VPADDD       sm4BSCtrIndex<>+64(SB), Z12, Z14
+	VPSHUFB      sm4BSCtrBytes<>+0(SB), Z14, Z14
+	VPADDD       sm4BSCtrIndex<>+128(SB), Z12, Z15
+	VPSHUFB      sm4BSCtrBytes<>+0(SB), Z15, Z15
+	VPADDD       sm4BSCtrIndex<>+192(SB), Z12, Z12
+	VPSHUFB      sm4BSCtrBytes<>+0(SB), Z12, Z12
+	VMOVDQU64    sm4BSCtrPerm<>+192(SB), Z16
+	VPERMI2D     Z14, Z13, Z16
+	VMOVDQU64    sm4BSCtrPerm<>+192(SB), Z17
+	VPERMI2D     Z12, Z15, Z17
+	VSHUFI64X2   $0x44, Z17, Z16, Z16
+	VMOVDQU64    sm4BSCtrPerm<>+128(SB), Z17
+	VPERMI2D     Z14, Z13, Z17
+	VMOVDQU64    sm4BSCtrPerm<>+128(SB), Z18
+	VPERMI2D     Z12, Z15, Z18
+	VSHUFI64X2   $0x44, Z18, Z17, Z17
+	VMOVDQU64    sm4BSCtrPerm<>+64(SB), Z18
+	VPERMI2D     Z14, Z13, Z18
+	VMOVDQU64    sm4BSCtrPerm<>+64(SB), Z19
+	VPERMI2D     Z12, Z15, Z19
+	VSHUFI64X2   $0x44, Z19, Z18, Z18
+	VMOVDQU64    sm4BSCtrPerm<>+0(SB), Z19
+	VPERMI2D     Z14, Z13, Z19
+	VMOVDQU64    sm4BSCtrPerm<>+0(SB), Z13
+	VPERMI2D     Z12, Z15, Z13
+	VSHUFI64X2   $0x44, Z13, Z19, Z12
+	LEAQ         (SP), AX
+	MOVQ         $0x00000008, CX
 
-xorKeyStreamAVX512GFNI_rounds1true:
-	VPBROADCASTD      (AX), Z6
-	VPXORD            Z6, Z3, Z6
-	VPTERNLOGD        $0x96, Z4, Z5, Z6
-	VGF2P8AFFINEQB    $0x3e, Z0, Z6, Z6
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z6, Z6
-	VPROLD            $0x02, Z6, Z7
-	VPROLD            $0x0a, Z6, Z8
-	VPTERNLOGD        $0x96, Z7, Z8, Z2
-	VPROLD            $0x12, Z6, Z7
-	VPROLD            $0x18, Z6, Z8
-	VPTERNLOGD        $0x96, Z7, Z8, Z6
-	VPXORD            Z6, Z2, Z2
-	VPBROADCASTD      4(AX), Z6
-	VPXORD            Z6, Z4, Z6
-	VPTERNLOGD        $0x96, Z5, Z2, Z6
-	VGF2P8AFFINEQB    $0x3e, Z0, Z6, Z6
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z6, Z6
-	VPROLD            $0x02, Z6, Z7
-	VPROLD            $0x0a, Z6, Z8
-	VPTERNLOGD        $0x96, Z7, Z8, Z3
-	VPROLD            $0x12, Z6, Z7
-	VPROLD            $0x18, Z6, Z8
-	VPTERNLOGD        $0x96, Z7, Z8, Z6
-	VPXORD            Z6, Z3, Z3
-	VPBROADCASTD      8(AX), Z6
-	VPXORD            Z6, Z5, Z6
-	VPTERNLOGD        $0x96, Z2, Z3, Z6
-	VGF2P8AFFINEQB    $0x3e, Z0, Z6, Z6
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z6, Z6
-	VPROLD            $0x02, Z6, Z7
-	VPROLD            $0x0a, Z6, Z8
-	VPTERNLOGD        $0x96, Z7, Z8, Z4
-	VPROLD            $0x12, Z6, Z7
-	VPROLD            $0x18, Z6, Z8
-	VPTERNLOGD        $0x96, Z7, Z8, Z6
-	VPXORD            Z6, Z4, Z4
-	VPBROADCASTD      12(AX), Z6
-	VPXORD            Z6, Z2, Z6
-	VPTERNLOGD        $0x96, Z3, Z4, Z6
-	VGF2P8AFFINEQB    $0x3e, Z0, Z6, Z6
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z6, Z6
-	VPROLD            $0x02, Z6, Z7
-	VPROLD            $0x0a, Z6, Z8
-	VPTERNLOGD        $0x96, Z7, Z8, Z5
-	VPROLD            $0x12, Z6, Z7
-	VPROLD            $0x18, Z6, Z8
-	VPTERNLOGD        $0x96, Z7, Z8, Z6
-	VPXORD            Z6, Z5, Z5
-	ADDQ              $0x10, AX
-	DECQ              BX
-	JNZ               xorKeyStreamAVX512GFNI_rounds1true
-	VPUNPCKHDQ        Z4, Z5, Z7
-	VPUNPCKLDQ        Z4, Z5, Z5
-	VPUNPCKLDQ        Z2, Z3, Z8
-	VPUNPCKHDQ        Z2, Z3, Z3
-	VPUNPCKHQDQ       Z8, Z5, Z4
-	VPUNPCKLQDQ       Z8, Z5, Z5
-	VPUNPCKHQDQ       Z3, Z7, Z2
-	VPUNPCKLQDQ       Z3, Z7, Z3
-	VPSHUFB           sm4BswapMask<>+0(SB), Z5, Z5
-	VPSHUFB           sm4BswapMask<>+0(SB), Z4, Z4
-	VPSHUFB           sm4BswapMask<>+0(SB), Z3, Z3
-	VPSHUFB           sm4BswapMask<>+0(SB), Z2, Z2
-	VMOVDQU32.Z       (DX), K1, Z0
-	VPXORD            Z0, Z5, Z5
-	VMOVDQU32         Z5, K1, (CX)
-	VMOVDQU32.Z       64(DX), K2, Z0
-	VPXORD            Z0, Z4, Z4
-	VMOVDQU32         Z4, K2, 64(CX)
-	VMOVDQU32.Z       128(DX), K3, Z0
-	VPXORD            Z0, Z3, Z3
-	VMOVDQU32         Z3, K3, 128(CX)
-	VMOVDQU32.Z       192(DX), K4, Z0
-	VPXORD            Z0, Z2, Z2
-	VMOVDQU32         Z2, K4, 192(CX)
-	JMP               xorKeyStreamAVX512GFNI_done
-
-xorKeyStreamAVX512GFNI_sets2:
-	SUBQ      $0x00000010, BX
-	MOVQ      $0x00000040, SI
-	SUBQ      BX, SI
-	SUBQ      BX, SI
-	SUBQ      BX, SI
-	SUBQ      BX, SI
-	MOVQ      $-1, BX
-	SHRXQ     SI, BX, BX
-	MOVQ      BX, SI
-	KMOVW     SI, K1
-	MOVQ      BX, SI
-	SHRQ      $0x10, SI
-	KMOVW     SI, K2
-	MOVQ      BX, SI
-	SHRQ      $0x20, SI
-	KMOVW     SI, K3
-	SHRQ      $0x30, BX
-	KMOVW     BX, K4
-	VMOVDQU64 (SP), Z2
-	VMOVDQU64 64(SP), Z3
-	VMOVDQU64 128(SP), Z4
-	VMOVDQU64 192(SP), Z5
-	VPADDD    sm4CtrOffsets16<>+0(SB), Z5, Z5
-	VMOVDQU64 (SP), Z6
-	VMOVDQU64 64(SP), Z7
-	VMOVDQU64 128(SP), Z8
-	VMOVDQU64 192(SP), Z9
-	VPADDD    sm4CtrOffsets16<>+64(SB), Z9, Z9
-	MOVQ      $0x00000008, BX
-
-xorKeyStreamAVX512GFNI_rounds2true:
-	VPBROADCASTD      (AX), Z13
-	VPXORD            Z13, Z3, Z10
-	VPTERNLOGD        $0x96, Z4, Z5, Z10
-	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
-	VPROLD            $0x02, Z10, Z11
-	VPROLD            $0x0a, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z2
-	VPROLD            $0x12, Z10, Z11
-	VPROLD            $0x18, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z10
-	VPXORD            Z10, Z2, Z2
-	VPXORD            Z13, Z7, Z10
-	VPTERNLOGD        $0x96, Z8, Z9, Z10
-	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
-	VPROLD            $0x02, Z10, Z11
-	VPROLD            $0x0a, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z6
-	VPROLD            $0x12, Z10, Z11
-	VPROLD            $0x18, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z10
-	VPXORD            Z10, Z6, Z6
-	VPBROADCASTD      4(AX), Z13
-	VPXORD            Z13, Z4, Z10
-	VPTERNLOGD        $0x96, Z5, Z2, Z10
-	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
-	VPROLD            $0x02, Z10, Z11
-	VPROLD            $0x0a, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z3
-	VPROLD            $0x12, Z10, Z11
-	VPROLD            $0x18, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z10
-	VPXORD            Z10, Z3, Z3
-	VPXORD            Z13, Z8, Z10
-	VPTERNLOGD        $0x96, Z9, Z6, Z10
-	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
-	VPROLD            $0x02, Z10, Z11
-	VPROLD            $0x0a, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z7
-	VPROLD            $0x12, Z10, Z11
-	VPROLD            $0x18, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z10
-	VPXORD            Z10, Z7, Z7
-	VPBROADCASTD      8(AX), Z13
-	VPXORD            Z13, Z5, Z10
-	VPTERNLOGD        $0x96, Z2, Z3, Z10
-	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
-	VPROLD            $0x02, Z10, Z11
-	VPROLD            $0x0a, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z4
-	VPROLD            $0x12, Z10, Z11
-	VPROLD            $0x18, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z10
-	VPXORD            Z10, Z4, Z4
-	VPXORD            Z13, Z9, Z10
-	VPTERNLOGD        $0x96, Z6, Z7, Z10
-	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
-	VPROLD            $0x02, Z10, Z11
-	VPROLD            $0x0a, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z8
-	VPROLD            $0x12, Z10, Z11
-	VPROLD            $0x18, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z10
-	VPXORD            Z10, Z8, Z8
-	VPBROADCASTD      12(AX), Z13
-	VPXORD            Z13, Z2, Z10
-	VPTERNLOGD        $0x96, Z3, Z4, Z10
-	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
-	VPROLD            $0x02, Z10, Z11
-	VPROLD            $0x0a, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z5
-	VPROLD            $0x12, Z10, Z11
-	VPROLD            $0x18, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z10
-	VPXORD            Z10, Z5, Z5
-	VPXORD            Z13, Z6, Z10
-	VPTERNLOGD        $0x96, Z7, Z8, Z10
-	VGF2P8AFFINEQB    $0x3e, Z0, Z10, Z10
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z10, Z10
-	VPROLD            $0x02, Z10, Z11
-	VPROLD            $0x0a, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z9
-	VPROLD            $0x12, Z10, Z11
-	VPROLD            $0x18, Z10, Z12
-	VPTERNLOGD        $0x96, Z11, Z12, Z10
-	VPXORD            Z10, Z9, Z9
-	ADDQ              $0x10, AX
-	DECQ              BX
-	JNZ               xorKeyStreamAVX512GFNI_rounds2true
-	VPUNPCKHDQ        Z4, Z5, Z11
-	VPUNPCKLDQ        Z4, Z5, Z5
-	VPUNPCKLDQ        Z2, Z3, Z12
-	VPUNPCKHDQ        Z2, Z3, Z3
-	VPUNPCKHQDQ       Z12, Z5, Z4
-	VPUNPCKLQDQ       Z12, Z5, Z5
-	VPUNPCKHQDQ       Z3, Z11, Z2
-	VPUNPCKLQDQ       Z3, Z11, Z3
-	VPSHUFB           sm4BswapMask<>+0(SB), Z5, Z5
-	VPSHUFB           sm4BswapMask<>+0(SB), Z4, Z4
-	VPSHUFB           sm4BswapMask<>+0(SB), Z3, Z3
-	VPSHUFB           sm4BswapMask<>+0(SB), Z2, Z2
-	VPUNPCKHDQ        Z8, Z9, Z11
-	VPUNPCKLDQ        Z8, Z9, Z9
-	VPUNPCKLDQ        Z6, Z7, Z12
-	VPUNPCKHDQ        Z6, Z7, Z7
-	VPUNPCKHQDQ       Z12, Z9, Z8
-	VPUNPCKLQDQ       Z12, Z9, Z9
-	VPUNPCKHQDQ       Z7, Z11, Z6
-	VPUNPCKLQDQ       Z7, Z11, Z7
-	VPSHUFB           sm4BswapMask<>+0(SB), Z9, Z9
-	VPSHUFB           sm4BswapMask<>+0(SB), Z8, Z8
-	VPSHUFB           sm4BswapMask<>+0(SB), Z7, Z7
-	VPSHUFB           sm4BswapMask<>+0(SB), Z6, Z6
-	VPXORD            (DX), Z5, Z5
-	VMOVDQU64         Z5, (CX)
-	VPXORD            64(DX), Z4, Z4
-	VMOVDQU64         Z4, 64(CX)
-	VPXORD            128(DX), Z3, Z3
-	VMOVDQU64         Z3, 128(CX)
-	VPXORD            192(DX), Z2, Z2
-	VMOVDQU64         Z2, 192(CX)
-	VMOVDQU32.Z       256(DX), K1, Z0
-	VPXORD            Z0, Z9, Z9
-	VMOVDQU32         Z9, K1, 256(CX)
-	VMOVDQU32.Z       320(DX), K2, Z0
-	VPXORD            Z0, Z8, Z8
-	VMOVDQU32         Z8, K2, 320(CX)
-	VMOVDQU32.Z       384(DX), K3, Z0
-	VPXORD            Z0, Z7, Z7
-	VMOVDQU32         Z7, K3, 384(CX)
-	VMOVDQU32.Z       448(DX), K4, Z0
-	VPXORD            Z0, Z6, Z6
-	VMOVDQU32         Z6, K4, 448(CX)
-	JMP               xorKeyStreamAVX512GFNI_done
-
-xorKeyStreamAVX512GFNI_sets3:
-	SUBQ      $0x00000020, BX
-	MOVQ      $0x00000040, SI
-	SUBQ      BX, SI
-	SUBQ      BX, SI
-	SUBQ      BX, SI
-	SUBQ      BX, SI
-	MOVQ      $-1, BX
-	SHRXQ     SI, BX, BX
-	MOVQ      BX, SI
-	KMOVW     SI, K1
-	MOVQ      BX, SI
-	SHRQ      $0x10, SI
-	KMOVW     SI, K2
-	MOVQ      BX, SI
-	SHRQ      $0x20, SI
-	KMOVW     SI, K3
-	SHRQ      $0x30, BX
-	KMOVW     BX, K4
-	VMOVDQU64 (SP), Z2
-	VMOVDQU64 64(SP), Z3
-	VMOVDQU64 128(SP), Z4
-	VMOVDQU64 192(SP), Z5
-	VPADDD    sm4CtrOffsets16<>+0(SB), Z5, Z5
-	VMOVDQU64 (SP), Z6
-	VMOVDQU64 64(SP), Z7
-	VMOVDQU64 128(SP), Z8
-	VMOVDQU64 192(SP), Z9
-	VPADDD    sm4CtrOffsets16<>+64(SB), Z9, Z9
-	VMOVDQU64 (SP), Z10
-	VMOVDQU64 64(SP), Z11
-	VMOVDQU64 128(SP), Z12
-	VMOVDQU64 192(SP), Z13
-	VPADDD    sm4CtrOffsets16<>+128(SB), Z13, Z13
-	MOVQ      $0x00000008, BX
-
-xorKeyStreamAVX512GFNI_rounds3true:
-	VPBROADCASTD      (AX), Z17
-	VPXORD            Z17, Z3, Z14
-	VPTERNLOGD        $0x96, Z4, Z5, Z14
-	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
-	VPROLD            $0x02, Z14, Z15
-	VPROLD            $0x0a, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z2
-	VPROLD            $0x12, Z14, Z15
-	VPROLD            $0x18, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z14
-	VPXORD            Z14, Z2, Z2
-	VPXORD            Z17, Z7, Z14
-	VPTERNLOGD        $0x96, Z8, Z9, Z14
-	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
-	VPROLD            $0x02, Z14, Z15
-	VPROLD            $0x0a, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z6
-	VPROLD            $0x12, Z14, Z15
-	VPROLD            $0x18, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z14
-	VPXORD            Z14, Z6, Z6
-	VPXORD            Z17, Z11, Z14
-	VPTERNLOGD        $0x96, Z12, Z13, Z14
-	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
-	VPROLD            $0x02, Z14, Z15
-	VPROLD            $0x0a, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z10
-	VPROLD            $0x12, Z14, Z15
-	VPROLD            $0x18, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z14
-	VPXORD            Z14, Z10, Z10
-	VPBROADCASTD      4(AX), Z17
-	VPXORD            Z17, Z4, Z14
-	VPTERNLOGD        $0x96, Z5, Z2, Z14
-	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
-	VPROLD            $0x02, Z14, Z15
-	VPROLD            $0x0a, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z3
-	VPROLD            $0x12, Z14, Z15
-	VPROLD            $0x18, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z14
-	VPXORD            Z14, Z3, Z3
-	VPXORD            Z17, Z8, Z14
-	VPTERNLOGD        $0x96, Z9, Z6, Z14
-	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
-	VPROLD            $0x02, Z14, Z15
-	VPROLD            $0x0a, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z7
-	VPROLD            $0x12, Z14, Z15
-	VPROLD            $0x18, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z14
-	VPXORD            Z14, Z7, Z7
-	VPXORD            Z17, Z12, Z14
-	VPTERNLOGD        $0x96, Z13, Z10, Z14
-	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
-	VPROLD            $0x02, Z14, Z15
-	VPROLD            $0x0a, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z11
-	VPROLD            $0x12, Z14, Z15
-	VPROLD            $0x18, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z14
-	VPXORD            Z14, Z11, Z11
-	VPBROADCASTD      8(AX), Z17
-	VPXORD            Z17, Z5, Z14
-	VPTERNLOGD        $0x96, Z2, Z3, Z14
-	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
-	VPROLD            $0x02, Z14, Z15
-	VPROLD            $0x0a, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z4
-	VPROLD            $0x12, Z14, Z15
-	VPROLD            $0x18, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z14
-	VPXORD            Z14, Z4, Z4
-	VPXORD            Z17, Z9, Z14
-	VPTERNLOGD        $0x96, Z6, Z7, Z14
-	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
-	VPROLD            $0x02, Z14, Z15
-	VPROLD            $0x0a, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z8
-	VPROLD            $0x12, Z14, Z15
-	VPROLD            $0x18, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z14
-	VPXORD            Z14, Z8, Z8
-	VPXORD            Z17, Z13, Z14
-	VPTERNLOGD        $0x96, Z10, Z11, Z14
-	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
-	VPROLD            $0x02, Z14, Z15
-	VPROLD            $0x0a, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z12
-	VPROLD            $0x12, Z14, Z15
-	VPROLD            $0x18, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z14
-	VPXORD            Z14, Z12, Z12
-	VPBROADCASTD      12(AX), Z17
-	VPXORD            Z17, Z2, Z14
-	VPTERNLOGD        $0x96, Z3, Z4, Z14
-	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
-	VPROLD            $0x02, Z14, Z15
-	VPROLD            $0x0a, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z5
-	VPROLD            $0x12, Z14, Z15
-	VPROLD            $0x18, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z14
-	VPXORD            Z14, Z5, Z5
-	VPXORD            Z17, Z6, Z14
-	VPTERNLOGD        $0x96, Z7, Z8, Z14
-	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
-	VPROLD            $0x02, Z14, Z15
-	VPROLD            $0x0a, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z9
-	VPROLD            $0x12, Z14, Z15
-	VPROLD            $0x18, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z14
-	VPXORD            Z14, Z9, Z9
-	VPXORD            Z17, Z10, Z14
-	VPTERNLOGD        $0x96, Z11, Z12, Z14
-	VGF2P8AFFINEQB    $0x3e, Z0, Z14, Z14
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z14, Z14
-	VPROLD            $0x02, Z14, Z15
-	VPROLD            $0x0a, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z13
-	VPROLD            $0x12, Z14, Z15
-	VPROLD            $0x18, Z14, Z16
-	VPTERNLOGD        $0x96, Z15, Z16, Z14
-	VPXORD            Z14, Z13, Z13
-	ADDQ              $0x10, AX
-	DECQ              BX
-	JNZ               xorKeyStreamAVX512GFNI_rounds3true
-	VPUNPCKHDQ        Z4, Z5, Z15
-	VPUNPCKLDQ        Z4, Z5, Z5
-	VPUNPCKLDQ        Z2, Z3, Z16
-	VPUNPCKHDQ        Z2, Z3, Z3
-	VPUNPCKHQDQ       Z16, Z5, Z4
-	VPUNPCKLQDQ       Z16, Z5, Z5
-	VPUNPCKHQDQ       Z3, Z15, Z2
-	VPUNPCKLQDQ       Z3, Z15, Z3
-	VPSHUFB           sm4BswapMask<>+0(SB), Z5, Z5
-	VPSHUFB           sm4BswapMask<>+0(SB), Z4, Z4
-	VPSHUFB           sm4BswapMask<>+0(SB), Z3, Z3
-	VPSHUFB           sm4BswapMask<>+0(SB), Z2, Z2
-	VPUNPCKHDQ        Z8, Z9, Z15
-	VPUNPCKLDQ        Z8, Z9, Z9
-	VPUNPCKLDQ        Z6, Z7, Z16
-	VPUNPCKHDQ        Z6, Z7, Z7
-	VPUNPCKHQDQ       Z16, Z9, Z8
-	VPUNPCKLQDQ       Z16, Z9, Z9
-	VPUNPCKHQDQ       Z7, Z15, Z6
-	VPUNPCKLQDQ       Z7, Z15, Z7
-	VPSHUFB           sm4BswapMask<>+0(SB), Z9, Z9
-	VPSHUFB           sm4BswapMask<>+0(SB), Z8, Z8
-	VPSHUFB           sm4BswapMask<>+0(SB), Z7, Z7
-	VPSHUFB           sm4BswapMask<>+0(SB), Z6, Z6
-	VPUNPCKHDQ        Z12, Z13, Z15
-	VPUNPCKLDQ        Z12, Z13, Z13
-	VPUNPCKLDQ        Z10, Z11, Z16
-	VPUNPCKHDQ        Z10, Z11, Z11
-	VPUNPCKHQDQ       Z16, Z13, Z12
-	VPUNPCKLQDQ       Z16, Z13, Z13
-	VPUNPCKHQDQ       Z11, Z15, Z10
-	VPUNPCKLQDQ       Z11, Z15, Z11
-	VPSHUFB           sm4BswapMask<>+0(SB), Z13, Z13
-	VPSHUFB           sm4BswapMask<>+0(SB), Z12, Z12
-	VPSHUFB           sm4BswapMask<>+0(SB), Z11, Z11
-	VPSHUFB           sm4BswapMask<>+0(SB), Z10, Z10
-	VPXORD            (DX), Z5, Z5
-	VMOVDQU64         Z5, (CX)
-	VPXORD            64(DX), Z4, Z4
-	VMOVDQU64         Z4, 64(CX)
-	VPXORD            128(DX), Z3, Z3
-	VMOVDQU64         Z3, 128(CX)
-	VPXORD            192(DX), Z2, Z2
-	VMOVDQU64         Z2, 192(CX)
-	VPXORD            256(DX), Z9, Z9
-	VMOVDQU64         Z9, 256(CX)
-	VPXORD            320(DX), Z8, Z8
-	VMOVDQU64         Z8, 320(CX)
-	VPXORD            384(DX), Z7, Z7
-	VMOVDQU64         Z7, 384(CX)
-	VPXORD            448(DX), Z6, Z6
-	VMOVDQU64         Z6, 448(CX)
-	VMOVDQU32.Z       512(DX), K1, Z0
-	VPXORD            Z0, Z13, Z13
-	VMOVDQU32         Z13, K1, 512(CX)
-	VMOVDQU32.Z       576(DX), K2, Z0
-	VPXORD            Z0, Z12, Z12
-	VMOVDQU32         Z12, K2, 576(CX)
-	VMOVDQU32.Z       640(DX), K3, Z0
-	VPXORD            Z0, Z11, Z11
-	VMOVDQU32         Z11, K3, 640(CX)
-	VMOVDQU32.Z       704(DX), K4, Z0
-	VPXORD            Z0, Z10, Z10
-	VMOVDQU32         Z10, K4, 704(CX)
-	JMP               xorKeyStreamAVX512GFNI_done
-
-xorKeyStreamAVX512GFNI_sets4:
-	SUBQ      $0x00000030, BX
-	MOVQ      $0x00000040, SI
-	SUBQ      BX, SI
-	SUBQ      BX, SI
-	SUBQ      BX, SI
-	SUBQ      BX, SI
-	MOVQ      $-1, BX
-	SHRXQ     SI, BX, BX
-	MOVQ      BX, SI
-	KMOVW     SI, K1
-	MOVQ      BX, SI
-	SHRQ      $0x10, SI
-	KMOVW     SI, K2
-	MOVQ      BX, SI
-	SHRQ      $0x20, SI
-	KMOVW     SI, K3
-	SHRQ      $0x30, BX
-	KMOVW     BX, K4
-	VMOVDQU64 (SP), Z2
-	VMOVDQU64 64(SP), Z3
-	VMOVDQU64 128(SP), Z4
-	VMOVDQU64 192(SP), Z5
-	VPADDD    sm4CtrOffsets16<>+0(SB), Z5, Z5
-	VMOVDQU64 (SP), Z6
-	VMOVDQU64 64(SP), Z7
-	VMOVDQU64 128(SP), Z8
-	VMOVDQU64 192(SP), Z9
-	VPADDD    sm4CtrOffsets16<>+64(SB), Z9, Z9
-	VMOVDQU64 (SP), Z10
-	VMOVDQU64 64(SP), Z11
-	VMOVDQU64 128(SP), Z12
-	VMOVDQU64 192(SP), Z13
-	VPADDD    sm4CtrOffsets16<>+128(SB), Z13, Z13
-	VMOVDQU64 (SP), Z14
-	VMOVDQU64 64(SP), Z15
-	VMOVDQU64 128(SP), Z16
-	VMOVDQU64 192(SP), Z17
-	VPADDD    sm4CtrOffsets16<>+192(SB), Z17, Z17
-	MOVQ      $0x00000008, BX
-
-xorKeyStreamAVX512GFNI_rounds4true:
-	VPBROADCASTD      (AX), Z21
-	VPXORD            Z21, Z3, Z18
-	VPTERNLOGD        $0x96, Z4, Z5, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z2
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z2, Z2
-	VPXORD            Z21, Z7, Z18
-	VPTERNLOGD        $0x96, Z8, Z9, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z6
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z6, Z6
-	VPXORD            Z21, Z11, Z18
-	VPTERNLOGD        $0x96, Z12, Z13, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z10
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z10, Z10
-	VPXORD            Z21, Z15, Z18
-	VPTERNLOGD        $0x96, Z16, Z17, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z14
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z14, Z14
-	VPBROADCASTD      4(AX), Z21
-	VPXORD            Z21, Z4, Z18
-	VPTERNLOGD        $0x96, Z5, Z2, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z3
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z3, Z3
-	VPXORD            Z21, Z8, Z18
-	VPTERNLOGD        $0x96, Z9, Z6, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z7
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z7, Z7
-	VPXORD            Z21, Z12, Z18
-	VPTERNLOGD        $0x96, Z13, Z10, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z11
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z11, Z11
-	VPXORD            Z21, Z16, Z18
-	VPTERNLOGD        $0x96, Z17, Z14, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z15
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z15, Z15
-	VPBROADCASTD      8(AX), Z21
-	VPXORD            Z21, Z5, Z18
-	VPTERNLOGD        $0x96, Z2, Z3, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z4
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z4, Z4
-	VPXORD            Z21, Z9, Z18
-	VPTERNLOGD        $0x96, Z6, Z7, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z8
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z8, Z8
-	VPXORD            Z21, Z13, Z18
-	VPTERNLOGD        $0x96, Z10, Z11, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z12
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z12, Z12
-	VPXORD            Z21, Z17, Z18
-	VPTERNLOGD        $0x96, Z14, Z15, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z16
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z16, Z16
-	VPBROADCASTD      12(AX), Z21
-	VPXORD            Z21, Z2, Z18
-	VPTERNLOGD        $0x96, Z3, Z4, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z5
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z5, Z5
-	VPXORD            Z21, Z6, Z18
-	VPTERNLOGD        $0x96, Z7, Z8, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z9
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z9, Z9
-	VPXORD            Z21, Z10, Z18
-	VPTERNLOGD        $0x96, Z11, Z12, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z13
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z13, Z13
-	VPXORD            Z21, Z14, Z18
-	VPTERNLOGD        $0x96, Z15, Z16, Z18
-	VGF2P8AFFINEQB    $0x3e, Z0, Z18, Z18
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z18, Z18
-	VPROLD            $0x02, Z18, Z19
-	VPROLD            $0x0a, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z17
-	VPROLD            $0x12, Z18, Z19
-	VPROLD            $0x18, Z18, Z20
-	VPTERNLOGD        $0x96, Z19, Z20, Z18
-	VPXORD            Z18, Z17, Z17
-	ADDQ              $0x10, AX
-	DECQ              BX
-	JNZ               xorKeyStreamAVX512GFNI_rounds4true
-	VPUNPCKHDQ        Z4, Z5, Z19
-	VPUNPCKLDQ        Z4, Z5, Z5
-	VPUNPCKLDQ        Z2, Z3, Z20
-	VPUNPCKHDQ        Z2, Z3, Z3
-	VPUNPCKHQDQ       Z20, Z5, Z4
-	VPUNPCKLQDQ       Z20, Z5, Z5
-	VPUNPCKHQDQ       Z3, Z19, Z2
-	VPUNPCKLQDQ       Z3, Z19, Z3
-	VPSHUFB           sm4BswapMask<>+0(SB), Z5, Z5
-	VPSHUFB           sm4BswapMask<>+0(SB), Z4, Z4
-	VPSHUFB           sm4BswapMask<>+0(SB), Z3, Z3
-	VPSHUFB           sm4BswapMask<>+0(SB), Z2, Z2
-	VPUNPCKHDQ        Z8, Z9, Z19
-	VPUNPCKLDQ        Z8, Z9, Z9
-	VPUNPCKLDQ        Z6, Z7, Z20
-	VPUNPCKHDQ        Z6, Z7, Z7
-	VPUNPCKHQDQ       Z20, Z9, Z8
-	VPUNPCKLQDQ       Z20, Z9, Z9
-	VPUNPCKHQDQ       Z7, Z19, Z6
-	VPUNPCKLQDQ       Z7, Z19, Z7
-	VPSHUFB           sm4BswapMask<>+0(SB), Z9, Z9
-	VPSHUFB           sm4BswapMask<>+0(SB), Z8, Z8
-	VPSHUFB           sm4BswapMask<>+0(SB), Z7, Z7
-	VPSHUFB           sm4BswapMask<>+0(SB), Z6, Z6
-	VPUNPCKHDQ        Z12, Z13, Z19
-	VPUNPCKLDQ        Z12, Z13, Z13
-	VPUNPCKLDQ        Z10, Z11, Z20
-	VPUNPCKHDQ        Z10, Z11, Z11
-	VPUNPCKHQDQ       Z20, Z13, Z12
-	VPUNPCKLQDQ       Z20, Z13, Z13
-	VPUNPCKHQDQ       Z11, Z19, Z10
-	VPUNPCKLQDQ       Z11, Z19, Z11
-	VPSHUFB           sm4BswapMask<>+0(SB), Z13, Z13
-	VPSHUFB           sm4BswapMask<>+0(SB), Z12, Z12
-	VPSHUFB           sm4BswapMask<>+0(SB), Z11, Z11
-	VPSHUFB           sm4BswapMask<>+0(SB), Z10, Z10
-	VPUNPCKHDQ        Z16, Z17, Z19
-	VPUNPCKLDQ        Z16, Z17, Z17
-	VPUNPCKLDQ        Z14, Z15, Z20
-	VPUNPCKHDQ        Z14, Z15, Z15
-	VPUNPCKHQDQ       Z20, Z17, Z16
-	VPUNPCKLQDQ       Z20, Z17, Z17
-	VPUNPCKHQDQ       Z15, Z19, Z14
-	VPUNPCKLQDQ       Z15, Z19, Z15
-	VPSHUFB           sm4BswapMask<>+0(SB), Z17, Z17
-	VPSHUFB           sm4BswapMask<>+0(SB), Z16, Z16
-	VPSHUFB           sm4BswapMask<>+0(SB), Z15, Z15
-	VPSHUFB           sm4BswapMask<>+0(SB), Z14, Z14
-	VPXORD            (DX), Z5, Z5
-	VMOVDQU64         Z5, (CX)
-	VPXORD            64(DX), Z4, Z4
-	VMOVDQU64         Z4, 64(CX)
-	VPXORD            128(DX), Z3, Z3
-	VMOVDQU64         Z3, 128(CX)
-	VPXORD            192(DX), Z2, Z2
-	VMOVDQU64         Z2, 192(CX)
-	VPXORD            256(DX), Z9, Z9
-	VMOVDQU64         Z9, 256(CX)
-	VPXORD            320(DX), Z8, Z8
-	VMOVDQU64         Z8, 320(CX)
-	VPXORD            384(DX), Z7, Z7
-	VMOVDQU64         Z7, 384(CX)
-	VPXORD            448(DX), Z6, Z6
-	VMOVDQU64         Z6, 448(CX)
-	VPXORD            512(DX), Z13, Z13
-	VMOVDQU64         Z13, 512(CX)
-	VPXORD            576(DX), Z12, Z12
-	VMOVDQU64         Z12, 576(CX)
-	VPXORD            640(DX), Z11, Z11
-	VMOVDQU64         Z11, 640(CX)
-	VPXORD            704(DX), Z10, Z10
-	VMOVDQU64         Z10, 704(CX)
-	VMOVDQU32.Z       768(DX), K1, Z0
-	VPXORD            Z0, Z17, Z17
-	VMOVDQU32         Z17, K1, 768(CX)
-	VMOVDQU32.Z       832(DX), K2, Z0
-	VPXORD            Z0, Z16, Z16
-	VMOVDQU32         Z16, K2, 832(CX)
-	VMOVDQU32.Z       896(DX), K3, Z0
-	VPXORD            Z0, Z15, Z15
-	VMOVDQU32         Z15, K3, 896(CX)
-	VMOVDQU32.Z       960(DX), K4, Z0
-	VPXORD            Z0, Z14, Z14
-	VMOVDQU32         Z14, K4, 960(CX)
-	JMP               xorKeyStreamAVX512GFNI_done
-
-xorKeyStreamAVX512GFNI_sets5:
-	SUBQ      $0x00000040, BX
-	MOVQ      $0x00000040, SI
-	SUBQ      BX, SI
-	SUBQ      BX, SI
-	SUBQ      BX, SI
-	SUBQ      BX, SI
-	MOVQ      $-1, BX
-	SHRXQ     SI, BX, BX
-	MOVQ      BX, SI
-	KMOVW     SI, K1
-	MOVQ      BX, SI
-	SHRQ      $0x10, SI
-	KMOVW     SI, K2
-	MOVQ      BX, SI
-	SHRQ      $0x20, SI
-	KMOVW     SI, K3
-	SHRQ      $0x30, BX
-	KMOVW     BX, K4
-	VMOVDQU64 (SP), Z2
-	VMOVDQU64 64(SP), Z3
-	VMOVDQU64 128(SP), Z4
-	VMOVDQU64 192(SP), Z5
-	VPADDD    sm4CtrOffsets16<>+0(SB), Z5, Z5
-	VMOVDQU64 (SP), Z6
-	VMOVDQU64 64(SP), Z7
-	VMOVDQU64 128(SP), Z8
-	VMOVDQU64 192(SP), Z9
-	VPADDD    sm4CtrOffsets16<>+64(SB), Z9, Z9
-	VMOVDQU64 (SP), Z10
-	VMOVDQU64 64(SP), Z11
-	VMOVDQU64 128(SP), Z12
-	VMOVDQU64 192(SP), Z13
-	VPADDD    sm4CtrOffsets16<>+128(SB), Z13, Z13
-	VMOVDQU64 (SP), Z14
-	VMOVDQU64 64(SP), Z15
-	VMOVDQU64 128(SP), Z16
-	VMOVDQU64 192(SP), Z17
-	VPADDD    sm4CtrOffsets16<>+192(SB), Z17, Z17
-	VMOVDQU64 (SP), Z18
-	VMOVDQU64 64(SP), Z19
-	VMOVDQU64 128(SP), Z20
-	VMOVDQU64 192(SP), Z21
-	VPADDD    sm4CtrOffsets16<>+256(SB), Z21, Z21
-	MOVQ      $0x00000008, BX
-
-xorKeyStreamAVX512GFNI_rounds5true:
-	VPBROADCASTD      (AX), Z25
-	VPXORD            Z25, Z3, Z22
-	VPTERNLOGD        $0x96, Z4, Z5, Z22
-	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
-	VPROLD            $0x02, Z22, Z23
-	VPROLD            $0x0a, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z2
-	VPROLD            $0x12, Z22, Z23
-	VPROLD            $0x18, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z22
-	VPXORD            Z22, Z2, Z2
-	VPXORD            Z25, Z7, Z22
-	VPTERNLOGD        $0x96, Z8, Z9, Z22
-	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
-	VPROLD            $0x02, Z22, Z23
-	VPROLD            $0x0a, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z6
-	VPROLD            $0x12, Z22, Z23
-	VPROLD            $0x18, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z22
-	VPXORD            Z22, Z6, Z6
-	VPXORD            Z25, Z11, Z22
-	VPTERNLOGD        $0x96, Z12, Z13, Z22
-	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
-	VPROLD            $0x02, Z22, Z23
-	VPROLD            $0x0a, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z10
-	VPROLD            $0x12, Z22, Z23
-	VPROLD            $0x18, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z22
-	VPXORD            Z22, Z10, Z10
-	VPXORD            Z25, Z15, Z22
-	VPTERNLOGD        $0x96, Z16, Z17, Z22
-	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
-	VPROLD            $0x02, Z22, Z23
-	VPROLD            $0x0a, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z14
-	VPROLD            $0x12, Z22, Z23
-	VPROLD            $0x18, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z22
-	VPXORD            Z22, Z14, Z14
-	VPXORD            Z25, Z19, Z22
-	VPTERNLOGD        $0x96, Z20, Z21, Z22
-	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
-	VPROLD            $0x02, Z22, Z23
-	VPROLD            $0x0a, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z18
-	VPROLD            $0x12, Z22, Z23
-	VPROLD            $0x18, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z22
-	VPXORD            Z22, Z18, Z18
-	VPBROADCASTD      4(AX), Z25
-	VPXORD            Z25, Z4, Z22
-	VPTERNLOGD        $0x96, Z5, Z2, Z22
-	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
-	VPROLD            $0x02, Z22, Z23
-	VPROLD            $0x0a, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z3
-	VPROLD            $0x12, Z22, Z23
-	VPROLD            $0x18, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z22
-	VPXORD            Z22, Z3, Z3
-	VPXORD            Z25, Z8, Z22
-	VPTERNLOGD        $0x96, Z9, Z6, Z22
-	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
-	VPROLD            $0x02, Z22, Z23
-	VPROLD            $0x0a, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z7
-	VPROLD            $0x12, Z22, Z23
-	VPROLD            $0x18, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z22
-	VPXORD            Z22, Z7, Z7
-	VPXORD            Z25, Z12, Z22
-	VPTERNLOGD        $0x96, Z13, Z10, Z22
-	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
-	VPROLD            $0x02, Z22, Z23
-	VPROLD            $0x0a, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z11
-	VPROLD            $0x12, Z22, Z23
-	VPROLD            $0x18, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z22
-	VPXORD            Z22, Z11, Z11
-	VPXORD            Z25, Z16, Z22
-	VPTERNLOGD        $0x96, Z17, Z14, Z22
-	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
-	VPROLD            $0x02, Z22, Z23
-	VPROLD            $0x0a, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z15
-	VPROLD            $0x12, Z22, Z23
-	VPROLD            $0x18, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z22
-	VPXORD            Z22, Z15, Z15
-	VPXORD            Z25, Z20, Z22
-	VPTERNLOGD        $0x96, Z21, Z18, Z22
-	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
-	VPROLD            $0x02, Z22, Z23
-	VPROLD            $0x0a, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z19
-	VPROLD            $0x12, Z22, Z23
-	VPROLD            $0x18, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z22
-	VPXORD            Z22, Z19, Z19
-	VPBROADCASTD      8(AX), Z25
-	VPXORD            Z25, Z5, Z22
-	VPTERNLOGD        $0x96, Z2, Z3, Z22
-	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
-	VPROLD            $0x02, Z22, Z23
-	VPROLD            $0x0a, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z4
-	VPROLD            $0x12, Z22, Z23
-	VPROLD            $0x18, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z22
-	VPXORD            Z22, Z4, Z4
-	VPXORD            Z25, Z9, Z22
-	VPTERNLOGD        $0x96, Z6, Z7, Z22
-	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
-	VPROLD            $0x02, Z22, Z23
-	VPROLD            $0x0a, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z8
-	VPROLD            $0x12, Z22, Z23
-	VPROLD            $0x18, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z22
-	VPXORD            Z22, Z8, Z8
-	VPXORD            Z25, Z13, Z22
-	VPTERNLOGD        $0x96, Z10, Z11, Z22
-	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
-	VPROLD            $0x02, Z22, Z23
-	VPROLD            $0x0a, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z12
-	VPROLD            $0x12, Z22, Z23
-	VPROLD            $0x18, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z22
-	VPXORD            Z22, Z12, Z12
-	VPXORD            Z25, Z17, Z22
-	VPTERNLOGD        $0x96, Z14, Z15, Z22
-	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
-	VPROLD            $0x02, Z22, Z23
-	VPROLD            $0x0a, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z16
-	VPROLD            $0x12, Z22, Z23
-	VPROLD            $0x18, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z22
-	VPXORD            Z22, Z16, Z16
-	VPXORD            Z25, Z21, Z22
-	VPTERNLOGD        $0x96, Z18, Z19, Z22
-	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
-	VPROLD            $0x02, Z22, Z23
-	VPROLD            $0x0a, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z20
-	VPROLD            $0x12, Z22, Z23
-	VPROLD            $0x18, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z22
-	VPXORD            Z22, Z20, Z20
-	VPBROADCASTD      12(AX), Z25
-	VPXORD            Z25, Z2, Z22
-	VPTERNLOGD        $0x96, Z3, Z4, Z22
-	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
-	VPROLD            $0x02, Z22, Z23
-	VPROLD            $0x0a, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z5
-	VPROLD            $0x12, Z22, Z23
-	VPROLD            $0x18, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z22
-	VPXORD            Z22, Z5, Z5
-	VPXORD            Z25, Z6, Z22
-	VPTERNLOGD        $0x96, Z7, Z8, Z22
-	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
-	VPROLD            $0x02, Z22, Z23
-	VPROLD            $0x0a, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z9
-	VPROLD            $0x12, Z22, Z23
-	VPROLD            $0x18, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z22
-	VPXORD            Z22, Z9, Z9
-	VPXORD            Z25, Z10, Z22
-	VPTERNLOGD        $0x96, Z11, Z12, Z22
-	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
-	VPROLD            $0x02, Z22, Z23
-	VPROLD            $0x0a, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z13
-	VPROLD            $0x12, Z22, Z23
-	VPROLD            $0x18, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z22
-	VPXORD            Z22, Z13, Z13
-	VPXORD            Z25, Z14, Z22
-	VPTERNLOGD        $0x96, Z15, Z16, Z22
-	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
-	VPROLD            $0x02, Z22, Z23
-	VPROLD            $0x0a, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z17
-	VPROLD            $0x12, Z22, Z23
-	VPROLD            $0x18, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z22
-	VPXORD            Z22, Z17, Z17
-	VPXORD            Z25, Z18, Z22
-	VPTERNLOGD        $0x96, Z19, Z20, Z22
-	VGF2P8AFFINEQB    $0x3e, Z0, Z22, Z22
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z22, Z22
-	VPROLD            $0x02, Z22, Z23
-	VPROLD            $0x0a, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z21
-	VPROLD            $0x12, Z22, Z23
-	VPROLD            $0x18, Z22, Z24
-	VPTERNLOGD        $0x96, Z23, Z24, Z22
-	VPXORD            Z22, Z21, Z21
-	ADDQ              $0x10, AX
-	DECQ              BX
-	JNZ               xorKeyStreamAVX512GFNI_rounds5true
-	VPUNPCKHDQ        Z4, Z5, Z23
-	VPUNPCKLDQ        Z4, Z5, Z5
-	VPUNPCKLDQ        Z2, Z3, Z24
-	VPUNPCKHDQ        Z2, Z3, Z3
-	VPUNPCKHQDQ       Z24, Z5, Z4
-	VPUNPCKLQDQ       Z24, Z5, Z5
-	VPUNPCKHQDQ       Z3, Z23, Z2
-	VPUNPCKLQDQ       Z3, Z23, Z3
-	VPSHUFB           sm4BswapMask<>+0(SB), Z5, Z5
-	VPSHUFB           sm4BswapMask<>+0(SB), Z4, Z4
-	VPSHUFB           sm4BswapMask<>+0(SB), Z3, Z3
-	VPSHUFB           sm4BswapMask<>+0(SB), Z2, Z2
-	VPUNPCKHDQ        Z8, Z9, Z23
-	VPUNPCKLDQ        Z8, Z9, Z9
-	VPUNPCKLDQ        Z6, Z7, Z24
-	VPUNPCKHDQ        Z6, Z7, Z7
-	VPUNPCKHQDQ       Z24, Z9, Z8
-	VPUNPCKLQDQ       Z24, Z9, Z9
-	VPUNPCKHQDQ       Z7, Z23, Z6
-	VPUNPCKLQDQ       Z7, Z23, Z7
-	VPSHUFB           sm4BswapMask<>+0(SB), Z9, Z9
-	VPSHUFB           sm4BswapMask<>+0(SB), Z8, Z8
-	VPSHUFB           sm4BswapMask<>+0(SB), Z7, Z7
-	VPSHUFB           sm4BswapMask<>+0(SB), Z6, Z6
-	VPUNPCKHDQ        Z12, Z13, Z23
-	VPUNPCKLDQ        Z12, Z13, Z13
-	VPUNPCKLDQ        Z10, Z11, Z24
-	VPUNPCKHDQ        Z10, Z11, Z11
-	VPUNPCKHQDQ       Z24, Z13, Z12
-	VPUNPCKLQDQ       Z24, Z13, Z13
-	VPUNPCKHQDQ       Z11, Z23, Z10
-	VPUNPCKLQDQ       Z11, Z23, Z11
-	VPSHUFB           sm4BswapMask<>+0(SB), Z13, Z13
-	VPSHUFB           sm4BswapMask<>+0(SB), Z12, Z12
-	VPSHUFB           sm4BswapMask<>+0(SB), Z11, Z11
-	VPSHUFB           sm4BswapMask<>+0(SB), Z10, Z10
-	VPUNPCKHDQ        Z16, Z17, Z23
-	VPUNPCKLDQ        Z16, Z17, Z17
-	VPUNPCKLDQ        Z14, Z15, Z24
-	VPUNPCKHDQ        Z14, Z15, Z15
-	VPUNPCKHQDQ       Z24, Z17, Z16
-	VPUNPCKLQDQ       Z24, Z17, Z17
-	VPUNPCKHQDQ       Z15, Z23, Z14
-	VPUNPCKLQDQ       Z15, Z23, Z15
-	VPSHUFB           sm4BswapMask<>+0(SB), Z17, Z17
-	VPSHUFB           sm4BswapMask<>+0(SB), Z16, Z16
-	VPSHUFB           sm4BswapMask<>+0(SB), Z15, Z15
-	VPSHUFB           sm4BswapMask<>+0(SB), Z14, Z14
-	VPUNPCKHDQ        Z20, Z21, Z23
-	VPUNPCKLDQ        Z20, Z21, Z21
-	VPUNPCKLDQ        Z18, Z19, Z24
-	VPUNPCKHDQ        Z18, Z19, Z19
-	VPUNPCKHQDQ       Z24, Z21, Z20
-	VPUNPCKLQDQ       Z24, Z21, Z21
-	VPUNPCKHQDQ       Z19, Z23, Z18
-	VPUNPCKLQDQ       Z19, Z23, Z19
-	VPSHUFB           sm4BswapMask<>+0(SB), Z21, Z21
-	VPSHUFB           sm4BswapMask<>+0(SB), Z20, Z20
-	VPSHUFB           sm4BswapMask<>+0(SB), Z19, Z19
-	VPSHUFB           sm4BswapMask<>+0(SB), Z18, Z18
-	VPXORD            (DX), Z5, Z5
-	VMOVDQU64         Z5, (CX)
-	VPXORD            64(DX), Z4, Z4
-	VMOVDQU64         Z4, 64(CX)
-	VPXORD            128(DX), Z3, Z3
-	VMOVDQU64         Z3, 128(CX)
-	VPXORD            192(DX), Z2, Z2
-	VMOVDQU64         Z2, 192(CX)
-	VPXORD            256(DX), Z9, Z9
-	VMOVDQU64         Z9, 256(CX)
-	VPXORD            320(DX), Z8, Z8
-	VMOVDQU64         Z8, 320(CX)
-	VPXORD            384(DX), Z7, Z7
-	VMOVDQU64         Z7, 384(CX)
-	VPXORD            448(DX), Z6, Z6
-	VMOVDQU64         Z6, 448(CX)
-	VPXORD            512(DX), Z13, Z13
-	VMOVDQU64         Z13, 512(CX)
-	VPXORD            576(DX), Z12, Z12
-	VMOVDQU64         Z12, 576(CX)
-	VPXORD            640(DX), Z11, Z11
-	VMOVDQU64         Z11, 640(CX)
-	VPXORD            704(DX), Z10, Z10
-	VMOVDQU64         Z10, 704(CX)
-	VPXORD            768(DX), Z17, Z17
-	VMOVDQU64         Z17, 768(CX)
-	VPXORD            832(DX), Z16, Z16
-	VMOVDQU64         Z16, 832(CX)
-	VPXORD            896(DX), Z15, Z15
-	VMOVDQU64         Z15, 896(CX)
-	VPXORD            960(DX), Z14, Z14
-	VMOVDQU64         Z14, 960(CX)
-	VMOVDQU32.Z       1024(DX), K1, Z0
-	VPXORD            Z0, Z21, Z21
-	VMOVDQU32         Z21, K1, 1024(CX)
-	VMOVDQU32.Z       1088(DX), K2, Z0
-	VPXORD            Z0, Z20, Z20
-	VMOVDQU32         Z20, K2, 1088(CX)
-	VMOVDQU32.Z       1152(DX), K3, Z0
-	VPXORD            Z0, Z19, Z19
-	VMOVDQU32         Z19, K3, 1152(CX)
-	VMOVDQU32.Z       1216(DX), K4, Z0
-	VPXORD            Z0, Z18, Z18
-	VMOVDQU32         Z18, K4, 1216(CX)
-	JMP               xorKeyStreamAVX512GFNI_done
-
-xorKeyStreamAVX512GFNI_sets6:
-	SUBQ      $0x00000050, BX
-	MOVQ      $0x00000040, SI
-	SUBQ      BX, SI
-	SUBQ      BX, SI
-	SUBQ      BX, SI
-	SUBQ      BX, SI
-	MOVQ      $-1, BX
-	SHRXQ     SI, BX, BX
-	MOVQ      BX, SI
-	KMOVW     SI, K1
-	MOVQ      BX, SI
-	SHRQ      $0x10, SI
-	KMOVW     SI, K2
-	MOVQ      BX, SI
-	SHRQ      $0x20, SI
-	KMOVW     SI, K3
-	SHRQ      $0x30, BX
-	KMOVW     BX, K4
-	VMOVDQU64 (SP), Z2
-	VMOVDQU64 64(SP), Z3
-	VMOVDQU64 128(SP), Z4
-	VMOVDQU64 192(SP), Z5
-	VPADDD    sm4CtrOffsets16<>+0(SB), Z5, Z5
-	VMOVDQU64 (SP), Z6
-	VMOVDQU64 64(SP), Z7
-	VMOVDQU64 128(SP), Z8
-	VMOVDQU64 192(SP), Z9
-	VPADDD    sm4CtrOffsets16<>+64(SB), Z9, Z9
-	VMOVDQU64 (SP), Z10
-	VMOVDQU64 64(SP), Z11
-	VMOVDQU64 128(SP), Z12
-	VMOVDQU64 192(SP), Z13
-	VPADDD    sm4CtrOffsets16<>+128(SB), Z13, Z13
-	VMOVDQU64 (SP), Z14
-	VMOVDQU64 64(SP), Z15
-	VMOVDQU64 128(SP), Z16
-	VMOVDQU64 192(SP), Z17
-	VPADDD    sm4CtrOffsets16<>+192(SB), Z17, Z17
-	VMOVDQU64 (SP), Z18
-	VMOVDQU64 64(SP), Z19
-	VMOVDQU64 128(SP), Z20
-	VMOVDQU64 192(SP), Z21
-	VPADDD    sm4CtrOffsets16<>+256(SB), Z21, Z21
-	VMOVDQU64 (SP), Z22
-	VMOVDQU64 64(SP), Z23
-	VMOVDQU64 128(SP), Z24
-	VMOVDQU64 192(SP), Z25
-	VPADDD    sm4CtrOffsets16<>+320(SB), Z25, Z25
-	MOVQ      $0x00000008, BX
-
-xorKeyStreamAVX512GFNI_rounds6true:
-	VPBROADCASTD      (AX), Z29
-	VPXORD            Z29, Z3, Z26
-	VPTERNLOGD        $0x96, Z4, Z5, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z2
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z2, Z2
-	VPXORD            Z29, Z7, Z26
-	VPTERNLOGD        $0x96, Z8, Z9, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z6
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z6, Z6
-	VPXORD            Z29, Z11, Z26
-	VPTERNLOGD        $0x96, Z12, Z13, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z10
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z10, Z10
-	VPXORD            Z29, Z15, Z26
-	VPTERNLOGD        $0x96, Z16, Z17, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z14
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z14, Z14
-	VPXORD            Z29, Z19, Z26
-	VPTERNLOGD        $0x96, Z20, Z21, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z18
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z18, Z18
-	VPXORD            Z29, Z23, Z26
-	VPTERNLOGD        $0x96, Z24, Z25, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z22
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z22, Z22
-	VPBROADCASTD      4(AX), Z29
-	VPXORD            Z29, Z4, Z26
-	VPTERNLOGD        $0x96, Z5, Z2, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z3
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z3, Z3
-	VPXORD            Z29, Z8, Z26
-	VPTERNLOGD        $0x96, Z9, Z6, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z7
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z7, Z7
-	VPXORD            Z29, Z12, Z26
-	VPTERNLOGD        $0x96, Z13, Z10, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z11
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z11, Z11
-	VPXORD            Z29, Z16, Z26
-	VPTERNLOGD        $0x96, Z17, Z14, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z15
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z15, Z15
-	VPXORD            Z29, Z20, Z26
-	VPTERNLOGD        $0x96, Z21, Z18, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z19
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z19, Z19
-	VPXORD            Z29, Z24, Z26
-	VPTERNLOGD        $0x96, Z25, Z22, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z23
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z23, Z23
-	VPBROADCASTD      8(AX), Z29
-	VPXORD            Z29, Z5, Z26
-	VPTERNLOGD        $0x96, Z2, Z3, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z4
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z4, Z4
-	VPXORD            Z29, Z9, Z26
-	VPTERNLOGD        $0x96, Z6, Z7, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z8
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z8, Z8
-	VPXORD            Z29, Z13, Z26
-	VPTERNLOGD        $0x96, Z10, Z11, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z12
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z12, Z12
-	VPXORD            Z29, Z17, Z26
-	VPTERNLOGD        $0x96, Z14, Z15, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z16
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z16, Z16
-	VPXORD            Z29, Z21, Z26
-	VPTERNLOGD        $0x96, Z18, Z19, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z20
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z20, Z20
-	VPXORD            Z29, Z25, Z26
-	VPTERNLOGD        $0x96, Z22, Z23, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z24
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z24, Z24
-	VPBROADCASTD      12(AX), Z29
-	VPXORD            Z29, Z2, Z26
-	VPTERNLOGD        $0x96, Z3, Z4, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z5
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z5, Z5
-	VPXORD            Z29, Z6, Z26
-	VPTERNLOGD        $0x96, Z7, Z8, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z9
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z9, Z9
-	VPXORD            Z29, Z10, Z26
-	VPTERNLOGD        $0x96, Z11, Z12, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z13
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z13, Z13
-	VPXORD            Z29, Z14, Z26
-	VPTERNLOGD        $0x96, Z15, Z16, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z17
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z17, Z17
-	VPXORD            Z29, Z18, Z26
-	VPTERNLOGD        $0x96, Z19, Z20, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z21
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z21, Z21
-	VPXORD            Z29, Z22, Z26
-	VPTERNLOGD        $0x96, Z23, Z24, Z26
-	VGF2P8AFFINEQB    $0x3e, Z0, Z26, Z26
-	VGF2P8AFFINEINVQB $0xd3, Z1, Z26, Z26
-	VPROLD            $0x02, Z26, Z27
-	VPROLD            $0x0a, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z25
-	VPROLD            $0x12, Z26, Z27
-	VPROLD            $0x18, Z26, Z28
-	VPTERNLOGD        $0x96, Z27, Z28, Z26
-	VPXORD            Z26, Z25, Z25
-	ADDQ              $0x10, AX
-	DECQ              BX
-	JNZ               xorKeyStreamAVX512GFNI_rounds6true
-	VPUNPCKHDQ        Z4, Z5, Z27
-	VPUNPCKLDQ        Z4, Z5, Z5
-	VPUNPCKLDQ        Z2, Z3, Z28
-	VPUNPCKHDQ        Z2, Z3, Z3
-	VPUNPCKHQDQ       Z28, Z5, Z4
-	VPUNPCKLQDQ       Z28, Z5, Z5
-	VPUNPCKHQDQ       Z3, Z27, Z2
-	VPUNPCKLQDQ       Z3, Z27, Z3
-	VPSHUFB           sm4BswapMask<>+0(SB), Z5, Z5
-	VPSHUFB           sm4BswapMask<>+0(SB), Z4, Z4
-	VPSHUFB           sm4BswapMask<>+0(SB), Z3, Z3
-	VPSHUFB           sm4BswapMask<>+0(SB), Z2, Z2
-	VPUNPCKHDQ        Z8, Z9, Z27
-	VPUNPCKLDQ        Z8, Z9, Z9
-	VPUNPCKLDQ        Z6, Z7, Z28
-	VPUNPCKHDQ        Z6, Z7, Z7
-	VPUNPCKHQDQ       Z28, Z9, Z8
-	VPUNPCKLQDQ       Z28, Z9, Z9
-	VPUNPCKHQDQ       Z7, Z27, Z6
-	VPUNPCKLQDQ       Z7, Z27, Z7
-	VPSHUFB           sm4BswapMask<>+0(SB), Z9, Z9
-	VPSHUFB           sm4BswapMask<>+0(SB), Z8, Z8
-	VPSHUFB           sm4BswapMask<>+0(SB), Z7, Z7
-	VPSHUFB           sm4BswapMask<>+0(SB), Z6, Z6
-	VPUNPCKHDQ        Z12, Z13, Z27
-	VPUNPCKLDQ        Z12, Z13, Z13
-	VPUNPCKLDQ        Z10, Z11, Z28
-	VPUNPCKHDQ        Z10, Z11, Z11
-	VPUNPCKHQDQ       Z28, Z13, Z12
-	VPUNPCKLQDQ       Z28, Z13, Z13
-	VPUNPCKHQDQ       Z11, Z27, Z10
-	VPUNPCKLQDQ       Z11, Z27, Z11
-	VPSHUFB           sm4BswapMask<>+0(SB), Z13, Z13
-	VPSHUFB           sm4BswapMask<>+0(SB), Z12, Z12
-	VPSHUFB           sm4BswapMask<>+0(SB), Z11, Z11
-	VPSHUFB           sm4BswapMask<>+0(SB), Z10, Z10
-	VPUNPCKHDQ        Z16, Z17, Z27
-	VPUNPCKLDQ        Z16, Z17, Z17
-	VPUNPCKLDQ        Z14, Z15, Z28
-	VPUNPCKHDQ        Z14, Z15, Z15
-	VPUNPCKHQDQ       Z28, Z17, Z16
-	VPUNPCKLQDQ       Z28, Z17, Z17
-	VPUNPCKHQDQ       Z15, Z27, Z14
-	VPUNPCKLQDQ       Z15, Z27, Z15
-	VPSHUFB           sm4BswapMask<>+0(SB), Z17, Z17
-	VPSHUFB           sm4BswapMask<>+0(SB), Z16, Z16
-	VPSHUFB           sm4BswapMask<>+0(SB), Z15, Z15
-	VPSHUFB           sm4BswapMask<>+0(SB), Z14, Z14
-	VPUNPCKHDQ        Z20, Z21, Z27
-	VPUNPCKLDQ        Z20, Z21, Z21
-	VPUNPCKLDQ        Z18, Z19, Z28
-	VPUNPCKHDQ        Z18, Z19, Z19
-	VPUNPCKHQDQ       Z28, Z21, Z20
-	VPUNPCKLQDQ       Z28, Z21, Z21
-	VPUNPCKHQDQ       Z19, Z27, Z18
-	VPUNPCKLQDQ       Z19, Z27, Z19
-	VPSHUFB           sm4BswapMask<>+0(SB), Z21, Z21
-	VPSHUFB           sm4BswapMask<>+0(SB), Z20, Z20
-	VPSHUFB           sm4BswapMask<>+0(SB), Z19, Z19
-	VPSHUFB           sm4BswapMask<>+0(SB), Z18, Z18
-	VPUNPCKHDQ        Z24, Z25, Z27
-	VPUNPCKLDQ        Z24, Z25, Z25
-	VPUNPCKLDQ        Z22, Z23, Z28
-	VPUNPCKHDQ        Z22, Z23, Z23
-	VPUNPCKHQDQ       Z28, Z25, Z24
-	VPUNPCKLQDQ       Z28, Z25, Z25
-	VPUNPCKHQDQ       Z23, Z27, Z22
-	VPUNPCKLQDQ       Z23, Z27, Z23
-	VPSHUFB           sm4BswapMask<>+0(SB), Z25, Z25
-	VPSHUFB           sm4BswapMask<>+0(SB), Z24, Z24
-	VPSHUFB           sm4BswapMask<>+0(SB), Z23, Z23
-	VPSHUFB           sm4BswapMask<>+0(SB), Z22, Z22
-	VPXORD            (DX), Z5, Z5
-	VMOVDQU64         Z5, (CX)
-	VPXORD            64(DX), Z4, Z4
-	VMOVDQU64         Z4, 64(CX)
-	VPXORD            128(DX), Z3, Z3
-	VMOVDQU64         Z3, 128(CX)
-	VPXORD            192(DX), Z2, Z2
-	VMOVDQU64         Z2, 192(CX)
-	VPXORD            256(DX), Z9, Z9
-	VMOVDQU64         Z9, 256(CX)
-	VPXORD            320(DX), Z8, Z8
-	VMOVDQU64         Z8, 320(CX)
-	VPXORD            384(DX), Z7, Z7
-	VMOVDQU64         Z7, 384(CX)
-	VPXORD            448(DX), Z6, Z6
-	VMOVDQU64         Z6, 448(CX)
-	VPXORD            512(DX), Z13, Z13
-	VMOVDQU64         Z13, 512(CX)
-	VPXORD            576(DX), Z12, Z12
-	VMOVDQU64         Z12, 576(CX)
-	VPXORD            640(DX), Z11, Z11
-	VMOVDQU64         Z11, 640(CX)
-	VPXORD            704(DX), Z10, Z10
-	VMOVDQU64         Z10, 704(CX)
-	VPXORD            768(DX), Z17, Z17
-	VMOVDQU64         Z17, 768(CX)
-	VPXORD            832(DX), Z16, Z16
-	VMOVDQU64         Z16, 832(CX)
-	VPXORD            896(DX), Z15, Z15
-	VMOVDQU64         Z15, 896(CX)
-	VPXORD            960(DX), Z14, Z14
-	VMOVDQU64         Z14, 960(CX)
-	VPXORD            1024(DX), Z21, Z21
-	VMOVDQU64         Z21, 1024(CX)
-	VPXORD            1088(DX), Z20, Z20
-	VMOVDQU64         Z20, 1088(CX)
-	VPXORD            1152(DX), Z19, Z19
-	VMOVDQU64         Z19, 1152(CX)
-	VPXORD            1216(DX), Z18, Z18
-	VMOVDQU64         Z18, 1216(CX)
-	VMOVDQU32.Z       1280(DX), K1, Z0
-	VPXORD            Z0, Z25, Z25
-	VMOVDQU32         Z25, K1, 1280(CX)
-	VMOVDQU32.Z       1344(DX), K2, Z0
-	VPXORD            Z0, Z24, Z24
-	VMOVDQU32         Z24, K2, 1344(CX)
-	VMOVDQU32.Z       1408(DX), K3, Z0
-	VPXORD            Z0, Z23, Z23
-	VMOVDQU32         Z23, K3, 1408(CX)
-	VMOVDQU32.Z       1472(DX), K4, Z0
-	VPXORD            Z0, Z22, Z22
-	VMOVDQU32         Z22, K4, 1472(CX)
+xorKeyStreamAVX512GFNI_rounds1:
+	VPXORD                 Z8, Z16, Z13
+	VMOVDQA64              Z13, Z14
+	VPTERNLOGD.BCST        $0x96, (AX), Z4, Z14
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z14, Z14
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z14, Z15
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z14, Z14
+	VPXORD                 Z9, Z17, Z19
+	VMOVDQA64              Z19, Z20
+	VPTERNLOGD.BCST        $0x96, 128(AX), Z5, Z20
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z20, Z20
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z20, Z21
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z20, Z20
+	VPXORD                 Z10, Z18, Z22
+	VMOVDQA64              Z22, Z23
+	VPTERNLOGD.BCST        $0x96, 256(AX), Z6, Z23
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z23, Z23
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z23, Z24
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z23, Z23
+	VPXORD                 Z11, Z12, Z25
+	VMOVDQA64              Z25, Z26
+	VPTERNLOGD.BCST        $0x96, 384(AX), Z7, Z26
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z26, Z26
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z26, Z27
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z26, Z26
+	VPTERNLOGD             $0x96, Z15, Z26, Z0
+	VPTERNLOGD             $0x96, Z21, Z20, Z0
+	VPTERNLOGD             $0x96, Z24, Z23, Z0
+	VPTERNLOGD             $0x96, Z21, Z14, Z1
+	VPTERNLOGD             $0x96, Z24, Z23, Z1
+	VPTERNLOGD             $0x96, Z27, Z26, Z1
+	VPTERNLOGD             $0x96, Z24, Z20, Z2
+	VPTERNLOGD             $0x96, Z27, Z26, Z2
+	VPTERNLOGD             $0x96, Z15, Z14, Z2
+	VPTERNLOGD             $0x96, Z27, Z23, Z3
+	VPTERNLOGD             $0x96, Z15, Z14, Z3
+	VPTERNLOGD             $0x96, Z21, Z20, Z3
+	VPTERNLOGD.BCST        $0x96, 4(AX), Z0, Z13
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z13, Z13
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z13, Z14
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z13, Z13
+	VPTERNLOGD.BCST        $0x96, 132(AX), Z1, Z19
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z19, Z19
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z19, Z15
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z19, Z19
+	VPTERNLOGD.BCST        $0x96, 260(AX), Z2, Z22
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z22, Z22
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z22, Z20
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z22, Z22
+	VPTERNLOGD.BCST        $0x96, 388(AX), Z3, Z25
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z25, Z25
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z25, Z21
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z25, Z25
+	VPTERNLOGD             $0x96, Z14, Z25, Z4
+	VPTERNLOGD             $0x96, Z15, Z19, Z4
+	VPTERNLOGD             $0x96, Z20, Z22, Z4
+	VPTERNLOGD             $0x96, Z15, Z13, Z5
+	VPTERNLOGD             $0x96, Z20, Z22, Z5
+	VPTERNLOGD             $0x96, Z21, Z25, Z5
+	VPTERNLOGD             $0x96, Z20, Z19, Z6
+	VPTERNLOGD             $0x96, Z21, Z25, Z6
+	VPTERNLOGD             $0x96, Z14, Z13, Z6
+	VPTERNLOGD             $0x96, Z21, Z22, Z7
+	VPTERNLOGD             $0x96, Z14, Z13, Z7
+	VPTERNLOGD             $0x96, Z15, Z19, Z7
+	VPXORD                 Z0, Z4, Z13
+	VMOVDQA64              Z13, Z14
+	VPTERNLOGD.BCST        $0x96, 8(AX), Z16, Z14
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z14, Z14
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z14, Z15
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z14, Z14
+	VPXORD                 Z1, Z5, Z19
+	VMOVDQA64              Z19, Z20
+	VPTERNLOGD.BCST        $0x96, 136(AX), Z17, Z20
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z20, Z20
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z20, Z21
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z20, Z20
+	VPXORD                 Z2, Z6, Z22
+	VMOVDQA64              Z22, Z23
+	VPTERNLOGD.BCST        $0x96, 264(AX), Z18, Z23
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z23, Z23
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z23, Z24
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z23, Z23
+	VPXORD                 Z3, Z7, Z25
+	VMOVDQA64              Z25, Z26
+	VPTERNLOGD.BCST        $0x96, 392(AX), Z12, Z26
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z26, Z26
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z26, Z27
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z26, Z26
+	VPTERNLOGD             $0x96, Z15, Z26, Z8
+	VPTERNLOGD             $0x96, Z21, Z20, Z8
+	VPTERNLOGD             $0x96, Z24, Z23, Z8
+	VPTERNLOGD             $0x96, Z21, Z14, Z9
+	VPTERNLOGD             $0x96, Z24, Z23, Z9
+	VPTERNLOGD             $0x96, Z27, Z26, Z9
+	VPTERNLOGD             $0x96, Z24, Z20, Z10
+	VPTERNLOGD             $0x96, Z27, Z26, Z10
+	VPTERNLOGD             $0x96, Z15, Z14, Z10
+	VPTERNLOGD             $0x96, Z27, Z23, Z11
+	VPTERNLOGD             $0x96, Z15, Z14, Z11
+	VPTERNLOGD             $0x96, Z21, Z20, Z11
+	VPTERNLOGD.BCST        $0x96, 12(AX), Z8, Z13
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z13, Z13
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z13, Z14
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z13, Z13
+	VPTERNLOGD.BCST        $0x96, 140(AX), Z9, Z19
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z19, Z19
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z19, Z15
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z19, Z19
+	VPTERNLOGD.BCST        $0x96, 268(AX), Z10, Z22
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z22, Z22
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z22, Z20
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z22, Z22
+	VPTERNLOGD.BCST        $0x96, 396(AX), Z11, Z25
+	VGF2P8AFFINEQB.BCST    $0x3e, sm4PreMatrix<>+0(SB), Z25, Z25
+	VGF2P8AFFINEINVQB.BCST $0x9f, sm4BSPost0<>+0(SB), Z25, Z21
+	VGF2P8AFFINEINVQB.BCST $0xd0, sm4BSPost3<>+0(SB), Z25, Z25
+	VPTERNLOGD             $0x96, Z14, Z25, Z16
+	VPTERNLOGD             $0x96, Z15, Z19, Z16
+	VPTERNLOGD             $0x96, Z20, Z22, Z16
+	VPTERNLOGD             $0x96, Z15, Z13, Z17
+	VPTERNLOGD             $0x96, Z20, Z22, Z17
+	VPTERNLOGD             $0x96, Z21, Z25, Z17
+	VPTERNLOGD             $0x96, Z20, Z19, Z18
+	VPTERNLOGD             $0x96, Z21, Z25, Z18
+	VPTERNLOGD             $0x96, Z14, Z13, Z18
+	VPTERNLOGD             $0x96, Z21, Z22, Z12
+	VPTERNLOGD             $0x96, Z14, Z13, Z12
+	VPTERNLOGD             $0x96, Z15, Z19, Z12
+	ADDQ                   $0x10, AX
+	DECQ                   CX
+	JNZ                    xorKeyStreamAVX512GFNI_rounds1
+	VPUNPCKLBW             Z17, Z16, Z13
+	VPUNPCKHBW             Z17, Z16, Z14
+	VPUNPCKLBW             Z5, Z4, Z15
+	VPUNPCKHBW             Z5, Z4, Z4
+	VPUNPCKLBW             Z9, Z8, Z5
+	VPUNPCKHBW             Z9, Z8, Z8
+	VPUNPCKLBW             Z1, Z0, Z9
+	VPUNPCKHBW             Z1, Z0, Z0
+	VPUNPCKLBW             Z12, Z18, Z1
+	VPUNPCKHBW             Z12, Z18, Z12
+	VPUNPCKLBW             Z7, Z6, Z16
+	VPUNPCKHBW             Z7, Z6, Z6
+	VPUNPCKLBW             Z11, Z10, Z7
+	VPUNPCKHBW             Z11, Z10, Z10
+	VPUNPCKLBW             Z3, Z2, Z11
+	VPUNPCKHBW             Z3, Z2, Z2
+	VPUNPCKLWD             Z1, Z13, Z3
+	VPUNPCKHWD             Z1, Z13, Z1
+	VPUNPCKLWD             Z12, Z14, Z13
+	VPUNPCKHWD             Z12, Z14, Z12
+	VPUNPCKLWD             Z16, Z15, Z14
+	VPUNPCKHWD             Z16, Z15, Z15
+	VPUNPCKLWD             Z6, Z4, Z16
+	VPUNPCKHWD             Z6, Z4, Z4
+	VPUNPCKLWD             Z7, Z5, Z6
+	VPUNPCKHWD             Z7, Z5, Z5
+	VPUNPCKLWD             Z10, Z8, Z7
+	VPUNPCKHWD             Z10, Z8, Z8
+	VPUNPCKLWD             Z11, Z9, Z10
+	VPUNPCKHWD             Z11, Z9, Z9
+	VPUNPCKLWD             Z2, Z0, Z11
+	VPUNPCKHWD             Z2, Z0, Z0
+	VPUNPCKLDQ             Z6, Z3, Z2
+	VPUNPCKHDQ             Z6, Z3, Z3
+	VPUNPCKLDQ             Z5, Z1, Z6
+	VPUNPCKHDQ             Z5, Z1, Z1
+	VPUNPCKLDQ             Z7, Z13, Z5
+	VPUNPCKHDQ             Z7, Z13, Z7
+	VPUNPCKLDQ             Z8, Z12, Z13
+	VPUNPCKHDQ             Z8, Z12, Z8
+	VPUNPCKLDQ             Z10, Z14, Z12
+	VPUNPCKHDQ             Z10, Z14, Z10
+	VPUNPCKLDQ             Z9, Z15, Z14
+	VPUNPCKHDQ             Z9, Z15, Z9
+	VPUNPCKLDQ             Z11, Z16, Z15
+	VPUNPCKHDQ             Z11, Z16, Z11
+	VPUNPCKLDQ             Z0, Z4, Z16
+	VPUNPCKHDQ             Z0, Z4, Z0
+	VPUNPCKLQDQ            Z12, Z2, Z4
+	VPUNPCKHQDQ            Z12, Z2, Z2
+	VPUNPCKLQDQ            Z10, Z3, Z12
+	VPUNPCKHQDQ            Z10, Z3, Z3
+	VPUNPCKLQDQ            Z14, Z6, Z10
+	VPUNPCKHQDQ            Z14, Z6, Z6
+	VPUNPCKLQDQ            Z9, Z1, Z14
+	VPUNPCKHQDQ            Z9, Z1, Z1
+	VPUNPCKLQDQ            Z15, Z5, Z9
+	VPUNPCKHQDQ            Z15, Z5, Z5
+	VPUNPCKLQDQ            Z11, Z7, Z15
+	VPUNPCKHQDQ            Z11, Z7, Z7
+	VPUNPCKLQDQ            Z16, Z13, Z11
+	VPUNPCKHQDQ            Z16, Z13, Z13
+	VPUNPCKLQDQ            Z0, Z8, Z16
+	VPUNPCKHQDQ            Z0, Z8, Z0
+	KMOVB                  512(SP), K1
+	VMOVDQU64.Z            (BX), K1, Z8
+	VPXORD                 Z8, Z4, Z4
+	VMOVDQU64              Z4, K1, (DX)
+	KMOVB                  513(SP), K1
+	VMOVDQU64.Z            64(BX), K1, Z4
+	VPXORD                 Z4, Z2, Z2
+	VMOVDQU64              Z2, K1, 64(DX)
+	KMOVB                  514(SP), K1
+	VMOVDQU64.Z            128(BX), K1, Z2
+	VPXORD                 Z2, Z12, Z12
+	VMOVDQU64              Z12, K1, 128(DX)
+	KMOVB                  515(SP), K1
+	VMOVDQU64.Z            192(BX), K1, Z2
+	VPXORD                 Z2, Z3, Z3
+	VMOVDQU64              Z3, K1, 192(DX)
+	KMOVB                  516(SP), K1
+	VMOVDQU64.Z            256(BX), K1, Z2
+	VPXORD                 Z2, Z10, Z10
+	VMOVDQU64              Z10, K1, 256(DX)
+	KMOVB                  517(SP), K1
+	VMOVDQU64.Z            320(BX), K1, Z2
+	VPXORD                 Z2, Z6, Z6
+	VMOVDQU64              Z6, K1, 320(DX)
+	KMOVB                  518(SP), K1
+	VMOVDQU64.Z            384(BX), K1, Z2
+	VPXORD                 Z2, Z14, Z14
+	VMOVDQU64              Z14, K1, 384(DX)
+	KMOVB                  519(SP), K1
+	VMOVDQU64.Z            448(BX), K1, Z2
+	VPXORD                 Z2, Z1, Z1
+	VMOVDQU64              Z1, K1, 448(DX)
+	KMOVB                  520(SP), K1
+	VMOVDQU64.Z            512(BX), K1, Z1
+	VPXORD                 Z1, Z9, Z9
+	VMOVDQU64              Z9, K1, 512(DX)
+	KMOVB                  521(SP), K1
+	VMOVDQU64.Z            576(BX), K1, Z1
+	VPXORD                 Z1, Z5, Z5
+	VMOVDQU64              Z5, K1, 576(DX)
+	KMOVB                  522(SP), K1
+	VMOVDQU64.Z            640(BX), K1, Z1
+	VPXORD                 Z1, Z15, Z15
+	VMOVDQU64              Z15, K1, 640(DX)
+	KMOVB                  523(SP), K1
+	VMOVDQU64.Z            704(BX), K1, Z1
+	VPXORD                 Z1, Z7, Z7
+	VMOVDQU64              Z7, K1, 704(DX)
+	KMOVB                  524(SP), K1
+	VMOVDQU64.Z            768(BX), K1, Z1
+	VPXORD                 Z1, Z11, Z11
+	VMOVDQU64              Z11, K1, 768(DX)
+	KMOVB                  525(SP), K1
+	VMOVDQU64.Z            832(BX), K1, Z1
+	VPXORD                 Z1, Z13, Z13
+	VMOVDQU64              Z13, K1, 832(DX)
+	KMOVB                  526(SP), K1
+	VMOVDQU64.Z            896(BX), K1, Z1
+	VPXORD                 Z1, Z16, Z16
+	VMOVDQU64              Z16, K1, 896(DX)
+	KMOVB                  527(SP), K1
+	VMOVDQU64.Z            960(BX), K1, Z1
+	VPXORD                 Z1, Z0, Z0
+	VMOVDQU64              Z0, K1, 960(DX)
 
 xorKeyStreamAVX512GFNI_done:
 	VZEROUPPER

@@ -4,12 +4,12 @@
 
 package sm4ctr
 
-// encryptBlocksAVX512GFNI encrypts nblocks 16-byte blocks from src to dst (SM4, GB/T 32907-2016 §7.1) with round keys rk, using AVX-512 (F, BW, VL) and GFNI on ZMM registers.
+// encryptBlocksAVX512GFNI encrypts nblocks 16-byte blocks from src to dst (SM4, GB/T 32907-2016 §7.1) with round keys rk, using AVX-512 (F, BW, VL) and GFNI on ZMM registers, 64 blocks per pass in byte-sliced form.
 //
 //go:noescape
 func encryptBlocksAVX512GFNI(rk *[32]uint32, dst *byte, src *byte, nblocks int)
 
-// xorKeyStreamAVX512GFNI XORs src with the SM4 keystream of the counter blocks ctr, inc32(ctr), … (NIST SP 800-38D §6.5 GCTR, §6.2 inc32) for nblocks whole blocks and writes dst, using AVX-512 (F, BW, VL) and GFNI on ZMM registers. ctr is not updated.
+// xorKeyStreamAVX512GFNI XORs src with the SM4 keystream of the counter blocks ctr, inc32(ctr), … (NIST SP 800-38D §6.5 GCTR, §6.2 inc32) for nblocks whole blocks and writes dst, using AVX-512 (F, BW, VL) and GFNI on ZMM registers, 64 blocks per pass in byte-sliced form. ctr is not updated.
 //
 //go:noescape
 func xorKeyStreamAVX512GFNI(rk *[32]uint32, ctr *[16]byte, dst *byte, src *byte, nblocks int)

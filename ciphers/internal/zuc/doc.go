@@ -11,7 +11,25 @@
 // It is plain Go, has no build tags and always compiles: it is the oracle
 // for the multi-lane SIMD kernels (kernels/zuclanes) and the fallback when
 // no kernel applies. The functions named *Generic are the units a kernel
-// replaces; dispatch files (_amd64.go) may be added next to them later.
+// replaces.
+//
+// # Batch primitives
+//
+// The data suites seal and open packets through the batch primitives of
+// lanes.go (XORKeyStreams128/256, EIA3Tags, MAC256Tags,
+// EncryptThenMAC128/256): up to Lanes packets of one key per call, one IV
+// per lane. lanes_amd64.go dispatches them, one switch each, on flags
+// registered with ciphers/internal/impl: "AVX-512+GFNI" (16-lane kernels),
+// "AVX2+GFNI" (8-lane kernels) and "generic" (the *Generic loops, also the
+// only implementation under -tags purego or off amd64). On the kernel
+// tiers, tags come from the carry-less multiply MAC kernels, lanes of
+// unequal length share kernel calls up to the shorter length, and what a
+// mostly empty kernel call would do badly runs single-lane: a lone packet,
+// the last lane standing, a final partial word, and MACs of messages over
+// about 2 KiB (their keystream comes from the generic code; the tag from
+// the MAC kernel where the keystream fits a stack buffer). The lane state
+// and keystream scratch live on the caller's stack: the primitives are
+// safe for concurrent use and do not allocate.
 //
 // Speed techniques (measured in zuc_test.go, BenchmarkCoreVariants):
 // the LFSR feedback is summed in a uint64 and reduced modulo 2^31−1 once
@@ -24,7 +42,8 @@
 // Timing: the S-boxes are table lookups indexed by secret state, so the
 // keystream generator is VARIABLE-TIME (cache-timing) like every table
 // implementation of ZUC; it is the reference and fallback path, not a
-// constant-time one. The MAC combination steps (128-EIA3, ZUC-256 MAC)
+// constant-time one. The kernel lanes are constant-time; on the kernel
+// tiers the single-lane cases listed above still use this generator. The MAC combination steps (128-EIA3, ZUC-256 MAC)
 // are constant-time: they use integer multiplications as a carry-less
 // multiplier and never branch on or index by keystream or message bits.
 //

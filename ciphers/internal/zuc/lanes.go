@@ -80,3 +80,20 @@ func MAC256TagsGeneric(key *[KeySize256]byte, ivs *[Lanes][IVSize256]byte, msgs 
 		MAC256Generic(&st, msgs[i], 8*len(msgs[i]), tags[i][:])
 	}
 }
+
+// EncryptThenMAC128Generic is XORKeyStreams128Generic(encKey, eea, bodies,
+// n) followed by EIA3TagsGeneric(macKey, eia, msgs, tags, n): the seal
+// step of an encrypt-then-MAC packet, where msgs[i] (header ‖ body)
+// contains bodies[i], so the tag covers the ciphertext.
+func EncryptThenMAC128Generic(encKey, macKey *[KeySize128]byte, eea, eia *[Lanes][IVSize128]byte, bodies, msgs *[Lanes][]byte, tags *[Lanes]uint32, n int) {
+	XORKeyStreams128Generic(encKey, eea, bodies, n)
+	EIA3TagsGeneric(macKey, eia, msgs, tags, n)
+}
+
+// EncryptThenMAC256Generic is XORKeyStreams256Generic(encKey, ivs, bodies,
+// n) followed by MAC256TagsGeneric(macKey, ivs, msgs, tags, n) (see
+// EncryptThenMAC128Generic).
+func EncryptThenMAC256Generic(encKey, macKey *[KeySize256]byte, ivs *[Lanes][IVSize256]byte, bodies, msgs *[Lanes][]byte, tags *[Lanes][MAC256TagSize]byte, n int) {
+	XORKeyStreams256Generic(encKey, ivs, bodies, n)
+	MAC256TagsGeneric(macKey, ivs, msgs, tags, n)
+}

@@ -3,6 +3,7 @@
 package zuc
 
 import (
+	"encoding/binary"
 	"math/bits"
 
 	"github.com/gmtun/gmtun/ciphers/internal/impl"
@@ -28,13 +29,10 @@ func init() {
 }
 
 // XORKeyStreams128 is XORKeyStreams128Generic on the multi-lane kernels
-// when the CPU has them: lanes of different lengths share the kernel
-// calls up to the shorter length, and a lane left alone is finished
-// single-lane by the generic code. Output is identical to the generic
-// function.
+// when the CPU has them (see xorLanes); the output is identical.
 func XORKeyStreams128(key *[KeySize128]byte, ivs *[Lanes][IVSize128]byte, bufs *[Lanes][]byte, n int) {
 	if useX16 || useX8 {
-		lk := laneKeys{key128: key, ivs128: ivs}
+		lk := laneKeys{k128: [2]*[KeySize128]byte{key, key}, iv128: ivs}
 		xorLanes(useX16, &lk, bufs, n)
 		return
 	}
@@ -43,10 +41,10 @@ func XORKeyStreams128(key *[KeySize128]byte, ivs *[Lanes][IVSize128]byte, bufs *
 
 // EIA3Tags is EIA3TagsGeneric with the keystream of all lanes from one
 // multi-lane kernel call and the tags from the carry-less multiply MAC
-// kernel, when the CPU has them.
+// kernel, when the CPU has them (see macLanes).
 func EIA3Tags(key *[KeySize128]byte, ivs *[Lanes][IVSize128]byte, msgs *[Lanes][]byte, tags *[Lanes]uint32, n int) {
 	if useX16 || useX8 {
-		lk := laneKeys{key128: key, ivs128: ivs}
+		lk := laneKeys{k128: [2]*[KeySize128]byte{key, key}, iv128: ivs}
 		macLanes(useX16, &lk, msgs, n, tags, nil)
 		return
 	}
@@ -54,10 +52,10 @@ func EIA3Tags(key *[KeySize128]byte, ivs *[Lanes][IVSize128]byte, msgs *[Lanes][
 }
 
 // XORKeyStreams256 is XORKeyStreams256Generic on the multi-lane kernels
-// when the CPU has them (see XORKeyStreams128).
+// when the CPU has them (see xorLanes).
 func XORKeyStreams256(key *[KeySize256]byte, ivs *[Lanes][IVSize256]byte, bufs *[Lanes][]byte, n int) {
 	if useX16 || useX8 {
-		lk := laneKeys{key256: key, ivs256: ivs, d: zuclanes.ZUC256Keystream}
+		lk := laneKeys{k256: [2]*[KeySize256]byte{key, key}, iv256: ivs}
 		xorLanes(useX16, &lk, bufs, n)
 		return
 	}
@@ -65,37 +63,84 @@ func XORKeyStreams256(key *[KeySize256]byte, ivs *[Lanes][IVSize256]byte, bufs *
 }
 
 // MAC256Tags is MAC256TagsGeneric on the multi-lane and MAC kernels when
-// the CPU has them (see EIA3Tags).
+// the CPU has them (see macLanes).
 func MAC256Tags(key *[KeySize256]byte, ivs *[Lanes][IVSize256]byte, msgs *[Lanes][]byte, tags *[Lanes][MAC256TagSize]byte, n int) {
 	if useX16 || useX8 {
-		lk := laneKeys{key256: key, ivs256: ivs, d: zuclanes.ZUC256MAC128}
+		lk := laneKeys{
+			k256: [2]*[KeySize256]byte{key, key}, iv256: ivs,
+			d: [2]zuclanes.ZUC256Constants{zuclanes.ZUC256MAC128, zuclanes.ZUC256MAC128},
+		}
 		macLanes(useX16, &lk, msgs, n, nil, tags)
 		return
 	}
 	MAC256TagsGeneric(key, ivs, msgs, tags, n)
 }
 
+// EncryptThenMAC128 is EncryptThenMAC128Generic on the kernels when the
+// CPU has them. Up to Lanes/2 packets on the 16-lane kernels run in one
+// call, their EEA3 lanes next to their EIA3 lanes (see etmLanes); more
+// packets, or the 8-lane kernels, take one keystream call and one MAC
+// call.
+func EncryptThenMAC128(encKey, macKey *[KeySize128]byte, eea, eia *[Lanes][IVSize128]byte, bodies, msgs *[Lanes][]byte, tags *[Lanes]uint32, n int) {
+	switch {
+	case useX16 && n >= 2 && n <= Lanes/2:
+		var ivs [Lanes][IVSize128]byte
+		copy(ivs[:n], eea[:n])
+		copy(ivs[Lanes/2:Lanes/2+n], eia[:n])
+		lk := laneKeys{k128: [2]*[KeySize128]byte{encKey, macKey}, iv128: &ivs}
+		etmLanes(&lk, bodies, msgs, n, tags, nil)
+	case useX16 || useX8:
+		XORKeyStreams128(encKey, eea, bodies, n)
+		EIA3Tags(macKey, eia, msgs, tags, n)
+	default:
+		EncryptThenMAC128Generic(encKey, macKey, eea, eia, bodies, msgs, tags, n)
+	}
+}
+
+// EncryptThenMAC256 is EncryptThenMAC256Generic on the kernels when the
+// CPU has them (see EncryptThenMAC128).
+func EncryptThenMAC256(encKey, macKey *[KeySize256]byte, ivs *[Lanes][IVSize256]byte, bodies, msgs *[Lanes][]byte, tags *[Lanes][MAC256TagSize]byte, n int) {
+	switch {
+	case useX16 && n >= 2 && n <= Lanes/2:
+		var both [Lanes][IVSize256]byte
+		copy(both[:n], ivs[:n])
+		copy(both[Lanes/2:Lanes/2+n], ivs[:n])
+		lk := laneKeys{
+			k256: [2]*[KeySize256]byte{encKey, macKey}, iv256: &both,
+			d: [2]zuclanes.ZUC256Constants{zuclanes.ZUC256Keystream, zuclanes.ZUC256MAC128},
+		}
+		etmLanes(&lk, bodies, msgs, n, nil, tags)
+	case useX16 || useX8:
+		XORKeyStreams256(encKey, ivs, bodies, n)
+		MAC256Tags(macKey, ivs, msgs, tags, n)
+	default:
+		EncryptThenMAC256Generic(encKey, macKey, ivs, bodies, msgs, tags, n)
+	}
+}
+
 // maxLaneWords bounds the keystream words one lane of a MAC call may need
 // (messages up to about 2 KiB: MTU-sized packets); longer messages are
-// authenticated single-lane by the generic code.
+// authenticated single-lane (macSingle).
 const maxLaneWords = 512
 
-// laneKeys are the key and IVs of one call: ZUC-128 if key128 is set,
-// otherwise ZUC-256 with constant set d.
+// laneKeys are the keys and IVs of one call. Lanes 0–7 use key index 0
+// and lanes 8–15 index 1 (the same key, except in a combined
+// encrypt-then-MAC call). The call is ZUC-128 if iv128 is set, otherwise
+// ZUC-256 with constant sets d.
 type laneKeys struct {
-	key128 *[KeySize128]byte
-	ivs128 *[Lanes][IVSize128]byte
-	key256 *[KeySize256]byte
-	ivs256 *[Lanes][IVSize256]byte
-	d      zuclanes.ZUC256Constants
+	k128  [2]*[KeySize128]byte
+	iv128 *[Lanes][IVSize128]byte
+	k256  [2]*[KeySize256]byte
+	iv256 *[Lanes][IVSize256]byte
+	d     [2]zuclanes.ZUC256Constants
 }
 
 // state returns the generic state of lane c, initialised.
 func (lk *laneKeys) state(c int) (st State) {
-	if lk.key128 != nil {
-		st.Init128(lk.key128, &lk.ivs128[c])
+	if lk.iv128 != nil {
+		st.Init128(lk.k128[c/8], &lk.iv128[c])
 	} else {
-		st.Init256(lk.key256, &lk.ivs256[c], &d256[lk.d]) // d256 is indexed like ZUC256Constants
+		st.Init256(lk.k256[c/8], &lk.iv256[c], &d256[lk.d[c/8]]) // d256 is indexed like ZUC256Constants
 	}
 	return st
 }
@@ -103,7 +148,7 @@ func (lk *laneKeys) state(c int) (st State) {
 // macWords returns the keystream words the MAC of an n-byte message
 // needs: 128-EIA3, or the 128-bit ZUC-256 MAC.
 func (lk *laneKeys) macWords(n int) int {
-	if lk.key128 != nil {
+	if lk.iv128 != nil {
 		return zuclanes.EIA3KeyStreamWords(8 * n)
 	}
 	return zuclanes.MAC256KeyStreamWords(8*n, MAC256TagSize)
@@ -122,15 +167,16 @@ type kstate struct {
 // load loads lane c with its key and IV (GB/T 33133.1-2016 §6.1; ZUC-256
 // 2018 §3.1).
 func (k *kstate) load(c int, lk *laneKeys) {
+	h := c / 8
 	switch {
-	case k.wide && lk.key128 != nil:
-		k.s16.LoadZUC128(c, lk.key128, &lk.ivs128[c])
+	case k.wide && lk.iv128 != nil:
+		k.s16.LoadZUC128(c, lk.k128[h], &lk.iv128[c])
 	case k.wide:
-		k.s16.LoadZUC256(c, lk.key256, &lk.ivs256[c], lk.d)
-	case lk.key128 != nil:
-		k.s8[c/8].LoadZUC128(c%8, lk.key128, &lk.ivs128[c])
+		k.s16.LoadZUC256(c, lk.k256[h], &lk.iv256[c], lk.d[h])
+	case lk.iv128 != nil:
+		k.s8[h].LoadZUC128(c%8, lk.k128[h], &lk.iv128[c])
 	default:
-		k.s8[c/8].LoadZUC256(c%8, lk.key256, &lk.ivs256[c], lk.d)
+		k.s8[h].LoadZUC256(c%8, lk.k256[h], &lk.iv256[c], lk.d[h])
 	}
 }
 
@@ -201,12 +247,22 @@ func (k *kstate) keyStream(ks []uint32, stride int, words *[2]int) {
 	}
 }
 
-// xorLanes is the lane path of the keystream XOR. All active lanes run
-// together up to the shortest remaining whole-word length, the finished
-// lanes drop out and the rest continue (the equal lengths of TSO segments
-// take one step); a final partial word comes from the lane's extracted
-// state, and the last lane standing, or a lone packet, is finished
-// single-lane.
+// narrow reports whether a call on the active lanes should use the 16-lane
+// kernels, given that the caller's tier is wide: not when all active lanes
+// fit one 8-lane state, whose call costs about 2/3 of a 16-lane call for
+// the same length here (Zen 5; the per-round dependency chain, not the
+// width, bounds both).
+func narrow(wide bool, active uint32) bool {
+	return wide && (active>>8 != 0 || !zuclanes.X8Supported())
+}
+
+// xorLanes is the lane path of the keystream XOR: bufs[c] ⊕= keystream
+// of lane c, in place, for the lanes c < n with a non-empty buffer. All
+// active lanes run together up to the shortest remaining whole-word
+// length, the finished lanes drop out and the rest continue (the equal
+// lengths of TSO segments take one step); a final partial word comes from
+// the lane's extracted state, and the last lane standing, or a lone
+// packet, is finished single-lane.
 func xorLanes(wide bool, lk *laneKeys, bufs *[Lanes][]byte, n int) {
 	var active uint32
 	for i := range bufs[:n] {
@@ -224,7 +280,7 @@ func xorLanes(wide bool, lk *laneKeys, bufs *[Lanes][]byte, n int) {
 	}
 	// The lane state lives on the stack (a Key is shared by many
 	// workers); zeroing its 4 KiB costs less than a pool round trip.
-	k := &kstate{wide: wide}
+	k := &kstate{wide: narrow(wide, active)}
 	for a := active; a != 0; a &= a - 1 {
 		k.load(bits.TrailingZeros32(a), lk)
 	}
@@ -268,12 +324,28 @@ func xorWord(b []byte, w uint32) {
 	}
 }
 
+// xorWords XORs the keystream words ks, big-endian, into b; ks holds at
+// least ⌈len(b)/4⌉ words.
+func xorWords(b []byte, ks []uint32) {
+	for len(b) >= 16 && len(ks) >= 4 {
+		x := binary.BigEndian.Uint64(b) ^ (uint64(ks[0])<<32 | uint64(ks[1]))
+		y := binary.BigEndian.Uint64(b[8:]) ^ (uint64(ks[2])<<32 | uint64(ks[3]))
+		binary.BigEndian.PutUint64(b, x)
+		binary.BigEndian.PutUint64(b[8:], y)
+		b, ks = b[16:], ks[4:]
+	}
+	for len(b) > 0 {
+		xorWord(b[:min(4, len(b))], ks[0])
+		b, ks = b[min(4, len(b)):], ks[1:]
+	}
+}
+
 // macLanes is the lane path of the MACs: one kernel call generates the
 // keystream of every active lane (up to the longest lane's need), then the
 // carry-less multiply kernel computes each tag from its message and
 // keystream words. Exactly one of t128 (128-EIA3) and t256 (ZUC-256
-// MAC-128) is non-nil. Messages too long for the scratch, and a lone
-// message, are authenticated single-lane.
+// MAC-128) is non-nil. Messages too long for the keystream buffer, and a
+// lone message, are authenticated single-lane (macSingle).
 func macLanes(wide bool, lk *laneKeys, msgs *[Lanes][]byte, n int, t128 *[Lanes]uint32, t256 *[Lanes][MAC256TagSize]byte) {
 	var active uint32
 	var words [2]int // per half of the lanes
@@ -284,7 +356,7 @@ func macLanes(wide bool, lk *laneKeys, msgs *[Lanes][]byte, n int, t128 *[Lanes]
 		}
 		w := lk.macWords(len(msg))
 		if w > maxLaneWords {
-			macGeneric(lk, c, msg, t128, t256)
+			macSingle(lk, c, c, msg, t128, t256)
 			continue
 		}
 		active |= 1 << c
@@ -294,15 +366,15 @@ func macLanes(wide bool, lk *laneKeys, msgs *[Lanes][]byte, n int, t128 *[Lanes]
 	if bits.OnesCount32(active) < 2 {
 		for ; active != 0; active &= active - 1 {
 			c := bits.TrailingZeros32(active)
-			macGeneric(lk, c, msgs[c], t128, t256)
+			macSingle(lk, c, c, msgs[c], t128, t256)
 		}
 		return
 	}
 	// Lane state and keystream (36 KiB) live on the stack: a Key is
-	// shared by many workers, and zeroing them costs less than 2% of a
+	// shared by many workers, and zeroing them costs a few percent of a
 	// call on MTU-sized packets, without the allocations a sync.Pool
 	// makes after every GC.
-	k := &kstate{wide: wide}
+	k := &kstate{wide: narrow(wide, active)}
 	var ksBuf [Lanes * maxLaneWords]uint32
 	for a := active; a != 0; a &= a - 1 {
 		k.load(bits.TrailingZeros32(a), lk)
@@ -312,21 +384,92 @@ func macLanes(wide bool, lk *laneKeys, msgs *[Lanes][]byte, n int, t128 *[Lanes]
 	for a := active; a != 0; a &= a - 1 {
 		c := bits.TrailingZeros32(a)
 		msg := msgs[c]
-		ks := ksBuf[c*stride : c*stride+lk.macWords(len(msg))]
-		if t128 != nil {
-			t128[c] = zuclanes.EIA3Tag(msg, 8*len(msg), ks)
-		} else {
-			zuclanes.MAC256Tag(msg, 8*len(msg), ks, t256[c][:])
-		}
+		tag(msg, ksBuf[c*stride:c*stride+lk.macWords(len(msg))], c, t128, t256)
 	}
 }
 
-// macGeneric computes the tag of lane c single-lane.
-func macGeneric(lk *laneKeys, c int, msg []byte, t128 *[Lanes]uint32, t256 *[Lanes][MAC256TagSize]byte) {
-	st := lk.state(c)
+// tag computes the tag of msg into slot j of t128 or t256 from its MAC
+// keystream words ks with the carry-less multiply kernel.
+func tag(msg []byte, ks []uint32, j int, t128 *[Lanes]uint32, t256 *[Lanes][MAC256TagSize]byte) {
 	if t128 != nil {
-		t128[c] = EIA3Generic(&st, msg, 8*len(msg))
+		t128[j] = zuclanes.EIA3Tag(msg, 8*len(msg), ks)
 	} else {
-		MAC256Generic(&st, msg, 8*len(msg), t256[c][:])
+		zuclanes.MAC256Tag(msg, 8*len(msg), ks, t256[j][:])
+	}
+}
+
+// macSingle computes the tag of msg with the key and IV of lane c into
+// slot j, single-lane: the generic keystream and, when it fits a stack
+// buffer (MTU-sized messages), the carry-less multiply kernel, which is
+// several times faster than the portable combination; longer messages use
+// the generic MAC.
+func macSingle(lk *laneKeys, c, j int, msg []byte, t128 *[Lanes]uint32, t256 *[Lanes][MAC256TagSize]byte) {
+	st := lk.state(c)
+	if w := lk.macWords(len(msg)); w <= maxLaneWords {
+		var ks [maxLaneWords]uint32
+		st.KeyWords(ks[:w])
+		tag(msg, ks[:w], j, t128, t256)
+		return
+	}
+	if t128 != nil {
+		t128[j] = EIA3Generic(&st, msg, 8*len(msg))
+	} else {
+		MAC256Generic(&st, msg, 8*len(msg), t256[j][:])
+	}
+}
+
+// etmLanes seals 2..Lanes/2 packets in one 16-lane call, so half-full
+// batches do not pay for two half-empty calls: lane j generates the
+// keystream of bodies[j] and lane Lanes/2+j the MAC keystream of msgs[j],
+// all as words (the KeyStream kernel), then the bodies are encrypted in Go
+// and only then are the tags computed, as encrypt-then-MAC requires. lk
+// holds the encryption key and IVs for lanes 0–7 and the MAC key and IVs
+// for lanes 8–15. Packets longer than the keystream buffer make the call
+// fall back to separate keystream and MAC calls.
+func etmLanes(lk *laneKeys, bodies, msgs *[Lanes][]byte, n int, t128 *[Lanes]uint32, t256 *[Lanes][MAC256TagSize]byte) {
+	const half = Lanes / 2
+	var need [Lanes]int // keystream words per lane
+	stride := 0
+	for j := range n {
+		need[j] = (len(bodies[j]) + 3) / 4
+		if msgs[j] != nil {
+			need[half+j] = lk.macWords(len(msgs[j]))
+		}
+		stride = max(stride, need[j], need[half+j])
+	}
+	if stride > maxLaneWords {
+		// Separate calls, each lane half keyed as in lk.
+		enc, mac := *lk, *lk
+		enc.k128[1], enc.k256[1], enc.d[1] = enc.k128[0], enc.k256[0], enc.d[0]
+		mac.k128[0], mac.k256[0], mac.d[0] = mac.k128[1], mac.k256[1], mac.d[1]
+		if lk.iv128 != nil {
+			var ivs [Lanes][IVSize128]byte
+			copy(ivs[:n], lk.iv128[half:half+n])
+			mac.iv128 = &ivs
+		}
+		xorLanes(true, &enc, bodies, n)
+		macLanes(true, &mac, msgs, n, t128, t256)
+		return
+	}
+	// As in macLanes: state and keystream on the stack.
+	k := &kstate{wide: true}
+	var ksBuf [Lanes * maxLaneWords]uint32
+	var active uint32
+	for c, w := range need {
+		if w > 0 {
+			active |= 1 << c
+			k.load(c, lk)
+		}
+	}
+	k.init(active)
+	k.keyStream(ksBuf[:], stride, &[2]int{stride, stride})
+	for j := range n {
+		xorWords(bodies[j], ksBuf[j*stride:j*stride+need[j]])
+	}
+	for j := range n {
+		if msgs[j] != nil {
+			c := half + j
+			tag(msgs[j], ksBuf[c*stride:c*stride+need[c]], j, t128, t256)
+		}
 	}
 }

@@ -19,7 +19,7 @@ func TestKStateLane(t *testing.T) {
 		}
 		r := rand.New(rand.NewPCG(5, 6))
 		b := newLaneBatch(r, []int{256, 256, 256, 256, 256, 256, 256, 256, 256, 256, 256, 256, 256, 256, 256, 256})
-		lk := laneKeys{key128: &b.key128, ivs128: &b.iv128}
+		lk := laneKeys{k128: [2]*[KeySize128]byte{&b.key128, &b.key128}, iv128: &b.iv128}
 		var k kstate
 		k.wide = useX16
 		const all = 1<<Lanes - 1

@@ -25,3 +25,13 @@ func XORKeyStreams256(key *[KeySize256]byte, ivs *[Lanes][IVSize256]byte, bufs *
 func MAC256Tags(key *[KeySize256]byte, ivs *[Lanes][IVSize256]byte, msgs *[Lanes][]byte, tags *[Lanes][MAC256TagSize]byte, n int) {
 	MAC256TagsGeneric(key, ivs, msgs, tags, n)
 }
+
+// EncryptThenMAC128 is EncryptThenMAC128Generic.
+func EncryptThenMAC128(encKey, macKey *[KeySize128]byte, eea, eia *[Lanes][IVSize128]byte, bodies, msgs *[Lanes][]byte, tags *[Lanes]uint32, n int) {
+	EncryptThenMAC128Generic(encKey, macKey, eea, eia, bodies, msgs, tags, n)
+}
+
+// EncryptThenMAC256 is EncryptThenMAC256Generic.
+func EncryptThenMAC256(encKey, macKey *[KeySize256]byte, ivs *[Lanes][IVSize256]byte, bodies, msgs *[Lanes][]byte, tags *[Lanes][MAC256TagSize]byte, n int) {
+	EncryptThenMAC256Generic(encKey, macKey, ivs, bodies, msgs, tags, n)
+}

@@ -41,7 +41,10 @@ func main() {
 
 	ConstraintExpr("amd64,gc,!purego")
 	c := emitConstants(sb)
-	for _, t := range []*tier{avx512GFNI(c), avx2GFNI(c), avx2AESNI(c)} {
+	b := newBSConsts(sb)
+	genBSEncryptBlocks(c, b)
+	genBSXORKeyStream(c, b)
+	for _, t := range []*tier{avx2GFNI(c), avx2AESNI(c)} {
 		genEncryptBlocks(t)
 		genXORKeyStream(t)
 	}
