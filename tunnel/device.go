@@ -216,7 +216,7 @@ func (d *Device) Up() error {
 	return nil
 }
 
-// isUp reports whether Up succeeded and Close has not started.
+// isClosed reports whether Close has started.
 func (d *Device) isClosed() bool { return d.stateClosed.Load() }
 
 // Close stops every goroutine, closes the bind and the TUN queues and drops
