@@ -21,8 +21,9 @@ type Config struct {
 	// ListenPort is the UDP port Up binds; 0 lets the bind choose.
 	ListenPort uint16
 	// MTU is the largest inner packet; 0 means the MTU of the first TUN
-	// queue. Bodies are padded to a multiple of 16 bytes, so an outer
-	// datagram carries up to 16 + MTU + 15 + tag bytes of UDP payload.
+	// queue. Bodies are padded to a multiple of 16 bytes but never beyond
+	// the MTU, so an outer datagram carries at most 16 + MTU + tag bytes
+	// of UDP payload.
 	MTU int
 	// Peers is the initial peer set (see Device.SetPeers).
 	Peers []PeerConfig

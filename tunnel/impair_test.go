@@ -108,8 +108,8 @@ func TestDropCounters(t *testing.T) {
 	wantDrop(b, "unknown_index", 1)
 	inject(rawData(kp.remoteIndex, 0, 0)[:10])
 	wantDrop(b, "short_packet", 1)
-	inject(rawData(kp.remoteIndex, 0, 33+16)) // body not a multiple of 16
-	wantDrop(b, "short_packet", 2)
+	inject(rawData(kp.remoteIndex, 0, 1+16)) // a header and a tag but no valid tag
+	wantDrop(b, "short_packet", 1)
 	bad := rawData(kp.remoteIndex, 0, 32)
 	bad[0] = 0x77
 	inject(bad)

@@ -123,7 +123,7 @@ func (d *Device) RoutineReceiveIncoming(recv netio.ReceiveFunc) {
 				lastIndex, lastKP = idx, kp
 			}
 			body := len(pkt) - ciphers.HeaderSize - kp.params.TagSize
-			if body < 0 || body%paddingMultiple != 0 {
+			if body < 0 {
 				d.drop(dropShortPacket, 1)
 				continue
 			}

@@ -18,17 +18,21 @@ const (
 	MessageDataType = 0x14
 	// ProtocolVersion is byte 1 of every gmtun datagram.
 	ProtocolVersion = 1
-	// paddingMultiple: bodies are zero-padded to a multiple of 16 bytes.
+	// paddingMultiple: bodies are zero-padded to a multiple of 16 bytes,
+	// but never beyond the MTU (docs/PROTOCOL.md, "Data packets").
 	paddingMultiple = 16
 )
 
-// paddedLen returns the body length of an inner packet of n bytes: n
-// rounded up to a multiple of 16. docs/PROTOCOL.md makes the padding
-// mandatory (receivers drop other lengths), so unlike wireguard-go the
-// body may exceed the MTU by up to 15 bytes; the outer MTU budget must
-// include it.
-func paddedLen(n int) int {
-	return (n + paddingMultiple - 1) &^ (paddingMultiple - 1)
+// paddedLen returns the body length of an inner packet of n bytes on a
+// link of the given MTU: n rounded up to a multiple of 16, but not beyond
+// the MTU (as WireGuard does), so a full-size packet still fits the outer
+// path. Padding only hides the exact length; receivers accept any length.
+func paddedLen(n, mtu int) int {
+	p := (n + paddingMultiple - 1) &^ (paddingMultiple - 1)
+	if p > mtu {
+		p = max(n, mtu)
+	}
+	return p
 }
 
 // destination returns the destination address bytes of an IPv4 or IPv6
@@ -201,7 +205,7 @@ func (p *Peer) sendStaged() {
 		}
 		body := 0
 		for i := range c.n {
-			body += paddedLen(c.sizes[i])
+			body += paddedLen(c.sizes[i], p.device.mtu)
 		}
 		age := now.Sub(kp.created)
 		n := uint64(c.n)
@@ -216,7 +220,7 @@ func (p *Peer) sendStaged() {
 		for i := range c.n {
 			b := c.bufs[i]
 			size := c.sizes[i]
-			padded := paddedLen(size)
+			padded := paddedLen(size, p.device.mtu)
 			clear(b[ciphers.HeaderSize+size : ciphers.HeaderSize+padded])
 			b[0], b[1], b[2], b[3] = MessageDataType, ProtocolVersion, 0, 0
 			binary.LittleEndian.PutUint32(b[4:8], kp.remoteIndex)
