@@ -454,35 +454,62 @@ func FuzzZUC128Suite(f *testing.F) {
 // thread (internal/cputime): cpu-ns/op and cpu-MB/s of body bytes.
 
 // benchmarkZUCSuite measures Seal and Open of batches (packets × body
-// bytes) with every implementation of ciphers/internal/zuc the CPU has,
-// and gmsm's per-packet equivalent of Seal (gmsmSeal seals one packet in
-// place) on the same batches.
+// bytes; "mixed": 64 packets of random lengths 0..1420; "tso": 64 packets,
+// every 16th 700 bytes and the rest 1420) with every
+// implementation of ciphers/internal/zuc the CPU has, and gmsm's
+// per-packet equivalent of Seal (gmsmSeal seals one packet in place) on
+// the same batches.
 func benchmarkZUCSuite(b *testing.B, s suiteUnderTest, gmsmSeal func(b *testing.B, k DirectionKeys, pkt []byte, size int)) {
-	shapes := []struct{ n, size int }{{64, 1420}, {16, 1420}, {8, 1420}, {2, 1420}, {1, 1420}, {64, 64}, {64, 576}}
+	type shape struct {
+		name string
+		lens []int
+	}
+	var shapes []shape
+	for _, sh := range []struct{ n, size int }{{64, 1420}, {16, 1420}, {8, 1420}, {2, 1420}, {1, 1420}, {64, 64}, {64, 576}} {
+		lens := make([]int, sh.n)
+		for i := range lens {
+			lens[i] = sh.size
+		}
+		shapes = append(shapes, shape{fmt.Sprintf("%dx%d", sh.n, sh.size), lens})
+	}
 	rng := newTestRand("bench " + s.ID.String())
+	mixed := make([]int, 64)
+	for i := range mixed {
+		mixed[i] = rng.IntN(1421)
+	}
+	shapes = append(shapes, shape{"mixed", mixed})
+	tso := make([]int, 64) // TSO bursts: 15 full segments and a shorter last one
+	for i := range tso {
+		tso[i] = 1420
+		if i%16 == 15 {
+			tso[i] = 700
+		}
+	}
+	shapes = append(shapes, shape{"tso", tso})
 	k := randomDirectionKeys(rng, s.ID)
 	key := s.newKey(b, k)
 	tagSize := s.ID.Params().TagSize
 	names := append(slices.Clone(impl.List("zuc")), impl.Generic)
 	defer impl.Reset("zuc")
 	for _, sh := range shapes {
-		pkts := make([][]byte, sh.n)
-		for i := range pkts {
-			pkts[i] = makePacket(uint64(i), 1, make([]byte, sh.size), tagSize)
+		pkts := make([][]byte, len(sh.lens))
+		total := 0
+		for i, l := range sh.lens {
+			pkts[i] = makePacket(uint64(i), 1, make([]byte, l), tagSize)
+			total += l
 		}
 		reset := func() {
-			for i := range pkts {
-				pkts[i] = pkts[i][:HeaderSize+sh.size]
+			for i, l := range sh.lens {
+				pkts[i] = pkts[i][:HeaderSize+l]
 			}
 		}
-		shape := fmt.Sprintf("%dx%d", sh.n, sh.size)
 		for _, name := range names {
 			if !impl.Select("zuc", name) {
 				continue
 			}
-			b.Run("Seal/"+shape+"/"+name, func(b *testing.B) {
+			b.Run("Seal/"+sh.name+"/"+name, func(b *testing.B) {
 				impl.Select("zuc", name)
-				cputime.Loop(b, sh.n*sh.size, func() {
+				cputime.Loop(b, total, func() {
 					reset()
 					if err := key.Seal(pkts); err != nil {
 						b.Fatal(err)
@@ -494,25 +521,25 @@ func benchmarkZUCSuite(b *testing.B, s suiteUnderTest, gmsmSeal func(b *testing.
 				b.Fatal(err)
 			}
 			sealed := clonePackets(pkts)
-			b.Run("Open/"+shape+"/"+name, func(b *testing.B) {
+			b.Run("Open/"+sh.name+"/"+name, func(b *testing.B) {
 				impl.Select("zuc", name)
-				cputime.Loop(b, sh.n*sh.size, func() {
+				cputime.Loop(b, total, func() {
 					for i := range pkts {
 						pkts[i] = pkts[i][:len(sealed[i])]
 						copy(pkts[i], sealed[i])
 					}
-					if m := key.Open(pkts); m.Count() != sh.n {
+					if m := key.Open(pkts); m.Count() != len(pkts) {
 						b.Fatal("Open rejected a sealed packet")
 					}
 				})
 			})
 		}
 		impl.Reset("zuc")
-		b.Run("Seal/"+shape+"/gmsm", func(b *testing.B) {
-			cputime.Loop(b, sh.n*sh.size, func() {
+		b.Run("Seal/"+sh.name+"/gmsm", func(b *testing.B) {
+			cputime.Loop(b, total, func() {
 				reset()
-				for _, pkt := range pkts {
-					gmsmSeal(b, k, pkt[:HeaderSize+sh.size+tagSize], sh.size)
+				for i, pkt := range pkts {
+					gmsmSeal(b, k, pkt[:HeaderSize+sh.lens[i]+tagSize], sh.lens[i])
 				}
 			})
 		})

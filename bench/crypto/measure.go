@@ -39,9 +39,13 @@ const (
 
 // Options select what one run measures.
 type Options struct {
-	Suites  []ciphers.SuiteID `json:"suites"`
-	Sizes   []int             `json:"sizes"`
-	Batches []int             `json:"batches"`
+	// Suites are the gmtun suites to measure, in table order.
+	Suites []ciphers.SuiteID `json:"suites"`
+	// Sizes are inner packet sizes in bytes (1..MaxSize); bodies are
+	// padded to a multiple of 16 as the tunnel pads them.
+	Sizes []int `json:"sizes"`
+	// Batches are packets per Seal or Open call (1..ciphers.MaxBatch).
+	Batches []int `json:"batches"`
 	// MinTime is the least CPU time of one timed run of a cell.
 	MinTime time.Duration `json:"min_time"`
 	// Count is the number of timed runs per cell.

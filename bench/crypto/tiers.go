@@ -23,8 +23,8 @@ const ChildEnv = "GMTUN_BENCH_CHILD"
 // TierSpec names a kernel tier and the GODEBUG mask that selects it
 // (kernels/cpu and golang.org/x/sys/cpu read "cpu.<feature>=off").
 type TierSpec struct {
-	Name    string `json:"name"`
-	GODEBUG string `json:"godebug"`
+	Name    string `json:"name"`    // short name, e.g. "avx2+gfni"
+	GODEBUG string `json:"godebug"` // mask appended to GODEBUG; "" = none
 }
 
 // DefaultTiers returns the tiers `gmtun bench` measures by default, fastest
@@ -162,9 +162,9 @@ func moduleVersion(path string) string {
 // `gmtun bench` (which serves ChildEnv), in environment Env plus the
 // tier's GODEBUG mask and ChildEnv.
 type Launcher struct {
-	Path string
-	Args []string
-	Env  []string
+	Path string   // the executable (os.Executable() for gmtun)
+	Args []string // arguments after the program name, e.g. "bench"
+	Env  []string // the base environment, e.g. os.Environ()
 }
 
 // command returns the child process for cs.

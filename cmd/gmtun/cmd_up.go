@@ -113,7 +113,6 @@ func runUp(e *env, opts upOptions, plat platform) int {
 	defer stopSignals()
 
 	d := &daemon{
-		e:            e,
 		plat:         plat,
 		log:          newLogger(e.stderr, cfg.Interface.LogLevel, cfg.Interface.Name, e.getenv("JOURNAL_STREAM") != ""),
 		cfg:          cfg,
@@ -145,7 +144,6 @@ func runUp(e *env, opts upOptions, plat platform) int {
 
 // daemon is the state of a running `gmtun up`.
 type daemon struct {
-	e            *env
 	plat         platform
 	log          *logger
 	name         string // the interface name; never changes

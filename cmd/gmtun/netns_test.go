@@ -51,8 +51,10 @@ func requireNetns(t *testing.T) {
 	if _, err := os.Stat("/dev/net/tun"); err != nil {
 		t.Skipf("needs /dev/net/tun: %v", err)
 	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("needs iproute2's ip")
+	for _, tool := range []string{"ip", "ping", "go"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("needs %s in PATH", tool)
+		}
 	}
 }
 
@@ -102,7 +104,8 @@ type site struct {
 	notified chan string
 	proc     *exec.Cmd
 	log      *syncBuffer
-	exited   chan error
+	done     chan struct{} // closed when proc has exited
+	exitErr  error         // proc's exit status, set before done closes
 }
 
 func newLab(t *testing.T, bin string) *lab {
@@ -255,13 +258,13 @@ func (s *site) start() {
 		t.Fatal(err)
 	}
 	s.proc = cmd
-	exited := make(chan error, 1)
-	s.exited = exited
-	go func() { exited <- cmd.Wait() }()
+	done := make(chan struct{})
+	s.done = done
+	go func() { s.exitErr = cmd.Wait(); close(done) }()
 	log := s.log
 	t.Cleanup(func() {
 		cmd.Process.Kill()
-		<-exited
+		<-done
 		if t.Failed() {
 			t.Logf("log of site %s:\n%s", s.name, log)
 		}
@@ -284,8 +287,23 @@ func (s *site) waitNotify(want string) string {
 			if strings.Contains(msg, want) {
 				return msg
 			}
-		case err := <-s.exited:
-			t.Fatalf("site %s: gmtun exited (%v) before %s:\n%s", s.name, err, want, s.log)
+		case <-s.done:
+			// Notifications sent before the exit may still be on
+			// their way to the reader.
+			grace := time.After(time.Second)
+			for {
+				select {
+				case msg, ok := <-s.notified:
+					if ok && strings.Contains(msg, want) {
+						return msg
+					}
+					if ok {
+						continue
+					}
+				case <-grace:
+				}
+				t.Fatalf("site %s: gmtun exited (%v) before %s:\n%s", s.name, s.exitErr, want, s.log)
+			}
 		case <-timer.C:
 			t.Fatalf("site %s: no %s after %v:\n%s", s.name, want, readyWait, s.log)
 		}
@@ -297,9 +315,8 @@ func (s *site) stop(sig syscall.Signal) error {
 	s.lab.t.Helper()
 	s.proc.Process.Signal(sig)
 	select {
-	case err := <-s.exited:
-		s.exited <- err // for the cleanup
-		return err
+	case <-s.done:
+		return s.exitErr
 	case <-time.After(readyWait):
 		s.lab.t.Fatalf("site %s: still running %v after %v", s.name, sig, readyWait)
 		return nil
@@ -408,8 +425,7 @@ func TestNetns(t *testing.T) {
 		// kill -9 leaves the control socket behind; the new daemon
 		// must find it stale and replace it.
 		b.proc.Process.Kill()
-		<-b.exited
-		b.exited <- nil
+		<-b.done
 		if _, err := os.Lstat(control.SocketPath(b.sockDir, b.ifname)); err != nil {
 			t.Fatalf("kill -9 removed the socket (%v); the stale case is not tested", err)
 		}

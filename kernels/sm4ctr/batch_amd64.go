@@ -16,16 +16,16 @@ type Segment struct {
 	Dst, Src []byte
 }
 
-// maxPassBlocks is the largest full pass of any tier (AVX512GFNI: six
-// sets of 16 blocks).
-const maxPassBlocks = 96
+// maxPassBlocks is the largest full pass of any tier (AVX512GFNI: one
+// byte-sliced set of 64 blocks).
+const maxPassBlocks = 64
 
 // PassBlocks is the number of blocks tier t handles in one full pass
 // (Width blocks per register set, all sets interleaved): calls whose
 // block count is a multiple of it keep the kernel's pipeline full.
 func (t Tier) PassBlocks() int {
 	if t == AVX512GFNI {
-		return 96
+		return 64
 	}
 	return 16
 }

@@ -5,14 +5,17 @@
 //
 // Tiers (see kernels/cpu for the flags that gate them):
 //
-//   - AVX512GFNI (cpu.X86.AVX512GFNI): 16 blocks per ZMM register set, six
-//     sets per pass; S-box = VGF2P8AFFINEQB + VGF2P8AFFINEINVQB.
+//   - AVX512GFNI (cpu.X86.AVX512GFNI): 64 blocks per pass in byte-sliced
+//     form (sixteen ZMM registers, register j holding byte j of every
+//     block), so the byte rotations of L are register renaming and L is
+//     folded into the S-box's output affine maps: VGF2P8AFFINEQB and two
+//     VGF2P8AFFINEINVQB per byte, no rotation instruction.
 //   - AVX2GFNI (cpu.X86.GFNI): the same on YMM with VEX-encoded GFNI.
 //   - AVX2AESNI (cpu.X86.AVX2 && cpu.X86.AESNI): 8 blocks per YMM set, the
 //     S-box through AESENCLAST between two affine maps.
 //
-// A call costs at least one register set and runs best with full passes
-// (96 blocks on AVX-512, 16 on AVX2). XORKeyStreamBatch keeps passes full
+// A call costs at least one register set (Tier.Width) and runs best with
+// full passes (Tier.PassBlocks: 64 blocks on AVX-512, 16 on AVX2). XORKeyStreamBatch keeps passes full
 // across the packets of a batch that share one key by gathering each
 // packet's leftover blocks.
 //

@@ -51,11 +51,12 @@ func (t Tier) Supported() bool {
 	return false
 }
 
-// Width is the number of blocks tier t processes per register set; two
-// sets run interleaved, and a call costs at least one set.
+// Width is the number of blocks tier t processes per register set, the
+// least a call costs: 64 for AVX512GFNI (one byte-sliced set per pass),
+// 8 for the YMM tiers (two sets interleaved per pass).
 func (t Tier) Width() int {
 	if t == AVX512GFNI {
-		return 16
+		return 64
 	}
 	return 8
 }

@@ -22,8 +22,11 @@ import (
 // as counter blocks into one ECB call (one partial pass instead of three).
 // For a batch the gather spans packets, so leftovers fill whole passes.
 
-// maxGather is the largest pass of any tier in blocks (sm4ctr.AVX512GFNI).
-const maxGather = 96
+// maxGather is the largest pass of any tier in blocks (sm4ctr.AVX512GFNI:
+// one byte-sliced set of 64). A gather never holds more than one pass
+// (directBlocks keeps a message's rest within one), and every call zeroes
+// one, so it is kept no larger.
+const maxGather = 64
 
 // gather collects counter blocks of pieces of one or more messages for a
 // single ECB kernel call, then applies the keystream to the pieces.
@@ -50,10 +53,15 @@ func (g *gather) add(ctr *[16]byte, dst, src []byte) {
 // counterBlocks fills buf (whole blocks) with *ctr, inc32(*ctr), … and
 // advances *ctr past them.
 func counterBlocks(buf []byte, ctr *[16]byte) {
+	// The first 12 bytes are copied as two words (byte order is
+	// irrelevant for a copy, little-endian is the native one).
+	hi := binary.LittleEndian.Uint64(ctr[0:8])
+	mid := binary.LittleEndian.Uint32(ctr[8:12])
 	c := binary.BigEndian.Uint32(ctr[12:])
 	for i := 0; i+BlockSize <= len(buf); i += BlockSize {
 		b := (*[BlockSize]byte)(buf[i:])
-		copy(b[:12], ctr[:12])
+		binary.LittleEndian.PutUint64(b[0:], hi)
+		binary.LittleEndian.PutUint32(b[8:], mid)
 		binary.BigEndian.PutUint32(b[12:], c)
 		c++
 	}

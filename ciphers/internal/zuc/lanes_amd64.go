@@ -285,6 +285,18 @@ func xorLanes(wide bool, lk *laneKeys, bufs *[Lanes][]byte, n int) {
 		k.load(bits.TrailingZeros32(a), lk)
 	}
 	k.init(active)
+	if words, mixed := mixedLengths(bufs, active); mixed && words <= maxLaneWords {
+		// Many different lengths: one keystream call up to the longest
+		// lane, then the XOR in Go (≈0.1 ns/B), instead of a kernel call
+		// and a partial block per distinct length.
+		var ksBuf [Lanes * maxLaneWords]uint32
+		k.keyStream(ksBuf[:], words, &[2]int{words, words})
+		for a := active; a != 0; a &= a - 1 {
+			c := bits.TrailingZeros32(a)
+			xorWords(bufs[c], ksBuf[c*words:(c+1)*words])
+		}
+		return
+	}
 	for at := 0; ; {
 		m, live, last := int(^uint(0)>>1), 0, 0
 		for a := active; a != 0; a &= a - 1 {
@@ -314,6 +326,28 @@ func xorLanes(wide bool, lk *laneKeys, bufs *[Lanes][]byte, n int) {
 		k.xor(bufs, active, at, m)
 		at += m
 	}
+}
+
+// mixedLengths returns the keystream words the longest active lane needs
+// and whether the active lanes have more than two distinct lengths (equal
+// lengths, or a TSO burst and its shorter last segment, take the staged
+// XOR kernel path).
+func mixedLengths(bufs *[Lanes][]byte, active uint32) (words int, mixed bool) {
+	l0, l1 := -1, -1
+	for a := active; a != 0; a &= a - 1 {
+		l := len(bufs[bits.TrailingZeros32(a)])
+		words = max(words, (l+3)/4)
+		switch {
+		case l == l0 || l == l1:
+		case l0 < 0:
+			l0 = l
+		case l1 < 0:
+			l1 = l
+		default:
+			mixed = true
+		}
+	}
+	return words, mixed
 }
 
 // xorWord XORs the first len(b) ≤ 4 bytes of the big-endian keystream

@@ -2,21 +2,20 @@
 // encryption of whole blocks and the CTR keystream XOR used by SM4-GCM
 // (NIST SP 800-38D §6.5, GCTR with inc32), in three tiers:
 //
-//   - AVX512GFNI: 16 blocks per ZMM register set, six sets interleaved
-//     (the round is a ~11-cycle dependency chain, so fewer sets leave the
-//     vector units idle); S-box = VGF2P8AFFINEQB + VGF2P8AFFINEINVQB,
-//     rotations by VPROLD.
+//   - AVX512GFNI: 64 blocks per pass in byte-sliced form (see bs.go): no
+//     rotations, L folded into two post-inversion affine maps, so a round
+//     is 12 GFNI and 18 ternary-logic instructions per 64 blocks.
 //   - AVX2GFNI: 8 blocks per YMM register set, two sets interleaved; the
 //     same GFNI S-box (VEX encoding), rotations by VPSHUFB and shift pairs.
 //   - AVX2AESNI: as AVX2GFNI but the S-box runs through AESENCLAST on
 //     128-bit halves between two nibble-table affine maps (Saarinen).
 //
-// Data layout: every register of a set holds one 32-bit word X_i of all
-// the set's blocks ("transposed"), so a round key is one broadcast and the
-// S-box and linear map L act on all blocks at once. Full passes run while
-// they fit; the rest runs as one pass of ceil(n/width) sets whose last set
-// is loaded and stored under masks (opmasks on AVX-512, VPMASKMOVD on AVX2),
-// so the kernels take any number of whole blocks.
+// Data layout of the YMM tiers: every register of a set holds one 32-bit
+// word X_i of all the set's blocks ("transposed"), so a round key is one
+// broadcast and the S-box and linear map L act on all blocks at once. Full
+// passes run while they fit; the rest runs as one pass of ceil(n/width)
+// sets whose last set is loaded and stored under masks (VPMASKMOVD), so
+// the kernels take any number of whole blocks.
 //
 // Run: go run ./sm4ctr -out ../sm4ctr/sm4ctr_amd64.s -stubs ../sm4ctr/stubs_amd64.go -pkg sm4ctr
 package main
@@ -60,7 +59,7 @@ type consts struct {
 	mask0f               Mem // 0x0f in every byte, 32 bytes
 	preLo, preHi, postLo Mem // VPSHUFB nibble tables, 32 bytes
 	postHi, invShiftRows Mem
-	ctrOff16, ctrOff8    Mem         // counter offsets per lane, see ctrOffsets
+	ctrOff8              Mem         // counter offsets per lane, see ctrOffsets
 	inc                  map[int]Mem // n in every dword, 64 bytes
 	tailIdx8             Mem         // block index of every dword lane, AVX2 layout
 }
@@ -139,10 +138,9 @@ func emitConstants(sb sboxTransforms) *consts {
 		}
 	}
 	c.invShiftRows = bytesTable("sm4InvShiftRows", isr, 32)
-	c.ctrOff16 = dwordTable("sm4CtrOffsets16", ctrOffsets(16, 6))
 	c.ctrOff8 = dwordTable("sm4CtrOffsets8", ctrOffsets(8, 2))
 	c.inc = map[int]Mem{}
-	for _, v := range []int{16, 96} { // full passes: 2×8 (YMM), 6×16 (ZMM)
+	for _, v := range []int{16} { // full passes: 2×8 (YMM)
 		c.inc[v] = dwordTable(fmt.Sprintf("sm4Inc%d", v), repeat(uint32(v), 16))
 	}
 	var idx []uint32
