@@ -38,26 +38,31 @@ func counter(pkt []byte) uint64 { return ciphers.Counter(pkt) }
 // aeadCodec is a 12-byte-nonce GCM AEAD used as sm4-gcm is (RFC 8998 with
 // nonce = salt ⊕ (0^4 ‖ BE64(c)), the header as additional data): gmsm
 // SM4 or Go AES under crypto/cipher.NewGCM.
+//
+// The codecs are benchmark harness used by one goroutine, so they keep
+// their per-packet scratch (nonce, IV, tag) in the struct: on the stack
+// it would escape through the interface calls and add an allocation per
+// packet that is the harness's cost, not the library's.
 type aeadCodec struct {
-	aead cipher.AEAD
-	salt [12]byte
+	aead  cipher.AEAD
+	salt  [12]byte
+	nonce [12]byte
 }
 
-func (a *aeadCodec) nonce(n *[12]byte, c uint64) {
-	*n = a.salt
-	binary.BigEndian.PutUint64(n[4:], binary.BigEndian.Uint64(a.salt[4:])^c)
+// setNonce sets a.nonce to the nonce of counter c.
+func (a *aeadCodec) setNonce(c uint64) {
+	a.nonce = a.salt
+	binary.BigEndian.PutUint64(a.nonce[4:], binary.BigEndian.Uint64(a.salt[4:])^c)
 }
 
 func (a *aeadCodec) seal(pkt []byte) ([]byte, error) {
-	var nonce [12]byte
-	a.nonce(&nonce, counter(pkt))
-	return a.aead.Seal(pkt[:headerSize], nonce[:], pkt[headerSize:], pkt[:headerSize]), nil
+	a.setNonce(counter(pkt))
+	return a.aead.Seal(pkt[:headerSize], a.nonce[:], pkt[headerSize:], pkt[:headerSize]), nil
 }
 
 func (a *aeadCodec) open(pkt []byte) ([]byte, bool, error) {
-	var nonce [12]byte
-	a.nonce(&nonce, counter(pkt))
-	pt, err := a.aead.Open(pkt[headerSize:headerSize], nonce[:], pkt[headerSize:], pkt[:headerSize])
+	a.setNonce(counter(pkt))
+	pt, err := a.aead.Open(pkt[headerSize:headerSize], a.nonce[:], pkt[headerSize:], pkt[:headerSize])
 	if err != nil {
 		return pkt, false, nil
 	}
@@ -71,6 +76,7 @@ func (a *aeadCodec) open(pkt []byte) ([]byte, bool, error) {
 type zuc128Codec struct {
 	enc, mac  []byte
 	direction uint32
+	tag       [4]byte
 }
 
 func (z *zuc128Codec) params(c uint64) (count, bearer uint32) {
@@ -101,8 +107,7 @@ func (z *zuc128Codec) open(pkt []byte) ([]byte, bool, error) {
 		return nil, false, err
 	}
 	h.Write(pkt[:n])
-	var tag [4]byte
-	if subtle.ConstantTimeCompare(h.Sum(tag[:0]), pkt[n:]) != 1 {
+	if subtle.ConstantTimeCompare(h.Sum(z.tag[:0]), pkt[n:]) != 1 {
 		return pkt, false, nil
 	}
 	s, err := gmzuc.NewEEACipher(z.enc, count, bearer, z.direction)
@@ -120,24 +125,26 @@ func (z *zuc128Codec) open(pkt []byte) ([]byte, bool, error) {
 type zuc256Codec struct {
 	enc, mac []byte
 	salt     [9]byte
+	iv       [23]byte
+	tag      [16]byte
 }
 
-func (z *zuc256Codec) iv(iv *[23]byte, c uint64) {
-	binary.BigEndian.PutUint64(iv[:8], c)
-	copy(iv[8:17], z.salt[:])
-	clear(iv[17:])
+// setIV sets z.iv to the IV of counter c.
+func (z *zuc256Codec) setIV(c uint64) {
+	binary.BigEndian.PutUint64(z.iv[:8], c)
+	copy(z.iv[8:17], z.salt[:])
+	clear(z.iv[17:])
 }
 
 func (z *zuc256Codec) seal(pkt []byte) ([]byte, error) {
-	var iv [23]byte
-	z.iv(&iv, counter(pkt))
+	z.setIV(counter(pkt))
 	n := len(pkt)
-	s, err := gmzuc.NewCipher(z.enc, iv[:])
+	s, err := gmzuc.NewCipher(z.enc, z.iv[:])
 	if err != nil {
 		return nil, err
 	}
 	s.XORKeyStream(pkt[headerSize:n], pkt[headerSize:n])
-	h, err := gmzuc.NewHash256(z.mac, iv[:], 16)
+	h, err := gmzuc.NewHash256(z.mac, z.iv[:], 16)
 	if err != nil {
 		return nil, err
 	}
@@ -146,19 +153,17 @@ func (z *zuc256Codec) seal(pkt []byte) ([]byte, error) {
 }
 
 func (z *zuc256Codec) open(pkt []byte) ([]byte, bool, error) {
-	var iv [23]byte
-	z.iv(&iv, counter(pkt))
+	z.setIV(counter(pkt))
 	n := len(pkt) - 16
-	h, err := gmzuc.NewHash256(z.mac, iv[:], 16)
+	h, err := gmzuc.NewHash256(z.mac, z.iv[:], 16)
 	if err != nil {
 		return nil, false, err
 	}
 	h.Write(pkt[:n])
-	var tag [16]byte
-	if subtle.ConstantTimeCompare(h.Sum(tag[:0]), pkt[n:]) != 1 {
+	if subtle.ConstantTimeCompare(h.Sum(z.tag[:0]), pkt[n:]) != 1 {
 		return pkt, false, nil
 	}
-	s, err := gmzuc.NewCipher(z.enc, iv[:])
+	s, err := gmzuc.NewCipher(z.enc, z.iv[:])
 	if err != nil {
 		return nil, false, err
 	}

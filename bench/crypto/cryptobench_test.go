@@ -124,6 +124,17 @@ func TestAESGCMAnchorRoundTrip(t *testing.T) {
 	if err != nil || !ok || !bytes.Equal(got, plain) {
 		t.Fatalf("AES-GCM open: ok %v err %v equal %v", ok, err, bytes.Equal(got, plain))
 	}
+	// The harness adds no allocation of its own: Go's GCM allocates
+	// nothing, so the anchor step must not either.
+	for _, op := range []string{OpSeal, OpOpen} {
+		s, err := newAnchorStepper(AESGCM, ImplGo, op, 1420, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if allocs := testing.AllocsPerRun(20, func() { s.step() }); allocs != 0 {
+			t.Errorf("AES-GCM anchor %s: %v allocations per packet, want 0", op, allocs)
+		}
+	}
 	if _, err := newAnchorCodec("zuc-128", ImplGo); err == nil {
 		t.Error("newAnchorCodec accepted a Go zuc-128 anchor")
 	}

@@ -290,7 +290,14 @@ func xorLanes(wide bool, lk *laneKeys, bufs *[Lanes][]byte, n int) {
 		// lane, then the XOR in Go (≈0.1 ns/B), instead of a kernel call
 		// and a partial block per distinct length.
 		var ksBuf [Lanes * maxLaneWords]uint32
-		k.keyStream(ksBuf[:], words, &[2]int{words, words})
+		var halves [2]int // an 8-lane state without active lanes is not run
+		if active&0xff != 0 {
+			halves[0] = words
+		}
+		if active>>8 != 0 {
+			halves[1] = words
+		}
+		k.keyStream(ksBuf[:], words, &halves)
 		for a := active; a != 0; a &= a - 1 {
 			c := bits.TrailingZeros32(a)
 			xorWords(bufs[c], ksBuf[c*words:(c+1)*words])
