@@ -173,6 +173,12 @@ func (d *daemon) start() error {
 	ifc := &d.cfg.Interface
 	name := ifc.Name
 
+	// Known answers through the kernels this CPU selected, before any
+	// packet is trusted to them.
+	if err := ciphers.SelfTest(); err != nil {
+		return fmt.Errorf("up: refusing to start: %w", err)
+	}
+
 	// The control socket comes first: it is the lock that keeps a second
 	// daemon for the same interface from attaching to its TUN device as
 	// another queue. Until start finishes it answers "starting".
