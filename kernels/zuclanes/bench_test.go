@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/emmansun/gmsm/zuc"
+	"github.com/gmtun/gmtun/internal/cputime"
 )
 
 var benchSizes = []int{64, 576, 1420, 8192}
@@ -54,6 +55,36 @@ func BenchmarkEEA3(b *testing.B) {
 				}
 				c.XORKeyStream(buf, buf)
 			}
+		})
+	}
+}
+
+// BenchmarkRoundCost reports the CPU time of one vector round (all lanes
+// of a tier advance one word) for the three round flavours: Init (33
+// non-output rounds), KeyStream (words to memory) and XORKeyStream (bytes
+// XORed into lane buffers 1420+64 bytes apart, as in pooled packets).
+func BenchmarkRoundCost(b *testing.B) {
+	const words = 1024 // 64 blocks per call
+	for _, tc := range tiers {
+		if !tc.supported {
+			continue
+		}
+		st := tc.newState()
+		ks := make([]uint32, tc.lanes*words)
+		buf := make([]byte, tc.lanes*(4*words+1484))
+		dst := make([][]byte, tc.lanes)
+		for c := range dst {
+			dst[c] = buf[c*(4*words+1484):][:4*words]
+		}
+		report := func(b *testing.B, rounds int, f func()) {
+			cputime.Loop(b, 4*rounds*tc.lanes, f)
+		}
+		b.Run(tc.name+"/Init", func(b *testing.B) { report(b, 33, st.Init) })
+		b.Run(tc.name+"/KeyStream", func(b *testing.B) {
+			report(b, words, func() { st.KeyStream(ks, words, words) })
+		})
+		b.Run(tc.name+"/XOR", func(b *testing.B) {
+			report(b, words, func() { tc.xor(st, dst, dst, 4*words) })
 		})
 	}
 }

@@ -52,8 +52,10 @@ import (
 
 // bsConsts are the tables of the byte-sliced tier.
 type bsConsts struct {
-	p0, p3    affine // A0∘post, A3∘post
-	p0m, p3m  Mem    // their GF2P8AFFINE matrices (qwords)
+	lin, linInv affine // M (linear part of pre) and M⁻¹
+	linInvm     Mem    // M⁻¹'s GF2P8AFFINE matrix (M's is consts.preMat)
+	p0, p3      affine // M∘A0∘post, M∘A3∘post
+	p0m, p3m    Mem    // their GF2P8AFFINE matrices (qwords)
 	rkSplit   Mem    // 4×64-byte VPSHUFB patterns: byte j of each dword, replicated
 	ctrIdx    Mem    // 4×64 dwords: block index of every lane of D_h
 	ctrBytes  Mem    // VPSHUFB pattern: in-lane 4×4 byte transpose
@@ -71,12 +73,21 @@ func newBSConsts(sb sboxTransforms) *bsConsts {
 	mlo := func(x byte) byte { return x << 2 }
 	mhi := func(x byte) byte { return x >> 6 }
 	b := &bsConsts{passBytes: 64 * 16}
-	b.p0 = composeLinear("A0∘post", func(x byte) byte { return x ^ mlo(x) }, sb.post)
-	b.p3 = composeLinear("A3∘post", func(x byte) byte { return x ^ mhi(x) }, sb.post)
+	b.lin = sb.pre
+	b.lin.c = 0
+	var inv [256]byte
+	for x := 0; x < 256; x++ {
+		inv[b.lin.apply(byte(x))] = byte(x)
+	}
+	b.linInv = affineOf("M⁻¹", func(y byte) byte { return inv[y] })
+	b.p0 = composeLinear("M∘A0∘post", func(x byte) byte { return b.lin.apply(x ^ mlo(x)) }, sb.post)
+	b.p3 = composeLinear("M∘A3∘post", func(x byte) byte { return b.lin.apply(x ^ mhi(x)) }, sb.post)
 	for i := range b.bitrev4 {
 		b.bitrev4[i] = i>>3&1 | i>>1&2 | i<<1&4 | i<<3&8
 	}
 	b.check(sb)
+	b.linInvm = GLOBL("sm4BSLinInv", RODATA|NOPTR)
+	DATA(0, U64(b.linInv.matrix()))
 	b.p0m = GLOBL("sm4BSPost0", RODATA|NOPTR)
 	DATA(0, U64(b.p0.matrix()))
 	b.p3m = GLOBL("sm4BSPost3", RODATA|NOPTR)
@@ -133,16 +144,21 @@ func (b *bsConsts) check(sb sboxTransforms) {
 	for trial := 0; trial < 4096; trial++ {
 		x = x*1664525 + 1013904223
 		want := lin(tau(x))
+		// In the kernel x = X1 ⊕ X2 ⊕ X3 ⊕ rk: the state words enter
+		// as M·X (GF2P8AFFINEQB with M, no constant) and the round key
+		// as pre(rk) = M·rk ⊕ c, so the S-box input is pre(x).
 		var p0, p3, out [4]byte
 		for j := 0; j < 4; j++ {
 			in := byte(x >> (24 - 8*j))
-			u := gf2p8affineqb(in, sb.pre.matrix(), sb.pre.c)
+			k := byte(x*2654435761>>(8*j)) ^ byte(trial)
+			u := gf2p8affineqb(in^k, b.lin.matrix(), 0) ^ gf2p8affineqb(k, sb.pre.matrix(), sb.pre.c)
 			p0[j] = gf2p8affineinvqb(u, b.p0.matrix(), b.p0.c)
 			p3[j] = gf2p8affineinvqb(u, b.p3.matrix(), b.p3.c)
 		}
 		for j := 0; j < 4; j++ {
 			j1, j2, j3 := (j+1)%4, (j+2)%4, (j+3)%4
-			out[j] = p0[j] ^ p0[j1] ^ p3[j1] ^ p0[j2] ^ p3[j2] ^ p3[j3]
+			// The round's contribution, taken back out of the M domain.
+			out[j] = gf2p8affineqb(p0[j]^p0[j1]^p3[j1]^p0[j2]^p3[j2]^p3[j3], b.linInv.matrix(), 0)
 		}
 		got := uint32(out[0])<<24 | uint32(out[1])<<16 | uint32(out[2])<<8 | uint32(out[3])
 		if got != want {
@@ -162,21 +178,24 @@ type bsKernel struct {
 	n        GPVirtual
 	ctrp     GPVirtual // counter block (CTR)
 	ctrLo    GPVirtual // native inc32 word of the current pass (CTR)
+	ctrM     Mem       // M applied to the bytes of the counter block (CTR)
 	rkTab    Mem       // split round keys: [j][i] dwords, 4×128 bytes
 	masks    Mem       // 16 opmask bytes of the current pass (2 bits per block)
 }
 
 // splitKeys stores the round keys as byte-replicated dwords: dword i of
-// row j is byte j (big-endian) of rk_i four times.
+// row j is pre(byte j (big-endian) of rk_i) four times, the key's share of
+// the S-box input in the M domain.
 func (g *bsKernel) splitKeys() {
 	lo, hi, pat := ZMM(), ZMM(), ZMM()
 	VMOVDQU64(Mem{Base: g.rk}, lo)
 	VMOVDQU64(Mem{Base: g.rk, Disp: 64}, hi)
 	for j := 0; j < 4; j++ {
-		VPSHUFB(g.b.rkSplit.Offset(64*j), lo, pat)
-		VMOVDQU64(pat, g.rkTab.Offset(128*j))
-		VPSHUFB(g.b.rkSplit.Offset(64*j), hi, pat)
-		VMOVDQU64(pat, g.rkTab.Offset(128*j+64))
+		for h, v := range []VecVirtual{lo, hi} {
+			VPSHUFB(g.b.rkSplit.Offset(64*j), v, pat)
+			VGF2P8AFFINEQB_BCST(U8(g.c.sb.pre.c), g.c.preMat, pat, pat)
+			VMOVDQU64(pat, g.rkTab.Offset(128*j+64*h))
+		}
 	}
 }
 
@@ -240,7 +259,21 @@ func (g *bsKernel) input(k int) [16]VecVirtual {
 		r[m] = ZMM()
 		VMOVDQU64_Z(Mem{Base: g.src, Disp: 1024*k + 64*grp}, kr, r[m])
 	}
-	return transpose(r)
+	r = transpose(r)
+	for _, v := range r {
+		g.toDomain(v)
+	}
+	return r
+}
+
+// toDomain applies M (the linear part of the S-box's input map) to every
+// byte of v; fromDomain applies M⁻¹.
+func (g *bsKernel) toDomain(v VecVirtual) {
+	VGF2P8AFFINEQB_BCST(U8(0), g.c.preMat, v, v)
+}
+
+func (g *bsKernel) fromDomain(v VecVirtual) {
+	VGF2P8AFFINEQB_BCST(U8(0), g.b.linInvm, v, v)
 }
 
 // counters builds set k's counter blocks in byte-sliced form.
@@ -248,7 +281,7 @@ func (g *bsKernel) counters(k int) [16]VecVirtual {
 	var x [16]VecVirtual
 	for j := 0; j < 12; j++ {
 		x[j] = ZMM()
-		VPBROADCASTB(Mem{Base: g.ctrp, Disp: j}, x[j])
+		VPBROADCASTB(g.ctrM.Offset(j), x[j])
 	}
 	lo := g.ctrLo
 	if k > 0 {
@@ -272,14 +305,15 @@ func (g *bsKernel) counters(k int) [16]VecVirtual {
 		VPERMI2D(d[3], d[2], b)
 		x[j] = ZMM()
 		VSHUFI64X2(U8(0x44), b, a, x[j])
+		g.toDomain(x[j])
 	}
 	return x
 }
 
-// sbox computes, for input register t of one byte position, P0 = A0∘τ
-// (into a new register) and P3 = A3∘τ (in place of t).
+// sbox computes, for the S-box input t = pre(x) of one byte position
+// (already in the M domain), M∘A0∘τ(x) (into a new register) and M∘A3∘τ(x)
+// (in place of t).
 func (g *bsKernel) sbox(t VecVirtual) (p0, p3 VecVirtual) {
-	VGF2P8AFFINEQB_BCST(U8(g.c.sb.pre.c), g.c.preMat, t, t)
 	p0 = ZMM()
 	VGF2P8AFFINEINVQB_BCST(U8(g.b.p0.c), g.b.p0m, t, p0)
 	VGF2P8AFFINEINVQB_BCST(U8(g.b.p3.c), g.b.p3m, t, t)
@@ -351,6 +385,7 @@ func (g *bsKernel) output(k int, x [16]VecVirtual) {
 	for m := range in {
 		j := g.b.bitrev4[m]
 		in[m] = x[(3-j/4)*4+j%4]
+		g.fromDomain(in[m])
 	}
 	out := transpose(in)
 	for grp, v := range out {
@@ -421,5 +456,11 @@ func genBSXORKeyStream(c *consts, b *bsConsts) {
 	g.ctrLo = GP64()
 	MOVL(Mem{Base: g.ctrp, Disp: 12}, g.ctrLo.As32())
 	BSWAPL(g.ctrLo.As32())
+	Comment("Bytes 0-11 of every counter block are fixed: take them into the M domain once.")
+	g.ctrM = AllocLocal(16)
+	cm := XMM()
+	VMOVDQU(Mem{Base: g.ctrp}, cm)
+	VGF2P8AFFINEQB_BCST(U8(0), g.c.preMat, cm, cm)
+	VMOVDQU(cm, g.ctrM)
 	g.body()
 }
