@@ -1,0 +1,115 @@
+package depcheck
+
+import (
+	"bufio"
+	"bytes"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/gmtun/gmtun"
+
+// rule forbids packages matching from (a prefix, relative to the module)
+// to import packages matching any of the forbidden prefixes, except
+// importers under exceptFrom and imports under allow.
+type rule struct {
+	from       string
+	exceptFrom []string
+	forbidden  []string
+	allow      []string
+	why        string
+}
+
+var rules = []rule{
+	{from: "kernels/", forbidden: []string{""}, allow: []string{"kernels/cpu"},
+		why: "kernels import nothing from gmtun except kernels/cpu"},
+	{from: "handshake", forbidden: []string{"tunnel", "config", "cmd/", "control", "kernels/"},
+		why: "the handshake never touches the tunnel or the CLI"},
+	{from: "tunnel", forbidden: []string{"kernels/", "config", "cmd/", "control", "net/http"},
+		why: "the tunnel sees ciphers.Key, not kernels, and has no HTTP"},
+	{from: "ciphers", forbidden: []string{"tunnel", "handshake", "config", "cmd/", "control"},
+		why: "ciphers are below everything else"},
+	{from: "config", forbidden: []string{"tunnel", "cmd/", "control", "kernels/"},
+		why: "configuration parsing does not reach into the data plane"},
+	{from: "", exceptFrom: []string{"kernels/", "ciphers/internal/"}, forbidden: []string{"kernels/"},
+		why: "only ciphers/internal dispatch files import kernels"},
+	{from: "", exceptFrom: []string{"cmd/"}, forbidden: []string{"cmd/"},
+		why: "nothing imports cmd/"},
+}
+
+func TestImportRules(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", module+"/...").Output()
+	if err != nil {
+		t.Skipf("go list is not available: %v", err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	pkgs := 0
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) == 0 {
+			continue
+		}
+		pkgs++
+		from := strings.TrimPrefix(strings.TrimPrefix(fields[0], module), "/")
+		for _, imp := range fields[1:] {
+			for _, r := range rules {
+				if violates(r, from, imp) {
+					t.Errorf("%s imports %s: %s", fields[0], imp, r.why)
+				}
+			}
+		}
+	}
+	if pkgs < 10 {
+		t.Fatalf("go list returned %d packages; expected the whole module", pkgs)
+	}
+}
+
+func violates(r rule, from, imp string) bool {
+	if !strings.HasPrefix(from, r.from) {
+		return false
+	}
+	for _, e := range r.exceptFrom {
+		if strings.HasPrefix(from, e) {
+			return false
+		}
+	}
+	target, internal := strings.CutPrefix(imp, module+"/")
+	if !internal {
+		// Standard library or third party: only exact names count.
+		return slices.Contains(r.forbidden, imp)
+	}
+	for _, a := range r.allow {
+		if strings.HasPrefix(target, a) {
+			return false
+		}
+	}
+	for _, f := range r.forbidden {
+		if strings.HasPrefix(target, f) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestViolates(t *testing.T) {
+	for _, c := range []struct {
+		r         rule
+		from, imp string
+		want      bool
+	}{
+		{rules[0], "kernels/sm4ctr", module + "/kernels/cpu", false},
+		{rules[0], "kernels/sm4ctr", module + "/ciphers", true},
+		{rules[2], "tunnel/netio", "net/http", true},
+		{rules[2], "tunnel", module + "/kernels/zuclanes", true},
+		{rules[2], "tunnel", module + "/ciphers", false},
+		{rules[5], "tunnel", module + "/kernels/cpu", true},
+		{rules[5], "ciphers/internal/sm4", module + "/kernels/sm4ctr", false},
+		{rules[6], "bench/tunnelbed", module + "/cmd/gmtun", true},
+	} {
+		if got := violates(c.r, c.from, c.imp); got != c.want {
+			t.Errorf("violates(%q, %q, %q) = %v, want %v", c.r.why, c.from, c.imp, got, c.want)
+		}
+	}
+}
