@@ -220,7 +220,10 @@ func TestMeasure(t *testing.T) {
 		if want := float64(c.Size) / r.NsPerPacket * 1e3; r.MBPerSec != want {
 			t.Errorf("%v: %v MB/s, want size/ns·1000 = %v", c, r.MBPerSec, want)
 		}
-		if c.Impl == ImplGmtun && r.AllocsPerBatch != 0 {
+		// The count is process-wide (runtime.MemStats), so a stray
+		// allocation elsewhere shows as a small fraction; TestStepZeroAllocs
+		// is the exact check.
+		if c.Impl == ImplGmtun && r.AllocsPerBatch >= 0.05 {
 			t.Errorf("%v: %v allocations per batch", c, r.AllocsPerBatch)
 		}
 	}

@@ -174,7 +174,9 @@ type Result struct {
 	// median run (adds garbage-collector work done on other threads).
 	ProcessNsPerPacket float64 `json:"process_ns_per_packet"`
 	// AllocsPerBatch is the number of heap allocations per step (per
-	// Seal or Open call; per packet for anchors), over all runs.
+	// Seal or Open call; per packet for anchors), over all runs. It is
+	// counted process-wide, so an unrelated runtime allocation can show
+	// as a small fraction.
 	AllocsPerBatch float64 `json:"allocs_per_batch"`
 	// Samples are the thread-CPU ns per packet of every run.
 	Samples []float64 `json:"samples_ns_per_packet"`
