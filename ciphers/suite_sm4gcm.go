@@ -61,15 +61,30 @@ func sm4gcmNonce(nonce, salt *[sm4.NonceSize]byte, c uint64) {
 	binary.BigEndian.PutUint64(nonce[4:], binary.BigEndian.Uint64(salt[4:])^c)
 }
 
+// smallBatch is the largest batch whose packet descriptors live in a
+// small stack array: every call zeroes the array it declares, and a
+// MaxBatch one is about 9 KiB, more than sealing a short packet costs.
+const smallBatch = 8
+
 // sealSM4GCMBatch seals a validated batch (at most MaxBatch packets) with
 // one call into the batch GCM, which shares kernel passes across packets.
+// The descriptor array is sized to the batch (see smallBatch).
 func sealSM4GCMBatch(g *sm4.GCM, salt *[sm4.NonceSize]byte, pkts [][]byte) {
-	var one [1]sm4.Packet
-	var many [MaxBatch]sm4.Packet
-	ps := one[:]
-	if len(pkts) > 1 {
-		ps = many[:len(pkts)]
+	switch {
+	case len(pkts) == 1:
+		var ps [1]sm4.Packet
+		sealSM4GCMInto(g, salt, pkts, ps[:])
+	case len(pkts) <= smallBatch:
+		var ps [smallBatch]sm4.Packet
+		sealSM4GCMInto(g, salt, pkts, ps[:len(pkts)])
+	default:
+		var ps [MaxBatch]sm4.Packet
+		sealSM4GCMInto(g, salt, pkts, ps[:len(pkts)])
 	}
+}
+
+// sealSM4GCMInto describes pkts in ps (len(ps) == len(pkts)) and seals them.
+func sealSM4GCMInto(g *sm4.GCM, salt *[sm4.NonceSize]byte, pkts [][]byte, ps []sm4.Packet) {
 	for i, pkt := range pkts {
 		n := len(pkt)
 		pkt = pkt[:n+sm4.TagSize]
@@ -78,23 +93,37 @@ func sealSM4GCMBatch(g *sm4.GCM, salt *[sm4.NonceSize]byte, pkts [][]byte) {
 		p.AAD, p.Text, p.Tag = pkt[:HeaderSize], pkt[HeaderSize:n], (*[sm4.TagSize]byte)(pkt[n:])
 		pkts[i] = pkt
 	}
-	g.SealBatch(ps[:len(pkts)])
+	g.SealBatch(ps)
 }
 
 // openSM4GCMBatch opens a batch of at most MaxBatch packets, setting the
 // bit in m of each packet that verified (and only then was decrypted).
 // Packets too short for a tag or with a counter at the limit are left out
-// of the batch.
+// of the batch. The scratch arrays are sized to the batch (see smallBatch).
 func openSM4GCMBatch(g *sm4.GCM, salt *[sm4.NonceSize]byte, pkts [][]byte, m *Mask) {
-	const maxCounter = 1<<64 - 1<<13 - 1 // SM4GCM.Params().MaxCounter
-	var one [1]sm4.Packet
-	var many [MaxBatch]sm4.Packet
-	var index [MaxBatch]uint8
-	var ok [MaxBatch]bool
-	ps := one[:]
-	if len(pkts) > 1 {
-		ps = many[:]
+	switch {
+	case len(pkts) == 1:
+		var ps [1]sm4.Packet
+		var index [1]uint8
+		var ok [1]bool
+		openSM4GCMInto(g, salt, pkts, m, ps[:], index[:], ok[:])
+	case len(pkts) <= smallBatch:
+		var ps [smallBatch]sm4.Packet
+		var index [smallBatch]uint8
+		var ok [smallBatch]bool
+		openSM4GCMInto(g, salt, pkts, m, ps[:], index[:], ok[:])
+	default:
+		var ps [MaxBatch]sm4.Packet
+		var index [MaxBatch]uint8
+		var ok [MaxBatch]bool
+		openSM4GCMInto(g, salt, pkts, m, ps[:], index[:], ok[:])
 	}
+}
+
+// openSM4GCMInto opens pkts with the scratch ps, index and ok (each at
+// least len(pkts) long); see openSM4GCMBatch.
+func openSM4GCMInto(g *sm4.GCM, salt *[sm4.NonceSize]byte, pkts [][]byte, m *Mask, ps []sm4.Packet, index []uint8, ok []bool) {
+	const maxCounter = 1<<64 - 1<<13 - 1 // SM4GCM.Params().MaxCounter
 	n := 0
 	for i, pkt := range pkts {
 		if len(pkt) < HeaderSize+sm4.TagSize {

@@ -4,8 +4,17 @@
 //
 //   - PCLMULQDQ (cpu.X86.AESNI): 128-bit carry-less multiplies, one
 //     reduction per 8 blocks;
+//   - AVX2VPCLMULQDQ (cpu.X86.VPCLMULQDQ): VEX-encoded VPCLMULQDQ, two
+//     blocks per YMM register, one reduction per 16 blocks (AMD Zen 3,
+//     Intel Alder Lake: VPCLMULQDQ without AVX-512);
 //   - AVX512 (cpu.X86.AVX512VAES, which includes VPCLMULQDQ): four blocks
 //     per ZMM register, one reduction per 16 blocks.
+//
+// All tiers multiply Karatsuba-style (three carry-less multiplies per
+// block; the key holds the XOR of the halves of each power of H), and the
+// wide tiers keep the state in lane form between 16-block groups so that
+// the chain from one group to the next is one multiply and a lane-wise
+// reduction.
 //
 // Key setup and the kernels are constant time: no branch or memory index
 // depends on H or the data. The package has content only on amd64 without

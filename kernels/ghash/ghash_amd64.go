@@ -15,10 +15,11 @@ const BlockSize = 16
 const Powers = 16
 
 // Key holds the powers H^16 … H^1 of one hash subkey in the kernels'
-// form (byte-reversed, times x^-1; see kernels/_gen/ghash). It is
+// form (byte-reversed, times x^-1; see kernels/_gen/ghash), followed by
+// the XOR of the two 64-bit halves of each (the Karatsuba operands). It is
 // read-only after NewKey and safe for concurrent use.
 type Key struct {
-	table [Powers * 16]byte
+	table [2 * Powers * 16]byte
 }
 
 // Tier names one kernel implementation.
@@ -26,18 +27,21 @@ type Tier int
 
 // The kernel tiers, fastest first.
 const (
-	AVX512    Tier = iota + 1 // VPCLMULQDQ on ZMM (AVX-512 F/BW/VL/DQ)
-	PCLMULQDQ                 // 128-bit PCLMULQDQ
+	AVX512         Tier = iota + 1 // VPCLMULQDQ on ZMM (AVX-512 F/BW/VL/DQ)
+	AVX2VPCLMULQDQ                 // VEX VPCLMULQDQ on YMM (AVX2)
+	PCLMULQDQ                      // 128-bit PCLMULQDQ
 )
 
 // AllTiers lists every tier, fastest first, whether or not the CPU has it.
-var AllTiers = []Tier{AVX512, PCLMULQDQ}
+var AllTiers = []Tier{AVX512, AVX2VPCLMULQDQ, PCLMULQDQ}
 
 // String returns the tier's name.
 func (t Tier) String() string {
 	switch t {
 	case AVX512:
 		return "AVX512"
+	case AVX2VPCLMULQDQ:
+		return "AVX2VPCLMULQDQ"
 	case PCLMULQDQ:
 		return "PCLMULQDQ"
 	}
@@ -50,6 +54,8 @@ func (t Tier) Supported() bool {
 	switch t {
 	case AVX512:
 		return cpu.X86.AVX512VAES
+	case AVX2VPCLMULQDQ:
+		return cpu.X86.VPCLMULQDQ
 	case PCLMULQDQ:
 		return cpu.X86.AESNI
 	}
@@ -77,6 +83,8 @@ func NewKey(h *[16]byte, k *Key) {
 		e := p.mulXInv()
 		binary.LittleEndian.PutUint64(k.table[16*(Powers-i):], e.lo)
 		binary.LittleEndian.PutUint64(k.table[16*(Powers-i)+8:], e.hi)
+		binary.LittleEndian.PutUint64(k.table[16*(2*Powers-i):], e.lo^e.hi)
+		binary.LittleEndian.PutUint64(k.table[16*(2*Powers-i)+8:], e.lo^e.hi)
 		p = p.mul(hv)
 	}
 }
@@ -85,18 +93,35 @@ func NewKey(h *[16]byte, k *Key) {
 // them; trailing bytes are left to the caller, who pads the last partial
 // block with zeros as §6.4 requires) into the GHASH state y, using tier t.
 func Update(t Tier, k *Key, y *[16]byte, blocks []byte) {
-	n := len(blocks) / BlockSize
-	if n == 0 {
+	Update2(t, k, y, blocks, nil)
+}
+
+// Update2 absorbs the whole blocks of a, then those of b, into y in one
+// kernel call: Update(t, k, y, a) followed by Update(t, k, y, b), for
+// the price of one call (a message's body and its final padded block and
+// length block, say).
+func Update2(t Tier, k *Key, y *[16]byte, a, b []byte) {
+	na, nb := len(a)/BlockSize, len(b)/BlockSize
+	if na == 0 {
+		a, na, b, nb = b, nb, nil, 0
+	}
+	if na == 0 {
 		return
 	}
 	if !t.Supported() {
 		panic("ghash: tier " + t.String() + " not supported by this CPU")
 	}
+	var pb *byte
+	if nb > 0 {
+		pb = &b[0]
+	}
 	switch t {
 	case AVX512:
-		updateAVX512(&k.table, y, &blocks[0], n)
+		updateAVX512(&k.table, y, &a[0], na, pb, nb)
+	case AVX2VPCLMULQDQ:
+		updateAVX2VPCLMULQDQ(&k.table, y, &a[0], na, pb, nb)
 	case PCLMULQDQ:
-		updatePCLMULQDQ(&k.table, y, &blocks[0], n)
+		updatePCLMULQDQ(&k.table, y, &a[0], na, pb, nb)
 	}
 }
 

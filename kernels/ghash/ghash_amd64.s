@@ -74,18 +74,29 @@ DATA ghashReduce<>+0(SB)/8, $0xc200000000000000
 DATA ghashReduce<>+8(SB)/8, $0x0000000000000000
 GLOBL ghashReduce<>(SB), RODATA|NOPTR, $16
 
-// func updatePCLMULQDQ(table *[256]byte, y *[16]byte, blocks *byte, nblocks int)
+DATA ghashTailMask<>+0(SB)/8, $0xffffffffffffffff
+DATA ghashTailMask<>+8(SB)/8, $0xffffffffffffffff
+DATA ghashTailMask<>+16(SB)/8, $0xffffffffffffffff
+DATA ghashTailMask<>+24(SB)/8, $0xffffffffffffffff
+DATA ghashTailMask<>+32(SB)/8, $0x0000000000000000
+DATA ghashTailMask<>+40(SB)/8, $0x0000000000000000
+GLOBL ghashTailMask<>(SB), RODATA|NOPTR, $48
+
+// func updatePCLMULQDQ(table *[512]byte, y *[16]byte, blocks *byte, nblocks int, blocks2 *byte, nblocks2 int)
 // Requires: PCLMULQDQ, SSE2, SSSE3
-TEXT ·updatePCLMULQDQ(SB), NOSPLIT, $0-32
+TEXT ·updatePCLMULQDQ(SB), NOSPLIT, $0-48
 	MOVQ   table+0(FP), AX
 	MOVQ   y+8(FP), CX
 	MOVQ   blocks+16(FP), DX
 	MOVQ   nblocks+24(FP), BX
+	MOVQ   blocks2+32(FP), SI
+	MOVQ   nblocks2+40(FP), DI
 	MOVOU  ghashByteReverse<>+0(SB), X0
 	MOVOU  ghashReduce<>+0(SB), X1
 	MOVOU  (CX), X2
 	PSHUFB X0, X2
 
+pclmul_segment:
 pclmul_loop8:
 	CMPQ      BX, $0x08
 	JB        pclmul_tail
@@ -96,123 +107,117 @@ pclmul_loop8:
 	PSHUFB    X0, X6
 	PXOR      X2, X6
 	MOVOU     128(AX), X7
+	MOVOU     384(AX), X8
 	MOVOU     X6, X2
 	PCLMULQDQ $0x00, X7, X2
 	PXOR      X2, X3
 	MOVOU     X6, X2
 	PCLMULQDQ $0x11, X7, X2
 	PXOR      X2, X5
-	MOVOU     X6, X2
-	PCLMULQDQ $0x01, X7, X2
-	PXOR      X2, X4
-	MOVOU     X6, X2
-	PCLMULQDQ $0x10, X7, X2
+	PSHUFD    $0x4e, X6, X2
+	PXOR      X6, X2
+	PCLMULQDQ $0x00, X8, X2
 	PXOR      X2, X4
 	MOVOU     16(DX), X6
 	PSHUFB    X0, X6
 	MOVOU     144(AX), X7
+	MOVOU     400(AX), X8
 	MOVOU     X6, X2
 	PCLMULQDQ $0x00, X7, X2
 	PXOR      X2, X3
 	MOVOU     X6, X2
 	PCLMULQDQ $0x11, X7, X2
 	PXOR      X2, X5
-	MOVOU     X6, X2
-	PCLMULQDQ $0x01, X7, X2
-	PXOR      X2, X4
-	MOVOU     X6, X2
-	PCLMULQDQ $0x10, X7, X2
+	PSHUFD    $0x4e, X6, X2
+	PXOR      X6, X2
+	PCLMULQDQ $0x00, X8, X2
 	PXOR      X2, X4
 	MOVOU     32(DX), X6
 	PSHUFB    X0, X6
 	MOVOU     160(AX), X7
+	MOVOU     416(AX), X8
 	MOVOU     X6, X2
 	PCLMULQDQ $0x00, X7, X2
 	PXOR      X2, X3
 	MOVOU     X6, X2
 	PCLMULQDQ $0x11, X7, X2
 	PXOR      X2, X5
-	MOVOU     X6, X2
-	PCLMULQDQ $0x01, X7, X2
-	PXOR      X2, X4
-	MOVOU     X6, X2
-	PCLMULQDQ $0x10, X7, X2
+	PSHUFD    $0x4e, X6, X2
+	PXOR      X6, X2
+	PCLMULQDQ $0x00, X8, X2
 	PXOR      X2, X4
 	MOVOU     48(DX), X6
 	PSHUFB    X0, X6
 	MOVOU     176(AX), X7
+	MOVOU     432(AX), X8
 	MOVOU     X6, X2
 	PCLMULQDQ $0x00, X7, X2
 	PXOR      X2, X3
 	MOVOU     X6, X2
 	PCLMULQDQ $0x11, X7, X2
 	PXOR      X2, X5
-	MOVOU     X6, X2
-	PCLMULQDQ $0x01, X7, X2
-	PXOR      X2, X4
-	MOVOU     X6, X2
-	PCLMULQDQ $0x10, X7, X2
+	PSHUFD    $0x4e, X6, X2
+	PXOR      X6, X2
+	PCLMULQDQ $0x00, X8, X2
 	PXOR      X2, X4
 	MOVOU     64(DX), X6
 	PSHUFB    X0, X6
 	MOVOU     192(AX), X7
+	MOVOU     448(AX), X8
 	MOVOU     X6, X2
 	PCLMULQDQ $0x00, X7, X2
 	PXOR      X2, X3
 	MOVOU     X6, X2
 	PCLMULQDQ $0x11, X7, X2
 	PXOR      X2, X5
-	MOVOU     X6, X2
-	PCLMULQDQ $0x01, X7, X2
-	PXOR      X2, X4
-	MOVOU     X6, X2
-	PCLMULQDQ $0x10, X7, X2
+	PSHUFD    $0x4e, X6, X2
+	PXOR      X6, X2
+	PCLMULQDQ $0x00, X8, X2
 	PXOR      X2, X4
 	MOVOU     80(DX), X6
 	PSHUFB    X0, X6
 	MOVOU     208(AX), X7
+	MOVOU     464(AX), X8
 	MOVOU     X6, X2
 	PCLMULQDQ $0x00, X7, X2
 	PXOR      X2, X3
 	MOVOU     X6, X2
 	PCLMULQDQ $0x11, X7, X2
 	PXOR      X2, X5
-	MOVOU     X6, X2
-	PCLMULQDQ $0x01, X7, X2
-	PXOR      X2, X4
-	MOVOU     X6, X2
-	PCLMULQDQ $0x10, X7, X2
+	PSHUFD    $0x4e, X6, X2
+	PXOR      X6, X2
+	PCLMULQDQ $0x00, X8, X2
 	PXOR      X2, X4
 	MOVOU     96(DX), X6
 	PSHUFB    X0, X6
 	MOVOU     224(AX), X7
+	MOVOU     480(AX), X8
 	MOVOU     X6, X2
 	PCLMULQDQ $0x00, X7, X2
 	PXOR      X2, X3
 	MOVOU     X6, X2
 	PCLMULQDQ $0x11, X7, X2
 	PXOR      X2, X5
-	MOVOU     X6, X2
-	PCLMULQDQ $0x01, X7, X2
-	PXOR      X2, X4
-	MOVOU     X6, X2
-	PCLMULQDQ $0x10, X7, X2
+	PSHUFD    $0x4e, X6, X2
+	PXOR      X6, X2
+	PCLMULQDQ $0x00, X8, X2
 	PXOR      X2, X4
 	MOVOU     112(DX), X6
 	PSHUFB    X0, X6
 	MOVOU     240(AX), X7
+	MOVOU     496(AX), X8
 	MOVOU     X6, X2
 	PCLMULQDQ $0x00, X7, X2
 	PXOR      X2, X3
 	MOVOU     X6, X2
 	PCLMULQDQ $0x11, X7, X2
 	PXOR      X2, X5
-	MOVOU     X6, X2
-	PCLMULQDQ $0x01, X7, X2
+	PSHUFD    $0x4e, X6, X2
+	PXOR      X6, X2
+	PCLMULQDQ $0x00, X8, X2
 	PXOR      X2, X4
-	MOVOU     X6, X2
-	PCLMULQDQ $0x10, X7, X2
-	PXOR      X2, X4
+	PXOR      X3, X4
+	PXOR      X5, X4
 	MOVOU     X4, X2
 	PSLLDQ    $0x08, X2
 	PXOR      X2, X3
@@ -235,11 +240,11 @@ pclmul_loop8:
 pclmul_tail:
 	// 1 to 7 blocks left: block i of r uses entry 16-r+i.
 	TESTQ BX, BX
-	JZ    pclmul_done
-	MOVQ  BX, SI
-	NEGQ  SI
-	SHLQ  $0x04, SI
-	LEAQ  256(AX)(SI*1), SI
+	JZ    pclmul_next
+	MOVQ  BX, R8
+	NEGQ  R8
+	SHLQ  $0x04, R8
+	LEAQ  256(AX)(R8*1), R8
 	PXOR  X3, X3
 	PXOR  X4, X4
 	PXOR  X5, X5
@@ -249,24 +254,25 @@ pclmul_tail_loop:
 	MOVOU     (DX), X2
 	PSHUFB    X0, X2
 	PXOR      X2, X6
-	MOVOU     (SI), X7
+	MOVOU     (R8), X7
+	MOVOU     256(R8), X8
 	MOVOU     X6, X2
 	PCLMULQDQ $0x00, X7, X2
 	PXOR      X2, X3
 	MOVOU     X6, X2
 	PCLMULQDQ $0x11, X7, X2
 	PXOR      X2, X5
-	MOVOU     X6, X2
-	PCLMULQDQ $0x01, X7, X2
-	PXOR      X2, X4
-	MOVOU     X6, X2
-	PCLMULQDQ $0x10, X7, X2
+	PSHUFD    $0x4e, X6, X2
+	PXOR      X6, X2
+	PCLMULQDQ $0x00, X8, X2
 	PXOR      X2, X4
 	PXOR      X6, X6
 	ADDQ      $0x10, DX
-	ADDQ      $0x10, SI
+	ADDQ      $0x10, R8
 	DECQ      BX
 	JNZ       pclmul_tail_loop
+	PXOR      X3, X4
+	PXOR      X5, X4
 	MOVOU     X4, X2
 	PSLLDQ    $0x08, X2
 	PXOR      X2, X3
@@ -283,135 +289,161 @@ pclmul_tail_loop:
 	PXOR      X5, X3
 	MOVOU     X3, X2
 
+pclmul_next:
+	TESTQ DI, DI
+	JZ    pclmul_done
+	MOVQ  SI, DX
+	MOVQ  DI, BX
+	XORQ  DI, DI
+	JMP   pclmul_segment
+
 pclmul_done:
 	PSHUFB X0, X2
 	MOVOU  X2, (CX)
 	RET
 
-// func updateAVX512(table *[256]byte, y *[16]byte, blocks *byte, nblocks int)
+// func updateAVX512(table *[512]byte, y *[16]byte, blocks *byte, nblocks int, blocks2 *byte, nblocks2 int)
 // Requires: AVX, AVX2, AVX512BW, AVX512DQ, AVX512F, AVX512VL, BMI2, CMOV, PCLMULQDQ, VPCLMULQDQ
-TEXT ·updateAVX512(SB), NOSPLIT, $0-32
+TEXT ·updateAVX512(SB), NOSPLIT, $0-48
 	MOVQ      table+0(FP), AX
 	MOVQ      y+8(FP), CX
 	MOVQ      blocks+16(FP), DX
 	MOVQ      nblocks+24(FP), BX
+	MOVQ      blocks2+32(FP), SI
+	MOVQ      nblocks2+40(FP), DI
 	VMOVDQU64 ghashByteReverse<>+0(SB), Z0
 	VMOVDQU   (CX), X1
 	VPSHUFB   X0, X1, X1
 
 	// Powers H^16…H^1 stay in four registers for the full groups.
 	VMOVDQU64 (AX), Z7
-	VMOVDQU64 64(AX), Z8
-	VMOVDQU64 128(AX), Z9
-	VMOVDQU64 192(AX), Z10
+	VMOVDQU64 256(AX), Z8
+	VMOVDQU64 64(AX), Z9
+	VMOVDQU64 320(AX), Z10
+	VMOVDQU64 128(AX), Z11
+	VMOVDQU64 384(AX), Z12
+	VMOVDQU64 192(AX), Z13
+	VMOVDQU64 448(AX), Z14
+
+avx512_segment:
+	CMPQ            BX, $0x10
+	JB              avx512_tail
+	VSHUFI64X2      $0x00, Z7, Z7, Z15
+	VSHUFI64X2      $0x00, Z8, Z8, Z16
+	VBROADCASTI32X4 ghashReduce<>+0(SB), Z17
 
 avx512_loop16:
-	CMPQ          BX, $0x10
-	JB            avx512_tail
-	VMOVDQU64     (DX), Z11
-	VPSHUFB       Z0, Z11, Z11
-	VPXORD        Z1, Z11, Z11
-	VPCLMULQDQ    $0x00, Z7, Z11, Z2
-	VPCLMULQDQ    $0x11, Z7, Z11, Z4
-	VPCLMULQDQ    $0x01, Z7, Z11, Z5
-	VPCLMULQDQ    $0x10, Z7, Z11, Z6
-	VPXORD        Z5, Z6, Z3
-	VMOVDQU64     64(DX), Z11
-	VPSHUFB       Z0, Z11, Z11
-	VPCLMULQDQ    $0x00, Z8, Z11, Z5
+	VMOVDQU64  (DX), Z18
+	VPSHUFB    Z0, Z18, Z18
+	VPCLMULQDQ $0x00, Z7, Z18, Z2
+	VPCLMULQDQ $0x11, Z7, Z18, Z4
+	VPSHUFD    $0x4e, Z18, Z6
+	VPXORD     Z18, Z6, Z6
+	VPCLMULQDQ $0x00, Z8, Z6, Z3
+	VMOVDQU64  64(DX), Z18
+	VPSHUFB    Z0, Z18, Z18
+	VPCLMULQDQ $0x00, Z9, Z18, Z5
+	VPXORD     Z5, Z2, Z2
+	VPCLMULQDQ $0x11, Z9, Z18, Z5
+	VPXORD     Z5, Z4, Z4
+	VPSHUFD    $0x4e, Z18, Z6
+	VPXORD     Z18, Z6, Z6
+	VPCLMULQDQ $0x00, Z10, Z6, Z5
+	VPXORD     Z5, Z3, Z3
+	VMOVDQU64  128(DX), Z18
+	VPSHUFB    Z0, Z18, Z18
+	VPCLMULQDQ $0x00, Z11, Z18, Z5
+	VPXORD     Z5, Z2, Z2
+	VPCLMULQDQ $0x11, Z11, Z18, Z5
+	VPXORD     Z5, Z4, Z4
+	VPSHUFD    $0x4e, Z18, Z6
+	VPXORD     Z18, Z6, Z6
+	VPCLMULQDQ $0x00, Z12, Z6, Z5
+	VPXORD     Z5, Z3, Z3
+	VMOVDQU64  192(DX), Z18
+	VPSHUFB    Z0, Z18, Z18
+	VPCLMULQDQ $0x00, Z13, Z18, Z5
+	VPXORD     Z5, Z2, Z2
+	VPCLMULQDQ $0x11, Z13, Z18, Z5
+	VPXORD     Z5, Z4, Z4
+	VPSHUFD    $0x4e, Z18, Z6
+	VPXORD     Z18, Z6, Z6
+	VPCLMULQDQ $0x00, Z14, Z6, Z5
+	VPXORD     Z5, Z3, Z3
+	VPCLMULQDQ $0x00, Z15, Z1, Z5
+	VPXORD     Z5, Z2, Z2
+	VPCLMULQDQ $0x11, Z15, Z1, Z5
+	VPXORD     Z5, Z4, Z4
+	VPSHUFD    $0x4e, Z1, Z6
+	VPXORD     Z1, Z6, Z6
+	VPCLMULQDQ $0x00, Z16, Z6, Z5
+	VPXORD     Z5, Z3, Z3
+
+	// Lane-wise Karatsuba correction, middle fold and reduction into acc4.
+	VPTERNLOGD    $0x96, Z2, Z4, Z3
+	VPSLLDQ       $0x08, Z3, Z5
 	VPXORD        Z5, Z2, Z2
-	VPCLMULQDQ    $0x11, Z8, Z11, Z5
-	VPXORD        Z5, Z4, Z4
-	VPCLMULQDQ    $0x01, Z8, Z11, Z5
-	VPCLMULQDQ    $0x10, Z8, Z11, Z6
-	VPTERNLOGD    $0x96, Z5, Z6, Z3
-	VMOVDQU64     128(DX), Z11
-	VPSHUFB       Z0, Z11, Z11
-	VPCLMULQDQ    $0x00, Z9, Z11, Z5
+	VPSRLDQ       $0x08, Z3, Z3
+	VPXORD        Z3, Z4, Z4
+	VPCLMULQDQ    $0x00, Z17, Z2, Z5
+	VPSHUFD       $0x4e, Z2, Z2
 	VPXORD        Z5, Z2, Z2
-	VPCLMULQDQ    $0x11, Z9, Z11, Z5
-	VPXORD        Z5, Z4, Z4
-	VPCLMULQDQ    $0x01, Z9, Z11, Z5
-	VPCLMULQDQ    $0x10, Z9, Z11, Z6
-	VPTERNLOGD    $0x96, Z5, Z6, Z3
-	VMOVDQU64     192(DX), Z11
-	VPSHUFB       Z0, Z11, Z11
-	VPCLMULQDQ    $0x00, Z10, Z11, Z5
+	VPCLMULQDQ    $0x00, Z17, Z2, Z5
+	VPSHUFD       $0x4e, Z2, Z2
 	VPXORD        Z5, Z2, Z2
-	VPCLMULQDQ    $0x11, Z10, Z11, Z5
-	VPXORD        Z5, Z4, Z4
-	VPCLMULQDQ    $0x01, Z10, Z11, Z5
-	VPCLMULQDQ    $0x10, Z10, Z11, Z6
-	VPTERNLOGD    $0x96, Z5, Z6, Z3
-	VEXTRACTI64X4 $0x01, Z2, Y5
-	VPXORD        Y5, Y2, Y2
-	VEXTRACTI128  $0x01, Y2, X5
-	VPXOR         X5, X2, X2
-	VEXTRACTI64X4 $0x01, Z3, Y5
-	VPXORD        Y5, Y3, Y3
-	VEXTRACTI128  $0x01, Y3, X5
-	VPXOR         X5, X3, X3
-	VEXTRACTI64X4 $0x01, Z4, Y5
-	VPXORD        Y5, Y4, Y4
-	VEXTRACTI128  $0x01, Y4, X5
-	VPXOR         X5, X4, X4
-	VPSLLDQ       $0x08, X3, X5
-	VPXOR         X5, X2, X2
-	VPSRLDQ       $0x08, X3, X3
-	VPXOR         X3, X4, X4
-	VMOVDQU       ghashReduce<>+0(SB), X6
-	VPCLMULQDQ    $0x00, X6, X2, X5
-	VPSHUFD       $0x4e, X2, X2
-	VPXOR         X5, X2, X2
-	VPCLMULQDQ    $0x00, X6, X2, X5
-	VPSHUFD       $0x4e, X2, X2
-	VPXOR         X5, X2, X2
-	VPXOR         X4, X2, X1
+	VPXORD        Z4, Z2, Z1
 	ADDQ          $0x00000100, DX
 	SUBQ          $0x10, BX
-	JMP           avx512_loop16
+	CMPQ          BX, $0x10
+	JAE           avx512_loop16
+	VEXTRACTI64X4 $0x01, Z1, Y5
+	VPXORD        Y5, Y1, Y1
+	VEXTRACTI128  $0x01, Y1, X5
+	VPXOR         X5, X1, X1
 
 avx512_tail:
 	// 1 to 15 blocks left, four per register; the last register is masked.
 	TESTQ     BX, BX
-	JZ        avx512_done
-	MOVQ      BX, SI
-	NEGQ      SI
-	SHLQ      $0x04, SI
-	LEAQ      256(AX)(SI*1), SI
+	JZ        avx512_next
+	MOVQ      BX, R8
+	NEGQ      R8
+	SHLQ      $0x04, R8
+	LEAQ      256(AX)(R8*1), R8
 	VPXORD    Z2, Z2, Z2
 	VPXORD    Z3, Z3, Z3
 	VPXORD    Z4, Z4, Z4
-	VMOVDQA64 Z1, Z1
+	VMOVDQA64 Z1, Z15
 
 avx512_tail_loop:
 	// Qword mask for min(n, 4) blocks: (1 << 2·min(n,4)) - 1.
-	MOVQ          BX, AX
-	MOVQ          $0x00000004, DI
-	CMPQ          AX, DI
-	CMOVQGT       DI, AX
-	SHLQ          $0x01, AX
-	MOVQ          $0x00000001, DI
-	SHLXQ         AX, DI, AX
-	DECQ          AX
-	KMOVB         AX, K1
-	VMOVDQU64.Z   (DX), K1, Z11
-	VPSHUFB       Z0, Z11, Z11
-	VPXORD        Z1, Z11, Z11
-	VMOVDQU64.Z   (SI), K1, Z6
-	VMOVDQA64     Z6, Z7
-	VPCLMULQDQ    $0x00, Z7, Z11, Z5
+	MOVQ          BX, R9
+	MOVQ          $0x00000004, R10
+	CMPQ          R9, R10
+	CMOVQGT       R10, R9
+	SHLQ          $0x01, R9
+	MOVQ          $0x00000001, R10
+	SHLXQ         R9, R10, R9
+	DECQ          R9
+	KMOVB         R9, K1
+	VMOVDQU64.Z   (DX), K1, Z18
+	VPSHUFB       Z0, Z18, Z18
+	VPXORD        Z15, Z18, Z18
+	VMOVDQU64.Z   (R8), K1, Z6
+	VMOVDQU64.Z   256(R8), K1, Z16
+	VPCLMULQDQ    $0x00, Z6, Z18, Z5
 	VPXORD        Z5, Z2, Z2
-	VPCLMULQDQ    $0x11, Z7, Z11, Z5
+	VPCLMULQDQ    $0x11, Z6, Z18, Z5
 	VPXORD        Z5, Z4, Z4
-	VPCLMULQDQ    $0x01, Z7, Z11, Z5
-	VPCLMULQDQ    $0x10, Z7, Z11, Z6
-	VPTERNLOGD    $0x96, Z5, Z6, Z3
-	VPXORD        Z1, Z1, Z1
+	VPSHUFD       $0x4e, Z18, Z6
+	VPXORD        Z18, Z6, Z6
+	VPCLMULQDQ    $0x00, Z16, Z6, Z5
+	VPXORD        Z5, Z3, Z3
+	VPXORD        Z15, Z15, Z15
 	ADDQ          $0x40, DX
-	ADDQ          $0x40, SI
+	ADDQ          $0x40, R8
 	SUBQ          $0x04, BX
 	JG            avx512_tail_loop
+	VPTERNLOGD    $0x96, Z2, Z4, Z3
 	VEXTRACTI64X4 $0x01, Z2, Y5
 	VPXORD        Y5, Y2, Y2
 	VEXTRACTI128  $0x01, Y2, X5
@@ -437,7 +469,217 @@ avx512_tail_loop:
 	VPXOR         X5, X2, X2
 	VPXOR         X4, X2, X1
 
+avx512_next:
+	TESTQ DI, DI
+	JZ    avx512_done
+	MOVQ  SI, DX
+	MOVQ  DI, BX
+	XORQ  DI, DI
+	JMP   avx512_segment
+
 avx512_done:
+	VPSHUFB X0, X1, X1
+	VMOVDQU X1, (CX)
+	VZEROUPPER
+	RET
+
+// func updateAVX2VPCLMULQDQ(table *[512]byte, y *[16]byte, blocks *byte, nblocks int, blocks2 *byte, nblocks2 int)
+// Requires: AVX, AVX2, CMOV, PCLMULQDQ, VPCLMULQDQ
+TEXT ·updateAVX2VPCLMULQDQ(SB), NOSPLIT, $0-48
+	MOVQ    table+0(FP), AX
+	MOVQ    y+8(FP), CX
+	MOVQ    blocks+16(FP), DX
+	MOVQ    nblocks+24(FP), BX
+	MOVQ    blocks2+32(FP), SI
+	MOVQ    nblocks2+40(FP), DI
+	VMOVDQU ghashByteReverse<>+0(SB), Y0
+	VMOVDQU (CX), X1
+	VPSHUFB X0, X1, X1
+
+ymm_segment:
+	CMPQ           BX, $0x10
+	JB             ymm_tail
+	VBROADCASTI128 (AX), Y8
+	VBROADCASTI128 256(AX), Y9
+	VBROADCASTI128 ghashReduce<>+0(SB), Y10
+
+ymm_loop16:
+	VMOVDQU      (DX), Y5
+	VPSHUFB      Y0, Y5, Y5
+	VPCLMULQDQ   $0x00, (AX), Y5, Y2
+	VPCLMULQDQ   $0x11, (AX), Y5, Y4
+	VPSHUFD      $0x4e, Y5, Y7
+	VPXOR        Y5, Y7, Y7
+	VPCLMULQDQ   $0x00, 256(AX), Y7, Y3
+	VMOVDQU      32(DX), Y5
+	VPSHUFB      Y0, Y5, Y5
+	VPCLMULQDQ   $0x00, 32(AX), Y5, Y6
+	VPXOR        Y6, Y2, Y2
+	VPCLMULQDQ   $0x11, 32(AX), Y5, Y6
+	VPXOR        Y6, Y4, Y4
+	VPSHUFD      $0x4e, Y5, Y7
+	VPXOR        Y5, Y7, Y7
+	VPCLMULQDQ   $0x00, 288(AX), Y7, Y6
+	VPXOR        Y6, Y3, Y3
+	VMOVDQU      64(DX), Y5
+	VPSHUFB      Y0, Y5, Y5
+	VPCLMULQDQ   $0x00, 64(AX), Y5, Y6
+	VPXOR        Y6, Y2, Y2
+	VPCLMULQDQ   $0x11, 64(AX), Y5, Y6
+	VPXOR        Y6, Y4, Y4
+	VPSHUFD      $0x4e, Y5, Y7
+	VPXOR        Y5, Y7, Y7
+	VPCLMULQDQ   $0x00, 320(AX), Y7, Y6
+	VPXOR        Y6, Y3, Y3
+	VMOVDQU      96(DX), Y5
+	VPSHUFB      Y0, Y5, Y5
+	VPCLMULQDQ   $0x00, 96(AX), Y5, Y6
+	VPXOR        Y6, Y2, Y2
+	VPCLMULQDQ   $0x11, 96(AX), Y5, Y6
+	VPXOR        Y6, Y4, Y4
+	VPSHUFD      $0x4e, Y5, Y7
+	VPXOR        Y5, Y7, Y7
+	VPCLMULQDQ   $0x00, 352(AX), Y7, Y6
+	VPXOR        Y6, Y3, Y3
+	VMOVDQU      128(DX), Y5
+	VPSHUFB      Y0, Y5, Y5
+	VPCLMULQDQ   $0x00, 128(AX), Y5, Y6
+	VPXOR        Y6, Y2, Y2
+	VPCLMULQDQ   $0x11, 128(AX), Y5, Y6
+	VPXOR        Y6, Y4, Y4
+	VPSHUFD      $0x4e, Y5, Y7
+	VPXOR        Y5, Y7, Y7
+	VPCLMULQDQ   $0x00, 384(AX), Y7, Y6
+	VPXOR        Y6, Y3, Y3
+	VMOVDQU      160(DX), Y5
+	VPSHUFB      Y0, Y5, Y5
+	VPCLMULQDQ   $0x00, 160(AX), Y5, Y6
+	VPXOR        Y6, Y2, Y2
+	VPCLMULQDQ   $0x11, 160(AX), Y5, Y6
+	VPXOR        Y6, Y4, Y4
+	VPSHUFD      $0x4e, Y5, Y7
+	VPXOR        Y5, Y7, Y7
+	VPCLMULQDQ   $0x00, 416(AX), Y7, Y6
+	VPXOR        Y6, Y3, Y3
+	VMOVDQU      192(DX), Y5
+	VPSHUFB      Y0, Y5, Y5
+	VPCLMULQDQ   $0x00, 192(AX), Y5, Y6
+	VPXOR        Y6, Y2, Y2
+	VPCLMULQDQ   $0x11, 192(AX), Y5, Y6
+	VPXOR        Y6, Y4, Y4
+	VPSHUFD      $0x4e, Y5, Y7
+	VPXOR        Y5, Y7, Y7
+	VPCLMULQDQ   $0x00, 448(AX), Y7, Y6
+	VPXOR        Y6, Y3, Y3
+	VMOVDQU      224(DX), Y5
+	VPSHUFB      Y0, Y5, Y5
+	VPCLMULQDQ   $0x00, 224(AX), Y5, Y6
+	VPXOR        Y6, Y2, Y2
+	VPCLMULQDQ   $0x11, 224(AX), Y5, Y6
+	VPXOR        Y6, Y4, Y4
+	VPSHUFD      $0x4e, Y5, Y7
+	VPXOR        Y5, Y7, Y7
+	VPCLMULQDQ   $0x00, 480(AX), Y7, Y6
+	VPXOR        Y6, Y3, Y3
+	VPCLMULQDQ   $0x00, Y8, Y1, Y6
+	VPXOR        Y6, Y2, Y2
+	VPCLMULQDQ   $0x11, Y8, Y1, Y6
+	VPXOR        Y6, Y4, Y4
+	VPSHUFD      $0x4e, Y1, Y7
+	VPXOR        Y1, Y7, Y7
+	VPCLMULQDQ   $0x00, Y9, Y7, Y6
+	VPXOR        Y6, Y3, Y3
+	VPXOR        Y2, Y3, Y3
+	VPXOR        Y4, Y3, Y3
+	VPSLLDQ      $0x08, Y3, Y6
+	VPXOR        Y6, Y2, Y2
+	VPSRLDQ      $0x08, Y3, Y3
+	VPXOR        Y3, Y4, Y4
+	VPCLMULQDQ   $0x00, Y10, Y2, Y6
+	VPSHUFD      $0x4e, Y2, Y2
+	VPXOR        Y6, Y2, Y2
+	VPCLMULQDQ   $0x00, Y10, Y2, Y6
+	VPSHUFD      $0x4e, Y2, Y2
+	VPXOR        Y6, Y2, Y2
+	VPXOR        Y4, Y2, Y1
+	ADDQ         $0x00000100, DX
+	SUBQ         $0x10, BX
+	CMPQ         BX, $0x10
+	JAE          ymm_loop16
+	VEXTRACTI128 $0x01, Y1, X6
+	VPXOR        X6, X1, X1
+
+ymm_tail:
+	// 1 to 15 blocks left, two per step; block i of r uses entry 16-r+i.
+	TESTQ   BX, BX
+	JZ      ymm_next
+	MOVQ    BX, R8
+	NEGQ    R8
+	SHLQ    $0x04, R8
+	LEAQ    256(AX)(R8*1), R8
+	VPXOR   Y2, Y2, Y2
+	VPXOR   Y3, Y3, Y3
+	VPXOR   Y4, Y4, Y4
+	VMOVDQU Y1, Y7
+
+ymm_tail_loop:
+	// Load mask: both blocks, or only the first when one is left.
+	MOVQ       BX, R9
+	MOVQ       $0x00000002, R10
+	CMPQ       R9, R10
+	CMOVQGT    R10, R9
+	NEGQ       R9
+	SHLQ       $0x04, R9
+	LEAQ       ghashTailMask<>+32(SB), R10
+	VMOVDQU    (R10)(R9*1), Y6
+	VPMASKMOVQ (DX), Y6, Y5
+	VPSHUFB    Y0, Y5, Y5
+	VPXOR      Y7, Y5, Y5
+	VPMASKMOVQ (R8), Y6, Y7
+	VPMASKMOVQ 256(R8), Y6, Y8
+	VPCLMULQDQ $0x00, Y7, Y5, Y6
+	VPXOR      Y6, Y2, Y2
+	VPCLMULQDQ $0x11, Y7, Y5, Y6
+	VPXOR      Y6, Y4, Y4
+	VPSHUFD    $0x4e, Y5, Y7
+	VPXOR      Y5, Y7, Y7
+	VPCLMULQDQ $0x00, Y8, Y7, Y6
+	VPXOR      Y6, Y3, Y3
+	VPXOR      Y7, Y7, Y7
+	ADDQ       $0x20, DX
+	ADDQ       $0x20, R8
+	SUBQ       $0x02, BX
+	JG         ymm_tail_loop
+	VPXOR      Y2, Y3, Y3
+	VPXOR      Y4, Y3, Y3
+	VPSLLDQ    $0x08, Y3, Y6
+	VPXOR      Y6, Y2, Y2
+	VPSRLDQ    $0x08, Y3, Y3
+	VPXOR      Y3, Y4, Y4
+
+	// Fold the two lanes, then reduce.
+	VEXTRACTI128 $0x01, Y2, X6
+	VPXOR        X6, X2, X2
+	VEXTRACTI128 $0x01, Y4, X6
+	VPXOR        X6, X4, X4
+	VMOVDQU      ghashReduce<>+0(SB), X7
+	VPCLMULQDQ   $0x00, X7, X2, X6
+	VPSHUFD      $0x4e, X2, X2
+	VPXOR        X6, X2, X2
+	VPCLMULQDQ   $0x00, X7, X2, X6
+	VPSHUFD      $0x4e, X2, X2
+	VPXOR        X6, X2, X2
+	VPXOR        X4, X2, X1
+
+ymm_next:
+	TESTQ DI, DI
+	JZ    ymm_done
+	MOVQ  SI, DX
+	MOVQ  DI, BX
+	XORQ  DI, DI
+	JMP   ymm_segment
+
+ymm_done:
 	VPSHUFB X0, X1, X1
 	VMOVDQU X1, (CX)
 	VZEROUPPER

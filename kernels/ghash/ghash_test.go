@@ -136,6 +136,33 @@ func TestUpdateSplitCalls(t *testing.T) {
 	})
 }
 
+// TestUpdate2 checks the two-segment call against the reference for every
+// split of 1 KiB into two whole-block parts (the second copied to a buffer
+// of its own, with a trailing partial block that must be ignored), so both
+// segments run every path of the kernels: full groups, tails, and a full
+// group after a tail.
+func TestUpdate2(t *testing.T) {
+	forEachTier(t, func(t *testing.T, tier Tier) {
+		r := rand.NewChaCha8([32]byte{5})
+		var h, y0 [16]byte
+		r.Read(h[:])
+		r.Read(y0[:])
+		var k Key
+		NewKey(&h, &k)
+		data := make([]byte, 1024)
+		r.Read(data)
+		want := refGHASH(h, y0, data)
+		for split := 0; split <= len(data); split += 16 {
+			second := append(append([]byte(nil), data[split:]...), 0xaa, 0xbb, 0xcc)
+			y := y0
+			Update2(tier, &k, &y, data[:split], second)
+			if y != want {
+				t.Fatalf("split at %d: got %x, want %x", split, y, want)
+			}
+		}
+	})
+}
+
 // gcmTag computes the GCM tag (NIST SP 800-38D §7.1 steps 1, 5, 6) from
 // the ciphertext with this package's GHASH and a one-block SM4 cipher.
 func gcmTag(tier Tier, b cipher.Block, iv, aad, ct []byte) []byte {

@@ -27,7 +27,7 @@ func (t Tier) PassBlocks() int {
 	if t == AVX512GFNI {
 		return 64
 	}
-	return 16
+	return 24 // three sets of 8
 }
 
 // XORKeyStreamBatch applies XORKeyStream to every segment under one key

@@ -8,16 +8,21 @@
 //   - AVX512GFNI (cpu.X86.AVX512GFNI): 64 blocks per pass in byte-sliced
 //     form (sixteen ZMM registers, register j holding byte j of every
 //     block), so the byte rotations of L are register renaming and L is
-//     folded into the S-box's output affine maps: VGF2P8AFFINEQB and two
-//     VGF2P8AFFINEINVQB per byte, no rotation instruction.
-//   - AVX2GFNI (cpu.X86.GFNI): the same on YMM with VEX-encoded GFNI.
-//   - AVX2AESNI (cpu.X86.AVX2 && cpu.X86.AESNI): 8 blocks per YMM set, the
-//     S-box through AESENCLAST between two affine maps.
+//     folded into the S-box's output affine maps; the state is kept in the
+//     linear domain of the S-box's input map, so a byte costs two
+//     VGF2P8AFFINEINVQB and nothing else of GFNI. Tails of 1 to 32 blocks
+//     run as one 32-block pass on YMM registers (about 0.6 of a ZMM pass).
+//   - AVX2GFNI (cpu.X86.GFNI): 8 blocks per YMM set, three sets in flight,
+//     word-sliced, with VEX-encoded GFNI and the same folding of L.
+//   - AVX2VAES (cpu.X86.VAES): as AVX2GFNI, the inversion through
+//     VAESENCLAST on whole YMM registers and nibble-table affine maps.
+//   - AVX2AESNI (cpu.X86.AVX2 && cpu.X86.AESNI): the same with AESENCLAST
+//     on the two 128-bit halves.
 //
 // A call costs at least one register set (Tier.Width) and runs best with
-// full passes (Tier.PassBlocks: 64 blocks on AVX-512, 16 on AVX2). XORKeyStreamBatch keeps passes full
-// across the packets of a batch that share one key by gathering each
-// packet's leftover blocks.
+// full passes (Tier.PassBlocks: 64 blocks on AVX-512, 24 on AVX2).
+// XORKeyStreamBatch keeps passes full across the packets of a batch that
+// share one key by gathering each packet's leftover blocks.
 //
 // The callers expand the key schedule (32 round keys, GB/T 32907-2016 §7.3)
 // and handle the final partial block. The kernels are constant time: no

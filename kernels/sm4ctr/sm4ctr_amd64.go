@@ -18,11 +18,12 @@ type Tier int
 const (
 	AVX512GFNI Tier = iota + 1 // AVX-512 F/BW/VL/DQ + GFNI, ZMM
 	AVX2GFNI                   // AVX2 + VEX GFNI, YMM
+	AVX2VAES                   // AVX2 + VAES (VEX), YMM
 	AVX2AESNI                  // AVX2 + AES-NI, YMM
 )
 
 // AllTiers lists every tier, fastest first, whether or not the CPU has it.
-var AllTiers = []Tier{AVX512GFNI, AVX2GFNI, AVX2AESNI}
+var AllTiers = []Tier{AVX512GFNI, AVX2GFNI, AVX2VAES, AVX2AESNI}
 
 // String returns the tier's name.
 func (t Tier) String() string {
@@ -31,6 +32,8 @@ func (t Tier) String() string {
 		return "AVX512GFNI"
 	case AVX2GFNI:
 		return "AVX2GFNI"
+	case AVX2VAES:
+		return "AVX2VAES"
 	case AVX2AESNI:
 		return "AVX2AESNI"
 	}
@@ -45,6 +48,8 @@ func (t Tier) Supported() bool {
 		return cpu.X86.AVX512GFNI
 	case AVX2GFNI:
 		return cpu.X86.GFNI
+	case AVX2VAES:
+		return cpu.X86.VAES
 	case AVX2AESNI:
 		return cpu.X86.AVX2 && cpu.X86.AESNI
 	}
@@ -52,11 +57,12 @@ func (t Tier) Supported() bool {
 }
 
 // Width is the number of blocks tier t processes per register set, the
-// least a call costs: 64 for AVX512GFNI (one byte-sliced set per pass),
-// 8 for the YMM tiers (two sets interleaved per pass).
+// least a call costs: 32 for AVX512GFNI (its narrower, YMM, byte-sliced
+// pass; full passes take 64), 8 for the YMM tiers (three sets interleaved
+// per pass).
 func (t Tier) Width() int {
 	if t == AVX512GFNI {
-		return 64
+		return 32
 	}
 	return 8
 }
@@ -98,6 +104,8 @@ func EncryptBlocks(t Tier, rk *[32]uint32, dst, src []byte) {
 		encryptBlocksAVX512GFNI(rk, &dst[0], &src[0], n)
 	case AVX2GFNI:
 		encryptBlocksAVX2GFNI(rk, &dst[0], &src[0], n)
+	case AVX2VAES:
+		encryptBlocksAVX2VAES(rk, &dst[0], &src[0], n)
 	case AVX2AESNI:
 		encryptBlocksAVX2AESNI(rk, &dst[0], &src[0], n)
 	}
@@ -128,6 +136,8 @@ func xorKeyStream(t Tier, rk *[32]uint32, ctr *[16]byte, dst, src *byte, n int) 
 		xorKeyStreamAVX512GFNI(rk, ctr, dst, src, n)
 	case AVX2GFNI:
 		xorKeyStreamAVX2GFNI(rk, ctr, dst, src, n)
+	case AVX2VAES:
+		xorKeyStreamAVX2VAES(rk, ctr, dst, src, n)
 	case AVX2AESNI:
 		xorKeyStreamAVX2AESNI(rk, ctr, dst, src, n)
 	}

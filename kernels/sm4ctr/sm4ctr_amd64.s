@@ -7,9 +7,6 @@
 DATA sm4PreMatrix<>+0(SB)/8, $0x4c287db91a22505d
 GLOBL sm4PreMatrix<>(SB), RODATA|NOPTR, $8
 
-DATA sm4PostMatrix<>+0(SB)/8, $0xf3ab34a974a6b589
-GLOBL sm4PostMatrix<>(SB), RODATA|NOPTR, $8
-
 DATA sm4BswapMask<>+0(SB)/1, $0x03
 DATA sm4BswapMask<>+1(SB)/1, $0x02
 DATA sm4BswapMask<>+2(SB)/1, $0x01
@@ -280,108 +277,6 @@ DATA sm4PreHi<>+30(SB)/1, $0xe3
 DATA sm4PreHi<>+31(SB)/1, $0x3f
 GLOBL sm4PreHi<>(SB), RODATA|NOPTR, $32
 
-DATA sm4PostLo<>+0(SB)/1, $0x6c
-DATA sm4PostLo<>+1(SB)/1, $0xd4
-DATA sm4PostLo<>+2(SB)/1, $0xa6
-DATA sm4PostLo<>+3(SB)/1, $0x1e
-DATA sm4PostLo<>+4(SB)/1, $0x52
-DATA sm4PostLo<>+5(SB)/1, $0xea
-DATA sm4PostLo<>+6(SB)/1, $0x98
-DATA sm4PostLo<>+7(SB)/1, $0x20
-DATA sm4PostLo<>+8(SB)/1, $0x0b
-DATA sm4PostLo<>+9(SB)/1, $0xb3
-DATA sm4PostLo<>+10(SB)/1, $0xc1
-DATA sm4PostLo<>+11(SB)/1, $0x79
-DATA sm4PostLo<>+12(SB)/1, $0x35
-DATA sm4PostLo<>+13(SB)/1, $0x8d
-DATA sm4PostLo<>+14(SB)/1, $0xff
-DATA sm4PostLo<>+15(SB)/1, $0x47
-DATA sm4PostLo<>+16(SB)/1, $0x6c
-DATA sm4PostLo<>+17(SB)/1, $0xd4
-DATA sm4PostLo<>+18(SB)/1, $0xa6
-DATA sm4PostLo<>+19(SB)/1, $0x1e
-DATA sm4PostLo<>+20(SB)/1, $0x52
-DATA sm4PostLo<>+21(SB)/1, $0xea
-DATA sm4PostLo<>+22(SB)/1, $0x98
-DATA sm4PostLo<>+23(SB)/1, $0x20
-DATA sm4PostLo<>+24(SB)/1, $0x0b
-DATA sm4PostLo<>+25(SB)/1, $0xb3
-DATA sm4PostLo<>+26(SB)/1, $0xc1
-DATA sm4PostLo<>+27(SB)/1, $0x79
-DATA sm4PostLo<>+28(SB)/1, $0x35
-DATA sm4PostLo<>+29(SB)/1, $0x8d
-DATA sm4PostLo<>+30(SB)/1, $0xff
-DATA sm4PostLo<>+31(SB)/1, $0x47
-GLOBL sm4PostLo<>(SB), RODATA|NOPTR, $32
-
-DATA sm4PostHi<>+0(SB)/1, $0x00
-DATA sm4PostHi<>+1(SB)/1, $0xe0
-DATA sm4PostHi<>+2(SB)/1, $0x50
-DATA sm4PostHi<>+3(SB)/1, $0xb0
-DATA sm4PostHi<>+4(SB)/1, $0x9d
-DATA sm4PostHi<>+5(SB)/1, $0x7d
-DATA sm4PostHi<>+6(SB)/1, $0xcd
-DATA sm4PostHi<>+7(SB)/1, $0x2d
-DATA sm4PostHi<>+8(SB)/1, $0xc0
-DATA sm4PostHi<>+9(SB)/1, $0x20
-DATA sm4PostHi<>+10(SB)/1, $0x90
-DATA sm4PostHi<>+11(SB)/1, $0x70
-DATA sm4PostHi<>+12(SB)/1, $0x5d
-DATA sm4PostHi<>+13(SB)/1, $0xbd
-DATA sm4PostHi<>+14(SB)/1, $0x0d
-DATA sm4PostHi<>+15(SB)/1, $0xed
-DATA sm4PostHi<>+16(SB)/1, $0x00
-DATA sm4PostHi<>+17(SB)/1, $0xe0
-DATA sm4PostHi<>+18(SB)/1, $0x50
-DATA sm4PostHi<>+19(SB)/1, $0xb0
-DATA sm4PostHi<>+20(SB)/1, $0x9d
-DATA sm4PostHi<>+21(SB)/1, $0x7d
-DATA sm4PostHi<>+22(SB)/1, $0xcd
-DATA sm4PostHi<>+23(SB)/1, $0x2d
-DATA sm4PostHi<>+24(SB)/1, $0xc0
-DATA sm4PostHi<>+25(SB)/1, $0x20
-DATA sm4PostHi<>+26(SB)/1, $0x90
-DATA sm4PostHi<>+27(SB)/1, $0x70
-DATA sm4PostHi<>+28(SB)/1, $0x5d
-DATA sm4PostHi<>+29(SB)/1, $0xbd
-DATA sm4PostHi<>+30(SB)/1, $0x0d
-DATA sm4PostHi<>+31(SB)/1, $0xed
-GLOBL sm4PostHi<>(SB), RODATA|NOPTR, $32
-
-DATA sm4InvShiftRows<>+0(SB)/1, $0x00
-DATA sm4InvShiftRows<>+1(SB)/1, $0x0d
-DATA sm4InvShiftRows<>+2(SB)/1, $0x0a
-DATA sm4InvShiftRows<>+3(SB)/1, $0x07
-DATA sm4InvShiftRows<>+4(SB)/1, $0x04
-DATA sm4InvShiftRows<>+5(SB)/1, $0x01
-DATA sm4InvShiftRows<>+6(SB)/1, $0x0e
-DATA sm4InvShiftRows<>+7(SB)/1, $0x0b
-DATA sm4InvShiftRows<>+8(SB)/1, $0x08
-DATA sm4InvShiftRows<>+9(SB)/1, $0x05
-DATA sm4InvShiftRows<>+10(SB)/1, $0x02
-DATA sm4InvShiftRows<>+11(SB)/1, $0x0f
-DATA sm4InvShiftRows<>+12(SB)/1, $0x0c
-DATA sm4InvShiftRows<>+13(SB)/1, $0x09
-DATA sm4InvShiftRows<>+14(SB)/1, $0x06
-DATA sm4InvShiftRows<>+15(SB)/1, $0x03
-DATA sm4InvShiftRows<>+16(SB)/1, $0x00
-DATA sm4InvShiftRows<>+17(SB)/1, $0x0d
-DATA sm4InvShiftRows<>+18(SB)/1, $0x0a
-DATA sm4InvShiftRows<>+19(SB)/1, $0x07
-DATA sm4InvShiftRows<>+20(SB)/1, $0x04
-DATA sm4InvShiftRows<>+21(SB)/1, $0x01
-DATA sm4InvShiftRows<>+22(SB)/1, $0x0e
-DATA sm4InvShiftRows<>+23(SB)/1, $0x0b
-DATA sm4InvShiftRows<>+24(SB)/1, $0x08
-DATA sm4InvShiftRows<>+25(SB)/1, $0x05
-DATA sm4InvShiftRows<>+26(SB)/1, $0x02
-DATA sm4InvShiftRows<>+27(SB)/1, $0x0f
-DATA sm4InvShiftRows<>+28(SB)/1, $0x0c
-DATA sm4InvShiftRows<>+29(SB)/1, $0x09
-DATA sm4InvShiftRows<>+30(SB)/1, $0x06
-DATA sm4InvShiftRows<>+31(SB)/1, $0x03
-GLOBL sm4InvShiftRows<>(SB), RODATA|NOPTR, $32
-
 DATA sm4CtrOffsets8<>+0(SB)/4, $0x00000000
 DATA sm4CtrOffsets8<>+4(SB)/4, $0x00000002
 DATA sm4CtrOffsets8<>+8(SB)/4, $0x00000004
@@ -398,25 +293,33 @@ DATA sm4CtrOffsets8<>+48(SB)/4, $0x00000009
 DATA sm4CtrOffsets8<>+52(SB)/4, $0x0000000b
 DATA sm4CtrOffsets8<>+56(SB)/4, $0x0000000d
 DATA sm4CtrOffsets8<>+60(SB)/4, $0x0000000f
-GLOBL sm4CtrOffsets8<>(SB), RODATA|NOPTR, $64
+DATA sm4CtrOffsets8<>+64(SB)/4, $0x00000010
+DATA sm4CtrOffsets8<>+68(SB)/4, $0x00000012
+DATA sm4CtrOffsets8<>+72(SB)/4, $0x00000014
+DATA sm4CtrOffsets8<>+76(SB)/4, $0x00000016
+DATA sm4CtrOffsets8<>+80(SB)/4, $0x00000011
+DATA sm4CtrOffsets8<>+84(SB)/4, $0x00000013
+DATA sm4CtrOffsets8<>+88(SB)/4, $0x00000015
+DATA sm4CtrOffsets8<>+92(SB)/4, $0x00000017
+GLOBL sm4CtrOffsets8<>(SB), RODATA|NOPTR, $96
 
-DATA sm4Inc16<>+0(SB)/4, $0x00000010
-DATA sm4Inc16<>+4(SB)/4, $0x00000010
-DATA sm4Inc16<>+8(SB)/4, $0x00000010
-DATA sm4Inc16<>+12(SB)/4, $0x00000010
-DATA sm4Inc16<>+16(SB)/4, $0x00000010
-DATA sm4Inc16<>+20(SB)/4, $0x00000010
-DATA sm4Inc16<>+24(SB)/4, $0x00000010
-DATA sm4Inc16<>+28(SB)/4, $0x00000010
-DATA sm4Inc16<>+32(SB)/4, $0x00000010
-DATA sm4Inc16<>+36(SB)/4, $0x00000010
-DATA sm4Inc16<>+40(SB)/4, $0x00000010
-DATA sm4Inc16<>+44(SB)/4, $0x00000010
-DATA sm4Inc16<>+48(SB)/4, $0x00000010
-DATA sm4Inc16<>+52(SB)/4, $0x00000010
-DATA sm4Inc16<>+56(SB)/4, $0x00000010
-DATA sm4Inc16<>+60(SB)/4, $0x00000010
-GLOBL sm4Inc16<>(SB), RODATA|NOPTR, $64
+DATA sm4Inc24<>+0(SB)/4, $0x00000018
+DATA sm4Inc24<>+4(SB)/4, $0x00000018
+DATA sm4Inc24<>+8(SB)/4, $0x00000018
+DATA sm4Inc24<>+12(SB)/4, $0x00000018
+DATA sm4Inc24<>+16(SB)/4, $0x00000018
+DATA sm4Inc24<>+20(SB)/4, $0x00000018
+DATA sm4Inc24<>+24(SB)/4, $0x00000018
+DATA sm4Inc24<>+28(SB)/4, $0x00000018
+DATA sm4Inc24<>+32(SB)/4, $0x00000018
+DATA sm4Inc24<>+36(SB)/4, $0x00000018
+DATA sm4Inc24<>+40(SB)/4, $0x00000018
+DATA sm4Inc24<>+44(SB)/4, $0x00000018
+DATA sm4Inc24<>+48(SB)/4, $0x00000018
+DATA sm4Inc24<>+52(SB)/4, $0x00000018
+DATA sm4Inc24<>+56(SB)/4, $0x00000018
+DATA sm4Inc24<>+60(SB)/4, $0x00000018
+GLOBL sm4Inc24<>(SB), RODATA|NOPTR, $64
 
 DATA sm4TailIndex8<>+0(SB)/4, $0x00000000
 DATA sm4TailIndex8<>+4(SB)/4, $0x00000000
@@ -851,6 +754,40 @@ DATA sm4BSCtrBytes<>+62(SB)/1, $0x0b
 DATA sm4BSCtrBytes<>+63(SB)/1, $0x0f
 GLOBL sm4BSCtrBytes<>(SB), RODATA|NOPTR, $64
 
+DATA sm4BSCtrIndexNarrow<>+0(SB)/4, $0x00000000
+DATA sm4BSCtrIndexNarrow<>+4(SB)/4, $0x00000002
+DATA sm4BSCtrIndexNarrow<>+8(SB)/4, $0x00000004
+DATA sm4BSCtrIndexNarrow<>+12(SB)/4, $0x00000006
+DATA sm4BSCtrIndexNarrow<>+16(SB)/4, $0x00000008
+DATA sm4BSCtrIndexNarrow<>+20(SB)/4, $0x0000000a
+DATA sm4BSCtrIndexNarrow<>+24(SB)/4, $0x0000000c
+DATA sm4BSCtrIndexNarrow<>+28(SB)/4, $0x0000000e
+DATA sm4BSCtrIndexNarrow<>+32(SB)/4, $0x00000010
+DATA sm4BSCtrIndexNarrow<>+36(SB)/4, $0x00000012
+DATA sm4BSCtrIndexNarrow<>+40(SB)/4, $0x00000014
+DATA sm4BSCtrIndexNarrow<>+44(SB)/4, $0x00000016
+DATA sm4BSCtrIndexNarrow<>+48(SB)/4, $0x00000018
+DATA sm4BSCtrIndexNarrow<>+52(SB)/4, $0x0000001a
+DATA sm4BSCtrIndexNarrow<>+56(SB)/4, $0x0000001c
+DATA sm4BSCtrIndexNarrow<>+60(SB)/4, $0x0000001e
+DATA sm4BSCtrIndexNarrow<>+64(SB)/4, $0x00000001
+DATA sm4BSCtrIndexNarrow<>+68(SB)/4, $0x00000003
+DATA sm4BSCtrIndexNarrow<>+72(SB)/4, $0x00000005
+DATA sm4BSCtrIndexNarrow<>+76(SB)/4, $0x00000007
+DATA sm4BSCtrIndexNarrow<>+80(SB)/4, $0x00000009
+DATA sm4BSCtrIndexNarrow<>+84(SB)/4, $0x0000000b
+DATA sm4BSCtrIndexNarrow<>+88(SB)/4, $0x0000000d
+DATA sm4BSCtrIndexNarrow<>+92(SB)/4, $0x0000000f
+DATA sm4BSCtrIndexNarrow<>+96(SB)/4, $0x00000011
+DATA sm4BSCtrIndexNarrow<>+100(SB)/4, $0x00000013
+DATA sm4BSCtrIndexNarrow<>+104(SB)/4, $0x00000015
+DATA sm4BSCtrIndexNarrow<>+108(SB)/4, $0x00000017
+DATA sm4BSCtrIndexNarrow<>+112(SB)/4, $0x00000019
+DATA sm4BSCtrIndexNarrow<>+116(SB)/4, $0x0000001b
+DATA sm4BSCtrIndexNarrow<>+120(SB)/4, $0x0000001d
+DATA sm4BSCtrIndexNarrow<>+124(SB)/4, $0x0000001f
+GLOBL sm4BSCtrIndexNarrow<>(SB), RODATA|NOPTR, $128
+
 DATA sm4BSCtrPerm<>+0(SB)/4, $0x00000000
 DATA sm4BSCtrPerm<>+4(SB)/4, $0x00000004
 DATA sm4BSCtrPerm<>+8(SB)/4, $0x00000008
@@ -917,8 +854,446 @@ DATA sm4BSCtrPerm<>+248(SB)/4, $0x0000001b
 DATA sm4BSCtrPerm<>+252(SB)/4, $0x0000001f
 GLOBL sm4BSCtrPerm<>(SB), RODATA|NOPTR, $256
 
+DATA sm4WordLin<>+0(SB)/8, $0x4c287db91a22505d
+DATA sm4WordLin<>+8(SB)/8, $0x4c287db91a22505d
+DATA sm4WordLin<>+16(SB)/8, $0x4c287db91a22505d
+DATA sm4WordLin<>+24(SB)/8, $0x4c287db91a22505d
+GLOBL sm4WordLin<>(SB), RODATA|NOPTR, $32
+
+DATA sm4WordLinInv<>+0(SB)/8, $0xb3a4f5863284728b
+DATA sm4WordLinInv<>+8(SB)/8, $0xb3a4f5863284728b
+DATA sm4WordLinInv<>+16(SB)/8, $0xb3a4f5863284728b
+DATA sm4WordLinInv<>+24(SB)/8, $0xb3a4f5863284728b
+GLOBL sm4WordLinInv<>(SB), RODATA|NOPTR, $32
+
+DATA sm4WordPost0<>+0(SB)/8, $0x040db891e9a481b7
+DATA sm4WordPost0<>+8(SB)/8, $0x040db891e9a481b7
+DATA sm4WordPost0<>+16(SB)/8, $0x040db891e9a481b7
+DATA sm4WordPost0<>+24(SB)/8, $0x040db891e9a481b7
+GLOBL sm4WordPost0<>(SB), RODATA|NOPTR, $32
+
+DATA sm4WordPost3<>+0(SB)/8, $0x280fbcb4ff84c11a
+DATA sm4WordPost3<>+8(SB)/8, $0x280fbcb4ff84c11a
+DATA sm4WordPost3<>+16(SB)/8, $0x280fbcb4ff84c11a
+DATA sm4WordPost3<>+24(SB)/8, $0x280fbcb4ff84c11a
+GLOBL sm4WordPost3<>(SB), RODATA|NOPTR, $32
+
+DATA sm4WordNibLinLo<>+0(SB)/1, $0x00
+DATA sm4WordNibLinLo<>+1(SB)/1, $0x8c
+DATA sm4WordNibLinLo<>+2(SB)/1, $0x30
+DATA sm4WordNibLinLo<>+3(SB)/1, $0xbc
+DATA sm4WordNibLinLo<>+4(SB)/1, $0x85
+DATA sm4WordNibLinLo<>+5(SB)/1, $0x09
+DATA sm4WordNibLinLo<>+6(SB)/1, $0xb5
+DATA sm4WordNibLinLo<>+7(SB)/1, $0x39
+DATA sm4WordNibLinLo<>+8(SB)/1, $0x9f
+DATA sm4WordNibLinLo<>+9(SB)/1, $0x13
+DATA sm4WordNibLinLo<>+10(SB)/1, $0xaf
+DATA sm4WordNibLinLo<>+11(SB)/1, $0x23
+DATA sm4WordNibLinLo<>+12(SB)/1, $0x1a
+DATA sm4WordNibLinLo<>+13(SB)/1, $0x96
+DATA sm4WordNibLinLo<>+14(SB)/1, $0x2a
+DATA sm4WordNibLinLo<>+15(SB)/1, $0xa6
+DATA sm4WordNibLinLo<>+16(SB)/1, $0x00
+DATA sm4WordNibLinLo<>+17(SB)/1, $0x8c
+DATA sm4WordNibLinLo<>+18(SB)/1, $0x30
+DATA sm4WordNibLinLo<>+19(SB)/1, $0xbc
+DATA sm4WordNibLinLo<>+20(SB)/1, $0x85
+DATA sm4WordNibLinLo<>+21(SB)/1, $0x09
+DATA sm4WordNibLinLo<>+22(SB)/1, $0xb5
+DATA sm4WordNibLinLo<>+23(SB)/1, $0x39
+DATA sm4WordNibLinLo<>+24(SB)/1, $0x9f
+DATA sm4WordNibLinLo<>+25(SB)/1, $0x13
+DATA sm4WordNibLinLo<>+26(SB)/1, $0xaf
+DATA sm4WordNibLinLo<>+27(SB)/1, $0x23
+DATA sm4WordNibLinLo<>+28(SB)/1, $0x1a
+DATA sm4WordNibLinLo<>+29(SB)/1, $0x96
+DATA sm4WordNibLinLo<>+30(SB)/1, $0x2a
+DATA sm4WordNibLinLo<>+31(SB)/1, $0xa6
+GLOBL sm4WordNibLinLo<>(SB), RODATA|NOPTR, $32
+
+DATA sm4WordNibLinHi<>+0(SB)/1, $0x00
+DATA sm4WordNibLinHi<>+1(SB)/1, $0xdc
+DATA sm4WordNibLinHi<>+2(SB)/1, $0x2e
+DATA sm4WordNibLinHi<>+3(SB)/1, $0xf2
+DATA sm4WordNibLinHi<>+4(SB)/1, $0xc5
+DATA sm4WordNibLinHi<>+5(SB)/1, $0x19
+DATA sm4WordNibLinHi<>+6(SB)/1, $0xeb
+DATA sm4WordNibLinHi<>+7(SB)/1, $0x37
+DATA sm4WordNibLinHi<>+8(SB)/1, $0x08
+DATA sm4WordNibLinHi<>+9(SB)/1, $0xd4
+DATA sm4WordNibLinHi<>+10(SB)/1, $0x26
+DATA sm4WordNibLinHi<>+11(SB)/1, $0xfa
+DATA sm4WordNibLinHi<>+12(SB)/1, $0xcd
+DATA sm4WordNibLinHi<>+13(SB)/1, $0x11
+DATA sm4WordNibLinHi<>+14(SB)/1, $0xe3
+DATA sm4WordNibLinHi<>+15(SB)/1, $0x3f
+DATA sm4WordNibLinHi<>+16(SB)/1, $0x00
+DATA sm4WordNibLinHi<>+17(SB)/1, $0xdc
+DATA sm4WordNibLinHi<>+18(SB)/1, $0x2e
+DATA sm4WordNibLinHi<>+19(SB)/1, $0xf2
+DATA sm4WordNibLinHi<>+20(SB)/1, $0xc5
+DATA sm4WordNibLinHi<>+21(SB)/1, $0x19
+DATA sm4WordNibLinHi<>+22(SB)/1, $0xeb
+DATA sm4WordNibLinHi<>+23(SB)/1, $0x37
+DATA sm4WordNibLinHi<>+24(SB)/1, $0x08
+DATA sm4WordNibLinHi<>+25(SB)/1, $0xd4
+DATA sm4WordNibLinHi<>+26(SB)/1, $0x26
+DATA sm4WordNibLinHi<>+27(SB)/1, $0xfa
+DATA sm4WordNibLinHi<>+28(SB)/1, $0xcd
+DATA sm4WordNibLinHi<>+29(SB)/1, $0x11
+DATA sm4WordNibLinHi<>+30(SB)/1, $0xe3
+DATA sm4WordNibLinHi<>+31(SB)/1, $0x3f
+GLOBL sm4WordNibLinHi<>(SB), RODATA|NOPTR, $32
+
+DATA sm4WordNibLinInvLo<>+0(SB)/1, $0x00
+DATA sm4WordNibLinInvLo<>+1(SB)/1, $0x85
+DATA sm4WordNibLinInvLo<>+2(SB)/1, $0xd9
+DATA sm4WordNibLinInvLo<>+3(SB)/1, $0x5c
+DATA sm4WordNibLinInvLo<>+4(SB)/1, $0x2e
+DATA sm4WordNibLinInvLo<>+5(SB)/1, $0xab
+DATA sm4WordNibLinInvLo<>+6(SB)/1, $0xf7
+DATA sm4WordNibLinInvLo<>+7(SB)/1, $0x72
+DATA sm4WordNibLinInvLo<>+8(SB)/1, $0x80
+DATA sm4WordNibLinInvLo<>+9(SB)/1, $0x05
+DATA sm4WordNibLinInvLo<>+10(SB)/1, $0x59
+DATA sm4WordNibLinInvLo<>+11(SB)/1, $0xdc
+DATA sm4WordNibLinInvLo<>+12(SB)/1, $0xae
+DATA sm4WordNibLinInvLo<>+13(SB)/1, $0x2b
+DATA sm4WordNibLinInvLo<>+14(SB)/1, $0x77
+DATA sm4WordNibLinInvLo<>+15(SB)/1, $0xf2
+DATA sm4WordNibLinInvLo<>+16(SB)/1, $0x00
+DATA sm4WordNibLinInvLo<>+17(SB)/1, $0x85
+DATA sm4WordNibLinInvLo<>+18(SB)/1, $0xd9
+DATA sm4WordNibLinInvLo<>+19(SB)/1, $0x5c
+DATA sm4WordNibLinInvLo<>+20(SB)/1, $0x2e
+DATA sm4WordNibLinInvLo<>+21(SB)/1, $0xab
+DATA sm4WordNibLinInvLo<>+22(SB)/1, $0xf7
+DATA sm4WordNibLinInvLo<>+23(SB)/1, $0x72
+DATA sm4WordNibLinInvLo<>+24(SB)/1, $0x80
+DATA sm4WordNibLinInvLo<>+25(SB)/1, $0x05
+DATA sm4WordNibLinInvLo<>+26(SB)/1, $0x59
+DATA sm4WordNibLinInvLo<>+27(SB)/1, $0xdc
+DATA sm4WordNibLinInvLo<>+28(SB)/1, $0xae
+DATA sm4WordNibLinInvLo<>+29(SB)/1, $0x2b
+DATA sm4WordNibLinInvLo<>+30(SB)/1, $0x77
+DATA sm4WordNibLinInvLo<>+31(SB)/1, $0xf2
+GLOBL sm4WordNibLinInvLo<>(SB), RODATA|NOPTR, $32
+
+DATA sm4WordNibLinInvHi<>+0(SB)/1, $0x00
+DATA sm4WordNibLinInvHi<>+1(SB)/1, $0x55
+DATA sm4WordNibLinInvHi<>+2(SB)/1, $0x57
+DATA sm4WordNibLinInvHi<>+3(SB)/1, $0x02
+DATA sm4WordNibLinInvHi<>+4(SB)/1, $0x44
+DATA sm4WordNibLinInvHi<>+5(SB)/1, $0x11
+DATA sm4WordNibLinInvHi<>+6(SB)/1, $0x13
+DATA sm4WordNibLinInvHi<>+7(SB)/1, $0x46
+DATA sm4WordNibLinInvHi<>+8(SB)/1, $0xaf
+DATA sm4WordNibLinInvHi<>+9(SB)/1, $0xfa
+DATA sm4WordNibLinInvHi<>+10(SB)/1, $0xf8
+DATA sm4WordNibLinInvHi<>+11(SB)/1, $0xad
+DATA sm4WordNibLinInvHi<>+12(SB)/1, $0xeb
+DATA sm4WordNibLinInvHi<>+13(SB)/1, $0xbe
+DATA sm4WordNibLinInvHi<>+14(SB)/1, $0xbc
+DATA sm4WordNibLinInvHi<>+15(SB)/1, $0xe9
+DATA sm4WordNibLinInvHi<>+16(SB)/1, $0x00
+DATA sm4WordNibLinInvHi<>+17(SB)/1, $0x55
+DATA sm4WordNibLinInvHi<>+18(SB)/1, $0x57
+DATA sm4WordNibLinInvHi<>+19(SB)/1, $0x02
+DATA sm4WordNibLinInvHi<>+20(SB)/1, $0x44
+DATA sm4WordNibLinInvHi<>+21(SB)/1, $0x11
+DATA sm4WordNibLinInvHi<>+22(SB)/1, $0x13
+DATA sm4WordNibLinInvHi<>+23(SB)/1, $0x46
+DATA sm4WordNibLinInvHi<>+24(SB)/1, $0xaf
+DATA sm4WordNibLinInvHi<>+25(SB)/1, $0xfa
+DATA sm4WordNibLinInvHi<>+26(SB)/1, $0xf8
+DATA sm4WordNibLinInvHi<>+27(SB)/1, $0xad
+DATA sm4WordNibLinInvHi<>+28(SB)/1, $0xeb
+DATA sm4WordNibLinInvHi<>+29(SB)/1, $0xbe
+DATA sm4WordNibLinInvHi<>+30(SB)/1, $0xbc
+DATA sm4WordNibLinInvHi<>+31(SB)/1, $0xe9
+GLOBL sm4WordNibLinInvHi<>(SB), RODATA|NOPTR, $32
+
+DATA sm4WordNibPost0Lo<>+0(SB)/1, $0x0b
+DATA sm4WordNibPost0Lo<>+1(SB)/1, $0x8d
+DATA sm4WordNibPost0Lo<>+2(SB)/1, $0xd8
+DATA sm4WordNibPost0Lo<>+3(SB)/1, $0x5e
+DATA sm4WordNibPost0Lo<>+4(SB)/1, $0x73
+DATA sm4WordNibPost0Lo<>+5(SB)/1, $0xf5
+DATA sm4WordNibPost0Lo<>+6(SB)/1, $0xa0
+DATA sm4WordNibPost0Lo<>+7(SB)/1, $0x26
+DATA sm4WordNibPost0Lo<>+8(SB)/1, $0x17
+DATA sm4WordNibPost0Lo<>+9(SB)/1, $0x91
+DATA sm4WordNibPost0Lo<>+10(SB)/1, $0xc4
+DATA sm4WordNibPost0Lo<>+11(SB)/1, $0x42
+DATA sm4WordNibPost0Lo<>+12(SB)/1, $0x6f
+DATA sm4WordNibPost0Lo<>+13(SB)/1, $0xe9
+DATA sm4WordNibPost0Lo<>+14(SB)/1, $0xbc
+DATA sm4WordNibPost0Lo<>+15(SB)/1, $0x3a
+DATA sm4WordNibPost0Lo<>+16(SB)/1, $0x0b
+DATA sm4WordNibPost0Lo<>+17(SB)/1, $0x8d
+DATA sm4WordNibPost0Lo<>+18(SB)/1, $0xd8
+DATA sm4WordNibPost0Lo<>+19(SB)/1, $0x5e
+DATA sm4WordNibPost0Lo<>+20(SB)/1, $0x73
+DATA sm4WordNibPost0Lo<>+21(SB)/1, $0xf5
+DATA sm4WordNibPost0Lo<>+22(SB)/1, $0xa0
+DATA sm4WordNibPost0Lo<>+23(SB)/1, $0x26
+DATA sm4WordNibPost0Lo<>+24(SB)/1, $0x17
+DATA sm4WordNibPost0Lo<>+25(SB)/1, $0x91
+DATA sm4WordNibPost0Lo<>+26(SB)/1, $0xc4
+DATA sm4WordNibPost0Lo<>+27(SB)/1, $0x42
+DATA sm4WordNibPost0Lo<>+28(SB)/1, $0x6f
+DATA sm4WordNibPost0Lo<>+29(SB)/1, $0xe9
+DATA sm4WordNibPost0Lo<>+30(SB)/1, $0xbc
+DATA sm4WordNibPost0Lo<>+31(SB)/1, $0x3a
+GLOBL sm4WordNibPost0Lo<>(SB), RODATA|NOPTR, $32
+
+DATA sm4WordNibPost0Hi<>+0(SB)/1, $0x00
+DATA sm4WordNibPost0Hi<>+1(SB)/1, $0xeb
+DATA sm4WordNibPost0Hi<>+2(SB)/1, $0xdc
+DATA sm4WordNibPost0Hi<>+3(SB)/1, $0x37
+DATA sm4WordNibPost0Hi<>+4(SB)/1, $0xf0
+DATA sm4WordNibPost0Hi<>+5(SB)/1, $0x1b
+DATA sm4WordNibPost0Hi<>+6(SB)/1, $0x2c
+DATA sm4WordNibPost0Hi<>+7(SB)/1, $0xc7
+DATA sm4WordNibPost0Hi<>+8(SB)/1, $0xcd
+DATA sm4WordNibPost0Hi<>+9(SB)/1, $0x26
+DATA sm4WordNibPost0Hi<>+10(SB)/1, $0x11
+DATA sm4WordNibPost0Hi<>+11(SB)/1, $0xfa
+DATA sm4WordNibPost0Hi<>+12(SB)/1, $0x3d
+DATA sm4WordNibPost0Hi<>+13(SB)/1, $0xd6
+DATA sm4WordNibPost0Hi<>+14(SB)/1, $0xe1
+DATA sm4WordNibPost0Hi<>+15(SB)/1, $0x0a
+DATA sm4WordNibPost0Hi<>+16(SB)/1, $0x00
+DATA sm4WordNibPost0Hi<>+17(SB)/1, $0xeb
+DATA sm4WordNibPost0Hi<>+18(SB)/1, $0xdc
+DATA sm4WordNibPost0Hi<>+19(SB)/1, $0x37
+DATA sm4WordNibPost0Hi<>+20(SB)/1, $0xf0
+DATA sm4WordNibPost0Hi<>+21(SB)/1, $0x1b
+DATA sm4WordNibPost0Hi<>+22(SB)/1, $0x2c
+DATA sm4WordNibPost0Hi<>+23(SB)/1, $0xc7
+DATA sm4WordNibPost0Hi<>+24(SB)/1, $0xcd
+DATA sm4WordNibPost0Hi<>+25(SB)/1, $0x26
+DATA sm4WordNibPost0Hi<>+26(SB)/1, $0x11
+DATA sm4WordNibPost0Hi<>+27(SB)/1, $0xfa
+DATA sm4WordNibPost0Hi<>+28(SB)/1, $0x3d
+DATA sm4WordNibPost0Hi<>+29(SB)/1, $0xd6
+DATA sm4WordNibPost0Hi<>+30(SB)/1, $0xe1
+DATA sm4WordNibPost0Hi<>+31(SB)/1, $0x0a
+GLOBL sm4WordNibPost0Hi<>(SB), RODATA|NOPTR, $32
+
+DATA sm4WordNibPost3Lo<>+0(SB)/1, $0x7d
+DATA sm4WordNibPost3Lo<>+1(SB)/1, $0x28
+DATA sm4WordNibPost3Lo<>+2(SB)/1, $0xa3
+DATA sm4WordNibPost3Lo<>+3(SB)/1, $0xf6
+DATA sm4WordNibPost3Lo<>+4(SB)/1, $0xa5
+DATA sm4WordNibPost3Lo<>+5(SB)/1, $0xf0
+DATA sm4WordNibPost3Lo<>+6(SB)/1, $0x7b
+DATA sm4WordNibPost3Lo<>+7(SB)/1, $0x2e
+DATA sm4WordNibPost3Lo<>+8(SB)/1, $0x23
+DATA sm4WordNibPost3Lo<>+9(SB)/1, $0x76
+DATA sm4WordNibPost3Lo<>+10(SB)/1, $0xfd
+DATA sm4WordNibPost3Lo<>+11(SB)/1, $0xa8
+DATA sm4WordNibPost3Lo<>+12(SB)/1, $0xfb
+DATA sm4WordNibPost3Lo<>+13(SB)/1, $0xae
+DATA sm4WordNibPost3Lo<>+14(SB)/1, $0x25
+DATA sm4WordNibPost3Lo<>+15(SB)/1, $0x70
+DATA sm4WordNibPost3Lo<>+16(SB)/1, $0x7d
+DATA sm4WordNibPost3Lo<>+17(SB)/1, $0x28
+DATA sm4WordNibPost3Lo<>+18(SB)/1, $0xa3
+DATA sm4WordNibPost3Lo<>+19(SB)/1, $0xf6
+DATA sm4WordNibPost3Lo<>+20(SB)/1, $0xa5
+DATA sm4WordNibPost3Lo<>+21(SB)/1, $0xf0
+DATA sm4WordNibPost3Lo<>+22(SB)/1, $0x7b
+DATA sm4WordNibPost3Lo<>+23(SB)/1, $0x2e
+DATA sm4WordNibPost3Lo<>+24(SB)/1, $0x23
+DATA sm4WordNibPost3Lo<>+25(SB)/1, $0x76
+DATA sm4WordNibPost3Lo<>+26(SB)/1, $0xfd
+DATA sm4WordNibPost3Lo<>+27(SB)/1, $0xa8
+DATA sm4WordNibPost3Lo<>+28(SB)/1, $0xfb
+DATA sm4WordNibPost3Lo<>+29(SB)/1, $0xae
+DATA sm4WordNibPost3Lo<>+30(SB)/1, $0x25
+DATA sm4WordNibPost3Lo<>+31(SB)/1, $0x70
+GLOBL sm4WordNibPost3Lo<>(SB), RODATA|NOPTR, $32
+
+DATA sm4WordNibPost3Hi<>+0(SB)/1, $0x00
+DATA sm4WordNibPost3Hi<>+1(SB)/1, $0x5f
+DATA sm4WordNibPost3Hi<>+2(SB)/1, $0x95
+DATA sm4WordNibPost3Hi<>+3(SB)/1, $0xca
+DATA sm4WordNibPost3Hi<>+4(SB)/1, $0x72
+DATA sm4WordNibPost3Hi<>+5(SB)/1, $0x2d
+DATA sm4WordNibPost3Hi<>+6(SB)/1, $0xe7
+DATA sm4WordNibPost3Hi<>+7(SB)/1, $0xb8
+DATA sm4WordNibPost3Hi<>+8(SB)/1, $0x71
+DATA sm4WordNibPost3Hi<>+9(SB)/1, $0x2e
+DATA sm4WordNibPost3Hi<>+10(SB)/1, $0xe4
+DATA sm4WordNibPost3Hi<>+11(SB)/1, $0xbb
+DATA sm4WordNibPost3Hi<>+12(SB)/1, $0x03
+DATA sm4WordNibPost3Hi<>+13(SB)/1, $0x5c
+DATA sm4WordNibPost3Hi<>+14(SB)/1, $0x96
+DATA sm4WordNibPost3Hi<>+15(SB)/1, $0xc9
+DATA sm4WordNibPost3Hi<>+16(SB)/1, $0x00
+DATA sm4WordNibPost3Hi<>+17(SB)/1, $0x5f
+DATA sm4WordNibPost3Hi<>+18(SB)/1, $0x95
+DATA sm4WordNibPost3Hi<>+19(SB)/1, $0xca
+DATA sm4WordNibPost3Hi<>+20(SB)/1, $0x72
+DATA sm4WordNibPost3Hi<>+21(SB)/1, $0x2d
+DATA sm4WordNibPost3Hi<>+22(SB)/1, $0xe7
+DATA sm4WordNibPost3Hi<>+23(SB)/1, $0xb8
+DATA sm4WordNibPost3Hi<>+24(SB)/1, $0x71
+DATA sm4WordNibPost3Hi<>+25(SB)/1, $0x2e
+DATA sm4WordNibPost3Hi<>+26(SB)/1, $0xe4
+DATA sm4WordNibPost3Hi<>+27(SB)/1, $0xbb
+DATA sm4WordNibPost3Hi<>+28(SB)/1, $0x03
+DATA sm4WordNibPost3Hi<>+29(SB)/1, $0x5c
+DATA sm4WordNibPost3Hi<>+30(SB)/1, $0x96
+DATA sm4WordNibPost3Hi<>+31(SB)/1, $0xc9
+GLOBL sm4WordNibPost3Hi<>(SB), RODATA|NOPTR, $32
+
+DATA sm4Zero32<>+0(SB)/8, $0x0000000000000000
+DATA sm4Zero32<>+8(SB)/8, $0x0000000000000000
+DATA sm4Zero32<>+16(SB)/8, $0x0000000000000000
+DATA sm4Zero32<>+24(SB)/8, $0x0000000000000000
+GLOBL sm4Zero32<>(SB), RODATA|NOPTR, $32
+
+DATA sm4WordFoldISR0<>+0(SB)/1, $0x00
+DATA sm4WordFoldISR0<>+1(SB)/1, $0x0d
+DATA sm4WordFoldISR0<>+2(SB)/1, $0x0a
+DATA sm4WordFoldISR0<>+3(SB)/1, $0x07
+DATA sm4WordFoldISR0<>+4(SB)/1, $0x04
+DATA sm4WordFoldISR0<>+5(SB)/1, $0x01
+DATA sm4WordFoldISR0<>+6(SB)/1, $0x0e
+DATA sm4WordFoldISR0<>+7(SB)/1, $0x0b
+DATA sm4WordFoldISR0<>+8(SB)/1, $0x08
+DATA sm4WordFoldISR0<>+9(SB)/1, $0x05
+DATA sm4WordFoldISR0<>+10(SB)/1, $0x02
+DATA sm4WordFoldISR0<>+11(SB)/1, $0x0f
+DATA sm4WordFoldISR0<>+12(SB)/1, $0x0c
+DATA sm4WordFoldISR0<>+13(SB)/1, $0x09
+DATA sm4WordFoldISR0<>+14(SB)/1, $0x06
+DATA sm4WordFoldISR0<>+15(SB)/1, $0x03
+DATA sm4WordFoldISR0<>+16(SB)/1, $0x00
+DATA sm4WordFoldISR0<>+17(SB)/1, $0x0d
+DATA sm4WordFoldISR0<>+18(SB)/1, $0x0a
+DATA sm4WordFoldISR0<>+19(SB)/1, $0x07
+DATA sm4WordFoldISR0<>+20(SB)/1, $0x04
+DATA sm4WordFoldISR0<>+21(SB)/1, $0x01
+DATA sm4WordFoldISR0<>+22(SB)/1, $0x0e
+DATA sm4WordFoldISR0<>+23(SB)/1, $0x0b
+DATA sm4WordFoldISR0<>+24(SB)/1, $0x08
+DATA sm4WordFoldISR0<>+25(SB)/1, $0x05
+DATA sm4WordFoldISR0<>+26(SB)/1, $0x02
+DATA sm4WordFoldISR0<>+27(SB)/1, $0x0f
+DATA sm4WordFoldISR0<>+28(SB)/1, $0x0c
+DATA sm4WordFoldISR0<>+29(SB)/1, $0x09
+DATA sm4WordFoldISR0<>+30(SB)/1, $0x06
+DATA sm4WordFoldISR0<>+31(SB)/1, $0x03
+GLOBL sm4WordFoldISR0<>(SB), RODATA|NOPTR, $32
+
+DATA sm4WordFoldISR24<>+0(SB)/1, $0x0d
+DATA sm4WordFoldISR24<>+1(SB)/1, $0x0a
+DATA sm4WordFoldISR24<>+2(SB)/1, $0x07
+DATA sm4WordFoldISR24<>+3(SB)/1, $0x00
+DATA sm4WordFoldISR24<>+4(SB)/1, $0x01
+DATA sm4WordFoldISR24<>+5(SB)/1, $0x0e
+DATA sm4WordFoldISR24<>+6(SB)/1, $0x0b
+DATA sm4WordFoldISR24<>+7(SB)/1, $0x04
+DATA sm4WordFoldISR24<>+8(SB)/1, $0x05
+DATA sm4WordFoldISR24<>+9(SB)/1, $0x02
+DATA sm4WordFoldISR24<>+10(SB)/1, $0x0f
+DATA sm4WordFoldISR24<>+11(SB)/1, $0x08
+DATA sm4WordFoldISR24<>+12(SB)/1, $0x09
+DATA sm4WordFoldISR24<>+13(SB)/1, $0x06
+DATA sm4WordFoldISR24<>+14(SB)/1, $0x03
+DATA sm4WordFoldISR24<>+15(SB)/1, $0x0c
+DATA sm4WordFoldISR24<>+16(SB)/1, $0x0d
+DATA sm4WordFoldISR24<>+17(SB)/1, $0x0a
+DATA sm4WordFoldISR24<>+18(SB)/1, $0x07
+DATA sm4WordFoldISR24<>+19(SB)/1, $0x00
+DATA sm4WordFoldISR24<>+20(SB)/1, $0x01
+DATA sm4WordFoldISR24<>+21(SB)/1, $0x0e
+DATA sm4WordFoldISR24<>+22(SB)/1, $0x0b
+DATA sm4WordFoldISR24<>+23(SB)/1, $0x04
+DATA sm4WordFoldISR24<>+24(SB)/1, $0x05
+DATA sm4WordFoldISR24<>+25(SB)/1, $0x02
+DATA sm4WordFoldISR24<>+26(SB)/1, $0x0f
+DATA sm4WordFoldISR24<>+27(SB)/1, $0x08
+DATA sm4WordFoldISR24<>+28(SB)/1, $0x09
+DATA sm4WordFoldISR24<>+29(SB)/1, $0x06
+DATA sm4WordFoldISR24<>+30(SB)/1, $0x03
+DATA sm4WordFoldISR24<>+31(SB)/1, $0x0c
+GLOBL sm4WordFoldISR24<>(SB), RODATA|NOPTR, $32
+
+DATA sm4WordFoldISR8<>+0(SB)/1, $0x07
+DATA sm4WordFoldISR8<>+1(SB)/1, $0x00
+DATA sm4WordFoldISR8<>+2(SB)/1, $0x0d
+DATA sm4WordFoldISR8<>+3(SB)/1, $0x0a
+DATA sm4WordFoldISR8<>+4(SB)/1, $0x0b
+DATA sm4WordFoldISR8<>+5(SB)/1, $0x04
+DATA sm4WordFoldISR8<>+6(SB)/1, $0x01
+DATA sm4WordFoldISR8<>+7(SB)/1, $0x0e
+DATA sm4WordFoldISR8<>+8(SB)/1, $0x0f
+DATA sm4WordFoldISR8<>+9(SB)/1, $0x08
+DATA sm4WordFoldISR8<>+10(SB)/1, $0x05
+DATA sm4WordFoldISR8<>+11(SB)/1, $0x02
+DATA sm4WordFoldISR8<>+12(SB)/1, $0x03
+DATA sm4WordFoldISR8<>+13(SB)/1, $0x0c
+DATA sm4WordFoldISR8<>+14(SB)/1, $0x09
+DATA sm4WordFoldISR8<>+15(SB)/1, $0x06
+DATA sm4WordFoldISR8<>+16(SB)/1, $0x07
+DATA sm4WordFoldISR8<>+17(SB)/1, $0x00
+DATA sm4WordFoldISR8<>+18(SB)/1, $0x0d
+DATA sm4WordFoldISR8<>+19(SB)/1, $0x0a
+DATA sm4WordFoldISR8<>+20(SB)/1, $0x0b
+DATA sm4WordFoldISR8<>+21(SB)/1, $0x04
+DATA sm4WordFoldISR8<>+22(SB)/1, $0x01
+DATA sm4WordFoldISR8<>+23(SB)/1, $0x0e
+DATA sm4WordFoldISR8<>+24(SB)/1, $0x0f
+DATA sm4WordFoldISR8<>+25(SB)/1, $0x08
+DATA sm4WordFoldISR8<>+26(SB)/1, $0x05
+DATA sm4WordFoldISR8<>+27(SB)/1, $0x02
+DATA sm4WordFoldISR8<>+28(SB)/1, $0x03
+DATA sm4WordFoldISR8<>+29(SB)/1, $0x0c
+DATA sm4WordFoldISR8<>+30(SB)/1, $0x09
+DATA sm4WordFoldISR8<>+31(SB)/1, $0x06
+GLOBL sm4WordFoldISR8<>(SB), RODATA|NOPTR, $32
+
+DATA sm4WordFoldISR16<>+0(SB)/1, $0x0a
+DATA sm4WordFoldISR16<>+1(SB)/1, $0x07
+DATA sm4WordFoldISR16<>+2(SB)/1, $0x00
+DATA sm4WordFoldISR16<>+3(SB)/1, $0x0d
+DATA sm4WordFoldISR16<>+4(SB)/1, $0x0e
+DATA sm4WordFoldISR16<>+5(SB)/1, $0x0b
+DATA sm4WordFoldISR16<>+6(SB)/1, $0x04
+DATA sm4WordFoldISR16<>+7(SB)/1, $0x01
+DATA sm4WordFoldISR16<>+8(SB)/1, $0x02
+DATA sm4WordFoldISR16<>+9(SB)/1, $0x0f
+DATA sm4WordFoldISR16<>+10(SB)/1, $0x08
+DATA sm4WordFoldISR16<>+11(SB)/1, $0x05
+DATA sm4WordFoldISR16<>+12(SB)/1, $0x06
+DATA sm4WordFoldISR16<>+13(SB)/1, $0x03
+DATA sm4WordFoldISR16<>+14(SB)/1, $0x0c
+DATA sm4WordFoldISR16<>+15(SB)/1, $0x09
+DATA sm4WordFoldISR16<>+16(SB)/1, $0x0a
+DATA sm4WordFoldISR16<>+17(SB)/1, $0x07
+DATA sm4WordFoldISR16<>+18(SB)/1, $0x00
+DATA sm4WordFoldISR16<>+19(SB)/1, $0x0d
+DATA sm4WordFoldISR16<>+20(SB)/1, $0x0e
+DATA sm4WordFoldISR16<>+21(SB)/1, $0x0b
+DATA sm4WordFoldISR16<>+22(SB)/1, $0x04
+DATA sm4WordFoldISR16<>+23(SB)/1, $0x01
+DATA sm4WordFoldISR16<>+24(SB)/1, $0x02
+DATA sm4WordFoldISR16<>+25(SB)/1, $0x0f
+DATA sm4WordFoldISR16<>+26(SB)/1, $0x08
+DATA sm4WordFoldISR16<>+27(SB)/1, $0x05
+DATA sm4WordFoldISR16<>+28(SB)/1, $0x06
+DATA sm4WordFoldISR16<>+29(SB)/1, $0x03
+DATA sm4WordFoldISR16<>+30(SB)/1, $0x0c
+DATA sm4WordFoldISR16<>+31(SB)/1, $0x09
+GLOBL sm4WordFoldISR16<>(SB), RODATA|NOPTR, $32
+
 // func encryptBlocksAVX512GFNI(rk *[32]uint32, dst *byte, src *byte, nblocks int)
-// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, BMI2, CMOV, GFNI
+// Requires: AVX, AVX2, AVX512BW, AVX512DQ, AVX512F, AVX512VL, BMI2, CMOV, GFNI
 TEXT ·encryptBlocksAVX512GFNI(SB), $528-32
 	MOVQ                rk+0(FP), AX
 	MOVQ                dst+8(FP), CX
@@ -954,6 +1329,8 @@ TEXT ·encryptBlocksAVX512GFNI(SB), $528-32
 encryptBlocksAVX512GFNI_loop:
 	TESTQ               BX, BX
 	JLE                 encryptBlocksAVX512GFNI_done
+	CMPQ                BX, $0x20
+	JLE                 encryptBlocksAVX512GFNI_narrow
 	MOVQ                $0x00000040, AX
 	CMPQ                BX, AX
 	CMOVQLT             BX, AX
@@ -1323,12 +1700,393 @@ encryptBlocksAVX512GFNI_rounds:
 	SUBQ                   $0x40, BX
 	JMP                    encryptBlocksAVX512GFNI_loop
 
+encryptBlocksAVX512GFNI_narrow:
+	// 1 to 32 blocks left: one 32-block pass on YMM registers.
+	MOVQ                BX, AX
+	SHLQ                $0x01, AX
+	MOVQ                $-1, BX
+	BZHIQ               AX, BX, BX
+	MOVQ                BX, 512(SP)
+	KMOVQ               512(SP), K1
+	VMOVDQU64.Z         (DX), K1, Y0
+	KMOVQ               512(SP), K1
+	KSHIFTRQ            $0x20, K1, K1
+	VMOVDQU64.Z         256(DX), K1, Y1
+	KMOVQ               512(SP), K1
+	KSHIFTRQ            $0x10, K1, K1
+	VMOVDQU64.Z         128(DX), K1, Y2
+	KMOVQ               512(SP), K1
+	KSHIFTRQ            $0x30, K1, K1
+	VMOVDQU64.Z         384(DX), K1, Y3
+	KMOVQ               512(SP), K1
+	KSHIFTRQ            $0x08, K1, K1
+	VMOVDQU64.Z         64(DX), K1, Y4
+	KMOVQ               512(SP), K1
+	KSHIFTRQ            $0x28, K1, K1
+	VMOVDQU64.Z         320(DX), K1, Y5
+	KMOVQ               512(SP), K1
+	KSHIFTRQ            $0x18, K1, K1
+	VMOVDQU64.Z         192(DX), K1, Y6
+	KMOVQ               512(SP), K1
+	KSHIFTRQ            $0x38, K1, K1
+	VMOVDQU64.Z         448(DX), K1, Y7
+	KMOVQ               512(SP), K1
+	KSHIFTRQ            $0x04, K1, K1
+	VMOVDQU64.Z         32(DX), K1, Y8
+	KMOVQ               512(SP), K1
+	KSHIFTRQ            $0x24, K1, K1
+	VMOVDQU64.Z         288(DX), K1, Y9
+	KMOVQ               512(SP), K1
+	KSHIFTRQ            $0x14, K1, K1
+	VMOVDQU64.Z         160(DX), K1, Y10
+	KMOVQ               512(SP), K1
+	KSHIFTRQ            $0x34, K1, K1
+	VMOVDQU64.Z         416(DX), K1, Y11
+	KMOVQ               512(SP), K1
+	KSHIFTRQ            $0x0c, K1, K1
+	VMOVDQU64.Z         96(DX), K1, Y12
+	KMOVQ               512(SP), K1
+	KSHIFTRQ            $0x2c, K1, K1
+	VMOVDQU64.Z         352(DX), K1, Y13
+	KMOVQ               512(SP), K1
+	KSHIFTRQ            $0x1c, K1, K1
+	VMOVDQU64.Z         224(DX), K1, Y14
+	KMOVQ               512(SP), K1
+	KSHIFTRQ            $0x3c, K1, K1
+	VMOVDQU64.Z         480(DX), K1, Y15
+	VPUNPCKLBW          Y8, Y0, Y16
+	VPUNPCKHBW          Y8, Y0, Y0
+	VPUNPCKLBW          Y9, Y1, Y8
+	VPUNPCKHBW          Y9, Y1, Y1
+	VPUNPCKLBW          Y10, Y2, Y9
+	VPUNPCKHBW          Y10, Y2, Y2
+	VPUNPCKLBW          Y11, Y3, Y10
+	VPUNPCKHBW          Y11, Y3, Y3
+	VPUNPCKLBW          Y12, Y4, Y11
+	VPUNPCKHBW          Y12, Y4, Y4
+	VPUNPCKLBW          Y13, Y5, Y12
+	VPUNPCKHBW          Y13, Y5, Y5
+	VPUNPCKLBW          Y14, Y6, Y13
+	VPUNPCKHBW          Y14, Y6, Y6
+	VPUNPCKLBW          Y15, Y7, Y14
+	VPUNPCKHBW          Y15, Y7, Y7
+	VPUNPCKLWD          Y11, Y16, Y15
+	VPUNPCKHWD          Y11, Y16, Y11
+	VPUNPCKLWD          Y4, Y0, Y16
+	VPUNPCKHWD          Y4, Y0, Y0
+	VPUNPCKLWD          Y12, Y8, Y4
+	VPUNPCKHWD          Y12, Y8, Y8
+	VPUNPCKLWD          Y5, Y1, Y12
+	VPUNPCKHWD          Y5, Y1, Y1
+	VPUNPCKLWD          Y13, Y9, Y5
+	VPUNPCKHWD          Y13, Y9, Y9
+	VPUNPCKLWD          Y6, Y2, Y13
+	VPUNPCKHWD          Y6, Y2, Y2
+	VPUNPCKLWD          Y14, Y10, Y6
+	VPUNPCKHWD          Y14, Y10, Y10
+	VPUNPCKLWD          Y7, Y3, Y14
+	VPUNPCKHWD          Y7, Y3, Y3
+	VPUNPCKLDQ          Y5, Y15, Y7
+	VPUNPCKHDQ          Y5, Y15, Y5
+	VPUNPCKLDQ          Y9, Y11, Y15
+	VPUNPCKHDQ          Y9, Y11, Y9
+	VPUNPCKLDQ          Y13, Y16, Y11
+	VPUNPCKHDQ          Y13, Y16, Y13
+	VPUNPCKLDQ          Y2, Y0, Y16
+	VPUNPCKHDQ          Y2, Y0, Y0
+	VPUNPCKLDQ          Y6, Y4, Y2
+	VPUNPCKHDQ          Y6, Y4, Y4
+	VPUNPCKLDQ          Y10, Y8, Y6
+	VPUNPCKHDQ          Y10, Y8, Y8
+	VPUNPCKLDQ          Y14, Y12, Y10
+	VPUNPCKHDQ          Y14, Y12, Y12
+	VPUNPCKLDQ          Y3, Y1, Y14
+	VPUNPCKHDQ          Y3, Y1, Y1
+	VPUNPCKLQDQ         Y2, Y7, Y3
+	VPUNPCKHQDQ         Y2, Y7, Y2
+	VPUNPCKLQDQ         Y4, Y5, Y7
+	VPUNPCKHQDQ         Y4, Y5, Y4
+	VPUNPCKLQDQ         Y6, Y15, Y5
+	VPUNPCKHQDQ         Y6, Y15, Y6
+	VPUNPCKLQDQ         Y8, Y9, Y15
+	VPUNPCKHQDQ         Y8, Y9, Y8
+	VPUNPCKLQDQ         Y10, Y11, Y9
+	VPUNPCKHQDQ         Y10, Y11, Y10
+	VPUNPCKLQDQ         Y12, Y13, Y11
+	VPUNPCKHQDQ         Y12, Y13, Y12
+	VPUNPCKLQDQ         Y14, Y16, Y13
+	VPUNPCKHQDQ         Y14, Y16, Y14
+	VPUNPCKLQDQ         Y1, Y0, Y16
+	VPUNPCKHQDQ         Y1, Y0, Y0
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Y3, Y3
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Y2, Y2
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Y7, Y7
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Y4, Y4
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Y5, Y5
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Y6, Y6
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Y15, Y15
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Y8, Y8
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Y9, Y9
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Y10, Y10
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Y11, Y11
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Y12, Y12
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Y13, Y13
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Y14, Y14
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Y16, Y16
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Y0, Y0
+	LEAQ                (SP), AX
+	MOVQ                $0x00000008, DX
+
+encryptBlocksAVX512GFNI_rounds_narrow:
+	VPXORD                 Y9, Y13, Y1
+	VMOVDQA64              Y1, Y17
+	VPTERNLOGD.BCST        $0x96, (AX), Y5, Y17
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y17, Y18
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y17, Y17
+	VPXORD                 Y10, Y14, Y19
+	VMOVDQA64              Y19, Y20
+	VPTERNLOGD.BCST        $0x96, 128(AX), Y6, Y20
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y20, Y21
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y20, Y20
+	VPXORD                 Y11, Y16, Y22
+	VMOVDQA64              Y22, Y23
+	VPTERNLOGD.BCST        $0x96, 256(AX), Y15, Y23
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y23, Y24
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y23, Y23
+	VPXORD                 Y12, Y0, Y25
+	VMOVDQA64              Y25, Y26
+	VPTERNLOGD.BCST        $0x96, 384(AX), Y8, Y26
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y26, Y27
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y26, Y26
+	VPTERNLOGD             $0x96, Y18, Y21, Y3
+	VPTERNLOGD             $0x96, Y20, Y24, Y3
+	VPTERNLOGD             $0x96, Y23, Y26, Y3
+	VPTERNLOGD             $0x96, Y17, Y21, Y2
+	VPTERNLOGD             $0x96, Y24, Y23, Y2
+	VPTERNLOGD             $0x96, Y27, Y26, Y2
+	VPTERNLOGD             $0x96, Y18, Y17, Y7
+	VPTERNLOGD             $0x96, Y20, Y24, Y7
+	VPTERNLOGD             $0x96, Y27, Y26, Y7
+	VPTERNLOGD             $0x96, Y18, Y17, Y4
+	VPTERNLOGD             $0x96, Y21, Y20, Y4
+	VPTERNLOGD             $0x96, Y23, Y27, Y4
+	VPTERNLOGD.BCST        $0x96, 4(AX), Y3, Y1
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y1, Y17
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y1, Y1
+	VPTERNLOGD.BCST        $0x96, 132(AX), Y2, Y19
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y19, Y18
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y19, Y19
+	VPTERNLOGD.BCST        $0x96, 260(AX), Y7, Y22
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y22, Y20
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y22, Y22
+	VPTERNLOGD.BCST        $0x96, 388(AX), Y4, Y25
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y25, Y21
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y25, Y25
+	VPTERNLOGD             $0x96, Y17, Y18, Y5
+	VPTERNLOGD             $0x96, Y19, Y20, Y5
+	VPTERNLOGD             $0x96, Y22, Y25, Y5
+	VPTERNLOGD             $0x96, Y1, Y18, Y6
+	VPTERNLOGD             $0x96, Y20, Y22, Y6
+	VPTERNLOGD             $0x96, Y21, Y25, Y6
+	VPTERNLOGD             $0x96, Y17, Y1, Y15
+	VPTERNLOGD             $0x96, Y19, Y20, Y15
+	VPTERNLOGD             $0x96, Y21, Y25, Y15
+	VPTERNLOGD             $0x96, Y17, Y1, Y8
+	VPTERNLOGD             $0x96, Y18, Y19, Y8
+	VPTERNLOGD             $0x96, Y22, Y21, Y8
+	VPXORD                 Y3, Y5, Y1
+	VMOVDQA64              Y1, Y17
+	VPTERNLOGD.BCST        $0x96, 8(AX), Y13, Y17
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y17, Y18
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y17, Y17
+	VPXORD                 Y2, Y6, Y19
+	VMOVDQA64              Y19, Y20
+	VPTERNLOGD.BCST        $0x96, 136(AX), Y14, Y20
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y20, Y21
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y20, Y20
+	VPXORD                 Y7, Y15, Y22
+	VMOVDQA64              Y22, Y23
+	VPTERNLOGD.BCST        $0x96, 264(AX), Y16, Y23
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y23, Y24
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y23, Y23
+	VPXORD                 Y4, Y8, Y25
+	VMOVDQA64              Y25, Y26
+	VPTERNLOGD.BCST        $0x96, 392(AX), Y0, Y26
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y26, Y27
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y26, Y26
+	VPTERNLOGD             $0x96, Y18, Y21, Y9
+	VPTERNLOGD             $0x96, Y20, Y24, Y9
+	VPTERNLOGD             $0x96, Y23, Y26, Y9
+	VPTERNLOGD             $0x96, Y17, Y21, Y10
+	VPTERNLOGD             $0x96, Y24, Y23, Y10
+	VPTERNLOGD             $0x96, Y27, Y26, Y10
+	VPTERNLOGD             $0x96, Y18, Y17, Y11
+	VPTERNLOGD             $0x96, Y20, Y24, Y11
+	VPTERNLOGD             $0x96, Y27, Y26, Y11
+	VPTERNLOGD             $0x96, Y18, Y17, Y12
+	VPTERNLOGD             $0x96, Y21, Y20, Y12
+	VPTERNLOGD             $0x96, Y23, Y27, Y12
+	VPTERNLOGD.BCST        $0x96, 12(AX), Y9, Y1
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y1, Y17
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y1, Y1
+	VPTERNLOGD.BCST        $0x96, 140(AX), Y10, Y19
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y19, Y18
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y19, Y19
+	VPTERNLOGD.BCST        $0x96, 268(AX), Y11, Y22
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y22, Y20
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y22, Y22
+	VPTERNLOGD.BCST        $0x96, 396(AX), Y12, Y25
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y25, Y21
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y25, Y25
+	VPTERNLOGD             $0x96, Y17, Y18, Y13
+	VPTERNLOGD             $0x96, Y19, Y20, Y13
+	VPTERNLOGD             $0x96, Y22, Y25, Y13
+	VPTERNLOGD             $0x96, Y1, Y18, Y14
+	VPTERNLOGD             $0x96, Y20, Y22, Y14
+	VPTERNLOGD             $0x96, Y21, Y25, Y14
+	VPTERNLOGD             $0x96, Y17, Y1, Y16
+	VPTERNLOGD             $0x96, Y19, Y20, Y16
+	VPTERNLOGD             $0x96, Y21, Y25, Y16
+	VPTERNLOGD             $0x96, Y17, Y1, Y0
+	VPTERNLOGD             $0x96, Y18, Y19, Y0
+	VPTERNLOGD             $0x96, Y22, Y21, Y0
+	ADDQ                   $0x10, AX
+	DECQ                   DX
+	JNZ                    encryptBlocksAVX512GFNI_rounds_narrow
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y13, Y13
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y5, Y5
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y9, Y9
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y3, Y3
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y16, Y16
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y15, Y15
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y11, Y11
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y7, Y7
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y14, Y14
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y6, Y6
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y10, Y10
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y2, Y2
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y8, Y8
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y12, Y12
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y4, Y4
+	VPUNPCKLBW             Y14, Y13, Y1
+	VPUNPCKHBW             Y14, Y13, Y13
+	VPUNPCKLBW             Y6, Y5, Y14
+	VPUNPCKHBW             Y6, Y5, Y5
+	VPUNPCKLBW             Y10, Y9, Y6
+	VPUNPCKHBW             Y10, Y9, Y9
+	VPUNPCKLBW             Y2, Y3, Y10
+	VPUNPCKHBW             Y2, Y3, Y2
+	VPUNPCKLBW             Y0, Y16, Y3
+	VPUNPCKHBW             Y0, Y16, Y0
+	VPUNPCKLBW             Y8, Y15, Y16
+	VPUNPCKHBW             Y8, Y15, Y8
+	VPUNPCKLBW             Y12, Y11, Y15
+	VPUNPCKHBW             Y12, Y11, Y11
+	VPUNPCKLBW             Y4, Y7, Y12
+	VPUNPCKHBW             Y4, Y7, Y4
+	VPUNPCKLWD             Y3, Y1, Y7
+	VPUNPCKHWD             Y3, Y1, Y1
+	VPUNPCKLWD             Y0, Y13, Y3
+	VPUNPCKHWD             Y0, Y13, Y0
+	VPUNPCKLWD             Y16, Y14, Y13
+	VPUNPCKHWD             Y16, Y14, Y14
+	VPUNPCKLWD             Y8, Y5, Y16
+	VPUNPCKHWD             Y8, Y5, Y5
+	VPUNPCKLWD             Y15, Y6, Y8
+	VPUNPCKHWD             Y15, Y6, Y6
+	VPUNPCKLWD             Y11, Y9, Y15
+	VPUNPCKHWD             Y11, Y9, Y9
+	VPUNPCKLWD             Y12, Y10, Y11
+	VPUNPCKHWD             Y12, Y10, Y10
+	VPUNPCKLWD             Y4, Y2, Y12
+	VPUNPCKHWD             Y4, Y2, Y2
+	VPUNPCKLDQ             Y8, Y7, Y4
+	VPUNPCKHDQ             Y8, Y7, Y7
+	VPUNPCKLDQ             Y6, Y1, Y8
+	VPUNPCKHDQ             Y6, Y1, Y1
+	VPUNPCKLDQ             Y15, Y3, Y6
+	VPUNPCKHDQ             Y15, Y3, Y3
+	VPUNPCKLDQ             Y9, Y0, Y15
+	VPUNPCKHDQ             Y9, Y0, Y0
+	VPUNPCKLDQ             Y11, Y13, Y9
+	VPUNPCKHDQ             Y11, Y13, Y11
+	VPUNPCKLDQ             Y10, Y14, Y13
+	VPUNPCKHDQ             Y10, Y14, Y10
+	VPUNPCKLDQ             Y12, Y16, Y14
+	VPUNPCKHDQ             Y12, Y16, Y12
+	VPUNPCKLDQ             Y2, Y5, Y16
+	VPUNPCKHDQ             Y2, Y5, Y2
+	VPUNPCKLQDQ            Y9, Y4, Y5
+	VPUNPCKHQDQ            Y9, Y4, Y4
+	VPUNPCKLQDQ            Y11, Y7, Y9
+	VPUNPCKHQDQ            Y11, Y7, Y7
+	VPUNPCKLQDQ            Y13, Y8, Y11
+	VPUNPCKHQDQ            Y13, Y8, Y8
+	VPUNPCKLQDQ            Y10, Y1, Y13
+	VPUNPCKHQDQ            Y10, Y1, Y1
+	VPUNPCKLQDQ            Y14, Y6, Y10
+	VPUNPCKHQDQ            Y14, Y6, Y6
+	VPUNPCKLQDQ            Y12, Y3, Y14
+	VPUNPCKHQDQ            Y12, Y3, Y3
+	VPUNPCKLQDQ            Y16, Y15, Y12
+	VPUNPCKHQDQ            Y16, Y15, Y15
+	VPUNPCKLQDQ            Y2, Y0, Y16
+	VPUNPCKHQDQ            Y2, Y0, Y0
+	KMOVQ                  512(SP), K1
+	VMOVDQU64              Y5, K1, (CX)
+	KMOVQ                  512(SP), K1
+	KSHIFTRQ               $0x04, K1, K1
+	VMOVDQU64              Y4, K1, 32(CX)
+	KMOVQ                  512(SP), K1
+	KSHIFTRQ               $0x08, K1, K1
+	VMOVDQU64              Y9, K1, 64(CX)
+	KMOVQ                  512(SP), K1
+	KSHIFTRQ               $0x0c, K1, K1
+	VMOVDQU64              Y7, K1, 96(CX)
+	KMOVQ                  512(SP), K1
+	KSHIFTRQ               $0x10, K1, K1
+	VMOVDQU64              Y11, K1, 128(CX)
+	KMOVQ                  512(SP), K1
+	KSHIFTRQ               $0x14, K1, K1
+	VMOVDQU64              Y8, K1, 160(CX)
+	KMOVQ                  512(SP), K1
+	KSHIFTRQ               $0x18, K1, K1
+	VMOVDQU64              Y13, K1, 192(CX)
+	KMOVQ                  512(SP), K1
+	KSHIFTRQ               $0x1c, K1, K1
+	VMOVDQU64              Y1, K1, 224(CX)
+	KMOVQ                  512(SP), K1
+	KSHIFTRQ               $0x20, K1, K1
+	VMOVDQU64              Y10, K1, 256(CX)
+	KMOVQ                  512(SP), K1
+	KSHIFTRQ               $0x24, K1, K1
+	VMOVDQU64              Y6, K1, 288(CX)
+	KMOVQ                  512(SP), K1
+	KSHIFTRQ               $0x28, K1, K1
+	VMOVDQU64              Y14, K1, 320(CX)
+	KMOVQ                  512(SP), K1
+	KSHIFTRQ               $0x2c, K1, K1
+	VMOVDQU64              Y3, K1, 352(CX)
+	KMOVQ                  512(SP), K1
+	KSHIFTRQ               $0x30, K1, K1
+	VMOVDQU64              Y12, K1, 384(CX)
+	KMOVQ                  512(SP), K1
+	KSHIFTRQ               $0x34, K1, K1
+	VMOVDQU64              Y15, K1, 416(CX)
+	KMOVQ                  512(SP), K1
+	KSHIFTRQ               $0x38, K1, K1
+	VMOVDQU64              Y16, K1, 448(CX)
+	KMOVQ                  512(SP), K1
+	KSHIFTRQ               $0x3c, K1, K1
+	VMOVDQU64              Y0, K1, 480(CX)
+
 encryptBlocksAVX512GFNI_done:
 	VZEROUPPER
 	RET
 
 // func xorKeyStreamAVX512GFNI(rk *[32]uint32, ctr *[16]byte, dst *byte, src *byte, nblocks int)
-// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL, BMI2, CMOV, GFNI
+// Requires: AVX, AVX2, AVX512BW, AVX512DQ, AVX512F, AVX512VL, BMI2, CMOV, GFNI
 TEXT ·xorKeyStreamAVX512GFNI(SB), $544-40
 	MOVQ   rk+0(FP), AX
 	MOVQ   ctr+8(FP), CX
@@ -1372,6 +2130,8 @@ TEXT ·xorKeyStreamAVX512GFNI(SB), $544-40
 xorKeyStreamAVX512GFNI_loop:
 	TESTQ               SI, SI
 	JLE                 xorKeyStreamAVX512GFNI_done
+	CMPQ                SI, $0x20
+	JLE                 xorKeyStreamAVX512GFNI_narrow
 	MOVQ                $0x00000040, AX
 	CMPQ                SI, AX
 	CMOVQLT             SI, AX
@@ -1396,307 +2156,307 @@ xorKeyStreamAVX512GFNI_loop:
 	VPBROADCASTB        (SP), Z0
 	VPBROADCASTB        1(SP), Z1
 	VPBROADCASTB        2(SP), Z2
-	VPBROADCASTB        3(SP), Z3
-	VPBROADCASTB        4(SP), Z4
-	VPBROADCASTB        5(SP), Z5
-	VPBROADCASTB        6(SP), Z6
-	VPBROADCASTB        7(SP), Z7
-	VPBROADCASTB        8(SP), Z8
-	VPBROADCASTB        9(SP), Z9
-	VPBROADCASTB        10(SP), Z10
-	VPBROADCASTB        11(SP), Z11
-	VPBROADCASTD        DI, Z12
-	VPADDD              sm4BSCtrIndex<>+0(SB), Z12, Z13
-	VPSHUFB             sm4BSCtrBytes<>+0(SB), Z13, Z13
-	VPADDD              sm4BSCtrIndex<>+64(SB), Z12, Z14
+	VPBROADCASTB        3(SP), Z4
+	VPBROADCASTB        4(SP), Z5
+	VPBROADCASTB        5(SP), Z6
+	VPBROADCASTB        6(SP), Z7
+	VPBROADCASTB        7(SP), Z8
+	VPBROADCASTB        8(SP), Z9
+	VPBROADCASTB        9(SP), Z10
+	VPBROADCASTB        10(SP), Z11
+	VPBROADCASTB        11(SP), Z12
+	VPBROADCASTD        DI, Z13
+	VPADDD              sm4BSCtrIndex<>+0(SB), Z13, Z14
 	VPSHUFB             sm4BSCtrBytes<>+0(SB), Z14, Z14
-	VPADDD              sm4BSCtrIndex<>+128(SB), Z12, Z15
+	VPADDD              sm4BSCtrIndex<>+64(SB), Z13, Z15
 	VPSHUFB             sm4BSCtrBytes<>+0(SB), Z15, Z15
-	VPADDD              sm4BSCtrIndex<>+192(SB), Z12, Z12
-	VPSHUFB             sm4BSCtrBytes<>+0(SB), Z12, Z12
-	VMOVDQU64           sm4BSCtrPerm<>+192(SB), Z16
-	VPERMI2D            Z14, Z13, Z16
+	VPADDD              sm4BSCtrIndex<>+128(SB), Z13, Z16
+	VPSHUFB             sm4BSCtrBytes<>+0(SB), Z16, Z16
+	VPADDD              sm4BSCtrIndex<>+192(SB), Z13, Z13
+	VPSHUFB             sm4BSCtrBytes<>+0(SB), Z13, Z13
 	VMOVDQU64           sm4BSCtrPerm<>+192(SB), Z17
-	VPERMI2D            Z12, Z15, Z17
-	VSHUFI64X2          $0x44, Z17, Z16, Z16
-	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z16, Z16
-	VMOVDQU64           sm4BSCtrPerm<>+128(SB), Z17
-	VPERMI2D            Z14, Z13, Z17
-	VMOVDQU64           sm4BSCtrPerm<>+128(SB), Z18
-	VPERMI2D            Z12, Z15, Z18
+	VPERMI2D            Z15, Z14, Z17
+	VMOVDQU64           sm4BSCtrPerm<>+192(SB), Z18
+	VPERMI2D            Z13, Z16, Z18
 	VSHUFI64X2          $0x44, Z18, Z17, Z17
 	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z17, Z17
-	VMOVDQU64           sm4BSCtrPerm<>+64(SB), Z18
-	VPERMI2D            Z14, Z13, Z18
-	VMOVDQU64           sm4BSCtrPerm<>+64(SB), Z19
-	VPERMI2D            Z12, Z15, Z19
+	VMOVDQU64           sm4BSCtrPerm<>+128(SB), Z18
+	VPERMI2D            Z15, Z14, Z18
+	VMOVDQU64           sm4BSCtrPerm<>+128(SB), Z19
+	VPERMI2D            Z13, Z16, Z19
 	VSHUFI64X2          $0x44, Z19, Z18, Z18
 	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z18, Z18
-	VMOVDQU64           sm4BSCtrPerm<>+0(SB), Z19
-	VPERMI2D            Z14, Z13, Z19
-	VMOVDQU64           sm4BSCtrPerm<>+0(SB), Z13
-	VPERMI2D            Z12, Z15, Z13
-	VSHUFI64X2          $0x44, Z13, Z19, Z12
-	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z12, Z12
+	VMOVDQU64           sm4BSCtrPerm<>+64(SB), Z19
+	VPERMI2D            Z15, Z14, Z19
+	VMOVDQU64           sm4BSCtrPerm<>+64(SB), Z20
+	VPERMI2D            Z13, Z16, Z20
+	VSHUFI64X2          $0x44, Z20, Z19, Z19
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z19, Z19
+	VMOVDQU64           sm4BSCtrPerm<>+0(SB), Z20
+	VPERMI2D            Z15, Z14, Z20
+	VMOVDQU64           sm4BSCtrPerm<>+0(SB), Z14
+	VPERMI2D            Z13, Z16, Z14
+	VSHUFI64X2          $0x44, Z14, Z20, Z13
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z13, Z13
 	LEAQ                16(SP), AX
 	MOVQ                $0x00000008, CX
 
 xorKeyStreamAVX512GFNI_rounds:
-	VPXORD                 Z8, Z16, Z13
-	VMOVDQA64              Z13, Z14
-	VPTERNLOGD.BCST        $0x96, (AX), Z4, Z14
+	VPXORD                 Z9, Z17, Z14
+	VMOVDQA64              Z14, Z15
+	VPTERNLOGD.BCST        $0x96, (AX), Z5, Z15
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z15, Z16
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z15, Z15
+	VPXORD                 Z10, Z18, Z20
+	VMOVDQA64              Z20, Z21
+	VPTERNLOGD.BCST        $0x96, 128(AX), Z6, Z21
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z21, Z22
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z21, Z21
+	VPXORD                 Z11, Z19, Z23
+	VMOVDQA64              Z23, Z24
+	VPTERNLOGD.BCST        $0x96, 256(AX), Z7, Z24
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z24, Z25
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z24, Z24
+	VPXORD                 Z12, Z13, Z26
+	VMOVDQA64              Z26, Z27
+	VPTERNLOGD.BCST        $0x96, 384(AX), Z8, Z27
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z27, Z28
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z27, Z27
+	VPTERNLOGD             $0x96, Z16, Z22, Z0
+	VPTERNLOGD             $0x96, Z21, Z25, Z0
+	VPTERNLOGD             $0x96, Z24, Z27, Z0
+	VPTERNLOGD             $0x96, Z15, Z22, Z1
+	VPTERNLOGD             $0x96, Z25, Z24, Z1
+	VPTERNLOGD             $0x96, Z28, Z27, Z1
+	VPTERNLOGD             $0x96, Z16, Z15, Z2
+	VPTERNLOGD             $0x96, Z21, Z25, Z2
+	VPTERNLOGD             $0x96, Z28, Z27, Z2
+	VPTERNLOGD             $0x96, Z16, Z15, Z4
+	VPTERNLOGD             $0x96, Z22, Z21, Z4
+	VPTERNLOGD             $0x96, Z24, Z28, Z4
+	VPTERNLOGD.BCST        $0x96, 4(AX), Z0, Z14
 	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z14, Z15
 	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z14, Z14
-	VPXORD                 Z9, Z17, Z19
-	VMOVDQA64              Z19, Z20
-	VPTERNLOGD.BCST        $0x96, 128(AX), Z5, Z20
-	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z20, Z21
+	VPTERNLOGD.BCST        $0x96, 132(AX), Z1, Z20
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z20, Z16
 	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z20, Z20
-	VPXORD                 Z10, Z18, Z22
-	VMOVDQA64              Z22, Z23
-	VPTERNLOGD.BCST        $0x96, 256(AX), Z6, Z23
-	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z23, Z24
+	VPTERNLOGD.BCST        $0x96, 260(AX), Z2, Z23
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z23, Z21
 	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z23, Z23
-	VPXORD                 Z11, Z12, Z25
-	VMOVDQA64              Z25, Z26
-	VPTERNLOGD.BCST        $0x96, 384(AX), Z7, Z26
-	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z26, Z27
+	VPTERNLOGD.BCST        $0x96, 388(AX), Z4, Z26
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z26, Z22
 	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z26, Z26
-	VPTERNLOGD             $0x96, Z15, Z21, Z0
-	VPTERNLOGD             $0x96, Z20, Z24, Z0
-	VPTERNLOGD             $0x96, Z23, Z26, Z0
-	VPTERNLOGD             $0x96, Z14, Z21, Z1
-	VPTERNLOGD             $0x96, Z24, Z23, Z1
-	VPTERNLOGD             $0x96, Z27, Z26, Z1
-	VPTERNLOGD             $0x96, Z15, Z14, Z2
-	VPTERNLOGD             $0x96, Z20, Z24, Z2
-	VPTERNLOGD             $0x96, Z27, Z26, Z2
-	VPTERNLOGD             $0x96, Z15, Z14, Z3
-	VPTERNLOGD             $0x96, Z21, Z20, Z3
-	VPTERNLOGD             $0x96, Z23, Z27, Z3
-	VPTERNLOGD.BCST        $0x96, 4(AX), Z0, Z13
-	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z13, Z14
-	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z13, Z13
-	VPTERNLOGD.BCST        $0x96, 132(AX), Z1, Z19
-	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z19, Z15
-	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z19, Z19
-	VPTERNLOGD.BCST        $0x96, 260(AX), Z2, Z22
-	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z22, Z20
-	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z22, Z22
-	VPTERNLOGD.BCST        $0x96, 388(AX), Z3, Z25
-	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z25, Z21
-	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z25, Z25
-	VPTERNLOGD             $0x96, Z14, Z15, Z4
-	VPTERNLOGD             $0x96, Z19, Z20, Z4
-	VPTERNLOGD             $0x96, Z22, Z25, Z4
-	VPTERNLOGD             $0x96, Z13, Z15, Z5
-	VPTERNLOGD             $0x96, Z20, Z22, Z5
-	VPTERNLOGD             $0x96, Z21, Z25, Z5
-	VPTERNLOGD             $0x96, Z14, Z13, Z6
-	VPTERNLOGD             $0x96, Z19, Z20, Z6
-	VPTERNLOGD             $0x96, Z21, Z25, Z6
-	VPTERNLOGD             $0x96, Z14, Z13, Z7
-	VPTERNLOGD             $0x96, Z15, Z19, Z7
-	VPTERNLOGD             $0x96, Z22, Z21, Z7
-	VPXORD                 Z0, Z4, Z13
-	VMOVDQA64              Z13, Z14
-	VPTERNLOGD.BCST        $0x96, 8(AX), Z16, Z14
-	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z14, Z15
-	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z14, Z14
-	VPXORD                 Z1, Z5, Z19
-	VMOVDQA64              Z19, Z20
-	VPTERNLOGD.BCST        $0x96, 136(AX), Z17, Z20
-	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z20, Z21
-	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z20, Z20
-	VPXORD                 Z2, Z6, Z22
-	VMOVDQA64              Z22, Z23
-	VPTERNLOGD.BCST        $0x96, 264(AX), Z18, Z23
-	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z23, Z24
-	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z23, Z23
-	VPXORD                 Z3, Z7, Z25
-	VMOVDQA64              Z25, Z26
-	VPTERNLOGD.BCST        $0x96, 392(AX), Z12, Z26
-	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z26, Z27
-	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z26, Z26
-	VPTERNLOGD             $0x96, Z15, Z21, Z8
-	VPTERNLOGD             $0x96, Z20, Z24, Z8
-	VPTERNLOGD             $0x96, Z23, Z26, Z8
-	VPTERNLOGD             $0x96, Z14, Z21, Z9
-	VPTERNLOGD             $0x96, Z24, Z23, Z9
-	VPTERNLOGD             $0x96, Z27, Z26, Z9
-	VPTERNLOGD             $0x96, Z15, Z14, Z10
-	VPTERNLOGD             $0x96, Z20, Z24, Z10
-	VPTERNLOGD             $0x96, Z27, Z26, Z10
-	VPTERNLOGD             $0x96, Z15, Z14, Z11
-	VPTERNLOGD             $0x96, Z21, Z20, Z11
-	VPTERNLOGD             $0x96, Z23, Z27, Z11
-	VPTERNLOGD.BCST        $0x96, 12(AX), Z8, Z13
-	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z13, Z14
-	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z13, Z13
-	VPTERNLOGD.BCST        $0x96, 140(AX), Z9, Z19
-	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z19, Z15
-	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z19, Z19
-	VPTERNLOGD.BCST        $0x96, 268(AX), Z10, Z22
-	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z22, Z20
-	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z22, Z22
-	VPTERNLOGD.BCST        $0x96, 396(AX), Z11, Z25
-	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z25, Z21
-	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z25, Z25
-	VPTERNLOGD             $0x96, Z14, Z15, Z16
-	VPTERNLOGD             $0x96, Z19, Z20, Z16
-	VPTERNLOGD             $0x96, Z22, Z25, Z16
-	VPTERNLOGD             $0x96, Z13, Z15, Z17
-	VPTERNLOGD             $0x96, Z20, Z22, Z17
-	VPTERNLOGD             $0x96, Z21, Z25, Z17
-	VPTERNLOGD             $0x96, Z14, Z13, Z18
-	VPTERNLOGD             $0x96, Z19, Z20, Z18
-	VPTERNLOGD             $0x96, Z21, Z25, Z18
-	VPTERNLOGD             $0x96, Z14, Z13, Z12
-	VPTERNLOGD             $0x96, Z15, Z19, Z12
+	VPTERNLOGD             $0x96, Z15, Z16, Z5
+	VPTERNLOGD             $0x96, Z20, Z21, Z5
+	VPTERNLOGD             $0x96, Z23, Z26, Z5
+	VPTERNLOGD             $0x96, Z14, Z16, Z6
+	VPTERNLOGD             $0x96, Z21, Z23, Z6
+	VPTERNLOGD             $0x96, Z22, Z26, Z6
+	VPTERNLOGD             $0x96, Z15, Z14, Z7
+	VPTERNLOGD             $0x96, Z20, Z21, Z7
+	VPTERNLOGD             $0x96, Z22, Z26, Z7
+	VPTERNLOGD             $0x96, Z15, Z14, Z8
+	VPTERNLOGD             $0x96, Z16, Z20, Z8
+	VPTERNLOGD             $0x96, Z23, Z22, Z8
+	VPXORD                 Z0, Z5, Z14
+	VMOVDQA64              Z14, Z15
+	VPTERNLOGD.BCST        $0x96, 8(AX), Z17, Z15
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z15, Z16
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z15, Z15
+	VPXORD                 Z1, Z6, Z20
+	VMOVDQA64              Z20, Z21
+	VPTERNLOGD.BCST        $0x96, 136(AX), Z18, Z21
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z21, Z22
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z21, Z21
+	VPXORD                 Z2, Z7, Z23
+	VMOVDQA64              Z23, Z24
+	VPTERNLOGD.BCST        $0x96, 264(AX), Z19, Z24
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z24, Z25
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z24, Z24
+	VPXORD                 Z4, Z8, Z26
+	VMOVDQA64              Z26, Z27
+	VPTERNLOGD.BCST        $0x96, 392(AX), Z13, Z27
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z27, Z28
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z27, Z27
+	VPTERNLOGD             $0x96, Z16, Z22, Z9
+	VPTERNLOGD             $0x96, Z21, Z25, Z9
+	VPTERNLOGD             $0x96, Z24, Z27, Z9
+	VPTERNLOGD             $0x96, Z15, Z22, Z10
+	VPTERNLOGD             $0x96, Z25, Z24, Z10
+	VPTERNLOGD             $0x96, Z28, Z27, Z10
+	VPTERNLOGD             $0x96, Z16, Z15, Z11
+	VPTERNLOGD             $0x96, Z21, Z25, Z11
+	VPTERNLOGD             $0x96, Z28, Z27, Z11
+	VPTERNLOGD             $0x96, Z16, Z15, Z12
 	VPTERNLOGD             $0x96, Z22, Z21, Z12
+	VPTERNLOGD             $0x96, Z24, Z28, Z12
+	VPTERNLOGD.BCST        $0x96, 12(AX), Z9, Z14
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z14, Z15
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z14, Z14
+	VPTERNLOGD.BCST        $0x96, 140(AX), Z10, Z20
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z20, Z16
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z20, Z20
+	VPTERNLOGD.BCST        $0x96, 268(AX), Z11, Z23
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z23, Z21
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z23, Z23
+	VPTERNLOGD.BCST        $0x96, 396(AX), Z12, Z26
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z26, Z22
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z26, Z26
+	VPTERNLOGD             $0x96, Z15, Z16, Z17
+	VPTERNLOGD             $0x96, Z20, Z21, Z17
+	VPTERNLOGD             $0x96, Z23, Z26, Z17
+	VPTERNLOGD             $0x96, Z14, Z16, Z18
+	VPTERNLOGD             $0x96, Z21, Z23, Z18
+	VPTERNLOGD             $0x96, Z22, Z26, Z18
+	VPTERNLOGD             $0x96, Z15, Z14, Z19
+	VPTERNLOGD             $0x96, Z20, Z21, Z19
+	VPTERNLOGD             $0x96, Z22, Z26, Z19
+	VPTERNLOGD             $0x96, Z15, Z14, Z13
+	VPTERNLOGD             $0x96, Z16, Z20, Z13
+	VPTERNLOGD             $0x96, Z23, Z22, Z13
 	ADDQ                   $0x10, AX
 	DECQ                   CX
 	JNZ                    xorKeyStreamAVX512GFNI_rounds
-	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Z16, Z16
-	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Z4, Z4
-	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Z8, Z8
-	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Z0, Z0
-	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Z18, Z18
-	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Z6, Z6
-	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Z10, Z10
-	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Z2, Z2
 	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Z17, Z17
 	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Z5, Z5
 	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Z9, Z9
-	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Z1, Z1
-	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Z12, Z12
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Z0, Z0
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Z19, Z19
 	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Z7, Z7
 	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Z11, Z11
-	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Z3, Z3
-	VPUNPCKLBW             Z17, Z16, Z13
-	VPUNPCKHBW             Z17, Z16, Z14
-	VPUNPCKLBW             Z5, Z4, Z15
-	VPUNPCKHBW             Z5, Z4, Z4
-	VPUNPCKLBW             Z9, Z8, Z5
-	VPUNPCKHBW             Z9, Z8, Z8
-	VPUNPCKLBW             Z1, Z0, Z9
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Z2, Z2
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Z18, Z18
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Z6, Z6
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Z10, Z10
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Z1, Z1
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Z13, Z13
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Z8, Z8
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Z12, Z12
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Z4, Z4
+	VPUNPCKLBW             Z18, Z17, Z14
+	VPUNPCKHBW             Z18, Z17, Z15
+	VPUNPCKLBW             Z6, Z5, Z16
+	VPUNPCKHBW             Z6, Z5, Z5
+	VPUNPCKLBW             Z10, Z9, Z6
+	VPUNPCKHBW             Z10, Z9, Z9
+	VPUNPCKLBW             Z1, Z0, Z10
 	VPUNPCKHBW             Z1, Z0, Z0
-	VPUNPCKLBW             Z12, Z18, Z1
-	VPUNPCKHBW             Z12, Z18, Z12
-	VPUNPCKLBW             Z7, Z6, Z16
-	VPUNPCKHBW             Z7, Z6, Z6
-	VPUNPCKLBW             Z11, Z10, Z7
-	VPUNPCKHBW             Z11, Z10, Z10
-	VPUNPCKLBW             Z3, Z2, Z11
-	VPUNPCKHBW             Z3, Z2, Z2
-	VPUNPCKLWD             Z1, Z13, Z3
-	VPUNPCKHWD             Z1, Z13, Z1
-	VPUNPCKLWD             Z12, Z14, Z13
-	VPUNPCKHWD             Z12, Z14, Z12
-	VPUNPCKLWD             Z16, Z15, Z14
-	VPUNPCKHWD             Z16, Z15, Z15
-	VPUNPCKLWD             Z6, Z4, Z16
-	VPUNPCKHWD             Z6, Z4, Z4
-	VPUNPCKLWD             Z7, Z5, Z6
+	VPUNPCKLBW             Z13, Z19, Z1
+	VPUNPCKHBW             Z13, Z19, Z13
+	VPUNPCKLBW             Z8, Z7, Z17
+	VPUNPCKHBW             Z8, Z7, Z7
+	VPUNPCKLBW             Z12, Z11, Z8
+	VPUNPCKHBW             Z12, Z11, Z11
+	VPUNPCKLBW             Z4, Z2, Z12
+	VPUNPCKHBW             Z4, Z2, Z2
+	VPUNPCKLWD             Z1, Z14, Z4
+	VPUNPCKHWD             Z1, Z14, Z1
+	VPUNPCKLWD             Z13, Z15, Z14
+	VPUNPCKHWD             Z13, Z15, Z13
+	VPUNPCKLWD             Z17, Z16, Z15
+	VPUNPCKHWD             Z17, Z16, Z16
+	VPUNPCKLWD             Z7, Z5, Z17
 	VPUNPCKHWD             Z7, Z5, Z5
-	VPUNPCKLWD             Z10, Z8, Z7
-	VPUNPCKHWD             Z10, Z8, Z8
-	VPUNPCKLWD             Z11, Z9, Z10
+	VPUNPCKLWD             Z8, Z6, Z7
+	VPUNPCKHWD             Z8, Z6, Z6
+	VPUNPCKLWD             Z11, Z9, Z8
 	VPUNPCKHWD             Z11, Z9, Z9
-	VPUNPCKLWD             Z2, Z0, Z11
+	VPUNPCKLWD             Z12, Z10, Z11
+	VPUNPCKHWD             Z12, Z10, Z10
+	VPUNPCKLWD             Z2, Z0, Z12
 	VPUNPCKHWD             Z2, Z0, Z0
-	VPUNPCKLDQ             Z6, Z3, Z2
-	VPUNPCKHDQ             Z6, Z3, Z3
-	VPUNPCKLDQ             Z5, Z1, Z6
-	VPUNPCKHDQ             Z5, Z1, Z1
-	VPUNPCKLDQ             Z7, Z13, Z5
-	VPUNPCKHDQ             Z7, Z13, Z7
-	VPUNPCKLDQ             Z8, Z12, Z13
-	VPUNPCKHDQ             Z8, Z12, Z8
-	VPUNPCKLDQ             Z10, Z14, Z12
-	VPUNPCKHDQ             Z10, Z14, Z10
-	VPUNPCKLDQ             Z9, Z15, Z14
-	VPUNPCKHDQ             Z9, Z15, Z9
-	VPUNPCKLDQ             Z11, Z16, Z15
-	VPUNPCKHDQ             Z11, Z16, Z11
-	VPUNPCKLDQ             Z0, Z4, Z16
-	VPUNPCKHDQ             Z0, Z4, Z0
-	VPUNPCKLQDQ            Z12, Z2, Z4
-	VPUNPCKHQDQ            Z12, Z2, Z2
-	VPUNPCKLQDQ            Z10, Z3, Z12
-	VPUNPCKHQDQ            Z10, Z3, Z3
-	VPUNPCKLQDQ            Z14, Z6, Z10
-	VPUNPCKHQDQ            Z14, Z6, Z6
-	VPUNPCKLQDQ            Z9, Z1, Z14
-	VPUNPCKHQDQ            Z9, Z1, Z1
-	VPUNPCKLQDQ            Z15, Z5, Z9
-	VPUNPCKHQDQ            Z15, Z5, Z5
-	VPUNPCKLQDQ            Z11, Z7, Z15
-	VPUNPCKHQDQ            Z11, Z7, Z7
-	VPUNPCKLQDQ            Z16, Z13, Z11
-	VPUNPCKHQDQ            Z16, Z13, Z13
-	VPUNPCKLQDQ            Z0, Z8, Z16
-	VPUNPCKHQDQ            Z0, Z8, Z0
+	VPUNPCKLDQ             Z7, Z4, Z2
+	VPUNPCKHDQ             Z7, Z4, Z4
+	VPUNPCKLDQ             Z6, Z1, Z7
+	VPUNPCKHDQ             Z6, Z1, Z1
+	VPUNPCKLDQ             Z8, Z14, Z6
+	VPUNPCKHDQ             Z8, Z14, Z8
+	VPUNPCKLDQ             Z9, Z13, Z14
+	VPUNPCKHDQ             Z9, Z13, Z9
+	VPUNPCKLDQ             Z11, Z15, Z13
+	VPUNPCKHDQ             Z11, Z15, Z11
+	VPUNPCKLDQ             Z10, Z16, Z15
+	VPUNPCKHDQ             Z10, Z16, Z10
+	VPUNPCKLDQ             Z12, Z17, Z16
+	VPUNPCKHDQ             Z12, Z17, Z12
+	VPUNPCKLDQ             Z0, Z5, Z17
+	VPUNPCKHDQ             Z0, Z5, Z0
+	VPUNPCKLQDQ            Z13, Z2, Z5
+	VPUNPCKHQDQ            Z13, Z2, Z2
+	VPUNPCKLQDQ            Z11, Z4, Z13
+	VPUNPCKHQDQ            Z11, Z4, Z4
+	VPUNPCKLQDQ            Z15, Z7, Z11
+	VPUNPCKHQDQ            Z15, Z7, Z7
+	VPUNPCKLQDQ            Z10, Z1, Z15
+	VPUNPCKHQDQ            Z10, Z1, Z1
+	VPUNPCKLQDQ            Z16, Z6, Z10
+	VPUNPCKHQDQ            Z16, Z6, Z6
+	VPUNPCKLQDQ            Z12, Z8, Z16
+	VPUNPCKHQDQ            Z12, Z8, Z8
+	VPUNPCKLQDQ            Z17, Z14, Z12
+	VPUNPCKHQDQ            Z17, Z14, Z14
+	VPUNPCKLQDQ            Z0, Z9, Z17
+	VPUNPCKHQDQ            Z0, Z9, Z0
 	KMOVB                  528(SP), K1
-	VMOVDQU64.Z            (BX), K1, Z8
-	VPXORD                 Z8, Z4, Z4
-	VMOVDQU64              Z4, K1, (DX)
+	VMOVDQU64.Z            (BX), K1, Z9
+	VPXORD                 Z9, Z5, Z5
+	VMOVDQU64              Z5, K1, (DX)
 	KMOVB                  529(SP), K1
-	VMOVDQU64.Z            64(BX), K1, Z4
-	VPXORD                 Z4, Z2, Z2
+	VMOVDQU64.Z            64(BX), K1, Z5
+	VPXORD                 Z5, Z2, Z2
 	VMOVDQU64              Z2, K1, 64(DX)
 	KMOVB                  530(SP), K1
 	VMOVDQU64.Z            128(BX), K1, Z2
-	VPXORD                 Z2, Z12, Z12
-	VMOVDQU64              Z12, K1, 128(DX)
+	VPXORD                 Z2, Z13, Z13
+	VMOVDQU64              Z13, K1, 128(DX)
 	KMOVB                  531(SP), K1
 	VMOVDQU64.Z            192(BX), K1, Z2
-	VPXORD                 Z2, Z3, Z3
-	VMOVDQU64              Z3, K1, 192(DX)
+	VPXORD                 Z2, Z4, Z4
+	VMOVDQU64              Z4, K1, 192(DX)
 	KMOVB                  532(SP), K1
 	VMOVDQU64.Z            256(BX), K1, Z2
-	VPXORD                 Z2, Z10, Z10
-	VMOVDQU64              Z10, K1, 256(DX)
+	VPXORD                 Z2, Z11, Z11
+	VMOVDQU64              Z11, K1, 256(DX)
 	KMOVB                  533(SP), K1
 	VMOVDQU64.Z            320(BX), K1, Z2
-	VPXORD                 Z2, Z6, Z6
-	VMOVDQU64              Z6, K1, 320(DX)
+	VPXORD                 Z2, Z7, Z7
+	VMOVDQU64              Z7, K1, 320(DX)
 	KMOVB                  534(SP), K1
 	VMOVDQU64.Z            384(BX), K1, Z2
-	VPXORD                 Z2, Z14, Z14
-	VMOVDQU64              Z14, K1, 384(DX)
+	VPXORD                 Z2, Z15, Z15
+	VMOVDQU64              Z15, K1, 384(DX)
 	KMOVB                  535(SP), K1
 	VMOVDQU64.Z            448(BX), K1, Z2
 	VPXORD                 Z2, Z1, Z1
 	VMOVDQU64              Z1, K1, 448(DX)
 	KMOVB                  536(SP), K1
 	VMOVDQU64.Z            512(BX), K1, Z1
-	VPXORD                 Z1, Z9, Z9
-	VMOVDQU64              Z9, K1, 512(DX)
+	VPXORD                 Z1, Z10, Z10
+	VMOVDQU64              Z10, K1, 512(DX)
 	KMOVB                  537(SP), K1
 	VMOVDQU64.Z            576(BX), K1, Z1
-	VPXORD                 Z1, Z5, Z5
-	VMOVDQU64              Z5, K1, 576(DX)
+	VPXORD                 Z1, Z6, Z6
+	VMOVDQU64              Z6, K1, 576(DX)
 	KMOVB                  538(SP), K1
 	VMOVDQU64.Z            640(BX), K1, Z1
-	VPXORD                 Z1, Z15, Z15
-	VMOVDQU64              Z15, K1, 640(DX)
+	VPXORD                 Z1, Z16, Z16
+	VMOVDQU64              Z16, K1, 640(DX)
 	KMOVB                  539(SP), K1
 	VMOVDQU64.Z            704(BX), K1, Z1
-	VPXORD                 Z1, Z7, Z7
-	VMOVDQU64              Z7, K1, 704(DX)
+	VPXORD                 Z1, Z8, Z8
+	VMOVDQU64              Z8, K1, 704(DX)
 	KMOVB                  540(SP), K1
 	VMOVDQU64.Z            768(BX), K1, Z1
-	VPXORD                 Z1, Z11, Z11
-	VMOVDQU64              Z11, K1, 768(DX)
+	VPXORD                 Z1, Z12, Z12
+	VMOVDQU64              Z12, K1, 768(DX)
 	KMOVB                  541(SP), K1
 	VMOVDQU64.Z            832(BX), K1, Z1
-	VPXORD                 Z1, Z13, Z13
-	VMOVDQU64              Z13, K1, 832(DX)
+	VPXORD                 Z1, Z14, Z14
+	VMOVDQU64              Z14, K1, 832(DX)
 	KMOVB                  542(SP), K1
 	VMOVDQU64.Z            896(BX), K1, Z1
-	VPXORD                 Z1, Z16, Z16
-	VMOVDQU64              Z16, K1, 896(DX)
+	VPXORD                 Z1, Z17, Z17
+	VMOVDQU64              Z17, K1, 896(DX)
 	KMOVB                  543(SP), K1
 	VMOVDQU64.Z            960(BX), K1, Z1
 	VPXORD                 Z1, Z0, Z0
@@ -1707,569 +2467,1352 @@ xorKeyStreamAVX512GFNI_rounds:
 	SUBQ                   $0x40, SI
 	JMP                    xorKeyStreamAVX512GFNI_loop
 
+xorKeyStreamAVX512GFNI_narrow:
+	// 1 to 32 blocks left: one 32-block pass on YMM registers.
+	MOVQ                SI, AX
+	SHLQ                $0x01, AX
+	MOVQ                $-1, CX
+	BZHIQ               AX, CX, CX
+	MOVQ                CX, 528(SP)
+	VPBROADCASTB        (SP), Y0
+	VPBROADCASTB        1(SP), Y1
+	VPBROADCASTB        2(SP), Y2
+	VPBROADCASTB        3(SP), Y4
+	VPBROADCASTB        4(SP), Y5
+	VPBROADCASTB        5(SP), Y6
+	VPBROADCASTB        6(SP), Y7
+	VPBROADCASTB        7(SP), Y8
+	VPBROADCASTB        8(SP), Y9
+	VPBROADCASTB        9(SP), Y10
+	VPBROADCASTB        10(SP), Y11
+	VPBROADCASTB        11(SP), Y12
+	VPBROADCASTD        DI, Z13
+	VPADDD              sm4BSCtrIndexNarrow<>+0(SB), Z13, Z14
+	VPADDD              sm4BSCtrIndexNarrow<>+64(SB), Z13, Z13
+	VPSRLD              $0x18, Z14, Z15
+	VPMOVDB             Z15, X3
+	VPSRLD              $0x18, Z13, Z15
+	VPMOVDB             Z15, X15
+	VINSERTI32X4        $0x01, X15, Y3, Y15
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Y15, Y15
+	VPSRLD              $0x10, Z14, Z16
+	VPMOVDB             Z16, X3
+	VPSRLD              $0x10, Z13, Z16
+	VPMOVDB             Z16, X16
+	VINSERTI32X4        $0x01, X16, Y3, Y16
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Y16, Y16
+	VPSRLD              $0x08, Z14, Z17
+	VPMOVDB             Z17, X3
+	VPSRLD              $0x08, Z13, Z17
+	VPMOVDB             Z17, X17
+	VINSERTI32X4        $0x01, X17, Y3, Y17
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Y17, Y17
+	VPMOVDB             Z14, X3
+	VPMOVDB             Z13, X13
+	VINSERTI32X4        $0x01, X13, Y3, Y3
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Y3, Y3
+	LEAQ                16(SP), AX
+	MOVQ                $0x00000008, CX
+
+xorKeyStreamAVX512GFNI_rounds_narrow:
+	VPXORD                 Y9, Y15, Y13
+	VMOVDQA64              Y13, Y14
+	VPTERNLOGD.BCST        $0x96, (AX), Y5, Y14
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y14, Y18
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y14, Y14
+	VPXORD                 Y10, Y16, Y19
+	VMOVDQA64              Y19, Y20
+	VPTERNLOGD.BCST        $0x96, 128(AX), Y6, Y20
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y20, Y21
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y20, Y20
+	VPXORD                 Y11, Y17, Y22
+	VMOVDQA64              Y22, Y23
+	VPTERNLOGD.BCST        $0x96, 256(AX), Y7, Y23
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y23, Y24
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y23, Y23
+	VPXORD                 Y12, Y3, Y25
+	VMOVDQA64              Y25, Y26
+	VPTERNLOGD.BCST        $0x96, 384(AX), Y8, Y26
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y26, Y27
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y26, Y26
+	VPTERNLOGD             $0x96, Y18, Y21, Y0
+	VPTERNLOGD             $0x96, Y20, Y24, Y0
+	VPTERNLOGD             $0x96, Y23, Y26, Y0
+	VPTERNLOGD             $0x96, Y14, Y21, Y1
+	VPTERNLOGD             $0x96, Y24, Y23, Y1
+	VPTERNLOGD             $0x96, Y27, Y26, Y1
+	VPTERNLOGD             $0x96, Y18, Y14, Y2
+	VPTERNLOGD             $0x96, Y20, Y24, Y2
+	VPTERNLOGD             $0x96, Y27, Y26, Y2
+	VPTERNLOGD             $0x96, Y18, Y14, Y4
+	VPTERNLOGD             $0x96, Y21, Y20, Y4
+	VPTERNLOGD             $0x96, Y23, Y27, Y4
+	VPTERNLOGD.BCST        $0x96, 4(AX), Y0, Y13
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y13, Y14
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y13, Y13
+	VPTERNLOGD.BCST        $0x96, 132(AX), Y1, Y19
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y19, Y18
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y19, Y19
+	VPTERNLOGD.BCST        $0x96, 260(AX), Y2, Y22
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y22, Y20
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y22, Y22
+	VPTERNLOGD.BCST        $0x96, 388(AX), Y4, Y25
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y25, Y21
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y25, Y25
+	VPTERNLOGD             $0x96, Y14, Y18, Y5
+	VPTERNLOGD             $0x96, Y19, Y20, Y5
+	VPTERNLOGD             $0x96, Y22, Y25, Y5
+	VPTERNLOGD             $0x96, Y13, Y18, Y6
+	VPTERNLOGD             $0x96, Y20, Y22, Y6
+	VPTERNLOGD             $0x96, Y21, Y25, Y6
+	VPTERNLOGD             $0x96, Y14, Y13, Y7
+	VPTERNLOGD             $0x96, Y19, Y20, Y7
+	VPTERNLOGD             $0x96, Y21, Y25, Y7
+	VPTERNLOGD             $0x96, Y14, Y13, Y8
+	VPTERNLOGD             $0x96, Y18, Y19, Y8
+	VPTERNLOGD             $0x96, Y22, Y21, Y8
+	VPXORD                 Y0, Y5, Y13
+	VMOVDQA64              Y13, Y14
+	VPTERNLOGD.BCST        $0x96, 8(AX), Y15, Y14
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y14, Y18
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y14, Y14
+	VPXORD                 Y1, Y6, Y19
+	VMOVDQA64              Y19, Y20
+	VPTERNLOGD.BCST        $0x96, 136(AX), Y16, Y20
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y20, Y21
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y20, Y20
+	VPXORD                 Y2, Y7, Y22
+	VMOVDQA64              Y22, Y23
+	VPTERNLOGD.BCST        $0x96, 264(AX), Y17, Y23
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y23, Y24
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y23, Y23
+	VPXORD                 Y4, Y8, Y25
+	VMOVDQA64              Y25, Y26
+	VPTERNLOGD.BCST        $0x96, 392(AX), Y3, Y26
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y26, Y27
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y26, Y26
+	VPTERNLOGD             $0x96, Y18, Y21, Y9
+	VPTERNLOGD             $0x96, Y20, Y24, Y9
+	VPTERNLOGD             $0x96, Y23, Y26, Y9
+	VPTERNLOGD             $0x96, Y14, Y21, Y10
+	VPTERNLOGD             $0x96, Y24, Y23, Y10
+	VPTERNLOGD             $0x96, Y27, Y26, Y10
+	VPTERNLOGD             $0x96, Y18, Y14, Y11
+	VPTERNLOGD             $0x96, Y20, Y24, Y11
+	VPTERNLOGD             $0x96, Y27, Y26, Y11
+	VPTERNLOGD             $0x96, Y18, Y14, Y12
+	VPTERNLOGD             $0x96, Y21, Y20, Y12
+	VPTERNLOGD             $0x96, Y23, Y27, Y12
+	VPTERNLOGD.BCST        $0x96, 12(AX), Y9, Y13
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y13, Y14
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y13, Y13
+	VPTERNLOGD.BCST        $0x96, 140(AX), Y10, Y19
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y19, Y18
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y19, Y19
+	VPTERNLOGD.BCST        $0x96, 268(AX), Y11, Y22
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y22, Y20
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y22, Y22
+	VPTERNLOGD.BCST        $0x96, 396(AX), Y12, Y25
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y25, Y21
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y25, Y25
+	VPTERNLOGD             $0x96, Y14, Y18, Y15
+	VPTERNLOGD             $0x96, Y19, Y20, Y15
+	VPTERNLOGD             $0x96, Y22, Y25, Y15
+	VPTERNLOGD             $0x96, Y13, Y18, Y16
+	VPTERNLOGD             $0x96, Y20, Y22, Y16
+	VPTERNLOGD             $0x96, Y21, Y25, Y16
+	VPTERNLOGD             $0x96, Y14, Y13, Y17
+	VPTERNLOGD             $0x96, Y19, Y20, Y17
+	VPTERNLOGD             $0x96, Y21, Y25, Y17
+	VPTERNLOGD             $0x96, Y14, Y13, Y3
+	VPTERNLOGD             $0x96, Y18, Y19, Y3
+	VPTERNLOGD             $0x96, Y22, Y21, Y3
+	ADDQ                   $0x10, AX
+	DECQ                   CX
+	JNZ                    xorKeyStreamAVX512GFNI_rounds_narrow
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y15, Y15
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y5, Y5
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y9, Y9
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y17, Y17
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y7, Y7
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y11, Y11
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y2, Y2
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y16, Y16
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y6, Y6
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y10, Y10
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y1, Y1
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y3, Y3
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y8, Y8
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y12, Y12
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y4, Y4
+	VPUNPCKLBW             Y16, Y15, Y13
+	VPUNPCKHBW             Y16, Y15, Y14
+	VPUNPCKLBW             Y6, Y5, Y15
+	VPUNPCKHBW             Y6, Y5, Y5
+	VPUNPCKLBW             Y10, Y9, Y6
+	VPUNPCKHBW             Y10, Y9, Y9
+	VPUNPCKLBW             Y1, Y0, Y10
+	VPUNPCKHBW             Y1, Y0, Y0
+	VPUNPCKLBW             Y3, Y17, Y1
+	VPUNPCKHBW             Y3, Y17, Y3
+	VPUNPCKLBW             Y8, Y7, Y16
+	VPUNPCKHBW             Y8, Y7, Y7
+	VPUNPCKLBW             Y12, Y11, Y8
+	VPUNPCKHBW             Y12, Y11, Y11
+	VPUNPCKLBW             Y4, Y2, Y12
+	VPUNPCKHBW             Y4, Y2, Y2
+	VPUNPCKLWD             Y1, Y13, Y4
+	VPUNPCKHWD             Y1, Y13, Y1
+	VPUNPCKLWD             Y3, Y14, Y13
+	VPUNPCKHWD             Y3, Y14, Y3
+	VPUNPCKLWD             Y16, Y15, Y14
+	VPUNPCKHWD             Y16, Y15, Y15
+	VPUNPCKLWD             Y7, Y5, Y16
+	VPUNPCKHWD             Y7, Y5, Y5
+	VPUNPCKLWD             Y8, Y6, Y7
+	VPUNPCKHWD             Y8, Y6, Y6
+	VPUNPCKLWD             Y11, Y9, Y8
+	VPUNPCKHWD             Y11, Y9, Y9
+	VPUNPCKLWD             Y12, Y10, Y11
+	VPUNPCKHWD             Y12, Y10, Y10
+	VPUNPCKLWD             Y2, Y0, Y12
+	VPUNPCKHWD             Y2, Y0, Y0
+	VPUNPCKLDQ             Y7, Y4, Y2
+	VPUNPCKHDQ             Y7, Y4, Y4
+	VPUNPCKLDQ             Y6, Y1, Y7
+	VPUNPCKHDQ             Y6, Y1, Y1
+	VPUNPCKLDQ             Y8, Y13, Y6
+	VPUNPCKHDQ             Y8, Y13, Y8
+	VPUNPCKLDQ             Y9, Y3, Y13
+	VPUNPCKHDQ             Y9, Y3, Y3
+	VPUNPCKLDQ             Y11, Y14, Y9
+	VPUNPCKHDQ             Y11, Y14, Y11
+	VPUNPCKLDQ             Y10, Y15, Y14
+	VPUNPCKHDQ             Y10, Y15, Y10
+	VPUNPCKLDQ             Y12, Y16, Y15
+	VPUNPCKHDQ             Y12, Y16, Y12
+	VPUNPCKLDQ             Y0, Y5, Y16
+	VPUNPCKHDQ             Y0, Y5, Y0
+	VPUNPCKLQDQ            Y9, Y2, Y5
+	VPUNPCKHQDQ            Y9, Y2, Y2
+	VPUNPCKLQDQ            Y11, Y4, Y9
+	VPUNPCKHQDQ            Y11, Y4, Y4
+	VPUNPCKLQDQ            Y14, Y7, Y11
+	VPUNPCKHQDQ            Y14, Y7, Y7
+	VPUNPCKLQDQ            Y10, Y1, Y14
+	VPUNPCKHQDQ            Y10, Y1, Y1
+	VPUNPCKLQDQ            Y15, Y6, Y10
+	VPUNPCKHQDQ            Y15, Y6, Y6
+	VPUNPCKLQDQ            Y12, Y8, Y15
+	VPUNPCKHQDQ            Y12, Y8, Y8
+	VPUNPCKLQDQ            Y16, Y13, Y12
+	VPUNPCKHQDQ            Y16, Y13, Y13
+	VPUNPCKLQDQ            Y0, Y3, Y16
+	VPUNPCKHQDQ            Y0, Y3, Y0
+	KMOVQ                  528(SP), K1
+	VMOVDQU64.Z            (BX), K1, Y3
+	VPXORD                 Y3, Y5, Y5
+	VMOVDQU64              Y5, K1, (DX)
+	KMOVQ                  528(SP), K1
+	KSHIFTRQ               $0x04, K1, K1
+	VMOVDQU64.Z            32(BX), K1, Y3
+	VPXORD                 Y3, Y2, Y2
+	VMOVDQU64              Y2, K1, 32(DX)
+	KMOVQ                  528(SP), K1
+	KSHIFTRQ               $0x08, K1, K1
+	VMOVDQU64.Z            64(BX), K1, Y2
+	VPXORD                 Y2, Y9, Y9
+	VMOVDQU64              Y9, K1, 64(DX)
+	KMOVQ                  528(SP), K1
+	KSHIFTRQ               $0x0c, K1, K1
+	VMOVDQU64.Z            96(BX), K1, Y2
+	VPXORD                 Y2, Y4, Y4
+	VMOVDQU64              Y4, K1, 96(DX)
+	KMOVQ                  528(SP), K1
+	KSHIFTRQ               $0x10, K1, K1
+	VMOVDQU64.Z            128(BX), K1, Y2
+	VPXORD                 Y2, Y11, Y11
+	VMOVDQU64              Y11, K1, 128(DX)
+	KMOVQ                  528(SP), K1
+	KSHIFTRQ               $0x14, K1, K1
+	VMOVDQU64.Z            160(BX), K1, Y2
+	VPXORD                 Y2, Y7, Y7
+	VMOVDQU64              Y7, K1, 160(DX)
+	KMOVQ                  528(SP), K1
+	KSHIFTRQ               $0x18, K1, K1
+	VMOVDQU64.Z            192(BX), K1, Y2
+	VPXORD                 Y2, Y14, Y14
+	VMOVDQU64              Y14, K1, 192(DX)
+	KMOVQ                  528(SP), K1
+	KSHIFTRQ               $0x1c, K1, K1
+	VMOVDQU64.Z            224(BX), K1, Y2
+	VPXORD                 Y2, Y1, Y1
+	VMOVDQU64              Y1, K1, 224(DX)
+	KMOVQ                  528(SP), K1
+	KSHIFTRQ               $0x20, K1, K1
+	VMOVDQU64.Z            256(BX), K1, Y1
+	VPXORD                 Y1, Y10, Y10
+	VMOVDQU64              Y10, K1, 256(DX)
+	KMOVQ                  528(SP), K1
+	KSHIFTRQ               $0x24, K1, K1
+	VMOVDQU64.Z            288(BX), K1, Y1
+	VPXORD                 Y1, Y6, Y6
+	VMOVDQU64              Y6, K1, 288(DX)
+	KMOVQ                  528(SP), K1
+	KSHIFTRQ               $0x28, K1, K1
+	VMOVDQU64.Z            320(BX), K1, Y1
+	VPXORD                 Y1, Y15, Y15
+	VMOVDQU64              Y15, K1, 320(DX)
+	KMOVQ                  528(SP), K1
+	KSHIFTRQ               $0x2c, K1, K1
+	VMOVDQU64.Z            352(BX), K1, Y1
+	VPXORD                 Y1, Y8, Y8
+	VMOVDQU64              Y8, K1, 352(DX)
+	KMOVQ                  528(SP), K1
+	KSHIFTRQ               $0x30, K1, K1
+	VMOVDQU64.Z            384(BX), K1, Y1
+	VPXORD                 Y1, Y12, Y12
+	VMOVDQU64              Y12, K1, 384(DX)
+	KMOVQ                  528(SP), K1
+	KSHIFTRQ               $0x34, K1, K1
+	VMOVDQU64.Z            416(BX), K1, Y1
+	VPXORD                 Y1, Y13, Y13
+	VMOVDQU64              Y13, K1, 416(DX)
+	KMOVQ                  528(SP), K1
+	KSHIFTRQ               $0x38, K1, K1
+	VMOVDQU64.Z            448(BX), K1, Y1
+	VPXORD                 Y1, Y16, Y16
+	VMOVDQU64              Y16, K1, 448(DX)
+	KMOVQ                  528(SP), K1
+	KSHIFTRQ               $0x3c, K1, K1
+	VMOVDQU64.Z            480(BX), K1, Y1
+	VPXORD                 Y1, Y0, Y0
+	VMOVDQU64              Y0, K1, 480(DX)
+
 xorKeyStreamAVX512GFNI_done:
 	VZEROUPPER
 	RET
 
 // func encryptBlocksAVX2GFNI(rk *[32]uint32, dst *byte, src *byte, nblocks int)
 // Requires: AVX, AVX2, GFNI, SSE2
-TEXT ·encryptBlocksAVX2GFNI(SB), NOSPLIT, $0-32
-	MOVQ         rk+0(FP), AX
-	MOVQ         dst+8(FP), CX
-	MOVQ         src+16(FP), DX
-	MOVQ         nblocks+24(FP), BX
-	VPBROADCASTQ sm4PreMatrix<>+0(SB), Y0
-	VPBROADCASTQ sm4PostMatrix<>+0(SB), Y1
+TEXT ·encryptBlocksAVX2GFNI(SB), $1248-32
+	MOVQ           rk+0(FP), AX
+	MOVQ           dst+8(FP), CX
+	MOVQ           src+16(FP), DX
+	MOVQ           nblocks+24(FP), BX
+	VMOVDQU        (AX), Y0
+	VGF2P8AFFINEQB $0x3e, sm4WordLin<>+0(SB), Y0, Y0
+	VMOVDQU        Y0, (SP)
+	VMOVDQU        32(AX), Y0
+	VGF2P8AFFINEQB $0x3e, sm4WordLin<>+0(SB), Y0, Y0
+	VMOVDQU        Y0, 32(SP)
+	VMOVDQU        64(AX), Y0
+	VGF2P8AFFINEQB $0x3e, sm4WordLin<>+0(SB), Y0, Y0
+	VMOVDQU        Y0, 64(SP)
+	VMOVDQU        96(AX), Y0
+	VGF2P8AFFINEQB $0x3e, sm4WordLin<>+0(SB), Y0, Y0
+	VMOVDQU        Y0, 96(SP)
+	VPBROADCASTD   (SP), Y0
+	VMOVDQU        Y0, 128(SP)
+	VPBROADCASTD   4(SP), Y0
+	VMOVDQU        Y0, 160(SP)
+	VPBROADCASTD   8(SP), Y0
+	VMOVDQU        Y0, 192(SP)
+	VPBROADCASTD   12(SP), Y0
+	VMOVDQU        Y0, 224(SP)
+	VPBROADCASTD   16(SP), Y0
+	VMOVDQU        Y0, 256(SP)
+	VPBROADCASTD   20(SP), Y0
+	VMOVDQU        Y0, 288(SP)
+	VPBROADCASTD   24(SP), Y0
+	VMOVDQU        Y0, 320(SP)
+	VPBROADCASTD   28(SP), Y0
+	VMOVDQU        Y0, 352(SP)
+	VPBROADCASTD   32(SP), Y0
+	VMOVDQU        Y0, 384(SP)
+	VPBROADCASTD   36(SP), Y0
+	VMOVDQU        Y0, 416(SP)
+	VPBROADCASTD   40(SP), Y0
+	VMOVDQU        Y0, 448(SP)
+	VPBROADCASTD   44(SP), Y0
+	VMOVDQU        Y0, 480(SP)
+	VPBROADCASTD   48(SP), Y0
+	VMOVDQU        Y0, 512(SP)
+	VPBROADCASTD   52(SP), Y0
+	VMOVDQU        Y0, 544(SP)
+	VPBROADCASTD   56(SP), Y0
+	VMOVDQU        Y0, 576(SP)
+	VPBROADCASTD   60(SP), Y0
+	VMOVDQU        Y0, 608(SP)
+	VPBROADCASTD   64(SP), Y0
+	VMOVDQU        Y0, 640(SP)
+	VPBROADCASTD   68(SP), Y0
+	VMOVDQU        Y0, 672(SP)
+	VPBROADCASTD   72(SP), Y0
+	VMOVDQU        Y0, 704(SP)
+	VPBROADCASTD   76(SP), Y0
+	VMOVDQU        Y0, 736(SP)
+	VPBROADCASTD   80(SP), Y0
+	VMOVDQU        Y0, 768(SP)
+	VPBROADCASTD   84(SP), Y0
+	VMOVDQU        Y0, 800(SP)
+	VPBROADCASTD   88(SP), Y0
+	VMOVDQU        Y0, 832(SP)
+	VPBROADCASTD   92(SP), Y0
+	VMOVDQU        Y0, 864(SP)
+	VPBROADCASTD   96(SP), Y0
+	VMOVDQU        Y0, 896(SP)
+	VPBROADCASTD   100(SP), Y0
+	VMOVDQU        Y0, 928(SP)
+	VPBROADCASTD   104(SP), Y0
+	VMOVDQU        Y0, 960(SP)
+	VPBROADCASTD   108(SP), Y0
+	VMOVDQU        Y0, 992(SP)
+	VPBROADCASTD   112(SP), Y0
+	VMOVDQU        Y0, 1024(SP)
+	VPBROADCASTD   116(SP), Y0
+	VMOVDQU        Y0, 1056(SP)
+	VPBROADCASTD   120(SP), Y0
+	VMOVDQU        Y0, 1088(SP)
+	VPBROADCASTD   124(SP), Y0
+	VMOVDQU        Y0, 1120(SP)
+	LEAQ           128(SP), AX
 
 encryptBlocksAVX2GFNI_loop:
-	CMPQ        BX, $0x00000010
-	JB          encryptBlocksAVX2GFNI_partial
-	VMOVDQU     (DX), Y2
-	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
-	VMOVDQU     32(DX), Y3
-	VPSHUFB     sm4BswapMask<>+0(SB), Y3, Y3
-	VMOVDQU     64(DX), Y4
-	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
-	VMOVDQU     96(DX), Y5
-	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
-	VPUNPCKHDQ  Y3, Y2, Y6
-	VPUNPCKLDQ  Y3, Y2, Y2
-	VPUNPCKLDQ  Y5, Y4, Y7
-	VPUNPCKHDQ  Y5, Y4, Y4
-	VPUNPCKHQDQ Y7, Y2, Y3
-	VPUNPCKLQDQ Y7, Y2, Y2
-	VPUNPCKHQDQ Y4, Y6, Y5
-	VPUNPCKLQDQ Y4, Y6, Y4
-	VMOVDQU     128(DX), Y6
-	VPSHUFB     sm4BswapMask<>+0(SB), Y6, Y6
-	VMOVDQU     160(DX), Y7
-	VPSHUFB     sm4BswapMask<>+0(SB), Y7, Y7
-	VMOVDQU     192(DX), Y8
-	VPSHUFB     sm4BswapMask<>+0(SB), Y8, Y8
-	VMOVDQU     224(DX), Y9
-	VPSHUFB     sm4BswapMask<>+0(SB), Y9, Y9
-	VPUNPCKHDQ  Y7, Y6, Y10
-	VPUNPCKLDQ  Y7, Y6, Y6
-	VPUNPCKLDQ  Y9, Y8, Y11
-	VPUNPCKHDQ  Y9, Y8, Y8
-	VPUNPCKHQDQ Y11, Y6, Y7
-	VPUNPCKLQDQ Y11, Y6, Y6
-	VPUNPCKHQDQ Y8, Y10, Y9
-	VPUNPCKLQDQ Y8, Y10, Y8
-	MOVQ        AX, SI
-	MOVQ        $0x00000008, DI
+	CMPQ           BX, $0x00000018
+	JB             encryptBlocksAVX2GFNI_partial
+	VMOVDQU        (DX), Y0
+	VPSHUFB        sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU        32(DX), Y1
+	VPSHUFB        sm4BswapMask<>+0(SB), Y1, Y1
+	VMOVDQU        64(DX), Y2
+	VPSHUFB        sm4BswapMask<>+0(SB), Y2, Y2
+	VMOVDQU        96(DX), Y3
+	VPSHUFB        sm4BswapMask<>+0(SB), Y3, Y3
+	VPUNPCKHDQ     Y1, Y0, Y4
+	VPUNPCKLDQ     Y1, Y0, Y0
+	VPUNPCKLDQ     Y3, Y2, Y5
+	VPUNPCKHDQ     Y3, Y2, Y2
+	VPUNPCKHQDQ    Y5, Y0, Y1
+	VPUNPCKLQDQ    Y5, Y0, Y0
+	VPUNPCKHQDQ    Y2, Y4, Y3
+	VPUNPCKLQDQ    Y2, Y4, Y2
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y1, Y1
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y2, Y2
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y3, Y3
+	VMOVDQU        128(DX), Y4
+	VPSHUFB        sm4BswapMask<>+0(SB), Y4, Y4
+	VMOVDQU        160(DX), Y5
+	VPSHUFB        sm4BswapMask<>+0(SB), Y5, Y5
+	VMOVDQU        192(DX), Y6
+	VPSHUFB        sm4BswapMask<>+0(SB), Y6, Y6
+	VMOVDQU        224(DX), Y7
+	VPSHUFB        sm4BswapMask<>+0(SB), Y7, Y7
+	VPUNPCKHDQ     Y5, Y4, Y8
+	VPUNPCKLDQ     Y5, Y4, Y4
+	VPUNPCKLDQ     Y7, Y6, Y9
+	VPUNPCKHDQ     Y7, Y6, Y6
+	VPUNPCKHQDQ    Y9, Y4, Y5
+	VPUNPCKLQDQ    Y9, Y4, Y4
+	VPUNPCKHQDQ    Y6, Y8, Y7
+	VPUNPCKLQDQ    Y6, Y8, Y6
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y4, Y4
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y5, Y5
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y6, Y6
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y7, Y7
+	VMOVDQU        256(DX), Y8
+	VPSHUFB        sm4BswapMask<>+0(SB), Y8, Y8
+	VMOVDQU        288(DX), Y9
+	VPSHUFB        sm4BswapMask<>+0(SB), Y9, Y9
+	VMOVDQU        320(DX), Y10
+	VPSHUFB        sm4BswapMask<>+0(SB), Y10, Y10
+	VMOVDQU        352(DX), Y11
+	VPSHUFB        sm4BswapMask<>+0(SB), Y11, Y11
+	VPUNPCKHDQ     Y9, Y8, Y12
+	VPUNPCKLDQ     Y9, Y8, Y8
+	VPUNPCKLDQ     Y11, Y10, Y13
+	VPUNPCKHDQ     Y11, Y10, Y10
+	VPUNPCKHQDQ    Y13, Y8, Y9
+	VPUNPCKLQDQ    Y13, Y8, Y8
+	VPUNPCKHQDQ    Y10, Y12, Y11
+	VPUNPCKLQDQ    Y10, Y12, Y10
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y8, Y8
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y9, Y9
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y10, Y10
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y11, Y11
+	MOVQ           AX, SI
+	MOVQ           $0x00000008, DI
 
-encryptBlocksAVX2GFNI_rounds2false:
-	VPBROADCASTD      (SI), Y13
-	VPXOR             Y13, Y3, Y10
-	VPXOR             Y4, Y10, Y10
-	VPXOR             Y5, Y10, Y10
-	VGF2P8AFFINEQB    $0x3e, Y0, Y10, Y10
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y10, Y10
-	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR             Y10, Y11, Y11
-	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR             Y12, Y11, Y11
-	VPXOR             Y10, Y2, Y2
-	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y12
-	VPXOR             Y12, Y2, Y2
-	VPSLLD            $0x02, Y11, Y12
-	VPSRLD            $0x1e, Y11, Y11
-	VPXOR             Y11, Y2, Y2
-	VPXOR             Y12, Y2, Y2
-	VPXOR             Y13, Y7, Y10
-	VPXOR             Y8, Y10, Y10
-	VPXOR             Y9, Y10, Y10
-	VGF2P8AFFINEQB    $0x3e, Y0, Y10, Y10
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y10, Y10
-	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR             Y10, Y11, Y11
-	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR             Y12, Y11, Y11
-	VPXOR             Y10, Y6, Y6
-	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y12
-	VPXOR             Y12, Y6, Y6
-	VPSLLD            $0x02, Y11, Y12
-	VPSRLD            $0x1e, Y11, Y11
-	VPXOR             Y11, Y6, Y6
-	VPXOR             Y12, Y6, Y6
-	VPBROADCASTD      4(SI), Y13
-	VPXOR             Y13, Y4, Y10
-	VPXOR             Y5, Y10, Y10
-	VPXOR             Y2, Y10, Y10
-	VGF2P8AFFINEQB    $0x3e, Y0, Y10, Y10
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y10, Y10
-	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR             Y10, Y11, Y11
-	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR             Y12, Y11, Y11
-	VPXOR             Y10, Y3, Y3
-	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y12
-	VPXOR             Y12, Y3, Y3
-	VPSLLD            $0x02, Y11, Y12
-	VPSRLD            $0x1e, Y11, Y11
-	VPXOR             Y11, Y3, Y3
-	VPXOR             Y12, Y3, Y3
-	VPXOR             Y13, Y8, Y10
-	VPXOR             Y9, Y10, Y10
-	VPXOR             Y6, Y10, Y10
-	VGF2P8AFFINEQB    $0x3e, Y0, Y10, Y10
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y10, Y10
-	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR             Y10, Y11, Y11
-	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR             Y12, Y11, Y11
-	VPXOR             Y10, Y7, Y7
-	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y12
-	VPXOR             Y12, Y7, Y7
-	VPSLLD            $0x02, Y11, Y12
-	VPSRLD            $0x1e, Y11, Y11
-	VPXOR             Y11, Y7, Y7
-	VPXOR             Y12, Y7, Y7
-	VPBROADCASTD      8(SI), Y13
-	VPXOR             Y13, Y5, Y10
-	VPXOR             Y2, Y10, Y10
-	VPXOR             Y3, Y10, Y10
-	VGF2P8AFFINEQB    $0x3e, Y0, Y10, Y10
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y10, Y10
-	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR             Y10, Y11, Y11
-	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR             Y12, Y11, Y11
-	VPXOR             Y10, Y4, Y4
-	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y12
+encryptBlocksAVX2GFNI_rounds3false:
+	VPXOR             (SI), Y1, Y12
+	VPXOR             Y2, Y12, Y12
+	VPXOR             Y3, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
+	VPXOR             Y12, Y0, Y0
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y0, Y0
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y0, Y0
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y0, Y0
+	VPXOR             (SI), Y5, Y12
+	VPXOR             Y6, Y12, Y12
+	VPXOR             Y7, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
 	VPXOR             Y12, Y4, Y4
-	VPSLLD            $0x02, Y11, Y12
-	VPSRLD            $0x1e, Y11, Y11
-	VPXOR             Y11, Y4, Y4
-	VPXOR             Y12, Y4, Y4
-	VPXOR             Y13, Y9, Y10
-	VPXOR             Y6, Y10, Y10
-	VPXOR             Y7, Y10, Y10
-	VGF2P8AFFINEQB    $0x3e, Y0, Y10, Y10
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y10, Y10
-	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR             Y10, Y11, Y11
-	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR             Y12, Y11, Y11
-	VPXOR             Y10, Y8, Y8
-	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y12
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPXOR             (SI), Y9, Y12
+	VPXOR             Y10, Y12, Y12
+	VPXOR             Y11, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
 	VPXOR             Y12, Y8, Y8
-	VPSLLD            $0x02, Y11, Y12
-	VPSRLD            $0x1e, Y11, Y11
-	VPXOR             Y11, Y8, Y8
-	VPXOR             Y12, Y8, Y8
-	VPBROADCASTD      12(SI), Y13
-	VPXOR             Y13, Y2, Y10
-	VPXOR             Y3, Y10, Y10
-	VPXOR             Y4, Y10, Y10
-	VGF2P8AFFINEQB    $0x3e, Y0, Y10, Y10
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y10, Y10
-	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR             Y10, Y11, Y11
-	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR             Y12, Y11, Y11
-	VPXOR             Y10, Y5, Y5
-	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y12
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y8, Y8
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y8, Y8
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y8, Y8
+	VPXOR             32(SI), Y2, Y12
+	VPXOR             Y3, Y12, Y12
+	VPXOR             Y0, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
+	VPXOR             Y12, Y1, Y1
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPXOR             32(SI), Y6, Y12
+	VPXOR             Y7, Y12, Y12
+	VPXOR             Y4, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
 	VPXOR             Y12, Y5, Y5
-	VPSLLD            $0x02, Y11, Y12
-	VPSRLD            $0x1e, Y11, Y11
-	VPXOR             Y11, Y5, Y5
-	VPXOR             Y12, Y5, Y5
-	VPXOR             Y13, Y6, Y10
-	VPXOR             Y7, Y10, Y10
-	VPXOR             Y8, Y10, Y10
-	VGF2P8AFFINEQB    $0x3e, Y0, Y10, Y10
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y10, Y10
-	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR             Y10, Y11, Y11
-	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y12
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y5, Y5
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y5, Y5
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y5, Y5
+	VPXOR             32(SI), Y10, Y12
+	VPXOR             Y11, Y12, Y12
+	VPXOR             Y8, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
+	VPXOR             Y12, Y9, Y9
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y9, Y9
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y9, Y9
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y9, Y9
+	VPXOR             64(SI), Y3, Y12
+	VPXOR             Y0, Y12, Y12
+	VPXOR             Y1, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
+	VPXOR             Y12, Y2, Y2
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y2, Y2
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y2, Y2
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y2, Y2
+	VPXOR             64(SI), Y7, Y12
+	VPXOR             Y4, Y12, Y12
+	VPXOR             Y5, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
+	VPXOR             Y12, Y6, Y6
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y6, Y6
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y6, Y6
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y6, Y6
+	VPXOR             64(SI), Y11, Y12
+	VPXOR             Y8, Y12, Y12
+	VPXOR             Y9, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
+	VPXOR             Y12, Y10, Y10
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y10, Y10
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y10, Y10
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y10, Y10
+	VPXOR             96(SI), Y0, Y12
+	VPXOR             Y1, Y12, Y12
+	VPXOR             Y2, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
+	VPXOR             Y12, Y3, Y3
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y3, Y3
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y3, Y3
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y3, Y3
+	VPXOR             96(SI), Y4, Y12
+	VPXOR             Y5, Y12, Y12
+	VPXOR             Y6, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
+	VPXOR             Y12, Y7, Y7
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y7, Y7
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y7, Y7
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y7, Y7
+	VPXOR             96(SI), Y8, Y12
+	VPXOR             Y9, Y12, Y12
+	VPXOR             Y10, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
 	VPXOR             Y12, Y11, Y11
-	VPXOR             Y10, Y9, Y9
-	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y12
-	VPXOR             Y12, Y9, Y9
-	VPSLLD            $0x02, Y11, Y12
-	VPSRLD            $0x1e, Y11, Y11
-	VPXOR             Y11, Y9, Y9
-	VPXOR             Y12, Y9, Y9
-	ADDQ              $0x10, SI
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y11, Y11
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y11, Y11
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y11, Y11
+	ADDQ              $0x80, SI
 	DECQ              DI
-	JNZ               encryptBlocksAVX2GFNI_rounds2false
-	VPUNPCKHDQ        Y4, Y5, Y11
-	VPUNPCKLDQ        Y4, Y5, Y5
-	VPUNPCKLDQ        Y2, Y3, Y12
-	VPUNPCKHDQ        Y2, Y3, Y3
-	VPUNPCKHQDQ       Y12, Y5, Y4
-	VPUNPCKLQDQ       Y12, Y5, Y5
-	VPUNPCKHQDQ       Y3, Y11, Y2
-	VPUNPCKLQDQ       Y3, Y11, Y3
-	VPSHUFB           sm4BswapMask<>+0(SB), Y5, Y5
-	VPSHUFB           sm4BswapMask<>+0(SB), Y4, Y4
+	JNZ               encryptBlocksAVX2GFNI_rounds3false
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y1, Y1
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y2, Y2
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y3, Y3
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y4, Y4
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y5, Y5
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y6, Y6
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y7, Y7
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y8, Y8
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y9, Y9
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y10, Y10
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y11, Y11
+	VPUNPCKHDQ        Y2, Y3, Y13
+	VPUNPCKLDQ        Y2, Y3, Y3
+	VPUNPCKLDQ        Y0, Y1, Y14
+	VPUNPCKHDQ        Y0, Y1, Y1
+	VPUNPCKHQDQ       Y14, Y3, Y2
+	VPUNPCKLQDQ       Y14, Y3, Y3
+	VPUNPCKHQDQ       Y1, Y13, Y0
+	VPUNPCKLQDQ       Y1, Y13, Y1
 	VPSHUFB           sm4BswapMask<>+0(SB), Y3, Y3
 	VPSHUFB           sm4BswapMask<>+0(SB), Y2, Y2
-	VPUNPCKHDQ        Y8, Y9, Y11
-	VPUNPCKLDQ        Y8, Y9, Y9
-	VPUNPCKLDQ        Y6, Y7, Y12
-	VPUNPCKHDQ        Y6, Y7, Y7
-	VPUNPCKHQDQ       Y12, Y9, Y8
-	VPUNPCKLQDQ       Y12, Y9, Y9
-	VPUNPCKHQDQ       Y7, Y11, Y6
-	VPUNPCKLQDQ       Y7, Y11, Y7
-	VPSHUFB           sm4BswapMask<>+0(SB), Y9, Y9
-	VPSHUFB           sm4BswapMask<>+0(SB), Y8, Y8
+	VPSHUFB           sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
+	VPUNPCKHDQ        Y6, Y7, Y13
+	VPUNPCKLDQ        Y6, Y7, Y7
+	VPUNPCKLDQ        Y4, Y5, Y14
+	VPUNPCKHDQ        Y4, Y5, Y5
+	VPUNPCKHQDQ       Y14, Y7, Y6
+	VPUNPCKLQDQ       Y14, Y7, Y7
+	VPUNPCKHQDQ       Y5, Y13, Y4
+	VPUNPCKLQDQ       Y5, Y13, Y5
 	VPSHUFB           sm4BswapMask<>+0(SB), Y7, Y7
 	VPSHUFB           sm4BswapMask<>+0(SB), Y6, Y6
-	VMOVDQU           Y5, (CX)
-	VMOVDQU           Y4, 32(CX)
-	VMOVDQU           Y3, 64(CX)
-	VMOVDQU           Y2, 96(CX)
-	VMOVDQU           Y9, 128(CX)
-	VMOVDQU           Y8, 160(CX)
-	VMOVDQU           Y7, 192(CX)
-	VMOVDQU           Y6, 224(CX)
-	ADDQ              $0x00000100, DX
-	ADDQ              $0x00000100, CX
-	SUBQ              $0x00000010, BX
+	VPSHUFB           sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB           sm4BswapMask<>+0(SB), Y4, Y4
+	VPUNPCKHDQ        Y10, Y11, Y13
+	VPUNPCKLDQ        Y10, Y11, Y11
+	VPUNPCKLDQ        Y8, Y9, Y14
+	VPUNPCKHDQ        Y8, Y9, Y9
+	VPUNPCKHQDQ       Y14, Y11, Y10
+	VPUNPCKLQDQ       Y14, Y11, Y11
+	VPUNPCKHQDQ       Y9, Y13, Y8
+	VPUNPCKLQDQ       Y9, Y13, Y9
+	VPSHUFB           sm4BswapMask<>+0(SB), Y11, Y11
+	VPSHUFB           sm4BswapMask<>+0(SB), Y10, Y10
+	VPSHUFB           sm4BswapMask<>+0(SB), Y9, Y9
+	VPSHUFB           sm4BswapMask<>+0(SB), Y8, Y8
+	VMOVDQU           Y3, (CX)
+	VMOVDQU           Y2, 32(CX)
+	VMOVDQU           Y1, 64(CX)
+	VMOVDQU           Y0, 96(CX)
+	VMOVDQU           Y7, 128(CX)
+	VMOVDQU           Y6, 160(CX)
+	VMOVDQU           Y5, 192(CX)
+	VMOVDQU           Y4, 224(CX)
+	VMOVDQU           Y11, 256(CX)
+	VMOVDQU           Y10, 288(CX)
+	VMOVDQU           Y9, 320(CX)
+	VMOVDQU           Y8, 352(CX)
+	ADDQ              $0x00000180, DX
+	ADDQ              $0x00000180, CX
+	SUBQ              $0x00000018, BX
 	JMP               encryptBlocksAVX2GFNI_loop
 
 encryptBlocksAVX2GFNI_partial:
 	// Fewer than a full pass left: ceil(n/width) sets, the last one masked.
-	TESTQ        BX, BX
-	JZ           encryptBlocksAVX2GFNI_done
-	CMPQ         BX, $0x00000008
-	JA           encryptBlocksAVX2GFNI_sets2
-	MOVQ         BX, X2
-	VPBROADCASTD X2, Y6
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y6, Y2
-	VPMASKMOVD   (DX), Y2, Y2
-	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y6, Y3
-	VPMASKMOVD   32(DX), Y3, Y3
-	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y6, Y4
-	VPMASKMOVD   64(DX), Y4, Y4
-	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y6, Y5
-	VPMASKMOVD   96(DX), Y5, Y5
-	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
-	VPUNPCKHDQ   Y3, Y2, Y7
-	VPUNPCKLDQ   Y3, Y2, Y2
-	VPUNPCKLDQ   Y5, Y4, Y8
-	VPUNPCKHDQ   Y5, Y4, Y4
-	VPUNPCKHQDQ  Y8, Y2, Y3
-	VPUNPCKLQDQ  Y8, Y2, Y2
-	VPUNPCKHQDQ  Y4, Y7, Y5
-	VPUNPCKLQDQ  Y4, Y7, Y4
-	MOVQ         $0x00000008, DX
+	TESTQ          BX, BX
+	JZ             encryptBlocksAVX2GFNI_done
+	CMPQ           BX, $0x00000010
+	JA             encryptBlocksAVX2GFNI_sets3
+	CMPQ           BX, $0x00000008
+	JA             encryptBlocksAVX2GFNI_sets2
+	MOVQ           BX, X0
+	VPBROADCASTD   X0, Y0
+	VMOVDQU        Y0, 1152(SP)
+	VMOVDQU        1152(SP), Y0
+	VPCMPGTD       sm4TailIndex8<>+0(SB), Y0, Y0
+	VPMASKMOVD     (DX), Y0, Y0
+	VPSHUFB        sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU        1152(SP), Y1
+	VPCMPGTD       sm4TailIndex8<>+32(SB), Y1, Y1
+	VPMASKMOVD     32(DX), Y1, Y1
+	VPSHUFB        sm4BswapMask<>+0(SB), Y1, Y1
+	VMOVDQU        1152(SP), Y2
+	VPCMPGTD       sm4TailIndex8<>+64(SB), Y2, Y2
+	VPMASKMOVD     64(DX), Y2, Y2
+	VPSHUFB        sm4BswapMask<>+0(SB), Y2, Y2
+	VMOVDQU        1152(SP), Y3
+	VPCMPGTD       sm4TailIndex8<>+96(SB), Y3, Y3
+	VPMASKMOVD     96(DX), Y3, Y3
+	VPSHUFB        sm4BswapMask<>+0(SB), Y3, Y3
+	VPUNPCKHDQ     Y1, Y0, Y4
+	VPUNPCKLDQ     Y1, Y0, Y0
+	VPUNPCKLDQ     Y3, Y2, Y5
+	VPUNPCKHDQ     Y3, Y2, Y2
+	VPUNPCKHQDQ    Y5, Y0, Y1
+	VPUNPCKLQDQ    Y5, Y0, Y0
+	VPUNPCKHQDQ    Y2, Y4, Y3
+	VPUNPCKLQDQ    Y2, Y4, Y2
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y1, Y1
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y2, Y2
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y3, Y3
+	MOVQ           $0x00000008, DX
 
 encryptBlocksAVX2GFNI_rounds1true:
-	VPBROADCASTD      (AX), Y7
-	VPXOR             Y7, Y3, Y7
-	VPXOR             Y4, Y7, Y7
-	VPXOR             Y5, Y7, Y7
-	VGF2P8AFFINEQB    $0x3e, Y0, Y7, Y7
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y7, Y7
-	VPSHUFB           sm4Rotl8<>+0(SB), Y7, Y8
-	VPXOR             Y7, Y8, Y8
-	VPSHUFB           sm4Rotl16<>+0(SB), Y7, Y9
-	VPXOR             Y9, Y8, Y8
-	VPXOR             Y7, Y2, Y2
-	VPSHUFB           sm4Rotl24<>+0(SB), Y7, Y9
-	VPXOR             Y9, Y2, Y2
-	VPSLLD            $0x02, Y8, Y9
-	VPSRLD            $0x1e, Y8, Y8
-	VPXOR             Y8, Y2, Y2
-	VPXOR             Y9, Y2, Y2
-	VPBROADCASTD      4(AX), Y7
-	VPXOR             Y7, Y4, Y7
-	VPXOR             Y5, Y7, Y7
-	VPXOR             Y2, Y7, Y7
-	VGF2P8AFFINEQB    $0x3e, Y0, Y7, Y7
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y7, Y7
-	VPSHUFB           sm4Rotl8<>+0(SB), Y7, Y8
-	VPXOR             Y7, Y8, Y8
-	VPSHUFB           sm4Rotl16<>+0(SB), Y7, Y9
-	VPXOR             Y9, Y8, Y8
-	VPXOR             Y7, Y3, Y3
-	VPSHUFB           sm4Rotl24<>+0(SB), Y7, Y9
-	VPXOR             Y9, Y3, Y3
-	VPSLLD            $0x02, Y8, Y9
-	VPSRLD            $0x1e, Y8, Y8
-	VPXOR             Y8, Y3, Y3
-	VPXOR             Y9, Y3, Y3
-	VPBROADCASTD      8(AX), Y7
-	VPXOR             Y7, Y5, Y7
-	VPXOR             Y2, Y7, Y7
-	VPXOR             Y3, Y7, Y7
-	VGF2P8AFFINEQB    $0x3e, Y0, Y7, Y7
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y7, Y7
-	VPSHUFB           sm4Rotl8<>+0(SB), Y7, Y8
-	VPXOR             Y7, Y8, Y8
-	VPSHUFB           sm4Rotl16<>+0(SB), Y7, Y9
-	VPXOR             Y9, Y8, Y8
-	VPXOR             Y7, Y4, Y4
-	VPSHUFB           sm4Rotl24<>+0(SB), Y7, Y9
-	VPXOR             Y9, Y4, Y4
-	VPSLLD            $0x02, Y8, Y9
-	VPSRLD            $0x1e, Y8, Y8
-	VPXOR             Y8, Y4, Y4
-	VPXOR             Y9, Y4, Y4
-	VPBROADCASTD      12(AX), Y7
-	VPXOR             Y7, Y2, Y7
-	VPXOR             Y3, Y7, Y7
-	VPXOR             Y4, Y7, Y7
-	VGF2P8AFFINEQB    $0x3e, Y0, Y7, Y7
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y7, Y7
-	VPSHUFB           sm4Rotl8<>+0(SB), Y7, Y8
-	VPXOR             Y7, Y8, Y8
-	VPSHUFB           sm4Rotl16<>+0(SB), Y7, Y9
-	VPXOR             Y9, Y8, Y8
-	VPXOR             Y7, Y5, Y5
-	VPSHUFB           sm4Rotl24<>+0(SB), Y7, Y9
-	VPXOR             Y9, Y5, Y5
-	VPSLLD            $0x02, Y8, Y9
-	VPSRLD            $0x1e, Y8, Y8
-	VPXOR             Y8, Y5, Y5
-	VPXOR             Y9, Y5, Y5
-	ADDQ              $0x10, AX
+	VPXOR             (AX), Y1, Y4
+	VPXOR             Y2, Y4, Y4
+	VPXOR             Y3, Y4, Y4
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y4, Y5
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y4, Y4
+	VPXOR             Y4, Y0, Y0
+	VPSHUFB           sm4Rotl24<>+0(SB), Y5, Y6
+	VPXOR             Y6, Y0, Y0
+	VPXOR             Y4, Y5, Y5
+	VPSHUFB           sm4Rotl8<>+0(SB), Y5, Y6
+	VPXOR             Y6, Y0, Y0
+	VPSHUFB           sm4Rotl16<>+0(SB), Y5, Y6
+	VPXOR             Y6, Y0, Y0
+	VPXOR             32(AX), Y2, Y4
+	VPXOR             Y3, Y4, Y4
+	VPXOR             Y0, Y4, Y4
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y4, Y5
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y4, Y4
+	VPXOR             Y4, Y1, Y1
+	VPSHUFB           sm4Rotl24<>+0(SB), Y5, Y6
+	VPXOR             Y6, Y1, Y1
+	VPXOR             Y4, Y5, Y5
+	VPSHUFB           sm4Rotl8<>+0(SB), Y5, Y6
+	VPXOR             Y6, Y1, Y1
+	VPSHUFB           sm4Rotl16<>+0(SB), Y5, Y6
+	VPXOR             Y6, Y1, Y1
+	VPXOR             64(AX), Y3, Y4
+	VPXOR             Y0, Y4, Y4
+	VPXOR             Y1, Y4, Y4
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y4, Y5
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y4, Y4
+	VPXOR             Y4, Y2, Y2
+	VPSHUFB           sm4Rotl24<>+0(SB), Y5, Y6
+	VPXOR             Y6, Y2, Y2
+	VPXOR             Y4, Y5, Y5
+	VPSHUFB           sm4Rotl8<>+0(SB), Y5, Y6
+	VPXOR             Y6, Y2, Y2
+	VPSHUFB           sm4Rotl16<>+0(SB), Y5, Y6
+	VPXOR             Y6, Y2, Y2
+	VPXOR             96(AX), Y0, Y4
+	VPXOR             Y1, Y4, Y4
+	VPXOR             Y2, Y4, Y4
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y4, Y5
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y4, Y4
+	VPXOR             Y4, Y3, Y3
+	VPSHUFB           sm4Rotl24<>+0(SB), Y5, Y6
+	VPXOR             Y6, Y3, Y3
+	VPXOR             Y4, Y5, Y5
+	VPSHUFB           sm4Rotl8<>+0(SB), Y5, Y6
+	VPXOR             Y6, Y3, Y3
+	VPSHUFB           sm4Rotl16<>+0(SB), Y5, Y6
+	VPXOR             Y6, Y3, Y3
+	ADDQ              $0x80, AX
 	DECQ              DX
 	JNZ               encryptBlocksAVX2GFNI_rounds1true
-	VPUNPCKHDQ        Y4, Y5, Y8
-	VPUNPCKLDQ        Y4, Y5, Y5
-	VPUNPCKLDQ        Y2, Y3, Y9
-	VPUNPCKHDQ        Y2, Y3, Y3
-	VPUNPCKHQDQ       Y9, Y5, Y4
-	VPUNPCKLQDQ       Y9, Y5, Y5
-	VPUNPCKHQDQ       Y3, Y8, Y2
-	VPUNPCKLQDQ       Y3, Y8, Y3
-	VPSHUFB           sm4BswapMask<>+0(SB), Y5, Y5
-	VPSHUFB           sm4BswapMask<>+0(SB), Y4, Y4
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y1, Y1
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y2, Y2
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y3, Y3
+	VPUNPCKHDQ        Y2, Y3, Y5
+	VPUNPCKLDQ        Y2, Y3, Y3
+	VPUNPCKLDQ        Y0, Y1, Y6
+	VPUNPCKHDQ        Y0, Y1, Y1
+	VPUNPCKHQDQ       Y6, Y3, Y2
+	VPUNPCKLQDQ       Y6, Y3, Y3
+	VPUNPCKHQDQ       Y1, Y5, Y0
+	VPUNPCKLQDQ       Y1, Y5, Y1
 	VPSHUFB           sm4BswapMask<>+0(SB), Y3, Y3
 	VPSHUFB           sm4BswapMask<>+0(SB), Y2, Y2
-	VPCMPGTD          sm4TailIndex8<>+0(SB), Y6, Y0
-	VPMASKMOVD        Y5, Y0, (CX)
-	VPCMPGTD          sm4TailIndex8<>+32(SB), Y6, Y0
-	VPMASKMOVD        Y4, Y0, 32(CX)
-	VPCMPGTD          sm4TailIndex8<>+64(SB), Y6, Y0
-	VPMASKMOVD        Y3, Y0, 64(CX)
-	VPCMPGTD          sm4TailIndex8<>+96(SB), Y6, Y0
-	VPMASKMOVD        Y2, Y0, 96(CX)
+	VPSHUFB           sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU           1152(SP), Y4
+	VPCMPGTD          sm4TailIndex8<>+0(SB), Y4, Y4
+	VPMASKMOVD        Y3, Y4, (CX)
+	VMOVDQU           1152(SP), Y3
+	VPCMPGTD          sm4TailIndex8<>+32(SB), Y3, Y3
+	VPMASKMOVD        Y2, Y3, 32(CX)
+	VMOVDQU           1152(SP), Y2
+	VPCMPGTD          sm4TailIndex8<>+64(SB), Y2, Y2
+	VPMASKMOVD        Y1, Y2, 64(CX)
+	VMOVDQU           1152(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD        Y0, Y1, 96(CX)
 	JMP               encryptBlocksAVX2GFNI_done
 
 encryptBlocksAVX2GFNI_sets2:
-	SUBQ         $0x00000008, BX
-	MOVQ         BX, X2
-	VPBROADCASTD X2, Y10
-	VMOVDQU      (DX), Y2
-	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
-	VMOVDQU      32(DX), Y3
-	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
-	VMOVDQU      64(DX), Y4
-	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
-	VMOVDQU      96(DX), Y5
-	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
-	VPUNPCKHDQ   Y3, Y2, Y6
-	VPUNPCKLDQ   Y3, Y2, Y2
-	VPUNPCKLDQ   Y5, Y4, Y7
-	VPUNPCKHDQ   Y5, Y4, Y4
-	VPUNPCKHQDQ  Y7, Y2, Y3
-	VPUNPCKLQDQ  Y7, Y2, Y2
-	VPUNPCKHQDQ  Y4, Y6, Y5
-	VPUNPCKLQDQ  Y4, Y6, Y4
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y10, Y6
-	VPMASKMOVD   128(DX), Y6, Y6
-	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y10, Y7
-	VPMASKMOVD   160(DX), Y7, Y7
-	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y10, Y8
-	VPMASKMOVD   192(DX), Y8, Y8
-	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y10, Y9
-	VPMASKMOVD   224(DX), Y9, Y9
-	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
-	VPUNPCKHDQ   Y7, Y6, Y11
-	VPUNPCKLDQ   Y7, Y6, Y6
-	VPUNPCKLDQ   Y9, Y8, Y12
-	VPUNPCKHDQ   Y9, Y8, Y8
-	VPUNPCKHQDQ  Y12, Y6, Y7
-	VPUNPCKLQDQ  Y12, Y6, Y6
-	VPUNPCKHQDQ  Y8, Y11, Y9
-	VPUNPCKLQDQ  Y8, Y11, Y8
-	MOVQ         $0x00000008, DX
+	SUBQ           $0x00000008, BX
+	MOVQ           BX, X0
+	VPBROADCASTD   X0, Y0
+	VMOVDQU        Y0, 1184(SP)
+	VMOVDQU        (DX), Y0
+	VPSHUFB        sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU        32(DX), Y1
+	VPSHUFB        sm4BswapMask<>+0(SB), Y1, Y1
+	VMOVDQU        64(DX), Y2
+	VPSHUFB        sm4BswapMask<>+0(SB), Y2, Y2
+	VMOVDQU        96(DX), Y3
+	VPSHUFB        sm4BswapMask<>+0(SB), Y3, Y3
+	VPUNPCKHDQ     Y1, Y0, Y4
+	VPUNPCKLDQ     Y1, Y0, Y0
+	VPUNPCKLDQ     Y3, Y2, Y5
+	VPUNPCKHDQ     Y3, Y2, Y2
+	VPUNPCKHQDQ    Y5, Y0, Y1
+	VPUNPCKLQDQ    Y5, Y0, Y0
+	VPUNPCKHQDQ    Y2, Y4, Y3
+	VPUNPCKLQDQ    Y2, Y4, Y2
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y1, Y1
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y2, Y2
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y3, Y3
+	VMOVDQU        1184(SP), Y4
+	VPCMPGTD       sm4TailIndex8<>+0(SB), Y4, Y4
+	VPMASKMOVD     128(DX), Y4, Y4
+	VPSHUFB        sm4BswapMask<>+0(SB), Y4, Y4
+	VMOVDQU        1184(SP), Y5
+	VPCMPGTD       sm4TailIndex8<>+32(SB), Y5, Y5
+	VPMASKMOVD     160(DX), Y5, Y5
+	VPSHUFB        sm4BswapMask<>+0(SB), Y5, Y5
+	VMOVDQU        1184(SP), Y6
+	VPCMPGTD       sm4TailIndex8<>+64(SB), Y6, Y6
+	VPMASKMOVD     192(DX), Y6, Y6
+	VPSHUFB        sm4BswapMask<>+0(SB), Y6, Y6
+	VMOVDQU        1184(SP), Y7
+	VPCMPGTD       sm4TailIndex8<>+96(SB), Y7, Y7
+	VPMASKMOVD     224(DX), Y7, Y7
+	VPSHUFB        sm4BswapMask<>+0(SB), Y7, Y7
+	VPUNPCKHDQ     Y5, Y4, Y8
+	VPUNPCKLDQ     Y5, Y4, Y4
+	VPUNPCKLDQ     Y7, Y6, Y9
+	VPUNPCKHDQ     Y7, Y6, Y6
+	VPUNPCKHQDQ    Y9, Y4, Y5
+	VPUNPCKLQDQ    Y9, Y4, Y4
+	VPUNPCKHQDQ    Y6, Y8, Y7
+	VPUNPCKLQDQ    Y6, Y8, Y6
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y4, Y4
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y5, Y5
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y6, Y6
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y7, Y7
+	MOVQ           $0x00000008, DX
 
 encryptBlocksAVX2GFNI_rounds2true:
-	VPBROADCASTD      (AX), Y14
-	VPXOR             Y14, Y3, Y11
-	VPXOR             Y4, Y11, Y11
-	VPXOR             Y5, Y11, Y11
-	VGF2P8AFFINEQB    $0x3e, Y0, Y11, Y11
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y11, Y11
-	VPSHUFB           sm4Rotl8<>+0(SB), Y11, Y12
-	VPXOR             Y11, Y12, Y12
-	VPSHUFB           sm4Rotl16<>+0(SB), Y11, Y13
-	VPXOR             Y13, Y12, Y12
-	VPXOR             Y11, Y2, Y2
-	VPSHUFB           sm4Rotl24<>+0(SB), Y11, Y13
-	VPXOR             Y13, Y2, Y2
-	VPSLLD            $0x02, Y12, Y13
-	VPSRLD            $0x1e, Y12, Y12
-	VPXOR             Y12, Y2, Y2
-	VPXOR             Y13, Y2, Y2
-	VPXOR             Y14, Y7, Y11
-	VPXOR             Y8, Y11, Y11
-	VPXOR             Y9, Y11, Y11
-	VGF2P8AFFINEQB    $0x3e, Y0, Y11, Y11
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y11, Y11
-	VPSHUFB           sm4Rotl8<>+0(SB), Y11, Y12
-	VPXOR             Y11, Y12, Y12
-	VPSHUFB           sm4Rotl16<>+0(SB), Y11, Y13
-	VPXOR             Y13, Y12, Y12
-	VPXOR             Y11, Y6, Y6
-	VPSHUFB           sm4Rotl24<>+0(SB), Y11, Y13
-	VPXOR             Y13, Y6, Y6
-	VPSLLD            $0x02, Y12, Y13
-	VPSRLD            $0x1e, Y12, Y12
-	VPXOR             Y12, Y6, Y6
-	VPXOR             Y13, Y6, Y6
-	VPBROADCASTD      4(AX), Y14
-	VPXOR             Y14, Y4, Y11
-	VPXOR             Y5, Y11, Y11
-	VPXOR             Y2, Y11, Y11
-	VGF2P8AFFINEQB    $0x3e, Y0, Y11, Y11
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y11, Y11
-	VPSHUFB           sm4Rotl8<>+0(SB), Y11, Y12
-	VPXOR             Y11, Y12, Y12
-	VPSHUFB           sm4Rotl16<>+0(SB), Y11, Y13
-	VPXOR             Y13, Y12, Y12
-	VPXOR             Y11, Y3, Y3
-	VPSHUFB           sm4Rotl24<>+0(SB), Y11, Y13
-	VPXOR             Y13, Y3, Y3
-	VPSLLD            $0x02, Y12, Y13
-	VPSRLD            $0x1e, Y12, Y12
-	VPXOR             Y12, Y3, Y3
-	VPXOR             Y13, Y3, Y3
-	VPXOR             Y14, Y8, Y11
-	VPXOR             Y9, Y11, Y11
-	VPXOR             Y6, Y11, Y11
-	VGF2P8AFFINEQB    $0x3e, Y0, Y11, Y11
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y11, Y11
-	VPSHUFB           sm4Rotl8<>+0(SB), Y11, Y12
-	VPXOR             Y11, Y12, Y12
-	VPSHUFB           sm4Rotl16<>+0(SB), Y11, Y13
-	VPXOR             Y13, Y12, Y12
-	VPXOR             Y11, Y7, Y7
-	VPSHUFB           sm4Rotl24<>+0(SB), Y11, Y13
-	VPXOR             Y13, Y7, Y7
-	VPSLLD            $0x02, Y12, Y13
-	VPSRLD            $0x1e, Y12, Y12
-	VPXOR             Y12, Y7, Y7
-	VPXOR             Y13, Y7, Y7
-	VPBROADCASTD      8(AX), Y14
-	VPXOR             Y14, Y5, Y11
-	VPXOR             Y2, Y11, Y11
-	VPXOR             Y3, Y11, Y11
-	VGF2P8AFFINEQB    $0x3e, Y0, Y11, Y11
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y11, Y11
-	VPSHUFB           sm4Rotl8<>+0(SB), Y11, Y12
-	VPXOR             Y11, Y12, Y12
-	VPSHUFB           sm4Rotl16<>+0(SB), Y11, Y13
-	VPXOR             Y13, Y12, Y12
-	VPXOR             Y11, Y4, Y4
-	VPSHUFB           sm4Rotl24<>+0(SB), Y11, Y13
-	VPXOR             Y13, Y4, Y4
-	VPSLLD            $0x02, Y12, Y13
-	VPSRLD            $0x1e, Y12, Y12
-	VPXOR             Y12, Y4, Y4
-	VPXOR             Y13, Y4, Y4
-	VPXOR             Y14, Y9, Y11
-	VPXOR             Y6, Y11, Y11
-	VPXOR             Y7, Y11, Y11
-	VGF2P8AFFINEQB    $0x3e, Y0, Y11, Y11
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y11, Y11
-	VPSHUFB           sm4Rotl8<>+0(SB), Y11, Y12
-	VPXOR             Y11, Y12, Y12
-	VPSHUFB           sm4Rotl16<>+0(SB), Y11, Y13
-	VPXOR             Y13, Y12, Y12
-	VPXOR             Y11, Y8, Y8
-	VPSHUFB           sm4Rotl24<>+0(SB), Y11, Y13
-	VPXOR             Y13, Y8, Y8
-	VPSLLD            $0x02, Y12, Y13
-	VPSRLD            $0x1e, Y12, Y12
-	VPXOR             Y12, Y8, Y8
-	VPXOR             Y13, Y8, Y8
-	VPBROADCASTD      12(AX), Y14
-	VPXOR             Y14, Y2, Y11
-	VPXOR             Y3, Y11, Y11
-	VPXOR             Y4, Y11, Y11
-	VGF2P8AFFINEQB    $0x3e, Y0, Y11, Y11
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y11, Y11
-	VPSHUFB           sm4Rotl8<>+0(SB), Y11, Y12
-	VPXOR             Y11, Y12, Y12
-	VPSHUFB           sm4Rotl16<>+0(SB), Y11, Y13
-	VPXOR             Y13, Y12, Y12
-	VPXOR             Y11, Y5, Y5
-	VPSHUFB           sm4Rotl24<>+0(SB), Y11, Y13
-	VPXOR             Y13, Y5, Y5
-	VPSLLD            $0x02, Y12, Y13
-	VPSRLD            $0x1e, Y12, Y12
-	VPXOR             Y12, Y5, Y5
-	VPXOR             Y13, Y5, Y5
-	VPXOR             Y14, Y6, Y11
-	VPXOR             Y7, Y11, Y11
-	VPXOR             Y8, Y11, Y11
-	VGF2P8AFFINEQB    $0x3e, Y0, Y11, Y11
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y11, Y11
-	VPSHUFB           sm4Rotl8<>+0(SB), Y11, Y12
-	VPXOR             Y11, Y12, Y12
-	VPSHUFB           sm4Rotl16<>+0(SB), Y11, Y13
-	VPXOR             Y13, Y12, Y12
-	VPXOR             Y11, Y9, Y9
-	VPSHUFB           sm4Rotl24<>+0(SB), Y11, Y13
-	VPXOR             Y13, Y9, Y9
-	VPSLLD            $0x02, Y12, Y13
-	VPSRLD            $0x1e, Y12, Y12
-	VPXOR             Y12, Y9, Y9
-	VPXOR             Y13, Y9, Y9
-	ADDQ              $0x10, AX
+	VPXOR             (AX), Y1, Y8
+	VPXOR             Y2, Y8, Y8
+	VPXOR             Y3, Y8, Y8
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y8, Y9
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y8, Y8
+	VPXOR             Y8, Y0, Y0
+	VPSHUFB           sm4Rotl24<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y0, Y0
+	VPXOR             Y8, Y9, Y9
+	VPSHUFB           sm4Rotl8<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y0, Y0
+	VPSHUFB           sm4Rotl16<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y0, Y0
+	VPXOR             (AX), Y5, Y8
+	VPXOR             Y6, Y8, Y8
+	VPXOR             Y7, Y8, Y8
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y8, Y9
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y8, Y8
+	VPXOR             Y8, Y4, Y4
+	VPSHUFB           sm4Rotl24<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y4, Y4
+	VPXOR             Y8, Y9, Y9
+	VPSHUFB           sm4Rotl8<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y4, Y4
+	VPSHUFB           sm4Rotl16<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y4, Y4
+	VPXOR             32(AX), Y2, Y8
+	VPXOR             Y3, Y8, Y8
+	VPXOR             Y0, Y8, Y8
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y8, Y9
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y8, Y8
+	VPXOR             Y8, Y1, Y1
+	VPSHUFB           sm4Rotl24<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y1, Y1
+	VPXOR             Y8, Y9, Y9
+	VPSHUFB           sm4Rotl8<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y1, Y1
+	VPSHUFB           sm4Rotl16<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y1, Y1
+	VPXOR             32(AX), Y6, Y8
+	VPXOR             Y7, Y8, Y8
+	VPXOR             Y4, Y8, Y8
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y8, Y9
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y8, Y8
+	VPXOR             Y8, Y5, Y5
+	VPSHUFB           sm4Rotl24<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y5, Y5
+	VPXOR             Y8, Y9, Y9
+	VPSHUFB           sm4Rotl8<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y5, Y5
+	VPSHUFB           sm4Rotl16<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y5, Y5
+	VPXOR             64(AX), Y3, Y8
+	VPXOR             Y0, Y8, Y8
+	VPXOR             Y1, Y8, Y8
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y8, Y9
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y8, Y8
+	VPXOR             Y8, Y2, Y2
+	VPSHUFB           sm4Rotl24<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y2, Y2
+	VPXOR             Y8, Y9, Y9
+	VPSHUFB           sm4Rotl8<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y2, Y2
+	VPSHUFB           sm4Rotl16<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y2, Y2
+	VPXOR             64(AX), Y7, Y8
+	VPXOR             Y4, Y8, Y8
+	VPXOR             Y5, Y8, Y8
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y8, Y9
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y8, Y8
+	VPXOR             Y8, Y6, Y6
+	VPSHUFB           sm4Rotl24<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y6, Y6
+	VPXOR             Y8, Y9, Y9
+	VPSHUFB           sm4Rotl8<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y6, Y6
+	VPSHUFB           sm4Rotl16<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y6, Y6
+	VPXOR             96(AX), Y0, Y8
+	VPXOR             Y1, Y8, Y8
+	VPXOR             Y2, Y8, Y8
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y8, Y9
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y8, Y8
+	VPXOR             Y8, Y3, Y3
+	VPSHUFB           sm4Rotl24<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y3, Y3
+	VPXOR             Y8, Y9, Y9
+	VPSHUFB           sm4Rotl8<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y3, Y3
+	VPSHUFB           sm4Rotl16<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y3, Y3
+	VPXOR             96(AX), Y4, Y8
+	VPXOR             Y5, Y8, Y8
+	VPXOR             Y6, Y8, Y8
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y8, Y9
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y8, Y8
+	VPXOR             Y8, Y7, Y7
+	VPSHUFB           sm4Rotl24<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y7, Y7
+	VPXOR             Y8, Y9, Y9
+	VPSHUFB           sm4Rotl8<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y7, Y7
+	VPSHUFB           sm4Rotl16<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y7, Y7
+	ADDQ              $0x80, AX
 	DECQ              DX
 	JNZ               encryptBlocksAVX2GFNI_rounds2true
-	VPUNPCKHDQ        Y4, Y5, Y12
-	VPUNPCKLDQ        Y4, Y5, Y5
-	VPUNPCKLDQ        Y2, Y3, Y13
-	VPUNPCKHDQ        Y2, Y3, Y3
-	VPUNPCKHQDQ       Y13, Y5, Y4
-	VPUNPCKLQDQ       Y13, Y5, Y5
-	VPUNPCKHQDQ       Y3, Y12, Y2
-	VPUNPCKLQDQ       Y3, Y12, Y3
-	VPSHUFB           sm4BswapMask<>+0(SB), Y5, Y5
-	VPSHUFB           sm4BswapMask<>+0(SB), Y4, Y4
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y1, Y1
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y2, Y2
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y3, Y3
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y4, Y4
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y5, Y5
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y6, Y6
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y7, Y7
+	VPUNPCKHDQ        Y2, Y3, Y9
+	VPUNPCKLDQ        Y2, Y3, Y3
+	VPUNPCKLDQ        Y0, Y1, Y10
+	VPUNPCKHDQ        Y0, Y1, Y1
+	VPUNPCKHQDQ       Y10, Y3, Y2
+	VPUNPCKLQDQ       Y10, Y3, Y3
+	VPUNPCKHQDQ       Y1, Y9, Y0
+	VPUNPCKLQDQ       Y1, Y9, Y1
 	VPSHUFB           sm4BswapMask<>+0(SB), Y3, Y3
 	VPSHUFB           sm4BswapMask<>+0(SB), Y2, Y2
-	VPUNPCKHDQ        Y8, Y9, Y12
-	VPUNPCKLDQ        Y8, Y9, Y9
-	VPUNPCKLDQ        Y6, Y7, Y13
-	VPUNPCKHDQ        Y6, Y7, Y7
-	VPUNPCKHQDQ       Y13, Y9, Y8
-	VPUNPCKLQDQ       Y13, Y9, Y9
-	VPUNPCKHQDQ       Y7, Y12, Y6
-	VPUNPCKLQDQ       Y7, Y12, Y7
-	VPSHUFB           sm4BswapMask<>+0(SB), Y9, Y9
-	VPSHUFB           sm4BswapMask<>+0(SB), Y8, Y8
+	VPSHUFB           sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
+	VPUNPCKHDQ        Y6, Y7, Y9
+	VPUNPCKLDQ        Y6, Y7, Y7
+	VPUNPCKLDQ        Y4, Y5, Y10
+	VPUNPCKHDQ        Y4, Y5, Y5
+	VPUNPCKHQDQ       Y10, Y7, Y6
+	VPUNPCKLQDQ       Y10, Y7, Y7
+	VPUNPCKHQDQ       Y5, Y9, Y4
+	VPUNPCKLQDQ       Y5, Y9, Y5
 	VPSHUFB           sm4BswapMask<>+0(SB), Y7, Y7
 	VPSHUFB           sm4BswapMask<>+0(SB), Y6, Y6
-	VMOVDQU           Y5, (CX)
-	VMOVDQU           Y4, 32(CX)
-	VMOVDQU           Y3, 64(CX)
-	VMOVDQU           Y2, 96(CX)
-	VPCMPGTD          sm4TailIndex8<>+0(SB), Y10, Y0
-	VPMASKMOVD        Y9, Y0, 128(CX)
-	VPCMPGTD          sm4TailIndex8<>+32(SB), Y10, Y0
-	VPMASKMOVD        Y8, Y0, 160(CX)
-	VPCMPGTD          sm4TailIndex8<>+64(SB), Y10, Y0
-	VPMASKMOVD        Y7, Y0, 192(CX)
-	VPCMPGTD          sm4TailIndex8<>+96(SB), Y10, Y0
-	VPMASKMOVD        Y6, Y0, 224(CX)
+	VPSHUFB           sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB           sm4BswapMask<>+0(SB), Y4, Y4
+	VMOVDQU           Y3, (CX)
+	VMOVDQU           Y2, 32(CX)
+	VMOVDQU           Y1, 64(CX)
+	VMOVDQU           Y0, 96(CX)
+	VMOVDQU           1184(SP), Y0
+	VPCMPGTD          sm4TailIndex8<>+0(SB), Y0, Y0
+	VPMASKMOVD        Y7, Y0, 128(CX)
+	VMOVDQU           1184(SP), Y0
+	VPCMPGTD          sm4TailIndex8<>+32(SB), Y0, Y0
+	VPMASKMOVD        Y6, Y0, 160(CX)
+	VMOVDQU           1184(SP), Y0
+	VPCMPGTD          sm4TailIndex8<>+64(SB), Y0, Y0
+	VPMASKMOVD        Y5, Y0, 192(CX)
+	VMOVDQU           1184(SP), Y0
+	VPCMPGTD          sm4TailIndex8<>+96(SB), Y0, Y0
+	VPMASKMOVD        Y4, Y0, 224(CX)
+	JMP               encryptBlocksAVX2GFNI_done
+
+encryptBlocksAVX2GFNI_sets3:
+	SUBQ           $0x00000010, BX
+	MOVQ           BX, X0
+	VPBROADCASTD   X0, Y0
+	VMOVDQU        Y0, 1216(SP)
+	VMOVDQU        (DX), Y0
+	VPSHUFB        sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU        32(DX), Y1
+	VPSHUFB        sm4BswapMask<>+0(SB), Y1, Y1
+	VMOVDQU        64(DX), Y2
+	VPSHUFB        sm4BswapMask<>+0(SB), Y2, Y2
+	VMOVDQU        96(DX), Y3
+	VPSHUFB        sm4BswapMask<>+0(SB), Y3, Y3
+	VPUNPCKHDQ     Y1, Y0, Y4
+	VPUNPCKLDQ     Y1, Y0, Y0
+	VPUNPCKLDQ     Y3, Y2, Y5
+	VPUNPCKHDQ     Y3, Y2, Y2
+	VPUNPCKHQDQ    Y5, Y0, Y1
+	VPUNPCKLQDQ    Y5, Y0, Y0
+	VPUNPCKHQDQ    Y2, Y4, Y3
+	VPUNPCKLQDQ    Y2, Y4, Y2
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y1, Y1
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y2, Y2
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y3, Y3
+	VMOVDQU        128(DX), Y4
+	VPSHUFB        sm4BswapMask<>+0(SB), Y4, Y4
+	VMOVDQU        160(DX), Y5
+	VPSHUFB        sm4BswapMask<>+0(SB), Y5, Y5
+	VMOVDQU        192(DX), Y6
+	VPSHUFB        sm4BswapMask<>+0(SB), Y6, Y6
+	VMOVDQU        224(DX), Y7
+	VPSHUFB        sm4BswapMask<>+0(SB), Y7, Y7
+	VPUNPCKHDQ     Y5, Y4, Y8
+	VPUNPCKLDQ     Y5, Y4, Y4
+	VPUNPCKLDQ     Y7, Y6, Y9
+	VPUNPCKHDQ     Y7, Y6, Y6
+	VPUNPCKHQDQ    Y9, Y4, Y5
+	VPUNPCKLQDQ    Y9, Y4, Y4
+	VPUNPCKHQDQ    Y6, Y8, Y7
+	VPUNPCKLQDQ    Y6, Y8, Y6
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y4, Y4
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y5, Y5
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y6, Y6
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y7, Y7
+	VMOVDQU        1216(SP), Y8
+	VPCMPGTD       sm4TailIndex8<>+0(SB), Y8, Y8
+	VPMASKMOVD     256(DX), Y8, Y8
+	VPSHUFB        sm4BswapMask<>+0(SB), Y8, Y8
+	VMOVDQU        1216(SP), Y9
+	VPCMPGTD       sm4TailIndex8<>+32(SB), Y9, Y9
+	VPMASKMOVD     288(DX), Y9, Y9
+	VPSHUFB        sm4BswapMask<>+0(SB), Y9, Y9
+	VMOVDQU        1216(SP), Y10
+	VPCMPGTD       sm4TailIndex8<>+64(SB), Y10, Y10
+	VPMASKMOVD     320(DX), Y10, Y10
+	VPSHUFB        sm4BswapMask<>+0(SB), Y10, Y10
+	VMOVDQU        1216(SP), Y11
+	VPCMPGTD       sm4TailIndex8<>+96(SB), Y11, Y11
+	VPMASKMOVD     352(DX), Y11, Y11
+	VPSHUFB        sm4BswapMask<>+0(SB), Y11, Y11
+	VPUNPCKHDQ     Y9, Y8, Y12
+	VPUNPCKLDQ     Y9, Y8, Y8
+	VPUNPCKLDQ     Y11, Y10, Y13
+	VPUNPCKHDQ     Y11, Y10, Y10
+	VPUNPCKHQDQ    Y13, Y8, Y9
+	VPUNPCKLQDQ    Y13, Y8, Y8
+	VPUNPCKHQDQ    Y10, Y12, Y11
+	VPUNPCKLQDQ    Y10, Y12, Y10
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y8, Y8
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y9, Y9
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y10, Y10
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y11, Y11
+	MOVQ           $0x00000008, DX
+
+encryptBlocksAVX2GFNI_rounds3true:
+	VPXOR             (AX), Y1, Y12
+	VPXOR             Y2, Y12, Y12
+	VPXOR             Y3, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
+	VPXOR             Y12, Y0, Y0
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y0, Y0
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y0, Y0
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y0, Y0
+	VPXOR             (AX), Y5, Y12
+	VPXOR             Y6, Y12, Y12
+	VPXOR             Y7, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
+	VPXOR             Y12, Y4, Y4
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPXOR             (AX), Y9, Y12
+	VPXOR             Y10, Y12, Y12
+	VPXOR             Y11, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
+	VPXOR             Y12, Y8, Y8
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y8, Y8
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y8, Y8
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y8, Y8
+	VPXOR             32(AX), Y2, Y12
+	VPXOR             Y3, Y12, Y12
+	VPXOR             Y0, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
+	VPXOR             Y12, Y1, Y1
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPXOR             32(AX), Y6, Y12
+	VPXOR             Y7, Y12, Y12
+	VPXOR             Y4, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
+	VPXOR             Y12, Y5, Y5
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y5, Y5
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y5, Y5
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y5, Y5
+	VPXOR             32(AX), Y10, Y12
+	VPXOR             Y11, Y12, Y12
+	VPXOR             Y8, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
+	VPXOR             Y12, Y9, Y9
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y9, Y9
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y9, Y9
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y9, Y9
+	VPXOR             64(AX), Y3, Y12
+	VPXOR             Y0, Y12, Y12
+	VPXOR             Y1, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
+	VPXOR             Y12, Y2, Y2
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y2, Y2
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y2, Y2
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y2, Y2
+	VPXOR             64(AX), Y7, Y12
+	VPXOR             Y4, Y12, Y12
+	VPXOR             Y5, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
+	VPXOR             Y12, Y6, Y6
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y6, Y6
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y6, Y6
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y6, Y6
+	VPXOR             64(AX), Y11, Y12
+	VPXOR             Y8, Y12, Y12
+	VPXOR             Y9, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
+	VPXOR             Y12, Y10, Y10
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y10, Y10
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y10, Y10
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y10, Y10
+	VPXOR             96(AX), Y0, Y12
+	VPXOR             Y1, Y12, Y12
+	VPXOR             Y2, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
+	VPXOR             Y12, Y3, Y3
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y3, Y3
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y3, Y3
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y3, Y3
+	VPXOR             96(AX), Y4, Y12
+	VPXOR             Y5, Y12, Y12
+	VPXOR             Y6, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
+	VPXOR             Y12, Y7, Y7
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y7, Y7
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y7, Y7
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y7, Y7
+	VPXOR             96(AX), Y8, Y12
+	VPXOR             Y9, Y12, Y12
+	VPXOR             Y10, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
+	VPXOR             Y12, Y11, Y11
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y11, Y11
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y11, Y11
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y11, Y11
+	ADDQ              $0x80, AX
+	DECQ              DX
+	JNZ               encryptBlocksAVX2GFNI_rounds3true
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y1, Y1
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y2, Y2
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y3, Y3
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y4, Y4
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y5, Y5
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y6, Y6
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y7, Y7
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y8, Y8
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y9, Y9
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y10, Y10
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y11, Y11
+	VPUNPCKHDQ        Y2, Y3, Y13
+	VPUNPCKLDQ        Y2, Y3, Y3
+	VPUNPCKLDQ        Y0, Y1, Y14
+	VPUNPCKHDQ        Y0, Y1, Y1
+	VPUNPCKHQDQ       Y14, Y3, Y2
+	VPUNPCKLQDQ       Y14, Y3, Y3
+	VPUNPCKHQDQ       Y1, Y13, Y0
+	VPUNPCKLQDQ       Y1, Y13, Y1
+	VPSHUFB           sm4BswapMask<>+0(SB), Y3, Y3
+	VPSHUFB           sm4BswapMask<>+0(SB), Y2, Y2
+	VPSHUFB           sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
+	VPUNPCKHDQ        Y6, Y7, Y13
+	VPUNPCKLDQ        Y6, Y7, Y7
+	VPUNPCKLDQ        Y4, Y5, Y14
+	VPUNPCKHDQ        Y4, Y5, Y5
+	VPUNPCKHQDQ       Y14, Y7, Y6
+	VPUNPCKLQDQ       Y14, Y7, Y7
+	VPUNPCKHQDQ       Y5, Y13, Y4
+	VPUNPCKLQDQ       Y5, Y13, Y5
+	VPSHUFB           sm4BswapMask<>+0(SB), Y7, Y7
+	VPSHUFB           sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB           sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB           sm4BswapMask<>+0(SB), Y4, Y4
+	VPUNPCKHDQ        Y10, Y11, Y13
+	VPUNPCKLDQ        Y10, Y11, Y11
+	VPUNPCKLDQ        Y8, Y9, Y14
+	VPUNPCKHDQ        Y8, Y9, Y9
+	VPUNPCKHQDQ       Y14, Y11, Y10
+	VPUNPCKLQDQ       Y14, Y11, Y11
+	VPUNPCKHQDQ       Y9, Y13, Y8
+	VPUNPCKLQDQ       Y9, Y13, Y9
+	VPSHUFB           sm4BswapMask<>+0(SB), Y11, Y11
+	VPSHUFB           sm4BswapMask<>+0(SB), Y10, Y10
+	VPSHUFB           sm4BswapMask<>+0(SB), Y9, Y9
+	VPSHUFB           sm4BswapMask<>+0(SB), Y8, Y8
+	VMOVDQU           Y3, (CX)
+	VMOVDQU           Y2, 32(CX)
+	VMOVDQU           Y1, 64(CX)
+	VMOVDQU           Y0, 96(CX)
+	VMOVDQU           Y7, 128(CX)
+	VMOVDQU           Y6, 160(CX)
+	VMOVDQU           Y5, 192(CX)
+	VMOVDQU           Y4, 224(CX)
+	VMOVDQU           1216(SP), Y0
+	VPCMPGTD          sm4TailIndex8<>+0(SB), Y0, Y0
+	VPMASKMOVD        Y11, Y0, 256(CX)
+	VMOVDQU           1216(SP), Y0
+	VPCMPGTD          sm4TailIndex8<>+32(SB), Y0, Y0
+	VPMASKMOVD        Y10, Y0, 288(CX)
+	VMOVDQU           1216(SP), Y0
+	VPCMPGTD          sm4TailIndex8<>+64(SB), Y0, Y0
+	VPMASKMOVD        Y9, Y0, 320(CX)
+	VMOVDQU           1216(SP), Y0
+	VPCMPGTD          sm4TailIndex8<>+96(SB), Y0, Y0
+	VPMASKMOVD        Y8, Y0, 352(CX)
 
 encryptBlocksAVX2GFNI_done:
 	VZEROUPPER
@@ -2277,556 +3820,968 @@ encryptBlocksAVX2GFNI_done:
 
 // func xorKeyStreamAVX2GFNI(rk *[32]uint32, ctr *[16]byte, dst *byte, src *byte, nblocks int)
 // Requires: AVX, AVX2, GFNI, SSE2
-TEXT ·xorKeyStreamAVX2GFNI(SB), NOSPLIT, $128-40
-	MOVQ         rk+0(FP), AX
-	MOVQ         dst+16(FP), CX
-	MOVQ         src+24(FP), DX
-	MOVQ         nblocks+32(FP), BX
-	MOVQ         ctr+8(FP), SI
-	VPBROADCASTQ sm4PreMatrix<>+0(SB), Y0
-	VPBROADCASTQ sm4PostMatrix<>+0(SB), Y1
+TEXT ·xorKeyStreamAVX2GFNI(SB), $1376-40
+	MOVQ           rk+0(FP), AX
+	MOVQ           dst+16(FP), CX
+	MOVQ           src+24(FP), DX
+	MOVQ           nblocks+32(FP), BX
+	MOVQ           ctr+8(FP), SI
+	VMOVDQU        (AX), Y0
+	VGF2P8AFFINEQB $0x3e, sm4WordLin<>+0(SB), Y0, Y0
+	VMOVDQU        Y0, (SP)
+	VMOVDQU        32(AX), Y0
+	VGF2P8AFFINEQB $0x3e, sm4WordLin<>+0(SB), Y0, Y0
+	VMOVDQU        Y0, 32(SP)
+	VMOVDQU        64(AX), Y0
+	VGF2P8AFFINEQB $0x3e, sm4WordLin<>+0(SB), Y0, Y0
+	VMOVDQU        Y0, 64(SP)
+	VMOVDQU        96(AX), Y0
+	VGF2P8AFFINEQB $0x3e, sm4WordLin<>+0(SB), Y0, Y0
+	VMOVDQU        Y0, 96(SP)
+	VPBROADCASTD   (SP), Y0
+	VMOVDQU        Y0, 128(SP)
+	VPBROADCASTD   4(SP), Y0
+	VMOVDQU        Y0, 160(SP)
+	VPBROADCASTD   8(SP), Y0
+	VMOVDQU        Y0, 192(SP)
+	VPBROADCASTD   12(SP), Y0
+	VMOVDQU        Y0, 224(SP)
+	VPBROADCASTD   16(SP), Y0
+	VMOVDQU        Y0, 256(SP)
+	VPBROADCASTD   20(SP), Y0
+	VMOVDQU        Y0, 288(SP)
+	VPBROADCASTD   24(SP), Y0
+	VMOVDQU        Y0, 320(SP)
+	VPBROADCASTD   28(SP), Y0
+	VMOVDQU        Y0, 352(SP)
+	VPBROADCASTD   32(SP), Y0
+	VMOVDQU        Y0, 384(SP)
+	VPBROADCASTD   36(SP), Y0
+	VMOVDQU        Y0, 416(SP)
+	VPBROADCASTD   40(SP), Y0
+	VMOVDQU        Y0, 448(SP)
+	VPBROADCASTD   44(SP), Y0
+	VMOVDQU        Y0, 480(SP)
+	VPBROADCASTD   48(SP), Y0
+	VMOVDQU        Y0, 512(SP)
+	VPBROADCASTD   52(SP), Y0
+	VMOVDQU        Y0, 544(SP)
+	VPBROADCASTD   56(SP), Y0
+	VMOVDQU        Y0, 576(SP)
+	VPBROADCASTD   60(SP), Y0
+	VMOVDQU        Y0, 608(SP)
+	VPBROADCASTD   64(SP), Y0
+	VMOVDQU        Y0, 640(SP)
+	VPBROADCASTD   68(SP), Y0
+	VMOVDQU        Y0, 672(SP)
+	VPBROADCASTD   72(SP), Y0
+	VMOVDQU        Y0, 704(SP)
+	VPBROADCASTD   76(SP), Y0
+	VMOVDQU        Y0, 736(SP)
+	VPBROADCASTD   80(SP), Y0
+	VMOVDQU        Y0, 768(SP)
+	VPBROADCASTD   84(SP), Y0
+	VMOVDQU        Y0, 800(SP)
+	VPBROADCASTD   88(SP), Y0
+	VMOVDQU        Y0, 832(SP)
+	VPBROADCASTD   92(SP), Y0
+	VMOVDQU        Y0, 864(SP)
+	VPBROADCASTD   96(SP), Y0
+	VMOVDQU        Y0, 896(SP)
+	VPBROADCASTD   100(SP), Y0
+	VMOVDQU        Y0, 928(SP)
+	VPBROADCASTD   104(SP), Y0
+	VMOVDQU        Y0, 960(SP)
+	VPBROADCASTD   108(SP), Y0
+	VMOVDQU        Y0, 992(SP)
+	VPBROADCASTD   112(SP), Y0
+	VMOVDQU        Y0, 1024(SP)
+	VPBROADCASTD   116(SP), Y0
+	VMOVDQU        Y0, 1056(SP)
+	VPBROADCASTD   120(SP), Y0
+	VMOVDQU        Y0, 1088(SP)
+	VPBROADCASTD   124(SP), Y0
+	VMOVDQU        Y0, 1120(SP)
+	LEAQ           128(SP), AX
 
 	// Counter words 0-2 broadcast, word 3 (the inc32 counter) broadcast; all byte-swapped to native order.
-	VMOVDQU      (SI), X2
-	VPSHUFB      sm4BswapMask<>+0(SB), X2, X2
-	VPSHUFD      $0x00, X2, X3
-	VPBROADCASTD X3, Y3
-	VMOVDQU      Y3, (SP)
-	VPSHUFD      $0x55, X2, X3
-	VPBROADCASTD X3, Y3
-	VMOVDQU      Y3, 32(SP)
-	VPSHUFD      $0xaa, X2, X3
-	VPBROADCASTD X3, Y3
-	VMOVDQU      Y3, 64(SP)
-	VPSHUFD      $0xff, X2, X3
-	VPBROADCASTD X3, Y2
-	VMOVDQU      Y2, 96(SP)
+	VMOVDQU        (SI), X0
+	VPSHUFB        sm4BswapMask<>+0(SB), X0, X0
+	VPSHUFD        $0x00, X0, X1
+	VPBROADCASTD   X1, Y1
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y1, Y1
+	VMOVDQU        Y1, 1152(SP)
+	VPSHUFD        $0x55, X0, X1
+	VPBROADCASTD   X1, Y1
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y1, Y1
+	VMOVDQU        Y1, 1184(SP)
+	VPSHUFD        $0xaa, X0, X1
+	VPBROADCASTD   X1, Y1
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y1, Y1
+	VMOVDQU        Y1, 1216(SP)
+	VPSHUFD        $0xff, X0, X1
+	VPBROADCASTD   X1, Y0
+	VMOVDQU        Y0, 1248(SP)
 
 xorKeyStreamAVX2GFNI_loop:
-	CMPQ    BX, $0x00000010
-	JB      xorKeyStreamAVX2GFNI_partial
-	VMOVDQU (SP), Y2
-	VMOVDQU 32(SP), Y3
-	VMOVDQU 64(SP), Y4
-	VMOVDQU 96(SP), Y5
-	VPADDD  sm4CtrOffsets8<>+0(SB), Y5, Y5
-	VMOVDQU (SP), Y6
-	VMOVDQU 32(SP), Y7
-	VMOVDQU 64(SP), Y8
-	VMOVDQU 96(SP), Y9
-	VPADDD  sm4CtrOffsets8<>+32(SB), Y9, Y9
-	VMOVDQU 96(SP), Y10
-	VPADDD  sm4Inc16<>+0(SB), Y10, Y10
-	VMOVDQU Y10, 96(SP)
-	MOVQ    AX, SI
-	MOVQ    $0x00000008, DI
+	CMPQ           BX, $0x00000018
+	JB             xorKeyStreamAVX2GFNI_partial
+	VMOVDQU        1248(SP), Y3
+	VPADDD         sm4CtrOffsets8<>+0(SB), Y3, Y3
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y3, Y3
+	VMOVDQU        1152(SP), Y0
+	VMOVDQU        1184(SP), Y1
+	VMOVDQU        1216(SP), Y2
+	VMOVDQU        1248(SP), Y7
+	VPADDD         sm4CtrOffsets8<>+32(SB), Y7, Y7
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y7, Y7
+	VMOVDQU        1152(SP), Y4
+	VMOVDQU        1184(SP), Y5
+	VMOVDQU        1216(SP), Y6
+	VMOVDQU        1248(SP), Y11
+	VPADDD         sm4CtrOffsets8<>+64(SB), Y11, Y11
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y11, Y11
+	VMOVDQU        1152(SP), Y8
+	VMOVDQU        1184(SP), Y9
+	VMOVDQU        1216(SP), Y10
+	VMOVDQU        1248(SP), Y12
+	VPADDD         sm4Inc24<>+0(SB), Y12, Y12
+	VMOVDQU        Y12, 1248(SP)
+	MOVQ           AX, SI
+	MOVQ           $0x00000008, DI
 
-xorKeyStreamAVX2GFNI_rounds2false:
-	VPBROADCASTD      (SI), Y13
-	VPXOR             Y13, Y3, Y10
-	VPXOR             Y4, Y10, Y10
-	VPXOR             Y5, Y10, Y10
-	VGF2P8AFFINEQB    $0x3e, Y0, Y10, Y10
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y10, Y10
-	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR             Y10, Y11, Y11
-	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR             Y12, Y11, Y11
-	VPXOR             Y10, Y2, Y2
-	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y12
-	VPXOR             Y12, Y2, Y2
-	VPSLLD            $0x02, Y11, Y12
-	VPSRLD            $0x1e, Y11, Y11
-	VPXOR             Y11, Y2, Y2
-	VPXOR             Y12, Y2, Y2
-	VPXOR             Y13, Y7, Y10
-	VPXOR             Y8, Y10, Y10
-	VPXOR             Y9, Y10, Y10
-	VGF2P8AFFINEQB    $0x3e, Y0, Y10, Y10
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y10, Y10
-	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR             Y10, Y11, Y11
-	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR             Y12, Y11, Y11
-	VPXOR             Y10, Y6, Y6
-	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y12
-	VPXOR             Y12, Y6, Y6
-	VPSLLD            $0x02, Y11, Y12
-	VPSRLD            $0x1e, Y11, Y11
-	VPXOR             Y11, Y6, Y6
-	VPXOR             Y12, Y6, Y6
-	VPBROADCASTD      4(SI), Y13
-	VPXOR             Y13, Y4, Y10
-	VPXOR             Y5, Y10, Y10
-	VPXOR             Y2, Y10, Y10
-	VGF2P8AFFINEQB    $0x3e, Y0, Y10, Y10
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y10, Y10
-	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR             Y10, Y11, Y11
-	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR             Y12, Y11, Y11
-	VPXOR             Y10, Y3, Y3
-	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y12
-	VPXOR             Y12, Y3, Y3
-	VPSLLD            $0x02, Y11, Y12
-	VPSRLD            $0x1e, Y11, Y11
-	VPXOR             Y11, Y3, Y3
-	VPXOR             Y12, Y3, Y3
-	VPXOR             Y13, Y8, Y10
-	VPXOR             Y9, Y10, Y10
-	VPXOR             Y6, Y10, Y10
-	VGF2P8AFFINEQB    $0x3e, Y0, Y10, Y10
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y10, Y10
-	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR             Y10, Y11, Y11
-	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR             Y12, Y11, Y11
-	VPXOR             Y10, Y7, Y7
-	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y12
-	VPXOR             Y12, Y7, Y7
-	VPSLLD            $0x02, Y11, Y12
-	VPSRLD            $0x1e, Y11, Y11
-	VPXOR             Y11, Y7, Y7
-	VPXOR             Y12, Y7, Y7
-	VPBROADCASTD      8(SI), Y13
-	VPXOR             Y13, Y5, Y10
-	VPXOR             Y2, Y10, Y10
-	VPXOR             Y3, Y10, Y10
-	VGF2P8AFFINEQB    $0x3e, Y0, Y10, Y10
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y10, Y10
-	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR             Y10, Y11, Y11
-	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR             Y12, Y11, Y11
-	VPXOR             Y10, Y4, Y4
-	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y12
+xorKeyStreamAVX2GFNI_rounds3false:
+	VPXOR             (SI), Y1, Y12
+	VPXOR             Y2, Y12, Y12
+	VPXOR             Y3, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
+	VPXOR             Y12, Y0, Y0
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y0, Y0
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y0, Y0
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y0, Y0
+	VPXOR             (SI), Y5, Y12
+	VPXOR             Y6, Y12, Y12
+	VPXOR             Y7, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
 	VPXOR             Y12, Y4, Y4
-	VPSLLD            $0x02, Y11, Y12
-	VPSRLD            $0x1e, Y11, Y11
-	VPXOR             Y11, Y4, Y4
-	VPXOR             Y12, Y4, Y4
-	VPXOR             Y13, Y9, Y10
-	VPXOR             Y6, Y10, Y10
-	VPXOR             Y7, Y10, Y10
-	VGF2P8AFFINEQB    $0x3e, Y0, Y10, Y10
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y10, Y10
-	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR             Y10, Y11, Y11
-	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR             Y12, Y11, Y11
-	VPXOR             Y10, Y8, Y8
-	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y12
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPXOR             (SI), Y9, Y12
+	VPXOR             Y10, Y12, Y12
+	VPXOR             Y11, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
 	VPXOR             Y12, Y8, Y8
-	VPSLLD            $0x02, Y11, Y12
-	VPSRLD            $0x1e, Y11, Y11
-	VPXOR             Y11, Y8, Y8
-	VPXOR             Y12, Y8, Y8
-	VPBROADCASTD      12(SI), Y13
-	VPXOR             Y13, Y2, Y10
-	VPXOR             Y3, Y10, Y10
-	VPXOR             Y4, Y10, Y10
-	VGF2P8AFFINEQB    $0x3e, Y0, Y10, Y10
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y10, Y10
-	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR             Y10, Y11, Y11
-	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR             Y12, Y11, Y11
-	VPXOR             Y10, Y5, Y5
-	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y12
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y8, Y8
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y8, Y8
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y8, Y8
+	VPXOR             32(SI), Y2, Y12
+	VPXOR             Y3, Y12, Y12
+	VPXOR             Y0, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
+	VPXOR             Y12, Y1, Y1
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPXOR             32(SI), Y6, Y12
+	VPXOR             Y7, Y12, Y12
+	VPXOR             Y4, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
 	VPXOR             Y12, Y5, Y5
-	VPSLLD            $0x02, Y11, Y12
-	VPSRLD            $0x1e, Y11, Y11
-	VPXOR             Y11, Y5, Y5
-	VPXOR             Y12, Y5, Y5
-	VPXOR             Y13, Y6, Y10
-	VPXOR             Y7, Y10, Y10
-	VPXOR             Y8, Y10, Y10
-	VGF2P8AFFINEQB    $0x3e, Y0, Y10, Y10
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y10, Y10
-	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR             Y10, Y11, Y11
-	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y12
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y5, Y5
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y5, Y5
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y5, Y5
+	VPXOR             32(SI), Y10, Y12
+	VPXOR             Y11, Y12, Y12
+	VPXOR             Y8, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
+	VPXOR             Y12, Y9, Y9
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y9, Y9
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y9, Y9
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y9, Y9
+	VPXOR             64(SI), Y3, Y12
+	VPXOR             Y0, Y12, Y12
+	VPXOR             Y1, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
+	VPXOR             Y12, Y2, Y2
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y2, Y2
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y2, Y2
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y2, Y2
+	VPXOR             64(SI), Y7, Y12
+	VPXOR             Y4, Y12, Y12
+	VPXOR             Y5, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
+	VPXOR             Y12, Y6, Y6
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y6, Y6
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y6, Y6
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y6, Y6
+	VPXOR             64(SI), Y11, Y12
+	VPXOR             Y8, Y12, Y12
+	VPXOR             Y9, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
+	VPXOR             Y12, Y10, Y10
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y10, Y10
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y10, Y10
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y10, Y10
+	VPXOR             96(SI), Y0, Y12
+	VPXOR             Y1, Y12, Y12
+	VPXOR             Y2, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
+	VPXOR             Y12, Y3, Y3
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y3, Y3
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y3, Y3
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y3, Y3
+	VPXOR             96(SI), Y4, Y12
+	VPXOR             Y5, Y12, Y12
+	VPXOR             Y6, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
+	VPXOR             Y12, Y7, Y7
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y7, Y7
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y7, Y7
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y7, Y7
+	VPXOR             96(SI), Y8, Y12
+	VPXOR             Y9, Y12, Y12
+	VPXOR             Y10, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
 	VPXOR             Y12, Y11, Y11
-	VPXOR             Y10, Y9, Y9
-	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y12
-	VPXOR             Y12, Y9, Y9
-	VPSLLD            $0x02, Y11, Y12
-	VPSRLD            $0x1e, Y11, Y11
-	VPXOR             Y11, Y9, Y9
-	VPXOR             Y12, Y9, Y9
-	ADDQ              $0x10, SI
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y11, Y11
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y11, Y11
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y11, Y11
+	ADDQ              $0x80, SI
 	DECQ              DI
-	JNZ               xorKeyStreamAVX2GFNI_rounds2false
-	VPUNPCKHDQ        Y4, Y5, Y11
-	VPUNPCKLDQ        Y4, Y5, Y5
-	VPUNPCKLDQ        Y2, Y3, Y12
-	VPUNPCKHDQ        Y2, Y3, Y3
-	VPUNPCKHQDQ       Y12, Y5, Y4
-	VPUNPCKLQDQ       Y12, Y5, Y5
-	VPUNPCKHQDQ       Y3, Y11, Y2
-	VPUNPCKLQDQ       Y3, Y11, Y3
-	VPSHUFB           sm4BswapMask<>+0(SB), Y5, Y5
-	VPSHUFB           sm4BswapMask<>+0(SB), Y4, Y4
+	JNZ               xorKeyStreamAVX2GFNI_rounds3false
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y1, Y1
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y2, Y2
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y3, Y3
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y4, Y4
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y5, Y5
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y6, Y6
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y7, Y7
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y8, Y8
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y9, Y9
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y10, Y10
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y11, Y11
+	VPUNPCKHDQ        Y2, Y3, Y13
+	VPUNPCKLDQ        Y2, Y3, Y3
+	VPUNPCKLDQ        Y0, Y1, Y14
+	VPUNPCKHDQ        Y0, Y1, Y1
+	VPUNPCKHQDQ       Y14, Y3, Y2
+	VPUNPCKLQDQ       Y14, Y3, Y3
+	VPUNPCKHQDQ       Y1, Y13, Y0
+	VPUNPCKLQDQ       Y1, Y13, Y1
 	VPSHUFB           sm4BswapMask<>+0(SB), Y3, Y3
 	VPSHUFB           sm4BswapMask<>+0(SB), Y2, Y2
-	VPUNPCKHDQ        Y8, Y9, Y11
-	VPUNPCKLDQ        Y8, Y9, Y9
-	VPUNPCKLDQ        Y6, Y7, Y12
-	VPUNPCKHDQ        Y6, Y7, Y7
-	VPUNPCKHQDQ       Y12, Y9, Y8
-	VPUNPCKLQDQ       Y12, Y9, Y9
-	VPUNPCKHQDQ       Y7, Y11, Y6
-	VPUNPCKLQDQ       Y7, Y11, Y7
-	VPSHUFB           sm4BswapMask<>+0(SB), Y9, Y9
-	VPSHUFB           sm4BswapMask<>+0(SB), Y8, Y8
+	VPSHUFB           sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
+	VPUNPCKHDQ        Y6, Y7, Y13
+	VPUNPCKLDQ        Y6, Y7, Y7
+	VPUNPCKLDQ        Y4, Y5, Y14
+	VPUNPCKHDQ        Y4, Y5, Y5
+	VPUNPCKHQDQ       Y14, Y7, Y6
+	VPUNPCKLQDQ       Y14, Y7, Y7
+	VPUNPCKHQDQ       Y5, Y13, Y4
+	VPUNPCKLQDQ       Y5, Y13, Y5
 	VPSHUFB           sm4BswapMask<>+0(SB), Y7, Y7
 	VPSHUFB           sm4BswapMask<>+0(SB), Y6, Y6
-	VPXOR             (DX), Y5, Y5
-	VMOVDQU           Y5, (CX)
-	VPXOR             32(DX), Y4, Y4
-	VMOVDQU           Y4, 32(CX)
-	VPXOR             64(DX), Y3, Y3
-	VMOVDQU           Y3, 64(CX)
-	VPXOR             96(DX), Y2, Y2
-	VMOVDQU           Y2, 96(CX)
-	VPXOR             128(DX), Y9, Y9
-	VMOVDQU           Y9, 128(CX)
-	VPXOR             160(DX), Y8, Y8
-	VMOVDQU           Y8, 160(CX)
-	VPXOR             192(DX), Y7, Y7
-	VMOVDQU           Y7, 192(CX)
-	VPXOR             224(DX), Y6, Y6
-	VMOVDQU           Y6, 224(CX)
-	ADDQ              $0x00000100, DX
-	ADDQ              $0x00000100, CX
-	SUBQ              $0x00000010, BX
+	VPSHUFB           sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB           sm4BswapMask<>+0(SB), Y4, Y4
+	VPUNPCKHDQ        Y10, Y11, Y13
+	VPUNPCKLDQ        Y10, Y11, Y11
+	VPUNPCKLDQ        Y8, Y9, Y14
+	VPUNPCKHDQ        Y8, Y9, Y9
+	VPUNPCKHQDQ       Y14, Y11, Y10
+	VPUNPCKLQDQ       Y14, Y11, Y11
+	VPUNPCKHQDQ       Y9, Y13, Y8
+	VPUNPCKLQDQ       Y9, Y13, Y9
+	VPSHUFB           sm4BswapMask<>+0(SB), Y11, Y11
+	VPSHUFB           sm4BswapMask<>+0(SB), Y10, Y10
+	VPSHUFB           sm4BswapMask<>+0(SB), Y9, Y9
+	VPSHUFB           sm4BswapMask<>+0(SB), Y8, Y8
+	VPXOR             (DX), Y3, Y3
+	VMOVDQU           Y3, (CX)
+	VPXOR             32(DX), Y2, Y2
+	VMOVDQU           Y2, 32(CX)
+	VPXOR             64(DX), Y1, Y1
+	VMOVDQU           Y1, 64(CX)
+	VPXOR             96(DX), Y0, Y0
+	VMOVDQU           Y0, 96(CX)
+	VPXOR             128(DX), Y7, Y7
+	VMOVDQU           Y7, 128(CX)
+	VPXOR             160(DX), Y6, Y6
+	VMOVDQU           Y6, 160(CX)
+	VPXOR             192(DX), Y5, Y5
+	VMOVDQU           Y5, 192(CX)
+	VPXOR             224(DX), Y4, Y4
+	VMOVDQU           Y4, 224(CX)
+	VPXOR             256(DX), Y11, Y11
+	VMOVDQU           Y11, 256(CX)
+	VPXOR             288(DX), Y10, Y10
+	VMOVDQU           Y10, 288(CX)
+	VPXOR             320(DX), Y9, Y9
+	VMOVDQU           Y9, 320(CX)
+	VPXOR             352(DX), Y8, Y8
+	VMOVDQU           Y8, 352(CX)
+	ADDQ              $0x00000180, DX
+	ADDQ              $0x00000180, CX
+	SUBQ              $0x00000018, BX
 	JMP               xorKeyStreamAVX2GFNI_loop
 
 xorKeyStreamAVX2GFNI_partial:
 	// Fewer than a full pass left: ceil(n/width) sets, the last one masked.
-	TESTQ        BX, BX
-	JZ           xorKeyStreamAVX2GFNI_done
-	CMPQ         BX, $0x00000008
-	JA           xorKeyStreamAVX2GFNI_sets2
-	MOVQ         BX, X2
-	VPBROADCASTD X2, Y6
-	VMOVDQU      (SP), Y2
-	VMOVDQU      32(SP), Y3
-	VMOVDQU      64(SP), Y4
-	VMOVDQU      96(SP), Y5
-	VPADDD       sm4CtrOffsets8<>+0(SB), Y5, Y5
-	MOVQ         $0x00000008, BX
+	TESTQ          BX, BX
+	JZ             xorKeyStreamAVX2GFNI_done
+	CMPQ           BX, $0x00000010
+	JA             xorKeyStreamAVX2GFNI_sets3
+	CMPQ           BX, $0x00000008
+	JA             xorKeyStreamAVX2GFNI_sets2
+	MOVQ           BX, X0
+	VPBROADCASTD   X0, Y0
+	VMOVDQU        Y0, 1280(SP)
+	VMOVDQU        1248(SP), Y3
+	VPADDD         sm4CtrOffsets8<>+0(SB), Y3, Y3
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y3, Y3
+	VMOVDQU        1152(SP), Y0
+	VMOVDQU        1184(SP), Y1
+	VMOVDQU        1216(SP), Y2
+	MOVQ           $0x00000008, BX
 
 xorKeyStreamAVX2GFNI_rounds1true:
-	VPBROADCASTD      (AX), Y7
-	VPXOR             Y7, Y3, Y7
-	VPXOR             Y4, Y7, Y7
-	VPXOR             Y5, Y7, Y7
-	VGF2P8AFFINEQB    $0x3e, Y0, Y7, Y7
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y7, Y7
-	VPSHUFB           sm4Rotl8<>+0(SB), Y7, Y8
-	VPXOR             Y7, Y8, Y8
-	VPSHUFB           sm4Rotl16<>+0(SB), Y7, Y9
-	VPXOR             Y9, Y8, Y8
-	VPXOR             Y7, Y2, Y2
-	VPSHUFB           sm4Rotl24<>+0(SB), Y7, Y9
-	VPXOR             Y9, Y2, Y2
-	VPSLLD            $0x02, Y8, Y9
-	VPSRLD            $0x1e, Y8, Y8
-	VPXOR             Y8, Y2, Y2
-	VPXOR             Y9, Y2, Y2
-	VPBROADCASTD      4(AX), Y7
-	VPXOR             Y7, Y4, Y7
-	VPXOR             Y5, Y7, Y7
-	VPXOR             Y2, Y7, Y7
-	VGF2P8AFFINEQB    $0x3e, Y0, Y7, Y7
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y7, Y7
-	VPSHUFB           sm4Rotl8<>+0(SB), Y7, Y8
-	VPXOR             Y7, Y8, Y8
-	VPSHUFB           sm4Rotl16<>+0(SB), Y7, Y9
-	VPXOR             Y9, Y8, Y8
-	VPXOR             Y7, Y3, Y3
-	VPSHUFB           sm4Rotl24<>+0(SB), Y7, Y9
-	VPXOR             Y9, Y3, Y3
-	VPSLLD            $0x02, Y8, Y9
-	VPSRLD            $0x1e, Y8, Y8
-	VPXOR             Y8, Y3, Y3
-	VPXOR             Y9, Y3, Y3
-	VPBROADCASTD      8(AX), Y7
-	VPXOR             Y7, Y5, Y7
-	VPXOR             Y2, Y7, Y7
-	VPXOR             Y3, Y7, Y7
-	VGF2P8AFFINEQB    $0x3e, Y0, Y7, Y7
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y7, Y7
-	VPSHUFB           sm4Rotl8<>+0(SB), Y7, Y8
-	VPXOR             Y7, Y8, Y8
-	VPSHUFB           sm4Rotl16<>+0(SB), Y7, Y9
-	VPXOR             Y9, Y8, Y8
-	VPXOR             Y7, Y4, Y4
-	VPSHUFB           sm4Rotl24<>+0(SB), Y7, Y9
-	VPXOR             Y9, Y4, Y4
-	VPSLLD            $0x02, Y8, Y9
-	VPSRLD            $0x1e, Y8, Y8
-	VPXOR             Y8, Y4, Y4
-	VPXOR             Y9, Y4, Y4
-	VPBROADCASTD      12(AX), Y7
-	VPXOR             Y7, Y2, Y7
-	VPXOR             Y3, Y7, Y7
-	VPXOR             Y4, Y7, Y7
-	VGF2P8AFFINEQB    $0x3e, Y0, Y7, Y7
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y7, Y7
-	VPSHUFB           sm4Rotl8<>+0(SB), Y7, Y8
-	VPXOR             Y7, Y8, Y8
-	VPSHUFB           sm4Rotl16<>+0(SB), Y7, Y9
-	VPXOR             Y9, Y8, Y8
-	VPXOR             Y7, Y5, Y5
-	VPSHUFB           sm4Rotl24<>+0(SB), Y7, Y9
-	VPXOR             Y9, Y5, Y5
-	VPSLLD            $0x02, Y8, Y9
-	VPSRLD            $0x1e, Y8, Y8
-	VPXOR             Y8, Y5, Y5
-	VPXOR             Y9, Y5, Y5
-	ADDQ              $0x10, AX
+	VPXOR             (AX), Y1, Y4
+	VPXOR             Y2, Y4, Y4
+	VPXOR             Y3, Y4, Y4
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y4, Y5
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y4, Y4
+	VPXOR             Y4, Y0, Y0
+	VPSHUFB           sm4Rotl24<>+0(SB), Y5, Y6
+	VPXOR             Y6, Y0, Y0
+	VPXOR             Y4, Y5, Y5
+	VPSHUFB           sm4Rotl8<>+0(SB), Y5, Y6
+	VPXOR             Y6, Y0, Y0
+	VPSHUFB           sm4Rotl16<>+0(SB), Y5, Y6
+	VPXOR             Y6, Y0, Y0
+	VPXOR             32(AX), Y2, Y4
+	VPXOR             Y3, Y4, Y4
+	VPXOR             Y0, Y4, Y4
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y4, Y5
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y4, Y4
+	VPXOR             Y4, Y1, Y1
+	VPSHUFB           sm4Rotl24<>+0(SB), Y5, Y6
+	VPXOR             Y6, Y1, Y1
+	VPXOR             Y4, Y5, Y5
+	VPSHUFB           sm4Rotl8<>+0(SB), Y5, Y6
+	VPXOR             Y6, Y1, Y1
+	VPSHUFB           sm4Rotl16<>+0(SB), Y5, Y6
+	VPXOR             Y6, Y1, Y1
+	VPXOR             64(AX), Y3, Y4
+	VPXOR             Y0, Y4, Y4
+	VPXOR             Y1, Y4, Y4
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y4, Y5
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y4, Y4
+	VPXOR             Y4, Y2, Y2
+	VPSHUFB           sm4Rotl24<>+0(SB), Y5, Y6
+	VPXOR             Y6, Y2, Y2
+	VPXOR             Y4, Y5, Y5
+	VPSHUFB           sm4Rotl8<>+0(SB), Y5, Y6
+	VPXOR             Y6, Y2, Y2
+	VPSHUFB           sm4Rotl16<>+0(SB), Y5, Y6
+	VPXOR             Y6, Y2, Y2
+	VPXOR             96(AX), Y0, Y4
+	VPXOR             Y1, Y4, Y4
+	VPXOR             Y2, Y4, Y4
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y4, Y5
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y4, Y4
+	VPXOR             Y4, Y3, Y3
+	VPSHUFB           sm4Rotl24<>+0(SB), Y5, Y6
+	VPXOR             Y6, Y3, Y3
+	VPXOR             Y4, Y5, Y5
+	VPSHUFB           sm4Rotl8<>+0(SB), Y5, Y6
+	VPXOR             Y6, Y3, Y3
+	VPSHUFB           sm4Rotl16<>+0(SB), Y5, Y6
+	VPXOR             Y6, Y3, Y3
+	ADDQ              $0x80, AX
 	DECQ              BX
 	JNZ               xorKeyStreamAVX2GFNI_rounds1true
-	VPUNPCKHDQ        Y4, Y5, Y8
-	VPUNPCKLDQ        Y4, Y5, Y5
-	VPUNPCKLDQ        Y2, Y3, Y9
-	VPUNPCKHDQ        Y2, Y3, Y3
-	VPUNPCKHQDQ       Y9, Y5, Y4
-	VPUNPCKLQDQ       Y9, Y5, Y5
-	VPUNPCKHQDQ       Y3, Y8, Y2
-	VPUNPCKLQDQ       Y3, Y8, Y3
-	VPSHUFB           sm4BswapMask<>+0(SB), Y5, Y5
-	VPSHUFB           sm4BswapMask<>+0(SB), Y4, Y4
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y1, Y1
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y2, Y2
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y3, Y3
+	VPUNPCKHDQ        Y2, Y3, Y5
+	VPUNPCKLDQ        Y2, Y3, Y3
+	VPUNPCKLDQ        Y0, Y1, Y6
+	VPUNPCKHDQ        Y0, Y1, Y1
+	VPUNPCKHQDQ       Y6, Y3, Y2
+	VPUNPCKLQDQ       Y6, Y3, Y3
+	VPUNPCKHQDQ       Y1, Y5, Y0
+	VPUNPCKLQDQ       Y1, Y5, Y1
 	VPSHUFB           sm4BswapMask<>+0(SB), Y3, Y3
 	VPSHUFB           sm4BswapMask<>+0(SB), Y2, Y2
-	VPCMPGTD          sm4TailIndex8<>+0(SB), Y6, Y0
-	VPMASKMOVD        (DX), Y0, Y0
-	VPXOR             Y0, Y5, Y5
-	VPCMPGTD          sm4TailIndex8<>+0(SB), Y6, Y0
-	VPMASKMOVD        Y5, Y0, (CX)
-	VPCMPGTD          sm4TailIndex8<>+32(SB), Y6, Y0
-	VPMASKMOVD        32(DX), Y0, Y0
-	VPXOR             Y0, Y4, Y4
-	VPCMPGTD          sm4TailIndex8<>+32(SB), Y6, Y0
-	VPMASKMOVD        Y4, Y0, 32(CX)
-	VPCMPGTD          sm4TailIndex8<>+64(SB), Y6, Y0
-	VPMASKMOVD        64(DX), Y0, Y0
-	VPXOR             Y0, Y3, Y3
-	VPCMPGTD          sm4TailIndex8<>+64(SB), Y6, Y0
-	VPMASKMOVD        Y3, Y0, 64(CX)
-	VPCMPGTD          sm4TailIndex8<>+96(SB), Y6, Y0
-	VPMASKMOVD        96(DX), Y0, Y0
-	VPXOR             Y0, Y2, Y2
-	VPCMPGTD          sm4TailIndex8<>+96(SB), Y6, Y0
-	VPMASKMOVD        Y2, Y0, 96(CX)
+	VPSHUFB           sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU           1280(SP), Y4
+	VPCMPGTD          sm4TailIndex8<>+0(SB), Y4, Y4
+	VPMASKMOVD        (DX), Y4, Y4
+	VPXOR             Y4, Y3, Y3
+	VMOVDQU           1280(SP), Y4
+	VPCMPGTD          sm4TailIndex8<>+0(SB), Y4, Y4
+	VPMASKMOVD        Y3, Y4, (CX)
+	VMOVDQU           1280(SP), Y3
+	VPCMPGTD          sm4TailIndex8<>+32(SB), Y3, Y3
+	VPMASKMOVD        32(DX), Y3, Y4
+	VPXOR             Y4, Y2, Y2
+	VMOVDQU           1280(SP), Y3
+	VPCMPGTD          sm4TailIndex8<>+32(SB), Y3, Y3
+	VPMASKMOVD        Y2, Y3, 32(CX)
+	VMOVDQU           1280(SP), Y2
+	VPCMPGTD          sm4TailIndex8<>+64(SB), Y2, Y2
+	VPMASKMOVD        64(DX), Y2, Y4
+	VPXOR             Y4, Y1, Y1
+	VMOVDQU           1280(SP), Y2
+	VPCMPGTD          sm4TailIndex8<>+64(SB), Y2, Y2
+	VPMASKMOVD        Y1, Y2, 64(CX)
+	VMOVDQU           1280(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD        96(DX), Y1, Y4
+	VPXOR             Y4, Y0, Y0
+	VMOVDQU           1280(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD        Y0, Y1, 96(CX)
 	JMP               xorKeyStreamAVX2GFNI_done
 
 xorKeyStreamAVX2GFNI_sets2:
-	SUBQ         $0x00000008, BX
-	MOVQ         BX, X2
-	VPBROADCASTD X2, Y10
-	VMOVDQU      (SP), Y2
-	VMOVDQU      32(SP), Y3
-	VMOVDQU      64(SP), Y4
-	VMOVDQU      96(SP), Y5
-	VPADDD       sm4CtrOffsets8<>+0(SB), Y5, Y5
-	VMOVDQU      (SP), Y6
-	VMOVDQU      32(SP), Y7
-	VMOVDQU      64(SP), Y8
-	VMOVDQU      96(SP), Y9
-	VPADDD       sm4CtrOffsets8<>+32(SB), Y9, Y9
-	MOVQ         $0x00000008, BX
+	SUBQ           $0x00000008, BX
+	MOVQ           BX, X0
+	VPBROADCASTD   X0, Y0
+	VMOVDQU        Y0, 1312(SP)
+	VMOVDQU        1248(SP), Y3
+	VPADDD         sm4CtrOffsets8<>+0(SB), Y3, Y3
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y3, Y3
+	VMOVDQU        1152(SP), Y0
+	VMOVDQU        1184(SP), Y1
+	VMOVDQU        1216(SP), Y2
+	VMOVDQU        1248(SP), Y7
+	VPADDD         sm4CtrOffsets8<>+32(SB), Y7, Y7
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y7, Y7
+	VMOVDQU        1152(SP), Y4
+	VMOVDQU        1184(SP), Y5
+	VMOVDQU        1216(SP), Y6
+	MOVQ           $0x00000008, BX
 
 xorKeyStreamAVX2GFNI_rounds2true:
-	VPBROADCASTD      (AX), Y14
-	VPXOR             Y14, Y3, Y11
-	VPXOR             Y4, Y11, Y11
-	VPXOR             Y5, Y11, Y11
-	VGF2P8AFFINEQB    $0x3e, Y0, Y11, Y11
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y11, Y11
-	VPSHUFB           sm4Rotl8<>+0(SB), Y11, Y12
-	VPXOR             Y11, Y12, Y12
-	VPSHUFB           sm4Rotl16<>+0(SB), Y11, Y13
-	VPXOR             Y13, Y12, Y12
-	VPXOR             Y11, Y2, Y2
-	VPSHUFB           sm4Rotl24<>+0(SB), Y11, Y13
-	VPXOR             Y13, Y2, Y2
-	VPSLLD            $0x02, Y12, Y13
-	VPSRLD            $0x1e, Y12, Y12
-	VPXOR             Y12, Y2, Y2
-	VPXOR             Y13, Y2, Y2
-	VPXOR             Y14, Y7, Y11
-	VPXOR             Y8, Y11, Y11
-	VPXOR             Y9, Y11, Y11
-	VGF2P8AFFINEQB    $0x3e, Y0, Y11, Y11
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y11, Y11
-	VPSHUFB           sm4Rotl8<>+0(SB), Y11, Y12
-	VPXOR             Y11, Y12, Y12
-	VPSHUFB           sm4Rotl16<>+0(SB), Y11, Y13
-	VPXOR             Y13, Y12, Y12
-	VPXOR             Y11, Y6, Y6
-	VPSHUFB           sm4Rotl24<>+0(SB), Y11, Y13
-	VPXOR             Y13, Y6, Y6
-	VPSLLD            $0x02, Y12, Y13
-	VPSRLD            $0x1e, Y12, Y12
-	VPXOR             Y12, Y6, Y6
-	VPXOR             Y13, Y6, Y6
-	VPBROADCASTD      4(AX), Y14
-	VPXOR             Y14, Y4, Y11
-	VPXOR             Y5, Y11, Y11
-	VPXOR             Y2, Y11, Y11
-	VGF2P8AFFINEQB    $0x3e, Y0, Y11, Y11
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y11, Y11
-	VPSHUFB           sm4Rotl8<>+0(SB), Y11, Y12
-	VPXOR             Y11, Y12, Y12
-	VPSHUFB           sm4Rotl16<>+0(SB), Y11, Y13
-	VPXOR             Y13, Y12, Y12
-	VPXOR             Y11, Y3, Y3
-	VPSHUFB           sm4Rotl24<>+0(SB), Y11, Y13
-	VPXOR             Y13, Y3, Y3
-	VPSLLD            $0x02, Y12, Y13
-	VPSRLD            $0x1e, Y12, Y12
-	VPXOR             Y12, Y3, Y3
-	VPXOR             Y13, Y3, Y3
-	VPXOR             Y14, Y8, Y11
-	VPXOR             Y9, Y11, Y11
-	VPXOR             Y6, Y11, Y11
-	VGF2P8AFFINEQB    $0x3e, Y0, Y11, Y11
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y11, Y11
-	VPSHUFB           sm4Rotl8<>+0(SB), Y11, Y12
-	VPXOR             Y11, Y12, Y12
-	VPSHUFB           sm4Rotl16<>+0(SB), Y11, Y13
-	VPXOR             Y13, Y12, Y12
-	VPXOR             Y11, Y7, Y7
-	VPSHUFB           sm4Rotl24<>+0(SB), Y11, Y13
-	VPXOR             Y13, Y7, Y7
-	VPSLLD            $0x02, Y12, Y13
-	VPSRLD            $0x1e, Y12, Y12
-	VPXOR             Y12, Y7, Y7
-	VPXOR             Y13, Y7, Y7
-	VPBROADCASTD      8(AX), Y14
-	VPXOR             Y14, Y5, Y11
-	VPXOR             Y2, Y11, Y11
-	VPXOR             Y3, Y11, Y11
-	VGF2P8AFFINEQB    $0x3e, Y0, Y11, Y11
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y11, Y11
-	VPSHUFB           sm4Rotl8<>+0(SB), Y11, Y12
-	VPXOR             Y11, Y12, Y12
-	VPSHUFB           sm4Rotl16<>+0(SB), Y11, Y13
-	VPXOR             Y13, Y12, Y12
-	VPXOR             Y11, Y4, Y4
-	VPSHUFB           sm4Rotl24<>+0(SB), Y11, Y13
-	VPXOR             Y13, Y4, Y4
-	VPSLLD            $0x02, Y12, Y13
-	VPSRLD            $0x1e, Y12, Y12
-	VPXOR             Y12, Y4, Y4
-	VPXOR             Y13, Y4, Y4
-	VPXOR             Y14, Y9, Y11
-	VPXOR             Y6, Y11, Y11
-	VPXOR             Y7, Y11, Y11
-	VGF2P8AFFINEQB    $0x3e, Y0, Y11, Y11
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y11, Y11
-	VPSHUFB           sm4Rotl8<>+0(SB), Y11, Y12
-	VPXOR             Y11, Y12, Y12
-	VPSHUFB           sm4Rotl16<>+0(SB), Y11, Y13
-	VPXOR             Y13, Y12, Y12
-	VPXOR             Y11, Y8, Y8
-	VPSHUFB           sm4Rotl24<>+0(SB), Y11, Y13
-	VPXOR             Y13, Y8, Y8
-	VPSLLD            $0x02, Y12, Y13
-	VPSRLD            $0x1e, Y12, Y12
-	VPXOR             Y12, Y8, Y8
-	VPXOR             Y13, Y8, Y8
-	VPBROADCASTD      12(AX), Y14
-	VPXOR             Y14, Y2, Y11
-	VPXOR             Y3, Y11, Y11
-	VPXOR             Y4, Y11, Y11
-	VGF2P8AFFINEQB    $0x3e, Y0, Y11, Y11
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y11, Y11
-	VPSHUFB           sm4Rotl8<>+0(SB), Y11, Y12
-	VPXOR             Y11, Y12, Y12
-	VPSHUFB           sm4Rotl16<>+0(SB), Y11, Y13
-	VPXOR             Y13, Y12, Y12
-	VPXOR             Y11, Y5, Y5
-	VPSHUFB           sm4Rotl24<>+0(SB), Y11, Y13
-	VPXOR             Y13, Y5, Y5
-	VPSLLD            $0x02, Y12, Y13
-	VPSRLD            $0x1e, Y12, Y12
-	VPXOR             Y12, Y5, Y5
-	VPXOR             Y13, Y5, Y5
-	VPXOR             Y14, Y6, Y11
-	VPXOR             Y7, Y11, Y11
-	VPXOR             Y8, Y11, Y11
-	VGF2P8AFFINEQB    $0x3e, Y0, Y11, Y11
-	VGF2P8AFFINEINVQB $0xd3, Y1, Y11, Y11
-	VPSHUFB           sm4Rotl8<>+0(SB), Y11, Y12
-	VPXOR             Y11, Y12, Y12
-	VPSHUFB           sm4Rotl16<>+0(SB), Y11, Y13
-	VPXOR             Y13, Y12, Y12
-	VPXOR             Y11, Y9, Y9
-	VPSHUFB           sm4Rotl24<>+0(SB), Y11, Y13
-	VPXOR             Y13, Y9, Y9
-	VPSLLD            $0x02, Y12, Y13
-	VPSRLD            $0x1e, Y12, Y12
-	VPXOR             Y12, Y9, Y9
-	VPXOR             Y13, Y9, Y9
-	ADDQ              $0x10, AX
+	VPXOR             (AX), Y1, Y8
+	VPXOR             Y2, Y8, Y8
+	VPXOR             Y3, Y8, Y8
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y8, Y9
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y8, Y8
+	VPXOR             Y8, Y0, Y0
+	VPSHUFB           sm4Rotl24<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y0, Y0
+	VPXOR             Y8, Y9, Y9
+	VPSHUFB           sm4Rotl8<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y0, Y0
+	VPSHUFB           sm4Rotl16<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y0, Y0
+	VPXOR             (AX), Y5, Y8
+	VPXOR             Y6, Y8, Y8
+	VPXOR             Y7, Y8, Y8
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y8, Y9
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y8, Y8
+	VPXOR             Y8, Y4, Y4
+	VPSHUFB           sm4Rotl24<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y4, Y4
+	VPXOR             Y8, Y9, Y9
+	VPSHUFB           sm4Rotl8<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y4, Y4
+	VPSHUFB           sm4Rotl16<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y4, Y4
+	VPXOR             32(AX), Y2, Y8
+	VPXOR             Y3, Y8, Y8
+	VPXOR             Y0, Y8, Y8
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y8, Y9
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y8, Y8
+	VPXOR             Y8, Y1, Y1
+	VPSHUFB           sm4Rotl24<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y1, Y1
+	VPXOR             Y8, Y9, Y9
+	VPSHUFB           sm4Rotl8<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y1, Y1
+	VPSHUFB           sm4Rotl16<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y1, Y1
+	VPXOR             32(AX), Y6, Y8
+	VPXOR             Y7, Y8, Y8
+	VPXOR             Y4, Y8, Y8
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y8, Y9
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y8, Y8
+	VPXOR             Y8, Y5, Y5
+	VPSHUFB           sm4Rotl24<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y5, Y5
+	VPXOR             Y8, Y9, Y9
+	VPSHUFB           sm4Rotl8<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y5, Y5
+	VPSHUFB           sm4Rotl16<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y5, Y5
+	VPXOR             64(AX), Y3, Y8
+	VPXOR             Y0, Y8, Y8
+	VPXOR             Y1, Y8, Y8
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y8, Y9
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y8, Y8
+	VPXOR             Y8, Y2, Y2
+	VPSHUFB           sm4Rotl24<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y2, Y2
+	VPXOR             Y8, Y9, Y9
+	VPSHUFB           sm4Rotl8<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y2, Y2
+	VPSHUFB           sm4Rotl16<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y2, Y2
+	VPXOR             64(AX), Y7, Y8
+	VPXOR             Y4, Y8, Y8
+	VPXOR             Y5, Y8, Y8
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y8, Y9
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y8, Y8
+	VPXOR             Y8, Y6, Y6
+	VPSHUFB           sm4Rotl24<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y6, Y6
+	VPXOR             Y8, Y9, Y9
+	VPSHUFB           sm4Rotl8<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y6, Y6
+	VPSHUFB           sm4Rotl16<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y6, Y6
+	VPXOR             96(AX), Y0, Y8
+	VPXOR             Y1, Y8, Y8
+	VPXOR             Y2, Y8, Y8
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y8, Y9
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y8, Y8
+	VPXOR             Y8, Y3, Y3
+	VPSHUFB           sm4Rotl24<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y3, Y3
+	VPXOR             Y8, Y9, Y9
+	VPSHUFB           sm4Rotl8<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y3, Y3
+	VPSHUFB           sm4Rotl16<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y3, Y3
+	VPXOR             96(AX), Y4, Y8
+	VPXOR             Y5, Y8, Y8
+	VPXOR             Y6, Y8, Y8
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y8, Y9
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y8, Y8
+	VPXOR             Y8, Y7, Y7
+	VPSHUFB           sm4Rotl24<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y7, Y7
+	VPXOR             Y8, Y9, Y9
+	VPSHUFB           sm4Rotl8<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y7, Y7
+	VPSHUFB           sm4Rotl16<>+0(SB), Y9, Y10
+	VPXOR             Y10, Y7, Y7
+	ADDQ              $0x80, AX
 	DECQ              BX
 	JNZ               xorKeyStreamAVX2GFNI_rounds2true
-	VPUNPCKHDQ        Y4, Y5, Y12
-	VPUNPCKLDQ        Y4, Y5, Y5
-	VPUNPCKLDQ        Y2, Y3, Y13
-	VPUNPCKHDQ        Y2, Y3, Y3
-	VPUNPCKHQDQ       Y13, Y5, Y4
-	VPUNPCKLQDQ       Y13, Y5, Y5
-	VPUNPCKHQDQ       Y3, Y12, Y2
-	VPUNPCKLQDQ       Y3, Y12, Y3
-	VPSHUFB           sm4BswapMask<>+0(SB), Y5, Y5
-	VPSHUFB           sm4BswapMask<>+0(SB), Y4, Y4
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y1, Y1
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y2, Y2
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y3, Y3
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y4, Y4
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y5, Y5
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y6, Y6
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y7, Y7
+	VPUNPCKHDQ        Y2, Y3, Y9
+	VPUNPCKLDQ        Y2, Y3, Y3
+	VPUNPCKLDQ        Y0, Y1, Y10
+	VPUNPCKHDQ        Y0, Y1, Y1
+	VPUNPCKHQDQ       Y10, Y3, Y2
+	VPUNPCKLQDQ       Y10, Y3, Y3
+	VPUNPCKHQDQ       Y1, Y9, Y0
+	VPUNPCKLQDQ       Y1, Y9, Y1
 	VPSHUFB           sm4BswapMask<>+0(SB), Y3, Y3
 	VPSHUFB           sm4BswapMask<>+0(SB), Y2, Y2
-	VPUNPCKHDQ        Y8, Y9, Y12
-	VPUNPCKLDQ        Y8, Y9, Y9
-	VPUNPCKLDQ        Y6, Y7, Y13
-	VPUNPCKHDQ        Y6, Y7, Y7
-	VPUNPCKHQDQ       Y13, Y9, Y8
-	VPUNPCKLQDQ       Y13, Y9, Y9
-	VPUNPCKHQDQ       Y7, Y12, Y6
-	VPUNPCKLQDQ       Y7, Y12, Y7
-	VPSHUFB           sm4BswapMask<>+0(SB), Y9, Y9
-	VPSHUFB           sm4BswapMask<>+0(SB), Y8, Y8
+	VPSHUFB           sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
+	VPUNPCKHDQ        Y6, Y7, Y9
+	VPUNPCKLDQ        Y6, Y7, Y7
+	VPUNPCKLDQ        Y4, Y5, Y10
+	VPUNPCKHDQ        Y4, Y5, Y5
+	VPUNPCKHQDQ       Y10, Y7, Y6
+	VPUNPCKLQDQ       Y10, Y7, Y7
+	VPUNPCKHQDQ       Y5, Y9, Y4
+	VPUNPCKLQDQ       Y5, Y9, Y5
 	VPSHUFB           sm4BswapMask<>+0(SB), Y7, Y7
 	VPSHUFB           sm4BswapMask<>+0(SB), Y6, Y6
-	VPXOR             (DX), Y5, Y5
-	VMOVDQU           Y5, (CX)
-	VPXOR             32(DX), Y4, Y4
-	VMOVDQU           Y4, 32(CX)
-	VPXOR             64(DX), Y3, Y3
-	VMOVDQU           Y3, 64(CX)
-	VPXOR             96(DX), Y2, Y2
-	VMOVDQU           Y2, 96(CX)
-	VPCMPGTD          sm4TailIndex8<>+0(SB), Y10, Y0
+	VPSHUFB           sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB           sm4BswapMask<>+0(SB), Y4, Y4
+	VPXOR             (DX), Y3, Y3
+	VMOVDQU           Y3, (CX)
+	VPXOR             32(DX), Y2, Y2
+	VMOVDQU           Y2, 32(CX)
+	VPXOR             64(DX), Y1, Y1
+	VMOVDQU           Y1, 64(CX)
+	VPXOR             96(DX), Y0, Y0
+	VMOVDQU           Y0, 96(CX)
+	VMOVDQU           1312(SP), Y0
+	VPCMPGTD          sm4TailIndex8<>+0(SB), Y0, Y0
 	VPMASKMOVD        128(DX), Y0, Y0
-	VPXOR             Y0, Y9, Y9
-	VPCMPGTD          sm4TailIndex8<>+0(SB), Y10, Y0
-	VPMASKMOVD        Y9, Y0, 128(CX)
-	VPCMPGTD          sm4TailIndex8<>+32(SB), Y10, Y0
-	VPMASKMOVD        160(DX), Y0, Y0
-	VPXOR             Y0, Y8, Y8
-	VPCMPGTD          sm4TailIndex8<>+32(SB), Y10, Y0
-	VPMASKMOVD        Y8, Y0, 160(CX)
-	VPCMPGTD          sm4TailIndex8<>+64(SB), Y10, Y0
-	VPMASKMOVD        192(DX), Y0, Y0
 	VPXOR             Y0, Y7, Y7
-	VPCMPGTD          sm4TailIndex8<>+64(SB), Y10, Y0
-	VPMASKMOVD        Y7, Y0, 192(CX)
-	VPCMPGTD          sm4TailIndex8<>+96(SB), Y10, Y0
-	VPMASKMOVD        224(DX), Y0, Y0
+	VMOVDQU           1312(SP), Y0
+	VPCMPGTD          sm4TailIndex8<>+0(SB), Y0, Y0
+	VPMASKMOVD        Y7, Y0, 128(CX)
+	VMOVDQU           1312(SP), Y0
+	VPCMPGTD          sm4TailIndex8<>+32(SB), Y0, Y0
+	VPMASKMOVD        160(DX), Y0, Y0
 	VPXOR             Y0, Y6, Y6
-	VPCMPGTD          sm4TailIndex8<>+96(SB), Y10, Y0
-	VPMASKMOVD        Y6, Y0, 224(CX)
+	VMOVDQU           1312(SP), Y0
+	VPCMPGTD          sm4TailIndex8<>+32(SB), Y0, Y0
+	VPMASKMOVD        Y6, Y0, 160(CX)
+	VMOVDQU           1312(SP), Y0
+	VPCMPGTD          sm4TailIndex8<>+64(SB), Y0, Y0
+	VPMASKMOVD        192(DX), Y0, Y0
+	VPXOR             Y0, Y5, Y5
+	VMOVDQU           1312(SP), Y0
+	VPCMPGTD          sm4TailIndex8<>+64(SB), Y0, Y0
+	VPMASKMOVD        Y5, Y0, 192(CX)
+	VMOVDQU           1312(SP), Y0
+	VPCMPGTD          sm4TailIndex8<>+96(SB), Y0, Y0
+	VPMASKMOVD        224(DX), Y0, Y0
+	VPXOR             Y0, Y4, Y4
+	VMOVDQU           1312(SP), Y0
+	VPCMPGTD          sm4TailIndex8<>+96(SB), Y0, Y0
+	VPMASKMOVD        Y4, Y0, 224(CX)
+	JMP               xorKeyStreamAVX2GFNI_done
+
+xorKeyStreamAVX2GFNI_sets3:
+	SUBQ           $0x00000010, BX
+	MOVQ           BX, X0
+	VPBROADCASTD   X0, Y0
+	VMOVDQU        Y0, 1344(SP)
+	VMOVDQU        1248(SP), Y3
+	VPADDD         sm4CtrOffsets8<>+0(SB), Y3, Y3
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y3, Y3
+	VMOVDQU        1152(SP), Y0
+	VMOVDQU        1184(SP), Y1
+	VMOVDQU        1216(SP), Y2
+	VMOVDQU        1248(SP), Y7
+	VPADDD         sm4CtrOffsets8<>+32(SB), Y7, Y7
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y7, Y7
+	VMOVDQU        1152(SP), Y4
+	VMOVDQU        1184(SP), Y5
+	VMOVDQU        1216(SP), Y6
+	VMOVDQU        1248(SP), Y11
+	VPADDD         sm4CtrOffsets8<>+64(SB), Y11, Y11
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y11, Y11
+	VMOVDQU        1152(SP), Y8
+	VMOVDQU        1184(SP), Y9
+	VMOVDQU        1216(SP), Y10
+	MOVQ           $0x00000008, BX
+
+xorKeyStreamAVX2GFNI_rounds3true:
+	VPXOR             (AX), Y1, Y12
+	VPXOR             Y2, Y12, Y12
+	VPXOR             Y3, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
+	VPXOR             Y12, Y0, Y0
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y0, Y0
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y0, Y0
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y0, Y0
+	VPXOR             (AX), Y5, Y12
+	VPXOR             Y6, Y12, Y12
+	VPXOR             Y7, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
+	VPXOR             Y12, Y4, Y4
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPXOR             (AX), Y9, Y12
+	VPXOR             Y10, Y12, Y12
+	VPXOR             Y11, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
+	VPXOR             Y12, Y8, Y8
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y8, Y8
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y8, Y8
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y8, Y8
+	VPXOR             32(AX), Y2, Y12
+	VPXOR             Y3, Y12, Y12
+	VPXOR             Y0, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
+	VPXOR             Y12, Y1, Y1
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPXOR             32(AX), Y6, Y12
+	VPXOR             Y7, Y12, Y12
+	VPXOR             Y4, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
+	VPXOR             Y12, Y5, Y5
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y5, Y5
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y5, Y5
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y5, Y5
+	VPXOR             32(AX), Y10, Y12
+	VPXOR             Y11, Y12, Y12
+	VPXOR             Y8, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
+	VPXOR             Y12, Y9, Y9
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y9, Y9
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y9, Y9
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y9, Y9
+	VPXOR             64(AX), Y3, Y12
+	VPXOR             Y0, Y12, Y12
+	VPXOR             Y1, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
+	VPXOR             Y12, Y2, Y2
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y2, Y2
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y2, Y2
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y2, Y2
+	VPXOR             64(AX), Y7, Y12
+	VPXOR             Y4, Y12, Y12
+	VPXOR             Y5, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
+	VPXOR             Y12, Y6, Y6
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y6, Y6
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y6, Y6
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y6, Y6
+	VPXOR             64(AX), Y11, Y12
+	VPXOR             Y8, Y12, Y12
+	VPXOR             Y9, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
+	VPXOR             Y12, Y10, Y10
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y10, Y10
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y10, Y10
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y10, Y10
+	VPXOR             96(AX), Y0, Y12
+	VPXOR             Y1, Y12, Y12
+	VPXOR             Y2, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
+	VPXOR             Y12, Y3, Y3
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y3, Y3
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y3, Y3
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y3, Y3
+	VPXOR             96(AX), Y4, Y12
+	VPXOR             Y5, Y12, Y12
+	VPXOR             Y6, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
+	VPXOR             Y12, Y7, Y7
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y7, Y7
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y7, Y7
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y7, Y7
+	VPXOR             96(AX), Y8, Y12
+	VPXOR             Y9, Y12, Y12
+	VPXOR             Y10, Y12, Y12
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
+	VPXOR             Y12, Y11, Y11
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y11, Y11
+	VPXOR             Y12, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y11, Y11
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y11, Y11
+	ADDQ              $0x80, AX
+	DECQ              BX
+	JNZ               xorKeyStreamAVX2GFNI_rounds3true
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y1, Y1
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y2, Y2
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y3, Y3
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y4, Y4
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y5, Y5
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y6, Y6
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y7, Y7
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y8, Y8
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y9, Y9
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y10, Y10
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y11, Y11
+	VPUNPCKHDQ        Y2, Y3, Y13
+	VPUNPCKLDQ        Y2, Y3, Y3
+	VPUNPCKLDQ        Y0, Y1, Y14
+	VPUNPCKHDQ        Y0, Y1, Y1
+	VPUNPCKHQDQ       Y14, Y3, Y2
+	VPUNPCKLQDQ       Y14, Y3, Y3
+	VPUNPCKHQDQ       Y1, Y13, Y0
+	VPUNPCKLQDQ       Y1, Y13, Y1
+	VPSHUFB           sm4BswapMask<>+0(SB), Y3, Y3
+	VPSHUFB           sm4BswapMask<>+0(SB), Y2, Y2
+	VPSHUFB           sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
+	VPUNPCKHDQ        Y6, Y7, Y13
+	VPUNPCKLDQ        Y6, Y7, Y7
+	VPUNPCKLDQ        Y4, Y5, Y14
+	VPUNPCKHDQ        Y4, Y5, Y5
+	VPUNPCKHQDQ       Y14, Y7, Y6
+	VPUNPCKLQDQ       Y14, Y7, Y7
+	VPUNPCKHQDQ       Y5, Y13, Y4
+	VPUNPCKLQDQ       Y5, Y13, Y5
+	VPSHUFB           sm4BswapMask<>+0(SB), Y7, Y7
+	VPSHUFB           sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB           sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB           sm4BswapMask<>+0(SB), Y4, Y4
+	VPUNPCKHDQ        Y10, Y11, Y13
+	VPUNPCKLDQ        Y10, Y11, Y11
+	VPUNPCKLDQ        Y8, Y9, Y14
+	VPUNPCKHDQ        Y8, Y9, Y9
+	VPUNPCKHQDQ       Y14, Y11, Y10
+	VPUNPCKLQDQ       Y14, Y11, Y11
+	VPUNPCKHQDQ       Y9, Y13, Y8
+	VPUNPCKLQDQ       Y9, Y13, Y9
+	VPSHUFB           sm4BswapMask<>+0(SB), Y11, Y11
+	VPSHUFB           sm4BswapMask<>+0(SB), Y10, Y10
+	VPSHUFB           sm4BswapMask<>+0(SB), Y9, Y9
+	VPSHUFB           sm4BswapMask<>+0(SB), Y8, Y8
+	VPXOR             (DX), Y3, Y3
+	VMOVDQU           Y3, (CX)
+	VPXOR             32(DX), Y2, Y2
+	VMOVDQU           Y2, 32(CX)
+	VPXOR             64(DX), Y1, Y1
+	VMOVDQU           Y1, 64(CX)
+	VPXOR             96(DX), Y0, Y0
+	VMOVDQU           Y0, 96(CX)
+	VPXOR             128(DX), Y7, Y7
+	VMOVDQU           Y7, 128(CX)
+	VPXOR             160(DX), Y6, Y6
+	VMOVDQU           Y6, 160(CX)
+	VPXOR             192(DX), Y5, Y5
+	VMOVDQU           Y5, 192(CX)
+	VPXOR             224(DX), Y4, Y4
+	VMOVDQU           Y4, 224(CX)
+	VMOVDQU           1344(SP), Y0
+	VPCMPGTD          sm4TailIndex8<>+0(SB), Y0, Y0
+	VPMASKMOVD        256(DX), Y0, Y0
+	VPXOR             Y0, Y11, Y11
+	VMOVDQU           1344(SP), Y0
+	VPCMPGTD          sm4TailIndex8<>+0(SB), Y0, Y0
+	VPMASKMOVD        Y11, Y0, 256(CX)
+	VMOVDQU           1344(SP), Y0
+	VPCMPGTD          sm4TailIndex8<>+32(SB), Y0, Y0
+	VPMASKMOVD        288(DX), Y0, Y0
+	VPXOR             Y0, Y10, Y10
+	VMOVDQU           1344(SP), Y0
+	VPCMPGTD          sm4TailIndex8<>+32(SB), Y0, Y0
+	VPMASKMOVD        Y10, Y0, 288(CX)
+	VMOVDQU           1344(SP), Y0
+	VPCMPGTD          sm4TailIndex8<>+64(SB), Y0, Y0
+	VPMASKMOVD        320(DX), Y0, Y0
+	VPXOR             Y0, Y9, Y9
+	VMOVDQU           1344(SP), Y0
+	VPCMPGTD          sm4TailIndex8<>+64(SB), Y0, Y0
+	VPMASKMOVD        Y9, Y0, 320(CX)
+	VMOVDQU           1344(SP), Y0
+	VPCMPGTD          sm4TailIndex8<>+96(SB), Y0, Y0
+	VPMASKMOVD        352(DX), Y0, Y0
+	VPXOR             Y0, Y8, Y8
+	VMOVDQU           1344(SP), Y0
+	VPCMPGTD          sm4TailIndex8<>+96(SB), Y0, Y0
+	VPMASKMOVD        Y8, Y0, 352(CX)
 
 xorKeyStreamAVX2GFNI_done:
 	VZEROUPPER
@@ -2834,943 +4789,2131 @@ xorKeyStreamAVX2GFNI_done:
 
 // func encryptBlocksAVX2AESNI(rk *[32]uint32, dst *byte, src *byte, nblocks int)
 // Requires: AES, AVX, AVX2, SSE2
-TEXT ·encryptBlocksAVX2AESNI(SB), NOSPLIT, $0-32
-	MOVQ    rk+0(FP), AX
-	MOVQ    dst+8(FP), CX
-	MOVQ    src+16(FP), DX
-	MOVQ    nblocks+24(FP), BX
-	VMOVDQU sm4Mask0f<>+0(SB), Y0
-	VPXOR   Y1, Y1, Y1
+TEXT ·encryptBlocksAVX2AESNI(SB), $1248-32
+	MOVQ         rk+0(FP), AX
+	MOVQ         dst+8(FP), CX
+	MOVQ         src+16(FP), DX
+	MOVQ         nblocks+24(FP), BX
+	VMOVDQU      (AX), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4PreLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4PreHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VMOVDQU      Y0, (SP)
+	VMOVDQU      32(AX), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4PreLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4PreHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VMOVDQU      Y0, 32(SP)
+	VMOVDQU      64(AX), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4PreLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4PreHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VMOVDQU      Y0, 64(SP)
+	VMOVDQU      96(AX), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4PreLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4PreHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VMOVDQU      Y0, 96(SP)
+	VPBROADCASTD (SP), Y0
+	VMOVDQU      Y0, 128(SP)
+	VPBROADCASTD 4(SP), Y0
+	VMOVDQU      Y0, 160(SP)
+	VPBROADCASTD 8(SP), Y0
+	VMOVDQU      Y0, 192(SP)
+	VPBROADCASTD 12(SP), Y0
+	VMOVDQU      Y0, 224(SP)
+	VPBROADCASTD 16(SP), Y0
+	VMOVDQU      Y0, 256(SP)
+	VPBROADCASTD 20(SP), Y0
+	VMOVDQU      Y0, 288(SP)
+	VPBROADCASTD 24(SP), Y0
+	VMOVDQU      Y0, 320(SP)
+	VPBROADCASTD 28(SP), Y0
+	VMOVDQU      Y0, 352(SP)
+	VPBROADCASTD 32(SP), Y0
+	VMOVDQU      Y0, 384(SP)
+	VPBROADCASTD 36(SP), Y0
+	VMOVDQU      Y0, 416(SP)
+	VPBROADCASTD 40(SP), Y0
+	VMOVDQU      Y0, 448(SP)
+	VPBROADCASTD 44(SP), Y0
+	VMOVDQU      Y0, 480(SP)
+	VPBROADCASTD 48(SP), Y0
+	VMOVDQU      Y0, 512(SP)
+	VPBROADCASTD 52(SP), Y0
+	VMOVDQU      Y0, 544(SP)
+	VPBROADCASTD 56(SP), Y0
+	VMOVDQU      Y0, 576(SP)
+	VPBROADCASTD 60(SP), Y0
+	VMOVDQU      Y0, 608(SP)
+	VPBROADCASTD 64(SP), Y0
+	VMOVDQU      Y0, 640(SP)
+	VPBROADCASTD 68(SP), Y0
+	VMOVDQU      Y0, 672(SP)
+	VPBROADCASTD 72(SP), Y0
+	VMOVDQU      Y0, 704(SP)
+	VPBROADCASTD 76(SP), Y0
+	VMOVDQU      Y0, 736(SP)
+	VPBROADCASTD 80(SP), Y0
+	VMOVDQU      Y0, 768(SP)
+	VPBROADCASTD 84(SP), Y0
+	VMOVDQU      Y0, 800(SP)
+	VPBROADCASTD 88(SP), Y0
+	VMOVDQU      Y0, 832(SP)
+	VPBROADCASTD 92(SP), Y0
+	VMOVDQU      Y0, 864(SP)
+	VPBROADCASTD 96(SP), Y0
+	VMOVDQU      Y0, 896(SP)
+	VPBROADCASTD 100(SP), Y0
+	VMOVDQU      Y0, 928(SP)
+	VPBROADCASTD 104(SP), Y0
+	VMOVDQU      Y0, 960(SP)
+	VPBROADCASTD 108(SP), Y0
+	VMOVDQU      Y0, 992(SP)
+	VPBROADCASTD 112(SP), Y0
+	VMOVDQU      Y0, 1024(SP)
+	VPBROADCASTD 116(SP), Y0
+	VMOVDQU      Y0, 1056(SP)
+	VPBROADCASTD 120(SP), Y0
+	VMOVDQU      Y0, 1088(SP)
+	VPBROADCASTD 124(SP), Y0
+	VMOVDQU      Y0, 1120(SP)
+	LEAQ         128(SP), AX
 
 encryptBlocksAVX2AESNI_loop:
-	CMPQ        BX, $0x00000010
+	CMPQ        BX, $0x00000018
 	JB          encryptBlocksAVX2AESNI_partial
-	VMOVDQU     (DX), Y2
+	VMOVDQU     (DX), Y0
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     32(DX), Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y1, Y1
+	VMOVDQU     64(DX), Y2
 	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
-	VMOVDQU     32(DX), Y3
+	VMOVDQU     96(DX), Y3
 	VPSHUFB     sm4BswapMask<>+0(SB), Y3, Y3
-	VMOVDQU     64(DX), Y4
+	VPUNPCKHDQ  Y1, Y0, Y4
+	VPUNPCKLDQ  Y1, Y0, Y0
+	VPUNPCKLDQ  Y3, Y2, Y5
+	VPUNPCKHDQ  Y3, Y2, Y2
+	VPUNPCKHQDQ Y5, Y0, Y1
+	VPUNPCKLQDQ Y5, Y0, Y0
+	VPUNPCKHQDQ Y2, Y4, Y3
+	VPUNPCKLQDQ Y2, Y4, Y2
+	VPSRLW      $0x04, Y0, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y4, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y0, Y0
+	VPSRLW      $0x04, Y1, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y1, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y1
+	VPSHUFB     Y4, Y1, Y1
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y1, Y1
+	VPSRLW      $0x04, Y2, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y2
+	VPSHUFB     Y4, Y2, Y2
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y2, Y2
+	VPSRLW      $0x04, Y3, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y3, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB     Y4, Y3, Y3
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y3, Y3
+	VMOVDQU     128(DX), Y4
 	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
-	VMOVDQU     96(DX), Y5
+	VMOVDQU     160(DX), Y5
 	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
-	VPUNPCKHDQ  Y3, Y2, Y6
-	VPUNPCKLDQ  Y3, Y2, Y2
-	VPUNPCKLDQ  Y5, Y4, Y7
-	VPUNPCKHDQ  Y5, Y4, Y4
-	VPUNPCKHQDQ Y7, Y2, Y3
-	VPUNPCKLQDQ Y7, Y2, Y2
-	VPUNPCKHQDQ Y4, Y6, Y5
-	VPUNPCKLQDQ Y4, Y6, Y4
-	VMOVDQU     128(DX), Y6
+	VMOVDQU     192(DX), Y6
 	VPSHUFB     sm4BswapMask<>+0(SB), Y6, Y6
-	VMOVDQU     160(DX), Y7
+	VMOVDQU     224(DX), Y7
 	VPSHUFB     sm4BswapMask<>+0(SB), Y7, Y7
-	VMOVDQU     192(DX), Y8
+	VPUNPCKHDQ  Y5, Y4, Y8
+	VPUNPCKLDQ  Y5, Y4, Y4
+	VPUNPCKLDQ  Y7, Y6, Y9
+	VPUNPCKHDQ  Y7, Y6, Y6
+	VPUNPCKHQDQ Y9, Y4, Y5
+	VPUNPCKLQDQ Y9, Y4, Y4
+	VPUNPCKHQDQ Y6, Y8, Y7
+	VPUNPCKLQDQ Y6, Y8, Y6
+	VPSRLW      $0x04, Y4, Y9
+	VPAND       sm4Mask0f<>+0(SB), Y9, Y9
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y8
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y4
+	VPSHUFB     Y8, Y4, Y4
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y8
+	VPSHUFB     Y9, Y8, Y8
+	VPXOR       Y8, Y4, Y4
+	VPSRLW      $0x04, Y5, Y9
+	VPAND       sm4Mask0f<>+0(SB), Y9, Y9
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y8
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y5
+	VPSHUFB     Y8, Y5, Y5
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y8
+	VPSHUFB     Y9, Y8, Y8
+	VPXOR       Y8, Y5, Y5
+	VPSRLW      $0x04, Y6, Y9
+	VPAND       sm4Mask0f<>+0(SB), Y9, Y9
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y8
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB     Y8, Y6, Y6
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y8
+	VPSHUFB     Y9, Y8, Y8
+	VPXOR       Y8, Y6, Y6
+	VPSRLW      $0x04, Y7, Y9
+	VPAND       sm4Mask0f<>+0(SB), Y9, Y9
+	VPAND       sm4Mask0f<>+0(SB), Y7, Y8
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y8
+	VPSHUFB     Y9, Y8, Y8
+	VPXOR       Y8, Y7, Y7
+	VMOVDQU     256(DX), Y8
 	VPSHUFB     sm4BswapMask<>+0(SB), Y8, Y8
-	VMOVDQU     224(DX), Y9
+	VMOVDQU     288(DX), Y9
 	VPSHUFB     sm4BswapMask<>+0(SB), Y9, Y9
-	VPUNPCKHDQ  Y7, Y6, Y10
-	VPUNPCKLDQ  Y7, Y6, Y6
-	VPUNPCKLDQ  Y9, Y8, Y11
-	VPUNPCKHDQ  Y9, Y8, Y8
-	VPUNPCKHQDQ Y11, Y6, Y7
-	VPUNPCKLQDQ Y11, Y6, Y6
-	VPUNPCKHQDQ Y8, Y10, Y9
-	VPUNPCKLQDQ Y8, Y10, Y8
+	VMOVDQU     320(DX), Y10
+	VPSHUFB     sm4BswapMask<>+0(SB), Y10, Y10
+	VMOVDQU     352(DX), Y11
+	VPSHUFB     sm4BswapMask<>+0(SB), Y11, Y11
+	VPUNPCKHDQ  Y9, Y8, Y12
+	VPUNPCKLDQ  Y9, Y8, Y8
+	VPUNPCKLDQ  Y11, Y10, Y13
+	VPUNPCKHDQ  Y11, Y10, Y10
+	VPUNPCKHQDQ Y13, Y8, Y9
+	VPUNPCKLQDQ Y13, Y8, Y8
+	VPUNPCKHQDQ Y10, Y12, Y11
+	VPUNPCKLQDQ Y10, Y12, Y10
+	VPSRLW      $0x04, Y8, Y13
+	VPAND       sm4Mask0f<>+0(SB), Y13, Y13
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y12
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y8
+	VPSHUFB     Y12, Y8, Y8
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VPXOR       Y12, Y8, Y8
+	VPSRLW      $0x04, Y9, Y13
+	VPAND       sm4Mask0f<>+0(SB), Y13, Y13
+	VPAND       sm4Mask0f<>+0(SB), Y9, Y12
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y9
+	VPSHUFB     Y12, Y9, Y9
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VPXOR       Y12, Y9, Y9
+	VPSRLW      $0x04, Y10, Y13
+	VPAND       sm4Mask0f<>+0(SB), Y13, Y13
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y12
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y10
+	VPSHUFB     Y12, Y10, Y10
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VPXOR       Y12, Y10, Y10
+	VPSRLW      $0x04, Y11, Y13
+	VPAND       sm4Mask0f<>+0(SB), Y13, Y13
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y12
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y11
+	VPSHUFB     Y12, Y11, Y11
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VPXOR       Y12, Y11, Y11
 	MOVQ        AX, SI
 	MOVQ        $0x00000008, DI
 
-encryptBlocksAVX2AESNI_rounds2false:
-	VPBROADCASTD (SI), Y13
-	VPXOR        Y13, Y3, Y10
-	VPXOR        Y4, Y10, Y10
-	VPXOR        Y5, Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PreLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PreHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VEXTRACTI128 $0x01, Y10, X11
-	VAESENCLAST  X1, X11, X11
-	VAESENCLAST  X1, X10, X10
-	VINSERTI128  $0x01, X11, Y10, Y10
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PostLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PostHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VPSHUFB      sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR        Y10, Y11, Y11
-	VPSHUFB      sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y11, Y11
-	VPXOR        Y10, Y2, Y2
-	VPSHUFB      sm4Rotl24<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y2, Y2
-	VPSLLD       $0x02, Y11, Y12
-	VPSRLD       $0x1e, Y11, Y11
-	VPXOR        Y11, Y2, Y2
-	VPXOR        Y12, Y2, Y2
-	VPXOR        Y13, Y7, Y10
-	VPXOR        Y8, Y10, Y10
-	VPXOR        Y9, Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PreLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PreHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VEXTRACTI128 $0x01, Y10, X11
-	VAESENCLAST  X1, X11, X11
-	VAESENCLAST  X1, X10, X10
-	VINSERTI128  $0x01, X11, Y10, Y10
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PostLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PostHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VPSHUFB      sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR        Y10, Y11, Y11
-	VPSHUFB      sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y11, Y11
-	VPXOR        Y10, Y6, Y6
-	VPSHUFB      sm4Rotl24<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y6, Y6
-	VPSLLD       $0x02, Y11, Y12
-	VPSRLD       $0x1e, Y11, Y11
-	VPXOR        Y11, Y6, Y6
-	VPXOR        Y12, Y6, Y6
-	VPBROADCASTD 4(SI), Y13
-	VPXOR        Y13, Y4, Y10
-	VPXOR        Y5, Y10, Y10
-	VPXOR        Y2, Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PreLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PreHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VEXTRACTI128 $0x01, Y10, X11
-	VAESENCLAST  X1, X11, X11
-	VAESENCLAST  X1, X10, X10
-	VINSERTI128  $0x01, X11, Y10, Y10
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PostLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PostHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VPSHUFB      sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR        Y10, Y11, Y11
-	VPSHUFB      sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y11, Y11
-	VPXOR        Y10, Y3, Y3
-	VPSHUFB      sm4Rotl24<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y3, Y3
-	VPSLLD       $0x02, Y11, Y12
-	VPSRLD       $0x1e, Y11, Y11
-	VPXOR        Y11, Y3, Y3
-	VPXOR        Y12, Y3, Y3
-	VPXOR        Y13, Y8, Y10
-	VPXOR        Y9, Y10, Y10
-	VPXOR        Y6, Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PreLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PreHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VEXTRACTI128 $0x01, Y10, X11
-	VAESENCLAST  X1, X11, X11
-	VAESENCLAST  X1, X10, X10
-	VINSERTI128  $0x01, X11, Y10, Y10
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PostLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PostHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VPSHUFB      sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR        Y10, Y11, Y11
-	VPSHUFB      sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y11, Y11
-	VPXOR        Y10, Y7, Y7
-	VPSHUFB      sm4Rotl24<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y7, Y7
-	VPSLLD       $0x02, Y11, Y12
-	VPSRLD       $0x1e, Y11, Y11
-	VPXOR        Y11, Y7, Y7
-	VPXOR        Y12, Y7, Y7
-	VPBROADCASTD 8(SI), Y13
-	VPXOR        Y13, Y5, Y10
-	VPXOR        Y2, Y10, Y10
-	VPXOR        Y3, Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PreLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PreHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VEXTRACTI128 $0x01, Y10, X11
-	VAESENCLAST  X1, X11, X11
-	VAESENCLAST  X1, X10, X10
-	VINSERTI128  $0x01, X11, Y10, Y10
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PostLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PostHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VPSHUFB      sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR        Y10, Y11, Y11
-	VPSHUFB      sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y11, Y11
-	VPXOR        Y10, Y4, Y4
-	VPSHUFB      sm4Rotl24<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y4, Y4
-	VPSLLD       $0x02, Y11, Y12
-	VPSRLD       $0x1e, Y11, Y11
-	VPXOR        Y11, Y4, Y4
-	VPXOR        Y12, Y4, Y4
-	VPXOR        Y13, Y9, Y10
-	VPXOR        Y6, Y10, Y10
-	VPXOR        Y7, Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PreLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PreHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VEXTRACTI128 $0x01, Y10, X11
-	VAESENCLAST  X1, X11, X11
-	VAESENCLAST  X1, X10, X10
-	VINSERTI128  $0x01, X11, Y10, Y10
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PostLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PostHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VPSHUFB      sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR        Y10, Y11, Y11
-	VPSHUFB      sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y11, Y11
-	VPXOR        Y10, Y8, Y8
-	VPSHUFB      sm4Rotl24<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y8, Y8
-	VPSLLD       $0x02, Y11, Y12
-	VPSRLD       $0x1e, Y11, Y11
-	VPXOR        Y11, Y8, Y8
-	VPXOR        Y12, Y8, Y8
-	VPBROADCASTD 12(SI), Y13
-	VPXOR        Y13, Y2, Y10
-	VPXOR        Y3, Y10, Y10
-	VPXOR        Y4, Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PreLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PreHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VEXTRACTI128 $0x01, Y10, X11
-	VAESENCLAST  X1, X11, X11
-	VAESENCLAST  X1, X10, X10
-	VINSERTI128  $0x01, X11, Y10, Y10
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PostLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PostHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VPSHUFB      sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR        Y10, Y11, Y11
-	VPSHUFB      sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y11, Y11
-	VPXOR        Y10, Y5, Y5
-	VPSHUFB      sm4Rotl24<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y5, Y5
-	VPSLLD       $0x02, Y11, Y12
-	VPSRLD       $0x1e, Y11, Y11
-	VPXOR        Y11, Y5, Y5
-	VPXOR        Y12, Y5, Y5
-	VPXOR        Y13, Y6, Y10
-	VPXOR        Y7, Y10, Y10
-	VPXOR        Y8, Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PreLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PreHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VEXTRACTI128 $0x01, Y10, X11
-	VAESENCLAST  X1, X11, X11
-	VAESENCLAST  X1, X10, X10
-	VINSERTI128  $0x01, X11, Y10, Y10
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PostLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PostHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VPSHUFB      sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR        Y10, Y11, Y11
-	VPSHUFB      sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y11, Y11
-	VPXOR        Y10, Y9, Y9
-	VPSHUFB      sm4Rotl24<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y9, Y9
-	VPSLLD       $0x02, Y11, Y12
-	VPSRLD       $0x1e, Y11, Y11
-	VPXOR        Y11, Y9, Y9
-	VPXOR        Y12, Y9, Y9
-	ADDQ         $0x10, SI
+encryptBlocksAVX2AESNI_rounds3false:
+	VPXOR        (SI), Y1, Y12
+	VPXOR        Y2, Y12, Y12
+	VPXOR        Y3, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y0, Y0
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y0, Y0
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y0, Y0
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y0, Y0
+	VPXOR        (SI), Y5, Y12
+	VPXOR        Y6, Y12, Y12
+	VPXOR        Y7, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y4, Y4
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y4, Y4
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y4, Y4
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y4, Y4
+	VPXOR        (SI), Y9, Y12
+	VPXOR        Y10, Y12, Y12
+	VPXOR        Y11, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y8, Y8
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y8, Y8
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y8, Y8
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y8, Y8
+	VPXOR        32(SI), Y2, Y12
+	VPXOR        Y3, Y12, Y12
+	VPXOR        Y0, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y1, Y1
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y1, Y1
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y1, Y1
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y1, Y1
+	VPXOR        32(SI), Y6, Y12
+	VPXOR        Y7, Y12, Y12
+	VPXOR        Y4, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y5, Y5
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y5, Y5
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y5, Y5
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y5, Y5
+	VPXOR        32(SI), Y10, Y12
+	VPXOR        Y11, Y12, Y12
+	VPXOR        Y8, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y9, Y9
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y9, Y9
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y9, Y9
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y9, Y9
+	VPXOR        64(SI), Y3, Y12
+	VPXOR        Y0, Y12, Y12
+	VPXOR        Y1, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y2, Y2
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y2, Y2
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y2, Y2
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y2, Y2
+	VPXOR        64(SI), Y7, Y12
+	VPXOR        Y4, Y12, Y12
+	VPXOR        Y5, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y6, Y6
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y6, Y6
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y6, Y6
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y6, Y6
+	VPXOR        64(SI), Y11, Y12
+	VPXOR        Y8, Y12, Y12
+	VPXOR        Y9, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y10, Y10
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VPXOR        96(SI), Y0, Y12
+	VPXOR        Y1, Y12, Y12
+	VPXOR        Y2, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y3, Y3
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y3, Y3
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y3, Y3
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y3, Y3
+	VPXOR        96(SI), Y4, Y12
+	VPXOR        Y5, Y12, Y12
+	VPXOR        Y6, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y7, Y7
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y7, Y7
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y7, Y7
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y7, Y7
+	VPXOR        96(SI), Y8, Y12
+	VPXOR        Y9, Y12, Y12
+	VPXOR        Y10, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y11, Y11
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y11, Y11
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y11, Y11
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y11, Y11
+	ADDQ         $0x80, SI
 	DECQ         DI
-	JNZ          encryptBlocksAVX2AESNI_rounds2false
-	VPUNPCKHDQ   Y4, Y5, Y11
-	VPUNPCKLDQ   Y4, Y5, Y5
-	VPUNPCKLDQ   Y2, Y3, Y12
-	VPUNPCKHDQ   Y2, Y3, Y3
-	VPUNPCKHQDQ  Y12, Y5, Y4
-	VPUNPCKLQDQ  Y12, Y5, Y5
-	VPUNPCKHQDQ  Y3, Y11, Y2
-	VPUNPCKLQDQ  Y3, Y11, Y3
-	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
-	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
+	JNZ          encryptBlocksAVX2AESNI_rounds3false
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y0, Y0
+	VPSRLW       $0x04, Y1, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y1
+	VPSHUFB      Y13, Y1, Y1
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y1, Y1
+	VPSRLW       $0x04, Y2, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y2
+	VPSHUFB      Y13, Y2, Y2
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y2, Y2
+	VPSRLW       $0x04, Y3, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y3
+	VPSHUFB      Y13, Y3, Y3
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y3, Y3
+	VPSRLW       $0x04, Y4, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y4
+	VPSHUFB      Y13, Y4, Y4
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y4, Y4
+	VPSRLW       $0x04, Y5, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y5
+	VPSHUFB      Y13, Y5, Y5
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y5, Y5
+	VPSRLW       $0x04, Y6, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y6
+	VPSHUFB      Y13, Y6, Y6
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y6, Y6
+	VPSRLW       $0x04, Y7, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y7, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y7
+	VPSHUFB      Y13, Y7, Y7
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y7, Y7
+	VPSRLW       $0x04, Y8, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y8
+	VPSHUFB      Y13, Y8, Y8
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y8, Y8
+	VPSRLW       $0x04, Y9, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y9
+	VPSHUFB      Y13, Y9, Y9
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y9, Y9
+	VPSRLW       $0x04, Y10, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y10
+	VPSHUFB      Y13, Y10, Y10
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y10, Y10
+	VPSRLW       $0x04, Y11, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y11
+	VPSHUFB      Y13, Y11, Y11
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y11, Y11
+	VPUNPCKHDQ   Y2, Y3, Y13
+	VPUNPCKLDQ   Y2, Y3, Y3
+	VPUNPCKLDQ   Y0, Y1, Y14
+	VPUNPCKHDQ   Y0, Y1, Y1
+	VPUNPCKHQDQ  Y14, Y3, Y2
+	VPUNPCKLQDQ  Y14, Y3, Y3
+	VPUNPCKHQDQ  Y1, Y13, Y0
+	VPUNPCKLQDQ  Y1, Y13, Y1
 	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
 	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
-	VPUNPCKHDQ   Y8, Y9, Y11
-	VPUNPCKLDQ   Y8, Y9, Y9
-	VPUNPCKLDQ   Y6, Y7, Y12
-	VPUNPCKHDQ   Y6, Y7, Y7
-	VPUNPCKHQDQ  Y12, Y9, Y8
-	VPUNPCKLQDQ  Y12, Y9, Y9
-	VPUNPCKHQDQ  Y7, Y11, Y6
-	VPUNPCKLQDQ  Y7, Y11, Y7
-	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
-	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
+	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VPUNPCKHDQ   Y6, Y7, Y13
+	VPUNPCKLDQ   Y6, Y7, Y7
+	VPUNPCKLDQ   Y4, Y5, Y14
+	VPUNPCKHDQ   Y4, Y5, Y5
+	VPUNPCKHQDQ  Y14, Y7, Y6
+	VPUNPCKLQDQ  Y14, Y7, Y7
+	VPUNPCKHQDQ  Y5, Y13, Y4
+	VPUNPCKLQDQ  Y5, Y13, Y5
 	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
 	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
-	VMOVDQU      Y5, (CX)
-	VMOVDQU      Y4, 32(CX)
-	VMOVDQU      Y3, 64(CX)
-	VMOVDQU      Y2, 96(CX)
-	VMOVDQU      Y9, 128(CX)
-	VMOVDQU      Y8, 160(CX)
-	VMOVDQU      Y7, 192(CX)
-	VMOVDQU      Y6, 224(CX)
-	ADDQ         $0x00000100, DX
-	ADDQ         $0x00000100, CX
-	SUBQ         $0x00000010, BX
+	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
+	VPUNPCKHDQ   Y10, Y11, Y13
+	VPUNPCKLDQ   Y10, Y11, Y11
+	VPUNPCKLDQ   Y8, Y9, Y14
+	VPUNPCKHDQ   Y8, Y9, Y9
+	VPUNPCKHQDQ  Y14, Y11, Y10
+	VPUNPCKLQDQ  Y14, Y11, Y11
+	VPUNPCKHQDQ  Y9, Y13, Y8
+	VPUNPCKLQDQ  Y9, Y13, Y9
+	VPSHUFB      sm4BswapMask<>+0(SB), Y11, Y11
+	VPSHUFB      sm4BswapMask<>+0(SB), Y10, Y10
+	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
+	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
+	VMOVDQU      Y3, (CX)
+	VMOVDQU      Y2, 32(CX)
+	VMOVDQU      Y1, 64(CX)
+	VMOVDQU      Y0, 96(CX)
+	VMOVDQU      Y7, 128(CX)
+	VMOVDQU      Y6, 160(CX)
+	VMOVDQU      Y5, 192(CX)
+	VMOVDQU      Y4, 224(CX)
+	VMOVDQU      Y11, 256(CX)
+	VMOVDQU      Y10, 288(CX)
+	VMOVDQU      Y9, 320(CX)
+	VMOVDQU      Y8, 352(CX)
+	ADDQ         $0x00000180, DX
+	ADDQ         $0x00000180, CX
+	SUBQ         $0x00000018, BX
 	JMP          encryptBlocksAVX2AESNI_loop
 
 encryptBlocksAVX2AESNI_partial:
 	// Fewer than a full pass left: ceil(n/width) sets, the last one masked.
 	TESTQ        BX, BX
 	JZ           encryptBlocksAVX2AESNI_done
+	CMPQ         BX, $0x00000010
+	JA           encryptBlocksAVX2AESNI_sets3
 	CMPQ         BX, $0x00000008
 	JA           encryptBlocksAVX2AESNI_sets2
-	MOVQ         BX, X2
-	VPBROADCASTD X2, Y6
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y6, Y2
-	VPMASKMOVD   (DX), Y2, Y2
+	MOVQ         BX, X0
+	VPBROADCASTD X0, Y0
+	VMOVDQU      Y0, 1152(SP)
+	VMOVDQU      1152(SP), Y0
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
+	VPMASKMOVD   (DX), Y0, Y0
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      1152(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y1, Y1
+	VPMASKMOVD   32(DX), Y1, Y1
+	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
+	VMOVDQU      1152(SP), Y2
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y2, Y2
+	VPMASKMOVD   64(DX), Y2, Y2
 	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y6, Y3
-	VPMASKMOVD   32(DX), Y3, Y3
+	VMOVDQU      1152(SP), Y3
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y3, Y3
+	VPMASKMOVD   96(DX), Y3, Y3
 	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y6, Y4
-	VPMASKMOVD   64(DX), Y4, Y4
-	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y6, Y5
-	VPMASKMOVD   96(DX), Y5, Y5
-	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
-	VPUNPCKHDQ   Y3, Y2, Y7
-	VPUNPCKLDQ   Y3, Y2, Y2
-	VPUNPCKLDQ   Y5, Y4, Y8
-	VPUNPCKHDQ   Y5, Y4, Y4
-	VPUNPCKHQDQ  Y8, Y2, Y3
-	VPUNPCKLQDQ  Y8, Y2, Y2
-	VPUNPCKHQDQ  Y4, Y7, Y5
-	VPUNPCKLQDQ  Y4, Y7, Y4
+	VPUNPCKHDQ   Y1, Y0, Y4
+	VPUNPCKLDQ   Y1, Y0, Y0
+	VPUNPCKLDQ   Y3, Y2, Y5
+	VPUNPCKHDQ   Y3, Y2, Y2
+	VPUNPCKHQDQ  Y5, Y0, Y1
+	VPUNPCKLQDQ  Y5, Y0, Y0
+	VPUNPCKHQDQ  Y2, Y4, Y3
+	VPUNPCKLQDQ  Y2, Y4, Y2
+	VPSRLW       $0x04, Y0, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB      Y4, Y0, Y0
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y0, Y0
+	VPSRLW       $0x04, Y1, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y1
+	VPSHUFB      Y4, Y1, Y1
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y1, Y1
+	VPSRLW       $0x04, Y2, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y2
+	VPSHUFB      Y4, Y2, Y2
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y2, Y2
+	VPSRLW       $0x04, Y3, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB      Y4, Y3, Y3
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y3, Y3
 	MOVQ         $0x00000008, DX
 
 encryptBlocksAVX2AESNI_rounds1true:
-	VPBROADCASTD (AX), Y7
-	VPXOR        Y7, Y3, Y7
-	VPXOR        Y4, Y7, Y7
-	VPXOR        Y5, Y7, Y7
-	VPSRLW       $0x04, Y7, Y9
-	VPAND        Y0, Y9, Y9
-	VPAND        Y0, Y7, Y8
-	VMOVDQU      sm4PreLo<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VMOVDQU      sm4PreHi<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VPXOR        Y8, Y7, Y7
-	VEXTRACTI128 $0x01, Y7, X8
-	VAESENCLAST  X1, X8, X8
-	VAESENCLAST  X1, X7, X7
-	VINSERTI128  $0x01, X8, Y7, Y7
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y7, Y7
-	VPSRLW       $0x04, Y7, Y9
-	VPAND        Y0, Y9, Y9
-	VPAND        Y0, Y7, Y8
-	VMOVDQU      sm4PostLo<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VMOVDQU      sm4PostHi<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VPXOR        Y8, Y7, Y7
-	VPSHUFB      sm4Rotl8<>+0(SB), Y7, Y8
-	VPXOR        Y7, Y8, Y8
-	VPSHUFB      sm4Rotl16<>+0(SB), Y7, Y9
-	VPXOR        Y9, Y8, Y8
-	VPXOR        Y7, Y2, Y2
-	VPSHUFB      sm4Rotl24<>+0(SB), Y7, Y9
-	VPXOR        Y9, Y2, Y2
-	VPSLLD       $0x02, Y8, Y9
-	VPSRLD       $0x1e, Y8, Y8
-	VPXOR        Y8, Y2, Y2
-	VPXOR        Y9, Y2, Y2
-	VPBROADCASTD 4(AX), Y7
-	VPXOR        Y7, Y4, Y7
-	VPXOR        Y5, Y7, Y7
-	VPXOR        Y2, Y7, Y7
-	VPSRLW       $0x04, Y7, Y9
-	VPAND        Y0, Y9, Y9
-	VPAND        Y0, Y7, Y8
-	VMOVDQU      sm4PreLo<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VMOVDQU      sm4PreHi<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VPXOR        Y8, Y7, Y7
-	VEXTRACTI128 $0x01, Y7, X8
-	VAESENCLAST  X1, X8, X8
-	VAESENCLAST  X1, X7, X7
-	VINSERTI128  $0x01, X8, Y7, Y7
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y7, Y7
-	VPSRLW       $0x04, Y7, Y9
-	VPAND        Y0, Y9, Y9
-	VPAND        Y0, Y7, Y8
-	VMOVDQU      sm4PostLo<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VMOVDQU      sm4PostHi<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VPXOR        Y8, Y7, Y7
-	VPSHUFB      sm4Rotl8<>+0(SB), Y7, Y8
-	VPXOR        Y7, Y8, Y8
-	VPSHUFB      sm4Rotl16<>+0(SB), Y7, Y9
-	VPXOR        Y9, Y8, Y8
-	VPXOR        Y7, Y3, Y3
-	VPSHUFB      sm4Rotl24<>+0(SB), Y7, Y9
-	VPXOR        Y9, Y3, Y3
-	VPSLLD       $0x02, Y8, Y9
-	VPSRLD       $0x1e, Y8, Y8
-	VPXOR        Y8, Y3, Y3
-	VPXOR        Y9, Y3, Y3
-	VPBROADCASTD 8(AX), Y7
-	VPXOR        Y7, Y5, Y7
-	VPXOR        Y2, Y7, Y7
-	VPXOR        Y3, Y7, Y7
-	VPSRLW       $0x04, Y7, Y9
-	VPAND        Y0, Y9, Y9
-	VPAND        Y0, Y7, Y8
-	VMOVDQU      sm4PreLo<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VMOVDQU      sm4PreHi<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VPXOR        Y8, Y7, Y7
-	VEXTRACTI128 $0x01, Y7, X8
-	VAESENCLAST  X1, X8, X8
-	VAESENCLAST  X1, X7, X7
-	VINSERTI128  $0x01, X8, Y7, Y7
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y7, Y7
-	VPSRLW       $0x04, Y7, Y9
-	VPAND        Y0, Y9, Y9
-	VPAND        Y0, Y7, Y8
-	VMOVDQU      sm4PostLo<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VMOVDQU      sm4PostHi<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VPXOR        Y8, Y7, Y7
-	VPSHUFB      sm4Rotl8<>+0(SB), Y7, Y8
-	VPXOR        Y7, Y8, Y8
-	VPSHUFB      sm4Rotl16<>+0(SB), Y7, Y9
-	VPXOR        Y9, Y8, Y8
+	VPXOR        (AX), Y1, Y4
+	VPXOR        Y2, Y4, Y4
+	VPXOR        Y3, Y4, Y4
+	VEXTRACTI128 $0x01, Y4, X5
+	VAESENCLAST  sm4Zero32<>+0(SB), X5, X5
+	VAESENCLAST  sm4Zero32<>+0(SB), X4, X4
+	VINSERTI128  $0x01, X5, Y4, Y4
+	VPSRLW       $0x04, Y4, Y6
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y6
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y5
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y7
+	VPSHUFB      Y6, Y7, Y7
 	VPXOR        Y7, Y4, Y4
-	VPSHUFB      sm4Rotl24<>+0(SB), Y7, Y9
-	VPXOR        Y9, Y4, Y4
-	VPSLLD       $0x02, Y8, Y9
-	VPSRLD       $0x1e, Y8, Y8
-	VPXOR        Y8, Y4, Y4
-	VPXOR        Y9, Y4, Y4
-	VPBROADCASTD 12(AX), Y7
-	VPXOR        Y7, Y2, Y7
-	VPXOR        Y3, Y7, Y7
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y7
+	VPSHUFB      Y5, Y7, Y7
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y5
+	VPSHUFB      Y6, Y5, Y5
+	VPXOR        Y5, Y7, Y7
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y4, Y5
+	VPXOR        Y5, Y0, Y0
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y7, Y5
+	VPXOR        Y5, Y0, Y0
 	VPXOR        Y4, Y7, Y7
-	VPSRLW       $0x04, Y7, Y9
-	VPAND        Y0, Y9, Y9
-	VPAND        Y0, Y7, Y8
-	VMOVDQU      sm4PreLo<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VMOVDQU      sm4PreHi<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VPXOR        Y8, Y7, Y7
-	VEXTRACTI128 $0x01, Y7, X8
-	VAESENCLAST  X1, X8, X8
-	VAESENCLAST  X1, X7, X7
-	VINSERTI128  $0x01, X8, Y7, Y7
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y7, Y7
-	VPSRLW       $0x04, Y7, Y9
-	VPAND        Y0, Y9, Y9
-	VPAND        Y0, Y7, Y8
-	VMOVDQU      sm4PostLo<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VMOVDQU      sm4PostHi<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VPXOR        Y8, Y7, Y7
-	VPSHUFB      sm4Rotl8<>+0(SB), Y7, Y8
-	VPXOR        Y7, Y8, Y8
-	VPSHUFB      sm4Rotl16<>+0(SB), Y7, Y9
-	VPXOR        Y9, Y8, Y8
-	VPXOR        Y7, Y5, Y5
-	VPSHUFB      sm4Rotl24<>+0(SB), Y7, Y9
-	VPXOR        Y9, Y5, Y5
-	VPSLLD       $0x02, Y8, Y9
-	VPSRLD       $0x1e, Y8, Y8
-	VPXOR        Y8, Y5, Y5
-	VPXOR        Y9, Y5, Y5
-	ADDQ         $0x10, AX
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y7, Y5
+	VPXOR        Y5, Y0, Y0
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y7, Y5
+	VPXOR        Y5, Y0, Y0
+	VPXOR        32(AX), Y2, Y4
+	VPXOR        Y3, Y4, Y4
+	VPXOR        Y0, Y4, Y4
+	VEXTRACTI128 $0x01, Y4, X5
+	VAESENCLAST  sm4Zero32<>+0(SB), X5, X5
+	VAESENCLAST  sm4Zero32<>+0(SB), X4, X4
+	VINSERTI128  $0x01, X5, Y4, Y4
+	VPSRLW       $0x04, Y4, Y6
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y6
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y5
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y7
+	VPSHUFB      Y6, Y7, Y7
+	VPXOR        Y7, Y4, Y4
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y7
+	VPSHUFB      Y5, Y7, Y7
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y5
+	VPSHUFB      Y6, Y5, Y5
+	VPXOR        Y5, Y7, Y7
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y4, Y5
+	VPXOR        Y5, Y1, Y1
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y7, Y5
+	VPXOR        Y5, Y1, Y1
+	VPXOR        Y4, Y7, Y7
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y7, Y5
+	VPXOR        Y5, Y1, Y1
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y7, Y5
+	VPXOR        Y5, Y1, Y1
+	VPXOR        64(AX), Y3, Y4
+	VPXOR        Y0, Y4, Y4
+	VPXOR        Y1, Y4, Y4
+	VEXTRACTI128 $0x01, Y4, X5
+	VAESENCLAST  sm4Zero32<>+0(SB), X5, X5
+	VAESENCLAST  sm4Zero32<>+0(SB), X4, X4
+	VINSERTI128  $0x01, X5, Y4, Y4
+	VPSRLW       $0x04, Y4, Y6
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y6
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y5
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y7
+	VPSHUFB      Y6, Y7, Y7
+	VPXOR        Y7, Y4, Y4
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y7
+	VPSHUFB      Y5, Y7, Y7
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y5
+	VPSHUFB      Y6, Y5, Y5
+	VPXOR        Y5, Y7, Y7
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y4, Y5
+	VPXOR        Y5, Y2, Y2
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y7, Y5
+	VPXOR        Y5, Y2, Y2
+	VPXOR        Y4, Y7, Y7
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y7, Y5
+	VPXOR        Y5, Y2, Y2
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y7, Y5
+	VPXOR        Y5, Y2, Y2
+	VPXOR        96(AX), Y0, Y4
+	VPXOR        Y1, Y4, Y4
+	VPXOR        Y2, Y4, Y4
+	VEXTRACTI128 $0x01, Y4, X5
+	VAESENCLAST  sm4Zero32<>+0(SB), X5, X5
+	VAESENCLAST  sm4Zero32<>+0(SB), X4, X4
+	VINSERTI128  $0x01, X5, Y4, Y4
+	VPSRLW       $0x04, Y4, Y6
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y6
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y5
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y7
+	VPSHUFB      Y6, Y7, Y7
+	VPXOR        Y7, Y4, Y4
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y7
+	VPSHUFB      Y5, Y7, Y7
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y5
+	VPSHUFB      Y6, Y5, Y5
+	VPXOR        Y5, Y7, Y7
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y4, Y5
+	VPXOR        Y5, Y3, Y3
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y7, Y5
+	VPXOR        Y5, Y3, Y3
+	VPXOR        Y4, Y7, Y7
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y7, Y5
+	VPXOR        Y5, Y3, Y3
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y7, Y5
+	VPXOR        Y5, Y3, Y3
+	ADDQ         $0x80, AX
 	DECQ         DX
 	JNZ          encryptBlocksAVX2AESNI_rounds1true
-	VPUNPCKHDQ   Y4, Y5, Y8
-	VPUNPCKLDQ   Y4, Y5, Y5
-	VPUNPCKLDQ   Y2, Y3, Y9
-	VPUNPCKHDQ   Y2, Y3, Y3
-	VPUNPCKHQDQ  Y9, Y5, Y4
-	VPUNPCKLQDQ  Y9, Y5, Y5
-	VPUNPCKHQDQ  Y3, Y8, Y2
-	VPUNPCKLQDQ  Y3, Y8, Y3
-	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
-	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
+	VPSRLW       $0x04, Y0, Y6
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y6
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y5
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB      Y5, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y5
+	VPSHUFB      Y6, Y5, Y5
+	VPXOR        Y5, Y0, Y0
+	VPSRLW       $0x04, Y1, Y6
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y6
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y5
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y1
+	VPSHUFB      Y5, Y1, Y1
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y5
+	VPSHUFB      Y6, Y5, Y5
+	VPXOR        Y5, Y1, Y1
+	VPSRLW       $0x04, Y2, Y6
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y6
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y5
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y2
+	VPSHUFB      Y5, Y2, Y2
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y5
+	VPSHUFB      Y6, Y5, Y5
+	VPXOR        Y5, Y2, Y2
+	VPSRLW       $0x04, Y3, Y6
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y6
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y5
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y3
+	VPSHUFB      Y5, Y3, Y3
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y5
+	VPSHUFB      Y6, Y5, Y5
+	VPXOR        Y5, Y3, Y3
+	VPUNPCKHDQ   Y2, Y3, Y5
+	VPUNPCKLDQ   Y2, Y3, Y3
+	VPUNPCKLDQ   Y0, Y1, Y6
+	VPUNPCKHDQ   Y0, Y1, Y1
+	VPUNPCKHQDQ  Y6, Y3, Y2
+	VPUNPCKLQDQ  Y6, Y3, Y3
+	VPUNPCKHQDQ  Y1, Y5, Y0
+	VPUNPCKLQDQ  Y1, Y5, Y1
 	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
 	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y6, Y0
-	VPMASKMOVD   Y5, Y0, (CX)
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y6, Y0
-	VPMASKMOVD   Y4, Y0, 32(CX)
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y6, Y0
-	VPMASKMOVD   Y3, Y0, 64(CX)
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y6, Y0
-	VPMASKMOVD   Y2, Y0, 96(CX)
+	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      1152(SP), Y4
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y4, Y4
+	VPMASKMOVD   Y3, Y4, (CX)
+	VMOVDQU      1152(SP), Y3
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y3, Y3
+	VPMASKMOVD   Y2, Y3, 32(CX)
+	VMOVDQU      1152(SP), Y2
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y2, Y2
+	VPMASKMOVD   Y1, Y2, 64(CX)
+	VMOVDQU      1152(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD   Y0, Y1, 96(CX)
 	JMP          encryptBlocksAVX2AESNI_done
 
 encryptBlocksAVX2AESNI_sets2:
 	SUBQ         $0x00000008, BX
-	MOVQ         BX, X2
-	VPBROADCASTD X2, Y10
-	VMOVDQU      (DX), Y2
+	MOVQ         BX, X0
+	VPBROADCASTD X0, Y0
+	VMOVDQU      Y0, 1184(SP)
+	VMOVDQU      (DX), Y0
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      32(DX), Y1
+	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
+	VMOVDQU      64(DX), Y2
 	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
-	VMOVDQU      32(DX), Y3
+	VMOVDQU      96(DX), Y3
 	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
-	VMOVDQU      64(DX), Y4
+	VPUNPCKHDQ   Y1, Y0, Y4
+	VPUNPCKLDQ   Y1, Y0, Y0
+	VPUNPCKLDQ   Y3, Y2, Y5
+	VPUNPCKHDQ   Y3, Y2, Y2
+	VPUNPCKHQDQ  Y5, Y0, Y1
+	VPUNPCKLQDQ  Y5, Y0, Y0
+	VPUNPCKHQDQ  Y2, Y4, Y3
+	VPUNPCKLQDQ  Y2, Y4, Y2
+	VPSRLW       $0x04, Y0, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB      Y4, Y0, Y0
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y0, Y0
+	VPSRLW       $0x04, Y1, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y1
+	VPSHUFB      Y4, Y1, Y1
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y1, Y1
+	VPSRLW       $0x04, Y2, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y2
+	VPSHUFB      Y4, Y2, Y2
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y2, Y2
+	VPSRLW       $0x04, Y3, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB      Y4, Y3, Y3
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y3, Y3
+	VMOVDQU      1184(SP), Y4
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y4, Y4
+	VPMASKMOVD   128(DX), Y4, Y4
 	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
-	VMOVDQU      96(DX), Y5
+	VMOVDQU      1184(SP), Y5
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y5, Y5
+	VPMASKMOVD   160(DX), Y5, Y5
 	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
-	VPUNPCKHDQ   Y3, Y2, Y6
-	VPUNPCKLDQ   Y3, Y2, Y2
-	VPUNPCKLDQ   Y5, Y4, Y7
-	VPUNPCKHDQ   Y5, Y4, Y4
-	VPUNPCKHQDQ  Y7, Y2, Y3
-	VPUNPCKLQDQ  Y7, Y2, Y2
-	VPUNPCKHQDQ  Y4, Y6, Y5
-	VPUNPCKLQDQ  Y4, Y6, Y4
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y10, Y6
-	VPMASKMOVD   128(DX), Y6, Y6
+	VMOVDQU      1184(SP), Y6
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y6, Y6
+	VPMASKMOVD   192(DX), Y6, Y6
 	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y10, Y7
-	VPMASKMOVD   160(DX), Y7, Y7
+	VMOVDQU      1184(SP), Y7
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y7, Y7
+	VPMASKMOVD   224(DX), Y7, Y7
 	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y10, Y8
-	VPMASKMOVD   192(DX), Y8, Y8
-	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y10, Y9
-	VPMASKMOVD   224(DX), Y9, Y9
-	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
-	VPUNPCKHDQ   Y7, Y6, Y11
-	VPUNPCKLDQ   Y7, Y6, Y6
-	VPUNPCKLDQ   Y9, Y8, Y12
-	VPUNPCKHDQ   Y9, Y8, Y8
-	VPUNPCKHQDQ  Y12, Y6, Y7
-	VPUNPCKLQDQ  Y12, Y6, Y6
-	VPUNPCKHQDQ  Y8, Y11, Y9
-	VPUNPCKLQDQ  Y8, Y11, Y8
+	VPUNPCKHDQ   Y5, Y4, Y8
+	VPUNPCKLDQ   Y5, Y4, Y4
+	VPUNPCKLDQ   Y7, Y6, Y9
+	VPUNPCKHDQ   Y7, Y6, Y6
+	VPUNPCKHQDQ  Y9, Y4, Y5
+	VPUNPCKLQDQ  Y9, Y4, Y4
+	VPUNPCKHQDQ  Y6, Y8, Y7
+	VPUNPCKLQDQ  Y6, Y8, Y6
+	VPSRLW       $0x04, Y4, Y9
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y9
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y8
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y4
+	VPSHUFB      Y8, Y4, Y4
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
+	VPXOR        Y8, Y4, Y4
+	VPSRLW       $0x04, Y5, Y9
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y9
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y8
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y5
+	VPSHUFB      Y8, Y5, Y5
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
+	VPXOR        Y8, Y5, Y5
+	VPSRLW       $0x04, Y6, Y9
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y9
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y8
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB      Y8, Y6, Y6
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
+	VPXOR        Y8, Y6, Y6
+	VPSRLW       $0x04, Y7, Y9
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y9
+	VPAND        sm4Mask0f<>+0(SB), Y7, Y8
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
+	VPXOR        Y8, Y7, Y7
 	MOVQ         $0x00000008, DX
 
 encryptBlocksAVX2AESNI_rounds2true:
-	VPBROADCASTD (AX), Y14
-	VPXOR        Y14, Y3, Y11
-	VPXOR        Y4, Y11, Y11
-	VPXOR        Y5, Y11, Y11
-	VPSRLW       $0x04, Y11, Y13
-	VPAND        Y0, Y13, Y13
-	VPAND        Y0, Y11, Y12
-	VMOVDQU      sm4PreLo<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VMOVDQU      sm4PreHi<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VPXOR        Y12, Y11, Y11
-	VEXTRACTI128 $0x01, Y11, X12
-	VAESENCLAST  X1, X12, X12
-	VAESENCLAST  X1, X11, X11
-	VINSERTI128  $0x01, X12, Y11, Y11
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y11, Y11
-	VPSRLW       $0x04, Y11, Y13
-	VPAND        Y0, Y13, Y13
-	VPAND        Y0, Y11, Y12
-	VMOVDQU      sm4PostLo<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VMOVDQU      sm4PostHi<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VPXOR        Y12, Y11, Y11
-	VPSHUFB      sm4Rotl8<>+0(SB), Y11, Y12
-	VPXOR        Y11, Y12, Y12
-	VPSHUFB      sm4Rotl16<>+0(SB), Y11, Y13
-	VPXOR        Y13, Y12, Y12
-	VPXOR        Y11, Y2, Y2
-	VPSHUFB      sm4Rotl24<>+0(SB), Y11, Y13
-	VPXOR        Y13, Y2, Y2
-	VPSLLD       $0x02, Y12, Y13
-	VPSRLD       $0x1e, Y12, Y12
-	VPXOR        Y12, Y2, Y2
-	VPXOR        Y13, Y2, Y2
-	VPXOR        Y14, Y7, Y11
-	VPXOR        Y8, Y11, Y11
-	VPXOR        Y9, Y11, Y11
-	VPSRLW       $0x04, Y11, Y13
-	VPAND        Y0, Y13, Y13
-	VPAND        Y0, Y11, Y12
-	VMOVDQU      sm4PreLo<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VMOVDQU      sm4PreHi<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VPXOR        Y12, Y11, Y11
-	VEXTRACTI128 $0x01, Y11, X12
-	VAESENCLAST  X1, X12, X12
-	VAESENCLAST  X1, X11, X11
-	VINSERTI128  $0x01, X12, Y11, Y11
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y11, Y11
-	VPSRLW       $0x04, Y11, Y13
-	VPAND        Y0, Y13, Y13
-	VPAND        Y0, Y11, Y12
-	VMOVDQU      sm4PostLo<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VMOVDQU      sm4PostHi<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VPXOR        Y12, Y11, Y11
-	VPSHUFB      sm4Rotl8<>+0(SB), Y11, Y12
-	VPXOR        Y11, Y12, Y12
-	VPSHUFB      sm4Rotl16<>+0(SB), Y11, Y13
-	VPXOR        Y13, Y12, Y12
-	VPXOR        Y11, Y6, Y6
-	VPSHUFB      sm4Rotl24<>+0(SB), Y11, Y13
-	VPXOR        Y13, Y6, Y6
-	VPSLLD       $0x02, Y12, Y13
-	VPSRLD       $0x1e, Y12, Y12
-	VPXOR        Y12, Y6, Y6
-	VPXOR        Y13, Y6, Y6
-	VPBROADCASTD 4(AX), Y14
-	VPXOR        Y14, Y4, Y11
-	VPXOR        Y5, Y11, Y11
-	VPXOR        Y2, Y11, Y11
-	VPSRLW       $0x04, Y11, Y13
-	VPAND        Y0, Y13, Y13
-	VPAND        Y0, Y11, Y12
-	VMOVDQU      sm4PreLo<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VMOVDQU      sm4PreHi<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VPXOR        Y12, Y11, Y11
-	VEXTRACTI128 $0x01, Y11, X12
-	VAESENCLAST  X1, X12, X12
-	VAESENCLAST  X1, X11, X11
-	VINSERTI128  $0x01, X12, Y11, Y11
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y11, Y11
-	VPSRLW       $0x04, Y11, Y13
-	VPAND        Y0, Y13, Y13
-	VPAND        Y0, Y11, Y12
-	VMOVDQU      sm4PostLo<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VMOVDQU      sm4PostHi<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VPXOR        Y12, Y11, Y11
-	VPSHUFB      sm4Rotl8<>+0(SB), Y11, Y12
-	VPXOR        Y11, Y12, Y12
-	VPSHUFB      sm4Rotl16<>+0(SB), Y11, Y13
-	VPXOR        Y13, Y12, Y12
-	VPXOR        Y11, Y3, Y3
-	VPSHUFB      sm4Rotl24<>+0(SB), Y11, Y13
-	VPXOR        Y13, Y3, Y3
-	VPSLLD       $0x02, Y12, Y13
-	VPSRLD       $0x1e, Y12, Y12
-	VPXOR        Y12, Y3, Y3
-	VPXOR        Y13, Y3, Y3
-	VPXOR        Y14, Y8, Y11
-	VPXOR        Y9, Y11, Y11
-	VPXOR        Y6, Y11, Y11
-	VPSRLW       $0x04, Y11, Y13
-	VPAND        Y0, Y13, Y13
-	VPAND        Y0, Y11, Y12
-	VMOVDQU      sm4PreLo<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VMOVDQU      sm4PreHi<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VPXOR        Y12, Y11, Y11
-	VEXTRACTI128 $0x01, Y11, X12
-	VAESENCLAST  X1, X12, X12
-	VAESENCLAST  X1, X11, X11
-	VINSERTI128  $0x01, X12, Y11, Y11
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y11, Y11
-	VPSRLW       $0x04, Y11, Y13
-	VPAND        Y0, Y13, Y13
-	VPAND        Y0, Y11, Y12
-	VMOVDQU      sm4PostLo<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VMOVDQU      sm4PostHi<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VPXOR        Y12, Y11, Y11
-	VPSHUFB      sm4Rotl8<>+0(SB), Y11, Y12
-	VPXOR        Y11, Y12, Y12
-	VPSHUFB      sm4Rotl16<>+0(SB), Y11, Y13
-	VPXOR        Y13, Y12, Y12
-	VPXOR        Y11, Y7, Y7
-	VPSHUFB      sm4Rotl24<>+0(SB), Y11, Y13
-	VPXOR        Y13, Y7, Y7
-	VPSLLD       $0x02, Y12, Y13
-	VPSRLD       $0x1e, Y12, Y12
-	VPXOR        Y12, Y7, Y7
-	VPXOR        Y13, Y7, Y7
-	VPBROADCASTD 8(AX), Y14
-	VPXOR        Y14, Y5, Y11
-	VPXOR        Y2, Y11, Y11
-	VPXOR        Y3, Y11, Y11
-	VPSRLW       $0x04, Y11, Y13
-	VPAND        Y0, Y13, Y13
-	VPAND        Y0, Y11, Y12
-	VMOVDQU      sm4PreLo<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VMOVDQU      sm4PreHi<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VPXOR        Y12, Y11, Y11
-	VEXTRACTI128 $0x01, Y11, X12
-	VAESENCLAST  X1, X12, X12
-	VAESENCLAST  X1, X11, X11
-	VINSERTI128  $0x01, X12, Y11, Y11
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y11, Y11
-	VPSRLW       $0x04, Y11, Y13
-	VPAND        Y0, Y13, Y13
-	VPAND        Y0, Y11, Y12
-	VMOVDQU      sm4PostLo<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VMOVDQU      sm4PostHi<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VPXOR        Y12, Y11, Y11
-	VPSHUFB      sm4Rotl8<>+0(SB), Y11, Y12
-	VPXOR        Y11, Y12, Y12
-	VPSHUFB      sm4Rotl16<>+0(SB), Y11, Y13
-	VPXOR        Y13, Y12, Y12
-	VPXOR        Y11, Y4, Y4
-	VPSHUFB      sm4Rotl24<>+0(SB), Y11, Y13
-	VPXOR        Y13, Y4, Y4
-	VPSLLD       $0x02, Y12, Y13
-	VPSRLD       $0x1e, Y12, Y12
-	VPXOR        Y12, Y4, Y4
-	VPXOR        Y13, Y4, Y4
-	VPXOR        Y14, Y9, Y11
-	VPXOR        Y6, Y11, Y11
-	VPXOR        Y7, Y11, Y11
-	VPSRLW       $0x04, Y11, Y13
-	VPAND        Y0, Y13, Y13
-	VPAND        Y0, Y11, Y12
-	VMOVDQU      sm4PreLo<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VMOVDQU      sm4PreHi<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VPXOR        Y12, Y11, Y11
-	VEXTRACTI128 $0x01, Y11, X12
-	VAESENCLAST  X1, X12, X12
-	VAESENCLAST  X1, X11, X11
-	VINSERTI128  $0x01, X12, Y11, Y11
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y11, Y11
-	VPSRLW       $0x04, Y11, Y13
-	VPAND        Y0, Y13, Y13
-	VPAND        Y0, Y11, Y12
-	VMOVDQU      sm4PostLo<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VMOVDQU      sm4PostHi<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VPXOR        Y12, Y11, Y11
-	VPSHUFB      sm4Rotl8<>+0(SB), Y11, Y12
-	VPXOR        Y11, Y12, Y12
-	VPSHUFB      sm4Rotl16<>+0(SB), Y11, Y13
-	VPXOR        Y13, Y12, Y12
+	VPXOR        (AX), Y1, Y8
+	VPXOR        Y2, Y8, Y8
+	VPXOR        Y3, Y8, Y8
+	VEXTRACTI128 $0x01, Y8, X9
+	VAESENCLAST  sm4Zero32<>+0(SB), X9, X9
+	VAESENCLAST  sm4Zero32<>+0(SB), X8, X8
+	VINSERTI128  $0x01, X9, Y8, Y8
+	VPSRLW       $0x04, Y8, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y9
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y11
+	VPSHUFB      Y10, Y11, Y11
 	VPXOR        Y11, Y8, Y8
-	VPSHUFB      sm4Rotl24<>+0(SB), Y11, Y13
-	VPXOR        Y13, Y8, Y8
-	VPSLLD       $0x02, Y12, Y13
-	VPSRLD       $0x1e, Y12, Y12
-	VPXOR        Y12, Y8, Y8
-	VPXOR        Y13, Y8, Y8
-	VPBROADCASTD 12(AX), Y14
-	VPXOR        Y14, Y2, Y11
-	VPXOR        Y3, Y11, Y11
-	VPXOR        Y4, Y11, Y11
-	VPSRLW       $0x04, Y11, Y13
-	VPAND        Y0, Y13, Y13
-	VPAND        Y0, Y11, Y12
-	VMOVDQU      sm4PreLo<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VMOVDQU      sm4PreHi<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VPXOR        Y12, Y11, Y11
-	VEXTRACTI128 $0x01, Y11, X12
-	VAESENCLAST  X1, X12, X12
-	VAESENCLAST  X1, X11, X11
-	VINSERTI128  $0x01, X12, Y11, Y11
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y11, Y11
-	VPSRLW       $0x04, Y11, Y13
-	VPAND        Y0, Y13, Y13
-	VPAND        Y0, Y11, Y12
-	VMOVDQU      sm4PostLo<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VMOVDQU      sm4PostHi<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VPXOR        Y12, Y11, Y11
-	VPSHUFB      sm4Rotl8<>+0(SB), Y11, Y12
-	VPXOR        Y11, Y12, Y12
-	VPSHUFB      sm4Rotl16<>+0(SB), Y11, Y13
-	VPXOR        Y13, Y12, Y12
-	VPXOR        Y11, Y5, Y5
-	VPSHUFB      sm4Rotl24<>+0(SB), Y11, Y13
-	VPXOR        Y13, Y5, Y5
-	VPSLLD       $0x02, Y12, Y13
-	VPSRLD       $0x1e, Y12, Y12
-	VPXOR        Y12, Y5, Y5
-	VPXOR        Y13, Y5, Y5
-	VPXOR        Y14, Y6, Y11
-	VPXOR        Y7, Y11, Y11
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y11
+	VPSHUFB      Y9, Y11, Y11
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y9
+	VPSHUFB      Y10, Y9, Y9
+	VPXOR        Y9, Y11, Y11
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y8, Y9
+	VPXOR        Y9, Y0, Y0
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y0, Y0
 	VPXOR        Y8, Y11, Y11
-	VPSRLW       $0x04, Y11, Y13
-	VPAND        Y0, Y13, Y13
-	VPAND        Y0, Y11, Y12
-	VMOVDQU      sm4PreLo<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VMOVDQU      sm4PreHi<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VPXOR        Y12, Y11, Y11
-	VEXTRACTI128 $0x01, Y11, X12
-	VAESENCLAST  X1, X12, X12
-	VAESENCLAST  X1, X11, X11
-	VINSERTI128  $0x01, X12, Y11, Y11
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y11, Y11
-	VPSRLW       $0x04, Y11, Y13
-	VPAND        Y0, Y13, Y13
-	VPAND        Y0, Y11, Y12
-	VMOVDQU      sm4PostLo<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VMOVDQU      sm4PostHi<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VPXOR        Y12, Y11, Y11
-	VPSHUFB      sm4Rotl8<>+0(SB), Y11, Y12
-	VPXOR        Y11, Y12, Y12
-	VPSHUFB      sm4Rotl16<>+0(SB), Y11, Y13
-	VPXOR        Y13, Y12, Y12
-	VPXOR        Y11, Y9, Y9
-	VPSHUFB      sm4Rotl24<>+0(SB), Y11, Y13
-	VPXOR        Y13, Y9, Y9
-	VPSLLD       $0x02, Y12, Y13
-	VPSRLD       $0x1e, Y12, Y12
-	VPXOR        Y12, Y9, Y9
-	VPXOR        Y13, Y9, Y9
-	ADDQ         $0x10, AX
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y0, Y0
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y0, Y0
+	VPXOR        (AX), Y5, Y8
+	VPXOR        Y6, Y8, Y8
+	VPXOR        Y7, Y8, Y8
+	VEXTRACTI128 $0x01, Y8, X9
+	VAESENCLAST  sm4Zero32<>+0(SB), X9, X9
+	VAESENCLAST  sm4Zero32<>+0(SB), X8, X8
+	VINSERTI128  $0x01, X9, Y8, Y8
+	VPSRLW       $0x04, Y8, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y9
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y11
+	VPSHUFB      Y10, Y11, Y11
+	VPXOR        Y11, Y8, Y8
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y11
+	VPSHUFB      Y9, Y11, Y11
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y9
+	VPSHUFB      Y10, Y9, Y9
+	VPXOR        Y9, Y11, Y11
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y8, Y9
+	VPXOR        Y9, Y4, Y4
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y4, Y4
+	VPXOR        Y8, Y11, Y11
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y4, Y4
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y4, Y4
+	VPXOR        32(AX), Y2, Y8
+	VPXOR        Y3, Y8, Y8
+	VPXOR        Y0, Y8, Y8
+	VEXTRACTI128 $0x01, Y8, X9
+	VAESENCLAST  sm4Zero32<>+0(SB), X9, X9
+	VAESENCLAST  sm4Zero32<>+0(SB), X8, X8
+	VINSERTI128  $0x01, X9, Y8, Y8
+	VPSRLW       $0x04, Y8, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y9
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y11
+	VPSHUFB      Y10, Y11, Y11
+	VPXOR        Y11, Y8, Y8
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y11
+	VPSHUFB      Y9, Y11, Y11
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y9
+	VPSHUFB      Y10, Y9, Y9
+	VPXOR        Y9, Y11, Y11
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y8, Y9
+	VPXOR        Y9, Y1, Y1
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y1, Y1
+	VPXOR        Y8, Y11, Y11
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y1, Y1
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y1, Y1
+	VPXOR        32(AX), Y6, Y8
+	VPXOR        Y7, Y8, Y8
+	VPXOR        Y4, Y8, Y8
+	VEXTRACTI128 $0x01, Y8, X9
+	VAESENCLAST  sm4Zero32<>+0(SB), X9, X9
+	VAESENCLAST  sm4Zero32<>+0(SB), X8, X8
+	VINSERTI128  $0x01, X9, Y8, Y8
+	VPSRLW       $0x04, Y8, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y9
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y11
+	VPSHUFB      Y10, Y11, Y11
+	VPXOR        Y11, Y8, Y8
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y11
+	VPSHUFB      Y9, Y11, Y11
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y9
+	VPSHUFB      Y10, Y9, Y9
+	VPXOR        Y9, Y11, Y11
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y8, Y9
+	VPXOR        Y9, Y5, Y5
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y5, Y5
+	VPXOR        Y8, Y11, Y11
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y5, Y5
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y5, Y5
+	VPXOR        64(AX), Y3, Y8
+	VPXOR        Y0, Y8, Y8
+	VPXOR        Y1, Y8, Y8
+	VEXTRACTI128 $0x01, Y8, X9
+	VAESENCLAST  sm4Zero32<>+0(SB), X9, X9
+	VAESENCLAST  sm4Zero32<>+0(SB), X8, X8
+	VINSERTI128  $0x01, X9, Y8, Y8
+	VPSRLW       $0x04, Y8, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y9
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y11
+	VPSHUFB      Y10, Y11, Y11
+	VPXOR        Y11, Y8, Y8
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y11
+	VPSHUFB      Y9, Y11, Y11
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y9
+	VPSHUFB      Y10, Y9, Y9
+	VPXOR        Y9, Y11, Y11
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y8, Y9
+	VPXOR        Y9, Y2, Y2
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y2, Y2
+	VPXOR        Y8, Y11, Y11
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y2, Y2
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y2, Y2
+	VPXOR        64(AX), Y7, Y8
+	VPXOR        Y4, Y8, Y8
+	VPXOR        Y5, Y8, Y8
+	VEXTRACTI128 $0x01, Y8, X9
+	VAESENCLAST  sm4Zero32<>+0(SB), X9, X9
+	VAESENCLAST  sm4Zero32<>+0(SB), X8, X8
+	VINSERTI128  $0x01, X9, Y8, Y8
+	VPSRLW       $0x04, Y8, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y9
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y11
+	VPSHUFB      Y10, Y11, Y11
+	VPXOR        Y11, Y8, Y8
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y11
+	VPSHUFB      Y9, Y11, Y11
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y9
+	VPSHUFB      Y10, Y9, Y9
+	VPXOR        Y9, Y11, Y11
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y8, Y9
+	VPXOR        Y9, Y6, Y6
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y6, Y6
+	VPXOR        Y8, Y11, Y11
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y6, Y6
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y6, Y6
+	VPXOR        96(AX), Y0, Y8
+	VPXOR        Y1, Y8, Y8
+	VPXOR        Y2, Y8, Y8
+	VEXTRACTI128 $0x01, Y8, X9
+	VAESENCLAST  sm4Zero32<>+0(SB), X9, X9
+	VAESENCLAST  sm4Zero32<>+0(SB), X8, X8
+	VINSERTI128  $0x01, X9, Y8, Y8
+	VPSRLW       $0x04, Y8, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y9
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y11
+	VPSHUFB      Y10, Y11, Y11
+	VPXOR        Y11, Y8, Y8
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y11
+	VPSHUFB      Y9, Y11, Y11
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y9
+	VPSHUFB      Y10, Y9, Y9
+	VPXOR        Y9, Y11, Y11
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y8, Y9
+	VPXOR        Y9, Y3, Y3
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y3, Y3
+	VPXOR        Y8, Y11, Y11
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y3, Y3
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y3, Y3
+	VPXOR        96(AX), Y4, Y8
+	VPXOR        Y5, Y8, Y8
+	VPXOR        Y6, Y8, Y8
+	VEXTRACTI128 $0x01, Y8, X9
+	VAESENCLAST  sm4Zero32<>+0(SB), X9, X9
+	VAESENCLAST  sm4Zero32<>+0(SB), X8, X8
+	VINSERTI128  $0x01, X9, Y8, Y8
+	VPSRLW       $0x04, Y8, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y9
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y11
+	VPSHUFB      Y10, Y11, Y11
+	VPXOR        Y11, Y8, Y8
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y11
+	VPSHUFB      Y9, Y11, Y11
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y9
+	VPSHUFB      Y10, Y9, Y9
+	VPXOR        Y9, Y11, Y11
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y8, Y9
+	VPXOR        Y9, Y7, Y7
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y7, Y7
+	VPXOR        Y8, Y11, Y11
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y7, Y7
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y7, Y7
+	ADDQ         $0x80, AX
 	DECQ         DX
 	JNZ          encryptBlocksAVX2AESNI_rounds2true
-	VPUNPCKHDQ   Y4, Y5, Y12
-	VPUNPCKLDQ   Y4, Y5, Y5
-	VPUNPCKLDQ   Y2, Y3, Y13
-	VPUNPCKHDQ   Y2, Y3, Y3
-	VPUNPCKHQDQ  Y13, Y5, Y4
-	VPUNPCKLQDQ  Y13, Y5, Y5
-	VPUNPCKHQDQ  Y3, Y12, Y2
-	VPUNPCKLQDQ  Y3, Y12, Y3
-	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
-	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
+	VPSRLW       $0x04, Y0, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y9
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB      Y9, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y9
+	VPSHUFB      Y10, Y9, Y9
+	VPXOR        Y9, Y0, Y0
+	VPSRLW       $0x04, Y1, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y9
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y1
+	VPSHUFB      Y9, Y1, Y1
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y9
+	VPSHUFB      Y10, Y9, Y9
+	VPXOR        Y9, Y1, Y1
+	VPSRLW       $0x04, Y2, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y9
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y2
+	VPSHUFB      Y9, Y2, Y2
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y9
+	VPSHUFB      Y10, Y9, Y9
+	VPXOR        Y9, Y2, Y2
+	VPSRLW       $0x04, Y3, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y9
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y3
+	VPSHUFB      Y9, Y3, Y3
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y9
+	VPSHUFB      Y10, Y9, Y9
+	VPXOR        Y9, Y3, Y3
+	VPSRLW       $0x04, Y4, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y9
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y4
+	VPSHUFB      Y9, Y4, Y4
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y9
+	VPSHUFB      Y10, Y9, Y9
+	VPXOR        Y9, Y4, Y4
+	VPSRLW       $0x04, Y5, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y9
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y5
+	VPSHUFB      Y9, Y5, Y5
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y9
+	VPSHUFB      Y10, Y9, Y9
+	VPXOR        Y9, Y5, Y5
+	VPSRLW       $0x04, Y6, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y9
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y6
+	VPSHUFB      Y9, Y6, Y6
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y9
+	VPSHUFB      Y10, Y9, Y9
+	VPXOR        Y9, Y6, Y6
+	VPSRLW       $0x04, Y7, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y7, Y9
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y7
+	VPSHUFB      Y9, Y7, Y7
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y9
+	VPSHUFB      Y10, Y9, Y9
+	VPXOR        Y9, Y7, Y7
+	VPUNPCKHDQ   Y2, Y3, Y9
+	VPUNPCKLDQ   Y2, Y3, Y3
+	VPUNPCKLDQ   Y0, Y1, Y10
+	VPUNPCKHDQ   Y0, Y1, Y1
+	VPUNPCKHQDQ  Y10, Y3, Y2
+	VPUNPCKLQDQ  Y10, Y3, Y3
+	VPUNPCKHQDQ  Y1, Y9, Y0
+	VPUNPCKLQDQ  Y1, Y9, Y1
 	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
 	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
-	VPUNPCKHDQ   Y8, Y9, Y12
-	VPUNPCKLDQ   Y8, Y9, Y9
-	VPUNPCKLDQ   Y6, Y7, Y13
-	VPUNPCKHDQ   Y6, Y7, Y7
-	VPUNPCKHQDQ  Y13, Y9, Y8
-	VPUNPCKLQDQ  Y13, Y9, Y9
-	VPUNPCKHQDQ  Y7, Y12, Y6
-	VPUNPCKLQDQ  Y7, Y12, Y7
-	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
-	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
+	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VPUNPCKHDQ   Y6, Y7, Y9
+	VPUNPCKLDQ   Y6, Y7, Y7
+	VPUNPCKLDQ   Y4, Y5, Y10
+	VPUNPCKHDQ   Y4, Y5, Y5
+	VPUNPCKHQDQ  Y10, Y7, Y6
+	VPUNPCKLQDQ  Y10, Y7, Y7
+	VPUNPCKHQDQ  Y5, Y9, Y4
+	VPUNPCKLQDQ  Y5, Y9, Y5
 	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
 	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
-	VMOVDQU      Y5, (CX)
-	VMOVDQU      Y4, 32(CX)
-	VMOVDQU      Y3, 64(CX)
-	VMOVDQU      Y2, 96(CX)
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y10, Y0
-	VPMASKMOVD   Y9, Y0, 128(CX)
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y10, Y0
-	VPMASKMOVD   Y8, Y0, 160(CX)
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y10, Y0
-	VPMASKMOVD   Y7, Y0, 192(CX)
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y10, Y0
-	VPMASKMOVD   Y6, Y0, 224(CX)
+	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
+	VMOVDQU      Y3, (CX)
+	VMOVDQU      Y2, 32(CX)
+	VMOVDQU      Y1, 64(CX)
+	VMOVDQU      Y0, 96(CX)
+	VMOVDQU      1184(SP), Y0
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
+	VPMASKMOVD   Y7, Y0, 128(CX)
+	VMOVDQU      1184(SP), Y0
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y0, Y0
+	VPMASKMOVD   Y6, Y0, 160(CX)
+	VMOVDQU      1184(SP), Y0
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y0, Y0
+	VPMASKMOVD   Y5, Y0, 192(CX)
+	VMOVDQU      1184(SP), Y0
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y0, Y0
+	VPMASKMOVD   Y4, Y0, 224(CX)
+	JMP          encryptBlocksAVX2AESNI_done
+
+encryptBlocksAVX2AESNI_sets3:
+	SUBQ         $0x00000010, BX
+	MOVQ         BX, X0
+	VPBROADCASTD X0, Y0
+	VMOVDQU      Y0, 1216(SP)
+	VMOVDQU      (DX), Y0
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      32(DX), Y1
+	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
+	VMOVDQU      64(DX), Y2
+	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
+	VMOVDQU      96(DX), Y3
+	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
+	VPUNPCKHDQ   Y1, Y0, Y4
+	VPUNPCKLDQ   Y1, Y0, Y0
+	VPUNPCKLDQ   Y3, Y2, Y5
+	VPUNPCKHDQ   Y3, Y2, Y2
+	VPUNPCKHQDQ  Y5, Y0, Y1
+	VPUNPCKLQDQ  Y5, Y0, Y0
+	VPUNPCKHQDQ  Y2, Y4, Y3
+	VPUNPCKLQDQ  Y2, Y4, Y2
+	VPSRLW       $0x04, Y0, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB      Y4, Y0, Y0
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y0, Y0
+	VPSRLW       $0x04, Y1, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y1
+	VPSHUFB      Y4, Y1, Y1
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y1, Y1
+	VPSRLW       $0x04, Y2, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y2
+	VPSHUFB      Y4, Y2, Y2
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y2, Y2
+	VPSRLW       $0x04, Y3, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB      Y4, Y3, Y3
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y3, Y3
+	VMOVDQU      128(DX), Y4
+	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
+	VMOVDQU      160(DX), Y5
+	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
+	VMOVDQU      192(DX), Y6
+	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
+	VMOVDQU      224(DX), Y7
+	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
+	VPUNPCKHDQ   Y5, Y4, Y8
+	VPUNPCKLDQ   Y5, Y4, Y4
+	VPUNPCKLDQ   Y7, Y6, Y9
+	VPUNPCKHDQ   Y7, Y6, Y6
+	VPUNPCKHQDQ  Y9, Y4, Y5
+	VPUNPCKLQDQ  Y9, Y4, Y4
+	VPUNPCKHQDQ  Y6, Y8, Y7
+	VPUNPCKLQDQ  Y6, Y8, Y6
+	VPSRLW       $0x04, Y4, Y9
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y9
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y8
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y4
+	VPSHUFB      Y8, Y4, Y4
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
+	VPXOR        Y8, Y4, Y4
+	VPSRLW       $0x04, Y5, Y9
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y9
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y8
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y5
+	VPSHUFB      Y8, Y5, Y5
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
+	VPXOR        Y8, Y5, Y5
+	VPSRLW       $0x04, Y6, Y9
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y9
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y8
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB      Y8, Y6, Y6
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
+	VPXOR        Y8, Y6, Y6
+	VPSRLW       $0x04, Y7, Y9
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y9
+	VPAND        sm4Mask0f<>+0(SB), Y7, Y8
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
+	VPXOR        Y8, Y7, Y7
+	VMOVDQU      1216(SP), Y8
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y8, Y8
+	VPMASKMOVD   256(DX), Y8, Y8
+	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
+	VMOVDQU      1216(SP), Y9
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y9, Y9
+	VPMASKMOVD   288(DX), Y9, Y9
+	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
+	VMOVDQU      1216(SP), Y10
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y10, Y10
+	VPMASKMOVD   320(DX), Y10, Y10
+	VPSHUFB      sm4BswapMask<>+0(SB), Y10, Y10
+	VMOVDQU      1216(SP), Y11
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y11, Y11
+	VPMASKMOVD   352(DX), Y11, Y11
+	VPSHUFB      sm4BswapMask<>+0(SB), Y11, Y11
+	VPUNPCKHDQ   Y9, Y8, Y12
+	VPUNPCKLDQ   Y9, Y8, Y8
+	VPUNPCKLDQ   Y11, Y10, Y13
+	VPUNPCKHDQ   Y11, Y10, Y10
+	VPUNPCKHQDQ  Y13, Y8, Y9
+	VPUNPCKLQDQ  Y13, Y8, Y8
+	VPUNPCKHQDQ  Y10, Y12, Y11
+	VPUNPCKLQDQ  Y10, Y12, Y10
+	VPSRLW       $0x04, Y8, Y13
+	VPAND        sm4Mask0f<>+0(SB), Y13, Y13
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y12
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y8
+	VPSHUFB      Y12, Y8, Y8
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VPXOR        Y12, Y8, Y8
+	VPSRLW       $0x04, Y9, Y13
+	VPAND        sm4Mask0f<>+0(SB), Y13, Y13
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y12
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y9
+	VPSHUFB      Y12, Y9, Y9
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VPXOR        Y12, Y9, Y9
+	VPSRLW       $0x04, Y10, Y13
+	VPAND        sm4Mask0f<>+0(SB), Y13, Y13
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y12
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y10
+	VPSHUFB      Y12, Y10, Y10
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VPXOR        Y12, Y10, Y10
+	VPSRLW       $0x04, Y11, Y13
+	VPAND        sm4Mask0f<>+0(SB), Y13, Y13
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y12
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y11
+	VPSHUFB      Y12, Y11, Y11
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VPXOR        Y12, Y11, Y11
+	MOVQ         $0x00000008, DX
+
+encryptBlocksAVX2AESNI_rounds3true:
+	VPXOR        (AX), Y1, Y12
+	VPXOR        Y2, Y12, Y12
+	VPXOR        Y3, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y0, Y0
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y0, Y0
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y0, Y0
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y0, Y0
+	VPXOR        (AX), Y5, Y12
+	VPXOR        Y6, Y12, Y12
+	VPXOR        Y7, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y4, Y4
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y4, Y4
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y4, Y4
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y4, Y4
+	VPXOR        (AX), Y9, Y12
+	VPXOR        Y10, Y12, Y12
+	VPXOR        Y11, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y8, Y8
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y8, Y8
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y8, Y8
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y8, Y8
+	VPXOR        32(AX), Y2, Y12
+	VPXOR        Y3, Y12, Y12
+	VPXOR        Y0, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y1, Y1
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y1, Y1
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y1, Y1
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y1, Y1
+	VPXOR        32(AX), Y6, Y12
+	VPXOR        Y7, Y12, Y12
+	VPXOR        Y4, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y5, Y5
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y5, Y5
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y5, Y5
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y5, Y5
+	VPXOR        32(AX), Y10, Y12
+	VPXOR        Y11, Y12, Y12
+	VPXOR        Y8, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y9, Y9
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y9, Y9
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y9, Y9
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y9, Y9
+	VPXOR        64(AX), Y3, Y12
+	VPXOR        Y0, Y12, Y12
+	VPXOR        Y1, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y2, Y2
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y2, Y2
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y2, Y2
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y2, Y2
+	VPXOR        64(AX), Y7, Y12
+	VPXOR        Y4, Y12, Y12
+	VPXOR        Y5, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y6, Y6
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y6, Y6
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y6, Y6
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y6, Y6
+	VPXOR        64(AX), Y11, Y12
+	VPXOR        Y8, Y12, Y12
+	VPXOR        Y9, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y10, Y10
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VPXOR        96(AX), Y0, Y12
+	VPXOR        Y1, Y12, Y12
+	VPXOR        Y2, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y3, Y3
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y3, Y3
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y3, Y3
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y3, Y3
+	VPXOR        96(AX), Y4, Y12
+	VPXOR        Y5, Y12, Y12
+	VPXOR        Y6, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y7, Y7
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y7, Y7
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y7, Y7
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y7, Y7
+	VPXOR        96(AX), Y8, Y12
+	VPXOR        Y9, Y12, Y12
+	VPXOR        Y10, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y11, Y11
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y11, Y11
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y11, Y11
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y11, Y11
+	ADDQ         $0x80, AX
+	DECQ         DX
+	JNZ          encryptBlocksAVX2AESNI_rounds3true
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y0, Y0
+	VPSRLW       $0x04, Y1, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y1
+	VPSHUFB      Y13, Y1, Y1
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y1, Y1
+	VPSRLW       $0x04, Y2, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y2
+	VPSHUFB      Y13, Y2, Y2
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y2, Y2
+	VPSRLW       $0x04, Y3, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y3
+	VPSHUFB      Y13, Y3, Y3
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y3, Y3
+	VPSRLW       $0x04, Y4, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y4
+	VPSHUFB      Y13, Y4, Y4
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y4, Y4
+	VPSRLW       $0x04, Y5, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y5
+	VPSHUFB      Y13, Y5, Y5
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y5, Y5
+	VPSRLW       $0x04, Y6, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y6
+	VPSHUFB      Y13, Y6, Y6
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y6, Y6
+	VPSRLW       $0x04, Y7, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y7, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y7
+	VPSHUFB      Y13, Y7, Y7
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y7, Y7
+	VPSRLW       $0x04, Y8, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y8
+	VPSHUFB      Y13, Y8, Y8
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y8, Y8
+	VPSRLW       $0x04, Y9, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y9
+	VPSHUFB      Y13, Y9, Y9
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y9, Y9
+	VPSRLW       $0x04, Y10, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y10
+	VPSHUFB      Y13, Y10, Y10
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y10, Y10
+	VPSRLW       $0x04, Y11, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y11
+	VPSHUFB      Y13, Y11, Y11
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y11, Y11
+	VPUNPCKHDQ   Y2, Y3, Y13
+	VPUNPCKLDQ   Y2, Y3, Y3
+	VPUNPCKLDQ   Y0, Y1, Y14
+	VPUNPCKHDQ   Y0, Y1, Y1
+	VPUNPCKHQDQ  Y14, Y3, Y2
+	VPUNPCKLQDQ  Y14, Y3, Y3
+	VPUNPCKHQDQ  Y1, Y13, Y0
+	VPUNPCKLQDQ  Y1, Y13, Y1
+	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
+	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
+	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VPUNPCKHDQ   Y6, Y7, Y13
+	VPUNPCKLDQ   Y6, Y7, Y7
+	VPUNPCKLDQ   Y4, Y5, Y14
+	VPUNPCKHDQ   Y4, Y5, Y5
+	VPUNPCKHQDQ  Y14, Y7, Y6
+	VPUNPCKLQDQ  Y14, Y7, Y7
+	VPUNPCKHQDQ  Y5, Y13, Y4
+	VPUNPCKLQDQ  Y5, Y13, Y5
+	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
+	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
+	VPUNPCKHDQ   Y10, Y11, Y13
+	VPUNPCKLDQ   Y10, Y11, Y11
+	VPUNPCKLDQ   Y8, Y9, Y14
+	VPUNPCKHDQ   Y8, Y9, Y9
+	VPUNPCKHQDQ  Y14, Y11, Y10
+	VPUNPCKLQDQ  Y14, Y11, Y11
+	VPUNPCKHQDQ  Y9, Y13, Y8
+	VPUNPCKLQDQ  Y9, Y13, Y9
+	VPSHUFB      sm4BswapMask<>+0(SB), Y11, Y11
+	VPSHUFB      sm4BswapMask<>+0(SB), Y10, Y10
+	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
+	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
+	VMOVDQU      Y3, (CX)
+	VMOVDQU      Y2, 32(CX)
+	VMOVDQU      Y1, 64(CX)
+	VMOVDQU      Y0, 96(CX)
+	VMOVDQU      Y7, 128(CX)
+	VMOVDQU      Y6, 160(CX)
+	VMOVDQU      Y5, 192(CX)
+	VMOVDQU      Y4, 224(CX)
+	VMOVDQU      1216(SP), Y0
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
+	VPMASKMOVD   Y11, Y0, 256(CX)
+	VMOVDQU      1216(SP), Y0
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y0, Y0
+	VPMASKMOVD   Y10, Y0, 288(CX)
+	VMOVDQU      1216(SP), Y0
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y0, Y0
+	VPMASKMOVD   Y9, Y0, 320(CX)
+	VMOVDQU      1216(SP), Y0
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y0, Y0
+	VPMASKMOVD   Y8, Y0, 352(CX)
 
 encryptBlocksAVX2AESNI_done:
 	VZEROUPPER
@@ -3778,937 +6921,5734 @@ encryptBlocksAVX2AESNI_done:
 
 // func xorKeyStreamAVX2AESNI(rk *[32]uint32, ctr *[16]byte, dst *byte, src *byte, nblocks int)
 // Requires: AES, AVX, AVX2, SSE2
-TEXT ·xorKeyStreamAVX2AESNI(SB), NOSPLIT, $128-40
-	MOVQ    rk+0(FP), AX
-	MOVQ    dst+16(FP), CX
-	MOVQ    src+24(FP), DX
-	MOVQ    nblocks+32(FP), BX
-	MOVQ    ctr+8(FP), SI
-	VMOVDQU sm4Mask0f<>+0(SB), Y0
-	VPXOR   Y1, Y1, Y1
+TEXT ·xorKeyStreamAVX2AESNI(SB), $1376-40
+	MOVQ         rk+0(FP), AX
+	MOVQ         dst+16(FP), CX
+	MOVQ         src+24(FP), DX
+	MOVQ         nblocks+32(FP), BX
+	MOVQ         ctr+8(FP), SI
+	VMOVDQU      (AX), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4PreLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4PreHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VMOVDQU      Y0, (SP)
+	VMOVDQU      32(AX), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4PreLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4PreHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VMOVDQU      Y0, 32(SP)
+	VMOVDQU      64(AX), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4PreLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4PreHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VMOVDQU      Y0, 64(SP)
+	VMOVDQU      96(AX), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4PreLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4PreHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VMOVDQU      Y0, 96(SP)
+	VPBROADCASTD (SP), Y0
+	VMOVDQU      Y0, 128(SP)
+	VPBROADCASTD 4(SP), Y0
+	VMOVDQU      Y0, 160(SP)
+	VPBROADCASTD 8(SP), Y0
+	VMOVDQU      Y0, 192(SP)
+	VPBROADCASTD 12(SP), Y0
+	VMOVDQU      Y0, 224(SP)
+	VPBROADCASTD 16(SP), Y0
+	VMOVDQU      Y0, 256(SP)
+	VPBROADCASTD 20(SP), Y0
+	VMOVDQU      Y0, 288(SP)
+	VPBROADCASTD 24(SP), Y0
+	VMOVDQU      Y0, 320(SP)
+	VPBROADCASTD 28(SP), Y0
+	VMOVDQU      Y0, 352(SP)
+	VPBROADCASTD 32(SP), Y0
+	VMOVDQU      Y0, 384(SP)
+	VPBROADCASTD 36(SP), Y0
+	VMOVDQU      Y0, 416(SP)
+	VPBROADCASTD 40(SP), Y0
+	VMOVDQU      Y0, 448(SP)
+	VPBROADCASTD 44(SP), Y0
+	VMOVDQU      Y0, 480(SP)
+	VPBROADCASTD 48(SP), Y0
+	VMOVDQU      Y0, 512(SP)
+	VPBROADCASTD 52(SP), Y0
+	VMOVDQU      Y0, 544(SP)
+	VPBROADCASTD 56(SP), Y0
+	VMOVDQU      Y0, 576(SP)
+	VPBROADCASTD 60(SP), Y0
+	VMOVDQU      Y0, 608(SP)
+	VPBROADCASTD 64(SP), Y0
+	VMOVDQU      Y0, 640(SP)
+	VPBROADCASTD 68(SP), Y0
+	VMOVDQU      Y0, 672(SP)
+	VPBROADCASTD 72(SP), Y0
+	VMOVDQU      Y0, 704(SP)
+	VPBROADCASTD 76(SP), Y0
+	VMOVDQU      Y0, 736(SP)
+	VPBROADCASTD 80(SP), Y0
+	VMOVDQU      Y0, 768(SP)
+	VPBROADCASTD 84(SP), Y0
+	VMOVDQU      Y0, 800(SP)
+	VPBROADCASTD 88(SP), Y0
+	VMOVDQU      Y0, 832(SP)
+	VPBROADCASTD 92(SP), Y0
+	VMOVDQU      Y0, 864(SP)
+	VPBROADCASTD 96(SP), Y0
+	VMOVDQU      Y0, 896(SP)
+	VPBROADCASTD 100(SP), Y0
+	VMOVDQU      Y0, 928(SP)
+	VPBROADCASTD 104(SP), Y0
+	VMOVDQU      Y0, 960(SP)
+	VPBROADCASTD 108(SP), Y0
+	VMOVDQU      Y0, 992(SP)
+	VPBROADCASTD 112(SP), Y0
+	VMOVDQU      Y0, 1024(SP)
+	VPBROADCASTD 116(SP), Y0
+	VMOVDQU      Y0, 1056(SP)
+	VPBROADCASTD 120(SP), Y0
+	VMOVDQU      Y0, 1088(SP)
+	VPBROADCASTD 124(SP), Y0
+	VMOVDQU      Y0, 1120(SP)
+	LEAQ         128(SP), AX
 
 	// Counter words 0-2 broadcast, word 3 (the inc32 counter) broadcast; all byte-swapped to native order.
-	VMOVDQU      (SI), X2
-	VPSHUFB      sm4BswapMask<>+0(SB), X2, X2
-	VPSHUFD      $0x00, X2, X3
-	VPBROADCASTD X3, Y3
-	VMOVDQU      Y3, (SP)
-	VPSHUFD      $0x55, X2, X3
-	VPBROADCASTD X3, Y3
-	VMOVDQU      Y3, 32(SP)
-	VPSHUFD      $0xaa, X2, X3
-	VPBROADCASTD X3, Y3
-	VMOVDQU      Y3, 64(SP)
-	VPSHUFD      $0xff, X2, X3
-	VPBROADCASTD X3, Y2
-	VMOVDQU      Y2, 96(SP)
+	VMOVDQU      (SI), X0
+	VPSHUFB      sm4BswapMask<>+0(SB), X0, X0
+	VPSHUFD      $0x00, X0, X1
+	VPBROADCASTD X1, Y1
+	VPSRLW       $0x04, Y1, Y3
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y3
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y2
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y2
+	VPSHUFB      Y3, Y2, Y2
+	VPXOR        Y2, Y1, Y1
+	VMOVDQU      Y1, 1152(SP)
+	VPSHUFD      $0x55, X0, X1
+	VPBROADCASTD X1, Y1
+	VPSRLW       $0x04, Y1, Y3
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y3
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y2
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y2
+	VPSHUFB      Y3, Y2, Y2
+	VPXOR        Y2, Y1, Y1
+	VMOVDQU      Y1, 1184(SP)
+	VPSHUFD      $0xaa, X0, X1
+	VPBROADCASTD X1, Y1
+	VPSRLW       $0x04, Y1, Y3
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y3
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y2
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y2
+	VPSHUFB      Y3, Y2, Y2
+	VPXOR        Y2, Y1, Y1
+	VMOVDQU      Y1, 1216(SP)
+	VPSHUFD      $0xff, X0, X1
+	VPBROADCASTD X1, Y0
+	VMOVDQU      Y0, 1248(SP)
 
 xorKeyStreamAVX2AESNI_loop:
-	CMPQ    BX, $0x00000010
+	CMPQ    BX, $0x00000018
 	JB      xorKeyStreamAVX2AESNI_partial
-	VMOVDQU (SP), Y2
-	VMOVDQU 32(SP), Y3
-	VMOVDQU 64(SP), Y4
-	VMOVDQU 96(SP), Y5
-	VPADDD  sm4CtrOffsets8<>+0(SB), Y5, Y5
-	VMOVDQU (SP), Y6
-	VMOVDQU 32(SP), Y7
-	VMOVDQU 64(SP), Y8
-	VMOVDQU 96(SP), Y9
-	VPADDD  sm4CtrOffsets8<>+32(SB), Y9, Y9
-	VMOVDQU 96(SP), Y10
-	VPADDD  sm4Inc16<>+0(SB), Y10, Y10
-	VMOVDQU Y10, 96(SP)
+	VMOVDQU 1248(SP), Y3
+	VPADDD  sm4CtrOffsets8<>+0(SB), Y3, Y3
+	VPSRLW  $0x04, Y3, Y1
+	VPAND   sm4Mask0f<>+0(SB), Y1, Y1
+	VPAND   sm4Mask0f<>+0(SB), Y3, Y0
+	VMOVDQU sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB Y0, Y3, Y3
+	VMOVDQU sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB Y1, Y0, Y0
+	VPXOR   Y0, Y3, Y3
+	VMOVDQU 1152(SP), Y0
+	VMOVDQU 1184(SP), Y1
+	VMOVDQU 1216(SP), Y2
+	VMOVDQU 1248(SP), Y7
+	VPADDD  sm4CtrOffsets8<>+32(SB), Y7, Y7
+	VPSRLW  $0x04, Y7, Y5
+	VPAND   sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND   sm4Mask0f<>+0(SB), Y7, Y4
+	VMOVDQU sm4WordNibLinLo<>+0(SB), Y7
+	VPSHUFB Y4, Y7, Y7
+	VMOVDQU sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB Y5, Y4, Y4
+	VPXOR   Y4, Y7, Y7
+	VMOVDQU 1152(SP), Y4
+	VMOVDQU 1184(SP), Y5
+	VMOVDQU 1216(SP), Y6
+	VMOVDQU 1248(SP), Y11
+	VPADDD  sm4CtrOffsets8<>+64(SB), Y11, Y11
+	VPSRLW  $0x04, Y11, Y9
+	VPAND   sm4Mask0f<>+0(SB), Y9, Y9
+	VPAND   sm4Mask0f<>+0(SB), Y11, Y8
+	VMOVDQU sm4WordNibLinLo<>+0(SB), Y11
+	VPSHUFB Y8, Y11, Y11
+	VMOVDQU sm4WordNibLinHi<>+0(SB), Y8
+	VPSHUFB Y9, Y8, Y8
+	VPXOR   Y8, Y11, Y11
+	VMOVDQU 1152(SP), Y8
+	VMOVDQU 1184(SP), Y9
+	VMOVDQU 1216(SP), Y10
+	VMOVDQU 1248(SP), Y12
+	VPADDD  sm4Inc24<>+0(SB), Y12, Y12
+	VMOVDQU Y12, 1248(SP)
 	MOVQ    AX, SI
 	MOVQ    $0x00000008, DI
 
-xorKeyStreamAVX2AESNI_rounds2false:
-	VPBROADCASTD (SI), Y13
-	VPXOR        Y13, Y3, Y10
-	VPXOR        Y4, Y10, Y10
-	VPXOR        Y5, Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PreLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PreHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VEXTRACTI128 $0x01, Y10, X11
-	VAESENCLAST  X1, X11, X11
-	VAESENCLAST  X1, X10, X10
-	VINSERTI128  $0x01, X11, Y10, Y10
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PostLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PostHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VPSHUFB      sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR        Y10, Y11, Y11
-	VPSHUFB      sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y11, Y11
-	VPXOR        Y10, Y2, Y2
-	VPSHUFB      sm4Rotl24<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y2, Y2
-	VPSLLD       $0x02, Y11, Y12
-	VPSRLD       $0x1e, Y11, Y11
-	VPXOR        Y11, Y2, Y2
-	VPXOR        Y12, Y2, Y2
-	VPXOR        Y13, Y7, Y10
-	VPXOR        Y8, Y10, Y10
-	VPXOR        Y9, Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PreLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PreHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VEXTRACTI128 $0x01, Y10, X11
-	VAESENCLAST  X1, X11, X11
-	VAESENCLAST  X1, X10, X10
-	VINSERTI128  $0x01, X11, Y10, Y10
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PostLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PostHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VPSHUFB      sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR        Y10, Y11, Y11
-	VPSHUFB      sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y11, Y11
-	VPXOR        Y10, Y6, Y6
-	VPSHUFB      sm4Rotl24<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y6, Y6
-	VPSLLD       $0x02, Y11, Y12
-	VPSRLD       $0x1e, Y11, Y11
-	VPXOR        Y11, Y6, Y6
-	VPXOR        Y12, Y6, Y6
-	VPBROADCASTD 4(SI), Y13
-	VPXOR        Y13, Y4, Y10
-	VPXOR        Y5, Y10, Y10
-	VPXOR        Y2, Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PreLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PreHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VEXTRACTI128 $0x01, Y10, X11
-	VAESENCLAST  X1, X11, X11
-	VAESENCLAST  X1, X10, X10
-	VINSERTI128  $0x01, X11, Y10, Y10
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PostLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PostHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VPSHUFB      sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR        Y10, Y11, Y11
-	VPSHUFB      sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y11, Y11
-	VPXOR        Y10, Y3, Y3
-	VPSHUFB      sm4Rotl24<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y3, Y3
-	VPSLLD       $0x02, Y11, Y12
-	VPSRLD       $0x1e, Y11, Y11
-	VPXOR        Y11, Y3, Y3
-	VPXOR        Y12, Y3, Y3
-	VPXOR        Y13, Y8, Y10
-	VPXOR        Y9, Y10, Y10
-	VPXOR        Y6, Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PreLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PreHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VEXTRACTI128 $0x01, Y10, X11
-	VAESENCLAST  X1, X11, X11
-	VAESENCLAST  X1, X10, X10
-	VINSERTI128  $0x01, X11, Y10, Y10
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PostLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PostHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VPSHUFB      sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR        Y10, Y11, Y11
-	VPSHUFB      sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y11, Y11
-	VPXOR        Y10, Y7, Y7
-	VPSHUFB      sm4Rotl24<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y7, Y7
-	VPSLLD       $0x02, Y11, Y12
-	VPSRLD       $0x1e, Y11, Y11
-	VPXOR        Y11, Y7, Y7
-	VPXOR        Y12, Y7, Y7
-	VPBROADCASTD 8(SI), Y13
-	VPXOR        Y13, Y5, Y10
-	VPXOR        Y2, Y10, Y10
-	VPXOR        Y3, Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PreLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PreHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VEXTRACTI128 $0x01, Y10, X11
-	VAESENCLAST  X1, X11, X11
-	VAESENCLAST  X1, X10, X10
-	VINSERTI128  $0x01, X11, Y10, Y10
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PostLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PostHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VPSHUFB      sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR        Y10, Y11, Y11
-	VPSHUFB      sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y11, Y11
-	VPXOR        Y10, Y4, Y4
-	VPSHUFB      sm4Rotl24<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y4, Y4
-	VPSLLD       $0x02, Y11, Y12
-	VPSRLD       $0x1e, Y11, Y11
-	VPXOR        Y11, Y4, Y4
-	VPXOR        Y12, Y4, Y4
-	VPXOR        Y13, Y9, Y10
-	VPXOR        Y6, Y10, Y10
-	VPXOR        Y7, Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PreLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PreHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VEXTRACTI128 $0x01, Y10, X11
-	VAESENCLAST  X1, X11, X11
-	VAESENCLAST  X1, X10, X10
-	VINSERTI128  $0x01, X11, Y10, Y10
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PostLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PostHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VPSHUFB      sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR        Y10, Y11, Y11
-	VPSHUFB      sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y11, Y11
-	VPXOR        Y10, Y8, Y8
-	VPSHUFB      sm4Rotl24<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y8, Y8
-	VPSLLD       $0x02, Y11, Y12
-	VPSRLD       $0x1e, Y11, Y11
-	VPXOR        Y11, Y8, Y8
-	VPXOR        Y12, Y8, Y8
-	VPBROADCASTD 12(SI), Y13
-	VPXOR        Y13, Y2, Y10
-	VPXOR        Y3, Y10, Y10
-	VPXOR        Y4, Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PreLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PreHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VEXTRACTI128 $0x01, Y10, X11
-	VAESENCLAST  X1, X11, X11
-	VAESENCLAST  X1, X10, X10
-	VINSERTI128  $0x01, X11, Y10, Y10
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PostLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PostHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VPSHUFB      sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR        Y10, Y11, Y11
-	VPSHUFB      sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y11, Y11
-	VPXOR        Y10, Y5, Y5
-	VPSHUFB      sm4Rotl24<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y5, Y5
-	VPSLLD       $0x02, Y11, Y12
-	VPSRLD       $0x1e, Y11, Y11
-	VPXOR        Y11, Y5, Y5
-	VPXOR        Y12, Y5, Y5
-	VPXOR        Y13, Y6, Y10
-	VPXOR        Y7, Y10, Y10
-	VPXOR        Y8, Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PreLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PreHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VEXTRACTI128 $0x01, Y10, X11
-	VAESENCLAST  X1, X11, X11
-	VAESENCLAST  X1, X10, X10
-	VINSERTI128  $0x01, X11, Y10, Y10
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y10, Y10
-	VPSRLW       $0x04, Y10, Y12
-	VPAND        Y0, Y12, Y12
-	VPAND        Y0, Y10, Y11
-	VMOVDQU      sm4PostLo<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VMOVDQU      sm4PostHi<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VPXOR        Y11, Y10, Y10
-	VPSHUFB      sm4Rotl8<>+0(SB), Y10, Y11
-	VPXOR        Y10, Y11, Y11
-	VPSHUFB      sm4Rotl16<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y11, Y11
-	VPXOR        Y10, Y9, Y9
-	VPSHUFB      sm4Rotl24<>+0(SB), Y10, Y12
-	VPXOR        Y12, Y9, Y9
-	VPSLLD       $0x02, Y11, Y12
-	VPSRLD       $0x1e, Y11, Y11
-	VPXOR        Y11, Y9, Y9
-	VPXOR        Y12, Y9, Y9
-	ADDQ         $0x10, SI
+xorKeyStreamAVX2AESNI_rounds3false:
+	VPXOR        (SI), Y1, Y12
+	VPXOR        Y2, Y12, Y12
+	VPXOR        Y3, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y0, Y0
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y0, Y0
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y0, Y0
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y0, Y0
+	VPXOR        (SI), Y5, Y12
+	VPXOR        Y6, Y12, Y12
+	VPXOR        Y7, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y4, Y4
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y4, Y4
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y4, Y4
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y4, Y4
+	VPXOR        (SI), Y9, Y12
+	VPXOR        Y10, Y12, Y12
+	VPXOR        Y11, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y8, Y8
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y8, Y8
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y8, Y8
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y8, Y8
+	VPXOR        32(SI), Y2, Y12
+	VPXOR        Y3, Y12, Y12
+	VPXOR        Y0, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y1, Y1
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y1, Y1
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y1, Y1
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y1, Y1
+	VPXOR        32(SI), Y6, Y12
+	VPXOR        Y7, Y12, Y12
+	VPXOR        Y4, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y5, Y5
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y5, Y5
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y5, Y5
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y5, Y5
+	VPXOR        32(SI), Y10, Y12
+	VPXOR        Y11, Y12, Y12
+	VPXOR        Y8, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y9, Y9
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y9, Y9
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y9, Y9
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y9, Y9
+	VPXOR        64(SI), Y3, Y12
+	VPXOR        Y0, Y12, Y12
+	VPXOR        Y1, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y2, Y2
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y2, Y2
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y2, Y2
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y2, Y2
+	VPXOR        64(SI), Y7, Y12
+	VPXOR        Y4, Y12, Y12
+	VPXOR        Y5, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y6, Y6
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y6, Y6
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y6, Y6
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y6, Y6
+	VPXOR        64(SI), Y11, Y12
+	VPXOR        Y8, Y12, Y12
+	VPXOR        Y9, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y10, Y10
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VPXOR        96(SI), Y0, Y12
+	VPXOR        Y1, Y12, Y12
+	VPXOR        Y2, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y3, Y3
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y3, Y3
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y3, Y3
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y3, Y3
+	VPXOR        96(SI), Y4, Y12
+	VPXOR        Y5, Y12, Y12
+	VPXOR        Y6, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y7, Y7
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y7, Y7
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y7, Y7
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y7, Y7
+	VPXOR        96(SI), Y8, Y12
+	VPXOR        Y9, Y12, Y12
+	VPXOR        Y10, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y11, Y11
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y11, Y11
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y11, Y11
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y11, Y11
+	ADDQ         $0x80, SI
 	DECQ         DI
-	JNZ          xorKeyStreamAVX2AESNI_rounds2false
-	VPUNPCKHDQ   Y4, Y5, Y11
-	VPUNPCKLDQ   Y4, Y5, Y5
-	VPUNPCKLDQ   Y2, Y3, Y12
-	VPUNPCKHDQ   Y2, Y3, Y3
-	VPUNPCKHQDQ  Y12, Y5, Y4
-	VPUNPCKLQDQ  Y12, Y5, Y5
-	VPUNPCKHQDQ  Y3, Y11, Y2
-	VPUNPCKLQDQ  Y3, Y11, Y3
-	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
-	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
+	JNZ          xorKeyStreamAVX2AESNI_rounds3false
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y0, Y0
+	VPSRLW       $0x04, Y1, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y1
+	VPSHUFB      Y13, Y1, Y1
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y1, Y1
+	VPSRLW       $0x04, Y2, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y2
+	VPSHUFB      Y13, Y2, Y2
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y2, Y2
+	VPSRLW       $0x04, Y3, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y3
+	VPSHUFB      Y13, Y3, Y3
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y3, Y3
+	VPSRLW       $0x04, Y4, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y4
+	VPSHUFB      Y13, Y4, Y4
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y4, Y4
+	VPSRLW       $0x04, Y5, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y5
+	VPSHUFB      Y13, Y5, Y5
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y5, Y5
+	VPSRLW       $0x04, Y6, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y6
+	VPSHUFB      Y13, Y6, Y6
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y6, Y6
+	VPSRLW       $0x04, Y7, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y7, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y7
+	VPSHUFB      Y13, Y7, Y7
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y7, Y7
+	VPSRLW       $0x04, Y8, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y8
+	VPSHUFB      Y13, Y8, Y8
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y8, Y8
+	VPSRLW       $0x04, Y9, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y9
+	VPSHUFB      Y13, Y9, Y9
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y9, Y9
+	VPSRLW       $0x04, Y10, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y10
+	VPSHUFB      Y13, Y10, Y10
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y10, Y10
+	VPSRLW       $0x04, Y11, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y11
+	VPSHUFB      Y13, Y11, Y11
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y11, Y11
+	VPUNPCKHDQ   Y2, Y3, Y13
+	VPUNPCKLDQ   Y2, Y3, Y3
+	VPUNPCKLDQ   Y0, Y1, Y14
+	VPUNPCKHDQ   Y0, Y1, Y1
+	VPUNPCKHQDQ  Y14, Y3, Y2
+	VPUNPCKLQDQ  Y14, Y3, Y3
+	VPUNPCKHQDQ  Y1, Y13, Y0
+	VPUNPCKLQDQ  Y1, Y13, Y1
 	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
 	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
-	VPUNPCKHDQ   Y8, Y9, Y11
-	VPUNPCKLDQ   Y8, Y9, Y9
-	VPUNPCKLDQ   Y6, Y7, Y12
-	VPUNPCKHDQ   Y6, Y7, Y7
-	VPUNPCKHQDQ  Y12, Y9, Y8
-	VPUNPCKLQDQ  Y12, Y9, Y9
-	VPUNPCKHQDQ  Y7, Y11, Y6
-	VPUNPCKLQDQ  Y7, Y11, Y7
-	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
-	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
+	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VPUNPCKHDQ   Y6, Y7, Y13
+	VPUNPCKLDQ   Y6, Y7, Y7
+	VPUNPCKLDQ   Y4, Y5, Y14
+	VPUNPCKHDQ   Y4, Y5, Y5
+	VPUNPCKHQDQ  Y14, Y7, Y6
+	VPUNPCKLQDQ  Y14, Y7, Y7
+	VPUNPCKHQDQ  Y5, Y13, Y4
+	VPUNPCKLQDQ  Y5, Y13, Y5
 	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
 	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
-	VPXOR        (DX), Y5, Y5
-	VMOVDQU      Y5, (CX)
-	VPXOR        32(DX), Y4, Y4
-	VMOVDQU      Y4, 32(CX)
-	VPXOR        64(DX), Y3, Y3
-	VMOVDQU      Y3, 64(CX)
-	VPXOR        96(DX), Y2, Y2
-	VMOVDQU      Y2, 96(CX)
-	VPXOR        128(DX), Y9, Y9
-	VMOVDQU      Y9, 128(CX)
-	VPXOR        160(DX), Y8, Y8
-	VMOVDQU      Y8, 160(CX)
-	VPXOR        192(DX), Y7, Y7
-	VMOVDQU      Y7, 192(CX)
-	VPXOR        224(DX), Y6, Y6
-	VMOVDQU      Y6, 224(CX)
-	ADDQ         $0x00000100, DX
-	ADDQ         $0x00000100, CX
-	SUBQ         $0x00000010, BX
+	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
+	VPUNPCKHDQ   Y10, Y11, Y13
+	VPUNPCKLDQ   Y10, Y11, Y11
+	VPUNPCKLDQ   Y8, Y9, Y14
+	VPUNPCKHDQ   Y8, Y9, Y9
+	VPUNPCKHQDQ  Y14, Y11, Y10
+	VPUNPCKLQDQ  Y14, Y11, Y11
+	VPUNPCKHQDQ  Y9, Y13, Y8
+	VPUNPCKLQDQ  Y9, Y13, Y9
+	VPSHUFB      sm4BswapMask<>+0(SB), Y11, Y11
+	VPSHUFB      sm4BswapMask<>+0(SB), Y10, Y10
+	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
+	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
+	VPXOR        (DX), Y3, Y3
+	VMOVDQU      Y3, (CX)
+	VPXOR        32(DX), Y2, Y2
+	VMOVDQU      Y2, 32(CX)
+	VPXOR        64(DX), Y1, Y1
+	VMOVDQU      Y1, 64(CX)
+	VPXOR        96(DX), Y0, Y0
+	VMOVDQU      Y0, 96(CX)
+	VPXOR        128(DX), Y7, Y7
+	VMOVDQU      Y7, 128(CX)
+	VPXOR        160(DX), Y6, Y6
+	VMOVDQU      Y6, 160(CX)
+	VPXOR        192(DX), Y5, Y5
+	VMOVDQU      Y5, 192(CX)
+	VPXOR        224(DX), Y4, Y4
+	VMOVDQU      Y4, 224(CX)
+	VPXOR        256(DX), Y11, Y11
+	VMOVDQU      Y11, 256(CX)
+	VPXOR        288(DX), Y10, Y10
+	VMOVDQU      Y10, 288(CX)
+	VPXOR        320(DX), Y9, Y9
+	VMOVDQU      Y9, 320(CX)
+	VPXOR        352(DX), Y8, Y8
+	VMOVDQU      Y8, 352(CX)
+	ADDQ         $0x00000180, DX
+	ADDQ         $0x00000180, CX
+	SUBQ         $0x00000018, BX
 	JMP          xorKeyStreamAVX2AESNI_loop
 
 xorKeyStreamAVX2AESNI_partial:
 	// Fewer than a full pass left: ceil(n/width) sets, the last one masked.
 	TESTQ        BX, BX
 	JZ           xorKeyStreamAVX2AESNI_done
+	CMPQ         BX, $0x00000010
+	JA           xorKeyStreamAVX2AESNI_sets3
 	CMPQ         BX, $0x00000008
 	JA           xorKeyStreamAVX2AESNI_sets2
-	MOVQ         BX, X2
-	VPBROADCASTD X2, Y6
-	VMOVDQU      (SP), Y2
-	VMOVDQU      32(SP), Y3
-	VMOVDQU      64(SP), Y4
-	VMOVDQU      96(SP), Y5
-	VPADDD       sm4CtrOffsets8<>+0(SB), Y5, Y5
+	MOVQ         BX, X0
+	VPBROADCASTD X0, Y0
+	VMOVDQU      Y0, 1280(SP)
+	VMOVDQU      1248(SP), Y3
+	VPADDD       sm4CtrOffsets8<>+0(SB), Y3, Y3
+	VPSRLW       $0x04, Y3, Y1
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y1
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y0
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB      Y0, Y3, Y3
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VPXOR        Y0, Y3, Y3
+	VMOVDQU      1152(SP), Y0
+	VMOVDQU      1184(SP), Y1
+	VMOVDQU      1216(SP), Y2
 	MOVQ         $0x00000008, BX
 
 xorKeyStreamAVX2AESNI_rounds1true:
-	VPBROADCASTD (AX), Y7
-	VPXOR        Y7, Y3, Y7
-	VPXOR        Y4, Y7, Y7
-	VPXOR        Y5, Y7, Y7
-	VPSRLW       $0x04, Y7, Y9
-	VPAND        Y0, Y9, Y9
-	VPAND        Y0, Y7, Y8
-	VMOVDQU      sm4PreLo<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VMOVDQU      sm4PreHi<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VPXOR        Y8, Y7, Y7
-	VEXTRACTI128 $0x01, Y7, X8
-	VAESENCLAST  X1, X8, X8
-	VAESENCLAST  X1, X7, X7
-	VINSERTI128  $0x01, X8, Y7, Y7
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y7, Y7
-	VPSRLW       $0x04, Y7, Y9
-	VPAND        Y0, Y9, Y9
-	VPAND        Y0, Y7, Y8
-	VMOVDQU      sm4PostLo<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VMOVDQU      sm4PostHi<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VPXOR        Y8, Y7, Y7
-	VPSHUFB      sm4Rotl8<>+0(SB), Y7, Y8
-	VPXOR        Y7, Y8, Y8
-	VPSHUFB      sm4Rotl16<>+0(SB), Y7, Y9
-	VPXOR        Y9, Y8, Y8
-	VPXOR        Y7, Y2, Y2
-	VPSHUFB      sm4Rotl24<>+0(SB), Y7, Y9
-	VPXOR        Y9, Y2, Y2
-	VPSLLD       $0x02, Y8, Y9
-	VPSRLD       $0x1e, Y8, Y8
-	VPXOR        Y8, Y2, Y2
-	VPXOR        Y9, Y2, Y2
-	VPBROADCASTD 4(AX), Y7
-	VPXOR        Y7, Y4, Y7
-	VPXOR        Y5, Y7, Y7
-	VPXOR        Y2, Y7, Y7
-	VPSRLW       $0x04, Y7, Y9
-	VPAND        Y0, Y9, Y9
-	VPAND        Y0, Y7, Y8
-	VMOVDQU      sm4PreLo<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VMOVDQU      sm4PreHi<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VPXOR        Y8, Y7, Y7
-	VEXTRACTI128 $0x01, Y7, X8
-	VAESENCLAST  X1, X8, X8
-	VAESENCLAST  X1, X7, X7
-	VINSERTI128  $0x01, X8, Y7, Y7
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y7, Y7
-	VPSRLW       $0x04, Y7, Y9
-	VPAND        Y0, Y9, Y9
-	VPAND        Y0, Y7, Y8
-	VMOVDQU      sm4PostLo<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VMOVDQU      sm4PostHi<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VPXOR        Y8, Y7, Y7
-	VPSHUFB      sm4Rotl8<>+0(SB), Y7, Y8
-	VPXOR        Y7, Y8, Y8
-	VPSHUFB      sm4Rotl16<>+0(SB), Y7, Y9
-	VPXOR        Y9, Y8, Y8
-	VPXOR        Y7, Y3, Y3
-	VPSHUFB      sm4Rotl24<>+0(SB), Y7, Y9
-	VPXOR        Y9, Y3, Y3
-	VPSLLD       $0x02, Y8, Y9
-	VPSRLD       $0x1e, Y8, Y8
-	VPXOR        Y8, Y3, Y3
-	VPXOR        Y9, Y3, Y3
-	VPBROADCASTD 8(AX), Y7
-	VPXOR        Y7, Y5, Y7
-	VPXOR        Y2, Y7, Y7
-	VPXOR        Y3, Y7, Y7
-	VPSRLW       $0x04, Y7, Y9
-	VPAND        Y0, Y9, Y9
-	VPAND        Y0, Y7, Y8
-	VMOVDQU      sm4PreLo<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VMOVDQU      sm4PreHi<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VPXOR        Y8, Y7, Y7
-	VEXTRACTI128 $0x01, Y7, X8
-	VAESENCLAST  X1, X8, X8
-	VAESENCLAST  X1, X7, X7
-	VINSERTI128  $0x01, X8, Y7, Y7
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y7, Y7
-	VPSRLW       $0x04, Y7, Y9
-	VPAND        Y0, Y9, Y9
-	VPAND        Y0, Y7, Y8
-	VMOVDQU      sm4PostLo<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VMOVDQU      sm4PostHi<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VPXOR        Y8, Y7, Y7
-	VPSHUFB      sm4Rotl8<>+0(SB), Y7, Y8
-	VPXOR        Y7, Y8, Y8
-	VPSHUFB      sm4Rotl16<>+0(SB), Y7, Y9
-	VPXOR        Y9, Y8, Y8
+	VPXOR        (AX), Y1, Y4
+	VPXOR        Y2, Y4, Y4
+	VPXOR        Y3, Y4, Y4
+	VEXTRACTI128 $0x01, Y4, X5
+	VAESENCLAST  sm4Zero32<>+0(SB), X5, X5
+	VAESENCLAST  sm4Zero32<>+0(SB), X4, X4
+	VINSERTI128  $0x01, X5, Y4, Y4
+	VPSRLW       $0x04, Y4, Y6
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y6
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y5
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y7
+	VPSHUFB      Y6, Y7, Y7
 	VPXOR        Y7, Y4, Y4
-	VPSHUFB      sm4Rotl24<>+0(SB), Y7, Y9
-	VPXOR        Y9, Y4, Y4
-	VPSLLD       $0x02, Y8, Y9
-	VPSRLD       $0x1e, Y8, Y8
-	VPXOR        Y8, Y4, Y4
-	VPXOR        Y9, Y4, Y4
-	VPBROADCASTD 12(AX), Y7
-	VPXOR        Y7, Y2, Y7
-	VPXOR        Y3, Y7, Y7
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y7
+	VPSHUFB      Y5, Y7, Y7
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y5
+	VPSHUFB      Y6, Y5, Y5
+	VPXOR        Y5, Y7, Y7
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y4, Y5
+	VPXOR        Y5, Y0, Y0
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y7, Y5
+	VPXOR        Y5, Y0, Y0
 	VPXOR        Y4, Y7, Y7
-	VPSRLW       $0x04, Y7, Y9
-	VPAND        Y0, Y9, Y9
-	VPAND        Y0, Y7, Y8
-	VMOVDQU      sm4PreLo<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VMOVDQU      sm4PreHi<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VPXOR        Y8, Y7, Y7
-	VEXTRACTI128 $0x01, Y7, X8
-	VAESENCLAST  X1, X8, X8
-	VAESENCLAST  X1, X7, X7
-	VINSERTI128  $0x01, X8, Y7, Y7
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y7, Y7
-	VPSRLW       $0x04, Y7, Y9
-	VPAND        Y0, Y9, Y9
-	VPAND        Y0, Y7, Y8
-	VMOVDQU      sm4PostLo<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VMOVDQU      sm4PostHi<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VPXOR        Y8, Y7, Y7
-	VPSHUFB      sm4Rotl8<>+0(SB), Y7, Y8
-	VPXOR        Y7, Y8, Y8
-	VPSHUFB      sm4Rotl16<>+0(SB), Y7, Y9
-	VPXOR        Y9, Y8, Y8
-	VPXOR        Y7, Y5, Y5
-	VPSHUFB      sm4Rotl24<>+0(SB), Y7, Y9
-	VPXOR        Y9, Y5, Y5
-	VPSLLD       $0x02, Y8, Y9
-	VPSRLD       $0x1e, Y8, Y8
-	VPXOR        Y8, Y5, Y5
-	VPXOR        Y9, Y5, Y5
-	ADDQ         $0x10, AX
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y7, Y5
+	VPXOR        Y5, Y0, Y0
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y7, Y5
+	VPXOR        Y5, Y0, Y0
+	VPXOR        32(AX), Y2, Y4
+	VPXOR        Y3, Y4, Y4
+	VPXOR        Y0, Y4, Y4
+	VEXTRACTI128 $0x01, Y4, X5
+	VAESENCLAST  sm4Zero32<>+0(SB), X5, X5
+	VAESENCLAST  sm4Zero32<>+0(SB), X4, X4
+	VINSERTI128  $0x01, X5, Y4, Y4
+	VPSRLW       $0x04, Y4, Y6
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y6
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y5
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y7
+	VPSHUFB      Y6, Y7, Y7
+	VPXOR        Y7, Y4, Y4
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y7
+	VPSHUFB      Y5, Y7, Y7
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y5
+	VPSHUFB      Y6, Y5, Y5
+	VPXOR        Y5, Y7, Y7
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y4, Y5
+	VPXOR        Y5, Y1, Y1
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y7, Y5
+	VPXOR        Y5, Y1, Y1
+	VPXOR        Y4, Y7, Y7
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y7, Y5
+	VPXOR        Y5, Y1, Y1
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y7, Y5
+	VPXOR        Y5, Y1, Y1
+	VPXOR        64(AX), Y3, Y4
+	VPXOR        Y0, Y4, Y4
+	VPXOR        Y1, Y4, Y4
+	VEXTRACTI128 $0x01, Y4, X5
+	VAESENCLAST  sm4Zero32<>+0(SB), X5, X5
+	VAESENCLAST  sm4Zero32<>+0(SB), X4, X4
+	VINSERTI128  $0x01, X5, Y4, Y4
+	VPSRLW       $0x04, Y4, Y6
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y6
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y5
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y7
+	VPSHUFB      Y6, Y7, Y7
+	VPXOR        Y7, Y4, Y4
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y7
+	VPSHUFB      Y5, Y7, Y7
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y5
+	VPSHUFB      Y6, Y5, Y5
+	VPXOR        Y5, Y7, Y7
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y4, Y5
+	VPXOR        Y5, Y2, Y2
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y7, Y5
+	VPXOR        Y5, Y2, Y2
+	VPXOR        Y4, Y7, Y7
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y7, Y5
+	VPXOR        Y5, Y2, Y2
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y7, Y5
+	VPXOR        Y5, Y2, Y2
+	VPXOR        96(AX), Y0, Y4
+	VPXOR        Y1, Y4, Y4
+	VPXOR        Y2, Y4, Y4
+	VEXTRACTI128 $0x01, Y4, X5
+	VAESENCLAST  sm4Zero32<>+0(SB), X5, X5
+	VAESENCLAST  sm4Zero32<>+0(SB), X4, X4
+	VINSERTI128  $0x01, X5, Y4, Y4
+	VPSRLW       $0x04, Y4, Y6
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y6
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y5
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y7
+	VPSHUFB      Y6, Y7, Y7
+	VPXOR        Y7, Y4, Y4
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y7
+	VPSHUFB      Y5, Y7, Y7
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y5
+	VPSHUFB      Y6, Y5, Y5
+	VPXOR        Y5, Y7, Y7
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y4, Y5
+	VPXOR        Y5, Y3, Y3
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y7, Y5
+	VPXOR        Y5, Y3, Y3
+	VPXOR        Y4, Y7, Y7
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y7, Y5
+	VPXOR        Y5, Y3, Y3
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y7, Y5
+	VPXOR        Y5, Y3, Y3
+	ADDQ         $0x80, AX
 	DECQ         BX
 	JNZ          xorKeyStreamAVX2AESNI_rounds1true
-	VPUNPCKHDQ   Y4, Y5, Y8
-	VPUNPCKLDQ   Y4, Y5, Y5
-	VPUNPCKLDQ   Y2, Y3, Y9
-	VPUNPCKHDQ   Y2, Y3, Y3
-	VPUNPCKHQDQ  Y9, Y5, Y4
-	VPUNPCKLQDQ  Y9, Y5, Y5
-	VPUNPCKHQDQ  Y3, Y8, Y2
-	VPUNPCKLQDQ  Y3, Y8, Y3
-	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
-	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
+	VPSRLW       $0x04, Y0, Y6
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y6
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y5
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB      Y5, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y5
+	VPSHUFB      Y6, Y5, Y5
+	VPXOR        Y5, Y0, Y0
+	VPSRLW       $0x04, Y1, Y6
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y6
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y5
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y1
+	VPSHUFB      Y5, Y1, Y1
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y5
+	VPSHUFB      Y6, Y5, Y5
+	VPXOR        Y5, Y1, Y1
+	VPSRLW       $0x04, Y2, Y6
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y6
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y5
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y2
+	VPSHUFB      Y5, Y2, Y2
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y5
+	VPSHUFB      Y6, Y5, Y5
+	VPXOR        Y5, Y2, Y2
+	VPSRLW       $0x04, Y3, Y6
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y6
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y5
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y3
+	VPSHUFB      Y5, Y3, Y3
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y5
+	VPSHUFB      Y6, Y5, Y5
+	VPXOR        Y5, Y3, Y3
+	VPUNPCKHDQ   Y2, Y3, Y5
+	VPUNPCKLDQ   Y2, Y3, Y3
+	VPUNPCKLDQ   Y0, Y1, Y6
+	VPUNPCKHDQ   Y0, Y1, Y1
+	VPUNPCKHQDQ  Y6, Y3, Y2
+	VPUNPCKLQDQ  Y6, Y3, Y3
+	VPUNPCKHQDQ  Y1, Y5, Y0
+	VPUNPCKLQDQ  Y1, Y5, Y1
 	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
 	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y6, Y0
-	VPMASKMOVD   (DX), Y0, Y0
-	VPXOR        Y0, Y5, Y5
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y6, Y0
-	VPMASKMOVD   Y5, Y0, (CX)
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y6, Y0
-	VPMASKMOVD   32(DX), Y0, Y0
-	VPXOR        Y0, Y4, Y4
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y6, Y0
-	VPMASKMOVD   Y4, Y0, 32(CX)
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y6, Y0
-	VPMASKMOVD   64(DX), Y0, Y0
-	VPXOR        Y0, Y3, Y3
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y6, Y0
-	VPMASKMOVD   Y3, Y0, 64(CX)
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y6, Y0
-	VPMASKMOVD   96(DX), Y0, Y0
-	VPXOR        Y0, Y2, Y2
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y6, Y0
-	VPMASKMOVD   Y2, Y0, 96(CX)
+	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      1280(SP), Y4
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y4, Y4
+	VPMASKMOVD   (DX), Y4, Y4
+	VPXOR        Y4, Y3, Y3
+	VMOVDQU      1280(SP), Y4
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y4, Y4
+	VPMASKMOVD   Y3, Y4, (CX)
+	VMOVDQU      1280(SP), Y3
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y3, Y3
+	VPMASKMOVD   32(DX), Y3, Y4
+	VPXOR        Y4, Y2, Y2
+	VMOVDQU      1280(SP), Y3
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y3, Y3
+	VPMASKMOVD   Y2, Y3, 32(CX)
+	VMOVDQU      1280(SP), Y2
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y2, Y2
+	VPMASKMOVD   64(DX), Y2, Y4
+	VPXOR        Y4, Y1, Y1
+	VMOVDQU      1280(SP), Y2
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y2, Y2
+	VPMASKMOVD   Y1, Y2, 64(CX)
+	VMOVDQU      1280(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD   96(DX), Y1, Y4
+	VPXOR        Y4, Y0, Y0
+	VMOVDQU      1280(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD   Y0, Y1, 96(CX)
 	JMP          xorKeyStreamAVX2AESNI_done
 
 xorKeyStreamAVX2AESNI_sets2:
 	SUBQ         $0x00000008, BX
-	MOVQ         BX, X2
-	VPBROADCASTD X2, Y10
-	VMOVDQU      (SP), Y2
-	VMOVDQU      32(SP), Y3
-	VMOVDQU      64(SP), Y4
-	VMOVDQU      96(SP), Y5
-	VPADDD       sm4CtrOffsets8<>+0(SB), Y5, Y5
-	VMOVDQU      (SP), Y6
-	VMOVDQU      32(SP), Y7
-	VMOVDQU      64(SP), Y8
-	VMOVDQU      96(SP), Y9
-	VPADDD       sm4CtrOffsets8<>+32(SB), Y9, Y9
+	MOVQ         BX, X0
+	VPBROADCASTD X0, Y0
+	VMOVDQU      Y0, 1312(SP)
+	VMOVDQU      1248(SP), Y3
+	VPADDD       sm4CtrOffsets8<>+0(SB), Y3, Y3
+	VPSRLW       $0x04, Y3, Y1
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y1
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y0
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB      Y0, Y3, Y3
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VPXOR        Y0, Y3, Y3
+	VMOVDQU      1152(SP), Y0
+	VMOVDQU      1184(SP), Y1
+	VMOVDQU      1216(SP), Y2
+	VMOVDQU      1248(SP), Y7
+	VPADDD       sm4CtrOffsets8<>+32(SB), Y7, Y7
+	VPSRLW       $0x04, Y7, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y7, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y7
+	VPSHUFB      Y4, Y7, Y7
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y7, Y7
+	VMOVDQU      1152(SP), Y4
+	VMOVDQU      1184(SP), Y5
+	VMOVDQU      1216(SP), Y6
 	MOVQ         $0x00000008, BX
 
 xorKeyStreamAVX2AESNI_rounds2true:
-	VPBROADCASTD (AX), Y14
-	VPXOR        Y14, Y3, Y11
-	VPXOR        Y4, Y11, Y11
-	VPXOR        Y5, Y11, Y11
-	VPSRLW       $0x04, Y11, Y13
-	VPAND        Y0, Y13, Y13
-	VPAND        Y0, Y11, Y12
-	VMOVDQU      sm4PreLo<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VMOVDQU      sm4PreHi<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VPXOR        Y12, Y11, Y11
-	VEXTRACTI128 $0x01, Y11, X12
-	VAESENCLAST  X1, X12, X12
-	VAESENCLAST  X1, X11, X11
-	VINSERTI128  $0x01, X12, Y11, Y11
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y11, Y11
-	VPSRLW       $0x04, Y11, Y13
-	VPAND        Y0, Y13, Y13
-	VPAND        Y0, Y11, Y12
-	VMOVDQU      sm4PostLo<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VMOVDQU      sm4PostHi<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VPXOR        Y12, Y11, Y11
-	VPSHUFB      sm4Rotl8<>+0(SB), Y11, Y12
-	VPXOR        Y11, Y12, Y12
-	VPSHUFB      sm4Rotl16<>+0(SB), Y11, Y13
-	VPXOR        Y13, Y12, Y12
-	VPXOR        Y11, Y2, Y2
-	VPSHUFB      sm4Rotl24<>+0(SB), Y11, Y13
-	VPXOR        Y13, Y2, Y2
-	VPSLLD       $0x02, Y12, Y13
-	VPSRLD       $0x1e, Y12, Y12
-	VPXOR        Y12, Y2, Y2
-	VPXOR        Y13, Y2, Y2
-	VPXOR        Y14, Y7, Y11
-	VPXOR        Y8, Y11, Y11
-	VPXOR        Y9, Y11, Y11
-	VPSRLW       $0x04, Y11, Y13
-	VPAND        Y0, Y13, Y13
-	VPAND        Y0, Y11, Y12
-	VMOVDQU      sm4PreLo<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VMOVDQU      sm4PreHi<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VPXOR        Y12, Y11, Y11
-	VEXTRACTI128 $0x01, Y11, X12
-	VAESENCLAST  X1, X12, X12
-	VAESENCLAST  X1, X11, X11
-	VINSERTI128  $0x01, X12, Y11, Y11
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y11, Y11
-	VPSRLW       $0x04, Y11, Y13
-	VPAND        Y0, Y13, Y13
-	VPAND        Y0, Y11, Y12
-	VMOVDQU      sm4PostLo<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VMOVDQU      sm4PostHi<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VPXOR        Y12, Y11, Y11
-	VPSHUFB      sm4Rotl8<>+0(SB), Y11, Y12
-	VPXOR        Y11, Y12, Y12
-	VPSHUFB      sm4Rotl16<>+0(SB), Y11, Y13
-	VPXOR        Y13, Y12, Y12
-	VPXOR        Y11, Y6, Y6
-	VPSHUFB      sm4Rotl24<>+0(SB), Y11, Y13
-	VPXOR        Y13, Y6, Y6
-	VPSLLD       $0x02, Y12, Y13
-	VPSRLD       $0x1e, Y12, Y12
-	VPXOR        Y12, Y6, Y6
-	VPXOR        Y13, Y6, Y6
-	VPBROADCASTD 4(AX), Y14
-	VPXOR        Y14, Y4, Y11
-	VPXOR        Y5, Y11, Y11
-	VPXOR        Y2, Y11, Y11
-	VPSRLW       $0x04, Y11, Y13
-	VPAND        Y0, Y13, Y13
-	VPAND        Y0, Y11, Y12
-	VMOVDQU      sm4PreLo<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VMOVDQU      sm4PreHi<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VPXOR        Y12, Y11, Y11
-	VEXTRACTI128 $0x01, Y11, X12
-	VAESENCLAST  X1, X12, X12
-	VAESENCLAST  X1, X11, X11
-	VINSERTI128  $0x01, X12, Y11, Y11
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y11, Y11
-	VPSRLW       $0x04, Y11, Y13
-	VPAND        Y0, Y13, Y13
-	VPAND        Y0, Y11, Y12
-	VMOVDQU      sm4PostLo<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VMOVDQU      sm4PostHi<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VPXOR        Y12, Y11, Y11
-	VPSHUFB      sm4Rotl8<>+0(SB), Y11, Y12
-	VPXOR        Y11, Y12, Y12
-	VPSHUFB      sm4Rotl16<>+0(SB), Y11, Y13
-	VPXOR        Y13, Y12, Y12
-	VPXOR        Y11, Y3, Y3
-	VPSHUFB      sm4Rotl24<>+0(SB), Y11, Y13
-	VPXOR        Y13, Y3, Y3
-	VPSLLD       $0x02, Y12, Y13
-	VPSRLD       $0x1e, Y12, Y12
-	VPXOR        Y12, Y3, Y3
-	VPXOR        Y13, Y3, Y3
-	VPXOR        Y14, Y8, Y11
-	VPXOR        Y9, Y11, Y11
-	VPXOR        Y6, Y11, Y11
-	VPSRLW       $0x04, Y11, Y13
-	VPAND        Y0, Y13, Y13
-	VPAND        Y0, Y11, Y12
-	VMOVDQU      sm4PreLo<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VMOVDQU      sm4PreHi<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VPXOR        Y12, Y11, Y11
-	VEXTRACTI128 $0x01, Y11, X12
-	VAESENCLAST  X1, X12, X12
-	VAESENCLAST  X1, X11, X11
-	VINSERTI128  $0x01, X12, Y11, Y11
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y11, Y11
-	VPSRLW       $0x04, Y11, Y13
-	VPAND        Y0, Y13, Y13
-	VPAND        Y0, Y11, Y12
-	VMOVDQU      sm4PostLo<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VMOVDQU      sm4PostHi<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VPXOR        Y12, Y11, Y11
-	VPSHUFB      sm4Rotl8<>+0(SB), Y11, Y12
-	VPXOR        Y11, Y12, Y12
-	VPSHUFB      sm4Rotl16<>+0(SB), Y11, Y13
-	VPXOR        Y13, Y12, Y12
-	VPXOR        Y11, Y7, Y7
-	VPSHUFB      sm4Rotl24<>+0(SB), Y11, Y13
-	VPXOR        Y13, Y7, Y7
-	VPSLLD       $0x02, Y12, Y13
-	VPSRLD       $0x1e, Y12, Y12
-	VPXOR        Y12, Y7, Y7
-	VPXOR        Y13, Y7, Y7
-	VPBROADCASTD 8(AX), Y14
-	VPXOR        Y14, Y5, Y11
-	VPXOR        Y2, Y11, Y11
-	VPXOR        Y3, Y11, Y11
-	VPSRLW       $0x04, Y11, Y13
-	VPAND        Y0, Y13, Y13
-	VPAND        Y0, Y11, Y12
-	VMOVDQU      sm4PreLo<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VMOVDQU      sm4PreHi<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VPXOR        Y12, Y11, Y11
-	VEXTRACTI128 $0x01, Y11, X12
-	VAESENCLAST  X1, X12, X12
-	VAESENCLAST  X1, X11, X11
-	VINSERTI128  $0x01, X12, Y11, Y11
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y11, Y11
-	VPSRLW       $0x04, Y11, Y13
-	VPAND        Y0, Y13, Y13
-	VPAND        Y0, Y11, Y12
-	VMOVDQU      sm4PostLo<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VMOVDQU      sm4PostHi<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VPXOR        Y12, Y11, Y11
-	VPSHUFB      sm4Rotl8<>+0(SB), Y11, Y12
-	VPXOR        Y11, Y12, Y12
-	VPSHUFB      sm4Rotl16<>+0(SB), Y11, Y13
-	VPXOR        Y13, Y12, Y12
-	VPXOR        Y11, Y4, Y4
-	VPSHUFB      sm4Rotl24<>+0(SB), Y11, Y13
-	VPXOR        Y13, Y4, Y4
-	VPSLLD       $0x02, Y12, Y13
-	VPSRLD       $0x1e, Y12, Y12
-	VPXOR        Y12, Y4, Y4
-	VPXOR        Y13, Y4, Y4
-	VPXOR        Y14, Y9, Y11
-	VPXOR        Y6, Y11, Y11
-	VPXOR        Y7, Y11, Y11
-	VPSRLW       $0x04, Y11, Y13
-	VPAND        Y0, Y13, Y13
-	VPAND        Y0, Y11, Y12
-	VMOVDQU      sm4PreLo<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VMOVDQU      sm4PreHi<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VPXOR        Y12, Y11, Y11
-	VEXTRACTI128 $0x01, Y11, X12
-	VAESENCLAST  X1, X12, X12
-	VAESENCLAST  X1, X11, X11
-	VINSERTI128  $0x01, X12, Y11, Y11
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y11, Y11
-	VPSRLW       $0x04, Y11, Y13
-	VPAND        Y0, Y13, Y13
-	VPAND        Y0, Y11, Y12
-	VMOVDQU      sm4PostLo<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VMOVDQU      sm4PostHi<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VPXOR        Y12, Y11, Y11
-	VPSHUFB      sm4Rotl8<>+0(SB), Y11, Y12
-	VPXOR        Y11, Y12, Y12
-	VPSHUFB      sm4Rotl16<>+0(SB), Y11, Y13
-	VPXOR        Y13, Y12, Y12
+	VPXOR        (AX), Y1, Y8
+	VPXOR        Y2, Y8, Y8
+	VPXOR        Y3, Y8, Y8
+	VEXTRACTI128 $0x01, Y8, X9
+	VAESENCLAST  sm4Zero32<>+0(SB), X9, X9
+	VAESENCLAST  sm4Zero32<>+0(SB), X8, X8
+	VINSERTI128  $0x01, X9, Y8, Y8
+	VPSRLW       $0x04, Y8, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y9
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y11
+	VPSHUFB      Y10, Y11, Y11
 	VPXOR        Y11, Y8, Y8
-	VPSHUFB      sm4Rotl24<>+0(SB), Y11, Y13
-	VPXOR        Y13, Y8, Y8
-	VPSLLD       $0x02, Y12, Y13
-	VPSRLD       $0x1e, Y12, Y12
-	VPXOR        Y12, Y8, Y8
-	VPXOR        Y13, Y8, Y8
-	VPBROADCASTD 12(AX), Y14
-	VPXOR        Y14, Y2, Y11
-	VPXOR        Y3, Y11, Y11
-	VPXOR        Y4, Y11, Y11
-	VPSRLW       $0x04, Y11, Y13
-	VPAND        Y0, Y13, Y13
-	VPAND        Y0, Y11, Y12
-	VMOVDQU      sm4PreLo<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VMOVDQU      sm4PreHi<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VPXOR        Y12, Y11, Y11
-	VEXTRACTI128 $0x01, Y11, X12
-	VAESENCLAST  X1, X12, X12
-	VAESENCLAST  X1, X11, X11
-	VINSERTI128  $0x01, X12, Y11, Y11
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y11, Y11
-	VPSRLW       $0x04, Y11, Y13
-	VPAND        Y0, Y13, Y13
-	VPAND        Y0, Y11, Y12
-	VMOVDQU      sm4PostLo<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VMOVDQU      sm4PostHi<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VPXOR        Y12, Y11, Y11
-	VPSHUFB      sm4Rotl8<>+0(SB), Y11, Y12
-	VPXOR        Y11, Y12, Y12
-	VPSHUFB      sm4Rotl16<>+0(SB), Y11, Y13
-	VPXOR        Y13, Y12, Y12
-	VPXOR        Y11, Y5, Y5
-	VPSHUFB      sm4Rotl24<>+0(SB), Y11, Y13
-	VPXOR        Y13, Y5, Y5
-	VPSLLD       $0x02, Y12, Y13
-	VPSRLD       $0x1e, Y12, Y12
-	VPXOR        Y12, Y5, Y5
-	VPXOR        Y13, Y5, Y5
-	VPXOR        Y14, Y6, Y11
-	VPXOR        Y7, Y11, Y11
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y11
+	VPSHUFB      Y9, Y11, Y11
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y9
+	VPSHUFB      Y10, Y9, Y9
+	VPXOR        Y9, Y11, Y11
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y8, Y9
+	VPXOR        Y9, Y0, Y0
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y0, Y0
 	VPXOR        Y8, Y11, Y11
-	VPSRLW       $0x04, Y11, Y13
-	VPAND        Y0, Y13, Y13
-	VPAND        Y0, Y11, Y12
-	VMOVDQU      sm4PreLo<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VMOVDQU      sm4PreHi<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VPXOR        Y12, Y11, Y11
-	VEXTRACTI128 $0x01, Y11, X12
-	VAESENCLAST  X1, X12, X12
-	VAESENCLAST  X1, X11, X11
-	VINSERTI128  $0x01, X12, Y11, Y11
-	VPSHUFB      sm4InvShiftRows<>+0(SB), Y11, Y11
-	VPSRLW       $0x04, Y11, Y13
-	VPAND        Y0, Y13, Y13
-	VPAND        Y0, Y11, Y12
-	VMOVDQU      sm4PostLo<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VMOVDQU      sm4PostHi<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VPXOR        Y12, Y11, Y11
-	VPSHUFB      sm4Rotl8<>+0(SB), Y11, Y12
-	VPXOR        Y11, Y12, Y12
-	VPSHUFB      sm4Rotl16<>+0(SB), Y11, Y13
-	VPXOR        Y13, Y12, Y12
-	VPXOR        Y11, Y9, Y9
-	VPSHUFB      sm4Rotl24<>+0(SB), Y11, Y13
-	VPXOR        Y13, Y9, Y9
-	VPSLLD       $0x02, Y12, Y13
-	VPSRLD       $0x1e, Y12, Y12
-	VPXOR        Y12, Y9, Y9
-	VPXOR        Y13, Y9, Y9
-	ADDQ         $0x10, AX
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y0, Y0
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y0, Y0
+	VPXOR        (AX), Y5, Y8
+	VPXOR        Y6, Y8, Y8
+	VPXOR        Y7, Y8, Y8
+	VEXTRACTI128 $0x01, Y8, X9
+	VAESENCLAST  sm4Zero32<>+0(SB), X9, X9
+	VAESENCLAST  sm4Zero32<>+0(SB), X8, X8
+	VINSERTI128  $0x01, X9, Y8, Y8
+	VPSRLW       $0x04, Y8, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y9
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y11
+	VPSHUFB      Y10, Y11, Y11
+	VPXOR        Y11, Y8, Y8
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y11
+	VPSHUFB      Y9, Y11, Y11
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y9
+	VPSHUFB      Y10, Y9, Y9
+	VPXOR        Y9, Y11, Y11
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y8, Y9
+	VPXOR        Y9, Y4, Y4
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y4, Y4
+	VPXOR        Y8, Y11, Y11
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y4, Y4
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y4, Y4
+	VPXOR        32(AX), Y2, Y8
+	VPXOR        Y3, Y8, Y8
+	VPXOR        Y0, Y8, Y8
+	VEXTRACTI128 $0x01, Y8, X9
+	VAESENCLAST  sm4Zero32<>+0(SB), X9, X9
+	VAESENCLAST  sm4Zero32<>+0(SB), X8, X8
+	VINSERTI128  $0x01, X9, Y8, Y8
+	VPSRLW       $0x04, Y8, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y9
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y11
+	VPSHUFB      Y10, Y11, Y11
+	VPXOR        Y11, Y8, Y8
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y11
+	VPSHUFB      Y9, Y11, Y11
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y9
+	VPSHUFB      Y10, Y9, Y9
+	VPXOR        Y9, Y11, Y11
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y8, Y9
+	VPXOR        Y9, Y1, Y1
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y1, Y1
+	VPXOR        Y8, Y11, Y11
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y1, Y1
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y1, Y1
+	VPXOR        32(AX), Y6, Y8
+	VPXOR        Y7, Y8, Y8
+	VPXOR        Y4, Y8, Y8
+	VEXTRACTI128 $0x01, Y8, X9
+	VAESENCLAST  sm4Zero32<>+0(SB), X9, X9
+	VAESENCLAST  sm4Zero32<>+0(SB), X8, X8
+	VINSERTI128  $0x01, X9, Y8, Y8
+	VPSRLW       $0x04, Y8, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y9
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y11
+	VPSHUFB      Y10, Y11, Y11
+	VPXOR        Y11, Y8, Y8
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y11
+	VPSHUFB      Y9, Y11, Y11
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y9
+	VPSHUFB      Y10, Y9, Y9
+	VPXOR        Y9, Y11, Y11
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y8, Y9
+	VPXOR        Y9, Y5, Y5
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y5, Y5
+	VPXOR        Y8, Y11, Y11
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y5, Y5
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y5, Y5
+	VPXOR        64(AX), Y3, Y8
+	VPXOR        Y0, Y8, Y8
+	VPXOR        Y1, Y8, Y8
+	VEXTRACTI128 $0x01, Y8, X9
+	VAESENCLAST  sm4Zero32<>+0(SB), X9, X9
+	VAESENCLAST  sm4Zero32<>+0(SB), X8, X8
+	VINSERTI128  $0x01, X9, Y8, Y8
+	VPSRLW       $0x04, Y8, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y9
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y11
+	VPSHUFB      Y10, Y11, Y11
+	VPXOR        Y11, Y8, Y8
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y11
+	VPSHUFB      Y9, Y11, Y11
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y9
+	VPSHUFB      Y10, Y9, Y9
+	VPXOR        Y9, Y11, Y11
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y8, Y9
+	VPXOR        Y9, Y2, Y2
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y2, Y2
+	VPXOR        Y8, Y11, Y11
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y2, Y2
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y2, Y2
+	VPXOR        64(AX), Y7, Y8
+	VPXOR        Y4, Y8, Y8
+	VPXOR        Y5, Y8, Y8
+	VEXTRACTI128 $0x01, Y8, X9
+	VAESENCLAST  sm4Zero32<>+0(SB), X9, X9
+	VAESENCLAST  sm4Zero32<>+0(SB), X8, X8
+	VINSERTI128  $0x01, X9, Y8, Y8
+	VPSRLW       $0x04, Y8, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y9
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y11
+	VPSHUFB      Y10, Y11, Y11
+	VPXOR        Y11, Y8, Y8
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y11
+	VPSHUFB      Y9, Y11, Y11
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y9
+	VPSHUFB      Y10, Y9, Y9
+	VPXOR        Y9, Y11, Y11
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y8, Y9
+	VPXOR        Y9, Y6, Y6
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y6, Y6
+	VPXOR        Y8, Y11, Y11
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y6, Y6
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y6, Y6
+	VPXOR        96(AX), Y0, Y8
+	VPXOR        Y1, Y8, Y8
+	VPXOR        Y2, Y8, Y8
+	VEXTRACTI128 $0x01, Y8, X9
+	VAESENCLAST  sm4Zero32<>+0(SB), X9, X9
+	VAESENCLAST  sm4Zero32<>+0(SB), X8, X8
+	VINSERTI128  $0x01, X9, Y8, Y8
+	VPSRLW       $0x04, Y8, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y9
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y11
+	VPSHUFB      Y10, Y11, Y11
+	VPXOR        Y11, Y8, Y8
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y11
+	VPSHUFB      Y9, Y11, Y11
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y9
+	VPSHUFB      Y10, Y9, Y9
+	VPXOR        Y9, Y11, Y11
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y8, Y9
+	VPXOR        Y9, Y3, Y3
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y3, Y3
+	VPXOR        Y8, Y11, Y11
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y3, Y3
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y3, Y3
+	VPXOR        96(AX), Y4, Y8
+	VPXOR        Y5, Y8, Y8
+	VPXOR        Y6, Y8, Y8
+	VEXTRACTI128 $0x01, Y8, X9
+	VAESENCLAST  sm4Zero32<>+0(SB), X9, X9
+	VAESENCLAST  sm4Zero32<>+0(SB), X8, X8
+	VINSERTI128  $0x01, X9, Y8, Y8
+	VPSRLW       $0x04, Y8, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y9
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y11
+	VPSHUFB      Y10, Y11, Y11
+	VPXOR        Y11, Y8, Y8
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y11
+	VPSHUFB      Y9, Y11, Y11
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y9
+	VPSHUFB      Y10, Y9, Y9
+	VPXOR        Y9, Y11, Y11
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y8, Y9
+	VPXOR        Y9, Y7, Y7
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y7, Y7
+	VPXOR        Y8, Y11, Y11
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y7, Y7
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y11, Y9
+	VPXOR        Y9, Y7, Y7
+	ADDQ         $0x80, AX
 	DECQ         BX
 	JNZ          xorKeyStreamAVX2AESNI_rounds2true
-	VPUNPCKHDQ   Y4, Y5, Y12
-	VPUNPCKLDQ   Y4, Y5, Y5
-	VPUNPCKLDQ   Y2, Y3, Y13
-	VPUNPCKHDQ   Y2, Y3, Y3
-	VPUNPCKHQDQ  Y13, Y5, Y4
-	VPUNPCKLQDQ  Y13, Y5, Y5
-	VPUNPCKHQDQ  Y3, Y12, Y2
-	VPUNPCKLQDQ  Y3, Y12, Y3
-	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
-	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
+	VPSRLW       $0x04, Y0, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y9
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB      Y9, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y9
+	VPSHUFB      Y10, Y9, Y9
+	VPXOR        Y9, Y0, Y0
+	VPSRLW       $0x04, Y1, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y9
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y1
+	VPSHUFB      Y9, Y1, Y1
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y9
+	VPSHUFB      Y10, Y9, Y9
+	VPXOR        Y9, Y1, Y1
+	VPSRLW       $0x04, Y2, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y9
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y2
+	VPSHUFB      Y9, Y2, Y2
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y9
+	VPSHUFB      Y10, Y9, Y9
+	VPXOR        Y9, Y2, Y2
+	VPSRLW       $0x04, Y3, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y9
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y3
+	VPSHUFB      Y9, Y3, Y3
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y9
+	VPSHUFB      Y10, Y9, Y9
+	VPXOR        Y9, Y3, Y3
+	VPSRLW       $0x04, Y4, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y9
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y4
+	VPSHUFB      Y9, Y4, Y4
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y9
+	VPSHUFB      Y10, Y9, Y9
+	VPXOR        Y9, Y4, Y4
+	VPSRLW       $0x04, Y5, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y9
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y5
+	VPSHUFB      Y9, Y5, Y5
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y9
+	VPSHUFB      Y10, Y9, Y9
+	VPXOR        Y9, Y5, Y5
+	VPSRLW       $0x04, Y6, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y9
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y6
+	VPSHUFB      Y9, Y6, Y6
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y9
+	VPSHUFB      Y10, Y9, Y9
+	VPXOR        Y9, Y6, Y6
+	VPSRLW       $0x04, Y7, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y7, Y9
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y7
+	VPSHUFB      Y9, Y7, Y7
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y9
+	VPSHUFB      Y10, Y9, Y9
+	VPXOR        Y9, Y7, Y7
+	VPUNPCKHDQ   Y2, Y3, Y9
+	VPUNPCKLDQ   Y2, Y3, Y3
+	VPUNPCKLDQ   Y0, Y1, Y10
+	VPUNPCKHDQ   Y0, Y1, Y1
+	VPUNPCKHQDQ  Y10, Y3, Y2
+	VPUNPCKLQDQ  Y10, Y3, Y3
+	VPUNPCKHQDQ  Y1, Y9, Y0
+	VPUNPCKLQDQ  Y1, Y9, Y1
 	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
 	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
-	VPUNPCKHDQ   Y8, Y9, Y12
-	VPUNPCKLDQ   Y8, Y9, Y9
-	VPUNPCKLDQ   Y6, Y7, Y13
-	VPUNPCKHDQ   Y6, Y7, Y7
-	VPUNPCKHQDQ  Y13, Y9, Y8
-	VPUNPCKLQDQ  Y13, Y9, Y9
-	VPUNPCKHQDQ  Y7, Y12, Y6
-	VPUNPCKLQDQ  Y7, Y12, Y7
-	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
-	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
+	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VPUNPCKHDQ   Y6, Y7, Y9
+	VPUNPCKLDQ   Y6, Y7, Y7
+	VPUNPCKLDQ   Y4, Y5, Y10
+	VPUNPCKHDQ   Y4, Y5, Y5
+	VPUNPCKHQDQ  Y10, Y7, Y6
+	VPUNPCKLQDQ  Y10, Y7, Y7
+	VPUNPCKHQDQ  Y5, Y9, Y4
+	VPUNPCKLQDQ  Y5, Y9, Y5
 	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
 	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
-	VPXOR        (DX), Y5, Y5
-	VMOVDQU      Y5, (CX)
-	VPXOR        32(DX), Y4, Y4
-	VMOVDQU      Y4, 32(CX)
-	VPXOR        64(DX), Y3, Y3
-	VMOVDQU      Y3, 64(CX)
-	VPXOR        96(DX), Y2, Y2
-	VMOVDQU      Y2, 96(CX)
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y10, Y0
+	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
+	VPXOR        (DX), Y3, Y3
+	VMOVDQU      Y3, (CX)
+	VPXOR        32(DX), Y2, Y2
+	VMOVDQU      Y2, 32(CX)
+	VPXOR        64(DX), Y1, Y1
+	VMOVDQU      Y1, 64(CX)
+	VPXOR        96(DX), Y0, Y0
+	VMOVDQU      Y0, 96(CX)
+	VMOVDQU      1312(SP), Y0
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
 	VPMASKMOVD   128(DX), Y0, Y0
-	VPXOR        Y0, Y9, Y9
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y10, Y0
-	VPMASKMOVD   Y9, Y0, 128(CX)
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y10, Y0
-	VPMASKMOVD   160(DX), Y0, Y0
-	VPXOR        Y0, Y8, Y8
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y10, Y0
-	VPMASKMOVD   Y8, Y0, 160(CX)
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y10, Y0
-	VPMASKMOVD   192(DX), Y0, Y0
 	VPXOR        Y0, Y7, Y7
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y10, Y0
-	VPMASKMOVD   Y7, Y0, 192(CX)
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y10, Y0
-	VPMASKMOVD   224(DX), Y0, Y0
+	VMOVDQU      1312(SP), Y0
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
+	VPMASKMOVD   Y7, Y0, 128(CX)
+	VMOVDQU      1312(SP), Y0
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y0, Y0
+	VPMASKMOVD   160(DX), Y0, Y0
 	VPXOR        Y0, Y6, Y6
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y10, Y0
-	VPMASKMOVD   Y6, Y0, 224(CX)
+	VMOVDQU      1312(SP), Y0
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y0, Y0
+	VPMASKMOVD   Y6, Y0, 160(CX)
+	VMOVDQU      1312(SP), Y0
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y0, Y0
+	VPMASKMOVD   192(DX), Y0, Y0
+	VPXOR        Y0, Y5, Y5
+	VMOVDQU      1312(SP), Y0
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y0, Y0
+	VPMASKMOVD   Y5, Y0, 192(CX)
+	VMOVDQU      1312(SP), Y0
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y0, Y0
+	VPMASKMOVD   224(DX), Y0, Y0
+	VPXOR        Y0, Y4, Y4
+	VMOVDQU      1312(SP), Y0
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y0, Y0
+	VPMASKMOVD   Y4, Y0, 224(CX)
+	JMP          xorKeyStreamAVX2AESNI_done
+
+xorKeyStreamAVX2AESNI_sets3:
+	SUBQ         $0x00000010, BX
+	MOVQ         BX, X0
+	VPBROADCASTD X0, Y0
+	VMOVDQU      Y0, 1344(SP)
+	VMOVDQU      1248(SP), Y3
+	VPADDD       sm4CtrOffsets8<>+0(SB), Y3, Y3
+	VPSRLW       $0x04, Y3, Y1
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y1
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y0
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB      Y0, Y3, Y3
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VPXOR        Y0, Y3, Y3
+	VMOVDQU      1152(SP), Y0
+	VMOVDQU      1184(SP), Y1
+	VMOVDQU      1216(SP), Y2
+	VMOVDQU      1248(SP), Y7
+	VPADDD       sm4CtrOffsets8<>+32(SB), Y7, Y7
+	VPSRLW       $0x04, Y7, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y7, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y7
+	VPSHUFB      Y4, Y7, Y7
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y7, Y7
+	VMOVDQU      1152(SP), Y4
+	VMOVDQU      1184(SP), Y5
+	VMOVDQU      1216(SP), Y6
+	VMOVDQU      1248(SP), Y11
+	VPADDD       sm4CtrOffsets8<>+64(SB), Y11, Y11
+	VPSRLW       $0x04, Y11, Y9
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y9
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y8
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y11
+	VPSHUFB      Y8, Y11, Y11
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
+	VPXOR        Y8, Y11, Y11
+	VMOVDQU      1152(SP), Y8
+	VMOVDQU      1184(SP), Y9
+	VMOVDQU      1216(SP), Y10
+	MOVQ         $0x00000008, BX
+
+xorKeyStreamAVX2AESNI_rounds3true:
+	VPXOR        (AX), Y1, Y12
+	VPXOR        Y2, Y12, Y12
+	VPXOR        Y3, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y0, Y0
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y0, Y0
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y0, Y0
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y0, Y0
+	VPXOR        (AX), Y5, Y12
+	VPXOR        Y6, Y12, Y12
+	VPXOR        Y7, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y4, Y4
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y4, Y4
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y4, Y4
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y4, Y4
+	VPXOR        (AX), Y9, Y12
+	VPXOR        Y10, Y12, Y12
+	VPXOR        Y11, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y8, Y8
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y8, Y8
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y8, Y8
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y8, Y8
+	VPXOR        32(AX), Y2, Y12
+	VPXOR        Y3, Y12, Y12
+	VPXOR        Y0, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y1, Y1
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y1, Y1
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y1, Y1
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y1, Y1
+	VPXOR        32(AX), Y6, Y12
+	VPXOR        Y7, Y12, Y12
+	VPXOR        Y4, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y5, Y5
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y5, Y5
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y5, Y5
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y5, Y5
+	VPXOR        32(AX), Y10, Y12
+	VPXOR        Y11, Y12, Y12
+	VPXOR        Y8, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y9, Y9
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y9, Y9
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y9, Y9
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y9, Y9
+	VPXOR        64(AX), Y3, Y12
+	VPXOR        Y0, Y12, Y12
+	VPXOR        Y1, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y2, Y2
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y2, Y2
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y2, Y2
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y2, Y2
+	VPXOR        64(AX), Y7, Y12
+	VPXOR        Y4, Y12, Y12
+	VPXOR        Y5, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y6, Y6
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y6, Y6
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y6, Y6
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y6, Y6
+	VPXOR        64(AX), Y11, Y12
+	VPXOR        Y8, Y12, Y12
+	VPXOR        Y9, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y10, Y10
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VPXOR        96(AX), Y0, Y12
+	VPXOR        Y1, Y12, Y12
+	VPXOR        Y2, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y3, Y3
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y3, Y3
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y3, Y3
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y3, Y3
+	VPXOR        96(AX), Y4, Y12
+	VPXOR        Y5, Y12, Y12
+	VPXOR        Y6, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y7, Y7
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y7, Y7
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y7, Y7
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y7, Y7
+	VPXOR        96(AX), Y8, Y12
+	VPXOR        Y9, Y12, Y12
+	VPXOR        Y10, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
+	VINSERTI128  $0x01, X13, Y12, Y12
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR        Y13, Y11, Y11
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y11, Y11
+	VPXOR        Y12, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y11, Y11
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y11, Y11
+	ADDQ         $0x80, AX
+	DECQ         BX
+	JNZ          xorKeyStreamAVX2AESNI_rounds3true
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y0, Y0
+	VPSRLW       $0x04, Y1, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y1
+	VPSHUFB      Y13, Y1, Y1
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y1, Y1
+	VPSRLW       $0x04, Y2, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y2
+	VPSHUFB      Y13, Y2, Y2
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y2, Y2
+	VPSRLW       $0x04, Y3, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y3
+	VPSHUFB      Y13, Y3, Y3
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y3, Y3
+	VPSRLW       $0x04, Y4, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y4
+	VPSHUFB      Y13, Y4, Y4
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y4, Y4
+	VPSRLW       $0x04, Y5, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y5
+	VPSHUFB      Y13, Y5, Y5
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y5, Y5
+	VPSRLW       $0x04, Y6, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y6
+	VPSHUFB      Y13, Y6, Y6
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y6, Y6
+	VPSRLW       $0x04, Y7, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y7, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y7
+	VPSHUFB      Y13, Y7, Y7
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y7, Y7
+	VPSRLW       $0x04, Y8, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y8
+	VPSHUFB      Y13, Y8, Y8
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y8, Y8
+	VPSRLW       $0x04, Y9, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y9
+	VPSHUFB      Y13, Y9, Y9
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y9, Y9
+	VPSRLW       $0x04, Y10, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y10
+	VPSHUFB      Y13, Y10, Y10
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y10, Y10
+	VPSRLW       $0x04, Y11, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y11
+	VPSHUFB      Y13, Y11, Y11
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y11, Y11
+	VPUNPCKHDQ   Y2, Y3, Y13
+	VPUNPCKLDQ   Y2, Y3, Y3
+	VPUNPCKLDQ   Y0, Y1, Y14
+	VPUNPCKHDQ   Y0, Y1, Y1
+	VPUNPCKHQDQ  Y14, Y3, Y2
+	VPUNPCKLQDQ  Y14, Y3, Y3
+	VPUNPCKHQDQ  Y1, Y13, Y0
+	VPUNPCKLQDQ  Y1, Y13, Y1
+	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
+	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
+	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VPUNPCKHDQ   Y6, Y7, Y13
+	VPUNPCKLDQ   Y6, Y7, Y7
+	VPUNPCKLDQ   Y4, Y5, Y14
+	VPUNPCKHDQ   Y4, Y5, Y5
+	VPUNPCKHQDQ  Y14, Y7, Y6
+	VPUNPCKLQDQ  Y14, Y7, Y7
+	VPUNPCKHQDQ  Y5, Y13, Y4
+	VPUNPCKLQDQ  Y5, Y13, Y5
+	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
+	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
+	VPUNPCKHDQ   Y10, Y11, Y13
+	VPUNPCKLDQ   Y10, Y11, Y11
+	VPUNPCKLDQ   Y8, Y9, Y14
+	VPUNPCKHDQ   Y8, Y9, Y9
+	VPUNPCKHQDQ  Y14, Y11, Y10
+	VPUNPCKLQDQ  Y14, Y11, Y11
+	VPUNPCKHQDQ  Y9, Y13, Y8
+	VPUNPCKLQDQ  Y9, Y13, Y9
+	VPSHUFB      sm4BswapMask<>+0(SB), Y11, Y11
+	VPSHUFB      sm4BswapMask<>+0(SB), Y10, Y10
+	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
+	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
+	VPXOR        (DX), Y3, Y3
+	VMOVDQU      Y3, (CX)
+	VPXOR        32(DX), Y2, Y2
+	VMOVDQU      Y2, 32(CX)
+	VPXOR        64(DX), Y1, Y1
+	VMOVDQU      Y1, 64(CX)
+	VPXOR        96(DX), Y0, Y0
+	VMOVDQU      Y0, 96(CX)
+	VPXOR        128(DX), Y7, Y7
+	VMOVDQU      Y7, 128(CX)
+	VPXOR        160(DX), Y6, Y6
+	VMOVDQU      Y6, 160(CX)
+	VPXOR        192(DX), Y5, Y5
+	VMOVDQU      Y5, 192(CX)
+	VPXOR        224(DX), Y4, Y4
+	VMOVDQU      Y4, 224(CX)
+	VMOVDQU      1344(SP), Y0
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
+	VPMASKMOVD   256(DX), Y0, Y0
+	VPXOR        Y0, Y11, Y11
+	VMOVDQU      1344(SP), Y0
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
+	VPMASKMOVD   Y11, Y0, 256(CX)
+	VMOVDQU      1344(SP), Y0
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y0, Y0
+	VPMASKMOVD   288(DX), Y0, Y0
+	VPXOR        Y0, Y10, Y10
+	VMOVDQU      1344(SP), Y0
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y0, Y0
+	VPMASKMOVD   Y10, Y0, 288(CX)
+	VMOVDQU      1344(SP), Y0
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y0, Y0
+	VPMASKMOVD   320(DX), Y0, Y0
+	VPXOR        Y0, Y9, Y9
+	VMOVDQU      1344(SP), Y0
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y0, Y0
+	VPMASKMOVD   Y9, Y0, 320(CX)
+	VMOVDQU      1344(SP), Y0
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y0, Y0
+	VPMASKMOVD   352(DX), Y0, Y0
+	VPXOR        Y0, Y8, Y8
+	VMOVDQU      1344(SP), Y0
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y0, Y0
+	VPMASKMOVD   Y8, Y0, 352(CX)
 
 xorKeyStreamAVX2AESNI_done:
+	VZEROUPPER
+	RET
+
+// func encryptBlocksAVX2VAES(rk *[32]uint32, dst *byte, src *byte, nblocks int)
+// Requires: AVX, AVX2, SSE2, VAES
+TEXT ·encryptBlocksAVX2VAES(SB), $1248-32
+	MOVQ         rk+0(FP), AX
+	MOVQ         dst+8(FP), CX
+	MOVQ         src+16(FP), DX
+	MOVQ         nblocks+24(FP), BX
+	VMOVDQU      (AX), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4PreLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4PreHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VMOVDQU      Y0, (SP)
+	VMOVDQU      32(AX), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4PreLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4PreHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VMOVDQU      Y0, 32(SP)
+	VMOVDQU      64(AX), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4PreLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4PreHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VMOVDQU      Y0, 64(SP)
+	VMOVDQU      96(AX), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4PreLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4PreHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VMOVDQU      Y0, 96(SP)
+	VPBROADCASTD (SP), Y0
+	VMOVDQU      Y0, 128(SP)
+	VPBROADCASTD 4(SP), Y0
+	VMOVDQU      Y0, 160(SP)
+	VPBROADCASTD 8(SP), Y0
+	VMOVDQU      Y0, 192(SP)
+	VPBROADCASTD 12(SP), Y0
+	VMOVDQU      Y0, 224(SP)
+	VPBROADCASTD 16(SP), Y0
+	VMOVDQU      Y0, 256(SP)
+	VPBROADCASTD 20(SP), Y0
+	VMOVDQU      Y0, 288(SP)
+	VPBROADCASTD 24(SP), Y0
+	VMOVDQU      Y0, 320(SP)
+	VPBROADCASTD 28(SP), Y0
+	VMOVDQU      Y0, 352(SP)
+	VPBROADCASTD 32(SP), Y0
+	VMOVDQU      Y0, 384(SP)
+	VPBROADCASTD 36(SP), Y0
+	VMOVDQU      Y0, 416(SP)
+	VPBROADCASTD 40(SP), Y0
+	VMOVDQU      Y0, 448(SP)
+	VPBROADCASTD 44(SP), Y0
+	VMOVDQU      Y0, 480(SP)
+	VPBROADCASTD 48(SP), Y0
+	VMOVDQU      Y0, 512(SP)
+	VPBROADCASTD 52(SP), Y0
+	VMOVDQU      Y0, 544(SP)
+	VPBROADCASTD 56(SP), Y0
+	VMOVDQU      Y0, 576(SP)
+	VPBROADCASTD 60(SP), Y0
+	VMOVDQU      Y0, 608(SP)
+	VPBROADCASTD 64(SP), Y0
+	VMOVDQU      Y0, 640(SP)
+	VPBROADCASTD 68(SP), Y0
+	VMOVDQU      Y0, 672(SP)
+	VPBROADCASTD 72(SP), Y0
+	VMOVDQU      Y0, 704(SP)
+	VPBROADCASTD 76(SP), Y0
+	VMOVDQU      Y0, 736(SP)
+	VPBROADCASTD 80(SP), Y0
+	VMOVDQU      Y0, 768(SP)
+	VPBROADCASTD 84(SP), Y0
+	VMOVDQU      Y0, 800(SP)
+	VPBROADCASTD 88(SP), Y0
+	VMOVDQU      Y0, 832(SP)
+	VPBROADCASTD 92(SP), Y0
+	VMOVDQU      Y0, 864(SP)
+	VPBROADCASTD 96(SP), Y0
+	VMOVDQU      Y0, 896(SP)
+	VPBROADCASTD 100(SP), Y0
+	VMOVDQU      Y0, 928(SP)
+	VPBROADCASTD 104(SP), Y0
+	VMOVDQU      Y0, 960(SP)
+	VPBROADCASTD 108(SP), Y0
+	VMOVDQU      Y0, 992(SP)
+	VPBROADCASTD 112(SP), Y0
+	VMOVDQU      Y0, 1024(SP)
+	VPBROADCASTD 116(SP), Y0
+	VMOVDQU      Y0, 1056(SP)
+	VPBROADCASTD 120(SP), Y0
+	VMOVDQU      Y0, 1088(SP)
+	VPBROADCASTD 124(SP), Y0
+	VMOVDQU      Y0, 1120(SP)
+	LEAQ         128(SP), AX
+
+encryptBlocksAVX2VAES_loop:
+	CMPQ        BX, $0x00000018
+	JB          encryptBlocksAVX2VAES_partial
+	VMOVDQU     (DX), Y0
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     32(DX), Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y1, Y1
+	VMOVDQU     64(DX), Y2
+	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
+	VMOVDQU     96(DX), Y3
+	VPSHUFB     sm4BswapMask<>+0(SB), Y3, Y3
+	VPUNPCKHDQ  Y1, Y0, Y4
+	VPUNPCKLDQ  Y1, Y0, Y0
+	VPUNPCKLDQ  Y3, Y2, Y5
+	VPUNPCKHDQ  Y3, Y2, Y2
+	VPUNPCKHQDQ Y5, Y0, Y1
+	VPUNPCKLQDQ Y5, Y0, Y0
+	VPUNPCKHQDQ Y2, Y4, Y3
+	VPUNPCKLQDQ Y2, Y4, Y2
+	VPSRLW      $0x04, Y0, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y4, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y0, Y0
+	VPSRLW      $0x04, Y1, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y1, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y1
+	VPSHUFB     Y4, Y1, Y1
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y1, Y1
+	VPSRLW      $0x04, Y2, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y2
+	VPSHUFB     Y4, Y2, Y2
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y2, Y2
+	VPSRLW      $0x04, Y3, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y3, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB     Y4, Y3, Y3
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y3, Y3
+	VMOVDQU     128(DX), Y4
+	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
+	VMOVDQU     160(DX), Y5
+	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
+	VMOVDQU     192(DX), Y6
+	VPSHUFB     sm4BswapMask<>+0(SB), Y6, Y6
+	VMOVDQU     224(DX), Y7
+	VPSHUFB     sm4BswapMask<>+0(SB), Y7, Y7
+	VPUNPCKHDQ  Y5, Y4, Y8
+	VPUNPCKLDQ  Y5, Y4, Y4
+	VPUNPCKLDQ  Y7, Y6, Y9
+	VPUNPCKHDQ  Y7, Y6, Y6
+	VPUNPCKHQDQ Y9, Y4, Y5
+	VPUNPCKLQDQ Y9, Y4, Y4
+	VPUNPCKHQDQ Y6, Y8, Y7
+	VPUNPCKLQDQ Y6, Y8, Y6
+	VPSRLW      $0x04, Y4, Y9
+	VPAND       sm4Mask0f<>+0(SB), Y9, Y9
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y8
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y4
+	VPSHUFB     Y8, Y4, Y4
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y8
+	VPSHUFB     Y9, Y8, Y8
+	VPXOR       Y8, Y4, Y4
+	VPSRLW      $0x04, Y5, Y9
+	VPAND       sm4Mask0f<>+0(SB), Y9, Y9
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y8
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y5
+	VPSHUFB     Y8, Y5, Y5
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y8
+	VPSHUFB     Y9, Y8, Y8
+	VPXOR       Y8, Y5, Y5
+	VPSRLW      $0x04, Y6, Y9
+	VPAND       sm4Mask0f<>+0(SB), Y9, Y9
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y8
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB     Y8, Y6, Y6
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y8
+	VPSHUFB     Y9, Y8, Y8
+	VPXOR       Y8, Y6, Y6
+	VPSRLW      $0x04, Y7, Y9
+	VPAND       sm4Mask0f<>+0(SB), Y9, Y9
+	VPAND       sm4Mask0f<>+0(SB), Y7, Y8
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y8
+	VPSHUFB     Y9, Y8, Y8
+	VPXOR       Y8, Y7, Y7
+	VMOVDQU     256(DX), Y8
+	VPSHUFB     sm4BswapMask<>+0(SB), Y8, Y8
+	VMOVDQU     288(DX), Y9
+	VPSHUFB     sm4BswapMask<>+0(SB), Y9, Y9
+	VMOVDQU     320(DX), Y10
+	VPSHUFB     sm4BswapMask<>+0(SB), Y10, Y10
+	VMOVDQU     352(DX), Y11
+	VPSHUFB     sm4BswapMask<>+0(SB), Y11, Y11
+	VPUNPCKHDQ  Y9, Y8, Y12
+	VPUNPCKLDQ  Y9, Y8, Y8
+	VPUNPCKLDQ  Y11, Y10, Y13
+	VPUNPCKHDQ  Y11, Y10, Y10
+	VPUNPCKHQDQ Y13, Y8, Y9
+	VPUNPCKLQDQ Y13, Y8, Y8
+	VPUNPCKHQDQ Y10, Y12, Y11
+	VPUNPCKLQDQ Y10, Y12, Y10
+	VPSRLW      $0x04, Y8, Y13
+	VPAND       sm4Mask0f<>+0(SB), Y13, Y13
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y12
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y8
+	VPSHUFB     Y12, Y8, Y8
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VPXOR       Y12, Y8, Y8
+	VPSRLW      $0x04, Y9, Y13
+	VPAND       sm4Mask0f<>+0(SB), Y13, Y13
+	VPAND       sm4Mask0f<>+0(SB), Y9, Y12
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y9
+	VPSHUFB     Y12, Y9, Y9
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VPXOR       Y12, Y9, Y9
+	VPSRLW      $0x04, Y10, Y13
+	VPAND       sm4Mask0f<>+0(SB), Y13, Y13
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y12
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y10
+	VPSHUFB     Y12, Y10, Y10
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VPXOR       Y12, Y10, Y10
+	VPSRLW      $0x04, Y11, Y13
+	VPAND       sm4Mask0f<>+0(SB), Y13, Y13
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y12
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y11
+	VPSHUFB     Y12, Y11, Y11
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VPXOR       Y12, Y11, Y11
+	MOVQ        AX, SI
+	MOVQ        $0x00000008, DI
+
+encryptBlocksAVX2VAES_rounds3false:
+	VPXOR       (SI), Y1, Y12
+	VPXOR       Y2, Y12, Y12
+	VPXOR       Y3, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y0, Y0
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y0, Y0
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y0, Y0
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y0, Y0
+	VPXOR       (SI), Y5, Y12
+	VPXOR       Y6, Y12, Y12
+	VPXOR       Y7, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y4, Y4
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y4, Y4
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y4, Y4
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y4, Y4
+	VPXOR       (SI), Y9, Y12
+	VPXOR       Y10, Y12, Y12
+	VPXOR       Y11, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y8, Y8
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y8, Y8
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y8, Y8
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y8, Y8
+	VPXOR       32(SI), Y2, Y12
+	VPXOR       Y3, Y12, Y12
+	VPXOR       Y0, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y1, Y1
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y1, Y1
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y1, Y1
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y1, Y1
+	VPXOR       32(SI), Y6, Y12
+	VPXOR       Y7, Y12, Y12
+	VPXOR       Y4, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y5, Y5
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y5, Y5
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y5, Y5
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y5, Y5
+	VPXOR       32(SI), Y10, Y12
+	VPXOR       Y11, Y12, Y12
+	VPXOR       Y8, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y9, Y9
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y9, Y9
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y9, Y9
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y9, Y9
+	VPXOR       64(SI), Y3, Y12
+	VPXOR       Y0, Y12, Y12
+	VPXOR       Y1, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y2, Y2
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y2, Y2
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y2, Y2
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y2, Y2
+	VPXOR       64(SI), Y7, Y12
+	VPXOR       Y4, Y12, Y12
+	VPXOR       Y5, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y6, Y6
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y6, Y6
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y6, Y6
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y6, Y6
+	VPXOR       64(SI), Y11, Y12
+	VPXOR       Y8, Y12, Y12
+	VPXOR       Y9, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y10, Y10
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VPXOR       96(SI), Y0, Y12
+	VPXOR       Y1, Y12, Y12
+	VPXOR       Y2, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y3, Y3
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y3, Y3
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y3, Y3
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y3, Y3
+	VPXOR       96(SI), Y4, Y12
+	VPXOR       Y5, Y12, Y12
+	VPXOR       Y6, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y7, Y7
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y7, Y7
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y7, Y7
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y7, Y7
+	VPXOR       96(SI), Y8, Y12
+	VPXOR       Y9, Y12, Y12
+	VPXOR       Y10, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y11, Y11
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y11, Y11
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y11, Y11
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y11, Y11
+	ADDQ        $0x80, SI
+	DECQ        DI
+	JNZ         encryptBlocksAVX2VAES_rounds3false
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y0, Y0
+	VPSRLW      $0x04, Y1, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y1, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y1
+	VPSHUFB     Y13, Y1, Y1
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y1, Y1
+	VPSRLW      $0x04, Y2, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y2
+	VPSHUFB     Y13, Y2, Y2
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y2, Y2
+	VPSRLW      $0x04, Y3, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y3, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y3
+	VPSHUFB     Y13, Y3, Y3
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y3, Y3
+	VPSRLW      $0x04, Y4, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y4
+	VPSHUFB     Y13, Y4, Y4
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y4, Y4
+	VPSRLW      $0x04, Y5, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y5
+	VPSHUFB     Y13, Y5, Y5
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y5, Y5
+	VPSRLW      $0x04, Y6, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y6
+	VPSHUFB     Y13, Y6, Y6
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y6, Y6
+	VPSRLW      $0x04, Y7, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y7, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y7
+	VPSHUFB     Y13, Y7, Y7
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y7, Y7
+	VPSRLW      $0x04, Y8, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y8
+	VPSHUFB     Y13, Y8, Y8
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y8, Y8
+	VPSRLW      $0x04, Y9, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y9, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y9
+	VPSHUFB     Y13, Y9, Y9
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y9, Y9
+	VPSRLW      $0x04, Y10, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y10
+	VPSHUFB     Y13, Y10, Y10
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y10, Y10
+	VPSRLW      $0x04, Y11, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y11
+	VPSHUFB     Y13, Y11, Y11
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y11, Y11
+	VPUNPCKHDQ  Y2, Y3, Y13
+	VPUNPCKLDQ  Y2, Y3, Y3
+	VPUNPCKLDQ  Y0, Y1, Y14
+	VPUNPCKHDQ  Y0, Y1, Y1
+	VPUNPCKHQDQ Y14, Y3, Y2
+	VPUNPCKLQDQ Y14, Y3, Y3
+	VPUNPCKHQDQ Y1, Y13, Y0
+	VPUNPCKLQDQ Y1, Y13, Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y3, Y3
+	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
+	VPSHUFB     sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VPUNPCKHDQ  Y6, Y7, Y13
+	VPUNPCKLDQ  Y6, Y7, Y7
+	VPUNPCKLDQ  Y4, Y5, Y14
+	VPUNPCKHDQ  Y4, Y5, Y5
+	VPUNPCKHQDQ Y14, Y7, Y6
+	VPUNPCKLQDQ Y14, Y7, Y7
+	VPUNPCKHQDQ Y5, Y13, Y4
+	VPUNPCKLQDQ Y5, Y13, Y5
+	VPSHUFB     sm4BswapMask<>+0(SB), Y7, Y7
+	VPSHUFB     sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
+	VPUNPCKHDQ  Y10, Y11, Y13
+	VPUNPCKLDQ  Y10, Y11, Y11
+	VPUNPCKLDQ  Y8, Y9, Y14
+	VPUNPCKHDQ  Y8, Y9, Y9
+	VPUNPCKHQDQ Y14, Y11, Y10
+	VPUNPCKLQDQ Y14, Y11, Y11
+	VPUNPCKHQDQ Y9, Y13, Y8
+	VPUNPCKLQDQ Y9, Y13, Y9
+	VPSHUFB     sm4BswapMask<>+0(SB), Y11, Y11
+	VPSHUFB     sm4BswapMask<>+0(SB), Y10, Y10
+	VPSHUFB     sm4BswapMask<>+0(SB), Y9, Y9
+	VPSHUFB     sm4BswapMask<>+0(SB), Y8, Y8
+	VMOVDQU     Y3, (CX)
+	VMOVDQU     Y2, 32(CX)
+	VMOVDQU     Y1, 64(CX)
+	VMOVDQU     Y0, 96(CX)
+	VMOVDQU     Y7, 128(CX)
+	VMOVDQU     Y6, 160(CX)
+	VMOVDQU     Y5, 192(CX)
+	VMOVDQU     Y4, 224(CX)
+	VMOVDQU     Y11, 256(CX)
+	VMOVDQU     Y10, 288(CX)
+	VMOVDQU     Y9, 320(CX)
+	VMOVDQU     Y8, 352(CX)
+	ADDQ        $0x00000180, DX
+	ADDQ        $0x00000180, CX
+	SUBQ        $0x00000018, BX
+	JMP         encryptBlocksAVX2VAES_loop
+
+encryptBlocksAVX2VAES_partial:
+	// Fewer than a full pass left: ceil(n/width) sets, the last one masked.
+	TESTQ        BX, BX
+	JZ           encryptBlocksAVX2VAES_done
+	CMPQ         BX, $0x00000010
+	JA           encryptBlocksAVX2VAES_sets3
+	CMPQ         BX, $0x00000008
+	JA           encryptBlocksAVX2VAES_sets2
+	MOVQ         BX, X0
+	VPBROADCASTD X0, Y0
+	VMOVDQU      Y0, 1152(SP)
+	VMOVDQU      1152(SP), Y0
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
+	VPMASKMOVD   (DX), Y0, Y0
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      1152(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y1, Y1
+	VPMASKMOVD   32(DX), Y1, Y1
+	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
+	VMOVDQU      1152(SP), Y2
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y2, Y2
+	VPMASKMOVD   64(DX), Y2, Y2
+	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
+	VMOVDQU      1152(SP), Y3
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y3, Y3
+	VPMASKMOVD   96(DX), Y3, Y3
+	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
+	VPUNPCKHDQ   Y1, Y0, Y4
+	VPUNPCKLDQ   Y1, Y0, Y0
+	VPUNPCKLDQ   Y3, Y2, Y5
+	VPUNPCKHDQ   Y3, Y2, Y2
+	VPUNPCKHQDQ  Y5, Y0, Y1
+	VPUNPCKLQDQ  Y5, Y0, Y0
+	VPUNPCKHQDQ  Y2, Y4, Y3
+	VPUNPCKLQDQ  Y2, Y4, Y2
+	VPSRLW       $0x04, Y0, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB      Y4, Y0, Y0
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y0, Y0
+	VPSRLW       $0x04, Y1, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y1
+	VPSHUFB      Y4, Y1, Y1
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y1, Y1
+	VPSRLW       $0x04, Y2, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y2
+	VPSHUFB      Y4, Y2, Y2
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y2, Y2
+	VPSRLW       $0x04, Y3, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB      Y4, Y3, Y3
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y3, Y3
+	MOVQ         $0x00000008, DX
+
+encryptBlocksAVX2VAES_rounds1true:
+	VPXOR       (AX), Y1, Y4
+	VPXOR       Y2, Y4, Y4
+	VPXOR       Y3, Y4, Y4
+	VAESENCLAST sm4Zero32<>+0(SB), Y4, Y4
+	VPSRLW      $0x04, Y4, Y6
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y6
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y5
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y7
+	VPSHUFB     Y6, Y7, Y7
+	VPXOR       Y7, Y4, Y4
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y7
+	VPSHUFB     Y5, Y7, Y7
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y5
+	VPSHUFB     Y6, Y5, Y5
+	VPXOR       Y5, Y7, Y7
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y4, Y5
+	VPXOR       Y5, Y0, Y0
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y7, Y5
+	VPXOR       Y5, Y0, Y0
+	VPXOR       Y4, Y7, Y7
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y7, Y5
+	VPXOR       Y5, Y0, Y0
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y7, Y5
+	VPXOR       Y5, Y0, Y0
+	VPXOR       32(AX), Y2, Y4
+	VPXOR       Y3, Y4, Y4
+	VPXOR       Y0, Y4, Y4
+	VAESENCLAST sm4Zero32<>+0(SB), Y4, Y4
+	VPSRLW      $0x04, Y4, Y6
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y6
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y5
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y7
+	VPSHUFB     Y6, Y7, Y7
+	VPXOR       Y7, Y4, Y4
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y7
+	VPSHUFB     Y5, Y7, Y7
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y5
+	VPSHUFB     Y6, Y5, Y5
+	VPXOR       Y5, Y7, Y7
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y4, Y5
+	VPXOR       Y5, Y1, Y1
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y7, Y5
+	VPXOR       Y5, Y1, Y1
+	VPXOR       Y4, Y7, Y7
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y7, Y5
+	VPXOR       Y5, Y1, Y1
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y7, Y5
+	VPXOR       Y5, Y1, Y1
+	VPXOR       64(AX), Y3, Y4
+	VPXOR       Y0, Y4, Y4
+	VPXOR       Y1, Y4, Y4
+	VAESENCLAST sm4Zero32<>+0(SB), Y4, Y4
+	VPSRLW      $0x04, Y4, Y6
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y6
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y5
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y7
+	VPSHUFB     Y6, Y7, Y7
+	VPXOR       Y7, Y4, Y4
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y7
+	VPSHUFB     Y5, Y7, Y7
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y5
+	VPSHUFB     Y6, Y5, Y5
+	VPXOR       Y5, Y7, Y7
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y4, Y5
+	VPXOR       Y5, Y2, Y2
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y7, Y5
+	VPXOR       Y5, Y2, Y2
+	VPXOR       Y4, Y7, Y7
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y7, Y5
+	VPXOR       Y5, Y2, Y2
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y7, Y5
+	VPXOR       Y5, Y2, Y2
+	VPXOR       96(AX), Y0, Y4
+	VPXOR       Y1, Y4, Y4
+	VPXOR       Y2, Y4, Y4
+	VAESENCLAST sm4Zero32<>+0(SB), Y4, Y4
+	VPSRLW      $0x04, Y4, Y6
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y6
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y5
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y7
+	VPSHUFB     Y6, Y7, Y7
+	VPXOR       Y7, Y4, Y4
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y7
+	VPSHUFB     Y5, Y7, Y7
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y5
+	VPSHUFB     Y6, Y5, Y5
+	VPXOR       Y5, Y7, Y7
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y4, Y5
+	VPXOR       Y5, Y3, Y3
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y7, Y5
+	VPXOR       Y5, Y3, Y3
+	VPXOR       Y4, Y7, Y7
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y7, Y5
+	VPXOR       Y5, Y3, Y3
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y7, Y5
+	VPXOR       Y5, Y3, Y3
+	ADDQ        $0x80, AX
+	DECQ        DX
+	JNZ         encryptBlocksAVX2VAES_rounds1true
+	VPSRLW      $0x04, Y0, Y6
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y6
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y5
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB     Y5, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y5
+	VPSHUFB     Y6, Y5, Y5
+	VPXOR       Y5, Y0, Y0
+	VPSRLW      $0x04, Y1, Y6
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y6
+	VPAND       sm4Mask0f<>+0(SB), Y1, Y5
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y1
+	VPSHUFB     Y5, Y1, Y1
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y5
+	VPSHUFB     Y6, Y5, Y5
+	VPXOR       Y5, Y1, Y1
+	VPSRLW      $0x04, Y2, Y6
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y6
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y5
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y2
+	VPSHUFB     Y5, Y2, Y2
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y5
+	VPSHUFB     Y6, Y5, Y5
+	VPXOR       Y5, Y2, Y2
+	VPSRLW      $0x04, Y3, Y6
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y6
+	VPAND       sm4Mask0f<>+0(SB), Y3, Y5
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y3
+	VPSHUFB     Y5, Y3, Y3
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y5
+	VPSHUFB     Y6, Y5, Y5
+	VPXOR       Y5, Y3, Y3
+	VPUNPCKHDQ  Y2, Y3, Y5
+	VPUNPCKLDQ  Y2, Y3, Y3
+	VPUNPCKLDQ  Y0, Y1, Y6
+	VPUNPCKHDQ  Y0, Y1, Y1
+	VPUNPCKHQDQ Y6, Y3, Y2
+	VPUNPCKLQDQ Y6, Y3, Y3
+	VPUNPCKHQDQ Y1, Y5, Y0
+	VPUNPCKLQDQ Y1, Y5, Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y3, Y3
+	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
+	VPSHUFB     sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     1152(SP), Y4
+	VPCMPGTD    sm4TailIndex8<>+0(SB), Y4, Y4
+	VPMASKMOVD  Y3, Y4, (CX)
+	VMOVDQU     1152(SP), Y3
+	VPCMPGTD    sm4TailIndex8<>+32(SB), Y3, Y3
+	VPMASKMOVD  Y2, Y3, 32(CX)
+	VMOVDQU     1152(SP), Y2
+	VPCMPGTD    sm4TailIndex8<>+64(SB), Y2, Y2
+	VPMASKMOVD  Y1, Y2, 64(CX)
+	VMOVDQU     1152(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD  Y0, Y1, 96(CX)
+	JMP         encryptBlocksAVX2VAES_done
+
+encryptBlocksAVX2VAES_sets2:
+	SUBQ         $0x00000008, BX
+	MOVQ         BX, X0
+	VPBROADCASTD X0, Y0
+	VMOVDQU      Y0, 1184(SP)
+	VMOVDQU      (DX), Y0
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      32(DX), Y1
+	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
+	VMOVDQU      64(DX), Y2
+	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
+	VMOVDQU      96(DX), Y3
+	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
+	VPUNPCKHDQ   Y1, Y0, Y4
+	VPUNPCKLDQ   Y1, Y0, Y0
+	VPUNPCKLDQ   Y3, Y2, Y5
+	VPUNPCKHDQ   Y3, Y2, Y2
+	VPUNPCKHQDQ  Y5, Y0, Y1
+	VPUNPCKLQDQ  Y5, Y0, Y0
+	VPUNPCKHQDQ  Y2, Y4, Y3
+	VPUNPCKLQDQ  Y2, Y4, Y2
+	VPSRLW       $0x04, Y0, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB      Y4, Y0, Y0
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y0, Y0
+	VPSRLW       $0x04, Y1, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y1
+	VPSHUFB      Y4, Y1, Y1
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y1, Y1
+	VPSRLW       $0x04, Y2, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y2
+	VPSHUFB      Y4, Y2, Y2
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y2, Y2
+	VPSRLW       $0x04, Y3, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB      Y4, Y3, Y3
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y3, Y3
+	VMOVDQU      1184(SP), Y4
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y4, Y4
+	VPMASKMOVD   128(DX), Y4, Y4
+	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
+	VMOVDQU      1184(SP), Y5
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y5, Y5
+	VPMASKMOVD   160(DX), Y5, Y5
+	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
+	VMOVDQU      1184(SP), Y6
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y6, Y6
+	VPMASKMOVD   192(DX), Y6, Y6
+	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
+	VMOVDQU      1184(SP), Y7
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y7, Y7
+	VPMASKMOVD   224(DX), Y7, Y7
+	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
+	VPUNPCKHDQ   Y5, Y4, Y8
+	VPUNPCKLDQ   Y5, Y4, Y4
+	VPUNPCKLDQ   Y7, Y6, Y9
+	VPUNPCKHDQ   Y7, Y6, Y6
+	VPUNPCKHQDQ  Y9, Y4, Y5
+	VPUNPCKLQDQ  Y9, Y4, Y4
+	VPUNPCKHQDQ  Y6, Y8, Y7
+	VPUNPCKLQDQ  Y6, Y8, Y6
+	VPSRLW       $0x04, Y4, Y9
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y9
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y8
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y4
+	VPSHUFB      Y8, Y4, Y4
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
+	VPXOR        Y8, Y4, Y4
+	VPSRLW       $0x04, Y5, Y9
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y9
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y8
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y5
+	VPSHUFB      Y8, Y5, Y5
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
+	VPXOR        Y8, Y5, Y5
+	VPSRLW       $0x04, Y6, Y9
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y9
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y8
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB      Y8, Y6, Y6
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
+	VPXOR        Y8, Y6, Y6
+	VPSRLW       $0x04, Y7, Y9
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y9
+	VPAND        sm4Mask0f<>+0(SB), Y7, Y8
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
+	VPXOR        Y8, Y7, Y7
+	MOVQ         $0x00000008, DX
+
+encryptBlocksAVX2VAES_rounds2true:
+	VPXOR       (AX), Y1, Y8
+	VPXOR       Y2, Y8, Y8
+	VPXOR       Y3, Y8, Y8
+	VAESENCLAST sm4Zero32<>+0(SB), Y8, Y8
+	VPSRLW      $0x04, Y8, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y9
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y8
+	VPSHUFB     Y9, Y8, Y8
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y11
+	VPSHUFB     Y10, Y11, Y11
+	VPXOR       Y11, Y8, Y8
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y11
+	VPSHUFB     Y9, Y11, Y11
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y9
+	VPSHUFB     Y10, Y9, Y9
+	VPXOR       Y9, Y11, Y11
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y8, Y9
+	VPXOR       Y9, Y0, Y0
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y0, Y0
+	VPXOR       Y8, Y11, Y11
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y0, Y0
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y0, Y0
+	VPXOR       (AX), Y5, Y8
+	VPXOR       Y6, Y8, Y8
+	VPXOR       Y7, Y8, Y8
+	VAESENCLAST sm4Zero32<>+0(SB), Y8, Y8
+	VPSRLW      $0x04, Y8, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y9
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y8
+	VPSHUFB     Y9, Y8, Y8
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y11
+	VPSHUFB     Y10, Y11, Y11
+	VPXOR       Y11, Y8, Y8
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y11
+	VPSHUFB     Y9, Y11, Y11
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y9
+	VPSHUFB     Y10, Y9, Y9
+	VPXOR       Y9, Y11, Y11
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y8, Y9
+	VPXOR       Y9, Y4, Y4
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y4, Y4
+	VPXOR       Y8, Y11, Y11
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y4, Y4
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y4, Y4
+	VPXOR       32(AX), Y2, Y8
+	VPXOR       Y3, Y8, Y8
+	VPXOR       Y0, Y8, Y8
+	VAESENCLAST sm4Zero32<>+0(SB), Y8, Y8
+	VPSRLW      $0x04, Y8, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y9
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y8
+	VPSHUFB     Y9, Y8, Y8
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y11
+	VPSHUFB     Y10, Y11, Y11
+	VPXOR       Y11, Y8, Y8
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y11
+	VPSHUFB     Y9, Y11, Y11
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y9
+	VPSHUFB     Y10, Y9, Y9
+	VPXOR       Y9, Y11, Y11
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y8, Y9
+	VPXOR       Y9, Y1, Y1
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y1, Y1
+	VPXOR       Y8, Y11, Y11
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y1, Y1
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y1, Y1
+	VPXOR       32(AX), Y6, Y8
+	VPXOR       Y7, Y8, Y8
+	VPXOR       Y4, Y8, Y8
+	VAESENCLAST sm4Zero32<>+0(SB), Y8, Y8
+	VPSRLW      $0x04, Y8, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y9
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y8
+	VPSHUFB     Y9, Y8, Y8
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y11
+	VPSHUFB     Y10, Y11, Y11
+	VPXOR       Y11, Y8, Y8
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y11
+	VPSHUFB     Y9, Y11, Y11
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y9
+	VPSHUFB     Y10, Y9, Y9
+	VPXOR       Y9, Y11, Y11
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y8, Y9
+	VPXOR       Y9, Y5, Y5
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y5, Y5
+	VPXOR       Y8, Y11, Y11
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y5, Y5
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y5, Y5
+	VPXOR       64(AX), Y3, Y8
+	VPXOR       Y0, Y8, Y8
+	VPXOR       Y1, Y8, Y8
+	VAESENCLAST sm4Zero32<>+0(SB), Y8, Y8
+	VPSRLW      $0x04, Y8, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y9
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y8
+	VPSHUFB     Y9, Y8, Y8
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y11
+	VPSHUFB     Y10, Y11, Y11
+	VPXOR       Y11, Y8, Y8
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y11
+	VPSHUFB     Y9, Y11, Y11
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y9
+	VPSHUFB     Y10, Y9, Y9
+	VPXOR       Y9, Y11, Y11
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y8, Y9
+	VPXOR       Y9, Y2, Y2
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y2, Y2
+	VPXOR       Y8, Y11, Y11
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y2, Y2
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y2, Y2
+	VPXOR       64(AX), Y7, Y8
+	VPXOR       Y4, Y8, Y8
+	VPXOR       Y5, Y8, Y8
+	VAESENCLAST sm4Zero32<>+0(SB), Y8, Y8
+	VPSRLW      $0x04, Y8, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y9
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y8
+	VPSHUFB     Y9, Y8, Y8
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y11
+	VPSHUFB     Y10, Y11, Y11
+	VPXOR       Y11, Y8, Y8
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y11
+	VPSHUFB     Y9, Y11, Y11
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y9
+	VPSHUFB     Y10, Y9, Y9
+	VPXOR       Y9, Y11, Y11
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y8, Y9
+	VPXOR       Y9, Y6, Y6
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y6, Y6
+	VPXOR       Y8, Y11, Y11
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y6, Y6
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y6, Y6
+	VPXOR       96(AX), Y0, Y8
+	VPXOR       Y1, Y8, Y8
+	VPXOR       Y2, Y8, Y8
+	VAESENCLAST sm4Zero32<>+0(SB), Y8, Y8
+	VPSRLW      $0x04, Y8, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y9
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y8
+	VPSHUFB     Y9, Y8, Y8
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y11
+	VPSHUFB     Y10, Y11, Y11
+	VPXOR       Y11, Y8, Y8
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y11
+	VPSHUFB     Y9, Y11, Y11
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y9
+	VPSHUFB     Y10, Y9, Y9
+	VPXOR       Y9, Y11, Y11
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y8, Y9
+	VPXOR       Y9, Y3, Y3
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y3, Y3
+	VPXOR       Y8, Y11, Y11
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y3, Y3
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y3, Y3
+	VPXOR       96(AX), Y4, Y8
+	VPXOR       Y5, Y8, Y8
+	VPXOR       Y6, Y8, Y8
+	VAESENCLAST sm4Zero32<>+0(SB), Y8, Y8
+	VPSRLW      $0x04, Y8, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y9
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y8
+	VPSHUFB     Y9, Y8, Y8
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y11
+	VPSHUFB     Y10, Y11, Y11
+	VPXOR       Y11, Y8, Y8
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y11
+	VPSHUFB     Y9, Y11, Y11
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y9
+	VPSHUFB     Y10, Y9, Y9
+	VPXOR       Y9, Y11, Y11
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y8, Y9
+	VPXOR       Y9, Y7, Y7
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y7, Y7
+	VPXOR       Y8, Y11, Y11
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y7, Y7
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y7, Y7
+	ADDQ        $0x80, AX
+	DECQ        DX
+	JNZ         encryptBlocksAVX2VAES_rounds2true
+	VPSRLW      $0x04, Y0, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y9
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB     Y9, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y9
+	VPSHUFB     Y10, Y9, Y9
+	VPXOR       Y9, Y0, Y0
+	VPSRLW      $0x04, Y1, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y1, Y9
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y1
+	VPSHUFB     Y9, Y1, Y1
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y9
+	VPSHUFB     Y10, Y9, Y9
+	VPXOR       Y9, Y1, Y1
+	VPSRLW      $0x04, Y2, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y9
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y2
+	VPSHUFB     Y9, Y2, Y2
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y9
+	VPSHUFB     Y10, Y9, Y9
+	VPXOR       Y9, Y2, Y2
+	VPSRLW      $0x04, Y3, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y3, Y9
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y3
+	VPSHUFB     Y9, Y3, Y3
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y9
+	VPSHUFB     Y10, Y9, Y9
+	VPXOR       Y9, Y3, Y3
+	VPSRLW      $0x04, Y4, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y9
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y4
+	VPSHUFB     Y9, Y4, Y4
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y9
+	VPSHUFB     Y10, Y9, Y9
+	VPXOR       Y9, Y4, Y4
+	VPSRLW      $0x04, Y5, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y9
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y5
+	VPSHUFB     Y9, Y5, Y5
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y9
+	VPSHUFB     Y10, Y9, Y9
+	VPXOR       Y9, Y5, Y5
+	VPSRLW      $0x04, Y6, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y9
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y6
+	VPSHUFB     Y9, Y6, Y6
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y9
+	VPSHUFB     Y10, Y9, Y9
+	VPXOR       Y9, Y6, Y6
+	VPSRLW      $0x04, Y7, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y7, Y9
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y7
+	VPSHUFB     Y9, Y7, Y7
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y9
+	VPSHUFB     Y10, Y9, Y9
+	VPXOR       Y9, Y7, Y7
+	VPUNPCKHDQ  Y2, Y3, Y9
+	VPUNPCKLDQ  Y2, Y3, Y3
+	VPUNPCKLDQ  Y0, Y1, Y10
+	VPUNPCKHDQ  Y0, Y1, Y1
+	VPUNPCKHQDQ Y10, Y3, Y2
+	VPUNPCKLQDQ Y10, Y3, Y3
+	VPUNPCKHQDQ Y1, Y9, Y0
+	VPUNPCKLQDQ Y1, Y9, Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y3, Y3
+	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
+	VPSHUFB     sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VPUNPCKHDQ  Y6, Y7, Y9
+	VPUNPCKLDQ  Y6, Y7, Y7
+	VPUNPCKLDQ  Y4, Y5, Y10
+	VPUNPCKHDQ  Y4, Y5, Y5
+	VPUNPCKHQDQ Y10, Y7, Y6
+	VPUNPCKLQDQ Y10, Y7, Y7
+	VPUNPCKHQDQ Y5, Y9, Y4
+	VPUNPCKLQDQ Y5, Y9, Y5
+	VPSHUFB     sm4BswapMask<>+0(SB), Y7, Y7
+	VPSHUFB     sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
+	VMOVDQU     Y3, (CX)
+	VMOVDQU     Y2, 32(CX)
+	VMOVDQU     Y1, 64(CX)
+	VMOVDQU     Y0, 96(CX)
+	VMOVDQU     1184(SP), Y0
+	VPCMPGTD    sm4TailIndex8<>+0(SB), Y0, Y0
+	VPMASKMOVD  Y7, Y0, 128(CX)
+	VMOVDQU     1184(SP), Y0
+	VPCMPGTD    sm4TailIndex8<>+32(SB), Y0, Y0
+	VPMASKMOVD  Y6, Y0, 160(CX)
+	VMOVDQU     1184(SP), Y0
+	VPCMPGTD    sm4TailIndex8<>+64(SB), Y0, Y0
+	VPMASKMOVD  Y5, Y0, 192(CX)
+	VMOVDQU     1184(SP), Y0
+	VPCMPGTD    sm4TailIndex8<>+96(SB), Y0, Y0
+	VPMASKMOVD  Y4, Y0, 224(CX)
+	JMP         encryptBlocksAVX2VAES_done
+
+encryptBlocksAVX2VAES_sets3:
+	SUBQ         $0x00000010, BX
+	MOVQ         BX, X0
+	VPBROADCASTD X0, Y0
+	VMOVDQU      Y0, 1216(SP)
+	VMOVDQU      (DX), Y0
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      32(DX), Y1
+	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
+	VMOVDQU      64(DX), Y2
+	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
+	VMOVDQU      96(DX), Y3
+	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
+	VPUNPCKHDQ   Y1, Y0, Y4
+	VPUNPCKLDQ   Y1, Y0, Y0
+	VPUNPCKLDQ   Y3, Y2, Y5
+	VPUNPCKHDQ   Y3, Y2, Y2
+	VPUNPCKHQDQ  Y5, Y0, Y1
+	VPUNPCKLQDQ  Y5, Y0, Y0
+	VPUNPCKHQDQ  Y2, Y4, Y3
+	VPUNPCKLQDQ  Y2, Y4, Y2
+	VPSRLW       $0x04, Y0, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB      Y4, Y0, Y0
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y0, Y0
+	VPSRLW       $0x04, Y1, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y1
+	VPSHUFB      Y4, Y1, Y1
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y1, Y1
+	VPSRLW       $0x04, Y2, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y2
+	VPSHUFB      Y4, Y2, Y2
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y2, Y2
+	VPSRLW       $0x04, Y3, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB      Y4, Y3, Y3
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y3, Y3
+	VMOVDQU      128(DX), Y4
+	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
+	VMOVDQU      160(DX), Y5
+	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
+	VMOVDQU      192(DX), Y6
+	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
+	VMOVDQU      224(DX), Y7
+	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
+	VPUNPCKHDQ   Y5, Y4, Y8
+	VPUNPCKLDQ   Y5, Y4, Y4
+	VPUNPCKLDQ   Y7, Y6, Y9
+	VPUNPCKHDQ   Y7, Y6, Y6
+	VPUNPCKHQDQ  Y9, Y4, Y5
+	VPUNPCKLQDQ  Y9, Y4, Y4
+	VPUNPCKHQDQ  Y6, Y8, Y7
+	VPUNPCKLQDQ  Y6, Y8, Y6
+	VPSRLW       $0x04, Y4, Y9
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y9
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y8
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y4
+	VPSHUFB      Y8, Y4, Y4
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
+	VPXOR        Y8, Y4, Y4
+	VPSRLW       $0x04, Y5, Y9
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y9
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y8
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y5
+	VPSHUFB      Y8, Y5, Y5
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
+	VPXOR        Y8, Y5, Y5
+	VPSRLW       $0x04, Y6, Y9
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y9
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y8
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB      Y8, Y6, Y6
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
+	VPXOR        Y8, Y6, Y6
+	VPSRLW       $0x04, Y7, Y9
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y9
+	VPAND        sm4Mask0f<>+0(SB), Y7, Y8
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
+	VPXOR        Y8, Y7, Y7
+	VMOVDQU      1216(SP), Y8
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y8, Y8
+	VPMASKMOVD   256(DX), Y8, Y8
+	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
+	VMOVDQU      1216(SP), Y9
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y9, Y9
+	VPMASKMOVD   288(DX), Y9, Y9
+	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
+	VMOVDQU      1216(SP), Y10
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y10, Y10
+	VPMASKMOVD   320(DX), Y10, Y10
+	VPSHUFB      sm4BswapMask<>+0(SB), Y10, Y10
+	VMOVDQU      1216(SP), Y11
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y11, Y11
+	VPMASKMOVD   352(DX), Y11, Y11
+	VPSHUFB      sm4BswapMask<>+0(SB), Y11, Y11
+	VPUNPCKHDQ   Y9, Y8, Y12
+	VPUNPCKLDQ   Y9, Y8, Y8
+	VPUNPCKLDQ   Y11, Y10, Y13
+	VPUNPCKHDQ   Y11, Y10, Y10
+	VPUNPCKHQDQ  Y13, Y8, Y9
+	VPUNPCKLQDQ  Y13, Y8, Y8
+	VPUNPCKHQDQ  Y10, Y12, Y11
+	VPUNPCKLQDQ  Y10, Y12, Y10
+	VPSRLW       $0x04, Y8, Y13
+	VPAND        sm4Mask0f<>+0(SB), Y13, Y13
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y12
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y8
+	VPSHUFB      Y12, Y8, Y8
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VPXOR        Y12, Y8, Y8
+	VPSRLW       $0x04, Y9, Y13
+	VPAND        sm4Mask0f<>+0(SB), Y13, Y13
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y12
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y9
+	VPSHUFB      Y12, Y9, Y9
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VPXOR        Y12, Y9, Y9
+	VPSRLW       $0x04, Y10, Y13
+	VPAND        sm4Mask0f<>+0(SB), Y13, Y13
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y12
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y10
+	VPSHUFB      Y12, Y10, Y10
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VPXOR        Y12, Y10, Y10
+	VPSRLW       $0x04, Y11, Y13
+	VPAND        sm4Mask0f<>+0(SB), Y13, Y13
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y12
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y11
+	VPSHUFB      Y12, Y11, Y11
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VPXOR        Y12, Y11, Y11
+	MOVQ         $0x00000008, DX
+
+encryptBlocksAVX2VAES_rounds3true:
+	VPXOR       (AX), Y1, Y12
+	VPXOR       Y2, Y12, Y12
+	VPXOR       Y3, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y0, Y0
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y0, Y0
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y0, Y0
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y0, Y0
+	VPXOR       (AX), Y5, Y12
+	VPXOR       Y6, Y12, Y12
+	VPXOR       Y7, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y4, Y4
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y4, Y4
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y4, Y4
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y4, Y4
+	VPXOR       (AX), Y9, Y12
+	VPXOR       Y10, Y12, Y12
+	VPXOR       Y11, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y8, Y8
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y8, Y8
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y8, Y8
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y8, Y8
+	VPXOR       32(AX), Y2, Y12
+	VPXOR       Y3, Y12, Y12
+	VPXOR       Y0, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y1, Y1
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y1, Y1
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y1, Y1
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y1, Y1
+	VPXOR       32(AX), Y6, Y12
+	VPXOR       Y7, Y12, Y12
+	VPXOR       Y4, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y5, Y5
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y5, Y5
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y5, Y5
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y5, Y5
+	VPXOR       32(AX), Y10, Y12
+	VPXOR       Y11, Y12, Y12
+	VPXOR       Y8, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y9, Y9
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y9, Y9
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y9, Y9
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y9, Y9
+	VPXOR       64(AX), Y3, Y12
+	VPXOR       Y0, Y12, Y12
+	VPXOR       Y1, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y2, Y2
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y2, Y2
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y2, Y2
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y2, Y2
+	VPXOR       64(AX), Y7, Y12
+	VPXOR       Y4, Y12, Y12
+	VPXOR       Y5, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y6, Y6
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y6, Y6
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y6, Y6
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y6, Y6
+	VPXOR       64(AX), Y11, Y12
+	VPXOR       Y8, Y12, Y12
+	VPXOR       Y9, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y10, Y10
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VPXOR       96(AX), Y0, Y12
+	VPXOR       Y1, Y12, Y12
+	VPXOR       Y2, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y3, Y3
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y3, Y3
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y3, Y3
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y3, Y3
+	VPXOR       96(AX), Y4, Y12
+	VPXOR       Y5, Y12, Y12
+	VPXOR       Y6, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y7, Y7
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y7, Y7
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y7, Y7
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y7, Y7
+	VPXOR       96(AX), Y8, Y12
+	VPXOR       Y9, Y12, Y12
+	VPXOR       Y10, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y11, Y11
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y11, Y11
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y11, Y11
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y11, Y11
+	ADDQ        $0x80, AX
+	DECQ        DX
+	JNZ         encryptBlocksAVX2VAES_rounds3true
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y0, Y0
+	VPSRLW      $0x04, Y1, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y1, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y1
+	VPSHUFB     Y13, Y1, Y1
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y1, Y1
+	VPSRLW      $0x04, Y2, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y2
+	VPSHUFB     Y13, Y2, Y2
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y2, Y2
+	VPSRLW      $0x04, Y3, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y3, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y3
+	VPSHUFB     Y13, Y3, Y3
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y3, Y3
+	VPSRLW      $0x04, Y4, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y4
+	VPSHUFB     Y13, Y4, Y4
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y4, Y4
+	VPSRLW      $0x04, Y5, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y5
+	VPSHUFB     Y13, Y5, Y5
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y5, Y5
+	VPSRLW      $0x04, Y6, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y6
+	VPSHUFB     Y13, Y6, Y6
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y6, Y6
+	VPSRLW      $0x04, Y7, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y7, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y7
+	VPSHUFB     Y13, Y7, Y7
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y7, Y7
+	VPSRLW      $0x04, Y8, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y8
+	VPSHUFB     Y13, Y8, Y8
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y8, Y8
+	VPSRLW      $0x04, Y9, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y9, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y9
+	VPSHUFB     Y13, Y9, Y9
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y9, Y9
+	VPSRLW      $0x04, Y10, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y10
+	VPSHUFB     Y13, Y10, Y10
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y10, Y10
+	VPSRLW      $0x04, Y11, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y11
+	VPSHUFB     Y13, Y11, Y11
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y11, Y11
+	VPUNPCKHDQ  Y2, Y3, Y13
+	VPUNPCKLDQ  Y2, Y3, Y3
+	VPUNPCKLDQ  Y0, Y1, Y14
+	VPUNPCKHDQ  Y0, Y1, Y1
+	VPUNPCKHQDQ Y14, Y3, Y2
+	VPUNPCKLQDQ Y14, Y3, Y3
+	VPUNPCKHQDQ Y1, Y13, Y0
+	VPUNPCKLQDQ Y1, Y13, Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y3, Y3
+	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
+	VPSHUFB     sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VPUNPCKHDQ  Y6, Y7, Y13
+	VPUNPCKLDQ  Y6, Y7, Y7
+	VPUNPCKLDQ  Y4, Y5, Y14
+	VPUNPCKHDQ  Y4, Y5, Y5
+	VPUNPCKHQDQ Y14, Y7, Y6
+	VPUNPCKLQDQ Y14, Y7, Y7
+	VPUNPCKHQDQ Y5, Y13, Y4
+	VPUNPCKLQDQ Y5, Y13, Y5
+	VPSHUFB     sm4BswapMask<>+0(SB), Y7, Y7
+	VPSHUFB     sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
+	VPUNPCKHDQ  Y10, Y11, Y13
+	VPUNPCKLDQ  Y10, Y11, Y11
+	VPUNPCKLDQ  Y8, Y9, Y14
+	VPUNPCKHDQ  Y8, Y9, Y9
+	VPUNPCKHQDQ Y14, Y11, Y10
+	VPUNPCKLQDQ Y14, Y11, Y11
+	VPUNPCKHQDQ Y9, Y13, Y8
+	VPUNPCKLQDQ Y9, Y13, Y9
+	VPSHUFB     sm4BswapMask<>+0(SB), Y11, Y11
+	VPSHUFB     sm4BswapMask<>+0(SB), Y10, Y10
+	VPSHUFB     sm4BswapMask<>+0(SB), Y9, Y9
+	VPSHUFB     sm4BswapMask<>+0(SB), Y8, Y8
+	VMOVDQU     Y3, (CX)
+	VMOVDQU     Y2, 32(CX)
+	VMOVDQU     Y1, 64(CX)
+	VMOVDQU     Y0, 96(CX)
+	VMOVDQU     Y7, 128(CX)
+	VMOVDQU     Y6, 160(CX)
+	VMOVDQU     Y5, 192(CX)
+	VMOVDQU     Y4, 224(CX)
+	VMOVDQU     1216(SP), Y0
+	VPCMPGTD    sm4TailIndex8<>+0(SB), Y0, Y0
+	VPMASKMOVD  Y11, Y0, 256(CX)
+	VMOVDQU     1216(SP), Y0
+	VPCMPGTD    sm4TailIndex8<>+32(SB), Y0, Y0
+	VPMASKMOVD  Y10, Y0, 288(CX)
+	VMOVDQU     1216(SP), Y0
+	VPCMPGTD    sm4TailIndex8<>+64(SB), Y0, Y0
+	VPMASKMOVD  Y9, Y0, 320(CX)
+	VMOVDQU     1216(SP), Y0
+	VPCMPGTD    sm4TailIndex8<>+96(SB), Y0, Y0
+	VPMASKMOVD  Y8, Y0, 352(CX)
+
+encryptBlocksAVX2VAES_done:
+	VZEROUPPER
+	RET
+
+// func xorKeyStreamAVX2VAES(rk *[32]uint32, ctr *[16]byte, dst *byte, src *byte, nblocks int)
+// Requires: AVX, AVX2, SSE2, VAES
+TEXT ·xorKeyStreamAVX2VAES(SB), $1376-40
+	MOVQ         rk+0(FP), AX
+	MOVQ         dst+16(FP), CX
+	MOVQ         src+24(FP), DX
+	MOVQ         nblocks+32(FP), BX
+	MOVQ         ctr+8(FP), SI
+	VMOVDQU      (AX), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4PreLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4PreHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VMOVDQU      Y0, (SP)
+	VMOVDQU      32(AX), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4PreLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4PreHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VMOVDQU      Y0, 32(SP)
+	VMOVDQU      64(AX), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4PreLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4PreHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VMOVDQU      Y0, 64(SP)
+	VMOVDQU      96(AX), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4PreLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4PreHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VMOVDQU      Y0, 96(SP)
+	VPBROADCASTD (SP), Y0
+	VMOVDQU      Y0, 128(SP)
+	VPBROADCASTD 4(SP), Y0
+	VMOVDQU      Y0, 160(SP)
+	VPBROADCASTD 8(SP), Y0
+	VMOVDQU      Y0, 192(SP)
+	VPBROADCASTD 12(SP), Y0
+	VMOVDQU      Y0, 224(SP)
+	VPBROADCASTD 16(SP), Y0
+	VMOVDQU      Y0, 256(SP)
+	VPBROADCASTD 20(SP), Y0
+	VMOVDQU      Y0, 288(SP)
+	VPBROADCASTD 24(SP), Y0
+	VMOVDQU      Y0, 320(SP)
+	VPBROADCASTD 28(SP), Y0
+	VMOVDQU      Y0, 352(SP)
+	VPBROADCASTD 32(SP), Y0
+	VMOVDQU      Y0, 384(SP)
+	VPBROADCASTD 36(SP), Y0
+	VMOVDQU      Y0, 416(SP)
+	VPBROADCASTD 40(SP), Y0
+	VMOVDQU      Y0, 448(SP)
+	VPBROADCASTD 44(SP), Y0
+	VMOVDQU      Y0, 480(SP)
+	VPBROADCASTD 48(SP), Y0
+	VMOVDQU      Y0, 512(SP)
+	VPBROADCASTD 52(SP), Y0
+	VMOVDQU      Y0, 544(SP)
+	VPBROADCASTD 56(SP), Y0
+	VMOVDQU      Y0, 576(SP)
+	VPBROADCASTD 60(SP), Y0
+	VMOVDQU      Y0, 608(SP)
+	VPBROADCASTD 64(SP), Y0
+	VMOVDQU      Y0, 640(SP)
+	VPBROADCASTD 68(SP), Y0
+	VMOVDQU      Y0, 672(SP)
+	VPBROADCASTD 72(SP), Y0
+	VMOVDQU      Y0, 704(SP)
+	VPBROADCASTD 76(SP), Y0
+	VMOVDQU      Y0, 736(SP)
+	VPBROADCASTD 80(SP), Y0
+	VMOVDQU      Y0, 768(SP)
+	VPBROADCASTD 84(SP), Y0
+	VMOVDQU      Y0, 800(SP)
+	VPBROADCASTD 88(SP), Y0
+	VMOVDQU      Y0, 832(SP)
+	VPBROADCASTD 92(SP), Y0
+	VMOVDQU      Y0, 864(SP)
+	VPBROADCASTD 96(SP), Y0
+	VMOVDQU      Y0, 896(SP)
+	VPBROADCASTD 100(SP), Y0
+	VMOVDQU      Y0, 928(SP)
+	VPBROADCASTD 104(SP), Y0
+	VMOVDQU      Y0, 960(SP)
+	VPBROADCASTD 108(SP), Y0
+	VMOVDQU      Y0, 992(SP)
+	VPBROADCASTD 112(SP), Y0
+	VMOVDQU      Y0, 1024(SP)
+	VPBROADCASTD 116(SP), Y0
+	VMOVDQU      Y0, 1056(SP)
+	VPBROADCASTD 120(SP), Y0
+	VMOVDQU      Y0, 1088(SP)
+	VPBROADCASTD 124(SP), Y0
+	VMOVDQU      Y0, 1120(SP)
+	LEAQ         128(SP), AX
+
+	// Counter words 0-2 broadcast, word 3 (the inc32 counter) broadcast; all byte-swapped to native order.
+	VMOVDQU      (SI), X0
+	VPSHUFB      sm4BswapMask<>+0(SB), X0, X0
+	VPSHUFD      $0x00, X0, X1
+	VPBROADCASTD X1, Y1
+	VPSRLW       $0x04, Y1, Y3
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y3
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y2
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y2
+	VPSHUFB      Y3, Y2, Y2
+	VPXOR        Y2, Y1, Y1
+	VMOVDQU      Y1, 1152(SP)
+	VPSHUFD      $0x55, X0, X1
+	VPBROADCASTD X1, Y1
+	VPSRLW       $0x04, Y1, Y3
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y3
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y2
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y2
+	VPSHUFB      Y3, Y2, Y2
+	VPXOR        Y2, Y1, Y1
+	VMOVDQU      Y1, 1184(SP)
+	VPSHUFD      $0xaa, X0, X1
+	VPBROADCASTD X1, Y1
+	VPSRLW       $0x04, Y1, Y3
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y3
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y2
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y2
+	VPSHUFB      Y3, Y2, Y2
+	VPXOR        Y2, Y1, Y1
+	VMOVDQU      Y1, 1216(SP)
+	VPSHUFD      $0xff, X0, X1
+	VPBROADCASTD X1, Y0
+	VMOVDQU      Y0, 1248(SP)
+
+xorKeyStreamAVX2VAES_loop:
+	CMPQ    BX, $0x00000018
+	JB      xorKeyStreamAVX2VAES_partial
+	VMOVDQU 1248(SP), Y3
+	VPADDD  sm4CtrOffsets8<>+0(SB), Y3, Y3
+	VPSRLW  $0x04, Y3, Y1
+	VPAND   sm4Mask0f<>+0(SB), Y1, Y1
+	VPAND   sm4Mask0f<>+0(SB), Y3, Y0
+	VMOVDQU sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB Y0, Y3, Y3
+	VMOVDQU sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB Y1, Y0, Y0
+	VPXOR   Y0, Y3, Y3
+	VMOVDQU 1152(SP), Y0
+	VMOVDQU 1184(SP), Y1
+	VMOVDQU 1216(SP), Y2
+	VMOVDQU 1248(SP), Y7
+	VPADDD  sm4CtrOffsets8<>+32(SB), Y7, Y7
+	VPSRLW  $0x04, Y7, Y5
+	VPAND   sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND   sm4Mask0f<>+0(SB), Y7, Y4
+	VMOVDQU sm4WordNibLinLo<>+0(SB), Y7
+	VPSHUFB Y4, Y7, Y7
+	VMOVDQU sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB Y5, Y4, Y4
+	VPXOR   Y4, Y7, Y7
+	VMOVDQU 1152(SP), Y4
+	VMOVDQU 1184(SP), Y5
+	VMOVDQU 1216(SP), Y6
+	VMOVDQU 1248(SP), Y11
+	VPADDD  sm4CtrOffsets8<>+64(SB), Y11, Y11
+	VPSRLW  $0x04, Y11, Y9
+	VPAND   sm4Mask0f<>+0(SB), Y9, Y9
+	VPAND   sm4Mask0f<>+0(SB), Y11, Y8
+	VMOVDQU sm4WordNibLinLo<>+0(SB), Y11
+	VPSHUFB Y8, Y11, Y11
+	VMOVDQU sm4WordNibLinHi<>+0(SB), Y8
+	VPSHUFB Y9, Y8, Y8
+	VPXOR   Y8, Y11, Y11
+	VMOVDQU 1152(SP), Y8
+	VMOVDQU 1184(SP), Y9
+	VMOVDQU 1216(SP), Y10
+	VMOVDQU 1248(SP), Y12
+	VPADDD  sm4Inc24<>+0(SB), Y12, Y12
+	VMOVDQU Y12, 1248(SP)
+	MOVQ    AX, SI
+	MOVQ    $0x00000008, DI
+
+xorKeyStreamAVX2VAES_rounds3false:
+	VPXOR       (SI), Y1, Y12
+	VPXOR       Y2, Y12, Y12
+	VPXOR       Y3, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y0, Y0
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y0, Y0
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y0, Y0
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y0, Y0
+	VPXOR       (SI), Y5, Y12
+	VPXOR       Y6, Y12, Y12
+	VPXOR       Y7, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y4, Y4
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y4, Y4
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y4, Y4
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y4, Y4
+	VPXOR       (SI), Y9, Y12
+	VPXOR       Y10, Y12, Y12
+	VPXOR       Y11, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y8, Y8
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y8, Y8
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y8, Y8
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y8, Y8
+	VPXOR       32(SI), Y2, Y12
+	VPXOR       Y3, Y12, Y12
+	VPXOR       Y0, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y1, Y1
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y1, Y1
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y1, Y1
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y1, Y1
+	VPXOR       32(SI), Y6, Y12
+	VPXOR       Y7, Y12, Y12
+	VPXOR       Y4, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y5, Y5
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y5, Y5
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y5, Y5
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y5, Y5
+	VPXOR       32(SI), Y10, Y12
+	VPXOR       Y11, Y12, Y12
+	VPXOR       Y8, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y9, Y9
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y9, Y9
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y9, Y9
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y9, Y9
+	VPXOR       64(SI), Y3, Y12
+	VPXOR       Y0, Y12, Y12
+	VPXOR       Y1, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y2, Y2
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y2, Y2
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y2, Y2
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y2, Y2
+	VPXOR       64(SI), Y7, Y12
+	VPXOR       Y4, Y12, Y12
+	VPXOR       Y5, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y6, Y6
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y6, Y6
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y6, Y6
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y6, Y6
+	VPXOR       64(SI), Y11, Y12
+	VPXOR       Y8, Y12, Y12
+	VPXOR       Y9, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y10, Y10
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VPXOR       96(SI), Y0, Y12
+	VPXOR       Y1, Y12, Y12
+	VPXOR       Y2, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y3, Y3
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y3, Y3
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y3, Y3
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y3, Y3
+	VPXOR       96(SI), Y4, Y12
+	VPXOR       Y5, Y12, Y12
+	VPXOR       Y6, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y7, Y7
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y7, Y7
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y7, Y7
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y7, Y7
+	VPXOR       96(SI), Y8, Y12
+	VPXOR       Y9, Y12, Y12
+	VPXOR       Y10, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y11, Y11
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y11, Y11
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y11, Y11
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y11, Y11
+	ADDQ        $0x80, SI
+	DECQ        DI
+	JNZ         xorKeyStreamAVX2VAES_rounds3false
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y0, Y0
+	VPSRLW      $0x04, Y1, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y1, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y1
+	VPSHUFB     Y13, Y1, Y1
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y1, Y1
+	VPSRLW      $0x04, Y2, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y2
+	VPSHUFB     Y13, Y2, Y2
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y2, Y2
+	VPSRLW      $0x04, Y3, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y3, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y3
+	VPSHUFB     Y13, Y3, Y3
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y3, Y3
+	VPSRLW      $0x04, Y4, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y4
+	VPSHUFB     Y13, Y4, Y4
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y4, Y4
+	VPSRLW      $0x04, Y5, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y5
+	VPSHUFB     Y13, Y5, Y5
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y5, Y5
+	VPSRLW      $0x04, Y6, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y6
+	VPSHUFB     Y13, Y6, Y6
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y6, Y6
+	VPSRLW      $0x04, Y7, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y7, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y7
+	VPSHUFB     Y13, Y7, Y7
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y7, Y7
+	VPSRLW      $0x04, Y8, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y8
+	VPSHUFB     Y13, Y8, Y8
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y8, Y8
+	VPSRLW      $0x04, Y9, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y9, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y9
+	VPSHUFB     Y13, Y9, Y9
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y9, Y9
+	VPSRLW      $0x04, Y10, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y10
+	VPSHUFB     Y13, Y10, Y10
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y10, Y10
+	VPSRLW      $0x04, Y11, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y11
+	VPSHUFB     Y13, Y11, Y11
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y11, Y11
+	VPUNPCKHDQ  Y2, Y3, Y13
+	VPUNPCKLDQ  Y2, Y3, Y3
+	VPUNPCKLDQ  Y0, Y1, Y14
+	VPUNPCKHDQ  Y0, Y1, Y1
+	VPUNPCKHQDQ Y14, Y3, Y2
+	VPUNPCKLQDQ Y14, Y3, Y3
+	VPUNPCKHQDQ Y1, Y13, Y0
+	VPUNPCKLQDQ Y1, Y13, Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y3, Y3
+	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
+	VPSHUFB     sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VPUNPCKHDQ  Y6, Y7, Y13
+	VPUNPCKLDQ  Y6, Y7, Y7
+	VPUNPCKLDQ  Y4, Y5, Y14
+	VPUNPCKHDQ  Y4, Y5, Y5
+	VPUNPCKHQDQ Y14, Y7, Y6
+	VPUNPCKLQDQ Y14, Y7, Y7
+	VPUNPCKHQDQ Y5, Y13, Y4
+	VPUNPCKLQDQ Y5, Y13, Y5
+	VPSHUFB     sm4BswapMask<>+0(SB), Y7, Y7
+	VPSHUFB     sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
+	VPUNPCKHDQ  Y10, Y11, Y13
+	VPUNPCKLDQ  Y10, Y11, Y11
+	VPUNPCKLDQ  Y8, Y9, Y14
+	VPUNPCKHDQ  Y8, Y9, Y9
+	VPUNPCKHQDQ Y14, Y11, Y10
+	VPUNPCKLQDQ Y14, Y11, Y11
+	VPUNPCKHQDQ Y9, Y13, Y8
+	VPUNPCKLQDQ Y9, Y13, Y9
+	VPSHUFB     sm4BswapMask<>+0(SB), Y11, Y11
+	VPSHUFB     sm4BswapMask<>+0(SB), Y10, Y10
+	VPSHUFB     sm4BswapMask<>+0(SB), Y9, Y9
+	VPSHUFB     sm4BswapMask<>+0(SB), Y8, Y8
+	VPXOR       (DX), Y3, Y3
+	VMOVDQU     Y3, (CX)
+	VPXOR       32(DX), Y2, Y2
+	VMOVDQU     Y2, 32(CX)
+	VPXOR       64(DX), Y1, Y1
+	VMOVDQU     Y1, 64(CX)
+	VPXOR       96(DX), Y0, Y0
+	VMOVDQU     Y0, 96(CX)
+	VPXOR       128(DX), Y7, Y7
+	VMOVDQU     Y7, 128(CX)
+	VPXOR       160(DX), Y6, Y6
+	VMOVDQU     Y6, 160(CX)
+	VPXOR       192(DX), Y5, Y5
+	VMOVDQU     Y5, 192(CX)
+	VPXOR       224(DX), Y4, Y4
+	VMOVDQU     Y4, 224(CX)
+	VPXOR       256(DX), Y11, Y11
+	VMOVDQU     Y11, 256(CX)
+	VPXOR       288(DX), Y10, Y10
+	VMOVDQU     Y10, 288(CX)
+	VPXOR       320(DX), Y9, Y9
+	VMOVDQU     Y9, 320(CX)
+	VPXOR       352(DX), Y8, Y8
+	VMOVDQU     Y8, 352(CX)
+	ADDQ        $0x00000180, DX
+	ADDQ        $0x00000180, CX
+	SUBQ        $0x00000018, BX
+	JMP         xorKeyStreamAVX2VAES_loop
+
+xorKeyStreamAVX2VAES_partial:
+	// Fewer than a full pass left: ceil(n/width) sets, the last one masked.
+	TESTQ        BX, BX
+	JZ           xorKeyStreamAVX2VAES_done
+	CMPQ         BX, $0x00000010
+	JA           xorKeyStreamAVX2VAES_sets3
+	CMPQ         BX, $0x00000008
+	JA           xorKeyStreamAVX2VAES_sets2
+	MOVQ         BX, X0
+	VPBROADCASTD X0, Y0
+	VMOVDQU      Y0, 1280(SP)
+	VMOVDQU      1248(SP), Y3
+	VPADDD       sm4CtrOffsets8<>+0(SB), Y3, Y3
+	VPSRLW       $0x04, Y3, Y1
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y1
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y0
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB      Y0, Y3, Y3
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VPXOR        Y0, Y3, Y3
+	VMOVDQU      1152(SP), Y0
+	VMOVDQU      1184(SP), Y1
+	VMOVDQU      1216(SP), Y2
+	MOVQ         $0x00000008, BX
+
+xorKeyStreamAVX2VAES_rounds1true:
+	VPXOR       (AX), Y1, Y4
+	VPXOR       Y2, Y4, Y4
+	VPXOR       Y3, Y4, Y4
+	VAESENCLAST sm4Zero32<>+0(SB), Y4, Y4
+	VPSRLW      $0x04, Y4, Y6
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y6
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y5
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y7
+	VPSHUFB     Y6, Y7, Y7
+	VPXOR       Y7, Y4, Y4
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y7
+	VPSHUFB     Y5, Y7, Y7
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y5
+	VPSHUFB     Y6, Y5, Y5
+	VPXOR       Y5, Y7, Y7
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y4, Y5
+	VPXOR       Y5, Y0, Y0
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y7, Y5
+	VPXOR       Y5, Y0, Y0
+	VPXOR       Y4, Y7, Y7
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y7, Y5
+	VPXOR       Y5, Y0, Y0
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y7, Y5
+	VPXOR       Y5, Y0, Y0
+	VPXOR       32(AX), Y2, Y4
+	VPXOR       Y3, Y4, Y4
+	VPXOR       Y0, Y4, Y4
+	VAESENCLAST sm4Zero32<>+0(SB), Y4, Y4
+	VPSRLW      $0x04, Y4, Y6
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y6
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y5
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y7
+	VPSHUFB     Y6, Y7, Y7
+	VPXOR       Y7, Y4, Y4
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y7
+	VPSHUFB     Y5, Y7, Y7
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y5
+	VPSHUFB     Y6, Y5, Y5
+	VPXOR       Y5, Y7, Y7
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y4, Y5
+	VPXOR       Y5, Y1, Y1
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y7, Y5
+	VPXOR       Y5, Y1, Y1
+	VPXOR       Y4, Y7, Y7
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y7, Y5
+	VPXOR       Y5, Y1, Y1
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y7, Y5
+	VPXOR       Y5, Y1, Y1
+	VPXOR       64(AX), Y3, Y4
+	VPXOR       Y0, Y4, Y4
+	VPXOR       Y1, Y4, Y4
+	VAESENCLAST sm4Zero32<>+0(SB), Y4, Y4
+	VPSRLW      $0x04, Y4, Y6
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y6
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y5
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y7
+	VPSHUFB     Y6, Y7, Y7
+	VPXOR       Y7, Y4, Y4
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y7
+	VPSHUFB     Y5, Y7, Y7
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y5
+	VPSHUFB     Y6, Y5, Y5
+	VPXOR       Y5, Y7, Y7
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y4, Y5
+	VPXOR       Y5, Y2, Y2
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y7, Y5
+	VPXOR       Y5, Y2, Y2
+	VPXOR       Y4, Y7, Y7
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y7, Y5
+	VPXOR       Y5, Y2, Y2
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y7, Y5
+	VPXOR       Y5, Y2, Y2
+	VPXOR       96(AX), Y0, Y4
+	VPXOR       Y1, Y4, Y4
+	VPXOR       Y2, Y4, Y4
+	VAESENCLAST sm4Zero32<>+0(SB), Y4, Y4
+	VPSRLW      $0x04, Y4, Y6
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y6
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y5
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y7
+	VPSHUFB     Y6, Y7, Y7
+	VPXOR       Y7, Y4, Y4
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y7
+	VPSHUFB     Y5, Y7, Y7
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y5
+	VPSHUFB     Y6, Y5, Y5
+	VPXOR       Y5, Y7, Y7
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y4, Y5
+	VPXOR       Y5, Y3, Y3
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y7, Y5
+	VPXOR       Y5, Y3, Y3
+	VPXOR       Y4, Y7, Y7
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y7, Y5
+	VPXOR       Y5, Y3, Y3
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y7, Y5
+	VPXOR       Y5, Y3, Y3
+	ADDQ        $0x80, AX
+	DECQ        BX
+	JNZ         xorKeyStreamAVX2VAES_rounds1true
+	VPSRLW      $0x04, Y0, Y6
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y6
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y5
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB     Y5, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y5
+	VPSHUFB     Y6, Y5, Y5
+	VPXOR       Y5, Y0, Y0
+	VPSRLW      $0x04, Y1, Y6
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y6
+	VPAND       sm4Mask0f<>+0(SB), Y1, Y5
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y1
+	VPSHUFB     Y5, Y1, Y1
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y5
+	VPSHUFB     Y6, Y5, Y5
+	VPXOR       Y5, Y1, Y1
+	VPSRLW      $0x04, Y2, Y6
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y6
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y5
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y2
+	VPSHUFB     Y5, Y2, Y2
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y5
+	VPSHUFB     Y6, Y5, Y5
+	VPXOR       Y5, Y2, Y2
+	VPSRLW      $0x04, Y3, Y6
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y6
+	VPAND       sm4Mask0f<>+0(SB), Y3, Y5
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y3
+	VPSHUFB     Y5, Y3, Y3
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y5
+	VPSHUFB     Y6, Y5, Y5
+	VPXOR       Y5, Y3, Y3
+	VPUNPCKHDQ  Y2, Y3, Y5
+	VPUNPCKLDQ  Y2, Y3, Y3
+	VPUNPCKLDQ  Y0, Y1, Y6
+	VPUNPCKHDQ  Y0, Y1, Y1
+	VPUNPCKHQDQ Y6, Y3, Y2
+	VPUNPCKLQDQ Y6, Y3, Y3
+	VPUNPCKHQDQ Y1, Y5, Y0
+	VPUNPCKLQDQ Y1, Y5, Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y3, Y3
+	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
+	VPSHUFB     sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     1280(SP), Y4
+	VPCMPGTD    sm4TailIndex8<>+0(SB), Y4, Y4
+	VPMASKMOVD  (DX), Y4, Y4
+	VPXOR       Y4, Y3, Y3
+	VMOVDQU     1280(SP), Y4
+	VPCMPGTD    sm4TailIndex8<>+0(SB), Y4, Y4
+	VPMASKMOVD  Y3, Y4, (CX)
+	VMOVDQU     1280(SP), Y3
+	VPCMPGTD    sm4TailIndex8<>+32(SB), Y3, Y3
+	VPMASKMOVD  32(DX), Y3, Y4
+	VPXOR       Y4, Y2, Y2
+	VMOVDQU     1280(SP), Y3
+	VPCMPGTD    sm4TailIndex8<>+32(SB), Y3, Y3
+	VPMASKMOVD  Y2, Y3, 32(CX)
+	VMOVDQU     1280(SP), Y2
+	VPCMPGTD    sm4TailIndex8<>+64(SB), Y2, Y2
+	VPMASKMOVD  64(DX), Y2, Y4
+	VPXOR       Y4, Y1, Y1
+	VMOVDQU     1280(SP), Y2
+	VPCMPGTD    sm4TailIndex8<>+64(SB), Y2, Y2
+	VPMASKMOVD  Y1, Y2, 64(CX)
+	VMOVDQU     1280(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD  96(DX), Y1, Y4
+	VPXOR       Y4, Y0, Y0
+	VMOVDQU     1280(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD  Y0, Y1, 96(CX)
+	JMP         xorKeyStreamAVX2VAES_done
+
+xorKeyStreamAVX2VAES_sets2:
+	SUBQ         $0x00000008, BX
+	MOVQ         BX, X0
+	VPBROADCASTD X0, Y0
+	VMOVDQU      Y0, 1312(SP)
+	VMOVDQU      1248(SP), Y3
+	VPADDD       sm4CtrOffsets8<>+0(SB), Y3, Y3
+	VPSRLW       $0x04, Y3, Y1
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y1
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y0
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB      Y0, Y3, Y3
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VPXOR        Y0, Y3, Y3
+	VMOVDQU      1152(SP), Y0
+	VMOVDQU      1184(SP), Y1
+	VMOVDQU      1216(SP), Y2
+	VMOVDQU      1248(SP), Y7
+	VPADDD       sm4CtrOffsets8<>+32(SB), Y7, Y7
+	VPSRLW       $0x04, Y7, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y7, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y7
+	VPSHUFB      Y4, Y7, Y7
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y7, Y7
+	VMOVDQU      1152(SP), Y4
+	VMOVDQU      1184(SP), Y5
+	VMOVDQU      1216(SP), Y6
+	MOVQ         $0x00000008, BX
+
+xorKeyStreamAVX2VAES_rounds2true:
+	VPXOR       (AX), Y1, Y8
+	VPXOR       Y2, Y8, Y8
+	VPXOR       Y3, Y8, Y8
+	VAESENCLAST sm4Zero32<>+0(SB), Y8, Y8
+	VPSRLW      $0x04, Y8, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y9
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y8
+	VPSHUFB     Y9, Y8, Y8
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y11
+	VPSHUFB     Y10, Y11, Y11
+	VPXOR       Y11, Y8, Y8
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y11
+	VPSHUFB     Y9, Y11, Y11
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y9
+	VPSHUFB     Y10, Y9, Y9
+	VPXOR       Y9, Y11, Y11
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y8, Y9
+	VPXOR       Y9, Y0, Y0
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y0, Y0
+	VPXOR       Y8, Y11, Y11
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y0, Y0
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y0, Y0
+	VPXOR       (AX), Y5, Y8
+	VPXOR       Y6, Y8, Y8
+	VPXOR       Y7, Y8, Y8
+	VAESENCLAST sm4Zero32<>+0(SB), Y8, Y8
+	VPSRLW      $0x04, Y8, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y9
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y8
+	VPSHUFB     Y9, Y8, Y8
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y11
+	VPSHUFB     Y10, Y11, Y11
+	VPXOR       Y11, Y8, Y8
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y11
+	VPSHUFB     Y9, Y11, Y11
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y9
+	VPSHUFB     Y10, Y9, Y9
+	VPXOR       Y9, Y11, Y11
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y8, Y9
+	VPXOR       Y9, Y4, Y4
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y4, Y4
+	VPXOR       Y8, Y11, Y11
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y4, Y4
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y4, Y4
+	VPXOR       32(AX), Y2, Y8
+	VPXOR       Y3, Y8, Y8
+	VPXOR       Y0, Y8, Y8
+	VAESENCLAST sm4Zero32<>+0(SB), Y8, Y8
+	VPSRLW      $0x04, Y8, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y9
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y8
+	VPSHUFB     Y9, Y8, Y8
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y11
+	VPSHUFB     Y10, Y11, Y11
+	VPXOR       Y11, Y8, Y8
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y11
+	VPSHUFB     Y9, Y11, Y11
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y9
+	VPSHUFB     Y10, Y9, Y9
+	VPXOR       Y9, Y11, Y11
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y8, Y9
+	VPXOR       Y9, Y1, Y1
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y1, Y1
+	VPXOR       Y8, Y11, Y11
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y1, Y1
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y1, Y1
+	VPXOR       32(AX), Y6, Y8
+	VPXOR       Y7, Y8, Y8
+	VPXOR       Y4, Y8, Y8
+	VAESENCLAST sm4Zero32<>+0(SB), Y8, Y8
+	VPSRLW      $0x04, Y8, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y9
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y8
+	VPSHUFB     Y9, Y8, Y8
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y11
+	VPSHUFB     Y10, Y11, Y11
+	VPXOR       Y11, Y8, Y8
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y11
+	VPSHUFB     Y9, Y11, Y11
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y9
+	VPSHUFB     Y10, Y9, Y9
+	VPXOR       Y9, Y11, Y11
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y8, Y9
+	VPXOR       Y9, Y5, Y5
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y5, Y5
+	VPXOR       Y8, Y11, Y11
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y5, Y5
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y5, Y5
+	VPXOR       64(AX), Y3, Y8
+	VPXOR       Y0, Y8, Y8
+	VPXOR       Y1, Y8, Y8
+	VAESENCLAST sm4Zero32<>+0(SB), Y8, Y8
+	VPSRLW      $0x04, Y8, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y9
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y8
+	VPSHUFB     Y9, Y8, Y8
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y11
+	VPSHUFB     Y10, Y11, Y11
+	VPXOR       Y11, Y8, Y8
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y11
+	VPSHUFB     Y9, Y11, Y11
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y9
+	VPSHUFB     Y10, Y9, Y9
+	VPXOR       Y9, Y11, Y11
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y8, Y9
+	VPXOR       Y9, Y2, Y2
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y2, Y2
+	VPXOR       Y8, Y11, Y11
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y2, Y2
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y2, Y2
+	VPXOR       64(AX), Y7, Y8
+	VPXOR       Y4, Y8, Y8
+	VPXOR       Y5, Y8, Y8
+	VAESENCLAST sm4Zero32<>+0(SB), Y8, Y8
+	VPSRLW      $0x04, Y8, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y9
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y8
+	VPSHUFB     Y9, Y8, Y8
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y11
+	VPSHUFB     Y10, Y11, Y11
+	VPXOR       Y11, Y8, Y8
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y11
+	VPSHUFB     Y9, Y11, Y11
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y9
+	VPSHUFB     Y10, Y9, Y9
+	VPXOR       Y9, Y11, Y11
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y8, Y9
+	VPXOR       Y9, Y6, Y6
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y6, Y6
+	VPXOR       Y8, Y11, Y11
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y6, Y6
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y6, Y6
+	VPXOR       96(AX), Y0, Y8
+	VPXOR       Y1, Y8, Y8
+	VPXOR       Y2, Y8, Y8
+	VAESENCLAST sm4Zero32<>+0(SB), Y8, Y8
+	VPSRLW      $0x04, Y8, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y9
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y8
+	VPSHUFB     Y9, Y8, Y8
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y11
+	VPSHUFB     Y10, Y11, Y11
+	VPXOR       Y11, Y8, Y8
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y11
+	VPSHUFB     Y9, Y11, Y11
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y9
+	VPSHUFB     Y10, Y9, Y9
+	VPXOR       Y9, Y11, Y11
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y8, Y9
+	VPXOR       Y9, Y3, Y3
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y3, Y3
+	VPXOR       Y8, Y11, Y11
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y3, Y3
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y3, Y3
+	VPXOR       96(AX), Y4, Y8
+	VPXOR       Y5, Y8, Y8
+	VPXOR       Y6, Y8, Y8
+	VAESENCLAST sm4Zero32<>+0(SB), Y8, Y8
+	VPSRLW      $0x04, Y8, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y9
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y8
+	VPSHUFB     Y9, Y8, Y8
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y11
+	VPSHUFB     Y10, Y11, Y11
+	VPXOR       Y11, Y8, Y8
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y11
+	VPSHUFB     Y9, Y11, Y11
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y9
+	VPSHUFB     Y10, Y9, Y9
+	VPXOR       Y9, Y11, Y11
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y8, Y9
+	VPXOR       Y9, Y7, Y7
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y7, Y7
+	VPXOR       Y8, Y11, Y11
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y7, Y7
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y11, Y9
+	VPXOR       Y9, Y7, Y7
+	ADDQ        $0x80, AX
+	DECQ        BX
+	JNZ         xorKeyStreamAVX2VAES_rounds2true
+	VPSRLW      $0x04, Y0, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y9
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB     Y9, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y9
+	VPSHUFB     Y10, Y9, Y9
+	VPXOR       Y9, Y0, Y0
+	VPSRLW      $0x04, Y1, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y1, Y9
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y1
+	VPSHUFB     Y9, Y1, Y1
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y9
+	VPSHUFB     Y10, Y9, Y9
+	VPXOR       Y9, Y1, Y1
+	VPSRLW      $0x04, Y2, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y9
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y2
+	VPSHUFB     Y9, Y2, Y2
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y9
+	VPSHUFB     Y10, Y9, Y9
+	VPXOR       Y9, Y2, Y2
+	VPSRLW      $0x04, Y3, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y3, Y9
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y3
+	VPSHUFB     Y9, Y3, Y3
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y9
+	VPSHUFB     Y10, Y9, Y9
+	VPXOR       Y9, Y3, Y3
+	VPSRLW      $0x04, Y4, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y9
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y4
+	VPSHUFB     Y9, Y4, Y4
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y9
+	VPSHUFB     Y10, Y9, Y9
+	VPXOR       Y9, Y4, Y4
+	VPSRLW      $0x04, Y5, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y9
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y5
+	VPSHUFB     Y9, Y5, Y5
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y9
+	VPSHUFB     Y10, Y9, Y9
+	VPXOR       Y9, Y5, Y5
+	VPSRLW      $0x04, Y6, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y9
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y6
+	VPSHUFB     Y9, Y6, Y6
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y9
+	VPSHUFB     Y10, Y9, Y9
+	VPXOR       Y9, Y6, Y6
+	VPSRLW      $0x04, Y7, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND       sm4Mask0f<>+0(SB), Y7, Y9
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y7
+	VPSHUFB     Y9, Y7, Y7
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y9
+	VPSHUFB     Y10, Y9, Y9
+	VPXOR       Y9, Y7, Y7
+	VPUNPCKHDQ  Y2, Y3, Y9
+	VPUNPCKLDQ  Y2, Y3, Y3
+	VPUNPCKLDQ  Y0, Y1, Y10
+	VPUNPCKHDQ  Y0, Y1, Y1
+	VPUNPCKHQDQ Y10, Y3, Y2
+	VPUNPCKLQDQ Y10, Y3, Y3
+	VPUNPCKHQDQ Y1, Y9, Y0
+	VPUNPCKLQDQ Y1, Y9, Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y3, Y3
+	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
+	VPSHUFB     sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VPUNPCKHDQ  Y6, Y7, Y9
+	VPUNPCKLDQ  Y6, Y7, Y7
+	VPUNPCKLDQ  Y4, Y5, Y10
+	VPUNPCKHDQ  Y4, Y5, Y5
+	VPUNPCKHQDQ Y10, Y7, Y6
+	VPUNPCKLQDQ Y10, Y7, Y7
+	VPUNPCKHQDQ Y5, Y9, Y4
+	VPUNPCKLQDQ Y5, Y9, Y5
+	VPSHUFB     sm4BswapMask<>+0(SB), Y7, Y7
+	VPSHUFB     sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
+	VPXOR       (DX), Y3, Y3
+	VMOVDQU     Y3, (CX)
+	VPXOR       32(DX), Y2, Y2
+	VMOVDQU     Y2, 32(CX)
+	VPXOR       64(DX), Y1, Y1
+	VMOVDQU     Y1, 64(CX)
+	VPXOR       96(DX), Y0, Y0
+	VMOVDQU     Y0, 96(CX)
+	VMOVDQU     1312(SP), Y0
+	VPCMPGTD    sm4TailIndex8<>+0(SB), Y0, Y0
+	VPMASKMOVD  128(DX), Y0, Y0
+	VPXOR       Y0, Y7, Y7
+	VMOVDQU     1312(SP), Y0
+	VPCMPGTD    sm4TailIndex8<>+0(SB), Y0, Y0
+	VPMASKMOVD  Y7, Y0, 128(CX)
+	VMOVDQU     1312(SP), Y0
+	VPCMPGTD    sm4TailIndex8<>+32(SB), Y0, Y0
+	VPMASKMOVD  160(DX), Y0, Y0
+	VPXOR       Y0, Y6, Y6
+	VMOVDQU     1312(SP), Y0
+	VPCMPGTD    sm4TailIndex8<>+32(SB), Y0, Y0
+	VPMASKMOVD  Y6, Y0, 160(CX)
+	VMOVDQU     1312(SP), Y0
+	VPCMPGTD    sm4TailIndex8<>+64(SB), Y0, Y0
+	VPMASKMOVD  192(DX), Y0, Y0
+	VPXOR       Y0, Y5, Y5
+	VMOVDQU     1312(SP), Y0
+	VPCMPGTD    sm4TailIndex8<>+64(SB), Y0, Y0
+	VPMASKMOVD  Y5, Y0, 192(CX)
+	VMOVDQU     1312(SP), Y0
+	VPCMPGTD    sm4TailIndex8<>+96(SB), Y0, Y0
+	VPMASKMOVD  224(DX), Y0, Y0
+	VPXOR       Y0, Y4, Y4
+	VMOVDQU     1312(SP), Y0
+	VPCMPGTD    sm4TailIndex8<>+96(SB), Y0, Y0
+	VPMASKMOVD  Y4, Y0, 224(CX)
+	JMP         xorKeyStreamAVX2VAES_done
+
+xorKeyStreamAVX2VAES_sets3:
+	SUBQ         $0x00000010, BX
+	MOVQ         BX, X0
+	VPBROADCASTD X0, Y0
+	VMOVDQU      Y0, 1344(SP)
+	VMOVDQU      1248(SP), Y3
+	VPADDD       sm4CtrOffsets8<>+0(SB), Y3, Y3
+	VPSRLW       $0x04, Y3, Y1
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y1
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y0
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB      Y0, Y3, Y3
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VPXOR        Y0, Y3, Y3
+	VMOVDQU      1152(SP), Y0
+	VMOVDQU      1184(SP), Y1
+	VMOVDQU      1216(SP), Y2
+	VMOVDQU      1248(SP), Y7
+	VPADDD       sm4CtrOffsets8<>+32(SB), Y7, Y7
+	VPSRLW       $0x04, Y7, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y7, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y7
+	VPSHUFB      Y4, Y7, Y7
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y7, Y7
+	VMOVDQU      1152(SP), Y4
+	VMOVDQU      1184(SP), Y5
+	VMOVDQU      1216(SP), Y6
+	VMOVDQU      1248(SP), Y11
+	VPADDD       sm4CtrOffsets8<>+64(SB), Y11, Y11
+	VPSRLW       $0x04, Y11, Y9
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y9
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y8
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y11
+	VPSHUFB      Y8, Y11, Y11
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y8
+	VPSHUFB      Y9, Y8, Y8
+	VPXOR        Y8, Y11, Y11
+	VMOVDQU      1152(SP), Y8
+	VMOVDQU      1184(SP), Y9
+	VMOVDQU      1216(SP), Y10
+	MOVQ         $0x00000008, BX
+
+xorKeyStreamAVX2VAES_rounds3true:
+	VPXOR       (AX), Y1, Y12
+	VPXOR       Y2, Y12, Y12
+	VPXOR       Y3, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y0, Y0
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y0, Y0
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y0, Y0
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y0, Y0
+	VPXOR       (AX), Y5, Y12
+	VPXOR       Y6, Y12, Y12
+	VPXOR       Y7, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y4, Y4
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y4, Y4
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y4, Y4
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y4, Y4
+	VPXOR       (AX), Y9, Y12
+	VPXOR       Y10, Y12, Y12
+	VPXOR       Y11, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y8, Y8
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y8, Y8
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y8, Y8
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y8, Y8
+	VPXOR       32(AX), Y2, Y12
+	VPXOR       Y3, Y12, Y12
+	VPXOR       Y0, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y1, Y1
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y1, Y1
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y1, Y1
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y1, Y1
+	VPXOR       32(AX), Y6, Y12
+	VPXOR       Y7, Y12, Y12
+	VPXOR       Y4, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y5, Y5
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y5, Y5
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y5, Y5
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y5, Y5
+	VPXOR       32(AX), Y10, Y12
+	VPXOR       Y11, Y12, Y12
+	VPXOR       Y8, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y9, Y9
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y9, Y9
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y9, Y9
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y9, Y9
+	VPXOR       64(AX), Y3, Y12
+	VPXOR       Y0, Y12, Y12
+	VPXOR       Y1, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y2, Y2
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y2, Y2
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y2, Y2
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y2, Y2
+	VPXOR       64(AX), Y7, Y12
+	VPXOR       Y4, Y12, Y12
+	VPXOR       Y5, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y6, Y6
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y6, Y6
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y6, Y6
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y6, Y6
+	VPXOR       64(AX), Y11, Y12
+	VPXOR       Y8, Y12, Y12
+	VPXOR       Y9, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y10, Y10
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VPXOR       96(AX), Y0, Y12
+	VPXOR       Y1, Y12, Y12
+	VPXOR       Y2, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y3, Y3
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y3, Y3
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y3, Y3
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y3, Y3
+	VPXOR       96(AX), Y4, Y12
+	VPXOR       Y5, Y12, Y12
+	VPXOR       Y6, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y7, Y7
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y7, Y7
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y7, Y7
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y7, Y7
+	VPXOR       96(AX), Y8, Y12
+	VPXOR       Y9, Y12, Y12
+	VPXOR       Y10, Y12, Y12
+	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
+	VPXOR       Y13, Y11, Y11
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y11, Y11
+	VPXOR       Y12, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y11, Y11
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y11, Y11
+	ADDQ        $0x80, AX
+	DECQ        BX
+	JNZ         xorKeyStreamAVX2VAES_rounds3true
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y0, Y0
+	VPSRLW      $0x04, Y1, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y1, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y1
+	VPSHUFB     Y13, Y1, Y1
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y1, Y1
+	VPSRLW      $0x04, Y2, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y2
+	VPSHUFB     Y13, Y2, Y2
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y2, Y2
+	VPSRLW      $0x04, Y3, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y3, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y3
+	VPSHUFB     Y13, Y3, Y3
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y3, Y3
+	VPSRLW      $0x04, Y4, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y4
+	VPSHUFB     Y13, Y4, Y4
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y4, Y4
+	VPSRLW      $0x04, Y5, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y5
+	VPSHUFB     Y13, Y5, Y5
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y5, Y5
+	VPSRLW      $0x04, Y6, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y6
+	VPSHUFB     Y13, Y6, Y6
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y6, Y6
+	VPSRLW      $0x04, Y7, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y7, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y7
+	VPSHUFB     Y13, Y7, Y7
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y7, Y7
+	VPSRLW      $0x04, Y8, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y8
+	VPSHUFB     Y13, Y8, Y8
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y8, Y8
+	VPSRLW      $0x04, Y9, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y9, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y9
+	VPSHUFB     Y13, Y9, Y9
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y9, Y9
+	VPSRLW      $0x04, Y10, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y10
+	VPSHUFB     Y13, Y10, Y10
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y10, Y10
+	VPSRLW      $0x04, Y11, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y11
+	VPSHUFB     Y13, Y11, Y11
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y11, Y11
+	VPUNPCKHDQ  Y2, Y3, Y13
+	VPUNPCKLDQ  Y2, Y3, Y3
+	VPUNPCKLDQ  Y0, Y1, Y14
+	VPUNPCKHDQ  Y0, Y1, Y1
+	VPUNPCKHQDQ Y14, Y3, Y2
+	VPUNPCKLQDQ Y14, Y3, Y3
+	VPUNPCKHQDQ Y1, Y13, Y0
+	VPUNPCKLQDQ Y1, Y13, Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y3, Y3
+	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
+	VPSHUFB     sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VPUNPCKHDQ  Y6, Y7, Y13
+	VPUNPCKLDQ  Y6, Y7, Y7
+	VPUNPCKLDQ  Y4, Y5, Y14
+	VPUNPCKHDQ  Y4, Y5, Y5
+	VPUNPCKHQDQ Y14, Y7, Y6
+	VPUNPCKLQDQ Y14, Y7, Y7
+	VPUNPCKHQDQ Y5, Y13, Y4
+	VPUNPCKLQDQ Y5, Y13, Y5
+	VPSHUFB     sm4BswapMask<>+0(SB), Y7, Y7
+	VPSHUFB     sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
+	VPUNPCKHDQ  Y10, Y11, Y13
+	VPUNPCKLDQ  Y10, Y11, Y11
+	VPUNPCKLDQ  Y8, Y9, Y14
+	VPUNPCKHDQ  Y8, Y9, Y9
+	VPUNPCKHQDQ Y14, Y11, Y10
+	VPUNPCKLQDQ Y14, Y11, Y11
+	VPUNPCKHQDQ Y9, Y13, Y8
+	VPUNPCKLQDQ Y9, Y13, Y9
+	VPSHUFB     sm4BswapMask<>+0(SB), Y11, Y11
+	VPSHUFB     sm4BswapMask<>+0(SB), Y10, Y10
+	VPSHUFB     sm4BswapMask<>+0(SB), Y9, Y9
+	VPSHUFB     sm4BswapMask<>+0(SB), Y8, Y8
+	VPXOR       (DX), Y3, Y3
+	VMOVDQU     Y3, (CX)
+	VPXOR       32(DX), Y2, Y2
+	VMOVDQU     Y2, 32(CX)
+	VPXOR       64(DX), Y1, Y1
+	VMOVDQU     Y1, 64(CX)
+	VPXOR       96(DX), Y0, Y0
+	VMOVDQU     Y0, 96(CX)
+	VPXOR       128(DX), Y7, Y7
+	VMOVDQU     Y7, 128(CX)
+	VPXOR       160(DX), Y6, Y6
+	VMOVDQU     Y6, 160(CX)
+	VPXOR       192(DX), Y5, Y5
+	VMOVDQU     Y5, 192(CX)
+	VPXOR       224(DX), Y4, Y4
+	VMOVDQU     Y4, 224(CX)
+	VMOVDQU     1344(SP), Y0
+	VPCMPGTD    sm4TailIndex8<>+0(SB), Y0, Y0
+	VPMASKMOVD  256(DX), Y0, Y0
+	VPXOR       Y0, Y11, Y11
+	VMOVDQU     1344(SP), Y0
+	VPCMPGTD    sm4TailIndex8<>+0(SB), Y0, Y0
+	VPMASKMOVD  Y11, Y0, 256(CX)
+	VMOVDQU     1344(SP), Y0
+	VPCMPGTD    sm4TailIndex8<>+32(SB), Y0, Y0
+	VPMASKMOVD  288(DX), Y0, Y0
+	VPXOR       Y0, Y10, Y10
+	VMOVDQU     1344(SP), Y0
+	VPCMPGTD    sm4TailIndex8<>+32(SB), Y0, Y0
+	VPMASKMOVD  Y10, Y0, 288(CX)
+	VMOVDQU     1344(SP), Y0
+	VPCMPGTD    sm4TailIndex8<>+64(SB), Y0, Y0
+	VPMASKMOVD  320(DX), Y0, Y0
+	VPXOR       Y0, Y9, Y9
+	VMOVDQU     1344(SP), Y0
+	VPCMPGTD    sm4TailIndex8<>+64(SB), Y0, Y0
+	VPMASKMOVD  Y9, Y0, 320(CX)
+	VMOVDQU     1344(SP), Y0
+	VPCMPGTD    sm4TailIndex8<>+96(SB), Y0, Y0
+	VPMASKMOVD  352(DX), Y0, Y0
+	VPXOR       Y0, Y8, Y8
+	VMOVDQU     1344(SP), Y0
+	VPCMPGTD    sm4TailIndex8<>+96(SB), Y0, Y0
+	VPMASKMOVD  Y8, Y0, 352(CX)
+
+xorKeyStreamAVX2VAES_done:
 	VZEROUPPER
 	RET

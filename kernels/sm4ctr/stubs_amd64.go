@@ -33,3 +33,13 @@ func encryptBlocksAVX2AESNI(rk *[32]uint32, dst *byte, src *byte, nblocks int)
 //
 //go:noescape
 func xorKeyStreamAVX2AESNI(rk *[32]uint32, ctr *[16]byte, dst *byte, src *byte, nblocks int)
+
+// encryptBlocksAVX2VAES encrypts nblocks 16-byte blocks from src to dst (SM4, GB/T 32907-2016 §7.1) with round keys rk, using AVX2 and VAES (VAESENCLAST on YMM).
+//
+//go:noescape
+func encryptBlocksAVX2VAES(rk *[32]uint32, dst *byte, src *byte, nblocks int)
+
+// xorKeyStreamAVX2VAES XORs src with the SM4 keystream of the counter blocks ctr, inc32(ctr), … (NIST SP 800-38D §6.5 GCTR, §6.2 inc32) for nblocks whole blocks and writes dst, using AVX2 and VAES (VAESENCLAST on YMM). ctr is not updated.
+//
+//go:noescape
+func xorKeyStreamAVX2VAES(rk *[32]uint32, ctr *[16]byte, dst *byte, src *byte, nblocks int)

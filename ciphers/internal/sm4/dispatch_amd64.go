@@ -21,17 +21,31 @@ var (
 	// useAVX512GFNI: SM4 on ZMM with GFNI S-boxes, GHASH with VPCLMULQDQ
 	// on ZMM.
 	useAVX512GFNI = cpu.X86.AVX512GFNI && cpu.X86.AVX512VAES
-	// useAVX2GFNI: SM4 on YMM with VEX-encoded GFNI, GHASH with 128-bit
-	// PCLMULQDQ.
+	// useAVX2GFNI: SM4 on YMM with VEX-encoded GFNI, GHASH with
+	// VPCLMULQDQ on YMM where the CPU has it (avx2GHASH), else with
+	// 128-bit PCLMULQDQ.
 	useAVX2GFNI = cpu.X86.GFNI && cpu.X86.AESNI
-	// useAVX2AESNI: SM4 on YMM with the S-box through AESENCLAST, GHASH
-	// with 128-bit PCLMULQDQ.
+	// useAVX2VAES: SM4 on YMM with the S-box through VAESENCLAST on whole
+	// YMM registers, GHASH with VPCLMULQDQ on YMM (AMD Zen 3: VAES and
+	// VPCLMULQDQ without GFNI or AVX-512).
+	useAVX2VAES = cpu.X86.VAES && cpu.X86.VPCLMULQDQ
+	// useAVX2AESNI: SM4 on YMM with the S-box through AESENCLAST on
+	// 128-bit halves, GHASH with 128-bit PCLMULQDQ.
 	useAVX2AESNI = cpu.X86.AVX2 && cpu.X86.AESNI
+
+	// avx2GHASH is the GHASH kernel of the AVX2+GFNI tier, fixed at start.
+	avx2GHASH = func() ghash.Tier {
+		if cpu.X86.VPCLMULQDQ {
+			return ghash.AVX2VPCLMULQDQ
+		}
+		return ghash.PCLMULQDQ
+	}()
 )
 
 func init() {
 	impl.Register(ImplPackage, "AVX-512+GFNI", &useAVX512GFNI)
 	impl.Register(ImplPackage, "AVX2+GFNI", &useAVX2GFNI)
+	impl.Register(ImplPackage, "AVX2+VAES", &useAVX2VAES)
 	impl.Register(ImplPackage, "AVX2+AES-NI", &useAVX2AESNI)
 }
 
@@ -42,7 +56,9 @@ func tiers() (st sm4ctr.Tier, gt ghash.Tier, ok bool) {
 	case useAVX512GFNI:
 		return sm4ctr.AVX512GFNI, ghash.AVX512, true
 	case useAVX2GFNI:
-		return sm4ctr.AVX2GFNI, ghash.PCLMULQDQ, true
+		return sm4ctr.AVX2GFNI, avx2GHASH, true
+	case useAVX2VAES:
+		return sm4ctr.AVX2VAES, ghash.AVX2VPCLMULQDQ, true
 	case useAVX2AESNI:
 		return sm4ctr.AVX2AESNI, ghash.PCLMULQDQ, true
 	}

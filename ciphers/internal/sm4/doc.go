@@ -36,5 +36,5 @@ const KeySize = 16
 
 // ImplPackage is the name under which this package registers its kernel
 // tiers with ciphers/internal/impl ("AVX-512+GFNI", "AVX2+GFNI",
-// "AVX2+AES-NI"; "generic" when none is enabled).
+// "AVX2+VAES", "AVX2+AES-NI"; "generic" when none is enabled).
 const ImplPackage = "sm4"

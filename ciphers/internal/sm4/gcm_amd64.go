@@ -112,19 +112,30 @@ func j0(nonce *[NonceSize]byte) (ctr [BlockSize]byte) {
 
 // ghashKernel absorbs aad and ct, each zero-padded to whole blocks, and
 // the length block [len(A)]64 ‖ [len(C)]64 into y (SP 800-38D §7.1
-// step 5), on GHASH tier gt.
+// step 5), on GHASH tier gt. A packet of the sm4-gcm suite (whole-block
+// additional data right in front of the ciphertext in one buffer) takes a
+// single kernel call: A ‖ C's whole blocks as one run, then C's padded
+// partial block and the length block.
 func ghashKernel(gt ghash.Tier, k *ghash.Key, y *[16]byte, aad, ct []byte) {
 	var last [2 * BlockSize]byte
-	full := len(aad) &^ (BlockSize - 1)
-	ghash.Update(gt, k, y, aad[:full])
-	if full < len(aad) {
-		copy(last[:], aad[full:])
-		ghash.Update(gt, k, y, last[:BlockSize])
-		last = [2 * BlockSize]byte{}
+	full := len(ct) &^ (BlockSize - 1)
+	body := ct[:full]
+	switch {
+	case len(aad) == 0:
+	case adjacentBlocks(aad, ct, full):
+		body = aad[:len(aad)+full]
+	case full == 0 && len(aad)%BlockSize == 0:
+		body = aad
+	default:
+		afull := len(aad) &^ (BlockSize - 1)
+		ghash.Update(gt, k, y, aad[:afull])
+		if afull < len(aad) {
+			copy(last[:], aad[afull:])
+			ghash.Update(gt, k, y, last[:BlockSize])
+			last = [2 * BlockSize]byte{}
+		}
 	}
-	full = len(ct) &^ (BlockSize - 1)
-	ghash.Update(gt, k, y, ct[:full])
-	// The partial block of C and the length block in one call.
+	// The partial block of C and the length block.
 	rest := last[:BlockSize]
 	if full < len(ct) {
 		copy(last[:], ct[full:])
@@ -132,7 +143,17 @@ func ghashKernel(gt ghash.Tier, k *ghash.Key, y *[16]byte, aad, ct []byte) {
 	}
 	binary.BigEndian.PutUint64(rest[len(rest)-16:], uint64(len(aad))*8)
 	binary.BigEndian.PutUint64(rest[len(rest)-8:], uint64(len(ct))*8)
-	ghash.Update(gt, k, y, rest)
+	ghash.Update2(gt, k, y, body, rest)
+}
+
+// adjacentBlocks reports whether aad is whole blocks immediately followed
+// in memory by the first n bytes of ct (n ≤ len(ct)), so that
+// aad[:len(aad)+n] is A ‖ C[:n] without copying.
+func adjacentBlocks(aad, ct []byte, n int) bool {
+	if len(aad)%BlockSize != 0 || cap(aad)-len(aad) < n || n == 0 {
+		return false
+	}
+	return &aad[:len(aad)+1][len(aad)] == &ct[0]
 }
 
 // sealKernel is sealGeneric on kernel tiers st and gt.

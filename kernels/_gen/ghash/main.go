@@ -1,9 +1,15 @@
 // Command ghash generates gmtun's GHASH kernels (NIST SP 800-38D §6.4):
 // Y ← (Y ⊕ X_1)·H^n ⊕ X_2·H^(n-1) ⊕ … ⊕ X_n·H over whole blocks, with one
-// reduction per group of blocks, in two tiers:
+// reduction per group of blocks, in three tiers:
 //
 //   - PCLMULQDQ: 128-bit carry-less multiplies, groups of 8 blocks;
+//   - AVX2VPCLMULQDQ: VEX VPCLMULQDQ on YMM (two blocks per register),
+//     groups of 16 (ymm.go);
 //   - AVX512: VPCLMULQDQ on ZMM (four blocks per register), groups of 16.
+//
+// Every kernel takes two runs of blocks (blocks, then blocks2) so that a
+// message's body and its padded last block plus length block cost one
+// call.
 //
 // Representation (as in Intel's GCM white paper and Go's gcm_amd64): each
 // block is byte-reversed, so coefficient x^0 of the GCM polynomial is bit
@@ -13,8 +19,15 @@
 // [hi:lo] is reduced modulo x^128 + x^7 + x^2 + x + 1 by two 64-bit folds
 // with the reflected constant 0xC2 << 56.
 //
+// Products are Karatsuba (three carry-less multiplies per block instead of
+// four): for a = a1·x^64 + a0 and h = h1·x^64 + h0, the middle term
+// a1·h0 + a0·h1 is (a1+a0)·(h1+h0) + a1·h1 + a0·h0. The sums h1+h0 are
+// precomputed; the correction by the outer products is applied once per
+// reduction, on the accumulated sums (it is linear).
+//
 // Table layout: entry k (16 bytes, k = 0…15) is H^(16-k)·x^-1; a group of
-// r blocks multiplies block i by entry 16-r+i.
+// r blocks multiplies block i by entry 16-r+i. Entry 16+k holds h1+h0 of
+// entry k in both qwords.
 //
 // Run: go run ./ghash -out ../ghash/ghash_amd64.s -stubs ../ghash/stubs_amd64.go -pkg ghash
 package main
@@ -30,6 +43,7 @@ import (
 var (
 	byteReverse Mem // reverses the 16 bytes of every 128-bit lane
 	reduceConst Mem // 0xC2 << 56 in the low qword
+	tailMask    Mem // qwords -1, -1, -1, -1, 0, 0: VPMASKMOVQ masks for 2 or 1 blocks
 )
 
 func main() {
@@ -45,8 +59,18 @@ func main() {
 	DATA(0, U64(0xc200000000000000))
 	DATA(8, U64(0))
 
+	tailMask = GLOBL("ghashTailMask", RODATA|NOPTR)
+	for i := 0; i < 6; i++ {
+		v := uint64(0)
+		if i < 4 {
+			v = ^v
+		}
+		DATA(8*i, U64(v))
+	}
+
 	genPCLMUL()
 	genAVX512()
+	genVPCLMUL256()
 	Generate()
 }
 
@@ -64,24 +88,26 @@ func reduce(lo, hi, poly, t VecVirtual) {
 	PXOR(hi, lo)
 }
 
-// mulAcc adds the unreduced schoolbook product x·p to lo, mid, hi.
-func mulAcc(x, p VecVirtual, lo, mid, hi, t VecVirtual) {
+// mulAcc adds the unreduced Karatsuba product x·p to lo, mid, hi (pk
+// holds p1+p0; mid still lacks the lo and hi correction).
+func mulAcc(x, p, pk VecVirtual, lo, mid, hi, t VecVirtual) {
 	MOVOU(x, t)
 	PCLMULQDQ(U8(0x00), p, t)
 	PXOR(t, lo)
 	MOVOU(x, t)
 	PCLMULQDQ(U8(0x11), p, t)
 	PXOR(t, hi)
-	MOVOU(x, t)
-	PCLMULQDQ(U8(0x01), p, t)
-	PXOR(t, mid)
-	MOVOU(x, t)
-	PCLMULQDQ(U8(0x10), p, t)
+	PSHUFD(U8(0x4e), x, t)
+	PXOR(x, t)
+	PCLMULQDQ(U8(0x00), pk, t)
 	PXOR(t, mid)
 }
 
-// foldMid adds the middle product mid·x^64 into [hi:lo].
+// foldMid corrects the Karatsuba middle sum (mid += lo + hi) and adds
+// mid·x^64 into [hi:lo].
 func foldMid(lo, mid, hi, t VecVirtual) {
+	PXOR(lo, mid)
+	PXOR(hi, mid)
 	MOVOU(mid, t)
 	PSLLDQ(U8(8), t)
 	PXOR(t, lo)
@@ -90,13 +116,15 @@ func foldMid(lo, mid, hi, t VecVirtual) {
 }
 
 func genPCLMUL() {
-	TEXT("updatePCLMULQDQ", NOSPLIT, "func(table *[256]byte, y *[16]byte, blocks *byte, nblocks int)")
+	TEXT("updatePCLMULQDQ", NOSPLIT, "func(table *[512]byte, y *[16]byte, blocks *byte, nblocks int, blocks2 *byte, nblocks2 int)")
 	Pragma("noescape")
-	Doc("updatePCLMULQDQ absorbs nblocks 16-byte blocks into the GHASH state y (NIST SP 800-38D §6.4) with 128-bit PCLMULQDQ, eight blocks per reduction.")
+	Doc("updatePCLMULQDQ absorbs nblocks 16-byte blocks, then nblocks2 blocks from blocks2, into the GHASH state y (NIST SP 800-38D §6.4) with 128-bit PCLMULQDQ, eight blocks per reduction.")
 	tab := Load(Param("table"), GP64())
 	yp := Load(Param("y"), GP64())
 	p := Load(Param("blocks"), GP64())
 	n := Load(Param("nblocks"), GP64())
+	p2 := Load(Param("blocks2"), GP64())
+	n2 := Load(Param("nblocks2"), GP64())
 
 	rev, poly, acc := XMM(), XMM(), XMM()
 	MOVOU(byteReverse, rev)
@@ -105,8 +133,9 @@ func genPCLMUL() {
 	PSHUFB(rev, acc)
 	// SSE memory operands must be 16-byte aligned, so the table entries are
 	// loaded with MOVOU into h first.
-	lo, mid, hi, x, t, h := XMM(), XMM(), XMM(), XMM(), XMM(), XMM()
+	lo, mid, hi, x, t, h, hk := XMM(), XMM(), XMM(), XMM(), XMM(), XMM(), XMM()
 
+	Label("pclmul_segment")
 	Label("pclmul_loop8")
 	CMPQ(n, U8(8))
 	JB(LabelRef("pclmul_tail"))
@@ -120,7 +149,8 @@ func genPCLMUL() {
 			PXOR(acc, x)
 		}
 		MOVOU(Mem{Base: tab, Disp: 16 * (8 + i)}, h)
-		mulAcc(x, h, lo, mid, hi, t)
+		MOVOU(Mem{Base: tab, Disp: 256 + 16*(8+i)}, hk)
+		mulAcc(x, h, hk, lo, mid, hi, t)
 	}
 	foldMid(lo, mid, hi, t)
 	reduce(lo, hi, poly, t)
@@ -132,7 +162,7 @@ func genPCLMUL() {
 	Label("pclmul_tail")
 	Comment("1 to 7 blocks left: block i of r uses entry 16-r+i.")
 	TESTQ(n, n)
-	JZ(LabelRef("pclmul_done"))
+	JZ(LabelRef("pclmul_next"))
 	tp := GP64()
 	MOVQ(n, tp)
 	NEGQ(tp)
@@ -147,7 +177,8 @@ func genPCLMUL() {
 	PSHUFB(rev, t)
 	PXOR(t, x)
 	MOVOU(Mem{Base: tp}, h)
-	mulAcc(x, h, lo, mid, hi, t)
+	MOVOU(Mem{Base: tp, Disp: 256}, hk)
+	mulAcc(x, h, hk, lo, mid, hi, t)
 	PXOR(x, x)
 	ADDQ(U8(16), p)
 	ADDQ(U8(16), tp)
@@ -157,22 +188,36 @@ func genPCLMUL() {
 	reduce(lo, hi, poly, t)
 	MOVOU(lo, acc)
 
+	nextSegment("pclmul", p, n, p2, n2)
 	Label("pclmul_done")
 	PSHUFB(rev, acc)
 	MOVOU(acc, Mem{Base: yp})
 	RET()
 }
 
-// zmmMulAcc adds the lane-wise schoolbook products x·p to lo, mid, hi
-// (VPTERNLOGD 0x96 = three-way XOR).
-func zmmMulAcc(x, p VecVirtual, lo, mid, hi, t0, t1 VecVirtual) {
+// nextSegment emits the switch to the second segment: with blocks left
+// there, continue at prefix_segment with them (the state stays in acc).
+func nextSegment(prefix string, p, n, p2, n2 Register) {
+	Label(prefix + "_next")
+	TESTQ(n2, n2)
+	JZ(LabelRef(prefix + "_done"))
+	MOVQ(p2, p)
+	MOVQ(n2, n)
+	XORQ(n2, n2)
+	JMP(LabelRef(prefix + "_segment"))
+}
+
+// zmmMulAcc adds the lane-wise Karatsuba products x·p to lo, mid, hi (pk
+// holds p1+p0 per lane; mid lacks the lo and hi correction).
+func zmmMulAcc(x, p, pk VecVirtual, lo, mid, hi, t0, t1 VecVirtual) {
 	VPCLMULQDQ(U8(0x00), p, x, t0)
 	VPXORD(t0, lo, lo)
 	VPCLMULQDQ(U8(0x11), p, x, t0)
 	VPXORD(t0, hi, hi)
-	VPCLMULQDQ(U8(0x01), p, x, t0)
-	VPCLMULQDQ(U8(0x10), p, x, t1)
-	VPTERNLOGD(U8(0x96), t0, t1, mid)
+	VPSHUFD(U8(0x4e), x, t1)
+	VPXORD(x, t1, t1)
+	VPCLMULQDQ(U8(0x00), pk, t1, t0)
+	VPXORD(t0, mid, mid)
 }
 
 // foldLanes XORs the four 128-bit lanes of z into its lowest lane.
@@ -184,13 +229,15 @@ func foldLanes(z VecVirtual, t VecVirtual) {
 }
 
 func genAVX512() {
-	TEXT("updateAVX512", NOSPLIT, "func(table *[256]byte, y *[16]byte, blocks *byte, nblocks int)")
+	TEXT("updateAVX512", NOSPLIT, "func(table *[512]byte, y *[16]byte, blocks *byte, nblocks int, blocks2 *byte, nblocks2 int)")
 	Pragma("noescape")
-	Doc("updateAVX512 absorbs nblocks 16-byte blocks into the GHASH state y (NIST SP 800-38D §6.4) with VPCLMULQDQ on ZMM registers, sixteen blocks per reduction.")
+	Doc("updateAVX512 absorbs nblocks 16-byte blocks, then nblocks2 blocks from blocks2, into the GHASH state y (NIST SP 800-38D §6.4) with VPCLMULQDQ on ZMM registers, sixteen blocks per reduction.")
 	tab := Load(Param("table"), GP64())
 	yp := Load(Param("y"), GP64())
 	p := Load(Param("blocks"), GP64())
 	n := Load(Param("nblocks"), GP64())
+	p2 := Load(Param("blocks2"), GP64())
+	n2 := Load(Param("nblocks2"), GP64())
 
 	rev := ZMM()
 	VMOVDQU64(byteReverse, rev)
@@ -198,13 +245,14 @@ func genAVX512() {
 	VMOVDQU(Mem{Base: yp}, acc)
 	VPSHUFB(rev.AsX(), acc, acc)
 	lo, mid, hi, t0, t1 := ZMM(), ZMM(), ZMM(), ZMM(), ZMM()
-	var h [4]VecVirtual
+	var h, hk [4]VecVirtual
 	for j := range h {
-		h[j] = ZMM()
+		h[j], hk[j] = ZMM(), ZMM()
 	}
 
 	// finish folds the lane accumulators and reduces into acc.
 	finish := func() {
+		VPTERNLOGD(U8(0x96), lo, hi, mid)
 		foldLanes(lo, t0)
 		foldLanes(mid, t0)
 		foldLanes(hi, t0)
@@ -225,34 +273,61 @@ func genAVX512() {
 	Comment("Powers H^16…H^1 stay in four registers for the full groups.")
 	for j := range h {
 		VMOVDQU64(Mem{Base: tab, Disp: 64 * j}, h[j])
+		VMOVDQU64(Mem{Base: tab, Disp: 256 + 64*j}, hk[j])
 	}
-	Label("avx512_loop16")
+	// Between full groups the state stays in lane form: acc4 holds four
+	// reduced 128-bit terms whose sum is the state (lane 0 = y at first,
+	// as the VEX load zeroed the rest). Each group multiplies all four by
+	// H^16 instead of adding their sum into its first block, so the chain
+	// from one group's state to the next is one multiply and one lane-wise
+	// reduction, without the lane folding; the lanes are folded once, after
+	// the last group.
+	acc4 := acc.AsZ().(VecVirtual)
+	Label("avx512_segment")
 	CMPQ(n, U8(16))
 	JB(LabelRef("avx512_tail"))
+	h16, h16k, poly4 := ZMM(), ZMM(), ZMM()
+	VSHUFI64X2(U8(0), h[0], h[0], h16)
+	VSHUFI64X2(U8(0), hk[0], hk[0], h16k)
+	VBROADCASTI32X4(reduceConst, poly4)
+	Label("avx512_loop16")
 	x := ZMM()
 	for j := 0; j < 4; j++ {
 		VMOVDQU64(Mem{Base: p, Disp: 64 * j}, x)
 		VPSHUFB(rev, x, x)
 		if j == 0 {
-			VPXORD(acc.AsZ(), x, x)
 			VPCLMULQDQ(U8(0x00), h[j], x, lo)
 			VPCLMULQDQ(U8(0x11), h[j], x, hi)
-			VPCLMULQDQ(U8(0x01), h[j], x, t0)
-			VPCLMULQDQ(U8(0x10), h[j], x, t1)
-			VPXORD(t0, t1, mid)
+			VPSHUFD(U8(0x4e), x, t1)
+			VPXORD(x, t1, t1)
+			VPCLMULQDQ(U8(0x00), hk[j], t1, mid)
 			continue
 		}
-		zmmMulAcc(x, h[j], lo, mid, hi, t0, t1)
+		zmmMulAcc(x, h[j], hk[j], lo, mid, hi, t0, t1)
 	}
-	finish()
+	zmmMulAcc(acc4, h16, h16k, lo, mid, hi, t0, t1)
+	Comment("Lane-wise Karatsuba correction, middle fold and reduction into acc4.")
+	VPTERNLOGD(U8(0x96), lo, hi, mid)
+	VPSLLDQ(U8(8), mid, t0)
+	VPXORD(t0, lo, lo)
+	VPSRLDQ(U8(8), mid, mid)
+	VPXORD(mid, hi, hi)
+	for i := 0; i < 2; i++ {
+		VPCLMULQDQ(U8(0x00), poly4, lo, t0)
+		VPSHUFD(U8(0x4e), lo, lo)
+		VPXORD(t0, lo, lo)
+	}
+	VPXORD(hi, lo, acc4)
 	ADDQ(U32(256), p)
 	SUBQ(U8(16), n)
-	JMP(LabelRef("avx512_loop16"))
+	CMPQ(n, U8(16))
+	JAE(LabelRef("avx512_loop16"))
+	foldLanes(acc4, t0)
 
 	Label("avx512_tail")
 	Comment("1 to 15 blocks left, four per register; the last register is masked.")
 	TESTQ(n, n)
-	JZ(LabelRef("avx512_done"))
+	JZ(LabelRef("avx512_next"))
 	tp := GP64()
 	MOVQ(n, tp)
 	NEGQ(tp)
@@ -279,10 +354,10 @@ func genAVX512() {
 	VMOVDQU64_Z(Mem{Base: p}, k, x)
 	VPSHUFB(rev, x, x)
 	VPXORD(xa, x, x)
-	VMOVDQU64_Z(Mem{Base: tp}, k, t1)
-	hv := h[0]
-	VMOVDQA64(t1, hv)
-	zmmMulAcc(x, hv, lo, mid, hi, t0, t1)
+	hv, hkv := ZMM(), ZMM()
+	VMOVDQU64_Z(Mem{Base: tp}, k, hv)
+	VMOVDQU64_Z(Mem{Base: tp, Disp: 256}, k, hkv)
+	zmmMulAcc(x, hv, hkv, lo, mid, hi, t0, t1)
 	VPXORD(xa, xa, xa)
 	ADDQ(U8(64), p)
 	ADDQ(U8(64), tp)
@@ -290,6 +365,7 @@ func genAVX512() {
 	JG(LabelRef("avx512_tail_loop"))
 	finish()
 
+	nextSegment("avx512", p, n, p2, n2)
 	Label("avx512_done")
 	VPSHUFB(rev.AsX(), acc, acc)
 	VMOVDQU(acc, Mem{Base: yp})

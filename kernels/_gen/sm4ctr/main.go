@@ -1,21 +1,27 @@
 // Command sm4ctr generates gmtun's SM4 kernels (GB/T 32907-2016): ECB
 // encryption of whole blocks and the CTR keystream XOR used by SM4-GCM
-// (NIST SP 800-38D §6.5, GCTR with inc32), in three tiers:
+// (NIST SP 800-38D §6.5, GCTR with inc32), in four tiers:
 //
-//   - AVX512GFNI: 64 blocks per pass in byte-sliced form (see bs.go): no
-//     rotations, L folded into two post-inversion affine maps, so a round
-//     is 12 GFNI and 18 ternary-logic instructions per 64 blocks.
-//   - AVX2GFNI: 8 blocks per YMM register set, two sets interleaved; the
-//     same GFNI S-box (VEX encoding), rotations by VPSHUFB and shift pairs.
-//   - AVX2AESNI: as AVX2GFNI but the S-box runs through AESENCLAST on
-//     128-bit halves between two nibble-table affine maps (Saarinen).
+//   - AVX512GFNI: 64 blocks per ZMM pass in byte-sliced form (see bs.go):
+//     no rotations, L folded into two post-inversion affine maps, the state
+//     kept in the S-box input map's linear domain, so a round is 8 GFNI and
+//     about 18 ternary-logic instructions per 64 blocks; tails of 1 to 32
+//     blocks take one 32-block pass of the same code on YMM registers.
+//   - AVX2GFNI: 8 blocks per YMM register set, three sets interleaved; the
+//     GFNI S-box (VEX encoding) with L's byte-linear parts folded into it
+//     (words.go), byte rotations by VPSHUFB.
+//   - AVX2VAES / AVX2AESNI: as AVX2GFNI but the inversion runs through
+//     VAESENCLAST on the whole register (VAES) or AESENCLAST on its
+//     128-bit halves, followed by nibble-table affine maps (Saarinen).
 //
 // Data layout of the YMM tiers: every register of a set holds one 32-bit
 // word X_i of all the set's blocks ("transposed"), so a round key is one
 // broadcast and the S-box and linear map L act on all blocks at once. Full
 // passes run while they fit; the rest runs as one pass of ceil(n/width)
 // sets whose last set is loaded and stored under masks (VPMASKMOVD), so
-// the kernels take any number of whole blocks.
+// the kernels take any number of whole blocks. Round keys, masks and
+// constants are memory operands, so the three sets and the round's
+// scratch fit the sixteen YMM registers of AVX2.
 //
 // Run: go run ./sm4ctr -out ../sm4ctr/sm4ctr_amd64.s -stubs ../sm4ctr/stubs_amd64.go -pkg sm4ctr
 package main
@@ -41,9 +47,10 @@ func main() {
 	ConstraintExpr("amd64,gc,!purego")
 	c := emitConstants(sb)
 	b := newBSConsts(sb)
+	w := newWordConsts(sb, b)
 	genBSEncryptBlocks(c, b)
 	genBSXORKeyStream(c, b)
-	for _, t := range []*tier{avx2GFNI(c), avx2AESNI(c)} {
+	for _, t := range []*tier{avx2GFNI(c, w), avx2AESNI(c, w, false), avx2AESNI(c, w, true)} {
 		genEncryptBlocks(t)
 		genXORKeyStream(t)
 	}
@@ -52,16 +59,15 @@ func main() {
 
 // consts are the read-only tables the kernels use.
 type consts struct {
-	sb                   sboxTransforms
-	preMat, postMat      Mem // GFNI matrices (qwords)
-	bswap                Mem // byte swap of every 32-bit word, 64 bytes
-	rot8, rot16, rot24   Mem // VPSHUFB rotations of 32-bit words, 32 bytes
-	mask0f               Mem // 0x0f in every byte, 32 bytes
-	preLo, preHi, postLo Mem // VPSHUFB nibble tables, 32 bytes
-	postHi, invShiftRows Mem
-	ctrOff8              Mem         // counter offsets per lane, see ctrOffsets
-	inc                  map[int]Mem // n in every dword, 64 bytes
-	tailIdx8             Mem         // block index of every dword lane, AVX2 layout
+	sb                 sboxTransforms
+	preMat             Mem         // GFNI matrix of pre (qword)
+	bswap              Mem         // byte swap of every 32-bit word, 64 bytes
+	rot8, rot16, rot24 Mem         // VPSHUFB rotations of 32-bit words, 32 bytes
+	mask0f             Mem         // 0x0f in every byte, 32 bytes
+	preLo, preHi       Mem         // VPSHUFB nibble tables of pre, 32 bytes
+	ctrOff8            Mem         // counter offsets per lane, see ctrOffsets
+	inc                map[int]Mem // n in every dword, 64 bytes
+	tailIdx8           Mem         // block index of every dword lane, AVX2 layout
 }
 
 // bytesTable emits a 16-byte pattern repeated to n bytes.
@@ -110,8 +116,6 @@ func emitConstants(sb sboxTransforms) *consts {
 	c := &consts{sb: sb}
 	c.preMat = GLOBL("sm4PreMatrix", RODATA|NOPTR)
 	DATA(0, U64(sb.pre.matrix()))
-	c.postMat = GLOBL("sm4PostMatrix", RODATA|NOPTR)
-	DATA(0, U64(sb.post.matrix()))
 	c.bswap = bytesTable("sm4BswapMask", wordShuffle(func(k int) int { return 3 - k }), 64)
 	// On little-endian 32-bit lanes, rotl(x, 8n) moves byte k-n to byte k.
 	c.rot8 = bytesTable("sm4Rotl8", wordShuffle(func(k int) int { return (k + 3) % 4 }), 32)
@@ -123,24 +127,11 @@ func emitConstants(sb sboxTransforms) *consts {
 	}
 	c.mask0f = bytesTable("sm4Mask0f", f0, 32)
 	preLo, preHi := nibbleTables(sb.pre)
-	postLo, postHi := nibbleTables(sb.postAES)
 	c.preLo = bytesTable("sm4PreLo", preLo, 32)
 	c.preHi = bytesTable("sm4PreHi", preHi, 32)
-	c.postLo = bytesTable("sm4PostLo", postLo, 32)
-	c.postHi = bytesTable("sm4PostHi", postHi, 32)
-	// AESENCLAST applies ShiftRows (FIPS 197 §5.1.2) before SubBytes; the
-	// state is column-major (byte r+4c is row r, column c), so undoing it
-	// moves byte r+4((c-r) mod 4) back to r+4c.
-	var isr [16]byte
-	for r := 0; r < 4; r++ {
-		for col := 0; col < 4; col++ {
-			isr[r+4*col] = byte(r + 4*((col-r+4)%4))
-		}
-	}
-	c.invShiftRows = bytesTable("sm4InvShiftRows", isr, 32)
-	c.ctrOff8 = dwordTable("sm4CtrOffsets8", ctrOffsets(8, 2))
+	c.ctrOff8 = dwordTable("sm4CtrOffsets8", ctrOffsets(8, ymmSets))
 	c.inc = map[int]Mem{}
-	for _, v := range []int{16} { // full passes: 2×8 (YMM)
+	for _, v := range []int{8 * ymmSets} { // full passes (YMM)
 		c.inc[v] = dwordTable(fmt.Sprintf("sm4Inc%d", v), repeat(uint32(v), 16))
 	}
 	var idx []uint32
@@ -168,15 +159,20 @@ type tier struct {
 	width    int // blocks per register set (8: YMM, 16: ZMM)
 	c        *consts
 	vec      func() VecVirtual
-	xor      func(a, b, dst Op)           // dst = b ^ a
-	xor3     func(a, b, dst Op)           // dst ^= a ^ b
-	mov      func(src, dst Op)            // full-width move / unaligned load / store
-	setup    func()                       // load per-call constants into registers
-	sbox     func(t, a, b VecVirtual)     // t = τ(t) bytewise; a, b scratch
-	linear   func(t, x0, a, b VecVirtual) // x0 ^= L(t); t, a, b scratch
-	rk       func(m Mem) VecVirtual       // broadcast a round key
-	ctrOff   Mem                          // counter offsets of the tier's lane layout
-	maxSets  int                          // register sets per full pass
+	xor      func(a, b, dst Op) // dst = b ^ a
+	xor3     func(a, b, dst Op) // dst ^= a ^ b
+	mov      func(src, dst Op)  // full-width move / unaligned load / store
+	setup    func()             // load per-call constants into registers
+	temps    int                // scratch registers a round needs (≥ 3)
+	sboxL    func(t VecVirtual, s []VecVirtual) (p0, p3 VecVirtual)
+	fold     [4]Mem                   // VPSHUFB before XOR into x0 (see sm4Round); zero Mem: none
+	toDomain func(v, a, b VecVirtual) // v = M·v bytewise
+	fromDom  func(v, a, b VecVirtual) // v = M⁻¹·v bytewise
+	keyPre   func(v, a, b VecVirtual) // v = pre(v) bytewise (M·v ⊕ c)
+	rk       func(m Mem) Op           // a broadcast round key (register or memory)
+	rkBytes  int                      // bytes per round key in the round-key table
+	ctrOff   Mem                      // counter offsets of the tier's lane layout
+	maxSets  int                      // register sets per full pass
 	tail     tailOps
 	regBytes int // bytes per vector register
 }
@@ -199,12 +195,41 @@ func (t *tier) newSet() set {
 // sm4Round emits round i of GB/T 32907-2016 §7.1:
 // X_{i+4} = X_i ⊕ T(X_{i+1} ⊕ X_{i+2} ⊕ X_{i+3} ⊕ rk_i), T = L∘τ, with the
 // word roles rotating through the four registers instead of moving data.
-func (t *tier) sm4Round(s set, i int, rk VecVirtual, tmp, a, b VecVirtual) {
+//
+// The state is kept in the M domain (M, the linear part of the S-box's
+// input map pre, applied to every byte; see bs.go) and the round keys as
+// pre(rk), so the XOR of the three words and the key is already the
+// S-box's inversion input. With b = τ(x) bytewise, L(B) = A0(B) ⊕
+// rotl8(A1(B)) ⊕ rotl16(A1(B)) ⊕ rotl24(A3(B)) (A applied bytewise, A1 =
+// A0 ⊕ A3), so sboxL returns P0 = M∘A0∘τ and P3 = M∘A3∘τ and the round
+// adds P0, rotl24(P3) and the two rotations of Q = P0 ⊕ P3 into x0
+// (fold[0], fold[1], fold[2], fold[3]; the AES-NI tier composes them with
+// the inverse ShiftRows).
+func (t *tier) sm4Round(s set, i int, rk Op, tmp VecVirtual, scratch []VecVirtual) {
 	x0, x1, x2, x3 := s[i%4], s[(i+1)%4], s[(i+2)%4], s[(i+3)%4]
 	t.xor(rk, x1, tmp)
 	t.xor3(x2, x3, tmp)
-	t.sbox(tmp, a, b)
-	t.linear(tmp, x0, a, b)
+	p0, p3 := t.sboxL(tmp, scratch)
+	var sc VecVirtual
+	for _, v := range append([]VecVirtual{tmp}, scratch...) {
+		if v != p0 && v != p3 {
+			sc = v
+			break
+		}
+	}
+	fold := func(v VecVirtual, pat Mem) {
+		if pat == (Mem{}) {
+			t.xor(v, x0, x0)
+			return
+		}
+		VPSHUFB(pat, v, sc)
+		t.xor(sc, x0, x0)
+	}
+	fold(p0, t.fold[0])
+	fold(p3, t.fold[1])
+	t.xor(p0, p3, p3)
+	fold(p3, t.fold[2])
+	fold(p3, t.fold[3])
 }
 
 // transpose4 turns four registers of whole blocks (register m holds blocks
@@ -229,17 +254,27 @@ func (t *tier) encryptSets(sets []set, rk GPVirtual, label string) {
 	rkp, cnt := GP64(), GP64()
 	MOVQ(rk, rkp)
 	MOVQ(U32(8), cnt)
-	tmp, a, b := t.vec(), t.vec(), t.vec()
+	tmp := t.vec()
+	scratch := make([]VecVirtual, t.temps-1)
+	for i := range scratch {
+		scratch[i] = t.vec()
+	}
+	a, b := scratch[0], scratch[1]
 	Label(label)
 	for i := 0; i < 4; i++ {
-		k := t.rk(Mem{Base: rkp, Disp: 4 * i})
+		k := t.rk(Mem{Base: rkp, Disp: t.rkBytes * i})
 		for _, s := range sets {
-			t.sm4Round(s, i, k, tmp, a, b)
+			t.sm4Round(s, i, k, tmp, scratch)
 		}
 	}
-	ADDQ(U8(16), rkp)
+	ADDQ(U8(4*t.rkBytes), rkp)
 	DECQ(cnt)
 	JNZ(LabelRef(label))
+	for _, s := range sets {
+		for _, v := range s {
+			t.fromDom(v, a, b)
+		}
+	}
 	for k, s := range sets {
 		// Output (X35, X34, X33, X32): registers 3, 2, 1, 0.
 		s[0], s[1], s[2], s[3] = s[3], s[2], s[1], s[0]
@@ -257,17 +292,23 @@ func (t *tier) loadBlocks(s set, p GPVirtual, off int) {
 		t.mov(Mem{Base: p, Disp: off + m*t.regBytes}, s[m])
 		VPSHUFB(t.c.bswap, s[m], s[m])
 	}
-	t.transpose4(s, t.vec(), t.vec())
+	a, b := t.vec(), t.vec()
+	t.transpose4(s, a, b)
+	for _, v := range s {
+		t.toDomain(v, a, b)
+	}
 }
 
 // counterSet builds the counter blocks of set k in word-major form from
-// the per-call words in ctrw (stack) and the offsets table.
+// the per-call words in ctrw (stack; words 0-2 already in the M domain)
+// and the offsets table.
 func (t *tier) counterSet(s set, ctrw Mem, k int) {
+	t.mov(ctrw.Offset(3*t.regBytes), s[3])
+	VPADDD(t.ctrOff.Offset(k*t.regBytes), s[3], s[3])
+	t.toDomain(s[3], s[0], s[1])
 	for w := 0; w < 3; w++ {
 		t.mov(ctrw.Offset(w*t.regBytes), s[w])
 	}
-	t.mov(ctrw.Offset(3*t.regBytes), s[3])
-	VPADDD(t.ctrOff.Offset(k*t.regBytes), s[3], s[3])
 }
 
 func (t *tier) params() (rk, dst, src, n GPVirtual) {
@@ -316,7 +357,11 @@ func (g *kernel) pass(k int, masked bool) {
 				t.tail.load(m, Mem{Base: g.src, Disp: base + m*t.regBytes}, v)
 				VPSHUFB(t.c.bswap, v, v)
 			}
-			t.transpose4(s, t.vec(), t.vec())
+			a, b := t.vec(), t.vec()
+			t.transpose4(s, a, b)
+			for _, v := range s {
+				t.toDomain(v, a, b)
+			}
 		default:
 			t.loadBlocks(s, g.src, base)
 		}
@@ -382,26 +427,52 @@ func (g *kernel) body() {
 	RET()
 }
 
+// preKeys replaces g.rk by a stack table of the round keys with pre
+// applied to every byte (the key's share of the S-box input in the M
+// domain; see sm4Round), each key broadcast to a whole register so that
+// the rounds read it as a memory operand and keep no register for it.
+func (g *kernel) preKeys() {
+	t := g.t
+	pre := AllocLocal(128)
+	for off := 0; off < 128; off += 32 {
+		v, a, b := YMM(), YMM(), YMM()
+		VMOVDQU(Mem{Base: g.rk, Disp: off}, v)
+		t.keyPre(v, a, b)
+		VMOVDQU(v, pre.Offset(off))
+	}
+	tab := AllocLocal(32 * t.rkBytes)
+	for i := 0; i < 32; i++ {
+		v := YMM()
+		VPBROADCASTD(pre.Offset(4*i), v)
+		VMOVDQU(v, tab.Offset(t.rkBytes*i))
+	}
+	LEAQ(tab, g.rk)
+}
+
 func genEncryptBlocks(t *tier) {
 	name := "encryptBlocks" + t.name
-	TEXT(name, NOSPLIT, "func(rk *[32]uint32, dst, src *byte, nblocks int)")
+	// Not NOSPLIT: the broadcast round-key table makes the frame larger
+	// than the no-split limit.
+	TEXT(name, 0, "func(rk *[32]uint32, dst, src *byte, nblocks int)")
 	Pragma("noescape")
 	Doc(fmt.Sprintf("%s encrypts nblocks 16-byte blocks from src to dst (SM4, GB/T 32907-2016 §7.1) with round keys rk, using %s.", name, t.doc))
 	g := &kernel{t: t, name: name}
 	g.rk, g.dst, g.src, g.n = t.params()
 	t.setup()
+	g.preKeys()
 	g.body()
 }
 
 func genXORKeyStream(t *tier) {
 	name := "xorKeyStream" + t.name
-	TEXT(name, NOSPLIT, "func(rk *[32]uint32, ctr *[16]byte, dst, src *byte, nblocks int)")
+	TEXT(name, 0, "func(rk *[32]uint32, ctr *[16]byte, dst, src *byte, nblocks int)")
 	Pragma("noescape")
 	Doc(fmt.Sprintf("%s XORs src with the SM4 keystream of the counter blocks ctr, inc32(ctr), … (NIST SP 800-38D §6.5 GCTR, §6.2 inc32) for nblocks whole blocks and writes dst, using %s. ctr is not updated.", name, t.doc))
 	g := &kernel{t: t, name: name, ctr: true}
 	g.rk, g.dst, g.src, g.n = t.params()
 	ctrp := Load(Param("ctr"), GP64()).(GPVirtual)
 	t.setup()
+	g.preKeys()
 
 	Comment("Counter words 0-2 broadcast, word 3 (the inc32 counter) broadcast; all byte-swapped to native order.")
 	g.ctrw = AllocLocal(4 * t.regBytes)
@@ -412,6 +483,9 @@ func genXORKeyStream(t *tier) {
 		v := t.vec()
 		VPSHUFD(U8(0x55*w), cx, wx)
 		VPBROADCASTD(wx, v)
+		if w < 3 {
+			t.toDomain(v, t.vec(), t.vec())
+		}
 		t.mov(v, g.ctrw.Offset(w*t.regBytes))
 	}
 	g.ctr32 = g.ctrw.Offset(3 * t.regBytes)

@@ -6,8 +6,14 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
-// ymmBase fills the parts shared by the two YMM tiers: rotations by whole
-// bytes are VPSHUFB, rotl 2 a shift pair, and partial sets use VPMASKMOVD.
+// ymmSets is the number of 8-block register sets a full YMM pass keeps in
+// flight: three sets of four registers plus at most four scratch registers
+// fill the sixteen YMM registers, with the round keys, masks and constants
+// read as memory operands.
+const ymmSets = 3
+
+// ymmBase fills the parts shared by the two YMM tiers: the fold
+// rotations are VPSHUFB, and partial sets use VPMASKMOVD.
 func ymmBase(c *consts, name, doc string) *tier {
 	t := &tier{
 		name: name, doc: doc,
@@ -21,42 +27,28 @@ func ymmBase(c *consts, name, doc string) *tier {
 		VPXOR(a, dst, dst)
 		VPXOR(b, dst, dst)
 	}
-	t.maxSets = 2
-	// L(B) = B ⊕ (B <<< 24) ⊕ ((B ⊕ (B <<< 8) ⊕ (B <<< 16)) <<< 2).
-	t.linear = func(x, x0, a, b VecVirtual) {
-		VPSHUFB(c.rot8, x, a)
-		VPXOR(x, a, a)
-		VPSHUFB(c.rot16, x, b)
-		VPXOR(b, a, a)
-		VPXOR(x, x0, x0)
-		VPSHUFB(c.rot24, x, b)
-		VPXOR(b, x0, x0)
-		VPSLLD(U8(2), a, b)
-		VPSRLD(U8(30), a, a)
-		VPXOR(a, x0, x0)
-		VPXOR(b, x0, x0)
-	}
-	t.rk = func(m Mem) VecVirtual {
-		k := YMM()
-		VPBROADCASTD(m, k)
-		return k
-	}
+	t.maxSets = ymmSets
+	t.rkBytes = 32
+	t.rk = func(m Mem) Op { return m }
 	// Register m of a partial set holds blocks 2m and 2m+1; a dword lane is
-	// live when its block index (tailIdx8) is below n. Only the broadcast
-	// count stays in a register (YMM registers are scarce); each mask is
-	// rebuilt where it is used.
-	var nv VecVirtual
+	// live when its block index (tailIdx8) is below n. The broadcast count
+	// is kept on the stack, not in a register (all sixteen YMM registers
+	// hold the three sets and the round's scratch); each mask is rebuilt
+	// where it is used.
+	var nv Mem
 	mask := func(m int) VecVirtual {
 		k := YMM()
-		VPCMPGTD(c.tailIdx8.Offset(32*m), nv, k)
+		VMOVDQU(nv, k)
+		VPCMPGTD(c.tailIdx8.Offset(32*m), k, k)
 		return k
 	}
 	t.tail = tailOps{
 		prepare: func(n GPVirtual) {
-			nx := XMM()
-			nv = YMM()
+			nx, v := XMM(), YMM()
+			nv = AllocLocal(32)
 			MOVQ(n, nx)
-			VPBROADCASTD(nx, nv)
+			VPBROADCASTD(nx, v)
+			VMOVDQU(v, nv)
 		},
 		load: func(m int, src Mem, dst VecVirtual) {
 			VPMASKMOVD(src, mask(m), dst)
@@ -68,52 +60,91 @@ func ymmBase(c *consts, name, doc string) *tier {
 	return t
 }
 
-// avx2GFNI: 8 blocks per YMM set with the VEX-encoded GFNI S-box.
-func avx2GFNI(c *consts) *tier {
+// avx2GFNI: 8 blocks per YMM set with the VEX-encoded GFNI S-box: the
+// inversion with M∘A0∘post and with M∘A3∘post (two VGF2P8AFFINEINVQB),
+// the matrices as memory operands.
+func avx2GFNI(c *consts, w *wordConsts) *tier {
 	t := ymmBase(c, "AVX2GFNI", "AVX2 and VEX-encoded GFNI on YMM registers")
-	var pre, post VecVirtual
-	t.setup = func() {
-		pre, post = YMM(), YMM()
-		VPBROADCASTQ(c.preMat, pre)
-		VPBROADCASTQ(c.postMat, post)
+	t.temps = 3
+	t.setup = func() {}
+	t.sboxL = func(x VecVirtual, s []VecVirtual) (p0, p3 VecVirtual) {
+		VGF2P8AFFINEINVQB(U8(w.p3.c), w.p3M, x, s[0])
+		VGF2P8AFFINEINVQB(U8(w.p0.c), w.p0M, x, x)
+		return x, s[0]
 	}
-	t.sbox = func(x, _, _ VecVirtual) {
-		VGF2P8AFFINEQB(U8(c.sb.pre.c), pre, x, x)
-		VGF2P8AFFINEINVQB(U8(c.sb.post.c), post, x, x)
-	}
+	t.fold = [4]Mem{{}, c.rot24, c.rot8, c.rot16}
+	t.toDomain = func(v, _, _ VecVirtual) { VGF2P8AFFINEQB(U8(0), w.linM, v, v) }
+	t.fromDom = func(v, _, _ VecVirtual) { VGF2P8AFFINEQB(U8(0), w.linInvM, v, v) }
+	t.keyPre = func(v, _, _ VecVirtual) { VGF2P8AFFINEQB(U8(c.sb.pre.c), w.linM, v, v) }
 	return t
 }
 
-// avx2AESNI: 8 blocks per YMM set; τ(x) = postAES(SubBytes(pre(x))) where
-// SubBytes comes from AESENCLAST with a zero round key on each 128-bit half
-// (ShiftRows undone by one VPSHUFB) and pre/postAES are affine maps done
-// as two 16-entry nibble lookups each.
-func avx2AESNI(c *consts) *tier {
+// avx2AESNI: 8 blocks per YMM set; the inversion comes from AESENCLAST
+// with a zero round key on each 128-bit half (SubBytes, FIPS 197 §5.1.1),
+// and the affine maps M∘A0∘postAES and M∘A3∘postAES after it are two
+// 16-entry nibble lookups each (Saarinen's construction, with the
+// pre map folded into the state's M domain). The ShiftRows that comes with
+// AESENCLAST is undone inside the fold patterns.
+//
+// With vaes, one VAESENCLAST on the whole YMM register (VAES, AVX2
+// encoding) replaces the two 128-bit ones and the extract/insert pair: the
+// AVX2VAES tier, for CPUs with VAES but no GFNI (AMD Zen 3).
+func avx2AESNI(c *consts, w *wordConsts, vaes bool) *tier {
 	t := ymmBase(c, "AVX2AESNI", "AVX2 and AES-NI (AESENCLAST on 128-bit halves)")
-	var mask, zero VecVirtual
-	t.setup = func() {
-		mask, zero = YMM(), YMM()
-		VMOVDQU(c.mask0f, mask)
-		VPXOR(zero, zero, zero)
+	if vaes {
+		t = ymmBase(c, "AVX2VAES", "AVX2 and VAES (VAESENCLAST on YMM)")
 	}
-	affine := func(x, a, b VecVirtual, lo, hi Mem) {
+	t.temps = 4
+	t.setup = func() {}
+	// nibbles splits x into its low (a) and high (b) nibbles.
+	nibbles := func(x, a, b VecVirtual) {
 		VPSRLW(U8(4), x, b)
-		VPAND(mask, b, b)
-		VPAND(mask, x, a)
-		VMOVDQU(lo, x)
-		VPSHUFB(a, x, x)
-		VMOVDQU(hi, a)
+		VPAND(c.mask0f, b, b)
+		VPAND(c.mask0f, x, a)
+	}
+	// lookup sets dst = lo[a] ⊕ hi[b] (tmp: scratch).
+	lookup := func(a, b, dst, tmp VecVirtual, lo, hi Mem) {
+		VMOVDQU(lo, dst)
+		VPSHUFB(a, dst, dst)
+		VMOVDQU(hi, tmp)
+		VPSHUFB(b, tmp, tmp)
+		VPXOR(tmp, dst, dst)
+	}
+	affine := func(lo, hi Mem) func(v, a, b VecVirtual) {
+		return func(v, a, b VecVirtual) {
+			nibbles(v, a, b)
+			// v is free once split; a is last read by the first VPSHUFB.
+			VMOVDQU(lo, v)
+			VPSHUFB(a, v, v)
+			VMOVDQU(hi, a)
+			VPSHUFB(b, a, a)
+			VPXOR(a, v, v)
+		}
+	}
+	t.sboxL = func(x VecVirtual, s []VecVirtual) (p0, p3 VecVirtual) {
+		a, b, p := s[0], s[1], s[2]
+		if vaes {
+			VAESENCLAST(w.zero, x, x)
+		} else {
+			VEXTRACTI128(U8(1), x, a.AsX())
+			VAESENCLAST(w.zero, a.AsX(), a.AsX())
+			VAESENCLAST(w.zero, x.AsX(), x.AsX())
+			VINSERTI128(U8(1), a.AsX(), x, x)
+		}
+		nibbles(x, a, b)
+		// P0 into x (free once split), P3 into p; a is last read by the
+		// P3 low lookup, so it serves as the scratch of the high one.
+		lookup(a, b, x, p, w.p0Lo, w.p0Hi)
+		VMOVDQU(w.p3Lo, p)
+		VPSHUFB(a, p, p)
+		VMOVDQU(w.p3Hi, a)
 		VPSHUFB(b, a, a)
-		VPXOR(a, x, x)
+		VPXOR(a, p, p)
+		return x, p
 	}
-	t.sbox = func(x, a, b VecVirtual) {
-		affine(x, a, b, c.preLo, c.preHi)
-		VEXTRACTI128(U8(1), x, a.AsX())
-		VAESENCLAST(zero.AsX(), a.AsX(), a.AsX())
-		VAESENCLAST(zero.AsX(), x.AsX(), x.AsX())
-		VINSERTI128(U8(1), a.AsX(), x, x)
-		VPSHUFB(c.invShiftRows, x, x)
-		affine(x, a, b, c.postLo, c.postHi)
-	}
+	t.fold = w.isr
+	t.toDomain = affine(w.linLo, w.linHi)
+	t.fromDom = affine(w.linInvLo, w.linInvHi)
+	t.keyPre = affine(c.preLo, c.preHi)
 	return t
 }
