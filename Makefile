@@ -87,5 +87,13 @@ demo: build
 	$(GO) build -o bin/tunnelbed ./bench/tunnelbed
 	bin/tunnelbed -demo -gmtun bin/gmtun
 
+## install: the binary, the systemd unit and an example configuration (root; DESTDIR for staging)
+install: build
+	install -D -m 0755 bin/gmtun $(DESTDIR)$(PREFIX)/bin/gmtun
+	install -D -m 0644 systemd/gmtun@.service $(DESTDIR)/etc/systemd/system/gmtun@.service
+	install -d -m 0700 $(DESTDIR)/etc/gmtun
+	install -m 0600 configs/site-a.toml $(DESTDIR)/etc/gmtun/example.toml
+	@echo "installed; next: gmtun genkey > /etc/gmtun/gm0.key, edit /etc/gmtun/gm0.toml, systemctl daemon-reload, systemctl enable --now gmtun@gm0"
+
 clean:
 	rm -rf bin
