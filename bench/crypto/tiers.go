@@ -35,6 +35,7 @@ func DefaultTiers() []TierSpec {
 	return []TierSpec{
 		{Name: "best", GODEBUG: ""},
 		{Name: "avx2+gfni", GODEBUG: "cpu.avx512f=off"},
+		{Name: "avx2+vaes", GODEBUG: "cpu.avx512f=off,cpu.gfni=off"},
 		{Name: "avx2+aes-ni", GODEBUG: "cpu.avx512f=off,cpu.gfni=off,cpu.vaes=off,cpu.vpclmulqdq=off"},
 		{Name: "generic", GODEBUG: "cpu.all=off"},
 	}

@@ -32,6 +32,7 @@ each gmtun row's ratio to them (×gmsm, ×AES-GCM).
 Each tier runs in a fresh child process of this binary with a GODEBUG mask:
   best          no mask (the anchors run here)
   avx2+gfni     cpu.avx512f=off
+  avx2+vaes     cpu.avx512f=off,cpu.gfni=off
   avx2+aes-ni   cpu.avx512f=off,cpu.gfni=off,cpu.vaes=off,cpu.vpclmulqdq=off
   generic       cpu.all=off
 The table lists what each tier selected; a tier that selects the same
@@ -43,7 +44,7 @@ few minutes; a progress line goes to standard error (--quiet silences it).
 			suites := fs.String("suites", "all", "comma-separated `LIST` of suites (sm4-gcm, zuc-256, zuc-128) or all")
 			sizes := fs.String("sizes", joinInts(def.Sizes), "comma-separated `LIST` of inner packet sizes in bytes (1-65535)")
 			batches := fs.String("batches", joinInts(def.Batches), "comma-separated `LIST` of batch sizes in packets (1-128)")
-			tiers := fs.String("tiers", "all", "comma-separated `LIST` of tiers (best, avx2+gfni, avx2+aes-ni, generic) or all")
+			tiers := fs.String("tiers", "all", "comma-separated `LIST` of tiers (best, avx2+gfni, avx2+vaes, avx2+aes-ni, generic) or all")
 			minTime := fs.Duration("time", def.MinTime, "minimum CPU time of each timed run of a cell")
 			count := fs.Int("count", def.Count, "timed runs per cell; the median is reported")
 			open := fs.Bool("open", false, "also measure the receive side (Key.Open)")
@@ -201,7 +202,11 @@ func parseTiers(s string) ([]cryptobench.TierSpec, error) {
 	for _, it := range items {
 		t, ok := cryptobench.LookupTier(it)
 		if !ok {
-			return nil, fmt.Errorf("unknown tier %q (known: best, avx2+gfni, avx2+aes-ni, generic)", it)
+			var known []string
+			for _, t := range cryptobench.DefaultTiers() {
+				known = append(known, t.Name)
+			}
+			return nil, fmt.Errorf("unknown tier %q (known: %s)", it, strings.Join(known, ", "))
 		}
 		ts = append(ts, t)
 	}
