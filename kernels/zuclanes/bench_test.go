@@ -13,7 +13,8 @@ import (
 var benchSizes = []int{64, 576, 1420, 8192}
 
 // BenchmarkEEA3 measures a full lane batch: load keys/IVs, Init and
-// XORKeyStream of size bytes on every lane. SetBytes counts all lanes.
+// XORKeyStream of size bytes on every lane, in CPU time (cpu-MB/s counts
+// all lanes); gmsm's single-lane EEA3 in the same run for reference.
 func BenchmarkEEA3(b *testing.B) {
 	for _, tc := range tiers {
 		for _, size := range benchSizes {
@@ -29,16 +30,14 @@ func BenchmarkEEA3(b *testing.B) {
 					src[c] = make([]byte, size)
 				}
 				var key, iv [16]byte
-				b.SetBytes(int64(size * tc.lanes))
-				b.ReportAllocs()
-				for b.Loop() {
+				cputime.Loop(b, size*tc.lanes, func() {
 					for c := 0; c < tc.lanes; c++ {
 						iv[0] = byte(c)
 						st.LoadZUC128(c, &key, &iv)
 					}
 					st.Init()
 					tc.xor(st, dst, src, size)
-				}
+				})
 			})
 		}
 	}
@@ -46,15 +45,13 @@ func BenchmarkEEA3(b *testing.B) {
 		b.Run(fmt.Sprintf("gmsm/%d", size), func(b *testing.B) {
 			key, iv := make([]byte, 16), make([]byte, 16)
 			buf := make([]byte, size)
-			b.SetBytes(int64(size))
-			b.ReportAllocs()
-			for b.Loop() {
+			cputime.Loop(b, size, func() {
 				c, err := zuc.NewCipher(key, iv)
 				if err != nil {
 					b.Fatal(err)
 				}
 				c.XORKeyStream(buf, buf)
-			}
+			})
 		})
 	}
 }
@@ -62,15 +59,17 @@ func BenchmarkEEA3(b *testing.B) {
 // BenchmarkRoundCost reports the CPU time of one vector round (all lanes
 // of a tier advance one word) for the three round flavours: Init (33
 // non-output rounds), KeyStream (words to memory) and XORKeyStream (bytes
-// XORed into lane buffers 1420+64 bytes apart, as in pooled packets).
+// XORed into lane buffers 1484 bytes apart). Lanes sit at offsets that
+// are not multiples of 4 KiB (see BenchmarkXORAliasing for those).
 func BenchmarkRoundCost(b *testing.B) {
 	const words = 1024 // 64 blocks per call
+	const stride = words + 16
 	for _, tc := range tiers {
 		if !tc.supported {
 			continue
 		}
 		st := tc.newState()
-		ks := make([]uint32, tc.lanes*words)
+		ks := make([]uint32, tc.lanes*stride)
 		buf := make([]byte, tc.lanes*(4*words+1484))
 		dst := make([][]byte, tc.lanes)
 		for c := range dst {
@@ -81,10 +80,50 @@ func BenchmarkRoundCost(b *testing.B) {
 		}
 		b.Run(tc.name+"/Init", func(b *testing.B) { report(b, 33, st.Init) })
 		b.Run(tc.name+"/KeyStream", func(b *testing.B) {
-			report(b, words, func() { st.KeyStream(ks, words, words) })
+			report(b, words, func() { st.KeyStream(ks, stride, words) })
 		})
 		b.Run(tc.name+"/XOR", func(b *testing.B) {
 			report(b, words, func() { tc.xor(st, dst, dst, 4*words) })
+		})
+	}
+}
+
+// BenchmarkInitXOR measures the one-call path of the 16-lane tier: load
+// keys/IVs, then InitXORKeyStream of size bytes on every lane (buffers
+// size+64 bytes apart), or InitKeyStream of the EIA3 keystream of a
+// size-byte message; CPU time, all lanes counted.
+func BenchmarkInitXOR(b *testing.B) {
+	if !useX16 {
+		b.Skip("CPU lacks the 16-lane kernels")
+	}
+	for _, size := range benchSizes {
+		var st State16
+		buf := make([]byte, Lanes16*(size+64))
+		var d [Lanes16][]byte
+		for c := range d {
+			d[c] = buf[c*(size+64):][:size]
+		}
+		var key, iv [16]byte
+		load := func() {
+			for c := 0; c < Lanes16; c++ {
+				iv[0] = byte(c)
+				st.LoadZUC128(c, &key, &iv)
+			}
+		}
+		b.Run(fmt.Sprintf("XOR/%d", size), func(b *testing.B) {
+			cputime.Loop(b, size*Lanes16, func() {
+				load()
+				st.InitXORKeyStream(&d, &d)
+			})
+		})
+		words := EIA3KeyStreamWords(8 * size)
+		stride := (words + BlockWords - 1) / BlockWords * BlockWords
+		ks := make([]uint32, Lanes16*stride)
+		b.Run(fmt.Sprintf("KeyStream/%d", size), func(b *testing.B) {
+			cputime.Loop(b, size*Lanes16, func() {
+				load()
+				st.InitKeyStream(ks, stride, words)
+			})
 		})
 	}
 }

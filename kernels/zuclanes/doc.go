@@ -6,6 +6,13 @@
 // and ZUC-256 lanes may be mixed: both use 32 initialisation rounds and a
 // discarded work round.
 //
+// The 16-lane kernels run two groups of 8 lanes in YMM registers with their
+// instruction streams interleaved (one 16-lane ZMM group is held back by the
+// latency of the R1/R2 recurrence through F on the Zen 5 this was tuned
+// on), with the LFSR in a 64-byte-aligned ring on the stack next to a ring
+// of doubled cells; kernels/_gen/zuclanes/x16.go explains the techniques
+// and the measurements behind them.
+//
 // # Contract
 //
 // A state is a caller-owned structure of arrays (row j of the LFSR holds
@@ -22,6 +29,21 @@
 //     consuming whole words.
 //  4. Lanes that need more keystream than the common length are finished by
 //     the caller single-lane: Lane extracts a lane's state (LFSR, R1, R2).
+//
+// State16 also has one-call forms for batches whose state is not needed
+// afterwards: LoadZUC128Lanes / LoadZUC256Lanes load all 16 lanes at once,
+// InitKeyStream runs Init and writes whole 16-word blocks of keystream, and
+// InitXORKeyStream runs Init and XORs every lane up to its own length
+// (masked loads and stores for the last partial block). Both consume the
+// state; they skip the tail rounds, the separate Init call and the state
+// round trips of the general sequence.
+//
+// Buffer placement: the XOR kernels touch one 64-byte line per lane and
+// block. Lane buffers whose addresses agree modulo 4 KiB (pooled buffers a
+// multiple of 4 KiB apart) make all 16 lines of a block fall in one L1 set
+// and alias in store-to-load disambiguation; the kernels read every source
+// line of a group of four lanes before writing any, but such a layout still
+// costs about 10 % here. Staggering the buffers' offsets avoids it.
 //
 // Constant time: no table lookups indexed by secrets (S0 uses VPSHUFB on
 // registers, S1 two GFNI affine instructions) and no secret-dependent

@@ -30,6 +30,21 @@ func keyStream16AVX512(st *[544]uint32, ks *uint32, stride int, nblocks int)
 //go:noescape
 func xorKeyStream16AVX512(st *[544]uint32, dst *[16]*byte, src *[16]*byte, nblocks int)
 
+// initKeyStream16AVX512 runs the initialisation of all 16 lanes of st, then
+// writes nblocks×16 keystream words of each lane c to ks[c*stride:]. st is left undefined.
+//
+//go:noescape
+func initKeyStream16AVX512(st *[544]uint32, ks *uint32, stride int, nblocks int)
+
+// initXORKeyStream16AVX512 runs the initialisation of all 16 lanes of st, then
+// XORs the keystream (words big-endian) from src[c] into dst[c] for lens[c] bytes,
+// for every lane with dst[c] != nil; nblocks×64 must cover the longest length and
+// full (a multiple of 64) must not exceed the shortest of those lens[c]: the blocks
+// below full skip the length checks. st is left undefined.
+//
+//go:noescape
+func initXORKeyStream16AVX512(st *[544]uint32, dst *[16]*byte, src *[16]*byte, lens *[16]int, full int, nblocks int)
+
 // sboxes16AVX512 sets s0[i] = S0(in[i]) and s1[i] = S1(in[i]) with the
 // kernel's S-box code (a test hook for the exhaustive S-box tests).
 //

@@ -262,3 +262,30 @@ func TestAVX2UsesOnlyVEXRegisters(t *testing.T) {
 		t.Fatalf("found %d AVX2 functions, want 5", funcs)
 	}
 }
+
+// xorStackBuffers XORs the keystream into lane buffers that live in a
+// local array; it allocates only if the buffers escape to the heap.
+//
+//go:noinline
+func xorStackBuffers(st *State16) byte {
+	var bufs [Lanes16][96]byte
+	var d [Lanes16][]byte
+	for c := range d {
+		d[c] = bufs[c][:]
+	}
+	st.XORKeyStream(&d, &d, len(bufs[0]))
+	return bufs[3][5]
+}
+
+// TestXORStackBuffersDoNotEscape: lane slices pointing into the caller's
+// stack stay there (XORKeyStream must not leak its arguments' contents).
+func TestXORStackBuffersDoNotEscape(t *testing.T) {
+	if !useX16 {
+		t.Skip("CPU lacks the 16-lane kernels")
+	}
+	var st State16
+	st.Init()
+	if n := testing.AllocsPerRun(20, func() { xorStackBuffers(&st) }); n != 0 {
+		t.Fatalf("%v allocations per call, want 0 (lane buffers escape)", n)
+	}
+}

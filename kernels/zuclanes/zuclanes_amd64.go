@@ -106,44 +106,89 @@ func cell4(a, b, c, d byte) uint32 {
 	return uint32(a)<<23 | uint32(b)<<16 | uint32(c)<<8 | uint32(d)
 }
 
-// loadZUC256 loads the 2018 ZUC-256 key/IV/constant layout: key K_0..K_31,
-// IV_0..IV_16 bytes and IV_17..IV_24 6-bit symbols (packed MSB first into
-// iv[17..22]), cell s_i = 8-bit ‖ 7-bit ‖ 8-bit ‖ 8-bit fields.
-func loadZUC256(w []uint32, lanes, lane int, key *[32]byte, iv *[23]byte, c ZUC256Constants) {
-	checkLane(lane, lanes)
+// zuc256Cells returns the LFSR cells s_0..s_15 of the 2018 ZUC-256
+// key/IV/constant layout: key K_0..K_31, IV_0..IV_16 bytes and
+// IV_17..IV_24 6-bit symbols (packed MSB first into iv[17..22]), cell
+// s_i = 8-bit ‖ 7-bit ‖ 8-bit ‖ 8-bit fields. The key and constant fields
+// and the IV fields of a cell are disjoint (the 7-bit fields hold d_i with
+// bit 6 set, ORed with a 6-bit IV symbol), so the cells are the OR of
+// zuc256KeyPart and zuc256IVPart.
+func zuc256Cells(key *[32]byte, iv *[23]byte, c ZUC256Constants) [16]uint32 {
+	s := zuc256KeyPart(key, c)
+	v := zuc256IVPart(iv)
+	for i := range s {
+		s[i] |= v[i]
+	}
+	return s
+}
+
+// zuc256KeyPart returns the key and constant fields of the ZUC-256 cells.
+func zuc256KeyPart(key *[32]byte, c ZUC256Constants) [16]uint32 {
 	if uint(c) >= uint(len(zuc256D)) {
 		panic("zuclanes: invalid ZUC-256 constant set")
 	}
 	d := &zuc256D[c]
-	var v [25]byte // IV_0 .. IV_24
-	copy(v[:17], iv[:17])
-	v[17] = iv[17] >> 2
-	v[18] = (iv[17]&0x3)<<4 | iv[18]>>4
-	v[19] = (iv[18]&0xf)<<2 | iv[19]>>6
-	v[20] = iv[19] & 0x3f
-	v[21] = iv[20] >> 2
-	v[22] = (iv[20]&0x3)<<4 | iv[21]>>4
-	v[23] = (iv[21]&0xf)<<2 | iv[22]>>6
-	v[24] = iv[22] & 0x3f
 	k := key
-	s := [16]uint32{
+	return [16]uint32{
 		cell4(k[0], d[0], k[21], k[16]),
 		cell4(k[1], d[1], k[22], k[17]),
 		cell4(k[2], d[2], k[23], k[18]),
 		cell4(k[3], d[3], k[24], k[19]),
 		cell4(k[4], d[4], k[25], k[20]),
-		cell4(v[0], d[5]|v[17], k[5], k[26]),
-		cell4(v[1], d[6]|v[18], k[6], k[27]),
-		cell4(v[10], d[7]|v[19], k[7], v[2]),
-		cell4(k[8], d[8]|v[20], v[3], v[11]),
-		cell4(k[9], d[9]|v[21], v[12], v[4]),
-		cell4(v[5], d[10]|v[22], k[10], k[28]),
-		cell4(k[11], d[11]|v[23], v[6], v[13]),
-		cell4(k[12], d[12]|v[24], v[7], v[14]),
-		cell4(k[13], d[13], v[15], v[8]),
-		cell4(k[14], d[14]|k[31]>>4, v[16], v[9]),
+		cell4(0, d[5], k[5], k[26]),
+		cell4(0, d[6], k[6], k[27]),
+		cell4(0, d[7], k[7], 0),
+		cell4(k[8], d[8], 0, 0),
+		cell4(k[9], d[9], 0, 0),
+		cell4(0, d[10], k[10], k[28]),
+		cell4(k[11], d[11], 0, 0),
+		cell4(k[12], d[12], 0, 0),
+		cell4(k[13], d[13], 0, 0),
+		cell4(k[14], d[14]|k[31]>>4, 0, 0),
 		cell4(k[15], d[15]|k[31]&0x0f, k[30], k[29]),
 	}
+}
+
+// zuc256IVPart returns the IV fields of the ZUC-256 cells (zero in cells
+// 0–4 and 15).
+func zuc256IVPart(iv *[23]byte) [16]uint32 {
+	var zero, v [16]uint32
+	storeZUC256(v[:], 1, 0, iv, &zero)
+	return v
+}
+
+// storeZUC256 stores the cells of one lane, k[i] | the IV fields of iv,
+// at w[i*lanes+lane] (k holds the key and constant fields, zuc256KeyPart).
+// IV_17..IV_24 are the eight 6-bit symbols of iv[17..22], MSB first.
+func storeZUC256(w []uint32, lanes, lane int, iv *[23]byte, k *[16]uint32) {
+	t := uint64(iv[17])<<40 | uint64(iv[18])<<32 | uint64(iv[19])<<24 |
+		uint64(iv[20])<<16 | uint64(iv[21])<<8 | uint64(iv[22])
+	sym := func(i uint) uint32 { return uint32(t>>(42-6*(i-17))) & 0x3f << 16 }
+	b := func(i int) uint32 { return uint32(iv[i]) }
+	_ = w[15*lanes+lane]
+	w[0*lanes+lane] = k[0]
+	w[1*lanes+lane] = k[1]
+	w[2*lanes+lane] = k[2]
+	w[3*lanes+lane] = k[3]
+	w[4*lanes+lane] = k[4]
+	w[15*lanes+lane] = k[15]
+	w[5*lanes+lane] = k[5] | b(0)<<23 | sym(17)
+	w[6*lanes+lane] = k[6] | b(1)<<23 | sym(18)
+	w[7*lanes+lane] = k[7] | b(10)<<23 | sym(19) | b(2)
+	w[8*lanes+lane] = k[8] | sym(20) | b(3)<<8 | b(11)
+	w[9*lanes+lane] = k[9] | sym(21) | b(12)<<8 | b(4)
+	w[10*lanes+lane] = k[10] | b(5)<<23 | sym(22)
+	w[11*lanes+lane] = k[11] | sym(23) | b(6)<<8 | b(13)
+	w[12*lanes+lane] = k[12] | sym(24) | b(7)<<8 | b(14)
+	w[13*lanes+lane] = k[13] | b(15)<<8 | b(8)
+	w[14*lanes+lane] = k[14] | b(16)<<8 | b(9)
+}
+
+// loadZUC256 loads the ZUC-256 cells of key, iv and constant set c into
+// lane (R1 = R2 = 0).
+func loadZUC256(w []uint32, lanes, lane int, key *[32]byte, iv *[23]byte, c ZUC256Constants) {
+	checkLane(lane, lanes)
+	s := zuc256Cells(key, iv, c)
 	for i := range s {
 		w[i*lanes+lane] = s[i]
 	}
@@ -203,20 +248,22 @@ func tailXOR(w []uint32, lanes, c int, dst, src []byte) {
 	}
 }
 
-// lanePointers validates the per-lane slices and returns the base
-// pointers; lanes with a nil dst are inactive.
-func lanePointers(dst, src [][]byte, n int, dp, sp []*byte) {
-	for c := range dst {
-		if dst[c] == nil {
-			continue
-		}
-		if len(dst[c]) < n || len(src[c]) < n {
-			panic("zuclanes: lane buffer too short")
-		}
-		if n > 0 {
-			dp[c], sp[c] = &dst[c][0], &src[c][0]
-		}
+// lanePointer validates one lane's slices and returns their base
+// pointers; a nil dst makes the lane inactive (nil pointers). The callers
+// store the pointers in local arrays passed to the noescape kernels, so
+// the lanes' buffers do not escape (a slice parameter would make the
+// compiler assume they leak).
+func lanePointer(dst, src []byte, n int) (*byte, *byte) {
+	if dst == nil {
+		return nil, nil
 	}
+	if len(dst) < n || len(src) < n {
+		panic("zuclanes: lane buffer too short")
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	return &dst[0], &src[0]
 }
 
 // LoadZUC128 loads a ZUC-128 key and IV into lane (GB/T 33133.1 §3.5.1).
@@ -226,6 +273,34 @@ func (s *State16) LoadZUC128(lane int, key, iv *[16]byte) { loadZUC128(s.w[:], L
 // lane (ZUC-256, 2018, §2.2).
 func (s *State16) LoadZUC256(lane int, key *[32]byte, iv *[23]byte, c ZUC256Constants) {
 	loadZUC256(s.w[:], Lanes16, lane, key, iv, c)
+}
+
+// LoadZUC128Lanes loads all 16 lanes at once, as LoadZUC128 on every
+// lane would: lanes 0–7 with keyLo, lanes 8–15 with keyHi, lane c with
+// ivs[c] (GB/T 33133.1 §3.5.1). It is several times cheaper than 16
+// LoadZUC128 calls.
+func (s *State16) LoadZUC128Lanes(keyLo, keyHi *[16]byte, ivs *[Lanes16][16]byte) {
+	for i := 0; i < 16; i++ {
+		lo := uint32(keyLo[i])<<23 | zuc128D[i]<<8
+		hi := uint32(keyHi[i])<<23 | zuc128D[i]<<8
+		row := (*[Lanes16]uint32)(s.w[i*Lanes16 : (i+1)*Lanes16])
+		for c := 0; c < Lanes16/2; c++ {
+			row[c] = lo | uint32(ivs[c][i])
+			row[c+Lanes16/2] = hi | uint32(ivs[c+Lanes16/2][i])
+		}
+	}
+	clear(s.w[rowR1*Lanes16 : (rowR2+1)*Lanes16])
+}
+
+// LoadZUC256Lanes loads all 16 lanes at once, as LoadZUC256 on every
+// lane would: lanes 0–7 with keyLo and constant set dLo, lanes 8–15 with
+// keyHi and dHi, lane c with ivs[c] (ZUC-256, 2018, §2.2).
+func (s *State16) LoadZUC256Lanes(keyLo, keyHi *[32]byte, ivs *[Lanes16][23]byte, dLo, dHi ZUC256Constants) {
+	kp := [2][16]uint32{zuc256KeyPart(keyLo, dLo), zuc256KeyPart(keyHi, dHi)}
+	for c := 0; c < Lanes16; c++ {
+		storeZUC256(s.w[:], Lanes16, c, &ivs[c], &kp[c/(Lanes16/2)])
+	}
+	clear(s.w[rowR1*Lanes16 : (rowR2+1)*Lanes16])
 }
 
 // Lane returns a copy of lane's current state.
@@ -268,7 +343,9 @@ func (s *State16) KeyStream(ks []uint32, stride, n int) {
 func (s *State16) XORKeyStream(dst, src *[Lanes16][]byte, n int) {
 	requireX16()
 	var dp, sp [Lanes16]*byte
-	lanePointers(dst[:], src[:], n, dp[:], sp[:])
+	for c := range dst {
+		dp[c], sp[c] = lanePointer(dst[c], src[c], n)
+	}
 	nb := n / BlockBytes
 	if nb > 0 {
 		xorKeyStream16AVX512(&s.w, &dp, &sp, nb)
@@ -281,6 +358,46 @@ func (s *State16) XORKeyStream(dst, src *[Lanes16][]byte, n int) {
 				tailXOR(s.w[:], Lanes16, c, dst[c][at:n], src[c][at:n])
 			}
 		}
+	}
+}
+
+// InitKeyStream runs Init, then writes the first n keystream words of
+// every lane to ks[c*stride:], in one kernel call and without the tail
+// handling of KeyStream: it generates whole blocks, so it writes
+// ⌈n/BlockWords⌉·BlockWords words per lane and stride must be at least
+// that. It consumes the state: the lanes must be loaded again before the
+// next use.
+func (s *State16) InitKeyStream(ks []uint32, stride, n int) {
+	requireX16()
+	nb := (n + BlockWords - 1) / BlockWords
+	checkKeyStream(ks, stride, nb*BlockWords, Lanes16)
+	if nb > 0 {
+		initKeyStream16AVX512(&s.w, &ks[0], stride, nb)
+	}
+}
+
+// InitXORKeyStream runs Init, then sets dst[c] = src[c] ⊕ keystream of
+// lane c (words big-endian) for every lane with dst[c] != nil, each lane
+// for its own length len(dst[c]); src[c] must be at least as long, and
+// must overlap dst[c] entirely or not at all. All lanes run in one kernel
+// call up to the longest length; no byte past a lane's length is read or
+// written. It consumes the state: the lanes must be loaded again before
+// the next use.
+func (s *State16) InitXORKeyStream(dst, src *[Lanes16][]byte) {
+	requireX16()
+	var dp, sp [Lanes16]*byte
+	var lens [Lanes16]int
+	longest, shortest := 0, int(^uint(0)>>1)
+	for c := range dst {
+		dp[c], sp[c] = lanePointer(dst[c], src[c], len(dst[c]))
+		if dp[c] != nil {
+			lens[c] = len(dst[c])
+			longest, shortest = max(longest, lens[c]), min(shortest, lens[c])
+		}
+	}
+	if nb := (longest + BlockBytes - 1) / BlockBytes; nb > 0 {
+		full := shortest / BlockBytes * BlockBytes
+		initXORKeyStream16AVX512(&s.w, &dp, &sp, &lens, full, nb)
 	}
 }
 
@@ -332,7 +449,9 @@ func (s *State8) KeyStream(ks []uint32, stride, n int) {
 func (s *State8) XORKeyStream(dst, src *[Lanes8][]byte, n int) {
 	requireX8()
 	var dp, sp [Lanes8]*byte
-	lanePointers(dst[:], src[:], n, dp[:], sp[:])
+	for c := range dst {
+		dp[c], sp[c] = lanePointer(dst[c], src[c], n)
+	}
 	nb := n / BlockBytes
 	if nb > 0 {
 		xorKeyStream8AVX2(&s.w, &dp, &sp, nb)

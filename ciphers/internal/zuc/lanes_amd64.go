@@ -180,6 +180,22 @@ func (k *kstate) load(c int, lk *laneKeys) {
 	}
 }
 
+// loadActive loads the active lanes; the 16-lane state loads all lanes at
+// once (idle lanes get their slot's IV, harmlessly).
+func (k *kstate) loadActive(active uint32, lk *laneKeys) {
+	if k.wide {
+		if lk.iv128 != nil {
+			k.s16.LoadZUC128Lanes(lk.k128[0], lk.k128[1], lk.iv128)
+		} else {
+			k.s16.LoadZUC256Lanes(lk.k256[0], lk.k256[1], lk.iv256, lk.d[0], lk.d[1])
+		}
+		return
+	}
+	for a := active; a != 0; a &= a - 1 {
+		k.load(bits.TrailingZeros32(a), lk)
+	}
+}
+
 // init runs the initialisation rounds of the active lanes' kernel states.
 func (k *kstate) init(active uint32) {
 	if k.wide {
@@ -247,6 +263,25 @@ func (k *kstate) keyStream(ks []uint32, stride int, words *[2]int) {
 	}
 }
 
+// initKeyStream initialises the active lanes and writes words[h]
+// keystream words of every lane of half h to ks[c·stride:], consuming the
+// lane state. The wide state runs the larger count on all 16 lanes in one
+// kernel call that writes whole 16-word blocks: stride must be a multiple
+// of zuclanes.BlockWords (see roundWords) when k.wide.
+func (k *kstate) initKeyStream(ks []uint32, stride int, active uint32, words *[2]int) {
+	if k.wide {
+		k.s16.InitKeyStream(ks, stride, max(words[0], words[1]))
+		return
+	}
+	k.init(active)
+	k.keyStream(ks, stride, words)
+}
+
+// roundWords rounds a keystream word count up to whole kernel blocks.
+func roundWords(n int) int {
+	return (n + zuclanes.BlockWords - 1) / zuclanes.BlockWords * zuclanes.BlockWords
+}
+
 // narrow reports whether a call on the active lanes should use the 16-lane
 // kernels, given that the caller's tier is wide: not when all active lanes
 // fit one 8-lane state, whose call costs about 2/3 of a 16-lane call for
@@ -257,12 +292,14 @@ func narrow(wide bool, active uint32) bool {
 }
 
 // xorLanes is the lane path of the keystream XOR: bufs[c] ⊕= keystream
-// of lane c, in place, for the lanes c < n with a non-empty buffer. All
+// of lane c, in place, for the lanes c < n with a non-empty buffer. A lone
+// packet runs single-lane. On the 16-lane kernels one call initialises all
+// lanes and XORs each up to its own length. On the 8-lane kernels all
 // active lanes run together up to the shortest remaining whole-word
 // length, the finished lanes drop out and the rest continue (the equal
 // lengths of TSO segments take one step); a final partial word comes from
-// the lane's extracted state, and the last lane standing, or a lone
-// packet, is finished single-lane.
+// the lane's extracted state, and the last lane standing is finished
+// single-lane.
 func xorLanes(wide bool, lk *laneKeys, bufs *[Lanes][]byte, n int) {
 	var active uint32
 	for i := range bufs[:n] {
@@ -281,8 +318,17 @@ func xorLanes(wide bool, lk *laneKeys, bufs *[Lanes][]byte, n int) {
 	// The lane state lives on the stack (a Key is shared by many
 	// workers); zeroing its 4 KiB costs less than a pool round trip.
 	k := &kstate{wide: narrow(wide, active)}
-	for a := active; a != 0; a &= a - 1 {
-		k.load(bits.TrailingZeros32(a), lk)
+	k.loadActive(active, lk)
+	if k.wide {
+		// One kernel call: initialisation, then every lane up to its own
+		// length (masked stores for the last partial block).
+		var d [zuclanes.Lanes16][]byte
+		for a := active; a != 0; a &= a - 1 {
+			c := bits.TrailingZeros32(a)
+			d[c] = bufs[c]
+		}
+		k.s16.InitXORKeyStream(&d, &d)
+		return
 	}
 	k.init(active)
 	if words, mixed := mixedLengths(bufs, active); mixed && words <= maxLaneWords {
@@ -402,7 +448,7 @@ func macLanes(wide bool, lk *laneKeys, msgs *[Lanes][]byte, n int, t128 *[Lanes]
 		}
 		active |= 1 << c
 		words[c/8] = max(words[c/8], w)
-		stride = max(stride, w)
+		stride = max(stride, roundWords(w))
 	}
 	if bits.OnesCount32(active) < 2 {
 		for ; active != 0; active &= active - 1 {
@@ -411,21 +457,35 @@ func macLanes(wide bool, lk *laneKeys, msgs *[Lanes][]byte, n int, t128 *[Lanes]
 		}
 		return
 	}
-	// Lane state and keystream (36 KiB) live on the stack: a Key is
+	// Lane state and keystream (up to 36 KiB) live on the stack: a Key is
 	// shared by many workers, and zeroing them costs a few percent of a
 	// call on MTU-sized packets, without the allocations a sync.Pool
-	// makes after every GC.
+	// makes after every GC. MTU-sized messages take a buffer a quarter
+	// smaller (less to zero, less L1 to evict).
 	k := &kstate{wide: narrow(wide, active)}
-	var ksBuf [Lanes * maxLaneWords]uint32
-	for a := active; a != 0; a &= a - 1 {
-		k.load(bits.TrailingZeros32(a), lk)
+	k.loadActive(active, lk)
+	if stride <= mtuLaneWords {
+		var ksBuf [Lanes * mtuLaneWords]uint32
+		macTags(k, lk, ksBuf[:], stride, active, &words, msgs, t128, t256)
+		return
 	}
-	k.init(active)
-	k.keyStream(ksBuf[:], stride, &words)
+	var ksBuf [Lanes * maxLaneWords]uint32
+	macTags(k, lk, ksBuf[:], stride, active, &words, msgs, t128, t256)
+}
+
+// mtuLaneWords is the keystream buffer of macLanes for MTU-sized messages
+// (in whole 16-word blocks: EIA3 messages up to 1528 bytes, ZUC-256
+// MAC-128 messages up to 1504 bytes).
+const mtuLaneWords = 384
+
+// macTags generates the MAC keystream of the loaded active lanes into ks
+// (stride words per lane) and computes their tags.
+func macTags(k *kstate, lk *laneKeys, ks []uint32, stride int, active uint32, words *[2]int, msgs *[Lanes][]byte, t128 *[Lanes]uint32, t256 *[Lanes][MAC256TagSize]byte) {
+	k.initKeyStream(ks, stride, active, words)
 	for a := active; a != 0; a &= a - 1 {
 		c := bits.TrailingZeros32(a)
 		msg := msgs[c]
-		tag(msg, ksBuf[c*stride:c*stride+lk.macWords(len(msg))], c, t128, t256)
+		tag(msg, ks[c*stride:c*stride+lk.macWords(len(msg))], c, t128, t256)
 	}
 }
 
@@ -476,7 +536,7 @@ func etmLanes(lk *laneKeys, bodies, msgs *[Lanes][]byte, n int, t128 *[Lanes]uin
 		if msgs[j] != nil {
 			need[half+j] = lk.macWords(len(msgs[j]))
 		}
-		stride = max(stride, need[j], need[half+j])
+		stride = max(stride, roundWords(max(need[j], need[half+j])))
 	}
 	if stride > maxLaneWords {
 		// Separate calls, each lane half keyed as in lk.
@@ -499,11 +559,10 @@ func etmLanes(lk *laneKeys, bodies, msgs *[Lanes][]byte, n int, t128 *[Lanes]uin
 	for c, w := range need {
 		if w > 0 {
 			active |= 1 << c
-			k.load(c, lk)
 		}
 	}
-	k.init(active)
-	k.keyStream(ksBuf[:], stride, &[2]int{stride, stride})
+	k.loadActive(active, lk)
+	k.initKeyStream(ksBuf[:], stride, active, &[2]int{stride, stride})
 	for j := range n {
 		xorWords(bodies[j], ksBuf[j*stride:j*stride+need[j]])
 	}

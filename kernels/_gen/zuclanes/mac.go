@@ -147,43 +147,40 @@ func (m macKernel) bodyAVX512(name string, accP, msg, ks, n Register) {
 	}
 	rev := ZMM()
 	VMOVDQU64(consts.Offset(cRevMat), rev)
-	xor3 := U8(0x96)
 
-	step := func(disp int, wide bool) {
-		vec := func() Register {
-			if wide {
-				return ZMM()
-			}
-			return XMM()
+	// step adds four blocks at byte offset disp (one per 128-bit lane). With
+	// masks, the message bytes and keystream words past the first rem
+	// blocks are neither read nor used (zero message bits contribute
+	// nothing).
+	step := func(disp int, mmsg, mks Op) {
+		x := ZMM()
+		if mmsg != nil {
+			VMOVDQU8_Z(Mem{Base: msg, Disp: disp}, mmsg, x)
+		} else {
+			VMOVDQU64(Mem{Base: msg, Disp: disp}, x)
 		}
-		r := rev.AsZ()
-		if !wide {
-			r = rev.AsX()
-		}
-		x := vec()
-		VMOVDQU64(Mem{Base: msg, Disp: disp}, x)
-		VGF2P8AFFINEQB(U8(0), r, x, x) // reverse the bits of every byte
+		VGF2P8AFFINEQB(U8(0), rev, x, x) // reverse the bits of every byte
 		for j := 0; j < m.products; j++ {
-			k, t0, t1 := vec(), vec(), vec()
-			VPSHUFD(U8(0xb1), Mem{Base: ks, Disp: disp + 8*j}, k)
+			k, t0, t1 := ZMM(), ZMM(), ZMM()
+			if mks != nil {
+				VMOVDQU32_Z(Mem{Base: ks, Disp: disp + 8*j}, mks, k)
+				VPSHUFD(U8(0xb1), k, k)
+			} else {
+				VPSHUFD(U8(0xb1), Mem{Base: ks, Disp: disp + 8*j}, k)
+			}
 			VPCLMULQDQ(U8(0x00), x, k, t0)
 			VPCLMULQDQ(U8(0x11), x, k, t1)
-			a := acc[j].AsZ()
-			if !wide {
-				a = acc[j].AsX()
-			}
-			VPTERNLOGQ(xor3, t1, t0, a)
+			VPTERNLOGQ(xor3, t1, t0, acc[j])
 		}
 	}
 
-	eight, four, fold := name+"_eight", name+"_four", name+"_fold"
-	one, done := name+"_one", name+"_done"
+	eight, four, rest, fold := name+"_eight", name+"_four", name+"_rest", name+"_fold"
 	CMPQ(n, U8(8))
 	JB(LabelRef(four))
 	Label(eight)
 	Comment("Eight blocks: two ZMM steps of four blocks (one per 128-bit lane).")
-	step(0, true)
-	step(64, true)
+	step(0, nil, nil)
+	step(64, nil, nil)
 	ADDQ(U32(128), msg)
 	ADDQ(U32(128), ks)
 	SUBQ(U8(8), n)
@@ -191,11 +188,28 @@ func (m macKernel) bodyAVX512(name string, accP, msg, ks, n Register) {
 	JAE(LabelRef(eight))
 	Label(four)
 	CMPQ(n, U8(4))
-	JB(LabelRef(fold))
-	step(0, true)
+	JB(LabelRef(rest))
+	step(0, nil, nil)
 	ADDQ(U8(64), msg)
 	ADDQ(U8(64), ks)
 	SUBQ(U8(4), n)
+	Label(rest)
+	TESTQ(n, n)
+	JZ(LabelRef(fold))
+	Comment("One to three blocks: one masked step (16·n message bytes, the")
+	Comment("4·n keystream words each block lane reads).")
+	bm, wm := GP64(), GP64()
+	kmsg, kks := K(), K()
+	MOVQ(n, bm)
+	SHLQ(U8(4), bm) // 16·n bytes
+	MOVQ(I32(-1), wm)
+	BZHIQ(bm, wm, wm)
+	KMOVQ(wm, kmsg)
+	SHRQ(U8(2), bm) // 4·n words
+	MOVQ(I32(-1), wm)
+	BZHIQ(bm, wm, wm)
+	KMOVW(wm.As32(), kks)
+	step(0, kmsg, kks)
 	Label(fold)
 	Comment("Fold the four 128-bit lanes of every accumulator into lane 0.")
 	for j := range acc {
@@ -206,15 +220,6 @@ func (m macKernel) bodyAVX512(name string, accP, msg, ks, n Register) {
 		VEXTRACTI32X4(U8(1), y, x)
 		VPXORQ(x, y.AsX(), acc[j].AsX())
 	}
-	Label(one)
-	TESTQ(n, n)
-	JZ(LabelRef(done))
-	step(0, false)
-	ADDQ(U8(16), msg)
-	ADDQ(U8(16), ks)
-	DECQ(n)
-	JMP(LabelRef(one))
-	Label(done)
 	for j := range acc {
 		VMOVDQU64(acc[j].AsX(), Mem{Base: accP, Disp: 16 * j})
 	}

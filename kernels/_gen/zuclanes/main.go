@@ -1,7 +1,8 @@
 // Command zuclanes generates gmtun's multi-lane ZUC keystream kernels
 // (package github.com/gmtun/gmtun/kernels/zuclanes):
 //
-//   - x16: AVX-512 F/BW/VL + VBMI2 + GFNI, 16 lanes in ZMM rows;
+//   - x16: AVX-512 F/BW/VL + VBMI2 + GFNI, 16 lanes as two interleaved
+//     groups of 8 in YMM registers (x16.go);
 //   - x8:  AVX2 + GFNI (VEX encoding, Y0–Y15 only), 8 lanes in YMM rows.
 //
 // Every lane is an independent ZUC instance (its own key, IV and constants),
@@ -82,7 +83,6 @@ func gfniMatrix(cols [8]byte) uint64 {
 // which the kernels use the first).
 const (
 	cMask31  = iota * 64 // 0x7fffffff per dword (p = 2^31−1)
-	cMaskHi              // 0xffff0000 per dword
 	cNibble              // 0x0f per byte
 	cP1                  // S0 layer 1, per 128-bit lane
 	cP2                  // S0 layer 2
@@ -122,7 +122,6 @@ func emitConsts() {
 		}
 	}
 	put32(cMask31, 0x7fffffff)
-	put32(cMaskHi, 0xffff0000)
 	var nib, gather, scatter, bswap, r8, r16, r24 [16]byte
 	for i := range nib {
 		nib[i] = 0x0f
@@ -192,12 +191,12 @@ func ternImm(f func(a, b, c bool) bool) U8 {
 // ----------------------------------------------------------------------------
 // Tier description: register width, instruction flavour and state layout.
 
+// tier is the AVX2 tier (8 lanes, VEX encoding, Y0–Y15): its LFSR rows
+// stay in the state (a ring in memory) and constants are memory operands.
 type tier struct {
-	lanes  int  // 16 (ZMM) or 8 (YMM)
-	avx512 bool // EVEX forms: VPTERNLOGD, VPROLD, VPSHLDD, 32 registers
-	name   string
-	st     Register // base of the state array
-	k      map[int]Op
+	lanes int
+	name  string
+	st    Register // base of the state array
 }
 
 // State layout in 32-bit words, W = lanes: rows 0..15 the LFSR cells
@@ -212,53 +211,19 @@ func (t *tier) cell(j, off int) Mem { return Mem{Base: t.st, Disp: ((j + off) & 
 func (t *tier) rowR1() Mem          { return Mem{Base: t.st, Disp: 16 * t.rowBytes()} }
 func (t *tier) rowR2() Mem          { return Mem{Base: t.st, Disp: 17 * t.rowBytes()} }
 func (t *tier) scratch(i int) Mem   { return Mem{Base: t.st, Disp: (18 + i) * t.rowBytes()} }
-func (t *tier) vec() VecVirtual {
-	if t.avx512 {
-		return ZMM()
-	}
-	return YMM()
-}
+func (t *tier) vec() VecVirtual     { return YMM() }
 
-// c returns constant number off as an operand: a register preloaded for the
-// AVX-512 tier, the table in memory otherwise.
-func (t *tier) c(off int) Op {
-	if r, ok := t.k[off]; ok {
-		return r
-	}
-	return consts.Offset(off)
-}
+// c returns constant number off as a memory operand.
+func (t *tier) c(off int) Op { return consts.Offset(off) }
 
 // creg returns constant off in a register (VPSHUFB tables must be registers).
 func (t *tier) creg(off int) Op {
-	if r, ok := t.k[off]; ok {
-		return r
-	}
 	r := t.vec()
 	t.mov(consts.Offset(off), r)
 	return r
 }
 
-// preload keeps the hot constants in registers (AVX-512 has 32 of them).
-func (t *tier) preload() {
-	t.k = map[int]Op{}
-	if !t.avx512 {
-		return
-	}
-	Comment("Hot constants stay in registers.")
-	for _, off := range []int{cMask31, cMaskHi, cNibble, cP1, cP2, cT, cGather, cScatter} {
-		r := t.vec()
-		t.mov(consts.Offset(off), r)
-		t.k[off] = r
-	}
-}
-
-func (t *tier) mov(src, dst Op) {
-	if t.avx512 {
-		VMOVDQU32(src, dst)
-	} else {
-		VMOVDQU(src, dst)
-	}
-}
+func (t *tier) mov(src, dst Op) { VMOVDQU(src, dst) }
 
 func (t *tier) load(m Mem) Register {
 	r := t.vec()
@@ -266,25 +231,13 @@ func (t *tier) load(m Mem) Register {
 	return r
 }
 
-func (t *tier) xor(a, b, dst Op) {
-	if t.avx512 {
-		VPXORD(a, b, dst)
-	} else {
-		VPXOR(a, b, dst)
-	}
-}
+func (t *tier) xor(a, b, dst Op) { VPXOR(a, b, dst) }
 
-func (t *tier) and(a, b, dst Op) {
-	if t.avx512 {
-		VPANDD(a, b, dst)
-	} else {
-		VPAND(a, b, dst)
-	}
-}
+func (t *tier) and(a, b, dst Op) { VPAND(a, b, dst) }
 
 // reg makes x a register: AVX2 shift-by-immediate has no memory form.
 func (t *tier) reg(x Op) Op {
-	if m, ok := x.(Mem); ok && !t.avx512 {
+	if m, ok := x.(Mem); ok {
 		return t.load(m)
 	}
 	return x
@@ -293,14 +246,14 @@ func (t *tier) reg(x Op) Op {
 // ----------------------------------------------------------------------------
 // Arithmetic in GF(2^31−1) (GB/T 33133.1 §3.3.1), all lanes at once.
 
-// addMod returns a + b mod 2^31−1 with the end-around carry:
-// t = a+b; (t & p) + (t >> 31). a must be a register, b may be memory.
+// addMod returns a + b mod 2^31−1 for a, b in [0, p]: t = a+b ≤ 2p, then
+// max_signed(t, t−p) (see group.lfsr in x16.go; no shift, and p, never 0,
+// for a nonzero sum ≡ 0). a must be a register, b may be memory.
 func (t *tier) addMod(a, b Op) Register {
-	s, c := t.vec(), t.vec()
+	s, u := t.vec(), t.vec()
 	VPADDD(b, a, s)
-	VPSRLD(U8(31), s, c)
-	t.and(t.c(cMask31), s, s)
-	VPADDD(c, s, s)
+	VPSUBD(t.c(cMask31), s, u)
+	VPMAXSD(u, s, s)
 	return s
 }
 
@@ -311,12 +264,8 @@ func (t *tier) mulPow2(x Op, k int) Register {
 	a, b := t.vec(), t.vec()
 	VPSLLD(U8(k), x, a)
 	VPSRLD(U8(31-k), x, b)
-	if t.avx512 {
-		VPTERNLOGD(ternImm(func(a, b, c bool) bool { return (a || b) && c }), t.c(cMask31), b, a)
-	} else {
-		VPOR(b, a, a)
-		VPAND(t.c(cMask31), a, a)
-	}
+	VPOR(b, a, a)
+	VPAND(t.c(cMask31), a, a)
 	return a
 }
 
@@ -346,12 +295,6 @@ func (t *tier) lfsr(off int, w Register) {
 func (t *tier) bitHiLo(a, b Mem) Register {
 	hi := t.load(a)
 	lo := t.vec()
-	if t.avx512 {
-		VPSLLD(U8(1), b, lo)
-		x := t.vec()
-		VPSHLDD(U8(16), lo, hi, x) // high 32 of (hi:lo) << 16
-		return x
-	}
 	t.mov(b, lo)
 	VPSLLD(U8(16), hi, hi)
 	VPSRLD(U8(15), lo, lo)
@@ -362,16 +305,6 @@ func (t *tier) bitHiLo(a, b Mem) Register {
 // x0 returns X0 = s15H‖s14L.
 func (t *tier) x0(off int) Register {
 	x := t.vec()
-	if t.avx512 {
-		VPSLLD(U8(1), t.cell(15, off), x)
-		VPTERNLOGD(ternImm(func(a, b, c bool) bool {
-			if b { // mask 0xffff0000: high half from s15<<1
-				return a
-			}
-			return c
-		}), t.cell(14, off), t.creg(cMaskHi), x)
-		return x
-	}
 	t.mov(t.cell(15, off), x)
 	VPSLLD(U8(1), x, x)
 	VPBLENDW(U8(0x55), t.cell(14, off), x, x) // even (low) words from s14
@@ -383,17 +316,6 @@ func (t *tier) x0(off int) Register {
 
 // l1 computes L1(x) = x ⊕ x<<<2 ⊕ x<<<10 ⊕ x<<<18 ⊕ x<<<24 in place.
 func (t *tier) l1(x Register) {
-	if t.avx512 {
-		r2, r10, r18, r24 := t.vec(), t.vec(), t.vec(), t.vec()
-		VPROLD(U8(2), x, r2)
-		VPROLD(U8(10), x, r10)
-		VPROLD(U8(18), x, r18)
-		VPROLD(U8(24), x, r24)
-		xor3 := ternImm(func(a, b, c bool) bool { return a != b != c })
-		VPTERNLOGD(xor3, r10, r2, x)
-		VPTERNLOGD(xor3, r24, r18, x)
-		return
-	}
 	// y = x ⊕ x<<<8 ⊕ x<<<16, then L1 = x ⊕ x<<<24 ⊕ y<<<2.
 	y, r, s := YMM(), YMM(), YMM()
 	VPSHUFB(t.c(cRol8), x, y)
@@ -410,17 +332,6 @@ func (t *tier) l1(x Register) {
 
 // l2 computes L2(x) = x ⊕ x<<<8 ⊕ x<<<14 ⊕ x<<<22 ⊕ x<<<30 in place.
 func (t *tier) l2(x Register) {
-	if t.avx512 {
-		r8, r14, r22, r30 := t.vec(), t.vec(), t.vec(), t.vec()
-		VPROLD(U8(8), x, r8)
-		VPROLD(U8(14), x, r14)
-		VPROLD(U8(22), x, r22)
-		VPROLD(U8(30), x, r30)
-		xor3 := ternImm(func(a, b, c bool) bool { return a != b != c })
-		VPTERNLOGD(xor3, r14, r8, x)
-		VPTERNLOGD(xor3, r30, r22, x)
-		return
-	}
 	// z = x ⊕ x<<<8, y = z ⊕ x<<<16, then L2 = z ⊕ y<<<14
 	// (y<<<14 = x<<<14 ⊕ x<<<22 ⊕ x<<<30).
 	z, y, s := YMM(), YMM(), YMM()
@@ -441,12 +352,8 @@ func (t *tier) s0(x Register) Register {
 	VPSRLD(U8(4), x, q)
 	p := t.vec()
 	VPSHUFB(lo, t.creg(cP1), p)
-	if t.avx512 {
-		VPTERNLOGD(ternImm(func(a, b, c bool) bool { return (a && b) != c }), p, t.creg(cNibble), q)
-	} else {
-		VPAND(t.c(cNibble), q, q)
-		VPXOR(p, q, q)
-	}
+	VPAND(t.c(cNibble), q, q)
+	VPXOR(p, q, q)
 	VPSHUFB(q, t.creg(cP2), r) // r = x2 ⊕ P2[q]
 	t.xor(lo, r, r)
 	VPSHUFB(r, t.creg(cT), o) // S0 = (q<<1) ⊕ T[r]
@@ -489,16 +396,11 @@ func (t *tier) f(x0, x1, x2, r1, r2 Register) Register {
 	VPADDD(r1, x1, x1) // W1 = R1 ⊞ X1
 	t.xor(r2, x2, x2)  // W2 = R2 ⊕ X2
 	u, v := t.vec(), t.vec()
-	if t.avx512 {
-		VPSHLDD(U8(16), x2, x1, u) // W1L‖W2H
-		VPSHLDD(U8(16), x1, x2, v) // W2L‖W1H
-	} else {
-		a, b := YMM(), YMM()
-		VPSHUFB(t.c(cRol16), x1, a)
-		VPSHUFB(t.c(cRol16), x2, b)
-		VPBLENDW(U8(0x55), b, a, u)
-		VPBLENDW(U8(0x55), a, b, v)
-	}
+	a, b := YMM(), YMM()
+	VPSHUFB(t.c(cRol16), x1, a)
+	VPSHUFB(t.c(cRol16), x2, b)
+	VPBLENDW(U8(0x55), b, a, u) // W1L‖W2H
+	VPBLENDW(U8(0x55), a, b, v) // W2L‖W1H
 	t.l1(u)
 	t.l2(v)
 	t.sbox(u, v, r1, r2)
@@ -564,30 +466,6 @@ type emitter func(c int, v Register, disp int)
 // output transposes the 16 scratch rows (row i = word i of every lane) into
 // per-lane words and hands each lane's vector to emit.
 func (t *tier) output(emit emitter) {
-	if t.avx512 {
-		Comment("Transpose 16×16 words: 4×4 inside 128-bit lanes, then 4×4 lanes.")
-		for g := 0; g < 4; g++ {
-			t.transpose4(4 * g)
-		}
-		for k := 0; k < 4; k++ {
-			a, b := t.load(t.scratch(k)), t.load(t.scratch(4+k))
-			c, d := t.load(t.scratch(8+k)), t.load(t.scratch(12+k))
-			p, q, r, s := ZMM(), ZMM(), ZMM(), ZMM()
-			VSHUFI32X4(U8(0x88), b, a, p) // A0 A2 B0 B2
-			VSHUFI32X4(U8(0xdd), b, a, q) // A1 A3 B1 B3
-			VSHUFI32X4(U8(0x88), d, c, r) // C0 C2 D0 D2
-			VSHUFI32X4(U8(0xdd), d, c, s) // C1 C3 D1 D3
-			VSHUFI32X4(U8(0x88), r, p, a) // lane k
-			VSHUFI32X4(U8(0x88), s, q, b) // lane 4+k
-			VSHUFI32X4(U8(0xdd), r, p, c) // lane 8+k
-			VSHUFI32X4(U8(0xdd), s, q, d) // lane 12+k
-			emit(k, a, 0)
-			emit(4+k, b, 0)
-			emit(8+k, c, 0)
-			emit(12+k, d, 0)
-		}
-		return
-	}
 	Comment("Transpose two 8×8 word blocks: 4×4 inside 128-bit lanes, then swap lanes.")
 	for h := 0; h < 2; h++ {
 		t.transpose4(8 * h)
@@ -605,7 +483,6 @@ func (t *tier) output(emit emitter) {
 
 func (t *tier) prologue() {
 	t.st = Load(Param("st"), GP64())
-	t.preload()
 }
 
 func (t *tier) loadR() (Register, Register) {
@@ -746,7 +623,6 @@ func (t *tier) genSboxes() {
 	Pragma("noescape")
 	Doc(fmt.Sprintf("sboxes%s sets s0[i] = S0(in[i]) and s1[i] = S1(in[i]) with the", t.name),
 		"kernel's S-box code (a test hook for the exhaustive S-box tests).")
-	t.k = map[int]Op{}
 	p0 := Load(Param("s0"), GP64())
 	p1 := Load(Param("s1"), GP64())
 	pi := Load(Param("in"), GP64())
@@ -760,9 +636,9 @@ func (t *tier) genSboxes() {
 func main() {
 	ConstraintExpr("amd64,gc,!purego")
 	emitConsts()
+	genX16()
 	for _, t := range []*tier{
-		{lanes: 16, avx512: true, name: "16AVX512"},
-		{lanes: 8, avx512: false, name: "8AVX2"},
+		{lanes: 8, name: "8AVX2"},
 	} {
 		t.genInit()
 		t.genRows()
