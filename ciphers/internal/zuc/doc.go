@@ -22,10 +22,12 @@
 // registered with ciphers/internal/impl: "AVX-512+GFNI" (16-lane kernels),
 // "AVX2+GFNI" (8-lane kernels) and "generic" (the *Generic loops, also the
 // only implementation under -tags purego or off amd64). On the kernel
-// tiers, tags come from the carry-less multiply MAC kernels, lanes of
-// unequal length share kernel calls up to the shorter length, and what a
-// mostly empty kernel call would do badly runs single-lane: a lone packet,
-// the last lane standing, a final partial word, and MACs of messages over
+// tiers, tags come from the carry-less multiply MAC kernels. On the
+// 16-lane tier every lane runs to its own length within one call (masked
+// loads and stores); on the 8-lane tier lanes of unequal length share
+// kernel calls up to the shorter length. What a mostly empty kernel call
+// would do badly runs single-lane: a lone packet, the last lane standing
+// on the 8-lane tier, a final partial word, and MACs of messages over
 // about 2 KiB (their keystream comes from the generic code; the tag from
 // the MAC kernel where the keystream fits a stack buffer). The lane state
 // and keystream scratch live on the caller's stack: the primitives are
