@@ -27,9 +27,12 @@
 // loads and stores); on the 8-lane tier lanes of unequal length share
 // kernel calls up to the shorter length. What a mostly empty kernel call
 // would do badly runs single-lane: a lone packet, the last lane standing
-// on the 8-lane tier, a final partial word, and MACs of messages over
-// about 2 KiB (their keystream comes from the generic code; the tag from
-// the MAC kernel where the keystream fits a stack buffer). The lane state
+// on the 8-lane tier and a final partial word (the MAC of a lone packet
+// takes its keystream from the generic code and its tag from the MAC
+// kernel). MACs whose keystream exceeds the 2 KiB lane buffer (messages
+// over about 2 KiB) run in chunks: the lane kernels continue the keystream
+// chunk by chunk and the tag, linear in the keystream windows, is
+// accumulated from the MAC kernel's tags of the chunks. The lane state
 // and keystream scratch live on the caller's stack: the primitives are
 // safe for concurrent use and do not allocate.
 //

@@ -442,10 +442,6 @@ func macLanes(wide bool, lk *laneKeys, msgs *[Lanes][]byte, n int, t128 *[Lanes]
 			continue
 		}
 		w := lk.macWords(len(msg))
-		if w > maxLaneWords {
-			macSingle(lk, c, c, msg, t128, t256)
-			continue
-		}
 		active |= 1 << c
 		words[c/8] = max(words[c/8], w)
 		stride = max(stride, roundWords(w))
@@ -470,7 +466,131 @@ func macLanes(wide bool, lk *laneKeys, msgs *[Lanes][]byte, n int, t128 *[Lanes]
 		return
 	}
 	var ksBuf [Lanes * maxLaneWords]uint32
-	macTags(k, lk, ksBuf[:], stride, active, &words, msgs, t128, t256)
+	if stride <= maxLaneWords {
+		macTags(k, lk, ksBuf[:], stride, active, &words, msgs, t128, t256)
+		return
+	}
+	macChunks(k, lk, ksBuf[:], active, &words, msgs, t128, t256)
+}
+
+// Long MACs run in chunks of the keystream buffer: each lane's maxLaneWords
+// words hold the keystream words [j·chunkWords, j·chunkWords+maxLaneWords)
+// while message chunk j (chunkWords words) is processed. Between chunks the
+// last carryWords words of every lane move to the front and the lane
+// kernels, whose KeyStream continues the lane state, fill the rest.
+const (
+	// carryWords is the overlap of consecutive chunks: at least the
+	// keystream a MAC reads past its message (2 words for 128-EIA3, 8 for
+	// the 128-bit ZUC-256 MAC), rounded to a kernel block so every later
+	// fill starts block-aligned.
+	carryWords = zuclanes.BlockWords
+	// chunkWords is the message words per chunk: a multiple of 4, so a
+	// chunk is whole 128-bit blocks of the MAC kernels.
+	chunkWords = maxLaneWords - carryWords
+	// chunkBytes is chunkWords in bytes.
+	chunkBytes = 4 * chunkWords
+)
+
+// macChunks is macTags for calls whose longest message needs more than
+// maxLaneWords keystream words: the loaded active lanes are initialised,
+// and each active half of the lanes generates only the keystream its
+// longest message needs, chunk by chunk into ks (maxLaneWords words per
+// lane); every lane's tag is accumulated chunk by chunk (macChunk) and
+// stored once its message ends.
+func macChunks(k *kstate, lk *laneKeys, ks []uint32, active uint32, words *[2]int, msgs *[Lanes][]byte, t128 *[Lanes]uint32, t256 *[Lanes][MAC256TagSize]byte) {
+	const stride = maxLaneWords
+	k.init(active)
+	gen := [2]int{min(words[0], stride), min(words[1], stride)}
+	k.keyStream(ks, stride, &gen)
+	have := stride // keystream words generated per lane still running
+	var acc [Lanes][4]uint32
+	for at := 0; ; at += chunkBytes {
+		first := at == 0
+		for a := active; a != 0; a &= a - 1 {
+			c := bits.TrailingZeros32(a)
+			lane := ks[c*stride : (c+1)*stride]
+			if macChunk(lk, msgs[c][at:], lane, first, t128 != nil, &acc[c]) {
+				putTag(&acc[c], c, t128, t256)
+				active &^= 1 << c
+			}
+		}
+		if active == 0 {
+			return
+		}
+		// The lanes left need keystream past this chunk's buffer: slide
+		// and refill the halves they are in (the invariant: a running
+		// lane's buffer is always full, so have = at/4 + stride words).
+		for a := active; a != 0; a &= a - 1 {
+			c := bits.TrailingZeros32(a)
+			lane := ks[c*stride : (c+1)*stride]
+			copy(lane[:carryWords], lane[chunkWords:])
+		}
+		var more [2]int
+		for h := range more {
+			if active>>(8*h)&0xff != 0 {
+				more[h] = min(chunkWords, words[h]-have)
+			}
+		}
+		k.keyStream(ks[carryWords:], stride, &more)
+		have += chunkWords
+	}
+}
+
+// macChunk accumulates into acc the MAC terms of msg, the rest of a
+// message from a chunk boundary, from the keystream words ks that start
+// at the same message word: the whole rest when its MAC keystream fits ks
+// (done), else its first chunkBytes bytes.
+// first tells whether msg starts the message. It is constant-time: the
+// branches depend only on lengths.
+//
+// Both MACs XOR one keystream window per set message bit (128-EIA3,
+// Document 1 v1.7 §4.4; ZUC-256 MAC, 2018, §3.2), with windows at bit
+// offsets relative to the message bit, so the tag of a message split at
+// a word boundary is the XOR of the kernel tags of its pieces, each taken
+// on the keystream from its own first word, once the terms that belong
+// only to the whole message are cancelled: the final-window terms of
+// every piece but the last (for 128-EIA3 the window at the piece end and
+// z_L, both whole words there), and for the ZUC-256 MAC the initial term
+// W_0 of every piece but the first.
+func macChunk(lk *laneKeys, msg []byte, ks []uint32, first, eia bool, acc *[4]uint32) (done bool) {
+	done = lk.macWords(len(msg)) <= len(ks)
+	if !done {
+		msg = msg[:chunkBytes]
+	}
+	w := lk.macWords(len(msg))
+	if eia {
+		t := zuclanes.EIA3Tag(msg, 8*len(msg), ks[:w])
+		if !done {
+			t ^= ks[chunkWords] ^ ks[chunkWords+1]
+		}
+		acc[0] ^= t
+		return done
+	}
+	var tag [MAC256TagSize]byte
+	zuclanes.MAC256Tag(msg, 8*len(msg), ks[:w], tag[:])
+	const n = MAC256TagSize / 4 // tag words; the first message window starts at word n
+	for q := range n {
+		t := binary.BigEndian.Uint32(tag[4*q:])
+		if !first {
+			t ^= ks[q]
+		}
+		if !done {
+			t ^= ks[n+chunkWords+q]
+		}
+		acc[q] ^= t
+	}
+	return done
+}
+
+// putTag stores the accumulated tag acc in slot j of t128 or t256.
+func putTag(acc *[4]uint32, j int, t128 *[Lanes]uint32, t256 *[Lanes][MAC256TagSize]byte) {
+	if t128 != nil {
+		t128[j] = acc[0]
+		return
+	}
+	for q := range MAC256TagSize / 4 {
+		binary.BigEndian.PutUint32(t256[j][4*q:], acc[q])
+	}
 }
 
 // mtuLaneWords is the keystream buffer of macLanes for MTU-sized messages
@@ -500,23 +620,29 @@ func tag(msg []byte, ks []uint32, j int, t128 *[Lanes]uint32, t256 *[Lanes][MAC2
 }
 
 // macSingle computes the tag of msg with the key and IV of lane c into
-// slot j, single-lane: the generic keystream and, when it fits a stack
-// buffer (MTU-sized messages), the carry-less multiply kernel, which is
-// several times faster than the portable combination; longer messages use
-// the generic MAC.
+// slot j, single-lane: the generic keystream and the carry-less multiply
+// kernel, which is several times faster than the portable combination.
+// The keystream goes through a stack buffer; messages whose keystream does
+// not fit it are authenticated chunk by chunk as in macChunks.
 func macSingle(lk *laneKeys, c, j int, msg []byte, t128 *[Lanes]uint32, t256 *[Lanes][MAC256TagSize]byte) {
 	st := lk.state(c)
-	if w := lk.macWords(len(msg)); w <= maxLaneWords {
-		var ks [maxLaneWords]uint32
+	var ks [maxLaneWords]uint32
+	w := lk.macWords(len(msg))
+	if w <= maxLaneWords {
 		st.KeyWords(ks[:w])
 		tag(msg, ks[:w], j, t128, t256)
 		return
 	}
-	if t128 != nil {
-		t128[j] = EIA3Generic(&st, msg, 8*len(msg))
-	} else {
-		MAC256Generic(&st, msg, 8*len(msg), t256[j][:])
+	st.KeyWords(ks[:])
+	have := maxLaneWords
+	var acc [4]uint32
+	for at := 0; !macChunk(lk, msg[at:], ks[:], at == 0, t128 != nil, &acc); at += chunkBytes {
+		copy(ks[:carryWords], ks[chunkWords:])
+		more := min(chunkWords, w-have)
+		st.KeyWords(ks[carryWords : carryWords+more])
+		have += more
 	}
+	putTag(&acc, j, t128, t256)
 }
 
 // etmLanes seals 2..Lanes/2 packets in one 16-lane call, so half-full

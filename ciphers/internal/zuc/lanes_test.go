@@ -209,6 +209,86 @@ func TestLanesMixed(t *testing.T) {
 	})
 }
 
+// TestLanesLongMAC covers MACs whose keystream exceeds one lane buffer of
+// the kernel tiers, which run in chunks: lengths around the chunk
+// boundaries (the MAC keystream of 2016..2040 bytes fills a buffer, a
+// chunk is 1984 bytes), random lengths up to 64 KiB, 8192 and 65535,
+// lone packets, full calls, long lanes among short and idle ones, and the
+// 8-lane halves unevenly loaded.
+func TestLanesLongMAC(t *testing.T) {
+	impltest.TestAllImplementations(t, "zuc", func(t *testing.T) {
+		r := rand.New(rand.NewPCG(13, 14))
+		lengths := []int{2015, 2016, 2017, 2039, 2040, 2041, 2044, 2048, 3967, 3968, 3969, 4000, 4001,
+			5951, 5952, 5953, 8192, 8193, 65535, 65536}
+		rounds := 12
+		if testing.Short() {
+			rounds = 4
+		}
+		for range rounds {
+			lengths = append(lengths, 2048+r.IntN(65536-2048+1))
+		}
+		for _, l := range lengths {
+			for _, n := range []int{1, 2, 9, Lanes} {
+				lens := make([]int, n)
+				for i := range lens {
+					lens[i] = l
+				}
+				checkLanes(t, newLaneBatch(r, lens), fmt.Sprintf("%d lanes of %d bytes", n, l))
+			}
+		}
+		for round := range rounds {
+			n := 2 + r.IntN(Lanes-1)
+			lens := make([]int, n)
+			for i := range lens {
+				switch r.IntN(5) {
+				case 0:
+					lens[i] = -1
+				case 1:
+					lens[i] = r.IntN(9)
+				case 2:
+					lens[i] = r.IntN(1500)
+				default:
+					lens[i] = 2000 + r.IntN(20000)
+				}
+			}
+			lens[r.IntN(n)] = 2048 + r.IntN(16384) // at least one long lane
+			checkLanes(t, newLaneBatch(r, lens), fmt.Sprintf("round %d lens %v", round, lens))
+		}
+		checkLanes(t, newLaneBatch(r, []int{8192, 3, -1, 100, 0, 1, -1, -1, 2041}), "long lanes in both halves")
+		checkLanes(t, newLaneBatch(r, []int{-1, -1, -1, -1, -1, -1, -1, -1, 65535, 5}), "upper half only")
+		checkLanes(t, newLaneBatch(r, []int{10, 20, 30, -1, -1, -1, -1, -1, 9000, 12000}), "short lower half, long upper half")
+		checkLanes(t, newLaneBatch(r, []int{9000, 2, -1, -1, -1, -1, -1, -1, 20, 30}), "long lower half, short upper half")
+	})
+}
+
+func TestLanesLongAllocs(t *testing.T) {
+	impltest.TestAllImplementations(t, "zuc", func(t *testing.T) {
+		r := rand.New(rand.NewPCG(15, 16))
+		lens := make([]int, Lanes)
+		for i := range lens {
+			lens[i] = 8192 + 997*i
+		}
+		b := newLaneBatch(r, lens)
+		var t128 [Lanes]uint32
+		var t256 [Lanes][MAC256TagSize]byte
+		var bodies [Lanes][]byte
+		for i := range bodies[:8] {
+			bodies[i] = b.data[i][16:]
+		}
+		a := testing.AllocsPerRun(5, func() {
+			EIA3Tags(&b.key128, &b.iv128, &b.data, &t128, b.n)
+			MAC256Tags(&b.key256, &b.iv256, &b.data, &t256, b.n)
+			EIA3Tags(&b.key128, &b.iv128, &b.data, &t128, 1)
+			MAC256Tags(&b.key256, &b.iv256, &b.data, &t256, 1)
+			EncryptThenMAC128(&b.key128, &b.key128b, &b.iv128, &b.iv128, &bodies, &b.data, &t128, 8)
+			EncryptThenMAC256(&b.key256, &b.key256b, &b.iv256, &bodies, &b.data, &t256, 8)
+		})
+		if a != 0 {
+			t.Errorf("%v allocations per batch of long packets, want 0", a)
+		}
+	})
+}
+
 func TestLanesAllocs(t *testing.T) {
 	impltest.TestAllImplementations(t, "zuc", func(t *testing.T) {
 		r := rand.New(rand.NewPCG(7, 8))
@@ -302,6 +382,54 @@ func BenchmarkLanes(b *testing.B) {
 					}
 				})
 			})
+		}
+	}
+}
+
+// BenchmarkLanesLong measures the MAC and encrypt-then-MAC primitives on
+// long packets (8192 bytes, over the MTU-sized keystream buffer), for a
+// full call of Lanes packets and for a lone packet, per implementation,
+// in CPU time.
+func BenchmarkLanesLong(b *testing.B) {
+	const size = 8192
+	r := rand.New(rand.NewPCG(11, 12))
+	var t128 [Lanes]uint32
+	var t256 [Lanes][MAC256TagSize]byte
+	names := append(impl.List("zuc"), impl.Generic)
+	defer impl.Reset("zuc")
+	for _, n := range []int{Lanes, 1} {
+		lens := make([]int, n)
+		for i := range lens {
+			lens[i] = size
+		}
+		g := newLaneBatch(r, lens)
+		var bodies [Lanes][]byte
+		for i := range n {
+			bodies[i] = g.data[i][16:]
+		}
+		prims := []struct {
+			name string
+			f    func()
+		}{
+			{"EIA3", func() { EIA3Tags(&g.key128, &g.iv128, &g.data, &t128, n) }},
+			{"MAC256", func() { MAC256Tags(&g.key256, &g.iv256, &g.data, &t256, n) }},
+			{"ETM128", func() {
+				EncryptThenMAC128(&g.key128, &g.key128b, &g.iv128, &g.iv128, &bodies, &g.data, &t128, n)
+			}},
+			{"ETM256", func() {
+				EncryptThenMAC256(&g.key256, &g.key256b, &g.iv256, &bodies, &g.data, &t256, n)
+			}},
+		}
+		for _, p := range prims {
+			for _, name := range names {
+				if !impl.Select("zuc", name) {
+					continue
+				}
+				b.Run(fmt.Sprintf("%s/%dx%d/%s", p.name, n, size, name), func(b *testing.B) {
+					impl.Select("zuc", name)
+					loopCPU(b, n*size, p.f)
+				})
+			}
 		}
 	}
 }
