@@ -54,6 +54,8 @@ type Device struct {
 	stagedBudget   int64
 	stagedTotal    atomic.Int64
 	drops          dropCounters
+	sealBatches    batchCounters
+	openBatches    batchCounters
 	hsInvalidMu    sync.Mutex
 	hsInvalid      map[string]uint64
 	lastErrorLog   atomic.Int64
@@ -131,7 +133,7 @@ func NewDevice(cfg Config, tuns []netio.TUN, bind netio.Bind) (*Device, error) {
 
 	// Buffers: every reader holds a full vector, the staging queues get a
 	// quarter of the rest.
-	held := (len(tuns) + 2) * min(ciphers.MaxBatch, max(bind.BatchSize(), tunBatch(tuns)))
+	held := (len(tuns) + 2) * min(ciphers.MaxBatch, max(bind.BatchSize(), tunBatch(tuns), inPlaceSlots))
 	maxBufs := cfg.MaxBuffers
 	if maxBufs <= 0 {
 		maxBufs = DefaultMaxBuffers
@@ -188,7 +190,15 @@ func (d *Device) Up() error {
 	if d.stateUp {
 		return errors.New("tunnel: device is already up")
 	}
-	fns, port, err := d.bind.Open(d.listenPort)
+	var fns []netio.ReceiveFunc
+	var inPlace []netio.InPlaceReceiveFunc
+	var port uint16
+	var err error
+	if ipb, ok := d.bind.(netio.InPlaceBind); ok {
+		inPlace, port, err = ipb.OpenInPlace(d.listenPort)
+	} else {
+		fns, port, err = d.bind.Open(d.listenPort)
+	}
 	if err != nil {
 		return fmt.Errorf("tunnel: opening the bind on port %d: %w", d.listenPort, err)
 	}
@@ -197,6 +207,10 @@ func (d *Device) Up() error {
 	for _, fn := range fns {
 		d.readers.Add(1)
 		go d.RoutineReceiveIncoming(fn)
+	}
+	for _, fn := range inPlace {
+		d.readers.Add(1)
+		go d.RoutineReceiveInPlace(fn)
 	}
 	for i := range d.tuns {
 		d.readers.Add(1)

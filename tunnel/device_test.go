@@ -39,9 +39,19 @@ func TestTwoDevicesEverySuite(t *testing.T) {
 				if st.Peers[0].RxPackets < 300 || st.Peers[0].TxPackets < 300 || st.Peers[0].LastHandshake.IsZero() {
 					t.Errorf("peer stats %+v: want ≥ 300 packets each way and a handshake time", st.Peers[0])
 				}
+				// Every data packet went through exactly one Seal on
+				// one side and one Open on the other (keepalives and
+				// the handshake's first packet add a few).
+				for _, b := range []BatchStats{st.Seal, st.Open} {
+					if b.Packets < 300 || b.Calls == 0 || b.Calls > b.Packets ||
+						b.Groups < (b.Packets+KernelLanes-1)/KernelLanes || b.Groups > b.Packets ||
+						b.LanesPerGroup() > KernelLanes || b.PacketsPerCall() < 1 {
+						t.Errorf("batch stats %+v", b)
+					}
+				}
 				for k, v := range st.Drops {
 					if v != 0 {
-						t.Errorf("drop %s = %d, want 0", k, v)
+						t.Errorf("drop %s = %d, want 0 (handshake failures: %v)", k, v, st.HandshakeInvalid)
 					}
 				}
 			}

@@ -26,6 +26,11 @@
 // # Inbound flow
 //
 //	bind ReceiveFunc ──vector──► RoutineReceiveIncoming (one per func)
+//	  (or, for a netio.InPlaceBind such as netio.StdBind on Linux,
+//	   InPlaceReceiveFunc ──► RoutineReceiveInPlace: GRO-coalesced
+//	   datagrams stay in the buffer the kernel filled; the buffer goes to
+//	   the last of its peer's containers, so it is freed only after every
+//	   packet in it was processed)
 //	   type 0x14: version/reserved, receiver index → keypair, exact length
 //	              (body a multiple of 16 + the suite's tag), keypair not
 //	              expired → group per keypair into containers
@@ -75,10 +80,20 @@
 //
 // # Buffers and allocation
 //
-// Every packet buffer is BufferSize bytes (64 KiB segments, so that TUN
-// GRO and UDP GRO can coalesce into the first buffer of a vector) and comes
-// from a capped free list (Config.MaxBuffers): the steady state allocates
-// nothing per packet. Readers wait for a free buffer (backpressure); the
+// Every packet buffer is BufferSize bytes (64 KiB segments: a UDP GRO read
+// fills up to 64 KiB, and other TUN implementations may coalesce into the
+// first buffer of a vector) and comes from a capped free list
+// (Config.MaxBuffers): the steady state allocates nothing per packet. The
+// free list is LIFO and the Linux netio paths never write past the packet
+// they carry (TUN coalescing uses writev, UDP GSO uses iovecs), so only the
+// pages actually used become resident: RSS stays far below
+// MaxBuffers × BufferSize.
+//
+// # Batch statistics
+//
+// Stats.Seal and Stats.Open count the crypto batch calls, their packets
+// and their KernelLanes-wide groups, so that `gmtun show` can report the
+// average batch and the lanes filled per multi-lane kernel call. Readers wait for a free buffer (backpressure); the
 // staging queues, the only place packets wait for something other than the
 // pipeline itself (a handshake), may hold at most a quarter of the pool.
 //

@@ -1,6 +1,7 @@
 package tunnel
 
 import (
+	"encoding/binary"
 	"errors"
 
 	"github.com/gmtun/gmtun/handshake"
@@ -155,6 +156,16 @@ func (d *Device) handleHandshake(msg []byte, ep netio.Endpoint) {
 	case handshake.MessageConfirmType:
 		keys, err := d.local.ConsumeConfirm(msg, now)
 		if err != nil {
+			if errors.Is(err, handshake.ErrUnknownIndex) {
+				// The initiator sends its confirm and its first data
+				// at once; when the data wins the race it confirms
+				// the keypair and ends the handshake, and the confirm
+				// that follows names no pending handshake any more.
+				idx := binary.LittleEndian.Uint32(msg[handshake.MessageConfirmOffsetReceiver:])
+				if kp := d.indices.lookup(idx); kp != nil && kp.confirmed.Load() {
+					return // late, redundant confirm: not a failure
+				}
+			}
 			d.handshakeInvalid(handshake.Reason(err))
 			return
 		}

@@ -104,15 +104,22 @@ type outContainer struct {
 	pkts  [ciphers.MaxBatch][]byte
 }
 
-// inContainer is a batch of received data packets of one keypair.
+// inContainer is a batch of received data packets of one keypair. The
+// packets are pkts[:n]; the container owns bufs[:nbufs], released with
+// it. With in-place receive a buffer can hold several packets, some of
+// them in earlier containers of the same peer (the container that owns
+// it is the last one to be processed).
 type inContainer struct {
-	mu   sync.Mutex
-	kp   *keypair
-	n    int
-	mask ciphers.Mask
-	bufs [ciphers.MaxBatch]*buffer
-	pkts [ciphers.MaxBatch][]byte
-	eps  [ciphers.MaxBatch]netio.Endpoint
+	mu    sync.Mutex
+	kp    *keypair
+	n     int
+	nbufs int
+	mask  ciphers.Mask
+	bufs  [ciphers.MaxBatch]*buffer
+	pkts  [ciphers.MaxBatch][]byte
+	eps   [ciphers.MaxBatch]netio.Endpoint
+	owner [ciphers.MaxBatch]int16 // reader slot of each packet (in-place receive)
+	seq   int                     // creation order within the reader's vector
 }
 
 // containerPool recycles containers of type T (no cap: every live
@@ -152,10 +159,10 @@ func (d *Device) releaseOut(c *outContainer) {
 
 // releaseIn is releaseOut for inbound containers.
 func (d *Device) releaseIn(c *inContainer) {
-	d.buffers.put(c.bufs[:c.n]...)
-	clear(c.bufs[:c.n])
+	d.buffers.put(c.bufs[:c.nbufs]...)
+	clear(c.bufs[:c.nbufs])
 	clear(c.pkts[:c.n])
 	clear(c.eps[:c.n])
-	c.n, c.kp, c.mask = 0, nil, ciphers.Mask{}
+	c.n, c.nbufs, c.kp, c.mask = 0, 0, nil, ciphers.Mask{}
 	d.inPool.put(c)
 }

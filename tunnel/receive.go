@@ -85,53 +85,11 @@ func (d *Device) RoutineReceiveIncoming(recv netio.ReceiveFunc) {
 		} else {
 			errorsInARow = 0
 		}
-		var now time.Time
-		var lastIndex uint32
-		var lastKP *keypair
+		var st classifyState
 		for i := range n {
 			pkt := bufs[i][:sizes[i]]
-			if len(pkt) < 4 {
-				d.drop(dropShortPacket, 1)
-				continue
-			}
-			switch pkt[0] {
-			case MessageDataType:
-			case handshake.MessageInitiationType, handshake.MessageResponseType,
-				handshake.MessageConfirmType, handshake.MessageCookieReplyType:
-				d.queueHandshake(pkt, eps[i])
-				continue
-			default:
-				d.drop(dropBadType, 1)
-				continue
-			}
-			if len(pkt) < ciphers.HeaderSize {
-				d.drop(dropShortPacket, 1)
-				continue
-			}
-			if pkt[1] != ProtocolVersion || pkt[2]|pkt[3] != 0 {
-				d.drop(dropBadType, 1)
-				continue
-			}
-			idx := binary.LittleEndian.Uint32(pkt[4:8])
-			kp := lastKP
-			if kp == nil || idx != lastIndex {
-				kp = d.indices.lookup(idx)
-				if kp == nil {
-					d.drop(dropUnknownIndex, 1)
-					continue
-				}
-				lastIndex, lastKP = idx, kp
-			}
-			body := len(pkt) - ciphers.HeaderSize - kp.params.TagSize
-			if body < 0 {
-				d.drop(dropShortPacket, 1)
-				continue
-			}
-			if now.IsZero() {
-				now = d.clock.Now()
-			}
-			if kp.dead.Load() || handshake.ReceiveExpired(kp.params, now.Sub(kp.created), kp.authFailures.Load()) {
-				d.drop(dropExpiredKeypair, 1)
+			kp := d.classify(pkt, eps[i], &st)
+			if kp == nil {
 				continue
 			}
 			nb := d.buffers.get()
@@ -153,8 +111,9 @@ func (d *Device) RoutineReceiveIncoming(recv netio.ReceiveFunc) {
 				c.kp = kp
 				conts = append(conts, c)
 			}
-			c.bufs[c.n], c.pkts[c.n], c.eps[c.n] = bufs[i], pkt, eps[i]
+			c.bufs[c.nbufs], c.pkts[c.n], c.eps[c.n] = bufs[i], pkt, eps[i]
 			c.n++
+			c.nbufs++
 			bufs[i], pkts[i] = nb, nb[:netio.MaxSegmentSize]
 		}
 		clear(eps[:n])
@@ -165,6 +124,211 @@ func (d *Device) RoutineReceiveIncoming(recv netio.ReceiveFunc) {
 		}
 		conts = conts[:0]
 	}
+}
+
+// classifyState carries the per-vector lookups of classify.
+type classifyState struct {
+	now       time.Time
+	lastIndex uint32
+	lastKP    *keypair
+}
+
+// classify checks one received datagram. For a data packet to decrypt it
+// returns its keypair; otherwise it queues a handshake message (copied)
+// or counts a drop, and returns nil.
+func (d *Device) classify(pkt []byte, ep netio.Endpoint, st *classifyState) *keypair {
+	if len(pkt) < 4 {
+		d.drop(dropShortPacket, 1)
+		return nil
+	}
+	switch pkt[0] {
+	case MessageDataType:
+	case handshake.MessageInitiationType, handshake.MessageResponseType,
+		handshake.MessageConfirmType, handshake.MessageCookieReplyType:
+		d.queueHandshake(pkt, ep)
+		return nil
+	default:
+		d.drop(dropBadType, 1)
+		return nil
+	}
+	if len(pkt) < ciphers.HeaderSize {
+		d.drop(dropShortPacket, 1)
+		return nil
+	}
+	if pkt[1] != ProtocolVersion || pkt[2]|pkt[3] != 0 {
+		d.drop(dropBadType, 1)
+		return nil
+	}
+	idx := binary.LittleEndian.Uint32(pkt[4:8])
+	kp := st.lastKP
+	if kp == nil || idx != st.lastIndex {
+		kp = d.indices.lookup(idx)
+		if kp == nil {
+			d.drop(dropUnknownIndex, 1)
+			return nil
+		}
+		st.lastIndex, st.lastKP = idx, kp
+	}
+	if len(pkt)-ciphers.HeaderSize-kp.params.TagSize < 0 {
+		d.drop(dropShortPacket, 1)
+		return nil
+	}
+	if st.now.IsZero() {
+		st.now = d.clock.Now()
+	}
+	if kp.dead.Load() || handshake.ReceiveExpired(kp.params, st.now.Sub(kp.created), kp.authFailures.Load()) {
+		d.drop(dropExpiredKeypair, 1)
+		return nil
+	}
+	return kp
+}
+
+// inPlaceSlots is the number of buffers a RoutineReceiveInPlace reader
+// hands to each receive call; with GRO each may return up to 64
+// datagrams.
+const inPlaceSlots = 8
+
+// RoutineReceiveInPlace is RoutineReceiveIncoming for binds with
+// in-place receive (netio.InPlaceBind): GRO-coalesced datagrams are
+// decrypted where the kernel put them instead of being copied apart. A
+// buffer whose datagrams all go to one peer is handed to the last of that
+// peer's containers holding one of them (the peer's containers are
+// processed and released in order, so the earlier ones are done with it
+// first); datagrams of a buffer shared between peers (which only a
+// misbehaving source produces) are copied out into buffers of their own.
+func (d *Device) RoutineReceiveInPlace(recv netio.InPlaceReceiveFunc) {
+	defer d.readers.Done()
+	d.log.Verbosef("Routine: receive incoming (in place) - started")
+	defer d.log.Verbosef("Routine: receive incoming (in place) - stopped")
+	const npkts = inPlaceSlots * 64
+	var bufs [inPlaceSlots]*buffer
+	var raw [inPlaceSlots][]byte
+	var last [inPlaceSlots]*inContainer
+	var shared [inPlaceSlots]bool
+	pkts := make([][]byte, npkts)
+	owner := make([]int, npkts)
+	eps := make([]netio.Endpoint, npkts)
+	conts := make([]*inContainer, 0, npkts)
+	defer func() { d.buffers.put(bufs[:]...) }()
+	for i := range bufs {
+		if bufs[i] = d.buffers.get(); bufs[i] == nil {
+			return
+		}
+		raw[i] = bufs[i][:netio.MaxSegmentSize]
+	}
+	releaseAll := func() {
+		for _, c := range conts {
+			d.releaseIn(c)
+		}
+	}
+	errorsInARow := 0
+	for {
+		n, err := recv(raw[:], pkts, owner, eps)
+		if err != nil {
+			if d.isClosed() || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			errorsInARow++
+			d.log.Verbosef("Failed to receive packets: %v", err)
+			if errorsInARow > 10 {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if n == 0 {
+				continue
+			}
+		} else {
+			errorsInARow = 0
+		}
+		var st classifyState
+		for k := range n {
+			kp := d.classify(pkts[k], eps[k], &st)
+			if kp == nil {
+				continue
+			}
+			var c *inContainer
+			for _, x := range conts {
+				if x.kp == kp && x.n < ciphers.MaxBatch {
+					c = x
+					break
+				}
+			}
+			if c == nil {
+				c = d.inPool.get()
+				c.kp, c.seq = kp, len(conts)
+				conts = append(conts, c)
+			}
+			o := owner[k]
+			c.pkts[c.n], c.eps[c.n], c.owner[c.n] = pkts[k], eps[k], int16(o)
+			c.n++
+			if l := last[o]; l == nil || c.seq > l.seq {
+				if l != nil && l.kp.peer != kp.peer {
+					shared[o] = true
+				}
+				last[o] = c
+			} else if l.kp.peer != kp.peer {
+				shared[o] = true
+			}
+		}
+		clear(pkts[:n])
+		clear(eps[:n])
+		closing := false
+		for o := range inPlaceSlots {
+			c := last[o]
+			if c == nil {
+				continue
+			}
+			last[o] = nil
+			if shared[o] {
+				shared[o] = false
+				closing = closing || !d.copyOut(conts, o)
+				continue // the buffer stays with the reader
+			}
+			c.bufs[c.nbufs] = bufs[o]
+			c.nbufs++
+			bufs[o], raw[o] = nil, nil
+			if !closing {
+				if bufs[o] = d.buffers.get(); bufs[o] == nil {
+					closing = true
+				} else {
+					raw[o] = bufs[o][:netio.MaxSegmentSize]
+				}
+			}
+		}
+		if closing {
+			releaseAll()
+			return
+		}
+		for i, c := range conts {
+			c.mu.Lock()
+			c.kp.peer.enqueueInbound(c)
+			conts[i] = nil
+		}
+		conts = conts[:0]
+	}
+}
+
+// copyOut gives every packet of reader slot o its own buffer (copying
+// it there), for a slot whose packets went to several peers. It reports
+// false if the pool closed; the copied packets so far stay owned by their
+// containers.
+func (d *Device) copyOut(conts []*inContainer, o int) bool {
+	for _, c := range conts {
+		for j := range c.n {
+			if int(c.owner[j]) != o {
+				continue
+			}
+			nb := d.buffers.get()
+			if nb == nil {
+				return false
+			}
+			m := copy(nb[:], c.pkts[j])
+			c.pkts[j] = nb[:m:m]
+			c.owner[j] = -1
+			c.bufs[c.nbufs] = nb
+			c.nbufs++
+		}
+	}
+	return true
 }
 
 // enqueueInbound hands a locked container to the peer's ordered queue and
@@ -186,6 +350,7 @@ func (p *Peer) enqueueInbound(c *inContainer) {
 func (d *Device) RoutineDecryption(id int) {
 	defer d.cryptoWorkers.Done()
 	for c := range d.decryptQueue {
+		d.openBatches.add(c.n)
 		c.mask = c.kp.recv.Open(c.pkts[:c.n])
 		c.mu.Unlock()
 	}
@@ -244,7 +409,7 @@ func (p *Peer) receiveContainer(c *inContainer) {
 			d.drop(dropDisallowedSource, 1)
 			continue
 		}
-		c.pkts[out] = c.bufs[i][:ciphers.HeaderSize+n]
+		c.pkts[out] = pkt[:ciphers.HeaderSize+n]
 		out++
 	}
 	if rxPackets == 0 {

@@ -330,6 +330,7 @@ func (p *Peer) sendControl(msg []byte) {
 func (d *Device) RoutineEncryption(id int) {
 	defer d.cryptoWorkers.Done()
 	for c := range d.encryptQueue {
+		d.sealBatches.add(c.n)
 		c.ok = c.kp.send.Seal(c.pkts[:c.n]) == nil
 		if c.ok {
 			c.wire = 0

@@ -86,6 +86,57 @@ type Stats struct {
 	// Kernels describes the crypto kernels in use; the device leaves it
 	// empty for the caller to fill.
 	Kernels []string
+	// Seal and Open describe how full the crypto batches are.
+	Seal, Open BatchStats
+}
+
+// BatchStats counts the batch calls of one direction of the data suites
+// (Key.Seal or Key.Open, one per container of packets).
+type BatchStats struct {
+	// Calls is the number of batch calls, Packets the packets they took.
+	Calls, Packets uint64
+	// Groups is the number of kernel-width groups the calls split into
+	// (⌈packets/KernelLanes⌉ per call): the ZUC kernels take one group
+	// per call, so Packets/Groups is the average number of lanes filled
+	// per kernel call.
+	Groups uint64
+}
+
+// KernelLanes is the number of packets the multi-lane ZUC kernels take
+// per call (ciphers/internal/zuc.Lanes); BatchStats.Groups counts in
+// units of it.
+const KernelLanes = 16
+
+// PacketsPerCall returns the average batch size (0 without calls).
+func (b BatchStats) PacketsPerCall() float64 {
+	if b.Calls == 0 {
+		return 0
+	}
+	return float64(b.Packets) / float64(b.Calls)
+}
+
+// LanesPerGroup returns the average number of lanes filled per
+// KernelLanes-wide kernel call (0 without calls).
+func (b BatchStats) LanesPerGroup() float64 {
+	if b.Groups == 0 {
+		return 0
+	}
+	return float64(b.Packets) / float64(b.Groups)
+}
+
+// batchCounters is the live form of BatchStats.
+type batchCounters struct {
+	calls, packets, groups atomic.Uint64
+}
+
+func (c *batchCounters) add(n int) {
+	c.calls.Add(1)
+	c.packets.Add(uint64(n))
+	c.groups.Add(uint64((n + KernelLanes - 1) / KernelLanes))
+}
+
+func (c *batchCounters) load() BatchStats {
+	return BatchStats{Calls: c.calls.Load(), Packets: c.packets.Load(), Groups: c.groups.Load()}
 }
 
 // PeerStats describes one peer.
@@ -114,6 +165,8 @@ func (d *Device) Stats() Stats {
 		MTU:              d.mtu,
 		Drops:            make(map[string]uint64, numDropReasons),
 		HandshakeInvalid: make(map[string]uint64),
+		Seal:             d.sealBatches.load(),
+		Open:             d.openBatches.load(),
 	}
 	for i := range d.drops {
 		s.Drops[dropNames[i]] = d.drops[i].Load()

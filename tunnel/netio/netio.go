@@ -6,22 +6,28 @@
 //
 //   - TUN.Read fills up to len(bufs) packets, each starting at offset, so the
 //     caller can keep headroom for its transport header in front of the
-//     plaintext. With offloads on, one read() of a 64 KiB TSO/USO super-packet
-//     from the kernel is split into MTU-sized segments here.
+//     plaintext. On Linux with offloads on it drains every packet the kernel
+//     has queued (non-blocking read()s until the batch is full) and splits
+//     each 64 KiB TSO/USO super-packet into MTU-sized segments, computing
+//     their checksums (offload.go).
 //   - TUN.Write takes a batch of packets at offset; with offloads on, packets
-//     of one TCP or UDP flow are coalesced (GRO) into one write().
+//     of one TCP or UDP flow are coalesced (GRO) into one writev() straight
+//     from the callers' buffers, after verifying each packet's checksum.
 //   - Bind (conn.Bind) reads with recvmmsg and UDP GRO, and sends a batch to
 //     one endpoint with sendmmsg and UDP GSO (UDP_SEGMENT), falling back to
-//     one datagram per message when the kernel or NIC refuses.
+//     one datagram per message when the kernel or NIC refuses. On Linux,
+//     StdBind is gmtun's own (allocation-free receive, iovec GSO, in-place
+//     receive through InPlaceBind); elsewhere it wraps wireguard-go's
+//     StdNetBind.
 //
-// Buffer contract (from wireguard-go, which the Linux implementations use):
-// pass len(bufs) == BatchSize() buffers to reads; give each buffer a
-// capacity of MaxSegmentSize bytes plus headroom; TUN writes need
-// offset >= TUNWriteHeadroom. Coalescing works in place: a TUN write or a
-// bind send appends later packets of a flow into the spare capacity
-// (cap - len) of the first packet's buffer, so buffers without spare
-// capacity are sent one by one, and bytes past len of the buffers passed
-// to Write or Send may be overwritten.
+// Buffer contract: pass len(bufs) == BatchSize() buffers to reads; give
+// each buffer MaxSegmentSize bytes plus headroom; TUN writes need
+// offset >= TUNWriteHeadroom, and the bytes just before offset are
+// overwritten. The Linux implementations never write past the packets
+// passed to Write or Send; wireguard-go's implementations (other
+// platforms) coalesce by appending later packets of a flow into the spare
+// capacity (cap - len) of the first packet's buffer, so callers must
+// accept that bytes past len of those buffers may be overwritten.
 package netio
 
 import (
@@ -94,6 +100,26 @@ type Endpoint = conn.Endpoint
 
 // ReceiveFunc receives a batch of datagrams; see conn.ReceiveFunc.
 type ReceiveFunc = conn.ReceiveFunc
+
+// InPlaceReceiveFunc receives datagrams without copying GRO-coalesced
+// ones apart. It reads into bufs (each at least MaxSegmentSize bytes;
+// with GRO each buffer may receive up to 64 datagrams of one source) and
+// returns n, the number of datagrams: datagram k is pkts[k], a sub-slice
+// of bufs[owner[k]] whose capacity ends with it (so nothing appended to
+// it can reach the next datagram), from eps[k]. len(pkts), len(owner) and
+// len(eps) must be at least 64·len(bufs) with GRO, len(bufs) without; at
+// most min(len(bufs), len(pkts)/64) buffers are filled per call. The
+// caller owns bufs and must not reuse a buffer while it still uses a
+// datagram in it.
+type InPlaceReceiveFunc func(bufs, pkts [][]byte, owner []int, eps []Endpoint) (n int, err error)
+
+// InPlaceBind is implemented by binds that offer InPlaceReceiveFunc: Open
+// and OpenInPlace are alternatives (one per open).
+type InPlaceBind interface {
+	Bind
+	// OpenInPlace is Open with in-place receive functions.
+	OpenInPlace(port uint16) ([]InPlaceReceiveFunc, uint16, error)
+}
 
 // TUNOffload describes which virtio-net offloads a TUN device negotiated.
 type TUNOffload struct {

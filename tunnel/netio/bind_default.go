@@ -1,3 +1,5 @@
+//go:build !linux
+
 package netio
 
 import (
@@ -86,3 +88,7 @@ func (b *StdBind) Close() error {
 func (b *StdBind) Offload() UDPOffload {
 	return UDPOffload{GSO4: b.gso4.Load(), GSO6: b.gso6.Load(), GRO4: b.gro4.Load(), GRO6: b.gro6.Load()}
 }
+
+// probeUDPOffload reports no offloads: StdNetBind uses UDP GSO/GRO only on
+// Linux.
+func probeUDPOffload() UDPOffload { return UDPOffload{} }
