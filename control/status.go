@@ -39,6 +39,23 @@ type Status struct {
 	Drops map[string]uint64 `json:"drops"`
 	// HandshakeInvalid counts rejected handshake messages by reason.
 	HandshakeInvalid map[string]uint64 `json:"handshake_invalid"`
+	// Seal and Open describe how full the crypto batches are.
+	Seal Batches `json:"seal"`
+	Open Batches `json:"open"`
+}
+
+// Batches counts the batch seal or open calls of the data plane and how
+// many packets they carried, so operators can see whether the kernels'
+// lanes are kept full.
+type Batches struct {
+	// Calls is the number of batch calls; Packets the packets they took.
+	Calls   uint64 `json:"calls"`
+	Packets uint64 `json:"packets"`
+	// PacketsPerCall is Packets / Calls (0 without calls).
+	PacketsPerCall float64 `json:"packets_per_call"`
+	// LanesPerKernelCall is the average number of lanes filled per call of
+	// a 16-lane kernel (0 without calls).
+	LanesPerKernelCall float64 `json:"lanes_per_kernel_call"`
 }
 
 // Kernel is the implementation selected for one cipher primitive.

@@ -170,6 +170,7 @@ func writeStatus(w io.Writer, st *control.Status, now time.Time) {
 	fmt.Fprintf(w, "  offload: tun tso %s, uso %s, %d queue(s); udp gso %s/%s, gro %s/%s (ipv4/ipv6)\n",
 		onOff(o.TUNTSO), onOff(o.TUNUSO), o.TUNQueues, onOff(o.UDPGSO4), onOff(o.UDPGSO6), onOff(o.UDPGRO4), onOff(o.UDPGRO6))
 	fmt.Fprintf(w, "  drops: %s\n", counters(st.Drops))
+	fmt.Fprintf(w, "  batches: seal %s; open %s\n", batchString(st.Seal), batchString(st.Open))
 	if c := counters(st.HandshakeInvalid); c != "none" {
 		fmt.Fprintf(w, "  rejected handshakes: %s\n", c)
 	}
@@ -281,4 +282,13 @@ func humanBytes(n uint64) string {
 		return fmt.Sprintf("%.2f GiB", float64(n)/gib)
 	}
 	return fmt.Sprintf("%.2f TiB", float64(n)/tib)
+}
+
+// batchString formats batch occupancy: packets per call and lanes filled
+// per 16-lane kernel call.
+func batchString(b control.Batches) string {
+	if b.Calls == 0 {
+		return "none yet"
+	}
+	return fmt.Sprintf("%.1f packets/call, %.1f of 16 lanes/kernel call", b.PacketsPerCall, b.LanesPerKernelCall)
 }

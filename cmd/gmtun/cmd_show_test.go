@@ -255,7 +255,7 @@ func TestShowJSONDocumented(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := string(b)
-	for _, v := range []any{control.Status{}, control.Peer{}, control.Offload{}, control.Kernel{}} {
+	for _, v := range []any{control.Status{}, control.Peer{}, control.Offload{}, control.Kernel{}, control.Batches{}} {
 		typ := reflect.TypeOf(v)
 		for i := range typ.NumField() {
 			name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
@@ -268,5 +268,15 @@ func TestShowJSONDocumented(t *testing.T) {
 		if !strings.Contains(doc, "`"+r+"`") {
 			t.Errorf("OPERATIONS.md does not document drop reason %s", r)
 		}
+	}
+}
+
+func TestBatchString(t *testing.T) {
+	if got := batchString(control.Batches{}); got != "none yet" {
+		t.Errorf("batchString(zero) = %q", got)
+	}
+	b := control.Batches{Calls: 4, Packets: 300, PacketsPerCall: 75, LanesPerKernelCall: 15.6}
+	if got, want := batchString(b), "75.0 packets/call, 15.6 of 16 lanes/kernel call"; got != want {
+		t.Errorf("batchString = %q, want %q", got, want)
 	}
 }

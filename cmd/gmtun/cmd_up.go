@@ -610,6 +610,8 @@ func (d *daemon) status() (control.Status, error) {
 		Peers:            make([]control.Peer, 0, len(st.Peers)),
 		Drops:            st.Drops,
 		HandshakeInvalid: st.HandshakeInvalid,
+		Seal:             batches(st.Seal),
+		Open:             batches(st.Open),
 	}
 	for _, id := range ifc.Suites {
 		s.Suites = append(s.Suites, id.String())
@@ -642,6 +644,11 @@ func (d *daemon) status() (control.Status, error) {
 		s.Peers = append(s.Peers, cp)
 	}
 	return s, nil
+}
+
+// batches converts the device's batch counters for the control socket.
+func batches(b tunnel.BatchStats) control.Batches {
+	return control.Batches{Calls: b.Calls, Packets: b.Packets, PacketsPerCall: b.PacketsPerCall(), LanesPerKernelCall: b.LanesPerGroup()}
 }
 
 // kernelsString formats the kernel tiers for the startup line.
