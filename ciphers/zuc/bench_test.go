@@ -1,6 +1,8 @@
 package zuc
 
 import (
+	"github.com/gmtun/gmtun/internal/cputime"
+
 	"fmt"
 	"testing"
 
@@ -22,7 +24,7 @@ func benchPair(b *testing.B, gmtun func(buf []byte), other func(buf []byte)) {
 		for _, n := range benchSizes {
 			buf := make([]byte, n)
 			b.Run(fmt.Sprintf("%s/%d", impl.name, n), func(b *testing.B) {
-				loopCPU(b, n, func() { impl.f(buf) })
+				cputime.Loop(b, n, func() { impl.f(buf) })
 			})
 		}
 	}

@@ -1,6 +1,8 @@
 package zuc
 
 import (
+	"github.com/gmtun/gmtun/internal/cputime"
+
 	"fmt"
 	"math/bits"
 	"testing"
@@ -101,7 +103,7 @@ func BenchmarkCoreVariants(b *testing.B) {
 	key, iv := make([]byte, 16), make([]byte, 16)
 	var sink uint32
 	run := func(name string, f func()) {
-		b.Run(name, func(b *testing.B) { loopCPU(b, 4*words, f) })
+		b.Run(name, func(b *testing.B) { cputime.Loop(b, 4*words, f) })
 	}
 	spec := specInit128(key, iv)
 	run("1-spec", func() {
@@ -151,8 +153,8 @@ func BenchmarkInit(b *testing.B) {
 	var iv23 [23]byte
 	d, _ := D256(16)
 	var st State
-	b.Run("128", func(b *testing.B) { loopCPU(b, 0, func() { st.Init128(&k16, &iv16) }) })
-	b.Run("256", func(b *testing.B) { loopCPU(b, 0, func() { st.Init256(&k32, &iv23, &d) }) })
+	b.Run("128", func(b *testing.B) { cputime.Loop(b, 0, func() { st.Init128(&k16, &iv16) }) })
+	b.Run("256", func(b *testing.B) { cputime.Loop(b, 0, func() { st.Init256(&k32, &iv23, &d) }) })
 }
 
 // BenchmarkMAC measures the MAC combination alone over 1436 bytes (a
@@ -164,7 +166,7 @@ func BenchmarkMAC(b *testing.B) {
 	var iv23 [23]byte
 	var st State
 	b.Run("EIA3", func(b *testing.B) {
-		loopCPU(b, len(msg), func() {
+		cputime.Loop(b, len(msg), func() {
 			st.Init128(&k16, &iv16)
 			EIA3Generic(&st, msg, 8*len(msg))
 		})
@@ -173,7 +175,7 @@ func BenchmarkMAC(b *testing.B) {
 		d, _ := D256(n)
 		tag := make([]byte, n)
 		b.Run(fmt.Sprintf("MAC256-%dbit", 8*n), func(b *testing.B) {
-			loopCPU(b, len(msg), func() {
+			cputime.Loop(b, len(msg), func() {
 				st.Init256(&k32, &iv23, &d)
 				MAC256Generic(&st, msg, 8*len(msg), tag)
 			})

@@ -1,6 +1,8 @@
 package zuc
 
 import (
+	"github.com/gmtun/gmtun/internal/cputime"
+
 	"bytes"
 	"fmt"
 	"math/rand/v2"
@@ -376,7 +378,7 @@ func BenchmarkLanes(b *testing.B) {
 			}
 			b.Run(p.name+"/"+name, func(b *testing.B) {
 				impl.Select("zuc", name)
-				loopCPU(b, batch*size, func() {
+				cputime.Loop(b, batch*size, func() {
 					for _, g := range groups {
 						p.f(g)
 					}
@@ -427,7 +429,7 @@ func BenchmarkLanesLong(b *testing.B) {
 				}
 				b.Run(fmt.Sprintf("%s/%dx%d/%s", p.name, n, size, name), func(b *testing.B) {
 					impl.Select("zuc", name)
-					loopCPU(b, n*size, p.f)
+					cputime.Loop(b, n*size, p.f)
 				})
 			}
 		}
