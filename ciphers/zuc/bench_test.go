@@ -1,12 +1,11 @@
 package zuc
 
 import (
-	"github.com/gmtun/gmtun/internal/cputime"
-
 	"fmt"
 	"testing"
 
 	gmsm "github.com/emmansun/gmsm/zuc"
+	"github.com/gmtun/gmtun/internal/cputime"
 )
 
 // Each benchmark runs gmtun's function and gmsm's equivalent on the same

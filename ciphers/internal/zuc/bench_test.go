@@ -1,11 +1,11 @@
 package zuc
 
 import (
-	"github.com/gmtun/gmtun/internal/cputime"
-
 	"fmt"
 	"math/bits"
 	"testing"
+
+	"github.com/gmtun/gmtun/internal/cputime"
 )
 
 // The variants below isolate the speed techniques of the package doc, one

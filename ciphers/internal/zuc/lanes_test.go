@@ -1,8 +1,6 @@
 package zuc
 
 import (
-	"github.com/gmtun/gmtun/internal/cputime"
-
 	"bytes"
 	"fmt"
 	"math/rand/v2"
@@ -10,6 +8,7 @@ import (
 
 	"github.com/gmtun/gmtun/ciphers/internal/impl"
 	"github.com/gmtun/gmtun/ciphers/internal/impl/impltest"
+	"github.com/gmtun/gmtun/internal/cputime"
 )
 
 // laneBatch is one call's worth of random inputs for the batch primitives.
