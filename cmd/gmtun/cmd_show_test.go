@@ -57,6 +57,7 @@ func TestWriteStatus(t *testing.T) {
   kernels: sm4 AVX-512+GFNI, zuc generic
   offload: tun tso on, uso off, 2 queue(s); udp gso on/off, gro on/on (ipv4/ipv6)
   drops: auth_failed 7, replay 2
+  batches: seal none yet; open none yet
   last reload: 5 seconds ago (failed: x.toml:3: bad)
 
 peer: site-b
