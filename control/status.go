@@ -42,6 +42,36 @@ type Status struct {
 	// Seal and Open describe how full the crypto batches are.
 	Seal Batches `json:"seal"`
 	Open Batches `json:"open"`
+	// Buffers says where the data plane's packet buffers are, for
+	// diagnosing a stalled tunnel.
+	Buffers Buffers `json:"buffers"`
+	// ReceiveErrors counts failed (and retried) UDP receive calls.
+	ReceiveErrors uint64 `json:"receive_errors"`
+}
+
+// Buffers describes the packet buffer pool and the queues holding
+// buffers. With no traffic, in_use is what the readers keep for their next
+// read plus the staged packets; waiting > 0 with exhausted_ms growing and
+// queues that do not move is a stalled data plane.
+type Buffers struct {
+	// Max is the cap; Allocated, Free and InUse count buffers.
+	Max       int `json:"max"`
+	Allocated int `json:"allocated"`
+	Free      int `json:"free"`
+	InUse     int `json:"in_use"`
+	// Waiting is the number of readers blocked for a free buffer;
+	// ExhaustedMillis how long at least one has been (0: none); Waits
+	// counts every wait so far.
+	Waiting         int    `json:"waiting"`
+	ExhaustedMillis int64  `json:"exhausted_ms"`
+	Waits           uint64 `json:"waits"`
+	// Staged is the packets waiting for a keypair (all peers).
+	Staged int `json:"staged"`
+	// EncryptQueue and DecryptQueue are containers (batches) waiting for
+	// the crypto workers; HandshakeQueue is messages.
+	EncryptQueue   int `json:"encrypt_queue"`
+	DecryptQueue   int `json:"decrypt_queue"`
+	HandshakeQueue int `json:"handshake_queue"`
 }
 
 // Batches counts the batch seal or open calls of the data plane and how
@@ -114,4 +144,10 @@ type Peer struct {
 	PersistentKeepalive int `json:"persistent_keepalive"`
 	// Roaming reports whether the endpoint follows the peer.
 	Roaming bool `json:"roaming"`
+	// InboundQueue and OutboundQueue are the batches waiting in the peer's
+	// ordered receive and send queues; Staged the packets waiting for a
+	// keypair (-1 if unknown at the moment).
+	InboundQueue  int `json:"inbound_queue"`
+	OutboundQueue int `json:"outbound_queue"`
+	Staged        int `json:"staged"`
 }

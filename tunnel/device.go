@@ -59,6 +59,8 @@ type Device struct {
 	hsInvalidMu    sync.Mutex
 	hsInvalid      map[string]uint64
 	lastErrorLog   atomic.Int64
+	recvErrors     atomic.Uint64
+	stall          stallWatch   // touched only by RoutineTimers
 	peersMu        sync.RWMutex // guards peers and peerList
 	peers          map[[handshake.PublicKeySize]byte]*Peer
 	peerList       []*Peer

@@ -93,9 +93,14 @@
 //
 // Stats.Seal and Stats.Open count the crypto batch calls, their packets
 // and their KernelLanes-wide groups, so that `gmtun show` can report the
-// average batch and the lanes filled per multi-lane kernel call. Readers wait for a free buffer (backpressure); the
-// staging queues, the only place packets wait for something other than the
-// pipeline itself (a handshake), may hold at most a quarter of the pool.
+// average batch and the lanes filled per multi-lane kernel call.
+//
+// Readers wait for a free buffer (backpressure); the staging queues, the
+// only place packets wait for something other than the pipeline itself (a
+// handshake), may hold at most a quarter of the pool. Stats.Buffers shows
+// the pool and the queue lengths; if readers wait for stallReportAfter
+// while no buffer comes back, RoutineTimers logs the state as a stall
+// (and, once, every goroutine's stack at verbose level).
 //
 // Packets from the network never cause a panic, an allocation or a log
 // line; every drop is counted by reason in Stats.

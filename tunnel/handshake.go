@@ -93,7 +93,7 @@ func (d *Device) handleHandshake(msg []byte, ep netio.Endpoint) {
 		}
 		reply, err := d.local.CreateCookieReply(msg, src, now)
 		if err == nil {
-			err = d.bind.Send([][]byte{reply[:]}, ep)
+			err = sendResult(d.bind.Send([][]byte{reply[:]}, ep))
 		}
 		if err != nil {
 			d.log.Verbosef("Sending a cookie reply to %v: %v", src, err)

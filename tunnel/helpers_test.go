@@ -236,8 +236,10 @@ func statsString(d *Device) string {
 		fmt.Fprintf(&b, "hs:%s=%d ", k, v)
 	}
 	for _, p := range s.Peers {
-		fmt.Fprintf(&b, "[%s ep=%v suite=%v rx=%d/%d tx=%d/%d]", p.Name, p.Endpoint, p.Suite, p.RxPackets, p.RxBytes, p.TxPackets, p.TxBytes)
+		fmt.Fprintf(&b, "[%s ep=%v suite=%v rx=%d/%d tx=%d/%d in=%d out=%d staged=%d]", p.Name, p.Endpoint, p.Suite,
+			p.RxPackets, p.RxBytes, p.TxPackets, p.TxBytes, p.InboundQueue, p.OutboundQueue, p.Staged)
 	}
+	fmt.Fprintf(&b, " buffers=%+v recv_errors=%d", s.Buffers, s.ReceiveErrors)
 	return b.String()
 }
 

@@ -2,6 +2,7 @@ package tunnel
 
 import (
 	"testing"
+	"time"
 
 	"github.com/gmtun/gmtun/ciphers"
 	"github.com/gmtun/gmtun/tunnel/netio"
@@ -24,6 +25,12 @@ func (b *packingBind) OpenInPlace(port uint16) ([]netio.InPlaceReceiveFunc, uint
 		return nil, 0, err
 	}
 	b.opened = true
+	return packReceive(fns, b.perBuf), actual, nil
+}
+
+// packReceive turns ReceiveFuncs into InPlaceReceiveFuncs that pack up to
+// perBuf consecutive datagrams into one buffer (see packingBind).
+func packReceive(fns []netio.ReceiveFunc, perBuf int) []netio.InPlaceReceiveFunc {
 	var out []netio.InPlaceReceiveFunc
 	for _, fn := range fns {
 		tmp := make([][]byte, ciphers.MaxBatch)
@@ -33,14 +40,14 @@ func (b *packingBind) OpenInPlace(port uint16) ([]netio.InPlaceReceiveFunc, uint
 		sizes := make([]int, len(tmp))
 		eps := make([]netio.Endpoint, len(tmp))
 		out = append(out, func(bufs, pkts [][]byte, owner []int, peps []netio.Endpoint) (int, error) {
-			want := min(len(tmp), len(bufs)*b.perBuf, len(pkts))
+			want := min(len(tmp), len(bufs)*perBuf, len(pkts))
 			n, err := fn(tmp[:want], sizes, eps)
 			if err != nil {
 				return 0, err
 			}
 			k, slot, used := 0, 0, 0
 			for i := range n {
-				if used > 0 && (used+sizes[i] > len(bufs[slot]) || k%b.perBuf == 0) {
+				if used > 0 && (used+sizes[i] > len(bufs[slot]) || k%perBuf == 0) {
 					slot, used = slot+1, 0
 				}
 				if slot == len(bufs) || k == len(pkts) {
@@ -55,7 +62,7 @@ func (b *packingBind) OpenInPlace(port uint16) ([]netio.InPlaceReceiveFunc, uint
 			return k, nil
 		})
 	}
-	return out, actual, nil
+	return out
 }
 
 // TestInPlaceReceive runs the two-device exchange of every suite with
@@ -129,5 +136,56 @@ func TestCopyOut(t *testing.T) {
 	c3.pkts[0], c3.owner[0], c3.n = slot[0:10:10], 5, 1
 	if d.copyOut([]*inContainer{c3}, 5) {
 		t.Fatal("copyOut succeeded on a closed pool")
+	}
+}
+
+// TestEnqueueInboundVectorAllOrNone: containers of one peer from one
+// in-place read share a buffer owned by the last of them. A peer closed
+// while they are being enqueued must get all of them or none; before,
+// the earlier ones could be queued and the owner then released, freeing
+// a buffer that queued packets still pointed into.
+func TestEnqueueInboundVectorAllOrNone(t *testing.T) {
+	d := &Device{buffers: newBufferPool(4), decryptQueue: make(chan *inContainer, 4)}
+	p := &Peer{device: d, inbound: make(chan *inContainer, 4)}
+	kp := &keypair{peer: p}
+	buf := d.buffers.get()
+	first, last := new(inContainer), new(inContainer)
+	first.kp, first.n, first.pkts[0] = kp, 1, buf[0:100:100]
+	last.kp, last.n, last.pkts[0] = kp, 1, buf[100:200:200]
+	last.bufs[0], last.nbufs = buf, 1 // the last one owns the shared buffer
+
+	// Hold back the second container (its lock) until a concurrent
+	// close of the peer had its chance.
+	last.mu.Lock()
+	done := make(chan struct{})
+	go func() {
+		d.enqueueInboundVector([]*inContainer{first, last})
+		close(done)
+	}()
+	waitFor(t, "the first container queued", func() bool { return len(p.inbound) > 0 })
+	closed := make(chan struct{})
+	go func() {
+		p.inMu.Lock()
+		p.inClosed = true
+		close(p.inbound)
+		p.inMu.Unlock()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(100 * time.Millisecond):
+	}
+	last.mu.Unlock()
+	<-done
+	<-closed
+	var queued []*inContainer
+	for c := range p.inbound {
+		queued = append(queued, c)
+	}
+	if st := d.buffers.stats(); len(queued) > 0 && st.free != 0 {
+		t.Fatalf("%d container(s) queued while their shared buffer is back in the pool", len(queued))
+	}
+	if len(queued) != 0 && len(queued) != 2 {
+		t.Fatalf("%d of 2 containers queued, want all or none", len(queued))
 	}
 }

@@ -2,6 +2,7 @@ package tunnel
 
 import (
 	"sync"
+	"time"
 
 	"github.com/gmtun/gmtun/ciphers"
 	"github.com/gmtun/gmtun/tunnel/netio"
@@ -26,6 +27,13 @@ type bufferPool struct {
 	allocated int
 	max       int
 	closed    bool
+
+	// Diagnostics (Stats, the stall watchdog): goroutines blocked in
+	// get, since when at least one has been, and how many gets waited.
+	waiting   int
+	waitStart time.Time
+	waits     uint64
+	puts      uint64 // put calls: progress, for the stall watchdog
 }
 
 func newBufferPool(max int) *bufferPool {
@@ -60,13 +68,50 @@ func (p *bufferPool) takeLocked() *buffer {
 func (p *bufferPool) get() *buffer {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for !p.closed {
+	if p.closed {
+		return nil
+	}
+	if b := p.takeLocked(); b != nil {
+		return b
+	}
+	return p.waitLocked()
+}
+
+// waitLocked is get's slow path: it waits for a buffer, counted in the
+// diagnostics. p.mu held.
+func (p *bufferPool) waitLocked() *buffer {
+	p.waits++
+	if p.waiting == 0 {
+		p.waitStart = time.Now()
+	}
+	p.waiting++
+	defer func() { p.waiting-- }()
+	for {
+		p.cond.Wait()
+		if p.closed {
+			return nil
+		}
 		if b := p.takeLocked(); b != nil {
 			return b
 		}
-		p.cond.Wait()
 	}
-	return nil
+}
+
+// poolStats is a snapshot of a bufferPool.
+type poolStats struct {
+	max, allocated, free, waiting int
+	waits, puts                   uint64
+	exhaustedFor                  time.Duration // how long someone has been waiting (0: nobody)
+}
+
+func (p *bufferPool) stats() poolStats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := poolStats{max: p.max, allocated: p.allocated, free: len(p.free), waiting: p.waiting, waits: p.waits, puts: p.puts}
+	if p.waiting > 0 {
+		s.exhaustedFor = max(time.Since(p.waitStart), 1)
+	}
+	return s
 }
 
 // put returns buffers to the pool; nil entries are skipped.
@@ -77,6 +122,7 @@ func (p *bufferPool) put(bufs ...*buffer) {
 			p.free = append(p.free, b)
 		}
 	}
+	p.puts++
 	p.mu.Unlock()
 	p.cond.Broadcast()
 }

@@ -75,6 +75,7 @@ func (d *Device) RoutineReceiveIncoming(recv netio.ReceiveFunc) {
 				return
 			}
 			errorsInARow++
+			d.recvErrors.Add(1)
 			d.log.Verbosef("Failed to receive packets: %v", err)
 			if errorsInARow > 10 {
 				time.Sleep(10 * time.Millisecond)
@@ -229,6 +230,7 @@ func (d *Device) RoutineReceiveInPlace(recv netio.InPlaceReceiveFunc) {
 				return
 			}
 			errorsInARow++
+			d.recvErrors.Add(1)
 			d.log.Verbosef("Failed to receive packets: %v", err)
 			if errorsInARow > 10 {
 				time.Sleep(10 * time.Millisecond)
@@ -298,12 +300,39 @@ func (d *Device) RoutineReceiveInPlace(recv netio.InPlaceReceiveFunc) {
 			releaseAll()
 			return
 		}
-		for i, c := range conts {
-			c.mu.Lock()
-			c.kp.peer.enqueueInbound(c)
-			conts[i] = nil
-		}
+		d.enqueueInboundVector(conts)
 		conts = conts[:0]
+	}
+}
+
+// enqueueInboundVector hands the containers of one in-place read to their
+// peers, in order, clearing conts. A peer's containers may share buffers,
+// each owned by the last of them, so they go in under one hold of the
+// peer's inMu: a peer removed meanwhile gets all of them or none (then
+// all are released here), never the earlier ones queued while the owner
+// of their buffer is released.
+func (d *Device) enqueueInboundVector(conts []*inContainer) {
+	for i, c := range conts {
+		if c == nil {
+			continue
+		}
+		p := c.kp.peer
+		p.inMu.Lock()
+		for j := i; j < len(conts); j++ {
+			x := conts[j]
+			if x == nil || x.kp.peer != p {
+				continue
+			}
+			conts[j] = nil
+			if p.inClosed {
+				d.releaseIn(x)
+				continue
+			}
+			x.mu.Lock()
+			p.inbound <- x
+			d.decryptQueue <- x
+		}
+		p.inMu.Unlock()
 	}
 }
 

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"math/rand/v2"
 	"os"
+	"time"
 
+	"golang.zx2c4.com/wireguard/conn"
 	"golang.zx2c4.com/wireguard/tun"
 
 	"github.com/gmtun/gmtun/ciphers"
@@ -77,13 +79,23 @@ func (d *Device) RoutineReadFromTUN(q int) {
 		}
 		pkts[i] = bufs[i][:]
 	}
+	errorsInARow := 0
 	for {
 		n, err := t.Read(pkts, sizes, ciphers.HeaderSize)
 		if err != nil && !errors.Is(err, tun.ErrTooManySegments) {
-			if !d.isClosed() && !errors.Is(err, os.ErrClosed) {
-				d.log.Errorf("Failed to read from TUN queue %d: %v", q, err)
+			if d.isClosed() || errors.Is(err, os.ErrClosed) {
+				return
 			}
-			return
+			// Anything else may be transient (the packets read are
+			// still valid): a reader that gave up would leave this
+			// queue's traffic unsent for good.
+			errorsInARow++
+			d.errorLimited("Failed to read from TUN queue %d: %v", q, err)
+			if errorsInARow > 10 {
+				time.Sleep(10 * time.Millisecond)
+			}
+		} else {
+			errorsInARow = 0
 		}
 		routes := d.routes.Load()
 		for i := range n {
@@ -122,8 +134,11 @@ func (d *Device) RoutineReadFromTUN(q int) {
 			pkts[i] = bufs[i][:]
 		}
 		for i, c := range conts {
-			c.peer.stagePackets(c)
-			c.peer.sendStaged()
+			// stagePackets may release c (peer removed, or c itself
+			// pushed out of the staging queue): read its peer first.
+			p := c.peer
+			p.stagePackets(c)
+			p.sendStaged()
 			conts[i] = nil
 		}
 		conts = conts[:0]
@@ -316,13 +331,27 @@ func (p *Peer) sendControl(msg []byte) {
 		p.device.drop(dropNoEndpoint, 1)
 		return
 	}
-	if err := p.device.bind.Send([][]byte{msg}, ep); err != nil {
+	if err := sendResult(p.device.bind.Send([][]byte{msg}, ep)); err != nil {
 		p.device.drop(dropSendError, 1)
 		p.device.log.Verbosef("%v - sending a handshake message: %v", p, err)
 		return
 	}
 	p.txBytes.Add(uint64(len(msg)))
 	p.txPackets.Add(1)
+}
+
+// sendResult is the error of a bind's Send that matters: a
+// conn.ErrUDPGSODisabled only reports that the bind turned UDP GSO off
+// and resent without it, so its RetryErr is the result.
+func sendResult(err error) error {
+	if err == nil {
+		return nil // before gsoOff: it escapes, and this path must not allocate
+	}
+	var gsoOff conn.ErrUDPGSODisabled
+	if errors.As(err, &gsoOff) {
+		return gsoOff.RetryErr
+	}
+	return err
 }
 
 // RoutineEncryption seals one container per call of Key.Seal, then
@@ -356,7 +385,7 @@ func (p *Peer) RoutineSequentialSender() {
 		case ep == nil:
 			d.drop(dropNoEndpoint, c.n)
 		default:
-			if err := d.bind.Send(c.pkts[:c.n], ep); err != nil {
+			if err := sendResult(d.bind.Send(c.pkts[:c.n], ep)); err != nil {
 				d.drop(dropSendError, c.n)
 				if !d.isClosed() {
 					d.errorLimited("%v - failed to send data packets: %v", p, err)

@@ -48,6 +48,7 @@ var dropNames = [numDropReasons]string{
 	dropReplay:               "replay",
 	dropDisallowedSource:     "disallowed_source",
 	dropMalformedInner:       "malformed_inner",
+	dropNoBuffer:             "no_buffer",
 	dropHandshakeQueueFull:   "handshake_queue_full",
 	dropHandshakeRateLimited: "handshake_rate_limited",
 	dropHandshakeCookie:      "handshake_cookie",
@@ -88,6 +89,32 @@ type Stats struct {
 	Kernels []string
 	// Seal and Open describe how full the crypto batches are.
 	Seal, Open BatchStats
+	// Buffers says where the packet buffers are, for diagnosing stalls.
+	Buffers BufferStats
+	// ReceiveErrors counts failed receive calls on the bind (each is
+	// retried; the reader never gives up before Close).
+	ReceiveErrors uint64
+}
+
+// BufferStats describes the packet buffer pool and the queues that hold
+// buffers. With no traffic InUse is what the readers keep for their next
+// read (a vector per TUN queue and per receive function) plus the staged
+// packets; Waiting > 0 while the queues do not move means a stall.
+type BufferStats struct {
+	// Max is the cap, Allocated the buffers allocated so far, Free those
+	// on the free list and InUse = Allocated − Free.
+	Max, Allocated, Free, InUse int
+	// Waiting is the number of readers blocked for a free buffer now;
+	// ExhaustedFor is how long at least one has been (0 if none). Waits
+	// counts every wait so far.
+	Waiting      int
+	ExhaustedFor time.Duration
+	Waits        uint64
+	// Staged is the packets of all peers waiting for a keypair.
+	Staged int
+	// EncryptQueue, DecryptQueue and HandshakeQueue are the lengths of
+	// the device queues (containers; messages for the handshake queue).
+	EncryptQueue, DecryptQueue, HandshakeQueue int
 }
 
 // BatchStats counts the batch calls of one direction of the data suites
@@ -156,6 +183,10 @@ type PeerStats struct {
 	// included) received from the peer; TxBytes and TxPackets count
 	// datagrams sent to it, handshake messages included.
 	RxBytes, TxBytes, RxPackets, TxPackets uint64
+	// InboundQueue and OutboundQueue are the containers waiting in the
+	// peer's ordered queues; Staged the packets waiting for a keypair
+	// (-1 if the peer's send lock was busy for the snapshot).
+	InboundQueue, OutboundQueue, Staged int
 }
 
 // Stats returns a snapshot of the device's counters and peers.
@@ -171,6 +202,8 @@ func (d *Device) Stats() Stats {
 	for i := range d.drops {
 		s.Drops[dropNames[i]] = d.drops[i].Load()
 	}
+	s.Buffers = d.bufferStats()
+	s.ReceiveErrors = d.recvErrors.Load()
 	d.hsInvalidMu.Lock()
 	for k, v := range d.hsInvalid {
 		s.HandshakeInvalid[k] = v
@@ -206,7 +239,25 @@ func (p *Peer) stats() PeerStats {
 	p.kpMu.Unlock()
 	ps.RxBytes, ps.RxPackets = p.rxBytes.Load(), p.rxPackets.Load()
 	ps.TxBytes, ps.TxPackets = p.txBytes.Load(), p.txPackets.Load()
+	ps.InboundQueue, ps.OutboundQueue = len(p.inbound), len(p.outbound)
+	if p.sendMu.TryLock() { // a stalled sender must not stall Stats
+		ps.Staged = p.stagedPackets
+		p.sendMu.Unlock()
+	} else {
+		ps.Staged = -1
+	}
 	return ps
+}
+
+// bufferStats returns the buffer pool and queue part of Stats.
+func (d *Device) bufferStats() BufferStats {
+	ps := d.buffers.stats()
+	return BufferStats{
+		Max: ps.max, Allocated: ps.allocated, Free: ps.free, InUse: ps.allocated - ps.free,
+		Waiting: ps.waiting, ExhaustedFor: ps.exhaustedFor, Waits: ps.waits,
+		Staged:       int(d.stagedTotal.Load()),
+		EncryptQueue: len(d.encryptQueue), DecryptQueue: len(d.decryptQueue), HandshakeQueue: len(d.hsQueue),
+	}
 }
 
 // endpointAddrPort returns the destination of ep as an AddrPort, or the

@@ -1,10 +1,14 @@
 package tunnel
 
 import (
+	"fmt"
+	"runtime"
+	"strings"
 	"time"
 )
 
-// RoutineTimers walks the peers every tick interval (see timerTick).
+// RoutineTimers walks the peers every tick interval (see timerTick) and
+// runs the stall watchdog (checkStall).
 func (d *Device) RoutineTimers() {
 	defer d.timerRoutine.Done()
 	d.log.Verbosef("Routine: timers - started")
@@ -17,6 +21,7 @@ func (d *Device) RoutineTimers() {
 			return
 		case <-t.C:
 			d.timerTick()
+			d.checkStall(time.Now())
 		}
 	}
 }
@@ -40,4 +45,75 @@ func (d *Device) timerTick() {
 	}
 	clear(d.tickPeers)
 	d.rate.GC(now)
+}
+
+// stallReportAfter is how long readers may wait for a packet buffer while
+// none comes back before the watchdog reports a stall.
+const stallReportAfter = 10 * time.Second
+
+// stallWatch is the state of the stall watchdog (RoutineTimers only).
+type stallWatch struct {
+	puts     uint64    // the pool's put count when since was set
+	since    time.Time // first seen exhausted with no put since (zero: not)
+	reported bool
+	dumped   bool // goroutine stacks are logged once per device
+}
+
+// checkStall logs an error, once per episode, when readers have waited
+// for a free buffer for stallReportAfter (wall time) and no buffer was
+// returned meanwhile: then nothing is read any more, not even handshake
+// messages, and the pipeline that should free the buffers is stuck. The
+// line carries the pool and queue state; the first one also logs every
+// goroutine's stack at verbose level.
+func (d *Device) checkStall(now time.Time) {
+	ps := d.buffers.stats()
+	w := &d.stall
+	if ps.waiting == 0 || ps.puts != w.puts || w.since.IsZero() {
+		w.puts, w.since, w.reported = ps.puts, time.Time{}, false
+		if ps.waiting > 0 {
+			w.since = now
+		}
+		return
+	}
+	if w.reported || now.Sub(w.since) < stallReportAfter {
+		return
+	}
+	w.reported = true
+	d.log.Errorf("data plane stalled: no packet buffer returned for %v while %d reader(s) wait; %s",
+		now.Sub(w.since).Round(time.Second), ps.waiting, d.stallSummary())
+	if !w.dumped {
+		w.dumped = true
+		buf := make([]byte, 1<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		d.log.Verbosef("goroutines at the stall:\n%s", buf)
+	}
+}
+
+// stallSummary describes where the buffers are, for the watchdog. It
+// takes no lock that a stuck pipeline could hold for long (the peer list
+// and each peer's name only if free).
+func (d *Device) stallSummary() string {
+	b := d.bufferStats()
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "buffers: %d in use, %d free, %d allocated of %d; staged %d; queues: encrypt %d, decrypt %d, handshake %d; receive errors %d",
+		b.InUse, b.Free, b.Allocated, b.Max, b.Staged, b.EncryptQueue, b.DecryptQueue, b.HandshakeQueue, d.recvErrors.Load())
+	if !d.peersMu.TryRLock() {
+		return sb.String()
+	}
+	peers := append([]*Peer(nil), d.peerList...)
+	d.peersMu.RUnlock()
+	for _, p := range peers {
+		name := "?"
+		if p.mu.TryLock() {
+			name = p.name
+			p.mu.Unlock()
+		}
+		staged := -1
+		if p.sendMu.TryLock() {
+			staged = p.stagedPackets
+			p.sendMu.Unlock()
+		}
+		fmt.Fprintf(&sb, "; peer(%s) inbound %d, outbound %d, staged %d", name, len(p.inbound), len(p.outbound), staged)
+	}
+	return sb.String()
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gmtun/gmtun/control"
+	"github.com/gmtun/gmtun/tunnel"
 )
 
 // showTimeout bounds the exchange with one daemon.
@@ -174,6 +175,10 @@ func writeStatus(w io.Writer, st *control.Status, now time.Time) {
 	if c := counters(st.HandshakeInvalid); c != "none" {
 		fmt.Fprintf(w, "  rejected handshakes: %s\n", c)
 	}
+	if b := st.Buffers; b.Waiting > 0 {
+		fmt.Fprintf(w, "  buffers: exhausted for %s (%d in use of %d, %d reader(s) waiting)\n",
+			time.Duration(b.ExhaustedMillis)*time.Millisecond, b.InUse, b.Max, b.Waiting)
+	}
 	if st.LastReload != nil {
 		fmt.Fprintf(w, "  last reload: %s", ago(*st.LastReload, now))
 		if st.LastReloadError != "" {
@@ -286,6 +291,16 @@ func humanBytes(n uint64) string {
 
 // batchString formats batch occupancy: packets per call and lanes filled
 // per 16-lane kernel call.
+// bufferStatus converts the device's buffer diagnostics for the control
+// socket.
+func bufferStatus(b tunnel.BufferStats) control.Buffers {
+	return control.Buffers{
+		Max: b.Max, Allocated: b.Allocated, Free: b.Free, InUse: b.InUse,
+		Waiting: b.Waiting, ExhaustedMillis: b.ExhaustedFor.Milliseconds(), Waits: b.Waits,
+		Staged: b.Staged, EncryptQueue: b.EncryptQueue, DecryptQueue: b.DecryptQueue, HandshakeQueue: b.HandshakeQueue,
+	}
+}
+
 func batchString(b control.Batches) string {
 	if b.Calls == 0 {
 		return "none yet"

@@ -612,6 +612,8 @@ func (d *daemon) status() (control.Status, error) {
 		HandshakeInvalid: st.HandshakeInvalid,
 		Seal:             batches(st.Seal),
 		Open:             batches(st.Open),
+		Buffers:          bufferStatus(st.Buffers),
+		ReceiveErrors:    st.ReceiveErrors,
 	}
 	for _, id := range ifc.Suites {
 		s.Suites = append(s.Suites, id.String())
@@ -627,6 +629,9 @@ func (d *daemon) status() (control.Status, error) {
 			TxPackets:           p.TxPackets,
 			PersistentKeepalive: int(p.PersistentKeepalive / time.Second),
 			Roaming:             p.Roaming,
+			InboundQueue:        p.InboundQueue,
+			OutboundQueue:       p.OutboundQueue,
+			Staged:              p.Staged,
 		}
 		if p.Endpoint.IsValid() {
 			cp.Endpoint = p.Endpoint.String()

@@ -249,20 +249,24 @@ func (s *site) start() {
 	s.log = new(syncBuffer)
 	cmd := exec.Command("ip", "netns", "exec", s.ns, s.lab.bin, "up",
 		"--config", filepath.Join(s.dir, "gm.toml"), "--socket-dir", s.sockDir)
-	cmd.Env = append(os.Environ(), "NOTIFY_SOCKET="+filepath.Join(s.dir, "notify"))
+	// GOTRACEBACK=all: the SIGQUIT of a failed test's cleanup dumps every
+	// goroutine into the log.
+	cmd.Env = append(os.Environ(), "NOTIFY_SOCKET="+filepath.Join(s.dir, "notify"), "GOTRACEBACK=all")
 	cmd.Stdout, cmd.Stderr = s.log, s.log
 	// ip netns exec execs gmtun, which inherits this: if the test
 	// process dies, so does the daemon.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	done := make(chan struct{})
+	if err := startPinned(cmd, func(err error) { s.exitErr = err; close(done) }); err != nil {
 		t.Fatal(err)
 	}
 	s.proc = cmd
-	done := make(chan struct{})
 	s.done = done
-	go func() { s.exitErr = cmd.Wait(); close(done) }()
 	log := s.log
 	t.Cleanup(func() {
+		if t.Failed() {
+			s.dumpState(done)
+		}
 		cmd.Process.Kill()
 		<-done
 		if t.Failed() {
@@ -270,6 +274,71 @@ func (s *site) start() {
 		}
 	})
 	s.waitNotify("READY=1")
+}
+
+// startPinned starts cmd from an OS thread that stays reserved for it
+// until it exits, then calls exited with cmd.Wait's result. The kernel
+// sends the parent-death signal (Pdeathsig) when the *thread* that forked
+// the child exits, not the process (go.dev/issue/27505), and the runtime
+// ends a thread whenever a goroutine exits while locked to it, as inNS's
+// goroutines do: a daemon forked from such a thread was SIGKILLed in the
+// middle of a test, silently (no log line, the marker lost both ways, the
+// other side's handshake initiation unanswered).
+func startPinned(cmd *exec.Cmd, exited func(error)) error {
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		exited(cmd.Wait())
+	}()
+	return <-started
+}
+
+// state says whether the daemon runs, and how it ended if not.
+func (s *site) state() string {
+	select {
+	case <-s.done:
+		return fmt.Sprintf("gmtun has exited: %v", s.exitErr)
+	default:
+		return "running"
+	}
+}
+
+// showJSON returns `gmtun show --json` of the running daemon, or the
+// error, without failing the test (for diagnostics).
+func (s *site) showJSON() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, s.lab.bin, "show", s.ifname, "--json", "--socket-dir", s.sockDir).CombinedOutput()
+	if err != nil {
+		return fmt.Sprintf("(show failed: %v) %s", err, out)
+	}
+	return string(out)
+}
+
+// dumpState logs a failed test's evidence from a still running daemon:
+// its status (buffer pool, queues, drops) and, through SIGQUIT, every
+// goroutine's stack, which lands in the site's log printed next.
+func (s *site) dumpState(done <-chan struct{}) {
+	t := s.lab.t
+	select {
+	case <-done:
+		t.Logf("site %s: %s", s.name, s.state())
+		return
+	default:
+	}
+	t.Logf("site %s status at cleanup: %s", s.name, s.showJSON())
+	s.proc.Process.Signal(syscall.SIGQUIT)
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Logf("site %s: no exit 5 s after SIGQUIT", s.name)
+	}
 }
 
 // waitNotify waits for a notification containing want.
@@ -383,9 +452,12 @@ func pair(t *testing.T, bin string, suites []string, v6Underlay bool) (*lab, *si
 
 func TestNetns(t *testing.T) {
 	requireNetns(t)
-	bin := filepath.Join(t.TempDir(), "gmtun")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	bin := os.Getenv("GMTUN_TEST_BIN") // a prebuilt daemon, for stress loops
+	if bin == "" {
+		bin = filepath.Join(t.TempDir(), "gmtun")
+		if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+			t.Fatalf("go build: %v\n%s", err, out)
+		}
 	}
 	_, haveIperf := exec.LookPath("iperf3")
 
@@ -796,6 +868,9 @@ func checkNoPlaintext(t *testing.T, a, b *site, dev string) {
 		n, _, err := ln.ReadFromUDP(buf)
 		if err != nil || !bytes.Equal(buf[:n], marker) {
 			t.Errorf("marker not delivered through the tunnel to %v: %v %q", ln.LocalAddr(), err, buf[:n])
+			for _, s := range []*site{a, b} {
+				t.Logf("site %s (%s) status after the loss: %s", s.name, s.state(), s.showJSON())
+			}
 		}
 	}
 	time.Sleep(200 * time.Millisecond) // let the capture drain
@@ -823,5 +898,40 @@ func checkNoPlaintext(t *testing.T, a, b *site, dev string) {
 	}
 	if tunnelFrames < 2 {
 		t.Errorf("captured %d tunnel datagrams large enough to carry the marker on %s (of %d frames); the capture saw nothing", tunnelFrames, dev, len(frames))
+	}
+}
+
+// TestStartPinnedSurvivesDiscardedThreads: a child started with
+// Pdeathsig by startPinned outlives threads the test process discards
+// (goroutines that exit while locked to their thread, like inNS's). A
+// plain cmd.Start from an arbitrary goroutine gets SIGKILLed when its
+// forking thread is the one discarded: the cause of daemons dying
+// silently in the middle of TestNetns.
+func TestStartPinnedSurvivesDiscardedThreads(t *testing.T) {
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("needs sleep(1)")
+	}
+	cmd := exec.Command(sleep, "60")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	done := make(chan struct{})
+	var exitErr error
+	if err := startPinned(cmd, func(err error) { exitErr = err; close(done) }); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); <-done })
+	for range 200 {
+		discarded := make(chan struct{})
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+			close(discarded)
+		}()
+		<-discarded
+		runtime.Gosched()
+	}
+	select {
+	case <-done:
+		t.Fatalf("the child died while the test discarded threads: %v", exitErr)
+	case <-time.After(200 * time.Millisecond):
 	}
 }
