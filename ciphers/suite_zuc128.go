@@ -42,18 +42,24 @@ func zuc128Params(c uint64) (count uint32, bearer uint8) {
 	return uint32(c), uint8(c>>32) & 31
 }
 
-// zuc128IVs sets the 128-EEA3 and 128-EIA3 IVs of counter c.
+// zuc128IVs sets the 128-EEA3 and 128-EIA3 IVs of counter c: those of
+// zuc.IVEEA3 and zuc.IVEIA3, built as 64-bit words (IV0..7 ‖ IV8..15,
+// big-endian) instead of byte by byte.
 func zuc128IVs(eea, eia *[zuc.IVSize128]byte, c uint64, direction uint8) {
 	count, bearer := zuc128Params(c)
-	*eea = zuc.IVEEA3(count, bearer, direction)
-	*eia = zuc.IVEIA3(count, bearer, direction)
+	d := uint64(direction)
+	w := uint64(count)<<32 | uint64(bearer)<<27 // COUNT ‖ BEARER‖000 ‖ 0^24
+	binary.BigEndian.PutUint64(eea[:8], w|d<<26)
+	binary.BigEndian.PutUint64(eea[8:], w|d<<26)
+	binary.BigEndian.PutUint64(eia[:8], w)
+	binary.BigEndian.PutUint64(eia[8:], w^d<<63^d<<15) // IV8 ⊕= DIRECTION·2^7, IV14 = DIRECTION·2^7
 }
 
 // Seal encrypts and authenticates every packet of pkts in place (see
 // Key.Seal); it validates the whole batch before touching any packet.
 // Packets are grouped as in zuc-256 (lengthOrder); each group is sealed by
-// zuc.EncryptThenMAC128 (128-EEA3 over the bodies, then 128-EIA3 over
-// header ‖ ciphertext).
+// EncryptThenMAC128 (128-EEA3 over the bodies, then 128-EIA3 over
+// header ‖ ciphertext), the groups of a batch sharing one zuc.Scratch.
 func (k *zuc128Key) Seal(pkts [][]byte) error {
 	p := ZUC128.Params()
 	if err := checkSeal(pkts, &p); err != nil {
@@ -65,8 +71,12 @@ func (k *zuc128Key) Seal(pkts [][]byte) error {
 		ord = append(ord, lengthKey(len(pkt), i))
 	}
 	lengthOrder(ord)
+	var scr *zuc.Scratch // nil: each primitive takes only what its call needs
+	if len(ord) > zuc.Lanes {
+		scr = new(zuc.Scratch) // shared by the groups, zeroed once per batch
+	}
 	for end := len(ord); end > 0; end -= zuc.Lanes {
-		sealZUC128Group(k, pkts, ord[max(0, end-zuc.Lanes):end])
+		sealZUC128Group(k, pkts, ord[max(0, end-zuc.Lanes):end], scr)
 	}
 	return nil
 }
@@ -89,8 +99,12 @@ func (k *zuc128Key) Open(pkts [][]byte) Mask {
 		}
 	}
 	lengthOrder(ord)
+	var scr *zuc.Scratch // nil: each primitive takes only what its call needs
+	if len(ord) > zuc.Lanes {
+		scr = new(zuc.Scratch) // shared by the groups, zeroed once per batch
+	}
 	for end := len(ord); end > 0; end -= zuc.Lanes {
-		openZUC128Group(k, pkts, ord[max(0, end-zuc.Lanes):end], &m)
+		openZUC128Group(k, pkts, ord[max(0, end-zuc.Lanes):end], &m, scr)
 	}
 	return m
 }
@@ -98,7 +112,7 @@ func (k *zuc128Key) Open(pkts [][]byte) Mask {
 // sealZUC128Group seals the validated packets selected by ord (at most
 // zuc.Lanes; see lengthKey): 128-EEA3 over the body, then 128-EIA3 over
 // header ‖ ciphertext into the 4-byte tag room.
-func sealZUC128Group(k *zuc128Key, pkts [][]byte, ord []uint64) {
+func sealZUC128Group(k *zuc128Key, pkts [][]byte, ord []uint64, scr *zuc.Scratch) {
 	var eea, eia [zuc.Lanes][zuc.IVSize128]byte
 	var bodies, msgs [zuc.Lanes][]byte
 	var tags [zuc.Lanes]uint32
@@ -107,7 +121,7 @@ func sealZUC128Group(k *zuc128Key, pkts [][]byte, ord []uint64) {
 		zuc128IVs(&eea[j], &eia[j], Counter(pkt), k.direction)
 		bodies[j], msgs[j] = pkt[HeaderSize:], pkt
 	}
-	zuc.EncryptThenMAC128(&k.enc, &k.mac, &eea, &eia, &bodies, &msgs, &tags, len(ord))
+	scr.EncryptThenMAC128(&k.enc, &k.mac, &eea, &eia, &bodies, &msgs, &tags, len(ord))
 	for j, key := range ord {
 		i := lengthIndex(key)
 		n := len(pkts[i])
@@ -121,7 +135,7 @@ func sealZUC128Group(k *zuc128Key, pkts [][]byte, ord []uint64) {
 // compare), re-slicing them to header ‖ plaintext and setting their bits
 // in m. No keystream is generated for a packet before its tag has
 // verified; failing packets are not touched.
-func openZUC128Group(k *zuc128Key, pkts [][]byte, ord []uint64, m *Mask) {
+func openZUC128Group(k *zuc128Key, pkts [][]byte, ord []uint64, m *Mask, scr *zuc.Scratch) {
 	var eea, eia [zuc.Lanes][zuc.IVSize128]byte
 	var lanes [zuc.Lanes][]byte
 	var tags [zuc.Lanes]uint32
@@ -130,7 +144,7 @@ func openZUC128Group(k *zuc128Key, pkts [][]byte, ord []uint64, m *Mask) {
 		zuc128IVs(&eea[j], &eia[j], Counter(pkt), k.direction)
 		lanes[j] = pkt[:len(pkt)-zuc128TagSize]
 	}
-	zuc.EIA3Tags(&k.mac, &eia, &lanes, &tags, len(ord))
+	scr.EIA3Tags(&k.mac, &eia, &lanes, &tags, len(ord))
 	var ok uint32
 	for j, key := range ord {
 		pkt := pkts[lengthIndex(key)]
@@ -141,7 +155,7 @@ func openZUC128Group(k *zuc128Key, pkts [][]byte, ord []uint64, m *Mask) {
 			ok |= 1 << j
 		}
 	}
-	zuc.XORKeyStreams128(&k.enc, &eea, &lanes, len(ord))
+	scr.XORKeyStreams128(&k.enc, &eea, &lanes, len(ord))
 	for j, key := range ord {
 		if ok&(1<<j) != 0 {
 			i := lengthIndex(key)

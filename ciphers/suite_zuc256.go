@@ -43,8 +43,9 @@ func (k *zuc256Key) Suite() SuiteID { return ZUC256 }
 // Seal encrypts and authenticates every packet of pkts in place (see
 // Key.Seal); it validates the whole batch before touching any packet.
 // Packets are taken in groups of zuc.Lanes of similar length (see
-// lengthOrder); each group is sealed by zuc.EncryptThenMAC256 (keystream
-// over the bodies, then the MAC over header ‖ ciphertext).
+// lengthOrder); each group is sealed by EncryptThenMAC256 (keystream
+// over the bodies, then the MAC over header ‖ ciphertext), the groups of
+// a batch sharing one zuc.Scratch.
 func (k *zuc256Key) Seal(pkts [][]byte) error {
 	p := ZUC256.Params()
 	if err := checkSeal(pkts, &p); err != nil {
@@ -56,8 +57,12 @@ func (k *zuc256Key) Seal(pkts [][]byte) error {
 		ord = append(ord, lengthKey(len(pkt), i))
 	}
 	lengthOrder(ord)
+	var scr *zuc.Scratch // nil: each primitive takes only what its call needs
+	if len(ord) > zuc.Lanes {
+		scr = new(zuc.Scratch) // shared by the groups, zeroed once per batch
+	}
 	for end := len(ord); end > 0; end -= zuc.Lanes {
-		sealZUC256Group(k, pkts, ord[max(0, end-zuc.Lanes):end])
+		sealZUC256Group(k, pkts, ord[max(0, end-zuc.Lanes):end], scr)
 	}
 	return nil
 }
@@ -80,8 +85,12 @@ func (k *zuc256Key) Open(pkts [][]byte) Mask {
 		}
 	}
 	lengthOrder(ord)
+	var scr *zuc.Scratch // nil: each primitive takes only what its call needs
+	if len(ord) > zuc.Lanes {
+		scr = new(zuc.Scratch) // shared by the groups, zeroed once per batch
+	}
 	for end := len(ord); end > 0; end -= zuc.Lanes {
-		openZUC256Group(k, pkts, ord[max(0, end-zuc.Lanes):end], &m)
+		openZUC256Group(k, pkts, ord[max(0, end-zuc.Lanes):end], &m, scr)
 	}
 	return m
 }
@@ -98,7 +107,7 @@ func zuc256IV(iv *[zuc.IVSize256]byte, salt *[zuc256SaltSize]byte, c uint64) {
 // the keys of ord (at most zuc.Lanes), lane j with the IV of its counter:
 // keystream over the body, then the 128-bit MAC over header ‖ ciphertext
 // into the tag room.
-func sealZUC256Group(k *zuc256Key, pkts [][]byte, ord []uint64) {
+func sealZUC256Group(k *zuc256Key, pkts [][]byte, ord []uint64, scr *zuc.Scratch) {
 	var ivs [zuc.Lanes][zuc.IVSize256]byte
 	var bodies, msgs [zuc.Lanes][]byte
 	var tags [zuc.Lanes][zuc256TagSize]byte
@@ -107,7 +116,7 @@ func sealZUC256Group(k *zuc256Key, pkts [][]byte, ord []uint64) {
 		zuc256IV(&ivs[j], &k.salt, Counter(pkt))
 		bodies[j], msgs[j] = pkt[HeaderSize:], pkt
 	}
-	zuc.EncryptThenMAC256(&k.enc, &k.mac, &ivs, &bodies, &msgs, &tags, len(ord))
+	scr.EncryptThenMAC256(&k.enc, &k.mac, &ivs, &bodies, &msgs, &tags, len(ord))
 	for j, key := range ord {
 		i := lengthIndex(key)
 		n := len(pkts[i])
@@ -121,7 +130,7 @@ func sealZUC256Group(k *zuc256Key, pkts [][]byte, ord []uint64) {
 // compare), re-slicing them to header ‖ plaintext and setting their bits
 // in m. No keystream is generated for a packet before its tag has
 // verified; failing packets are not touched.
-func openZUC256Group(k *zuc256Key, pkts [][]byte, ord []uint64, m *Mask) {
+func openZUC256Group(k *zuc256Key, pkts [][]byte, ord []uint64, m *Mask, scr *zuc.Scratch) {
 	var ivs [zuc.Lanes][zuc.IVSize256]byte
 	var lanes [zuc.Lanes][]byte
 	var tags [zuc.Lanes][zuc256TagSize]byte
@@ -130,7 +139,7 @@ func openZUC256Group(k *zuc256Key, pkts [][]byte, ord []uint64, m *Mask) {
 		zuc256IV(&ivs[j], &k.salt, Counter(pkt))
 		lanes[j] = pkt[:len(pkt)-zuc256TagSize]
 	}
-	zuc.MAC256Tags(&k.mac, &ivs, &lanes, &tags, len(ord))
+	scr.MAC256Tags(&k.mac, &ivs, &lanes, &tags, len(ord))
 	var ok uint32
 	for j, key := range ord {
 		pkt := pkts[lengthIndex(key)]
@@ -141,7 +150,7 @@ func openZUC256Group(k *zuc256Key, pkts [][]byte, ord []uint64, m *Mask) {
 			ok |= 1 << j
 		}
 	}
-	zuc.XORKeyStreams256(&k.enc, &ivs, &lanes, len(ord))
+	scr.XORKeyStreams256(&k.enc, &ivs, &lanes, len(ord))
 	for j, key := range ord {
 		if ok&(1<<j) != 0 {
 			i := lengthIndex(key)

@@ -166,3 +166,98 @@ func MAC256Tag(msg []byte, bits int, ks []uint32, tag []byte) {
 		binary.BigEndian.PutUint32(tag[4*j:], w[j]^ks[j]^window32(ks, t+bits+32*j))
 	}
 }
+
+// EIA3TagLanes sets tags[c] to EIA3Tag(msgs[c], 8·len(msgs[c]), ks[c·stride:])
+// for every c with a non-nil msgs[c] (lane c's keystream at ks[c·stride:],
+// at least EIA3KeyStreamWords(8·len(msgs[c])) words); other tags are left
+// unchanged. On the 512-bit MAC path (MACWide) all messages are
+// accumulated in one kernel call, without the per-message calls and tail
+// copies of EIA3Tag. It does not allocate.
+func EIA3TagLanes(msgs *[Lanes16][]byte, ks []uint32, stride int, tags *[Lanes16]uint32) {
+	requireMAC()
+	if !useMACAVX512 {
+		for c, m := range msgs {
+			if m != nil {
+				tags[c] = EIA3Tag(m, 8*len(m), ks[c*stride:])
+			}
+		}
+		return
+	}
+	acc, lane, n := macLanes(2, msgs, ks, stride)
+	for i := range n {
+		c := lane[i]
+		m, k := msgs[c], ks[c*stride:]
+		words := EIA3KeyStreamWords(8 * len(m))
+		core := acc[i][0] ^ acc[i][3]
+		tags[c] = uint32(core>>32) ^ window32(k, 8*len(m)) ^ k[words-1]
+	}
+}
+
+// MAC256TagLanes sets tags[c] to the 128-bit MAC256Tag of msgs[c] (all
+// its bits) from the keystream at ks[c·stride:] (loaded with
+// ZUC256MAC128; at least MAC256KeyStreamWords(8·len(msgs[c]), 16) words)
+// for every c with a non-nil msgs[c], as EIA3TagLanes.
+func MAC256TagLanes(msgs *[Lanes16][]byte, ks []uint32, stride int, tags *[Lanes16][16]byte) {
+	requireMAC()
+	if !useMACAVX512 {
+		for c, m := range msgs {
+			if m != nil {
+				MAC256Tag(m, 8*len(m), ks[c*stride:], tags[c][:])
+			}
+		}
+		return
+	}
+	const t = 128
+	acc, lane, n := macLanes(3, msgs, ks, stride)
+	for i := range n {
+		c := lane[i]
+		m, k := msgs[c], ks[c*stride:]
+		a := &acc[i]
+		c0, c1 := a[0]^a[3], a[2]^a[5]
+		w := [4]uint32{uint32(c0 >> 32), uint32(c0), uint32(c1 >> 32), uint32(c1)}
+		for j := range w {
+			binary.BigEndian.PutUint32(tags[c][4*j:], w[j]^k[j]^window32(k, t+8*len(m)+32*j))
+		}
+	}
+}
+
+// macLanes runs the lane MAC kernel with 2 (128-EIA3) or 3 (ZUC-256
+// MAC-128, core keystream from word 4) products on the non-nil messages
+// of msgs, after checking their keystream bounds: acc[i] are the
+// accumulators of message lane[i], i < n. The kernel arguments stay in
+// this function's locals, so the buffers do not escape.
+func macLanes(products int, msgs *[Lanes16][]byte, ks []uint32, stride int) (acc [Lanes16][6]uint64, lane [Lanes16]int, n int) {
+	var msg [Lanes16]*byte
+	var kp [Lanes16]*uint32
+	var nbytes, nwords [Lanes16]int
+	skip := 0
+	if products == 3 {
+		skip = 4
+	}
+	for c, m := range msgs {
+		if m == nil {
+			continue
+		}
+		w := EIA3KeyStreamWords(8 * len(m))
+		if products == 3 {
+			w = MAC256KeyStreamWords(8*len(m), 16)
+		}
+		if stride < 0 || c*stride+w > len(ks) {
+			panic("zuclanes: MAC keystream too short")
+		}
+		if len(m) > 0 {
+			msg[n] = &m[0]
+		}
+		nbytes[n] = len(m)
+		kp[n] = &ks[c*stride+skip]
+		nwords[n] = w - skip
+		lane[n] = c
+		n++
+	}
+	if products == 3 {
+		macLanes3AVX512(&acc, &msg, &nbytes, &kp, &nwords, n)
+	} else {
+		macLanes2AVX512(&acc, &msg, &nbytes, &kp, &nwords, n)
+	}
+	return acc, lane, n
+}

@@ -114,3 +114,19 @@ func macBlocks2AVX512(acc *[6]uint64, msg *byte, ks *uint32, nblocks int)
 //
 //go:noescape
 func macBlocks3AVX512(acc *[6]uint64, msg *byte, ks *uint32, nblocks int)
+
+// macLanes2AVX512 sets acc[i][2j], acc[i][2j+1] (j < 2) to the low and high
+// qwords of P_j = ⊕ K_{k+j}·M_k over the nbytes[i] bytes of msg[i] and the
+// nwords[i] keystream words at ks[i], for i < n, using AVX-512 VPCLMULQDQ and GFNI;
+// bytes and words past those lengths are not read.
+//
+//go:noescape
+func macLanes2AVX512(acc *[16][6]uint64, msg *[16]*byte, nbytes *[16]int, ks *[16]*uint32, nwords *[16]int, n int)
+
+// macLanes3AVX512 sets acc[i][2j], acc[i][2j+1] (j < 3) to the low and high
+// qwords of P_j = ⊕ K_{k+j}·M_k over the nbytes[i] bytes of msg[i] and the
+// nwords[i] keystream words at ks[i], for i < n, using AVX-512 VPCLMULQDQ and GFNI;
+// bytes and words past those lengths are not read.
+//
+//go:noescape
+func macLanes3AVX512(acc *[16][6]uint64, msg *[16]*byte, nbytes *[16]int, ks *[16]*uint32, nwords *[16]int, n int)

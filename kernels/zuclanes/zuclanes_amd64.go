@@ -296,7 +296,13 @@ func (s *State16) LoadZUC128Lanes(keyLo, keyHi *[16]byte, ivs *[Lanes16][16]byte
 // lane would: lanes 0–7 with keyLo and constant set dLo, lanes 8–15 with
 // keyHi and dHi, lane c with ivs[c] (ZUC-256, 2018, §2.2).
 func (s *State16) LoadZUC256Lanes(keyLo, keyHi *[32]byte, ivs *[Lanes16][23]byte, dLo, dHi ZUC256Constants) {
-	kp := [2][16]uint32{zuc256KeyPart(keyLo, dLo), zuc256KeyPart(keyHi, dHi)}
+	var kp [2][16]uint32
+	kp[0] = zuc256KeyPart(keyLo, dLo)
+	if keyHi == keyLo && dHi == dLo { // one key for all lanes: compute its part once
+		kp[1] = kp[0]
+	} else {
+		kp[1] = zuc256KeyPart(keyHi, dHi)
+	}
 	for c := 0; c < Lanes16; c++ {
 		storeZUC256(s.w[:], Lanes16, c, &ivs[c], &kp[c/(Lanes16/2)])
 	}

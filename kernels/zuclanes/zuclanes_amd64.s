@@ -26634,3 +26634,252 @@ macBlocks3AVX512_fold:
 	VMOVDQU64     X2, 32(AX)
 	VZEROUPPER
 	RET
+
+// func macLanes2AVX512(acc *[16][6]uint64, msg *[16]*byte, nbytes *[16]int, ks *[16]*uint32, nwords *[16]int, n int)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, BMI2, CMOV, GFNI, VPCLMULQDQ
+TEXT ·macLanes2AVX512(SB), NOSPLIT, $0-48
+	MOVQ      n+40(FP), AX
+	VMOVDQU64 zuc_consts<>+960(SB), Z0
+	XORQ      CX, CX
+	TESTQ     AX, AX
+	JZ        macLanes2AVX512_end
+
+macLanes2AVX512_lane:
+	VPXORQ Z1, Z1, Z1
+	VPXORQ Z2, Z2, Z2
+	MOVQ   msg+8(FP), AX
+	MOVQ   (AX)(CX*8), AX
+	MOVQ   ks+24(FP), DX
+	MOVQ   (DX)(CX*8), DX
+	MOVQ   nbytes+16(FP), BX
+	MOVQ   (BX)(CX*8), BX
+	MOVQ   nwords+32(FP), SI
+	MOVQ   (SI)(CX*8), SI
+
+macLanes2AVX512_full:
+	CMPQ           BX, $0x40
+	JB             macLanes2AVX512_tail
+	CMPQ           SI, $0x14
+	JL             macLanes2AVX512_tail
+	VMOVDQU64      (AX), Z3
+	VGF2P8AFFINEQB $0x00, Z0, Z3, Z3
+	VPSHUFD        $0xb1, (DX), Z4
+	VPCLMULQDQ     $0x00, Z3, Z4, Z5
+	VPCLMULQDQ     $0x11, Z3, Z4, Z4
+	VPTERNLOGQ     $0x96, Z4, Z5, Z1
+	VPSHUFD        $0xb1, 8(DX), Z4
+	VPCLMULQDQ     $0x00, Z3, Z4, Z5
+	VPCLMULQDQ     $0x11, Z3, Z4, Z3
+	VPTERNLOGQ     $0x96, Z3, Z5, Z2
+	ADDQ           $0x40, AX
+	ADDQ           $0x40, DX
+	SUBQ           $0x40, BX
+	SUBQ           $0x10, SI
+	JMP            macLanes2AVX512_full
+
+macLanes2AVX512_tail:
+	TESTQ BX, BX
+	JZ    macLanes2AVX512_fold
+
+	// Masked step: min(rb, 64) message bytes, the keystream words left.
+	XORQ           R9, R9
+	MOVQ           $-1, DI
+	MOVQ           $0x00000040, R10
+	MOVQ           BX, R11
+	CMPQ           R11, R10
+	CMOVQGT        R10, R11
+	MOVQ           DI, R8
+	BZHIQ          R11, R8, R8
+	KMOVQ          R8, K1
+	MOVQ           SI, R11
+	SUBQ           $0x00, R11
+	CMOVQLT        R9, R11
+	CMPQ           R11, R10
+	CMOVQGT        R10, R11
+	MOVQ           DI, R8
+	BZHIQ          R11, R8, R8
+	KMOVW          R8, K2
+	MOVQ           SI, R11
+	SUBQ           $0x02, R11
+	CMOVQLT        R9, R11
+	CMPQ           R11, R10
+	CMOVQGT        R10, R11
+	MOVQ           DI, R8
+	BZHIQ          R11, R8, R8
+	KMOVW          R8, K3
+	VMOVDQU8.Z     (AX), K1, Z3
+	VGF2P8AFFINEQB $0x00, Z0, Z3, Z3
+	VMOVDQU32.Z    (DX), K2, Z4
+	VPSHUFD        $0xb1, Z4, Z4
+	VPCLMULQDQ     $0x00, Z3, Z4, Z5
+	VPCLMULQDQ     $0x11, Z3, Z4, Z4
+	VPTERNLOGQ     $0x96, Z4, Z5, Z1
+	VMOVDQU32.Z    8(DX), K3, Z4
+	VPSHUFD        $0xb1, Z4, Z4
+	VPCLMULQDQ     $0x00, Z3, Z4, Z5
+	VPCLMULQDQ     $0x11, Z3, Z4, Z3
+	VPTERNLOGQ     $0x96, Z3, Z5, Z2
+	ADDQ           $0x40, AX
+	ADDQ           $0x40, DX
+	SUBQ           $0x10, SI
+	SUBQ           $0x40, BX
+	JG             macLanes2AVX512_tail
+
+macLanes2AVX512_fold:
+	// Fold the four 128-bit lanes of every accumulator into acc[lane].
+	IMUL3Q        $0x00000030, CX, AX
+	MOVQ          acc+0(FP), DX
+	VEXTRACTI64X4 $0x01, Z1, Y3
+	VPXORQ        Y3, Y1, Y3
+	VEXTRACTI32X4 $0x01, Y3, X4
+	VPXORQ        X4, X3, X4
+	VMOVDQU64     X4, (DX)(AX*1)
+	VEXTRACTI64X4 $0x01, Z2, Y3
+	VPXORQ        Y3, Y2, Y3
+	VEXTRACTI32X4 $0x01, Y3, X4
+	VPXORQ        X4, X3, X4
+	VMOVDQU64     X4, 16(DX)(AX*1)
+	INCQ          CX
+	MOVQ          n+40(FP), AX
+	CMPQ          CX, AX
+	JB            macLanes2AVX512_lane
+
+macLanes2AVX512_end:
+	VZEROUPPER
+	RET
+
+// func macLanes3AVX512(acc *[16][6]uint64, msg *[16]*byte, nbytes *[16]int, ks *[16]*uint32, nwords *[16]int, n int)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, BMI2, CMOV, GFNI, VPCLMULQDQ
+TEXT ·macLanes3AVX512(SB), NOSPLIT, $0-48
+	MOVQ      n+40(FP), AX
+	VMOVDQU64 zuc_consts<>+960(SB), Z0
+	XORQ      CX, CX
+	TESTQ     AX, AX
+	JZ        macLanes3AVX512_end
+
+macLanes3AVX512_lane:
+	VPXORQ Z1, Z1, Z1
+	VPXORQ Z2, Z2, Z2
+	VPXORQ Z3, Z3, Z3
+	MOVQ   msg+8(FP), AX
+	MOVQ   (AX)(CX*8), AX
+	MOVQ   ks+24(FP), DX
+	MOVQ   (DX)(CX*8), DX
+	MOVQ   nbytes+16(FP), BX
+	MOVQ   (BX)(CX*8), BX
+	MOVQ   nwords+32(FP), SI
+	MOVQ   (SI)(CX*8), SI
+
+macLanes3AVX512_full:
+	CMPQ           BX, $0x40
+	JB             macLanes3AVX512_tail
+	CMPQ           SI, $0x16
+	JL             macLanes3AVX512_tail
+	VMOVDQU64      (AX), Z4
+	VGF2P8AFFINEQB $0x00, Z0, Z4, Z4
+	VPSHUFD        $0xb1, (DX), Z5
+	VPCLMULQDQ     $0x00, Z4, Z5, Z6
+	VPCLMULQDQ     $0x11, Z4, Z5, Z5
+	VPTERNLOGQ     $0x96, Z5, Z6, Z1
+	VPSHUFD        $0xb1, 8(DX), Z5
+	VPCLMULQDQ     $0x00, Z4, Z5, Z6
+	VPCLMULQDQ     $0x11, Z4, Z5, Z5
+	VPTERNLOGQ     $0x96, Z5, Z6, Z2
+	VPSHUFD        $0xb1, 16(DX), Z5
+	VPCLMULQDQ     $0x00, Z4, Z5, Z6
+	VPCLMULQDQ     $0x11, Z4, Z5, Z4
+	VPTERNLOGQ     $0x96, Z4, Z6, Z3
+	ADDQ           $0x40, AX
+	ADDQ           $0x40, DX
+	SUBQ           $0x40, BX
+	SUBQ           $0x10, SI
+	JMP            macLanes3AVX512_full
+
+macLanes3AVX512_tail:
+	TESTQ BX, BX
+	JZ    macLanes3AVX512_fold
+
+	// Masked step: min(rb, 64) message bytes, the keystream words left.
+	XORQ           R9, R9
+	MOVQ           $-1, DI
+	MOVQ           $0x00000040, R10
+	MOVQ           BX, R11
+	CMPQ           R11, R10
+	CMOVQGT        R10, R11
+	MOVQ           DI, R8
+	BZHIQ          R11, R8, R8
+	KMOVQ          R8, K1
+	MOVQ           SI, R11
+	SUBQ           $0x00, R11
+	CMOVQLT        R9, R11
+	CMPQ           R11, R10
+	CMOVQGT        R10, R11
+	MOVQ           DI, R8
+	BZHIQ          R11, R8, R8
+	KMOVW          R8, K2
+	MOVQ           SI, R11
+	SUBQ           $0x02, R11
+	CMOVQLT        R9, R11
+	CMPQ           R11, R10
+	CMOVQGT        R10, R11
+	MOVQ           DI, R8
+	BZHIQ          R11, R8, R8
+	KMOVW          R8, K3
+	MOVQ           SI, R11
+	SUBQ           $0x04, R11
+	CMOVQLT        R9, R11
+	CMPQ           R11, R10
+	CMOVQGT        R10, R11
+	MOVQ           DI, R8
+	BZHIQ          R11, R8, R8
+	KMOVW          R8, K4
+	VMOVDQU8.Z     (AX), K1, Z4
+	VGF2P8AFFINEQB $0x00, Z0, Z4, Z4
+	VMOVDQU32.Z    (DX), K2, Z5
+	VPSHUFD        $0xb1, Z5, Z5
+	VPCLMULQDQ     $0x00, Z4, Z5, Z6
+	VPCLMULQDQ     $0x11, Z4, Z5, Z5
+	VPTERNLOGQ     $0x96, Z5, Z6, Z1
+	VMOVDQU32.Z    8(DX), K3, Z5
+	VPSHUFD        $0xb1, Z5, Z5
+	VPCLMULQDQ     $0x00, Z4, Z5, Z6
+	VPCLMULQDQ     $0x11, Z4, Z5, Z5
+	VPTERNLOGQ     $0x96, Z5, Z6, Z2
+	VMOVDQU32.Z    16(DX), K4, Z5
+	VPSHUFD        $0xb1, Z5, Z5
+	VPCLMULQDQ     $0x00, Z4, Z5, Z6
+	VPCLMULQDQ     $0x11, Z4, Z5, Z4
+	VPTERNLOGQ     $0x96, Z4, Z6, Z3
+	ADDQ           $0x40, AX
+	ADDQ           $0x40, DX
+	SUBQ           $0x10, SI
+	SUBQ           $0x40, BX
+	JG             macLanes3AVX512_tail
+
+macLanes3AVX512_fold:
+	// Fold the four 128-bit lanes of every accumulator into acc[lane].
+	IMUL3Q        $0x00000030, CX, AX
+	MOVQ          acc+0(FP), DX
+	VEXTRACTI64X4 $0x01, Z1, Y4
+	VPXORQ        Y4, Y1, Y4
+	VEXTRACTI32X4 $0x01, Y4, X5
+	VPXORQ        X5, X4, X5
+	VMOVDQU64     X5, (DX)(AX*1)
+	VEXTRACTI64X4 $0x01, Z2, Y4
+	VPXORQ        Y4, Y2, Y4
+	VEXTRACTI32X4 $0x01, Y4, X5
+	VPXORQ        X5, X4, X5
+	VMOVDQU64     X5, 16(DX)(AX*1)
+	VEXTRACTI64X4 $0x01, Z3, Y4
+	VPXORQ        Y4, Y3, Y4
+	VEXTRACTI32X4 $0x01, Y4, X5
+	VPXORQ        X5, X4, X5
+	VMOVDQU64     X5, 32(DX)(AX*1)
+	INCQ          CX
+	MOVQ          n+40(FP), AX
+	CMPQ          CX, AX
+	JB            macLanes3AVX512_lane
+
+macLanes3AVX512_end:
+	VZEROUPPER
+	RET

@@ -28,12 +28,101 @@ func init() {
 	impl.Register("zuc", "AVX2+GFNI", &useX8)
 }
 
+// Scratch is the working memory of the batch primitives on the lane
+// kernels: the lane states and the keystream buffer of MTU-sized MAC
+// calls (about 28 KiB on amd64, nothing where there are no kernels). A
+// caller that runs several primitive calls in a row, such as the lane
+// groups of one batch, declares one Scratch on its stack and calls the
+// primitives as its methods, so that the memory is zeroed once rather
+// than per call. A nil *Scratch is valid: each call then takes fresh
+// memory on its stack, only as much as it uses (a lone packet none, up to
+// Lanes/4 packets of encrypt-then-MAC a third), which is what the
+// package-level functions do. Every call overwrites what it reads of a
+// Scratch, so nothing carries over between calls; a Scratch is not safe
+// for concurrent use.
+type Scratch struct{ s laneScratch }
+
+// laneScratch is the working memory of the lane paths (Scratch): the
+// kernel states and the keystream buffer of MTU-sized MAC calls.
+type laneScratch struct {
+	k  kstate
+	ks [Lanes * mtuLaneWords]uint32
+}
+
+// lanes returns the lane scratch of s, nil if s is nil: the lane paths
+// then take fresh memory on their stack, only as much as they use.
+func (s *Scratch) lanes() *laneScratch {
+	if s == nil {
+		return nil
+	}
+	return &s.s
+}
+
+// state returns the kernel state of s, nil if s is nil.
+func (s *Scratch) state() *kstate {
+	if s == nil {
+		return nil
+	}
+	return &s.s.k
+}
+
+// XORKeyStreams128 is Scratch.XORKeyStreams128 on fresh memory.
+func XORKeyStreams128(key *[KeySize128]byte, ivs *[Lanes][IVSize128]byte, bufs *[Lanes][]byte, n int) {
+	(*Scratch)(nil).XORKeyStreams128(key, ivs, bufs, n)
+}
+
+// XORKeyStreams256 is Scratch.XORKeyStreams256 on fresh memory.
+func XORKeyStreams256(key *[KeySize256]byte, ivs *[Lanes][IVSize256]byte, bufs *[Lanes][]byte, n int) {
+	(*Scratch)(nil).XORKeyStreams256(key, ivs, bufs, n)
+}
+
+// EIA3Tags is Scratch.EIA3Tags on fresh memory.
+func EIA3Tags(key *[KeySize128]byte, ivs *[Lanes][IVSize128]byte, msgs *[Lanes][]byte, tags *[Lanes]uint32, n int) {
+	(*Scratch)(nil).EIA3Tags(key, ivs, msgs, tags, n)
+}
+
+// MAC256Tags is Scratch.MAC256Tags on fresh memory.
+func MAC256Tags(key *[KeySize256]byte, ivs *[Lanes][IVSize256]byte, msgs *[Lanes][]byte, tags *[Lanes][MAC256TagSize]byte, n int) {
+	(*Scratch)(nil).MAC256Tags(key, ivs, msgs, tags, n)
+}
+
+// EncryptThenMAC128 is Scratch.EncryptThenMAC128 on fresh memory.
+func EncryptThenMAC128(encKey, macKey *[KeySize128]byte, eea, eia *[Lanes][IVSize128]byte, bodies, msgs *[Lanes][]byte, tags *[Lanes]uint32, n int) {
+	(*Scratch)(nil).EncryptThenMAC128(encKey, macKey, eea, eia, bodies, msgs, tags, n)
+}
+
+// EncryptThenMAC256 is Scratch.EncryptThenMAC256 on fresh memory.
+func EncryptThenMAC256(encKey, macKey *[KeySize256]byte, ivs *[Lanes][IVSize256]byte, bodies, msgs *[Lanes][]byte, tags *[Lanes][MAC256TagSize]byte, n int) {
+	(*Scratch)(nil).EncryptThenMAC256(encKey, macKey, ivs, bodies, msgs, tags, n)
+}
+
+// etm8Fits reports whether etm8 takes n packets on this CPU.
+func etm8Fits(n int) bool {
+	return (useX16 || useX8) && n >= 1 && n <= etm8Max && zuclanes.X8Supported()
+}
+
+// etm8Scratch is the memory of an etm8 call without a Scratch.
+type etm8Scratch struct {
+	st zuclanes.State8
+	ks [zuclanes.Lanes8 * mtuLaneWords]uint32
+}
+
+// etm8With runs etm8 on the memory of sc, or on fresh memory (an
+// etm8Scratch, a third of a laneScratch) if sc is nil.
+func etm8With(sc *laneScratch, lk *laneKeys, bodies, msgs *[Lanes][]byte, n int, t128 *[Lanes]uint32, t256 *[Lanes][MAC256TagSize]byte) bool {
+	if sc != nil {
+		return etm8(lk, bodies, msgs, n, t128, t256, &sc.k.s8[0], sc.ks[:])
+	}
+	e := new(etm8Scratch)
+	return etm8(lk, bodies, msgs, n, t128, t256, &e.st, e.ks[:])
+}
+
 // XORKeyStreams128 is XORKeyStreams128Generic on the multi-lane kernels
 // when the CPU has them (see xorLanes); the output is identical.
-func XORKeyStreams128(key *[KeySize128]byte, ivs *[Lanes][IVSize128]byte, bufs *[Lanes][]byte, n int) {
+func (s *Scratch) XORKeyStreams128(key *[KeySize128]byte, ivs *[Lanes][IVSize128]byte, bufs *[Lanes][]byte, n int) {
 	if useX16 || useX8 {
 		lk := laneKeys{k128: [2]*[KeySize128]byte{key, key}, iv128: ivs}
-		xorLanes(useX16, &lk, bufs, n)
+		xorLanes(useX16, &lk, bufs, n, s.state())
 		return
 	}
 	XORKeyStreams128Generic(key, ivs, bufs, n)
@@ -42,10 +131,10 @@ func XORKeyStreams128(key *[KeySize128]byte, ivs *[Lanes][IVSize128]byte, bufs *
 // EIA3Tags is EIA3TagsGeneric with the keystream of all lanes from one
 // multi-lane kernel call and the tags from the carry-less multiply MAC
 // kernel, when the CPU has them (see macLanes).
-func EIA3Tags(key *[KeySize128]byte, ivs *[Lanes][IVSize128]byte, msgs *[Lanes][]byte, tags *[Lanes]uint32, n int) {
+func (s *Scratch) EIA3Tags(key *[KeySize128]byte, ivs *[Lanes][IVSize128]byte, msgs *[Lanes][]byte, tags *[Lanes]uint32, n int) {
 	if useX16 || useX8 {
 		lk := laneKeys{k128: [2]*[KeySize128]byte{key, key}, iv128: ivs}
-		macLanes(useX16, &lk, msgs, n, tags, nil)
+		macLanes(useX16, &lk, msgs, n, tags, nil, s.lanes())
 		return
 	}
 	EIA3TagsGeneric(key, ivs, msgs, tags, n)
@@ -53,10 +142,10 @@ func EIA3Tags(key *[KeySize128]byte, ivs *[Lanes][IVSize128]byte, msgs *[Lanes][
 
 // XORKeyStreams256 is XORKeyStreams256Generic on the multi-lane kernels
 // when the CPU has them (see xorLanes).
-func XORKeyStreams256(key *[KeySize256]byte, ivs *[Lanes][IVSize256]byte, bufs *[Lanes][]byte, n int) {
+func (s *Scratch) XORKeyStreams256(key *[KeySize256]byte, ivs *[Lanes][IVSize256]byte, bufs *[Lanes][]byte, n int) {
 	if useX16 || useX8 {
 		lk := laneKeys{k256: [2]*[KeySize256]byte{key, key}, iv256: ivs}
-		xorLanes(useX16, &lk, bufs, n)
+		xorLanes(useX16, &lk, bufs, n, s.state())
 		return
 	}
 	XORKeyStreams256Generic(key, ivs, bufs, n)
@@ -64,34 +153,42 @@ func XORKeyStreams256(key *[KeySize256]byte, ivs *[Lanes][IVSize256]byte, bufs *
 
 // MAC256Tags is MAC256TagsGeneric on the multi-lane and MAC kernels when
 // the CPU has them (see macLanes).
-func MAC256Tags(key *[KeySize256]byte, ivs *[Lanes][IVSize256]byte, msgs *[Lanes][]byte, tags *[Lanes][MAC256TagSize]byte, n int) {
+func (s *Scratch) MAC256Tags(key *[KeySize256]byte, ivs *[Lanes][IVSize256]byte, msgs *[Lanes][]byte, tags *[Lanes][MAC256TagSize]byte, n int) {
 	if useX16 || useX8 {
 		lk := laneKeys{
 			k256: [2]*[KeySize256]byte{key, key}, iv256: ivs,
 			d: [2]zuclanes.ZUC256Constants{zuclanes.ZUC256MAC128, zuclanes.ZUC256MAC128},
 		}
-		macLanes(useX16, &lk, msgs, n, nil, tags)
+		macLanes(useX16, &lk, msgs, n, nil, tags, s.lanes())
 		return
 	}
 	MAC256TagsGeneric(key, ivs, msgs, tags, n)
 }
 
 // EncryptThenMAC128 is EncryptThenMAC128Generic on the kernels when the
-// CPU has them. Up to Lanes/2 packets on the 16-lane kernels run in one
-// call, their EEA3 lanes next to their EIA3 lanes (see etmLanes); more
-// packets, or the 8-lane kernels, take one keystream call and one MAC
-// call.
-func EncryptThenMAC128(encKey, macKey *[KeySize128]byte, eea, eia *[Lanes][IVSize128]byte, bodies, msgs *[Lanes][]byte, tags *[Lanes]uint32, n int) {
-	switch {
-	case useX16 && n >= 2 && n <= Lanes/2:
+// CPU has them. Up to etm8Max packets run in one 8-lane call, their EEA3
+// lanes next to their EIA3 lanes (see etm8), up to Lanes/2 packets on the
+// 16-lane kernels in one 16-lane call (etmLanes); more packets, or long
+// ones, take one keystream call and one MAC call.
+func (s *Scratch) EncryptThenMAC128(encKey, macKey *[KeySize128]byte, eea, eia *[Lanes][IVSize128]byte, bodies, msgs *[Lanes][]byte, tags *[Lanes]uint32, n int) {
+	etm := etm8Fits(n)
+	if etm || useX16 && n >= 2 && n <= Lanes/2 {
 		var ivs [Lanes][IVSize128]byte
 		copy(ivs[:n], eea[:n])
 		copy(ivs[Lanes/2:Lanes/2+n], eia[:n])
 		lk := laneKeys{k128: [2]*[KeySize128]byte{encKey, macKey}, iv128: &ivs}
-		etmLanes(&lk, bodies, msgs, n, tags, nil)
+		if !etm {
+			etmLanes(&lk, bodies, msgs, n, tags, nil, s.lanes())
+			return
+		}
+		if etm8With(s.lanes(), &lk, bodies, msgs, n, tags, nil) {
+			return
+		}
+	}
+	switch {
 	case useX16 || useX8:
-		XORKeyStreams128(encKey, eea, bodies, n)
-		EIA3Tags(macKey, eia, msgs, tags, n)
+		s.XORKeyStreams128(encKey, eea, bodies, n)
+		s.EIA3Tags(macKey, eia, msgs, tags, n)
 	default:
 		EncryptThenMAC128Generic(encKey, macKey, eea, eia, bodies, msgs, tags, n)
 	}
@@ -99,9 +196,9 @@ func EncryptThenMAC128(encKey, macKey *[KeySize128]byte, eea, eia *[Lanes][IVSiz
 
 // EncryptThenMAC256 is EncryptThenMAC256Generic on the kernels when the
 // CPU has them (see EncryptThenMAC128).
-func EncryptThenMAC256(encKey, macKey *[KeySize256]byte, ivs *[Lanes][IVSize256]byte, bodies, msgs *[Lanes][]byte, tags *[Lanes][MAC256TagSize]byte, n int) {
-	switch {
-	case useX16 && n >= 2 && n <= Lanes/2:
+func (s *Scratch) EncryptThenMAC256(encKey, macKey *[KeySize256]byte, ivs *[Lanes][IVSize256]byte, bodies, msgs *[Lanes][]byte, tags *[Lanes][MAC256TagSize]byte, n int) {
+	etm := etm8Fits(n)
+	if etm || useX16 && n >= 2 && n <= Lanes/2 {
 		var both [Lanes][IVSize256]byte
 		copy(both[:n], ivs[:n])
 		copy(both[Lanes/2:Lanes/2+n], ivs[:n])
@@ -109,10 +206,18 @@ func EncryptThenMAC256(encKey, macKey *[KeySize256]byte, ivs *[Lanes][IVSize256]
 			k256: [2]*[KeySize256]byte{encKey, macKey}, iv256: &both,
 			d: [2]zuclanes.ZUC256Constants{zuclanes.ZUC256Keystream, zuclanes.ZUC256MAC128},
 		}
-		etmLanes(&lk, bodies, msgs, n, nil, tags)
+		if !etm {
+			etmLanes(&lk, bodies, msgs, n, nil, tags, s.lanes())
+			return
+		}
+		if etm8With(s.lanes(), &lk, bodies, msgs, n, nil, tags) {
+			return
+		}
+	}
+	switch {
 	case useX16 || useX8:
-		XORKeyStreams256(encKey, ivs, bodies, n)
-		MAC256Tags(macKey, ivs, msgs, tags, n)
+		s.XORKeyStreams256(encKey, ivs, bodies, n)
+		s.MAC256Tags(macKey, ivs, msgs, tags, n)
 	default:
 		EncryptThenMAC256Generic(encKey, macKey, ivs, bodies, msgs, tags, n)
 	}
@@ -300,7 +405,7 @@ func narrow(wide bool, active uint32) bool {
 // lengths of TSO segments take one step); a final partial word comes from
 // the lane's extracted state, and the last lane standing is finished
 // single-lane.
-func xorLanes(wide bool, lk *laneKeys, bufs *[Lanes][]byte, n int) {
+func xorLanes(wide bool, lk *laneKeys, bufs *[Lanes][]byte, n int, k *kstate) {
 	var active uint32
 	for i := range bufs[:n] {
 		if len(bufs[i]) > 0 {
@@ -315,9 +420,10 @@ func xorLanes(wide bool, lk *laneKeys, bufs *[Lanes][]byte, n int) {
 		}
 		return
 	}
-	// The lane state lives on the stack (a Key is shared by many
-	// workers); zeroing its 4 KiB costs less than a pool round trip.
-	k := &kstate{wide: narrow(wide, active)}
+	if k == nil {
+		k = new(kstate)
+	}
+	k.wide = narrow(wide, active)
 	k.loadActive(active, lk)
 	if k.wide {
 		// One kernel call: initialisation, then every lane up to its own
@@ -433,7 +539,7 @@ func xorWords(b []byte, ks []uint32) {
 // keystream words. Exactly one of t128 (128-EIA3) and t256 (ZUC-256
 // MAC-128) is non-nil. Messages too long for the keystream buffer, and a
 // lone message, are authenticated single-lane (macSingle).
-func macLanes(wide bool, lk *laneKeys, msgs *[Lanes][]byte, n int, t128 *[Lanes]uint32, t256 *[Lanes][MAC256TagSize]byte) {
+func macLanes(wide bool, lk *laneKeys, msgs *[Lanes][]byte, n int, t128 *[Lanes]uint32, t256 *[Lanes][MAC256TagSize]byte, sc *laneScratch) {
 	var active uint32
 	var words [2]int // per half of the lanes
 	stride := 0
@@ -458,11 +564,14 @@ func macLanes(wide bool, lk *laneKeys, msgs *[Lanes][]byte, n int, t128 *[Lanes]
 	// call on MTU-sized packets, without the allocations a sync.Pool
 	// makes after every GC. MTU-sized messages take a buffer a quarter
 	// smaller (less to zero, less L1 to evict).
-	k := &kstate{wide: narrow(wide, active)}
+	if sc == nil {
+		sc = new(laneScratch)
+	}
+	k := &sc.k
+	k.wide = narrow(wide, active)
 	k.loadActive(active, lk)
 	if stride <= mtuLaneWords {
-		var ksBuf [Lanes * mtuLaneWords]uint32
-		macTags(k, lk, ksBuf[:], stride, active, &words, msgs, t128, t256)
+		macTags(k, lk, sc.ks[:], stride, active, &words, msgs, t128, t256)
 		return
 	}
 	var ksBuf [Lanes * maxLaneWords]uint32
@@ -602,10 +711,23 @@ const mtuLaneWords = 384
 // (stride words per lane) and computes their tags.
 func macTags(k *kstate, lk *laneKeys, ks []uint32, stride int, active uint32, words *[2]int, msgs *[Lanes][]byte, t128 *[Lanes]uint32, t256 *[Lanes][MAC256TagSize]byte) {
 	k.initKeyStream(ks, stride, active, words)
+	var m [Lanes][]byte
 	for a := active; a != 0; a &= a - 1 {
 		c := bits.TrailingZeros32(a)
-		msg := msgs[c]
-		tag(msg, ks[c*stride:c*stride+lk.macWords(len(msg))], c, t128, t256)
+		m[c] = msgs[c]
+	}
+	tagLanes(&m, ks, stride, t128, t256)
+}
+
+// tagLanes computes the tags of the non-nil messages of m into the same
+// slots of t128 or t256, message c from its MAC keystream at
+// ks[c·stride:], in one call of the lane MAC kernel (all messages
+// accumulated in one kernel call where the CPU has the 512-bit MAC path).
+func tagLanes(m *[Lanes][]byte, ks []uint32, stride int, t128 *[Lanes]uint32, t256 *[Lanes][MAC256TagSize]byte) {
+	if t128 != nil {
+		zuclanes.EIA3TagLanes(m, ks, stride, t128)
+	} else {
+		zuclanes.MAC256TagLanes(m, ks, stride, t256)
 	}
 }
 
@@ -653,7 +775,7 @@ func macSingle(lk *laneKeys, c, j int, msg []byte, t128 *[Lanes]uint32, t256 *[L
 // holds the encryption key and IVs for lanes 0–7 and the MAC key and IVs
 // for lanes 8–15. Packets longer than the keystream buffer make the call
 // fall back to separate keystream and MAC calls.
-func etmLanes(lk *laneKeys, bodies, msgs *[Lanes][]byte, n int, t128 *[Lanes]uint32, t256 *[Lanes][MAC256TagSize]byte) {
+func etmLanes(lk *laneKeys, bodies, msgs *[Lanes][]byte, n int, t128 *[Lanes]uint32, t256 *[Lanes][MAC256TagSize]byte, sc *laneScratch) {
 	const half = Lanes / 2
 	var need [Lanes]int // keystream words per lane
 	stride := 0
@@ -674,13 +796,32 @@ func etmLanes(lk *laneKeys, bodies, msgs *[Lanes][]byte, n int, t128 *[Lanes]uin
 			copy(ivs[:n], lk.iv128[half:half+n])
 			mac.iv128 = &ivs
 		}
-		xorLanes(true, &enc, bodies, n)
-		macLanes(true, &mac, msgs, n, t128, t256)
+		var k *kstate
+		if sc != nil {
+			k = &sc.k
+		}
+		xorLanes(true, &enc, bodies, n, k)
+		macLanes(true, &mac, msgs, n, t128, t256, sc)
 		return
 	}
-	// As in macLanes: state and keystream on the stack.
-	k := &kstate{wide: true}
+	// As in macLanes: the MTU-sized keystream buffer of the scratch, a
+	// larger one on the stack.
+	if sc == nil {
+		sc = new(laneScratch)
+	}
+	if stride <= mtuLaneWords {
+		etmRun(lk, sc.ks[:], stride, &need, bodies, msgs, n, t128, t256, &sc.k)
+		return
+	}
 	var ksBuf [Lanes * maxLaneWords]uint32
+	etmRun(lk, ksBuf[:], stride, &need, bodies, msgs, n, t128, t256, &sc.k)
+}
+
+// etmRun is the kernel call of etmLanes and the work in Go after it, with
+// keystream buffer ks (stride words per lane).
+func etmRun(lk *laneKeys, ks []uint32, stride int, need *[Lanes]int, bodies, msgs *[Lanes][]byte, n int, t128 *[Lanes]uint32, t256 *[Lanes][MAC256TagSize]byte, k *kstate) {
+	const half = Lanes / 2
+	k.wide = true
 	var active uint32
 	for c, w := range need {
 		if w > 0 {
@@ -688,14 +829,61 @@ func etmLanes(lk *laneKeys, bodies, msgs *[Lanes][]byte, n int, t128 *[Lanes]uin
 		}
 	}
 	k.loadActive(active, lk)
-	k.initKeyStream(ksBuf[:], stride, active, &[2]int{stride, stride})
+	k.initKeyStream(ks, stride, active, &[2]int{stride, stride})
 	for j := range n {
-		xorWords(bodies[j], ksBuf[j*stride:j*stride+need[j]])
+		xorWords(bodies[j], ks[j*stride:j*stride+need[j]])
+	}
+	var m [Lanes][]byte // message j's keystream is lane half+j's
+	copy(m[:n], msgs[:n])
+	tagLanes(&m, ks[half*stride:], stride, t128, t256)
+}
+
+// etm8Max is the most packets etm8 seals in one call: an encryption lane
+// and a MAC lane each in the 8 lanes of the AVX2 kernels.
+const etm8Max = zuclanes.Lanes8 / 2
+
+// etm8 seals 1..etm8Max packets in one 8-lane call (keys and IVs as in
+// etmLanes: lk lanes j and Lanes/2+j): state lane j generates the
+// keystream of bodies[j], lane etm8Max+j the MAC keystream of msgs[j], as
+// words, then the bodies are encrypted in Go and only then the tags
+// computed (encrypt-then-MAC). A lone packet so costs one 8-lane call
+// instead of two single-lane keystreams, and up to etm8Max packets about
+// 2/3 of a 16-lane call (the per-round dependency chain, not the width,
+// bounds both; see narrow). It reports false, doing nothing, when a
+// packet needs more keystream than the MTU-sized buffer or there is no
+// keystream to generate. st is the lane state, ks the keystream buffer
+// (at least Lanes8·mtuLaneWords words).
+func etm8(lk *laneKeys, bodies, msgs *[Lanes][]byte, n int, t128 *[Lanes]uint32, t256 *[Lanes][MAC256TagSize]byte, st *zuclanes.State8, ks []uint32) bool {
+	const half = Lanes / 2
+	var need [zuclanes.Lanes8]int // keystream words per state lane
+	words := 0
+	for j := range n {
+		need[j] = (len(bodies[j]) + 3) / 4
+		if msgs[j] != nil {
+			need[etm8Max+j] = lk.macWords(len(msgs[j]))
+		}
+		words = max(words, need[j], need[etm8Max+j])
+	}
+	if words == 0 || words > mtuLaneWords {
+		return false
 	}
 	for j := range n {
-		if msgs[j] != nil {
-			c := half + j
-			tag(msgs[j], ksBuf[c*stride:c*stride+need[c]], j, t128, t256)
+		if lk.iv128 != nil {
+			st.LoadZUC128(j, lk.k128[0], &lk.iv128[j])
+			st.LoadZUC128(etm8Max+j, lk.k128[1], &lk.iv128[half+j])
+		} else {
+			st.LoadZUC256(j, lk.k256[0], &lk.iv256[j], lk.d[0])
+			st.LoadZUC256(etm8Max+j, lk.k256[1], &lk.iv256[half+j], lk.d[1])
 		}
 	}
+	st.Init()
+	ksBuf := ks[:zuclanes.Lanes8*mtuLaneWords]
+	st.KeyStream(ksBuf, words, words)
+	for j := range n {
+		xorWords(bodies[j], ksBuf[j*words:j*words+need[j]])
+	}
+	var m [Lanes][]byte // message j's keystream is lane etm8Max+j's
+	copy(m[:n], msgs[:n])
+	tagLanes(&m, ksBuf[etm8Max*words:], words, t128, t256)
+	return true
 }

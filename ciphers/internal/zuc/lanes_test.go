@@ -101,13 +101,14 @@ func checkLanes(t *testing.T, b *laneBatch, what string) {
 			t.Fatalf("%s: a MAC primitive modified message %d", what, i)
 		}
 	}
-	checkEncryptThenMAC(t, b, what)
+	checkEncryptThenMAC(t, b, nil, what)
 }
 
-// checkEncryptThenMAC runs the encrypt-then-MAC primitives on b, each
+// checkEncryptThenMAC runs the encrypt-then-MAC primitives on b as
+// methods of s (nil: fresh memory, as the package-level functions), each
 // lane's body being its data past a 16-byte header (the whole data if
 // shorter), and compares them with the generic ones.
-func checkEncryptThenMAC(t *testing.T, b *laneBatch, what string) {
+func checkEncryptThenMAC(t *testing.T, b *laneBatch, s *Scratch, what string) {
 	t.Helper()
 	split := func(msgs *[Lanes][]byte) *[Lanes][]byte {
 		var bodies [Lanes][]byte
@@ -124,7 +125,7 @@ func checkEncryptThenMAC(t *testing.T, b *laneBatch, what string) {
 	}
 	got, want := b.clone(), b.clone()
 	var t128, w128 [Lanes]uint32
-	EncryptThenMAC128(&b.key128, &b.key128b, &b.iv128, &eia, split(got), got, &t128, b.n)
+	s.EncryptThenMAC128(&b.key128, &b.key128b, &b.iv128, &eia, split(got), got, &t128, b.n)
 	EncryptThenMAC128Generic(&b.key128, &b.key128b, &b.iv128, &eia, split(want), want, &w128, b.n)
 	for i := range got {
 		if !bytes.Equal(got[i], want[i]) {
@@ -136,7 +137,7 @@ func checkEncryptThenMAC(t *testing.T, b *laneBatch, what string) {
 	}
 	got, want = b.clone(), b.clone()
 	var t256, w256 [Lanes][MAC256TagSize]byte
-	EncryptThenMAC256(&b.key256, &b.key256b, &b.iv256, split(got), got, &t256, b.n)
+	s.EncryptThenMAC256(&b.key256, &b.key256b, &b.iv256, split(got), got, &t256, b.n)
 	EncryptThenMAC256Generic(&b.key256, &b.key256b, &b.iv256, split(want), want, &w256, b.n)
 	for i := range got {
 		if !bytes.Equal(got[i], want[i]) {
@@ -172,6 +173,94 @@ func TestLanesEqualLengths(t *testing.T) {
 					lens[i] = l
 				}
 				checkLanes(t, newLaneBatch(r, lens), fmt.Sprintf("%d lanes of %d bytes", n, l))
+			}
+		}
+	})
+}
+
+// TestLanesSmallEncryptThenMAC covers the one-call encrypt-then-MAC
+// paths of small groups (1..Lanes/4 packets in one 8-lane call, up to
+// Lanes/2 in one 16-lane call) and slightly larger ones: every length 0..2100 with lanes of nearly
+// equal lengths, and lengths past the MTU-sized keystream buffer (the
+// fallback to separate calls), on fresh memory and on one Scratch reused
+// by every call.
+func TestLanesSmallEncryptThenMAC(t *testing.T) {
+	impltest.TestAllImplementations(t, "zuc", func(t *testing.T) {
+		r := rand.New(rand.NewPCG(15, 16))
+		var shared Scratch
+		step := 1
+		if testing.Short() {
+			step = 17
+		}
+		lengths := []int{1532, 1533, 1552, 1553, 2040, 2041, 4000, 8192, 65535}
+		for l := 0; l <= 2100; l += step {
+			lengths = append(lengths, l)
+		}
+		for i, l := range lengths {
+			n := 1 + i%(Lanes/2+Lanes/4) // the one-call sizes and a few more
+			lens := make([]int, n)
+			for j := range lens {
+				lens[j] = max(0, l-r.IntN(8))
+			}
+			b := newLaneBatch(r, lens)
+			s := &shared
+			if i%2 == 1 {
+				s = nil
+			}
+			checkEncryptThenMAC(t, b, s, fmt.Sprintf("%d packets of about %d bytes", n, l))
+		}
+	})
+}
+
+// TestLanesScratchReuse runs every primitive as a method of one Scratch
+// over a random sequence of calls (full and partial groups, both lane
+// halves, mixed, long and lone packets), so each call starts from the
+// state and keystream another left behind, and compares the results with
+// the generic primitives.
+func TestLanesScratchReuse(t *testing.T) {
+	impltest.TestAllImplementations(t, "zuc", func(t *testing.T) {
+		r := rand.New(rand.NewPCG(17, 18))
+		var s Scratch
+		rounds := 200
+		if testing.Short() {
+			rounds = 40
+		}
+		for round := range rounds {
+			n := 1 + r.IntN(Lanes)
+			lens := make([]int, n)
+			base := []int{0, 64, 576, 1420, 3000, 9000}[r.IntN(6)]
+			for j := range lens {
+				lens[j] = base + r.IntN(100)
+				if r.IntN(8) == 0 {
+					lens[j] = -1
+				}
+			}
+			b := newLaneBatch(r, lens)
+			what := fmt.Sprintf("round %d lens %v", round, lens)
+			switch r.IntN(3) {
+			case 0:
+				checkEncryptThenMAC(t, b, &s, what)
+			case 1:
+				got, want := b.clone(), b.clone()
+				s.XORKeyStreams128(&b.key128, &b.iv128, got, b.n)
+				XORKeyStreams128Generic(&b.key128, &b.iv128, want, b.n)
+				s.XORKeyStreams256(&b.key256, &b.iv256, got, b.n)
+				XORKeyStreams256Generic(&b.key256, &b.iv256, want, b.n)
+				for i := range got {
+					if !bytes.Equal(got[i], want[i]) {
+						t.Fatalf("%s: keystream lane %d differs from generic", what, i)
+					}
+				}
+			default:
+				var t128, w128 [Lanes]uint32
+				var t256, w256 [Lanes][MAC256TagSize]byte
+				s.EIA3Tags(&b.key128, &b.iv128, &b.data, &t128, b.n)
+				EIA3TagsGeneric(&b.key128, &b.iv128, &b.data, &w128, b.n)
+				s.MAC256Tags(&b.key256, &b.iv256, &b.data, &t256, b.n)
+				MAC256TagsGeneric(&b.key256, &b.iv256, &b.data, &w256, b.n)
+				if t128 != w128 || t256 != w256 {
+					t.Fatalf("%s: tags differ from generic", what)
+				}
 			}
 		}
 	})

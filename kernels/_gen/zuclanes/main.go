@@ -652,5 +652,8 @@ func main() {
 	} {
 		m.gen()
 	}
+	for _, m := range []macKernel{{products: 2, avx512: true}, {products: 3, avx512: true}} {
+		m.genLanes()
+	}
 	Generate()
 }
