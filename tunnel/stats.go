@@ -33,6 +33,11 @@ const (
 	dropTUNWriteError                          // TUN write failed
 	dropSendError                              // bind send or seal failed
 	dropNoEndpoint                             // peer has no known endpoint
+	// The bind's own drops (netio.DropReporter), folded in by Stats.
+	dropUDPTruncated   // datagram larger than the receive buffer
+	dropUDPBadSource   // source address of an unknown family
+	dropUDPEmpty       // zero-length datagram
+	dropUDPGROOverflow // GRO segments that did not fit the receive slots
 	numDropReasons
 )
 
@@ -56,6 +61,10 @@ var dropNames = [numDropReasons]string{
 	dropTUNWriteError:        "tun_write_error",
 	dropSendError:            "send_error",
 	dropNoEndpoint:           "no_endpoint",
+	dropUDPTruncated:         "udp_truncated",
+	dropUDPBadSource:         "udp_bad_source",
+	dropUDPEmpty:             "udp_empty",
+	dropUDPGROOverflow:       "udp_gro_overflow",
 }
 
 // DropReasons lists every key of Stats.Drops.
@@ -201,6 +210,13 @@ func (d *Device) Stats() Stats {
 	}
 	for i := range d.drops {
 		s.Drops[dropNames[i]] = d.drops[i].Load()
+	}
+	if dr, ok := d.bind.(netio.DropReporter); ok {
+		bd := dr.Drops()
+		s.Drops[dropNames[dropUDPTruncated]] += bd.Truncated
+		s.Drops[dropNames[dropUDPBadSource]] += bd.BadSource
+		s.Drops[dropNames[dropUDPEmpty]] += bd.Empty
+		s.Drops[dropNames[dropUDPGROOverflow]] += bd.GROOverflow
 	}
 	s.Buffers = d.bufferStats()
 	s.ReceiveErrors = d.recvErrors.Load()

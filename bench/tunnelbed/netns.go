@@ -154,7 +154,11 @@ func (b *Bed) Down() error {
 // `ip netns exec`, which execs argv under the same PID, so the PID of the
 // returned command is that of argv). When ctx ends the process gets
 // SIGTERM, then SIGKILL 5 s later. The process is also killed if the bed's
-// owner dies (PR_SET_PDEATHSIG), so no load outlives the bed.
+// owner dies (PR_SET_PDEATHSIG), so no load outlives the bed. Linux
+// delivers that signal when the OS thread that started the process exits,
+// not the process, so do not Start it from a goroutine that locks its OS
+// thread and exits without unlocking it (the runtime then ends the thread
+// and the child is killed at once; see startPinned in cmd/gmtun/netns_test.go).
 func (b *Bed) Command(ctx context.Context, ns string, argv ...string) *exec.Cmd {
 	name, args := b.nsArgv(ns, argv)
 	cmd := exec.CommandContext(ctx, name, args...)
@@ -165,7 +169,11 @@ func (b *Bed) Command(ctx context.Context, ns string, argv ...string) *exec.Cmd 
 }
 
 // DaemonCommand is Command for a long-running process that is not tied to
-// a context: it runs until it is signalled (or the bed's owner dies).
+// a context: it runs until it is signalled (or the bed's owner dies). As
+// with Command, Linux sends the parent-death signal when the *starting
+// thread* exits, so do not Start it from a goroutine that locks its OS
+// thread and exits without unlocking it (see startPinned in
+// cmd/gmtun/netns_test.go).
 func (b *Bed) DaemonCommand(ns string, argv ...string) *exec.Cmd {
 	name, args := b.nsArgv(ns, argv)
 	cmd := exec.Command(name, args...)

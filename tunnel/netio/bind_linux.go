@@ -34,16 +34,40 @@ import (
 // MaxSegmentSize bytes. With UDP GRO the last BatchSize()/64 buffers
 // receive coalesced datagrams, which are then split (copied) into the
 // buffers from index 0.
+//
+// Nothing received is dropped silently: truncated messages, sources of an
+// unknown address family, empty datagrams and GRO segments that do not
+// fit the caller's slots are counted by reason (Drops).
 type StdBind struct {
 	mu     sync.Mutex // guards v4, v6 and mark
 	v4, v6 *udpSocket
 	mark   uint32
 
+	drops bindDropCounters // shared by every receiver of the bind
+
 	scratchMu sync.Mutex
 	scratch   []*sendScratch
 }
 
-var _ Bind = (*StdBind)(nil)
+var (
+	_ Bind         = (*StdBind)(nil)
+	_ DropReporter = (*StdBind)(nil)
+)
+
+// bindDropCounters is the live form of BindDrops.
+type bindDropCounters struct {
+	truncated, badSource, empty, groOverflow atomic.Uint64
+}
+
+// Drops returns the datagrams the receive functions discarded so far.
+func (b *StdBind) Drops() BindDrops {
+	return BindDrops{
+		Truncated:   b.drops.truncated.Load(),
+		BadSource:   b.drops.badSource.Load(),
+		Empty:       b.drops.empty.Load(),
+		GROOverflow: b.drops.groOverflow.Load(),
+	}
+}
 
 // NewStdBind returns a closed StdBind; Open binds its sockets.
 func NewStdBind() *StdBind { return new(StdBind) }
@@ -52,8 +76,11 @@ const (
 	// socketBufferSize is the SO_RCVBUF/SO_SNDBUF size asked for (as
 	// wireguard-go does).
 	socketBufferSize = 7 << 20
-	// udpGSOMaxSegments is the most datagrams per GSO message or GRO read
-	// (UDP_MAX_SEGMENTS of older kernels, UDP_GRO_CNT_MAX).
+	// udpGSOMaxSegments is the most datagrams per GSO message we send
+	// (UDP_MAX_SEGMENTS of older kernels) and per message GRO coalesces
+	// on receive (UDP_GRO_CNT_MAX). Linux 6.x raised UDP_MAX_SEGMENTS to
+	// 128, so a GSO message forwarded to our socket (over veth, or from
+	// another local socket) may still carry more; see receiver.segs.
 	udpGSOMaxSegments = 64
 	// oobSize is the control buffer per message: IPV6_PKTINFO plus
 	// UDP_GRO/UDP_SEGMENT.
@@ -161,7 +188,7 @@ func (b *StdBind) OpenInPlace(port uint16) ([]InPlaceReceiveFunc, uint16, error)
 	var fns []InPlaceReceiveFunc
 	for _, s := range []*udpSocket{b.v4, b.v6} {
 		if s != nil {
-			fns = append(fns, newReceiver(s).receiveInPlace)
+			fns = append(fns, newReceiver(s, &b.drops).receiveInPlace)
 		}
 	}
 	return fns, actual, nil
@@ -217,12 +244,12 @@ func (b *StdBind) open(port uint16) (uint16, error) {
 }
 
 func (b *StdBind) makeReceiveIPv4(s *udpSocket) ReceiveFunc {
-	r := newReceiver(s)
+	r := newReceiver(s, &b.drops)
 	return func(bufs [][]byte, sizes []int, eps []Endpoint) (int, error) { return r.receive(bufs, sizes, eps) }
 }
 
 func (b *StdBind) makeReceiveIPv6(s *udpSocket) ReceiveFunc {
-	r := newReceiver(s)
+	r := newReceiver(s, &b.drops)
 	return func(bufs [][]byte, sizes []int, eps []Endpoint) (int, error) { return r.receive(bufs, sizes, eps) }
 }
 
@@ -368,6 +395,26 @@ type receiver struct {
 	oob   []byte // oobSize per message
 	cache map[endpointKey]*UDPEndpoint
 	last  *UDPEndpoint // most recent hit: a batch is mostly one source
+	drops *bindDropCounters
+
+	// segs is, for receive, the most segments one received message may
+	// carry for the slot sizing: udpGSOMaxSegments until a larger message
+	// (a forwarded GSO message, up to UDP_MAX_SEGMENTS = 128 on Linux
+	// 6.x) shows up, then the largest seen. Sizing every read for 128
+	// from the start would halve the messages per recvmmsg for ordinary
+	// GRO traffic (≤ 64 segments); sizing for what was seen costs one
+	// comparison per message until it happens, and once the source sends
+	// such messages each carries more datagrams, so fewer messages per
+	// call lose nothing. Only the read that first meets a larger message
+	// can run out of slots; its excess is counted (GROOverflow).
+	//
+	// receiveInPlace needs no such sizing: it holds the messages that do
+	// not fit in held, where the kernel put them, and returns them from
+	// the next call instead of reading. That costs nothing on ordinary
+	// traffic (the slots are sized for 64 segments per message, so
+	// nothing is held) and loses nothing. Both guarded by mu.
+	segs int
+	held []heldMsg
 
 	readFn func(fd uintptr) bool // r.readLoop, stored once
 	k, n   int
@@ -385,10 +432,23 @@ func (r *receiver) readLoop(fd uintptr) bool {
 	}
 }
 
-func newReceiver(s *udpSocket) *receiver {
+// heldMsg is a received GRO message that did not fit the slots of a
+// receiveInPlace call; it stays in the caller's buffer idx (whose first
+// byte is at buf) until the next call returns it.
+type heldMsg struct {
+	buf       *byte
+	idx       int
+	size, gso int
+	ep        *UDPEndpoint
+}
+
+func newReceiver(s *udpSocket, drops *bindDropCounters) *receiver {
 	n := IdealBatchSize
 	r := &receiver{
 		s:     s,
+		drops: drops,
+		segs:  udpGSOMaxSegments,
+		held:  make([]heldMsg, 0, n),
 		msgs:  make([]mmsghdr, n),
 		iovs:  make([]unix.Iovec, n),
 		names: make([]byte, n*sockaddrSize),
@@ -409,7 +469,7 @@ func (r *receiver) receive(bufs [][]byte, sizes []int, eps []Endpoint) (int, err
 	}
 	first := 0
 	if r.s.gro {
-		first = batch - max(batch/udpGSOMaxSegments, 1)
+		first = batch - max(batch/r.segs, 1)
 	}
 	k := batch - first
 	for j := range k {
@@ -431,12 +491,11 @@ func (r *receiver) receive(bufs [][]byte, sizes []int, eps []Endpoint) (int, err
 		m := &r.msgs[j]
 		src := first + j
 		size := int(m.len)
-		gso, info, infoLen := parseRecvControl(r.oob[j*oobSize : j*oobSize+int(m.hdr.Controllen)])
-		ep := r.endpoint(r.names[j*sockaddrSize:(j+1)*sockaddrSize], info, infoLen)
-		if ep == nil || size == 0 || m.hdr.Flags&unix.MSG_TRUNC != 0 {
+		gso, ep := r.accept(j, size)
+		if ep == nil {
 			continue
 		}
-		if first == 0 || gso <= 0 || gso >= size {
+		if first == 0 || gso >= size {
 			if src != out {
 				copy(bufs[out], bufs[src][:size])
 			}
@@ -445,11 +504,15 @@ func (r *receiver) receive(bufs [][]byte, sizes []int, eps []Endpoint) (int, err
 			continue
 		}
 		// Split a GRO message. Segment i goes to bufs[out]; out never
-		// passes src before the last segment (batch ≥ 64 per message).
+		// passes src before the last segment while every message has at
+		// most r.segs segments (batch/r.segs slots per message).
 		for start := 0; start < size; start += gso {
 			end := min(start+gso, size)
 			if out > src || (out == src && end != size) {
-				break // cannot happen with ≤ 64 segments; drop the rest
+				// A message larger than r.segs (now raised by
+				// accept): count the rest.
+				r.drops.groOverflow.Add(uint64(segments(size-start, gso)))
+				break
 			}
 			copy(bufs[out], bufs[src][start:end])
 			sizes[out], eps[out] = end-start, ep
@@ -461,16 +524,22 @@ func (r *receiver) receive(bufs [][]byte, sizes []int, eps []Endpoint) (int, err
 
 // receiveInPlace is the InPlaceReceiveFunc (see there): one recvmmsg
 // into the first min(len(bufs), len(pkts)/64) buffers (len(pkts) with
-// GRO off), datagrams returned as sub-slices.
+// GRO off), datagrams returned as sub-slices; or, if the previous call
+// held messages that did not fit its slots (see segs), no read but those
+// messages.
 func (r *receiver) receiveInPlace(bufs, pkts [][]byte, owner []int, eps []Endpoint) (int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	k := min(len(bufs), len(pkts), len(owner), len(eps), len(r.msgs))
+	slots := min(len(pkts), len(owner), len(eps))
+	k := min(len(bufs), slots, len(r.msgs))
 	if r.s.gro {
-		k = min(k, len(pkts)/udpGSOMaxSegments, len(owner)/udpGSOMaxSegments, len(eps)/udpGSOMaxSegments)
+		k = min(k, slots/udpGSOMaxSegments)
 	}
 	if k == 0 {
 		return 0, errors.New("netio: in-place receive needs more datagram slots")
+	}
+	if len(r.held) > 0 {
+		return r.releaseHeld(bufs, pkts, owner, eps, slots), nil
 	}
 	for j := range k {
 		setIovec(&r.iovs[j], bufs[j])
@@ -490,22 +559,93 @@ func (r *receiver) receiveInPlace(bufs, pkts [][]byte, owner []int, eps []Endpoi
 	for j := range n {
 		m := &r.msgs[j]
 		size := int(m.len)
-		gso, info, infoLen := parseRecvControl(r.oob[j*oobSize : j*oobSize+int(m.hdr.Controllen)])
-		ep := r.endpoint(r.names[j*sockaddrSize:(j+1)*sockaddrSize], info, infoLen)
-		if ep == nil || size == 0 || m.hdr.Flags&unix.MSG_TRUNC != 0 {
+		gso, ep := r.accept(j, size)
+		if ep == nil {
 			continue
 		}
-		if gso <= 0 || gso > size {
-			gso = size
+		// Only messages of more than 64 segments can fill the slots
+		// (see segs): hold this one and the later ones, in order.
+		if len(r.held) > 0 || (out > 0 && out+segments(size, gso) > slots) {
+			r.held = append(r.held, heldMsg{buf: &bufs[j][0], idx: j, size: size, gso: gso, ep: ep})
+			continue
 		}
-		for start := 0; start < size && out < len(pkts); start += gso {
-			end := min(start+gso, size)
-			pkts[out], owner[out], eps[out] = bufs[j][start:end:end], j, ep
-			out++
-		}
+		out = r.emit(bufs[j][:size], j, gso, ep, pkts, owner, eps, out, slots)
 	}
 	return out, nil
 }
+
+// emit returns the segments of the message in buf (from the caller's
+// buffer idx) as pkts[out:], at most up to slots, counting any that do
+// not fit (a message of more segments than slots), and returns the new
+// out.
+func (r *receiver) emit(buf []byte, idx, gso int, ep *UDPEndpoint, pkts [][]byte, owner []int, eps []Endpoint, out, slots int) int {
+	for start := 0; start < len(buf); start += gso {
+		if out == slots {
+			r.drops.groOverflow.Add(uint64(segments(len(buf)-start, gso)))
+			break
+		}
+		end := min(start+gso, len(buf))
+		pkts[out], owner[out], eps[out] = buf[start:end:end], idx, ep
+		out++
+	}
+	return out
+}
+
+// releaseHeld returns held messages, in order, as many as fit, without
+// reading. A message whose buffer the caller did not pass back at the same
+// index (see InPlaceReceiveFunc) is counted as dropped.
+func (r *receiver) releaseHeld(bufs, pkts [][]byte, owner []int, eps []Endpoint, slots int) int {
+	out, kept := 0, 0
+	for _, h := range r.held {
+		nseg := segments(h.size, h.gso)
+		if h.idx >= len(bufs) || len(bufs[h.idx]) < h.size || &bufs[h.idx][0] != h.buf {
+			r.drops.groOverflow.Add(uint64(nseg))
+			continue
+		}
+		if kept > 0 || (out > 0 && out+nseg > slots) {
+			r.held[kept] = h
+			kept++
+			continue
+		}
+		out = r.emit(bufs[h.idx][:h.size], h.idx, h.gso, h.ep, pkts, owner, eps, out, slots)
+	}
+	clear(r.held[kept:]) // do not keep the buffers reachable
+	r.held = r.held[:kept]
+	return out
+}
+
+// accept checks received message j of size bytes: it returns the GRO
+// segment size (size itself without GRO) and the source endpoint, or a
+// nil endpoint after counting why the message is dropped. It raises
+// r.segs when the message has more segments than the slots were sized
+// for. r.mu held.
+func (r *receiver) accept(j, size int) (gso int, ep *UDPEndpoint) {
+	m := &r.msgs[j]
+	if m.hdr.Flags&unix.MSG_TRUNC != 0 {
+		r.drops.truncated.Add(1)
+		return 0, nil
+	}
+	if size == 0 {
+		r.drops.empty.Add(1)
+		return 0, nil
+	}
+	gso, info, infoLen := parseRecvControl(r.oob[j*oobSize : j*oobSize+int(m.hdr.Controllen)])
+	if gso <= 0 || gso > size {
+		gso = size
+	}
+	if ep = r.endpoint(r.names[j*sockaddrSize:(j+1)*sockaddrSize], info, infoLen); ep == nil {
+		r.drops.badSource.Add(uint64(segments(size, gso)))
+		return 0, nil
+	}
+	if n := segments(size, gso); n > r.segs {
+		r.segs = n
+	}
+	return gso, ep
+}
+
+// segments is the number of datagrams in size bytes of a GRO message with
+// segment size gso > 0.
+func segments(size, gso int) int { return (size + gso - 1) / gso }
 
 // parseRecvControl extracts the GRO segment size and the packet info from
 // a received control buffer without allocating.

@@ -110,7 +110,12 @@ type ReceiveFunc = conn.ReceiveFunc
 // len(eps) must be at least 64·len(bufs) with GRO, len(bufs) without; at
 // most min(len(bufs), len(pkts)/64) buffers are filled per call. The
 // caller owns bufs and must not reuse a buffer while it still uses a
-// datagram in it.
+// datagram in it. A message of more than 64 segments (a forwarded UDP GSO
+// message) may not fit the slots left: the function then holds it, and
+// the messages after it, in their buffers and returns them from the next
+// call, without reading; so a buffer none of whose datagrams were returned
+// must be passed again, untouched, at the same index. Held messages whose
+// buffer is not passed back are counted as dropped (BindDrops.GROOverflow).
 type InPlaceReceiveFunc func(bufs, pkts [][]byte, owner []int, eps []Endpoint) (n int, err error)
 
 // InPlaceBind is implemented by binds that offer InPlaceReceiveFunc: Open
@@ -119,6 +124,35 @@ type InPlaceBind interface {
 	Bind
 	// OpenInPlace is Open with in-place receive functions.
 	OpenInPlace(port uint16) ([]InPlaceReceiveFunc, uint16, error)
+}
+
+// BindDrops counts what a bind received from the network and discarded
+// before handing it to the caller, by reason. The counters only grow, over
+// the whole life of the bind (across Close and Open).
+type BindDrops struct {
+	// Truncated counts messages larger than the caller's buffer
+	// (MSG_TRUNC); what arrived of them is incomplete, so the whole
+	// message is dropped (a GRO message counts once).
+	Truncated uint64
+	// BadSource counts datagrams whose source address is neither IPv4
+	// nor IPv6 (there is no endpoint to answer).
+	BadSource uint64
+	// Empty counts zero-length datagrams.
+	Empty uint64
+	// GROOverflow counts datagrams of GRO-coalesced messages that did not
+	// fit the slots the caller passed (a message forwarded with more than
+	// 64 UDP GSO segments; see StdBind).
+	GROOverflow uint64
+}
+
+// Total returns the sum of all reasons.
+func (d BindDrops) Total() uint64 { return d.Truncated + d.BadSource + d.Empty + d.GROOverflow }
+
+// DropReporter is implemented by binds that count the datagrams they
+// drop (StdBind on Linux). Binds that never drop need not implement it.
+type DropReporter interface {
+	// Drops returns a snapshot of the counters.
+	Drops() BindDrops
 }
 
 // TUNOffload describes which virtio-net offloads a TUN device negotiated.
