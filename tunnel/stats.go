@@ -17,7 +17,7 @@ const (
 	dropNoRoute              dropReason = iota // no peer's AllowedIPs contain the destination
 	dropStagedOverflow                         // staged while no keypair, then pushed out
 	dropMalformedOutbound                      // TUN packet that is not IPv4/IPv6
-	dropShortPacket                            // datagram too short or body not a multiple of 16
+	dropShortPacket                            // datagram shorter than its header (and tag)
 	dropBadType                                // unknown type byte, or bad version/reserved
 	dropUnknownIndex                           // receiver index names no keypair
 	dropExpiredKeypair                         // keypair past its reject limits
