@@ -3,7 +3,7 @@
 // hash subkey H precomputed once per key in a Key:
 //
 //   - PCLMULQDQ (cpu.X86.AESNI): 128-bit carry-less multiplies, one
-//     reduction per 8 blocks;
+//     reduction per 16 blocks;
 //   - AVX2VPCLMULQDQ (cpu.X86.VPCLMULQDQ): VEX-encoded VPCLMULQDQ, two
 //     blocks per YMM register, one reduction per 16 blocks (AMD Zen 3,
 //     Intel Alder Lake: VPCLMULQDQ without AVX-512);

@@ -97,148 +97,260 @@ TEXT ·updatePCLMULQDQ(SB), NOSPLIT, $0-48
 	PSHUFB X0, X2
 
 pclmul_segment:
-pclmul_loop8:
-	CMPQ      BX, $0x08
+pclmul_loop16:
+	CMPQ      BX, $0x10
 	JB        pclmul_tail
 	PXOR      X3, X3
 	PXOR      X4, X4
 	PXOR      X5, X5
+	MOVOU     16(DX), X6
+	PSHUFB    X0, X6
+	MOVOU     16(AX), X8
+	MOVOU     272(AX), X9
+	MOVOU     X6, X7
+	PCLMULQDQ $0x00, X8, X7
+	PXOR      X7, X3
+	MOVOU     X6, X7
+	PCLMULQDQ $0x11, X8, X7
+	PXOR      X7, X5
+	PSHUFD    $0x4e, X6, X7
+	PXOR      X6, X7
+	PCLMULQDQ $0x00, X9, X7
+	PXOR      X7, X4
+	MOVOU     32(DX), X6
+	PSHUFB    X0, X6
+	MOVOU     32(AX), X8
+	MOVOU     288(AX), X9
+	MOVOU     X6, X7
+	PCLMULQDQ $0x00, X8, X7
+	PXOR      X7, X3
+	MOVOU     X6, X7
+	PCLMULQDQ $0x11, X8, X7
+	PXOR      X7, X5
+	PSHUFD    $0x4e, X6, X7
+	PXOR      X6, X7
+	PCLMULQDQ $0x00, X9, X7
+	PXOR      X7, X4
+	MOVOU     48(DX), X6
+	PSHUFB    X0, X6
+	MOVOU     48(AX), X8
+	MOVOU     304(AX), X9
+	MOVOU     X6, X7
+	PCLMULQDQ $0x00, X8, X7
+	PXOR      X7, X3
+	MOVOU     X6, X7
+	PCLMULQDQ $0x11, X8, X7
+	PXOR      X7, X5
+	PSHUFD    $0x4e, X6, X7
+	PXOR      X6, X7
+	PCLMULQDQ $0x00, X9, X7
+	PXOR      X7, X4
+	MOVOU     64(DX), X6
+	PSHUFB    X0, X6
+	MOVOU     64(AX), X8
+	MOVOU     320(AX), X9
+	MOVOU     X6, X7
+	PCLMULQDQ $0x00, X8, X7
+	PXOR      X7, X3
+	MOVOU     X6, X7
+	PCLMULQDQ $0x11, X8, X7
+	PXOR      X7, X5
+	PSHUFD    $0x4e, X6, X7
+	PXOR      X6, X7
+	PCLMULQDQ $0x00, X9, X7
+	PXOR      X7, X4
+	MOVOU     80(DX), X6
+	PSHUFB    X0, X6
+	MOVOU     80(AX), X8
+	MOVOU     336(AX), X9
+	MOVOU     X6, X7
+	PCLMULQDQ $0x00, X8, X7
+	PXOR      X7, X3
+	MOVOU     X6, X7
+	PCLMULQDQ $0x11, X8, X7
+	PXOR      X7, X5
+	PSHUFD    $0x4e, X6, X7
+	PXOR      X6, X7
+	PCLMULQDQ $0x00, X9, X7
+	PXOR      X7, X4
+	MOVOU     96(DX), X6
+	PSHUFB    X0, X6
+	MOVOU     96(AX), X8
+	MOVOU     352(AX), X9
+	MOVOU     X6, X7
+	PCLMULQDQ $0x00, X8, X7
+	PXOR      X7, X3
+	MOVOU     X6, X7
+	PCLMULQDQ $0x11, X8, X7
+	PXOR      X7, X5
+	PSHUFD    $0x4e, X6, X7
+	PXOR      X6, X7
+	PCLMULQDQ $0x00, X9, X7
+	PXOR      X7, X4
+	MOVOU     112(DX), X6
+	PSHUFB    X0, X6
+	MOVOU     112(AX), X8
+	MOVOU     368(AX), X9
+	MOVOU     X6, X7
+	PCLMULQDQ $0x00, X8, X7
+	PXOR      X7, X3
+	MOVOU     X6, X7
+	PCLMULQDQ $0x11, X8, X7
+	PXOR      X7, X5
+	PSHUFD    $0x4e, X6, X7
+	PXOR      X6, X7
+	PCLMULQDQ $0x00, X9, X7
+	PXOR      X7, X4
+	MOVOU     128(DX), X6
+	PSHUFB    X0, X6
+	MOVOU     128(AX), X8
+	MOVOU     384(AX), X9
+	MOVOU     X6, X7
+	PCLMULQDQ $0x00, X8, X7
+	PXOR      X7, X3
+	MOVOU     X6, X7
+	PCLMULQDQ $0x11, X8, X7
+	PXOR      X7, X5
+	PSHUFD    $0x4e, X6, X7
+	PXOR      X6, X7
+	PCLMULQDQ $0x00, X9, X7
+	PXOR      X7, X4
+	MOVOU     144(DX), X6
+	PSHUFB    X0, X6
+	MOVOU     144(AX), X8
+	MOVOU     400(AX), X9
+	MOVOU     X6, X7
+	PCLMULQDQ $0x00, X8, X7
+	PXOR      X7, X3
+	MOVOU     X6, X7
+	PCLMULQDQ $0x11, X8, X7
+	PXOR      X7, X5
+	PSHUFD    $0x4e, X6, X7
+	PXOR      X6, X7
+	PCLMULQDQ $0x00, X9, X7
+	PXOR      X7, X4
+	MOVOU     160(DX), X6
+	PSHUFB    X0, X6
+	MOVOU     160(AX), X8
+	MOVOU     416(AX), X9
+	MOVOU     X6, X7
+	PCLMULQDQ $0x00, X8, X7
+	PXOR      X7, X3
+	MOVOU     X6, X7
+	PCLMULQDQ $0x11, X8, X7
+	PXOR      X7, X5
+	PSHUFD    $0x4e, X6, X7
+	PXOR      X6, X7
+	PCLMULQDQ $0x00, X9, X7
+	PXOR      X7, X4
+	MOVOU     176(DX), X6
+	PSHUFB    X0, X6
+	MOVOU     176(AX), X8
+	MOVOU     432(AX), X9
+	MOVOU     X6, X7
+	PCLMULQDQ $0x00, X8, X7
+	PXOR      X7, X3
+	MOVOU     X6, X7
+	PCLMULQDQ $0x11, X8, X7
+	PXOR      X7, X5
+	PSHUFD    $0x4e, X6, X7
+	PXOR      X6, X7
+	PCLMULQDQ $0x00, X9, X7
+	PXOR      X7, X4
+	MOVOU     192(DX), X6
+	PSHUFB    X0, X6
+	MOVOU     192(AX), X8
+	MOVOU     448(AX), X9
+	MOVOU     X6, X7
+	PCLMULQDQ $0x00, X8, X7
+	PXOR      X7, X3
+	MOVOU     X6, X7
+	PCLMULQDQ $0x11, X8, X7
+	PXOR      X7, X5
+	PSHUFD    $0x4e, X6, X7
+	PXOR      X6, X7
+	PCLMULQDQ $0x00, X9, X7
+	PXOR      X7, X4
+	MOVOU     208(DX), X6
+	PSHUFB    X0, X6
+	MOVOU     208(AX), X8
+	MOVOU     464(AX), X9
+	MOVOU     X6, X7
+	PCLMULQDQ $0x00, X8, X7
+	PXOR      X7, X3
+	MOVOU     X6, X7
+	PCLMULQDQ $0x11, X8, X7
+	PXOR      X7, X5
+	PSHUFD    $0x4e, X6, X7
+	PXOR      X6, X7
+	PCLMULQDQ $0x00, X9, X7
+	PXOR      X7, X4
+	MOVOU     224(DX), X6
+	PSHUFB    X0, X6
+	MOVOU     224(AX), X8
+	MOVOU     480(AX), X9
+	MOVOU     X6, X7
+	PCLMULQDQ $0x00, X8, X7
+	PXOR      X7, X3
+	MOVOU     X6, X7
+	PCLMULQDQ $0x11, X8, X7
+	PXOR      X7, X5
+	PSHUFD    $0x4e, X6, X7
+	PXOR      X6, X7
+	PCLMULQDQ $0x00, X9, X7
+	PXOR      X7, X4
+	MOVOU     240(DX), X6
+	PSHUFB    X0, X6
+	MOVOU     240(AX), X8
+	MOVOU     496(AX), X9
+	MOVOU     X6, X7
+	PCLMULQDQ $0x00, X8, X7
+	PXOR      X7, X3
+	MOVOU     X6, X7
+	PCLMULQDQ $0x11, X8, X7
+	PXOR      X7, X5
+	PSHUFD    $0x4e, X6, X7
+	PXOR      X6, X7
+	PCLMULQDQ $0x00, X9, X7
+	PXOR      X7, X4
 	MOVOU     (DX), X6
 	PSHUFB    X0, X6
 	PXOR      X2, X6
-	MOVOU     128(AX), X7
-	MOVOU     384(AX), X8
-	MOVOU     X6, X2
-	PCLMULQDQ $0x00, X7, X2
-	PXOR      X2, X3
-	MOVOU     X6, X2
-	PCLMULQDQ $0x11, X7, X2
-	PXOR      X2, X5
-	PSHUFD    $0x4e, X6, X2
-	PXOR      X6, X2
-	PCLMULQDQ $0x00, X8, X2
-	PXOR      X2, X4
-	MOVOU     16(DX), X6
-	PSHUFB    X0, X6
-	MOVOU     144(AX), X7
-	MOVOU     400(AX), X8
-	MOVOU     X6, X2
-	PCLMULQDQ $0x00, X7, X2
-	PXOR      X2, X3
-	MOVOU     X6, X2
-	PCLMULQDQ $0x11, X7, X2
-	PXOR      X2, X5
-	PSHUFD    $0x4e, X6, X2
-	PXOR      X6, X2
-	PCLMULQDQ $0x00, X8, X2
-	PXOR      X2, X4
-	MOVOU     32(DX), X6
-	PSHUFB    X0, X6
-	MOVOU     160(AX), X7
-	MOVOU     416(AX), X8
-	MOVOU     X6, X2
-	PCLMULQDQ $0x00, X7, X2
-	PXOR      X2, X3
-	MOVOU     X6, X2
-	PCLMULQDQ $0x11, X7, X2
-	PXOR      X2, X5
-	PSHUFD    $0x4e, X6, X2
-	PXOR      X6, X2
-	PCLMULQDQ $0x00, X8, X2
-	PXOR      X2, X4
-	MOVOU     48(DX), X6
-	PSHUFB    X0, X6
-	MOVOU     176(AX), X7
-	MOVOU     432(AX), X8
-	MOVOU     X6, X2
-	PCLMULQDQ $0x00, X7, X2
-	PXOR      X2, X3
-	MOVOU     X6, X2
-	PCLMULQDQ $0x11, X7, X2
-	PXOR      X2, X5
-	PSHUFD    $0x4e, X6, X2
-	PXOR      X6, X2
-	PCLMULQDQ $0x00, X8, X2
-	PXOR      X2, X4
-	MOVOU     64(DX), X6
-	PSHUFB    X0, X6
-	MOVOU     192(AX), X7
-	MOVOU     448(AX), X8
-	MOVOU     X6, X2
-	PCLMULQDQ $0x00, X7, X2
-	PXOR      X2, X3
-	MOVOU     X6, X2
-	PCLMULQDQ $0x11, X7, X2
-	PXOR      X2, X5
-	PSHUFD    $0x4e, X6, X2
-	PXOR      X6, X2
-	PCLMULQDQ $0x00, X8, X2
-	PXOR      X2, X4
-	MOVOU     80(DX), X6
-	PSHUFB    X0, X6
-	MOVOU     208(AX), X7
-	MOVOU     464(AX), X8
-	MOVOU     X6, X2
-	PCLMULQDQ $0x00, X7, X2
-	PXOR      X2, X3
-	MOVOU     X6, X2
-	PCLMULQDQ $0x11, X7, X2
-	PXOR      X2, X5
-	PSHUFD    $0x4e, X6, X2
-	PXOR      X6, X2
-	PCLMULQDQ $0x00, X8, X2
-	PXOR      X2, X4
-	MOVOU     96(DX), X6
-	PSHUFB    X0, X6
-	MOVOU     224(AX), X7
-	MOVOU     480(AX), X8
-	MOVOU     X6, X2
-	PCLMULQDQ $0x00, X7, X2
-	PXOR      X2, X3
-	MOVOU     X6, X2
-	PCLMULQDQ $0x11, X7, X2
-	PXOR      X2, X5
-	PSHUFD    $0x4e, X6, X2
-	PXOR      X6, X2
-	PCLMULQDQ $0x00, X8, X2
-	PXOR      X2, X4
-	MOVOU     112(DX), X6
-	PSHUFB    X0, X6
-	MOVOU     240(AX), X7
-	MOVOU     496(AX), X8
-	MOVOU     X6, X2
-	PCLMULQDQ $0x00, X7, X2
-	PXOR      X2, X3
-	MOVOU     X6, X2
-	PCLMULQDQ $0x11, X7, X2
-	PXOR      X2, X5
-	PSHUFD    $0x4e, X6, X2
-	PXOR      X6, X2
-	PCLMULQDQ $0x00, X8, X2
-	PXOR      X2, X4
+	MOVOU     (AX), X8
+	MOVOU     256(AX), X9
+	MOVOU     X6, X7
+	PCLMULQDQ $0x00, X8, X7
+	PXOR      X7, X3
+	MOVOU     X6, X7
+	PCLMULQDQ $0x11, X8, X7
+	PXOR      X7, X5
+	PSHUFD    $0x4e, X6, X7
+	PXOR      X6, X7
+	PCLMULQDQ $0x00, X9, X7
+	PXOR      X7, X4
 	PXOR      X3, X4
 	PXOR      X5, X4
-	MOVOU     X4, X2
-	PSLLDQ    $0x08, X2
-	PXOR      X2, X3
+	MOVOU     X4, X7
+	PSLLDQ    $0x08, X7
+	PXOR      X7, X3
 	PSRLDQ    $0x08, X4
 	PXOR      X4, X5
-	MOVOU     X3, X2
-	PCLMULQDQ $0x00, X1, X2
+	MOVOU     X3, X7
+	PCLMULQDQ $0x00, X1, X7
 	PSHUFD    $0x4e, X3, X3
-	PXOR      X2, X3
-	MOVOU     X3, X2
-	PCLMULQDQ $0x00, X1, X2
+	PXOR      X7, X3
+	MOVOU     X3, X7
+	PCLMULQDQ $0x00, X1, X7
 	PSHUFD    $0x4e, X3, X3
-	PXOR      X2, X3
+	PXOR      X7, X3
 	PXOR      X5, X3
 	MOVOU     X3, X2
-	ADDQ      $0x00000080, DX
-	SUBQ      $0x08, BX
-	JMP       pclmul_loop8
+	ADDQ      $0x00000100, DX
+	SUBQ      $0x10, BX
+	JMP       pclmul_loop16
 
 pclmul_tail:
-	// 1 to 7 blocks left: block i of r uses entry 16-r+i.
+	// 1 to 15 blocks left: block i of r uses entry 16-r+i.
 	TESTQ BX, BX
 	JZ    pclmul_next
 	MOVQ  BX, R8
@@ -251,21 +363,21 @@ pclmul_tail:
 	MOVOU X2, X6
 
 pclmul_tail_loop:
-	MOVOU     (DX), X2
-	PSHUFB    X0, X2
-	PXOR      X2, X6
-	MOVOU     (R8), X7
-	MOVOU     256(R8), X8
-	MOVOU     X6, X2
-	PCLMULQDQ $0x00, X7, X2
-	PXOR      X2, X3
-	MOVOU     X6, X2
-	PCLMULQDQ $0x11, X7, X2
-	PXOR      X2, X5
-	PSHUFD    $0x4e, X6, X2
-	PXOR      X6, X2
-	PCLMULQDQ $0x00, X8, X2
-	PXOR      X2, X4
+	MOVOU     (DX), X7
+	PSHUFB    X0, X7
+	PXOR      X7, X6
+	MOVOU     (R8), X8
+	MOVOU     256(R8), X9
+	MOVOU     X6, X7
+	PCLMULQDQ $0x00, X8, X7
+	PXOR      X7, X3
+	MOVOU     X6, X7
+	PCLMULQDQ $0x11, X8, X7
+	PXOR      X7, X5
+	PSHUFD    $0x4e, X6, X7
+	PXOR      X6, X7
+	PCLMULQDQ $0x00, X9, X7
+	PXOR      X7, X4
 	PXOR      X6, X6
 	ADDQ      $0x10, DX
 	ADDQ      $0x10, R8
@@ -273,19 +385,19 @@ pclmul_tail_loop:
 	JNZ       pclmul_tail_loop
 	PXOR      X3, X4
 	PXOR      X5, X4
-	MOVOU     X4, X2
-	PSLLDQ    $0x08, X2
-	PXOR      X2, X3
+	MOVOU     X4, X7
+	PSLLDQ    $0x08, X7
+	PXOR      X7, X3
 	PSRLDQ    $0x08, X4
 	PXOR      X4, X5
-	MOVOU     X3, X2
-	PCLMULQDQ $0x00, X1, X2
+	MOVOU     X3, X7
+	PCLMULQDQ $0x00, X1, X7
 	PSHUFD    $0x4e, X3, X3
-	PXOR      X2, X3
-	MOVOU     X3, X2
-	PCLMULQDQ $0x00, X1, X2
+	PXOR      X7, X3
+	MOVOU     X3, X7
+	PCLMULQDQ $0x00, X1, X7
 	PSHUFD    $0x4e, X3, X3
-	PXOR      X2, X3
+	PXOR      X7, X3
 	PXOR      X5, X3
 	MOVOU     X3, X2
 

@@ -4,7 +4,7 @@
 
 package ghash
 
-// updatePCLMULQDQ absorbs nblocks 16-byte blocks, then nblocks2 blocks from blocks2, into the GHASH state y (NIST SP 800-38D §6.4) with 128-bit PCLMULQDQ, eight blocks per reduction.
+// updatePCLMULQDQ absorbs nblocks 16-byte blocks, then nblocks2 blocks from blocks2, into the GHASH state y (NIST SP 800-38D §6.4) with 128-bit PCLMULQDQ, sixteen blocks per reduction.
 //
 //go:noescape
 func updatePCLMULQDQ(table *[512]byte, y *[16]byte, blocks *byte, nblocks int, blocks2 *byte, nblocks2 int)

@@ -58,7 +58,7 @@ func (t Tier) Supported() bool {
 
 // Width is the number of blocks tier t processes per register set, the
 // least a call costs: 32 for AVX512GFNI (its narrower, YMM, byte-sliced
-// pass; full passes take 64), 8 for the YMM tiers (three sets interleaved
+// pass; full passes take 64), 8 for the YMM tiers (four sets interleaved
 // per pass).
 func (t Tier) Width() int {
 	if t == AVX512GFNI {

@@ -301,25 +301,33 @@ DATA sm4CtrOffsets8<>+80(SB)/4, $0x00000011
 DATA sm4CtrOffsets8<>+84(SB)/4, $0x00000013
 DATA sm4CtrOffsets8<>+88(SB)/4, $0x00000015
 DATA sm4CtrOffsets8<>+92(SB)/4, $0x00000017
-GLOBL sm4CtrOffsets8<>(SB), RODATA|NOPTR, $96
+DATA sm4CtrOffsets8<>+96(SB)/4, $0x00000018
+DATA sm4CtrOffsets8<>+100(SB)/4, $0x0000001a
+DATA sm4CtrOffsets8<>+104(SB)/4, $0x0000001c
+DATA sm4CtrOffsets8<>+108(SB)/4, $0x0000001e
+DATA sm4CtrOffsets8<>+112(SB)/4, $0x00000019
+DATA sm4CtrOffsets8<>+116(SB)/4, $0x0000001b
+DATA sm4CtrOffsets8<>+120(SB)/4, $0x0000001d
+DATA sm4CtrOffsets8<>+124(SB)/4, $0x0000001f
+GLOBL sm4CtrOffsets8<>(SB), RODATA|NOPTR, $128
 
-DATA sm4Inc24<>+0(SB)/4, $0x00000018
-DATA sm4Inc24<>+4(SB)/4, $0x00000018
-DATA sm4Inc24<>+8(SB)/4, $0x00000018
-DATA sm4Inc24<>+12(SB)/4, $0x00000018
-DATA sm4Inc24<>+16(SB)/4, $0x00000018
-DATA sm4Inc24<>+20(SB)/4, $0x00000018
-DATA sm4Inc24<>+24(SB)/4, $0x00000018
-DATA sm4Inc24<>+28(SB)/4, $0x00000018
-DATA sm4Inc24<>+32(SB)/4, $0x00000018
-DATA sm4Inc24<>+36(SB)/4, $0x00000018
-DATA sm4Inc24<>+40(SB)/4, $0x00000018
-DATA sm4Inc24<>+44(SB)/4, $0x00000018
-DATA sm4Inc24<>+48(SB)/4, $0x00000018
-DATA sm4Inc24<>+52(SB)/4, $0x00000018
-DATA sm4Inc24<>+56(SB)/4, $0x00000018
-DATA sm4Inc24<>+60(SB)/4, $0x00000018
-GLOBL sm4Inc24<>(SB), RODATA|NOPTR, $64
+DATA sm4Inc32<>+0(SB)/4, $0x00000020
+DATA sm4Inc32<>+4(SB)/4, $0x00000020
+DATA sm4Inc32<>+8(SB)/4, $0x00000020
+DATA sm4Inc32<>+12(SB)/4, $0x00000020
+DATA sm4Inc32<>+16(SB)/4, $0x00000020
+DATA sm4Inc32<>+20(SB)/4, $0x00000020
+DATA sm4Inc32<>+24(SB)/4, $0x00000020
+DATA sm4Inc32<>+28(SB)/4, $0x00000020
+DATA sm4Inc32<>+32(SB)/4, $0x00000020
+DATA sm4Inc32<>+36(SB)/4, $0x00000020
+DATA sm4Inc32<>+40(SB)/4, $0x00000020
+DATA sm4Inc32<>+44(SB)/4, $0x00000020
+DATA sm4Inc32<>+48(SB)/4, $0x00000020
+DATA sm4Inc32<>+52(SB)/4, $0x00000020
+DATA sm4Inc32<>+56(SB)/4, $0x00000020
+DATA sm4Inc32<>+60(SB)/4, $0x00000020
+GLOBL sm4Inc32<>(SB), RODATA|NOPTR, $64
 
 DATA sm4TailIndex8<>+0(SB)/4, $0x00000000
 DATA sm4TailIndex8<>+4(SB)/4, $0x00000000
@@ -2794,9 +2802,2603 @@ xorKeyStreamAVX512GFNI_done:
 	VZEROUPPER
 	RET
 
+DATA sm4PieceSwap<>+0(SB)/1, $0x00
+DATA sm4PieceSwap<>+1(SB)/1, $0x01
+DATA sm4PieceSwap<>+2(SB)/1, $0x02
+DATA sm4PieceSwap<>+3(SB)/1, $0x03
+DATA sm4PieceSwap<>+4(SB)/1, $0x04
+DATA sm4PieceSwap<>+5(SB)/1, $0x05
+DATA sm4PieceSwap<>+6(SB)/1, $0x06
+DATA sm4PieceSwap<>+7(SB)/1, $0x07
+DATA sm4PieceSwap<>+8(SB)/1, $0x08
+DATA sm4PieceSwap<>+9(SB)/1, $0x09
+DATA sm4PieceSwap<>+10(SB)/1, $0x0a
+DATA sm4PieceSwap<>+11(SB)/1, $0x0b
+DATA sm4PieceSwap<>+12(SB)/1, $0x0f
+DATA sm4PieceSwap<>+13(SB)/1, $0x0e
+DATA sm4PieceSwap<>+14(SB)/1, $0x0d
+DATA sm4PieceSwap<>+15(SB)/1, $0x0c
+DATA sm4PieceSwap<>+16(SB)/1, $0x00
+DATA sm4PieceSwap<>+17(SB)/1, $0x01
+DATA sm4PieceSwap<>+18(SB)/1, $0x02
+DATA sm4PieceSwap<>+19(SB)/1, $0x03
+DATA sm4PieceSwap<>+20(SB)/1, $0x04
+DATA sm4PieceSwap<>+21(SB)/1, $0x05
+DATA sm4PieceSwap<>+22(SB)/1, $0x06
+DATA sm4PieceSwap<>+23(SB)/1, $0x07
+DATA sm4PieceSwap<>+24(SB)/1, $0x08
+DATA sm4PieceSwap<>+25(SB)/1, $0x09
+DATA sm4PieceSwap<>+26(SB)/1, $0x0a
+DATA sm4PieceSwap<>+27(SB)/1, $0x0b
+DATA sm4PieceSwap<>+28(SB)/1, $0x0f
+DATA sm4PieceSwap<>+29(SB)/1, $0x0e
+DATA sm4PieceSwap<>+30(SB)/1, $0x0d
+DATA sm4PieceSwap<>+31(SB)/1, $0x0c
+DATA sm4PieceSwap<>+32(SB)/1, $0x00
+DATA sm4PieceSwap<>+33(SB)/1, $0x01
+DATA sm4PieceSwap<>+34(SB)/1, $0x02
+DATA sm4PieceSwap<>+35(SB)/1, $0x03
+DATA sm4PieceSwap<>+36(SB)/1, $0x04
+DATA sm4PieceSwap<>+37(SB)/1, $0x05
+DATA sm4PieceSwap<>+38(SB)/1, $0x06
+DATA sm4PieceSwap<>+39(SB)/1, $0x07
+DATA sm4PieceSwap<>+40(SB)/1, $0x08
+DATA sm4PieceSwap<>+41(SB)/1, $0x09
+DATA sm4PieceSwap<>+42(SB)/1, $0x0a
+DATA sm4PieceSwap<>+43(SB)/1, $0x0b
+DATA sm4PieceSwap<>+44(SB)/1, $0x0f
+DATA sm4PieceSwap<>+45(SB)/1, $0x0e
+DATA sm4PieceSwap<>+46(SB)/1, $0x0d
+DATA sm4PieceSwap<>+47(SB)/1, $0x0c
+DATA sm4PieceSwap<>+48(SB)/1, $0x00
+DATA sm4PieceSwap<>+49(SB)/1, $0x01
+DATA sm4PieceSwap<>+50(SB)/1, $0x02
+DATA sm4PieceSwap<>+51(SB)/1, $0x03
+DATA sm4PieceSwap<>+52(SB)/1, $0x04
+DATA sm4PieceSwap<>+53(SB)/1, $0x05
+DATA sm4PieceSwap<>+54(SB)/1, $0x06
+DATA sm4PieceSwap<>+55(SB)/1, $0x07
+DATA sm4PieceSwap<>+56(SB)/1, $0x08
+DATA sm4PieceSwap<>+57(SB)/1, $0x09
+DATA sm4PieceSwap<>+58(SB)/1, $0x0a
+DATA sm4PieceSwap<>+59(SB)/1, $0x0b
+DATA sm4PieceSwap<>+60(SB)/1, $0x0f
+DATA sm4PieceSwap<>+61(SB)/1, $0x0e
+DATA sm4PieceSwap<>+62(SB)/1, $0x0d
+DATA sm4PieceSwap<>+63(SB)/1, $0x0c
+GLOBL sm4PieceSwap<>(SB), RODATA|NOPTR, $64
+
+DATA sm4PieceOffsets<>+0(SB)/4, $0x00000000
+DATA sm4PieceOffsets<>+4(SB)/4, $0x00000000
+DATA sm4PieceOffsets<>+8(SB)/4, $0x00000000
+DATA sm4PieceOffsets<>+12(SB)/4, $0x00000000
+DATA sm4PieceOffsets<>+16(SB)/4, $0x00000000
+DATA sm4PieceOffsets<>+20(SB)/4, $0x00000000
+DATA sm4PieceOffsets<>+24(SB)/4, $0x00000000
+DATA sm4PieceOffsets<>+28(SB)/4, $0x00000001
+DATA sm4PieceOffsets<>+32(SB)/4, $0x00000000
+DATA sm4PieceOffsets<>+36(SB)/4, $0x00000000
+DATA sm4PieceOffsets<>+40(SB)/4, $0x00000000
+DATA sm4PieceOffsets<>+44(SB)/4, $0x00000002
+DATA sm4PieceOffsets<>+48(SB)/4, $0x00000000
+DATA sm4PieceOffsets<>+52(SB)/4, $0x00000000
+DATA sm4PieceOffsets<>+56(SB)/4, $0x00000000
+DATA sm4PieceOffsets<>+60(SB)/4, $0x00000003
+GLOBL sm4PieceOffsets<>(SB), RODATA|NOPTR, $64
+
+DATA sm4PieceInc4<>+0(SB)/4, $0x00000000
+DATA sm4PieceInc4<>+4(SB)/4, $0x00000000
+DATA sm4PieceInc4<>+8(SB)/4, $0x00000000
+DATA sm4PieceInc4<>+12(SB)/4, $0x00000004
+DATA sm4PieceInc4<>+16(SB)/4, $0x00000000
+DATA sm4PieceInc4<>+20(SB)/4, $0x00000000
+DATA sm4PieceInc4<>+24(SB)/4, $0x00000000
+DATA sm4PieceInc4<>+28(SB)/4, $0x00000004
+DATA sm4PieceInc4<>+32(SB)/4, $0x00000000
+DATA sm4PieceInc4<>+36(SB)/4, $0x00000000
+DATA sm4PieceInc4<>+40(SB)/4, $0x00000000
+DATA sm4PieceInc4<>+44(SB)/4, $0x00000004
+DATA sm4PieceInc4<>+48(SB)/4, $0x00000000
+DATA sm4PieceInc4<>+52(SB)/4, $0x00000000
+DATA sm4PieceInc4<>+56(SB)/4, $0x00000000
+DATA sm4PieceInc4<>+60(SB)/4, $0x00000004
+GLOBL sm4PieceInc4<>(SB), RODATA|NOPTR, $64
+
+DATA sm4PieceInc2<>+0(SB)/4, $0x00000000
+DATA sm4PieceInc2<>+4(SB)/4, $0x00000000
+DATA sm4PieceInc2<>+8(SB)/4, $0x00000000
+DATA sm4PieceInc2<>+12(SB)/4, $0x00000002
+DATA sm4PieceInc2<>+16(SB)/4, $0x00000000
+DATA sm4PieceInc2<>+20(SB)/4, $0x00000000
+DATA sm4PieceInc2<>+24(SB)/4, $0x00000000
+DATA sm4PieceInc2<>+28(SB)/4, $0x00000002
+DATA sm4PieceInc2<>+32(SB)/4, $0x00000000
+DATA sm4PieceInc2<>+36(SB)/4, $0x00000000
+DATA sm4PieceInc2<>+40(SB)/4, $0x00000000
+DATA sm4PieceInc2<>+44(SB)/4, $0x00000002
+DATA sm4PieceInc2<>+48(SB)/4, $0x00000000
+DATA sm4PieceInc2<>+52(SB)/4, $0x00000000
+DATA sm4PieceInc2<>+56(SB)/4, $0x00000000
+DATA sm4PieceInc2<>+60(SB)/4, $0x00000002
+GLOBL sm4PieceInc2<>(SB), RODATA|NOPTR, $64
+
+// func xorPiecesAVX512GFNI(rk *[32]uint32, pieces *byte, npieces int, nblocks int)
+// Requires: AVX, AVX2, AVX512BW, AVX512DQ, AVX512F, AVX512VL, BMI2, CMOV, GFNI
+TEXT ·xorPiecesAVX512GFNI(SB), $3800-32
+	MOVQ rk+0(FP), AX
+	MOVQ pieces+8(FP), CX
+	MOVQ npieces+16(FP), DX
+	MOVQ nblocks+24(FP), BX
+	LEAQ 8(SP), SI
+	ADDQ $0x3f, SI
+	ANDQ $-64, SI
+	MOVQ SI, (SP)
+
+	// Counter blocks of every piece, four per store, into ks.
+	MOVQ (SP), SI
+	MOVQ CX, DI
+	MOVQ DX, R8
+
+xorPiecesAVX512GFNI_ctr_piece:
+	TESTQ           R8, R8
+	JZ              xorPiecesAVX512GFNI_ctr_done
+	MOVQ            32(DI), R9
+	ADDQ            $0x0f, R9
+	SHRQ            $0x04, R9
+	MOVQ            SI, R10
+	VBROADCASTI32X4 (DI), Z0
+	VPSHUFB         sm4PieceSwap<>+0(SB), Z0, Z0
+	VPADDD          sm4PieceOffsets<>+0(SB), Z0, Z0
+	SHLQ            $0x04, R9
+	ADDQ            R9, SI
+
+xorPiecesAVX512GFNI_ctr_block:
+	CMPQ      R10, SI
+	JAE       xorPiecesAVX512GFNI_ctr_next
+	VPSHUFB   sm4PieceSwap<>+0(SB), Z0, Z1
+	VMOVDQU64 Z1, (R10)
+	VPADDD    sm4PieceInc4<>+0(SB), Z0, Z0
+	ADDQ      $0x40, R10
+	JMP       xorPiecesAVX512GFNI_ctr_block
+
+xorPiecesAVX512GFNI_ctr_next:
+	ADDQ $0x28, DI
+	DECQ R8
+	JMP  xorPiecesAVX512GFNI_ctr_piece
+
+xorPiecesAVX512GFNI_ctr_done:
+	// The counter blocks, in place in ks: more than 64 as one pass of two sets, else the passes of encryptBlocks.
+	VMOVDQU64           (AX), Z0
+	VMOVDQU64           64(AX), Z1
+	VPSHUFB             sm4BSKeySplit<>+0(SB), Z0, Z2
+	VGF2P8AFFINEQB.BCST $0x3e, sm4PreMatrix<>+0(SB), Z2, Z2
+	VMOVDQU64           Z2, 2184(SP)
+	VPSHUFB             sm4BSKeySplit<>+0(SB), Z1, Z2
+	VGF2P8AFFINEQB.BCST $0x3e, sm4PreMatrix<>+0(SB), Z2, Z2
+	VMOVDQU64           Z2, 2248(SP)
+	VPSHUFB             sm4BSKeySplit<>+64(SB), Z0, Z2
+	VGF2P8AFFINEQB.BCST $0x3e, sm4PreMatrix<>+0(SB), Z2, Z2
+	VMOVDQU64           Z2, 2312(SP)
+	VPSHUFB             sm4BSKeySplit<>+64(SB), Z1, Z2
+	VGF2P8AFFINEQB.BCST $0x3e, sm4PreMatrix<>+0(SB), Z2, Z2
+	VMOVDQU64           Z2, 2376(SP)
+	VPSHUFB             sm4BSKeySplit<>+128(SB), Z0, Z2
+	VGF2P8AFFINEQB.BCST $0x3e, sm4PreMatrix<>+0(SB), Z2, Z2
+	VMOVDQU64           Z2, 2440(SP)
+	VPSHUFB             sm4BSKeySplit<>+128(SB), Z1, Z2
+	VGF2P8AFFINEQB.BCST $0x3e, sm4PreMatrix<>+0(SB), Z2, Z2
+	VMOVDQU64           Z2, 2504(SP)
+	VPSHUFB             sm4BSKeySplit<>+192(SB), Z0, Z2
+	VGF2P8AFFINEQB.BCST $0x3e, sm4PreMatrix<>+0(SB), Z2, Z2
+	VMOVDQU64           Z2, 2568(SP)
+	VPSHUFB             sm4BSKeySplit<>+192(SB), Z1, Z2
+	VGF2P8AFFINEQB.BCST $0x3e, sm4PreMatrix<>+0(SB), Z2, Z2
+	VMOVDQU64           Z2, 2632(SP)
+	CMPQ                BX, $0x40
+	JA                  xorPiecesAVX512GFNI_two
+	MOVQ                (SP), AX
+	MOVQ                AX, SI
+
+xorPiecesAVX512GFNI_loop:
+	TESTQ               BX, BX
+	JLE                 xorPiecesAVX512GFNI_done
+	CMPQ                BX, $0x20
+	JLE                 xorPiecesAVX512GFNI_narrow
+	MOVQ                $0x00000040, DI
+	CMPQ                BX, DI
+	CMOVQLT             BX, DI
+	XORQ                R10, R10
+	MOVQ                $0x00000040, R11
+	LEAQ                (DI)(DI*1), R8
+	CMPQ                R8, R11
+	CMOVQGT             R11, R8
+	TESTQ               R8, R8
+	CMOVQLT             R10, R8
+	MOVQ                $-1, R9
+	BZHIQ               R8, R9, R9
+	MOVQ                R9, 2696(SP)
+	LEAQ                -64(DI)(DI*1), R8
+	CMPQ                R8, R11
+	CMOVQGT             R11, R8
+	TESTQ               R8, R8
+	CMOVQLT             R10, R8
+	MOVQ                $-1, R9
+	BZHIQ               R8, R9, R9
+	MOVQ                R9, 2704(SP)
+	KMOVB               2696(SP), K1
+	VMOVDQU64.Z         (AX), K1, Z0
+	KMOVB               2704(SP), K1
+	VMOVDQU64.Z         512(AX), K1, Z1
+	KMOVB               2700(SP), K1
+	VMOVDQU64.Z         256(AX), K1, Z2
+	KMOVB               2708(SP), K1
+	VMOVDQU64.Z         768(AX), K1, Z3
+	KMOVB               2698(SP), K1
+	VMOVDQU64.Z         128(AX), K1, Z4
+	KMOVB               2706(SP), K1
+	VMOVDQU64.Z         640(AX), K1, Z5
+	KMOVB               2702(SP), K1
+	VMOVDQU64.Z         384(AX), K1, Z6
+	KMOVB               2710(SP), K1
+	VMOVDQU64.Z         896(AX), K1, Z7
+	KMOVB               2697(SP), K1
+	VMOVDQU64.Z         64(AX), K1, Z8
+	KMOVB               2705(SP), K1
+	VMOVDQU64.Z         576(AX), K1, Z9
+	KMOVB               2701(SP), K1
+	VMOVDQU64.Z         320(AX), K1, Z10
+	KMOVB               2709(SP), K1
+	VMOVDQU64.Z         832(AX), K1, Z11
+	KMOVB               2699(SP), K1
+	VMOVDQU64.Z         192(AX), K1, Z12
+	KMOVB               2707(SP), K1
+	VMOVDQU64.Z         704(AX), K1, Z13
+	KMOVB               2703(SP), K1
+	VMOVDQU64.Z         448(AX), K1, Z14
+	KMOVB               2711(SP), K1
+	VMOVDQU64.Z         960(AX), K1, Z15
+	VPUNPCKLBW          Z8, Z0, Z16
+	VPUNPCKHBW          Z8, Z0, Z0
+	VPUNPCKLBW          Z9, Z1, Z8
+	VPUNPCKHBW          Z9, Z1, Z1
+	VPUNPCKLBW          Z10, Z2, Z9
+	VPUNPCKHBW          Z10, Z2, Z2
+	VPUNPCKLBW          Z11, Z3, Z10
+	VPUNPCKHBW          Z11, Z3, Z3
+	VPUNPCKLBW          Z12, Z4, Z11
+	VPUNPCKHBW          Z12, Z4, Z4
+	VPUNPCKLBW          Z13, Z5, Z12
+	VPUNPCKHBW          Z13, Z5, Z5
+	VPUNPCKLBW          Z14, Z6, Z13
+	VPUNPCKHBW          Z14, Z6, Z6
+	VPUNPCKLBW          Z15, Z7, Z14
+	VPUNPCKHBW          Z15, Z7, Z7
+	VPUNPCKLWD          Z11, Z16, Z15
+	VPUNPCKHWD          Z11, Z16, Z11
+	VPUNPCKLWD          Z4, Z0, Z16
+	VPUNPCKHWD          Z4, Z0, Z0
+	VPUNPCKLWD          Z12, Z8, Z4
+	VPUNPCKHWD          Z12, Z8, Z8
+	VPUNPCKLWD          Z5, Z1, Z12
+	VPUNPCKHWD          Z5, Z1, Z1
+	VPUNPCKLWD          Z13, Z9, Z5
+	VPUNPCKHWD          Z13, Z9, Z9
+	VPUNPCKLWD          Z6, Z2, Z13
+	VPUNPCKHWD          Z6, Z2, Z2
+	VPUNPCKLWD          Z14, Z10, Z6
+	VPUNPCKHWD          Z14, Z10, Z10
+	VPUNPCKLWD          Z7, Z3, Z14
+	VPUNPCKHWD          Z7, Z3, Z3
+	VPUNPCKLDQ          Z5, Z15, Z7
+	VPUNPCKHDQ          Z5, Z15, Z5
+	VPUNPCKLDQ          Z9, Z11, Z15
+	VPUNPCKHDQ          Z9, Z11, Z9
+	VPUNPCKLDQ          Z13, Z16, Z11
+	VPUNPCKHDQ          Z13, Z16, Z13
+	VPUNPCKLDQ          Z2, Z0, Z16
+	VPUNPCKHDQ          Z2, Z0, Z0
+	VPUNPCKLDQ          Z6, Z4, Z2
+	VPUNPCKHDQ          Z6, Z4, Z4
+	VPUNPCKLDQ          Z10, Z8, Z6
+	VPUNPCKHDQ          Z10, Z8, Z8
+	VPUNPCKLDQ          Z14, Z12, Z10
+	VPUNPCKHDQ          Z14, Z12, Z12
+	VPUNPCKLDQ          Z3, Z1, Z14
+	VPUNPCKHDQ          Z3, Z1, Z1
+	VPUNPCKLQDQ         Z2, Z7, Z3
+	VPUNPCKHQDQ         Z2, Z7, Z2
+	VPUNPCKLQDQ         Z4, Z5, Z7
+	VPUNPCKHQDQ         Z4, Z5, Z4
+	VPUNPCKLQDQ         Z6, Z15, Z5
+	VPUNPCKHQDQ         Z6, Z15, Z6
+	VPUNPCKLQDQ         Z8, Z9, Z15
+	VPUNPCKHQDQ         Z8, Z9, Z8
+	VPUNPCKLQDQ         Z10, Z11, Z9
+	VPUNPCKHQDQ         Z10, Z11, Z10
+	VPUNPCKLQDQ         Z12, Z13, Z11
+	VPUNPCKHQDQ         Z12, Z13, Z12
+	VPUNPCKLQDQ         Z14, Z16, Z13
+	VPUNPCKHQDQ         Z14, Z16, Z14
+	VPUNPCKLQDQ         Z1, Z0, Z16
+	VPUNPCKHQDQ         Z1, Z0, Z0
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z3, Z3
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z2, Z2
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z7, Z7
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z4, Z4
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z5, Z5
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z6, Z6
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z15, Z15
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z8, Z8
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z9, Z9
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z10, Z10
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z11, Z11
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z12, Z12
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z13, Z13
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z14, Z14
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z16, Z16
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z0, Z0
+	LEAQ                2184(SP), DI
+	MOVQ                $0x00000008, R8
+
+xorPiecesAVX512GFNI_rounds:
+	VPXORD                 Z9, Z13, Z1
+	VMOVDQA64              Z1, Z17
+	VPTERNLOGD.BCST        $0x96, (DI), Z5, Z17
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z17, Z18
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z17, Z17
+	VPXORD                 Z10, Z14, Z19
+	VMOVDQA64              Z19, Z20
+	VPTERNLOGD.BCST        $0x96, 128(DI), Z6, Z20
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z20, Z21
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z20, Z20
+	VPXORD                 Z11, Z16, Z22
+	VMOVDQA64              Z22, Z23
+	VPTERNLOGD.BCST        $0x96, 256(DI), Z15, Z23
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z23, Z24
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z23, Z23
+	VPXORD                 Z12, Z0, Z25
+	VMOVDQA64              Z25, Z26
+	VPTERNLOGD.BCST        $0x96, 384(DI), Z8, Z26
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z26, Z27
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z26, Z26
+	VPTERNLOGD             $0x96, Z18, Z21, Z3
+	VPTERNLOGD             $0x96, Z20, Z24, Z3
+	VPTERNLOGD             $0x96, Z23, Z26, Z3
+	VPTERNLOGD             $0x96, Z17, Z21, Z2
+	VPTERNLOGD             $0x96, Z24, Z23, Z2
+	VPTERNLOGD             $0x96, Z27, Z26, Z2
+	VPTERNLOGD             $0x96, Z18, Z17, Z7
+	VPTERNLOGD             $0x96, Z20, Z24, Z7
+	VPTERNLOGD             $0x96, Z27, Z26, Z7
+	VPTERNLOGD             $0x96, Z18, Z17, Z4
+	VPTERNLOGD             $0x96, Z21, Z20, Z4
+	VPTERNLOGD             $0x96, Z23, Z27, Z4
+	VPTERNLOGD.BCST        $0x96, 4(DI), Z3, Z1
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z1, Z17
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z1, Z1
+	VPTERNLOGD.BCST        $0x96, 132(DI), Z2, Z19
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z19, Z18
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z19, Z19
+	VPTERNLOGD.BCST        $0x96, 260(DI), Z7, Z22
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z22, Z20
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z22, Z22
+	VPTERNLOGD.BCST        $0x96, 388(DI), Z4, Z25
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z25, Z21
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z25, Z25
+	VPTERNLOGD             $0x96, Z17, Z18, Z5
+	VPTERNLOGD             $0x96, Z19, Z20, Z5
+	VPTERNLOGD             $0x96, Z22, Z25, Z5
+	VPTERNLOGD             $0x96, Z1, Z18, Z6
+	VPTERNLOGD             $0x96, Z20, Z22, Z6
+	VPTERNLOGD             $0x96, Z21, Z25, Z6
+	VPTERNLOGD             $0x96, Z17, Z1, Z15
+	VPTERNLOGD             $0x96, Z19, Z20, Z15
+	VPTERNLOGD             $0x96, Z21, Z25, Z15
+	VPTERNLOGD             $0x96, Z17, Z1, Z8
+	VPTERNLOGD             $0x96, Z18, Z19, Z8
+	VPTERNLOGD             $0x96, Z22, Z21, Z8
+	VPXORD                 Z3, Z5, Z1
+	VMOVDQA64              Z1, Z17
+	VPTERNLOGD.BCST        $0x96, 8(DI), Z13, Z17
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z17, Z18
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z17, Z17
+	VPXORD                 Z2, Z6, Z19
+	VMOVDQA64              Z19, Z20
+	VPTERNLOGD.BCST        $0x96, 136(DI), Z14, Z20
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z20, Z21
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z20, Z20
+	VPXORD                 Z7, Z15, Z22
+	VMOVDQA64              Z22, Z23
+	VPTERNLOGD.BCST        $0x96, 264(DI), Z16, Z23
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z23, Z24
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z23, Z23
+	VPXORD                 Z4, Z8, Z25
+	VMOVDQA64              Z25, Z26
+	VPTERNLOGD.BCST        $0x96, 392(DI), Z0, Z26
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z26, Z27
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z26, Z26
+	VPTERNLOGD             $0x96, Z18, Z21, Z9
+	VPTERNLOGD             $0x96, Z20, Z24, Z9
+	VPTERNLOGD             $0x96, Z23, Z26, Z9
+	VPTERNLOGD             $0x96, Z17, Z21, Z10
+	VPTERNLOGD             $0x96, Z24, Z23, Z10
+	VPTERNLOGD             $0x96, Z27, Z26, Z10
+	VPTERNLOGD             $0x96, Z18, Z17, Z11
+	VPTERNLOGD             $0x96, Z20, Z24, Z11
+	VPTERNLOGD             $0x96, Z27, Z26, Z11
+	VPTERNLOGD             $0x96, Z18, Z17, Z12
+	VPTERNLOGD             $0x96, Z21, Z20, Z12
+	VPTERNLOGD             $0x96, Z23, Z27, Z12
+	VPTERNLOGD.BCST        $0x96, 12(DI), Z9, Z1
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z1, Z17
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z1, Z1
+	VPTERNLOGD.BCST        $0x96, 140(DI), Z10, Z19
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z19, Z18
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z19, Z19
+	VPTERNLOGD.BCST        $0x96, 268(DI), Z11, Z22
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z22, Z20
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z22, Z22
+	VPTERNLOGD.BCST        $0x96, 396(DI), Z12, Z25
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z25, Z21
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z25, Z25
+	VPTERNLOGD             $0x96, Z17, Z18, Z13
+	VPTERNLOGD             $0x96, Z19, Z20, Z13
+	VPTERNLOGD             $0x96, Z22, Z25, Z13
+	VPTERNLOGD             $0x96, Z1, Z18, Z14
+	VPTERNLOGD             $0x96, Z20, Z22, Z14
+	VPTERNLOGD             $0x96, Z21, Z25, Z14
+	VPTERNLOGD             $0x96, Z17, Z1, Z16
+	VPTERNLOGD             $0x96, Z19, Z20, Z16
+	VPTERNLOGD             $0x96, Z21, Z25, Z16
+	VPTERNLOGD             $0x96, Z17, Z1, Z0
+	VPTERNLOGD             $0x96, Z18, Z19, Z0
+	VPTERNLOGD             $0x96, Z22, Z21, Z0
+	ADDQ                   $0x10, DI
+	DECQ                   R8
+	JNZ                    xorPiecesAVX512GFNI_rounds
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Z13, Z13
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Z5, Z5
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Z9, Z9
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Z3, Z3
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Z16, Z16
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Z15, Z15
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Z11, Z11
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Z7, Z7
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Z14, Z14
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Z6, Z6
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Z10, Z10
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Z2, Z2
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Z0, Z0
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Z8, Z8
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Z12, Z12
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Z4, Z4
+	VPUNPCKLBW             Z14, Z13, Z1
+	VPUNPCKHBW             Z14, Z13, Z13
+	VPUNPCKLBW             Z6, Z5, Z14
+	VPUNPCKHBW             Z6, Z5, Z5
+	VPUNPCKLBW             Z10, Z9, Z6
+	VPUNPCKHBW             Z10, Z9, Z9
+	VPUNPCKLBW             Z2, Z3, Z10
+	VPUNPCKHBW             Z2, Z3, Z2
+	VPUNPCKLBW             Z0, Z16, Z3
+	VPUNPCKHBW             Z0, Z16, Z0
+	VPUNPCKLBW             Z8, Z15, Z16
+	VPUNPCKHBW             Z8, Z15, Z8
+	VPUNPCKLBW             Z12, Z11, Z15
+	VPUNPCKHBW             Z12, Z11, Z11
+	VPUNPCKLBW             Z4, Z7, Z12
+	VPUNPCKHBW             Z4, Z7, Z4
+	VPUNPCKLWD             Z3, Z1, Z7
+	VPUNPCKHWD             Z3, Z1, Z1
+	VPUNPCKLWD             Z0, Z13, Z3
+	VPUNPCKHWD             Z0, Z13, Z0
+	VPUNPCKLWD             Z16, Z14, Z13
+	VPUNPCKHWD             Z16, Z14, Z14
+	VPUNPCKLWD             Z8, Z5, Z16
+	VPUNPCKHWD             Z8, Z5, Z5
+	VPUNPCKLWD             Z15, Z6, Z8
+	VPUNPCKHWD             Z15, Z6, Z6
+	VPUNPCKLWD             Z11, Z9, Z15
+	VPUNPCKHWD             Z11, Z9, Z9
+	VPUNPCKLWD             Z12, Z10, Z11
+	VPUNPCKHWD             Z12, Z10, Z10
+	VPUNPCKLWD             Z4, Z2, Z12
+	VPUNPCKHWD             Z4, Z2, Z2
+	VPUNPCKLDQ             Z8, Z7, Z4
+	VPUNPCKHDQ             Z8, Z7, Z7
+	VPUNPCKLDQ             Z6, Z1, Z8
+	VPUNPCKHDQ             Z6, Z1, Z1
+	VPUNPCKLDQ             Z15, Z3, Z6
+	VPUNPCKHDQ             Z15, Z3, Z3
+	VPUNPCKLDQ             Z9, Z0, Z15
+	VPUNPCKHDQ             Z9, Z0, Z0
+	VPUNPCKLDQ             Z11, Z13, Z9
+	VPUNPCKHDQ             Z11, Z13, Z11
+	VPUNPCKLDQ             Z10, Z14, Z13
+	VPUNPCKHDQ             Z10, Z14, Z10
+	VPUNPCKLDQ             Z12, Z16, Z14
+	VPUNPCKHDQ             Z12, Z16, Z12
+	VPUNPCKLDQ             Z2, Z5, Z16
+	VPUNPCKHDQ             Z2, Z5, Z2
+	VPUNPCKLQDQ            Z9, Z4, Z5
+	VPUNPCKHQDQ            Z9, Z4, Z4
+	VPUNPCKLQDQ            Z11, Z7, Z9
+	VPUNPCKHQDQ            Z11, Z7, Z7
+	VPUNPCKLQDQ            Z13, Z8, Z11
+	VPUNPCKHQDQ            Z13, Z8, Z8
+	VPUNPCKLQDQ            Z10, Z1, Z13
+	VPUNPCKHQDQ            Z10, Z1, Z1
+	VPUNPCKLQDQ            Z14, Z6, Z10
+	VPUNPCKHQDQ            Z14, Z6, Z6
+	VPUNPCKLQDQ            Z12, Z3, Z14
+	VPUNPCKHQDQ            Z12, Z3, Z3
+	VPUNPCKLQDQ            Z16, Z15, Z12
+	VPUNPCKHQDQ            Z16, Z15, Z15
+	VPUNPCKLQDQ            Z2, Z0, Z16
+	VPUNPCKHQDQ            Z2, Z0, Z0
+	KMOVB                  2696(SP), K1
+	VMOVDQU64              Z5, K1, (SI)
+	KMOVB                  2697(SP), K1
+	VMOVDQU64              Z4, K1, 64(SI)
+	KMOVB                  2698(SP), K1
+	VMOVDQU64              Z9, K1, 128(SI)
+	KMOVB                  2699(SP), K1
+	VMOVDQU64              Z7, K1, 192(SI)
+	KMOVB                  2700(SP), K1
+	VMOVDQU64              Z11, K1, 256(SI)
+	KMOVB                  2701(SP), K1
+	VMOVDQU64              Z8, K1, 320(SI)
+	KMOVB                  2702(SP), K1
+	VMOVDQU64              Z13, K1, 384(SI)
+	KMOVB                  2703(SP), K1
+	VMOVDQU64              Z1, K1, 448(SI)
+	KMOVB                  2704(SP), K1
+	VMOVDQU64              Z10, K1, 512(SI)
+	KMOVB                  2705(SP), K1
+	VMOVDQU64              Z6, K1, 576(SI)
+	KMOVB                  2706(SP), K1
+	VMOVDQU64              Z14, K1, 640(SI)
+	KMOVB                  2707(SP), K1
+	VMOVDQU64              Z3, K1, 704(SI)
+	KMOVB                  2708(SP), K1
+	VMOVDQU64              Z12, K1, 768(SI)
+	KMOVB                  2709(SP), K1
+	VMOVDQU64              Z15, K1, 832(SI)
+	KMOVB                  2710(SP), K1
+	VMOVDQU64              Z16, K1, 896(SI)
+	KMOVB                  2711(SP), K1
+	VMOVDQU64              Z0, K1, 960(SI)
+	ADDQ                   $0x00000400, AX
+	ADDQ                   $0x00000400, SI
+	SUBQ                   $0x40, BX
+	JMP                    xorPiecesAVX512GFNI_loop
+
+xorPiecesAVX512GFNI_narrow:
+	// 1 to 32 blocks left: one 32-block pass on YMM registers.
+	SHLQ                $0x01, BX
+	MOVQ                $-1, DI
+	BZHIQ               BX, DI, DI
+	MOVQ                DI, 2696(SP)
+	KMOVQ               2696(SP), K1
+	VMOVDQU64.Z         (AX), K1, Y0
+	KMOVQ               2696(SP), K1
+	KSHIFTRQ            $0x20, K1, K1
+	VMOVDQU64.Z         256(AX), K1, Y1
+	KMOVQ               2696(SP), K1
+	KSHIFTRQ            $0x10, K1, K1
+	VMOVDQU64.Z         128(AX), K1, Y2
+	KMOVQ               2696(SP), K1
+	KSHIFTRQ            $0x30, K1, K1
+	VMOVDQU64.Z         384(AX), K1, Y3
+	KMOVQ               2696(SP), K1
+	KSHIFTRQ            $0x08, K1, K1
+	VMOVDQU64.Z         64(AX), K1, Y4
+	KMOVQ               2696(SP), K1
+	KSHIFTRQ            $0x28, K1, K1
+	VMOVDQU64.Z         320(AX), K1, Y5
+	KMOVQ               2696(SP), K1
+	KSHIFTRQ            $0x18, K1, K1
+	VMOVDQU64.Z         192(AX), K1, Y6
+	KMOVQ               2696(SP), K1
+	KSHIFTRQ            $0x38, K1, K1
+	VMOVDQU64.Z         448(AX), K1, Y7
+	KMOVQ               2696(SP), K1
+	KSHIFTRQ            $0x04, K1, K1
+	VMOVDQU64.Z         32(AX), K1, Y8
+	KMOVQ               2696(SP), K1
+	KSHIFTRQ            $0x24, K1, K1
+	VMOVDQU64.Z         288(AX), K1, Y9
+	KMOVQ               2696(SP), K1
+	KSHIFTRQ            $0x14, K1, K1
+	VMOVDQU64.Z         160(AX), K1, Y10
+	KMOVQ               2696(SP), K1
+	KSHIFTRQ            $0x34, K1, K1
+	VMOVDQU64.Z         416(AX), K1, Y11
+	KMOVQ               2696(SP), K1
+	KSHIFTRQ            $0x0c, K1, K1
+	VMOVDQU64.Z         96(AX), K1, Y12
+	KMOVQ               2696(SP), K1
+	KSHIFTRQ            $0x2c, K1, K1
+	VMOVDQU64.Z         352(AX), K1, Y13
+	KMOVQ               2696(SP), K1
+	KSHIFTRQ            $0x1c, K1, K1
+	VMOVDQU64.Z         224(AX), K1, Y14
+	KMOVQ               2696(SP), K1
+	KSHIFTRQ            $0x3c, K1, K1
+	VMOVDQU64.Z         480(AX), K1, Y15
+	VPUNPCKLBW          Y8, Y0, Y16
+	VPUNPCKHBW          Y8, Y0, Y0
+	VPUNPCKLBW          Y9, Y1, Y8
+	VPUNPCKHBW          Y9, Y1, Y1
+	VPUNPCKLBW          Y10, Y2, Y9
+	VPUNPCKHBW          Y10, Y2, Y2
+	VPUNPCKLBW          Y11, Y3, Y10
+	VPUNPCKHBW          Y11, Y3, Y3
+	VPUNPCKLBW          Y12, Y4, Y11
+	VPUNPCKHBW          Y12, Y4, Y4
+	VPUNPCKLBW          Y13, Y5, Y12
+	VPUNPCKHBW          Y13, Y5, Y5
+	VPUNPCKLBW          Y14, Y6, Y13
+	VPUNPCKHBW          Y14, Y6, Y6
+	VPUNPCKLBW          Y15, Y7, Y14
+	VPUNPCKHBW          Y15, Y7, Y7
+	VPUNPCKLWD          Y11, Y16, Y15
+	VPUNPCKHWD          Y11, Y16, Y11
+	VPUNPCKLWD          Y4, Y0, Y16
+	VPUNPCKHWD          Y4, Y0, Y0
+	VPUNPCKLWD          Y12, Y8, Y4
+	VPUNPCKHWD          Y12, Y8, Y8
+	VPUNPCKLWD          Y5, Y1, Y12
+	VPUNPCKHWD          Y5, Y1, Y1
+	VPUNPCKLWD          Y13, Y9, Y5
+	VPUNPCKHWD          Y13, Y9, Y9
+	VPUNPCKLWD          Y6, Y2, Y13
+	VPUNPCKHWD          Y6, Y2, Y2
+	VPUNPCKLWD          Y14, Y10, Y6
+	VPUNPCKHWD          Y14, Y10, Y10
+	VPUNPCKLWD          Y7, Y3, Y14
+	VPUNPCKHWD          Y7, Y3, Y3
+	VPUNPCKLDQ          Y5, Y15, Y7
+	VPUNPCKHDQ          Y5, Y15, Y5
+	VPUNPCKLDQ          Y9, Y11, Y15
+	VPUNPCKHDQ          Y9, Y11, Y9
+	VPUNPCKLDQ          Y13, Y16, Y11
+	VPUNPCKHDQ          Y13, Y16, Y13
+	VPUNPCKLDQ          Y2, Y0, Y16
+	VPUNPCKHDQ          Y2, Y0, Y0
+	VPUNPCKLDQ          Y6, Y4, Y2
+	VPUNPCKHDQ          Y6, Y4, Y4
+	VPUNPCKLDQ          Y10, Y8, Y6
+	VPUNPCKHDQ          Y10, Y8, Y8
+	VPUNPCKLDQ          Y14, Y12, Y10
+	VPUNPCKHDQ          Y14, Y12, Y12
+	VPUNPCKLDQ          Y3, Y1, Y14
+	VPUNPCKHDQ          Y3, Y1, Y1
+	VPUNPCKLQDQ         Y2, Y7, Y3
+	VPUNPCKHQDQ         Y2, Y7, Y2
+	VPUNPCKLQDQ         Y4, Y5, Y7
+	VPUNPCKHQDQ         Y4, Y5, Y4
+	VPUNPCKLQDQ         Y6, Y15, Y5
+	VPUNPCKHQDQ         Y6, Y15, Y6
+	VPUNPCKLQDQ         Y8, Y9, Y15
+	VPUNPCKHQDQ         Y8, Y9, Y8
+	VPUNPCKLQDQ         Y10, Y11, Y9
+	VPUNPCKHQDQ         Y10, Y11, Y10
+	VPUNPCKLQDQ         Y12, Y13, Y11
+	VPUNPCKHQDQ         Y12, Y13, Y12
+	VPUNPCKLQDQ         Y14, Y16, Y13
+	VPUNPCKHQDQ         Y14, Y16, Y14
+	VPUNPCKLQDQ         Y1, Y0, Y16
+	VPUNPCKHQDQ         Y1, Y0, Y0
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Y3, Y3
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Y2, Y2
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Y7, Y7
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Y4, Y4
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Y5, Y5
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Y6, Y6
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Y15, Y15
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Y8, Y8
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Y9, Y9
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Y10, Y10
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Y11, Y11
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Y12, Y12
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Y13, Y13
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Y14, Y14
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Y16, Y16
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Y0, Y0
+	LEAQ                2184(SP), AX
+	MOVQ                $0x00000008, BX
+
+xorPiecesAVX512GFNI_rounds_narrow:
+	VPXORD                 Y9, Y13, Y1
+	VMOVDQA64              Y1, Y17
+	VPTERNLOGD.BCST        $0x96, (AX), Y5, Y17
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y17, Y18
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y17, Y17
+	VPXORD                 Y10, Y14, Y19
+	VMOVDQA64              Y19, Y20
+	VPTERNLOGD.BCST        $0x96, 128(AX), Y6, Y20
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y20, Y21
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y20, Y20
+	VPXORD                 Y11, Y16, Y22
+	VMOVDQA64              Y22, Y23
+	VPTERNLOGD.BCST        $0x96, 256(AX), Y15, Y23
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y23, Y24
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y23, Y23
+	VPXORD                 Y12, Y0, Y25
+	VMOVDQA64              Y25, Y26
+	VPTERNLOGD.BCST        $0x96, 384(AX), Y8, Y26
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y26, Y27
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y26, Y26
+	VPTERNLOGD             $0x96, Y18, Y21, Y3
+	VPTERNLOGD             $0x96, Y20, Y24, Y3
+	VPTERNLOGD             $0x96, Y23, Y26, Y3
+	VPTERNLOGD             $0x96, Y17, Y21, Y2
+	VPTERNLOGD             $0x96, Y24, Y23, Y2
+	VPTERNLOGD             $0x96, Y27, Y26, Y2
+	VPTERNLOGD             $0x96, Y18, Y17, Y7
+	VPTERNLOGD             $0x96, Y20, Y24, Y7
+	VPTERNLOGD             $0x96, Y27, Y26, Y7
+	VPTERNLOGD             $0x96, Y18, Y17, Y4
+	VPTERNLOGD             $0x96, Y21, Y20, Y4
+	VPTERNLOGD             $0x96, Y23, Y27, Y4
+	VPTERNLOGD.BCST        $0x96, 4(AX), Y3, Y1
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y1, Y17
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y1, Y1
+	VPTERNLOGD.BCST        $0x96, 132(AX), Y2, Y19
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y19, Y18
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y19, Y19
+	VPTERNLOGD.BCST        $0x96, 260(AX), Y7, Y22
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y22, Y20
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y22, Y22
+	VPTERNLOGD.BCST        $0x96, 388(AX), Y4, Y25
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y25, Y21
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y25, Y25
+	VPTERNLOGD             $0x96, Y17, Y18, Y5
+	VPTERNLOGD             $0x96, Y19, Y20, Y5
+	VPTERNLOGD             $0x96, Y22, Y25, Y5
+	VPTERNLOGD             $0x96, Y1, Y18, Y6
+	VPTERNLOGD             $0x96, Y20, Y22, Y6
+	VPTERNLOGD             $0x96, Y21, Y25, Y6
+	VPTERNLOGD             $0x96, Y17, Y1, Y15
+	VPTERNLOGD             $0x96, Y19, Y20, Y15
+	VPTERNLOGD             $0x96, Y21, Y25, Y15
+	VPTERNLOGD             $0x96, Y17, Y1, Y8
+	VPTERNLOGD             $0x96, Y18, Y19, Y8
+	VPTERNLOGD             $0x96, Y22, Y21, Y8
+	VPXORD                 Y3, Y5, Y1
+	VMOVDQA64              Y1, Y17
+	VPTERNLOGD.BCST        $0x96, 8(AX), Y13, Y17
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y17, Y18
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y17, Y17
+	VPXORD                 Y2, Y6, Y19
+	VMOVDQA64              Y19, Y20
+	VPTERNLOGD.BCST        $0x96, 136(AX), Y14, Y20
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y20, Y21
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y20, Y20
+	VPXORD                 Y7, Y15, Y22
+	VMOVDQA64              Y22, Y23
+	VPTERNLOGD.BCST        $0x96, 264(AX), Y16, Y23
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y23, Y24
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y23, Y23
+	VPXORD                 Y4, Y8, Y25
+	VMOVDQA64              Y25, Y26
+	VPTERNLOGD.BCST        $0x96, 392(AX), Y0, Y26
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y26, Y27
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y26, Y26
+	VPTERNLOGD             $0x96, Y18, Y21, Y9
+	VPTERNLOGD             $0x96, Y20, Y24, Y9
+	VPTERNLOGD             $0x96, Y23, Y26, Y9
+	VPTERNLOGD             $0x96, Y17, Y21, Y10
+	VPTERNLOGD             $0x96, Y24, Y23, Y10
+	VPTERNLOGD             $0x96, Y27, Y26, Y10
+	VPTERNLOGD             $0x96, Y18, Y17, Y11
+	VPTERNLOGD             $0x96, Y20, Y24, Y11
+	VPTERNLOGD             $0x96, Y27, Y26, Y11
+	VPTERNLOGD             $0x96, Y18, Y17, Y12
+	VPTERNLOGD             $0x96, Y21, Y20, Y12
+	VPTERNLOGD             $0x96, Y23, Y27, Y12
+	VPTERNLOGD.BCST        $0x96, 12(AX), Y9, Y1
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y1, Y17
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y1, Y1
+	VPTERNLOGD.BCST        $0x96, 140(AX), Y10, Y19
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y19, Y18
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y19, Y19
+	VPTERNLOGD.BCST        $0x96, 268(AX), Y11, Y22
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y22, Y20
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y22, Y22
+	VPTERNLOGD.BCST        $0x96, 396(AX), Y12, Y25
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Y25, Y21
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Y25, Y25
+	VPTERNLOGD             $0x96, Y17, Y18, Y13
+	VPTERNLOGD             $0x96, Y19, Y20, Y13
+	VPTERNLOGD             $0x96, Y22, Y25, Y13
+	VPTERNLOGD             $0x96, Y1, Y18, Y14
+	VPTERNLOGD             $0x96, Y20, Y22, Y14
+	VPTERNLOGD             $0x96, Y21, Y25, Y14
+	VPTERNLOGD             $0x96, Y17, Y1, Y16
+	VPTERNLOGD             $0x96, Y19, Y20, Y16
+	VPTERNLOGD             $0x96, Y21, Y25, Y16
+	VPTERNLOGD             $0x96, Y17, Y1, Y0
+	VPTERNLOGD             $0x96, Y18, Y19, Y0
+	VPTERNLOGD             $0x96, Y22, Y21, Y0
+	ADDQ                   $0x10, AX
+	DECQ                   BX
+	JNZ                    xorPiecesAVX512GFNI_rounds_narrow
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y13, Y13
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y5, Y5
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y9, Y9
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y3, Y3
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y16, Y16
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y15, Y15
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y11, Y11
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y7, Y7
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y14, Y14
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y6, Y6
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y10, Y10
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y2, Y2
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y8, Y8
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y12, Y12
+	VGF2P8AFFINEQB.BCST    $0x00, sm4BSLinInv<>+0(SB), Y4, Y4
+	VPUNPCKLBW             Y14, Y13, Y1
+	VPUNPCKHBW             Y14, Y13, Y13
+	VPUNPCKLBW             Y6, Y5, Y14
+	VPUNPCKHBW             Y6, Y5, Y5
+	VPUNPCKLBW             Y10, Y9, Y6
+	VPUNPCKHBW             Y10, Y9, Y9
+	VPUNPCKLBW             Y2, Y3, Y10
+	VPUNPCKHBW             Y2, Y3, Y2
+	VPUNPCKLBW             Y0, Y16, Y3
+	VPUNPCKHBW             Y0, Y16, Y0
+	VPUNPCKLBW             Y8, Y15, Y16
+	VPUNPCKHBW             Y8, Y15, Y8
+	VPUNPCKLBW             Y12, Y11, Y15
+	VPUNPCKHBW             Y12, Y11, Y11
+	VPUNPCKLBW             Y4, Y7, Y12
+	VPUNPCKHBW             Y4, Y7, Y4
+	VPUNPCKLWD             Y3, Y1, Y7
+	VPUNPCKHWD             Y3, Y1, Y1
+	VPUNPCKLWD             Y0, Y13, Y3
+	VPUNPCKHWD             Y0, Y13, Y0
+	VPUNPCKLWD             Y16, Y14, Y13
+	VPUNPCKHWD             Y16, Y14, Y14
+	VPUNPCKLWD             Y8, Y5, Y16
+	VPUNPCKHWD             Y8, Y5, Y5
+	VPUNPCKLWD             Y15, Y6, Y8
+	VPUNPCKHWD             Y15, Y6, Y6
+	VPUNPCKLWD             Y11, Y9, Y15
+	VPUNPCKHWD             Y11, Y9, Y9
+	VPUNPCKLWD             Y12, Y10, Y11
+	VPUNPCKHWD             Y12, Y10, Y10
+	VPUNPCKLWD             Y4, Y2, Y12
+	VPUNPCKHWD             Y4, Y2, Y2
+	VPUNPCKLDQ             Y8, Y7, Y4
+	VPUNPCKHDQ             Y8, Y7, Y7
+	VPUNPCKLDQ             Y6, Y1, Y8
+	VPUNPCKHDQ             Y6, Y1, Y1
+	VPUNPCKLDQ             Y15, Y3, Y6
+	VPUNPCKHDQ             Y15, Y3, Y3
+	VPUNPCKLDQ             Y9, Y0, Y15
+	VPUNPCKHDQ             Y9, Y0, Y0
+	VPUNPCKLDQ             Y11, Y13, Y9
+	VPUNPCKHDQ             Y11, Y13, Y11
+	VPUNPCKLDQ             Y10, Y14, Y13
+	VPUNPCKHDQ             Y10, Y14, Y10
+	VPUNPCKLDQ             Y12, Y16, Y14
+	VPUNPCKHDQ             Y12, Y16, Y12
+	VPUNPCKLDQ             Y2, Y5, Y16
+	VPUNPCKHDQ             Y2, Y5, Y2
+	VPUNPCKLQDQ            Y9, Y4, Y5
+	VPUNPCKHQDQ            Y9, Y4, Y4
+	VPUNPCKLQDQ            Y11, Y7, Y9
+	VPUNPCKHQDQ            Y11, Y7, Y7
+	VPUNPCKLQDQ            Y13, Y8, Y11
+	VPUNPCKHQDQ            Y13, Y8, Y8
+	VPUNPCKLQDQ            Y10, Y1, Y13
+	VPUNPCKHQDQ            Y10, Y1, Y1
+	VPUNPCKLQDQ            Y14, Y6, Y10
+	VPUNPCKHQDQ            Y14, Y6, Y6
+	VPUNPCKLQDQ            Y12, Y3, Y14
+	VPUNPCKHQDQ            Y12, Y3, Y3
+	VPUNPCKLQDQ            Y16, Y15, Y12
+	VPUNPCKHQDQ            Y16, Y15, Y15
+	VPUNPCKLQDQ            Y2, Y0, Y16
+	VPUNPCKHQDQ            Y2, Y0, Y0
+	KMOVQ                  2696(SP), K1
+	VMOVDQU64              Y5, K1, (SI)
+	KMOVQ                  2696(SP), K1
+	KSHIFTRQ               $0x04, K1, K1
+	VMOVDQU64              Y4, K1, 32(SI)
+	KMOVQ                  2696(SP), K1
+	KSHIFTRQ               $0x08, K1, K1
+	VMOVDQU64              Y9, K1, 64(SI)
+	KMOVQ                  2696(SP), K1
+	KSHIFTRQ               $0x0c, K1, K1
+	VMOVDQU64              Y7, K1, 96(SI)
+	KMOVQ                  2696(SP), K1
+	KSHIFTRQ               $0x10, K1, K1
+	VMOVDQU64              Y11, K1, 128(SI)
+	KMOVQ                  2696(SP), K1
+	KSHIFTRQ               $0x14, K1, K1
+	VMOVDQU64              Y8, K1, 160(SI)
+	KMOVQ                  2696(SP), K1
+	KSHIFTRQ               $0x18, K1, K1
+	VMOVDQU64              Y13, K1, 192(SI)
+	KMOVQ                  2696(SP), K1
+	KSHIFTRQ               $0x1c, K1, K1
+	VMOVDQU64              Y1, K1, 224(SI)
+	KMOVQ                  2696(SP), K1
+	KSHIFTRQ               $0x20, K1, K1
+	VMOVDQU64              Y10, K1, 256(SI)
+	KMOVQ                  2696(SP), K1
+	KSHIFTRQ               $0x24, K1, K1
+	VMOVDQU64              Y6, K1, 288(SI)
+	KMOVQ                  2696(SP), K1
+	KSHIFTRQ               $0x28, K1, K1
+	VMOVDQU64              Y14, K1, 320(SI)
+	KMOVQ                  2696(SP), K1
+	KSHIFTRQ               $0x2c, K1, K1
+	VMOVDQU64              Y3, K1, 352(SI)
+	KMOVQ                  2696(SP), K1
+	KSHIFTRQ               $0x30, K1, K1
+	VMOVDQU64              Y12, K1, 384(SI)
+	KMOVQ                  2696(SP), K1
+	KSHIFTRQ               $0x34, K1, K1
+	VMOVDQU64              Y15, K1, 416(SI)
+	KMOVQ                  2696(SP), K1
+	KSHIFTRQ               $0x38, K1, K1
+	VMOVDQU64              Y16, K1, 448(SI)
+	KMOVQ                  2696(SP), K1
+	KSHIFTRQ               $0x3c, K1, K1
+	VMOVDQU64              Y0, K1, 480(SI)
+
+xorPiecesAVX512GFNI_done:
+	JMP xorPiecesAVX512GFNI_keystream
+
+xorPiecesAVX512GFNI_two:
+	// Blocks past nblocks are whatever the buffer held: encrypted, never used.
+	MOVQ                $-1, AX
+	MOVQ                AX, 2696(SP)
+	MOVQ                AX, 2704(SP)
+	LEAQ                2712(SP), BX
+	ADDQ                $0x3f, BX
+	ANDQ                $-64, BX
+	MOVQ                (SP), AX
+	ADDQ                $0x00000000, AX
+	KMOVB               2696(SP), K1
+	VMOVDQU64.Z         (AX), K1, Z0
+	KMOVB               2704(SP), K1
+	VMOVDQU64.Z         512(AX), K1, Z1
+	KMOVB               2700(SP), K1
+	VMOVDQU64.Z         256(AX), K1, Z2
+	KMOVB               2708(SP), K1
+	VMOVDQU64.Z         768(AX), K1, Z3
+	KMOVB               2698(SP), K1
+	VMOVDQU64.Z         128(AX), K1, Z4
+	KMOVB               2706(SP), K1
+	VMOVDQU64.Z         640(AX), K1, Z5
+	KMOVB               2702(SP), K1
+	VMOVDQU64.Z         384(AX), K1, Z6
+	KMOVB               2710(SP), K1
+	VMOVDQU64.Z         896(AX), K1, Z7
+	KMOVB               2697(SP), K1
+	VMOVDQU64.Z         64(AX), K1, Z8
+	KMOVB               2705(SP), K1
+	VMOVDQU64.Z         576(AX), K1, Z9
+	KMOVB               2701(SP), K1
+	VMOVDQU64.Z         320(AX), K1, Z10
+	KMOVB               2709(SP), K1
+	VMOVDQU64.Z         832(AX), K1, Z11
+	KMOVB               2699(SP), K1
+	VMOVDQU64.Z         192(AX), K1, Z12
+	KMOVB               2707(SP), K1
+	VMOVDQU64.Z         704(AX), K1, Z13
+	KMOVB               2703(SP), K1
+	VMOVDQU64.Z         448(AX), K1, Z14
+	KMOVB               2711(SP), K1
+	VMOVDQU64.Z         960(AX), K1, Z15
+	VPUNPCKLBW          Z8, Z0, Z16
+	VPUNPCKHBW          Z8, Z0, Z0
+	VPUNPCKLBW          Z9, Z1, Z8
+	VPUNPCKHBW          Z9, Z1, Z1
+	VPUNPCKLBW          Z10, Z2, Z9
+	VPUNPCKHBW          Z10, Z2, Z2
+	VPUNPCKLBW          Z11, Z3, Z10
+	VPUNPCKHBW          Z11, Z3, Z3
+	VPUNPCKLBW          Z12, Z4, Z11
+	VPUNPCKHBW          Z12, Z4, Z4
+	VPUNPCKLBW          Z13, Z5, Z12
+	VPUNPCKHBW          Z13, Z5, Z5
+	VPUNPCKLBW          Z14, Z6, Z13
+	VPUNPCKHBW          Z14, Z6, Z6
+	VPUNPCKLBW          Z15, Z7, Z14
+	VPUNPCKHBW          Z15, Z7, Z7
+	VPUNPCKLWD          Z11, Z16, Z15
+	VPUNPCKHWD          Z11, Z16, Z11
+	VPUNPCKLWD          Z4, Z0, Z16
+	VPUNPCKHWD          Z4, Z0, Z0
+	VPUNPCKLWD          Z12, Z8, Z4
+	VPUNPCKHWD          Z12, Z8, Z8
+	VPUNPCKLWD          Z5, Z1, Z12
+	VPUNPCKHWD          Z5, Z1, Z1
+	VPUNPCKLWD          Z13, Z9, Z5
+	VPUNPCKHWD          Z13, Z9, Z9
+	VPUNPCKLWD          Z6, Z2, Z13
+	VPUNPCKHWD          Z6, Z2, Z2
+	VPUNPCKLWD          Z14, Z10, Z6
+	VPUNPCKHWD          Z14, Z10, Z10
+	VPUNPCKLWD          Z7, Z3, Z14
+	VPUNPCKHWD          Z7, Z3, Z3
+	VPUNPCKLDQ          Z5, Z15, Z7
+	VPUNPCKHDQ          Z5, Z15, Z5
+	VPUNPCKLDQ          Z9, Z11, Z15
+	VPUNPCKHDQ          Z9, Z11, Z9
+	VPUNPCKLDQ          Z13, Z16, Z11
+	VPUNPCKHDQ          Z13, Z16, Z13
+	VPUNPCKLDQ          Z2, Z0, Z16
+	VPUNPCKHDQ          Z2, Z0, Z0
+	VPUNPCKLDQ          Z6, Z4, Z2
+	VPUNPCKHDQ          Z6, Z4, Z4
+	VPUNPCKLDQ          Z10, Z8, Z6
+	VPUNPCKHDQ          Z10, Z8, Z8
+	VPUNPCKLDQ          Z14, Z12, Z10
+	VPUNPCKHDQ          Z14, Z12, Z12
+	VPUNPCKLDQ          Z3, Z1, Z14
+	VPUNPCKHDQ          Z3, Z1, Z1
+	VPUNPCKLQDQ         Z2, Z7, Z3
+	VPUNPCKHQDQ         Z2, Z7, Z2
+	VPUNPCKLQDQ         Z4, Z5, Z7
+	VPUNPCKHQDQ         Z4, Z5, Z4
+	VPUNPCKLQDQ         Z6, Z15, Z5
+	VPUNPCKHQDQ         Z6, Z15, Z6
+	VPUNPCKLQDQ         Z8, Z9, Z15
+	VPUNPCKHQDQ         Z8, Z9, Z8
+	VPUNPCKLQDQ         Z10, Z11, Z9
+	VPUNPCKHQDQ         Z10, Z11, Z10
+	VPUNPCKLQDQ         Z12, Z13, Z11
+	VPUNPCKHQDQ         Z12, Z13, Z12
+	VPUNPCKLQDQ         Z14, Z16, Z13
+	VPUNPCKHQDQ         Z14, Z16, Z14
+	VPUNPCKLQDQ         Z1, Z0, Z16
+	VPUNPCKHQDQ         Z1, Z0, Z0
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z3, Z3
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z2, Z2
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z7, Z7
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z4, Z4
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z5, Z5
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z6, Z6
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z15, Z15
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z8, Z8
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z9, Z9
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z10, Z10
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z11, Z11
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z12, Z12
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z13, Z13
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z14, Z14
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z16, Z16
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z0, Z0
+	VMOVDQU64           Z3, (BX)
+	VMOVDQU64           Z2, 64(BX)
+	VMOVDQU64           Z7, 128(BX)
+	VMOVDQU64           Z4, 192(BX)
+	MOVQ                (SP), AX
+	ADDQ                $0x00000400, AX
+	KMOVB               2696(SP), K1
+	VMOVDQU64.Z         (AX), K1, Z1
+	KMOVB               2704(SP), K1
+	VMOVDQU64.Z         512(AX), K1, Z2
+	KMOVB               2700(SP), K1
+	VMOVDQU64.Z         256(AX), K1, Z3
+	KMOVB               2708(SP), K1
+	VMOVDQU64.Z         768(AX), K1, Z4
+	KMOVB               2698(SP), K1
+	VMOVDQU64.Z         128(AX), K1, Z7
+	KMOVB               2706(SP), K1
+	VMOVDQU64.Z         640(AX), K1, Z17
+	KMOVB               2702(SP), K1
+	VMOVDQU64.Z         384(AX), K1, Z18
+	KMOVB               2710(SP), K1
+	VMOVDQU64.Z         896(AX), K1, Z19
+	KMOVB               2697(SP), K1
+	VMOVDQU64.Z         64(AX), K1, Z20
+	KMOVB               2705(SP), K1
+	VMOVDQU64.Z         576(AX), K1, Z21
+	KMOVB               2701(SP), K1
+	VMOVDQU64.Z         320(AX), K1, Z22
+	KMOVB               2709(SP), K1
+	VMOVDQU64.Z         832(AX), K1, Z23
+	KMOVB               2699(SP), K1
+	VMOVDQU64.Z         192(AX), K1, Z24
+	KMOVB               2707(SP), K1
+	VMOVDQU64.Z         704(AX), K1, Z25
+	KMOVB               2703(SP), K1
+	VMOVDQU64.Z         448(AX), K1, Z26
+	KMOVB               2711(SP), K1
+	VMOVDQU64.Z         960(AX), K1, Z27
+	VPUNPCKLBW          Z20, Z1, Z28
+	VPUNPCKHBW          Z20, Z1, Z1
+	VPUNPCKLBW          Z21, Z2, Z20
+	VPUNPCKHBW          Z21, Z2, Z2
+	VPUNPCKLBW          Z22, Z3, Z21
+	VPUNPCKHBW          Z22, Z3, Z3
+	VPUNPCKLBW          Z23, Z4, Z22
+	VPUNPCKHBW          Z23, Z4, Z4
+	VPUNPCKLBW          Z24, Z7, Z23
+	VPUNPCKHBW          Z24, Z7, Z7
+	VPUNPCKLBW          Z25, Z17, Z24
+	VPUNPCKHBW          Z25, Z17, Z17
+	VPUNPCKLBW          Z26, Z18, Z25
+	VPUNPCKHBW          Z26, Z18, Z18
+	VPUNPCKLBW          Z27, Z19, Z26
+	VPUNPCKHBW          Z27, Z19, Z19
+	VPUNPCKLWD          Z23, Z28, Z27
+	VPUNPCKHWD          Z23, Z28, Z23
+	VPUNPCKLWD          Z7, Z1, Z28
+	VPUNPCKHWD          Z7, Z1, Z1
+	VPUNPCKLWD          Z24, Z20, Z7
+	VPUNPCKHWD          Z24, Z20, Z20
+	VPUNPCKLWD          Z17, Z2, Z24
+	VPUNPCKHWD          Z17, Z2, Z2
+	VPUNPCKLWD          Z25, Z21, Z17
+	VPUNPCKHWD          Z25, Z21, Z21
+	VPUNPCKLWD          Z18, Z3, Z25
+	VPUNPCKHWD          Z18, Z3, Z3
+	VPUNPCKLWD          Z26, Z22, Z18
+	VPUNPCKHWD          Z26, Z22, Z22
+	VPUNPCKLWD          Z19, Z4, Z26
+	VPUNPCKHWD          Z19, Z4, Z4
+	VPUNPCKLDQ          Z17, Z27, Z19
+	VPUNPCKHDQ          Z17, Z27, Z17
+	VPUNPCKLDQ          Z21, Z23, Z27
+	VPUNPCKHDQ          Z21, Z23, Z21
+	VPUNPCKLDQ          Z25, Z28, Z23
+	VPUNPCKHDQ          Z25, Z28, Z25
+	VPUNPCKLDQ          Z3, Z1, Z28
+	VPUNPCKHDQ          Z3, Z1, Z1
+	VPUNPCKLDQ          Z18, Z7, Z3
+	VPUNPCKHDQ          Z18, Z7, Z7
+	VPUNPCKLDQ          Z22, Z20, Z18
+	VPUNPCKHDQ          Z22, Z20, Z20
+	VPUNPCKLDQ          Z26, Z24, Z22
+	VPUNPCKHDQ          Z26, Z24, Z24
+	VPUNPCKLDQ          Z4, Z2, Z26
+	VPUNPCKHDQ          Z4, Z2, Z2
+	VPUNPCKLQDQ         Z3, Z19, Z4
+	VPUNPCKHQDQ         Z3, Z19, Z3
+	VPUNPCKLQDQ         Z7, Z17, Z19
+	VPUNPCKHQDQ         Z7, Z17, Z7
+	VPUNPCKLQDQ         Z18, Z27, Z17
+	VPUNPCKHQDQ         Z18, Z27, Z18
+	VPUNPCKLQDQ         Z20, Z21, Z27
+	VPUNPCKHQDQ         Z20, Z21, Z20
+	VPUNPCKLQDQ         Z22, Z23, Z21
+	VPUNPCKHQDQ         Z22, Z23, Z22
+	VPUNPCKLQDQ         Z24, Z25, Z23
+	VPUNPCKHQDQ         Z24, Z25, Z24
+	VPUNPCKLQDQ         Z26, Z28, Z25
+	VPUNPCKHQDQ         Z26, Z28, Z26
+	VPUNPCKLQDQ         Z2, Z1, Z28
+	VPUNPCKHQDQ         Z2, Z1, Z1
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z4, Z4
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z3, Z3
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z19, Z19
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z7, Z7
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z17, Z17
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z18, Z18
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z27, Z27
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z20, Z20
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z21, Z21
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z22, Z22
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z23, Z23
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z24, Z24
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z25, Z25
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z26, Z26
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z28, Z28
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z1, Z1
+	VMOVDQU64           Z4, 512(BX)
+	VMOVDQU64           Z3, 576(BX)
+	VMOVDQU64           Z19, 640(BX)
+	VMOVDQU64           Z7, 704(BX)
+	LEAQ                2184(SP), AX
+	MOVQ                $0x00000008, SI
+
+xorPiecesAVX512GFNI_rounds2:
+	VPXORD                 Z5, Z9, Z2
+	VPTERNLOGD.BCST        $0x96, (AX), Z13, Z2
+	VMOVDQU64              Z5, 256(BX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z2, Z3
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z2, Z2
+	VPXORD                 Z6, Z10, Z4
+	VPTERNLOGD.BCST        $0x96, 128(AX), Z14, Z4
+	VMOVDQU64              Z6, 320(BX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z4, Z7
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z4, Z4
+	VPXORD                 Z15, Z11, Z19
+	VPTERNLOGD.BCST        $0x96, 256(AX), Z16, Z19
+	VMOVDQU64              Z15, 384(BX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z19, Z29
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z19, Z19
+	VPXORD                 Z8, Z12, Z30
+	VPTERNLOGD.BCST        $0x96, 384(AX), Z0, Z30
+	VMOVDQU64              Z8, 448(BX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z30, Z31
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z30, Z30
+	VMOVDQU64              (BX), Z5
+	VPTERNLOGD             $0x96, Z3, Z7, Z5
+	VPTERNLOGD             $0x96, Z4, Z29, Z5
+	VPTERNLOGD             $0x96, Z19, Z30, Z5
+	VMOVDQU64              64(BX), Z6
+	VPTERNLOGD             $0x96, Z2, Z7, Z6
+	VPTERNLOGD             $0x96, Z29, Z19, Z6
+	VPTERNLOGD             $0x96, Z31, Z30, Z6
+	VMOVDQU64              128(BX), Z15
+	VPTERNLOGD             $0x96, Z3, Z2, Z15
+	VPTERNLOGD             $0x96, Z4, Z29, Z15
+	VPTERNLOGD             $0x96, Z31, Z30, Z15
+	VMOVDQU64              192(BX), Z8
+	VPTERNLOGD             $0x96, Z3, Z2, Z8
+	VPTERNLOGD             $0x96, Z7, Z4, Z8
+	VPTERNLOGD             $0x96, Z19, Z31, Z8
+	VPXORD                 Z17, Z21, Z2
+	VPTERNLOGD.BCST        $0x96, (AX), Z25, Z2
+	VMOVDQU64              Z17, 768(BX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z2, Z3
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z2, Z2
+	VPXORD                 Z18, Z22, Z4
+	VPTERNLOGD.BCST        $0x96, 128(AX), Z26, Z4
+	VMOVDQU64              Z18, 832(BX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z4, Z7
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z4, Z4
+	VPXORD                 Z27, Z23, Z19
+	VPTERNLOGD.BCST        $0x96, 256(AX), Z28, Z19
+	VMOVDQU64              Z27, 896(BX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z19, Z29
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z19, Z19
+	VPXORD                 Z20, Z24, Z30
+	VPTERNLOGD.BCST        $0x96, 384(AX), Z1, Z30
+	VMOVDQU64              Z20, 960(BX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z30, Z31
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z30, Z30
+	VMOVDQU64              512(BX), Z17
+	VPTERNLOGD             $0x96, Z3, Z7, Z17
+	VPTERNLOGD             $0x96, Z4, Z29, Z17
+	VPTERNLOGD             $0x96, Z19, Z30, Z17
+	VMOVDQU64              576(BX), Z18
+	VPTERNLOGD             $0x96, Z2, Z7, Z18
+	VPTERNLOGD             $0x96, Z29, Z19, Z18
+	VPTERNLOGD             $0x96, Z31, Z30, Z18
+	VMOVDQU64              640(BX), Z27
+	VPTERNLOGD             $0x96, Z3, Z2, Z27
+	VPTERNLOGD             $0x96, Z4, Z29, Z27
+	VPTERNLOGD             $0x96, Z31, Z30, Z27
+	VMOVDQU64              704(BX), Z20
+	VPTERNLOGD             $0x96, Z3, Z2, Z20
+	VPTERNLOGD             $0x96, Z7, Z4, Z20
+	VPTERNLOGD             $0x96, Z19, Z31, Z20
+	VPXORD                 Z9, Z13, Z2
+	VPTERNLOGD.BCST        $0x96, 4(AX), Z5, Z2
+	VMOVDQU64              Z9, (BX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z2, Z3
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z2, Z2
+	VPXORD                 Z10, Z14, Z4
+	VPTERNLOGD.BCST        $0x96, 132(AX), Z6, Z4
+	VMOVDQU64              Z10, 64(BX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z4, Z7
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z4, Z4
+	VPXORD                 Z11, Z16, Z19
+	VPTERNLOGD.BCST        $0x96, 260(AX), Z15, Z19
+	VMOVDQU64              Z11, 128(BX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z19, Z29
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z19, Z19
+	VPXORD                 Z12, Z0, Z30
+	VPTERNLOGD.BCST        $0x96, 388(AX), Z8, Z30
+	VMOVDQU64              Z12, 192(BX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z30, Z31
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z30, Z30
+	VMOVDQU64              256(BX), Z9
+	VPTERNLOGD             $0x96, Z3, Z7, Z9
+	VPTERNLOGD             $0x96, Z4, Z29, Z9
+	VPTERNLOGD             $0x96, Z19, Z30, Z9
+	VMOVDQU64              320(BX), Z10
+	VPTERNLOGD             $0x96, Z2, Z7, Z10
+	VPTERNLOGD             $0x96, Z29, Z19, Z10
+	VPTERNLOGD             $0x96, Z31, Z30, Z10
+	VMOVDQU64              384(BX), Z11
+	VPTERNLOGD             $0x96, Z3, Z2, Z11
+	VPTERNLOGD             $0x96, Z4, Z29, Z11
+	VPTERNLOGD             $0x96, Z31, Z30, Z11
+	VMOVDQU64              448(BX), Z12
+	VPTERNLOGD             $0x96, Z3, Z2, Z12
+	VPTERNLOGD             $0x96, Z7, Z4, Z12
+	VPTERNLOGD             $0x96, Z19, Z31, Z12
+	VPXORD                 Z21, Z25, Z2
+	VPTERNLOGD.BCST        $0x96, 4(AX), Z17, Z2
+	VMOVDQU64              Z21, 512(BX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z2, Z3
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z2, Z2
+	VPXORD                 Z22, Z26, Z4
+	VPTERNLOGD.BCST        $0x96, 132(AX), Z18, Z4
+	VMOVDQU64              Z22, 576(BX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z4, Z7
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z4, Z4
+	VPXORD                 Z23, Z28, Z19
+	VPTERNLOGD.BCST        $0x96, 260(AX), Z27, Z19
+	VMOVDQU64              Z23, 640(BX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z19, Z29
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z19, Z19
+	VPXORD                 Z24, Z1, Z30
+	VPTERNLOGD.BCST        $0x96, 388(AX), Z20, Z30
+	VMOVDQU64              Z24, 704(BX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z30, Z31
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z30, Z30
+	VMOVDQU64              768(BX), Z21
+	VPTERNLOGD             $0x96, Z3, Z7, Z21
+	VPTERNLOGD             $0x96, Z4, Z29, Z21
+	VPTERNLOGD             $0x96, Z19, Z30, Z21
+	VMOVDQU64              832(BX), Z22
+	VPTERNLOGD             $0x96, Z2, Z7, Z22
+	VPTERNLOGD             $0x96, Z29, Z19, Z22
+	VPTERNLOGD             $0x96, Z31, Z30, Z22
+	VMOVDQU64              896(BX), Z23
+	VPTERNLOGD             $0x96, Z3, Z2, Z23
+	VPTERNLOGD             $0x96, Z4, Z29, Z23
+	VPTERNLOGD             $0x96, Z31, Z30, Z23
+	VMOVDQU64              960(BX), Z24
+	VPTERNLOGD             $0x96, Z3, Z2, Z24
+	VPTERNLOGD             $0x96, Z7, Z4, Z24
+	VPTERNLOGD             $0x96, Z19, Z31, Z24
+	VPXORD                 Z13, Z5, Z2
+	VPTERNLOGD.BCST        $0x96, 8(AX), Z9, Z2
+	VMOVDQU64              Z13, 256(BX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z2, Z3
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z2, Z2
+	VPXORD                 Z14, Z6, Z4
+	VPTERNLOGD.BCST        $0x96, 136(AX), Z10, Z4
+	VMOVDQU64              Z14, 320(BX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z4, Z7
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z4, Z4
+	VPXORD                 Z16, Z15, Z19
+	VPTERNLOGD.BCST        $0x96, 264(AX), Z11, Z19
+	VMOVDQU64              Z16, 384(BX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z19, Z29
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z19, Z19
+	VPXORD                 Z0, Z8, Z30
+	VPTERNLOGD.BCST        $0x96, 392(AX), Z12, Z30
+	VMOVDQU64              Z0, 448(BX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z30, Z31
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z30, Z30
+	VMOVDQU64              (BX), Z13
+	VPTERNLOGD             $0x96, Z3, Z7, Z13
+	VPTERNLOGD             $0x96, Z4, Z29, Z13
+	VPTERNLOGD             $0x96, Z19, Z30, Z13
+	VMOVDQU64              64(BX), Z14
+	VPTERNLOGD             $0x96, Z2, Z7, Z14
+	VPTERNLOGD             $0x96, Z29, Z19, Z14
+	VPTERNLOGD             $0x96, Z31, Z30, Z14
+	VMOVDQU64              128(BX), Z16
+	VPTERNLOGD             $0x96, Z3, Z2, Z16
+	VPTERNLOGD             $0x96, Z4, Z29, Z16
+	VPTERNLOGD             $0x96, Z31, Z30, Z16
+	VMOVDQU64              192(BX), Z0
+	VPTERNLOGD             $0x96, Z3, Z2, Z0
+	VPTERNLOGD             $0x96, Z7, Z4, Z0
+	VPTERNLOGD             $0x96, Z19, Z31, Z0
+	VPXORD                 Z25, Z17, Z2
+	VPTERNLOGD.BCST        $0x96, 8(AX), Z21, Z2
+	VMOVDQU64              Z25, 768(BX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z2, Z3
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z2, Z2
+	VPXORD                 Z26, Z18, Z4
+	VPTERNLOGD.BCST        $0x96, 136(AX), Z22, Z4
+	VMOVDQU64              Z26, 832(BX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z4, Z7
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z4, Z4
+	VPXORD                 Z28, Z27, Z19
+	VPTERNLOGD.BCST        $0x96, 264(AX), Z23, Z19
+	VMOVDQU64              Z28, 896(BX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z19, Z29
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z19, Z19
+	VPXORD                 Z1, Z20, Z30
+	VPTERNLOGD.BCST        $0x96, 392(AX), Z24, Z30
+	VMOVDQU64              Z1, 960(BX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z30, Z31
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z30, Z30
+	VMOVDQU64              512(BX), Z25
+	VPTERNLOGD             $0x96, Z3, Z7, Z25
+	VPTERNLOGD             $0x96, Z4, Z29, Z25
+	VPTERNLOGD             $0x96, Z19, Z30, Z25
+	VMOVDQU64              576(BX), Z26
+	VPTERNLOGD             $0x96, Z2, Z7, Z26
+	VPTERNLOGD             $0x96, Z29, Z19, Z26
+	VPTERNLOGD             $0x96, Z31, Z30, Z26
+	VMOVDQU64              640(BX), Z28
+	VPTERNLOGD             $0x96, Z3, Z2, Z28
+	VPTERNLOGD             $0x96, Z4, Z29, Z28
+	VPTERNLOGD             $0x96, Z31, Z30, Z28
+	VMOVDQU64              704(BX), Z1
+	VPTERNLOGD             $0x96, Z3, Z2, Z1
+	VPTERNLOGD             $0x96, Z7, Z4, Z1
+	VPTERNLOGD             $0x96, Z19, Z31, Z1
+	VPXORD                 Z5, Z9, Z2
+	VPTERNLOGD.BCST        $0x96, 12(AX), Z13, Z2
+	VMOVDQU64              Z5, (BX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z2, Z3
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z2, Z2
+	VPXORD                 Z6, Z10, Z4
+	VPTERNLOGD.BCST        $0x96, 140(AX), Z14, Z4
+	VMOVDQU64              Z6, 64(BX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z4, Z7
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z4, Z4
+	VPXORD                 Z15, Z11, Z19
+	VPTERNLOGD.BCST        $0x96, 268(AX), Z16, Z19
+	VMOVDQU64              Z15, 128(BX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z19, Z29
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z19, Z19
+	VPXORD                 Z8, Z12, Z30
+	VPTERNLOGD.BCST        $0x96, 396(AX), Z0, Z30
+	VMOVDQU64              Z8, 192(BX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z30, Z31
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z30, Z30
+	VMOVDQU64              256(BX), Z5
+	VPTERNLOGD             $0x96, Z3, Z7, Z5
+	VPTERNLOGD             $0x96, Z4, Z29, Z5
+	VPTERNLOGD             $0x96, Z19, Z30, Z5
+	VMOVDQU64              320(BX), Z6
+	VPTERNLOGD             $0x96, Z2, Z7, Z6
+	VPTERNLOGD             $0x96, Z29, Z19, Z6
+	VPTERNLOGD             $0x96, Z31, Z30, Z6
+	VMOVDQU64              384(BX), Z15
+	VPTERNLOGD             $0x96, Z3, Z2, Z15
+	VPTERNLOGD             $0x96, Z4, Z29, Z15
+	VPTERNLOGD             $0x96, Z31, Z30, Z15
+	VMOVDQU64              448(BX), Z8
+	VPTERNLOGD             $0x96, Z3, Z2, Z8
+	VPTERNLOGD             $0x96, Z7, Z4, Z8
+	VPTERNLOGD             $0x96, Z19, Z31, Z8
+	VPXORD                 Z17, Z21, Z2
+	VPTERNLOGD.BCST        $0x96, 12(AX), Z25, Z2
+	VMOVDQU64              Z17, 512(BX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z2, Z3
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z2, Z2
+	VPXORD                 Z18, Z22, Z4
+	VPTERNLOGD.BCST        $0x96, 140(AX), Z26, Z4
+	VMOVDQU64              Z18, 576(BX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z4, Z7
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z4, Z4
+	VPXORD                 Z27, Z23, Z19
+	VPTERNLOGD.BCST        $0x96, 268(AX), Z28, Z19
+	VMOVDQU64              Z27, 640(BX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z19, Z29
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z19, Z19
+	VPXORD                 Z20, Z24, Z30
+	VPTERNLOGD.BCST        $0x96, 396(AX), Z1, Z30
+	VMOVDQU64              Z20, 704(BX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z30, Z31
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z30, Z30
+	VMOVDQU64              768(BX), Z17
+	VPTERNLOGD             $0x96, Z3, Z7, Z17
+	VPTERNLOGD             $0x96, Z4, Z29, Z17
+	VPTERNLOGD             $0x96, Z19, Z30, Z17
+	VMOVDQU64              832(BX), Z18
+	VPTERNLOGD             $0x96, Z2, Z7, Z18
+	VPTERNLOGD             $0x96, Z29, Z19, Z18
+	VPTERNLOGD             $0x96, Z31, Z30, Z18
+	VMOVDQU64              896(BX), Z27
+	VPTERNLOGD             $0x96, Z3, Z2, Z27
+	VPTERNLOGD             $0x96, Z4, Z29, Z27
+	VPTERNLOGD             $0x96, Z31, Z30, Z27
+	VMOVDQU64              960(BX), Z20
+	VPTERNLOGD             $0x96, Z3, Z2, Z20
+	VPTERNLOGD             $0x96, Z7, Z4, Z20
+	VPTERNLOGD             $0x96, Z19, Z31, Z20
+
+	// Four rounds moved X_{i+1} from r[0] to r[1]: rotate the roles back.
+	VMOVDQA64           Z5, Z2
+	VMOVDQA64           Z9, Z5
+	VMOVDQA64           Z13, Z9
+	VMOVDQA64           Z2, Z13
+	VMOVDQA64           Z6, Z2
+	VMOVDQA64           Z10, Z6
+	VMOVDQA64           Z14, Z10
+	VMOVDQA64           Z2, Z14
+	VMOVDQA64           Z15, Z2
+	VMOVDQA64           Z11, Z15
+	VMOVDQA64           Z16, Z11
+	VMOVDQA64           Z2, Z16
+	VMOVDQA64           Z8, Z2
+	VMOVDQA64           Z12, Z8
+	VMOVDQA64           Z0, Z12
+	VMOVDQA64           Z2, Z0
+	VMOVDQA64           Z17, Z2
+	VMOVDQA64           Z21, Z17
+	VMOVDQA64           Z25, Z21
+	VMOVDQA64           Z2, Z25
+	VMOVDQA64           Z18, Z2
+	VMOVDQA64           Z22, Z18
+	VMOVDQA64           Z26, Z22
+	VMOVDQA64           Z2, Z26
+	VMOVDQA64           Z27, Z2
+	VMOVDQA64           Z23, Z27
+	VMOVDQA64           Z28, Z23
+	VMOVDQA64           Z2, Z28
+	VMOVDQA64           Z20, Z2
+	VMOVDQA64           Z24, Z20
+	VMOVDQA64           Z1, Z24
+	VMOVDQA64           Z2, Z1
+	ADDQ                $0x10, AX
+	DECQ                SI
+	JNZ                 xorPiecesAVX512GFNI_rounds2
+	MOVQ                (SP), SI
+	ADDQ                $0x00000000, SI
+	VMOVDQU64           (BX), Z2
+	VMOVDQU64           64(BX), Z3
+	VMOVDQU64           128(BX), Z4
+	VMOVDQU64           192(BX), Z7
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z13, Z13
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z5, Z5
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z9, Z9
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z2, Z2
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z16, Z16
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z15, Z15
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z11, Z11
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z4, Z4
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z14, Z14
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z6, Z6
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z10, Z10
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z3, Z3
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z0, Z0
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z8, Z8
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z12, Z12
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z7, Z7
+	VPUNPCKLBW          Z14, Z13, Z19
+	VPUNPCKHBW          Z14, Z13, Z13
+	VPUNPCKLBW          Z6, Z5, Z14
+	VPUNPCKHBW          Z6, Z5, Z5
+	VPUNPCKLBW          Z10, Z9, Z6
+	VPUNPCKHBW          Z10, Z9, Z9
+	VPUNPCKLBW          Z3, Z2, Z10
+	VPUNPCKHBW          Z3, Z2, Z2
+	VPUNPCKLBW          Z0, Z16, Z3
+	VPUNPCKHBW          Z0, Z16, Z0
+	VPUNPCKLBW          Z8, Z15, Z16
+	VPUNPCKHBW          Z8, Z15, Z8
+	VPUNPCKLBW          Z12, Z11, Z15
+	VPUNPCKHBW          Z12, Z11, Z11
+	VPUNPCKLBW          Z7, Z4, Z12
+	VPUNPCKHBW          Z7, Z4, Z4
+	VPUNPCKLWD          Z3, Z19, Z7
+	VPUNPCKHWD          Z3, Z19, Z3
+	VPUNPCKLWD          Z0, Z13, Z19
+	VPUNPCKHWD          Z0, Z13, Z0
+	VPUNPCKLWD          Z16, Z14, Z13
+	VPUNPCKHWD          Z16, Z14, Z14
+	VPUNPCKLWD          Z8, Z5, Z16
+	VPUNPCKHWD          Z8, Z5, Z5
+	VPUNPCKLWD          Z15, Z6, Z8
+	VPUNPCKHWD          Z15, Z6, Z6
+	VPUNPCKLWD          Z11, Z9, Z15
+	VPUNPCKHWD          Z11, Z9, Z9
+	VPUNPCKLWD          Z12, Z10, Z11
+	VPUNPCKHWD          Z12, Z10, Z10
+	VPUNPCKLWD          Z4, Z2, Z12
+	VPUNPCKHWD          Z4, Z2, Z2
+	VPUNPCKLDQ          Z8, Z7, Z4
+	VPUNPCKHDQ          Z8, Z7, Z7
+	VPUNPCKLDQ          Z6, Z3, Z8
+	VPUNPCKHDQ          Z6, Z3, Z3
+	VPUNPCKLDQ          Z15, Z19, Z6
+	VPUNPCKHDQ          Z15, Z19, Z15
+	VPUNPCKLDQ          Z9, Z0, Z19
+	VPUNPCKHDQ          Z9, Z0, Z0
+	VPUNPCKLDQ          Z11, Z13, Z9
+	VPUNPCKHDQ          Z11, Z13, Z11
+	VPUNPCKLDQ          Z10, Z14, Z13
+	VPUNPCKHDQ          Z10, Z14, Z10
+	VPUNPCKLDQ          Z12, Z16, Z14
+	VPUNPCKHDQ          Z12, Z16, Z12
+	VPUNPCKLDQ          Z2, Z5, Z16
+	VPUNPCKHDQ          Z2, Z5, Z2
+	VPUNPCKLQDQ         Z9, Z4, Z5
+	VPUNPCKHQDQ         Z9, Z4, Z4
+	VPUNPCKLQDQ         Z11, Z7, Z9
+	VPUNPCKHQDQ         Z11, Z7, Z7
+	VPUNPCKLQDQ         Z13, Z8, Z11
+	VPUNPCKHQDQ         Z13, Z8, Z8
+	VPUNPCKLQDQ         Z10, Z3, Z13
+	VPUNPCKHQDQ         Z10, Z3, Z3
+	VPUNPCKLQDQ         Z14, Z6, Z10
+	VPUNPCKHQDQ         Z14, Z6, Z6
+	VPUNPCKLQDQ         Z12, Z15, Z14
+	VPUNPCKHQDQ         Z12, Z15, Z12
+	VPUNPCKLQDQ         Z16, Z19, Z15
+	VPUNPCKHQDQ         Z16, Z19, Z16
+	VPUNPCKLQDQ         Z2, Z0, Z19
+	VPUNPCKHQDQ         Z2, Z0, Z0
+	KMOVB               2696(SP), K1
+	VMOVDQU64           Z5, K1, (SI)
+	KMOVB               2697(SP), K1
+	VMOVDQU64           Z4, K1, 64(SI)
+	KMOVB               2698(SP), K1
+	VMOVDQU64           Z9, K1, 128(SI)
+	KMOVB               2699(SP), K1
+	VMOVDQU64           Z7, K1, 192(SI)
+	KMOVB               2700(SP), K1
+	VMOVDQU64           Z11, K1, 256(SI)
+	KMOVB               2701(SP), K1
+	VMOVDQU64           Z8, K1, 320(SI)
+	KMOVB               2702(SP), K1
+	VMOVDQU64           Z13, K1, 384(SI)
+	KMOVB               2703(SP), K1
+	VMOVDQU64           Z3, K1, 448(SI)
+	KMOVB               2704(SP), K1
+	VMOVDQU64           Z10, K1, 512(SI)
+	KMOVB               2705(SP), K1
+	VMOVDQU64           Z6, K1, 576(SI)
+	KMOVB               2706(SP), K1
+	VMOVDQU64           Z14, K1, 640(SI)
+	KMOVB               2707(SP), K1
+	VMOVDQU64           Z12, K1, 704(SI)
+	KMOVB               2708(SP), K1
+	VMOVDQU64           Z15, K1, 768(SI)
+	KMOVB               2709(SP), K1
+	VMOVDQU64           Z16, K1, 832(SI)
+	KMOVB               2710(SP), K1
+	VMOVDQU64           Z19, K1, 896(SI)
+	KMOVB               2711(SP), K1
+	VMOVDQU64           Z0, K1, 960(SI)
+	MOVQ                (SP), SI
+	ADDQ                $0x00000400, SI
+	VMOVDQU64           512(BX), Z0
+	VMOVDQU64           576(BX), Z2
+	VMOVDQU64           640(BX), Z3
+	VMOVDQU64           704(BX), Z4
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z25, Z25
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z17, Z17
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z21, Z21
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z0, Z0
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z28, Z28
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z27, Z27
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z23, Z23
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z3, Z3
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z26, Z26
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z18, Z18
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z22, Z22
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z2, Z2
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z1, Z1
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z20, Z20
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z24, Z24
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z4, Z4
+	VPUNPCKLBW          Z26, Z25, Z5
+	VPUNPCKHBW          Z26, Z25, Z6
+	VPUNPCKLBW          Z18, Z17, Z7
+	VPUNPCKHBW          Z18, Z17, Z8
+	VPUNPCKLBW          Z22, Z21, Z9
+	VPUNPCKHBW          Z22, Z21, Z10
+	VPUNPCKLBW          Z2, Z0, Z11
+	VPUNPCKHBW          Z2, Z0, Z0
+	VPUNPCKLBW          Z1, Z28, Z2
+	VPUNPCKHBW          Z1, Z28, Z1
+	VPUNPCKLBW          Z20, Z27, Z12
+	VPUNPCKHBW          Z20, Z27, Z13
+	VPUNPCKLBW          Z24, Z23, Z14
+	VPUNPCKHBW          Z24, Z23, Z15
+	VPUNPCKLBW          Z4, Z3, Z16
+	VPUNPCKHBW          Z4, Z3, Z3
+	VPUNPCKLWD          Z2, Z5, Z4
+	VPUNPCKHWD          Z2, Z5, Z2
+	VPUNPCKLWD          Z1, Z6, Z5
+	VPUNPCKHWD          Z1, Z6, Z1
+	VPUNPCKLWD          Z12, Z7, Z6
+	VPUNPCKHWD          Z12, Z7, Z7
+	VPUNPCKLWD          Z13, Z8, Z12
+	VPUNPCKHWD          Z13, Z8, Z8
+	VPUNPCKLWD          Z14, Z9, Z13
+	VPUNPCKHWD          Z14, Z9, Z9
+	VPUNPCKLWD          Z15, Z10, Z14
+	VPUNPCKHWD          Z15, Z10, Z10
+	VPUNPCKLWD          Z16, Z11, Z15
+	VPUNPCKHWD          Z16, Z11, Z11
+	VPUNPCKLWD          Z3, Z0, Z16
+	VPUNPCKHWD          Z3, Z0, Z0
+	VPUNPCKLDQ          Z13, Z4, Z3
+	VPUNPCKHDQ          Z13, Z4, Z4
+	VPUNPCKLDQ          Z9, Z2, Z13
+	VPUNPCKHDQ          Z9, Z2, Z2
+	VPUNPCKLDQ          Z14, Z5, Z9
+	VPUNPCKHDQ          Z14, Z5, Z5
+	VPUNPCKLDQ          Z10, Z1, Z14
+	VPUNPCKHDQ          Z10, Z1, Z1
+	VPUNPCKLDQ          Z15, Z6, Z10
+	VPUNPCKHDQ          Z15, Z6, Z6
+	VPUNPCKLDQ          Z11, Z7, Z15
+	VPUNPCKHDQ          Z11, Z7, Z7
+	VPUNPCKLDQ          Z16, Z12, Z11
+	VPUNPCKHDQ          Z16, Z12, Z12
+	VPUNPCKLDQ          Z0, Z8, Z16
+	VPUNPCKHDQ          Z0, Z8, Z0
+	VPUNPCKLQDQ         Z10, Z3, Z8
+	VPUNPCKHQDQ         Z10, Z3, Z3
+	VPUNPCKLQDQ         Z6, Z4, Z10
+	VPUNPCKHQDQ         Z6, Z4, Z4
+	VPUNPCKLQDQ         Z15, Z13, Z6
+	VPUNPCKHQDQ         Z15, Z13, Z13
+	VPUNPCKLQDQ         Z7, Z2, Z15
+	VPUNPCKHQDQ         Z7, Z2, Z2
+	VPUNPCKLQDQ         Z11, Z9, Z7
+	VPUNPCKHQDQ         Z11, Z9, Z9
+	VPUNPCKLQDQ         Z12, Z5, Z11
+	VPUNPCKHQDQ         Z12, Z5, Z5
+	VPUNPCKLQDQ         Z16, Z14, Z12
+	VPUNPCKHQDQ         Z16, Z14, Z14
+	VPUNPCKLQDQ         Z0, Z1, Z16
+	VPUNPCKHQDQ         Z0, Z1, Z0
+	KMOVB               2696(SP), K1
+	VMOVDQU64           Z8, K1, (SI)
+	KMOVB               2697(SP), K1
+	VMOVDQU64           Z3, K1, 64(SI)
+	KMOVB               2698(SP), K1
+	VMOVDQU64           Z10, K1, 128(SI)
+	KMOVB               2699(SP), K1
+	VMOVDQU64           Z4, K1, 192(SI)
+	KMOVB               2700(SP), K1
+	VMOVDQU64           Z6, K1, 256(SI)
+	KMOVB               2701(SP), K1
+	VMOVDQU64           Z13, K1, 320(SI)
+	KMOVB               2702(SP), K1
+	VMOVDQU64           Z15, K1, 384(SI)
+	KMOVB               2703(SP), K1
+	VMOVDQU64           Z2, K1, 448(SI)
+	KMOVB               2704(SP), K1
+	VMOVDQU64           Z7, K1, 512(SI)
+	KMOVB               2705(SP), K1
+	VMOVDQU64           Z9, K1, 576(SI)
+	KMOVB               2706(SP), K1
+	VMOVDQU64           Z11, K1, 640(SI)
+	KMOVB               2707(SP), K1
+	VMOVDQU64           Z5, K1, 704(SI)
+	KMOVB               2708(SP), K1
+	VMOVDQU64           Z12, K1, 768(SI)
+	KMOVB               2709(SP), K1
+	VMOVDQU64           Z14, K1, 832(SI)
+	KMOVB               2710(SP), K1
+	VMOVDQU64           Z16, K1, 896(SI)
+	KMOVB               2711(SP), K1
+	VMOVDQU64           Z0, K1, 960(SI)
+
+xorPiecesAVX512GFNI_keystream:
+	// Keystream into every piece, 64 bytes per step under a byte mask.
+	MOVQ (SP), AX
+	MOVQ DX, DX
+	MOVQ $0x00000040, R11
+
+xorPiecesAVX512GFNI_xor_piece:
+	TESTQ DX, DX
+	JZ    xorPiecesAVX512GFNI_xor_done
+	MOVQ  16(CX), BX
+	MOVQ  24(CX), SI
+	MOVQ  32(CX), DI
+	MOVQ  AX, R8
+	MOVQ  DI, R9
+	ADDQ  $0x0f, R9
+	ANDQ  $-16, R9
+	ADDQ  R9, AX
+
+xorPiecesAVX512GFNI_xor_chunk:
+	TESTQ      DI, DI
+	JLE        xorPiecesAVX512GFNI_xor_next
+	MOVQ       DI, R9
+	CMPQ       R9, R11
+	CMOVQGT    R11, R9
+	MOVQ       $-1, R10
+	BZHIQ      R9, R10, R10
+	KMOVQ      R10, K1
+	VMOVDQU8.Z (R8), K1, Z0
+	TESTQ      SI, SI
+	JZ         xorPiecesAVX512GFNI_xor_store
+	VMOVDQU8.Z (SI), K1, Z1
+	VPXORD     Z1, Z0, Z0
+	ADDQ       $0x40, SI
+
+xorPiecesAVX512GFNI_xor_store:
+	VMOVDQU8 Z0, K1, (BX)
+	ADDQ     $0x40, BX
+	ADDQ     $0x40, R8
+	SUBQ     $0x40, DI
+	JMP      xorPiecesAVX512GFNI_xor_chunk
+
+xorPiecesAVX512GFNI_xor_next:
+	ADDQ $0x28, CX
+	DECQ DX
+	JMP  xorPiecesAVX512GFNI_xor_piece
+
+xorPiecesAVX512GFNI_xor_done:
+	VZEROUPPER
+	RET
+
+// func xorKeyStream2AVX512GFNI(rk *[32]uint32, ctrA *[16]byte, dstA *byte, srcA *byte, ctrB *[16]byte, dstB *byte, srcB *byte)
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL, GFNI
+TEXT ·xorKeyStream2AVX512GFNI(SB), $1648-56
+	MOVQ                rk+0(FP), AX
+	VMOVDQU64           (AX), Z0
+	VMOVDQU64           64(AX), Z1
+	VPSHUFB             sm4BSKeySplit<>+0(SB), Z0, Z2
+	VGF2P8AFFINEQB.BCST $0x3e, sm4PreMatrix<>+0(SB), Z2, Z2
+	VMOVDQU64           Z2, (SP)
+	VPSHUFB             sm4BSKeySplit<>+0(SB), Z1, Z2
+	VGF2P8AFFINEQB.BCST $0x3e, sm4PreMatrix<>+0(SB), Z2, Z2
+	VMOVDQU64           Z2, 64(SP)
+	VPSHUFB             sm4BSKeySplit<>+64(SB), Z0, Z2
+	VGF2P8AFFINEQB.BCST $0x3e, sm4PreMatrix<>+0(SB), Z2, Z2
+	VMOVDQU64           Z2, 128(SP)
+	VPSHUFB             sm4BSKeySplit<>+64(SB), Z1, Z2
+	VGF2P8AFFINEQB.BCST $0x3e, sm4PreMatrix<>+0(SB), Z2, Z2
+	VMOVDQU64           Z2, 192(SP)
+	VPSHUFB             sm4BSKeySplit<>+128(SB), Z0, Z2
+	VGF2P8AFFINEQB.BCST $0x3e, sm4PreMatrix<>+0(SB), Z2, Z2
+	VMOVDQU64           Z2, 256(SP)
+	VPSHUFB             sm4BSKeySplit<>+128(SB), Z1, Z2
+	VGF2P8AFFINEQB.BCST $0x3e, sm4PreMatrix<>+0(SB), Z2, Z2
+	VMOVDQU64           Z2, 320(SP)
+	VPSHUFB             sm4BSKeySplit<>+192(SB), Z0, Z2
+	VGF2P8AFFINEQB.BCST $0x3e, sm4PreMatrix<>+0(SB), Z2, Z2
+	VMOVDQU64           Z2, 384(SP)
+	VPSHUFB             sm4BSKeySplit<>+192(SB), Z1, Z2
+	VGF2P8AFFINEQB.BCST $0x3e, sm4PreMatrix<>+0(SB), Z2, Z2
+	VMOVDQU64           Z2, 448(SP)
+
+	// Whole passes: every group mask all ones.
+	MOVQ                $-1, AX
+	MOVQ                AX, 512(SP)
+	MOVQ                AX, 520(SP)
+	LEAQ                528(SP), AX
+	ADDQ                $0x3f, AX
+	ANDQ                $-64, AX
+	MOVQ                ctrA+8(FP), CX
+	MOVL                12(CX), DX
+	BSWAPL              DX
+	VMOVDQU             (CX), X0
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), X0, X0
+	VMOVDQU             X0, 1616(SP)
+	VPBROADCASTD        DX, Z0
+	VPADDD              sm4BSCtrIndex<>+0(SB), Z0, Z1
+	VPSHUFB             sm4BSCtrBytes<>+0(SB), Z1, Z1
+	VPADDD              sm4BSCtrIndex<>+64(SB), Z0, Z2
+	VPSHUFB             sm4BSCtrBytes<>+0(SB), Z2, Z2
+	VPADDD              sm4BSCtrIndex<>+128(SB), Z0, Z3
+	VPSHUFB             sm4BSCtrBytes<>+0(SB), Z3, Z3
+	VPADDD              sm4BSCtrIndex<>+192(SB), Z0, Z0
+	VPSHUFB             sm4BSCtrBytes<>+0(SB), Z0, Z0
+	VMOVDQU64           sm4BSCtrPerm<>+192(SB), Z4
+	VPERMI2D            Z2, Z1, Z4
+	VMOVDQU64           sm4BSCtrPerm<>+192(SB), Z5
+	VPERMI2D            Z0, Z3, Z5
+	VSHUFI64X2          $0x44, Z5, Z4, Z4
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z4, Z4
+	VMOVDQU64           sm4BSCtrPerm<>+128(SB), Z5
+	VPERMI2D            Z2, Z1, Z5
+	VMOVDQU64           sm4BSCtrPerm<>+128(SB), Z6
+	VPERMI2D            Z0, Z3, Z6
+	VSHUFI64X2          $0x44, Z6, Z5, Z5
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z5, Z5
+	VMOVDQU64           sm4BSCtrPerm<>+64(SB), Z6
+	VPERMI2D            Z2, Z1, Z6
+	VMOVDQU64           sm4BSCtrPerm<>+64(SB), Z7
+	VPERMI2D            Z0, Z3, Z7
+	VSHUFI64X2          $0x44, Z7, Z6, Z6
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z6, Z6
+	VMOVDQU64           sm4BSCtrPerm<>+0(SB), Z7
+	VPERMI2D            Z2, Z1, Z7
+	VMOVDQU64           sm4BSCtrPerm<>+0(SB), Z1
+	VPERMI2D            Z0, Z3, Z1
+	VSHUFI64X2          $0x44, Z1, Z7, Z0
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z0, Z0
+	VPBROADCASTB        1616(SP), Z1
+	VMOVDQU64           Z1, (AX)
+	VPBROADCASTB        1617(SP), Z1
+	VMOVDQU64           Z1, 64(AX)
+	VPBROADCASTB        1618(SP), Z1
+	VMOVDQU64           Z1, 128(AX)
+	VPBROADCASTB        1619(SP), Z1
+	VMOVDQU64           Z1, 192(AX)
+	VPBROADCASTB        1620(SP), Z1
+	VPBROADCASTB        1621(SP), Z2
+	VPBROADCASTB        1622(SP), Z3
+	VPBROADCASTB        1623(SP), Z7
+	VPBROADCASTB        1624(SP), Z8
+	VPBROADCASTB        1625(SP), Z9
+	VPBROADCASTB        1626(SP), Z10
+	VPBROADCASTB        1627(SP), Z11
+	MOVQ                ctrB+32(FP), CX
+	MOVL                12(CX), DX
+	BSWAPL              DX
+	VMOVDQU             (CX), X12
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), X12, X12
+	VMOVDQU             X12, 1632(SP)
+	VPBROADCASTD        DX, Z12
+	VPADDD              sm4BSCtrIndex<>+0(SB), Z12, Z13
+	VPSHUFB             sm4BSCtrBytes<>+0(SB), Z13, Z13
+	VPADDD              sm4BSCtrIndex<>+64(SB), Z12, Z14
+	VPSHUFB             sm4BSCtrBytes<>+0(SB), Z14, Z14
+	VPADDD              sm4BSCtrIndex<>+128(SB), Z12, Z15
+	VPSHUFB             sm4BSCtrBytes<>+0(SB), Z15, Z15
+	VPADDD              sm4BSCtrIndex<>+192(SB), Z12, Z12
+	VPSHUFB             sm4BSCtrBytes<>+0(SB), Z12, Z12
+	VMOVDQU64           sm4BSCtrPerm<>+192(SB), Z16
+	VPERMI2D            Z14, Z13, Z16
+	VMOVDQU64           sm4BSCtrPerm<>+192(SB), Z17
+	VPERMI2D            Z12, Z15, Z17
+	VSHUFI64X2          $0x44, Z17, Z16, Z16
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z16, Z16
+	VMOVDQU64           sm4BSCtrPerm<>+128(SB), Z17
+	VPERMI2D            Z14, Z13, Z17
+	VMOVDQU64           sm4BSCtrPerm<>+128(SB), Z18
+	VPERMI2D            Z12, Z15, Z18
+	VSHUFI64X2          $0x44, Z18, Z17, Z17
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z17, Z17
+	VMOVDQU64           sm4BSCtrPerm<>+64(SB), Z18
+	VPERMI2D            Z14, Z13, Z18
+	VMOVDQU64           sm4BSCtrPerm<>+64(SB), Z19
+	VPERMI2D            Z12, Z15, Z19
+	VSHUFI64X2          $0x44, Z19, Z18, Z18
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z18, Z18
+	VMOVDQU64           sm4BSCtrPerm<>+0(SB), Z19
+	VPERMI2D            Z14, Z13, Z19
+	VMOVDQU64           sm4BSCtrPerm<>+0(SB), Z13
+	VPERMI2D            Z12, Z15, Z13
+	VSHUFI64X2          $0x44, Z13, Z19, Z12
+	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z12, Z12
+	VPBROADCASTB        1632(SP), Z13
+	VMOVDQU64           Z13, 512(AX)
+	VPBROADCASTB        1633(SP), Z13
+	VMOVDQU64           Z13, 576(AX)
+	VPBROADCASTB        1634(SP), Z13
+	VMOVDQU64           Z13, 640(AX)
+	VPBROADCASTB        1635(SP), Z13
+	VMOVDQU64           Z13, 704(AX)
+	VPBROADCASTB        1636(SP), Z13
+	VPBROADCASTB        1637(SP), Z14
+	VPBROADCASTB        1638(SP), Z15
+	VPBROADCASTB        1639(SP), Z19
+	VPBROADCASTB        1640(SP), Z20
+	VPBROADCASTB        1641(SP), Z21
+	VPBROADCASTB        1642(SP), Z22
+	VPBROADCASTB        1643(SP), Z23
+	LEAQ                (SP), CX
+	MOVQ                $0x00000008, DX
+
+xorKeyStream2AVX512GFNI_rounds2:
+	VPXORD                 Z1, Z8, Z24
+	VPTERNLOGD.BCST        $0x96, (CX), Z4, Z24
+	VMOVDQU64              Z1, 256(AX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z24, Z25
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z24, Z24
+	VPXORD                 Z2, Z9, Z26
+	VPTERNLOGD.BCST        $0x96, 128(CX), Z5, Z26
+	VMOVDQU64              Z2, 320(AX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z26, Z27
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z26, Z26
+	VPXORD                 Z3, Z10, Z28
+	VPTERNLOGD.BCST        $0x96, 256(CX), Z6, Z28
+	VMOVDQU64              Z3, 384(AX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z28, Z29
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z28, Z28
+	VPXORD                 Z7, Z11, Z30
+	VPTERNLOGD.BCST        $0x96, 384(CX), Z0, Z30
+	VMOVDQU64              Z7, 448(AX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z30, Z31
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z30, Z30
+	VMOVDQU64              (AX), Z1
+	VPTERNLOGD             $0x96, Z25, Z27, Z1
+	VPTERNLOGD             $0x96, Z26, Z29, Z1
+	VPTERNLOGD             $0x96, Z28, Z30, Z1
+	VMOVDQU64              64(AX), Z2
+	VPTERNLOGD             $0x96, Z24, Z27, Z2
+	VPTERNLOGD             $0x96, Z29, Z28, Z2
+	VPTERNLOGD             $0x96, Z31, Z30, Z2
+	VMOVDQU64              128(AX), Z3
+	VPTERNLOGD             $0x96, Z25, Z24, Z3
+	VPTERNLOGD             $0x96, Z26, Z29, Z3
+	VPTERNLOGD             $0x96, Z31, Z30, Z3
+	VMOVDQU64              192(AX), Z7
+	VPTERNLOGD             $0x96, Z25, Z24, Z7
+	VPTERNLOGD             $0x96, Z27, Z26, Z7
+	VPTERNLOGD             $0x96, Z28, Z31, Z7
+	VPXORD                 Z13, Z20, Z24
+	VPTERNLOGD.BCST        $0x96, (CX), Z16, Z24
+	VMOVDQU64              Z13, 768(AX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z24, Z25
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z24, Z24
+	VPXORD                 Z14, Z21, Z26
+	VPTERNLOGD.BCST        $0x96, 128(CX), Z17, Z26
+	VMOVDQU64              Z14, 832(AX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z26, Z27
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z26, Z26
+	VPXORD                 Z15, Z22, Z28
+	VPTERNLOGD.BCST        $0x96, 256(CX), Z18, Z28
+	VMOVDQU64              Z15, 896(AX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z28, Z29
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z28, Z28
+	VPXORD                 Z19, Z23, Z30
+	VPTERNLOGD.BCST        $0x96, 384(CX), Z12, Z30
+	VMOVDQU64              Z19, 960(AX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z30, Z31
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z30, Z30
+	VMOVDQU64              512(AX), Z13
+	VPTERNLOGD             $0x96, Z25, Z27, Z13
+	VPTERNLOGD             $0x96, Z26, Z29, Z13
+	VPTERNLOGD             $0x96, Z28, Z30, Z13
+	VMOVDQU64              576(AX), Z14
+	VPTERNLOGD             $0x96, Z24, Z27, Z14
+	VPTERNLOGD             $0x96, Z29, Z28, Z14
+	VPTERNLOGD             $0x96, Z31, Z30, Z14
+	VMOVDQU64              640(AX), Z15
+	VPTERNLOGD             $0x96, Z25, Z24, Z15
+	VPTERNLOGD             $0x96, Z26, Z29, Z15
+	VPTERNLOGD             $0x96, Z31, Z30, Z15
+	VMOVDQU64              704(AX), Z19
+	VPTERNLOGD             $0x96, Z25, Z24, Z19
+	VPTERNLOGD             $0x96, Z27, Z26, Z19
+	VPTERNLOGD             $0x96, Z28, Z31, Z19
+	VPXORD                 Z8, Z4, Z24
+	VPTERNLOGD.BCST        $0x96, 4(CX), Z1, Z24
+	VMOVDQU64              Z8, (AX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z24, Z25
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z24, Z24
+	VPXORD                 Z9, Z5, Z26
+	VPTERNLOGD.BCST        $0x96, 132(CX), Z2, Z26
+	VMOVDQU64              Z9, 64(AX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z26, Z27
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z26, Z26
+	VPXORD                 Z10, Z6, Z28
+	VPTERNLOGD.BCST        $0x96, 260(CX), Z3, Z28
+	VMOVDQU64              Z10, 128(AX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z28, Z29
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z28, Z28
+	VPXORD                 Z11, Z0, Z30
+	VPTERNLOGD.BCST        $0x96, 388(CX), Z7, Z30
+	VMOVDQU64              Z11, 192(AX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z30, Z31
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z30, Z30
+	VMOVDQU64              256(AX), Z8
+	VPTERNLOGD             $0x96, Z25, Z27, Z8
+	VPTERNLOGD             $0x96, Z26, Z29, Z8
+	VPTERNLOGD             $0x96, Z28, Z30, Z8
+	VMOVDQU64              320(AX), Z9
+	VPTERNLOGD             $0x96, Z24, Z27, Z9
+	VPTERNLOGD             $0x96, Z29, Z28, Z9
+	VPTERNLOGD             $0x96, Z31, Z30, Z9
+	VMOVDQU64              384(AX), Z10
+	VPTERNLOGD             $0x96, Z25, Z24, Z10
+	VPTERNLOGD             $0x96, Z26, Z29, Z10
+	VPTERNLOGD             $0x96, Z31, Z30, Z10
+	VMOVDQU64              448(AX), Z11
+	VPTERNLOGD             $0x96, Z25, Z24, Z11
+	VPTERNLOGD             $0x96, Z27, Z26, Z11
+	VPTERNLOGD             $0x96, Z28, Z31, Z11
+	VPXORD                 Z20, Z16, Z24
+	VPTERNLOGD.BCST        $0x96, 4(CX), Z13, Z24
+	VMOVDQU64              Z20, 512(AX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z24, Z25
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z24, Z24
+	VPXORD                 Z21, Z17, Z26
+	VPTERNLOGD.BCST        $0x96, 132(CX), Z14, Z26
+	VMOVDQU64              Z21, 576(AX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z26, Z27
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z26, Z26
+	VPXORD                 Z22, Z18, Z28
+	VPTERNLOGD.BCST        $0x96, 260(CX), Z15, Z28
+	VMOVDQU64              Z22, 640(AX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z28, Z29
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z28, Z28
+	VPXORD                 Z23, Z12, Z30
+	VPTERNLOGD.BCST        $0x96, 388(CX), Z19, Z30
+	VMOVDQU64              Z23, 704(AX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z30, Z31
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z30, Z30
+	VMOVDQU64              768(AX), Z20
+	VPTERNLOGD             $0x96, Z25, Z27, Z20
+	VPTERNLOGD             $0x96, Z26, Z29, Z20
+	VPTERNLOGD             $0x96, Z28, Z30, Z20
+	VMOVDQU64              832(AX), Z21
+	VPTERNLOGD             $0x96, Z24, Z27, Z21
+	VPTERNLOGD             $0x96, Z29, Z28, Z21
+	VPTERNLOGD             $0x96, Z31, Z30, Z21
+	VMOVDQU64              896(AX), Z22
+	VPTERNLOGD             $0x96, Z25, Z24, Z22
+	VPTERNLOGD             $0x96, Z26, Z29, Z22
+	VPTERNLOGD             $0x96, Z31, Z30, Z22
+	VMOVDQU64              960(AX), Z23
+	VPTERNLOGD             $0x96, Z25, Z24, Z23
+	VPTERNLOGD             $0x96, Z27, Z26, Z23
+	VPTERNLOGD             $0x96, Z28, Z31, Z23
+	VPXORD                 Z4, Z1, Z24
+	VPTERNLOGD.BCST        $0x96, 8(CX), Z8, Z24
+	VMOVDQU64              Z4, 256(AX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z24, Z25
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z24, Z24
+	VPXORD                 Z5, Z2, Z26
+	VPTERNLOGD.BCST        $0x96, 136(CX), Z9, Z26
+	VMOVDQU64              Z5, 320(AX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z26, Z27
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z26, Z26
+	VPXORD                 Z6, Z3, Z28
+	VPTERNLOGD.BCST        $0x96, 264(CX), Z10, Z28
+	VMOVDQU64              Z6, 384(AX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z28, Z29
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z28, Z28
+	VPXORD                 Z0, Z7, Z30
+	VPTERNLOGD.BCST        $0x96, 392(CX), Z11, Z30
+	VMOVDQU64              Z0, 448(AX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z30, Z31
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z30, Z30
+	VMOVDQU64              (AX), Z4
+	VPTERNLOGD             $0x96, Z25, Z27, Z4
+	VPTERNLOGD             $0x96, Z26, Z29, Z4
+	VPTERNLOGD             $0x96, Z28, Z30, Z4
+	VMOVDQU64              64(AX), Z5
+	VPTERNLOGD             $0x96, Z24, Z27, Z5
+	VPTERNLOGD             $0x96, Z29, Z28, Z5
+	VPTERNLOGD             $0x96, Z31, Z30, Z5
+	VMOVDQU64              128(AX), Z6
+	VPTERNLOGD             $0x96, Z25, Z24, Z6
+	VPTERNLOGD             $0x96, Z26, Z29, Z6
+	VPTERNLOGD             $0x96, Z31, Z30, Z6
+	VMOVDQU64              192(AX), Z0
+	VPTERNLOGD             $0x96, Z25, Z24, Z0
+	VPTERNLOGD             $0x96, Z27, Z26, Z0
+	VPTERNLOGD             $0x96, Z28, Z31, Z0
+	VPXORD                 Z16, Z13, Z24
+	VPTERNLOGD.BCST        $0x96, 8(CX), Z20, Z24
+	VMOVDQU64              Z16, 768(AX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z24, Z25
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z24, Z24
+	VPXORD                 Z17, Z14, Z26
+	VPTERNLOGD.BCST        $0x96, 136(CX), Z21, Z26
+	VMOVDQU64              Z17, 832(AX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z26, Z27
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z26, Z26
+	VPXORD                 Z18, Z15, Z28
+	VPTERNLOGD.BCST        $0x96, 264(CX), Z22, Z28
+	VMOVDQU64              Z18, 896(AX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z28, Z29
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z28, Z28
+	VPXORD                 Z12, Z19, Z30
+	VPTERNLOGD.BCST        $0x96, 392(CX), Z23, Z30
+	VMOVDQU64              Z12, 960(AX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z30, Z31
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z30, Z30
+	VMOVDQU64              512(AX), Z16
+	VPTERNLOGD             $0x96, Z25, Z27, Z16
+	VPTERNLOGD             $0x96, Z26, Z29, Z16
+	VPTERNLOGD             $0x96, Z28, Z30, Z16
+	VMOVDQU64              576(AX), Z17
+	VPTERNLOGD             $0x96, Z24, Z27, Z17
+	VPTERNLOGD             $0x96, Z29, Z28, Z17
+	VPTERNLOGD             $0x96, Z31, Z30, Z17
+	VMOVDQU64              640(AX), Z18
+	VPTERNLOGD             $0x96, Z25, Z24, Z18
+	VPTERNLOGD             $0x96, Z26, Z29, Z18
+	VPTERNLOGD             $0x96, Z31, Z30, Z18
+	VMOVDQU64              704(AX), Z12
+	VPTERNLOGD             $0x96, Z25, Z24, Z12
+	VPTERNLOGD             $0x96, Z27, Z26, Z12
+	VPTERNLOGD             $0x96, Z28, Z31, Z12
+	VPXORD                 Z1, Z8, Z24
+	VPTERNLOGD.BCST        $0x96, 12(CX), Z4, Z24
+	VMOVDQU64              Z1, (AX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z24, Z25
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z24, Z24
+	VPXORD                 Z2, Z9, Z26
+	VPTERNLOGD.BCST        $0x96, 140(CX), Z5, Z26
+	VMOVDQU64              Z2, 64(AX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z26, Z27
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z26, Z26
+	VPXORD                 Z3, Z10, Z28
+	VPTERNLOGD.BCST        $0x96, 268(CX), Z6, Z28
+	VMOVDQU64              Z3, 128(AX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z28, Z29
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z28, Z28
+	VPXORD                 Z7, Z11, Z30
+	VPTERNLOGD.BCST        $0x96, 396(CX), Z0, Z30
+	VMOVDQU64              Z7, 192(AX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z30, Z31
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z30, Z30
+	VMOVDQU64              256(AX), Z1
+	VPTERNLOGD             $0x96, Z25, Z27, Z1
+	VPTERNLOGD             $0x96, Z26, Z29, Z1
+	VPTERNLOGD             $0x96, Z28, Z30, Z1
+	VMOVDQU64              320(AX), Z2
+	VPTERNLOGD             $0x96, Z24, Z27, Z2
+	VPTERNLOGD             $0x96, Z29, Z28, Z2
+	VPTERNLOGD             $0x96, Z31, Z30, Z2
+	VMOVDQU64              384(AX), Z3
+	VPTERNLOGD             $0x96, Z25, Z24, Z3
+	VPTERNLOGD             $0x96, Z26, Z29, Z3
+	VPTERNLOGD             $0x96, Z31, Z30, Z3
+	VMOVDQU64              448(AX), Z7
+	VPTERNLOGD             $0x96, Z25, Z24, Z7
+	VPTERNLOGD             $0x96, Z27, Z26, Z7
+	VPTERNLOGD             $0x96, Z28, Z31, Z7
+	VPXORD                 Z13, Z20, Z24
+	VPTERNLOGD.BCST        $0x96, 12(CX), Z16, Z24
+	VMOVDQU64              Z13, 512(AX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z24, Z25
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z24, Z24
+	VPXORD                 Z14, Z21, Z26
+	VPTERNLOGD.BCST        $0x96, 140(CX), Z17, Z26
+	VMOVDQU64              Z14, 576(AX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z26, Z27
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z26, Z26
+	VPXORD                 Z15, Z22, Z28
+	VPTERNLOGD.BCST        $0x96, 268(CX), Z18, Z28
+	VMOVDQU64              Z15, 640(AX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z28, Z29
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z28, Z28
+	VPXORD                 Z19, Z23, Z30
+	VPTERNLOGD.BCST        $0x96, 396(CX), Z12, Z30
+	VMOVDQU64              Z19, 704(AX)
+	VGF2P8AFFINEINVQB.BCST $0x72, sm4BSPost0<>+0(SB), Z30, Z31
+	VGF2P8AFFINEINVQB.BCST $0x11, sm4BSPost3<>+0(SB), Z30, Z30
+	VMOVDQU64              768(AX), Z13
+	VPTERNLOGD             $0x96, Z25, Z27, Z13
+	VPTERNLOGD             $0x96, Z26, Z29, Z13
+	VPTERNLOGD             $0x96, Z28, Z30, Z13
+	VMOVDQU64              832(AX), Z14
+	VPTERNLOGD             $0x96, Z24, Z27, Z14
+	VPTERNLOGD             $0x96, Z29, Z28, Z14
+	VPTERNLOGD             $0x96, Z31, Z30, Z14
+	VMOVDQU64              896(AX), Z15
+	VPTERNLOGD             $0x96, Z25, Z24, Z15
+	VPTERNLOGD             $0x96, Z26, Z29, Z15
+	VPTERNLOGD             $0x96, Z31, Z30, Z15
+	VMOVDQU64              960(AX), Z19
+	VPTERNLOGD             $0x96, Z25, Z24, Z19
+	VPTERNLOGD             $0x96, Z27, Z26, Z19
+	VPTERNLOGD             $0x96, Z28, Z31, Z19
+
+	// Four rounds moved X_{i+1} from r[0] to r[1]: rotate the roles back.
+	VMOVDQA64           Z1, Z24
+	VMOVDQA64           Z8, Z1
+	VMOVDQA64           Z4, Z8
+	VMOVDQA64           Z24, Z4
+	VMOVDQA64           Z2, Z24
+	VMOVDQA64           Z9, Z2
+	VMOVDQA64           Z5, Z9
+	VMOVDQA64           Z24, Z5
+	VMOVDQA64           Z3, Z24
+	VMOVDQA64           Z10, Z3
+	VMOVDQA64           Z6, Z10
+	VMOVDQA64           Z24, Z6
+	VMOVDQA64           Z7, Z24
+	VMOVDQA64           Z11, Z7
+	VMOVDQA64           Z0, Z11
+	VMOVDQA64           Z24, Z0
+	VMOVDQA64           Z13, Z24
+	VMOVDQA64           Z20, Z13
+	VMOVDQA64           Z16, Z20
+	VMOVDQA64           Z24, Z16
+	VMOVDQA64           Z14, Z24
+	VMOVDQA64           Z21, Z14
+	VMOVDQA64           Z17, Z21
+	VMOVDQA64           Z24, Z17
+	VMOVDQA64           Z15, Z24
+	VMOVDQA64           Z22, Z15
+	VMOVDQA64           Z18, Z22
+	VMOVDQA64           Z24, Z18
+	VMOVDQA64           Z19, Z24
+	VMOVDQA64           Z23, Z19
+	VMOVDQA64           Z12, Z23
+	VMOVDQA64           Z24, Z12
+	ADDQ                $0x10, CX
+	DECQ                DX
+	JNZ                 xorKeyStream2AVX512GFNI_rounds2
+	VMOVDQU64           (AX), Z24
+	VMOVDQU64           64(AX), Z25
+	VMOVDQU64           128(AX), Z26
+	VMOVDQU64           192(AX), Z27
+	MOVQ                dstA+16(FP), CX
+	MOVQ                srcA+24(FP), DX
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z4, Z4
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z1, Z1
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z8, Z8
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z24, Z24
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z6, Z6
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z3, Z3
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z10, Z10
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z26, Z26
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z5, Z5
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z2, Z2
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z9, Z9
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z25, Z25
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z0, Z0
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z7, Z7
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z11, Z11
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z27, Z27
+	VPUNPCKLBW          Z5, Z4, Z28
+	VPUNPCKHBW          Z5, Z4, Z4
+	VPUNPCKLBW          Z2, Z1, Z5
+	VPUNPCKHBW          Z2, Z1, Z1
+	VPUNPCKLBW          Z9, Z8, Z2
+	VPUNPCKHBW          Z9, Z8, Z8
+	VPUNPCKLBW          Z25, Z24, Z9
+	VPUNPCKHBW          Z25, Z24, Z24
+	VPUNPCKLBW          Z0, Z6, Z25
+	VPUNPCKHBW          Z0, Z6, Z0
+	VPUNPCKLBW          Z7, Z3, Z6
+	VPUNPCKHBW          Z7, Z3, Z3
+	VPUNPCKLBW          Z11, Z10, Z7
+	VPUNPCKHBW          Z11, Z10, Z10
+	VPUNPCKLBW          Z27, Z26, Z11
+	VPUNPCKHBW          Z27, Z26, Z26
+	VPUNPCKLWD          Z25, Z28, Z27
+	VPUNPCKHWD          Z25, Z28, Z25
+	VPUNPCKLWD          Z0, Z4, Z28
+	VPUNPCKHWD          Z0, Z4, Z0
+	VPUNPCKLWD          Z6, Z5, Z4
+	VPUNPCKHWD          Z6, Z5, Z5
+	VPUNPCKLWD          Z3, Z1, Z6
+	VPUNPCKHWD          Z3, Z1, Z1
+	VPUNPCKLWD          Z7, Z2, Z3
+	VPUNPCKHWD          Z7, Z2, Z2
+	VPUNPCKLWD          Z10, Z8, Z7
+	VPUNPCKHWD          Z10, Z8, Z8
+	VPUNPCKLWD          Z11, Z9, Z10
+	VPUNPCKHWD          Z11, Z9, Z9
+	VPUNPCKLWD          Z26, Z24, Z11
+	VPUNPCKHWD          Z26, Z24, Z24
+	VPUNPCKLDQ          Z3, Z27, Z26
+	VPUNPCKHDQ          Z3, Z27, Z3
+	VPUNPCKLDQ          Z2, Z25, Z27
+	VPUNPCKHDQ          Z2, Z25, Z2
+	VPUNPCKLDQ          Z7, Z28, Z25
+	VPUNPCKHDQ          Z7, Z28, Z7
+	VPUNPCKLDQ          Z8, Z0, Z28
+	VPUNPCKHDQ          Z8, Z0, Z0
+	VPUNPCKLDQ          Z10, Z4, Z8
+	VPUNPCKHDQ          Z10, Z4, Z4
+	VPUNPCKLDQ          Z9, Z5, Z10
+	VPUNPCKHDQ          Z9, Z5, Z5
+	VPUNPCKLDQ          Z11, Z6, Z9
+	VPUNPCKHDQ          Z11, Z6, Z6
+	VPUNPCKLDQ          Z24, Z1, Z11
+	VPUNPCKHDQ          Z24, Z1, Z1
+	VPUNPCKLQDQ         Z8, Z26, Z24
+	VPUNPCKHQDQ         Z8, Z26, Z8
+	VPUNPCKLQDQ         Z4, Z3, Z26
+	VPUNPCKHQDQ         Z4, Z3, Z3
+	VPUNPCKLQDQ         Z10, Z27, Z4
+	VPUNPCKHQDQ         Z10, Z27, Z10
+	VPUNPCKLQDQ         Z5, Z2, Z27
+	VPUNPCKHQDQ         Z5, Z2, Z2
+	VPUNPCKLQDQ         Z9, Z25, Z5
+	VPUNPCKHQDQ         Z9, Z25, Z9
+	VPUNPCKLQDQ         Z6, Z7, Z25
+	VPUNPCKHQDQ         Z6, Z7, Z6
+	VPUNPCKLQDQ         Z11, Z28, Z7
+	VPUNPCKHQDQ         Z11, Z28, Z11
+	VPUNPCKLQDQ         Z1, Z0, Z28
+	VPUNPCKHQDQ         Z1, Z0, Z0
+	KMOVB               512(SP), K1
+	VMOVDQU64.Z         (DX), K1, Z1
+	VPXORD              Z1, Z24, Z24
+	VMOVDQU64           Z24, K1, (CX)
+	KMOVB               513(SP), K1
+	VMOVDQU64.Z         64(DX), K1, Z1
+	VPXORD              Z1, Z8, Z8
+	VMOVDQU64           Z8, K1, 64(CX)
+	KMOVB               514(SP), K1
+	VMOVDQU64.Z         128(DX), K1, Z1
+	VPXORD              Z1, Z26, Z26
+	VMOVDQU64           Z26, K1, 128(CX)
+	KMOVB               515(SP), K1
+	VMOVDQU64.Z         192(DX), K1, Z1
+	VPXORD              Z1, Z3, Z3
+	VMOVDQU64           Z3, K1, 192(CX)
+	KMOVB               516(SP), K1
+	VMOVDQU64.Z         256(DX), K1, Z1
+	VPXORD              Z1, Z4, Z4
+	VMOVDQU64           Z4, K1, 256(CX)
+	KMOVB               517(SP), K1
+	VMOVDQU64.Z         320(DX), K1, Z1
+	VPXORD              Z1, Z10, Z10
+	VMOVDQU64           Z10, K1, 320(CX)
+	KMOVB               518(SP), K1
+	VMOVDQU64.Z         384(DX), K1, Z1
+	VPXORD              Z1, Z27, Z27
+	VMOVDQU64           Z27, K1, 384(CX)
+	KMOVB               519(SP), K1
+	VMOVDQU64.Z         448(DX), K1, Z1
+	VPXORD              Z1, Z2, Z2
+	VMOVDQU64           Z2, K1, 448(CX)
+	KMOVB               520(SP), K1
+	VMOVDQU64.Z         512(DX), K1, Z1
+	VPXORD              Z1, Z5, Z5
+	VMOVDQU64           Z5, K1, 512(CX)
+	KMOVB               521(SP), K1
+	VMOVDQU64.Z         576(DX), K1, Z1
+	VPXORD              Z1, Z9, Z9
+	VMOVDQU64           Z9, K1, 576(CX)
+	KMOVB               522(SP), K1
+	VMOVDQU64.Z         640(DX), K1, Z1
+	VPXORD              Z1, Z25, Z25
+	VMOVDQU64           Z25, K1, 640(CX)
+	KMOVB               523(SP), K1
+	VMOVDQU64.Z         704(DX), K1, Z1
+	VPXORD              Z1, Z6, Z6
+	VMOVDQU64           Z6, K1, 704(CX)
+	KMOVB               524(SP), K1
+	VMOVDQU64.Z         768(DX), K1, Z1
+	VPXORD              Z1, Z7, Z7
+	VMOVDQU64           Z7, K1, 768(CX)
+	KMOVB               525(SP), K1
+	VMOVDQU64.Z         832(DX), K1, Z1
+	VPXORD              Z1, Z11, Z11
+	VMOVDQU64           Z11, K1, 832(CX)
+	KMOVB               526(SP), K1
+	VMOVDQU64.Z         896(DX), K1, Z1
+	VPXORD              Z1, Z28, Z28
+	VMOVDQU64           Z28, K1, 896(CX)
+	KMOVB               527(SP), K1
+	VMOVDQU64.Z         960(DX), K1, Z1
+	VPXORD              Z1, Z0, Z0
+	VMOVDQU64           Z0, K1, 960(CX)
+	VMOVDQU64           512(AX), Z0
+	VMOVDQU64           576(AX), Z1
+	VMOVDQU64           640(AX), Z2
+	VMOVDQU64           704(AX), Z3
+	MOVQ                dstB+40(FP), AX
+	MOVQ                srcB+48(FP), CX
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z16, Z16
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z13, Z13
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z20, Z20
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z0, Z0
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z18, Z18
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z15, Z15
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z22, Z22
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z2, Z2
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z17, Z17
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z14, Z14
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z21, Z21
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z1, Z1
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z12, Z12
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z19, Z19
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z23, Z23
+	VGF2P8AFFINEQB.BCST $0x00, sm4BSLinInv<>+0(SB), Z3, Z3
+	VPUNPCKLBW          Z17, Z16, Z4
+	VPUNPCKHBW          Z17, Z16, Z5
+	VPUNPCKLBW          Z14, Z13, Z6
+	VPUNPCKHBW          Z14, Z13, Z7
+	VPUNPCKLBW          Z21, Z20, Z8
+	VPUNPCKHBW          Z21, Z20, Z9
+	VPUNPCKLBW          Z1, Z0, Z10
+	VPUNPCKHBW          Z1, Z0, Z0
+	VPUNPCKLBW          Z12, Z18, Z1
+	VPUNPCKHBW          Z12, Z18, Z11
+	VPUNPCKLBW          Z19, Z15, Z12
+	VPUNPCKHBW          Z19, Z15, Z13
+	VPUNPCKLBW          Z23, Z22, Z14
+	VPUNPCKHBW          Z23, Z22, Z15
+	VPUNPCKLBW          Z3, Z2, Z16
+	VPUNPCKHBW          Z3, Z2, Z2
+	VPUNPCKLWD          Z1, Z4, Z3
+	VPUNPCKHWD          Z1, Z4, Z1
+	VPUNPCKLWD          Z11, Z5, Z4
+	VPUNPCKHWD          Z11, Z5, Z5
+	VPUNPCKLWD          Z12, Z6, Z11
+	VPUNPCKHWD          Z12, Z6, Z6
+	VPUNPCKLWD          Z13, Z7, Z12
+	VPUNPCKHWD          Z13, Z7, Z7
+	VPUNPCKLWD          Z14, Z8, Z13
+	VPUNPCKHWD          Z14, Z8, Z8
+	VPUNPCKLWD          Z15, Z9, Z14
+	VPUNPCKHWD          Z15, Z9, Z9
+	VPUNPCKLWD          Z16, Z10, Z15
+	VPUNPCKHWD          Z16, Z10, Z10
+	VPUNPCKLWD          Z2, Z0, Z16
+	VPUNPCKHWD          Z2, Z0, Z0
+	VPUNPCKLDQ          Z13, Z3, Z2
+	VPUNPCKHDQ          Z13, Z3, Z3
+	VPUNPCKLDQ          Z8, Z1, Z13
+	VPUNPCKHDQ          Z8, Z1, Z1
+	VPUNPCKLDQ          Z14, Z4, Z8
+	VPUNPCKHDQ          Z14, Z4, Z4
+	VPUNPCKLDQ          Z9, Z5, Z14
+	VPUNPCKHDQ          Z9, Z5, Z5
+	VPUNPCKLDQ          Z15, Z11, Z9
+	VPUNPCKHDQ          Z15, Z11, Z11
+	VPUNPCKLDQ          Z10, Z6, Z15
+	VPUNPCKHDQ          Z10, Z6, Z6
+	VPUNPCKLDQ          Z16, Z12, Z10
+	VPUNPCKHDQ          Z16, Z12, Z12
+	VPUNPCKLDQ          Z0, Z7, Z16
+	VPUNPCKHDQ          Z0, Z7, Z0
+	VPUNPCKLQDQ         Z9, Z2, Z7
+	VPUNPCKHQDQ         Z9, Z2, Z2
+	VPUNPCKLQDQ         Z11, Z3, Z9
+	VPUNPCKHQDQ         Z11, Z3, Z3
+	VPUNPCKLQDQ         Z15, Z13, Z11
+	VPUNPCKHQDQ         Z15, Z13, Z13
+	VPUNPCKLQDQ         Z6, Z1, Z15
+	VPUNPCKHQDQ         Z6, Z1, Z1
+	VPUNPCKLQDQ         Z10, Z8, Z6
+	VPUNPCKHQDQ         Z10, Z8, Z8
+	VPUNPCKLQDQ         Z12, Z4, Z10
+	VPUNPCKHQDQ         Z12, Z4, Z4
+	VPUNPCKLQDQ         Z16, Z14, Z12
+	VPUNPCKHQDQ         Z16, Z14, Z14
+	VPUNPCKLQDQ         Z0, Z5, Z16
+	VPUNPCKHQDQ         Z0, Z5, Z0
+	KMOVB               512(SP), K1
+	VMOVDQU64.Z         (CX), K1, Z5
+	VPXORD              Z5, Z7, Z7
+	VMOVDQU64           Z7, K1, (AX)
+	KMOVB               513(SP), K1
+	VMOVDQU64.Z         64(CX), K1, Z5
+	VPXORD              Z5, Z2, Z2
+	VMOVDQU64           Z2, K1, 64(AX)
+	KMOVB               514(SP), K1
+	VMOVDQU64.Z         128(CX), K1, Z2
+	VPXORD              Z2, Z9, Z9
+	VMOVDQU64           Z9, K1, 128(AX)
+	KMOVB               515(SP), K1
+	VMOVDQU64.Z         192(CX), K1, Z2
+	VPXORD              Z2, Z3, Z3
+	VMOVDQU64           Z3, K1, 192(AX)
+	KMOVB               516(SP), K1
+	VMOVDQU64.Z         256(CX), K1, Z2
+	VPXORD              Z2, Z11, Z11
+	VMOVDQU64           Z11, K1, 256(AX)
+	KMOVB               517(SP), K1
+	VMOVDQU64.Z         320(CX), K1, Z2
+	VPXORD              Z2, Z13, Z13
+	VMOVDQU64           Z13, K1, 320(AX)
+	KMOVB               518(SP), K1
+	VMOVDQU64.Z         384(CX), K1, Z2
+	VPXORD              Z2, Z15, Z15
+	VMOVDQU64           Z15, K1, 384(AX)
+	KMOVB               519(SP), K1
+	VMOVDQU64.Z         448(CX), K1, Z2
+	VPXORD              Z2, Z1, Z1
+	VMOVDQU64           Z1, K1, 448(AX)
+	KMOVB               520(SP), K1
+	VMOVDQU64.Z         512(CX), K1, Z1
+	VPXORD              Z1, Z6, Z6
+	VMOVDQU64           Z6, K1, 512(AX)
+	KMOVB               521(SP), K1
+	VMOVDQU64.Z         576(CX), K1, Z1
+	VPXORD              Z1, Z8, Z8
+	VMOVDQU64           Z8, K1, 576(AX)
+	KMOVB               522(SP), K1
+	VMOVDQU64.Z         640(CX), K1, Z1
+	VPXORD              Z1, Z10, Z10
+	VMOVDQU64           Z10, K1, 640(AX)
+	KMOVB               523(SP), K1
+	VMOVDQU64.Z         704(CX), K1, Z1
+	VPXORD              Z1, Z4, Z4
+	VMOVDQU64           Z4, K1, 704(AX)
+	KMOVB               524(SP), K1
+	VMOVDQU64.Z         768(CX), K1, Z1
+	VPXORD              Z1, Z12, Z12
+	VMOVDQU64           Z12, K1, 768(AX)
+	KMOVB               525(SP), K1
+	VMOVDQU64.Z         832(CX), K1, Z1
+	VPXORD              Z1, Z14, Z14
+	VMOVDQU64           Z14, K1, 832(AX)
+	KMOVB               526(SP), K1
+	VMOVDQU64.Z         896(CX), K1, Z1
+	VPXORD              Z1, Z16, Z16
+	VMOVDQU64           Z16, K1, 896(AX)
+	KMOVB               527(SP), K1
+	VMOVDQU64.Z         960(CX), K1, Z1
+	VPXORD              Z1, Z0, Z0
+	VMOVDQU64           Z0, K1, 960(AX)
+	VZEROUPPER
+	RET
+
 // func encryptBlocksAVX2GFNI(rk *[32]uint32, dst *byte, src *byte, nblocks int)
 // Requires: AVX, AVX2, GFNI, SSE2
-TEXT ·encryptBlocksAVX2GFNI(SB), $1248-32
+TEXT ·encryptBlocksAVX2GFNI(SB), $2560-32
 	MOVQ           rk+0(FP), AX
 	MOVQ           dst+8(FP), CX
 	MOVQ           src+16(FP), DX
@@ -2813,75 +5415,80 @@ TEXT ·encryptBlocksAVX2GFNI(SB), $1248-32
 	VMOVDQU        96(AX), Y0
 	VGF2P8AFFINEQB $0x3e, sm4WordLin<>+0(SB), Y0, Y0
 	VMOVDQU        Y0, 96(SP)
-	VPBROADCASTD   (SP), Y0
-	VMOVDQU        Y0, 128(SP)
-	VPBROADCASTD   4(SP), Y0
-	VMOVDQU        Y0, 160(SP)
-	VPBROADCASTD   8(SP), Y0
-	VMOVDQU        Y0, 192(SP)
-	VPBROADCASTD   12(SP), Y0
-	VMOVDQU        Y0, 224(SP)
-	VPBROADCASTD   16(SP), Y0
-	VMOVDQU        Y0, 256(SP)
-	VPBROADCASTD   20(SP), Y0
-	VMOVDQU        Y0, 288(SP)
-	VPBROADCASTD   24(SP), Y0
-	VMOVDQU        Y0, 320(SP)
-	VPBROADCASTD   28(SP), Y0
-	VMOVDQU        Y0, 352(SP)
-	VPBROADCASTD   32(SP), Y0
-	VMOVDQU        Y0, 384(SP)
-	VPBROADCASTD   36(SP), Y0
-	VMOVDQU        Y0, 416(SP)
-	VPBROADCASTD   40(SP), Y0
-	VMOVDQU        Y0, 448(SP)
-	VPBROADCASTD   44(SP), Y0
-	VMOVDQU        Y0, 480(SP)
-	VPBROADCASTD   48(SP), Y0
-	VMOVDQU        Y0, 512(SP)
-	VPBROADCASTD   52(SP), Y0
-	VMOVDQU        Y0, 544(SP)
-	VPBROADCASTD   56(SP), Y0
-	VMOVDQU        Y0, 576(SP)
-	VPBROADCASTD   60(SP), Y0
-	VMOVDQU        Y0, 608(SP)
-	VPBROADCASTD   64(SP), Y0
-	VMOVDQU        Y0, 640(SP)
-	VPBROADCASTD   68(SP), Y0
-	VMOVDQU        Y0, 672(SP)
-	VPBROADCASTD   72(SP), Y0
-	VMOVDQU        Y0, 704(SP)
-	VPBROADCASTD   76(SP), Y0
-	VMOVDQU        Y0, 736(SP)
-	VPBROADCASTD   80(SP), Y0
-	VMOVDQU        Y0, 768(SP)
-	VPBROADCASTD   84(SP), Y0
-	VMOVDQU        Y0, 800(SP)
-	VPBROADCASTD   88(SP), Y0
-	VMOVDQU        Y0, 832(SP)
-	VPBROADCASTD   92(SP), Y0
-	VMOVDQU        Y0, 864(SP)
-	VPBROADCASTD   96(SP), Y0
-	VMOVDQU        Y0, 896(SP)
-	VPBROADCASTD   100(SP), Y0
-	VMOVDQU        Y0, 928(SP)
-	VPBROADCASTD   104(SP), Y0
-	VMOVDQU        Y0, 960(SP)
-	VPBROADCASTD   108(SP), Y0
-	VMOVDQU        Y0, 992(SP)
-	VPBROADCASTD   112(SP), Y0
-	VMOVDQU        Y0, 1024(SP)
-	VPBROADCASTD   116(SP), Y0
-	VMOVDQU        Y0, 1056(SP)
-	VPBROADCASTD   120(SP), Y0
-	VMOVDQU        Y0, 1088(SP)
-	VPBROADCASTD   124(SP), Y0
-	VMOVDQU        Y0, 1120(SP)
 	LEAQ           128(SP), AX
+	ADDQ           $0x3f, AX
+	ANDQ           $-64, AX
+	VPBROADCASTD   (SP), Y0
+	VMOVDQU        Y0, (AX)
+	VPBROADCASTD   4(SP), Y0
+	VMOVDQU        Y0, 32(AX)
+	VPBROADCASTD   8(SP), Y0
+	VMOVDQU        Y0, 64(AX)
+	VPBROADCASTD   12(SP), Y0
+	VMOVDQU        Y0, 96(AX)
+	VPBROADCASTD   16(SP), Y0
+	VMOVDQU        Y0, 128(AX)
+	VPBROADCASTD   20(SP), Y0
+	VMOVDQU        Y0, 160(AX)
+	VPBROADCASTD   24(SP), Y0
+	VMOVDQU        Y0, 192(AX)
+	VPBROADCASTD   28(SP), Y0
+	VMOVDQU        Y0, 224(AX)
+	VPBROADCASTD   32(SP), Y0
+	VMOVDQU        Y0, 256(AX)
+	VPBROADCASTD   36(SP), Y0
+	VMOVDQU        Y0, 288(AX)
+	VPBROADCASTD   40(SP), Y0
+	VMOVDQU        Y0, 320(AX)
+	VPBROADCASTD   44(SP), Y0
+	VMOVDQU        Y0, 352(AX)
+	VPBROADCASTD   48(SP), Y0
+	VMOVDQU        Y0, 384(AX)
+	VPBROADCASTD   52(SP), Y0
+	VMOVDQU        Y0, 416(AX)
+	VPBROADCASTD   56(SP), Y0
+	VMOVDQU        Y0, 448(AX)
+	VPBROADCASTD   60(SP), Y0
+	VMOVDQU        Y0, 480(AX)
+	VPBROADCASTD   64(SP), Y0
+	VMOVDQU        Y0, 512(AX)
+	VPBROADCASTD   68(SP), Y0
+	VMOVDQU        Y0, 544(AX)
+	VPBROADCASTD   72(SP), Y0
+	VMOVDQU        Y0, 576(AX)
+	VPBROADCASTD   76(SP), Y0
+	VMOVDQU        Y0, 608(AX)
+	VPBROADCASTD   80(SP), Y0
+	VMOVDQU        Y0, 640(AX)
+	VPBROADCASTD   84(SP), Y0
+	VMOVDQU        Y0, 672(AX)
+	VPBROADCASTD   88(SP), Y0
+	VMOVDQU        Y0, 704(AX)
+	VPBROADCASTD   92(SP), Y0
+	VMOVDQU        Y0, 736(AX)
+	VPBROADCASTD   96(SP), Y0
+	VMOVDQU        Y0, 768(AX)
+	VPBROADCASTD   100(SP), Y0
+	VMOVDQU        Y0, 800(AX)
+	VPBROADCASTD   104(SP), Y0
+	VMOVDQU        Y0, 832(AX)
+	VPBROADCASTD   108(SP), Y0
+	VMOVDQU        Y0, 864(AX)
+	VPBROADCASTD   112(SP), Y0
+	VMOVDQU        Y0, 896(AX)
+	VPBROADCASTD   116(SP), Y0
+	VMOVDQU        Y0, 928(AX)
+	VPBROADCASTD   120(SP), Y0
+	VMOVDQU        Y0, 960(AX)
+	VPBROADCASTD   124(SP), Y0
+	VMOVDQU        Y0, 992(AX)
 
 encryptBlocksAVX2GFNI_loop:
-	CMPQ           BX, $0x00000018
+	CMPQ           BX, $0x00000020
 	JB             encryptBlocksAVX2GFNI_partial
+	LEAQ           1216(SP), SI
+	ADDQ           $0x3f, SI
+	ANDQ           $-64, SI
 	VMOVDQU        (DX), Y0
 	VPSHUFB        sm4BswapMask<>+0(SB), Y0, Y0
 	VMOVDQU        32(DX), Y1
@@ -2902,221 +5509,322 @@ encryptBlocksAVX2GFNI_loop:
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y1, Y1
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y2, Y2
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y3, Y3
-	VMOVDQU        128(DX), Y4
+	VMOVDQU        Y0, (SI)
+	VMOVDQU        128(DX), Y0
+	VPSHUFB        sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU        160(DX), Y4
 	VPSHUFB        sm4BswapMask<>+0(SB), Y4, Y4
-	VMOVDQU        160(DX), Y5
+	VMOVDQU        192(DX), Y5
 	VPSHUFB        sm4BswapMask<>+0(SB), Y5, Y5
-	VMOVDQU        192(DX), Y6
+	VMOVDQU        224(DX), Y6
 	VPSHUFB        sm4BswapMask<>+0(SB), Y6, Y6
-	VMOVDQU        224(DX), Y7
-	VPSHUFB        sm4BswapMask<>+0(SB), Y7, Y7
-	VPUNPCKHDQ     Y5, Y4, Y8
-	VPUNPCKLDQ     Y5, Y4, Y4
-	VPUNPCKLDQ     Y7, Y6, Y9
-	VPUNPCKHDQ     Y7, Y6, Y6
-	VPUNPCKHQDQ    Y9, Y4, Y5
-	VPUNPCKLQDQ    Y9, Y4, Y4
-	VPUNPCKHQDQ    Y6, Y8, Y7
-	VPUNPCKLQDQ    Y6, Y8, Y6
+	VPUNPCKHDQ     Y4, Y0, Y7
+	VPUNPCKLDQ     Y4, Y0, Y0
+	VPUNPCKLDQ     Y6, Y5, Y8
+	VPUNPCKHDQ     Y6, Y5, Y5
+	VPUNPCKHQDQ    Y8, Y0, Y4
+	VPUNPCKLQDQ    Y8, Y0, Y0
+	VPUNPCKHQDQ    Y5, Y7, Y6
+	VPUNPCKLQDQ    Y5, Y7, Y5
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y0, Y0
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y4, Y4
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y5, Y5
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y6, Y6
-	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y7, Y7
-	VMOVDQU        256(DX), Y8
+	VMOVDQU        Y0, 64(SI)
+	VMOVDQU        256(DX), Y0
+	VPSHUFB        sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU        288(DX), Y7
+	VPSHUFB        sm4BswapMask<>+0(SB), Y7, Y7
+	VMOVDQU        320(DX), Y8
 	VPSHUFB        sm4BswapMask<>+0(SB), Y8, Y8
-	VMOVDQU        288(DX), Y9
+	VMOVDQU        352(DX), Y9
 	VPSHUFB        sm4BswapMask<>+0(SB), Y9, Y9
-	VMOVDQU        320(DX), Y10
-	VPSHUFB        sm4BswapMask<>+0(SB), Y10, Y10
-	VMOVDQU        352(DX), Y11
-	VPSHUFB        sm4BswapMask<>+0(SB), Y11, Y11
-	VPUNPCKHDQ     Y9, Y8, Y12
-	VPUNPCKLDQ     Y9, Y8, Y8
-	VPUNPCKLDQ     Y11, Y10, Y13
-	VPUNPCKHDQ     Y11, Y10, Y10
-	VPUNPCKHQDQ    Y13, Y8, Y9
-	VPUNPCKLQDQ    Y13, Y8, Y8
-	VPUNPCKHQDQ    Y10, Y12, Y11
-	VPUNPCKLQDQ    Y10, Y12, Y10
+	VPUNPCKHDQ     Y7, Y0, Y10
+	VPUNPCKLDQ     Y7, Y0, Y0
+	VPUNPCKLDQ     Y9, Y8, Y11
+	VPUNPCKHDQ     Y9, Y8, Y8
+	VPUNPCKHQDQ    Y11, Y0, Y7
+	VPUNPCKLQDQ    Y11, Y0, Y0
+	VPUNPCKHQDQ    Y8, Y10, Y9
+	VPUNPCKLQDQ    Y8, Y10, Y8
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y7, Y7
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y8, Y8
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y9, Y9
+	VMOVDQU        Y0, 128(SI)
+	VMOVDQU        384(DX), Y0
+	VPSHUFB        sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU        416(DX), Y10
+	VPSHUFB        sm4BswapMask<>+0(SB), Y10, Y10
+	VMOVDQU        448(DX), Y11
+	VPSHUFB        sm4BswapMask<>+0(SB), Y11, Y11
+	VMOVDQU        480(DX), Y12
+	VPSHUFB        sm4BswapMask<>+0(SB), Y12, Y12
+	VPUNPCKHDQ     Y10, Y0, Y13
+	VPUNPCKLDQ     Y10, Y0, Y0
+	VPUNPCKLDQ     Y12, Y11, Y14
+	VPUNPCKHDQ     Y12, Y11, Y11
+	VPUNPCKHQDQ    Y14, Y0, Y10
+	VPUNPCKLQDQ    Y14, Y0, Y0
+	VPUNPCKHQDQ    Y11, Y13, Y12
+	VPUNPCKLQDQ    Y11, Y13, Y11
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y0, Y0
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y10, Y10
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y11, Y11
-	MOVQ           AX, SI
-	MOVQ           $0x00000008, DI
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y12, Y12
+	VMOVDQU        Y0, 192(SI)
+	MOVQ           AX, DI
+	MOVQ           $0x00000008, R8
 
-encryptBlocksAVX2GFNI_rounds3false:
-	VPXOR             (SI), Y1, Y12
-	VPXOR             Y2, Y12, Y12
-	VPXOR             Y3, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
+encryptBlocksAVX2GFNI_rounds4false:
+	VPXOR             (DI), Y1, Y0
+	VPXOR             Y2, Y0, Y0
+	VPXOR             Y3, Y0, Y0
+	VMOVDQU           Y1, 32(SI)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             (SI), Y0, Y1
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPXOR             (DI), Y4, Y0
+	VPXOR             Y5, Y0, Y0
+	VPXOR             Y6, Y0, Y0
+	VMOVDQU           Y4, 96(SI)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             64(SI), Y0, Y4
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPXOR             (DI), Y7, Y0
+	VPXOR             Y8, Y0, Y0
+	VPXOR             Y9, Y0, Y0
+	VMOVDQU           Y7, 160(SI)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             128(SI), Y0, Y7
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y7, Y7
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y7, Y7
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y7, Y7
+	VPXOR             (DI), Y10, Y0
+	VPXOR             Y11, Y0, Y0
 	VPXOR             Y12, Y0, Y0
-	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y0, Y0
-	VPXOR             Y12, Y13, Y13
-	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y0, Y0
-	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y0, Y0
-	VPXOR             (SI), Y5, Y12
-	VPXOR             Y6, Y12, Y12
-	VPXOR             Y7, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y4, Y4
-	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y4, Y4
-	VPXOR             Y12, Y13, Y13
-	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y4, Y4
-	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y4, Y4
-	VPXOR             (SI), Y9, Y12
-	VPXOR             Y10, Y12, Y12
-	VPXOR             Y11, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y8, Y8
-	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y8, Y8
-	VPXOR             Y12, Y13, Y13
-	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y8, Y8
-	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y8, Y8
-	VPXOR             32(SI), Y2, Y12
-	VPXOR             Y3, Y12, Y12
-	VPXOR             Y0, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y1, Y1
-	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y1, Y1
-	VPXOR             Y12, Y13, Y13
-	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y1, Y1
-	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y1, Y1
-	VPXOR             32(SI), Y6, Y12
-	VPXOR             Y7, Y12, Y12
-	VPXOR             Y4, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y5, Y5
-	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y5, Y5
-	VPXOR             Y12, Y13, Y13
-	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y5, Y5
-	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y5, Y5
-	VPXOR             32(SI), Y10, Y12
-	VPXOR             Y11, Y12, Y12
-	VPXOR             Y8, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y9, Y9
-	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y9, Y9
-	VPXOR             Y12, Y13, Y13
-	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y9, Y9
-	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y9, Y9
-	VPXOR             64(SI), Y3, Y12
-	VPXOR             Y0, Y12, Y12
-	VPXOR             Y1, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y2, Y2
-	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y2, Y2
-	VPXOR             Y12, Y13, Y13
-	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y2, Y2
-	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y2, Y2
-	VPXOR             64(SI), Y7, Y12
-	VPXOR             Y4, Y12, Y12
-	VPXOR             Y5, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y6, Y6
-	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y6, Y6
-	VPXOR             Y12, Y13, Y13
-	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y6, Y6
-	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y6, Y6
-	VPXOR             64(SI), Y11, Y12
-	VPXOR             Y8, Y12, Y12
-	VPXOR             Y9, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y10, Y10
+	VMOVDQU           Y10, 224(SI)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             192(SI), Y0, Y10
 	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
 	VPXOR             Y14, Y10, Y10
-	VPXOR             Y12, Y13, Y13
+	VPXOR             Y0, Y13, Y13
 	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
 	VPXOR             Y14, Y10, Y10
 	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
 	VPXOR             Y14, Y10, Y10
-	VPXOR             96(SI), Y0, Y12
-	VPXOR             Y1, Y12, Y12
-	VPXOR             Y2, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y3, Y3
+	VPXOR             32(DI), Y2, Y0
+	VPXOR             Y3, Y0, Y0
+	VPXOR             Y1, Y0, Y0
+	VMOVDQU           Y2, (SI)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             32(SI), Y0, Y2
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y2, Y2
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y2, Y2
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y2, Y2
+	VPXOR             32(DI), Y5, Y0
+	VPXOR             Y6, Y0, Y0
+	VPXOR             Y4, Y0, Y0
+	VMOVDQU           Y5, 64(SI)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             96(SI), Y0, Y5
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y5, Y5
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y5, Y5
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y5, Y5
+	VPXOR             32(DI), Y8, Y0
+	VPXOR             Y9, Y0, Y0
+	VPXOR             Y7, Y0, Y0
+	VMOVDQU           Y8, 128(SI)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             160(SI), Y0, Y8
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y8, Y8
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y8, Y8
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y8, Y8
+	VPXOR             32(DI), Y11, Y0
+	VPXOR             Y12, Y0, Y0
+	VPXOR             Y10, Y0, Y0
+	VMOVDQU           Y11, 192(SI)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             224(SI), Y0, Y11
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y11, Y11
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y11, Y11
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y11, Y11
+	VPXOR             64(DI), Y3, Y0
+	VPXOR             Y1, Y0, Y0
+	VPXOR             Y2, Y0, Y0
+	VMOVDQU           Y3, 32(SI)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             (SI), Y0, Y3
 	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
 	VPXOR             Y14, Y3, Y3
-	VPXOR             Y12, Y13, Y13
+	VPXOR             Y0, Y13, Y13
 	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
 	VPXOR             Y14, Y3, Y3
 	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
 	VPXOR             Y14, Y3, Y3
-	VPXOR             96(SI), Y4, Y12
-	VPXOR             Y5, Y12, Y12
-	VPXOR             Y6, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y7, Y7
+	VPXOR             64(DI), Y6, Y0
+	VPXOR             Y4, Y0, Y0
+	VPXOR             Y5, Y0, Y0
+	VMOVDQU           Y6, 96(SI)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             64(SI), Y0, Y6
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y6, Y6
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y6, Y6
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y6, Y6
+	VPXOR             64(DI), Y9, Y0
+	VPXOR             Y7, Y0, Y0
+	VPXOR             Y8, Y0, Y0
+	VMOVDQU           Y9, 160(SI)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             128(SI), Y0, Y9
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y9, Y9
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y9, Y9
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y9, Y9
+	VPXOR             64(DI), Y12, Y0
+	VPXOR             Y10, Y0, Y0
+	VPXOR             Y11, Y0, Y0
+	VMOVDQU           Y12, 224(SI)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             192(SI), Y0, Y12
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y12, Y12
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y12, Y12
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y12, Y12
+	VPXOR             96(DI), Y1, Y0
+	VPXOR             Y2, Y0, Y0
+	VPXOR             Y3, Y0, Y0
+	VMOVDQU           Y1, (SI)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             32(SI), Y0, Y1
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPXOR             96(DI), Y4, Y0
+	VPXOR             Y5, Y0, Y0
+	VPXOR             Y6, Y0, Y0
+	VMOVDQU           Y4, 64(SI)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             96(SI), Y0, Y4
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPXOR             96(DI), Y7, Y0
+	VPXOR             Y8, Y0, Y0
+	VPXOR             Y9, Y0, Y0
+	VMOVDQU           Y7, 128(SI)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             160(SI), Y0, Y7
 	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
 	VPXOR             Y14, Y7, Y7
-	VPXOR             Y12, Y13, Y13
+	VPXOR             Y0, Y13, Y13
 	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
 	VPXOR             Y14, Y7, Y7
 	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
 	VPXOR             Y14, Y7, Y7
-	VPXOR             96(SI), Y8, Y12
-	VPXOR             Y9, Y12, Y12
-	VPXOR             Y10, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y11, Y11
+	VPXOR             96(DI), Y10, Y0
+	VPXOR             Y11, Y0, Y0
+	VPXOR             Y12, Y0, Y0
+	VMOVDQU           Y10, 192(SI)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             224(SI), Y0, Y10
 	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y11, Y11
-	VPXOR             Y12, Y13, Y13
+	VPXOR             Y14, Y10, Y10
+	VPXOR             Y0, Y13, Y13
 	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y11, Y11
+	VPXOR             Y14, Y10, Y10
 	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y11, Y11
-	ADDQ              $0x80, SI
-	DECQ              DI
-	JNZ               encryptBlocksAVX2GFNI_rounds3false
+	VPXOR             Y14, Y10, Y10
+	VMOVDQU           Y1, Y0
+	VMOVDQU           Y2, Y1
+	VMOVDQU           Y3, Y2
+	VMOVDQU           Y0, Y3
+	VMOVDQU           Y4, Y0
+	VMOVDQU           Y5, Y4
+	VMOVDQU           Y6, Y5
+	VMOVDQU           Y0, Y6
+	VMOVDQU           Y7, Y0
+	VMOVDQU           Y8, Y7
+	VMOVDQU           Y9, Y8
+	VMOVDQU           Y0, Y9
+	VMOVDQU           Y10, Y0
+	VMOVDQU           Y11, Y10
+	VMOVDQU           Y12, Y11
+	VMOVDQU           Y0, Y12
+	ADDQ              $0x80, DI
+	DECQ              R8
+	JNZ               encryptBlocksAVX2GFNI_rounds4false
+	VMOVDQU           (SI), Y0
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y1, Y1
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y2, Y2
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y3, Y3
-	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y4, Y4
-	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y5, Y5
-	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y6, Y6
-	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y7, Y7
-	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y8, Y8
-	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y9, Y9
-	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y10, Y10
-	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y11, Y11
 	VPUNPCKHDQ        Y2, Y3, Y13
 	VPUNPCKLDQ        Y2, Y3, Y3
 	VPUNPCKLDQ        Y0, Y1, Y14
@@ -3129,71 +5837,107 @@ encryptBlocksAVX2GFNI_rounds3false:
 	VPSHUFB           sm4BswapMask<>+0(SB), Y2, Y2
 	VPSHUFB           sm4BswapMask<>+0(SB), Y1, Y1
 	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
-	VPUNPCKHDQ        Y6, Y7, Y13
-	VPUNPCKLDQ        Y6, Y7, Y7
-	VPUNPCKLDQ        Y4, Y5, Y14
-	VPUNPCKHDQ        Y4, Y5, Y5
-	VPUNPCKHQDQ       Y14, Y7, Y6
-	VPUNPCKLQDQ       Y14, Y7, Y7
-	VPUNPCKHQDQ       Y5, Y13, Y4
-	VPUNPCKLQDQ       Y5, Y13, Y5
-	VPSHUFB           sm4BswapMask<>+0(SB), Y7, Y7
-	VPSHUFB           sm4BswapMask<>+0(SB), Y6, Y6
-	VPSHUFB           sm4BswapMask<>+0(SB), Y5, Y5
-	VPSHUFB           sm4BswapMask<>+0(SB), Y4, Y4
-	VPUNPCKHDQ        Y10, Y11, Y13
-	VPUNPCKLDQ        Y10, Y11, Y11
-	VPUNPCKLDQ        Y8, Y9, Y14
-	VPUNPCKHDQ        Y8, Y9, Y9
-	VPUNPCKHQDQ       Y14, Y11, Y10
-	VPUNPCKLQDQ       Y14, Y11, Y11
-	VPUNPCKHQDQ       Y9, Y13, Y8
-	VPUNPCKLQDQ       Y9, Y13, Y9
-	VPSHUFB           sm4BswapMask<>+0(SB), Y11, Y11
-	VPSHUFB           sm4BswapMask<>+0(SB), Y10, Y10
-	VPSHUFB           sm4BswapMask<>+0(SB), Y9, Y9
-	VPSHUFB           sm4BswapMask<>+0(SB), Y8, Y8
 	VMOVDQU           Y3, (CX)
 	VMOVDQU           Y2, 32(CX)
 	VMOVDQU           Y1, 64(CX)
 	VMOVDQU           Y0, 96(CX)
-	VMOVDQU           Y7, 128(CX)
-	VMOVDQU           Y6, 160(CX)
-	VMOVDQU           Y5, 192(CX)
-	VMOVDQU           Y4, 224(CX)
-	VMOVDQU           Y11, 256(CX)
-	VMOVDQU           Y10, 288(CX)
-	VMOVDQU           Y9, 320(CX)
-	VMOVDQU           Y8, 352(CX)
-	ADDQ              $0x00000180, DX
-	ADDQ              $0x00000180, CX
-	SUBQ              $0x00000018, BX
+	VMOVDQU           64(SI), Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y4, Y4
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y5, Y5
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y6, Y6
+	VPUNPCKHDQ        Y5, Y6, Y1
+	VPUNPCKLDQ        Y5, Y6, Y6
+	VPUNPCKLDQ        Y0, Y4, Y2
+	VPUNPCKHDQ        Y0, Y4, Y4
+	VPUNPCKHQDQ       Y2, Y6, Y5
+	VPUNPCKLQDQ       Y2, Y6, Y6
+	VPUNPCKHQDQ       Y4, Y1, Y0
+	VPUNPCKLQDQ       Y4, Y1, Y4
+	VPSHUFB           sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB           sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB           sm4BswapMask<>+0(SB), Y4, Y4
+	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU           Y6, 128(CX)
+	VMOVDQU           Y5, 160(CX)
+	VMOVDQU           Y4, 192(CX)
+	VMOVDQU           Y0, 224(CX)
+	VMOVDQU           128(SI), Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y7, Y7
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y8, Y8
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y9, Y9
+	VPUNPCKHDQ        Y8, Y9, Y1
+	VPUNPCKLDQ        Y8, Y9, Y9
+	VPUNPCKLDQ        Y0, Y7, Y2
+	VPUNPCKHDQ        Y0, Y7, Y7
+	VPUNPCKHQDQ       Y2, Y9, Y8
+	VPUNPCKLQDQ       Y2, Y9, Y9
+	VPUNPCKHQDQ       Y7, Y1, Y0
+	VPUNPCKLQDQ       Y7, Y1, Y7
+	VPSHUFB           sm4BswapMask<>+0(SB), Y9, Y9
+	VPSHUFB           sm4BswapMask<>+0(SB), Y8, Y8
+	VPSHUFB           sm4BswapMask<>+0(SB), Y7, Y7
+	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU           Y9, 256(CX)
+	VMOVDQU           Y8, 288(CX)
+	VMOVDQU           Y7, 320(CX)
+	VMOVDQU           Y0, 352(CX)
+	VMOVDQU           192(SI), Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y10, Y10
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y11, Y11
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y12, Y12
+	VPUNPCKHDQ        Y11, Y12, Y1
+	VPUNPCKLDQ        Y11, Y12, Y12
+	VPUNPCKLDQ        Y0, Y10, Y2
+	VPUNPCKHDQ        Y0, Y10, Y10
+	VPUNPCKHQDQ       Y2, Y12, Y11
+	VPUNPCKLQDQ       Y2, Y12, Y12
+	VPUNPCKHQDQ       Y10, Y1, Y0
+	VPUNPCKLQDQ       Y10, Y1, Y10
+	VPSHUFB           sm4BswapMask<>+0(SB), Y12, Y12
+	VPSHUFB           sm4BswapMask<>+0(SB), Y11, Y11
+	VPSHUFB           sm4BswapMask<>+0(SB), Y10, Y10
+	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU           Y12, 384(CX)
+	VMOVDQU           Y11, 416(CX)
+	VMOVDQU           Y10, 448(CX)
+	VMOVDQU           Y0, 480(CX)
+	ADDQ              $0x00000200, DX
+	ADDQ              $0x00000200, CX
+	SUBQ              $0x00000020, BX
 	JMP               encryptBlocksAVX2GFNI_loop
 
 encryptBlocksAVX2GFNI_partial:
 	// Fewer than a full pass left: ceil(n/width) sets, the last one masked.
 	TESTQ          BX, BX
 	JZ             encryptBlocksAVX2GFNI_done
+	CMPQ           BX, $0x00000018
+	JA             encryptBlocksAVX2GFNI_sets4
 	CMPQ           BX, $0x00000010
 	JA             encryptBlocksAVX2GFNI_sets3
 	CMPQ           BX, $0x00000008
 	JA             encryptBlocksAVX2GFNI_sets2
 	MOVQ           BX, X0
 	VPBROADCASTD   X0, Y0
-	VMOVDQU        Y0, 1152(SP)
-	VMOVDQU        1152(SP), Y0
+	VMOVDQU        Y0, 1536(SP)
+	LEAQ           1568(SP), BX
+	ADDQ           $0x3f, BX
+	ANDQ           $-64, BX
+	VMOVDQU        1536(SP), Y0
 	VPCMPGTD       sm4TailIndex8<>+0(SB), Y0, Y0
 	VPMASKMOVD     (DX), Y0, Y0
 	VPSHUFB        sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU        1152(SP), Y1
+	VMOVDQU        1536(SP), Y1
 	VPCMPGTD       sm4TailIndex8<>+32(SB), Y1, Y1
 	VPMASKMOVD     32(DX), Y1, Y1
 	VPSHUFB        sm4BswapMask<>+0(SB), Y1, Y1
-	VMOVDQU        1152(SP), Y2
+	VMOVDQU        1536(SP), Y2
 	VPCMPGTD       sm4TailIndex8<>+64(SB), Y2, Y2
 	VPMASKMOVD     64(DX), Y2, Y2
 	VPSHUFB        sm4BswapMask<>+0(SB), Y2, Y2
-	VMOVDQU        1152(SP), Y3
+	VMOVDQU        1536(SP), Y3
 	VPCMPGTD       sm4TailIndex8<>+96(SB), Y3, Y3
 	VPMASKMOVD     96(DX), Y3, Y3
 	VPSHUFB        sm4BswapMask<>+0(SB), Y3, Y3
@@ -3209,90 +5953,100 @@ encryptBlocksAVX2GFNI_partial:
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y1, Y1
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y2, Y2
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y3, Y3
+	VMOVDQU        Y0, (BX)
 	MOVQ           $0x00000008, DX
 
 encryptBlocksAVX2GFNI_rounds1true:
-	VPXOR             (AX), Y1, Y4
-	VPXOR             Y2, Y4, Y4
-	VPXOR             Y3, Y4, Y4
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y4, Y5
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y4, Y4
-	VPXOR             Y4, Y0, Y0
-	VPSHUFB           sm4Rotl24<>+0(SB), Y5, Y6
-	VPXOR             Y6, Y0, Y0
-	VPXOR             Y4, Y5, Y5
-	VPSHUFB           sm4Rotl8<>+0(SB), Y5, Y6
-	VPXOR             Y6, Y0, Y0
-	VPSHUFB           sm4Rotl16<>+0(SB), Y5, Y6
-	VPXOR             Y6, Y0, Y0
-	VPXOR             32(AX), Y2, Y4
-	VPXOR             Y3, Y4, Y4
+	VPXOR             (AX), Y1, Y0
+	VPXOR             Y2, Y0, Y0
+	VPXOR             Y3, Y0, Y0
+	VMOVDQU           Y1, 32(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y4
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             (BX), Y0, Y1
+	VPSHUFB           sm4Rotl24<>+0(SB), Y4, Y5
+	VPXOR             Y5, Y1, Y1
 	VPXOR             Y0, Y4, Y4
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y4, Y5
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y4, Y4
-	VPXOR             Y4, Y1, Y1
-	VPSHUFB           sm4Rotl24<>+0(SB), Y5, Y6
-	VPXOR             Y6, Y1, Y1
-	VPXOR             Y4, Y5, Y5
-	VPSHUFB           sm4Rotl8<>+0(SB), Y5, Y6
-	VPXOR             Y6, Y1, Y1
-	VPSHUFB           sm4Rotl16<>+0(SB), Y5, Y6
-	VPXOR             Y6, Y1, Y1
-	VPXOR             64(AX), Y3, Y4
+	VPSHUFB           sm4Rotl8<>+0(SB), Y4, Y5
+	VPXOR             Y5, Y1, Y1
+	VPSHUFB           sm4Rotl16<>+0(SB), Y4, Y5
+	VPXOR             Y5, Y1, Y1
+	VPXOR             32(AX), Y2, Y0
+	VPXOR             Y3, Y0, Y0
+	VPXOR             Y1, Y0, Y0
+	VMOVDQU           Y2, (BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y4
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             32(BX), Y0, Y2
+	VPSHUFB           sm4Rotl24<>+0(SB), Y4, Y5
+	VPXOR             Y5, Y2, Y2
 	VPXOR             Y0, Y4, Y4
-	VPXOR             Y1, Y4, Y4
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y4, Y5
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y4, Y4
-	VPXOR             Y4, Y2, Y2
-	VPSHUFB           sm4Rotl24<>+0(SB), Y5, Y6
-	VPXOR             Y6, Y2, Y2
-	VPXOR             Y4, Y5, Y5
-	VPSHUFB           sm4Rotl8<>+0(SB), Y5, Y6
-	VPXOR             Y6, Y2, Y2
-	VPSHUFB           sm4Rotl16<>+0(SB), Y5, Y6
-	VPXOR             Y6, Y2, Y2
-	VPXOR             96(AX), Y0, Y4
-	VPXOR             Y1, Y4, Y4
-	VPXOR             Y2, Y4, Y4
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y4, Y5
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y4, Y4
-	VPXOR             Y4, Y3, Y3
-	VPSHUFB           sm4Rotl24<>+0(SB), Y5, Y6
-	VPXOR             Y6, Y3, Y3
-	VPXOR             Y4, Y5, Y5
-	VPSHUFB           sm4Rotl8<>+0(SB), Y5, Y6
-	VPXOR             Y6, Y3, Y3
-	VPSHUFB           sm4Rotl16<>+0(SB), Y5, Y6
-	VPXOR             Y6, Y3, Y3
+	VPSHUFB           sm4Rotl8<>+0(SB), Y4, Y5
+	VPXOR             Y5, Y2, Y2
+	VPSHUFB           sm4Rotl16<>+0(SB), Y4, Y5
+	VPXOR             Y5, Y2, Y2
+	VPXOR             64(AX), Y3, Y0
+	VPXOR             Y1, Y0, Y0
+	VPXOR             Y2, Y0, Y0
+	VMOVDQU           Y3, 32(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y4
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             (BX), Y0, Y3
+	VPSHUFB           sm4Rotl24<>+0(SB), Y4, Y5
+	VPXOR             Y5, Y3, Y3
+	VPXOR             Y0, Y4, Y4
+	VPSHUFB           sm4Rotl8<>+0(SB), Y4, Y5
+	VPXOR             Y5, Y3, Y3
+	VPSHUFB           sm4Rotl16<>+0(SB), Y4, Y5
+	VPXOR             Y5, Y3, Y3
+	VPXOR             96(AX), Y1, Y0
+	VPXOR             Y2, Y0, Y0
+	VPXOR             Y3, Y0, Y0
+	VMOVDQU           Y1, (BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y4
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             32(BX), Y0, Y1
+	VPSHUFB           sm4Rotl24<>+0(SB), Y4, Y5
+	VPXOR             Y5, Y1, Y1
+	VPXOR             Y0, Y4, Y4
+	VPSHUFB           sm4Rotl8<>+0(SB), Y4, Y5
+	VPXOR             Y5, Y1, Y1
+	VPSHUFB           sm4Rotl16<>+0(SB), Y4, Y5
+	VPXOR             Y5, Y1, Y1
+	VMOVDQU           Y1, Y0
+	VMOVDQU           Y2, Y1
+	VMOVDQU           Y3, Y2
+	VMOVDQU           Y0, Y3
 	ADDQ              $0x80, AX
 	DECQ              DX
 	JNZ               encryptBlocksAVX2GFNI_rounds1true
+	VMOVDQU           (BX), Y0
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y1, Y1
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y2, Y2
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y3, Y3
-	VPUNPCKHDQ        Y2, Y3, Y5
+	VPUNPCKHDQ        Y2, Y3, Y4
 	VPUNPCKLDQ        Y2, Y3, Y3
-	VPUNPCKLDQ        Y0, Y1, Y6
+	VPUNPCKLDQ        Y0, Y1, Y5
 	VPUNPCKHDQ        Y0, Y1, Y1
-	VPUNPCKHQDQ       Y6, Y3, Y2
-	VPUNPCKLQDQ       Y6, Y3, Y3
-	VPUNPCKHQDQ       Y1, Y5, Y0
-	VPUNPCKLQDQ       Y1, Y5, Y1
+	VPUNPCKHQDQ       Y5, Y3, Y2
+	VPUNPCKLQDQ       Y5, Y3, Y3
+	VPUNPCKHQDQ       Y1, Y4, Y0
+	VPUNPCKLQDQ       Y1, Y4, Y1
 	VPSHUFB           sm4BswapMask<>+0(SB), Y3, Y3
 	VPSHUFB           sm4BswapMask<>+0(SB), Y2, Y2
 	VPSHUFB           sm4BswapMask<>+0(SB), Y1, Y1
 	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU           1152(SP), Y4
+	VMOVDQU           1536(SP), Y4
 	VPCMPGTD          sm4TailIndex8<>+0(SB), Y4, Y4
 	VPMASKMOVD        Y3, Y4, (CX)
-	VMOVDQU           1152(SP), Y3
+	VMOVDQU           1536(SP), Y3
 	VPCMPGTD          sm4TailIndex8<>+32(SB), Y3, Y3
 	VPMASKMOVD        Y2, Y3, 32(CX)
-	VMOVDQU           1152(SP), Y2
+	VMOVDQU           1536(SP), Y2
 	VPCMPGTD          sm4TailIndex8<>+64(SB), Y2, Y2
 	VPMASKMOVD        Y1, Y2, 64(CX)
-	VMOVDQU           1152(SP), Y1
+	VMOVDQU           1536(SP), Y1
 	VPCMPGTD          sm4TailIndex8<>+96(SB), Y1, Y1
 	VPMASKMOVD        Y0, Y1, 96(CX)
 	JMP               encryptBlocksAVX2GFNI_done
@@ -3301,7 +6055,10 @@ encryptBlocksAVX2GFNI_sets2:
 	SUBQ           $0x00000008, BX
 	MOVQ           BX, X0
 	VPBROADCASTD   X0, Y0
-	VMOVDQU        Y0, 1184(SP)
+	VMOVDQU        Y0, 1696(SP)
+	LEAQ           1728(SP), BX
+	ADDQ           $0x3f, BX
+	ANDQ           $-64, BX
 	VMOVDQU        (DX), Y0
 	VPSHUFB        sm4BswapMask<>+0(SB), Y0, Y0
 	VMOVDQU        32(DX), Y1
@@ -3322,199 +6079,222 @@ encryptBlocksAVX2GFNI_sets2:
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y1, Y1
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y2, Y2
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y3, Y3
-	VMOVDQU        1184(SP), Y4
-	VPCMPGTD       sm4TailIndex8<>+0(SB), Y4, Y4
-	VPMASKMOVD     128(DX), Y4, Y4
+	VMOVDQU        Y0, (BX)
+	VMOVDQU        1696(SP), Y0
+	VPCMPGTD       sm4TailIndex8<>+0(SB), Y0, Y0
+	VPMASKMOVD     128(DX), Y0, Y0
+	VPSHUFB        sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU        1696(SP), Y4
+	VPCMPGTD       sm4TailIndex8<>+32(SB), Y4, Y4
+	VPMASKMOVD     160(DX), Y4, Y4
 	VPSHUFB        sm4BswapMask<>+0(SB), Y4, Y4
-	VMOVDQU        1184(SP), Y5
-	VPCMPGTD       sm4TailIndex8<>+32(SB), Y5, Y5
-	VPMASKMOVD     160(DX), Y5, Y5
+	VMOVDQU        1696(SP), Y5
+	VPCMPGTD       sm4TailIndex8<>+64(SB), Y5, Y5
+	VPMASKMOVD     192(DX), Y5, Y5
 	VPSHUFB        sm4BswapMask<>+0(SB), Y5, Y5
-	VMOVDQU        1184(SP), Y6
-	VPCMPGTD       sm4TailIndex8<>+64(SB), Y6, Y6
-	VPMASKMOVD     192(DX), Y6, Y6
+	VMOVDQU        1696(SP), Y6
+	VPCMPGTD       sm4TailIndex8<>+96(SB), Y6, Y6
+	VPMASKMOVD     224(DX), Y6, Y6
 	VPSHUFB        sm4BswapMask<>+0(SB), Y6, Y6
-	VMOVDQU        1184(SP), Y7
-	VPCMPGTD       sm4TailIndex8<>+96(SB), Y7, Y7
-	VPMASKMOVD     224(DX), Y7, Y7
-	VPSHUFB        sm4BswapMask<>+0(SB), Y7, Y7
-	VPUNPCKHDQ     Y5, Y4, Y8
-	VPUNPCKLDQ     Y5, Y4, Y4
-	VPUNPCKLDQ     Y7, Y6, Y9
-	VPUNPCKHDQ     Y7, Y6, Y6
-	VPUNPCKHQDQ    Y9, Y4, Y5
-	VPUNPCKLQDQ    Y9, Y4, Y4
-	VPUNPCKHQDQ    Y6, Y8, Y7
-	VPUNPCKLQDQ    Y6, Y8, Y6
+	VPUNPCKHDQ     Y4, Y0, Y7
+	VPUNPCKLDQ     Y4, Y0, Y0
+	VPUNPCKLDQ     Y6, Y5, Y8
+	VPUNPCKHDQ     Y6, Y5, Y5
+	VPUNPCKHQDQ    Y8, Y0, Y4
+	VPUNPCKLQDQ    Y8, Y0, Y0
+	VPUNPCKHQDQ    Y5, Y7, Y6
+	VPUNPCKLQDQ    Y5, Y7, Y5
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y0, Y0
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y4, Y4
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y5, Y5
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y6, Y6
-	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y7, Y7
+	VMOVDQU        Y0, 64(BX)
 	MOVQ           $0x00000008, DX
 
 encryptBlocksAVX2GFNI_rounds2true:
-	VPXOR             (AX), Y1, Y8
-	VPXOR             Y2, Y8, Y8
-	VPXOR             Y3, Y8, Y8
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y8, Y9
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y8, Y8
-	VPXOR             Y8, Y0, Y0
-	VPSHUFB           sm4Rotl24<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y0, Y0
-	VPXOR             Y8, Y9, Y9
-	VPSHUFB           sm4Rotl8<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y0, Y0
-	VPSHUFB           sm4Rotl16<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y0, Y0
-	VPXOR             (AX), Y5, Y8
-	VPXOR             Y6, Y8, Y8
-	VPXOR             Y7, Y8, Y8
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y8, Y9
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y8, Y8
-	VPXOR             Y8, Y4, Y4
-	VPSHUFB           sm4Rotl24<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y4, Y4
-	VPXOR             Y8, Y9, Y9
-	VPSHUFB           sm4Rotl8<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y4, Y4
-	VPSHUFB           sm4Rotl16<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y4, Y4
-	VPXOR             32(AX), Y2, Y8
-	VPXOR             Y3, Y8, Y8
-	VPXOR             Y0, Y8, Y8
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y8, Y9
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y8, Y8
+	VPXOR             (AX), Y1, Y0
+	VPXOR             Y2, Y0, Y0
+	VPXOR             Y3, Y0, Y0
+	VMOVDQU           Y1, 32(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y7
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             (BX), Y0, Y1
+	VPSHUFB           sm4Rotl24<>+0(SB), Y7, Y8
 	VPXOR             Y8, Y1, Y1
-	VPSHUFB           sm4Rotl24<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y1, Y1
-	VPXOR             Y8, Y9, Y9
-	VPSHUFB           sm4Rotl8<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y1, Y1
-	VPSHUFB           sm4Rotl16<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y1, Y1
-	VPXOR             32(AX), Y6, Y8
-	VPXOR             Y7, Y8, Y8
-	VPXOR             Y4, Y8, Y8
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y8, Y9
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y8, Y8
-	VPXOR             Y8, Y5, Y5
-	VPSHUFB           sm4Rotl24<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y5, Y5
-	VPXOR             Y8, Y9, Y9
-	VPSHUFB           sm4Rotl8<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y5, Y5
-	VPSHUFB           sm4Rotl16<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y5, Y5
-	VPXOR             64(AX), Y3, Y8
-	VPXOR             Y0, Y8, Y8
-	VPXOR             Y1, Y8, Y8
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y8, Y9
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y8, Y8
+	VPXOR             Y0, Y7, Y7
+	VPSHUFB           sm4Rotl8<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y1, Y1
+	VPSHUFB           sm4Rotl16<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y1, Y1
+	VPXOR             (AX), Y4, Y0
+	VPXOR             Y5, Y0, Y0
+	VPXOR             Y6, Y0, Y0
+	VMOVDQU           Y4, 96(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y7
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             64(BX), Y0, Y4
+	VPSHUFB           sm4Rotl24<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y4, Y4
+	VPXOR             Y0, Y7, Y7
+	VPSHUFB           sm4Rotl8<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y4, Y4
+	VPSHUFB           sm4Rotl16<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y4, Y4
+	VPXOR             32(AX), Y2, Y0
+	VPXOR             Y3, Y0, Y0
+	VPXOR             Y1, Y0, Y0
+	VMOVDQU           Y2, (BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y7
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             32(BX), Y0, Y2
+	VPSHUFB           sm4Rotl24<>+0(SB), Y7, Y8
 	VPXOR             Y8, Y2, Y2
-	VPSHUFB           sm4Rotl24<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y2, Y2
-	VPXOR             Y8, Y9, Y9
-	VPSHUFB           sm4Rotl8<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y2, Y2
-	VPSHUFB           sm4Rotl16<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y2, Y2
-	VPXOR             64(AX), Y7, Y8
-	VPXOR             Y4, Y8, Y8
-	VPXOR             Y5, Y8, Y8
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y8, Y9
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y8, Y8
-	VPXOR             Y8, Y6, Y6
-	VPSHUFB           sm4Rotl24<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y6, Y6
-	VPXOR             Y8, Y9, Y9
-	VPSHUFB           sm4Rotl8<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y6, Y6
-	VPSHUFB           sm4Rotl16<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y6, Y6
-	VPXOR             96(AX), Y0, Y8
-	VPXOR             Y1, Y8, Y8
-	VPXOR             Y2, Y8, Y8
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y8, Y9
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y8, Y8
+	VPXOR             Y0, Y7, Y7
+	VPSHUFB           sm4Rotl8<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y2, Y2
+	VPSHUFB           sm4Rotl16<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y2, Y2
+	VPXOR             32(AX), Y5, Y0
+	VPXOR             Y6, Y0, Y0
+	VPXOR             Y4, Y0, Y0
+	VMOVDQU           Y5, 64(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y7
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             96(BX), Y0, Y5
+	VPSHUFB           sm4Rotl24<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y5, Y5
+	VPXOR             Y0, Y7, Y7
+	VPSHUFB           sm4Rotl8<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y5, Y5
+	VPSHUFB           sm4Rotl16<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y5, Y5
+	VPXOR             64(AX), Y3, Y0
+	VPXOR             Y1, Y0, Y0
+	VPXOR             Y2, Y0, Y0
+	VMOVDQU           Y3, 32(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y7
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             (BX), Y0, Y3
+	VPSHUFB           sm4Rotl24<>+0(SB), Y7, Y8
 	VPXOR             Y8, Y3, Y3
-	VPSHUFB           sm4Rotl24<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y3, Y3
-	VPXOR             Y8, Y9, Y9
-	VPSHUFB           sm4Rotl8<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y3, Y3
-	VPSHUFB           sm4Rotl16<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y3, Y3
-	VPXOR             96(AX), Y4, Y8
-	VPXOR             Y5, Y8, Y8
-	VPXOR             Y6, Y8, Y8
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y8, Y9
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y8, Y8
-	VPXOR             Y8, Y7, Y7
-	VPSHUFB           sm4Rotl24<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y7, Y7
-	VPXOR             Y8, Y9, Y9
-	VPSHUFB           sm4Rotl8<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y7, Y7
-	VPSHUFB           sm4Rotl16<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y7, Y7
+	VPXOR             Y0, Y7, Y7
+	VPSHUFB           sm4Rotl8<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y3, Y3
+	VPSHUFB           sm4Rotl16<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y3, Y3
+	VPXOR             64(AX), Y6, Y0
+	VPXOR             Y4, Y0, Y0
+	VPXOR             Y5, Y0, Y0
+	VMOVDQU           Y6, 96(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y7
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             64(BX), Y0, Y6
+	VPSHUFB           sm4Rotl24<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y6, Y6
+	VPXOR             Y0, Y7, Y7
+	VPSHUFB           sm4Rotl8<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y6, Y6
+	VPSHUFB           sm4Rotl16<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y6, Y6
+	VPXOR             96(AX), Y1, Y0
+	VPXOR             Y2, Y0, Y0
+	VPXOR             Y3, Y0, Y0
+	VMOVDQU           Y1, (BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y7
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             32(BX), Y0, Y1
+	VPSHUFB           sm4Rotl24<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y1, Y1
+	VPXOR             Y0, Y7, Y7
+	VPSHUFB           sm4Rotl8<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y1, Y1
+	VPSHUFB           sm4Rotl16<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y1, Y1
+	VPXOR             96(AX), Y4, Y0
+	VPXOR             Y5, Y0, Y0
+	VPXOR             Y6, Y0, Y0
+	VMOVDQU           Y4, 64(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y7
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             96(BX), Y0, Y4
+	VPSHUFB           sm4Rotl24<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y4, Y4
+	VPXOR             Y0, Y7, Y7
+	VPSHUFB           sm4Rotl8<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y4, Y4
+	VPSHUFB           sm4Rotl16<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y4, Y4
+	VMOVDQU           Y1, Y0
+	VMOVDQU           Y2, Y1
+	VMOVDQU           Y3, Y2
+	VMOVDQU           Y0, Y3
+	VMOVDQU           Y4, Y0
+	VMOVDQU           Y5, Y4
+	VMOVDQU           Y6, Y5
+	VMOVDQU           Y0, Y6
 	ADDQ              $0x80, AX
 	DECQ              DX
 	JNZ               encryptBlocksAVX2GFNI_rounds2true
+	VMOVDQU           (BX), Y0
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y1, Y1
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y2, Y2
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y3, Y3
-	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y4, Y4
-	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y5, Y5
-	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y6, Y6
-	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y7, Y7
-	VPUNPCKHDQ        Y2, Y3, Y9
+	VPUNPCKHDQ        Y2, Y3, Y7
 	VPUNPCKLDQ        Y2, Y3, Y3
-	VPUNPCKLDQ        Y0, Y1, Y10
+	VPUNPCKLDQ        Y0, Y1, Y8
 	VPUNPCKHDQ        Y0, Y1, Y1
-	VPUNPCKHQDQ       Y10, Y3, Y2
-	VPUNPCKLQDQ       Y10, Y3, Y3
-	VPUNPCKHQDQ       Y1, Y9, Y0
-	VPUNPCKLQDQ       Y1, Y9, Y1
+	VPUNPCKHQDQ       Y8, Y3, Y2
+	VPUNPCKLQDQ       Y8, Y3, Y3
+	VPUNPCKHQDQ       Y1, Y7, Y0
+	VPUNPCKLQDQ       Y1, Y7, Y1
 	VPSHUFB           sm4BswapMask<>+0(SB), Y3, Y3
 	VPSHUFB           sm4BswapMask<>+0(SB), Y2, Y2
 	VPSHUFB           sm4BswapMask<>+0(SB), Y1, Y1
 	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
-	VPUNPCKHDQ        Y6, Y7, Y9
-	VPUNPCKLDQ        Y6, Y7, Y7
-	VPUNPCKLDQ        Y4, Y5, Y10
-	VPUNPCKHDQ        Y4, Y5, Y5
-	VPUNPCKHQDQ       Y10, Y7, Y6
-	VPUNPCKLQDQ       Y10, Y7, Y7
-	VPUNPCKHQDQ       Y5, Y9, Y4
-	VPUNPCKLQDQ       Y5, Y9, Y5
-	VPSHUFB           sm4BswapMask<>+0(SB), Y7, Y7
-	VPSHUFB           sm4BswapMask<>+0(SB), Y6, Y6
-	VPSHUFB           sm4BswapMask<>+0(SB), Y5, Y5
-	VPSHUFB           sm4BswapMask<>+0(SB), Y4, Y4
 	VMOVDQU           Y3, (CX)
 	VMOVDQU           Y2, 32(CX)
 	VMOVDQU           Y1, 64(CX)
 	VMOVDQU           Y0, 96(CX)
-	VMOVDQU           1184(SP), Y0
-	VPCMPGTD          sm4TailIndex8<>+0(SB), Y0, Y0
-	VPMASKMOVD        Y7, Y0, 128(CX)
-	VMOVDQU           1184(SP), Y0
-	VPCMPGTD          sm4TailIndex8<>+32(SB), Y0, Y0
-	VPMASKMOVD        Y6, Y0, 160(CX)
-	VMOVDQU           1184(SP), Y0
-	VPCMPGTD          sm4TailIndex8<>+64(SB), Y0, Y0
-	VPMASKMOVD        Y5, Y0, 192(CX)
-	VMOVDQU           1184(SP), Y0
-	VPCMPGTD          sm4TailIndex8<>+96(SB), Y0, Y0
-	VPMASKMOVD        Y4, Y0, 224(CX)
+	VMOVDQU           64(BX), Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y4, Y4
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y5, Y5
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y6, Y6
+	VPUNPCKHDQ        Y5, Y6, Y1
+	VPUNPCKLDQ        Y5, Y6, Y6
+	VPUNPCKLDQ        Y0, Y4, Y2
+	VPUNPCKHDQ        Y0, Y4, Y4
+	VPUNPCKHQDQ       Y2, Y6, Y5
+	VPUNPCKLQDQ       Y2, Y6, Y6
+	VPUNPCKHQDQ       Y4, Y1, Y0
+	VPUNPCKLQDQ       Y4, Y1, Y4
+	VPSHUFB           sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB           sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB           sm4BswapMask<>+0(SB), Y4, Y4
+	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU           1696(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+0(SB), Y1, Y1
+	VPMASKMOVD        Y6, Y1, 128(CX)
+	VMOVDQU           1696(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+32(SB), Y1, Y1
+	VPMASKMOVD        Y5, Y1, 160(CX)
+	VMOVDQU           1696(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+64(SB), Y1, Y1
+	VPMASKMOVD        Y4, Y1, 192(CX)
+	VMOVDQU           1696(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD        Y0, Y1, 224(CX)
 	JMP               encryptBlocksAVX2GFNI_done
 
 encryptBlocksAVX2GFNI_sets3:
 	SUBQ           $0x00000010, BX
 	MOVQ           BX, X0
 	VPBROADCASTD   X0, Y0
-	VMOVDQU        Y0, 1216(SP)
+	VMOVDQU        Y0, 1920(SP)
+	LEAQ           1952(SP), BX
+	ADDQ           $0x3f, BX
+	ANDQ           $-64, BX
 	VMOVDQU        (DX), Y0
 	VPSHUFB        sm4BswapMask<>+0(SB), Y0, Y0
 	VMOVDQU        32(DX), Y1
@@ -3535,228 +6315,667 @@ encryptBlocksAVX2GFNI_sets3:
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y1, Y1
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y2, Y2
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y3, Y3
-	VMOVDQU        128(DX), Y4
+	VMOVDQU        Y0, (BX)
+	VMOVDQU        128(DX), Y0
+	VPSHUFB        sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU        160(DX), Y4
 	VPSHUFB        sm4BswapMask<>+0(SB), Y4, Y4
-	VMOVDQU        160(DX), Y5
+	VMOVDQU        192(DX), Y5
 	VPSHUFB        sm4BswapMask<>+0(SB), Y5, Y5
-	VMOVDQU        192(DX), Y6
+	VMOVDQU        224(DX), Y6
 	VPSHUFB        sm4BswapMask<>+0(SB), Y6, Y6
-	VMOVDQU        224(DX), Y7
-	VPSHUFB        sm4BswapMask<>+0(SB), Y7, Y7
-	VPUNPCKHDQ     Y5, Y4, Y8
-	VPUNPCKLDQ     Y5, Y4, Y4
-	VPUNPCKLDQ     Y7, Y6, Y9
-	VPUNPCKHDQ     Y7, Y6, Y6
-	VPUNPCKHQDQ    Y9, Y4, Y5
-	VPUNPCKLQDQ    Y9, Y4, Y4
-	VPUNPCKHQDQ    Y6, Y8, Y7
-	VPUNPCKLQDQ    Y6, Y8, Y6
+	VPUNPCKHDQ     Y4, Y0, Y7
+	VPUNPCKLDQ     Y4, Y0, Y0
+	VPUNPCKLDQ     Y6, Y5, Y8
+	VPUNPCKHDQ     Y6, Y5, Y5
+	VPUNPCKHQDQ    Y8, Y0, Y4
+	VPUNPCKLQDQ    Y8, Y0, Y0
+	VPUNPCKHQDQ    Y5, Y7, Y6
+	VPUNPCKLQDQ    Y5, Y7, Y5
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y0, Y0
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y4, Y4
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y5, Y5
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y6, Y6
-	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y7, Y7
-	VMOVDQU        1216(SP), Y8
-	VPCMPGTD       sm4TailIndex8<>+0(SB), Y8, Y8
-	VPMASKMOVD     256(DX), Y8, Y8
+	VMOVDQU        Y0, 64(BX)
+	VMOVDQU        1920(SP), Y0
+	VPCMPGTD       sm4TailIndex8<>+0(SB), Y0, Y0
+	VPMASKMOVD     256(DX), Y0, Y0
+	VPSHUFB        sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU        1920(SP), Y7
+	VPCMPGTD       sm4TailIndex8<>+32(SB), Y7, Y7
+	VPMASKMOVD     288(DX), Y7, Y7
+	VPSHUFB        sm4BswapMask<>+0(SB), Y7, Y7
+	VMOVDQU        1920(SP), Y8
+	VPCMPGTD       sm4TailIndex8<>+64(SB), Y8, Y8
+	VPMASKMOVD     320(DX), Y8, Y8
 	VPSHUFB        sm4BswapMask<>+0(SB), Y8, Y8
-	VMOVDQU        1216(SP), Y9
-	VPCMPGTD       sm4TailIndex8<>+32(SB), Y9, Y9
-	VPMASKMOVD     288(DX), Y9, Y9
+	VMOVDQU        1920(SP), Y9
+	VPCMPGTD       sm4TailIndex8<>+96(SB), Y9, Y9
+	VPMASKMOVD     352(DX), Y9, Y9
 	VPSHUFB        sm4BswapMask<>+0(SB), Y9, Y9
-	VMOVDQU        1216(SP), Y10
-	VPCMPGTD       sm4TailIndex8<>+64(SB), Y10, Y10
-	VPMASKMOVD     320(DX), Y10, Y10
-	VPSHUFB        sm4BswapMask<>+0(SB), Y10, Y10
-	VMOVDQU        1216(SP), Y11
-	VPCMPGTD       sm4TailIndex8<>+96(SB), Y11, Y11
-	VPMASKMOVD     352(DX), Y11, Y11
-	VPSHUFB        sm4BswapMask<>+0(SB), Y11, Y11
-	VPUNPCKHDQ     Y9, Y8, Y12
-	VPUNPCKLDQ     Y9, Y8, Y8
-	VPUNPCKLDQ     Y11, Y10, Y13
-	VPUNPCKHDQ     Y11, Y10, Y10
-	VPUNPCKHQDQ    Y13, Y8, Y9
-	VPUNPCKLQDQ    Y13, Y8, Y8
-	VPUNPCKHQDQ    Y10, Y12, Y11
-	VPUNPCKLQDQ    Y10, Y12, Y10
+	VPUNPCKHDQ     Y7, Y0, Y10
+	VPUNPCKLDQ     Y7, Y0, Y0
+	VPUNPCKLDQ     Y9, Y8, Y11
+	VPUNPCKHDQ     Y9, Y8, Y8
+	VPUNPCKHQDQ    Y11, Y0, Y7
+	VPUNPCKLQDQ    Y11, Y0, Y0
+	VPUNPCKHQDQ    Y8, Y10, Y9
+	VPUNPCKLQDQ    Y8, Y10, Y8
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y7, Y7
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y8, Y8
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y9, Y9
-	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y10, Y10
-	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y11, Y11
+	VMOVDQU        Y0, 128(BX)
 	MOVQ           $0x00000008, DX
 
 encryptBlocksAVX2GFNI_rounds3true:
-	VPXOR             (AX), Y1, Y12
-	VPXOR             Y2, Y12, Y12
-	VPXOR             Y3, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y0, Y0
-	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y0, Y0
-	VPXOR             Y12, Y13, Y13
-	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y0, Y0
-	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y0, Y0
-	VPXOR             (AX), Y5, Y12
-	VPXOR             Y6, Y12, Y12
-	VPXOR             Y7, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y4, Y4
-	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y4, Y4
-	VPXOR             Y12, Y13, Y13
-	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y4, Y4
-	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y4, Y4
-	VPXOR             (AX), Y9, Y12
-	VPXOR             Y10, Y12, Y12
-	VPXOR             Y11, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y8, Y8
-	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y8, Y8
-	VPXOR             Y12, Y13, Y13
-	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y8, Y8
-	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y8, Y8
-	VPXOR             32(AX), Y2, Y12
-	VPXOR             Y3, Y12, Y12
-	VPXOR             Y0, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y1, Y1
-	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y1, Y1
-	VPXOR             Y12, Y13, Y13
-	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y1, Y1
-	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y1, Y1
-	VPXOR             32(AX), Y6, Y12
-	VPXOR             Y7, Y12, Y12
-	VPXOR             Y4, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y5, Y5
-	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y5, Y5
-	VPXOR             Y12, Y13, Y13
-	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y5, Y5
-	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y5, Y5
-	VPXOR             32(AX), Y10, Y12
-	VPXOR             Y11, Y12, Y12
-	VPXOR             Y8, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y9, Y9
-	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y9, Y9
-	VPXOR             Y12, Y13, Y13
-	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y9, Y9
-	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y9, Y9
-	VPXOR             64(AX), Y3, Y12
-	VPXOR             Y0, Y12, Y12
-	VPXOR             Y1, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y2, Y2
-	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y2, Y2
-	VPXOR             Y12, Y13, Y13
-	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y2, Y2
-	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y2, Y2
-	VPXOR             64(AX), Y7, Y12
-	VPXOR             Y4, Y12, Y12
-	VPXOR             Y5, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y6, Y6
-	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y6, Y6
-	VPXOR             Y12, Y13, Y13
-	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y6, Y6
-	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y6, Y6
-	VPXOR             64(AX), Y11, Y12
-	VPXOR             Y8, Y12, Y12
-	VPXOR             Y9, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y10, Y10
-	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y10, Y10
-	VPXOR             Y12, Y13, Y13
-	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y10, Y10
-	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y10, Y10
-	VPXOR             96(AX), Y0, Y12
-	VPXOR             Y1, Y12, Y12
-	VPXOR             Y2, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y3, Y3
-	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y3, Y3
-	VPXOR             Y12, Y13, Y13
-	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y3, Y3
-	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y3, Y3
-	VPXOR             96(AX), Y4, Y12
-	VPXOR             Y5, Y12, Y12
-	VPXOR             Y6, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y7, Y7
-	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y7, Y7
-	VPXOR             Y12, Y13, Y13
-	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y7, Y7
-	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y7, Y7
-	VPXOR             96(AX), Y8, Y12
-	VPXOR             Y9, Y12, Y12
-	VPXOR             Y10, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y11, Y11
-	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y11, Y11
-	VPXOR             Y12, Y13, Y13
-	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y11, Y11
-	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y11, Y11
+	VPXOR             (AX), Y1, Y0
+	VPXOR             Y2, Y0, Y0
+	VPXOR             Y3, Y0, Y0
+	VMOVDQU           Y1, 32(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y10
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             (BX), Y0, Y1
+	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y1, Y1
+	VPXOR             Y0, Y10, Y10
+	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y1, Y1
+	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y1, Y1
+	VPXOR             (AX), Y4, Y0
+	VPXOR             Y5, Y0, Y0
+	VPXOR             Y6, Y0, Y0
+	VMOVDQU           Y4, 96(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y10
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             64(BX), Y0, Y4
+	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y4, Y4
+	VPXOR             Y0, Y10, Y10
+	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y4, Y4
+	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y4, Y4
+	VPXOR             (AX), Y7, Y0
+	VPXOR             Y8, Y0, Y0
+	VPXOR             Y9, Y0, Y0
+	VMOVDQU           Y7, 160(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y10
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             128(BX), Y0, Y7
+	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y7, Y7
+	VPXOR             Y0, Y10, Y10
+	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y7, Y7
+	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y7, Y7
+	VPXOR             32(AX), Y2, Y0
+	VPXOR             Y3, Y0, Y0
+	VPXOR             Y1, Y0, Y0
+	VMOVDQU           Y2, (BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y10
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             32(BX), Y0, Y2
+	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y2, Y2
+	VPXOR             Y0, Y10, Y10
+	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y2, Y2
+	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y2, Y2
+	VPXOR             32(AX), Y5, Y0
+	VPXOR             Y6, Y0, Y0
+	VPXOR             Y4, Y0, Y0
+	VMOVDQU           Y5, 64(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y10
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             96(BX), Y0, Y5
+	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y5, Y5
+	VPXOR             Y0, Y10, Y10
+	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y5, Y5
+	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y5, Y5
+	VPXOR             32(AX), Y8, Y0
+	VPXOR             Y9, Y0, Y0
+	VPXOR             Y7, Y0, Y0
+	VMOVDQU           Y8, 128(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y10
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             160(BX), Y0, Y8
+	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y8, Y8
+	VPXOR             Y0, Y10, Y10
+	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y8, Y8
+	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y8, Y8
+	VPXOR             64(AX), Y3, Y0
+	VPXOR             Y1, Y0, Y0
+	VPXOR             Y2, Y0, Y0
+	VMOVDQU           Y3, 32(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y10
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             (BX), Y0, Y3
+	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y3, Y3
+	VPXOR             Y0, Y10, Y10
+	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y3, Y3
+	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y3, Y3
+	VPXOR             64(AX), Y6, Y0
+	VPXOR             Y4, Y0, Y0
+	VPXOR             Y5, Y0, Y0
+	VMOVDQU           Y6, 96(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y10
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             64(BX), Y0, Y6
+	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y6, Y6
+	VPXOR             Y0, Y10, Y10
+	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y6, Y6
+	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y6, Y6
+	VPXOR             64(AX), Y9, Y0
+	VPXOR             Y7, Y0, Y0
+	VPXOR             Y8, Y0, Y0
+	VMOVDQU           Y9, 160(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y10
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             128(BX), Y0, Y9
+	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y9, Y9
+	VPXOR             Y0, Y10, Y10
+	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y9, Y9
+	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y9, Y9
+	VPXOR             96(AX), Y1, Y0
+	VPXOR             Y2, Y0, Y0
+	VPXOR             Y3, Y0, Y0
+	VMOVDQU           Y1, (BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y10
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             32(BX), Y0, Y1
+	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y1, Y1
+	VPXOR             Y0, Y10, Y10
+	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y1, Y1
+	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y1, Y1
+	VPXOR             96(AX), Y4, Y0
+	VPXOR             Y5, Y0, Y0
+	VPXOR             Y6, Y0, Y0
+	VMOVDQU           Y4, 64(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y10
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             96(BX), Y0, Y4
+	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y4, Y4
+	VPXOR             Y0, Y10, Y10
+	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y4, Y4
+	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y4, Y4
+	VPXOR             96(AX), Y7, Y0
+	VPXOR             Y8, Y0, Y0
+	VPXOR             Y9, Y0, Y0
+	VMOVDQU           Y7, 128(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y10
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             160(BX), Y0, Y7
+	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y7, Y7
+	VPXOR             Y0, Y10, Y10
+	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y7, Y7
+	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y7, Y7
+	VMOVDQU           Y1, Y0
+	VMOVDQU           Y2, Y1
+	VMOVDQU           Y3, Y2
+	VMOVDQU           Y0, Y3
+	VMOVDQU           Y4, Y0
+	VMOVDQU           Y5, Y4
+	VMOVDQU           Y6, Y5
+	VMOVDQU           Y0, Y6
+	VMOVDQU           Y7, Y0
+	VMOVDQU           Y8, Y7
+	VMOVDQU           Y9, Y8
+	VMOVDQU           Y0, Y9
 	ADDQ              $0x80, AX
 	DECQ              DX
 	JNZ               encryptBlocksAVX2GFNI_rounds3true
+	VMOVDQU           (BX), Y0
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y1, Y1
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y2, Y2
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y3, Y3
+	VPUNPCKHDQ        Y2, Y3, Y10
+	VPUNPCKLDQ        Y2, Y3, Y3
+	VPUNPCKLDQ        Y0, Y1, Y11
+	VPUNPCKHDQ        Y0, Y1, Y1
+	VPUNPCKHQDQ       Y11, Y3, Y2
+	VPUNPCKLQDQ       Y11, Y3, Y3
+	VPUNPCKHQDQ       Y1, Y10, Y0
+	VPUNPCKLQDQ       Y1, Y10, Y1
+	VPSHUFB           sm4BswapMask<>+0(SB), Y3, Y3
+	VPSHUFB           sm4BswapMask<>+0(SB), Y2, Y2
+	VPSHUFB           sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU           Y3, (CX)
+	VMOVDQU           Y2, 32(CX)
+	VMOVDQU           Y1, 64(CX)
+	VMOVDQU           Y0, 96(CX)
+	VMOVDQU           64(BX), Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y4, Y4
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y5, Y5
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y6, Y6
+	VPUNPCKHDQ        Y5, Y6, Y1
+	VPUNPCKLDQ        Y5, Y6, Y6
+	VPUNPCKLDQ        Y0, Y4, Y2
+	VPUNPCKHDQ        Y0, Y4, Y4
+	VPUNPCKHQDQ       Y2, Y6, Y5
+	VPUNPCKLQDQ       Y2, Y6, Y6
+	VPUNPCKHQDQ       Y4, Y1, Y0
+	VPUNPCKLQDQ       Y4, Y1, Y4
+	VPSHUFB           sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB           sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB           sm4BswapMask<>+0(SB), Y4, Y4
+	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU           Y6, 128(CX)
+	VMOVDQU           Y5, 160(CX)
+	VMOVDQU           Y4, 192(CX)
+	VMOVDQU           Y0, 224(CX)
+	VMOVDQU           128(BX), Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y7, Y7
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y8, Y8
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y9, Y9
-	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y10, Y10
-	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y11, Y11
+	VPUNPCKHDQ        Y8, Y9, Y1
+	VPUNPCKLDQ        Y8, Y9, Y9
+	VPUNPCKLDQ        Y0, Y7, Y2
+	VPUNPCKHDQ        Y0, Y7, Y7
+	VPUNPCKHQDQ       Y2, Y9, Y8
+	VPUNPCKLQDQ       Y2, Y9, Y9
+	VPUNPCKHQDQ       Y7, Y1, Y0
+	VPUNPCKLQDQ       Y7, Y1, Y7
+	VPSHUFB           sm4BswapMask<>+0(SB), Y9, Y9
+	VPSHUFB           sm4BswapMask<>+0(SB), Y8, Y8
+	VPSHUFB           sm4BswapMask<>+0(SB), Y7, Y7
+	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU           1920(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+0(SB), Y1, Y1
+	VPMASKMOVD        Y9, Y1, 256(CX)
+	VMOVDQU           1920(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+32(SB), Y1, Y1
+	VPMASKMOVD        Y8, Y1, 288(CX)
+	VMOVDQU           1920(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+64(SB), Y1, Y1
+	VPMASKMOVD        Y7, Y1, 320(CX)
+	VMOVDQU           1920(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD        Y0, Y1, 352(CX)
+	JMP               encryptBlocksAVX2GFNI_done
+
+encryptBlocksAVX2GFNI_sets4:
+	SUBQ           $0x00000018, BX
+	MOVQ           BX, X0
+	VPBROADCASTD   X0, Y0
+	VMOVDQU        Y0, 2208(SP)
+	LEAQ           2240(SP), BX
+	ADDQ           $0x3f, BX
+	ANDQ           $-64, BX
+	VMOVDQU        (DX), Y0
+	VPSHUFB        sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU        32(DX), Y1
+	VPSHUFB        sm4BswapMask<>+0(SB), Y1, Y1
+	VMOVDQU        64(DX), Y2
+	VPSHUFB        sm4BswapMask<>+0(SB), Y2, Y2
+	VMOVDQU        96(DX), Y3
+	VPSHUFB        sm4BswapMask<>+0(SB), Y3, Y3
+	VPUNPCKHDQ     Y1, Y0, Y4
+	VPUNPCKLDQ     Y1, Y0, Y0
+	VPUNPCKLDQ     Y3, Y2, Y5
+	VPUNPCKHDQ     Y3, Y2, Y2
+	VPUNPCKHQDQ    Y5, Y0, Y1
+	VPUNPCKLQDQ    Y5, Y0, Y0
+	VPUNPCKHQDQ    Y2, Y4, Y3
+	VPUNPCKLQDQ    Y2, Y4, Y2
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y1, Y1
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y2, Y2
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y3, Y3
+	VMOVDQU        Y0, (BX)
+	VMOVDQU        128(DX), Y0
+	VPSHUFB        sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU        160(DX), Y4
+	VPSHUFB        sm4BswapMask<>+0(SB), Y4, Y4
+	VMOVDQU        192(DX), Y5
+	VPSHUFB        sm4BswapMask<>+0(SB), Y5, Y5
+	VMOVDQU        224(DX), Y6
+	VPSHUFB        sm4BswapMask<>+0(SB), Y6, Y6
+	VPUNPCKHDQ     Y4, Y0, Y7
+	VPUNPCKLDQ     Y4, Y0, Y0
+	VPUNPCKLDQ     Y6, Y5, Y8
+	VPUNPCKHDQ     Y6, Y5, Y5
+	VPUNPCKHQDQ    Y8, Y0, Y4
+	VPUNPCKLQDQ    Y8, Y0, Y0
+	VPUNPCKHQDQ    Y5, Y7, Y6
+	VPUNPCKLQDQ    Y5, Y7, Y5
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y4, Y4
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y5, Y5
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y6, Y6
+	VMOVDQU        Y0, 64(BX)
+	VMOVDQU        256(DX), Y0
+	VPSHUFB        sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU        288(DX), Y7
+	VPSHUFB        sm4BswapMask<>+0(SB), Y7, Y7
+	VMOVDQU        320(DX), Y8
+	VPSHUFB        sm4BswapMask<>+0(SB), Y8, Y8
+	VMOVDQU        352(DX), Y9
+	VPSHUFB        sm4BswapMask<>+0(SB), Y9, Y9
+	VPUNPCKHDQ     Y7, Y0, Y10
+	VPUNPCKLDQ     Y7, Y0, Y0
+	VPUNPCKLDQ     Y9, Y8, Y11
+	VPUNPCKHDQ     Y9, Y8, Y8
+	VPUNPCKHQDQ    Y11, Y0, Y7
+	VPUNPCKLQDQ    Y11, Y0, Y0
+	VPUNPCKHQDQ    Y8, Y10, Y9
+	VPUNPCKLQDQ    Y8, Y10, Y8
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y7, Y7
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y8, Y8
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y9, Y9
+	VMOVDQU        Y0, 128(BX)
+	VMOVDQU        2208(SP), Y0
+	VPCMPGTD       sm4TailIndex8<>+0(SB), Y0, Y0
+	VPMASKMOVD     384(DX), Y0, Y0
+	VPSHUFB        sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU        2208(SP), Y10
+	VPCMPGTD       sm4TailIndex8<>+32(SB), Y10, Y10
+	VPMASKMOVD     416(DX), Y10, Y10
+	VPSHUFB        sm4BswapMask<>+0(SB), Y10, Y10
+	VMOVDQU        2208(SP), Y11
+	VPCMPGTD       sm4TailIndex8<>+64(SB), Y11, Y11
+	VPMASKMOVD     448(DX), Y11, Y11
+	VPSHUFB        sm4BswapMask<>+0(SB), Y11, Y11
+	VMOVDQU        2208(SP), Y12
+	VPCMPGTD       sm4TailIndex8<>+96(SB), Y12, Y12
+	VPMASKMOVD     480(DX), Y12, Y12
+	VPSHUFB        sm4BswapMask<>+0(SB), Y12, Y12
+	VPUNPCKHDQ     Y10, Y0, Y13
+	VPUNPCKLDQ     Y10, Y0, Y0
+	VPUNPCKLDQ     Y12, Y11, Y14
+	VPUNPCKHDQ     Y12, Y11, Y11
+	VPUNPCKHQDQ    Y14, Y0, Y10
+	VPUNPCKLQDQ    Y14, Y0, Y0
+	VPUNPCKHQDQ    Y11, Y13, Y12
+	VPUNPCKLQDQ    Y11, Y13, Y11
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y10, Y10
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y11, Y11
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y12, Y12
+	VMOVDQU        Y0, 192(BX)
+	MOVQ           $0x00000008, DX
+
+encryptBlocksAVX2GFNI_rounds4true:
+	VPXOR             (AX), Y1, Y0
+	VPXOR             Y2, Y0, Y0
+	VPXOR             Y3, Y0, Y0
+	VMOVDQU           Y1, 32(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             (BX), Y0, Y1
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPXOR             (AX), Y4, Y0
+	VPXOR             Y5, Y0, Y0
+	VPXOR             Y6, Y0, Y0
+	VMOVDQU           Y4, 96(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             64(BX), Y0, Y4
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPXOR             (AX), Y7, Y0
+	VPXOR             Y8, Y0, Y0
+	VPXOR             Y9, Y0, Y0
+	VMOVDQU           Y7, 160(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             128(BX), Y0, Y7
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y7, Y7
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y7, Y7
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y7, Y7
+	VPXOR             (AX), Y10, Y0
+	VPXOR             Y11, Y0, Y0
+	VPXOR             Y12, Y0, Y0
+	VMOVDQU           Y10, 224(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             192(BX), Y0, Y10
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y10, Y10
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y10, Y10
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y10, Y10
+	VPXOR             32(AX), Y2, Y0
+	VPXOR             Y3, Y0, Y0
+	VPXOR             Y1, Y0, Y0
+	VMOVDQU           Y2, (BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             32(BX), Y0, Y2
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y2, Y2
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y2, Y2
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y2, Y2
+	VPXOR             32(AX), Y5, Y0
+	VPXOR             Y6, Y0, Y0
+	VPXOR             Y4, Y0, Y0
+	VMOVDQU           Y5, 64(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             96(BX), Y0, Y5
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y5, Y5
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y5, Y5
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y5, Y5
+	VPXOR             32(AX), Y8, Y0
+	VPXOR             Y9, Y0, Y0
+	VPXOR             Y7, Y0, Y0
+	VMOVDQU           Y8, 128(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             160(BX), Y0, Y8
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y8, Y8
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y8, Y8
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y8, Y8
+	VPXOR             32(AX), Y11, Y0
+	VPXOR             Y12, Y0, Y0
+	VPXOR             Y10, Y0, Y0
+	VMOVDQU           Y11, 192(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             224(BX), Y0, Y11
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y11, Y11
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y11, Y11
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y11, Y11
+	VPXOR             64(AX), Y3, Y0
+	VPXOR             Y1, Y0, Y0
+	VPXOR             Y2, Y0, Y0
+	VMOVDQU           Y3, 32(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             (BX), Y0, Y3
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y3, Y3
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y3, Y3
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y3, Y3
+	VPXOR             64(AX), Y6, Y0
+	VPXOR             Y4, Y0, Y0
+	VPXOR             Y5, Y0, Y0
+	VMOVDQU           Y6, 96(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             64(BX), Y0, Y6
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y6, Y6
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y6, Y6
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y6, Y6
+	VPXOR             64(AX), Y9, Y0
+	VPXOR             Y7, Y0, Y0
+	VPXOR             Y8, Y0, Y0
+	VMOVDQU           Y9, 160(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             128(BX), Y0, Y9
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y9, Y9
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y9, Y9
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y9, Y9
+	VPXOR             64(AX), Y12, Y0
+	VPXOR             Y10, Y0, Y0
+	VPXOR             Y11, Y0, Y0
+	VMOVDQU           Y12, 224(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             192(BX), Y0, Y12
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y12, Y12
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y12, Y12
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y12, Y12
+	VPXOR             96(AX), Y1, Y0
+	VPXOR             Y2, Y0, Y0
+	VPXOR             Y3, Y0, Y0
+	VMOVDQU           Y1, (BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             32(BX), Y0, Y1
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPXOR             96(AX), Y4, Y0
+	VPXOR             Y5, Y0, Y0
+	VPXOR             Y6, Y0, Y0
+	VMOVDQU           Y4, 64(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             96(BX), Y0, Y4
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPXOR             96(AX), Y7, Y0
+	VPXOR             Y8, Y0, Y0
+	VPXOR             Y9, Y0, Y0
+	VMOVDQU           Y7, 128(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             160(BX), Y0, Y7
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y7, Y7
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y7, Y7
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y7, Y7
+	VPXOR             96(AX), Y10, Y0
+	VPXOR             Y11, Y0, Y0
+	VPXOR             Y12, Y0, Y0
+	VMOVDQU           Y10, 192(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             224(BX), Y0, Y10
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y10, Y10
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y10, Y10
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y10, Y10
+	VMOVDQU           Y1, Y0
+	VMOVDQU           Y2, Y1
+	VMOVDQU           Y3, Y2
+	VMOVDQU           Y0, Y3
+	VMOVDQU           Y4, Y0
+	VMOVDQU           Y5, Y4
+	VMOVDQU           Y6, Y5
+	VMOVDQU           Y0, Y6
+	VMOVDQU           Y7, Y0
+	VMOVDQU           Y8, Y7
+	VMOVDQU           Y9, Y8
+	VMOVDQU           Y0, Y9
+	VMOVDQU           Y10, Y0
+	VMOVDQU           Y11, Y10
+	VMOVDQU           Y12, Y11
+	VMOVDQU           Y0, Y12
+	ADDQ              $0x80, AX
+	DECQ              DX
+	JNZ               encryptBlocksAVX2GFNI_rounds4true
+	VMOVDQU           (BX), Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y1, Y1
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y2, Y2
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y3, Y3
 	VPUNPCKHDQ        Y2, Y3, Y13
 	VPUNPCKLDQ        Y2, Y3, Y3
 	VPUNPCKLDQ        Y0, Y1, Y14
@@ -3769,50 +6988,81 @@ encryptBlocksAVX2GFNI_rounds3true:
 	VPSHUFB           sm4BswapMask<>+0(SB), Y2, Y2
 	VPSHUFB           sm4BswapMask<>+0(SB), Y1, Y1
 	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
-	VPUNPCKHDQ        Y6, Y7, Y13
-	VPUNPCKLDQ        Y6, Y7, Y7
-	VPUNPCKLDQ        Y4, Y5, Y14
-	VPUNPCKHDQ        Y4, Y5, Y5
-	VPUNPCKHQDQ       Y14, Y7, Y6
-	VPUNPCKLQDQ       Y14, Y7, Y7
-	VPUNPCKHQDQ       Y5, Y13, Y4
-	VPUNPCKLQDQ       Y5, Y13, Y5
-	VPSHUFB           sm4BswapMask<>+0(SB), Y7, Y7
-	VPSHUFB           sm4BswapMask<>+0(SB), Y6, Y6
-	VPSHUFB           sm4BswapMask<>+0(SB), Y5, Y5
-	VPSHUFB           sm4BswapMask<>+0(SB), Y4, Y4
-	VPUNPCKHDQ        Y10, Y11, Y13
-	VPUNPCKLDQ        Y10, Y11, Y11
-	VPUNPCKLDQ        Y8, Y9, Y14
-	VPUNPCKHDQ        Y8, Y9, Y9
-	VPUNPCKHQDQ       Y14, Y11, Y10
-	VPUNPCKLQDQ       Y14, Y11, Y11
-	VPUNPCKHQDQ       Y9, Y13, Y8
-	VPUNPCKLQDQ       Y9, Y13, Y9
-	VPSHUFB           sm4BswapMask<>+0(SB), Y11, Y11
-	VPSHUFB           sm4BswapMask<>+0(SB), Y10, Y10
-	VPSHUFB           sm4BswapMask<>+0(SB), Y9, Y9
-	VPSHUFB           sm4BswapMask<>+0(SB), Y8, Y8
 	VMOVDQU           Y3, (CX)
 	VMOVDQU           Y2, 32(CX)
 	VMOVDQU           Y1, 64(CX)
 	VMOVDQU           Y0, 96(CX)
-	VMOVDQU           Y7, 128(CX)
-	VMOVDQU           Y6, 160(CX)
-	VMOVDQU           Y5, 192(CX)
-	VMOVDQU           Y4, 224(CX)
-	VMOVDQU           1216(SP), Y0
-	VPCMPGTD          sm4TailIndex8<>+0(SB), Y0, Y0
-	VPMASKMOVD        Y11, Y0, 256(CX)
-	VMOVDQU           1216(SP), Y0
-	VPCMPGTD          sm4TailIndex8<>+32(SB), Y0, Y0
-	VPMASKMOVD        Y10, Y0, 288(CX)
-	VMOVDQU           1216(SP), Y0
-	VPCMPGTD          sm4TailIndex8<>+64(SB), Y0, Y0
-	VPMASKMOVD        Y9, Y0, 320(CX)
-	VMOVDQU           1216(SP), Y0
-	VPCMPGTD          sm4TailIndex8<>+96(SB), Y0, Y0
-	VPMASKMOVD        Y8, Y0, 352(CX)
+	VMOVDQU           64(BX), Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y4, Y4
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y5, Y5
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y6, Y6
+	VPUNPCKHDQ        Y5, Y6, Y1
+	VPUNPCKLDQ        Y5, Y6, Y6
+	VPUNPCKLDQ        Y0, Y4, Y2
+	VPUNPCKHDQ        Y0, Y4, Y4
+	VPUNPCKHQDQ       Y2, Y6, Y5
+	VPUNPCKLQDQ       Y2, Y6, Y6
+	VPUNPCKHQDQ       Y4, Y1, Y0
+	VPUNPCKLQDQ       Y4, Y1, Y4
+	VPSHUFB           sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB           sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB           sm4BswapMask<>+0(SB), Y4, Y4
+	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU           Y6, 128(CX)
+	VMOVDQU           Y5, 160(CX)
+	VMOVDQU           Y4, 192(CX)
+	VMOVDQU           Y0, 224(CX)
+	VMOVDQU           128(BX), Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y7, Y7
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y8, Y8
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y9, Y9
+	VPUNPCKHDQ        Y8, Y9, Y1
+	VPUNPCKLDQ        Y8, Y9, Y9
+	VPUNPCKLDQ        Y0, Y7, Y2
+	VPUNPCKHDQ        Y0, Y7, Y7
+	VPUNPCKHQDQ       Y2, Y9, Y8
+	VPUNPCKLQDQ       Y2, Y9, Y9
+	VPUNPCKHQDQ       Y7, Y1, Y0
+	VPUNPCKLQDQ       Y7, Y1, Y7
+	VPSHUFB           sm4BswapMask<>+0(SB), Y9, Y9
+	VPSHUFB           sm4BswapMask<>+0(SB), Y8, Y8
+	VPSHUFB           sm4BswapMask<>+0(SB), Y7, Y7
+	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU           Y9, 256(CX)
+	VMOVDQU           Y8, 288(CX)
+	VMOVDQU           Y7, 320(CX)
+	VMOVDQU           Y0, 352(CX)
+	VMOVDQU           192(BX), Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y10, Y10
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y11, Y11
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y12, Y12
+	VPUNPCKHDQ        Y11, Y12, Y1
+	VPUNPCKLDQ        Y11, Y12, Y12
+	VPUNPCKLDQ        Y0, Y10, Y2
+	VPUNPCKHDQ        Y0, Y10, Y10
+	VPUNPCKHQDQ       Y2, Y12, Y11
+	VPUNPCKLQDQ       Y2, Y12, Y12
+	VPUNPCKHQDQ       Y10, Y1, Y0
+	VPUNPCKLQDQ       Y10, Y1, Y10
+	VPSHUFB           sm4BswapMask<>+0(SB), Y12, Y12
+	VPSHUFB           sm4BswapMask<>+0(SB), Y11, Y11
+	VPSHUFB           sm4BswapMask<>+0(SB), Y10, Y10
+	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU           2208(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+0(SB), Y1, Y1
+	VPMASKMOVD        Y12, Y1, 384(CX)
+	VMOVDQU           2208(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+32(SB), Y1, Y1
+	VPMASKMOVD        Y11, Y1, 416(CX)
+	VMOVDQU           2208(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+64(SB), Y1, Y1
+	VPMASKMOVD        Y10, Y1, 448(CX)
+	VMOVDQU           2208(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD        Y0, Y1, 480(CX)
 
 encryptBlocksAVX2GFNI_done:
 	VZEROUPPER
@@ -3820,7 +7070,7 @@ encryptBlocksAVX2GFNI_done:
 
 // func xorKeyStreamAVX2GFNI(rk *[32]uint32, ctr *[16]byte, dst *byte, src *byte, nblocks int)
 // Requires: AVX, AVX2, GFNI, SSE2
-TEXT ·xorKeyStreamAVX2GFNI(SB), $1376-40
+TEXT ·xorKeyStreamAVX2GFNI(SB), $2752-40
 	MOVQ           rk+0(FP), AX
 	MOVQ           dst+16(FP), CX
 	MOVQ           src+24(FP), DX
@@ -3838,290 +7088,385 @@ TEXT ·xorKeyStreamAVX2GFNI(SB), $1376-40
 	VMOVDQU        96(AX), Y0
 	VGF2P8AFFINEQB $0x3e, sm4WordLin<>+0(SB), Y0, Y0
 	VMOVDQU        Y0, 96(SP)
-	VPBROADCASTD   (SP), Y0
-	VMOVDQU        Y0, 128(SP)
-	VPBROADCASTD   4(SP), Y0
-	VMOVDQU        Y0, 160(SP)
-	VPBROADCASTD   8(SP), Y0
-	VMOVDQU        Y0, 192(SP)
-	VPBROADCASTD   12(SP), Y0
-	VMOVDQU        Y0, 224(SP)
-	VPBROADCASTD   16(SP), Y0
-	VMOVDQU        Y0, 256(SP)
-	VPBROADCASTD   20(SP), Y0
-	VMOVDQU        Y0, 288(SP)
-	VPBROADCASTD   24(SP), Y0
-	VMOVDQU        Y0, 320(SP)
-	VPBROADCASTD   28(SP), Y0
-	VMOVDQU        Y0, 352(SP)
-	VPBROADCASTD   32(SP), Y0
-	VMOVDQU        Y0, 384(SP)
-	VPBROADCASTD   36(SP), Y0
-	VMOVDQU        Y0, 416(SP)
-	VPBROADCASTD   40(SP), Y0
-	VMOVDQU        Y0, 448(SP)
-	VPBROADCASTD   44(SP), Y0
-	VMOVDQU        Y0, 480(SP)
-	VPBROADCASTD   48(SP), Y0
-	VMOVDQU        Y0, 512(SP)
-	VPBROADCASTD   52(SP), Y0
-	VMOVDQU        Y0, 544(SP)
-	VPBROADCASTD   56(SP), Y0
-	VMOVDQU        Y0, 576(SP)
-	VPBROADCASTD   60(SP), Y0
-	VMOVDQU        Y0, 608(SP)
-	VPBROADCASTD   64(SP), Y0
-	VMOVDQU        Y0, 640(SP)
-	VPBROADCASTD   68(SP), Y0
-	VMOVDQU        Y0, 672(SP)
-	VPBROADCASTD   72(SP), Y0
-	VMOVDQU        Y0, 704(SP)
-	VPBROADCASTD   76(SP), Y0
-	VMOVDQU        Y0, 736(SP)
-	VPBROADCASTD   80(SP), Y0
-	VMOVDQU        Y0, 768(SP)
-	VPBROADCASTD   84(SP), Y0
-	VMOVDQU        Y0, 800(SP)
-	VPBROADCASTD   88(SP), Y0
-	VMOVDQU        Y0, 832(SP)
-	VPBROADCASTD   92(SP), Y0
-	VMOVDQU        Y0, 864(SP)
-	VPBROADCASTD   96(SP), Y0
-	VMOVDQU        Y0, 896(SP)
-	VPBROADCASTD   100(SP), Y0
-	VMOVDQU        Y0, 928(SP)
-	VPBROADCASTD   104(SP), Y0
-	VMOVDQU        Y0, 960(SP)
-	VPBROADCASTD   108(SP), Y0
-	VMOVDQU        Y0, 992(SP)
-	VPBROADCASTD   112(SP), Y0
-	VMOVDQU        Y0, 1024(SP)
-	VPBROADCASTD   116(SP), Y0
-	VMOVDQU        Y0, 1056(SP)
-	VPBROADCASTD   120(SP), Y0
-	VMOVDQU        Y0, 1088(SP)
-	VPBROADCASTD   124(SP), Y0
-	VMOVDQU        Y0, 1120(SP)
 	LEAQ           128(SP), AX
+	ADDQ           $0x3f, AX
+	ANDQ           $-64, AX
+	VPBROADCASTD   (SP), Y0
+	VMOVDQU        Y0, (AX)
+	VPBROADCASTD   4(SP), Y0
+	VMOVDQU        Y0, 32(AX)
+	VPBROADCASTD   8(SP), Y0
+	VMOVDQU        Y0, 64(AX)
+	VPBROADCASTD   12(SP), Y0
+	VMOVDQU        Y0, 96(AX)
+	VPBROADCASTD   16(SP), Y0
+	VMOVDQU        Y0, 128(AX)
+	VPBROADCASTD   20(SP), Y0
+	VMOVDQU        Y0, 160(AX)
+	VPBROADCASTD   24(SP), Y0
+	VMOVDQU        Y0, 192(AX)
+	VPBROADCASTD   28(SP), Y0
+	VMOVDQU        Y0, 224(AX)
+	VPBROADCASTD   32(SP), Y0
+	VMOVDQU        Y0, 256(AX)
+	VPBROADCASTD   36(SP), Y0
+	VMOVDQU        Y0, 288(AX)
+	VPBROADCASTD   40(SP), Y0
+	VMOVDQU        Y0, 320(AX)
+	VPBROADCASTD   44(SP), Y0
+	VMOVDQU        Y0, 352(AX)
+	VPBROADCASTD   48(SP), Y0
+	VMOVDQU        Y0, 384(AX)
+	VPBROADCASTD   52(SP), Y0
+	VMOVDQU        Y0, 416(AX)
+	VPBROADCASTD   56(SP), Y0
+	VMOVDQU        Y0, 448(AX)
+	VPBROADCASTD   60(SP), Y0
+	VMOVDQU        Y0, 480(AX)
+	VPBROADCASTD   64(SP), Y0
+	VMOVDQU        Y0, 512(AX)
+	VPBROADCASTD   68(SP), Y0
+	VMOVDQU        Y0, 544(AX)
+	VPBROADCASTD   72(SP), Y0
+	VMOVDQU        Y0, 576(AX)
+	VPBROADCASTD   76(SP), Y0
+	VMOVDQU        Y0, 608(AX)
+	VPBROADCASTD   80(SP), Y0
+	VMOVDQU        Y0, 640(AX)
+	VPBROADCASTD   84(SP), Y0
+	VMOVDQU        Y0, 672(AX)
+	VPBROADCASTD   88(SP), Y0
+	VMOVDQU        Y0, 704(AX)
+	VPBROADCASTD   92(SP), Y0
+	VMOVDQU        Y0, 736(AX)
+	VPBROADCASTD   96(SP), Y0
+	VMOVDQU        Y0, 768(AX)
+	VPBROADCASTD   100(SP), Y0
+	VMOVDQU        Y0, 800(AX)
+	VPBROADCASTD   104(SP), Y0
+	VMOVDQU        Y0, 832(AX)
+	VPBROADCASTD   108(SP), Y0
+	VMOVDQU        Y0, 864(AX)
+	VPBROADCASTD   112(SP), Y0
+	VMOVDQU        Y0, 896(AX)
+	VPBROADCASTD   116(SP), Y0
+	VMOVDQU        Y0, 928(AX)
+	VPBROADCASTD   120(SP), Y0
+	VMOVDQU        Y0, 960(AX)
+	VPBROADCASTD   124(SP), Y0
+	VMOVDQU        Y0, 992(AX)
 
 	// Counter words 0-2 broadcast, word 3 (the inc32 counter) broadcast; all byte-swapped to native order.
+	LEAQ           1216(SP), DI
+	ADDQ           $0x3f, DI
+	ANDQ           $-64, DI
 	VMOVDQU        (SI), X0
 	VPSHUFB        sm4BswapMask<>+0(SB), X0, X0
 	VPSHUFD        $0x00, X0, X1
 	VPBROADCASTD   X1, Y1
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y1, Y1
-	VMOVDQU        Y1, 1152(SP)
+	VMOVDQU        Y1, (DI)
 	VPSHUFD        $0x55, X0, X1
 	VPBROADCASTD   X1, Y1
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y1, Y1
-	VMOVDQU        Y1, 1184(SP)
+	VMOVDQU        Y1, 32(DI)
 	VPSHUFD        $0xaa, X0, X1
 	VPBROADCASTD   X1, Y1
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y1, Y1
-	VMOVDQU        Y1, 1216(SP)
+	VMOVDQU        Y1, 64(DI)
 	VPSHUFD        $0xff, X0, X1
 	VPBROADCASTD   X1, Y0
-	VMOVDQU        Y0, 1248(SP)
+	VMOVDQU        Y0, 96(DI)
 
 xorKeyStreamAVX2GFNI_loop:
-	CMPQ           BX, $0x00000018
+	CMPQ           BX, $0x00000020
 	JB             xorKeyStreamAVX2GFNI_partial
-	VMOVDQU        1248(SP), Y3
+	LEAQ           1408(SP), SI
+	ADDQ           $0x3f, SI
+	ANDQ           $-64, SI
+	VMOVDQU        96(DI), Y3
 	VPADDD         sm4CtrOffsets8<>+0(SB), Y3, Y3
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y3, Y3
-	VMOVDQU        1152(SP), Y0
-	VMOVDQU        1184(SP), Y1
-	VMOVDQU        1216(SP), Y2
-	VMOVDQU        1248(SP), Y7
-	VPADDD         sm4CtrOffsets8<>+32(SB), Y7, Y7
-	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y7, Y7
-	VMOVDQU        1152(SP), Y4
-	VMOVDQU        1184(SP), Y5
-	VMOVDQU        1216(SP), Y6
-	VMOVDQU        1248(SP), Y11
-	VPADDD         sm4CtrOffsets8<>+64(SB), Y11, Y11
-	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y11, Y11
-	VMOVDQU        1152(SP), Y8
-	VMOVDQU        1184(SP), Y9
-	VMOVDQU        1216(SP), Y10
-	VMOVDQU        1248(SP), Y12
-	VPADDD         sm4Inc24<>+0(SB), Y12, Y12
-	VMOVDQU        Y12, 1248(SP)
-	MOVQ           AX, SI
-	MOVQ           $0x00000008, DI
+	VMOVDQU        (DI), Y0
+	VMOVDQU        32(DI), Y1
+	VMOVDQU        64(DI), Y2
+	VMOVDQU        Y0, (SI)
+	VMOVDQU        96(DI), Y6
+	VPADDD         sm4CtrOffsets8<>+32(SB), Y6, Y6
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y6, Y6
+	VMOVDQU        (DI), Y0
+	VMOVDQU        32(DI), Y4
+	VMOVDQU        64(DI), Y5
+	VMOVDQU        Y0, 64(SI)
+	VMOVDQU        96(DI), Y9
+	VPADDD         sm4CtrOffsets8<>+64(SB), Y9, Y9
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y9, Y9
+	VMOVDQU        (DI), Y0
+	VMOVDQU        32(DI), Y7
+	VMOVDQU        64(DI), Y8
+	VMOVDQU        Y0, 128(SI)
+	VMOVDQU        96(DI), Y12
+	VPADDD         sm4CtrOffsets8<>+96(SB), Y12, Y12
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y12, Y12
+	VMOVDQU        (DI), Y0
+	VMOVDQU        32(DI), Y10
+	VMOVDQU        64(DI), Y11
+	VMOVDQU        Y0, 192(SI)
+	VMOVDQU        96(DI), Y0
+	VPADDD         sm4Inc32<>+0(SB), Y0, Y0
+	VMOVDQU        Y0, 96(DI)
+	MOVQ           AX, R8
+	MOVQ           $0x00000008, R9
 
-xorKeyStreamAVX2GFNI_rounds3false:
-	VPXOR             (SI), Y1, Y12
-	VPXOR             Y2, Y12, Y12
-	VPXOR             Y3, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
+xorKeyStreamAVX2GFNI_rounds4false:
+	VPXOR             (R8), Y1, Y0
+	VPXOR             Y2, Y0, Y0
+	VPXOR             Y3, Y0, Y0
+	VMOVDQU           Y1, 32(SI)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             (SI), Y0, Y1
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPXOR             (R8), Y4, Y0
+	VPXOR             Y5, Y0, Y0
+	VPXOR             Y6, Y0, Y0
+	VMOVDQU           Y4, 96(SI)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             64(SI), Y0, Y4
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPXOR             (R8), Y7, Y0
+	VPXOR             Y8, Y0, Y0
+	VPXOR             Y9, Y0, Y0
+	VMOVDQU           Y7, 160(SI)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             128(SI), Y0, Y7
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y7, Y7
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y7, Y7
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y7, Y7
+	VPXOR             (R8), Y10, Y0
+	VPXOR             Y11, Y0, Y0
 	VPXOR             Y12, Y0, Y0
-	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y0, Y0
-	VPXOR             Y12, Y13, Y13
-	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y0, Y0
-	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y0, Y0
-	VPXOR             (SI), Y5, Y12
-	VPXOR             Y6, Y12, Y12
-	VPXOR             Y7, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y4, Y4
-	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y4, Y4
-	VPXOR             Y12, Y13, Y13
-	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y4, Y4
-	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y4, Y4
-	VPXOR             (SI), Y9, Y12
-	VPXOR             Y10, Y12, Y12
-	VPXOR             Y11, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y8, Y8
-	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y8, Y8
-	VPXOR             Y12, Y13, Y13
-	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y8, Y8
-	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y8, Y8
-	VPXOR             32(SI), Y2, Y12
-	VPXOR             Y3, Y12, Y12
-	VPXOR             Y0, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y1, Y1
-	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y1, Y1
-	VPXOR             Y12, Y13, Y13
-	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y1, Y1
-	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y1, Y1
-	VPXOR             32(SI), Y6, Y12
-	VPXOR             Y7, Y12, Y12
-	VPXOR             Y4, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y5, Y5
-	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y5, Y5
-	VPXOR             Y12, Y13, Y13
-	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y5, Y5
-	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y5, Y5
-	VPXOR             32(SI), Y10, Y12
-	VPXOR             Y11, Y12, Y12
-	VPXOR             Y8, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y9, Y9
-	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y9, Y9
-	VPXOR             Y12, Y13, Y13
-	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y9, Y9
-	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y9, Y9
-	VPXOR             64(SI), Y3, Y12
-	VPXOR             Y0, Y12, Y12
-	VPXOR             Y1, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y2, Y2
-	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y2, Y2
-	VPXOR             Y12, Y13, Y13
-	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y2, Y2
-	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y2, Y2
-	VPXOR             64(SI), Y7, Y12
-	VPXOR             Y4, Y12, Y12
-	VPXOR             Y5, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y6, Y6
-	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y6, Y6
-	VPXOR             Y12, Y13, Y13
-	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y6, Y6
-	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y6, Y6
-	VPXOR             64(SI), Y11, Y12
-	VPXOR             Y8, Y12, Y12
-	VPXOR             Y9, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y10, Y10
+	VMOVDQU           Y10, 224(SI)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             192(SI), Y0, Y10
 	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
 	VPXOR             Y14, Y10, Y10
-	VPXOR             Y12, Y13, Y13
+	VPXOR             Y0, Y13, Y13
 	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
 	VPXOR             Y14, Y10, Y10
 	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
 	VPXOR             Y14, Y10, Y10
-	VPXOR             96(SI), Y0, Y12
-	VPXOR             Y1, Y12, Y12
-	VPXOR             Y2, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y3, Y3
+	VPXOR             32(R8), Y2, Y0
+	VPXOR             Y3, Y0, Y0
+	VPXOR             Y1, Y0, Y0
+	VMOVDQU           Y2, (SI)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             32(SI), Y0, Y2
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y2, Y2
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y2, Y2
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y2, Y2
+	VPXOR             32(R8), Y5, Y0
+	VPXOR             Y6, Y0, Y0
+	VPXOR             Y4, Y0, Y0
+	VMOVDQU           Y5, 64(SI)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             96(SI), Y0, Y5
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y5, Y5
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y5, Y5
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y5, Y5
+	VPXOR             32(R8), Y8, Y0
+	VPXOR             Y9, Y0, Y0
+	VPXOR             Y7, Y0, Y0
+	VMOVDQU           Y8, 128(SI)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             160(SI), Y0, Y8
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y8, Y8
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y8, Y8
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y8, Y8
+	VPXOR             32(R8), Y11, Y0
+	VPXOR             Y12, Y0, Y0
+	VPXOR             Y10, Y0, Y0
+	VMOVDQU           Y11, 192(SI)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             224(SI), Y0, Y11
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y11, Y11
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y11, Y11
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y11, Y11
+	VPXOR             64(R8), Y3, Y0
+	VPXOR             Y1, Y0, Y0
+	VPXOR             Y2, Y0, Y0
+	VMOVDQU           Y3, 32(SI)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             (SI), Y0, Y3
 	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
 	VPXOR             Y14, Y3, Y3
-	VPXOR             Y12, Y13, Y13
+	VPXOR             Y0, Y13, Y13
 	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
 	VPXOR             Y14, Y3, Y3
 	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
 	VPXOR             Y14, Y3, Y3
-	VPXOR             96(SI), Y4, Y12
-	VPXOR             Y5, Y12, Y12
-	VPXOR             Y6, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y7, Y7
+	VPXOR             64(R8), Y6, Y0
+	VPXOR             Y4, Y0, Y0
+	VPXOR             Y5, Y0, Y0
+	VMOVDQU           Y6, 96(SI)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             64(SI), Y0, Y6
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y6, Y6
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y6, Y6
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y6, Y6
+	VPXOR             64(R8), Y9, Y0
+	VPXOR             Y7, Y0, Y0
+	VPXOR             Y8, Y0, Y0
+	VMOVDQU           Y9, 160(SI)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             128(SI), Y0, Y9
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y9, Y9
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y9, Y9
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y9, Y9
+	VPXOR             64(R8), Y12, Y0
+	VPXOR             Y10, Y0, Y0
+	VPXOR             Y11, Y0, Y0
+	VMOVDQU           Y12, 224(SI)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             192(SI), Y0, Y12
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y12, Y12
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y12, Y12
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y12, Y12
+	VPXOR             96(R8), Y1, Y0
+	VPXOR             Y2, Y0, Y0
+	VPXOR             Y3, Y0, Y0
+	VMOVDQU           Y1, (SI)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             32(SI), Y0, Y1
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPXOR             96(R8), Y4, Y0
+	VPXOR             Y5, Y0, Y0
+	VPXOR             Y6, Y0, Y0
+	VMOVDQU           Y4, 64(SI)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             96(SI), Y0, Y4
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPXOR             96(R8), Y7, Y0
+	VPXOR             Y8, Y0, Y0
+	VPXOR             Y9, Y0, Y0
+	VMOVDQU           Y7, 128(SI)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             160(SI), Y0, Y7
 	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
 	VPXOR             Y14, Y7, Y7
-	VPXOR             Y12, Y13, Y13
+	VPXOR             Y0, Y13, Y13
 	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
 	VPXOR             Y14, Y7, Y7
 	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
 	VPXOR             Y14, Y7, Y7
-	VPXOR             96(SI), Y8, Y12
-	VPXOR             Y9, Y12, Y12
-	VPXOR             Y10, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y11, Y11
+	VPXOR             96(R8), Y10, Y0
+	VPXOR             Y11, Y0, Y0
+	VPXOR             Y12, Y0, Y0
+	VMOVDQU           Y10, 192(SI)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             224(SI), Y0, Y10
 	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y11, Y11
-	VPXOR             Y12, Y13, Y13
+	VPXOR             Y14, Y10, Y10
+	VPXOR             Y0, Y13, Y13
 	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y11, Y11
+	VPXOR             Y14, Y10, Y10
 	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y11, Y11
-	ADDQ              $0x80, SI
-	DECQ              DI
-	JNZ               xorKeyStreamAVX2GFNI_rounds3false
+	VPXOR             Y14, Y10, Y10
+	VMOVDQU           Y1, Y0
+	VMOVDQU           Y2, Y1
+	VMOVDQU           Y3, Y2
+	VMOVDQU           Y0, Y3
+	VMOVDQU           Y4, Y0
+	VMOVDQU           Y5, Y4
+	VMOVDQU           Y6, Y5
+	VMOVDQU           Y0, Y6
+	VMOVDQU           Y7, Y0
+	VMOVDQU           Y8, Y7
+	VMOVDQU           Y9, Y8
+	VMOVDQU           Y0, Y9
+	VMOVDQU           Y10, Y0
+	VMOVDQU           Y11, Y10
+	VMOVDQU           Y12, Y11
+	VMOVDQU           Y0, Y12
+	ADDQ              $0x80, R8
+	DECQ              R9
+	JNZ               xorKeyStreamAVX2GFNI_rounds4false
+	VMOVDQU           (SI), Y0
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y1, Y1
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y2, Y2
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y3, Y3
-	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y4, Y4
-	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y5, Y5
-	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y6, Y6
-	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y7, Y7
-	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y8, Y8
-	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y9, Y9
-	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y10, Y10
-	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y11, Y11
 	VPUNPCKHDQ        Y2, Y3, Y13
 	VPUNPCKLDQ        Y2, Y3, Y3
 	VPUNPCKLDQ        Y0, Y1, Y14
@@ -4134,30 +7479,6 @@ xorKeyStreamAVX2GFNI_rounds3false:
 	VPSHUFB           sm4BswapMask<>+0(SB), Y2, Y2
 	VPSHUFB           sm4BswapMask<>+0(SB), Y1, Y1
 	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
-	VPUNPCKHDQ        Y6, Y7, Y13
-	VPUNPCKLDQ        Y6, Y7, Y7
-	VPUNPCKLDQ        Y4, Y5, Y14
-	VPUNPCKHDQ        Y4, Y5, Y5
-	VPUNPCKHQDQ       Y14, Y7, Y6
-	VPUNPCKLQDQ       Y14, Y7, Y7
-	VPUNPCKHQDQ       Y5, Y13, Y4
-	VPUNPCKLQDQ       Y5, Y13, Y5
-	VPSHUFB           sm4BswapMask<>+0(SB), Y7, Y7
-	VPSHUFB           sm4BswapMask<>+0(SB), Y6, Y6
-	VPSHUFB           sm4BswapMask<>+0(SB), Y5, Y5
-	VPSHUFB           sm4BswapMask<>+0(SB), Y4, Y4
-	VPUNPCKHDQ        Y10, Y11, Y13
-	VPUNPCKLDQ        Y10, Y11, Y11
-	VPUNPCKLDQ        Y8, Y9, Y14
-	VPUNPCKHDQ        Y8, Y9, Y9
-	VPUNPCKHQDQ       Y14, Y11, Y10
-	VPUNPCKLQDQ       Y14, Y11, Y11
-	VPUNPCKHQDQ       Y9, Y13, Y8
-	VPUNPCKLQDQ       Y9, Y13, Y9
-	VPSHUFB           sm4BswapMask<>+0(SB), Y11, Y11
-	VPSHUFB           sm4BswapMask<>+0(SB), Y10, Y10
-	VPSHUFB           sm4BswapMask<>+0(SB), Y9, Y9
-	VPSHUFB           sm4BswapMask<>+0(SB), Y8, Y8
 	VPXOR             (DX), Y3, Y3
 	VMOVDQU           Y3, (CX)
 	VPXOR             32(DX), Y2, Y2
@@ -4166,144 +7487,218 @@ xorKeyStreamAVX2GFNI_rounds3false:
 	VMOVDQU           Y1, 64(CX)
 	VPXOR             96(DX), Y0, Y0
 	VMOVDQU           Y0, 96(CX)
-	VPXOR             128(DX), Y7, Y7
-	VMOVDQU           Y7, 128(CX)
-	VPXOR             160(DX), Y6, Y6
-	VMOVDQU           Y6, 160(CX)
-	VPXOR             192(DX), Y5, Y5
-	VMOVDQU           Y5, 192(CX)
-	VPXOR             224(DX), Y4, Y4
-	VMOVDQU           Y4, 224(CX)
-	VPXOR             256(DX), Y11, Y11
-	VMOVDQU           Y11, 256(CX)
-	VPXOR             288(DX), Y10, Y10
-	VMOVDQU           Y10, 288(CX)
-	VPXOR             320(DX), Y9, Y9
-	VMOVDQU           Y9, 320(CX)
-	VPXOR             352(DX), Y8, Y8
-	VMOVDQU           Y8, 352(CX)
-	ADDQ              $0x00000180, DX
-	ADDQ              $0x00000180, CX
-	SUBQ              $0x00000018, BX
+	VMOVDQU           64(SI), Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y4, Y4
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y5, Y5
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y6, Y6
+	VPUNPCKHDQ        Y5, Y6, Y1
+	VPUNPCKLDQ        Y5, Y6, Y6
+	VPUNPCKLDQ        Y0, Y4, Y2
+	VPUNPCKHDQ        Y0, Y4, Y4
+	VPUNPCKHQDQ       Y2, Y6, Y5
+	VPUNPCKLQDQ       Y2, Y6, Y6
+	VPUNPCKHQDQ       Y4, Y1, Y0
+	VPUNPCKLQDQ       Y4, Y1, Y4
+	VPSHUFB           sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB           sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB           sm4BswapMask<>+0(SB), Y4, Y4
+	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR             128(DX), Y6, Y6
+	VMOVDQU           Y6, 128(CX)
+	VPXOR             160(DX), Y5, Y5
+	VMOVDQU           Y5, 160(CX)
+	VPXOR             192(DX), Y4, Y4
+	VMOVDQU           Y4, 192(CX)
+	VPXOR             224(DX), Y0, Y0
+	VMOVDQU           Y0, 224(CX)
+	VMOVDQU           128(SI), Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y7, Y7
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y8, Y8
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y9, Y9
+	VPUNPCKHDQ        Y8, Y9, Y1
+	VPUNPCKLDQ        Y8, Y9, Y9
+	VPUNPCKLDQ        Y0, Y7, Y2
+	VPUNPCKHDQ        Y0, Y7, Y7
+	VPUNPCKHQDQ       Y2, Y9, Y8
+	VPUNPCKLQDQ       Y2, Y9, Y9
+	VPUNPCKHQDQ       Y7, Y1, Y0
+	VPUNPCKLQDQ       Y7, Y1, Y7
+	VPSHUFB           sm4BswapMask<>+0(SB), Y9, Y9
+	VPSHUFB           sm4BswapMask<>+0(SB), Y8, Y8
+	VPSHUFB           sm4BswapMask<>+0(SB), Y7, Y7
+	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR             256(DX), Y9, Y9
+	VMOVDQU           Y9, 256(CX)
+	VPXOR             288(DX), Y8, Y8
+	VMOVDQU           Y8, 288(CX)
+	VPXOR             320(DX), Y7, Y7
+	VMOVDQU           Y7, 320(CX)
+	VPXOR             352(DX), Y0, Y0
+	VMOVDQU           Y0, 352(CX)
+	VMOVDQU           192(SI), Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y10, Y10
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y11, Y11
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y12, Y12
+	VPUNPCKHDQ        Y11, Y12, Y1
+	VPUNPCKLDQ        Y11, Y12, Y12
+	VPUNPCKLDQ        Y0, Y10, Y2
+	VPUNPCKHDQ        Y0, Y10, Y10
+	VPUNPCKHQDQ       Y2, Y12, Y11
+	VPUNPCKLQDQ       Y2, Y12, Y12
+	VPUNPCKHQDQ       Y10, Y1, Y0
+	VPUNPCKLQDQ       Y10, Y1, Y10
+	VPSHUFB           sm4BswapMask<>+0(SB), Y12, Y12
+	VPSHUFB           sm4BswapMask<>+0(SB), Y11, Y11
+	VPSHUFB           sm4BswapMask<>+0(SB), Y10, Y10
+	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR             384(DX), Y12, Y12
+	VMOVDQU           Y12, 384(CX)
+	VPXOR             416(DX), Y11, Y11
+	VMOVDQU           Y11, 416(CX)
+	VPXOR             448(DX), Y10, Y10
+	VMOVDQU           Y10, 448(CX)
+	VPXOR             480(DX), Y0, Y0
+	VMOVDQU           Y0, 480(CX)
+	ADDQ              $0x00000200, DX
+	ADDQ              $0x00000200, CX
+	SUBQ              $0x00000020, BX
 	JMP               xorKeyStreamAVX2GFNI_loop
 
 xorKeyStreamAVX2GFNI_partial:
 	// Fewer than a full pass left: ceil(n/width) sets, the last one masked.
 	TESTQ          BX, BX
 	JZ             xorKeyStreamAVX2GFNI_done
+	CMPQ           BX, $0x00000018
+	JA             xorKeyStreamAVX2GFNI_sets4
 	CMPQ           BX, $0x00000010
 	JA             xorKeyStreamAVX2GFNI_sets3
 	CMPQ           BX, $0x00000008
 	JA             xorKeyStreamAVX2GFNI_sets2
 	MOVQ           BX, X0
 	VPBROADCASTD   X0, Y0
-	VMOVDQU        Y0, 1280(SP)
-	VMOVDQU        1248(SP), Y3
+	VMOVDQU        Y0, 1728(SP)
+	LEAQ           1760(SP), BX
+	ADDQ           $0x3f, BX
+	ANDQ           $-64, BX
+	VMOVDQU        96(DI), Y3
 	VPADDD         sm4CtrOffsets8<>+0(SB), Y3, Y3
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y3, Y3
-	VMOVDQU        1152(SP), Y0
-	VMOVDQU        1184(SP), Y1
-	VMOVDQU        1216(SP), Y2
-	MOVQ           $0x00000008, BX
+	VMOVDQU        (DI), Y0
+	VMOVDQU        32(DI), Y1
+	VMOVDQU        64(DI), Y2
+	VMOVDQU        Y0, (BX)
+	MOVQ           $0x00000008, SI
 
 xorKeyStreamAVX2GFNI_rounds1true:
-	VPXOR             (AX), Y1, Y4
-	VPXOR             Y2, Y4, Y4
-	VPXOR             Y3, Y4, Y4
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y4, Y5
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y4, Y4
-	VPXOR             Y4, Y0, Y0
-	VPSHUFB           sm4Rotl24<>+0(SB), Y5, Y6
-	VPXOR             Y6, Y0, Y0
-	VPXOR             Y4, Y5, Y5
-	VPSHUFB           sm4Rotl8<>+0(SB), Y5, Y6
-	VPXOR             Y6, Y0, Y0
-	VPSHUFB           sm4Rotl16<>+0(SB), Y5, Y6
-	VPXOR             Y6, Y0, Y0
-	VPXOR             32(AX), Y2, Y4
-	VPXOR             Y3, Y4, Y4
+	VPXOR             (AX), Y1, Y0
+	VPXOR             Y2, Y0, Y0
+	VPXOR             Y3, Y0, Y0
+	VMOVDQU           Y1, 32(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y4
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             (BX), Y0, Y1
+	VPSHUFB           sm4Rotl24<>+0(SB), Y4, Y5
+	VPXOR             Y5, Y1, Y1
 	VPXOR             Y0, Y4, Y4
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y4, Y5
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y4, Y4
-	VPXOR             Y4, Y1, Y1
-	VPSHUFB           sm4Rotl24<>+0(SB), Y5, Y6
-	VPXOR             Y6, Y1, Y1
-	VPXOR             Y4, Y5, Y5
-	VPSHUFB           sm4Rotl8<>+0(SB), Y5, Y6
-	VPXOR             Y6, Y1, Y1
-	VPSHUFB           sm4Rotl16<>+0(SB), Y5, Y6
-	VPXOR             Y6, Y1, Y1
-	VPXOR             64(AX), Y3, Y4
+	VPSHUFB           sm4Rotl8<>+0(SB), Y4, Y5
+	VPXOR             Y5, Y1, Y1
+	VPSHUFB           sm4Rotl16<>+0(SB), Y4, Y5
+	VPXOR             Y5, Y1, Y1
+	VPXOR             32(AX), Y2, Y0
+	VPXOR             Y3, Y0, Y0
+	VPXOR             Y1, Y0, Y0
+	VMOVDQU           Y2, (BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y4
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             32(BX), Y0, Y2
+	VPSHUFB           sm4Rotl24<>+0(SB), Y4, Y5
+	VPXOR             Y5, Y2, Y2
 	VPXOR             Y0, Y4, Y4
-	VPXOR             Y1, Y4, Y4
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y4, Y5
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y4, Y4
-	VPXOR             Y4, Y2, Y2
-	VPSHUFB           sm4Rotl24<>+0(SB), Y5, Y6
-	VPXOR             Y6, Y2, Y2
-	VPXOR             Y4, Y5, Y5
-	VPSHUFB           sm4Rotl8<>+0(SB), Y5, Y6
-	VPXOR             Y6, Y2, Y2
-	VPSHUFB           sm4Rotl16<>+0(SB), Y5, Y6
-	VPXOR             Y6, Y2, Y2
-	VPXOR             96(AX), Y0, Y4
-	VPXOR             Y1, Y4, Y4
-	VPXOR             Y2, Y4, Y4
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y4, Y5
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y4, Y4
-	VPXOR             Y4, Y3, Y3
-	VPSHUFB           sm4Rotl24<>+0(SB), Y5, Y6
-	VPXOR             Y6, Y3, Y3
-	VPXOR             Y4, Y5, Y5
-	VPSHUFB           sm4Rotl8<>+0(SB), Y5, Y6
-	VPXOR             Y6, Y3, Y3
-	VPSHUFB           sm4Rotl16<>+0(SB), Y5, Y6
-	VPXOR             Y6, Y3, Y3
+	VPSHUFB           sm4Rotl8<>+0(SB), Y4, Y5
+	VPXOR             Y5, Y2, Y2
+	VPSHUFB           sm4Rotl16<>+0(SB), Y4, Y5
+	VPXOR             Y5, Y2, Y2
+	VPXOR             64(AX), Y3, Y0
+	VPXOR             Y1, Y0, Y0
+	VPXOR             Y2, Y0, Y0
+	VMOVDQU           Y3, 32(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y4
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             (BX), Y0, Y3
+	VPSHUFB           sm4Rotl24<>+0(SB), Y4, Y5
+	VPXOR             Y5, Y3, Y3
+	VPXOR             Y0, Y4, Y4
+	VPSHUFB           sm4Rotl8<>+0(SB), Y4, Y5
+	VPXOR             Y5, Y3, Y3
+	VPSHUFB           sm4Rotl16<>+0(SB), Y4, Y5
+	VPXOR             Y5, Y3, Y3
+	VPXOR             96(AX), Y1, Y0
+	VPXOR             Y2, Y0, Y0
+	VPXOR             Y3, Y0, Y0
+	VMOVDQU           Y1, (BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y4
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             32(BX), Y0, Y1
+	VPSHUFB           sm4Rotl24<>+0(SB), Y4, Y5
+	VPXOR             Y5, Y1, Y1
+	VPXOR             Y0, Y4, Y4
+	VPSHUFB           sm4Rotl8<>+0(SB), Y4, Y5
+	VPXOR             Y5, Y1, Y1
+	VPSHUFB           sm4Rotl16<>+0(SB), Y4, Y5
+	VPXOR             Y5, Y1, Y1
+	VMOVDQU           Y1, Y0
+	VMOVDQU           Y2, Y1
+	VMOVDQU           Y3, Y2
+	VMOVDQU           Y0, Y3
 	ADDQ              $0x80, AX
-	DECQ              BX
+	DECQ              SI
 	JNZ               xorKeyStreamAVX2GFNI_rounds1true
+	VMOVDQU           (BX), Y0
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y1, Y1
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y2, Y2
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y3, Y3
-	VPUNPCKHDQ        Y2, Y3, Y5
+	VPUNPCKHDQ        Y2, Y3, Y4
 	VPUNPCKLDQ        Y2, Y3, Y3
-	VPUNPCKLDQ        Y0, Y1, Y6
+	VPUNPCKLDQ        Y0, Y1, Y5
 	VPUNPCKHDQ        Y0, Y1, Y1
-	VPUNPCKHQDQ       Y6, Y3, Y2
-	VPUNPCKLQDQ       Y6, Y3, Y3
-	VPUNPCKHQDQ       Y1, Y5, Y0
-	VPUNPCKLQDQ       Y1, Y5, Y1
+	VPUNPCKHQDQ       Y5, Y3, Y2
+	VPUNPCKLQDQ       Y5, Y3, Y3
+	VPUNPCKHQDQ       Y1, Y4, Y0
+	VPUNPCKLQDQ       Y1, Y4, Y1
 	VPSHUFB           sm4BswapMask<>+0(SB), Y3, Y3
 	VPSHUFB           sm4BswapMask<>+0(SB), Y2, Y2
 	VPSHUFB           sm4BswapMask<>+0(SB), Y1, Y1
 	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU           1280(SP), Y4
+	VMOVDQU           1728(SP), Y4
 	VPCMPGTD          sm4TailIndex8<>+0(SB), Y4, Y4
 	VPMASKMOVD        (DX), Y4, Y4
 	VPXOR             Y4, Y3, Y3
-	VMOVDQU           1280(SP), Y4
+	VMOVDQU           1728(SP), Y4
 	VPCMPGTD          sm4TailIndex8<>+0(SB), Y4, Y4
 	VPMASKMOVD        Y3, Y4, (CX)
-	VMOVDQU           1280(SP), Y3
+	VMOVDQU           1728(SP), Y3
 	VPCMPGTD          sm4TailIndex8<>+32(SB), Y3, Y3
-	VPMASKMOVD        32(DX), Y3, Y4
-	VPXOR             Y4, Y2, Y2
-	VMOVDQU           1280(SP), Y3
+	VPMASKMOVD        32(DX), Y3, Y3
+	VPXOR             Y3, Y2, Y2
+	VMOVDQU           1728(SP), Y3
 	VPCMPGTD          sm4TailIndex8<>+32(SB), Y3, Y3
 	VPMASKMOVD        Y2, Y3, 32(CX)
-	VMOVDQU           1280(SP), Y2
+	VMOVDQU           1728(SP), Y2
 	VPCMPGTD          sm4TailIndex8<>+64(SB), Y2, Y2
-	VPMASKMOVD        64(DX), Y2, Y4
-	VPXOR             Y4, Y1, Y1
-	VMOVDQU           1280(SP), Y2
+	VPMASKMOVD        64(DX), Y2, Y2
+	VPXOR             Y2, Y1, Y1
+	VMOVDQU           1728(SP), Y2
 	VPCMPGTD          sm4TailIndex8<>+64(SB), Y2, Y2
 	VPMASKMOVD        Y1, Y2, 64(CX)
-	VMOVDQU           1280(SP), Y1
+	VMOVDQU           1728(SP), Y1
 	VPCMPGTD          sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD        96(DX), Y1, Y4
-	VPXOR             Y4, Y0, Y0
-	VMOVDQU           1280(SP), Y1
+	VPMASKMOVD        96(DX), Y1, Y1
+	VPXOR             Y1, Y0, Y0
+	VMOVDQU           1728(SP), Y1
 	VPCMPGTD          sm4TailIndex8<>+96(SB), Y1, Y1
 	VPMASKMOVD        Y0, Y1, 96(CX)
 	JMP               xorKeyStreamAVX2GFNI_done
@@ -4312,161 +7707,167 @@ xorKeyStreamAVX2GFNI_sets2:
 	SUBQ           $0x00000008, BX
 	MOVQ           BX, X0
 	VPBROADCASTD   X0, Y0
-	VMOVDQU        Y0, 1312(SP)
-	VMOVDQU        1248(SP), Y3
+	VMOVDQU        Y0, 1888(SP)
+	LEAQ           1920(SP), BX
+	ADDQ           $0x3f, BX
+	ANDQ           $-64, BX
+	VMOVDQU        96(DI), Y3
 	VPADDD         sm4CtrOffsets8<>+0(SB), Y3, Y3
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y3, Y3
-	VMOVDQU        1152(SP), Y0
-	VMOVDQU        1184(SP), Y1
-	VMOVDQU        1216(SP), Y2
-	VMOVDQU        1248(SP), Y7
-	VPADDD         sm4CtrOffsets8<>+32(SB), Y7, Y7
-	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y7, Y7
-	VMOVDQU        1152(SP), Y4
-	VMOVDQU        1184(SP), Y5
-	VMOVDQU        1216(SP), Y6
-	MOVQ           $0x00000008, BX
+	VMOVDQU        (DI), Y0
+	VMOVDQU        32(DI), Y1
+	VMOVDQU        64(DI), Y2
+	VMOVDQU        Y0, (BX)
+	VMOVDQU        96(DI), Y6
+	VPADDD         sm4CtrOffsets8<>+32(SB), Y6, Y6
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y6, Y6
+	VMOVDQU        (DI), Y0
+	VMOVDQU        32(DI), Y4
+	VMOVDQU        64(DI), Y5
+	VMOVDQU        Y0, 64(BX)
+	MOVQ           $0x00000008, SI
 
 xorKeyStreamAVX2GFNI_rounds2true:
-	VPXOR             (AX), Y1, Y8
-	VPXOR             Y2, Y8, Y8
-	VPXOR             Y3, Y8, Y8
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y8, Y9
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y8, Y8
-	VPXOR             Y8, Y0, Y0
-	VPSHUFB           sm4Rotl24<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y0, Y0
-	VPXOR             Y8, Y9, Y9
-	VPSHUFB           sm4Rotl8<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y0, Y0
-	VPSHUFB           sm4Rotl16<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y0, Y0
-	VPXOR             (AX), Y5, Y8
-	VPXOR             Y6, Y8, Y8
-	VPXOR             Y7, Y8, Y8
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y8, Y9
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y8, Y8
-	VPXOR             Y8, Y4, Y4
-	VPSHUFB           sm4Rotl24<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y4, Y4
-	VPXOR             Y8, Y9, Y9
-	VPSHUFB           sm4Rotl8<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y4, Y4
-	VPSHUFB           sm4Rotl16<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y4, Y4
-	VPXOR             32(AX), Y2, Y8
-	VPXOR             Y3, Y8, Y8
-	VPXOR             Y0, Y8, Y8
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y8, Y9
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y8, Y8
+	VPXOR             (AX), Y1, Y0
+	VPXOR             Y2, Y0, Y0
+	VPXOR             Y3, Y0, Y0
+	VMOVDQU           Y1, 32(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y7
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             (BX), Y0, Y1
+	VPSHUFB           sm4Rotl24<>+0(SB), Y7, Y8
 	VPXOR             Y8, Y1, Y1
-	VPSHUFB           sm4Rotl24<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y1, Y1
-	VPXOR             Y8, Y9, Y9
-	VPSHUFB           sm4Rotl8<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y1, Y1
-	VPSHUFB           sm4Rotl16<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y1, Y1
-	VPXOR             32(AX), Y6, Y8
-	VPXOR             Y7, Y8, Y8
-	VPXOR             Y4, Y8, Y8
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y8, Y9
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y8, Y8
-	VPXOR             Y8, Y5, Y5
-	VPSHUFB           sm4Rotl24<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y5, Y5
-	VPXOR             Y8, Y9, Y9
-	VPSHUFB           sm4Rotl8<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y5, Y5
-	VPSHUFB           sm4Rotl16<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y5, Y5
-	VPXOR             64(AX), Y3, Y8
-	VPXOR             Y0, Y8, Y8
-	VPXOR             Y1, Y8, Y8
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y8, Y9
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y8, Y8
+	VPXOR             Y0, Y7, Y7
+	VPSHUFB           sm4Rotl8<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y1, Y1
+	VPSHUFB           sm4Rotl16<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y1, Y1
+	VPXOR             (AX), Y4, Y0
+	VPXOR             Y5, Y0, Y0
+	VPXOR             Y6, Y0, Y0
+	VMOVDQU           Y4, 96(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y7
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             64(BX), Y0, Y4
+	VPSHUFB           sm4Rotl24<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y4, Y4
+	VPXOR             Y0, Y7, Y7
+	VPSHUFB           sm4Rotl8<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y4, Y4
+	VPSHUFB           sm4Rotl16<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y4, Y4
+	VPXOR             32(AX), Y2, Y0
+	VPXOR             Y3, Y0, Y0
+	VPXOR             Y1, Y0, Y0
+	VMOVDQU           Y2, (BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y7
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             32(BX), Y0, Y2
+	VPSHUFB           sm4Rotl24<>+0(SB), Y7, Y8
 	VPXOR             Y8, Y2, Y2
-	VPSHUFB           sm4Rotl24<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y2, Y2
-	VPXOR             Y8, Y9, Y9
-	VPSHUFB           sm4Rotl8<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y2, Y2
-	VPSHUFB           sm4Rotl16<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y2, Y2
-	VPXOR             64(AX), Y7, Y8
-	VPXOR             Y4, Y8, Y8
-	VPXOR             Y5, Y8, Y8
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y8, Y9
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y8, Y8
-	VPXOR             Y8, Y6, Y6
-	VPSHUFB           sm4Rotl24<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y6, Y6
-	VPXOR             Y8, Y9, Y9
-	VPSHUFB           sm4Rotl8<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y6, Y6
-	VPSHUFB           sm4Rotl16<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y6, Y6
-	VPXOR             96(AX), Y0, Y8
-	VPXOR             Y1, Y8, Y8
-	VPXOR             Y2, Y8, Y8
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y8, Y9
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y8, Y8
+	VPXOR             Y0, Y7, Y7
+	VPSHUFB           sm4Rotl8<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y2, Y2
+	VPSHUFB           sm4Rotl16<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y2, Y2
+	VPXOR             32(AX), Y5, Y0
+	VPXOR             Y6, Y0, Y0
+	VPXOR             Y4, Y0, Y0
+	VMOVDQU           Y5, 64(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y7
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             96(BX), Y0, Y5
+	VPSHUFB           sm4Rotl24<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y5, Y5
+	VPXOR             Y0, Y7, Y7
+	VPSHUFB           sm4Rotl8<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y5, Y5
+	VPSHUFB           sm4Rotl16<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y5, Y5
+	VPXOR             64(AX), Y3, Y0
+	VPXOR             Y1, Y0, Y0
+	VPXOR             Y2, Y0, Y0
+	VMOVDQU           Y3, 32(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y7
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             (BX), Y0, Y3
+	VPSHUFB           sm4Rotl24<>+0(SB), Y7, Y8
 	VPXOR             Y8, Y3, Y3
-	VPSHUFB           sm4Rotl24<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y3, Y3
-	VPXOR             Y8, Y9, Y9
-	VPSHUFB           sm4Rotl8<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y3, Y3
-	VPSHUFB           sm4Rotl16<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y3, Y3
-	VPXOR             96(AX), Y4, Y8
-	VPXOR             Y5, Y8, Y8
-	VPXOR             Y6, Y8, Y8
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y8, Y9
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y8, Y8
-	VPXOR             Y8, Y7, Y7
-	VPSHUFB           sm4Rotl24<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y7, Y7
-	VPXOR             Y8, Y9, Y9
-	VPSHUFB           sm4Rotl8<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y7, Y7
-	VPSHUFB           sm4Rotl16<>+0(SB), Y9, Y10
-	VPXOR             Y10, Y7, Y7
+	VPXOR             Y0, Y7, Y7
+	VPSHUFB           sm4Rotl8<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y3, Y3
+	VPSHUFB           sm4Rotl16<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y3, Y3
+	VPXOR             64(AX), Y6, Y0
+	VPXOR             Y4, Y0, Y0
+	VPXOR             Y5, Y0, Y0
+	VMOVDQU           Y6, 96(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y7
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             64(BX), Y0, Y6
+	VPSHUFB           sm4Rotl24<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y6, Y6
+	VPXOR             Y0, Y7, Y7
+	VPSHUFB           sm4Rotl8<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y6, Y6
+	VPSHUFB           sm4Rotl16<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y6, Y6
+	VPXOR             96(AX), Y1, Y0
+	VPXOR             Y2, Y0, Y0
+	VPXOR             Y3, Y0, Y0
+	VMOVDQU           Y1, (BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y7
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             32(BX), Y0, Y1
+	VPSHUFB           sm4Rotl24<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y1, Y1
+	VPXOR             Y0, Y7, Y7
+	VPSHUFB           sm4Rotl8<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y1, Y1
+	VPSHUFB           sm4Rotl16<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y1, Y1
+	VPXOR             96(AX), Y4, Y0
+	VPXOR             Y5, Y0, Y0
+	VPXOR             Y6, Y0, Y0
+	VMOVDQU           Y4, 64(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y7
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             96(BX), Y0, Y4
+	VPSHUFB           sm4Rotl24<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y4, Y4
+	VPXOR             Y0, Y7, Y7
+	VPSHUFB           sm4Rotl8<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y4, Y4
+	VPSHUFB           sm4Rotl16<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y4, Y4
+	VMOVDQU           Y1, Y0
+	VMOVDQU           Y2, Y1
+	VMOVDQU           Y3, Y2
+	VMOVDQU           Y0, Y3
+	VMOVDQU           Y4, Y0
+	VMOVDQU           Y5, Y4
+	VMOVDQU           Y6, Y5
+	VMOVDQU           Y0, Y6
 	ADDQ              $0x80, AX
-	DECQ              BX
+	DECQ              SI
 	JNZ               xorKeyStreamAVX2GFNI_rounds2true
+	VMOVDQU           (BX), Y0
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y1, Y1
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y2, Y2
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y3, Y3
-	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y4, Y4
-	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y5, Y5
-	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y6, Y6
-	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y7, Y7
-	VPUNPCKHDQ        Y2, Y3, Y9
+	VPUNPCKHDQ        Y2, Y3, Y7
 	VPUNPCKLDQ        Y2, Y3, Y3
-	VPUNPCKLDQ        Y0, Y1, Y10
+	VPUNPCKLDQ        Y0, Y1, Y8
 	VPUNPCKHDQ        Y0, Y1, Y1
-	VPUNPCKHQDQ       Y10, Y3, Y2
-	VPUNPCKLQDQ       Y10, Y3, Y3
-	VPUNPCKHQDQ       Y1, Y9, Y0
-	VPUNPCKLQDQ       Y1, Y9, Y1
+	VPUNPCKHQDQ       Y8, Y3, Y2
+	VPUNPCKLQDQ       Y8, Y3, Y3
+	VPUNPCKHQDQ       Y1, Y7, Y0
+	VPUNPCKLQDQ       Y1, Y7, Y1
 	VPSHUFB           sm4BswapMask<>+0(SB), Y3, Y3
 	VPSHUFB           sm4BswapMask<>+0(SB), Y2, Y2
 	VPSHUFB           sm4BswapMask<>+0(SB), Y1, Y1
 	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
-	VPUNPCKHDQ        Y6, Y7, Y9
-	VPUNPCKLDQ        Y6, Y7, Y7
-	VPUNPCKLDQ        Y4, Y5, Y10
-	VPUNPCKHDQ        Y4, Y5, Y5
-	VPUNPCKHQDQ       Y10, Y7, Y6
-	VPUNPCKLQDQ       Y10, Y7, Y7
-	VPUNPCKHQDQ       Y5, Y9, Y4
-	VPUNPCKLQDQ       Y5, Y9, Y5
-	VPSHUFB           sm4BswapMask<>+0(SB), Y7, Y7
-	VPSHUFB           sm4BswapMask<>+0(SB), Y6, Y6
-	VPSHUFB           sm4BswapMask<>+0(SB), Y5, Y5
-	VPSHUFB           sm4BswapMask<>+0(SB), Y4, Y4
 	VPXOR             (DX), Y3, Y3
 	VMOVDQU           Y3, (CX)
 	VPXOR             32(DX), Y2, Y2
@@ -4475,233 +7876,652 @@ xorKeyStreamAVX2GFNI_rounds2true:
 	VMOVDQU           Y1, 64(CX)
 	VPXOR             96(DX), Y0, Y0
 	VMOVDQU           Y0, 96(CX)
-	VMOVDQU           1312(SP), Y0
-	VPCMPGTD          sm4TailIndex8<>+0(SB), Y0, Y0
-	VPMASKMOVD        128(DX), Y0, Y0
-	VPXOR             Y0, Y7, Y7
-	VMOVDQU           1312(SP), Y0
-	VPCMPGTD          sm4TailIndex8<>+0(SB), Y0, Y0
-	VPMASKMOVD        Y7, Y0, 128(CX)
-	VMOVDQU           1312(SP), Y0
-	VPCMPGTD          sm4TailIndex8<>+32(SB), Y0, Y0
-	VPMASKMOVD        160(DX), Y0, Y0
-	VPXOR             Y0, Y6, Y6
-	VMOVDQU           1312(SP), Y0
-	VPCMPGTD          sm4TailIndex8<>+32(SB), Y0, Y0
-	VPMASKMOVD        Y6, Y0, 160(CX)
-	VMOVDQU           1312(SP), Y0
-	VPCMPGTD          sm4TailIndex8<>+64(SB), Y0, Y0
-	VPMASKMOVD        192(DX), Y0, Y0
-	VPXOR             Y0, Y5, Y5
-	VMOVDQU           1312(SP), Y0
-	VPCMPGTD          sm4TailIndex8<>+64(SB), Y0, Y0
-	VPMASKMOVD        Y5, Y0, 192(CX)
-	VMOVDQU           1312(SP), Y0
-	VPCMPGTD          sm4TailIndex8<>+96(SB), Y0, Y0
-	VPMASKMOVD        224(DX), Y0, Y0
-	VPXOR             Y0, Y4, Y4
-	VMOVDQU           1312(SP), Y0
-	VPCMPGTD          sm4TailIndex8<>+96(SB), Y0, Y0
-	VPMASKMOVD        Y4, Y0, 224(CX)
+	VMOVDQU           64(BX), Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y4, Y4
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y5, Y5
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y6, Y6
+	VPUNPCKHDQ        Y5, Y6, Y1
+	VPUNPCKLDQ        Y5, Y6, Y6
+	VPUNPCKLDQ        Y0, Y4, Y2
+	VPUNPCKHDQ        Y0, Y4, Y4
+	VPUNPCKHQDQ       Y2, Y6, Y5
+	VPUNPCKLQDQ       Y2, Y6, Y6
+	VPUNPCKHQDQ       Y4, Y1, Y0
+	VPUNPCKLQDQ       Y4, Y1, Y4
+	VPSHUFB           sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB           sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB           sm4BswapMask<>+0(SB), Y4, Y4
+	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU           1888(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+0(SB), Y1, Y1
+	VPMASKMOVD        128(DX), Y1, Y1
+	VPXOR             Y1, Y6, Y6
+	VMOVDQU           1888(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+0(SB), Y1, Y1
+	VPMASKMOVD        Y6, Y1, 128(CX)
+	VMOVDQU           1888(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+32(SB), Y1, Y1
+	VPMASKMOVD        160(DX), Y1, Y1
+	VPXOR             Y1, Y5, Y5
+	VMOVDQU           1888(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+32(SB), Y1, Y1
+	VPMASKMOVD        Y5, Y1, 160(CX)
+	VMOVDQU           1888(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+64(SB), Y1, Y1
+	VPMASKMOVD        192(DX), Y1, Y1
+	VPXOR             Y1, Y4, Y4
+	VMOVDQU           1888(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+64(SB), Y1, Y1
+	VPMASKMOVD        Y4, Y1, 192(CX)
+	VMOVDQU           1888(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD        224(DX), Y1, Y1
+	VPXOR             Y1, Y0, Y0
+	VMOVDQU           1888(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD        Y0, Y1, 224(CX)
 	JMP               xorKeyStreamAVX2GFNI_done
 
 xorKeyStreamAVX2GFNI_sets3:
 	SUBQ           $0x00000010, BX
 	MOVQ           BX, X0
 	VPBROADCASTD   X0, Y0
-	VMOVDQU        Y0, 1344(SP)
-	VMOVDQU        1248(SP), Y3
+	VMOVDQU        Y0, 2112(SP)
+	LEAQ           2144(SP), BX
+	ADDQ           $0x3f, BX
+	ANDQ           $-64, BX
+	VMOVDQU        96(DI), Y3
 	VPADDD         sm4CtrOffsets8<>+0(SB), Y3, Y3
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y3, Y3
-	VMOVDQU        1152(SP), Y0
-	VMOVDQU        1184(SP), Y1
-	VMOVDQU        1216(SP), Y2
-	VMOVDQU        1248(SP), Y7
-	VPADDD         sm4CtrOffsets8<>+32(SB), Y7, Y7
-	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y7, Y7
-	VMOVDQU        1152(SP), Y4
-	VMOVDQU        1184(SP), Y5
-	VMOVDQU        1216(SP), Y6
-	VMOVDQU        1248(SP), Y11
-	VPADDD         sm4CtrOffsets8<>+64(SB), Y11, Y11
-	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y11, Y11
-	VMOVDQU        1152(SP), Y8
-	VMOVDQU        1184(SP), Y9
-	VMOVDQU        1216(SP), Y10
-	MOVQ           $0x00000008, BX
+	VMOVDQU        (DI), Y0
+	VMOVDQU        32(DI), Y1
+	VMOVDQU        64(DI), Y2
+	VMOVDQU        Y0, (BX)
+	VMOVDQU        96(DI), Y6
+	VPADDD         sm4CtrOffsets8<>+32(SB), Y6, Y6
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y6, Y6
+	VMOVDQU        (DI), Y0
+	VMOVDQU        32(DI), Y4
+	VMOVDQU        64(DI), Y5
+	VMOVDQU        Y0, 64(BX)
+	VMOVDQU        96(DI), Y9
+	VPADDD         sm4CtrOffsets8<>+64(SB), Y9, Y9
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y9, Y9
+	VMOVDQU        (DI), Y0
+	VMOVDQU        32(DI), Y7
+	VMOVDQU        64(DI), Y8
+	VMOVDQU        Y0, 128(BX)
+	MOVQ           $0x00000008, SI
 
 xorKeyStreamAVX2GFNI_rounds3true:
-	VPXOR             (AX), Y1, Y12
-	VPXOR             Y2, Y12, Y12
-	VPXOR             Y3, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y0, Y0
-	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y0, Y0
-	VPXOR             Y12, Y13, Y13
-	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y0, Y0
-	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y0, Y0
-	VPXOR             (AX), Y5, Y12
-	VPXOR             Y6, Y12, Y12
-	VPXOR             Y7, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y4, Y4
-	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y4, Y4
-	VPXOR             Y12, Y13, Y13
-	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y4, Y4
-	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y4, Y4
-	VPXOR             (AX), Y9, Y12
-	VPXOR             Y10, Y12, Y12
-	VPXOR             Y11, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y8, Y8
-	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y8, Y8
-	VPXOR             Y12, Y13, Y13
-	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y8, Y8
-	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y8, Y8
-	VPXOR             32(AX), Y2, Y12
-	VPXOR             Y3, Y12, Y12
-	VPXOR             Y0, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y1, Y1
-	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y1, Y1
-	VPXOR             Y12, Y13, Y13
-	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y1, Y1
-	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y1, Y1
-	VPXOR             32(AX), Y6, Y12
-	VPXOR             Y7, Y12, Y12
-	VPXOR             Y4, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y5, Y5
-	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y5, Y5
-	VPXOR             Y12, Y13, Y13
-	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y5, Y5
-	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y5, Y5
-	VPXOR             32(AX), Y10, Y12
-	VPXOR             Y11, Y12, Y12
-	VPXOR             Y8, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y9, Y9
-	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y9, Y9
-	VPXOR             Y12, Y13, Y13
-	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y9, Y9
-	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y9, Y9
-	VPXOR             64(AX), Y3, Y12
-	VPXOR             Y0, Y12, Y12
-	VPXOR             Y1, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y2, Y2
-	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y2, Y2
-	VPXOR             Y12, Y13, Y13
-	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y2, Y2
-	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y2, Y2
-	VPXOR             64(AX), Y7, Y12
-	VPXOR             Y4, Y12, Y12
-	VPXOR             Y5, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y6, Y6
-	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y6, Y6
-	VPXOR             Y12, Y13, Y13
-	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y6, Y6
-	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y6, Y6
-	VPXOR             64(AX), Y11, Y12
-	VPXOR             Y8, Y12, Y12
-	VPXOR             Y9, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y10, Y10
-	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y10, Y10
-	VPXOR             Y12, Y13, Y13
-	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y10, Y10
-	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y10, Y10
-	VPXOR             96(AX), Y0, Y12
-	VPXOR             Y1, Y12, Y12
-	VPXOR             Y2, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y3, Y3
-	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y3, Y3
-	VPXOR             Y12, Y13, Y13
-	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y3, Y3
-	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y3, Y3
-	VPXOR             96(AX), Y4, Y12
-	VPXOR             Y5, Y12, Y12
-	VPXOR             Y6, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y7, Y7
-	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y7, Y7
-	VPXOR             Y12, Y13, Y13
-	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y7, Y7
-	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y7, Y7
-	VPXOR             96(AX), Y8, Y12
-	VPXOR             Y9, Y12, Y12
-	VPXOR             Y10, Y12, Y12
-	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y12, Y13
-	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y12, Y12
-	VPXOR             Y12, Y11, Y11
-	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y11, Y11
-	VPXOR             Y12, Y13, Y13
-	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y11, Y11
-	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
-	VPXOR             Y14, Y11, Y11
+	VPXOR             (AX), Y1, Y0
+	VPXOR             Y2, Y0, Y0
+	VPXOR             Y3, Y0, Y0
+	VMOVDQU           Y1, 32(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y10
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             (BX), Y0, Y1
+	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y1, Y1
+	VPXOR             Y0, Y10, Y10
+	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y1, Y1
+	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y1, Y1
+	VPXOR             (AX), Y4, Y0
+	VPXOR             Y5, Y0, Y0
+	VPXOR             Y6, Y0, Y0
+	VMOVDQU           Y4, 96(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y10
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             64(BX), Y0, Y4
+	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y4, Y4
+	VPXOR             Y0, Y10, Y10
+	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y4, Y4
+	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y4, Y4
+	VPXOR             (AX), Y7, Y0
+	VPXOR             Y8, Y0, Y0
+	VPXOR             Y9, Y0, Y0
+	VMOVDQU           Y7, 160(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y10
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             128(BX), Y0, Y7
+	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y7, Y7
+	VPXOR             Y0, Y10, Y10
+	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y7, Y7
+	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y7, Y7
+	VPXOR             32(AX), Y2, Y0
+	VPXOR             Y3, Y0, Y0
+	VPXOR             Y1, Y0, Y0
+	VMOVDQU           Y2, (BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y10
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             32(BX), Y0, Y2
+	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y2, Y2
+	VPXOR             Y0, Y10, Y10
+	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y2, Y2
+	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y2, Y2
+	VPXOR             32(AX), Y5, Y0
+	VPXOR             Y6, Y0, Y0
+	VPXOR             Y4, Y0, Y0
+	VMOVDQU           Y5, 64(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y10
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             96(BX), Y0, Y5
+	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y5, Y5
+	VPXOR             Y0, Y10, Y10
+	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y5, Y5
+	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y5, Y5
+	VPXOR             32(AX), Y8, Y0
+	VPXOR             Y9, Y0, Y0
+	VPXOR             Y7, Y0, Y0
+	VMOVDQU           Y8, 128(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y10
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             160(BX), Y0, Y8
+	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y8, Y8
+	VPXOR             Y0, Y10, Y10
+	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y8, Y8
+	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y8, Y8
+	VPXOR             64(AX), Y3, Y0
+	VPXOR             Y1, Y0, Y0
+	VPXOR             Y2, Y0, Y0
+	VMOVDQU           Y3, 32(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y10
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             (BX), Y0, Y3
+	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y3, Y3
+	VPXOR             Y0, Y10, Y10
+	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y3, Y3
+	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y3, Y3
+	VPXOR             64(AX), Y6, Y0
+	VPXOR             Y4, Y0, Y0
+	VPXOR             Y5, Y0, Y0
+	VMOVDQU           Y6, 96(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y10
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             64(BX), Y0, Y6
+	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y6, Y6
+	VPXOR             Y0, Y10, Y10
+	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y6, Y6
+	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y6, Y6
+	VPXOR             64(AX), Y9, Y0
+	VPXOR             Y7, Y0, Y0
+	VPXOR             Y8, Y0, Y0
+	VMOVDQU           Y9, 160(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y10
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             128(BX), Y0, Y9
+	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y9, Y9
+	VPXOR             Y0, Y10, Y10
+	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y9, Y9
+	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y9, Y9
+	VPXOR             96(AX), Y1, Y0
+	VPXOR             Y2, Y0, Y0
+	VPXOR             Y3, Y0, Y0
+	VMOVDQU           Y1, (BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y10
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             32(BX), Y0, Y1
+	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y1, Y1
+	VPXOR             Y0, Y10, Y10
+	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y1, Y1
+	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y1, Y1
+	VPXOR             96(AX), Y4, Y0
+	VPXOR             Y5, Y0, Y0
+	VPXOR             Y6, Y0, Y0
+	VMOVDQU           Y4, 64(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y10
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             96(BX), Y0, Y4
+	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y4, Y4
+	VPXOR             Y0, Y10, Y10
+	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y4, Y4
+	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y4, Y4
+	VPXOR             96(AX), Y7, Y0
+	VPXOR             Y8, Y0, Y0
+	VPXOR             Y9, Y0, Y0
+	VMOVDQU           Y7, 128(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y10
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             160(BX), Y0, Y7
+	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y7, Y7
+	VPXOR             Y0, Y10, Y10
+	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y7, Y7
+	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y7, Y7
+	VMOVDQU           Y1, Y0
+	VMOVDQU           Y2, Y1
+	VMOVDQU           Y3, Y2
+	VMOVDQU           Y0, Y3
+	VMOVDQU           Y4, Y0
+	VMOVDQU           Y5, Y4
+	VMOVDQU           Y6, Y5
+	VMOVDQU           Y0, Y6
+	VMOVDQU           Y7, Y0
+	VMOVDQU           Y8, Y7
+	VMOVDQU           Y9, Y8
+	VMOVDQU           Y0, Y9
 	ADDQ              $0x80, AX
-	DECQ              BX
+	DECQ              SI
 	JNZ               xorKeyStreamAVX2GFNI_rounds3true
+	VMOVDQU           (BX), Y0
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y1, Y1
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y2, Y2
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y3, Y3
+	VPUNPCKHDQ        Y2, Y3, Y10
+	VPUNPCKLDQ        Y2, Y3, Y3
+	VPUNPCKLDQ        Y0, Y1, Y11
+	VPUNPCKHDQ        Y0, Y1, Y1
+	VPUNPCKHQDQ       Y11, Y3, Y2
+	VPUNPCKLQDQ       Y11, Y3, Y3
+	VPUNPCKHQDQ       Y1, Y10, Y0
+	VPUNPCKLQDQ       Y1, Y10, Y1
+	VPSHUFB           sm4BswapMask<>+0(SB), Y3, Y3
+	VPSHUFB           sm4BswapMask<>+0(SB), Y2, Y2
+	VPSHUFB           sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR             (DX), Y3, Y3
+	VMOVDQU           Y3, (CX)
+	VPXOR             32(DX), Y2, Y2
+	VMOVDQU           Y2, 32(CX)
+	VPXOR             64(DX), Y1, Y1
+	VMOVDQU           Y1, 64(CX)
+	VPXOR             96(DX), Y0, Y0
+	VMOVDQU           Y0, 96(CX)
+	VMOVDQU           64(BX), Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y4, Y4
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y5, Y5
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y6, Y6
+	VPUNPCKHDQ        Y5, Y6, Y1
+	VPUNPCKLDQ        Y5, Y6, Y6
+	VPUNPCKLDQ        Y0, Y4, Y2
+	VPUNPCKHDQ        Y0, Y4, Y4
+	VPUNPCKHQDQ       Y2, Y6, Y5
+	VPUNPCKLQDQ       Y2, Y6, Y6
+	VPUNPCKHQDQ       Y4, Y1, Y0
+	VPUNPCKLQDQ       Y4, Y1, Y4
+	VPSHUFB           sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB           sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB           sm4BswapMask<>+0(SB), Y4, Y4
+	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR             128(DX), Y6, Y6
+	VMOVDQU           Y6, 128(CX)
+	VPXOR             160(DX), Y5, Y5
+	VMOVDQU           Y5, 160(CX)
+	VPXOR             192(DX), Y4, Y4
+	VMOVDQU           Y4, 192(CX)
+	VPXOR             224(DX), Y0, Y0
+	VMOVDQU           Y0, 224(CX)
+	VMOVDQU           128(BX), Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y7, Y7
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y8, Y8
 	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y9, Y9
-	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y10, Y10
-	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y11, Y11
+	VPUNPCKHDQ        Y8, Y9, Y1
+	VPUNPCKLDQ        Y8, Y9, Y9
+	VPUNPCKLDQ        Y0, Y7, Y2
+	VPUNPCKHDQ        Y0, Y7, Y7
+	VPUNPCKHQDQ       Y2, Y9, Y8
+	VPUNPCKLQDQ       Y2, Y9, Y9
+	VPUNPCKHQDQ       Y7, Y1, Y0
+	VPUNPCKLQDQ       Y7, Y1, Y7
+	VPSHUFB           sm4BswapMask<>+0(SB), Y9, Y9
+	VPSHUFB           sm4BswapMask<>+0(SB), Y8, Y8
+	VPSHUFB           sm4BswapMask<>+0(SB), Y7, Y7
+	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU           2112(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+0(SB), Y1, Y1
+	VPMASKMOVD        256(DX), Y1, Y1
+	VPXOR             Y1, Y9, Y9
+	VMOVDQU           2112(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+0(SB), Y1, Y1
+	VPMASKMOVD        Y9, Y1, 256(CX)
+	VMOVDQU           2112(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+32(SB), Y1, Y1
+	VPMASKMOVD        288(DX), Y1, Y1
+	VPXOR             Y1, Y8, Y8
+	VMOVDQU           2112(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+32(SB), Y1, Y1
+	VPMASKMOVD        Y8, Y1, 288(CX)
+	VMOVDQU           2112(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+64(SB), Y1, Y1
+	VPMASKMOVD        320(DX), Y1, Y1
+	VPXOR             Y1, Y7, Y7
+	VMOVDQU           2112(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+64(SB), Y1, Y1
+	VPMASKMOVD        Y7, Y1, 320(CX)
+	VMOVDQU           2112(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD        352(DX), Y1, Y1
+	VPXOR             Y1, Y0, Y0
+	VMOVDQU           2112(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD        Y0, Y1, 352(CX)
+	JMP               xorKeyStreamAVX2GFNI_done
+
+xorKeyStreamAVX2GFNI_sets4:
+	SUBQ           $0x00000018, BX
+	MOVQ           BX, X0
+	VPBROADCASTD   X0, Y0
+	VMOVDQU        Y0, 2400(SP)
+	LEAQ           2432(SP), BX
+	ADDQ           $0x3f, BX
+	ANDQ           $-64, BX
+	VMOVDQU        96(DI), Y3
+	VPADDD         sm4CtrOffsets8<>+0(SB), Y3, Y3
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y3, Y3
+	VMOVDQU        (DI), Y0
+	VMOVDQU        32(DI), Y1
+	VMOVDQU        64(DI), Y2
+	VMOVDQU        Y0, (BX)
+	VMOVDQU        96(DI), Y6
+	VPADDD         sm4CtrOffsets8<>+32(SB), Y6, Y6
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y6, Y6
+	VMOVDQU        (DI), Y0
+	VMOVDQU        32(DI), Y4
+	VMOVDQU        64(DI), Y5
+	VMOVDQU        Y0, 64(BX)
+	VMOVDQU        96(DI), Y9
+	VPADDD         sm4CtrOffsets8<>+64(SB), Y9, Y9
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y9, Y9
+	VMOVDQU        (DI), Y0
+	VMOVDQU        32(DI), Y7
+	VMOVDQU        64(DI), Y8
+	VMOVDQU        Y0, 128(BX)
+	VMOVDQU        96(DI), Y12
+	VPADDD         sm4CtrOffsets8<>+96(SB), Y12, Y12
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y12, Y12
+	VMOVDQU        (DI), Y0
+	VMOVDQU        32(DI), Y10
+	VMOVDQU        64(DI), Y11
+	VMOVDQU        Y0, 192(BX)
+	MOVQ           $0x00000008, SI
+
+xorKeyStreamAVX2GFNI_rounds4true:
+	VPXOR             (AX), Y1, Y0
+	VPXOR             Y2, Y0, Y0
+	VPXOR             Y3, Y0, Y0
+	VMOVDQU           Y1, 32(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             (BX), Y0, Y1
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPXOR             (AX), Y4, Y0
+	VPXOR             Y5, Y0, Y0
+	VPXOR             Y6, Y0, Y0
+	VMOVDQU           Y4, 96(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             64(BX), Y0, Y4
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPXOR             (AX), Y7, Y0
+	VPXOR             Y8, Y0, Y0
+	VPXOR             Y9, Y0, Y0
+	VMOVDQU           Y7, 160(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             128(BX), Y0, Y7
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y7, Y7
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y7, Y7
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y7, Y7
+	VPXOR             (AX), Y10, Y0
+	VPXOR             Y11, Y0, Y0
+	VPXOR             Y12, Y0, Y0
+	VMOVDQU           Y10, 224(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             192(BX), Y0, Y10
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y10, Y10
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y10, Y10
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y10, Y10
+	VPXOR             32(AX), Y2, Y0
+	VPXOR             Y3, Y0, Y0
+	VPXOR             Y1, Y0, Y0
+	VMOVDQU           Y2, (BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             32(BX), Y0, Y2
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y2, Y2
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y2, Y2
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y2, Y2
+	VPXOR             32(AX), Y5, Y0
+	VPXOR             Y6, Y0, Y0
+	VPXOR             Y4, Y0, Y0
+	VMOVDQU           Y5, 64(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             96(BX), Y0, Y5
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y5, Y5
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y5, Y5
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y5, Y5
+	VPXOR             32(AX), Y8, Y0
+	VPXOR             Y9, Y0, Y0
+	VPXOR             Y7, Y0, Y0
+	VMOVDQU           Y8, 128(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             160(BX), Y0, Y8
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y8, Y8
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y8, Y8
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y8, Y8
+	VPXOR             32(AX), Y11, Y0
+	VPXOR             Y12, Y0, Y0
+	VPXOR             Y10, Y0, Y0
+	VMOVDQU           Y11, 192(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             224(BX), Y0, Y11
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y11, Y11
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y11, Y11
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y11, Y11
+	VPXOR             64(AX), Y3, Y0
+	VPXOR             Y1, Y0, Y0
+	VPXOR             Y2, Y0, Y0
+	VMOVDQU           Y3, 32(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             (BX), Y0, Y3
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y3, Y3
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y3, Y3
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y3, Y3
+	VPXOR             64(AX), Y6, Y0
+	VPXOR             Y4, Y0, Y0
+	VPXOR             Y5, Y0, Y0
+	VMOVDQU           Y6, 96(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             64(BX), Y0, Y6
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y6, Y6
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y6, Y6
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y6, Y6
+	VPXOR             64(AX), Y9, Y0
+	VPXOR             Y7, Y0, Y0
+	VPXOR             Y8, Y0, Y0
+	VMOVDQU           Y9, 160(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             128(BX), Y0, Y9
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y9, Y9
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y9, Y9
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y9, Y9
+	VPXOR             64(AX), Y12, Y0
+	VPXOR             Y10, Y0, Y0
+	VPXOR             Y11, Y0, Y0
+	VMOVDQU           Y12, 224(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             192(BX), Y0, Y12
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y12, Y12
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y12, Y12
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y12, Y12
+	VPXOR             96(AX), Y1, Y0
+	VPXOR             Y2, Y0, Y0
+	VPXOR             Y3, Y0, Y0
+	VMOVDQU           Y1, (BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             32(BX), Y0, Y1
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPXOR             96(AX), Y4, Y0
+	VPXOR             Y5, Y0, Y0
+	VPXOR             Y6, Y0, Y0
+	VMOVDQU           Y4, 64(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             96(BX), Y0, Y4
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPXOR             96(AX), Y7, Y0
+	VPXOR             Y8, Y0, Y0
+	VPXOR             Y9, Y0, Y0
+	VMOVDQU           Y7, 128(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             160(BX), Y0, Y7
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y7, Y7
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y7, Y7
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y7, Y7
+	VPXOR             96(AX), Y10, Y0
+	VPXOR             Y11, Y0, Y0
+	VPXOR             Y12, Y0, Y0
+	VMOVDQU           Y10, 192(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             224(BX), Y0, Y10
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y10, Y10
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y10, Y10
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y10, Y10
+	VMOVDQU           Y1, Y0
+	VMOVDQU           Y2, Y1
+	VMOVDQU           Y3, Y2
+	VMOVDQU           Y0, Y3
+	VMOVDQU           Y4, Y0
+	VMOVDQU           Y5, Y4
+	VMOVDQU           Y6, Y5
+	VMOVDQU           Y0, Y6
+	VMOVDQU           Y7, Y0
+	VMOVDQU           Y8, Y7
+	VMOVDQU           Y9, Y8
+	VMOVDQU           Y0, Y9
+	VMOVDQU           Y10, Y0
+	VMOVDQU           Y11, Y10
+	VMOVDQU           Y12, Y11
+	VMOVDQU           Y0, Y12
+	ADDQ              $0x80, AX
+	DECQ              SI
+	JNZ               xorKeyStreamAVX2GFNI_rounds4true
+	VMOVDQU           (BX), Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y1, Y1
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y2, Y2
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y3, Y3
 	VPUNPCKHDQ        Y2, Y3, Y13
 	VPUNPCKLDQ        Y2, Y3, Y3
 	VPUNPCKLDQ        Y0, Y1, Y14
@@ -4714,30 +8534,6 @@ xorKeyStreamAVX2GFNI_rounds3true:
 	VPSHUFB           sm4BswapMask<>+0(SB), Y2, Y2
 	VPSHUFB           sm4BswapMask<>+0(SB), Y1, Y1
 	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
-	VPUNPCKHDQ        Y6, Y7, Y13
-	VPUNPCKLDQ        Y6, Y7, Y7
-	VPUNPCKLDQ        Y4, Y5, Y14
-	VPUNPCKHDQ        Y4, Y5, Y5
-	VPUNPCKHQDQ       Y14, Y7, Y6
-	VPUNPCKLQDQ       Y14, Y7, Y7
-	VPUNPCKHQDQ       Y5, Y13, Y4
-	VPUNPCKLQDQ       Y5, Y13, Y5
-	VPSHUFB           sm4BswapMask<>+0(SB), Y7, Y7
-	VPSHUFB           sm4BswapMask<>+0(SB), Y6, Y6
-	VPSHUFB           sm4BswapMask<>+0(SB), Y5, Y5
-	VPSHUFB           sm4BswapMask<>+0(SB), Y4, Y4
-	VPUNPCKHDQ        Y10, Y11, Y13
-	VPUNPCKLDQ        Y10, Y11, Y11
-	VPUNPCKLDQ        Y8, Y9, Y14
-	VPUNPCKHDQ        Y8, Y9, Y9
-	VPUNPCKHQDQ       Y14, Y11, Y10
-	VPUNPCKLQDQ       Y14, Y11, Y11
-	VPUNPCKHQDQ       Y9, Y13, Y8
-	VPUNPCKLQDQ       Y9, Y13, Y9
-	VPSHUFB           sm4BswapMask<>+0(SB), Y11, Y11
-	VPSHUFB           sm4BswapMask<>+0(SB), Y10, Y10
-	VPSHUFB           sm4BswapMask<>+0(SB), Y9, Y9
-	VPSHUFB           sm4BswapMask<>+0(SB), Y8, Y8
 	VPXOR             (DX), Y3, Y3
 	VMOVDQU           Y3, (CX)
 	VPXOR             32(DX), Y2, Y2
@@ -4746,50 +8542,738 @@ xorKeyStreamAVX2GFNI_rounds3true:
 	VMOVDQU           Y1, 64(CX)
 	VPXOR             96(DX), Y0, Y0
 	VMOVDQU           Y0, 96(CX)
-	VPXOR             128(DX), Y7, Y7
-	VMOVDQU           Y7, 128(CX)
-	VPXOR             160(DX), Y6, Y6
-	VMOVDQU           Y6, 160(CX)
-	VPXOR             192(DX), Y5, Y5
-	VMOVDQU           Y5, 192(CX)
-	VPXOR             224(DX), Y4, Y4
-	VMOVDQU           Y4, 224(CX)
-	VMOVDQU           1344(SP), Y0
-	VPCMPGTD          sm4TailIndex8<>+0(SB), Y0, Y0
-	VPMASKMOVD        256(DX), Y0, Y0
-	VPXOR             Y0, Y11, Y11
-	VMOVDQU           1344(SP), Y0
-	VPCMPGTD          sm4TailIndex8<>+0(SB), Y0, Y0
-	VPMASKMOVD        Y11, Y0, 256(CX)
-	VMOVDQU           1344(SP), Y0
-	VPCMPGTD          sm4TailIndex8<>+32(SB), Y0, Y0
-	VPMASKMOVD        288(DX), Y0, Y0
-	VPXOR             Y0, Y10, Y10
-	VMOVDQU           1344(SP), Y0
-	VPCMPGTD          sm4TailIndex8<>+32(SB), Y0, Y0
-	VPMASKMOVD        Y10, Y0, 288(CX)
-	VMOVDQU           1344(SP), Y0
-	VPCMPGTD          sm4TailIndex8<>+64(SB), Y0, Y0
-	VPMASKMOVD        320(DX), Y0, Y0
-	VPXOR             Y0, Y9, Y9
-	VMOVDQU           1344(SP), Y0
-	VPCMPGTD          sm4TailIndex8<>+64(SB), Y0, Y0
-	VPMASKMOVD        Y9, Y0, 320(CX)
-	VMOVDQU           1344(SP), Y0
-	VPCMPGTD          sm4TailIndex8<>+96(SB), Y0, Y0
-	VPMASKMOVD        352(DX), Y0, Y0
-	VPXOR             Y0, Y8, Y8
-	VMOVDQU           1344(SP), Y0
-	VPCMPGTD          sm4TailIndex8<>+96(SB), Y0, Y0
-	VPMASKMOVD        Y8, Y0, 352(CX)
+	VMOVDQU           64(BX), Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y4, Y4
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y5, Y5
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y6, Y6
+	VPUNPCKHDQ        Y5, Y6, Y1
+	VPUNPCKLDQ        Y5, Y6, Y6
+	VPUNPCKLDQ        Y0, Y4, Y2
+	VPUNPCKHDQ        Y0, Y4, Y4
+	VPUNPCKHQDQ       Y2, Y6, Y5
+	VPUNPCKLQDQ       Y2, Y6, Y6
+	VPUNPCKHQDQ       Y4, Y1, Y0
+	VPUNPCKLQDQ       Y4, Y1, Y4
+	VPSHUFB           sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB           sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB           sm4BswapMask<>+0(SB), Y4, Y4
+	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR             128(DX), Y6, Y6
+	VMOVDQU           Y6, 128(CX)
+	VPXOR             160(DX), Y5, Y5
+	VMOVDQU           Y5, 160(CX)
+	VPXOR             192(DX), Y4, Y4
+	VMOVDQU           Y4, 192(CX)
+	VPXOR             224(DX), Y0, Y0
+	VMOVDQU           Y0, 224(CX)
+	VMOVDQU           128(BX), Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y7, Y7
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y8, Y8
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y9, Y9
+	VPUNPCKHDQ        Y8, Y9, Y1
+	VPUNPCKLDQ        Y8, Y9, Y9
+	VPUNPCKLDQ        Y0, Y7, Y2
+	VPUNPCKHDQ        Y0, Y7, Y7
+	VPUNPCKHQDQ       Y2, Y9, Y8
+	VPUNPCKLQDQ       Y2, Y9, Y9
+	VPUNPCKHQDQ       Y7, Y1, Y0
+	VPUNPCKLQDQ       Y7, Y1, Y7
+	VPSHUFB           sm4BswapMask<>+0(SB), Y9, Y9
+	VPSHUFB           sm4BswapMask<>+0(SB), Y8, Y8
+	VPSHUFB           sm4BswapMask<>+0(SB), Y7, Y7
+	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR             256(DX), Y9, Y9
+	VMOVDQU           Y9, 256(CX)
+	VPXOR             288(DX), Y8, Y8
+	VMOVDQU           Y8, 288(CX)
+	VPXOR             320(DX), Y7, Y7
+	VMOVDQU           Y7, 320(CX)
+	VPXOR             352(DX), Y0, Y0
+	VMOVDQU           Y0, 352(CX)
+	VMOVDQU           192(BX), Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y10, Y10
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y11, Y11
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y12, Y12
+	VPUNPCKHDQ        Y11, Y12, Y1
+	VPUNPCKLDQ        Y11, Y12, Y12
+	VPUNPCKLDQ        Y0, Y10, Y2
+	VPUNPCKHDQ        Y0, Y10, Y10
+	VPUNPCKHQDQ       Y2, Y12, Y11
+	VPUNPCKLQDQ       Y2, Y12, Y12
+	VPUNPCKHQDQ       Y10, Y1, Y0
+	VPUNPCKLQDQ       Y10, Y1, Y10
+	VPSHUFB           sm4BswapMask<>+0(SB), Y12, Y12
+	VPSHUFB           sm4BswapMask<>+0(SB), Y11, Y11
+	VPSHUFB           sm4BswapMask<>+0(SB), Y10, Y10
+	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU           2400(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+0(SB), Y1, Y1
+	VPMASKMOVD        384(DX), Y1, Y1
+	VPXOR             Y1, Y12, Y12
+	VMOVDQU           2400(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+0(SB), Y1, Y1
+	VPMASKMOVD        Y12, Y1, 384(CX)
+	VMOVDQU           2400(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+32(SB), Y1, Y1
+	VPMASKMOVD        416(DX), Y1, Y1
+	VPXOR             Y1, Y11, Y11
+	VMOVDQU           2400(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+32(SB), Y1, Y1
+	VPMASKMOVD        Y11, Y1, 416(CX)
+	VMOVDQU           2400(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+64(SB), Y1, Y1
+	VPMASKMOVD        448(DX), Y1, Y1
+	VPXOR             Y1, Y10, Y10
+	VMOVDQU           2400(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+64(SB), Y1, Y1
+	VPMASKMOVD        Y10, Y1, 448(CX)
+	VMOVDQU           2400(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD        480(DX), Y1, Y1
+	VPXOR             Y1, Y0, Y0
+	VMOVDQU           2400(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD        Y0, Y1, 480(CX)
 
 xorKeyStreamAVX2GFNI_done:
 	VZEROUPPER
 	RET
 
+// func xorPiecesAVX2GFNI(rk *[32]uint32, pieces *byte, npieces int, nblocks int)
+// Requires: AVX, AVX2, GFNI
+TEXT ·xorPiecesAVX2GFNI(SB), $3688-32
+	MOVQ rk+0(FP), AX
+	MOVQ pieces+8(FP), CX
+	MOVQ npieces+16(FP), DX
+	MOVQ nblocks+24(FP), BX
+	LEAQ 8(SP), SI
+	ADDQ $0x3f, SI
+	ANDQ $-64, SI
+	MOVQ SI, (SP)
+
+	// Counter blocks of every piece, two per store, into ks.
+	MOVQ (SP), SI
+	MOVQ CX, DI
+	MOVQ DX, R8
+
+xorPiecesAVX2GFNI_ctr_piece:
+	TESTQ          R8, R8
+	JZ             xorPiecesAVX2GFNI_ctr_done
+	MOVQ           32(DI), R9
+	ADDQ           $0x0f, R9
+	SHRQ           $0x04, R9
+	MOVQ           SI, R10
+	VBROADCASTI128 (DI), Y0
+	VPSHUFB        sm4PieceSwap<>+0(SB), Y0, Y0
+	VPADDD         sm4PieceOffsets<>+0(SB), Y0, Y0
+	SHLQ           $0x04, R9
+	ADDQ           R9, SI
+
+xorPiecesAVX2GFNI_ctr_block:
+	CMPQ    R10, SI
+	JAE     xorPiecesAVX2GFNI_ctr_next
+	VPSHUFB sm4PieceSwap<>+0(SB), Y0, Y1
+	VMOVDQU Y1, (R10)
+	VPADDD  sm4PieceInc2<>+0(SB), Y0, Y0
+	ADDQ    $0x20, R10
+	JMP     xorPiecesAVX2GFNI_ctr_block
+
+xorPiecesAVX2GFNI_ctr_next:
+	ADDQ $0x28, DI
+	DECQ R8
+	JMP  xorPiecesAVX2GFNI_ctr_piece
+
+xorPiecesAVX2GFNI_ctr_done:
+	// The tier's full passes over the counter blocks, in place in ks: nblocks rounded up to a whole pass (the buffer holds four; blocks past nblocks are encrypted and never used).
+	MOVQ           (SP), SI
+	MOVQ           SI, DI
+	ADDQ           $0x1f, BX
+	ANDQ           $-32, BX
+	VMOVDQU        (AX), Y0
+	VGF2P8AFFINEQB $0x3e, sm4WordLin<>+0(SB), Y0, Y0
+	VMOVDQU        Y0, 2152(SP)
+	VMOVDQU        32(AX), Y0
+	VGF2P8AFFINEQB $0x3e, sm4WordLin<>+0(SB), Y0, Y0
+	VMOVDQU        Y0, 2184(SP)
+	VMOVDQU        64(AX), Y0
+	VGF2P8AFFINEQB $0x3e, sm4WordLin<>+0(SB), Y0, Y0
+	VMOVDQU        Y0, 2216(SP)
+	VMOVDQU        96(AX), Y0
+	VGF2P8AFFINEQB $0x3e, sm4WordLin<>+0(SB), Y0, Y0
+	VMOVDQU        Y0, 2248(SP)
+	LEAQ           2280(SP), AX
+	ADDQ           $0x3f, AX
+	ANDQ           $-64, AX
+	VPBROADCASTD   2152(SP), Y0
+	VMOVDQU        Y0, (AX)
+	VPBROADCASTD   2156(SP), Y0
+	VMOVDQU        Y0, 32(AX)
+	VPBROADCASTD   2160(SP), Y0
+	VMOVDQU        Y0, 64(AX)
+	VPBROADCASTD   2164(SP), Y0
+	VMOVDQU        Y0, 96(AX)
+	VPBROADCASTD   2168(SP), Y0
+	VMOVDQU        Y0, 128(AX)
+	VPBROADCASTD   2172(SP), Y0
+	VMOVDQU        Y0, 160(AX)
+	VPBROADCASTD   2176(SP), Y0
+	VMOVDQU        Y0, 192(AX)
+	VPBROADCASTD   2180(SP), Y0
+	VMOVDQU        Y0, 224(AX)
+	VPBROADCASTD   2184(SP), Y0
+	VMOVDQU        Y0, 256(AX)
+	VPBROADCASTD   2188(SP), Y0
+	VMOVDQU        Y0, 288(AX)
+	VPBROADCASTD   2192(SP), Y0
+	VMOVDQU        Y0, 320(AX)
+	VPBROADCASTD   2196(SP), Y0
+	VMOVDQU        Y0, 352(AX)
+	VPBROADCASTD   2200(SP), Y0
+	VMOVDQU        Y0, 384(AX)
+	VPBROADCASTD   2204(SP), Y0
+	VMOVDQU        Y0, 416(AX)
+	VPBROADCASTD   2208(SP), Y0
+	VMOVDQU        Y0, 448(AX)
+	VPBROADCASTD   2212(SP), Y0
+	VMOVDQU        Y0, 480(AX)
+	VPBROADCASTD   2216(SP), Y0
+	VMOVDQU        Y0, 512(AX)
+	VPBROADCASTD   2220(SP), Y0
+	VMOVDQU        Y0, 544(AX)
+	VPBROADCASTD   2224(SP), Y0
+	VMOVDQU        Y0, 576(AX)
+	VPBROADCASTD   2228(SP), Y0
+	VMOVDQU        Y0, 608(AX)
+	VPBROADCASTD   2232(SP), Y0
+	VMOVDQU        Y0, 640(AX)
+	VPBROADCASTD   2236(SP), Y0
+	VMOVDQU        Y0, 672(AX)
+	VPBROADCASTD   2240(SP), Y0
+	VMOVDQU        Y0, 704(AX)
+	VPBROADCASTD   2244(SP), Y0
+	VMOVDQU        Y0, 736(AX)
+	VPBROADCASTD   2248(SP), Y0
+	VMOVDQU        Y0, 768(AX)
+	VPBROADCASTD   2252(SP), Y0
+	VMOVDQU        Y0, 800(AX)
+	VPBROADCASTD   2256(SP), Y0
+	VMOVDQU        Y0, 832(AX)
+	VPBROADCASTD   2260(SP), Y0
+	VMOVDQU        Y0, 864(AX)
+	VPBROADCASTD   2264(SP), Y0
+	VMOVDQU        Y0, 896(AX)
+	VPBROADCASTD   2268(SP), Y0
+	VMOVDQU        Y0, 928(AX)
+	VPBROADCASTD   2272(SP), Y0
+	VMOVDQU        Y0, 960(AX)
+	VPBROADCASTD   2276(SP), Y0
+	VMOVDQU        Y0, 992(AX)
+
+xorPiecesAVX2GFNI_loop:
+	CMPQ           BX, $0x00000020
+	JB             xorPiecesAVX2GFNI_partial
+	LEAQ           3368(SP), R8
+	ADDQ           $0x3f, R8
+	ANDQ           $-64, R8
+	VMOVDQU        (SI), Y0
+	VPSHUFB        sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU        32(SI), Y1
+	VPSHUFB        sm4BswapMask<>+0(SB), Y1, Y1
+	VMOVDQU        64(SI), Y2
+	VPSHUFB        sm4BswapMask<>+0(SB), Y2, Y2
+	VMOVDQU        96(SI), Y3
+	VPSHUFB        sm4BswapMask<>+0(SB), Y3, Y3
+	VPUNPCKHDQ     Y1, Y0, Y4
+	VPUNPCKLDQ     Y1, Y0, Y0
+	VPUNPCKLDQ     Y3, Y2, Y5
+	VPUNPCKHDQ     Y3, Y2, Y2
+	VPUNPCKHQDQ    Y5, Y0, Y1
+	VPUNPCKLQDQ    Y5, Y0, Y0
+	VPUNPCKHQDQ    Y2, Y4, Y3
+	VPUNPCKLQDQ    Y2, Y4, Y2
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y1, Y1
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y2, Y2
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y3, Y3
+	VMOVDQU        Y0, (R8)
+	VMOVDQU        128(SI), Y0
+	VPSHUFB        sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU        160(SI), Y4
+	VPSHUFB        sm4BswapMask<>+0(SB), Y4, Y4
+	VMOVDQU        192(SI), Y5
+	VPSHUFB        sm4BswapMask<>+0(SB), Y5, Y5
+	VMOVDQU        224(SI), Y6
+	VPSHUFB        sm4BswapMask<>+0(SB), Y6, Y6
+	VPUNPCKHDQ     Y4, Y0, Y7
+	VPUNPCKLDQ     Y4, Y0, Y0
+	VPUNPCKLDQ     Y6, Y5, Y8
+	VPUNPCKHDQ     Y6, Y5, Y5
+	VPUNPCKHQDQ    Y8, Y0, Y4
+	VPUNPCKLQDQ    Y8, Y0, Y0
+	VPUNPCKHQDQ    Y5, Y7, Y6
+	VPUNPCKLQDQ    Y5, Y7, Y5
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y4, Y4
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y5, Y5
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y6, Y6
+	VMOVDQU        Y0, 64(R8)
+	VMOVDQU        256(SI), Y0
+	VPSHUFB        sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU        288(SI), Y7
+	VPSHUFB        sm4BswapMask<>+0(SB), Y7, Y7
+	VMOVDQU        320(SI), Y8
+	VPSHUFB        sm4BswapMask<>+0(SB), Y8, Y8
+	VMOVDQU        352(SI), Y9
+	VPSHUFB        sm4BswapMask<>+0(SB), Y9, Y9
+	VPUNPCKHDQ     Y7, Y0, Y10
+	VPUNPCKLDQ     Y7, Y0, Y0
+	VPUNPCKLDQ     Y9, Y8, Y11
+	VPUNPCKHDQ     Y9, Y8, Y8
+	VPUNPCKHQDQ    Y11, Y0, Y7
+	VPUNPCKLQDQ    Y11, Y0, Y0
+	VPUNPCKHQDQ    Y8, Y10, Y9
+	VPUNPCKLQDQ    Y8, Y10, Y8
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y7, Y7
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y8, Y8
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y9, Y9
+	VMOVDQU        Y0, 128(R8)
+	VMOVDQU        384(SI), Y0
+	VPSHUFB        sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU        416(SI), Y10
+	VPSHUFB        sm4BswapMask<>+0(SB), Y10, Y10
+	VMOVDQU        448(SI), Y11
+	VPSHUFB        sm4BswapMask<>+0(SB), Y11, Y11
+	VMOVDQU        480(SI), Y12
+	VPSHUFB        sm4BswapMask<>+0(SB), Y12, Y12
+	VPUNPCKHDQ     Y10, Y0, Y13
+	VPUNPCKLDQ     Y10, Y0, Y0
+	VPUNPCKLDQ     Y12, Y11, Y14
+	VPUNPCKHDQ     Y12, Y11, Y11
+	VPUNPCKHQDQ    Y14, Y0, Y10
+	VPUNPCKLQDQ    Y14, Y0, Y0
+	VPUNPCKHQDQ    Y11, Y13, Y12
+	VPUNPCKLQDQ    Y11, Y13, Y11
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y10, Y10
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y11, Y11
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y12, Y12
+	VMOVDQU        Y0, 192(R8)
+	MOVQ           AX, R9
+	MOVQ           $0x00000008, R10
+
+xorPiecesAVX2GFNI_rounds4false:
+	VPXOR             (R9), Y1, Y0
+	VPXOR             Y2, Y0, Y0
+	VPXOR             Y3, Y0, Y0
+	VMOVDQU           Y1, 32(R8)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             (R8), Y0, Y1
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPXOR             (R9), Y4, Y0
+	VPXOR             Y5, Y0, Y0
+	VPXOR             Y6, Y0, Y0
+	VMOVDQU           Y4, 96(R8)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             64(R8), Y0, Y4
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPXOR             (R9), Y7, Y0
+	VPXOR             Y8, Y0, Y0
+	VPXOR             Y9, Y0, Y0
+	VMOVDQU           Y7, 160(R8)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             128(R8), Y0, Y7
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y7, Y7
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y7, Y7
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y7, Y7
+	VPXOR             (R9), Y10, Y0
+	VPXOR             Y11, Y0, Y0
+	VPXOR             Y12, Y0, Y0
+	VMOVDQU           Y10, 224(R8)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             192(R8), Y0, Y10
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y10, Y10
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y10, Y10
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y10, Y10
+	VPXOR             32(R9), Y2, Y0
+	VPXOR             Y3, Y0, Y0
+	VPXOR             Y1, Y0, Y0
+	VMOVDQU           Y2, (R8)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             32(R8), Y0, Y2
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y2, Y2
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y2, Y2
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y2, Y2
+	VPXOR             32(R9), Y5, Y0
+	VPXOR             Y6, Y0, Y0
+	VPXOR             Y4, Y0, Y0
+	VMOVDQU           Y5, 64(R8)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             96(R8), Y0, Y5
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y5, Y5
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y5, Y5
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y5, Y5
+	VPXOR             32(R9), Y8, Y0
+	VPXOR             Y9, Y0, Y0
+	VPXOR             Y7, Y0, Y0
+	VMOVDQU           Y8, 128(R8)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             160(R8), Y0, Y8
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y8, Y8
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y8, Y8
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y8, Y8
+	VPXOR             32(R9), Y11, Y0
+	VPXOR             Y12, Y0, Y0
+	VPXOR             Y10, Y0, Y0
+	VMOVDQU           Y11, 192(R8)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             224(R8), Y0, Y11
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y11, Y11
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y11, Y11
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y11, Y11
+	VPXOR             64(R9), Y3, Y0
+	VPXOR             Y1, Y0, Y0
+	VPXOR             Y2, Y0, Y0
+	VMOVDQU           Y3, 32(R8)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             (R8), Y0, Y3
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y3, Y3
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y3, Y3
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y3, Y3
+	VPXOR             64(R9), Y6, Y0
+	VPXOR             Y4, Y0, Y0
+	VPXOR             Y5, Y0, Y0
+	VMOVDQU           Y6, 96(R8)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             64(R8), Y0, Y6
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y6, Y6
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y6, Y6
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y6, Y6
+	VPXOR             64(R9), Y9, Y0
+	VPXOR             Y7, Y0, Y0
+	VPXOR             Y8, Y0, Y0
+	VMOVDQU           Y9, 160(R8)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             128(R8), Y0, Y9
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y9, Y9
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y9, Y9
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y9, Y9
+	VPXOR             64(R9), Y12, Y0
+	VPXOR             Y10, Y0, Y0
+	VPXOR             Y11, Y0, Y0
+	VMOVDQU           Y12, 224(R8)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             192(R8), Y0, Y12
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y12, Y12
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y12, Y12
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y12, Y12
+	VPXOR             96(R9), Y1, Y0
+	VPXOR             Y2, Y0, Y0
+	VPXOR             Y3, Y0, Y0
+	VMOVDQU           Y1, (R8)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             32(R8), Y0, Y1
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPXOR             96(R9), Y4, Y0
+	VPXOR             Y5, Y0, Y0
+	VPXOR             Y6, Y0, Y0
+	VMOVDQU           Y4, 64(R8)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             96(R8), Y0, Y4
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPXOR             96(R9), Y7, Y0
+	VPXOR             Y8, Y0, Y0
+	VPXOR             Y9, Y0, Y0
+	VMOVDQU           Y7, 128(R8)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             160(R8), Y0, Y7
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y7, Y7
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y7, Y7
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y7, Y7
+	VPXOR             96(R9), Y10, Y0
+	VPXOR             Y11, Y0, Y0
+	VPXOR             Y12, Y0, Y0
+	VMOVDQU           Y10, 192(R8)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             224(R8), Y0, Y10
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y10, Y10
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y10, Y10
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y10, Y10
+	VMOVDQU           Y1, Y0
+	VMOVDQU           Y2, Y1
+	VMOVDQU           Y3, Y2
+	VMOVDQU           Y0, Y3
+	VMOVDQU           Y4, Y0
+	VMOVDQU           Y5, Y4
+	VMOVDQU           Y6, Y5
+	VMOVDQU           Y0, Y6
+	VMOVDQU           Y7, Y0
+	VMOVDQU           Y8, Y7
+	VMOVDQU           Y9, Y8
+	VMOVDQU           Y0, Y9
+	VMOVDQU           Y10, Y0
+	VMOVDQU           Y11, Y10
+	VMOVDQU           Y12, Y11
+	VMOVDQU           Y0, Y12
+	ADDQ              $0x80, R9
+	DECQ              R10
+	JNZ               xorPiecesAVX2GFNI_rounds4false
+	VMOVDQU           (R8), Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y1, Y1
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y2, Y2
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y3, Y3
+	VPUNPCKHDQ        Y2, Y3, Y13
+	VPUNPCKLDQ        Y2, Y3, Y3
+	VPUNPCKLDQ        Y0, Y1, Y14
+	VPUNPCKHDQ        Y0, Y1, Y1
+	VPUNPCKHQDQ       Y14, Y3, Y2
+	VPUNPCKLQDQ       Y14, Y3, Y3
+	VPUNPCKHQDQ       Y1, Y13, Y0
+	VPUNPCKLQDQ       Y1, Y13, Y1
+	VPSHUFB           sm4BswapMask<>+0(SB), Y3, Y3
+	VPSHUFB           sm4BswapMask<>+0(SB), Y2, Y2
+	VPSHUFB           sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU           Y3, (DI)
+	VMOVDQU           Y2, 32(DI)
+	VMOVDQU           Y1, 64(DI)
+	VMOVDQU           Y0, 96(DI)
+	VMOVDQU           64(R8), Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y4, Y4
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y5, Y5
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y6, Y6
+	VPUNPCKHDQ        Y5, Y6, Y1
+	VPUNPCKLDQ        Y5, Y6, Y6
+	VPUNPCKLDQ        Y0, Y4, Y2
+	VPUNPCKHDQ        Y0, Y4, Y4
+	VPUNPCKHQDQ       Y2, Y6, Y5
+	VPUNPCKLQDQ       Y2, Y6, Y6
+	VPUNPCKHQDQ       Y4, Y1, Y0
+	VPUNPCKLQDQ       Y4, Y1, Y4
+	VPSHUFB           sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB           sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB           sm4BswapMask<>+0(SB), Y4, Y4
+	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU           Y6, 128(DI)
+	VMOVDQU           Y5, 160(DI)
+	VMOVDQU           Y4, 192(DI)
+	VMOVDQU           Y0, 224(DI)
+	VMOVDQU           128(R8), Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y7, Y7
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y8, Y8
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y9, Y9
+	VPUNPCKHDQ        Y8, Y9, Y1
+	VPUNPCKLDQ        Y8, Y9, Y9
+	VPUNPCKLDQ        Y0, Y7, Y2
+	VPUNPCKHDQ        Y0, Y7, Y7
+	VPUNPCKHQDQ       Y2, Y9, Y8
+	VPUNPCKLQDQ       Y2, Y9, Y9
+	VPUNPCKHQDQ       Y7, Y1, Y0
+	VPUNPCKLQDQ       Y7, Y1, Y7
+	VPSHUFB           sm4BswapMask<>+0(SB), Y9, Y9
+	VPSHUFB           sm4BswapMask<>+0(SB), Y8, Y8
+	VPSHUFB           sm4BswapMask<>+0(SB), Y7, Y7
+	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU           Y9, 256(DI)
+	VMOVDQU           Y8, 288(DI)
+	VMOVDQU           Y7, 320(DI)
+	VMOVDQU           Y0, 352(DI)
+	VMOVDQU           192(R8), Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y10, Y10
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y11, Y11
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y12, Y12
+	VPUNPCKHDQ        Y11, Y12, Y1
+	VPUNPCKLDQ        Y11, Y12, Y12
+	VPUNPCKLDQ        Y0, Y10, Y2
+	VPUNPCKHDQ        Y0, Y10, Y10
+	VPUNPCKHQDQ       Y2, Y12, Y11
+	VPUNPCKLQDQ       Y2, Y12, Y12
+	VPUNPCKHQDQ       Y10, Y1, Y0
+	VPUNPCKLQDQ       Y10, Y1, Y10
+	VPSHUFB           sm4BswapMask<>+0(SB), Y12, Y12
+	VPSHUFB           sm4BswapMask<>+0(SB), Y11, Y11
+	VPSHUFB           sm4BswapMask<>+0(SB), Y10, Y10
+	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU           Y12, 384(DI)
+	VMOVDQU           Y11, 416(DI)
+	VMOVDQU           Y10, 448(DI)
+	VMOVDQU           Y0, 480(DI)
+	ADDQ              $0x00000200, SI
+	ADDQ              $0x00000200, DI
+	SUBQ              $0x00000020, BX
+	JMP               xorPiecesAVX2GFNI_loop
+
+xorPiecesAVX2GFNI_partial:
+	// Keystream into every piece: 32 bytes per step, then 16, then bytes.
+	MOVQ (SP), AX
+	MOVQ DX, DX
+
+xorPiecesAVX2GFNI_xor_piece:
+	TESTQ DX, DX
+	JZ    xorPiecesAVX2GFNI_xor_done
+	MOVQ  16(CX), BX
+	MOVQ  24(CX), SI
+	MOVQ  32(CX), DI
+	MOVQ  DI, R8
+	ADDQ  $0x0f, R8
+	ANDQ  $-16, R8
+	ADDQ  AX, R8
+
+xorPiecesAVX2GFNI_xor_32:
+	CMPQ    DI, $0x20
+	JB      xorPiecesAVX2GFNI_xor_16
+	VMOVDQU (AX), Y0
+	TESTQ   SI, SI
+	JZ      xorPiecesAVX2GFNI_xor_32_store
+	VPXOR   (SI), Y0, Y0
+	ADDQ    $0x20, SI
+
+xorPiecesAVX2GFNI_xor_32_store:
+	VMOVDQU Y0, (BX)
+	ADDQ    $0x20, AX
+	ADDQ    $0x20, BX
+	SUBQ    $0x20, DI
+	JMP     xorPiecesAVX2GFNI_xor_32
+
+xorPiecesAVX2GFNI_xor_16:
+	CMPQ    DI, $0x10
+	JB      xorPiecesAVX2GFNI_xor_1
+	VMOVDQU (AX), X0
+	TESTQ   SI, SI
+	JZ      xorPiecesAVX2GFNI_xor_16_store
+	VPXOR   (SI), X0, X0
+	ADDQ    $0x10, SI
+
+xorPiecesAVX2GFNI_xor_16_store:
+	VMOVDQU X0, (BX)
+	ADDQ    $0x10, AX
+	ADDQ    $0x10, BX
+	SUBQ    $0x10, DI
+
+xorPiecesAVX2GFNI_xor_1:
+	TESTQ   DI, DI
+	JZ      xorPiecesAVX2GFNI_xor_next
+	MOVBLZX (AX), R9
+	TESTQ   SI, SI
+	JZ      xorPiecesAVX2GFNI_xor_1_store
+	XORB    (SI), R9
+	INCQ    SI
+
+xorPiecesAVX2GFNI_xor_1_store:
+	MOVB R9, (BX)
+	INCQ AX
+	INCQ BX
+	DECQ DI
+	JMP  xorPiecesAVX2GFNI_xor_1
+
+xorPiecesAVX2GFNI_xor_next:
+	MOVQ R8, AX
+	ADDQ $0x28, CX
+	DECQ DX
+	JMP  xorPiecesAVX2GFNI_xor_piece
+
+xorPiecesAVX2GFNI_xor_done:
+	VZEROUPPER
+	RET
+
 // func encryptBlocksAVX2AESNI(rk *[32]uint32, dst *byte, src *byte, nblocks int)
 // Requires: AES, AVX, AVX2, SSE2
-TEXT ·encryptBlocksAVX2AESNI(SB), $1248-32
+TEXT ·encryptBlocksAVX2AESNI(SB), $2560-32
 	MOVQ         rk+0(FP), AX
 	MOVQ         dst+8(FP), CX
 	MOVQ         src+16(FP), DX
@@ -4834,75 +9318,80 @@ TEXT ·encryptBlocksAVX2AESNI(SB), $1248-32
 	VPSHUFB      Y2, Y1, Y1
 	VPXOR        Y1, Y0, Y0
 	VMOVDQU      Y0, 96(SP)
-	VPBROADCASTD (SP), Y0
-	VMOVDQU      Y0, 128(SP)
-	VPBROADCASTD 4(SP), Y0
-	VMOVDQU      Y0, 160(SP)
-	VPBROADCASTD 8(SP), Y0
-	VMOVDQU      Y0, 192(SP)
-	VPBROADCASTD 12(SP), Y0
-	VMOVDQU      Y0, 224(SP)
-	VPBROADCASTD 16(SP), Y0
-	VMOVDQU      Y0, 256(SP)
-	VPBROADCASTD 20(SP), Y0
-	VMOVDQU      Y0, 288(SP)
-	VPBROADCASTD 24(SP), Y0
-	VMOVDQU      Y0, 320(SP)
-	VPBROADCASTD 28(SP), Y0
-	VMOVDQU      Y0, 352(SP)
-	VPBROADCASTD 32(SP), Y0
-	VMOVDQU      Y0, 384(SP)
-	VPBROADCASTD 36(SP), Y0
-	VMOVDQU      Y0, 416(SP)
-	VPBROADCASTD 40(SP), Y0
-	VMOVDQU      Y0, 448(SP)
-	VPBROADCASTD 44(SP), Y0
-	VMOVDQU      Y0, 480(SP)
-	VPBROADCASTD 48(SP), Y0
-	VMOVDQU      Y0, 512(SP)
-	VPBROADCASTD 52(SP), Y0
-	VMOVDQU      Y0, 544(SP)
-	VPBROADCASTD 56(SP), Y0
-	VMOVDQU      Y0, 576(SP)
-	VPBROADCASTD 60(SP), Y0
-	VMOVDQU      Y0, 608(SP)
-	VPBROADCASTD 64(SP), Y0
-	VMOVDQU      Y0, 640(SP)
-	VPBROADCASTD 68(SP), Y0
-	VMOVDQU      Y0, 672(SP)
-	VPBROADCASTD 72(SP), Y0
-	VMOVDQU      Y0, 704(SP)
-	VPBROADCASTD 76(SP), Y0
-	VMOVDQU      Y0, 736(SP)
-	VPBROADCASTD 80(SP), Y0
-	VMOVDQU      Y0, 768(SP)
-	VPBROADCASTD 84(SP), Y0
-	VMOVDQU      Y0, 800(SP)
-	VPBROADCASTD 88(SP), Y0
-	VMOVDQU      Y0, 832(SP)
-	VPBROADCASTD 92(SP), Y0
-	VMOVDQU      Y0, 864(SP)
-	VPBROADCASTD 96(SP), Y0
-	VMOVDQU      Y0, 896(SP)
-	VPBROADCASTD 100(SP), Y0
-	VMOVDQU      Y0, 928(SP)
-	VPBROADCASTD 104(SP), Y0
-	VMOVDQU      Y0, 960(SP)
-	VPBROADCASTD 108(SP), Y0
-	VMOVDQU      Y0, 992(SP)
-	VPBROADCASTD 112(SP), Y0
-	VMOVDQU      Y0, 1024(SP)
-	VPBROADCASTD 116(SP), Y0
-	VMOVDQU      Y0, 1056(SP)
-	VPBROADCASTD 120(SP), Y0
-	VMOVDQU      Y0, 1088(SP)
-	VPBROADCASTD 124(SP), Y0
-	VMOVDQU      Y0, 1120(SP)
 	LEAQ         128(SP), AX
+	ADDQ         $0x3f, AX
+	ANDQ         $-64, AX
+	VPBROADCASTD (SP), Y0
+	VMOVDQU      Y0, (AX)
+	VPBROADCASTD 4(SP), Y0
+	VMOVDQU      Y0, 32(AX)
+	VPBROADCASTD 8(SP), Y0
+	VMOVDQU      Y0, 64(AX)
+	VPBROADCASTD 12(SP), Y0
+	VMOVDQU      Y0, 96(AX)
+	VPBROADCASTD 16(SP), Y0
+	VMOVDQU      Y0, 128(AX)
+	VPBROADCASTD 20(SP), Y0
+	VMOVDQU      Y0, 160(AX)
+	VPBROADCASTD 24(SP), Y0
+	VMOVDQU      Y0, 192(AX)
+	VPBROADCASTD 28(SP), Y0
+	VMOVDQU      Y0, 224(AX)
+	VPBROADCASTD 32(SP), Y0
+	VMOVDQU      Y0, 256(AX)
+	VPBROADCASTD 36(SP), Y0
+	VMOVDQU      Y0, 288(AX)
+	VPBROADCASTD 40(SP), Y0
+	VMOVDQU      Y0, 320(AX)
+	VPBROADCASTD 44(SP), Y0
+	VMOVDQU      Y0, 352(AX)
+	VPBROADCASTD 48(SP), Y0
+	VMOVDQU      Y0, 384(AX)
+	VPBROADCASTD 52(SP), Y0
+	VMOVDQU      Y0, 416(AX)
+	VPBROADCASTD 56(SP), Y0
+	VMOVDQU      Y0, 448(AX)
+	VPBROADCASTD 60(SP), Y0
+	VMOVDQU      Y0, 480(AX)
+	VPBROADCASTD 64(SP), Y0
+	VMOVDQU      Y0, 512(AX)
+	VPBROADCASTD 68(SP), Y0
+	VMOVDQU      Y0, 544(AX)
+	VPBROADCASTD 72(SP), Y0
+	VMOVDQU      Y0, 576(AX)
+	VPBROADCASTD 76(SP), Y0
+	VMOVDQU      Y0, 608(AX)
+	VPBROADCASTD 80(SP), Y0
+	VMOVDQU      Y0, 640(AX)
+	VPBROADCASTD 84(SP), Y0
+	VMOVDQU      Y0, 672(AX)
+	VPBROADCASTD 88(SP), Y0
+	VMOVDQU      Y0, 704(AX)
+	VPBROADCASTD 92(SP), Y0
+	VMOVDQU      Y0, 736(AX)
+	VPBROADCASTD 96(SP), Y0
+	VMOVDQU      Y0, 768(AX)
+	VPBROADCASTD 100(SP), Y0
+	VMOVDQU      Y0, 800(AX)
+	VPBROADCASTD 104(SP), Y0
+	VMOVDQU      Y0, 832(AX)
+	VPBROADCASTD 108(SP), Y0
+	VMOVDQU      Y0, 864(AX)
+	VPBROADCASTD 112(SP), Y0
+	VMOVDQU      Y0, 896(AX)
+	VPBROADCASTD 116(SP), Y0
+	VMOVDQU      Y0, 928(AX)
+	VPBROADCASTD 120(SP), Y0
+	VMOVDQU      Y0, 960(AX)
+	VPBROADCASTD 124(SP), Y0
+	VMOVDQU      Y0, 992(AX)
 
 encryptBlocksAVX2AESNI_loop:
-	CMPQ        BX, $0x00000018
+	CMPQ        BX, $0x00000020
 	JB          encryptBlocksAVX2AESNI_partial
+	LEAQ        1216(SP), SI
+	ADDQ        $0x3f, SI
+	ANDQ        $-64, SI
 	VMOVDQU     (DX), Y0
 	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
 	VMOVDQU     32(DX), Y1
@@ -4951,457 +9440,658 @@ encryptBlocksAVX2AESNI_loop:
 	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
 	VPSHUFB     Y5, Y4, Y4
 	VPXOR       Y4, Y3, Y3
-	VMOVDQU     128(DX), Y4
+	VMOVDQU     Y0, (SI)
+	VMOVDQU     128(DX), Y0
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     160(DX), Y4
 	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
-	VMOVDQU     160(DX), Y5
+	VMOVDQU     192(DX), Y5
 	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
-	VMOVDQU     192(DX), Y6
+	VMOVDQU     224(DX), Y6
 	VPSHUFB     sm4BswapMask<>+0(SB), Y6, Y6
-	VMOVDQU     224(DX), Y7
-	VPSHUFB     sm4BswapMask<>+0(SB), Y7, Y7
-	VPUNPCKHDQ  Y5, Y4, Y8
-	VPUNPCKLDQ  Y5, Y4, Y4
-	VPUNPCKLDQ  Y7, Y6, Y9
-	VPUNPCKHDQ  Y7, Y6, Y6
-	VPUNPCKHQDQ Y9, Y4, Y5
-	VPUNPCKLQDQ Y9, Y4, Y4
-	VPUNPCKHQDQ Y6, Y8, Y7
-	VPUNPCKLQDQ Y6, Y8, Y6
-	VPSRLW      $0x04, Y4, Y9
-	VPAND       sm4Mask0f<>+0(SB), Y9, Y9
-	VPAND       sm4Mask0f<>+0(SB), Y4, Y8
-	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y4
-	VPSHUFB     Y8, Y4, Y4
-	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y8
-	VPSHUFB     Y9, Y8, Y8
-	VPXOR       Y8, Y4, Y4
-	VPSRLW      $0x04, Y5, Y9
-	VPAND       sm4Mask0f<>+0(SB), Y9, Y9
-	VPAND       sm4Mask0f<>+0(SB), Y5, Y8
-	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y5
-	VPSHUFB     Y8, Y5, Y5
-	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y8
-	VPSHUFB     Y9, Y8, Y8
-	VPXOR       Y8, Y5, Y5
-	VPSRLW      $0x04, Y6, Y9
-	VPAND       sm4Mask0f<>+0(SB), Y9, Y9
-	VPAND       sm4Mask0f<>+0(SB), Y6, Y8
-	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y6
-	VPSHUFB     Y8, Y6, Y6
-	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y8
-	VPSHUFB     Y9, Y8, Y8
-	VPXOR       Y8, Y6, Y6
-	VPSRLW      $0x04, Y7, Y9
-	VPAND       sm4Mask0f<>+0(SB), Y9, Y9
-	VPAND       sm4Mask0f<>+0(SB), Y7, Y8
-	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y7
+	VPUNPCKHDQ  Y4, Y0, Y7
+	VPUNPCKLDQ  Y4, Y0, Y0
+	VPUNPCKLDQ  Y6, Y5, Y8
+	VPUNPCKHDQ  Y6, Y5, Y5
+	VPUNPCKHQDQ Y8, Y0, Y4
+	VPUNPCKLQDQ Y8, Y0, Y0
+	VPUNPCKHQDQ Y5, Y7, Y6
+	VPUNPCKLQDQ Y5, Y7, Y5
+	VPSRLW      $0x04, Y0, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y7, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
 	VPSHUFB     Y8, Y7, Y7
-	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y8
-	VPSHUFB     Y9, Y8, Y8
-	VPXOR       Y8, Y7, Y7
-	VMOVDQU     256(DX), Y8
+	VPXOR       Y7, Y0, Y0
+	VPSRLW      $0x04, Y4, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y4
+	VPSHUFB     Y7, Y4, Y4
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y4, Y4
+	VPSRLW      $0x04, Y5, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y5
+	VPSHUFB     Y7, Y5, Y5
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y5, Y5
+	VPSRLW      $0x04, Y6, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB     Y7, Y6, Y6
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y6, Y6
+	VMOVDQU     Y0, 64(SI)
+	VMOVDQU     256(DX), Y0
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     288(DX), Y7
+	VPSHUFB     sm4BswapMask<>+0(SB), Y7, Y7
+	VMOVDQU     320(DX), Y8
 	VPSHUFB     sm4BswapMask<>+0(SB), Y8, Y8
-	VMOVDQU     288(DX), Y9
+	VMOVDQU     352(DX), Y9
 	VPSHUFB     sm4BswapMask<>+0(SB), Y9, Y9
-	VMOVDQU     320(DX), Y10
-	VPSHUFB     sm4BswapMask<>+0(SB), Y10, Y10
-	VMOVDQU     352(DX), Y11
-	VPSHUFB     sm4BswapMask<>+0(SB), Y11, Y11
-	VPUNPCKHDQ  Y9, Y8, Y12
-	VPUNPCKLDQ  Y9, Y8, Y8
-	VPUNPCKLDQ  Y11, Y10, Y13
-	VPUNPCKHDQ  Y11, Y10, Y10
-	VPUNPCKHQDQ Y13, Y8, Y9
-	VPUNPCKLQDQ Y13, Y8, Y8
-	VPUNPCKHQDQ Y10, Y12, Y11
-	VPUNPCKLQDQ Y10, Y12, Y10
-	VPSRLW      $0x04, Y8, Y13
-	VPAND       sm4Mask0f<>+0(SB), Y13, Y13
-	VPAND       sm4Mask0f<>+0(SB), Y8, Y12
+	VPUNPCKHDQ  Y7, Y0, Y10
+	VPUNPCKLDQ  Y7, Y0, Y0
+	VPUNPCKLDQ  Y9, Y8, Y11
+	VPUNPCKHDQ  Y9, Y8, Y8
+	VPUNPCKHQDQ Y11, Y0, Y7
+	VPUNPCKLQDQ Y11, Y0, Y0
+	VPUNPCKHQDQ Y8, Y10, Y9
+	VPUNPCKLQDQ Y8, Y10, Y8
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y0, Y0
+	VPSRLW      $0x04, Y7, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y7, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y7
+	VPSHUFB     Y10, Y7, Y7
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y7, Y7
+	VPSRLW      $0x04, Y8, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y10
 	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y8
-	VPSHUFB     Y12, Y8, Y8
-	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VPXOR       Y12, Y8, Y8
-	VPSRLW      $0x04, Y9, Y13
-	VPAND       sm4Mask0f<>+0(SB), Y13, Y13
-	VPAND       sm4Mask0f<>+0(SB), Y9, Y12
+	VPSHUFB     Y10, Y8, Y8
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y8, Y8
+	VPSRLW      $0x04, Y9, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y9, Y10
 	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y9
-	VPSHUFB     Y12, Y9, Y9
-	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VPXOR       Y12, Y9, Y9
-	VPSRLW      $0x04, Y10, Y13
-	VPAND       sm4Mask0f<>+0(SB), Y13, Y13
-	VPAND       sm4Mask0f<>+0(SB), Y10, Y12
+	VPSHUFB     Y10, Y9, Y9
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y9, Y9
+	VMOVDQU     Y0, 128(SI)
+	VMOVDQU     384(DX), Y0
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     416(DX), Y10
+	VPSHUFB     sm4BswapMask<>+0(SB), Y10, Y10
+	VMOVDQU     448(DX), Y11
+	VPSHUFB     sm4BswapMask<>+0(SB), Y11, Y11
+	VMOVDQU     480(DX), Y12
+	VPSHUFB     sm4BswapMask<>+0(SB), Y12, Y12
+	VPUNPCKHDQ  Y10, Y0, Y13
+	VPUNPCKLDQ  Y10, Y0, Y0
+	VPUNPCKLDQ  Y12, Y11, Y14
+	VPUNPCKHDQ  Y12, Y11, Y11
+	VPUNPCKHQDQ Y14, Y0, Y10
+	VPUNPCKLQDQ Y14, Y0, Y0
+	VPUNPCKHQDQ Y11, Y13, Y12
+	VPUNPCKLQDQ Y11, Y13, Y11
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y0, Y0
+	VPSRLW      $0x04, Y10, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y13
 	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y10
-	VPSHUFB     Y12, Y10, Y10
-	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VPXOR       Y12, Y10, Y10
-	VPSRLW      $0x04, Y11, Y13
-	VPAND       sm4Mask0f<>+0(SB), Y13, Y13
-	VPAND       sm4Mask0f<>+0(SB), Y11, Y12
+	VPSHUFB     Y13, Y10, Y10
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y10, Y10
+	VPSRLW      $0x04, Y11, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y13
 	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y11
-	VPSHUFB     Y12, Y11, Y11
-	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y12
+	VPSHUFB     Y13, Y11, Y11
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y11, Y11
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y12
 	VPSHUFB     Y13, Y12, Y12
-	VPXOR       Y12, Y11, Y11
-	MOVQ        AX, SI
-	MOVQ        $0x00000008, DI
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y12, Y12
+	VMOVDQU     Y0, 192(SI)
+	MOVQ        AX, DI
+	MOVQ        $0x00000008, R8
 
-encryptBlocksAVX2AESNI_rounds3false:
-	VPXOR        (SI), Y1, Y12
-	VPXOR        Y2, Y12, Y12
-	VPXOR        Y3, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
+encryptBlocksAVX2AESNI_rounds4false:
+	VPXOR        (DI), Y1, Y0
+	VPXOR        Y2, Y0, Y0
+	VPXOR        Y3, Y0, Y0
+	VMOVDQU      Y1, 32(SI)
+	VEXTRACTI128 $0x01, Y0, X13
 	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
 	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
 	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
 	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
+	VPXOR        Y15, Y0, Y0
 	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
 	VPSHUFB      Y13, Y15, Y15
 	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
 	VPSHUFB      Y14, Y13, Y13
 	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y0, Y0
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y0, Y0
-	VPXOR        Y12, Y15, Y15
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y0, Y0
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y0, Y0
-	VPXOR        (SI), Y5, Y12
-	VPXOR        Y6, Y12, Y12
-	VPXOR        Y7, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB      Y13, Y15, Y15
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y4, Y4
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y4, Y4
-	VPXOR        Y12, Y15, Y15
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y4, Y4
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y4, Y4
-	VPXOR        (SI), Y9, Y12
-	VPXOR        Y10, Y12, Y12
-	VPXOR        Y11, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB      Y13, Y15, Y15
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y8, Y8
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y8, Y8
-	VPXOR        Y12, Y15, Y15
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y8, Y8
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y8, Y8
-	VPXOR        32(SI), Y2, Y12
-	VPXOR        Y3, Y12, Y12
-	VPXOR        Y0, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB      Y13, Y15, Y15
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y1, Y1
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR        (SI), Y1, Y1
 	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
 	VPXOR        Y13, Y1, Y1
-	VPXOR        Y12, Y15, Y15
+	VPXOR        Y0, Y15, Y15
 	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
 	VPXOR        Y13, Y1, Y1
 	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
 	VPXOR        Y13, Y1, Y1
-	VPXOR        32(SI), Y6, Y12
-	VPXOR        Y7, Y12, Y12
-	VPXOR        Y4, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
+	VPXOR        (DI), Y4, Y0
+	VPXOR        Y5, Y0, Y0
+	VPXOR        Y6, Y0, Y0
+	VMOVDQU      Y4, 96(SI)
+	VEXTRACTI128 $0x01, Y0, X13
 	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
 	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
 	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
 	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
+	VPXOR        Y15, Y0, Y0
 	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
 	VPSHUFB      Y13, Y15, Y15
 	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
 	VPSHUFB      Y14, Y13, Y13
 	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y5, Y5
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR        64(SI), Y4, Y4
 	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y5, Y5
-	VPXOR        Y12, Y15, Y15
+	VPXOR        Y13, Y4, Y4
+	VPXOR        Y0, Y15, Y15
 	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y5, Y5
+	VPXOR        Y13, Y4, Y4
 	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y5, Y5
-	VPXOR        32(SI), Y10, Y12
-	VPXOR        Y11, Y12, Y12
-	VPXOR        Y8, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
+	VPXOR        Y13, Y4, Y4
+	VPXOR        (DI), Y7, Y0
+	VPXOR        Y8, Y0, Y0
+	VPXOR        Y9, Y0, Y0
+	VMOVDQU      Y7, 160(SI)
+	VEXTRACTI128 $0x01, Y0, X13
 	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
 	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
 	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
 	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
+	VPXOR        Y15, Y0, Y0
 	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
 	VPSHUFB      Y13, Y15, Y15
 	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
 	VPSHUFB      Y14, Y13, Y13
 	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y9, Y9
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y9, Y9
-	VPXOR        Y12, Y15, Y15
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y9, Y9
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y9, Y9
-	VPXOR        64(SI), Y3, Y12
-	VPXOR        Y0, Y12, Y12
-	VPXOR        Y1, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB      Y13, Y15, Y15
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y2, Y2
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y2, Y2
-	VPXOR        Y12, Y15, Y15
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y2, Y2
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y2, Y2
-	VPXOR        64(SI), Y7, Y12
-	VPXOR        Y4, Y12, Y12
-	VPXOR        Y5, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB      Y13, Y15, Y15
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y6, Y6
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y6, Y6
-	VPXOR        Y12, Y15, Y15
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y6, Y6
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y6, Y6
-	VPXOR        64(SI), Y11, Y12
-	VPXOR        Y8, Y12, Y12
-	VPXOR        Y9, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB      Y13, Y15, Y15
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y10, Y10
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y10, Y10
-	VPXOR        Y12, Y15, Y15
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y10, Y10
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y10, Y10
-	VPXOR        96(SI), Y0, Y12
-	VPXOR        Y1, Y12, Y12
-	VPXOR        Y2, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB      Y13, Y15, Y15
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y3, Y3
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y3, Y3
-	VPXOR        Y12, Y15, Y15
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y3, Y3
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y3, Y3
-	VPXOR        96(SI), Y4, Y12
-	VPXOR        Y5, Y12, Y12
-	VPXOR        Y6, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB      Y13, Y15, Y15
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y7, Y7
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y7
+	VPXOR        128(SI), Y7, Y7
 	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
 	VPXOR        Y13, Y7, Y7
-	VPXOR        Y12, Y15, Y15
+	VPXOR        Y0, Y15, Y15
 	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
 	VPXOR        Y13, Y7, Y7
 	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
 	VPXOR        Y13, Y7, Y7
-	VPXOR        96(SI), Y8, Y12
-	VPXOR        Y9, Y12, Y12
-	VPXOR        Y10, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
+	VPXOR        (DI), Y10, Y0
+	VPXOR        Y11, Y0, Y0
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      Y10, 224(SI)
+	VEXTRACTI128 $0x01, Y0, X13
 	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
 	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
 	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
 	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
+	VPXOR        Y15, Y0, Y0
 	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
 	VPSHUFB      Y13, Y15, Y15
 	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
 	VPSHUFB      Y14, Y13, Y13
 	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y11, Y11
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y10
+	VPXOR        192(SI), Y10, Y10
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VPXOR        32(DI), Y2, Y0
+	VPXOR        Y3, Y0, Y0
+	VPXOR        Y1, Y0, Y0
+	VMOVDQU      Y2, (SI)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y2
+	VPXOR        32(SI), Y2, Y2
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y2, Y2
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y2, Y2
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y2, Y2
+	VPXOR        32(DI), Y5, Y0
+	VPXOR        Y6, Y0, Y0
+	VPXOR        Y4, Y0, Y0
+	VMOVDQU      Y5, 64(SI)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y5
+	VPXOR        96(SI), Y5, Y5
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y5, Y5
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y5, Y5
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y5, Y5
+	VPXOR        32(DI), Y8, Y0
+	VPXOR        Y9, Y0, Y0
+	VPXOR        Y7, Y0, Y0
+	VMOVDQU      Y8, 128(SI)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y8
+	VPXOR        160(SI), Y8, Y8
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y8, Y8
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y8, Y8
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y8, Y8
+	VPXOR        32(DI), Y11, Y0
+	VPXOR        Y12, Y0, Y0
+	VPXOR        Y10, Y0, Y0
+	VMOVDQU      Y11, 192(SI)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y11
+	VPXOR        224(SI), Y11, Y11
 	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
 	VPXOR        Y13, Y11, Y11
-	VPXOR        Y12, Y15, Y15
+	VPXOR        Y0, Y15, Y15
 	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
 	VPXOR        Y13, Y11, Y11
 	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
 	VPXOR        Y13, Y11, Y11
-	ADDQ         $0x80, SI
-	DECQ         DI
-	JNZ          encryptBlocksAVX2AESNI_rounds3false
+	VPXOR        64(DI), Y3, Y0
+	VPXOR        Y1, Y0, Y0
+	VPXOR        Y2, Y0, Y0
+	VMOVDQU      Y3, 32(SI)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y3
+	VPXOR        (SI), Y3, Y3
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y3, Y3
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y3, Y3
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y3, Y3
+	VPXOR        64(DI), Y6, Y0
+	VPXOR        Y4, Y0, Y0
+	VPXOR        Y5, Y0, Y0
+	VMOVDQU      Y6, 96(SI)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y6
+	VPXOR        64(SI), Y6, Y6
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y6, Y6
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y6, Y6
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y6, Y6
+	VPXOR        64(DI), Y9, Y0
+	VPXOR        Y7, Y0, Y0
+	VPXOR        Y8, Y0, Y0
+	VMOVDQU      Y9, 160(SI)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y9
+	VPXOR        128(SI), Y9, Y9
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y9, Y9
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y9, Y9
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y9, Y9
+	VPXOR        64(DI), Y12, Y0
+	VPXOR        Y10, Y0, Y0
+	VPXOR        Y11, Y0, Y0
+	VMOVDQU      Y12, 224(SI)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y12
+	VPXOR        192(SI), Y12, Y12
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y12, Y12
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y12, Y12
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y12, Y12
+	VPXOR        96(DI), Y1, Y0
+	VPXOR        Y2, Y0, Y0
+	VPXOR        Y3, Y0, Y0
+	VMOVDQU      Y1, (SI)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR        32(SI), Y1, Y1
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y1, Y1
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y1, Y1
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y1, Y1
+	VPXOR        96(DI), Y4, Y0
+	VPXOR        Y5, Y0, Y0
+	VPXOR        Y6, Y0, Y0
+	VMOVDQU      Y4, 64(SI)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR        96(SI), Y4, Y4
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y4, Y4
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y4, Y4
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y4, Y4
+	VPXOR        96(DI), Y7, Y0
+	VPXOR        Y8, Y0, Y0
+	VPXOR        Y9, Y0, Y0
+	VMOVDQU      Y7, 128(SI)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y7
+	VPXOR        160(SI), Y7, Y7
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y7, Y7
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y7, Y7
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y7, Y7
+	VPXOR        96(DI), Y10, Y0
+	VPXOR        Y11, Y0, Y0
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      Y10, 192(SI)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y10
+	VPXOR        224(SI), Y10, Y10
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VMOVDQU      Y1, Y0
+	VMOVDQU      Y2, Y1
+	VMOVDQU      Y3, Y2
+	VMOVDQU      Y0, Y3
+	VMOVDQU      Y4, Y0
+	VMOVDQU      Y5, Y4
+	VMOVDQU      Y6, Y5
+	VMOVDQU      Y0, Y6
+	VMOVDQU      Y7, Y0
+	VMOVDQU      Y8, Y7
+	VMOVDQU      Y9, Y8
+	VMOVDQU      Y0, Y9
+	VMOVDQU      Y10, Y0
+	VMOVDQU      Y11, Y10
+	VMOVDQU      Y12, Y11
+	VMOVDQU      Y0, Y12
+	ADDQ         $0x80, DI
+	DECQ         R8
+	JNZ          encryptBlocksAVX2AESNI_rounds4false
+	VMOVDQU      (SI), Y0
 	VPSRLW       $0x04, Y0, Y14
 	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
 	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
@@ -5434,70 +10124,6 @@ encryptBlocksAVX2AESNI_rounds3false:
 	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
 	VPSHUFB      Y14, Y13, Y13
 	VPXOR        Y13, Y3, Y3
-	VPSRLW       $0x04, Y4, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y4, Y13
-	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y4
-	VPSHUFB      Y13, Y4, Y4
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y4, Y4
-	VPSRLW       $0x04, Y5, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y13
-	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y5
-	VPSHUFB      Y13, Y5, Y5
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y5, Y5
-	VPSRLW       $0x04, Y6, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y13
-	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y6
-	VPSHUFB      Y13, Y6, Y6
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y6, Y6
-	VPSRLW       $0x04, Y7, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y7, Y13
-	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y7
-	VPSHUFB      Y13, Y7, Y7
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y7, Y7
-	VPSRLW       $0x04, Y8, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y13
-	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y8
-	VPSHUFB      Y13, Y8, Y8
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y8, Y8
-	VPSRLW       $0x04, Y9, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y9, Y13
-	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y9
-	VPSHUFB      Y13, Y9, Y9
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y9, Y9
-	VPSRLW       $0x04, Y10, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y13
-	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y10
-	VPSHUFB      Y13, Y10, Y10
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y10, Y10
-	VPSRLW       $0x04, Y11, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y13
-	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y11
-	VPSHUFB      Y13, Y11, Y11
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y11, Y11
 	VPUNPCKHDQ   Y2, Y3, Y13
 	VPUNPCKLDQ   Y2, Y3, Y3
 	VPUNPCKLDQ   Y0, Y1, Y14
@@ -5510,71 +10136,191 @@ encryptBlocksAVX2AESNI_rounds3false:
 	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
 	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
 	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VPUNPCKHDQ   Y6, Y7, Y13
-	VPUNPCKLDQ   Y6, Y7, Y7
-	VPUNPCKLDQ   Y4, Y5, Y14
-	VPUNPCKHDQ   Y4, Y5, Y5
-	VPUNPCKHQDQ  Y14, Y7, Y6
-	VPUNPCKLQDQ  Y14, Y7, Y7
-	VPUNPCKHQDQ  Y5, Y13, Y4
-	VPUNPCKLQDQ  Y5, Y13, Y5
-	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
-	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
-	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
-	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
-	VPUNPCKHDQ   Y10, Y11, Y13
-	VPUNPCKLDQ   Y10, Y11, Y11
-	VPUNPCKLDQ   Y8, Y9, Y14
-	VPUNPCKHDQ   Y8, Y9, Y9
-	VPUNPCKHQDQ  Y14, Y11, Y10
-	VPUNPCKLQDQ  Y14, Y11, Y11
-	VPUNPCKHQDQ  Y9, Y13, Y8
-	VPUNPCKLQDQ  Y9, Y13, Y9
-	VPSHUFB      sm4BswapMask<>+0(SB), Y11, Y11
-	VPSHUFB      sm4BswapMask<>+0(SB), Y10, Y10
-	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
-	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
 	VMOVDQU      Y3, (CX)
 	VMOVDQU      Y2, 32(CX)
 	VMOVDQU      Y1, 64(CX)
 	VMOVDQU      Y0, 96(CX)
-	VMOVDQU      Y7, 128(CX)
-	VMOVDQU      Y6, 160(CX)
-	VMOVDQU      Y5, 192(CX)
-	VMOVDQU      Y4, 224(CX)
-	VMOVDQU      Y11, 256(CX)
-	VMOVDQU      Y10, 288(CX)
-	VMOVDQU      Y9, 320(CX)
-	VMOVDQU      Y8, 352(CX)
-	ADDQ         $0x00000180, DX
-	ADDQ         $0x00000180, CX
-	SUBQ         $0x00000018, BX
+	VMOVDQU      64(SI), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VPSRLW       $0x04, Y4, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y4
+	VPSHUFB      Y1, Y4, Y4
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y4, Y4
+	VPSRLW       $0x04, Y5, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y5
+	VPSHUFB      Y1, Y5, Y5
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y5, Y5
+	VPSRLW       $0x04, Y6, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y6
+	VPSHUFB      Y1, Y6, Y6
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y6, Y6
+	VPUNPCKHDQ   Y5, Y6, Y1
+	VPUNPCKLDQ   Y5, Y6, Y6
+	VPUNPCKLDQ   Y0, Y4, Y2
+	VPUNPCKHDQ   Y0, Y4, Y4
+	VPUNPCKHQDQ  Y2, Y6, Y5
+	VPUNPCKLQDQ  Y2, Y6, Y6
+	VPUNPCKHQDQ  Y4, Y1, Y0
+	VPUNPCKLQDQ  Y4, Y1, Y4
+	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      Y6, 128(CX)
+	VMOVDQU      Y5, 160(CX)
+	VMOVDQU      Y4, 192(CX)
+	VMOVDQU      Y0, 224(CX)
+	VMOVDQU      128(SI), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VPSRLW       $0x04, Y7, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y7, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y7
+	VPSHUFB      Y1, Y7, Y7
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y7, Y7
+	VPSRLW       $0x04, Y8, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y8
+	VPSHUFB      Y1, Y8, Y8
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y8, Y8
+	VPSRLW       $0x04, Y9, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y9
+	VPSHUFB      Y1, Y9, Y9
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y9, Y9
+	VPUNPCKHDQ   Y8, Y9, Y1
+	VPUNPCKLDQ   Y8, Y9, Y9
+	VPUNPCKLDQ   Y0, Y7, Y2
+	VPUNPCKHDQ   Y0, Y7, Y7
+	VPUNPCKHQDQ  Y2, Y9, Y8
+	VPUNPCKLQDQ  Y2, Y9, Y9
+	VPUNPCKHQDQ  Y7, Y1, Y0
+	VPUNPCKLQDQ  Y7, Y1, Y7
+	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
+	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
+	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      Y9, 256(CX)
+	VMOVDQU      Y8, 288(CX)
+	VMOVDQU      Y7, 320(CX)
+	VMOVDQU      Y0, 352(CX)
+	VMOVDQU      192(SI), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VPSRLW       $0x04, Y10, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y10
+	VPSHUFB      Y1, Y10, Y10
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y10, Y10
+	VPSRLW       $0x04, Y11, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y11
+	VPSHUFB      Y1, Y11, Y11
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y11, Y11
+	VPSRLW       $0x04, Y12, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y12
+	VPSHUFB      Y1, Y12, Y12
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y12, Y12
+	VPUNPCKHDQ   Y11, Y12, Y1
+	VPUNPCKLDQ   Y11, Y12, Y12
+	VPUNPCKLDQ   Y0, Y10, Y2
+	VPUNPCKHDQ   Y0, Y10, Y10
+	VPUNPCKHQDQ  Y2, Y12, Y11
+	VPUNPCKLQDQ  Y2, Y12, Y12
+	VPUNPCKHQDQ  Y10, Y1, Y0
+	VPUNPCKLQDQ  Y10, Y1, Y10
+	VPSHUFB      sm4BswapMask<>+0(SB), Y12, Y12
+	VPSHUFB      sm4BswapMask<>+0(SB), Y11, Y11
+	VPSHUFB      sm4BswapMask<>+0(SB), Y10, Y10
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      Y12, 384(CX)
+	VMOVDQU      Y11, 416(CX)
+	VMOVDQU      Y10, 448(CX)
+	VMOVDQU      Y0, 480(CX)
+	ADDQ         $0x00000200, DX
+	ADDQ         $0x00000200, CX
+	SUBQ         $0x00000020, BX
 	JMP          encryptBlocksAVX2AESNI_loop
 
 encryptBlocksAVX2AESNI_partial:
 	// Fewer than a full pass left: ceil(n/width) sets, the last one masked.
 	TESTQ        BX, BX
 	JZ           encryptBlocksAVX2AESNI_done
+	CMPQ         BX, $0x00000018
+	JA           encryptBlocksAVX2AESNI_sets4
 	CMPQ         BX, $0x00000010
 	JA           encryptBlocksAVX2AESNI_sets3
 	CMPQ         BX, $0x00000008
 	JA           encryptBlocksAVX2AESNI_sets2
 	MOVQ         BX, X0
 	VPBROADCASTD X0, Y0
-	VMOVDQU      Y0, 1152(SP)
-	VMOVDQU      1152(SP), Y0
+	VMOVDQU      Y0, 1536(SP)
+	LEAQ         1568(SP), BX
+	ADDQ         $0x3f, BX
+	ANDQ         $-64, BX
+	VMOVDQU      1536(SP), Y0
 	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
 	VPMASKMOVD   (DX), Y0, Y0
 	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      1152(SP), Y1
+	VMOVDQU      1536(SP), Y1
 	VPCMPGTD     sm4TailIndex8<>+32(SB), Y1, Y1
 	VPMASKMOVD   32(DX), Y1, Y1
 	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
-	VMOVDQU      1152(SP), Y2
+	VMOVDQU      1536(SP), Y2
 	VPCMPGTD     sm4TailIndex8<>+64(SB), Y2, Y2
 	VPMASKMOVD   64(DX), Y2, Y2
 	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
-	VMOVDQU      1152(SP), Y3
+	VMOVDQU      1536(SP), Y3
 	VPCMPGTD     sm4TailIndex8<>+96(SB), Y3, Y3
 	VPMASKMOVD   96(DX), Y3, Y3
 	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
@@ -5618,182 +10364,192 @@ encryptBlocksAVX2AESNI_partial:
 	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
 	VPSHUFB      Y5, Y4, Y4
 	VPXOR        Y4, Y3, Y3
+	VMOVDQU      Y0, (BX)
 	MOVQ         $0x00000008, DX
 
 encryptBlocksAVX2AESNI_rounds1true:
-	VPXOR        (AX), Y1, Y4
-	VPXOR        Y2, Y4, Y4
-	VPXOR        Y3, Y4, Y4
-	VEXTRACTI128 $0x01, Y4, X5
-	VAESENCLAST  sm4Zero32<>+0(SB), X5, X5
+	VPXOR        (AX), Y1, Y0
+	VPXOR        Y2, Y0, Y0
+	VPXOR        Y3, Y0, Y0
+	VMOVDQU      Y1, 32(BX)
+	VEXTRACTI128 $0x01, Y0, X4
 	VAESENCLAST  sm4Zero32<>+0(SB), X4, X4
-	VINSERTI128  $0x01, X5, Y4, Y4
-	VPSRLW       $0x04, Y4, Y6
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y6
-	VPAND        sm4Mask0f<>+0(SB), Y4, Y5
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y4
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X4, Y0, Y0
+	VPSRLW       $0x04, Y0, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y4, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y6
+	VPSHUFB      Y5, Y6, Y6
+	VPXOR        Y6, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y6
+	VPSHUFB      Y4, Y6, Y6
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y4
 	VPSHUFB      Y5, Y4, Y4
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y7
-	VPSHUFB      Y6, Y7, Y7
-	VPXOR        Y7, Y4, Y4
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y7
-	VPSHUFB      Y5, Y7, Y7
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y5
-	VPSHUFB      Y6, Y5, Y5
-	VPXOR        Y5, Y7, Y7
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y4, Y5
-	VPXOR        Y5, Y0, Y0
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y7, Y5
-	VPXOR        Y5, Y0, Y0
-	VPXOR        Y4, Y7, Y7
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y7, Y5
-	VPXOR        Y5, Y0, Y0
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y7, Y5
-	VPXOR        Y5, Y0, Y0
-	VPXOR        32(AX), Y2, Y4
-	VPXOR        Y3, Y4, Y4
-	VPXOR        Y0, Y4, Y4
-	VEXTRACTI128 $0x01, Y4, X5
-	VAESENCLAST  sm4Zero32<>+0(SB), X5, X5
+	VPXOR        Y4, Y6, Y6
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR        (BX), Y1, Y1
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y6, Y4
+	VPXOR        Y4, Y1, Y1
+	VPXOR        Y0, Y6, Y6
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y6, Y4
+	VPXOR        Y4, Y1, Y1
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y6, Y4
+	VPXOR        Y4, Y1, Y1
+	VPXOR        32(AX), Y2, Y0
+	VPXOR        Y3, Y0, Y0
+	VPXOR        Y1, Y0, Y0
+	VMOVDQU      Y2, (BX)
+	VEXTRACTI128 $0x01, Y0, X4
 	VAESENCLAST  sm4Zero32<>+0(SB), X4, X4
-	VINSERTI128  $0x01, X5, Y4, Y4
-	VPSRLW       $0x04, Y4, Y6
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y6
-	VPAND        sm4Mask0f<>+0(SB), Y4, Y5
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y4
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X4, Y0, Y0
+	VPSRLW       $0x04, Y0, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y4, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y6
+	VPSHUFB      Y5, Y6, Y6
+	VPXOR        Y6, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y6
+	VPSHUFB      Y4, Y6, Y6
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y4
 	VPSHUFB      Y5, Y4, Y4
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y7
-	VPSHUFB      Y6, Y7, Y7
-	VPXOR        Y7, Y4, Y4
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y7
-	VPSHUFB      Y5, Y7, Y7
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y5
-	VPSHUFB      Y6, Y5, Y5
-	VPXOR        Y5, Y7, Y7
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y4, Y5
-	VPXOR        Y5, Y1, Y1
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y7, Y5
-	VPXOR        Y5, Y1, Y1
-	VPXOR        Y4, Y7, Y7
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y7, Y5
-	VPXOR        Y5, Y1, Y1
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y7, Y5
-	VPXOR        Y5, Y1, Y1
-	VPXOR        64(AX), Y3, Y4
-	VPXOR        Y0, Y4, Y4
-	VPXOR        Y1, Y4, Y4
-	VEXTRACTI128 $0x01, Y4, X5
-	VAESENCLAST  sm4Zero32<>+0(SB), X5, X5
+	VPXOR        Y4, Y6, Y6
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y2
+	VPXOR        32(BX), Y2, Y2
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y6, Y4
+	VPXOR        Y4, Y2, Y2
+	VPXOR        Y0, Y6, Y6
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y6, Y4
+	VPXOR        Y4, Y2, Y2
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y6, Y4
+	VPXOR        Y4, Y2, Y2
+	VPXOR        64(AX), Y3, Y0
+	VPXOR        Y1, Y0, Y0
+	VPXOR        Y2, Y0, Y0
+	VMOVDQU      Y3, 32(BX)
+	VEXTRACTI128 $0x01, Y0, X4
 	VAESENCLAST  sm4Zero32<>+0(SB), X4, X4
-	VINSERTI128  $0x01, X5, Y4, Y4
-	VPSRLW       $0x04, Y4, Y6
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y6
-	VPAND        sm4Mask0f<>+0(SB), Y4, Y5
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y4
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X4, Y0, Y0
+	VPSRLW       $0x04, Y0, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y4, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y6
+	VPSHUFB      Y5, Y6, Y6
+	VPXOR        Y6, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y6
+	VPSHUFB      Y4, Y6, Y6
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y4
 	VPSHUFB      Y5, Y4, Y4
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y7
-	VPSHUFB      Y6, Y7, Y7
-	VPXOR        Y7, Y4, Y4
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y7
-	VPSHUFB      Y5, Y7, Y7
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y5
-	VPSHUFB      Y6, Y5, Y5
-	VPXOR        Y5, Y7, Y7
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y4, Y5
-	VPXOR        Y5, Y2, Y2
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y7, Y5
-	VPXOR        Y5, Y2, Y2
-	VPXOR        Y4, Y7, Y7
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y7, Y5
-	VPXOR        Y5, Y2, Y2
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y7, Y5
-	VPXOR        Y5, Y2, Y2
-	VPXOR        96(AX), Y0, Y4
-	VPXOR        Y1, Y4, Y4
-	VPXOR        Y2, Y4, Y4
-	VEXTRACTI128 $0x01, Y4, X5
-	VAESENCLAST  sm4Zero32<>+0(SB), X5, X5
+	VPXOR        Y4, Y6, Y6
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y3
+	VPXOR        (BX), Y3, Y3
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y6, Y4
+	VPXOR        Y4, Y3, Y3
+	VPXOR        Y0, Y6, Y6
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y6, Y4
+	VPXOR        Y4, Y3, Y3
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y6, Y4
+	VPXOR        Y4, Y3, Y3
+	VPXOR        96(AX), Y1, Y0
+	VPXOR        Y2, Y0, Y0
+	VPXOR        Y3, Y0, Y0
+	VMOVDQU      Y1, (BX)
+	VEXTRACTI128 $0x01, Y0, X4
 	VAESENCLAST  sm4Zero32<>+0(SB), X4, X4
-	VINSERTI128  $0x01, X5, Y4, Y4
-	VPSRLW       $0x04, Y4, Y6
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y6
-	VPAND        sm4Mask0f<>+0(SB), Y4, Y5
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y4
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X4, Y0, Y0
+	VPSRLW       $0x04, Y0, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y4, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y6
+	VPSHUFB      Y5, Y6, Y6
+	VPXOR        Y6, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y6
+	VPSHUFB      Y4, Y6, Y6
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y4
 	VPSHUFB      Y5, Y4, Y4
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y7
-	VPSHUFB      Y6, Y7, Y7
-	VPXOR        Y7, Y4, Y4
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y7
-	VPSHUFB      Y5, Y7, Y7
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y5
-	VPSHUFB      Y6, Y5, Y5
-	VPXOR        Y5, Y7, Y7
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y4, Y5
-	VPXOR        Y5, Y3, Y3
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y7, Y5
-	VPXOR        Y5, Y3, Y3
-	VPXOR        Y4, Y7, Y7
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y7, Y5
-	VPXOR        Y5, Y3, Y3
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y7, Y5
-	VPXOR        Y5, Y3, Y3
+	VPXOR        Y4, Y6, Y6
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR        32(BX), Y1, Y1
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y6, Y4
+	VPXOR        Y4, Y1, Y1
+	VPXOR        Y0, Y6, Y6
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y6, Y4
+	VPXOR        Y4, Y1, Y1
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y6, Y4
+	VPXOR        Y4, Y1, Y1
+	VMOVDQU      Y1, Y0
+	VMOVDQU      Y2, Y1
+	VMOVDQU      Y3, Y2
+	VMOVDQU      Y0, Y3
 	ADDQ         $0x80, AX
 	DECQ         DX
 	JNZ          encryptBlocksAVX2AESNI_rounds1true
-	VPSRLW       $0x04, Y0, Y6
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y6
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y5
+	VMOVDQU      (BX), Y0
+	VPSRLW       $0x04, Y0, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
 	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
-	VPSHUFB      Y5, Y0, Y0
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y5
-	VPSHUFB      Y6, Y5, Y5
-	VPXOR        Y5, Y0, Y0
-	VPSRLW       $0x04, Y1, Y6
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y6
-	VPAND        sm4Mask0f<>+0(SB), Y1, Y5
+	VPSHUFB      Y4, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y0, Y0
+	VPSRLW       $0x04, Y1, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y4
 	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y1
-	VPSHUFB      Y5, Y1, Y1
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y5
-	VPSHUFB      Y6, Y5, Y5
-	VPXOR        Y5, Y1, Y1
-	VPSRLW       $0x04, Y2, Y6
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y6
-	VPAND        sm4Mask0f<>+0(SB), Y2, Y5
+	VPSHUFB      Y4, Y1, Y1
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y1, Y1
+	VPSRLW       $0x04, Y2, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y4
 	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y2
-	VPSHUFB      Y5, Y2, Y2
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y5
-	VPSHUFB      Y6, Y5, Y5
-	VPXOR        Y5, Y2, Y2
-	VPSRLW       $0x04, Y3, Y6
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y6
-	VPAND        sm4Mask0f<>+0(SB), Y3, Y5
+	VPSHUFB      Y4, Y2, Y2
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y2, Y2
+	VPSRLW       $0x04, Y3, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y4
 	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y3
-	VPSHUFB      Y5, Y3, Y3
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y5
-	VPSHUFB      Y6, Y5, Y5
-	VPXOR        Y5, Y3, Y3
-	VPUNPCKHDQ   Y2, Y3, Y5
+	VPSHUFB      Y4, Y3, Y3
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y3, Y3
+	VPUNPCKHDQ   Y2, Y3, Y4
 	VPUNPCKLDQ   Y2, Y3, Y3
-	VPUNPCKLDQ   Y0, Y1, Y6
+	VPUNPCKLDQ   Y0, Y1, Y5
 	VPUNPCKHDQ   Y0, Y1, Y1
-	VPUNPCKHQDQ  Y6, Y3, Y2
-	VPUNPCKLQDQ  Y6, Y3, Y3
-	VPUNPCKHQDQ  Y1, Y5, Y0
-	VPUNPCKLQDQ  Y1, Y5, Y1
+	VPUNPCKHQDQ  Y5, Y3, Y2
+	VPUNPCKLQDQ  Y5, Y3, Y3
+	VPUNPCKHQDQ  Y1, Y4, Y0
+	VPUNPCKLQDQ  Y1, Y4, Y1
 	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
 	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
 	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
 	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      1152(SP), Y4
+	VMOVDQU      1536(SP), Y4
 	VPCMPGTD     sm4TailIndex8<>+0(SB), Y4, Y4
 	VPMASKMOVD   Y3, Y4, (CX)
-	VMOVDQU      1152(SP), Y3
+	VMOVDQU      1536(SP), Y3
 	VPCMPGTD     sm4TailIndex8<>+32(SB), Y3, Y3
 	VPMASKMOVD   Y2, Y3, 32(CX)
-	VMOVDQU      1152(SP), Y2
+	VMOVDQU      1536(SP), Y2
 	VPCMPGTD     sm4TailIndex8<>+64(SB), Y2, Y2
 	VPMASKMOVD   Y1, Y2, 64(CX)
-	VMOVDQU      1152(SP), Y1
+	VMOVDQU      1536(SP), Y1
 	VPCMPGTD     sm4TailIndex8<>+96(SB), Y1, Y1
 	VPMASKMOVD   Y0, Y1, 96(CX)
 	JMP          encryptBlocksAVX2AESNI_done
@@ -5802,7 +10558,10 @@ encryptBlocksAVX2AESNI_sets2:
 	SUBQ         $0x00000008, BX
 	MOVQ         BX, X0
 	VPBROADCASTD X0, Y0
-	VMOVDQU      Y0, 1184(SP)
+	VMOVDQU      Y0, 1696(SP)
+	LEAQ         1728(SP), BX
+	ADDQ         $0x3f, BX
+	ANDQ         $-64, BX
 	VMOVDQU      (DX), Y0
 	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
 	VMOVDQU      32(DX), Y1
@@ -5851,411 +10610,434 @@ encryptBlocksAVX2AESNI_sets2:
 	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
 	VPSHUFB      Y5, Y4, Y4
 	VPXOR        Y4, Y3, Y3
-	VMOVDQU      1184(SP), Y4
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y4, Y4
-	VPMASKMOVD   128(DX), Y4, Y4
+	VMOVDQU      Y0, (BX)
+	VMOVDQU      1696(SP), Y0
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
+	VPMASKMOVD   128(DX), Y0, Y0
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      1696(SP), Y4
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y4, Y4
+	VPMASKMOVD   160(DX), Y4, Y4
 	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
-	VMOVDQU      1184(SP), Y5
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y5, Y5
-	VPMASKMOVD   160(DX), Y5, Y5
+	VMOVDQU      1696(SP), Y5
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y5, Y5
+	VPMASKMOVD   192(DX), Y5, Y5
 	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
-	VMOVDQU      1184(SP), Y6
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y6, Y6
-	VPMASKMOVD   192(DX), Y6, Y6
+	VMOVDQU      1696(SP), Y6
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y6, Y6
+	VPMASKMOVD   224(DX), Y6, Y6
 	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
-	VMOVDQU      1184(SP), Y7
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y7, Y7
-	VPMASKMOVD   224(DX), Y7, Y7
-	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
-	VPUNPCKHDQ   Y5, Y4, Y8
-	VPUNPCKLDQ   Y5, Y4, Y4
-	VPUNPCKLDQ   Y7, Y6, Y9
-	VPUNPCKHDQ   Y7, Y6, Y6
-	VPUNPCKHQDQ  Y9, Y4, Y5
-	VPUNPCKLQDQ  Y9, Y4, Y4
-	VPUNPCKHQDQ  Y6, Y8, Y7
-	VPUNPCKLQDQ  Y6, Y8, Y6
-	VPSRLW       $0x04, Y4, Y9
-	VPAND        sm4Mask0f<>+0(SB), Y9, Y9
-	VPAND        sm4Mask0f<>+0(SB), Y4, Y8
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y4
-	VPSHUFB      Y8, Y4, Y4
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VPXOR        Y8, Y4, Y4
-	VPSRLW       $0x04, Y5, Y9
-	VPAND        sm4Mask0f<>+0(SB), Y9, Y9
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y8
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y5
-	VPSHUFB      Y8, Y5, Y5
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VPXOR        Y8, Y5, Y5
-	VPSRLW       $0x04, Y6, Y9
-	VPAND        sm4Mask0f<>+0(SB), Y9, Y9
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y8
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
-	VPSHUFB      Y8, Y6, Y6
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VPXOR        Y8, Y6, Y6
-	VPSRLW       $0x04, Y7, Y9
-	VPAND        sm4Mask0f<>+0(SB), Y9, Y9
-	VPAND        sm4Mask0f<>+0(SB), Y7, Y8
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y7
+	VPUNPCKHDQ   Y4, Y0, Y7
+	VPUNPCKLDQ   Y4, Y0, Y0
+	VPUNPCKLDQ   Y6, Y5, Y8
+	VPUNPCKHDQ   Y6, Y5, Y5
+	VPUNPCKHQDQ  Y8, Y0, Y4
+	VPUNPCKLQDQ  Y8, Y0, Y0
+	VPUNPCKHQDQ  Y5, Y7, Y6
+	VPUNPCKLQDQ  Y5, Y7, Y5
+	VPSRLW       $0x04, Y0, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB      Y7, Y0, Y0
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
 	VPSHUFB      Y8, Y7, Y7
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VPXOR        Y8, Y7, Y7
+	VPXOR        Y7, Y0, Y0
+	VPSRLW       $0x04, Y4, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y4
+	VPSHUFB      Y7, Y4, Y4
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y4, Y4
+	VPSRLW       $0x04, Y5, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y5
+	VPSHUFB      Y7, Y5, Y5
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y5, Y5
+	VPSRLW       $0x04, Y6, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB      Y7, Y6, Y6
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y6, Y6
+	VMOVDQU      Y0, 64(BX)
 	MOVQ         $0x00000008, DX
 
 encryptBlocksAVX2AESNI_rounds2true:
-	VPXOR        (AX), Y1, Y8
-	VPXOR        Y2, Y8, Y8
-	VPXOR        Y3, Y8, Y8
-	VEXTRACTI128 $0x01, Y8, X9
-	VAESENCLAST  sm4Zero32<>+0(SB), X9, X9
-	VAESENCLAST  sm4Zero32<>+0(SB), X8, X8
-	VINSERTI128  $0x01, X9, Y8, Y8
-	VPSRLW       $0x04, Y8, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y9
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y11
-	VPSHUFB      Y10, Y11, Y11
-	VPXOR        Y11, Y8, Y8
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y11
-	VPSHUFB      Y9, Y11, Y11
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y9
-	VPSHUFB      Y10, Y9, Y9
-	VPXOR        Y9, Y11, Y11
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y8, Y9
+	VPXOR        (AX), Y1, Y0
+	VPXOR        Y2, Y0, Y0
+	VPXOR        Y3, Y0, Y0
+	VMOVDQU      Y1, 32(BX)
+	VEXTRACTI128 $0x01, Y0, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X7, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X7, Y0, Y0
+	VPSRLW       $0x04, Y0, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y7, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB      Y8, Y9, Y9
 	VPXOR        Y9, Y0, Y0
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y11, Y9
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB      Y7, Y9, Y9
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y9, Y9
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR        (BX), Y1, Y1
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y1, Y1
+	VPXOR        Y0, Y9, Y9
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y1, Y1
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y1, Y1
+	VPXOR        (AX), Y4, Y0
+	VPXOR        Y5, Y0, Y0
+	VPXOR        Y6, Y0, Y0
+	VMOVDQU      Y4, 96(BX)
+	VEXTRACTI128 $0x01, Y0, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X7, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X7, Y0, Y0
+	VPSRLW       $0x04, Y0, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y7, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB      Y8, Y9, Y9
 	VPXOR        Y9, Y0, Y0
-	VPXOR        Y8, Y11, Y11
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y11, Y9
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB      Y7, Y9, Y9
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y9, Y9
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR        64(BX), Y4, Y4
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y4, Y4
+	VPXOR        Y0, Y9, Y9
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y4, Y4
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y4, Y4
+	VPXOR        32(AX), Y2, Y0
+	VPXOR        Y3, Y0, Y0
+	VPXOR        Y1, Y0, Y0
+	VMOVDQU      Y2, (BX)
+	VEXTRACTI128 $0x01, Y0, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X7, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X7, Y0, Y0
+	VPSRLW       $0x04, Y0, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y7, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB      Y8, Y9, Y9
 	VPXOR        Y9, Y0, Y0
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y11, Y9
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB      Y7, Y9, Y9
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y9, Y9
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y2
+	VPXOR        32(BX), Y2, Y2
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y2, Y2
+	VPXOR        Y0, Y9, Y9
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y2, Y2
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y2, Y2
+	VPXOR        32(AX), Y5, Y0
+	VPXOR        Y6, Y0, Y0
+	VPXOR        Y4, Y0, Y0
+	VMOVDQU      Y5, 64(BX)
+	VEXTRACTI128 $0x01, Y0, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X7, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X7, Y0, Y0
+	VPSRLW       $0x04, Y0, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y7, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB      Y8, Y9, Y9
 	VPXOR        Y9, Y0, Y0
-	VPXOR        (AX), Y5, Y8
-	VPXOR        Y6, Y8, Y8
-	VPXOR        Y7, Y8, Y8
-	VEXTRACTI128 $0x01, Y8, X9
-	VAESENCLAST  sm4Zero32<>+0(SB), X9, X9
-	VAESENCLAST  sm4Zero32<>+0(SB), X8, X8
-	VINSERTI128  $0x01, X9, Y8, Y8
-	VPSRLW       $0x04, Y8, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y9
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y11
-	VPSHUFB      Y10, Y11, Y11
-	VPXOR        Y11, Y8, Y8
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y11
-	VPSHUFB      Y9, Y11, Y11
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y9
-	VPSHUFB      Y10, Y9, Y9
-	VPXOR        Y9, Y11, Y11
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y8, Y9
-	VPXOR        Y9, Y4, Y4
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y11, Y9
-	VPXOR        Y9, Y4, Y4
-	VPXOR        Y8, Y11, Y11
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y11, Y9
-	VPXOR        Y9, Y4, Y4
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y11, Y9
-	VPXOR        Y9, Y4, Y4
-	VPXOR        32(AX), Y2, Y8
-	VPXOR        Y3, Y8, Y8
-	VPXOR        Y0, Y8, Y8
-	VEXTRACTI128 $0x01, Y8, X9
-	VAESENCLAST  sm4Zero32<>+0(SB), X9, X9
-	VAESENCLAST  sm4Zero32<>+0(SB), X8, X8
-	VINSERTI128  $0x01, X9, Y8, Y8
-	VPSRLW       $0x04, Y8, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y9
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y11
-	VPSHUFB      Y10, Y11, Y11
-	VPXOR        Y11, Y8, Y8
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y11
-	VPSHUFB      Y9, Y11, Y11
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y9
-	VPSHUFB      Y10, Y9, Y9
-	VPXOR        Y9, Y11, Y11
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y8, Y9
-	VPXOR        Y9, Y1, Y1
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y11, Y9
-	VPXOR        Y9, Y1, Y1
-	VPXOR        Y8, Y11, Y11
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y11, Y9
-	VPXOR        Y9, Y1, Y1
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y11, Y9
-	VPXOR        Y9, Y1, Y1
-	VPXOR        32(AX), Y6, Y8
-	VPXOR        Y7, Y8, Y8
-	VPXOR        Y4, Y8, Y8
-	VEXTRACTI128 $0x01, Y8, X9
-	VAESENCLAST  sm4Zero32<>+0(SB), X9, X9
-	VAESENCLAST  sm4Zero32<>+0(SB), X8, X8
-	VINSERTI128  $0x01, X9, Y8, Y8
-	VPSRLW       $0x04, Y8, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y9
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y11
-	VPSHUFB      Y10, Y11, Y11
-	VPXOR        Y11, Y8, Y8
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y11
-	VPSHUFB      Y9, Y11, Y11
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y9
-	VPSHUFB      Y10, Y9, Y9
-	VPXOR        Y9, Y11, Y11
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y8, Y9
-	VPXOR        Y9, Y5, Y5
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y11, Y9
-	VPXOR        Y9, Y5, Y5
-	VPXOR        Y8, Y11, Y11
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y11, Y9
-	VPXOR        Y9, Y5, Y5
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y11, Y9
-	VPXOR        Y9, Y5, Y5
-	VPXOR        64(AX), Y3, Y8
-	VPXOR        Y0, Y8, Y8
-	VPXOR        Y1, Y8, Y8
-	VEXTRACTI128 $0x01, Y8, X9
-	VAESENCLAST  sm4Zero32<>+0(SB), X9, X9
-	VAESENCLAST  sm4Zero32<>+0(SB), X8, X8
-	VINSERTI128  $0x01, X9, Y8, Y8
-	VPSRLW       $0x04, Y8, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y9
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y11
-	VPSHUFB      Y10, Y11, Y11
-	VPXOR        Y11, Y8, Y8
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y11
-	VPSHUFB      Y9, Y11, Y11
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y9
-	VPSHUFB      Y10, Y9, Y9
-	VPXOR        Y9, Y11, Y11
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y8, Y9
-	VPXOR        Y9, Y2, Y2
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y11, Y9
-	VPXOR        Y9, Y2, Y2
-	VPXOR        Y8, Y11, Y11
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y11, Y9
-	VPXOR        Y9, Y2, Y2
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y11, Y9
-	VPXOR        Y9, Y2, Y2
-	VPXOR        64(AX), Y7, Y8
-	VPXOR        Y4, Y8, Y8
-	VPXOR        Y5, Y8, Y8
-	VEXTRACTI128 $0x01, Y8, X9
-	VAESENCLAST  sm4Zero32<>+0(SB), X9, X9
-	VAESENCLAST  sm4Zero32<>+0(SB), X8, X8
-	VINSERTI128  $0x01, X9, Y8, Y8
-	VPSRLW       $0x04, Y8, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y9
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y11
-	VPSHUFB      Y10, Y11, Y11
-	VPXOR        Y11, Y8, Y8
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y11
-	VPSHUFB      Y9, Y11, Y11
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y9
-	VPSHUFB      Y10, Y9, Y9
-	VPXOR        Y9, Y11, Y11
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y8, Y9
-	VPXOR        Y9, Y6, Y6
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y11, Y9
-	VPXOR        Y9, Y6, Y6
-	VPXOR        Y8, Y11, Y11
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y11, Y9
-	VPXOR        Y9, Y6, Y6
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y11, Y9
-	VPXOR        Y9, Y6, Y6
-	VPXOR        96(AX), Y0, Y8
-	VPXOR        Y1, Y8, Y8
-	VPXOR        Y2, Y8, Y8
-	VEXTRACTI128 $0x01, Y8, X9
-	VAESENCLAST  sm4Zero32<>+0(SB), X9, X9
-	VAESENCLAST  sm4Zero32<>+0(SB), X8, X8
-	VINSERTI128  $0x01, X9, Y8, Y8
-	VPSRLW       $0x04, Y8, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y9
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y11
-	VPSHUFB      Y10, Y11, Y11
-	VPXOR        Y11, Y8, Y8
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y11
-	VPSHUFB      Y9, Y11, Y11
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y9
-	VPSHUFB      Y10, Y9, Y9
-	VPXOR        Y9, Y11, Y11
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y8, Y9
-	VPXOR        Y9, Y3, Y3
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y11, Y9
-	VPXOR        Y9, Y3, Y3
-	VPXOR        Y8, Y11, Y11
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y11, Y9
-	VPXOR        Y9, Y3, Y3
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y11, Y9
-	VPXOR        Y9, Y3, Y3
-	VPXOR        96(AX), Y4, Y8
-	VPXOR        Y5, Y8, Y8
-	VPXOR        Y6, Y8, Y8
-	VEXTRACTI128 $0x01, Y8, X9
-	VAESENCLAST  sm4Zero32<>+0(SB), X9, X9
-	VAESENCLAST  sm4Zero32<>+0(SB), X8, X8
-	VINSERTI128  $0x01, X9, Y8, Y8
-	VPSRLW       $0x04, Y8, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y9
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y11
-	VPSHUFB      Y10, Y11, Y11
-	VPXOR        Y11, Y8, Y8
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y11
-	VPSHUFB      Y9, Y11, Y11
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y9
-	VPSHUFB      Y10, Y9, Y9
-	VPXOR        Y9, Y11, Y11
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y8, Y9
-	VPXOR        Y9, Y7, Y7
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y11, Y9
-	VPXOR        Y9, Y7, Y7
-	VPXOR        Y8, Y11, Y11
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y11, Y9
-	VPXOR        Y9, Y7, Y7
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y11, Y9
-	VPXOR        Y9, Y7, Y7
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB      Y7, Y9, Y9
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y9, Y9
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y5
+	VPXOR        96(BX), Y5, Y5
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y5, Y5
+	VPXOR        Y0, Y9, Y9
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y5, Y5
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y5, Y5
+	VPXOR        64(AX), Y3, Y0
+	VPXOR        Y1, Y0, Y0
+	VPXOR        Y2, Y0, Y0
+	VMOVDQU      Y3, 32(BX)
+	VEXTRACTI128 $0x01, Y0, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X7, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X7, Y0, Y0
+	VPSRLW       $0x04, Y0, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y7, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB      Y8, Y9, Y9
+	VPXOR        Y9, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB      Y7, Y9, Y9
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y9, Y9
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y3
+	VPXOR        (BX), Y3, Y3
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y3, Y3
+	VPXOR        Y0, Y9, Y9
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y3, Y3
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y3, Y3
+	VPXOR        64(AX), Y6, Y0
+	VPXOR        Y4, Y0, Y0
+	VPXOR        Y5, Y0, Y0
+	VMOVDQU      Y6, 96(BX)
+	VEXTRACTI128 $0x01, Y0, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X7, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X7, Y0, Y0
+	VPSRLW       $0x04, Y0, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y7, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB      Y8, Y9, Y9
+	VPXOR        Y9, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB      Y7, Y9, Y9
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y9, Y9
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y6
+	VPXOR        64(BX), Y6, Y6
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y6, Y6
+	VPXOR        Y0, Y9, Y9
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y6, Y6
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y6, Y6
+	VPXOR        96(AX), Y1, Y0
+	VPXOR        Y2, Y0, Y0
+	VPXOR        Y3, Y0, Y0
+	VMOVDQU      Y1, (BX)
+	VEXTRACTI128 $0x01, Y0, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X7, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X7, Y0, Y0
+	VPSRLW       $0x04, Y0, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y7, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB      Y8, Y9, Y9
+	VPXOR        Y9, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB      Y7, Y9, Y9
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y9, Y9
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR        32(BX), Y1, Y1
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y1, Y1
+	VPXOR        Y0, Y9, Y9
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y1, Y1
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y1, Y1
+	VPXOR        96(AX), Y4, Y0
+	VPXOR        Y5, Y0, Y0
+	VPXOR        Y6, Y0, Y0
+	VMOVDQU      Y4, 64(BX)
+	VEXTRACTI128 $0x01, Y0, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X7, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X7, Y0, Y0
+	VPSRLW       $0x04, Y0, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y7, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB      Y8, Y9, Y9
+	VPXOR        Y9, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB      Y7, Y9, Y9
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y9, Y9
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR        96(BX), Y4, Y4
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y4, Y4
+	VPXOR        Y0, Y9, Y9
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y4, Y4
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y4, Y4
+	VMOVDQU      Y1, Y0
+	VMOVDQU      Y2, Y1
+	VMOVDQU      Y3, Y2
+	VMOVDQU      Y0, Y3
+	VMOVDQU      Y4, Y0
+	VMOVDQU      Y5, Y4
+	VMOVDQU      Y6, Y5
+	VMOVDQU      Y0, Y6
 	ADDQ         $0x80, AX
 	DECQ         DX
 	JNZ          encryptBlocksAVX2AESNI_rounds2true
-	VPSRLW       $0x04, Y0, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y9
+	VMOVDQU      (BX), Y0
+	VPSRLW       $0x04, Y0, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
 	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
-	VPSHUFB      Y9, Y0, Y0
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y9
-	VPSHUFB      Y10, Y9, Y9
-	VPXOR        Y9, Y0, Y0
-	VPSRLW       $0x04, Y1, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y1, Y9
+	VPSHUFB      Y7, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y0, Y0
+	VPSRLW       $0x04, Y1, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y7
 	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y1
-	VPSHUFB      Y9, Y1, Y1
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y9
-	VPSHUFB      Y10, Y9, Y9
-	VPXOR        Y9, Y1, Y1
-	VPSRLW       $0x04, Y2, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y2, Y9
+	VPSHUFB      Y7, Y1, Y1
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y1, Y1
+	VPSRLW       $0x04, Y2, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y7
 	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y2
-	VPSHUFB      Y9, Y2, Y2
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y9
-	VPSHUFB      Y10, Y9, Y9
-	VPXOR        Y9, Y2, Y2
-	VPSRLW       $0x04, Y3, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y3, Y9
+	VPSHUFB      Y7, Y2, Y2
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y2, Y2
+	VPSRLW       $0x04, Y3, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y7
 	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y3
-	VPSHUFB      Y9, Y3, Y3
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y9
-	VPSHUFB      Y10, Y9, Y9
-	VPXOR        Y9, Y3, Y3
-	VPSRLW       $0x04, Y4, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y4, Y9
-	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y4
-	VPSHUFB      Y9, Y4, Y4
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y9
-	VPSHUFB      Y10, Y9, Y9
-	VPXOR        Y9, Y4, Y4
-	VPSRLW       $0x04, Y5, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y9
-	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y5
-	VPSHUFB      Y9, Y5, Y5
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y9
-	VPSHUFB      Y10, Y9, Y9
-	VPXOR        Y9, Y5, Y5
-	VPSRLW       $0x04, Y6, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y9
-	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y6
-	VPSHUFB      Y9, Y6, Y6
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y9
-	VPSHUFB      Y10, Y9, Y9
-	VPXOR        Y9, Y6, Y6
-	VPSRLW       $0x04, Y7, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y7, Y9
-	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y7
-	VPSHUFB      Y9, Y7, Y7
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y9
-	VPSHUFB      Y10, Y9, Y9
-	VPXOR        Y9, Y7, Y7
-	VPUNPCKHDQ   Y2, Y3, Y9
+	VPSHUFB      Y7, Y3, Y3
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y3, Y3
+	VPUNPCKHDQ   Y2, Y3, Y7
 	VPUNPCKLDQ   Y2, Y3, Y3
-	VPUNPCKLDQ   Y0, Y1, Y10
+	VPUNPCKLDQ   Y0, Y1, Y8
 	VPUNPCKHDQ   Y0, Y1, Y1
-	VPUNPCKHQDQ  Y10, Y3, Y2
-	VPUNPCKLQDQ  Y10, Y3, Y3
-	VPUNPCKHQDQ  Y1, Y9, Y0
-	VPUNPCKLQDQ  Y1, Y9, Y1
+	VPUNPCKHQDQ  Y8, Y3, Y2
+	VPUNPCKLQDQ  Y8, Y3, Y3
+	VPUNPCKHQDQ  Y1, Y7, Y0
+	VPUNPCKLQDQ  Y1, Y7, Y1
 	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
 	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
 	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
 	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VPUNPCKHDQ   Y6, Y7, Y9
-	VPUNPCKLDQ   Y6, Y7, Y7
-	VPUNPCKLDQ   Y4, Y5, Y10
-	VPUNPCKHDQ   Y4, Y5, Y5
-	VPUNPCKHQDQ  Y10, Y7, Y6
-	VPUNPCKLQDQ  Y10, Y7, Y7
-	VPUNPCKHQDQ  Y5, Y9, Y4
-	VPUNPCKLQDQ  Y5, Y9, Y5
-	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
-	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
-	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
-	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
 	VMOVDQU      Y3, (CX)
 	VMOVDQU      Y2, 32(CX)
 	VMOVDQU      Y1, 64(CX)
 	VMOVDQU      Y0, 96(CX)
-	VMOVDQU      1184(SP), Y0
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
-	VPMASKMOVD   Y7, Y0, 128(CX)
-	VMOVDQU      1184(SP), Y0
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y0, Y0
-	VPMASKMOVD   Y6, Y0, 160(CX)
-	VMOVDQU      1184(SP), Y0
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y0, Y0
-	VPMASKMOVD   Y5, Y0, 192(CX)
-	VMOVDQU      1184(SP), Y0
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y0, Y0
-	VPMASKMOVD   Y4, Y0, 224(CX)
+	VMOVDQU      64(BX), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VPSRLW       $0x04, Y4, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y4
+	VPSHUFB      Y1, Y4, Y4
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y4, Y4
+	VPSRLW       $0x04, Y5, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y5
+	VPSHUFB      Y1, Y5, Y5
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y5, Y5
+	VPSRLW       $0x04, Y6, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y6
+	VPSHUFB      Y1, Y6, Y6
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y6, Y6
+	VPUNPCKHDQ   Y5, Y6, Y1
+	VPUNPCKLDQ   Y5, Y6, Y6
+	VPUNPCKLDQ   Y0, Y4, Y2
+	VPUNPCKHDQ   Y0, Y4, Y4
+	VPUNPCKHQDQ  Y2, Y6, Y5
+	VPUNPCKLQDQ  Y2, Y6, Y6
+	VPUNPCKHQDQ  Y4, Y1, Y0
+	VPUNPCKLQDQ  Y4, Y1, Y4
+	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      1696(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y1, Y1
+	VPMASKMOVD   Y6, Y1, 128(CX)
+	VMOVDQU      1696(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y1, Y1
+	VPMASKMOVD   Y5, Y1, 160(CX)
+	VMOVDQU      1696(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y1, Y1
+	VPMASKMOVD   Y4, Y1, 192(CX)
+	VMOVDQU      1696(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD   Y0, Y1, 224(CX)
 	JMP          encryptBlocksAVX2AESNI_done
 
 encryptBlocksAVX2AESNI_sets3:
 	SUBQ         $0x00000010, BX
 	MOVQ         BX, X0
 	VPBROADCASTD X0, Y0
-	VMOVDQU      Y0, 1216(SP)
+	VMOVDQU      Y0, 1920(SP)
+	LEAQ         1952(SP), BX
+	ADDQ         $0x3f, BX
+	ANDQ         $-64, BX
 	VMOVDQU      (DX), Y0
 	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
 	VMOVDQU      32(DX), Y1
@@ -6304,464 +11086,1363 @@ encryptBlocksAVX2AESNI_sets3:
 	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
 	VPSHUFB      Y5, Y4, Y4
 	VPXOR        Y4, Y3, Y3
-	VMOVDQU      128(DX), Y4
+	VMOVDQU      Y0, (BX)
+	VMOVDQU      128(DX), Y0
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      160(DX), Y4
 	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
-	VMOVDQU      160(DX), Y5
+	VMOVDQU      192(DX), Y5
 	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
-	VMOVDQU      192(DX), Y6
+	VMOVDQU      224(DX), Y6
 	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
-	VMOVDQU      224(DX), Y7
-	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
-	VPUNPCKHDQ   Y5, Y4, Y8
-	VPUNPCKLDQ   Y5, Y4, Y4
-	VPUNPCKLDQ   Y7, Y6, Y9
-	VPUNPCKHDQ   Y7, Y6, Y6
-	VPUNPCKHQDQ  Y9, Y4, Y5
-	VPUNPCKLQDQ  Y9, Y4, Y4
-	VPUNPCKHQDQ  Y6, Y8, Y7
-	VPUNPCKLQDQ  Y6, Y8, Y6
-	VPSRLW       $0x04, Y4, Y9
-	VPAND        sm4Mask0f<>+0(SB), Y9, Y9
-	VPAND        sm4Mask0f<>+0(SB), Y4, Y8
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y4
-	VPSHUFB      Y8, Y4, Y4
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VPXOR        Y8, Y4, Y4
-	VPSRLW       $0x04, Y5, Y9
-	VPAND        sm4Mask0f<>+0(SB), Y9, Y9
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y8
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y5
-	VPSHUFB      Y8, Y5, Y5
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VPXOR        Y8, Y5, Y5
-	VPSRLW       $0x04, Y6, Y9
-	VPAND        sm4Mask0f<>+0(SB), Y9, Y9
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y8
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
-	VPSHUFB      Y8, Y6, Y6
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VPXOR        Y8, Y6, Y6
-	VPSRLW       $0x04, Y7, Y9
-	VPAND        sm4Mask0f<>+0(SB), Y9, Y9
-	VPAND        sm4Mask0f<>+0(SB), Y7, Y8
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y7
+	VPUNPCKHDQ   Y4, Y0, Y7
+	VPUNPCKLDQ   Y4, Y0, Y0
+	VPUNPCKLDQ   Y6, Y5, Y8
+	VPUNPCKHDQ   Y6, Y5, Y5
+	VPUNPCKHQDQ  Y8, Y0, Y4
+	VPUNPCKLQDQ  Y8, Y0, Y0
+	VPUNPCKHQDQ  Y5, Y7, Y6
+	VPUNPCKLQDQ  Y5, Y7, Y5
+	VPSRLW       $0x04, Y0, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB      Y7, Y0, Y0
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
 	VPSHUFB      Y8, Y7, Y7
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VPXOR        Y8, Y7, Y7
-	VMOVDQU      1216(SP), Y8
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y8, Y8
-	VPMASKMOVD   256(DX), Y8, Y8
+	VPXOR        Y7, Y0, Y0
+	VPSRLW       $0x04, Y4, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y4
+	VPSHUFB      Y7, Y4, Y4
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y4, Y4
+	VPSRLW       $0x04, Y5, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y5
+	VPSHUFB      Y7, Y5, Y5
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y5, Y5
+	VPSRLW       $0x04, Y6, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB      Y7, Y6, Y6
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y6, Y6
+	VMOVDQU      Y0, 64(BX)
+	VMOVDQU      1920(SP), Y0
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
+	VPMASKMOVD   256(DX), Y0, Y0
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      1920(SP), Y7
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y7, Y7
+	VPMASKMOVD   288(DX), Y7, Y7
+	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
+	VMOVDQU      1920(SP), Y8
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y8, Y8
+	VPMASKMOVD   320(DX), Y8, Y8
 	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
-	VMOVDQU      1216(SP), Y9
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y9, Y9
-	VPMASKMOVD   288(DX), Y9, Y9
+	VMOVDQU      1920(SP), Y9
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y9, Y9
+	VPMASKMOVD   352(DX), Y9, Y9
 	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
-	VMOVDQU      1216(SP), Y10
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y10, Y10
-	VPMASKMOVD   320(DX), Y10, Y10
-	VPSHUFB      sm4BswapMask<>+0(SB), Y10, Y10
-	VMOVDQU      1216(SP), Y11
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y11, Y11
-	VPMASKMOVD   352(DX), Y11, Y11
-	VPSHUFB      sm4BswapMask<>+0(SB), Y11, Y11
-	VPUNPCKHDQ   Y9, Y8, Y12
-	VPUNPCKLDQ   Y9, Y8, Y8
-	VPUNPCKLDQ   Y11, Y10, Y13
-	VPUNPCKHDQ   Y11, Y10, Y10
-	VPUNPCKHQDQ  Y13, Y8, Y9
-	VPUNPCKLQDQ  Y13, Y8, Y8
-	VPUNPCKHQDQ  Y10, Y12, Y11
-	VPUNPCKLQDQ  Y10, Y12, Y10
-	VPSRLW       $0x04, Y8, Y13
-	VPAND        sm4Mask0f<>+0(SB), Y13, Y13
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y12
+	VPUNPCKHDQ   Y7, Y0, Y10
+	VPUNPCKLDQ   Y7, Y0, Y0
+	VPUNPCKLDQ   Y9, Y8, Y11
+	VPUNPCKHDQ   Y9, Y8, Y8
+	VPUNPCKHQDQ  Y11, Y0, Y7
+	VPUNPCKLQDQ  Y11, Y0, Y0
+	VPUNPCKHQDQ  Y8, Y10, Y9
+	VPUNPCKLQDQ  Y8, Y10, Y8
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y0, Y0
+	VPSRLW       $0x04, Y7, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y7, Y10
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y7
+	VPSHUFB      Y10, Y7, Y7
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y7, Y7
+	VPSRLW       $0x04, Y8, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y10
 	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y8
-	VPSHUFB      Y12, Y8, Y8
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VPXOR        Y12, Y8, Y8
-	VPSRLW       $0x04, Y9, Y13
-	VPAND        sm4Mask0f<>+0(SB), Y13, Y13
-	VPAND        sm4Mask0f<>+0(SB), Y9, Y12
+	VPSHUFB      Y10, Y8, Y8
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y8, Y8
+	VPSRLW       $0x04, Y9, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y10
 	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y9
-	VPSHUFB      Y12, Y9, Y9
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VPXOR        Y12, Y9, Y9
-	VPSRLW       $0x04, Y10, Y13
-	VPAND        sm4Mask0f<>+0(SB), Y13, Y13
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y12
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y10
-	VPSHUFB      Y12, Y10, Y10
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VPXOR        Y12, Y10, Y10
-	VPSRLW       $0x04, Y11, Y13
-	VPAND        sm4Mask0f<>+0(SB), Y13, Y13
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y12
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VPXOR        Y12, Y11, Y11
+	VPSHUFB      Y10, Y9, Y9
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y9, Y9
+	VMOVDQU      Y0, 128(BX)
 	MOVQ         $0x00000008, DX
 
 encryptBlocksAVX2AESNI_rounds3true:
-	VPXOR        (AX), Y1, Y12
-	VPXOR        Y2, Y12, Y12
-	VPXOR        Y3, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB      Y13, Y15, Y15
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y0, Y0
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y0, Y0
-	VPXOR        Y12, Y15, Y15
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y0, Y0
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y0, Y0
-	VPXOR        (AX), Y5, Y12
-	VPXOR        Y6, Y12, Y12
-	VPXOR        Y7, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB      Y13, Y15, Y15
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y4, Y4
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y4, Y4
-	VPXOR        Y12, Y15, Y15
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y4, Y4
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y4, Y4
-	VPXOR        (AX), Y9, Y12
+	VPXOR        (AX), Y1, Y0
+	VPXOR        Y2, Y0, Y0
+	VPXOR        Y3, Y0, Y0
+	VMOVDQU      Y1, 32(BX)
+	VEXTRACTI128 $0x01, Y0, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X10, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X10, Y0, Y0
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB      Y11, Y12, Y12
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB      Y10, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
 	VPXOR        Y10, Y12, Y12
-	VPXOR        Y11, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB      Y13, Y15, Y15
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y8, Y8
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y8, Y8
-	VPXOR        Y12, Y15, Y15
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y8, Y8
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y8, Y8
-	VPXOR        32(AX), Y2, Y12
-	VPXOR        Y3, Y12, Y12
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR        (BX), Y1, Y1
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y1, Y1
 	VPXOR        Y0, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB      Y13, Y15, Y15
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y1, Y1
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y1, Y1
-	VPXOR        Y12, Y15, Y15
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y1, Y1
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y1, Y1
-	VPXOR        32(AX), Y6, Y12
-	VPXOR        Y7, Y12, Y12
-	VPXOR        Y4, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB      Y13, Y15, Y15
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y5, Y5
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y5, Y5
-	VPXOR        Y12, Y15, Y15
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y5, Y5
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y5, Y5
-	VPXOR        32(AX), Y10, Y12
-	VPXOR        Y11, Y12, Y12
-	VPXOR        Y8, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB      Y13, Y15, Y15
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y9, Y9
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y9, Y9
-	VPXOR        Y12, Y15, Y15
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y9, Y9
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y9, Y9
-	VPXOR        64(AX), Y3, Y12
-	VPXOR        Y0, Y12, Y12
-	VPXOR        Y1, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB      Y13, Y15, Y15
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y2, Y2
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y2, Y2
-	VPXOR        Y12, Y15, Y15
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y2, Y2
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y2, Y2
-	VPXOR        64(AX), Y7, Y12
-	VPXOR        Y4, Y12, Y12
-	VPXOR        Y5, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB      Y13, Y15, Y15
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y6, Y6
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y6, Y6
-	VPXOR        Y12, Y15, Y15
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y6, Y6
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y6, Y6
-	VPXOR        64(AX), Y11, Y12
-	VPXOR        Y8, Y12, Y12
-	VPXOR        Y9, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB      Y13, Y15, Y15
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y10, Y10
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y10, Y10
-	VPXOR        Y12, Y15, Y15
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y10, Y10
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y10, Y10
-	VPXOR        96(AX), Y0, Y12
-	VPXOR        Y1, Y12, Y12
-	VPXOR        Y2, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB      Y13, Y15, Y15
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y3, Y3
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y3, Y3
-	VPXOR        Y12, Y15, Y15
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y3, Y3
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y3, Y3
-	VPXOR        96(AX), Y4, Y12
-	VPXOR        Y5, Y12, Y12
-	VPXOR        Y6, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB      Y13, Y15, Y15
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y7, Y7
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y7, Y7
-	VPXOR        Y12, Y15, Y15
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y7, Y7
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y7, Y7
-	VPXOR        96(AX), Y8, Y12
-	VPXOR        Y9, Y12, Y12
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y1, Y1
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y1, Y1
+	VPXOR        (AX), Y4, Y0
+	VPXOR        Y5, Y0, Y0
+	VPXOR        Y6, Y0, Y0
+	VMOVDQU      Y4, 96(BX)
+	VEXTRACTI128 $0x01, Y0, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X10, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X10, Y0, Y0
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB      Y11, Y12, Y12
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB      Y10, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
 	VPXOR        Y10, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB      Y13, Y15, Y15
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y11, Y11
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y11, Y11
-	VPXOR        Y12, Y15, Y15
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y11, Y11
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y11, Y11
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR        64(BX), Y4, Y4
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y4, Y4
+	VPXOR        Y0, Y12, Y12
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y4, Y4
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y4, Y4
+	VPXOR        (AX), Y7, Y0
+	VPXOR        Y8, Y0, Y0
+	VPXOR        Y9, Y0, Y0
+	VMOVDQU      Y7, 160(BX)
+	VEXTRACTI128 $0x01, Y0, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X10, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X10, Y0, Y0
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB      Y11, Y12, Y12
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB      Y10, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y12, Y12
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y7
+	VPXOR        128(BX), Y7, Y7
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y7, Y7
+	VPXOR        Y0, Y12, Y12
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y7, Y7
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y7, Y7
+	VPXOR        32(AX), Y2, Y0
+	VPXOR        Y3, Y0, Y0
+	VPXOR        Y1, Y0, Y0
+	VMOVDQU      Y2, (BX)
+	VEXTRACTI128 $0x01, Y0, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X10, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X10, Y0, Y0
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB      Y11, Y12, Y12
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB      Y10, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y12, Y12
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y2
+	VPXOR        32(BX), Y2, Y2
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y2, Y2
+	VPXOR        Y0, Y12, Y12
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y2, Y2
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y2, Y2
+	VPXOR        32(AX), Y5, Y0
+	VPXOR        Y6, Y0, Y0
+	VPXOR        Y4, Y0, Y0
+	VMOVDQU      Y5, 64(BX)
+	VEXTRACTI128 $0x01, Y0, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X10, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X10, Y0, Y0
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB      Y11, Y12, Y12
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB      Y10, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y12, Y12
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y5
+	VPXOR        96(BX), Y5, Y5
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y5, Y5
+	VPXOR        Y0, Y12, Y12
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y5, Y5
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y5, Y5
+	VPXOR        32(AX), Y8, Y0
+	VPXOR        Y9, Y0, Y0
+	VPXOR        Y7, Y0, Y0
+	VMOVDQU      Y8, 128(BX)
+	VEXTRACTI128 $0x01, Y0, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X10, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X10, Y0, Y0
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB      Y11, Y12, Y12
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB      Y10, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y12, Y12
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y8
+	VPXOR        160(BX), Y8, Y8
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y8, Y8
+	VPXOR        Y0, Y12, Y12
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y8, Y8
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y8, Y8
+	VPXOR        64(AX), Y3, Y0
+	VPXOR        Y1, Y0, Y0
+	VPXOR        Y2, Y0, Y0
+	VMOVDQU      Y3, 32(BX)
+	VEXTRACTI128 $0x01, Y0, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X10, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X10, Y0, Y0
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB      Y11, Y12, Y12
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB      Y10, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y12, Y12
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y3
+	VPXOR        (BX), Y3, Y3
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y3, Y3
+	VPXOR        Y0, Y12, Y12
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y3, Y3
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y3, Y3
+	VPXOR        64(AX), Y6, Y0
+	VPXOR        Y4, Y0, Y0
+	VPXOR        Y5, Y0, Y0
+	VMOVDQU      Y6, 96(BX)
+	VEXTRACTI128 $0x01, Y0, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X10, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X10, Y0, Y0
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB      Y11, Y12, Y12
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB      Y10, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y12, Y12
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y6
+	VPXOR        64(BX), Y6, Y6
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y6, Y6
+	VPXOR        Y0, Y12, Y12
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y6, Y6
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y6, Y6
+	VPXOR        64(AX), Y9, Y0
+	VPXOR        Y7, Y0, Y0
+	VPXOR        Y8, Y0, Y0
+	VMOVDQU      Y9, 160(BX)
+	VEXTRACTI128 $0x01, Y0, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X10, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X10, Y0, Y0
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB      Y11, Y12, Y12
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB      Y10, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y12, Y12
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y9
+	VPXOR        128(BX), Y9, Y9
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y9, Y9
+	VPXOR        Y0, Y12, Y12
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y9, Y9
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y9, Y9
+	VPXOR        96(AX), Y1, Y0
+	VPXOR        Y2, Y0, Y0
+	VPXOR        Y3, Y0, Y0
+	VMOVDQU      Y1, (BX)
+	VEXTRACTI128 $0x01, Y0, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X10, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X10, Y0, Y0
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB      Y11, Y12, Y12
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB      Y10, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y12, Y12
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR        32(BX), Y1, Y1
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y1, Y1
+	VPXOR        Y0, Y12, Y12
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y1, Y1
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y1, Y1
+	VPXOR        96(AX), Y4, Y0
+	VPXOR        Y5, Y0, Y0
+	VPXOR        Y6, Y0, Y0
+	VMOVDQU      Y4, 64(BX)
+	VEXTRACTI128 $0x01, Y0, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X10, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X10, Y0, Y0
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB      Y11, Y12, Y12
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB      Y10, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y12, Y12
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR        96(BX), Y4, Y4
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y4, Y4
+	VPXOR        Y0, Y12, Y12
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y4, Y4
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y4, Y4
+	VPXOR        96(AX), Y7, Y0
+	VPXOR        Y8, Y0, Y0
+	VPXOR        Y9, Y0, Y0
+	VMOVDQU      Y7, 128(BX)
+	VEXTRACTI128 $0x01, Y0, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X10, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X10, Y0, Y0
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB      Y11, Y12, Y12
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB      Y10, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y12, Y12
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y7
+	VPXOR        160(BX), Y7, Y7
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y7, Y7
+	VPXOR        Y0, Y12, Y12
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y7, Y7
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y7, Y7
+	VMOVDQU      Y1, Y0
+	VMOVDQU      Y2, Y1
+	VMOVDQU      Y3, Y2
+	VMOVDQU      Y0, Y3
+	VMOVDQU      Y4, Y0
+	VMOVDQU      Y5, Y4
+	VMOVDQU      Y6, Y5
+	VMOVDQU      Y0, Y6
+	VMOVDQU      Y7, Y0
+	VMOVDQU      Y8, Y7
+	VMOVDQU      Y9, Y8
+	VMOVDQU      Y0, Y9
 	ADDQ         $0x80, AX
 	DECQ         DX
 	JNZ          encryptBlocksAVX2AESNI_rounds3true
+	VMOVDQU      (BX), Y0
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y0, Y0
+	VPSRLW       $0x04, Y1, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y10
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y1
+	VPSHUFB      Y10, Y1, Y1
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y1, Y1
+	VPSRLW       $0x04, Y2, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y10
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y2
+	VPSHUFB      Y10, Y2, Y2
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y2, Y2
+	VPSRLW       $0x04, Y3, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y10
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y3
+	VPSHUFB      Y10, Y3, Y3
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y3, Y3
+	VPUNPCKHDQ   Y2, Y3, Y10
+	VPUNPCKLDQ   Y2, Y3, Y3
+	VPUNPCKLDQ   Y0, Y1, Y11
+	VPUNPCKHDQ   Y0, Y1, Y1
+	VPUNPCKHQDQ  Y11, Y3, Y2
+	VPUNPCKLQDQ  Y11, Y3, Y3
+	VPUNPCKHQDQ  Y1, Y10, Y0
+	VPUNPCKLQDQ  Y1, Y10, Y1
+	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
+	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
+	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      Y3, (CX)
+	VMOVDQU      Y2, 32(CX)
+	VMOVDQU      Y1, 64(CX)
+	VMOVDQU      Y0, 96(CX)
+	VMOVDQU      64(BX), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VPSRLW       $0x04, Y4, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y4
+	VPSHUFB      Y1, Y4, Y4
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y4, Y4
+	VPSRLW       $0x04, Y5, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y5
+	VPSHUFB      Y1, Y5, Y5
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y5, Y5
+	VPSRLW       $0x04, Y6, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y6
+	VPSHUFB      Y1, Y6, Y6
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y6, Y6
+	VPUNPCKHDQ   Y5, Y6, Y1
+	VPUNPCKLDQ   Y5, Y6, Y6
+	VPUNPCKLDQ   Y0, Y4, Y2
+	VPUNPCKHDQ   Y0, Y4, Y4
+	VPUNPCKHQDQ  Y2, Y6, Y5
+	VPUNPCKLQDQ  Y2, Y6, Y6
+	VPUNPCKHQDQ  Y4, Y1, Y0
+	VPUNPCKLQDQ  Y4, Y1, Y4
+	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      Y6, 128(CX)
+	VMOVDQU      Y5, 160(CX)
+	VMOVDQU      Y4, 192(CX)
+	VMOVDQU      Y0, 224(CX)
+	VMOVDQU      128(BX), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VPSRLW       $0x04, Y7, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y7, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y7
+	VPSHUFB      Y1, Y7, Y7
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y7, Y7
+	VPSRLW       $0x04, Y8, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y8
+	VPSHUFB      Y1, Y8, Y8
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y8, Y8
+	VPSRLW       $0x04, Y9, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y9
+	VPSHUFB      Y1, Y9, Y9
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y9, Y9
+	VPUNPCKHDQ   Y8, Y9, Y1
+	VPUNPCKLDQ   Y8, Y9, Y9
+	VPUNPCKLDQ   Y0, Y7, Y2
+	VPUNPCKHDQ   Y0, Y7, Y7
+	VPUNPCKHQDQ  Y2, Y9, Y8
+	VPUNPCKLQDQ  Y2, Y9, Y9
+	VPUNPCKHQDQ  Y7, Y1, Y0
+	VPUNPCKLQDQ  Y7, Y1, Y7
+	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
+	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
+	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      1920(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y1, Y1
+	VPMASKMOVD   Y9, Y1, 256(CX)
+	VMOVDQU      1920(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y1, Y1
+	VPMASKMOVD   Y8, Y1, 288(CX)
+	VMOVDQU      1920(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y1, Y1
+	VPMASKMOVD   Y7, Y1, 320(CX)
+	VMOVDQU      1920(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD   Y0, Y1, 352(CX)
+	JMP          encryptBlocksAVX2AESNI_done
+
+encryptBlocksAVX2AESNI_sets4:
+	SUBQ         $0x00000018, BX
+	MOVQ         BX, X0
+	VPBROADCASTD X0, Y0
+	VMOVDQU      Y0, 2208(SP)
+	LEAQ         2240(SP), BX
+	ADDQ         $0x3f, BX
+	ANDQ         $-64, BX
+	VMOVDQU      (DX), Y0
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      32(DX), Y1
+	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
+	VMOVDQU      64(DX), Y2
+	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
+	VMOVDQU      96(DX), Y3
+	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
+	VPUNPCKHDQ   Y1, Y0, Y4
+	VPUNPCKLDQ   Y1, Y0, Y0
+	VPUNPCKLDQ   Y3, Y2, Y5
+	VPUNPCKHDQ   Y3, Y2, Y2
+	VPUNPCKHQDQ  Y5, Y0, Y1
+	VPUNPCKLQDQ  Y5, Y0, Y0
+	VPUNPCKHQDQ  Y2, Y4, Y3
+	VPUNPCKLQDQ  Y2, Y4, Y2
+	VPSRLW       $0x04, Y0, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB      Y4, Y0, Y0
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y0, Y0
+	VPSRLW       $0x04, Y1, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y1
+	VPSHUFB      Y4, Y1, Y1
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y1, Y1
+	VPSRLW       $0x04, Y2, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y2
+	VPSHUFB      Y4, Y2, Y2
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y2, Y2
+	VPSRLW       $0x04, Y3, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB      Y4, Y3, Y3
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y3, Y3
+	VMOVDQU      Y0, (BX)
+	VMOVDQU      128(DX), Y0
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      160(DX), Y4
+	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
+	VMOVDQU      192(DX), Y5
+	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
+	VMOVDQU      224(DX), Y6
+	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
+	VPUNPCKHDQ   Y4, Y0, Y7
+	VPUNPCKLDQ   Y4, Y0, Y0
+	VPUNPCKLDQ   Y6, Y5, Y8
+	VPUNPCKHDQ   Y6, Y5, Y5
+	VPUNPCKHQDQ  Y8, Y0, Y4
+	VPUNPCKLQDQ  Y8, Y0, Y0
+	VPUNPCKHQDQ  Y5, Y7, Y6
+	VPUNPCKLQDQ  Y5, Y7, Y5
+	VPSRLW       $0x04, Y0, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB      Y7, Y0, Y0
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y0, Y0
+	VPSRLW       $0x04, Y4, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y4
+	VPSHUFB      Y7, Y4, Y4
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y4, Y4
+	VPSRLW       $0x04, Y5, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y5
+	VPSHUFB      Y7, Y5, Y5
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y5, Y5
+	VPSRLW       $0x04, Y6, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB      Y7, Y6, Y6
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y6, Y6
+	VMOVDQU      Y0, 64(BX)
+	VMOVDQU      256(DX), Y0
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      288(DX), Y7
+	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
+	VMOVDQU      320(DX), Y8
+	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
+	VMOVDQU      352(DX), Y9
+	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
+	VPUNPCKHDQ   Y7, Y0, Y10
+	VPUNPCKLDQ   Y7, Y0, Y0
+	VPUNPCKLDQ   Y9, Y8, Y11
+	VPUNPCKHDQ   Y9, Y8, Y8
+	VPUNPCKHQDQ  Y11, Y0, Y7
+	VPUNPCKLQDQ  Y11, Y0, Y0
+	VPUNPCKHQDQ  Y8, Y10, Y9
+	VPUNPCKLQDQ  Y8, Y10, Y8
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y0, Y0
+	VPSRLW       $0x04, Y7, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y7, Y10
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y7
+	VPSHUFB      Y10, Y7, Y7
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y7, Y7
+	VPSRLW       $0x04, Y8, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y10
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y8
+	VPSHUFB      Y10, Y8, Y8
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y8, Y8
+	VPSRLW       $0x04, Y9, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y10
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y9
+	VPSHUFB      Y10, Y9, Y9
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y9, Y9
+	VMOVDQU      Y0, 128(BX)
+	VMOVDQU      2208(SP), Y0
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
+	VPMASKMOVD   384(DX), Y0, Y0
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      2208(SP), Y10
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y10, Y10
+	VPMASKMOVD   416(DX), Y10, Y10
+	VPSHUFB      sm4BswapMask<>+0(SB), Y10, Y10
+	VMOVDQU      2208(SP), Y11
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y11, Y11
+	VPMASKMOVD   448(DX), Y11, Y11
+	VPSHUFB      sm4BswapMask<>+0(SB), Y11, Y11
+	VMOVDQU      2208(SP), Y12
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y12, Y12
+	VPMASKMOVD   480(DX), Y12, Y12
+	VPSHUFB      sm4BswapMask<>+0(SB), Y12, Y12
+	VPUNPCKHDQ   Y10, Y0, Y13
+	VPUNPCKLDQ   Y10, Y0, Y0
+	VPUNPCKLDQ   Y12, Y11, Y14
+	VPUNPCKHDQ   Y12, Y11, Y11
+	VPUNPCKHQDQ  Y14, Y0, Y10
+	VPUNPCKLQDQ  Y14, Y0, Y0
+	VPUNPCKHQDQ  Y11, Y13, Y12
+	VPUNPCKLQDQ  Y11, Y13, Y11
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y0, Y0
+	VPSRLW       $0x04, Y10, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y13
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y10
+	VPSHUFB      Y13, Y10, Y10
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y10, Y10
+	VPSRLW       $0x04, Y11, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y13
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y11
+	VPSHUFB      Y13, Y11, Y11
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y11, Y11
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y12, Y12
+	VMOVDQU      Y0, 192(BX)
+	MOVQ         $0x00000008, DX
+
+encryptBlocksAVX2AESNI_rounds4true:
+	VPXOR        (AX), Y1, Y0
+	VPXOR        Y2, Y0, Y0
+	VPXOR        Y3, Y0, Y0
+	VMOVDQU      Y1, 32(BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR        (BX), Y1, Y1
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y1, Y1
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y1, Y1
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y1, Y1
+	VPXOR        (AX), Y4, Y0
+	VPXOR        Y5, Y0, Y0
+	VPXOR        Y6, Y0, Y0
+	VMOVDQU      Y4, 96(BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR        64(BX), Y4, Y4
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y4, Y4
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y4, Y4
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y4, Y4
+	VPXOR        (AX), Y7, Y0
+	VPXOR        Y8, Y0, Y0
+	VPXOR        Y9, Y0, Y0
+	VMOVDQU      Y7, 160(BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y7
+	VPXOR        128(BX), Y7, Y7
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y7, Y7
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y7, Y7
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y7, Y7
+	VPXOR        (AX), Y10, Y0
+	VPXOR        Y11, Y0, Y0
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      Y10, 224(BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y10
+	VPXOR        192(BX), Y10, Y10
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VPXOR        32(AX), Y2, Y0
+	VPXOR        Y3, Y0, Y0
+	VPXOR        Y1, Y0, Y0
+	VMOVDQU      Y2, (BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y2
+	VPXOR        32(BX), Y2, Y2
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y2, Y2
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y2, Y2
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y2, Y2
+	VPXOR        32(AX), Y5, Y0
+	VPXOR        Y6, Y0, Y0
+	VPXOR        Y4, Y0, Y0
+	VMOVDQU      Y5, 64(BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y5
+	VPXOR        96(BX), Y5, Y5
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y5, Y5
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y5, Y5
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y5, Y5
+	VPXOR        32(AX), Y8, Y0
+	VPXOR        Y9, Y0, Y0
+	VPXOR        Y7, Y0, Y0
+	VMOVDQU      Y8, 128(BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y8
+	VPXOR        160(BX), Y8, Y8
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y8, Y8
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y8, Y8
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y8, Y8
+	VPXOR        32(AX), Y11, Y0
+	VPXOR        Y12, Y0, Y0
+	VPXOR        Y10, Y0, Y0
+	VMOVDQU      Y11, 192(BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y11
+	VPXOR        224(BX), Y11, Y11
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y11, Y11
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y11, Y11
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y11, Y11
+	VPXOR        64(AX), Y3, Y0
+	VPXOR        Y1, Y0, Y0
+	VPXOR        Y2, Y0, Y0
+	VMOVDQU      Y3, 32(BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y3
+	VPXOR        (BX), Y3, Y3
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y3, Y3
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y3, Y3
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y3, Y3
+	VPXOR        64(AX), Y6, Y0
+	VPXOR        Y4, Y0, Y0
+	VPXOR        Y5, Y0, Y0
+	VMOVDQU      Y6, 96(BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y6
+	VPXOR        64(BX), Y6, Y6
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y6, Y6
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y6, Y6
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y6, Y6
+	VPXOR        64(AX), Y9, Y0
+	VPXOR        Y7, Y0, Y0
+	VPXOR        Y8, Y0, Y0
+	VMOVDQU      Y9, 160(BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y9
+	VPXOR        128(BX), Y9, Y9
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y9, Y9
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y9, Y9
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y9, Y9
+	VPXOR        64(AX), Y12, Y0
+	VPXOR        Y10, Y0, Y0
+	VPXOR        Y11, Y0, Y0
+	VMOVDQU      Y12, 224(BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y12
+	VPXOR        192(BX), Y12, Y12
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y12, Y12
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y12, Y12
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y12, Y12
+	VPXOR        96(AX), Y1, Y0
+	VPXOR        Y2, Y0, Y0
+	VPXOR        Y3, Y0, Y0
+	VMOVDQU      Y1, (BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR        32(BX), Y1, Y1
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y1, Y1
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y1, Y1
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y1, Y1
+	VPXOR        96(AX), Y4, Y0
+	VPXOR        Y5, Y0, Y0
+	VPXOR        Y6, Y0, Y0
+	VMOVDQU      Y4, 64(BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR        96(BX), Y4, Y4
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y4, Y4
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y4, Y4
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y4, Y4
+	VPXOR        96(AX), Y7, Y0
+	VPXOR        Y8, Y0, Y0
+	VPXOR        Y9, Y0, Y0
+	VMOVDQU      Y7, 128(BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y7
+	VPXOR        160(BX), Y7, Y7
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y7, Y7
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y7, Y7
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y7, Y7
+	VPXOR        96(AX), Y10, Y0
+	VPXOR        Y11, Y0, Y0
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      Y10, 192(BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y10
+	VPXOR        224(BX), Y10, Y10
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VMOVDQU      Y1, Y0
+	VMOVDQU      Y2, Y1
+	VMOVDQU      Y3, Y2
+	VMOVDQU      Y0, Y3
+	VMOVDQU      Y4, Y0
+	VMOVDQU      Y5, Y4
+	VMOVDQU      Y6, Y5
+	VMOVDQU      Y0, Y6
+	VMOVDQU      Y7, Y0
+	VMOVDQU      Y8, Y7
+	VMOVDQU      Y9, Y8
+	VMOVDQU      Y0, Y9
+	VMOVDQU      Y10, Y0
+	VMOVDQU      Y11, Y10
+	VMOVDQU      Y12, Y11
+	VMOVDQU      Y0, Y12
+	ADDQ         $0x80, AX
+	DECQ         DX
+	JNZ          encryptBlocksAVX2AESNI_rounds4true
+	VMOVDQU      (BX), Y0
 	VPSRLW       $0x04, Y0, Y14
 	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
 	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
@@ -6794,70 +12475,6 @@ encryptBlocksAVX2AESNI_rounds3true:
 	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
 	VPSHUFB      Y14, Y13, Y13
 	VPXOR        Y13, Y3, Y3
-	VPSRLW       $0x04, Y4, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y4, Y13
-	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y4
-	VPSHUFB      Y13, Y4, Y4
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y4, Y4
-	VPSRLW       $0x04, Y5, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y13
-	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y5
-	VPSHUFB      Y13, Y5, Y5
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y5, Y5
-	VPSRLW       $0x04, Y6, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y13
-	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y6
-	VPSHUFB      Y13, Y6, Y6
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y6, Y6
-	VPSRLW       $0x04, Y7, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y7, Y13
-	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y7
-	VPSHUFB      Y13, Y7, Y7
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y7, Y7
-	VPSRLW       $0x04, Y8, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y13
-	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y8
-	VPSHUFB      Y13, Y8, Y8
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y8, Y8
-	VPSRLW       $0x04, Y9, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y9, Y13
-	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y9
-	VPSHUFB      Y13, Y9, Y9
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y9, Y9
-	VPSRLW       $0x04, Y10, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y13
-	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y10
-	VPSHUFB      Y13, Y10, Y10
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y10, Y10
-	VPSRLW       $0x04, Y11, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y13
-	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y11
-	VPSHUFB      Y13, Y11, Y11
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y11, Y11
 	VPUNPCKHDQ   Y2, Y3, Y13
 	VPUNPCKLDQ   Y2, Y3, Y3
 	VPUNPCKLDQ   Y0, Y1, Y14
@@ -6870,50 +12487,165 @@ encryptBlocksAVX2AESNI_rounds3true:
 	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
 	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
 	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VPUNPCKHDQ   Y6, Y7, Y13
-	VPUNPCKLDQ   Y6, Y7, Y7
-	VPUNPCKLDQ   Y4, Y5, Y14
-	VPUNPCKHDQ   Y4, Y5, Y5
-	VPUNPCKHQDQ  Y14, Y7, Y6
-	VPUNPCKLQDQ  Y14, Y7, Y7
-	VPUNPCKHQDQ  Y5, Y13, Y4
-	VPUNPCKLQDQ  Y5, Y13, Y5
-	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
-	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
-	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
-	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
-	VPUNPCKHDQ   Y10, Y11, Y13
-	VPUNPCKLDQ   Y10, Y11, Y11
-	VPUNPCKLDQ   Y8, Y9, Y14
-	VPUNPCKHDQ   Y8, Y9, Y9
-	VPUNPCKHQDQ  Y14, Y11, Y10
-	VPUNPCKLQDQ  Y14, Y11, Y11
-	VPUNPCKHQDQ  Y9, Y13, Y8
-	VPUNPCKLQDQ  Y9, Y13, Y9
-	VPSHUFB      sm4BswapMask<>+0(SB), Y11, Y11
-	VPSHUFB      sm4BswapMask<>+0(SB), Y10, Y10
-	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
-	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
 	VMOVDQU      Y3, (CX)
 	VMOVDQU      Y2, 32(CX)
 	VMOVDQU      Y1, 64(CX)
 	VMOVDQU      Y0, 96(CX)
-	VMOVDQU      Y7, 128(CX)
-	VMOVDQU      Y6, 160(CX)
-	VMOVDQU      Y5, 192(CX)
-	VMOVDQU      Y4, 224(CX)
-	VMOVDQU      1216(SP), Y0
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
-	VPMASKMOVD   Y11, Y0, 256(CX)
-	VMOVDQU      1216(SP), Y0
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y0, Y0
-	VPMASKMOVD   Y10, Y0, 288(CX)
-	VMOVDQU      1216(SP), Y0
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y0, Y0
-	VPMASKMOVD   Y9, Y0, 320(CX)
-	VMOVDQU      1216(SP), Y0
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y0, Y0
-	VPMASKMOVD   Y8, Y0, 352(CX)
+	VMOVDQU      64(BX), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VPSRLW       $0x04, Y4, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y4
+	VPSHUFB      Y1, Y4, Y4
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y4, Y4
+	VPSRLW       $0x04, Y5, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y5
+	VPSHUFB      Y1, Y5, Y5
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y5, Y5
+	VPSRLW       $0x04, Y6, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y6
+	VPSHUFB      Y1, Y6, Y6
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y6, Y6
+	VPUNPCKHDQ   Y5, Y6, Y1
+	VPUNPCKLDQ   Y5, Y6, Y6
+	VPUNPCKLDQ   Y0, Y4, Y2
+	VPUNPCKHDQ   Y0, Y4, Y4
+	VPUNPCKHQDQ  Y2, Y6, Y5
+	VPUNPCKLQDQ  Y2, Y6, Y6
+	VPUNPCKHQDQ  Y4, Y1, Y0
+	VPUNPCKLQDQ  Y4, Y1, Y4
+	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      Y6, 128(CX)
+	VMOVDQU      Y5, 160(CX)
+	VMOVDQU      Y4, 192(CX)
+	VMOVDQU      Y0, 224(CX)
+	VMOVDQU      128(BX), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VPSRLW       $0x04, Y7, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y7, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y7
+	VPSHUFB      Y1, Y7, Y7
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y7, Y7
+	VPSRLW       $0x04, Y8, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y8
+	VPSHUFB      Y1, Y8, Y8
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y8, Y8
+	VPSRLW       $0x04, Y9, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y9
+	VPSHUFB      Y1, Y9, Y9
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y9, Y9
+	VPUNPCKHDQ   Y8, Y9, Y1
+	VPUNPCKLDQ   Y8, Y9, Y9
+	VPUNPCKLDQ   Y0, Y7, Y2
+	VPUNPCKHDQ   Y0, Y7, Y7
+	VPUNPCKHQDQ  Y2, Y9, Y8
+	VPUNPCKLQDQ  Y2, Y9, Y9
+	VPUNPCKHQDQ  Y7, Y1, Y0
+	VPUNPCKLQDQ  Y7, Y1, Y7
+	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
+	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
+	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      Y9, 256(CX)
+	VMOVDQU      Y8, 288(CX)
+	VMOVDQU      Y7, 320(CX)
+	VMOVDQU      Y0, 352(CX)
+	VMOVDQU      192(BX), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VPSRLW       $0x04, Y10, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y10
+	VPSHUFB      Y1, Y10, Y10
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y10, Y10
+	VPSRLW       $0x04, Y11, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y11
+	VPSHUFB      Y1, Y11, Y11
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y11, Y11
+	VPSRLW       $0x04, Y12, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y12
+	VPSHUFB      Y1, Y12, Y12
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y12, Y12
+	VPUNPCKHDQ   Y11, Y12, Y1
+	VPUNPCKLDQ   Y11, Y12, Y12
+	VPUNPCKLDQ   Y0, Y10, Y2
+	VPUNPCKHDQ   Y0, Y10, Y10
+	VPUNPCKHQDQ  Y2, Y12, Y11
+	VPUNPCKLQDQ  Y2, Y12, Y12
+	VPUNPCKHQDQ  Y10, Y1, Y0
+	VPUNPCKLQDQ  Y10, Y1, Y10
+	VPSHUFB      sm4BswapMask<>+0(SB), Y12, Y12
+	VPSHUFB      sm4BswapMask<>+0(SB), Y11, Y11
+	VPSHUFB      sm4BswapMask<>+0(SB), Y10, Y10
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      2208(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y1, Y1
+	VPMASKMOVD   Y12, Y1, 384(CX)
+	VMOVDQU      2208(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y1, Y1
+	VPMASKMOVD   Y11, Y1, 416(CX)
+	VMOVDQU      2208(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y1, Y1
+	VPMASKMOVD   Y10, Y1, 448(CX)
+	VMOVDQU      2208(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD   Y0, Y1, 480(CX)
 
 encryptBlocksAVX2AESNI_done:
 	VZEROUPPER
@@ -6921,7 +12653,7 @@ encryptBlocksAVX2AESNI_done:
 
 // func xorKeyStreamAVX2AESNI(rk *[32]uint32, ctr *[16]byte, dst *byte, src *byte, nblocks int)
 // Requires: AES, AVX, AVX2, SSE2
-TEXT ·xorKeyStreamAVX2AESNI(SB), $1376-40
+TEXT ·xorKeyStreamAVX2AESNI(SB), $2752-40
 	MOVQ         rk+0(FP), AX
 	MOVQ         dst+16(FP), CX
 	MOVQ         src+24(FP), DX
@@ -6967,73 +12699,78 @@ TEXT ·xorKeyStreamAVX2AESNI(SB), $1376-40
 	VPSHUFB      Y2, Y1, Y1
 	VPXOR        Y1, Y0, Y0
 	VMOVDQU      Y0, 96(SP)
-	VPBROADCASTD (SP), Y0
-	VMOVDQU      Y0, 128(SP)
-	VPBROADCASTD 4(SP), Y0
-	VMOVDQU      Y0, 160(SP)
-	VPBROADCASTD 8(SP), Y0
-	VMOVDQU      Y0, 192(SP)
-	VPBROADCASTD 12(SP), Y0
-	VMOVDQU      Y0, 224(SP)
-	VPBROADCASTD 16(SP), Y0
-	VMOVDQU      Y0, 256(SP)
-	VPBROADCASTD 20(SP), Y0
-	VMOVDQU      Y0, 288(SP)
-	VPBROADCASTD 24(SP), Y0
-	VMOVDQU      Y0, 320(SP)
-	VPBROADCASTD 28(SP), Y0
-	VMOVDQU      Y0, 352(SP)
-	VPBROADCASTD 32(SP), Y0
-	VMOVDQU      Y0, 384(SP)
-	VPBROADCASTD 36(SP), Y0
-	VMOVDQU      Y0, 416(SP)
-	VPBROADCASTD 40(SP), Y0
-	VMOVDQU      Y0, 448(SP)
-	VPBROADCASTD 44(SP), Y0
-	VMOVDQU      Y0, 480(SP)
-	VPBROADCASTD 48(SP), Y0
-	VMOVDQU      Y0, 512(SP)
-	VPBROADCASTD 52(SP), Y0
-	VMOVDQU      Y0, 544(SP)
-	VPBROADCASTD 56(SP), Y0
-	VMOVDQU      Y0, 576(SP)
-	VPBROADCASTD 60(SP), Y0
-	VMOVDQU      Y0, 608(SP)
-	VPBROADCASTD 64(SP), Y0
-	VMOVDQU      Y0, 640(SP)
-	VPBROADCASTD 68(SP), Y0
-	VMOVDQU      Y0, 672(SP)
-	VPBROADCASTD 72(SP), Y0
-	VMOVDQU      Y0, 704(SP)
-	VPBROADCASTD 76(SP), Y0
-	VMOVDQU      Y0, 736(SP)
-	VPBROADCASTD 80(SP), Y0
-	VMOVDQU      Y0, 768(SP)
-	VPBROADCASTD 84(SP), Y0
-	VMOVDQU      Y0, 800(SP)
-	VPBROADCASTD 88(SP), Y0
-	VMOVDQU      Y0, 832(SP)
-	VPBROADCASTD 92(SP), Y0
-	VMOVDQU      Y0, 864(SP)
-	VPBROADCASTD 96(SP), Y0
-	VMOVDQU      Y0, 896(SP)
-	VPBROADCASTD 100(SP), Y0
-	VMOVDQU      Y0, 928(SP)
-	VPBROADCASTD 104(SP), Y0
-	VMOVDQU      Y0, 960(SP)
-	VPBROADCASTD 108(SP), Y0
-	VMOVDQU      Y0, 992(SP)
-	VPBROADCASTD 112(SP), Y0
-	VMOVDQU      Y0, 1024(SP)
-	VPBROADCASTD 116(SP), Y0
-	VMOVDQU      Y0, 1056(SP)
-	VPBROADCASTD 120(SP), Y0
-	VMOVDQU      Y0, 1088(SP)
-	VPBROADCASTD 124(SP), Y0
-	VMOVDQU      Y0, 1120(SP)
 	LEAQ         128(SP), AX
+	ADDQ         $0x3f, AX
+	ANDQ         $-64, AX
+	VPBROADCASTD (SP), Y0
+	VMOVDQU      Y0, (AX)
+	VPBROADCASTD 4(SP), Y0
+	VMOVDQU      Y0, 32(AX)
+	VPBROADCASTD 8(SP), Y0
+	VMOVDQU      Y0, 64(AX)
+	VPBROADCASTD 12(SP), Y0
+	VMOVDQU      Y0, 96(AX)
+	VPBROADCASTD 16(SP), Y0
+	VMOVDQU      Y0, 128(AX)
+	VPBROADCASTD 20(SP), Y0
+	VMOVDQU      Y0, 160(AX)
+	VPBROADCASTD 24(SP), Y0
+	VMOVDQU      Y0, 192(AX)
+	VPBROADCASTD 28(SP), Y0
+	VMOVDQU      Y0, 224(AX)
+	VPBROADCASTD 32(SP), Y0
+	VMOVDQU      Y0, 256(AX)
+	VPBROADCASTD 36(SP), Y0
+	VMOVDQU      Y0, 288(AX)
+	VPBROADCASTD 40(SP), Y0
+	VMOVDQU      Y0, 320(AX)
+	VPBROADCASTD 44(SP), Y0
+	VMOVDQU      Y0, 352(AX)
+	VPBROADCASTD 48(SP), Y0
+	VMOVDQU      Y0, 384(AX)
+	VPBROADCASTD 52(SP), Y0
+	VMOVDQU      Y0, 416(AX)
+	VPBROADCASTD 56(SP), Y0
+	VMOVDQU      Y0, 448(AX)
+	VPBROADCASTD 60(SP), Y0
+	VMOVDQU      Y0, 480(AX)
+	VPBROADCASTD 64(SP), Y0
+	VMOVDQU      Y0, 512(AX)
+	VPBROADCASTD 68(SP), Y0
+	VMOVDQU      Y0, 544(AX)
+	VPBROADCASTD 72(SP), Y0
+	VMOVDQU      Y0, 576(AX)
+	VPBROADCASTD 76(SP), Y0
+	VMOVDQU      Y0, 608(AX)
+	VPBROADCASTD 80(SP), Y0
+	VMOVDQU      Y0, 640(AX)
+	VPBROADCASTD 84(SP), Y0
+	VMOVDQU      Y0, 672(AX)
+	VPBROADCASTD 88(SP), Y0
+	VMOVDQU      Y0, 704(AX)
+	VPBROADCASTD 92(SP), Y0
+	VMOVDQU      Y0, 736(AX)
+	VPBROADCASTD 96(SP), Y0
+	VMOVDQU      Y0, 768(AX)
+	VPBROADCASTD 100(SP), Y0
+	VMOVDQU      Y0, 800(AX)
+	VPBROADCASTD 104(SP), Y0
+	VMOVDQU      Y0, 832(AX)
+	VPBROADCASTD 108(SP), Y0
+	VMOVDQU      Y0, 864(AX)
+	VPBROADCASTD 112(SP), Y0
+	VMOVDQU      Y0, 896(AX)
+	VPBROADCASTD 116(SP), Y0
+	VMOVDQU      Y0, 928(AX)
+	VPBROADCASTD 120(SP), Y0
+	VMOVDQU      Y0, 960(AX)
+	VPBROADCASTD 124(SP), Y0
+	VMOVDQU      Y0, 992(AX)
 
 	// Counter words 0-2 broadcast, word 3 (the inc32 counter) broadcast; all byte-swapped to native order.
+	LEAQ         1216(SP), DI
+	ADDQ         $0x3f, DI
+	ANDQ         $-64, DI
 	VMOVDQU      (SI), X0
 	VPSHUFB      sm4BswapMask<>+0(SB), X0, X0
 	VPSHUFD      $0x00, X0, X1
@@ -7046,7 +12783,7 @@ TEXT ·xorKeyStreamAVX2AESNI(SB), $1376-40
 	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y2
 	VPSHUFB      Y3, Y2, Y2
 	VPXOR        Y2, Y1, Y1
-	VMOVDQU      Y1, 1152(SP)
+	VMOVDQU      Y1, (DI)
 	VPSHUFD      $0x55, X0, X1
 	VPBROADCASTD X1, Y1
 	VPSRLW       $0x04, Y1, Y3
@@ -7057,7 +12794,7 @@ TEXT ·xorKeyStreamAVX2AESNI(SB), $1376-40
 	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y2
 	VPSHUFB      Y3, Y2, Y2
 	VPXOR        Y2, Y1, Y1
-	VMOVDQU      Y1, 1184(SP)
+	VMOVDQU      Y1, 32(DI)
 	VPSHUFD      $0xaa, X0, X1
 	VPBROADCASTD X1, Y1
 	VPSRLW       $0x04, Y1, Y3
@@ -7068,15 +12805,18 @@ TEXT ·xorKeyStreamAVX2AESNI(SB), $1376-40
 	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y2
 	VPSHUFB      Y3, Y2, Y2
 	VPXOR        Y2, Y1, Y1
-	VMOVDQU      Y1, 1216(SP)
+	VMOVDQU      Y1, 64(DI)
 	VPSHUFD      $0xff, X0, X1
 	VPBROADCASTD X1, Y0
-	VMOVDQU      Y0, 1248(SP)
+	VMOVDQU      Y0, 96(DI)
 
 xorKeyStreamAVX2AESNI_loop:
-	CMPQ    BX, $0x00000018
+	CMPQ    BX, $0x00000020
 	JB      xorKeyStreamAVX2AESNI_partial
-	VMOVDQU 1248(SP), Y3
+	LEAQ    1408(SP), SI
+	ADDQ    $0x3f, SI
+	ANDQ    $-64, SI
+	VMOVDQU 96(DI), Y3
 	VPADDD  sm4CtrOffsets8<>+0(SB), Y3, Y3
 	VPSRLW  $0x04, Y3, Y1
 	VPAND   sm4Mask0f<>+0(SB), Y1, Y1
@@ -7086,393 +12826,559 @@ xorKeyStreamAVX2AESNI_loop:
 	VMOVDQU sm4WordNibLinHi<>+0(SB), Y0
 	VPSHUFB Y1, Y0, Y0
 	VPXOR   Y0, Y3, Y3
-	VMOVDQU 1152(SP), Y0
-	VMOVDQU 1184(SP), Y1
-	VMOVDQU 1216(SP), Y2
-	VMOVDQU 1248(SP), Y7
-	VPADDD  sm4CtrOffsets8<>+32(SB), Y7, Y7
-	VPSRLW  $0x04, Y7, Y5
-	VPAND   sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND   sm4Mask0f<>+0(SB), Y7, Y4
-	VMOVDQU sm4WordNibLinLo<>+0(SB), Y7
-	VPSHUFB Y4, Y7, Y7
-	VMOVDQU sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB Y5, Y4, Y4
-	VPXOR   Y4, Y7, Y7
-	VMOVDQU 1152(SP), Y4
-	VMOVDQU 1184(SP), Y5
-	VMOVDQU 1216(SP), Y6
-	VMOVDQU 1248(SP), Y11
-	VPADDD  sm4CtrOffsets8<>+64(SB), Y11, Y11
-	VPSRLW  $0x04, Y11, Y9
-	VPAND   sm4Mask0f<>+0(SB), Y9, Y9
-	VPAND   sm4Mask0f<>+0(SB), Y11, Y8
-	VMOVDQU sm4WordNibLinLo<>+0(SB), Y11
-	VPSHUFB Y8, Y11, Y11
-	VMOVDQU sm4WordNibLinHi<>+0(SB), Y8
-	VPSHUFB Y9, Y8, Y8
-	VPXOR   Y8, Y11, Y11
-	VMOVDQU 1152(SP), Y8
-	VMOVDQU 1184(SP), Y9
-	VMOVDQU 1216(SP), Y10
-	VMOVDQU 1248(SP), Y12
-	VPADDD  sm4Inc24<>+0(SB), Y12, Y12
-	VMOVDQU Y12, 1248(SP)
-	MOVQ    AX, SI
-	MOVQ    $0x00000008, DI
+	VMOVDQU (DI), Y0
+	VMOVDQU 32(DI), Y1
+	VMOVDQU 64(DI), Y2
+	VMOVDQU Y0, (SI)
+	VMOVDQU 96(DI), Y6
+	VPADDD  sm4CtrOffsets8<>+32(SB), Y6, Y6
+	VPSRLW  $0x04, Y6, Y4
+	VPAND   sm4Mask0f<>+0(SB), Y4, Y4
+	VPAND   sm4Mask0f<>+0(SB), Y6, Y0
+	VMOVDQU sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB Y0, Y6, Y6
+	VMOVDQU sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB Y4, Y0, Y0
+	VPXOR   Y0, Y6, Y6
+	VMOVDQU (DI), Y0
+	VMOVDQU 32(DI), Y4
+	VMOVDQU 64(DI), Y5
+	VMOVDQU Y0, 64(SI)
+	VMOVDQU 96(DI), Y9
+	VPADDD  sm4CtrOffsets8<>+64(SB), Y9, Y9
+	VPSRLW  $0x04, Y9, Y7
+	VPAND   sm4Mask0f<>+0(SB), Y7, Y7
+	VPAND   sm4Mask0f<>+0(SB), Y9, Y0
+	VMOVDQU sm4WordNibLinLo<>+0(SB), Y9
+	VPSHUFB Y0, Y9, Y9
+	VMOVDQU sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB Y7, Y0, Y0
+	VPXOR   Y0, Y9, Y9
+	VMOVDQU (DI), Y0
+	VMOVDQU 32(DI), Y7
+	VMOVDQU 64(DI), Y8
+	VMOVDQU Y0, 128(SI)
+	VMOVDQU 96(DI), Y12
+	VPADDD  sm4CtrOffsets8<>+96(SB), Y12, Y12
+	VPSRLW  $0x04, Y12, Y10
+	VPAND   sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND   sm4Mask0f<>+0(SB), Y12, Y0
+	VMOVDQU sm4WordNibLinLo<>+0(SB), Y12
+	VPSHUFB Y0, Y12, Y12
+	VMOVDQU sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB Y10, Y0, Y0
+	VPXOR   Y0, Y12, Y12
+	VMOVDQU (DI), Y0
+	VMOVDQU 32(DI), Y10
+	VMOVDQU 64(DI), Y11
+	VMOVDQU Y0, 192(SI)
+	VMOVDQU 96(DI), Y0
+	VPADDD  sm4Inc32<>+0(SB), Y0, Y0
+	VMOVDQU Y0, 96(DI)
+	MOVQ    AX, R8
+	MOVQ    $0x00000008, R9
 
-xorKeyStreamAVX2AESNI_rounds3false:
-	VPXOR        (SI), Y1, Y12
-	VPXOR        Y2, Y12, Y12
-	VPXOR        Y3, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
+xorKeyStreamAVX2AESNI_rounds4false:
+	VPXOR        (R8), Y1, Y0
+	VPXOR        Y2, Y0, Y0
+	VPXOR        Y3, Y0, Y0
+	VMOVDQU      Y1, 32(SI)
+	VEXTRACTI128 $0x01, Y0, X13
 	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
 	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
 	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
 	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
+	VPXOR        Y15, Y0, Y0
 	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
 	VPSHUFB      Y13, Y15, Y15
 	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
 	VPSHUFB      Y14, Y13, Y13
 	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y0, Y0
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y0, Y0
-	VPXOR        Y12, Y15, Y15
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y0, Y0
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y0, Y0
-	VPXOR        (SI), Y5, Y12
-	VPXOR        Y6, Y12, Y12
-	VPXOR        Y7, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB      Y13, Y15, Y15
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y4, Y4
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y4, Y4
-	VPXOR        Y12, Y15, Y15
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y4, Y4
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y4, Y4
-	VPXOR        (SI), Y9, Y12
-	VPXOR        Y10, Y12, Y12
-	VPXOR        Y11, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB      Y13, Y15, Y15
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y8, Y8
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y8, Y8
-	VPXOR        Y12, Y15, Y15
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y8, Y8
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y8, Y8
-	VPXOR        32(SI), Y2, Y12
-	VPXOR        Y3, Y12, Y12
-	VPXOR        Y0, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB      Y13, Y15, Y15
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y1, Y1
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR        (SI), Y1, Y1
 	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
 	VPXOR        Y13, Y1, Y1
-	VPXOR        Y12, Y15, Y15
+	VPXOR        Y0, Y15, Y15
 	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
 	VPXOR        Y13, Y1, Y1
 	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
 	VPXOR        Y13, Y1, Y1
-	VPXOR        32(SI), Y6, Y12
-	VPXOR        Y7, Y12, Y12
-	VPXOR        Y4, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
+	VPXOR        (R8), Y4, Y0
+	VPXOR        Y5, Y0, Y0
+	VPXOR        Y6, Y0, Y0
+	VMOVDQU      Y4, 96(SI)
+	VEXTRACTI128 $0x01, Y0, X13
 	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
 	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
 	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
 	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
+	VPXOR        Y15, Y0, Y0
 	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
 	VPSHUFB      Y13, Y15, Y15
 	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
 	VPSHUFB      Y14, Y13, Y13
 	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y5, Y5
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR        64(SI), Y4, Y4
 	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y5, Y5
-	VPXOR        Y12, Y15, Y15
+	VPXOR        Y13, Y4, Y4
+	VPXOR        Y0, Y15, Y15
 	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y5, Y5
+	VPXOR        Y13, Y4, Y4
 	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y5, Y5
-	VPXOR        32(SI), Y10, Y12
-	VPXOR        Y11, Y12, Y12
-	VPXOR        Y8, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
+	VPXOR        Y13, Y4, Y4
+	VPXOR        (R8), Y7, Y0
+	VPXOR        Y8, Y0, Y0
+	VPXOR        Y9, Y0, Y0
+	VMOVDQU      Y7, 160(SI)
+	VEXTRACTI128 $0x01, Y0, X13
 	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
 	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
 	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
 	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
+	VPXOR        Y15, Y0, Y0
 	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
 	VPSHUFB      Y13, Y15, Y15
 	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
 	VPSHUFB      Y14, Y13, Y13
 	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y9, Y9
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y9, Y9
-	VPXOR        Y12, Y15, Y15
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y9, Y9
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y9, Y9
-	VPXOR        64(SI), Y3, Y12
-	VPXOR        Y0, Y12, Y12
-	VPXOR        Y1, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB      Y13, Y15, Y15
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y2, Y2
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y2, Y2
-	VPXOR        Y12, Y15, Y15
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y2, Y2
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y2, Y2
-	VPXOR        64(SI), Y7, Y12
-	VPXOR        Y4, Y12, Y12
-	VPXOR        Y5, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB      Y13, Y15, Y15
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y6, Y6
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y6, Y6
-	VPXOR        Y12, Y15, Y15
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y6, Y6
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y6, Y6
-	VPXOR        64(SI), Y11, Y12
-	VPXOR        Y8, Y12, Y12
-	VPXOR        Y9, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB      Y13, Y15, Y15
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y10, Y10
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y10, Y10
-	VPXOR        Y12, Y15, Y15
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y10, Y10
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y10, Y10
-	VPXOR        96(SI), Y0, Y12
-	VPXOR        Y1, Y12, Y12
-	VPXOR        Y2, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB      Y13, Y15, Y15
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y3, Y3
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y3, Y3
-	VPXOR        Y12, Y15, Y15
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y3, Y3
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y3, Y3
-	VPXOR        96(SI), Y4, Y12
-	VPXOR        Y5, Y12, Y12
-	VPXOR        Y6, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB      Y13, Y15, Y15
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y7, Y7
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y7
+	VPXOR        128(SI), Y7, Y7
 	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
 	VPXOR        Y13, Y7, Y7
-	VPXOR        Y12, Y15, Y15
+	VPXOR        Y0, Y15, Y15
 	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
 	VPXOR        Y13, Y7, Y7
 	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
 	VPXOR        Y13, Y7, Y7
-	VPXOR        96(SI), Y8, Y12
-	VPXOR        Y9, Y12, Y12
-	VPXOR        Y10, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
+	VPXOR        (R8), Y10, Y0
+	VPXOR        Y11, Y0, Y0
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      Y10, 224(SI)
+	VEXTRACTI128 $0x01, Y0, X13
 	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
 	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
 	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
 	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
+	VPXOR        Y15, Y0, Y0
 	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
 	VPSHUFB      Y13, Y15, Y15
 	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
 	VPSHUFB      Y14, Y13, Y13
 	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y11, Y11
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y10
+	VPXOR        192(SI), Y10, Y10
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VPXOR        32(R8), Y2, Y0
+	VPXOR        Y3, Y0, Y0
+	VPXOR        Y1, Y0, Y0
+	VMOVDQU      Y2, (SI)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y2
+	VPXOR        32(SI), Y2, Y2
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y2, Y2
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y2, Y2
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y2, Y2
+	VPXOR        32(R8), Y5, Y0
+	VPXOR        Y6, Y0, Y0
+	VPXOR        Y4, Y0, Y0
+	VMOVDQU      Y5, 64(SI)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y5
+	VPXOR        96(SI), Y5, Y5
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y5, Y5
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y5, Y5
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y5, Y5
+	VPXOR        32(R8), Y8, Y0
+	VPXOR        Y9, Y0, Y0
+	VPXOR        Y7, Y0, Y0
+	VMOVDQU      Y8, 128(SI)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y8
+	VPXOR        160(SI), Y8, Y8
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y8, Y8
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y8, Y8
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y8, Y8
+	VPXOR        32(R8), Y11, Y0
+	VPXOR        Y12, Y0, Y0
+	VPXOR        Y10, Y0, Y0
+	VMOVDQU      Y11, 192(SI)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y11
+	VPXOR        224(SI), Y11, Y11
 	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
 	VPXOR        Y13, Y11, Y11
-	VPXOR        Y12, Y15, Y15
+	VPXOR        Y0, Y15, Y15
 	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
 	VPXOR        Y13, Y11, Y11
 	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
 	VPXOR        Y13, Y11, Y11
-	ADDQ         $0x80, SI
-	DECQ         DI
-	JNZ          xorKeyStreamAVX2AESNI_rounds3false
+	VPXOR        64(R8), Y3, Y0
+	VPXOR        Y1, Y0, Y0
+	VPXOR        Y2, Y0, Y0
+	VMOVDQU      Y3, 32(SI)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y3
+	VPXOR        (SI), Y3, Y3
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y3, Y3
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y3, Y3
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y3, Y3
+	VPXOR        64(R8), Y6, Y0
+	VPXOR        Y4, Y0, Y0
+	VPXOR        Y5, Y0, Y0
+	VMOVDQU      Y6, 96(SI)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y6
+	VPXOR        64(SI), Y6, Y6
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y6, Y6
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y6, Y6
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y6, Y6
+	VPXOR        64(R8), Y9, Y0
+	VPXOR        Y7, Y0, Y0
+	VPXOR        Y8, Y0, Y0
+	VMOVDQU      Y9, 160(SI)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y9
+	VPXOR        128(SI), Y9, Y9
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y9, Y9
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y9, Y9
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y9, Y9
+	VPXOR        64(R8), Y12, Y0
+	VPXOR        Y10, Y0, Y0
+	VPXOR        Y11, Y0, Y0
+	VMOVDQU      Y12, 224(SI)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y12
+	VPXOR        192(SI), Y12, Y12
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y12, Y12
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y12, Y12
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y12, Y12
+	VPXOR        96(R8), Y1, Y0
+	VPXOR        Y2, Y0, Y0
+	VPXOR        Y3, Y0, Y0
+	VMOVDQU      Y1, (SI)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR        32(SI), Y1, Y1
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y1, Y1
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y1, Y1
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y1, Y1
+	VPXOR        96(R8), Y4, Y0
+	VPXOR        Y5, Y0, Y0
+	VPXOR        Y6, Y0, Y0
+	VMOVDQU      Y4, 64(SI)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR        96(SI), Y4, Y4
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y4, Y4
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y4, Y4
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y4, Y4
+	VPXOR        96(R8), Y7, Y0
+	VPXOR        Y8, Y0, Y0
+	VPXOR        Y9, Y0, Y0
+	VMOVDQU      Y7, 128(SI)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y7
+	VPXOR        160(SI), Y7, Y7
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y7, Y7
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y7, Y7
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y7, Y7
+	VPXOR        96(R8), Y10, Y0
+	VPXOR        Y11, Y0, Y0
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      Y10, 192(SI)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y10
+	VPXOR        224(SI), Y10, Y10
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VMOVDQU      Y1, Y0
+	VMOVDQU      Y2, Y1
+	VMOVDQU      Y3, Y2
+	VMOVDQU      Y0, Y3
+	VMOVDQU      Y4, Y0
+	VMOVDQU      Y5, Y4
+	VMOVDQU      Y6, Y5
+	VMOVDQU      Y0, Y6
+	VMOVDQU      Y7, Y0
+	VMOVDQU      Y8, Y7
+	VMOVDQU      Y9, Y8
+	VMOVDQU      Y0, Y9
+	VMOVDQU      Y10, Y0
+	VMOVDQU      Y11, Y10
+	VMOVDQU      Y12, Y11
+	VMOVDQU      Y0, Y12
+	ADDQ         $0x80, R8
+	DECQ         R9
+	JNZ          xorKeyStreamAVX2AESNI_rounds4false
+	VMOVDQU      (SI), Y0
 	VPSRLW       $0x04, Y0, Y14
 	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
 	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
@@ -7505,70 +13411,6 @@ xorKeyStreamAVX2AESNI_rounds3false:
 	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
 	VPSHUFB      Y14, Y13, Y13
 	VPXOR        Y13, Y3, Y3
-	VPSRLW       $0x04, Y4, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y4, Y13
-	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y4
-	VPSHUFB      Y13, Y4, Y4
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y4, Y4
-	VPSRLW       $0x04, Y5, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y13
-	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y5
-	VPSHUFB      Y13, Y5, Y5
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y5, Y5
-	VPSRLW       $0x04, Y6, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y13
-	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y6
-	VPSHUFB      Y13, Y6, Y6
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y6, Y6
-	VPSRLW       $0x04, Y7, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y7, Y13
-	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y7
-	VPSHUFB      Y13, Y7, Y7
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y7, Y7
-	VPSRLW       $0x04, Y8, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y13
-	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y8
-	VPSHUFB      Y13, Y8, Y8
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y8, Y8
-	VPSRLW       $0x04, Y9, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y9, Y13
-	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y9
-	VPSHUFB      Y13, Y9, Y9
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y9, Y9
-	VPSRLW       $0x04, Y10, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y13
-	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y10
-	VPSHUFB      Y13, Y10, Y10
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y10, Y10
-	VPSRLW       $0x04, Y11, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y13
-	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y11
-	VPSHUFB      Y13, Y11, Y11
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y11, Y11
 	VPUNPCKHDQ   Y2, Y3, Y13
 	VPUNPCKLDQ   Y2, Y3, Y3
 	VPUNPCKLDQ   Y0, Y1, Y14
@@ -7581,30 +13423,6 @@ xorKeyStreamAVX2AESNI_rounds3false:
 	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
 	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
 	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VPUNPCKHDQ   Y6, Y7, Y13
-	VPUNPCKLDQ   Y6, Y7, Y7
-	VPUNPCKLDQ   Y4, Y5, Y14
-	VPUNPCKHDQ   Y4, Y5, Y5
-	VPUNPCKHQDQ  Y14, Y7, Y6
-	VPUNPCKLQDQ  Y14, Y7, Y7
-	VPUNPCKHQDQ  Y5, Y13, Y4
-	VPUNPCKLQDQ  Y5, Y13, Y5
-	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
-	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
-	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
-	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
-	VPUNPCKHDQ   Y10, Y11, Y13
-	VPUNPCKLDQ   Y10, Y11, Y11
-	VPUNPCKLDQ   Y8, Y9, Y14
-	VPUNPCKHDQ   Y8, Y9, Y9
-	VPUNPCKHQDQ  Y14, Y11, Y10
-	VPUNPCKLQDQ  Y14, Y11, Y11
-	VPUNPCKHQDQ  Y9, Y13, Y8
-	VPUNPCKLQDQ  Y9, Y13, Y9
-	VPSHUFB      sm4BswapMask<>+0(SB), Y11, Y11
-	VPSHUFB      sm4BswapMask<>+0(SB), Y10, Y10
-	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
-	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
 	VPXOR        (DX), Y3, Y3
 	VMOVDQU      Y3, (CX)
 	VPXOR        32(DX), Y2, Y2
@@ -7613,39 +13431,187 @@ xorKeyStreamAVX2AESNI_rounds3false:
 	VMOVDQU      Y1, 64(CX)
 	VPXOR        96(DX), Y0, Y0
 	VMOVDQU      Y0, 96(CX)
-	VPXOR        128(DX), Y7, Y7
-	VMOVDQU      Y7, 128(CX)
-	VPXOR        160(DX), Y6, Y6
-	VMOVDQU      Y6, 160(CX)
-	VPXOR        192(DX), Y5, Y5
-	VMOVDQU      Y5, 192(CX)
-	VPXOR        224(DX), Y4, Y4
-	VMOVDQU      Y4, 224(CX)
-	VPXOR        256(DX), Y11, Y11
-	VMOVDQU      Y11, 256(CX)
-	VPXOR        288(DX), Y10, Y10
-	VMOVDQU      Y10, 288(CX)
-	VPXOR        320(DX), Y9, Y9
-	VMOVDQU      Y9, 320(CX)
-	VPXOR        352(DX), Y8, Y8
-	VMOVDQU      Y8, 352(CX)
-	ADDQ         $0x00000180, DX
-	ADDQ         $0x00000180, CX
-	SUBQ         $0x00000018, BX
+	VMOVDQU      64(SI), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VPSRLW       $0x04, Y4, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y4
+	VPSHUFB      Y1, Y4, Y4
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y4, Y4
+	VPSRLW       $0x04, Y5, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y5
+	VPSHUFB      Y1, Y5, Y5
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y5, Y5
+	VPSRLW       $0x04, Y6, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y6
+	VPSHUFB      Y1, Y6, Y6
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y6, Y6
+	VPUNPCKHDQ   Y5, Y6, Y1
+	VPUNPCKLDQ   Y5, Y6, Y6
+	VPUNPCKLDQ   Y0, Y4, Y2
+	VPUNPCKHDQ   Y0, Y4, Y4
+	VPUNPCKHQDQ  Y2, Y6, Y5
+	VPUNPCKLQDQ  Y2, Y6, Y6
+	VPUNPCKHQDQ  Y4, Y1, Y0
+	VPUNPCKLQDQ  Y4, Y1, Y4
+	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR        128(DX), Y6, Y6
+	VMOVDQU      Y6, 128(CX)
+	VPXOR        160(DX), Y5, Y5
+	VMOVDQU      Y5, 160(CX)
+	VPXOR        192(DX), Y4, Y4
+	VMOVDQU      Y4, 192(CX)
+	VPXOR        224(DX), Y0, Y0
+	VMOVDQU      Y0, 224(CX)
+	VMOVDQU      128(SI), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VPSRLW       $0x04, Y7, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y7, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y7
+	VPSHUFB      Y1, Y7, Y7
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y7, Y7
+	VPSRLW       $0x04, Y8, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y8
+	VPSHUFB      Y1, Y8, Y8
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y8, Y8
+	VPSRLW       $0x04, Y9, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y9
+	VPSHUFB      Y1, Y9, Y9
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y9, Y9
+	VPUNPCKHDQ   Y8, Y9, Y1
+	VPUNPCKLDQ   Y8, Y9, Y9
+	VPUNPCKLDQ   Y0, Y7, Y2
+	VPUNPCKHDQ   Y0, Y7, Y7
+	VPUNPCKHQDQ  Y2, Y9, Y8
+	VPUNPCKLQDQ  Y2, Y9, Y9
+	VPUNPCKHQDQ  Y7, Y1, Y0
+	VPUNPCKLQDQ  Y7, Y1, Y7
+	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
+	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
+	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR        256(DX), Y9, Y9
+	VMOVDQU      Y9, 256(CX)
+	VPXOR        288(DX), Y8, Y8
+	VMOVDQU      Y8, 288(CX)
+	VPXOR        320(DX), Y7, Y7
+	VMOVDQU      Y7, 320(CX)
+	VPXOR        352(DX), Y0, Y0
+	VMOVDQU      Y0, 352(CX)
+	VMOVDQU      192(SI), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VPSRLW       $0x04, Y10, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y10
+	VPSHUFB      Y1, Y10, Y10
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y10, Y10
+	VPSRLW       $0x04, Y11, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y11
+	VPSHUFB      Y1, Y11, Y11
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y11, Y11
+	VPSRLW       $0x04, Y12, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y12
+	VPSHUFB      Y1, Y12, Y12
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y12, Y12
+	VPUNPCKHDQ   Y11, Y12, Y1
+	VPUNPCKLDQ   Y11, Y12, Y12
+	VPUNPCKLDQ   Y0, Y10, Y2
+	VPUNPCKHDQ   Y0, Y10, Y10
+	VPUNPCKHQDQ  Y2, Y12, Y11
+	VPUNPCKLQDQ  Y2, Y12, Y12
+	VPUNPCKHQDQ  Y10, Y1, Y0
+	VPUNPCKLQDQ  Y10, Y1, Y10
+	VPSHUFB      sm4BswapMask<>+0(SB), Y12, Y12
+	VPSHUFB      sm4BswapMask<>+0(SB), Y11, Y11
+	VPSHUFB      sm4BswapMask<>+0(SB), Y10, Y10
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR        384(DX), Y12, Y12
+	VMOVDQU      Y12, 384(CX)
+	VPXOR        416(DX), Y11, Y11
+	VMOVDQU      Y11, 416(CX)
+	VPXOR        448(DX), Y10, Y10
+	VMOVDQU      Y10, 448(CX)
+	VPXOR        480(DX), Y0, Y0
+	VMOVDQU      Y0, 480(CX)
+	ADDQ         $0x00000200, DX
+	ADDQ         $0x00000200, CX
+	SUBQ         $0x00000020, BX
 	JMP          xorKeyStreamAVX2AESNI_loop
 
 xorKeyStreamAVX2AESNI_partial:
 	// Fewer than a full pass left: ceil(n/width) sets, the last one masked.
 	TESTQ        BX, BX
 	JZ           xorKeyStreamAVX2AESNI_done
+	CMPQ         BX, $0x00000018
+	JA           xorKeyStreamAVX2AESNI_sets4
 	CMPQ         BX, $0x00000010
 	JA           xorKeyStreamAVX2AESNI_sets3
 	CMPQ         BX, $0x00000008
 	JA           xorKeyStreamAVX2AESNI_sets2
 	MOVQ         BX, X0
 	VPBROADCASTD X0, Y0
-	VMOVDQU      Y0, 1280(SP)
-	VMOVDQU      1248(SP), Y3
+	VMOVDQU      Y0, 1728(SP)
+	LEAQ         1760(SP), BX
+	ADDQ         $0x3f, BX
+	ANDQ         $-64, BX
+	VMOVDQU      96(DI), Y3
 	VPADDD       sm4CtrOffsets8<>+0(SB), Y3, Y3
 	VPSRLW       $0x04, Y3, Y1
 	VPAND        sm4Mask0f<>+0(SB), Y1, Y1
@@ -7655,201 +13621,211 @@ xorKeyStreamAVX2AESNI_partial:
 	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
 	VPSHUFB      Y1, Y0, Y0
 	VPXOR        Y0, Y3, Y3
-	VMOVDQU      1152(SP), Y0
-	VMOVDQU      1184(SP), Y1
-	VMOVDQU      1216(SP), Y2
-	MOVQ         $0x00000008, BX
+	VMOVDQU      (DI), Y0
+	VMOVDQU      32(DI), Y1
+	VMOVDQU      64(DI), Y2
+	VMOVDQU      Y0, (BX)
+	MOVQ         $0x00000008, SI
 
 xorKeyStreamAVX2AESNI_rounds1true:
-	VPXOR        (AX), Y1, Y4
-	VPXOR        Y2, Y4, Y4
-	VPXOR        Y3, Y4, Y4
-	VEXTRACTI128 $0x01, Y4, X5
-	VAESENCLAST  sm4Zero32<>+0(SB), X5, X5
+	VPXOR        (AX), Y1, Y0
+	VPXOR        Y2, Y0, Y0
+	VPXOR        Y3, Y0, Y0
+	VMOVDQU      Y1, 32(BX)
+	VEXTRACTI128 $0x01, Y0, X4
 	VAESENCLAST  sm4Zero32<>+0(SB), X4, X4
-	VINSERTI128  $0x01, X5, Y4, Y4
-	VPSRLW       $0x04, Y4, Y6
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y6
-	VPAND        sm4Mask0f<>+0(SB), Y4, Y5
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y4
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X4, Y0, Y0
+	VPSRLW       $0x04, Y0, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y4, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y6
+	VPSHUFB      Y5, Y6, Y6
+	VPXOR        Y6, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y6
+	VPSHUFB      Y4, Y6, Y6
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y4
 	VPSHUFB      Y5, Y4, Y4
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y7
-	VPSHUFB      Y6, Y7, Y7
-	VPXOR        Y7, Y4, Y4
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y7
-	VPSHUFB      Y5, Y7, Y7
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y5
-	VPSHUFB      Y6, Y5, Y5
-	VPXOR        Y5, Y7, Y7
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y4, Y5
-	VPXOR        Y5, Y0, Y0
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y7, Y5
-	VPXOR        Y5, Y0, Y0
-	VPXOR        Y4, Y7, Y7
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y7, Y5
-	VPXOR        Y5, Y0, Y0
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y7, Y5
-	VPXOR        Y5, Y0, Y0
-	VPXOR        32(AX), Y2, Y4
-	VPXOR        Y3, Y4, Y4
-	VPXOR        Y0, Y4, Y4
-	VEXTRACTI128 $0x01, Y4, X5
-	VAESENCLAST  sm4Zero32<>+0(SB), X5, X5
+	VPXOR        Y4, Y6, Y6
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR        (BX), Y1, Y1
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y6, Y4
+	VPXOR        Y4, Y1, Y1
+	VPXOR        Y0, Y6, Y6
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y6, Y4
+	VPXOR        Y4, Y1, Y1
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y6, Y4
+	VPXOR        Y4, Y1, Y1
+	VPXOR        32(AX), Y2, Y0
+	VPXOR        Y3, Y0, Y0
+	VPXOR        Y1, Y0, Y0
+	VMOVDQU      Y2, (BX)
+	VEXTRACTI128 $0x01, Y0, X4
 	VAESENCLAST  sm4Zero32<>+0(SB), X4, X4
-	VINSERTI128  $0x01, X5, Y4, Y4
-	VPSRLW       $0x04, Y4, Y6
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y6
-	VPAND        sm4Mask0f<>+0(SB), Y4, Y5
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y4
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X4, Y0, Y0
+	VPSRLW       $0x04, Y0, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y4, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y6
+	VPSHUFB      Y5, Y6, Y6
+	VPXOR        Y6, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y6
+	VPSHUFB      Y4, Y6, Y6
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y4
 	VPSHUFB      Y5, Y4, Y4
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y7
-	VPSHUFB      Y6, Y7, Y7
-	VPXOR        Y7, Y4, Y4
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y7
-	VPSHUFB      Y5, Y7, Y7
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y5
-	VPSHUFB      Y6, Y5, Y5
-	VPXOR        Y5, Y7, Y7
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y4, Y5
-	VPXOR        Y5, Y1, Y1
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y7, Y5
-	VPXOR        Y5, Y1, Y1
-	VPXOR        Y4, Y7, Y7
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y7, Y5
-	VPXOR        Y5, Y1, Y1
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y7, Y5
-	VPXOR        Y5, Y1, Y1
-	VPXOR        64(AX), Y3, Y4
-	VPXOR        Y0, Y4, Y4
-	VPXOR        Y1, Y4, Y4
-	VEXTRACTI128 $0x01, Y4, X5
-	VAESENCLAST  sm4Zero32<>+0(SB), X5, X5
+	VPXOR        Y4, Y6, Y6
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y2
+	VPXOR        32(BX), Y2, Y2
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y6, Y4
+	VPXOR        Y4, Y2, Y2
+	VPXOR        Y0, Y6, Y6
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y6, Y4
+	VPXOR        Y4, Y2, Y2
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y6, Y4
+	VPXOR        Y4, Y2, Y2
+	VPXOR        64(AX), Y3, Y0
+	VPXOR        Y1, Y0, Y0
+	VPXOR        Y2, Y0, Y0
+	VMOVDQU      Y3, 32(BX)
+	VEXTRACTI128 $0x01, Y0, X4
 	VAESENCLAST  sm4Zero32<>+0(SB), X4, X4
-	VINSERTI128  $0x01, X5, Y4, Y4
-	VPSRLW       $0x04, Y4, Y6
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y6
-	VPAND        sm4Mask0f<>+0(SB), Y4, Y5
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y4
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X4, Y0, Y0
+	VPSRLW       $0x04, Y0, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y4, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y6
+	VPSHUFB      Y5, Y6, Y6
+	VPXOR        Y6, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y6
+	VPSHUFB      Y4, Y6, Y6
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y4
 	VPSHUFB      Y5, Y4, Y4
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y7
-	VPSHUFB      Y6, Y7, Y7
-	VPXOR        Y7, Y4, Y4
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y7
-	VPSHUFB      Y5, Y7, Y7
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y5
-	VPSHUFB      Y6, Y5, Y5
-	VPXOR        Y5, Y7, Y7
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y4, Y5
-	VPXOR        Y5, Y2, Y2
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y7, Y5
-	VPXOR        Y5, Y2, Y2
-	VPXOR        Y4, Y7, Y7
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y7, Y5
-	VPXOR        Y5, Y2, Y2
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y7, Y5
-	VPXOR        Y5, Y2, Y2
-	VPXOR        96(AX), Y0, Y4
-	VPXOR        Y1, Y4, Y4
-	VPXOR        Y2, Y4, Y4
-	VEXTRACTI128 $0x01, Y4, X5
-	VAESENCLAST  sm4Zero32<>+0(SB), X5, X5
+	VPXOR        Y4, Y6, Y6
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y3
+	VPXOR        (BX), Y3, Y3
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y6, Y4
+	VPXOR        Y4, Y3, Y3
+	VPXOR        Y0, Y6, Y6
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y6, Y4
+	VPXOR        Y4, Y3, Y3
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y6, Y4
+	VPXOR        Y4, Y3, Y3
+	VPXOR        96(AX), Y1, Y0
+	VPXOR        Y2, Y0, Y0
+	VPXOR        Y3, Y0, Y0
+	VMOVDQU      Y1, (BX)
+	VEXTRACTI128 $0x01, Y0, X4
 	VAESENCLAST  sm4Zero32<>+0(SB), X4, X4
-	VINSERTI128  $0x01, X5, Y4, Y4
-	VPSRLW       $0x04, Y4, Y6
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y6
-	VPAND        sm4Mask0f<>+0(SB), Y4, Y5
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y4
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X4, Y0, Y0
+	VPSRLW       $0x04, Y0, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y4, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y6
+	VPSHUFB      Y5, Y6, Y6
+	VPXOR        Y6, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y6
+	VPSHUFB      Y4, Y6, Y6
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y4
 	VPSHUFB      Y5, Y4, Y4
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y7
-	VPSHUFB      Y6, Y7, Y7
-	VPXOR        Y7, Y4, Y4
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y7
-	VPSHUFB      Y5, Y7, Y7
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y5
-	VPSHUFB      Y6, Y5, Y5
-	VPXOR        Y5, Y7, Y7
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y4, Y5
-	VPXOR        Y5, Y3, Y3
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y7, Y5
-	VPXOR        Y5, Y3, Y3
-	VPXOR        Y4, Y7, Y7
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y7, Y5
-	VPXOR        Y5, Y3, Y3
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y7, Y5
-	VPXOR        Y5, Y3, Y3
+	VPXOR        Y4, Y6, Y6
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR        32(BX), Y1, Y1
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y6, Y4
+	VPXOR        Y4, Y1, Y1
+	VPXOR        Y0, Y6, Y6
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y6, Y4
+	VPXOR        Y4, Y1, Y1
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y6, Y4
+	VPXOR        Y4, Y1, Y1
+	VMOVDQU      Y1, Y0
+	VMOVDQU      Y2, Y1
+	VMOVDQU      Y3, Y2
+	VMOVDQU      Y0, Y3
 	ADDQ         $0x80, AX
-	DECQ         BX
+	DECQ         SI
 	JNZ          xorKeyStreamAVX2AESNI_rounds1true
-	VPSRLW       $0x04, Y0, Y6
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y6
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y5
+	VMOVDQU      (BX), Y0
+	VPSRLW       $0x04, Y0, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
 	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
-	VPSHUFB      Y5, Y0, Y0
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y5
-	VPSHUFB      Y6, Y5, Y5
-	VPXOR        Y5, Y0, Y0
-	VPSRLW       $0x04, Y1, Y6
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y6
-	VPAND        sm4Mask0f<>+0(SB), Y1, Y5
+	VPSHUFB      Y4, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y0, Y0
+	VPSRLW       $0x04, Y1, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y4
 	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y1
-	VPSHUFB      Y5, Y1, Y1
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y5
-	VPSHUFB      Y6, Y5, Y5
-	VPXOR        Y5, Y1, Y1
-	VPSRLW       $0x04, Y2, Y6
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y6
-	VPAND        sm4Mask0f<>+0(SB), Y2, Y5
+	VPSHUFB      Y4, Y1, Y1
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y1, Y1
+	VPSRLW       $0x04, Y2, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y4
 	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y2
-	VPSHUFB      Y5, Y2, Y2
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y5
-	VPSHUFB      Y6, Y5, Y5
-	VPXOR        Y5, Y2, Y2
-	VPSRLW       $0x04, Y3, Y6
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y6
-	VPAND        sm4Mask0f<>+0(SB), Y3, Y5
+	VPSHUFB      Y4, Y2, Y2
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y2, Y2
+	VPSRLW       $0x04, Y3, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y4
 	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y3
-	VPSHUFB      Y5, Y3, Y3
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y5
-	VPSHUFB      Y6, Y5, Y5
-	VPXOR        Y5, Y3, Y3
-	VPUNPCKHDQ   Y2, Y3, Y5
+	VPSHUFB      Y4, Y3, Y3
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y3, Y3
+	VPUNPCKHDQ   Y2, Y3, Y4
 	VPUNPCKLDQ   Y2, Y3, Y3
-	VPUNPCKLDQ   Y0, Y1, Y6
+	VPUNPCKLDQ   Y0, Y1, Y5
 	VPUNPCKHDQ   Y0, Y1, Y1
-	VPUNPCKHQDQ  Y6, Y3, Y2
-	VPUNPCKLQDQ  Y6, Y3, Y3
-	VPUNPCKHQDQ  Y1, Y5, Y0
-	VPUNPCKLQDQ  Y1, Y5, Y1
+	VPUNPCKHQDQ  Y5, Y3, Y2
+	VPUNPCKLQDQ  Y5, Y3, Y3
+	VPUNPCKHQDQ  Y1, Y4, Y0
+	VPUNPCKLQDQ  Y1, Y4, Y1
 	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
 	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
 	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
 	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      1280(SP), Y4
+	VMOVDQU      1728(SP), Y4
 	VPCMPGTD     sm4TailIndex8<>+0(SB), Y4, Y4
 	VPMASKMOVD   (DX), Y4, Y4
 	VPXOR        Y4, Y3, Y3
-	VMOVDQU      1280(SP), Y4
+	VMOVDQU      1728(SP), Y4
 	VPCMPGTD     sm4TailIndex8<>+0(SB), Y4, Y4
 	VPMASKMOVD   Y3, Y4, (CX)
-	VMOVDQU      1280(SP), Y3
+	VMOVDQU      1728(SP), Y3
 	VPCMPGTD     sm4TailIndex8<>+32(SB), Y3, Y3
-	VPMASKMOVD   32(DX), Y3, Y4
-	VPXOR        Y4, Y2, Y2
-	VMOVDQU      1280(SP), Y3
+	VPMASKMOVD   32(DX), Y3, Y3
+	VPXOR        Y3, Y2, Y2
+	VMOVDQU      1728(SP), Y3
 	VPCMPGTD     sm4TailIndex8<>+32(SB), Y3, Y3
 	VPMASKMOVD   Y2, Y3, 32(CX)
-	VMOVDQU      1280(SP), Y2
+	VMOVDQU      1728(SP), Y2
 	VPCMPGTD     sm4TailIndex8<>+64(SB), Y2, Y2
-	VPMASKMOVD   64(DX), Y2, Y4
-	VPXOR        Y4, Y1, Y1
-	VMOVDQU      1280(SP), Y2
+	VPMASKMOVD   64(DX), Y2, Y2
+	VPXOR        Y2, Y1, Y1
+	VMOVDQU      1728(SP), Y2
 	VPCMPGTD     sm4TailIndex8<>+64(SB), Y2, Y2
 	VPMASKMOVD   Y1, Y2, 64(CX)
-	VMOVDQU      1280(SP), Y1
+	VMOVDQU      1728(SP), Y1
 	VPCMPGTD     sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD   96(DX), Y1, Y4
-	VPXOR        Y4, Y0, Y0
-	VMOVDQU      1280(SP), Y1
+	VPMASKMOVD   96(DX), Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VMOVDQU      1728(SP), Y1
 	VPCMPGTD     sm4TailIndex8<>+96(SB), Y1, Y1
 	VPMASKMOVD   Y0, Y1, 96(CX)
 	JMP          xorKeyStreamAVX2AESNI_done
@@ -7858,8 +13834,11 @@ xorKeyStreamAVX2AESNI_sets2:
 	SUBQ         $0x00000008, BX
 	MOVQ         BX, X0
 	VPBROADCASTD X0, Y0
-	VMOVDQU      Y0, 1312(SP)
-	VMOVDQU      1248(SP), Y3
+	VMOVDQU      Y0, 1888(SP)
+	LEAQ         1920(SP), BX
+	ADDQ         $0x3f, BX
+	ANDQ         $-64, BX
+	VMOVDQU      96(DI), Y3
 	VPADDD       sm4CtrOffsets8<>+0(SB), Y3, Y3
 	VPSRLW       $0x04, Y3, Y1
 	VPAND        sm4Mask0f<>+0(SB), Y1, Y1
@@ -7869,348 +13848,323 @@ xorKeyStreamAVX2AESNI_sets2:
 	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
 	VPSHUFB      Y1, Y0, Y0
 	VPXOR        Y0, Y3, Y3
-	VMOVDQU      1152(SP), Y0
-	VMOVDQU      1184(SP), Y1
-	VMOVDQU      1216(SP), Y2
-	VMOVDQU      1248(SP), Y7
-	VPADDD       sm4CtrOffsets8<>+32(SB), Y7, Y7
-	VPSRLW       $0x04, Y7, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y7, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y7
-	VPSHUFB      Y4, Y7, Y7
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y7, Y7
-	VMOVDQU      1152(SP), Y4
-	VMOVDQU      1184(SP), Y5
-	VMOVDQU      1216(SP), Y6
-	MOVQ         $0x00000008, BX
+	VMOVDQU      (DI), Y0
+	VMOVDQU      32(DI), Y1
+	VMOVDQU      64(DI), Y2
+	VMOVDQU      Y0, (BX)
+	VMOVDQU      96(DI), Y6
+	VPADDD       sm4CtrOffsets8<>+32(SB), Y6, Y6
+	VPSRLW       $0x04, Y6, Y4
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y4
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y0
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB      Y0, Y6, Y6
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB      Y4, Y0, Y0
+	VPXOR        Y0, Y6, Y6
+	VMOVDQU      (DI), Y0
+	VMOVDQU      32(DI), Y4
+	VMOVDQU      64(DI), Y5
+	VMOVDQU      Y0, 64(BX)
+	MOVQ         $0x00000008, SI
 
 xorKeyStreamAVX2AESNI_rounds2true:
-	VPXOR        (AX), Y1, Y8
-	VPXOR        Y2, Y8, Y8
-	VPXOR        Y3, Y8, Y8
-	VEXTRACTI128 $0x01, Y8, X9
-	VAESENCLAST  sm4Zero32<>+0(SB), X9, X9
-	VAESENCLAST  sm4Zero32<>+0(SB), X8, X8
-	VINSERTI128  $0x01, X9, Y8, Y8
-	VPSRLW       $0x04, Y8, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y9
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y11
-	VPSHUFB      Y10, Y11, Y11
-	VPXOR        Y11, Y8, Y8
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y11
-	VPSHUFB      Y9, Y11, Y11
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y9
-	VPSHUFB      Y10, Y9, Y9
-	VPXOR        Y9, Y11, Y11
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y8, Y9
+	VPXOR        (AX), Y1, Y0
+	VPXOR        Y2, Y0, Y0
+	VPXOR        Y3, Y0, Y0
+	VMOVDQU      Y1, 32(BX)
+	VEXTRACTI128 $0x01, Y0, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X7, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X7, Y0, Y0
+	VPSRLW       $0x04, Y0, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y7, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB      Y8, Y9, Y9
 	VPXOR        Y9, Y0, Y0
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y11, Y9
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB      Y7, Y9, Y9
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y9, Y9
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR        (BX), Y1, Y1
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y1, Y1
+	VPXOR        Y0, Y9, Y9
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y1, Y1
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y1, Y1
+	VPXOR        (AX), Y4, Y0
+	VPXOR        Y5, Y0, Y0
+	VPXOR        Y6, Y0, Y0
+	VMOVDQU      Y4, 96(BX)
+	VEXTRACTI128 $0x01, Y0, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X7, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X7, Y0, Y0
+	VPSRLW       $0x04, Y0, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y7, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB      Y8, Y9, Y9
 	VPXOR        Y9, Y0, Y0
-	VPXOR        Y8, Y11, Y11
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y11, Y9
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB      Y7, Y9, Y9
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y9, Y9
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR        64(BX), Y4, Y4
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y4, Y4
+	VPXOR        Y0, Y9, Y9
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y4, Y4
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y4, Y4
+	VPXOR        32(AX), Y2, Y0
+	VPXOR        Y3, Y0, Y0
+	VPXOR        Y1, Y0, Y0
+	VMOVDQU      Y2, (BX)
+	VEXTRACTI128 $0x01, Y0, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X7, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X7, Y0, Y0
+	VPSRLW       $0x04, Y0, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y7, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB      Y8, Y9, Y9
 	VPXOR        Y9, Y0, Y0
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y11, Y9
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB      Y7, Y9, Y9
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y9, Y9
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y2
+	VPXOR        32(BX), Y2, Y2
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y2, Y2
+	VPXOR        Y0, Y9, Y9
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y2, Y2
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y2, Y2
+	VPXOR        32(AX), Y5, Y0
+	VPXOR        Y6, Y0, Y0
+	VPXOR        Y4, Y0, Y0
+	VMOVDQU      Y5, 64(BX)
+	VEXTRACTI128 $0x01, Y0, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X7, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X7, Y0, Y0
+	VPSRLW       $0x04, Y0, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y7, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB      Y8, Y9, Y9
 	VPXOR        Y9, Y0, Y0
-	VPXOR        (AX), Y5, Y8
-	VPXOR        Y6, Y8, Y8
-	VPXOR        Y7, Y8, Y8
-	VEXTRACTI128 $0x01, Y8, X9
-	VAESENCLAST  sm4Zero32<>+0(SB), X9, X9
-	VAESENCLAST  sm4Zero32<>+0(SB), X8, X8
-	VINSERTI128  $0x01, X9, Y8, Y8
-	VPSRLW       $0x04, Y8, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y9
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y11
-	VPSHUFB      Y10, Y11, Y11
-	VPXOR        Y11, Y8, Y8
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y11
-	VPSHUFB      Y9, Y11, Y11
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y9
-	VPSHUFB      Y10, Y9, Y9
-	VPXOR        Y9, Y11, Y11
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y8, Y9
-	VPXOR        Y9, Y4, Y4
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y11, Y9
-	VPXOR        Y9, Y4, Y4
-	VPXOR        Y8, Y11, Y11
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y11, Y9
-	VPXOR        Y9, Y4, Y4
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y11, Y9
-	VPXOR        Y9, Y4, Y4
-	VPXOR        32(AX), Y2, Y8
-	VPXOR        Y3, Y8, Y8
-	VPXOR        Y0, Y8, Y8
-	VEXTRACTI128 $0x01, Y8, X9
-	VAESENCLAST  sm4Zero32<>+0(SB), X9, X9
-	VAESENCLAST  sm4Zero32<>+0(SB), X8, X8
-	VINSERTI128  $0x01, X9, Y8, Y8
-	VPSRLW       $0x04, Y8, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y9
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y11
-	VPSHUFB      Y10, Y11, Y11
-	VPXOR        Y11, Y8, Y8
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y11
-	VPSHUFB      Y9, Y11, Y11
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y9
-	VPSHUFB      Y10, Y9, Y9
-	VPXOR        Y9, Y11, Y11
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y8, Y9
-	VPXOR        Y9, Y1, Y1
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y11, Y9
-	VPXOR        Y9, Y1, Y1
-	VPXOR        Y8, Y11, Y11
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y11, Y9
-	VPXOR        Y9, Y1, Y1
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y11, Y9
-	VPXOR        Y9, Y1, Y1
-	VPXOR        32(AX), Y6, Y8
-	VPXOR        Y7, Y8, Y8
-	VPXOR        Y4, Y8, Y8
-	VEXTRACTI128 $0x01, Y8, X9
-	VAESENCLAST  sm4Zero32<>+0(SB), X9, X9
-	VAESENCLAST  sm4Zero32<>+0(SB), X8, X8
-	VINSERTI128  $0x01, X9, Y8, Y8
-	VPSRLW       $0x04, Y8, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y9
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y11
-	VPSHUFB      Y10, Y11, Y11
-	VPXOR        Y11, Y8, Y8
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y11
-	VPSHUFB      Y9, Y11, Y11
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y9
-	VPSHUFB      Y10, Y9, Y9
-	VPXOR        Y9, Y11, Y11
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y8, Y9
-	VPXOR        Y9, Y5, Y5
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y11, Y9
-	VPXOR        Y9, Y5, Y5
-	VPXOR        Y8, Y11, Y11
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y11, Y9
-	VPXOR        Y9, Y5, Y5
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y11, Y9
-	VPXOR        Y9, Y5, Y5
-	VPXOR        64(AX), Y3, Y8
-	VPXOR        Y0, Y8, Y8
-	VPXOR        Y1, Y8, Y8
-	VEXTRACTI128 $0x01, Y8, X9
-	VAESENCLAST  sm4Zero32<>+0(SB), X9, X9
-	VAESENCLAST  sm4Zero32<>+0(SB), X8, X8
-	VINSERTI128  $0x01, X9, Y8, Y8
-	VPSRLW       $0x04, Y8, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y9
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y11
-	VPSHUFB      Y10, Y11, Y11
-	VPXOR        Y11, Y8, Y8
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y11
-	VPSHUFB      Y9, Y11, Y11
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y9
-	VPSHUFB      Y10, Y9, Y9
-	VPXOR        Y9, Y11, Y11
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y8, Y9
-	VPXOR        Y9, Y2, Y2
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y11, Y9
-	VPXOR        Y9, Y2, Y2
-	VPXOR        Y8, Y11, Y11
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y11, Y9
-	VPXOR        Y9, Y2, Y2
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y11, Y9
-	VPXOR        Y9, Y2, Y2
-	VPXOR        64(AX), Y7, Y8
-	VPXOR        Y4, Y8, Y8
-	VPXOR        Y5, Y8, Y8
-	VEXTRACTI128 $0x01, Y8, X9
-	VAESENCLAST  sm4Zero32<>+0(SB), X9, X9
-	VAESENCLAST  sm4Zero32<>+0(SB), X8, X8
-	VINSERTI128  $0x01, X9, Y8, Y8
-	VPSRLW       $0x04, Y8, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y9
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y11
-	VPSHUFB      Y10, Y11, Y11
-	VPXOR        Y11, Y8, Y8
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y11
-	VPSHUFB      Y9, Y11, Y11
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y9
-	VPSHUFB      Y10, Y9, Y9
-	VPXOR        Y9, Y11, Y11
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y8, Y9
-	VPXOR        Y9, Y6, Y6
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y11, Y9
-	VPXOR        Y9, Y6, Y6
-	VPXOR        Y8, Y11, Y11
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y11, Y9
-	VPXOR        Y9, Y6, Y6
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y11, Y9
-	VPXOR        Y9, Y6, Y6
-	VPXOR        96(AX), Y0, Y8
-	VPXOR        Y1, Y8, Y8
-	VPXOR        Y2, Y8, Y8
-	VEXTRACTI128 $0x01, Y8, X9
-	VAESENCLAST  sm4Zero32<>+0(SB), X9, X9
-	VAESENCLAST  sm4Zero32<>+0(SB), X8, X8
-	VINSERTI128  $0x01, X9, Y8, Y8
-	VPSRLW       $0x04, Y8, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y9
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y11
-	VPSHUFB      Y10, Y11, Y11
-	VPXOR        Y11, Y8, Y8
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y11
-	VPSHUFB      Y9, Y11, Y11
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y9
-	VPSHUFB      Y10, Y9, Y9
-	VPXOR        Y9, Y11, Y11
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y8, Y9
-	VPXOR        Y9, Y3, Y3
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y11, Y9
-	VPXOR        Y9, Y3, Y3
-	VPXOR        Y8, Y11, Y11
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y11, Y9
-	VPXOR        Y9, Y3, Y3
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y11, Y9
-	VPXOR        Y9, Y3, Y3
-	VPXOR        96(AX), Y4, Y8
-	VPXOR        Y5, Y8, Y8
-	VPXOR        Y6, Y8, Y8
-	VEXTRACTI128 $0x01, Y8, X9
-	VAESENCLAST  sm4Zero32<>+0(SB), X9, X9
-	VAESENCLAST  sm4Zero32<>+0(SB), X8, X8
-	VINSERTI128  $0x01, X9, Y8, Y8
-	VPSRLW       $0x04, Y8, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y9
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y11
-	VPSHUFB      Y10, Y11, Y11
-	VPXOR        Y11, Y8, Y8
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y11
-	VPSHUFB      Y9, Y11, Y11
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y9
-	VPSHUFB      Y10, Y9, Y9
-	VPXOR        Y9, Y11, Y11
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y8, Y9
-	VPXOR        Y9, Y7, Y7
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y11, Y9
-	VPXOR        Y9, Y7, Y7
-	VPXOR        Y8, Y11, Y11
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y11, Y9
-	VPXOR        Y9, Y7, Y7
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y11, Y9
-	VPXOR        Y9, Y7, Y7
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB      Y7, Y9, Y9
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y9, Y9
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y5
+	VPXOR        96(BX), Y5, Y5
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y5, Y5
+	VPXOR        Y0, Y9, Y9
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y5, Y5
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y5, Y5
+	VPXOR        64(AX), Y3, Y0
+	VPXOR        Y1, Y0, Y0
+	VPXOR        Y2, Y0, Y0
+	VMOVDQU      Y3, 32(BX)
+	VEXTRACTI128 $0x01, Y0, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X7, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X7, Y0, Y0
+	VPSRLW       $0x04, Y0, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y7, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB      Y8, Y9, Y9
+	VPXOR        Y9, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB      Y7, Y9, Y9
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y9, Y9
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y3
+	VPXOR        (BX), Y3, Y3
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y3, Y3
+	VPXOR        Y0, Y9, Y9
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y3, Y3
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y3, Y3
+	VPXOR        64(AX), Y6, Y0
+	VPXOR        Y4, Y0, Y0
+	VPXOR        Y5, Y0, Y0
+	VMOVDQU      Y6, 96(BX)
+	VEXTRACTI128 $0x01, Y0, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X7, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X7, Y0, Y0
+	VPSRLW       $0x04, Y0, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y7, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB      Y8, Y9, Y9
+	VPXOR        Y9, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB      Y7, Y9, Y9
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y9, Y9
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y6
+	VPXOR        64(BX), Y6, Y6
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y6, Y6
+	VPXOR        Y0, Y9, Y9
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y6, Y6
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y6, Y6
+	VPXOR        96(AX), Y1, Y0
+	VPXOR        Y2, Y0, Y0
+	VPXOR        Y3, Y0, Y0
+	VMOVDQU      Y1, (BX)
+	VEXTRACTI128 $0x01, Y0, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X7, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X7, Y0, Y0
+	VPSRLW       $0x04, Y0, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y7, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB      Y8, Y9, Y9
+	VPXOR        Y9, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB      Y7, Y9, Y9
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y9, Y9
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR        32(BX), Y1, Y1
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y1, Y1
+	VPXOR        Y0, Y9, Y9
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y1, Y1
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y1, Y1
+	VPXOR        96(AX), Y4, Y0
+	VPXOR        Y5, Y0, Y0
+	VPXOR        Y6, Y0, Y0
+	VMOVDQU      Y4, 64(BX)
+	VEXTRACTI128 $0x01, Y0, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X7, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X7, Y0, Y0
+	VPSRLW       $0x04, Y0, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y7, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB      Y8, Y9, Y9
+	VPXOR        Y9, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB      Y7, Y9, Y9
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y9, Y9
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR        96(BX), Y4, Y4
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y4, Y4
+	VPXOR        Y0, Y9, Y9
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y4, Y4
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y4, Y4
+	VMOVDQU      Y1, Y0
+	VMOVDQU      Y2, Y1
+	VMOVDQU      Y3, Y2
+	VMOVDQU      Y0, Y3
+	VMOVDQU      Y4, Y0
+	VMOVDQU      Y5, Y4
+	VMOVDQU      Y6, Y5
+	VMOVDQU      Y0, Y6
 	ADDQ         $0x80, AX
-	DECQ         BX
+	DECQ         SI
 	JNZ          xorKeyStreamAVX2AESNI_rounds2true
-	VPSRLW       $0x04, Y0, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y9
+	VMOVDQU      (BX), Y0
+	VPSRLW       $0x04, Y0, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
 	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
-	VPSHUFB      Y9, Y0, Y0
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y9
-	VPSHUFB      Y10, Y9, Y9
-	VPXOR        Y9, Y0, Y0
-	VPSRLW       $0x04, Y1, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y1, Y9
+	VPSHUFB      Y7, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y0, Y0
+	VPSRLW       $0x04, Y1, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y7
 	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y1
-	VPSHUFB      Y9, Y1, Y1
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y9
-	VPSHUFB      Y10, Y9, Y9
-	VPXOR        Y9, Y1, Y1
-	VPSRLW       $0x04, Y2, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y2, Y9
+	VPSHUFB      Y7, Y1, Y1
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y1, Y1
+	VPSRLW       $0x04, Y2, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y7
 	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y2
-	VPSHUFB      Y9, Y2, Y2
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y9
-	VPSHUFB      Y10, Y9, Y9
-	VPXOR        Y9, Y2, Y2
-	VPSRLW       $0x04, Y3, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y3, Y9
+	VPSHUFB      Y7, Y2, Y2
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y2, Y2
+	VPSRLW       $0x04, Y3, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y7
 	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y3
-	VPSHUFB      Y9, Y3, Y3
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y9
-	VPSHUFB      Y10, Y9, Y9
-	VPXOR        Y9, Y3, Y3
-	VPSRLW       $0x04, Y4, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y4, Y9
-	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y4
-	VPSHUFB      Y9, Y4, Y4
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y9
-	VPSHUFB      Y10, Y9, Y9
-	VPXOR        Y9, Y4, Y4
-	VPSRLW       $0x04, Y5, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y9
-	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y5
-	VPSHUFB      Y9, Y5, Y5
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y9
-	VPSHUFB      Y10, Y9, Y9
-	VPXOR        Y9, Y5, Y5
-	VPSRLW       $0x04, Y6, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y9
-	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y6
-	VPSHUFB      Y9, Y6, Y6
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y9
-	VPSHUFB      Y10, Y9, Y9
-	VPXOR        Y9, Y6, Y6
-	VPSRLW       $0x04, Y7, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y7, Y9
-	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y7
-	VPSHUFB      Y9, Y7, Y7
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y9
-	VPSHUFB      Y10, Y9, Y9
-	VPXOR        Y9, Y7, Y7
-	VPUNPCKHDQ   Y2, Y3, Y9
+	VPSHUFB      Y7, Y3, Y3
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y3, Y3
+	VPUNPCKHDQ   Y2, Y3, Y7
 	VPUNPCKLDQ   Y2, Y3, Y3
-	VPUNPCKLDQ   Y0, Y1, Y10
+	VPUNPCKLDQ   Y0, Y1, Y8
 	VPUNPCKHDQ   Y0, Y1, Y1
-	VPUNPCKHQDQ  Y10, Y3, Y2
-	VPUNPCKLQDQ  Y10, Y3, Y3
-	VPUNPCKHQDQ  Y1, Y9, Y0
-	VPUNPCKLQDQ  Y1, Y9, Y1
+	VPUNPCKHQDQ  Y8, Y3, Y2
+	VPUNPCKLQDQ  Y8, Y3, Y3
+	VPUNPCKHQDQ  Y1, Y7, Y0
+	VPUNPCKLQDQ  Y1, Y7, Y1
 	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
 	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
 	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
 	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VPUNPCKHDQ   Y6, Y7, Y9
-	VPUNPCKLDQ   Y6, Y7, Y7
-	VPUNPCKLDQ   Y4, Y5, Y10
-	VPUNPCKHDQ   Y4, Y5, Y5
-	VPUNPCKHQDQ  Y10, Y7, Y6
-	VPUNPCKLQDQ  Y10, Y7, Y7
-	VPUNPCKHQDQ  Y5, Y9, Y4
-	VPUNPCKLQDQ  Y5, Y9, Y5
-	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
-	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
-	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
-	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
 	VPXOR        (DX), Y3, Y3
 	VMOVDQU      Y3, (CX)
 	VPXOR        32(DX), Y2, Y2
@@ -8219,42 +14173,90 @@ xorKeyStreamAVX2AESNI_rounds2true:
 	VMOVDQU      Y1, 64(CX)
 	VPXOR        96(DX), Y0, Y0
 	VMOVDQU      Y0, 96(CX)
-	VMOVDQU      1312(SP), Y0
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
-	VPMASKMOVD   128(DX), Y0, Y0
-	VPXOR        Y0, Y7, Y7
-	VMOVDQU      1312(SP), Y0
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
-	VPMASKMOVD   Y7, Y0, 128(CX)
-	VMOVDQU      1312(SP), Y0
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y0, Y0
-	VPMASKMOVD   160(DX), Y0, Y0
-	VPXOR        Y0, Y6, Y6
-	VMOVDQU      1312(SP), Y0
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y0, Y0
-	VPMASKMOVD   Y6, Y0, 160(CX)
-	VMOVDQU      1312(SP), Y0
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y0, Y0
-	VPMASKMOVD   192(DX), Y0, Y0
-	VPXOR        Y0, Y5, Y5
-	VMOVDQU      1312(SP), Y0
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y0, Y0
-	VPMASKMOVD   Y5, Y0, 192(CX)
-	VMOVDQU      1312(SP), Y0
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y0, Y0
-	VPMASKMOVD   224(DX), Y0, Y0
-	VPXOR        Y0, Y4, Y4
-	VMOVDQU      1312(SP), Y0
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y0, Y0
-	VPMASKMOVD   Y4, Y0, 224(CX)
+	VMOVDQU      64(BX), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VPSRLW       $0x04, Y4, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y4
+	VPSHUFB      Y1, Y4, Y4
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y4, Y4
+	VPSRLW       $0x04, Y5, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y5
+	VPSHUFB      Y1, Y5, Y5
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y5, Y5
+	VPSRLW       $0x04, Y6, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y6
+	VPSHUFB      Y1, Y6, Y6
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y6, Y6
+	VPUNPCKHDQ   Y5, Y6, Y1
+	VPUNPCKLDQ   Y5, Y6, Y6
+	VPUNPCKLDQ   Y0, Y4, Y2
+	VPUNPCKHDQ   Y0, Y4, Y4
+	VPUNPCKHQDQ  Y2, Y6, Y5
+	VPUNPCKLQDQ  Y2, Y6, Y6
+	VPUNPCKHQDQ  Y4, Y1, Y0
+	VPUNPCKLQDQ  Y4, Y1, Y4
+	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      1888(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y1, Y1
+	VPMASKMOVD   128(DX), Y1, Y1
+	VPXOR        Y1, Y6, Y6
+	VMOVDQU      1888(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y1, Y1
+	VPMASKMOVD   Y6, Y1, 128(CX)
+	VMOVDQU      1888(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y1, Y1
+	VPMASKMOVD   160(DX), Y1, Y1
+	VPXOR        Y1, Y5, Y5
+	VMOVDQU      1888(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y1, Y1
+	VPMASKMOVD   Y5, Y1, 160(CX)
+	VMOVDQU      1888(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y1, Y1
+	VPMASKMOVD   192(DX), Y1, Y1
+	VPXOR        Y1, Y4, Y4
+	VMOVDQU      1888(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y1, Y1
+	VPMASKMOVD   Y4, Y1, 192(CX)
+	VMOVDQU      1888(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD   224(DX), Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VMOVDQU      1888(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD   Y0, Y1, 224(CX)
 	JMP          xorKeyStreamAVX2AESNI_done
 
 xorKeyStreamAVX2AESNI_sets3:
 	SUBQ         $0x00000010, BX
 	MOVQ         BX, X0
 	VPBROADCASTD X0, Y0
-	VMOVDQU      Y0, 1344(SP)
-	VMOVDQU      1248(SP), Y3
+	VMOVDQU      Y0, 2112(SP)
+	LEAQ         2144(SP), BX
+	ADDQ         $0x3f, BX
+	ANDQ         $-64, BX
+	VMOVDQU      96(DI), Y3
 	VPADDD       sm4CtrOffsets8<>+0(SB), Y3, Y3
 	VPSRLW       $0x04, Y3, Y1
 	VPAND        sm4Mask0f<>+0(SB), Y1, Y1
@@ -8264,389 +14266,1164 @@ xorKeyStreamAVX2AESNI_sets3:
 	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
 	VPSHUFB      Y1, Y0, Y0
 	VPXOR        Y0, Y3, Y3
-	VMOVDQU      1152(SP), Y0
-	VMOVDQU      1184(SP), Y1
-	VMOVDQU      1216(SP), Y2
-	VMOVDQU      1248(SP), Y7
-	VPADDD       sm4CtrOffsets8<>+32(SB), Y7, Y7
-	VPSRLW       $0x04, Y7, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y7, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y7
-	VPSHUFB      Y4, Y7, Y7
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y7, Y7
-	VMOVDQU      1152(SP), Y4
-	VMOVDQU      1184(SP), Y5
-	VMOVDQU      1216(SP), Y6
-	VMOVDQU      1248(SP), Y11
-	VPADDD       sm4CtrOffsets8<>+64(SB), Y11, Y11
-	VPSRLW       $0x04, Y11, Y9
-	VPAND        sm4Mask0f<>+0(SB), Y9, Y9
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y8
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y11
-	VPSHUFB      Y8, Y11, Y11
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VPXOR        Y8, Y11, Y11
-	VMOVDQU      1152(SP), Y8
-	VMOVDQU      1184(SP), Y9
-	VMOVDQU      1216(SP), Y10
-	MOVQ         $0x00000008, BX
+	VMOVDQU      (DI), Y0
+	VMOVDQU      32(DI), Y1
+	VMOVDQU      64(DI), Y2
+	VMOVDQU      Y0, (BX)
+	VMOVDQU      96(DI), Y6
+	VPADDD       sm4CtrOffsets8<>+32(SB), Y6, Y6
+	VPSRLW       $0x04, Y6, Y4
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y4
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y0
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB      Y0, Y6, Y6
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB      Y4, Y0, Y0
+	VPXOR        Y0, Y6, Y6
+	VMOVDQU      (DI), Y0
+	VMOVDQU      32(DI), Y4
+	VMOVDQU      64(DI), Y5
+	VMOVDQU      Y0, 64(BX)
+	VMOVDQU      96(DI), Y9
+	VPADDD       sm4CtrOffsets8<>+64(SB), Y9, Y9
+	VPSRLW       $0x04, Y9, Y7
+	VPAND        sm4Mask0f<>+0(SB), Y7, Y7
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y0
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y9
+	VPSHUFB      Y0, Y9, Y9
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB      Y7, Y0, Y0
+	VPXOR        Y0, Y9, Y9
+	VMOVDQU      (DI), Y0
+	VMOVDQU      32(DI), Y7
+	VMOVDQU      64(DI), Y8
+	VMOVDQU      Y0, 128(BX)
+	MOVQ         $0x00000008, SI
 
 xorKeyStreamAVX2AESNI_rounds3true:
-	VPXOR        (AX), Y1, Y12
-	VPXOR        Y2, Y12, Y12
-	VPXOR        Y3, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB      Y13, Y15, Y15
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y0, Y0
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y0, Y0
-	VPXOR        Y12, Y15, Y15
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y0, Y0
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y0, Y0
-	VPXOR        (AX), Y5, Y12
-	VPXOR        Y6, Y12, Y12
-	VPXOR        Y7, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB      Y13, Y15, Y15
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y4, Y4
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y4, Y4
-	VPXOR        Y12, Y15, Y15
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y4, Y4
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y4, Y4
-	VPXOR        (AX), Y9, Y12
+	VPXOR        (AX), Y1, Y0
+	VPXOR        Y2, Y0, Y0
+	VPXOR        Y3, Y0, Y0
+	VMOVDQU      Y1, 32(BX)
+	VEXTRACTI128 $0x01, Y0, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X10, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X10, Y0, Y0
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB      Y11, Y12, Y12
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB      Y10, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
 	VPXOR        Y10, Y12, Y12
-	VPXOR        Y11, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB      Y13, Y15, Y15
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y8, Y8
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y8, Y8
-	VPXOR        Y12, Y15, Y15
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y8, Y8
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y8, Y8
-	VPXOR        32(AX), Y2, Y12
-	VPXOR        Y3, Y12, Y12
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR        (BX), Y1, Y1
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y1, Y1
 	VPXOR        Y0, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB      Y13, Y15, Y15
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y1, Y1
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y1, Y1
-	VPXOR        Y12, Y15, Y15
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y1, Y1
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y1, Y1
-	VPXOR        32(AX), Y6, Y12
-	VPXOR        Y7, Y12, Y12
-	VPXOR        Y4, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB      Y13, Y15, Y15
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y5, Y5
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y5, Y5
-	VPXOR        Y12, Y15, Y15
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y5, Y5
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y5, Y5
-	VPXOR        32(AX), Y10, Y12
-	VPXOR        Y11, Y12, Y12
-	VPXOR        Y8, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB      Y13, Y15, Y15
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y9, Y9
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y9, Y9
-	VPXOR        Y12, Y15, Y15
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y9, Y9
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y9, Y9
-	VPXOR        64(AX), Y3, Y12
-	VPXOR        Y0, Y12, Y12
-	VPXOR        Y1, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB      Y13, Y15, Y15
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y2, Y2
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y2, Y2
-	VPXOR        Y12, Y15, Y15
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y2, Y2
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y2, Y2
-	VPXOR        64(AX), Y7, Y12
-	VPXOR        Y4, Y12, Y12
-	VPXOR        Y5, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB      Y13, Y15, Y15
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y6, Y6
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y6, Y6
-	VPXOR        Y12, Y15, Y15
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y6, Y6
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y6, Y6
-	VPXOR        64(AX), Y11, Y12
-	VPXOR        Y8, Y12, Y12
-	VPXOR        Y9, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB      Y13, Y15, Y15
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y10, Y10
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y10, Y10
-	VPXOR        Y12, Y15, Y15
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y10, Y10
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y10, Y10
-	VPXOR        96(AX), Y0, Y12
-	VPXOR        Y1, Y12, Y12
-	VPXOR        Y2, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB      Y13, Y15, Y15
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y3, Y3
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y3, Y3
-	VPXOR        Y12, Y15, Y15
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y3, Y3
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y3, Y3
-	VPXOR        96(AX), Y4, Y12
-	VPXOR        Y5, Y12, Y12
-	VPXOR        Y6, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB      Y13, Y15, Y15
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y7, Y7
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y7, Y7
-	VPXOR        Y12, Y15, Y15
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y7, Y7
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y7, Y7
-	VPXOR        96(AX), Y8, Y12
-	VPXOR        Y9, Y12, Y12
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y1, Y1
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y1, Y1
+	VPXOR        (AX), Y4, Y0
+	VPXOR        Y5, Y0, Y0
+	VPXOR        Y6, Y0, Y0
+	VMOVDQU      Y4, 96(BX)
+	VEXTRACTI128 $0x01, Y0, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X10, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X10, Y0, Y0
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB      Y11, Y12, Y12
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB      Y10, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
 	VPXOR        Y10, Y12, Y12
-	VEXTRACTI128 $0x01, Y12, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
-	VAESENCLAST  sm4Zero32<>+0(SB), X12, X12
-	VINSERTI128  $0x01, X13, Y12, Y12
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB      Y14, Y15, Y15
-	VPXOR        Y15, Y12, Y12
-	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB      Y13, Y15, Y15
-	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y15, Y15
-	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR        Y13, Y11, Y11
-	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y11, Y11
-	VPXOR        Y12, Y15, Y15
-	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y11, Y11
-	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR        Y13, Y11, Y11
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR        64(BX), Y4, Y4
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y4, Y4
+	VPXOR        Y0, Y12, Y12
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y4, Y4
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y4, Y4
+	VPXOR        (AX), Y7, Y0
+	VPXOR        Y8, Y0, Y0
+	VPXOR        Y9, Y0, Y0
+	VMOVDQU      Y7, 160(BX)
+	VEXTRACTI128 $0x01, Y0, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X10, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X10, Y0, Y0
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB      Y11, Y12, Y12
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB      Y10, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y12, Y12
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y7
+	VPXOR        128(BX), Y7, Y7
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y7, Y7
+	VPXOR        Y0, Y12, Y12
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y7, Y7
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y7, Y7
+	VPXOR        32(AX), Y2, Y0
+	VPXOR        Y3, Y0, Y0
+	VPXOR        Y1, Y0, Y0
+	VMOVDQU      Y2, (BX)
+	VEXTRACTI128 $0x01, Y0, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X10, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X10, Y0, Y0
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB      Y11, Y12, Y12
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB      Y10, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y12, Y12
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y2
+	VPXOR        32(BX), Y2, Y2
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y2, Y2
+	VPXOR        Y0, Y12, Y12
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y2, Y2
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y2, Y2
+	VPXOR        32(AX), Y5, Y0
+	VPXOR        Y6, Y0, Y0
+	VPXOR        Y4, Y0, Y0
+	VMOVDQU      Y5, 64(BX)
+	VEXTRACTI128 $0x01, Y0, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X10, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X10, Y0, Y0
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB      Y11, Y12, Y12
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB      Y10, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y12, Y12
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y5
+	VPXOR        96(BX), Y5, Y5
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y5, Y5
+	VPXOR        Y0, Y12, Y12
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y5, Y5
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y5, Y5
+	VPXOR        32(AX), Y8, Y0
+	VPXOR        Y9, Y0, Y0
+	VPXOR        Y7, Y0, Y0
+	VMOVDQU      Y8, 128(BX)
+	VEXTRACTI128 $0x01, Y0, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X10, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X10, Y0, Y0
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB      Y11, Y12, Y12
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB      Y10, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y12, Y12
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y8
+	VPXOR        160(BX), Y8, Y8
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y8, Y8
+	VPXOR        Y0, Y12, Y12
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y8, Y8
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y8, Y8
+	VPXOR        64(AX), Y3, Y0
+	VPXOR        Y1, Y0, Y0
+	VPXOR        Y2, Y0, Y0
+	VMOVDQU      Y3, 32(BX)
+	VEXTRACTI128 $0x01, Y0, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X10, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X10, Y0, Y0
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB      Y11, Y12, Y12
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB      Y10, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y12, Y12
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y3
+	VPXOR        (BX), Y3, Y3
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y3, Y3
+	VPXOR        Y0, Y12, Y12
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y3, Y3
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y3, Y3
+	VPXOR        64(AX), Y6, Y0
+	VPXOR        Y4, Y0, Y0
+	VPXOR        Y5, Y0, Y0
+	VMOVDQU      Y6, 96(BX)
+	VEXTRACTI128 $0x01, Y0, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X10, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X10, Y0, Y0
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB      Y11, Y12, Y12
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB      Y10, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y12, Y12
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y6
+	VPXOR        64(BX), Y6, Y6
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y6, Y6
+	VPXOR        Y0, Y12, Y12
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y6, Y6
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y6, Y6
+	VPXOR        64(AX), Y9, Y0
+	VPXOR        Y7, Y0, Y0
+	VPXOR        Y8, Y0, Y0
+	VMOVDQU      Y9, 160(BX)
+	VEXTRACTI128 $0x01, Y0, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X10, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X10, Y0, Y0
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB      Y11, Y12, Y12
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB      Y10, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y12, Y12
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y9
+	VPXOR        128(BX), Y9, Y9
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y9, Y9
+	VPXOR        Y0, Y12, Y12
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y9, Y9
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y9, Y9
+	VPXOR        96(AX), Y1, Y0
+	VPXOR        Y2, Y0, Y0
+	VPXOR        Y3, Y0, Y0
+	VMOVDQU      Y1, (BX)
+	VEXTRACTI128 $0x01, Y0, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X10, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X10, Y0, Y0
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB      Y11, Y12, Y12
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB      Y10, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y12, Y12
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR        32(BX), Y1, Y1
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y1, Y1
+	VPXOR        Y0, Y12, Y12
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y1, Y1
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y1, Y1
+	VPXOR        96(AX), Y4, Y0
+	VPXOR        Y5, Y0, Y0
+	VPXOR        Y6, Y0, Y0
+	VMOVDQU      Y4, 64(BX)
+	VEXTRACTI128 $0x01, Y0, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X10, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X10, Y0, Y0
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB      Y11, Y12, Y12
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB      Y10, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y12, Y12
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR        96(BX), Y4, Y4
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y4, Y4
+	VPXOR        Y0, Y12, Y12
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y4, Y4
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y4, Y4
+	VPXOR        96(AX), Y7, Y0
+	VPXOR        Y8, Y0, Y0
+	VPXOR        Y9, Y0, Y0
+	VMOVDQU      Y7, 128(BX)
+	VEXTRACTI128 $0x01, Y0, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X10, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X10, Y0, Y0
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB      Y11, Y12, Y12
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB      Y10, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y12, Y12
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y7
+	VPXOR        160(BX), Y7, Y7
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y7, Y7
+	VPXOR        Y0, Y12, Y12
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y7, Y7
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y7, Y7
+	VMOVDQU      Y1, Y0
+	VMOVDQU      Y2, Y1
+	VMOVDQU      Y3, Y2
+	VMOVDQU      Y0, Y3
+	VMOVDQU      Y4, Y0
+	VMOVDQU      Y5, Y4
+	VMOVDQU      Y6, Y5
+	VMOVDQU      Y0, Y6
+	VMOVDQU      Y7, Y0
+	VMOVDQU      Y8, Y7
+	VMOVDQU      Y9, Y8
+	VMOVDQU      Y0, Y9
 	ADDQ         $0x80, AX
-	DECQ         BX
+	DECQ         SI
 	JNZ          xorKeyStreamAVX2AESNI_rounds3true
+	VMOVDQU      (BX), Y0
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y0, Y0
+	VPSRLW       $0x04, Y1, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y10
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y1
+	VPSHUFB      Y10, Y1, Y1
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y1, Y1
+	VPSRLW       $0x04, Y2, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y10
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y2
+	VPSHUFB      Y10, Y2, Y2
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y2, Y2
+	VPSRLW       $0x04, Y3, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y10
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y3
+	VPSHUFB      Y10, Y3, Y3
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y3, Y3
+	VPUNPCKHDQ   Y2, Y3, Y10
+	VPUNPCKLDQ   Y2, Y3, Y3
+	VPUNPCKLDQ   Y0, Y1, Y11
+	VPUNPCKHDQ   Y0, Y1, Y1
+	VPUNPCKHQDQ  Y11, Y3, Y2
+	VPUNPCKLQDQ  Y11, Y3, Y3
+	VPUNPCKHQDQ  Y1, Y10, Y0
+	VPUNPCKLQDQ  Y1, Y10, Y1
+	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
+	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
+	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR        (DX), Y3, Y3
+	VMOVDQU      Y3, (CX)
+	VPXOR        32(DX), Y2, Y2
+	VMOVDQU      Y2, 32(CX)
+	VPXOR        64(DX), Y1, Y1
+	VMOVDQU      Y1, 64(CX)
+	VPXOR        96(DX), Y0, Y0
+	VMOVDQU      Y0, 96(CX)
+	VMOVDQU      64(BX), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VPSRLW       $0x04, Y4, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y4
+	VPSHUFB      Y1, Y4, Y4
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y4, Y4
+	VPSRLW       $0x04, Y5, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y5
+	VPSHUFB      Y1, Y5, Y5
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y5, Y5
+	VPSRLW       $0x04, Y6, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y6
+	VPSHUFB      Y1, Y6, Y6
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y6, Y6
+	VPUNPCKHDQ   Y5, Y6, Y1
+	VPUNPCKLDQ   Y5, Y6, Y6
+	VPUNPCKLDQ   Y0, Y4, Y2
+	VPUNPCKHDQ   Y0, Y4, Y4
+	VPUNPCKHQDQ  Y2, Y6, Y5
+	VPUNPCKLQDQ  Y2, Y6, Y6
+	VPUNPCKHQDQ  Y4, Y1, Y0
+	VPUNPCKLQDQ  Y4, Y1, Y4
+	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR        128(DX), Y6, Y6
+	VMOVDQU      Y6, 128(CX)
+	VPXOR        160(DX), Y5, Y5
+	VMOVDQU      Y5, 160(CX)
+	VPXOR        192(DX), Y4, Y4
+	VMOVDQU      Y4, 192(CX)
+	VPXOR        224(DX), Y0, Y0
+	VMOVDQU      Y0, 224(CX)
+	VMOVDQU      128(BX), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VPSRLW       $0x04, Y7, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y7, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y7
+	VPSHUFB      Y1, Y7, Y7
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y7, Y7
+	VPSRLW       $0x04, Y8, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y8
+	VPSHUFB      Y1, Y8, Y8
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y8, Y8
+	VPSRLW       $0x04, Y9, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y9
+	VPSHUFB      Y1, Y9, Y9
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y9, Y9
+	VPUNPCKHDQ   Y8, Y9, Y1
+	VPUNPCKLDQ   Y8, Y9, Y9
+	VPUNPCKLDQ   Y0, Y7, Y2
+	VPUNPCKHDQ   Y0, Y7, Y7
+	VPUNPCKHQDQ  Y2, Y9, Y8
+	VPUNPCKLQDQ  Y2, Y9, Y9
+	VPUNPCKHQDQ  Y7, Y1, Y0
+	VPUNPCKLQDQ  Y7, Y1, Y7
+	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
+	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
+	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      2112(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y1, Y1
+	VPMASKMOVD   256(DX), Y1, Y1
+	VPXOR        Y1, Y9, Y9
+	VMOVDQU      2112(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y1, Y1
+	VPMASKMOVD   Y9, Y1, 256(CX)
+	VMOVDQU      2112(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y1, Y1
+	VPMASKMOVD   288(DX), Y1, Y1
+	VPXOR        Y1, Y8, Y8
+	VMOVDQU      2112(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y1, Y1
+	VPMASKMOVD   Y8, Y1, 288(CX)
+	VMOVDQU      2112(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y1, Y1
+	VPMASKMOVD   320(DX), Y1, Y1
+	VPXOR        Y1, Y7, Y7
+	VMOVDQU      2112(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y1, Y1
+	VPMASKMOVD   Y7, Y1, 320(CX)
+	VMOVDQU      2112(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD   352(DX), Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VMOVDQU      2112(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD   Y0, Y1, 352(CX)
+	JMP          xorKeyStreamAVX2AESNI_done
+
+xorKeyStreamAVX2AESNI_sets4:
+	SUBQ         $0x00000018, BX
+	MOVQ         BX, X0
+	VPBROADCASTD X0, Y0
+	VMOVDQU      Y0, 2400(SP)
+	LEAQ         2432(SP), BX
+	ADDQ         $0x3f, BX
+	ANDQ         $-64, BX
+	VMOVDQU      96(DI), Y3
+	VPADDD       sm4CtrOffsets8<>+0(SB), Y3, Y3
+	VPSRLW       $0x04, Y3, Y1
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y1
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y0
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB      Y0, Y3, Y3
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VPXOR        Y0, Y3, Y3
+	VMOVDQU      (DI), Y0
+	VMOVDQU      32(DI), Y1
+	VMOVDQU      64(DI), Y2
+	VMOVDQU      Y0, (BX)
+	VMOVDQU      96(DI), Y6
+	VPADDD       sm4CtrOffsets8<>+32(SB), Y6, Y6
+	VPSRLW       $0x04, Y6, Y4
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y4
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y0
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB      Y0, Y6, Y6
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB      Y4, Y0, Y0
+	VPXOR        Y0, Y6, Y6
+	VMOVDQU      (DI), Y0
+	VMOVDQU      32(DI), Y4
+	VMOVDQU      64(DI), Y5
+	VMOVDQU      Y0, 64(BX)
+	VMOVDQU      96(DI), Y9
+	VPADDD       sm4CtrOffsets8<>+64(SB), Y9, Y9
+	VPSRLW       $0x04, Y9, Y7
+	VPAND        sm4Mask0f<>+0(SB), Y7, Y7
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y0
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y9
+	VPSHUFB      Y0, Y9, Y9
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB      Y7, Y0, Y0
+	VPXOR        Y0, Y9, Y9
+	VMOVDQU      (DI), Y0
+	VMOVDQU      32(DI), Y7
+	VMOVDQU      64(DI), Y8
+	VMOVDQU      Y0, 128(BX)
+	VMOVDQU      96(DI), Y12
+	VPADDD       sm4CtrOffsets8<>+96(SB), Y12, Y12
+	VPSRLW       $0x04, Y12, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y0
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y12
+	VPSHUFB      Y0, Y12, Y12
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VPXOR        Y0, Y12, Y12
+	VMOVDQU      (DI), Y0
+	VMOVDQU      32(DI), Y10
+	VMOVDQU      64(DI), Y11
+	VMOVDQU      Y0, 192(BX)
+	MOVQ         $0x00000008, SI
+
+xorKeyStreamAVX2AESNI_rounds4true:
+	VPXOR        (AX), Y1, Y0
+	VPXOR        Y2, Y0, Y0
+	VPXOR        Y3, Y0, Y0
+	VMOVDQU      Y1, 32(BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR        (BX), Y1, Y1
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y1, Y1
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y1, Y1
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y1, Y1
+	VPXOR        (AX), Y4, Y0
+	VPXOR        Y5, Y0, Y0
+	VPXOR        Y6, Y0, Y0
+	VMOVDQU      Y4, 96(BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR        64(BX), Y4, Y4
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y4, Y4
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y4, Y4
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y4, Y4
+	VPXOR        (AX), Y7, Y0
+	VPXOR        Y8, Y0, Y0
+	VPXOR        Y9, Y0, Y0
+	VMOVDQU      Y7, 160(BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y7
+	VPXOR        128(BX), Y7, Y7
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y7, Y7
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y7, Y7
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y7, Y7
+	VPXOR        (AX), Y10, Y0
+	VPXOR        Y11, Y0, Y0
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      Y10, 224(BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y10
+	VPXOR        192(BX), Y10, Y10
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VPXOR        32(AX), Y2, Y0
+	VPXOR        Y3, Y0, Y0
+	VPXOR        Y1, Y0, Y0
+	VMOVDQU      Y2, (BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y2
+	VPXOR        32(BX), Y2, Y2
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y2, Y2
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y2, Y2
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y2, Y2
+	VPXOR        32(AX), Y5, Y0
+	VPXOR        Y6, Y0, Y0
+	VPXOR        Y4, Y0, Y0
+	VMOVDQU      Y5, 64(BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y5
+	VPXOR        96(BX), Y5, Y5
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y5, Y5
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y5, Y5
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y5, Y5
+	VPXOR        32(AX), Y8, Y0
+	VPXOR        Y9, Y0, Y0
+	VPXOR        Y7, Y0, Y0
+	VMOVDQU      Y8, 128(BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y8
+	VPXOR        160(BX), Y8, Y8
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y8, Y8
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y8, Y8
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y8, Y8
+	VPXOR        32(AX), Y11, Y0
+	VPXOR        Y12, Y0, Y0
+	VPXOR        Y10, Y0, Y0
+	VMOVDQU      Y11, 192(BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y11
+	VPXOR        224(BX), Y11, Y11
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y11, Y11
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y11, Y11
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y11, Y11
+	VPXOR        64(AX), Y3, Y0
+	VPXOR        Y1, Y0, Y0
+	VPXOR        Y2, Y0, Y0
+	VMOVDQU      Y3, 32(BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y3
+	VPXOR        (BX), Y3, Y3
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y3, Y3
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y3, Y3
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y3, Y3
+	VPXOR        64(AX), Y6, Y0
+	VPXOR        Y4, Y0, Y0
+	VPXOR        Y5, Y0, Y0
+	VMOVDQU      Y6, 96(BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y6
+	VPXOR        64(BX), Y6, Y6
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y6, Y6
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y6, Y6
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y6, Y6
+	VPXOR        64(AX), Y9, Y0
+	VPXOR        Y7, Y0, Y0
+	VPXOR        Y8, Y0, Y0
+	VMOVDQU      Y9, 160(BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y9
+	VPXOR        128(BX), Y9, Y9
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y9, Y9
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y9, Y9
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y9, Y9
+	VPXOR        64(AX), Y12, Y0
+	VPXOR        Y10, Y0, Y0
+	VPXOR        Y11, Y0, Y0
+	VMOVDQU      Y12, 224(BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y12
+	VPXOR        192(BX), Y12, Y12
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y12, Y12
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y12, Y12
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y12, Y12
+	VPXOR        96(AX), Y1, Y0
+	VPXOR        Y2, Y0, Y0
+	VPXOR        Y3, Y0, Y0
+	VMOVDQU      Y1, (BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR        32(BX), Y1, Y1
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y1, Y1
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y1, Y1
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y1, Y1
+	VPXOR        96(AX), Y4, Y0
+	VPXOR        Y5, Y0, Y0
+	VPXOR        Y6, Y0, Y0
+	VMOVDQU      Y4, 64(BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR        96(BX), Y4, Y4
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y4, Y4
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y4, Y4
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y4, Y4
+	VPXOR        96(AX), Y7, Y0
+	VPXOR        Y8, Y0, Y0
+	VPXOR        Y9, Y0, Y0
+	VMOVDQU      Y7, 128(BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y7
+	VPXOR        160(BX), Y7, Y7
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y7, Y7
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y7, Y7
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y7, Y7
+	VPXOR        96(AX), Y10, Y0
+	VPXOR        Y11, Y0, Y0
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      Y10, 192(BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y10
+	VPXOR        224(BX), Y10, Y10
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VMOVDQU      Y1, Y0
+	VMOVDQU      Y2, Y1
+	VMOVDQU      Y3, Y2
+	VMOVDQU      Y0, Y3
+	VMOVDQU      Y4, Y0
+	VMOVDQU      Y5, Y4
+	VMOVDQU      Y6, Y5
+	VMOVDQU      Y0, Y6
+	VMOVDQU      Y7, Y0
+	VMOVDQU      Y8, Y7
+	VMOVDQU      Y9, Y8
+	VMOVDQU      Y0, Y9
+	VMOVDQU      Y10, Y0
+	VMOVDQU      Y11, Y10
+	VMOVDQU      Y12, Y11
+	VMOVDQU      Y0, Y12
+	ADDQ         $0x80, AX
+	DECQ         SI
+	JNZ          xorKeyStreamAVX2AESNI_rounds4true
+	VMOVDQU      (BX), Y0
 	VPSRLW       $0x04, Y0, Y14
 	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
 	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
@@ -8679,70 +15456,6 @@ xorKeyStreamAVX2AESNI_rounds3true:
 	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
 	VPSHUFB      Y14, Y13, Y13
 	VPXOR        Y13, Y3, Y3
-	VPSRLW       $0x04, Y4, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y4, Y13
-	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y4
-	VPSHUFB      Y13, Y4, Y4
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y4, Y4
-	VPSRLW       $0x04, Y5, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y13
-	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y5
-	VPSHUFB      Y13, Y5, Y5
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y5, Y5
-	VPSRLW       $0x04, Y6, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y13
-	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y6
-	VPSHUFB      Y13, Y6, Y6
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y6, Y6
-	VPSRLW       $0x04, Y7, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y7, Y13
-	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y7
-	VPSHUFB      Y13, Y7, Y7
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y7, Y7
-	VPSRLW       $0x04, Y8, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y13
-	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y8
-	VPSHUFB      Y13, Y8, Y8
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y8, Y8
-	VPSRLW       $0x04, Y9, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y9, Y13
-	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y9
-	VPSHUFB      Y13, Y9, Y9
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y9, Y9
-	VPSRLW       $0x04, Y10, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y13
-	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y10
-	VPSHUFB      Y13, Y10, Y10
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y10, Y10
-	VPSRLW       $0x04, Y11, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y13
-	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y11
-	VPSHUFB      Y13, Y11, Y11
-	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y11, Y11
 	VPUNPCKHDQ   Y2, Y3, Y13
 	VPUNPCKLDQ   Y2, Y3, Y3
 	VPUNPCKLDQ   Y0, Y1, Y14
@@ -8755,30 +15468,6 @@ xorKeyStreamAVX2AESNI_rounds3true:
 	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
 	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
 	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VPUNPCKHDQ   Y6, Y7, Y13
-	VPUNPCKLDQ   Y6, Y7, Y7
-	VPUNPCKLDQ   Y4, Y5, Y14
-	VPUNPCKHDQ   Y4, Y5, Y5
-	VPUNPCKHQDQ  Y14, Y7, Y6
-	VPUNPCKLQDQ  Y14, Y7, Y7
-	VPUNPCKHQDQ  Y5, Y13, Y4
-	VPUNPCKLQDQ  Y5, Y13, Y5
-	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
-	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
-	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
-	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
-	VPUNPCKHDQ   Y10, Y11, Y13
-	VPUNPCKLDQ   Y10, Y11, Y11
-	VPUNPCKLDQ   Y8, Y9, Y14
-	VPUNPCKHDQ   Y8, Y9, Y9
-	VPUNPCKHQDQ  Y14, Y11, Y10
-	VPUNPCKLQDQ  Y14, Y11, Y11
-	VPUNPCKHQDQ  Y9, Y13, Y8
-	VPUNPCKLQDQ  Y9, Y13, Y9
-	VPSHUFB      sm4BswapMask<>+0(SB), Y11, Y11
-	VPSHUFB      sm4BswapMask<>+0(SB), Y10, Y10
-	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
-	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
 	VPXOR        (DX), Y3, Y3
 	VMOVDQU      Y3, (CX)
 	VPXOR        32(DX), Y2, Y2
@@ -8787,50 +15476,1330 @@ xorKeyStreamAVX2AESNI_rounds3true:
 	VMOVDQU      Y1, 64(CX)
 	VPXOR        96(DX), Y0, Y0
 	VMOVDQU      Y0, 96(CX)
-	VPXOR        128(DX), Y7, Y7
-	VMOVDQU      Y7, 128(CX)
-	VPXOR        160(DX), Y6, Y6
-	VMOVDQU      Y6, 160(CX)
-	VPXOR        192(DX), Y5, Y5
-	VMOVDQU      Y5, 192(CX)
-	VPXOR        224(DX), Y4, Y4
-	VMOVDQU      Y4, 224(CX)
-	VMOVDQU      1344(SP), Y0
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
-	VPMASKMOVD   256(DX), Y0, Y0
-	VPXOR        Y0, Y11, Y11
-	VMOVDQU      1344(SP), Y0
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
-	VPMASKMOVD   Y11, Y0, 256(CX)
-	VMOVDQU      1344(SP), Y0
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y0, Y0
-	VPMASKMOVD   288(DX), Y0, Y0
-	VPXOR        Y0, Y10, Y10
-	VMOVDQU      1344(SP), Y0
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y0, Y0
-	VPMASKMOVD   Y10, Y0, 288(CX)
-	VMOVDQU      1344(SP), Y0
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y0, Y0
-	VPMASKMOVD   320(DX), Y0, Y0
-	VPXOR        Y0, Y9, Y9
-	VMOVDQU      1344(SP), Y0
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y0, Y0
-	VPMASKMOVD   Y9, Y0, 320(CX)
-	VMOVDQU      1344(SP), Y0
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y0, Y0
-	VPMASKMOVD   352(DX), Y0, Y0
-	VPXOR        Y0, Y8, Y8
-	VMOVDQU      1344(SP), Y0
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y0, Y0
-	VPMASKMOVD   Y8, Y0, 352(CX)
+	VMOVDQU      64(BX), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VPSRLW       $0x04, Y4, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y4
+	VPSHUFB      Y1, Y4, Y4
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y4, Y4
+	VPSRLW       $0x04, Y5, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y5
+	VPSHUFB      Y1, Y5, Y5
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y5, Y5
+	VPSRLW       $0x04, Y6, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y6
+	VPSHUFB      Y1, Y6, Y6
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y6, Y6
+	VPUNPCKHDQ   Y5, Y6, Y1
+	VPUNPCKLDQ   Y5, Y6, Y6
+	VPUNPCKLDQ   Y0, Y4, Y2
+	VPUNPCKHDQ   Y0, Y4, Y4
+	VPUNPCKHQDQ  Y2, Y6, Y5
+	VPUNPCKLQDQ  Y2, Y6, Y6
+	VPUNPCKHQDQ  Y4, Y1, Y0
+	VPUNPCKLQDQ  Y4, Y1, Y4
+	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR        128(DX), Y6, Y6
+	VMOVDQU      Y6, 128(CX)
+	VPXOR        160(DX), Y5, Y5
+	VMOVDQU      Y5, 160(CX)
+	VPXOR        192(DX), Y4, Y4
+	VMOVDQU      Y4, 192(CX)
+	VPXOR        224(DX), Y0, Y0
+	VMOVDQU      Y0, 224(CX)
+	VMOVDQU      128(BX), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VPSRLW       $0x04, Y7, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y7, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y7
+	VPSHUFB      Y1, Y7, Y7
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y7, Y7
+	VPSRLW       $0x04, Y8, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y8
+	VPSHUFB      Y1, Y8, Y8
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y8, Y8
+	VPSRLW       $0x04, Y9, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y9
+	VPSHUFB      Y1, Y9, Y9
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y9, Y9
+	VPUNPCKHDQ   Y8, Y9, Y1
+	VPUNPCKLDQ   Y8, Y9, Y9
+	VPUNPCKLDQ   Y0, Y7, Y2
+	VPUNPCKHDQ   Y0, Y7, Y7
+	VPUNPCKHQDQ  Y2, Y9, Y8
+	VPUNPCKLQDQ  Y2, Y9, Y9
+	VPUNPCKHQDQ  Y7, Y1, Y0
+	VPUNPCKLQDQ  Y7, Y1, Y7
+	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
+	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
+	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR        256(DX), Y9, Y9
+	VMOVDQU      Y9, 256(CX)
+	VPXOR        288(DX), Y8, Y8
+	VMOVDQU      Y8, 288(CX)
+	VPXOR        320(DX), Y7, Y7
+	VMOVDQU      Y7, 320(CX)
+	VPXOR        352(DX), Y0, Y0
+	VMOVDQU      Y0, 352(CX)
+	VMOVDQU      192(BX), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VPSRLW       $0x04, Y10, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y10
+	VPSHUFB      Y1, Y10, Y10
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y10, Y10
+	VPSRLW       $0x04, Y11, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y11
+	VPSHUFB      Y1, Y11, Y11
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y11, Y11
+	VPSRLW       $0x04, Y12, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y12
+	VPSHUFB      Y1, Y12, Y12
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y12, Y12
+	VPUNPCKHDQ   Y11, Y12, Y1
+	VPUNPCKLDQ   Y11, Y12, Y12
+	VPUNPCKLDQ   Y0, Y10, Y2
+	VPUNPCKHDQ   Y0, Y10, Y10
+	VPUNPCKHQDQ  Y2, Y12, Y11
+	VPUNPCKLQDQ  Y2, Y12, Y12
+	VPUNPCKHQDQ  Y10, Y1, Y0
+	VPUNPCKLQDQ  Y10, Y1, Y10
+	VPSHUFB      sm4BswapMask<>+0(SB), Y12, Y12
+	VPSHUFB      sm4BswapMask<>+0(SB), Y11, Y11
+	VPSHUFB      sm4BswapMask<>+0(SB), Y10, Y10
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      2400(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y1, Y1
+	VPMASKMOVD   384(DX), Y1, Y1
+	VPXOR        Y1, Y12, Y12
+	VMOVDQU      2400(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y1, Y1
+	VPMASKMOVD   Y12, Y1, 384(CX)
+	VMOVDQU      2400(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y1, Y1
+	VPMASKMOVD   416(DX), Y1, Y1
+	VPXOR        Y1, Y11, Y11
+	VMOVDQU      2400(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y1, Y1
+	VPMASKMOVD   Y11, Y1, 416(CX)
+	VMOVDQU      2400(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y1, Y1
+	VPMASKMOVD   448(DX), Y1, Y1
+	VPXOR        Y1, Y10, Y10
+	VMOVDQU      2400(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y1, Y1
+	VPMASKMOVD   Y10, Y1, 448(CX)
+	VMOVDQU      2400(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD   480(DX), Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VMOVDQU      2400(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD   Y0, Y1, 480(CX)
 
 xorKeyStreamAVX2AESNI_done:
 	VZEROUPPER
 	RET
 
+// func xorPiecesAVX2AESNI(rk *[32]uint32, pieces *byte, npieces int, nblocks int)
+// Requires: AES, AVX, AVX2
+TEXT ·xorPiecesAVX2AESNI(SB), $3688-32
+	MOVQ rk+0(FP), AX
+	MOVQ pieces+8(FP), CX
+	MOVQ npieces+16(FP), DX
+	MOVQ nblocks+24(FP), BX
+	LEAQ 8(SP), SI
+	ADDQ $0x3f, SI
+	ANDQ $-64, SI
+	MOVQ SI, (SP)
+
+	// Counter blocks of every piece, two per store, into ks.
+	MOVQ (SP), SI
+	MOVQ CX, DI
+	MOVQ DX, R8
+
+xorPiecesAVX2AESNI_ctr_piece:
+	TESTQ          R8, R8
+	JZ             xorPiecesAVX2AESNI_ctr_done
+	MOVQ           32(DI), R9
+	ADDQ           $0x0f, R9
+	SHRQ           $0x04, R9
+	MOVQ           SI, R10
+	VBROADCASTI128 (DI), Y0
+	VPSHUFB        sm4PieceSwap<>+0(SB), Y0, Y0
+	VPADDD         sm4PieceOffsets<>+0(SB), Y0, Y0
+	SHLQ           $0x04, R9
+	ADDQ           R9, SI
+
+xorPiecesAVX2AESNI_ctr_block:
+	CMPQ    R10, SI
+	JAE     xorPiecesAVX2AESNI_ctr_next
+	VPSHUFB sm4PieceSwap<>+0(SB), Y0, Y1
+	VMOVDQU Y1, (R10)
+	VPADDD  sm4PieceInc2<>+0(SB), Y0, Y0
+	ADDQ    $0x20, R10
+	JMP     xorPiecesAVX2AESNI_ctr_block
+
+xorPiecesAVX2AESNI_ctr_next:
+	ADDQ $0x28, DI
+	DECQ R8
+	JMP  xorPiecesAVX2AESNI_ctr_piece
+
+xorPiecesAVX2AESNI_ctr_done:
+	// The tier's full passes over the counter blocks, in place in ks: nblocks rounded up to a whole pass (the buffer holds four; blocks past nblocks are encrypted and never used).
+	MOVQ         (SP), SI
+	MOVQ         SI, DI
+	ADDQ         $0x1f, BX
+	ANDQ         $-32, BX
+	VMOVDQU      (AX), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4PreLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4PreHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VMOVDQU      Y0, 2152(SP)
+	VMOVDQU      32(AX), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4PreLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4PreHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VMOVDQU      Y0, 2184(SP)
+	VMOVDQU      64(AX), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4PreLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4PreHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VMOVDQU      Y0, 2216(SP)
+	VMOVDQU      96(AX), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4PreLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4PreHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VMOVDQU      Y0, 2248(SP)
+	LEAQ         2280(SP), AX
+	ADDQ         $0x3f, AX
+	ANDQ         $-64, AX
+	VPBROADCASTD 2152(SP), Y0
+	VMOVDQU      Y0, (AX)
+	VPBROADCASTD 2156(SP), Y0
+	VMOVDQU      Y0, 32(AX)
+	VPBROADCASTD 2160(SP), Y0
+	VMOVDQU      Y0, 64(AX)
+	VPBROADCASTD 2164(SP), Y0
+	VMOVDQU      Y0, 96(AX)
+	VPBROADCASTD 2168(SP), Y0
+	VMOVDQU      Y0, 128(AX)
+	VPBROADCASTD 2172(SP), Y0
+	VMOVDQU      Y0, 160(AX)
+	VPBROADCASTD 2176(SP), Y0
+	VMOVDQU      Y0, 192(AX)
+	VPBROADCASTD 2180(SP), Y0
+	VMOVDQU      Y0, 224(AX)
+	VPBROADCASTD 2184(SP), Y0
+	VMOVDQU      Y0, 256(AX)
+	VPBROADCASTD 2188(SP), Y0
+	VMOVDQU      Y0, 288(AX)
+	VPBROADCASTD 2192(SP), Y0
+	VMOVDQU      Y0, 320(AX)
+	VPBROADCASTD 2196(SP), Y0
+	VMOVDQU      Y0, 352(AX)
+	VPBROADCASTD 2200(SP), Y0
+	VMOVDQU      Y0, 384(AX)
+	VPBROADCASTD 2204(SP), Y0
+	VMOVDQU      Y0, 416(AX)
+	VPBROADCASTD 2208(SP), Y0
+	VMOVDQU      Y0, 448(AX)
+	VPBROADCASTD 2212(SP), Y0
+	VMOVDQU      Y0, 480(AX)
+	VPBROADCASTD 2216(SP), Y0
+	VMOVDQU      Y0, 512(AX)
+	VPBROADCASTD 2220(SP), Y0
+	VMOVDQU      Y0, 544(AX)
+	VPBROADCASTD 2224(SP), Y0
+	VMOVDQU      Y0, 576(AX)
+	VPBROADCASTD 2228(SP), Y0
+	VMOVDQU      Y0, 608(AX)
+	VPBROADCASTD 2232(SP), Y0
+	VMOVDQU      Y0, 640(AX)
+	VPBROADCASTD 2236(SP), Y0
+	VMOVDQU      Y0, 672(AX)
+	VPBROADCASTD 2240(SP), Y0
+	VMOVDQU      Y0, 704(AX)
+	VPBROADCASTD 2244(SP), Y0
+	VMOVDQU      Y0, 736(AX)
+	VPBROADCASTD 2248(SP), Y0
+	VMOVDQU      Y0, 768(AX)
+	VPBROADCASTD 2252(SP), Y0
+	VMOVDQU      Y0, 800(AX)
+	VPBROADCASTD 2256(SP), Y0
+	VMOVDQU      Y0, 832(AX)
+	VPBROADCASTD 2260(SP), Y0
+	VMOVDQU      Y0, 864(AX)
+	VPBROADCASTD 2264(SP), Y0
+	VMOVDQU      Y0, 896(AX)
+	VPBROADCASTD 2268(SP), Y0
+	VMOVDQU      Y0, 928(AX)
+	VPBROADCASTD 2272(SP), Y0
+	VMOVDQU      Y0, 960(AX)
+	VPBROADCASTD 2276(SP), Y0
+	VMOVDQU      Y0, 992(AX)
+
+xorPiecesAVX2AESNI_loop:
+	CMPQ        BX, $0x00000020
+	JB          xorPiecesAVX2AESNI_partial
+	LEAQ        3368(SP), R8
+	ADDQ        $0x3f, R8
+	ANDQ        $-64, R8
+	VMOVDQU     (SI), Y0
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     32(SI), Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y1, Y1
+	VMOVDQU     64(SI), Y2
+	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
+	VMOVDQU     96(SI), Y3
+	VPSHUFB     sm4BswapMask<>+0(SB), Y3, Y3
+	VPUNPCKHDQ  Y1, Y0, Y4
+	VPUNPCKLDQ  Y1, Y0, Y0
+	VPUNPCKLDQ  Y3, Y2, Y5
+	VPUNPCKHDQ  Y3, Y2, Y2
+	VPUNPCKHQDQ Y5, Y0, Y1
+	VPUNPCKLQDQ Y5, Y0, Y0
+	VPUNPCKHQDQ Y2, Y4, Y3
+	VPUNPCKLQDQ Y2, Y4, Y2
+	VPSRLW      $0x04, Y0, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y4, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y0, Y0
+	VPSRLW      $0x04, Y1, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y1, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y1
+	VPSHUFB     Y4, Y1, Y1
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y1, Y1
+	VPSRLW      $0x04, Y2, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y2
+	VPSHUFB     Y4, Y2, Y2
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y2, Y2
+	VPSRLW      $0x04, Y3, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y3, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB     Y4, Y3, Y3
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y3, Y3
+	VMOVDQU     Y0, (R8)
+	VMOVDQU     128(SI), Y0
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     160(SI), Y4
+	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
+	VMOVDQU     192(SI), Y5
+	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
+	VMOVDQU     224(SI), Y6
+	VPSHUFB     sm4BswapMask<>+0(SB), Y6, Y6
+	VPUNPCKHDQ  Y4, Y0, Y7
+	VPUNPCKLDQ  Y4, Y0, Y0
+	VPUNPCKLDQ  Y6, Y5, Y8
+	VPUNPCKHDQ  Y6, Y5, Y5
+	VPUNPCKHQDQ Y8, Y0, Y4
+	VPUNPCKLQDQ Y8, Y0, Y0
+	VPUNPCKHQDQ Y5, Y7, Y6
+	VPUNPCKLQDQ Y5, Y7, Y5
+	VPSRLW      $0x04, Y0, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y7, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y0, Y0
+	VPSRLW      $0x04, Y4, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y4
+	VPSHUFB     Y7, Y4, Y4
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y4, Y4
+	VPSRLW      $0x04, Y5, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y5
+	VPSHUFB     Y7, Y5, Y5
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y5, Y5
+	VPSRLW      $0x04, Y6, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB     Y7, Y6, Y6
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y6, Y6
+	VMOVDQU     Y0, 64(R8)
+	VMOVDQU     256(SI), Y0
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     288(SI), Y7
+	VPSHUFB     sm4BswapMask<>+0(SB), Y7, Y7
+	VMOVDQU     320(SI), Y8
+	VPSHUFB     sm4BswapMask<>+0(SB), Y8, Y8
+	VMOVDQU     352(SI), Y9
+	VPSHUFB     sm4BswapMask<>+0(SB), Y9, Y9
+	VPUNPCKHDQ  Y7, Y0, Y10
+	VPUNPCKLDQ  Y7, Y0, Y0
+	VPUNPCKLDQ  Y9, Y8, Y11
+	VPUNPCKHDQ  Y9, Y8, Y8
+	VPUNPCKHQDQ Y11, Y0, Y7
+	VPUNPCKLQDQ Y11, Y0, Y0
+	VPUNPCKHQDQ Y8, Y10, Y9
+	VPUNPCKLQDQ Y8, Y10, Y8
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y0, Y0
+	VPSRLW      $0x04, Y7, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y7, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y7
+	VPSHUFB     Y10, Y7, Y7
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y7, Y7
+	VPSRLW      $0x04, Y8, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y8
+	VPSHUFB     Y10, Y8, Y8
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y8, Y8
+	VPSRLW      $0x04, Y9, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y9, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y9
+	VPSHUFB     Y10, Y9, Y9
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y9, Y9
+	VMOVDQU     Y0, 128(R8)
+	VMOVDQU     384(SI), Y0
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     416(SI), Y10
+	VPSHUFB     sm4BswapMask<>+0(SB), Y10, Y10
+	VMOVDQU     448(SI), Y11
+	VPSHUFB     sm4BswapMask<>+0(SB), Y11, Y11
+	VMOVDQU     480(SI), Y12
+	VPSHUFB     sm4BswapMask<>+0(SB), Y12, Y12
+	VPUNPCKHDQ  Y10, Y0, Y13
+	VPUNPCKLDQ  Y10, Y0, Y0
+	VPUNPCKLDQ  Y12, Y11, Y14
+	VPUNPCKHDQ  Y12, Y11, Y11
+	VPUNPCKHQDQ Y14, Y0, Y10
+	VPUNPCKLQDQ Y14, Y0, Y0
+	VPUNPCKHQDQ Y11, Y13, Y12
+	VPUNPCKLQDQ Y11, Y13, Y11
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y0, Y0
+	VPSRLW      $0x04, Y10, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y13
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y10
+	VPSHUFB     Y13, Y10, Y10
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y10, Y10
+	VPSRLW      $0x04, Y11, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y13
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y11
+	VPSHUFB     Y13, Y11, Y11
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y11, Y11
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y12, Y12
+	VMOVDQU     Y0, 192(R8)
+	MOVQ        AX, R9
+	MOVQ        $0x00000008, R10
+
+xorPiecesAVX2AESNI_rounds4false:
+	VPXOR        (R9), Y1, Y0
+	VPXOR        Y2, Y0, Y0
+	VPXOR        Y3, Y0, Y0
+	VMOVDQU      Y1, 32(R8)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR        (R8), Y1, Y1
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y1, Y1
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y1, Y1
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y1, Y1
+	VPXOR        (R9), Y4, Y0
+	VPXOR        Y5, Y0, Y0
+	VPXOR        Y6, Y0, Y0
+	VMOVDQU      Y4, 96(R8)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR        64(R8), Y4, Y4
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y4, Y4
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y4, Y4
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y4, Y4
+	VPXOR        (R9), Y7, Y0
+	VPXOR        Y8, Y0, Y0
+	VPXOR        Y9, Y0, Y0
+	VMOVDQU      Y7, 160(R8)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y7
+	VPXOR        128(R8), Y7, Y7
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y7, Y7
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y7, Y7
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y7, Y7
+	VPXOR        (R9), Y10, Y0
+	VPXOR        Y11, Y0, Y0
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      Y10, 224(R8)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y10
+	VPXOR        192(R8), Y10, Y10
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VPXOR        32(R9), Y2, Y0
+	VPXOR        Y3, Y0, Y0
+	VPXOR        Y1, Y0, Y0
+	VMOVDQU      Y2, (R8)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y2
+	VPXOR        32(R8), Y2, Y2
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y2, Y2
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y2, Y2
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y2, Y2
+	VPXOR        32(R9), Y5, Y0
+	VPXOR        Y6, Y0, Y0
+	VPXOR        Y4, Y0, Y0
+	VMOVDQU      Y5, 64(R8)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y5
+	VPXOR        96(R8), Y5, Y5
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y5, Y5
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y5, Y5
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y5, Y5
+	VPXOR        32(R9), Y8, Y0
+	VPXOR        Y9, Y0, Y0
+	VPXOR        Y7, Y0, Y0
+	VMOVDQU      Y8, 128(R8)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y8
+	VPXOR        160(R8), Y8, Y8
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y8, Y8
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y8, Y8
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y8, Y8
+	VPXOR        32(R9), Y11, Y0
+	VPXOR        Y12, Y0, Y0
+	VPXOR        Y10, Y0, Y0
+	VMOVDQU      Y11, 192(R8)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y11
+	VPXOR        224(R8), Y11, Y11
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y11, Y11
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y11, Y11
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y11, Y11
+	VPXOR        64(R9), Y3, Y0
+	VPXOR        Y1, Y0, Y0
+	VPXOR        Y2, Y0, Y0
+	VMOVDQU      Y3, 32(R8)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y3
+	VPXOR        (R8), Y3, Y3
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y3, Y3
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y3, Y3
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y3, Y3
+	VPXOR        64(R9), Y6, Y0
+	VPXOR        Y4, Y0, Y0
+	VPXOR        Y5, Y0, Y0
+	VMOVDQU      Y6, 96(R8)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y6
+	VPXOR        64(R8), Y6, Y6
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y6, Y6
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y6, Y6
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y6, Y6
+	VPXOR        64(R9), Y9, Y0
+	VPXOR        Y7, Y0, Y0
+	VPXOR        Y8, Y0, Y0
+	VMOVDQU      Y9, 160(R8)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y9
+	VPXOR        128(R8), Y9, Y9
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y9, Y9
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y9, Y9
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y9, Y9
+	VPXOR        64(R9), Y12, Y0
+	VPXOR        Y10, Y0, Y0
+	VPXOR        Y11, Y0, Y0
+	VMOVDQU      Y12, 224(R8)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y12
+	VPXOR        192(R8), Y12, Y12
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y12, Y12
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y12, Y12
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y12, Y12
+	VPXOR        96(R9), Y1, Y0
+	VPXOR        Y2, Y0, Y0
+	VPXOR        Y3, Y0, Y0
+	VMOVDQU      Y1, (R8)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR        32(R8), Y1, Y1
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y1, Y1
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y1, Y1
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y1, Y1
+	VPXOR        96(R9), Y4, Y0
+	VPXOR        Y5, Y0, Y0
+	VPXOR        Y6, Y0, Y0
+	VMOVDQU      Y4, 64(R8)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR        96(R8), Y4, Y4
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y4, Y4
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y4, Y4
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y4, Y4
+	VPXOR        96(R9), Y7, Y0
+	VPXOR        Y8, Y0, Y0
+	VPXOR        Y9, Y0, Y0
+	VMOVDQU      Y7, 128(R8)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y7
+	VPXOR        160(R8), Y7, Y7
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y7, Y7
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y7, Y7
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y7, Y7
+	VPXOR        96(R9), Y10, Y0
+	VPXOR        Y11, Y0, Y0
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      Y10, 192(R8)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y10
+	VPXOR        224(R8), Y10, Y10
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VMOVDQU      Y1, Y0
+	VMOVDQU      Y2, Y1
+	VMOVDQU      Y3, Y2
+	VMOVDQU      Y0, Y3
+	VMOVDQU      Y4, Y0
+	VMOVDQU      Y5, Y4
+	VMOVDQU      Y6, Y5
+	VMOVDQU      Y0, Y6
+	VMOVDQU      Y7, Y0
+	VMOVDQU      Y8, Y7
+	VMOVDQU      Y9, Y8
+	VMOVDQU      Y0, Y9
+	VMOVDQU      Y10, Y0
+	VMOVDQU      Y11, Y10
+	VMOVDQU      Y12, Y11
+	VMOVDQU      Y0, Y12
+	ADDQ         $0x80, R9
+	DECQ         R10
+	JNZ          xorPiecesAVX2AESNI_rounds4false
+	VMOVDQU      (R8), Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y0, Y0
+	VPSRLW       $0x04, Y1, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y1
+	VPSHUFB      Y13, Y1, Y1
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y1, Y1
+	VPSRLW       $0x04, Y2, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y2
+	VPSHUFB      Y13, Y2, Y2
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y2, Y2
+	VPSRLW       $0x04, Y3, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y3
+	VPSHUFB      Y13, Y3, Y3
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y3, Y3
+	VPUNPCKHDQ   Y2, Y3, Y13
+	VPUNPCKLDQ   Y2, Y3, Y3
+	VPUNPCKLDQ   Y0, Y1, Y14
+	VPUNPCKHDQ   Y0, Y1, Y1
+	VPUNPCKHQDQ  Y14, Y3, Y2
+	VPUNPCKLQDQ  Y14, Y3, Y3
+	VPUNPCKHQDQ  Y1, Y13, Y0
+	VPUNPCKLQDQ  Y1, Y13, Y1
+	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
+	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
+	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      Y3, (DI)
+	VMOVDQU      Y2, 32(DI)
+	VMOVDQU      Y1, 64(DI)
+	VMOVDQU      Y0, 96(DI)
+	VMOVDQU      64(R8), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VPSRLW       $0x04, Y4, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y4
+	VPSHUFB      Y1, Y4, Y4
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y4, Y4
+	VPSRLW       $0x04, Y5, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y5
+	VPSHUFB      Y1, Y5, Y5
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y5, Y5
+	VPSRLW       $0x04, Y6, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y6
+	VPSHUFB      Y1, Y6, Y6
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y6, Y6
+	VPUNPCKHDQ   Y5, Y6, Y1
+	VPUNPCKLDQ   Y5, Y6, Y6
+	VPUNPCKLDQ   Y0, Y4, Y2
+	VPUNPCKHDQ   Y0, Y4, Y4
+	VPUNPCKHQDQ  Y2, Y6, Y5
+	VPUNPCKLQDQ  Y2, Y6, Y6
+	VPUNPCKHQDQ  Y4, Y1, Y0
+	VPUNPCKLQDQ  Y4, Y1, Y4
+	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      Y6, 128(DI)
+	VMOVDQU      Y5, 160(DI)
+	VMOVDQU      Y4, 192(DI)
+	VMOVDQU      Y0, 224(DI)
+	VMOVDQU      128(R8), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VPSRLW       $0x04, Y7, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y7, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y7
+	VPSHUFB      Y1, Y7, Y7
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y7, Y7
+	VPSRLW       $0x04, Y8, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y8
+	VPSHUFB      Y1, Y8, Y8
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y8, Y8
+	VPSRLW       $0x04, Y9, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y9
+	VPSHUFB      Y1, Y9, Y9
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y9, Y9
+	VPUNPCKHDQ   Y8, Y9, Y1
+	VPUNPCKLDQ   Y8, Y9, Y9
+	VPUNPCKLDQ   Y0, Y7, Y2
+	VPUNPCKHDQ   Y0, Y7, Y7
+	VPUNPCKHQDQ  Y2, Y9, Y8
+	VPUNPCKLQDQ  Y2, Y9, Y9
+	VPUNPCKHQDQ  Y7, Y1, Y0
+	VPUNPCKLQDQ  Y7, Y1, Y7
+	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
+	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
+	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      Y9, 256(DI)
+	VMOVDQU      Y8, 288(DI)
+	VMOVDQU      Y7, 320(DI)
+	VMOVDQU      Y0, 352(DI)
+	VMOVDQU      192(R8), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VPSRLW       $0x04, Y10, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y10
+	VPSHUFB      Y1, Y10, Y10
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y10, Y10
+	VPSRLW       $0x04, Y11, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y11
+	VPSHUFB      Y1, Y11, Y11
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y11, Y11
+	VPSRLW       $0x04, Y12, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y12
+	VPSHUFB      Y1, Y12, Y12
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y12, Y12
+	VPUNPCKHDQ   Y11, Y12, Y1
+	VPUNPCKLDQ   Y11, Y12, Y12
+	VPUNPCKLDQ   Y0, Y10, Y2
+	VPUNPCKHDQ   Y0, Y10, Y10
+	VPUNPCKHQDQ  Y2, Y12, Y11
+	VPUNPCKLQDQ  Y2, Y12, Y12
+	VPUNPCKHQDQ  Y10, Y1, Y0
+	VPUNPCKLQDQ  Y10, Y1, Y10
+	VPSHUFB      sm4BswapMask<>+0(SB), Y12, Y12
+	VPSHUFB      sm4BswapMask<>+0(SB), Y11, Y11
+	VPSHUFB      sm4BswapMask<>+0(SB), Y10, Y10
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      Y12, 384(DI)
+	VMOVDQU      Y11, 416(DI)
+	VMOVDQU      Y10, 448(DI)
+	VMOVDQU      Y0, 480(DI)
+	ADDQ         $0x00000200, SI
+	ADDQ         $0x00000200, DI
+	SUBQ         $0x00000020, BX
+	JMP          xorPiecesAVX2AESNI_loop
+
+xorPiecesAVX2AESNI_partial:
+	// Keystream into every piece: 32 bytes per step, then 16, then bytes.
+	MOVQ (SP), AX
+	MOVQ DX, DX
+
+xorPiecesAVX2AESNI_xor_piece:
+	TESTQ DX, DX
+	JZ    xorPiecesAVX2AESNI_xor_done
+	MOVQ  16(CX), BX
+	MOVQ  24(CX), SI
+	MOVQ  32(CX), DI
+	MOVQ  DI, R8
+	ADDQ  $0x0f, R8
+	ANDQ  $-16, R8
+	ADDQ  AX, R8
+
+xorPiecesAVX2AESNI_xor_32:
+	CMPQ    DI, $0x20
+	JB      xorPiecesAVX2AESNI_xor_16
+	VMOVDQU (AX), Y0
+	TESTQ   SI, SI
+	JZ      xorPiecesAVX2AESNI_xor_32_store
+	VPXOR   (SI), Y0, Y0
+	ADDQ    $0x20, SI
+
+xorPiecesAVX2AESNI_xor_32_store:
+	VMOVDQU Y0, (BX)
+	ADDQ    $0x20, AX
+	ADDQ    $0x20, BX
+	SUBQ    $0x20, DI
+	JMP     xorPiecesAVX2AESNI_xor_32
+
+xorPiecesAVX2AESNI_xor_16:
+	CMPQ    DI, $0x10
+	JB      xorPiecesAVX2AESNI_xor_1
+	VMOVDQU (AX), X0
+	TESTQ   SI, SI
+	JZ      xorPiecesAVX2AESNI_xor_16_store
+	VPXOR   (SI), X0, X0
+	ADDQ    $0x10, SI
+
+xorPiecesAVX2AESNI_xor_16_store:
+	VMOVDQU X0, (BX)
+	ADDQ    $0x10, AX
+	ADDQ    $0x10, BX
+	SUBQ    $0x10, DI
+
+xorPiecesAVX2AESNI_xor_1:
+	TESTQ   DI, DI
+	JZ      xorPiecesAVX2AESNI_xor_next
+	MOVBLZX (AX), R9
+	TESTQ   SI, SI
+	JZ      xorPiecesAVX2AESNI_xor_1_store
+	XORB    (SI), R9
+	INCQ    SI
+
+xorPiecesAVX2AESNI_xor_1_store:
+	MOVB R9, (BX)
+	INCQ AX
+	INCQ BX
+	DECQ DI
+	JMP  xorPiecesAVX2AESNI_xor_1
+
+xorPiecesAVX2AESNI_xor_next:
+	MOVQ R8, AX
+	ADDQ $0x28, CX
+	DECQ DX
+	JMP  xorPiecesAVX2AESNI_xor_piece
+
+xorPiecesAVX2AESNI_xor_done:
+	VZEROUPPER
+	RET
+
 // func encryptBlocksAVX2VAES(rk *[32]uint32, dst *byte, src *byte, nblocks int)
 // Requires: AVX, AVX2, SSE2, VAES
-TEXT ·encryptBlocksAVX2VAES(SB), $1248-32
+TEXT ·encryptBlocksAVX2VAES(SB), $2560-32
 	MOVQ         rk+0(FP), AX
 	MOVQ         dst+8(FP), CX
 	MOVQ         src+16(FP), DX
@@ -8875,75 +16844,80 @@ TEXT ·encryptBlocksAVX2VAES(SB), $1248-32
 	VPSHUFB      Y2, Y1, Y1
 	VPXOR        Y1, Y0, Y0
 	VMOVDQU      Y0, 96(SP)
-	VPBROADCASTD (SP), Y0
-	VMOVDQU      Y0, 128(SP)
-	VPBROADCASTD 4(SP), Y0
-	VMOVDQU      Y0, 160(SP)
-	VPBROADCASTD 8(SP), Y0
-	VMOVDQU      Y0, 192(SP)
-	VPBROADCASTD 12(SP), Y0
-	VMOVDQU      Y0, 224(SP)
-	VPBROADCASTD 16(SP), Y0
-	VMOVDQU      Y0, 256(SP)
-	VPBROADCASTD 20(SP), Y0
-	VMOVDQU      Y0, 288(SP)
-	VPBROADCASTD 24(SP), Y0
-	VMOVDQU      Y0, 320(SP)
-	VPBROADCASTD 28(SP), Y0
-	VMOVDQU      Y0, 352(SP)
-	VPBROADCASTD 32(SP), Y0
-	VMOVDQU      Y0, 384(SP)
-	VPBROADCASTD 36(SP), Y0
-	VMOVDQU      Y0, 416(SP)
-	VPBROADCASTD 40(SP), Y0
-	VMOVDQU      Y0, 448(SP)
-	VPBROADCASTD 44(SP), Y0
-	VMOVDQU      Y0, 480(SP)
-	VPBROADCASTD 48(SP), Y0
-	VMOVDQU      Y0, 512(SP)
-	VPBROADCASTD 52(SP), Y0
-	VMOVDQU      Y0, 544(SP)
-	VPBROADCASTD 56(SP), Y0
-	VMOVDQU      Y0, 576(SP)
-	VPBROADCASTD 60(SP), Y0
-	VMOVDQU      Y0, 608(SP)
-	VPBROADCASTD 64(SP), Y0
-	VMOVDQU      Y0, 640(SP)
-	VPBROADCASTD 68(SP), Y0
-	VMOVDQU      Y0, 672(SP)
-	VPBROADCASTD 72(SP), Y0
-	VMOVDQU      Y0, 704(SP)
-	VPBROADCASTD 76(SP), Y0
-	VMOVDQU      Y0, 736(SP)
-	VPBROADCASTD 80(SP), Y0
-	VMOVDQU      Y0, 768(SP)
-	VPBROADCASTD 84(SP), Y0
-	VMOVDQU      Y0, 800(SP)
-	VPBROADCASTD 88(SP), Y0
-	VMOVDQU      Y0, 832(SP)
-	VPBROADCASTD 92(SP), Y0
-	VMOVDQU      Y0, 864(SP)
-	VPBROADCASTD 96(SP), Y0
-	VMOVDQU      Y0, 896(SP)
-	VPBROADCASTD 100(SP), Y0
-	VMOVDQU      Y0, 928(SP)
-	VPBROADCASTD 104(SP), Y0
-	VMOVDQU      Y0, 960(SP)
-	VPBROADCASTD 108(SP), Y0
-	VMOVDQU      Y0, 992(SP)
-	VPBROADCASTD 112(SP), Y0
-	VMOVDQU      Y0, 1024(SP)
-	VPBROADCASTD 116(SP), Y0
-	VMOVDQU      Y0, 1056(SP)
-	VPBROADCASTD 120(SP), Y0
-	VMOVDQU      Y0, 1088(SP)
-	VPBROADCASTD 124(SP), Y0
-	VMOVDQU      Y0, 1120(SP)
 	LEAQ         128(SP), AX
+	ADDQ         $0x3f, AX
+	ANDQ         $-64, AX
+	VPBROADCASTD (SP), Y0
+	VMOVDQU      Y0, (AX)
+	VPBROADCASTD 4(SP), Y0
+	VMOVDQU      Y0, 32(AX)
+	VPBROADCASTD 8(SP), Y0
+	VMOVDQU      Y0, 64(AX)
+	VPBROADCASTD 12(SP), Y0
+	VMOVDQU      Y0, 96(AX)
+	VPBROADCASTD 16(SP), Y0
+	VMOVDQU      Y0, 128(AX)
+	VPBROADCASTD 20(SP), Y0
+	VMOVDQU      Y0, 160(AX)
+	VPBROADCASTD 24(SP), Y0
+	VMOVDQU      Y0, 192(AX)
+	VPBROADCASTD 28(SP), Y0
+	VMOVDQU      Y0, 224(AX)
+	VPBROADCASTD 32(SP), Y0
+	VMOVDQU      Y0, 256(AX)
+	VPBROADCASTD 36(SP), Y0
+	VMOVDQU      Y0, 288(AX)
+	VPBROADCASTD 40(SP), Y0
+	VMOVDQU      Y0, 320(AX)
+	VPBROADCASTD 44(SP), Y0
+	VMOVDQU      Y0, 352(AX)
+	VPBROADCASTD 48(SP), Y0
+	VMOVDQU      Y0, 384(AX)
+	VPBROADCASTD 52(SP), Y0
+	VMOVDQU      Y0, 416(AX)
+	VPBROADCASTD 56(SP), Y0
+	VMOVDQU      Y0, 448(AX)
+	VPBROADCASTD 60(SP), Y0
+	VMOVDQU      Y0, 480(AX)
+	VPBROADCASTD 64(SP), Y0
+	VMOVDQU      Y0, 512(AX)
+	VPBROADCASTD 68(SP), Y0
+	VMOVDQU      Y0, 544(AX)
+	VPBROADCASTD 72(SP), Y0
+	VMOVDQU      Y0, 576(AX)
+	VPBROADCASTD 76(SP), Y0
+	VMOVDQU      Y0, 608(AX)
+	VPBROADCASTD 80(SP), Y0
+	VMOVDQU      Y0, 640(AX)
+	VPBROADCASTD 84(SP), Y0
+	VMOVDQU      Y0, 672(AX)
+	VPBROADCASTD 88(SP), Y0
+	VMOVDQU      Y0, 704(AX)
+	VPBROADCASTD 92(SP), Y0
+	VMOVDQU      Y0, 736(AX)
+	VPBROADCASTD 96(SP), Y0
+	VMOVDQU      Y0, 768(AX)
+	VPBROADCASTD 100(SP), Y0
+	VMOVDQU      Y0, 800(AX)
+	VPBROADCASTD 104(SP), Y0
+	VMOVDQU      Y0, 832(AX)
+	VPBROADCASTD 108(SP), Y0
+	VMOVDQU      Y0, 864(AX)
+	VPBROADCASTD 112(SP), Y0
+	VMOVDQU      Y0, 896(AX)
+	VPBROADCASTD 116(SP), Y0
+	VMOVDQU      Y0, 928(AX)
+	VPBROADCASTD 120(SP), Y0
+	VMOVDQU      Y0, 960(AX)
+	VPBROADCASTD 124(SP), Y0
+	VMOVDQU      Y0, 992(AX)
 
 encryptBlocksAVX2VAES_loop:
-	CMPQ        BX, $0x00000018
+	CMPQ        BX, $0x00000020
 	JB          encryptBlocksAVX2VAES_partial
+	LEAQ        1216(SP), SI
+	ADDQ        $0x3f, SI
+	ANDQ        $-64, SI
 	VMOVDQU     (DX), Y0
 	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
 	VMOVDQU     32(DX), Y1
@@ -8992,421 +16966,610 @@ encryptBlocksAVX2VAES_loop:
 	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
 	VPSHUFB     Y5, Y4, Y4
 	VPXOR       Y4, Y3, Y3
-	VMOVDQU     128(DX), Y4
+	VMOVDQU     Y0, (SI)
+	VMOVDQU     128(DX), Y0
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     160(DX), Y4
 	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
-	VMOVDQU     160(DX), Y5
+	VMOVDQU     192(DX), Y5
 	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
-	VMOVDQU     192(DX), Y6
+	VMOVDQU     224(DX), Y6
 	VPSHUFB     sm4BswapMask<>+0(SB), Y6, Y6
-	VMOVDQU     224(DX), Y7
-	VPSHUFB     sm4BswapMask<>+0(SB), Y7, Y7
-	VPUNPCKHDQ  Y5, Y4, Y8
-	VPUNPCKLDQ  Y5, Y4, Y4
-	VPUNPCKLDQ  Y7, Y6, Y9
-	VPUNPCKHDQ  Y7, Y6, Y6
-	VPUNPCKHQDQ Y9, Y4, Y5
-	VPUNPCKLQDQ Y9, Y4, Y4
-	VPUNPCKHQDQ Y6, Y8, Y7
-	VPUNPCKLQDQ Y6, Y8, Y6
-	VPSRLW      $0x04, Y4, Y9
-	VPAND       sm4Mask0f<>+0(SB), Y9, Y9
-	VPAND       sm4Mask0f<>+0(SB), Y4, Y8
-	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y4
-	VPSHUFB     Y8, Y4, Y4
-	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y8
-	VPSHUFB     Y9, Y8, Y8
-	VPXOR       Y8, Y4, Y4
-	VPSRLW      $0x04, Y5, Y9
-	VPAND       sm4Mask0f<>+0(SB), Y9, Y9
-	VPAND       sm4Mask0f<>+0(SB), Y5, Y8
-	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y5
-	VPSHUFB     Y8, Y5, Y5
-	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y8
-	VPSHUFB     Y9, Y8, Y8
-	VPXOR       Y8, Y5, Y5
-	VPSRLW      $0x04, Y6, Y9
-	VPAND       sm4Mask0f<>+0(SB), Y9, Y9
-	VPAND       sm4Mask0f<>+0(SB), Y6, Y8
-	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y6
-	VPSHUFB     Y8, Y6, Y6
-	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y8
-	VPSHUFB     Y9, Y8, Y8
-	VPXOR       Y8, Y6, Y6
-	VPSRLW      $0x04, Y7, Y9
-	VPAND       sm4Mask0f<>+0(SB), Y9, Y9
-	VPAND       sm4Mask0f<>+0(SB), Y7, Y8
-	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y7
+	VPUNPCKHDQ  Y4, Y0, Y7
+	VPUNPCKLDQ  Y4, Y0, Y0
+	VPUNPCKLDQ  Y6, Y5, Y8
+	VPUNPCKHDQ  Y6, Y5, Y5
+	VPUNPCKHQDQ Y8, Y0, Y4
+	VPUNPCKLQDQ Y8, Y0, Y0
+	VPUNPCKHQDQ Y5, Y7, Y6
+	VPUNPCKLQDQ Y5, Y7, Y5
+	VPSRLW      $0x04, Y0, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y7, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
 	VPSHUFB     Y8, Y7, Y7
-	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y8
-	VPSHUFB     Y9, Y8, Y8
-	VPXOR       Y8, Y7, Y7
-	VMOVDQU     256(DX), Y8
+	VPXOR       Y7, Y0, Y0
+	VPSRLW      $0x04, Y4, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y4
+	VPSHUFB     Y7, Y4, Y4
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y4, Y4
+	VPSRLW      $0x04, Y5, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y5
+	VPSHUFB     Y7, Y5, Y5
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y5, Y5
+	VPSRLW      $0x04, Y6, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB     Y7, Y6, Y6
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y6, Y6
+	VMOVDQU     Y0, 64(SI)
+	VMOVDQU     256(DX), Y0
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     288(DX), Y7
+	VPSHUFB     sm4BswapMask<>+0(SB), Y7, Y7
+	VMOVDQU     320(DX), Y8
 	VPSHUFB     sm4BswapMask<>+0(SB), Y8, Y8
-	VMOVDQU     288(DX), Y9
+	VMOVDQU     352(DX), Y9
 	VPSHUFB     sm4BswapMask<>+0(SB), Y9, Y9
-	VMOVDQU     320(DX), Y10
-	VPSHUFB     sm4BswapMask<>+0(SB), Y10, Y10
-	VMOVDQU     352(DX), Y11
-	VPSHUFB     sm4BswapMask<>+0(SB), Y11, Y11
-	VPUNPCKHDQ  Y9, Y8, Y12
-	VPUNPCKLDQ  Y9, Y8, Y8
-	VPUNPCKLDQ  Y11, Y10, Y13
-	VPUNPCKHDQ  Y11, Y10, Y10
-	VPUNPCKHQDQ Y13, Y8, Y9
-	VPUNPCKLQDQ Y13, Y8, Y8
-	VPUNPCKHQDQ Y10, Y12, Y11
-	VPUNPCKLQDQ Y10, Y12, Y10
-	VPSRLW      $0x04, Y8, Y13
-	VPAND       sm4Mask0f<>+0(SB), Y13, Y13
-	VPAND       sm4Mask0f<>+0(SB), Y8, Y12
+	VPUNPCKHDQ  Y7, Y0, Y10
+	VPUNPCKLDQ  Y7, Y0, Y0
+	VPUNPCKLDQ  Y9, Y8, Y11
+	VPUNPCKHDQ  Y9, Y8, Y8
+	VPUNPCKHQDQ Y11, Y0, Y7
+	VPUNPCKLQDQ Y11, Y0, Y0
+	VPUNPCKHQDQ Y8, Y10, Y9
+	VPUNPCKLQDQ Y8, Y10, Y8
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y0, Y0
+	VPSRLW      $0x04, Y7, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y7, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y7
+	VPSHUFB     Y10, Y7, Y7
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y7, Y7
+	VPSRLW      $0x04, Y8, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y10
 	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y8
-	VPSHUFB     Y12, Y8, Y8
-	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VPXOR       Y12, Y8, Y8
-	VPSRLW      $0x04, Y9, Y13
-	VPAND       sm4Mask0f<>+0(SB), Y13, Y13
-	VPAND       sm4Mask0f<>+0(SB), Y9, Y12
+	VPSHUFB     Y10, Y8, Y8
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y8, Y8
+	VPSRLW      $0x04, Y9, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y9, Y10
 	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y9
-	VPSHUFB     Y12, Y9, Y9
-	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VPXOR       Y12, Y9, Y9
-	VPSRLW      $0x04, Y10, Y13
-	VPAND       sm4Mask0f<>+0(SB), Y13, Y13
-	VPAND       sm4Mask0f<>+0(SB), Y10, Y12
+	VPSHUFB     Y10, Y9, Y9
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y9, Y9
+	VMOVDQU     Y0, 128(SI)
+	VMOVDQU     384(DX), Y0
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     416(DX), Y10
+	VPSHUFB     sm4BswapMask<>+0(SB), Y10, Y10
+	VMOVDQU     448(DX), Y11
+	VPSHUFB     sm4BswapMask<>+0(SB), Y11, Y11
+	VMOVDQU     480(DX), Y12
+	VPSHUFB     sm4BswapMask<>+0(SB), Y12, Y12
+	VPUNPCKHDQ  Y10, Y0, Y13
+	VPUNPCKLDQ  Y10, Y0, Y0
+	VPUNPCKLDQ  Y12, Y11, Y14
+	VPUNPCKHDQ  Y12, Y11, Y11
+	VPUNPCKHQDQ Y14, Y0, Y10
+	VPUNPCKLQDQ Y14, Y0, Y0
+	VPUNPCKHQDQ Y11, Y13, Y12
+	VPUNPCKLQDQ Y11, Y13, Y11
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y0, Y0
+	VPSRLW      $0x04, Y10, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y13
 	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y10
-	VPSHUFB     Y12, Y10, Y10
-	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VPXOR       Y12, Y10, Y10
-	VPSRLW      $0x04, Y11, Y13
-	VPAND       sm4Mask0f<>+0(SB), Y13, Y13
-	VPAND       sm4Mask0f<>+0(SB), Y11, Y12
+	VPSHUFB     Y13, Y10, Y10
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y10, Y10
+	VPSRLW      $0x04, Y11, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y13
 	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y11
-	VPSHUFB     Y12, Y11, Y11
-	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y12
+	VPSHUFB     Y13, Y11, Y11
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y11, Y11
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y12
 	VPSHUFB     Y13, Y12, Y12
-	VPXOR       Y12, Y11, Y11
-	MOVQ        AX, SI
-	MOVQ        $0x00000008, DI
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y12, Y12
+	VMOVDQU     Y0, 192(SI)
+	MOVQ        AX, DI
+	MOVQ        $0x00000008, R8
 
-encryptBlocksAVX2VAES_rounds3false:
-	VPXOR       (SI), Y1, Y12
-	VPXOR       Y2, Y12, Y12
-	VPXOR       Y3, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
+encryptBlocksAVX2VAES_rounds4false:
+	VPXOR       (DI), Y1, Y0
+	VPXOR       Y2, Y0, Y0
+	VPXOR       Y3, Y0, Y0
+	VMOVDQU     Y1, 32(SI)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
 	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
 	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
 	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
+	VPXOR       Y15, Y0, Y0
 	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
 	VPSHUFB     Y13, Y15, Y15
 	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
 	VPSHUFB     Y14, Y13, Y13
 	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y0, Y0
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y0, Y0
-	VPXOR       Y12, Y15, Y15
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y0, Y0
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y0, Y0
-	VPXOR       (SI), Y5, Y12
-	VPXOR       Y6, Y12, Y12
-	VPXOR       Y7, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB     Y13, Y15, Y15
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y4, Y4
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y4, Y4
-	VPXOR       Y12, Y15, Y15
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y4, Y4
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y4, Y4
-	VPXOR       (SI), Y9, Y12
-	VPXOR       Y10, Y12, Y12
-	VPXOR       Y11, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB     Y13, Y15, Y15
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y8, Y8
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y8, Y8
-	VPXOR       Y12, Y15, Y15
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y8, Y8
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y8, Y8
-	VPXOR       32(SI), Y2, Y12
-	VPXOR       Y3, Y12, Y12
-	VPXOR       Y0, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB     Y13, Y15, Y15
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y1, Y1
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR       (SI), Y1, Y1
 	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
 	VPXOR       Y13, Y1, Y1
-	VPXOR       Y12, Y15, Y15
+	VPXOR       Y0, Y15, Y15
 	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
 	VPXOR       Y13, Y1, Y1
 	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
 	VPXOR       Y13, Y1, Y1
-	VPXOR       32(SI), Y6, Y12
-	VPXOR       Y7, Y12, Y12
-	VPXOR       Y4, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
+	VPXOR       (DI), Y4, Y0
+	VPXOR       Y5, Y0, Y0
+	VPXOR       Y6, Y0, Y0
+	VMOVDQU     Y4, 96(SI)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
 	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
 	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
 	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
+	VPXOR       Y15, Y0, Y0
 	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
 	VPSHUFB     Y13, Y15, Y15
 	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
 	VPSHUFB     Y14, Y13, Y13
 	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y5, Y5
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR       64(SI), Y4, Y4
 	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y5, Y5
-	VPXOR       Y12, Y15, Y15
+	VPXOR       Y13, Y4, Y4
+	VPXOR       Y0, Y15, Y15
 	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y5, Y5
+	VPXOR       Y13, Y4, Y4
 	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y5, Y5
-	VPXOR       32(SI), Y10, Y12
-	VPXOR       Y11, Y12, Y12
-	VPXOR       Y8, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
+	VPXOR       Y13, Y4, Y4
+	VPXOR       (DI), Y7, Y0
+	VPXOR       Y8, Y0, Y0
+	VPXOR       Y9, Y0, Y0
+	VMOVDQU     Y7, 160(SI)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
 	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
 	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
 	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
+	VPXOR       Y15, Y0, Y0
 	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
 	VPSHUFB     Y13, Y15, Y15
 	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
 	VPSHUFB     Y14, Y13, Y13
 	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y9, Y9
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y9, Y9
-	VPXOR       Y12, Y15, Y15
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y9, Y9
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y9, Y9
-	VPXOR       64(SI), Y3, Y12
-	VPXOR       Y0, Y12, Y12
-	VPXOR       Y1, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB     Y13, Y15, Y15
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y2, Y2
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y2, Y2
-	VPXOR       Y12, Y15, Y15
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y2, Y2
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y2, Y2
-	VPXOR       64(SI), Y7, Y12
-	VPXOR       Y4, Y12, Y12
-	VPXOR       Y5, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB     Y13, Y15, Y15
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y6, Y6
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y6, Y6
-	VPXOR       Y12, Y15, Y15
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y6, Y6
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y6, Y6
-	VPXOR       64(SI), Y11, Y12
-	VPXOR       Y8, Y12, Y12
-	VPXOR       Y9, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB     Y13, Y15, Y15
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y10, Y10
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y10, Y10
-	VPXOR       Y12, Y15, Y15
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y10, Y10
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y10, Y10
-	VPXOR       96(SI), Y0, Y12
-	VPXOR       Y1, Y12, Y12
-	VPXOR       Y2, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB     Y13, Y15, Y15
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y3, Y3
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y3, Y3
-	VPXOR       Y12, Y15, Y15
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y3, Y3
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y3, Y3
-	VPXOR       96(SI), Y4, Y12
-	VPXOR       Y5, Y12, Y12
-	VPXOR       Y6, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB     Y13, Y15, Y15
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y7, Y7
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y7
+	VPXOR       128(SI), Y7, Y7
 	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
 	VPXOR       Y13, Y7, Y7
-	VPXOR       Y12, Y15, Y15
+	VPXOR       Y0, Y15, Y15
 	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
 	VPXOR       Y13, Y7, Y7
 	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
 	VPXOR       Y13, Y7, Y7
-	VPXOR       96(SI), Y8, Y12
-	VPXOR       Y9, Y12, Y12
-	VPXOR       Y10, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
+	VPXOR       (DI), Y10, Y0
+	VPXOR       Y11, Y0, Y0
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     Y10, 224(SI)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
 	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
 	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
 	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
+	VPXOR       Y15, Y0, Y0
 	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
 	VPSHUFB     Y13, Y15, Y15
 	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
 	VPSHUFB     Y14, Y13, Y13
 	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y11, Y11
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y10
+	VPXOR       192(SI), Y10, Y10
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VPXOR       32(DI), Y2, Y0
+	VPXOR       Y3, Y0, Y0
+	VPXOR       Y1, Y0, Y0
+	VMOVDQU     Y2, (SI)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y2
+	VPXOR       32(SI), Y2, Y2
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y2, Y2
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y2, Y2
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y2, Y2
+	VPXOR       32(DI), Y5, Y0
+	VPXOR       Y6, Y0, Y0
+	VPXOR       Y4, Y0, Y0
+	VMOVDQU     Y5, 64(SI)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y5
+	VPXOR       96(SI), Y5, Y5
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y5, Y5
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y5, Y5
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y5, Y5
+	VPXOR       32(DI), Y8, Y0
+	VPXOR       Y9, Y0, Y0
+	VPXOR       Y7, Y0, Y0
+	VMOVDQU     Y8, 128(SI)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y8
+	VPXOR       160(SI), Y8, Y8
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y8, Y8
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y8, Y8
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y8, Y8
+	VPXOR       32(DI), Y11, Y0
+	VPXOR       Y12, Y0, Y0
+	VPXOR       Y10, Y0, Y0
+	VMOVDQU     Y11, 192(SI)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y11
+	VPXOR       224(SI), Y11, Y11
 	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
 	VPXOR       Y13, Y11, Y11
-	VPXOR       Y12, Y15, Y15
+	VPXOR       Y0, Y15, Y15
 	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
 	VPXOR       Y13, Y11, Y11
 	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
 	VPXOR       Y13, Y11, Y11
-	ADDQ        $0x80, SI
-	DECQ        DI
-	JNZ         encryptBlocksAVX2VAES_rounds3false
+	VPXOR       64(DI), Y3, Y0
+	VPXOR       Y1, Y0, Y0
+	VPXOR       Y2, Y0, Y0
+	VMOVDQU     Y3, 32(SI)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y3
+	VPXOR       (SI), Y3, Y3
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y3, Y3
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y3, Y3
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y3, Y3
+	VPXOR       64(DI), Y6, Y0
+	VPXOR       Y4, Y0, Y0
+	VPXOR       Y5, Y0, Y0
+	VMOVDQU     Y6, 96(SI)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y6
+	VPXOR       64(SI), Y6, Y6
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y6, Y6
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y6, Y6
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y6, Y6
+	VPXOR       64(DI), Y9, Y0
+	VPXOR       Y7, Y0, Y0
+	VPXOR       Y8, Y0, Y0
+	VMOVDQU     Y9, 160(SI)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y9
+	VPXOR       128(SI), Y9, Y9
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y9, Y9
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y9, Y9
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y9, Y9
+	VPXOR       64(DI), Y12, Y0
+	VPXOR       Y10, Y0, Y0
+	VPXOR       Y11, Y0, Y0
+	VMOVDQU     Y12, 224(SI)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y12
+	VPXOR       192(SI), Y12, Y12
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y12, Y12
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y12, Y12
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y12, Y12
+	VPXOR       96(DI), Y1, Y0
+	VPXOR       Y2, Y0, Y0
+	VPXOR       Y3, Y0, Y0
+	VMOVDQU     Y1, (SI)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR       32(SI), Y1, Y1
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y1, Y1
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y1, Y1
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y1, Y1
+	VPXOR       96(DI), Y4, Y0
+	VPXOR       Y5, Y0, Y0
+	VPXOR       Y6, Y0, Y0
+	VMOVDQU     Y4, 64(SI)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR       96(SI), Y4, Y4
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y4, Y4
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y4, Y4
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y4, Y4
+	VPXOR       96(DI), Y7, Y0
+	VPXOR       Y8, Y0, Y0
+	VPXOR       Y9, Y0, Y0
+	VMOVDQU     Y7, 128(SI)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y7
+	VPXOR       160(SI), Y7, Y7
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y7, Y7
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y7, Y7
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y7, Y7
+	VPXOR       96(DI), Y10, Y0
+	VPXOR       Y11, Y0, Y0
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     Y10, 192(SI)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y10
+	VPXOR       224(SI), Y10, Y10
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VMOVDQU     Y1, Y0
+	VMOVDQU     Y2, Y1
+	VMOVDQU     Y3, Y2
+	VMOVDQU     Y0, Y3
+	VMOVDQU     Y4, Y0
+	VMOVDQU     Y5, Y4
+	VMOVDQU     Y6, Y5
+	VMOVDQU     Y0, Y6
+	VMOVDQU     Y7, Y0
+	VMOVDQU     Y8, Y7
+	VMOVDQU     Y9, Y8
+	VMOVDQU     Y0, Y9
+	VMOVDQU     Y10, Y0
+	VMOVDQU     Y11, Y10
+	VMOVDQU     Y12, Y11
+	VMOVDQU     Y0, Y12
+	ADDQ        $0x80, DI
+	DECQ        R8
+	JNZ         encryptBlocksAVX2VAES_rounds4false
+	VMOVDQU     (SI), Y0
 	VPSRLW      $0x04, Y0, Y14
 	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
 	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
@@ -9439,70 +17602,6 @@ encryptBlocksAVX2VAES_rounds3false:
 	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
 	VPSHUFB     Y14, Y13, Y13
 	VPXOR       Y13, Y3, Y3
-	VPSRLW      $0x04, Y4, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y4, Y13
-	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y4
-	VPSHUFB     Y13, Y4, Y4
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y4, Y4
-	VPSRLW      $0x04, Y5, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y5, Y13
-	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y5
-	VPSHUFB     Y13, Y5, Y5
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y5, Y5
-	VPSRLW      $0x04, Y6, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y6, Y13
-	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y6
-	VPSHUFB     Y13, Y6, Y6
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y6, Y6
-	VPSRLW      $0x04, Y7, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y7, Y13
-	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y7
-	VPSHUFB     Y13, Y7, Y7
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y7, Y7
-	VPSRLW      $0x04, Y8, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y8, Y13
-	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y8
-	VPSHUFB     Y13, Y8, Y8
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y8, Y8
-	VPSRLW      $0x04, Y9, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y9, Y13
-	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y9
-	VPSHUFB     Y13, Y9, Y9
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y9, Y9
-	VPSRLW      $0x04, Y10, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y10, Y13
-	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y10
-	VPSHUFB     Y13, Y10, Y10
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y10, Y10
-	VPSRLW      $0x04, Y11, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y11, Y13
-	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y11
-	VPSHUFB     Y13, Y11, Y11
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y11, Y11
 	VPUNPCKHDQ  Y2, Y3, Y13
 	VPUNPCKLDQ  Y2, Y3, Y3
 	VPUNPCKLDQ  Y0, Y1, Y14
@@ -9515,71 +17614,191 @@ encryptBlocksAVX2VAES_rounds3false:
 	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
 	VPSHUFB     sm4BswapMask<>+0(SB), Y1, Y1
 	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
-	VPUNPCKHDQ  Y6, Y7, Y13
-	VPUNPCKLDQ  Y6, Y7, Y7
-	VPUNPCKLDQ  Y4, Y5, Y14
-	VPUNPCKHDQ  Y4, Y5, Y5
-	VPUNPCKHQDQ Y14, Y7, Y6
-	VPUNPCKLQDQ Y14, Y7, Y7
-	VPUNPCKHQDQ Y5, Y13, Y4
-	VPUNPCKLQDQ Y5, Y13, Y5
-	VPSHUFB     sm4BswapMask<>+0(SB), Y7, Y7
-	VPSHUFB     sm4BswapMask<>+0(SB), Y6, Y6
-	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
-	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
-	VPUNPCKHDQ  Y10, Y11, Y13
-	VPUNPCKLDQ  Y10, Y11, Y11
-	VPUNPCKLDQ  Y8, Y9, Y14
-	VPUNPCKHDQ  Y8, Y9, Y9
-	VPUNPCKHQDQ Y14, Y11, Y10
-	VPUNPCKLQDQ Y14, Y11, Y11
-	VPUNPCKHQDQ Y9, Y13, Y8
-	VPUNPCKLQDQ Y9, Y13, Y9
-	VPSHUFB     sm4BswapMask<>+0(SB), Y11, Y11
-	VPSHUFB     sm4BswapMask<>+0(SB), Y10, Y10
-	VPSHUFB     sm4BswapMask<>+0(SB), Y9, Y9
-	VPSHUFB     sm4BswapMask<>+0(SB), Y8, Y8
 	VMOVDQU     Y3, (CX)
 	VMOVDQU     Y2, 32(CX)
 	VMOVDQU     Y1, 64(CX)
 	VMOVDQU     Y0, 96(CX)
-	VMOVDQU     Y7, 128(CX)
-	VMOVDQU     Y6, 160(CX)
-	VMOVDQU     Y5, 192(CX)
-	VMOVDQU     Y4, 224(CX)
-	VMOVDQU     Y11, 256(CX)
-	VMOVDQU     Y10, 288(CX)
-	VMOVDQU     Y9, 320(CX)
-	VMOVDQU     Y8, 352(CX)
-	ADDQ        $0x00000180, DX
-	ADDQ        $0x00000180, CX
-	SUBQ        $0x00000018, BX
+	VMOVDQU     64(SI), Y0
+	VPSRLW      $0x04, Y0, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB     Y1, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y0, Y0
+	VPSRLW      $0x04, Y4, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y4
+	VPSHUFB     Y1, Y4, Y4
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y4, Y4
+	VPSRLW      $0x04, Y5, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y5
+	VPSHUFB     Y1, Y5, Y5
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y5, Y5
+	VPSRLW      $0x04, Y6, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y6
+	VPSHUFB     Y1, Y6, Y6
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y6, Y6
+	VPUNPCKHDQ  Y5, Y6, Y1
+	VPUNPCKLDQ  Y5, Y6, Y6
+	VPUNPCKLDQ  Y0, Y4, Y2
+	VPUNPCKHDQ  Y0, Y4, Y4
+	VPUNPCKHQDQ Y2, Y6, Y5
+	VPUNPCKLQDQ Y2, Y6, Y6
+	VPUNPCKHQDQ Y4, Y1, Y0
+	VPUNPCKLQDQ Y4, Y1, Y4
+	VPSHUFB     sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     Y6, 128(CX)
+	VMOVDQU     Y5, 160(CX)
+	VMOVDQU     Y4, 192(CX)
+	VMOVDQU     Y0, 224(CX)
+	VMOVDQU     128(SI), Y0
+	VPSRLW      $0x04, Y0, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB     Y1, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y0, Y0
+	VPSRLW      $0x04, Y7, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y7, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y7
+	VPSHUFB     Y1, Y7, Y7
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y7, Y7
+	VPSRLW      $0x04, Y8, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y8
+	VPSHUFB     Y1, Y8, Y8
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y8, Y8
+	VPSRLW      $0x04, Y9, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y9, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y9
+	VPSHUFB     Y1, Y9, Y9
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y9, Y9
+	VPUNPCKHDQ  Y8, Y9, Y1
+	VPUNPCKLDQ  Y8, Y9, Y9
+	VPUNPCKLDQ  Y0, Y7, Y2
+	VPUNPCKHDQ  Y0, Y7, Y7
+	VPUNPCKHQDQ Y2, Y9, Y8
+	VPUNPCKLQDQ Y2, Y9, Y9
+	VPUNPCKHQDQ Y7, Y1, Y0
+	VPUNPCKLQDQ Y7, Y1, Y7
+	VPSHUFB     sm4BswapMask<>+0(SB), Y9, Y9
+	VPSHUFB     sm4BswapMask<>+0(SB), Y8, Y8
+	VPSHUFB     sm4BswapMask<>+0(SB), Y7, Y7
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     Y9, 256(CX)
+	VMOVDQU     Y8, 288(CX)
+	VMOVDQU     Y7, 320(CX)
+	VMOVDQU     Y0, 352(CX)
+	VMOVDQU     192(SI), Y0
+	VPSRLW      $0x04, Y0, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB     Y1, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y0, Y0
+	VPSRLW      $0x04, Y10, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y10
+	VPSHUFB     Y1, Y10, Y10
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y10, Y10
+	VPSRLW      $0x04, Y11, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y11
+	VPSHUFB     Y1, Y11, Y11
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y11, Y11
+	VPSRLW      $0x04, Y12, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y12
+	VPSHUFB     Y1, Y12, Y12
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y12, Y12
+	VPUNPCKHDQ  Y11, Y12, Y1
+	VPUNPCKLDQ  Y11, Y12, Y12
+	VPUNPCKLDQ  Y0, Y10, Y2
+	VPUNPCKHDQ  Y0, Y10, Y10
+	VPUNPCKHQDQ Y2, Y12, Y11
+	VPUNPCKLQDQ Y2, Y12, Y12
+	VPUNPCKHQDQ Y10, Y1, Y0
+	VPUNPCKLQDQ Y10, Y1, Y10
+	VPSHUFB     sm4BswapMask<>+0(SB), Y12, Y12
+	VPSHUFB     sm4BswapMask<>+0(SB), Y11, Y11
+	VPSHUFB     sm4BswapMask<>+0(SB), Y10, Y10
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     Y12, 384(CX)
+	VMOVDQU     Y11, 416(CX)
+	VMOVDQU     Y10, 448(CX)
+	VMOVDQU     Y0, 480(CX)
+	ADDQ        $0x00000200, DX
+	ADDQ        $0x00000200, CX
+	SUBQ        $0x00000020, BX
 	JMP         encryptBlocksAVX2VAES_loop
 
 encryptBlocksAVX2VAES_partial:
 	// Fewer than a full pass left: ceil(n/width) sets, the last one masked.
 	TESTQ        BX, BX
 	JZ           encryptBlocksAVX2VAES_done
+	CMPQ         BX, $0x00000018
+	JA           encryptBlocksAVX2VAES_sets4
 	CMPQ         BX, $0x00000010
 	JA           encryptBlocksAVX2VAES_sets3
 	CMPQ         BX, $0x00000008
 	JA           encryptBlocksAVX2VAES_sets2
 	MOVQ         BX, X0
 	VPBROADCASTD X0, Y0
-	VMOVDQU      Y0, 1152(SP)
-	VMOVDQU      1152(SP), Y0
+	VMOVDQU      Y0, 1536(SP)
+	LEAQ         1568(SP), BX
+	ADDQ         $0x3f, BX
+	ANDQ         $-64, BX
+	VMOVDQU      1536(SP), Y0
 	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
 	VPMASKMOVD   (DX), Y0, Y0
 	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      1152(SP), Y1
+	VMOVDQU      1536(SP), Y1
 	VPCMPGTD     sm4TailIndex8<>+32(SB), Y1, Y1
 	VPMASKMOVD   32(DX), Y1, Y1
 	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
-	VMOVDQU      1152(SP), Y2
+	VMOVDQU      1536(SP), Y2
 	VPCMPGTD     sm4TailIndex8<>+64(SB), Y2, Y2
 	VPMASKMOVD   64(DX), Y2, Y2
 	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
-	VMOVDQU      1152(SP), Y3
+	VMOVDQU      1536(SP), Y3
 	VPCMPGTD     sm4TailIndex8<>+96(SB), Y3, Y3
 	VPMASKMOVD   96(DX), Y3, Y3
 	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
@@ -9623,170 +17842,180 @@ encryptBlocksAVX2VAES_partial:
 	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
 	VPSHUFB      Y5, Y4, Y4
 	VPXOR        Y4, Y3, Y3
+	VMOVDQU      Y0, (BX)
 	MOVQ         $0x00000008, DX
 
 encryptBlocksAVX2VAES_rounds1true:
-	VPXOR       (AX), Y1, Y4
-	VPXOR       Y2, Y4, Y4
-	VPXOR       Y3, Y4, Y4
-	VAESENCLAST sm4Zero32<>+0(SB), Y4, Y4
-	VPSRLW      $0x04, Y4, Y6
-	VPAND       sm4Mask0f<>+0(SB), Y6, Y6
-	VPAND       sm4Mask0f<>+0(SB), Y4, Y5
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y4
+	VPXOR       (AX), Y1, Y0
+	VPXOR       Y2, Y0, Y0
+	VPXOR       Y3, Y0, Y0
+	VMOVDQU     Y1, 32(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y4, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y6
+	VPSHUFB     Y5, Y6, Y6
+	VPXOR       Y6, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y6
+	VPSHUFB     Y4, Y6, Y6
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y4
 	VPSHUFB     Y5, Y4, Y4
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y7
-	VPSHUFB     Y6, Y7, Y7
-	VPXOR       Y7, Y4, Y4
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y7
-	VPSHUFB     Y5, Y7, Y7
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y5
-	VPSHUFB     Y6, Y5, Y5
-	VPXOR       Y5, Y7, Y7
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y4, Y5
-	VPXOR       Y5, Y0, Y0
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y7, Y5
-	VPXOR       Y5, Y0, Y0
-	VPXOR       Y4, Y7, Y7
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y7, Y5
-	VPXOR       Y5, Y0, Y0
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y7, Y5
-	VPXOR       Y5, Y0, Y0
-	VPXOR       32(AX), Y2, Y4
-	VPXOR       Y3, Y4, Y4
-	VPXOR       Y0, Y4, Y4
-	VAESENCLAST sm4Zero32<>+0(SB), Y4, Y4
-	VPSRLW      $0x04, Y4, Y6
-	VPAND       sm4Mask0f<>+0(SB), Y6, Y6
-	VPAND       sm4Mask0f<>+0(SB), Y4, Y5
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y4
+	VPXOR       Y4, Y6, Y6
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR       (BX), Y1, Y1
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y6, Y4
+	VPXOR       Y4, Y1, Y1
+	VPXOR       Y0, Y6, Y6
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y6, Y4
+	VPXOR       Y4, Y1, Y1
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y6, Y4
+	VPXOR       Y4, Y1, Y1
+	VPXOR       32(AX), Y2, Y0
+	VPXOR       Y3, Y0, Y0
+	VPXOR       Y1, Y0, Y0
+	VMOVDQU     Y2, (BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y4, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y6
+	VPSHUFB     Y5, Y6, Y6
+	VPXOR       Y6, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y6
+	VPSHUFB     Y4, Y6, Y6
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y4
 	VPSHUFB     Y5, Y4, Y4
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y7
-	VPSHUFB     Y6, Y7, Y7
-	VPXOR       Y7, Y4, Y4
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y7
-	VPSHUFB     Y5, Y7, Y7
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y5
-	VPSHUFB     Y6, Y5, Y5
-	VPXOR       Y5, Y7, Y7
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y4, Y5
-	VPXOR       Y5, Y1, Y1
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y7, Y5
-	VPXOR       Y5, Y1, Y1
-	VPXOR       Y4, Y7, Y7
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y7, Y5
-	VPXOR       Y5, Y1, Y1
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y7, Y5
-	VPXOR       Y5, Y1, Y1
-	VPXOR       64(AX), Y3, Y4
-	VPXOR       Y0, Y4, Y4
-	VPXOR       Y1, Y4, Y4
-	VAESENCLAST sm4Zero32<>+0(SB), Y4, Y4
-	VPSRLW      $0x04, Y4, Y6
-	VPAND       sm4Mask0f<>+0(SB), Y6, Y6
-	VPAND       sm4Mask0f<>+0(SB), Y4, Y5
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y4
+	VPXOR       Y4, Y6, Y6
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y2
+	VPXOR       32(BX), Y2, Y2
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y6, Y4
+	VPXOR       Y4, Y2, Y2
+	VPXOR       Y0, Y6, Y6
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y6, Y4
+	VPXOR       Y4, Y2, Y2
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y6, Y4
+	VPXOR       Y4, Y2, Y2
+	VPXOR       64(AX), Y3, Y0
+	VPXOR       Y1, Y0, Y0
+	VPXOR       Y2, Y0, Y0
+	VMOVDQU     Y3, 32(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y4, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y6
+	VPSHUFB     Y5, Y6, Y6
+	VPXOR       Y6, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y6
+	VPSHUFB     Y4, Y6, Y6
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y4
 	VPSHUFB     Y5, Y4, Y4
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y7
-	VPSHUFB     Y6, Y7, Y7
-	VPXOR       Y7, Y4, Y4
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y7
-	VPSHUFB     Y5, Y7, Y7
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y5
-	VPSHUFB     Y6, Y5, Y5
-	VPXOR       Y5, Y7, Y7
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y4, Y5
-	VPXOR       Y5, Y2, Y2
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y7, Y5
-	VPXOR       Y5, Y2, Y2
-	VPXOR       Y4, Y7, Y7
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y7, Y5
-	VPXOR       Y5, Y2, Y2
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y7, Y5
-	VPXOR       Y5, Y2, Y2
-	VPXOR       96(AX), Y0, Y4
-	VPXOR       Y1, Y4, Y4
-	VPXOR       Y2, Y4, Y4
-	VAESENCLAST sm4Zero32<>+0(SB), Y4, Y4
-	VPSRLW      $0x04, Y4, Y6
-	VPAND       sm4Mask0f<>+0(SB), Y6, Y6
-	VPAND       sm4Mask0f<>+0(SB), Y4, Y5
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y4
+	VPXOR       Y4, Y6, Y6
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y3
+	VPXOR       (BX), Y3, Y3
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y6, Y4
+	VPXOR       Y4, Y3, Y3
+	VPXOR       Y0, Y6, Y6
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y6, Y4
+	VPXOR       Y4, Y3, Y3
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y6, Y4
+	VPXOR       Y4, Y3, Y3
+	VPXOR       96(AX), Y1, Y0
+	VPXOR       Y2, Y0, Y0
+	VPXOR       Y3, Y0, Y0
+	VMOVDQU     Y1, (BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y4, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y6
+	VPSHUFB     Y5, Y6, Y6
+	VPXOR       Y6, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y6
+	VPSHUFB     Y4, Y6, Y6
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y4
 	VPSHUFB     Y5, Y4, Y4
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y7
-	VPSHUFB     Y6, Y7, Y7
-	VPXOR       Y7, Y4, Y4
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y7
-	VPSHUFB     Y5, Y7, Y7
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y5
-	VPSHUFB     Y6, Y5, Y5
-	VPXOR       Y5, Y7, Y7
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y4, Y5
-	VPXOR       Y5, Y3, Y3
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y7, Y5
-	VPXOR       Y5, Y3, Y3
-	VPXOR       Y4, Y7, Y7
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y7, Y5
-	VPXOR       Y5, Y3, Y3
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y7, Y5
-	VPXOR       Y5, Y3, Y3
+	VPXOR       Y4, Y6, Y6
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR       32(BX), Y1, Y1
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y6, Y4
+	VPXOR       Y4, Y1, Y1
+	VPXOR       Y0, Y6, Y6
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y6, Y4
+	VPXOR       Y4, Y1, Y1
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y6, Y4
+	VPXOR       Y4, Y1, Y1
+	VMOVDQU     Y1, Y0
+	VMOVDQU     Y2, Y1
+	VMOVDQU     Y3, Y2
+	VMOVDQU     Y0, Y3
 	ADDQ        $0x80, AX
 	DECQ        DX
 	JNZ         encryptBlocksAVX2VAES_rounds1true
-	VPSRLW      $0x04, Y0, Y6
-	VPAND       sm4Mask0f<>+0(SB), Y6, Y6
-	VPAND       sm4Mask0f<>+0(SB), Y0, Y5
+	VMOVDQU     (BX), Y0
+	VPSRLW      $0x04, Y0, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y4
 	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
-	VPSHUFB     Y5, Y0, Y0
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y5
-	VPSHUFB     Y6, Y5, Y5
-	VPXOR       Y5, Y0, Y0
-	VPSRLW      $0x04, Y1, Y6
-	VPAND       sm4Mask0f<>+0(SB), Y6, Y6
-	VPAND       sm4Mask0f<>+0(SB), Y1, Y5
+	VPSHUFB     Y4, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y0, Y0
+	VPSRLW      $0x04, Y1, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y1, Y4
 	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y1
-	VPSHUFB     Y5, Y1, Y1
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y5
-	VPSHUFB     Y6, Y5, Y5
-	VPXOR       Y5, Y1, Y1
-	VPSRLW      $0x04, Y2, Y6
-	VPAND       sm4Mask0f<>+0(SB), Y6, Y6
-	VPAND       sm4Mask0f<>+0(SB), Y2, Y5
+	VPSHUFB     Y4, Y1, Y1
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y1, Y1
+	VPSRLW      $0x04, Y2, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y4
 	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y2
-	VPSHUFB     Y5, Y2, Y2
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y5
-	VPSHUFB     Y6, Y5, Y5
-	VPXOR       Y5, Y2, Y2
-	VPSRLW      $0x04, Y3, Y6
-	VPAND       sm4Mask0f<>+0(SB), Y6, Y6
-	VPAND       sm4Mask0f<>+0(SB), Y3, Y5
+	VPSHUFB     Y4, Y2, Y2
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y2, Y2
+	VPSRLW      $0x04, Y3, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y3, Y4
 	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y3
-	VPSHUFB     Y5, Y3, Y3
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y5
-	VPSHUFB     Y6, Y5, Y5
-	VPXOR       Y5, Y3, Y3
-	VPUNPCKHDQ  Y2, Y3, Y5
+	VPSHUFB     Y4, Y3, Y3
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y3, Y3
+	VPUNPCKHDQ  Y2, Y3, Y4
 	VPUNPCKLDQ  Y2, Y3, Y3
-	VPUNPCKLDQ  Y0, Y1, Y6
+	VPUNPCKLDQ  Y0, Y1, Y5
 	VPUNPCKHDQ  Y0, Y1, Y1
-	VPUNPCKHQDQ Y6, Y3, Y2
-	VPUNPCKLQDQ Y6, Y3, Y3
-	VPUNPCKHQDQ Y1, Y5, Y0
-	VPUNPCKLQDQ Y1, Y5, Y1
+	VPUNPCKHQDQ Y5, Y3, Y2
+	VPUNPCKLQDQ Y5, Y3, Y3
+	VPUNPCKHQDQ Y1, Y4, Y0
+	VPUNPCKLQDQ Y1, Y4, Y1
 	VPSHUFB     sm4BswapMask<>+0(SB), Y3, Y3
 	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
 	VPSHUFB     sm4BswapMask<>+0(SB), Y1, Y1
 	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU     1152(SP), Y4
+	VMOVDQU     1536(SP), Y4
 	VPCMPGTD    sm4TailIndex8<>+0(SB), Y4, Y4
 	VPMASKMOVD  Y3, Y4, (CX)
-	VMOVDQU     1152(SP), Y3
+	VMOVDQU     1536(SP), Y3
 	VPCMPGTD    sm4TailIndex8<>+32(SB), Y3, Y3
 	VPMASKMOVD  Y2, Y3, 32(CX)
-	VMOVDQU     1152(SP), Y2
+	VMOVDQU     1536(SP), Y2
 	VPCMPGTD    sm4TailIndex8<>+64(SB), Y2, Y2
 	VPMASKMOVD  Y1, Y2, 64(CX)
-	VMOVDQU     1152(SP), Y1
+	VMOVDQU     1536(SP), Y1
 	VPCMPGTD    sm4TailIndex8<>+96(SB), Y1, Y1
 	VPMASKMOVD  Y0, Y1, 96(CX)
 	JMP         encryptBlocksAVX2VAES_done
@@ -9795,7 +18024,10 @@ encryptBlocksAVX2VAES_sets2:
 	SUBQ         $0x00000008, BX
 	MOVQ         BX, X0
 	VPBROADCASTD X0, Y0
-	VMOVDQU      Y0, 1184(SP)
+	VMOVDQU      Y0, 1696(SP)
+	LEAQ         1728(SP), BX
+	ADDQ         $0x3f, BX
+	ANDQ         $-64, BX
 	VMOVDQU      (DX), Y0
 	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
 	VMOVDQU      32(DX), Y1
@@ -9844,387 +18076,410 @@ encryptBlocksAVX2VAES_sets2:
 	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
 	VPSHUFB      Y5, Y4, Y4
 	VPXOR        Y4, Y3, Y3
-	VMOVDQU      1184(SP), Y4
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y4, Y4
-	VPMASKMOVD   128(DX), Y4, Y4
+	VMOVDQU      Y0, (BX)
+	VMOVDQU      1696(SP), Y0
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
+	VPMASKMOVD   128(DX), Y0, Y0
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      1696(SP), Y4
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y4, Y4
+	VPMASKMOVD   160(DX), Y4, Y4
 	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
-	VMOVDQU      1184(SP), Y5
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y5, Y5
-	VPMASKMOVD   160(DX), Y5, Y5
+	VMOVDQU      1696(SP), Y5
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y5, Y5
+	VPMASKMOVD   192(DX), Y5, Y5
 	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
-	VMOVDQU      1184(SP), Y6
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y6, Y6
-	VPMASKMOVD   192(DX), Y6, Y6
+	VMOVDQU      1696(SP), Y6
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y6, Y6
+	VPMASKMOVD   224(DX), Y6, Y6
 	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
-	VMOVDQU      1184(SP), Y7
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y7, Y7
-	VPMASKMOVD   224(DX), Y7, Y7
-	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
-	VPUNPCKHDQ   Y5, Y4, Y8
-	VPUNPCKLDQ   Y5, Y4, Y4
-	VPUNPCKLDQ   Y7, Y6, Y9
-	VPUNPCKHDQ   Y7, Y6, Y6
-	VPUNPCKHQDQ  Y9, Y4, Y5
-	VPUNPCKLQDQ  Y9, Y4, Y4
-	VPUNPCKHQDQ  Y6, Y8, Y7
-	VPUNPCKLQDQ  Y6, Y8, Y6
-	VPSRLW       $0x04, Y4, Y9
-	VPAND        sm4Mask0f<>+0(SB), Y9, Y9
-	VPAND        sm4Mask0f<>+0(SB), Y4, Y8
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y4
-	VPSHUFB      Y8, Y4, Y4
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VPXOR        Y8, Y4, Y4
-	VPSRLW       $0x04, Y5, Y9
-	VPAND        sm4Mask0f<>+0(SB), Y9, Y9
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y8
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y5
-	VPSHUFB      Y8, Y5, Y5
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VPXOR        Y8, Y5, Y5
-	VPSRLW       $0x04, Y6, Y9
-	VPAND        sm4Mask0f<>+0(SB), Y9, Y9
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y8
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
-	VPSHUFB      Y8, Y6, Y6
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VPXOR        Y8, Y6, Y6
-	VPSRLW       $0x04, Y7, Y9
-	VPAND        sm4Mask0f<>+0(SB), Y9, Y9
-	VPAND        sm4Mask0f<>+0(SB), Y7, Y8
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y7
+	VPUNPCKHDQ   Y4, Y0, Y7
+	VPUNPCKLDQ   Y4, Y0, Y0
+	VPUNPCKLDQ   Y6, Y5, Y8
+	VPUNPCKHDQ   Y6, Y5, Y5
+	VPUNPCKHQDQ  Y8, Y0, Y4
+	VPUNPCKLQDQ  Y8, Y0, Y0
+	VPUNPCKHQDQ  Y5, Y7, Y6
+	VPUNPCKLQDQ  Y5, Y7, Y5
+	VPSRLW       $0x04, Y0, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB      Y7, Y0, Y0
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
 	VPSHUFB      Y8, Y7, Y7
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VPXOR        Y8, Y7, Y7
+	VPXOR        Y7, Y0, Y0
+	VPSRLW       $0x04, Y4, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y4
+	VPSHUFB      Y7, Y4, Y4
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y4, Y4
+	VPSRLW       $0x04, Y5, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y5
+	VPSHUFB      Y7, Y5, Y5
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y5, Y5
+	VPSRLW       $0x04, Y6, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB      Y7, Y6, Y6
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y6, Y6
+	VMOVDQU      Y0, 64(BX)
 	MOVQ         $0x00000008, DX
 
 encryptBlocksAVX2VAES_rounds2true:
-	VPXOR       (AX), Y1, Y8
-	VPXOR       Y2, Y8, Y8
-	VPXOR       Y3, Y8, Y8
-	VAESENCLAST sm4Zero32<>+0(SB), Y8, Y8
-	VPSRLW      $0x04, Y8, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y8, Y9
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y8
-	VPSHUFB     Y9, Y8, Y8
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y11
-	VPSHUFB     Y10, Y11, Y11
-	VPXOR       Y11, Y8, Y8
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y11
-	VPSHUFB     Y9, Y11, Y11
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y9
-	VPSHUFB     Y10, Y9, Y9
-	VPXOR       Y9, Y11, Y11
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y8, Y9
+	VPXOR       (AX), Y1, Y0
+	VPXOR       Y2, Y0, Y0
+	VPXOR       Y3, Y0, Y0
+	VMOVDQU     Y1, 32(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y7, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB     Y8, Y9, Y9
 	VPXOR       Y9, Y0, Y0
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y11, Y9
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB     Y7, Y9, Y9
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y9, Y9
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR       (BX), Y1, Y1
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y1, Y1
+	VPXOR       Y0, Y9, Y9
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y1, Y1
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y1, Y1
+	VPXOR       (AX), Y4, Y0
+	VPXOR       Y5, Y0, Y0
+	VPXOR       Y6, Y0, Y0
+	VMOVDQU     Y4, 96(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y7, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB     Y8, Y9, Y9
 	VPXOR       Y9, Y0, Y0
-	VPXOR       Y8, Y11, Y11
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y11, Y9
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB     Y7, Y9, Y9
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y9, Y9
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR       64(BX), Y4, Y4
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y4, Y4
+	VPXOR       Y0, Y9, Y9
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y4, Y4
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y4, Y4
+	VPXOR       32(AX), Y2, Y0
+	VPXOR       Y3, Y0, Y0
+	VPXOR       Y1, Y0, Y0
+	VMOVDQU     Y2, (BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y7, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB     Y8, Y9, Y9
 	VPXOR       Y9, Y0, Y0
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y11, Y9
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB     Y7, Y9, Y9
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y9, Y9
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y2
+	VPXOR       32(BX), Y2, Y2
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y2, Y2
+	VPXOR       Y0, Y9, Y9
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y2, Y2
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y2, Y2
+	VPXOR       32(AX), Y5, Y0
+	VPXOR       Y6, Y0, Y0
+	VPXOR       Y4, Y0, Y0
+	VMOVDQU     Y5, 64(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y7, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB     Y8, Y9, Y9
 	VPXOR       Y9, Y0, Y0
-	VPXOR       (AX), Y5, Y8
-	VPXOR       Y6, Y8, Y8
-	VPXOR       Y7, Y8, Y8
-	VAESENCLAST sm4Zero32<>+0(SB), Y8, Y8
-	VPSRLW      $0x04, Y8, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y8, Y9
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y8
-	VPSHUFB     Y9, Y8, Y8
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y11
-	VPSHUFB     Y10, Y11, Y11
-	VPXOR       Y11, Y8, Y8
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y11
-	VPSHUFB     Y9, Y11, Y11
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y9
-	VPSHUFB     Y10, Y9, Y9
-	VPXOR       Y9, Y11, Y11
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y8, Y9
-	VPXOR       Y9, Y4, Y4
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y11, Y9
-	VPXOR       Y9, Y4, Y4
-	VPXOR       Y8, Y11, Y11
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y11, Y9
-	VPXOR       Y9, Y4, Y4
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y11, Y9
-	VPXOR       Y9, Y4, Y4
-	VPXOR       32(AX), Y2, Y8
-	VPXOR       Y3, Y8, Y8
-	VPXOR       Y0, Y8, Y8
-	VAESENCLAST sm4Zero32<>+0(SB), Y8, Y8
-	VPSRLW      $0x04, Y8, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y8, Y9
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y8
-	VPSHUFB     Y9, Y8, Y8
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y11
-	VPSHUFB     Y10, Y11, Y11
-	VPXOR       Y11, Y8, Y8
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y11
-	VPSHUFB     Y9, Y11, Y11
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y9
-	VPSHUFB     Y10, Y9, Y9
-	VPXOR       Y9, Y11, Y11
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y8, Y9
-	VPXOR       Y9, Y1, Y1
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y11, Y9
-	VPXOR       Y9, Y1, Y1
-	VPXOR       Y8, Y11, Y11
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y11, Y9
-	VPXOR       Y9, Y1, Y1
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y11, Y9
-	VPXOR       Y9, Y1, Y1
-	VPXOR       32(AX), Y6, Y8
-	VPXOR       Y7, Y8, Y8
-	VPXOR       Y4, Y8, Y8
-	VAESENCLAST sm4Zero32<>+0(SB), Y8, Y8
-	VPSRLW      $0x04, Y8, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y8, Y9
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y8
-	VPSHUFB     Y9, Y8, Y8
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y11
-	VPSHUFB     Y10, Y11, Y11
-	VPXOR       Y11, Y8, Y8
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y11
-	VPSHUFB     Y9, Y11, Y11
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y9
-	VPSHUFB     Y10, Y9, Y9
-	VPXOR       Y9, Y11, Y11
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y8, Y9
-	VPXOR       Y9, Y5, Y5
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y11, Y9
-	VPXOR       Y9, Y5, Y5
-	VPXOR       Y8, Y11, Y11
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y11, Y9
-	VPXOR       Y9, Y5, Y5
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y11, Y9
-	VPXOR       Y9, Y5, Y5
-	VPXOR       64(AX), Y3, Y8
-	VPXOR       Y0, Y8, Y8
-	VPXOR       Y1, Y8, Y8
-	VAESENCLAST sm4Zero32<>+0(SB), Y8, Y8
-	VPSRLW      $0x04, Y8, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y8, Y9
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y8
-	VPSHUFB     Y9, Y8, Y8
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y11
-	VPSHUFB     Y10, Y11, Y11
-	VPXOR       Y11, Y8, Y8
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y11
-	VPSHUFB     Y9, Y11, Y11
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y9
-	VPSHUFB     Y10, Y9, Y9
-	VPXOR       Y9, Y11, Y11
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y8, Y9
-	VPXOR       Y9, Y2, Y2
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y11, Y9
-	VPXOR       Y9, Y2, Y2
-	VPXOR       Y8, Y11, Y11
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y11, Y9
-	VPXOR       Y9, Y2, Y2
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y11, Y9
-	VPXOR       Y9, Y2, Y2
-	VPXOR       64(AX), Y7, Y8
-	VPXOR       Y4, Y8, Y8
-	VPXOR       Y5, Y8, Y8
-	VAESENCLAST sm4Zero32<>+0(SB), Y8, Y8
-	VPSRLW      $0x04, Y8, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y8, Y9
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y8
-	VPSHUFB     Y9, Y8, Y8
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y11
-	VPSHUFB     Y10, Y11, Y11
-	VPXOR       Y11, Y8, Y8
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y11
-	VPSHUFB     Y9, Y11, Y11
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y9
-	VPSHUFB     Y10, Y9, Y9
-	VPXOR       Y9, Y11, Y11
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y8, Y9
-	VPXOR       Y9, Y6, Y6
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y11, Y9
-	VPXOR       Y9, Y6, Y6
-	VPXOR       Y8, Y11, Y11
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y11, Y9
-	VPXOR       Y9, Y6, Y6
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y11, Y9
-	VPXOR       Y9, Y6, Y6
-	VPXOR       96(AX), Y0, Y8
-	VPXOR       Y1, Y8, Y8
-	VPXOR       Y2, Y8, Y8
-	VAESENCLAST sm4Zero32<>+0(SB), Y8, Y8
-	VPSRLW      $0x04, Y8, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y8, Y9
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y8
-	VPSHUFB     Y9, Y8, Y8
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y11
-	VPSHUFB     Y10, Y11, Y11
-	VPXOR       Y11, Y8, Y8
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y11
-	VPSHUFB     Y9, Y11, Y11
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y9
-	VPSHUFB     Y10, Y9, Y9
-	VPXOR       Y9, Y11, Y11
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y8, Y9
-	VPXOR       Y9, Y3, Y3
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y11, Y9
-	VPXOR       Y9, Y3, Y3
-	VPXOR       Y8, Y11, Y11
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y11, Y9
-	VPXOR       Y9, Y3, Y3
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y11, Y9
-	VPXOR       Y9, Y3, Y3
-	VPXOR       96(AX), Y4, Y8
-	VPXOR       Y5, Y8, Y8
-	VPXOR       Y6, Y8, Y8
-	VAESENCLAST sm4Zero32<>+0(SB), Y8, Y8
-	VPSRLW      $0x04, Y8, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y8, Y9
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y8
-	VPSHUFB     Y9, Y8, Y8
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y11
-	VPSHUFB     Y10, Y11, Y11
-	VPXOR       Y11, Y8, Y8
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y11
-	VPSHUFB     Y9, Y11, Y11
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y9
-	VPSHUFB     Y10, Y9, Y9
-	VPXOR       Y9, Y11, Y11
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y8, Y9
-	VPXOR       Y9, Y7, Y7
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y11, Y9
-	VPXOR       Y9, Y7, Y7
-	VPXOR       Y8, Y11, Y11
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y11, Y9
-	VPXOR       Y9, Y7, Y7
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y11, Y9
-	VPXOR       Y9, Y7, Y7
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB     Y7, Y9, Y9
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y9, Y9
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y5
+	VPXOR       96(BX), Y5, Y5
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y5, Y5
+	VPXOR       Y0, Y9, Y9
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y5, Y5
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y5, Y5
+	VPXOR       64(AX), Y3, Y0
+	VPXOR       Y1, Y0, Y0
+	VPXOR       Y2, Y0, Y0
+	VMOVDQU     Y3, 32(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y7, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB     Y8, Y9, Y9
+	VPXOR       Y9, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB     Y7, Y9, Y9
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y9, Y9
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y3
+	VPXOR       (BX), Y3, Y3
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y3, Y3
+	VPXOR       Y0, Y9, Y9
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y3, Y3
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y3, Y3
+	VPXOR       64(AX), Y6, Y0
+	VPXOR       Y4, Y0, Y0
+	VPXOR       Y5, Y0, Y0
+	VMOVDQU     Y6, 96(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y7, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB     Y8, Y9, Y9
+	VPXOR       Y9, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB     Y7, Y9, Y9
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y9, Y9
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y6
+	VPXOR       64(BX), Y6, Y6
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y6, Y6
+	VPXOR       Y0, Y9, Y9
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y6, Y6
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y6, Y6
+	VPXOR       96(AX), Y1, Y0
+	VPXOR       Y2, Y0, Y0
+	VPXOR       Y3, Y0, Y0
+	VMOVDQU     Y1, (BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y7, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB     Y8, Y9, Y9
+	VPXOR       Y9, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB     Y7, Y9, Y9
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y9, Y9
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR       32(BX), Y1, Y1
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y1, Y1
+	VPXOR       Y0, Y9, Y9
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y1, Y1
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y1, Y1
+	VPXOR       96(AX), Y4, Y0
+	VPXOR       Y5, Y0, Y0
+	VPXOR       Y6, Y0, Y0
+	VMOVDQU     Y4, 64(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y7, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB     Y8, Y9, Y9
+	VPXOR       Y9, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB     Y7, Y9, Y9
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y9, Y9
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR       96(BX), Y4, Y4
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y4, Y4
+	VPXOR       Y0, Y9, Y9
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y4, Y4
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y4, Y4
+	VMOVDQU     Y1, Y0
+	VMOVDQU     Y2, Y1
+	VMOVDQU     Y3, Y2
+	VMOVDQU     Y0, Y3
+	VMOVDQU     Y4, Y0
+	VMOVDQU     Y5, Y4
+	VMOVDQU     Y6, Y5
+	VMOVDQU     Y0, Y6
 	ADDQ        $0x80, AX
 	DECQ        DX
 	JNZ         encryptBlocksAVX2VAES_rounds2true
-	VPSRLW      $0x04, Y0, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y0, Y9
+	VMOVDQU     (BX), Y0
+	VPSRLW      $0x04, Y0, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y7
 	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
-	VPSHUFB     Y9, Y0, Y0
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y9
-	VPSHUFB     Y10, Y9, Y9
-	VPXOR       Y9, Y0, Y0
-	VPSRLW      $0x04, Y1, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y1, Y9
+	VPSHUFB     Y7, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y0, Y0
+	VPSRLW      $0x04, Y1, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y1, Y7
 	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y1
-	VPSHUFB     Y9, Y1, Y1
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y9
-	VPSHUFB     Y10, Y9, Y9
-	VPXOR       Y9, Y1, Y1
-	VPSRLW      $0x04, Y2, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y2, Y9
+	VPSHUFB     Y7, Y1, Y1
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y1, Y1
+	VPSRLW      $0x04, Y2, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y7
 	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y2
-	VPSHUFB     Y9, Y2, Y2
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y9
-	VPSHUFB     Y10, Y9, Y9
-	VPXOR       Y9, Y2, Y2
-	VPSRLW      $0x04, Y3, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y3, Y9
+	VPSHUFB     Y7, Y2, Y2
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y2, Y2
+	VPSRLW      $0x04, Y3, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y3, Y7
 	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y3
-	VPSHUFB     Y9, Y3, Y3
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y9
-	VPSHUFB     Y10, Y9, Y9
-	VPXOR       Y9, Y3, Y3
-	VPSRLW      $0x04, Y4, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y4, Y9
-	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y4
-	VPSHUFB     Y9, Y4, Y4
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y9
-	VPSHUFB     Y10, Y9, Y9
-	VPXOR       Y9, Y4, Y4
-	VPSRLW      $0x04, Y5, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y5, Y9
-	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y5
-	VPSHUFB     Y9, Y5, Y5
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y9
-	VPSHUFB     Y10, Y9, Y9
-	VPXOR       Y9, Y5, Y5
-	VPSRLW      $0x04, Y6, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y6, Y9
-	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y6
-	VPSHUFB     Y9, Y6, Y6
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y9
-	VPSHUFB     Y10, Y9, Y9
-	VPXOR       Y9, Y6, Y6
-	VPSRLW      $0x04, Y7, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y7, Y9
-	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y7
-	VPSHUFB     Y9, Y7, Y7
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y9
-	VPSHUFB     Y10, Y9, Y9
-	VPXOR       Y9, Y7, Y7
-	VPUNPCKHDQ  Y2, Y3, Y9
+	VPSHUFB     Y7, Y3, Y3
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y3, Y3
+	VPUNPCKHDQ  Y2, Y3, Y7
 	VPUNPCKLDQ  Y2, Y3, Y3
-	VPUNPCKLDQ  Y0, Y1, Y10
+	VPUNPCKLDQ  Y0, Y1, Y8
 	VPUNPCKHDQ  Y0, Y1, Y1
-	VPUNPCKHQDQ Y10, Y3, Y2
-	VPUNPCKLQDQ Y10, Y3, Y3
-	VPUNPCKHQDQ Y1, Y9, Y0
-	VPUNPCKLQDQ Y1, Y9, Y1
+	VPUNPCKHQDQ Y8, Y3, Y2
+	VPUNPCKLQDQ Y8, Y3, Y3
+	VPUNPCKHQDQ Y1, Y7, Y0
+	VPUNPCKLQDQ Y1, Y7, Y1
 	VPSHUFB     sm4BswapMask<>+0(SB), Y3, Y3
 	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
 	VPSHUFB     sm4BswapMask<>+0(SB), Y1, Y1
 	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
-	VPUNPCKHDQ  Y6, Y7, Y9
-	VPUNPCKLDQ  Y6, Y7, Y7
-	VPUNPCKLDQ  Y4, Y5, Y10
-	VPUNPCKHDQ  Y4, Y5, Y5
-	VPUNPCKHQDQ Y10, Y7, Y6
-	VPUNPCKLQDQ Y10, Y7, Y7
-	VPUNPCKHQDQ Y5, Y9, Y4
-	VPUNPCKLQDQ Y5, Y9, Y5
-	VPSHUFB     sm4BswapMask<>+0(SB), Y7, Y7
-	VPSHUFB     sm4BswapMask<>+0(SB), Y6, Y6
-	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
-	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
 	VMOVDQU     Y3, (CX)
 	VMOVDQU     Y2, 32(CX)
 	VMOVDQU     Y1, 64(CX)
 	VMOVDQU     Y0, 96(CX)
-	VMOVDQU     1184(SP), Y0
-	VPCMPGTD    sm4TailIndex8<>+0(SB), Y0, Y0
-	VPMASKMOVD  Y7, Y0, 128(CX)
-	VMOVDQU     1184(SP), Y0
-	VPCMPGTD    sm4TailIndex8<>+32(SB), Y0, Y0
-	VPMASKMOVD  Y6, Y0, 160(CX)
-	VMOVDQU     1184(SP), Y0
-	VPCMPGTD    sm4TailIndex8<>+64(SB), Y0, Y0
-	VPMASKMOVD  Y5, Y0, 192(CX)
-	VMOVDQU     1184(SP), Y0
-	VPCMPGTD    sm4TailIndex8<>+96(SB), Y0, Y0
-	VPMASKMOVD  Y4, Y0, 224(CX)
+	VMOVDQU     64(BX), Y0
+	VPSRLW      $0x04, Y0, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB     Y1, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y0, Y0
+	VPSRLW      $0x04, Y4, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y4
+	VPSHUFB     Y1, Y4, Y4
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y4, Y4
+	VPSRLW      $0x04, Y5, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y5
+	VPSHUFB     Y1, Y5, Y5
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y5, Y5
+	VPSRLW      $0x04, Y6, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y6
+	VPSHUFB     Y1, Y6, Y6
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y6, Y6
+	VPUNPCKHDQ  Y5, Y6, Y1
+	VPUNPCKLDQ  Y5, Y6, Y6
+	VPUNPCKLDQ  Y0, Y4, Y2
+	VPUNPCKHDQ  Y0, Y4, Y4
+	VPUNPCKHQDQ Y2, Y6, Y5
+	VPUNPCKLQDQ Y2, Y6, Y6
+	VPUNPCKHQDQ Y4, Y1, Y0
+	VPUNPCKLQDQ Y4, Y1, Y4
+	VPSHUFB     sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     1696(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+0(SB), Y1, Y1
+	VPMASKMOVD  Y6, Y1, 128(CX)
+	VMOVDQU     1696(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+32(SB), Y1, Y1
+	VPMASKMOVD  Y5, Y1, 160(CX)
+	VMOVDQU     1696(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+64(SB), Y1, Y1
+	VPMASKMOVD  Y4, Y1, 192(CX)
+	VMOVDQU     1696(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD  Y0, Y1, 224(CX)
 	JMP         encryptBlocksAVX2VAES_done
 
 encryptBlocksAVX2VAES_sets3:
 	SUBQ         $0x00000010, BX
 	MOVQ         BX, X0
 	VPBROADCASTD X0, Y0
-	VMOVDQU      Y0, 1216(SP)
+	VMOVDQU      Y0, 1920(SP)
+	LEAQ         1952(SP), BX
+	ADDQ         $0x3f, BX
+	ANDQ         $-64, BX
 	VMOVDQU      (DX), Y0
 	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
 	VMOVDQU      32(DX), Y1
@@ -10273,428 +18528,1279 @@ encryptBlocksAVX2VAES_sets3:
 	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
 	VPSHUFB      Y5, Y4, Y4
 	VPXOR        Y4, Y3, Y3
-	VMOVDQU      128(DX), Y4
+	VMOVDQU      Y0, (BX)
+	VMOVDQU      128(DX), Y0
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      160(DX), Y4
 	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
-	VMOVDQU      160(DX), Y5
+	VMOVDQU      192(DX), Y5
 	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
-	VMOVDQU      192(DX), Y6
+	VMOVDQU      224(DX), Y6
 	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
-	VMOVDQU      224(DX), Y7
-	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
-	VPUNPCKHDQ   Y5, Y4, Y8
-	VPUNPCKLDQ   Y5, Y4, Y4
-	VPUNPCKLDQ   Y7, Y6, Y9
-	VPUNPCKHDQ   Y7, Y6, Y6
-	VPUNPCKHQDQ  Y9, Y4, Y5
-	VPUNPCKLQDQ  Y9, Y4, Y4
-	VPUNPCKHQDQ  Y6, Y8, Y7
-	VPUNPCKLQDQ  Y6, Y8, Y6
-	VPSRLW       $0x04, Y4, Y9
-	VPAND        sm4Mask0f<>+0(SB), Y9, Y9
-	VPAND        sm4Mask0f<>+0(SB), Y4, Y8
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y4
-	VPSHUFB      Y8, Y4, Y4
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VPXOR        Y8, Y4, Y4
-	VPSRLW       $0x04, Y5, Y9
-	VPAND        sm4Mask0f<>+0(SB), Y9, Y9
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y8
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y5
-	VPSHUFB      Y8, Y5, Y5
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VPXOR        Y8, Y5, Y5
-	VPSRLW       $0x04, Y6, Y9
-	VPAND        sm4Mask0f<>+0(SB), Y9, Y9
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y8
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
-	VPSHUFB      Y8, Y6, Y6
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VPXOR        Y8, Y6, Y6
-	VPSRLW       $0x04, Y7, Y9
-	VPAND        sm4Mask0f<>+0(SB), Y9, Y9
-	VPAND        sm4Mask0f<>+0(SB), Y7, Y8
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y7
+	VPUNPCKHDQ   Y4, Y0, Y7
+	VPUNPCKLDQ   Y4, Y0, Y0
+	VPUNPCKLDQ   Y6, Y5, Y8
+	VPUNPCKHDQ   Y6, Y5, Y5
+	VPUNPCKHQDQ  Y8, Y0, Y4
+	VPUNPCKLQDQ  Y8, Y0, Y0
+	VPUNPCKHQDQ  Y5, Y7, Y6
+	VPUNPCKLQDQ  Y5, Y7, Y5
+	VPSRLW       $0x04, Y0, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB      Y7, Y0, Y0
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
 	VPSHUFB      Y8, Y7, Y7
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VPXOR        Y8, Y7, Y7
-	VMOVDQU      1216(SP), Y8
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y8, Y8
-	VPMASKMOVD   256(DX), Y8, Y8
+	VPXOR        Y7, Y0, Y0
+	VPSRLW       $0x04, Y4, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y4
+	VPSHUFB      Y7, Y4, Y4
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y4, Y4
+	VPSRLW       $0x04, Y5, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y5
+	VPSHUFB      Y7, Y5, Y5
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y5, Y5
+	VPSRLW       $0x04, Y6, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB      Y7, Y6, Y6
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y6, Y6
+	VMOVDQU      Y0, 64(BX)
+	VMOVDQU      1920(SP), Y0
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
+	VPMASKMOVD   256(DX), Y0, Y0
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      1920(SP), Y7
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y7, Y7
+	VPMASKMOVD   288(DX), Y7, Y7
+	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
+	VMOVDQU      1920(SP), Y8
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y8, Y8
+	VPMASKMOVD   320(DX), Y8, Y8
 	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
-	VMOVDQU      1216(SP), Y9
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y9, Y9
-	VPMASKMOVD   288(DX), Y9, Y9
+	VMOVDQU      1920(SP), Y9
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y9, Y9
+	VPMASKMOVD   352(DX), Y9, Y9
 	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
-	VMOVDQU      1216(SP), Y10
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y10, Y10
-	VPMASKMOVD   320(DX), Y10, Y10
-	VPSHUFB      sm4BswapMask<>+0(SB), Y10, Y10
-	VMOVDQU      1216(SP), Y11
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y11, Y11
-	VPMASKMOVD   352(DX), Y11, Y11
-	VPSHUFB      sm4BswapMask<>+0(SB), Y11, Y11
-	VPUNPCKHDQ   Y9, Y8, Y12
-	VPUNPCKLDQ   Y9, Y8, Y8
-	VPUNPCKLDQ   Y11, Y10, Y13
-	VPUNPCKHDQ   Y11, Y10, Y10
-	VPUNPCKHQDQ  Y13, Y8, Y9
-	VPUNPCKLQDQ  Y13, Y8, Y8
-	VPUNPCKHQDQ  Y10, Y12, Y11
-	VPUNPCKLQDQ  Y10, Y12, Y10
-	VPSRLW       $0x04, Y8, Y13
-	VPAND        sm4Mask0f<>+0(SB), Y13, Y13
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y12
+	VPUNPCKHDQ   Y7, Y0, Y10
+	VPUNPCKLDQ   Y7, Y0, Y0
+	VPUNPCKLDQ   Y9, Y8, Y11
+	VPUNPCKHDQ   Y9, Y8, Y8
+	VPUNPCKHQDQ  Y11, Y0, Y7
+	VPUNPCKLQDQ  Y11, Y0, Y0
+	VPUNPCKHQDQ  Y8, Y10, Y9
+	VPUNPCKLQDQ  Y8, Y10, Y8
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y0, Y0
+	VPSRLW       $0x04, Y7, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y7, Y10
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y7
+	VPSHUFB      Y10, Y7, Y7
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y7, Y7
+	VPSRLW       $0x04, Y8, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y10
 	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y8
-	VPSHUFB      Y12, Y8, Y8
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VPXOR        Y12, Y8, Y8
-	VPSRLW       $0x04, Y9, Y13
-	VPAND        sm4Mask0f<>+0(SB), Y13, Y13
-	VPAND        sm4Mask0f<>+0(SB), Y9, Y12
+	VPSHUFB      Y10, Y8, Y8
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y8, Y8
+	VPSRLW       $0x04, Y9, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y10
 	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y9
-	VPSHUFB      Y12, Y9, Y9
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VPXOR        Y12, Y9, Y9
-	VPSRLW       $0x04, Y10, Y13
-	VPAND        sm4Mask0f<>+0(SB), Y13, Y13
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y12
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y10
-	VPSHUFB      Y12, Y10, Y10
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VPXOR        Y12, Y10, Y10
-	VPSRLW       $0x04, Y11, Y13
-	VPAND        sm4Mask0f<>+0(SB), Y13, Y13
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y12
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y11
-	VPSHUFB      Y12, Y11, Y11
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VPXOR        Y12, Y11, Y11
+	VPSHUFB      Y10, Y9, Y9
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y9, Y9
+	VMOVDQU      Y0, 128(BX)
 	MOVQ         $0x00000008, DX
 
 encryptBlocksAVX2VAES_rounds3true:
-	VPXOR       (AX), Y1, Y12
-	VPXOR       Y2, Y12, Y12
-	VPXOR       Y3, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB     Y13, Y15, Y15
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y0, Y0
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y0, Y0
-	VPXOR       Y12, Y15, Y15
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y0, Y0
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y0, Y0
-	VPXOR       (AX), Y5, Y12
-	VPXOR       Y6, Y12, Y12
-	VPXOR       Y7, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB     Y13, Y15, Y15
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y4, Y4
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y4, Y4
-	VPXOR       Y12, Y15, Y15
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y4, Y4
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y4, Y4
-	VPXOR       (AX), Y9, Y12
+	VPXOR       (AX), Y1, Y0
+	VPXOR       Y2, Y0, Y0
+	VPXOR       Y3, Y0, Y0
+	VMOVDQU     Y1, 32(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB     Y11, Y12, Y12
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB     Y10, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
 	VPXOR       Y10, Y12, Y12
-	VPXOR       Y11, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB     Y13, Y15, Y15
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y8, Y8
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y8, Y8
-	VPXOR       Y12, Y15, Y15
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y8, Y8
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y8, Y8
-	VPXOR       32(AX), Y2, Y12
-	VPXOR       Y3, Y12, Y12
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR       (BX), Y1, Y1
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y1, Y1
 	VPXOR       Y0, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB     Y13, Y15, Y15
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y1, Y1
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y1, Y1
-	VPXOR       Y12, Y15, Y15
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y1, Y1
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y1, Y1
-	VPXOR       32(AX), Y6, Y12
-	VPXOR       Y7, Y12, Y12
-	VPXOR       Y4, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB     Y13, Y15, Y15
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y5, Y5
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y5, Y5
-	VPXOR       Y12, Y15, Y15
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y5, Y5
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y5, Y5
-	VPXOR       32(AX), Y10, Y12
-	VPXOR       Y11, Y12, Y12
-	VPXOR       Y8, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB     Y13, Y15, Y15
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y9, Y9
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y9, Y9
-	VPXOR       Y12, Y15, Y15
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y9, Y9
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y9, Y9
-	VPXOR       64(AX), Y3, Y12
-	VPXOR       Y0, Y12, Y12
-	VPXOR       Y1, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB     Y13, Y15, Y15
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y2, Y2
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y2, Y2
-	VPXOR       Y12, Y15, Y15
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y2, Y2
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y2, Y2
-	VPXOR       64(AX), Y7, Y12
-	VPXOR       Y4, Y12, Y12
-	VPXOR       Y5, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB     Y13, Y15, Y15
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y6, Y6
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y6, Y6
-	VPXOR       Y12, Y15, Y15
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y6, Y6
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y6, Y6
-	VPXOR       64(AX), Y11, Y12
-	VPXOR       Y8, Y12, Y12
-	VPXOR       Y9, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB     Y13, Y15, Y15
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y10, Y10
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y10, Y10
-	VPXOR       Y12, Y15, Y15
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y10, Y10
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y10, Y10
-	VPXOR       96(AX), Y0, Y12
-	VPXOR       Y1, Y12, Y12
-	VPXOR       Y2, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB     Y13, Y15, Y15
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y3, Y3
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y3, Y3
-	VPXOR       Y12, Y15, Y15
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y3, Y3
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y3, Y3
-	VPXOR       96(AX), Y4, Y12
-	VPXOR       Y5, Y12, Y12
-	VPXOR       Y6, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB     Y13, Y15, Y15
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y7, Y7
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y7, Y7
-	VPXOR       Y12, Y15, Y15
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y7, Y7
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y7, Y7
-	VPXOR       96(AX), Y8, Y12
-	VPXOR       Y9, Y12, Y12
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y1, Y1
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y1, Y1
+	VPXOR       (AX), Y4, Y0
+	VPXOR       Y5, Y0, Y0
+	VPXOR       Y6, Y0, Y0
+	VMOVDQU     Y4, 96(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB     Y11, Y12, Y12
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB     Y10, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
 	VPXOR       Y10, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB     Y13, Y15, Y15
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y11, Y11
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y11, Y11
-	VPXOR       Y12, Y15, Y15
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y11, Y11
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y11, Y11
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR       64(BX), Y4, Y4
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y4, Y4
+	VPXOR       Y0, Y12, Y12
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y4, Y4
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y4, Y4
+	VPXOR       (AX), Y7, Y0
+	VPXOR       Y8, Y0, Y0
+	VPXOR       Y9, Y0, Y0
+	VMOVDQU     Y7, 160(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB     Y11, Y12, Y12
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB     Y10, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y12, Y12
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y7
+	VPXOR       128(BX), Y7, Y7
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y7, Y7
+	VPXOR       Y0, Y12, Y12
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y7, Y7
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y7, Y7
+	VPXOR       32(AX), Y2, Y0
+	VPXOR       Y3, Y0, Y0
+	VPXOR       Y1, Y0, Y0
+	VMOVDQU     Y2, (BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB     Y11, Y12, Y12
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB     Y10, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y12, Y12
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y2
+	VPXOR       32(BX), Y2, Y2
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y2, Y2
+	VPXOR       Y0, Y12, Y12
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y2, Y2
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y2, Y2
+	VPXOR       32(AX), Y5, Y0
+	VPXOR       Y6, Y0, Y0
+	VPXOR       Y4, Y0, Y0
+	VMOVDQU     Y5, 64(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB     Y11, Y12, Y12
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB     Y10, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y12, Y12
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y5
+	VPXOR       96(BX), Y5, Y5
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y5, Y5
+	VPXOR       Y0, Y12, Y12
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y5, Y5
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y5, Y5
+	VPXOR       32(AX), Y8, Y0
+	VPXOR       Y9, Y0, Y0
+	VPXOR       Y7, Y0, Y0
+	VMOVDQU     Y8, 128(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB     Y11, Y12, Y12
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB     Y10, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y12, Y12
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y8
+	VPXOR       160(BX), Y8, Y8
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y8, Y8
+	VPXOR       Y0, Y12, Y12
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y8, Y8
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y8, Y8
+	VPXOR       64(AX), Y3, Y0
+	VPXOR       Y1, Y0, Y0
+	VPXOR       Y2, Y0, Y0
+	VMOVDQU     Y3, 32(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB     Y11, Y12, Y12
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB     Y10, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y12, Y12
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y3
+	VPXOR       (BX), Y3, Y3
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y3, Y3
+	VPXOR       Y0, Y12, Y12
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y3, Y3
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y3, Y3
+	VPXOR       64(AX), Y6, Y0
+	VPXOR       Y4, Y0, Y0
+	VPXOR       Y5, Y0, Y0
+	VMOVDQU     Y6, 96(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB     Y11, Y12, Y12
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB     Y10, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y12, Y12
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y6
+	VPXOR       64(BX), Y6, Y6
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y6, Y6
+	VPXOR       Y0, Y12, Y12
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y6, Y6
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y6, Y6
+	VPXOR       64(AX), Y9, Y0
+	VPXOR       Y7, Y0, Y0
+	VPXOR       Y8, Y0, Y0
+	VMOVDQU     Y9, 160(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB     Y11, Y12, Y12
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB     Y10, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y12, Y12
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y9
+	VPXOR       128(BX), Y9, Y9
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y9, Y9
+	VPXOR       Y0, Y12, Y12
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y9, Y9
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y9, Y9
+	VPXOR       96(AX), Y1, Y0
+	VPXOR       Y2, Y0, Y0
+	VPXOR       Y3, Y0, Y0
+	VMOVDQU     Y1, (BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB     Y11, Y12, Y12
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB     Y10, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y12, Y12
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR       32(BX), Y1, Y1
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y1, Y1
+	VPXOR       Y0, Y12, Y12
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y1, Y1
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y1, Y1
+	VPXOR       96(AX), Y4, Y0
+	VPXOR       Y5, Y0, Y0
+	VPXOR       Y6, Y0, Y0
+	VMOVDQU     Y4, 64(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB     Y11, Y12, Y12
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB     Y10, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y12, Y12
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR       96(BX), Y4, Y4
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y4, Y4
+	VPXOR       Y0, Y12, Y12
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y4, Y4
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y4, Y4
+	VPXOR       96(AX), Y7, Y0
+	VPXOR       Y8, Y0, Y0
+	VPXOR       Y9, Y0, Y0
+	VMOVDQU     Y7, 128(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB     Y11, Y12, Y12
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB     Y10, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y12, Y12
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y7
+	VPXOR       160(BX), Y7, Y7
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y7, Y7
+	VPXOR       Y0, Y12, Y12
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y7, Y7
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y7, Y7
+	VMOVDQU     Y1, Y0
+	VMOVDQU     Y2, Y1
+	VMOVDQU     Y3, Y2
+	VMOVDQU     Y0, Y3
+	VMOVDQU     Y4, Y0
+	VMOVDQU     Y5, Y4
+	VMOVDQU     Y6, Y5
+	VMOVDQU     Y0, Y6
+	VMOVDQU     Y7, Y0
+	VMOVDQU     Y8, Y7
+	VMOVDQU     Y9, Y8
+	VMOVDQU     Y0, Y9
 	ADDQ        $0x80, AX
 	DECQ        DX
 	JNZ         encryptBlocksAVX2VAES_rounds3true
+	VMOVDQU     (BX), Y0
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y0, Y0
+	VPSRLW      $0x04, Y1, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y1, Y10
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y1
+	VPSHUFB     Y10, Y1, Y1
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y1, Y1
+	VPSRLW      $0x04, Y2, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y10
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y2
+	VPSHUFB     Y10, Y2, Y2
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y2, Y2
+	VPSRLW      $0x04, Y3, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y3, Y10
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y3
+	VPSHUFB     Y10, Y3, Y3
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y3, Y3
+	VPUNPCKHDQ  Y2, Y3, Y10
+	VPUNPCKLDQ  Y2, Y3, Y3
+	VPUNPCKLDQ  Y0, Y1, Y11
+	VPUNPCKHDQ  Y0, Y1, Y1
+	VPUNPCKHQDQ Y11, Y3, Y2
+	VPUNPCKLQDQ Y11, Y3, Y3
+	VPUNPCKHQDQ Y1, Y10, Y0
+	VPUNPCKLQDQ Y1, Y10, Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y3, Y3
+	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
+	VPSHUFB     sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     Y3, (CX)
+	VMOVDQU     Y2, 32(CX)
+	VMOVDQU     Y1, 64(CX)
+	VMOVDQU     Y0, 96(CX)
+	VMOVDQU     64(BX), Y0
+	VPSRLW      $0x04, Y0, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB     Y1, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y0, Y0
+	VPSRLW      $0x04, Y4, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y4
+	VPSHUFB     Y1, Y4, Y4
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y4, Y4
+	VPSRLW      $0x04, Y5, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y5
+	VPSHUFB     Y1, Y5, Y5
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y5, Y5
+	VPSRLW      $0x04, Y6, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y6
+	VPSHUFB     Y1, Y6, Y6
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y6, Y6
+	VPUNPCKHDQ  Y5, Y6, Y1
+	VPUNPCKLDQ  Y5, Y6, Y6
+	VPUNPCKLDQ  Y0, Y4, Y2
+	VPUNPCKHDQ  Y0, Y4, Y4
+	VPUNPCKHQDQ Y2, Y6, Y5
+	VPUNPCKLQDQ Y2, Y6, Y6
+	VPUNPCKHQDQ Y4, Y1, Y0
+	VPUNPCKLQDQ Y4, Y1, Y4
+	VPSHUFB     sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     Y6, 128(CX)
+	VMOVDQU     Y5, 160(CX)
+	VMOVDQU     Y4, 192(CX)
+	VMOVDQU     Y0, 224(CX)
+	VMOVDQU     128(BX), Y0
+	VPSRLW      $0x04, Y0, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB     Y1, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y0, Y0
+	VPSRLW      $0x04, Y7, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y7, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y7
+	VPSHUFB     Y1, Y7, Y7
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y7, Y7
+	VPSRLW      $0x04, Y8, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y8
+	VPSHUFB     Y1, Y8, Y8
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y8, Y8
+	VPSRLW      $0x04, Y9, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y9, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y9
+	VPSHUFB     Y1, Y9, Y9
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y9, Y9
+	VPUNPCKHDQ  Y8, Y9, Y1
+	VPUNPCKLDQ  Y8, Y9, Y9
+	VPUNPCKLDQ  Y0, Y7, Y2
+	VPUNPCKHDQ  Y0, Y7, Y7
+	VPUNPCKHQDQ Y2, Y9, Y8
+	VPUNPCKLQDQ Y2, Y9, Y9
+	VPUNPCKHQDQ Y7, Y1, Y0
+	VPUNPCKLQDQ Y7, Y1, Y7
+	VPSHUFB     sm4BswapMask<>+0(SB), Y9, Y9
+	VPSHUFB     sm4BswapMask<>+0(SB), Y8, Y8
+	VPSHUFB     sm4BswapMask<>+0(SB), Y7, Y7
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     1920(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+0(SB), Y1, Y1
+	VPMASKMOVD  Y9, Y1, 256(CX)
+	VMOVDQU     1920(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+32(SB), Y1, Y1
+	VPMASKMOVD  Y8, Y1, 288(CX)
+	VMOVDQU     1920(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+64(SB), Y1, Y1
+	VPMASKMOVD  Y7, Y1, 320(CX)
+	VMOVDQU     1920(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD  Y0, Y1, 352(CX)
+	JMP         encryptBlocksAVX2VAES_done
+
+encryptBlocksAVX2VAES_sets4:
+	SUBQ         $0x00000018, BX
+	MOVQ         BX, X0
+	VPBROADCASTD X0, Y0
+	VMOVDQU      Y0, 2208(SP)
+	LEAQ         2240(SP), BX
+	ADDQ         $0x3f, BX
+	ANDQ         $-64, BX
+	VMOVDQU      (DX), Y0
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      32(DX), Y1
+	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
+	VMOVDQU      64(DX), Y2
+	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
+	VMOVDQU      96(DX), Y3
+	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
+	VPUNPCKHDQ   Y1, Y0, Y4
+	VPUNPCKLDQ   Y1, Y0, Y0
+	VPUNPCKLDQ   Y3, Y2, Y5
+	VPUNPCKHDQ   Y3, Y2, Y2
+	VPUNPCKHQDQ  Y5, Y0, Y1
+	VPUNPCKLQDQ  Y5, Y0, Y0
+	VPUNPCKHQDQ  Y2, Y4, Y3
+	VPUNPCKLQDQ  Y2, Y4, Y2
+	VPSRLW       $0x04, Y0, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB      Y4, Y0, Y0
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y0, Y0
+	VPSRLW       $0x04, Y1, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y1
+	VPSHUFB      Y4, Y1, Y1
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y1, Y1
+	VPSRLW       $0x04, Y2, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y2
+	VPSHUFB      Y4, Y2, Y2
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y2, Y2
+	VPSRLW       $0x04, Y3, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB      Y4, Y3, Y3
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y3, Y3
+	VMOVDQU      Y0, (BX)
+	VMOVDQU      128(DX), Y0
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      160(DX), Y4
+	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
+	VMOVDQU      192(DX), Y5
+	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
+	VMOVDQU      224(DX), Y6
+	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
+	VPUNPCKHDQ   Y4, Y0, Y7
+	VPUNPCKLDQ   Y4, Y0, Y0
+	VPUNPCKLDQ   Y6, Y5, Y8
+	VPUNPCKHDQ   Y6, Y5, Y5
+	VPUNPCKHQDQ  Y8, Y0, Y4
+	VPUNPCKLQDQ  Y8, Y0, Y0
+	VPUNPCKHQDQ  Y5, Y7, Y6
+	VPUNPCKLQDQ  Y5, Y7, Y5
+	VPSRLW       $0x04, Y0, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB      Y7, Y0, Y0
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y0, Y0
+	VPSRLW       $0x04, Y4, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y4
+	VPSHUFB      Y7, Y4, Y4
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y4, Y4
+	VPSRLW       $0x04, Y5, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y5
+	VPSHUFB      Y7, Y5, Y5
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y5, Y5
+	VPSRLW       $0x04, Y6, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB      Y7, Y6, Y6
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y6, Y6
+	VMOVDQU      Y0, 64(BX)
+	VMOVDQU      256(DX), Y0
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      288(DX), Y7
+	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
+	VMOVDQU      320(DX), Y8
+	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
+	VMOVDQU      352(DX), Y9
+	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
+	VPUNPCKHDQ   Y7, Y0, Y10
+	VPUNPCKLDQ   Y7, Y0, Y0
+	VPUNPCKLDQ   Y9, Y8, Y11
+	VPUNPCKHDQ   Y9, Y8, Y8
+	VPUNPCKHQDQ  Y11, Y0, Y7
+	VPUNPCKLQDQ  Y11, Y0, Y0
+	VPUNPCKHQDQ  Y8, Y10, Y9
+	VPUNPCKLQDQ  Y8, Y10, Y8
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y0, Y0
+	VPSRLW       $0x04, Y7, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y7, Y10
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y7
+	VPSHUFB      Y10, Y7, Y7
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y7, Y7
+	VPSRLW       $0x04, Y8, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y10
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y8
+	VPSHUFB      Y10, Y8, Y8
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y8, Y8
+	VPSRLW       $0x04, Y9, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y10
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y9
+	VPSHUFB      Y10, Y9, Y9
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y9, Y9
+	VMOVDQU      Y0, 128(BX)
+	VMOVDQU      2208(SP), Y0
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
+	VPMASKMOVD   384(DX), Y0, Y0
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      2208(SP), Y10
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y10, Y10
+	VPMASKMOVD   416(DX), Y10, Y10
+	VPSHUFB      sm4BswapMask<>+0(SB), Y10, Y10
+	VMOVDQU      2208(SP), Y11
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y11, Y11
+	VPMASKMOVD   448(DX), Y11, Y11
+	VPSHUFB      sm4BswapMask<>+0(SB), Y11, Y11
+	VMOVDQU      2208(SP), Y12
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y12, Y12
+	VPMASKMOVD   480(DX), Y12, Y12
+	VPSHUFB      sm4BswapMask<>+0(SB), Y12, Y12
+	VPUNPCKHDQ   Y10, Y0, Y13
+	VPUNPCKLDQ   Y10, Y0, Y0
+	VPUNPCKLDQ   Y12, Y11, Y14
+	VPUNPCKHDQ   Y12, Y11, Y11
+	VPUNPCKHQDQ  Y14, Y0, Y10
+	VPUNPCKLQDQ  Y14, Y0, Y0
+	VPUNPCKHQDQ  Y11, Y13, Y12
+	VPUNPCKLQDQ  Y11, Y13, Y11
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y0, Y0
+	VPSRLW       $0x04, Y10, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y13
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y10
+	VPSHUFB      Y13, Y10, Y10
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y10, Y10
+	VPSRLW       $0x04, Y11, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y13
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y11
+	VPSHUFB      Y13, Y11, Y11
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y11, Y11
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y12, Y12
+	VMOVDQU      Y0, 192(BX)
+	MOVQ         $0x00000008, DX
+
+encryptBlocksAVX2VAES_rounds4true:
+	VPXOR       (AX), Y1, Y0
+	VPXOR       Y2, Y0, Y0
+	VPXOR       Y3, Y0, Y0
+	VMOVDQU     Y1, 32(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR       (BX), Y1, Y1
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y1, Y1
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y1, Y1
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y1, Y1
+	VPXOR       (AX), Y4, Y0
+	VPXOR       Y5, Y0, Y0
+	VPXOR       Y6, Y0, Y0
+	VMOVDQU     Y4, 96(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR       64(BX), Y4, Y4
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y4, Y4
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y4, Y4
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y4, Y4
+	VPXOR       (AX), Y7, Y0
+	VPXOR       Y8, Y0, Y0
+	VPXOR       Y9, Y0, Y0
+	VMOVDQU     Y7, 160(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y7
+	VPXOR       128(BX), Y7, Y7
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y7, Y7
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y7, Y7
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y7, Y7
+	VPXOR       (AX), Y10, Y0
+	VPXOR       Y11, Y0, Y0
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     Y10, 224(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y10
+	VPXOR       192(BX), Y10, Y10
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VPXOR       32(AX), Y2, Y0
+	VPXOR       Y3, Y0, Y0
+	VPXOR       Y1, Y0, Y0
+	VMOVDQU     Y2, (BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y2
+	VPXOR       32(BX), Y2, Y2
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y2, Y2
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y2, Y2
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y2, Y2
+	VPXOR       32(AX), Y5, Y0
+	VPXOR       Y6, Y0, Y0
+	VPXOR       Y4, Y0, Y0
+	VMOVDQU     Y5, 64(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y5
+	VPXOR       96(BX), Y5, Y5
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y5, Y5
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y5, Y5
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y5, Y5
+	VPXOR       32(AX), Y8, Y0
+	VPXOR       Y9, Y0, Y0
+	VPXOR       Y7, Y0, Y0
+	VMOVDQU     Y8, 128(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y8
+	VPXOR       160(BX), Y8, Y8
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y8, Y8
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y8, Y8
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y8, Y8
+	VPXOR       32(AX), Y11, Y0
+	VPXOR       Y12, Y0, Y0
+	VPXOR       Y10, Y0, Y0
+	VMOVDQU     Y11, 192(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y11
+	VPXOR       224(BX), Y11, Y11
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y11, Y11
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y11, Y11
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y11, Y11
+	VPXOR       64(AX), Y3, Y0
+	VPXOR       Y1, Y0, Y0
+	VPXOR       Y2, Y0, Y0
+	VMOVDQU     Y3, 32(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y3
+	VPXOR       (BX), Y3, Y3
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y3, Y3
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y3, Y3
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y3, Y3
+	VPXOR       64(AX), Y6, Y0
+	VPXOR       Y4, Y0, Y0
+	VPXOR       Y5, Y0, Y0
+	VMOVDQU     Y6, 96(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y6
+	VPXOR       64(BX), Y6, Y6
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y6, Y6
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y6, Y6
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y6, Y6
+	VPXOR       64(AX), Y9, Y0
+	VPXOR       Y7, Y0, Y0
+	VPXOR       Y8, Y0, Y0
+	VMOVDQU     Y9, 160(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y9
+	VPXOR       128(BX), Y9, Y9
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y9, Y9
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y9, Y9
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y9, Y9
+	VPXOR       64(AX), Y12, Y0
+	VPXOR       Y10, Y0, Y0
+	VPXOR       Y11, Y0, Y0
+	VMOVDQU     Y12, 224(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y12
+	VPXOR       192(BX), Y12, Y12
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y12, Y12
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y12, Y12
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y12, Y12
+	VPXOR       96(AX), Y1, Y0
+	VPXOR       Y2, Y0, Y0
+	VPXOR       Y3, Y0, Y0
+	VMOVDQU     Y1, (BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR       32(BX), Y1, Y1
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y1, Y1
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y1, Y1
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y1, Y1
+	VPXOR       96(AX), Y4, Y0
+	VPXOR       Y5, Y0, Y0
+	VPXOR       Y6, Y0, Y0
+	VMOVDQU     Y4, 64(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR       96(BX), Y4, Y4
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y4, Y4
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y4, Y4
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y4, Y4
+	VPXOR       96(AX), Y7, Y0
+	VPXOR       Y8, Y0, Y0
+	VPXOR       Y9, Y0, Y0
+	VMOVDQU     Y7, 128(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y7
+	VPXOR       160(BX), Y7, Y7
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y7, Y7
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y7, Y7
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y7, Y7
+	VPXOR       96(AX), Y10, Y0
+	VPXOR       Y11, Y0, Y0
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     Y10, 192(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y10
+	VPXOR       224(BX), Y10, Y10
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VMOVDQU     Y1, Y0
+	VMOVDQU     Y2, Y1
+	VMOVDQU     Y3, Y2
+	VMOVDQU     Y0, Y3
+	VMOVDQU     Y4, Y0
+	VMOVDQU     Y5, Y4
+	VMOVDQU     Y6, Y5
+	VMOVDQU     Y0, Y6
+	VMOVDQU     Y7, Y0
+	VMOVDQU     Y8, Y7
+	VMOVDQU     Y9, Y8
+	VMOVDQU     Y0, Y9
+	VMOVDQU     Y10, Y0
+	VMOVDQU     Y11, Y10
+	VMOVDQU     Y12, Y11
+	VMOVDQU     Y0, Y12
+	ADDQ        $0x80, AX
+	DECQ        DX
+	JNZ         encryptBlocksAVX2VAES_rounds4true
+	VMOVDQU     (BX), Y0
 	VPSRLW      $0x04, Y0, Y14
 	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
 	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
@@ -10727,70 +19833,6 @@ encryptBlocksAVX2VAES_rounds3true:
 	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
 	VPSHUFB     Y14, Y13, Y13
 	VPXOR       Y13, Y3, Y3
-	VPSRLW      $0x04, Y4, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y4, Y13
-	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y4
-	VPSHUFB     Y13, Y4, Y4
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y4, Y4
-	VPSRLW      $0x04, Y5, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y5, Y13
-	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y5
-	VPSHUFB     Y13, Y5, Y5
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y5, Y5
-	VPSRLW      $0x04, Y6, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y6, Y13
-	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y6
-	VPSHUFB     Y13, Y6, Y6
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y6, Y6
-	VPSRLW      $0x04, Y7, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y7, Y13
-	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y7
-	VPSHUFB     Y13, Y7, Y7
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y7, Y7
-	VPSRLW      $0x04, Y8, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y8, Y13
-	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y8
-	VPSHUFB     Y13, Y8, Y8
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y8, Y8
-	VPSRLW      $0x04, Y9, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y9, Y13
-	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y9
-	VPSHUFB     Y13, Y9, Y9
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y9, Y9
-	VPSRLW      $0x04, Y10, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y10, Y13
-	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y10
-	VPSHUFB     Y13, Y10, Y10
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y10, Y10
-	VPSRLW      $0x04, Y11, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y11, Y13
-	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y11
-	VPSHUFB     Y13, Y11, Y11
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y11, Y11
 	VPUNPCKHDQ  Y2, Y3, Y13
 	VPUNPCKLDQ  Y2, Y3, Y3
 	VPUNPCKLDQ  Y0, Y1, Y14
@@ -10803,50 +19845,165 @@ encryptBlocksAVX2VAES_rounds3true:
 	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
 	VPSHUFB     sm4BswapMask<>+0(SB), Y1, Y1
 	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
-	VPUNPCKHDQ  Y6, Y7, Y13
-	VPUNPCKLDQ  Y6, Y7, Y7
-	VPUNPCKLDQ  Y4, Y5, Y14
-	VPUNPCKHDQ  Y4, Y5, Y5
-	VPUNPCKHQDQ Y14, Y7, Y6
-	VPUNPCKLQDQ Y14, Y7, Y7
-	VPUNPCKHQDQ Y5, Y13, Y4
-	VPUNPCKLQDQ Y5, Y13, Y5
-	VPSHUFB     sm4BswapMask<>+0(SB), Y7, Y7
-	VPSHUFB     sm4BswapMask<>+0(SB), Y6, Y6
-	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
-	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
-	VPUNPCKHDQ  Y10, Y11, Y13
-	VPUNPCKLDQ  Y10, Y11, Y11
-	VPUNPCKLDQ  Y8, Y9, Y14
-	VPUNPCKHDQ  Y8, Y9, Y9
-	VPUNPCKHQDQ Y14, Y11, Y10
-	VPUNPCKLQDQ Y14, Y11, Y11
-	VPUNPCKHQDQ Y9, Y13, Y8
-	VPUNPCKLQDQ Y9, Y13, Y9
-	VPSHUFB     sm4BswapMask<>+0(SB), Y11, Y11
-	VPSHUFB     sm4BswapMask<>+0(SB), Y10, Y10
-	VPSHUFB     sm4BswapMask<>+0(SB), Y9, Y9
-	VPSHUFB     sm4BswapMask<>+0(SB), Y8, Y8
 	VMOVDQU     Y3, (CX)
 	VMOVDQU     Y2, 32(CX)
 	VMOVDQU     Y1, 64(CX)
 	VMOVDQU     Y0, 96(CX)
-	VMOVDQU     Y7, 128(CX)
-	VMOVDQU     Y6, 160(CX)
-	VMOVDQU     Y5, 192(CX)
-	VMOVDQU     Y4, 224(CX)
-	VMOVDQU     1216(SP), Y0
-	VPCMPGTD    sm4TailIndex8<>+0(SB), Y0, Y0
-	VPMASKMOVD  Y11, Y0, 256(CX)
-	VMOVDQU     1216(SP), Y0
-	VPCMPGTD    sm4TailIndex8<>+32(SB), Y0, Y0
-	VPMASKMOVD  Y10, Y0, 288(CX)
-	VMOVDQU     1216(SP), Y0
-	VPCMPGTD    sm4TailIndex8<>+64(SB), Y0, Y0
-	VPMASKMOVD  Y9, Y0, 320(CX)
-	VMOVDQU     1216(SP), Y0
-	VPCMPGTD    sm4TailIndex8<>+96(SB), Y0, Y0
-	VPMASKMOVD  Y8, Y0, 352(CX)
+	VMOVDQU     64(BX), Y0
+	VPSRLW      $0x04, Y0, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB     Y1, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y0, Y0
+	VPSRLW      $0x04, Y4, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y4
+	VPSHUFB     Y1, Y4, Y4
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y4, Y4
+	VPSRLW      $0x04, Y5, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y5
+	VPSHUFB     Y1, Y5, Y5
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y5, Y5
+	VPSRLW      $0x04, Y6, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y6
+	VPSHUFB     Y1, Y6, Y6
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y6, Y6
+	VPUNPCKHDQ  Y5, Y6, Y1
+	VPUNPCKLDQ  Y5, Y6, Y6
+	VPUNPCKLDQ  Y0, Y4, Y2
+	VPUNPCKHDQ  Y0, Y4, Y4
+	VPUNPCKHQDQ Y2, Y6, Y5
+	VPUNPCKLQDQ Y2, Y6, Y6
+	VPUNPCKHQDQ Y4, Y1, Y0
+	VPUNPCKLQDQ Y4, Y1, Y4
+	VPSHUFB     sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     Y6, 128(CX)
+	VMOVDQU     Y5, 160(CX)
+	VMOVDQU     Y4, 192(CX)
+	VMOVDQU     Y0, 224(CX)
+	VMOVDQU     128(BX), Y0
+	VPSRLW      $0x04, Y0, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB     Y1, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y0, Y0
+	VPSRLW      $0x04, Y7, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y7, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y7
+	VPSHUFB     Y1, Y7, Y7
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y7, Y7
+	VPSRLW      $0x04, Y8, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y8
+	VPSHUFB     Y1, Y8, Y8
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y8, Y8
+	VPSRLW      $0x04, Y9, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y9, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y9
+	VPSHUFB     Y1, Y9, Y9
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y9, Y9
+	VPUNPCKHDQ  Y8, Y9, Y1
+	VPUNPCKLDQ  Y8, Y9, Y9
+	VPUNPCKLDQ  Y0, Y7, Y2
+	VPUNPCKHDQ  Y0, Y7, Y7
+	VPUNPCKHQDQ Y2, Y9, Y8
+	VPUNPCKLQDQ Y2, Y9, Y9
+	VPUNPCKHQDQ Y7, Y1, Y0
+	VPUNPCKLQDQ Y7, Y1, Y7
+	VPSHUFB     sm4BswapMask<>+0(SB), Y9, Y9
+	VPSHUFB     sm4BswapMask<>+0(SB), Y8, Y8
+	VPSHUFB     sm4BswapMask<>+0(SB), Y7, Y7
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     Y9, 256(CX)
+	VMOVDQU     Y8, 288(CX)
+	VMOVDQU     Y7, 320(CX)
+	VMOVDQU     Y0, 352(CX)
+	VMOVDQU     192(BX), Y0
+	VPSRLW      $0x04, Y0, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB     Y1, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y0, Y0
+	VPSRLW      $0x04, Y10, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y10
+	VPSHUFB     Y1, Y10, Y10
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y10, Y10
+	VPSRLW      $0x04, Y11, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y11
+	VPSHUFB     Y1, Y11, Y11
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y11, Y11
+	VPSRLW      $0x04, Y12, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y12
+	VPSHUFB     Y1, Y12, Y12
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y12, Y12
+	VPUNPCKHDQ  Y11, Y12, Y1
+	VPUNPCKLDQ  Y11, Y12, Y12
+	VPUNPCKLDQ  Y0, Y10, Y2
+	VPUNPCKHDQ  Y0, Y10, Y10
+	VPUNPCKHQDQ Y2, Y12, Y11
+	VPUNPCKLQDQ Y2, Y12, Y12
+	VPUNPCKHQDQ Y10, Y1, Y0
+	VPUNPCKLQDQ Y10, Y1, Y10
+	VPSHUFB     sm4BswapMask<>+0(SB), Y12, Y12
+	VPSHUFB     sm4BswapMask<>+0(SB), Y11, Y11
+	VPSHUFB     sm4BswapMask<>+0(SB), Y10, Y10
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     2208(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+0(SB), Y1, Y1
+	VPMASKMOVD  Y12, Y1, 384(CX)
+	VMOVDQU     2208(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+32(SB), Y1, Y1
+	VPMASKMOVD  Y11, Y1, 416(CX)
+	VMOVDQU     2208(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+64(SB), Y1, Y1
+	VPMASKMOVD  Y10, Y1, 448(CX)
+	VMOVDQU     2208(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD  Y0, Y1, 480(CX)
 
 encryptBlocksAVX2VAES_done:
 	VZEROUPPER
@@ -10854,7 +20011,7 @@ encryptBlocksAVX2VAES_done:
 
 // func xorKeyStreamAVX2VAES(rk *[32]uint32, ctr *[16]byte, dst *byte, src *byte, nblocks int)
 // Requires: AVX, AVX2, SSE2, VAES
-TEXT ·xorKeyStreamAVX2VAES(SB), $1376-40
+TEXT ·xorKeyStreamAVX2VAES(SB), $2752-40
 	MOVQ         rk+0(FP), AX
 	MOVQ         dst+16(FP), CX
 	MOVQ         src+24(FP), DX
@@ -10900,73 +20057,78 @@ TEXT ·xorKeyStreamAVX2VAES(SB), $1376-40
 	VPSHUFB      Y2, Y1, Y1
 	VPXOR        Y1, Y0, Y0
 	VMOVDQU      Y0, 96(SP)
-	VPBROADCASTD (SP), Y0
-	VMOVDQU      Y0, 128(SP)
-	VPBROADCASTD 4(SP), Y0
-	VMOVDQU      Y0, 160(SP)
-	VPBROADCASTD 8(SP), Y0
-	VMOVDQU      Y0, 192(SP)
-	VPBROADCASTD 12(SP), Y0
-	VMOVDQU      Y0, 224(SP)
-	VPBROADCASTD 16(SP), Y0
-	VMOVDQU      Y0, 256(SP)
-	VPBROADCASTD 20(SP), Y0
-	VMOVDQU      Y0, 288(SP)
-	VPBROADCASTD 24(SP), Y0
-	VMOVDQU      Y0, 320(SP)
-	VPBROADCASTD 28(SP), Y0
-	VMOVDQU      Y0, 352(SP)
-	VPBROADCASTD 32(SP), Y0
-	VMOVDQU      Y0, 384(SP)
-	VPBROADCASTD 36(SP), Y0
-	VMOVDQU      Y0, 416(SP)
-	VPBROADCASTD 40(SP), Y0
-	VMOVDQU      Y0, 448(SP)
-	VPBROADCASTD 44(SP), Y0
-	VMOVDQU      Y0, 480(SP)
-	VPBROADCASTD 48(SP), Y0
-	VMOVDQU      Y0, 512(SP)
-	VPBROADCASTD 52(SP), Y0
-	VMOVDQU      Y0, 544(SP)
-	VPBROADCASTD 56(SP), Y0
-	VMOVDQU      Y0, 576(SP)
-	VPBROADCASTD 60(SP), Y0
-	VMOVDQU      Y0, 608(SP)
-	VPBROADCASTD 64(SP), Y0
-	VMOVDQU      Y0, 640(SP)
-	VPBROADCASTD 68(SP), Y0
-	VMOVDQU      Y0, 672(SP)
-	VPBROADCASTD 72(SP), Y0
-	VMOVDQU      Y0, 704(SP)
-	VPBROADCASTD 76(SP), Y0
-	VMOVDQU      Y0, 736(SP)
-	VPBROADCASTD 80(SP), Y0
-	VMOVDQU      Y0, 768(SP)
-	VPBROADCASTD 84(SP), Y0
-	VMOVDQU      Y0, 800(SP)
-	VPBROADCASTD 88(SP), Y0
-	VMOVDQU      Y0, 832(SP)
-	VPBROADCASTD 92(SP), Y0
-	VMOVDQU      Y0, 864(SP)
-	VPBROADCASTD 96(SP), Y0
-	VMOVDQU      Y0, 896(SP)
-	VPBROADCASTD 100(SP), Y0
-	VMOVDQU      Y0, 928(SP)
-	VPBROADCASTD 104(SP), Y0
-	VMOVDQU      Y0, 960(SP)
-	VPBROADCASTD 108(SP), Y0
-	VMOVDQU      Y0, 992(SP)
-	VPBROADCASTD 112(SP), Y0
-	VMOVDQU      Y0, 1024(SP)
-	VPBROADCASTD 116(SP), Y0
-	VMOVDQU      Y0, 1056(SP)
-	VPBROADCASTD 120(SP), Y0
-	VMOVDQU      Y0, 1088(SP)
-	VPBROADCASTD 124(SP), Y0
-	VMOVDQU      Y0, 1120(SP)
 	LEAQ         128(SP), AX
+	ADDQ         $0x3f, AX
+	ANDQ         $-64, AX
+	VPBROADCASTD (SP), Y0
+	VMOVDQU      Y0, (AX)
+	VPBROADCASTD 4(SP), Y0
+	VMOVDQU      Y0, 32(AX)
+	VPBROADCASTD 8(SP), Y0
+	VMOVDQU      Y0, 64(AX)
+	VPBROADCASTD 12(SP), Y0
+	VMOVDQU      Y0, 96(AX)
+	VPBROADCASTD 16(SP), Y0
+	VMOVDQU      Y0, 128(AX)
+	VPBROADCASTD 20(SP), Y0
+	VMOVDQU      Y0, 160(AX)
+	VPBROADCASTD 24(SP), Y0
+	VMOVDQU      Y0, 192(AX)
+	VPBROADCASTD 28(SP), Y0
+	VMOVDQU      Y0, 224(AX)
+	VPBROADCASTD 32(SP), Y0
+	VMOVDQU      Y0, 256(AX)
+	VPBROADCASTD 36(SP), Y0
+	VMOVDQU      Y0, 288(AX)
+	VPBROADCASTD 40(SP), Y0
+	VMOVDQU      Y0, 320(AX)
+	VPBROADCASTD 44(SP), Y0
+	VMOVDQU      Y0, 352(AX)
+	VPBROADCASTD 48(SP), Y0
+	VMOVDQU      Y0, 384(AX)
+	VPBROADCASTD 52(SP), Y0
+	VMOVDQU      Y0, 416(AX)
+	VPBROADCASTD 56(SP), Y0
+	VMOVDQU      Y0, 448(AX)
+	VPBROADCASTD 60(SP), Y0
+	VMOVDQU      Y0, 480(AX)
+	VPBROADCASTD 64(SP), Y0
+	VMOVDQU      Y0, 512(AX)
+	VPBROADCASTD 68(SP), Y0
+	VMOVDQU      Y0, 544(AX)
+	VPBROADCASTD 72(SP), Y0
+	VMOVDQU      Y0, 576(AX)
+	VPBROADCASTD 76(SP), Y0
+	VMOVDQU      Y0, 608(AX)
+	VPBROADCASTD 80(SP), Y0
+	VMOVDQU      Y0, 640(AX)
+	VPBROADCASTD 84(SP), Y0
+	VMOVDQU      Y0, 672(AX)
+	VPBROADCASTD 88(SP), Y0
+	VMOVDQU      Y0, 704(AX)
+	VPBROADCASTD 92(SP), Y0
+	VMOVDQU      Y0, 736(AX)
+	VPBROADCASTD 96(SP), Y0
+	VMOVDQU      Y0, 768(AX)
+	VPBROADCASTD 100(SP), Y0
+	VMOVDQU      Y0, 800(AX)
+	VPBROADCASTD 104(SP), Y0
+	VMOVDQU      Y0, 832(AX)
+	VPBROADCASTD 108(SP), Y0
+	VMOVDQU      Y0, 864(AX)
+	VPBROADCASTD 112(SP), Y0
+	VMOVDQU      Y0, 896(AX)
+	VPBROADCASTD 116(SP), Y0
+	VMOVDQU      Y0, 928(AX)
+	VPBROADCASTD 120(SP), Y0
+	VMOVDQU      Y0, 960(AX)
+	VPBROADCASTD 124(SP), Y0
+	VMOVDQU      Y0, 992(AX)
 
 	// Counter words 0-2 broadcast, word 3 (the inc32 counter) broadcast; all byte-swapped to native order.
+	LEAQ         1216(SP), DI
+	ADDQ         $0x3f, DI
+	ANDQ         $-64, DI
 	VMOVDQU      (SI), X0
 	VPSHUFB      sm4BswapMask<>+0(SB), X0, X0
 	VPSHUFD      $0x00, X0, X1
@@ -10979,7 +20141,7 @@ TEXT ·xorKeyStreamAVX2VAES(SB), $1376-40
 	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y2
 	VPSHUFB      Y3, Y2, Y2
 	VPXOR        Y2, Y1, Y1
-	VMOVDQU      Y1, 1152(SP)
+	VMOVDQU      Y1, (DI)
 	VPSHUFD      $0x55, X0, X1
 	VPBROADCASTD X1, Y1
 	VPSRLW       $0x04, Y1, Y3
@@ -10990,7 +20152,7 @@ TEXT ·xorKeyStreamAVX2VAES(SB), $1376-40
 	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y2
 	VPSHUFB      Y3, Y2, Y2
 	VPXOR        Y2, Y1, Y1
-	VMOVDQU      Y1, 1184(SP)
+	VMOVDQU      Y1, 32(DI)
 	VPSHUFD      $0xaa, X0, X1
 	VPBROADCASTD X1, Y1
 	VPSRLW       $0x04, Y1, Y3
@@ -11001,15 +20163,18 @@ TEXT ·xorKeyStreamAVX2VAES(SB), $1376-40
 	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y2
 	VPSHUFB      Y3, Y2, Y2
 	VPXOR        Y2, Y1, Y1
-	VMOVDQU      Y1, 1216(SP)
+	VMOVDQU      Y1, 64(DI)
 	VPSHUFD      $0xff, X0, X1
 	VPBROADCASTD X1, Y0
-	VMOVDQU      Y0, 1248(SP)
+	VMOVDQU      Y0, 96(DI)
 
 xorKeyStreamAVX2VAES_loop:
-	CMPQ    BX, $0x00000018
+	CMPQ    BX, $0x00000020
 	JB      xorKeyStreamAVX2VAES_partial
-	VMOVDQU 1248(SP), Y3
+	LEAQ    1408(SP), SI
+	ADDQ    $0x3f, SI
+	ANDQ    $-64, SI
+	VMOVDQU 96(DI), Y3
 	VPADDD  sm4CtrOffsets8<>+0(SB), Y3, Y3
 	VPSRLW  $0x04, Y3, Y1
 	VPAND   sm4Mask0f<>+0(SB), Y1, Y1
@@ -11019,357 +20184,511 @@ xorKeyStreamAVX2VAES_loop:
 	VMOVDQU sm4WordNibLinHi<>+0(SB), Y0
 	VPSHUFB Y1, Y0, Y0
 	VPXOR   Y0, Y3, Y3
-	VMOVDQU 1152(SP), Y0
-	VMOVDQU 1184(SP), Y1
-	VMOVDQU 1216(SP), Y2
-	VMOVDQU 1248(SP), Y7
-	VPADDD  sm4CtrOffsets8<>+32(SB), Y7, Y7
-	VPSRLW  $0x04, Y7, Y5
-	VPAND   sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND   sm4Mask0f<>+0(SB), Y7, Y4
-	VMOVDQU sm4WordNibLinLo<>+0(SB), Y7
-	VPSHUFB Y4, Y7, Y7
-	VMOVDQU sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB Y5, Y4, Y4
-	VPXOR   Y4, Y7, Y7
-	VMOVDQU 1152(SP), Y4
-	VMOVDQU 1184(SP), Y5
-	VMOVDQU 1216(SP), Y6
-	VMOVDQU 1248(SP), Y11
-	VPADDD  sm4CtrOffsets8<>+64(SB), Y11, Y11
-	VPSRLW  $0x04, Y11, Y9
-	VPAND   sm4Mask0f<>+0(SB), Y9, Y9
-	VPAND   sm4Mask0f<>+0(SB), Y11, Y8
-	VMOVDQU sm4WordNibLinLo<>+0(SB), Y11
-	VPSHUFB Y8, Y11, Y11
-	VMOVDQU sm4WordNibLinHi<>+0(SB), Y8
-	VPSHUFB Y9, Y8, Y8
-	VPXOR   Y8, Y11, Y11
-	VMOVDQU 1152(SP), Y8
-	VMOVDQU 1184(SP), Y9
-	VMOVDQU 1216(SP), Y10
-	VMOVDQU 1248(SP), Y12
-	VPADDD  sm4Inc24<>+0(SB), Y12, Y12
-	VMOVDQU Y12, 1248(SP)
-	MOVQ    AX, SI
-	MOVQ    $0x00000008, DI
+	VMOVDQU (DI), Y0
+	VMOVDQU 32(DI), Y1
+	VMOVDQU 64(DI), Y2
+	VMOVDQU Y0, (SI)
+	VMOVDQU 96(DI), Y6
+	VPADDD  sm4CtrOffsets8<>+32(SB), Y6, Y6
+	VPSRLW  $0x04, Y6, Y4
+	VPAND   sm4Mask0f<>+0(SB), Y4, Y4
+	VPAND   sm4Mask0f<>+0(SB), Y6, Y0
+	VMOVDQU sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB Y0, Y6, Y6
+	VMOVDQU sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB Y4, Y0, Y0
+	VPXOR   Y0, Y6, Y6
+	VMOVDQU (DI), Y0
+	VMOVDQU 32(DI), Y4
+	VMOVDQU 64(DI), Y5
+	VMOVDQU Y0, 64(SI)
+	VMOVDQU 96(DI), Y9
+	VPADDD  sm4CtrOffsets8<>+64(SB), Y9, Y9
+	VPSRLW  $0x04, Y9, Y7
+	VPAND   sm4Mask0f<>+0(SB), Y7, Y7
+	VPAND   sm4Mask0f<>+0(SB), Y9, Y0
+	VMOVDQU sm4WordNibLinLo<>+0(SB), Y9
+	VPSHUFB Y0, Y9, Y9
+	VMOVDQU sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB Y7, Y0, Y0
+	VPXOR   Y0, Y9, Y9
+	VMOVDQU (DI), Y0
+	VMOVDQU 32(DI), Y7
+	VMOVDQU 64(DI), Y8
+	VMOVDQU Y0, 128(SI)
+	VMOVDQU 96(DI), Y12
+	VPADDD  sm4CtrOffsets8<>+96(SB), Y12, Y12
+	VPSRLW  $0x04, Y12, Y10
+	VPAND   sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND   sm4Mask0f<>+0(SB), Y12, Y0
+	VMOVDQU sm4WordNibLinLo<>+0(SB), Y12
+	VPSHUFB Y0, Y12, Y12
+	VMOVDQU sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB Y10, Y0, Y0
+	VPXOR   Y0, Y12, Y12
+	VMOVDQU (DI), Y0
+	VMOVDQU 32(DI), Y10
+	VMOVDQU 64(DI), Y11
+	VMOVDQU Y0, 192(SI)
+	VMOVDQU 96(DI), Y0
+	VPADDD  sm4Inc32<>+0(SB), Y0, Y0
+	VMOVDQU Y0, 96(DI)
+	MOVQ    AX, R8
+	MOVQ    $0x00000008, R9
 
-xorKeyStreamAVX2VAES_rounds3false:
-	VPXOR       (SI), Y1, Y12
-	VPXOR       Y2, Y12, Y12
-	VPXOR       Y3, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
+xorKeyStreamAVX2VAES_rounds4false:
+	VPXOR       (R8), Y1, Y0
+	VPXOR       Y2, Y0, Y0
+	VPXOR       Y3, Y0, Y0
+	VMOVDQU     Y1, 32(SI)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
 	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
 	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
 	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
+	VPXOR       Y15, Y0, Y0
 	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
 	VPSHUFB     Y13, Y15, Y15
 	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
 	VPSHUFB     Y14, Y13, Y13
 	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y0, Y0
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y0, Y0
-	VPXOR       Y12, Y15, Y15
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y0, Y0
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y0, Y0
-	VPXOR       (SI), Y5, Y12
-	VPXOR       Y6, Y12, Y12
-	VPXOR       Y7, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB     Y13, Y15, Y15
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y4, Y4
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y4, Y4
-	VPXOR       Y12, Y15, Y15
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y4, Y4
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y4, Y4
-	VPXOR       (SI), Y9, Y12
-	VPXOR       Y10, Y12, Y12
-	VPXOR       Y11, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB     Y13, Y15, Y15
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y8, Y8
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y8, Y8
-	VPXOR       Y12, Y15, Y15
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y8, Y8
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y8, Y8
-	VPXOR       32(SI), Y2, Y12
-	VPXOR       Y3, Y12, Y12
-	VPXOR       Y0, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB     Y13, Y15, Y15
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y1, Y1
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR       (SI), Y1, Y1
 	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
 	VPXOR       Y13, Y1, Y1
-	VPXOR       Y12, Y15, Y15
+	VPXOR       Y0, Y15, Y15
 	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
 	VPXOR       Y13, Y1, Y1
 	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
 	VPXOR       Y13, Y1, Y1
-	VPXOR       32(SI), Y6, Y12
-	VPXOR       Y7, Y12, Y12
-	VPXOR       Y4, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
+	VPXOR       (R8), Y4, Y0
+	VPXOR       Y5, Y0, Y0
+	VPXOR       Y6, Y0, Y0
+	VMOVDQU     Y4, 96(SI)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
 	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
 	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
 	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
+	VPXOR       Y15, Y0, Y0
 	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
 	VPSHUFB     Y13, Y15, Y15
 	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
 	VPSHUFB     Y14, Y13, Y13
 	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y5, Y5
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR       64(SI), Y4, Y4
 	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y5, Y5
-	VPXOR       Y12, Y15, Y15
+	VPXOR       Y13, Y4, Y4
+	VPXOR       Y0, Y15, Y15
 	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y5, Y5
+	VPXOR       Y13, Y4, Y4
 	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y5, Y5
-	VPXOR       32(SI), Y10, Y12
-	VPXOR       Y11, Y12, Y12
-	VPXOR       Y8, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
+	VPXOR       Y13, Y4, Y4
+	VPXOR       (R8), Y7, Y0
+	VPXOR       Y8, Y0, Y0
+	VPXOR       Y9, Y0, Y0
+	VMOVDQU     Y7, 160(SI)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
 	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
 	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
 	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
+	VPXOR       Y15, Y0, Y0
 	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
 	VPSHUFB     Y13, Y15, Y15
 	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
 	VPSHUFB     Y14, Y13, Y13
 	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y9, Y9
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y9, Y9
-	VPXOR       Y12, Y15, Y15
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y9, Y9
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y9, Y9
-	VPXOR       64(SI), Y3, Y12
-	VPXOR       Y0, Y12, Y12
-	VPXOR       Y1, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB     Y13, Y15, Y15
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y2, Y2
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y2, Y2
-	VPXOR       Y12, Y15, Y15
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y2, Y2
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y2, Y2
-	VPXOR       64(SI), Y7, Y12
-	VPXOR       Y4, Y12, Y12
-	VPXOR       Y5, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB     Y13, Y15, Y15
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y6, Y6
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y6, Y6
-	VPXOR       Y12, Y15, Y15
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y6, Y6
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y6, Y6
-	VPXOR       64(SI), Y11, Y12
-	VPXOR       Y8, Y12, Y12
-	VPXOR       Y9, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB     Y13, Y15, Y15
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y10, Y10
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y10, Y10
-	VPXOR       Y12, Y15, Y15
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y10, Y10
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y10, Y10
-	VPXOR       96(SI), Y0, Y12
-	VPXOR       Y1, Y12, Y12
-	VPXOR       Y2, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB     Y13, Y15, Y15
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y3, Y3
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y3, Y3
-	VPXOR       Y12, Y15, Y15
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y3, Y3
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y3, Y3
-	VPXOR       96(SI), Y4, Y12
-	VPXOR       Y5, Y12, Y12
-	VPXOR       Y6, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB     Y13, Y15, Y15
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y7, Y7
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y7
+	VPXOR       128(SI), Y7, Y7
 	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
 	VPXOR       Y13, Y7, Y7
-	VPXOR       Y12, Y15, Y15
+	VPXOR       Y0, Y15, Y15
 	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
 	VPXOR       Y13, Y7, Y7
 	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
 	VPXOR       Y13, Y7, Y7
-	VPXOR       96(SI), Y8, Y12
-	VPXOR       Y9, Y12, Y12
-	VPXOR       Y10, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
+	VPXOR       (R8), Y10, Y0
+	VPXOR       Y11, Y0, Y0
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     Y10, 224(SI)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
 	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
 	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
 	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
+	VPXOR       Y15, Y0, Y0
 	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
 	VPSHUFB     Y13, Y15, Y15
 	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
 	VPSHUFB     Y14, Y13, Y13
 	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y11, Y11
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y10
+	VPXOR       192(SI), Y10, Y10
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VPXOR       32(R8), Y2, Y0
+	VPXOR       Y3, Y0, Y0
+	VPXOR       Y1, Y0, Y0
+	VMOVDQU     Y2, (SI)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y2
+	VPXOR       32(SI), Y2, Y2
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y2, Y2
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y2, Y2
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y2, Y2
+	VPXOR       32(R8), Y5, Y0
+	VPXOR       Y6, Y0, Y0
+	VPXOR       Y4, Y0, Y0
+	VMOVDQU     Y5, 64(SI)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y5
+	VPXOR       96(SI), Y5, Y5
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y5, Y5
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y5, Y5
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y5, Y5
+	VPXOR       32(R8), Y8, Y0
+	VPXOR       Y9, Y0, Y0
+	VPXOR       Y7, Y0, Y0
+	VMOVDQU     Y8, 128(SI)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y8
+	VPXOR       160(SI), Y8, Y8
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y8, Y8
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y8, Y8
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y8, Y8
+	VPXOR       32(R8), Y11, Y0
+	VPXOR       Y12, Y0, Y0
+	VPXOR       Y10, Y0, Y0
+	VMOVDQU     Y11, 192(SI)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y11
+	VPXOR       224(SI), Y11, Y11
 	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
 	VPXOR       Y13, Y11, Y11
-	VPXOR       Y12, Y15, Y15
+	VPXOR       Y0, Y15, Y15
 	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
 	VPXOR       Y13, Y11, Y11
 	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
 	VPXOR       Y13, Y11, Y11
-	ADDQ        $0x80, SI
-	DECQ        DI
-	JNZ         xorKeyStreamAVX2VAES_rounds3false
+	VPXOR       64(R8), Y3, Y0
+	VPXOR       Y1, Y0, Y0
+	VPXOR       Y2, Y0, Y0
+	VMOVDQU     Y3, 32(SI)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y3
+	VPXOR       (SI), Y3, Y3
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y3, Y3
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y3, Y3
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y3, Y3
+	VPXOR       64(R8), Y6, Y0
+	VPXOR       Y4, Y0, Y0
+	VPXOR       Y5, Y0, Y0
+	VMOVDQU     Y6, 96(SI)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y6
+	VPXOR       64(SI), Y6, Y6
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y6, Y6
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y6, Y6
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y6, Y6
+	VPXOR       64(R8), Y9, Y0
+	VPXOR       Y7, Y0, Y0
+	VPXOR       Y8, Y0, Y0
+	VMOVDQU     Y9, 160(SI)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y9
+	VPXOR       128(SI), Y9, Y9
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y9, Y9
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y9, Y9
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y9, Y9
+	VPXOR       64(R8), Y12, Y0
+	VPXOR       Y10, Y0, Y0
+	VPXOR       Y11, Y0, Y0
+	VMOVDQU     Y12, 224(SI)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y12
+	VPXOR       192(SI), Y12, Y12
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y12, Y12
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y12, Y12
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y12, Y12
+	VPXOR       96(R8), Y1, Y0
+	VPXOR       Y2, Y0, Y0
+	VPXOR       Y3, Y0, Y0
+	VMOVDQU     Y1, (SI)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR       32(SI), Y1, Y1
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y1, Y1
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y1, Y1
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y1, Y1
+	VPXOR       96(R8), Y4, Y0
+	VPXOR       Y5, Y0, Y0
+	VPXOR       Y6, Y0, Y0
+	VMOVDQU     Y4, 64(SI)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR       96(SI), Y4, Y4
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y4, Y4
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y4, Y4
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y4, Y4
+	VPXOR       96(R8), Y7, Y0
+	VPXOR       Y8, Y0, Y0
+	VPXOR       Y9, Y0, Y0
+	VMOVDQU     Y7, 128(SI)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y7
+	VPXOR       160(SI), Y7, Y7
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y7, Y7
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y7, Y7
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y7, Y7
+	VPXOR       96(R8), Y10, Y0
+	VPXOR       Y11, Y0, Y0
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     Y10, 192(SI)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y10
+	VPXOR       224(SI), Y10, Y10
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VMOVDQU     Y1, Y0
+	VMOVDQU     Y2, Y1
+	VMOVDQU     Y3, Y2
+	VMOVDQU     Y0, Y3
+	VMOVDQU     Y4, Y0
+	VMOVDQU     Y5, Y4
+	VMOVDQU     Y6, Y5
+	VMOVDQU     Y0, Y6
+	VMOVDQU     Y7, Y0
+	VMOVDQU     Y8, Y7
+	VMOVDQU     Y9, Y8
+	VMOVDQU     Y0, Y9
+	VMOVDQU     Y10, Y0
+	VMOVDQU     Y11, Y10
+	VMOVDQU     Y12, Y11
+	VMOVDQU     Y0, Y12
+	ADDQ        $0x80, R8
+	DECQ        R9
+	JNZ         xorKeyStreamAVX2VAES_rounds4false
+	VMOVDQU     (SI), Y0
 	VPSRLW      $0x04, Y0, Y14
 	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
 	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
@@ -11402,70 +20721,6 @@ xorKeyStreamAVX2VAES_rounds3false:
 	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
 	VPSHUFB     Y14, Y13, Y13
 	VPXOR       Y13, Y3, Y3
-	VPSRLW      $0x04, Y4, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y4, Y13
-	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y4
-	VPSHUFB     Y13, Y4, Y4
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y4, Y4
-	VPSRLW      $0x04, Y5, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y5, Y13
-	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y5
-	VPSHUFB     Y13, Y5, Y5
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y5, Y5
-	VPSRLW      $0x04, Y6, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y6, Y13
-	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y6
-	VPSHUFB     Y13, Y6, Y6
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y6, Y6
-	VPSRLW      $0x04, Y7, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y7, Y13
-	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y7
-	VPSHUFB     Y13, Y7, Y7
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y7, Y7
-	VPSRLW      $0x04, Y8, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y8, Y13
-	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y8
-	VPSHUFB     Y13, Y8, Y8
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y8, Y8
-	VPSRLW      $0x04, Y9, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y9, Y13
-	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y9
-	VPSHUFB     Y13, Y9, Y9
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y9, Y9
-	VPSRLW      $0x04, Y10, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y10, Y13
-	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y10
-	VPSHUFB     Y13, Y10, Y10
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y10, Y10
-	VPSRLW      $0x04, Y11, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y11, Y13
-	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y11
-	VPSHUFB     Y13, Y11, Y11
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y11, Y11
 	VPUNPCKHDQ  Y2, Y3, Y13
 	VPUNPCKLDQ  Y2, Y3, Y3
 	VPUNPCKLDQ  Y0, Y1, Y14
@@ -11478,30 +20733,6 @@ xorKeyStreamAVX2VAES_rounds3false:
 	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
 	VPSHUFB     sm4BswapMask<>+0(SB), Y1, Y1
 	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
-	VPUNPCKHDQ  Y6, Y7, Y13
-	VPUNPCKLDQ  Y6, Y7, Y7
-	VPUNPCKLDQ  Y4, Y5, Y14
-	VPUNPCKHDQ  Y4, Y5, Y5
-	VPUNPCKHQDQ Y14, Y7, Y6
-	VPUNPCKLQDQ Y14, Y7, Y7
-	VPUNPCKHQDQ Y5, Y13, Y4
-	VPUNPCKLQDQ Y5, Y13, Y5
-	VPSHUFB     sm4BswapMask<>+0(SB), Y7, Y7
-	VPSHUFB     sm4BswapMask<>+0(SB), Y6, Y6
-	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
-	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
-	VPUNPCKHDQ  Y10, Y11, Y13
-	VPUNPCKLDQ  Y10, Y11, Y11
-	VPUNPCKLDQ  Y8, Y9, Y14
-	VPUNPCKHDQ  Y8, Y9, Y9
-	VPUNPCKHQDQ Y14, Y11, Y10
-	VPUNPCKLQDQ Y14, Y11, Y11
-	VPUNPCKHQDQ Y9, Y13, Y8
-	VPUNPCKLQDQ Y9, Y13, Y9
-	VPSHUFB     sm4BswapMask<>+0(SB), Y11, Y11
-	VPSHUFB     sm4BswapMask<>+0(SB), Y10, Y10
-	VPSHUFB     sm4BswapMask<>+0(SB), Y9, Y9
-	VPSHUFB     sm4BswapMask<>+0(SB), Y8, Y8
 	VPXOR       (DX), Y3, Y3
 	VMOVDQU     Y3, (CX)
 	VPXOR       32(DX), Y2, Y2
@@ -11510,39 +20741,187 @@ xorKeyStreamAVX2VAES_rounds3false:
 	VMOVDQU     Y1, 64(CX)
 	VPXOR       96(DX), Y0, Y0
 	VMOVDQU     Y0, 96(CX)
-	VPXOR       128(DX), Y7, Y7
-	VMOVDQU     Y7, 128(CX)
-	VPXOR       160(DX), Y6, Y6
-	VMOVDQU     Y6, 160(CX)
-	VPXOR       192(DX), Y5, Y5
-	VMOVDQU     Y5, 192(CX)
-	VPXOR       224(DX), Y4, Y4
-	VMOVDQU     Y4, 224(CX)
-	VPXOR       256(DX), Y11, Y11
-	VMOVDQU     Y11, 256(CX)
-	VPXOR       288(DX), Y10, Y10
-	VMOVDQU     Y10, 288(CX)
-	VPXOR       320(DX), Y9, Y9
-	VMOVDQU     Y9, 320(CX)
-	VPXOR       352(DX), Y8, Y8
-	VMOVDQU     Y8, 352(CX)
-	ADDQ        $0x00000180, DX
-	ADDQ        $0x00000180, CX
-	SUBQ        $0x00000018, BX
+	VMOVDQU     64(SI), Y0
+	VPSRLW      $0x04, Y0, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB     Y1, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y0, Y0
+	VPSRLW      $0x04, Y4, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y4
+	VPSHUFB     Y1, Y4, Y4
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y4, Y4
+	VPSRLW      $0x04, Y5, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y5
+	VPSHUFB     Y1, Y5, Y5
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y5, Y5
+	VPSRLW      $0x04, Y6, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y6
+	VPSHUFB     Y1, Y6, Y6
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y6, Y6
+	VPUNPCKHDQ  Y5, Y6, Y1
+	VPUNPCKLDQ  Y5, Y6, Y6
+	VPUNPCKLDQ  Y0, Y4, Y2
+	VPUNPCKHDQ  Y0, Y4, Y4
+	VPUNPCKHQDQ Y2, Y6, Y5
+	VPUNPCKLQDQ Y2, Y6, Y6
+	VPUNPCKHQDQ Y4, Y1, Y0
+	VPUNPCKLQDQ Y4, Y1, Y4
+	VPSHUFB     sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR       128(DX), Y6, Y6
+	VMOVDQU     Y6, 128(CX)
+	VPXOR       160(DX), Y5, Y5
+	VMOVDQU     Y5, 160(CX)
+	VPXOR       192(DX), Y4, Y4
+	VMOVDQU     Y4, 192(CX)
+	VPXOR       224(DX), Y0, Y0
+	VMOVDQU     Y0, 224(CX)
+	VMOVDQU     128(SI), Y0
+	VPSRLW      $0x04, Y0, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB     Y1, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y0, Y0
+	VPSRLW      $0x04, Y7, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y7, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y7
+	VPSHUFB     Y1, Y7, Y7
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y7, Y7
+	VPSRLW      $0x04, Y8, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y8
+	VPSHUFB     Y1, Y8, Y8
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y8, Y8
+	VPSRLW      $0x04, Y9, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y9, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y9
+	VPSHUFB     Y1, Y9, Y9
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y9, Y9
+	VPUNPCKHDQ  Y8, Y9, Y1
+	VPUNPCKLDQ  Y8, Y9, Y9
+	VPUNPCKLDQ  Y0, Y7, Y2
+	VPUNPCKHDQ  Y0, Y7, Y7
+	VPUNPCKHQDQ Y2, Y9, Y8
+	VPUNPCKLQDQ Y2, Y9, Y9
+	VPUNPCKHQDQ Y7, Y1, Y0
+	VPUNPCKLQDQ Y7, Y1, Y7
+	VPSHUFB     sm4BswapMask<>+0(SB), Y9, Y9
+	VPSHUFB     sm4BswapMask<>+0(SB), Y8, Y8
+	VPSHUFB     sm4BswapMask<>+0(SB), Y7, Y7
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR       256(DX), Y9, Y9
+	VMOVDQU     Y9, 256(CX)
+	VPXOR       288(DX), Y8, Y8
+	VMOVDQU     Y8, 288(CX)
+	VPXOR       320(DX), Y7, Y7
+	VMOVDQU     Y7, 320(CX)
+	VPXOR       352(DX), Y0, Y0
+	VMOVDQU     Y0, 352(CX)
+	VMOVDQU     192(SI), Y0
+	VPSRLW      $0x04, Y0, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB     Y1, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y0, Y0
+	VPSRLW      $0x04, Y10, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y10
+	VPSHUFB     Y1, Y10, Y10
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y10, Y10
+	VPSRLW      $0x04, Y11, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y11
+	VPSHUFB     Y1, Y11, Y11
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y11, Y11
+	VPSRLW      $0x04, Y12, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y12
+	VPSHUFB     Y1, Y12, Y12
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y12, Y12
+	VPUNPCKHDQ  Y11, Y12, Y1
+	VPUNPCKLDQ  Y11, Y12, Y12
+	VPUNPCKLDQ  Y0, Y10, Y2
+	VPUNPCKHDQ  Y0, Y10, Y10
+	VPUNPCKHQDQ Y2, Y12, Y11
+	VPUNPCKLQDQ Y2, Y12, Y12
+	VPUNPCKHQDQ Y10, Y1, Y0
+	VPUNPCKLQDQ Y10, Y1, Y10
+	VPSHUFB     sm4BswapMask<>+0(SB), Y12, Y12
+	VPSHUFB     sm4BswapMask<>+0(SB), Y11, Y11
+	VPSHUFB     sm4BswapMask<>+0(SB), Y10, Y10
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR       384(DX), Y12, Y12
+	VMOVDQU     Y12, 384(CX)
+	VPXOR       416(DX), Y11, Y11
+	VMOVDQU     Y11, 416(CX)
+	VPXOR       448(DX), Y10, Y10
+	VMOVDQU     Y10, 448(CX)
+	VPXOR       480(DX), Y0, Y0
+	VMOVDQU     Y0, 480(CX)
+	ADDQ        $0x00000200, DX
+	ADDQ        $0x00000200, CX
+	SUBQ        $0x00000020, BX
 	JMP         xorKeyStreamAVX2VAES_loop
 
 xorKeyStreamAVX2VAES_partial:
 	// Fewer than a full pass left: ceil(n/width) sets, the last one masked.
 	TESTQ        BX, BX
 	JZ           xorKeyStreamAVX2VAES_done
+	CMPQ         BX, $0x00000018
+	JA           xorKeyStreamAVX2VAES_sets4
 	CMPQ         BX, $0x00000010
 	JA           xorKeyStreamAVX2VAES_sets3
 	CMPQ         BX, $0x00000008
 	JA           xorKeyStreamAVX2VAES_sets2
 	MOVQ         BX, X0
 	VPBROADCASTD X0, Y0
-	VMOVDQU      Y0, 1280(SP)
-	VMOVDQU      1248(SP), Y3
+	VMOVDQU      Y0, 1728(SP)
+	LEAQ         1760(SP), BX
+	ADDQ         $0x3f, BX
+	ANDQ         $-64, BX
+	VMOVDQU      96(DI), Y3
 	VPADDD       sm4CtrOffsets8<>+0(SB), Y3, Y3
 	VPSRLW       $0x04, Y3, Y1
 	VPAND        sm4Mask0f<>+0(SB), Y1, Y1
@@ -11552,189 +20931,199 @@ xorKeyStreamAVX2VAES_partial:
 	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
 	VPSHUFB      Y1, Y0, Y0
 	VPXOR        Y0, Y3, Y3
-	VMOVDQU      1152(SP), Y0
-	VMOVDQU      1184(SP), Y1
-	VMOVDQU      1216(SP), Y2
-	MOVQ         $0x00000008, BX
+	VMOVDQU      (DI), Y0
+	VMOVDQU      32(DI), Y1
+	VMOVDQU      64(DI), Y2
+	VMOVDQU      Y0, (BX)
+	MOVQ         $0x00000008, SI
 
 xorKeyStreamAVX2VAES_rounds1true:
-	VPXOR       (AX), Y1, Y4
-	VPXOR       Y2, Y4, Y4
-	VPXOR       Y3, Y4, Y4
-	VAESENCLAST sm4Zero32<>+0(SB), Y4, Y4
-	VPSRLW      $0x04, Y4, Y6
-	VPAND       sm4Mask0f<>+0(SB), Y6, Y6
-	VPAND       sm4Mask0f<>+0(SB), Y4, Y5
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y4
+	VPXOR       (AX), Y1, Y0
+	VPXOR       Y2, Y0, Y0
+	VPXOR       Y3, Y0, Y0
+	VMOVDQU     Y1, 32(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y4, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y6
+	VPSHUFB     Y5, Y6, Y6
+	VPXOR       Y6, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y6
+	VPSHUFB     Y4, Y6, Y6
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y4
 	VPSHUFB     Y5, Y4, Y4
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y7
-	VPSHUFB     Y6, Y7, Y7
-	VPXOR       Y7, Y4, Y4
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y7
-	VPSHUFB     Y5, Y7, Y7
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y5
-	VPSHUFB     Y6, Y5, Y5
-	VPXOR       Y5, Y7, Y7
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y4, Y5
-	VPXOR       Y5, Y0, Y0
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y7, Y5
-	VPXOR       Y5, Y0, Y0
-	VPXOR       Y4, Y7, Y7
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y7, Y5
-	VPXOR       Y5, Y0, Y0
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y7, Y5
-	VPXOR       Y5, Y0, Y0
-	VPXOR       32(AX), Y2, Y4
-	VPXOR       Y3, Y4, Y4
-	VPXOR       Y0, Y4, Y4
-	VAESENCLAST sm4Zero32<>+0(SB), Y4, Y4
-	VPSRLW      $0x04, Y4, Y6
-	VPAND       sm4Mask0f<>+0(SB), Y6, Y6
-	VPAND       sm4Mask0f<>+0(SB), Y4, Y5
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y4
+	VPXOR       Y4, Y6, Y6
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR       (BX), Y1, Y1
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y6, Y4
+	VPXOR       Y4, Y1, Y1
+	VPXOR       Y0, Y6, Y6
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y6, Y4
+	VPXOR       Y4, Y1, Y1
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y6, Y4
+	VPXOR       Y4, Y1, Y1
+	VPXOR       32(AX), Y2, Y0
+	VPXOR       Y3, Y0, Y0
+	VPXOR       Y1, Y0, Y0
+	VMOVDQU     Y2, (BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y4, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y6
+	VPSHUFB     Y5, Y6, Y6
+	VPXOR       Y6, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y6
+	VPSHUFB     Y4, Y6, Y6
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y4
 	VPSHUFB     Y5, Y4, Y4
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y7
-	VPSHUFB     Y6, Y7, Y7
-	VPXOR       Y7, Y4, Y4
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y7
-	VPSHUFB     Y5, Y7, Y7
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y5
-	VPSHUFB     Y6, Y5, Y5
-	VPXOR       Y5, Y7, Y7
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y4, Y5
-	VPXOR       Y5, Y1, Y1
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y7, Y5
-	VPXOR       Y5, Y1, Y1
-	VPXOR       Y4, Y7, Y7
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y7, Y5
-	VPXOR       Y5, Y1, Y1
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y7, Y5
-	VPXOR       Y5, Y1, Y1
-	VPXOR       64(AX), Y3, Y4
-	VPXOR       Y0, Y4, Y4
-	VPXOR       Y1, Y4, Y4
-	VAESENCLAST sm4Zero32<>+0(SB), Y4, Y4
-	VPSRLW      $0x04, Y4, Y6
-	VPAND       sm4Mask0f<>+0(SB), Y6, Y6
-	VPAND       sm4Mask0f<>+0(SB), Y4, Y5
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y4
+	VPXOR       Y4, Y6, Y6
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y2
+	VPXOR       32(BX), Y2, Y2
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y6, Y4
+	VPXOR       Y4, Y2, Y2
+	VPXOR       Y0, Y6, Y6
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y6, Y4
+	VPXOR       Y4, Y2, Y2
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y6, Y4
+	VPXOR       Y4, Y2, Y2
+	VPXOR       64(AX), Y3, Y0
+	VPXOR       Y1, Y0, Y0
+	VPXOR       Y2, Y0, Y0
+	VMOVDQU     Y3, 32(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y4, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y6
+	VPSHUFB     Y5, Y6, Y6
+	VPXOR       Y6, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y6
+	VPSHUFB     Y4, Y6, Y6
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y4
 	VPSHUFB     Y5, Y4, Y4
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y7
-	VPSHUFB     Y6, Y7, Y7
-	VPXOR       Y7, Y4, Y4
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y7
-	VPSHUFB     Y5, Y7, Y7
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y5
-	VPSHUFB     Y6, Y5, Y5
-	VPXOR       Y5, Y7, Y7
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y4, Y5
-	VPXOR       Y5, Y2, Y2
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y7, Y5
-	VPXOR       Y5, Y2, Y2
-	VPXOR       Y4, Y7, Y7
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y7, Y5
-	VPXOR       Y5, Y2, Y2
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y7, Y5
-	VPXOR       Y5, Y2, Y2
-	VPXOR       96(AX), Y0, Y4
-	VPXOR       Y1, Y4, Y4
-	VPXOR       Y2, Y4, Y4
-	VAESENCLAST sm4Zero32<>+0(SB), Y4, Y4
-	VPSRLW      $0x04, Y4, Y6
-	VPAND       sm4Mask0f<>+0(SB), Y6, Y6
-	VPAND       sm4Mask0f<>+0(SB), Y4, Y5
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y4
+	VPXOR       Y4, Y6, Y6
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y3
+	VPXOR       (BX), Y3, Y3
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y6, Y4
+	VPXOR       Y4, Y3, Y3
+	VPXOR       Y0, Y6, Y6
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y6, Y4
+	VPXOR       Y4, Y3, Y3
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y6, Y4
+	VPXOR       Y4, Y3, Y3
+	VPXOR       96(AX), Y1, Y0
+	VPXOR       Y2, Y0, Y0
+	VPXOR       Y3, Y0, Y0
+	VMOVDQU     Y1, (BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y4, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y6
+	VPSHUFB     Y5, Y6, Y6
+	VPXOR       Y6, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y6
+	VPSHUFB     Y4, Y6, Y6
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y4
 	VPSHUFB     Y5, Y4, Y4
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y7
-	VPSHUFB     Y6, Y7, Y7
-	VPXOR       Y7, Y4, Y4
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y7
-	VPSHUFB     Y5, Y7, Y7
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y5
-	VPSHUFB     Y6, Y5, Y5
-	VPXOR       Y5, Y7, Y7
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y4, Y5
-	VPXOR       Y5, Y3, Y3
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y7, Y5
-	VPXOR       Y5, Y3, Y3
-	VPXOR       Y4, Y7, Y7
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y7, Y5
-	VPXOR       Y5, Y3, Y3
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y7, Y5
-	VPXOR       Y5, Y3, Y3
+	VPXOR       Y4, Y6, Y6
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR       32(BX), Y1, Y1
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y6, Y4
+	VPXOR       Y4, Y1, Y1
+	VPXOR       Y0, Y6, Y6
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y6, Y4
+	VPXOR       Y4, Y1, Y1
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y6, Y4
+	VPXOR       Y4, Y1, Y1
+	VMOVDQU     Y1, Y0
+	VMOVDQU     Y2, Y1
+	VMOVDQU     Y3, Y2
+	VMOVDQU     Y0, Y3
 	ADDQ        $0x80, AX
-	DECQ        BX
+	DECQ        SI
 	JNZ         xorKeyStreamAVX2VAES_rounds1true
-	VPSRLW      $0x04, Y0, Y6
-	VPAND       sm4Mask0f<>+0(SB), Y6, Y6
-	VPAND       sm4Mask0f<>+0(SB), Y0, Y5
+	VMOVDQU     (BX), Y0
+	VPSRLW      $0x04, Y0, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y4
 	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
-	VPSHUFB     Y5, Y0, Y0
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y5
-	VPSHUFB     Y6, Y5, Y5
-	VPXOR       Y5, Y0, Y0
-	VPSRLW      $0x04, Y1, Y6
-	VPAND       sm4Mask0f<>+0(SB), Y6, Y6
-	VPAND       sm4Mask0f<>+0(SB), Y1, Y5
+	VPSHUFB     Y4, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y0, Y0
+	VPSRLW      $0x04, Y1, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y1, Y4
 	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y1
-	VPSHUFB     Y5, Y1, Y1
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y5
-	VPSHUFB     Y6, Y5, Y5
-	VPXOR       Y5, Y1, Y1
-	VPSRLW      $0x04, Y2, Y6
-	VPAND       sm4Mask0f<>+0(SB), Y6, Y6
-	VPAND       sm4Mask0f<>+0(SB), Y2, Y5
+	VPSHUFB     Y4, Y1, Y1
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y1, Y1
+	VPSRLW      $0x04, Y2, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y4
 	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y2
-	VPSHUFB     Y5, Y2, Y2
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y5
-	VPSHUFB     Y6, Y5, Y5
-	VPXOR       Y5, Y2, Y2
-	VPSRLW      $0x04, Y3, Y6
-	VPAND       sm4Mask0f<>+0(SB), Y6, Y6
-	VPAND       sm4Mask0f<>+0(SB), Y3, Y5
+	VPSHUFB     Y4, Y2, Y2
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y2, Y2
+	VPSRLW      $0x04, Y3, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y3, Y4
 	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y3
-	VPSHUFB     Y5, Y3, Y3
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y5
-	VPSHUFB     Y6, Y5, Y5
-	VPXOR       Y5, Y3, Y3
-	VPUNPCKHDQ  Y2, Y3, Y5
+	VPSHUFB     Y4, Y3, Y3
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y3, Y3
+	VPUNPCKHDQ  Y2, Y3, Y4
 	VPUNPCKLDQ  Y2, Y3, Y3
-	VPUNPCKLDQ  Y0, Y1, Y6
+	VPUNPCKLDQ  Y0, Y1, Y5
 	VPUNPCKHDQ  Y0, Y1, Y1
-	VPUNPCKHQDQ Y6, Y3, Y2
-	VPUNPCKLQDQ Y6, Y3, Y3
-	VPUNPCKHQDQ Y1, Y5, Y0
-	VPUNPCKLQDQ Y1, Y5, Y1
+	VPUNPCKHQDQ Y5, Y3, Y2
+	VPUNPCKLQDQ Y5, Y3, Y3
+	VPUNPCKHQDQ Y1, Y4, Y0
+	VPUNPCKLQDQ Y1, Y4, Y1
 	VPSHUFB     sm4BswapMask<>+0(SB), Y3, Y3
 	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
 	VPSHUFB     sm4BswapMask<>+0(SB), Y1, Y1
 	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU     1280(SP), Y4
+	VMOVDQU     1728(SP), Y4
 	VPCMPGTD    sm4TailIndex8<>+0(SB), Y4, Y4
 	VPMASKMOVD  (DX), Y4, Y4
 	VPXOR       Y4, Y3, Y3
-	VMOVDQU     1280(SP), Y4
+	VMOVDQU     1728(SP), Y4
 	VPCMPGTD    sm4TailIndex8<>+0(SB), Y4, Y4
 	VPMASKMOVD  Y3, Y4, (CX)
-	VMOVDQU     1280(SP), Y3
+	VMOVDQU     1728(SP), Y3
 	VPCMPGTD    sm4TailIndex8<>+32(SB), Y3, Y3
-	VPMASKMOVD  32(DX), Y3, Y4
-	VPXOR       Y4, Y2, Y2
-	VMOVDQU     1280(SP), Y3
+	VPMASKMOVD  32(DX), Y3, Y3
+	VPXOR       Y3, Y2, Y2
+	VMOVDQU     1728(SP), Y3
 	VPCMPGTD    sm4TailIndex8<>+32(SB), Y3, Y3
 	VPMASKMOVD  Y2, Y3, 32(CX)
-	VMOVDQU     1280(SP), Y2
+	VMOVDQU     1728(SP), Y2
 	VPCMPGTD    sm4TailIndex8<>+64(SB), Y2, Y2
-	VPMASKMOVD  64(DX), Y2, Y4
-	VPXOR       Y4, Y1, Y1
-	VMOVDQU     1280(SP), Y2
+	VPMASKMOVD  64(DX), Y2, Y2
+	VPXOR       Y2, Y1, Y1
+	VMOVDQU     1728(SP), Y2
 	VPCMPGTD    sm4TailIndex8<>+64(SB), Y2, Y2
 	VPMASKMOVD  Y1, Y2, 64(CX)
-	VMOVDQU     1280(SP), Y1
+	VMOVDQU     1728(SP), Y1
 	VPCMPGTD    sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD  96(DX), Y1, Y4
-	VPXOR       Y4, Y0, Y0
-	VMOVDQU     1280(SP), Y1
+	VPMASKMOVD  96(DX), Y1, Y1
+	VPXOR       Y1, Y0, Y0
+	VMOVDQU     1728(SP), Y1
 	VPCMPGTD    sm4TailIndex8<>+96(SB), Y1, Y1
 	VPMASKMOVD  Y0, Y1, 96(CX)
 	JMP         xorKeyStreamAVX2VAES_done
@@ -11743,8 +21132,11 @@ xorKeyStreamAVX2VAES_sets2:
 	SUBQ         $0x00000008, BX
 	MOVQ         BX, X0
 	VPBROADCASTD X0, Y0
-	VMOVDQU      Y0, 1312(SP)
-	VMOVDQU      1248(SP), Y3
+	VMOVDQU      Y0, 1888(SP)
+	LEAQ         1920(SP), BX
+	ADDQ         $0x3f, BX
+	ANDQ         $-64, BX
+	VMOVDQU      96(DI), Y3
 	VPADDD       sm4CtrOffsets8<>+0(SB), Y3, Y3
 	VPSRLW       $0x04, Y3, Y1
 	VPAND        sm4Mask0f<>+0(SB), Y1, Y1
@@ -11754,324 +21146,299 @@ xorKeyStreamAVX2VAES_sets2:
 	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
 	VPSHUFB      Y1, Y0, Y0
 	VPXOR        Y0, Y3, Y3
-	VMOVDQU      1152(SP), Y0
-	VMOVDQU      1184(SP), Y1
-	VMOVDQU      1216(SP), Y2
-	VMOVDQU      1248(SP), Y7
-	VPADDD       sm4CtrOffsets8<>+32(SB), Y7, Y7
-	VPSRLW       $0x04, Y7, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y7, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y7
-	VPSHUFB      Y4, Y7, Y7
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y7, Y7
-	VMOVDQU      1152(SP), Y4
-	VMOVDQU      1184(SP), Y5
-	VMOVDQU      1216(SP), Y6
-	MOVQ         $0x00000008, BX
+	VMOVDQU      (DI), Y0
+	VMOVDQU      32(DI), Y1
+	VMOVDQU      64(DI), Y2
+	VMOVDQU      Y0, (BX)
+	VMOVDQU      96(DI), Y6
+	VPADDD       sm4CtrOffsets8<>+32(SB), Y6, Y6
+	VPSRLW       $0x04, Y6, Y4
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y4
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y0
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB      Y0, Y6, Y6
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB      Y4, Y0, Y0
+	VPXOR        Y0, Y6, Y6
+	VMOVDQU      (DI), Y0
+	VMOVDQU      32(DI), Y4
+	VMOVDQU      64(DI), Y5
+	VMOVDQU      Y0, 64(BX)
+	MOVQ         $0x00000008, SI
 
 xorKeyStreamAVX2VAES_rounds2true:
-	VPXOR       (AX), Y1, Y8
-	VPXOR       Y2, Y8, Y8
-	VPXOR       Y3, Y8, Y8
-	VAESENCLAST sm4Zero32<>+0(SB), Y8, Y8
-	VPSRLW      $0x04, Y8, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y8, Y9
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y8
-	VPSHUFB     Y9, Y8, Y8
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y11
-	VPSHUFB     Y10, Y11, Y11
-	VPXOR       Y11, Y8, Y8
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y11
-	VPSHUFB     Y9, Y11, Y11
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y9
-	VPSHUFB     Y10, Y9, Y9
-	VPXOR       Y9, Y11, Y11
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y8, Y9
+	VPXOR       (AX), Y1, Y0
+	VPXOR       Y2, Y0, Y0
+	VPXOR       Y3, Y0, Y0
+	VMOVDQU     Y1, 32(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y7, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB     Y8, Y9, Y9
 	VPXOR       Y9, Y0, Y0
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y11, Y9
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB     Y7, Y9, Y9
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y9, Y9
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR       (BX), Y1, Y1
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y1, Y1
+	VPXOR       Y0, Y9, Y9
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y1, Y1
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y1, Y1
+	VPXOR       (AX), Y4, Y0
+	VPXOR       Y5, Y0, Y0
+	VPXOR       Y6, Y0, Y0
+	VMOVDQU     Y4, 96(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y7, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB     Y8, Y9, Y9
 	VPXOR       Y9, Y0, Y0
-	VPXOR       Y8, Y11, Y11
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y11, Y9
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB     Y7, Y9, Y9
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y9, Y9
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR       64(BX), Y4, Y4
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y4, Y4
+	VPXOR       Y0, Y9, Y9
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y4, Y4
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y4, Y4
+	VPXOR       32(AX), Y2, Y0
+	VPXOR       Y3, Y0, Y0
+	VPXOR       Y1, Y0, Y0
+	VMOVDQU     Y2, (BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y7, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB     Y8, Y9, Y9
 	VPXOR       Y9, Y0, Y0
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y11, Y9
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB     Y7, Y9, Y9
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y9, Y9
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y2
+	VPXOR       32(BX), Y2, Y2
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y2, Y2
+	VPXOR       Y0, Y9, Y9
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y2, Y2
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y2, Y2
+	VPXOR       32(AX), Y5, Y0
+	VPXOR       Y6, Y0, Y0
+	VPXOR       Y4, Y0, Y0
+	VMOVDQU     Y5, 64(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y7, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB     Y8, Y9, Y9
 	VPXOR       Y9, Y0, Y0
-	VPXOR       (AX), Y5, Y8
-	VPXOR       Y6, Y8, Y8
-	VPXOR       Y7, Y8, Y8
-	VAESENCLAST sm4Zero32<>+0(SB), Y8, Y8
-	VPSRLW      $0x04, Y8, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y8, Y9
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y8
-	VPSHUFB     Y9, Y8, Y8
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y11
-	VPSHUFB     Y10, Y11, Y11
-	VPXOR       Y11, Y8, Y8
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y11
-	VPSHUFB     Y9, Y11, Y11
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y9
-	VPSHUFB     Y10, Y9, Y9
-	VPXOR       Y9, Y11, Y11
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y8, Y9
-	VPXOR       Y9, Y4, Y4
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y11, Y9
-	VPXOR       Y9, Y4, Y4
-	VPXOR       Y8, Y11, Y11
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y11, Y9
-	VPXOR       Y9, Y4, Y4
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y11, Y9
-	VPXOR       Y9, Y4, Y4
-	VPXOR       32(AX), Y2, Y8
-	VPXOR       Y3, Y8, Y8
-	VPXOR       Y0, Y8, Y8
-	VAESENCLAST sm4Zero32<>+0(SB), Y8, Y8
-	VPSRLW      $0x04, Y8, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y8, Y9
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y8
-	VPSHUFB     Y9, Y8, Y8
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y11
-	VPSHUFB     Y10, Y11, Y11
-	VPXOR       Y11, Y8, Y8
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y11
-	VPSHUFB     Y9, Y11, Y11
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y9
-	VPSHUFB     Y10, Y9, Y9
-	VPXOR       Y9, Y11, Y11
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y8, Y9
-	VPXOR       Y9, Y1, Y1
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y11, Y9
-	VPXOR       Y9, Y1, Y1
-	VPXOR       Y8, Y11, Y11
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y11, Y9
-	VPXOR       Y9, Y1, Y1
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y11, Y9
-	VPXOR       Y9, Y1, Y1
-	VPXOR       32(AX), Y6, Y8
-	VPXOR       Y7, Y8, Y8
-	VPXOR       Y4, Y8, Y8
-	VAESENCLAST sm4Zero32<>+0(SB), Y8, Y8
-	VPSRLW      $0x04, Y8, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y8, Y9
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y8
-	VPSHUFB     Y9, Y8, Y8
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y11
-	VPSHUFB     Y10, Y11, Y11
-	VPXOR       Y11, Y8, Y8
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y11
-	VPSHUFB     Y9, Y11, Y11
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y9
-	VPSHUFB     Y10, Y9, Y9
-	VPXOR       Y9, Y11, Y11
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y8, Y9
-	VPXOR       Y9, Y5, Y5
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y11, Y9
-	VPXOR       Y9, Y5, Y5
-	VPXOR       Y8, Y11, Y11
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y11, Y9
-	VPXOR       Y9, Y5, Y5
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y11, Y9
-	VPXOR       Y9, Y5, Y5
-	VPXOR       64(AX), Y3, Y8
-	VPXOR       Y0, Y8, Y8
-	VPXOR       Y1, Y8, Y8
-	VAESENCLAST sm4Zero32<>+0(SB), Y8, Y8
-	VPSRLW      $0x04, Y8, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y8, Y9
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y8
-	VPSHUFB     Y9, Y8, Y8
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y11
-	VPSHUFB     Y10, Y11, Y11
-	VPXOR       Y11, Y8, Y8
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y11
-	VPSHUFB     Y9, Y11, Y11
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y9
-	VPSHUFB     Y10, Y9, Y9
-	VPXOR       Y9, Y11, Y11
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y8, Y9
-	VPXOR       Y9, Y2, Y2
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y11, Y9
-	VPXOR       Y9, Y2, Y2
-	VPXOR       Y8, Y11, Y11
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y11, Y9
-	VPXOR       Y9, Y2, Y2
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y11, Y9
-	VPXOR       Y9, Y2, Y2
-	VPXOR       64(AX), Y7, Y8
-	VPXOR       Y4, Y8, Y8
-	VPXOR       Y5, Y8, Y8
-	VAESENCLAST sm4Zero32<>+0(SB), Y8, Y8
-	VPSRLW      $0x04, Y8, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y8, Y9
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y8
-	VPSHUFB     Y9, Y8, Y8
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y11
-	VPSHUFB     Y10, Y11, Y11
-	VPXOR       Y11, Y8, Y8
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y11
-	VPSHUFB     Y9, Y11, Y11
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y9
-	VPSHUFB     Y10, Y9, Y9
-	VPXOR       Y9, Y11, Y11
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y8, Y9
-	VPXOR       Y9, Y6, Y6
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y11, Y9
-	VPXOR       Y9, Y6, Y6
-	VPXOR       Y8, Y11, Y11
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y11, Y9
-	VPXOR       Y9, Y6, Y6
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y11, Y9
-	VPXOR       Y9, Y6, Y6
-	VPXOR       96(AX), Y0, Y8
-	VPXOR       Y1, Y8, Y8
-	VPXOR       Y2, Y8, Y8
-	VAESENCLAST sm4Zero32<>+0(SB), Y8, Y8
-	VPSRLW      $0x04, Y8, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y8, Y9
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y8
-	VPSHUFB     Y9, Y8, Y8
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y11
-	VPSHUFB     Y10, Y11, Y11
-	VPXOR       Y11, Y8, Y8
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y11
-	VPSHUFB     Y9, Y11, Y11
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y9
-	VPSHUFB     Y10, Y9, Y9
-	VPXOR       Y9, Y11, Y11
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y8, Y9
-	VPXOR       Y9, Y3, Y3
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y11, Y9
-	VPXOR       Y9, Y3, Y3
-	VPXOR       Y8, Y11, Y11
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y11, Y9
-	VPXOR       Y9, Y3, Y3
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y11, Y9
-	VPXOR       Y9, Y3, Y3
-	VPXOR       96(AX), Y4, Y8
-	VPXOR       Y5, Y8, Y8
-	VPXOR       Y6, Y8, Y8
-	VAESENCLAST sm4Zero32<>+0(SB), Y8, Y8
-	VPSRLW      $0x04, Y8, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y8, Y9
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y8
-	VPSHUFB     Y9, Y8, Y8
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y11
-	VPSHUFB     Y10, Y11, Y11
-	VPXOR       Y11, Y8, Y8
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y11
-	VPSHUFB     Y9, Y11, Y11
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y9
-	VPSHUFB     Y10, Y9, Y9
-	VPXOR       Y9, Y11, Y11
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y8, Y9
-	VPXOR       Y9, Y7, Y7
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y11, Y9
-	VPXOR       Y9, Y7, Y7
-	VPXOR       Y8, Y11, Y11
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y11, Y9
-	VPXOR       Y9, Y7, Y7
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y11, Y9
-	VPXOR       Y9, Y7, Y7
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB     Y7, Y9, Y9
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y9, Y9
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y5
+	VPXOR       96(BX), Y5, Y5
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y5, Y5
+	VPXOR       Y0, Y9, Y9
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y5, Y5
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y5, Y5
+	VPXOR       64(AX), Y3, Y0
+	VPXOR       Y1, Y0, Y0
+	VPXOR       Y2, Y0, Y0
+	VMOVDQU     Y3, 32(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y7, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB     Y8, Y9, Y9
+	VPXOR       Y9, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB     Y7, Y9, Y9
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y9, Y9
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y3
+	VPXOR       (BX), Y3, Y3
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y3, Y3
+	VPXOR       Y0, Y9, Y9
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y3, Y3
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y3, Y3
+	VPXOR       64(AX), Y6, Y0
+	VPXOR       Y4, Y0, Y0
+	VPXOR       Y5, Y0, Y0
+	VMOVDQU     Y6, 96(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y7, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB     Y8, Y9, Y9
+	VPXOR       Y9, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB     Y7, Y9, Y9
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y9, Y9
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y6
+	VPXOR       64(BX), Y6, Y6
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y6, Y6
+	VPXOR       Y0, Y9, Y9
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y6, Y6
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y6, Y6
+	VPXOR       96(AX), Y1, Y0
+	VPXOR       Y2, Y0, Y0
+	VPXOR       Y3, Y0, Y0
+	VMOVDQU     Y1, (BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y7, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB     Y8, Y9, Y9
+	VPXOR       Y9, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB     Y7, Y9, Y9
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y9, Y9
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR       32(BX), Y1, Y1
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y1, Y1
+	VPXOR       Y0, Y9, Y9
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y1, Y1
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y1, Y1
+	VPXOR       96(AX), Y4, Y0
+	VPXOR       Y5, Y0, Y0
+	VPXOR       Y6, Y0, Y0
+	VMOVDQU     Y4, 64(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y7, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB     Y8, Y9, Y9
+	VPXOR       Y9, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB     Y7, Y9, Y9
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y9, Y9
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR       96(BX), Y4, Y4
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y4, Y4
+	VPXOR       Y0, Y9, Y9
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y4, Y4
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y4, Y4
+	VMOVDQU     Y1, Y0
+	VMOVDQU     Y2, Y1
+	VMOVDQU     Y3, Y2
+	VMOVDQU     Y0, Y3
+	VMOVDQU     Y4, Y0
+	VMOVDQU     Y5, Y4
+	VMOVDQU     Y6, Y5
+	VMOVDQU     Y0, Y6
 	ADDQ        $0x80, AX
-	DECQ        BX
+	DECQ        SI
 	JNZ         xorKeyStreamAVX2VAES_rounds2true
-	VPSRLW      $0x04, Y0, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y0, Y9
+	VMOVDQU     (BX), Y0
+	VPSRLW      $0x04, Y0, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y7
 	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
-	VPSHUFB     Y9, Y0, Y0
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y9
-	VPSHUFB     Y10, Y9, Y9
-	VPXOR       Y9, Y0, Y0
-	VPSRLW      $0x04, Y1, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y1, Y9
+	VPSHUFB     Y7, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y0, Y0
+	VPSRLW      $0x04, Y1, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y1, Y7
 	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y1
-	VPSHUFB     Y9, Y1, Y1
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y9
-	VPSHUFB     Y10, Y9, Y9
-	VPXOR       Y9, Y1, Y1
-	VPSRLW      $0x04, Y2, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y2, Y9
+	VPSHUFB     Y7, Y1, Y1
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y1, Y1
+	VPSRLW      $0x04, Y2, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y7
 	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y2
-	VPSHUFB     Y9, Y2, Y2
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y9
-	VPSHUFB     Y10, Y9, Y9
-	VPXOR       Y9, Y2, Y2
-	VPSRLW      $0x04, Y3, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y3, Y9
+	VPSHUFB     Y7, Y2, Y2
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y2, Y2
+	VPSRLW      $0x04, Y3, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y3, Y7
 	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y3
-	VPSHUFB     Y9, Y3, Y3
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y9
-	VPSHUFB     Y10, Y9, Y9
-	VPXOR       Y9, Y3, Y3
-	VPSRLW      $0x04, Y4, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y4, Y9
-	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y4
-	VPSHUFB     Y9, Y4, Y4
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y9
-	VPSHUFB     Y10, Y9, Y9
-	VPXOR       Y9, Y4, Y4
-	VPSRLW      $0x04, Y5, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y5, Y9
-	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y5
-	VPSHUFB     Y9, Y5, Y5
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y9
-	VPSHUFB     Y10, Y9, Y9
-	VPXOR       Y9, Y5, Y5
-	VPSRLW      $0x04, Y6, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y6, Y9
-	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y6
-	VPSHUFB     Y9, Y6, Y6
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y9
-	VPSHUFB     Y10, Y9, Y9
-	VPXOR       Y9, Y6, Y6
-	VPSRLW      $0x04, Y7, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND       sm4Mask0f<>+0(SB), Y7, Y9
-	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y7
-	VPSHUFB     Y9, Y7, Y7
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y9
-	VPSHUFB     Y10, Y9, Y9
-	VPXOR       Y9, Y7, Y7
-	VPUNPCKHDQ  Y2, Y3, Y9
+	VPSHUFB     Y7, Y3, Y3
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y3, Y3
+	VPUNPCKHDQ  Y2, Y3, Y7
 	VPUNPCKLDQ  Y2, Y3, Y3
-	VPUNPCKLDQ  Y0, Y1, Y10
+	VPUNPCKLDQ  Y0, Y1, Y8
 	VPUNPCKHDQ  Y0, Y1, Y1
-	VPUNPCKHQDQ Y10, Y3, Y2
-	VPUNPCKLQDQ Y10, Y3, Y3
-	VPUNPCKHQDQ Y1, Y9, Y0
-	VPUNPCKLQDQ Y1, Y9, Y1
+	VPUNPCKHQDQ Y8, Y3, Y2
+	VPUNPCKLQDQ Y8, Y3, Y3
+	VPUNPCKHQDQ Y1, Y7, Y0
+	VPUNPCKLQDQ Y1, Y7, Y1
 	VPSHUFB     sm4BswapMask<>+0(SB), Y3, Y3
 	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
 	VPSHUFB     sm4BswapMask<>+0(SB), Y1, Y1
 	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
-	VPUNPCKHDQ  Y6, Y7, Y9
-	VPUNPCKLDQ  Y6, Y7, Y7
-	VPUNPCKLDQ  Y4, Y5, Y10
-	VPUNPCKHDQ  Y4, Y5, Y5
-	VPUNPCKHQDQ Y10, Y7, Y6
-	VPUNPCKLQDQ Y10, Y7, Y7
-	VPUNPCKHQDQ Y5, Y9, Y4
-	VPUNPCKLQDQ Y5, Y9, Y5
-	VPSHUFB     sm4BswapMask<>+0(SB), Y7, Y7
-	VPSHUFB     sm4BswapMask<>+0(SB), Y6, Y6
-	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
-	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
 	VPXOR       (DX), Y3, Y3
 	VMOVDQU     Y3, (CX)
 	VPXOR       32(DX), Y2, Y2
@@ -12080,42 +21447,90 @@ xorKeyStreamAVX2VAES_rounds2true:
 	VMOVDQU     Y1, 64(CX)
 	VPXOR       96(DX), Y0, Y0
 	VMOVDQU     Y0, 96(CX)
-	VMOVDQU     1312(SP), Y0
-	VPCMPGTD    sm4TailIndex8<>+0(SB), Y0, Y0
-	VPMASKMOVD  128(DX), Y0, Y0
-	VPXOR       Y0, Y7, Y7
-	VMOVDQU     1312(SP), Y0
-	VPCMPGTD    sm4TailIndex8<>+0(SB), Y0, Y0
-	VPMASKMOVD  Y7, Y0, 128(CX)
-	VMOVDQU     1312(SP), Y0
-	VPCMPGTD    sm4TailIndex8<>+32(SB), Y0, Y0
-	VPMASKMOVD  160(DX), Y0, Y0
-	VPXOR       Y0, Y6, Y6
-	VMOVDQU     1312(SP), Y0
-	VPCMPGTD    sm4TailIndex8<>+32(SB), Y0, Y0
-	VPMASKMOVD  Y6, Y0, 160(CX)
-	VMOVDQU     1312(SP), Y0
-	VPCMPGTD    sm4TailIndex8<>+64(SB), Y0, Y0
-	VPMASKMOVD  192(DX), Y0, Y0
-	VPXOR       Y0, Y5, Y5
-	VMOVDQU     1312(SP), Y0
-	VPCMPGTD    sm4TailIndex8<>+64(SB), Y0, Y0
-	VPMASKMOVD  Y5, Y0, 192(CX)
-	VMOVDQU     1312(SP), Y0
-	VPCMPGTD    sm4TailIndex8<>+96(SB), Y0, Y0
-	VPMASKMOVD  224(DX), Y0, Y0
-	VPXOR       Y0, Y4, Y4
-	VMOVDQU     1312(SP), Y0
-	VPCMPGTD    sm4TailIndex8<>+96(SB), Y0, Y0
-	VPMASKMOVD  Y4, Y0, 224(CX)
+	VMOVDQU     64(BX), Y0
+	VPSRLW      $0x04, Y0, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB     Y1, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y0, Y0
+	VPSRLW      $0x04, Y4, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y4
+	VPSHUFB     Y1, Y4, Y4
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y4, Y4
+	VPSRLW      $0x04, Y5, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y5
+	VPSHUFB     Y1, Y5, Y5
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y5, Y5
+	VPSRLW      $0x04, Y6, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y6
+	VPSHUFB     Y1, Y6, Y6
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y6, Y6
+	VPUNPCKHDQ  Y5, Y6, Y1
+	VPUNPCKLDQ  Y5, Y6, Y6
+	VPUNPCKLDQ  Y0, Y4, Y2
+	VPUNPCKHDQ  Y0, Y4, Y4
+	VPUNPCKHQDQ Y2, Y6, Y5
+	VPUNPCKLQDQ Y2, Y6, Y6
+	VPUNPCKHQDQ Y4, Y1, Y0
+	VPUNPCKLQDQ Y4, Y1, Y4
+	VPSHUFB     sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     1888(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+0(SB), Y1, Y1
+	VPMASKMOVD  128(DX), Y1, Y1
+	VPXOR       Y1, Y6, Y6
+	VMOVDQU     1888(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+0(SB), Y1, Y1
+	VPMASKMOVD  Y6, Y1, 128(CX)
+	VMOVDQU     1888(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+32(SB), Y1, Y1
+	VPMASKMOVD  160(DX), Y1, Y1
+	VPXOR       Y1, Y5, Y5
+	VMOVDQU     1888(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+32(SB), Y1, Y1
+	VPMASKMOVD  Y5, Y1, 160(CX)
+	VMOVDQU     1888(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+64(SB), Y1, Y1
+	VPMASKMOVD  192(DX), Y1, Y1
+	VPXOR       Y1, Y4, Y4
+	VMOVDQU     1888(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+64(SB), Y1, Y1
+	VPMASKMOVD  Y4, Y1, 192(CX)
+	VMOVDQU     1888(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD  224(DX), Y1, Y1
+	VPXOR       Y1, Y0, Y0
+	VMOVDQU     1888(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD  Y0, Y1, 224(CX)
 	JMP         xorKeyStreamAVX2VAES_done
 
 xorKeyStreamAVX2VAES_sets3:
 	SUBQ         $0x00000010, BX
 	MOVQ         BX, X0
 	VPBROADCASTD X0, Y0
-	VMOVDQU      Y0, 1344(SP)
-	VMOVDQU      1248(SP), Y3
+	VMOVDQU      Y0, 2112(SP)
+	LEAQ         2144(SP), BX
+	ADDQ         $0x3f, BX
+	ANDQ         $-64, BX
+	VMOVDQU      96(DI), Y3
 	VPADDD       sm4CtrOffsets8<>+0(SB), Y3, Y3
 	VPSRLW       $0x04, Y3, Y1
 	VPAND        sm4Mask0f<>+0(SB), Y1, Y1
@@ -12125,353 +21540,1080 @@ xorKeyStreamAVX2VAES_sets3:
 	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
 	VPSHUFB      Y1, Y0, Y0
 	VPXOR        Y0, Y3, Y3
-	VMOVDQU      1152(SP), Y0
-	VMOVDQU      1184(SP), Y1
-	VMOVDQU      1216(SP), Y2
-	VMOVDQU      1248(SP), Y7
-	VPADDD       sm4CtrOffsets8<>+32(SB), Y7, Y7
-	VPSRLW       $0x04, Y7, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y7, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y7
-	VPSHUFB      Y4, Y7, Y7
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y7, Y7
-	VMOVDQU      1152(SP), Y4
-	VMOVDQU      1184(SP), Y5
-	VMOVDQU      1216(SP), Y6
-	VMOVDQU      1248(SP), Y11
-	VPADDD       sm4CtrOffsets8<>+64(SB), Y11, Y11
-	VPSRLW       $0x04, Y11, Y9
-	VPAND        sm4Mask0f<>+0(SB), Y9, Y9
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y8
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y11
-	VPSHUFB      Y8, Y11, Y11
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y8
-	VPSHUFB      Y9, Y8, Y8
-	VPXOR        Y8, Y11, Y11
-	VMOVDQU      1152(SP), Y8
-	VMOVDQU      1184(SP), Y9
-	VMOVDQU      1216(SP), Y10
-	MOVQ         $0x00000008, BX
+	VMOVDQU      (DI), Y0
+	VMOVDQU      32(DI), Y1
+	VMOVDQU      64(DI), Y2
+	VMOVDQU      Y0, (BX)
+	VMOVDQU      96(DI), Y6
+	VPADDD       sm4CtrOffsets8<>+32(SB), Y6, Y6
+	VPSRLW       $0x04, Y6, Y4
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y4
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y0
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB      Y0, Y6, Y6
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB      Y4, Y0, Y0
+	VPXOR        Y0, Y6, Y6
+	VMOVDQU      (DI), Y0
+	VMOVDQU      32(DI), Y4
+	VMOVDQU      64(DI), Y5
+	VMOVDQU      Y0, 64(BX)
+	VMOVDQU      96(DI), Y9
+	VPADDD       sm4CtrOffsets8<>+64(SB), Y9, Y9
+	VPSRLW       $0x04, Y9, Y7
+	VPAND        sm4Mask0f<>+0(SB), Y7, Y7
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y0
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y9
+	VPSHUFB      Y0, Y9, Y9
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB      Y7, Y0, Y0
+	VPXOR        Y0, Y9, Y9
+	VMOVDQU      (DI), Y0
+	VMOVDQU      32(DI), Y7
+	VMOVDQU      64(DI), Y8
+	VMOVDQU      Y0, 128(BX)
+	MOVQ         $0x00000008, SI
 
 xorKeyStreamAVX2VAES_rounds3true:
-	VPXOR       (AX), Y1, Y12
-	VPXOR       Y2, Y12, Y12
-	VPXOR       Y3, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB     Y13, Y15, Y15
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y0, Y0
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y0, Y0
-	VPXOR       Y12, Y15, Y15
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y0, Y0
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y0, Y0
-	VPXOR       (AX), Y5, Y12
-	VPXOR       Y6, Y12, Y12
-	VPXOR       Y7, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB     Y13, Y15, Y15
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y4, Y4
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y4, Y4
-	VPXOR       Y12, Y15, Y15
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y4, Y4
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y4, Y4
-	VPXOR       (AX), Y9, Y12
+	VPXOR       (AX), Y1, Y0
+	VPXOR       Y2, Y0, Y0
+	VPXOR       Y3, Y0, Y0
+	VMOVDQU     Y1, 32(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB     Y11, Y12, Y12
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB     Y10, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
 	VPXOR       Y10, Y12, Y12
-	VPXOR       Y11, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB     Y13, Y15, Y15
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y8, Y8
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y8, Y8
-	VPXOR       Y12, Y15, Y15
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y8, Y8
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y8, Y8
-	VPXOR       32(AX), Y2, Y12
-	VPXOR       Y3, Y12, Y12
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR       (BX), Y1, Y1
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y1, Y1
 	VPXOR       Y0, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB     Y13, Y15, Y15
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y1, Y1
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y1, Y1
-	VPXOR       Y12, Y15, Y15
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y1, Y1
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y1, Y1
-	VPXOR       32(AX), Y6, Y12
-	VPXOR       Y7, Y12, Y12
-	VPXOR       Y4, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB     Y13, Y15, Y15
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y5, Y5
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y5, Y5
-	VPXOR       Y12, Y15, Y15
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y5, Y5
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y5, Y5
-	VPXOR       32(AX), Y10, Y12
-	VPXOR       Y11, Y12, Y12
-	VPXOR       Y8, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB     Y13, Y15, Y15
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y9, Y9
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y9, Y9
-	VPXOR       Y12, Y15, Y15
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y9, Y9
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y9, Y9
-	VPXOR       64(AX), Y3, Y12
-	VPXOR       Y0, Y12, Y12
-	VPXOR       Y1, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB     Y13, Y15, Y15
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y2, Y2
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y2, Y2
-	VPXOR       Y12, Y15, Y15
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y2, Y2
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y2, Y2
-	VPXOR       64(AX), Y7, Y12
-	VPXOR       Y4, Y12, Y12
-	VPXOR       Y5, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB     Y13, Y15, Y15
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y6, Y6
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y6, Y6
-	VPXOR       Y12, Y15, Y15
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y6, Y6
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y6, Y6
-	VPXOR       64(AX), Y11, Y12
-	VPXOR       Y8, Y12, Y12
-	VPXOR       Y9, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB     Y13, Y15, Y15
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y10, Y10
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y10, Y10
-	VPXOR       Y12, Y15, Y15
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y10, Y10
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y10, Y10
-	VPXOR       96(AX), Y0, Y12
-	VPXOR       Y1, Y12, Y12
-	VPXOR       Y2, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB     Y13, Y15, Y15
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y3, Y3
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y3, Y3
-	VPXOR       Y12, Y15, Y15
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y3, Y3
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y3, Y3
-	VPXOR       96(AX), Y4, Y12
-	VPXOR       Y5, Y12, Y12
-	VPXOR       Y6, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB     Y13, Y15, Y15
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y7, Y7
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y7, Y7
-	VPXOR       Y12, Y15, Y15
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y7, Y7
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y7, Y7
-	VPXOR       96(AX), Y8, Y12
-	VPXOR       Y9, Y12, Y12
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y1, Y1
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y1, Y1
+	VPXOR       (AX), Y4, Y0
+	VPXOR       Y5, Y0, Y0
+	VPXOR       Y6, Y0, Y0
+	VMOVDQU     Y4, 96(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB     Y11, Y12, Y12
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB     Y10, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
 	VPXOR       Y10, Y12, Y12
-	VAESENCLAST sm4Zero32<>+0(SB), Y12, Y12
-	VPSRLW      $0x04, Y12, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y12
-	VPSHUFB     Y13, Y12, Y12
-	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
-	VPSHUFB     Y14, Y15, Y15
-	VPXOR       Y15, Y12, Y12
-	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
-	VPSHUFB     Y13, Y15, Y15
-	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y15, Y15
-	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y12, Y13
-	VPXOR       Y13, Y11, Y11
-	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y11, Y11
-	VPXOR       Y12, Y15, Y15
-	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y11, Y11
-	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
-	VPXOR       Y13, Y11, Y11
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR       64(BX), Y4, Y4
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y4, Y4
+	VPXOR       Y0, Y12, Y12
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y4, Y4
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y4, Y4
+	VPXOR       (AX), Y7, Y0
+	VPXOR       Y8, Y0, Y0
+	VPXOR       Y9, Y0, Y0
+	VMOVDQU     Y7, 160(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB     Y11, Y12, Y12
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB     Y10, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y12, Y12
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y7
+	VPXOR       128(BX), Y7, Y7
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y7, Y7
+	VPXOR       Y0, Y12, Y12
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y7, Y7
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y7, Y7
+	VPXOR       32(AX), Y2, Y0
+	VPXOR       Y3, Y0, Y0
+	VPXOR       Y1, Y0, Y0
+	VMOVDQU     Y2, (BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB     Y11, Y12, Y12
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB     Y10, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y12, Y12
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y2
+	VPXOR       32(BX), Y2, Y2
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y2, Y2
+	VPXOR       Y0, Y12, Y12
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y2, Y2
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y2, Y2
+	VPXOR       32(AX), Y5, Y0
+	VPXOR       Y6, Y0, Y0
+	VPXOR       Y4, Y0, Y0
+	VMOVDQU     Y5, 64(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB     Y11, Y12, Y12
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB     Y10, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y12, Y12
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y5
+	VPXOR       96(BX), Y5, Y5
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y5, Y5
+	VPXOR       Y0, Y12, Y12
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y5, Y5
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y5, Y5
+	VPXOR       32(AX), Y8, Y0
+	VPXOR       Y9, Y0, Y0
+	VPXOR       Y7, Y0, Y0
+	VMOVDQU     Y8, 128(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB     Y11, Y12, Y12
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB     Y10, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y12, Y12
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y8
+	VPXOR       160(BX), Y8, Y8
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y8, Y8
+	VPXOR       Y0, Y12, Y12
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y8, Y8
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y8, Y8
+	VPXOR       64(AX), Y3, Y0
+	VPXOR       Y1, Y0, Y0
+	VPXOR       Y2, Y0, Y0
+	VMOVDQU     Y3, 32(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB     Y11, Y12, Y12
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB     Y10, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y12, Y12
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y3
+	VPXOR       (BX), Y3, Y3
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y3, Y3
+	VPXOR       Y0, Y12, Y12
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y3, Y3
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y3, Y3
+	VPXOR       64(AX), Y6, Y0
+	VPXOR       Y4, Y0, Y0
+	VPXOR       Y5, Y0, Y0
+	VMOVDQU     Y6, 96(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB     Y11, Y12, Y12
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB     Y10, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y12, Y12
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y6
+	VPXOR       64(BX), Y6, Y6
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y6, Y6
+	VPXOR       Y0, Y12, Y12
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y6, Y6
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y6, Y6
+	VPXOR       64(AX), Y9, Y0
+	VPXOR       Y7, Y0, Y0
+	VPXOR       Y8, Y0, Y0
+	VMOVDQU     Y9, 160(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB     Y11, Y12, Y12
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB     Y10, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y12, Y12
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y9
+	VPXOR       128(BX), Y9, Y9
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y9, Y9
+	VPXOR       Y0, Y12, Y12
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y9, Y9
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y9, Y9
+	VPXOR       96(AX), Y1, Y0
+	VPXOR       Y2, Y0, Y0
+	VPXOR       Y3, Y0, Y0
+	VMOVDQU     Y1, (BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB     Y11, Y12, Y12
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB     Y10, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y12, Y12
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR       32(BX), Y1, Y1
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y1, Y1
+	VPXOR       Y0, Y12, Y12
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y1, Y1
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y1, Y1
+	VPXOR       96(AX), Y4, Y0
+	VPXOR       Y5, Y0, Y0
+	VPXOR       Y6, Y0, Y0
+	VMOVDQU     Y4, 64(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB     Y11, Y12, Y12
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB     Y10, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y12, Y12
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR       96(BX), Y4, Y4
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y4, Y4
+	VPXOR       Y0, Y12, Y12
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y4, Y4
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y4, Y4
+	VPXOR       96(AX), Y7, Y0
+	VPXOR       Y8, Y0, Y0
+	VPXOR       Y9, Y0, Y0
+	VMOVDQU     Y7, 128(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB     Y11, Y12, Y12
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB     Y10, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y12, Y12
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y7
+	VPXOR       160(BX), Y7, Y7
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y7, Y7
+	VPXOR       Y0, Y12, Y12
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y7, Y7
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y7, Y7
+	VMOVDQU     Y1, Y0
+	VMOVDQU     Y2, Y1
+	VMOVDQU     Y3, Y2
+	VMOVDQU     Y0, Y3
+	VMOVDQU     Y4, Y0
+	VMOVDQU     Y5, Y4
+	VMOVDQU     Y6, Y5
+	VMOVDQU     Y0, Y6
+	VMOVDQU     Y7, Y0
+	VMOVDQU     Y8, Y7
+	VMOVDQU     Y9, Y8
+	VMOVDQU     Y0, Y9
 	ADDQ        $0x80, AX
-	DECQ        BX
+	DECQ        SI
 	JNZ         xorKeyStreamAVX2VAES_rounds3true
+	VMOVDQU     (BX), Y0
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y0, Y0
+	VPSRLW      $0x04, Y1, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y1, Y10
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y1
+	VPSHUFB     Y10, Y1, Y1
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y1, Y1
+	VPSRLW      $0x04, Y2, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y10
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y2
+	VPSHUFB     Y10, Y2, Y2
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y2, Y2
+	VPSRLW      $0x04, Y3, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y3, Y10
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y3
+	VPSHUFB     Y10, Y3, Y3
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y3, Y3
+	VPUNPCKHDQ  Y2, Y3, Y10
+	VPUNPCKLDQ  Y2, Y3, Y3
+	VPUNPCKLDQ  Y0, Y1, Y11
+	VPUNPCKHDQ  Y0, Y1, Y1
+	VPUNPCKHQDQ Y11, Y3, Y2
+	VPUNPCKLQDQ Y11, Y3, Y3
+	VPUNPCKHQDQ Y1, Y10, Y0
+	VPUNPCKLQDQ Y1, Y10, Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y3, Y3
+	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
+	VPSHUFB     sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR       (DX), Y3, Y3
+	VMOVDQU     Y3, (CX)
+	VPXOR       32(DX), Y2, Y2
+	VMOVDQU     Y2, 32(CX)
+	VPXOR       64(DX), Y1, Y1
+	VMOVDQU     Y1, 64(CX)
+	VPXOR       96(DX), Y0, Y0
+	VMOVDQU     Y0, 96(CX)
+	VMOVDQU     64(BX), Y0
+	VPSRLW      $0x04, Y0, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB     Y1, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y0, Y0
+	VPSRLW      $0x04, Y4, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y4
+	VPSHUFB     Y1, Y4, Y4
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y4, Y4
+	VPSRLW      $0x04, Y5, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y5
+	VPSHUFB     Y1, Y5, Y5
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y5, Y5
+	VPSRLW      $0x04, Y6, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y6
+	VPSHUFB     Y1, Y6, Y6
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y6, Y6
+	VPUNPCKHDQ  Y5, Y6, Y1
+	VPUNPCKLDQ  Y5, Y6, Y6
+	VPUNPCKLDQ  Y0, Y4, Y2
+	VPUNPCKHDQ  Y0, Y4, Y4
+	VPUNPCKHQDQ Y2, Y6, Y5
+	VPUNPCKLQDQ Y2, Y6, Y6
+	VPUNPCKHQDQ Y4, Y1, Y0
+	VPUNPCKLQDQ Y4, Y1, Y4
+	VPSHUFB     sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR       128(DX), Y6, Y6
+	VMOVDQU     Y6, 128(CX)
+	VPXOR       160(DX), Y5, Y5
+	VMOVDQU     Y5, 160(CX)
+	VPXOR       192(DX), Y4, Y4
+	VMOVDQU     Y4, 192(CX)
+	VPXOR       224(DX), Y0, Y0
+	VMOVDQU     Y0, 224(CX)
+	VMOVDQU     128(BX), Y0
+	VPSRLW      $0x04, Y0, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB     Y1, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y0, Y0
+	VPSRLW      $0x04, Y7, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y7, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y7
+	VPSHUFB     Y1, Y7, Y7
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y7, Y7
+	VPSRLW      $0x04, Y8, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y8
+	VPSHUFB     Y1, Y8, Y8
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y8, Y8
+	VPSRLW      $0x04, Y9, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y9, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y9
+	VPSHUFB     Y1, Y9, Y9
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y9, Y9
+	VPUNPCKHDQ  Y8, Y9, Y1
+	VPUNPCKLDQ  Y8, Y9, Y9
+	VPUNPCKLDQ  Y0, Y7, Y2
+	VPUNPCKHDQ  Y0, Y7, Y7
+	VPUNPCKHQDQ Y2, Y9, Y8
+	VPUNPCKLQDQ Y2, Y9, Y9
+	VPUNPCKHQDQ Y7, Y1, Y0
+	VPUNPCKLQDQ Y7, Y1, Y7
+	VPSHUFB     sm4BswapMask<>+0(SB), Y9, Y9
+	VPSHUFB     sm4BswapMask<>+0(SB), Y8, Y8
+	VPSHUFB     sm4BswapMask<>+0(SB), Y7, Y7
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     2112(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+0(SB), Y1, Y1
+	VPMASKMOVD  256(DX), Y1, Y1
+	VPXOR       Y1, Y9, Y9
+	VMOVDQU     2112(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+0(SB), Y1, Y1
+	VPMASKMOVD  Y9, Y1, 256(CX)
+	VMOVDQU     2112(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+32(SB), Y1, Y1
+	VPMASKMOVD  288(DX), Y1, Y1
+	VPXOR       Y1, Y8, Y8
+	VMOVDQU     2112(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+32(SB), Y1, Y1
+	VPMASKMOVD  Y8, Y1, 288(CX)
+	VMOVDQU     2112(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+64(SB), Y1, Y1
+	VPMASKMOVD  320(DX), Y1, Y1
+	VPXOR       Y1, Y7, Y7
+	VMOVDQU     2112(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+64(SB), Y1, Y1
+	VPMASKMOVD  Y7, Y1, 320(CX)
+	VMOVDQU     2112(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD  352(DX), Y1, Y1
+	VPXOR       Y1, Y0, Y0
+	VMOVDQU     2112(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD  Y0, Y1, 352(CX)
+	JMP         xorKeyStreamAVX2VAES_done
+
+xorKeyStreamAVX2VAES_sets4:
+	SUBQ         $0x00000018, BX
+	MOVQ         BX, X0
+	VPBROADCASTD X0, Y0
+	VMOVDQU      Y0, 2400(SP)
+	LEAQ         2432(SP), BX
+	ADDQ         $0x3f, BX
+	ANDQ         $-64, BX
+	VMOVDQU      96(DI), Y3
+	VPADDD       sm4CtrOffsets8<>+0(SB), Y3, Y3
+	VPSRLW       $0x04, Y3, Y1
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y1
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y0
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB      Y0, Y3, Y3
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VPXOR        Y0, Y3, Y3
+	VMOVDQU      (DI), Y0
+	VMOVDQU      32(DI), Y1
+	VMOVDQU      64(DI), Y2
+	VMOVDQU      Y0, (BX)
+	VMOVDQU      96(DI), Y6
+	VPADDD       sm4CtrOffsets8<>+32(SB), Y6, Y6
+	VPSRLW       $0x04, Y6, Y4
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y4
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y0
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB      Y0, Y6, Y6
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB      Y4, Y0, Y0
+	VPXOR        Y0, Y6, Y6
+	VMOVDQU      (DI), Y0
+	VMOVDQU      32(DI), Y4
+	VMOVDQU      64(DI), Y5
+	VMOVDQU      Y0, 64(BX)
+	VMOVDQU      96(DI), Y9
+	VPADDD       sm4CtrOffsets8<>+64(SB), Y9, Y9
+	VPSRLW       $0x04, Y9, Y7
+	VPAND        sm4Mask0f<>+0(SB), Y7, Y7
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y0
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y9
+	VPSHUFB      Y0, Y9, Y9
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB      Y7, Y0, Y0
+	VPXOR        Y0, Y9, Y9
+	VMOVDQU      (DI), Y0
+	VMOVDQU      32(DI), Y7
+	VMOVDQU      64(DI), Y8
+	VMOVDQU      Y0, 128(BX)
+	VMOVDQU      96(DI), Y12
+	VPADDD       sm4CtrOffsets8<>+96(SB), Y12, Y12
+	VPSRLW       $0x04, Y12, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y0
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y12
+	VPSHUFB      Y0, Y12, Y12
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VPXOR        Y0, Y12, Y12
+	VMOVDQU      (DI), Y0
+	VMOVDQU      32(DI), Y10
+	VMOVDQU      64(DI), Y11
+	VMOVDQU      Y0, 192(BX)
+	MOVQ         $0x00000008, SI
+
+xorKeyStreamAVX2VAES_rounds4true:
+	VPXOR       (AX), Y1, Y0
+	VPXOR       Y2, Y0, Y0
+	VPXOR       Y3, Y0, Y0
+	VMOVDQU     Y1, 32(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR       (BX), Y1, Y1
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y1, Y1
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y1, Y1
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y1, Y1
+	VPXOR       (AX), Y4, Y0
+	VPXOR       Y5, Y0, Y0
+	VPXOR       Y6, Y0, Y0
+	VMOVDQU     Y4, 96(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR       64(BX), Y4, Y4
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y4, Y4
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y4, Y4
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y4, Y4
+	VPXOR       (AX), Y7, Y0
+	VPXOR       Y8, Y0, Y0
+	VPXOR       Y9, Y0, Y0
+	VMOVDQU     Y7, 160(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y7
+	VPXOR       128(BX), Y7, Y7
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y7, Y7
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y7, Y7
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y7, Y7
+	VPXOR       (AX), Y10, Y0
+	VPXOR       Y11, Y0, Y0
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     Y10, 224(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y10
+	VPXOR       192(BX), Y10, Y10
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VPXOR       32(AX), Y2, Y0
+	VPXOR       Y3, Y0, Y0
+	VPXOR       Y1, Y0, Y0
+	VMOVDQU     Y2, (BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y2
+	VPXOR       32(BX), Y2, Y2
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y2, Y2
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y2, Y2
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y2, Y2
+	VPXOR       32(AX), Y5, Y0
+	VPXOR       Y6, Y0, Y0
+	VPXOR       Y4, Y0, Y0
+	VMOVDQU     Y5, 64(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y5
+	VPXOR       96(BX), Y5, Y5
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y5, Y5
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y5, Y5
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y5, Y5
+	VPXOR       32(AX), Y8, Y0
+	VPXOR       Y9, Y0, Y0
+	VPXOR       Y7, Y0, Y0
+	VMOVDQU     Y8, 128(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y8
+	VPXOR       160(BX), Y8, Y8
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y8, Y8
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y8, Y8
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y8, Y8
+	VPXOR       32(AX), Y11, Y0
+	VPXOR       Y12, Y0, Y0
+	VPXOR       Y10, Y0, Y0
+	VMOVDQU     Y11, 192(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y11
+	VPXOR       224(BX), Y11, Y11
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y11, Y11
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y11, Y11
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y11, Y11
+	VPXOR       64(AX), Y3, Y0
+	VPXOR       Y1, Y0, Y0
+	VPXOR       Y2, Y0, Y0
+	VMOVDQU     Y3, 32(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y3
+	VPXOR       (BX), Y3, Y3
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y3, Y3
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y3, Y3
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y3, Y3
+	VPXOR       64(AX), Y6, Y0
+	VPXOR       Y4, Y0, Y0
+	VPXOR       Y5, Y0, Y0
+	VMOVDQU     Y6, 96(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y6
+	VPXOR       64(BX), Y6, Y6
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y6, Y6
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y6, Y6
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y6, Y6
+	VPXOR       64(AX), Y9, Y0
+	VPXOR       Y7, Y0, Y0
+	VPXOR       Y8, Y0, Y0
+	VMOVDQU     Y9, 160(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y9
+	VPXOR       128(BX), Y9, Y9
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y9, Y9
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y9, Y9
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y9, Y9
+	VPXOR       64(AX), Y12, Y0
+	VPXOR       Y10, Y0, Y0
+	VPXOR       Y11, Y0, Y0
+	VMOVDQU     Y12, 224(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y12
+	VPXOR       192(BX), Y12, Y12
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y12, Y12
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y12, Y12
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y12, Y12
+	VPXOR       96(AX), Y1, Y0
+	VPXOR       Y2, Y0, Y0
+	VPXOR       Y3, Y0, Y0
+	VMOVDQU     Y1, (BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR       32(BX), Y1, Y1
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y1, Y1
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y1, Y1
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y1, Y1
+	VPXOR       96(AX), Y4, Y0
+	VPXOR       Y5, Y0, Y0
+	VPXOR       Y6, Y0, Y0
+	VMOVDQU     Y4, 64(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR       96(BX), Y4, Y4
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y4, Y4
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y4, Y4
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y4, Y4
+	VPXOR       96(AX), Y7, Y0
+	VPXOR       Y8, Y0, Y0
+	VPXOR       Y9, Y0, Y0
+	VMOVDQU     Y7, 128(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y7
+	VPXOR       160(BX), Y7, Y7
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y7, Y7
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y7, Y7
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y7, Y7
+	VPXOR       96(AX), Y10, Y0
+	VPXOR       Y11, Y0, Y0
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     Y10, 192(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y10
+	VPXOR       224(BX), Y10, Y10
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VMOVDQU     Y1, Y0
+	VMOVDQU     Y2, Y1
+	VMOVDQU     Y3, Y2
+	VMOVDQU     Y0, Y3
+	VMOVDQU     Y4, Y0
+	VMOVDQU     Y5, Y4
+	VMOVDQU     Y6, Y5
+	VMOVDQU     Y0, Y6
+	VMOVDQU     Y7, Y0
+	VMOVDQU     Y8, Y7
+	VMOVDQU     Y9, Y8
+	VMOVDQU     Y0, Y9
+	VMOVDQU     Y10, Y0
+	VMOVDQU     Y11, Y10
+	VMOVDQU     Y12, Y11
+	VMOVDQU     Y0, Y12
+	ADDQ        $0x80, AX
+	DECQ        SI
+	JNZ         xorKeyStreamAVX2VAES_rounds4true
+	VMOVDQU     (BX), Y0
 	VPSRLW      $0x04, Y0, Y14
 	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
 	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
@@ -12504,70 +22646,6 @@ xorKeyStreamAVX2VAES_rounds3true:
 	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
 	VPSHUFB     Y14, Y13, Y13
 	VPXOR       Y13, Y3, Y3
-	VPSRLW      $0x04, Y4, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y4, Y13
-	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y4
-	VPSHUFB     Y13, Y4, Y4
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y4, Y4
-	VPSRLW      $0x04, Y5, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y5, Y13
-	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y5
-	VPSHUFB     Y13, Y5, Y5
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y5, Y5
-	VPSRLW      $0x04, Y6, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y6, Y13
-	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y6
-	VPSHUFB     Y13, Y6, Y6
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y6, Y6
-	VPSRLW      $0x04, Y7, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y7, Y13
-	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y7
-	VPSHUFB     Y13, Y7, Y7
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y7, Y7
-	VPSRLW      $0x04, Y8, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y8, Y13
-	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y8
-	VPSHUFB     Y13, Y8, Y8
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y8, Y8
-	VPSRLW      $0x04, Y9, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y9, Y13
-	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y9
-	VPSHUFB     Y13, Y9, Y9
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y9, Y9
-	VPSRLW      $0x04, Y10, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y10, Y13
-	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y10
-	VPSHUFB     Y13, Y10, Y10
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y10, Y10
-	VPSRLW      $0x04, Y11, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND       sm4Mask0f<>+0(SB), Y11, Y13
-	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y11
-	VPSHUFB     Y13, Y11, Y11
-	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
-	VPSHUFB     Y14, Y13, Y13
-	VPXOR       Y13, Y11, Y11
 	VPUNPCKHDQ  Y2, Y3, Y13
 	VPUNPCKLDQ  Y2, Y3, Y3
 	VPUNPCKLDQ  Y0, Y1, Y14
@@ -12580,30 +22658,6 @@ xorKeyStreamAVX2VAES_rounds3true:
 	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
 	VPSHUFB     sm4BswapMask<>+0(SB), Y1, Y1
 	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
-	VPUNPCKHDQ  Y6, Y7, Y13
-	VPUNPCKLDQ  Y6, Y7, Y7
-	VPUNPCKLDQ  Y4, Y5, Y14
-	VPUNPCKHDQ  Y4, Y5, Y5
-	VPUNPCKHQDQ Y14, Y7, Y6
-	VPUNPCKLQDQ Y14, Y7, Y7
-	VPUNPCKHQDQ Y5, Y13, Y4
-	VPUNPCKLQDQ Y5, Y13, Y5
-	VPSHUFB     sm4BswapMask<>+0(SB), Y7, Y7
-	VPSHUFB     sm4BswapMask<>+0(SB), Y6, Y6
-	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
-	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
-	VPUNPCKHDQ  Y10, Y11, Y13
-	VPUNPCKLDQ  Y10, Y11, Y11
-	VPUNPCKLDQ  Y8, Y9, Y14
-	VPUNPCKHDQ  Y8, Y9, Y9
-	VPUNPCKHQDQ Y14, Y11, Y10
-	VPUNPCKLQDQ Y14, Y11, Y11
-	VPUNPCKHQDQ Y9, Y13, Y8
-	VPUNPCKLQDQ Y9, Y13, Y9
-	VPSHUFB     sm4BswapMask<>+0(SB), Y11, Y11
-	VPSHUFB     sm4BswapMask<>+0(SB), Y10, Y10
-	VPSHUFB     sm4BswapMask<>+0(SB), Y9, Y9
-	VPSHUFB     sm4BswapMask<>+0(SB), Y8, Y8
 	VPXOR       (DX), Y3, Y3
 	VMOVDQU     Y3, (CX)
 	VPXOR       32(DX), Y2, Y2
@@ -12612,43 +22666,1275 @@ xorKeyStreamAVX2VAES_rounds3true:
 	VMOVDQU     Y1, 64(CX)
 	VPXOR       96(DX), Y0, Y0
 	VMOVDQU     Y0, 96(CX)
-	VPXOR       128(DX), Y7, Y7
-	VMOVDQU     Y7, 128(CX)
-	VPXOR       160(DX), Y6, Y6
-	VMOVDQU     Y6, 160(CX)
-	VPXOR       192(DX), Y5, Y5
-	VMOVDQU     Y5, 192(CX)
-	VPXOR       224(DX), Y4, Y4
-	VMOVDQU     Y4, 224(CX)
-	VMOVDQU     1344(SP), Y0
-	VPCMPGTD    sm4TailIndex8<>+0(SB), Y0, Y0
-	VPMASKMOVD  256(DX), Y0, Y0
-	VPXOR       Y0, Y11, Y11
-	VMOVDQU     1344(SP), Y0
-	VPCMPGTD    sm4TailIndex8<>+0(SB), Y0, Y0
-	VPMASKMOVD  Y11, Y0, 256(CX)
-	VMOVDQU     1344(SP), Y0
-	VPCMPGTD    sm4TailIndex8<>+32(SB), Y0, Y0
-	VPMASKMOVD  288(DX), Y0, Y0
-	VPXOR       Y0, Y10, Y10
-	VMOVDQU     1344(SP), Y0
-	VPCMPGTD    sm4TailIndex8<>+32(SB), Y0, Y0
-	VPMASKMOVD  Y10, Y0, 288(CX)
-	VMOVDQU     1344(SP), Y0
-	VPCMPGTD    sm4TailIndex8<>+64(SB), Y0, Y0
-	VPMASKMOVD  320(DX), Y0, Y0
-	VPXOR       Y0, Y9, Y9
-	VMOVDQU     1344(SP), Y0
-	VPCMPGTD    sm4TailIndex8<>+64(SB), Y0, Y0
-	VPMASKMOVD  Y9, Y0, 320(CX)
-	VMOVDQU     1344(SP), Y0
-	VPCMPGTD    sm4TailIndex8<>+96(SB), Y0, Y0
-	VPMASKMOVD  352(DX), Y0, Y0
-	VPXOR       Y0, Y8, Y8
-	VMOVDQU     1344(SP), Y0
-	VPCMPGTD    sm4TailIndex8<>+96(SB), Y0, Y0
-	VPMASKMOVD  Y8, Y0, 352(CX)
+	VMOVDQU     64(BX), Y0
+	VPSRLW      $0x04, Y0, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB     Y1, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y0, Y0
+	VPSRLW      $0x04, Y4, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y4
+	VPSHUFB     Y1, Y4, Y4
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y4, Y4
+	VPSRLW      $0x04, Y5, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y5
+	VPSHUFB     Y1, Y5, Y5
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y5, Y5
+	VPSRLW      $0x04, Y6, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y6
+	VPSHUFB     Y1, Y6, Y6
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y6, Y6
+	VPUNPCKHDQ  Y5, Y6, Y1
+	VPUNPCKLDQ  Y5, Y6, Y6
+	VPUNPCKLDQ  Y0, Y4, Y2
+	VPUNPCKHDQ  Y0, Y4, Y4
+	VPUNPCKHQDQ Y2, Y6, Y5
+	VPUNPCKLQDQ Y2, Y6, Y6
+	VPUNPCKHQDQ Y4, Y1, Y0
+	VPUNPCKLQDQ Y4, Y1, Y4
+	VPSHUFB     sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR       128(DX), Y6, Y6
+	VMOVDQU     Y6, 128(CX)
+	VPXOR       160(DX), Y5, Y5
+	VMOVDQU     Y5, 160(CX)
+	VPXOR       192(DX), Y4, Y4
+	VMOVDQU     Y4, 192(CX)
+	VPXOR       224(DX), Y0, Y0
+	VMOVDQU     Y0, 224(CX)
+	VMOVDQU     128(BX), Y0
+	VPSRLW      $0x04, Y0, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB     Y1, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y0, Y0
+	VPSRLW      $0x04, Y7, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y7, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y7
+	VPSHUFB     Y1, Y7, Y7
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y7, Y7
+	VPSRLW      $0x04, Y8, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y8
+	VPSHUFB     Y1, Y8, Y8
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y8, Y8
+	VPSRLW      $0x04, Y9, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y9, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y9
+	VPSHUFB     Y1, Y9, Y9
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y9, Y9
+	VPUNPCKHDQ  Y8, Y9, Y1
+	VPUNPCKLDQ  Y8, Y9, Y9
+	VPUNPCKLDQ  Y0, Y7, Y2
+	VPUNPCKHDQ  Y0, Y7, Y7
+	VPUNPCKHQDQ Y2, Y9, Y8
+	VPUNPCKLQDQ Y2, Y9, Y9
+	VPUNPCKHQDQ Y7, Y1, Y0
+	VPUNPCKLQDQ Y7, Y1, Y7
+	VPSHUFB     sm4BswapMask<>+0(SB), Y9, Y9
+	VPSHUFB     sm4BswapMask<>+0(SB), Y8, Y8
+	VPSHUFB     sm4BswapMask<>+0(SB), Y7, Y7
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR       256(DX), Y9, Y9
+	VMOVDQU     Y9, 256(CX)
+	VPXOR       288(DX), Y8, Y8
+	VMOVDQU     Y8, 288(CX)
+	VPXOR       320(DX), Y7, Y7
+	VMOVDQU     Y7, 320(CX)
+	VPXOR       352(DX), Y0, Y0
+	VMOVDQU     Y0, 352(CX)
+	VMOVDQU     192(BX), Y0
+	VPSRLW      $0x04, Y0, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB     Y1, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y0, Y0
+	VPSRLW      $0x04, Y10, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y10
+	VPSHUFB     Y1, Y10, Y10
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y10, Y10
+	VPSRLW      $0x04, Y11, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y11
+	VPSHUFB     Y1, Y11, Y11
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y11, Y11
+	VPSRLW      $0x04, Y12, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y12
+	VPSHUFB     Y1, Y12, Y12
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y12, Y12
+	VPUNPCKHDQ  Y11, Y12, Y1
+	VPUNPCKLDQ  Y11, Y12, Y12
+	VPUNPCKLDQ  Y0, Y10, Y2
+	VPUNPCKHDQ  Y0, Y10, Y10
+	VPUNPCKHQDQ Y2, Y12, Y11
+	VPUNPCKLQDQ Y2, Y12, Y12
+	VPUNPCKHQDQ Y10, Y1, Y0
+	VPUNPCKLQDQ Y10, Y1, Y10
+	VPSHUFB     sm4BswapMask<>+0(SB), Y12, Y12
+	VPSHUFB     sm4BswapMask<>+0(SB), Y11, Y11
+	VPSHUFB     sm4BswapMask<>+0(SB), Y10, Y10
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     2400(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+0(SB), Y1, Y1
+	VPMASKMOVD  384(DX), Y1, Y1
+	VPXOR       Y1, Y12, Y12
+	VMOVDQU     2400(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+0(SB), Y1, Y1
+	VPMASKMOVD  Y12, Y1, 384(CX)
+	VMOVDQU     2400(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+32(SB), Y1, Y1
+	VPMASKMOVD  416(DX), Y1, Y1
+	VPXOR       Y1, Y11, Y11
+	VMOVDQU     2400(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+32(SB), Y1, Y1
+	VPMASKMOVD  Y11, Y1, 416(CX)
+	VMOVDQU     2400(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+64(SB), Y1, Y1
+	VPMASKMOVD  448(DX), Y1, Y1
+	VPXOR       Y1, Y10, Y10
+	VMOVDQU     2400(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+64(SB), Y1, Y1
+	VPMASKMOVD  Y10, Y1, 448(CX)
+	VMOVDQU     2400(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD  480(DX), Y1, Y1
+	VPXOR       Y1, Y0, Y0
+	VMOVDQU     2400(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD  Y0, Y1, 480(CX)
 
 xorKeyStreamAVX2VAES_done:
+	VZEROUPPER
+	RET
+
+// func xorPiecesAVX2VAES(rk *[32]uint32, pieces *byte, npieces int, nblocks int)
+// Requires: AVX, AVX2, VAES
+TEXT ·xorPiecesAVX2VAES(SB), $3688-32
+	MOVQ rk+0(FP), AX
+	MOVQ pieces+8(FP), CX
+	MOVQ npieces+16(FP), DX
+	MOVQ nblocks+24(FP), BX
+	LEAQ 8(SP), SI
+	ADDQ $0x3f, SI
+	ANDQ $-64, SI
+	MOVQ SI, (SP)
+
+	// Counter blocks of every piece, two per store, into ks.
+	MOVQ (SP), SI
+	MOVQ CX, DI
+	MOVQ DX, R8
+
+xorPiecesAVX2VAES_ctr_piece:
+	TESTQ          R8, R8
+	JZ             xorPiecesAVX2VAES_ctr_done
+	MOVQ           32(DI), R9
+	ADDQ           $0x0f, R9
+	SHRQ           $0x04, R9
+	MOVQ           SI, R10
+	VBROADCASTI128 (DI), Y0
+	VPSHUFB        sm4PieceSwap<>+0(SB), Y0, Y0
+	VPADDD         sm4PieceOffsets<>+0(SB), Y0, Y0
+	SHLQ           $0x04, R9
+	ADDQ           R9, SI
+
+xorPiecesAVX2VAES_ctr_block:
+	CMPQ    R10, SI
+	JAE     xorPiecesAVX2VAES_ctr_next
+	VPSHUFB sm4PieceSwap<>+0(SB), Y0, Y1
+	VMOVDQU Y1, (R10)
+	VPADDD  sm4PieceInc2<>+0(SB), Y0, Y0
+	ADDQ    $0x20, R10
+	JMP     xorPiecesAVX2VAES_ctr_block
+
+xorPiecesAVX2VAES_ctr_next:
+	ADDQ $0x28, DI
+	DECQ R8
+	JMP  xorPiecesAVX2VAES_ctr_piece
+
+xorPiecesAVX2VAES_ctr_done:
+	// The tier's full passes over the counter blocks, in place in ks: nblocks rounded up to a whole pass (the buffer holds four; blocks past nblocks are encrypted and never used).
+	MOVQ         (SP), SI
+	MOVQ         SI, DI
+	ADDQ         $0x1f, BX
+	ANDQ         $-32, BX
+	VMOVDQU      (AX), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4PreLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4PreHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VMOVDQU      Y0, 2152(SP)
+	VMOVDQU      32(AX), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4PreLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4PreHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VMOVDQU      Y0, 2184(SP)
+	VMOVDQU      64(AX), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4PreLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4PreHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VMOVDQU      Y0, 2216(SP)
+	VMOVDQU      96(AX), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4PreLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4PreHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VMOVDQU      Y0, 2248(SP)
+	LEAQ         2280(SP), AX
+	ADDQ         $0x3f, AX
+	ANDQ         $-64, AX
+	VPBROADCASTD 2152(SP), Y0
+	VMOVDQU      Y0, (AX)
+	VPBROADCASTD 2156(SP), Y0
+	VMOVDQU      Y0, 32(AX)
+	VPBROADCASTD 2160(SP), Y0
+	VMOVDQU      Y0, 64(AX)
+	VPBROADCASTD 2164(SP), Y0
+	VMOVDQU      Y0, 96(AX)
+	VPBROADCASTD 2168(SP), Y0
+	VMOVDQU      Y0, 128(AX)
+	VPBROADCASTD 2172(SP), Y0
+	VMOVDQU      Y0, 160(AX)
+	VPBROADCASTD 2176(SP), Y0
+	VMOVDQU      Y0, 192(AX)
+	VPBROADCASTD 2180(SP), Y0
+	VMOVDQU      Y0, 224(AX)
+	VPBROADCASTD 2184(SP), Y0
+	VMOVDQU      Y0, 256(AX)
+	VPBROADCASTD 2188(SP), Y0
+	VMOVDQU      Y0, 288(AX)
+	VPBROADCASTD 2192(SP), Y0
+	VMOVDQU      Y0, 320(AX)
+	VPBROADCASTD 2196(SP), Y0
+	VMOVDQU      Y0, 352(AX)
+	VPBROADCASTD 2200(SP), Y0
+	VMOVDQU      Y0, 384(AX)
+	VPBROADCASTD 2204(SP), Y0
+	VMOVDQU      Y0, 416(AX)
+	VPBROADCASTD 2208(SP), Y0
+	VMOVDQU      Y0, 448(AX)
+	VPBROADCASTD 2212(SP), Y0
+	VMOVDQU      Y0, 480(AX)
+	VPBROADCASTD 2216(SP), Y0
+	VMOVDQU      Y0, 512(AX)
+	VPBROADCASTD 2220(SP), Y0
+	VMOVDQU      Y0, 544(AX)
+	VPBROADCASTD 2224(SP), Y0
+	VMOVDQU      Y0, 576(AX)
+	VPBROADCASTD 2228(SP), Y0
+	VMOVDQU      Y0, 608(AX)
+	VPBROADCASTD 2232(SP), Y0
+	VMOVDQU      Y0, 640(AX)
+	VPBROADCASTD 2236(SP), Y0
+	VMOVDQU      Y0, 672(AX)
+	VPBROADCASTD 2240(SP), Y0
+	VMOVDQU      Y0, 704(AX)
+	VPBROADCASTD 2244(SP), Y0
+	VMOVDQU      Y0, 736(AX)
+	VPBROADCASTD 2248(SP), Y0
+	VMOVDQU      Y0, 768(AX)
+	VPBROADCASTD 2252(SP), Y0
+	VMOVDQU      Y0, 800(AX)
+	VPBROADCASTD 2256(SP), Y0
+	VMOVDQU      Y0, 832(AX)
+	VPBROADCASTD 2260(SP), Y0
+	VMOVDQU      Y0, 864(AX)
+	VPBROADCASTD 2264(SP), Y0
+	VMOVDQU      Y0, 896(AX)
+	VPBROADCASTD 2268(SP), Y0
+	VMOVDQU      Y0, 928(AX)
+	VPBROADCASTD 2272(SP), Y0
+	VMOVDQU      Y0, 960(AX)
+	VPBROADCASTD 2276(SP), Y0
+	VMOVDQU      Y0, 992(AX)
+
+xorPiecesAVX2VAES_loop:
+	CMPQ        BX, $0x00000020
+	JB          xorPiecesAVX2VAES_partial
+	LEAQ        3368(SP), R8
+	ADDQ        $0x3f, R8
+	ANDQ        $-64, R8
+	VMOVDQU     (SI), Y0
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     32(SI), Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y1, Y1
+	VMOVDQU     64(SI), Y2
+	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
+	VMOVDQU     96(SI), Y3
+	VPSHUFB     sm4BswapMask<>+0(SB), Y3, Y3
+	VPUNPCKHDQ  Y1, Y0, Y4
+	VPUNPCKLDQ  Y1, Y0, Y0
+	VPUNPCKLDQ  Y3, Y2, Y5
+	VPUNPCKHDQ  Y3, Y2, Y2
+	VPUNPCKHQDQ Y5, Y0, Y1
+	VPUNPCKLQDQ Y5, Y0, Y0
+	VPUNPCKHQDQ Y2, Y4, Y3
+	VPUNPCKLQDQ Y2, Y4, Y2
+	VPSRLW      $0x04, Y0, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y4, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y0, Y0
+	VPSRLW      $0x04, Y1, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y1, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y1
+	VPSHUFB     Y4, Y1, Y1
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y1, Y1
+	VPSRLW      $0x04, Y2, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y2
+	VPSHUFB     Y4, Y2, Y2
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y2, Y2
+	VPSRLW      $0x04, Y3, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y3, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB     Y4, Y3, Y3
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y3, Y3
+	VMOVDQU     Y0, (R8)
+	VMOVDQU     128(SI), Y0
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     160(SI), Y4
+	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
+	VMOVDQU     192(SI), Y5
+	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
+	VMOVDQU     224(SI), Y6
+	VPSHUFB     sm4BswapMask<>+0(SB), Y6, Y6
+	VPUNPCKHDQ  Y4, Y0, Y7
+	VPUNPCKLDQ  Y4, Y0, Y0
+	VPUNPCKLDQ  Y6, Y5, Y8
+	VPUNPCKHDQ  Y6, Y5, Y5
+	VPUNPCKHQDQ Y8, Y0, Y4
+	VPUNPCKLQDQ Y8, Y0, Y0
+	VPUNPCKHQDQ Y5, Y7, Y6
+	VPUNPCKLQDQ Y5, Y7, Y5
+	VPSRLW      $0x04, Y0, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y7, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y0, Y0
+	VPSRLW      $0x04, Y4, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y4
+	VPSHUFB     Y7, Y4, Y4
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y4, Y4
+	VPSRLW      $0x04, Y5, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y5
+	VPSHUFB     Y7, Y5, Y5
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y5, Y5
+	VPSRLW      $0x04, Y6, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB     Y7, Y6, Y6
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y6, Y6
+	VMOVDQU     Y0, 64(R8)
+	VMOVDQU     256(SI), Y0
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     288(SI), Y7
+	VPSHUFB     sm4BswapMask<>+0(SB), Y7, Y7
+	VMOVDQU     320(SI), Y8
+	VPSHUFB     sm4BswapMask<>+0(SB), Y8, Y8
+	VMOVDQU     352(SI), Y9
+	VPSHUFB     sm4BswapMask<>+0(SB), Y9, Y9
+	VPUNPCKHDQ  Y7, Y0, Y10
+	VPUNPCKLDQ  Y7, Y0, Y0
+	VPUNPCKLDQ  Y9, Y8, Y11
+	VPUNPCKHDQ  Y9, Y8, Y8
+	VPUNPCKHQDQ Y11, Y0, Y7
+	VPUNPCKLQDQ Y11, Y0, Y0
+	VPUNPCKHQDQ Y8, Y10, Y9
+	VPUNPCKLQDQ Y8, Y10, Y8
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y0, Y0
+	VPSRLW      $0x04, Y7, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y7, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y7
+	VPSHUFB     Y10, Y7, Y7
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y7, Y7
+	VPSRLW      $0x04, Y8, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y8
+	VPSHUFB     Y10, Y8, Y8
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y8, Y8
+	VPSRLW      $0x04, Y9, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y9, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y9
+	VPSHUFB     Y10, Y9, Y9
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y9, Y9
+	VMOVDQU     Y0, 128(R8)
+	VMOVDQU     384(SI), Y0
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     416(SI), Y10
+	VPSHUFB     sm4BswapMask<>+0(SB), Y10, Y10
+	VMOVDQU     448(SI), Y11
+	VPSHUFB     sm4BswapMask<>+0(SB), Y11, Y11
+	VMOVDQU     480(SI), Y12
+	VPSHUFB     sm4BswapMask<>+0(SB), Y12, Y12
+	VPUNPCKHDQ  Y10, Y0, Y13
+	VPUNPCKLDQ  Y10, Y0, Y0
+	VPUNPCKLDQ  Y12, Y11, Y14
+	VPUNPCKHDQ  Y12, Y11, Y11
+	VPUNPCKHQDQ Y14, Y0, Y10
+	VPUNPCKLQDQ Y14, Y0, Y0
+	VPUNPCKHQDQ Y11, Y13, Y12
+	VPUNPCKLQDQ Y11, Y13, Y11
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y0, Y0
+	VPSRLW      $0x04, Y10, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y13
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y10
+	VPSHUFB     Y13, Y10, Y10
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y10, Y10
+	VPSRLW      $0x04, Y11, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y13
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y11
+	VPSHUFB     Y13, Y11, Y11
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y11, Y11
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y12, Y12
+	VMOVDQU     Y0, 192(R8)
+	MOVQ        AX, R9
+	MOVQ        $0x00000008, R10
+
+xorPiecesAVX2VAES_rounds4false:
+	VPXOR       (R9), Y1, Y0
+	VPXOR       Y2, Y0, Y0
+	VPXOR       Y3, Y0, Y0
+	VMOVDQU     Y1, 32(R8)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR       (R8), Y1, Y1
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y1, Y1
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y1, Y1
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y1, Y1
+	VPXOR       (R9), Y4, Y0
+	VPXOR       Y5, Y0, Y0
+	VPXOR       Y6, Y0, Y0
+	VMOVDQU     Y4, 96(R8)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR       64(R8), Y4, Y4
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y4, Y4
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y4, Y4
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y4, Y4
+	VPXOR       (R9), Y7, Y0
+	VPXOR       Y8, Y0, Y0
+	VPXOR       Y9, Y0, Y0
+	VMOVDQU     Y7, 160(R8)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y7
+	VPXOR       128(R8), Y7, Y7
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y7, Y7
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y7, Y7
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y7, Y7
+	VPXOR       (R9), Y10, Y0
+	VPXOR       Y11, Y0, Y0
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     Y10, 224(R8)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y10
+	VPXOR       192(R8), Y10, Y10
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VPXOR       32(R9), Y2, Y0
+	VPXOR       Y3, Y0, Y0
+	VPXOR       Y1, Y0, Y0
+	VMOVDQU     Y2, (R8)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y2
+	VPXOR       32(R8), Y2, Y2
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y2, Y2
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y2, Y2
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y2, Y2
+	VPXOR       32(R9), Y5, Y0
+	VPXOR       Y6, Y0, Y0
+	VPXOR       Y4, Y0, Y0
+	VMOVDQU     Y5, 64(R8)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y5
+	VPXOR       96(R8), Y5, Y5
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y5, Y5
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y5, Y5
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y5, Y5
+	VPXOR       32(R9), Y8, Y0
+	VPXOR       Y9, Y0, Y0
+	VPXOR       Y7, Y0, Y0
+	VMOVDQU     Y8, 128(R8)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y8
+	VPXOR       160(R8), Y8, Y8
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y8, Y8
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y8, Y8
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y8, Y8
+	VPXOR       32(R9), Y11, Y0
+	VPXOR       Y12, Y0, Y0
+	VPXOR       Y10, Y0, Y0
+	VMOVDQU     Y11, 192(R8)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y11
+	VPXOR       224(R8), Y11, Y11
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y11, Y11
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y11, Y11
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y11, Y11
+	VPXOR       64(R9), Y3, Y0
+	VPXOR       Y1, Y0, Y0
+	VPXOR       Y2, Y0, Y0
+	VMOVDQU     Y3, 32(R8)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y3
+	VPXOR       (R8), Y3, Y3
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y3, Y3
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y3, Y3
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y3, Y3
+	VPXOR       64(R9), Y6, Y0
+	VPXOR       Y4, Y0, Y0
+	VPXOR       Y5, Y0, Y0
+	VMOVDQU     Y6, 96(R8)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y6
+	VPXOR       64(R8), Y6, Y6
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y6, Y6
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y6, Y6
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y6, Y6
+	VPXOR       64(R9), Y9, Y0
+	VPXOR       Y7, Y0, Y0
+	VPXOR       Y8, Y0, Y0
+	VMOVDQU     Y9, 160(R8)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y9
+	VPXOR       128(R8), Y9, Y9
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y9, Y9
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y9, Y9
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y9, Y9
+	VPXOR       64(R9), Y12, Y0
+	VPXOR       Y10, Y0, Y0
+	VPXOR       Y11, Y0, Y0
+	VMOVDQU     Y12, 224(R8)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y12
+	VPXOR       192(R8), Y12, Y12
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y12, Y12
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y12, Y12
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y12, Y12
+	VPXOR       96(R9), Y1, Y0
+	VPXOR       Y2, Y0, Y0
+	VPXOR       Y3, Y0, Y0
+	VMOVDQU     Y1, (R8)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR       32(R8), Y1, Y1
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y1, Y1
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y1, Y1
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y1, Y1
+	VPXOR       96(R9), Y4, Y0
+	VPXOR       Y5, Y0, Y0
+	VPXOR       Y6, Y0, Y0
+	VMOVDQU     Y4, 64(R8)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR       96(R8), Y4, Y4
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y4, Y4
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y4, Y4
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y4, Y4
+	VPXOR       96(R9), Y7, Y0
+	VPXOR       Y8, Y0, Y0
+	VPXOR       Y9, Y0, Y0
+	VMOVDQU     Y7, 128(R8)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y7
+	VPXOR       160(R8), Y7, Y7
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y7, Y7
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y7, Y7
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y7, Y7
+	VPXOR       96(R9), Y10, Y0
+	VPXOR       Y11, Y0, Y0
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     Y10, 192(R8)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y10
+	VPXOR       224(R8), Y10, Y10
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VMOVDQU     Y1, Y0
+	VMOVDQU     Y2, Y1
+	VMOVDQU     Y3, Y2
+	VMOVDQU     Y0, Y3
+	VMOVDQU     Y4, Y0
+	VMOVDQU     Y5, Y4
+	VMOVDQU     Y6, Y5
+	VMOVDQU     Y0, Y6
+	VMOVDQU     Y7, Y0
+	VMOVDQU     Y8, Y7
+	VMOVDQU     Y9, Y8
+	VMOVDQU     Y0, Y9
+	VMOVDQU     Y10, Y0
+	VMOVDQU     Y11, Y10
+	VMOVDQU     Y12, Y11
+	VMOVDQU     Y0, Y12
+	ADDQ        $0x80, R9
+	DECQ        R10
+	JNZ         xorPiecesAVX2VAES_rounds4false
+	VMOVDQU     (R8), Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y0, Y0
+	VPSRLW      $0x04, Y1, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y1, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y1
+	VPSHUFB     Y13, Y1, Y1
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y1, Y1
+	VPSRLW      $0x04, Y2, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y2
+	VPSHUFB     Y13, Y2, Y2
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y2, Y2
+	VPSRLW      $0x04, Y3, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y3, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y3
+	VPSHUFB     Y13, Y3, Y3
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y3, Y3
+	VPUNPCKHDQ  Y2, Y3, Y13
+	VPUNPCKLDQ  Y2, Y3, Y3
+	VPUNPCKLDQ  Y0, Y1, Y14
+	VPUNPCKHDQ  Y0, Y1, Y1
+	VPUNPCKHQDQ Y14, Y3, Y2
+	VPUNPCKLQDQ Y14, Y3, Y3
+	VPUNPCKHQDQ Y1, Y13, Y0
+	VPUNPCKLQDQ Y1, Y13, Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y3, Y3
+	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
+	VPSHUFB     sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     Y3, (DI)
+	VMOVDQU     Y2, 32(DI)
+	VMOVDQU     Y1, 64(DI)
+	VMOVDQU     Y0, 96(DI)
+	VMOVDQU     64(R8), Y0
+	VPSRLW      $0x04, Y0, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB     Y1, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y0, Y0
+	VPSRLW      $0x04, Y4, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y4
+	VPSHUFB     Y1, Y4, Y4
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y4, Y4
+	VPSRLW      $0x04, Y5, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y5
+	VPSHUFB     Y1, Y5, Y5
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y5, Y5
+	VPSRLW      $0x04, Y6, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y6
+	VPSHUFB     Y1, Y6, Y6
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y6, Y6
+	VPUNPCKHDQ  Y5, Y6, Y1
+	VPUNPCKLDQ  Y5, Y6, Y6
+	VPUNPCKLDQ  Y0, Y4, Y2
+	VPUNPCKHDQ  Y0, Y4, Y4
+	VPUNPCKHQDQ Y2, Y6, Y5
+	VPUNPCKLQDQ Y2, Y6, Y6
+	VPUNPCKHQDQ Y4, Y1, Y0
+	VPUNPCKLQDQ Y4, Y1, Y4
+	VPSHUFB     sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     Y6, 128(DI)
+	VMOVDQU     Y5, 160(DI)
+	VMOVDQU     Y4, 192(DI)
+	VMOVDQU     Y0, 224(DI)
+	VMOVDQU     128(R8), Y0
+	VPSRLW      $0x04, Y0, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB     Y1, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y0, Y0
+	VPSRLW      $0x04, Y7, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y7, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y7
+	VPSHUFB     Y1, Y7, Y7
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y7, Y7
+	VPSRLW      $0x04, Y8, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y8
+	VPSHUFB     Y1, Y8, Y8
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y8, Y8
+	VPSRLW      $0x04, Y9, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y9, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y9
+	VPSHUFB     Y1, Y9, Y9
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y9, Y9
+	VPUNPCKHDQ  Y8, Y9, Y1
+	VPUNPCKLDQ  Y8, Y9, Y9
+	VPUNPCKLDQ  Y0, Y7, Y2
+	VPUNPCKHDQ  Y0, Y7, Y7
+	VPUNPCKHQDQ Y2, Y9, Y8
+	VPUNPCKLQDQ Y2, Y9, Y9
+	VPUNPCKHQDQ Y7, Y1, Y0
+	VPUNPCKLQDQ Y7, Y1, Y7
+	VPSHUFB     sm4BswapMask<>+0(SB), Y9, Y9
+	VPSHUFB     sm4BswapMask<>+0(SB), Y8, Y8
+	VPSHUFB     sm4BswapMask<>+0(SB), Y7, Y7
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     Y9, 256(DI)
+	VMOVDQU     Y8, 288(DI)
+	VMOVDQU     Y7, 320(DI)
+	VMOVDQU     Y0, 352(DI)
+	VMOVDQU     192(R8), Y0
+	VPSRLW      $0x04, Y0, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB     Y1, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y0, Y0
+	VPSRLW      $0x04, Y10, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y10
+	VPSHUFB     Y1, Y10, Y10
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y10, Y10
+	VPSRLW      $0x04, Y11, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y11
+	VPSHUFB     Y1, Y11, Y11
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y11, Y11
+	VPSRLW      $0x04, Y12, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y12
+	VPSHUFB     Y1, Y12, Y12
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y12, Y12
+	VPUNPCKHDQ  Y11, Y12, Y1
+	VPUNPCKLDQ  Y11, Y12, Y12
+	VPUNPCKLDQ  Y0, Y10, Y2
+	VPUNPCKHDQ  Y0, Y10, Y10
+	VPUNPCKHQDQ Y2, Y12, Y11
+	VPUNPCKLQDQ Y2, Y12, Y12
+	VPUNPCKHQDQ Y10, Y1, Y0
+	VPUNPCKLQDQ Y10, Y1, Y10
+	VPSHUFB     sm4BswapMask<>+0(SB), Y12, Y12
+	VPSHUFB     sm4BswapMask<>+0(SB), Y11, Y11
+	VPSHUFB     sm4BswapMask<>+0(SB), Y10, Y10
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     Y12, 384(DI)
+	VMOVDQU     Y11, 416(DI)
+	VMOVDQU     Y10, 448(DI)
+	VMOVDQU     Y0, 480(DI)
+	ADDQ        $0x00000200, SI
+	ADDQ        $0x00000200, DI
+	SUBQ        $0x00000020, BX
+	JMP         xorPiecesAVX2VAES_loop
+
+xorPiecesAVX2VAES_partial:
+	// Keystream into every piece: 32 bytes per step, then 16, then bytes.
+	MOVQ (SP), AX
+	MOVQ DX, DX
+
+xorPiecesAVX2VAES_xor_piece:
+	TESTQ DX, DX
+	JZ    xorPiecesAVX2VAES_xor_done
+	MOVQ  16(CX), BX
+	MOVQ  24(CX), SI
+	MOVQ  32(CX), DI
+	MOVQ  DI, R8
+	ADDQ  $0x0f, R8
+	ANDQ  $-16, R8
+	ADDQ  AX, R8
+
+xorPiecesAVX2VAES_xor_32:
+	CMPQ    DI, $0x20
+	JB      xorPiecesAVX2VAES_xor_16
+	VMOVDQU (AX), Y0
+	TESTQ   SI, SI
+	JZ      xorPiecesAVX2VAES_xor_32_store
+	VPXOR   (SI), Y0, Y0
+	ADDQ    $0x20, SI
+
+xorPiecesAVX2VAES_xor_32_store:
+	VMOVDQU Y0, (BX)
+	ADDQ    $0x20, AX
+	ADDQ    $0x20, BX
+	SUBQ    $0x20, DI
+	JMP     xorPiecesAVX2VAES_xor_32
+
+xorPiecesAVX2VAES_xor_16:
+	CMPQ    DI, $0x10
+	JB      xorPiecesAVX2VAES_xor_1
+	VMOVDQU (AX), X0
+	TESTQ   SI, SI
+	JZ      xorPiecesAVX2VAES_xor_16_store
+	VPXOR   (SI), X0, X0
+	ADDQ    $0x10, SI
+
+xorPiecesAVX2VAES_xor_16_store:
+	VMOVDQU X0, (BX)
+	ADDQ    $0x10, AX
+	ADDQ    $0x10, BX
+	SUBQ    $0x10, DI
+
+xorPiecesAVX2VAES_xor_1:
+	TESTQ   DI, DI
+	JZ      xorPiecesAVX2VAES_xor_next
+	MOVBLZX (AX), R9
+	TESTQ   SI, SI
+	JZ      xorPiecesAVX2VAES_xor_1_store
+	XORB    (SI), R9
+	INCQ    SI
+
+xorPiecesAVX2VAES_xor_1_store:
+	MOVB R9, (BX)
+	INCQ AX
+	INCQ BX
+	DECQ DI
+	JMP  xorPiecesAVX2VAES_xor_1
+
+xorPiecesAVX2VAES_xor_next:
+	MOVQ R8, AX
+	ADDQ $0x28, CX
+	DECQ DX
+	JMP  xorPiecesAVX2VAES_xor_piece
+
+xorPiecesAVX2VAES_xor_done:
 	VZEROUPPER
 	RET

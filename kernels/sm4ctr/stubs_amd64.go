@@ -14,6 +14,16 @@ func encryptBlocksAVX512GFNI(rk *[32]uint32, dst *byte, src *byte, nblocks int)
 //go:noescape
 func xorKeyStreamAVX512GFNI(rk *[32]uint32, ctr *[16]byte, dst *byte, src *byte, nblocks int)
 
+// xorPiecesAVX512GFNI XORs the SM4 keystream of every piece (kernels/sm4ctr.Piece: counter blocks Ctr, inc32(Ctr), …; nil Src copies the keystream) into its Dst for its N bytes, all pieces in one call of nblocks ≤ 128 blocks (the sum of ceil(N/16)), using AVX-512 (F, BW, VL) and GFNI on ZMM registers, 64 blocks per pass in byte-sliced form.
+//
+//go:noescape
+func xorPiecesAVX512GFNI(rk *[32]uint32, pieces *byte, npieces int, nblocks int)
+
+// xorKeyStream2AVX512GFNI XORs srcA with the SM4 keystream of the 64 counter blocks ctrA, inc32(ctrA), … into dstA, and the same for B, in one pass of two interleaved byte-sliced sets, using AVX-512 (F, BW, VL) and GFNI on ZMM registers, 64 blocks per pass in byte-sliced form. The counters are not updated.
+//
+//go:noescape
+func xorKeyStream2AVX512GFNI(rk *[32]uint32, ctrA *[16]byte, dstA *byte, srcA *byte, ctrB *[16]byte, dstB *byte, srcB *byte)
+
 // encryptBlocksAVX2GFNI encrypts nblocks 16-byte blocks from src to dst (SM4, GB/T 32907-2016 §7.1) with round keys rk, using AVX2 and VEX-encoded GFNI on YMM registers.
 //
 //go:noescape
@@ -23,6 +33,11 @@ func encryptBlocksAVX2GFNI(rk *[32]uint32, dst *byte, src *byte, nblocks int)
 //
 //go:noescape
 func xorKeyStreamAVX2GFNI(rk *[32]uint32, ctr *[16]byte, dst *byte, src *byte, nblocks int)
+
+// xorPiecesAVX2GFNI XORs the SM4 keystream of every piece (kernels/sm4ctr.Piece: counter blocks Ctr, inc32(Ctr), …; nil Src copies the keystream) into its Dst for its N bytes, all pieces in one call of nblocks ≤ 128 blocks (the sum of ceil(N/16)), using AVX2 and VEX-encoded GFNI on YMM registers.
+//
+//go:noescape
+func xorPiecesAVX2GFNI(rk *[32]uint32, pieces *byte, npieces int, nblocks int)
 
 // encryptBlocksAVX2AESNI encrypts nblocks 16-byte blocks from src to dst (SM4, GB/T 32907-2016 §7.1) with round keys rk, using AVX2 and AES-NI (AESENCLAST on 128-bit halves).
 //
@@ -34,6 +49,11 @@ func encryptBlocksAVX2AESNI(rk *[32]uint32, dst *byte, src *byte, nblocks int)
 //go:noescape
 func xorKeyStreamAVX2AESNI(rk *[32]uint32, ctr *[16]byte, dst *byte, src *byte, nblocks int)
 
+// xorPiecesAVX2AESNI XORs the SM4 keystream of every piece (kernels/sm4ctr.Piece: counter blocks Ctr, inc32(Ctr), …; nil Src copies the keystream) into its Dst for its N bytes, all pieces in one call of nblocks ≤ 128 blocks (the sum of ceil(N/16)), using AVX2 and AES-NI (AESENCLAST on 128-bit halves).
+//
+//go:noescape
+func xorPiecesAVX2AESNI(rk *[32]uint32, pieces *byte, npieces int, nblocks int)
+
 // encryptBlocksAVX2VAES encrypts nblocks 16-byte blocks from src to dst (SM4, GB/T 32907-2016 §7.1) with round keys rk, using AVX2 and VAES (VAESENCLAST on YMM).
 //
 //go:noescape
@@ -43,3 +63,8 @@ func encryptBlocksAVX2VAES(rk *[32]uint32, dst *byte, src *byte, nblocks int)
 //
 //go:noescape
 func xorKeyStreamAVX2VAES(rk *[32]uint32, ctr *[16]byte, dst *byte, src *byte, nblocks int)
+
+// xorPiecesAVX2VAES XORs the SM4 keystream of every piece (kernels/sm4ctr.Piece: counter blocks Ctr, inc32(Ctr), …; nil Src copies the keystream) into its Dst for its N bytes, all pieces in one call of nblocks ≤ 128 blocks (the sum of ceil(N/16)), using AVX2 and VAES (VAESENCLAST on YMM).
+//
+//go:noescape
+func xorPiecesAVX2VAES(rk *[32]uint32, pieces *byte, npieces int, nblocks int)

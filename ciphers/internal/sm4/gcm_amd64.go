@@ -19,35 +19,52 @@ import (
 // two parts: the largest multiple of the tier's pass that fits goes
 // straight through the CTR kernel, and the rest — the leftover whole
 // blocks, the final partial block and the tag mask E_K(J0) — is gathered
-// as counter blocks into one ECB call (one partial pass instead of three).
-// For a batch the gather spans packets, so leftovers fill whole passes.
+// as pieces into one sm4ctr.XORPieces call (one partial pass instead of
+// three). For a batch the gather spans packets, so leftovers fill whole
+// passes, and on AVX-512 the direct passes of consecutive packets are run
+// in pairs (directs).
 
-// maxGather is the largest pass of any tier in blocks (sm4ctr.AVX512GFNI:
-// one byte-sliced set of 64). A gather never holds more than one pass
-// (directBlocks keeps a message's rest within one), and every call zeroes
-// one, so it is kept no larger.
-const maxGather = 64
+// maxGather is the most blocks one sm4ctr.XORPieces call takes (two
+// passes of sm4ctr.AVX512GFNI, run as one pass of two sets; four of the
+// YMM tiers). A single message's gather never holds more than one pass
+// (directBlocks keeps its rest within one); a batch gathers gatherBlocks
+// per call.
+const maxGather = sm4ctr.MaxPieceBlocks
 
-// gather collects counter blocks of pieces of one or more messages for a
-// single ECB kernel call, then applies the keystream to the pieces.
+// maxPass is the largest pass of any tier in blocks (sm4ctr.AVX512GFNI).
+const maxPass = 64
+
+// maxPieces is how many pieces a gather holds; a batch flushes early when
+// they run out (only batches of very short messages have more than
+// maxPieces pieces in maxGather blocks). Every call zeroes one gather, so
+// it is kept no larger.
+const maxPieces = 64
+
+// gather collects pieces of one or more messages (each a run of counter
+// blocks and where its keystream goes) for a single kernel call
+// (sm4ctr.XORPieces), which builds the counter blocks and XORs the
+// keystream into place itself.
 type gather struct {
-	ks     [maxGather * BlockSize]byte // counter blocks, then keystream
-	dst    [maxGather][]byte           // where each piece's output goes
-	src    [maxGather][]byte           // its input; nil: copy the keystream
+	ps     [maxPieces]sm4ctr.Piece
 	pieces int
 	blocks int
 }
 
-// add queues the counter blocks *ctr, inc32(*ctr), … for len(dst) bytes
-// (rounded up to whole blocks) and advances *ctr past them. src is XORed
-// with the keystream into dst at flush; a nil src copies the keystream
-// (the tag mask). The caller keeps blocks within the pass.
+// add queues the counter blocks *ctr, inc32(*ctr), … for len(dst) > 0
+// bytes (rounded up to whole blocks) and advances *ctr past them. src is
+// XORed with the keystream into dst at flush; a nil src copies the
+// keystream (the tag mask). The caller keeps blocks within the pass.
 func (g *gather) add(ctr *[16]byte, dst, src []byte) {
-	n := (len(dst) + BlockSize - 1) / BlockSize
-	counterBlocks(g.ks[g.blocks*BlockSize:(g.blocks+n)*BlockSize], ctr)
-	g.dst[g.pieces], g.src[g.pieces] = dst, src
+	n := len(dst)
+	p := &g.ps[g.pieces]
+	p.Ctr, p.Dst, p.Src, p.N = *ctr, &dst[0], nil, n
+	if src != nil {
+		p.Src = &src[:n][0]
+	}
+	blocks := (n + BlockSize - 1) / BlockSize
+	binary.BigEndian.PutUint32(ctr[12:], binary.BigEndian.Uint32(ctr[12:])+uint32(blocks))
 	g.pieces++
-	g.blocks += n
+	g.blocks += blocks
 }
 
 // counterBlocks fills buf (whole blocks) with *ctr, inc32(*ctr), … and
@@ -68,26 +85,67 @@ func counterBlocks(buf []byte, ctr *[16]byte) {
 	binary.BigEndian.PutUint32(ctr[12:], c)
 }
 
-// flush encrypts the queued counter blocks and applies the keystream to
-// every queued piece, then empties g.
+// full reports whether g holds limit blocks or all the pieces it can.
+func (g *gather) full(limit int) bool {
+	return g.blocks == limit || g.pieces == len(g.ps)
+}
+
+// flush applies the keystream of every queued piece in one kernel call,
+// then empties g.
 func (g *gather) flush(st sm4ctr.Tier, rk *[32]uint32) {
-	if g.blocks == 0 {
+	if g.pieces == 0 {
 		return
 	}
-	ks := g.ks[:g.blocks*BlockSize]
-	sm4ctr.EncryptBlocks(st, rk, ks, ks)
-	off := 0
-	for i := range g.pieces {
-		d := g.dst[i]
-		if g.src[i] == nil {
-			copy(d, ks[off:])
-		} else {
-			subtle.XORBytes(d, g.src[i], ks[off:off+len(d)])
-		}
-		off += (len(d) + BlockSize - 1) / BlockSize * BlockSize
-		g.dst[i], g.src[i] = nil, nil
-	}
+	sm4ctr.XORPieces(st, rk, g.ps[:g.pieces])
 	g.pieces, g.blocks = 0, 0
+}
+
+// directs runs the direct parts (whole passes) of a batch's messages. On
+// AVX512GFNI it holds one 64-block pass back until a second one comes
+// (from the same message or the next), and runs the two as one pass of
+// two interleaved sets (sm4ctr.XORKeyStreamPair), which costs less than
+// two; on the other tiers it calls the CTR kernel directly.
+type directs struct {
+	st      sm4ctr.Tier
+	rk      *[32]uint32
+	pending []byte // a held-back pass, in place; nil: none
+	ctr     [16]byte
+}
+
+// add applies the keystream from *ctr to text (whole passes, in place)
+// and advances *ctr past it; on AVX512GFNI a last pass may be held back
+// until the next add or flush.
+func (d *directs) add(ctr *[16]byte, text []byte) {
+	if d.st != sm4ctr.AVX512GFNI {
+		sm4ctr.XORKeyStream(d.st, d.rk, ctr, text, text)
+		return
+	}
+	const pass = sm4ctr.PairBlocks * BlockSize
+	for ; len(text) >= pass; text = text[pass:] {
+		if d.pending == nil {
+			d.pending, d.ctr = text[:pass], *ctr
+			binary.BigEndian.PutUint32(ctr[12:], binary.BigEndian.Uint32(ctr[12:])+sm4ctr.PairBlocks)
+			continue
+		}
+		sm4ctr.XORKeyStreamPair(d.st, d.rk, &d.ctr, d.pending, d.pending, ctr, text[:pass], text[:pass])
+		d.pending = nil
+	}
+}
+
+// flush runs a held-back pass.
+func (d *directs) flush() {
+	if d.pending != nil {
+		sm4ctr.XORKeyStream(d.st, d.rk, &d.ctr, d.pending, d.pending)
+		d.pending = nil
+	}
+}
+
+// gatherBlocks is the number of blocks a batch gathers per kernel call on
+// tier st: the whole-pass part of maxGather, so that a call (which expands
+// the round keys and builds its counter blocks once) spans as many full
+// passes as fit.
+func gatherBlocks(st sm4ctr.Tier) int {
+	return maxGather - maxGather%st.PassBlocks()
 }
 
 // directBlocks returns how many whole blocks of an n-byte message go
@@ -184,7 +242,7 @@ func openKernel(st sm4ctr.Tier, gt ghash.Tier, g *GCM, out []byte, nonce *[Nonce
 	n := len(ciphertext)
 	out = out[:n]
 	direct := directBlocks(st, n, 1) * BlockSize
-	var ks [maxGather * BlockSize]byte
+	var ks [maxPass * BlockSize]byte
 	ctr := j0(nonce)
 	nks := 1 + (n-direct+BlockSize-1)/BlockSize
 	counterBlocks(ks[:BlockSize], &ctr) // J0
@@ -209,19 +267,22 @@ func openKernel(st sm4ctr.Tier, gt ghash.Tier, g *GCM, out []byte, nonce *[Nonce
 // sealBatchKernel is sealBatchGeneric on kernel tiers st and gt: the
 // direct parts of each packet go through the CTR kernel, and the tag
 // masks, leftover blocks and partial blocks of all packets share gathered
-// ECB passes. Tags get the mask first and the GHASH last.
+// passes. Tags get the mask first and the GHASH last. (Hashing each
+// packet as soon as a flush completes it, while it is in L1, instead of in
+// a second sweep over the batch, was measured no faster.)
 func sealBatchKernel(st sm4ctr.Tier, gt ghash.Tier, g *GCM, ps []Packet) {
 	if len(ps) == 1 {
 		p := &ps[0]
 		sealKernel(st, gt, g, p.Text, p.Tag, &p.Nonce, p.Text, p.AAD)
 		return
 	}
-	pass := st.PassBlocks()
+	pass, gpass := st.PassBlocks(), gatherBlocks(st)
 	var ga gather
+	dp := directs{st: st, rk: &g.enc}
 	for i := range ps {
 		p := &ps[i]
 		ctr := j0(&p.Nonce)
-		if ga.blocks == pass {
+		if ga.full(gpass) {
 			ga.flush(st, &g.enc)
 		}
 		ga.add(&ctr, p.Tag[:], nil)
@@ -229,17 +290,18 @@ func sealBatchKernel(st sm4ctr.Tier, gt ghash.Tier, g *GCM, ps []Packet) {
 		direct := len(text) / BlockSize
 		direct = (direct - direct%pass) * BlockSize
 		if direct > 0 {
-			sm4ctr.XORKeyStream(st, &g.enc, &ctr, text[:direct], text[:direct])
+			dp.add(&ctr, text[:direct])
 		}
 		for rest := text[direct:]; len(rest) > 0; {
-			if ga.blocks == pass {
+			if ga.full(gpass) {
 				ga.flush(st, &g.enc)
 			}
-			k := min(len(rest), (pass-ga.blocks)*BlockSize)
+			k := min(len(rest), (gpass-ga.blocks)*BlockSize)
 			ga.add(&ctr, rest[:k], rest[:k])
 			rest = rest[k:]
 		}
 	}
+	dp.flush()
 	ga.flush(st, &g.enc)
 	for i := range ps {
 		p := &ps[i]
@@ -250,7 +312,7 @@ func sealBatchKernel(st sm4ctr.Tier, gt ghash.Tier, g *GCM, ps []Packet) {
 }
 
 // openBatchKernel is openBatchGeneric on kernel tiers st and gt. The tag
-// masks of up to maxGather packets are computed in one ECB call and every
+// masks of up to maxPass packets are computed in one ECB call and every
 // tag is checked; only then are the packets that verified decrypted, with
 // the same gathering as sealBatchKernel.
 func openBatchKernel(st sm4ctr.Tier, gt ghash.Tier, g *GCM, ps []Packet, ok []bool) {
@@ -259,9 +321,9 @@ func openBatchKernel(st sm4ctr.Tier, gt ghash.Tier, g *GCM, ps []Packet, ok []bo
 		ok[0] = openKernel(st, gt, g, p.Text, &p.Nonce, p.Text, p.AAD, p.Tag)
 		return
 	}
-	var masks [maxGather * BlockSize]byte
-	for base := 0; base < len(ps); base += maxGather {
-		chunk := ps[base:min(len(ps), base+maxGather)]
+	var masks [maxPass * BlockSize]byte
+	for base := 0; base < len(ps); base += maxPass {
+		chunk := ps[base:min(len(ps), base+maxPass)]
 		for i := range chunk {
 			ctr := j0(&chunk[i].Nonce)
 			counterBlocks(masks[i*BlockSize:(i+1)*BlockSize], &ctr)
@@ -275,8 +337,9 @@ func openBatchKernel(st sm4ctr.Tier, gt ghash.Tier, g *GCM, ps []Packet, ok []bo
 			ok[base+i] = subtle.ConstantTimeCompare(y[:], p.Tag[:]) == 1
 		}
 	}
-	pass := st.PassBlocks()
+	pass, gpass := st.PassBlocks(), gatherBlocks(st)
 	var ga gather
+	dp := directs{st: st, rk: &g.enc}
 	for i := range ps {
 		if !ok[i] {
 			continue
@@ -287,16 +350,17 @@ func openBatchKernel(st sm4ctr.Tier, gt ghash.Tier, g *GCM, ps []Packet, ok []bo
 		direct := len(text) / BlockSize
 		direct = (direct - direct%pass) * BlockSize
 		if direct > 0 {
-			sm4ctr.XORKeyStream(st, &g.enc, &ctr, text[:direct], text[:direct])
+			dp.add(&ctr, text[:direct])
 		}
 		for rest := text[direct:]; len(rest) > 0; {
-			if ga.blocks == pass {
+			if ga.full(gpass) {
 				ga.flush(st, &g.enc)
 			}
-			k := min(len(rest), (pass-ga.blocks)*BlockSize)
+			k := min(len(rest), (gpass-ga.blocks)*BlockSize)
 			ga.add(&ctr, rest[:k], rest[:k])
 			rest = rest[k:]
 		}
 	}
+	dp.flush()
 	ga.flush(st, &g.enc)
 }

@@ -53,3 +53,57 @@ func TestAllImplsGCMAdjacentAAD(t *testing.T) {
 		}
 	})
 }
+
+// TestAllImplsBatchShapes covers the batch shapes that stress the kernel
+// glue: many short packets (more pieces than a gather holds), packets
+// whose direct parts pair up or leave one pass over (AVX-512 runs direct
+// passes two at a time), and long packets with several direct passes,
+// each against the generic code, sealed and opened.
+func TestAllImplsBatchShapes(t *testing.T) {
+	shapes := []func(i int) int{
+		func(i int) int { return i % 41 },              // tag-only and tiny packets
+		func(i int) int { return 1420 },                // one direct pass each
+		func(i int) int { return 1024 + 16*(i%3) },     // direct pass and 0-2 rest blocks
+		func(i int) int { return 2048*(1+i%3) + i%17 }, // several direct passes
+		func(i int) int { return []int{0, 1420, 15, 4096, 17, 1024}[i%6] },
+	}
+	impltest.TestAllImplementations(t, ImplPackage, func(t *testing.T) {
+		rng := newRand("impl batch shapes")
+		for si, shape := range shapes {
+			for _, n := range []int{2, 3, 7, 64, 65, 128, 130} {
+				g, _ := NewGCM(randBytes(rng, KeySize))
+				ps := make([]Packet, n)
+				bufs := make([][]byte, n)
+				want := make([][]byte, n)
+				for i := range ps {
+					l := shape(i)
+					buf := randBytes(rng, 16+l+TagSize)
+					bufs[i] = buf
+					copy(ps[i].Nonce[:], randBytes(rng, NonceSize))
+					ps[i].AAD, ps[i].Text, ps[i].Tag = buf[:16], buf[16:16+l], (*[TagSize]byte)(buf[16+l:])
+					ct := make([]byte, l)
+					var tag [TagSize]byte
+					sealGeneric(g, ct, &tag, &ps[i].Nonce, ps[i].Text, ps[i].AAD)
+					want[i] = append(append(bytes.Clone(ps[i].AAD), ct...), tag[:]...)
+				}
+				plain := make([][]byte, n)
+				for i := range bufs {
+					plain[i] = bytes.Clone(bufs[i][:16+len(ps[i].Text)])
+				}
+				g.SealBatch(ps)
+				for i := range ps {
+					if !bytes.Equal(bufs[i], want[i]) {
+						t.Fatalf("shape %d, batch of %d: packet %d (len %d) differs from generic", si, n, i, len(ps[i].Text))
+					}
+				}
+				ok := make([]bool, n)
+				g.OpenBatch(ps, ok)
+				for i := range ps {
+					if !ok[i] || !bytes.Equal(bufs[i][:16+len(ps[i].Text)], plain[i]) {
+						t.Fatalf("shape %d, batch of %d: packet %d did not open to its plaintext", si, n, i)
+					}
+				}
+			}
+		}
+	})
+}

@@ -2,7 +2,7 @@
 // Y ← (Y ⊕ X_1)·H^n ⊕ X_2·H^(n-1) ⊕ … ⊕ X_n·H over whole blocks, with one
 // reduction per group of blocks, in three tiers:
 //
-//   - PCLMULQDQ: 128-bit carry-less multiplies, groups of 8 blocks;
+//   - PCLMULQDQ: 128-bit carry-less multiplies, groups of 16 blocks;
 //   - AVX2VPCLMULQDQ: VEX VPCLMULQDQ on YMM (two blocks per register),
 //     groups of 16 (ymm.go);
 //   - AVX512: VPCLMULQDQ on ZMM (four blocks per register), groups of 16.
@@ -118,7 +118,7 @@ func foldMid(lo, mid, hi, t VecVirtual) {
 func genPCLMUL() {
 	TEXT("updatePCLMULQDQ", NOSPLIT, "func(table *[512]byte, y *[16]byte, blocks *byte, nblocks int, blocks2 *byte, nblocks2 int)")
 	Pragma("noescape")
-	Doc("updatePCLMULQDQ absorbs nblocks 16-byte blocks, then nblocks2 blocks from blocks2, into the GHASH state y (NIST SP 800-38D §6.4) with 128-bit PCLMULQDQ, eight blocks per reduction.")
+	Doc("updatePCLMULQDQ absorbs nblocks 16-byte blocks, then nblocks2 blocks from blocks2, into the GHASH state y (NIST SP 800-38D §6.4) with 128-bit PCLMULQDQ, sixteen blocks per reduction.")
 	tab := Load(Param("table"), GP64())
 	yp := Load(Param("y"), GP64())
 	p := Load(Param("blocks"), GP64())
@@ -135,32 +135,37 @@ func genPCLMUL() {
 	// loaded with MOVOU into h first.
 	lo, mid, hi, x, t, h, hk := XMM(), XMM(), XMM(), XMM(), XMM(), XMM(), XMM()
 
+	// Groups of 16 blocks, one reduction each. The block that takes the
+	// state (block 0) is multiplied last, so the chain from one group's
+	// state to the next is one product and the reduction; the other
+	// fifteen products do not wait for it.
 	Label("pclmul_segment")
-	Label("pclmul_loop8")
-	CMPQ(n, U8(8))
+	Label("pclmul_loop16")
+	CMPQ(n, U8(16))
 	JB(LabelRef("pclmul_tail"))
 	PXOR(lo, lo)
 	PXOR(mid, mid)
 	PXOR(hi, hi)
-	for i := 0; i < 8; i++ {
+	for j := 1; j <= 16; j++ {
+		i := j % 16
 		MOVOU(Mem{Base: p, Disp: 16 * i}, x)
 		PSHUFB(rev, x)
 		if i == 0 {
 			PXOR(acc, x)
 		}
-		MOVOU(Mem{Base: tab, Disp: 16 * (8 + i)}, h)
-		MOVOU(Mem{Base: tab, Disp: 256 + 16*(8+i)}, hk)
+		MOVOU(Mem{Base: tab, Disp: 16 * i}, h)
+		MOVOU(Mem{Base: tab, Disp: 256 + 16*i}, hk)
 		mulAcc(x, h, hk, lo, mid, hi, t)
 	}
 	foldMid(lo, mid, hi, t)
 	reduce(lo, hi, poly, t)
 	MOVOU(lo, acc)
-	ADDQ(U32(128), p)
-	SUBQ(U8(8), n)
-	JMP(LabelRef("pclmul_loop8"))
+	ADDQ(U32(256), p)
+	SUBQ(U8(16), n)
+	JMP(LabelRef("pclmul_loop16"))
 
 	Label("pclmul_tail")
-	Comment("1 to 7 blocks left: block i of r uses entry 16-r+i.")
+	Comment("1 to 15 blocks left: block i of r uses entry 16-r+i.")
 	TESTQ(n, n)
 	JZ(LabelRef("pclmul_next"))
 	tp := GP64()

@@ -6,8 +6,10 @@
 //     no rotations, L folded into two post-inversion affine maps, the state
 //     kept in the S-box input map's linear domain, so a round is 8 GFNI and
 //     about 18 ternary-logic instructions per 64 blocks; tails of 1 to 32
-//     blocks take one 32-block pass of the same code on YMM registers.
-//   - AVX2GFNI: 8 blocks per YMM register set, three sets interleaved; the
+//     blocks take one 32-block pass of the same code on YMM registers;
+//     bs2.go interleaves two such sets for two independent 64-block runs.
+//   - AVX2GFNI: 8 blocks per YMM register set, four sets interleaved
+//     (slotSet: each keeps its oldest word on the stack); the
 //     GFNI S-box (VEX encoding) with L's byte-linear parts folded into it
 //     (words.go), byte rotations by VPSHUFB.
 //   - AVX2VAES / AVX2AESNI: as AVX2GFNI but the inversion runs through
@@ -20,8 +22,9 @@
 // passes run while they fit; the rest runs as one pass of ceil(n/width)
 // sets whose last set is loaded and stored under masks (VPMASKMOVD), so
 // the kernels take any number of whole blocks. Round keys, masks and
-// constants are memory operands, so the three sets and the round's
-// scratch fit the sixteen YMM registers of AVX2.
+// constants are memory operands, so the four sets (three registers each,
+// see slotSet) and the round's scratch fit the sixteen YMM registers of
+// AVX2. XORPieces (pieces.go) is the gathered pass of a batch in one call.
 //
 // Run: go run ./sm4ctr -out ../sm4ctr/sm4ctr_amd64.s -stubs ../sm4ctr/stubs_amd64.go -pkg sm4ctr
 package main
@@ -50,9 +53,13 @@ func main() {
 	w := newWordConsts(sb, b)
 	genBSEncryptBlocks(c, b)
 	genBSXORKeyStream(c, b)
+	pc := newPieceConsts()
+	genBSXORPieces(c, b, pc)
+	genBSXORKeyStream2(c, b)
 	for _, t := range []*tier{avx2GFNI(c, w), avx2AESNI(c, w, false), avx2AESNI(c, w, true)} {
 		genEncryptBlocks(t)
 		genXORKeyStream(t)
+		genXORPieces(t, pc)
 	}
 	Generate()
 }
@@ -172,7 +179,7 @@ type tier struct {
 	rk       func(m Mem) Op           // a broadcast round key (register or memory)
 	rkBytes  int                      // bytes per round key in the round-key table
 	ctrOff   Mem                      // counter offsets of the tier's lane layout
-	maxSets  int                      // register sets per full pass
+	maxSets  int                      // sets per full pass (slotSet)
 	tail     tailOps
 	regBytes int // bytes per vector register
 }
@@ -192,46 +199,6 @@ func (t *tier) newSet() set {
 	return set{t.vec(), t.vec(), t.vec(), t.vec()}
 }
 
-// sm4Round emits round i of GB/T 32907-2016 §7.1:
-// X_{i+4} = X_i ⊕ T(X_{i+1} ⊕ X_{i+2} ⊕ X_{i+3} ⊕ rk_i), T = L∘τ, with the
-// word roles rotating through the four registers instead of moving data.
-//
-// The state is kept in the M domain (M, the linear part of the S-box's
-// input map pre, applied to every byte; see bs.go) and the round keys as
-// pre(rk), so the XOR of the three words and the key is already the
-// S-box's inversion input. With b = τ(x) bytewise, L(B) = A0(B) ⊕
-// rotl8(A1(B)) ⊕ rotl16(A1(B)) ⊕ rotl24(A3(B)) (A applied bytewise, A1 =
-// A0 ⊕ A3), so sboxL returns P0 = M∘A0∘τ and P3 = M∘A3∘τ and the round
-// adds P0, rotl24(P3) and the two rotations of Q = P0 ⊕ P3 into x0
-// (fold[0], fold[1], fold[2], fold[3]; the AES-NI tier composes them with
-// the inverse ShiftRows).
-func (t *tier) sm4Round(s set, i int, rk Op, tmp VecVirtual, scratch []VecVirtual) {
-	x0, x1, x2, x3 := s[i%4], s[(i+1)%4], s[(i+2)%4], s[(i+3)%4]
-	t.xor(rk, x1, tmp)
-	t.xor3(x2, x3, tmp)
-	p0, p3 := t.sboxL(tmp, scratch)
-	var sc VecVirtual
-	for _, v := range append([]VecVirtual{tmp}, scratch...) {
-		if v != p0 && v != p3 {
-			sc = v
-			break
-		}
-	}
-	fold := func(v VecVirtual, pat Mem) {
-		if pat == (Mem{}) {
-			t.xor(v, x0, x0)
-			return
-		}
-		VPSHUFB(pat, v, sc)
-		t.xor(sc, x0, x0)
-	}
-	fold(p0, t.fold[0])
-	fold(p3, t.fold[1])
-	t.xor(p0, p3, p3)
-	fold(p3, t.fold[2])
-	fold(p3, t.fold[3])
-}
-
 // transpose4 turns four registers of whole blocks (register m holds blocks
 // width/4·m … in its 128-bit lanes) into word-major form and back (the
 // in-lane 4×4 dword transpose is its own inverse).
@@ -244,46 +211,6 @@ func (t *tier) transpose4(r set, t0, t1 VecVirtual) {
 	VPUNPCKLQDQ(t1, r[0], r[0])
 	VPUNPCKHQDQ(r[2], t0, r[3])
 	VPUNPCKLQDQ(r[2], t0, r[2])
-}
-
-// encryptSets emits the 32 rounds on every set, four rounds per loop
-// iteration (rkp walks the round keys), then reverses the word order
-// (R of §7.1) and transposes back to block-major form with byte order
-// restored. After it, s[k][m] holds the output blocks of register m.
-func (t *tier) encryptSets(sets []set, rk GPVirtual, label string) {
-	rkp, cnt := GP64(), GP64()
-	MOVQ(rk, rkp)
-	MOVQ(U32(8), cnt)
-	tmp := t.vec()
-	scratch := make([]VecVirtual, t.temps-1)
-	for i := range scratch {
-		scratch[i] = t.vec()
-	}
-	a, b := scratch[0], scratch[1]
-	Label(label)
-	for i := 0; i < 4; i++ {
-		k := t.rk(Mem{Base: rkp, Disp: t.rkBytes * i})
-		for _, s := range sets {
-			t.sm4Round(s, i, k, tmp, scratch)
-		}
-	}
-	ADDQ(U8(4*t.rkBytes), rkp)
-	DECQ(cnt)
-	JNZ(LabelRef(label))
-	for _, s := range sets {
-		for _, v := range s {
-			t.fromDom(v, a, b)
-		}
-	}
-	for k, s := range sets {
-		// Output (X35, X34, X33, X32): registers 3, 2, 1, 0.
-		s[0], s[1], s[2], s[3] = s[3], s[2], s[1], s[0]
-		t.transpose4(s, a, b)
-		for m := range s {
-			VPSHUFB(t.c.bswap, s[m], s[m])
-		}
-		sets[k] = s
-	}
 }
 
 // loadBlocks loads a full set from p (block-major) into word-major form.
@@ -327,80 +254,22 @@ type kernel struct {
 	rk, dst, src GPVirtual
 	n            GPVirtual
 	ctrw, ctr32  Mem
+	// wholePasses: n is a multiple of a full pass (the pieces kernel's
+	// own buffer), so no partial-pass code is emitted.
+	wholePasses bool
 }
 
-// pass emits one pass over k register sets (k·width blocks). When masked,
-// the last set holds only n - (k-1)·width blocks and is loaded and stored
-// under masks; otherwise all k sets are full. It advances src, dst and n.
-func (g *kernel) pass(k int, masked bool) {
-	t := g.t
-	sets := make([]set, k)
-	for i := range sets {
-		sets[i] = t.newSet()
-	}
-	if masked {
-		last := GP64()
-		MOVQ(g.n, last)
-		if k > 1 {
-			SUBQ(U32((k-1)*t.width), last)
-		}
-		t.tail.prepare(last)
-	}
-	isMasked := func(i int) bool { return masked && i == k-1 }
-	for i, s := range sets {
-		base := i * t.width * 16
-		switch {
-		case g.ctr:
-			t.counterSet(s, g.ctrw, i)
-		case isMasked(i):
-			for m, v := range s {
-				t.tail.load(m, Mem{Base: g.src, Disp: base + m*t.regBytes}, v)
-				VPSHUFB(t.c.bswap, v, v)
-			}
-			a, b := t.vec(), t.vec()
-			t.transpose4(s, a, b)
-			for _, v := range s {
-				t.toDomain(v, a, b)
-			}
-		default:
-			t.loadBlocks(s, g.src, base)
-		}
-	}
-	if g.ctr && !masked {
-		t.bumpCounter(g.ctr32, k)
-	}
-	t.encryptSets(sets, g.rk, fmt.Sprintf("%s_rounds%d%v", g.name, k, masked))
-	in := t.vec()
-	for i, s := range sets {
-		base := i * t.width * 16
-		for m, v := range s {
-			at := Mem{Base: g.src, Disp: base + m*t.regBytes}
-			out := Mem{Base: g.dst, Disp: base + m*t.regBytes}
-			switch {
-			case isMasked(i):
-				if g.ctr {
-					t.tail.load(m, at, in)
-					t.xor(in, v, v)
-				}
-				t.tail.store(m, v, out)
-			default:
-				if g.ctr {
-					t.xor(at, v, v)
-				}
-				t.mov(v, out)
-			}
-		}
-	}
-	if !masked {
-		ADDQ(U32(k*t.width*16), g.src)
-		ADDQ(U32(k*t.width*16), g.dst)
-		SUBQ(U32(k*t.width), g.n)
-	}
-}
-
-// body emits the pass schedule: full passes of maxSets sets while they
-// fit, then one pass of ceil(n/width) sets whose last set is masked.
+// body emits the pass schedule (passes) and returns.
 func (g *kernel) body() {
+	g.passes()
+	VZEROUPPER()
+	RET()
+}
+
+// passes emits the pass schedule: full passes of maxSets sets while they
+// fit, then one pass of ceil(n/width) sets whose last set is masked. It
+// advances src, dst and n and falls through at the end.
+func (g *kernel) passes() {
 	t := g.t
 	full := t.maxSets * t.width
 	Label(g.name + "_loop")
@@ -410,6 +279,10 @@ func (g *kernel) body() {
 	JMP(LabelRef(g.name + "_loop"))
 
 	Label(g.name + "_partial")
+	if g.wholePasses {
+		Label(g.name + "_done")
+		return
+	}
 	Comment("Fewer than a full pass left: ceil(n/width) sets, the last one masked.")
 	TESTQ(g.n, g.n)
 	JZ(LabelRef(g.name + "_done"))
@@ -423,8 +296,6 @@ func (g *kernel) body() {
 		JMP(LabelRef(g.name + "_done"))
 	}
 	Label(g.name + "_done")
-	VZEROUPPER()
-	RET()
 }
 
 // preKeys replaces g.rk by a stack table of the round keys with pre
@@ -440,13 +311,15 @@ func (g *kernel) preKeys() {
 		t.keyPre(v, a, b)
 		VMOVDQU(v, pre.Offset(off))
 	}
-	tab := AllocLocal(32 * t.rkBytes)
+	// 64-byte aligned: every round reads its key as a whole-register
+	// memory operand, which must not cross a cache line.
+	tab := alignedArea(32 * t.rkBytes)
 	for i := 0; i < 32; i++ {
 		v := YMM()
 		VPBROADCASTD(pre.Offset(4*i), v)
-		VMOVDQU(v, tab.Offset(t.rkBytes*i))
+		VMOVDQU(v, Mem{Base: tab, Disp: t.rkBytes * i})
 	}
-	LEAQ(tab, g.rk)
+	MOVQ(tab, g.rk)
 }
 
 func genEncryptBlocks(t *tier) {
@@ -475,7 +348,7 @@ func genXORKeyStream(t *tier) {
 	g.preKeys()
 
 	Comment("Counter words 0-2 broadcast, word 3 (the inc32 counter) broadcast; all byte-swapped to native order.")
-	g.ctrw = AllocLocal(4 * t.regBytes)
+	g.ctrw = Mem{Base: alignedArea(4 * t.regBytes)}
 	cx, wx := XMM(), XMM()
 	VMOVDQU(Mem{Base: ctrp}, cx)
 	VPSHUFB(t.c.bswap, cx, cx)
@@ -499,4 +372,193 @@ func (t *tier) bumpCounter(ctr32 Mem, sets int) {
 	t.mov(ctr32, v)
 	VPADDD(t.c.inc[sets*t.width], v, v)
 	t.mov(v, ctr32)
+}
+
+// ymmSets is the number of 8-block sets of a full YMM pass.
+const ymmSets = 4
+
+// slotSet is a register set that keeps three of its four words in
+// registers and the oldest one on the stack. Round i of GB/T 32907-2016
+// §7.1 reads X_i only once, as the base the new word X_{i+4} is folded
+// into, so X_i can be a memory operand; the round stores X_{i+1} (the
+// next round's X_i, read a whole round later, off the critical path) and
+// writes X_{i+4} into X_{i+1}'s register. With twelve registers for four
+// sets and four for the round's scratch, a pass holds 32 blocks instead
+// of 24: a YMM round is bound by its latency chain (inversion, nibble
+// lookups, folds), so the fourth set mostly fills idle issue slots.
+// (Keeping two words per set on the stack, for five or six sets, was
+// measured slower: the extra loads and stores cost more than the sets
+// gain.)
+//
+// r[j] holds X_{i+1+j} at the start of each group of four rounds; slot
+// i%2 holds X_i at round i. Four rounds rotate the register roles by one
+// (4 mod 3), so each loop iteration ends with a three-register rotation
+// (moves, which rename away).
+type slotSet struct {
+	r    [3]VecVirtual
+	slot [2]Mem
+}
+
+// sm4Round emits round i (mod 4) of GB/T 32907-2016 §7.1 on a slotSet:
+// X_{i+4} = X_i ⊕ T(X_{i+1} ⊕ X_{i+2} ⊕ X_{i+3} ⊕ rk_i), T = L∘τ, with the
+// word roles rotating through the set's registers and slots instead of
+// moving data.
+//
+// The state is kept in the M domain (M, the linear part of the S-box's
+// input map pre, applied to every byte; see bs.go) and the round keys as
+// pre(rk), so the XOR of the three words and the key is already the
+// S-box's inversion input. With b = τ(x) bytewise, L(B) = A0(B) ⊕
+// rotl8(A1(B)) ⊕ rotl16(A1(B)) ⊕ rotl24(A3(B)) (A applied bytewise, A1 =
+// A0 ⊕ A3), so sboxL returns P0 = M∘A0∘τ and P3 = M∘A3∘τ and the round
+// adds P0, rotl24(P3) and the two rotations of Q = P0 ⊕ P3 into x0
+// (fold[0], fold[1], fold[2], fold[3]; the AES-NI tier composes them with
+// the inverse ShiftRows).
+func (t *tier) sm4Round(s *slotSet, i int, rk Op, tmp VecVirtual, scratch []VecVirtual) {
+	x1, x2, x3 := s.r[i%3], s.r[(i+1)%3], s.r[(i+2)%3]
+	x0 := s.slot[i%2]
+	t.xor(rk, x1, tmp)
+	t.xor3(x2, x3, tmp)
+	t.mov(x1, s.slot[(i+1)%2])
+	p0, p3 := t.sboxL(tmp, scratch)
+	var sc VecVirtual
+	for _, v := range append([]VecVirtual{tmp}, scratch...) {
+		if v != p0 && v != p3 {
+			sc = v
+			break
+		}
+	}
+	// X_{i+4} = X_i ⊕ folds, built in X_{i+1}'s register.
+	if t.fold[0] == (Mem{}) {
+		t.xor(x0, p0, x1)
+	} else {
+		VPSHUFB(t.fold[0], p0, x1)
+		t.xor(x0, x1, x1)
+	}
+	VPSHUFB(t.fold[1], p3, sc)
+	t.xor(sc, x1, x1)
+	t.xor(p0, p3, p3)
+	VPSHUFB(t.fold[2], p3, sc)
+	t.xor(sc, x1, x1)
+	VPSHUFB(t.fold[3], p3, sc)
+	t.xor(sc, x1, x1)
+}
+
+// pass emits one pass over k sets (k·width blocks). When masked, the last
+// set holds only n - (k-1)·width blocks and is loaded and stored under
+// masks; otherwise all k sets are full. It advances src, dst and n. Every
+// set enters as four registers, stores word 0 in its slot and keeps words
+// 1-3 (slotSet); after the 32 rounds each set gets X32 back from its slot,
+// leaves the M domain, is transposed back and stored.
+func (g *kernel) pass(k int, masked bool) {
+	t := g.t
+	if masked {
+		last := GP64()
+		MOVQ(g.n, last)
+		if k > 1 {
+			SUBQ(U32((k-1)*t.width), last)
+		}
+		t.tail.prepare(last)
+	}
+	isMasked := func(i int) bool { return masked && i == k-1 }
+	slots := Mem{Base: alignedArea(2 * k * t.regBytes)}
+	ss := make([]slotSet, k)
+	for i := range ss {
+		s := t.newSet()
+		base := i * t.width * 16
+		switch {
+		case g.ctr:
+			t.counterSet(s, g.ctrw, i)
+		case isMasked(i):
+			for m, v := range s {
+				t.tail.load(m, Mem{Base: g.src, Disp: base + m*t.regBytes}, v)
+				VPSHUFB(t.c.bswap, v, v)
+			}
+			x, y := t.vec(), t.vec()
+			t.transpose4(s, x, y)
+			for _, v := range s {
+				t.toDomain(v, x, y)
+			}
+		default:
+			t.loadBlocks(s, g.src, base)
+		}
+		ss[i].slot = [2]Mem{slots.Offset(2 * i * t.regBytes), slots.Offset((2*i + 1) * t.regBytes)}
+		t.mov(s[0], ss[i].slot[0])
+		ss[i].r = [3]VecVirtual{s[1], s[2], s[3]}
+	}
+	if g.ctr && !masked {
+		t.bumpCounter(g.ctr32, k)
+	}
+
+	rkp, cnt := GP64(), GP64()
+	MOVQ(g.rk, rkp)
+	MOVQ(U32(8), cnt)
+	tmp := t.vec()
+	scratch := make([]VecVirtual, t.temps-1)
+	for i := range scratch {
+		scratch[i] = t.vec()
+	}
+	label := fmt.Sprintf("%s_rounds%d%v", g.name, k, masked)
+	Label(label)
+	for i := 0; i < 4; i++ {
+		key := t.rk(Mem{Base: rkp, Disp: t.rkBytes * i})
+		for j := range ss {
+			t.sm4Round(&ss[j], i, key, tmp, scratch)
+		}
+	}
+	// Four rounds moved X_{i+1} from r[0] to r[1]; rotate the roles back.
+	for j := range ss {
+		r := &ss[j].r
+		t.mov(r[0], tmp)
+		t.mov(r[1], r[0])
+		t.mov(r[2], r[1])
+		t.mov(tmp, r[2])
+	}
+	ADDQ(U8(4*t.rkBytes), rkp)
+	DECQ(cnt)
+	JNZ(LabelRef(label))
+
+	for i := range ss {
+		x32 := t.vec()
+		t.mov(ss[i].slot[0], x32)
+		s := set{x32, ss[i].r[0], ss[i].r[1], ss[i].r[2]}
+		x, y := t.vec(), t.vec()
+		for _, v := range s {
+			t.fromDom(v, x, y)
+		}
+		// Output (X35, X34, X33, X32): registers 3, 2, 1, 0.
+		s[0], s[1], s[2], s[3] = s[3], s[2], s[1], s[0]
+		t.transpose4(s, x, y)
+		for m := range s {
+			VPSHUFB(t.c.bswap, s[m], s[m])
+		}
+		g.store(i, s, isMasked(i))
+	}
+	if !masked {
+		ADDQ(U32(k*t.width*16), g.src)
+		ADDQ(U32(k*t.width*16), g.dst)
+		SUBQ(U32(k*t.width), g.n)
+	}
+}
+
+// store writes the output blocks of set i (XORed with src for CTR).
+func (g *kernel) store(i int, s set, masked bool) {
+	t := g.t
+	base := i * t.width * 16
+	for m, v := range s {
+		at := Mem{Base: g.src, Disp: base + m*t.regBytes}
+		out := Mem{Base: g.dst, Disp: base + m*t.regBytes}
+		if masked {
+			if g.ctr {
+				in := t.vec()
+				t.tail.load(m, at, in)
+				t.xor(in, v, v)
+			}
+			t.tail.store(m, v, out)
+			continue
+		}
+		if g.ctr {
+			t.xor(at, v, v)
+		}
+		t.mov(v, out)
+	}
 }

@@ -6,12 +6,6 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
-// ymmSets is the number of 8-block register sets a full YMM pass keeps in
-// flight: three sets of four registers plus at most four scratch registers
-// fill the sixteen YMM registers, with the round keys, masks and constants
-// read as memory operands.
-const ymmSets = 3
-
 // ymmBase fills the parts shared by the two YMM tiers: the fold
 // rotations are VPSHUFB, and partial sets use VPMASKMOVD.
 func ymmBase(c *consts, name, doc string) *tier {
@@ -33,7 +27,7 @@ func ymmBase(c *consts, name, doc string) *tier {
 	// Register m of a partial set holds blocks 2m and 2m+1; a dword lane is
 	// live when its block index (tailIdx8) is below n. The broadcast count
 	// is kept on the stack, not in a register (all sixteen YMM registers
-	// hold the three sets and the round's scratch); each mask is rebuilt
+	// hold the four sets and the round's scratch); each mask is rebuilt
 	// where it is used.
 	var nv Mem
 	mask := func(m int) VecVirtual {
