@@ -1,7 +1,6 @@
 package ciphers
 
 import (
-	"crypto/subtle"
 	"encoding/binary"
 	"fmt"
 
@@ -83,8 +82,8 @@ func (k *zuc128Key) Seal(pkts [][]byte) error {
 
 // Open verifies and decrypts in place the packets of pkts that
 // authenticate (see Key.Open). A batch longer than MaxBatch opens nothing.
-// Each group of well-formed packets is one EIA3 lane call, then one EEA3
-// lane call over the packets whose tag verified.
+// Each group of well-formed packets is verified, then decrypted where its
+// tags match (openZUC128Group).
 func (k *zuc128Key) Open(pkts [][]byte) Mask {
 	var m Mask
 	if len(pkts) > MaxBatch {
@@ -133,29 +132,23 @@ func sealZUC128Group(k *zuc128Key, pkts [][]byte, ord []uint64, scr *zuc.Scratch
 // openZUC128Group verifies the well-formed packets selected by ord (at
 // most zuc.Lanes) and decrypts those whose tag matches (constant-time
 // compare), re-slicing them to header ‖ plaintext and setting their bits
-// in m. No keystream is generated for a packet before its tag has
-// verified; failing packets are not touched.
+// in m (zuc.Scratch.VerifyThenDecrypt128). A packet's keystream may be
+// generated before its tag is checked (one lane call for both, for a few
+// packets), but it stays in the scratch memory: nothing is written to a
+// packet before its tag has verified, and failing packets are not
+// touched.
 func openZUC128Group(k *zuc128Key, pkts [][]byte, ord []uint64, m *Mask, scr *zuc.Scratch) {
 	var eea, eia [zuc.Lanes][zuc.IVSize128]byte
-	var lanes [zuc.Lanes][]byte
-	var tags [zuc.Lanes]uint32
-	for j, key := range ord {
-		pkt := pkts[lengthIndex(key)]
-		zuc128IVs(&eea[j], &eia[j], Counter(pkt), k.direction)
-		lanes[j] = pkt[:len(pkt)-zuc128TagSize]
-	}
-	scr.EIA3Tags(&k.mac, &eia, &lanes, &tags, len(ord))
-	var ok uint32
+	var bodies, msgs [zuc.Lanes][]byte
+	var want [zuc.Lanes]uint32
 	for j, key := range ord {
 		pkt := pkts[lengthIndex(key)]
 		n := len(pkt) - zuc128TagSize
-		lanes[j] = nil
-		if subtle.ConstantTimeEq(int32(tags[j]), int32(binary.BigEndian.Uint32(pkt[n:]))) == 1 {
-			lanes[j] = pkt[HeaderSize:n]
-			ok |= 1 << j
-		}
+		zuc128IVs(&eea[j], &eia[j], Counter(pkt), k.direction)
+		bodies[j], msgs[j] = pkt[HeaderSize:n], pkt[:n]
+		want[j] = binary.BigEndian.Uint32(pkt[n:])
 	}
-	scr.XORKeyStreams128(&k.enc, &eea, &lanes, len(ord))
+	ok := scr.VerifyThenDecrypt128(&k.enc, &k.mac, &eea, &eia, &bodies, &msgs, &want, len(ord))
 	for j, key := range ord {
 		if ok&(1<<j) != 0 {
 			i := lengthIndex(key)

@@ -1,7 +1,6 @@
 package ciphers
 
 import (
-	"crypto/subtle"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -69,8 +68,8 @@ func (k *zuc256Key) Seal(pkts [][]byte) error {
 
 // Open verifies and decrypts in place the packets of pkts that
 // authenticate (see Key.Open). A batch longer than MaxBatch opens nothing.
-// Well-formed packets are grouped as in Seal; each group is one MAC call,
-// then one keystream call over the packets whose tag verified.
+// Well-formed packets are grouped as in Seal; each group is verified, then
+// decrypted where its tags match (openZUC256Group).
 func (k *zuc256Key) Open(pkts [][]byte) Mask {
 	var m Mask
 	if len(pkts) > MaxBatch {
@@ -128,29 +127,21 @@ func sealZUC256Group(k *zuc256Key, pkts [][]byte, ord []uint64, scr *zuc.Scratch
 // openZUC256Group verifies the well-formed packets selected by ord (at
 // most zuc.Lanes) and decrypts those whose tag matches (constant-time
 // compare), re-slicing them to header ‖ plaintext and setting their bits
-// in m. No keystream is generated for a packet before its tag has
-// verified; failing packets are not touched.
+// in m (zuc.Scratch.VerifyThenDecrypt256; as in openZUC128Group, nothing
+// is written to a packet before its tag has verified, and failing
+// packets are not touched).
 func openZUC256Group(k *zuc256Key, pkts [][]byte, ord []uint64, m *Mask, scr *zuc.Scratch) {
 	var ivs [zuc.Lanes][zuc.IVSize256]byte
-	var lanes [zuc.Lanes][]byte
-	var tags [zuc.Lanes][zuc256TagSize]byte
-	for j, key := range ord {
-		pkt := pkts[lengthIndex(key)]
-		zuc256IV(&ivs[j], &k.salt, Counter(pkt))
-		lanes[j] = pkt[:len(pkt)-zuc256TagSize]
-	}
-	scr.MAC256Tags(&k.mac, &ivs, &lanes, &tags, len(ord))
-	var ok uint32
+	var bodies, msgs [zuc.Lanes][]byte
+	var want [zuc.Lanes][zuc256TagSize]byte
 	for j, key := range ord {
 		pkt := pkts[lengthIndex(key)]
 		n := len(pkt) - zuc256TagSize
-		lanes[j] = nil
-		if subtle.ConstantTimeCompare(tags[j][:], pkt[n:]) == 1 {
-			lanes[j] = pkt[HeaderSize:n]
-			ok |= 1 << j
-		}
+		zuc256IV(&ivs[j], &k.salt, Counter(pkt))
+		bodies[j], msgs[j] = pkt[HeaderSize:n], pkt[:n]
+		copy(want[j][:], pkt[n:])
 	}
-	scr.XORKeyStreams256(&k.enc, &ivs, &lanes, len(ord))
+	ok := scr.VerifyThenDecrypt256(&k.enc, &k.mac, &ivs, &bodies, &msgs, &want, len(ord))
 	for j, key := range ord {
 		if ok&(1<<j) != 0 {
 			i := lengthIndex(key)

@@ -51,6 +51,12 @@ func initXORKeyStream16AVX512(st *[544]uint32, dst *[16]*byte, src *[16]*byte, l
 //go:noescape
 func sboxes16AVX512(s0 *[64]byte, s1 *[64]byte, in *[64]byte)
 
+// loadZUC128Lanes16AVX512 loads lanes 0–7 of st with keyLo, lanes 8–15 with
+// keyHi, lane c with ivs[c] (ZUC-128), and clears R1 and R2.
+//
+//go:noescape
+func loadZUC128Lanes16AVX512(st *[544]uint32, keyLo *[16]byte, keyHi *[16]byte, ivs *[16][16]byte)
+
 // initRounds8AVX2 runs the ZUC initialisation of all 8 lanes of st:
 // 32 rounds in initialisation mode, then one work-mode round whose output
 // is discarded (GB/T 33133.1 §3.5). The LFSR rows and R1 = R2 = 0 must be loaded.

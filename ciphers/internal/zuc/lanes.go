@@ -1,5 +1,7 @@
 package zuc
 
+import "crypto/subtle"
+
 // Batch primitives: one call seals or authenticates up to Lanes packets of
 // one key, each with its own IV. They are the units the multi-lane kernels
 // of kernels/zuclanes replace; lanes_amd64.go dispatches them (one switch
@@ -96,4 +98,65 @@ func EncryptThenMAC128Generic(encKey, macKey *[KeySize128]byte, eea, eia *[Lanes
 func EncryptThenMAC256Generic(encKey, macKey *[KeySize256]byte, ivs *[Lanes][IVSize256]byte, bodies, msgs *[Lanes][]byte, tags *[Lanes][MAC256TagSize]byte, n int) {
 	XORKeyStreams256Generic(encKey, ivs, bodies, n)
 	MAC256TagsGeneric(macKey, ivs, msgs, tags, n)
+}
+
+// VerifyThenDecrypt128Generic is the open step of an encrypt-then-MAC
+// packet: it computes the 128-EIA3 tag of every lane i < n with a
+// non-nil message (EIA3TagsGeneric(macKey, eia, msgs, ...)), compares it
+// in constant time with want[i], and only for the lanes whose tag matches
+// XORs the 128-EEA3 keystream into bodies[i] (XORKeyStreams128Generic
+// with encKey and eea). It returns the mask of those lanes (bit i for lane
+// i); the bodies of the other lanes are left untouched. msgs[i]
+// (header ‖ body) contains bodies[i].
+func VerifyThenDecrypt128Generic(encKey, macKey *[KeySize128]byte, eea, eia *[Lanes][IVSize128]byte, bodies, msgs *[Lanes][]byte, want *[Lanes]uint32, n int) (ok uint32) {
+	var tags [Lanes]uint32
+	EIA3TagsGeneric(macKey, eia, msgs, &tags, n)
+	ok = verify128(msgs, &tags, want, n)
+	verified := verifiedBodies(bodies, ok, n)
+	XORKeyStreams128Generic(encKey, eea, &verified, n)
+	return ok
+}
+
+// VerifyThenDecrypt256Generic is VerifyThenDecrypt128Generic for
+// ZUC-256: the 128-bit MAC (MAC256TagsGeneric) checked against want[i],
+// then the ZUC-256 keystream (XORKeyStreams256Generic) over the bodies of
+// the lanes that verified, both under ivs.
+func VerifyThenDecrypt256Generic(encKey, macKey *[KeySize256]byte, ivs *[Lanes][IVSize256]byte, bodies, msgs *[Lanes][]byte, want *[Lanes][MAC256TagSize]byte, n int) (ok uint32) {
+	var tags [Lanes][MAC256TagSize]byte
+	MAC256TagsGeneric(macKey, ivs, msgs, &tags, n)
+	ok = verify256(msgs, &tags, want, n)
+	verified := verifiedBodies(bodies, ok, n)
+	XORKeyStreams256Generic(encKey, ivs, &verified, n)
+	return ok
+}
+
+// verify128 returns the mask of the lanes i < n with a non-nil message
+// whose tag equals want[i], compared in constant time.
+func verify128(msgs *[Lanes][]byte, tags, want *[Lanes]uint32, n int) (ok uint32) {
+	for i := range msgs[:n] {
+		if msgs[i] != nil {
+			ok |= uint32(subtle.ConstantTimeEq(int32(tags[i]), int32(want[i]))) << i
+		}
+	}
+	return ok
+}
+
+// verify256 is verify128 for 128-bit tags.
+func verify256(msgs *[Lanes][]byte, tags, want *[Lanes][MAC256TagSize]byte, n int) (ok uint32) {
+	for i := range msgs[:n] {
+		if msgs[i] != nil {
+			ok |= uint32(subtle.ConstantTimeCompare(tags[i][:], want[i][:])) << i
+		}
+	}
+	return ok
+}
+
+// verifiedBodies returns the bodies of the lanes in ok, nil for the others.
+func verifiedBodies(bodies *[Lanes][]byte, ok uint32, n int) (v [Lanes][]byte) {
+	for i := range bodies[:n] {
+		if ok>>i&1 != 0 {
+			v[i] = bodies[i]
+		}
+	}
+	return v
 }

@@ -117,6 +117,70 @@ func etm8With(sc *laneScratch, lk *laneKeys, bodies, msgs *[Lanes][]byte, n int,
 	return etm8(lk, bodies, msgs, n, t128, t256, &e.st, e.ks[:])
 }
 
+// open8With runs open8 on the memory of sc, or on fresh memory if sc is
+// nil (as etm8With).
+func open8With(sc *laneScratch, lk *laneKeys, bodies, msgs *[Lanes][]byte, n int, want128 *[Lanes]uint32, want256 *[Lanes][MAC256TagSize]byte) (uint32, bool) {
+	if sc != nil {
+		return open8(lk, bodies, msgs, n, want128, want256, &sc.k.s8[0], sc.ks[:])
+	}
+	e := new(etm8Scratch)
+	return open8(lk, bodies, msgs, n, want128, want256, &e.st, e.ks[:])
+}
+
+// VerifyThenDecrypt128 is VerifyThenDecrypt128Generic on the kernels when
+// the CPU has them. Up to etm8Max packets run in one 8-lane call, their
+// EEA3 lanes next to their EIA3 lanes (see open8): the keystream of a
+// body is generated before its tag is checked but kept in the scratch
+// memory, and XORed into the body only once the tag has verified. More
+// packets, or long ones, take one MAC call, then one keystream call over
+// the bodies that verified.
+func (s *Scratch) VerifyThenDecrypt128(encKey, macKey *[KeySize128]byte, eea, eia *[Lanes][IVSize128]byte, bodies, msgs *[Lanes][]byte, want *[Lanes]uint32, n int) uint32 {
+	if etm8Fits(n) {
+		var ivs [Lanes][IVSize128]byte
+		copy(ivs[:n], eea[:n])
+		copy(ivs[Lanes/2:Lanes/2+n], eia[:n])
+		lk := laneKeys{k128: [2]*[KeySize128]byte{encKey, macKey}, iv128: &ivs}
+		if ok, done := open8With(s.lanes(), &lk, bodies, msgs, n, want, nil); done {
+			return ok
+		}
+	}
+	if !useX16 && !useX8 {
+		return VerifyThenDecrypt128Generic(encKey, macKey, eea, eia, bodies, msgs, want, n)
+	}
+	var tags [Lanes]uint32
+	s.EIA3Tags(macKey, eia, msgs, &tags, n)
+	ok := verify128(msgs, &tags, want, n)
+	verified := verifiedBodies(bodies, ok, n)
+	s.XORKeyStreams128(encKey, eea, &verified, n)
+	return ok
+}
+
+// VerifyThenDecrypt256 is VerifyThenDecrypt256Generic on the kernels when
+// the CPU has them (see VerifyThenDecrypt128).
+func (s *Scratch) VerifyThenDecrypt256(encKey, macKey *[KeySize256]byte, ivs *[Lanes][IVSize256]byte, bodies, msgs *[Lanes][]byte, want *[Lanes][MAC256TagSize]byte, n int) uint32 {
+	if etm8Fits(n) {
+		var both [Lanes][IVSize256]byte
+		copy(both[:n], ivs[:n])
+		copy(both[Lanes/2:Lanes/2+n], ivs[:n])
+		lk := laneKeys{
+			k256: [2]*[KeySize256]byte{encKey, macKey}, iv256: &both,
+			d: [2]zuclanes.ZUC256Constants{zuclanes.ZUC256Keystream, zuclanes.ZUC256MAC128},
+		}
+		if ok, done := open8With(s.lanes(), &lk, bodies, msgs, n, nil, want); done {
+			return ok
+		}
+	}
+	if !useX16 && !useX8 {
+		return VerifyThenDecrypt256Generic(encKey, macKey, ivs, bodies, msgs, want, n)
+	}
+	var tags [Lanes][MAC256TagSize]byte
+	s.MAC256Tags(macKey, ivs, msgs, &tags, n)
+	ok := verify256(msgs, &tags, want, n)
+	verified := verifiedBodies(bodies, ok, n)
+	s.XORKeyStreams256(encKey, ivs, &verified, n)
+	return ok
+}
+
 // XORKeyStreams128 is XORKeyStreams128Generic on the multi-lane kernels
 // when the CPU has them (see xorLanes); the output is identical.
 func (s *Scratch) XORKeyStreams128(key *[KeySize128]byte, ivs *[Lanes][IVSize128]byte, bufs *[Lanes][]byte, n int) {
@@ -845,18 +909,69 @@ const etm8Max = zuclanes.Lanes8 / 2
 // etm8 seals 1..etm8Max packets in one 8-lane call (keys and IVs as in
 // etmLanes: lk lanes j and Lanes/2+j): state lane j generates the
 // keystream of bodies[j], lane etm8Max+j the MAC keystream of msgs[j], as
-// words, then the bodies are encrypted in Go and only then the tags
-// computed (encrypt-then-MAC). A lone packet so costs one 8-lane call
-// instead of two single-lane keystreams, and up to etm8Max packets about
-// 2/3 of a 16-lane call (the per-round dependency chain, not the width,
-// bounds both; see narrow). It reports false, doing nothing, when a
-// packet needs more keystream than the MTU-sized buffer or there is no
+// words (etm8Stream), then the bodies are encrypted in Go and only then
+// the tags computed (encrypt-then-MAC). A lone packet so costs one 8-lane
+// call instead of two single-lane keystreams, and up to etm8Max packets
+// about 2/3 of a 16-lane call (the per-round dependency chain, not the
+// width, bounds both; see narrow). It reports false, doing nothing, when
+// a packet needs more keystream than the MTU-sized buffer or there is no
 // keystream to generate. st is the lane state, ks the keystream buffer
 // (at least Lanes8·mtuLaneWords words).
 func etm8(lk *laneKeys, bodies, msgs *[Lanes][]byte, n int, t128 *[Lanes]uint32, t256 *[Lanes][MAC256TagSize]byte, st *zuclanes.State8, ks []uint32) bool {
+	var need [zuclanes.Lanes8]int
+	words := etm8Stream(lk, bodies, msgs, n, &need, st, ks)
+	if words == 0 {
+		return false
+	}
+	for j := range n {
+		xorWords(bodies[j], ks[j*words:j*words+need[j]])
+	}
+	var m [Lanes][]byte // message j's keystream is lane etm8Max+j's
+	copy(m[:n], msgs[:n])
+	tagLanes(&m, ks[etm8Max*words:], words, t128, t256)
+	return true
+}
+
+// open8 is the open counterpart of etm8 (same lanes, keys, limits and
+// report): one 8-lane call generates the keystream of every body and the
+// MAC keystream of every message into ks, the tags are computed and
+// compared in constant time with want128 or want256 (non-nil as t128 or
+// t256 in etm8), and only then is the keystream XORed into the bodies of
+// the lanes whose tag matched; ok is their mask. The bodies of the other
+// lanes are not written: their keystream stays in ks.
+func open8(lk *laneKeys, bodies, msgs *[Lanes][]byte, n int, want128 *[Lanes]uint32, want256 *[Lanes][MAC256TagSize]byte, st *zuclanes.State8, ks []uint32) (ok uint32, done bool) {
+	var need [zuclanes.Lanes8]int
+	words := etm8Stream(lk, bodies, msgs, n, &need, st, ks)
+	if words == 0 {
+		return 0, false
+	}
+	var m [Lanes][]byte // message j's keystream is lane etm8Max+j's
+	copy(m[:n], msgs[:n])
+	if want128 != nil {
+		var tags [Lanes]uint32
+		tagLanes(&m, ks[etm8Max*words:], words, &tags, nil)
+		ok = verify128(&m, &tags, want128, n)
+	} else {
+		var tags [Lanes][MAC256TagSize]byte
+		tagLanes(&m, ks[etm8Max*words:], words, nil, &tags)
+		ok = verify256(&m, &tags, want256, n)
+	}
+	for j := range n {
+		if ok>>j&1 != 0 {
+			xorWords(bodies[j], ks[j*words:j*words+need[j]])
+		}
+	}
+	return ok, true
+}
+
+// etm8Stream is the kernel part of etm8 and open8: it loads state lane j
+// with the key and IV of lk lane j (encryption) and lane etm8Max+j with
+// those of lk lane Lanes/2+j (MAC), for j < n, and writes words keystream
+// words of every state lane c to ks[c·words:], need[c] of which the lane
+// uses. It returns words, or 0, doing nothing, when there is no keystream
+// to generate or a lane needs more than mtuLaneWords words.
+func etm8Stream(lk *laneKeys, bodies, msgs *[Lanes][]byte, n int, need *[zuclanes.Lanes8]int, st *zuclanes.State8, ks []uint32) (words int) {
 	const half = Lanes / 2
-	var need [zuclanes.Lanes8]int // keystream words per state lane
-	words := 0
 	for j := range n {
 		need[j] = (len(bodies[j]) + 3) / 4
 		if msgs[j] != nil {
@@ -865,7 +980,7 @@ func etm8(lk *laneKeys, bodies, msgs *[Lanes][]byte, n int, t128 *[Lanes]uint32,
 		words = max(words, need[j], need[etm8Max+j])
 	}
 	if words == 0 || words > mtuLaneWords {
-		return false
+		return 0
 	}
 	for j := range n {
 		if lk.iv128 != nil {
@@ -877,13 +992,6 @@ func etm8(lk *laneKeys, bodies, msgs *[Lanes][]byte, n int, t128 *[Lanes]uint32,
 		}
 	}
 	st.Init()
-	ksBuf := ks[:zuclanes.Lanes8*mtuLaneWords]
-	st.KeyStream(ksBuf, words, words)
-	for j := range n {
-		xorWords(bodies[j], ksBuf[j*words:j*words+need[j]])
-	}
-	var m [Lanes][]byte // message j's keystream is lane etm8Max+j's
-	copy(m[:n], msgs[:n])
-	tagLanes(&m, ksBuf[etm8Max*words:], words, t128, t256)
-	return true
+	st.KeyStream(ks[:zuclanes.Lanes8*mtuLaneWords], words, words)
+	return words
 }

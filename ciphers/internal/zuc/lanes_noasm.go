@@ -69,3 +69,13 @@ func (*Scratch) EncryptThenMAC128(encKey, macKey *[KeySize128]byte, eea, eia *[L
 func (*Scratch) EncryptThenMAC256(encKey, macKey *[KeySize256]byte, ivs *[Lanes][IVSize256]byte, bodies, msgs *[Lanes][]byte, tags *[Lanes][MAC256TagSize]byte, n int) {
 	EncryptThenMAC256Generic(encKey, macKey, ivs, bodies, msgs, tags, n)
 }
+
+// VerifyThenDecrypt128 is VerifyThenDecrypt128Generic.
+func (*Scratch) VerifyThenDecrypt128(encKey, macKey *[KeySize128]byte, eea, eia *[Lanes][IVSize128]byte, bodies, msgs *[Lanes][]byte, want *[Lanes]uint32, n int) uint32 {
+	return VerifyThenDecrypt128Generic(encKey, macKey, eea, eia, bodies, msgs, want, n)
+}
+
+// VerifyThenDecrypt256 is VerifyThenDecrypt256Generic.
+func (*Scratch) VerifyThenDecrypt256(encKey, macKey *[KeySize256]byte, ivs *[Lanes][IVSize256]byte, bodies, msgs *[Lanes][]byte, want *[Lanes][MAC256TagSize]byte, n int) uint32 {
+	return VerifyThenDecrypt256Generic(encKey, macKey, ivs, bodies, msgs, want, n)
+}

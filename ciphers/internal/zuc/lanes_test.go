@@ -107,7 +107,8 @@ func checkLanes(t *testing.T, b *laneBatch, what string) {
 // checkEncryptThenMAC runs the encrypt-then-MAC primitives on b as
 // methods of s (nil: fresh memory, as the package-level functions), each
 // lane's body being its data past a 16-byte header (the whole data if
-// shorter), and compares them with the generic ones.
+// shorter), and compares them with the generic ones; then opens forged and
+// genuine lanes (checkVerifyThenDecrypt).
 func checkEncryptThenMAC(t *testing.T, b *laneBatch, s *Scratch, what string) {
 	t.Helper()
 	split := func(msgs *[Lanes][]byte) *[Lanes][]byte {
@@ -147,6 +148,7 @@ func checkEncryptThenMAC(t *testing.T, b *laneBatch, s *Scratch, what string) {
 	if t256 != w256 {
 		t.Fatalf("%s: EncryptThenMAC256 tags differ from generic:\n got %x\nwant %x", what, t256, w256)
 	}
+	checkVerifyThenDecrypt(t, b, s, what)
 }
 
 func TestLanesEqualLengths(t *testing.T) {

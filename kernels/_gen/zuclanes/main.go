@@ -98,10 +98,17 @@ const (
 	cRevLo  // bit reversal of a low nibble, result in the high nibble (MAC)
 	cRevHi  // bit reversal of a high nibble, result in the low nibble (MAC)
 	cRevMat // GFNI matrix reversing the bits of every byte (MAC)
+	cD128   // d_i<<8 in dword i: the ZUC-128 constants of LFSR cell i (x16 lane load)
 	cCount
 )
 
 var consts Mem
+
+// zuc128D are the 15-bit constants d_0..d_15 of GB/T 33133.1-2016 §3.5.1.
+var zuc128D = [16]uint32{
+	0x44d7, 0x26bc, 0x626b, 0x135e, 0x5789, 0x35e2, 0x7135, 0x09af,
+	0x4d78, 0x2f13, 0x6bc4, 0x1af1, 0x5e26, 0x3c4d, 0x789a, 0x47ac,
+}
 
 func emitConsts() {
 	// The assembler wants DATA in increasing offsets: fill a byte image first.
@@ -169,6 +176,9 @@ func emitConsts() {
 	put16(cRevLo, revLo)
 	put16(cRevHi, revHi)
 	put64(cRevMat, gfniMatrix(revCols))
+	for i, d := range zuc128D {
+		binary.LittleEndian.PutUint32(img[cD128+4*i:], d<<8)
+	}
 
 	consts = GLOBL("zuc_consts", RODATA|NOPTR)
 	for i := 0; i < len(img); i += 8 {

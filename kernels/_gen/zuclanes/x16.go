@@ -960,4 +960,80 @@ func genX16() {
 	genKeyStreamInit16()
 	genXORInit16()
 	genSboxes16()
+	genLoad128x16()
+}
+
+// genLoad128x16: the ZUC-128 key/IV load of all 16 lanes (State16's
+// LoadZUC128Lanes). Cell i of lane c is key_i<<23 | d_i<<8 | iv_c,i
+// (GB/T 33133.1 §3.5.1): one vector per lane (cells in dwords, the key
+// part of its lane half ORed to the zero-extended IV bytes), transposed
+// in registers into the 16 state rows; R1 = R2 = 0.
+func genLoad128x16() {
+	TEXT("loadZUC128Lanes16AVX512", NOSPLIT, "func(st *[544]uint32, keyLo, keyHi *[16]byte, ivs *[16][16]byte)")
+	Pragma("noescape")
+	Doc("loadZUC128Lanes16AVX512 loads lanes 0–7 of st with keyLo, lanes 8–15 with",
+		"keyHi, lane c with ivs[c] (ZUC-128), and clears R1 and R2.")
+	st := Load(Param("st"), GP64())
+	klo := Load(Param("keyLo"), GP64())
+	khi := Load(Param("keyHi"), GP64())
+	ivs := Load(Param("ivs"), GP64())
+	in := [16]Register{Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15}
+	kd := [2]Register{Z16, Z17}
+	t := pool{Z31, Z30, Z29, Z28, Z27, Z26, Z25, Z24, Z23, Z22, Z21, Z20, Z19, Z18}
+	Comment("Key and constant parts of the cells, per lane half.")
+	for h, k := range []Register{klo, khi} {
+		VPMOVZXBD(Mem{Base: k}, kd[h])
+		VPSLLD(U8(23), kd[h], kd[h])
+		VPORD(consts.Offset(cD128), kd[h], kd[h])
+	}
+	Comment("Lane c's cells in in[c].")
+	for c := range in {
+		VPMOVZXBD(Mem{Base: ivs, Disp: 16 * c}, in[c])
+		VPORD(kd[c/8], in[c], in[c])
+	}
+	Comment("Transpose: 4×4 dwords inside 128-bit lanes, then 4×4 lanes; row j = cell j of every lane.")
+	for g := 0; g < 4; g++ {
+		r := in[4*g : 4*g+4]
+		t0, t1, t2, t3 := t.get(), t.get(), t.get(), t.get()
+		VPUNPCKLDQ(r[1], r[0], t0)
+		VPUNPCKHDQ(r[1], r[0], t1)
+		VPUNPCKLDQ(r[3], r[2], t2)
+		VPUNPCKHDQ(r[3], r[2], t3)
+		VPUNPCKLQDQ(t2, t0, r[0])
+		VPUNPCKHQDQ(t2, t0, r[1])
+		VPUNPCKLQDQ(t3, t1, r[2])
+		VPUNPCKHQDQ(t3, t1, r[3])
+		t.put(t0, t1, t2, t3)
+	}
+	row := func(j int) Mem { return Mem{Base: st, Disp: j * x16Row} }
+	for k := 0; k < 4; k++ {
+		a, b, c, d := in[k], in[4+k], in[8+k], in[12+k]
+		p, q, r, s := t.get(), t.get(), t.get(), t.get()
+		VSHUFI32X4(U8(0x88), b, a, p)
+		VSHUFI32X4(U8(0xdd), b, a, q)
+		VSHUFI32X4(U8(0x88), d, c, r)
+		VSHUFI32X4(U8(0xdd), d, c, s)
+		VSHUFI32X4(U8(0x88), r, p, a)
+		VSHUFI32X4(U8(0x88), s, q, b)
+		VSHUFI32X4(U8(0xdd), r, p, c)
+		VSHUFI32X4(U8(0xdd), s, q, d)
+		// Each row as two 32-byte halves: the round kernels read the rows
+		// by halves (one per lane group), and a half read from a 64-byte
+		// store that has not retired does not forward.
+		for i, v := range []Register{a, b, c, d} {
+			hi := Mem{Base: st, Disp: (4*i+k)*x16Row + 32}
+			VMOVDQU32(v.(VecPhysical).AsY(), row(4*i+k))
+			VEXTRACTI64X4(U8(1), v, hi)
+		}
+		t.put(p, q, r, s)
+	}
+	Comment("R1 = R2 = 0.")
+	z := t.get()
+	VPXORD(z, z, z)
+	for _, j := range []int{rowR1, rowR2} {
+		VMOVDQU32(z.(VecPhysical).AsY(), row(j))
+		VMOVDQU32(z.(VecPhysical).AsY(), Mem{Base: st, Disp: j*x16Row + 32})
+	}
+	VZEROUPPER()
+	RET()
 }

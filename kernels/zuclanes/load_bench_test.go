@@ -1,0 +1,29 @@
+//go:build amd64 && gc && !purego
+
+package zuclanes
+
+import "testing"
+
+// BenchmarkLoadZUC128Lanes compares the 16-lane ZUC-128 key/IV load of
+// the vector kernel with the portable loop it replaces (useX16 off).
+func BenchmarkLoadZUC128Lanes(b *testing.B) {
+	var st State16
+	var k0, k1 [16]byte
+	var ivs [Lanes16][16]byte
+	for c := range ivs {
+		ivs[c][0], ivs[c][15] = byte(c), byte(3*c)
+	}
+	run := func(b *testing.B, vector bool) {
+		if vector && !useX16 {
+			b.Skip("CPU lacks the 16-lane kernels")
+		}
+		saved := useX16
+		useX16 = vector
+		defer func() { useX16 = saved }()
+		for b.Loop() {
+			st.LoadZUC128Lanes(&k0, &k1, &ivs)
+		}
+	}
+	b.Run("kernel", func(b *testing.B) { run(b, true) })
+	b.Run("go", func(b *testing.B) { run(b, false) })
+}
