@@ -8,7 +8,8 @@
 //     blocks per YMM register, one reduction per 16 blocks (AMD Zen 3,
 //     Intel Alder Lake: VPCLMULQDQ without AVX-512);
 //   - AVX512 (cpu.X86.AVX512VAES, which includes VPCLMULQDQ): four blocks
-//     per ZMM register, one reduction per 16 blocks.
+//     per ZMM register, one reduction per 32 blocks (then 16); the last
+//     blocks of the first run and a short second run share one reduction.
 //
 // All tiers multiply Karatsuba-style (three carry-less multiplies per
 // block; the key holds the XOR of the halves of each power of H), and the

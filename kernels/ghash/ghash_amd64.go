@@ -11,15 +11,16 @@ import (
 // BlockSize is the GHASH block size in bytes.
 const BlockSize = 16
 
-// Powers is how many powers of H a Key holds (H^1 … H^16).
-const Powers = 16
+// Powers is how many powers of H a Key holds (H^1 … H^32).
+const Powers = 32
 
-// Key holds the powers H^16 … H^1 of one hash subkey in the kernels'
-// form (byte-reversed, times x^-1; see kernels/_gen/ghash), followed by
-// the XOR of the two 64-bit halves of each (the Karatsuba operands). It is
+// Key holds the powers of one hash subkey in the kernels' form
+// (byte-reversed, times x^-1; see kernels/_gen/ghash): H^16 … H^1, the XOR
+// of the two 64-bit halves of each (the Karatsuba operands), then
+// H^32 … H^17 and theirs (the AVX512 tier's 32-block groups). It is
 // read-only after NewKey and safe for concurrent use.
 type Key struct {
-	table [2 * Powers * 16]byte
+	table [4 * 16 * 16]byte
 }
 
 // Tier names one kernel implementation.
@@ -78,13 +79,18 @@ func NewKey(h *[16]byte, k *Key) {
 	hv := fieldElement{binary.BigEndian.Uint64(h[:8]), binary.BigEndian.Uint64(h[8:])}
 	p := hv
 	for i := 1; i <= Powers; i++ {
-		// Entry 16-i holds H^i·x^-1, byte-reversed into a little-endian
-		// 128-bit integer whose bit 127 is the coefficient of x^0.
+		// H^i·x^-1, byte-reversed into a little-endian 128-bit integer
+		// whose bit 127 is the coefficient of x^0: entry 16-i of the first
+		// half for i ≤ 16, entry 32-i of the second half (byte 512) else.
 		e := p.mulXInv()
-		binary.LittleEndian.PutUint64(k.table[16*(Powers-i):], e.lo)
-		binary.LittleEndian.PutUint64(k.table[16*(Powers-i)+8:], e.hi)
-		binary.LittleEndian.PutUint64(k.table[16*(2*Powers-i):], e.lo^e.hi)
-		binary.LittleEndian.PutUint64(k.table[16*(2*Powers-i)+8:], e.lo^e.hi)
+		off := 16 * (16 - i)
+		if i > 16 {
+			off = 512 + 16*(32-i)
+		}
+		binary.LittleEndian.PutUint64(k.table[off:], e.lo)
+		binary.LittleEndian.PutUint64(k.table[off+8:], e.hi)
+		binary.LittleEndian.PutUint64(k.table[off+256:], e.lo^e.hi)
+		binary.LittleEndian.PutUint64(k.table[off+256+8:], e.lo^e.hi)
 		p = p.mul(hv)
 	}
 }

@@ -82,7 +82,7 @@ DATA ghashTailMask<>+32(SB)/8, $0x0000000000000000
 DATA ghashTailMask<>+40(SB)/8, $0x0000000000000000
 GLOBL ghashTailMask<>(SB), RODATA|NOPTR, $48
 
-// func updatePCLMULQDQ(table *[512]byte, y *[16]byte, blocks *byte, nblocks int, blocks2 *byte, nblocks2 int)
+// func updatePCLMULQDQ(table *[1024]byte, y *[16]byte, blocks *byte, nblocks int, blocks2 *byte, nblocks2 int)
 // Requires: PCLMULQDQ, SSE2, SSSE3
 TEXT ·updatePCLMULQDQ(SB), NOSPLIT, $0-48
 	MOVQ   table+0(FP), AX
@@ -414,7 +414,7 @@ pclmul_done:
 	MOVOU  X2, (CX)
 	RET
 
-// func updateAVX512(table *[512]byte, y *[16]byte, blocks *byte, nblocks int, blocks2 *byte, nblocks2 int)
+// func updateAVX512(table *[1024]byte, y *[16]byte, blocks *byte, nblocks int, blocks2 *byte, nblocks2 int)
 // Requires: AVX, AVX2, AVX512BW, AVX512DQ, AVX512F, AVX512VL, BMI2, CMOV, PCLMULQDQ, VPCLMULQDQ
 TEXT ·updateAVX512(SB), NOSPLIT, $0-48
 	MOVQ      table+0(FP), AX
@@ -442,44 +442,154 @@ avx512_segment:
 	JB              avx512_tail
 	VSHUFI64X2      $0x00, Z7, Z7, Z15
 	VSHUFI64X2      $0x00, Z8, Z8, Z16
-	VBROADCASTI32X4 ghashReduce<>+0(SB), Z17
+	VBROADCASTI32X4 512(AX), Z17
+	VBROADCASTI32X4 768(AX), Z18
+	VBROADCASTI32X4 ghashReduce<>+0(SB), Z19
 
-avx512_loop16:
-	VMOVDQU64  (DX), Z18
-	VPSHUFB    Z0, Z18, Z18
-	VPCLMULQDQ $0x00, Z7, Z18, Z2
-	VPCLMULQDQ $0x11, Z7, Z18, Z4
-	VPSHUFD    $0x4e, Z18, Z6
-	VPXORD     Z18, Z6, Z6
-	VPCLMULQDQ $0x00, Z8, Z6, Z3
-	VMOVDQU64  64(DX), Z18
-	VPSHUFB    Z0, Z18, Z18
-	VPCLMULQDQ $0x00, Z9, Z18, Z5
+avx512_loop32:
+	CMPQ       BX, $0x20
+	JB         avx512_group16
+	VMOVDQU64  (DX), Z20
+	VPSHUFB    Z0, Z20, Z20
+	VPCLMULQDQ $0x00, 512(AX), Z20, Z2
+	VPCLMULQDQ $0x11, 512(AX), Z20, Z4
+	VPSHUFD    $0x4e, Z20, Z6
+	VPXORD     Z20, Z6, Z6
+	VPCLMULQDQ $0x00, 768(AX), Z6, Z3
+	VMOVDQU64  64(DX), Z20
+	VPSHUFB    Z0, Z20, Z20
+	VPCLMULQDQ $0x00, 576(AX), Z20, Z5
 	VPXORD     Z5, Z2, Z2
-	VPCLMULQDQ $0x11, Z9, Z18, Z5
+	VPCLMULQDQ $0x11, 576(AX), Z20, Z5
 	VPXORD     Z5, Z4, Z4
-	VPSHUFD    $0x4e, Z18, Z6
-	VPXORD     Z18, Z6, Z6
+	VPSHUFD    $0x4e, Z20, Z6
+	VPXORD     Z20, Z6, Z6
+	VPCLMULQDQ $0x00, 832(AX), Z6, Z5
+	VPXORD     Z5, Z3, Z3
+	VMOVDQU64  128(DX), Z20
+	VPSHUFB    Z0, Z20, Z20
+	VPCLMULQDQ $0x00, 640(AX), Z20, Z5
+	VPXORD     Z5, Z2, Z2
+	VPCLMULQDQ $0x11, 640(AX), Z20, Z5
+	VPXORD     Z5, Z4, Z4
+	VPSHUFD    $0x4e, Z20, Z6
+	VPXORD     Z20, Z6, Z6
+	VPCLMULQDQ $0x00, 896(AX), Z6, Z5
+	VPXORD     Z5, Z3, Z3
+	VMOVDQU64  192(DX), Z20
+	VPSHUFB    Z0, Z20, Z20
+	VPCLMULQDQ $0x00, 704(AX), Z20, Z5
+	VPXORD     Z5, Z2, Z2
+	VPCLMULQDQ $0x11, 704(AX), Z20, Z5
+	VPXORD     Z5, Z4, Z4
+	VPSHUFD    $0x4e, Z20, Z6
+	VPXORD     Z20, Z6, Z6
+	VPCLMULQDQ $0x00, 960(AX), Z6, Z5
+	VPXORD     Z5, Z3, Z3
+	VMOVDQU64  256(DX), Z20
+	VPSHUFB    Z0, Z20, Z20
+	VPCLMULQDQ $0x00, Z7, Z20, Z5
+	VPXORD     Z5, Z2, Z2
+	VPCLMULQDQ $0x11, Z7, Z20, Z5
+	VPXORD     Z5, Z4, Z4
+	VPSHUFD    $0x4e, Z20, Z6
+	VPXORD     Z20, Z6, Z6
+	VPCLMULQDQ $0x00, Z8, Z6, Z5
+	VPXORD     Z5, Z3, Z3
+	VMOVDQU64  320(DX), Z20
+	VPSHUFB    Z0, Z20, Z20
+	VPCLMULQDQ $0x00, Z9, Z20, Z5
+	VPXORD     Z5, Z2, Z2
+	VPCLMULQDQ $0x11, Z9, Z20, Z5
+	VPXORD     Z5, Z4, Z4
+	VPSHUFD    $0x4e, Z20, Z6
+	VPXORD     Z20, Z6, Z6
 	VPCLMULQDQ $0x00, Z10, Z6, Z5
 	VPXORD     Z5, Z3, Z3
-	VMOVDQU64  128(DX), Z18
-	VPSHUFB    Z0, Z18, Z18
-	VPCLMULQDQ $0x00, Z11, Z18, Z5
+	VMOVDQU64  384(DX), Z20
+	VPSHUFB    Z0, Z20, Z20
+	VPCLMULQDQ $0x00, Z11, Z20, Z5
 	VPXORD     Z5, Z2, Z2
-	VPCLMULQDQ $0x11, Z11, Z18, Z5
+	VPCLMULQDQ $0x11, Z11, Z20, Z5
 	VPXORD     Z5, Z4, Z4
-	VPSHUFD    $0x4e, Z18, Z6
-	VPXORD     Z18, Z6, Z6
+	VPSHUFD    $0x4e, Z20, Z6
+	VPXORD     Z20, Z6, Z6
 	VPCLMULQDQ $0x00, Z12, Z6, Z5
 	VPXORD     Z5, Z3, Z3
-	VMOVDQU64  192(DX), Z18
-	VPSHUFB    Z0, Z18, Z18
-	VPCLMULQDQ $0x00, Z13, Z18, Z5
+	VMOVDQU64  448(DX), Z20
+	VPSHUFB    Z0, Z20, Z20
+	VPCLMULQDQ $0x00, Z13, Z20, Z5
 	VPXORD     Z5, Z2, Z2
-	VPCLMULQDQ $0x11, Z13, Z18, Z5
+	VPCLMULQDQ $0x11, Z13, Z20, Z5
 	VPXORD     Z5, Z4, Z4
-	VPSHUFD    $0x4e, Z18, Z6
-	VPXORD     Z18, Z6, Z6
+	VPSHUFD    $0x4e, Z20, Z6
+	VPXORD     Z20, Z6, Z6
+	VPCLMULQDQ $0x00, Z14, Z6, Z5
+	VPXORD     Z5, Z3, Z3
+	VPCLMULQDQ $0x00, Z17, Z1, Z5
+	VPXORD     Z5, Z2, Z2
+	VPCLMULQDQ $0x11, Z17, Z1, Z5
+	VPXORD     Z5, Z4, Z4
+	VPSHUFD    $0x4e, Z1, Z6
+	VPXORD     Z1, Z6, Z6
+	VPCLMULQDQ $0x00, Z18, Z6, Z5
+	VPXORD     Z5, Z3, Z3
+
+	// Lane-wise Karatsuba correction, middle fold and reduction into acc4.
+	VPTERNLOGD $0x96, Z2, Z4, Z3
+	VPSLLDQ    $0x08, Z3, Z5
+	VPXORD     Z5, Z2, Z2
+	VPSRLDQ    $0x08, Z3, Z3
+	VPXORD     Z3, Z4, Z4
+	VPCLMULQDQ $0x00, Z19, Z2, Z5
+	VPSHUFD    $0x4e, Z2, Z2
+	VPXORD     Z5, Z2, Z2
+	VPCLMULQDQ $0x00, Z19, Z2, Z5
+	VPSHUFD    $0x4e, Z2, Z2
+	VPXORD     Z5, Z2, Z2
+	VPXORD     Z4, Z2, Z1
+	ADDQ       $0x00000200, DX
+	SUBQ       $0x20, BX
+	JMP        avx512_loop32
+
+avx512_group16:
+	CMPQ       BX, $0x10
+	JB         avx512_fold
+	VMOVDQU64  (DX), Z20
+	VPSHUFB    Z0, Z20, Z20
+	VPCLMULQDQ $0x00, Z7, Z20, Z2
+	VPCLMULQDQ $0x11, Z7, Z20, Z4
+	VPSHUFD    $0x4e, Z20, Z6
+	VPXORD     Z20, Z6, Z6
+	VPCLMULQDQ $0x00, Z8, Z6, Z3
+	VMOVDQU64  64(DX), Z20
+	VPSHUFB    Z0, Z20, Z20
+	VPCLMULQDQ $0x00, Z9, Z20, Z5
+	VPXORD     Z5, Z2, Z2
+	VPCLMULQDQ $0x11, Z9, Z20, Z5
+	VPXORD     Z5, Z4, Z4
+	VPSHUFD    $0x4e, Z20, Z6
+	VPXORD     Z20, Z6, Z6
+	VPCLMULQDQ $0x00, Z10, Z6, Z5
+	VPXORD     Z5, Z3, Z3
+	VMOVDQU64  128(DX), Z20
+	VPSHUFB    Z0, Z20, Z20
+	VPCLMULQDQ $0x00, Z11, Z20, Z5
+	VPXORD     Z5, Z2, Z2
+	VPCLMULQDQ $0x11, Z11, Z20, Z5
+	VPXORD     Z5, Z4, Z4
+	VPSHUFD    $0x4e, Z20, Z6
+	VPXORD     Z20, Z6, Z6
+	VPCLMULQDQ $0x00, Z12, Z6, Z5
+	VPXORD     Z5, Z3, Z3
+	VMOVDQU64  192(DX), Z20
+	VPSHUFB    Z0, Z20, Z20
+	VPCLMULQDQ $0x00, Z13, Z20, Z5
+	VPXORD     Z5, Z2, Z2
+	VPCLMULQDQ $0x11, Z13, Z20, Z5
+	VPXORD     Z5, Z4, Z4
+	VPSHUFD    $0x4e, Z20, Z6
+	VPXORD     Z20, Z6, Z6
 	VPCLMULQDQ $0x00, Z14, Z6, Z5
 	VPXORD     Z5, Z3, Z3
 	VPCLMULQDQ $0x00, Z15, Z1, Z5
@@ -492,29 +602,140 @@ avx512_loop16:
 	VPXORD     Z5, Z3, Z3
 
 	// Lane-wise Karatsuba correction, middle fold and reduction into acc4.
-	VPTERNLOGD    $0x96, Z2, Z4, Z3
-	VPSLLDQ       $0x08, Z3, Z5
-	VPXORD        Z5, Z2, Z2
-	VPSRLDQ       $0x08, Z3, Z3
-	VPXORD        Z3, Z4, Z4
-	VPCLMULQDQ    $0x00, Z17, Z2, Z5
-	VPSHUFD       $0x4e, Z2, Z2
-	VPXORD        Z5, Z2, Z2
-	VPCLMULQDQ    $0x00, Z17, Z2, Z5
-	VPSHUFD       $0x4e, Z2, Z2
-	VPXORD        Z5, Z2, Z2
-	VPXORD        Z4, Z2, Z1
-	ADDQ          $0x00000100, DX
-	SUBQ          $0x10, BX
-	CMPQ          BX, $0x10
-	JAE           avx512_loop16
+	VPTERNLOGD $0x96, Z2, Z4, Z3
+	VPSLLDQ    $0x08, Z3, Z5
+	VPXORD     Z5, Z2, Z2
+	VPSRLDQ    $0x08, Z3, Z3
+	VPXORD     Z3, Z4, Z4
+	VPCLMULQDQ $0x00, Z19, Z2, Z5
+	VPSHUFD    $0x4e, Z2, Z2
+	VPXORD     Z5, Z2, Z2
+	VPCLMULQDQ $0x00, Z19, Z2, Z5
+	VPSHUFD    $0x4e, Z2, Z2
+	VPXORD     Z5, Z2, Z2
+	VPXORD     Z4, Z2, Z1
+	ADDQ       $0x00000100, DX
+	SUBQ       $0x10, BX
+
+avx512_fold:
 	VEXTRACTI64X4 $0x01, Z1, Y5
 	VPXORD        Y5, Y1, Y1
 	VEXTRACTI128  $0x01, Y1, X5
 	VPXOR         X5, X1, X1
 
 avx512_tail:
-	// 1 to 15 blocks left, four per register; the last register is masked.
+	// 0 to 15 blocks left. When the second run fits in the same group (n + nblocks2 ≤ 16), both take one reduction: run 1's blocks use entries 16-(n+nblocks2)+i, run 2's 16-nblocks2+j.
+	TESTQ     DI, DI
+	JZ        avx512_single
+	MOVQ      BX, R8
+	ADDQ      DI, R8
+	CMPQ      R8, $0x10
+	JA        avx512_single
+	VPXORD    Z2, Z2, Z2
+	VPXORD    Z3, Z3, Z3
+	VPXORD    Z4, Z4, Z4
+	VMOVDQA64 Z1, Z15
+	TESTQ     BX, BX
+	JZ        avx512_merged2
+	NEGQ      R8
+	SHLQ      $0x04, R8
+	LEAQ      256(AX)(R8*1), R8
+
+avx512_merged1_loop:
+	// Qword mask for min(n, 4) blocks: (1 << 2·min(n,4)) - 1.
+	MOVQ        BX, R9
+	MOVQ        $0x00000004, R10
+	CMPQ        R9, R10
+	CMOVQGT     R10, R9
+	SHLQ        $0x01, R9
+	MOVQ        $0x00000001, R10
+	SHLXQ       R9, R10, R9
+	DECQ        R9
+	KMOVB       R9, K1
+	VMOVDQU64.Z (DX), K1, Z20
+	VPSHUFB     Z0, Z20, Z20
+	VPXORD      Z15, Z20, Z20
+	VMOVDQU64.Z (R8), K1, Z6
+	VMOVDQU64.Z 256(R8), K1, Z1
+	VPCLMULQDQ  $0x00, Z6, Z20, Z5
+	VPXORD      Z5, Z2, Z2
+	VPCLMULQDQ  $0x11, Z6, Z20, Z5
+	VPXORD      Z5, Z4, Z4
+	VPSHUFD     $0x4e, Z20, Z6
+	VPXORD      Z20, Z6, Z6
+	VPCLMULQDQ  $0x00, Z1, Z6, Z5
+	VPXORD      Z5, Z3, Z3
+	VPXORD      Z15, Z15, Z15
+	ADDQ        $0x40, DX
+	ADDQ        $0x40, R8
+	SUBQ        $0x04, BX
+	JG          avx512_merged1_loop
+
+avx512_merged2:
+	MOVQ SI, DX
+	MOVQ DI, BX
+	MOVQ BX, R8
+	NEGQ R8
+	SHLQ $0x04, R8
+	LEAQ 256(AX)(R8*1), R8
+
+avx512_merged2_loop:
+	// Qword mask for min(n, 4) blocks: (1 << 2·min(n,4)) - 1.
+	MOVQ          BX, AX
+	MOVQ          $0x00000004, SI
+	CMPQ          AX, SI
+	CMOVQGT       SI, AX
+	SHLQ          $0x01, AX
+	MOVQ          $0x00000001, SI
+	SHLXQ         AX, SI, AX
+	DECQ          AX
+	KMOVB         AX, K1
+	VMOVDQU64.Z   (DX), K1, Z20
+	VPSHUFB       Z0, Z20, Z20
+	VPXORD        Z15, Z20, Z20
+	VMOVDQU64.Z   (R8), K1, Z6
+	VMOVDQU64.Z   256(R8), K1, Z1
+	VPCLMULQDQ    $0x00, Z6, Z20, Z5
+	VPXORD        Z5, Z2, Z2
+	VPCLMULQDQ    $0x11, Z6, Z20, Z5
+	VPXORD        Z5, Z4, Z4
+	VPSHUFD       $0x4e, Z20, Z6
+	VPXORD        Z20, Z6, Z6
+	VPCLMULQDQ    $0x00, Z1, Z6, Z5
+	VPXORD        Z5, Z3, Z3
+	VPXORD        Z15, Z15, Z15
+	ADDQ          $0x40, DX
+	ADDQ          $0x40, R8
+	SUBQ          $0x04, BX
+	JG            avx512_merged2_loop
+	VPTERNLOGD    $0x96, Z2, Z4, Z3
+	VEXTRACTI64X4 $0x01, Z2, Y5
+	VPXORD        Y5, Y2, Y2
+	VEXTRACTI128  $0x01, Y2, X5
+	VPXOR         X5, X2, X2
+	VEXTRACTI64X4 $0x01, Z3, Y5
+	VPXORD        Y5, Y3, Y3
+	VEXTRACTI128  $0x01, Y3, X5
+	VPXOR         X5, X3, X3
+	VEXTRACTI64X4 $0x01, Z4, Y5
+	VPXORD        Y5, Y4, Y4
+	VEXTRACTI128  $0x01, Y4, X5
+	VPXOR         X5, X4, X4
+	VPSLLDQ       $0x08, X3, X5
+	VPXOR         X5, X2, X2
+	VPSRLDQ       $0x08, X3, X3
+	VPXOR         X3, X4, X4
+	VMOVDQU       ghashReduce<>+0(SB), X6
+	VPCLMULQDQ    $0x00, X6, X2, X5
+	VPSHUFD       $0x4e, X2, X2
+	VPXOR         X5, X2, X2
+	VPCLMULQDQ    $0x00, X6, X2, X5
+	VPSHUFD       $0x4e, X2, X2
+	VPXOR         X5, X2, X2
+	VPXOR         X4, X2, X1
+	JMP           avx512_done
+
+avx512_single:
 	TESTQ     BX, BX
 	JZ        avx512_next
 	MOVQ      BX, R8
@@ -537,17 +758,17 @@ avx512_tail_loop:
 	SHLXQ         R9, R10, R9
 	DECQ          R9
 	KMOVB         R9, K1
-	VMOVDQU64.Z   (DX), K1, Z18
-	VPSHUFB       Z0, Z18, Z18
-	VPXORD        Z15, Z18, Z18
+	VMOVDQU64.Z   (DX), K1, Z20
+	VPSHUFB       Z0, Z20, Z20
+	VPXORD        Z15, Z20, Z20
 	VMOVDQU64.Z   (R8), K1, Z6
 	VMOVDQU64.Z   256(R8), K1, Z16
-	VPCLMULQDQ    $0x00, Z6, Z18, Z5
+	VPCLMULQDQ    $0x00, Z6, Z20, Z5
 	VPXORD        Z5, Z2, Z2
-	VPCLMULQDQ    $0x11, Z6, Z18, Z5
+	VPCLMULQDQ    $0x11, Z6, Z20, Z5
 	VPXORD        Z5, Z4, Z4
-	VPSHUFD       $0x4e, Z18, Z6
-	VPXORD        Z18, Z6, Z6
+	VPSHUFD       $0x4e, Z20, Z6
+	VPXORD        Z20, Z6, Z6
 	VPCLMULQDQ    $0x00, Z16, Z6, Z5
 	VPXORD        Z5, Z3, Z3
 	VPXORD        Z15, Z15, Z15
@@ -595,7 +816,7 @@ avx512_done:
 	VZEROUPPER
 	RET
 
-// func updateAVX2VPCLMULQDQ(table *[512]byte, y *[16]byte, blocks *byte, nblocks int, blocks2 *byte, nblocks2 int)
+// func updateAVX2VPCLMULQDQ(table *[1024]byte, y *[16]byte, blocks *byte, nblocks int, blocks2 *byte, nblocks2 int)
 // Requires: AVX, AVX2, CMOV, PCLMULQDQ, VPCLMULQDQ
 TEXT ·updateAVX2VPCLMULQDQ(SB), NOSPLIT, $0-48
 	MOVQ    table+0(FP), AX

@@ -163,6 +163,40 @@ func TestUpdate2(t *testing.T) {
 	})
 }
 
+// TestUpdate2Lengths checks every pair of run lengths up to 100 and 40
+// blocks (random keys and states, the second run unaligned), so the
+// AVX512 tier's 32- and 16-block groups, its single and merged tails
+// (run 1's last blocks and run 2 in one reduction when they fit in 16)
+// and the other tiers' paths all meet the reference.
+func TestUpdate2Lengths(t *testing.T) {
+	forEachTier(t, func(t *testing.T, tier Tier) {
+		r := rand.NewChaCha8([32]byte{9})
+		var h [16]byte
+		r.Read(h[:])
+		var k Key
+		NewKey(&h, &k)
+		data := make([]byte, 16*140)
+		r.Read(data)
+		buf := make([]byte, 16*40+7)
+		for na := 0; na <= 100; na++ {
+			var y0 [16]byte
+			r.Read(y0[:])
+			mid := refGHASH(h, y0, data[:16*na])
+			for nb := 0; nb <= 40; nb++ {
+				off := (na + nb) % 7
+				b := buf[off : off+16*nb]
+				copy(b, data[16*na:16*(na+nb)])
+				want := refGHASH(h, mid, b)
+				y := y0
+				Update2(tier, &k, &y, data[:16*na], b)
+				if y != want {
+					t.Fatalf("runs of %d and %d blocks: got %x, want %x", na, nb, y, want)
+				}
+			}
+		}
+	})
+}
+
 // gcmTag computes the GCM tag (NIST SP 800-38D §7.1 steps 1, 5, 6) from
 // the ciphertext with this package's GHASH and a one-block SM4 cipher.
 func gcmTag(tier Tier, b cipher.Block, iv, aad, ct []byte) []byte {

@@ -7,14 +7,14 @@ package ghash
 // updatePCLMULQDQ absorbs nblocks 16-byte blocks, then nblocks2 blocks from blocks2, into the GHASH state y (NIST SP 800-38D §6.4) with 128-bit PCLMULQDQ, sixteen blocks per reduction.
 //
 //go:noescape
-func updatePCLMULQDQ(table *[512]byte, y *[16]byte, blocks *byte, nblocks int, blocks2 *byte, nblocks2 int)
+func updatePCLMULQDQ(table *[1024]byte, y *[16]byte, blocks *byte, nblocks int, blocks2 *byte, nblocks2 int)
 
 // updateAVX512 absorbs nblocks 16-byte blocks, then nblocks2 blocks from blocks2, into the GHASH state y (NIST SP 800-38D §6.4) with VPCLMULQDQ on ZMM registers, sixteen blocks per reduction.
 //
 //go:noescape
-func updateAVX512(table *[512]byte, y *[16]byte, blocks *byte, nblocks int, blocks2 *byte, nblocks2 int)
+func updateAVX512(table *[1024]byte, y *[16]byte, blocks *byte, nblocks int, blocks2 *byte, nblocks2 int)
 
 // updateAVX2VPCLMULQDQ absorbs nblocks 16-byte blocks, then nblocks2 blocks from blocks2, into the GHASH state y (NIST SP 800-38D §6.4) with VEX-encoded VPCLMULQDQ on YMM registers, sixteen blocks per reduction.
 //
 //go:noescape
-func updateAVX2VPCLMULQDQ(table *[512]byte, y *[16]byte, blocks *byte, nblocks int, blocks2 *byte, nblocks2 int)
+func updateAVX2VPCLMULQDQ(table *[1024]byte, y *[16]byte, blocks *byte, nblocks int, blocks2 *byte, nblocks2 int)

@@ -25,11 +25,10 @@
 //
 // A call costs at least one register set (Tier.Width) and runs best with
 // full passes (Tier.PassBlocks: 64 blocks on AVX-512, 32 on AVX2).
-// XORKeyStreamBatch keeps passes full across the packets of a batch that
-// share one key by gathering each packet's leftover blocks; XORPieces is
-// that gathered pass in one kernel call (counter blocks built and
-// keystream applied in the kernel, any piece length, nil source for a
-// bare keystream such as a GCM tag mask).
+// XORPieces keeps passes full across the packets of a batch that share
+// one key: it takes the leftover blocks of many packets (any piece
+// length, nil source for a bare keystream such as a GCM tag mask) as one
+// gathered pass, counter blocks built and keystream applied in the kernel.
 //
 // The callers expand the key schedule (32 round keys, GB/T 32907-2016 §7.3)
 // and handle the final partial block. The kernels are constant time: no

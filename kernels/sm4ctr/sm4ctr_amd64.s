@@ -3758,46 +3758,27 @@ xorPiecesAVX512GFNI_done:
 
 xorPiecesAVX512GFNI_two:
 	// Blocks past nblocks are whatever the buffer held: encrypted, never used.
-	MOVQ                $-1, AX
-	MOVQ                AX, 2696(SP)
-	MOVQ                AX, 2704(SP)
 	LEAQ                2712(SP), BX
 	ADDQ                $0x3f, BX
 	ANDQ                $-64, BX
 	MOVQ                (SP), AX
 	ADDQ                $0x00000000, AX
-	KMOVB               2696(SP), K1
-	VMOVDQU64.Z         (AX), K1, Z0
-	KMOVB               2704(SP), K1
-	VMOVDQU64.Z         512(AX), K1, Z1
-	KMOVB               2700(SP), K1
-	VMOVDQU64.Z         256(AX), K1, Z2
-	KMOVB               2708(SP), K1
-	VMOVDQU64.Z         768(AX), K1, Z3
-	KMOVB               2698(SP), K1
-	VMOVDQU64.Z         128(AX), K1, Z4
-	KMOVB               2706(SP), K1
-	VMOVDQU64.Z         640(AX), K1, Z5
-	KMOVB               2702(SP), K1
-	VMOVDQU64.Z         384(AX), K1, Z6
-	KMOVB               2710(SP), K1
-	VMOVDQU64.Z         896(AX), K1, Z7
-	KMOVB               2697(SP), K1
-	VMOVDQU64.Z         64(AX), K1, Z8
-	KMOVB               2705(SP), K1
-	VMOVDQU64.Z         576(AX), K1, Z9
-	KMOVB               2701(SP), K1
-	VMOVDQU64.Z         320(AX), K1, Z10
-	KMOVB               2709(SP), K1
-	VMOVDQU64.Z         832(AX), K1, Z11
-	KMOVB               2699(SP), K1
-	VMOVDQU64.Z         192(AX), K1, Z12
-	KMOVB               2707(SP), K1
-	VMOVDQU64.Z         704(AX), K1, Z13
-	KMOVB               2703(SP), K1
-	VMOVDQU64.Z         448(AX), K1, Z14
-	KMOVB               2711(SP), K1
-	VMOVDQU64.Z         960(AX), K1, Z15
+	VMOVDQU64           (AX), Z0
+	VMOVDQU64           512(AX), Z1
+	VMOVDQU64           256(AX), Z2
+	VMOVDQU64           768(AX), Z3
+	VMOVDQU64           128(AX), Z4
+	VMOVDQU64           640(AX), Z5
+	VMOVDQU64           384(AX), Z6
+	VMOVDQU64           896(AX), Z7
+	VMOVDQU64           64(AX), Z8
+	VMOVDQU64           576(AX), Z9
+	VMOVDQU64           320(AX), Z10
+	VMOVDQU64           832(AX), Z11
+	VMOVDQU64           192(AX), Z12
+	VMOVDQU64           704(AX), Z13
+	VMOVDQU64           448(AX), Z14
+	VMOVDQU64           960(AX), Z15
 	VPUNPCKLBW          Z8, Z0, Z16
 	VPUNPCKHBW          Z8, Z0, Z0
 	VPUNPCKLBW          Z9, Z1, Z8
@@ -3884,38 +3865,22 @@ xorPiecesAVX512GFNI_two:
 	VMOVDQU64           Z4, 192(BX)
 	MOVQ                (SP), AX
 	ADDQ                $0x00000400, AX
-	KMOVB               2696(SP), K1
-	VMOVDQU64.Z         (AX), K1, Z1
-	KMOVB               2704(SP), K1
-	VMOVDQU64.Z         512(AX), K1, Z2
-	KMOVB               2700(SP), K1
-	VMOVDQU64.Z         256(AX), K1, Z3
-	KMOVB               2708(SP), K1
-	VMOVDQU64.Z         768(AX), K1, Z4
-	KMOVB               2698(SP), K1
-	VMOVDQU64.Z         128(AX), K1, Z7
-	KMOVB               2706(SP), K1
-	VMOVDQU64.Z         640(AX), K1, Z17
-	KMOVB               2702(SP), K1
-	VMOVDQU64.Z         384(AX), K1, Z18
-	KMOVB               2710(SP), K1
-	VMOVDQU64.Z         896(AX), K1, Z19
-	KMOVB               2697(SP), K1
-	VMOVDQU64.Z         64(AX), K1, Z20
-	KMOVB               2705(SP), K1
-	VMOVDQU64.Z         576(AX), K1, Z21
-	KMOVB               2701(SP), K1
-	VMOVDQU64.Z         320(AX), K1, Z22
-	KMOVB               2709(SP), K1
-	VMOVDQU64.Z         832(AX), K1, Z23
-	KMOVB               2699(SP), K1
-	VMOVDQU64.Z         192(AX), K1, Z24
-	KMOVB               2707(SP), K1
-	VMOVDQU64.Z         704(AX), K1, Z25
-	KMOVB               2703(SP), K1
-	VMOVDQU64.Z         448(AX), K1, Z26
-	KMOVB               2711(SP), K1
-	VMOVDQU64.Z         960(AX), K1, Z27
+	VMOVDQU64           (AX), Z1
+	VMOVDQU64           512(AX), Z2
+	VMOVDQU64           256(AX), Z3
+	VMOVDQU64           768(AX), Z4
+	VMOVDQU64           128(AX), Z7
+	VMOVDQU64           640(AX), Z17
+	VMOVDQU64           384(AX), Z18
+	VMOVDQU64           896(AX), Z19
+	VMOVDQU64           64(AX), Z20
+	VMOVDQU64           576(AX), Z21
+	VMOVDQU64           320(AX), Z22
+	VMOVDQU64           832(AX), Z23
+	VMOVDQU64           192(AX), Z24
+	VMOVDQU64           704(AX), Z25
+	VMOVDQU64           448(AX), Z26
+	VMOVDQU64           960(AX), Z27
 	VPUNPCKLBW          Z20, Z1, Z28
 	VPUNPCKHBW          Z20, Z1, Z1
 	VPUNPCKLBW          Z21, Z2, Z20
@@ -4415,38 +4380,22 @@ xorPiecesAVX512GFNI_rounds2:
 	VPUNPCKHQDQ         Z16, Z19, Z16
 	VPUNPCKLQDQ         Z2, Z0, Z19
 	VPUNPCKHQDQ         Z2, Z0, Z0
-	KMOVB               2696(SP), K1
-	VMOVDQU64           Z5, K1, (SI)
-	KMOVB               2697(SP), K1
-	VMOVDQU64           Z4, K1, 64(SI)
-	KMOVB               2698(SP), K1
-	VMOVDQU64           Z9, K1, 128(SI)
-	KMOVB               2699(SP), K1
-	VMOVDQU64           Z7, K1, 192(SI)
-	KMOVB               2700(SP), K1
-	VMOVDQU64           Z11, K1, 256(SI)
-	KMOVB               2701(SP), K1
-	VMOVDQU64           Z8, K1, 320(SI)
-	KMOVB               2702(SP), K1
-	VMOVDQU64           Z13, K1, 384(SI)
-	KMOVB               2703(SP), K1
-	VMOVDQU64           Z3, K1, 448(SI)
-	KMOVB               2704(SP), K1
-	VMOVDQU64           Z10, K1, 512(SI)
-	KMOVB               2705(SP), K1
-	VMOVDQU64           Z6, K1, 576(SI)
-	KMOVB               2706(SP), K1
-	VMOVDQU64           Z14, K1, 640(SI)
-	KMOVB               2707(SP), K1
-	VMOVDQU64           Z12, K1, 704(SI)
-	KMOVB               2708(SP), K1
-	VMOVDQU64           Z15, K1, 768(SI)
-	KMOVB               2709(SP), K1
-	VMOVDQU64           Z16, K1, 832(SI)
-	KMOVB               2710(SP), K1
-	VMOVDQU64           Z19, K1, 896(SI)
-	KMOVB               2711(SP), K1
-	VMOVDQU64           Z0, K1, 960(SI)
+	VMOVDQU64           Z5, (SI)
+	VMOVDQU64           Z4, 64(SI)
+	VMOVDQU64           Z9, 128(SI)
+	VMOVDQU64           Z7, 192(SI)
+	VMOVDQU64           Z11, 256(SI)
+	VMOVDQU64           Z8, 320(SI)
+	VMOVDQU64           Z13, 384(SI)
+	VMOVDQU64           Z3, 448(SI)
+	VMOVDQU64           Z10, 512(SI)
+	VMOVDQU64           Z6, 576(SI)
+	VMOVDQU64           Z14, 640(SI)
+	VMOVDQU64           Z12, 704(SI)
+	VMOVDQU64           Z15, 768(SI)
+	VMOVDQU64           Z16, 832(SI)
+	VMOVDQU64           Z19, 896(SI)
+	VMOVDQU64           Z0, 960(SI)
 	MOVQ                (SP), SI
 	ADDQ                $0x00000400, SI
 	VMOVDQU64           512(BX), Z0
@@ -4533,38 +4482,22 @@ xorPiecesAVX512GFNI_rounds2:
 	VPUNPCKHQDQ         Z16, Z14, Z14
 	VPUNPCKLQDQ         Z0, Z1, Z16
 	VPUNPCKHQDQ         Z0, Z1, Z0
-	KMOVB               2696(SP), K1
-	VMOVDQU64           Z8, K1, (SI)
-	KMOVB               2697(SP), K1
-	VMOVDQU64           Z3, K1, 64(SI)
-	KMOVB               2698(SP), K1
-	VMOVDQU64           Z10, K1, 128(SI)
-	KMOVB               2699(SP), K1
-	VMOVDQU64           Z4, K1, 192(SI)
-	KMOVB               2700(SP), K1
-	VMOVDQU64           Z6, K1, 256(SI)
-	KMOVB               2701(SP), K1
-	VMOVDQU64           Z13, K1, 320(SI)
-	KMOVB               2702(SP), K1
-	VMOVDQU64           Z15, K1, 384(SI)
-	KMOVB               2703(SP), K1
-	VMOVDQU64           Z2, K1, 448(SI)
-	KMOVB               2704(SP), K1
-	VMOVDQU64           Z7, K1, 512(SI)
-	KMOVB               2705(SP), K1
-	VMOVDQU64           Z9, K1, 576(SI)
-	KMOVB               2706(SP), K1
-	VMOVDQU64           Z11, K1, 640(SI)
-	KMOVB               2707(SP), K1
-	VMOVDQU64           Z5, K1, 704(SI)
-	KMOVB               2708(SP), K1
-	VMOVDQU64           Z12, K1, 768(SI)
-	KMOVB               2709(SP), K1
-	VMOVDQU64           Z14, K1, 832(SI)
-	KMOVB               2710(SP), K1
-	VMOVDQU64           Z16, K1, 896(SI)
-	KMOVB               2711(SP), K1
-	VMOVDQU64           Z0, K1, 960(SI)
+	VMOVDQU64           Z8, (SI)
+	VMOVDQU64           Z3, 64(SI)
+	VMOVDQU64           Z10, 128(SI)
+	VMOVDQU64           Z4, 192(SI)
+	VMOVDQU64           Z6, 256(SI)
+	VMOVDQU64           Z13, 320(SI)
+	VMOVDQU64           Z15, 384(SI)
+	VMOVDQU64           Z2, 448(SI)
+	VMOVDQU64           Z7, 512(SI)
+	VMOVDQU64           Z9, 576(SI)
+	VMOVDQU64           Z11, 640(SI)
+	VMOVDQU64           Z5, 704(SI)
+	VMOVDQU64           Z12, 768(SI)
+	VMOVDQU64           Z14, 832(SI)
+	VMOVDQU64           Z16, 896(SI)
+	VMOVDQU64           Z0, 960(SI)
 
 xorPiecesAVX512GFNI_keystream:
 	// Keystream into every piece, 64 bytes per step under a byte mask.
@@ -4583,6 +4516,23 @@ xorPiecesAVX512GFNI_xor_piece:
 	ADDQ  $0x0f, R9
 	ANDQ  $-16, R9
 	ADDQ  R9, AX
+
+xorPiecesAVX512GFNI_xor_full:
+	// Whole 64-byte chunks without masks (masked stores cost more).
+	CMPQ      DI, R11
+	JL        xorPiecesAVX512GFNI_xor_chunk
+	VMOVDQU64 (R8), Z0
+	TESTQ     SI, SI
+	JZ        xorPiecesAVX512GFNI_xor_full_store
+	VPXORD    (SI), Z0, Z0
+	ADDQ      $0x40, SI
+
+xorPiecesAVX512GFNI_xor_full_store:
+	VMOVDQU64 Z0, (BX)
+	ADDQ      $0x40, BX
+	ADDQ      $0x40, R8
+	SUBQ      $0x40, DI
+	JMP       xorPiecesAVX512GFNI_xor_full
 
 xorPiecesAVX512GFNI_xor_chunk:
 	TESTQ      DI, DI
@@ -4617,8 +4567,8 @@ xorPiecesAVX512GFNI_xor_done:
 	RET
 
 // func xorKeyStream2AVX512GFNI(rk *[32]uint32, ctrA *[16]byte, dstA *byte, srcA *byte, ctrB *[16]byte, dstB *byte, srcB *byte)
-// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL, GFNI
-TEXT ·xorKeyStream2AVX512GFNI(SB), $1648-56
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, GFNI
+TEXT ·xorKeyStream2AVX512GFNI(SB), $1632-56
 	MOVQ                rk+0(FP), AX
 	VMOVDQU64           (AX), Z0
 	VMOVDQU64           64(AX), Z1
@@ -4646,12 +4596,7 @@ TEXT ·xorKeyStream2AVX512GFNI(SB), $1648-56
 	VPSHUFB             sm4BSKeySplit<>+192(SB), Z1, Z2
 	VGF2P8AFFINEQB.BCST $0x3e, sm4PreMatrix<>+0(SB), Z2, Z2
 	VMOVDQU64           Z2, 448(SP)
-
-	// Whole passes: every group mask all ones.
-	MOVQ                $-1, AX
-	MOVQ                AX, 512(SP)
-	MOVQ                AX, 520(SP)
-	LEAQ                528(SP), AX
+	LEAQ                512(SP), AX
 	ADDQ                $0x3f, AX
 	ANDQ                $-64, AX
 	MOVQ                ctrA+8(FP), CX
@@ -4659,7 +4604,7 @@ TEXT ·xorKeyStream2AVX512GFNI(SB), $1648-56
 	BSWAPL              DX
 	VMOVDQU             (CX), X0
 	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), X0, X0
-	VMOVDQU             X0, 1616(SP)
+	VMOVDQU             X0, 1600(SP)
 	VPBROADCASTD        DX, Z0
 	VPADDD              sm4BSCtrIndex<>+0(SB), Z0, Z1
 	VPSHUFB             sm4BSCtrBytes<>+0(SB), Z1, Z1
@@ -4693,28 +4638,28 @@ TEXT ·xorKeyStream2AVX512GFNI(SB), $1648-56
 	VPERMI2D            Z0, Z3, Z1
 	VSHUFI64X2          $0x44, Z1, Z7, Z0
 	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z0, Z0
-	VPBROADCASTB        1616(SP), Z1
+	VPBROADCASTB        1600(SP), Z1
 	VMOVDQU64           Z1, (AX)
-	VPBROADCASTB        1617(SP), Z1
+	VPBROADCASTB        1601(SP), Z1
 	VMOVDQU64           Z1, 64(AX)
-	VPBROADCASTB        1618(SP), Z1
+	VPBROADCASTB        1602(SP), Z1
 	VMOVDQU64           Z1, 128(AX)
-	VPBROADCASTB        1619(SP), Z1
+	VPBROADCASTB        1603(SP), Z1
 	VMOVDQU64           Z1, 192(AX)
-	VPBROADCASTB        1620(SP), Z1
-	VPBROADCASTB        1621(SP), Z2
-	VPBROADCASTB        1622(SP), Z3
-	VPBROADCASTB        1623(SP), Z7
-	VPBROADCASTB        1624(SP), Z8
-	VPBROADCASTB        1625(SP), Z9
-	VPBROADCASTB        1626(SP), Z10
-	VPBROADCASTB        1627(SP), Z11
+	VPBROADCASTB        1604(SP), Z1
+	VPBROADCASTB        1605(SP), Z2
+	VPBROADCASTB        1606(SP), Z3
+	VPBROADCASTB        1607(SP), Z7
+	VPBROADCASTB        1608(SP), Z8
+	VPBROADCASTB        1609(SP), Z9
+	VPBROADCASTB        1610(SP), Z10
+	VPBROADCASTB        1611(SP), Z11
 	MOVQ                ctrB+32(FP), CX
 	MOVL                12(CX), DX
 	BSWAPL              DX
 	VMOVDQU             (CX), X12
 	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), X12, X12
-	VMOVDQU             X12, 1632(SP)
+	VMOVDQU             X12, 1616(SP)
 	VPBROADCASTD        DX, Z12
 	VPADDD              sm4BSCtrIndex<>+0(SB), Z12, Z13
 	VPSHUFB             sm4BSCtrBytes<>+0(SB), Z13, Z13
@@ -4748,22 +4693,22 @@ TEXT ·xorKeyStream2AVX512GFNI(SB), $1648-56
 	VPERMI2D            Z12, Z15, Z13
 	VSHUFI64X2          $0x44, Z13, Z19, Z12
 	VGF2P8AFFINEQB.BCST $0x00, sm4PreMatrix<>+0(SB), Z12, Z12
-	VPBROADCASTB        1632(SP), Z13
+	VPBROADCASTB        1616(SP), Z13
 	VMOVDQU64           Z13, 512(AX)
-	VPBROADCASTB        1633(SP), Z13
+	VPBROADCASTB        1617(SP), Z13
 	VMOVDQU64           Z13, 576(AX)
-	VPBROADCASTB        1634(SP), Z13
+	VPBROADCASTB        1618(SP), Z13
 	VMOVDQU64           Z13, 640(AX)
-	VPBROADCASTB        1635(SP), Z13
+	VPBROADCASTB        1619(SP), Z13
 	VMOVDQU64           Z13, 704(AX)
-	VPBROADCASTB        1636(SP), Z13
-	VPBROADCASTB        1637(SP), Z14
-	VPBROADCASTB        1638(SP), Z15
-	VPBROADCASTB        1639(SP), Z19
-	VPBROADCASTB        1640(SP), Z20
-	VPBROADCASTB        1641(SP), Z21
-	VPBROADCASTB        1642(SP), Z22
-	VPBROADCASTB        1643(SP), Z23
+	VPBROADCASTB        1620(SP), Z13
+	VPBROADCASTB        1621(SP), Z14
+	VPBROADCASTB        1622(SP), Z15
+	VPBROADCASTB        1623(SP), Z19
+	VPBROADCASTB        1624(SP), Z20
+	VPBROADCASTB        1625(SP), Z21
+	VPBROADCASTB        1626(SP), Z22
+	VPBROADCASTB        1627(SP), Z23
 	LEAQ                (SP), CX
 	MOVQ                $0x00000008, DX
 
@@ -5179,70 +5124,38 @@ xorKeyStream2AVX512GFNI_rounds2:
 	VPUNPCKHQDQ         Z11, Z28, Z11
 	VPUNPCKLQDQ         Z1, Z0, Z28
 	VPUNPCKHQDQ         Z1, Z0, Z0
-	KMOVB               512(SP), K1
-	VMOVDQU64.Z         (DX), K1, Z1
-	VPXORD              Z1, Z24, Z24
-	VMOVDQU64           Z24, K1, (CX)
-	KMOVB               513(SP), K1
-	VMOVDQU64.Z         64(DX), K1, Z1
-	VPXORD              Z1, Z8, Z8
-	VMOVDQU64           Z8, K1, 64(CX)
-	KMOVB               514(SP), K1
-	VMOVDQU64.Z         128(DX), K1, Z1
-	VPXORD              Z1, Z26, Z26
-	VMOVDQU64           Z26, K1, 128(CX)
-	KMOVB               515(SP), K1
-	VMOVDQU64.Z         192(DX), K1, Z1
-	VPXORD              Z1, Z3, Z3
-	VMOVDQU64           Z3, K1, 192(CX)
-	KMOVB               516(SP), K1
-	VMOVDQU64.Z         256(DX), K1, Z1
-	VPXORD              Z1, Z4, Z4
-	VMOVDQU64           Z4, K1, 256(CX)
-	KMOVB               517(SP), K1
-	VMOVDQU64.Z         320(DX), K1, Z1
-	VPXORD              Z1, Z10, Z10
-	VMOVDQU64           Z10, K1, 320(CX)
-	KMOVB               518(SP), K1
-	VMOVDQU64.Z         384(DX), K1, Z1
-	VPXORD              Z1, Z27, Z27
-	VMOVDQU64           Z27, K1, 384(CX)
-	KMOVB               519(SP), K1
-	VMOVDQU64.Z         448(DX), K1, Z1
-	VPXORD              Z1, Z2, Z2
-	VMOVDQU64           Z2, K1, 448(CX)
-	KMOVB               520(SP), K1
-	VMOVDQU64.Z         512(DX), K1, Z1
-	VPXORD              Z1, Z5, Z5
-	VMOVDQU64           Z5, K1, 512(CX)
-	KMOVB               521(SP), K1
-	VMOVDQU64.Z         576(DX), K1, Z1
-	VPXORD              Z1, Z9, Z9
-	VMOVDQU64           Z9, K1, 576(CX)
-	KMOVB               522(SP), K1
-	VMOVDQU64.Z         640(DX), K1, Z1
-	VPXORD              Z1, Z25, Z25
-	VMOVDQU64           Z25, K1, 640(CX)
-	KMOVB               523(SP), K1
-	VMOVDQU64.Z         704(DX), K1, Z1
-	VPXORD              Z1, Z6, Z6
-	VMOVDQU64           Z6, K1, 704(CX)
-	KMOVB               524(SP), K1
-	VMOVDQU64.Z         768(DX), K1, Z1
-	VPXORD              Z1, Z7, Z7
-	VMOVDQU64           Z7, K1, 768(CX)
-	KMOVB               525(SP), K1
-	VMOVDQU64.Z         832(DX), K1, Z1
-	VPXORD              Z1, Z11, Z11
-	VMOVDQU64           Z11, K1, 832(CX)
-	KMOVB               526(SP), K1
-	VMOVDQU64.Z         896(DX), K1, Z1
-	VPXORD              Z1, Z28, Z28
-	VMOVDQU64           Z28, K1, 896(CX)
-	KMOVB               527(SP), K1
-	VMOVDQU64.Z         960(DX), K1, Z1
-	VPXORD              Z1, Z0, Z0
-	VMOVDQU64           Z0, K1, 960(CX)
+	VPXORD              (DX), Z24, Z24
+	VMOVDQU64           Z24, (CX)
+	VPXORD              64(DX), Z8, Z8
+	VMOVDQU64           Z8, 64(CX)
+	VPXORD              128(DX), Z26, Z26
+	VMOVDQU64           Z26, 128(CX)
+	VPXORD              192(DX), Z3, Z3
+	VMOVDQU64           Z3, 192(CX)
+	VPXORD              256(DX), Z4, Z4
+	VMOVDQU64           Z4, 256(CX)
+	VPXORD              320(DX), Z10, Z10
+	VMOVDQU64           Z10, 320(CX)
+	VPXORD              384(DX), Z27, Z27
+	VMOVDQU64           Z27, 384(CX)
+	VPXORD              448(DX), Z2, Z2
+	VMOVDQU64           Z2, 448(CX)
+	VPXORD              512(DX), Z5, Z5
+	VMOVDQU64           Z5, 512(CX)
+	VPXORD              576(DX), Z9, Z9
+	VMOVDQU64           Z9, 576(CX)
+	VPXORD              640(DX), Z25, Z25
+	VMOVDQU64           Z25, 640(CX)
+	VPXORD              704(DX), Z6, Z6
+	VMOVDQU64           Z6, 704(CX)
+	VPXORD              768(DX), Z7, Z7
+	VMOVDQU64           Z7, 768(CX)
+	VPXORD              832(DX), Z11, Z11
+	VMOVDQU64           Z11, 832(CX)
+	VPXORD              896(DX), Z28, Z28
+	VMOVDQU64           Z28, 896(CX)
+	VPXORD              960(DX), Z0, Z0
+	VMOVDQU64           Z0, 960(CX)
 	VMOVDQU64           512(AX), Z0
 	VMOVDQU64           576(AX), Z1
 	VMOVDQU64           640(AX), Z2
@@ -5329,70 +5242,38 @@ xorKeyStream2AVX512GFNI_rounds2:
 	VPUNPCKHQDQ         Z16, Z14, Z14
 	VPUNPCKLQDQ         Z0, Z5, Z16
 	VPUNPCKHQDQ         Z0, Z5, Z0
-	KMOVB               512(SP), K1
-	VMOVDQU64.Z         (CX), K1, Z5
-	VPXORD              Z5, Z7, Z7
-	VMOVDQU64           Z7, K1, (AX)
-	KMOVB               513(SP), K1
-	VMOVDQU64.Z         64(CX), K1, Z5
-	VPXORD              Z5, Z2, Z2
-	VMOVDQU64           Z2, K1, 64(AX)
-	KMOVB               514(SP), K1
-	VMOVDQU64.Z         128(CX), K1, Z2
-	VPXORD              Z2, Z9, Z9
-	VMOVDQU64           Z9, K1, 128(AX)
-	KMOVB               515(SP), K1
-	VMOVDQU64.Z         192(CX), K1, Z2
-	VPXORD              Z2, Z3, Z3
-	VMOVDQU64           Z3, K1, 192(AX)
-	KMOVB               516(SP), K1
-	VMOVDQU64.Z         256(CX), K1, Z2
-	VPXORD              Z2, Z11, Z11
-	VMOVDQU64           Z11, K1, 256(AX)
-	KMOVB               517(SP), K1
-	VMOVDQU64.Z         320(CX), K1, Z2
-	VPXORD              Z2, Z13, Z13
-	VMOVDQU64           Z13, K1, 320(AX)
-	KMOVB               518(SP), K1
-	VMOVDQU64.Z         384(CX), K1, Z2
-	VPXORD              Z2, Z15, Z15
-	VMOVDQU64           Z15, K1, 384(AX)
-	KMOVB               519(SP), K1
-	VMOVDQU64.Z         448(CX), K1, Z2
-	VPXORD              Z2, Z1, Z1
-	VMOVDQU64           Z1, K1, 448(AX)
-	KMOVB               520(SP), K1
-	VMOVDQU64.Z         512(CX), K1, Z1
-	VPXORD              Z1, Z6, Z6
-	VMOVDQU64           Z6, K1, 512(AX)
-	KMOVB               521(SP), K1
-	VMOVDQU64.Z         576(CX), K1, Z1
-	VPXORD              Z1, Z8, Z8
-	VMOVDQU64           Z8, K1, 576(AX)
-	KMOVB               522(SP), K1
-	VMOVDQU64.Z         640(CX), K1, Z1
-	VPXORD              Z1, Z10, Z10
-	VMOVDQU64           Z10, K1, 640(AX)
-	KMOVB               523(SP), K1
-	VMOVDQU64.Z         704(CX), K1, Z1
-	VPXORD              Z1, Z4, Z4
-	VMOVDQU64           Z4, K1, 704(AX)
-	KMOVB               524(SP), K1
-	VMOVDQU64.Z         768(CX), K1, Z1
-	VPXORD              Z1, Z12, Z12
-	VMOVDQU64           Z12, K1, 768(AX)
-	KMOVB               525(SP), K1
-	VMOVDQU64.Z         832(CX), K1, Z1
-	VPXORD              Z1, Z14, Z14
-	VMOVDQU64           Z14, K1, 832(AX)
-	KMOVB               526(SP), K1
-	VMOVDQU64.Z         896(CX), K1, Z1
-	VPXORD              Z1, Z16, Z16
-	VMOVDQU64           Z16, K1, 896(AX)
-	KMOVB               527(SP), K1
-	VMOVDQU64.Z         960(CX), K1, Z1
-	VPXORD              Z1, Z0, Z0
-	VMOVDQU64           Z0, K1, 960(AX)
+	VPXORD              (CX), Z7, Z7
+	VMOVDQU64           Z7, (AX)
+	VPXORD              64(CX), Z2, Z2
+	VMOVDQU64           Z2, 64(AX)
+	VPXORD              128(CX), Z9, Z9
+	VMOVDQU64           Z9, 128(AX)
+	VPXORD              192(CX), Z3, Z3
+	VMOVDQU64           Z3, 192(AX)
+	VPXORD              256(CX), Z11, Z11
+	VMOVDQU64           Z11, 256(AX)
+	VPXORD              320(CX), Z13, Z13
+	VMOVDQU64           Z13, 320(AX)
+	VPXORD              384(CX), Z15, Z15
+	VMOVDQU64           Z15, 384(AX)
+	VPXORD              448(CX), Z1, Z1
+	VMOVDQU64           Z1, 448(AX)
+	VPXORD              512(CX), Z6, Z6
+	VMOVDQU64           Z6, 512(AX)
+	VPXORD              576(CX), Z8, Z8
+	VMOVDQU64           Z8, 576(AX)
+	VPXORD              640(CX), Z10, Z10
+	VMOVDQU64           Z10, 640(AX)
+	VPXORD              704(CX), Z4, Z4
+	VMOVDQU64           Z4, 704(AX)
+	VPXORD              768(CX), Z12, Z12
+	VMOVDQU64           Z12, 768(AX)
+	VPXORD              832(CX), Z14, Z14
+	VMOVDQU64           Z14, 832(AX)
+	VPXORD              896(CX), Z16, Z16
+	VMOVDQU64           Z16, 896(AX)
+	VPXORD              960(CX), Z0, Z0
+	VMOVDQU64           Z0, 960(AX)
 	VZEROUPPER
 	RET
 

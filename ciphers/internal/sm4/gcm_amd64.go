@@ -5,6 +5,7 @@ package sm4
 import (
 	"crypto/subtle"
 	"encoding/binary"
+	"math/bits"
 
 	"github.com/gmtun/gmtun/kernels/ghash"
 	"github.com/gmtun/gmtun/kernels/sm4ctr"
@@ -50,19 +51,42 @@ type gather struct {
 	blocks int
 }
 
-// add queues the counter blocks *ctr, inc32(*ctr), … for len(dst) > 0
-// bytes (rounded up to whole blocks) and advances *ctr past them. src is
-// XORed with the keystream into dst at flush; a nil src copies the
-// keystream (the tag mask). The caller keeps blocks within the pass.
-func (g *gather) add(ctr *[16]byte, dst, src []byte) {
+// counter is a GCM counter block as words: nonce bytes 0-7 and 8-11 in
+// native order and the inc32 word's value. Building a counter block from
+// them takes two 8-byte stores; a [16]byte assembled from a 12-byte copy
+// and a byte store and then read whole (as the piece descriptors and the
+// kernels do) stalls on store forwarding once per packet.
+type counter struct {
+	n0 uint64
+	n1 uint32
+	c  uint32
+}
+
+// newCounter returns nonce ‖ c (J0 for c = 1, SP 800-38D §7.1 step 2).
+func newCounter(nonce *[NonceSize]byte, c uint32) counter {
+	return counter{binary.LittleEndian.Uint64(nonce[0:8]), binary.LittleEndian.Uint32(nonce[8:12]), c}
+}
+
+// put writes the counter block to b.
+func (k *counter) put(b *[16]byte) {
+	binary.LittleEndian.PutUint64(b[0:8], k.n0)
+	binary.LittleEndian.PutUint64(b[8:16], uint64(k.n1)|uint64(bits.ReverseBytes32(k.c))<<32)
+}
+
+// add queues the counter blocks k, inc32(k), … for len(dst) > 0 bytes
+// (rounded up to whole blocks) and advances k past them. src is XORed
+// with the keystream into dst at flush; a nil src copies the keystream
+// (the tag mask). The caller keeps blocks within the pass.
+func (g *gather) add(k *counter, dst, src []byte) {
 	n := len(dst)
 	p := &g.ps[g.pieces]
-	p.Ctr, p.Dst, p.Src, p.N = *ctr, &dst[0], nil, n
+	k.put(&p.Ctr)
+	p.Dst, p.Src, p.N = &dst[0], nil, n
 	if src != nil {
 		p.Src = &src[:n][0]
 	}
 	blocks := (n + BlockSize - 1) / BlockSize
-	binary.BigEndian.PutUint32(ctr[12:], binary.BigEndian.Uint32(ctr[12:])+uint32(blocks))
+	k.c += uint32(blocks)
 	g.pieces++
 	g.blocks += blocks
 }
@@ -109,25 +133,32 @@ type directs struct {
 	st      sm4ctr.Tier
 	rk      *[32]uint32
 	pending []byte // a held-back pass, in place; nil: none
-	ctr     [16]byte
+	ctr     counter
 }
 
-// add applies the keystream from *ctr to text (whole passes, in place)
-// and advances *ctr past it; on AVX512GFNI a last pass may be held back
-// until the next add or flush.
-func (d *directs) add(ctr *[16]byte, text []byte) {
+// add applies the keystream from k to text (whole passes, in place) and
+// advances k past it; on AVX512GFNI a last pass may be held back until
+// the next add or flush.
+func (d *directs) add(k *counter, text []byte) {
 	if d.st != sm4ctr.AVX512GFNI {
-		sm4ctr.XORKeyStream(d.st, d.rk, ctr, text, text)
+		var c [16]byte
+		k.put(&c)
+		sm4ctr.XORKeyStream(d.st, d.rk, &c, text, text)
+		k.c += uint32(len(text) / BlockSize)
 		return
 	}
 	const pass = sm4ctr.PairBlocks * BlockSize
 	for ; len(text) >= pass; text = text[pass:] {
 		if d.pending == nil {
-			d.pending, d.ctr = text[:pass], *ctr
-			binary.BigEndian.PutUint32(ctr[12:], binary.BigEndian.Uint32(ctr[12:])+sm4ctr.PairBlocks)
+			d.pending, d.ctr = text[:pass], *k
+			k.c += sm4ctr.PairBlocks
 			continue
 		}
-		sm4ctr.XORKeyStreamPair(d.st, d.rk, &d.ctr, d.pending, d.pending, ctr, text[:pass], text[:pass])
+		var ca, cb [16]byte
+		d.ctr.put(&ca)
+		k.put(&cb)
+		sm4ctr.XORKeyStreamPair(d.st, d.rk, &ca, d.pending, d.pending, &cb, text[:pass], text[:pass])
+		k.c += sm4ctr.PairBlocks
 		d.pending = nil
 	}
 }
@@ -135,7 +166,9 @@ func (d *directs) add(ctr *[16]byte, text []byte) {
 // flush runs a held-back pass.
 func (d *directs) flush() {
 	if d.pending != nil {
-		sm4ctr.XORKeyStream(d.st, d.rk, &d.ctr, d.pending, d.pending)
+		var c [16]byte
+		d.ctr.put(&c)
+		sm4ctr.XORKeyStream(d.st, d.rk, &c, d.pending, d.pending)
 		d.pending = nil
 	}
 }
@@ -218,15 +251,18 @@ func adjacentBlocks(aad, ct []byte, n int) bool {
 func sealKernel(st sm4ctr.Tier, gt ghash.Tier, g *GCM, out []byte, tag *[TagSize]byte, nonce *[NonceSize]byte, plaintext, aad []byte) {
 	n := len(plaintext)
 	out = out[:n]
-	ctr := j0(nonce)
+	k := newCounter(nonce, 1)
 	var ga gather
-	ga.add(&ctr, tag[:], nil) // E_K(J0); ctr is now inc32(J0)
+	ga.add(&k, tag[:], nil) // E_K(J0); k is now inc32(J0)
 	direct := directBlocks(st, n, 1) * BlockSize
 	if direct > 0 {
-		sm4ctr.XORKeyStream(st, &g.enc, &ctr, out[:direct], plaintext[:direct])
+		var c [16]byte
+		k.put(&c)
+		sm4ctr.XORKeyStream(st, &g.enc, &c, out[:direct], plaintext[:direct])
+		k.c += uint32(direct / BlockSize)
 	}
 	if direct < n {
-		ga.add(&ctr, out[direct:], plaintext[direct:])
+		ga.add(&k, out[direct:], plaintext[direct:])
 	}
 	ga.flush(st, &g.enc)
 	var y [16]byte
@@ -281,7 +317,7 @@ func sealBatchKernel(st sm4ctr.Tier, gt ghash.Tier, g *GCM, ps []Packet) {
 	dp := directs{st: st, rk: &g.enc}
 	for i := range ps {
 		p := &ps[i]
-		ctr := j0(&p.Nonce)
+		ctr := newCounter(&p.Nonce, 1)
 		if ga.full(gpass) {
 			ga.flush(st, &g.enc)
 		}
@@ -345,8 +381,7 @@ func openBatchKernel(st sm4ctr.Tier, gt ghash.Tier, g *GCM, ps []Packet, ok []bo
 			continue
 		}
 		text := ps[i].Text
-		ctr := j0(&ps[i].Nonce)
-		ctr[15] = 2
+		ctr := newCounter(&ps[i].Nonce, 2)
 		direct := len(text) / BlockSize
 		direct = (direct - direct%pass) * BlockSize
 		if direct > 0 {

@@ -14,7 +14,7 @@ import (
 // the AVX512 tier. The tail takes two blocks per step with VPMASKMOVQ
 // loads, so nothing is read past the input or the table.
 func genVPCLMUL256() {
-	TEXT("updateAVX2VPCLMULQDQ", NOSPLIT, "func(table *[512]byte, y *[16]byte, blocks *byte, nblocks int, blocks2 *byte, nblocks2 int)")
+	TEXT("updateAVX2VPCLMULQDQ", NOSPLIT, "func(table *[1024]byte, y *[16]byte, blocks *byte, nblocks int, blocks2 *byte, nblocks2 int)")
 	Pragma("noescape")
 	Doc("updateAVX2VPCLMULQDQ absorbs nblocks 16-byte blocks, then nblocks2 blocks from blocks2, into the GHASH state y (NIST SP 800-38D §6.4) with VEX-encoded VPCLMULQDQ on YMM registers, sixteen blocks per reduction.")
 	tab := Load(Param("table"), GP64())

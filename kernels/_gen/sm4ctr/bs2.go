@@ -182,14 +182,6 @@ func (s *bs2Set) enter(x [16]VecVirtual) {
 	}
 }
 
-// allOnes sets every group mask of the pass (whole passes only).
-func (g *bsKernel) allOnes() {
-	ones := GP64()
-	MOVQ(I32(-1), ones)
-	MOVQ(ones, g.masks)
-	MOVQ(ones, g.masks.Offset(8))
-}
-
 func genBSXORKeyStream2(c *consts, b *bsConsts) {
 	name := "xorKeyStream2AVX512GFNI"
 	TEXT(name, 0, "func(rk *[32]uint32, ctrA *[16]byte, dstA, srcA *byte, ctrB *[16]byte, dstB, srcB *byte)")
@@ -198,10 +190,7 @@ func genBSXORKeyStream2(c *consts, b *bsConsts) {
 	g := &bsKernel{c: c, b: b, name: name, ctr: true}
 	g.rk = Load(Param("rk"), GP64()).(GPVirtual)
 	g.rkTab = AllocLocal(512)
-	g.masks = AllocLocal(16)
 	g.splitKeys()
-	Comment("Whole passes: every group mask all ones.")
-	g.allOnes()
 
 	sets := newBS2Sets()
 	for k, sfx := range []string{"A", "B"} {
@@ -220,12 +209,14 @@ func genBSXORKeyStream2(c *consts, b *bsConsts) {
 
 	g.twoSetRounds(&sets)
 
+	g.full = true
 	for k, sfx := range []string{"A", "B"} {
 		x := sets[k].final()
 		g.dst = Load(Param("dst"+sfx), GP64()).(GPVirtual)
 		g.src = Load(Param("src"+sfx), GP64()).(GPVirtual)
 		g.output(x)
 	}
+	g.full = false
 	VZEROUPPER()
 	RET()
 }

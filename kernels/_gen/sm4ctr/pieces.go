@@ -120,7 +120,7 @@ func genBSXORPieces(c *consts, b *bsConsts, pc *pieceConsts) {
 
 	Label(name + "_two")
 	Comment("Blocks past nblocks are whatever the buffer held: encrypted, never used.")
-	g.allOnes()
+	g.full = true // the buffer holds both sets whole
 	sets := newBS2Sets()
 	for k := range sets {
 		MOVQ(ksp, g.src)
@@ -133,6 +133,7 @@ func genBSXORPieces(c *consts, b *bsConsts, pc *pieceConsts) {
 		ADDQ(U32(64*16*k), g.dst)
 		g.output(sets[k].final())
 	}
+	g.full = false
 	Label(name + "_keystream")
 
 	Comment("Keystream into every piece, 64 bytes per step under a byte mask.")
@@ -156,6 +157,21 @@ func genBSXORPieces(c *consts, b *bsConsts, pc *pieceConsts) {
 		ADDQ(U8(15), m)
 		ANDQ(I8(-16), m)
 		ADDQ(m, kp)
+		Label(name + "_xor_full")
+		Comment("Whole 64-byte chunks without masks (masked stores cost more).")
+		CMPQ(n, sixtyfour)
+		JL(LabelRef(name + "_xor_chunk"))
+		VMOVDQU64(Mem{Base: q}, z)
+		TESTQ(s, s)
+		JZ(LabelRef(name + "_xor_full_store"))
+		VPXORD(Mem{Base: s}, z, z)
+		ADDQ(U8(64), s)
+		Label(name + "_xor_full_store")
+		VMOVDQU64(z, Mem{Base: d})
+		ADDQ(U8(64), d)
+		ADDQ(U8(64), q)
+		SUBQ(U8(64), n)
+		JMP(LabelRef(name + "_xor_full"))
 		Label(name + "_xor_chunk")
 		TESTQ(n, n)
 		JLE(LabelRef(name + "_xor_next"))
