@@ -8524,8 +8524,8 @@ xorKeyStreamAVX2GFNI_done:
 	RET
 
 // func xorPiecesAVX2GFNI(rk *[32]uint32, pieces *byte, npieces int, nblocks int)
-// Requires: AVX, AVX2, GFNI
-TEXT ·xorPiecesAVX2GFNI(SB), $3688-32
+// Requires: AVX, AVX2, GFNI, SSE2
+TEXT ·xorPiecesAVX2GFNI(SB), $4712-32
 	MOVQ rk+0(FP), AX
 	MOVQ pieces+8(FP), CX
 	MOVQ npieces+16(FP), DX
@@ -8568,11 +8568,11 @@ xorPiecesAVX2GFNI_ctr_next:
 	JMP  xorPiecesAVX2GFNI_ctr_piece
 
 xorPiecesAVX2GFNI_ctr_done:
-	// The tier's full passes over the counter blocks, in place in ks: nblocks rounded up to a whole pass (the buffer holds four; blocks past nblocks are encrypted and never used).
+	// The tier's passes over the counter blocks, in place in ks: nblocks rounded up to whole sets (blocks past nblocks are encrypted and never used).
 	MOVQ           (SP), SI
 	MOVQ           SI, DI
-	ADDQ           $0x1f, BX
-	ANDQ           $-32, BX
+	ADDQ           $0x07, BX
+	ANDQ           $-8, BX
 	VMOVDQU        (AX), Y0
 	VGF2P8AFFINEQB $0x3e, sm4WordLin<>+0(SB), Y0, Y0
 	VMOVDQU        Y0, 2152(SP)
@@ -9080,6 +9080,1161 @@ xorPiecesAVX2GFNI_rounds4false:
 	JMP               xorPiecesAVX2GFNI_loop
 
 xorPiecesAVX2GFNI_partial:
+	// Fewer than a full pass left: ceil(n/width) sets, the last one masked.
+	TESTQ          BX, BX
+	JZ             xorPiecesAVX2GFNI_done
+	CMPQ           BX, $0x00000018
+	JA             xorPiecesAVX2GFNI_sets4
+	CMPQ           BX, $0x00000010
+	JA             xorPiecesAVX2GFNI_sets3
+	CMPQ           BX, $0x00000008
+	JA             xorPiecesAVX2GFNI_sets2
+	MOVQ           BX, X0
+	VPBROADCASTD   X0, Y0
+	VMOVDQU        Y0, 3688(SP)
+	LEAQ           3720(SP), BX
+	ADDQ           $0x3f, BX
+	ANDQ           $-64, BX
+	VMOVDQU        3688(SP), Y0
+	VPCMPGTD       sm4TailIndex8<>+0(SB), Y0, Y0
+	VPMASKMOVD     (SI), Y0, Y0
+	VPSHUFB        sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU        3688(SP), Y1
+	VPCMPGTD       sm4TailIndex8<>+32(SB), Y1, Y1
+	VPMASKMOVD     32(SI), Y1, Y1
+	VPSHUFB        sm4BswapMask<>+0(SB), Y1, Y1
+	VMOVDQU        3688(SP), Y2
+	VPCMPGTD       sm4TailIndex8<>+64(SB), Y2, Y2
+	VPMASKMOVD     64(SI), Y2, Y2
+	VPSHUFB        sm4BswapMask<>+0(SB), Y2, Y2
+	VMOVDQU        3688(SP), Y3
+	VPCMPGTD       sm4TailIndex8<>+96(SB), Y3, Y3
+	VPMASKMOVD     96(SI), Y3, Y3
+	VPSHUFB        sm4BswapMask<>+0(SB), Y3, Y3
+	VPUNPCKHDQ     Y1, Y0, Y4
+	VPUNPCKLDQ     Y1, Y0, Y0
+	VPUNPCKLDQ     Y3, Y2, Y5
+	VPUNPCKHDQ     Y3, Y2, Y2
+	VPUNPCKHQDQ    Y5, Y0, Y1
+	VPUNPCKLQDQ    Y5, Y0, Y0
+	VPUNPCKHQDQ    Y2, Y4, Y3
+	VPUNPCKLQDQ    Y2, Y4, Y2
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y1, Y1
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y2, Y2
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y3, Y3
+	VMOVDQU        Y0, (BX)
+	MOVQ           $0x00000008, SI
+
+xorPiecesAVX2GFNI_rounds1true:
+	VPXOR             (AX), Y1, Y0
+	VPXOR             Y2, Y0, Y0
+	VPXOR             Y3, Y0, Y0
+	VMOVDQU           Y1, 32(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y4
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             (BX), Y0, Y1
+	VPSHUFB           sm4Rotl24<>+0(SB), Y4, Y5
+	VPXOR             Y5, Y1, Y1
+	VPXOR             Y0, Y4, Y4
+	VPSHUFB           sm4Rotl8<>+0(SB), Y4, Y5
+	VPXOR             Y5, Y1, Y1
+	VPSHUFB           sm4Rotl16<>+0(SB), Y4, Y5
+	VPXOR             Y5, Y1, Y1
+	VPXOR             32(AX), Y2, Y0
+	VPXOR             Y3, Y0, Y0
+	VPXOR             Y1, Y0, Y0
+	VMOVDQU           Y2, (BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y4
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             32(BX), Y0, Y2
+	VPSHUFB           sm4Rotl24<>+0(SB), Y4, Y5
+	VPXOR             Y5, Y2, Y2
+	VPXOR             Y0, Y4, Y4
+	VPSHUFB           sm4Rotl8<>+0(SB), Y4, Y5
+	VPXOR             Y5, Y2, Y2
+	VPSHUFB           sm4Rotl16<>+0(SB), Y4, Y5
+	VPXOR             Y5, Y2, Y2
+	VPXOR             64(AX), Y3, Y0
+	VPXOR             Y1, Y0, Y0
+	VPXOR             Y2, Y0, Y0
+	VMOVDQU           Y3, 32(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y4
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             (BX), Y0, Y3
+	VPSHUFB           sm4Rotl24<>+0(SB), Y4, Y5
+	VPXOR             Y5, Y3, Y3
+	VPXOR             Y0, Y4, Y4
+	VPSHUFB           sm4Rotl8<>+0(SB), Y4, Y5
+	VPXOR             Y5, Y3, Y3
+	VPSHUFB           sm4Rotl16<>+0(SB), Y4, Y5
+	VPXOR             Y5, Y3, Y3
+	VPXOR             96(AX), Y1, Y0
+	VPXOR             Y2, Y0, Y0
+	VPXOR             Y3, Y0, Y0
+	VMOVDQU           Y1, (BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y4
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             32(BX), Y0, Y1
+	VPSHUFB           sm4Rotl24<>+0(SB), Y4, Y5
+	VPXOR             Y5, Y1, Y1
+	VPXOR             Y0, Y4, Y4
+	VPSHUFB           sm4Rotl8<>+0(SB), Y4, Y5
+	VPXOR             Y5, Y1, Y1
+	VPSHUFB           sm4Rotl16<>+0(SB), Y4, Y5
+	VPXOR             Y5, Y1, Y1
+	VMOVDQU           Y1, Y0
+	VMOVDQU           Y2, Y1
+	VMOVDQU           Y3, Y2
+	VMOVDQU           Y0, Y3
+	ADDQ              $0x80, AX
+	DECQ              SI
+	JNZ               xorPiecesAVX2GFNI_rounds1true
+	VMOVDQU           (BX), Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y1, Y1
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y2, Y2
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y3, Y3
+	VPUNPCKHDQ        Y2, Y3, Y4
+	VPUNPCKLDQ        Y2, Y3, Y3
+	VPUNPCKLDQ        Y0, Y1, Y5
+	VPUNPCKHDQ        Y0, Y1, Y1
+	VPUNPCKHQDQ       Y5, Y3, Y2
+	VPUNPCKLQDQ       Y5, Y3, Y3
+	VPUNPCKHQDQ       Y1, Y4, Y0
+	VPUNPCKLQDQ       Y1, Y4, Y1
+	VPSHUFB           sm4BswapMask<>+0(SB), Y3, Y3
+	VPSHUFB           sm4BswapMask<>+0(SB), Y2, Y2
+	VPSHUFB           sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU           3688(SP), Y4
+	VPCMPGTD          sm4TailIndex8<>+0(SB), Y4, Y4
+	VPMASKMOVD        Y3, Y4, (DI)
+	VMOVDQU           3688(SP), Y3
+	VPCMPGTD          sm4TailIndex8<>+32(SB), Y3, Y3
+	VPMASKMOVD        Y2, Y3, 32(DI)
+	VMOVDQU           3688(SP), Y2
+	VPCMPGTD          sm4TailIndex8<>+64(SB), Y2, Y2
+	VPMASKMOVD        Y1, Y2, 64(DI)
+	VMOVDQU           3688(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD        Y0, Y1, 96(DI)
+	JMP               xorPiecesAVX2GFNI_done
+
+xorPiecesAVX2GFNI_sets2:
+	SUBQ           $0x00000008, BX
+	MOVQ           BX, X0
+	VPBROADCASTD   X0, Y0
+	VMOVDQU        Y0, 3848(SP)
+	LEAQ           3880(SP), BX
+	ADDQ           $0x3f, BX
+	ANDQ           $-64, BX
+	VMOVDQU        (SI), Y0
+	VPSHUFB        sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU        32(SI), Y1
+	VPSHUFB        sm4BswapMask<>+0(SB), Y1, Y1
+	VMOVDQU        64(SI), Y2
+	VPSHUFB        sm4BswapMask<>+0(SB), Y2, Y2
+	VMOVDQU        96(SI), Y3
+	VPSHUFB        sm4BswapMask<>+0(SB), Y3, Y3
+	VPUNPCKHDQ     Y1, Y0, Y4
+	VPUNPCKLDQ     Y1, Y0, Y0
+	VPUNPCKLDQ     Y3, Y2, Y5
+	VPUNPCKHDQ     Y3, Y2, Y2
+	VPUNPCKHQDQ    Y5, Y0, Y1
+	VPUNPCKLQDQ    Y5, Y0, Y0
+	VPUNPCKHQDQ    Y2, Y4, Y3
+	VPUNPCKLQDQ    Y2, Y4, Y2
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y1, Y1
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y2, Y2
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y3, Y3
+	VMOVDQU        Y0, (BX)
+	VMOVDQU        3848(SP), Y0
+	VPCMPGTD       sm4TailIndex8<>+0(SB), Y0, Y0
+	VPMASKMOVD     128(SI), Y0, Y0
+	VPSHUFB        sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU        3848(SP), Y4
+	VPCMPGTD       sm4TailIndex8<>+32(SB), Y4, Y4
+	VPMASKMOVD     160(SI), Y4, Y4
+	VPSHUFB        sm4BswapMask<>+0(SB), Y4, Y4
+	VMOVDQU        3848(SP), Y5
+	VPCMPGTD       sm4TailIndex8<>+64(SB), Y5, Y5
+	VPMASKMOVD     192(SI), Y5, Y5
+	VPSHUFB        sm4BswapMask<>+0(SB), Y5, Y5
+	VMOVDQU        3848(SP), Y6
+	VPCMPGTD       sm4TailIndex8<>+96(SB), Y6, Y6
+	VPMASKMOVD     224(SI), Y6, Y6
+	VPSHUFB        sm4BswapMask<>+0(SB), Y6, Y6
+	VPUNPCKHDQ     Y4, Y0, Y7
+	VPUNPCKLDQ     Y4, Y0, Y0
+	VPUNPCKLDQ     Y6, Y5, Y8
+	VPUNPCKHDQ     Y6, Y5, Y5
+	VPUNPCKHQDQ    Y8, Y0, Y4
+	VPUNPCKLQDQ    Y8, Y0, Y0
+	VPUNPCKHQDQ    Y5, Y7, Y6
+	VPUNPCKLQDQ    Y5, Y7, Y5
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y4, Y4
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y5, Y5
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y6, Y6
+	VMOVDQU        Y0, 64(BX)
+	MOVQ           $0x00000008, SI
+
+xorPiecesAVX2GFNI_rounds2true:
+	VPXOR             (AX), Y1, Y0
+	VPXOR             Y2, Y0, Y0
+	VPXOR             Y3, Y0, Y0
+	VMOVDQU           Y1, 32(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y7
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             (BX), Y0, Y1
+	VPSHUFB           sm4Rotl24<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y1, Y1
+	VPXOR             Y0, Y7, Y7
+	VPSHUFB           sm4Rotl8<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y1, Y1
+	VPSHUFB           sm4Rotl16<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y1, Y1
+	VPXOR             (AX), Y4, Y0
+	VPXOR             Y5, Y0, Y0
+	VPXOR             Y6, Y0, Y0
+	VMOVDQU           Y4, 96(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y7
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             64(BX), Y0, Y4
+	VPSHUFB           sm4Rotl24<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y4, Y4
+	VPXOR             Y0, Y7, Y7
+	VPSHUFB           sm4Rotl8<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y4, Y4
+	VPSHUFB           sm4Rotl16<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y4, Y4
+	VPXOR             32(AX), Y2, Y0
+	VPXOR             Y3, Y0, Y0
+	VPXOR             Y1, Y0, Y0
+	VMOVDQU           Y2, (BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y7
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             32(BX), Y0, Y2
+	VPSHUFB           sm4Rotl24<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y2, Y2
+	VPXOR             Y0, Y7, Y7
+	VPSHUFB           sm4Rotl8<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y2, Y2
+	VPSHUFB           sm4Rotl16<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y2, Y2
+	VPXOR             32(AX), Y5, Y0
+	VPXOR             Y6, Y0, Y0
+	VPXOR             Y4, Y0, Y0
+	VMOVDQU           Y5, 64(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y7
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             96(BX), Y0, Y5
+	VPSHUFB           sm4Rotl24<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y5, Y5
+	VPXOR             Y0, Y7, Y7
+	VPSHUFB           sm4Rotl8<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y5, Y5
+	VPSHUFB           sm4Rotl16<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y5, Y5
+	VPXOR             64(AX), Y3, Y0
+	VPXOR             Y1, Y0, Y0
+	VPXOR             Y2, Y0, Y0
+	VMOVDQU           Y3, 32(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y7
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             (BX), Y0, Y3
+	VPSHUFB           sm4Rotl24<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y3, Y3
+	VPXOR             Y0, Y7, Y7
+	VPSHUFB           sm4Rotl8<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y3, Y3
+	VPSHUFB           sm4Rotl16<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y3, Y3
+	VPXOR             64(AX), Y6, Y0
+	VPXOR             Y4, Y0, Y0
+	VPXOR             Y5, Y0, Y0
+	VMOVDQU           Y6, 96(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y7
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             64(BX), Y0, Y6
+	VPSHUFB           sm4Rotl24<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y6, Y6
+	VPXOR             Y0, Y7, Y7
+	VPSHUFB           sm4Rotl8<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y6, Y6
+	VPSHUFB           sm4Rotl16<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y6, Y6
+	VPXOR             96(AX), Y1, Y0
+	VPXOR             Y2, Y0, Y0
+	VPXOR             Y3, Y0, Y0
+	VMOVDQU           Y1, (BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y7
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             32(BX), Y0, Y1
+	VPSHUFB           sm4Rotl24<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y1, Y1
+	VPXOR             Y0, Y7, Y7
+	VPSHUFB           sm4Rotl8<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y1, Y1
+	VPSHUFB           sm4Rotl16<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y1, Y1
+	VPXOR             96(AX), Y4, Y0
+	VPXOR             Y5, Y0, Y0
+	VPXOR             Y6, Y0, Y0
+	VMOVDQU           Y4, 64(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y7
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             96(BX), Y0, Y4
+	VPSHUFB           sm4Rotl24<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y4, Y4
+	VPXOR             Y0, Y7, Y7
+	VPSHUFB           sm4Rotl8<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y4, Y4
+	VPSHUFB           sm4Rotl16<>+0(SB), Y7, Y8
+	VPXOR             Y8, Y4, Y4
+	VMOVDQU           Y1, Y0
+	VMOVDQU           Y2, Y1
+	VMOVDQU           Y3, Y2
+	VMOVDQU           Y0, Y3
+	VMOVDQU           Y4, Y0
+	VMOVDQU           Y5, Y4
+	VMOVDQU           Y6, Y5
+	VMOVDQU           Y0, Y6
+	ADDQ              $0x80, AX
+	DECQ              SI
+	JNZ               xorPiecesAVX2GFNI_rounds2true
+	VMOVDQU           (BX), Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y1, Y1
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y2, Y2
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y3, Y3
+	VPUNPCKHDQ        Y2, Y3, Y7
+	VPUNPCKLDQ        Y2, Y3, Y3
+	VPUNPCKLDQ        Y0, Y1, Y8
+	VPUNPCKHDQ        Y0, Y1, Y1
+	VPUNPCKHQDQ       Y8, Y3, Y2
+	VPUNPCKLQDQ       Y8, Y3, Y3
+	VPUNPCKHQDQ       Y1, Y7, Y0
+	VPUNPCKLQDQ       Y1, Y7, Y1
+	VPSHUFB           sm4BswapMask<>+0(SB), Y3, Y3
+	VPSHUFB           sm4BswapMask<>+0(SB), Y2, Y2
+	VPSHUFB           sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU           Y3, (DI)
+	VMOVDQU           Y2, 32(DI)
+	VMOVDQU           Y1, 64(DI)
+	VMOVDQU           Y0, 96(DI)
+	VMOVDQU           64(BX), Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y4, Y4
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y5, Y5
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y6, Y6
+	VPUNPCKHDQ        Y5, Y6, Y1
+	VPUNPCKLDQ        Y5, Y6, Y6
+	VPUNPCKLDQ        Y0, Y4, Y2
+	VPUNPCKHDQ        Y0, Y4, Y4
+	VPUNPCKHQDQ       Y2, Y6, Y5
+	VPUNPCKLQDQ       Y2, Y6, Y6
+	VPUNPCKHQDQ       Y4, Y1, Y0
+	VPUNPCKLQDQ       Y4, Y1, Y4
+	VPSHUFB           sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB           sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB           sm4BswapMask<>+0(SB), Y4, Y4
+	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU           3848(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+0(SB), Y1, Y1
+	VPMASKMOVD        Y6, Y1, 128(DI)
+	VMOVDQU           3848(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+32(SB), Y1, Y1
+	VPMASKMOVD        Y5, Y1, 160(DI)
+	VMOVDQU           3848(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+64(SB), Y1, Y1
+	VPMASKMOVD        Y4, Y1, 192(DI)
+	VMOVDQU           3848(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD        Y0, Y1, 224(DI)
+	JMP               xorPiecesAVX2GFNI_done
+
+xorPiecesAVX2GFNI_sets3:
+	SUBQ           $0x00000010, BX
+	MOVQ           BX, X0
+	VPBROADCASTD   X0, Y0
+	VMOVDQU        Y0, 4072(SP)
+	LEAQ           4104(SP), BX
+	ADDQ           $0x3f, BX
+	ANDQ           $-64, BX
+	VMOVDQU        (SI), Y0
+	VPSHUFB        sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU        32(SI), Y1
+	VPSHUFB        sm4BswapMask<>+0(SB), Y1, Y1
+	VMOVDQU        64(SI), Y2
+	VPSHUFB        sm4BswapMask<>+0(SB), Y2, Y2
+	VMOVDQU        96(SI), Y3
+	VPSHUFB        sm4BswapMask<>+0(SB), Y3, Y3
+	VPUNPCKHDQ     Y1, Y0, Y4
+	VPUNPCKLDQ     Y1, Y0, Y0
+	VPUNPCKLDQ     Y3, Y2, Y5
+	VPUNPCKHDQ     Y3, Y2, Y2
+	VPUNPCKHQDQ    Y5, Y0, Y1
+	VPUNPCKLQDQ    Y5, Y0, Y0
+	VPUNPCKHQDQ    Y2, Y4, Y3
+	VPUNPCKLQDQ    Y2, Y4, Y2
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y1, Y1
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y2, Y2
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y3, Y3
+	VMOVDQU        Y0, (BX)
+	VMOVDQU        128(SI), Y0
+	VPSHUFB        sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU        160(SI), Y4
+	VPSHUFB        sm4BswapMask<>+0(SB), Y4, Y4
+	VMOVDQU        192(SI), Y5
+	VPSHUFB        sm4BswapMask<>+0(SB), Y5, Y5
+	VMOVDQU        224(SI), Y6
+	VPSHUFB        sm4BswapMask<>+0(SB), Y6, Y6
+	VPUNPCKHDQ     Y4, Y0, Y7
+	VPUNPCKLDQ     Y4, Y0, Y0
+	VPUNPCKLDQ     Y6, Y5, Y8
+	VPUNPCKHDQ     Y6, Y5, Y5
+	VPUNPCKHQDQ    Y8, Y0, Y4
+	VPUNPCKLQDQ    Y8, Y0, Y0
+	VPUNPCKHQDQ    Y5, Y7, Y6
+	VPUNPCKLQDQ    Y5, Y7, Y5
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y4, Y4
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y5, Y5
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y6, Y6
+	VMOVDQU        Y0, 64(BX)
+	VMOVDQU        4072(SP), Y0
+	VPCMPGTD       sm4TailIndex8<>+0(SB), Y0, Y0
+	VPMASKMOVD     256(SI), Y0, Y0
+	VPSHUFB        sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU        4072(SP), Y7
+	VPCMPGTD       sm4TailIndex8<>+32(SB), Y7, Y7
+	VPMASKMOVD     288(SI), Y7, Y7
+	VPSHUFB        sm4BswapMask<>+0(SB), Y7, Y7
+	VMOVDQU        4072(SP), Y8
+	VPCMPGTD       sm4TailIndex8<>+64(SB), Y8, Y8
+	VPMASKMOVD     320(SI), Y8, Y8
+	VPSHUFB        sm4BswapMask<>+0(SB), Y8, Y8
+	VMOVDQU        4072(SP), Y9
+	VPCMPGTD       sm4TailIndex8<>+96(SB), Y9, Y9
+	VPMASKMOVD     352(SI), Y9, Y9
+	VPSHUFB        sm4BswapMask<>+0(SB), Y9, Y9
+	VPUNPCKHDQ     Y7, Y0, Y10
+	VPUNPCKLDQ     Y7, Y0, Y0
+	VPUNPCKLDQ     Y9, Y8, Y11
+	VPUNPCKHDQ     Y9, Y8, Y8
+	VPUNPCKHQDQ    Y11, Y0, Y7
+	VPUNPCKLQDQ    Y11, Y0, Y0
+	VPUNPCKHQDQ    Y8, Y10, Y9
+	VPUNPCKLQDQ    Y8, Y10, Y8
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y7, Y7
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y8, Y8
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y9, Y9
+	VMOVDQU        Y0, 128(BX)
+	MOVQ           $0x00000008, SI
+
+xorPiecesAVX2GFNI_rounds3true:
+	VPXOR             (AX), Y1, Y0
+	VPXOR             Y2, Y0, Y0
+	VPXOR             Y3, Y0, Y0
+	VMOVDQU           Y1, 32(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y10
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             (BX), Y0, Y1
+	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y1, Y1
+	VPXOR             Y0, Y10, Y10
+	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y1, Y1
+	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y1, Y1
+	VPXOR             (AX), Y4, Y0
+	VPXOR             Y5, Y0, Y0
+	VPXOR             Y6, Y0, Y0
+	VMOVDQU           Y4, 96(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y10
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             64(BX), Y0, Y4
+	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y4, Y4
+	VPXOR             Y0, Y10, Y10
+	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y4, Y4
+	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y4, Y4
+	VPXOR             (AX), Y7, Y0
+	VPXOR             Y8, Y0, Y0
+	VPXOR             Y9, Y0, Y0
+	VMOVDQU           Y7, 160(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y10
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             128(BX), Y0, Y7
+	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y7, Y7
+	VPXOR             Y0, Y10, Y10
+	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y7, Y7
+	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y7, Y7
+	VPXOR             32(AX), Y2, Y0
+	VPXOR             Y3, Y0, Y0
+	VPXOR             Y1, Y0, Y0
+	VMOVDQU           Y2, (BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y10
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             32(BX), Y0, Y2
+	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y2, Y2
+	VPXOR             Y0, Y10, Y10
+	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y2, Y2
+	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y2, Y2
+	VPXOR             32(AX), Y5, Y0
+	VPXOR             Y6, Y0, Y0
+	VPXOR             Y4, Y0, Y0
+	VMOVDQU           Y5, 64(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y10
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             96(BX), Y0, Y5
+	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y5, Y5
+	VPXOR             Y0, Y10, Y10
+	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y5, Y5
+	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y5, Y5
+	VPXOR             32(AX), Y8, Y0
+	VPXOR             Y9, Y0, Y0
+	VPXOR             Y7, Y0, Y0
+	VMOVDQU           Y8, 128(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y10
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             160(BX), Y0, Y8
+	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y8, Y8
+	VPXOR             Y0, Y10, Y10
+	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y8, Y8
+	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y8, Y8
+	VPXOR             64(AX), Y3, Y0
+	VPXOR             Y1, Y0, Y0
+	VPXOR             Y2, Y0, Y0
+	VMOVDQU           Y3, 32(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y10
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             (BX), Y0, Y3
+	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y3, Y3
+	VPXOR             Y0, Y10, Y10
+	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y3, Y3
+	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y3, Y3
+	VPXOR             64(AX), Y6, Y0
+	VPXOR             Y4, Y0, Y0
+	VPXOR             Y5, Y0, Y0
+	VMOVDQU           Y6, 96(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y10
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             64(BX), Y0, Y6
+	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y6, Y6
+	VPXOR             Y0, Y10, Y10
+	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y6, Y6
+	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y6, Y6
+	VPXOR             64(AX), Y9, Y0
+	VPXOR             Y7, Y0, Y0
+	VPXOR             Y8, Y0, Y0
+	VMOVDQU           Y9, 160(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y10
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             128(BX), Y0, Y9
+	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y9, Y9
+	VPXOR             Y0, Y10, Y10
+	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y9, Y9
+	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y9, Y9
+	VPXOR             96(AX), Y1, Y0
+	VPXOR             Y2, Y0, Y0
+	VPXOR             Y3, Y0, Y0
+	VMOVDQU           Y1, (BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y10
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             32(BX), Y0, Y1
+	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y1, Y1
+	VPXOR             Y0, Y10, Y10
+	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y1, Y1
+	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y1, Y1
+	VPXOR             96(AX), Y4, Y0
+	VPXOR             Y5, Y0, Y0
+	VPXOR             Y6, Y0, Y0
+	VMOVDQU           Y4, 64(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y10
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             96(BX), Y0, Y4
+	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y4, Y4
+	VPXOR             Y0, Y10, Y10
+	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y4, Y4
+	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y4, Y4
+	VPXOR             96(AX), Y7, Y0
+	VPXOR             Y8, Y0, Y0
+	VPXOR             Y9, Y0, Y0
+	VMOVDQU           Y7, 128(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y10
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             160(BX), Y0, Y7
+	VPSHUFB           sm4Rotl24<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y7, Y7
+	VPXOR             Y0, Y10, Y10
+	VPSHUFB           sm4Rotl8<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y7, Y7
+	VPSHUFB           sm4Rotl16<>+0(SB), Y10, Y11
+	VPXOR             Y11, Y7, Y7
+	VMOVDQU           Y1, Y0
+	VMOVDQU           Y2, Y1
+	VMOVDQU           Y3, Y2
+	VMOVDQU           Y0, Y3
+	VMOVDQU           Y4, Y0
+	VMOVDQU           Y5, Y4
+	VMOVDQU           Y6, Y5
+	VMOVDQU           Y0, Y6
+	VMOVDQU           Y7, Y0
+	VMOVDQU           Y8, Y7
+	VMOVDQU           Y9, Y8
+	VMOVDQU           Y0, Y9
+	ADDQ              $0x80, AX
+	DECQ              SI
+	JNZ               xorPiecesAVX2GFNI_rounds3true
+	VMOVDQU           (BX), Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y1, Y1
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y2, Y2
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y3, Y3
+	VPUNPCKHDQ        Y2, Y3, Y10
+	VPUNPCKLDQ        Y2, Y3, Y3
+	VPUNPCKLDQ        Y0, Y1, Y11
+	VPUNPCKHDQ        Y0, Y1, Y1
+	VPUNPCKHQDQ       Y11, Y3, Y2
+	VPUNPCKLQDQ       Y11, Y3, Y3
+	VPUNPCKHQDQ       Y1, Y10, Y0
+	VPUNPCKLQDQ       Y1, Y10, Y1
+	VPSHUFB           sm4BswapMask<>+0(SB), Y3, Y3
+	VPSHUFB           sm4BswapMask<>+0(SB), Y2, Y2
+	VPSHUFB           sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU           Y3, (DI)
+	VMOVDQU           Y2, 32(DI)
+	VMOVDQU           Y1, 64(DI)
+	VMOVDQU           Y0, 96(DI)
+	VMOVDQU           64(BX), Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y4, Y4
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y5, Y5
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y6, Y6
+	VPUNPCKHDQ        Y5, Y6, Y1
+	VPUNPCKLDQ        Y5, Y6, Y6
+	VPUNPCKLDQ        Y0, Y4, Y2
+	VPUNPCKHDQ        Y0, Y4, Y4
+	VPUNPCKHQDQ       Y2, Y6, Y5
+	VPUNPCKLQDQ       Y2, Y6, Y6
+	VPUNPCKHQDQ       Y4, Y1, Y0
+	VPUNPCKLQDQ       Y4, Y1, Y4
+	VPSHUFB           sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB           sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB           sm4BswapMask<>+0(SB), Y4, Y4
+	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU           Y6, 128(DI)
+	VMOVDQU           Y5, 160(DI)
+	VMOVDQU           Y4, 192(DI)
+	VMOVDQU           Y0, 224(DI)
+	VMOVDQU           128(BX), Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y7, Y7
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y8, Y8
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y9, Y9
+	VPUNPCKHDQ        Y8, Y9, Y1
+	VPUNPCKLDQ        Y8, Y9, Y9
+	VPUNPCKLDQ        Y0, Y7, Y2
+	VPUNPCKHDQ        Y0, Y7, Y7
+	VPUNPCKHQDQ       Y2, Y9, Y8
+	VPUNPCKLQDQ       Y2, Y9, Y9
+	VPUNPCKHQDQ       Y7, Y1, Y0
+	VPUNPCKLQDQ       Y7, Y1, Y7
+	VPSHUFB           sm4BswapMask<>+0(SB), Y9, Y9
+	VPSHUFB           sm4BswapMask<>+0(SB), Y8, Y8
+	VPSHUFB           sm4BswapMask<>+0(SB), Y7, Y7
+	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU           4072(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+0(SB), Y1, Y1
+	VPMASKMOVD        Y9, Y1, 256(DI)
+	VMOVDQU           4072(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+32(SB), Y1, Y1
+	VPMASKMOVD        Y8, Y1, 288(DI)
+	VMOVDQU           4072(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+64(SB), Y1, Y1
+	VPMASKMOVD        Y7, Y1, 320(DI)
+	VMOVDQU           4072(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD        Y0, Y1, 352(DI)
+	JMP               xorPiecesAVX2GFNI_done
+
+xorPiecesAVX2GFNI_sets4:
+	SUBQ           $0x00000018, BX
+	MOVQ           BX, X0
+	VPBROADCASTD   X0, Y0
+	VMOVDQU        Y0, 4360(SP)
+	LEAQ           4392(SP), BX
+	ADDQ           $0x3f, BX
+	ANDQ           $-64, BX
+	VMOVDQU        (SI), Y0
+	VPSHUFB        sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU        32(SI), Y1
+	VPSHUFB        sm4BswapMask<>+0(SB), Y1, Y1
+	VMOVDQU        64(SI), Y2
+	VPSHUFB        sm4BswapMask<>+0(SB), Y2, Y2
+	VMOVDQU        96(SI), Y3
+	VPSHUFB        sm4BswapMask<>+0(SB), Y3, Y3
+	VPUNPCKHDQ     Y1, Y0, Y4
+	VPUNPCKLDQ     Y1, Y0, Y0
+	VPUNPCKLDQ     Y3, Y2, Y5
+	VPUNPCKHDQ     Y3, Y2, Y2
+	VPUNPCKHQDQ    Y5, Y0, Y1
+	VPUNPCKLQDQ    Y5, Y0, Y0
+	VPUNPCKHQDQ    Y2, Y4, Y3
+	VPUNPCKLQDQ    Y2, Y4, Y2
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y1, Y1
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y2, Y2
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y3, Y3
+	VMOVDQU        Y0, (BX)
+	VMOVDQU        128(SI), Y0
+	VPSHUFB        sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU        160(SI), Y4
+	VPSHUFB        sm4BswapMask<>+0(SB), Y4, Y4
+	VMOVDQU        192(SI), Y5
+	VPSHUFB        sm4BswapMask<>+0(SB), Y5, Y5
+	VMOVDQU        224(SI), Y6
+	VPSHUFB        sm4BswapMask<>+0(SB), Y6, Y6
+	VPUNPCKHDQ     Y4, Y0, Y7
+	VPUNPCKLDQ     Y4, Y0, Y0
+	VPUNPCKLDQ     Y6, Y5, Y8
+	VPUNPCKHDQ     Y6, Y5, Y5
+	VPUNPCKHQDQ    Y8, Y0, Y4
+	VPUNPCKLQDQ    Y8, Y0, Y0
+	VPUNPCKHQDQ    Y5, Y7, Y6
+	VPUNPCKLQDQ    Y5, Y7, Y5
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y4, Y4
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y5, Y5
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y6, Y6
+	VMOVDQU        Y0, 64(BX)
+	VMOVDQU        256(SI), Y0
+	VPSHUFB        sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU        288(SI), Y7
+	VPSHUFB        sm4BswapMask<>+0(SB), Y7, Y7
+	VMOVDQU        320(SI), Y8
+	VPSHUFB        sm4BswapMask<>+0(SB), Y8, Y8
+	VMOVDQU        352(SI), Y9
+	VPSHUFB        sm4BswapMask<>+0(SB), Y9, Y9
+	VPUNPCKHDQ     Y7, Y0, Y10
+	VPUNPCKLDQ     Y7, Y0, Y0
+	VPUNPCKLDQ     Y9, Y8, Y11
+	VPUNPCKHDQ     Y9, Y8, Y8
+	VPUNPCKHQDQ    Y11, Y0, Y7
+	VPUNPCKLQDQ    Y11, Y0, Y0
+	VPUNPCKHQDQ    Y8, Y10, Y9
+	VPUNPCKLQDQ    Y8, Y10, Y8
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y7, Y7
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y8, Y8
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y9, Y9
+	VMOVDQU        Y0, 128(BX)
+	VMOVDQU        4360(SP), Y0
+	VPCMPGTD       sm4TailIndex8<>+0(SB), Y0, Y0
+	VPMASKMOVD     384(SI), Y0, Y0
+	VPSHUFB        sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU        4360(SP), Y10
+	VPCMPGTD       sm4TailIndex8<>+32(SB), Y10, Y10
+	VPMASKMOVD     416(SI), Y10, Y10
+	VPSHUFB        sm4BswapMask<>+0(SB), Y10, Y10
+	VMOVDQU        4360(SP), Y11
+	VPCMPGTD       sm4TailIndex8<>+64(SB), Y11, Y11
+	VPMASKMOVD     448(SI), Y11, Y11
+	VPSHUFB        sm4BswapMask<>+0(SB), Y11, Y11
+	VMOVDQU        4360(SP), Y12
+	VPCMPGTD       sm4TailIndex8<>+96(SB), Y12, Y12
+	VPMASKMOVD     480(SI), Y12, Y12
+	VPSHUFB        sm4BswapMask<>+0(SB), Y12, Y12
+	VPUNPCKHDQ     Y10, Y0, Y13
+	VPUNPCKLDQ     Y10, Y0, Y0
+	VPUNPCKLDQ     Y12, Y11, Y14
+	VPUNPCKHDQ     Y12, Y11, Y11
+	VPUNPCKHQDQ    Y14, Y0, Y10
+	VPUNPCKLQDQ    Y14, Y0, Y0
+	VPUNPCKHQDQ    Y11, Y13, Y12
+	VPUNPCKLQDQ    Y11, Y13, Y11
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y10, Y10
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y11, Y11
+	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y12, Y12
+	VMOVDQU        Y0, 192(BX)
+	MOVQ           $0x00000008, SI
+
+xorPiecesAVX2GFNI_rounds4true:
+	VPXOR             (AX), Y1, Y0
+	VPXOR             Y2, Y0, Y0
+	VPXOR             Y3, Y0, Y0
+	VMOVDQU           Y1, 32(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             (BX), Y0, Y1
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPXOR             (AX), Y4, Y0
+	VPXOR             Y5, Y0, Y0
+	VPXOR             Y6, Y0, Y0
+	VMOVDQU           Y4, 96(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             64(BX), Y0, Y4
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPXOR             (AX), Y7, Y0
+	VPXOR             Y8, Y0, Y0
+	VPXOR             Y9, Y0, Y0
+	VMOVDQU           Y7, 160(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             128(BX), Y0, Y7
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y7, Y7
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y7, Y7
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y7, Y7
+	VPXOR             (AX), Y10, Y0
+	VPXOR             Y11, Y0, Y0
+	VPXOR             Y12, Y0, Y0
+	VMOVDQU           Y10, 224(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             192(BX), Y0, Y10
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y10, Y10
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y10, Y10
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y10, Y10
+	VPXOR             32(AX), Y2, Y0
+	VPXOR             Y3, Y0, Y0
+	VPXOR             Y1, Y0, Y0
+	VMOVDQU           Y2, (BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             32(BX), Y0, Y2
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y2, Y2
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y2, Y2
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y2, Y2
+	VPXOR             32(AX), Y5, Y0
+	VPXOR             Y6, Y0, Y0
+	VPXOR             Y4, Y0, Y0
+	VMOVDQU           Y5, 64(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             96(BX), Y0, Y5
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y5, Y5
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y5, Y5
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y5, Y5
+	VPXOR             32(AX), Y8, Y0
+	VPXOR             Y9, Y0, Y0
+	VPXOR             Y7, Y0, Y0
+	VMOVDQU           Y8, 128(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             160(BX), Y0, Y8
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y8, Y8
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y8, Y8
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y8, Y8
+	VPXOR             32(AX), Y11, Y0
+	VPXOR             Y12, Y0, Y0
+	VPXOR             Y10, Y0, Y0
+	VMOVDQU           Y11, 192(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             224(BX), Y0, Y11
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y11, Y11
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y11, Y11
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y11, Y11
+	VPXOR             64(AX), Y3, Y0
+	VPXOR             Y1, Y0, Y0
+	VPXOR             Y2, Y0, Y0
+	VMOVDQU           Y3, 32(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             (BX), Y0, Y3
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y3, Y3
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y3, Y3
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y3, Y3
+	VPXOR             64(AX), Y6, Y0
+	VPXOR             Y4, Y0, Y0
+	VPXOR             Y5, Y0, Y0
+	VMOVDQU           Y6, 96(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             64(BX), Y0, Y6
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y6, Y6
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y6, Y6
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y6, Y6
+	VPXOR             64(AX), Y9, Y0
+	VPXOR             Y7, Y0, Y0
+	VPXOR             Y8, Y0, Y0
+	VMOVDQU           Y9, 160(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             128(BX), Y0, Y9
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y9, Y9
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y9, Y9
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y9, Y9
+	VPXOR             64(AX), Y12, Y0
+	VPXOR             Y10, Y0, Y0
+	VPXOR             Y11, Y0, Y0
+	VMOVDQU           Y12, 224(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             192(BX), Y0, Y12
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y12, Y12
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y12, Y12
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y12, Y12
+	VPXOR             96(AX), Y1, Y0
+	VPXOR             Y2, Y0, Y0
+	VPXOR             Y3, Y0, Y0
+	VMOVDQU           Y1, (BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             32(BX), Y0, Y1
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y1, Y1
+	VPXOR             96(AX), Y4, Y0
+	VPXOR             Y5, Y0, Y0
+	VPXOR             Y6, Y0, Y0
+	VMOVDQU           Y4, 64(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             96(BX), Y0, Y4
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y4, Y4
+	VPXOR             96(AX), Y7, Y0
+	VPXOR             Y8, Y0, Y0
+	VPXOR             Y9, Y0, Y0
+	VMOVDQU           Y7, 128(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             160(BX), Y0, Y7
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y7, Y7
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y7, Y7
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y7, Y7
+	VPXOR             96(AX), Y10, Y0
+	VPXOR             Y11, Y0, Y0
+	VPXOR             Y12, Y0, Y0
+	VMOVDQU           Y10, 192(BX)
+	VGF2P8AFFINEINVQB $0x11, sm4WordPost3<>+0(SB), Y0, Y13
+	VGF2P8AFFINEINVQB $0x72, sm4WordPost0<>+0(SB), Y0, Y0
+	VPXOR             224(BX), Y0, Y10
+	VPSHUFB           sm4Rotl24<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y10, Y10
+	VPXOR             Y0, Y13, Y13
+	VPSHUFB           sm4Rotl8<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y10, Y10
+	VPSHUFB           sm4Rotl16<>+0(SB), Y13, Y14
+	VPXOR             Y14, Y10, Y10
+	VMOVDQU           Y1, Y0
+	VMOVDQU           Y2, Y1
+	VMOVDQU           Y3, Y2
+	VMOVDQU           Y0, Y3
+	VMOVDQU           Y4, Y0
+	VMOVDQU           Y5, Y4
+	VMOVDQU           Y6, Y5
+	VMOVDQU           Y0, Y6
+	VMOVDQU           Y7, Y0
+	VMOVDQU           Y8, Y7
+	VMOVDQU           Y9, Y8
+	VMOVDQU           Y0, Y9
+	VMOVDQU           Y10, Y0
+	VMOVDQU           Y11, Y10
+	VMOVDQU           Y12, Y11
+	VMOVDQU           Y0, Y12
+	ADDQ              $0x80, AX
+	DECQ              SI
+	JNZ               xorPiecesAVX2GFNI_rounds4true
+	VMOVDQU           (BX), Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y1, Y1
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y2, Y2
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y3, Y3
+	VPUNPCKHDQ        Y2, Y3, Y13
+	VPUNPCKLDQ        Y2, Y3, Y3
+	VPUNPCKLDQ        Y0, Y1, Y14
+	VPUNPCKHDQ        Y0, Y1, Y1
+	VPUNPCKHQDQ       Y14, Y3, Y2
+	VPUNPCKLQDQ       Y14, Y3, Y3
+	VPUNPCKHQDQ       Y1, Y13, Y0
+	VPUNPCKLQDQ       Y1, Y13, Y1
+	VPSHUFB           sm4BswapMask<>+0(SB), Y3, Y3
+	VPSHUFB           sm4BswapMask<>+0(SB), Y2, Y2
+	VPSHUFB           sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU           Y3, (DI)
+	VMOVDQU           Y2, 32(DI)
+	VMOVDQU           Y1, 64(DI)
+	VMOVDQU           Y0, 96(DI)
+	VMOVDQU           64(BX), Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y4, Y4
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y5, Y5
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y6, Y6
+	VPUNPCKHDQ        Y5, Y6, Y1
+	VPUNPCKLDQ        Y5, Y6, Y6
+	VPUNPCKLDQ        Y0, Y4, Y2
+	VPUNPCKHDQ        Y0, Y4, Y4
+	VPUNPCKHQDQ       Y2, Y6, Y5
+	VPUNPCKLQDQ       Y2, Y6, Y6
+	VPUNPCKHQDQ       Y4, Y1, Y0
+	VPUNPCKLQDQ       Y4, Y1, Y4
+	VPSHUFB           sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB           sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB           sm4BswapMask<>+0(SB), Y4, Y4
+	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU           Y6, 128(DI)
+	VMOVDQU           Y5, 160(DI)
+	VMOVDQU           Y4, 192(DI)
+	VMOVDQU           Y0, 224(DI)
+	VMOVDQU           128(BX), Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y7, Y7
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y8, Y8
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y9, Y9
+	VPUNPCKHDQ        Y8, Y9, Y1
+	VPUNPCKLDQ        Y8, Y9, Y9
+	VPUNPCKLDQ        Y0, Y7, Y2
+	VPUNPCKHDQ        Y0, Y7, Y7
+	VPUNPCKHQDQ       Y2, Y9, Y8
+	VPUNPCKLQDQ       Y2, Y9, Y9
+	VPUNPCKHQDQ       Y7, Y1, Y0
+	VPUNPCKLQDQ       Y7, Y1, Y7
+	VPSHUFB           sm4BswapMask<>+0(SB), Y9, Y9
+	VPSHUFB           sm4BswapMask<>+0(SB), Y8, Y8
+	VPSHUFB           sm4BswapMask<>+0(SB), Y7, Y7
+	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU           Y9, 256(DI)
+	VMOVDQU           Y8, 288(DI)
+	VMOVDQU           Y7, 320(DI)
+	VMOVDQU           Y0, 352(DI)
+	VMOVDQU           192(BX), Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y0, Y0
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y10, Y10
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y11, Y11
+	VGF2P8AFFINEQB    $0x00, sm4WordLinInv<>+0(SB), Y12, Y12
+	VPUNPCKHDQ        Y11, Y12, Y1
+	VPUNPCKLDQ        Y11, Y12, Y12
+	VPUNPCKLDQ        Y0, Y10, Y2
+	VPUNPCKHDQ        Y0, Y10, Y10
+	VPUNPCKHQDQ       Y2, Y12, Y11
+	VPUNPCKLQDQ       Y2, Y12, Y12
+	VPUNPCKHQDQ       Y10, Y1, Y0
+	VPUNPCKLQDQ       Y10, Y1, Y10
+	VPSHUFB           sm4BswapMask<>+0(SB), Y12, Y12
+	VPSHUFB           sm4BswapMask<>+0(SB), Y11, Y11
+	VPSHUFB           sm4BswapMask<>+0(SB), Y10, Y10
+	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU           4360(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+0(SB), Y1, Y1
+	VPMASKMOVD        Y12, Y1, 384(DI)
+	VMOVDQU           4360(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+32(SB), Y1, Y1
+	VPMASKMOVD        Y11, Y1, 416(DI)
+	VMOVDQU           4360(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+64(SB), Y1, Y1
+	VPMASKMOVD        Y10, Y1, 448(DI)
+	VMOVDQU           4360(SP), Y1
+	VPCMPGTD          sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD        Y0, Y1, 480(DI)
+
+xorPiecesAVX2GFNI_done:
 	// Keystream into every piece: 32 bytes per step, then 16, then bytes.
 	MOVQ (SP), AX
 	MOVQ DX, DX
@@ -15542,8 +16697,8 @@ xorKeyStreamAVX2AESNI_done:
 	RET
 
 // func xorPiecesAVX2AESNI(rk *[32]uint32, pieces *byte, npieces int, nblocks int)
-// Requires: AES, AVX, AVX2
-TEXT ·xorPiecesAVX2AESNI(SB), $3688-32
+// Requires: AES, AVX, AVX2, SSE2
+TEXT ·xorPiecesAVX2AESNI(SB), $4712-32
 	MOVQ rk+0(FP), AX
 	MOVQ pieces+8(FP), CX
 	MOVQ npieces+16(FP), DX
@@ -15586,11 +16741,11 @@ xorPiecesAVX2AESNI_ctr_next:
 	JMP  xorPiecesAVX2AESNI_ctr_piece
 
 xorPiecesAVX2AESNI_ctr_done:
-	// The tier's full passes over the counter blocks, in place in ks: nblocks rounded up to a whole pass (the buffer holds four; blocks past nblocks are encrypted and never used).
+	// The tier's passes over the counter blocks, in place in ks: nblocks rounded up to whole sets (blocks past nblocks are encrypted and never used).
 	MOVQ         (SP), SI
 	MOVQ         SI, DI
-	ADDQ         $0x1f, BX
-	ANDQ         $-32, BX
+	ADDQ         $0x07, BX
+	ANDQ         $-8, BX
 	VMOVDQU      (AX), Y0
 	VPSRLW       $0x04, Y0, Y2
 	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
@@ -16606,6 +17761,2361 @@ xorPiecesAVX2AESNI_rounds4false:
 	JMP          xorPiecesAVX2AESNI_loop
 
 xorPiecesAVX2AESNI_partial:
+	// Fewer than a full pass left: ceil(n/width) sets, the last one masked.
+	TESTQ        BX, BX
+	JZ           xorPiecesAVX2AESNI_done
+	CMPQ         BX, $0x00000018
+	JA           xorPiecesAVX2AESNI_sets4
+	CMPQ         BX, $0x00000010
+	JA           xorPiecesAVX2AESNI_sets3
+	CMPQ         BX, $0x00000008
+	JA           xorPiecesAVX2AESNI_sets2
+	MOVQ         BX, X0
+	VPBROADCASTD X0, Y0
+	VMOVDQU      Y0, 3688(SP)
+	LEAQ         3720(SP), BX
+	ADDQ         $0x3f, BX
+	ANDQ         $-64, BX
+	VMOVDQU      3688(SP), Y0
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
+	VPMASKMOVD   (SI), Y0, Y0
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      3688(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y1, Y1
+	VPMASKMOVD   32(SI), Y1, Y1
+	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
+	VMOVDQU      3688(SP), Y2
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y2, Y2
+	VPMASKMOVD   64(SI), Y2, Y2
+	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
+	VMOVDQU      3688(SP), Y3
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y3, Y3
+	VPMASKMOVD   96(SI), Y3, Y3
+	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
+	VPUNPCKHDQ   Y1, Y0, Y4
+	VPUNPCKLDQ   Y1, Y0, Y0
+	VPUNPCKLDQ   Y3, Y2, Y5
+	VPUNPCKHDQ   Y3, Y2, Y2
+	VPUNPCKHQDQ  Y5, Y0, Y1
+	VPUNPCKLQDQ  Y5, Y0, Y0
+	VPUNPCKHQDQ  Y2, Y4, Y3
+	VPUNPCKLQDQ  Y2, Y4, Y2
+	VPSRLW       $0x04, Y0, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB      Y4, Y0, Y0
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y0, Y0
+	VPSRLW       $0x04, Y1, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y1
+	VPSHUFB      Y4, Y1, Y1
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y1, Y1
+	VPSRLW       $0x04, Y2, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y2
+	VPSHUFB      Y4, Y2, Y2
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y2, Y2
+	VPSRLW       $0x04, Y3, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB      Y4, Y3, Y3
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y3, Y3
+	VMOVDQU      Y0, (BX)
+	MOVQ         $0x00000008, SI
+
+xorPiecesAVX2AESNI_rounds1true:
+	VPXOR        (AX), Y1, Y0
+	VPXOR        Y2, Y0, Y0
+	VPXOR        Y3, Y0, Y0
+	VMOVDQU      Y1, 32(BX)
+	VEXTRACTI128 $0x01, Y0, X4
+	VAESENCLAST  sm4Zero32<>+0(SB), X4, X4
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X4, Y0, Y0
+	VPSRLW       $0x04, Y0, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y4, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y6
+	VPSHUFB      Y5, Y6, Y6
+	VPXOR        Y6, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y6
+	VPSHUFB      Y4, Y6, Y6
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y6, Y6
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR        (BX), Y1, Y1
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y6, Y4
+	VPXOR        Y4, Y1, Y1
+	VPXOR        Y0, Y6, Y6
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y6, Y4
+	VPXOR        Y4, Y1, Y1
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y6, Y4
+	VPXOR        Y4, Y1, Y1
+	VPXOR        32(AX), Y2, Y0
+	VPXOR        Y3, Y0, Y0
+	VPXOR        Y1, Y0, Y0
+	VMOVDQU      Y2, (BX)
+	VEXTRACTI128 $0x01, Y0, X4
+	VAESENCLAST  sm4Zero32<>+0(SB), X4, X4
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X4, Y0, Y0
+	VPSRLW       $0x04, Y0, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y4, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y6
+	VPSHUFB      Y5, Y6, Y6
+	VPXOR        Y6, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y6
+	VPSHUFB      Y4, Y6, Y6
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y6, Y6
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y2
+	VPXOR        32(BX), Y2, Y2
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y6, Y4
+	VPXOR        Y4, Y2, Y2
+	VPXOR        Y0, Y6, Y6
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y6, Y4
+	VPXOR        Y4, Y2, Y2
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y6, Y4
+	VPXOR        Y4, Y2, Y2
+	VPXOR        64(AX), Y3, Y0
+	VPXOR        Y1, Y0, Y0
+	VPXOR        Y2, Y0, Y0
+	VMOVDQU      Y3, 32(BX)
+	VEXTRACTI128 $0x01, Y0, X4
+	VAESENCLAST  sm4Zero32<>+0(SB), X4, X4
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X4, Y0, Y0
+	VPSRLW       $0x04, Y0, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y4, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y6
+	VPSHUFB      Y5, Y6, Y6
+	VPXOR        Y6, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y6
+	VPSHUFB      Y4, Y6, Y6
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y6, Y6
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y3
+	VPXOR        (BX), Y3, Y3
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y6, Y4
+	VPXOR        Y4, Y3, Y3
+	VPXOR        Y0, Y6, Y6
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y6, Y4
+	VPXOR        Y4, Y3, Y3
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y6, Y4
+	VPXOR        Y4, Y3, Y3
+	VPXOR        96(AX), Y1, Y0
+	VPXOR        Y2, Y0, Y0
+	VPXOR        Y3, Y0, Y0
+	VMOVDQU      Y1, (BX)
+	VEXTRACTI128 $0x01, Y0, X4
+	VAESENCLAST  sm4Zero32<>+0(SB), X4, X4
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X4, Y0, Y0
+	VPSRLW       $0x04, Y0, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y4, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y6
+	VPSHUFB      Y5, Y6, Y6
+	VPXOR        Y6, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y6
+	VPSHUFB      Y4, Y6, Y6
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y6, Y6
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR        32(BX), Y1, Y1
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y6, Y4
+	VPXOR        Y4, Y1, Y1
+	VPXOR        Y0, Y6, Y6
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y6, Y4
+	VPXOR        Y4, Y1, Y1
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y6, Y4
+	VPXOR        Y4, Y1, Y1
+	VMOVDQU      Y1, Y0
+	VMOVDQU      Y2, Y1
+	VMOVDQU      Y3, Y2
+	VMOVDQU      Y0, Y3
+	ADDQ         $0x80, AX
+	DECQ         SI
+	JNZ          xorPiecesAVX2AESNI_rounds1true
+	VMOVDQU      (BX), Y0
+	VPSRLW       $0x04, Y0, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB      Y4, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y0, Y0
+	VPSRLW       $0x04, Y1, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y4
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y1
+	VPSHUFB      Y4, Y1, Y1
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y1, Y1
+	VPSRLW       $0x04, Y2, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y4
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y2
+	VPSHUFB      Y4, Y2, Y2
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y2, Y2
+	VPSRLW       $0x04, Y3, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y4
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y3
+	VPSHUFB      Y4, Y3, Y3
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y3, Y3
+	VPUNPCKHDQ   Y2, Y3, Y4
+	VPUNPCKLDQ   Y2, Y3, Y3
+	VPUNPCKLDQ   Y0, Y1, Y5
+	VPUNPCKHDQ   Y0, Y1, Y1
+	VPUNPCKHQDQ  Y5, Y3, Y2
+	VPUNPCKLQDQ  Y5, Y3, Y3
+	VPUNPCKHQDQ  Y1, Y4, Y0
+	VPUNPCKLQDQ  Y1, Y4, Y1
+	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
+	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
+	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      3688(SP), Y4
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y4, Y4
+	VPMASKMOVD   Y3, Y4, (DI)
+	VMOVDQU      3688(SP), Y3
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y3, Y3
+	VPMASKMOVD   Y2, Y3, 32(DI)
+	VMOVDQU      3688(SP), Y2
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y2, Y2
+	VPMASKMOVD   Y1, Y2, 64(DI)
+	VMOVDQU      3688(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD   Y0, Y1, 96(DI)
+	JMP          xorPiecesAVX2AESNI_done
+
+xorPiecesAVX2AESNI_sets2:
+	SUBQ         $0x00000008, BX
+	MOVQ         BX, X0
+	VPBROADCASTD X0, Y0
+	VMOVDQU      Y0, 3848(SP)
+	LEAQ         3880(SP), BX
+	ADDQ         $0x3f, BX
+	ANDQ         $-64, BX
+	VMOVDQU      (SI), Y0
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      32(SI), Y1
+	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
+	VMOVDQU      64(SI), Y2
+	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
+	VMOVDQU      96(SI), Y3
+	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
+	VPUNPCKHDQ   Y1, Y0, Y4
+	VPUNPCKLDQ   Y1, Y0, Y0
+	VPUNPCKLDQ   Y3, Y2, Y5
+	VPUNPCKHDQ   Y3, Y2, Y2
+	VPUNPCKHQDQ  Y5, Y0, Y1
+	VPUNPCKLQDQ  Y5, Y0, Y0
+	VPUNPCKHQDQ  Y2, Y4, Y3
+	VPUNPCKLQDQ  Y2, Y4, Y2
+	VPSRLW       $0x04, Y0, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB      Y4, Y0, Y0
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y0, Y0
+	VPSRLW       $0x04, Y1, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y1
+	VPSHUFB      Y4, Y1, Y1
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y1, Y1
+	VPSRLW       $0x04, Y2, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y2
+	VPSHUFB      Y4, Y2, Y2
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y2, Y2
+	VPSRLW       $0x04, Y3, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB      Y4, Y3, Y3
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y3, Y3
+	VMOVDQU      Y0, (BX)
+	VMOVDQU      3848(SP), Y0
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
+	VPMASKMOVD   128(SI), Y0, Y0
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      3848(SP), Y4
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y4, Y4
+	VPMASKMOVD   160(SI), Y4, Y4
+	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
+	VMOVDQU      3848(SP), Y5
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y5, Y5
+	VPMASKMOVD   192(SI), Y5, Y5
+	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
+	VMOVDQU      3848(SP), Y6
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y6, Y6
+	VPMASKMOVD   224(SI), Y6, Y6
+	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
+	VPUNPCKHDQ   Y4, Y0, Y7
+	VPUNPCKLDQ   Y4, Y0, Y0
+	VPUNPCKLDQ   Y6, Y5, Y8
+	VPUNPCKHDQ   Y6, Y5, Y5
+	VPUNPCKHQDQ  Y8, Y0, Y4
+	VPUNPCKLQDQ  Y8, Y0, Y0
+	VPUNPCKHQDQ  Y5, Y7, Y6
+	VPUNPCKLQDQ  Y5, Y7, Y5
+	VPSRLW       $0x04, Y0, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB      Y7, Y0, Y0
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y0, Y0
+	VPSRLW       $0x04, Y4, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y4
+	VPSHUFB      Y7, Y4, Y4
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y4, Y4
+	VPSRLW       $0x04, Y5, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y5
+	VPSHUFB      Y7, Y5, Y5
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y5, Y5
+	VPSRLW       $0x04, Y6, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB      Y7, Y6, Y6
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y6, Y6
+	VMOVDQU      Y0, 64(BX)
+	MOVQ         $0x00000008, SI
+
+xorPiecesAVX2AESNI_rounds2true:
+	VPXOR        (AX), Y1, Y0
+	VPXOR        Y2, Y0, Y0
+	VPXOR        Y3, Y0, Y0
+	VMOVDQU      Y1, 32(BX)
+	VEXTRACTI128 $0x01, Y0, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X7, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X7, Y0, Y0
+	VPSRLW       $0x04, Y0, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y7, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB      Y8, Y9, Y9
+	VPXOR        Y9, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB      Y7, Y9, Y9
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y9, Y9
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR        (BX), Y1, Y1
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y1, Y1
+	VPXOR        Y0, Y9, Y9
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y1, Y1
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y1, Y1
+	VPXOR        (AX), Y4, Y0
+	VPXOR        Y5, Y0, Y0
+	VPXOR        Y6, Y0, Y0
+	VMOVDQU      Y4, 96(BX)
+	VEXTRACTI128 $0x01, Y0, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X7, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X7, Y0, Y0
+	VPSRLW       $0x04, Y0, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y7, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB      Y8, Y9, Y9
+	VPXOR        Y9, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB      Y7, Y9, Y9
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y9, Y9
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR        64(BX), Y4, Y4
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y4, Y4
+	VPXOR        Y0, Y9, Y9
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y4, Y4
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y4, Y4
+	VPXOR        32(AX), Y2, Y0
+	VPXOR        Y3, Y0, Y0
+	VPXOR        Y1, Y0, Y0
+	VMOVDQU      Y2, (BX)
+	VEXTRACTI128 $0x01, Y0, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X7, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X7, Y0, Y0
+	VPSRLW       $0x04, Y0, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y7, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB      Y8, Y9, Y9
+	VPXOR        Y9, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB      Y7, Y9, Y9
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y9, Y9
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y2
+	VPXOR        32(BX), Y2, Y2
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y2, Y2
+	VPXOR        Y0, Y9, Y9
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y2, Y2
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y2, Y2
+	VPXOR        32(AX), Y5, Y0
+	VPXOR        Y6, Y0, Y0
+	VPXOR        Y4, Y0, Y0
+	VMOVDQU      Y5, 64(BX)
+	VEXTRACTI128 $0x01, Y0, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X7, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X7, Y0, Y0
+	VPSRLW       $0x04, Y0, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y7, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB      Y8, Y9, Y9
+	VPXOR        Y9, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB      Y7, Y9, Y9
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y9, Y9
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y5
+	VPXOR        96(BX), Y5, Y5
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y5, Y5
+	VPXOR        Y0, Y9, Y9
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y5, Y5
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y5, Y5
+	VPXOR        64(AX), Y3, Y0
+	VPXOR        Y1, Y0, Y0
+	VPXOR        Y2, Y0, Y0
+	VMOVDQU      Y3, 32(BX)
+	VEXTRACTI128 $0x01, Y0, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X7, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X7, Y0, Y0
+	VPSRLW       $0x04, Y0, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y7, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB      Y8, Y9, Y9
+	VPXOR        Y9, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB      Y7, Y9, Y9
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y9, Y9
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y3
+	VPXOR        (BX), Y3, Y3
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y3, Y3
+	VPXOR        Y0, Y9, Y9
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y3, Y3
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y3, Y3
+	VPXOR        64(AX), Y6, Y0
+	VPXOR        Y4, Y0, Y0
+	VPXOR        Y5, Y0, Y0
+	VMOVDQU      Y6, 96(BX)
+	VEXTRACTI128 $0x01, Y0, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X7, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X7, Y0, Y0
+	VPSRLW       $0x04, Y0, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y7, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB      Y8, Y9, Y9
+	VPXOR        Y9, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB      Y7, Y9, Y9
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y9, Y9
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y6
+	VPXOR        64(BX), Y6, Y6
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y6, Y6
+	VPXOR        Y0, Y9, Y9
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y6, Y6
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y6, Y6
+	VPXOR        96(AX), Y1, Y0
+	VPXOR        Y2, Y0, Y0
+	VPXOR        Y3, Y0, Y0
+	VMOVDQU      Y1, (BX)
+	VEXTRACTI128 $0x01, Y0, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X7, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X7, Y0, Y0
+	VPSRLW       $0x04, Y0, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y7, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB      Y8, Y9, Y9
+	VPXOR        Y9, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB      Y7, Y9, Y9
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y9, Y9
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR        32(BX), Y1, Y1
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y1, Y1
+	VPXOR        Y0, Y9, Y9
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y1, Y1
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y1, Y1
+	VPXOR        96(AX), Y4, Y0
+	VPXOR        Y5, Y0, Y0
+	VPXOR        Y6, Y0, Y0
+	VMOVDQU      Y4, 64(BX)
+	VEXTRACTI128 $0x01, Y0, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X7, X7
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X7, Y0, Y0
+	VPSRLW       $0x04, Y0, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y7, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB      Y8, Y9, Y9
+	VPXOR        Y9, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB      Y7, Y9, Y9
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y9, Y9
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR        96(BX), Y4, Y4
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y4, Y4
+	VPXOR        Y0, Y9, Y9
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y4, Y4
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR        Y7, Y4, Y4
+	VMOVDQU      Y1, Y0
+	VMOVDQU      Y2, Y1
+	VMOVDQU      Y3, Y2
+	VMOVDQU      Y0, Y3
+	VMOVDQU      Y4, Y0
+	VMOVDQU      Y5, Y4
+	VMOVDQU      Y6, Y5
+	VMOVDQU      Y0, Y6
+	ADDQ         $0x80, AX
+	DECQ         SI
+	JNZ          xorPiecesAVX2AESNI_rounds2true
+	VMOVDQU      (BX), Y0
+	VPSRLW       $0x04, Y0, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB      Y7, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y0, Y0
+	VPSRLW       $0x04, Y1, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y7
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y1
+	VPSHUFB      Y7, Y1, Y1
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y1, Y1
+	VPSRLW       $0x04, Y2, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y7
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y2
+	VPSHUFB      Y7, Y2, Y2
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y2, Y2
+	VPSRLW       $0x04, Y3, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y7
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y3
+	VPSHUFB      Y7, Y3, Y3
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y3, Y3
+	VPUNPCKHDQ   Y2, Y3, Y7
+	VPUNPCKLDQ   Y2, Y3, Y3
+	VPUNPCKLDQ   Y0, Y1, Y8
+	VPUNPCKHDQ   Y0, Y1, Y1
+	VPUNPCKHQDQ  Y8, Y3, Y2
+	VPUNPCKLQDQ  Y8, Y3, Y3
+	VPUNPCKHQDQ  Y1, Y7, Y0
+	VPUNPCKLQDQ  Y1, Y7, Y1
+	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
+	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
+	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      Y3, (DI)
+	VMOVDQU      Y2, 32(DI)
+	VMOVDQU      Y1, 64(DI)
+	VMOVDQU      Y0, 96(DI)
+	VMOVDQU      64(BX), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VPSRLW       $0x04, Y4, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y4
+	VPSHUFB      Y1, Y4, Y4
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y4, Y4
+	VPSRLW       $0x04, Y5, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y5
+	VPSHUFB      Y1, Y5, Y5
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y5, Y5
+	VPSRLW       $0x04, Y6, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y6
+	VPSHUFB      Y1, Y6, Y6
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y6, Y6
+	VPUNPCKHDQ   Y5, Y6, Y1
+	VPUNPCKLDQ   Y5, Y6, Y6
+	VPUNPCKLDQ   Y0, Y4, Y2
+	VPUNPCKHDQ   Y0, Y4, Y4
+	VPUNPCKHQDQ  Y2, Y6, Y5
+	VPUNPCKLQDQ  Y2, Y6, Y6
+	VPUNPCKHQDQ  Y4, Y1, Y0
+	VPUNPCKLQDQ  Y4, Y1, Y4
+	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      3848(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y1, Y1
+	VPMASKMOVD   Y6, Y1, 128(DI)
+	VMOVDQU      3848(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y1, Y1
+	VPMASKMOVD   Y5, Y1, 160(DI)
+	VMOVDQU      3848(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y1, Y1
+	VPMASKMOVD   Y4, Y1, 192(DI)
+	VMOVDQU      3848(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD   Y0, Y1, 224(DI)
+	JMP          xorPiecesAVX2AESNI_done
+
+xorPiecesAVX2AESNI_sets3:
+	SUBQ         $0x00000010, BX
+	MOVQ         BX, X0
+	VPBROADCASTD X0, Y0
+	VMOVDQU      Y0, 4072(SP)
+	LEAQ         4104(SP), BX
+	ADDQ         $0x3f, BX
+	ANDQ         $-64, BX
+	VMOVDQU      (SI), Y0
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      32(SI), Y1
+	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
+	VMOVDQU      64(SI), Y2
+	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
+	VMOVDQU      96(SI), Y3
+	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
+	VPUNPCKHDQ   Y1, Y0, Y4
+	VPUNPCKLDQ   Y1, Y0, Y0
+	VPUNPCKLDQ   Y3, Y2, Y5
+	VPUNPCKHDQ   Y3, Y2, Y2
+	VPUNPCKHQDQ  Y5, Y0, Y1
+	VPUNPCKLQDQ  Y5, Y0, Y0
+	VPUNPCKHQDQ  Y2, Y4, Y3
+	VPUNPCKLQDQ  Y2, Y4, Y2
+	VPSRLW       $0x04, Y0, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB      Y4, Y0, Y0
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y0, Y0
+	VPSRLW       $0x04, Y1, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y1
+	VPSHUFB      Y4, Y1, Y1
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y1, Y1
+	VPSRLW       $0x04, Y2, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y2
+	VPSHUFB      Y4, Y2, Y2
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y2, Y2
+	VPSRLW       $0x04, Y3, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB      Y4, Y3, Y3
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y3, Y3
+	VMOVDQU      Y0, (BX)
+	VMOVDQU      128(SI), Y0
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      160(SI), Y4
+	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
+	VMOVDQU      192(SI), Y5
+	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
+	VMOVDQU      224(SI), Y6
+	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
+	VPUNPCKHDQ   Y4, Y0, Y7
+	VPUNPCKLDQ   Y4, Y0, Y0
+	VPUNPCKLDQ   Y6, Y5, Y8
+	VPUNPCKHDQ   Y6, Y5, Y5
+	VPUNPCKHQDQ  Y8, Y0, Y4
+	VPUNPCKLQDQ  Y8, Y0, Y0
+	VPUNPCKHQDQ  Y5, Y7, Y6
+	VPUNPCKLQDQ  Y5, Y7, Y5
+	VPSRLW       $0x04, Y0, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB      Y7, Y0, Y0
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y0, Y0
+	VPSRLW       $0x04, Y4, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y4
+	VPSHUFB      Y7, Y4, Y4
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y4, Y4
+	VPSRLW       $0x04, Y5, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y5
+	VPSHUFB      Y7, Y5, Y5
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y5, Y5
+	VPSRLW       $0x04, Y6, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB      Y7, Y6, Y6
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y6, Y6
+	VMOVDQU      Y0, 64(BX)
+	VMOVDQU      4072(SP), Y0
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
+	VPMASKMOVD   256(SI), Y0, Y0
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      4072(SP), Y7
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y7, Y7
+	VPMASKMOVD   288(SI), Y7, Y7
+	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
+	VMOVDQU      4072(SP), Y8
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y8, Y8
+	VPMASKMOVD   320(SI), Y8, Y8
+	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
+	VMOVDQU      4072(SP), Y9
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y9, Y9
+	VPMASKMOVD   352(SI), Y9, Y9
+	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
+	VPUNPCKHDQ   Y7, Y0, Y10
+	VPUNPCKLDQ   Y7, Y0, Y0
+	VPUNPCKLDQ   Y9, Y8, Y11
+	VPUNPCKHDQ   Y9, Y8, Y8
+	VPUNPCKHQDQ  Y11, Y0, Y7
+	VPUNPCKLQDQ  Y11, Y0, Y0
+	VPUNPCKHQDQ  Y8, Y10, Y9
+	VPUNPCKLQDQ  Y8, Y10, Y8
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y0, Y0
+	VPSRLW       $0x04, Y7, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y7, Y10
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y7
+	VPSHUFB      Y10, Y7, Y7
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y7, Y7
+	VPSRLW       $0x04, Y8, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y10
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y8
+	VPSHUFB      Y10, Y8, Y8
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y8, Y8
+	VPSRLW       $0x04, Y9, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y10
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y9
+	VPSHUFB      Y10, Y9, Y9
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y9, Y9
+	VMOVDQU      Y0, 128(BX)
+	MOVQ         $0x00000008, SI
+
+xorPiecesAVX2AESNI_rounds3true:
+	VPXOR        (AX), Y1, Y0
+	VPXOR        Y2, Y0, Y0
+	VPXOR        Y3, Y0, Y0
+	VMOVDQU      Y1, 32(BX)
+	VEXTRACTI128 $0x01, Y0, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X10, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X10, Y0, Y0
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB      Y11, Y12, Y12
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB      Y10, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y12, Y12
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR        (BX), Y1, Y1
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y1, Y1
+	VPXOR        Y0, Y12, Y12
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y1, Y1
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y1, Y1
+	VPXOR        (AX), Y4, Y0
+	VPXOR        Y5, Y0, Y0
+	VPXOR        Y6, Y0, Y0
+	VMOVDQU      Y4, 96(BX)
+	VEXTRACTI128 $0x01, Y0, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X10, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X10, Y0, Y0
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB      Y11, Y12, Y12
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB      Y10, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y12, Y12
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR        64(BX), Y4, Y4
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y4, Y4
+	VPXOR        Y0, Y12, Y12
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y4, Y4
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y4, Y4
+	VPXOR        (AX), Y7, Y0
+	VPXOR        Y8, Y0, Y0
+	VPXOR        Y9, Y0, Y0
+	VMOVDQU      Y7, 160(BX)
+	VEXTRACTI128 $0x01, Y0, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X10, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X10, Y0, Y0
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB      Y11, Y12, Y12
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB      Y10, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y12, Y12
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y7
+	VPXOR        128(BX), Y7, Y7
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y7, Y7
+	VPXOR        Y0, Y12, Y12
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y7, Y7
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y7, Y7
+	VPXOR        32(AX), Y2, Y0
+	VPXOR        Y3, Y0, Y0
+	VPXOR        Y1, Y0, Y0
+	VMOVDQU      Y2, (BX)
+	VEXTRACTI128 $0x01, Y0, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X10, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X10, Y0, Y0
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB      Y11, Y12, Y12
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB      Y10, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y12, Y12
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y2
+	VPXOR        32(BX), Y2, Y2
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y2, Y2
+	VPXOR        Y0, Y12, Y12
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y2, Y2
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y2, Y2
+	VPXOR        32(AX), Y5, Y0
+	VPXOR        Y6, Y0, Y0
+	VPXOR        Y4, Y0, Y0
+	VMOVDQU      Y5, 64(BX)
+	VEXTRACTI128 $0x01, Y0, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X10, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X10, Y0, Y0
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB      Y11, Y12, Y12
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB      Y10, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y12, Y12
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y5
+	VPXOR        96(BX), Y5, Y5
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y5, Y5
+	VPXOR        Y0, Y12, Y12
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y5, Y5
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y5, Y5
+	VPXOR        32(AX), Y8, Y0
+	VPXOR        Y9, Y0, Y0
+	VPXOR        Y7, Y0, Y0
+	VMOVDQU      Y8, 128(BX)
+	VEXTRACTI128 $0x01, Y0, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X10, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X10, Y0, Y0
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB      Y11, Y12, Y12
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB      Y10, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y12, Y12
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y8
+	VPXOR        160(BX), Y8, Y8
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y8, Y8
+	VPXOR        Y0, Y12, Y12
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y8, Y8
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y8, Y8
+	VPXOR        64(AX), Y3, Y0
+	VPXOR        Y1, Y0, Y0
+	VPXOR        Y2, Y0, Y0
+	VMOVDQU      Y3, 32(BX)
+	VEXTRACTI128 $0x01, Y0, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X10, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X10, Y0, Y0
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB      Y11, Y12, Y12
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB      Y10, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y12, Y12
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y3
+	VPXOR        (BX), Y3, Y3
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y3, Y3
+	VPXOR        Y0, Y12, Y12
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y3, Y3
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y3, Y3
+	VPXOR        64(AX), Y6, Y0
+	VPXOR        Y4, Y0, Y0
+	VPXOR        Y5, Y0, Y0
+	VMOVDQU      Y6, 96(BX)
+	VEXTRACTI128 $0x01, Y0, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X10, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X10, Y0, Y0
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB      Y11, Y12, Y12
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB      Y10, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y12, Y12
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y6
+	VPXOR        64(BX), Y6, Y6
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y6, Y6
+	VPXOR        Y0, Y12, Y12
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y6, Y6
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y6, Y6
+	VPXOR        64(AX), Y9, Y0
+	VPXOR        Y7, Y0, Y0
+	VPXOR        Y8, Y0, Y0
+	VMOVDQU      Y9, 160(BX)
+	VEXTRACTI128 $0x01, Y0, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X10, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X10, Y0, Y0
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB      Y11, Y12, Y12
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB      Y10, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y12, Y12
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y9
+	VPXOR        128(BX), Y9, Y9
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y9, Y9
+	VPXOR        Y0, Y12, Y12
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y9, Y9
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y9, Y9
+	VPXOR        96(AX), Y1, Y0
+	VPXOR        Y2, Y0, Y0
+	VPXOR        Y3, Y0, Y0
+	VMOVDQU      Y1, (BX)
+	VEXTRACTI128 $0x01, Y0, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X10, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X10, Y0, Y0
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB      Y11, Y12, Y12
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB      Y10, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y12, Y12
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR        32(BX), Y1, Y1
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y1, Y1
+	VPXOR        Y0, Y12, Y12
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y1, Y1
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y1, Y1
+	VPXOR        96(AX), Y4, Y0
+	VPXOR        Y5, Y0, Y0
+	VPXOR        Y6, Y0, Y0
+	VMOVDQU      Y4, 64(BX)
+	VEXTRACTI128 $0x01, Y0, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X10, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X10, Y0, Y0
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB      Y11, Y12, Y12
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB      Y10, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y12, Y12
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR        96(BX), Y4, Y4
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y4, Y4
+	VPXOR        Y0, Y12, Y12
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y4, Y4
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y4, Y4
+	VPXOR        96(AX), Y7, Y0
+	VPXOR        Y8, Y0, Y0
+	VPXOR        Y9, Y0, Y0
+	VMOVDQU      Y7, 128(BX)
+	VEXTRACTI128 $0x01, Y0, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X10, X10
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X10, Y0, Y0
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB      Y11, Y12, Y12
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB      Y10, Y12, Y12
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y12, Y12
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y7
+	VPXOR        160(BX), Y7, Y7
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y7, Y7
+	VPXOR        Y0, Y12, Y12
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y7, Y7
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR        Y10, Y7, Y7
+	VMOVDQU      Y1, Y0
+	VMOVDQU      Y2, Y1
+	VMOVDQU      Y3, Y2
+	VMOVDQU      Y0, Y3
+	VMOVDQU      Y4, Y0
+	VMOVDQU      Y5, Y4
+	VMOVDQU      Y6, Y5
+	VMOVDQU      Y0, Y6
+	VMOVDQU      Y7, Y0
+	VMOVDQU      Y8, Y7
+	VMOVDQU      Y9, Y8
+	VMOVDQU      Y0, Y9
+	ADDQ         $0x80, AX
+	DECQ         SI
+	JNZ          xorPiecesAVX2AESNI_rounds3true
+	VMOVDQU      (BX), Y0
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y0, Y0
+	VPSRLW       $0x04, Y1, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y10
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y1
+	VPSHUFB      Y10, Y1, Y1
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y1, Y1
+	VPSRLW       $0x04, Y2, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y10
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y2
+	VPSHUFB      Y10, Y2, Y2
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y2, Y2
+	VPSRLW       $0x04, Y3, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y10
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y3
+	VPSHUFB      Y10, Y3, Y3
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y3, Y3
+	VPUNPCKHDQ   Y2, Y3, Y10
+	VPUNPCKLDQ   Y2, Y3, Y3
+	VPUNPCKLDQ   Y0, Y1, Y11
+	VPUNPCKHDQ   Y0, Y1, Y1
+	VPUNPCKHQDQ  Y11, Y3, Y2
+	VPUNPCKLQDQ  Y11, Y3, Y3
+	VPUNPCKHQDQ  Y1, Y10, Y0
+	VPUNPCKLQDQ  Y1, Y10, Y1
+	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
+	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
+	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      Y3, (DI)
+	VMOVDQU      Y2, 32(DI)
+	VMOVDQU      Y1, 64(DI)
+	VMOVDQU      Y0, 96(DI)
+	VMOVDQU      64(BX), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VPSRLW       $0x04, Y4, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y4
+	VPSHUFB      Y1, Y4, Y4
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y4, Y4
+	VPSRLW       $0x04, Y5, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y5
+	VPSHUFB      Y1, Y5, Y5
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y5, Y5
+	VPSRLW       $0x04, Y6, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y6
+	VPSHUFB      Y1, Y6, Y6
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y6, Y6
+	VPUNPCKHDQ   Y5, Y6, Y1
+	VPUNPCKLDQ   Y5, Y6, Y6
+	VPUNPCKLDQ   Y0, Y4, Y2
+	VPUNPCKHDQ   Y0, Y4, Y4
+	VPUNPCKHQDQ  Y2, Y6, Y5
+	VPUNPCKLQDQ  Y2, Y6, Y6
+	VPUNPCKHQDQ  Y4, Y1, Y0
+	VPUNPCKLQDQ  Y4, Y1, Y4
+	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      Y6, 128(DI)
+	VMOVDQU      Y5, 160(DI)
+	VMOVDQU      Y4, 192(DI)
+	VMOVDQU      Y0, 224(DI)
+	VMOVDQU      128(BX), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VPSRLW       $0x04, Y7, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y7, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y7
+	VPSHUFB      Y1, Y7, Y7
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y7, Y7
+	VPSRLW       $0x04, Y8, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y8
+	VPSHUFB      Y1, Y8, Y8
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y8, Y8
+	VPSRLW       $0x04, Y9, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y9
+	VPSHUFB      Y1, Y9, Y9
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y9, Y9
+	VPUNPCKHDQ   Y8, Y9, Y1
+	VPUNPCKLDQ   Y8, Y9, Y9
+	VPUNPCKLDQ   Y0, Y7, Y2
+	VPUNPCKHDQ   Y0, Y7, Y7
+	VPUNPCKHQDQ  Y2, Y9, Y8
+	VPUNPCKLQDQ  Y2, Y9, Y9
+	VPUNPCKHQDQ  Y7, Y1, Y0
+	VPUNPCKLQDQ  Y7, Y1, Y7
+	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
+	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
+	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      4072(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y1, Y1
+	VPMASKMOVD   Y9, Y1, 256(DI)
+	VMOVDQU      4072(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y1, Y1
+	VPMASKMOVD   Y8, Y1, 288(DI)
+	VMOVDQU      4072(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y1, Y1
+	VPMASKMOVD   Y7, Y1, 320(DI)
+	VMOVDQU      4072(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD   Y0, Y1, 352(DI)
+	JMP          xorPiecesAVX2AESNI_done
+
+xorPiecesAVX2AESNI_sets4:
+	SUBQ         $0x00000018, BX
+	MOVQ         BX, X0
+	VPBROADCASTD X0, Y0
+	VMOVDQU      Y0, 4360(SP)
+	LEAQ         4392(SP), BX
+	ADDQ         $0x3f, BX
+	ANDQ         $-64, BX
+	VMOVDQU      (SI), Y0
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      32(SI), Y1
+	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
+	VMOVDQU      64(SI), Y2
+	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
+	VMOVDQU      96(SI), Y3
+	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
+	VPUNPCKHDQ   Y1, Y0, Y4
+	VPUNPCKLDQ   Y1, Y0, Y0
+	VPUNPCKLDQ   Y3, Y2, Y5
+	VPUNPCKHDQ   Y3, Y2, Y2
+	VPUNPCKHQDQ  Y5, Y0, Y1
+	VPUNPCKLQDQ  Y5, Y0, Y0
+	VPUNPCKHQDQ  Y2, Y4, Y3
+	VPUNPCKLQDQ  Y2, Y4, Y2
+	VPSRLW       $0x04, Y0, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB      Y4, Y0, Y0
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y0, Y0
+	VPSRLW       $0x04, Y1, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y1
+	VPSHUFB      Y4, Y1, Y1
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y1, Y1
+	VPSRLW       $0x04, Y2, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y2
+	VPSHUFB      Y4, Y2, Y2
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y2, Y2
+	VPSRLW       $0x04, Y3, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB      Y4, Y3, Y3
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y3, Y3
+	VMOVDQU      Y0, (BX)
+	VMOVDQU      128(SI), Y0
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      160(SI), Y4
+	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
+	VMOVDQU      192(SI), Y5
+	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
+	VMOVDQU      224(SI), Y6
+	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
+	VPUNPCKHDQ   Y4, Y0, Y7
+	VPUNPCKLDQ   Y4, Y0, Y0
+	VPUNPCKLDQ   Y6, Y5, Y8
+	VPUNPCKHDQ   Y6, Y5, Y5
+	VPUNPCKHQDQ  Y8, Y0, Y4
+	VPUNPCKLQDQ  Y8, Y0, Y0
+	VPUNPCKHQDQ  Y5, Y7, Y6
+	VPUNPCKLQDQ  Y5, Y7, Y5
+	VPSRLW       $0x04, Y0, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB      Y7, Y0, Y0
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y0, Y0
+	VPSRLW       $0x04, Y4, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y4
+	VPSHUFB      Y7, Y4, Y4
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y4, Y4
+	VPSRLW       $0x04, Y5, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y5
+	VPSHUFB      Y7, Y5, Y5
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y5, Y5
+	VPSRLW       $0x04, Y6, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB      Y7, Y6, Y6
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y6, Y6
+	VMOVDQU      Y0, 64(BX)
+	VMOVDQU      256(SI), Y0
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      288(SI), Y7
+	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
+	VMOVDQU      320(SI), Y8
+	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
+	VMOVDQU      352(SI), Y9
+	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
+	VPUNPCKHDQ   Y7, Y0, Y10
+	VPUNPCKLDQ   Y7, Y0, Y0
+	VPUNPCKLDQ   Y9, Y8, Y11
+	VPUNPCKHDQ   Y9, Y8, Y8
+	VPUNPCKHQDQ  Y11, Y0, Y7
+	VPUNPCKLQDQ  Y11, Y0, Y0
+	VPUNPCKHQDQ  Y8, Y10, Y9
+	VPUNPCKLQDQ  Y8, Y10, Y8
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y0, Y0
+	VPSRLW       $0x04, Y7, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y7, Y10
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y7
+	VPSHUFB      Y10, Y7, Y7
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y7, Y7
+	VPSRLW       $0x04, Y8, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y10
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y8
+	VPSHUFB      Y10, Y8, Y8
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y8, Y8
+	VPSRLW       $0x04, Y9, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y10
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y9
+	VPSHUFB      Y10, Y9, Y9
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y9, Y9
+	VMOVDQU      Y0, 128(BX)
+	VMOVDQU      4360(SP), Y0
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
+	VPMASKMOVD   384(SI), Y0, Y0
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      4360(SP), Y10
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y10, Y10
+	VPMASKMOVD   416(SI), Y10, Y10
+	VPSHUFB      sm4BswapMask<>+0(SB), Y10, Y10
+	VMOVDQU      4360(SP), Y11
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y11, Y11
+	VPMASKMOVD   448(SI), Y11, Y11
+	VPSHUFB      sm4BswapMask<>+0(SB), Y11, Y11
+	VMOVDQU      4360(SP), Y12
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y12, Y12
+	VPMASKMOVD   480(SI), Y12, Y12
+	VPSHUFB      sm4BswapMask<>+0(SB), Y12, Y12
+	VPUNPCKHDQ   Y10, Y0, Y13
+	VPUNPCKLDQ   Y10, Y0, Y0
+	VPUNPCKLDQ   Y12, Y11, Y14
+	VPUNPCKHDQ   Y12, Y11, Y11
+	VPUNPCKHQDQ  Y14, Y0, Y10
+	VPUNPCKLQDQ  Y14, Y0, Y0
+	VPUNPCKHQDQ  Y11, Y13, Y12
+	VPUNPCKLQDQ  Y11, Y13, Y11
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y0, Y0
+	VPSRLW       $0x04, Y10, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y13
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y10
+	VPSHUFB      Y13, Y10, Y10
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y10, Y10
+	VPSRLW       $0x04, Y11, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y13
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y11
+	VPSHUFB      Y13, Y11, Y11
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y11, Y11
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y12, Y12
+	VMOVDQU      Y0, 192(BX)
+	MOVQ         $0x00000008, SI
+
+xorPiecesAVX2AESNI_rounds4true:
+	VPXOR        (AX), Y1, Y0
+	VPXOR        Y2, Y0, Y0
+	VPXOR        Y3, Y0, Y0
+	VMOVDQU      Y1, 32(BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR        (BX), Y1, Y1
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y1, Y1
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y1, Y1
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y1, Y1
+	VPXOR        (AX), Y4, Y0
+	VPXOR        Y5, Y0, Y0
+	VPXOR        Y6, Y0, Y0
+	VMOVDQU      Y4, 96(BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR        64(BX), Y4, Y4
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y4, Y4
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y4, Y4
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y4, Y4
+	VPXOR        (AX), Y7, Y0
+	VPXOR        Y8, Y0, Y0
+	VPXOR        Y9, Y0, Y0
+	VMOVDQU      Y7, 160(BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y7
+	VPXOR        128(BX), Y7, Y7
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y7, Y7
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y7, Y7
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y7, Y7
+	VPXOR        (AX), Y10, Y0
+	VPXOR        Y11, Y0, Y0
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      Y10, 224(BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y10
+	VPXOR        192(BX), Y10, Y10
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VPXOR        32(AX), Y2, Y0
+	VPXOR        Y3, Y0, Y0
+	VPXOR        Y1, Y0, Y0
+	VMOVDQU      Y2, (BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y2
+	VPXOR        32(BX), Y2, Y2
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y2, Y2
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y2, Y2
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y2, Y2
+	VPXOR        32(AX), Y5, Y0
+	VPXOR        Y6, Y0, Y0
+	VPXOR        Y4, Y0, Y0
+	VMOVDQU      Y5, 64(BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y5
+	VPXOR        96(BX), Y5, Y5
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y5, Y5
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y5, Y5
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y5, Y5
+	VPXOR        32(AX), Y8, Y0
+	VPXOR        Y9, Y0, Y0
+	VPXOR        Y7, Y0, Y0
+	VMOVDQU      Y8, 128(BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y8
+	VPXOR        160(BX), Y8, Y8
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y8, Y8
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y8, Y8
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y8, Y8
+	VPXOR        32(AX), Y11, Y0
+	VPXOR        Y12, Y0, Y0
+	VPXOR        Y10, Y0, Y0
+	VMOVDQU      Y11, 192(BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y11
+	VPXOR        224(BX), Y11, Y11
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y11, Y11
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y11, Y11
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y11, Y11
+	VPXOR        64(AX), Y3, Y0
+	VPXOR        Y1, Y0, Y0
+	VPXOR        Y2, Y0, Y0
+	VMOVDQU      Y3, 32(BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y3
+	VPXOR        (BX), Y3, Y3
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y3, Y3
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y3, Y3
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y3, Y3
+	VPXOR        64(AX), Y6, Y0
+	VPXOR        Y4, Y0, Y0
+	VPXOR        Y5, Y0, Y0
+	VMOVDQU      Y6, 96(BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y6
+	VPXOR        64(BX), Y6, Y6
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y6, Y6
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y6, Y6
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y6, Y6
+	VPXOR        64(AX), Y9, Y0
+	VPXOR        Y7, Y0, Y0
+	VPXOR        Y8, Y0, Y0
+	VMOVDQU      Y9, 160(BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y9
+	VPXOR        128(BX), Y9, Y9
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y9, Y9
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y9, Y9
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y9, Y9
+	VPXOR        64(AX), Y12, Y0
+	VPXOR        Y10, Y0, Y0
+	VPXOR        Y11, Y0, Y0
+	VMOVDQU      Y12, 224(BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y12
+	VPXOR        192(BX), Y12, Y12
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y12, Y12
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y12, Y12
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y12, Y12
+	VPXOR        96(AX), Y1, Y0
+	VPXOR        Y2, Y0, Y0
+	VPXOR        Y3, Y0, Y0
+	VMOVDQU      Y1, (BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR        32(BX), Y1, Y1
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y1, Y1
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y1, Y1
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y1, Y1
+	VPXOR        96(AX), Y4, Y0
+	VPXOR        Y5, Y0, Y0
+	VPXOR        Y6, Y0, Y0
+	VMOVDQU      Y4, 64(BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR        96(BX), Y4, Y4
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y4, Y4
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y4, Y4
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y4, Y4
+	VPXOR        96(AX), Y7, Y0
+	VPXOR        Y8, Y0, Y0
+	VPXOR        Y9, Y0, Y0
+	VMOVDQU      Y7, 128(BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y7
+	VPXOR        160(BX), Y7, Y7
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y7, Y7
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y7, Y7
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y7, Y7
+	VPXOR        96(AX), Y10, Y0
+	VPXOR        Y11, Y0, Y0
+	VPXOR        Y12, Y0, Y0
+	VMOVDQU      Y10, 192(BX)
+	VEXTRACTI128 $0x01, Y0, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X13, X13
+	VAESENCLAST  sm4Zero32<>+0(SB), X0, X0
+	VINSERTI128  $0x01, X13, Y0, Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB      Y14, Y15, Y15
+	VPXOR        Y15, Y0, Y0
+	VMOVDQU      sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB      Y13, Y15, Y15
+	VMOVDQU      sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y15, Y15
+	VPSHUFB      sm4WordFoldISR0<>+0(SB), Y0, Y10
+	VPXOR        224(BX), Y10, Y10
+	VPSHUFB      sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VPXOR        Y0, Y15, Y15
+	VPSHUFB      sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VPSHUFB      sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR        Y13, Y10, Y10
+	VMOVDQU      Y1, Y0
+	VMOVDQU      Y2, Y1
+	VMOVDQU      Y3, Y2
+	VMOVDQU      Y0, Y3
+	VMOVDQU      Y4, Y0
+	VMOVDQU      Y5, Y4
+	VMOVDQU      Y6, Y5
+	VMOVDQU      Y0, Y6
+	VMOVDQU      Y7, Y0
+	VMOVDQU      Y8, Y7
+	VMOVDQU      Y9, Y8
+	VMOVDQU      Y0, Y9
+	VMOVDQU      Y10, Y0
+	VMOVDQU      Y11, Y10
+	VMOVDQU      Y12, Y11
+	VMOVDQU      Y0, Y12
+	ADDQ         $0x80, AX
+	DECQ         SI
+	JNZ          xorPiecesAVX2AESNI_rounds4true
+	VMOVDQU      (BX), Y0
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y0, Y0
+	VPSRLW       $0x04, Y1, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y1
+	VPSHUFB      Y13, Y1, Y1
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y1, Y1
+	VPSRLW       $0x04, Y2, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y2
+	VPSHUFB      Y13, Y2, Y2
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y2, Y2
+	VPSRLW       $0x04, Y3, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y13
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y3
+	VPSHUFB      Y13, Y3, Y3
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y3, Y3
+	VPUNPCKHDQ   Y2, Y3, Y13
+	VPUNPCKLDQ   Y2, Y3, Y3
+	VPUNPCKLDQ   Y0, Y1, Y14
+	VPUNPCKHDQ   Y0, Y1, Y1
+	VPUNPCKHQDQ  Y14, Y3, Y2
+	VPUNPCKLQDQ  Y14, Y3, Y3
+	VPUNPCKHQDQ  Y1, Y13, Y0
+	VPUNPCKLQDQ  Y1, Y13, Y1
+	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
+	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
+	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      Y3, (DI)
+	VMOVDQU      Y2, 32(DI)
+	VMOVDQU      Y1, 64(DI)
+	VMOVDQU      Y0, 96(DI)
+	VMOVDQU      64(BX), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VPSRLW       $0x04, Y4, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y4
+	VPSHUFB      Y1, Y4, Y4
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y4, Y4
+	VPSRLW       $0x04, Y5, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y5
+	VPSHUFB      Y1, Y5, Y5
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y5, Y5
+	VPSRLW       $0x04, Y6, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y6
+	VPSHUFB      Y1, Y6, Y6
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y6, Y6
+	VPUNPCKHDQ   Y5, Y6, Y1
+	VPUNPCKLDQ   Y5, Y6, Y6
+	VPUNPCKLDQ   Y0, Y4, Y2
+	VPUNPCKHDQ   Y0, Y4, Y4
+	VPUNPCKHQDQ  Y2, Y6, Y5
+	VPUNPCKLQDQ  Y2, Y6, Y6
+	VPUNPCKHQDQ  Y4, Y1, Y0
+	VPUNPCKLQDQ  Y4, Y1, Y4
+	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      Y6, 128(DI)
+	VMOVDQU      Y5, 160(DI)
+	VMOVDQU      Y4, 192(DI)
+	VMOVDQU      Y0, 224(DI)
+	VMOVDQU      128(BX), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VPSRLW       $0x04, Y7, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y7, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y7
+	VPSHUFB      Y1, Y7, Y7
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y7, Y7
+	VPSRLW       $0x04, Y8, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y8
+	VPSHUFB      Y1, Y8, Y8
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y8, Y8
+	VPSRLW       $0x04, Y9, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y9
+	VPSHUFB      Y1, Y9, Y9
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y9, Y9
+	VPUNPCKHDQ   Y8, Y9, Y1
+	VPUNPCKLDQ   Y8, Y9, Y9
+	VPUNPCKLDQ   Y0, Y7, Y2
+	VPUNPCKHDQ   Y0, Y7, Y7
+	VPUNPCKHQDQ  Y2, Y9, Y8
+	VPUNPCKLQDQ  Y2, Y9, Y9
+	VPUNPCKHQDQ  Y7, Y1, Y0
+	VPUNPCKLQDQ  Y7, Y1, Y7
+	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
+	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
+	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      Y9, 256(DI)
+	VMOVDQU      Y8, 288(DI)
+	VMOVDQU      Y7, 320(DI)
+	VMOVDQU      Y0, 352(DI)
+	VMOVDQU      192(BX), Y0
+	VPSRLW       $0x04, Y0, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB      Y1, Y0, Y0
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VPSRLW       $0x04, Y10, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y10
+	VPSHUFB      Y1, Y10, Y10
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y10, Y10
+	VPSRLW       $0x04, Y11, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y11
+	VPSHUFB      Y1, Y11, Y11
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y11, Y11
+	VPSRLW       $0x04, Y12, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y1
+	VMOVDQU      sm4WordNibLinInvLo<>+0(SB), Y12
+	VPSHUFB      Y1, Y12, Y12
+	VMOVDQU      sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB      Y2, Y1, Y1
+	VPXOR        Y1, Y12, Y12
+	VPUNPCKHDQ   Y11, Y12, Y1
+	VPUNPCKLDQ   Y11, Y12, Y12
+	VPUNPCKLDQ   Y0, Y10, Y2
+	VPUNPCKHDQ   Y0, Y10, Y10
+	VPUNPCKHQDQ  Y2, Y12, Y11
+	VPUNPCKLQDQ  Y2, Y12, Y12
+	VPUNPCKHQDQ  Y10, Y1, Y0
+	VPUNPCKLQDQ  Y10, Y1, Y10
+	VPSHUFB      sm4BswapMask<>+0(SB), Y12, Y12
+	VPSHUFB      sm4BswapMask<>+0(SB), Y11, Y11
+	VPSHUFB      sm4BswapMask<>+0(SB), Y10, Y10
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      4360(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y1, Y1
+	VPMASKMOVD   Y12, Y1, 384(DI)
+	VMOVDQU      4360(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y1, Y1
+	VPMASKMOVD   Y11, Y1, 416(DI)
+	VMOVDQU      4360(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y1, Y1
+	VPMASKMOVD   Y10, Y1, 448(DI)
+	VMOVDQU      4360(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD   Y0, Y1, 480(DI)
+
+xorPiecesAVX2AESNI_done:
 	// Keystream into every piece: 32 bytes per step, then 16, then bytes.
 	MOVQ (SP), AX
 	MOVQ DX, DX
@@ -22732,8 +26242,8 @@ xorKeyStreamAVX2VAES_done:
 	RET
 
 // func xorPiecesAVX2VAES(rk *[32]uint32, pieces *byte, npieces int, nblocks int)
-// Requires: AVX, AVX2, VAES
-TEXT ·xorPiecesAVX2VAES(SB), $3688-32
+// Requires: AVX, AVX2, SSE2, VAES
+TEXT ·xorPiecesAVX2VAES(SB), $4712-32
 	MOVQ rk+0(FP), AX
 	MOVQ pieces+8(FP), CX
 	MOVQ npieces+16(FP), DX
@@ -22776,11 +26286,11 @@ xorPiecesAVX2VAES_ctr_next:
 	JMP  xorPiecesAVX2VAES_ctr_piece
 
 xorPiecesAVX2VAES_ctr_done:
-	// The tier's full passes over the counter blocks, in place in ks: nblocks rounded up to a whole pass (the buffer holds four; blocks past nblocks are encrypted and never used).
+	// The tier's passes over the counter blocks, in place in ks: nblocks rounded up to whole sets (blocks past nblocks are encrypted and never used).
 	MOVQ         (SP), SI
 	MOVQ         SI, DI
-	ADDQ         $0x1f, BX
-	ANDQ         $-32, BX
+	ADDQ         $0x07, BX
+	ANDQ         $-8, BX
 	VMOVDQU      (AX), Y0
 	VPSRLW       $0x04, Y0, Y2
 	VPAND        sm4Mask0f<>+0(SB), Y2, Y2
@@ -23748,6 +27258,2241 @@ xorPiecesAVX2VAES_rounds4false:
 	JMP         xorPiecesAVX2VAES_loop
 
 xorPiecesAVX2VAES_partial:
+	// Fewer than a full pass left: ceil(n/width) sets, the last one masked.
+	TESTQ        BX, BX
+	JZ           xorPiecesAVX2VAES_done
+	CMPQ         BX, $0x00000018
+	JA           xorPiecesAVX2VAES_sets4
+	CMPQ         BX, $0x00000010
+	JA           xorPiecesAVX2VAES_sets3
+	CMPQ         BX, $0x00000008
+	JA           xorPiecesAVX2VAES_sets2
+	MOVQ         BX, X0
+	VPBROADCASTD X0, Y0
+	VMOVDQU      Y0, 3688(SP)
+	LEAQ         3720(SP), BX
+	ADDQ         $0x3f, BX
+	ANDQ         $-64, BX
+	VMOVDQU      3688(SP), Y0
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
+	VPMASKMOVD   (SI), Y0, Y0
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      3688(SP), Y1
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y1, Y1
+	VPMASKMOVD   32(SI), Y1, Y1
+	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
+	VMOVDQU      3688(SP), Y2
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y2, Y2
+	VPMASKMOVD   64(SI), Y2, Y2
+	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
+	VMOVDQU      3688(SP), Y3
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y3, Y3
+	VPMASKMOVD   96(SI), Y3, Y3
+	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
+	VPUNPCKHDQ   Y1, Y0, Y4
+	VPUNPCKLDQ   Y1, Y0, Y0
+	VPUNPCKLDQ   Y3, Y2, Y5
+	VPUNPCKHDQ   Y3, Y2, Y2
+	VPUNPCKHQDQ  Y5, Y0, Y1
+	VPUNPCKLQDQ  Y5, Y0, Y0
+	VPUNPCKHQDQ  Y2, Y4, Y3
+	VPUNPCKLQDQ  Y2, Y4, Y2
+	VPSRLW       $0x04, Y0, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB      Y4, Y0, Y0
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y0, Y0
+	VPSRLW       $0x04, Y1, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y1
+	VPSHUFB      Y4, Y1, Y1
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y1, Y1
+	VPSRLW       $0x04, Y2, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y2
+	VPSHUFB      Y4, Y2, Y2
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y2, Y2
+	VPSRLW       $0x04, Y3, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB      Y4, Y3, Y3
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y3, Y3
+	VMOVDQU      Y0, (BX)
+	MOVQ         $0x00000008, SI
+
+xorPiecesAVX2VAES_rounds1true:
+	VPXOR       (AX), Y1, Y0
+	VPXOR       Y2, Y0, Y0
+	VPXOR       Y3, Y0, Y0
+	VMOVDQU     Y1, 32(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y4, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y6
+	VPSHUFB     Y5, Y6, Y6
+	VPXOR       Y6, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y6
+	VPSHUFB     Y4, Y6, Y6
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y6, Y6
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR       (BX), Y1, Y1
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y6, Y4
+	VPXOR       Y4, Y1, Y1
+	VPXOR       Y0, Y6, Y6
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y6, Y4
+	VPXOR       Y4, Y1, Y1
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y6, Y4
+	VPXOR       Y4, Y1, Y1
+	VPXOR       32(AX), Y2, Y0
+	VPXOR       Y3, Y0, Y0
+	VPXOR       Y1, Y0, Y0
+	VMOVDQU     Y2, (BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y4, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y6
+	VPSHUFB     Y5, Y6, Y6
+	VPXOR       Y6, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y6
+	VPSHUFB     Y4, Y6, Y6
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y6, Y6
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y2
+	VPXOR       32(BX), Y2, Y2
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y6, Y4
+	VPXOR       Y4, Y2, Y2
+	VPXOR       Y0, Y6, Y6
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y6, Y4
+	VPXOR       Y4, Y2, Y2
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y6, Y4
+	VPXOR       Y4, Y2, Y2
+	VPXOR       64(AX), Y3, Y0
+	VPXOR       Y1, Y0, Y0
+	VPXOR       Y2, Y0, Y0
+	VMOVDQU     Y3, 32(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y4, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y6
+	VPSHUFB     Y5, Y6, Y6
+	VPXOR       Y6, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y6
+	VPSHUFB     Y4, Y6, Y6
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y6, Y6
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y3
+	VPXOR       (BX), Y3, Y3
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y6, Y4
+	VPXOR       Y4, Y3, Y3
+	VPXOR       Y0, Y6, Y6
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y6, Y4
+	VPXOR       Y4, Y3, Y3
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y6, Y4
+	VPXOR       Y4, Y3, Y3
+	VPXOR       96(AX), Y1, Y0
+	VPXOR       Y2, Y0, Y0
+	VPXOR       Y3, Y0, Y0
+	VMOVDQU     Y1, (BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y4, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y6
+	VPSHUFB     Y5, Y6, Y6
+	VPXOR       Y6, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y6
+	VPSHUFB     Y4, Y6, Y6
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y6, Y6
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR       32(BX), Y1, Y1
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y6, Y4
+	VPXOR       Y4, Y1, Y1
+	VPXOR       Y0, Y6, Y6
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y6, Y4
+	VPXOR       Y4, Y1, Y1
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y6, Y4
+	VPXOR       Y4, Y1, Y1
+	VMOVDQU     Y1, Y0
+	VMOVDQU     Y2, Y1
+	VMOVDQU     Y3, Y2
+	VMOVDQU     Y0, Y3
+	ADDQ        $0x80, AX
+	DECQ        SI
+	JNZ         xorPiecesAVX2VAES_rounds1true
+	VMOVDQU     (BX), Y0
+	VPSRLW      $0x04, Y0, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB     Y4, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y0, Y0
+	VPSRLW      $0x04, Y1, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y1, Y4
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y1
+	VPSHUFB     Y4, Y1, Y1
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y1, Y1
+	VPSRLW      $0x04, Y2, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y4
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y2
+	VPSHUFB     Y4, Y2, Y2
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y2, Y2
+	VPSRLW      $0x04, Y3, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y3, Y4
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y3
+	VPSHUFB     Y4, Y3, Y3
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y3, Y3
+	VPUNPCKHDQ  Y2, Y3, Y4
+	VPUNPCKLDQ  Y2, Y3, Y3
+	VPUNPCKLDQ  Y0, Y1, Y5
+	VPUNPCKHDQ  Y0, Y1, Y1
+	VPUNPCKHQDQ Y5, Y3, Y2
+	VPUNPCKLQDQ Y5, Y3, Y3
+	VPUNPCKHQDQ Y1, Y4, Y0
+	VPUNPCKLQDQ Y1, Y4, Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y3, Y3
+	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
+	VPSHUFB     sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     3688(SP), Y4
+	VPCMPGTD    sm4TailIndex8<>+0(SB), Y4, Y4
+	VPMASKMOVD  Y3, Y4, (DI)
+	VMOVDQU     3688(SP), Y3
+	VPCMPGTD    sm4TailIndex8<>+32(SB), Y3, Y3
+	VPMASKMOVD  Y2, Y3, 32(DI)
+	VMOVDQU     3688(SP), Y2
+	VPCMPGTD    sm4TailIndex8<>+64(SB), Y2, Y2
+	VPMASKMOVD  Y1, Y2, 64(DI)
+	VMOVDQU     3688(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD  Y0, Y1, 96(DI)
+	JMP         xorPiecesAVX2VAES_done
+
+xorPiecesAVX2VAES_sets2:
+	SUBQ         $0x00000008, BX
+	MOVQ         BX, X0
+	VPBROADCASTD X0, Y0
+	VMOVDQU      Y0, 3848(SP)
+	LEAQ         3880(SP), BX
+	ADDQ         $0x3f, BX
+	ANDQ         $-64, BX
+	VMOVDQU      (SI), Y0
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      32(SI), Y1
+	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
+	VMOVDQU      64(SI), Y2
+	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
+	VMOVDQU      96(SI), Y3
+	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
+	VPUNPCKHDQ   Y1, Y0, Y4
+	VPUNPCKLDQ   Y1, Y0, Y0
+	VPUNPCKLDQ   Y3, Y2, Y5
+	VPUNPCKHDQ   Y3, Y2, Y2
+	VPUNPCKHQDQ  Y5, Y0, Y1
+	VPUNPCKLQDQ  Y5, Y0, Y0
+	VPUNPCKHQDQ  Y2, Y4, Y3
+	VPUNPCKLQDQ  Y2, Y4, Y2
+	VPSRLW       $0x04, Y0, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB      Y4, Y0, Y0
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y0, Y0
+	VPSRLW       $0x04, Y1, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y1
+	VPSHUFB      Y4, Y1, Y1
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y1, Y1
+	VPSRLW       $0x04, Y2, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y2
+	VPSHUFB      Y4, Y2, Y2
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y2, Y2
+	VPSRLW       $0x04, Y3, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB      Y4, Y3, Y3
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y3, Y3
+	VMOVDQU      Y0, (BX)
+	VMOVDQU      3848(SP), Y0
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
+	VPMASKMOVD   128(SI), Y0, Y0
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      3848(SP), Y4
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y4, Y4
+	VPMASKMOVD   160(SI), Y4, Y4
+	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
+	VMOVDQU      3848(SP), Y5
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y5, Y5
+	VPMASKMOVD   192(SI), Y5, Y5
+	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
+	VMOVDQU      3848(SP), Y6
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y6, Y6
+	VPMASKMOVD   224(SI), Y6, Y6
+	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
+	VPUNPCKHDQ   Y4, Y0, Y7
+	VPUNPCKLDQ   Y4, Y0, Y0
+	VPUNPCKLDQ   Y6, Y5, Y8
+	VPUNPCKHDQ   Y6, Y5, Y5
+	VPUNPCKHQDQ  Y8, Y0, Y4
+	VPUNPCKLQDQ  Y8, Y0, Y0
+	VPUNPCKHQDQ  Y5, Y7, Y6
+	VPUNPCKLQDQ  Y5, Y7, Y5
+	VPSRLW       $0x04, Y0, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB      Y7, Y0, Y0
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y0, Y0
+	VPSRLW       $0x04, Y4, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y4
+	VPSHUFB      Y7, Y4, Y4
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y4, Y4
+	VPSRLW       $0x04, Y5, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y5
+	VPSHUFB      Y7, Y5, Y5
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y5, Y5
+	VPSRLW       $0x04, Y6, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB      Y7, Y6, Y6
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y6, Y6
+	VMOVDQU      Y0, 64(BX)
+	MOVQ         $0x00000008, SI
+
+xorPiecesAVX2VAES_rounds2true:
+	VPXOR       (AX), Y1, Y0
+	VPXOR       Y2, Y0, Y0
+	VPXOR       Y3, Y0, Y0
+	VMOVDQU     Y1, 32(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y7, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB     Y8, Y9, Y9
+	VPXOR       Y9, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB     Y7, Y9, Y9
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y9, Y9
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR       (BX), Y1, Y1
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y1, Y1
+	VPXOR       Y0, Y9, Y9
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y1, Y1
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y1, Y1
+	VPXOR       (AX), Y4, Y0
+	VPXOR       Y5, Y0, Y0
+	VPXOR       Y6, Y0, Y0
+	VMOVDQU     Y4, 96(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y7, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB     Y8, Y9, Y9
+	VPXOR       Y9, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB     Y7, Y9, Y9
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y9, Y9
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR       64(BX), Y4, Y4
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y4, Y4
+	VPXOR       Y0, Y9, Y9
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y4, Y4
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y4, Y4
+	VPXOR       32(AX), Y2, Y0
+	VPXOR       Y3, Y0, Y0
+	VPXOR       Y1, Y0, Y0
+	VMOVDQU     Y2, (BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y7, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB     Y8, Y9, Y9
+	VPXOR       Y9, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB     Y7, Y9, Y9
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y9, Y9
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y2
+	VPXOR       32(BX), Y2, Y2
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y2, Y2
+	VPXOR       Y0, Y9, Y9
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y2, Y2
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y2, Y2
+	VPXOR       32(AX), Y5, Y0
+	VPXOR       Y6, Y0, Y0
+	VPXOR       Y4, Y0, Y0
+	VMOVDQU     Y5, 64(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y7, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB     Y8, Y9, Y9
+	VPXOR       Y9, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB     Y7, Y9, Y9
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y9, Y9
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y5
+	VPXOR       96(BX), Y5, Y5
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y5, Y5
+	VPXOR       Y0, Y9, Y9
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y5, Y5
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y5, Y5
+	VPXOR       64(AX), Y3, Y0
+	VPXOR       Y1, Y0, Y0
+	VPXOR       Y2, Y0, Y0
+	VMOVDQU     Y3, 32(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y7, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB     Y8, Y9, Y9
+	VPXOR       Y9, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB     Y7, Y9, Y9
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y9, Y9
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y3
+	VPXOR       (BX), Y3, Y3
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y3, Y3
+	VPXOR       Y0, Y9, Y9
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y3, Y3
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y3, Y3
+	VPXOR       64(AX), Y6, Y0
+	VPXOR       Y4, Y0, Y0
+	VPXOR       Y5, Y0, Y0
+	VMOVDQU     Y6, 96(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y7, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB     Y8, Y9, Y9
+	VPXOR       Y9, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB     Y7, Y9, Y9
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y9, Y9
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y6
+	VPXOR       64(BX), Y6, Y6
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y6, Y6
+	VPXOR       Y0, Y9, Y9
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y6, Y6
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y6, Y6
+	VPXOR       96(AX), Y1, Y0
+	VPXOR       Y2, Y0, Y0
+	VPXOR       Y3, Y0, Y0
+	VMOVDQU     Y1, (BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y7, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB     Y8, Y9, Y9
+	VPXOR       Y9, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB     Y7, Y9, Y9
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y9, Y9
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR       32(BX), Y1, Y1
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y1, Y1
+	VPXOR       Y0, Y9, Y9
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y1, Y1
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y1, Y1
+	VPXOR       96(AX), Y4, Y0
+	VPXOR       Y5, Y0, Y0
+	VPXOR       Y6, Y0, Y0
+	VMOVDQU     Y4, 64(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y7, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y9
+	VPSHUFB     Y8, Y9, Y9
+	VPXOR       Y9, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y9
+	VPSHUFB     Y7, Y9, Y9
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y9, Y9
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR       96(BX), Y4, Y4
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y4, Y4
+	VPXOR       Y0, Y9, Y9
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y4, Y4
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y9, Y7
+	VPXOR       Y7, Y4, Y4
+	VMOVDQU     Y1, Y0
+	VMOVDQU     Y2, Y1
+	VMOVDQU     Y3, Y2
+	VMOVDQU     Y0, Y3
+	VMOVDQU     Y4, Y0
+	VMOVDQU     Y5, Y4
+	VMOVDQU     Y6, Y5
+	VMOVDQU     Y0, Y6
+	ADDQ        $0x80, AX
+	DECQ        SI
+	JNZ         xorPiecesAVX2VAES_rounds2true
+	VMOVDQU     (BX), Y0
+	VPSRLW      $0x04, Y0, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB     Y7, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y0, Y0
+	VPSRLW      $0x04, Y1, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y1, Y7
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y1
+	VPSHUFB     Y7, Y1, Y1
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y1, Y1
+	VPSRLW      $0x04, Y2, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y7
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y2
+	VPSHUFB     Y7, Y2, Y2
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y2, Y2
+	VPSRLW      $0x04, Y3, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y3, Y7
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y3
+	VPSHUFB     Y7, Y3, Y3
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y3, Y3
+	VPUNPCKHDQ  Y2, Y3, Y7
+	VPUNPCKLDQ  Y2, Y3, Y3
+	VPUNPCKLDQ  Y0, Y1, Y8
+	VPUNPCKHDQ  Y0, Y1, Y1
+	VPUNPCKHQDQ Y8, Y3, Y2
+	VPUNPCKLQDQ Y8, Y3, Y3
+	VPUNPCKHQDQ Y1, Y7, Y0
+	VPUNPCKLQDQ Y1, Y7, Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y3, Y3
+	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
+	VPSHUFB     sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     Y3, (DI)
+	VMOVDQU     Y2, 32(DI)
+	VMOVDQU     Y1, 64(DI)
+	VMOVDQU     Y0, 96(DI)
+	VMOVDQU     64(BX), Y0
+	VPSRLW      $0x04, Y0, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB     Y1, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y0, Y0
+	VPSRLW      $0x04, Y4, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y4
+	VPSHUFB     Y1, Y4, Y4
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y4, Y4
+	VPSRLW      $0x04, Y5, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y5
+	VPSHUFB     Y1, Y5, Y5
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y5, Y5
+	VPSRLW      $0x04, Y6, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y6
+	VPSHUFB     Y1, Y6, Y6
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y6, Y6
+	VPUNPCKHDQ  Y5, Y6, Y1
+	VPUNPCKLDQ  Y5, Y6, Y6
+	VPUNPCKLDQ  Y0, Y4, Y2
+	VPUNPCKHDQ  Y0, Y4, Y4
+	VPUNPCKHQDQ Y2, Y6, Y5
+	VPUNPCKLQDQ Y2, Y6, Y6
+	VPUNPCKHQDQ Y4, Y1, Y0
+	VPUNPCKLQDQ Y4, Y1, Y4
+	VPSHUFB     sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     3848(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+0(SB), Y1, Y1
+	VPMASKMOVD  Y6, Y1, 128(DI)
+	VMOVDQU     3848(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+32(SB), Y1, Y1
+	VPMASKMOVD  Y5, Y1, 160(DI)
+	VMOVDQU     3848(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+64(SB), Y1, Y1
+	VPMASKMOVD  Y4, Y1, 192(DI)
+	VMOVDQU     3848(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD  Y0, Y1, 224(DI)
+	JMP         xorPiecesAVX2VAES_done
+
+xorPiecesAVX2VAES_sets3:
+	SUBQ         $0x00000010, BX
+	MOVQ         BX, X0
+	VPBROADCASTD X0, Y0
+	VMOVDQU      Y0, 4072(SP)
+	LEAQ         4104(SP), BX
+	ADDQ         $0x3f, BX
+	ANDQ         $-64, BX
+	VMOVDQU      (SI), Y0
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      32(SI), Y1
+	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
+	VMOVDQU      64(SI), Y2
+	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
+	VMOVDQU      96(SI), Y3
+	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
+	VPUNPCKHDQ   Y1, Y0, Y4
+	VPUNPCKLDQ   Y1, Y0, Y0
+	VPUNPCKLDQ   Y3, Y2, Y5
+	VPUNPCKHDQ   Y3, Y2, Y2
+	VPUNPCKHQDQ  Y5, Y0, Y1
+	VPUNPCKLQDQ  Y5, Y0, Y0
+	VPUNPCKHQDQ  Y2, Y4, Y3
+	VPUNPCKLQDQ  Y2, Y4, Y2
+	VPSRLW       $0x04, Y0, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB      Y4, Y0, Y0
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y0, Y0
+	VPSRLW       $0x04, Y1, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y1
+	VPSHUFB      Y4, Y1, Y1
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y1, Y1
+	VPSRLW       $0x04, Y2, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y2
+	VPSHUFB      Y4, Y2, Y2
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y2, Y2
+	VPSRLW       $0x04, Y3, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB      Y4, Y3, Y3
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y3, Y3
+	VMOVDQU      Y0, (BX)
+	VMOVDQU      128(SI), Y0
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      160(SI), Y4
+	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
+	VMOVDQU      192(SI), Y5
+	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
+	VMOVDQU      224(SI), Y6
+	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
+	VPUNPCKHDQ   Y4, Y0, Y7
+	VPUNPCKLDQ   Y4, Y0, Y0
+	VPUNPCKLDQ   Y6, Y5, Y8
+	VPUNPCKHDQ   Y6, Y5, Y5
+	VPUNPCKHQDQ  Y8, Y0, Y4
+	VPUNPCKLQDQ  Y8, Y0, Y0
+	VPUNPCKHQDQ  Y5, Y7, Y6
+	VPUNPCKLQDQ  Y5, Y7, Y5
+	VPSRLW       $0x04, Y0, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB      Y7, Y0, Y0
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y0, Y0
+	VPSRLW       $0x04, Y4, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y4
+	VPSHUFB      Y7, Y4, Y4
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y4, Y4
+	VPSRLW       $0x04, Y5, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y5
+	VPSHUFB      Y7, Y5, Y5
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y5, Y5
+	VPSRLW       $0x04, Y6, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB      Y7, Y6, Y6
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y6, Y6
+	VMOVDQU      Y0, 64(BX)
+	VMOVDQU      4072(SP), Y0
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
+	VPMASKMOVD   256(SI), Y0, Y0
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      4072(SP), Y7
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y7, Y7
+	VPMASKMOVD   288(SI), Y7, Y7
+	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
+	VMOVDQU      4072(SP), Y8
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y8, Y8
+	VPMASKMOVD   320(SI), Y8, Y8
+	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
+	VMOVDQU      4072(SP), Y9
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y9, Y9
+	VPMASKMOVD   352(SI), Y9, Y9
+	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
+	VPUNPCKHDQ   Y7, Y0, Y10
+	VPUNPCKLDQ   Y7, Y0, Y0
+	VPUNPCKLDQ   Y9, Y8, Y11
+	VPUNPCKHDQ   Y9, Y8, Y8
+	VPUNPCKHQDQ  Y11, Y0, Y7
+	VPUNPCKLQDQ  Y11, Y0, Y0
+	VPUNPCKHQDQ  Y8, Y10, Y9
+	VPUNPCKLQDQ  Y8, Y10, Y8
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y0, Y0
+	VPSRLW       $0x04, Y7, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y7, Y10
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y7
+	VPSHUFB      Y10, Y7, Y7
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y7, Y7
+	VPSRLW       $0x04, Y8, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y10
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y8
+	VPSHUFB      Y10, Y8, Y8
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y8, Y8
+	VPSRLW       $0x04, Y9, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y10
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y9
+	VPSHUFB      Y10, Y9, Y9
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y9, Y9
+	VMOVDQU      Y0, 128(BX)
+	MOVQ         $0x00000008, SI
+
+xorPiecesAVX2VAES_rounds3true:
+	VPXOR       (AX), Y1, Y0
+	VPXOR       Y2, Y0, Y0
+	VPXOR       Y3, Y0, Y0
+	VMOVDQU     Y1, 32(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB     Y11, Y12, Y12
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB     Y10, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y12, Y12
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR       (BX), Y1, Y1
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y1, Y1
+	VPXOR       Y0, Y12, Y12
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y1, Y1
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y1, Y1
+	VPXOR       (AX), Y4, Y0
+	VPXOR       Y5, Y0, Y0
+	VPXOR       Y6, Y0, Y0
+	VMOVDQU     Y4, 96(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB     Y11, Y12, Y12
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB     Y10, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y12, Y12
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR       64(BX), Y4, Y4
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y4, Y4
+	VPXOR       Y0, Y12, Y12
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y4, Y4
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y4, Y4
+	VPXOR       (AX), Y7, Y0
+	VPXOR       Y8, Y0, Y0
+	VPXOR       Y9, Y0, Y0
+	VMOVDQU     Y7, 160(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB     Y11, Y12, Y12
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB     Y10, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y12, Y12
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y7
+	VPXOR       128(BX), Y7, Y7
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y7, Y7
+	VPXOR       Y0, Y12, Y12
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y7, Y7
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y7, Y7
+	VPXOR       32(AX), Y2, Y0
+	VPXOR       Y3, Y0, Y0
+	VPXOR       Y1, Y0, Y0
+	VMOVDQU     Y2, (BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB     Y11, Y12, Y12
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB     Y10, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y12, Y12
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y2
+	VPXOR       32(BX), Y2, Y2
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y2, Y2
+	VPXOR       Y0, Y12, Y12
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y2, Y2
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y2, Y2
+	VPXOR       32(AX), Y5, Y0
+	VPXOR       Y6, Y0, Y0
+	VPXOR       Y4, Y0, Y0
+	VMOVDQU     Y5, 64(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB     Y11, Y12, Y12
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB     Y10, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y12, Y12
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y5
+	VPXOR       96(BX), Y5, Y5
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y5, Y5
+	VPXOR       Y0, Y12, Y12
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y5, Y5
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y5, Y5
+	VPXOR       32(AX), Y8, Y0
+	VPXOR       Y9, Y0, Y0
+	VPXOR       Y7, Y0, Y0
+	VMOVDQU     Y8, 128(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB     Y11, Y12, Y12
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB     Y10, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y12, Y12
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y8
+	VPXOR       160(BX), Y8, Y8
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y8, Y8
+	VPXOR       Y0, Y12, Y12
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y8, Y8
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y8, Y8
+	VPXOR       64(AX), Y3, Y0
+	VPXOR       Y1, Y0, Y0
+	VPXOR       Y2, Y0, Y0
+	VMOVDQU     Y3, 32(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB     Y11, Y12, Y12
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB     Y10, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y12, Y12
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y3
+	VPXOR       (BX), Y3, Y3
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y3, Y3
+	VPXOR       Y0, Y12, Y12
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y3, Y3
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y3, Y3
+	VPXOR       64(AX), Y6, Y0
+	VPXOR       Y4, Y0, Y0
+	VPXOR       Y5, Y0, Y0
+	VMOVDQU     Y6, 96(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB     Y11, Y12, Y12
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB     Y10, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y12, Y12
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y6
+	VPXOR       64(BX), Y6, Y6
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y6, Y6
+	VPXOR       Y0, Y12, Y12
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y6, Y6
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y6, Y6
+	VPXOR       64(AX), Y9, Y0
+	VPXOR       Y7, Y0, Y0
+	VPXOR       Y8, Y0, Y0
+	VMOVDQU     Y9, 160(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB     Y11, Y12, Y12
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB     Y10, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y12, Y12
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y9
+	VPXOR       128(BX), Y9, Y9
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y9, Y9
+	VPXOR       Y0, Y12, Y12
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y9, Y9
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y9, Y9
+	VPXOR       96(AX), Y1, Y0
+	VPXOR       Y2, Y0, Y0
+	VPXOR       Y3, Y0, Y0
+	VMOVDQU     Y1, (BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB     Y11, Y12, Y12
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB     Y10, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y12, Y12
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR       32(BX), Y1, Y1
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y1, Y1
+	VPXOR       Y0, Y12, Y12
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y1, Y1
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y1, Y1
+	VPXOR       96(AX), Y4, Y0
+	VPXOR       Y5, Y0, Y0
+	VPXOR       Y6, Y0, Y0
+	VMOVDQU     Y4, 64(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB     Y11, Y12, Y12
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB     Y10, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y12, Y12
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR       96(BX), Y4, Y4
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y4, Y4
+	VPXOR       Y0, Y12, Y12
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y4, Y4
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y4, Y4
+	VPXOR       96(AX), Y7, Y0
+	VPXOR       Y8, Y0, Y0
+	VPXOR       Y9, Y0, Y0
+	VMOVDQU     Y7, 128(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y12
+	VPSHUFB     Y11, Y12, Y12
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y12
+	VPSHUFB     Y10, Y12, Y12
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y12, Y12
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y7
+	VPXOR       160(BX), Y7, Y7
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y7, Y7
+	VPXOR       Y0, Y12, Y12
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y7, Y7
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y12, Y10
+	VPXOR       Y10, Y7, Y7
+	VMOVDQU     Y1, Y0
+	VMOVDQU     Y2, Y1
+	VMOVDQU     Y3, Y2
+	VMOVDQU     Y0, Y3
+	VMOVDQU     Y4, Y0
+	VMOVDQU     Y5, Y4
+	VMOVDQU     Y6, Y5
+	VMOVDQU     Y0, Y6
+	VMOVDQU     Y7, Y0
+	VMOVDQU     Y8, Y7
+	VMOVDQU     Y9, Y8
+	VMOVDQU     Y0, Y9
+	ADDQ        $0x80, AX
+	DECQ        SI
+	JNZ         xorPiecesAVX2VAES_rounds3true
+	VMOVDQU     (BX), Y0
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y0, Y0
+	VPSRLW      $0x04, Y1, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y1, Y10
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y1
+	VPSHUFB     Y10, Y1, Y1
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y1, Y1
+	VPSRLW      $0x04, Y2, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y10
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y2
+	VPSHUFB     Y10, Y2, Y2
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y2, Y2
+	VPSRLW      $0x04, Y3, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y3, Y10
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y3
+	VPSHUFB     Y10, Y3, Y3
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y3, Y3
+	VPUNPCKHDQ  Y2, Y3, Y10
+	VPUNPCKLDQ  Y2, Y3, Y3
+	VPUNPCKLDQ  Y0, Y1, Y11
+	VPUNPCKHDQ  Y0, Y1, Y1
+	VPUNPCKHQDQ Y11, Y3, Y2
+	VPUNPCKLQDQ Y11, Y3, Y3
+	VPUNPCKHQDQ Y1, Y10, Y0
+	VPUNPCKLQDQ Y1, Y10, Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y3, Y3
+	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
+	VPSHUFB     sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     Y3, (DI)
+	VMOVDQU     Y2, 32(DI)
+	VMOVDQU     Y1, 64(DI)
+	VMOVDQU     Y0, 96(DI)
+	VMOVDQU     64(BX), Y0
+	VPSRLW      $0x04, Y0, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB     Y1, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y0, Y0
+	VPSRLW      $0x04, Y4, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y4
+	VPSHUFB     Y1, Y4, Y4
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y4, Y4
+	VPSRLW      $0x04, Y5, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y5
+	VPSHUFB     Y1, Y5, Y5
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y5, Y5
+	VPSRLW      $0x04, Y6, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y6
+	VPSHUFB     Y1, Y6, Y6
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y6, Y6
+	VPUNPCKHDQ  Y5, Y6, Y1
+	VPUNPCKLDQ  Y5, Y6, Y6
+	VPUNPCKLDQ  Y0, Y4, Y2
+	VPUNPCKHDQ  Y0, Y4, Y4
+	VPUNPCKHQDQ Y2, Y6, Y5
+	VPUNPCKLQDQ Y2, Y6, Y6
+	VPUNPCKHQDQ Y4, Y1, Y0
+	VPUNPCKLQDQ Y4, Y1, Y4
+	VPSHUFB     sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     Y6, 128(DI)
+	VMOVDQU     Y5, 160(DI)
+	VMOVDQU     Y4, 192(DI)
+	VMOVDQU     Y0, 224(DI)
+	VMOVDQU     128(BX), Y0
+	VPSRLW      $0x04, Y0, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB     Y1, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y0, Y0
+	VPSRLW      $0x04, Y7, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y7, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y7
+	VPSHUFB     Y1, Y7, Y7
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y7, Y7
+	VPSRLW      $0x04, Y8, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y8
+	VPSHUFB     Y1, Y8, Y8
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y8, Y8
+	VPSRLW      $0x04, Y9, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y9, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y9
+	VPSHUFB     Y1, Y9, Y9
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y9, Y9
+	VPUNPCKHDQ  Y8, Y9, Y1
+	VPUNPCKLDQ  Y8, Y9, Y9
+	VPUNPCKLDQ  Y0, Y7, Y2
+	VPUNPCKHDQ  Y0, Y7, Y7
+	VPUNPCKHQDQ Y2, Y9, Y8
+	VPUNPCKLQDQ Y2, Y9, Y9
+	VPUNPCKHQDQ Y7, Y1, Y0
+	VPUNPCKLQDQ Y7, Y1, Y7
+	VPSHUFB     sm4BswapMask<>+0(SB), Y9, Y9
+	VPSHUFB     sm4BswapMask<>+0(SB), Y8, Y8
+	VPSHUFB     sm4BswapMask<>+0(SB), Y7, Y7
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     4072(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+0(SB), Y1, Y1
+	VPMASKMOVD  Y9, Y1, 256(DI)
+	VMOVDQU     4072(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+32(SB), Y1, Y1
+	VPMASKMOVD  Y8, Y1, 288(DI)
+	VMOVDQU     4072(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+64(SB), Y1, Y1
+	VPMASKMOVD  Y7, Y1, 320(DI)
+	VMOVDQU     4072(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD  Y0, Y1, 352(DI)
+	JMP         xorPiecesAVX2VAES_done
+
+xorPiecesAVX2VAES_sets4:
+	SUBQ         $0x00000018, BX
+	MOVQ         BX, X0
+	VPBROADCASTD X0, Y0
+	VMOVDQU      Y0, 4360(SP)
+	LEAQ         4392(SP), BX
+	ADDQ         $0x3f, BX
+	ANDQ         $-64, BX
+	VMOVDQU      (SI), Y0
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      32(SI), Y1
+	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
+	VMOVDQU      64(SI), Y2
+	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
+	VMOVDQU      96(SI), Y3
+	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
+	VPUNPCKHDQ   Y1, Y0, Y4
+	VPUNPCKLDQ   Y1, Y0, Y0
+	VPUNPCKLDQ   Y3, Y2, Y5
+	VPUNPCKHDQ   Y3, Y2, Y2
+	VPUNPCKHQDQ  Y5, Y0, Y1
+	VPUNPCKLQDQ  Y5, Y0, Y0
+	VPUNPCKHQDQ  Y2, Y4, Y3
+	VPUNPCKLQDQ  Y2, Y4, Y2
+	VPSRLW       $0x04, Y0, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB      Y4, Y0, Y0
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y0, Y0
+	VPSRLW       $0x04, Y1, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y1, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y1
+	VPSHUFB      Y4, Y1, Y1
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y1, Y1
+	VPSRLW       $0x04, Y2, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y2, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y2
+	VPSHUFB      Y4, Y2, Y2
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y2, Y2
+	VPSRLW       $0x04, Y3, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND        sm4Mask0f<>+0(SB), Y3, Y4
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB      Y4, Y3, Y3
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB      Y5, Y4, Y4
+	VPXOR        Y4, Y3, Y3
+	VMOVDQU      Y0, (BX)
+	VMOVDQU      128(SI), Y0
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      160(SI), Y4
+	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
+	VMOVDQU      192(SI), Y5
+	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
+	VMOVDQU      224(SI), Y6
+	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
+	VPUNPCKHDQ   Y4, Y0, Y7
+	VPUNPCKLDQ   Y4, Y0, Y0
+	VPUNPCKLDQ   Y6, Y5, Y8
+	VPUNPCKHDQ   Y6, Y5, Y5
+	VPUNPCKHQDQ  Y8, Y0, Y4
+	VPUNPCKLQDQ  Y8, Y0, Y0
+	VPUNPCKHQDQ  Y5, Y7, Y6
+	VPUNPCKLQDQ  Y5, Y7, Y5
+	VPSRLW       $0x04, Y0, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB      Y7, Y0, Y0
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y0, Y0
+	VPSRLW       $0x04, Y4, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y4, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y4
+	VPSHUFB      Y7, Y4, Y4
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y4, Y4
+	VPSRLW       $0x04, Y5, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y5, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y5
+	VPSHUFB      Y7, Y5, Y5
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y5, Y5
+	VPSRLW       $0x04, Y6, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND        sm4Mask0f<>+0(SB), Y6, Y7
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB      Y7, Y6, Y6
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB      Y8, Y7, Y7
+	VPXOR        Y7, Y6, Y6
+	VMOVDQU      Y0, 64(BX)
+	VMOVDQU      256(SI), Y0
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      288(SI), Y7
+	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
+	VMOVDQU      320(SI), Y8
+	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
+	VMOVDQU      352(SI), Y9
+	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
+	VPUNPCKHDQ   Y7, Y0, Y10
+	VPUNPCKLDQ   Y7, Y0, Y0
+	VPUNPCKLDQ   Y9, Y8, Y11
+	VPUNPCKHDQ   Y9, Y8, Y8
+	VPUNPCKHQDQ  Y11, Y0, Y7
+	VPUNPCKLQDQ  Y11, Y0, Y0
+	VPUNPCKHQDQ  Y8, Y10, Y9
+	VPUNPCKLQDQ  Y8, Y10, Y8
+	VPSRLW       $0x04, Y0, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB      Y10, Y0, Y0
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y0, Y0
+	VPSRLW       $0x04, Y7, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y7, Y10
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y7
+	VPSHUFB      Y10, Y7, Y7
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y7, Y7
+	VPSRLW       $0x04, Y8, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y8, Y10
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y8
+	VPSHUFB      Y10, Y8, Y8
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y8, Y8
+	VPSRLW       $0x04, Y9, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND        sm4Mask0f<>+0(SB), Y9, Y10
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y9
+	VPSHUFB      Y10, Y9, Y9
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB      Y11, Y10, Y10
+	VPXOR        Y10, Y9, Y9
+	VMOVDQU      Y0, 128(BX)
+	VMOVDQU      4360(SP), Y0
+	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
+	VPMASKMOVD   384(SI), Y0, Y0
+	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU      4360(SP), Y10
+	VPCMPGTD     sm4TailIndex8<>+32(SB), Y10, Y10
+	VPMASKMOVD   416(SI), Y10, Y10
+	VPSHUFB      sm4BswapMask<>+0(SB), Y10, Y10
+	VMOVDQU      4360(SP), Y11
+	VPCMPGTD     sm4TailIndex8<>+64(SB), Y11, Y11
+	VPMASKMOVD   448(SI), Y11, Y11
+	VPSHUFB      sm4BswapMask<>+0(SB), Y11, Y11
+	VMOVDQU      4360(SP), Y12
+	VPCMPGTD     sm4TailIndex8<>+96(SB), Y12, Y12
+	VPMASKMOVD   480(SI), Y12, Y12
+	VPSHUFB      sm4BswapMask<>+0(SB), Y12, Y12
+	VPUNPCKHDQ   Y10, Y0, Y13
+	VPUNPCKLDQ   Y10, Y0, Y0
+	VPUNPCKLDQ   Y12, Y11, Y14
+	VPUNPCKHDQ   Y12, Y11, Y11
+	VPUNPCKHQDQ  Y14, Y0, Y10
+	VPUNPCKLQDQ  Y14, Y0, Y0
+	VPUNPCKHQDQ  Y11, Y13, Y12
+	VPUNPCKLQDQ  Y11, Y13, Y11
+	VPSRLW       $0x04, Y0, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB      Y13, Y0, Y0
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y0, Y0
+	VPSRLW       $0x04, Y10, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y10, Y13
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y10
+	VPSHUFB      Y13, Y10, Y10
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y10, Y10
+	VPSRLW       $0x04, Y11, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y11, Y13
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y11
+	VPSHUFB      Y13, Y11, Y11
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y11, Y11
+	VPSRLW       $0x04, Y12, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y12
+	VPSHUFB      Y13, Y12, Y12
+	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB      Y14, Y13, Y13
+	VPXOR        Y13, Y12, Y12
+	VMOVDQU      Y0, 192(BX)
+	MOVQ         $0x00000008, SI
+
+xorPiecesAVX2VAES_rounds4true:
+	VPXOR       (AX), Y1, Y0
+	VPXOR       Y2, Y0, Y0
+	VPXOR       Y3, Y0, Y0
+	VMOVDQU     Y1, 32(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR       (BX), Y1, Y1
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y1, Y1
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y1, Y1
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y1, Y1
+	VPXOR       (AX), Y4, Y0
+	VPXOR       Y5, Y0, Y0
+	VPXOR       Y6, Y0, Y0
+	VMOVDQU     Y4, 96(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR       64(BX), Y4, Y4
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y4, Y4
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y4, Y4
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y4, Y4
+	VPXOR       (AX), Y7, Y0
+	VPXOR       Y8, Y0, Y0
+	VPXOR       Y9, Y0, Y0
+	VMOVDQU     Y7, 160(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y7
+	VPXOR       128(BX), Y7, Y7
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y7, Y7
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y7, Y7
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y7, Y7
+	VPXOR       (AX), Y10, Y0
+	VPXOR       Y11, Y0, Y0
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     Y10, 224(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y10
+	VPXOR       192(BX), Y10, Y10
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VPXOR       32(AX), Y2, Y0
+	VPXOR       Y3, Y0, Y0
+	VPXOR       Y1, Y0, Y0
+	VMOVDQU     Y2, (BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y2
+	VPXOR       32(BX), Y2, Y2
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y2, Y2
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y2, Y2
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y2, Y2
+	VPXOR       32(AX), Y5, Y0
+	VPXOR       Y6, Y0, Y0
+	VPXOR       Y4, Y0, Y0
+	VMOVDQU     Y5, 64(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y5
+	VPXOR       96(BX), Y5, Y5
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y5, Y5
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y5, Y5
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y5, Y5
+	VPXOR       32(AX), Y8, Y0
+	VPXOR       Y9, Y0, Y0
+	VPXOR       Y7, Y0, Y0
+	VMOVDQU     Y8, 128(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y8
+	VPXOR       160(BX), Y8, Y8
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y8, Y8
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y8, Y8
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y8, Y8
+	VPXOR       32(AX), Y11, Y0
+	VPXOR       Y12, Y0, Y0
+	VPXOR       Y10, Y0, Y0
+	VMOVDQU     Y11, 192(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y11
+	VPXOR       224(BX), Y11, Y11
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y11, Y11
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y11, Y11
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y11, Y11
+	VPXOR       64(AX), Y3, Y0
+	VPXOR       Y1, Y0, Y0
+	VPXOR       Y2, Y0, Y0
+	VMOVDQU     Y3, 32(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y3
+	VPXOR       (BX), Y3, Y3
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y3, Y3
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y3, Y3
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y3, Y3
+	VPXOR       64(AX), Y6, Y0
+	VPXOR       Y4, Y0, Y0
+	VPXOR       Y5, Y0, Y0
+	VMOVDQU     Y6, 96(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y6
+	VPXOR       64(BX), Y6, Y6
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y6, Y6
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y6, Y6
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y6, Y6
+	VPXOR       64(AX), Y9, Y0
+	VPXOR       Y7, Y0, Y0
+	VPXOR       Y8, Y0, Y0
+	VMOVDQU     Y9, 160(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y9
+	VPXOR       128(BX), Y9, Y9
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y9, Y9
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y9, Y9
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y9, Y9
+	VPXOR       64(AX), Y12, Y0
+	VPXOR       Y10, Y0, Y0
+	VPXOR       Y11, Y0, Y0
+	VMOVDQU     Y12, 224(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y12
+	VPXOR       192(BX), Y12, Y12
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y12, Y12
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y12, Y12
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y12, Y12
+	VPXOR       96(AX), Y1, Y0
+	VPXOR       Y2, Y0, Y0
+	VPXOR       Y3, Y0, Y0
+	VMOVDQU     Y1, (BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y1
+	VPXOR       32(BX), Y1, Y1
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y1, Y1
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y1, Y1
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y1, Y1
+	VPXOR       96(AX), Y4, Y0
+	VPXOR       Y5, Y0, Y0
+	VPXOR       Y6, Y0, Y0
+	VMOVDQU     Y4, 64(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y4
+	VPXOR       96(BX), Y4, Y4
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y4, Y4
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y4, Y4
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y4, Y4
+	VPXOR       96(AX), Y7, Y0
+	VPXOR       Y8, Y0, Y0
+	VPXOR       Y9, Y0, Y0
+	VMOVDQU     Y7, 128(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y7
+	VPXOR       160(BX), Y7, Y7
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y7, Y7
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y7, Y7
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y7, Y7
+	VPXOR       96(AX), Y10, Y0
+	VPXOR       Y11, Y0, Y0
+	VPXOR       Y12, Y0, Y0
+	VMOVDQU     Y10, 192(BX)
+	VAESENCLAST sm4Zero32<>+0(SB), Y0, Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibPost0Lo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibPost0Hi<>+0(SB), Y15
+	VPSHUFB     Y14, Y15, Y15
+	VPXOR       Y15, Y0, Y0
+	VMOVDQU     sm4WordNibPost3Lo<>+0(SB), Y15
+	VPSHUFB     Y13, Y15, Y15
+	VMOVDQU     sm4WordNibPost3Hi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y15, Y15
+	VPSHUFB     sm4WordFoldISR0<>+0(SB), Y0, Y10
+	VPXOR       224(BX), Y10, Y10
+	VPSHUFB     sm4WordFoldISR24<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VPXOR       Y0, Y15, Y15
+	VPSHUFB     sm4WordFoldISR8<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VPSHUFB     sm4WordFoldISR16<>+0(SB), Y15, Y13
+	VPXOR       Y13, Y10, Y10
+	VMOVDQU     Y1, Y0
+	VMOVDQU     Y2, Y1
+	VMOVDQU     Y3, Y2
+	VMOVDQU     Y0, Y3
+	VMOVDQU     Y4, Y0
+	VMOVDQU     Y5, Y4
+	VMOVDQU     Y6, Y5
+	VMOVDQU     Y0, Y6
+	VMOVDQU     Y7, Y0
+	VMOVDQU     Y8, Y7
+	VMOVDQU     Y9, Y8
+	VMOVDQU     Y0, Y9
+	VMOVDQU     Y10, Y0
+	VMOVDQU     Y11, Y10
+	VMOVDQU     Y12, Y11
+	VMOVDQU     Y0, Y12
+	ADDQ        $0x80, AX
+	DECQ        SI
+	JNZ         xorPiecesAVX2VAES_rounds4true
+	VMOVDQU     (BX), Y0
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y0, Y0
+	VPSRLW      $0x04, Y1, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y1, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y1
+	VPSHUFB     Y13, Y1, Y1
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y1, Y1
+	VPSRLW      $0x04, Y2, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y2
+	VPSHUFB     Y13, Y2, Y2
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y2, Y2
+	VPSRLW      $0x04, Y3, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y3, Y13
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y3
+	VPSHUFB     Y13, Y3, Y3
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y3, Y3
+	VPUNPCKHDQ  Y2, Y3, Y13
+	VPUNPCKLDQ  Y2, Y3, Y3
+	VPUNPCKLDQ  Y0, Y1, Y14
+	VPUNPCKHDQ  Y0, Y1, Y1
+	VPUNPCKHQDQ Y14, Y3, Y2
+	VPUNPCKLQDQ Y14, Y3, Y3
+	VPUNPCKHQDQ Y1, Y13, Y0
+	VPUNPCKLQDQ Y1, Y13, Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y3, Y3
+	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
+	VPSHUFB     sm4BswapMask<>+0(SB), Y1, Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     Y3, (DI)
+	VMOVDQU     Y2, 32(DI)
+	VMOVDQU     Y1, 64(DI)
+	VMOVDQU     Y0, 96(DI)
+	VMOVDQU     64(BX), Y0
+	VPSRLW      $0x04, Y0, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB     Y1, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y0, Y0
+	VPSRLW      $0x04, Y4, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y4
+	VPSHUFB     Y1, Y4, Y4
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y4, Y4
+	VPSRLW      $0x04, Y5, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y5
+	VPSHUFB     Y1, Y5, Y5
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y5, Y5
+	VPSRLW      $0x04, Y6, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y6
+	VPSHUFB     Y1, Y6, Y6
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y6, Y6
+	VPUNPCKHDQ  Y5, Y6, Y1
+	VPUNPCKLDQ  Y5, Y6, Y6
+	VPUNPCKLDQ  Y0, Y4, Y2
+	VPUNPCKHDQ  Y0, Y4, Y4
+	VPUNPCKHQDQ Y2, Y6, Y5
+	VPUNPCKLQDQ Y2, Y6, Y6
+	VPUNPCKHQDQ Y4, Y1, Y0
+	VPUNPCKLQDQ Y4, Y1, Y4
+	VPSHUFB     sm4BswapMask<>+0(SB), Y6, Y6
+	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
+	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     Y6, 128(DI)
+	VMOVDQU     Y5, 160(DI)
+	VMOVDQU     Y4, 192(DI)
+	VMOVDQU     Y0, 224(DI)
+	VMOVDQU     128(BX), Y0
+	VPSRLW      $0x04, Y0, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB     Y1, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y0, Y0
+	VPSRLW      $0x04, Y7, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y7, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y7
+	VPSHUFB     Y1, Y7, Y7
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y7, Y7
+	VPSRLW      $0x04, Y8, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y8
+	VPSHUFB     Y1, Y8, Y8
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y8, Y8
+	VPSRLW      $0x04, Y9, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y9, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y9
+	VPSHUFB     Y1, Y9, Y9
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y9, Y9
+	VPUNPCKHDQ  Y8, Y9, Y1
+	VPUNPCKLDQ  Y8, Y9, Y9
+	VPUNPCKLDQ  Y0, Y7, Y2
+	VPUNPCKHDQ  Y0, Y7, Y7
+	VPUNPCKHQDQ Y2, Y9, Y8
+	VPUNPCKLQDQ Y2, Y9, Y9
+	VPUNPCKHQDQ Y7, Y1, Y0
+	VPUNPCKLQDQ Y7, Y1, Y7
+	VPSHUFB     sm4BswapMask<>+0(SB), Y9, Y9
+	VPSHUFB     sm4BswapMask<>+0(SB), Y8, Y8
+	VPSHUFB     sm4BswapMask<>+0(SB), Y7, Y7
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     Y9, 256(DI)
+	VMOVDQU     Y8, 288(DI)
+	VMOVDQU     Y7, 320(DI)
+	VMOVDQU     Y0, 352(DI)
+	VMOVDQU     192(BX), Y0
+	VPSRLW      $0x04, Y0, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y0
+	VPSHUFB     Y1, Y0, Y0
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y0, Y0
+	VPSRLW      $0x04, Y10, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y10
+	VPSHUFB     Y1, Y10, Y10
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y10, Y10
+	VPSRLW      $0x04, Y11, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y11
+	VPSHUFB     Y1, Y11, Y11
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y11, Y11
+	VPSRLW      $0x04, Y12, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y2
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y1
+	VMOVDQU     sm4WordNibLinInvLo<>+0(SB), Y12
+	VPSHUFB     Y1, Y12, Y12
+	VMOVDQU     sm4WordNibLinInvHi<>+0(SB), Y1
+	VPSHUFB     Y2, Y1, Y1
+	VPXOR       Y1, Y12, Y12
+	VPUNPCKHDQ  Y11, Y12, Y1
+	VPUNPCKLDQ  Y11, Y12, Y12
+	VPUNPCKLDQ  Y0, Y10, Y2
+	VPUNPCKHDQ  Y0, Y10, Y10
+	VPUNPCKHQDQ Y2, Y12, Y11
+	VPUNPCKLQDQ Y2, Y12, Y12
+	VPUNPCKHQDQ Y10, Y1, Y0
+	VPUNPCKLQDQ Y10, Y1, Y10
+	VPSHUFB     sm4BswapMask<>+0(SB), Y12, Y12
+	VPSHUFB     sm4BswapMask<>+0(SB), Y11, Y11
+	VPSHUFB     sm4BswapMask<>+0(SB), Y10, Y10
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     4360(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+0(SB), Y1, Y1
+	VPMASKMOVD  Y12, Y1, 384(DI)
+	VMOVDQU     4360(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+32(SB), Y1, Y1
+	VPMASKMOVD  Y11, Y1, 416(DI)
+	VMOVDQU     4360(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+64(SB), Y1, Y1
+	VPMASKMOVD  Y10, Y1, 448(DI)
+	VMOVDQU     4360(SP), Y1
+	VPCMPGTD    sm4TailIndex8<>+96(SB), Y1, Y1
+	VPMASKMOVD  Y0, Y1, 480(DI)
+
+xorPiecesAVX2VAES_done:
 	// Keystream into every piece: 32 bytes per step, then 16, then bytes.
 	MOVQ (SP), AX
 	MOVQ DX, DX

@@ -254,9 +254,6 @@ type kernel struct {
 	rk, dst, src GPVirtual
 	n            GPVirtual
 	ctrw, ctr32  Mem
-	// wholePasses: n is a multiple of a full pass (the pieces kernel's
-	// own buffer), so no partial-pass code is emitted.
-	wholePasses bool
 }
 
 // body emits the pass schedule (passes) and returns.
@@ -279,10 +276,6 @@ func (g *kernel) passes() {
 	JMP(LabelRef(g.name + "_loop"))
 
 	Label(g.name + "_partial")
-	if g.wholePasses {
-		Label(g.name + "_done")
-		return
-	}
 	Comment("Fewer than a full pass left: ceil(n/width) sets, the last one masked.")
 	TESTQ(g.n, g.n)
 	JZ(LabelRef(g.name + "_done"))

@@ -261,15 +261,19 @@ func genXORPieces(t *tier, pc *pieceConsts) {
 		Label(name + "_ctr_done")
 	}
 
-	Comment("The tier's full passes over the counter blocks, in place in ks: nblocks rounded up to a whole pass (the buffer holds four; blocks past nblocks are encrypted and never used).")
+	// A call of a few blocks (one short packet: its blocks and its tag
+	// mask) must not pay for a whole pass of every set, so nblocks is
+	// rounded up only to whole sets and the usual schedule runs: full
+	// passes, then one pass of the sets left (the last set's mask is
+	// all ones).
+	Comment("The tier's passes over the counter blocks, in place in ks: nblocks rounded up to whole sets (blocks past nblocks are encrypted and never used).")
 	g.src, g.dst = GP64(), GP64()
 	MOVQ(ksp, g.src)
 	MOVQ(g.src, g.dst)
-	ADDQ(U8(t.maxSets*t.width-1), g.n)
-	ANDQ(I8(-t.maxSets*t.width), g.n)
+	ADDQ(U8(t.width-1), g.n)
+	ANDQ(I8(-t.width), g.n)
 	t.setup()
 	g.preKeys()
-	g.wholePasses = true
 	g.passes()
 
 	Comment("Keystream into every piece: 32 bytes per step, then 16, then bytes.")
