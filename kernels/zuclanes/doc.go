@@ -32,11 +32,12 @@
 //
 // State16 also has one-call forms for batches whose state is not needed
 // afterwards: LoadZUC128Lanes / LoadZUC256Lanes load all 16 lanes at once
-// (LoadZUC128Lanes in one vector kernel: each lane's cells built in a
-// register, transposed into the rows, stored as 32-byte halves because the
-// round kernels read the rows by halves and a half does not forward from a
+// (each in one vector kernel: each lane's cells built in a register,
+// transposed into the rows, stored as 32-byte halves because the round
+// kernels read the rows by halves and a half does not forward from a
 // 64-byte store still in flight; with ZMM stores the next call ran ≈9 %
-// slower),
+// slower; for ZUC-256 the key part of the cells is computed in Go, the IV
+// fields by byte shuffles in the kernel: ≈205 → 85 ns per call),
 // InitKeyStream runs Init and writes whole 16-word blocks of keystream, and
 // InitXORKeyStream runs Init and XORs every lane up to its own length
 // (masked loads and stores for the last partial block). Both consume the
@@ -46,9 +47,14 @@
 // Buffer placement: the XOR kernels touch one 64-byte line per lane and
 // block. Lane buffers whose addresses agree modulo 4 KiB (pooled buffers a
 // multiple of 4 KiB apart) make all 16 lines of a block fall in one L1 set
-// and alias in store-to-load disambiguation; the kernels read every source
-// line of a group of four lanes before writing any, but such a layout still
-// costs about 10 % here. Staggering the buffers' offsets avoids it.
+// and alias in store-to-load disambiguation. InitXORKeyStream's whole
+// blocks read the source lines of all 16 lanes before writing any (its
+// masked last blocks: of each group of four lanes; XORKeyStream lane by
+// lane), so no load of theirs waits on a falsely aliased store (≈2 % on
+// the aliased layout), but 16 lines in one 12-way set still cost about
+// 10 % of a seal, there and in the MAC kernels' reads (ciphers/internal/zuc
+// BenchmarkPlacement). Staggering the buffers' offsets avoids it; the
+// tunnel's buffer pool does.
 //
 // Constant time: no table lookups indexed by secrets (S0 uses VPSHUFB on
 // registers, S1 two GFNI affine instructions) and no secret-dependent

@@ -27,3 +27,27 @@ func BenchmarkLoadZUC128Lanes(b *testing.B) {
 	b.Run("kernel", func(b *testing.B) { run(b, true) })
 	b.Run("go", func(b *testing.B) { run(b, false) })
 }
+
+// BenchmarkLoadZUC256Lanes is BenchmarkLoadZUC128Lanes for ZUC-256 (one
+// key for all lanes, as a suite's seal uses it: the key part once).
+func BenchmarkLoadZUC256Lanes(b *testing.B) {
+	var st State16
+	var k [32]byte
+	var ivs [Lanes16][23]byte
+	for c := range ivs {
+		ivs[c][0], ivs[c][22] = byte(c), byte(3*c)
+	}
+	run := func(b *testing.B, vector bool) {
+		if vector && !useX16 {
+			b.Skip("CPU lacks the 16-lane kernels")
+		}
+		saved := useX16
+		useX16 = vector
+		defer func() { useX16 = saved }()
+		for b.Loop() {
+			st.LoadZUC256Lanes(&k, &k, &ivs, 0, 0)
+		}
+	}
+	b.Run("kernel", func(b *testing.B) { run(b, true) })
+	b.Run("go", func(b *testing.B) { run(b, false) })
+}

@@ -57,6 +57,12 @@ func sboxes16AVX512(s0 *[64]byte, s1 *[64]byte, in *[64]byte)
 //go:noescape
 func loadZUC128Lanes16AVX512(st *[544]uint32, keyLo *[16]byte, keyHi *[16]byte, ivs *[16][16]byte)
 
+// loadZUC256Lanes16AVX512 loads lane c of st with the cells kp[c/8] | the IV
+// fields of ivs[c] (ZUC-256, 2018 layout), and clears R1 and R2.
+//
+//go:noescape
+func loadZUC256Lanes16AVX512(st *[544]uint32, kp *[2][16]uint32, ivs *[16][23]byte)
+
 // initRounds8AVX2 runs the ZUC initialisation of all 8 lanes of st:
 // 32 rounds in initialisation mode, then one work-mode round whose output
 // is discarded (GB/T 33133.1 §3.5). The LFSR rows and R1 = R2 = 0 must be loaded.

@@ -299,7 +299,10 @@ func (s *State16) LoadZUC128Lanes(keyLo, keyHi *[16]byte, ivs *[Lanes16][16]byte
 
 // LoadZUC256Lanes loads all 16 lanes at once, as LoadZUC256 on every
 // lane would: lanes 0–7 with keyLo and constant set dLo, lanes 8–15 with
-// keyHi and dHi, lane c with ivs[c] (ZUC-256, 2018, §2.2).
+// keyHi and dHi, lane c with ivs[c] (ZUC-256, 2018, §2.2). The key parts
+// of the cells are computed here, the IV fields of every lane and the
+// transposition into the rows in one vector kernel call on the 16-lane
+// kernels' CPUs.
 func (s *State16) LoadZUC256Lanes(keyLo, keyHi *[32]byte, ivs *[Lanes16][23]byte, dLo, dHi ZUC256Constants) {
 	var kp [2][16]uint32
 	kp[0] = zuc256KeyPart(keyLo, dLo)
@@ -307,6 +310,10 @@ func (s *State16) LoadZUC256Lanes(keyLo, keyHi *[32]byte, ivs *[Lanes16][23]byte
 		kp[1] = kp[0]
 	} else {
 		kp[1] = zuc256KeyPart(keyHi, dHi)
+	}
+	if useX16 {
+		loadZUC256Lanes16AVX512(&s.w, &kp, ivs)
+		return
 	}
 	for c := 0; c < Lanes16; c++ {
 		storeZUC256(s.w[:], Lanes16, c, &ivs[c], &kp[c/(Lanes16/2)])

@@ -99,6 +99,12 @@ const (
 	cRevHi  // bit reversal of a high nibble, result in the low nibble (MAC)
 	cRevMat // GFNI matrix reversing the bits of every byte (MAC)
 	cD128   // d_i<<8 in dword i: the ZUC-128 constants of LFSR cell i (x16 lane load)
+	cL256A0 // ZUC-256 x16 load: VPSHUFB of IV bytes 0–15 into the low two bytes of the cells
+	cL256A1 // the same from IV bytes 16–22
+	cL256B0 // IV bytes 0–15 into byte 3 of the cells (the 8-bit field at bit 23 after >> 1)
+	cL256S1 // IV bytes 16–22 holding the 6-bit symbols IV_17..IV_24 into bytes 2–3 of cells 5–12
+	cL256Sh // per-cell right shift that brings the symbol to bit 16
+	cL256Sm // 0x3f<<16 in cells 5–12
 	cCount
 )
 
@@ -179,6 +185,8 @@ func emitConsts() {
 	for i, d := range zuc128D {
 		binary.LittleEndian.PutUint32(img[cD128+4*i:], d<<8)
 	}
+
+	l256Consts(img[:])
 
 	consts = GLOBL("zuc_consts", RODATA|NOPTR)
 	for i := 0; i < len(img); i += 8 {
@@ -666,4 +674,55 @@ func main() {
 		m.genLanes()
 	}
 	Generate()
+}
+
+// l256Consts fills the constants of the 16-lane ZUC-256 load (genLoad256x16):
+// the IV fields of the cells of the 2018 layout (see zuclanes_amd64.go,
+// storeZUC256) as byte shuffles of the IV broadcast to every 128-bit lane.
+func l256Consts(img []byte) {
+	a0, a1, b0, s1 := img[cL256A0:][:64], img[cL256A1:][:64], img[cL256B0:][:64], img[cL256S1:][:64]
+	for _, t := range [][]byte{a0, a1, b0, s1} {
+		for i := range t {
+			t[i] = 0x80 // VPSHUFB: zero
+		}
+	}
+	// at sets byte b (0 = least significant) of cell i to IV byte v.
+	at := func(i, b, v int) {
+		if v < 16 {
+			a0[4*i+b] = byte(v)
+		} else {
+			a1[4*i+b] = byte(v - 16)
+		}
+	}
+	at(7, 0, 2)
+	at(8, 1, 3)
+	at(8, 0, 11)
+	at(9, 1, 12)
+	at(9, 0, 4)
+	at(11, 1, 6)
+	at(11, 0, 13)
+	at(12, 1, 7)
+	at(12, 0, 14)
+	at(13, 1, 15)
+	at(13, 0, 8)
+	at(14, 1, 16)
+	at(14, 0, 9)
+	for i, v := range map[int]int{5: 0, 6: 1, 7: 10, 10: 5} {
+		b0[4*i+3] = byte(v)
+	}
+	// IV_17..IV_24: the 6-bit symbols of the 48-bit big-endian t = IV bytes
+	// 17..22; symbol j at bits s..s+5 of t, s = 42−6j, in cell 5+j. Bytes
+	// L = s/8 and L+1 of t (t's byte L is IV byte 22−L, index 6−L of the
+	// high broadcast) go to bytes 2 and 3 of the cell; a shift by s mod 8
+	// and the mask leave the symbol at bits 16..21.
+	for j := 0; j < 8; j++ {
+		i, s := 5+j, 42-6*j
+		l := s / 8
+		s1[4*i+2] = byte(6 - l)
+		if l+1 <= 5 {
+			s1[4*i+3] = byte(5 - l)
+		}
+		binary.LittleEndian.PutUint32(img[cL256Sh+4*i:], uint32(s%8))
+		binary.LittleEndian.PutUint32(img[cL256Sm+4*i:], 0x3f<<16)
+	}
 }
