@@ -15,7 +15,8 @@ KERNELS := \
 	sm4ctr:sm4ctr:sm4ctr_amd64.s:stubs_amd64.go \
 	ghash:ghash:ghash_amd64.s:stubs_amd64.go \
 	cpuid:cpu:cpu_amd64.s:stubs_amd64.go \
-	sm4bs:sm4bs:sm4bs_amd64.s:stubs_amd64.go
+	sm4bs:sm4bs:sm4bs_amd64.s:stubs_amd64.go \
+	zucaesni:zucaesni:zucaesni_amd64.s:stubs_amd64.go
 
 .PHONY: all build test vet staticcheck unit purego forced-tiers kernels kernels-fresh bench bench-tunnel demo install clean
 

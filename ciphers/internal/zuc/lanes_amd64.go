@@ -7,25 +7,68 @@ import (
 	"math/bits"
 
 	"github.com/gmtun/gmtun/ciphers/internal/impl"
+	"github.com/gmtun/gmtun/kernels/zucaesni"
 	"github.com/gmtun/gmtun/kernels/zuclanes"
 )
 
 // Dispatch flags of the batch primitives, set once from the CPU features
-// (kernels/cpu through kernels/zuclanes) and switched only by tests through
-// ciphers/internal/impl. Both tiers compute tags with the carry-less
-// multiply MAC kernels (PCLMULQDQ, or VPCLMULQDQ on ZMM where the CPU has
-// it, chosen inside kernels/zuclanes), so both require them.
+// (kernels/cpu through kernels/zuclanes and kernels/zucaesni) and switched
+// only by tests through ciphers/internal/impl. Every tier computes tags
+// with the carry-less multiply MAC kernels (PCLMULQDQ, or VPCLMULQDQ on
+// ZMM where the CPU has it, chosen inside kernels/zuclanes), so all
+// require them.
 var (
 	// useX16: 16-lane keystream kernels (AVX-512 F/BW/VL/DQ, VBMI2, GFNI).
 	useX16 = zuclanes.X16Supported() && zuclanes.MACSupported()
 	// useX8: 8-lane keystream kernels (AVX2, BMI2, VEX GFNI), two
 	// kernel states per 16-packet call.
 	useX8 = zuclanes.X8Supported() && zuclanes.MACSupported()
+	// useX8AESNI: kernels/zucaesni's 8-lane kernels (AVX2 + AES-NI, S1
+	// through AESENCLAST), for CPUs without GFNI: the same lane state
+	// and call shapes as useX8.
+	useX8AESNI = zucaesni.Supported() && zuclanes.MACSupported()
 )
+
+// lanesOn reports whether any lane tier is enabled.
+func lanesOn() bool { return useX16 || useX8 || useX8AESNI }
+
+// aesni8 reports whether the 8-lane calls go to kernels/zucaesni: when it
+// is the only lane tier enabled (on a CPU with GFNI only tests select it).
+func aesni8() bool { return useX8AESNI && !useX16 && !useX8 }
+
+// x8Supported reports whether the CPU runs one of the 8-lane kernels.
+func x8Supported() bool { return zuclanes.X8Supported() || zucaesni.Supported() }
+
+// init8, keyStream8 and xorKeyStream8 are the State8 methods of the same
+// names on the 8-lane kernels the CPU has.
+func init8(s *zuclanes.State8) {
+	if aesni8() {
+		zucaesni.Init(s)
+		return
+	}
+	s.Init()
+}
+
+func keyStream8(s *zuclanes.State8, ks []uint32, stride, n int) {
+	if aesni8() {
+		zucaesni.KeyStream(s, ks, stride, n)
+		return
+	}
+	s.KeyStream(ks, stride, n)
+}
+
+func xorKeyStream8(s *zuclanes.State8, dst, src *[zuclanes.Lanes8][]byte, n int) {
+	if aesni8() {
+		zucaesni.XORKeyStream(s, dst, src, n)
+		return
+	}
+	s.XORKeyStream(dst, src, n)
+}
 
 func init() {
 	impl.Register("zuc", "AVX-512+GFNI", &useX16)
 	impl.Register("zuc", "AVX2+GFNI", &useX8)
+	impl.Register("zuc", "AVX2+AES-NI", &useX8AESNI)
 }
 
 // Scratch is the working memory of the batch primitives on the lane
@@ -98,7 +141,7 @@ func EncryptThenMAC256(encKey, macKey *[KeySize256]byte, ivs *[Lanes][IVSize256]
 
 // etm8Fits reports whether etm8 takes n packets on this CPU.
 func etm8Fits(n int) bool {
-	return (useX16 || useX8) && n >= 1 && n <= etm8Max && zuclanes.X8Supported()
+	return lanesOn() && n >= 1 && n <= etm8Max && x8Supported()
 }
 
 // etm8Scratch is the memory of an etm8 call without a Scratch.
@@ -144,7 +187,7 @@ func (s *Scratch) VerifyThenDecrypt128(encKey, macKey *[KeySize128]byte, eea, ei
 			return ok
 		}
 	}
-	if !useX16 && !useX8 {
+	if !lanesOn() {
 		return VerifyThenDecrypt128Generic(encKey, macKey, eea, eia, bodies, msgs, want, n)
 	}
 	var tags [Lanes]uint32
@@ -170,7 +213,7 @@ func (s *Scratch) VerifyThenDecrypt256(encKey, macKey *[KeySize256]byte, ivs *[L
 			return ok
 		}
 	}
-	if !useX16 && !useX8 {
+	if !lanesOn() {
 		return VerifyThenDecrypt256Generic(encKey, macKey, ivs, bodies, msgs, want, n)
 	}
 	var tags [Lanes][MAC256TagSize]byte
@@ -184,7 +227,7 @@ func (s *Scratch) VerifyThenDecrypt256(encKey, macKey *[KeySize256]byte, ivs *[L
 // XORKeyStreams128 is XORKeyStreams128Generic on the multi-lane kernels
 // when the CPU has them (see xorLanes); the output is identical.
 func (s *Scratch) XORKeyStreams128(key *[KeySize128]byte, ivs *[Lanes][IVSize128]byte, bufs *[Lanes][]byte, n int) {
-	if useX16 || useX8 {
+	if lanesOn() {
 		lk := laneKeys{k128: [2]*[KeySize128]byte{key, key}, iv128: ivs}
 		xorLanes(useX16, &lk, bufs, n, s.state())
 		return
@@ -196,7 +239,7 @@ func (s *Scratch) XORKeyStreams128(key *[KeySize128]byte, ivs *[Lanes][IVSize128
 // multi-lane kernel call and the tags from the carry-less multiply MAC
 // kernel, when the CPU has them (see macLanes).
 func (s *Scratch) EIA3Tags(key *[KeySize128]byte, ivs *[Lanes][IVSize128]byte, msgs *[Lanes][]byte, tags *[Lanes]uint32, n int) {
-	if useX16 || useX8 {
+	if lanesOn() {
 		lk := laneKeys{k128: [2]*[KeySize128]byte{key, key}, iv128: ivs}
 		macLanes(useX16, &lk, msgs, n, tags, nil, s.lanes())
 		return
@@ -207,7 +250,7 @@ func (s *Scratch) EIA3Tags(key *[KeySize128]byte, ivs *[Lanes][IVSize128]byte, m
 // XORKeyStreams256 is XORKeyStreams256Generic on the multi-lane kernels
 // when the CPU has them (see xorLanes).
 func (s *Scratch) XORKeyStreams256(key *[KeySize256]byte, ivs *[Lanes][IVSize256]byte, bufs *[Lanes][]byte, n int) {
-	if useX16 || useX8 {
+	if lanesOn() {
 		lk := laneKeys{k256: [2]*[KeySize256]byte{key, key}, iv256: ivs}
 		xorLanes(useX16, &lk, bufs, n, s.state())
 		return
@@ -218,7 +261,7 @@ func (s *Scratch) XORKeyStreams256(key *[KeySize256]byte, ivs *[Lanes][IVSize256
 // MAC256Tags is MAC256TagsGeneric on the multi-lane and MAC kernels when
 // the CPU has them (see macLanes).
 func (s *Scratch) MAC256Tags(key *[KeySize256]byte, ivs *[Lanes][IVSize256]byte, msgs *[Lanes][]byte, tags *[Lanes][MAC256TagSize]byte, n int) {
-	if useX16 || useX8 {
+	if lanesOn() {
 		lk := laneKeys{
 			k256: [2]*[KeySize256]byte{key, key}, iv256: ivs,
 			d: [2]zuclanes.ZUC256Constants{zuclanes.ZUC256MAC128, zuclanes.ZUC256MAC128},
@@ -250,7 +293,7 @@ func (s *Scratch) EncryptThenMAC128(encKey, macKey *[KeySize128]byte, eea, eia *
 		}
 	}
 	switch {
-	case useX16 || useX8:
+	case lanesOn():
 		s.XORKeyStreams128(encKey, eea, bodies, n)
 		s.EIA3Tags(macKey, eia, msgs, tags, n)
 	default:
@@ -279,7 +322,7 @@ func (s *Scratch) EncryptThenMAC256(encKey, macKey *[KeySize256]byte, ivs *[Lane
 		}
 	}
 	switch {
-	case useX16 || useX8:
+	case lanesOn():
 		s.XORKeyStreams256(encKey, ivs, bodies, n)
 		s.MAC256Tags(macKey, ivs, msgs, tags, n)
 	default:
@@ -372,10 +415,10 @@ func (k *kstate) init(active uint32) {
 		return
 	}
 	if active&0xff != 0 {
-		k.s8[0].Init()
+		init8(&k.s8[0])
 	}
 	if active>>8 != 0 {
-		k.s8[1].Init()
+		init8(&k.s8[1])
 	}
 }
 
@@ -413,7 +456,7 @@ func (k *kstate) xor(bufs *[Lanes][]byte, active uint32, at, m int) {
 			c := bits.TrailingZeros32(a)
 			d[c] = bufs[8*h+c][at : at+m]
 		}
-		k.s8[h].XORKeyStream(&d, &d, m)
+		xorKeyStream8(&k.s8[h], &d, &d, m)
 	}
 }
 
@@ -427,7 +470,7 @@ func (k *kstate) keyStream(ks []uint32, stride int, words *[2]int) {
 	}
 	for h := range k.s8 {
 		if words[h] > 0 {
-			k.s8[h].KeyStream(ks[8*h*stride:], stride, words[h])
+			keyStream8(&k.s8[h], ks[8*h*stride:], stride, words[h])
 		}
 	}
 }
@@ -457,7 +500,7 @@ func roundWords(n int) int {
 // the same length here (Zen 5; the per-round dependency chain, not the
 // width, bounds both).
 func narrow(wide bool, active uint32) bool {
-	return wide && (active>>8 != 0 || !zuclanes.X8Supported())
+	return wide && (active>>8 != 0 || !x8Supported())
 }
 
 // xorLanes is the lane path of the keystream XOR: bufs[c] ⊕= keystream
@@ -991,7 +1034,7 @@ func etm8Stream(lk *laneKeys, bodies, msgs *[Lanes][]byte, n int, need *[zuclane
 			st.LoadZUC256(etm8Max+j, lk.k256[1], &lk.iv256[half+j], lk.d[1])
 		}
 	}
-	st.Init()
-	st.KeyStream(ks[:zuclanes.Lanes8*mtuLaneWords], words, words)
+	init8(st)
+	keyStream8(st, ks[:zuclanes.Lanes8*mtuLaneWords], words, words)
 	return words
 }

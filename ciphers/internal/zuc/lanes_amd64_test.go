@@ -14,7 +14,7 @@ import (
 // keystream exactly as the generic state that produced those m bytes.
 func TestKStateLane(t *testing.T) {
 	impltest.TestAllImplementations(t, "zuc", func(t *testing.T) {
-		if !useX16 && !useX8 {
+		if !lanesOn() {
 			t.Skip("no lane kernel selected")
 		}
 		r := rand.New(rand.NewPCG(5, 6))
