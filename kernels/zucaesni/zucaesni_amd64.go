@@ -4,7 +4,6 @@ package zucaesni
 
 import (
 	"encoding/binary"
-	"unsafe"
 
 	"github.com/gmtun/gmtun/kernels/cpu"
 	"github.com/gmtun/gmtun/kernels/zuclanes"
@@ -33,15 +32,11 @@ const (
 	stateWords = 34 * Lanes
 )
 
-// The kernels work on the words of a zuclanes.State8, whose only field is
-// its [stateWords]uint32 array (checked here at compile time and by the
-// tests against its Lane accessor).
-var _ [unsafe.Sizeof(zuclanes.State8{}) - 4*stateWords]struct{}
-var _ [4*stateWords - unsafe.Sizeof(zuclanes.State8{})]struct{}
+// The kernels work on the words of a zuclanes.State8 (its Words, checked
+// here at compile time to have this layout's size).
+var _ func(*zuclanes.State8) *[stateWords]uint32 = (*zuclanes.State8).Words
 
-func words(s *zuclanes.State8) *[stateWords]uint32 {
-	return (*[stateWords]uint32)(unsafe.Pointer(s))
-}
+func words(s *zuclanes.State8) *[stateWords]uint32 { return s.Words() }
 
 func require() {
 	if !useAESNI {

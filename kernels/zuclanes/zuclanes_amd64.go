@@ -428,6 +428,11 @@ func (s *State8) LoadZUC256(lane int, key *[32]byte, iv *[23]byte, c ZUC256Const
 	loadZUC256(s.w[:], Lanes8, lane, key, iv, c)
 }
 
+// Words returns the state's words: 34 rows of Lanes8 words (the 16 LFSR
+// cells, R1, R2, then 16 scratch rows), for other 8-lane kernels that run
+// the same state (kernels/zucaesni).
+func (s *State8) Words() *[stateRows * Lanes8]uint32 { return &s.w }
+
 // Lane returns a copy of lane's current state.
 func (s *State8) Lane(lane int) Lane { return getLane(s.w[:], Lanes8, lane) }
 
