@@ -1,8 +1,15 @@
 # gmtun — build, test and benchmark targets. `make test` is what CI runs.
 
+SHELL       := /bin/bash
 GO          ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
-GOBIN       := $(shell $(GO) env GOPATH)/bin
-STATICCHECK ?= $(GOBIN)/staticcheck
+# gofmt from the same toolchain as $(GO): it is not on PATH under sudo, and a missing gofmt must not pass.
+GOFMT       := $(shell $(GO) env GOROOT)/bin/gofmt
+# staticcheck at a pinned version, fetched and run through the Go module proxy: nothing to preinstall.
+STATICCHECK_VERSION ?= v0.8.2
+STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+# fuzz: how long each fuzz target runs in `make test` (FUZZTIME=1h for a long run of one target: FUZZ=FuzzParsers)
+FUZZTIME    ?= 2s
+FUZZ        ?= .
 PKGS        := ./...
 BENCHTIME   ?= 1s
 BENCHCOUNT  ?= 6
@@ -18,18 +25,23 @@ KERNELS := \
 	sm4bs:sm4bs:sm4bs_amd64.s:stubs_amd64.go \
 	zucaesni:zucaesni:zucaesni_amd64.s:stubs_amd64.go
 
-.PHONY: all build test vet staticcheck unit purego forced-tiers kernels kernels-fresh bench bench-tunnel demo install clean
+.PHONY: all build test vet staticcheck unit purego forced-tiers fuzz kernels kernels-fresh bench bench-tunnel demo install clean
 
 all: build
 
 build:
 	$(GO) build -o bin/gmtun ./cmd/gmtun
 
-## test: everything CI checks (vet, staticcheck, unit tests with every kernel tier, purego, generated code fresh)
-test: vet staticcheck unit purego forced-tiers kernels-fresh
+## test: everything CI checks (vet, staticcheck, unit tests with every kernel tier, purego, fuzz smoke,
+## generated code fresh). The end-to-end tests (network namespaces, TUN, the real daemon; cmd/gmtun TestNetns*,
+## bench/tunnelbed, tunnel/iface, tunnel/netio) need root, /dev/net/tun, ip, ping and iperf3: as non-root they are
+## skipped and listed at the end; under CI=true a missing prerequisite fails them. Run `sudo make test` for all.
+test: vet staticcheck unit purego forced-tiers fuzz kernels-fresh
 
 vet:
-	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
+	@test -x "$(GOFMT)" || { echo "gofmt not found at $(GOFMT)"; exit 1; }
+	@out="$$($(GOFMT) -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.git/*'))"; \
+	test -z "$$out" || { echo "gofmt needed:"; echo "$$out"; exit 1; }
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags purego $(PKGS)
 
@@ -38,23 +50,18 @@ staticcheck:
 	$(STATICCHECK) -tags purego $(PKGS)
 
 unit:
-	$(GO) test -count=1 $(PKGS)
+	@mkdir -p bin
+	@set -o pipefail 2>/dev/null; $(GO) test -count=1 -v $(PKGS) 2>&1 | tee bin/unit.log | awk -f .ci/summarize.awk
 
-## purego: the portable build passes and contains no assembly at all
-purego:
-	$(GO) test -count=1 -tags purego $(PKGS)
-	@sfiles="$$($(GO) list -tags purego -f '{{.ImportPath}} {{.SFiles}}' $(PKGS) | grep -v ' \[\]$$' || true)"; \
-	if [ -n "$$sfiles" ]; then echo "assembly selected under -tags purego:"; echo "$$sfiles"; exit 1; fi
-
-## forced-tiers: the cipher tests again with the widest tiers switched off through GODEBUG (fresh processes);
-## the tiers switched off are skipped there on purpose, so GMTUN_REQUIRE_IMPLS does not apply.
-## GODEBUG goes to the test binaries only (-exec), not to the go command: the compiler would warn about
-## gmtun's own feature names (gfni, vaes, vpclmulqdq), and the build cache would replay that warning later.
-forced-tiers: export GMTUN_REQUIRE_IMPLS =
-forced-tiers:
-	$(GO) test -count=1 -exec 'env GODEBUG=cpu.avx512f=off' ./ciphers/... ./kernels/...
-	$(GO) test -count=1 -exec 'env GODEBUG=cpu.avx512f=off,cpu.gfni=off' ./ciphers/... ./kernels/...
-	$(GO) test -count=1 -exec 'env GODEBUG=cpu.avx512f=off,cpu.vpclmulqdq=off' ./ciphers/... ./kernels/...
+## fuzz: every fuzz target for $(FUZZTIME) (go test allows one target per run; seeds also run in `unit`)
+fuzz:
+	@mkdir -p bin
+	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
+		for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' | grep -E '$(FUZZ)' || true); do \
+			echo "fuzz $$pkg $$f ($(FUZZTIME))"; \
+			$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg > bin/fuzz.log 2>&1 || { cat bin/fuzz.log; exit 1; }; \
+		done; \
+	done
 
 ## kernels: regenerate the assembly from the avo generators
 kernels:

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gmtun/gmtun/ciphers"
 	"github.com/gmtun/gmtun/handshake"
+	"github.com/gmtun/gmtun/internal/testenv"
 )
 
 // testKeys are the keys a test environment substitutes into documents.
@@ -651,7 +652,7 @@ func TestLoadFileErrors(t *testing.T) {
 
 func TestKeyFileOwner(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to chown a file to another user")
+		testenv.Missing(t, "needs root to chown a file to another user")
 	}
 	f := newFixture(t)
 	if err := os.Chown(f.keyFile, 4242, -1); err != nil {

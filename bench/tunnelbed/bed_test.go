@@ -19,6 +19,7 @@ import (
 
 	"github.com/gmtun/gmtun/config"
 	"github.com/gmtun/gmtun/handshake"
+	"github.com/gmtun/gmtun/internal/testenv"
 )
 
 // fakeGmtunEnv makes the test binary act as a stand-in gmtun (see
@@ -110,14 +111,8 @@ func fakeGmtun(args []string) int {
 // bed needs.
 func requireRoot(t *testing.T, tools ...string) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: network namespaces")
-	}
-	for _, c := range append([]string{"ip"}, tools...) {
-		if _, err := exec.LookPath(c); err != nil {
-			t.Skipf("needs %s", c)
-		}
-	}
+	testenv.RequireRoot(t)
+	testenv.RequireTools(t, append([]string{"ip"}, tools...)...)
 }
 
 // ourNamespaces lists the namespaces named after this process.

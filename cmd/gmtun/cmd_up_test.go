@@ -19,6 +19,7 @@ import (
 
 	"github.com/gmtun/gmtun/config"
 	"github.com/gmtun/gmtun/handshake"
+	"github.com/gmtun/gmtun/internal/testenv"
 	"github.com/gmtun/gmtun/tunnel/iface"
 	"github.com/gmtun/gmtun/tunnel/netio"
 )
@@ -164,9 +165,7 @@ func TestUpWithoutPrivileges(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("Linux only")
 	}
-	if _, err := os.Stat("/dev/net/tun"); err != nil {
-		t.Skip("no /dev/net/tun")
-	}
+	testenv.RequireTUN(t)
 	path := upFixture(t, "")
 	var cmd *exec.Cmd
 	bin := filepath.Join(t.TempDir(), "gmtun")
@@ -176,7 +175,7 @@ func TestUpWithoutPrivileges(t *testing.T) {
 	if os.Geteuid() == 0 {
 		setpriv, err := exec.LookPath("setpriv")
 		if err != nil {
-			t.Skip("root without setpriv cannot drop privileges")
+			testenv.Missing(t, "root without setpriv (util-linux) cannot drop privileges")
 		}
 		// nobody must own the key file and reach the files.
 		dir := filepath.Dir(path)

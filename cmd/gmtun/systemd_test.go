@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gmtun/gmtun/internal/testenv"
 )
 
 const unitPath = "../../systemd/gmtun@.service"
@@ -107,7 +109,7 @@ func TestSystemdUnit(t *testing.T) {
 func TestSystemdAnalyzeVerify(t *testing.T) {
 	tool, err := exec.LookPath("systemd-analyze")
 	if err != nil {
-		t.Skip("SKIP: systemd-analyze not installed; the unit was not verified")
+		testenv.Missing(t, "systemd-analyze not installed (apt-get install systemd); the unit was not verified")
 	}
 	src, err := os.ReadFile(unitPath)
 	if err != nil {

@@ -14,18 +14,16 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/gmtun/gmtun/internal/testenv"
 )
 
 // RequireRoot skips the test unless it runs as root with /dev/net/tun
 // available, as in CI.
 func RequireRoot(t testing.TB) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
-	if _, err := os.Stat("/dev/net/tun"); err != nil {
-		t.Skipf("needs /dev/net/tun: %v", err)
-	}
+	testenv.RequireRoot(t)
+	testenv.RequireTUN(t)
 }
 
 // NetNS is a named network namespace owned by one test.
