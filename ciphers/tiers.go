@@ -1,6 +1,9 @@
 package ciphers
 
-import "github.com/gmtun/gmtun/ciphers/internal/impl"
+import (
+	"github.com/gmtun/gmtun/ciphers/internal/impl"
+	"github.com/gmtun/gmtun/ciphers/internal/sm4"
+)
 
 // Tier reports which implementation a cipher primitive runs on this
 // machine, for start-up logs, `gmtun version` and `gmtun show`.
@@ -33,3 +36,22 @@ func Tiers() []Tier {
 	}
 	return ts
 }
+
+// Tier returns the implementation that carries the suite's data plane on
+// this machine: a kernel tier such as "AVX-512+GFNI", or "generic" for the
+// portable constant-time Go code, which is several times slower.
+func (id SuiteID) Tier() string {
+	switch id {
+	case SM4GCM:
+		return impl.Selected(sm4ImplPackage)
+	case ZUC256, ZUC128:
+		return impl.Selected(zucImplPackage)
+	}
+	return impl.Generic
+}
+
+// The impl registry names of the primitives the suites run on.
+const (
+	sm4ImplPackage = sm4.ImplPackage
+	zucImplPackage = "zuc" // as ciphers/internal/zuc registers it
+)

@@ -22,3 +22,29 @@ func TestTiers(t *testing.T) {
 		}
 	}
 }
+
+// TestSuiteTier checks that every suite names the tier its primitive runs,
+// so `gmtun up` logs the tier that really carries the traffic.
+func TestSuiteTier(t *testing.T) {
+	prim := map[SuiteID]string{SM4GCM: sm4ImplPackage, ZUC256: zucImplPackage, ZUC128: zucImplPackage}
+	selected := map[string]string{}
+	for _, tier := range Tiers() {
+		selected[tier.Primitive] = tier.Selected
+	}
+	for _, id := range Suites {
+		p, ok := prim[id]
+		if !ok {
+			t.Fatalf("suite %v has no primitive in this test", id)
+		}
+		want := selected[p]
+		if want == "" {
+			want = "generic" // no kernels registered (purego, other architectures)
+		}
+		if got := id.Tier(); got != want {
+			t.Errorf("%v.Tier() = %q, want %q (the %s tier)", id, got, want, p)
+		}
+	}
+	if got := SuiteID(0x7f).Tier(); got != "generic" {
+		t.Errorf("unknown suite Tier() = %q, want generic", got)
+	}
+}

@@ -239,6 +239,7 @@ func (d *daemon) start() error {
 	d.log.Infof("gmtun %s up: public key %s; port %d; mtu %d; %d peer(s); suites %s; kernels %s; offload tun %v, udp %v",
 		versionString(), ifc.PrivateKey.Public(), st.ListenPort, st.MTU, len(d.cfg.Peers), joinSuites(ifc.Suites),
 		kernelsString(d.kernels), tdev.Offload(), d.bind.Offload())
+	logSuiteTiers(d.log, ifc.Suites)
 	for _, k := range d.kernels {
 		if k.Selected == "generic" && len(k.Available) > 1 {
 			d.log.Warnf("%s runs the slow generic code although %s is available (disabled by GODEBUG?)", k.Primitive, k.Available[0])
@@ -654,6 +655,23 @@ func (d *daemon) status() (control.Status, error) {
 // batches converts the device's batch counters for the control socket.
 func batches(b tunnel.BatchStats) control.Batches {
 	return control.Batches{Calls: b.Calls, Packets: b.Packets, PacketsPerCall: b.PacketsPerCall(), LanesPerKernelCall: b.LanesPerGroup()}
+}
+
+// logSuiteTiers logs which implementation carries each configured suite,
+// and warns loudly for every suite left on the portable generic code: it is
+// constant-time but several times slower, so a gateway on it is likely
+// CPU-bound (docs/SECURITY.md, docs/BENCHMARKS.md).
+func logSuiteTiers(log *logger, suites []ciphers.SuiteID) {
+	for _, s := range suites {
+		tier := s.Tier()
+		if tier != "generic" {
+			log.Infof("suite %s runs on the %s kernels", s, tier)
+			continue
+		}
+		log.Warnf("WARNING: suite %s runs on the portable generic code (no SIMD kernel for this %s CPU, or a purego build): "+
+			"constant-time, but several times slower than the kernel tiers; expect much lower throughput (docs/BENCHMARKS.md)",
+			s, runtime.GOARCH)
+	}
 }
 
 // kernelsString formats the kernel tiers for the startup line.
