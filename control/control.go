@@ -248,7 +248,9 @@ func (s *Server) handle(conn *net.UnixConn) {
 }
 
 func readRequest(conn net.Conn) (*Request, error) {
-	r := bufio.NewReaderSize(&limitedReader{r: conn, n: MaxRequestSize + 1}, 512)
+	// The buffer holds a whole request: ReadSlice fails when it fills, and
+	// a request of up to MaxRequestSize bytes (newline included) is valid.
+	r := bufio.NewReaderSize(&limitedReader{r: conn, n: MaxRequestSize + 1}, MaxRequestSize)
 	line, err := r.ReadSlice('\n')
 	if err != nil {
 		if errors.Is(err, bufio.ErrBufferFull) || len(line) > MaxRequestSize {
