@@ -55,9 +55,14 @@ const (
 	ZUC128 SuiteID = 0x03
 )
 
-// Suites lists every suite this build implements, in gmtun's default
-// preference order.
+// Suites lists every suite this build implements, in gmtun's preference
+// order.
 var Suites = [...]SuiteID{SM4GCM, ZUC256, ZUC128}
+
+// DefaultSuites are the suites a peer accepts when its configuration names
+// none: every suite with a 128-bit tag. zuc-128 (32-bit tag, a forgery
+// budget) is never a default; a configuration must name it.
+var DefaultSuites = [...]SuiteID{SM4GCM, ZUC256}
 
 // String returns the suite's configuration name ("sm4-gcm", "zuc-256",
 // "zuc-128").
@@ -176,6 +181,12 @@ type Key interface {
 	// Packets that are too short, carry a counter at or above MaxCounter,
 	// or fail verification get a clear bit. len(pkts) must be ≤ MaxBatch.
 	Open(pkts [][]byte) Mask
+	// Wipe overwrites the key schedule (round keys, GHASH powers, ZUC
+	// keys, salt) with zeros. Afterwards Seal fails and Open accepts
+	// nothing. The caller guarantees that no Seal or Open of the key runs
+	// concurrently with or after Wipe (the tunnel reference-counts its
+	// keypairs and wipes the last reference).
+	Wipe()
 }
 
 // Mask is a set of packet positions 0..MaxBatch-1.
@@ -207,6 +218,7 @@ var (
 	errBatchTooLarge = errors.New("ciphers: batch larger than MaxBatch")
 	errShortPacket   = errors.New("ciphers: packet shorter than the header or without room for the tag")
 	errCounterLimit  = errors.New("ciphers: counter at or above the suite's limit")
+	errWiped         = errors.New("ciphers: key was wiped")
 )
 
 // checkSeal validates a Seal batch before any packet is touched.

@@ -3,6 +3,7 @@ package ciphers
 import (
 	"encoding/binary"
 	"fmt"
+	"runtime"
 
 	"github.com/gmtun/gmtun/ciphers/internal/sm4"
 )
@@ -12,8 +13,9 @@ import (
 // nonce = salt ⊕ (0^4 ‖ BE64(c)) and the 16-byte header as additional
 // data. It holds only the immutable key schedule and salt.
 type sm4gcmKey struct {
-	gcm  sm4.GCM
-	salt [sm4.NonceSize]byte
+	gcm   sm4.GCM
+	salt  [sm4.NonceSize]byte
+	wiped bool // set by Wipe; never concurrent with Seal/Open
 }
 
 // newSM4GCMKey returns the sm4-gcm Key for k. It copies the key material.
@@ -36,6 +38,9 @@ func (k *sm4gcmKey) Suite() SuiteID { return SM4GCM }
 // Seal seals every packet of pkts in place (see Key.Seal); it validates
 // the whole batch before touching any packet.
 func (k *sm4gcmKey) Seal(pkts [][]byte) error {
+	if k.wiped {
+		return errWiped
+	}
 	p := SM4GCM.Params()
 	if err := checkSeal(pkts, &p); err != nil {
 		return err
@@ -48,10 +53,19 @@ func (k *sm4gcmKey) Seal(pkts [][]byte) error {
 // authenticate (see Key.Open). A batch longer than MaxBatch opens nothing.
 func (k *sm4gcmKey) Open(pkts [][]byte) Mask {
 	var m Mask
-	if len(pkts) <= MaxBatch {
+	if len(pkts) <= MaxBatch && !k.wiped {
 		openSM4GCMBatch(&k.gcm, &k.salt, pkts, &m)
 	}
 	return m
+}
+
+// Wipe zeroes the SM4 round keys, both GHASH key forms and the salt (see
+// Key.Wipe).
+func (k *sm4gcmKey) Wipe() {
+	k.gcm = sm4.GCM{}
+	clear(k.salt[:])
+	k.wiped = true
+	runtime.KeepAlive(k)
 }
 
 // sm4gcmNonce sets nonce = salt ⊕ (0^4 ‖ BE64(c)), the TLS 1.3

@@ -3,6 +3,7 @@ package ciphers
 import (
 	"encoding/binary"
 	"fmt"
+	"runtime"
 
 	"github.com/gmtun/gmtun/ciphers/internal/zuc"
 )
@@ -16,6 +17,7 @@ import (
 type zuc128Key struct {
 	enc, mac  [zuc.KeySize128]byte
 	direction uint8
+	wiped     bool // set by Wipe; never concurrent with Seal/Open
 }
 
 const zuc128TagSize = 4
@@ -34,6 +36,14 @@ func newZUC128Key(k DirectionKeys) (Key, error) {
 
 // Suite returns ZUC128.
 func (k *zuc128Key) Suite() SuiteID { return ZUC128 }
+
+// Wipe zeroes the encryption and MAC keys (see Key.Wipe).
+func (k *zuc128Key) Wipe() {
+	clear(k.enc[:])
+	clear(k.mac[:])
+	k.wiped = true
+	runtime.KeepAlive(k)
+}
 
 // zuc128Params splits counter c (< 2^37) into the EEA3/EIA3 COUNT and
 // BEARER.
@@ -60,6 +70,9 @@ func zuc128IVs(eea, eia *[zuc.IVSize128]byte, c uint64, direction uint8) {
 // EncryptThenMAC128 (128-EEA3 over the bodies, then 128-EIA3 over
 // header ‖ ciphertext), the groups of a batch sharing one zuc.Scratch.
 func (k *zuc128Key) Seal(pkts [][]byte) error {
+	if k.wiped {
+		return errWiped
+	}
 	p := ZUC128.Params()
 	if err := checkSeal(pkts, &p); err != nil {
 		return err
@@ -86,7 +99,7 @@ func (k *zuc128Key) Seal(pkts [][]byte) error {
 // tags match (openZUC128Group).
 func (k *zuc128Key) Open(pkts [][]byte) Mask {
 	var m Mask
-	if len(pkts) > MaxBatch {
+	if len(pkts) > MaxBatch || k.wiped {
 		return m
 	}
 	maxCounter := ZUC128.Params().MaxCounter

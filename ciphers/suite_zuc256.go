@@ -3,6 +3,7 @@ package ciphers
 import (
 	"encoding/binary"
 	"fmt"
+	"runtime"
 	"slices"
 
 	"github.com/gmtun/gmtun/ciphers/internal/zuc"
@@ -16,6 +17,7 @@ import (
 type zuc256Key struct {
 	enc, mac [zuc.KeySize256]byte
 	salt     [zuc256SaltSize]byte
+	wiped    bool // set by Wipe; never concurrent with Seal/Open
 }
 
 const (
@@ -39,6 +41,15 @@ func newZUC256Key(k DirectionKeys) (Key, error) {
 // Suite returns ZUC256.
 func (k *zuc256Key) Suite() SuiteID { return ZUC256 }
 
+// Wipe zeroes the encryption and MAC keys (see Key.Wipe).
+func (k *zuc256Key) Wipe() {
+	clear(k.enc[:])
+	clear(k.mac[:])
+	clear(k.salt[:])
+	k.wiped = true
+	runtime.KeepAlive(k)
+}
+
 // Seal encrypts and authenticates every packet of pkts in place (see
 // Key.Seal); it validates the whole batch before touching any packet.
 // Packets are taken in groups of zuc.Lanes of similar length (see
@@ -46,6 +57,9 @@ func (k *zuc256Key) Suite() SuiteID { return ZUC256 }
 // over the bodies, then the MAC over header ‖ ciphertext), the groups of
 // a batch sharing one zuc.Scratch.
 func (k *zuc256Key) Seal(pkts [][]byte) error {
+	if k.wiped {
+		return errWiped
+	}
 	p := ZUC256.Params()
 	if err := checkSeal(pkts, &p); err != nil {
 		return err
@@ -72,7 +86,7 @@ func (k *zuc256Key) Seal(pkts [][]byte) error {
 // decrypted where its tags match (openZUC256Group).
 func (k *zuc256Key) Open(pkts [][]byte) Mask {
 	var m Mask
-	if len(pkts) > MaxBatch {
+	if len(pkts) > MaxBatch || k.wiped {
 		return m
 	}
 	maxCounter := ZUC256.Params().MaxCounter
