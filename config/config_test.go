@@ -81,7 +81,7 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	f := &fixture{dir: t.TempDir(), keys: newTestKeys(t)}
-	f.keyFile = writeFile(t, f.dir, "gm0.key", f.keys.own.String()+"\n", 0o600)
+	f.keyFile = writeFile(t, f.dir, "gm0.key", f.keys.own.Encode()+"\n", 0o600)
 	return f
 }
 
@@ -235,7 +235,7 @@ func TestLoadWarnsWritableConfig(t *testing.T) {
 func TestLoadCredential(t *testing.T) {
 	f := newFixture(t)
 	credDir := t.TempDir()
-	writeFile(t, credDir, "gm0.key", f.keys.own.String(), 0o400)
+	writeFile(t, credDir, "gm0.key", f.keys.own.Encode(), 0o400)
 	doc := edit(t, baseDoc, `"KEYFILE"`, `"credential:gm0.key"`)
 	path := writeFile(t, f.dir, "gm0.toml", f.expand(doc), 0o600)
 	l := defaultLoader()
@@ -387,7 +387,7 @@ func TestLoadErrors(t *testing.T) {
 			{name: "key file empty", setup: func(t *testing.T, f *fixture) { writeFile(t, f.dir, "gm0.key", "\n \n", 0o600) },
 				doc: baseDoc, want: `FILE:3: key "interface.private_key_file": KEYFILE must contain exactly one key line, found 0`},
 			{name: "key file two lines", setup: func(t *testing.T, f *fixture) {
-				writeFile(t, f.dir, "gm0.key", f.keys.own.String()+"\n"+f.keys.own.String()+"\n", 0o600)
+				writeFile(t, f.dir, "gm0.key", f.keys.own.Encode()+"\n"+f.keys.own.Encode()+"\n", 0o600)
 			}, doc: baseDoc, want: `FILE:3: key "interface.private_key_file": KEYFILE must contain exactly one key line, found 2`},
 			{name: "key file too large", setup: func(t *testing.T, f *fixture) {
 				writeFile(t, f.dir, "gm0.key", strings.Repeat("A", maxSecretFileSize+1), 0o600)

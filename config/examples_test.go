@@ -30,7 +30,7 @@ func loadExample(t *testing.T, name string, priv *handshake.PrivateKey, pubs []*
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	kf := writeFile(t, dir, "gm0.key", priv.String()+"\n", 0o600)
+	kf := writeFile(t, dir, "gm0.key", priv.Encode()+"\n", 0o600)
 	if n := len(keyFileLine.FindAll(src, -1)); n != 1 {
 		t.Fatalf("%s: %d private_key_file lines, want 1", name, n)
 	}

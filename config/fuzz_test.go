@@ -29,7 +29,7 @@ func FuzzLoad(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	keyLine := []byte(key.String() + "\n")
+	keyLine := []byte(key.Encode() + "\n")
 	l := &loader{
 		getenv:     func(string) string { return "/run/credentials/gmtun@gm0.service" },
 		readSecret: func(string) ([]byte, error) { return keyLine, nil },

@@ -75,6 +75,9 @@ var (
 	ErrSuiteNotOffered = &Error{"suite_not_offered", "responder selected a suite that was not offered"}
 	// ErrNoCommonSuite: authenticated refusal; see NoCommonSuiteError.
 	ErrNoCommonSuite = &Error{"no_common_suite", "no common suite"}
+	// ErrSuitesRefused: every suite allowed with the peer is refused for
+	// now (Peer.RefuseSuite), so no initiation can be offered.
+	ErrSuitesRefused = &Error{"suites_refused", "every allowed suite is refused for now (forgery budget back-off)"}
 	// ErrHandshakeExpired: the pending handshake is too old to complete.
 	ErrHandshakeExpired = &Error{"expired", "pending handshake expired"}
 	// ErrKeyExchange: the SM2 key exchange produced the point at infinity

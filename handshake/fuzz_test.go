@@ -54,7 +54,7 @@ func FuzzParsers(f *testing.F) {
 			}
 		}
 		if sk, err := ParsePrivateKey(string(b)); err == nil {
-			if q, err := ParsePrivateKey(sk.String()); err != nil || !q.Equal(sk) {
+			if q, err := ParsePrivateKey(sk.Encode()); err != nil || !q.Equal(sk) {
 				t.Fatal("private key round trip")
 			}
 		}

@@ -173,7 +173,9 @@ type PeerConfig struct {
 	PresharedKey *[32]byte
 	// Suites are the suites allowed with this peer, in preference order:
 	// offered in this order when we initiate, and the allowed set when we
-	// respond. Empty means ciphers.Suites. At most MaxOffer, no duplicates.
+	// respond. Empty means ciphers.DefaultSuites (never zuc-128: a 32-bit
+	// tag is accepted only when the configuration names it). At most
+	// MaxOffer, no duplicates.
 	Suites []ciphers.SuiteID
 	// Context is an opaque value for the caller, returned by Peer.Context.
 	Context any
@@ -206,6 +208,14 @@ type Peer struct {
 	cookie     [cookieSize]byte
 	cookieTime time.Time
 	hasCookie  bool
+	refused    []suiteRefusal // suites refused for a while (RefuseSuite)
+}
+
+// suiteRefusal is one RefuseSuite: suite id is neither offered nor
+// accepted before until.
+type suiteRefusal struct {
+	id    ciphers.SuiteID
+	until time.Time
 }
 
 type initiatorState struct {
@@ -215,6 +225,16 @@ type initiatorState struct {
 	t3, ck2 [32]byte
 	offer   [offerSize]byte
 	created time.Time
+}
+
+// wipe zeroes the chaining values of an initiation that completed or was
+// abandoned and drops its ephemeral key (gmsm keeps the scalar in its own
+// memory, which Go cannot overwrite; without references it is garbage).
+// p.mu held.
+func (st *initiatorState) wipe() {
+	clear(st.ck2[:])
+	clear(st.t3[:])
+	st.eph = nil
 }
 
 type responderState struct {
@@ -239,7 +259,7 @@ func (l *Local) AddPeer(cfg PeerConfig) (*Peer, error) {
 	}
 	suites := cfg.Suites
 	if len(suites) == 0 {
-		suites = ciphers.Suites[:]
+		suites = ciphers.DefaultSuites[:]
 	}
 	if err := checkSuites(suites); err != nil {
 		return nil, err
@@ -312,6 +332,42 @@ func (p *Peer) Context() any { return p.ctx }
 // Suites returns the peer's allowed suites in preference order.
 func (p *Peer) Suites() []ciphers.SuiteID { return slices.Clone(p.suites) }
 
+// RefuseSuite stops offering and accepting suite id with this peer until
+// the given time (compared with the now of CreateInitiation and
+// ConsumeInitiation); a later call for the same suite replaces the time.
+// The tunnel uses it to back off from zuc-128 after the peer's forgery
+// budget ran out. A handshake whose only common suite is refused fails
+// as without a common suite.
+func (p *Peer) RefuseSuite(id ciphers.SuiteID, until time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i := range p.refused {
+		if p.refused[i].id == id {
+			p.refused[i].until = until
+			return
+		}
+	}
+	p.refused = append(p.refused, suiteRefusal{id: id, until: until})
+}
+
+// activeSuites returns the allowed suites not refused at now, into buf.
+// p.mu held.
+func (p *Peer) activeSuites(now time.Time, buf *[MaxOffer]ciphers.SuiteID) []ciphers.SuiteID {
+	out := buf[:0]
+	for _, id := range p.suites {
+		ok := true
+		for _, r := range p.refused {
+			if r.id == id && now.Before(r.until) {
+				ok = false
+			}
+		}
+		if ok {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
 // ClearHandshakes abandons the peer's pending handshakes and frees their
 // indices (the tunnel calls it when it gives up after RekeyAttemptTime).
 func (p *Peer) ClearHandshakes() {
@@ -329,6 +385,9 @@ func (p *Peer) setInit(s *initiatorState) {
 		delete(l.pending, old.index)
 		l.mu.Unlock()
 		l.indices.FreeIndex(old.index)
+	}
+	if old := p.init; old != nil && old != s {
+		old.wipe()
 	}
 	p.init = s
 	if s != nil {

@@ -437,7 +437,7 @@ func TestAddPeerValidation(t *testing.T) {
 		t.Error("NewLocal without Indices accepted")
 	}
 	peer, err := p.i.AddPeer(PeerConfig{PublicKey: k.Public(), Context: "ctx"})
-	if err != nil || peer.Context() != "ctx" || !slices.Equal(peer.Suites(), ciphers.Suites[:]) {
+	if err != nil || peer.Context() != "ctx" || !slices.Equal(peer.Suites(), ciphers.DefaultSuites[:]) {
 		t.Fatalf("AddPeer: %v", err)
 	}
 	if _, err := p.i.CreateInitiation(peer, t0); err != nil {

@@ -1,6 +1,7 @@
 package handshake
 
 import (
+	"bytes"
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
@@ -112,12 +113,61 @@ func ParsePrivateKey(s string) (*PrivateKey, error) {
 	return NewPrivateKey(b)
 }
 
-// String returns the text form of the key (what `gmtun genkey` prints).
-func (k *PrivateKey) String() string {
+// ParsePrivateKeyText is ParsePrivateKey for text in a byte slice (a key
+// file's line), which the caller can wipe afterwards: it makes no string
+// copy of the secret. Its intermediate buffers are zeroed before it
+// returns.
+func ParsePrivateKeyText(text []byte) (*PrivateKey, error) {
+	const maxText = 256
+	text = bytes.TrimSpace(text)
+	want := base64.StdEncoding.EncodedLen(PrivateKeySize)
+	if len(text) == 0 {
+		return nil, fmt.Errorf("%w: empty private key", ErrKeyLength)
+	}
+	if len(text) > maxText {
+		return nil, fmt.Errorf("%w: private key must be %d base64 characters, got %d", ErrKeyLength, want, len(text))
+	}
+	var buf [maxText * 3 / 4]byte
+	defer clear(buf[:])
+	n, err := base64.StdEncoding.Strict().Decode(buf[:], text)
+	if err != nil {
+		return nil, fmt.Errorf("%w: private key: %v", ErrKeyEncoding, err)
+	}
+	if n != PrivateKeySize {
+		return nil, fmt.Errorf("%w: private key must decode to %d bytes (%d base64 characters), got %d bytes",
+			ErrKeyLength, PrivateKeySize, want, n)
+	}
+	var enc [44]byte // EncodedLen(PrivateKeySize)
+	defer clear(enc[:])
+	base64.StdEncoding.Encode(enc[:], buf[:n])
+	if subtle.ConstantTimeCompare(enc[:], text) != 1 {
+		return nil, fmt.Errorf("%w: private key has non-canonical padding or trailing bits", ErrKeyEncoding)
+	}
+	return NewPrivateKey(buf[:n])
+}
+
+// Encode returns the text form of the key (what `gmtun genkey` prints and
+// ParsePrivateKey reads). It is the only way to get the secret as text: the
+// String, GoString and Format methods redact it.
+func (k *PrivateKey) Encode() string {
 	b := k.k.Bytes()
 	defer clear(b)
 	return base64.StdEncoding.EncodeToString(b)
 }
+
+// redacted is what every formatting of a secret prints.
+const redacted = "(redacted)"
+
+// String returns "(redacted)": a private key never prints its value (use
+// Encode for the text form).
+func (k PrivateKey) String() string { return redacted }
+
+// GoString returns "(redacted)", for %#v.
+func (k PrivateKey) GoString() string { return redacted }
+
+// Format writes "(redacted)" for every verb (%v, %+v, %#v, %s, %q, %x, %X,
+// %d, ...), so no fmt directive can print the scalar.
+func (k PrivateKey) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, redacted) }
 
 // Bytes returns a copy of the 32-byte big-endian scalar.
 func (k *PrivateKey) Bytes() []byte { return k.k.Bytes() }

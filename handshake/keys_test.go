@@ -40,7 +40,7 @@ func TestKeysRoundTrip(t *testing.T) {
 	if !bytes.Equal(k.Bytes(), bytes.Repeat([]byte{0x5a}, 32)) {
 		t.Fatalf("GeneratePrivateKey did not use the first 32 bytes: %x", k.Bytes())
 	}
-	s := k.String()
+	s := k.Encode()
 	if len(s) != 44 {
 		t.Fatalf("private key text length %d", len(s))
 	}
@@ -48,7 +48,7 @@ func TestKeysRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !k.Equal(k2) || k2.String() != s {
+	if !k.Equal(k2) || k2.Encode() != s {
 		t.Fatal("private key round trip mismatch")
 	}
 	ps := k.Public().String()

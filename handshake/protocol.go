@@ -60,7 +60,15 @@ func (l *Local) CreateInitiation(p *Peer, now time.Time) (msg [MessageInitiation
 	if err != nil {
 		return msg, fmt.Errorf("handshake: allocating an index: %w", err)
 	}
-	st := &initiatorState{eph: eph, index: idx, created: now, offer: offerBytes(p.suites)}
+	var buf [MaxOffer]ciphers.SuiteID
+	p.mu.Lock()
+	active := p.activeSuites(now, &buf)
+	p.mu.Unlock()
+	if len(active) == 0 {
+		l.indices.FreeIndex(idx)
+		return msg, ErrSuitesRefused
+	}
+	st := &initiatorState{eph: eph, index: idx, created: now, offer: offerBytes(active)}
 	st.ephPub = pointBytes(eph.PublicKey())
 
 	putHeader(msg[:], MessageInitiationType)
@@ -226,7 +234,11 @@ func (l *Local) ConsumeInitiation(msg []byte, now time.Time) (*ResponderResult, 
 		return nil, err
 	}
 	t3 := hashParts(t2[:], encPayload)
-	suite, found := selectSuite(offered, p.suites)
+	var buf [MaxOffer]ciphers.SuiteID
+	p.mu.Lock()
+	allowedNow := p.activeSuites(now, &buf)
+	p.mu.Unlock()
+	suite, found := selectSuite(offered, allowedNow)
 
 	// GB/T 32918.3 §6.1 B1–B8 with A = initiator, B = us.
 	ephR, err := l.newEphemeral()
@@ -239,7 +251,9 @@ func (l *Local) ConsumeInitiation(msg []byte, now time.Time) (*ResponderResult, 
 		return nil, ErrKeyExchange
 	}
 	var uv [64]byte
-	copy(uv[:], v.Bytes()[1:])
+	vb := v.Bytes()
+	copy(uv[:], vb[1:])
+	clear(vb)
 	kstd := sm2SharedKey(&uv, &p.z, &l.z)
 	sB := confirmValue(prefixSB, &uv, &p.z, &l.z, &rI, &rR)
 	sA := confirmValue(prefixSA, &uv, &p.z, &l.z, &rI, &rR)
@@ -274,7 +288,7 @@ func (l *Local) ConsumeInitiation(msg []byte, now time.Time) (*ResponderResult, 
 		sel[0] = byte(suite)
 	} else {
 		sel[1] = statusNoCommonSuite
-		allowed := offerBytes(p.suites)
+		allowed := offerBytes(allowedNow)
 		copy(sel[4:], allowed[:])
 	}
 	encSelect := out[MessageResponseOffsetSelect:MessageResponseOffsetMAC1]
@@ -393,8 +407,17 @@ func (l *Local) ConsumeResponse(msg []byte, now time.Time) (*InitiatorResult, er
 	if p == nil {
 		return nil, ErrUnknownIndex
 	}
+	// The chaining values are copied under the lock: a newer initiation
+	// wipes the state it replaces (setInit).
+	var ck2, t3 [32]byte
+	var eph *ecdh.PrivateKey
+	defer clear(ck2[:])
+	defer clear(t3[:])
 	p.mu.Lock()
 	st := p.init
+	if st != nil {
+		ck2, t3, eph = st.ck2, st.t3, st.eph
+	}
 	p.mu.Unlock()
 	if st == nil || st.index != recv {
 		return nil, ErrUnknownIndex
@@ -411,12 +434,14 @@ func (l *Local) ConsumeResponse(msg []byte, now time.Time) (*InitiatorResult, er
 	if err != nil {
 		return nil, ErrInvalidPoint
 	}
-	u, err := l.priv.k.SM2MQV(st.eph, p.ecdhPub, ephR)
+	u, err := l.priv.k.SM2MQV(eph, p.ecdhPub, ephR)
 	if err != nil {
 		return nil, ErrKeyExchange
 	}
 	var uv [64]byte
-	copy(uv[:], u.Bytes()[1:])
+	ub := u.Bytes()
+	copy(uv[:], ub[1:])
+	clear(ub)
 	kstd := sm2SharedKey(&uv, &l.z, &p.z)
 	s1 := confirmValue(prefixSB, &uv, &l.z, &p.z, &st.ephPub, &rR)
 	sA := confirmValue(prefixSA, &uv, &l.z, &p.z, &st.ephPub, &rR)
@@ -432,8 +457,8 @@ func (l *Local) ConsumeResponse(msg []byte, now time.Time) (*InitiatorResult, er
 	if subtle.ConstantTimeCompare(s1[:], msg[MessageResponseOffsetConfirm:MessageResponseOffsetSelect]) != 1 {
 		return nil, ErrConfirmMismatch
 	}
-	t4 := hashParts(st.t3[:], msg[:MessageResponseOffsetSelect])
-	kdf2(&ck3, &k3, labelKex, st.ck2[:], kstd[:], p.psk[:], t4[:])
+	t4 := hashParts(t3[:], msg[:MessageResponseOffsetSelect])
+	kdf2(&ck3, &k3, labelKex, ck2[:], kstd[:], p.psk[:], t4[:])
 	encSelect := msg[MessageResponseOffsetSelect:MessageResponseOffsetMAC1]
 	var sel [selectSize]byte
 	if !open(sel[:], &k3, encSelect, t4[:]) {
@@ -483,9 +508,8 @@ func (l *Local) ConsumeResponse(msg []byte, now time.Time) (*InitiatorResult, er
 	delete(l.pending, st.index)
 	l.mu.Unlock()
 	p.addMACs(res.Confirm[:], MessageConfirmOffsetMAC1, 0, now)
+	st.wipe()
 	p.mu.Unlock()
-	clear(st.ck2[:])
-	clear(st.t3[:])
 	res.Keys = keys
 	return res, nil
 }

@@ -59,7 +59,7 @@ func fakeGmtun(args []string) int {
 		if err != nil {
 			return fail(1, err)
 		}
-		fmt.Println(k.String())
+		fmt.Println(k.Encode())
 		return 0
 	case args[0] == "pubkey":
 		line, _ := bufio.NewReader(os.Stdin).ReadString('\n')

@@ -26,7 +26,7 @@ func TestGmtunConfigLoads(t *testing.T) {
 		t.Fatal(err)
 	}
 	keyFile := filepath.Join(dir, "a.key")
-	if err := os.WriteFile(keyFile, []byte(ka.String()+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(keyFile, []byte(ka.Encode()+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	c := gmtunConfig{

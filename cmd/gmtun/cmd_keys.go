@@ -47,7 +47,7 @@ output is a terminal.
 				if e.isTerminal(e.stdout) {
 					fmt.Fprintln(e.stderr, "gmtun: "+keyTerminalWarning)
 				}
-				return printLine(e, "genkey", k.String())
+				return printLine(e, "genkey", k.Encode())
 			}
 		},
 	})

@@ -38,7 +38,7 @@ func upFixture(t *testing.T, extra string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "gm9.key"), []byte(key.String()+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "gm9.key"), []byte(key.Encode()+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cfg := fmt.Sprintf(`[interface]

@@ -151,8 +151,8 @@ func TestGenkey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.stdout != want.String()+"\n" {
-		t.Errorf("genkey printed %q, want %q", r.stdout, want.String()+"\n")
+	if r.stdout != want.Encode()+"\n" {
+		t.Errorf("genkey printed %q, want %q", r.stdout, want.Encode()+"\n")
 	}
 	// A different seed gives a different key.
 	if r2 := (invocation{rand: &seedReader{next: 2}}).run("genkey"); r2.stdout == r.stdout {
@@ -246,7 +246,7 @@ func writeConfig(t *testing.T, configMode os.FileMode, peerKey string) (path str
 		t.Fatal(err)
 	}
 	kf := filepath.Join(dir, "gm0.key")
-	if err := os.WriteFile(kf, []byte(priv.String()+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(kf, []byte(priv.Encode()+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	doc := `[interface]
