@@ -8,9 +8,10 @@
 // rotating local variables instead was measured slower: the Go compiler
 // spills most of them.)
 //
-// It also writes unrolled_variant_test.go, the same keystream block with
-// the byte S-boxes instead of the merged 32-bit tables, for
-// BenchmarkCoreVariants.
+// The S-box layer is the table-free circuit sboxLayer (gen_sbox.go). It
+// also writes unrolled_variant_test.go, the same keystream block with the
+// table S-boxes of the test oracle (tables_test.go) instead, for
+// BenchmarkCoreVariants and as a cross-check.
 //
 // Run with `go generate` in this directory.
 package main
@@ -29,7 +30,7 @@ func main() {
 		emit(b, "initBlock", "initBlock runs 16 initialisation-mode rounds (GB/T 33133.1-2016 §6.1): the\n// output W of F is shifted right by one and fed into the LFSR.", modeInit, true)
 	})
 	write("unrolled_variant_test.go", func(b *bytes.Buffer) {
-		emit(b, "keystreamBlockByteSbox", "keystreamBlockByteSbox is keystreamBlock with the byte S-boxes s0box and\n// s1box instead of sbox32 (BenchmarkCoreVariants).", modeKeystream, false)
+		emit(b, "keystreamBlockByteSbox", "keystreamBlockByteSbox is keystreamBlock with the oracle's table S-boxes s0box\n// and s1box instead of the circuit (BenchmarkCoreVariants).", modeKeystream, false)
 	})
 }
 
@@ -52,7 +53,7 @@ const (
 	modeInit
 )
 
-func emit(b *bytes.Buffer, name, doc string, mode int, merged bool) {
+func emit(b *bytes.Buffer, name, doc string, mode int, circuit bool) {
 	fmt.Fprintf(b, "// %s\nfunc %s(st *State", doc, name)
 	if mode == modeKeystream {
 		b.WriteString(", ks *[16]uint32")
@@ -77,9 +78,8 @@ func emit(b *bytes.Buffer, name, doc string, mode int, merged bool) {
 		b.WriteString("\tu = w1<<16 | w2>>16\n\tv = w2<<16 | w1>>16\n")
 		b.WriteString("\tu ^= bits.RotateLeft32(u, 2) ^ bits.RotateLeft32(u, 10) ^ bits.RotateLeft32(u, 18) ^ bits.RotateLeft32(u, 24)\n")
 		b.WriteString("\tv ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)\n")
-		if merged {
-			b.WriteString("\tr1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]\n")
-			b.WriteString("\tr2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]\n")
+		if circuit {
+			b.WriteString("\tr1, r2 = sboxLayer(u, v)\n")
 		} else {
 			b.WriteString("\tr1 = uint32(s0box[u>>24])<<24 | uint32(s1box[byte(u>>16)])<<16 | uint32(s0box[byte(u>>8)])<<8 | uint32(s1box[byte(u)])\n")
 			b.WriteString("\tr2 = uint32(s0box[v>>24])<<24 | uint32(s1box[byte(v>>16)])<<16 | uint32(s0box[byte(v>>8)])<<8 | uint32(s1box[byte(v)])\n")

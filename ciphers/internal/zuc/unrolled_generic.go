@@ -25,8 +25,7 @@ func keystreamBlock(st *State, ks *[16]uint32) {
 	v = w2<<16 | w1>>16
 	u ^= bits.RotateLeft32(u, 2) ^ bits.RotateLeft32(u, 10) ^ bits.RotateLeft32(u, 18) ^ bits.RotateLeft32(u, 24)
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
-	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
-	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
+	r1, r2 = sboxLayer(u, v)
 	f = uint64(s[15])<<15 + uint64(s[13])<<17 + uint64(s[10])<<21 + uint64(s[4])<<20 + uint64(s[0])<<8 + uint64(s[0])
 	f = f&0x7fffffff + f>>31
 	s[16] = uint32(f&0x7fffffff + f>>31)
@@ -43,8 +42,7 @@ func keystreamBlock(st *State, ks *[16]uint32) {
 	v = w2<<16 | w1>>16
 	u ^= bits.RotateLeft32(u, 2) ^ bits.RotateLeft32(u, 10) ^ bits.RotateLeft32(u, 18) ^ bits.RotateLeft32(u, 24)
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
-	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
-	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
+	r1, r2 = sboxLayer(u, v)
 	f = uint64(s[16])<<15 + uint64(s[14])<<17 + uint64(s[11])<<21 + uint64(s[5])<<20 + uint64(s[1])<<8 + uint64(s[1])
 	f = f&0x7fffffff + f>>31
 	s[17] = uint32(f&0x7fffffff + f>>31)
@@ -61,8 +59,7 @@ func keystreamBlock(st *State, ks *[16]uint32) {
 	v = w2<<16 | w1>>16
 	u ^= bits.RotateLeft32(u, 2) ^ bits.RotateLeft32(u, 10) ^ bits.RotateLeft32(u, 18) ^ bits.RotateLeft32(u, 24)
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
-	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
-	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
+	r1, r2 = sboxLayer(u, v)
 	f = uint64(s[17])<<15 + uint64(s[15])<<17 + uint64(s[12])<<21 + uint64(s[6])<<20 + uint64(s[2])<<8 + uint64(s[2])
 	f = f&0x7fffffff + f>>31
 	s[18] = uint32(f&0x7fffffff + f>>31)
@@ -79,8 +76,7 @@ func keystreamBlock(st *State, ks *[16]uint32) {
 	v = w2<<16 | w1>>16
 	u ^= bits.RotateLeft32(u, 2) ^ bits.RotateLeft32(u, 10) ^ bits.RotateLeft32(u, 18) ^ bits.RotateLeft32(u, 24)
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
-	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
-	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
+	r1, r2 = sboxLayer(u, v)
 	f = uint64(s[18])<<15 + uint64(s[16])<<17 + uint64(s[13])<<21 + uint64(s[7])<<20 + uint64(s[3])<<8 + uint64(s[3])
 	f = f&0x7fffffff + f>>31
 	s[19] = uint32(f&0x7fffffff + f>>31)
@@ -97,8 +93,7 @@ func keystreamBlock(st *State, ks *[16]uint32) {
 	v = w2<<16 | w1>>16
 	u ^= bits.RotateLeft32(u, 2) ^ bits.RotateLeft32(u, 10) ^ bits.RotateLeft32(u, 18) ^ bits.RotateLeft32(u, 24)
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
-	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
-	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
+	r1, r2 = sboxLayer(u, v)
 	f = uint64(s[19])<<15 + uint64(s[17])<<17 + uint64(s[14])<<21 + uint64(s[8])<<20 + uint64(s[4])<<8 + uint64(s[4])
 	f = f&0x7fffffff + f>>31
 	s[20] = uint32(f&0x7fffffff + f>>31)
@@ -115,8 +110,7 @@ func keystreamBlock(st *State, ks *[16]uint32) {
 	v = w2<<16 | w1>>16
 	u ^= bits.RotateLeft32(u, 2) ^ bits.RotateLeft32(u, 10) ^ bits.RotateLeft32(u, 18) ^ bits.RotateLeft32(u, 24)
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
-	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
-	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
+	r1, r2 = sboxLayer(u, v)
 	f = uint64(s[20])<<15 + uint64(s[18])<<17 + uint64(s[15])<<21 + uint64(s[9])<<20 + uint64(s[5])<<8 + uint64(s[5])
 	f = f&0x7fffffff + f>>31
 	s[21] = uint32(f&0x7fffffff + f>>31)
@@ -133,8 +127,7 @@ func keystreamBlock(st *State, ks *[16]uint32) {
 	v = w2<<16 | w1>>16
 	u ^= bits.RotateLeft32(u, 2) ^ bits.RotateLeft32(u, 10) ^ bits.RotateLeft32(u, 18) ^ bits.RotateLeft32(u, 24)
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
-	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
-	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
+	r1, r2 = sboxLayer(u, v)
 	f = uint64(s[21])<<15 + uint64(s[19])<<17 + uint64(s[16])<<21 + uint64(s[10])<<20 + uint64(s[6])<<8 + uint64(s[6])
 	f = f&0x7fffffff + f>>31
 	s[22] = uint32(f&0x7fffffff + f>>31)
@@ -151,8 +144,7 @@ func keystreamBlock(st *State, ks *[16]uint32) {
 	v = w2<<16 | w1>>16
 	u ^= bits.RotateLeft32(u, 2) ^ bits.RotateLeft32(u, 10) ^ bits.RotateLeft32(u, 18) ^ bits.RotateLeft32(u, 24)
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
-	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
-	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
+	r1, r2 = sboxLayer(u, v)
 	f = uint64(s[22])<<15 + uint64(s[20])<<17 + uint64(s[17])<<21 + uint64(s[11])<<20 + uint64(s[7])<<8 + uint64(s[7])
 	f = f&0x7fffffff + f>>31
 	s[23] = uint32(f&0x7fffffff + f>>31)
@@ -169,8 +161,7 @@ func keystreamBlock(st *State, ks *[16]uint32) {
 	v = w2<<16 | w1>>16
 	u ^= bits.RotateLeft32(u, 2) ^ bits.RotateLeft32(u, 10) ^ bits.RotateLeft32(u, 18) ^ bits.RotateLeft32(u, 24)
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
-	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
-	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
+	r1, r2 = sboxLayer(u, v)
 	f = uint64(s[23])<<15 + uint64(s[21])<<17 + uint64(s[18])<<21 + uint64(s[12])<<20 + uint64(s[8])<<8 + uint64(s[8])
 	f = f&0x7fffffff + f>>31
 	s[24] = uint32(f&0x7fffffff + f>>31)
@@ -187,8 +178,7 @@ func keystreamBlock(st *State, ks *[16]uint32) {
 	v = w2<<16 | w1>>16
 	u ^= bits.RotateLeft32(u, 2) ^ bits.RotateLeft32(u, 10) ^ bits.RotateLeft32(u, 18) ^ bits.RotateLeft32(u, 24)
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
-	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
-	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
+	r1, r2 = sboxLayer(u, v)
 	f = uint64(s[24])<<15 + uint64(s[22])<<17 + uint64(s[19])<<21 + uint64(s[13])<<20 + uint64(s[9])<<8 + uint64(s[9])
 	f = f&0x7fffffff + f>>31
 	s[25] = uint32(f&0x7fffffff + f>>31)
@@ -205,8 +195,7 @@ func keystreamBlock(st *State, ks *[16]uint32) {
 	v = w2<<16 | w1>>16
 	u ^= bits.RotateLeft32(u, 2) ^ bits.RotateLeft32(u, 10) ^ bits.RotateLeft32(u, 18) ^ bits.RotateLeft32(u, 24)
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
-	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
-	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
+	r1, r2 = sboxLayer(u, v)
 	f = uint64(s[25])<<15 + uint64(s[23])<<17 + uint64(s[20])<<21 + uint64(s[14])<<20 + uint64(s[10])<<8 + uint64(s[10])
 	f = f&0x7fffffff + f>>31
 	s[26] = uint32(f&0x7fffffff + f>>31)
@@ -223,8 +212,7 @@ func keystreamBlock(st *State, ks *[16]uint32) {
 	v = w2<<16 | w1>>16
 	u ^= bits.RotateLeft32(u, 2) ^ bits.RotateLeft32(u, 10) ^ bits.RotateLeft32(u, 18) ^ bits.RotateLeft32(u, 24)
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
-	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
-	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
+	r1, r2 = sboxLayer(u, v)
 	f = uint64(s[26])<<15 + uint64(s[24])<<17 + uint64(s[21])<<21 + uint64(s[15])<<20 + uint64(s[11])<<8 + uint64(s[11])
 	f = f&0x7fffffff + f>>31
 	s[27] = uint32(f&0x7fffffff + f>>31)
@@ -241,8 +229,7 @@ func keystreamBlock(st *State, ks *[16]uint32) {
 	v = w2<<16 | w1>>16
 	u ^= bits.RotateLeft32(u, 2) ^ bits.RotateLeft32(u, 10) ^ bits.RotateLeft32(u, 18) ^ bits.RotateLeft32(u, 24)
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
-	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
-	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
+	r1, r2 = sboxLayer(u, v)
 	f = uint64(s[27])<<15 + uint64(s[25])<<17 + uint64(s[22])<<21 + uint64(s[16])<<20 + uint64(s[12])<<8 + uint64(s[12])
 	f = f&0x7fffffff + f>>31
 	s[28] = uint32(f&0x7fffffff + f>>31)
@@ -259,8 +246,7 @@ func keystreamBlock(st *State, ks *[16]uint32) {
 	v = w2<<16 | w1>>16
 	u ^= bits.RotateLeft32(u, 2) ^ bits.RotateLeft32(u, 10) ^ bits.RotateLeft32(u, 18) ^ bits.RotateLeft32(u, 24)
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
-	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
-	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
+	r1, r2 = sboxLayer(u, v)
 	f = uint64(s[28])<<15 + uint64(s[26])<<17 + uint64(s[23])<<21 + uint64(s[17])<<20 + uint64(s[13])<<8 + uint64(s[13])
 	f = f&0x7fffffff + f>>31
 	s[29] = uint32(f&0x7fffffff + f>>31)
@@ -277,8 +263,7 @@ func keystreamBlock(st *State, ks *[16]uint32) {
 	v = w2<<16 | w1>>16
 	u ^= bits.RotateLeft32(u, 2) ^ bits.RotateLeft32(u, 10) ^ bits.RotateLeft32(u, 18) ^ bits.RotateLeft32(u, 24)
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
-	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
-	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
+	r1, r2 = sboxLayer(u, v)
 	f = uint64(s[29])<<15 + uint64(s[27])<<17 + uint64(s[24])<<21 + uint64(s[18])<<20 + uint64(s[14])<<8 + uint64(s[14])
 	f = f&0x7fffffff + f>>31
 	s[30] = uint32(f&0x7fffffff + f>>31)
@@ -295,8 +280,7 @@ func keystreamBlock(st *State, ks *[16]uint32) {
 	v = w2<<16 | w1>>16
 	u ^= bits.RotateLeft32(u, 2) ^ bits.RotateLeft32(u, 10) ^ bits.RotateLeft32(u, 18) ^ bits.RotateLeft32(u, 24)
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
-	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
-	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
+	r1, r2 = sboxLayer(u, v)
 	f = uint64(s[30])<<15 + uint64(s[28])<<17 + uint64(s[25])<<21 + uint64(s[19])<<20 + uint64(s[15])<<8 + uint64(s[15])
 	f = f&0x7fffffff + f>>31
 	s[31] = uint32(f&0x7fffffff + f>>31)
@@ -325,8 +309,7 @@ func initBlock(st *State) {
 	v = w2<<16 | w1>>16
 	u ^= bits.RotateLeft32(u, 2) ^ bits.RotateLeft32(u, 10) ^ bits.RotateLeft32(u, 18) ^ bits.RotateLeft32(u, 24)
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
-	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
-	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
+	r1, r2 = sboxLayer(u, v)
 	f = uint64(s[15])<<15 + uint64(s[13])<<17 + uint64(s[10])<<21 + uint64(s[4])<<20 + uint64(s[0])<<8 + uint64(s[0]) + uint64(w>>1)
 	f = f&0x7fffffff + f>>31
 	s[16] = uint32(f&0x7fffffff + f>>31)
@@ -342,8 +325,7 @@ func initBlock(st *State) {
 	v = w2<<16 | w1>>16
 	u ^= bits.RotateLeft32(u, 2) ^ bits.RotateLeft32(u, 10) ^ bits.RotateLeft32(u, 18) ^ bits.RotateLeft32(u, 24)
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
-	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
-	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
+	r1, r2 = sboxLayer(u, v)
 	f = uint64(s[16])<<15 + uint64(s[14])<<17 + uint64(s[11])<<21 + uint64(s[5])<<20 + uint64(s[1])<<8 + uint64(s[1]) + uint64(w>>1)
 	f = f&0x7fffffff + f>>31
 	s[17] = uint32(f&0x7fffffff + f>>31)
@@ -359,8 +341,7 @@ func initBlock(st *State) {
 	v = w2<<16 | w1>>16
 	u ^= bits.RotateLeft32(u, 2) ^ bits.RotateLeft32(u, 10) ^ bits.RotateLeft32(u, 18) ^ bits.RotateLeft32(u, 24)
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
-	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
-	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
+	r1, r2 = sboxLayer(u, v)
 	f = uint64(s[17])<<15 + uint64(s[15])<<17 + uint64(s[12])<<21 + uint64(s[6])<<20 + uint64(s[2])<<8 + uint64(s[2]) + uint64(w>>1)
 	f = f&0x7fffffff + f>>31
 	s[18] = uint32(f&0x7fffffff + f>>31)
@@ -376,8 +357,7 @@ func initBlock(st *State) {
 	v = w2<<16 | w1>>16
 	u ^= bits.RotateLeft32(u, 2) ^ bits.RotateLeft32(u, 10) ^ bits.RotateLeft32(u, 18) ^ bits.RotateLeft32(u, 24)
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
-	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
-	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
+	r1, r2 = sboxLayer(u, v)
 	f = uint64(s[18])<<15 + uint64(s[16])<<17 + uint64(s[13])<<21 + uint64(s[7])<<20 + uint64(s[3])<<8 + uint64(s[3]) + uint64(w>>1)
 	f = f&0x7fffffff + f>>31
 	s[19] = uint32(f&0x7fffffff + f>>31)
@@ -393,8 +373,7 @@ func initBlock(st *State) {
 	v = w2<<16 | w1>>16
 	u ^= bits.RotateLeft32(u, 2) ^ bits.RotateLeft32(u, 10) ^ bits.RotateLeft32(u, 18) ^ bits.RotateLeft32(u, 24)
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
-	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
-	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
+	r1, r2 = sboxLayer(u, v)
 	f = uint64(s[19])<<15 + uint64(s[17])<<17 + uint64(s[14])<<21 + uint64(s[8])<<20 + uint64(s[4])<<8 + uint64(s[4]) + uint64(w>>1)
 	f = f&0x7fffffff + f>>31
 	s[20] = uint32(f&0x7fffffff + f>>31)
@@ -410,8 +389,7 @@ func initBlock(st *State) {
 	v = w2<<16 | w1>>16
 	u ^= bits.RotateLeft32(u, 2) ^ bits.RotateLeft32(u, 10) ^ bits.RotateLeft32(u, 18) ^ bits.RotateLeft32(u, 24)
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
-	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
-	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
+	r1, r2 = sboxLayer(u, v)
 	f = uint64(s[20])<<15 + uint64(s[18])<<17 + uint64(s[15])<<21 + uint64(s[9])<<20 + uint64(s[5])<<8 + uint64(s[5]) + uint64(w>>1)
 	f = f&0x7fffffff + f>>31
 	s[21] = uint32(f&0x7fffffff + f>>31)
@@ -427,8 +405,7 @@ func initBlock(st *State) {
 	v = w2<<16 | w1>>16
 	u ^= bits.RotateLeft32(u, 2) ^ bits.RotateLeft32(u, 10) ^ bits.RotateLeft32(u, 18) ^ bits.RotateLeft32(u, 24)
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
-	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
-	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
+	r1, r2 = sboxLayer(u, v)
 	f = uint64(s[21])<<15 + uint64(s[19])<<17 + uint64(s[16])<<21 + uint64(s[10])<<20 + uint64(s[6])<<8 + uint64(s[6]) + uint64(w>>1)
 	f = f&0x7fffffff + f>>31
 	s[22] = uint32(f&0x7fffffff + f>>31)
@@ -444,8 +421,7 @@ func initBlock(st *State) {
 	v = w2<<16 | w1>>16
 	u ^= bits.RotateLeft32(u, 2) ^ bits.RotateLeft32(u, 10) ^ bits.RotateLeft32(u, 18) ^ bits.RotateLeft32(u, 24)
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
-	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
-	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
+	r1, r2 = sboxLayer(u, v)
 	f = uint64(s[22])<<15 + uint64(s[20])<<17 + uint64(s[17])<<21 + uint64(s[11])<<20 + uint64(s[7])<<8 + uint64(s[7]) + uint64(w>>1)
 	f = f&0x7fffffff + f>>31
 	s[23] = uint32(f&0x7fffffff + f>>31)
@@ -461,8 +437,7 @@ func initBlock(st *State) {
 	v = w2<<16 | w1>>16
 	u ^= bits.RotateLeft32(u, 2) ^ bits.RotateLeft32(u, 10) ^ bits.RotateLeft32(u, 18) ^ bits.RotateLeft32(u, 24)
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
-	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
-	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
+	r1, r2 = sboxLayer(u, v)
 	f = uint64(s[23])<<15 + uint64(s[21])<<17 + uint64(s[18])<<21 + uint64(s[12])<<20 + uint64(s[8])<<8 + uint64(s[8]) + uint64(w>>1)
 	f = f&0x7fffffff + f>>31
 	s[24] = uint32(f&0x7fffffff + f>>31)
@@ -478,8 +453,7 @@ func initBlock(st *State) {
 	v = w2<<16 | w1>>16
 	u ^= bits.RotateLeft32(u, 2) ^ bits.RotateLeft32(u, 10) ^ bits.RotateLeft32(u, 18) ^ bits.RotateLeft32(u, 24)
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
-	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
-	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
+	r1, r2 = sboxLayer(u, v)
 	f = uint64(s[24])<<15 + uint64(s[22])<<17 + uint64(s[19])<<21 + uint64(s[13])<<20 + uint64(s[9])<<8 + uint64(s[9]) + uint64(w>>1)
 	f = f&0x7fffffff + f>>31
 	s[25] = uint32(f&0x7fffffff + f>>31)
@@ -495,8 +469,7 @@ func initBlock(st *State) {
 	v = w2<<16 | w1>>16
 	u ^= bits.RotateLeft32(u, 2) ^ bits.RotateLeft32(u, 10) ^ bits.RotateLeft32(u, 18) ^ bits.RotateLeft32(u, 24)
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
-	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
-	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
+	r1, r2 = sboxLayer(u, v)
 	f = uint64(s[25])<<15 + uint64(s[23])<<17 + uint64(s[20])<<21 + uint64(s[14])<<20 + uint64(s[10])<<8 + uint64(s[10]) + uint64(w>>1)
 	f = f&0x7fffffff + f>>31
 	s[26] = uint32(f&0x7fffffff + f>>31)
@@ -512,8 +485,7 @@ func initBlock(st *State) {
 	v = w2<<16 | w1>>16
 	u ^= bits.RotateLeft32(u, 2) ^ bits.RotateLeft32(u, 10) ^ bits.RotateLeft32(u, 18) ^ bits.RotateLeft32(u, 24)
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
-	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
-	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
+	r1, r2 = sboxLayer(u, v)
 	f = uint64(s[26])<<15 + uint64(s[24])<<17 + uint64(s[21])<<21 + uint64(s[15])<<20 + uint64(s[11])<<8 + uint64(s[11]) + uint64(w>>1)
 	f = f&0x7fffffff + f>>31
 	s[27] = uint32(f&0x7fffffff + f>>31)
@@ -529,8 +501,7 @@ func initBlock(st *State) {
 	v = w2<<16 | w1>>16
 	u ^= bits.RotateLeft32(u, 2) ^ bits.RotateLeft32(u, 10) ^ bits.RotateLeft32(u, 18) ^ bits.RotateLeft32(u, 24)
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
-	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
-	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
+	r1, r2 = sboxLayer(u, v)
 	f = uint64(s[27])<<15 + uint64(s[25])<<17 + uint64(s[22])<<21 + uint64(s[16])<<20 + uint64(s[12])<<8 + uint64(s[12]) + uint64(w>>1)
 	f = f&0x7fffffff + f>>31
 	s[28] = uint32(f&0x7fffffff + f>>31)
@@ -546,8 +517,7 @@ func initBlock(st *State) {
 	v = w2<<16 | w1>>16
 	u ^= bits.RotateLeft32(u, 2) ^ bits.RotateLeft32(u, 10) ^ bits.RotateLeft32(u, 18) ^ bits.RotateLeft32(u, 24)
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
-	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
-	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
+	r1, r2 = sboxLayer(u, v)
 	f = uint64(s[28])<<15 + uint64(s[26])<<17 + uint64(s[23])<<21 + uint64(s[17])<<20 + uint64(s[13])<<8 + uint64(s[13]) + uint64(w>>1)
 	f = f&0x7fffffff + f>>31
 	s[29] = uint32(f&0x7fffffff + f>>31)
@@ -563,8 +533,7 @@ func initBlock(st *State) {
 	v = w2<<16 | w1>>16
 	u ^= bits.RotateLeft32(u, 2) ^ bits.RotateLeft32(u, 10) ^ bits.RotateLeft32(u, 18) ^ bits.RotateLeft32(u, 24)
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
-	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
-	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
+	r1, r2 = sboxLayer(u, v)
 	f = uint64(s[29])<<15 + uint64(s[27])<<17 + uint64(s[24])<<21 + uint64(s[18])<<20 + uint64(s[14])<<8 + uint64(s[14]) + uint64(w>>1)
 	f = f&0x7fffffff + f>>31
 	s[30] = uint32(f&0x7fffffff + f>>31)
@@ -580,8 +549,7 @@ func initBlock(st *State) {
 	v = w2<<16 | w1>>16
 	u ^= bits.RotateLeft32(u, 2) ^ bits.RotateLeft32(u, 10) ^ bits.RotateLeft32(u, 18) ^ bits.RotateLeft32(u, 24)
 	v ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)
-	r1 = sbox32[0][u>>24] | sbox32[1][byte(u>>16)] | sbox32[2][byte(u>>8)] | sbox32[3][byte(u)]
-	r2 = sbox32[0][v>>24] | sbox32[1][byte(v>>16)] | sbox32[2][byte(v>>8)] | sbox32[3][byte(v)]
+	r1, r2 = sboxLayer(u, v)
 	f = uint64(s[30])<<15 + uint64(s[28])<<17 + uint64(s[25])<<21 + uint64(s[19])<<20 + uint64(s[15])<<8 + uint64(s[15]) + uint64(w>>1)
 	f = f&0x7fffffff + f>>31
 	s[31] = uint32(f&0x7fffffff + f>>31)

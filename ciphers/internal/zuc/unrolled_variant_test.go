@@ -4,8 +4,8 @@ package zuc
 
 import "math/bits"
 
-// keystreamBlockByteSbox is keystreamBlock with the byte S-boxes s0box and
-// s1box instead of sbox32 (BenchmarkCoreVariants).
+// keystreamBlockByteSbox is keystreamBlock with the oracle's table S-boxes s0box
+// and s1box instead of the circuit (BenchmarkCoreVariants).
 func keystreamBlockByteSbox(st *State, ks *[16]uint32) {
 	var s [32]uint32
 	copy(s[:16], st.s[:])
