@@ -5,12 +5,14 @@ import "encoding/binary"
 // KeystreamBlockGeneric runs 16 working-mode rounds and stores the next 16
 // keystream words z_i (GB/T 33133.1-2016 §6.2) in ks.
 func KeystreamBlockGeneric(st *State, ks *[BlockWords]uint32) {
+	enterCore()
 	keystreamBlock(st, ks)
 }
 
 // KeyWords stores the next len(ks) keystream words in ks, advancing the
 // state by exactly len(ks) rounds.
 func (st *State) KeyWords(ks []uint32) {
+	enterCore()
 	for len(ks) >= BlockWords {
 		keystreamBlock(st, (*[BlockWords]uint32)(ks))
 		ks = ks[BlockWords:]
@@ -24,6 +26,7 @@ func (st *State) KeyWords(ks []uint32) {
 // (GB/T 33133.1-2016 §6.2). It is the unrolled block's single-round twin,
 // used for word counts that are not a multiple of 16.
 func (st *State) keyword() uint32 {
+	enterCore()
 	s := &st.s
 	x0 := (s[15]&0x7fff8000)<<1 | s[14]&0xffff
 	z := ((x0 ^ st.r1) + st.r2) ^ (s[2]<<16 | s[0]>>15)
@@ -36,6 +39,7 @@ func (st *State) keyword() uint32 {
 // (first word first), and advances the state by len(src)/4 rounds.
 // len(dst) must be at least len(src).
 func XORKeyStreamBlocksGeneric(st *State, dst, src []byte) {
+	enterCore()
 	var ks [BlockWords]uint32
 	dst = dst[:len(src)]
 	for len(src) >= BlockSize {
@@ -70,6 +74,7 @@ func XORKeyStreamGeneric(st *State, dst, src []byte) {
 
 // KeystreamBytes stores the next 16 keystream words in buf, big-endian.
 func (st *State) KeystreamBytes(buf *[BlockSize]byte) {
+	enterCore()
 	var ks [BlockWords]uint32
 	keystreamBlock(st, &ks)
 	for i, w := range ks {

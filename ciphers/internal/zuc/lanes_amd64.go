@@ -332,7 +332,7 @@ func (s *Scratch) EncryptThenMAC256(encKey, macKey *[KeySize256]byte, ivs *[Lane
 
 // maxLaneWords bounds the keystream words one lane of a MAC call may need
 // (messages up to about 2 KiB: MTU-sized packets); longer messages are
-// authenticated single-lane (macSingle).
+// authenticated in chunks of it (macChunks).
 const maxLaneWords = 512
 
 // laneKeys are the keys and IVs of one call. Lanes 0–7 use key index 0
@@ -345,16 +345,6 @@ type laneKeys struct {
 	k256  [2]*[KeySize256]byte
 	iv256 *[Lanes][IVSize256]byte
 	d     [2]zuclanes.ZUC256Constants
-}
-
-// state returns the generic state of lane c, initialised.
-func (lk *laneKeys) state(c int) (st State) {
-	if lk.iv128 != nil {
-		st.Init128(lk.k128[c/8], &lk.iv128[c])
-	} else {
-		st.Init256(lk.k256[c/8], &lk.iv256[c], &d256[lk.d[c/8]]) // d256 is indexed like ZUC256Constants
-	}
-	return st
 }
 
 // macWords returns the keystream words the MAC of an n-byte message
@@ -420,18 +410,6 @@ func (k *kstate) init(active uint32) {
 	if active>>8 != 0 {
 		init8(&k.s8[1])
 	}
-}
-
-// lane returns the state of lane c as a generic State, to continue it
-// single-lane.
-func (k *kstate) lane(c int) State {
-	var l zuclanes.Lane
-	if k.wide {
-		l = k.s16.Lane(c)
-	} else {
-		l = k.s8[c/8].Lane(c % 8)
-	}
-	return State{s: l.S, r1: l.R1, r2: l.R2}
 }
 
 // xor XORs m bytes of keystream (m a multiple of 4) into bufs[c][at:] of
@@ -504,14 +482,16 @@ func narrow(wide bool, active uint32) bool {
 }
 
 // xorLanes is the lane path of the keystream XOR: bufs[c] ⊕= keystream
-// of lane c, in place, for the lanes c < n with a non-empty buffer. A lone
-// packet runs single-lane. On the 16-lane kernels one call initialises all
-// lanes and XORs each up to its own length. On the 8-lane kernels all
-// active lanes run together up to the shortest remaining whole-word
-// length, the finished lanes drop out and the rest continue (the equal
-// lengths of TSO segments take one step); a final partial word comes from
-// the lane's extracted state, and the last lane standing is finished
-// single-lane.
+// of lane c, in place, for the lanes c < n with a non-empty buffer. Every
+// packet, a lone one included, runs on the lane kernels (one lane filled
+// is fine): the portable core is never used here, so the table-free,
+// branch-free kernels carry every keystream word. On the 16-lane kernels
+// one call initialises all lanes and XORs each up to its own length. On
+// the 8-lane kernels all active lanes run together up to the shortest
+// remaining whole-word length, the finished lanes drop out and the rest
+// continue (the equal lengths of TSO segments take one step); a word in
+// which a lane ends is one KeyStream word for every running lane, XORed in
+// Go.
 func xorLanes(wide bool, lk *laneKeys, bufs *[Lanes][]byte, n int, k *kstate) {
 	var active uint32
 	for i := range bufs[:n] {
@@ -519,12 +499,7 @@ func xorLanes(wide bool, lk *laneKeys, bufs *[Lanes][]byte, n int, k *kstate) {
 			active |= 1 << i
 		}
 	}
-	if bits.OnesCount32(active) < 2 {
-		for ; active != 0; active &= active - 1 {
-			c := bits.TrailingZeros32(active)
-			st := lk.state(c)
-			XORKeyStreamGeneric(&st, bufs[c], bufs[c])
-		}
+	if active == 0 {
 		return
 	}
 	if k == nil {
@@ -564,33 +539,41 @@ func xorLanes(wide bool, lk *laneKeys, bufs *[Lanes][]byte, n int, k *kstate) {
 		return
 	}
 	for at := 0; ; {
-		m, live, last := int(^uint(0)>>1), 0, 0
+		m := int(^uint(0) >> 1)
 		for a := active; a != 0; a &= a - 1 {
 			c := bits.TrailingZeros32(a)
 			rem := len(bufs[c]) - at
-			if rem < 4 {
-				if rem > 0 {
-					st := k.lane(c)
-					xorWord(bufs[c][at:], st.keyword())
-				}
+			if rem <= 0 {
 				active &^= 1 << c
 				continue
 			}
-			m = min(m, rem&^3)
-			live++
-			last = c
+			m = min(m, rem)
 		}
-		switch live {
-		case 0:
-			return
-		case 1:
-			st := k.lane(last)
-			b := bufs[last][at:]
-			XORKeyStreamGeneric(&st, b, b)
+		if active == 0 {
 			return
 		}
-		k.xor(bufs, active, at, m)
-		at += m
+		if m >= 4 {
+			k.xor(bufs, active, at, m&^3)
+			at += m &^ 3
+			continue
+		}
+		// A lane ends within the next word: one keystream word for every
+		// lane of the running halves, XORed in Go, keeps the lanes in step.
+		var w [Lanes]uint32
+		var halves [2]int
+		if active&0xff != 0 {
+			halves[0] = 1
+		}
+		if active>>8 != 0 {
+			halves[1] = 1
+		}
+		k.keyStream(w[:], 1, &halves)
+		for a := active; a != 0; a &= a - 1 {
+			c := bits.TrailingZeros32(a)
+			b := bufs[c][at:]
+			xorWord(b[:min(4, len(b))], w[c])
+		}
+		at += 4
 	}
 }
 
@@ -644,8 +627,9 @@ func xorWords(b []byte, ks []uint32) {
 // keystream of every active lane (up to the longest lane's need), then the
 // carry-less multiply kernel computes each tag from its message and
 // keystream words. Exactly one of t128 (128-EIA3) and t256 (ZUC-256
-// MAC-128) is non-nil. Messages too long for the keystream buffer, and a
-// lone message, are authenticated single-lane (macSingle).
+// MAC-128) is non-nil. A lone message runs the same way (one lane
+// filled); messages too long for the keystream buffer run in chunks
+// (macChunks), still on the lane kernels.
 func macLanes(wide bool, lk *laneKeys, msgs *[Lanes][]byte, n int, t128 *[Lanes]uint32, t256 *[Lanes][MAC256TagSize]byte, sc *laneScratch) {
 	var active uint32
 	var words [2]int // per half of the lanes
@@ -659,11 +643,7 @@ func macLanes(wide bool, lk *laneKeys, msgs *[Lanes][]byte, n int, t128 *[Lanes]
 		words[c/8] = max(words[c/8], w)
 		stride = max(stride, roundWords(w))
 	}
-	if bits.OnesCount32(active) < 2 {
-		for ; active != 0; active &= active - 1 {
-			c := bits.TrailingZeros32(active)
-			macSingle(lk, c, c, msgs[c], t128, t256)
-		}
+	if active == 0 {
 		return
 	}
 	// Lane state and keystream (up to 36 KiB) live on the stack: a Key is
@@ -836,42 +816,6 @@ func tagLanes(m *[Lanes][]byte, ks []uint32, stride int, t128 *[Lanes]uint32, t2
 	} else {
 		zuclanes.MAC256TagLanes(m, ks, stride, t256)
 	}
-}
-
-// tag computes the tag of msg into slot j of t128 or t256 from its MAC
-// keystream words ks with the carry-less multiply kernel.
-func tag(msg []byte, ks []uint32, j int, t128 *[Lanes]uint32, t256 *[Lanes][MAC256TagSize]byte) {
-	if t128 != nil {
-		t128[j] = zuclanes.EIA3Tag(msg, 8*len(msg), ks)
-	} else {
-		zuclanes.MAC256Tag(msg, 8*len(msg), ks, t256[j][:])
-	}
-}
-
-// macSingle computes the tag of msg with the key and IV of lane c into
-// slot j, single-lane: the generic keystream and the carry-less multiply
-// kernel, which is several times faster than the portable combination.
-// The keystream goes through a stack buffer; messages whose keystream does
-// not fit it are authenticated chunk by chunk as in macChunks.
-func macSingle(lk *laneKeys, c, j int, msg []byte, t128 *[Lanes]uint32, t256 *[Lanes][MAC256TagSize]byte) {
-	st := lk.state(c)
-	var ks [maxLaneWords]uint32
-	w := lk.macWords(len(msg))
-	if w <= maxLaneWords {
-		st.KeyWords(ks[:w])
-		tag(msg, ks[:w], j, t128, t256)
-		return
-	}
-	st.KeyWords(ks[:])
-	have := maxLaneWords
-	var acc [4]uint32
-	for at := 0; !macChunk(lk, msg[at:], ks[:], at == 0, t128 != nil, &acc); at += chunkBytes {
-		copy(ks[:carryWords], ks[chunkWords:])
-		more := min(chunkWords, w-have)
-		st.KeyWords(ks[carryWords : carryWords+more])
-		have += more
-	}
-	putTag(&acc, j, t128, t256)
 }
 
 // etmLanes seals 2..Lanes/2 packets in one 16-lane call, so half-full

@@ -109,6 +109,7 @@ func (st *State) Init256(key *[32]byte, iv *[23]byte, d *[16]byte) {
 // finishInit runs the 32 initialisation rounds and the discarded first
 // working round common to ZUC-128 and ZUC-256.
 func (st *State) finishInit() {
+	enterCore()
 	initBlock(st)
 	initBlock(st)
 	st.workRound()
