@@ -31,8 +31,20 @@ type keypair struct {
 	sendBytes   atomic.Uint64 // bytes sealed (bodies), for byte limits
 	// confirmed is false for a responder's keypair until the peer proves
 	// it holds it (0x13 or an authenticated data packet).
-	confirmed    atomic.Bool
+	confirmed atomic.Bool
+	// authFailures counts the packets whose tag failed; authUsed adds
+	// the checks reserved and not yet settled (reserveAuth). Neither
+	// exceeds params.MaxAuthFailures.
 	authFailures atomic.Uint64
+	authUsed     atomic.Uint64
+	// peerBudget is the peer's forgery budget, for short-tag suites
+	// (zuc-128); nil otherwise.
+	peerBudget *peerAuthBudget
+
+	// refs counts the peer's own reference (until retire) and one per
+	// container holding the keypair; the last release wipes the keys.
+	refs    atomic.Int64
+	retired atomic.Bool
 
 	// dead is set when the receive key used up its integrity budget:
 	// the keypair neither sends nor receives any more.
@@ -52,6 +64,7 @@ func newKeypair(p *Peer, k *handshake.Keys) (*keypair, error) {
 	}
 	recv, err := ciphers.NewKey(k.Suite, k.Recv)
 	if err != nil {
+		send.Wipe()
 		return nil, err
 	}
 	kp := &keypair{
@@ -61,6 +74,10 @@ func newKeypair(p *Peer, k *handshake.Keys) (*keypair, error) {
 		isInitiator: k.IsInitiator, created: k.Created,
 	}
 	kp.confirmed.Store(k.IsInitiator)
+	kp.refs.Store(1)
+	if shortTag(kp.params) {
+		kp.peerBudget = p.authBudget
+	}
 	return kp, nil
 }
 

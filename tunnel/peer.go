@@ -66,6 +66,12 @@ type Peer struct {
 
 	rxBytes, txBytes, rxPackets, txPackets atomic.Uint64
 
+	// authBudget is the peer's forgery budget for short-tag suites
+	// (authbudget.go); a replacement of the peer (SetPeers) inherits it.
+	authBudget *peerAuthBudget
+	// lastBudgetLog rate-limits the budget log lines (device ns).
+	lastBudgetLog atomic.Int64
+
 	removed  atomic.Bool // set when stop begins
 	routines sync.WaitGroup
 }
@@ -165,7 +171,7 @@ func (d *Device) SetPeers(cfgs []PeerConfig) error {
 			newList = append(newList, p)
 			continue
 		}
-		p, err := d.newPeer(c)
+		p, err := d.newPeer(c, old[c.PublicKey.Bytes()])
 		if err != nil {
 			// Validation makes this unreachable in practice; keep the
 			// device consistent: the peers handled so far stay.
@@ -252,7 +258,9 @@ func (p *Peer) sameSession(c *PeerConfig, def []ciphers.SuiteID) bool {
 }
 
 // newPeer registers c with the handshake and starts the peer's routines.
-func (d *Device) newPeer(c *PeerConfig) (*Peer, error) {
+// A peer it replaces (prev, same public key, or nil) hands over its
+// forgery budget and any refusal of short-tag suites.
+func (d *Device) newPeer(c *PeerConfig, prev *Peer) (*Peer, error) {
 	p := &Peer{
 		device:   d,
 		id:       c.ID,
@@ -272,6 +280,13 @@ func (d *Device) newPeer(c *PeerConfig) (*Peer, error) {
 		return nil, err
 	}
 	p.hs = hp
+	p.authBudget = new(peerAuthBudget)
+	if prev != nil {
+		p.authBudget = prev.authBudget
+		if until := p.authBudget.refusedUntil.Load(); until != 0 {
+			p.refuseShortTagSuites(d.clock.Now(), until)
+		}
+	}
 	p.name = c.Name
 	d.nextTunQueue++
 	p.routines.Add(2)
@@ -366,10 +381,12 @@ func (p *Peer) stop() {
 	p.kpMu.Unlock()
 }
 
-// freeKeypairs forgets dropped keypairs. p.kpMu held.
+// freeKeypairs forgets dropped keypairs and retires them: their keys are
+// wiped once no container uses them. p.kpMu held.
 func (p *Peer) freeKeypairs(dropped []*keypair) {
 	for _, kp := range dropped {
 		p.device.indices.freeKeypair(kp)
+		kp.retire()
 	}
 	cur, ok := p.keypairs.Current()
 	if !ok {
@@ -384,6 +401,7 @@ func (p *Peer) installKeypair(kp *keypair, now time.Time) bool {
 	p.kpMu.Lock()
 	defer p.kpMu.Unlock()
 	if p.kpClosed || !p.device.indices.setKeypair(kp) {
+		kp.retire()
 		return false
 	}
 	p.freeKeypairs(p.keypairs.Install(kp, kp.isInitiator, now))
@@ -412,8 +430,72 @@ func (p *Peer) discardKeypair(kp *keypair) {
 		return
 	}
 	p.device.indices.freeKeypair(kp)
-	p.device.log.Verbosef("%v - keypair %d used up its authentication-failure budget, rekeying", p, kp.localIndex)
+	if p.budgetLogAllowed() {
+		p.device.log.Errorf("%v - keypair %d (%v) used up its authentication-failure budget (%d forged or corrupted packets), rekeying",
+			p, kp.localIndex, kp.suite, kp.authFailures.Load())
+	}
 	p.initiateHandshake(false)
+}
+
+// budgetLogAllowed rate-limits the forgery-budget log lines of a peer to
+// one a minute.
+func (p *Peer) budgetLogAllowed() bool {
+	now := p.device.since(p.device.clock.Now())
+	last := p.lastBudgetLog.Load()
+	if last != 0 && now-last < int64(time.Minute) {
+		return false
+	}
+	return p.lastBudgetLog.CompareAndSwap(last, now)
+}
+
+// peerBudgetSpent handles a container refused because the peer's forgery
+// budget ran dry (authbudget.go): every short-tag keypair of the peer is
+// discarded, short-tag suites are refused with the peer until the bucket
+// holds peerAuthResume tokens again, and a handshake starts, which
+// continues the session on another common suite if there is one. A trip
+// is counted (and logged) once per refusal period.
+func (p *Peer) peerBudgetSpent(kp *keypair) {
+	d := p.device
+	b := p.authBudget
+	now := d.clock.Now()
+	t := d.since(now)
+	until := max(b.readyAt(peerAuthResume), t+int64(time.Second))
+	old := b.refusedUntil.Load()
+	newTrip := old <= t
+	if until > old {
+		b.refusedUntil.CompareAndSwap(old, until)
+	}
+	p.refuseShortTagSuites(now, until)
+	p.kpMu.Lock()
+	var victims []*keypair
+	for _, get := range []func() (*keypair, bool){p.keypairs.Current, p.keypairs.Previous, p.keypairs.Next} {
+		if x, ok := get(); ok && x != nil && shortTag(x.params) {
+			victims = append(victims, x)
+		}
+	}
+	p.kpMu.Unlock()
+	if newTrip {
+		b.trips.Add(1)
+		d.log.Errorf("%v - the peer's forgery budget for short-tag suites is spent (%d failed tags charged, trip %d); refusing %v with this peer for %v, rekeying on another suite if one is common",
+			p, b.failures.Load(), b.trips.Load(), kp.suite, time.Duration(until-t).Round(time.Minute))
+	}
+	for _, x := range append(victims, kp) {
+		if !x.dead.Swap(true) {
+			d.indices.freeKeypair(x)
+		}
+	}
+	p.initiateHandshake(false)
+}
+
+// refuseShortTagSuites tells the handshake to refuse the peer's
+// short-tag suites until device time until.
+func (p *Peer) refuseShortTagSuites(now time.Time, until int64) {
+	at := now.Add(time.Duration(until - p.device.since(now)))
+	for _, id := range p.suites {
+		if shortTag(id.Params()) {
+			p.hs.RefuseSuite(id, at)
+		}
+	}
 }
 
 // expireTimers is the peer's part of the timer walk.

@@ -188,6 +188,11 @@ type inContainer struct {
 	eps   [ciphers.MaxBatch]netio.Endpoint
 	owner [ciphers.MaxBatch]int16 // reader slot of each packet (in-place receive)
 	seq   int                     // creation order within the reader's vector
+	// Set by openContainer: pkts[:verified] had their tags checked; the
+	// rest were refused unchecked, short when a forgery budget (peerShort:
+	// the peer's) was spent.
+	verified         int
+	short, peerShort bool
 }
 
 // containerPool recycles containers of type T (no cap: every live
@@ -221,6 +226,9 @@ func (d *Device) releaseOut(c *outContainer) {
 	d.buffers.put(c.bufs[:c.n]...)
 	clear(c.bufs[:c.n])
 	clear(c.pkts[:c.n])
+	if c.kp != nil {
+		c.kp.release()
+	}
 	c.n, c.peer, c.kp, c.ok, c.wire = 0, nil, nil, false, 0
 	d.outPool.put(c)
 }
@@ -231,6 +239,10 @@ func (d *Device) releaseIn(c *inContainer) {
 	clear(c.bufs[:c.nbufs])
 	clear(c.pkts[:c.n])
 	clear(c.eps[:c.n])
+	if c.kp != nil {
+		c.kp.release()
+	}
 	c.n, c.nbufs, c.kp, c.mask = 0, 0, nil, ciphers.Mask{}
+	c.verified, c.short, c.peerShort = 0, false, false
 	d.inPool.put(c)
 }

@@ -93,19 +93,26 @@ func (d *Device) RoutineReceiveIncoming(recv netio.ReceiveFunc) {
 			if kp == nil {
 				continue
 			}
-			nb := d.buffers.get()
-			if nb == nil { // closing
-				for _, c := range conts {
-					d.releaseIn(c)
-				}
-				return
-			}
 			var c *inContainer
 			for _, x := range conts {
 				if x.kp == kp && x.n < ciphers.MaxBatch {
 					c = x
 					break
 				}
+			}
+			if c == nil && !kp.acquire() { // retired meanwhile
+				d.drop(dropExpiredKeypair, 1)
+				continue
+			}
+			nb := d.buffers.get()
+			if nb == nil { // closing
+				if c == nil {
+					kp.release()
+				}
+				for _, c := range conts {
+					d.releaseIn(c)
+				}
+				return
 			}
 			if c == nil {
 				c = d.inPool.get()
@@ -255,6 +262,10 @@ func (d *Device) RoutineReceiveInPlace(recv netio.InPlaceReceiveFunc) {
 				}
 			}
 			if c == nil {
+				if !kp.acquire() { // retired meanwhile
+					d.drop(dropExpiredKeypair, 1)
+					continue
+				}
 				c = d.inPool.get()
 				c.kp, c.seq = kp, len(conts)
 				conts = append(conts, c)
@@ -374,13 +385,13 @@ func (p *Peer) enqueueInbound(c *inContainer) {
 	p.device.decryptQueue <- c
 }
 
-// RoutineDecryption opens one container per call of Key.Open, then unlocks
+// RoutineDecryption opens one container per call of Key.Open, within the
+// keypair's and the peer's forgery budgets (openContainer), then unlocks
 // it for the peer's sequential receiver.
 func (d *Device) RoutineDecryption(id int) {
 	defer d.cryptoWorkers.Done()
 	for c := range d.decryptQueue {
-		d.openBatches.add(c.n)
-		c.mask = c.kp.recv.Open(c.pkts[:c.n])
+		d.openContainer(c)
 		c.mu.Unlock()
 	}
 }
@@ -403,11 +414,21 @@ func (p *Peer) RoutineSequentialReceiver() {
 func (p *Peer) receiveContainer(c *inContainer) {
 	d := p.device
 	kp := c.kp
-	if failed := c.n - c.mask.Count(); failed > 0 {
-		d.drop(dropAuthFailed, failed)
-		if handshake.AuthFailureExceeded(kp.params, kp.authFailures.Add(uint64(failed))) {
-			p.discardKeypair(kp)
-		}
+	d.drop(dropAuthFailed, c.verified-c.mask.Count())
+	if kp.dead.Load() {
+		// The budget was spent by an earlier container (in the peer's
+		// order): nothing of this keypair is delivered any more, even
+		// packets that a worker authenticated meanwhile.
+		d.drop(dropAuthBudget, c.n-(c.verified-c.mask.Count()))
+		return
+	}
+	// Refused unchecked: a budget ran out within this container. The
+	// packets checked before it still count; the keypair ends here.
+	d.drop(dropAuthBudget, c.n-c.verified)
+	if c.peerShort {
+		defer p.peerBudgetSpent(kp)
+	} else if c.short || handshake.AuthFailureExceeded(kp.params, kp.authFailures.Load()) {
+		defer p.discardKeypair(kp)
 	}
 	routes := d.routes.Load()
 	var lastEP netio.Endpoint

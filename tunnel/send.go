@@ -229,6 +229,16 @@ func (p *Peer) sendStaged() {
 			needHandshake = true
 			break
 		}
+		if !kp.acquire() {
+			// Retired meanwhile (its keys are wiped): take the
+			// keypair that replaced it, if any.
+			if next := p.sendKP.Load(); next != kp {
+				kp = next
+				continue
+			}
+			needHandshake = true
+			break
+		}
 		c0 := kp.sendCounter.Add(n) - n
 		sentBytes := kp.sendBytes.Add(uint64(body))
 		p.popStaged()
@@ -314,7 +324,9 @@ func (p *Peer) initiateHandshake(retry bool) {
 	if err != nil {
 		p.hsInProgress = false
 		p.hsMu.Unlock()
-		d.log.Errorf("%v - creating a handshake initiation: %v", p, err)
+		if !errors.Is(err, handshake.ErrSuitesRefused) || p.budgetLogAllowed() {
+			d.log.Errorf("%v - creating a handshake initiation: %v", p, err)
+		}
 		return
 	}
 	p.hsLastSent = now

@@ -22,6 +22,7 @@ const (
 	dropUnknownIndex                           // receiver index names no keypair
 	dropExpiredKeypair                         // keypair past its reject limits
 	dropAuthFailed                             // tag did not verify
+	dropAuthBudget                             // refused unchecked: the keypair's or the peer's forgery budget is spent
 	dropReplay                                 // counter seen before or left the window
 	dropDisallowedSource                       // inner source not in the peer's AllowedIPs
 	dropMalformedInner                         // decrypted packet is not a valid IP packet
@@ -50,6 +51,7 @@ var dropNames = [numDropReasons]string{
 	dropUnknownIndex:         "unknown_index",
 	dropExpiredKeypair:       "expired_keypair",
 	dropAuthFailed:           "auth_failed",
+	dropAuthBudget:           "auth_budget",
 	dropReplay:               "replay",
 	dropDisallowedSource:     "disallowed_source",
 	dropMalformedInner:       "malformed_inner",
@@ -196,6 +198,12 @@ type PeerStats struct {
 	// peer's ordered queues; Staged the packets waiting for a keypair
 	// (-1 if the peer's send lock was busy for the snapshot).
 	InboundQueue, OutboundQueue, Staged int
+	// AuthFailuresCharged counts the failed tags charged to the peer's
+	// forgery budget (short-tag suites: zuc-128), AuthBudgetTrips the
+	// times it ran dry; while ShortTagRefusedUntil is in the future
+	// zuc-128 is refused with the peer.
+	AuthFailuresCharged, AuthBudgetTrips uint64
+	ShortTagRefusedUntil                 time.Time
 }
 
 // Stats returns a snapshot of the device's counters and peers.
@@ -256,6 +264,10 @@ func (p *Peer) stats() PeerStats {
 	ps.RxBytes, ps.RxPackets = p.rxBytes.Load(), p.rxPackets.Load()
 	ps.TxBytes, ps.TxPackets = p.txBytes.Load(), p.txPackets.Load()
 	ps.InboundQueue, ps.OutboundQueue = len(p.inbound), len(p.outbound)
+	ps.AuthFailuresCharged, ps.AuthBudgetTrips = p.authBudget.failures.Load(), p.authBudget.trips.Load()
+	if u := p.authBudget.refusedUntil.Load(); u != 0 {
+		ps.ShortTagRefusedUntil = p.device.epochTime(u)
+	}
 	if p.sendMu.TryLock() { // a stalled sender must not stall Stats
 		ps.Staged = p.stagedPackets
 		p.sendMu.Unlock()
