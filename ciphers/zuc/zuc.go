@@ -12,10 +12,13 @@
 //     5(2), 2018). The 2021 addendum's 128-bit-IV initialisation is not
 //     implemented.
 //
-// The implementation is ciphers/internal/zuc: portable Go whose S-box
-// layer uses lookup tables indexed by secret state, so keystream
-// generation is not constant-time with respect to cache timing. The MAC
-// combination steps are constant-time.
+// The implementation is ciphers/internal/zuc's portable core: plain Go
+// whose S-box layer is a Boolean circuit on bit planes (no lookup table,
+// no secret-dependent branch or address), so keystream generation and the
+// MAC combination steps are constant-time. It is single-stream and several
+// times slower than a table implementation; the data plane seals and opens
+// through the batch primitives, which run on the SIMD lane kernels where
+// the CPU has them.
 //
 // Functions that take lengths return an error, never panic, for a key, IV,
 // tag size, bearer, direction or bit length out of range. The streams

@@ -144,20 +144,46 @@ func etm8Fits(n int) bool {
 	return lanesOn() && n >= 1 && n <= etm8Max && x8Supported()
 }
 
-// etm8Scratch is the memory of an etm8 call without a Scratch.
+// etm8Scratch is the memory of an etm8 call without a Scratch, for
+// MTU-sized packets; etm8LongScratch for packets up to about 2 KiB.
 type etm8Scratch struct {
 	st zuclanes.State8
 	ks [zuclanes.Lanes8 * mtuLaneWords]uint32
 }
 
+type etm8LongScratch struct {
+	st zuclanes.State8
+	ks [zuclanes.Lanes8 * maxLaneWords]uint32
+}
+
+// etm8Words returns the keystream words per lane an etm8 or open8 call
+// of these packets needs (etm8Stream).
+func etm8Words(lk *laneKeys, bodies, msgs *[Lanes][]byte, n int) (words int) {
+	for j := range n {
+		words = max(words, (len(bodies[j])+3)/4)
+		if msgs[j] != nil {
+			words = max(words, lk.macWords(len(msgs[j])))
+		}
+	}
+	return words
+}
+
 // etm8With runs etm8 on the memory of sc, or on fresh memory (an
-// etm8Scratch, a third of a laneScratch) if sc is nil.
+// etm8Scratch, a third of a laneScratch, or for packets over the MTU an
+// etm8LongScratch) if sc is nil.
 func etm8With(sc *laneScratch, lk *laneKeys, bodies, msgs *[Lanes][]byte, n int, t128 *[Lanes]uint32, t256 *[Lanes][MAC256TagSize]byte) bool {
 	if sc != nil {
 		return etm8(lk, bodies, msgs, n, t128, t256, &sc.k.s8[0], sc.ks[:])
 	}
-	e := new(etm8Scratch)
-	return etm8(lk, bodies, msgs, n, t128, t256, &e.st, e.ks[:])
+	switch w := etm8Words(lk, bodies, msgs, n); {
+	case w <= mtuLaneWords:
+		e := new(etm8Scratch)
+		return etm8(lk, bodies, msgs, n, t128, t256, &e.st, e.ks[:])
+	case w <= maxLaneWords:
+		e := new(etm8LongScratch)
+		return etm8(lk, bodies, msgs, n, t128, t256, &e.st, e.ks[:])
+	}
+	return false
 }
 
 // open8With runs open8 on the memory of sc, or on fresh memory if sc is
@@ -166,8 +192,15 @@ func open8With(sc *laneScratch, lk *laneKeys, bodies, msgs *[Lanes][]byte, n int
 	if sc != nil {
 		return open8(lk, bodies, msgs, n, want128, want256, &sc.k.s8[0], sc.ks[:])
 	}
-	e := new(etm8Scratch)
-	return open8(lk, bodies, msgs, n, want128, want256, &e.st, e.ks[:])
+	switch w := etm8Words(lk, bodies, msgs, n); {
+	case w <= mtuLaneWords:
+		e := new(etm8Scratch)
+		return open8(lk, bodies, msgs, n, want128, want256, &e.st, e.ks[:])
+	case w <= maxLaneWords:
+		e := new(etm8LongScratch)
+		return open8(lk, bodies, msgs, n, want128, want256, &e.st, e.ks[:])
+	}
+	return 0, false
 }
 
 // VerifyThenDecrypt128 is VerifyThenDecrypt128Generic on the kernels when
@@ -901,9 +934,9 @@ const etm8Max = zuclanes.Lanes8 / 2
 // call instead of two single-lane keystreams, and up to etm8Max packets
 // about 2/3 of a 16-lane call (the per-round dependency chain, not the
 // width, bounds both; see narrow). It reports false, doing nothing, when
-// a packet needs more keystream than the MTU-sized buffer or there is no
+// a packet needs more keystream than the buffer holds or there is no
 // keystream to generate. st is the lane state, ks the keystream buffer
-// (at least Lanes8·mtuLaneWords words).
+// (Lanes8 lanes of len(ks)/Lanes8 words at most).
 func etm8(lk *laneKeys, bodies, msgs *[Lanes][]byte, n int, t128 *[Lanes]uint32, t256 *[Lanes][MAC256TagSize]byte, st *zuclanes.State8, ks []uint32) bool {
 	var need [zuclanes.Lanes8]int
 	words := etm8Stream(lk, bodies, msgs, n, &need, st, ks)
@@ -956,7 +989,7 @@ func open8(lk *laneKeys, bodies, msgs *[Lanes][]byte, n int, want128 *[Lanes]uin
 // those of lk lane Lanes/2+j (MAC), for j < n, and writes words keystream
 // words of every state lane c to ks[c·words:], need[c] of which the lane
 // uses. It returns words, or 0, doing nothing, when there is no keystream
-// to generate or a lane needs more than mtuLaneWords words.
+// to generate or a lane needs more than len(ks)/Lanes8 words.
 func etm8Stream(lk *laneKeys, bodies, msgs *[Lanes][]byte, n int, need *[zuclanes.Lanes8]int, st *zuclanes.State8, ks []uint32) (words int) {
 	const half = Lanes / 2
 	for j := range n {
@@ -966,7 +999,7 @@ func etm8Stream(lk *laneKeys, bodies, msgs *[Lanes][]byte, n int, need *[zuclane
 		}
 		words = max(words, need[j], need[etm8Max+j])
 	}
-	if words == 0 || words > mtuLaneWords {
+	if words == 0 || words > len(ks)/zuclanes.Lanes8 {
 		return 0
 	}
 	for j := range n {
@@ -979,6 +1012,6 @@ func etm8Stream(lk *laneKeys, bodies, msgs *[Lanes][]byte, n int, need *[zuclane
 		}
 	}
 	init8(st)
-	keyStream8(st, ks[:zuclanes.Lanes8*mtuLaneWords], words, words)
+	keyStream8(st, ks[:zuclanes.Lanes8*words], words, words)
 	return words
 }
