@@ -193,6 +193,7 @@ func (kp *keypair) release() {
 	if kp.refs.Add(-1) == 0 {
 		kp.send.Wipe()
 		kp.recv.Wipe()
+		kp.wiped.Store(true)
 	}
 }
 

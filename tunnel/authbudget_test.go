@@ -225,8 +225,14 @@ func TestKeypairWipedWhenUnreachable(t *testing.T) {
 	kpA.release()
 	// In-flight containers (the packet just delivered) drop their
 	// references soon after.
-	waitFor(t, "A's retired keys to be wiped", func() bool { return !sealOK(kpA) })
-	waitFor(t, "B's retired keys to be wiped", func() bool { return !opens() })
+	waitFor(t, "A's retired keypair to be wiped", kpA.wiped.Load)
+	waitFor(t, "B's retired keypair to be wiped", kpB.wiped.Load)
+	if sealOK(kpA) {
+		t.Fatal("the send key of an unreachable keypair still seals: not wiped")
+	}
+	if opens() {
+		t.Fatal("the receive key of an unreachable keypair still opens: not wiped")
+	}
 	if kpA.acquire() {
 		t.Fatal("a wiped keypair could be acquired again")
 	}

@@ -45,6 +45,7 @@ type keypair struct {
 	// container holding the keypair; the last release wipes the keys.
 	refs    atomic.Int64
 	retired atomic.Bool
+	wiped   atomic.Bool // set after the last release wiped the keys
 
 	// dead is set when the receive key used up its integrity budget:
 	// the keypair neither sends nor receives any more.
