@@ -194,3 +194,127 @@ func FuzzCoreVsOracle(f *testing.F) {
 		}
 	})
 }
+
+// TestSboxLayer8 checks the eight-lane circuit against the tables, every
+// byte value in every byte position of every lane.
+func TestSboxLayer8(t *testing.T) {
+	r := rand.New(rand.NewPCG(20, 4))
+	for x := range 256 {
+		var in [8]uint64
+		for j := range in {
+			in[j] = r.Uint64()
+		}
+		pos := r.IntN(8)
+		for j := range in {
+			in[j] = in[j]&^(0xff<<(8*((pos+j)%8))) | uint64(x)<<(8*((pos+j)%8))
+		}
+		want := in
+		for j := range want {
+			want[j] = uint64(tableLayer(uint32(in[j]>>32)))<<32 | uint64(tableLayer(uint32(in[j])))
+		}
+		got := in
+		sboxLayer8(&got)
+		if got != want {
+			t.Fatalf("sboxLayer8(%016x) = %016x, tables give %016x", in, got, want)
+		}
+		if p := planes8(&in); unplanes8(&p) != in {
+			t.Fatal("unplanes8 does not invert planes8")
+		}
+	}
+}
+
+// TestGenericBatchAgainstOracle holds the generic batch primitives, which
+// run their lanes eight at a time on the lockstep core (multi.go), to the
+// table transcription lane by lane: random lane counts, idle lanes and
+// lengths (short, MTU-sized, past the lockstep MAC buffer), and checks
+// that they do not allocate.
+func TestGenericBatchAgainstOracle(t *testing.T) {
+	r := rand.New(rand.NewPCG(20, 5))
+	iters := 120
+	if testing.Short() {
+		iters = 20
+	}
+	for iter := range iters {
+		n := 1 + r.IntN(Lanes)
+		lens := make([]int, n)
+		for i := range lens {
+			switch r.IntN(6) {
+			case 0:
+				lens[i] = -1
+			case 1:
+				lens[i] = r.IntN(8)
+			case 2:
+				lens[i] = 2000 + r.IntN(200) // around multiMACWords
+			case 3:
+				lens[i] = 3000 + r.IntN(3000)
+			default:
+				lens[i] = r.IntN(1600)
+			}
+		}
+		b := newLaneBatch(r, lens)
+		got := b.clone()
+		XORKeyStreams128Generic(&b.key128, &b.iv128, got, n)
+		for c := range n {
+			if len(got[c]) == 0 {
+				continue
+			}
+			z := specInit128(b.key128[:], b.iv128[c][:]).words(len(got[c])/4 + 1)
+			for i := range got[c] {
+				if got[c][i]^b.data[c][i] != byte(z[i/4]>>(24-8*(i%4))) {
+					t.Fatalf("iter %d lengths %v: XORKeyStreams128Generic lane %d byte %d wrong", iter, lens, c, i)
+				}
+			}
+		}
+		got = b.clone()
+		XORKeyStreams256Generic(&b.key256, &b.iv256, got, n)
+		d0, _ := D256(0)
+		for c := range n {
+			if len(got[c]) == 0 {
+				continue
+			}
+			z := specInit256(b.key256[:], unpackIV25(b.iv256[c][:]), d0[:]).words(len(got[c])/4 + 1)
+			for i := range got[c] {
+				if got[c][i]^b.data[c][i] != byte(z[i/4]>>(24-8*(i%4))) {
+					t.Fatalf("iter %d lengths %v: XORKeyStreams256Generic lane %d byte %d wrong", iter, lens, c, i)
+				}
+			}
+		}
+		// The MAC oracles take the EIA3 IV as (count, bearer, direction).
+		var eia [Lanes][IVSize128]byte
+		var cnt [Lanes]uint32
+		var bearer, dir [Lanes]uint8
+		for c := range n {
+			cnt[c], bearer[c], dir[c] = r.Uint32(), uint8(r.IntN(32)), uint8(r.IntN(2))
+			eia[c] = IVEIA3(cnt[c], bearer[c], dir[c])
+		}
+		var t128 [Lanes]uint32
+		EIA3TagsGeneric(&b.key128, &eia, &b.data, &t128, n)
+		var t256 [Lanes][MAC256TagSize]byte
+		MAC256TagsGeneric(&b.key256, &b.iv256, &b.data, &t256, n)
+		for c := range n {
+			m := b.data[c]
+			if m == nil {
+				continue
+			}
+			if want := specEIA3(b.key128[:], cnt[c], bearer[c], dir[c], m, 8*len(m)); t128[c] != want {
+				t.Fatalf("iter %d lengths %v: EIA3TagsGeneric lane %d = %08x, oracle %08x", iter, lens, c, t128[c], want)
+			}
+			for q, w := range specMAC256(b.key256[:], b.iv256[c][:], m, 8*len(m), 128) {
+				if binary.BigEndian.Uint32(t256[c][4*q:]) != w {
+					t.Fatalf("iter %d lengths %v: MAC256TagsGeneric lane %d word %d differs from the oracle", iter, lens, c, q)
+				}
+			}
+		}
+	}
+	b := newLaneBatch(r, []int{1420, 1420, 60, 1420, 9000, 1, 1420, 1420, 1420, 1420})
+	if a := testing.AllocsPerRun(5, func() {
+		var t128 [Lanes]uint32
+		var t256 [Lanes][MAC256TagSize]byte
+		XORKeyStreams128Generic(&b.key128, &b.iv128, &b.data, b.n)
+		XORKeyStreams256Generic(&b.key256, &b.iv256, &b.data, b.n)
+		EIA3TagsGeneric(&b.key128, &b.iv128, &b.data, &t128, b.n)
+		MAC256TagsGeneric(&b.key256, &b.iv256, &b.data, &t256, b.n)
+	}); a != 0 {
+		t.Errorf("generic batch primitives allocate %v times per call", a)
+	}
+}

@@ -451,7 +451,23 @@ func sboxLayer(u, v uint32) (uint32, uint32) {
 	for i := 0; i < 8; i++ {
 		fmt.Fprintf(&b, "\ty |= (a%d&0xaa | b%d&0x55) & 0xff << %d\n", i, i, 8*i)
 	}
-	b.WriteString("\ty = transpose8(y)\n\treturn uint32(y >> 32), uint32(y)\n}\n")
+	b.WriteString("\ty = transpose8(y)\n\treturn uint32(y >> 32), uint32(y)\n}\n\n")
+
+	b.WriteString(`// sboxLayer8 is sboxLayer on eight lanes at once: in[j] = u_j<<32 | v_j
+// becomes S(u_j)<<32 | S(v_j). The 64 input bytes are transposed into
+// eight 64-bit bit planes (planes8), so one evaluation of each circuit
+// serves all eight lanes.
+func sboxLayer8(in *[8]uint64) {
+	p := planes8(in)
+	x0, x1, x2, x3, x4, x5, x6, x7 := p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]
+`)
+	emit(&b, c0, o0, "g", "a")
+	emit(&b, c1, o1, "h", "b")
+	b.WriteString("\t// Bytes 1, 3, 5, 7 of every lane take S0.\n")
+	for i := 0; i < 8; i++ {
+		fmt.Fprintf(&b, "\tp[%d] = a%d&0xaaaaaaaaaaaaaaaa | b%d&0x5555555555555555\n", i, i, i)
+	}
+	b.WriteString("\t*in = unplanes8(&p)\n}\n")
 	out, err := format.Source(b.Bytes())
 	if err != nil {
 		os.Stdout.Write(b.Bytes())

@@ -1,6 +1,9 @@
 package zuc
 
-import "crypto/subtle"
+import (
+	"crypto/subtle"
+	"math/bits"
+)
 
 // Batch primitives: one call seals or authenticates up to Lanes packets of
 // one key, each with its own IV. They are the units the multi-lane kernels
@@ -24,31 +27,74 @@ const MAC256TagSize = 16
 // lane i < n, Z_i being the keystream of ZUC-128 loaded with key and
 // ivs[i], words big-endian: 128-EEA3 of whole bytes (3GPP 128-EEA3 &
 // 128-EIA3 Document 1 v1.7 §3.4) when ivs[i] = IVEEA3(...). It is the
-// portable, variable-time reference (see the package comment).
+// portable, constant-time core (see the package comment): a lone lane on
+// State, more lanes eight at a time on the lockstep core (multi.go).
 func XORKeyStreams128Generic(key *[KeySize128]byte, ivs *[Lanes][IVSize128]byte, bufs *[Lanes][]byte, n int) {
-	var st State
+	active := nonEmpty(bufs, n)
+	if bits.OnesCount32(active) == 1 {
+		c := bits.TrailingZeros32(active)
+		var st State
+		st.Init128(key, &ivs[c])
+		XORKeyStreamGeneric(&st, bufs[c], bufs[c])
+		return
+	}
+	multiXOR(active, bufs, func(st *State, c int) { st.load128(key, &ivs[c]) })
+}
+
+// nonEmpty returns the mask of the lanes i < n with a non-empty buffer.
+func nonEmpty(bufs *[Lanes][]byte, n int) (active uint32) {
 	for i := range bufs[:n] {
-		if len(bufs[i]) == 0 {
+		if len(bufs[i]) > 0 {
+			active |= 1 << i
+		}
+	}
+	return active
+}
+
+// multiMAC splits the lanes i < n with a non-nil message into those whose
+// MAC needs at most multiMACWords keystream words (returned, words[i]
+// set) and the others, which it passes to single(i). A lone short lane is
+// passed to single too: the single-lane core is cheaper for it.
+func multiMAC(msgs *[Lanes][]byte, n int, macWords func(bytes int) int, words *[Lanes]int, single func(i int)) (active uint32) {
+	for i, m := range msgs[:n] {
+		if m == nil {
 			continue
 		}
-		st.Init128(key, &ivs[i])
-		XORKeyStreamGeneric(&st, bufs[i], bufs[i])
+		if w := macWords(len(m)); w <= multiMACWords {
+			words[i] = w
+			active |= 1 << i
+		} else {
+			single(i)
+		}
 	}
+	if bits.OnesCount32(active) == 1 {
+		single(bits.TrailingZeros32(active))
+		return 0
+	}
+	return active
 }
+
+// eia3Words is the keystream words 128-EIA3 of n bytes takes.
+func eia3Words(n int) int { return (8*n+31)/32 + 2 }
+
+// mac256Words is the keystream words the 128-bit ZUC-256 MAC of n bytes
+// takes.
+func mac256Words(n int) int { return 2*MAC256TagSize/4 + (8*n+31)/32 + 1 }
 
 // EIA3TagsGeneric sets tags[i] to the 128-EIA3 MAC (Document 1 v1.7 §4.4)
 // of all 8·len(msgs[i]) bits of msgs[i] for every lane i < n with a
 // non-nil message, under ZUC-128 loaded with key and ivs[i]
 // (ivs[i] = IVEIA3(...)). Tags of idle lanes are left unchanged.
 func EIA3TagsGeneric(key *[KeySize128]byte, ivs *[Lanes][IVSize128]byte, msgs *[Lanes][]byte, tags *[Lanes]uint32, n int) {
-	var st State
-	for i := range msgs[:n] {
-		if msgs[i] == nil {
-			continue
-		}
+	var words [Lanes]int
+	active := multiMAC(msgs, n, eia3Words, &words, func(i int) {
+		var st State
 		st.Init128(key, &ivs[i])
 		tags[i] = EIA3Generic(&st, msgs[i], 8*len(msgs[i]))
-	}
+	})
+	multiKeyWords(active, &words, func(st *State, c int) { st.load128(key, &ivs[c]) }, func(c int, ks []uint32) {
+		tags[c] = eia3(&wordSource{ks: ks}, msgs[c], 8*len(msgs[c]))
+	})
 }
 
 // XORKeyStreams256Generic sets bufs[i] = bufs[i] ⊕ Z_i in place for every
@@ -57,14 +103,15 @@ func EIA3TagsGeneric(key *[KeySize128]byte, ivs *[Lanes][IVSize128]byte, msgs *[
 // words big-endian.
 func XORKeyStreams256Generic(key *[KeySize256]byte, ivs *[Lanes][IVSize256]byte, bufs *[Lanes][]byte, n int) {
 	d := &d256[0]
-	var st State
-	for i := range bufs[:n] {
-		if len(bufs[i]) == 0 {
-			continue
-		}
-		st.Init256(key, &ivs[i], d)
-		XORKeyStreamGeneric(&st, bufs[i], bufs[i])
+	active := nonEmpty(bufs, n)
+	if bits.OnesCount32(active) == 1 {
+		c := bits.TrailingZeros32(active)
+		var st State
+		st.Init256(key, &ivs[c], d)
+		XORKeyStreamGeneric(&st, bufs[c], bufs[c])
+		return
 	}
+	multiXOR(active, bufs, func(st *State, c int) { st.load256(key, &ivs[c], d) })
 }
 
 // MAC256TagsGeneric sets tags[i] to the 128-bit ZUC-256 MAC (2018 paper
@@ -73,14 +120,15 @@ func XORKeyStreams256Generic(key *[KeySize256]byte, ivs *[Lanes][IVSize256]byte,
 // idle lanes are left unchanged.
 func MAC256TagsGeneric(key *[KeySize256]byte, ivs *[Lanes][IVSize256]byte, msgs *[Lanes][]byte, tags *[Lanes][MAC256TagSize]byte, n int) {
 	d := &d256[3]
-	var st State
-	for i := range msgs[:n] {
-		if msgs[i] == nil {
-			continue
-		}
+	var words [Lanes]int
+	active := multiMAC(msgs, n, mac256Words, &words, func(i int) {
+		var st State
 		st.Init256(key, &ivs[i], d)
 		MAC256Generic(&st, msgs[i], 8*len(msgs[i]), tags[i][:])
-	}
+	})
+	multiKeyWords(active, &words, func(st *State, c int) { st.load256(key, &ivs[c], d) }, func(c int, ks []uint32) {
+		mac256(&wordSource{ks: ks}, msgs[c], 8*len(msgs[c]), tags[c][:])
+	})
 }
 
 // EncryptThenMAC128Generic is XORKeyStreams128Generic(encKey, eea, bodies,

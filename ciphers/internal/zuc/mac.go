@@ -88,10 +88,29 @@ type macBuf struct {
 	withRev bool
 }
 
+// wordSource is where a MAC takes its keystream: a State (st non-nil)
+// or, for the lanes of the multi-lane portable core, words already
+// generated (ks). Both are concrete, so nothing escapes.
+type wordSource struct {
+	st *State
+	ks []uint32
+}
+
+// keyWords stores the next len(dst) keystream words in dst. A source of
+// generated words must hold enough of them.
+func (w *wordSource) keyWords(dst []uint32) {
+	if w.st != nil {
+		w.st.KeyWords(dst)
+		return
+	}
+	n := copy(dst, w.ks)
+	w.ks = w.ks[n:]
+}
+
 // fill generates words up to min(32, have+left).
-func (b *macBuf) fill(st *State) {
+func (b *macBuf) fill(st *wordSource) {
 	n := min(len(b.z)-b.have, b.left)
-	st.KeyWords(b.z[b.have : b.have+n])
+	st.keyWords(b.z[b.have : b.have+n])
 	if b.withRev {
 		for i := b.have; i < b.have+n; i++ {
 			b.zr[i] = bits.Reverse32(b.z[i])
@@ -102,7 +121,7 @@ func (b *macBuf) fill(st *State) {
 }
 
 // slide drops the first 16 words and generates the next ones.
-func (b *macBuf) slide(st *State) {
+func (b *macBuf) slide(st *wordSource) {
 	copy(b.z[:BlockWords], b.z[BlockWords:])
 	copy(b.zr[:BlockWords], b.zr[BlockWords:])
 	b.have -= BlockWords
@@ -118,6 +137,11 @@ func (b *macBuf) slide(st *State) {
 // of the 32-bit window at bit i, then T ⊕= window at bit nbits, and
 // MAC = T ⊕ z_{L−1} (the word at bit 32·(L−1)).
 func EIA3Generic(st *State, msg []byte, nbits int) uint32 {
+	return eia3(&wordSource{st: st}, msg, nbits)
+}
+
+// eia3 is EIA3Generic on the keystream of st.
+func eia3(st *wordSource, msg []byte, nbits int) uint32 {
 	var b macBuf
 	b.left = (nbits+31)/32 + 2
 	b.fill(st)
@@ -148,6 +172,11 @@ func EIA3Generic(st *State, msg []byte, nbits int) uint32 {
 // T starts as the first t keystream bits; each set message bit i XORs the
 // t-bit window at bit t+i, and finally the window at bit t+nbits.
 func MAC256Generic(st *State, msg []byte, nbits int, tag []byte) {
+	mac256(&wordSource{st: st}, msg, nbits, tag)
+}
+
+// mac256 is MAC256Generic on the keystream of st.
+func mac256(st *wordSource, msg []byte, nbits int, tag []byte) {
 	n := len(tag) / 4 // tag words: 1, 2 or 4
 	if n == 1 {
 		mac256Tag32(st, msg, nbits, tag)
@@ -217,7 +246,7 @@ func mac256Units(acc, acr *[2]uint64, b *macBuf, n int, msg []byte, nbits int) {
 
 // mac256Tag32 is MAC256Generic for 32-bit tags: one tag word, the message
 // taken a word at a time against the windows starting at word 1.
-func mac256Tag32(st *State, msg []byte, nbits int, tag []byte) {
+func mac256Tag32(st *wordSource, msg []byte, nbits int, tag []byte) {
 	var b macBuf
 	b.left = 2 + (nbits+31)/32 + 1
 	b.fill(st)

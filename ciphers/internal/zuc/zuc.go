@@ -60,11 +60,17 @@ type State struct {
 // (GB/T 33133.1-2016 §6.1: 32 rounds in initialisation mode, then one
 // working-mode round whose output is discarded).
 func (st *State) Init128(key, iv *[16]byte) {
+	st.load128(key, iv)
+	st.finishInit()
+}
+
+// load128 loads the LFSR with a ZUC-128 key and IV and clears R1, R2,
+// without running the initialisation rounds.
+func (st *State) load128(key, iv *[16]byte) {
 	for i := range 16 {
 		st.s[i] = uint32(key[i])<<23 | kd128[i]<<8 | uint32(iv[i])
 	}
 	st.r1, st.r2 = 0, 0
-	st.finishInit()
 }
 
 // Init256 loads a ZUC-256 key, 23-byte IV and key-loading constants d
@@ -76,6 +82,13 @@ func (st *State) Init128(key, iv *[16]byte) {
 // IV17..IV24 packed most-significant-bit first into bytes 17..22, as
 // gmsm and GmSSL take it.
 func (st *State) Init256(key *[32]byte, iv *[23]byte, d *[16]byte) {
+	st.load256(key, iv, d)
+	st.finishInit()
+}
+
+// load256 loads the LFSR with a ZUC-256 key, IV and constants and clears
+// R1, R2, without running the initialisation rounds.
+func (st *State) load256(key *[32]byte, iv *[23]byte, d *[16]byte) {
 	k := func(i int) uint32 { return uint32(key[i]) }
 	v := func(i int) uint32 { return uint32(iv[i]) }
 	// The eight 6-bit symbols IV17..IV24 from the 48 packed bits.
@@ -103,7 +116,6 @@ func (st *State) Init256(key *[32]byte, iv *[23]byte, d *[16]byte) {
 		cell(k(15), dd(15)|k(31)&0x0f, k(30), k(29)),
 	}
 	st.r1, st.r2 = 0, 0
-	st.finishInit()
 }
 
 // finishInit runs the 32 initialisation rounds and the discarded first
