@@ -458,16 +458,17 @@ func sboxLayer(u, v uint32) (uint32, uint32) {
 // eight 64-bit bit planes (planes8), so one evaluation of each circuit
 // serves all eight lanes.
 func sboxLayer8(in *[8]uint64) {
-	p := planes8(in)
+	p := in
+	planes8(p)
 	x0, x1, x2, x3, x4, x5, x6, x7 := p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]
 `)
 	emit(&b, c0, o0, "g", "a")
 	emit(&b, c1, o1, "h", "b")
-	b.WriteString("\t// Bytes 1, 3, 5, 7 of every lane take S0.\n")
+	b.WriteString("\t// Bytes 1, 3, 5, 7 of every lane (bytes 1, 3, 5, 7 of a plane) take S0.\n")
 	for i := 0; i < 8; i++ {
-		fmt.Fprintf(&b, "\tp[%d] = a%d&0xaaaaaaaaaaaaaaaa | b%d&0x5555555555555555\n", i, i, i)
+		fmt.Fprintf(&b, "\tp[%d] = a%d&0xff00ff00ff00ff00 | b%d&0x00ff00ff00ff00ff\n", i, i, i)
 	}
-	b.WriteString("\t*in = unplanes8(&p)\n}\n")
+	b.WriteString("\tplanes8(p)\n}\n")
 	out, err := format.Source(b.Bytes())
 	if err != nil {
 		os.Stdout.Write(b.Bytes())

@@ -172,18 +172,92 @@ func etm8Words(lk *laneKeys, bodies, msgs *[Lanes][]byte, n int) (words int) {
 // etm8Scratch, a third of a laneScratch, or for packets over the MTU an
 // etm8LongScratch) if sc is nil.
 func etm8With(sc *laneScratch, lk *laneKeys, bodies, msgs *[Lanes][]byte, n int, t128 *[Lanes]uint32, t256 *[Lanes][MAC256TagSize]byte) bool {
-	if sc != nil {
-		return etm8(lk, bodies, msgs, n, t128, t256, &sc.k.s8[0], sc.ks[:])
+	w := etm8Words(lk, bodies, msgs, n)
+	if w == 0 {
+		return false
 	}
-	switch w := etm8Words(lk, bodies, msgs, n); {
-	case w <= mtuLaneWords:
+	if sc != nil {
+		if w <= len(sc.ks)/zuclanes.Lanes8 {
+			return etm8(lk, bodies, msgs, n, t128, t256, &sc.k.s8[0], sc.ks[:])
+		}
+		etm8Chunks(lk, bodies, msgs, n, t128, t256, &sc.k.s8[0], sc.ks[:zuclanes.Lanes8*maxLaneWords])
+		return true
+	}
+	if w <= mtuLaneWords {
 		e := new(etm8Scratch)
 		return etm8(lk, bodies, msgs, n, t128, t256, &e.st, e.ks[:])
-	case w <= maxLaneWords:
-		e := new(etm8LongScratch)
+	}
+	e := new(etm8LongScratch)
+	if w <= maxLaneWords {
 		return etm8(lk, bodies, msgs, n, t128, t256, &e.st, e.ks[:])
 	}
-	return false
+	etm8Chunks(lk, bodies, msgs, n, t128, t256, &e.st, e.ks[:])
+	return true
+}
+
+// etm8Chunks is etm8 for packets whose keystream exceeds maxLaneWords
+// words: the same lanes of one 8-lane state run chunk by chunk through ks
+// (maxLaneWords words per lane, slid as in macChunks). In each chunk the
+// bodies are encrypted first, then the MACs take the chunk's message
+// words; a MAC finishes only in a chunk whose message rest fits
+// chunkBytes, so every message byte it reads is already ciphertext (a
+// body starts at or after its message's start).
+func etm8Chunks(lk *laneKeys, bodies, msgs *[Lanes][]byte, n int, t128 *[Lanes]uint32, t256 *[Lanes][MAC256TagSize]byte, st *zuclanes.State8, ks []uint32) {
+	const stride = maxLaneWords
+	const half = Lanes / 2
+	var encOn, macOn uint32
+	for j := range n {
+		if len(bodies[j]) > 0 {
+			encOn |= 1 << j
+		}
+		if msgs[j] != nil {
+			macOn |= 1 << j
+		}
+		if lk.iv128 != nil {
+			st.LoadZUC128(j, lk.k128[0], &lk.iv128[j])
+			st.LoadZUC128(etm8Max+j, lk.k128[1], &lk.iv128[half+j])
+		} else {
+			st.LoadZUC256(j, lk.k256[0], &lk.iv256[j], lk.d[0])
+			st.LoadZUC256(etm8Max+j, lk.k256[1], &lk.iv256[half+j], lk.d[1])
+		}
+	}
+	init8(st)
+	keyStream8(st, ks, stride, stride)
+	words, have := etm8Words(lk, bodies, msgs, n), stride
+	limit := chunkWords + lk.macWords(0) // a MAC ends only when its rest fits one chunk
+	var acc [etm8Max][4]uint32
+	for at := 0; ; at += chunkBytes {
+		for a := encOn; a != 0; a &= a - 1 {
+			j := bits.TrailingZeros32(a)
+			b := bodies[j][at:]
+			if len(b) <= chunkBytes {
+				encOn &^= 1 << j
+			} else {
+				b = b[:chunkBytes]
+			}
+			xorWords(b, ks[j*stride:])
+		}
+		for a := macOn; a != 0; a &= a - 1 {
+			j := bits.TrailingZeros32(a)
+			lane := ks[(etm8Max+j)*stride : (etm8Max+j)*stride+limit]
+			if macChunk(lk, msgs[j][at:], lane, at == 0, t128 != nil, &acc[j]) {
+				putTag(&acc[j], j, t128, t256)
+				macOn &^= 1 << j
+			}
+		}
+		if encOn|macOn == 0 {
+			return
+		}
+		for c := range zuclanes.Lanes8 {
+			lane := ks[c*stride : (c+1)*stride]
+			copy(lane[:carryWords], lane[chunkWords:])
+		}
+		// Only the words some lane still needs (the words past them are
+		// never read).
+		more := max(0, min(chunkWords, words-have))
+		keyStream8(st, ks[carryWords:], stride, more)
+		have += chunkWords
+	}
 }
 
 // open8With runs open8 on the memory of sc, or on fresh memory if sc is

@@ -16,6 +16,13 @@ import (
 // multiLanes is the number of states a multiState runs in lockstep.
 const multiLanes = 8
 
+// multiMin is the fewest running lanes for which the lockstep core is
+// faster than as many single-lane States (one lockstep round of eight
+// lanes costs about three single-lane rounds): a group with fewer lanes
+// runs on States from the start, and the lanes still running when the
+// others have finished continue on States taken from the lockstep state.
+const multiMin = 4
+
 // multiMACWords bounds the keystream words per lane a lockstep MAC
 // generates into its stack buffer (messages up to about 2 KiB); longer
 // messages are authenticated on a State.
@@ -75,6 +82,15 @@ func (m *multiState) round(init bool, z *[multiLanes]uint32) {
 	m.t = (t + 1) & 15
 }
 
+// lane returns lane j's state as a State, to continue it single-lane.
+func (m *multiState) lane(j int) (st State) {
+	for i := range st.s {
+		st.s[i] = m.s[(m.t+i)&15][j]
+	}
+	st.r1, st.r2 = m.r1[j], m.r2[j]
+	return st
+}
+
 // init runs the initialisation stage on every lane: 32 initialisation
 // rounds and the discarded first working round (GB/T 33133.1-2016 §6.1).
 func (m *multiState) init() {
@@ -111,6 +127,15 @@ func laneGroups(active uint32, f func(lanes []int)) {
 // place, eight lanes at a time; load(st, c) loads lane c's key and IV.
 func multiXOR(active uint32, bufs *[Lanes][]byte, load func(st *State, c int)) {
 	laneGroups(active, func(lanes []int) {
+		if len(lanes) < multiMin {
+			for _, c := range lanes {
+				var st State
+				load(&st, c)
+				st.finishInit()
+				XORKeyStreamGeneric(&st, bufs[c], bufs[c])
+			}
+			return
+		}
 		var m multiState
 		longest := 0
 		for j, c := range lanes {
@@ -122,6 +147,16 @@ func multiXOR(active uint32, bufs *[Lanes][]byte, load func(st *State, c int)) {
 		m.init()
 		var z [BlockWords][multiLanes]uint32
 		for at := 0; at < longest; at += BlockSize {
+			if running(lanes, func(c int) bool { return at < len(bufs[c]) }) < multiMin {
+				for j, c := range lanes {
+					if at < len(bufs[c]) {
+						st := m.lane(j)
+						b := bufs[c][at:]
+						XORKeyStreamGeneric(&st, b, b)
+					}
+				}
+				return
+			}
 			m.block(&z)
 			for j, c := range lanes {
 				b := bufs[c]
@@ -145,11 +180,32 @@ func multiXOR(active uint32, bufs *[Lanes][]byte, load func(st *State, c int)) {
 	})
 }
 
+// running counts the lanes for which more(c) holds.
+func running(lanes []int, more func(c int) bool) (n int) {
+	for _, c := range lanes {
+		if more(c) {
+			n++
+		}
+	}
+	return n
+}
+
 // multiKeyWords generates words[c] ≤ multiMACWords keystream words for
 // every lane c of active, eight lanes at a time (load as in multiXOR), and
 // calls use(c, ks) with them once every lane of the group has its words.
 func multiKeyWords(active uint32, words *[Lanes]int, load func(st *State, c int), use func(c int, ks []uint32)) {
 	laneGroups(active, func(lanes []int) {
+		var ks [multiLanes][multiMACWords]uint32
+		if len(lanes) < multiMin {
+			for j, c := range lanes {
+				var st State
+				load(&st, c)
+				st.finishInit()
+				st.KeyWords(ks[j][:words[c]])
+				use(c, ks[j][:words[c]])
+			}
+			return
+		}
 		var m multiState
 		longest := 0
 		for j, c := range lanes {
@@ -159,9 +215,17 @@ func multiKeyWords(active uint32, words *[Lanes]int, load func(st *State, c int)
 			longest = max(longest, words[c])
 		}
 		m.init()
-		var ks [multiLanes][multiMACWords]uint32
 		var z [BlockWords][multiLanes]uint32
 		for at := 0; at < longest; at += BlockWords {
+			if running(lanes, func(c int) bool { return at < words[c] }) < multiMin {
+				for j, c := range lanes {
+					if at < words[c] {
+						st := m.lane(j)
+						st.KeyWords(ks[j][at:words[c]])
+					}
+				}
+				break
+			}
 			m.block(&z)
 			for j := range lanes {
 				for i := range z {

@@ -15,46 +15,30 @@ func transpose8(x uint64) uint64 {
 	return x ^ t ^ t<<28
 }
 
-// planes8 turns the eight lanes' S-box inputs w[j] (eight bytes each, as
-// sboxLayer packs them) into bit planes: bit 8j+k of plane b is bit b of
-// byte k of w[j]. Each word is transposed as an 8×8 bit matrix, then the
-// eight words as an 8×8 byte matrix. unplanes8 is its inverse.
-func planes8(w *[8]uint64) [8]uint64 {
-	var p [8]uint64
-	for j := range p {
-		p[j] = transpose8(w[j])
+// planes8 turns the eight lanes' S-box inputs in place into bit planes:
+// bit b of byte k of w[j] (lane j, as sboxLayer packs it) moves to bit j
+// of byte k of w[b], so word b is the plane of bit b of all 64 bytes, byte
+// k of every lane in byte k of the plane. It exchanges the three bits of
+// the word index with the three bits of the bit-in-byte index, one delta
+// swap per index bit, and is its own inverse.
+func planes8(w *[8]uint64) {
+	for j := range 8 {
+		if j&1 == 0 {
+			t := (w[j]>>1 ^ w[j+1]) & 0x5555555555555555
+			w[j] ^= t << 1
+			w[j+1] ^= t
+		}
 	}
-	byteTranspose(&p)
-	return p
-}
-
-// unplanes8 is the inverse of planes8: the byte transpose, then the bit
-// transpose of every word.
-func unplanes8(p *[8]uint64) [8]uint64 {
-	w := *p
-	byteTranspose(&w)
-	for j := range w {
-		w[j] = transpose8(w[j])
+	for j := range 8 {
+		if j&2 == 0 {
+			t := (w[j]>>2 ^ w[j+2]) & 0x3333333333333333
+			w[j] ^= t << 2
+			w[j+2] ^= t
+		}
 	}
-	return w
-}
-
-// byteTranspose transposes the 8×8 byte matrix whose row j is p[j] (byte
-// b of p[j] moves to byte j of p[b]) in three rounds of delta swaps.
-func byteTranspose(p *[8]uint64) {
-	for j := 0; j < 4; j++ {
-		t := (p[j]>>32 ^ p[j+4]) & 0x00000000ffffffff
-		p[j] ^= t << 32
-		p[j+4] ^= t
-	}
-	for _, j := range [4]int{0, 1, 4, 5} {
-		t := (p[j]>>16 ^ p[j+2]) & 0x0000ffff0000ffff
-		p[j] ^= t << 16
-		p[j+2] ^= t
-	}
-	for j := 0; j < 8; j += 2 {
-		t := (p[j]>>8 ^ p[j+1]) & 0x00ff00ff00ff00ff
-		p[j] ^= t << 8
-		p[j+1] ^= t
+	for j := range 4 {
+		t := (w[j]>>4 ^ w[j+4]) & 0x0f0f0f0f0f0f0f0f
+		w[j] ^= t << 4
+		w[j+4] ^= t
 	}
 }

@@ -312,7 +312,8 @@ func sboxLayer(u, v uint32) (uint32, uint32) {
 // eight 64-bit bit planes (planes8), so one evaluation of each circuit
 // serves all eight lanes.
 func sboxLayer8(in *[8]uint64) {
-	p := planes8(in)
+	p := in
+	planes8(p)
 	x0, x1, x2, x3, x4, x5, x6, x7 := p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]
 	g8 := x1 & x3
 	g9 := x2 & x3
@@ -595,14 +596,14 @@ func sboxLayer8(in *[8]uint64) {
 	h201 := ^h189
 	h202 := ^h193
 	b0, b1, b2, b3, b4, b5, b6, b7 := h199, h182, h200, h187, h201, h191, h202, h198
-	// Bytes 1, 3, 5, 7 of every lane take S0.
-	p[0] = a0&0xaaaaaaaaaaaaaaaa | b0&0x5555555555555555
-	p[1] = a1&0xaaaaaaaaaaaaaaaa | b1&0x5555555555555555
-	p[2] = a2&0xaaaaaaaaaaaaaaaa | b2&0x5555555555555555
-	p[3] = a3&0xaaaaaaaaaaaaaaaa | b3&0x5555555555555555
-	p[4] = a4&0xaaaaaaaaaaaaaaaa | b4&0x5555555555555555
-	p[5] = a5&0xaaaaaaaaaaaaaaaa | b5&0x5555555555555555
-	p[6] = a6&0xaaaaaaaaaaaaaaaa | b6&0x5555555555555555
-	p[7] = a7&0xaaaaaaaaaaaaaaaa | b7&0x5555555555555555
-	*in = unplanes8(&p)
+	// Bytes 1, 3, 5, 7 of every lane (bytes 1, 3, 5, 7 of a plane) take S0.
+	p[0] = a0&0xff00ff00ff00ff00 | b0&0x00ff00ff00ff00ff
+	p[1] = a1&0xff00ff00ff00ff00 | b1&0x00ff00ff00ff00ff
+	p[2] = a2&0xff00ff00ff00ff00 | b2&0x00ff00ff00ff00ff
+	p[3] = a3&0xff00ff00ff00ff00 | b3&0x00ff00ff00ff00ff
+	p[4] = a4&0xff00ff00ff00ff00 | b4&0x00ff00ff00ff00ff
+	p[5] = a5&0xff00ff00ff00ff00 | b5&0x00ff00ff00ff00ff
+	p[6] = a6&0xff00ff00ff00ff00 | b6&0x00ff00ff00ff00ff
+	p[7] = a7&0xff00ff00ff00ff00 | b7&0x00ff00ff00ff00ff
+	planes8(p)
 }
