@@ -27,8 +27,11 @@
 //     KeyStream (32-bit words, e.g. for EIA3 / ZUC-256-MAC), for a common
 //     length on all lanes; repeated calls continue the keystream, each call
 //     consuming whole words.
-//  4. Lanes that need more keystream than the common length are finished by
-//     the caller single-lane: Lane extracts a lane's state (LFSR, R1, R2).
+//  4. Lanes that need more keystream than the common length take further
+//     XORKeyStream or KeyStream calls (the lanes that are done compute
+//     stale words harmlessly); ciphers/internal/zuc never finishes a lane
+//     outside the kernels. Lane extracts a lane's state (LFSR, R1, R2), for
+//     tests and for callers that want to continue one lane elsewhere.
 //
 // State16 also has one-call forms for batches whose state is not needed
 // afterwards: LoadZUC128Lanes / LoadZUC256Lanes load all 16 lanes at once
