@@ -282,8 +282,8 @@ func open8With(sc *laneScratch, lk *laneKeys, bodies, msgs *[Lanes][]byte, n int
 // EEA3 lanes next to their EIA3 lanes (see open8): the keystream of a
 // body is generated before its tag is checked but kept in the scratch
 // memory, and XORed into the body only once the tag has verified. More
-// packets, or long ones, take one MAC call, then one keystream call over
-// the bodies that verified.
+// packets, or packets over about 2 KiB, take one MAC call, then one
+// keystream call over the bodies that verified, all on the lane kernels.
 func (s *Scratch) VerifyThenDecrypt128(encKey, macKey *[KeySize128]byte, eea, eia *[Lanes][IVSize128]byte, bodies, msgs *[Lanes][]byte, want *[Lanes]uint32, n int) uint32 {
 	if etm8Fits(n) {
 		var ivs [Lanes][IVSize128]byte
@@ -381,9 +381,10 @@ func (s *Scratch) MAC256Tags(key *[KeySize256]byte, ivs *[Lanes][IVSize256]byte,
 
 // EncryptThenMAC128 is EncryptThenMAC128Generic on the kernels when the
 // CPU has them. Up to etm8Max packets run in one 8-lane call, their EEA3
-// lanes next to their EIA3 lanes (see etm8), up to Lanes/2 packets on the
-// 16-lane kernels in one 16-lane call (etmLanes); more packets, or long
-// ones, take one keystream call and one MAC call.
+// lanes next to their EIA3 lanes (see etm8; over about 2 KiB chunk by
+// chunk, etm8Chunks), up to Lanes/2 packets on the 16-lane kernels in one
+// 16-lane call (etmLanes); more packets take one keystream call and one
+// MAC call, all on the lane kernels.
 func (s *Scratch) EncryptThenMAC128(encKey, macKey *[KeySize128]byte, eea, eia *[Lanes][IVSize128]byte, bodies, msgs *[Lanes][]byte, tags *[Lanes]uint32, n int) {
 	etm := etm8Fits(n)
 	if etm || useX16 && n >= 2 && n <= Lanes/2 {
