@@ -21,7 +21,7 @@ const multiLanes = 8
 // lanes costs about three single-lane rounds): a group with fewer lanes
 // runs on States from the start, and the lanes still running when the
 // others have finished continue on States taken from the lockstep state.
-const multiMin = 4
+const multiMin = 2
 
 // multiMACWords bounds the keystream words per lane a lockstep MAC
 // generates into its stack buffer (messages up to about 2 KiB); longer
@@ -35,6 +35,7 @@ type multiState struct {
 	s      [16][multiLanes]uint32
 	r1, r2 [multiLanes]uint32
 	t      int
+	k      int // lanes 0..k-1 are in use; the others are not computed
 }
 
 // set loads lane j from st (a state loaded but not yet initialised); t
@@ -55,7 +56,8 @@ func (m *multiState) round(init bool, z *[multiLanes]uint32) {
 	s13, s14, s15 := &m.s[(t+13)&15], &m.s[(t+14)&15], &m.s[(t+15)&15]
 	var in [multiLanes]uint64
 	var w [multiLanes]uint32
-	for j := range multiLanes {
+	k := min(m.k, multiLanes)
+	for j := range k {
 		x0 := (s15[j]&0x7fff8000)<<1 | s14[j]&0xffff
 		x1 := s11[j]<<16 | s9[j]>>15
 		x2 := s7[j]<<16 | s5[j]>>15
@@ -70,7 +72,7 @@ func (m *multiState) round(init bool, z *[multiLanes]uint32) {
 		in[j] = uint64(u)<<32 | uint64(v)
 	}
 	sboxLayer8(&in)
-	for j := range multiLanes {
+	for j := range k {
 		m.r1[j], m.r2[j] = uint32(in[j]>>32), uint32(in[j])
 		f := uint64(s15[j])<<15 + uint64(s13[j])<<17 + uint64(s10[j])<<21 + uint64(s4[j])<<20 + uint64(s0[j])<<8 + uint64(s0[j])
 		if init {
@@ -136,7 +138,7 @@ func multiXOR(active uint32, bufs *[Lanes][]byte, load func(st *State, c int)) {
 			}
 			return
 		}
-		var m multiState
+		m := multiState{k: len(lanes)}
 		longest := 0
 		for j, c := range lanes {
 			var st State
@@ -206,7 +208,7 @@ func multiKeyWords(active uint32, words *[Lanes]int, load func(st *State, c int)
 			}
 			return
 		}
-		var m multiState
+		m := multiState{k: len(lanes)}
 		longest := 0
 		for j, c := range lanes {
 			var st State
