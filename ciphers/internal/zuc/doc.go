@@ -61,10 +61,9 @@
 //
 // The generic batch primitives run their lanes eight at a time in
 // lockstep (multi.go): one evaluation of the circuits on 64-bit bit
-// planes (planes8) serves the S-box inputs of eight states, about 2.5
-// times the throughput of eight single-lane States; groups of fewer than
-// four lanes, and the last lanes of a group with unequal lengths, run on
-// States.
+// planes (planes8) serves the S-box inputs of up to eight states, about
+// 2.9 times the throughput of eight single-lane States; a lone lane, and
+// the last lane of a group with unequal lengths, run on a State.
 //
 // Nothing here allocates; State is a plain value that callers keep on the
 // stack.

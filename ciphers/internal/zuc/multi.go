@@ -10,17 +10,19 @@ import (
 // 64-bit bit planes) serves the S-box inputs of all of them. A circuit
 // costs the same for one lane as for eight, so the batch primitives'
 // generic loops take their lanes eight at a time; a lone lane runs on
-// State, whose single-lane circuit is cheaper. Like State, it has no
-// table and no secret-dependent branch or address.
+// State, whose single-lane circuit is cheaper; only the k lanes in use
+// are computed outside the circuit. Like State, it has no table and no
+// secret-dependent branch or address.
 
 // multiLanes is the number of states a multiState runs in lockstep.
 const multiLanes = 8
 
 // multiMin is the fewest running lanes for which the lockstep core is
-// faster than as many single-lane States (one lockstep round of eight
-// lanes costs about three single-lane rounds): a group with fewer lanes
-// runs on States from the start, and the lanes still running when the
-// others have finished continue on States taken from the lockstep state.
+// faster than as many single-lane States (a lockstep round of k lanes
+// costs about 1.9 single-lane rounds for k = 2, 2.1 for 4, 2.7 for 8, on
+// the Xeon of BENCHMARKS.md): a lone lane runs on a State from the
+// start, and the last lane still running when the others have finished
+// continues on a State taken from the lockstep state.
 const multiMin = 2
 
 // multiMACWords bounds the keystream words per lane a lockstep MAC
