@@ -91,7 +91,9 @@ func (p *parseState) buildInterface(s *section, ifc *Interface) error {
 		return err
 	}
 	ifc.PrivateKeyFile = path
-	if ifc.PrivateKey, err = handshake.ParsePrivateKey(line); err != nil {
+	ifc.PrivateKey, err = handshake.ParsePrivateKeyText(line)
+	clear(line)
+	if err != nil {
 		return s.wrapf("private_key_file", err, "%s does not hold a valid private key: %v", path, err)
 	}
 
@@ -142,8 +144,8 @@ func (p *parseState) buildInterface(s *section, ifc *Interface) error {
 	if ifc.Suites, err = parseSuites(s); err != nil {
 		return err
 	}
-	if ifc.Suites == nil {
-		ifc.Suites = slices.Clone(ciphers.Suites[:])
+	if ifc.Suites == nil { // never zuc-128 unless named (ciphers.DefaultSuites)
+		ifc.Suites = slices.Clone(ciphers.DefaultSuites[:])
 	}
 
 	// id
@@ -198,6 +200,14 @@ func (p *parseState) buildInterface(s *section, ifc *Interface) error {
 		return err
 	}
 	ifc.FwMark = uint32(mark)
+
+	// fail_closed
+	ifc.FailClosed = true
+	if v, ok, err := s.boolean("fail_closed"); err != nil {
+		return err
+	} else if ok {
+		ifc.FailClosed = v
+	}
 	return nil
 }
 
@@ -257,6 +267,7 @@ func (p *parseState) buildPeer(s *section, cfg *Config, idx int) error {
 			return err
 		}
 		psk, err := parsePSK(line)
+		clear(line)
 		if err != nil {
 			return s.errorf("preshared_key_file", "%s does not hold a valid preshared key: %v", path, err)
 		}
@@ -307,18 +318,19 @@ func (p *parseState) buildPeer(s *section, cfg *Config, idx int) error {
 
 // readKeyLine resolves a key file path written under key, reads the file
 // with the permission checks of readSecret, and returns the resolved path
-// and the file's single non-blank line.
-func (p *parseState) readKeyLine(s *section, key, path string) (string, string, error) {
+// and the file's single non-blank line, in a buffer of its own that the
+// caller wipes after parsing (the file's text is wiped here).
+func (p *parseState) readKeyLine(s *section, key, path string) (string, []byte, error) {
 	if path == "" {
-		return "", "", s.errorf(key, "must not be empty")
+		return "", nil, s.errorf(key, "must not be empty")
 	}
 	if name, ok := strings.CutPrefix(path, "credential:"); ok {
 		if name == "" || strings.ContainsRune(name, '/') || name == "." || name == ".." {
-			return "", "", s.errorf(key, "%q does not name a systemd credential (credential:NAME, NAME without '/')", path)
+			return "", nil, s.errorf(key, "%q does not name a systemd credential (credential:NAME, NAME without '/')", path)
 		}
 		dir := p.loader.getenv("CREDENTIALS_DIRECTORY")
 		if dir == "" {
-			return "", "", s.errorf(key, "names systemd credential %q but $CREDENTIALS_DIRECTORY is not set (use LoadCredential= in the unit)", name)
+			return "", nil, s.errorf(key, "names systemd credential %q but $CREDENTIALS_DIRECTORY is not set (use LoadCredential= in the unit)", name)
 		}
 		path = filepath.Join(dir, name)
 	} else if !filepath.IsAbs(path) {
@@ -326,8 +338,9 @@ func (p *parseState) readKeyLine(s *section, key, path string) (string, string, 
 	}
 	data, err := p.loader.readSecret(path)
 	if err != nil {
-		return "", "", s.wrapf(key, err, "%v", err)
+		return "", nil, s.wrapf(key, err, "%v", err)
 	}
+	defer clear(data)
 	var lines [][]byte
 	for l := range bytes.Lines(data) {
 		if len(bytes.TrimSpace(l)) > 0 {
@@ -335,25 +348,26 @@ func (p *parseState) readKeyLine(s *section, key, path string) (string, string, 
 		}
 	}
 	if len(lines) != 1 {
-		return "", "", s.errorf(key, "%s must contain exactly one key line, found %d", path, len(lines))
+		return "", nil, s.errorf(key, "%s must contain exactly one key line, found %d", path, len(lines))
 	}
-	return path, string(lines[0]), nil
+	return path, bytes.Clone(lines[0]), nil
 }
 
 // parsePSK decodes a preshared key line: padded base64 of 32 bytes, what
 // `gmtun genpsk` prints. Strict decoding rejects non-zero padding bits, so
 // each key has exactly one accepted text form.
-func parsePSK(line string) (*[PresharedKeySize]byte, error) {
-	b, err := base64.StdEncoding.Strict().DecodeString(line)
+func parsePSK(line []byte) (*[PresharedKeySize]byte, error) {
+	b := make([]byte, base64.StdEncoding.DecodedLen(len(line)))
+	defer clear(b)
+	n, err := base64.StdEncoding.Strict().Decode(b, line)
 	if err != nil {
 		return nil, fmt.Errorf("not base64: %v", err)
 	}
-	if len(b) != PresharedKeySize {
-		return nil, fmt.Errorf("decodes to %d bytes, want %d", len(b), PresharedKeySize)
+	if n != PresharedKeySize {
+		return nil, fmt.Errorf("decodes to %d bytes, want %d", n, PresharedKeySize)
 	}
 	var k [PresharedKeySize]byte
-	copy(k[:], b)
-	clear(b)
+	copy(k[:], b[:n])
 	return &k, nil
 }
 

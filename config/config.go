@@ -102,6 +102,12 @@ type Interface struct {
 	Table RouteTable
 	// FwMark is the firewall mark set on the UDP socket (0 = none).
 	FwMark uint32
+	// FailClosed keeps an unreachable route for every peer's allowed_ips
+	// in Table while gmtun runs (behind the routes into the interface), so
+	// that while the link is down or gmtun is starting or stopping, traffic
+	// for the remote sites is refused instead of leaving in clear through
+	// another route. Default true; ignored with table = "off".
+	FailClosed bool
 }
 
 // RouteTable says where routes for the peers' allowed_ips are installed.

@@ -19,6 +19,10 @@ type loader struct {
 	// readSecret reads a key file after checking that it is a regular
 	// file private to the effective user (see readSecretFile).
 	readSecret func(path string) ([]byte, error)
+	// lenientFile turns the configuration file's own permission
+	// problems (configFileProblems) into warnings instead of an error:
+	// for `gmtun check`, never for the daemon.
+	lenientFile bool
 }
 
 func defaultLoader() *loader {
@@ -39,6 +43,10 @@ func (l *loader) load(path string) (*Config, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, &Error{File: path, Msg: "is not a regular file"}
 	}
+	problems := configFileProblems(path, fi)
+	if len(problems) > 0 && !l.lenientFile {
+		return nil, &Error{File: path, Msg: problems[0] + "; refusing to use it (gmtun check only warns)"}
+	}
 	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
 	if err != nil {
 		return nil, &Error{File: path, Msg: "cannot read the configuration: " + pathErrText(err), Err: err}
@@ -47,14 +55,24 @@ func (l *loader) load(path string) (*Config, error) {
 		return nil, &Error{File: path, Msg: fmt.Sprintf("is larger than %d bytes", maxFileSize)}
 	}
 	cfg, err := l.parse(path, data)
+	clear(data) // the text may hold comments or values nobody needs in memory
 	if err != nil {
 		return nil, err
 	}
-	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
-		cfg.Warnings = append(cfg.Warnings, fmt.Sprintf(
-			"%s is writable by group or others (mode %04o); whoever can write it controls the tunnel", path, perm))
+	for _, p := range problems {
+		cfg.Warnings = append(cfg.Warnings, path+" "+p)
 	}
 	return cfg, nil
+}
+
+// LoadForCheck is Load for `gmtun check`: a configuration file that is
+// writable by group or others, or owned by another user than root or the
+// effective user, is reported in Config.Warnings instead of failing the
+// load (Load, which the daemon uses, refuses it).
+func LoadForCheck(path string) (*Config, error) {
+	l := defaultLoader()
+	l.lenientFile = true
+	return l.load(path)
 }
 
 // pathErrText returns the cause of a *PathError without repeating the path.
@@ -108,7 +126,7 @@ type parseState struct {
 var (
 	topKeys       = []string{"interface", "peer"}
 	interfaceKeys = []string{"name", "private_key_file", "listen_port", "address", "mtu", "suites",
-		"id", "log_level", "table", "fwmark"}
+		"id", "log_level", "table", "fwmark", "fail_closed"}
 	peerKeys = []string{"name", "public_key", "endpoint", "allowed_ips", "persistent_keepalive",
 		"preshared_key_file", "id", "roaming", "suites"}
 )

@@ -5,6 +5,7 @@ package iface
 import (
 	"errors"
 	"net/netip"
+	"time"
 
 	"github.com/vishvananda/netlink"
 )
@@ -36,3 +37,32 @@ func (a *Applied) Addresses() []netip.Prefix { return nil }
 func RemoveStaleRoutes(h *netlink.Handle, name string, protocol int) (int, error) {
 	return 0, errors.ErrUnsupported
 }
+
+// Restore does nothing outside Linux.
+func (a *Applied) Restore() (int, error) { return 0, nil }
+
+// Watch is implemented only on Linux; elsewhere it returns
+// errors.ErrUnsupported.
+func Watch(name string, done <-chan struct{}, settle, interval time.Duration, changed func()) error {
+	return errors.ErrUnsupported
+}
+
+// FailClosed keeps unreachable routes for the peers' allowed_ips; outside
+// Linux it installs nothing.
+type FailClosed struct{}
+
+// FailClosedMetric is the metric of the interface's fail-closed routes.
+func FailClosedMetric(name string) int { return 0 }
+
+// NewFailClosed returns an empty route set outside Linux.
+func NewFailClosed(h *netlink.Handle, name string, table int) *FailClosed { return &FailClosed{} }
+
+// Set is implemented only on Linux; elsewhere it returns
+// errors.ErrUnsupported.
+func (f *FailClosed) Set(prefixes []netip.Prefix) error { return errors.ErrUnsupported }
+
+// Prefixes returns nil outside Linux.
+func (f *FailClosed) Prefixes() []netip.Prefix { return nil }
+
+// Remove does nothing outside Linux.
+func (f *FailClosed) Remove() error { return nil }
