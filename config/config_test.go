@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -194,8 +195,8 @@ func TestLoadDefaults(t *testing.T) {
 		ifc.LogLevel != slog.LevelInfo || ifc.Table != (RouteTable{}) || ifc.FwMark != 0 || len(ifc.Addresses) != 0 {
 		t.Errorf("interface = %+v", ifc)
 	}
-	if !slices.Equal(ifc.Suites, []ciphers.SuiteID{ciphers.SM4GCM, ciphers.ZUC256, ciphers.ZUC128}) {
-		t.Errorf("default suites = %v", ifc.Suites)
+	if !slices.Equal(ifc.Suites, []ciphers.SuiteID{ciphers.SM4GCM, ciphers.ZUC256}) {
+		t.Errorf("default suites = %v (zuc-128 only when named)", ifc.Suites)
 	}
 	if len(cfg.Peers) != 0 {
 		t.Errorf("peers = %v", cfg.Peers)
@@ -210,7 +211,10 @@ func TestLoadDefaults(t *testing.T) {
 	}
 }
 
-func TestLoadWarnsWritableConfig(t *testing.T) {
+// TestLoadRefusesWritableConfig: a configuration file writable by group
+// or others is an error for Load (the daemon) and a warning for
+// LoadForCheck (gmtun check).
+func TestLoadRefusesWritableConfig(t *testing.T) {
 	f := newFixture(t)
 	path, cfg, err := f.load(t, "gm0.toml", baseDoc)
 	if err != nil {
@@ -219,18 +223,79 @@ func TestLoadWarnsWritableConfig(t *testing.T) {
 	if len(cfg.Warnings) != 0 {
 		t.Fatalf("warnings for mode 0600: %q", cfg.Warnings)
 	}
-	if err := os.Chmod(path, 0o666); err != nil {
+	for _, mode := range []os.FileMode{0o666, 0o620, 0o602} {
+		if err := os.Chmod(path, mode); err != nil {
+			t.Fatal(err)
+		}
+		problem := fmt.Sprintf("%s is writable by group or others (mode %04o); whoever can write it controls the tunnel (chmod go-w %s)", path, mode, path)
+		_, err = Load(path)
+		var ce *Error
+		if !errors.As(err, &ce) || ce.File != path || !strings.Contains(err.Error(), strings.TrimPrefix(problem, path+" ")) {
+			t.Errorf("Load of a mode %04o config: %v, want an *Error saying %q", mode, err, problem)
+		}
+		cfg, err = LoadForCheck(path)
+		if err != nil {
+			t.Fatalf("LoadForCheck of a mode %04o config: %v", mode, err)
+		}
+		if len(cfg.Warnings) != 1 || cfg.Warnings[0] != problem {
+			t.Errorf("LoadForCheck warnings = %q, want [%q]", cfg.Warnings, problem)
+		}
+	}
+	// Readable by others is fine: the file holds no secret.
+	if err := os.Chmod(path, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err = Load(path)
+	if _, err := Load(path); err != nil {
+		t.Errorf("Load of a mode 0644 config: %v", err)
+	}
+}
+
+// TestConfigFileOwner: a configuration file owned by another user than
+// root or the effective user is a problem (checked on a file owned by
+// another uid, which needs root to create; otherwise on a synthetic
+// FileInfo).
+func TestConfigFileOwner(t *testing.T) {
+	f := newFixture(t)
+	path, _, err := f.load(t, "gm0.toml", baseDoc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := path + " is writable by group or others (mode 0666); whoever can write it controls the tunnel"
-	if len(cfg.Warnings) != 1 || cfg.Warnings[0] != want {
-		t.Errorf("warnings = %q, want [%q]", cfg.Warnings, want)
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := configFileProblems(path, fi); len(p) != 0 {
+		t.Fatalf("problems for our own 0600 file: %q", p)
+	}
+	other := uint32(os.Geteuid() + 4242)
+	if os.Geteuid() != 0 {
+		st := *fi.Sys().(*syscall.Stat_t)
+		st.Uid = other
+		fi = fakeInfo{fi, &st}
+	} else {
+		if err := os.Chown(path, int(other), -1); err != nil {
+			t.Fatal(err)
+		}
+		if fi, err = os.Stat(path); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(path)
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("owned by uid %d", other)) {
+			t.Errorf("Load of a config owned by uid %d: %v", other, err)
+		}
+	}
+	p := configFileProblems(path, fi)
+	if len(p) != 1 || !strings.Contains(p[0], fmt.Sprintf("is owned by uid %d, neither root nor this process's uid", other)) {
+		t.Errorf("problems = %q", p)
 	}
 }
+
+type fakeInfo struct {
+	os.FileInfo
+	sys any
+}
+
+func (f fakeInfo) Sys() any { return f.sys }
 
 func TestLoadCredential(t *testing.T) {
 	f := newFixture(t)

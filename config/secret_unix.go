@@ -51,3 +51,24 @@ func readSecretFile(path string) ([]byte, error) {
 	}
 	return data, nil
 }
+
+// configFileProblems describes what makes the configuration file at path
+// (fi from fstat of the open file) unsafe to run a tunnel from: whoever
+// can write it controls the tunnel. Each problem is a phrase to follow the
+// path. Write permission for group or others and an owner other than root
+// or the effective user are problems; read permission is not (the file
+// holds no secret, the key files do).
+func configFileProblems(path string, fi os.FileInfo) []string {
+	var out []string
+	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
+		out = append(out, fmt.Sprintf(
+			"is writable by group or others (mode %04o); whoever can write it controls the tunnel (chmod go-w %s)", perm, path))
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		if euid := os.Geteuid(); st.Uid != 0 && int(st.Uid) != euid {
+			out = append(out, fmt.Sprintf(
+				"is owned by uid %d, neither root nor this process's uid %d; whoever owns it controls the tunnel", st.Uid, euid))
+		}
+	}
+	return out
+}

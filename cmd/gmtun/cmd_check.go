@@ -38,7 +38,7 @@ The systemd unit runs it as ExecStartPre=.
 				if *path == "" {
 					return usageErrorf(e, "check: --config FILE is required")
 				}
-				cfg, err := config.Load(*path)
+				cfg, err := config.LoadForCheck(*path)
 				if err != nil {
 					var ce *config.Error
 					if errors.As(err, &ce) {

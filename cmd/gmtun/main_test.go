@@ -283,7 +283,7 @@ func TestCheck(t *testing.T) {
 		t.Fatalf("check: %+v", r)
 	}
 	for _, want := range []string{path + ": ok\n", "interface gm0\n", "public key:  " + priv.Public().String() + "\n",
-		"listen port: 51900\n", "mtu:         1420\n", "suites:      sm4-gcm, zuc-256, zuc-128\n", "peer site-b\n",
+		"listen port: 51900\n", "mtu:         1420\n", "suites:      sm4-gcm, zuc-256\n", "peer site-b\n",
 		"endpoint:    198.18.0.2:51900\n", "allowed ips: 198.19.0.2/32\n", "keepalive:   25s\n"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("check output lacks %q:\n%s", want, r.stdout)
@@ -293,11 +293,17 @@ func TestCheck(t *testing.T) {
 		t.Errorf("check --quiet: %+v", r)
 	}
 
-	// A world-writable config passes with a warning on stderr.
+	// A world-writable config passes check with a warning on stderr, and
+	// up refuses it.
 	wpath, _ := writeConfig(t, 0o666, peer.Public().String())
 	r = gmtun("check", "--config", wpath, "--quiet")
-	if want := "gmtun: warning: " + wpath + " is writable by group or others (mode 0666); whoever can write it controls the tunnel\n"; r.code != exitOK || r.stderr != want {
+	problem := wpath + " is writable by group or others (mode 0666); whoever can write it controls the tunnel (chmod go-w " + wpath + ")"
+	if want := "gmtun: warning: " + problem + "\n"; r.code != exitOK || r.stderr != want {
 		t.Errorf("check of writable config: %+v\nwant stderr %q", r, want)
+	}
+	r = gmtun("up", "--config", wpath)
+	if r.code != exitConfig || !strings.Contains(r.stderr, strings.TrimPrefix(problem, wpath+" ")) {
+		t.Errorf("up of writable config: %+v\nwant exit %d and %q", r, exitConfig, problem)
 	}
 
 	// Invalid: the peer has our own key.
