@@ -71,6 +71,12 @@ func register(c *command) {
 }
 
 func main() {
+	// Before any key is read: no core dump and no ptrace attach by other
+	// processes of the same user can expose the keys in memory.
+	if err := disableCoreDumps(); err != nil {
+		fmt.Fprintf(os.Stderr, "gmtun: cannot disable core dumps: %v\n", err)
+		os.Exit(exitFailure)
+	}
 	e := &env{
 		stdin:      os.Stdin,
 		stdout:     os.Stdout,

@@ -60,6 +60,7 @@ func TestSystemdUnit(t *testing.T) {
 		"Service.UMask":                    "0077",
 		"Service.CapabilityBoundingSet":    "CAP_NET_ADMIN CAP_NET_BIND_SERVICE",
 		"Service.NoNewPrivileges":          "yes",
+		"Service.LimitCORE":                "0",
 		"Service.ProtectSystem":            "strict",
 		"Service.ProtectHome":              "yes",
 		"Service.PrivateTmp":               "yes",
