@@ -152,13 +152,17 @@ type daemon struct {
 	notifyFailed atomic.Bool
 	ready        atomic.Bool // start finished: the fields below are set
 
-	tun     *netio.TUNDevice
-	bind    *netio.StdBind
-	dev     *tunnel.Device
-	link    *iface.Applied // MTU, addresses, link up
-	ctl     *control.Server
-	kernels []control.Kernel
-	started time.Time
+	tun  *netio.TUNDevice
+	bind *netio.StdBind
+	dev  *tunnel.Device
+	link *iface.Applied // MTU, addresses, link up
+	// failClosed holds the unreachable routes for the allowed_ips
+	// (fail_closed = true); nil otherwise.
+	failClosed *iface.FailClosed
+	watchDone  chan struct{} // closed by shutdown: ends the link watcher
+	ctl        *control.Server
+	kernels    []control.Kernel
+	started    time.Time
 
 	mu            sync.Mutex // guards the fields below
 	cfg           *config.Config
@@ -189,6 +193,15 @@ func (d *daemon) start() error {
 	}
 	if _, err := net.InterfaceByName(name); err == nil {
 		return fmt.Errorf("up: cannot create TUN interface %s: an interface with that name already exists", name)
+	}
+
+	// Fail closed from the first moment: the unreachable routes go in
+	// before the interface exists, and stay behind its routes while it runs.
+	if ifc.FailClosed && !ifc.Table.Off {
+		d.failClosed = iface.NewFailClosed(nil, name, routeTable(ifc.Table))
+		if err := d.failClosed.Set(wantRoutes(d.cfg)); err != nil {
+			return fmt.Errorf("up: cannot install the fail-closed routes (fail_closed = true): %w", err)
+		}
 	}
 
 	queues := runtime.NumCPU()
@@ -228,6 +241,12 @@ func (d *daemon) start() error {
 	if err != nil {
 		return err
 	}
+	// A link flap (or an operator) removes addresses and routes: put them
+	// back within 1 s of the link being up again, and check every 10 s.
+	d.watchDone = make(chan struct{})
+	if err := iface.Watch(name, d.watchDone, 50*time.Millisecond, 10*time.Second, d.restoreLink); err != nil {
+		return fmt.Errorf("up: cannot watch interface %s: %w", name, err)
+	}
 
 	for _, t := range ciphers.Tiers() {
 		d.kernels = append(d.kernels, control.Kernel{Primitive: t.Primitive, Selected: t.Selected, Available: t.Available})
@@ -254,6 +273,9 @@ func (d *daemon) start() error {
 // interface out until the TUN device is gone.
 func (d *daemon) shutdown() {
 	d.ready.Store(false)
+	if d.watchDone != nil {
+		close(d.watchDone)
+	}
 	d.mu.Lock()
 	for p, r := range d.routes {
 		if err := r.Teardown(); err != nil {
@@ -277,10 +299,43 @@ func (d *daemon) shutdown() {
 			d.log.Debugf("closing the TUN device: %v", err)
 		}
 	}
+	// The fail-closed routes go last, once nothing of the tunnel is left:
+	// a clean stop hands the prefixes back to the routing table. (A crash
+	// or kill -9 leaves them in place: fail closed.)
+	if d.failClosed != nil {
+		if err := d.failClosed.Remove(); err != nil {
+			d.log.Warnf("%v", err)
+		}
+	}
 	if d.ctl != nil {
 		if err := d.ctl.Close(); err != nil {
 			d.log.Warnf("%v", err)
 		}
+	}
+}
+
+// restoreLink puts back the addresses and routes that a link flap or an
+// operator removed. It runs on the link watcher's goroutine and on reload.
+func (d *daemon) restoreLink() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.link == nil {
+		return
+	}
+	n, err := d.link.Restore()
+	for _, r := range d.routes {
+		m, rerr := r.Restore()
+		n += m
+		err = errors.Join(err, rerr)
+	}
+	if d.failClosed != nil {
+		err = errors.Join(err, d.failClosed.Set(wantRoutes(d.cfg)))
+	}
+	if n > 0 {
+		d.log.Infof("restored %d address(es) and route(s) of %s that were removed (link flap?)", n, d.name)
+	}
+	if err != nil {
+		d.log.Warnf("restoring interface %s: %v", d.name, err)
 	}
 }
 
@@ -430,6 +485,7 @@ func restartKeys(running, next *config.Config) (keys []string, identity bool) {
 	check("address", !slices.Equal(a.Addresses, b.Addresses), false)
 	check("table", a.Table != b.Table, false)
 	check("fwmark", a.FwMark != b.FwMark, false)
+	check("fail_closed", a.FailClosed != b.FailClosed, false)
 	return keys, identity
 }
 
@@ -476,6 +532,7 @@ func (d *daemon) reload() {
 		d.notify(sdnotify.Reloading)
 	}
 	err := d.applyReload()
+	d.restoreLink() // SIGHUP also repairs what was removed behind gmtun's back
 	d.mu.Lock()
 	d.lastReload = time.Now()
 	d.lastReloadErr = ""
@@ -542,8 +599,13 @@ func (d *daemon) applyReload() error {
 	running.Interface.Suites = next.Interface.Suites
 	d.cfg = &running
 
-	add, del := diffRoutes(d.routes, wantRoutes(d.cfg))
 	var errs []error
+	if d.failClosed != nil { // before the routes: a new prefix is never open
+		if err := d.failClosed.Set(wantRoutes(d.cfg)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	add, del := diffRoutes(d.routes, wantRoutes(d.cfg))
 	for _, p := range del {
 		if err := d.routes[p].Teardown(); err != nil {
 			errs = append(errs, err)

@@ -443,15 +443,24 @@ func pair(t *testing.T, bin string, suites []string, v6Underlay bool) (*lab, *si
 	return l, a, b
 }
 
+// testBinary returns the gmtun binary the namespace tests run:
+// $GMTUN_TEST_BIN if set (a prebuilt daemon, for stress loops or to show
+// that a test fails on an older build), else one built from this tree.
+func testBinary(t *testing.T) string {
+	t.Helper()
+	if bin := os.Getenv("GMTUN_TEST_BIN"); bin != "" {
+		return bin
+	}
+	bin := filepath.Join(t.TempDir(), "gmtun")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
 func TestNetns(t *testing.T) {
 	requireNetns(t)
-	bin := os.Getenv("GMTUN_TEST_BIN") // a prebuilt daemon, for stress loops
-	if bin == "" {
-		bin = filepath.Join(t.TempDir(), "gmtun")
-		if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-			t.Fatalf("go build: %v\n%s", err, out)
-		}
-	}
+	bin := testBinary(t)
 
 	for _, suite := range []string{"sm4-gcm", "zuc-256", "zuc-128"} {
 		t.Run("suite="+suite, func(t *testing.T) {
@@ -765,16 +774,13 @@ func inNS(ns string, f func() error) error {
 
 func htons(v uint16) uint16 { return v<<8 | v>>8 }
 
-// checkNoPlaintext sends a UDP datagram with a unique marker from a to b
-// (and one back) through the tunnel while capturing every frame on b's
-// underlay interface dev: the marker must reach the listener, and never
-// appear on the wire.
-func checkNoPlaintext(t *testing.T, a, b *site, dev string) {
+// startCapture records every frame on interface dev of namespace ns (an
+// AF_PACKET socket: no tcpdump needed) until the returned function is
+// called; that function returns the frames.
+func startCapture(t *testing.T, ns, dev string) (stop func() [][]byte) {
 	t.Helper()
-	marker := fmt.Appendf(nil, "GMTUN-PLAINTEXT-MARKER-%016x", rand.Uint64())
-
 	var capFD int
-	err := inNS(b.ns, func() error {
+	err := inNS(ns, func() error {
 		ifi, err := net.InterfaceByName(dev)
 		if err != nil {
 			return err
@@ -790,10 +796,10 @@ func checkNoPlaintext(t *testing.T, a, b *site, dev string) {
 		return unix.Bind(capFD, &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: ifi.Index})
 	})
 	if err != nil {
-		t.Fatalf("capture socket: %v", err)
+		t.Fatalf("capture socket on %s: %v", dev, err)
 	}
 	var frames [][]byte
-	stop := make(chan struct{})
+	quit := make(chan struct{})
 	captured := make(chan struct{})
 	go func() {
 		defer close(captured)
@@ -801,7 +807,7 @@ func checkNoPlaintext(t *testing.T, a, b *site, dev string) {
 		buf := make([]byte, 65536)
 		for {
 			select {
-			case <-stop:
+			case <-quit:
 				return
 			default:
 			}
@@ -811,6 +817,23 @@ func checkNoPlaintext(t *testing.T, a, b *site, dev string) {
 			}
 		}
 	}()
+	return func() [][]byte {
+		time.Sleep(200 * time.Millisecond) // let the capture drain
+		close(quit)
+		<-captured
+		return frames
+	}
+}
+
+// checkNoPlaintext sends a UDP datagram with a unique marker from a to b
+// (and one back) through the tunnel while capturing every frame on b's
+// underlay interface dev: the marker must reach the listener, and never
+// appear on the wire.
+func checkNoPlaintext(t *testing.T, a, b *site, dev string) {
+	t.Helper()
+	marker := fmt.Appendf(nil, "GMTUN-PLAINTEXT-MARKER-%016x", rand.Uint64())
+
+	stopCapture := startCapture(t, b.ns, dev)
 
 	var lnB, lnA *net.UDPConn
 	if err := inNS(b.ns, func() (err error) {
@@ -861,9 +884,7 @@ func checkNoPlaintext(t *testing.T, a, b *site, dev string) {
 			}
 		}
 	}
-	time.Sleep(200 * time.Millisecond) // let the capture drain
-	close(stop)
-	<-captured
+	frames := stopCapture()
 
 	tunnelFrames, clearSeen := 0, false
 	for _, f := range frames {

@@ -1,0 +1,131 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/netip"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestNetnsFailClosed: site a has a default route through its underlay, so
+// a packet for b's inner addresses that misses the tunnel would leave in
+// clear. It must not, while a's link flaps, after a crash (kill -9) and
+// while the daemon is down; gmtun must restore the routes within 1 s of the
+// link coming back; a clean stop removes the fail-closed routes.
+func TestNetnsFailClosed(t *testing.T) {
+	requireNetns(t)
+	bin := testBinary(t)
+	_, a, b := pair(t, bin, []string{"sm4-gcm"}, false)
+	// The default routes that make a leak possible: via b's underlay end.
+	a.exec("ip", "route", "add", "default", "via", "198.18.1.2", "dev", "vab")
+	a.exec("ip", "-6", "route", "add", "default", "via", "fd00:18:1::2", "dev", "vab")
+	a.ping(b.inner4, 2)
+
+	// leakCheck sends marked datagrams from a to b's inner addresses for
+	// the given time while capturing on b's underlay end, and fails the
+	// test if one of them (or any packet to b's inner addresses) appears
+	// there in clear.
+	leakCheck := func(what string, d time.Duration) {
+		t.Helper()
+		stop := startCapture(t, b.ns, "vba")
+		marker := fmt.Appendf(nil, "GMTUN-LEAK-MARKER-%016x", rand.Uint64())
+		deadline := time.Now().Add(d)
+		sent := 0
+		for time.Now().Before(deadline) {
+			for _, dst := range []netip.Addr{b.inner4, b.inner6} {
+				if sendFrom(a.ns, dst, marker) == nil {
+					sent++
+				}
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		for _, f := range stop() {
+			if bytes.Contains(f, marker) || carriesDst(f, b.inner4) || carriesDst(f, b.inner6) {
+				t.Errorf("%s: a packet for b's inner addresses left a in clear (%d-byte frame; %d datagrams accepted by the socket)", what, len(f), sent)
+				return
+			}
+		}
+		t.Logf("%s: nothing leaked (%d of the datagrams were accepted by the kernel)", what, sent)
+	}
+	routeVia := func(dst netip.Addr) string {
+		out, _ := a.try("ip", "route", "get", dst.String())
+		return out
+	}
+
+	// 1. Link flap: down, no leak while down; up, routes back within 1 s.
+	a.exec("ip", "link", "set", a.ifname, "down")
+	leakCheck("link down", 500*time.Millisecond)
+	a.exec("ip", "link", "set", a.ifname, "up")
+	up := time.Now()
+	for _, dst := range []netip.Addr{b.inner4, b.inner6} {
+		for !strings.Contains(routeVia(dst), "dev "+a.ifname) {
+			if time.Since(up) > time.Second {
+				t.Fatalf("route to %s not restored 1 s after the link came up: %q\nlog:\n%s", dst, routeVia(dst), a.log)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	t.Logf("routes restored %v after the link came up", time.Since(up).Round(time.Millisecond))
+	a.ping(b.inner4, 2)
+	a.ping(b.inner6, 2)
+
+	// 2. Crash: kill -9 leaves the fail-closed routes; nothing leaks.
+	a.proc.Process.Kill()
+	<-a.done
+	if out := a.exec("ip", "route", "show", "proto", "79", "type", "unreachable"); !strings.Contains(out, b.inner4.String()) {
+		t.Errorf("after kill -9 no fail-closed route for %s: %q", b.inner4, out)
+	}
+	leakCheck("daemon killed", 300*time.Millisecond)
+
+	// 3. Restart over the leftovers, traffic flows again.
+	a.start()
+	a.ping(b.inner4, 2)
+
+	// 4. A clean stop removes them: the prefixes are the routing table's again.
+	if err := a.stop(syscall.SIGTERM); err != nil {
+		t.Errorf("clean stop: %v", err)
+	}
+	for _, args := range [][]string{{"ip", "route", "show", "proto", "79"}, {"ip", "-6", "route", "show", "proto", "79"}} {
+		if out := strings.TrimSpace(a.exec(args...)); out != "" {
+			t.Errorf("after a clean stop %s shows %q, want nothing", strings.Join(args, " "), out)
+		}
+	}
+}
+
+// sendFrom sends one UDP datagram from namespace ns to dst port 9999.
+func sendFrom(ns string, dst netip.Addr, payload []byte) error {
+	return inNS(ns, func() error {
+		network := "udp4"
+		if dst.Is6() {
+			network = "udp6"
+		}
+		c, err := net.ListenUDP(network, nil)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		_, err = c.WriteToUDP(payload, &net.UDPAddr{IP: dst.AsSlice(), Port: 9999})
+		return err
+	})
+}
+
+// carriesDst reports whether an Ethernet frame is an IP packet to dst.
+func carriesDst(f []byte, dst netip.Addr) bool {
+	if len(f) < 14 {
+		return false
+	}
+	switch ip := f[14:]; {
+	case dst.Is4() && f[12] == 0x08 && f[13] == 0x00 && len(ip) >= 20:
+		return bytes.Equal(ip[16:20], dst.AsSlice())
+	case dst.Is6() && f[12] == 0x86 && f[13] == 0xdd && len(ip) >= 40:
+		return bytes.Equal(ip[24:40], dst.AsSlice())
+	}
+	return false
+}
