@@ -780,3 +780,30 @@ func TestEditDistance(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyFileTextWiped checks that the bytes read from the private and
+// preshared key files are zeroed once the keys are parsed.
+func TestKeyFileTextWiped(t *testing.T) {
+	f := newFixture(t)
+	writeFile(t, f.dir, "c.psk", b64(make([]byte, PresharedKeySize))+"\n", 0o600)
+	path := writeFile(t, f.dir, "gm0.toml", f.expand(baseDoc+"preshared_key_file = \"c.psk\"\n"), 0o600)
+	var read [][]byte
+	l := defaultLoader()
+	l.readSecret = func(p string) ([]byte, error) {
+		b, err := readSecretFile(p)
+		read = append(read, b)
+		return b, err
+	}
+	cfg, err := l.load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(read) != 2 || cfg.Peers[0].PresharedKey == nil {
+		t.Fatalf("read %d key files, psk %v", len(read), cfg.Peers[0].PresharedKey != nil)
+	}
+	for i, b := range read {
+		if len(b) == 0 || bytes.Count(b, []byte{0}) != len(b) {
+			t.Errorf("key file %d text not wiped after parsing: %q", i, b)
+		}
+	}
+}
