@@ -16,7 +16,8 @@ type Config struct {
 	// ID is the local SM2 user identity; empty means handshake.DefaultID.
 	ID string
 	// Suites are the data suites allowed by default, in preference order;
-	// a peer without its own Suites uses these. Empty means ciphers.Suites.
+	// a peer without its own Suites uses these. Empty means
+	// ciphers.DefaultSuites (never zuc-128).
 	Suites []ciphers.SuiteID
 	// ListenPort is the UDP port Up binds; 0 lets the bind choose.
 	ListenPort uint16
