@@ -60,12 +60,6 @@ type peerAuthBudget struct {
 	refusedUntil atomic.Int64
 }
 
-// tokens returns the whole tokens available at device time now.
-func (b *peerAuthBudget) tokens(now int64) int64 {
-	t := max(b.tat.Load(), now)
-	return (now + peerAuthBurst*peerAuthTau - t) / peerAuthTau
-}
-
 // reserve takes up to n tokens at device time now and returns how many it
 // took. It yields while the shortage is only other workers' reservations.
 func (b *peerAuthBudget) reserve(now int64, n int) int {
