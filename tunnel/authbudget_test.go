@@ -2,6 +2,7 @@ package tunnel
 
 import (
 	crand "crypto/rand"
+	"net/netip"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -235,5 +236,38 @@ func TestKeypairWipedWhenUnreachable(t *testing.T) {
 	}
 	if kpA.acquire() {
 		t.Fatal("a wiped keypair could be acquired again")
+	}
+}
+
+// TestZUC128NotAcceptedByDefault: a device whose configuration names no
+// suites refuses a peer that offers only zuc-128.
+func TestZUC128NotAcceptedByDefault(t *testing.T) {
+	goroutineLeakCheck(t)
+	clock := newFakeClock()
+	a, b := newPair(t, pairOptions{clock: clock}) // no suites: the defaults
+	sendExpect(t, a, b, [][]byte{ipPacket(addrA4, addrB4, 1, 64)})
+	if s := a.peer.sendKP.Load().suite; s == ciphers.ZUC128 {
+		t.Fatal("default suites negotiated zuc-128")
+	}
+	// A now insists on zuc-128; B keeps its defaults.
+	if err := a.dev.SetPeers([]PeerConfig{{
+		Name: "B", PublicKey: b.key.Public(), Endpoint: netip.AddrPort(b.raw.LocalEndpoint()),
+		AllowedIPs: netB, Roaming: true, Suites: []ciphers.SuiteID{ciphers.ZUC128},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	a.dev.peersMu.RLock()
+	pa := a.dev.peerList[0]
+	a.dev.peersMu.RUnlock()
+	clock.Advance(time.Second) // a fresh initiation timestamp
+	a.tun.Outbound <- ipPacket(addrA4, addrB4, 2, 64)
+	waitFor(t, "B's refusal", func() bool { return a.dev.Stats().HandshakeInvalid["no_common_suite"] > 0 })
+	if kp := pa.sendKP.Load(); kp != nil {
+		t.Fatalf("a %v keypair was installed", kp.suite)
+	}
+	select {
+	case p := <-b.tun.Inbound:
+		t.Fatalf("B delivered a packet (seq %d) without a common suite", packetSeq(t, p))
+	case <-time.After(50 * time.Millisecond):
 	}
 }
