@@ -26,7 +26,7 @@ import (
 // safe for concurrent use.
 type FailClosed struct {
 	mu     sync.Mutex
-	h      *netlink.Handle
+	h      netlinker
 	table  int
 	metric int
 	have   map[netip.Prefix]netlink.Route
@@ -49,6 +49,10 @@ func NewFailClosed(h *netlink.Handle, name string, table int) *FailClosed {
 	if h == nil {
 		h = &netlink.Handle{}
 	}
+	return newFailClosed(h, name, table)
+}
+
+func newFailClosed(h netlinker, name string, table int) *FailClosed {
 	if table == 0 {
 		table = unix.RT_TABLE_MAIN
 	}

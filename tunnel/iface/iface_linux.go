@@ -15,7 +15,7 @@ import (
 // reverts it. Its methods are safe for concurrent use.
 type Applied struct {
 	mu        sync.Mutex
-	h         *netlink.Handle
+	h         netlinker
 	index     int
 	name      string
 	prevMTU   int // MTU before Configure; 0 if Configure did not change it
@@ -36,11 +36,34 @@ type Applied struct {
 // for an address) is left alone; one that exists on another link is an
 // error.
 func Configure(h *netlink.Handle, name string, cfg Config) (*Applied, error) {
-	if err := cfg.validate(); err != nil {
-		return nil, err
-	}
 	if h == nil {
 		h = &netlink.Handle{}
+	}
+	return configure(h, name, cfg)
+}
+
+// netlinker is the part of *netlink.Handle that Applied and FailClosed use;
+// the unit tests substitute an in-memory routing table for it.
+type netlinker interface {
+	LinkByName(name string) (netlink.Link, error)
+	LinkByIndex(index int) (netlink.Link, error)
+	LinkSetMTU(link netlink.Link, mtu int) error
+	LinkSetUp(link netlink.Link) error
+	LinkSetDown(link netlink.Link) error
+	AddrList(link netlink.Link, family int) ([]netlink.Addr, error)
+	AddrReplace(link netlink.Link, addr *netlink.Addr) error
+	AddrDel(link netlink.Link, addr *netlink.Addr) error
+	RouteAdd(route *netlink.Route) error
+	RouteDel(route *netlink.Route) error
+	RouteReplace(route *netlink.Route) error
+	RouteListFiltered(family int, filter *netlink.Route, filterMask uint64) ([]netlink.Route, error)
+}
+
+var _ netlinker = (*netlink.Handle)(nil)
+
+func configure(h netlinker, name string, cfg Config) (*Applied, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
 	}
 	link, err := h.LinkByName(name)
 	if err != nil {
