@@ -8,32 +8,61 @@ import (
 // The reference GCM for one message and for a batch, in its own file so
 // that the SIMD versions can be substituted (see dispatch_amd64.go).
 
+// gcmFirst computes, in b, the keystream of the first counter blocks of a
+// GCM message of textLen bytes with nonce: lane 0 is E_K(J0), the tag mask,
+// with J0 = nonce ‖ 0^31 ‖ 1 (SP 800-38D §7.1 step 2), lanes 1.. the GCTR
+// keystream from inc32(J0) (§7.1 step 3). It returns the next counter.
+// Putting J0 into the first batch saves a separate block encryption; for
+// the 96-bit nonce and lengths up to MaxPlaintextSize the 32-bit counter
+// field never wraps, so the 128-bit increment of keystream is inc32.
+func gcmFirst(g *GCM, b *bsBatch, nonce *[NonceSize]byte, textLen int) (hi, lo uint64) {
+	hi = binary.BigEndian.Uint64(nonce[0:8])
+	lo = uint64(binary.BigEndian.Uint32(nonce[8:12]))<<32 | 1
+	n := min(1+(textLen+BlockSize-1)/BlockSize, bsLanes)
+	return keystream(&g.enc, b, n, hi, lo)
+}
+
+// tagMaskOf returns lane 0 of b as bytes.
+func tagMaskOf(b *bsBatch) (m [BlockSize]byte) {
+	binary.BigEndian.PutUint64(m[0:8], b.a[0])
+	binary.BigEndian.PutUint64(m[8:16], b.b[0])
+	return m
+}
+
 // sealGeneric is GCM-AE (SP 800-38D §7.1) for a 96-bit nonce: see GCM.Seal.
 func sealGeneric(g *GCM, out []byte, tag *[TagSize]byte, nonce *[NonceSize]byte, plaintext, aad []byte) {
-	var ctr, tagMask [BlockSize]byte
-	// J0 = nonce ‖ 0^31 ‖ 1 (§7.1 step 2); E_K(J0) masks the tag.
-	copy(ctr[:], nonce[:])
-	ctr[15] = 1
-	cryptBlockGeneric(&g.enc, tagMask[:], ctr[:])
-	// C = GCTR_K(inc32(J0), P) (§7.1 step 3).
-	ctr[15] = 2
-	ctrGeneric(&g.enc, &ctr, out, plaintext)
+	var b bsBatch
+	hi, lo := gcmFirst(g, &b, nonce, len(plaintext))
+	tagMask := tagMaskOf(&b)
+	// C = GCTR_K(inc32(J0), P) (§7.1 step 3): the first batch, then the rest.
+	k := xorLanes(&b, 1, out, plaintext)
+	if k < len(plaintext) {
+		var ctr [BlockSize]byte
+		binary.BigEndian.PutUint64(ctr[0:8], hi)
+		binary.BigEndian.PutUint64(ctr[8:16], lo)
+		ctrGeneric(&g.enc, &ctr, out[k:], plaintext[k:])
+	}
 	tagGeneric(g, tag, &tagMask, aad, out[:len(plaintext)])
 }
 
 // openGeneric is GCM-AD (SP 800-38D §7.2) for a 96-bit nonce: see GCM.Open.
-// It verifies before it decrypts.
+// It verifies before it decrypts (the first batch of keystream waits in b).
 func openGeneric(g *GCM, out []byte, nonce *[NonceSize]byte, ciphertext, aad []byte, tag *[TagSize]byte) bool {
-	var ctr, tagMask, want [BlockSize]byte
-	copy(ctr[:], nonce[:])
-	ctr[15] = 1
-	cryptBlockGeneric(&g.enc, tagMask[:], ctr[:])
+	var b bsBatch
+	var want [BlockSize]byte
+	hi, lo := gcmFirst(g, &b, nonce, len(ciphertext))
+	tagMask := tagMaskOf(&b)
 	tagGeneric(g, &want, &tagMask, aad, ciphertext)
 	if subtle.ConstantTimeCompare(want[:], tag[:]) != 1 {
 		return false
 	}
-	ctr[15] = 2
-	ctrGeneric(&g.enc, &ctr, out, ciphertext)
+	k := xorLanes(&b, 1, out, ciphertext)
+	if k < len(ciphertext) {
+		var ctr [BlockSize]byte
+		binary.BigEndian.PutUint64(ctr[0:8], hi)
+		binary.BigEndian.PutUint64(ctr[8:16], lo)
+		ctrGeneric(&g.enc, &ctr, out[k:], ciphertext[k:])
+	}
 	return true
 }
 

@@ -31,6 +31,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"math/bits"
 	"os"
@@ -487,9 +488,20 @@ func main() {
 	os.Setenv("GOOS", "linux")
 	os.Setenv("GOARCH", "amd64")
 
+	goSBox := flag.String("gosbox", "", "write the S-box circuit as portable Go to this file and exit")
+	goPkg := flag.String("gopkg", "sm4", "package clause of the -gosbox file")
+	flag.Parse()
+
 	sf, p := sboxProgram()
 	checkModel(sf, p)
 	x, a := p.counts()
+	if *goSBox != "" {
+		if err := writeGoSBox(*goSBox, *goPkg, sf, p); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
 
 	ConstraintExpr("amd64,gc,!purego")
 	g := &gen{c: emitConsts(), sf: sf, p: p, folds: keyFolds(sf)}

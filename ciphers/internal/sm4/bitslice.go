@@ -1,0 +1,101 @@
+package sm4
+
+import "math/bits"
+
+// A bitsliced SM4 for the portable code: 64 blocks at a time, one uint64
+// "bit plane" per state bit, lane j of every plane belonging to block j.
+//
+// Layout. A block is the halves a = X0‖X1 and b = X2‖X3 as big-endian
+// 64-bit words. transpose64 turns the 64 a-words into 64 planes, plane i
+// holding bit 63−i of every a-word, so planes 0..31 are X0 and 32..63 are
+// X1, each MSB first (index i is bit 31−i of the word); likewise b. In that
+// indexing B <<< r is the index shift i ↦ i+r mod 32, so L of §6.2 is
+// plane renaming: with U = B ⊕ (B <<< 8), L(B) = (U <<< 2) ⊕ (U <<< 24) ⊕
+// (B <<< 18). Byte k of a word is planes 8k..8k+7 (MSB first), the input
+// of one evaluation of the S-box circuit over all 64 lanes. A round-key
+// bit is an all-zeros or all-ones mask computed arithmetically, and the
+// circuit's affine constants are folded into those masks and into L(E).
+//
+// There is no table and no branch on data: the only branches and loop
+// bounds are the public lengths, so the core is constant time.
+
+// bsLanes is the number of blocks of one bitsliced batch.
+const bsLanes = 64
+
+// bsSingleMax is the largest number of blocks the portable code encrypts
+// one at a time (cryptWordsGeneric) rather than as a 64-lane batch; above
+// it a batch is cheaper (measured on the Xeon of docs/BENCHMARKS.md).
+const bsSingleMax = 4
+
+// bsBatch holds up to 64 blocks: a[j]‖b[j] is block j as two big-endian
+// 64-bit halves, on input and on output.
+type bsBatch struct {
+	a, b [bsLanes]uint64
+}
+
+// transpose64 transposes the 64×64 bit matrix m in place: afterwards bit
+// 63−j of m[i] is what bit 63−i of m[j] was. It is an involution.
+func transpose64(m *[64]uint64) {
+	// Swap the off-diagonal blocks of size 32, 16, …, 1 (Hacker's Delight
+	// §7-3 on 64-bit rows).
+	mask := uint64(0x00000000ffffffff)
+	for j := 32; j != 0; j >>= 1 {
+		for k := 0; k < 64; k = ((k | j) + 1) &^ j {
+			t := (m[k] ^ m[k|j]>>j) & mask
+			m[k] ^= t
+			m[k|j] ^= t << j
+		}
+		mask ^= mask << (j >> 1)
+	}
+}
+
+// encrypt runs the 32 rounds of GB/T 32907-2016 §7.1 with round keys rk on
+// all 64 blocks of b (unused lanes cost the same) and applies R.
+func (b *bsBatch) encrypt(rk *[32]uint32) {
+	transpose64(&b.a)
+	transpose64(&b.b)
+	// L(E): the circuit output constant pushed through L, as plane masks.
+	const e = sboxOutE * 0x01010101
+	le := e ^ bits.RotateLeft32(e, 2) ^ bits.RotateLeft32(e, 10) ^ bits.RotateLeft32(e, 18) ^ bits.RotateLeft32(e, 24)
+	var lem [32]uint64
+	for i := range lem {
+		lem[i] = -(uint64(le>>(31-i)) & 1)
+	}
+	x0 := (*[32]uint64)(b.a[0:32])
+	x1 := (*[32]uint64)(b.a[32:64])
+	x2 := (*[32]uint64)(b.b[0:32])
+	x3 := (*[32]uint64)(b.b[32:64])
+	for r := range 32 {
+		bsRound(rk[r]^sboxInD*0x01010101, x0, x1, x2, x3, &lem)
+		x0, x1, x2, x3 = x1, x2, x3, x0
+	}
+	// After 32 rounds the roles are back: x0..x3 hold X32..X35, and the
+	// output R = X35‖X34‖X33‖X32 is b‖a with each half's words swapped.
+	transpose64(&b.a)
+	transpose64(&b.b)
+	for j := range bsLanes {
+		b.a[j], b.b[j] = b.b[j]<<32|b.b[j]>>32, b.a[j]<<32|b.a[j]>>32
+	}
+}
+
+// bsRound is one round X0 ⊕= L(τ(X1 ⊕ X2 ⊕ X3 ⊕ rk)) on planes, with k the
+// round key already XORed with the circuit's input constant and lem the
+// plane masks of L(E).
+func bsRound(k uint32, x0, x1, x2, x3, lem *[32]uint64) {
+	var t, s, u [32]uint64
+	for i := range 32 {
+		t[i] = x1[i] ^ x2[i] ^ x3[i] ^ -(uint64(k>>(31-i)) & 1)
+	}
+	for q := 0; q < 32; q += 8 {
+		p := (*[8]uint64)(t[q : q+8])
+		y0, y1, y2, y3, y4, y5, y6, y7 := sboxCore(p[7], p[6], p[5], p[4], p[3], p[2], p[1], p[0])
+		o := (*[8]uint64)(s[q : q+8])
+		o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7] = y7, y6, y5, y4, y3, y2, y1, y0
+	}
+	for i := range 32 {
+		u[i] = s[i] ^ s[(i+8)&31]
+	}
+	for i := range 32 {
+		x0[i] ^= u[(i+2)&31] ^ u[(i+24)&31] ^ s[(i+18)&31] ^ lem[i]
+	}
+}
