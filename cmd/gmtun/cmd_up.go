@@ -125,6 +125,7 @@ func runUp(e *env, opts upOptions, plat platform) int {
 		d.log.Warnf("%s", w)
 	}
 	if err := d.start(); err != nil {
+		d.keepFailClosed = true // no clean stop: refused until a start succeeds (systemd retries)
 		d.shutdown()
 		return failf(e, exitFailure, "%v", err)
 	}
@@ -159,16 +160,20 @@ type daemon struct {
 	// failClosed holds the unreachable routes for the allowed_ips
 	// (fail_closed = true); nil otherwise.
 	failClosed *iface.FailClosed
-	watchDone  chan struct{} // closed by shutdown: ends the link watcher
-	ctl        *control.Server
-	kernels    []control.Kernel
-	started    time.Time
+	// keepFailClosed: shutdown leaves the fail-closed routes (a failed
+	// start is no clean stop).
+	keepFailClosed bool
+	watchDone      chan struct{} // closed by shutdown: ends the link watcher
+	ctl            *control.Server
+	kernels        []control.Kernel
+	started        time.Time
 
 	mu            sync.Mutex // guards the fields below
 	cfg           *config.Config
 	routes        map[netip.Prefix]*iface.Applied // one record per installed route
 	lastReload    time.Time
 	lastReloadErr string
+	stopping      bool // shutdown has begun: restoreLink must not re-add
 }
 
 // start brings the interface up. On error the caller runs shutdown, which
@@ -195,15 +200,6 @@ func (d *daemon) start() error {
 		return fmt.Errorf("up: cannot create TUN interface %s: an interface with that name already exists", name)
 	}
 
-	// Fail closed from the first moment: the unreachable routes go in
-	// before the interface exists, and stay behind its routes while it runs.
-	if ifc.FailClosed && !ifc.Table.Off {
-		d.failClosed = iface.NewFailClosed(nil, name, routeTable(ifc.Table))
-		if err := d.failClosed.Set(wantRoutes(d.cfg)); err != nil {
-			return fmt.Errorf("up: cannot install the fail-closed routes (fail_closed = true): %w", err)
-		}
-	}
-
 	queues := runtime.NumCPU()
 	tdev, err := d.plat.openTUN(netio.TUNConfig{Name: name, MTU: ifc.MTU, Queues: queues})
 	if err != nil && queues > 1 && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, os.ErrPermission) {
@@ -215,6 +211,20 @@ func (d *daemon) start() error {
 	}
 	d.tun = tdev
 	go d.drainEvents(tdev)
+
+	// Fail closed before the interface has an address or a route: the
+	// unreachable routes stay behind its routes while it runs. (After
+	// opening the TUN device, so that a missing privilege is reported as
+	// such.) With fail_closed = false, drop those a crashed run left.
+	fc := iface.NewFailClosed(nil, name, routeTable(ifc.Table))
+	if ifc.FailClosed && !ifc.Table.Off {
+		d.failClosed = fc
+		if err := fc.Set(wantRoutes(d.cfg)); err != nil {
+			return fmt.Errorf("up: cannot install the fail-closed routes (fail_closed = true): %w", err)
+		}
+	} else if err := fc.Remove(); err != nil {
+		d.log.Warnf("removing fail-closed routes left by an earlier run: %v", err)
+	}
 
 	d.bind = netio.NewStdBind()
 	dev, err := tunnel.NewDevice(tunnelConfig(d.cfg, d.log), tdev.Queues(), d.bind)
@@ -277,6 +287,7 @@ func (d *daemon) shutdown() {
 		close(d.watchDone)
 	}
 	d.mu.Lock()
+	d.stopping = true // a restoreLink still in flight does nothing
 	for p, r := range d.routes {
 		if err := r.Teardown(); err != nil {
 			d.log.Warnf("%v", err)
@@ -302,7 +313,9 @@ func (d *daemon) shutdown() {
 	// The fail-closed routes go last, once nothing of the tunnel is left:
 	// a clean stop hands the prefixes back to the routing table. (A crash
 	// or kill -9 leaves them in place: fail closed.)
-	if d.failClosed != nil {
+	if d.failClosed != nil && d.keepFailClosed {
+		d.log.Warnf("traffic for the peers' allowed_ips stays refused (fail_closed = true) until gmtun %s runs; to release it: ip route flush proto %d type unreachable (and ip -6)", d.name, iface.RouteProtocol)
+	} else if d.failClosed != nil {
 		if err := d.failClosed.Remove(); err != nil {
 			d.log.Warnf("%v", err)
 		}
@@ -319,7 +332,7 @@ func (d *daemon) shutdown() {
 func (d *daemon) restoreLink() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.link == nil {
+	if d.link == nil || d.stopping {
 		return
 	}
 	n, err := d.link.Restore()
