@@ -125,7 +125,7 @@ func runUp(e *env, opts upOptions, plat platform) int {
 		d.log.Warnf("%s", w)
 	}
 	if err := d.start(); err != nil {
-		d.keepFailClosed = true // no clean stop: refused until a start succeeds (systemd retries)
+		d.keepFailClosed = d.inheritedFailClosed // see inheritedFailClosed
 		d.shutdown()
 		return failf(e, exitFailure, "%v", err)
 	}
@@ -160,13 +160,16 @@ type daemon struct {
 	// failClosed holds the unreachable routes for the allowed_ips
 	// (fail_closed = true); nil otherwise.
 	failClosed *iface.FailClosed
-	// keepFailClosed: shutdown leaves the fail-closed routes (a failed
-	// start is no clean stop).
-	keepFailClosed bool
-	watchDone      chan struct{} // closed by shutdown: ends the link watcher
-	ctl            *control.Server
-	kernels        []control.Kernel
-	started        time.Time
+	// inheritedFailClosed: start found fail-closed routes of a run that
+	// did not stop cleanly. If this start fails too (systemd retries it),
+	// they stay: keepFailClosed tells shutdown to leave them. A start that
+	// fails on a clean slate removes its own, like every other step.
+	inheritedFailClosed bool
+	keepFailClosed      bool
+	watchDone           chan struct{} // closed by shutdown: ends the link watcher
+	ctl                 *control.Server
+	kernels             []control.Kernel
+	started             time.Time
 
 	mu            sync.Mutex // guards the fields below
 	cfg           *config.Config
@@ -219,6 +222,8 @@ func (d *daemon) start() error {
 	fc := iface.NewFailClosed(nil, name, routeTable(ifc.Table))
 	if ifc.FailClosed && !ifc.Table.Off {
 		d.failClosed = fc
+		left, _ := fc.Present()
+		d.inheritedFailClosed = len(left) > 0
 		if err := fc.Set(wantRoutes(d.cfg)); err != nil {
 			return fmt.Errorf("up: cannot install the fail-closed routes (fail_closed = true): %w", err)
 		}

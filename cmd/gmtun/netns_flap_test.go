@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/netip"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -54,27 +55,50 @@ func TestNetnsFailClosed(t *testing.T) {
 		}
 		t.Logf("%s: nothing leaked (%d of the datagrams were accepted by the kernel)", what, sent)
 	}
-	routeVia := func(dst netip.Addr) string {
-		out, _ := a.try("ip", "route", "get", dst.String())
-		return out
+	// gmtunRoute is a's route for b's allowed_ips prefix of dst into the
+	// interface ("" if missing). The exact prefix: b's inner addresses are
+	// also inside a's own /24 and /64, whose kernel subnet routes the flap
+	// deletes too but the kernel restores itself (IPv4).
+	gmtunRoute := func(dst netip.Addr) string {
+		ip, bits := "-4", 32
+		if dst.Is6() {
+			ip, bits = "-6", 128
+		}
+		out, _ := a.try("ip", ip, "route", "show", "exact", netip.PrefixFrom(dst, bits).String(),
+			"proto", "79", "dev", a.ifname)
+		return strings.TrimSpace(out)
+	}
+	waitRestored := func(what string, since time.Time) {
+		t.Helper()
+		for _, dst := range []netip.Addr{b.inner4, b.inner6} {
+			for gmtunRoute(dst) == "" {
+				if time.Since(since) > time.Second {
+					out, _ := a.try("ip", "route", "get", dst.String())
+					t.Fatalf("%s: route to %s not restored after 1 s (ip route get: %q)\nlog:\n%s", what, dst, out, a.log)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+		t.Logf("%s: routes restored in %v", what, time.Since(since).Round(time.Millisecond))
 	}
 
 	// 1. Link flap: down, no leak while down; up, routes back within 1 s.
 	a.exec("ip", "link", "set", a.ifname, "down")
+	if r := gmtunRoute(b.inner4); r != "" {
+		t.Fatalf("link down but the route into it is still there: %q (the test proves nothing)", r)
+	}
 	leakCheck("link down", 500*time.Millisecond)
 	a.exec("ip", "link", "set", a.ifname, "up")
-	up := time.Now()
-	for _, dst := range []netip.Addr{b.inner4, b.inner6} {
-		for !strings.Contains(routeVia(dst), "dev "+a.ifname) {
-			if time.Since(up) > time.Second {
-				t.Fatalf("route to %s not restored 1 s after the link came up: %q\nlog:\n%s", dst, routeVia(dst), a.log)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-	t.Logf("routes restored %v after the link came up", time.Since(up).Round(time.Millisecond))
+	waitRestored("link flap", time.Now())
 	a.ping(b.inner4, 2)
 	a.ping(b.inner6, 2)
+
+	// 1b. An operator deletes the routes while the link is up.
+	for _, dst := range []netip.Addr{b.inner4, b.inner6} {
+		a.exec("ip", "route", "del", dst.String(), "proto", "79", "dev", a.ifname)
+	}
+	waitRestored("routes deleted", time.Now())
+	a.ping(b.inner6, 1)
 
 	// 2. Crash: kill -9 leaves the fail-closed routes; nothing leaks.
 	a.proc.Process.Kill()
@@ -83,6 +107,26 @@ func TestNetnsFailClosed(t *testing.T) {
 		t.Errorf("after kill -9 no fail-closed route for %s: %q", b.inner4, out)
 	}
 	leakCheck("daemon killed", 300*time.Millisecond)
+
+	// 2b. The restart after the crash fails (its UDP port is taken, as
+	// systemd's retries might find it): it is no clean stop either, the
+	// inherited routes stay.
+	var squat *net.UDPConn
+	if err := inNS(a.ns, func() (err error) {
+		squat, err = net.ListenUDP("udp", &net.UDPAddr{Port: nsPort})
+		return err
+	}); err != nil {
+		t.Fatalf("occupy port %d: %v", nsPort, err)
+	}
+	out, err := a.try(bin, "up", "--config", filepath.Join(a.dir, "gm.toml"), "--socket-dir", a.sockDir)
+	squat.Close()
+	if err == nil || !strings.Contains(out, "port is in use") || !strings.Contains(out, "stays refused") {
+		t.Errorf("restart with the port taken: %v\n%s", err, out)
+	}
+	if out := a.exec("ip", "route", "show", "proto", "79", "type", "unreachable"); !strings.Contains(out, b.inner4.String()) {
+		t.Errorf("a failed restart after a crash removed the fail-closed routes: %q", out)
+	}
+	leakCheck("failed restart", 300*time.Millisecond)
 
 	// 3. Restart over the leftovers, traffic flows again.
 	a.start()

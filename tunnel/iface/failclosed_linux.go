@@ -127,6 +127,23 @@ func (f *FailClosed) Prefixes() []netip.Prefix {
 	return out
 }
 
+// Present returns the prefixes that have a fail-closed route of this
+// interface now, in any table: before the first Set, those an earlier run
+// that did not stop cleanly left behind.
+func (f *FailClosed) Present() ([]netip.Prefix, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	rs, err := f.list()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]netip.Prefix, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, prefixOf(r.Dst))
+	}
+	return out, nil
+}
+
 // Remove deletes every fail-closed route of the interface (a clean stop).
 func (f *FailClosed) Remove() error {
 	f.mu.Lock()

@@ -64,5 +64,8 @@ func (f *FailClosed) Set(prefixes []netip.Prefix) error { return errors.ErrUnsup
 // Prefixes returns nil outside Linux.
 func (f *FailClosed) Prefixes() []netip.Prefix { return nil }
 
+// Present returns nil outside Linux.
+func (f *FailClosed) Present() ([]netip.Prefix, error) { return nil, nil }
+
 // Remove does nothing outside Linux.
 func (f *FailClosed) Remove() error { return nil }
