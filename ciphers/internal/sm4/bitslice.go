@@ -25,7 +25,7 @@ const bsLanes = 64
 // bsSingleMax is the largest number of blocks the portable code encrypts
 // one at a time (cryptWordsGeneric) rather than as a 64-lane batch; above
 // it a batch is cheaper (measured on the Xeon of docs/BENCHMARKS.md).
-const bsSingleMax = 4
+const bsSingleMax = 16
 
 // bsBatch holds up to 64 blocks: a[j]‖b[j] is block j as two big-endian
 // 64-bit halves, on input and on output.
@@ -37,15 +37,23 @@ type bsBatch struct {
 // 63−j of m[i] is what bit 63−i of m[j] was. It is an involution.
 func transpose64(m *[64]uint64) {
 	// Swap the off-diagonal blocks of size 32, 16, …, 1 (Hacker's Delight
-	// §7-3 on 64-bit rows).
-	mask := uint64(0x00000000ffffffff)
-	for j := 32; j != 0; j >>= 1 {
-		for k := 0; k < 64; k = ((k | j) + 1) &^ j {
-			t := (m[k] ^ m[k|j]>>j) & mask
-			m[k] ^= t
-			m[k|j] ^= t << j
-		}
-		mask ^= mask << (j >> 1)
+	// §7-3 on 64-bit rows): row k (bit j of k clear) with row k|j.
+	swapLevel(m, 32, 0x00000000ffffffff)
+	swapLevel(m, 16, 0x0000ffff0000ffff)
+	swapLevel(m, 8, 0x00ff00ff00ff00ff)
+	swapLevel(m, 4, 0x0f0f0f0f0f0f0f0f)
+	swapLevel(m, 2, 0x3333333333333333)
+	swapLevel(m, 1, 0x5555555555555555)
+}
+
+// swapLevel is one level of transpose64 for block size j.
+func swapLevel(m *[64]uint64, j uint, mask uint64) {
+	for i := range uint(32) {
+		k := (i&^(j-1))<<1 | i&(j-1)
+		a, b := m[k&63], m[(k|j)&63]
+		t := (a ^ b>>j) & mask
+		m[k&63] = a ^ t
+		m[(k|j)&63] = b ^ t<<j
 	}
 }
 

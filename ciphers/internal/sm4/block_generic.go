@@ -76,6 +76,57 @@ func cryptWordsGeneric(rk *[32]uint32, x0, x1, x2, x3 uint32) (y0, y1, y2, y3 ui
 	return x3, x2, x1, x0
 }
 
+// rotl32x2 rotates each 32-bit half of x left by r (0 < r < 32).
+func rotl32x2(x uint64, r uint) uint64 {
+	lo := uint64(1)<<r - 1
+	lo *= 0x0000000100000001
+	return x<<r&^lo | x>>(32-r)&lo
+}
+
+// tRound2 is tRound on the two words packed in x (high and low half), with
+// L(B) = (U <<< 2) ⊕ (U <<< 24) ⊕ (B <<< 18) for U = B ⊕ (B <<< 8).
+func tRound2(x uint64) uint64 {
+	b := tauSWAR(x)
+	u := b ^ rotl32x2(b, 8)
+	return rotl32x2(u, 2) ^ rotl32x2(u, 24) ^ rotl32x2(b, 18)
+}
+
+// cryptWords2Generic is cryptWordsGeneric on two blocks at once: word i of
+// block A in the high half of xi, of block B in the low half. One circuit
+// evaluation serves both blocks, so two blocks cost about one.
+func cryptWords2Generic(rk *[32]uint32, x0, x1, x2, x3 uint64) (y0, y1, y2, y3 uint64) {
+	for i := 0; i < 32; i += 4 {
+		x0 ^= tRound2(x1 ^ x2 ^ x3 ^ uint64(rk[i])*0x0000000100000001)
+		x1 ^= tRound2(x2 ^ x3 ^ x0 ^ uint64(rk[i+1])*0x0000000100000001)
+		x2 ^= tRound2(x3 ^ x0 ^ x1 ^ uint64(rk[i+2])*0x0000000100000001)
+		x3 ^= tRound2(x0 ^ x1 ^ x2 ^ uint64(rk[i+3])*0x0000000100000001)
+	}
+	return x3, x2, x1, x0
+}
+
+// encryptLanes encrypts the first n blocks of b in place (0 ≤ n ≤
+// bsLanes): up to bsSingleMax two at a time through cryptWords2Generic,
+// more as one bitsliced batch. Both are constant time; the choice depends
+// only on the public n.
+func encryptLanes(rk *[32]uint32, b *bsBatch, n int) {
+	if n > bsSingleMax {
+		b.encrypt(rk)
+		return
+	}
+	for j := 0; j < n; j += 2 {
+		// Lane j+1 may be unused; it is computed and ignored.
+		a, c := b.a[j], b.b[j]
+		a2, c2 := b.a[(j+1)&(bsLanes-1)], b.b[(j+1)&(bsLanes-1)]
+		y0, y1, y2, y3 := cryptWords2Generic(rk,
+			a&^0xffffffff|a2>>32, a<<32|a2&0xffffffff,
+			c&^0xffffffff|c2>>32, c<<32|c2&0xffffffff)
+		b.a[j] = y0&^0xffffffff | y1>>32
+		b.b[j] = y2&^0xffffffff | y3>>32
+		b.a[(j+1)&(bsLanes-1)] = y0<<32 | y1&0xffffffff
+		b.b[(j+1)&(bsLanes-1)] = y2<<32 | y3&0xffffffff
+	}
+}
+
 // cryptBlockGeneric applies the 32 rounds of GB/T 32907-2016 §7.1 with
 // round keys rk to one block from src into dst (encryption with the
 // encryption schedule, decryption with the reversed one). dst and src may
@@ -93,27 +144,22 @@ func cryptBlockGeneric(rk *[32]uint32, dst, src []byte) {
 }
 
 // cryptBlocksGeneric applies cryptBlockGeneric to each 16-byte block of
-// src: whole batches of 64 blocks on the bitsliced core, a short rest one
-// block at a time when that is cheaper. len(src) must be a multiple of 16
-// and len(dst) ≥ len(src); dst and src may overlap exactly.
+// src, in groups of up to 64 blocks (encryptLanes). len(src) must be a
+// multiple of 16 and len(dst) ≥ len(src); dst and src may overlap exactly.
 func cryptBlocksGeneric(rk *[32]uint32, dst, src []byte) {
 	var b bsBatch
-	for len(src) > bsSingleMax*BlockSize {
+	for len(src) >= BlockSize {
 		n := min(len(src)/BlockSize, bsLanes)
 		for j := range n {
 			b.a[j] = binary.BigEndian.Uint64(src[16*j:])
 			b.b[j] = binary.BigEndian.Uint64(src[16*j+8:])
 		}
-		b.encrypt(rk)
+		encryptLanes(rk, &b, n)
 		for j := range n {
 			binary.BigEndian.PutUint64(dst[16*j:], b.a[j])
 			binary.BigEndian.PutUint64(dst[16*j+8:], b.b[j])
 		}
 		dst, src = dst[n*BlockSize:], src[n*BlockSize:]
-	}
-	for len(src) >= BlockSize {
-		cryptBlockGeneric(rk, dst[:BlockSize], src[:BlockSize])
-		dst, src = dst[BlockSize:], src[BlockSize:]
 	}
 }
 

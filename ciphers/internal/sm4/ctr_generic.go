@@ -13,23 +13,13 @@ func inc128(hi, lo uint64) (uint64, uint64) {
 
 // keystream fills the first n lanes of b (1 ≤ n ≤ bsLanes) with the
 // encryptions of the counter blocks hi‖lo, hi‖lo + 1, … and returns the
-// counter after the last one. Up to bsSingleMax blocks are encrypted one at
-// a time, more as one bitsliced batch; both are constant time, the choice
-// depends only on the public n.
+// counter after the last one.
 func keystream(rk *[32]uint32, b *bsBatch, n int, hi, lo uint64) (uint64, uint64) {
-	if n <= bsSingleMax {
-		for j := range n {
-			y0, y1, y2, y3 := cryptWordsGeneric(rk, uint32(hi>>32), uint32(hi), uint32(lo>>32), uint32(lo))
-			b.a[j], b.b[j] = uint64(y0)<<32|uint64(y1), uint64(y2)<<32|uint64(y3)
-			hi, lo = inc128(hi, lo)
-		}
-		return hi, lo
-	}
 	for j := range n {
 		b.a[j], b.b[j] = hi, lo
 		hi, lo = inc128(hi, lo)
 	}
-	b.encrypt(rk)
+	encryptLanes(rk, b, n)
 	return hi, lo
 }
 

@@ -77,18 +77,108 @@ func tagGeneric(g *GCM, tag, tagMask *[BlockSize]byte, aad, ciphertext []byte) {
 	binary.BigEndian.PutUint64(tag[8:16], lo^binary.BigEndian.Uint64(tagMask[8:16]))
 }
 
-// sealBatchGeneric seals each packet with sealGeneric.
-func sealBatchGeneric(g *GCM, ps []Packet) {
+// The batch functions share keystream batches across packets: the counter
+// blocks of all packets of a batch fill the 64 lanes of the bitsliced core
+// in turn, so a batch of short packets costs a few full batches instead of
+// one mostly empty batch per packet. Only lengths, the batch size and tag
+// validity (which the caller learns anyway) decide what runs.
+
+// tagMasks sets m[i] = E_K(J0) of ps[i] (len(ps) ≤ bsLanes).
+func tagMasks(g *GCM, ps []Packet, m *[bsLanes][BlockSize]byte) {
+	var b bsBatch
 	for i := range ps {
-		p := &ps[i]
-		sealGeneric(g, p.Text, p.Tag, &p.Nonce, p.Text, p.AAD)
+		b.a[i] = binary.BigEndian.Uint64(ps[i].Nonce[0:8])
+		b.b[i] = uint64(binary.BigEndian.Uint32(ps[i].Nonce[8:12]))<<32 | 1
+	}
+	encryptLanes(&g.enc, &b, len(ps))
+	for i := range ps {
+		binary.BigEndian.PutUint64(m[i][0:8], b.a[i])
+		binary.BigEndian.PutUint64(m[i][8:16], b.b[i])
 	}
 }
 
-// openBatchGeneric opens each packet with openGeneric.
-func openBatchGeneric(g *GCM, ps []Packet, ok []bool) {
+// laneRef names the block of one packet's text that a lane encrypts.
+type laneRef struct {
+	packet, block int
+}
+
+// xorTexts XORs the GCTR keystream (from inc32(J0)) into the text of every
+// packet ps[i] with use[i] set, in place.
+func xorTexts(g *GCM, ps []Packet, use []bool) {
+	var b bsBatch
+	var refs [bsLanes]laneRef
+	n := 0
+	flush := func() {
+		encryptLanes(&g.enc, &b, n)
+		for l := range n {
+			r := refs[l]
+			text := ps[r.packet].Text[BlockSize*r.block:]
+			xorLanes(&b, l, text, text[:min(len(text), BlockSize)])
+		}
+		n = 0
+	}
 	for i := range ps {
-		p := &ps[i]
-		ok[i] = openGeneric(g, p.Text, &p.Nonce, p.Text, p.AAD, p.Tag)
+		if !use[i] {
+			continue
+		}
+		hi := binary.BigEndian.Uint64(ps[i].Nonce[0:8])
+		lo := uint64(binary.BigEndian.Uint32(ps[i].Nonce[8:12])) << 32
+		for k := range (len(ps[i].Text) + BlockSize - 1) / BlockSize {
+			b.a[n], b.b[n] = hi, lo|uint64(2+k)
+			refs[n] = laneRef{i, k}
+			if n++; n == bsLanes {
+				flush()
+			}
+		}
+	}
+	if n > 0 {
+		flush()
+	}
+}
+
+// sealBatchGeneric seals every packet of ps (see GCM.SealBatch), up to 64
+// packets at a time with shared keystream batches.
+func sealBatchGeneric(g *GCM, ps []Packet) {
+	if len(ps) == 1 {
+		p := &ps[0]
+		sealGeneric(g, p.Text, p.Tag, &p.Nonce, p.Text, p.AAD)
+		return
+	}
+	var masks [bsLanes][BlockSize]byte
+	for len(ps) > 0 {
+		chunk := ps[:min(len(ps), bsLanes)]
+		tagMasks(g, chunk, &masks)
+		var use [bsLanes]bool
+		for i := range chunk {
+			use[i] = true
+		}
+		xorTexts(g, chunk, use[:len(chunk)])
+		for i := range chunk {
+			tagGeneric(g, chunk[i].Tag, &masks[i], chunk[i].AAD, chunk[i].Text)
+		}
+		ps = ps[len(chunk):]
+	}
+}
+
+// openBatchGeneric verifies every packet of ps and decrypts those whose tag
+// is valid (see GCM.OpenBatch): all tags of up to 64 packets first, then
+// the keystream of the valid ones in shared batches.
+func openBatchGeneric(g *GCM, ps []Packet, ok []bool) {
+	if len(ps) == 1 {
+		p := &ps[0]
+		ok[0] = openGeneric(g, p.Text, &p.Nonce, p.Text, p.AAD, p.Tag)
+		return
+	}
+	var masks [bsLanes][BlockSize]byte
+	for len(ps) > 0 {
+		chunk := ps[:min(len(ps), bsLanes)]
+		tagMasks(g, chunk, &masks)
+		for i := range chunk {
+			var want [TagSize]byte
+			tagGeneric(g, &want, &masks[i], chunk[i].AAD, chunk[i].Text)
+			ok[i] = subtle.ConstantTimeCompare(want[:], chunk[i].Tag[:]) == 1
+		}
+		xorTexts(g, chunk, ok[:len(chunk)])
+		ps, ok = ps[len(chunk):], ok[len(chunk):]
 	}
 }
