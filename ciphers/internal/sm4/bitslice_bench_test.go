@@ -67,7 +67,7 @@ func BenchmarkGenericGCM(b *testing.B) {
 			}
 		})
 		sealBatchGeneric(g, ps)
-		b.Run("openbatch/64x"+itoa(size), func(b *testing.B) {
+		b.Run("open+sealbatch/64x"+itoa(size), func(b *testing.B) {
 			b.SetBytes(int64(64 * size))
 			for b.Loop() {
 				openBatchGeneric(g, ps, ok)
