@@ -14,7 +14,7 @@ import "math/bits"
 // (B <<< 18). Byte k of a word is planes 8k..8k+7 (MSB first), the input
 // of one evaluation of the S-box circuit over all 64 lanes. A round-key
 // bit is an all-zeros or all-ones mask computed arithmetically, and the
-// circuit's affine constants are folded into those masks and into L(E).
+// circuit's affine constants are folded into the round-key constants.
 //
 // There is no table and no branch on data: the only branches and loop
 // bounds are the public lengths, so the core is constant time.
@@ -62,19 +62,23 @@ func swapLevel(m *[64]uint64, j uint, mask uint64) {
 func (b *bsBatch) encrypt(rk *[32]uint32) {
 	transpose64(&b.a)
 	transpose64(&b.b)
-	// L(E): the circuit output constant pushed through L, as plane masks.
+	// The circuit's output constant e adds L(E) (E = e in every byte) to
+	// each new word. Instead of XORing it into the planes, the state words
+	// are kept offset by known constants, X̃_i = X_i ⊕ c_i with c_0..c_3 = 0
+	// and c_{i+4} = c_i ⊕ L(E), and the offsets of the three input words
+	// are folded into the round's key constant with the input constant d.
+	// c_i = L(E) exactly when i/4 is odd, so c_32..c_35 = 0 and the output
+	// needs no correction.
 	const e = sboxOutE * 0x01010101
 	le := e ^ bits.RotateLeft32(e, 2) ^ bits.RotateLeft32(e, 10) ^ bits.RotateLeft32(e, 18) ^ bits.RotateLeft32(e, 24)
-	var lem [32]uint64
-	for i := range lem {
-		lem[i] = -(uint64(le>>(31-i)) & 1)
-	}
+	c := func(i int) uint32 { return le & -uint32(i>>2&1) }
 	x0 := (*[32]uint64)(b.a[0:32])
 	x1 := (*[32]uint64)(b.a[32:64])
 	x2 := (*[32]uint64)(b.b[0:32])
 	x3 := (*[32]uint64)(b.b[32:64])
 	for r := range 32 {
-		bsRound(rk[r]^sboxInD*0x01010101, x0, x1, x2, x3, &lem)
+		k := rk[r] ^ sboxInD*0x01010101 ^ c(r+1) ^ c(r+2) ^ c(r+3)
+		bsRound(k, x0, x1, x2, x3)
 		x0, x1, x2, x3 = x1, x2, x3, x0
 	}
 	// After 32 rounds the roles are back: x0..x3 hold X32..X35, and the
@@ -86,17 +90,23 @@ func (b *bsBatch) encrypt(rk *[32]uint32) {
 	}
 }
 
-// bsRound is one round X0 ⊕= L(τ(X1 ⊕ X2 ⊕ X3 ⊕ rk)) on planes, with k the
-// round key already XORed with the circuit's input constant and lem the
-// plane masks of L(E).
-func bsRound(k uint32, x0, x1, x2, x3, lem *[32]uint64) {
-	var t, s, u [32]uint64
-	for i := range 32 {
-		t[i] = x1[i] ^ x2[i] ^ x3[i] ^ -(uint64(k>>(31-i)) & 1)
-	}
+// bsRound is one round X0 ⊕= L(sboxCore(X1 ⊕ X2 ⊕ X3 ⊕ k)) on planes, with
+// k the round key already combined with the circuit's constants (see
+// encrypt).
+func bsRound(k uint32, x0, x1, x2, x3 *[32]uint64) {
+	var s, u [32]uint64
 	for q := 0; q < 32; q += 8 {
-		p := (*[8]uint64)(t[q : q+8])
-		y0, y1, y2, y3, y4, y5, y6, y7 := sboxCore(p[7], p[6], p[5], p[4], p[3], p[2], p[1], p[0])
+		// Planes q..q+7 are byte q/8 of the word, MSB first; the circuit
+		// takes bit 0 first. k<<i>>31 sign-extended is the mask of key bit
+		// 31−i.
+		a := (*[8]uint64)(x1[q : q+8])
+		b := (*[8]uint64)(x2[q : q+8])
+		c := (*[8]uint64)(x3[q : q+8])
+		kq := k << q
+		m := func(i uint) uint64 { return uint64(int64(int32(kq<<i)) >> 63) }
+		y0, y1, y2, y3, y4, y5, y6, y7 := sboxCore(
+			a[7]^b[7]^c[7]^m(7), a[6]^b[6]^c[6]^m(6), a[5]^b[5]^c[5]^m(5), a[4]^b[4]^c[4]^m(4),
+			a[3]^b[3]^c[3]^m(3), a[2]^b[2]^c[2]^m(2), a[1]^b[1]^c[1]^m(1), a[0]^b[0]^c[0]^m(0))
 		o := (*[8]uint64)(s[q : q+8])
 		o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7] = y7, y6, y5, y4, y3, y2, y1, y0
 	}
@@ -104,6 +114,6 @@ func bsRound(k uint32, x0, x1, x2, x3, lem *[32]uint64) {
 		u[i] = s[i] ^ s[(i+8)&31]
 	}
 	for i := range 32 {
-		x0[i] ^= u[(i+2)&31] ^ u[(i+24)&31] ^ s[(i+18)&31] ^ lem[i]
+		x0[i] ^= u[(i+2)&31] ^ u[(i+24)&31] ^ s[(i+18)&31]
 	}
 }
