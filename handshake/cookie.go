@@ -2,8 +2,11 @@ package handshake
 
 import (
 	"encoding/binary"
+	"hash"
 	"net/netip"
 	"time"
+
+	"github.com/emmansun/gmsm/sm3"
 )
 
 // Verdict is the outcome of screening a handshake message before it is
@@ -38,8 +41,9 @@ func (v Verdict) String() string {
 // and header, then mac1 (HMAC-SM3 keyed by our public key), then — only
 // when underLoad — mac2, which proves the source address can receive our
 // cookie. A 0x13 needs no mac2 (it costs us no curve operation). It never
-// performs an elliptic-curve operation. Cookie replies (0x15) are not
-// screened: pass them to ConsumeCookieReply.
+// performs an elliptic-curve operation and never allocates, so a tunnel
+// runs it on its receive path before queueing anything. Cookie replies
+// (0x15) are not screened: pass them to ConsumeCookieReply.
 func (l *Local) Screen(msg []byte, src netip.AddrPort, underLoad bool, now time.Time) Verdict {
 	m1, m2, ok := macOffsets(msg)
 	if !ok || !l.checkMAC1(msg, m1) {
@@ -51,37 +55,117 @@ func (l *Local) Screen(msg []byte, src netip.AddrPort, underLoad bool, now time.
 	return VerdictCookie
 }
 
-// cookieValue returns the cookie for src: HMAC-SM3(secret, IPv6-mapped
-// address ‖ BE16(port))[:16], where the 32-byte secret is redrawn every
-// CookieRefreshTime.
-func (l *Local) cookieValue(src netip.AddrPort, now time.Time) (c [cookieSize]byte, err error) {
+// macScratch is a pooled SM3 state and the buffers of one HMAC-SM3 with a
+// key chosen per call (the cookie secret, a cookie), so that checking mac2
+// does not allocate. Key material left in it is cleared after each use.
+type macScratch struct {
+	h     hash.Hash
+	pad   [sm3.BlockSize]byte
+	inner [sm3.Size]byte
+	out   [sm3.Size]byte
+	src   [18]byte
+}
+
+func (l *Local) getScratch() *macScratch {
+	if s, ok := l.macPool.Get().(*macScratch); ok {
+		return s
+	}
+	return &macScratch{h: sm3.New()}
+}
+
+func (l *Local) putScratch(s *macScratch) {
+	clear(s.pad[:])
+	clear(s.inner[:])
+	clear(s.out[:])
+	clear(s.src[:])
+	s.h.Reset()
+	l.macPool.Put(s)
+}
+
+// hmac computes HMAC-SM3(key, a ‖ b) into s.out (RFC 2104; key ≤ 64 bytes).
+func (s *macScratch) hmac(key, a, b []byte) {
+	clear(s.pad[:])
+	copy(s.pad[:], key)
+	for i := range s.pad {
+		s.pad[i] ^= 0x36
+	}
+	s.h.Reset()
+	s.h.Write(s.pad[:])
+	s.h.Write(a)
+	s.h.Write(b)
+	s.h.Sum(s.inner[:0])
+	for i := range s.pad {
+		s.pad[i] ^= 0x36 ^ 0x5c
+	}
+	s.h.Reset()
+	s.h.Write(s.pad[:])
+	s.h.Write(s.inner[:])
+	s.h.Sum(s.out[:0])
+}
+
+// cookieSecretAt returns the cookie secret valid at now, drawing a new one
+// every CookieRefreshTime (and when the clock steps back).
+func (l *Local) cookieSecretAt(now time.Time) (secret [32]byte, err error) {
 	l.cookieMu.Lock()
+	defer l.cookieMu.Unlock()
 	if !l.cookieSet || now.Sub(l.cookieTime) >= CookieRefreshTime || now.Before(l.cookieTime) {
 		if err := l.readRand(l.cookieSecret[:]); err != nil {
-			l.cookieMu.Unlock()
-			return c, err
+			return secret, err
 		}
 		l.cookieTime, l.cookieSet = now, true
 	}
-	secret := l.cookieSecret
-	l.cookieMu.Unlock()
-	var in [18]byte
+	return l.cookieSecret, nil
+}
+
+// cookieInto computes into s.out[:cookieSize] the cookie for src:
+// HMAC-SM3(secret, IPv6-mapped address ‖ BE16(port))[:16], where the
+// 32-byte secret is redrawn every CookieRefreshTime. It is stateless per
+// source: nothing about src is stored.
+func (l *Local) cookieInto(s *macScratch, src netip.AddrPort, now time.Time) error {
+	secret, err := l.cookieSecretAt(now)
+	if err != nil {
+		return err
+	}
 	a := src.Addr().As16()
-	copy(in[:16], a[:])
-	binary.BigEndian.PutUint16(in[16:], src.Port())
-	m := hmacSM3(secret[:], in[:])
-	copy(c[:], m[:cookieSize])
+	copy(s.src[:16], a[:])
+	binary.BigEndian.PutUint16(s.src[16:], src.Port())
+	s.hmac(secret[:], s.src[:], nil)
 	clear(secret[:])
+	return nil
+}
+
+// cookieValue returns the cookie for src (see cookieInto).
+func (l *Local) cookieValue(src netip.AddrPort, now time.Time) (c [cookieSize]byte, err error) {
+	s := l.getScratch()
+	defer l.putScratch(s)
+	if err := l.cookieInto(s, src, now); err != nil {
+		return c, err
+	}
+	copy(c[:], s.out[:cookieSize])
 	return c, nil
 }
 
+// checkMAC2 verifies mac2 of msg from src without allocating. An all-zero
+// mac2 (the sender holds no cookie) is refused without computing anything.
 func (l *Local) checkMAC2(msg []byte, off int, src netip.AddrPort, now time.Time) bool {
-	c, err := l.cookieValue(src, now)
-	if err != nil {
+	mac := msg[off : off+macSize]
+	var nz byte
+	for _, b := range mac {
+		nz |= b
+	}
+	if nz == 0 {
 		return false
 	}
-	m := hmacSM3(c[:], msg[:off])
-	return equal16(m[:macSize], msg[off:off+macSize])
+	s := l.getScratch()
+	defer l.putScratch(s)
+	if l.cookieInto(s, src, now) != nil {
+		return false
+	}
+	var c [cookieSize]byte
+	copy(c[:], s.out[:cookieSize])
+	s.hmac(c[:], msg[:off], nil)
+	clear(c[:])
+	return equal16(s.out[:macSize], mac)
 }
 
 // cookieKey is the per-reply SM4 key SM3("cookie--" ‖ P ‖ nonce)[:16]

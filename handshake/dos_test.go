@@ -95,18 +95,89 @@ func TestRateLimiter(t *testing.T) {
 	if r.Allow(netip.MustParseAddr("::ffff:203.0.113.1"), now.Add(time.Second/RateLimitPerSecond)) {
 		t.Fatal("mapped IPv4 not the same source")
 	}
-	// Table full (3 sources): a new source is refused until GC frees room.
-	if r.Allow(netip.MustParseAddr("203.0.113.2"), now) != true {
+	// Table full (3 sources): a new source is still admitted, by forgetting
+	// the least recently seen one; the table never exceeds its bound.
+	if !r.Allow(netip.MustParseAddr("203.0.113.2"), now) {
 		t.Fatal("third source refused")
 	}
-	if r.Allow(netip.MustParseAddr("203.0.113.3"), now) {
-		t.Fatal("table grew beyond its bound")
+	if !r.Allow(netip.MustParseAddr("203.0.113.3"), now.Add(time.Millisecond)) {
+		t.Fatal("new source refused when the table is full")
+	}
+	if n := r.GC(now.Add(time.Millisecond)); n > 3 {
+		t.Fatalf("table holds %d sources, bound 3", n)
 	}
 	if n := r.GC(now.Add(2 * time.Second)); n != 0 {
 		t.Fatalf("GC left %d", n)
 	}
-	if !r.Allow(netip.MustParseAddr("203.0.113.3"), now.Add(2*time.Second)) {
-		t.Fatal("refused after GC")
+}
+
+// TestRateLimiterNotExhaustible: a flood of 100k distinct sources (as a
+// spoofing attacker sends them) never makes the limiter refuse a source
+// that stays within its rate, and the table stays within its bound. The
+// limiter used to fail closed: once full, every new source was refused.
+func TestRateLimiterNotExhaustible(t *testing.T) {
+	const bound = 256
+	r := NewRateLimiter(bound)
+	legit := netip.MustParseAddr("198.18.9.9")
+	fresh := netip.MustParseAddr("198.19.250.1") // first seen mid-flood
+	now := t0
+	for i := range 100_000 {
+		now = now.Add(time.Microsecond)
+		a := netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)})
+		r.Allow(a, now) // the attacker's own results do not matter
+		if i%50_000 == 0 && !r.Allow(legit, now) {
+			t.Fatalf("legitimate source refused at flood message %d", i)
+		}
+		if i == 70_000 && !r.Allow(fresh, now) {
+			t.Fatal("a source first seen during the flood was refused")
+		}
+	}
+	if n := r.GC(now); n > bound {
+		t.Fatalf("table holds %d sources, bound %d", n, bound)
+	}
+	// Per-source fairness among proven sources: each has its own bucket.
+	busy := netip.MustParseAddr("198.18.7.7")
+	for range 100 {
+		r.Allow(busy, now)
+	}
+	if r.Allow(busy, now) {
+		t.Fatal("a source over its rate was allowed")
+	}
+	if !r.Allow(legit, now) {
+		t.Fatal("one busy source used another's bucket")
+	}
+}
+
+// TestScreenUnderLoadDoesNotAllocate: screening under load (mac1, then
+// mac2 from a stateless cookie) runs on the receive path and must not
+// allocate, for a garbage mac2 and for a valid one.
+func TestScreenUnderLoadDoesNotAllocate(t *testing.T) {
+	p := newPair(t, pairOpts{})
+	src := mustAddrPort("198.51.100.7:4000")
+	m1, _ := p.i.CreateInitiation(p.pi, t0)
+	garbage := m1
+	for i := range macSize {
+		garbage[MessageInitiationOffsetMAC2+i] = byte(i + 1)
+	}
+	// garbage mac2 keeps a valid mac1: mac1 covers only the bytes before it.
+	if v := p.r.Screen(garbage[:], src, true, t0); v != VerdictCookie {
+		t.Fatalf("garbage mac2: %v", v)
+	}
+	cr, err := p.r.CreateCookieReply(m1[:], src, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.i.ConsumeCookieReply(cr[:], t0); err != nil {
+		t.Fatal(err)
+	}
+	withMAC2, _ := p.i.CreateInitiation(p.pi, t0.Add(time.Second))
+	if v := p.r.Screen(withMAC2[:], src, true, t0); v != VerdictAccept {
+		t.Fatalf("valid mac2: %v", v)
+	}
+	for name, m := range map[string][]byte{"no mac2": m1[:], "garbage mac2": garbage[:], "valid mac2": withMAC2[:]} {
+		if a := testing.AllocsPerRun(200, func() { p.r.Screen(m, src, true, t0) }); a != 0 {
+			t.Errorf("Screen under load (%s) allocates %v times per message", name, a)
+		}
 	}
 }
 

@@ -68,6 +68,7 @@ type Local struct {
 	rand   io.Reader
 
 	mac1Pool sync.Pool // *macState keyed with mac1Key
+	macPool  sync.Pool // *macScratch for mac2 and cookies (cookie.go)
 
 	mu      sync.RWMutex
 	peers   map[[32]byte]*Peer // by static_id

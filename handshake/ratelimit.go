@@ -26,10 +26,15 @@ type bucket struct {
 }
 
 // RateLimiter is a token bucket per source address (IPv4 address or IPv6
-// /64) for handshake messages that passed Screen while under load. Its
-// table is bounded: when full it first forgets idle sources and then
-// refuses new ones (fail closed), so a spoofed flood cannot make it grow.
-// The zero value is not usable; it is safe for concurrent use.
+// /64) for handshake messages whose mac2 proved, while under load, that
+// their source receives our cookies. Spoofed sources never reach it: they
+// get stateless cookie replies instead. Its table is bounded, and it has no
+// state an attacker can fill to refuse anyone: when the table is full, the
+// least recently seen of a few sampled sources is forgotten to make room
+// (that source starts again with a full bucket when it returns), so a new
+// source is never refused for lack of space and each proven source keeps
+// its own bucket. The zero value is not usable; it is safe for concurrent
+// use.
 type RateLimiter struct {
 	mu      sync.Mutex
 	table   map[netip.Addr]bucket
@@ -38,12 +43,16 @@ type RateLimiter struct {
 	hasLast bool
 }
 
+// rateEvictSample is how many entries eviction inspects (map iteration
+// starts at a random entry).
+const rateEvictSample = 8
+
 // NewRateLimiter returns a limiter that tracks at most maxSources sources.
 func NewRateLimiter(maxSources int) *RateLimiter {
 	if maxSources < 1 {
 		maxSources = 1
 	}
-	return &RateLimiter{table: make(map[netip.Addr]bucket), max: maxSources}
+	return &RateLimiter{table: make(map[netip.Addr]bucket, maxSources), max: maxSources}
 }
 
 func sourceKey(a netip.Addr) netip.Addr {
@@ -61,16 +70,13 @@ func (r *RateLimiter) Allow(src netip.Addr, now time.Time) bool {
 	key := sourceKey(src)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !r.hasLast || now.Sub(r.lastGC) >= rateIdle {
+	if !r.hasLast || now.Sub(r.lastGC) >= rateIdle || now.Before(r.lastGC) {
 		r.gcLocked(now)
 	}
 	b, ok := r.table[key]
 	if !ok {
 		if len(r.table) >= r.max {
-			r.gcLocked(now)
-			if len(r.table) >= r.max {
-				return false
-			}
+			r.evictLocked()
 		}
 		r.table[key] = bucket{last: now, tokens: maxTokens - packetCost}
 		return true
@@ -87,6 +93,24 @@ func (r *RateLimiter) Allow(src netip.Addr, now time.Time) bool {
 	}
 	r.table[key] = b
 	return allowed
+}
+
+// evictLocked forgets the least recently seen of rateEvictSample sources.
+func (r *RateLimiter) evictLocked() {
+	var victim netip.Addr
+	var oldest time.Time
+	n := 0
+	for k, b := range r.table {
+		if n == 0 || b.last.Before(oldest) {
+			victim, oldest = k, b.last
+		}
+		if n++; n == rateEvictSample {
+			break
+		}
+	}
+	if n > 0 {
+		delete(r.table, victim)
+	}
 }
 
 // GC forgets sources idle for a second and returns how many remain. Allow
