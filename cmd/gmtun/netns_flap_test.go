@@ -196,6 +196,11 @@ func TestNetnsFailOpen(t *testing.T) {
 		t.Helper()
 		for _, dst := range []netip.Addr{b.inner4, b.inner6} {
 			for gmtunRoute(a, dst) == "" {
+				select {
+				case <-done:
+					t.Fatalf("%s: gmtun exited:\n%s", what, log)
+				default:
+				}
 				if time.Since(since) > limit {
 					t.Fatalf("%s: no route to %s after %v\nlog:\n%s", what, dst, limit, log)
 				}
@@ -230,8 +235,11 @@ func gmtunRoute(s *site, dst netip.Addr) string {
 	if dst.Is6() {
 		ip, bits = "-6", 128
 	}
-	out, _ := s.try("ip", ip, "route", "show", "exact", netip.PrefixFrom(dst, bits).String(),
+	out, err := s.try("ip", ip, "route", "show", "exact", netip.PrefixFrom(dst, bits).String(),
 		"proto", "79", "dev", s.ifname)
+	if err != nil { // no such device: no route either
+		return ""
+	}
 	return strings.TrimSpace(out)
 }
 
