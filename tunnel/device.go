@@ -49,6 +49,7 @@ type Device struct {
 	decryptQueue   chan *inContainer
 	hsQueue        chan *hsMessage
 	hsFree         chan *hsMessage
+	hsq            hsQueues // the other handshake queues (handshakeq.go)
 	load           handshake.LoadDetector
 	rate           *handshake.RateLimiter
 	stagedBudget   int64
@@ -151,6 +152,7 @@ func NewDevice(cfg Config, tuns []netio.TUN, bind netio.Bind) (*Device, error) {
 	for range QueueHandshakeSize {
 		d.hsFree <- new(hsMessage)
 	}
+	d.initHandshakeQueues()
 	d.rate = handshake.NewRateLimiter(4096)
 	d.routes.Store(new(allowedips.Table[*Peer]))
 
@@ -251,7 +253,7 @@ func (d *Device) Close() error {
 	}
 	d.readers.Wait()
 	d.timerRoutine.Wait()
-	close(d.hsQueue)
+	d.closeHandshakeQueues()
 	d.hsWorkers.Wait()
 	d.stopPeers()
 	close(d.encryptQueue)

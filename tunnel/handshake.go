@@ -9,12 +9,13 @@ import (
 )
 
 // hsMessage is a handshake message copied out of the receive vector. A
-// fixed set of QueueHandshakeSize of them circulates between the free list
-// and the queue, so queueing never allocates and never blocks.
+// fixed set of them circulates between each queue and its free list
+// (hsRing), so queueing never allocates and never blocks.
 type hsMessage struct {
-	buf [handshake.MessageInitiationSize]byte
-	n   int
-	ep  netio.Endpoint
+	buf  [handshake.MessageInitiationSize]byte
+	n    int
+	ep   netio.Endpoint
+	kind uint8 // hsKind*
 }
 
 // handshakeSize returns the exact size of a handshake message type.
@@ -32,19 +33,67 @@ func handshakeSize(typ byte) int {
 	return -1
 }
 
-// queueHandshake copies a handshake message into the bounded handshake
-// queue, or counts it as dropped when the queue is full.
+// queueHandshake screens a handshake message on the receive goroutine and
+// copies it into the queue it belongs to, or counts why it was dropped.
+// It never allocates and never blocks. mac1 is checked first (a message
+// without it costs one HMAC-SM3); under load an initiation must carry a
+// valid mac2 to be queued for processing, after the per-source bucket of
+// the sources so proven; without one it is answered by a stateless cookie
+// reply, within the device-wide bound, and nothing about its source is
+// stored. 0x12, 0x13 and 0x15 go to the priority queue: a 0x12 needs no
+// mac2 because it is processed only if its receiver index names one of
+// our pending initiations (32 random bits an off-path sender does not
+// know), which ConsumeResponse checks before any curve operation.
 func (d *Device) queueHandshake(pkt []byte, ep netio.Endpoint) {
-	if len(pkt) != handshakeSize(pkt[0]) {
+	typ := pkt[0]
+	if len(pkt) != handshakeSize(typ) {
 		d.handshakeInvalid("length")
 		return
 	}
-	select {
-	case m := <-d.hsFree:
-		m.n = copy(m.buf[:], pkt)
-		m.ep = ep
-		d.hsQueue <- m // never blocks: there are only cap(hsQueue) messages
-	default:
+	q := &d.hsq
+	if typ == handshake.MessageCookieReplyType {
+		if !q.prio.put(pkt, ep, hsKindProcess) {
+			d.drop(dropHandshakeQueueFull, 1)
+		}
+		return
+	}
+	now := d.clock.Now()
+	src := endpointAddrPort(ep)
+	load := typ == handshake.MessageInitiationType && d.underLoad(now)
+	switch d.local.Screen(pkt, src, load, now) {
+	case handshake.VerdictDrop:
+		d.drop(dropHandshakeMAC1, 1)
+		return
+	case handshake.VerdictCookie:
+		d.drop(dropHandshakeCookie, 1)
+		t := d.since(now)
+		r, kind := &q.cookie, hsKindCookie
+		ok := false
+		if d.isPeerEndpoint(src, t) {
+			r, kind = &q.prio, hsKindPeerCookie
+			ok = q.peerCookie.take(t, peerCookieReplyRate, peerCookieReplyBurst)
+		} else {
+			ok = q.cookieBkt.take(t, cookieReplyRate, cookieReplyBurst)
+		}
+		if !ok {
+			d.drop(dropCookieLimited, 1)
+		} else if !r.put(pkt, ep, kind) {
+			d.drop(dropHandshakeQueueFull, 1)
+		}
+		return
+	}
+	r := &q.prio
+	if typ == handshake.MessageInitiationType {
+		r = &q.open
+		if load {
+			if !d.rate.Allow(src.Addr(), now) {
+				d.drop(dropHandshakeRateLimited, 1)
+				return
+			}
+			r = &q.proven
+		}
+	}
+	if !r.put(pkt, ep, hsKindProcess) {
 		d.drop(dropHandshakeQueueFull, 1)
 	}
 }
@@ -57,51 +106,39 @@ func (d *Device) handshakeInvalid(reason string) {
 	d.hsInvalidMu.Unlock()
 }
 
-// RoutineHandshake is one of the bounded pool of handshake workers. Each
-// message is screened (mac1 always, mac2 under load) before any
-// elliptic-curve work; under load a source without a valid cookie gets a
-// cookie reply, and sources are rate-limited per address.
+// RoutineHandshake is one of the bounded pool of handshake workers. It
+// serves the queues in priority order (nextHandshake): messages that
+// complete handshakes first, then initiations proven by mac2, then the
+// others, and cookie replies last. Every message was screened before it
+// was queued (queueHandshake).
 func (d *Device) RoutineHandshake(id int) {
 	defer d.hsWorkers.Done()
 	d.log.Verbosef("Routine: handshake worker %d - started", id)
 	defer d.log.Verbosef("Routine: handshake worker %d - stopped", id)
-	for m := range d.hsQueue {
-		d.handleHandshake(m.buf[:m.n], m.ep)
+	for {
+		m, r, ok := d.nextHandshake()
+		if !ok {
+			return
+		}
+		if m.kind == hsKindProcess {
+			d.handleHandshake(m.buf[:m.n], m.ep)
+		} else {
+			d.sendCookieReply(m.buf[:m.n], m.ep)
+		}
 		m.ep = nil
-		d.hsFree <- m
+		r.free <- m
 	}
 }
 
 func (d *Device) handleHandshake(msg []byte, ep netio.Endpoint) {
 	now := d.clock.Now()
 	if msg[0] == handshake.MessageCookieReplyType {
-		if _, err := d.local.ConsumeCookieReply(msg, now); err != nil {
+		hp, err := d.local.ConsumeCookieReply(msg, now)
+		if err != nil {
 			d.handshakeInvalid(handshake.Reason(err))
-		}
-		return
-	}
-	src := endpointAddrPort(ep)
-	underLoad := d.load.UnderLoad(len(d.hsQueue), cap(d.hsQueue), now)
-	switch d.local.Screen(msg, src, underLoad, now) {
-	case handshake.VerdictDrop:
-		d.handshakeInvalid("screen")
-		return
-	case handshake.VerdictCookie:
-		d.drop(dropHandshakeCookie, 1)
-		if !d.rate.Allow(src.Addr(), now) {
 			return
 		}
-		reply, err := d.local.CreateCookieReply(msg, src, now)
-		if err == nil {
-			err = sendResult(d.bind.Send([][]byte{reply[:]}, ep))
-		}
-		if err != nil {
-			d.log.Verbosef("Sending a cookie reply to %v: %v", src, err)
-		}
-		return
-	}
-	if underLoad && !d.rate.Allow(src.Addr(), now) {
-		d.drop(dropHandshakeRateLimited, 1)
+		hp.Context().(*Peer).retryOnCookie(now)
 		return
 	}
 	switch msg[0] {

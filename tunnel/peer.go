@@ -57,6 +57,8 @@ type Peer struct {
 	hsLastSent   time.Time
 	hsRetry      time.Duration
 	hsNoEndpoint bool // logged "no endpoint" once
+	// hsCookieAt: initiation last re-sent on a cookie reply (handshakeq.go).
+	hsCookieAt time.Time
 
 	// Timers, as nanoseconds since the device epoch (0 = unset).
 	lastSent       atomic.Int64 // any authenticated packet sent

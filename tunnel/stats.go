@@ -31,6 +31,8 @@ const (
 	dropHandshakeRateLimited                   // source over its token bucket while under load
 	dropHandshakeCookie                        // answered with a cookie reply instead
 	dropHandshakeInvalid                       // failed screening or processing (see HandshakeInvalid)
+	dropHandshakeMAC1                          // bad mac1 or header, dropped on the receive path
+	dropCookieLimited                          // cookie reply refused by the device-wide bound
 	dropTUNWriteError                          // TUN write failed
 	dropSendError                              // bind send or seal failed
 	dropNoEndpoint                             // peer has no known endpoint
@@ -60,6 +62,8 @@ var dropNames = [numDropReasons]string{
 	dropHandshakeRateLimited: "handshake_rate_limited",
 	dropHandshakeCookie:      "handshake_cookie",
 	dropHandshakeInvalid:     "handshake_invalid",
+	dropHandshakeMAC1:        "handshake_mac1",
+	dropCookieLimited:        "handshake_cookie_limited",
 	dropTUNWriteError:        "tun_write_error",
 	dropSendError:            "send_error",
 	dropNoEndpoint:           "no_endpoint",
@@ -233,6 +237,9 @@ func (d *Device) Stats() Stats {
 		s.HandshakeInvalid[k] = v
 	}
 	d.hsInvalidMu.Unlock()
+	if n := d.drops[dropHandshakeMAC1].Load(); n != 0 {
+		s.HandshakeInvalid["screen"] += n // counted lock-free on the receive path
+	}
 	d.peersMu.RLock()
 	peers := append([]*Peer(nil), d.peerList...)
 	d.peersMu.RUnlock()
@@ -284,7 +291,7 @@ func (d *Device) bufferStats() BufferStats {
 		Max: ps.max, Allocated: ps.allocated, Free: ps.free, InUse: ps.allocated - ps.free,
 		Waiting: ps.waiting, ExhaustedFor: ps.exhaustedFor, Waits: ps.waits,
 		Staged:       int(d.stagedTotal.Load()),
-		EncryptQueue: len(d.encryptQueue), DecryptQueue: len(d.decryptQueue), HandshakeQueue: len(d.hsQueue),
+		EncryptQueue: len(d.encryptQueue), DecryptQueue: len(d.decryptQueue), HandshakeQueue: d.handshakeQueued(),
 	}
 }
 

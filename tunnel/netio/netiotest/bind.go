@@ -33,6 +33,13 @@ func (e ChannelEndpoint) DstToBytes() []byte {
 // DstIP returns the address.
 func (e ChannelEndpoint) DstIP() netip.Addr { return netip.AddrPort(e).Addr() }
 
+// Addr and Port return the address, as UDPEndpoint's do (the tunnel reads
+// a source without formatting it).
+func (e ChannelEndpoint) Addr() netip.Addr { return netip.AddrPort(e).Addr() }
+
+// Port returns the port.
+func (e ChannelEndpoint) Port() uint16 { return netip.AddrPort(e).Port() }
+
 // SrcIP returns the zero Addr.
 func (e ChannelEndpoint) SrcIP() netip.Addr { return netip.Addr{} }
 
