@@ -9,9 +9,13 @@
 // objects they return keep only immutable key schedules (plus, for the CTR
 // stream, its position), so Blocks and AEADs may be shared by goroutines.
 //
-// Timing: the portable SM4 rounds use secret-indexed tables and are not
-// constant-time; GHASH and tag comparison are. See
-// github.com/gmtun/gmtun/ciphers/internal/sm4 for details.
+// Timing: every path is constant time, the portable one included: the
+// S-box is a Boolean circuit (bitsliced over 64 blocks, or over the bytes of
+// a word for the key schedule and single blocks), GHASH multiplies without
+// tables, and tags are compared in constant time. A single Encrypt or
+// Decrypt on the portable code is therefore slow (about 0.8 µs a block);
+// EncryptBlocks, CTR and GCM amortize it over many blocks. See
+// github.com/gmtun/gmtun/ciphers/internal/sm4 and docs/SECURITY.md.
 package sm4
 
 import (
