@@ -89,14 +89,16 @@ var t0 [n * 64]uint32
 var small = [32]uint32{}
 func f() { _ = []uint8{` + strings.Repeat("1, ", 70) + `} }
 var scratch [4096]byte // flagged too: a package-level buffer is shared mutable state
+var tt = [4][256]uint32{{1}, {2}}
+var rows = [4][16]byte{{1}, {2}}
 `
 	path := filepath.Join(t.TempDir(), "p.go")
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	got := lookupTables(t, path)
-	if len(got) != 4 {
-		t.Fatalf("found %d tables, want 4 (sbox, t0, the literal, scratch): %v", len(got), got)
+	if len(got) != 5 {
+		t.Fatalf("found %d tables, want 5 (sbox, t0, the literal, scratch, the nested tt; not rows): %v", len(got), got)
 	}
 }
 
@@ -143,8 +145,8 @@ func lookupTables(t *testing.T, path string) []string {
 		}
 		for _, s := range g.Specs {
 			vs := s.(*ast.ValueSpec)
-			if at, ok := vs.Type.(*ast.ArrayType); ok && isInt(at.Elt) {
-				if n, ok := evalInt(at.Len, consts); ok && n >= minTableLen {
+			if at, ok := vs.Type.(*ast.ArrayType); ok {
+				if n, ok := intArrayLen(at, consts); ok && n >= minTableLen {
 					report(vs, fmt.Sprintf("package-level [%d] array %s", n, vs.Names[0].Name))
 				}
 			}
@@ -156,17 +158,37 @@ func lookupTables(t *testing.T, path string) []string {
 			return true
 		}
 		at, ok := cl.Type.(*ast.ArrayType)
-		if !ok || !isInt(at.Elt) {
+		if !ok {
 			return true
 		}
-		if n, ok := evalInt(at.Len, consts); ok && n >= minTableLen {
+		if n, ok := intArrayLen(at, consts); ok && n >= minTableLen {
 			report(cl, fmt.Sprintf("[%d] array literal", n))
-		} else if len(cl.Elts) >= minTableLen {
+		} else if isInt(at.Elt) && len(cl.Elts) >= minTableLen {
 			report(cl, fmt.Sprintf("literal of %d integers", len(cl.Elts)))
 		}
 		return true
 	})
 	return found
+}
+
+// intArrayLen returns the longest dimension of the integer array type at
+// (nested arrays count: [4][256]uint32 is four 256-entry tables, while
+// [4][16]byte, four rows of constants, stays short), or false if its
+// innermost element is not an integer or a length is not constant. A slice
+// type counts as length 0.
+func intArrayLen(at *ast.ArrayType, consts map[string]int64) (int64, bool) {
+	n := int64(0)
+	if at.Len != nil {
+		var ok bool
+		if n, ok = evalInt(at.Len, consts); !ok {
+			return 0, false
+		}
+	}
+	if inner, ok := at.Elt.(*ast.ArrayType); ok {
+		m, ok := intArrayLen(inner, consts)
+		return max(n, m), ok
+	}
+	return n, isInt(at.Elt)
 }
 
 func isInt(e ast.Expr) bool {
