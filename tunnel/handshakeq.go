@@ -93,7 +93,7 @@ func (b *gcra) take(now int64, rate, burst int64) bool {
 	for {
 		tat := b.tat.Load()
 		t := max(tat, now)
-		if t-now > burst*interval {
+		if t-now >= burst*interval {
 			return false
 		}
 		if b.tat.CompareAndSwap(tat, t+interval) {

@@ -1,0 +1,272 @@
+package tunnel
+
+import (
+	"net/netip"
+	"testing"
+
+	"github.com/gmtun/gmtun/handshake"
+	"github.com/gmtun/gmtun/tunnel/netio"
+	"github.com/gmtun/gmtun/tunnel/netio/netiotest"
+)
+
+// screenBed is a Device reduced to its handshake receive path (no
+// workers, no bind), so that what queueHandshake does is observable, and
+// a legitimate peer x of it.
+type screenBed struct {
+	d     *Device
+	clock *fakeClock
+	x     *handshake.Local // a configured peer of d
+	xp    *handshake.Peer  // d, as x's peer
+	dp    *handshake.Peer  // x, as d's peer
+	stray [][]byte         // valid-mac1 initiations from a stranger
+	xEP   netio.Endpoint
+}
+
+func newScreenBed(t testing.TB) *screenBed {
+	t.Helper()
+	clock := newFakeClock()
+	d := &Device{clock: clock, log: (&Logger{}).normalize(), hsInvalid: map[string]uint64{}, epoch: clock.Now()}
+	d.indices.table = map[uint32]indexEntry{}
+	var err error
+	dk, xk := genKey(t), genKey(t)
+	if d.local, err = handshake.NewLocal(handshake.Config{PrivateKey: dk, Indices: &d.indices}); err != nil {
+		t.Fatal(err)
+	}
+	d.hsQueue = make(chan *hsMessage, QueueHandshakeSize)
+	d.hsFree = make(chan *hsMessage, QueueHandshakeSize)
+	for range QueueHandshakeSize {
+		d.hsFree <- new(hsMessage)
+	}
+	d.initHandshakeQueues()
+	d.rate = handshake.NewRateLimiter(4096)
+	b := &screenBed{d: d, clock: clock, xEP: netiotest.ChannelEndpoint(netip.MustParseAddrPort("198.18.0.1:51820"))}
+	d.peerList = []*Peer{{endpoint: b.xEP}} // x's endpoint, as the tunnel knows it
+	if b.x, err = handshake.NewLocal(handshake.Config{PrivateKey: xk, Indices: &indexTable{table: map[uint32]indexEntry{}}}); err != nil {
+		t.Fatal(err)
+	}
+	if b.xp, err = b.x.AddPeer(handshake.PeerConfig{PublicKey: dk.Public()}); err != nil {
+		t.Fatal(err)
+	}
+	if b.dp, err = d.local.AddPeer(handshake.PeerConfig{PublicKey: xk.Public()}); err != nil {
+		t.Fatal(err)
+	}
+	stranger, err := handshake.NewLocal(handshake.Config{PrivateKey: genKey(t), Indices: &indexTable{table: map[uint32]indexEntry{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := stranger.AddPeer(handshake.PeerConfig{PublicKey: dk.Public()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 16 {
+		m, err := stranger.CreateInitiation(sp, clock.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.stray = append(b.stray, m[:])
+	}
+	return b
+}
+
+func spoofed(i int) netio.Endpoint {
+	return netiotest.ChannelEndpoint(netip.AddrPortFrom(netip.AddrFrom4([4]byte{198, 19, byte(i >> 8), byte(i)}), 4000))
+}
+
+// overload fills the open queue to the under-load mark with stranger
+// initiations (accepted, since the device is not under load yet).
+func (b *screenBed) overload(t testing.TB) {
+	t.Helper()
+	for i := 0; len(b.d.hsQueue)*8 < cap(b.d.hsQueue); i++ {
+		b.d.queueHandshake(b.stray[i%len(b.stray)], spoofed(i))
+	}
+	if !b.d.underLoad(b.clock.Now()) {
+		t.Fatal("not under load")
+	}
+}
+
+func drops(d *Device, r dropReason) uint64 { return d.drops[r].Load() }
+
+// TestHandshakeScreenAndPriority: the receive path drops bad mac1, sends
+// initiations without mac2 under load to the cookie queue only, proven
+// initiations ahead of the others, and 0x12/0x13/0x15 to the priority
+// queue even under load; the workers take them in that order.
+func TestHandshakeScreenAndPriority(t *testing.T) {
+	b := newScreenBed(t)
+	d := b.d
+	now := b.clock.Now()
+
+	bad := append([]byte(nil), b.stray[0]...)
+	bad[handshake.MessageInitiationOffsetMAC1] ^= 1
+	d.queueHandshake(bad, spoofed(1))
+	if drops(d, dropHandshakeMAC1) != 1 || d.handshakeQueued() != 0 {
+		t.Fatalf("bad mac1 not dropped on the receive path: %s", statsString(d))
+	}
+	b.overload(t)
+	open := len(d.hsQueue)
+
+	// Under load: a stranger's initiation gets a cookie reply only.
+	d.queueHandshake(b.stray[1], spoofed(7))
+	if len(d.hsQueue) != open || len(d.hsq.cookie.q) != 1 || drops(d, dropHandshakeCookie) != 1 {
+		t.Fatalf("unproven initiation under load not sent to the cookie queue: open %d→%d cookie %d",
+			open, len(d.hsQueue), len(d.hsq.cookie.q))
+	}
+	// The peer's initiation from its endpoint: a cookie reply, ahead.
+	m1, err := b.x.CreateInitiation(b.xp, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.queueHandshake(m1[:], b.xEP)
+	if len(d.hsq.cookie.q) != 1 || len(d.hsq.prio.q) != 1 {
+		t.Fatal("peer initiation without mac2 not queued for a cookie reply ahead of the others")
+	}
+	// With the cookie, its retry is proven by mac2.
+	cr, err := d.local.CreateCookieReply(m1[:], endpointAddrPort(b.xEP), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.x.ConsumeCookieReply(cr[:], now); err != nil {
+		t.Fatal(err)
+	}
+	m1b, err := b.x.CreateInitiation(b.xp, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.queueHandshake(m1b[:], b.xEP)
+	if len(d.hsq.proven.q) != 1 {
+		t.Fatalf("mac2-proven initiation not in the proven queue: %s", statsString(d))
+	}
+	// A response to our initiation and a confirm: priority, under load.
+	di, err := d.local.CreateInitiation(b.dp, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr, err := b.x.ConsumeInitiation(di[:], now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.queueHandshake(rr.Response[:], b.xEP)
+	d.queueHandshake(cr[:], b.xEP) // a 0x15 to us
+	prio := len(d.hsq.prio.q)
+	if prio < 2 {
+		t.Fatalf("0x12/0x15 not in the priority queue (prio %d): %s", prio, statsString(d))
+	}
+
+	// The workers' order: priority, proven, open, cookie.
+	var order []string
+	for d.handshakeQueued() > 0 {
+		m, r, ok := d.nextHandshake()
+		if !ok {
+			t.Fatal("closed")
+		}
+		switch r {
+		case &d.hsq.prio:
+			order = append(order, "prio")
+		case &d.hsq.proven:
+			order = append(order, "proven")
+		case &d.hsq.open:
+			order = append(order, "open")
+		case &d.hsq.cookie:
+			order = append(order, "cookie")
+		}
+		r.free <- m
+	}
+	rank := map[string]int{"prio": 0, "proven": 1, "open": 2, "cookie": 3}
+	for i := 1; i < len(order); i++ {
+		if rank[order[i]] < rank[order[i-1]] {
+			t.Fatalf("served %s after %s (order %v)", order[i], order[i-1], order)
+		}
+	}
+	if order[0] != "prio" || order[prio] != "proven" || order[len(order)-1] != "cookie" {
+		t.Fatalf("order %v", order)
+	}
+}
+
+// TestCookieRepliesBounded: under a flood of valid-mac1 initiations from
+// 65536 spoofed sources, cookie replies stay within the device-wide bound
+// (no per-source state), and a configured peer's endpoint still gets one.
+func TestCookieRepliesBounded(t *testing.T) {
+	b := newScreenBed(t)
+	d := b.d
+	b.overload(t)
+	for i := range 1 << 16 {
+		d.queueHandshake(b.stray[i%len(b.stray)], spoofed(i))
+	}
+	granted := uint64(1<<16) - drops(d, dropCookieLimited)
+	if granted > cookieReplyBurst { // the fake clock stands still: only the burst
+		t.Fatalf("%d cookie replies granted, bound %d", granted, cookieReplyBurst)
+	}
+	if n := d.rate.GC(b.clock.Now()); n != 0 {
+		t.Fatalf("spoofed sources entered the per-source table (%d)", n)
+	}
+	m1, err := b.x.CreateInitiation(b.xp, b.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	prio := len(d.hsq.prio.q)
+	d.queueHandshake(m1[:], b.xEP)
+	if len(d.hsq.prio.q) != prio+1 {
+		t.Fatal("the peer's endpoint got no cookie reply under a spoofed flood")
+	}
+	if handshake.MessageCookieReplySize > handshake.MessageResponseSize {
+		t.Fatal("a cookie reply is larger than what it answers")
+	}
+}
+
+// BenchmarkClassifyHandshakeDrop is the receive-path CPU per dropped
+// flood message, through Device.classify: garbage (bad mac1), and
+// valid-mac1 initiations from spoofed sources under load (mac1, cookie
+// bucket, drop). Single-threaded, so ns/op is CPU ns per message.
+func BenchmarkClassifyHandshakeDrop(bm *testing.B) {
+	b := newScreenBed(bm)
+	d := b.d
+	b.overload(bm)
+	for range 2 * cookieReplyBurst { // spend the burst: what follows is dropped
+		d.queueHandshake(b.stray[0], spoofed(0))
+	}
+	garbage := make([]byte, handshake.MessageInitiationSize)
+	for i := range garbage {
+		garbage[i] = byte(i * 7)
+	}
+	garbage[0], garbage[1], garbage[2], garbage[3] = handshake.MessageInitiationType, handshake.ProtocolVersion, 0, 0
+	eps := make([]netio.Endpoint, 1<<16)
+	for i := range eps {
+		eps[i] = spoofed(i)
+	}
+	run := func(name string, msg func(i int) []byte, reason dropReason) {
+		bm.Run(name, func(bm *testing.B) {
+			before := drops(d, reason)
+			var st classifyState
+			bm.ReportAllocs()
+			i := 0
+			for bm.Loop() {
+				d.classify(msg(i), eps[i&(len(eps)-1)], &st)
+				i++
+			}
+			if got := drops(d, reason) - before; got != uint64(i) {
+				bm.Fatalf("%d of %d messages counted as %s", got, i, dropNames[reason])
+			}
+		})
+	}
+	run("garbage", func(int) []byte { return garbage }, dropHandshakeMAC1)
+	run("valid-mac1-initiation", func(i int) []byte { return b.stray[i%len(b.stray)] }, dropCookieLimited)
+}
+
+// TestClassifyHandshakeDropDoesNotAllocate: the drop paths the benchmark
+// measures allocate nothing.
+func TestClassifyHandshakeDropDoesNotAllocate(t *testing.T) {
+	b := newScreenBed(t)
+	d := b.d
+	b.overload(t)
+	for range 2 * cookieReplyBurst {
+		d.queueHandshake(b.stray[0], spoofed(0))
+	}
+	garbage := append([]byte(nil), b.stray[0]...)
+	garbage[handshake.MessageInitiationOffsetMAC1] ^= 1
+	ep := spoofed(3)
+	var st classifyState
+	for name, m := range map[string][]byte{"garbage": garbage, "valid mac1": b.stray[1]} {
+		if a := testing.AllocsPerRun(500, func() { d.classify(m, ep, &st) }); a != 0 {
+			t.Errorf("%s: %v allocations per dropped message", name, a)
+		}
+	}
+}
