@@ -25,7 +25,7 @@ KERNELS := \
 	sm4bs:sm4bs:sm4bs_amd64.s:stubs_amd64.go \
 	zucaesni:zucaesni:zucaesni_amd64.s:stubs_amd64.go
 
-.PHONY: all build test vet staticcheck unit purego forced-tiers fuzz kernels kernels-fresh bench bench-tunnel demo install clean
+.PHONY: all build test vet staticcheck unit purego forced-tiers fuzz kernels kernels-fresh generate generated-fresh bench bench-tunnel demo install clean
 
 all: build
 
@@ -36,7 +36,7 @@ build:
 ## generated code fresh). The end-to-end tests (network namespaces, TUN, the real daemon; cmd/gmtun TestNetns*,
 ## bench/tunnelbed, tunnel/iface, tunnel/netio) need root, /dev/net/tun, ip, ping and iperf3: as non-root they are
 ## skipped and listed at the end; under CI=true a missing prerequisite fails them. Run `sudo make test` for all.
-test: vet staticcheck unit purego forced-tiers fuzz kernels-fresh
+test: vet staticcheck unit purego forced-tiers fuzz kernels-fresh generated-fresh
 
 vet:
 	@test -x "$(GOFMT)" || { echo "gofmt not found at $(GOFMT)"; exit 1; }
@@ -109,3 +109,17 @@ install: build
 
 clean:
 	rm -rf bin
+
+## generate: the Go files generated from circuits and unrolled code (the S-box circuits of the portable
+## SM4 and ZUC cores, ZUC's unrolled rounds)
+GENERATED := ciphers/internal/sm4/sbox_circuit.go ciphers/internal/zuc/sbox_ct.go ciphers/internal/zuc/unrolled_generic.go
+generate:
+	(cd kernels/_gen && $(GO) run ./sm4bs -gosbox ../../ciphers/internal/sm4/sbox_circuit.go -gopkg sm4)
+	$(GO) generate ./ciphers/internal/zuc/
+
+## generated-fresh: fail if a committed generated Go file differs from a fresh generation
+generated-fresh:
+	@set -e; tmp=$$(mktemp -d); for f in $(GENERATED); do mkdir -p $$tmp/$$(dirname $$f); cp $$f $$tmp/$$f; done; \
+	$(MAKE) --no-print-directory generate >/dev/null; stale=0; \
+	for f in $(GENERATED); do cmp -s $$tmp/$$f $$f || { echo "$$f is stale: run make generate"; stale=1; }; cp $$tmp/$$f $$f; done; \
+	rm -rf $$tmp; [ $$stale = 0 ] && echo "generated Go files are fresh"
