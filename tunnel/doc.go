@@ -50,10 +50,13 @@
 //
 // # Handshakes
 //
-//	handshake queue ──► RoutineHandshake × ⌈NumCPU/2⌉
-//	   Local.Screen: exact length, header, mac1 (before any curve work);
-//	   under load (queue ≥ 1/8 full, LoadDetector) also mac2, else a cookie
-//	   reply; accepted messages under load pass a per-source token bucket.
+//	receive path: Local.Screen (exact length, header, mac1; under load —
+//	   open or proven queue ≥ 1/8 full, LoadDetector — also mac2 on 0x11),
+//	   no allocation, before any queue (handshake.go, handshakeq.go):
+//	   bad mac1 → drop; 0x11 without mac2 under load → stateless cookie
+//	   reply (device-wide bound) only; proven 0x11 → per-source bucket.
+//	priority queue (0x12, 0x13, 0x15, peers' cookies) ► proven 0x11 ►
+//	   open 0x11 ► cookie replies ──► RoutineHandshake × ⌈NumCPU/2⌉
 //	   0x11 → ConsumeInitiation → install keypair as "next" (unconfirmed:
 //	          never used to send) → send 0x12
 //	   0x12 → ConsumeResponse → send 0x13 → install as "current" → flush
