@@ -231,3 +231,16 @@ func (l *Local) ConsumeCookieReply(msg []byte, now time.Time) (*Peer, error) {
 	p.cookie, p.cookieTime, p.hasCookie = c, now, true
 	return p, nil
 }
+
+// Pending reports whether idx is the local index of a handshake of ours in
+// progress (an initiation or a response we sent): the index a 0x12, 0x13
+// or 0x15 must name to be worth processing. It is a map lookup under a
+// read lock, so a tunnel asks it on the receive path and messages naming
+// no handshake of ours (an off-path sender cannot know our random
+// indices) never take a slot in the priority queue.
+func (l *Local) Pending(idx uint32) bool {
+	l.mu.RLock()
+	_, ok := l.pending[idx]
+	l.mu.RUnlock()
+	return ok
+}

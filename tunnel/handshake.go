@@ -40,10 +40,10 @@ func handshakeSize(typ byte) int {
 // valid mac2 to be queued for processing, after the per-source bucket of
 // the sources so proven; without one it is answered by a stateless cookie
 // reply, within the device-wide bound, and nothing about its source is
-// stored. 0x12, 0x13 and 0x15 go to the priority queue: a 0x12 needs no
-// mac2 because it is processed only if its receiver index names one of
-// our pending initiations (32 random bits an off-path sender does not
-// know), which ConsumeResponse checks before any curve operation.
+// stored. 0x12, 0x13 and 0x15 go to the priority queue if their receiver
+// index names a handshake of ours in progress (32 random bits an off-path
+// sender does not know), so a flood of them cannot take its slots; a 0x12
+// needs no mac2 for the same reason.
 func (d *Device) queueHandshake(pkt []byte, ep netio.Endpoint) {
 	typ := pkt[0]
 	if len(pkt) != handshakeSize(typ) {
@@ -52,7 +52,7 @@ func (d *Device) queueHandshake(pkt []byte, ep netio.Endpoint) {
 	}
 	q := &d.hsq
 	if typ == handshake.MessageCookieReplyType {
-		if !q.prio.put(pkt, ep, hsKindProcess) {
+		if d.namesOurHandshake(pkt, handshake.MessageCookieReplyOffsetReceiver) && !q.prio.put(pkt, ep, hsKindProcess) {
 			d.drop(dropHandshakeQueueFull, 1)
 		}
 		return
@@ -83,6 +83,16 @@ func (d *Device) queueHandshake(pkt []byte, ep netio.Endpoint) {
 		return
 	}
 	r := &q.prio
+	switch typ {
+	case handshake.MessageResponseType:
+		if !d.namesOurHandshake(pkt, handshake.MessageResponseOffsetReceiver) {
+			return
+		}
+	case handshake.MessageConfirmType:
+		if !d.namesOurHandshake(pkt, handshake.MessageConfirmOffsetReceiver) {
+			return
+		}
+	}
 	if typ == handshake.MessageInitiationType {
 		r = &q.open
 		if load {
@@ -96,6 +106,24 @@ func (d *Device) queueHandshake(pkt []byte, ep netio.Endpoint) {
 	if !r.put(pkt, ep, hsKindProcess) {
 		d.drop(dropHandshakeQueueFull, 1)
 	}
+}
+
+// namesOurHandshake reports whether the receiver index at off names a
+// handshake of ours in progress; otherwise it counts the message (as the
+// worker would have: a late confirm of a keypair already confirmed by
+// data is not a failure) and the message takes no queue slot.
+func (d *Device) namesOurHandshake(pkt []byte, off int) bool {
+	idx := binary.LittleEndian.Uint32(pkt[off:])
+	if d.local.Pending(idx) {
+		return true
+	}
+	if pkt[0] == handshake.MessageConfirmType {
+		if kp := d.indices.lookup(idx); kp != nil && kp.confirmed.Load() {
+			return false // late, redundant confirm
+		}
+	}
+	d.handshakeInvalid(handshake.Reason(handshake.ErrUnknownIndex))
+	return false
 }
 
 // handshakeInvalid counts a handshake message that failed, by reason.

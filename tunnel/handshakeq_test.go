@@ -1,8 +1,10 @@
 package tunnel
 
 import (
+	"encoding/binary"
 	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/gmtun/gmtun/handshake"
 	"github.com/gmtun/gmtun/tunnel/netio"
@@ -178,6 +180,53 @@ func TestHandshakeScreenAndPriority(t *testing.T) {
 	}
 	if order[0] != "prio" || order[prio] != "proven" || order[len(order)-1] != "cookie" {
 		t.Fatalf("order %v", order)
+	}
+}
+
+// TestPriorityQueueNotFloodable: 0x12 with a valid mac1, 0x13 and 0x15
+// that name no handshake of ours in progress are dropped on the receive
+// path, so a flood of them cannot push the genuine ones out of the
+// priority queue.
+func TestPriorityQueueNotFloodable(t *testing.T) {
+	b := newScreenBed(t)
+	d := b.d
+	di1, err := d.local.CreateInitiation(b.dp, b.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr1, err := b.x.ConsumeInitiation(di1[:], b.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.clock.Advance(time.Second)
+	di2, err := d.local.CreateInitiation(b.dp, b.clock.Now()) // di1's index is no longer pending
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.overload(t)
+	garbage15 := make([]byte, handshake.MessageCookieReplySize)
+	garbage15[0], garbage15[1] = handshake.MessageCookieReplyType, handshake.ProtocolVersion
+	garbage13 := make([]byte, handshake.MessageConfirmSize)
+	garbage13[0], garbage13[1] = handshake.MessageConfirmType, handshake.ProtocolVersion
+	for i := range 4 * hsPrioSize {
+		d.queueHandshake(rr1.Response[:], spoofed(i)) // valid mac1, stale index
+		binary.LittleEndian.PutUint32(garbage15[handshake.MessageCookieReplyOffsetReceiver:], uint32(i))
+		d.queueHandshake(garbage15, spoofed(i))
+		d.queueHandshake(garbage13, spoofed(i)) // bad mac1
+	}
+	if n := len(d.hsq.prio.q); n != 0 {
+		t.Fatalf("%d messages naming no handshake of ours took priority slots", n)
+	}
+	if n := d.hsInvalid["unknown_index"]; n != 8*hsPrioSize {
+		t.Fatalf("unknown_index counted %d, want %d", n, 8*hsPrioSize)
+	}
+	rr2, err := b.x.ConsumeInitiation(di2[:], b.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.queueHandshake(rr2.Response[:], b.xEP)
+	if len(d.hsq.prio.q) != 1 {
+		t.Fatal("the genuine response was not queued")
 	}
 }
 
