@@ -1,0 +1,254 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"strings"
+	"time"
+
+	"testing"
+
+	"github.com/gmtun/gmtun/bench/faultbed"
+	"github.com/gmtun/gmtun/handshake"
+)
+
+// startFlood floods b's daemon from the middle namespace until the
+// returned stop is called; stop returns what was sent.
+func startFlood(t *testing.T, fb *faultBed, f *faultbed.Flooder, cfg faultbed.FloodConfig) (stop func() faultbed.FloodResult) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	out := make(chan faultbed.FloodResult, 1)
+	go func() {
+		r, err := f.Run(ctx, cfg)
+		if err != nil {
+			t.Errorf("flood: %v", err)
+		}
+		out <- r
+	}()
+	var once bool
+	var res faultbed.FloodResult
+	t.Cleanup(func() { cancel() })
+	return func() faultbed.FloodResult {
+		if !once {
+			once = true
+			cancel()
+			res = <-out
+		}
+		return res
+	}
+}
+
+// floodDrops sums b's counters of discarded unauthenticated input.
+func floodDrops(t *testing.T, s *site) uint64 {
+	st := s.status(t)
+	var n uint64
+	for _, k := range []string{"short_packet", "bad_type", "unknown_index", "handshake_queue_full", "handshake_rate_limited",
+		"handshake_cookie", "handshake_invalid", "handshake_mac1", "no_buffer", "udp_empty", "udp_truncated"} {
+		n += st.Drops[k]
+	}
+	return n
+}
+
+// testFlood: garbage, then valid-mac1 initiations from spoofed sources
+// while iperf3 runs (≥ 50 % of the pre-flood throughput at 100k msg/s);
+// then each at the highest rate one core sends: the daemon stays up, data
+// never stops for more than 2 s, a fresh handshake completes within 5 s,
+// RSS stays bounded.
+func testFlood(t *testing.T, bin string) {
+	fb := newFaultBed(t, bin, nil, faultbed.Impairment{})
+	a, b := fb.a, fb.b
+	echoServer(t, b)
+	if _, ok := waitEcho(t, a, b, trafficWait); !ok {
+		t.Fatal("no echo before the flood")
+	}
+	var fl *faultbed.Flooder
+	if err := inNS(fb.m.ns, func() (err error) { fl, err = faultbed.OpenFlooder(); return err }); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fl.Close() })
+	templates, err := faultbed.MakeInitiations(b.pub, 512)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := netip.MustParseAddrPort(siteBUnder + ":51820")
+	secs := int(envInt(t, "GMTUN_FAULT_FLOOD", 3))
+	pre := iperfBps(t, a, b, secs)
+	figure(t, "flood", "iperf3 a→b before any flood", "%.0f Mbit/s", pre/1e6)
+	rss0, _ := procStatus(t, b)
+
+	for _, kind := range []faultbed.FloodKind{faultbed.Garbage, faultbed.Initiations} {
+		t.Run(fmt.Sprintf("100k/%v", strings.ReplaceAll(kind.String(), " ", "-")), func(t *testing.T) {
+			before := floodDrops(t, b)
+			stop := startFlood(t, fb, fl, faultbed.FloodConfig{Dst: dst, Kind: kind, Rate: 100000, Templates: templates})
+			time.Sleep(300 * time.Millisecond)
+			bps := iperfBps(t, a, b, secs)
+			res := stop()
+			time.Sleep(200 * time.Millisecond)
+			counted := floodDrops(t, b) - before
+			if st := b.status(t); true {
+				t.Logf("b after the flood: drops %v, handshake_invalid %v", nonzero(st.Drops), st.HandshakeInvalid)
+			}
+			figure(t, "flood 100k msg/s "+kind.String(), "iperf3 a→b (pre-flood)", "%.0f Mbit/s (%.0f), %.0f msg/s, %d sources, %d counted",
+				bps/1e6, pre/1e6, res.Rate(), res.Sources, counted)
+			if res.Sent == 0 || counted < res.Sent/2 {
+				t.Errorf("the flood did not reach b: sent %d (%d errors), b counted %d", res.Sent, res.Errors, counted)
+			}
+			if res.Rate() < 90000 {
+				t.Errorf("the flooder reached only %.0f msg/s of 100k", res.Rate())
+			}
+			if bps < pre/2 {
+				t.Errorf("[needs the attacks fix] under %.0f %v/s the tunnel kept %.0f of %.0f Mbit/s, less than half", res.Rate(), kind, bps/1e6, pre/1e6)
+			}
+		})
+	}
+
+	for _, kind := range []faultbed.FloodKind{faultbed.Garbage, faultbed.Initiations} {
+		// These need the protocol side of the attacks issue (cookie,
+		// rate limit, handshake queue); see docs/RELIABILITY.md.
+		t.Run(fmt.Sprintf("max-rate/%v", strings.ReplaceAll(kind.String(), " ", "-")), func(t *testing.T) {
+			stop := startFlood(t, fb, fl, faultbed.FloodConfig{Dst: dst, Kind: kind, Templates: templates})
+			ctx, cancel := context.WithTimeout(context.Background(), time.Duration(secs+1)*time.Second)
+			pr := <-probe(t, ctx, a, b, 10*time.Millisecond)
+			cancel()
+			rssPeak, _ := procStatus(t, b)
+			// A fresh handshake: restart a; its first packet to b
+			// starts one, which b must complete while flooded.
+			a.proc.Process.Kill()
+			<-a.done
+			a.start()
+			hs, ok := waitEcho(t, a, b, 20*time.Second)
+			rss, _ := procStatus(t, b)
+			rssPeak = max(rssPeak, rss)
+			res := stop()
+			state := b.state()
+			figure(t, "flood max rate "+kind.String(), "rate; longest data silence; fresh handshake; b RSS before→peak",
+				"%.0f msg/s; %v; %v; %d→%d MiB", res.Rate(), pr.MaxGap.Round(time.Millisecond), hs.Round(time.Millisecond), rss0>>20, rssPeak>>20)
+			t.Logf("probe a→b under the flood: %v", pr)
+			if state != "running" {
+				t.Fatalf("b under a max-rate %v flood: %s", kind, state)
+			}
+			if pr.MaxGap > 2*time.Second {
+				t.Errorf("[needs the attacks fix] data stopped for %v under %.0f %v/s (limit 2 s)", pr.MaxGap, res.Rate(), kind)
+			}
+			if !ok || hs > 5*time.Second {
+				t.Errorf("[needs the attacks fix] a fresh handshake under %.0f %v/s took %v (completed: %v; limit 5 s)", res.Rate(), kind, hs, ok)
+			}
+			if rssPeak > rss0+128<<20 {
+				t.Errorf("b's RSS grew from %d to %d MiB under the flood", rss0>>20, rssPeak>>20)
+			}
+		})
+	}
+}
+
+// testSoak: iperf3 for GMTUN_FAULT_SOAK (60 s in make test; ≥ 1 h in
+// bench-faults) with RSS and threads of both daemons sampled: flat after
+// warm-up, no stall watchdog report, counters consistent.
+func testSoak(t *testing.T, bin string) {
+	dur := envDuration(t, "GMTUN_FAULT_SOAK", 60*time.Second)
+	rate := "300M"
+	fb := newFaultBed(t, bin, nil, faultbed.Impairment{})
+	a, b := fb.a, fb.b
+	echoServer(t, b)
+	if _, ok := waitEcho(t, a, b, trafficWait); !ok {
+		t.Fatal("no echo before the soak")
+	}
+	hs0 := findPeer(a.status(t), "b").LastHandshake
+	load := make(chan float64, 1)
+	go func() { load <- iperfBps(t, a, b, int(dur/time.Second), "-b", rate) }()
+	type sample struct {
+		at                 time.Duration
+		rssA, rssB         int64
+		threadsA, threadsB int
+	}
+	var samples []sample
+	every := max(dur/20, 2*time.Second)
+	start := time.Now()
+	for time.Since(start) < dur {
+		time.Sleep(every)
+		rA, thA := procStatus(t, a)
+		rB, thB := procStatus(t, b)
+		samples = append(samples, sample{time.Since(start), rA, rB, thA, thB})
+	}
+	bps := <-load
+	time.Sleep(time.Second)
+	stA, stB := a.status(t), b.status(t)
+	rel := fb.relay.Toward(1)
+	var rssLine []string
+	for _, s := range samples {
+		rssLine = append(rssLine, fmt.Sprintf("%.0fs:%d/%d", s.at.Seconds(), s.rssA>>20, s.rssB>>20))
+	}
+	t.Logf("RSS MiB a/b over the soak: %s", strings.Join(rssLine, " "))
+	figure(t, fmt.Sprintf("soak %v", dur), "iperf3 a→b -b "+rate, "%.0f Mbit/s", bps/1e6)
+	if len(samples) < 3 {
+		t.Fatalf("only %d samples", len(samples))
+	}
+	warm := samples[len(samples)/5]
+	last := samples[len(samples)-1]
+	peak := warm
+	for _, s := range samples[len(samples)/5:] {
+		peak.rssA, peak.rssB = max(peak.rssA, s.rssA), max(peak.rssB, s.rssB)
+		peak.threadsA, peak.threadsB = max(peak.threadsA, s.threadsA), max(peak.threadsB, s.threadsB)
+	}
+	figure(t, fmt.Sprintf("soak %v", dur), "RSS a, b after warm-up → peak → end (MiB); threads",
+		"a %d→%d→%d, b %d→%d→%d; threads a %d→%d, b %d→%d", warm.rssA>>20, peak.rssA>>20, last.rssA>>20,
+		warm.rssB>>20, peak.rssB>>20, last.rssB>>20, warm.threadsA, peak.threadsA, warm.threadsB, peak.threadsB)
+	for _, c := range []struct {
+		name       string
+		base, top  int64
+		bTh, topTh int
+		log        string
+	}{{"a", warm.rssA, peak.rssA, warm.threadsA, peak.threadsA, a.log.String()}, {"b", warm.rssB, peak.rssB, warm.threadsB, peak.threadsB, b.log.String()}} {
+		if c.top > c.base+c.base/4+16<<20 {
+			t.Errorf("site %s: RSS grew after warm-up from %d to %d MiB", c.name, c.base>>20, c.top>>20)
+		}
+		if c.topTh > c.bTh+4 {
+			t.Errorf("site %s: threads grew after warm-up from %d to %d", c.name, c.bTh, c.topTh)
+		}
+		if strings.Contains(c.log, "data plane stalled") {
+			t.Errorf("site %s: the stall watchdog fired during the soak", c.name)
+		}
+	}
+	if bps <= 0 {
+		t.Error("no data moved during the soak")
+	}
+	// Counters: no drops without impairment; b received what the relay
+	// forwarded to it (minus nothing: the veth does not lose), which is
+	// at most what a sent.
+	for _, st := range []struct {
+		name  string
+		drops map[string]uint64
+	}{{"a", stA.Drops}, {"b", stB.Drops}} {
+		for k, v := range st.drops {
+			// no_route: the kernel's IPv6 router solicitations on the TUN.
+			if v != 0 && (k != "no_route" || v > 10) {
+				t.Errorf("site %s dropped %d as %s during an unimpaired soak", st.name, v, k)
+			}
+		}
+	}
+	pa, pb := findPeer(stA, "b"), findPeer(stB, "a")
+	figure(t, fmt.Sprintf("soak %v", dur), "a tx, relay → b, b rx (datagrams)", "%d, %d, %d (relay lost to its socket buffers: %d)",
+		pa.TxPackets, rel.Forwarded, pb.RxPackets, pa.TxPackets-min(pa.TxPackets, rel.Received))
+	if pb.RxPackets > rel.Forwarded || rel.Received > pa.TxPackets || pb.RxPackets < rel.Forwarded*999/1000 {
+		t.Errorf("counters: a sent %d datagrams to b, the relay received %d and forwarded %d, b received %d",
+			pa.TxPackets, rel.Received, rel.Forwarded, pb.RxPackets)
+	}
+	hs1 := findPeer(stA, "b").LastHandshake
+	rekeys := "none"
+	if hs0 != nil && hs1 != nil && hs1.After(*hs0) {
+		rekeys = "at least one (latest " + hs1.Sub(*hs0).Round(time.Second).String() + " in)"
+	}
+	figure(t, fmt.Sprintf("soak %v", dur), "rekeys (no test hook for short timers)", "%s; RekeyAfterTime %v", rekeys, handshake.RekeyAfterTime)
+}
+
+func nonzero(m map[string]uint64) map[string]uint64 {
+	out := map[string]uint64{}
+	for k, v := range m {
+		if v != 0 {
+			out[k] = v
+		}
+	}
+	return out
+}
