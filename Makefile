@@ -25,7 +25,7 @@ KERNELS := \
 	sm4bs:sm4bs:sm4bs_amd64.s:stubs_amd64.go \
 	zucaesni:zucaesni:zucaesni_amd64.s:stubs_amd64.go
 
-.PHONY: all build test vet staticcheck unit purego forced-tiers fuzz kernels kernels-fresh generate generated-fresh bench bench-tunnel demo install clean
+.PHONY: all build test vet staticcheck unit purego forced-tiers fuzz kernels kernels-fresh generate generated-fresh bench bench-tunnel demo install clean bench-faults
 
 all: build
 
@@ -123,3 +123,18 @@ generated-fresh:
 	$(MAKE) --no-print-directory generate >/dev/null; stale=0; \
 	for f in $(GENERATED); do cmp -s $$tmp/$$f $$f || { echo "$$f is stale: run make generate"; stale=1; }; cp $$tmp/$$f $$f; done; \
 	rm -rf $$tmp; [ $$stale = 0 ] && echo "generated Go files are fresh"
+
+## bench-faults: the fault bed (bench/faultbed) through the real daemon in namespaces, long settings, a table (root).
+## FAULT_SOAK (default 1h), FAULT_BYTES (TCP transfer per suite, default 64 MiB), FAULT_OUTAGE (default 200s, past
+## RejectAfterTime), FAULT_FLOOD (seconds per flood measurement, default 10). Output: bin/bench-faults.{log,md}.
+FAULT_SOAK   ?= 1h
+FAULT_BYTES  ?= 67108864
+FAULT_OUTAGE ?= 200s
+FAULT_FLOOD  ?= 10
+bench-faults: build
+	@mkdir -p bin
+	$(GO) build -o bin/faulttable ./bench/faultbed/cmd/faulttable
+	@set -o pipefail; GMTUN_TEST_BIN=$(CURDIR)/bin/gmtun GMTUN_FAULT_SOAK=$(FAULT_SOAK) GMTUN_FAULT_BYTES=$(FAULT_BYTES) \
+		GMTUN_FAULT_OUTAGE=$(FAULT_OUTAGE) GMTUN_FAULT_FLOOD=$(FAULT_FLOOD) \
+		$(GO) test -count=1 -v -timeout 0 -run '^TestNetnsFault$$' ./cmd/gmtun > bin/bench-faults.log 2>&1; rc=$$?; \
+		bin/faulttable < bin/bench-faults.log | tee bin/bench-faults.md; exit $$rc

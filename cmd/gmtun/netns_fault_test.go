@@ -94,11 +94,13 @@ func newFaultBed(t *testing.T, bin string, suites []string, imp faultbed.Impairm
 	l := newLab(t, bin)
 	// Long scenarios (bench-faults) outlive newLab's 90 s: give the lab's
 	// commands a context bounded by the test's deadline instead.
+	// (go test -timeout 0: no deadline; the cleanups still end everything.)
+	ctx, cancel := context.WithCancel(context.Background())
 	if d, ok := t.Deadline(); ok {
-		ctx, cancel := context.WithDeadline(context.Background(), d)
-		t.Cleanup(cancel)
-		l.ctx = ctx
+		ctx, cancel = context.WithDeadline(context.Background(), d)
 	}
+	t.Cleanup(cancel)
+	l.ctx = ctx
 	a, b, m := l.addSite("a"), l.addSite("b"), l.addSite("m")
 	l.link(m, a, 1, false) // vma 198.18.1.1 — vam 198.18.1.2
 	l.link(m, b, 2, false) // vmb 198.18.2.1 — vbm 198.18.2.2
