@@ -71,7 +71,8 @@ const floodSources = 1 << 17
 
 // TestSpoofedFloodHandshakes: an off-path attacker who knows the victim's
 // public key floods it, from one goroutine as fast as it can, with
-// initiations carrying a valid mac1 from 131072 spoofed sources, while the
+// initiations carrying a valid mac1 (half of them a garbage mac2) from
+// 131072 spoofed sources, while the
 // legitimate peer re-handshakes in both directions. Each handshake must
 // complete within 5 s, data must keep flowing and no established session
 // may be torn down, and the victim's handshake state must stay bounded.
@@ -99,10 +100,15 @@ func TestSpoofedFloodHandshakes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for range 256 {
+	for i := range 256 {
 		m, err := attacker.CreateInitiation(bp, time.Now())
 		if err != nil {
 			t.Fatal(err)
+		}
+		if i%2 == 1 { // a garbage mac2 (mac1 stays valid): the costliest to screen
+			for j := range 16 {
+				m[handshake.MessageInitiationOffsetMAC2+j] = byte(i + j + 1)
+			}
 		}
 		fb.msgs = append(fb.msgs, m[:])
 	}
