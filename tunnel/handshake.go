@@ -122,7 +122,7 @@ func (d *Device) namesOurHandshake(pkt []byte, off int) bool {
 			return false // late, redundant confirm
 		}
 	}
-	d.handshakeInvalid(handshake.Reason(handshake.ErrUnknownIndex))
+	d.handshakeInvalid(handshake.ErrUnknownIndex.Code)
 	return false
 }
 

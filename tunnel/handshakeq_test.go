@@ -305,6 +305,10 @@ func BenchmarkClassifyHandshakeDrop(bm *testing.B) {
 		withMAC2[handshake.MessageInitiationOffsetMAC2+i] = byte(i + 1)
 	}
 	run("valid-mac1-garbage-mac2", func(int) []byte { return withMAC2 }, dropCookieLimited)
+	// A cookie reply (no mac1) naming no handshake of ours.
+	garbage15 := make([]byte, handshake.MessageCookieReplySize)
+	garbage15[0], garbage15[1] = handshake.MessageCookieReplyType, handshake.ProtocolVersion
+	run("unknown-index-cookie-reply", func(int) []byte { return garbage15 }, dropHandshakeInvalid)
 }
 
 // TestClassifyHandshakeDropDoesNotAllocate: the drop paths the benchmark
@@ -323,7 +327,9 @@ func TestClassifyHandshakeDropDoesNotAllocate(t *testing.T) {
 	garbage[handshake.MessageInitiationOffsetMAC1] ^= 1
 	ep := spoofed(3)
 	var st classifyState
-	for name, m := range map[string][]byte{"garbage": garbage, "valid mac1": b.stray[1]} {
+	garbage15 := make([]byte, handshake.MessageCookieReplySize)
+	garbage15[0], garbage15[1] = handshake.MessageCookieReplyType, handshake.ProtocolVersion
+	for name, m := range map[string][]byte{"garbage": garbage, "valid mac1": b.stray[1], "unknown-index 0x15": garbage15} {
 		if a := testing.AllocsPerRun(500, func() { d.classify(m, ep, &st) }); a != 0 {
 			t.Errorf("%s: %v allocations per dropped message", name, a)
 		}
