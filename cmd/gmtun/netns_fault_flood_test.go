@@ -7,9 +7,8 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
-	"time"
-
 	"testing"
+	"time"
 
 	"github.com/gmtun/gmtun/bench/faultbed"
 	"github.com/gmtun/gmtun/handshake"
@@ -17,7 +16,7 @@ import (
 
 // startFlood floods b's daemon from the middle namespace until the
 // returned stop is called; stop returns what was sent.
-func startFlood(t *testing.T, fb *faultBed, f *faultbed.Flooder, cfg faultbed.FloodConfig) (stop func() faultbed.FloodResult) {
+func startFlood(t *testing.T, f *faultbed.Flooder, cfg faultbed.FloodConfig) (stop func() faultbed.FloodResult) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	out := make(chan faultbed.FloodResult, 1)
@@ -82,15 +81,14 @@ func testFlood(t *testing.T, bin string) {
 	for _, kind := range []faultbed.FloodKind{faultbed.Garbage, faultbed.Initiations} {
 		t.Run(fmt.Sprintf("100k/%v", strings.ReplaceAll(kind.String(), " ", "-")), func(t *testing.T) {
 			before := floodDrops(t, b)
-			stop := startFlood(t, fb, fl, faultbed.FloodConfig{Dst: dst, Kind: kind, Rate: 100000, Templates: templates})
+			stop := startFlood(t, fl, faultbed.FloodConfig{Dst: dst, Kind: kind, Rate: 100000, Templates: templates})
 			time.Sleep(300 * time.Millisecond)
 			bps := iperfBps(t, a, b, secs)
 			res := stop()
 			time.Sleep(200 * time.Millisecond)
 			counted := floodDrops(t, b) - before
-			if st := b.status(t); true {
-				t.Logf("b after the flood: drops %v, handshake_invalid %v", nonzero(st.Drops), st.HandshakeInvalid)
-			}
+			st := b.status(t)
+			t.Logf("b after the flood: drops %v, handshake_invalid %v", nonzero(st.Drops), st.HandshakeInvalid)
 			figure(t, "flood 100k msg/s "+kind.String(), "iperf3 a→b (pre-flood)", "%.0f Mbit/s (%.0f), %.0f msg/s, %d sources, %d counted",
 				bps/1e6, pre/1e6, res.Rate(), res.Sources, counted)
 			if res.Sent == 0 || counted < res.Sent/2 {
@@ -109,7 +107,7 @@ func testFlood(t *testing.T, bin string) {
 		// These need the protocol side of the attacks issue (cookie,
 		// rate limit, handshake queue); see docs/RELIABILITY.md.
 		t.Run(fmt.Sprintf("max-rate/%v", strings.ReplaceAll(kind.String(), " ", "-")), func(t *testing.T) {
-			stop := startFlood(t, fb, fl, faultbed.FloodConfig{Dst: dst, Kind: kind, Templates: templates})
+			stop := startFlood(t, fl, faultbed.FloodConfig{Dst: dst, Kind: kind, Templates: templates})
 			ctx, cancel := context.WithTimeout(context.Background(), time.Duration(secs+1)*time.Second)
 			pr := <-probe(t, ctx, a, b, 10*time.Millisecond)
 			cancel()

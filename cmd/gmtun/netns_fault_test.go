@@ -183,8 +183,8 @@ func dialEcho(t *testing.T, from, to *site) *net.UDPConn {
 	return c
 }
 
-// probe runs an echo probe from → to for d (or until stop), in the
-// background; the result arrives on the channel.
+// probe runs an echo probe from → to until ctx ends, in the background;
+// the result arrives on the channel.
 func probe(t *testing.T, ctx context.Context, from, to *site, interval time.Duration) <-chan faultbed.ProbeResult {
 	t.Helper()
 	c := dialEcho(t, from, to)
@@ -431,8 +431,7 @@ func TestNetnsFault(t *testing.T) {
 		b.proc.Process.Kill()
 		<-b.done
 		time.Sleep(500 * time.Millisecond)
-		b.start()
-		ready := time.Now()
+		b.start() // returns at READY=1
 		d, ok := waitEcho(t, b, a, trafficWait)
 		d2, ok2 := waitEcho(t, a, b, trafficWait)
 		time.Sleep(time.Second)
@@ -443,7 +442,6 @@ func TestNetnsFault(t *testing.T) {
 			t.Fatalf("no traffic %v after the restart (b→a %v, a→b %v)", trafficWait, ok, ok2)
 		}
 		recovery := d + d2
-		_ = ready
 		limit := handshake.RekeyTimeout + handshake.MaxRekeyJitter
 		figure(t, "churn kill -9 + restart", "traffic again after READY", "%v (b→a %v, then a→b %v)",
 			recovery.Round(time.Millisecond), d.Round(time.Millisecond), d2.Round(time.Millisecond))
@@ -539,7 +537,6 @@ func TestNetnsFault(t *testing.T) {
 		fb.relay.SetBlackhole(true)
 		time.Sleep(outage)
 		fb.relay.SetBlackhole(false)
-		back := time.Now()
 		d, ok := waitEcho(t, a, b, 30*time.Second)
 		cancel()
 		r := <-ab
@@ -547,7 +544,6 @@ func TestNetnsFault(t *testing.T) {
 		if !ok {
 			t.Fatalf("no traffic 30 s after a %v outage ended", outage)
 		}
-		_ = back
 		limit := handshake.RekeyTimeout + handshake.MaxRekeyJitter + time.Second
 		figure(t, fmt.Sprintf("churn peer unreachable %v", outage), "traffic again after the path returns", "%v", d.Round(time.Millisecond))
 		if d > limit {
