@@ -107,6 +107,12 @@ const (
 	// QueueInboundSize bounds each peer's ordered receive queue and the
 	// device's decryption queue.
 	QueueInboundSize = 1024
+	// While no answer came, the same initiation is sent again every
+	// FastRetransmitInterval, at most MaxFastRetransmits times, before the
+	// fresh initiation of handshake.RetryTimeout: loss recovery within the
+	// 5 s rekey timeout, which matters under a flood that drops datagrams.
+	FastRetransmitInterval = 1250 * time.Millisecond
+	MaxFastRetransmits     = 2
 	// QueueHandshakeSize is the number of handshake messages (not
 	// containers) waiting for a handshake worker; more are dropped.
 	QueueHandshakeSize = 1024

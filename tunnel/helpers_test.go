@@ -283,6 +283,8 @@ type impairedBind struct {
 	dropP, dupP        float64
 	reorder            bool
 	dropType           byte
+	dropNextOf         byte // drop the next dropNextN datagrams of this type
+	dropNextN          int
 	tamperNext         int // flip a body bit in the next n data packets
 	sentData, droppedN int
 	duplicatedN        int
@@ -313,6 +315,10 @@ func (b *impairedBind) Send(bufs [][]byte, ep netio.Endpoint) error {
 	var out [][]byte
 	for _, buf := range bufs {
 		if len(buf) > 0 && b.dropType != 0 && buf[0] == b.dropType {
+			continue
+		}
+		if len(buf) > 0 && b.dropNextN > 0 && buf[0] == b.dropNextOf {
+			b.dropNextN--
 			continue
 		}
 		if len(buf) == 0 || buf[0] != MessageDataType {

@@ -1,6 +1,7 @@
 package tunnel
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -56,6 +57,10 @@ type Peer struct {
 	hsStarted    time.Time
 	hsLastSent   time.Time
 	hsRetry      time.Duration
+	// hsLastInit is the initiation sent at hsLastSent; hsResent counts its
+	// identical retransmissions (FastRetransmitInterval), for a lost datagram.
+	hsLastInit   [handshake.MessageInitiationSize]byte
+	hsResent     int
 	hsNoEndpoint bool // logged "no endpoint" once
 	// hsCookieAt: initiation last re-sent on a cookie reply (handshakeq.go).
 	hsCookieAt time.Time
@@ -505,6 +510,7 @@ func (p *Peer) expireTimers(now time.Time) {
 	d := p.device
 	// Handshake retransmission and giving up.
 	retry, giveUp := false, false
+	var resend []byte
 	p.hsMu.Lock()
 	if p.hsInProgress && now.Sub(p.hsLastSent) >= p.hsRetry {
 		if handshake.GiveUpHandshake(p.hsStarted, now) {
@@ -512,8 +518,20 @@ func (p *Peer) expireTimers(now time.Time) {
 		} else {
 			retry = true
 		}
+	} else if p.hsInProgress && p.hsResent < MaxFastRetransmits &&
+		now.Sub(p.hsLastSent) >= time.Duration(p.hsResent+1)*FastRetransmitInterval {
+		// No answer yet: the datagram (or the answer) may be lost, as it
+		// is under a flood. Send the same bytes again: a responder that
+		// already consumed them refuses the copy (same timestamp), one
+		// that never saw them answers it.
+		p.hsResent++
+		resend = bytes.Clone(p.hsLastInit[:])
 	}
 	p.hsMu.Unlock()
+	if resend != nil {
+		d.log.Verbosef("%v - retransmitting the handshake initiation", p)
+		p.sendControl(resend)
+	}
 	if giveUp {
 		p.hs.ClearHandshakes()
 		p.sendMu.Lock()

@@ -330,6 +330,7 @@ func (p *Peer) initiateHandshake(retry bool) {
 		return
 	}
 	p.hsLastSent = now
+	p.hsLastInit, p.hsResent = msg, 0
 	p.hsRetry = handshake.RetryTimeout(uint16(rand.Uint32()))
 	p.hsMu.Unlock()
 	d.log.Verbosef("%v - sending handshake initiation", p)
