@@ -49,9 +49,13 @@ staticcheck:
 	$(STATICCHECK) $(PKGS)
 	$(STATICCHECK) -tags purego $(PKGS)
 
+## unit: every test; the daemon's end-to-end tests (cmd/gmtun TestNetns*: floods, soak, throughput figures) run
+## afterwards on their own (-p 1), so that no other package's tests share the 2 cores with the fault bed.
+E2E := ^TestNetns
 unit:
 	@mkdir -p bin
-	@set -o pipefail 2>/dev/null; $(GO) test -count=1 -v $(PKGS) 2>&1 | tee bin/unit.log | awk -f .ci/summarize.awk
+	@set -o pipefail; { $(GO) test -count=1 -v -skip '$(E2E)' $(PKGS) && \
+		$(GO) test -count=1 -v -p 1 -run '$(E2E)' ./cmd/gmtun/; } 2>&1 | tee bin/unit.log | awk -f .ci/summarize.awk
 
 ## fuzz: every fuzz target for $(FUZZTIME) (go test allows one target per run; seeds also run in `unit`)
 fuzz:
