@@ -47,9 +47,7 @@ type Device struct {
 	inPool         containerPool[inContainer]
 	encryptQueue   chan *outContainer
 	decryptQueue   chan *inContainer
-	hsQueue        chan *hsMessage
-	hsFree         chan *hsMessage
-	hsq            hsQueues // the other handshake queues (handshakeq.go)
+	hsq            hsQueues // the handshake queues (handshakeq.go)
 	load           handshake.LoadDetector
 	rate           *handshake.RateLimiter
 	stagedBudget   int64
@@ -147,11 +145,6 @@ func NewDevice(cfg Config, tuns []netio.TUN, bind netio.Bind) (*Device, error) {
 
 	d.encryptQueue = make(chan *outContainer, QueueOutboundSize)
 	d.decryptQueue = make(chan *inContainer, QueueInboundSize)
-	d.hsQueue = make(chan *hsMessage, QueueHandshakeSize)
-	d.hsFree = make(chan *hsMessage, QueueHandshakeSize)
-	for range QueueHandshakeSize {
-		d.hsFree <- new(hsMessage)
-	}
 	d.initHandshakeQueues()
 	d.rate = handshake.NewRateLimiter(4096)
 	d.routes.Store(new(allowedips.Table[*Peer]))

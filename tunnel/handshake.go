@@ -65,7 +65,8 @@ func (d *Device) queueHandshake(pkt []byte, ep netio.Endpoint) {
 		d.drop(dropHandshakeMAC1, 1)
 		return
 	case handshake.VerdictCookie:
-		d.drop(dropHandshakeCookie, 1)
+		// Counted once: answered (handshake_cookie), refused by the
+		// reply bound, or no room in the queue.
 		t := d.since(now)
 		r, kind := &q.cookie, hsKindCookie
 		ok := false
@@ -75,10 +76,13 @@ func (d *Device) queueHandshake(pkt []byte, ep netio.Endpoint) {
 		} else {
 			ok = q.cookieBkt.take(t, cookieReplyRate, cookieReplyBurst)
 		}
-		if !ok {
+		switch {
+		case !ok:
 			d.drop(dropCookieLimited, 1)
-		} else if !r.put(pkt, ep, kind) {
+		case !r.put(pkt, ep, kind):
 			d.drop(dropHandshakeQueueFull, 1)
+		default:
+			d.drop(dropHandshakeCookie, 1)
 		}
 		return
 	}
@@ -143,6 +147,7 @@ func (d *Device) RoutineHandshake(id int) {
 	defer d.hsWorkers.Done()
 	d.log.Verbosef("Routine: handshake worker %d - started", id)
 	defer d.log.Verbosef("Routine: handshake worker %d - stopped", id)
+	var reply cookieReplyBuf // reused: a cookie reply allocates nothing
 	for {
 		m, r, ok := d.nextHandshake()
 		if !ok {
@@ -151,7 +156,7 @@ func (d *Device) RoutineHandshake(id int) {
 		if m.kind == hsKindProcess {
 			d.handleHandshake(m.buf[:m.n], m.ep)
 		} else {
-			d.sendCookieReply(m.buf[:m.n], m.ep)
+			d.sendCookieReply(&reply, m.buf[:m.n], m.ep)
 		}
 		m.ep = nil
 		r.free <- m

@@ -5,14 +5,15 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gmtun/gmtun/handshake"
 	"github.com/gmtun/gmtun/tunnel/netio"
 )
 
-// The handshake queues besides Device.hsQueue (which holds initiations
-// accepted while not under load, QueueHandshakeSize of them). Every
-// message is screened on the receive goroutine (length, header, mac1 and,
-// under load, mac2) before it takes a slot, and the workers serve the
-// queues in strict priority: prio, proven, open (Device.hsQueue), cookie.
+// The handshake queues. Every message is screened on the receive goroutine
+// (length, header, mac1 and, under load, mac2) before it takes a slot, and
+// the workers serve the queues in strict priority: prio, proven, open
+// (initiations accepted while not under load, QueueHandshakeSize of them),
+// cookie.
 const (
 	// hsPrioSize: 0x12, 0x13, 0x15 (they complete handshakes already
 	// paid for, or unlock ours) and cookie requests from configured
@@ -102,19 +103,19 @@ func (b *gcra) take(now int64, rate, burst int64) bool {
 	}
 }
 
-// hsQueues holds the handshake queues other than Device.hsQueue, the
-// cookie-reply buckets and the snapshot of peer endpoints.
+// hsQueues holds the handshake queues, the cookie-reply buckets and the
+// snapshot of peer endpoints.
 type hsQueues struct {
-	open                  hsRing // Device.hsQueue and Device.hsFree
+	open                  hsRing
 	prio, proven, cookie  hsRing
 	cookieBkt, peerCookie gcra
 	peerEPs               atomic.Pointer[map[netip.AddrPort]struct{}]
 	peerEPsAt             atomic.Int64
 }
 
-// initHandshakeQueues makes the queues; d.hsQueue and d.hsFree exist.
+// initHandshakeQueues makes the queues.
 func (d *Device) initHandshakeQueues() {
-	d.hsq.open = hsRing{q: d.hsQueue, free: d.hsFree}
+	d.hsq.open = newHSRing(QueueHandshakeSize)
 	d.hsq.prio = newHSRing(hsPrioSize)
 	d.hsq.proven = newHSRing(hsProvenSize)
 	d.hsq.cookie = newHSRing(hsCookieSize)
@@ -209,14 +210,23 @@ func unmapAddrPort(a netip.AddrPort) netip.AddrPort {
 	return netip.AddrPortFrom(a.Addr().Unmap(), a.Port())
 }
 
+// cookieReplyBuf is a handshake worker's output buffer for cookie
+// replies, so that answering a flood allocates nothing.
+type cookieReplyBuf struct {
+	msg  [handshake.MessageCookieReplySize]byte
+	bufs [1][]byte
+}
+
 // sendCookieReply answers msg from ep with a cookie reply (its token was
-// taken when it was queued). Failures are counted, not logged: the
-// source is usually spoofed.
-func (d *Device) sendCookieReply(msg []byte, ep netio.Endpoint) {
+// taken when it was queued), built in out. Failures are counted, not
+// logged: the source is usually spoofed.
+func (d *Device) sendCookieReply(out *cookieReplyBuf, msg []byte, ep netio.Endpoint) {
 	now := d.clock.Now()
-	reply, err := d.local.CreateCookieReply(msg, endpointAddrPort(ep), now)
+	var err error
+	out.msg, err = d.local.CreateCookieReply(msg, endpointAddrPort(ep), now)
 	if err == nil {
-		err = sendResult(d.bind.Send([][]byte{reply[:]}, ep))
+		out.bufs[0] = out.msg[:]
+		err = sendResult(d.bind.Send(out.bufs[:], ep))
 	}
 	if err != nil {
 		d.drop(dropSendError, 1)

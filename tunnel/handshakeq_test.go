@@ -34,11 +34,6 @@ func newScreenBed(t testing.TB) *screenBed {
 	if d.local, err = handshake.NewLocal(handshake.Config{PrivateKey: dk, Indices: &d.indices}); err != nil {
 		t.Fatal(err)
 	}
-	d.hsQueue = make(chan *hsMessage, QueueHandshakeSize)
-	d.hsFree = make(chan *hsMessage, QueueHandshakeSize)
-	for range QueueHandshakeSize {
-		d.hsFree <- new(hsMessage)
-	}
 	d.initHandshakeQueues()
 	d.rate = handshake.NewRateLimiter(4096)
 	b := &screenBed{d: d, clock: clock, xEP: netiotest.ChannelEndpoint(netip.MustParseAddrPort("198.18.0.1:51820"))}
@@ -78,7 +73,7 @@ func spoofed(i int) netio.Endpoint {
 // initiations (accepted, since the device is not under load yet).
 func (b *screenBed) overload(t testing.TB) {
 	t.Helper()
-	for i := 0; len(b.d.hsQueue)*8 < cap(b.d.hsQueue); i++ {
+	for i := 0; len(b.d.hsq.open.q)*8 < cap(b.d.hsq.open.q); i++ {
 		b.d.queueHandshake(b.stray[i%len(b.stray)], spoofed(i))
 	}
 	if !b.d.underLoad(b.clock.Now()) {
@@ -104,13 +99,13 @@ func TestHandshakeScreenAndPriority(t *testing.T) {
 		t.Fatalf("bad mac1 not dropped on the receive path: %s", statsString(d))
 	}
 	b.overload(t)
-	open := len(d.hsQueue)
+	open := len(d.hsq.open.q)
 
 	// Under load: a stranger's initiation gets a cookie reply only.
 	d.queueHandshake(b.stray[1], spoofed(7))
-	if len(d.hsQueue) != open || len(d.hsq.cookie.q) != 1 || drops(d, dropHandshakeCookie) != 1 {
+	if len(d.hsq.open.q) != open || len(d.hsq.cookie.q) != 1 || drops(d, dropHandshakeCookie) != 1 {
 		t.Fatalf("unproven initiation under load not sent to the cookie queue: open %d→%d cookie %d",
-			open, len(d.hsQueue), len(d.hsq.cookie.q))
+			open, len(d.hsq.open.q), len(d.hsq.cookie.q))
 	}
 	// The peer's initiation from its endpoint: a cookie reply, ahead.
 	m1, err := b.x.CreateInitiation(b.xp, now)

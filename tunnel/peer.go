@@ -1,7 +1,6 @@
 package tunnel
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -510,7 +509,8 @@ func (p *Peer) expireTimers(now time.Time) {
 	d := p.device
 	// Handshake retransmission and giving up.
 	retry, giveUp := false, false
-	var resend []byte
+	var resend [handshake.MessageInitiationSize]byte
+	resending := false
 	p.hsMu.Lock()
 	if p.hsInProgress && now.Sub(p.hsLastSent) >= p.hsRetry {
 		if handshake.GiveUpHandshake(p.hsStarted, now) {
@@ -525,12 +525,12 @@ func (p *Peer) expireTimers(now time.Time) {
 		// already consumed them refuses the copy (same timestamp), one
 		// that never saw them answers it.
 		p.hsResent++
-		resend = bytes.Clone(p.hsLastInit[:])
+		resend, resending = p.hsLastInit, true
 	}
 	p.hsMu.Unlock()
-	if resend != nil {
+	if resending {
 		d.log.Verbosef("%v - retransmitting the handshake initiation", p)
-		p.sendControl(resend)
+		p.sendControl(resend[:])
 	}
 	if giveUp {
 		p.hs.ClearHandshakes()

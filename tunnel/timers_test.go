@@ -36,7 +36,7 @@ func quiesce(devs ...*Device) {
 			for _, v := range st.Drops {
 				n += v
 			}
-			n += uint64(len(d.hsQueue))
+			n += uint64(d.handshakeQueued())
 		}
 		return n
 	}
