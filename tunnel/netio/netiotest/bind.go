@@ -175,5 +175,9 @@ func (c *ChannelBind) ParseEndpoint(s string) (netio.Endpoint, error) {
 	return ChannelEndpoint(ap), nil
 }
 
+// Queued returns how many datagrams wait in c's receive queue, and its
+// capacity (beyond it, Send to c drops, like a full UDP socket).
+func (c *ChannelBind) Queued() (n, capacity int) { return len(c.rx), cap(c.rx) }
+
 // BatchSize returns the batch size given to NewChannelBinds.
 func (c *ChannelBind) BatchSize() int { return c.batch }
