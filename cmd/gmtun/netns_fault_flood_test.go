@@ -46,7 +46,7 @@ func floodDrops(t *testing.T, s *site) uint64 {
 	st := s.status(t)
 	var n uint64
 	for _, k := range []string{"short_packet", "bad_type", "unknown_index", "handshake_queue_full", "handshake_rate_limited",
-		"handshake_cookie", "handshake_invalid", "handshake_mac1", "no_buffer", "udp_empty", "udp_truncated"} {
+		"handshake_cookie", "handshake_cookie_limited", "handshake_invalid", "handshake_mac1", "no_buffer", "udp_empty", "udp_truncated"} {
 		n += st.Drops[k]
 	}
 	return n

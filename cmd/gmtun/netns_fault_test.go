@@ -397,8 +397,14 @@ func TestNetnsFault(t *testing.T) {
 					}
 				}
 				impaired := rel.Corrupted + rel.Duplicated
+				// A duplicated handshake confirm is the one datagram the
+				// daemon takes without counting it: a late, redundant
+				// confirm of a keypair already confirmed (tunnel/handshake.go).
+				// So each duplicated handshake datagram may or may not be
+				// counted; everything else must be, exactly.
+				hsDup := rel.Duplicated - rel.DataDuplicated
 				t.Logf("toward %s: relay %+v; drops %v; handshake_invalid %v", s.name, rel, st.Drops, st.HandshakeInvalid)
-				if explained != impaired {
+				if explained > impaired || explained < impaired-hsDup {
 					t.Errorf("site %s: %d drops for %d corrupted + %d duplicated datagrams (relay %+v, drops %v)",
 						s.name, explained, rel.Corrupted, rel.Duplicated, rel, st.Drops)
 				}
