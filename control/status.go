@@ -47,6 +47,9 @@ type Status struct {
 	Buffers Buffers `json:"buffers"`
 	// ReceiveErrors counts failed (and retried) UDP receive calls.
 	ReceiveErrors uint64 `json:"receive_errors"`
+	// Goroutines is the daemon's goroutine count (runtime.NumGoroutine),
+	// for spotting leaks over long runs.
+	Goroutines int `json:"goroutines"`
 }
 
 // Buffers describes the packet buffer pool and the queues holding
@@ -133,6 +136,9 @@ type Peer struct {
 	// LastHandshake is when the latest session was established; null if
 	// never.
 	LastHandshake *time.Time `json:"last_handshake"`
+	// Handshakes counts the sessions established with the peer since it
+	// was configured (rekeys included).
+	Handshakes uint64 `json:"handshakes"`
 	// RxBytes, TxBytes, RxPackets and TxPackets count authenticated
 	// datagrams received from and datagrams sent to the peer (outer
 	// UDP payload bytes; handshakes and keepalives included).

@@ -37,8 +37,10 @@ type Peer struct {
 	kpMu          sync.Mutex // guards keypairs and lastHandshake
 	keypairs      handshake.Keypairs[*keypair]
 	lastHandshake time.Time
-	kpClosed      bool
-	sendKP        atomic.Pointer[keypair] // mirror of keypairs.Current()
+	// handshakes counts the keypairs installed (sessions established).
+	handshakes uint64
+	kpClosed   bool
+	sendKP     atomic.Pointer[keypair] // mirror of keypairs.Current()
 
 	sendMu        sync.Mutex      // orders counter reservation and enqueue
 	staged        []*outContainer // staged[stagedHead:] are waiting
@@ -412,6 +414,7 @@ func (p *Peer) installKeypair(kp *keypair, now time.Time) bool {
 	}
 	p.freeKeypairs(p.keypairs.Install(kp, kp.isInitiator, now))
 	p.lastHandshake = now
+	p.handshakes++
 	return true
 }
 

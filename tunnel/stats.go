@@ -191,7 +191,10 @@ type PeerStats struct {
 	Suite ciphers.SuiteID
 	// LastHandshake is when the latest keypair was installed (zero if
 	// never).
-	LastHandshake       time.Time
+	LastHandshake time.Time
+	// Handshakes counts the sessions established with the peer (keypairs
+	// installed, rekeys included) since the peer was configured.
+	Handshakes          uint64
 	PersistentKeepalive time.Duration
 	Roaming             bool
 	// RxBytes and RxPackets count authenticated datagrams (keepalives
@@ -266,7 +269,7 @@ func (p *Peer) stats() PeerStats {
 		ps.Suite = kp.suite
 	}
 	p.kpMu.Lock()
-	ps.LastHandshake = p.lastHandshake
+	ps.LastHandshake, ps.Handshakes = p.lastHandshake, p.handshakes
 	p.kpMu.Unlock()
 	ps.RxBytes, ps.RxPackets = p.rxBytes.Load(), p.rxPackets.Load()
 	ps.TxBytes, ps.TxPackets = p.txBytes.Load(), p.txPackets.Load()

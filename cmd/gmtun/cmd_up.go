@@ -695,6 +695,7 @@ func (d *daemon) status() (control.Status, error) {
 		Open:             batches(st.Open),
 		Buffers:          bufferStatus(st.Buffers),
 		ReceiveErrors:    st.ReceiveErrors,
+		Goroutines:       runtime.NumGoroutine(),
 	}
 	for _, id := range ifc.Suites {
 		s.Suites = append(s.Suites, id.String())
@@ -713,6 +714,7 @@ func (d *daemon) status() (control.Status, error) {
 			InboundQueue:        p.InboundQueue,
 			OutboundQueue:       p.OutboundQueue,
 			Staged:              p.Staged,
+			Handshakes:          p.Handshakes,
 		}
 		if p.Endpoint.IsValid() {
 			cp.Endpoint = p.Endpoint.String()
