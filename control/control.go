@@ -1,26 +1,37 @@
 // Package control is gmtun's control socket: the daemon (`gmtun up`) serves
-// its status on a unix stream socket, and `gmtun show` queries it.
+// its status on a unix stream socket, `gmtun show` queries it, and
+// `gmtun reload` and `gmtun down` ask the daemon to reload its
+// configuration or to stop.
 //
 // # Protocol
 //
 // One request per connection. The client sends one JSON object on one line,
 //
-//	{"op":"status"}
+//	{"op":"status"}   {"op":"reload"}   {"op":"stop"}
 //
 // and the server answers with one JSON object on one line and closes the
 // connection:
 //
 //	{"version":1,"status":{…Status…}}
+//	{"version":1,"reload":{…ReloadResult…}}
+//	{"version":1,"stopping":true}
 //	{"version":1,"error":"control: unknown op \"frob\""}
+//
+// A reload is answered once the daemon has applied (or refused) the new
+// configuration; a stop is answered at once, and the socket disappears when
+// the daemon has finished shutting down (Stop waits for that).
 //
 // Requests are at most MaxRequestSize bytes; each connection must complete
 // within the server's timeout.
 //
 // # Access
 //
-// The socket lives at DIR/IFACE.sock, by default /run/gmtun/IFACE.sock.
-// The directory must be private (mode 0700, owned by the daemon's user):
-// Listen creates it so, and refuses a directory that group or others can
+// The socket lives at DIR/IFACE.sock; the daemon's default DIR is
+// /run/gmtun/NAME for the configuration /etc/gmtun/NAME.toml (systemd's
+// RuntimeDirectory=gmtun/%i), and Sockets finds sockets one level below a
+// base directory. The socket's directory must be private (mode 0700, owned
+// by the daemon's user): Listen creates it so (its parent with mode 0755,
+// as systemd does), and refuses a directory that group or others can
 // enter. The socket itself is created under umask 077. On Linux the server
 // also checks the peer credentials (SO_PEERCRED) of every connection and
 // answers only root and its own user. A socket left behind by a daemon that
@@ -51,8 +62,16 @@ const DefaultDir = "/run/gmtun"
 // ProtocolVersion is the "version" of every response.
 const ProtocolVersion = 1
 
-// OpStatus asks for the interface's Status.
-const OpStatus = "status"
+// The operations of a Request.
+const (
+	// OpStatus asks for the interface's Status.
+	OpStatus = "status"
+	// OpReload asks the daemon to re-read its configuration file and
+	// answers with the ReloadResult once it is applied or refused.
+	OpReload = "reload"
+	// OpStop asks the daemon to shut down; it answers at once.
+	OpStop = "stop"
+)
 
 // MaxRequestSize bounds a request line.
 const MaxRequestSize = 4096
@@ -69,7 +88,7 @@ const connTimeout = 5 * time.Second
 
 // Request is what the client sends.
 type Request struct {
-	// Op is the operation; only OpStatus exists.
+	// Op is the operation: OpStatus, OpReload or OpStop.
 	Op string `json:"op"`
 }
 
@@ -77,15 +96,101 @@ type Request struct {
 type Response struct {
 	// Version is ProtocolVersion.
 	Version int `json:"version"`
-	// Status is set when the request succeeded.
+	// Status is set when a status request succeeded.
 	Status *Status `json:"status,omitempty"`
-	// Error is set when it failed.
+	// Reload is set when a reload request was carried out, whether the
+	// reload succeeded or not (see ReloadResult.Error).
+	Reload *ReloadResult `json:"reload,omitempty"`
+	// Stopping is true when a stop request was accepted.
+	Stopping bool `json:"stopping,omitempty"`
+	// Error is set when the request failed.
 	Error string `json:"error,omitempty"`
+}
+
+// ReloadResult is the daemon's answer to OpReload.
+type ReloadResult struct {
+	// Error is why the reload failed, "" if it succeeded. When set, the
+	// running configuration was kept as it was (except for route changes
+	// that failed half-way, which Error names).
+	Error string `json:"error,omitempty"`
+	// ConfigError is true when the file itself was invalid (Error is
+	// then one line FILE:LINE: key: …).
+	ConfigError bool `json:"config_error,omitempty"`
+	// RestartNeeded lists the settings (e.g. "interface.listen_port")
+	// that differ between the file and the running daemon and only a
+	// restart applies.
+	RestartNeeded []string `json:"restart_needed,omitempty"`
+	// Added, Removed and Updated name the peers the reload changed.
+	Added   []string `json:"added,omitempty"`
+	Removed []string `json:"removed,omitempty"`
+	Updated []string `json:"updated,omitempty"`
+	// Warnings are the configuration's warnings (as `gmtun check`'s).
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Handlers are what a Server serves. Status is required; a nil Reload or
+// Stop answers that operation with an error.
+type Handlers struct {
+	// Status returns the interface's state; an error is sent to the
+	// client (for example while the daemon is still starting).
+	Status func() (Status, error)
+	// Reload re-reads and applies the configuration and returns when
+	// done. An error means the reload could not be attempted at all (the
+	// daemon is stopping); a failed reload is a ReloadResult with Error.
+	Reload func() (ReloadResult, error)
+	// Stop starts the shutdown and returns at once.
+	Stop func() error
 }
 
 // SocketPath returns the control socket of the interface iface in dir.
 func SocketPath(dir, iface string) string {
 	return filepath.Join(dir, iface+socketSuffix)
+}
+
+// Sockets returns the control sockets in dir and in its subdirectories
+// (one level: dir/NAME/IFACE.sock, the daemon's default layout), sorted by
+// interface name and then path. A missing dir is not an error; an
+// unreadable subdirectory is skipped.
+func Sockets(dir string) ([]string, error) {
+	top, err := socketsIn(dir)
+	if err != nil {
+		return nil, err
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.IsDir() {
+			sub, err := socketsIn(filepath.Join(dir, e.Name()))
+			if err == nil {
+				top = append(top, sub...)
+			}
+		}
+	}
+	sort.SliceStable(top, func(i, j int) bool {
+		a, b := filepath.Base(top[i]), filepath.Base(top[j])
+		if a != b {
+			return a < b
+		}
+		return top[i] < top[j]
+	})
+	return top, nil
+}
+
+// SocketInterface returns the interface name of a control socket path.
+func SocketInterface(path string) string {
+	return strings.TrimSuffix(filepath.Base(path), socketSuffix)
+}
+
+// socketsIn lists the socket paths directly in dir.
+func socketsIn(dir string) ([]string, error) {
+	names, err := Interfaces(dir)
+	if err != nil {
+		return nil, err
+	}
+	paths := make([]string, len(names))
+	for i, n := range names {
+		paths[i] = SocketPath(dir, n)
+	}
+	return paths, nil
 }
 
 // Interfaces returns the interface names that have a socket in dir, sorted.
@@ -109,12 +214,13 @@ func Interfaces(dir string) ([]string, error) {
 	return names, nil
 }
 
-// Server serves Status on a control socket. Create it with Listen.
+// Server serves Status (and reload and stop requests) on a control
+// socket. Create it with Listen or Serve.
 type Server struct {
 	l        *net.UnixListener
 	path     string
 	info     fs.FileInfo // the socket file as created, to remove only ours
-	status   func() (Status, error)
+	h        Handlers
 	logf     func(format string, args ...any)
 	sem      chan struct{}
 	wg       sync.WaitGroup
@@ -131,6 +237,16 @@ type Server struct {
 // owned by this user with no group or other permissions. logf receives
 // errors of individual connections; nil discards them.
 func Listen(path string, status func() (Status, error), logf func(format string, args ...any)) (*Server, error) {
+	return Serve(path, Handlers{Status: status}, logf)
+}
+
+// Serve is Listen with every operation's handler: h.Status answers
+// OpStatus, h.Reload OpReload and h.Stop OpStop. The handlers are called
+// from any goroutine, one call per request.
+func Serve(path string, h Handlers, logf func(format string, args ...any)) (*Server, error) {
+	if h.Status == nil {
+		return nil, errors.New("control: Serve without a status handler")
+	}
 	if len(path) >= maxSocketPath {
 		return nil, fmt.Errorf("control: socket path %s is too long (%d bytes, at most %d)", path, len(path), maxSocketPath-1)
 	}
@@ -158,7 +274,7 @@ func Listen(path string, status func() (Status, error), logf func(format string,
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	s := &Server{l: l, path: path, info: info, status: status, logf: logf, sem: make(chan struct{}, maxConns)}
+	s := &Server{l: l, path: path, info: info, h: h, logf: logf, sem: make(chan struct{}, maxConns)}
 	s.wg.Add(1)
 	go s.serve()
 	return s, nil
@@ -226,13 +342,30 @@ func (s *Server) handle(conn *net.UnixConn) {
 	} else if req, err := readRequest(conn); err != nil {
 		resp.Error = err.Error()
 	} else {
-		switch req.Op {
-		case OpStatus:
-			if st, err := s.status(); err != nil {
+		switch {
+		case req.Op == OpStatus:
+			if st, err := s.h.Status(); err != nil {
 				resp.Error = err.Error()
 			} else {
 				resp.Status = &st
 			}
+		case req.Op == OpReload && s.h.Reload != nil:
+			if r, err := s.h.Reload(); err != nil {
+				resp.Error = err.Error()
+			} else {
+				resp.Reload = &r
+			}
+			// A reload may take longer than a status: the answer gets
+			// a fresh deadline.
+			conn.SetDeadline(time.Now().Add(connTimeout))
+		case req.Op == OpStop && s.h.Stop != nil:
+			if err := s.h.Stop(); err != nil {
+				resp.Error = err.Error()
+			} else {
+				resp.Stopping = true
+			}
+		case req.Op == OpReload || req.Op == OpStop:
+			resp.Error = fmt.Sprintf("control: op %q is not supported by this daemon", req.Op)
 		default:
 			resp.Error = fmt.Sprintf("control: unknown op %q", req.Op)
 		}
@@ -289,6 +422,64 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 // wrapping fs.ErrNotExist; a socket nobody serves, one wrapping
 // syscall.ECONNREFUSED; missing permissions, fs.ErrPermission.
 func Query(ctx context.Context, path string) (*Status, error) {
+	resp, err := roundTrip(ctx, path, OpStatus)
+	if err != nil {
+		return nil, err
+	}
+	if resp.Status == nil {
+		return nil, fmt.Errorf("control: %s answered without a status", path)
+	}
+	return resp.Status, nil
+}
+
+// Reload asks the daemon serving path to reload its configuration and
+// waits for the outcome, bounded by ctx. The error is for the exchange
+// (errors as for Query) or a daemon that could not attempt the reload; a
+// reload that failed is a result with Error set.
+func Reload(ctx context.Context, path string) (*ReloadResult, error) {
+	resp, err := roundTrip(ctx, path, OpReload)
+	if err != nil {
+		return nil, err
+	}
+	if resp.Reload == nil {
+		return nil, fmt.Errorf("control: %s answered without a reload result", path)
+	}
+	return resp.Reload, nil
+}
+
+// Stop asks the daemon serving path to shut down and waits, bounded by
+// ctx, until its socket is gone: the daemon removes it as the last step of
+// its shutdown, once the interface, its routes and its addresses are gone.
+func Stop(ctx context.Context, path string) error {
+	resp, err := roundTrip(ctx, path, OpStop)
+	if err != nil {
+		return err
+	}
+	if !resp.Stopping {
+		return fmt.Errorf("control: %s did not accept the stop request", path)
+	}
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil // already gone
+	}
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		now, err := os.Lstat(path)
+		if err != nil || !os.SameFile(fi, now) {
+			return nil // removed (or replaced by a new daemon)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("control: %s: still shutting down: %w", path, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// roundTrip sends one request for op and returns the decoded response,
+// turning a response error into an error.
+func roundTrip(ctx context.Context, path, op string) (*Response, error) {
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "unix", path)
 	if err != nil {
@@ -300,7 +491,7 @@ func Query(ctx context.Context, path string) (*Status, error) {
 	}
 	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
-	b, _ := json.Marshal(Request{Op: OpStatus})
+	b, _ := json.Marshal(Request{Op: op})
 	if _, err := c.Write(append(b, '\n')); err != nil {
 		return nil, fmt.Errorf("control: sending the request to %s: %w", path, err)
 	}
@@ -318,15 +509,19 @@ func Query(ctx context.Context, path string) (*Status, error) {
 	if resp.Error != "" {
 		return nil, fmt.Errorf("control: %s: %s", path, resp.Error)
 	}
-	if resp.Status == nil {
-		return nil, fmt.Errorf("control: %s answered without a status", path)
-	}
-	return resp.Status, nil
+	return &resp, nil
 }
 
 // prepareDir creates dir with mode 0700, or checks that an existing dir
 // is private to this user.
 func prepareDir(dir string) error {
+	// The parent is shared by every instance (/run/gmtun): created like
+	// systemd creates a RuntimeDirectory='s parents, 0755.
+	if parent := filepath.Dir(dir); parent != dir {
+		if err := os.MkdirAll(parent, 0o755); err != nil {
+			return fmt.Errorf("control: create %s: %w", parent, err)
+		}
+	}
 	err := os.Mkdir(dir, 0o700)
 	if err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("control: create %s: %w", dir, err)

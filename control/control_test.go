@@ -112,10 +112,10 @@ func TestWireFormat(t *testing.T) {
 	s := string(b)
 	for _, field := range []string{`"version":1`, `"status":{`, `"interface":`, `"public_key":`, `"listen_port":`,
 		`"mtu":`, `"fwmark":`, `"suites":`, `"kernels":`, `"offload":{"tun_vnet_hdr":false,"tun_tso":false,"tun_uso":false,"tun_queues":0,"udp_gso4":false,"udp_gso6":false,"udp_gro4":false,"udp_gro6":false}`,
-		`"config_file":`, `"started":`, `"last_reload":null`, `"peers":[{"name":"","public_key":"","endpoint":"","allowed_ips":null,"suite":"","last_handshake":null,"rx_bytes":0,"tx_bytes":0,"rx_packets":0,"tx_packets":0,"persistent_keepalive":0,"roaming":false,"inbound_queue":0,"outbound_queue":0,"staged":0}]`,
+		`"config_file":`, `"started":`, `"last_reload":null`, `"peers":[{"name":"","public_key":"","endpoint":"","allowed_ips":null,"suite":"","last_handshake":null,"handshakes":0,"rx_bytes":0,"tx_bytes":0,"rx_packets":0,"tx_packets":0,"persistent_keepalive":0,"roaming":false,"inbound_queue":0,"outbound_queue":0,"staged":0}]`,
 		`"drops":`, `"handshake_invalid":`,
 		`"buffers":{"max":0,"allocated":0,"free":0,"in_use":0,"waiting":0,"exhausted_ms":0,"waits":0,"staged":0,"encrypt_queue":0,"decrypt_queue":0,"handshake_queue":0}`,
-		`"receive_errors":0`} {
+		`"receive_errors":0`, `"goroutines":0`} {
 		if !strings.Contains(s, field) {
 			t.Errorf("encoding lacks %s:\n%s", field, s)
 		}
@@ -400,5 +400,140 @@ func TestConcurrentQueries(t *testing.T) {
 	s.Close()
 	if _, err := query(t, s.Path()); err == nil {
 		t.Error("query after Close succeeded")
+	}
+}
+
+func TestReloadAndStop(t *testing.T) {
+	dir := privateDir(t)
+	var reloads, stops atomic.Int64
+	fail := atomic.Bool{}
+	s, err := Serve(SocketPath(dir, "gm0"), Handlers{
+		Status: fakeStatus(new(atomic.Int64)),
+		Reload: func() (ReloadResult, error) {
+			reloads.Add(1)
+			time.Sleep(50 * time.Millisecond) // the client waits for the answer
+			if fail.Load() {
+				return ReloadResult{Error: "gm0.toml:3: interface.mtu: must be at least 1280", ConfigError: true}, nil
+			}
+			return ReloadResult{RestartNeeded: []string{"interface.listen_port"}, Added: []string{"site-c"}}, nil
+		},
+		Stop: func() error { stops.Add(1); return nil },
+	}, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+
+	r, err := Reload(ctx, s.Path())
+	if err != nil || r.Error != "" || !reflect.DeepEqual(r.RestartNeeded, []string{"interface.listen_port"}) ||
+		!reflect.DeepEqual(r.Added, []string{"site-c"}) {
+		t.Fatalf("Reload = %+v, %v", r, err)
+	}
+	fail.Store(true)
+	r, err = Reload(ctx, s.Path())
+	if err != nil || !r.ConfigError || !strings.Contains(r.Error, "gm0.toml:3: interface.mtu") {
+		t.Fatalf("failed Reload = %+v, %v; want the daemon's config error", r, err)
+	}
+	if reloads.Load() != 2 {
+		t.Errorf("reload handler called %d times, want 2", reloads.Load())
+	}
+
+	// Stop waits until the socket is gone: here the handler only counts,
+	// and the server is closed 100 ms later.
+	go func() { time.Sleep(100 * time.Millisecond); s.Close() }()
+	start := time.Now()
+	if err := Stop(ctx, s.Path()); err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el < 90*time.Millisecond {
+		t.Errorf("Stop returned after %v, before the socket was removed", el)
+	}
+	if _, err := os.Lstat(s.Path()); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("socket still there after Stop: %v", err)
+	}
+	if stops.Load() != 1 {
+		t.Errorf("stop handler called %d times, want 1", stops.Load())
+	}
+}
+
+func TestStopTimesOut(t *testing.T) {
+	dir := privateDir(t)
+	s, err := Serve(SocketPath(dir, "gm0"), Handlers{Status: fakeStatus(new(atomic.Int64)), Stop: func() error { return nil }}, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if err := Stop(ctx, s.Path()); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Stop on a daemon that never goes away = %v, want a deadline error", err)
+	}
+}
+
+func TestUnsupportedOps(t *testing.T) {
+	dir := privateDir(t)
+	s := listen(t, dir, fakeStatus(new(atomic.Int64))) // no Reload, no Stop
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := Reload(ctx, s.Path()); err == nil || !strings.Contains(err.Error(), `op "reload" is not supported`) {
+		t.Errorf("Reload without a handler = %v", err)
+	}
+	if err := Stop(ctx, s.Path()); err == nil || !strings.Contains(err.Error(), `op "stop" is not supported`) {
+		t.Errorf("Stop without a handler = %v", err)
+	}
+	if _, err := Serve(SocketPath(dir, "gm1"), Handlers{}, nil); err == nil {
+		t.Error("Serve without a status handler succeeded")
+	}
+}
+
+func TestSockets(t *testing.T) {
+	base := privateDir(t)
+	var servers []*Server
+	for _, p := range []string{
+		SocketPath(base, "gm2"),                          // dir/IFACE.sock (--socket-dir)
+		SocketPath(filepath.Join(base, "site"), "gm1"),   // dir/NAME/IFACE.sock (systemd layout)
+		SocketPath(filepath.Join(base, "office"), "gm0"), // another instance
+	} {
+		s, err := Listen(p, fakeStatus(new(atomic.Int64)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		servers = append(servers, s)
+	}
+	defer func() {
+		for _, s := range servers {
+			s.Close()
+		}
+	}()
+	// The instance directories are private; a missing parent is created
+	// 0755 like systemd's (checked below).
+	if fi, err := os.Stat(filepath.Join(base, "site")); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("instance directory: %v, %v", fi.Mode(), err)
+	}
+	fresh := filepath.Join(t.TempDir(), "run", "gm5")
+	s, err := Listen(SocketPath(fresh, "gm5"), fakeStatus(new(atomic.Int64)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if fi, err := os.Stat(filepath.Dir(fresh)); err != nil || fi.Mode().Perm()&0o700 != 0o700 || fi.Mode().Perm()&0o022 != 0 {
+		t.Errorf("created parent: %v, %v; want 0755 less the umask", fi.Mode(), err)
+	}
+	got, err := Sockets(base)
+	want := []string{
+		SocketPath(filepath.Join(base, "office"), "gm0"),
+		SocketPath(filepath.Join(base, "site"), "gm1"),
+		SocketPath(base, "gm2"),
+	}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("Sockets = %q, %v\nwant %q", got, err, want)
+	}
+	if n := SocketInterface(got[1]); n != "gm1" {
+		t.Errorf("SocketInterface(%s) = %q", got[1], n)
+	}
+	if got, err := Sockets(filepath.Join(base, "absent")); err != nil || len(got) != 0 {
+		t.Errorf("missing dir: %q, %v", got, err)
 	}
 }

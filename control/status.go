@@ -32,6 +32,10 @@ type Status struct {
 	// LastReloadError is the error of the latest reload, "" if it
 	// succeeded or there was none.
 	LastReloadError string `json:"last_reload_error,omitempty"`
+	// PendingRestart lists the settings (e.g. "interface.listen_port")
+	// whose value in the configuration file differs from the running one
+	// as of the latest reload: only a restart applies them. Absent if none.
+	PendingRestart []string `json:"pending_restart,omitempty"`
 	// Peers are the configured peers in configuration order.
 	Peers []Peer `json:"peers"`
 	// Drops counts discarded packets by reason (see
