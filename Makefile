@@ -139,7 +139,8 @@ FAULT_FLOOD  ?= 10
 bench-faults: build
 	@mkdir -p bin
 	$(GO) build -o bin/faulttable ./bench/faultbed/cmd/faulttable
-	@set -o pipefail; GMTUN_TEST_BIN=$(CURDIR)/bin/gmtun GMTUN_FAULT_STRICT=1 GMTUN_FAULT_SOAK=$(FAULT_SOAK) GMTUN_FAULT_BYTES=$(FAULT_BYTES) \
+	$(GO) build -tags gmtun_shorttimers -o bin/gmtun-shorttimers ./cmd/gmtun
+	@set -o pipefail; GMTUN_TEST_BIN=$(CURDIR)/bin/gmtun GMTUN_TEST_BIN_SHORTTIMERS=$(CURDIR)/bin/gmtun-shorttimers GMTUN_FAULT_STRICT=1 GMTUN_FAULT_SOAK=$(FAULT_SOAK) GMTUN_FAULT_BYTES=$(FAULT_BYTES) \
 		GMTUN_FAULT_OUTAGE=$(FAULT_OUTAGE) GMTUN_FAULT_FLOOD=$(FAULT_FLOOD) \
 		$(GO) test -count=1 -v -timeout 0 -run '^TestNetnsFault$$' ./cmd/gmtun > bin/bench-faults.log 2>&1; rc=$$?; \
 		bin/faulttable < bin/bench-faults.log | tee bin/bench-faults.md; exit $$rc

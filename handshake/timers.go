@@ -10,11 +10,12 @@ import (
 // device/constants.go), used unchanged by gmtun (docs/PROTOCOL.md, "Timers").
 const (
 	// RekeyAfterTime: the initiator of a keypair starts a new handshake
-	// when it sends with a keypair this old.
-	RekeyAfterTime = 120 * time.Second
+	// when it sends with a keypair this old (timers_default.go; a test
+	// build may shorten it, see timers_short.go).
+	RekeyAfterTime = rekeyAfterTime
 	// RejectAfterTime: a keypair this old is used neither to send nor to
 	// receive.
-	RejectAfterTime = 180 * time.Second
+	RejectAfterTime = rejectAfterTime
 	// RekeyAttemptTime: give up retrying a handshake after this long.
 	RekeyAttemptTime = 90 * time.Second
 	// RekeyTimeout: retransmit an unanswered initiation after this long

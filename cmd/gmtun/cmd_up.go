@@ -20,6 +20,7 @@ import (
 
 	"github.com/gmtun/gmtun/ciphers"
 	"github.com/gmtun/gmtun/config"
+	"github.com/gmtun/gmtun/handshake"
 	"github.com/gmtun/gmtun/control"
 	"github.com/gmtun/gmtun/sdnotify"
 	"github.com/gmtun/gmtun/tunnel"
@@ -274,6 +275,9 @@ func (d *daemon) start() error {
 		versionString(), ifc.PrivateKey.Public(), st.ListenPort, st.MTU, len(d.cfg.Peers), joinSuites(ifc.Suites),
 		kernelsString(d.kernels), tdev.Offload(), d.bind.Offload())
 	logSuiteTiers(d.log, ifc.Suites)
+	if handshake.ShortTimers {
+		d.log.Warnf("WARNING: test build (gmtun_shorttimers): keys rekey after %v and expire after %v; never deploy this binary", handshake.RekeyAfterTime, handshake.RejectAfterTime)
+	}
 	for _, k := range d.kernels {
 		if k.Selected == "generic" && len(k.Available) > 1 {
 			d.log.Warnf("%s runs the slow generic code although %s is available (disabled by GODEBUG?)", k.Primitive, k.Available[0])

@@ -328,13 +328,16 @@ func procStatus(t *testing.T, s *site) (rss int64, threads int) {
 	return rss, threads
 }
 
-func buildDaemon(t *testing.T) string {
+// buildDaemon returns the daemon binary named by the environment variable
+// env (bench-faults builds it once), or builds one with the given build
+// tags into a temporary directory.
+func buildDaemon(t *testing.T, env, tags string) string {
 	t.Helper()
-	bin := os.Getenv("GMTUN_TEST_BIN")
+	bin := os.Getenv(env)
 	if bin == "" {
 		bin = filepath.Join(t.TempDir(), "gmtun")
-		if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-			t.Fatalf("go build: %v\n%s", err, out)
+		if out, err := exec.Command("go", "build", "-tags", tags, "-o", bin, ".").CombinedOutput(); err != nil {
+			t.Fatalf("go build -tags %q: %v\n%s", tags, err, out)
 		}
 	}
 	return bin
@@ -349,7 +352,7 @@ var dataDrops = []string{"auth_failed", "replay", "bad_type", "unknown_index", "
 
 func TestNetnsFault(t *testing.T) {
 	requireNetns(t)
-	bin := buildDaemon(t)
+	bin := buildDaemon(t, "GMTUN_TEST_BIN", "")
 	xferBytes := envInt(t, "GMTUN_FAULT_BYTES", 16<<20)
 
 	for _, suite := range []string{"sm4-gcm", "zuc-256"} {
@@ -557,7 +560,7 @@ func TestNetnsFault(t *testing.T) {
 		}
 	})
 
-	t.Run("soak", func(t *testing.T) { testSoak(t, bin) })
+	t.Run("soak", testSoak)
 }
 
 func contains(list []string, s string) bool {
