@@ -20,8 +20,8 @@ import (
 
 	"github.com/gmtun/gmtun/ciphers"
 	"github.com/gmtun/gmtun/config"
-	"github.com/gmtun/gmtun/handshake"
 	"github.com/gmtun/gmtun/control"
+	"github.com/gmtun/gmtun/handshake"
 	"github.com/gmtun/gmtun/sdnotify"
 	"github.com/gmtun/gmtun/tunnel"
 	"github.com/gmtun/gmtun/tunnel/iface"
