@@ -1,0 +1,38 @@
+package ublock
+
+import (
+	"testing"
+
+	"github.com/gmtun/gmtun/internal/cputime"
+)
+
+// Benchmarks of the dispatched primitives (the generic code under purego
+// or when no kernel tier is enabled). cputime.Loop reports the thread's
+// CPU time besides wall time ("cpu-MB/s"), which is what to quote on a
+// shared machine.
+
+func benchECB(b *testing.B, newc func([]byte) (*Cipher, error), keyLen, n int) {
+	c, err := newc(make([]byte, keyLen))
+	if err != nil {
+		b.Fatal(err)
+	}
+	buf := make([]byte, n)
+	cputime.Loop(b, n, func() { c.EncryptBlocks(buf, buf) })
+}
+
+func BenchmarkECB128x128(b *testing.B) { benchECB(b, NewCipher, 16, 4096) }
+func BenchmarkECB128x256(b *testing.B) { benchECB(b, NewCipher, 32, 4096) }
+func BenchmarkECB256x256(b *testing.B) { benchECB(b, NewCipher256, 32, 4096) }
+
+func BenchmarkDecrypt128x128(b *testing.B) {
+	c, _ := NewCipher(make([]byte, 16))
+	buf := make([]byte, 4096)
+	cputime.Loop(b, len(buf), func() { c.DecryptBlocks(buf, buf) })
+}
+
+func BenchmarkCTR1420(b *testing.B) {
+	c, _ := NewCipher(make([]byte, 16))
+	buf := make([]byte, 1420)
+	var ctr [16]byte
+	cputime.Loop(b, len(buf), func() { ctr32XOR(&c.s, &ctr, buf, buf) })
+}
