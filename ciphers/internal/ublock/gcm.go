@@ -1,0 +1,186 @@
+package ublock
+
+import (
+	"crypto/subtle"
+
+	"github.com/gmtun/gmtun/ciphers/internal/ghash"
+)
+
+// GCM limits for the only parameters gmtun supports: 12-byte nonce,
+// 16-byte tag (as AEAD_SM4_GCM, RFC 8998 §3.3).
+const (
+	// NonceSize is the GCM nonce (IV) length in bytes (SP 800-38D §8.2.1
+	// recommends 96 bits).
+	NonceSize = 12
+	// TagSize is the GCM tag length in bytes (128 bits).
+	TagSize = 16
+	// MaxPlaintextSize is the largest plaintext GCM admits:
+	// 2^39 − 256 bits (SP 800-38D §5.2.1.1), i.e. 2^32 − 2 blocks, so the
+	// 32-bit counter field never wraps.
+	MaxPlaintextSize = (1<<32 - 2) * BlockSize
+)
+
+// maxMasks is how many tag masks E_K(J0) a batch computes per ECB call.
+const maxMasks = 64
+
+// GCM is a uBlock-GCM key (NIST SP 800-38D over uBlock-128/128 or
+// uBlock-128/256; docs/PROTOCOL.md, "ublock-gcm"): the uBlock schedule and
+// the GHASH subkey H = E_K(0^128) in both of its forms. It is immutable
+// after NewGCM or Init and safe for concurrent use; zero it to wipe it.
+type GCM struct {
+	s    Schedule
+	hkey ghash.Key
+}
+
+// NewGCM expands key (16 bytes: uBlock-128/128; 32 bytes: uBlock-128/256)
+// into a GCM.
+func NewGCM(key []byte) (*GCM, error) {
+	g := new(GCM)
+	if err := g.Init(key); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// Init sets g to the key; it lets callers embed a GCM by value.
+func (g *GCM) Init(key []byte) error {
+	if err := initSchedule(&g.s, key, BlockSize); err != nil {
+		return err
+	}
+	// The hash subkey H = E_K(0^128) (SP 800-38D §7.1 step 1).
+	var h [16]byte
+	encryptBlocks(&g.s, h[:], h[:])
+	g.hkey.Init(&h)
+	clear(h[:])
+	return nil
+}
+
+// j0 returns J0 = nonce ‖ 0^31 ‖ 1 (SP 800-38D §7.1 step 2).
+func j0(nonce *[NonceSize]byte) (ctr [BlockSize]byte) {
+	copy(ctr[:], nonce[:])
+	ctr[15] = 1
+	return ctr
+}
+
+// firstCounter returns inc32(J0) = nonce ‖ 0^30 ‖ 10, where GCTR starts
+// (§7.1 step 3).
+func firstCounter(nonce *[NonceSize]byte) (ctr [BlockSize]byte) {
+	copy(ctr[:], nonce[:])
+	ctr[15] = 2
+	return ctr
+}
+
+// Seal encrypts plaintext into out (the first len(plaintext) bytes) and
+// writes the authentication tag over aad and the ciphertext into tag
+// (SP 800-38D §7.1, GCM-AE with a 96-bit IV). out and plaintext may
+// overlap exactly (in place) but not otherwise; len(plaintext) must not
+// exceed MaxPlaintextSize. The caller checks these preconditions.
+func (g *GCM) Seal(out []byte, tag *[TagSize]byte, nonce *[NonceSize]byte, plaintext, aad []byte) {
+	n := len(plaintext)
+	mask := j0(nonce)
+	encryptBlocks(&g.s, mask[:], mask[:]) // E_K(J0)
+	ctr := firstCounter(nonce)
+	ctr32XOR(&g.s, &ctr, out[:n], plaintext)
+	var y [16]byte
+	g.hkey.GCMHash(&y, aad, out[:n])
+	subtle.XORBytes(tag[:], y[:], mask[:])
+}
+
+// Open verifies tag over aad and ciphertext (SP 800-38D §7.2, GCM-AD)
+// with a constant-time comparison and only then decrypts ciphertext into
+// out. It reports whether the tag was valid; if not, out has not been
+// written. out and ciphertext may overlap exactly but not otherwise.
+func (g *GCM) Open(out []byte, nonce *[NonceSize]byte, ciphertext, aad []byte, tag *[TagSize]byte) bool {
+	mask := j0(nonce)
+	encryptBlocks(&g.s, mask[:], mask[:])
+	if !g.verify(&mask, ciphertext, aad, tag) {
+		return false
+	}
+	ctr := firstCounter(nonce)
+	ctr32XOR(&g.s, &ctr, out[:len(ciphertext)], ciphertext)
+	return true
+}
+
+// verify reports in constant time whether tag is GHASH(aad, ciphertext)
+// ⊕ mask.
+func (g *GCM) verify(mask *[BlockSize]byte, ciphertext, aad []byte, tag *[TagSize]byte) bool {
+	var y [16]byte
+	g.hkey.GCMHash(&y, aad, ciphertext)
+	subtle.XORBytes(y[:], y[:], mask[:])
+	return subtle.ConstantTimeCompare(y[:], tag[:]) == 1
+}
+
+// Packet is one message of a batch for SealBatch and OpenBatch: Text is
+// sealed or opened in place, with AAD as additional data and the tag in
+// *Tag. Text, AAD and Tag of all packets of a batch must not overlap one
+// another, and len(Text) must not exceed MaxPlaintextSize.
+type Packet struct {
+	Nonce [NonceSize]byte
+	AAD   []byte
+	Text  []byte
+	Tag   *[TagSize]byte
+}
+
+// masks sets m to E_K(J0) of every packet of ps (len(ps) ≤ maxMasks) in
+// one ECB call.
+func (g *GCM) masks(ps []Packet, m *[maxMasks * BlockSize]byte) {
+	for i := range ps {
+		*(*[BlockSize]byte)(m[i*BlockSize:]) = j0(&ps[i].Nonce)
+	}
+	encryptBlocks(&g.s, m[:len(ps)*BlockSize], m[:len(ps)*BlockSize])
+}
+
+// SealBatch seals every packet of ps in place, exactly as Seal(p.Text,
+// p.Tag, &p.Nonce, p.Text, p.AAD) would; the tag masks of up to 64
+// packets share one ECB call.
+func (g *GCM) SealBatch(ps []Packet) {
+	if len(ps) == 1 {
+		p := &ps[0]
+		g.Seal(p.Text, p.Tag, &p.Nonce, p.Text, p.AAD)
+		return
+	}
+	var m [maxMasks * BlockSize]byte
+	for len(ps) > 0 {
+		chunk := ps[:min(len(ps), maxMasks)]
+		g.masks(chunk, &m)
+		for i := range chunk {
+			p := &chunk[i]
+			ctr := firstCounter(&p.Nonce)
+			ctr32XOR(&g.s, &ctr, p.Text, p.Text)
+			var y [16]byte
+			g.hkey.GCMHash(&y, p.AAD, p.Text)
+			subtle.XORBytes(p.Tag[:], y[:], m[i*BlockSize:(i+1)*BlockSize])
+		}
+		ps = ps[len(chunk):]
+	}
+}
+
+// OpenBatch verifies every packet of ps and decrypts in place those whose
+// tag is valid, exactly as Open(p.Text, &p.Nonce, p.Text, p.AAD, p.Tag)
+// would; ok[i] reports whether ps[i] verified (len(ok) ≥ len(ps)). A
+// packet that fails is left unmodified.
+func (g *GCM) OpenBatch(ps []Packet, ok []bool) {
+	_ = ok[:len(ps)]
+	if len(ps) == 1 {
+		p := &ps[0]
+		ok[0] = g.Open(p.Text, &p.Nonce, p.Text, p.AAD, p.Tag)
+		return
+	}
+	var m [maxMasks * BlockSize]byte
+	for len(ps) > 0 {
+		chunk := ps[:min(len(ps), maxMasks)]
+		g.masks(chunk, &m)
+		for i := range chunk {
+			p := &chunk[i]
+			ok[i] = g.verify((*[BlockSize]byte)(m[i*BlockSize:]), p.Text, p.AAD, p.Tag)
+		}
+		for i := range chunk {
+			if ok[i] {
+				p := &chunk[i]
+				ctr := firstCounter(&p.Nonce)
+				ctr32XOR(&g.s, &ctr, p.Text, p.Text)
+			}
+		}
+		ps, ok = ps[len(chunk):], ok[len(chunk):]
+	}
+}
