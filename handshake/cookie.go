@@ -64,7 +64,16 @@ type macScratch struct {
 	inner [sm3.Size]byte
 	out   [sm3.Size]byte
 	src   [18]byte
+	// A cookie reply's cookie, nonce, key and sealed cookie.
+	cookie [cookieSize]byte
+	nonce  [MessageCookieReplyOffsetCookie - MessageCookieReplyOffsetNonce]byte
+	key    [16]byte
+	sealed [cookieSize + macSize]byte
 }
+
+// labelCookieBytes is labelCookie for hash.Hash.Write (a conversion at
+// each call would allocate).
+var labelCookieBytes = []byte(labelCookie)
 
 func (l *Local) getScratch() *macScratch {
 	if s, ok := l.macPool.Get().(*macScratch); ok {
@@ -78,6 +87,9 @@ func (l *Local) putScratch(s *macScratch) {
 	clear(s.inner[:])
 	clear(s.out[:])
 	clear(s.src[:])
+	clear(s.cookie[:])
+	clear(s.key[:])
+	clear(s.sealed[:])
 	s.h.Reset()
 	l.macPool.Put(s)
 }
@@ -134,17 +146,6 @@ func (l *Local) cookieInto(s *macScratch, src netip.AddrPort, now time.Time) err
 	return nil
 }
 
-// cookieValue returns the cookie for src (see cookieInto).
-func (l *Local) cookieValue(src netip.AddrPort, now time.Time) (c [cookieSize]byte, err error) {
-	s := l.getScratch()
-	defer l.putScratch(s)
-	if err := l.cookieInto(s, src, now); err != nil {
-		return c, err
-	}
-	copy(c[:], s.out[:cookieSize])
-	return c, nil
-}
-
 // checkMAC2 verifies mac2 of msg from src without allocating. An all-zero
 // mac2 (the sender holds no cookie) is refused without computing anything.
 func (l *Local) checkMAC2(msg []byte, off int, src netip.AddrPort, now time.Time) bool {
@@ -185,19 +186,29 @@ func (l *Local) CreateCookieReply(msg []byte, src netip.AddrPort, now time.Time)
 	if !ok || m2 == 0 {
 		return r, ErrMessageHeader
 	}
-	c, err := l.cookieValue(src, now)
-	if err != nil {
+	// Everything that passes through an interface or the SM4 kernels is
+	// in the pooled scratch, so a flood's cookie replies allocate nothing.
+	s := l.getScratch()
+	defer l.putScratch(s)
+	if err := l.cookieInto(s, src, now); err != nil {
 		return r, err
 	}
+	copy(s.cookie[:], s.out[:cookieSize])
+	if err := l.readRand(s.nonce[:]); err != nil {
+		return r, err
+	}
+	// The reply key SM3("cookie--" ‖ P ‖ nonce)[:16] (cookieKey).
+	s.h.Reset()
+	s.h.Write(labelCookieBytes)
+	s.h.Write(l.priv.Public().raw[:])
+	s.h.Write(s.nonce[:])
+	s.h.Sum(s.inner[:0])
+	copy(s.key[:], s.inner[:16])
+	seal(s.sealed[:], &s.key, s.cookie[:], msg[m1:m1+macSize])
 	putHeader(r[:], MessageCookieReplyType)
 	binary.LittleEndian.PutUint32(r[MessageCookieReplyOffsetReceiver:], senderIndex(msg))
-	nonce := r[MessageCookieReplyOffsetNonce:MessageCookieReplyOffsetCookie]
-	if err := l.readRand(nonce); err != nil {
-		return r, err
-	}
-	k := cookieKey(l.priv.Public(), nonce)
-	seal(r[MessageCookieReplyOffsetCookie:], &k, c[:], msg[m1:m1+macSize])
-	clear(k[:])
+	copy(r[MessageCookieReplyOffsetNonce:MessageCookieReplyOffsetCookie], s.nonce[:])
+	copy(r[MessageCookieReplyOffsetCookie:], s.sealed[:])
 	return r, nil
 }
 

@@ -41,7 +41,8 @@
 // handshake workers; Keypairs and the Keys values are not synchronized.
 //
 // Secrets: intermediate keys and shared secrets are zeroed after use where
-// Go allows. Go cannot wipe gmsm's ecdh.PrivateKey (ephemeral scalars) or the
-// SM4 key schedules inside cipher.AEAD, and the garbage collector may copy
-// memory; this is a documented limit, as in wireguard-go.
+// Go allows; the one-message SM4-GCM keys and their schedules live on the
+// stack and are wiped (ciphers/sm4 SealOnce/OpenOnce). Go cannot wipe
+// gmsm's ecdh.PrivateKey (ephemeral scalars), and the garbage collector may
+// copy memory; this is a documented limit, as in wireguard-go.
 package handshake

@@ -1,13 +1,13 @@
 package handshake
 
 import (
-	"crypto/cipher"
 	"crypto/hmac"
 	"crypto/subtle"
 	"hash"
 
 	"github.com/emmansun/gmsm/sm3"
-	"github.com/emmansun/gmsm/sm4"
+
+	"github.com/gmtun/gmtun/ciphers/sm4"
 )
 
 // protocolName is hashed into C0, the initial chaining value. Changing any
@@ -81,32 +81,25 @@ func confirmValue(prefix byte, uv *[64]byte, za, zb *[32]byte, ra, rb *Point) (s
 	return s
 }
 
-// newGCM returns SM4-GCM (GB/T 32907 SM4 in the GCM mode of NIST SP
-// 800-38D, as in RFC 8998) under key.
-func newGCM(key []byte) cipher.AEAD {
-	b, err := sm4.NewCipher(key)
-	if err != nil {
-		panic("handshake: internal error: " + err.Error())
-	}
-	a, err := cipher.NewGCM(b)
-	if err != nil {
-		panic("handshake: internal error: " + err.Error())
-	}
-	return a
-}
-
+// zeroNonce is the nonce of every handshake AEAD: each key seals one
+// message only.
 var zeroNonce [12]byte
 
-// seal encrypts with a single-use key and the all-zero nonce into dst,
-// which must have room for len(pt)+16 bytes.
+// seal encrypts pt with a single-use key and the all-zero nonce into
+// dst[:len(pt)+16] (SM4-GCM through gmtun's constant-time ciphers/sm4;
+// nothing is allocated).
 func seal(dst []byte, key *[16]byte, pt, aad []byte) {
-	newGCM(key[:]).Seal(dst[:0], zeroNonce[:], pt, aad)
+	sm4.SealOnce(dst[:len(pt)+16], key, &zeroNonce, pt, aad)
 }
 
-// open decrypts ct into dst (len(ct)-16 bytes) or reports failure.
+// open verifies ct (ciphertext ‖ tag) and only then decrypts it into
+// dst[:len(ct)-16]; it reports failure for a bad tag or a ct shorter than
+// a tag.
 func open(dst []byte, key *[16]byte, ct, aad []byte) bool {
-	_, err := newGCM(key[:]).Open(dst[:0], zeroNonce[:], ct, aad)
-	return err == nil
+	if len(ct) < 16 {
+		return false
+	}
+	return sm4.OpenOnce(dst[:len(ct)-16], key, &zeroNonce, ct, aad)
 }
 
 // hmacSM3 returns HMAC-SM3 (RFC 2104 with SM3; GM/T 0042) of msg.

@@ -74,25 +74,53 @@ func Best() (Tier, bool) {
 }
 
 // NewKey fills k with the powers of the hash subkey h (H = E_K(0^128),
-// NIST SP 800-38D §6.4). It runs in constant time.
+// NIST SP 800-38D §6.4). It runs in constant time. With PCLMULQDQ each
+// power is one single-block kernel multiplication by H (about 30 ns), so
+// a key for a one-message AEAD (the handshake's) costs about 1 µs rather
+// than the 15 µs of 31 bit-serial multiplications.
 func NewKey(h *[16]byte, k *Key) {
+	if !PCLMULQDQ.Supported() {
+		newKeyGeneric(h, k)
+		return
+	}
+	k.put(1, fieldElement{binary.BigEndian.Uint64(h[:8]), binary.BigEndian.Uint64(h[8:])})
+	// One block through the kernel multiplies y ⊕ block by the table's
+	// H^1 only, so y = H^i ⊕ 0 becomes H^(i+1).
+	y := *h
+	var zero [BlockSize]byte
+	for i := 2; i <= Powers; i++ {
+		updatePCLMULQDQ(&k.table, &y, &zero[0], 1, &zero[0], 0)
+		k.put(i, fieldElement{binary.BigEndian.Uint64(y[:8]), binary.BigEndian.Uint64(y[8:])})
+	}
+	clear(y[:])
+}
+
+// newKeyGeneric is NewKey with the bit-serial multiplication, for CPUs
+// without PCLMULQDQ (whose kernels are then unused) and as the tests'
+// reference.
+func newKeyGeneric(h *[16]byte, k *Key) {
 	hv := fieldElement{binary.BigEndian.Uint64(h[:8]), binary.BigEndian.Uint64(h[8:])}
 	p := hv
 	for i := 1; i <= Powers; i++ {
-		// H^i·x^-1, byte-reversed into a little-endian 128-bit integer
-		// whose bit 127 is the coefficient of x^0: entry 16-i of the first
-		// half for i ≤ 16, entry 32-i of the second half (byte 512) else.
-		e := p.mulXInv()
-		off := 16 * (16 - i)
-		if i > 16 {
-			off = 512 + 16*(32-i)
-		}
-		binary.LittleEndian.PutUint64(k.table[off:], e.lo)
-		binary.LittleEndian.PutUint64(k.table[off+8:], e.hi)
-		binary.LittleEndian.PutUint64(k.table[off+256:], e.lo^e.hi)
-		binary.LittleEndian.PutUint64(k.table[off+256+8:], e.lo^e.hi)
+		k.put(i, p)
 		p = p.mul(hv)
 	}
+}
+
+// put stores p = H^i in the kernels' form: H^i·x^-1, byte-reversed into
+// a little-endian 128-bit integer whose bit 127 is the coefficient of x^0,
+// at entry 16-i of the first half for i ≤ 16, entry 32-i of the second
+// half (byte 512) else, with the XOR of its halves 256 bytes further.
+func (k *Key) put(i int, p fieldElement) {
+	e := p.mulXInv()
+	off := 16 * (16 - i)
+	if i > 16 {
+		off = 512 + 16*(32-i)
+	}
+	binary.LittleEndian.PutUint64(k.table[off:], e.lo)
+	binary.LittleEndian.PutUint64(k.table[off+8:], e.hi)
+	binary.LittleEndian.PutUint64(k.table[off+256:], e.lo^e.hi)
+	binary.LittleEndian.PutUint64(k.table[off+256+8:], e.lo^e.hi)
 }
 
 // Update absorbs the whole 16-byte blocks of blocks (len(blocks)/16 of

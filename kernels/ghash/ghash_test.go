@@ -334,3 +334,27 @@ func BenchmarkUpdate(b *testing.B) {
 		}
 	}
 }
+
+// TestNewKeyMatchesGeneric: the powers computed with the PCLMULQDQ kernel
+// are those of the bit-serial multiplication, for random and edge subkeys.
+func TestNewKeyMatchesGeneric(t *testing.T) {
+	if !PCLMULQDQ.Supported() {
+		t.Skip("no PCLMULQDQ: NewKey is newKeyGeneric")
+	}
+	hs := [][16]byte{{}, {0x80}, {15: 1}, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}}
+	for range 200 {
+		var h [16]byte
+		for i := range h {
+			h[i] = byte(rand.Uint32())
+		}
+		hs = append(hs, h)
+	}
+	for _, h := range hs {
+		var got, want Key
+		NewKey(&h, &got)
+		newKeyGeneric(&h, &want)
+		if got != want {
+			t.Fatalf("H = %x: NewKey's table differs from the bit-serial one", h)
+		}
+	}
+}
