@@ -39,6 +39,8 @@ var rules = []rule{
 		why: "nothing imports cmd/"},
 	{from: "kernels/zucaesni", forbidden: []string{""}, allow: []string{"kernels/cpu", "kernels/zuclanes"},
 		why: "kernels/zucaesni runs kernels/zuclanes' 8-lane state with other S-boxes, and imports nothing else"},
+	{from: "", exceptFrom: []string{"bench/"}, forbidden: []string{"github.com/emmansun/gmsm/sm4", "github.com/emmansun/gmsm/zuc", "github.com/emmansun/gmsm/cipher"},
+		why: "gmsm's SM4 and ZUC index tables by secret data (without AES-NI and under purego); the product seals with ciphers/sm4 and ciphers/zuc, and gmsm stays a test oracle and a bench anchor (docs/SECURITY.md)"},
 }
 
 func TestImportRules(t *testing.T) {
