@@ -36,3 +36,22 @@ func BenchmarkCTR1420(b *testing.B) {
 	var ctr [16]byte
 	cputime.Loop(b, len(buf), func() { ctr32XOR(&c.s, &ctr, buf, buf) })
 }
+
+func BenchmarkGCMSeal1420(b *testing.B) {
+	g, _ := NewGCM(make([]byte, 16))
+	buf := make([]byte, 16+1420+TagSize)
+	var nonce [NonceSize]byte
+	tag := (*[TagSize]byte)(buf[16+1420:])
+	cputime.Loop(b, 1420, func() { g.Seal(buf[16:16+1420], tag, &nonce, buf[16:16+1420], buf[:16]) })
+}
+
+func BenchmarkGCMSealBatch64x1420(b *testing.B) {
+	g, _ := NewGCM(make([]byte, 16))
+	ps := make([]Packet, 64)
+	for i := range ps {
+		buf := make([]byte, 16+1420+TagSize)
+		ps[i] = Packet{AAD: buf[:16], Text: buf[16 : 16+1420], Tag: (*[TagSize]byte)(buf[16+1420:])}
+		ps[i].Nonce[11] = byte(i)
+	}
+	cputime.Loop(b, 64*1420, func() { g.SealBatch(ps) })
+}
