@@ -1,0 +1,354 @@
+//go:build amd64 && gc && !purego
+
+package ublock
+
+import (
+	"encoding/binary"
+
+	"github.com/gmtun/gmtun/kernels/cpu"
+)
+
+// MaxRounds is the round count of the longest variants (uBlock-128/256
+// and 256/256).
+const MaxRounds = 24
+
+// recordBytes is the size of one round's record in Schedule: the four
+// 64-byte vectors k(X0), k(X1), k(X0)≫4 and k(X1)≫4 (see Init).
+const recordBytes = 256
+
+// Tier names one kernel implementation.
+type Tier int
+
+// The kernel tiers, fastest first.
+const (
+	AVX512 Tier = iota + 1 // AVX-512 F/BW (and VL, DQ as cpu.X86.AVX512 groups them), ZMM
+	AVX2                   // AVX2, YMM
+)
+
+// AllTiers lists every tier, fastest first, whether or not the CPU has it.
+var AllTiers = []Tier{AVX512, AVX2}
+
+// String returns the tier's name.
+func (t Tier) String() string {
+	switch t {
+	case AVX512:
+		return "AVX512"
+	case AVX2:
+		return "AVX2"
+	}
+	return "invalid"
+}
+
+// Supported reports whether the running CPU (after GODEBUG overrides) can
+// run tier t.
+func (t Tier) Supported() bool {
+	switch t {
+	case AVX512:
+		return cpu.X86.AVX512
+	case AVX2:
+		return cpu.X86.AVX2
+	}
+	return false
+}
+
+// width is the tier's vector register size in bytes.
+func (t Tier) width() int {
+	if t == AVX512 {
+		return 64
+	}
+	return 32
+}
+
+// PairBlocks is the number of blocks of blockSize bytes one register pair
+// of tier t holds: the least a call costs. Calls run best with multiples
+// of four pairs (a full pass).
+func (t Tier) PairBlocks(blockSize int) int { return 2 * t.width() / blockSize }
+
+// Lanes is the number of keys XORKeyStreamMulti runs in one call of tier
+// t (one per 64-bit slot of a register).
+func (t Tier) Lanes() int { return t.width() / 8 }
+
+// Best returns the fastest supported tier and false when none is.
+func Best() (Tier, bool) {
+	for _, t := range AllTiers {
+		if t.Supported() {
+			return t, true
+		}
+	}
+	return 0, false
+}
+
+func (t Tier) check() {
+	if !t.Supported() {
+		panic("ublock: tier " + t.String() + " not supported by this CPU")
+	}
+}
+
+// Schedule holds the round keys of one uBlock key in the kernels' layout:
+// for every round key RK_i, each half (X0, X1) byte-swapped per 32-bit
+// word and repeated over 64 bytes, then the same two vectors shifted
+// right by 4 in every 16-bit word (the high-nibble share of the S-box
+// index). The zero value is unusable; fill it with Init.
+type Schedule struct {
+	rk        [(MaxRounds + 1) * recordBytes]byte
+	rounds    int
+	blockSize int
+}
+
+// Init lays out the round keys rk = RK_0 ‖ RK_1 ‖ … ‖ RK_rounds (each
+// blockSize bytes, big-endian as in the specification) for the kernels.
+// blockSize is 16 or 32 and rounds at most MaxRounds. The transform is
+// public shifts and masks of the key bytes (no table).
+func (s *Schedule) Init(rk []byte, blockSize, rounds int) {
+	if blockSize != 16 && blockSize != 32 || rounds < 1 || rounds > MaxRounds || len(rk) < (rounds+1)*blockSize {
+		panic("ublock: invalid round keys")
+	}
+	s.rounds, s.blockSize = rounds, blockSize
+	half := blockSize / 2
+	for i := 0; i <= rounds; i++ {
+		rec := s.rk[i*recordBytes : (i+1)*recordBytes]
+		for h := 0; h < 2; h++ {
+			key := rk[i*blockSize+h*half : i*blockSize+(h+1)*half]
+			v := rec[64*h : 64*(h+1)]
+			for base := 0; base < 64; base += half {
+				for b := range key {
+					v[base+4*(b/4)+3-b%4] = key[b]
+				}
+			}
+			sh := rec[64*(2+h) : 64*(3+h)]
+			for w := 0; w < 64; w += 2 {
+				binary.LittleEndian.PutUint16(sh[w:], binary.LittleEndian.Uint16(v[w:])>>4)
+			}
+		}
+	}
+	clear(s.rk[(rounds+1)*recordBytes:])
+}
+
+// Reset wipes the round keys.
+func (s *Schedule) Reset() { *s = Schedule{} }
+
+// Rounds returns the schedule's round count (0 before Init).
+func (s *Schedule) Rounds() int { return s.rounds }
+
+// BlockSize returns the schedule's block size in bytes (0 before Init).
+func (s *Schedule) BlockSize() int { return s.blockSize }
+
+func (s *Schedule) valid() {
+	if s.rounds == 0 {
+		panic("ublock: schedule not initialized")
+	}
+}
+
+// EncryptBlocks encrypts src into dst (ECB) with schedule s using tier t.
+// len(src) must be a multiple of s.BlockSize() and dst at least as long;
+// dst and src must be equal or not overlap.
+func EncryptBlocks(t Tier, s *Schedule, dst, src []byte) { ecb(t, s, dst, src, false) }
+
+// DecryptBlocks decrypts src into dst (ECB) with schedule s using tier t;
+// see EncryptBlocks.
+func DecryptBlocks(t Tier, s *Schedule, dst, src []byte) { ecb(t, s, dst, src, true) }
+
+func ecb(t Tier, s *Schedule, dst, src []byte, dec bool) {
+	s.valid()
+	bs := s.blockSize
+	if len(src)%bs != 0 {
+		panic("ublock: input not full blocks")
+	}
+	if len(dst) < len(src) {
+		panic("ublock: output smaller than input")
+	}
+	n := len(src) / bs
+	if n == 0 {
+		return
+	}
+	t.check()
+	pb := t.PairBlocks(bs)
+	full := n - n%pb
+	if full > 0 {
+		ecbKernel(t, s, dec, &dst[0], &src[0], full)
+	}
+	if rest := (n - full) * bs; rest > 0 {
+		// The last partial pair runs in a buffer, so the kernel never reads
+		// or writes past the caller's blocks.
+		var buf [128]byte
+		copy(buf[:], src[full*bs:])
+		ecbKernel(t, s, dec, &buf[0], &buf[0], pb)
+		copy(dst[full*bs:], buf[:rest])
+		clear(buf[:])
+	}
+}
+
+func ecbKernel(t Tier, s *Schedule, dec bool, dst, src *byte, n int) {
+	rk, r := &s.rk[0], s.rounds
+	switch {
+	case t == AVX512 && s.blockSize == 16 && !dec:
+		encrypt128AVX512(rk, r, dst, src, n)
+	case t == AVX512 && s.blockSize == 16:
+		decrypt128AVX512(rk, r, dst, src, n)
+	case t == AVX512 && !dec:
+		encrypt256AVX512(rk, r, dst, src, n)
+	case t == AVX512:
+		decrypt256AVX512(rk, r, dst, src, n)
+	case s.blockSize == 16 && !dec:
+		encrypt128AVX2(rk, r, dst, src, n)
+	case s.blockSize == 16:
+		decrypt128AVX2(rk, r, dst, src, n)
+	case !dec:
+		encrypt256AVX2(rk, r, dst, src, n)
+	default:
+		decrypt256AVX2(rk, r, dst, src, n)
+	}
+}
+
+// XORKeyStream XORs src (any length) with the uBlock keystream of the
+// counter blocks ctr, inc32(ctr), … (NIST SP 800-38D §6.5 GCTR, §6.2
+// inc32) into dst, and advances ctr past the blocks used (a final partial
+// block counts as one). s must have 16-byte blocks; dst must be at least
+// as long as src; dst and src must be equal or not overlap.
+func XORKeyStream(t Tier, s *Schedule, ctr *[16]byte, dst, src []byte) {
+	s.valid()
+	if s.blockSize != 16 {
+		panic("ublock: counter mode needs the 128-bit block")
+	}
+	if len(dst) < len(src) {
+		panic("ublock: output smaller than input")
+	}
+	if len(src) == 0 {
+		return
+	}
+	t.check()
+	pb := t.PairBlocks(16)
+	n := len(src) / 16
+	full := n - n%pb
+	if full > 0 {
+		ctrKernel(t, s, ctr, &dst[0], &src[0], full)
+		inc32(ctr, full)
+	}
+	if rest := len(src) - 16*full; rest > 0 {
+		var buf [128]byte
+		copy(buf[:], src[16*full:])
+		ctrKernel(t, s, ctr, &buf[0], &buf[0], pb)
+		copy(dst[16*full:], buf[:rest])
+		clear(buf[:])
+		inc32(ctr, (rest+15)/16)
+	}
+}
+
+func ctrKernel(t Tier, s *Schedule, ctr *[16]byte, dst, src *byte, n int) {
+	if t == AVX512 {
+		ctr128AVX512(&s.rk[0], s.rounds, ctr, dst, src, n)
+	} else {
+		ctr128AVX2(&s.rk[0], s.rounds, ctr, dst, src, n)
+	}
+}
+
+// inc32 adds n to the last 32-bit big-endian word of ctr modulo 2^32
+// (NIST SP 800-38D §6.2).
+func inc32(ctr *[16]byte, n int) {
+	binary.BigEndian.PutUint32(ctr[12:], binary.BigEndian.Uint32(ctr[12:])+uint32(n))
+}
+
+// Job is one keystream XOR of XORKeyStreamMulti: Src XORed with the
+// keystream of schedule S (16-byte blocks) from counter *Ctr into Dst,
+// with *Ctr advanced as XORKeyStream does.
+type Job struct {
+	S        *Schedule
+	Ctr      *[16]byte
+	Dst, Src []byte
+}
+
+// XORKeyStreamMulti runs every job as XORKeyStream would, the jobs' blocks
+// in the same registers (t.Lanes() keys per call: the multi-key form).
+// Consecutive jobs with the same round count share calls; their common
+// whole blocks run together, longer jobs finish alone and the partial
+// final blocks of a group run together once more. Jobs must not overlap
+// each other (except each Dst equal to its own Src).
+func XORKeyStreamMulti(t Tier, jobs []Job) {
+	t.check()
+	w := t.Lanes()
+	for len(jobs) > 0 {
+		g := 1
+		for g < len(jobs) && g < w && jobs[g].S.rounds == jobs[0].S.rounds {
+			g++
+		}
+		multiGroup(t, jobs[:g])
+		jobs = jobs[g:]
+	}
+}
+
+// multiGroup runs up to t.Lanes() jobs of equal round counts.
+func multiGroup(t Tier, jobs []Job) {
+	var (
+		keys       [8]*byte
+		ctrs       [8][16]byte
+		dsts, srcs [8]*byte
+	)
+	n := -1
+	for i := range jobs {
+		j := &jobs[i]
+		j.S.valid()
+		if j.S.blockSize != 16 {
+			panic("ublock: counter mode needs the 128-bit block")
+		}
+		if len(j.Dst) < len(j.Src) {
+			panic("ublock: output smaller than input")
+		}
+		if b := len(j.Src) / 16; n < 0 || b < n {
+			n = b
+		}
+		keys[i] = &j.S.rk[0]
+		ctrs[i] = *j.Ctr
+	}
+	for i := len(jobs); i < len(keys); i++ {
+		keys[i] = keys[0]
+	}
+	rounds := jobs[0].S.rounds
+	if n > 0 {
+		for i := range jobs {
+			dsts[i], srcs[i] = &jobs[i].Dst[0], &jobs[i].Src[0]
+		}
+		multiKernel(t, &keys, &ctrs, &dsts, &srcs, len(jobs), rounds, n)
+	}
+	// What is left: whole blocks of longer jobs alone, partial final
+	// blocks gathered into one more multi-key call.
+	var tails [8][16]byte
+	lanes := 0
+	var lane [8]int
+	for i := range jobs {
+		j := &jobs[i]
+		inc32(j.Ctr, n)
+		rest := len(j.Src) - 16*n
+		switch {
+		case rest >= 16:
+			XORKeyStream(t, j.S, j.Ctr, j.Dst[16*n:], j.Src[16*n:])
+		case rest > 0:
+			copy(tails[lanes][:], j.Src[16*n:])
+			keys[lanes] = &j.S.rk[0]
+			ctrs[lanes] = *j.Ctr
+			dsts[lanes], srcs[lanes] = &tails[lanes][0], &tails[lanes][0]
+			lane[lanes] = i
+			lanes++
+		}
+	}
+	if lanes == 0 {
+		return
+	}
+	for i := lanes; i < len(keys); i++ {
+		keys[i] = keys[0]
+	}
+	multiKernel(t, &keys, &ctrs, &dsts, &srcs, lanes, rounds, 1)
+	for k := 0; k < lanes; k++ {
+		j := &jobs[lane[k]]
+		copy(j.Dst[16*n:len(j.Src)], tails[k][:])
+		inc32(j.Ctr, 1)
+	}
+	clear(tails[:])
+}
+
+func multiKernel(t Tier, keys *[8]*byte, ctrs *[8][16]byte, dsts, srcs *[8]*byte, lanes, rounds, n int) {
+	if t == AVX512 {
+		ctrMulti128AVX512(keys, ctrs, dsts, srcs, lanes, rounds, n)
+	} else {
+		ctrMulti128AVX2(keys, ctrs, dsts, srcs, lanes, rounds, n)
+	}
+}
