@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/gmtun/gmtun/ciphers"
-	"github.com/gmtun/gmtun/handshake"
+	"github.com/gmtun/gmtun/internal/sm2pem"
 )
 
 // build validates the indexed document and returns the typed Config.
@@ -91,7 +91,7 @@ func (p *parseState) buildInterface(s *section, ifc *Interface) error {
 		return err
 	}
 	ifc.PrivateKeyFile = path
-	ifc.PrivateKey, err = handshake.ParsePrivateKeyText(line)
+	ifc.PrivateKey, err = parsePrivateKeyText(line) // base64 line or PEM (keyfile.go)
 	clear(line)
 	if err != nil {
 		return s.wrapf("private_key_file", err, "%s does not hold a valid private key: %v", path, err)
@@ -173,6 +173,17 @@ func (p *parseState) buildInterface(s *section, ifc *Interface) error {
 		}
 	}
 
+	// log_format
+	ifc.LogFormat = "text"
+	if f, ok, err := s.str("log_format"); err != nil {
+		return err
+	} else if ok {
+		if f != "text" && f != "json" {
+			return s.errorf("log_format", "must be \"text\" or \"json\", got %q", f)
+		}
+		ifc.LogFormat = f
+	}
+
 	// table
 	if raw, ok := s.m["table"]; ok {
 		switch v := raw.(type) {
@@ -242,7 +253,7 @@ func (p *parseState) buildPeer(s *section, cfg *Config, idx int) error {
 	if strings.HasPrefix(pk, "<") && strings.HasSuffix(pk, ">") {
 		return s.errorf("public_key", "is still the example placeholder %s; replace it with the peer's `gmtun pubkey` output", pk)
 	}
-	if peer.PublicKey, err = handshake.ParsePublicKey(pk); err != nil {
+	if peer.PublicKey, err = parsePublicKey(pk); err != nil { // base64 or PEM (keyfile.go)
 		return s.wrapf("public_key", err, "is not a valid public key: %v", err)
 	}
 	if peer.PublicKey.Equal(cfg.Interface.PrivateKey.Public()) {
@@ -341,6 +352,9 @@ func (p *parseState) readKeyLine(s *section, key, path string) (string, []byte, 
 		return "", nil, s.wrapf(key, err, "%v", err)
 	}
 	defer clear(data)
+	if key == "private_key_file" && sm2pem.IsPEM(data) { // a PEM key spans lines (keyfile.go)
+		return path, bytes.Clone(data), nil
+	}
 	var lines [][]byte
 	for l := range bytes.Lines(data) {
 		if len(bytes.TrimSpace(l)) > 0 {
