@@ -108,6 +108,22 @@ func (e *NoCommonSuiteError) Is(target error) bool { return target == ErrNoCommo
 // Unwrap returns ErrNoCommonSuite, so Reason reports its code.
 func (e *NoCommonSuiteError) Unwrap() error { return ErrNoCommonSuite }
 
+// Hint says what an operator should check after a handshake failure that
+// a configuration mismatch between the two sides causes, or "" for the
+// other failures (those are attacks, corruption or races, counted but not
+// explained). The daemon logs it with the peer's name.
+func Hint(err error) string {
+	switch Reason(err) {
+	case ErrConfirmMismatch.Code:
+		return "the two sides computed different keys: check that this side's [[peer]] public_key and id are the peer's public key and its [interface] id, and that the peer's [[peer]] entry for this side has our public key and id"
+	case ErrSelectDecrypt.Code, ErrConfirmTag.Code:
+		return "the pre-shared keys differ: both sides' preshared_key_file must hold the same key, or neither side may set one"
+	case ErrNoCommonSuite.Code:
+		return "the suites allowed with this peer on the two sides have none in common: give both sides' suites keys at least one common suite"
+	}
+	return ""
+}
+
 func suiteList(s []ciphers.SuiteID) string {
 	if len(s) == 0 {
 		return "none"

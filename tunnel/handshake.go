@@ -3,6 +3,8 @@ package tunnel
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"log/slog"
 
 	"github.com/gmtun/gmtun/handshake"
 	"github.com/gmtun/gmtun/tunnel/netio"
@@ -171,7 +173,9 @@ func (d *Device) handleHandshake(msg []byte, ep netio.Endpoint) {
 			d.handshakeInvalid(handshake.Reason(err))
 			return
 		}
-		hp.Context().(*Peer).retryOnCookie(now)
+		p := hp.Context().(*Peer)
+		p.countReceived(len(msg))
+		p.retryOnCookie(now)
 		return
 	}
 	switch msg[0] {
@@ -182,9 +186,12 @@ func (d *Device) handleHandshake(msg []byte, ep netio.Endpoint) {
 			return
 		}
 		p := res.Peer.Context().(*Peer)
+		p.countReceived(len(msg))
 		p.setEndpointFromHandshake(ep)
 		if res.Refused {
-			d.log.Verbosef("%v - refused initiation: no common suite (offered %v, allowed %v)", p, res.Offered, p.suites)
+			p.diagnose(slog.LevelWarn, handshake.ErrNoCommonSuite.Code,
+				fmt.Sprintf("refused the peer's initiation: no common suite (it offered %s; this side allows %s)", suiteNames(res.Offered), suiteNames(p.suites)),
+				handshake.Hint(handshake.ErrNoCommonSuite))
 			p.sendControl(res.Response[:])
 			return
 		}
@@ -199,15 +206,16 @@ func (d *Device) handleHandshake(msg []byte, ep netio.Endpoint) {
 		d.log.Verbosef("%v - received handshake initiation, responding with %v", p, kp.suite)
 		p.sendControl(res.Response[:])
 	case handshake.MessageResponseType:
+		// The peer first: a refusal frees the pending handshake's index.
+		named := d.indices.lookupPeer(binary.LittleEndian.Uint32(msg[handshake.MessageResponseOffsetReceiver:]))
 		res, err := d.local.ConsumeResponse(msg, now)
 		if err != nil {
-			if errors.Is(err, handshake.ErrNoCommonSuite) {
-				d.log.Errorf("handshake refused: %v", err)
-			}
 			d.handshakeInvalid(handshake.Reason(err))
+			named.diagnoseFailure(err)
 			return
 		}
 		p := res.Peer.Context().(*Peer)
+		p.countReceived(len(msg))
 		p.setEndpointFromHandshake(ep)
 		kp, err := newKeypair(p, res.Keys)
 		if err != nil {
@@ -224,6 +232,7 @@ func (d *Device) handleHandshake(msg []byte, ep netio.Endpoint) {
 		d.log.Verbosef("%v - handshake complete (initiator, %v)", p, kp.suite)
 		p.sendStaged()
 	case handshake.MessageConfirmType:
+		named := d.indices.lookupPeer(binary.LittleEndian.Uint32(msg[handshake.MessageConfirmOffsetReceiver:]))
 		keys, err := d.local.ConsumeConfirm(msg, now)
 		if err != nil {
 			if errors.Is(err, handshake.ErrUnknownIndex) {
@@ -237,9 +246,11 @@ func (d *Device) handleHandshake(msg []byte, ep netio.Endpoint) {
 				}
 			}
 			d.handshakeInvalid(handshake.Reason(err))
+			named.diagnoseFailure(err)
 			return
 		}
 		p := keys.Peer.Context().(*Peer)
+		p.countReceived(len(msg))
 		p.setEndpointFromHandshake(ep)
 		if kp := d.indices.lookup(keys.LocalIndex); kp != nil && kp.peer == p && p.confirmKeypair(kp) {
 			d.log.Verbosef("%v - handshake complete (responder, %v)", p, kp.suite)

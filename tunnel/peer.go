@@ -73,6 +73,8 @@ type Peer struct {
 	sentUnanswered atomic.Int64 // data sent, nothing received since
 
 	rxBytes, txBytes, rxPackets, txPackets atomic.Uint64
+	// diag rate-limits the peer's diagnostics (diag.go).
+	diag peerDiag
 
 	// authBudget is the peer's forgery budget for short-tag suites
 	// (authbudget.go); a replacement of the peer (SetPeers) inherits it.
@@ -413,8 +415,13 @@ func (p *Peer) installKeypair(kp *keypair, now time.Time) bool {
 		return false
 	}
 	p.freeKeypairs(p.keypairs.Install(kp, kp.isInitiator, now))
-	p.lastHandshake = now
-	p.handshakes++
+	if kp.isInitiator {
+		// The response proved the peer holds the keys: established. A
+		// responder's keypair counts once confirmKeypair promotes it
+		// (the initiator may still reject it).
+		p.lastHandshake = now
+		p.handshakes++
+	}
 	return true
 }
 
@@ -427,6 +434,8 @@ func (p *Peer) confirmKeypair(kp *keypair) bool {
 	if promoted {
 		kp.confirmed.Store(true)
 		p.freeKeypairs(dropped)
+		p.lastHandshake = p.device.clock.Now()
+		p.handshakes++
 	}
 	return promoted
 }
@@ -541,6 +550,7 @@ func (p *Peer) expireTimers(now time.Time) {
 		p.dropStagedLocked(true)
 		p.sendMu.Unlock()
 		d.log.Verbosef("%v - handshake did not complete after %v, giving up", p, handshake.RekeyAttemptTime)
+		p.diagnoseNoAnswer()
 	}
 	if retry {
 		p.initiateHandshake(true)

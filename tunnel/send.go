@@ -56,6 +56,23 @@ func destination(pkt []byte) []byte {
 	return nil
 }
 
+// linkScoped reports whether dst (4 or 16 bytes) never leaves the link:
+// IPv6 link-local unicast (fe80::/10) and interface- or link-local
+// multicast (ffx1::/16, ffx2::/16: router solicitations, MLD reports, the
+// kernel sends them on every IPv6 link), IPv4 link-local (169.254.0.0/16),
+// local network control multicast (224.0.0.0/24) and the limited
+// broadcast. Unrouted, they are counted as link_local, not no_route: they
+// are the kernel's own noise on an idle tunnel, not misrouted traffic.
+func linkScoped(dst []byte) bool {
+	if len(dst) == 16 {
+		return dst[0] == 0xfe && dst[1]&0xc0 == 0x80 ||
+			dst[0] == 0xff && (dst[1]&0x0f == 1 || dst[1]&0x0f == 2)
+	}
+	return dst[0] == 169 && dst[1] == 254 ||
+		dst[0] == 224 && dst[1] == 0 && dst[2] == 0 ||
+		dst[0] == 255 && dst[1] == 255 && dst[2] == 255 && dst[3] == 255
+}
+
 // RoutineReadFromTUN reads vectors from TUN queue q, routes each packet to
 // its peer by destination (longest-prefix AllowedIPs), groups the packets
 // of each peer into one container and hands the containers to the peers.
@@ -107,7 +124,11 @@ func (d *Device) RoutineReadFromTUN(q int) {
 			}
 			peer, ok := routes.LookupIP(dst)
 			if !ok {
-				d.drop(dropNoRoute, 1)
+				if linkScoped(dst) {
+					d.drop(dropLinkLocal, 1)
+				} else {
+					d.drop(dropNoRoute, 1)
+				}
 				continue
 			}
 			var c *outContainer

@@ -36,6 +36,7 @@ const (
 	dropTUNWriteError                          // TUN write failed
 	dropSendError                              // bind send or seal failed
 	dropNoEndpoint                             // peer has no known endpoint
+	dropLinkLocal                              // link-scoped packet (RS, MLD, …) the kernel sent with no route
 	// The bind's own drops (netio.DropReporter), folded in by Stats.
 	dropUDPTruncated   // datagram larger than the receive buffer
 	dropUDPBadSource   // source address of an unknown family
@@ -67,6 +68,7 @@ var dropNames = [numDropReasons]string{
 	dropTUNWriteError:        "tun_write_error",
 	dropSendError:            "send_error",
 	dropNoEndpoint:           "no_endpoint",
+	dropLinkLocal:            "link_local",
 	dropUDPTruncated:         "udp_truncated",
 	dropUDPBadSource:         "udp_bad_source",
 	dropUDPEmpty:             "udp_empty",
