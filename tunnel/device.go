@@ -187,24 +187,25 @@ func (d *Device) Up() error {
 	if d.stateUp {
 		return errors.New("tunnel: device is already up")
 	}
-	var fns []netio.ReceiveFunc
+	// One receive pipeline for every bind: a copying one (wireguard-go's
+	// off Linux, the tests' in-memory binds) reads through netio.InPlace.
 	var inPlace []netio.InPlaceReceiveFunc
 	var port uint16
 	var err error
 	if ipb, ok := d.bind.(netio.InPlaceBind); ok {
 		inPlace, port, err = ipb.OpenInPlace(d.listenPort)
 	} else {
+		var fns []netio.ReceiveFunc
 		fns, port, err = d.bind.Open(d.listenPort)
+		for _, fn := range fns {
+			inPlace = append(inPlace, netio.InPlace(fn, d.bind.BatchSize()))
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("tunnel: opening the bind on port %d: %w", d.listenPort, err)
 	}
 	d.port.Store(uint32(port))
 	d.stateUp = true
-	for _, fn := range fns {
-		d.readers.Add(1)
-		go d.RoutineReceiveIncoming(fn)
-	}
 	for _, fn := range inPlace {
 		d.readers.Add(1)
 		go d.RoutineReceiveInPlace(fn)

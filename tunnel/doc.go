@@ -25,12 +25,11 @@
 //
 // # Inbound flow
 //
-//	bind ReceiveFunc ──vector──► RoutineReceiveIncoming (one per func)
-//	  (or, for a netio.InPlaceBind such as netio.StdBind on Linux,
-//	   InPlaceReceiveFunc ──► RoutineReceiveInPlace: GRO-coalesced
-//	   datagrams stay in the buffer the kernel filled; the buffer goes to
-//	   the last of its peer's containers, so it is freed only after every
-//	   packet in it was processed)
+//	InPlaceReceiveFunc ──vector──► RoutineReceiveInPlace (one per func;
+//	  netio.StdBind on Linux, or any copying bind behind netio.InPlace):
+//	  GRO-coalesced datagrams stay in the buffer the kernel filled; the
+//	  buffer goes to the last of its peer's containers, so it is freed only
+//	  after every packet in it was processed
 //	   type 0x14: version/reserved, receiver index → keypair, exact length
 //	              (body a multiple of 16 + the suite's tag), keypair not
 //	              expired → group per keypair into containers

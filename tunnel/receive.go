@@ -42,98 +42,6 @@ func innerPacket(body []byte) (n int, src []byte, ok bool) {
 	return 0, nil, false
 }
 
-// RoutineReceiveIncoming reads vectors of datagrams from one ReceiveFunc,
-// classifies them by type byte, groups data packets per keypair into
-// containers for the decryption workers and queues handshake messages for
-// the handshake workers. It never allocates per packet. It waits for a free
-// buffer when the pool is exhausted (backpressure into the socket, whose
-// buffer then drops like any UDP receiver); staged packets may hold at
-// most a quarter of the pool, so the buffers in flight are always freed by
-// the pipeline without help from this reader.
-func (d *Device) RoutineReceiveIncoming(recv netio.ReceiveFunc) {
-	defer d.readers.Done()
-	d.log.Verbosef("Routine: receive incoming - started")
-	defer d.log.Verbosef("Routine: receive incoming - stopped")
-	batch := max(d.bind.BatchSize(), 1)
-	bufs := make([]*buffer, batch)
-	pkts := make([][]byte, batch)
-	sizes := make([]int, batch)
-	eps := make([]netio.Endpoint, batch)
-	conts := make([]*inContainer, 0, batch)
-	defer func() { d.buffers.put(bufs...) }()
-	for i := range bufs {
-		if bufs[i] = d.buffers.get(); bufs[i] == nil {
-			return
-		}
-		pkts[i] = bufs[i][:netio.MaxSegmentSize]
-	}
-	errorsInARow := 0
-	for {
-		n, err := recv(pkts, sizes, eps)
-		if err != nil {
-			if d.isClosed() || errors.Is(err, net.ErrClosed) {
-				return
-			}
-			errorsInARow++
-			d.recvErrors.Add(1)
-			d.log.Verbosef("Failed to receive packets: %v", err)
-			if errorsInARow > 10 {
-				time.Sleep(10 * time.Millisecond)
-			}
-			if n == 0 {
-				continue
-			}
-		} else {
-			errorsInARow = 0
-		}
-		var st classifyState
-		for i := range n {
-			pkt := bufs[i][:sizes[i]]
-			kp := d.classify(pkt, eps[i], &st)
-			if kp == nil {
-				continue
-			}
-			var c *inContainer
-			for _, x := range conts {
-				if x.kp == kp && x.n < ciphers.MaxBatch {
-					c = x
-					break
-				}
-			}
-			if c == nil && !kp.acquire() { // retired meanwhile
-				d.drop(dropExpiredKeypair, 1)
-				continue
-			}
-			nb := d.buffers.get()
-			if nb == nil { // closing
-				if c == nil {
-					kp.release()
-				}
-				for _, c := range conts {
-					d.releaseIn(c)
-				}
-				return
-			}
-			if c == nil {
-				c = d.inPool.get()
-				c.kp = kp
-				conts = append(conts, c)
-			}
-			c.bufs[c.nbufs], c.pkts[c.n], c.eps[c.n] = bufs[i], pkt, eps[i]
-			c.n++
-			c.nbufs++
-			bufs[i], pkts[i] = nb, nb[:netio.MaxSegmentSize]
-		}
-		clear(eps[:n])
-		for i, c := range conts {
-			c.mu.Lock()
-			c.kp.peer.enqueueInbound(c)
-			conts[i] = nil
-		}
-		conts = conts[:0]
-	}
-}
-
 // classifyState carries the per-vector lookups of classify.
 type classifyState struct {
 	now       time.Time
@@ -196,9 +104,10 @@ func (d *Device) classify(pkt []byte, ep netio.Endpoint, st *classifyState) *key
 // datagrams.
 const inPlaceSlots = 8
 
-// RoutineReceiveInPlace is RoutineReceiveIncoming for binds with
-// in-place receive (netio.InPlaceBind): GRO-coalesced datagrams are
-// decrypted where the kernel put them instead of being copied apart. A
+// RoutineReceiveInPlace is the receive pipeline, one per receive function
+// of the bind (netio.InPlaceBind, or a copying bind behind netio.InPlace):
+// GRO-coalesced datagrams are decrypted where the kernel put them instead
+// of being copied apart. A
 // buffer whose datagrams all go to one peer is handed to the last of that
 // peer's containers holding one of them (the peer's containers are
 // processed and released in order, so the earlier ones are done with it
