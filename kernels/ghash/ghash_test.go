@@ -16,13 +16,14 @@ import (
 	gmsm4 "github.com/emmansun/gmsm/sm4"
 
 	"github.com/gmtun/gmtun/internal/cputime"
+	"github.com/gmtun/gmtun/kernels/internal/kerneltest"
 )
 
 func forEachTier(t *testing.T, f func(t *testing.T, tier Tier)) {
 	for _, tier := range AllTiers {
 		t.Run(tier.String(), func(t *testing.T) {
 			if !tier.Supported() {
-				t.Skipf("CPU lacks %s (kernels/cpu flags say no)", tier)
+				kerneltest.Unsupported(t, "CPU lacks %s (kernels/cpu flags say no)", tier)
 			}
 			f(t, tier)
 		})
@@ -326,7 +327,7 @@ func BenchmarkUpdate(b *testing.B) {
 		for _, n := range []int{64, 576, 1420, 8192} {
 			b.Run(fmt.Sprintf("%s/%d", tier, n), func(b *testing.B) {
 				if !tier.Supported() {
-					b.Skipf("CPU lacks %s", tier)
+					kerneltest.Unsupported(b, "CPU lacks %s", tier)
 				}
 				buf := make([]byte, n)
 				cputime.Loop(b, n, func() { Update(tier, &k, &y, buf) })
@@ -339,7 +340,7 @@ func BenchmarkUpdate(b *testing.B) {
 // are those of the bit-serial multiplication, for random and edge subkeys.
 func TestNewKeyMatchesGeneric(t *testing.T) {
 	if !PCLMULQDQ.Supported() {
-		t.Skip("no PCLMULQDQ: NewKey is newKeyGeneric")
+		kerneltest.Unsupported(t, "no PCLMULQDQ: NewKey is newKeyGeneric")
 	}
 	hs := [][16]byte{{}, {0x80}, {15: 1}, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}}
 	for range 200 {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gmtun/gmtun/internal/cputime"
+	"github.com/gmtun/gmtun/kernels/internal/kerneltest"
 	"github.com/gmtun/gmtun/kernels/sm4ctr"
 )
 
@@ -43,7 +44,7 @@ func BenchmarkCTR(b *testing.B) {
 		for _, im := range benchImpls() {
 			b.Run(fmt.Sprintf("%s/%s", sz.name, im.name), func(b *testing.B) {
 				if !im.supported {
-					b.Skipf("CPU lacks %s", im.name)
+					kerneltest.Unsupported(b, "CPU lacks %s", im.name)
 				}
 				buf := make([]byte, sz.n)
 				var ctr [16]byte
@@ -59,7 +60,7 @@ func BenchmarkECB(b *testing.B) {
 	for _, im := range benchImpls() {
 		b.Run("4KiB/"+im.name, func(b *testing.B) {
 			if !im.supported {
-				b.Skipf("CPU lacks %s", im.name)
+				kerneltest.Unsupported(b, "CPU lacks %s", im.name)
 			}
 			buf := make([]byte, 4<<10)
 			cputime.Loop(b, len(buf), func() { im.ecb(enc, buf, buf) })

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	gmsm4 "github.com/emmansun/gmsm/sm4"
+	"github.com/gmtun/gmtun/kernels/internal/kerneltest"
 	"github.com/gmtun/gmtun/kernels/internal/sm4ref"
 )
 
@@ -23,7 +24,7 @@ func expandKey(key []byte) (enc, dec [32]uint32) { return sm4ref.ExpandKey(key) 
 func requireAVX2(t testing.TB) {
 	t.Helper()
 	if !Supported() {
-		t.Skip("sm4bs: CPU lacks AVX2; bitsliced kernel not tested")
+		kerneltest.Unsupported(t, "sm4bs: CPU lacks AVX2; bitsliced kernel not tested")
 	}
 }
 
@@ -254,7 +255,7 @@ func FuzzXORKeyStream(f *testing.F) {
 	f.Add(bytes.Repeat([]byte{0xff}, 16), bytes.Repeat([]byte{0xff}, 16), make([]byte, 4200))
 	f.Fuzz(func(t *testing.T, key, ctrb, data []byte) {
 		if !Supported() {
-			t.Skip("sm4bs: CPU lacks AVX2")
+			kerneltest.Unsupported(t, "sm4bs: CPU lacks AVX2")
 		}
 		if len(key) != 16 || len(ctrb) != 16 {
 			return

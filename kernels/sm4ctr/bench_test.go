@@ -10,6 +10,7 @@ import (
 	gmsm4 "github.com/emmansun/gmsm/sm4"
 
 	"github.com/gmtun/gmtun/internal/cputime"
+	"github.com/gmtun/gmtun/kernels/internal/kerneltest"
 )
 
 var benchSizes = []int{64, 576, 1420, 8192}
@@ -20,7 +21,7 @@ func BenchmarkXORKeyStream(b *testing.B) {
 		for _, n := range benchSizes {
 			b.Run(fmt.Sprintf("%s/%d", tier, n), func(b *testing.B) {
 				if !tier.Supported() {
-					b.Skipf("CPU lacks %s", tier)
+					kerneltest.Unsupported(b, "CPU lacks %s", tier)
 				}
 				buf := make([]byte, n)
 				var ctr [16]byte
@@ -35,7 +36,7 @@ func BenchmarkEncryptBlocks(b *testing.B) {
 	for _, tier := range AllTiers {
 		b.Run(fmt.Sprintf("%s/8192", tier), func(b *testing.B) {
 			if !tier.Supported() {
-				b.Skipf("CPU lacks %s", tier)
+				kerneltest.Unsupported(b, "CPU lacks %s", tier)
 			}
 			buf := make([]byte, 8192)
 			cputime.Loop(b, len(buf), func() { EncryptBlocks(tier, enc, buf, buf) })

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gmtun/gmtun/internal/cputime"
+	"github.com/gmtun/gmtun/kernels/internal/kerneltest"
 )
 
 // refPiece is the reference of one piece: GCTR over ceil(n/16) blocks
@@ -147,7 +148,7 @@ func TestXORPiecesShort(t *testing.T) {
 func TestXORPiecesPanics(t *testing.T) {
 	tier, ok := Best()
 	if !ok {
-		t.Skip("no kernel tier")
+		kerneltest.Unsupported(t, "no kernel tier")
 	}
 	var rk [32]uint32
 	buf := make([]byte, 2*MaxPieceBlocks*BlockSize)
@@ -209,7 +210,7 @@ func BenchmarkXORPieces(b *testing.B) {
 	for _, tier := range AllTiers {
 		b.Run(tier.String(), func(b *testing.B) {
 			if !tier.Supported() {
-				b.Skipf("CPU lacks %s", tier)
+				kerneltest.Unsupported(b, "CPU lacks %s", tier)
 			}
 			_, enc, _ := newKey(b, make([]byte, 16))
 			buf := make([]byte, 4096)
@@ -283,7 +284,7 @@ func BenchmarkXORKeyStreamPair(b *testing.B) {
 	for _, tier := range AllTiers {
 		b.Run(tier.String(), func(b *testing.B) {
 			if !tier.Supported() {
-				b.Skipf("CPU lacks %s", tier)
+				kerneltest.Unsupported(b, "CPU lacks %s", tier)
 			}
 			_, enc, _ := newKey(b, make([]byte, 16))
 			const n = PairBlocks * BlockSize

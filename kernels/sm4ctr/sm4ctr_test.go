@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	gmsm4 "github.com/emmansun/gmsm/sm4"
+
+	"github.com/gmtun/gmtun/kernels/internal/kerneltest"
 )
 
 // forEachTier runs f for every tier the CPU supports and logs the others
@@ -21,7 +23,7 @@ func forEachTier(t *testing.T, f func(t *testing.T, tier Tier)) {
 	for _, tier := range AllTiers {
 		t.Run(tier.String(), func(t *testing.T) {
 			if !tier.Supported() {
-				t.Skipf("CPU lacks %s (kernels/cpu flags say no)", tier)
+				kerneltest.Unsupported(t, "CPU lacks %s (kernels/cpu flags say no)", tier)
 			}
 			f(t, tier)
 		})
