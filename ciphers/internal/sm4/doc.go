@@ -16,7 +16,8 @@
 // schedule, on every tier, and single blocks evaluate it on the bytes of
 // one or two words at once (tauSWAR); CTR, GCM and ECB run a 64-lane
 // bitsliced SM4 (bitslice.go) whose round keys enter as arithmetic masks.
-// GHASH multiplies in GF(2^128) with integer multiplications on operands
+// GHASH (ciphers/internal/ghash, shared with the other GCMs) multiplies in
+// GF(2^128) with integer multiplications on operands
 // whose bits are spaced apart (no table indexed by H- or data-dependent
 // values), and tags are compared with crypto/subtle.ConstantTimeCompare.
 // The only branches and loop bounds are public: lengths, batch sizes, and

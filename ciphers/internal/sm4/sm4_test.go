@@ -92,44 +92,7 @@ func TestTables(t *testing.T) {
 	}
 }
 
-// clmulRef is a bit-by-bit carry-less 64×64 multiplication.
-func clmulRef(x, y uint64) (hi, lo uint64) {
-	for i := range 64 {
-		if y>>i&1 != 0 {
-			lo ^= x << i
-			if i > 0 {
-				hi ^= x >> (64 - i)
-			}
-		}
-	}
-	return hi, lo
-}
-
-// operand precomputes y for clmul64.
-func operand(y uint64) *clmulOperand {
-	var o clmulOperand
-	o.init(y)
-	return &o
-}
-
-// TestCLMul64 checks the hole-masked product against the bitwise one,
-// including the all-ones operands that maximise every column sum and
-// values with the top four (separately handled) bits set.
-func TestCLMul64(t *testing.T) {
-	cases := [][2]uint64{{0, 0}, {1, 1}, {^uint64(0), ^uint64(0)}, {^uint64(0), 1}, {1, ^uint64(0)},
-		{1 << 63, 1 << 63}, {holeMask, ^uint64(0)}, {^uint64(0), holeMask << 3}, {0xf << 60, ^uint64(0)}, {1<<60 - 1, ^uint64(0)}}
-	rng := newRand("clmul")
-	for range 20000 {
-		cases = append(cases, [2]uint64{rng.Uint64(), rng.Uint64()})
-	}
-	for _, c := range cases {
-		h, l := clmul64(c[0], operand(c[1]))
-		wh, wl := clmulRef(c[0], c[1])
-		if h != wh || l != wl {
-			t.Fatalf("clmul64(%#x, %#x) = %#x:%#x, want %#x:%#x", c[0], c[1], h, l, wh, wl)
-		}
-	}
-}
+// The carry-less multiply itself is tested in ciphers/internal/ghash.
 
 // gfMulRef is Algorithm 1 of NIST SP 800-38D §6.3, bit by bit
 // (variable-time, test only), on 16-byte blocks.
