@@ -4,22 +4,22 @@
 
 package ublock
 
-// encrypt128AVX512 encrypts nblocks 16-byte blocks from src to dst (uBlock-128/128 or 128/256 (16 or 24 rounds)) with the round-key table rk (kernels/ublock.Schedule layout), using AVX-512 F/BW on ZMM registers. nblocks must be a multiple of 8; dst and src are equal or do not overlap.
+// encrypt128AVX512 encrypts nblocks 16-byte blocks from src to dst (uBlock-128/128 or 128/256 (16 or 24 rounds)) with the round-key table rk (kernels/ublock.Schedule layout), using AVX-512 F/BW on ZMM registers. nblocks must be a multiple of 8 (a pair); full passes of 4 pairs run first. dst and src are equal or do not overlap.
 //
 //go:noescape
 func encrypt128AVX512(rk *byte, rounds int, dst *byte, src *byte, nblocks int)
 
-// decrypt128AVX512 decrypts nblocks 16-byte blocks from src to dst (uBlock-128/128 or 128/256 (16 or 24 rounds)) with the round-key table rk (kernels/ublock.Schedule layout), using AVX-512 F/BW on ZMM registers. nblocks must be a multiple of 8; dst and src are equal or do not overlap.
+// decrypt128AVX512 decrypts nblocks 16-byte blocks from src to dst (uBlock-128/128 or 128/256 (16 or 24 rounds)) with the round-key table rk (kernels/ublock.Schedule layout), using AVX-512 F/BW on ZMM registers. nblocks must be a multiple of 8 (a pair); full passes of 4 pairs run first. dst and src are equal or do not overlap.
 //
 //go:noescape
 func decrypt128AVX512(rk *byte, rounds int, dst *byte, src *byte, nblocks int)
 
-// encrypt256AVX512 encrypts nblocks 32-byte blocks from src to dst (uBlock-256/256 (24 rounds)) with the round-key table rk (kernels/ublock.Schedule layout), using AVX-512 F/BW on ZMM registers. nblocks must be a multiple of 4; dst and src are equal or do not overlap.
+// encrypt256AVX512 encrypts nblocks 32-byte blocks from src to dst (uBlock-256/256 (24 rounds)) with the round-key table rk (kernels/ublock.Schedule layout), using AVX-512 F/BW on ZMM registers. nblocks must be a multiple of 4 (a pair); full passes of 4 pairs run first. dst and src are equal or do not overlap.
 //
 //go:noescape
 func encrypt256AVX512(rk *byte, rounds int, dst *byte, src *byte, nblocks int)
 
-// decrypt256AVX512 decrypts nblocks 32-byte blocks from src to dst (uBlock-256/256 (24 rounds)) with the round-key table rk (kernels/ublock.Schedule layout), using AVX-512 F/BW on ZMM registers. nblocks must be a multiple of 4; dst and src are equal or do not overlap.
+// decrypt256AVX512 decrypts nblocks 32-byte blocks from src to dst (uBlock-256/256 (24 rounds)) with the round-key table rk (kernels/ublock.Schedule layout), using AVX-512 F/BW on ZMM registers. nblocks must be a multiple of 4 (a pair); full passes of 4 pairs run first. dst and src are equal or do not overlap.
 //
 //go:noescape
 func decrypt256AVX512(rk *byte, rounds int, dst *byte, src *byte, nblocks int)
@@ -34,22 +34,22 @@ func ctr128AVX512(rk *byte, rounds int, ctr *[16]byte, dst *byte, src *byte, nbl
 //go:noescape
 func ctrMulti128AVX512(keys *[8]*byte, ctrs *[8][16]byte, dsts *[8]*byte, srcs *[8]*byte, nlanes int, rounds int, nblocks int)
 
-// encrypt128AVX2 encrypts nblocks 16-byte blocks from src to dst (uBlock-128/128 or 128/256 (16 or 24 rounds)) with the round-key table rk (kernels/ublock.Schedule layout), using AVX2 on YMM registers. nblocks must be a multiple of 4; dst and src are equal or do not overlap.
+// encrypt128AVX2 encrypts nblocks 16-byte blocks from src to dst (uBlock-128/128 or 128/256 (16 or 24 rounds)) with the round-key table rk (kernels/ublock.Schedule layout), using AVX2 on YMM registers. nblocks must be a multiple of 4 (a pair); full passes of 4 pairs run first. dst and src are equal or do not overlap.
 //
 //go:noescape
 func encrypt128AVX2(rk *byte, rounds int, dst *byte, src *byte, nblocks int)
 
-// decrypt128AVX2 decrypts nblocks 16-byte blocks from src to dst (uBlock-128/128 or 128/256 (16 or 24 rounds)) with the round-key table rk (kernels/ublock.Schedule layout), using AVX2 on YMM registers. nblocks must be a multiple of 4; dst and src are equal or do not overlap.
+// decrypt128AVX2 decrypts nblocks 16-byte blocks from src to dst (uBlock-128/128 or 128/256 (16 or 24 rounds)) with the round-key table rk (kernels/ublock.Schedule layout), using AVX2 on YMM registers. nblocks must be a multiple of 4 (a pair); full passes of 4 pairs run first. dst and src are equal or do not overlap.
 //
 //go:noescape
 func decrypt128AVX2(rk *byte, rounds int, dst *byte, src *byte, nblocks int)
 
-// encrypt256AVX2 encrypts nblocks 32-byte blocks from src to dst (uBlock-256/256 (24 rounds)) with the round-key table rk (kernels/ublock.Schedule layout), using AVX2 on YMM registers. nblocks must be a multiple of 2; dst and src are equal or do not overlap.
+// encrypt256AVX2 encrypts nblocks 32-byte blocks from src to dst (uBlock-256/256 (24 rounds)) with the round-key table rk (kernels/ublock.Schedule layout), using AVX2 on YMM registers. nblocks must be a multiple of 2 (a pair); full passes of 4 pairs run first. dst and src are equal or do not overlap.
 //
 //go:noescape
 func encrypt256AVX2(rk *byte, rounds int, dst *byte, src *byte, nblocks int)
 
-// decrypt256AVX2 decrypts nblocks 32-byte blocks from src to dst (uBlock-256/256 (24 rounds)) with the round-key table rk (kernels/ublock.Schedule layout), using AVX2 on YMM registers. nblocks must be a multiple of 2; dst and src are equal or do not overlap.
+// decrypt256AVX2 decrypts nblocks 32-byte blocks from src to dst (uBlock-256/256 (24 rounds)) with the round-key table rk (kernels/ublock.Schedule layout), using AVX2 on YMM registers. nblocks must be a multiple of 2 (a pair); full passes of 4 pairs run first. dst and src are equal or do not overlap.
 //
 //go:noescape
 func decrypt256AVX2(rk *byte, rounds int, dst *byte, src *byte, nblocks int)

@@ -16,6 +16,14 @@ const MaxRounds = 24
 // 64-byte vectors k(X0), k(X1), k(X0)≫4 and k(X1)≫4 (see Init).
 const recordBytes = 256
 
+// passPairs is the number of register pairs of a full kernel pass, and
+// bufBytes the size of one full AVX-512 pass (the most a final partial
+// pass can take).
+const (
+	passPairs = 4
+	bufBytes  = passPairs * 2 * 64
+)
+
 // Tier names one kernel implementation.
 type Tier int
 
@@ -163,18 +171,23 @@ func ecb(t Tier, s *Schedule, dst, src []byte, dec bool) {
 	}
 	t.check()
 	pb := t.PairBlocks(bs)
-	full := n - n%pb
-	if full > 0 {
-		ecbKernel(t, s, dec, &dst[0], &src[0], full)
+	// Whole pairs run in place; if the input ends in a partial pair, the
+	// last pass (fewer than passPairs pairs, the partial one included)
+	// runs in a buffer, so the kernel never reads or writes past the
+	// caller's blocks and that pass still holds several pairs.
+	direct := n
+	if n%pb != 0 {
+		direct = n - n%(passPairs*pb)
 	}
-	if rest := (n - full) * bs; rest > 0 {
-		// The last partial pair runs in a buffer, so the kernel never reads
-		// or writes past the caller's blocks.
-		var buf [128]byte
-		copy(buf[:], src[full*bs:])
-		ecbKernel(t, s, dec, &buf[0], &buf[0], pb)
-		copy(dst[full*bs:], buf[:rest])
-		clear(buf[:])
+	if direct > 0 {
+		ecbKernel(t, s, dec, &dst[0], &src[0], direct)
+	}
+	if rest := (n - direct) * bs; rest > 0 {
+		var buf [bufBytes]byte
+		copy(buf[:], src[direct*bs:])
+		ecbKernel(t, s, dec, &buf[0], &buf[0], (n-direct+pb-1)/pb*pb)
+		copy(dst[direct*bs:], buf[:rest])
+		clear(buf[:rest])
 	}
 }
 
@@ -219,18 +232,23 @@ func XORKeyStream(t Tier, s *Schedule, ctr *[16]byte, dst, src []byte) {
 	t.check()
 	pb := t.PairBlocks(16)
 	n := len(src) / 16
-	full := n - n%pb
-	if full > 0 {
-		ctrKernel(t, s, ctr, &dst[0], &src[0], full)
-		inc32(ctr, full)
+	direct := n
+	if len(src)%(16*pb) != 0 {
+		direct = n - n%(passPairs*pb)
 	}
-	if rest := len(src) - 16*full; rest > 0 {
-		var buf [128]byte
-		copy(buf[:], src[16*full:])
-		ctrKernel(t, s, ctr, &buf[0], &buf[0], pb)
-		copy(dst[16*full:], buf[:rest])
-		clear(buf[:])
-		inc32(ctr, (rest+15)/16)
+	if direct > 0 {
+		ctrKernel(t, s, ctr, &dst[0], &src[0], direct)
+		inc32(ctr, direct)
+	}
+	if rest := len(src) - 16*direct; rest > 0 {
+		// As in ecb: the last pass, with the partial pair, in a buffer.
+		var buf [bufBytes]byte
+		copy(buf[:], src[16*direct:])
+		blocks := (rest + 15) / 16
+		ctrKernel(t, s, ctr, &buf[0], &buf[0], (blocks+pb-1)/pb*pb)
+		copy(dst[16*direct:], buf[:rest])
+		clear(buf[:rest])
+		inc32(ctr, blocks)
 	}
 }
 

@@ -440,21 +440,29 @@ func (g *kern) pairs(n int) (A, B []VecVirtual) {
 	return A, B
 }
 
-// passLoop emits full passes of a.pairs pairs while n allows, then single
-// pairs; pass(c) emits one pass of c pairs and the pointer updates.
-// unit is what one pair consumes of n.
+// passLoop emits full passes of a.pairs pairs while n allows, then one
+// pass of the pairs left (fewer than a.pairs: a pass of several pairs
+// hides the latency of the round's dependency chain, one pair at a time
+// would not); pass(c) emits one pass of c pairs and the pointer updates.
+// unit is what one pair consumes of n, which must be a multiple of it.
 func (g *kern) passLoop(n GPVirtual, unit int, pass func(c int)) {
-	full, one, done := g.name+"_full", g.name+"_one", g.name+"_done"
+	full, done := g.name+"_full", g.name+"_done"
 	Label(full)
 	CMPQ(n, U32(g.a.pairs*unit))
-	JB(LabelRef(one))
+	JB(LabelRef(g.name + "_rest"))
 	pass(g.a.pairs)
 	JMP(LabelRef(full))
-	Label(one)
-	TESTQ(n, n)
-	JZ(LabelRef(done))
-	pass(1)
-	JMP(LabelRef(one))
+	Label(g.name + "_rest")
+	for c := g.a.pairs - 1; c >= 1; c-- {
+		CMPQ(n, U32(c*unit))
+		JAE(LabelRef(fmt.Sprintf("%s_rest%d", g.name, c)))
+	}
+	JMP(LabelRef(done))
+	for c := g.a.pairs - 1; c >= 1; c-- {
+		Label(fmt.Sprintf("%s_rest%d", g.name, c))
+		pass(c)
+		JMP(LabelRef(done))
+	}
 	Label(done)
 	VZEROUPPER()
 	RET()
@@ -477,8 +485,8 @@ func genECB(a *isa, wide, dec bool) {
 	TEXT(name, NOSPLIT, "func(rk *byte, rounds int, dst, src *byte, nblocks int)")
 	Pragma("noescape")
 	g := newKern(a, name, wide, dec)
-	Doc(fmt.Sprintf("%s %s nblocks %d-byte blocks from src to dst (%s) with the round-key table rk (kernels/ublock.Schedule layout), using %s. nblocks must be a multiple of %d; dst and src are equal or do not overlap.",
-		name, verb, bb, variant, a.doc, g.pairBlocks))
+	Doc(fmt.Sprintf("%s %s nblocks %d-byte blocks from src to dst (%s) with the round-key table rk (kernels/ublock.Schedule layout), using %s. nblocks must be a multiple of %d (a pair); full passes of %d pairs run first. dst and src are equal or do not overlap.",
+		name, verb, bb, variant, a.doc, g.pairBlocks, a.pairs))
 	rk := Load(Param("rk"), GP64()).(GPVirtual)
 	dst := Load(Param("dst"), GP64()).(GPVirtual)
 	src := Load(Param("src"), GP64()).(GPVirtual)

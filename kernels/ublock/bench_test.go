@@ -1,0 +1,133 @@
+//go:build amd64 && gc && !purego
+
+package ublock
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gmtun/gmtun/internal/cputime"
+)
+
+// The tunnel's batch: 64 packets of 1420 bytes.
+const (
+	batchPackets = 64
+	packetBytes  = 1420
+)
+
+func benchTiers(b *testing.B, f func(b *testing.B, tier Tier)) {
+	for _, tier := range AllTiers {
+		b.Run(tier.String(), func(b *testing.B) {
+			if !tier.Supported() {
+				b.Skipf("CPU lacks %s", tier)
+			}
+			f(b, tier)
+		})
+	}
+}
+
+// BenchmarkCTR is the single-key keystream XOR: 64 × 1420-byte packets
+// (one call per packet, as GCM seals them) and a lone 64-byte packet.
+func BenchmarkCTR(b *testing.B) {
+	r := rand.NewChaCha8([32]byte{9})
+	benchTiers(b, func(b *testing.B, tier Tier) {
+		for _, v := range variants[:2] {
+			s, _, _ := newSchedule(r, v.keyLen, 16)
+			b.Run(v.name[len("uBlock-"):]+"/64x1420", func(b *testing.B) {
+				bufs := make([][]byte, batchPackets)
+				for i := range bufs {
+					bufs[i] = make([]byte, packetBytes)
+				}
+				var ctr [16]byte
+				cputime.Loop(b, batchPackets*packetBytes, func() {
+					for _, p := range bufs {
+						XORKeyStream(tier, s, &ctr, p, p)
+					}
+				})
+			})
+			b.Run(v.name[len("uBlock-"):]+"/64", func(b *testing.B) {
+				buf := make([]byte, 64)
+				var ctr [16]byte
+				cputime.Loop(b, len(buf), func() { XORKeyStream(tier, s, &ctr, buf, buf) })
+			})
+		}
+	})
+}
+
+// BenchmarkECB is ECB encryption and decryption over 64 × 1420 bytes
+// (whole blocks: 1408 bytes of each 1420) and a lone 64-byte message.
+func BenchmarkECB(b *testing.B) {
+	r := rand.NewChaCha8([32]byte{10})
+	benchTiers(b, func(b *testing.B, tier Tier) {
+		for _, v := range variants {
+			s, _, _ := newSchedule(r, v.keyLen, v.blkLen)
+			for _, dec := range []bool{false, true} {
+				op, f := "enc", EncryptBlocks
+				if dec {
+					op, f = "dec", DecryptBlocks
+				}
+				name := v.name[len("uBlock-"):]
+				b.Run(fmt.Sprintf("%s/%s/64x1420", name, op), func(b *testing.B) {
+					n := packetBytes / 32 * 32
+					bufs := make([][]byte, batchPackets)
+					for i := range bufs {
+						bufs[i] = make([]byte, n)
+					}
+					cputime.Loop(b, batchPackets*n, func() {
+						for _, p := range bufs {
+							f(tier, s, p, p)
+						}
+					})
+				})
+				b.Run(fmt.Sprintf("%s/%s/64", name, op), func(b *testing.B) {
+					buf := make([]byte, 64)
+					cputime.Loop(b, len(buf), func() { f(tier, s, buf, buf) })
+				})
+			}
+		}
+	})
+}
+
+// BenchmarkMulti compares 64 × 1420-byte packets under 64 different keys
+// through XORKeyStreamMulti with the same packets one XORKeyStream call
+// each, and with one key for all (single-key).
+func BenchmarkMulti(b *testing.B) {
+	r := rand.NewChaCha8([32]byte{11})
+	benchTiers(b, func(b *testing.B, tier Tier) {
+		for _, v := range variants[:2] {
+			name := v.name[len("uBlock-"):]
+			jobs := make([]Job, batchPackets)
+			for i := range jobs {
+				s, _, _ := newSchedule(r, v.keyLen, 16)
+				buf := make([]byte, packetBytes)
+				jobs[i] = Job{S: s, Ctr: new([16]byte), Dst: buf, Src: buf}
+			}
+			b.Run(name+"/multi-key/64x1420", func(b *testing.B) {
+				cputime.Loop(b, batchPackets*packetBytes, func() { XORKeyStreamMulti(tier, jobs) })
+			})
+			b.Run(name+"/per-packet-keys/64x1420", func(b *testing.B) {
+				cputime.Loop(b, batchPackets*packetBytes, func() {
+					for _, j := range jobs {
+						XORKeyStream(tier, j.S, j.Ctr, j.Dst, j.Src)
+					}
+				})
+			})
+			b.Run(name+"/multi-key/8x64", func(b *testing.B) {
+				small := make([]Job, 8)
+				for i := range small {
+					small[i] = jobs[i]
+					small[i].Dst, small[i].Src = jobs[i].Dst[:64], jobs[i].Src[:64]
+				}
+				cputime.Loop(b, 8*64, func() { XORKeyStreamMulti(tier, small) })
+			})
+			b.Run(name+"/per-packet-keys/8x64", func(b *testing.B) {
+				cputime.Loop(b, 8*64, func() {
+					for _, j := range jobs[:8] {
+						XORKeyStream(tier, j.S, j.Ctr, j.Dst[:64], j.Src[:64])
+					}
+				})
+			})
+		}
+	})
+}
