@@ -19,12 +19,11 @@ PREFIX      ?= /usr/local
 # The avo generators (kernels/_gen, a module of its own) and their outputs.
 # Each entry is generator:output-package:asm-file:stub-file.
 KERNELS := \
-	zuclanes:zuclanes:zuclanes_amd64.s:stubs_amd64.go \
+	zuc:zuc:zuc_amd64.s:stubs_amd64.go \
 	sm4ctr:sm4ctr:sm4ctr_amd64.s:stubs_amd64.go \
 	ghash:ghash:ghash_amd64.s:stubs_amd64.go \
 	cpuid:cpu:cpu_amd64.s:stubs_amd64.go \
 	sm4bs:sm4bs:sm4bs_amd64.s:stubs_amd64.go \
-	zucaesni:zucaesni:zucaesni_amd64.s:stubs_amd64.go \
 	ublock:ublock:ublock_amd64.s:stubs_amd64.go
 
 .PHONY: all build test vet staticcheck unit purego forced-tiers fuzz kernels kernels-fresh generate generated-fresh bench bench-tunnel demo install clean bench-faults

@@ -23,7 +23,7 @@ type buffer [BufferSize]byte
 // a batch (each at the same offset of its own buffer) would all sit at the
 // same address modulo 4 KiB: the 16 lanes of a ZUC kernel call then load
 // and store lines that share one L1 set and alias in store-to-load
-// disambiguation (kernels/zuclanes/doc.go), which cost 8–10 % of a
+// disambiguation (kernels/zuc/doc.go), which cost 8–10 % of a
 // zuc-128/zuc-256 seal of 64 packets (BenchmarkPoolSeal). 64
 // staggers of 64 bytes cover every line offset of a 4 KiB page, and the
 // extra ≤ 4032 bytes fit in the page rounding a 64 KiB + 47-byte

@@ -23,7 +23,7 @@ type rule struct {
 }
 
 var rules = []rule{
-	{from: "kernels/", exceptFrom: []string{"kernels/zucaesni"}, forbidden: []string{""}, allow: []string{"kernels/cpu"},
+	{from: "kernels/", forbidden: []string{""}, allow: []string{"kernels/cpu"},
 		why: "kernels import nothing from gmtun except kernels/cpu"},
 	{from: "handshake", forbidden: []string{"tunnel", "config", "cmd/", "control", "kernels/"},
 		why: "the handshake never touches the tunnel or the CLI"},
@@ -37,8 +37,6 @@ var rules = []rule{
 		why: "only ciphers/internal dispatch files import kernels"},
 	{from: "", exceptFrom: []string{"cmd/"}, forbidden: []string{"cmd/"},
 		why: "nothing imports cmd/"},
-	{from: "kernels/zucaesni", forbidden: []string{""}, allow: []string{"kernels/cpu", "kernels/zuclanes"},
-		why: "kernels/zucaesni runs kernels/zuclanes' 8-lane state with other S-boxes, and imports nothing else"},
 	{from: "", exceptFrom: []string{"bench/"}, forbidden: []string{"github.com/emmansun/gmsm/sm4", "github.com/emmansun/gmsm/zuc", "github.com/emmansun/gmsm/cipher"},
 		why: "gmsm's SM4 and ZUC index tables by secret data (without AES-NI and under purego); the product seals with ciphers/sm4 and ciphers/zuc, and gmsm stays a test oracle and a bench anchor (docs/SECURITY.md)"},
 }
@@ -106,15 +104,13 @@ func TestViolates(t *testing.T) {
 		{rules[0], "kernels/sm4ctr", module + "/kernels/cpu", false},
 		{rules[0], "kernels/sm4ctr", module + "/ciphers", true},
 		{rules[2], "tunnel/netio", "net/http", true},
-		{rules[2], "tunnel", module + "/kernels/zuclanes", true},
+		{rules[2], "tunnel", module + "/kernels/zuc", true},
 		{rules[2], "tunnel", module + "/ciphers", false},
 		{rules[5], "tunnel", module + "/kernels/cpu", true},
 		{rules[5], "ciphers/internal/sm4", module + "/kernels/sm4ctr", false},
 		{rules[6], "bench/tunnelbed", module + "/cmd/gmtun", true},
-		{rules[0], "kernels/zucaesni", module + "/kernels/zuclanes", false},
-		{rules[7], "kernels/zucaesni", module + "/kernels/zuclanes", false},
-		{rules[7], "kernels/zucaesni", module + "/kernels/sm4ctr", true},
-		{rules[7], "kernels/zucaesni", module + "/ciphers", true},
+		{rules[0], "kernels/zuc", module + "/kernels/sm4ctr", true},
+		{rules[0], "kernels/zuc", module + "/ciphers", true},
 	} {
 		if got := violates(c.r, c.from, c.imp); got != c.want {
 			t.Errorf("violates(%q, %q, %q) = %v, want %v", c.r.why, c.from, c.imp, got, c.want)

@@ -10,8 +10,8 @@
 //
 // It is plain Go, has no build tags and always compiles: it is the
 // portable core (-tags purego, arm64, x86 without the kernels' features)
-// and the reference the multi-lane SIMD kernels (kernels/zuclanes,
-// kernels/zucaesni) are tested against, itself tested against the
+// and the reference the multi-lane SIMD kernels (kernels/zuc) are tested
+// against, itself tested against the
 // standard's table S-boxes (kept in tables_test.go only). The functions
 // named *Generic are the units a kernel replaces.
 //

@@ -16,7 +16,7 @@
 //     algebraic normal form of its four output bits (at most 11 ANDs
 //     shared between them).
 //   - S1 = L·inv(M·x) ⊕ 0x55, inv the inversion of the AES field
-//     GF(2^8)/(x^8+x^4+x^3+x+1) (the structure kernels/_gen/zucaesni uses
+//     GF(2^8)/(x^8+x^4+x^3+x+1) (the structure kernels/_gen/zuc uses
 //     for AESENCLAST). The inversion runs in the tower field
 //     GF(2^4)[y]/(y^2+y+λ) over GF(2^4)/(w^4+w+1): the maps into the
 //     tower basis and out of it are folded into M and L, leaving three

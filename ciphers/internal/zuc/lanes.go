@@ -7,7 +7,7 @@ import (
 
 // Batch primitives: one call seals or authenticates up to Lanes packets of
 // one key, each with its own IV. They are the units the multi-lane kernels
-// of kernels/zuclanes replace; lanes_amd64.go dispatches them (one switch
+// of kernels/zuc replace; lanes_amd64.go dispatches them (one switch
 // per primitive) and lanes_noasm.go forwards to the *Generic loops below,
 // which are also the oracles of the lane tests.
 //

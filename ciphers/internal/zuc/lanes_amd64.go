@@ -7,63 +7,41 @@ import (
 	"math/bits"
 
 	"github.com/gmtun/gmtun/ciphers/internal/impl"
-	"github.com/gmtun/gmtun/kernels/zucaesni"
-	"github.com/gmtun/gmtun/kernels/zuclanes"
+	kzuc "github.com/gmtun/gmtun/kernels/zuc"
 )
 
 // Dispatch flags of the batch primitives, set once from the CPU features
-// (kernels/cpu through kernels/zuclanes and kernels/zucaesni) and switched
-// only by tests through ciphers/internal/impl. Every tier computes tags
-// with the carry-less multiply MAC kernels (PCLMULQDQ, or VPCLMULQDQ on
-// ZMM where the CPU has it, chosen inside kernels/zuclanes), so all
-// require them.
+// (kernels/cpu through kernels/zuc) and switched only by tests through
+// ciphers/internal/impl. Every tier computes tags with the carry-less
+// multiply MAC kernels (PCLMULQDQ, or VPCLMULQDQ on ZMM where the CPU has
+// it, chosen inside kernels/zuc), so all require them.
 var (
 	// useX16: 16-lane keystream kernels (AVX-512 F/BW/VL/DQ, VBMI2, GFNI).
-	useX16 = zuclanes.X16Supported() && zuclanes.MACSupported()
-	// useX8: 8-lane keystream kernels (AVX2, BMI2, VEX GFNI), two
-	// kernel states per 16-packet call.
-	useX8 = zuclanes.X8Supported() && zuclanes.MACSupported()
-	// useX8AESNI: kernels/zucaesni's 8-lane kernels (AVX2 + AES-NI, S1
-	// through AESENCLAST), for CPUs without GFNI: the same lane state
-	// and call shapes as useX8.
-	useX8AESNI = zucaesni.Supported() && zuclanes.MACSupported()
+	useX16 = kzuc.X16Supported() && kzuc.MACSupported()
+	// useX8: 8-lane keystream kernels with GFNI (AVX2, BMI2, VEX GFNI),
+	// two kernel states per 16-packet call.
+	useX8 = kzuc.GFNI8.Supported() && kzuc.MACSupported()
+	// useX8AESNI: the 8-lane kernels with S1 through AESENCLAST (AVX2 +
+	// AES-NI), for CPUs without GFNI: the same lane state and call shapes
+	// as useX8.
+	useX8AESNI = kzuc.AESNI8.Supported() && kzuc.MACSupported()
 )
 
 // lanesOn reports whether any lane tier is enabled.
 func lanesOn() bool { return useX16 || useX8 || useX8AESNI }
 
-// aesni8 reports whether the 8-lane calls go to kernels/zucaesni: when it
-// is the only lane tier enabled (on a CPU with GFNI only tests select it).
-func aesni8() bool { return useX8AESNI && !useX16 && !useX8 }
+// kernels8 returns the 8-lane kernels of the enabled tiers: those with S1
+// through AESENCLAST when they are the only lane tier enabled (on a CPU
+// with GFNI only tests select them), else those with GFNI.
+func kernels8() kzuc.Kernels8 {
+	if useX8AESNI && !useX16 && !useX8 {
+		return kzuc.AESNI8
+	}
+	return kzuc.GFNI8
+}
 
 // x8Supported reports whether the CPU runs one of the 8-lane kernels.
-func x8Supported() bool { return zuclanes.X8Supported() || zucaesni.Supported() }
-
-// init8, keyStream8 and xorKeyStream8 are the State8 methods of the same
-// names on the 8-lane kernels the CPU has.
-func init8(s *zuclanes.State8) {
-	if aesni8() {
-		zucaesni.Init(s)
-		return
-	}
-	s.Init()
-}
-
-func keyStream8(s *zuclanes.State8, ks []uint32, stride, n int) {
-	if aesni8() {
-		zucaesni.KeyStream(s, ks, stride, n)
-		return
-	}
-	s.KeyStream(ks, stride, n)
-}
-
-func xorKeyStream8(s *zuclanes.State8, dst, src *[zuclanes.Lanes8][]byte, n int) {
-	if aesni8() {
-		zucaesni.XORKeyStream(s, dst, src, n)
-		return
-	}
-	s.XORKeyStream(dst, src, n)
-}
+func x8Supported() bool { return kzuc.GFNI8.Supported() || kzuc.AESNI8.Supported() }
 
 func init() {
 	impl.Register("zuc", "AVX-512+GFNI", &useX16)
@@ -147,13 +125,13 @@ func etm8Fits(n int) bool {
 // etm8Scratch is the memory of an etm8 call without a Scratch, for
 // MTU-sized packets; etm8LongScratch for packets up to about 2 KiB.
 type etm8Scratch struct {
-	st zuclanes.State8
-	ks [zuclanes.Lanes8 * mtuLaneWords]uint32
+	st kzuc.State8
+	ks [kzuc.Lanes8 * mtuLaneWords]uint32
 }
 
 type etm8LongScratch struct {
-	st zuclanes.State8
-	ks [zuclanes.Lanes8 * maxLaneWords]uint32
+	st kzuc.State8
+	ks [kzuc.Lanes8 * maxLaneWords]uint32
 }
 
 // etm8Words returns the keystream words per lane an etm8 or open8 call
@@ -177,10 +155,10 @@ func etm8With(sc *laneScratch, lk *laneKeys, bodies, msgs *[Lanes][]byte, n int,
 		return false
 	}
 	if sc != nil {
-		if w <= len(sc.ks)/zuclanes.Lanes8 {
+		if w <= len(sc.ks)/kzuc.Lanes8 {
 			return etm8(lk, bodies, msgs, n, t128, t256, &sc.k.s8[0], sc.ks[:])
 		}
-		etm8Chunks(lk, bodies, msgs, n, t128, t256, &sc.k.s8[0], sc.ks[:zuclanes.Lanes8*maxLaneWords])
+		etm8Chunks(lk, bodies, msgs, n, t128, t256, &sc.k.s8[0], sc.ks[:kzuc.Lanes8*maxLaneWords])
 		return true
 	}
 	if w <= mtuLaneWords {
@@ -202,7 +180,7 @@ func etm8With(sc *laneScratch, lk *laneKeys, bodies, msgs *[Lanes][]byte, n int,
 // words; a MAC finishes only in a chunk whose message rest fits
 // chunkBytes, so every message byte it reads is already ciphertext (a
 // body starts at or after its message's start).
-func etm8Chunks(lk *laneKeys, bodies, msgs *[Lanes][]byte, n int, t128 *[Lanes]uint32, t256 *[Lanes][MAC256TagSize]byte, st *zuclanes.State8, ks []uint32) {
+func etm8Chunks(lk *laneKeys, bodies, msgs *[Lanes][]byte, n int, t128 *[Lanes]uint32, t256 *[Lanes][MAC256TagSize]byte, st *kzuc.State8, ks []uint32) {
 	const stride = maxLaneWords
 	const half = Lanes / 2
 	var encOn, macOn uint32
@@ -221,8 +199,8 @@ func etm8Chunks(lk *laneKeys, bodies, msgs *[Lanes][]byte, n int, t128 *[Lanes]u
 			st.LoadZUC256(etm8Max+j, lk.k256[1], &lk.iv256[half+j], lk.d[1])
 		}
 	}
-	init8(st)
-	keyStream8(st, ks, stride, stride)
+	st.Init(kernels8())
+	st.KeyStream(kernels8(), ks, stride, stride)
 	words, have := etm8Words(lk, bodies, msgs, n), stride
 	limit := chunkWords + lk.macWords(0) // a MAC ends only when its rest fits one chunk
 	var acc [etm8Max][4]uint32
@@ -248,14 +226,14 @@ func etm8Chunks(lk *laneKeys, bodies, msgs *[Lanes][]byte, n int, t128 *[Lanes]u
 		if encOn|macOn == 0 {
 			return
 		}
-		for c := range zuclanes.Lanes8 {
+		for c := range kzuc.Lanes8 {
 			lane := ks[c*stride : (c+1)*stride]
 			copy(lane[:carryWords], lane[chunkWords:])
 		}
 		// Only the words some lane still needs (the words past them are
 		// never read).
 		more := max(0, min(chunkWords, words-have))
-		keyStream8(st, ks[carryWords:], stride, more)
+		st.KeyStream(kernels8(), ks[carryWords:], stride, more)
 		have += chunkWords
 	}
 }
@@ -314,7 +292,7 @@ func (s *Scratch) VerifyThenDecrypt256(encKey, macKey *[KeySize256]byte, ivs *[L
 		copy(both[Lanes/2:Lanes/2+n], ivs[:n])
 		lk := laneKeys{
 			k256: [2]*[KeySize256]byte{encKey, macKey}, iv256: &both,
-			d: [2]zuclanes.ZUC256Constants{zuclanes.ZUC256Keystream, zuclanes.ZUC256MAC128},
+			d: [2]kzuc.ZUC256Constants{kzuc.ZUC256Keystream, kzuc.ZUC256MAC128},
 		}
 		if ok, done := open8With(s.lanes(), &lk, bodies, msgs, n, nil, want); done {
 			return ok
@@ -371,7 +349,7 @@ func (s *Scratch) MAC256Tags(key *[KeySize256]byte, ivs *[Lanes][IVSize256]byte,
 	if lanesOn() {
 		lk := laneKeys{
 			k256: [2]*[KeySize256]byte{key, key}, iv256: ivs,
-			d: [2]zuclanes.ZUC256Constants{zuclanes.ZUC256MAC128, zuclanes.ZUC256MAC128},
+			d: [2]kzuc.ZUC256Constants{kzuc.ZUC256MAC128, kzuc.ZUC256MAC128},
 		}
 		macLanes(useX16, &lk, msgs, n, nil, tags, s.lanes())
 		return
@@ -419,7 +397,7 @@ func (s *Scratch) EncryptThenMAC256(encKey, macKey *[KeySize256]byte, ivs *[Lane
 		copy(both[Lanes/2:Lanes/2+n], ivs[:n])
 		lk := laneKeys{
 			k256: [2]*[KeySize256]byte{encKey, macKey}, iv256: &both,
-			d: [2]zuclanes.ZUC256Constants{zuclanes.ZUC256Keystream, zuclanes.ZUC256MAC128},
+			d: [2]kzuc.ZUC256Constants{kzuc.ZUC256Keystream, kzuc.ZUC256MAC128},
 		}
 		if !etm {
 			etmLanes(&lk, bodies, msgs, n, nil, tags, s.lanes())
@@ -452,16 +430,16 @@ type laneKeys struct {
 	iv128 *[Lanes][IVSize128]byte
 	k256  [2]*[KeySize256]byte
 	iv256 *[Lanes][IVSize256]byte
-	d     [2]zuclanes.ZUC256Constants
+	d     [2]kzuc.ZUC256Constants
 }
 
 // macWords returns the keystream words the MAC of an n-byte message
 // needs: 128-EIA3, or the 128-bit ZUC-256 MAC.
 func (lk *laneKeys) macWords(n int) int {
 	if lk.iv128 != nil {
-		return zuclanes.EIA3KeyStreamWords(8 * n)
+		return kzuc.EIA3KeyStreamWords(8 * n)
 	}
-	return zuclanes.MAC256KeyStreamWords(8*n, MAC256TagSize)
+	return kzuc.MAC256KeyStreamWords(8*n, MAC256TagSize)
 }
 
 // kstate is the lane state of one call: 16 lanes in one x16 kernel state
@@ -470,8 +448,8 @@ func (lk *laneKeys) macWords(n int) int {
 // lanes compute on stale data harmlessly.
 type kstate struct {
 	wide bool
-	s16  zuclanes.State16
-	s8   [2]zuclanes.State8
+	s16  kzuc.State16
+	s8   [2]kzuc.State8
 }
 
 // load loads lane c with its key and IV (GB/T 33133.1-2016 §6.1; ZUC-256
@@ -513,10 +491,10 @@ func (k *kstate) init(active uint32) {
 		return
 	}
 	if active&0xff != 0 {
-		init8(&k.s8[0])
+		k.s8[0].Init(kernels8())
 	}
 	if active>>8 != 0 {
-		init8(&k.s8[1])
+		k.s8[1].Init(kernels8())
 	}
 }
 
@@ -524,7 +502,7 @@ func (k *kstate) init(active uint32) {
 // every active lane c; every lane of a run half advances by m/4 words.
 func (k *kstate) xor(bufs *[Lanes][]byte, active uint32, at, m int) {
 	if k.wide {
-		var d [zuclanes.Lanes16][]byte
+		var d [kzuc.Lanes16][]byte
 		for a := active; a != 0; a &= a - 1 {
 			c := bits.TrailingZeros32(a)
 			d[c] = bufs[c][at : at+m]
@@ -537,12 +515,12 @@ func (k *kstate) xor(bufs *[Lanes][]byte, active uint32, at, m int) {
 		if half == 0 {
 			continue
 		}
-		var d [zuclanes.Lanes8][]byte
+		var d [kzuc.Lanes8][]byte
 		for a := half; a != 0; a &= a - 1 {
 			c := bits.TrailingZeros32(a)
 			d[c] = bufs[8*h+c][at : at+m]
 		}
-		xorKeyStream8(&k.s8[h], &d, &d, m)
+		k.s8[h].XORKeyStream(kernels8(), &d, &d, m)
 	}
 }
 
@@ -556,7 +534,7 @@ func (k *kstate) keyStream(ks []uint32, stride int, words *[2]int) {
 	}
 	for h := range k.s8 {
 		if words[h] > 0 {
-			keyStream8(&k.s8[h], ks[8*h*stride:], stride, words[h])
+			k.s8[h].KeyStream(kernels8(), ks[8*h*stride:], stride, words[h])
 		}
 	}
 }
@@ -565,7 +543,7 @@ func (k *kstate) keyStream(ks []uint32, stride int, words *[2]int) {
 // keystream words of every lane of half h to ks[c·stride:], consuming the
 // lane state. The wide state runs the larger count on all 16 lanes in one
 // kernel call that writes whole 16-word blocks: stride must be a multiple
-// of zuclanes.BlockWords (see roundWords) when k.wide.
+// of kzuc.BlockWords (see roundWords) when k.wide.
 func (k *kstate) initKeyStream(ks []uint32, stride int, active uint32, words *[2]int) {
 	if k.wide {
 		k.s16.InitKeyStream(ks, stride, max(words[0], words[1]))
@@ -577,7 +555,7 @@ func (k *kstate) initKeyStream(ks []uint32, stride int, active uint32, words *[2
 
 // roundWords rounds a keystream word count up to whole kernel blocks.
 func roundWords(n int) int {
-	return (n + zuclanes.BlockWords - 1) / zuclanes.BlockWords * zuclanes.BlockWords
+	return (n + kzuc.BlockWords - 1) / kzuc.BlockWords * kzuc.BlockWords
 }
 
 // narrow reports whether a call on the active lanes should use the 16-lane
@@ -618,7 +596,7 @@ func xorLanes(wide bool, lk *laneKeys, bufs *[Lanes][]byte, n int, k *kstate) {
 	if k.wide {
 		// One kernel call: initialisation, then every lane up to its own
 		// length (masked stores for the last partial block).
-		var d [zuclanes.Lanes16][]byte
+		var d [kzuc.Lanes16][]byte
 		for a := active; a != 0; a &= a - 1 {
 			c := bits.TrailingZeros32(a)
 			d[c] = bufs[c]
@@ -787,7 +765,7 @@ const (
 	// keystream a MAC reads past its message (2 words for 128-EIA3, 8 for
 	// the 128-bit ZUC-256 MAC), rounded to a kernel block so every later
 	// fill starts block-aligned.
-	carryWords = zuclanes.BlockWords
+	carryWords = kzuc.BlockWords
 	// chunkWords is the message words per chunk: a multiple of 4, so a
 	// chunk is whole 128-bit blocks of the MAC kernels.
 	chunkWords = maxLaneWords - carryWords
@@ -863,7 +841,7 @@ func macChunk(lk *laneKeys, msg []byte, ks []uint32, first, eia bool, acc *[4]ui
 	}
 	w := lk.macWords(len(msg))
 	if eia {
-		t := zuclanes.EIA3Tag(msg, 8*len(msg), ks[:w])
+		t := kzuc.EIA3Tag(msg, 8*len(msg), ks[:w])
 		if !done {
 			t ^= ks[chunkWords] ^ ks[chunkWords+1]
 		}
@@ -871,7 +849,7 @@ func macChunk(lk *laneKeys, msg []byte, ks []uint32, first, eia bool, acc *[4]ui
 		return done
 	}
 	var tag [MAC256TagSize]byte
-	zuclanes.MAC256Tag(msg, 8*len(msg), ks[:w], tag[:])
+	kzuc.MAC256Tag(msg, 8*len(msg), ks[:w], tag[:])
 	const n = MAC256TagSize / 4 // tag words; the first message window starts at word n
 	for q := range n {
 		t := binary.BigEndian.Uint32(tag[4*q:])
@@ -920,9 +898,9 @@ func macTags(k *kstate, lk *laneKeys, ks []uint32, stride int, active uint32, wo
 // accumulated in one kernel call where the CPU has the 512-bit MAC path).
 func tagLanes(m *[Lanes][]byte, ks []uint32, stride int, t128 *[Lanes]uint32, t256 *[Lanes][MAC256TagSize]byte) {
 	if t128 != nil {
-		zuclanes.EIA3TagLanes(m, ks, stride, t128)
+		kzuc.EIA3TagLanes(m, ks, stride, t128)
 	} else {
-		zuclanes.MAC256TagLanes(m, ks, stride, t256)
+		kzuc.MAC256TagLanes(m, ks, stride, t256)
 	}
 }
 
@@ -999,7 +977,7 @@ func etmRun(lk *laneKeys, ks []uint32, stride int, need *[Lanes]int, bodies, msg
 
 // etm8Max is the most packets etm8 seals in one call: an encryption lane
 // and a MAC lane each in the 8 lanes of the AVX2 kernels.
-const etm8Max = zuclanes.Lanes8 / 2
+const etm8Max = kzuc.Lanes8 / 2
 
 // etm8 seals 1..etm8Max packets in one 8-lane call (keys and IVs as in
 // etmLanes: lk lanes j and Lanes/2+j): state lane j generates the
@@ -1012,8 +990,8 @@ const etm8Max = zuclanes.Lanes8 / 2
 // a packet needs more keystream than the buffer holds or there is no
 // keystream to generate. st is the lane state, ks the keystream buffer
 // (Lanes8 lanes of len(ks)/Lanes8 words at most).
-func etm8(lk *laneKeys, bodies, msgs *[Lanes][]byte, n int, t128 *[Lanes]uint32, t256 *[Lanes][MAC256TagSize]byte, st *zuclanes.State8, ks []uint32) bool {
-	var need [zuclanes.Lanes8]int
+func etm8(lk *laneKeys, bodies, msgs *[Lanes][]byte, n int, t128 *[Lanes]uint32, t256 *[Lanes][MAC256TagSize]byte, st *kzuc.State8, ks []uint32) bool {
+	var need [kzuc.Lanes8]int
 	words := etm8Stream(lk, bodies, msgs, n, &need, st, ks)
 	if words == 0 {
 		return false
@@ -1034,8 +1012,8 @@ func etm8(lk *laneKeys, bodies, msgs *[Lanes][]byte, n int, t128 *[Lanes]uint32,
 // t256 in etm8), and only then is the keystream XORed into the bodies of
 // the lanes whose tag matched; ok is their mask. The bodies of the other
 // lanes are not written: their keystream stays in ks.
-func open8(lk *laneKeys, bodies, msgs *[Lanes][]byte, n int, want128 *[Lanes]uint32, want256 *[Lanes][MAC256TagSize]byte, st *zuclanes.State8, ks []uint32) (ok uint32, done bool) {
-	var need [zuclanes.Lanes8]int
+func open8(lk *laneKeys, bodies, msgs *[Lanes][]byte, n int, want128 *[Lanes]uint32, want256 *[Lanes][MAC256TagSize]byte, st *kzuc.State8, ks []uint32) (ok uint32, done bool) {
+	var need [kzuc.Lanes8]int
 	words := etm8Stream(lk, bodies, msgs, n, &need, st, ks)
 	if words == 0 {
 		return 0, false
@@ -1065,7 +1043,7 @@ func open8(lk *laneKeys, bodies, msgs *[Lanes][]byte, n int, want128 *[Lanes]uin
 // words of every state lane c to ks[c·words:], need[c] of which the lane
 // uses. It returns words, or 0, doing nothing, when there is no keystream
 // to generate or a lane needs more than len(ks)/Lanes8 words.
-func etm8Stream(lk *laneKeys, bodies, msgs *[Lanes][]byte, n int, need *[zuclanes.Lanes8]int, st *zuclanes.State8, ks []uint32) (words int) {
+func etm8Stream(lk *laneKeys, bodies, msgs *[Lanes][]byte, n int, need *[kzuc.Lanes8]int, st *kzuc.State8, ks []uint32) (words int) {
 	const half = Lanes / 2
 	for j := range n {
 		need[j] = (len(bodies[j]) + 3) / 4
@@ -1074,7 +1052,7 @@ func etm8Stream(lk *laneKeys, bodies, msgs *[Lanes][]byte, n int, need *[zuclane
 		}
 		words = max(words, need[j], need[etm8Max+j])
 	}
-	if words == 0 || words > len(ks)/zuclanes.Lanes8 {
+	if words == 0 || words > len(ks)/kzuc.Lanes8 {
 		return 0
 	}
 	for j := range n {
@@ -1086,7 +1064,7 @@ func etm8Stream(lk *laneKeys, bodies, msgs *[Lanes][]byte, n int, need *[zuclane
 			st.LoadZUC256(etm8Max+j, lk.k256[1], &lk.iv256[half+j], lk.d[1])
 		}
 	}
-	init8(st)
-	keyStream8(st, ks[:zuclanes.Lanes8*words], words, words)
+	st.Init(kernels8())
+	st.KeyStream(kernels8(), ks[:kzuc.Lanes8*words], words, words)
 	return words
 }

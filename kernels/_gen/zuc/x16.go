@@ -49,7 +49,7 @@ import (
 // loads and stores). The short tails of the general API (rows16AVX512,
 // 1..16 rounds) keep a simpler single group: the 16 LFSR rows in Z0–Z15.
 
-// State layout (shared with zuclanes_amd64.go): rows 0..15 the LFSR cells
+// State layout (shared with kernels/zuc): rows 0..15 the LFSR cells
 // in logical order, row 16 R1, row 17 R2, rows 18..33 keystream scratch
 // for the tails; a row is 16 dwords, lane c in dword c.
 const (
@@ -77,7 +77,7 @@ type pool []Register
 
 func (p *pool) get() Register {
 	if len(*p) == 0 {
-		panic("zuclanes: out of temporary vector registers")
+		panic("zuc: out of temporary vector registers")
 	}
 	r := (*p)[len(*p)-1]
 	*p = (*p)[:len(*p)-1]
@@ -88,7 +88,7 @@ func (p *pool) put(rs ...Register) {
 	for _, r := range rs {
 		for _, f := range *p {
 			if f == r {
-				panic("zuclanes: temporary register returned twice")
+				panic("zuc: temporary register returned twice")
 			}
 		}
 		*p = append(*p, r)

@@ -1,6 +1,6 @@
 //go:build amd64 && gc && !purego
 
-package zuclanes
+package zuc
 
 import (
 	"math/rand/v2"
@@ -13,9 +13,7 @@ import (
 // constant sets, one key or two, over stale states, with the IVs ending
 // right before an unmapped page (the kernel reads exactly 23 bytes per IV).
 func TestLoadZUC256LanesKernel(t *testing.T) {
-	if !useX16 {
-		t.Skip("CPU lacks the 16-lane kernels")
-	}
+	needKernels(t, useX16, "the 16-lane kernels")
 	r := rand.New(rand.NewPCG(71, 72))
 	fill := func(b []byte) {
 		for i := range b {

@@ -1,31 +1,6 @@
-// Command zucaesni generates gmtun's 8-lane ZUC keystream kernels for AVX2
-// CPUs without GFNI (package github.com/gmtun/gmtun/kernels/zucaesni).
-//
-// The kernels have the structure of the x8 GFNI kernels of
-// kernels/_gen/zuclanes (LFSR mod 2^31−1 with lazy reduction, bit
-// reorganisation, F, the state as a structure of arrays in memory) and the
-// same state layout; only S1 differs. S1 is affine-equivalent to inversion
-// in the AES field, S1(x) = L·inv(M·x) ⊕ 0x55 (GB/T 33133.1 §3.3.3), and
-// AESENCLAST with a zero round key computes ShiftRows(SubBytes(y)) with
-// SubBytes(y) = A·inv(y) ⊕ 0x63, so
-//
-//	S1(x) = G(SubBytes(M·x)), G(s) = L·A⁻¹·(s ⊕ 0x63) ⊕ 0x55,
-//
-// where M and G are applied with VPSHUFB nibble tables (a linear map is the
-// XOR of its images of the low and the high nibble), ShiftRows is undone by
-// a byte shuffle before the AES round, and the AES round runs on the two
-// 128-bit halves of a YMM register (VEX AESENCLAST is 128-bit without
-// VAES). S0 uses the three 4-bit boxes of the standard in VPSHUFB tables,
-// as the GFNI kernels do. Every table lookup is a VPSHUFB in registers:
-// the kernels are constant-time.
-//
-// Run:
-//
-//	cd kernels/_gen && go run ./zucaesni -out ../zucaesni/zucaesni_amd64.s -stubs ../zucaesni/stubs_amd64.go -pkg zucaesni
 package main
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	. "github.com/mmcloughlin/avo/build"
@@ -33,182 +8,42 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
-// S-box S0 (GB/T 33133.1 §3.3.3) is built from three 4-bit boxes:
-// x = x1‖x2 (high‖low nibble), q = x1 ⊕ P1[x2], r = x2 ⊕ P2[q],
-// s = q ⊕ P3[r], S0(x) = rotl8(s‖r, 5).
-var (
-	p1 = [16]byte{0x9, 0xf, 0x0, 0xe, 0xf, 0xf, 0x2, 0xa, 0x0, 0x4, 0x0, 0xc, 0x7, 0x5, 0x3, 0x9}
-	p2 = [16]byte{0x8, 0xd, 0x6, 0x5, 0x7, 0x0, 0xc, 0x4, 0xb, 0x1, 0xe, 0xa, 0xf, 0x3, 0x9, 0x2}
-	p3 = [16]byte{0x2, 0x6, 0xa, 0x6, 0x0, 0xd, 0xa, 0xf, 0x3, 0x3, 0xd, 0x5, 0x0, 0x9, 0xc, 0xd}
-)
+// ----------------------------------------------------------------------------
+// Tier description: register width, instruction flavour and state layout.
 
-// s0Tail folds the last layer and the rotation into one 16-entry table:
-// rotl8(s‖r, 5) = (s<<1) ⊕ rotl8(r, 5) and s = q ⊕ P3[r], hence
-// S0(x) = (q<<1) ⊕ T[r] with T[r] = (P3[r]<<1) ⊕ rotl8(r, 5).
-func s0Tail() (t [16]byte) {
-	for r := range t {
-		rr := byte(r)
-		t[r] = p3[r]<<1 ^ (rr<<5 | rr>>3)
-	}
-	return t
-}
-
-// S1 = L·inv_AES(M·x) ⊕ 0x55 with the matrices given by their columns, LSB
-// first (column j is the image of bit j). The package tests check the
-// kernel's S1 on all 256 inputs.
-var (
-	s1M = [8]byte{0x01, 0x32, 0x73, 0x75, 0xd9, 0xe8, 0xcd, 0x2d}
-	s1L = [8]byte{0x97, 0x9a, 0x3c, 0x11, 0x69, 0xcd, 0xc4, 0xc5}
-)
-
-// apply returns the image of x under the matrix with columns cols.
-func apply(cols [8]byte, x byte) byte {
-	var y byte
-	for j := 0; j < 8; j++ {
-		if x>>j&1 != 0 {
-			y ^= cols[j]
-		}
-	}
-	return y
-}
-
-// aesAffine is the linear part A of the AES S-box affine map:
-// A·x = x ⊕ rotl(x,1) ⊕ rotl(x,2) ⊕ rotl(x,3) ⊕ rotl(x,4).
-func aesAffine(x byte) byte {
-	r := func(k uint) byte { return x<<k | x>>(8-k) }
-	return x ^ r(1) ^ r(2) ^ r(3) ^ r(4)
-}
-
-// s1Tables returns the nibble tables of M (mLo, mHi) and of the output map
-// G (gLo, gHi; gLo holds the constant G(0)).
-func s1Tables() (mLo, mHi, gLo, gHi [16]byte) {
-	var aInv [256]byte
-	for x := 0; x < 256; x++ {
-		aInv[aesAffine(byte(x))] = byte(x)
-	}
-	g := func(s byte) byte { return apply(s1L, aInv[s^0x63]) ^ 0x55 }
-	g0 := g(0)
-	for n := 0; n < 16; n++ {
-		mLo[n] = apply(s1M, byte(n))
-		mHi[n] = apply(s1M, byte(n<<4))
-		gLo[n] = g(byte(n)) // linear part ⊕ g0, g0 included once
-		gHi[n] = g(byte(n<<4)) ^ g0
-	}
-	return
-}
-
-// constant table layout: every entry is 32 bytes (one YMM).
-const (
-	cMask31  = iota * 32 // 0x7fffffff per dword (p = 2^31−1)
-	cNibble              // 0x0f per byte
-	cP1                  // S0 layer 1, per 128-bit lane
-	cP2                  // S0 layer 2
-	cT                   // S0 layer 3 + rotation (s0Tail)
-	cGather              // odd bytes (S0 inputs) → low qword, even bytes (S1) → high qword
-	cScatter             // inverse of cGather
-	cMLo                 // S1 input map M, low nibble
-	cMHi                 // S1 input map M, high nibble
-	cGLo                 // S1 output map G, low nibble (with G's constant)
-	cGHi                 // S1 output map G, high nibble
-	cInvSR               // inverse AES ShiftRows byte shuffle
-	cZero                // zero AES round key
-	cBswap               // big-endian keystream bytes
-	cRol8                // dword rotations by 8, 16, 24
-	cRol16
-	cRol24
-	cCount
-)
-
-var consts Mem
-
-func emitConsts() {
-	var img [cCount]byte
-	put16 := func(at int, b [16]byte) {
-		copy(img[at:], b[:])
-		copy(img[at+16:], b[:])
-	}
-	put32 := func(at int, v uint32) {
-		for i := 0; i < 8; i++ {
-			binary.LittleEndian.PutUint32(img[at+4*i:], v)
-		}
-	}
-	put32(cMask31, 0x7fffffff)
-	var nib, gather, scatter, bswap, r8, r16, r24, invSR [16]byte
-	for i := range nib {
-		nib[i] = 0x0f
-	}
-	for i := 0; i < 8; i++ {
-		gather[i] = byte(2*i + 1)
-		gather[8+i] = byte(2 * i)
-	}
-	for p := 0; p < 16; p++ {
-		if p%2 == 1 {
-			scatter[p] = byte((p - 1) / 2)
-		} else {
-			scatter[p] = byte(8 + p/2)
-		}
-	}
-	for d := 0; d < 4; d++ {
-		for b := 0; b < 4; b++ {
-			bswap[4*d+b] = byte(4*d + 3 - b)
-			r8[4*d+b] = byte(4*d + (b+3)%4)
-			r16[4*d+b] = byte(4*d + (b+2)%4)
-			r24[4*d+b] = byte(4*d + (b+1)%4)
-		}
-	}
-	// AES state byte i is row i%4, column i/4; ShiftRows moves the byte at
-	// row r, column c to column c−r: out[r+4c] = in[r+4((c+r)%4)]. Its
-	// inverse as a VPSHUFB: invSR[r+4c] = r+4((c−r)%4), so that
-	// ShiftRows(invSR(y)) = y.
-	for r := 0; r < 4; r++ {
-		for c := 0; c < 4; c++ {
-			invSR[r+4*c] = byte(r + 4*((c-r+4)%4))
-		}
-	}
-	mLo, mHi, gLo, gHi := s1Tables()
-	put16(cNibble, nib)
-	put16(cP1, p1)
-	put16(cP2, p2)
-	put16(cT, s0Tail())
-	put16(cGather, gather)
-	put16(cScatter, scatter)
-	put16(cMLo, mLo)
-	put16(cMHi, mHi)
-	put16(cGLo, gLo)
-	put16(cGHi, gHi)
-	put16(cInvSR, invSR)
-	put16(cBswap, bswap)
-	put16(cRol8, r8)
-	put16(cRol16, r16)
-	put16(cRol24, r24)
-
-	consts = GLOBL("zucaesni_consts", RODATA|NOPTR)
-	for i := 0; i < len(img); i += 8 {
-		DATA(i, U64(binary.LittleEndian.Uint64(img[i:])))
-	}
-}
-
-// tier is the 8-lane AVX2 tier (VEX encoding, Y0–Y15): the LFSR rows stay
-// in the state (a ring in memory) and constants are memory operands.
+// tier is an AVX2 tier (8 lanes, VEX encoding, Y0–Y15): its LFSR rows
+// stay in the state (a ring in memory) and constants are memory operands.
+// The two 8-lane kernel sets differ only in s1, the instructions of S1.
 type tier struct {
 	lanes int
 	name  string
-	st    Register
+	s1    s1Kind
+	st    Register // base of the state array
 }
 
+// s1Kind selects how the 8-lane kernels compute S1.
+type s1Kind int
+
+const (
+	s1GFNI  s1Kind = iota // two GFNI affine instructions (AVX2 + GFNI)
+	s1AESNI               // AESENCLAST between nibble-table affine maps (AVX2 + AES-NI)
+)
+
 // State layout in 32-bit words, W = lanes: rows 0..15 the LFSR cells
-// s_0..s_15 (in logical order between calls), row 16 R1, row 17 R2, rows
-// 18..33 keystream scratch (row 18+i = word i of all lanes) — the layout of
-// kernels/zuclanes.
+// s_0..s_15 (always stored in logical order between calls), row 16 R1,
+// row 17 R2, rows 18..33 keystream scratch (row 18+i = word i of all lanes).
 func (t *tier) rowBytes() int   { return 4 * t.lanes }
 func (t *tier) stateWords() int { return 34 * t.lanes }
 
+// cell returns the memory row holding s_j when the ring has advanced by off
+// rounds inside an unrolled 16-round block: row (j+off) mod 16.
 func (t *tier) cell(j, off int) Mem { return Mem{Base: t.st, Disp: ((j + off) & 15) * t.rowBytes()} }
 func (t *tier) rowR1() Mem          { return Mem{Base: t.st, Disp: 16 * t.rowBytes()} }
 func (t *tier) rowR2() Mem          { return Mem{Base: t.st, Disp: 17 * t.rowBytes()} }
 func (t *tier) scratch(i int) Mem   { return Mem{Base: t.st, Disp: (18 + i) * t.rowBytes()} }
 func (t *tier) vec() VecVirtual     { return YMM() }
 
+// c returns constant number off as a memory operand.
 func (t *tier) c(off int) Op { return consts.Offset(off) }
 
 // creg returns constant off in a register (VPSHUFB tables must be registers).
@@ -230,6 +65,7 @@ func (t *tier) xor(a, b, dst Op) { VPXOR(a, b, dst) }
 
 func (t *tier) and(a, b, dst Op) { VPAND(a, b, dst) }
 
+// reg makes x a register: AVX2 shift-by-immediate has no memory form.
 func (t *tier) reg(x Op) Op {
 	if m, ok := x.(Mem); ok {
 		return t.load(m)
@@ -237,8 +73,12 @@ func (t *tier) reg(x Op) Op {
 	return x
 }
 
+// ----------------------------------------------------------------------------
+// Arithmetic in GF(2^31−1) (GB/T 33133.1 §3.3.1), all lanes at once.
+
 // addMod returns a + b mod 2^31−1 for a, b in [0, p]: t = a+b ≤ 2p, then
-// max_signed(t, t−p).
+// max_signed(t, t−p) (see group.lfsr in x16.go; no shift, and p, never 0,
+// for a nonzero sum ≡ 0). a must be a register, b may be memory.
 func (t *tier) addMod(a, b Op) Register {
 	s, u := t.vec(), t.vec()
 	VPADDD(b, a, s)
@@ -247,7 +87,8 @@ func (t *tier) addMod(a, b Op) Register {
 	return s
 }
 
-// mulPow2 returns 2^k·x mod 2^31−1, the 31-bit rotation.
+// mulPow2 returns 2^k·x mod 2^31−1, the 31-bit rotation
+// ((x << k) | (x >> (31−k))) & p (not VPROLD, which rotates 32 bits).
 func (t *tier) mulPow2(x Op, k int) Register {
 	x = t.reg(x)
 	a, b := t.vec(), t.vec()
@@ -275,7 +116,12 @@ func (t *tier) lfsr(off int, w Register) {
 	t.mov(acc, t.cell(0, off))
 }
 
-// bitHiLo returns (a << 16) | (b >> 15) for 31-bit cells a and b.
+// ----------------------------------------------------------------------------
+// Bit reorganization (§3.3.2).
+
+// bitHiLo returns (a << 16) | (b >> 15) for 31-bit cells a and b, i.e. the
+// low 16 bits of a followed by the high 16 of the 31 bits of b
+// (X1 = s11L‖s9H, X2 = s7L‖s5H, X3 = s2L‖s0H).
 func (t *tier) bitHiLo(a, b Mem) Register {
 	hi := t.load(a)
 	lo := t.vec()
@@ -291,12 +137,16 @@ func (t *tier) x0(off int) Register {
 	x := t.vec()
 	t.mov(t.cell(15, off), x)
 	VPSLLD(U8(1), x, x)
-	VPBLENDW(U8(0x55), t.cell(14, off), x, x)
+	VPBLENDW(U8(0x55), t.cell(14, off), x, x) // even (low) words from s14
 	return x
 }
 
+// ----------------------------------------------------------------------------
+// Nonlinear function F (§3.3.3).
+
 // l1 computes L1(x) = x ⊕ x<<<2 ⊕ x<<<10 ⊕ x<<<18 ⊕ x<<<24 in place.
 func (t *tier) l1(x Register) {
+	// y = x ⊕ x<<<8 ⊕ x<<<16, then L1 = x ⊕ x<<<24 ⊕ y<<<2.
 	y, r, s := YMM(), YMM(), YMM()
 	VPSHUFB(t.c(cRol8), x, y)
 	VPXOR(x, y, y)
@@ -312,6 +162,8 @@ func (t *tier) l1(x Register) {
 
 // l2 computes L2(x) = x ⊕ x<<<8 ⊕ x<<<14 ⊕ x<<<22 ⊕ x<<<30 in place.
 func (t *tier) l2(x Register) {
+	// z = x ⊕ x<<<8, y = z ⊕ x<<<16, then L2 = z ⊕ y<<<14
+	// (y<<<14 = x<<<14 ⊕ x<<<22 ⊕ x<<<30).
 	z, y, s := YMM(), YMM(), YMM()
 	VPSHUFB(t.c(cRol8), x, z)
 	VPXOR(x, z, z)
@@ -332,11 +184,28 @@ func (t *tier) s0(x Register) Register {
 	VPSHUFB(lo, t.creg(cP1), p)
 	VPAND(t.c(cNibble), q, q)
 	VPXOR(p, q, q)
-	VPSHUFB(q, t.creg(cP2), r)
+	VPSHUFB(q, t.creg(cP2), r) // r = x2 ⊕ P2[q]
 	t.xor(lo, r, r)
-	VPSHUFB(r, t.creg(cT), o)
+	VPSHUFB(r, t.creg(cT), o) // S0 = (q<<1) ⊕ T[r]
 	VPADDB(q, q, q)
 	t.xor(q, o, o)
+	return o
+}
+
+// sub1 applies S1 to every byte of x with the tier's instructions.
+func (t *tier) sub1(x Register) Register {
+	if t.s1 == s1AESNI {
+		return t.s1AESNI(x)
+	}
+	return t.s1GFNI(x)
+}
+
+// s1GFNI applies S1 to every byte of x: two GFNI affine maps around
+// inversion.
+func (t *tier) s1GFNI(x Register) Register {
+	a, o := t.vec(), t.vec()
+	VGF2P8AFFINEQB(U8(0), consts.Offset(cS1M), x, a)
+	VGF2P8AFFINEINVQB(U8(0x55), consts.Offset(cS1L), a, o)
 	return o
 }
 
@@ -355,11 +224,12 @@ func (t *tier) affine(x VecVirtual, lo, hi int) {
 	VPXOR(a, x, x)
 }
 
-// s1 applies S1 to every byte of x: S1(x) = G(SubBytes(M·x)), SubBytes by
-// AESENCLAST with a zero key on each 128-bit half after an inverse
-// ShiftRows shuffle (VEX AESENCLAST on XMM zeroes the upper half, which
-// VINSERTI128 then refills).
-func (t *tier) s1(in Register) Register {
+// s1AESNI applies S1 to every byte of x: S1(x) = G(SubBytes(M·x))
+// (consts.go), SubBytes by AESENCLAST with a zero key on each 128-bit half
+// after an inverse ShiftRows shuffle (VEX AESENCLAST on XMM zeroes the
+// upper half, which VINSERTI128 then refills; without VAES there is no
+// 256-bit form).
+func (t *tier) s1AESNI(in Register) Register {
 	x := t.vec()
 	t.mov(in, x)
 	t.affine(x, cMLo, cMHi)
@@ -374,7 +244,8 @@ func (t *tier) s1(in Register) Register {
 }
 
 // sbox computes R1 = S(u), R2 = S(v) where S = (S0, S1, S0, S1) on the bytes
-// from most to least significant.
+// from most to least significant: the S0 bytes of u and v are gathered into
+// one register and the S1 bytes into another, so each box runs once.
 func (t *tier) sbox(u, v, r1, r2 Register) {
 	a, b := t.vec(), t.vec()
 	VPSHUFB(t.c(cGather), u, a)
@@ -383,7 +254,7 @@ func (t *tier) sbox(u, v, r1, r2 Register) {
 	VPUNPCKLQDQ(b, a, i0)
 	VPUNPCKHQDQ(b, a, i1)
 	o0 := t.s0(i0)
-	o1 := t.s1(i1)
+	o1 := t.sub1(i1)
 	VPUNPCKLQDQ(o1, o0, a)
 	VPUNPCKHQDQ(o1, o0, b)
 	VPSHUFB(t.c(cScatter), a, r1)
@@ -395,21 +266,23 @@ func (t *tier) f(x0, x1, x2, r1, r2 Register) Register {
 	w := t.vec()
 	t.xor(x0, r1, w)
 	VPADDD(r2, w, w)
-	VPADDD(r1, x1, x1)
-	t.xor(r2, x2, x2)
+	VPADDD(r1, x1, x1) // W1 = R1 ⊞ X1
+	t.xor(r2, x2, x2)  // W2 = R2 ⊕ X2
 	u, v := t.vec(), t.vec()
 	a, b := YMM(), YMM()
 	VPSHUFB(t.c(cRol16), x1, a)
 	VPSHUFB(t.c(cRol16), x2, b)
-	VPBLENDW(U8(0x55), b, a, u)
-	VPBLENDW(U8(0x55), a, b, v)
+	VPBLENDW(U8(0x55), b, a, u) // W1L‖W2H
+	VPBLENDW(U8(0x55), a, b, v) // W2L‖W1H
 	t.l1(u)
 	t.l2(v)
 	t.sbox(u, v, r1, r2)
 	return w
 }
 
-// round emits one ZUC round at ring offset off (§3.4, §3.5).
+// round emits one ZUC round at ring offset off. In initialisation mode
+// (init) W>>1 feeds the LFSR; in work mode the keystream word Z = W ⊕ X3 is
+// stored to out when out is not nil (§3.4).
 func (t *tier) round(off int, init bool, out *Mem, r1, r2 Register) {
 	x0 := t.x0(off)
 	x1 := t.bitHiLo(t.cell(11, off), t.cell(9, off))
@@ -427,7 +300,8 @@ func (t *tier) round(off int, init bool, out *Mem, r1, r2 Register) {
 	}
 }
 
-// shiftRows moves the ring back to logical order after a single round.
+// shiftRows moves the ring back to logical order after a single round at
+// offset 0: s_j ← row j+1, s_15 ← row 0 (which holds the new s16).
 func (t *tier) shiftRows() {
 	s16 := t.load(t.cell(0, 0))
 	for j := 0; j < 15; j++ {
@@ -436,6 +310,9 @@ func (t *tier) shiftRows() {
 	t.mov(s16, t.cell(15, 0))
 }
 
+// transpose4 transposes dwords inside every 128-bit lane of scratch rows
+// base..base+3 and writes the result back: afterwards scratch row base+k,
+// 128-bit lane b, holds column 4b+k of the four rows.
 func (t *tier) transpose4(base int) {
 	r := [4]Register{}
 	for i := range r {
@@ -455,9 +332,12 @@ func (t *tier) transpose4(base int) {
 	}
 }
 
+// emitter writes lane c's 16 or 8 keystream words held in v at byte offset
+// disp of the current 64-byte block.
 type emitter func(c int, v Register, disp int)
 
-// output transposes the 16 scratch rows into per-lane words.
+// output transposes the 16 scratch rows (row i = word i of every lane) into
+// per-lane words and hands each lane's vector to emit.
 func (t *tier) output(emit emitter) {
 	Comment("Transpose two 8×8 word blocks: 4×4 inside 128-bit lanes, then swap lanes.")
 	for h := 0; h < 2; h++ {
@@ -493,6 +373,7 @@ func (t *tier) sig(params string) string {
 	return fmt.Sprintf("func(st *[%d]uint32%s)", t.stateWords(), params)
 }
 
+// genInit: the 32 initialisation rounds and the discarded first work round.
 func (t *tier) genInit() {
 	TEXT("initRounds"+t.name, NOSPLIT, t.sig(""))
 	Pragma("noescape")
@@ -516,6 +397,7 @@ func (t *tier) genInit() {
 	t.storeR(r1, r2)
 }
 
+// genRows: n ∈ [1,16] single rounds, word i of every lane to scratch row i.
 func (t *tier) genRows() {
 	TEXT("rows"+t.name, NOSPLIT, t.sig(", n int"))
 	Pragma("noescape")
@@ -536,6 +418,7 @@ func (t *tier) genRows() {
 	t.storeR(r1, r2)
 }
 
+// block16 runs 16 work rounds (one ring revolution) into scratch rows 0..15.
 func (t *tier) block16(r1, r2 Register) {
 	for i := 0; i < 16; i++ {
 		Commentf("Work round %d.", i)
@@ -544,6 +427,8 @@ func (t *tier) block16(r1, r2 Register) {
 	}
 }
 
+// genKeyStream: nblocks × 16 words per lane, lane c's words at
+// ks[c*stride + 16*block ...].
 func (t *tier) genKeyStream() {
 	TEXT("keyStream"+t.name, NOSPLIT, t.sig(", ks *uint32, stride int, nblocks int"))
 	Pragma("noescape")
@@ -568,6 +453,9 @@ func (t *tier) genKeyStream() {
 	t.storeR(r1, r2)
 }
 
+// genXOR: dst[c][off:off+64] = src[c][off:off+64] ⊕ keystream bytes (big
+// endian words, as EEA3 §3.5 and the ZUC-256 keystream require); lanes with
+// a nil dst pointer are skipped.
 func (t *tier) genXOR() {
 	TEXT("xorKeyStream"+t.name, NOSPLIT, t.sig(fmt.Sprintf(", dst *[%d]*byte, src *[%d]*byte, nblocks int", t.lanes, t.lanes)))
 	Pragma("noescape")
@@ -601,6 +489,7 @@ func (t *tier) genXOR() {
 	t.storeR(r1, r2)
 }
 
+// genSboxes: test hook applying S0 and S1 to every byte of in.
 func (t *tier) genSboxes() {
 	b := 4 * t.lanes
 	TEXT("sboxes"+t.name, NOSPLIT, fmt.Sprintf("func(s0, s1, in *[%d]byte)", b))
@@ -612,19 +501,7 @@ func (t *tier) genSboxes() {
 	pi := Load(Param("in"), GP64())
 	x := t.load(Mem{Base: pi})
 	t.mov(t.s0(x), Mem{Base: p0})
-	t.mov(t.s1(x), Mem{Base: p1})
+	t.mov(t.sub1(x), Mem{Base: p1})
 	VZEROUPPER()
 	RET()
-}
-
-func main() {
-	ConstraintExpr("amd64,gc,!purego")
-	emitConsts()
-	t := &tier{lanes: 8, name: "8AESNI"}
-	t.genInit()
-	t.genRows()
-	t.genKeyStream()
-	t.genXOR()
-	t.genSboxes()
-	Generate()
 }

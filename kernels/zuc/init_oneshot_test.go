@@ -1,6 +1,6 @@
 //go:build amd64 && gc && !purego
 
-package zuclanes
+package zuc
 
 import (
 	"bytes"
@@ -13,9 +13,7 @@ import (
 // buffers with guard bytes on both sides that must stay untouched, nil
 // lanes, in-place lanes, ZUC-128 and ZUC-256 lanes mixed.
 func TestInitXORKeyStreamVsGmsm(t *testing.T) {
-	if !useX16 {
-		t.Skip("CPU lacks the 16-lane kernels")
-	}
+	needKernels(t, useX16, "the 16-lane kernels")
 	r := rand.New(rand.NewPCG(21, 22))
 	var st State16
 	const guard = 80
@@ -85,9 +83,7 @@ func TestInitXORKeyStreamVsGmsm(t *testing.T) {
 // TestInitKeyStreamVsGmsm: word counts 0..100 and a few long ones; whole
 // blocks are written, nothing past ⌈n/16⌉·16 words of a lane.
 func TestInitKeyStreamVsGmsm(t *testing.T) {
-	if !useX16 {
-		t.Skip("CPU lacks the 16-lane kernels")
-	}
+	needKernels(t, useX16, "the 16-lane kernels")
 	r := rand.New(rand.NewPCG(23, 24))
 	var st State16
 	specs := make([]laneSpec, Lanes16)
@@ -207,9 +203,7 @@ func FuzzInitXORKeyStream(f *testing.F) {
 	f.Add(uint64(1), uint64(2), []byte{0x10, 0x05, 0xff, 0x40})
 	f.Add(uint64(3), uint64(4), []byte{})
 	f.Fuzz(func(t *testing.T, seed1, seed2 uint64, shape []byte) {
-		if !useX16 {
-			t.Skip("CPU lacks the 16-lane kernels")
-		}
+		needKernels(t, useX16, "the 16-lane kernels")
 		r := rand.New(rand.NewPCG(seed1, seed2))
 		var st State16
 		var dst [Lanes16][]byte

@@ -1,10 +1,11 @@
 //go:build amd64 && gc && !purego
 
-package zuclanes
+package zuc
 
 import (
 	"encoding/binary"
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	"github.com/emmansun/gmsm/zuc"
@@ -71,30 +72,63 @@ type tierCase struct {
 	xor       func(st laneState, dst, src [][]byte, n int)
 }
 
+// x8 is a State8 run on one of the 8-lane kernel sets.
+type x8 struct {
+	*State8
+	k Kernels8
+}
+
+func (s x8) Init()                                { s.State8.Init(s.k) }
+func (s x8) KeyStream(ks []uint32, stride, n int) { s.State8.KeyStream(s.k, ks, stride, n) }
+
+func x8Case(k Kernels8) tierCase {
+	return tierCase{
+		name: "x8-" + k.String(), lanes: Lanes8, supported: k.Supported(),
+		newState: func() laneState { return x8{new(State8), k} },
+		xor: func(st laneState, dst, src [][]byte, n int) {
+			s := st.(x8)
+			s.State8.XORKeyStream(s.k, (*[Lanes8][]byte)(dst), (*[Lanes8][]byte)(src), n)
+		},
+	}
+}
+
 var tiers = []tierCase{
 	{
-		name: "x16-AVX512", lanes: Lanes16, supported: useX16,
+		name: "x16-AVX512+GFNI", lanes: Lanes16, supported: useX16,
 		newState: func() laneState { return new(State16) },
 		xor: func(st laneState, dst, src [][]byte, n int) {
 			st.(*State16).XORKeyStream((*[Lanes16][]byte)(dst), (*[Lanes16][]byte)(src), n)
 		},
 	},
-	{
-		name: "x8-AVX2", lanes: Lanes8, supported: useX8,
-		newState: func() laneState { return new(State8) },
-		xor: func(st laneState, dst, src [][]byte, n int) {
-			st.(*State8).XORKeyStream((*[Lanes8][]byte)(dst), (*[Lanes8][]byte)(src), n)
-		},
-	},
+	x8Case(GFNI8),
+	x8Case(AESNI8),
 }
 
-// forEachTier runs f for every tier, skipping visibly when the CPU lacks it.
+// requireEnv turns a kernel the CPU lacks into a test failure (set on the
+// CI machine, which has every tier), as ciphers/internal/impl/impltest
+// does for the dispatch tests.
+const requireEnv = "GMTUN_REQUIRE_IMPLS"
+
+// needKernels skips t when the CPU lacks the kernels named by what
+// (supported false), or fails it when GMTUN_REQUIRE_IMPLS=all: a tier
+// cannot pass there by skipping.
+func needKernels(t testing.TB, supported bool, what string) {
+	t.Helper()
+	if supported {
+		return
+	}
+	if os.Getenv(requireEnv) == "all" {
+		t.Fatalf("CPU lacks %s and %s=all", what, requireEnv)
+	}
+	t.Skipf("CPU lacks %s", what)
+}
+
+// forEachTier runs f for every tier (see needKernels for a tier the CPU
+// lacks).
 func forEachTier(t *testing.T, f func(t *testing.T, tc tierCase)) {
 	for _, tc := range tiers {
 		t.Run(tc.name, func(t *testing.T) {
-			if !tc.supported {
-				t.Skipf("CPU lacks the features of %s (AVX-512/VBMI2/GFNI or AVX2/GFNI)", tc.name)
-			}
+			needKernels(t, tc.supported, "the kernels of "+tc.name)
 			f(t, tc)
 		})
 	}

@@ -1,6 +1,6 @@
 //go:build amd64 && gc && !purego
 
-package zuclanes
+package zuc
 
 import (
 	"math/rand/v2"
@@ -68,9 +68,7 @@ func TestMACGuardPages(t *testing.T) {
 // 4 KiB): the masked loads and stores of the last partial block must not
 // touch the page, and the output must match gmsm.
 func TestInitXORGuardPages(t *testing.T) {
-	if !useX16 {
-		t.Skip("CPU lacks the 16-lane kernels")
-	}
+	needKernels(t, useX16, "the 16-lane kernels")
 	r := rand.New(rand.NewPCG(63, 64))
 	var pages [Lanes16][]byte
 	for c := range pages {

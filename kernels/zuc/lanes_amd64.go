@@ -1,6 +1,6 @@
 //go:build amd64 && gc && !purego
 
-package zuclanes
+package zuc
 
 import (
 	"encoding/binary"
@@ -17,18 +17,59 @@ const (
 	BlockBytes = 4 * BlockWords
 )
 
+// MaxLanes is the widest kernel's lane count: the packets one kernel call
+// carries at most.
+const MaxLanes = Lanes16
+
 var (
-	useX16 = cpu.X86.AVX512GFNI && cpu.X86.VBMI2
-	useX8  = cpu.X86.AVX2 && cpu.X86.GFNI
+	useX16     = cpu.X86.AVX512GFNI && cpu.X86.VBMI2
+	useX8GFNI  = cpu.X86.AVX2 && cpu.X86.GFNI
+	useX8AESNI = cpu.X86.AVX2 && cpu.X86.AESNI
 )
 
 // X16Supported reports whether the CPU runs the 16-lane kernels
 // (AVX-512 F/BW/VL/DQ, VBMI2 and GFNI).
 func X16Supported() bool { return useX16 }
 
-// X8Supported reports whether the CPU runs the 8-lane kernels (AVX2, BMI2
-// and VEX-encoded GFNI).
-func X8Supported() bool { return useX8 }
+// Kernels8 names one of the two sets of 8-lane kernels. They are generated
+// from one program with S1 as its parameter and differ in nothing else:
+// the same state, rounds and call shapes.
+type Kernels8 uint8
+
+// The 8-lane kernel sets.
+const (
+	GFNI8  Kernels8 = iota + 1 // AVX2, BMI2 and VEX-encoded GFNI: S1 as two affine instructions
+	AESNI8                     // AVX2, BMI2 and AES-NI, for CPUs without GFNI: S1 through AESENCLAST
+)
+
+// Supported reports whether the CPU runs k.
+func (k Kernels8) Supported() bool {
+	switch k {
+	case GFNI8:
+		return useX8GFNI
+	case AESNI8:
+		return useX8AESNI
+	}
+	return false
+}
+
+// String returns the instruction sets of k.
+func (k Kernels8) String() string {
+	switch k {
+	case GFNI8:
+		return "AVX2+GFNI"
+	case AESNI8:
+		return "AVX2+AES-NI"
+	}
+	return "invalid 8-lane kernels"
+}
+
+// require panics unless the CPU runs k.
+func (k Kernels8) require() {
+	if !k.Supported() {
+		panic("zuc: the CPU lacks the 8-lane kernels " + k.String())
+	}
+}
 
 // ZUC256Constants selects the constant set d loaded into a ZUC-256 lane.
 // The 2018 ZUC-256 paper (§2.2, §3) uses d for the keystream and a tag-size
@@ -87,7 +128,7 @@ type State8 struct {
 
 func checkLane(lane, lanes int) {
 	if uint(lane) >= uint(lanes) {
-		panic("zuclanes: lane index out of range")
+		panic("zuc: lane index out of range")
 	}
 }
 
@@ -125,7 +166,7 @@ func zuc256Cells(key *[32]byte, iv *[23]byte, c ZUC256Constants) [16]uint32 {
 // zuc256KeyPart returns the key and constant fields of the ZUC-256 cells.
 func zuc256KeyPart(key *[32]byte, c ZUC256Constants) [16]uint32 {
 	if uint(c) >= uint(len(zuc256D)) {
-		panic("zuclanes: invalid ZUC-256 constant set")
+		panic("zuc: invalid ZUC-256 constant set")
 	}
 	d := &zuc256D[c]
 	k := key
@@ -219,10 +260,10 @@ func setLane(w []uint32, lanes, lane int, l *Lane) {
 // checkKeyStream validates the KeyStream arguments for lanes lanes.
 func checkKeyStream(ks []uint32, stride, n, lanes int) {
 	if n < 0 || stride < n {
-		panic("zuclanes: invalid keystream length or stride")
+		panic("zuc: invalid keystream length or stride")
 	}
 	if n > 0 && len(ks) < (lanes-1)*stride+n {
-		panic("zuclanes: keystream buffer too short")
+		panic("zuc: keystream buffer too short")
 	}
 }
 
@@ -258,7 +299,7 @@ func lanePointer(dst, src []byte, n int) (*byte, *byte) {
 		return nil, nil
 	}
 	if len(dst) < n || len(src) < n {
-		panic("zuclanes: lane buffer too short")
+		panic("zuc: lane buffer too short")
 	}
 	if n == 0 {
 		return nil, nil
@@ -329,7 +370,7 @@ func (s *State16) SetLane(lane int, l *Lane) { setLane(s.w[:], Lanes16, lane, l)
 
 func requireX16() {
 	if !useX16 {
-		panic("zuclanes: the 16-lane kernels need AVX-512 with VBMI2 and GFNI")
+		panic("zuc: the 16-lane kernels need AVX-512 with VBMI2 and GFNI")
 	}
 }
 
@@ -428,59 +469,61 @@ func (s *State8) LoadZUC256(lane int, key *[32]byte, iv *[23]byte, c ZUC256Const
 	loadZUC256(s.w[:], Lanes8, lane, key, iv, c)
 }
 
-// Words returns the state's words: 34 rows of Lanes8 words (the 16 LFSR
-// cells, R1, R2, then 16 scratch rows), for other 8-lane kernels that run
-// the same state (kernels/zucaesni).
-func (s *State8) Words() *[stateRows * Lanes8]uint32 { return &s.w }
-
 // Lane returns a copy of lane's current state.
 func (s *State8) Lane(lane int) Lane { return getLane(s.w[:], Lanes8, lane) }
 
 // SetLane replaces lane's state with l.
 func (s *State8) SetLane(lane int, l *Lane) { setLane(s.w[:], Lanes8, lane, l) }
 
-func requireX8() {
-	if !useX8 {
-		panic("zuclanes: the 8-lane kernels need AVX2 and GFNI")
-	}
-}
-
 // Init runs the 32 initialisation rounds and the discarded first work round
-// (GB/T 33133.1 §3.5) on all 8 lanes.
-func (s *State8) Init() {
-	requireX8()
-	initRounds8AVX2(&s.w)
+// (GB/T 33133.1 §3.5) on all 8 lanes, with the kernels k.
+func (s *State8) Init(k Kernels8) {
+	k.require()
+	if k == AESNI8 {
+		initRounds8AESNI(&s.w)
+		return
+	}
+	initRounds8GFNI(&s.w)
 }
 
-// KeyStream generates the next n keystream words of every lane: lane c's
-// words go to ks[c*stride : c*stride+n]. stride must be at least n.
-func (s *State8) KeyStream(ks []uint32, stride, n int) {
-	requireX8()
+// KeyStream generates the next n keystream words of every lane with the
+// kernels k: lane c's words go to ks[c*stride : c*stride+n]. stride must be
+// at least n.
+func (s *State8) KeyStream(k Kernels8, ks []uint32, stride, n int) {
+	k.require()
 	checkKeyStream(ks, stride, n, Lanes8)
 	if nb := n / BlockWords; nb > 0 {
-		keyStream8AVX2(&s.w, &ks[0], stride, nb)
+		if k == AESNI8 {
+			keyStream8AESNI(&s.w, &ks[0], stride, nb)
+		} else {
+			keyStream8GFNI(&s.w, &ks[0], stride, nb)
+		}
 	}
 	if r := n % BlockWords; r > 0 {
-		rows8AVX2(&s.w, r)
+		s.rows(k, r)
 		tailWords(s.w[:], Lanes8, ks, stride, n-r, r)
 	}
 }
 
 // XORKeyStream sets dst[c][:n] = src[c][:n] ⊕ keystream of lane c for every
-// lane with dst[c] != nil (keystream words big-endian). It consumes ⌈n/4⌉
-// words per lane. dst[c] and src[c] must overlap entirely or not at all.
-func (s *State8) XORKeyStream(dst, src *[Lanes8][]byte, n int) {
-	requireX8()
+// lane with dst[c] != nil (keystream words big-endian), with the kernels k.
+// It consumes ⌈n/4⌉ words per lane. dst[c] and src[c] must overlap entirely
+// or not at all.
+func (s *State8) XORKeyStream(k Kernels8, dst, src *[Lanes8][]byte, n int) {
+	k.require()
 	var dp, sp [Lanes8]*byte
 	for c := range dst {
 		dp[c], sp[c] = lanePointer(dst[c], src[c], n)
 	}
-	nb := n / BlockBytes
-	if nb > 0 {
-		xorKeyStream8AVX2(&s.w, &dp, &sp, nb)
+	if nb := n / BlockBytes; nb > 0 {
+		if k == AESNI8 {
+			xorKeyStream8AESNI(&s.w, &dp, &sp, nb)
+		} else {
+			xorKeyStream8GFNI(&s.w, &dp, &sp, nb)
+		}
 	}
 	if r := n % BlockBytes; r > 0 {
-		rows8AVX2(&s.w, (r+3)/4)
+		s.rows(k, (r+3)/4)
 		at := n - r
 		for c := range dst {
 			if dst[c] != nil {
@@ -488,4 +531,13 @@ func (s *State8) XORKeyStream(dst, src *[Lanes8][]byte, n int) {
 			}
 		}
 	}
+}
+
+// rows runs n (1..16) single rounds into the scratch rows.
+func (s *State8) rows(k Kernels8, n int) {
+	if k == AESNI8 {
+		rows8AESNI(&s.w, n)
+		return
+	}
+	rows8GFNI(&s.w, n)
 }

@@ -1,6 +1,6 @@
 //go:build amd64 && gc && !purego
 
-package zuclanes
+package zuc
 
 import (
 	"math/bits"
@@ -135,10 +135,8 @@ func TestKernelSboxes(t *testing.T) {
 			}
 		}
 	}
-	t.Run("x16-AVX512", func(t *testing.T) {
-		if !useX16 {
-			t.Skip("CPU lacks AVX-512 + VBMI2 + GFNI")
-		}
+	t.Run("x16-AVX512+GFNI", func(t *testing.T) {
+		needKernels(t, useX16, "AVX-512 + VBMI2 + GFNI")
 		for base := 0; base < 256; base += 64 {
 			var in, s0, s1 [64]byte
 			for i := range in {
@@ -148,17 +146,21 @@ func TestKernelSboxes(t *testing.T) {
 			check(t, in[:], s0[:], s1[:])
 		}
 	})
-	t.Run("x8-AVX2", func(t *testing.T) {
-		if !useX8 {
-			t.Skip("CPU lacks AVX2 + GFNI")
-		}
-		for base := 0; base < 256; base += 32 {
-			var in, s0, s1 [32]byte
-			for i := range in {
-				in[i] = byte(base + i)
+	for _, k := range []Kernels8{GFNI8, AESNI8} {
+		t.Run("x8-"+k.String(), func(t *testing.T) {
+			needKernels(t, k.Supported(), k.String())
+			for base := 0; base < 256; base += 32 {
+				var in, s0, s1 [32]byte
+				for i := range in {
+					in[i] = byte(base + i)
+				}
+				if k == AESNI8 {
+					sboxes8AESNI(&s0, &s1, &in)
+				} else {
+					sboxes8GFNI(&s0, &s1, &in)
+				}
+				check(t, in[:], s0[:], s1[:])
 			}
-			sboxes8AVX2(&s0, &s1, &in)
-			check(t, in[:], s0[:], s1[:])
-		}
-	})
+		})
+	}
 }

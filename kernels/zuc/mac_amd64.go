@@ -1,6 +1,6 @@
 //go:build amd64 && gc && !purego
 
-package zuclanes
+package zuc
 
 import (
 	"encoding/binary"
@@ -10,7 +10,7 @@ import (
 
 // The MAC kernels compute 128-EIA3 and ZUC-256-MAC tags of one message
 // from its keystream words with carry-less multiplication (see
-// kernels/_gen/zuclanes/mac.go for the algebra): PCLMULQDQ on XMM, or
+// kernels/_gen/zuc/mac.go for the algebra): PCLMULQDQ on XMM, or
 // VPCLMULQDQ on ZMM with GFNI bit reversal (four 16-byte blocks per
 // instruction) when AVX-512 is available.
 var (
@@ -28,7 +28,7 @@ func MACWide() bool { return useMAC && useMACAVX512 }
 
 func requireMAC() {
 	if !useMAC {
-		panic("zuclanes: the MAC kernels need PCLMULQDQ and SSSE3")
+		panic("zuc: the MAC kernels need PCLMULQDQ and SSSE3")
 	}
 }
 
@@ -79,7 +79,7 @@ func macCore(acc *[6]uint64, products int, msg []byte, bits int, ks []uint32) {
 		return
 	}
 	if rest > 256 {
-		panic("zuclanes: internal error: MAC tail too long")
+		panic("zuc: internal error: MAC tail too long")
 	}
 	var m [32]byte
 	var k [16]uint32
@@ -104,10 +104,10 @@ func window32(ks []uint32, i int) uint32 {
 
 func checkMAC(msg []byte, bits int, ks []uint32, words int) {
 	if bits < 0 || len(msg) < (bits+7)/8 {
-		panic("zuclanes: invalid MAC message length")
+		panic("zuc: invalid MAC message length")
 	}
 	if len(ks) < words {
-		panic("zuclanes: MAC keystream too short")
+		panic("zuc: MAC keystream too short")
 	}
 }
 
@@ -143,7 +143,7 @@ func MAC256Tag(msg []byte, bits int, ks []uint32, tag []byte) {
 	requireMAC()
 	t := 8 * len(tag)
 	if t != 32 && t != 64 && t != 128 {
-		panic("zuclanes: ZUC-256 MAC tag must be 4, 8 or 16 bytes")
+		panic("zuc: ZUC-256 MAC tag must be 4, 8 or 16 bytes")
 	}
 	checkMAC(msg, bits, ks, MAC256KeyStreamWords(bits, len(tag)))
 	var acc [6]uint64
@@ -243,7 +243,7 @@ func macLanes(products int, msgs *[Lanes16][]byte, ks []uint32, stride int) (acc
 			w = MAC256KeyStreamWords(8*len(m), 16)
 		}
 		if stride < 0 || c*stride+w > len(ks) {
-			panic("zuclanes: MAC keystream too short")
+			panic("zuc: MAC keystream too short")
 		}
 		if len(m) > 0 {
 			msg[n] = &m[0]

@@ -1,6 +1,6 @@
 //go:build amd64 && gc && !purego
 
-package zuclanes
+package zuc
 
 import (
 	"fmt"
@@ -135,9 +135,7 @@ func TestTagLanesGuardPages(t *testing.T) {
 
 // TestTagLanesAllocs: the lane MAC calls do not allocate.
 func TestTagLanesAllocs(t *testing.T) {
-	if !useMAC {
-		t.Skip("CPU lacks the MAC kernels")
-	}
+	needKernels(t, useMAC, "the MAC kernels (PCLMULQDQ)")
 	var msgs [Lanes16][]byte
 	for c := range msgs {
 		msgs[c] = make([]byte, 1436)

@@ -1,6 +1,6 @@
 //go:build amd64 && gc && !purego
 
-package zuclanes
+package zuc
 
 import (
 	"bytes"
@@ -24,9 +24,7 @@ func forEachMACPath(t *testing.T, f func(t *testing.T)) {
 			name = "AVX512"
 		}
 		t.Run(name, func(t *testing.T) {
-			if !useMAC || (wide && !MACWide()) {
-				t.Skipf("CPU lacks the %s MAC path", name)
-			}
+			needKernels(t, useMAC && (!wide || MACWide()), "the "+name+" MAC path")
 			saved := useMACAVX512
 			useMACAVX512 = wide
 			defer func() { useMACAVX512 = saved }()
@@ -175,9 +173,7 @@ func TestMACVsModel(t *testing.T) {
 // TestMACPathsAgree compares the two kernel paths on long random inputs
 // (every block count class of the AVX-512 loops: ×8, ×4 and single).
 func TestMACPathsAgree(t *testing.T) {
-	if !MACWide() {
-		t.Skip("CPU lacks the AVX512 MAC path")
-	}
+	needKernels(t, MACWide(), "the AVX512 MAC path")
 	r := rand.New(rand.NewPCG(31, 32))
 	saved := useMACAVX512
 	defer func() { useMACAVX512 = saved }()
@@ -252,7 +248,7 @@ func macKeyStream(t testing.TB, s laneSpec, n int) []uint32 {
 		st.KeyStream(ks, max(n, 1), n)
 		return ks[max(n, 1) : max(n, 1)+n]
 	}
-	t.Skip("no lane tier to produce ZUC-256 MAC keystream on this CPU")
+	needKernels(t, false, "every lane tier (to produce ZUC-256 MAC keystream)")
 	return nil
 }
 
@@ -332,7 +328,7 @@ func TestMACVsGmsm(t *testing.T) {
 		}
 	}
 	if tc == nil {
-		t.Skip("no lane tier on this CPU")
+		needKernels(t, false, "every lane tier")
 	}
 	forEachMACPath(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(51, 52))
@@ -430,9 +426,7 @@ func mustPanic(t *testing.T, what string, f func()) {
 
 // TestMACArgumentPanics: short keystream, short message, bad tag size.
 func TestMACArgumentPanics(t *testing.T) {
-	if !useMAC {
-		t.Skip("CPU lacks PCLMULQDQ")
-	}
+	needKernels(t, useMAC, "PCLMULQDQ")
 	msg := make([]byte, 100)
 	ks := make([]uint32, 100)
 	mustPanic(t, "EIA3 short keystream", func() { EIA3Tag(msg, 800, ks[:EIA3KeyStreamWords(800)-1]) })
