@@ -164,8 +164,8 @@ func TestDebPackage(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(unit), "ExecStart=/usr/bin/gmtun ") || strings.Contains(string(unit), "/usr/local/") ||
-		strings.Contains(string(unit), "@BINDIR@") {
-		t.Errorf("the packaged unit does not run /usr/bin/gmtun:\n%s", unit)
+		!strings.Contains(string(unit), "Documentation=file:///usr/share/doc/gmtun/OPERATIONS.md") {
+		t.Errorf("the packaged unit does not run /usr/bin/gmtun or name the packaged OPERATIONS.md:\n%s", unit)
 	}
 	for _, s := range []string{"postinst", "prerm", "postrm"} {
 		p := filepath.Join(x, "DEBIAN", s)

@@ -16,7 +16,7 @@ install -D -m 0755 "$bin" "$stage/usr/bin/gmtun"
 # The unit runs /usr/bin/gmtun from the package, whatever prefix the source
 # tree's unit names.
 install -d -m 0755 "$stage/usr/lib/systemd/system"
-sed -e 's|@BINDIR@|/usr/bin|g' -e 's|/usr/local/bin/gmtun|/usr/bin/gmtun|g' systemd/gmtun@.service \
+sed -e 's|/usr/local/bin/gmtun|/usr/bin/gmtun|g' -e 's|/usr/local/share/doc/gmtun|/usr/share/doc/gmtun|g' systemd/gmtun@.service \
 	> "$stage/usr/lib/systemd/system/gmtun@.service"
 chmod 0644 "$stage/usr/lib/systemd/system/gmtun@.service"
 
