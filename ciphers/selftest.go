@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/gmtun/gmtun/ciphers/internal/sm4"
+	"github.com/gmtun/gmtun/ciphers/internal/ublock"
 	"github.com/gmtun/gmtun/ciphers/internal/zuc"
 )
 
@@ -21,7 +22,10 @@ import (
 // The answers are the published vectors: GB/T 32907-2016 App. A example 1
 // (SM4), RFC 8998 App. A.1 (SM4-GCM, one-shot and batched), ETSI/SAGE
 // 128-EEA3 test set 2, and the ZUC-256 keystream and 128-bit MAC vectors of
-// "The ZUC-256 Stream Cipher" (2018), each run in all 16 lanes.
+// "The ZUC-256 Stream Cipher" (2018), each run in all 16 lanes, and the
+// uBlock-128/128 spec vector (testdata/ublock) with a uBlock-GCM answer
+// (crypto/cipher's GCM over the vector-checked uBlock; no published
+// uBlock-GCM vector exists).
 func SelfTest() error {
 	for _, t := range []struct {
 		name string
@@ -33,6 +37,8 @@ func SelfTest() error {
 		{"128-EIA3 in lanes (against the reference)", selfTestEIA3},
 		{"ZUC-256 keystream in lanes", selfTestZUC256},
 		{"ZUC-256 MAC-128 in lanes", selfTestMAC256},
+		{"ublock block (spec vector)", selfTestUBlockBlock},
+		{"ublock-gcm (one-shot and batched)", selfTestUBlockGCM},
 		{"suites seal/open", selfTestSuites},
 	} {
 		if err := t.f(); err != nil {
@@ -110,6 +116,72 @@ func selfTestSM4GCM() error {
 	return nil
 }
 
+func selfTestUBlockBlock() error {
+	key := unhex("0123456789abcdeffedcba9876543210")
+	c, err := ublock.NewCipher(key)
+	if err != nil {
+		return err
+	}
+	// Nine copies: the kernels' multi-block passes and a partial one.
+	const n = 9
+	want := unhex("32122bedd023c429023470e1158c147d")
+	buf := bytes.Repeat(key, n) // the vector's plaintext equals its key
+	c.EncryptBlocks(buf, buf)
+	if !bytes.Equal(buf, bytes.Repeat(want, n)) {
+		return errMismatch
+	}
+	c.DecryptBlocks(buf, buf)
+	if !bytes.Equal(buf, bytes.Repeat(key, n)) {
+		return fmt.Errorf("decryption: %w", errMismatch)
+	}
+	return nil
+}
+
+func selfTestUBlockGCM() error {
+	var (
+		key   = unhex("0123456789abcdeffedcba9876543210")
+		aad   = unhex("feedfacedeadbeeffeedfacedeadbeefabaddad2")
+		pt    = unhex("aaaaaaaaaaaaaaaabbbbbbbbbbbbbbbbccccccccccccccccddddddddddddddddeeeeeeeeeeeeeeeeffffffffffffffffeeeeeeeeeeeeeeeeaaaaaaaaaaaaaaaa")
+		ct    = unhex("7ef014984da910c2da7ae2721695fbfd7380b81e5f79c4cd5a7a3a526a283232c447e99ae9bf1ca25b83479449fa89910eba3b88730dd3ced139a37ce07c485c")
+		tag   = unhex("9820496d0e2777d6aaa7ad9ca5b474f8")
+		nonce [ublock.NonceSize]byte
+	)
+	copy(nonce[:], unhex("00001234567800000000abcd"))
+	g, err := ublock.NewGCM(key)
+	if err != nil {
+		return err
+	}
+	var t [ublock.TagSize]byte
+	out := make([]byte, len(pt))
+	g.Seal(out, &t, &nonce, pt, aad)
+	if !bytes.Equal(out, ct) || !bytes.Equal(t[:], tag) {
+		return errMismatch
+	}
+	const n = 9
+	var ps [n]ublock.Packet
+	var tags [n][ublock.TagSize]byte
+	for i := range ps {
+		ps[i] = ublock.Packet{Nonce: nonce, AAD: aad, Text: bytes.Clone(pt), Tag: &tags[i]}
+	}
+	g.SealBatch(ps[:])
+	for i := range ps {
+		if !bytes.Equal(ps[i].Text, ct) || !bytes.Equal(tags[i][:], tag) {
+			return fmt.Errorf("batch packet %d: %w", i, errMismatch)
+		}
+	}
+	var ok [n]bool
+	g.OpenBatch(ps[:], ok[:])
+	for i := range ps {
+		if !ok[i] || !bytes.Equal(ps[i].Text, pt) {
+			return fmt.Errorf("batch open of packet %d failed", i)
+		}
+	}
+	return nil
+}
+
+// noScratch runs the ZUC batch primitives on fresh memory.
+var noScratch *zuc.Scratch
+
 func selfTestEEA3() error {
 	var key [zuc.KeySize128]byte
 	copy(key[:], unhex("e5bd3ea0eb55ade866c6ac58bd54302a"))
@@ -121,7 +193,7 @@ func selfTestEEA3() error {
 		ivs[i] = zuc.IVEEA3(0x00056823, 24, 1)
 		bufs[i] = bytes.Clone(pt)
 	}
-	zuc.XORKeyStreams128(&key, &ivs, &bufs, zuc.Lanes)
+	noScratch.XORKeyStreams128(&key, &ivs, &bufs, zuc.Lanes)
 	for i := range bufs {
 		if !bytes.Equal(bufs[i], ct) {
 			return fmt.Errorf("lane %d: %w", i, errMismatch)
@@ -144,7 +216,7 @@ func selfTestEIA3() error {
 		msgs[i] = msg[:len(msg)-i*37]
 	}
 	var got, want [zuc.Lanes]uint32
-	zuc.EIA3Tags(&key, &ivs, &msgs, &got, zuc.Lanes)
+	noScratch.EIA3Tags(&key, &ivs, &msgs, &got, zuc.Lanes)
 	zuc.EIA3TagsGeneric(&key, &ivs, &msgs, &want, zuc.Lanes)
 	if got != want {
 		return errMismatch
@@ -171,7 +243,7 @@ func selfTestZUC256() error {
 			fill(ivs[i][:], v.fill)
 			bufs[i] = make([]byte, len(want))
 		}
-		zuc.XORKeyStreams256(&key, &ivs, &bufs, zuc.Lanes)
+		noScratch.XORKeyStreams256(&key, &ivs, &bufs, zuc.Lanes)
 		for i := range bufs {
 			if !bytes.Equal(bufs[i], want) {
 				return fmt.Errorf("key/IV %#02x, lane %d: %w", v.fill, i, errMismatch)
@@ -190,7 +262,7 @@ func selfTestMAC256() error {
 		msgs[i] = msg
 	}
 	var tags [zuc.Lanes][zuc.MAC256TagSize]byte
-	zuc.MAC256Tags(&key, &ivs, &msgs, &tags, zuc.Lanes)
+	noScratch.MAC256Tags(&key, &ivs, &msgs, &tags, zuc.Lanes)
 	want := unhex("d85e54bbcb9600967084c952a1654b26")
 	for i := range tags {
 		if !bytes.Equal(tags[i][:], want) {

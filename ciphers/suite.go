@@ -53,19 +53,25 @@ const (
 	// ZUC128 is 3GPP 128-EEA3 with 128-EIA3 (32-bit tag) over header ‖
 	// ciphertext, independent keys and an authentication-failure budget.
 	ZUC128 SuiteID = 0x03
+	// UBlockGCM is GCM (NIST SP 800-38D) over uBlock-128/128 with a
+	// per-direction 12-byte salt, built exactly as SM4GCM. It is never a
+	// default: only a configuration that names it offers or accepts it.
+	UBlockGCM SuiteID = 0x04
 )
 
 // Suites lists every suite this build implements, in gmtun's preference
 // order.
-var Suites = [...]SuiteID{SM4GCM, ZUC256, ZUC128}
+var Suites = [...]SuiteID{SM4GCM, ZUC256, ZUC128, UBlockGCM}
 
 // DefaultSuites are the suites a peer accepts when its configuration names
-// none: every suite with a 128-bit tag. zuc-128 (32-bit tag, a forgery
-// budget) is never a default; a configuration must name it.
+// none: the suites with a 128-bit tag on the national standard ciphers
+// SM4 and ZUC. zuc-128 (32-bit tag, a forgery budget) and ublock-gcm (a
+// competition winner not yet a national standard) are never defaults; a
+// configuration must name them.
 var DefaultSuites = [...]SuiteID{SM4GCM, ZUC256}
 
 // String returns the suite's configuration name ("sm4-gcm", "zuc-256",
-// "zuc-128").
+// "zuc-128", "ublock-gcm").
 func (id SuiteID) String() string {
 	switch id {
 	case SM4GCM:
@@ -74,6 +80,8 @@ func (id SuiteID) String() string {
 		return "zuc-256"
 	case ZUC128:
 		return "zuc-128"
+	case UBlockGCM:
+		return "ublock-gcm"
 	}
 	return fmt.Sprintf("suite(%#02x)", uint8(id))
 }
@@ -85,7 +93,7 @@ func ParseSuite(name string) (SuiteID, error) {
 			return id, nil
 		}
 	}
-	return 0, fmt.Errorf("ciphers: unknown suite %q (known: sm4-gcm, zuc-256, zuc-128)", name)
+	return 0, fmt.Errorf("ciphers: unknown suite %q (known: sm4-gcm, zuc-256, zuc-128, ublock-gcm)", name)
 }
 
 // Params are a suite's key sizes and usage limits per key (one keypair,
@@ -120,7 +128,9 @@ func (id SuiteID) Params() Params {
 		wgRejectMessages = 1<<64 - 1<<13 - 1
 	)
 	switch id {
-	case SM4GCM:
+	case SM4GCM, UBlockGCM:
+		// Both are GCM over a 128-bit block with a 96-bit nonce: the same
+		// limits (docs/PROTOCOL.md, sm4-gcm and ublock-gcm).
 		return Params{
 			EncKeySize: 16, SaltSize: 12, TagSize: 16,
 			MaxCounter:         wgRejectMessages,
@@ -241,7 +251,7 @@ func checkSeal(pkts [][]byte, p *Params) error {
 // material; the caller may wipe k afterwards.
 func NewKey(id SuiteID, k DirectionKeys) (Key, error) {
 	switch id {
-	case SM4GCM, ZUC256, ZUC128:
+	case SM4GCM, ZUC256, ZUC128, UBlockGCM:
 	default:
 		return nil, fmt.Errorf("ciphers: unknown suite %#02x", uint8(id))
 	}
@@ -258,6 +268,8 @@ func NewKey(id SuiteID, k DirectionKeys) (Key, error) {
 		return newSM4GCMKey(k)
 	case ZUC256:
 		return newZUC256Key(k)
+	case UBlockGCM:
+		return newUBlockGCMKey(k)
 	default:
 		return newZUC128Key(k)
 	}

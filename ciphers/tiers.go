@@ -3,6 +3,7 @@ package ciphers
 import (
 	"github.com/gmtun/gmtun/ciphers/internal/impl"
 	"github.com/gmtun/gmtun/ciphers/internal/sm4"
+	"github.com/gmtun/gmtun/ciphers/internal/ublock"
 )
 
 // Tier reports which implementation a cipher primitive runs on this
@@ -46,12 +47,15 @@ func (id SuiteID) Tier() string {
 		return impl.Selected(sm4ImplPackage)
 	case ZUC256, ZUC128:
 		return impl.Selected(zucImplPackage)
+	case UBlockGCM:
+		return impl.Selected(ublockImplPackage)
 	}
 	return impl.Generic
 }
 
 // The impl registry names of the primitives the suites run on.
 const (
-	sm4ImplPackage = sm4.ImplPackage
-	zucImplPackage = "zuc" // as ciphers/internal/zuc registers it
+	sm4ImplPackage    = sm4.ImplPackage
+	zucImplPackage    = "zuc" // as ciphers/internal/zuc registers it
+	ublockImplPackage = ublock.ImplPackage
 )

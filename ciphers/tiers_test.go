@@ -26,7 +26,7 @@ func TestTiers(t *testing.T) {
 // TestSuiteTier checks that every suite names the tier its primitive runs,
 // so `gmtun up` logs the tier that really carries the traffic.
 func TestSuiteTier(t *testing.T) {
-	prim := map[SuiteID]string{SM4GCM: sm4ImplPackage, ZUC256: zucImplPackage, ZUC128: zucImplPackage}
+	prim := map[SuiteID]string{SM4GCM: sm4ImplPackage, ZUC256: zucImplPackage, ZUC128: zucImplPackage, UBlockGCM: ublockImplPackage}
 	selected := map[string]string{}
 	for _, tier := range Tiers() {
 		selected[tier.Primitive] = tier.Selected

@@ -19,6 +19,8 @@ func keyBytes(t *testing.T, k Key) []byte {
 		return unsafe.Slice((*byte)(unsafe.Pointer(k)), unsafe.Offsetof(k.direction))
 	case *zuc256Key:
 		return unsafe.Slice((*byte)(unsafe.Pointer(k)), unsafe.Offsetof(k.wiped))
+	case *ublockgcmKey:
+		return unsafe.Slice((*byte)(unsafe.Pointer(k)), unsafe.Offsetof(k.wiped))
 	}
 	t.Fatalf("unknown key type %T", k)
 	return nil

@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	gmsm4 "github.com/emmansun/gmsm/sm4"
 	gmzuc "github.com/emmansun/gmsm/zuc"
@@ -171,6 +172,23 @@ func (z *zuc256Codec) open(pkt []byte) ([]byte, bool, error) {
 	return pkt[:n], true, nil
 }
 
+// hasGMSMAnchor reports whether gmsm has an equivalent of suite id:
+// every suite but ublock-gcm (gmsm has no uBlock), which is compared with
+// Go's AES-128-GCM only.
+func hasGMSMAnchor(id ciphers.SuiteID) bool { return id != ciphers.UBlockGCM }
+
+// aesAnchorSuite returns the suite of suites the AES-128-GCM anchor is
+// listed with: sm4-gcm if selected, else ublock-gcm if selected, else 0.
+func aesAnchorSuite(suites []ciphers.SuiteID) ciphers.SuiteID {
+	switch {
+	case slices.Contains(suites, ciphers.SM4GCM):
+		return ciphers.SM4GCM
+	case slices.Contains(suites, ciphers.UBlockGCM):
+		return ciphers.UBlockGCM
+	}
+	return 0
+}
+
 // newAnchorCodec returns the per-packet codec of an anchor: impl ImplGMSM
 // with a gmtun suite name, or ImplGo with AESGCM. It uses the same key
 // material as the gmtun Key of that suite (AES-GCM borrows sm4-gcm's).
@@ -190,7 +208,7 @@ func newAnchorCodec(suite, impl string) (packetCodec, error) {
 		return c, nil
 	}
 	id, err := ciphers.ParseSuite(suite)
-	if err != nil || impl != ImplGMSM {
+	if err != nil || impl != ImplGMSM || !hasGMSMAnchor(id) {
 		return nil, fmt.Errorf("cryptobench: no anchor %s/%s", impl, suite)
 	}
 	k := benchKeys(id)

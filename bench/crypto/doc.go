@@ -3,7 +3,8 @@
 // or opened in batches through the public ciphers.Key API, timed in the
 // CPU time of the measuring thread, next to per-packet anchors measured in
 // the same process (gmsm's equivalent construction of each suite, and Go's
-// AES-128-GCM for sm4-gcm).
+// AES-128-GCM for sm4-gcm; ublock-gcm, which gmsm lacks, has only the
+// AES-128-GCM anchor).
 //
 // It backs `gmtun bench`. A run covers a grid of suite × tier × packet
 // size × batch size. Each tier (a set of kernels, chosen with the GODEBUG

@@ -134,8 +134,10 @@ func (o *Options) Cells(gmtun, anchors bool) []Cell {
 		for _, op := range o.ops() {
 			for _, id := range o.Suites {
 				for _, size := range o.Sizes {
-					cells = append(cells, Cell{Suite: id.String(), Impl: ImplGMSM, Op: op, Size: size, Batch: anchorBatch})
-					if id == ciphers.SM4GCM {
+					if hasGMSMAnchor(id) {
+						cells = append(cells, Cell{Suite: id.String(), Impl: ImplGMSM, Op: op, Size: size, Batch: anchorBatch})
+					}
+					if id == aesAnchorSuite(o.Suites) {
 						cells = append(cells, Cell{Suite: AESGCM, Impl: ImplGo, Op: op, Size: size, Batch: anchorBatch})
 					}
 				}
@@ -183,8 +185,8 @@ type Result struct {
 	// VsGMSM is MBPerSec divided by the gmsm anchor's for the same suite,
 	// operation and size (0 when not measured).
 	VsGMSM float64 `json:"vs_gmsm,omitempty"`
-	// VsAESGCM is, for sm4-gcm, MBPerSec divided by Go AES-128-GCM's for
-	// the same operation and size (0 otherwise).
+	// VsAESGCM is, for sm4-gcm and ublock-gcm, MBPerSec divided by Go
+	// AES-128-GCM's for the same operation and size (0 otherwise).
 	VsAESGCM float64 `json:"vs_aes_gcm,omitempty"`
 }
 
@@ -332,6 +334,8 @@ func kernelsFor(suite string, ts []ciphers.Tier) string {
 	switch suite {
 	case ciphers.SM4GCM.String():
 		want = []string{"sm4", "ghash", "gcm"}
+	case ciphers.UBlockGCM.String():
+		want = []string{"ublock", "ghash"}
 	case ciphers.ZUC128.String(), ciphers.ZUC256.String():
 		want = []string{"zuc", "eia3", "mac"}
 	}

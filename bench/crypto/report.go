@@ -80,7 +80,7 @@ func (r *Report) finish(o Options, tiers []TierSpec) {
 				res.VsGMSM = res.MBPerSec / a
 			}
 		}
-		if res.Suite == ciphers.SM4GCM.String() {
+		if res.Suite == ciphers.SM4GCM.String() || res.Suite == ciphers.UBlockGCM.String() {
 			if a := anchors[anchorKey{AESGCM, ImplGo, res.Op, res.Size}]; a > 0 {
 				res.VsAESGCM = res.MBPerSec / a
 			}
@@ -95,7 +95,7 @@ func (r *Report) finish(o Options, tiers []TierSpec) {
 	var suites, tierNames []string
 	for _, id := range o.Suites {
 		suites = append(suites, id.String())
-		if id == ciphers.SM4GCM {
+		if id == aesAnchorSuite(o.Suites) {
 			suites = append(suites, AESGCM)
 		}
 	}
@@ -104,7 +104,7 @@ func (r *Report) finish(o Options, tiers []TierSpec) {
 	}
 	suiteOf := func(res *Result) string {
 		if res.Suite == AESGCM {
-			return ciphers.SM4GCM.String() // listed with sm4-gcm
+			return aesAnchorSuite(o.Suites).String() // listed with sm4-gcm (or ublock-gcm)
 		}
 		return res.Suite
 	}

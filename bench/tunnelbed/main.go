@@ -73,6 +73,8 @@ type options struct {
 	install     bool
 	cleanup     bool
 	demo        bool
+	breakdown   bool
+	perfKeep    string
 	maxDuration time.Duration
 }
 
@@ -88,7 +90,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	var suites, tests string
 	var noInstall bool
 	fs.StringVar(&o.gmtun, "gmtun", "", "gmtun binary to measure (`BIN`); without it only wireguard-go is measured")
-	fs.StringVar(&suites, "suites", "sm4-gcm,zuc-256,zuc-128", "gmtun data suites to measure, one tunnel row each")
+	fs.StringVar(&suites, "suites", "sm4-gcm,zuc-256,zuc-128,ublock-gcm", "gmtun data suites to measure, one tunnel row each")
 	fs.BoolVar(&o.wireguard, "wireguard", true, "measure wireguard-go as the reference (default false with -demo)")
 	fs.StringVar(&o.wgBin, "wireguard-go", "", "prebuilt wireguard-go binary (`BIN`); default: go install the pinned version into a temporary directory")
 	fs.StringVar(&o.goBin, "go", "", "go command used to build wireguard-go (default: go in PATH, else /usr/local/go/bin/go)")
@@ -105,6 +107,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&noInstall, "no-install", false, "fail instead of installing missing Debian packages with apt-get")
 	fs.BoolVar(&o.cleanup, "cleanup", false, "remove namespaces and sockets left by dead tunnelbed processes, then exit")
 	fs.BoolVar(&o.demo, "demo", false, "demo: each gmtun suite once, ping and TCP 1 stream for 5 s, a short table (needs -gmtun)")
+	fs.BoolVar(&o.breakdown, "breakdown", false, "profile one TCP stream per tunnel and the bare veth with perf and print the CPU-s/GB per bucket (crypto, copies, checksums, kernel, runtime, other)")
+	fs.StringVar(&o.perfKeep, "perf-keep", "", "with -breakdown: keep each run's perf recording in `DIR` (for perf report)")
 	fs.DurationVar(&o.maxDuration, "max-duration", 0, "abort everything after this long (default: estimated from the settings, doubled)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -129,6 +133,21 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		}
 		if !set["tests"] {
 			tests = "ping,tcp1"
+		}
+		if !set["quiet-wait"] {
+			o.quietWait = 10 * time.Second
+		}
+	}
+	if o.breakdown {
+		switch {
+		case o.demo:
+			return nil, errors.New("tunnelbed: -breakdown and -demo exclude each other")
+		case set["tests"]:
+			return nil, errors.New("tunnelbed: -breakdown profiles TCP 1 stream only; drop -tests")
+		}
+		tests = testTCP1
+		if !set["runs"] {
+			o.runs = 1
 		}
 		if !set["quiet-wait"] {
 			o.quietWait = 10 * time.Second
@@ -205,6 +224,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 
+	if o.breakdown {
+		return runBreakdown(ctx, o, stdout, logf)
+	}
 	if o.maxDuration == 0 {
 		o.maxDuration = 2 * estimate(o)
 	}

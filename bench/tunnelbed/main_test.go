@@ -20,7 +20,7 @@ func TestParseFlagsDefaults(t *testing.T) {
 	if o.runs != 3 || o.duration != 10*time.Second || !o.wireguard || o.gmtun != "" || !o.install || o.nice != -5 {
 		t.Errorf("defaults = %+v", o)
 	}
-	if !slices.Equal(o.tests, []string{"ping", "tcp1", "tcp4", "udp"}) || !slices.Equal(o.suites, []string{"sm4-gcm", "zuc-256", "zuc-128"}) {
+	if !slices.Equal(o.tests, []string{"ping", "tcp1", "tcp4", "udp"}) || !slices.Equal(o.suites, []string{"sm4-gcm", "zuc-256", "zuc-128", "ublock-gcm"}) {
 		t.Errorf("default lists = %q, %q", o.tests, o.suites)
 	}
 }

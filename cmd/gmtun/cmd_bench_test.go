@@ -152,7 +152,7 @@ func TestBenchUsageErrors(t *testing.T) {
 		msg  string
 	}{
 		{[]string{"extra"}, `bench: unexpected argument "extra"; run 'gmtun bench --help'`},
-		{[]string{"--suites", "aes"}, `bench: --suites: unknown suite "aes" (known: sm4-gcm, zuc-256, zuc-128)`},
+		{[]string{"--suites", "aes"}, `bench: --suites: unknown suite "aes" (known: sm4-gcm, zuc-256, zuc-128, ublock-gcm)`},
 		{[]string{"--suites", "zuc-128,zuc-128"}, `bench: --suites: "zuc-128" is listed twice`},
 		{[]string{"--sizes", "64,x"}, `bench: --sizes: "x" is not a whole number`},
 		{[]string{"--sizes", "0"}, `bench: --sizes: 0 is outside 1..65535`},
