@@ -511,11 +511,11 @@ func TestLoadErrors(t *testing.T) {
 
 			// suites
 			{name: "suites empty", doc: e(`listen_port`, "suites = []\nlisten_port"),
-				want: `FILE:4: key "interface.suites": must list at least one suite (known: sm4-gcm, zuc-256, zuc-128)`},
+				want: `FILE:4: key "interface.suites": must list at least one suite (known: sm4-gcm, zuc-256, zuc-128, ublock-gcm)`},
 			{name: "suites unknown", doc: e(`listen_port`, "suites = [\"sm4-gcm\", \"aes-gcm\"]\nlisten_port"),
-				want: `FILE:4: key "interface.suites": unknown suite "aes-gcm" (known: sm4-gcm, zuc-256, zuc-128)`},
+				want: `FILE:4: key "interface.suites": unknown suite "aes-gcm" (known: sm4-gcm, zuc-256, zuc-128, ublock-gcm)`},
 			{name: "suites case", doc: e(`listen_port`, "suites = [\"SM4-GCM\"]\nlisten_port"),
-				want: `FILE:4: key "interface.suites": unknown suite "SM4-GCM" (known: sm4-gcm, zuc-256, zuc-128)`},
+				want: `FILE:4: key "interface.suites": unknown suite "SM4-GCM" (known: sm4-gcm, zuc-256, zuc-128, ublock-gcm)`},
 			{name: "suites duplicate", doc: e(`listen_port`, "suites = [\"zuc-256\", \"sm4-gcm\", \"zuc-256\"]\nlisten_port"),
 				want: `FILE:4: key "interface.suites": lists "zuc-256" twice`},
 			{name: "suites string", doc: e(`listen_port`, "suites = \"sm4-gcm\"\nlisten_port"),
@@ -643,9 +643,9 @@ func TestLoadErrors(t *testing.T) {
 			{name: "roaming string", doc: baseDoc + "roaming = \"yes\"\n",
 				want: `FILE:12: key "peer.roaming" (peer "site-b"): must be true or false, not a string`},
 			{name: "peer suites empty", doc: baseDoc + "suites = []\n",
-				want: `FILE:12: key "peer.suites" (peer "site-b"): must list at least one suite (known: sm4-gcm, zuc-256, zuc-128)`},
+				want: `FILE:12: key "peer.suites" (peer "site-b"): must list at least one suite (known: sm4-gcm, zuc-256, zuc-128, ublock-gcm)`},
 			{name: "peer suites unknown", doc: baseDoc + "suites = [\"zuc-512\"]\n",
-				want: `FILE:12: key "peer.suites" (peer "site-b"): unknown suite "zuc-512" (known: sm4-gcm, zuc-256, zuc-128)`},
+				want: `FILE:12: key "peer.suites" (peer "site-b"): unknown suite "zuc-512" (known: sm4-gcm, zuc-256, zuc-128, ublock-gcm)`},
 		}
 	}
 

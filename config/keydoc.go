@@ -33,7 +33,7 @@ var Keys = []KeyDoc{
 	{Section: "interface", Name: "mtu", Type: "integer", Default: "1420",
 		Doc: "1280..65535, or 0 for the default. 1280 is the IPv6 minimum link MTU; 1420 is a 1500-byte underlay minus 80 bytes of IPv6, UDP and gmtun overhead"},
 	{Section: "interface", Name: "suites", Type: "array of strings", Default: "`[\"sm4-gcm\", \"zuc-256\"]`",
-		Doc: "data suites in preference order; at least one; each known (`sm4-gcm`, `zuc-256`, `zuc-128`, lower case); no repeats. `zuc-128` (32-bit tag) is accepted only where a configuration names it"},
+		Doc: "data suites in preference order; at least one; each known (`sm4-gcm`, `zuc-256`, `zuc-128`, `ublock-gcm`, lower case); no repeats. `zuc-128` (32-bit tag) and `ublock-gcm` are accepted only where a configuration names them"},
 	{Section: "interface", Name: "id", Type: "string", Default: "`\"1234567812345678\"`",
 		Doc: "this side's SM2 user ID (the default of GM/T 0009-2012); 1..8191 bytes. The peers' configurations must name the same value in their `[[peer]] id`"},
 	{Section: "interface", Name: "log_level", Type: "string", Default: "`\"info\"`",

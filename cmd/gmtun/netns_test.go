@@ -462,7 +462,7 @@ func TestNetns(t *testing.T) {
 	requireNetns(t)
 	bin := testBinary(t)
 
-	for _, suite := range []string{"sm4-gcm", "zuc-256", "zuc-128"} {
+	for _, suite := range []string{"sm4-gcm", "zuc-256", "zuc-128", "ublock-gcm"} {
 		t.Run("suite="+suite, func(t *testing.T) {
 			_, a, b := pair(t, bin, []string{suite}, false)
 			for _, dst := range []netip.Addr{b.inner4, b.inner6} {
