@@ -26,7 +26,7 @@ KERNELS := \
 	sm4bs:sm4bs:sm4bs_amd64.s:stubs_amd64.go \
 	ublock:ublock:ublock_amd64.s:stubs_amd64.go
 
-.PHONY: all build test vet staticcheck unit purego forced-tiers fuzz kernels kernels-fresh generate generated-fresh bench bench-tunnel demo install clean bench-faults static man deb install-unit
+.PHONY: all build test vet staticcheck unit purego forced-tiers fuzz kernels kernels-fresh generate generated-fresh bench bench-tunnel bench-breakdown demo install clean bench-faults static man deb install-unit
 
 all: build
 
@@ -98,6 +98,15 @@ bench:
 bench-tunnel: build
 	$(GO) build -o bin/tunnelbed ./bench/tunnelbed
 	bin/tunnelbed -gmtun bin/gmtun -json bin/bench-tunnel.json $(TUNNELBED_FLAGS)
+
+## bench-breakdown: where the data plane's CPU goes, per GB (issue 15): one TCP stream per tunnel (sm4-gcm,
+## zuc-256, wireguard-go) and over the bare veth under `perf record -a -g`, 3 runs; needs root and perf (linux-perf).
+## Output: bin/bench-breakdown.md and bin/bench-breakdown.json.
+BREAKDOWN_SUITES ?= sm4-gcm,zuc-256
+bench-breakdown: build
+	$(GO) build -o bin/tunnelbed ./bench/tunnelbed
+	bin/tunnelbed -breakdown -gmtun bin/gmtun -suites $(BREAKDOWN_SUITES) -runs 3 -json bin/bench-breakdown.json $(TUNNELBED_FLAGS) > bin/bench-breakdown.md; \
+		rc=$$?; cat bin/bench-breakdown.md; exit $$rc
 
 ## demo: two sites in namespaces, keys and configs generated, ping and iperf3 per suite, a summary (root)
 demo: build
