@@ -208,6 +208,11 @@ func (p *parseState) buildInterface(s *section, ifc *Interface) error {
 	} else if ok {
 		ifc.FailClosed = v
 	}
+
+	// metrics_listen (metrics.go)
+	if ifc.MetricsListen, err = parseMetricsListen(s); err != nil {
+		return err
+	}
 	return nil
 }
 

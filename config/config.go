@@ -108,6 +108,9 @@ type Interface struct {
 	// for the remote sites is refused instead of leaving in clear through
 	// another route. Default true; ignored with table = "off".
 	FailClosed bool
+	// MetricsListen is where Prometheus metrics are served (metrics.go);
+	// the zero value: none.
+	MetricsListen MetricsListen
 }
 
 // RouteTable says where routes for the peers' allowed_ips are installed.

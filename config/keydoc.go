@@ -46,6 +46,8 @@ var Keys = []KeyDoc{
 		Doc: "0..4294967295, the firewall mark of the UDP socket"},
 	{Section: "interface", Name: "fail_closed", Type: "boolean", Default: "`true`",
 		Doc: "keep `unreachable` routes for every peer's `allowed_ips` while the tunnel cannot carry them (link down, starting, stopping, crashed), so that traffic for the remote sites never leaves in clear through another route; removed on a clean stop; ignored with `table = \"off\"` (see `gmtun up`)"},
+	{Section: "interface", Name: "metrics_listen", Type: "string", Default: "none (no metrics)",
+		Doc: "where to serve Prometheus metrics (`gmtun_*`, text format, path `/metrics`): `IP:port` (`\"127.0.0.1:9586\"`, `\"[::1]:9586\"`; an IP literal) or `unix:/absolute/path`; see [Metrics](#metrics). A change needs a restart"},
 	{Section: "peer", Name: "name", Type: "string", Default: "required",
 		Doc: "1–32 bytes of letters, digits, `.`, `_`, `-`; unique among the peers. Used in logs and `gmtun show`"},
 	{Section: "peer", Name: "public_key", Type: "string", Default: "required",

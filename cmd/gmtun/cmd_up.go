@@ -169,6 +169,7 @@ type daemon struct {
 	keepFailClosed      bool
 	watchDone           chan struct{} // closed by shutdown: ends the link watcher
 	ctl                 *control.Server
+	metrics             metricsServer // metrics_listen (up_metrics.go); nil when off
 	kernels             []control.Kernel
 	started             time.Time
 
@@ -283,6 +284,9 @@ func (d *daemon) start() error {
 			d.log.Warnf("%s runs the slow generic code although %s is available (disabled by GODEBUG?)", k.Primitive, k.Available[0])
 		}
 	}
+	if err := d.startMetrics(); err != nil { // up_metrics.go
+		return err
+	}
 	d.notify(sdnotify.Ready, sdnotify.Status(d.statusLine()))
 	return nil
 }
@@ -292,6 +296,7 @@ func (d *daemon) start() error {
 // interface out until the TUN device is gone.
 func (d *daemon) shutdown() {
 	d.ready.Store(false)
+	d.stopMetrics() // up_metrics.go
 	if d.watchDone != nil {
 		close(d.watchDone)
 	}
@@ -508,6 +513,7 @@ func restartKeys(running, next *config.Config) (keys []string, identity bool) {
 	check("table", a.Table != b.Table, false)
 	check("fwmark", a.FwMark != b.FwMark, false)
 	check("fail_closed", a.FailClosed != b.FailClosed, false)
+	check("metrics_listen", a.MetricsListen != b.MetricsListen, false)
 	return keys, identity
 }
 

@@ -126,6 +126,7 @@ func ParsePrivateKey(data []byte) (*handshake.PrivateKey, error) {
 	case *sm2.PrivateKey:
 		d = k.D
 	case *ecdsa.PrivateKey:
+		//lint:ignore SA1019 the scalar is only wiped, never used
 		wipeInt(k.D)
 		return nil, fmt.Errorf("%w: the key is on curve %s", ErrNotSM2, k.Curve.Params().Name)
 	default:
