@@ -70,66 +70,52 @@ func unmix(a, b uint64) (uint64, uint64) {
 	return a, b
 }
 
-// planes128 is the state of four 128-bit blocks: the planes of X0 (a) and
-// of X1 (b).
-type planes128 struct {
-	a, b [4]uint64
-}
-
-// load128 transposes four blocks, given as words w[2i] = X0 and
-// w[2i+1] = X1 of block i, into p.
-func (p *planes128) load(w *[8]uint64) {
-	p.a[0], p.a[1], p.a[2], p.a[3] = transpose4(w[0], w[2], w[4], w[6])
-	p.b[0], p.b[1], p.b[2], p.b[3] = transpose4(w[1], w[3], w[5], w[7])
-}
-
-// store is the inverse of load.
-func (p *planes128) store(w *[8]uint64) {
-	w[0], w[2], w[4], w[6] = transpose4(p.a[0], p.a[1], p.a[2], p.a[3])
-	w[1], w[3], w[5], w[7] = transpose4(p.b[0], p.b[1], p.b[2], p.b[3])
-}
-
-// addKey128 XORs round key RK_i into p.
-func addKey128(s *Schedule, p *planes128, i int) {
-	rk := s.RK[16*i : 16*i+16]
-	k0, k1 := binary.BigEndian.Uint64(rk[0:8]), binary.BigEndian.Uint64(rk[8:16])
-	for j := range 4 {
-		p.a[j] ^= keyPlane(k0, uint(j))
-		p.b[j] ^= keyPlane(k1, uint(j))
-	}
-}
-
 // encrypt4x128 encrypts the four 128-bit blocks in w (see load) in place.
+// The eight planes are kept in scalar variables (Go keeps arrays in
+// memory, scalars in registers): a0..a3 of X0, b0..b3 of X1.
 func encrypt4x128(s *Schedule, w *[8]uint64) {
-	var p planes128
-	p.load(w)
-	for i := range s.Rounds {
-		addKey128(s, &p, i)
-		p.a[0], p.a[1], p.a[2], p.a[3] = sbox(p.a[0], p.a[1], p.a[2], p.a[3])
-		p.b[0], p.b[1], p.b[2], p.b[3] = sbox(p.b[0], p.b[1], p.b[2], p.b[3])
-		for j := range 4 {
-			a, b := mix(p.a[j], p.b[j])
-			p.a[j], p.b[j] = pl128(a), pr128(b)
-		}
+	a0, a1, a2, a3 := transpose4(w[0], w[2], w[4], w[6])
+	b0, b1, b2, b3 := transpose4(w[1], w[3], w[5], w[7])
+	rk := s.RK[:16*(s.Rounds+1)]
+	for len(rk) > 16 {
+		k0, k1 := binary.BigEndian.Uint64(rk[0:8]), binary.BigEndian.Uint64(rk[8:16])
+		a0, a1, a2, a3 = sbox(a0^keyPlane(k0, 0), a1^keyPlane(k0, 1), a2^keyPlane(k0, 2), a3^keyPlane(k0, 3))
+		b0, b1, b2, b3 = sbox(b0^keyPlane(k1, 0), b1^keyPlane(k1, 1), b2^keyPlane(k1, 2), b3^keyPlane(k1, 3))
+		a0, b0 = mix(a0, b0)
+		a1, b1 = mix(a1, b1)
+		a2, b2 = mix(a2, b2)
+		a3, b3 = mix(a3, b3)
+		a0, a1, a2, a3 = pl128(a0), pl128(a1), pl128(a2), pl128(a3)
+		b0, b1, b2, b3 = pr128(b0), pr128(b1), pr128(b2), pr128(b3)
+		rk = rk[16:]
 	}
-	addKey128(s, &p, s.Rounds)
-	p.store(w)
+	k0, k1 := binary.BigEndian.Uint64(rk[0:8]), binary.BigEndian.Uint64(rk[8:16])
+	w[0], w[2], w[4], w[6] = transpose4(a0^keyPlane(k0, 0), a1^keyPlane(k0, 1), a2^keyPlane(k0, 2), a3^keyPlane(k0, 3))
+	w[1], w[3], w[5], w[7] = transpose4(b0^keyPlane(k1, 0), b1^keyPlane(k1, 1), b2^keyPlane(k1, 2), b3^keyPlane(k1, 3))
 }
 
 // decrypt4x128 decrypts the four 128-bit blocks in w in place.
 func decrypt4x128(s *Schedule, w *[8]uint64) {
-	var p planes128
-	p.load(w)
-	addKey128(s, &p, s.Rounds)
+	rk := s.RK[:16*(s.Rounds+1)]
+	k0, k1 := binary.BigEndian.Uint64(rk[len(rk)-16:]), binary.BigEndian.Uint64(rk[len(rk)-8:])
+	a0, a1, a2, a3 := transpose4(w[0], w[2], w[4], w[6])
+	b0, b1, b2, b3 := transpose4(w[1], w[3], w[5], w[7])
+	a0, a1, a2, a3 = a0^keyPlane(k0, 0), a1^keyPlane(k0, 1), a2^keyPlane(k0, 2), a3^keyPlane(k0, 3)
+	b0, b1, b2, b3 = b0^keyPlane(k1, 0), b1^keyPlane(k1, 1), b2^keyPlane(k1, 2), b3^keyPlane(k1, 3)
 	for i := s.Rounds - 1; i >= 0; i-- {
-		for j := range 4 {
-			p.a[j], p.b[j] = unmix(plInv128(p.a[j]), prInv128(p.b[j]))
-		}
-		p.a[0], p.a[1], p.a[2], p.a[3] = sboxInv(p.a[0], p.a[1], p.a[2], p.a[3])
-		p.b[0], p.b[1], p.b[2], p.b[3] = sboxInv(p.b[0], p.b[1], p.b[2], p.b[3])
-		addKey128(s, &p, i)
+		a0, b0 = unmix(plInv128(a0), prInv128(b0))
+		a1, b1 = unmix(plInv128(a1), prInv128(b1))
+		a2, b2 = unmix(plInv128(a2), prInv128(b2))
+		a3, b3 = unmix(plInv128(a3), prInv128(b3))
+		a0, a1, a2, a3 = sboxInv(a0, a1, a2, a3)
+		b0, b1, b2, b3 = sboxInv(b0, b1, b2, b3)
+		k := rk[16*i : 16*i+16]
+		k0, k1 = binary.BigEndian.Uint64(k[0:8]), binary.BigEndian.Uint64(k[8:16])
+		a0, a1, a2, a3 = a0^keyPlane(k0, 0), a1^keyPlane(k0, 1), a2^keyPlane(k0, 2), a3^keyPlane(k0, 3)
+		b0, b1, b2, b3 = b0^keyPlane(k1, 0), b1^keyPlane(k1, 1), b2^keyPlane(k1, 2), b3^keyPlane(k1, 3)
 	}
-	p.store(w)
+	w[0], w[2], w[4], w[6] = transpose4(a0, a1, a2, a3)
+	w[1], w[3], w[5], w[7] = transpose4(b0, b1, b2, b3)
 }
 
 // planes256 is the state of four 256-bit blocks: the planes of the high
