@@ -55,3 +55,30 @@ func BenchmarkGCMSealBatch64x1420(b *testing.B) {
 	}
 	cputime.Loop(b, 64*1420, func() { g.SealBatch(ps) })
 }
+
+func BenchmarkGCMOpenBatch64x1420(b *testing.B) {
+	g, _ := NewGCM(make([]byte, 16))
+	ps := make([]Packet, 64)
+	saved := make([][]byte, 64)
+	for i := range ps {
+		buf := make([]byte, 16+1420+TagSize)
+		ps[i] = Packet{AAD: buf[:16], Text: buf[16 : 16+1420], Tag: (*[TagSize]byte)(buf[16+1420:])}
+		ps[i].Nonce[11] = byte(i)
+	}
+	g.SealBatch(ps)
+	for i := range ps {
+		saved[i] = append([]byte(nil), ps[i].Text...)
+	}
+	ok := make([]bool, 64)
+	cputime.Loop(b, 64*1420, func() {
+		for i := range ps {
+			copy(ps[i].Text, saved[i])
+		}
+		g.OpenBatch(ps, ok)
+	})
+	for i := range ok {
+		if !ok[i] {
+			b.Fatalf("packet %d did not verify", i)
+		}
+	}
+}

@@ -20,9 +20,6 @@ const (
 	MaxPlaintextSize = (1<<32 - 2) * BlockSize
 )
 
-// maxMasks is how many tag masks E_K(J0) a batch computes per ECB call.
-const maxMasks = 64
-
 // GCM is a uBlock-GCM key (NIST SP 800-38D over uBlock-128/128 or
 // uBlock-128/256; docs/PROTOCOL.md, "ublock-gcm"): the uBlock schedule and
 // the GHASH subkey H = E_K(0^128) in both of its forms. It is immutable
@@ -121,44 +118,46 @@ type Packet struct {
 	Tag   *[TagSize]byte
 }
 
-// masks sets m to E_K(J0) of every packet of ps (len(ps) ≤ maxMasks) in
-// one ECB call.
-func (g *GCM) masks(ps []Packet, m *[maxMasks * BlockSize]byte) {
-	for i := range ps {
-		*(*[BlockSize]byte)(m[i*BlockSize:]) = j0(&ps[i].Nonce)
-	}
-	encryptBlocks(&g.s, m[:len(ps)*BlockSize], m[:len(ps)*BlockSize])
-}
-
 // SealBatch seals every packet of ps in place, exactly as Seal(p.Text,
-// p.Tag, &p.Nonce, p.Text, p.AAD) would; the tag masks of up to 64
-// packets share one ECB call.
+// p.Tag, &p.Nonce, p.Text, p.AAD) would: the tag mask E_K(J0) and the
+// text of each packet are two jobs of one CTR32XORMulti call per chunk of
+// packets, so that the kernels' registers fill across packets.
 func (g *GCM) SealBatch(ps []Packet) {
 	if len(ps) == 1 {
 		p := &ps[0]
 		g.Seal(p.Text, p.Tag, &p.Nonce, p.Text, p.AAD)
 		return
 	}
-	var m [maxMasks * BlockSize]byte
+	const chunk = 16
+	var jobs [2 * chunk]Job
+	var ctrs [2 * chunk][BlockSize]byte
+	var zero [BlockSize]byte
 	for len(ps) > 0 {
-		chunk := ps[:min(len(ps), maxMasks)]
-		g.masks(chunk, &m)
-		for i := range chunk {
-			p := &chunk[i]
-			ctr := firstCounter(&p.Nonce)
-			ctr32XOR(&g.s, &ctr, p.Text, p.Text)
+		c := ps[:min(len(ps), chunk)]
+		for i := range c {
+			p := &c[i]
+			ctrs[2*i] = j0(&p.Nonce)
+			ctrs[2*i+1] = firstCounter(&p.Nonce)
+			jobs[2*i] = Job{S: &g.s, Ctr: &ctrs[2*i], Dst: p.Tag[:], Src: zero[:]}
+			jobs[2*i+1] = Job{S: &g.s, Ctr: &ctrs[2*i+1], Dst: p.Text, Src: p.Text}
+		}
+		ctr32XORMulti(jobs[:2*len(c)])
+		for i := range c {
+			p := &c[i]
 			var y [16]byte
 			g.hkey.GCMHash(&y, p.AAD, p.Text)
-			subtle.XORBytes(p.Tag[:], y[:], m[i*BlockSize:(i+1)*BlockSize])
+			subtle.XORBytes(p.Tag[:], p.Tag[:], y[:])
 		}
-		ps = ps[len(chunk):]
+		ps = ps[len(c):]
 	}
 }
 
 // OpenBatch verifies every packet of ps and decrypts in place those whose
 // tag is valid, exactly as Open(p.Text, &p.Nonce, p.Text, p.AAD, p.Tag)
 // would; ok[i] reports whether ps[i] verified (len(ok) ≥ len(ps)). A
-// packet that fails is left unmodified.
+// packet that fails is left unmodified. Per chunk of packets the tag
+// masks take one ECB call, and after every tag is checked the texts of
+// the packets that verified take one CTR32XORMulti call.
 func (g *GCM) OpenBatch(ps []Packet, ok []bool) {
 	_ = ok[:len(ps)]
 	if len(ps) == 1 {
@@ -166,21 +165,28 @@ func (g *GCM) OpenBatch(ps []Packet, ok []bool) {
 		ok[0] = g.Open(p.Text, &p.Nonce, p.Text, p.AAD, p.Tag)
 		return
 	}
-	var m [maxMasks * BlockSize]byte
+	const chunk = 16
+	var m [chunk * BlockSize]byte
+	var jobs [chunk]Job
+	var ctrs [chunk][BlockSize]byte
 	for len(ps) > 0 {
-		chunk := ps[:min(len(ps), maxMasks)]
-		g.masks(chunk, &m)
-		for i := range chunk {
-			p := &chunk[i]
-			ok[i] = g.verify((*[BlockSize]byte)(m[i*BlockSize:]), p.Text, p.AAD, p.Tag)
+		c := ps[:min(len(ps), chunk)]
+		for i := range c {
+			*(*[BlockSize]byte)(m[i*BlockSize:]) = j0(&c[i].Nonce)
 		}
-		for i := range chunk {
+		encryptBlocks(&g.s, m[:len(c)*BlockSize], m[:len(c)*BlockSize])
+		n := 0
+		for i := range c {
+			p := &c[i]
+			ok[i] = g.verify((*[BlockSize]byte)(m[i*BlockSize:]), p.Text, p.AAD, p.Tag)
 			if ok[i] {
-				p := &chunk[i]
-				ctr := firstCounter(&p.Nonce)
-				ctr32XOR(&g.s, &ctr, p.Text, p.Text)
+				ctrs[n] = firstCounter(&p.Nonce)
+				jobs[n] = Job{S: &g.s, Ctr: &ctrs[n], Dst: p.Text, Src: p.Text}
+				n++
 			}
 		}
-		ps, ok = ps[len(chunk):], ok[len(chunk):]
+		ctr32XORMulti(jobs[:n])
+		clear(jobs[:n])
+		ps, ok = ps[len(c):], ok[len(c):]
 	}
 }
