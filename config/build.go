@@ -125,19 +125,12 @@ func (p *parseState) buildInterface(s *section, ifc *Interface) error {
 		ifc.Addresses = append(ifc.Addresses, pfx)
 	}
 
-	// mtu
-	mtu, _, err := s.integer("mtu", math.MinInt64, math.MaxInt64)
-	if err != nil {
+	// mtu (mtu.go) and the hooks (hooks.go)
+	if err := parseMTU(s, ifc); err != nil {
 		return err
 	}
-	switch {
-	case mtu == 0:
-		ifc.MTU = DefaultMTU
-	case mtu < MinMTU || mtu > MaxMTU:
-		return s.errorf("mtu", "must be in %d..%d (%d is the IPv6 minimum) or 0 for the default %d, got %d",
-			MinMTU, MaxMTU, MinMTU, DefaultMTU, mtu)
-	default:
-		ifc.MTU = int(mtu)
+	if err := parseHooks(s, ifc); err != nil {
+		return err
 	}
 
 	// suites

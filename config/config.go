@@ -91,6 +91,11 @@ type Interface struct {
 	Addresses []netip.Prefix
 	// MTU is the tunnel MTU, MinMTU..MaxMTU (DefaultMTU when absent).
 	MTU int
+	// MTUAuto: mtu = "auto"; the daemon derives MTU from the underlay
+	// (AutoMTU) when it starts. MTU is DefaultMTU until then.
+	MTUAuto bool
+	// Hooks are the pre_up, post_up, pre_down and post_down commands.
+	Hooks Hooks
 	// Suites are the data suites in preference order (default: all,
 	// ciphers.Suites order).
 	Suites []ciphers.SuiteID

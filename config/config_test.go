@@ -507,7 +507,7 @@ func TestLoadErrors(t *testing.T) {
 			{name: "mtu negative", doc: e(`listen_port`, "mtu = -1420\nlisten_port"),
 				want: `FILE:4: key "interface.mtu": must be in 1280..65535 (1280 is the IPv6 minimum) or 0 for the default 1420, got -1420`},
 			{name: "mtu string", doc: e(`listen_port`, "mtu = \"1420\"\nlisten_port"),
-				want: `FILE:4: key "interface.mtu": must be an integer, not a string`},
+				want: `FILE:4: key "interface.mtu": must be an integer or "auto", got "1420"`},
 
 			// suites
 			{name: "suites empty", doc: e(`listen_port`, "suites = []\nlisten_port"),

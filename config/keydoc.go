@@ -19,8 +19,8 @@ type KeyDoc struct {
 	Doc string
 }
 
-// Keys documents every configuration key, [interface] keys first, each
-// section in the order of the loader's schema.
+// Keys documents every configuration key, [interface] keys first; within
+// a section the order is the documentation's (related keys together).
 var Keys = []KeyDoc{
 	{Section: "interface", Name: "name", Type: "string", Default: "the file name without `.toml`",
 		Doc: "Linux interface name: 1–15 bytes of printable ASCII, no `/`, `:` or space, not `.` or `..`"},
@@ -30,8 +30,16 @@ var Keys = []KeyDoc{
 		Doc: "1..65535. Required when any peer has no `endpoint` (that peer must be able to reach this side)"},
 	{Section: "interface", Name: "address", Type: "array of strings", Default: "`[]`",
 		Doc: "CIDR prefixes in canonical form (`198.19.0.1/24`, `2001:db8::1/64`; lower-case IPv6, no IPv4-mapped IPv6); the address is the interface's own and may have host bits; unicast only; no address twice"},
-	{Section: "interface", Name: "mtu", Type: "integer", Default: "1420",
-		Doc: "1280..65535, or 0 for the default. 1280 is the IPv6 minimum link MTU; 1420 is a 1500-byte underlay minus 80 bytes of IPv6, UDP and gmtun overhead"},
+	{Section: "interface", Name: "mtu", Type: "integer or string", Default: "1420",
+		Doc: "1280..65535, 0 for the default, or `\"auto\"`. 1280 is the IPv6 minimum link MTU; 1420 is a 1500-byte underlay minus 80 bytes of IPv6, UDP and gmtun overhead. `\"auto\"`: at start, the MTU of the route to the peers' endpoints (the smallest; the default route's device without endpoints) minus the IP header (20 or 40 bytes) and 40 bytes of UDP, gmtun header and the largest tag, at least 1280; see [Automatic MTU](#automatic-mtu)"},
+	{Section: "interface", Name: "pre_up", Type: "array of arrays of strings", Default: "`[]`",
+		Doc: "commands run before the TUN interface is created, in order, each an argv list without a shell (`[[\"/usr/sbin/nft\", \"-f\", \"/etc/gmtun/%i.nft\"]]`); the program an absolute path; `%i` is replaced by the interface name; at most 32; each must finish within 10 s. A failure aborts the start; see [Hooks](#hooks)"},
+	{Section: "interface", Name: "post_up", Type: "array of arrays of strings", Default: "`[]`",
+		Doc: "commands run once the interface is up and routed, before `READY=1`; same form as `pre_up`. A failure aborts the start and undoes it"},
+	{Section: "interface", Name: "pre_down", Type: "array of arrays of strings", Default: "`[]`",
+		Doc: "commands run on a clean stop (after a successful start) before the routes and addresses are removed; same form as `pre_up`; a failure is logged"},
+	{Section: "interface", Name: "post_down", Type: "array of arrays of strings", Default: "`[]`",
+		Doc: "commands run on a clean stop once the interface is gone; same form as `pre_up`; a failure is logged"},
 	{Section: "interface", Name: "suites", Type: "array of strings", Default: "`[\"sm4-gcm\", \"zuc-256\"]`",
 		Doc: "data suites in preference order; at least one; each known (`sm4-gcm`, `zuc-256`, `zuc-128`, `ublock-gcm`, lower case); no repeats. `zuc-128` (32-bit tag) and `ublock-gcm` are accepted only where a configuration names them"},
 	{Section: "interface", Name: "id", Type: "string", Default: "`\"1234567812345678\"`",

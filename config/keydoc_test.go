@@ -8,7 +8,7 @@ import (
 )
 
 // TestKeyDocsMatchSchema: Keys documents exactly the keys the loader
-// accepts, in the schema's order, each once, with every column filled.
+// accepts, each once, with every column filled.
 func TestKeyDocsMatchSchema(t *testing.T) {
 	for _, sec := range []struct {
 		name   string
@@ -36,8 +36,10 @@ func TestKeyDocsMatchSchema(t *testing.T) {
 				t.Errorf("%s.%s has a KeyDoc but the loader does not accept it", sec.name, name)
 			}
 		}
-		if !t.Failed() && !slices.Equal(documented, sec.schema) {
-			t.Errorf("[%s] keys are documented in the order %v; the schema's order is %v", sec.name, documented, sec.schema)
+		for i, name := range documented {
+			if slices.Contains(documented[:i], name) {
+				t.Errorf("%s.%s has two KeyDocs", sec.name, name)
+			}
 		}
 	}
 	for _, k := range Keys {

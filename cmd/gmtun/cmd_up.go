@@ -205,6 +205,9 @@ func (d *daemon) start() error {
 		return fmt.Errorf("up: cannot create TUN interface %s: an interface with that name already exists", name)
 	}
 
+	if err := d.preUp(); err != nil { // up_hooks.go: pre_up, mtu = "auto"
+		return err
+	}
 	queues := runtime.NumCPU()
 	tdev, err := d.plat.openTUN(netio.TUNConfig{Name: name, MTU: ifc.MTU, Queues: queues})
 	if err != nil && queues > 1 && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, os.ErrPermission) {
@@ -222,6 +225,7 @@ func (d *daemon) start() error {
 	// opening the TUN device, so that a missing privilege is reported as
 	// such.) With fail_closed = false, drop those a crashed run left.
 	fc := iface.NewFailClosed(nil, name, routeTable(ifc.Table))
+	d.fullTunnelSetup(fc) // up_routing.go: full tunnel's mark and table
 	if ifc.FailClosed && !ifc.Table.Off {
 		d.failClosed = fc
 		left, _ := fc.Present()
@@ -233,6 +237,9 @@ func (d *daemon) start() error {
 		d.log.Warnf("removing fail-closed routes left by an earlier run: %v", err)
 	}
 
+	if err := d.fullTunnelRules(); err != nil { // up_routing.go
+		return err
+	}
 	d.bind = netio.NewStdBind()
 	dev, err := tunnel.NewDevice(tunnelConfig(d.cfg, d.log), tdev.Queues(), d.bind)
 	if err != nil {
@@ -268,6 +275,9 @@ func (d *daemon) start() error {
 	for _, t := range ciphers.Tiers() {
 		d.kernels = append(d.kernels, control.Kernel{Primitive: t.Primitive, Selected: t.Selected, Available: t.Available})
 	}
+	if err := d.postUp(); err != nil { // up_hooks.go
+		return err
+	}
 	d.started = time.Now()
 	d.ready.Store(true)
 
@@ -295,6 +305,7 @@ func (d *daemon) start() error {
 // The control socket goes last: it keeps another daemon for the same
 // interface out until the TUN device is gone.
 func (d *daemon) shutdown() {
+	d.preDown() // up_hooks.go
 	d.ready.Store(false)
 	d.stopMetrics() // up_metrics.go
 	if d.watchDone != nil {
@@ -334,6 +345,8 @@ func (d *daemon) shutdown() {
 			d.log.Warnf("%v", err)
 		}
 	}
+	d.fullTunnelCleanup() // up_routing.go
+	d.postDown()          // up_hooks.go
 	if d.ctl != nil {
 		if err := d.ctl.Close(); err != nil {
 			d.log.Warnf("%v", err)
@@ -484,7 +497,7 @@ func comparePrefix(a, b netip.Prefix) int {
 func (d *daemon) addRoutes(prefixes []netip.Prefix, table int) error {
 	name := d.cfg.Interface.Name
 	for _, p := range prefixes {
-		a, err := iface.Configure(nil, name, iface.Config{Routes: []netip.Prefix{p}, Table: table})
+		a, err := iface.Configure(nil, name, iface.Config{Routes: []netip.Prefix{p}, Table: d.routeTableFor(p, table)})
 		if err != nil {
 			return fmt.Errorf("up: cannot add route %v via %s: %w", p, name, err)
 		}
@@ -593,6 +606,7 @@ func (d *daemon) applyReload() error {
 	for _, w := range next.Warnings {
 		d.log.Warnf("%s", w)
 	}
+	d.inheritDerived(next) // up_routing.go
 	keys, identity := restartKeys(d.cfg, next)
 	if identity {
 		return fmt.Errorf("%s changed; restart gmtun to apply it; nothing was changed", strings.Join(keys, ", "))

@@ -29,6 +29,9 @@ type FailClosed struct {
 	h      netlinker
 	table  int
 	metric int
+	// defTable, when non-zero, holds the routes of the default prefixes
+	// (0.0.0.0/0, ::/0) instead of table: the full tunnel's own table.
+	defTable int
 	have   map[netip.Prefix]netlink.Route
 }
 
@@ -59,11 +62,27 @@ func newFailClosed(h netlinker, name string, table int) *FailClosed {
 	return &FailClosed{h: h, table: table, metric: FailClosedMetric(name), have: map[netip.Prefix]netlink.Route{}}
 }
 
+// SetDefaultTable puts the fail-closed routes of 0.0.0.0/0 and ::/0 into
+// table (0: the same table as the others), from the next Set on.
+func (f *FailClosed) SetDefaultTable(table int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.defTable = table
+}
+
+// tableOf is the table of p's fail-closed route.
+func (f *FailClosed) tableOf(p netip.Prefix) int {
+	if p.Bits() == 0 && f.defTable != 0 {
+		return f.defTable
+	}
+	return f.table
+}
+
 func (f *FailClosed) route(p netip.Prefix) netlink.Route {
 	return netlink.Route{
 		Dst:      ipNet(p),
 		Type:     unix.RTN_UNREACHABLE,
-		Table:    f.table,
+		Table:    f.tableOf(p),
 		Priority: f.metric,
 		Protocol: netlink.RouteProtocol(RouteProtocol),
 	}
@@ -96,14 +115,14 @@ func (f *FailClosed) Set(prefixes []netip.Prefix) error {
 	}
 	for _, r := range stale {
 		p := prefixOf(r.Dst)
-		if want[p] && r.Table == f.table {
+		if want[p] && r.Table == f.tableOf(p) {
 			continue
 		}
 		if err := f.h.RouteDel(&r); err != nil && !errors.Is(err, unix.ESRCH) {
 			errs = append(errs, fmt.Errorf("iface: delete unreachable route %v: %w", p, err))
 			continue
 		}
-		if r.Table == f.table {
+		if r.Table == f.tableOf(p) {
 			delete(f.have, p)
 		}
 	}

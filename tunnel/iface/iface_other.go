@@ -69,3 +69,6 @@ func (f *FailClosed) Present() ([]netip.Prefix, error) { return nil, nil }
 
 // Remove does nothing outside Linux.
 func (f *FailClosed) Remove() error { return nil }
+
+// SetDefaultTable does nothing outside Linux.
+func (f *FailClosed) SetDefaultTable(table int) {}
