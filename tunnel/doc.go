@@ -58,7 +58,7 @@
 //	   open 0x11 ► cookie replies ──► RoutineHandshake × ⌈NumCPU/2⌉
 //	   0x11 → ConsumeInitiation → install keypair as "next" (unconfirmed:
 //	          never used to send) → send 0x12
-//	   0x12 → ConsumeResponse → send 0x13 → install as "current" → flush
+//	   0x12 → ConsumeResponse → install as "current" → send 0x13 → flush
 //	          staged packets
 //	   0x13 → ConsumeConfirm → promote "next" → flush staged packets
 //	   0x15 → ConsumeCookieReply (later messages carry mac2)

@@ -222,10 +222,14 @@ func (d *Device) handleHandshake(msg []byte, ep netio.Endpoint) {
 			d.log.Errorf("%v - building keys: %v", p, err)
 			return
 		}
-		p.sendControl(res.Confirm[:])
+		// Install before the confirm leaves: the responder sends on the
+		// keypair as soon as the confirm arrives, and a packet that beat
+		// the install would name an index without a keypair yet
+		// (unknown_index; TestInitiatorInstallsBeforeConfirm).
 		if !p.installKeypair(kp, now) {
 			return
 		}
+		p.sendControl(res.Confirm[:])
 		p.hsMu.Lock()
 		p.hsInProgress = false
 		p.hsMu.Unlock()
