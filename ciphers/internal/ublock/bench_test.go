@@ -82,3 +82,11 @@ func BenchmarkGCMOpenBatch64x1420(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkGCMSeal64(b *testing.B) {
+	g, _ := NewGCM(make([]byte, 16))
+	buf := make([]byte, 16+64+TagSize)
+	var nonce [NonceSize]byte
+	tag := (*[TagSize]byte)(buf[16+64:])
+	cputime.Loop(b, 64, func() { g.Seal(buf[16:16+64], tag, &nonce, buf[16:16+64], buf[:16]) })
+}

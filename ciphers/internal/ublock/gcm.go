@@ -20,6 +20,10 @@ const (
 	MaxPlaintextSize = (1<<32 - 2) * BlockSize
 )
 
+// maxShort is the longest text that Seal and Open run through one CTR
+// call together with the tag mask (15 blocks, so 16 with E_K(J0)).
+const maxShort = 15 * BlockSize
+
 // GCM is a uBlock-GCM key (NIST SP 800-38D over uBlock-128/128 or
 // uBlock-128/256; docs/PROTOCOL.md, "ublock-gcm"): the uBlock schedule and
 // the GHASH subkey H = E_K(0^128) in both of its forms. It is immutable
@@ -74,11 +78,25 @@ func firstCounter(nonce *[NonceSize]byte) (ctr [BlockSize]byte) {
 // exceed MaxPlaintextSize. The caller checks these preconditions.
 func (g *GCM) Seal(out []byte, tag *[TagSize]byte, nonce *[NonceSize]byte, plaintext, aad []byte) {
 	n := len(plaintext)
+	var y [16]byte
+	if n <= maxShort {
+		// One CTR call from J0 over E_K(J0)'s block and the text, in
+		// scratch memory: the keystream of J0, inc32(J0), … is the tag
+		// mask and then GCTR's.
+		var buf [BlockSize + maxShort]byte
+		copy(buf[BlockSize:], plaintext)
+		ctr := j0(nonce)
+		ctr32XOR(&g.s, &ctr, buf[:BlockSize+n], buf[:BlockSize+n])
+		copy(out[:n], buf[BlockSize:])
+		g.hkey.GCMHash(&y, aad, out[:n])
+		subtle.XORBytes(tag[:], y[:], buf[:BlockSize])
+		clear(buf[:])
+		return
+	}
 	mask := j0(nonce)
 	encryptBlocks(&g.s, mask[:], mask[:]) // E_K(J0)
 	ctr := firstCounter(nonce)
 	ctr32XOR(&g.s, &ctr, out[:n], plaintext)
-	var y [16]byte
 	g.hkey.GCMHash(&y, aad, out[:n])
 	subtle.XORBytes(tag[:], y[:], mask[:])
 }
@@ -88,13 +106,28 @@ func (g *GCM) Seal(out []byte, tag *[TagSize]byte, nonce *[NonceSize]byte, plain
 // out. It reports whether the tag was valid; if not, out has not been
 // written. out and ciphertext may overlap exactly but not otherwise.
 func (g *GCM) Open(out []byte, nonce *[NonceSize]byte, ciphertext, aad []byte, tag *[TagSize]byte) bool {
+	n := len(ciphertext)
+	if n <= maxShort {
+		// As in Seal: the mask and the plaintext come out of one CTR call
+		// into scratch memory, and reach out only once the tag verified.
+		var buf [BlockSize + maxShort]byte
+		copy(buf[BlockSize:], ciphertext)
+		ctr := j0(nonce)
+		ctr32XOR(&g.s, &ctr, buf[:BlockSize+n], buf[:BlockSize+n])
+		ok := g.verify((*[BlockSize]byte)(buf[:BlockSize]), ciphertext, aad, tag)
+		if ok {
+			copy(out[:n], buf[BlockSize:])
+		}
+		clear(buf[:])
+		return ok
+	}
 	mask := j0(nonce)
 	encryptBlocks(&g.s, mask[:], mask[:])
 	if !g.verify(&mask, ciphertext, aad, tag) {
 		return false
 	}
 	ctr := firstCounter(nonce)
-	ctr32XOR(&g.s, &ctr, out[:len(ciphertext)], ciphertext)
+	ctr32XOR(&g.s, &ctr, out[:n], ciphertext)
 	return true
 }
 
