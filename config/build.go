@@ -166,6 +166,17 @@ func (p *parseState) buildInterface(s *section, ifc *Interface) error {
 		}
 	}
 
+	// log_format
+	ifc.LogFormat = "text"
+	if f, ok, err := s.str("log_format"); err != nil {
+		return err
+	} else if ok {
+		if f != "text" && f != "json" {
+			return s.errorf("log_format", "must be \"text\" or \"json\", got %q", f)
+		}
+		ifc.LogFormat = f
+	}
+
 	// table
 	if raw, ok := s.m["table"]; ok {
 		switch v := raw.(type) {

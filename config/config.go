@@ -103,6 +103,9 @@ type Interface struct {
 	ID string
 	// LogLevel is the minimum level logged (default slog.LevelInfo).
 	LogLevel slog.Level
+	// LogFormat is how log lines are written: "text" (key=value, the
+	// default) or "json" (one JSON object per line).
+	LogFormat string
 	// Table selects the routing table for routes to allowed_ips.
 	Table RouteTable
 	// FwMark is the firewall mark set on the UDP socket (0 = none).

@@ -122,6 +122,7 @@ mtu = 1280
 suites = ["zuc-128", "sm4-gcm"]
 id = "site-a@example"
 log_level = "debug"
+log_format = "json"
 table = 1234
 fwmark = 4294967295
 
@@ -148,7 +149,7 @@ allowed_ips = []
 	ifc := cfg.Interface
 	if cfg.Path != path || ifc.Name != "gm7" || ifc.PrivateKeyFile != f.keyFile || !ifc.PrivateKey.Equal(f.keys.own) ||
 		ifc.ListenPort != 1 || ifc.MTU != 1280 || ifc.ID != "site-a@example" || ifc.LogLevel != slog.LevelDebug ||
-		ifc.Table != (RouteTable{ID: 1234}) || ifc.FwMark != 1<<32-1 {
+		ifc.LogFormat != "json" || ifc.Table != (RouteTable{ID: 1234}) || ifc.FwMark != 1<<32-1 {
 		t.Errorf("interface = %+v", ifc)
 	}
 	wantAddrs := []netip.Prefix{netip.MustParsePrefix("198.19.0.1/24"), netip.MustParsePrefix("2001:db8::1/64")}
@@ -162,7 +163,7 @@ allowed_ips = []
 		t.Fatalf("%d peers", len(cfg.Peers))
 	}
 	b := cfg.Peers[0]
-	if b.Name != "b.site_1-x" || b.Line != 14 || !b.PublicKey.Equal(f.keys.pub1) || b.ID != "peer-b" ||
+	if b.Name != "b.site_1-x" || b.Line != 15 || !b.PublicKey.Equal(f.keys.pub1) || b.ID != "peer-b" ||
 		b.PresharedKeyFile != filepath.Join(f.dir, "c.psk") || b.PresharedKey == nil || !bytes.Equal(b.PresharedKey[:], psk) ||
 		b.Endpoint != netip.MustParseAddrPort("198.18.0.2:65535") || b.PersistentKeepalive != 65535*time.Second ||
 		b.Roaming || !slices.Equal(b.Suites, []ciphers.SuiteID{ciphers.ZUC256}) {
@@ -173,7 +174,7 @@ allowed_ips = []
 		t.Errorf("allowed ips = %v", b.AllowedIPs)
 	}
 	c := cfg.Peers[1]
-	if c.Name != "c" || c.Line != 25 || c.ID != DefaultID || c.PresharedKey != nil || c.Endpoint.IsValid() ||
+	if c.Name != "c" || c.Line != 26 || c.ID != DefaultID || c.PresharedKey != nil || c.Endpoint.IsValid() ||
 		len(c.AllowedIPs) != 0 || !c.Roaming || c.PersistentKeepalive != 0 ||
 		!slices.Equal(c.Suites, ifc.Suites) {
 		t.Errorf("peer c = %+v", c)
@@ -192,7 +193,7 @@ func TestLoadDefaults(t *testing.T) {
 	}
 	ifc := cfg.Interface
 	if ifc.Name != "wan0" || ifc.ListenPort != 0 || ifc.MTU != DefaultMTU || ifc.ID != DefaultID ||
-		ifc.LogLevel != slog.LevelInfo || ifc.Table != (RouteTable{}) || ifc.FwMark != 0 || len(ifc.Addresses) != 0 {
+		ifc.LogLevel != slog.LevelInfo || ifc.LogFormat != "text" || ifc.Table != (RouteTable{}) || ifc.FwMark != 0 || len(ifc.Addresses) != 0 {
 		t.Errorf("interface = %+v", ifc)
 	}
 	if !slices.Equal(ifc.Suites, []ciphers.SuiteID{ciphers.SM4GCM, ciphers.ZUC256}) {
@@ -532,6 +533,10 @@ func TestLoadErrors(t *testing.T) {
 				want: `FILE:4: key "interface.log_level": must be "debug", "info", "warn" or "error", got "verbose"`},
 			{name: "log level type", doc: e(`listen_port`, "log_level = 1\nlisten_port"),
 				want: `FILE:4: key "interface.log_level": must be a string, not an integer`},
+			{name: "log format", doc: e(`listen_port`, "log_format = \"logfmt\"\nlisten_port"),
+				want: `FILE:4: key "interface.log_format": must be "text" or "json", got "logfmt"`},
+			{name: "log format case", doc: e(`listen_port`, "log_format = \"JSON\"\nlisten_port"),
+				want: `FILE:4: key "interface.log_format": must be "text" or "json", got "JSON"`},
 			{name: "table word", doc: e(`listen_port`, "table = \"main\"\nlisten_port"),
 				want: `FILE:4: key "interface.table": must be "auto", "off" or a table number, got "main"`},
 			{name: "table zero", doc: e(`listen_port`, "table = 0\nlisten_port"),

@@ -15,29 +15,28 @@ import (
 func init() {
 	register(&command{
 		name:     "check",
-		synopsis: "--config FILE [--quiet]",
+		synopsis: "NAME | --config FILE [--quiet]",
 		summary:  "validate a configuration file without running it",
 		order:    20,
-		help: `Reads and validates FILE exactly as 'gmtun up' would: TOML syntax, unknown
-or miscased keys, value types and ranges, key files (present, one valid key,
-mode 0600 or stricter, owned by this user), duplicate peers and overlapping
-allowed_ips. Needs no privileges beyond reading the files and changes
+		help: `Reads and validates /etc/gmtun/NAME.toml (or FILE) exactly as 'gmtun up'
+would: TOML syntax, unknown or miscased keys, value types and ranges, key
+files (present, one valid key, mode 0600 or stricter, owned by this user),
+duplicate peers and overlapping allowed_ips. Needs no privileges beyond reading the files and changes
 nothing. On success it prints a summary including this side's public key;
 on failure one line naming the file, line and key, and exits with 3.
 Warnings (such as a config file writable by others) go to stderr.
 
-The systemd unit runs it as ExecStartPre=.
+'gmtun reload NAME' runs the same check before it asks the daemon to reload.
 `,
 		setup: func(e *env, fs *flag.FlagSet) func([]string) int {
-			path := fs.String("config", "", "the configuration `FILE` to check (required)")
+			path := fs.String("config", "", "the configuration `FILE` to check, instead of NAME")
 			quiet := fs.Bool("quiet", false, "print nothing on success, only warnings and errors")
 			return func(args []string) int {
-				if len(args) != 0 {
-					return usageErrorf(e, "check: unexpected argument %q; give the file with --config FILE", args[0])
+				cfgPath, ok := configArg(e, "check", args, *path) // NAME or --config FILE (names.go)
+				if !ok {
+					return exitUsage
 				}
-				if *path == "" {
-					return usageErrorf(e, "check: --config FILE is required")
-				}
+				path := &cfgPath
 				cfg, err := config.LoadForCheck(*path)
 				if err != nil {
 					var ce *config.Error

@@ -23,23 +23,25 @@ const showTimeout = 5 * time.Second
 func init() {
 	register(&command{
 		name:     "show",
-		synopsis: "[IFACE] [--json] [--socket-dir DIR]",
+		synopsis: "[NAME] [--json] [--socket-dir DIR]",
 		summary:  "show the peers and counters of running interfaces",
 		order:    40,
-		help: `Asks the running 'gmtun up' of interface IFACE (or of every interface with a
-socket in DIR) for its state through the control socket DIR/IFACE.sock and
-prints it: this side's public key, port, MTU, suites, the cipher kernel in
+		help: `Asks the running 'gmtun up' of NAME (a configuration name, as for
+/etc/gmtun/NAME.toml, or an interface name), or of every interface with a
+control socket under DIR (DIR/NAME/IFACE.sock or DIR/IFACE.sock), for its
+state and prints it: this side's public key, port, MTU, suites, the cipher kernel in
 use for each primitive, offloads and packet drops by reason, then for each
 peer its endpoint, allowed IPs, session suite, latest handshake and bytes
-received and sent.
+received and sent. After a reload it also lists the changed settings that
+wait for a restart ("pending restart").
 
---json prints the same as JSON: one object for IFACE, or an array of
-objects without IFACE. The field names are stable; docs/OPERATIONS.md
+--json prints the same as JSON: one object for NAME, or an array of
+objects without NAME. The field names are stable; docs/OPERATIONS.md
 lists them. The socket is private to root, so run this as root.
 `,
 		setup: func(e *env, fs *flag.FlagSet) func([]string) int {
 			asJSON := fs.Bool("json", false, "print JSON instead of text")
-			dir := fs.String("socket-dir", control.DefaultDir, "the `DIR`ectory of the control sockets")
+			dir := fs.String("socket-dir", "", "the base `DIR`ectory of the control sockets (default /run/gmtun)")
 			return func(args []string) int {
 				var name string
 				if len(args) > 0 {
@@ -55,11 +57,11 @@ lists them. The socket is private to root, so run this as root.
 					if rest := fs.Args(); len(rest) > 0 {
 						return usageErrorf(e, "show: unexpected argument %q; at most one interface name", rest[0])
 					}
-					if !validIfaceName(name) {
+					if !validIfaceName(name) && checkConfigName(name) != nil {
 						return usageErrorf(e, "show: invalid interface name %q", name)
 					}
 				}
-				return runShow(e, *dir, name, *asJSON)
+				return runShow(e, socketBase(e, *dir), name, *asJSON)
 			}
 		},
 	})
@@ -72,10 +74,9 @@ func validIfaceName(s string) bool {
 }
 
 func runShow(e *env, dir, name string, asJSON bool) int {
-	query := func(n string) (*control.Status, error) {
+	query := func(n, path string) (*control.Status, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), showTimeout)
 		defer cancel()
-		path := control.SocketPath(dir, n)
 		st, err := control.Query(ctx, path)
 		if err != nil {
 			return nil, showError(n, path, err)
@@ -83,7 +84,14 @@ func runShow(e *env, dir, name string, asJSON bool) int {
 		return st, nil
 	}
 	if name != "" {
-		st, err := query(name)
+		path, err := findSocket(dir, name)
+		if err != nil {
+			if errors.Is(err, os.ErrPermission) {
+				return failf(e, exitFailure, "show: permission denied on %s (run as root)", dir)
+			}
+			return failf(e, exitFailure, "show: interface %s is not running (%v)", name, err)
+		}
+		st, err := query(name, path)
 		if err != nil {
 			return failf(e, exitFailure, "%v", err)
 		}
@@ -94,7 +102,7 @@ func runShow(e *env, dir, name string, asJSON bool) int {
 		return exitOK
 	}
 
-	names, err := control.Interfaces(dir)
+	socks, err := control.Sockets(dir)
 	if err != nil {
 		if errors.Is(err, os.ErrPermission) {
 			return failf(e, exitFailure, "show: permission denied on %s (run as root)", dir)
@@ -103,8 +111,8 @@ func runShow(e *env, dir, name string, asJSON bool) int {
 	}
 	code := exitOK
 	all := []*control.Status{}
-	for _, n := range names {
-		st, err := query(n)
+	for _, path := range socks {
+		st, err := query(control.SocketInterface(path), path)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "gmtun: %v\n", err)
 			code = exitFailure
@@ -185,6 +193,10 @@ func writeStatus(w io.Writer, st *control.Status, now time.Time) {
 			fmt.Fprintf(w, " (failed: %s)", st.LastReloadError)
 		}
 		fmt.Fprintln(w)
+	}
+	if len(st.PendingRestart) > 0 {
+		fmt.Fprintf(w, "  pending restart: %s (changed in %s; the running value is kept until a restart)\n",
+			strings.Join(st.PendingRestart, ", "), orNone(st.ConfigFile))
 	}
 	for i := range st.Peers {
 		p := &st.Peers[i]

@@ -211,7 +211,11 @@ func TestShowErrors(t *testing.T) {
 	dir := serveFake(t, "gm0")
 	missing := control.SocketPath(dir, "gm7")
 	wantFailure(t, gmtun("show", "gm7", "--socket-dir", dir), exitFailure,
-		"show: interface gm7 is not running (no control socket "+missing+")")
+		"show: interface gm7 is not running (no control socket "+missing+" or "+filepath.Join(dir, "gm7", "*.sock")+")")
+	// A configuration name may be longer than an interface name.
+	wantFailure(t, gmtun("show", "waytoolongname16", "--socket-dir", dir), exitFailure,
+		"show: interface waytoolongname16 is not running (no control socket "+control.SocketPath(dir, "waytoolongname16")+
+			" or "+filepath.Join(dir, "waytoolongname16", "*.sock")+")")
 
 	// A socket left by a daemon that died.
 	stale := control.SocketPath(dir, "gm8")
@@ -238,7 +242,7 @@ func TestShowErrors(t *testing.T) {
 			"show: permission denied on "+locked+" (run as root)")
 	}
 
-	for _, name := range []string{"../etc", "a/b", ".", "..", "waytoolongname16", "a b"} {
+	for _, name := range []string{"../etc", "a/b", ".", "..", "a b", "x:y"} {
 		wantFailure(t, gmtun("show", name, "--socket-dir", dir), exitUsage, "show: invalid interface name \""+name+"\"")
 	}
 	wantFailure(t, gmtun("show", "gm0", "gm1"), exitUsage, `show: unexpected argument "gm1"; at most one interface name`)

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"log/slog"
 	"net"
 	"net/netip"
 	"os"
@@ -32,19 +30,22 @@ import (
 func init() {
 	register(&command{
 		name:     "up",
-		synopsis: "--config FILE [--socket-dir DIR]",
+		synopsis: "NAME | --config FILE [--socket-dir DIR]",
 		summary:  "run the tunnel in the foreground until SIGTERM",
 		order:    30,
-		help: `Runs the tunnel described by FILE in the foreground: creates the TUN
-interface, opens the UDP port, sets the MTU and addresses, brings the link
-up, adds a route for every peer's allowed_ips (in interface.table), and
-serves 'gmtun show' on the control socket DIR/NAME.sock. Under systemd
-(Type=notify) it reports READY=1 once all of that is done.
+		help: `Runs the tunnel of /etc/gmtun/NAME.toml (or FILE) in the foreground:
+creates the TUN interface, opens the UDP port, sets the MTU and addresses,
+brings the link up, adds a route for every peer's allowed_ips (in
+interface.table), and serves 'gmtun show', 'gmtun reload' and 'gmtun down'
+on the control socket /run/gmtun/NAME/IFACE.sock (DIR/IFACE.sock with
+--socket-dir). Under systemd (Type=notify) it reports READY=1 once all of
+that is done; the unit gmtun@NAME runs 'gmtun up NAME'.
 
 Signals:
   SIGTERM, SIGINT  remove the routes and addresses, close the interface and
                    exit with 0.
-  SIGHUP           re-read FILE. Peers are added, removed and updated
+  SIGHUP           re-read FILE (as 'gmtun reload NAME' does, which also
+                   waits for the outcome). Peers are added, removed and updated
                    without dropping the sessions of unchanged peers, and
                    routes follow their allowed_ips; log_level and suites
                    apply too. Changes to name, private key or id are refused
@@ -52,20 +53,24 @@ Signals:
                    address, table or fwmark need a restart; both are logged.
                    An invalid file is logged and the running state is kept.
 
-Logs go to standard error at interface.log_level. Startup failures print
-one line naming what failed and exit with 1 (3 for an invalid FILE).
+Logs go to standard error at interface.log_level, as key=value lines or,
+with log_format = "json", one JSON object per line. Startup failures print
+one line naming what failed and exit with 1 (3 for an invalid FILE, which
+the unit does not restart).
 `,
 		setup: func(e *env, fs *flag.FlagSet) func([]string) int {
-			path := fs.String("config", "", "the configuration `FILE` to run (required)")
-			dir := fs.String("socket-dir", control.DefaultDir, "the `DIR`ectory of the control socket")
+			path := fs.String("config", "", "the configuration `FILE` to run, instead of NAME")
+			dir := fs.String("socket-dir", "", "the `DIR`ectory of the control socket (default /run/gmtun/NAME)")
 			return func(args []string) int {
-				if len(args) != 0 {
-					return usageErrorf(e, "up: unexpected argument %q; give the file with --config FILE", args[0])
+				cfgPath, ok := configArg(e, "up", args, *path)
+				if !ok {
+					return exitUsage
 				}
-				if *path == "" {
-					return usageErrorf(e, "up: --config FILE is required")
+				sockDir := *dir
+				if sockDir == "" {
+					sockDir = defaultSocketDir(e, cfgPath)
 				}
-				return runUp(e, upOptions{configPath: *path, socketDir: *dir}, defaultPlatform())
+				return runUp(e, upOptions{configPath: cfgPath, socketDir: sockDir}, defaultPlatform())
 			}
 		},
 	})
@@ -115,12 +120,13 @@ func runUp(e *env, opts upOptions, plat platform) int {
 
 	d := &daemon{
 		plat:         plat,
-		log:          newLogger(e.stderr, cfg.Interface.LogLevel, cfg.Interface.Name, e.getenv("JOURNAL_STREAM") != ""),
+		log:          newLogger(e.stderr, cfg.Interface.LogLevel, cfg.Interface.LogFormat, cfg.Interface.Name, e.getenv("JOURNAL_STREAM") != ""),
 		cfg:          cfg,
 		name:         cfg.Interface.Name,
 		socketDir:    opts.socketDir,
 		notifySocket: e.getenv(sdnotify.EnvSocket),
 		routes:       make(map[netip.Prefix]*iface.Applied),
+		stopReq:      make(chan struct{}, 1),
 	}
 	for _, w := range cfg.Warnings {
 		d.log.Warnf("%s", w)
@@ -130,18 +136,22 @@ func runUp(e *env, opts upOptions, plat platform) int {
 		d.shutdown()
 		return failf(e, exitFailure, "%v", err)
 	}
-	for sig := range sigs {
-		if sig == syscall.SIGHUP {
-			d.reload()
-			continue
+	for {
+		select {
+		case sig := <-sigs:
+			if sig == syscall.SIGHUP {
+				d.reload()
+				continue
+			}
+			d.log.Infof("received %v, shutting down", sig)
+		case <-d.stopReq:
+			d.log.Infof("stop requested on the control socket (gmtun down), shutting down")
 		}
-		d.log.Infof("received %v, shutting down", sig)
 		d.notify(sdnotify.Stopping)
 		d.shutdown()
 		d.log.Infof("stopped")
 		return exitOK
 	}
-	return exitOK
 }
 
 // daemon is the state of a running `gmtun up`.
@@ -172,13 +182,22 @@ type daemon struct {
 	metrics             metricsServer // metrics_listen (up_metrics.go); nil when off
 	kernels             []control.Kernel
 	started             time.Time
+	// stopReq receives one value when `gmtun down` asks the daemon to
+	// stop over the control socket.
+	stopReq chan struct{}
+	// reloadMu orders reloads (SIGHUP and the control socket's) and
+	// keeps them out of shutdown.
+	reloadMu sync.Mutex
 
 	mu            sync.Mutex // guards the fields below
 	cfg           *config.Config
 	routes        map[netip.Prefix]*iface.Applied // one record per installed route
 	lastReload    time.Time
 	lastReloadErr string
-	stopping      bool // shutdown has begun: restoreLink must not re-add
+	// pendingRestart: the settings the file changes that only a restart
+	// applies, as of the latest reload that read the file.
+	pendingRestart []string
+	stopping       bool // shutdown has begun: restoreLink must not re-add
 }
 
 // start brings the interface up. On error the caller runs shutdown, which
@@ -197,7 +216,8 @@ func (d *daemon) start() error {
 	// daemon for the same interface from attaching to its TUN device as
 	// another queue. Until start finishes it answers "starting".
 	var err error
-	d.ctl, err = control.Listen(control.SocketPath(d.socketDir, name), d.status, d.log.Errorf)
+	d.ctl, err = control.Serve(control.SocketPath(d.socketDir, name),
+		control.Handlers{Status: d.status, Reload: d.controlReload, Stop: d.controlStop}, d.log.Errorf)
 	if err != nil {
 		return fmt.Errorf("up: cannot create the control socket: %w", err)
 	}
@@ -308,6 +328,10 @@ func (d *daemon) shutdown() {
 	d.preDown() // up_hooks.go
 	d.ready.Store(false)
 	d.stopMetrics() // up_metrics.go
+	// A reload in flight finishes first; later ones see !ready.
+	d.reloadMu.Lock()
+	d.reloadMu.Unlock() //nolint:staticcheck // an empty critical section: wait only
+
 	if d.watchDone != nil {
 		close(d.watchDone)
 	}
@@ -418,6 +442,7 @@ func bindError(port uint16, err error) error {
 
 // tunnelConfig translates the configuration for the device.
 func tunnelConfig(cfg *config.Config, log *logger) tunnel.Config {
+	tl := log.tunnelLogger()
 	ifc := &cfg.Interface
 	return tunnel.Config{
 		PrivateKey: ifc.PrivateKey,
@@ -426,7 +451,7 @@ func tunnelConfig(cfg *config.Config, log *logger) tunnel.Config {
 		ListenPort: ifc.ListenPort,
 		MTU:        ifc.MTU,
 		Peers:      peerConfigs(cfg.Peers),
-		Logger:     &tunnel.Logger{Verbosef: log.Debugf, Errorf: log.Errorf},
+		Logger:     tl,
 	}
 }
 
@@ -565,67 +590,111 @@ func samePeer(a, b *config.Peer) bool {
 		a.Roaming == b.Roaming && slices.Equal(a.Suites, b.Suites)
 }
 
-// reload handles SIGHUP.
+// reload handles SIGHUP; it logs the outcome.
 func (d *daemon) reload() {
+	d.reloadMu.Lock()
+	defer d.reloadMu.Unlock()
+	if !d.ready.Load() {
+		return
+	}
+	d.reloadLocked()
+}
+
+// controlReload is `gmtun reload`: the same reload, answered with its
+// outcome once it is applied.
+func (d *daemon) controlReload() (control.ReloadResult, error) {
+	d.reloadMu.Lock()
+	defer d.reloadMu.Unlock()
+	if !d.ready.Load() {
+		return control.ReloadResult{}, fmt.Errorf("%s is starting or stopping", d.name)
+	}
+	return d.reloadLocked(), nil
+}
+
+// controlStop is `gmtun down`: the main loop shuts down, and the client
+// waits for the socket to disappear.
+func (d *daemon) controlStop() error {
+	select {
+	case d.stopReq <- struct{}{}:
+	default: // already requested
+	}
+	return nil
+}
+
+// reloadLocked re-reads and applies the configuration. d.reloadMu held.
+func (d *daemon) reloadLocked() control.ReloadResult {
 	if mono, err := sdnotify.MonotonicUsec(); err == nil {
 		d.notify(sdnotify.Reloading, mono)
 	} else {
 		d.notify(sdnotify.Reloading)
 	}
-	err := d.applyReload()
-	d.restoreLink() // SIGHUP also repairs what was removed behind gmtun's back
+	res, err := d.applyReload()
+	d.restoreLink() // a reload also repairs what was removed behind gmtun's back
 	d.mu.Lock()
 	d.lastReload = time.Now()
 	d.lastReloadErr = ""
 	if err != nil {
 		d.lastReloadErr = err.Error()
 	}
+	if res.Error == "" || !res.ConfigError {
+		d.pendingRestart = res.RestartNeeded
+	}
 	d.mu.Unlock()
 	status := d.statusLine()
 	if err != nil {
+		res.Error = err.Error()
 		d.log.Errorf("reload: %v", err)
 		status += "; last reload failed"
 	}
 	d.notify(sdnotify.Ready, sdnotify.Status(status))
+	return res
 }
 
-// applyReload re-reads the configuration and applies what it can.
-func (d *daemon) applyReload() error {
+// applyReload re-reads the configuration and applies what it can. The
+// result lists what changed; an error says why (part of) it was not
+// applied, and the result's ConfigError says whether the file was invalid.
+func (d *daemon) applyReload() (control.ReloadResult, error) {
+	var res control.ReloadResult
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	path := d.cfg.Path
 	next, err := config.Load(path)
 	if err != nil {
+		res.ConfigError = true
 		var ce *config.Error
 		if !errors.As(err, &ce) {
 			err = fmt.Errorf("%s: %w", path, err)
 		}
-		return fmt.Errorf("%w; keeping the running configuration", err)
+		return res, fmt.Errorf("%w; keeping the running configuration", err)
 	}
 	d.log.Infof("reloading %s", path)
 	for _, w := range next.Warnings {
 		d.log.Warnf("%s", w)
 	}
+	res.Warnings = next.Warnings
 	d.inheritDerived(next) // up_routing.go
 	keys, identity := restartKeys(d.cfg, next)
+	res.RestartNeeded = keys
 	if identity {
-		return fmt.Errorf("%s changed; restart gmtun to apply it; nothing was changed", strings.Join(keys, ", "))
+		return res, fmt.Errorf("%s changed; restart gmtun to apply it; nothing was changed", strings.Join(keys, ", "))
 	}
 	if len(keys) > 0 {
 		d.log.Warnf("reload: %s changed; restart gmtun to apply it (the running value is kept)", strings.Join(keys, ", "))
 	}
 	if err := d.dev.SetPeers(peerConfigs(next.Peers)); err != nil {
-		return fmt.Errorf("applying the peers: %w; keeping the running peers", err)
+		return res, fmt.Errorf("applying the peers: %w; keeping the running peers", err)
 	}
 	added, removed, changed := peerChanges(d.cfg.Peers, next.Peers)
+	res.Added, res.Removed, res.Updated = added, removed, changed
+	sl := d.log.Slog()
 	for _, n := range removed {
-		d.log.Infof("peer(%s) - removed", n)
+		sl.Info("peer removed", "peer", n)
 	}
 	for _, n := range added {
-		d.log.Infof("peer(%s) - added", n)
+		sl.Info("peer added", "peer", n)
 	}
 	for _, n := range changed {
-		d.log.Infof("peer(%s) - updated", n)
+		sl.Info("peer updated", "peer", n)
 	}
 	if next.Interface.LogLevel != d.cfg.Interface.LogLevel {
 		d.log.SetLevel(next.Interface.LogLevel)
@@ -662,7 +731,7 @@ func (d *daemon) applyReload() error {
 	}
 	d.log.Infof("reloaded: %d peer(s): %d added, %d removed, %d updated",
 		len(next.Peers), len(added), len(removed), len(changed))
-	return errors.Join(errs...)
+	return res, errors.Join(errs...)
 }
 
 // notify sends assignments to systemd, logging only the first failure.
@@ -694,6 +763,7 @@ func (d *daemon) status() (control.Status, error) {
 		lastReload = &t
 	}
 	reloadErr := d.lastReloadErr
+	pending := slices.Clone(d.pendingRestart)
 	d.mu.Unlock()
 
 	to, uo := d.tun.Offload(), d.bind.Offload()
@@ -712,6 +782,7 @@ func (d *daemon) status() (control.Status, error) {
 		Started:          d.started,
 		LastReload:       lastReload,
 		LastReloadError:  reloadErr,
+		PendingRestart:   pending,
 		Peers:            make([]control.Peer, 0, len(st.Peers)),
 		Drops:            st.Drops,
 		HandshakeInvalid: st.HandshakeInvalid,
@@ -799,72 +870,3 @@ func versionString() string {
 	}
 	return "(devel)"
 }
-
-// logger is the daemon's leveled logger. Lines look like
-//
-//	2026-05-01T12:00:00.000+08:00 INFO gm0: peer(site-b) - added
-//
-// Under systemd (JOURNAL_STREAM set) the timestamp, which the journal adds
-// itself, is replaced by an sd-daemon(3) priority prefix ("<6>"), so that
-// journalctl -p filters by level. Lines about a peer start with
-// "peer(NAME) - ". Nothing is logged per packet.
-type logger struct {
-	mu      sync.Mutex
-	w       io.Writer
-	level   atomic.Int64 // slog.Level
-	iface   string
-	journal bool
-	now     func() time.Time
-}
-
-func newLogger(w io.Writer, level slog.Level, ifname string, journal bool) *logger {
-	l := &logger{w: w, iface: ifname, journal: journal, now: time.Now}
-	l.level.Store(int64(level))
-	return l
-}
-
-// SetLevel changes the minimum level logged.
-func (l *logger) SetLevel(level slog.Level) { l.level.Store(int64(level)) }
-
-// enabled reports whether level is logged.
-func (l *logger) enabled(level slog.Level) bool { return level >= slog.Level(l.level.Load()) }
-
-func (l *logger) logf(level slog.Level, format string, args ...any) {
-	if !l.enabled(level) {
-		return
-	}
-	var b []byte
-	if l.journal {
-		// sd-daemon(3) priorities: 3 error, 4 warning, 6 info, 7 debug.
-		prio := 7
-		switch {
-		case level >= slog.LevelError:
-			prio = 3
-		case level >= slog.LevelWarn:
-			prio = 4
-		case level >= slog.LevelInfo:
-			prio = 6
-		}
-		b = fmt.Appendf(b, "<%d>", prio)
-	} else {
-		b = l.now().AppendFormat(b, "2006-01-02T15:04:05.000Z07:00 ")
-	}
-	b = fmt.Appendf(b, "%s %s: ", level, l.iface)
-	b = fmt.Appendf(b, format, args...)
-	b = append(b, '\n')
-	l.mu.Lock()
-	l.w.Write(b)
-	l.mu.Unlock()
-}
-
-// Debugf logs at debug level (the device's verbose lines).
-func (l *logger) Debugf(format string, args ...any) { l.logf(slog.LevelDebug, format, args...) }
-
-// Infof logs at info level.
-func (l *logger) Infof(format string, args ...any) { l.logf(slog.LevelInfo, format, args...) }
-
-// Warnf logs at warning level.
-func (l *logger) Warnf(format string, args ...any) { l.logf(slog.LevelWarn, format, args...) }
-
-// Errorf logs at error level.
-func (l *logger) Errorf(format string, args ...any) { l.logf(slog.LevelError, format, args...) }

@@ -88,9 +88,13 @@ func runUpWith(t *testing.T, path string, plat platform) result {
 }
 
 func TestUpUsage(t *testing.T) {
-	wantFailure(t, gmtun("up"), exitUsage, "up: --config FILE is required")
-	wantFailure(t, gmtun("up", "--config", "x.toml", "gm0"), exitUsage,
-		`up: unexpected argument "gm0"; give the file with --config FILE`)
+	wantFailure(t, gmtun("up"), exitUsage, "up: give NAME (for /etc/gmtun/NAME.toml) or --config FILE")
+	wantFailure(t, gmtun("up", "--config", "x.toml", "gm0"), exitUsage, "up: give NAME or --config FILE, not both")
+	wantFailure(t, gmtun("up", "gm0", "gm1"), exitUsage, `up: unexpected argument "gm1"; give one NAME or --config FILE`)
+	wantFailure(t, gmtun("up", "gm0.toml"), exitUsage,
+		`up: "gm0.toml" ends in .toml; give NAME for /etc/gmtun/NAME.toml, or the file with --config FILE`)
+	wantFailure(t, gmtun("up", "./gm0"), exitUsage,
+		`up: "./gm0" is a path; give a file with --config FILE, or NAME for /etc/gmtun/NAME.toml`)
 	r := gmtun("up", "--help")
 	for _, want := range []string{"-config FILE", "-socket-dir DIR", "SIGHUP", "SIGTERM", "READY=1", "Exit codes:"} {
 		if !strings.Contains(r.stdout, want) {
@@ -333,35 +337,5 @@ func TestPeerChanges(t *testing.T) {
 	q.PresharedKey = &psk
 	if samePeer(&p, &q) {
 		t.Error("a new preshared key went unnoticed")
-	}
-}
-
-func TestLogger(t *testing.T) {
-	var b bytes.Buffer
-	l := newLogger(&b, slog.LevelInfo, "gm0", false)
-	l.now = func() time.Time { return time.Date(2026, 5, 1, 12, 0, 0, 250e6, time.UTC) }
-	l.Debugf("hidden %d", 1)
-	l.Infof("peer(%s) - added", "site-b")
-	l.Errorf("bad")
-	want := "2026-05-01T12:00:00.250Z INFO gm0: peer(site-b) - added\n2026-05-01T12:00:00.250Z ERROR gm0: bad\n"
-	if b.String() != want {
-		t.Errorf("log:\n%q\nwant\n%q", b.String(), want)
-	}
-	b.Reset()
-	l.SetLevel(slog.LevelDebug)
-	l.Debugf("shown")
-	if !strings.HasSuffix(b.String(), "DEBUG gm0: shown\n") {
-		t.Errorf("after SetLevel(debug): %q", b.String())
-	}
-
-	b.Reset()
-	j := newLogger(&b, slog.LevelDebug, "gm0", true)
-	j.Debugf("d")
-	j.Infof("i")
-	j.Warnf("w")
-	j.Errorf("e")
-	want = "<7>DEBUG gm0: d\n<6>INFO gm0: i\n<4>WARN gm0: w\n<3>ERROR gm0: e\n"
-	if b.String() != want {
-		t.Errorf("journal log:\n%q\nwant\n%q", b.String(), want)
 	}
 }

@@ -205,7 +205,7 @@ source ` + shellQuote(script) + "\n"
 		t.Errorf("zsh: gmtun show <TAB>: %q", got)
 	}
 	got = run("words=(gmtun check ''); CURRENT=3; _gmtun")
-	if !strings.Contains(got, "--config[the configuration FILE to check (required)]:file:_files") {
+	if !strings.Contains(got, "--config[the configuration FILE to check, instead of NAME]:file:_files") {
 		t.Errorf("zsh: gmtun check <TAB>: %q", got)
 	}
 	if got = run("_gmtun_names"); strings.TrimSpace(got) != "compadd gm0,site-b" {

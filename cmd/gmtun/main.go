@@ -106,6 +106,8 @@ func run(e *env, args []string) int {
 	}
 	name, rest := args[0], args[1:]
 	switch name {
+	case "--version", "-version", "-V":
+		name = "version" // `gmtun --version`, as wg and most tools accept
 	case "help", "-h", "-help", "--help":
 		if len(rest) == 0 {
 			fmt.Fprint(e.stdout, topUsage())

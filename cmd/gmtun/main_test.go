@@ -318,8 +318,8 @@ func TestCheck(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "nope.toml")
 	wantFailure(t, gmtun("check", "--config", missing), exitConfig,
 		missing+": cannot open the configuration: no such file or directory")
-	wantFailure(t, gmtun("check"), exitUsage, "check: --config FILE is required")
-	wantFailure(t, gmtun("check", path), exitUsage, `check: unexpected argument "`+path+`"; give the file with --config FILE`)
+	wantFailure(t, gmtun("check"), exitUsage, "check: give NAME (for /etc/gmtun/NAME.toml) or --config FILE")
+	wantFailure(t, gmtun("check", path), exitUsage, `check: "`+path+`" is a path; give a file with --config FILE, or NAME for /etc/gmtun/NAME.toml`)
 	wantFailure(t, gmtun("check", "--config"), exitUsage, "check: flag needs an argument: -config; run 'gmtun check --help'")
 }
 

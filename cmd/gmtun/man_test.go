@@ -150,7 +150,7 @@ func checkManRenders(t *testing.T, path, sec string) {
 	out := stdout.String()
 	want := []string{"NAME", "SYNOPSIS", "DESCRIPTION", "SEE ALSO"}
 	if sec == "8" {
-		want = append(want, "COMMANDS", "EXIT STATUS", "gmtun check --config FILE [--quiet]", "--socket-dir DIR")
+		want = append(want, "COMMANDS", "EXIT STATUS", "gmtun check NAME | --config FILE [--quiet]", "--socket-dir DIR")
 		for _, c := range sortedCommands() {
 			want = append(want, "gmtun "+c.name)
 		}

@@ -590,7 +590,7 @@ func TestNetns(t *testing.T) {
 		sentence := func(out string) string {
 			lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 			for _, l := range lines[:len(lines)-1] {
-				if !strings.Contains(l, " DEBUG ") {
+				if !strings.Contains(l, " level=DEBUG ") {
 					return out
 				}
 			}

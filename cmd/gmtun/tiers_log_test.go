@@ -18,13 +18,13 @@ import (
 // without the features would be.
 func TestLogSuiteTiers(t *testing.T) {
 	var buf bytes.Buffer
-	logSuiteTiers(newLogger(&buf, slog.LevelInfo, "gm0", false), ciphers.Suites[:])
+	logSuiteTiers(newLogger(&buf, slog.LevelInfo, "text", "gm0", false), ciphers.Suites[:])
 	out := buf.String()
 	for _, s := range ciphers.Suites {
 		tier := s.Tier()
-		want := "INFO gm0: suite " + s.String() + " runs on the " + tier + " kernels"
+		want := `level=INFO msg="suite ` + s.String() + " runs on the " + tier + ` kernels" iface=gm0`
 		if tier == "generic" {
-			want = "WARN gm0: WARNING: suite " + s.String() + " runs on the portable generic code"
+			want = `level=WARN msg="WARNING: suite ` + s.String() + " runs on the portable generic code"
 		}
 		if !strings.Contains(out, want) {
 			t.Errorf("log lacks %q:\n%s", want, out)
