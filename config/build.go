@@ -51,7 +51,7 @@ func (p *parseState) build() (*Config, error) {
 	}
 	if cfg.Interface.ListenPort == 0 {
 		for i := range cfg.Peers {
-			if !cfg.Peers[i].Endpoint.IsValid() {
+			if !cfg.Peers[i].Endpoint.IsValid() && cfg.Peers[i].EndpointName == "" {
 				return nil, is.errorf("listen_port", "is required because peer %q has no endpoint, so it must be able to reach this side",
 					cfg.Peers[i].Name)
 			}
@@ -286,9 +286,10 @@ func (p *parseState) buildPeer(s *section, cfg *Config, idx int) error {
 	if ep, ok, err := s.str("endpoint"); err != nil {
 		return err
 	} else if ok {
-		if peer.Endpoint, err = parseEndpoint(ep); err != nil {
+		if peer.Endpoint, peer.EndpointName, peer.EndpointPort, err = parseEndpointOrName(ep); err != nil { // endpoint_name.go
 			return s.errorf("endpoint", "%v", err)
 		}
+		peer.EndpointLine = s.line("endpoint")
 	}
 
 	ips, _, err := s.strings("allowed_ips")

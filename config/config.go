@@ -148,6 +148,13 @@ type Peer struct {
 	// Endpoint is the peer's UDP address; the zero AddrPort (not
 	// IsValid) when unset, in which case only the peer can initiate.
 	Endpoint netip.AddrPort
+	// EndpointName and EndpointPort are the endpoint when it is given as
+	// a DNS name ("gw.example.net:51820"; Endpoint is then unset): the
+	// daemon resolves it at start and again later. EndpointLine is the
+	// line of the endpoint key, for errors about the name.
+	EndpointName string
+	EndpointPort uint16
+	EndpointLine int
 	// AllowedIPs are the inner prefixes routed to and accepted from the
 	// peer. They are masked (no host bits) and overlap no other prefix of
 	// any peer.

@@ -603,10 +603,10 @@ func TestLoadErrors(t *testing.T) {
 				want: `FILE:12: key "peer.preshared_key_file" (peer "site-b"): DIR/b.psk does not hold a valid preshared key: not base64: illegal base64 data at input byte 43`},
 
 			// peer.endpoint
-			{name: "endpoint host name", doc: e(`"198.18.0.2:51900"`, `"gw-b.example.net:51900"`),
-				want: `FILE:10: key "peer.endpoint" (peer "site-b"): "gw-b.example.net:51900" is not IP:port; host names are not resolved, so write an IP literal (IPv6 as [addr]:port)`},
+			{name: "endpoint bad host name", doc: e(`"198.18.0.2:51900"`, `"gw_b.example.net:51900"`),
+				want: `FILE:10: key "peer.endpoint" (peer "site-b"): "gw_b.example.net:51900": "gw_b.example.net" is not a valid host name: it contains '_'; use letters, digits, '-' and '.'`},
 			{name: "endpoint no port", doc: e(`"198.18.0.2:51900"`, `"198.18.0.2"`),
-				want: `FILE:10: key "peer.endpoint" (peer "site-b"): "198.18.0.2" is not IP:port; host names are not resolved, so write an IP literal (IPv6 as [addr]:port)`},
+				want: `FILE:10: key "peer.endpoint" (peer "site-b"): "198.18.0.2" is not IP:port or NAME:port (IPv6 as [addr]:port)`},
 			{name: "endpoint port zero", doc: e(`"198.18.0.2:51900"`, `"198.18.0.2:0"`),
 				want: `FILE:10: key "peer.endpoint" (peer "site-b"): "198.18.0.2:0" has port 0`},
 			{name: "endpoint multicast", doc: e(`"198.18.0.2:51900"`, `"[ff02::1]:51900"`),

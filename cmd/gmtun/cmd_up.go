@@ -180,6 +180,7 @@ type daemon struct {
 	watchDone           chan struct{} // closed by shutdown: ends the link watcher
 	ctl                 *control.Server
 	metrics             metricsServer // metrics_listen (up_metrics.go); nil when off
+	resolver            *endpointResolver
 	kernels             []control.Kernel
 	started             time.Time
 	// stopReq receives one value when `gmtun down` asks the daemon to
@@ -261,6 +262,9 @@ func (d *daemon) start() error {
 		return err
 	}
 	d.bind = netio.NewStdBind()
+	if err := d.resolveEndpoints(); err != nil { // up_resolve.go
+		return err
+	}
 	dev, err := tunnel.NewDevice(tunnelConfig(d.cfg, d.log), tdev.Queues(), d.bind)
 	if err != nil {
 		return fmt.Errorf("up: cannot create the tunnel device: %w", err)
@@ -269,6 +273,7 @@ func (d *daemon) start() error {
 	if err := dev.Up(); err != nil {
 		return bindError(ifc.ListenPort, err)
 	}
+	d.startResolver() // up_resolve.go
 	if ifc.FwMark != 0 {
 		if err := d.bind.SetMark(ifc.FwMark); err != nil {
 			return fmt.Errorf("up: cannot set fwmark %d on the UDP sockets: %w", ifc.FwMark, err)
@@ -328,6 +333,7 @@ func (d *daemon) shutdown() {
 	d.preDown() // up_hooks.go
 	d.ready.Store(false)
 	d.stopMetrics() // up_metrics.go
+	d.stopResolver()
 	// A reload in flight finishes first; later ones see !ready. (Not
 	// held: ctl.Close below waits for a reload handler blocked on it.)
 	//lint:ignore SA2001 an empty critical section: only wait for a reload in flight
@@ -683,6 +689,7 @@ func (d *daemon) applyReload() (control.ReloadResult, error) {
 	if len(keys) > 0 {
 		d.log.Warnf("reload: %s changed; restart gmtun to apply it (the running value is kept)", strings.Join(keys, ", "))
 	}
+	d.syncResolver(next) // up_resolve.go: the resolved endpoint names
 	if err := d.dev.SetPeers(peerConfigs(next.Peers)); err != nil {
 		return res, fmt.Errorf("applying the peers: %w; keeping the running peers", err)
 	}
