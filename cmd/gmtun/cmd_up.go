@@ -188,7 +188,8 @@ type daemon struct {
 	stopReq chan struct{}
 	// reloadMu orders reloads (SIGHUP and the control socket's) and
 	// keeps them out of shutdown.
-	reloadMu sync.Mutex
+	reloadMu  sync.Mutex
+	noReloads bool // shutdown has begun (reloadMu)
 
 	mu            sync.Mutex // guards the fields below
 	cfg           *config.Config
@@ -334,10 +335,10 @@ func (d *daemon) shutdown() {
 	d.ready.Store(false)
 	d.stopMetrics() // up_metrics.go
 	d.stopResolver()
-	// A reload in flight finishes first; later ones see !ready. (Not
+	// A reload in flight finishes first; later ones are refused. (Not
 	// held: ctl.Close below waits for a reload handler blocked on it.)
-	//lint:ignore SA2001 an empty critical section: only wait for a reload in flight
 	d.reloadMu.Lock()
+	d.noReloads = true
 	d.reloadMu.Unlock()
 
 	if d.watchDone != nil {
@@ -602,7 +603,7 @@ func samePeer(a, b *config.Peer) bool {
 func (d *daemon) reload() {
 	d.reloadMu.Lock()
 	defer d.reloadMu.Unlock()
-	if !d.ready.Load() {
+	if !d.ready.Load() || d.noReloads {
 		return
 	}
 	d.reloadLocked()
@@ -613,7 +614,7 @@ func (d *daemon) reload() {
 func (d *daemon) controlReload() (control.ReloadResult, error) {
 	d.reloadMu.Lock()
 	defer d.reloadMu.Unlock()
-	if !d.ready.Load() {
+	if !d.ready.Load() || d.noReloads {
 		return control.ReloadResult{}, fmt.Errorf("%s is starting or stopping", d.name)
 	}
 	return d.reloadLocked(), nil
