@@ -147,9 +147,8 @@ type BatchStats struct {
 }
 
 // KernelLanes is the number of packets the multi-lane ZUC kernels take
-// per call (ciphers/internal/zuc.Lanes); BatchStats.Groups counts in
-// units of it.
-const KernelLanes = 16
+// per call (ciphers.KernelLanes); BatchStats.Groups counts in units of it.
+const KernelLanes = ciphers.KernelLanes
 
 // PacketsPerCall returns the average batch size (0 without calls).
 func (b BatchStats) PacketsPerCall() float64 {

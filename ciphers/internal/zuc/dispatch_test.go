@@ -68,14 +68,14 @@ func runAllPrimitives(b *laneBatch, sc *Scratch) {
 	t256[0][0] ^= 1
 	sc.VerifyThenDecrypt256(&b.key256, &b.key256b, &b.iv256, split(m), m, &t256, b.n)
 	if sc == nil {
-		XORKeyStreams128(&b.key128, &b.iv128, b.clone(), b.n)
-		XORKeyStreams256(&b.key256, &b.iv256, b.clone(), b.n)
-		EIA3Tags(&b.key128, &b.iv128, b.clone(), &t128, b.n)
-		MAC256Tags(&b.key256, &b.iv256, b.clone(), &t256, b.n)
+		noScratch.XORKeyStreams128(&b.key128, &b.iv128, b.clone(), b.n)
+		noScratch.XORKeyStreams256(&b.key256, &b.iv256, b.clone(), b.n)
+		noScratch.EIA3Tags(&b.key128, &b.iv128, b.clone(), &t128, b.n)
+		noScratch.MAC256Tags(&b.key256, &b.iv256, b.clone(), &t256, b.n)
 		m = b.clone()
-		EncryptThenMAC128(&b.key128, &b.key128b, &b.iv128, &b.iv128, split(m), m, &t128, b.n)
+		noScratch.EncryptThenMAC128(&b.key128, &b.key128b, &b.iv128, &b.iv128, split(m), m, &t128, b.n)
 		m = b.clone()
-		EncryptThenMAC256(&b.key256, &b.key256b, &b.iv256, split(m), m, &t256, b.n)
+		noScratch.EncryptThenMAC256(&b.key256, &b.key256b, &b.iv256, split(m), m, &t256, b.n)
 	}
 }
 

@@ -21,7 +21,7 @@ func TestKStateContinues(t *testing.T) {
 		b := newLaneBatch(r, []int{256, 256, 256, 256, 256, 256, 256, 256, 256, 256, 256, 256, 256, 256, 256, 256})
 		lk := laneKeys{k128: [2]*[KeySize128]byte{&b.key128, &b.key128}, iv128: &b.iv128}
 		var k kstate
-		k.wide = useX16
+		k.use(useX16)
 		const all = 1<<Lanes - 1
 		for c := range Lanes {
 			k.load(c, &lk)

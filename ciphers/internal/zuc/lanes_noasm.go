@@ -6,36 +6,6 @@ package zuc
 // purego) the batch primitives are the generic loops, and no
 // implementation is registered with ciphers/internal/impl.
 
-// XORKeyStreams128 is XORKeyStreams128Generic.
-func XORKeyStreams128(key *[KeySize128]byte, ivs *[Lanes][IVSize128]byte, bufs *[Lanes][]byte, n int) {
-	XORKeyStreams128Generic(key, ivs, bufs, n)
-}
-
-// EIA3Tags is EIA3TagsGeneric.
-func EIA3Tags(key *[KeySize128]byte, ivs *[Lanes][IVSize128]byte, msgs *[Lanes][]byte, tags *[Lanes]uint32, n int) {
-	EIA3TagsGeneric(key, ivs, msgs, tags, n)
-}
-
-// XORKeyStreams256 is XORKeyStreams256Generic.
-func XORKeyStreams256(key *[KeySize256]byte, ivs *[Lanes][IVSize256]byte, bufs *[Lanes][]byte, n int) {
-	XORKeyStreams256Generic(key, ivs, bufs, n)
-}
-
-// MAC256Tags is MAC256TagsGeneric.
-func MAC256Tags(key *[KeySize256]byte, ivs *[Lanes][IVSize256]byte, msgs *[Lanes][]byte, tags *[Lanes][MAC256TagSize]byte, n int) {
-	MAC256TagsGeneric(key, ivs, msgs, tags, n)
-}
-
-// EncryptThenMAC128 is EncryptThenMAC128Generic.
-func EncryptThenMAC128(encKey, macKey *[KeySize128]byte, eea, eia *[Lanes][IVSize128]byte, bodies, msgs *[Lanes][]byte, tags *[Lanes]uint32, n int) {
-	EncryptThenMAC128Generic(encKey, macKey, eea, eia, bodies, msgs, tags, n)
-}
-
-// EncryptThenMAC256 is EncryptThenMAC256Generic.
-func EncryptThenMAC256(encKey, macKey *[KeySize256]byte, ivs *[Lanes][IVSize256]byte, bodies, msgs *[Lanes][]byte, tags *[Lanes][MAC256TagSize]byte, n int) {
-	EncryptThenMAC256Generic(encKey, macKey, ivs, bodies, msgs, tags, n)
-}
-
 // Scratch is the working memory of the batch primitives' lane kernels:
 // empty without them (see the amd64 definition for its use).
 type Scratch struct{}

@@ -11,6 +11,9 @@ import (
 	"github.com/gmtun/gmtun/internal/cputime"
 )
 
+// noScratch runs the batch primitives on fresh memory (a nil *Scratch).
+var noScratch *Scratch
+
 // laneBatch is one call's worth of random inputs for the batch primitives.
 type laneBatch struct {
 	key128, key128b [KeySize128]byte // encryption, MAC key
@@ -61,7 +64,7 @@ func (b *laneBatch) clone() *[Lanes][]byte {
 func checkLanes(t *testing.T, b *laneBatch, what string) {
 	t.Helper()
 	got, want := b.clone(), b.clone()
-	XORKeyStreams128(&b.key128, &b.iv128, got, b.n)
+	noScratch.XORKeyStreams128(&b.key128, &b.iv128, got, b.n)
 	XORKeyStreams128Generic(&b.key128, &b.iv128, want, b.n)
 	for i := range got {
 		if !bytes.Equal(got[i], want[i]) {
@@ -69,7 +72,7 @@ func checkLanes(t *testing.T, b *laneBatch, what string) {
 		}
 	}
 	got, want = b.clone(), b.clone()
-	XORKeyStreams256(&b.key256, &b.iv256, got, b.n)
+	noScratch.XORKeyStreams256(&b.key256, &b.iv256, got, b.n)
 	XORKeyStreams256Generic(&b.key256, &b.iv256, want, b.n)
 	for i := range got {
 		if !bytes.Equal(got[i], want[i]) {
@@ -82,7 +85,7 @@ func checkLanes(t *testing.T, b *laneBatch, what string) {
 		t128[i], w128[i] = 0xdeadbeef, 0xdeadbeef
 	}
 	msgs := b.clone()
-	EIA3Tags(&b.key128, &b.iv128, msgs, &t128, b.n)
+	noScratch.EIA3Tags(&b.key128, &b.iv128, msgs, &t128, b.n)
 	EIA3TagsGeneric(&b.key128, &b.iv128, msgs, &w128, b.n)
 	if t128 != w128 {
 		t.Fatalf("%s: EIA3Tags = %08x, generic %08x", what, t128, w128)
@@ -91,7 +94,7 @@ func checkLanes(t *testing.T, b *laneBatch, what string) {
 	for i := range t256 {
 		t256[i][0], w256[i][0] = 0xa5, 0xa5
 	}
-	MAC256Tags(&b.key256, &b.iv256, msgs, &t256, b.n)
+	noScratch.MAC256Tags(&b.key256, &b.iv256, msgs, &t256, b.n)
 	MAC256TagsGeneric(&b.key256, &b.iv256, msgs, &w256, b.n)
 	if t256 != w256 {
 		t.Fatalf("%s: MAC256Tags differ from generic:\n got %x\nwant %x", what, t256, w256)
@@ -368,12 +371,12 @@ func TestLanesLongAllocs(t *testing.T) {
 			bodies[i] = b.data[i][16:]
 		}
 		a := testing.AllocsPerRun(5, func() {
-			EIA3Tags(&b.key128, &b.iv128, &b.data, &t128, b.n)
-			MAC256Tags(&b.key256, &b.iv256, &b.data, &t256, b.n)
-			EIA3Tags(&b.key128, &b.iv128, &b.data, &t128, 1)
-			MAC256Tags(&b.key256, &b.iv256, &b.data, &t256, 1)
-			EncryptThenMAC128(&b.key128, &b.key128b, &b.iv128, &b.iv128, &bodies, &b.data, &t128, 8)
-			EncryptThenMAC256(&b.key256, &b.key256b, &b.iv256, &bodies, &b.data, &t256, 8)
+			noScratch.EIA3Tags(&b.key128, &b.iv128, &b.data, &t128, b.n)
+			noScratch.MAC256Tags(&b.key256, &b.iv256, &b.data, &t256, b.n)
+			noScratch.EIA3Tags(&b.key128, &b.iv128, &b.data, &t128, 1)
+			noScratch.MAC256Tags(&b.key256, &b.iv256, &b.data, &t256, 1)
+			noScratch.EncryptThenMAC128(&b.key128, &b.key128b, &b.iv128, &b.iv128, &bodies, &b.data, &t128, 8)
+			noScratch.EncryptThenMAC256(&b.key256, &b.key256b, &b.iv256, &bodies, &b.data, &t256, 8)
 		})
 		if a != 0 {
 			t.Errorf("%v allocations per batch of long packets, want 0", a)
@@ -398,12 +401,12 @@ func TestLanesAllocs(t *testing.T) {
 			bodies[i] = bufs[i][16:]
 		}
 		a := testing.AllocsPerRun(20, func() {
-			EncryptThenMAC128(&b.key128, &b.key128b, &b.iv128, &eia, &bodies, bufs, &t128, 8)
-			EncryptThenMAC256(&b.key256, &b.key256b, &b.iv256, &bodies, bufs, &t256, 8)
-			XORKeyStreams128(&b.key128, &b.iv128, bufs, b.n)
-			EIA3Tags(&b.key128, &b.iv128, bufs, &t128, b.n)
-			XORKeyStreams256(&b.key256, &b.iv256, bufs, b.n)
-			MAC256Tags(&b.key256, &b.iv256, bufs, &t256, b.n)
+			noScratch.EncryptThenMAC128(&b.key128, &b.key128b, &b.iv128, &eia, &bodies, bufs, &t128, 8)
+			noScratch.EncryptThenMAC256(&b.key256, &b.key256b, &b.iv256, &bodies, bufs, &t256, 8)
+			noScratch.XORKeyStreams128(&b.key128, &b.iv128, bufs, b.n)
+			noScratch.EIA3Tags(&b.key128, &b.iv128, bufs, &t128, b.n)
+			noScratch.XORKeyStreams256(&b.key256, &b.iv256, bufs, b.n)
+			noScratch.MAC256Tags(&b.key256, &b.iv256, bufs, &t256, b.n)
 		})
 		if a != 0 {
 			t.Errorf("%v allocations per batch, want 0", a)
@@ -454,10 +457,10 @@ func BenchmarkLanes(b *testing.B) {
 		name string
 		f    func(b *laneBatch)
 	}{
-		{"EEA3", func(b *laneBatch) { XORKeyStreams128(&b.key128, &b.iv128, &b.data, Lanes) }},
-		{"EIA3", func(b *laneBatch) { EIA3Tags(&b.key128, &b.iv128, &b.data, &t128, Lanes) }},
-		{"ZUC256", func(b *laneBatch) { XORKeyStreams256(&b.key256, &b.iv256, &b.data, Lanes) }},
-		{"MAC256", func(b *laneBatch) { MAC256Tags(&b.key256, &b.iv256, &b.data, &t256, Lanes) }},
+		{"EEA3", func(b *laneBatch) { noScratch.XORKeyStreams128(&b.key128, &b.iv128, &b.data, Lanes) }},
+		{"EIA3", func(b *laneBatch) { noScratch.EIA3Tags(&b.key128, &b.iv128, &b.data, &t128, Lanes) }},
+		{"ZUC256", func(b *laneBatch) { noScratch.XORKeyStreams256(&b.key256, &b.iv256, &b.data, Lanes) }},
+		{"MAC256", func(b *laneBatch) { noScratch.MAC256Tags(&b.key256, &b.iv256, &b.data, &t256, Lanes) }},
 	}
 	names := append(impl.List("zuc"), impl.Generic)
 	defer impl.Reset("zuc")
@@ -503,13 +506,13 @@ func BenchmarkLanesLong(b *testing.B) {
 			name string
 			f    func()
 		}{
-			{"EIA3", func() { EIA3Tags(&g.key128, &g.iv128, &g.data, &t128, n) }},
-			{"MAC256", func() { MAC256Tags(&g.key256, &g.iv256, &g.data, &t256, n) }},
+			{"EIA3", func() { noScratch.EIA3Tags(&g.key128, &g.iv128, &g.data, &t128, n) }},
+			{"MAC256", func() { noScratch.MAC256Tags(&g.key256, &g.iv256, &g.data, &t256, n) }},
 			{"ETM128", func() {
-				EncryptThenMAC128(&g.key128, &g.key128b, &g.iv128, &g.iv128, &bodies, &g.data, &t128, n)
+				noScratch.EncryptThenMAC128(&g.key128, &g.key128b, &g.iv128, &g.iv128, &bodies, &g.data, &t128, n)
 			}},
 			{"ETM256", func() {
-				EncryptThenMAC256(&g.key256, &g.key256b, &g.iv256, &bodies, &g.data, &t256, n)
+				noScratch.EncryptThenMAC256(&g.key256, &g.key256b, &g.iv256, &bodies, &g.data, &t256, n)
 			}},
 		}
 		for _, p := range prims {

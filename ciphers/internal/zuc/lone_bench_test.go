@@ -33,15 +33,15 @@ func BenchmarkLone(b *testing.B) {
 			name string
 			f    func()
 		}{
-			{"EEA3", func() { XORKeyStreams128(&g.key128, &g.iv128, &g.data, n) }},
+			{"EEA3", func() { noScratch.XORKeyStreams128(&g.key128, &g.iv128, &g.data, n) }},
 			{"ETM128", func() {
-				EncryptThenMAC128(&g.key128, &g.key128b, &g.iv128, &g.iv128, &bodies, &g.data, &t128, n)
+				noScratch.EncryptThenMAC128(&g.key128, &g.key128b, &g.iv128, &g.iv128, &bodies, &g.data, &t128, n)
 			}},
 			{"OPEN128", func() {
 				(*Scratch)(nil).VerifyThenDecrypt128(&g.key128, &g.key128b, &g.iv128, &g.iv128, &bodies, &g.data, &t128, n)
 			}},
 			{"ETM256", func() {
-				EncryptThenMAC256(&g.key256, &g.key256b, &g.iv256, &bodies, &g.data, &t256, n)
+				noScratch.EncryptThenMAC256(&g.key256, &g.key256b, &g.iv256, &bodies, &g.data, &t256, n)
 			}},
 		}
 		for _, p := range prims {
