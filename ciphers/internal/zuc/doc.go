@@ -41,7 +41,7 @@
 // and keystream scratch live on the caller's stack: the primitives are
 // safe for concurrent use and do not allocate.
 //
-// Speed techniques (measured in zuc_test.go, BenchmarkCoreVariants):
+// Speed techniques:
 // the LFSR feedback is summed in a uint64 and reduced modulo 2^31−1 once
 // (two folds) instead of after every term; 16 rounds are unrolled over a
 // 32-cell copy of the LFSR (round i reads cells i..i+15 and writes cell

@@ -8,10 +8,7 @@
 // rotating local variables instead was measured slower: the Go compiler
 // spills most of them.)
 //
-// The S-box layer is the table-free circuit sboxLayer (gen_sbox.go). It
-// also writes unrolled_variant_test.go, the same keystream block with the
-// table S-boxes of the test oracle (tables_test.go) instead, for
-// BenchmarkCoreVariants and as a cross-check.
+// The S-box layer is the table-free circuit sboxLayer (gen_sbox.go).
 //
 // Run with `go generate` in this directory.
 package main
@@ -26,11 +23,8 @@ import (
 
 func main() {
 	write("unrolled_generic.go", func(b *bytes.Buffer) {
-		emit(b, "keystreamBlock", "keystreamBlock runs 16 working-mode rounds (GB/T 33133.1-2016 §6.2, keystream\n// generation) and stores the 16 keystream words z in ks.", modeKeystream, true)
-		emit(b, "initBlock", "initBlock runs 16 initialisation-mode rounds (GB/T 33133.1-2016 §6.1): the\n// output W of F is shifted right by one and fed into the LFSR.", modeInit, true)
-	})
-	write("unrolled_variant_test.go", func(b *bytes.Buffer) {
-		emit(b, "keystreamBlockByteSbox", "keystreamBlockByteSbox is keystreamBlock with the oracle's table S-boxes s0box\n// and s1box instead of the circuit (BenchmarkCoreVariants).", modeKeystream, false)
+		emit(b, "keystreamBlock", "keystreamBlock runs 16 working-mode rounds (GB/T 33133.1-2016 §6.2, keystream\n// generation) and stores the 16 keystream words z in ks.", modeKeystream)
+		emit(b, "initBlock", "initBlock runs 16 initialisation-mode rounds (GB/T 33133.1-2016 §6.1): the\n// output W of F is shifted right by one and fed into the LFSR.", modeInit)
 	})
 }
 
@@ -53,7 +47,7 @@ const (
 	modeInit
 )
 
-func emit(b *bytes.Buffer, name, doc string, mode int, circuit bool) {
+func emit(b *bytes.Buffer, name, doc string, mode int) {
 	fmt.Fprintf(b, "// %s\nfunc %s(st *State", doc, name)
 	if mode == modeKeystream {
 		b.WriteString(", ks *[16]uint32")
@@ -78,12 +72,7 @@ func emit(b *bytes.Buffer, name, doc string, mode int, circuit bool) {
 		b.WriteString("\tu = w1<<16 | w2>>16\n\tv = w2<<16 | w1>>16\n")
 		b.WriteString("\tu ^= bits.RotateLeft32(u, 2) ^ bits.RotateLeft32(u, 10) ^ bits.RotateLeft32(u, 18) ^ bits.RotateLeft32(u, 24)\n")
 		b.WriteString("\tv ^= bits.RotateLeft32(v, 8) ^ bits.RotateLeft32(v, 14) ^ bits.RotateLeft32(v, 22) ^ bits.RotateLeft32(v, 30)\n")
-		if circuit {
-			b.WriteString("\tr1, r2 = sboxLayer(u, v)\n")
-		} else {
-			b.WriteString("\tr1 = uint32(s0box[u>>24])<<24 | uint32(s1box[byte(u>>16)])<<16 | uint32(s0box[byte(u>>8)])<<8 | uint32(s1box[byte(u)])\n")
-			b.WriteString("\tr2 = uint32(s0box[v>>24])<<24 | uint32(s1box[byte(v>>16)])<<16 | uint32(s0box[byte(v>>8)])<<8 | uint32(s1box[byte(v)])\n")
-		}
+		b.WriteString("\tr1, r2 = sboxLayer(u, v)\n")
 		// LFSR (§5.1.3), lazy reduction: one 64-bit sum, two folds.
 		fmt.Fprintf(b, "\tf = uint64(%s)<<15 + uint64(%s)<<17 + uint64(%s)<<21 + uint64(%s)<<20 + uint64(%s)<<8 + uint64(%s)",
 			s(15), s(13), s(10), s(4), s(0), s(0))

@@ -1,8 +1,7 @@
 package zuc
 
 // A literal, slow transcription of the standards, used as the oracle for
-// the optimised code in this package and as the baseline of
-// BenchmarkCoreVariants. It shares only the byte S-boxes with the package
+// the optimised code in this package. It shares only the byte S-boxes with the package
 // (the published vectors check those).
 
 import "math/bits"

@@ -44,17 +44,3 @@ var s1box = [256]byte{
 	0x88, 0xb1, 0x98, 0x7c, 0xf3, 0x3d, 0x60, 0x6c, 0x7b, 0xca, 0xd3, 0x1f, 0x32, 0x65, 0x04, 0x28,
 	0x64, 0xbe, 0x85, 0x9b, 0x2f, 0x59, 0x8a, 0xd7, 0xb0, 0x25, 0xac, 0xaf, 0x12, 0x03, 0xe2, 0xf2,
 }
-
-// sbox32 merges the S-box layer S = (S0, S1, S0, S1) of GB/T 33133.1-2016
-// §5.1.2 with its byte placement: S(x) = sbox32[0][x>>24] |
-// sbox32[1][x>>16&0xff] | sbox32[2][x>>8&0xff] | sbox32[3][x&0xff].
-// It is computed once from s0box and s1box (test oracle only).
-var sbox32 = func() (t [4][256]uint32) {
-	for i := range 256 {
-		t[0][i] = uint32(s0box[i]) << 24
-		t[1][i] = uint32(s1box[i]) << 16
-		t[2][i] = uint32(s0box[i]) << 8
-		t[3][i] = uint32(s1box[i])
-	}
-	return t
-}()
