@@ -75,8 +75,8 @@ func writeSummary(w io.Writer, cfg *config.Config) {
 		p := &cfg.Peers[i]
 		fmt.Fprintf(w, "peer %s\n", p.Name)
 		ep := "(none: responder only)"
-		if p.Endpoint.IsValid() {
-			ep = p.Endpoint.String()
+		if s := configEndpoint(p); s != "" { // up_resolve.go: IP literal or NAME:port
+			ep = s
 		}
 		fmt.Fprintf(w, "  endpoint:    %s\n", ep)
 		fmt.Fprintf(w, "  allowed ips: %s\n", joinPrefixes(p.AllowedIPs))

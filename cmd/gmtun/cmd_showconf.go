@@ -82,8 +82,8 @@ func writeEffectiveConfig(w io.Writer, cfg *config.Config) {
 		fmt.Fprintf(w, "\n[[peer]]\n")
 		fmt.Fprintf(w, "name = %s\n", strconv.Quote(p.Name))
 		fmt.Fprintf(w, "public_key = %s\n", strconv.Quote(p.PublicKey.String()))
-		if p.Endpoint.IsValid() {
-			fmt.Fprintf(w, "endpoint = %s\n", strconv.Quote(p.Endpoint.String()))
+		if ep := configEndpoint(p); ep != "" { // up_resolve.go: IP literal or NAME:port
+			fmt.Fprintf(w, "endpoint = %s\n", strconv.Quote(ep))
 		} else {
 			fmt.Fprintf(w, "# endpoint absent: this side only responds\n")
 		}

@@ -341,3 +341,15 @@ func (d *daemon) syncResolver(next *config.Config) {
 		d.resolver.sync(next)
 	}
 }
+
+// configEndpoint is a peer's endpoint as configured: the IP literal, the
+// NAME:port of a DNS name, or "" if there is none (check, showconf).
+func configEndpoint(p *config.Peer) string {
+	switch {
+	case p.Endpoint.IsValid():
+		return p.Endpoint.String()
+	case p.EndpointName != "":
+		return net.JoinHostPort(p.EndpointName, strconv.Itoa(int(p.EndpointPort)))
+	}
+	return ""
+}

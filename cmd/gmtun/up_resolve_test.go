@@ -363,3 +363,16 @@ func TestResolverSyncAndStop(t *testing.T) {
 		t.Fatal("stop blocked on a hanging lookup")
 	}
 }
+
+// TestResolveConfigEndpoint: check and showconf print what was configured.
+func TestResolveConfigEndpoint(t *testing.T) {
+	cfg := resolveConfig(t, 0)
+	for i, want := range []string{"gw-b.example:51820", "gw-c.example:51821", "198.18.0.4:51822"} {
+		if got := configEndpoint(&cfg.Peers[i]); got != want {
+			t.Errorf("configEndpoint(%s) = %q, want %q", cfg.Peers[i].Name, got, want)
+		}
+	}
+	if got := configEndpoint(&config.Peer{}); got != "" {
+		t.Errorf("no endpoint: %q", got)
+	}
+}
