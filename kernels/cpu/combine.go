@@ -8,6 +8,7 @@ type sysFeatures struct {
 	avx512f, avx512bw, avx512vl, avx512dq bool
 	avx512gfni, avx512vaes, avx512vpclmq  bool
 	avx512vbmi2                           bool
+	avx512vbmi                            bool
 }
 
 // vexFeatures holds the CPUID leaf 7 ECX bits that x/sys/cpu reports only
@@ -34,5 +35,6 @@ func combine(x sysFeatures, v vexFeatures, off map[string]bool) Features {
 	f.AVX512GFNI = f.AVX512 && f.GFNI && x.avx512gfni
 	f.AVX512VAES = f.AVX512 && f.VAES && f.VPCLMULQDQ && x.avx512vaes && x.avx512vpclmq
 	f.VBMI2 = f.AVX512 && x.avx512vbmi2
+	f.VBMI = f.AVX512 && x.avx512vbmi
 	return f
 }

@@ -19,6 +19,7 @@ type Features struct {
 	AVX512GFNI bool // AVX512 and GFNI (EVEX)
 	AVX512VAES bool // AVX512, VAES and VPCLMULQDQ (EVEX)
 	VBMI2      bool // AVX512 and AVX512-VBMI2 (VPSHLDD)
+	VBMI       bool // AVX512 and AVX512-VBMI (VPERMB)
 }
 
 // X86 holds the features of the running CPU (all false on other

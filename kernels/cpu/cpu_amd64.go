@@ -70,6 +70,7 @@ func detect() Features {
 		avx512vaes:   x.HasAVX512VAES,
 		avx512vpclmq: x.HasAVX512VPCLMULQDQ,
 		avx512vbmi2:  x.HasAVX512VBMI2,
+		avx512vbmi:   x.HasAVX512VBMI,
 	}
 	return combine(sys, probeVEX(), godebugOff(os.Getenv("GODEBUG"), probedNames))
 }

@@ -25,6 +25,7 @@ func checkConsistent(t *testing.T, f Features) {
 	implies(t, f, "AVX512GFNI => AVX512 && GFNI", f.AVX512GFNI, f.AVX512 && f.GFNI)
 	implies(t, f, "AVX512VAES => AVX512 && VAES && VPCLMULQDQ", f.AVX512VAES, f.AVX512 && f.VAES && f.VPCLMULQDQ)
 	implies(t, f, "VBMI2 => AVX512", f.VBMI2, f.AVX512)
+	implies(t, f, "VBMI => AVX512", f.VBMI, f.AVX512)
 }
 
 func TestFeaturesConsistent(t *testing.T) {

@@ -9,6 +9,12 @@
 //
 // Tiers (see kernels/cpu for the flags that gate them):
 //
+//   - AVX512VBMI (cpu.X86.VBMI): as AVX512 below, the S-box as one VPERMB
+//     per nibble from 64-entry in-register tables (the 6-bit index needs
+//     no nibble mask), and the last XOR of the linear layer, X0 ⊕= X1,
+//     folded with the next round key into one VPTERNLOGD before PL (the
+//     key stored as PL⁻¹(k)): 20 instructions per pair and round instead
+//     of 23, measured about 5 % faster. Decryption runs the AVX512 kernels.
 //   - AVX512 (cpu.X86.AVX512): ZMM register pairs, one holding the left
 //     halves X0 of 8 blocks (4 for the 256-bit block), the other their
 //     right halves X1, each 32-bit word byte-swapped so the word rotations

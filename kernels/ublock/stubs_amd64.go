@@ -4,6 +4,26 @@
 
 package ublock
 
+// encrypt128AVX512VBMI encrypts nblocks 16-byte blocks from src to dst (uBlock-128/128 or 128/256 (16 or 24 rounds)) with the round-key table rk (kernels/ublock.Schedule layout), using AVX-512 F/BW and VBMI (VPERMB) on ZMM registers. nblocks must be a multiple of 8 (a pair); full passes of 4 pairs run first. dst and src are equal or do not overlap.
+//
+//go:noescape
+func encrypt128AVX512VBMI(rk *byte, rounds int, dst *byte, src *byte, nblocks int)
+
+// encrypt256AVX512VBMI encrypts nblocks 32-byte blocks from src to dst (uBlock-256/256 (24 rounds)) with the round-key table rk (kernels/ublock.Schedule layout), using AVX-512 F/BW and VBMI (VPERMB) on ZMM registers. nblocks must be a multiple of 4 (a pair); full passes of 4 pairs run first. dst and src are equal or do not overlap.
+//
+//go:noescape
+func encrypt256AVX512VBMI(rk *byte, rounds int, dst *byte, src *byte, nblocks int)
+
+// ctr128AVX512VBMI XORs src with the uBlock keystream (16-byte blocks, 16 or 24 rounds) of the counter blocks ctr, inc32(ctr), … (NIST SP 800-38D §6.5 GCTR, §6.2 inc32) for nblocks whole blocks and writes dst, with the round-key table rk (kernels/ublock.Schedule layout), using AVX-512 F/BW and VBMI (VPERMB) on ZMM registers. nblocks must be a multiple of 8; ctr is not updated.
+//
+//go:noescape
+func ctr128AVX512VBMI(rk *byte, rounds int, ctr *[16]byte, dst *byte, src *byte, nblocks int)
+
+// ctrMulti128AVX512VBMI XORs, for every lane L < nlanes ≤ 8, srcs[L] with the uBlock keystream (16-byte blocks, 16 or 24 rounds, the same for all lanes) of the counter blocks ctrs[L], inc32(ctrs[L]), … under the round-key table keys[L] for nblocks whole blocks and writes dsts[L], all lanes in the same registers (one lane per qword slot), using AVX-512 F/BW and VBMI (VPERMB) on ZMM registers. keys[L] for L ≥ nlanes must still point at a valid table. ctrs is not updated.
+//
+//go:noescape
+func ctrMulti128AVX512VBMI(keys *[8]*byte, ctrs *[8][16]byte, dsts *[8]*byte, srcs *[8]*byte, nlanes int, rounds int, nblocks int)
+
 // encrypt128AVX512 encrypts nblocks 16-byte blocks from src to dst (uBlock-128/128 or 128/256 (16 or 24 rounds)) with the round-key table rk (kernels/ublock.Schedule layout), using AVX-512 F/BW on ZMM registers. nblocks must be a multiple of 8 (a pair); full passes of 4 pairs run first. dst and src are equal or do not overlap.
 //
 //go:noescape

@@ -12,9 +12,10 @@ import (
 // and 256/256).
 const MaxRounds = 24
 
-// recordBytes is the size of one round's record in Schedule: the four
-// 64-byte vectors k(X0), k(X1), k(X0)≫4 and k(X1)≫4 (see Init).
-const recordBytes = 256
+// recordBytes is the size of one round's record in Schedule: the five
+// 64-byte vectors k(X0), k(X1), k(X0)≫4, k(X1)≫4 and PL⁻¹(k(X0)) (see
+// Init).
+const recordBytes = 320
 
 // passPairs is the number of register pairs of a full kernel pass, and
 // bufBytes the size of one full AVX-512 pass (the most a final partial
@@ -29,16 +30,19 @@ type Tier int
 
 // The kernel tiers, fastest first.
 const (
-	AVX512 Tier = iota + 1 // AVX-512 F/BW (and VL, DQ as cpu.X86.AVX512 groups them), ZMM
-	AVX2                   // AVX2, YMM
+	AVX512VBMI Tier = iota + 1 // AVX512 and AVX-512 VBMI (VPERMB S-box), ZMM
+	AVX512                     // AVX-512 F/BW (and VL, DQ as cpu.X86.AVX512 groups them), ZMM
+	AVX2                       // AVX2, YMM
 )
 
 // AllTiers lists every tier, fastest first, whether or not the CPU has it.
-var AllTiers = []Tier{AVX512, AVX2}
+var AllTiers = []Tier{AVX512VBMI, AVX512, AVX2}
 
 // String returns the tier's name.
 func (t Tier) String() string {
 	switch t {
+	case AVX512VBMI:
+		return "AVX512VBMI"
 	case AVX512:
 		return "AVX512"
 	case AVX2:
@@ -51,6 +55,8 @@ func (t Tier) String() string {
 // run tier t.
 func (t Tier) Supported() bool {
 	switch t {
+	case AVX512VBMI:
+		return cpu.X86.VBMI
 	case AVX512:
 		return cpu.X86.AVX512
 	case AVX2:
@@ -61,10 +67,10 @@ func (t Tier) Supported() bool {
 
 // width is the tier's vector register size in bytes.
 func (t Tier) width() int {
-	if t == AVX512 {
-		return 64
+	if t == AVX2 {
+		return 32
 	}
-	return 32
+	return 64
 }
 
 // PairBlocks is the number of blocks of blockSize bytes one register pair
@@ -96,7 +102,9 @@ func (t Tier) check() {
 // for every round key RK_i, each half (X0, X1) byte-swapped per 32-bit
 // word and repeated over 64 bytes, then the same two vectors shifted
 // right by 4 in every 16-bit word (the high-nibble share of the S-box
-// index). The zero value is unusable; fill it with Init.
+// index, AVX512), then the X0 half permuted by PL⁻¹ (AVX512VBMI folds
+// PL's input XOR and the key into one instruction). The zero value is
+// unusable; fill it with Init.
 type Schedule struct {
 	rk        [(MaxRounds + 1) * recordBytes]byte
 	rounds    int
@@ -127,10 +135,30 @@ func (s *Schedule) Init(rk []byte, blockSize, rounds int) {
 			for w := 0; w < 64; w += 2 {
 				binary.LittleEndian.PutUint16(sh[w:], binary.LittleEndian.Uint16(v[w:])>>4)
 			}
+			if h == 0 {
+				// PL⁻¹ as a gather: PL(v)[i] = v[PL[i]] = key[i].
+				inv := plInv128[:]
+				if blockSize == 32 {
+					inv = plInv256[:]
+				}
+				v := rec[256:320]
+				for base := 0; base < 64; base += half {
+					for b := range key {
+						v[base+4*(b/4)+3-b%4] = key[inv[b]]
+					}
+				}
+			}
 		}
 	}
 	clear(s.rk[(rounds+1)*recordBytes:])
 }
+
+// plInv128 and plInv256 are PL⁻¹ of the specification (gathers, byte 0
+// the most significant) for the 128- and 256-bit blocks.
+var (
+	plInv128 = [8]byte{4, 0, 5, 1, 2, 7, 3, 6}
+	plInv256 = [16]byte{15, 8, 0, 4, 9, 14, 5, 1, 2, 6, 11, 13, 7, 3, 12, 10}
+)
 
 // Reset wipes the round keys.
 func (s *Schedule) Reset() { *s = Schedule{} }
@@ -193,6 +221,17 @@ func ecb(t Tier, s *Schedule, dst, src []byte, dec bool) {
 
 func ecbKernel(t Tier, s *Schedule, dec bool, dst, src *byte, n int) {
 	rk, r := &s.rk[0], s.rounds
+	if t == AVX512VBMI {
+		switch {
+		case s.blockSize == 16 && !dec:
+			encrypt128AVX512VBMI(rk, r, dst, src, n)
+			return
+		case !dec:
+			encrypt256AVX512VBMI(rk, r, dst, src, n)
+			return
+		}
+		t = AVX512 // decryption has no VBMI kernel
+	}
 	switch {
 	case t == AVX512 && s.blockSize == 16 && !dec:
 		encrypt128AVX512(rk, r, dst, src, n)
@@ -253,9 +292,12 @@ func XORKeyStream(t Tier, s *Schedule, ctr *[16]byte, dst, src []byte) {
 }
 
 func ctrKernel(t Tier, s *Schedule, ctr *[16]byte, dst, src *byte, n int) {
-	if t == AVX512 {
+	switch t {
+	case AVX512VBMI:
+		ctr128AVX512VBMI(&s.rk[0], s.rounds, ctr, dst, src, n)
+	case AVX512:
 		ctr128AVX512(&s.rk[0], s.rounds, ctr, dst, src, n)
-	} else {
+	default:
 		ctr128AVX2(&s.rk[0], s.rounds, ctr, dst, src, n)
 	}
 }
@@ -364,9 +406,12 @@ func multiGroup(t Tier, jobs []Job) {
 }
 
 func multiKernel(t Tier, keys *[8]*byte, ctrs *[8][16]byte, dsts, srcs *[8]*byte, lanes, rounds, n int) {
-	if t == AVX512 {
+	switch t {
+	case AVX512VBMI:
+		ctrMulti128AVX512VBMI(keys, ctrs, dsts, srcs, lanes, rounds, n)
+	case AVX512:
 		ctrMulti128AVX512(keys, ctrs, dsts, srcs, lanes, rounds, n)
-	} else {
+	default:
 		ctrMulti128AVX2(keys, ctrs, dsts, srcs, lanes, rounds, n)
 	}
 }

@@ -20,6 +20,9 @@ import (
 // pass, still faster than the generic code's four-block step), so there
 // is no size threshold below which the generic code is used.
 var (
+	// useAVX512VBMI: kernels/ublock on ZMM registers with the S-box
+	// through VPERMB (AVX-512 VBMI); decryption runs the AVX512 kernels.
+	useAVX512VBMI = cpu.X86.VBMI
 	// useAVX512: kernels/ublock on ZMM registers (AVX-512 F/BW; the
 	// AVX512 flag of kernels/cpu also requires VL and DQ).
 	useAVX512 = cpu.X86.AVX512
@@ -28,6 +31,7 @@ var (
 )
 
 func init() {
+	impl.Register(ImplPackage, "AVX-512+VBMI", &useAVX512VBMI)
 	impl.Register(ImplPackage, "AVX-512", &useAVX512)
 	impl.Register(ImplPackage, "AVX2", &useAVX2)
 }
@@ -35,6 +39,8 @@ func init() {
 // tier returns the kernel tier to use, or ok = false for the generic code.
 func tier() (t kublock.Tier, ok bool) {
 	switch {
+	case useAVX512VBMI:
+		return kublock.AVX512VBMI, true
 	case useAVX512:
 		return kublock.AVX512, true
 	case useAVX2:

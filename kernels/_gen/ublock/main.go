@@ -3,8 +3,11 @@
 // 690–703): ECB encryption and decryption of the 128-bit block
 // (uBlock-128/128, 128/256) and of the 256-bit block (uBlock-256/256), the
 // CTR keystream XOR of GCM's GCTR (NIST SP 800-38D §6.5, inc32) under one
-// key, and the same for several keys at once (multi-key), in two tiers:
+// key, and the same for several keys at once (multi-key), in three tiers:
 //
+//   - AVX512VBMI: as AVX512, with the S-box through VPERMB and the last XOR
+//     of the linear layer folded into the next round key (vbmiRound);
+//     encryption only (decryption runs the AVX512 kernels).
 //   - AVX512: AVX-512 F/BW on ZMM registers, VPROLD for the word
 //     rotations, VPTERNLOGD to fold the round key and the nibble masks into
 //     one instruction and to merge XOR chains.
@@ -42,8 +45,9 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
-// recordBytes is the size of one round's record in the round-key table.
-const recordBytes = 256
+// recordBytes is the size of one round's record in the round-key table:
+// k(X0), k(X1), k(X0)≫4, k(X1)≫4 and PL⁻¹(k(X0)), 64 bytes each.
+const recordBytes = 320
 
 // maxRecords is the number of round-key records of the longest variant
 // (24 rounds and the final whitening key).
@@ -58,12 +62,15 @@ func main() {
 	ConstraintExpr("amd64,gc,!purego")
 	c := emitConstants()
 	for _, a := range []*isa{
+		{name: "AVX512VBMI", doc: "AVX-512 F/BW and VBMI (VPERMB) on ZMM registers", zmm: true, vbmi: true, width: 64, pairs: 4, c: c},
 		{name: "AVX512", doc: "AVX-512 F/BW on ZMM registers", zmm: true, width: 64, pairs: 4, c: c},
 		{name: "AVX2", doc: "AVX2 on YMM registers", width: 32, pairs: 4, c: c},
 	} {
 		for _, wide := range []bool{false, true} {
 			genECB(a, wide, false)
-			genECB(a, wide, true)
+			if !a.vbmi { // decryption is not on the hot path: AVX512VBMI uses AVX512's
+				genECB(a, wide, true)
+			}
 		}
 		genCTR(a)
 		genCTRMulti(a)
@@ -151,8 +158,9 @@ func emitConstants() *consts {
 type isa struct {
 	name, doc string
 	zmm       bool
-	width     int // bytes per vector register
-	pairs     int // register pairs per full pass
+	vbmi      bool // VPERMB S-box, PL folded into the round key (see vbmiRound)
+	width     int  // bytes per vector register
+	pairs     int  // register pairs per full pass
 	c         *consts
 }
 
@@ -361,6 +369,41 @@ func (g *kern) encRound(A, B VecVirtual, k [4]Op) {
 	VPSHUFB(g.pr, B, B)
 }
 
+// vbmiRound emits one encryption round on (A, B) = (X0 ⊕ k(X0), X1 ⊕
+// k(X1)), the S-box inputs, and leaves the next round's inputs there: the
+// S-box is one VPERMB per nibble from 64-entry tables in registers (S of
+// the index's low nibble), whose 6-bit index makes the 0x0f masks
+// unnecessary; the
+// last step of the linear layer, X0 ⊕= X1, and the next round key fold
+// into one VPTERNLOGD before PL, the key taken as kA = PL⁻¹(k(X0)) so
+// PL(X0 ⊕ X1 ⊕ kA) = PL(X0 ⊕ X1) ⊕ k(X0). 20 instructions per pair and
+// round (the AVX512 round: 23).
+func (g *kern) vbmiRound(A, B, kA, kB VecVirtual) {
+	a := g.a
+	hA, hB := a.vec(), a.vec()
+	VPSRLW(U8(4), A, hA)
+	VPSRLW(U8(4), B, hB)
+	VPERMB(g.tlo, A, A)
+	VPERMB(g.thi, hA, hA)
+	VPERMB(g.tlo, B, B)
+	VPERMB(g.thi, hB, hB)
+	a.xor(hA, A, A)
+	VPTERNLOGD(U8(0x96), A, hB, B)
+	t := a.vec()
+	a.rol(4, B, t)
+	a.xor(t, A, A)
+	a.rol(8, A, t)
+	a.xor(t, B, B)
+	a.rol(8, B, t)
+	a.xor(t, A, A)
+	a.rol(20, A, t)
+	a.xor(t, B, B)
+	VPTERNLOGD(U8(0x96), kA, B, A)
+	VPSHUFB(g.pl, A, A)
+	VPSHUFB(g.pr, B, B)
+	a.xor(kB, B, B)
+}
+
 // decRound emits one decryption round (notes §4.2) with the round key
 // record k.
 func (g *kern) decRound(A, B VecVirtual, k [4]Op) {
@@ -399,6 +442,22 @@ func (g *kern) decRound(A, B VecVirtual, k [4]Op) {
 func (g *kern) rounds(A, B []VecVirtual, rk, rounds GPVirtual) {
 	K := GP64()
 	loop := fmt.Sprintf("%s_rounds%d", g.name, len(A))
+	if g.a.vbmi {
+		for p := range A {
+			g.a.xor(Mem{Base: rk}, A[p], A[p])
+			g.a.xor(Mem{Base: rk, Disp: 64}, B[p], B[p])
+		}
+		LEAQ(Mem{Base: rk, Disp: recordBytes}, K)
+		Label(loop)
+		kA, kB := g.reg(Mem{Base: K, Disp: 256}), g.reg(Mem{Base: K, Disp: 64})
+		for p := range A {
+			g.vbmiRound(A[p], B[p], kA, kB)
+		}
+		ADDQ(U32(recordBytes), K)
+		DECQ(rounds)
+		JNZ(LabelRef(loop))
+		return
+	}
 	if !g.dec {
 		MOVQ(rk, K)
 		Label(loop)
@@ -415,8 +474,7 @@ func (g *kern) rounds(A, B []VecVirtual, rk, rounds GPVirtual) {
 		}
 		return
 	}
-	MOVQ(rounds, K)
-	SHLQ(U8(8), K)
+	IMUL3Q(U32(recordBytes), rounds, K)
 	ADDQ(rk, K)
 	for p := range A {
 		g.a.xor(Mem{Base: K}, A[p], A[p])
@@ -590,7 +648,7 @@ func genCTRMulti(a *isa) {
 	off, end := GP64(), GP64()
 	Load(Param("rounds"), end)
 	INCQ(end)
-	SHLQ(U8(8), end)
+	IMUL3Q(U32(recordBytes), end, end)
 	XORQ(off, off)
 	Label(name + "_keys")
 	for m := 0; m < slots; m++ {
