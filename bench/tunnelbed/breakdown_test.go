@@ -311,3 +311,29 @@ func TestBreakdownFlags(t *testing.T) {
 		}
 	}
 }
+
+func TestFindPerf(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("PATH", dir)
+	_, err := findPerf(t.Context())
+	if err == nil || !strings.Contains(err.Error(), "perf, which is not installed") {
+		t.Errorf("no perf in PATH: %v", err)
+	}
+	// A perf that cannot run on this kernel (Debian's wrapper without a
+	// matching perf_X.Y) is refused with its first line of output.
+	broken := "#!/bin/sh\necho 'WARNING: perf not found for kernel 9.9'\nexit 1\n"
+	if err := os.WriteFile(dir+"/perf", []byte(broken), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err = findPerf(t.Context())
+	if err == nil || !strings.Contains(err.Error(), "perf not found for kernel 9.9") {
+		t.Errorf("broken perf: %v", err)
+	}
+	working := "#!/bin/sh\necho 'perf version 6.1'\n"
+	if err := os.WriteFile(dir+"/perf", []byte(working), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if bin, err := findPerf(t.Context()); err != nil || bin != dir+"/perf" {
+		t.Errorf("working perf: %q, %v", bin, err)
+	}
+}
