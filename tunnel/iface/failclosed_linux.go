@@ -32,7 +32,7 @@ type FailClosed struct {
 	// defTable, when non-zero, holds the routes of the default prefixes
 	// (0.0.0.0/0, ::/0) instead of table: the full tunnel's own table.
 	defTable int
-	have   map[netip.Prefix]netlink.Route
+	have     map[netip.Prefix]netlink.Route
 }
 
 // FailClosedMetric is the metric of the fail-closed routes of the interface
