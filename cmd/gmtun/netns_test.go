@@ -99,6 +99,7 @@ type site struct {
 	log      *syncBuffer
 	done     chan struct{} // closed when proc has exited
 	exitErr  error         // proc's exit status, set before done closes
+	extra    string        // appended to [interface] by writeConfig
 }
 
 func newLab(t *testing.T, bin string) *lab {
@@ -203,6 +204,7 @@ func (s *site) writeConfig() {
 	fmt.Fprintf(&b, "[interface]\nname = %q\nprivate_key_file = \"key\"\nlisten_port = %d\n", s.ifname, nsPort)
 	fmt.Fprintf(&b, "address = [\"%s/24\", \"%s/64\"]\nlog_level = \"debug\"\n", s.inner4, s.inner6)
 	fmt.Fprintf(&b, "suites = [\"%s\"]\n", strings.Join(s.suites, `", "`))
+	b.WriteString(s.extra)
 	for _, p := range s.peers {
 		fmt.Fprintf(&b, "\n[[peer]]\nname = %q\npublic_key = %q\n", p.name, p.pub)
 		fmt.Fprintf(&b, "endpoint = %q\n", netip.AddrPortFrom(p.under, nsPort))
