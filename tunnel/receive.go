@@ -280,20 +280,6 @@ func (d *Device) copyOut(conts []*inContainer, o int) bool {
 	return true
 }
 
-// enqueueInbound hands a locked container to the peer's ordered queue and
-// to the decryption workers.
-func (p *Peer) enqueueInbound(c *inContainer) {
-	p.inMu.Lock()
-	defer p.inMu.Unlock()
-	if p.inClosed {
-		c.mu.Unlock()
-		p.device.releaseIn(c)
-		return
-	}
-	p.inbound <- c
-	p.device.decryptQueue <- c
-}
-
 // RoutineDecryption opens one container per call of Key.Open, within the
 // keypair's and the peer's forgery budgets (openContainer), then unlocks
 // it for the peer's sequential receiver.

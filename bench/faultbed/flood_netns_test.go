@@ -42,7 +42,6 @@ func TestFlooderDelivers(t *testing.T) {
 		got      int
 		badSrc   int
 		err      error
-		received []netip.AddrPort
 	}
 	done := make(chan outcome, 1)
 	go func() {
