@@ -38,10 +38,10 @@ func TestFlooderDelivers(t *testing.T) {
 		}
 	}
 	type outcome struct {
-		res      FloodResult
-		got      int
-		badSrc   int
-		err      error
+		res    FloodResult
+		got    int
+		badSrc int
+		err    error
 	}
 	done := make(chan outcome, 1)
 	go func() {
