@@ -190,7 +190,7 @@ func manPage8() string {
 	}
 	p.SH("FILES")
 	p.TP(manpage.Italic("/etc/gmtun/NAME.toml"), "the configuration of interface NAME; see gmtun.toml(5)")
-	p.TP(manpage.Italic(control.DefaultDir+"/NAME.sock"), "the control socket of a running interface, queried by `gmtun show`")
+	p.TP(manpage.Italic(control.DefaultDir+"/"), "the control sockets of the running interfaces (private to root), which `gmtun show` queries")
 	p.TP(manpage.Italic("gmtun@.service"), "the systemd unit template; `systemctl enable --now gmtun@NAME` runs `/etc/gmtun/NAME.toml`")
 	p.SH("SEE ALSO")
 	p.Raw(manpage.Bold("gmtun.toml") + "(5), " + manpage.Bold("systemctl") + "(1), " + manpage.Bold("journalctl") + "(1), " +
