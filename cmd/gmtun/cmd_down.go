@@ -31,7 +31,7 @@ Under systemd prefer 'systemctl stop gmtun@NAME'; a daemon stopped with
 			dir := fs.String("socket-dir", "", "the base `DIR`ectory of the control sockets (default /run/gmtun)")
 			timeout := fs.Duration("timeout", 30*time.Second, "how long to wait for the daemon to stop")
 			return func(args []string) int {
-				names := args
+				names, cfgPath := args, *path
 				if *path != "" {
 					// The interface name from the file, if it still loads.
 					names = []string{instanceName(*path)}
@@ -41,18 +41,27 @@ Under systemd prefer 'systemctl stop gmtun@NAME'; a daemon stopped with
 					if len(args) > 0 {
 						return usageErrorf(e, "down: give NAME or --config FILE, not both")
 					}
-				} else if _, ok := configArg(e, "down", args, ""); !ok {
+				} else if p, ok := configArg(e, "down", args, ""); !ok {
 					return exitUsage
+				} else {
+					cfgPath = p
 				}
-				return runDown(e, socketBase(e, *dir), names, *timeout)
+				return runDown(e, socketBase(e, *dir), names, cfgPath, *timeout)
 			}
 		},
 	})
 }
 
-func runDown(e *env, dir string, names []string, timeout time.Duration) int {
+func runDown(e *env, dir string, names []string, cfgPath string, timeout time.Duration) int {
 	name := names[0]
 	sock, err := findSocket(dir, names...)
+	if err != nil {
+		// The file may no longer load (or name another interface now):
+		// the daemon that runs it says so in its status.
+		if s := socketRunning(dir, cfgPath); s != "" {
+			sock, err = s, nil
+		}
+	}
 	if err != nil {
 		return failf(e, exitFailure, "down: %s", notRunning(name, err))
 	}
@@ -67,4 +76,19 @@ func runDown(e *env, dir string, names []string, timeout time.Duration) int {
 	}
 	fmt.Fprintf(e.stdout, "%s: stopped (%v)\n", name, time.Since(start).Round(time.Millisecond))
 	return exitOK
+}
+
+// socketRunning returns the socket under dir of the daemon that runs the
+// configuration file cfgPath, or "".
+func socketRunning(dir, cfgPath string) string {
+	socks, _ := control.Sockets(dir)
+	for _, s := range socks {
+		ctx, cancel := context.WithTimeout(context.Background(), showTimeout)
+		st, err := control.Query(ctx, s)
+		cancel()
+		if err == nil && st.ConfigFile != "" && samePath(st.ConfigFile, cfgPath) {
+			return s
+		}
+	}
+	return ""
 }
