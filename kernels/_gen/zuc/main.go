@@ -2,7 +2,8 @@
 // github.com/gmtun/gmtun/kernels/zuc):
 //
 //   - x16: AVX-512 F/BW/VL + VBMI2 + GFNI, 16 lanes as two interleaved
-//     groups of 8 in YMM registers (x16.go);
+//     groups of 8 in YMM registers (x16.go, x16_gen.go; the tails and the
+//     S-box hook in x16_ring.go, the vector key loading in x16_load.go);
 //   - x8: AVX2 (VEX encoding, Y0–Y15 only), 8 lanes in YMM rows (x8.go),
 //     generated twice with S1 as the parameter: two GFNI affine
 //     instructions (8GFNI), or AESENCLAST between two nibble-table affine

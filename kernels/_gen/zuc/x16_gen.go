@@ -1,0 +1,322 @@
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// The TEXT functions of the two-group 16-lane kernels (x16.go):
+// initialisation, keystream and XOR, fused with the initialisation or not,
+// and the 16×16 transposition of their output.
+
+// genInit16: the 32 initialisation rounds and the discarded first work
+// round; the ring ends at offset 1, which the epilogue undoes for free.
+func genInit16() {
+	TEXT("initRounds16AVX512", 0, x16Sig(""))
+	Pragma("noescape")
+	Doc("initRounds16AVX512 runs the ZUC initialisation of all 16 lanes of st:",
+		"32 rounds in initialisation mode, then one work-mode round whose output",
+		"is discarded (GB/T 33133.1 §3.5). The LFSR rows and R1 = R2 = 0 must be loaded.")
+	st := Load(Param("st"), GP64())
+	c := newPair()
+	c.prologue(st)
+	c.initRounds("init16_loop")
+	c.epilogue(st, 1)
+}
+
+// genKeyStream16: nblocks × 16 words per lane, lane c's words at
+// ks[c*stride + 16*block ...].
+func genKeyStream16() {
+	TEXT("keyStream16AVX512", 0, x16Sig(", ks *uint32, stride int, nblocks int"))
+	Pragma("noescape")
+	Doc("keyStream16AVX512 writes nblocks×16 keystream words of each of the 16 lanes:",
+		"lane c's words go to ks[c*stride:], in generation order. nblocks must be > 0.")
+	st := Load(Param("st"), GP64())
+	ks := Load(Param("ks"), GP64())
+	stride := Load(Param("stride"), GP64())
+	SHLQ(U8(2), stride)
+	n := Load(Param("nblocks"), GP64())
+	c := newPair()
+	c.prologue(st)
+	Label("ks16_loop")
+	Comment("16 work rounds, both groups.")
+	c.workBlock(0)
+	c.output(func(lane int, v Register, disp int) {
+		a := GP64()
+		IMUL3Q(U32(lane), stride, a)
+		VMOVDQU32(v, Mem{Base: ks, Index: a, Scale: 1, Disp: disp})
+	})
+	ADDQ(U8(64), ks)
+	DECQ(n)
+	JNZ(LabelRef("ks16_loop"))
+	c.epilogue(st, 0)
+}
+
+// genXOR16: dst[c][off:off+64] = src[c][off:off+64] ⊕ keystream bytes (big
+// endian words, as EEA3 §3.5 and the ZUC-256 keystream require); lanes with
+// a nil dst pointer are skipped.
+func genXOR16() {
+	TEXT("xorKeyStream16AVX512", 0, x16Sig(", dst *[16]*byte, src *[16]*byte, nblocks int"))
+	Pragma("noescape")
+	Doc("xorKeyStream16AVX512 XORs nblocks×64 keystream bytes of each of the 16 lanes",
+		"(words big-endian) from src[c] into dst[c]; lanes with dst[c] == nil are skipped.",
+		"nblocks must be > 0.")
+	st := Load(Param("st"), GP64())
+	dst := Load(Param("dst"), GP64())
+	src := Load(Param("src"), GP64())
+	n := Load(Param("nblocks"), GP64())
+	off := GP64()
+	XORQ(off, off)
+	c := newPair()
+	c.prologue(st)
+	Label("xor16_loop")
+	Comment("16 work rounds, both groups.")
+	c.workBlock(0)
+	c.output(func(lane int, v Register, disp int) {
+		d, s := GP64(), GP64()
+		skip := fmt.Sprintf("xor16_skip_%d", lane)
+		MOVQ(Mem{Base: dst, Disp: 8 * lane}, d)
+		TESTQ(d, d)
+		JZ(LabelRef(skip))
+		MOVQ(Mem{Base: src, Disp: 8 * lane}, s)
+		VPSHUFB(consts.Offset(cBswap), v, v)
+		VPXORD(Mem{Base: s, Index: off, Scale: 1, Disp: disp}, v, v)
+		VMOVDQU32(v, Mem{Base: d, Index: off, Scale: 1, Disp: disp})
+		Label(skip)
+	})
+	ADDQ(U8(64), off)
+	DECQ(n)
+	JNZ(LabelRef("xor16_loop"))
+	c.epilogue(st, 0)
+}
+
+// genXORInit16: initialisation, then nblocks×64 keystream bytes XORed into
+// every lane, each lane up to its own length (masked loads and stores for
+// the last partial block, nothing past the length or for nil lanes). The
+// state is consumed: it is not written back.
+func genXORInit16() {
+	TEXT("initXORKeyStream16AVX512", 0, x16Sig(", dst *[16]*byte, src *[16]*byte, lens *[16]int, full int, nblocks int"))
+	Pragma("noescape")
+	Doc("initXORKeyStream16AVX512 runs the initialisation of all 16 lanes of st, then",
+		"XORs the keystream (words big-endian) from src[c] into dst[c] for lens[c] bytes,",
+		"for every lane with dst[c] != nil; nblocks×64 must cover the longest length and",
+		"full (a multiple of 64) must not exceed the shortest of those lens[c]: the blocks",
+		"below full skip the length checks. st is left undefined.")
+	st := Load(Param("st"), GP64())
+	dst := Load(Param("dst"), GP64())
+	src := Load(Param("src"), GP64())
+	lens := Load(Param("lens"), GP64())
+	full := Load(Param("full"), GP64())
+	n := Load(Param("nblocks"), GP64())
+	off := GP64()
+	XORQ(off, off)
+	c := newPair()
+	c.prologue(st)
+	c.initRounds("ixor16_init")
+	Label("ixor16_loop")
+	Comment("16 work rounds, both groups (ring offset 1 after the initialisation).")
+	c.workBlock(1)
+	t := c.temps()
+	x := t.get()
+	scr := GP64()
+	LEAQ(Mem{Base: c.base, Disp: frZ}, scr)
+	// remaining sets r = lens[lane] − off and jumps to skip when the lane is
+	// nil or done, to part when fewer than 64 bytes remain.
+	remaining := func(lane int, r Register, skip, part string) {
+		d := GP64()
+		MOVQ(Mem{Base: dst, Disp: 8 * lane}, d)
+		TESTQ(d, d)
+		JZ(LabelRef(skip))
+		MOVQ(Mem{Base: lens, Disp: 8 * lane}, r)
+		SUBQ(off, r)
+		JLE(LabelRef(skip))
+		CMPQ(r, U8(64))
+		JB(LabelRef(part))
+	}
+	// lowBits sets k to the low r (< 64) bits.
+	lowBits := func(r Register, k Op) {
+		m := GP64()
+		MOVQ(I32(-1), m)
+		BZHIQ(r, m, m)
+		KMOVQ(m, k)
+	}
+	load := func(lane int, v Register, disp int) {
+		r, s := GP64(), GP64()
+		skip, part := fmt.Sprintf("ixor16_lskip_%d", lane), fmt.Sprintf("ixor16_lpart_%d", lane)
+		remaining(lane, r, skip, part)
+		MOVQ(Mem{Base: src, Disp: 8 * lane}, s)
+		VPSHUFB(consts.Offset(cBswap), v, v)
+		VPXORD(Mem{Base: s, Index: off, Scale: 1}, v, v)
+		JMP(LabelRef(skip))
+		Label(part)
+		k := K()
+		lowBits(r, k)
+		MOVQ(Mem{Base: src, Disp: 8 * lane}, s)
+		VPSHUFB(consts.Offset(cBswap), v, v)
+		VMOVDQU8_Z(Mem{Base: s, Index: off, Scale: 1}, k, x)
+		VPXORD(x, v, v)
+		Label(skip)
+	}
+	store := func(lane int, v Register, disp int) {
+		r, d := GP64(), GP64()
+		skip, part := fmt.Sprintf("ixor16_sskip_%d", lane), fmt.Sprintf("ixor16_spart_%d", lane)
+		remaining(lane, r, skip, part)
+		MOVQ(Mem{Base: dst, Disp: 8 * lane}, d)
+		VMOVDQU32(v, Mem{Base: d, Index: off, Scale: 1})
+		JMP(LabelRef(skip))
+		Label(part)
+		k := K()
+		lowBits(r, k)
+		MOVQ(Mem{Base: dst, Disp: 8 * lane}, d)
+		VMOVDQU8(v, k, Mem{Base: d, Index: off, Scale: 1})
+		Label(skip)
+	}
+	fastLoad := func(lane int, v Register, disp int) {
+		d, s := GP64(), GP64()
+		skip := fmt.Sprintf("ixor16_flskip_%d", lane)
+		MOVQ(Mem{Base: dst, Disp: 8 * lane}, d)
+		TESTQ(d, d)
+		JZ(LabelRef(skip))
+		MOVQ(Mem{Base: src, Disp: 8 * lane}, s)
+		VPSHUFB(consts.Offset(cBswap), v, v)
+		VPXORD(Mem{Base: s, Index: off, Scale: 1}, v, v)
+		Label(skip)
+	}
+	fastStore := func(lane int, v Register, disp int) {
+		d := GP64()
+		skip := fmt.Sprintf("ixor16_fsskip_%d", lane)
+		MOVQ(Mem{Base: dst, Disp: 8 * lane}, d)
+		TESTQ(d, d)
+		JZ(LabelRef(skip))
+		VMOVDQU32(v, Mem{Base: d, Index: off, Scale: 1})
+		Label(skip)
+	}
+	CMPQ(off, full)
+	JAE(LabelRef("ixor16_masked"))
+	Comment("Every active lane has a whole block left.")
+	t2 := c.allTemps()
+	transpose16(&t2, scr, fastLoad, fastStore)
+	JMP(LabelRef("ixor16_next"))
+	Label("ixor16_masked")
+	Comment("Last blocks: lengths checked, partial blocks masked.")
+	transpose16(&t, scr, load, store)
+	Label("ixor16_next")
+	ADDQ(U8(64), off)
+	DECQ(n)
+	JNZ(LabelRef("ixor16_loop"))
+	VZEROUPPER()
+	RET()
+}
+
+// genKeyStreamInit16: initialisation, then nblocks×16 keystream words of
+// every lane to ks[c*stride:]. The state is consumed.
+func genKeyStreamInit16() {
+	TEXT("initKeyStream16AVX512", 0, x16Sig(", ks *uint32, stride int, nblocks int"))
+	Pragma("noescape")
+	Doc("initKeyStream16AVX512 runs the initialisation of all 16 lanes of st, then",
+		"writes nblocks×16 keystream words of each lane c to ks[c*stride:]. st is left undefined.")
+	st := Load(Param("st"), GP64())
+	ks := Load(Param("ks"), GP64())
+	stride := Load(Param("stride"), GP64())
+	SHLQ(U8(2), stride)
+	n := Load(Param("nblocks"), GP64())
+	c := newPair()
+	c.prologue(st)
+	c.initRounds("iks16_init")
+	Label("iks16_loop")
+	Comment("16 work rounds, both groups (ring offset 1 after the initialisation).")
+	c.workBlock(1)
+	c.output(func(lane int, v Register, disp int) {
+		a := GP64()
+		IMUL3Q(U32(lane), stride, a)
+		VMOVDQU32(v, Mem{Base: ks, Index: a, Scale: 1, Disp: disp})
+	})
+	ADDQ(U8(64), ks)
+	DECQ(n)
+	JNZ(LabelRef("iks16_loop"))
+	VZEROUPPER()
+	RET()
+}
+
+// transpose16 transposes the 16 rows at scr (row i = word i of every lane;
+// 64-byte aligned) into per-lane vectors and hands each lane's 16 words to
+// emit: 4×4 dword transposes inside 128-bit lanes, written back, then 4×4
+// transposes of 128-bit lanes. t supplies 8 ZMM temporaries. If load is
+// not nil it is called for the four lanes of a group before emit is called
+// for them, so that an XOR reads its four source blocks before it writes
+// any destination (lane buffers a multiple of 4 KiB apart would otherwise
+// make every load wait on the store before it: 4K aliasing).
+//
+// With 20 temporaries (and a load) all 16 lanes are loaded before any is
+// stored: then no load of a block follows a store to the same address
+// modulo 4 KiB whatever the lanes' placement.
+func transpose16(t *pool, scr Register, load, emit emitter) {
+	row := func(i int) Mem { return Mem{Base: scr, Disp: i * x16Row} }
+	all := load != nil && len(*t) >= 20
+	var held [4][4]Register
+	Comment("Transpose 16×16 words: 4×4 inside 128-bit lanes, then 4×4 lanes.")
+	for g := 0; g < 4; g++ {
+		var r [4]Register
+		for i := range r {
+			r[i] = t.get()
+			VMOVDQA64(row(4*g+i), r[i])
+		}
+		t0, t1, t2, t3 := t.get(), t.get(), t.get(), t.get()
+		VPUNPCKLDQ(r[1], r[0], t0)
+		VPUNPCKHDQ(r[1], r[0], t1)
+		VPUNPCKLDQ(r[3], r[2], t2)
+		VPUNPCKHDQ(r[3], r[2], t3)
+		VPUNPCKLQDQ(t2, t0, r[0])
+		VPUNPCKHQDQ(t2, t0, r[1])
+		VPUNPCKLQDQ(t3, t1, r[2])
+		VPUNPCKHQDQ(t3, t1, r[3])
+		for i := range r {
+			VMOVDQA64(r[i], row(4*g+i))
+		}
+		t.put(r[0], r[1], r[2], r[3], t0, t1, t2, t3)
+	}
+	for k := 0; k < 4; k++ {
+		a, b, c, d := t.get(), t.get(), t.get(), t.get()
+		VMOVDQA64(row(k), a)
+		VMOVDQA64(row(4+k), b)
+		VMOVDQA64(row(8+k), c)
+		VMOVDQA64(row(12+k), d)
+		p, q, r, s := t.get(), t.get(), t.get(), t.get()
+		VSHUFI32X4(U8(0x88), b, a, p) // A0 A2 B0 B2
+		VSHUFI32X4(U8(0xdd), b, a, q) // A1 A3 B1 B3
+		VSHUFI32X4(U8(0x88), d, c, r) // C0 C2 D0 D2
+		VSHUFI32X4(U8(0xdd), d, c, s) // C1 C3 D1 D3
+		VSHUFI32X4(U8(0x88), r, p, a) // lane k
+		VSHUFI32X4(U8(0x88), s, q, b) // lane 4+k
+		VSHUFI32X4(U8(0xdd), r, p, c) // lane 8+k
+		VSHUFI32X4(U8(0xdd), s, q, d) // lane 12+k
+		lanes := [4]Register{a, b, c, d}
+		if load != nil {
+			for i, v := range lanes {
+				load(4*i+k, v, 0)
+			}
+		}
+		t.put(p, q, r, s)
+		if all {
+			held[k] = lanes
+			continue
+		}
+		for i, v := range lanes {
+			emit(4*i+k, v, 0)
+		}
+		t.put(a, b, c, d)
+	}
+	if all {
+		for k := range held {
+			for i, v := range held[k] {
+				emit(4*i+k, v, 0)
+			}
+		}
+		for k := range held {
+			t.put(held[k][:]...)
+		}
+	}
+}
