@@ -1,6 +1,7 @@
 package ublock
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/gmtun/gmtun/internal/cputime"
@@ -45,15 +46,19 @@ func BenchmarkGCMSeal1420(b *testing.B) {
 	cputime.Loop(b, 1420, func() { g.Seal(buf[16:16+1420], tag, &nonce, buf[16:16+1420], buf[:16]) })
 }
 
-func BenchmarkGCMSealBatch64x1420(b *testing.B) {
-	g, _ := NewGCM(make([]byte, 16))
-	ps := make([]Packet, 64)
-	for i := range ps {
-		buf := make([]byte, 16+1420+TagSize)
-		ps[i] = Packet{AAD: buf[:16], Text: buf[16 : 16+1420], Tag: (*[TagSize]byte)(buf[16+1420:])}
-		ps[i].Nonce[11] = byte(i)
+func BenchmarkGCMSealBatch(b *testing.B) {
+	for _, size := range []int{64, 576, 1420} {
+		b.Run("64x"+strconv.Itoa(size), func(b *testing.B) {
+			g, _ := NewGCM(make([]byte, 16))
+			ps := make([]Packet, 64)
+			for i := range ps {
+				buf := make([]byte, 16+size+TagSize)
+				ps[i] = Packet{AAD: buf[:16], Text: buf[16 : 16+size], Tag: (*[TagSize]byte)(buf[16+size:])}
+				ps[i].Nonce[11] = byte(i)
+			}
+			cputime.Loop(b, 64*size, func() { g.SealBatch(ps) })
+		})
 	}
-	cputime.Loop(b, 64*1420, func() { g.SealBatch(ps) })
 }
 
 func BenchmarkGCMOpenBatch64x1420(b *testing.B) {

@@ -151,75 +151,96 @@ type Packet struct {
 	Tag   *[TagSize]byte
 }
 
+// batchChunk is how many long packets a batch gathers per
+// CTR32XORMulti call.
+const batchChunk = 16
+
 // SealBatch seals every packet of ps in place, exactly as Seal(p.Text,
-// p.Tag, &p.Nonce, p.Text, p.AAD) would: the tag mask E_K(J0) and the
-// text of each packet are two jobs of one CTR32XORMulti call per chunk of
-// packets, so that the kernels' registers fill across packets.
+// p.Tag, &p.Nonce, p.Text, p.AAD) would. Short packets (up to maxShort
+// bytes) take Seal's single CTR call each; for the others the tag mask
+// E_K(J0) and the text of each are two jobs of one CTR32XORMulti call per
+// batchChunk packets, so that the kernels' registers fill across packets.
+// (Measured on AVX-512: the multi-job call wins from about 16 blocks a
+// packet, the single call below.)
 func (g *GCM) SealBatch(ps []Packet) {
-	if len(ps) == 1 {
-		p := &ps[0]
-		g.Seal(p.Text, p.Tag, &p.Nonce, p.Text, p.AAD)
-		return
-	}
-	const chunk = 16
-	var jobs [2 * chunk]Job
-	var ctrs [2 * chunk][BlockSize]byte
+	var jobs [2 * batchChunk]Job
+	var ctrs [2 * batchChunk][BlockSize]byte
+	var long [batchChunk]*Packet
 	var zero [BlockSize]byte
-	for len(ps) > 0 {
-		c := ps[:min(len(ps), chunk)]
-		for i := range c {
-			p := &c[i]
-			ctrs[2*i] = j0(&p.Nonce)
-			ctrs[2*i+1] = firstCounter(&p.Nonce)
-			jobs[2*i] = Job{S: &g.s, Ctr: &ctrs[2*i], Dst: p.Tag[:], Src: zero[:]}
-			jobs[2*i+1] = Job{S: &g.s, Ctr: &ctrs[2*i+1], Dst: p.Text, Src: p.Text}
-		}
-		ctr32XORMulti(jobs[:2*len(c)])
-		for i := range c {
-			p := &c[i]
+	n := 0
+	flush := func() {
+		ctr32XORMulti(jobs[:2*n])
+		for _, p := range long[:n] {
 			var y [16]byte
 			g.hkey.GCMHash(&y, p.AAD, p.Text)
 			subtle.XORBytes(p.Tag[:], p.Tag[:], y[:])
 		}
-		ps = ps[len(c):]
+		n = 0
+	}
+	for i := range ps {
+		p := &ps[i]
+		if len(p.Text) <= maxShort {
+			g.Seal(p.Text, p.Tag, &p.Nonce, p.Text, p.AAD)
+			continue
+		}
+		ctrs[2*n] = j0(&p.Nonce)
+		ctrs[2*n+1] = firstCounter(&p.Nonce)
+		jobs[2*n] = Job{S: &g.s, Ctr: &ctrs[2*n], Dst: p.Tag[:], Src: zero[:]}
+		jobs[2*n+1] = Job{S: &g.s, Ctr: &ctrs[2*n+1], Dst: p.Text, Src: p.Text}
+		long[n] = p
+		if n++; n == batchChunk {
+			flush()
+		}
+	}
+	if n > 0 {
+		flush()
 	}
 }
 
 // OpenBatch verifies every packet of ps and decrypts in place those whose
 // tag is valid, exactly as Open(p.Text, &p.Nonce, p.Text, p.AAD, p.Tag)
 // would; ok[i] reports whether ps[i] verified (len(ok) ≥ len(ps)). A
-// packet that fails is left unmodified. Per chunk of packets the tag
-// masks take one ECB call, and after every tag is checked the texts of
-// the packets that verified take one CTR32XORMulti call.
+// packet that fails is left unmodified. Short packets take Open's single
+// CTR call; for the others, per batchChunk packets, the tag masks take
+// one ECB call and, once every tag of the chunk is checked, the texts of
+// those that verified one CTR32XORMulti call.
 func (g *GCM) OpenBatch(ps []Packet, ok []bool) {
 	_ = ok[:len(ps)]
-	if len(ps) == 1 {
-		p := &ps[0]
-		ok[0] = g.Open(p.Text, &p.Nonce, p.Text, p.AAD, p.Tag)
-		return
-	}
-	const chunk = 16
-	var m [chunk * BlockSize]byte
-	var jobs [chunk]Job
-	var ctrs [chunk][BlockSize]byte
-	for len(ps) > 0 {
-		c := ps[:min(len(ps), chunk)]
-		for i := range c {
-			*(*[BlockSize]byte)(m[i*BlockSize:]) = j0(&c[i].Nonce)
-		}
-		encryptBlocks(&g.s, m[:len(c)*BlockSize], m[:len(c)*BlockSize])
-		n := 0
-		for i := range c {
-			p := &c[i]
-			ok[i] = g.verify((*[BlockSize]byte)(m[i*BlockSize:]), p.Text, p.AAD, p.Tag)
+	var m [batchChunk * BlockSize]byte
+	var jobs [batchChunk]Job
+	var ctrs [batchChunk][BlockSize]byte
+	var long [batchChunk]int
+	n := 0
+	flush := func() {
+		encryptBlocks(&g.s, m[:n*BlockSize], m[:n*BlockSize])
+		k := 0
+		for j, i := range long[:n] {
+			p := &ps[i]
+			ok[i] = g.verify((*[BlockSize]byte)(m[j*BlockSize:]), p.Text, p.AAD, p.Tag)
 			if ok[i] {
-				ctrs[n] = firstCounter(&p.Nonce)
-				jobs[n] = Job{S: &g.s, Ctr: &ctrs[n], Dst: p.Text, Src: p.Text}
-				n++
+				ctrs[k] = firstCounter(&p.Nonce)
+				jobs[k] = Job{S: &g.s, Ctr: &ctrs[k], Dst: p.Text, Src: p.Text}
+				k++
 			}
 		}
-		ctr32XORMulti(jobs[:n])
-		clear(jobs[:n])
-		ps, ok = ps[len(c):], ok[len(c):]
+		ctr32XORMulti(jobs[:k])
+		clear(jobs[:k])
+		clear(m[:])
+		n = 0
+	}
+	for i := range ps {
+		p := &ps[i]
+		if len(p.Text) <= maxShort {
+			ok[i] = g.Open(p.Text, &p.Nonce, p.Text, p.AAD, p.Tag)
+			continue
+		}
+		*(*[BlockSize]byte)(m[n*BlockSize:]) = j0(&p.Nonce)
+		long[n] = i
+		if n++; n == batchChunk {
+			flush()
+		}
+	}
+	if n > 0 {
+		flush()
 	}
 }
