@@ -125,9 +125,13 @@ func emitConstants() *consts {
 	c.sInvHi = bytesTable("ublockSInvHi", ihi)
 	c.bswap = bytesTable("ublockBswap", bs)
 	c.rot8 = bytesTable("ublockRotl8", r8)
-	for name, p := range map[string][]int{"PL128": pl128, "PR128": pr128, "PL256": pl256, "PR256": pr256} {
-		c.perm[name] = bytesTable("ublock"+name, permIndex(p))
-		c.perm[name+"inv"] = bytesTable("ublock"+name+"inv", permIndex(invPerm(p)))
+	// A fixed order (not a map's): the output must be reproducible.
+	for _, e := range []struct {
+		name string
+		p    []int
+	}{{"PL128", pl128}, {"PR128", pr128}, {"PL256", pl256}, {"PR256", pr256}} {
+		c.perm[e.name] = bytesTable("ublock"+e.name, permIndex(e.p))
+		c.perm[e.name+"inv"] = bytesTable("ublock"+e.name+"inv", permIndex(invPerm(e.p)))
 	}
 	// Counter word of slot (lane j, qword q) in a pair of the 128-bit
 	// layout: block j + lanes·q of the pair (see loadPair).
