@@ -23,7 +23,9 @@ import (
 //     handshake leads there), every reresolveHealthy otherwise;
 //   - a new address is applied (tunnel.Device.SetPeerEndpoint) only to a
 //     stale peer. A peer with a live session keeps the address it is heard
-//     from: roaming wins while it works, DNS wins when it does not.
+//     from: roaming wins while it works, DNS wins when it does not. (A name
+//     changed by a reload is applied at its first resolution, as a changed
+//     IP literal is.)
 //
 // Lookups run on the resolver goroutine only, never on the data path; a
 // slow resolver delays the next lookup, nothing else.
@@ -68,6 +70,10 @@ type nameEntry struct {
 	addr netip.AddrPort // latest resolution; invalid if none succeeded
 	next time.Time      // next lookup
 	fail bool           // the latest lookup failed (logged once per streak)
+	// force applies the next resolution even to a peer with a live
+	// session: the name is new or changed by a reload, as a changed IP
+	// literal would be applied at once.
+	force bool
 }
 
 func (e *nameEntry) hostPort() string { return net.JoinHostPort(e.name, strconv.Itoa(int(e.port))) }
@@ -190,7 +196,7 @@ func (r *endpointResolver) sync(next *config.Config) {
 		k := p.PublicKey.String()
 		e := old[k]
 		if e == nil || e.name != p.EndpointName || e.port != p.EndpointPort {
-			e = &nameEntry{key: p.PublicKey, name: p.EndpointName, port: p.EndpointPort, next: r.now()}
+			e = &nameEntry{key: p.PublicKey, name: p.EndpointName, port: p.EndpointPort, next: r.now(), force: e != nil}
 			kick = true
 		}
 		e.peer = p.Name
@@ -242,10 +248,14 @@ func (r *endpointResolver) stop() {
 func (r *endpointResolver) step(ctx context.Context, dev endpointDevice) {
 	now := r.now()
 	r.mu.Lock()
-	var due []*nameEntry
+	type item struct {
+		e    *nameEntry
+		peer string // e.peer, which a reload may change
+	}
+	var due []item
 	for _, e := range r.entries {
 		if !now.Before(e.next) {
-			due = append(due, e)
+			due = append(due, item{e, e.peer})
 		}
 	}
 	r.mu.Unlock()
@@ -256,7 +266,8 @@ func (r *endpointResolver) step(ctx context.Context, dev endpointDevice) {
 	for _, p := range dev.Stats().Peers {
 		peers[p.PublicKey] = p
 	}
-	for _, e := range due {
+	for _, it := range due {
+		e, peer := it.e, it.peer // name, port and key never change
 		ps, ok := peers[e.key.String()]
 		if !ok {
 			continue // removed meanwhile
@@ -282,27 +293,29 @@ func (r *endpointResolver) step(ctx context.Context, dev endpointDevice) {
 			e.next = now.Add(reresolveStale)
 			r.mu.Unlock()
 			if first {
-				r.log.Warnf("peer(%s) - cannot resolve endpoint %s: %v; keeping %v, retrying every %v", e.peer, e.hostPort(), err, orNoneAddr(ps.Endpoint), reresolveStale)
+				r.log.Warnf("peer(%s) - cannot resolve endpoint %s: %v; keeping %v, retrying every %v", peer, e.hostPort(), err, orNoneAddr(ps.Endpoint), reresolveStale)
 			}
 			continue
 		}
 		if e.fail {
-			r.log.Infof("peer(%s) - endpoint %s resolves again, to %v", e.peer, e.hostPort(), ap)
+			r.log.Infof("peer(%s) - endpoint %s resolves again, to %v", peer, e.hostPort(), ap)
 		}
 		e.fail = false
 		e.addr = ap
+		force := e.force
+		e.force = false
 		r.mu.Unlock()
 		switch {
 		case ap == ps.Endpoint:
-		case !stale:
+		case !stale && !force:
 			r.log.Debugf("peer(%s) - endpoint %s now resolves to %v; the peer answers at %v, which is kept while its session lives",
-				e.peer, e.hostPort(), ap, ps.Endpoint)
+				peer, e.hostPort(), ap, ps.Endpoint)
 		default:
 			if err := dev.SetPeerEndpoint(e.key, ap); err != nil {
-				r.log.Warnf("peer(%s) - cannot use endpoint %v: %v", e.peer, ap, err)
+				r.log.Warnf("peer(%s) - cannot use endpoint %v: %v", peer, ap, err)
 				continue
 			}
-			r.log.Infof("peer(%s) - endpoint %s re-resolved: %v (was %v)", e.peer, e.hostPort(), ap, orNoneAddr(ps.Endpoint))
+			r.log.Infof("peer(%s) - endpoint %s re-resolved: %v (was %v)", peer, e.hostPort(), ap, orNoneAddr(ps.Endpoint))
 		}
 	}
 }

@@ -340,10 +340,24 @@ func TestResolverSyncAndStop(t *testing.T) {
 	if next.Peers[1].Endpoint.IsValid() {
 		t.Errorf("a new name got an endpoint during the reload: %v", next.Peers[1].Endpoint)
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for dev.Stats().Peers[1].Endpoint.String() != "[fd00::77]:51821" {
 		if time.Now().After(deadline) {
 			t.Fatalf("the new name was not resolved and applied: %v, lookups %v", dev.Stats().Peers[1].Endpoint, dns.calls)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// A name changed by a reload is applied at once even to a peer with
+	// a live session (as a changed IP literal would be).
+	dev.update("site-b", func(p *tunnel.PeerStats) { p.LastHandshake = time.Now() })
+	dns.set("gw-b2.example", "198.18.0.42")
+	next3 := resolveConfig(t, 51820)
+	next3.Peers[0].EndpointName = "gw-b2.example"
+	next3.Peers[1].EndpointName = "gw-new.example"
+	r.sync(next3)
+	for dev.Stats().Peers[0].Endpoint.String() != "198.18.0.42:51820" {
+		if time.Now().After(deadline) {
+			t.Fatalf("a renamed endpoint of a live peer was not applied: %v", dev.Stats().Peers[0].Endpoint)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
