@@ -255,8 +255,9 @@ func testSoak(t *testing.T) {
 		drops map[string]uint64
 	}{{"a", stA.Drops}, {"b", stB.Drops}} {
 		for k, v := range st.drops {
-			// no_route: the kernel's IPv6 router solicitations on the TUN.
-			if v != 0 && (k != "no_route" || v > 10) {
+			// link_local: the kernel's own IPv6 router solicitations and
+			// MLD reports on the TUN, counted apart from the tunnel's drops.
+			if v != 0 && k != "link_local" {
 				t.Errorf("site %s dropped %d as %s during an unimpaired soak", st.name, v, k)
 			}
 		}
