@@ -149,21 +149,30 @@ func SocketPath(dir, iface string) string {
 
 // Sockets returns the control sockets in dir and in its subdirectories
 // (one level: dir/NAME/IFACE.sock, the daemon's default layout), sorted by
-// interface name and then path. A missing dir is not an error; an
-// unreadable subdirectory is skipped.
+// interface name and then path. A missing dir is not an error. A
+// subdirectory this user may not read (another user's instance) is
+// skipped, but if that leaves nothing the error is returned (wrapping
+// fs.ErrPermission), so that a non-root caller is told to be root rather
+// than that nothing runs.
 func Sockets(dir string) ([]string, error) {
 	top, err := socketsIn(dir)
 	if err != nil {
 		return nil, err
 	}
+	var denied error
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
 		if e.IsDir() {
 			sub, err := socketsIn(filepath.Join(dir, e.Name()))
 			if err == nil {
 				top = append(top, sub...)
+			} else if errors.Is(err, fs.ErrPermission) && denied == nil {
+				denied = err
 			}
 		}
+	}
+	if len(top) == 0 && denied != nil {
+		return nil, denied
 	}
 	sort.SliceStable(top, func(i, j int) bool {
 		a, b := filepath.Base(top[i]), filepath.Base(top[j])

@@ -537,3 +537,20 @@ func TestSockets(t *testing.T) {
 		t.Errorf("missing dir: %q, %v", got, err)
 	}
 }
+
+// TestSocketsPermission: subdirectories another user's daemon keeps
+// private are reported as permission denied when nothing else is found.
+func TestSocketsPermission(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads every directory; the check needs an unprivileged user")
+	}
+	base := privateDir(t)
+	if err := os.MkdirAll(filepath.Join(base, "gm0"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(filepath.Join(base, "gm0"), 0o000)
+	defer os.Chmod(filepath.Join(base, "gm0"), 0o700)
+	if _, err := Sockets(base); !errors.Is(err, fs.ErrPermission) {
+		t.Errorf("Sockets over an unreadable instance directory = %v, want permission denied", err)
+	}
+}
