@@ -29,11 +29,11 @@ func init() {
 		help: `Asks the running 'gmtun up' of NAME (a configuration name, as for
 /etc/gmtun/NAME.toml, or an interface name), or of every interface with a
 control socket under DIR (DIR/NAME/IFACE.sock or DIR/IFACE.sock), for its
-state and prints it: this side's public key, port, MTU, suites, the cipher kernel in
-use for each primitive, offloads and packet drops by reason, then for each
-peer its endpoint, allowed IPs, session suite, latest handshake and bytes
-received and sent. After a reload it also lists the changed settings that
-wait for a restart ("pending restart").
+state and prints it: this side's public key, port, MTU, suites, the cipher
+kernel in use for each primitive, offloads and packet drops by reason, then
+for each peer its endpoint, allowed IPs, session suite, latest handshake and
+bytes received and sent. After a reload it also lists the changed settings
+that wait for a restart ("pending restart").
 
 --json prints the same as JSON: one object for NAME, or an array of
 objects without NAME. The field names are stable; docs/OPERATIONS.md
