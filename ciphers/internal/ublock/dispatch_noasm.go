@@ -10,8 +10,8 @@ package ublock
 // kernelSchedule is empty without assembly: there is no kernel layout.
 type kernelSchedule struct{}
 
-// initKernelSchedule does nothing without assembly.
-func initKernelSchedule(s *Schedule) {}
+// initKernelSchedule has no kernel layout to fill without assembly.
+func initKernelSchedule(s *Schedule) { s.kernel = kernelSchedule{} }
 
 // encryptBlocks encrypts whole blocks of src into dst (ECB); see
 // encryptBlocksGeneric.
