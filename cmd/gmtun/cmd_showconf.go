@@ -62,7 +62,17 @@ func writeEffectiveConfig(w io.Writer, cfg *config.Config) {
 		fmt.Fprintf(w, "# listen_port absent: an ephemeral port\n")
 	}
 	fmt.Fprintf(w, "address = %s\n", tomlPrefixes(ifc.Addresses))
-	fmt.Fprintf(w, "mtu = %d\n", ifc.MTU)
+	if ifc.MTUAuto {
+		fmt.Fprintf(w, "mtu = \"auto\"\n")
+	} else {
+		fmt.Fprintf(w, "mtu = %d\n", ifc.MTU)
+	}
+	for _, h := range []struct {
+		key  string
+		cmds [][]string
+	}{{"pre_up", ifc.Hooks.PreUp}, {"post_up", ifc.Hooks.PostUp}, {"pre_down", ifc.Hooks.PreDown}, {"post_down", ifc.Hooks.PostDown}} {
+		fmt.Fprintf(w, "%s = %s\n", h.key, tomlCommands(h.cmds))
+	}
 	fmt.Fprintf(w, "suites = %s\n", tomlSuites(ifc.Suites))
 	fmt.Fprintf(w, "id = %s\n", strconv.Quote(ifc.ID))
 	fmt.Fprintf(w, "log_level = %s\n", strconv.Quote(levelName(ifc.LogLevel)))
@@ -77,6 +87,9 @@ func writeEffectiveConfig(w io.Writer, cfg *config.Config) {
 	}
 	fmt.Fprintf(w, "fwmark = %d\n", ifc.FwMark)
 	fmt.Fprintf(w, "fail_closed = %t\n", ifc.FailClosed)
+	if ifc.MetricsListen.Enabled() {
+		fmt.Fprintf(w, "metrics_listen = %s\n", strconv.Quote(ifc.MetricsListen.String()))
+	}
 	for i := range cfg.Peers {
 		p := &cfg.Peers[i]
 		fmt.Fprintf(w, "\n[[peer]]\n")
@@ -124,4 +137,17 @@ func tomlSuites(ids []ciphers.SuiteID) string {
 		s[i] = strconv.Quote(id.String())
 	}
 	return "[" + strings.Join(s, ", ") + "]"
+}
+
+// tomlCommands formats hook commands as an array of string arrays.
+func tomlCommands(cmds [][]string) string {
+	out := make([]string, len(cmds))
+	for i, c := range cmds {
+		q := make([]string, len(c))
+		for j, a := range c {
+			q[j] = strconv.Quote(a)
+		}
+		out[i] = "[" + strings.Join(q, ", ") + "]"
+	}
+	return "[" + strings.Join(out, ", ") + "]"
 }

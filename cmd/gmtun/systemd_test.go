@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gmtun/gmtun/control"
+	"github.com/gmtun/gmtun/handshake"
 	"github.com/gmtun/gmtun/internal/testenv"
 )
 
@@ -455,7 +456,10 @@ func TestShowconf(t *testing.T) {
 		t.Fatal(err)
 	}
 	src, _ := os.ReadFile(path)
-	os.WriteFile(path, append(src, []byte("preshared_key_file = \"site-b.psk\"\n")...), 0o600)
+	src = bytes.Replace(src, []byte("[interface]\n"), []byte("[interface]\nmtu = \"auto\"\npost_up = [[\"/bin/true\", \"%i\"]]\nmetrics_listen = \"127.0.0.1:9586\"\n"), 1)
+	src = append(src, []byte("preshared_key_file = \"site-b.psk\"\n\n[[peer]]\nname = \"site-c\"\npublic_key = \""+
+		secondPub(t)+"\"\nendpoint = \"gw.example.net:51999\"\nallowed_ips = [\"198.19.9.3/32\"]\n")...)
+	os.WriteFile(path, src, 0o600)
 	r := u.run([]string{"gmtun", "showconf", "gm0"})
 	if r.code != exitOK {
 		t.Fatalf("showconf: %+v", r)
@@ -464,8 +468,9 @@ func TestShowconf(t *testing.T) {
 	if strings.Contains(r.stdout, strings.TrimSpace(string(key))) || strings.Contains(r.stdout, strings.TrimSpace(pskLine)) {
 		t.Fatalf("showconf printed key material:\n%s", r.stdout)
 	}
-	for _, want := range []string{"name = \"gm0\"\n", "mtu = 1420\n", "log_format = \"text\"\n", "table = \"auto\"\n",
-		"fail_closed = true\n", "roaming = true\n", "preshared_key_file = \"" + psk + "\" # (redacted", "# public key: "} {
+	for _, want := range []string{"name = \"gm0\"\n", "log_format = \"text\"\n", "table = \"auto\"\n",
+		"fail_closed = true\n", "roaming = true\n", "mtu = \"auto\"\n", `post_up = [["/bin/true", "%i"]]`,
+		`pre_up = []`, "metrics_listen = \"127.0.0.1:9586\"\n", "endpoint = \"gw.example.net:51999\"\n", "preshared_key_file = \"" + psk + "\" # (redacted", "# public key: "} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("showconf lacks %q:\n%s", want, r.stdout)
 		}
@@ -494,4 +499,14 @@ func TestVersionFlag(t *testing.T) {
 			t.Errorf("gmtun %s = %+v, want %q", f, r, want.stdout)
 		}
 	}
+}
+
+// secondPub is a public key for a second peer.
+func secondPub(t *testing.T) string {
+	t.Helper()
+	k, err := handshake.GeneratePrivateKey(&seedReader{next: 150})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k.Public().String()
 }
