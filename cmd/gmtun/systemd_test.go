@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gmtun/gmtun/config"
 	"github.com/gmtun/gmtun/control"
 	"github.com/gmtun/gmtun/handshake"
 	"github.com/gmtun/gmtun/internal/testenv"
@@ -473,6 +474,13 @@ func TestShowconf(t *testing.T) {
 		`pre_up = []`, "metrics_listen = \"127.0.0.1:9586\"\n", "endpoint = \"gw.example.net:51999\"\n", "preshared_key_file = \"" + psk + "\" # (redacted", "# public key: "} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("showconf lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	// Every documented key is printed (a key added to the schema without
+	// showconf support fails here).
+	for _, k := range config.Keys {
+		if !strings.Contains(r.stdout, "\n"+k.Name+" = ") && !strings.Contains(r.stdout, "# "+k.Name+" absent") {
+			t.Errorf("showconf does not print %s.%s", k.Section, k.Name)
 		}
 	}
 	// The output is itself a valid configuration: showconf of it prints
