@@ -147,7 +147,7 @@ func flagText(f *flag.Flag) string {
 func manPage8() string {
 	p := manpage.New("gmtun", "8", "gmtun "+versionString(), "System Administration")
 	p.SH("NAME")
-	p.Raw(`gmtun \- site\-to\-site VPN with SM2 key exchange and SM4/ZUC data suites`)
+	p.Raw(`gmtun \- site\-to\-site VPN with SM2 key exchange and SM4, ZUC and uBlock data suites`)
 	p.SH("SYNOPSIS")
 	for i, c := range sortedCommands() {
 		if i > 0 {

@@ -186,9 +186,13 @@ const exitCodesHelp = `Exit codes:
 func topUsage() string {
 	var b strings.Builder
 	b.WriteString("Usage: gmtun COMMAND [ARGUMENTS]\n\n")
-	b.WriteString("gmtun is a site-to-site VPN using SM2 key exchange and SM4/ZUC data suites.\n\nCommands:\n")
+	b.WriteString("gmtun is a site-to-site VPN using SM2 key exchange and SM4, ZUC and uBlock data suites.\n\nCommands:\n")
+	width := 0
 	for _, c := range sortedCommands() {
-		fmt.Fprintf(&b, "  %-8s %s\n", c.name, c.summary)
+		width = max(width, len(c.name))
+	}
+	for _, c := range sortedCommands() {
+		fmt.Fprintf(&b, "  %-*s %s\n", width, c.name, c.summary)
 	}
 	b.WriteString("\nRun 'gmtun COMMAND --help' for details of one command.\n\n")
 	b.WriteString(exitCodesHelp)
