@@ -11,7 +11,7 @@ package ublock
 type kernelSchedule struct{}
 
 // initKernelSchedule has no kernel layout to fill without assembly.
-func initKernelSchedule(s *Schedule) { s.kernel = kernelSchedule{} }
+func initKernelSchedule(s *Schedule) { _ = s.kernel }
 
 // encryptBlocks encrypts whole blocks of src into dst (ECB); see
 // encryptBlocksGeneric.
