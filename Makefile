@@ -53,10 +53,13 @@ staticcheck:
 ## unit: every test; the daemon's end-to-end tests (cmd/gmtun TestNetns*: floods, soak, throughput figures) run
 ## afterwards on their own (-p 1), so that no other package's tests share the 2 cores with the fault bed.
 E2E := ^TestNetns
+# go test's default of 10 min per test binary is too short for the namespace tests (soak, floods, every suite)
+# and for the ZUC packages on a busy 2-core machine.
+TESTTIMEOUT ?= 30m
 unit:
 	@mkdir -p bin
-	@set -o pipefail; { $(GO) test -count=1 -v -skip '$(E2E)' $(PKGS) && \
-		$(GO) test -count=1 -v -p 1 -run '$(E2E)' ./cmd/gmtun/; } 2>&1 | tee bin/unit.log | awk -f .ci/summarize.awk
+	@set -o pipefail; { $(GO) test -count=1 -timeout $(TESTTIMEOUT) -v -skip '$(E2E)' $(PKGS) && \
+		$(GO) test -count=1 -timeout $(TESTTIMEOUT) -v -p 1 -run '$(E2E)' ./cmd/gmtun/; } 2>&1 | tee bin/unit.log | awk -f .ci/summarize.awk
 
 ## fuzz: every fuzz target for $(FUZZTIME) (go test allows one target per run; seeds also run in `unit`)
 fuzz:
@@ -67,6 +70,24 @@ fuzz:
 			$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg > bin/fuzz.log 2>&1 || { cat bin/fuzz.log; exit 1; }; \
 		done; \
 	done
+
+## purego: the portable build passes and contains no assembly at all (the daemon's namespace tests build their
+## own binary and run in `unit`, so they are not repeated here)
+purego:
+	$(GO) test -count=1 -timeout $(TESTTIMEOUT) -tags purego -skip '$(E2E)' $(PKGS)
+	@sfiles="$$($(GO) list -tags purego -f '{{.ImportPath}} {{.SFiles}}' $(PKGS) | grep -v ' \[\]$$' || true)"; \
+	if [ -n "$$sfiles" ]; then echo "assembly selected under -tags purego:"; echo "$$sfiles"; exit 1; fi
+
+## forced-tiers: the cipher and kernel tests again with the widest tiers switched off through GODEBUG (fresh
+## processes), so CPU detection and dispatch are tested on the masks a smaller CPU has; the tiers switched off are
+## skipped there on purpose, so GMTUN_REQUIRE_IMPLS does not apply. GODEBUG goes to the test binaries only
+## (-exec), not to the go command: the compiler would warn about gmtun's own feature names (gfni, vaes,
+## vpclmulqdq), and the build cache would replay that warning later.
+forced-tiers: export GMTUN_REQUIRE_IMPLS =
+forced-tiers:
+	$(GO) test -count=1 -timeout $(TESTTIMEOUT) -exec 'env GODEBUG=cpu.avx512f=off' ./ciphers/... ./kernels/...
+	$(GO) test -count=1 -timeout $(TESTTIMEOUT) -exec 'env GODEBUG=cpu.avx512f=off,cpu.gfni=off' ./ciphers/... ./kernels/...
+	$(GO) test -count=1 -timeout $(TESTTIMEOUT) -exec 'env GODEBUG=cpu.avx512f=off,cpu.vpclmulqdq=off' ./ciphers/... ./kernels/...
 
 ## kernels: regenerate the assembly from the avo generators
 kernels:
