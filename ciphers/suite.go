@@ -3,14 +3,15 @@
 //
 // This package is gmtun's internal seam between the tunnel and the cipher
 // implementations; it is not a stable API for other programs (those import
-// ciphers/sm4 and ciphers/zuc). The flow for one batch is:
+// ciphers/sm4, ciphers/zuc and ciphers/ublock). The flow for one batch is:
 //
 //	tunnel: reserve counters c0..c0+n-1, write 16-byte headers, pad bodies
 //	   │
 //	   ▼
 //	Key.Seal(pkts)  ── one interface call per batch ──►  suite code
-//	   │                                               (generic loop today,
-//	   ▼                                                SIMD lanes later)
+//	   │                          (ciphers/internal/{sm4,zuc,ublock}: the
+//	   │                           batch on the SIMD kernels' lanes, or the
+//	   ▼                           constant-time generic code)
 //	pkts[i] = header ‖ ciphertext ‖ tag
 //
 // and on receive Key.Open(pkts) returns a Mask of the packets whose tag
