@@ -1,6 +1,9 @@
 package sm4
 
-import "github.com/gmtun/gmtun/ciphers/internal/sm4"
+import (
+	"github.com/gmtun/gmtun/ciphers/internal/aead"
+	"github.com/gmtun/gmtun/ciphers/internal/sm4"
+)
 
 // SealOnce encrypts plaintext under a single-use key with the given nonce
 // and writes ciphertext ‖ tag into dst, which must be exactly
@@ -9,7 +12,7 @@ import "github.com/gmtun/gmtun/ciphers/internal/sm4"
 // many one-message keys: it allocates nothing and wipes the key schedule
 // before it returns.
 func SealOnce(dst []byte, key *[KeySize]byte, nonce *[nonceSize]byte, plaintext, aad []byte) {
-	if len(dst) != len(plaintext)+tagSize || sm4.AnyOverlap(dst, plaintext) || sm4.AnyOverlap(dst, aad) {
+	if len(dst) != len(plaintext)+tagSize || aead.AnyOverlap(dst, plaintext) || aead.AnyOverlap(dst, aad) {
 		panic("sm4: SealOnce: output of the wrong size or overlapping its inputs")
 	}
 	var g sm4.GCM
@@ -28,7 +31,7 @@ func SealOnce(dst []byte, key *[KeySize]byte, nonce *[nonceSize]byte, plaintext,
 // schedule.
 func OpenOnce(dst []byte, key *[KeySize]byte, nonce *[nonceSize]byte, ciphertext, aad []byte) bool {
 	n := len(ciphertext) - tagSize
-	if n < 0 || len(dst) != n || sm4.AnyOverlap(dst, ciphertext) || sm4.AnyOverlap(dst, aad) {
+	if n < 0 || len(dst) != n || aead.AnyOverlap(dst, ciphertext) || aead.AnyOverlap(dst, aad) {
 		panic("sm4: OpenOnce: input shorter than a tag, or output of the wrong size or overlapping its inputs")
 	}
 	var g sm4.GCM

@@ -23,6 +23,7 @@ import (
 	"errors"
 	"strconv"
 
+	"github.com/gmtun/gmtun/ciphers/internal/aead"
 	"github.com/gmtun/gmtun/ciphers/internal/sm4"
 )
 
@@ -90,82 +91,5 @@ func NewGCM(key []byte) (cipher.AEAD, error) {
 	if len(key) != KeySize {
 		return nil, KeySizeError(len(key))
 	}
-	a := new(gcmAEAD)
-	if err := a.g.Init(key); err != nil {
-		return nil, err
-	}
-	return a, nil
-}
-
-// gcmAEAD adapts sm4.GCM to cipher.AEAD.
-type gcmAEAD struct {
-	g sm4.GCM
-}
-
-// NonceSize returns 12.
-func (a *gcmAEAD) NonceSize() int { return nonceSize }
-
-// Overhead returns 16, the tag length.
-func (a *gcmAEAD) Overhead() int { return tagSize }
-
-// Seal encrypts and authenticates plaintext, authenticates
-// additionalData and appends the result to dst (cipher.AEAD). It panics,
-// as crypto/cipher's GCM does, on a nonce that is not 12 bytes, a
-// plaintext longer than 2^32 − 2 blocks, or an output that overlaps
-// plaintext inexactly or additionalData at all.
-func (a *gcmAEAD) Seal(dst, nonce, plaintext, additionalData []byte) []byte {
-	if len(nonce) != nonceSize {
-		panic("sm4: incorrect nonce length given to GCM")
-	}
-	if uint64(len(plaintext)) > sm4.MaxPlaintextSize {
-		panic("sm4: message too large for GCM")
-	}
-	ret, out := sliceForAppend(dst, len(plaintext)+tagSize)
-	if sm4.InexactOverlap(out, plaintext) {
-		panic("sm4: invalid buffer overlap of output and input")
-	}
-	if sm4.AnyOverlap(out, additionalData) {
-		panic("sm4: invalid buffer overlap of output and additional data")
-	}
-	a.g.Seal(out, (*[tagSize]byte)(out[len(plaintext):]), (*[nonceSize]byte)(nonce), plaintext, additionalData)
-	return ret
-}
-
-// Open authenticates and decrypts ciphertext (cipher.AEAD). The tag is
-// checked before any plaintext is produced; on failure the output bytes
-// are zeroed and an error is returned. It panics on a nonce that is not 12
-// bytes or an output that overlaps ciphertext inexactly or additionalData
-// at all.
-func (a *gcmAEAD) Open(dst, nonce, ciphertext, additionalData []byte) ([]byte, error) {
-	if len(nonce) != nonceSize {
-		panic("sm4: incorrect nonce length given to GCM")
-	}
-	if len(ciphertext) < tagSize || uint64(len(ciphertext)) > sm4.MaxPlaintextSize+tagSize {
-		return nil, errOpen
-	}
-	n := len(ciphertext) - tagSize
-	ret, out := sliceForAppend(dst, n)
-	if sm4.InexactOverlap(out, ciphertext) {
-		panic("sm4: invalid buffer overlap of output and input")
-	}
-	if sm4.AnyOverlap(out, additionalData) {
-		panic("sm4: invalid buffer overlap of output and additional data")
-	}
-	if !a.g.Open(out, (*[nonceSize]byte)(nonce), ciphertext[:n], additionalData, (*[tagSize]byte)(ciphertext[n:])) {
-		clear(out)
-		return nil, errOpen
-	}
-	return ret, nil
-}
-
-// sliceForAppend extends in by n bytes, reusing its capacity when it can,
-// and returns the whole slice and the n new bytes.
-func sliceForAppend(in []byte, n int) (head, tail []byte) {
-	if total := len(in) + n; cap(in) >= total {
-		head = in[:total]
-	} else {
-		head = make([]byte, total)
-		copy(head, in)
-	}
-	return head, head[len(in):]
+	return aead.New[sm4.GCM]("sm4", errOpen, func(g *sm4.GCM) error { return g.Init(key) })
 }

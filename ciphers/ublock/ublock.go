@@ -29,6 +29,7 @@ import (
 	"errors"
 	"strconv"
 
+	"github.com/gmtun/gmtun/ciphers/internal/aead"
 	"github.com/gmtun/gmtun/ciphers/internal/ublock"
 )
 
@@ -42,13 +43,6 @@ const (
 	KeySize128 = 16
 	// KeySize256 is the key size of uBlock-128/256 and uBlock-256/256.
 	KeySize256 = 32
-)
-
-// nonceSize and tagSize are the nonce and tag lengths of the AEAD returned
-// by NewGCM.
-const (
-	nonceSize = ublock.NonceSize
-	tagSize   = ublock.TagSize
 )
 
 // KeySizeError is returned for a key length the constructor does not take.
@@ -100,82 +94,5 @@ func NewGCM(key []byte) (cipher.AEAD, error) {
 	if len(key) != KeySize128 && len(key) != KeySize256 {
 		return nil, KeySizeError(len(key))
 	}
-	a := new(gcmAEAD)
-	if err := a.g.Init(key); err != nil {
-		return nil, err
-	}
-	return a, nil
-}
-
-// gcmAEAD adapts ublock.GCM to cipher.AEAD.
-type gcmAEAD struct {
-	g ublock.GCM
-}
-
-// NonceSize returns 12.
-func (a *gcmAEAD) NonceSize() int { return nonceSize }
-
-// Overhead returns 16, the tag length.
-func (a *gcmAEAD) Overhead() int { return tagSize }
-
-// Seal encrypts and authenticates plaintext, authenticates
-// additionalData and appends the result to dst (cipher.AEAD). It panics,
-// as crypto/cipher's GCM does, on a nonce that is not 12 bytes, a
-// plaintext longer than 2^32 − 2 blocks, or an output that overlaps
-// plaintext inexactly or additionalData at all.
-func (a *gcmAEAD) Seal(dst, nonce, plaintext, additionalData []byte) []byte {
-	if len(nonce) != nonceSize {
-		panic("ublock: incorrect nonce length given to GCM")
-	}
-	if uint64(len(plaintext)) > ublock.MaxPlaintextSize {
-		panic("ublock: message too large for GCM")
-	}
-	ret, out := sliceForAppend(dst, len(plaintext)+tagSize)
-	if ublock.InexactOverlap(out, plaintext) {
-		panic("ublock: invalid buffer overlap of output and input")
-	}
-	if ublock.AnyOverlap(out, additionalData) {
-		panic("ublock: invalid buffer overlap of output and additional data")
-	}
-	a.g.Seal(out, (*[tagSize]byte)(out[len(plaintext):]), (*[nonceSize]byte)(nonce), plaintext, additionalData)
-	return ret
-}
-
-// Open authenticates and decrypts ciphertext (cipher.AEAD). The tag is
-// checked before any plaintext is produced; on failure the output bytes
-// are zeroed and an error is returned. It panics on a nonce that is not 12
-// bytes or an output that overlaps ciphertext inexactly or additionalData
-// at all.
-func (a *gcmAEAD) Open(dst, nonce, ciphertext, additionalData []byte) ([]byte, error) {
-	if len(nonce) != nonceSize {
-		panic("ublock: incorrect nonce length given to GCM")
-	}
-	if len(ciphertext) < tagSize || uint64(len(ciphertext)) > ublock.MaxPlaintextSize+tagSize {
-		return nil, errOpen
-	}
-	n := len(ciphertext) - tagSize
-	ret, out := sliceForAppend(dst, n)
-	if ublock.InexactOverlap(out, ciphertext) {
-		panic("ublock: invalid buffer overlap of output and input")
-	}
-	if ublock.AnyOverlap(out, additionalData) {
-		panic("ublock: invalid buffer overlap of output and additional data")
-	}
-	if !a.g.Open(out, (*[nonceSize]byte)(nonce), ciphertext[:n], additionalData, (*[tagSize]byte)(ciphertext[n:])) {
-		clear(out)
-		return nil, errOpen
-	}
-	return ret, nil
-}
-
-// sliceForAppend extends in by n bytes, reusing its capacity when it can,
-// and returns the whole slice and the n new bytes.
-func sliceForAppend(in []byte, n int) (head, tail []byte) {
-	if total := len(in) + n; cap(in) >= total {
-		head = in[:total]
-	} else {
-		head = make([]byte, total)
-		copy(head, in)
-	}
-	return head, head[len(in):]
+	return aead.New[ublock.GCM]("ublock", errOpen, func(g *ublock.GCM) error { return g.Init(key) })
 }

@@ -1,6 +1,10 @@
 package sm4
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/gmtun/gmtun/ciphers/internal/aead"
+)
 
 // KeySizeError is returned for a key whose length is not KeySize.
 type KeySizeError int
@@ -62,7 +66,7 @@ func (c *Cipher) EncryptBlocks(dst, src []byte) {
 	if len(dst) < len(src) {
 		panic("sm4: output smaller than input")
 	}
-	if InexactOverlap(dst[:len(src)], src) {
+	if aead.InexactOverlap(dst[:len(src)], src) {
 		panic("sm4: invalid buffer overlap")
 	}
 	encryptBlocks(&c.enc, dst, src)
@@ -76,7 +80,7 @@ func checkBlock(dst, src []byte) {
 	if len(dst) < BlockSize {
 		panic("sm4: output not full block")
 	}
-	if InexactOverlap(dst[:BlockSize], src[:BlockSize]) {
+	if aead.InexactOverlap(dst[:BlockSize], src[:BlockSize]) {
 		panic("sm4: invalid buffer overlap")
 	}
 }

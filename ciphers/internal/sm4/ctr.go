@@ -1,5 +1,7 @@
 package sm4
 
+import "github.com/gmtun/gmtun/ciphers/internal/aead"
+
 // CTR is an SM4-CTR keystream (NIST SP 800-38A §6.5) with a 128-bit
 // big-endian counter that increments over the whole block. It implements
 // cipher.Stream. Like every cipher.Stream it carries its position, so one
@@ -32,7 +34,7 @@ func (s *CTR) XORKeyStream(dst, src []byte) {
 		panic("sm4: output smaller than input")
 	}
 	dst = dst[:len(src)]
-	if InexactOverlap(dst, src) {
+	if aead.InexactOverlap(dst, src) {
 		panic("sm4: invalid buffer overlap")
 	}
 	// Use up the buffered keystream first.

@@ -1,6 +1,6 @@
 package ublock
 
-import "unsafe"
+import "github.com/gmtun/gmtun/ciphers/internal/aead"
 
 // Cipher is a uBlock key schedule of one variant. It implements
 // cipher.Block (and EncryptBlocks/DecryptBlocks for many blocks at once)
@@ -74,7 +74,7 @@ func (c *Cipher) checkBlock(dst, src []byte) {
 	if len(dst) < n {
 		panic("ublock: output not full block")
 	}
-	if InexactOverlap(dst[:n], src[:n]) {
+	if aead.InexactOverlap(dst[:n], src[:n]) {
 		panic("ublock: invalid buffer overlap")
 	}
 }
@@ -87,25 +87,7 @@ func (c *Cipher) checkBlocks(dst, src []byte) {
 	if len(dst) < len(src) {
 		panic("ublock: output smaller than input")
 	}
-	if InexactOverlap(dst[:len(src)], src) {
+	if aead.InexactOverlap(dst[:len(src)], src) {
 		panic("ublock: invalid buffer overlap")
 	}
-}
-
-// AnyOverlap reports whether x and y share memory at any (not necessarily
-// corresponding) index. Empty slices never overlap.
-func AnyOverlap(x, y []byte) bool {
-	return len(x) > 0 && len(y) > 0 &&
-		uintptr(unsafe.Pointer(&x[0])) <= uintptr(unsafe.Pointer(&y[len(y)-1])) &&
-		uintptr(unsafe.Pointer(&y[0])) <= uintptr(unsafe.Pointer(&x[len(x)-1]))
-}
-
-// InexactOverlap reports whether x and y share memory at any
-// non-corresponding index: in-place use (x and y starting at the same
-// address) is allowed, any other overlap is not.
-func InexactOverlap(x, y []byte) bool {
-	if len(x) == 0 || len(y) == 0 || &x[0] == &y[0] {
-		return false
-	}
-	return AnyOverlap(x, y)
 }

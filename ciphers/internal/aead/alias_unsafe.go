@@ -1,4 +1,4 @@
-package sm4
+package aead
 
 import "unsafe"
 
