@@ -55,6 +55,23 @@ func (l *Local) Screen(msg []byte, src netip.AddrPort, underLoad bool, now time.
 	return VerdictCookie
 }
 
+// CarriesMAC2 reports whether msg (a handshake message of exact length)
+// has a nonzero mac2 field: whether its sender claims to hold a cookie. It
+// checks nothing cryptographic and costs a few byte loads, so a device
+// under load can tell an initiation that can only earn a cookie reply
+// from one that may be processed before it pays for mac1.
+func CarriesMAC2(msg []byte) bool {
+	_, m2, ok := macOffsets(msg)
+	if !ok || m2 == 0 {
+		return false
+	}
+	var nz byte
+	for _, b := range msg[m2 : m2+macSize] {
+		nz |= b
+	}
+	return nz != 0
+}
+
 // macScratch is a pooled SM3 state and the buffers of one HMAC-SM3 with a
 // key chosen per call (the cookie secret, a cookie), so that checking mac2
 // does not allocate. Key material left in it is cleared after each use.

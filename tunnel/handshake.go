@@ -42,7 +42,8 @@ func handshakeSize(typ byte) int {
 // valid mac2 to be queued for processing, after the per-source bucket of
 // the sources so proven; without one it is answered by a stateless cookie
 // reply, within the device-wide bound, and nothing about its source is
-// stored. 0x12, 0x13 and 0x15 go to the priority queue if their receiver
+// stored. An initiation without mac2 that the bound has no reply for is
+// dropped before its mac1 is checked. 0x12, 0x13 and 0x15 go to the priority queue if their receiver
 // index names a handshake of ours in progress (32 random bits an off-path
 // sender does not know), so a flood of them cannot take its slots; a 0x12
 // needs no mac2 for the same reason.
@@ -62,30 +63,26 @@ func (d *Device) queueHandshake(pkt []byte, ep netio.Endpoint) {
 	now := d.clock.Now()
 	src := endpointAddrPort(ep)
 	load := typ == handshake.MessageInitiationType && d.underLoad(now)
+	var t int64
+	var peerEP bool
+	if load {
+		// Under load an initiation without mac2 can earn nothing but a
+		// cookie reply; when the reply bound has no token for it, it is
+		// dropped before its mac1 is paid for, so a flood beyond the
+		// bound costs a few loads per message instead of an HMAC-SM3.
+		t = d.since(now)
+		peerEP = d.isPeerEndpoint(src, t)
+		if !handshake.CarriesMAC2(pkt) && q.cookieBucketEmpty(peerEP, t) {
+			d.drop(dropCookieLimited, 1)
+			return
+		}
+	}
 	switch d.local.Screen(pkt, src, load, now) {
 	case handshake.VerdictDrop:
 		d.drop(dropHandshakeMAC1, 1)
 		return
 	case handshake.VerdictCookie:
-		// Counted once: answered (handshake_cookie), refused by the
-		// reply bound, or no room in the queue.
-		t := d.since(now)
-		r, kind := &q.cookie, hsKindCookie
-		ok := false
-		if d.isPeerEndpoint(src, t) {
-			r, kind = &q.prio, hsKindPeerCookie
-			ok = q.peerCookie.take(t, peerCookieReplyRate, peerCookieReplyBurst)
-		} else {
-			ok = q.cookieBkt.take(t, cookieReplyRate, cookieReplyBurst)
-		}
-		switch {
-		case !ok:
-			d.drop(dropCookieLimited, 1)
-		case !r.put(pkt, ep, kind):
-			d.drop(dropHandshakeQueueFull, 1)
-		default:
-			d.drop(dropHandshakeCookie, 1)
-		}
+		d.queueCookieReply(pkt, ep, peerEP, t)
 		return
 	}
 	r := &q.prio

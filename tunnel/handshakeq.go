@@ -35,9 +35,17 @@ const (
 // of a configured peer have a bucket of their own, so a flood from
 // spoofed sources cannot starve the peers' cookies (a flood spoofing a
 // peer's own endpoint only sends that peer cookie replies).
+//
+// The device-wide rate is a CPU budget for strangers: a reply costs about
+// 15 µs of CPU, most of it the kernel's send path (perf under a 100k/s
+// flood, 2-vCPU AMD EPYC, docs/RELIABILITY.md), so 4096/s is about 6 % of
+// one core; 16384/s took a quarter of it from the data plane. Only an
+// initiator that is neither a peer's known endpoint nor holding a session
+// (its authenticated data would move the endpoint) competes with a flood
+// for these replies.
 const (
-	cookieReplyRate      = 1 << 14
-	cookieReplyBurst     = 1 << 10
+	cookieReplyRate      = 1 << 12
+	cookieReplyBurst     = 1 << 8
 	peerCookieReplyRate  = 1 << 10
 	peerCookieReplyBurst = 1 << 6
 	// peerEndpointsRefresh: how stale the snapshot of peer endpoints
@@ -101,6 +109,12 @@ func (b *gcra) take(now int64, rate, burst int64) bool {
 			return true
 		}
 	}
+}
+
+// empty reports whether take would refuse at now, without taking.
+func (b *gcra) empty(now int64, rate, burst int64) bool {
+	interval := int64(time.Second) / rate
+	return max(b.tat.Load(), now)-now >= burst*interval
 }
 
 // hsQueues holds the handshake queues, the cookie-reply buckets and the
@@ -169,6 +183,41 @@ func (d *Device) nextHandshake() (m *hsMessage, r *hsRing, ok bool) {
 		return m, &q.open, ok
 	case m, ok = <-q.cookie.q:
 		return m, &q.cookie, ok
+	}
+}
+
+// cookieBucketEmpty reports whether a cookie reply to an initiation from
+// a configured peer's endpoint (peerEP) or from any other source would be
+// refused by its bound at t.
+func (q *hsQueues) cookieBucketEmpty(peerEP bool, t int64) bool {
+	if peerEP {
+		return q.peerCookie.empty(t, peerCookieReplyRate, peerCookieReplyBurst)
+	}
+	return q.cookieBkt.empty(t, cookieReplyRate, cookieReplyBurst)
+}
+
+// queueCookieReply queues msg (screened VerdictCookie) for a cookie reply
+// within its bound: the peers' bucket and the priority queue for a
+// configured peer's endpoint (peerEP), the device-wide bucket and the
+// cookie queue for any other source. The message is counted once:
+// answered (handshake_cookie), refused by the bound, or no room.
+func (d *Device) queueCookieReply(msg []byte, ep netio.Endpoint, peerEP bool, t int64) {
+	q := &d.hsq
+	r, kind := &q.cookie, hsKindCookie
+	var ok bool
+	if peerEP {
+		r, kind = &q.prio, hsKindPeerCookie
+		ok = q.peerCookie.take(t, peerCookieReplyRate, peerCookieReplyBurst)
+	} else {
+		ok = q.cookieBkt.take(t, cookieReplyRate, cookieReplyBurst)
+	}
+	switch {
+	case !ok:
+		d.drop(dropCookieLimited, 1)
+	case !r.put(msg, ep, kind):
+		d.drop(dropHandshakeQueueFull, 1)
+	default:
+		d.drop(dropHandshakeCookie, 1)
 	}
 }
 

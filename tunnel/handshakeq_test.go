@@ -256,6 +256,55 @@ func TestCookieRepliesBounded(t *testing.T) {
 	}
 }
 
+// TestFloodBeyondBoundSkipsMAC1: under load, an initiation without mac2
+// that the cookie-reply bound has no token for is dropped before its mac1
+// is checked (a bad mac1 is then counted as refused by the bound, not as
+// a bad mac1); while tokens remain, mac1 is checked first and a bad one
+// spends no token; an initiation carrying a mac2 is always checked.
+func TestFloodBeyondBoundSkipsMAC1(t *testing.T) {
+	b := newScreenBed(t)
+	d := b.d
+	b.overload(t)
+	badMAC1 := append([]byte(nil), b.stray[0]...)
+	badMAC1[handshake.MessageInitiationOffsetMAC1] ^= 1
+
+	// Tokens left: mac1 is checked and the bad one takes no token.
+	tat := d.hsq.cookieBkt.tat.Load()
+	d.queueHandshake(badMAC1, spoofed(1))
+	if drops(d, dropHandshakeMAC1) != 1 || d.hsq.cookieBkt.tat.Load() != tat {
+		t.Fatalf("with tokens left, a bad mac1 was not checked first or spent a token: %s", statsString(d))
+	}
+	// Spend the burst (the fake clock stands still).
+	for i := range cookieReplyBurst {
+		d.queueHandshake(b.stray[i%len(b.stray)], spoofed(i))
+	}
+	if !d.hsq.cookieBucketEmpty(false, d.since(b.clock.Now())) {
+		t.Fatal("the burst did not empty the device-wide bucket")
+	}
+	mac1, limited := drops(d, dropHandshakeMAC1), drops(d, dropCookieLimited)
+	d.queueHandshake(badMAC1, spoofed(2))
+	if drops(d, dropHandshakeMAC1) != mac1 || drops(d, dropCookieLimited) != limited+1 {
+		t.Fatalf("beyond the bound, a no-mac2 initiation's mac1 was checked: %s", statsString(d))
+	}
+	// A nonzero mac2 is still checked, mac1 first.
+	withMAC2 := append([]byte(nil), badMAC1...)
+	withMAC2[handshake.MessageInitiationOffsetMAC2] = 1
+	d.queueHandshake(withMAC2, spoofed(3))
+	if drops(d, dropHandshakeMAC1) != mac1+1 {
+		t.Fatalf("an initiation carrying mac2 skipped its mac1 check: %s", statsString(d))
+	}
+	// The configured peer's endpoint has its own bucket: still answered.
+	m1, err := b.x.CreateInitiation(b.xp, b.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	prio := len(d.hsq.prio.q)
+	d.queueHandshake(m1[:], b.xEP)
+	if len(d.hsq.prio.q) != prio+1 {
+		t.Fatal("the peer's endpoint got no cookie reply once the device-wide bucket was empty")
+	}
+}
+
 // BenchmarkClassifyHandshakeDrop is the receive-path CPU per dropped
 // flood message, through Device.classify: garbage (bad mac1), and
 // valid-mac1 initiations from spoofed sources under load (mac1, cookie
