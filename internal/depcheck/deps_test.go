@@ -3,6 +3,7 @@ package depcheck
 import (
 	"bufio"
 	"bytes"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -23,8 +24,8 @@ type rule struct {
 }
 
 var rules = []rule{
-	{from: "kernels/", forbidden: []string{""}, allow: []string{"kernels/cpu"},
-		why: "kernels import nothing from gmtun except kernels/cpu"},
+	{from: "kernels/", forbidden: []string{""}, allow: []string{"kernels/cpu", reftablesPkg},
+		why: "kernels import nothing from gmtun except kernels/cpu (and internal/reftables in test helpers; TestReftablesNotInProduct keeps it out of the binary)"},
 	{from: "handshake", forbidden: []string{"tunnel", "config", "cmd/", "control", "kernels/"},
 		why: "the handshake never touches the tunnel or the CLI"},
 	{from: "tunnel", forbidden: []string{"kernels/", "config", "cmd/", "control", "net/http"},
@@ -111,9 +112,43 @@ func TestViolates(t *testing.T) {
 		{rules[6], "bench/tunnelbed", module + "/cmd/gmtun", true},
 		{rules[0], "kernels/zuc", module + "/kernels/sm4ctr", true},
 		{rules[0], "kernels/zuc", module + "/ciphers", true},
+		{rules[0], "kernels/internal/sm4ref", module + "/internal/reftables", false},
 	} {
 		if got := violates(c.r, c.from, c.imp); got != c.want {
 			t.Errorf("violates(%q, %q, %q) = %v, want %v", c.r.why, c.from, c.imp, got, c.want)
 		}
+	}
+}
+
+// reftablesPkg is the home of the standards' reference tables, relative to
+// the module: for tests and generators only.
+const reftablesPkg = "internal/reftables"
+
+// TestReftablesNotInProduct enforces the rule of internal/reftables: the
+// reference tables are for tests and generators, so no package the gmtun
+// binary links (in any of the production builds) may import them. Test
+// files and the generator module (kernels/_gen) may.
+func TestReftablesNotInProduct(t *testing.T) {
+	for _, b := range builds {
+		t.Run(b.name, func(t *testing.T) {
+			args := []string{"list", "-deps"}
+			if b.tags != "" {
+				args = append(args, "-tags", b.tags)
+			}
+			cmd := exec.Command("go", append(args, "./cmd/gmtun")...)
+			cmd.Dir = moduleRoot(t)
+			cmd.Env = append(os.Environ(), b.env...)
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("go list: %v", err)
+			}
+			deps := strings.Fields(string(out))
+			if !slices.Contains(deps, module+"/ciphers") {
+				t.Fatalf("go list -deps ./cmd/gmtun lacks %s/ciphers; is ./cmd/gmtun still the product?", module)
+			}
+			if slices.Contains(deps, module+"/"+reftablesPkg) {
+				t.Errorf("the gmtun binary links %s/%s: production code must not import the reference tables (move the constant into the package, pinned to the table by a test)", module, reftablesPkg)
+			}
+		})
 	}
 }

@@ -1,21 +1,23 @@
 // Package sm4ref is a plain, variable-time SM4 key schedule for the kernel
 // packages' tests, which cannot import ciphers/internal/sm4 (Go's internal
 // rule) and check the kernels themselves against gmsm. It holds no table
-// (the S-box is computed from its definition) and is not used by any
-// non-test code.
+// (the S-box is computed from its definition; FK comes from
+// internal/reftables) and is not used by any non-test code.
 package sm4ref
 
 import (
 	"encoding/binary"
 	"math/bits"
+
+	"github.com/gmtun/gmtun/internal/reftables"
 )
 
 // SBox returns the SM4 S-box τ of GB/T 32907-2016 §6.2.1 at x, computed
 // from its algebraic structure τ(x) = A·(A·x ⊕ C)⁻¹ ⊕ C in GF(2^8) modulo
 // x^8+x^7+x^6+x^5+x^4+x^2+1 (A circulant with first row 0xd3, C = 0xd3).
-// It is slow and test-only; the table of the standard is the oracle in
-// ciphers/internal/sm4's tables_test.go, and sm4ref_test.go checks this
-// against the standard's corner values and App. A's round keys.
+// It is slow and test-only; sm4ref_test.go checks it against the
+// standard's table (internal/reftables) on all 256 inputs and App. A's
+// round keys.
 func SBox(x byte) byte {
 	y := affine(x)
 	// y^254 = y⁻¹ (0 ↦ 0) by square-and-multiply.
@@ -60,7 +62,7 @@ func gfMul(a, b byte) byte {
 // encryption round keys and the same in reverse order for decryption.
 // key must be 16 bytes.
 func ExpandKey(key []byte) (enc, dec [32]uint32) {
-	fk := [4]uint32{0xa3b1bac6, 0x56aa3350, 0x677d9197, 0xb27022dc}
+	fk := reftables.SM4FK
 	var k [36]uint32
 	for i := 0; i < 4; i++ {
 		k[i] = binary.BigEndian.Uint32(key[4*i:]) ^ fk[i]

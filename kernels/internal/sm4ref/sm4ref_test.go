@@ -1,6 +1,10 @@
 package sm4ref
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/gmtun/gmtun/internal/reftables"
+)
 
 // TestExpandKey checks the schedule against GB/T 32907-2016 App. A
 // example 1: its first and last round keys.
@@ -15,17 +19,12 @@ func TestExpandKey(t *testing.T) {
 	}
 }
 
-// TestSBox checks the computed S-box against table 1 of GB/T 32907-2016
-// (its first and last rows).
+// TestSBox checks the computed S-box against Table 1 of GB/T 32907-2016
+// (internal/reftables) on every input.
 func TestSBox(t *testing.T) {
-	first := []byte{0xd6, 0x90, 0xe9, 0xfe, 0xcc, 0xe1, 0x3d, 0xb7, 0x16, 0xb6, 0x14, 0xc2, 0x28, 0xfb, 0x2c, 0x05}
-	last := []byte{0x18, 0xf0, 0x7d, 0xec, 0x3a, 0xdc, 0x4d, 0x20, 0x79, 0xee, 0x5f, 0x3e, 0xd7, 0xcb, 0x39, 0x48}
-	for i := range 16 {
-		if got := SBox(byte(i)); got != first[i] {
-			t.Errorf("SBox(%#02x) = %#02x, want %#02x", i, got, first[i])
-		}
-		if got := SBox(byte(0xf0 + i)); got != last[i] {
-			t.Errorf("SBox(%#02x) = %#02x, want %#02x", 0xf0+i, got, last[i])
+	for x := range 256 {
+		if got, want := SBox(byte(x)), reftables.SM4SBox[x]; got != want {
+			t.Errorf("SBox(%#02x) = %#02x, want %#02x", x, got, want)
 		}
 	}
 }
