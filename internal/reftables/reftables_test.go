@@ -120,8 +120,9 @@ func TestZUC(t *testing.T) {
 	}
 }
 
-// TestUBlock checks that S and every permutation are permutations and
-// that the published inverses are the inverses.
+// TestUBlock checks that S and every permutation are permutations, that
+// the published inverses are the inverses, and that the round constants
+// are the output of their LFSR.
 func TestUBlock(t *testing.T) {
 	if !isPermutation(UBlockS[:]) {
 		t.Error("uBlock S is not a permutation")
@@ -157,6 +158,16 @@ func TestUBlock(t *testing.T) {
 			if want := 16 + (i+8)%16; v != want {
 				t.Errorf("PK entry %d = %d, want %d (a swap of K1's halves)", 16+i, v, want)
 			}
+		}
+	}
+	// RC_i from the 8-bit LFSR s ← (s << 1) | (s7 ⊕ s6 ⊕ s2 ⊕ s1), started
+	// at 0x6c and stepped before each constant:
+	// RC_i = (s⊕0x40) ‖ (s⊕0x54) ‖ (s⊕0x11) ‖ (s⊕0x05).
+	s := byte(0x6c)
+	for i, rc := range UBlockRC {
+		s = s<<1 | (s>>7^s>>6^s>>2^s>>1)&1
+		if want := uint32(s^0x40)<<24 | uint32(s^0x54)<<16 | uint32(s^0x11)<<8 | uint32(s^0x05); rc != want {
+			t.Errorf("RC_%d = %08x, the LFSR gives %08x", i+1, rc, want)
 		}
 	}
 }

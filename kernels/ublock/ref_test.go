@@ -5,26 +5,24 @@ package ublock
 import (
 	"encoding/binary"
 	"math/bits"
+
+	"github.com/gmtun/gmtun/internal/reftables"
 )
 
 // A table-based reference uBlock written from the specification summary
-// (docs: ublock-notes.md §3–§5), the oracle of the kernel tests. Tables
-// are fine here: this file is a test.
+// (docs: ublock-notes.md §3–§5), the oracle of the kernel tests, on the
+// tables of internal/reftables. Tables are fine here: this file is a test.
 
 var (
-	refS  = [16]byte{0x7, 0x4, 0x9, 0xc, 0xb, 0xa, 0xd, 0x8, 0xf, 0xe, 0x1, 0x6, 0x0, 0x3, 0x2, 0x5}
-	refRC = [24]uint32{
-		0x988cc9dd, 0xf0e4a1b5, 0x21357064, 0x8397d2c6, 0xc7d39682, 0x4f5b1e0a, 0x5e4a0f1b, 0x7c682d39,
-		0x392d687c, 0xb3a7e2f6, 0xa7b3f6e2, 0x8e9adfcb, 0xdcc88d99, 0x786c293d, 0x30246175, 0xa1b5f0e4,
-		0x8296d3c7, 0xc5d19480, 0x4a5e1b0f, 0x55410410, 0x6b7f3a2e, 0x17034652, 0xeffbbeaa, 0x1f0b4e5a,
-	}
+	refS  = reftables.UBlockS
+	refRC = reftables.UBlockRC
 	refPK = map[int][]int{
-		16: {6, 0, 8, 13, 1, 15, 5, 10, 4, 9, 12, 2, 11, 3, 7, 14},
-		32: {10, 5, 15, 0, 2, 7, 8, 13, 14, 6, 4, 12, 1, 3, 11, 9, 24, 25, 26, 27, 28, 29, 30, 31, 16, 17, 18, 19, 20, 21, 22, 23},
-		64: {10, 5, 15, 0, 2, 7, 8, 13, 1, 14, 4, 12, 9, 11, 3, 6, 24, 25, 26, 27, 28, 29, 30, 31, 16, 17, 18, 19, 20, 21, 22, 23},
+		16: reftables.UBlockPK128128[:],
+		32: reftables.UBlockPK128256[:],
+		64: reftables.UBlockPK256256[:],
 	}
-	refPL = map[int][]int{16: {1, 3, 4, 6, 0, 2, 7, 5}, 32: {2, 7, 8, 13, 3, 6, 9, 12, 1, 4, 15, 10, 14, 11, 5, 0}}
-	refPR = map[int][]int{16: {2, 7, 5, 0, 1, 6, 4, 3}, 32: {6, 11, 1, 12, 9, 4, 2, 15, 7, 0, 13, 10, 14, 3, 8, 5}}
+	refPL = map[int][]int{16: reftables.UBlockPL128[:], 32: reftables.UBlockPL256[:]}
+	refPR = map[int][]int{16: reftables.UBlockPR128[:], 32: reftables.UBlockPR256[:]}
 )
 
 func refT(x byte) byte {

@@ -4,33 +4,59 @@ import (
 	"encoding/binary"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/gmtun/gmtun/internal/reftables"
 )
 
 // The spec's tables (docs: ../shared/docs/ublock-notes.md §3–§5, the
-// tables of the three published implementations), kept here as the
-// oracles of the circuits and shifts of the production code, and a plain
-// byte-wise table implementation of uBlock written straight from the
-// spec's description (refEncrypt, refDecrypt, refSchedule), which is the
-// independent oracle of the nibble-sliced code.
+// tables of the three published implementations; transcribed once in
+// internal/reftables), the oracles of the circuits and shifts of the
+// production code, and a plain byte-wise table implementation of uBlock
+// written straight from the spec's description (refEncrypt, refDecrypt,
+// refSchedule), which is the independent oracle of the nibble-sliced code.
 
 var (
-	specS    = [16]byte{0x7, 0x4, 0x9, 0xc, 0xb, 0xa, 0xd, 0x8, 0xf, 0xe, 0x1, 0x6, 0x0, 0x3, 0x2, 0x5}
-	specSInv = [16]byte{0xc, 0xa, 0xe, 0xd, 0x1, 0xf, 0xb, 0x0, 0x7, 0x2, 0x5, 0x4, 0x3, 0x6, 0x9, 0x8}
+	specS    = reftables.UBlockS
+	specSInv = reftables.UBlockSInv
 	specT    = [16]byte{0x0, 0x2, 0x4, 0x6, 0x8, 0xa, 0xc, 0xe, 0x3, 0x1, 0x7, 0x5, 0xb, 0x9, 0xf, 0xd}
 
-	specPL128    = []int{1, 3, 4, 6, 0, 2, 7, 5}
-	specPR128    = []int{2, 7, 5, 0, 1, 6, 4, 3}
-	specPLInv128 = []int{4, 0, 5, 1, 2, 7, 3, 6}
-	specPRInv128 = []int{3, 4, 0, 7, 6, 2, 5, 1}
-	specPL256    = []int{2, 7, 8, 13, 3, 6, 9, 12, 1, 4, 15, 10, 14, 11, 5, 0}
-	specPR256    = []int{6, 11, 1, 12, 9, 4, 2, 15, 7, 0, 13, 10, 14, 3, 8, 5}
-	specPLInv256 = []int{15, 8, 0, 4, 9, 14, 5, 1, 2, 6, 11, 13, 7, 3, 12, 10}
-	specPRInv256 = []int{9, 2, 6, 13, 5, 15, 0, 8, 14, 4, 11, 1, 3, 10, 12, 7}
+	specPL128    = reftables.UBlockPL128[:]
+	specPR128    = reftables.UBlockPR128[:]
+	specPLInv128 = reftables.UBlockPLInv128[:]
+	specPRInv128 = reftables.UBlockPRInv128[:]
+	specPL256    = reftables.UBlockPL256[:]
+	specPR256    = reftables.UBlockPR256[:]
+	specPLInv256 = reftables.UBlockPLInv256[:]
+	specPRInv256 = reftables.UBlockPRInv256[:]
 
-	specPK128    = []int{6, 0, 8, 13, 1, 15, 5, 10, 4, 9, 12, 2, 11, 3, 7, 14}
-	specPK128256 = []int{10, 5, 15, 0, 2, 7, 8, 13, 14, 6, 4, 12, 1, 3, 11, 9, 24, 25, 26, 27, 28, 29, 30, 31, 16, 17, 18, 19, 20, 21, 22, 23}
-	specPK256256 = []int{10, 5, 15, 0, 2, 7, 8, 13, 1, 14, 4, 12, 9, 11, 3, 6, 24, 25, 26, 27, 28, 29, 30, 31, 16, 17, 18, 19, 20, 21, 22, 23}
+	specPK128    = reftables.UBlockPK128128[:]
+	specPK128256 = reftables.UBlockPK128256[:]
+	specPK256256 = reftables.UBlockPK256256[:]
 )
+
+// TestConstantsMatchSpec pins the key schedule's constants (schedule.go,
+// production code, which may not import internal/reftables) to the spec's
+// tables.
+func TestConstantsMatchSpec(t *testing.T) {
+	if roundConstants != reftables.UBlockRC {
+		t.Errorf("roundConstants = %08x, want %08x", roundConstants, reftables.UBlockRC)
+	}
+	for _, c := range []struct {
+		name string
+		got  []uint8
+		want []int
+	}{
+		{"pk128", pk128[:], reftables.UBlockPK128128[:]},
+		{"pk256[0]", pk256[0][:], reftables.UBlockPK128256[:16]},
+		{"pk256[1]", pk256[1][:], reftables.UBlockPK256256[:16]},
+	} {
+		for i, v := range c.got {
+			if int(v) != c.want[i] {
+				t.Errorf("%s[%d] = %d, want %d", c.name, i, v, c.want[i])
+			}
+		}
+	}
+}
 
 func TestSboxCircuits(t *testing.T) {
 	for x := range 16 {
