@@ -1,19 +1,23 @@
 package main
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/gmtun/gmtun/internal/reftables"
+)
 
 // The constant tables of uBlock (WU, ZHANG, ZHENG, LI, "The block cipher
-// uBlock", Journal of Cryptologic Research 2019, 6(6): 690–703), as
-// summarised in docs/ublock-notes.md of the project material: the 4-bit
-// S-box (§3) and the byte permutations PL and PR of each half (§4.1, as
-// gathers: out[i] = in[P[i]], index 0 the most significant byte).
+// uBlock", Journal of Cryptologic Research 2019, 6(6): 690–703), from
+// internal/reftables: the 4-bit S-box (§3) and the byte permutations PL
+// and PR of each half (§4.1, as gathers: out[i] = in[P[i]], index 0 the
+// most significant byte).
 var (
-	sbox = [16]byte{0x7, 0x4, 0x9, 0xc, 0xb, 0xa, 0xd, 0x8, 0xf, 0xe, 0x1, 0x6, 0x0, 0x3, 0x2, 0x5}
+	sbox = reftables.UBlockS
 
-	pl128 = []int{1, 3, 4, 6, 0, 2, 7, 5}
-	pr128 = []int{2, 7, 5, 0, 1, 6, 4, 3}
-	pl256 = []int{2, 7, 8, 13, 3, 6, 9, 12, 1, 4, 15, 10, 14, 11, 5, 0}
-	pr256 = []int{6, 11, 1, 12, 9, 4, 2, 15, 7, 0, 13, 10, 14, 3, 8, 5}
+	pl128 = reftables.UBlockPL128[:]
+	pr128 = reftables.UBlockPR128[:]
+	pl256 = reftables.UBlockPL256[:]
+	pr256 = reftables.UBlockPR256[:]
 )
 
 // invSBox returns S⁻¹, checking that S is a permutation.
@@ -45,19 +49,18 @@ func invPerm(p []int) []int {
 	return inv
 }
 
-// checkInverses checks the inverse tables against the ones published in
-// the notes (§3, §4.1), so a transcription error in either fails the
-// generator.
+// checkInverses checks the inverses it computes against the ones
+// published in the notes (§3, §4.1, internal/reftables), so a
+// transcription error in either fails the generator.
 func checkInverses() {
-	wantS := [16]byte{0xc, 0xa, 0xe, 0xd, 0x1, 0xf, 0xb, 0x0, 0x7, 0x2, 0x5, 0x4, 0x3, 0x6, 0x9, 0x8}
-	if invSBox() != wantS {
+	if invSBox() != reftables.UBlockSInv {
 		panic("ublock: S⁻¹ does not match the published table")
 	}
 	want := map[string][2][]int{
-		"PL128": {pl128, {4, 0, 5, 1, 2, 7, 3, 6}},
-		"PR128": {pr128, {3, 4, 0, 7, 6, 2, 5, 1}},
-		"PL256": {pl256, {15, 8, 0, 4, 9, 14, 5, 1, 2, 6, 11, 13, 7, 3, 12, 10}},
-		"PR256": {pr256, {9, 2, 6, 13, 5, 15, 0, 8, 14, 4, 11, 1, 3, 10, 12, 7}},
+		"PL128": {pl128, reftables.UBlockPLInv128[:]},
+		"PR128": {pr128, reftables.UBlockPRInv128[:]},
+		"PL256": {pl256, reftables.UBlockPLInv256[:]},
+		"PR256": {pr256, reftables.UBlockPRInv256[:]},
 	}
 	for name, p := range want {
 		got := invPerm(p[0])

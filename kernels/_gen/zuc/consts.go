@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/binary"
 
+	"github.com/gmtun/gmtun/internal/reftables"
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 )
@@ -91,11 +92,9 @@ const (
 
 var consts Mem
 
-// zuc128D are the 15-bit constants d_0..d_15 of GB/T 33133.1-2016 §3.5.1.
-var zuc128D = [16]uint32{
-	0x44d7, 0x26bc, 0x626b, 0x135e, 0x5789, 0x35e2, 0x7135, 0x09af,
-	0x4d78, 0x2f13, 0x6bc4, 0x1af1, 0x5e26, 0x3c4d, 0x789a, 0x47ac,
-}
+// zuc128D are the 15-bit constants d_0..d_15 of ZUC-128 key loading
+// (GB/T 33133.1-2016), from internal/reftables.
+var zuc128D = reftables.ZUC128D
 
 func emitConsts() {
 	// The assembler wants DATA in increasing offsets: fill a byte image first.
