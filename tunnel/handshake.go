@@ -43,7 +43,8 @@ func handshakeSize(typ byte) int {
 // the sources so proven; without one it is answered by a stateless cookie
 // reply, within the device-wide bound, and nothing about its source is
 // stored. An initiation without mac2 that the bound has no reply for is
-// dropped before its mac1 is checked. 0x12, 0x13 and 0x15 go to the priority queue if their receiver
+// dropped before its mac1 is checked, and strangers' mac2 are checked at
+// most mac2CheckRate times a second. 0x12, 0x13 and 0x15 go to the priority queue if their receiver
 // index names a handshake of ours in progress (32 random bits an off-path
 // sender does not know), so a flood of them cannot take its slots; a 0x12
 // needs no mac2 for the same reason.
@@ -65,19 +66,30 @@ func (d *Device) queueHandshake(pkt []byte, ep netio.Endpoint) {
 	load := typ == handshake.MessageInitiationType && d.underLoad(now)
 	var t int64
 	var peerEP bool
+	checkMAC2 := load
 	if load {
-		// Under load an initiation without mac2 can earn nothing but a
-		// cookie reply; when the reply bound has no token for it, it is
-		// dropped before its mac1 is paid for, so a flood beyond the
-		// bound costs a few loads per message instead of an HMAC-SM3.
 		t = d.since(now)
 		peerEP = d.isPeerEndpoint(src, t)
-		if !handshake.CarriesMAC2(pkt) && q.cookieBucketEmpty(peerEP, t) {
+		// A mac2 costs two more HMAC-SM3 to check; at most mac2CheckRate
+		// a second are checked (peers' endpoints have a bucket of their
+		// own), and an initiation beyond that is taken as one without a
+		// cookie.
+		checkMAC2 = handshake.CarriesMAC2(pkt) && q.takeMAC2Check(peerEP, t)
+		// Under load an initiation without a mac2 to check can earn
+		// nothing but a cookie reply; when the reply bound has no token
+		// for it, it is dropped before its mac1 is paid for, so a flood
+		// beyond the bound costs a few loads per message instead of an
+		// HMAC-SM3.
+		if !checkMAC2 && q.cookieBucketEmpty(peerEP, t) {
 			d.drop(dropCookieLimited, 1)
 			return
 		}
 	}
-	switch d.local.Screen(pkt, src, load, now) {
+	v := d.local.Screen(pkt, src, checkMAC2, now)
+	if load && !checkMAC2 && v == handshake.VerdictAccept {
+		v = handshake.VerdictCookie // mac1 is valid; no mac2 was checked
+	}
+	switch v {
 	case handshake.VerdictDrop:
 		d.drop(dropHandshakeMAC1, 1)
 		return

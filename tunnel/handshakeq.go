@@ -48,6 +48,17 @@ const (
 	cookieReplyBurst     = 1 << 8
 	peerCookieReplyRate  = 1 << 10
 	peerCookieReplyBurst = 1 << 6
+	// mac2CheckRate bounds the mac2 checks (two HMAC-SM3, ~4 µs) of
+	// initiations from sources that are not a configured peer's
+	// endpoint, under load. A stranger holds a valid cookie only if it
+	// received one of our cookie replies, at most cookieReplyRate a
+	// second, and re-sends about once per reply, so twice that rate
+	// leaves room for every genuine one while a flood of made-up mac2
+	// costs at most ~3 % of a core.
+	mac2CheckRate      = 2 * cookieReplyRate
+	mac2CheckBurst     = 2 * cookieReplyBurst
+	peerMAC2CheckRate  = 2 * peerCookieReplyRate
+	peerMAC2CheckBurst = 2 * peerCookieReplyBurst
 	// peerEndpointsRefresh: how stale the snapshot of peer endpoints
 	// may get while under load.
 	peerEndpointsRefresh = 250 * time.Millisecond
@@ -123,6 +134,7 @@ type hsQueues struct {
 	open                  hsRing
 	prio, proven, cookie  hsRing
 	cookieBkt, peerCookie gcra
+	mac2Bkt, peerMAC2     gcra // mac2 checks of strangers, of peers' endpoints
 	peerEPs               atomic.Pointer[map[netip.AddrPort]struct{}]
 	peerEPsAt             atomic.Int64
 }
@@ -194,6 +206,16 @@ func (q *hsQueues) cookieBucketEmpty(peerEP bool, t int64) bool {
 		return q.peerCookie.empty(t, peerCookieReplyRate, peerCookieReplyBurst)
 	}
 	return q.cookieBkt.empty(t, cookieReplyRate, cookieReplyBurst)
+}
+
+// takeMAC2Check takes a token for checking the mac2 of an initiation from
+// a configured peer's endpoint (peerEP) or from any other source, under
+// load, and reports whether there was one.
+func (q *hsQueues) takeMAC2Check(peerEP bool, t int64) bool {
+	if peerEP {
+		return q.peerMAC2.take(t, peerMAC2CheckRate, peerMAC2CheckBurst)
+	}
+	return q.mac2Bkt.take(t, mac2CheckRate, mac2CheckBurst)
 }
 
 // queueCookieReply queues msg (screened VerdictCookie) for a cookie reply

@@ -305,17 +305,72 @@ func TestFloodBeyondBoundSkipsMAC1(t *testing.T) {
 	}
 }
 
+// TestMAC2ChecksBounded: under load, strangers' mac2 are checked at most
+// mac2CheckBurst times at a standing clock; beyond that a stranger's
+// initiation with a made-up mac2 is answered like one without a cookie
+// (a cookie reply while the reply bound allows), while a configured
+// peer's endpoint keeps having its mac2 checked and proven.
+func TestMAC2ChecksBounded(t *testing.T) {
+	b := newScreenBed(t)
+	d := b.d
+	b.overload(t)
+	madeUp := append([]byte(nil), b.stray[0]...)
+	for i := range 16 {
+		madeUp[handshake.MessageInitiationOffsetMAC2+i] = byte(i + 1)
+	}
+	for i := range mac2CheckBurst {
+		d.queueHandshake(madeUp, spoofed(i))
+	}
+	tat := d.hsq.mac2Bkt.tat.Load()
+	d.hsq.cookieBkt.tat.Store(0) // cookie replies available again
+	for len(d.hsq.cookie.q) > 0 {
+		d.hsq.cookie.free <- <-d.hsq.cookie.q
+	}
+	d.queueHandshake(madeUp, spoofed(1<<12))
+	if d.hsq.mac2Bkt.tat.Load() != tat {
+		t.Fatal("a mac2 check was granted beyond the bound")
+	}
+	if len(d.hsq.cookie.q) != 1 {
+		t.Fatalf("beyond the mac2 bound, a stranger's initiation was not answered like one without a cookie (cookie queue %d, limited %d)",
+			len(d.hsq.cookie.q), drops(d, dropCookieLimited))
+	}
+	limited := drops(d, dropCookieLimited)
+	for range 2 * cookieReplyBurst {
+		d.queueHandshake(madeUp, spoofed(5))
+	}
+	if drops(d, dropCookieLimited) == limited {
+		t.Fatal("beyond both bounds, nothing was refused")
+	}
+	// The peer's endpoint: its mac2 is still checked, and it is proven.
+	m1, err := b.x.CreateInitiation(b.xp, b.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr, err := d.local.CreateCookieReply(m1[:], endpointAddrPort(b.xEP), b.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.x.ConsumeCookieReply(cr[:], b.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	m2, err := b.x.CreateInitiation(b.xp, b.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	proven := len(d.hsq.proven.q)
+	d.queueHandshake(m2[:], b.xEP)
+	if len(d.hsq.proven.q) != proven+1 {
+		t.Fatalf("the peer's mac2 was not checked once strangers' checks were spent (proven queue %d)", len(d.hsq.proven.q))
+	}
+}
+
 // BenchmarkClassifyHandshakeDrop is the receive-path CPU per dropped
-// flood message, through Device.classify: garbage (bad mac1), and
-// valid-mac1 initiations from spoofed sources under load (mac1, cookie
-// bucket, drop), with a zero or a garbage mac2. Single-threaded, so ns/op is CPU ns per message.
+// flood message, through Device.classify: garbage (bad mac1, not under
+// load), and valid-mac1 initiations from spoofed sources under load beyond
+// the cookie-reply and mac2-check bounds, with a zero or a made-up mac2. Single-threaded, so ns/op is CPU ns per message.
 func BenchmarkClassifyHandshakeDrop(bm *testing.B) {
 	b := newScreenBed(bm)
 	d := b.d
-	b.overload(bm)
-	for range 2 * cookieReplyBurst { // spend the burst: what follows is dropped
-		d.queueHandshake(b.stray[0], spoofed(0))
-	}
 	garbage := make([]byte, handshake.MessageInitiationSize)
 	for i := range garbage {
 		garbage[i] = byte(i * 7)
@@ -340,10 +395,16 @@ func BenchmarkClassifyHandshakeDrop(bm *testing.B) {
 			}
 		})
 	}
+	// Not under load: every message costs its mac1.
 	run("garbage", func(int) []byte { return garbage }, dropHandshakeMAC1)
+	b.overload(bm)
+	for range 2 * max(cookieReplyBurst, mac2CheckBurst) { // spend the bursts: what follows is dropped
+		d.queueHandshake(b.stray[0], spoofed(0))
+		d.queueHandshake(garbage, spoofed(0))
+	}
 	run("valid-mac1-initiation", func(i int) []byte { return b.stray[i%len(b.stray)] }, dropCookieLimited)
-	// The attacker's best: a nonzero mac2 makes us compute the cookie and
-	// check it (two more HMAC-SM3) before the drop.
+	// A made-up nonzero mac2 would cost two more HMAC-SM3 to check;
+	// beyond the bound of strangers' mac2 checks it costs like none.
 	withMAC2 := append([]byte(nil), b.stray[2]...)
 	for i := range 16 {
 		withMAC2[handshake.MessageInitiationOffsetMAC2+i] = byte(i + 1)
