@@ -28,11 +28,18 @@ const (
 	// exported CreateInitiation for a throw-away key the target does not
 	// know): the responder must do the work mac1 lets through.
 	Initiations
+	// MadeUpMAC2 sends the same initiations with a made-up nonzero mac2:
+	// a responder under load that checked every mac2 would pay two more
+	// HMAC-SM3 per message.
+	MadeUpMAC2
 )
 
 func (k FloodKind) String() string {
-	if k == Initiations {
+	switch k {
+	case Initiations:
 		return "valid-mac1 initiations"
+	case MadeUpMAC2:
+		return "made-up-mac2 initiations"
 	}
 	return "garbage"
 }
@@ -118,7 +125,7 @@ func (f *Flooder) Run(ctx context.Context, cfg FloodConfig) (FloodResult, error)
 	if !cfg.Dst.Addr().Is4() {
 		return FloodResult{}, errors.New("faultbed: flood target must be IPv4")
 	}
-	if cfg.Kind == Initiations && len(cfg.Templates) == 0 {
+	if (cfg.Kind == Initiations || cfg.Kind == MadeUpMAC2) && len(cfg.Templates) == 0 {
 		return FloodResult{}, errors.New("faultbed: an initiation flood needs templates")
 	}
 	rng := mrand.New(mrand.NewPCG(uint64(time.Now().UnixNano()), 7))
@@ -157,10 +164,15 @@ func (f *Flooder) Run(ctx context.Context, cfg FloodConfig) (FloodResult, error)
 					copy(payload, junk[off:off+n])
 					payload[0] = typ
 				}
-			case Initiations:
+			case Initiations, MadeUpMAC2:
 				t := cfg.Templates[k%len(cfg.Templates)]
 				payload = pkt[28 : 28+len(t)]
 				copy(payload, t)
+				if cfg.Kind == MadeUpMAC2 {
+					mac2 := payload[handshake.MessageInitiationOffsetMAC2:]
+					binary.LittleEndian.PutUint64(mac2, rng.Uint64()|1)
+					binary.LittleEndian.PutUint64(mac2[8:], rng.Uint64())
+				}
 			}
 			src := SpoofedSource(k)
 			buildHeaders(pkt, src.As4(), dst4, uint16(1024+k%60000), cfg.Dst.Port(), len(payload))
