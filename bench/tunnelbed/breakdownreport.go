@@ -21,6 +21,9 @@ func writeBreakdown(w io.Writer, br *breakdownReport) {
 		"every sample is attributed to a process and, by its leaf frame, to a bucket (bench/README.md). "+
 		"CPU-s/GB is sampled CPU seconds per 10⁹ bytes iperf3 received. Tables show each tunnel's median run "+
 		"(by the daemons' total CPU-s/GB).\n\n", br.Seconds, br.Perf)
+	if br.Daemons != "" {
+		fmt.Fprintf(w, "Tunnel daemons (both sides) restricted to %s; iperf3 and the kernel's softirq work are not.\n\n", br.Daemons)
+	}
 
 	bare, _, haveBare := br.medianRun(bareVeth)
 	fmt.Fprintf(w, "| tunnel | Gbit/s | × bare veth | daemons CPU-s/GB (runs) | crypto | plumbing | /proc CPU-s/GB | iperf3 | kernel threads | bed total | other processes |\n")

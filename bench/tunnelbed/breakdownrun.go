@@ -72,6 +72,9 @@ type breakdownReport struct {
 	Perf     string         `json:"perf"`
 	Tunnels  []tunnelInfo   `json:"tunnels"`
 	Runs     []breakdownRun `json:"runs"`
+	// Daemons is the daemons' restriction (-daemon-cpus,
+	// -daemon-gomaxprocs) in words; empty when unrestricted.
+	Daemons string `json:"daemons,omitempty"`
 }
 
 // medianRun returns the successful run of tunnel whose daemons' total
@@ -151,12 +154,16 @@ func runBreakdown(ctx context.Context, o *options, stdout io.Writer, logf func(s
 		Started: time.Now(),
 		Seconds: o.duration.Seconds(),
 		Perf:    "perf " + strings.Join(perfArgs, " "),
+		Daemons: o.daemons.describe(),
 	}
 	tools := map[string]string{}
 	for k, v := range requiredTools {
 		if k != "wg" || o.wireguard {
 			tools[k] = v
 		}
+	}
+	if len(o.daemons.CPUs) > 0 {
+		tools["taskset"] = "util-linux"
 	}
 	if err := ensureTools(ctx, o.install, logf, tools); err != nil {
 		logf("%v", err)
@@ -194,6 +201,7 @@ func runBreakdown(ctx context.Context, o *options, stdout io.Writer, logf func(s
 	}
 	bed := NewBed()
 	bed.Nice = o.nice
+	bed.Daemons = o.daemons
 	logf("bringing up namespaces %s and %s", bed.NSA, bed.NSB)
 	if err := bed.Up(ctx); err != nil {
 		logf("%v", err)
@@ -292,6 +300,13 @@ func breakdownSession(ctx context.Context, o *options, bed *Bed, t Tunnel, perfB
 				logf("%s run %d: stop: %v", name, run, err)
 			}
 		}()
+		placed, err := checkPlacement(bed.Daemons, sess)
+		if err != nil {
+			return fail(err)
+		}
+		for _, n := range placed {
+			logf("%s run %d: %s", name, run, n)
+		}
 		if err := bed.waitPing(ctx, bed.NSA, innerB.Addr(), 20*time.Second); err != nil {
 			return fail(fmt.Errorf("no traffic through the tunnel: %w", err))
 		}

@@ -76,6 +76,9 @@ type options struct {
 	breakdown   bool
 	perfKeep    string
 	maxDuration time.Duration
+	// daemons restricts the tunnel daemons (-daemon-cpus,
+	// -daemon-gomaxprocs; cpus.go).
+	daemons placement
 }
 
 func main() {
@@ -87,7 +90,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o := &options{}
 	fs := flag.NewFlagSet("tunnelbed", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var suites, tests string
+	var suites, tests, daemonCPUs string
 	var noInstall bool
 	fs.StringVar(&o.gmtun, "gmtun", "", "gmtun binary to measure (`BIN`); without it only wireguard-go is measured")
 	fs.StringVar(&suites, "suites", "sm4-gcm,zuc-256,zuc-128,ublock-gcm", "gmtun data suites to measure, one tunnel row each")
@@ -110,6 +113,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.breakdown, "breakdown", false, "profile one TCP stream per tunnel and the bare veth with perf and print the CPU-s/GB per bucket (crypto, copies, checksums, kernel, runtime, other)")
 	fs.StringVar(&o.perfKeep, "perf-keep", "", "with -breakdown: keep each run's perf recording in `DIR` (for perf report)")
 	fs.DurationVar(&o.maxDuration, "max-duration", 0, "abort everything after this long (default: estimated from the settings, doubled)")
+	fs.StringVar(&daemonCPUs, "daemon-cpus", "", "run the tunnel daemons (both sides; not iperf3) under `taskset -c LIST`, e.g. 0 or 0-1 (default: unrestricted)")
+	fs.IntVar(&o.daemons.GOMAXPROCS, "daemon-gomaxprocs", 0, "set GOMAXPROCS=`N` in the tunnel daemons' environment (0: inherited)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -153,6 +158,13 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 			o.quietWait = 10 * time.Second
 		}
 	}
+	if daemonCPUs != "" {
+		cpus, err := parseCPUList(daemonCPUs)
+		if err != nil {
+			return nil, fmt.Errorf("tunnelbed: -daemon-cpus: %w", err)
+		}
+		o.daemons.CPUs = cpus
+	}
 	o.install = !noInstall
 	o.suites = splitList(suites)
 	o.tests = splitList(tests)
@@ -172,6 +184,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		return nil, errors.New("tunnelbed: -ping-count must be 1..10000")
 	case o.nice < -20 || o.nice > 19:
 		return nil, errors.New("tunnelbed: -nice must be -20..19")
+	case o.daemons.GOMAXPROCS < 0 || o.daemons.GOMAXPROCS > maxCPU:
+		return nil, fmt.Errorf("tunnelbed: -daemon-gomaxprocs must be 0..%d", maxCPU)
 	case !o.wireguard && o.gmtun == "" && !o.cleanup:
 		return nil, errors.New("tunnelbed: nothing to measure: give -gmtun or keep -wireguard")
 	}
@@ -198,6 +212,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 		return exitOK
+	}
+	if err := checkDaemonCPUs(o.daemons.CPUs); err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitUsage
 	}
 	logf := func(format string, a ...any) {
 		fmt.Fprintf(stderr, "tunnelbed %s: %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, a...))
@@ -294,6 +312,9 @@ func measure(ctx context.Context, o *options, logf func(string, ...any)) (*repor
 	if o.install {
 		tools["ethtool"] = "ethtool" // only for reporting offloads; optional with -no-install
 	}
+	if len(o.daemons.CPUs) > 0 {
+		tools["taskset"] = "util-linux"
+	}
 	if err := ensureTools(ctx, o.install, logf, tools); err != nil {
 		logf("%v", err)
 		return nil, exitSetup
@@ -303,6 +324,7 @@ func measure(ctx context.Context, o *options, logf func(string, ...any)) (*repor
 		Runs: o.runs, TestSeconds: o.duration.Seconds(), Tests: o.tests, UDPLen: o.udpLen, UDPRate: o.udpRate,
 		PingCount: o.pingCount, Nice: o.nice, QuietBusy: o.quietBusy, QuietWait: o.quietWait.Seconds(),
 		UnderlayMTU: underlayMTU, InnerMTU: innerMTU,
+		DaemonCPUs: o.daemons.CPUs.String(), DaemonGOMAXPROCS: o.daemons.GOMAXPROCS,
 	}
 
 	dir, err := os.MkdirTemp("", namePrefix)
@@ -340,6 +362,7 @@ func measure(ctx context.Context, o *options, logf func(string, ...any)) (*repor
 
 	bed := NewBed()
 	bed.Nice = o.nice
+	bed.Daemons = o.daemons
 	logf("bringing up namespaces %s and %s", bed.NSA, bed.NSB)
 	if err := bed.Up(ctx); err != nil {
 		logf("%v", err)
@@ -439,6 +462,11 @@ func runSession(ctx context.Context, o *options, bed *Bed, t Tunnel, run int, hz
 		}
 	}()
 	res.Notes = sess.Notes
+	placed, err := checkPlacement(bed.Daemons, sess)
+	if err != nil {
+		return fail(err)
+	}
+	res.Notes = append(res.Notes, placed...)
 	if err := bed.waitPing(ctx, bed.NSA, innerB.Addr(), 20*time.Second); err != nil {
 		return fail(fmt.Errorf("no traffic through the tunnel: %w", errors.Join(err, sess.Exited())))
 	}

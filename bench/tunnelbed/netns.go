@@ -56,6 +56,9 @@ type Bed struct {
 	// Nice, when non-zero, is the niceness given to processes started in
 	// the namespaces (through nice(1)).
 	Nice int
+	// Daemons restricts the tunnel daemons (DaemonCommand, StartDaemon)
+	// to CPUs and a GOMAXPROCS; iperf3, ping and tools are not affected.
+	Daemons placement
 
 	created []string // namespaces created so far, for Down
 }
@@ -174,8 +177,12 @@ func (b *Bed) Command(ctx context.Context, ns string, argv ...string) *exec.Cmd 
 // thread* exits, so do not Start it from a goroutine that locks its OS
 // thread and exits without unlocking it (see startPinned in
 // cmd/gmtun/netns_test.go).
+//
+// With b.Daemons.CPUs set the program runs under taskset -c, which, like
+// nice and ip netns exec, executes it in the same process: the PID is the
+// daemon's.
 func (b *Bed) DaemonCommand(ns string, argv ...string) *exec.Cmd {
-	name, args := b.nsArgv(ns, argv)
+	name, args := b.nsArgv(ns, b.Daemons.wrap(argv))
 	cmd := exec.Command(name, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	return cmd

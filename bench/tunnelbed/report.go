@@ -51,6 +51,19 @@ type settings struct {
 	WireguardGo string   `json:"wireguard_go,omitempty"`
 	UnderlayMTU int      `json:"underlay_mtu"`
 	InnerMTU    int      `json:"inner_mtu"`
+	// DaemonCPUs and DaemonGOMAXPROCS restrict the tunnel daemons
+	// (-daemon-cpus, -daemon-gomaxprocs); empty and 0 when they do not.
+	DaemonCPUs       string `json:"daemon_cpus,omitempty"`
+	DaemonGOMAXPROCS int    `json:"daemon_gomaxprocs,omitempty"`
+}
+
+// daemons returns the daemons' restriction recorded in st.
+func (st settings) daemons() placement {
+	p := placement{GOMAXPROCS: st.DaemonGOMAXPROCS}
+	if st.DaemonCPUs != "" {
+		p.CPUs, _ = parseCPUList(st.DaemonCPUs) // written by cpuList.String
+	}
+	return p
 }
 
 // report is everything a run produced; it is written as JSON (-json) and
@@ -203,6 +216,9 @@ func writeMarkdown(w io.Writer, r *report, ref string) {
 		"%gs per iperf3 test; UDP: %d-byte payloads at rate %q (0 = unlimited); ping: %d × 50 ms on the idle tunnel; "+
 		"tunnel and load processes at nice %d.\n\n",
 		st.Runs, st.TestSeconds, st.UDPLen, st.UDPRate, st.PingCount, st.Nice)
+	if p := st.daemons().describe(); p != "" {
+		fmt.Fprintf(w, "Tunnel daemons (both sides) restricted to %s; iperf3 and the kernel's softirq work are not.\n\n", p)
+	}
 	shown := shownMetrics(st.Tests)
 	fmt.Fprintf(w, "Cells are median (min–max) over the runs. CPU is user+system time of both tunnel processes "+
 		"(/proc/PID/stat) during the test, per 10⁹ bytes (or per packet) received.\n\n")

@@ -90,12 +90,13 @@ type Daemon struct {
 	err  error // set before done is closed
 }
 
-// StartDaemon starts argv in namespace ns with extra environment env. The
-// process is not tied to a context: it runs until Stop (or until this
-// program dies, through PR_SET_PDEATHSIG).
+// StartDaemon starts argv in namespace ns with extra environment env (and
+// the bed's GOMAXPROCS for daemons, if set). The process is not tied to a
+// context: it runs until Stop (or until this program dies, through
+// PR_SET_PDEATHSIG).
 func StartDaemon(bed *Bed, name, ns string, env []string, argv ...string) (*Daemon, error) {
 	cmd := bed.DaemonCommand(ns, argv...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(append(os.Environ(), env...), bed.Daemons.env()...)
 	log := &tailBuffer{max: 16 << 10}
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
