@@ -113,7 +113,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.breakdown, "breakdown", false, "profile one TCP stream per tunnel and the bare veth with perf and print the CPU-s/GB per bucket (crypto, copies, checksums, kernel, runtime, other)")
 	fs.StringVar(&o.perfKeep, "perf-keep", "", "with -breakdown: keep each run's perf recording in `DIR` (for perf report)")
 	fs.DurationVar(&o.maxDuration, "max-duration", 0, "abort everything after this long (default: estimated from the settings, doubled)")
-	fs.StringVar(&daemonCPUs, "daemon-cpus", "", "run the tunnel daemons (both sides; not iperf3) under `taskset -c LIST`, e.g. 0 or 0-1 (default: unrestricted)")
+	fs.StringVar(&daemonCPUs, "daemon-cpus", "", "run the tunnel daemons (both sides; not iperf3) under taskset -c `LIST`, e.g. 0 or 0-1 (default: unrestricted)")
 	fs.IntVar(&o.daemons.GOMAXPROCS, "daemon-gomaxprocs", 0, "set GOMAXPROCS=`N` in the tunnel daemons' environment (0: inherited)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
