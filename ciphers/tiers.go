@@ -6,6 +6,10 @@ import (
 	"github.com/gmtun/gmtun/ciphers/internal/ublock"
 )
 
+// GenericTier is the name of the portable constant-time Go code in Tier
+// and SuiteID.Tier: what every primitive runs without kernels.
+const GenericTier = impl.Generic
+
 // Tier reports which implementation a cipher primitive runs on this
 // machine, for start-up logs, `gmtun version` and `gmtun show`.
 type Tier struct {
@@ -59,3 +63,27 @@ const (
 	zucImplPackage    = "zuc" // as ciphers/internal/zuc registers it
 	ublockImplPackage = ublock.ImplPackage
 )
+
+// TierMask is a GODEBUG mask that caps the kernel tiers a process selects,
+// for starting processes that measure or test a narrower CPU than this one
+// (`gmtun bench`): with the mask, SM4 runs Tier on a CPU with every
+// feature, and each other primitive its fastest tier not switched off.
+type TierMask struct {
+	Tier    string // the SM4 tier the mask leaves, as Tier.Selected names it
+	GODEBUG string // comma-separated "cpu.<feature>=off" fields
+}
+
+// TierMasks returns the masks that step an AVX-512 CPU down to each
+// narrower SM4 tier, widest first (the names and masks are defined once,
+// in kernels/cpu).
+func TierMasks() []TierMask {
+	var ms []TierMask
+	for _, c := range impl.Caps() {
+		ms = append(ms, TierMask{Tier: c.Tier, GODEBUG: c.GODEBUG})
+	}
+	return ms
+}
+
+// GenericMask is the GODEBUG mask under which every primitive runs
+// GenericTier.
+const GenericMask = impl.AllOff

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -331,6 +332,19 @@ func TestDefaultTiers(t *testing.T) {
 	}
 	if DefaultTiers()[0].GODEBUG != "" {
 		t.Error("the first default tier must be unmasked (it hosts the anchors)")
+	}
+	// The names and masks are `gmtun bench --tiers` arguments, listed in
+	// its help and docs/OPERATIONS.md: derived from kernels/cpu's tier
+	// names and masks, they must still read the same.
+	want := []TierSpec{
+		{Name: "best"},
+		{Name: "avx2+gfni", GODEBUG: "cpu.avx512f=off"},
+		{Name: "avx2+vaes", GODEBUG: "cpu.avx512f=off,cpu.gfni=off"},
+		{Name: "avx2+aes-ni", GODEBUG: "cpu.avx512f=off,cpu.gfni=off,cpu.vaes=off,cpu.vpclmulqdq=off"},
+		{Name: "generic", GODEBUG: "cpu.all=off"},
+	}
+	if got := DefaultTiers(); !slices.Equal(got, want) {
+		t.Errorf("DefaultTiers() = %v, want %v", got, want)
 	}
 }
 

@@ -356,7 +356,7 @@ func kernelsFor(suite string, ts []ciphers.Tier) string {
 		}
 	}
 	if len(names) == 0 {
-		return "generic"
+		return ciphers.GenericTier
 	}
 	return strings.Join(names, "/")
 }

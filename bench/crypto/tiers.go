@@ -28,17 +28,17 @@ type TierSpec struct {
 }
 
 // DefaultTiers returns the tiers `gmtun bench` measures by default, fastest
-// first: no mask; AVX-512 off (an AVX2 + GFNI machine); AVX-512, GFNI,
-// VAES and VPCLMULQDQ off (an AVX2 + AES-NI machine); every feature off
-// (the portable Go code).
+// first: no mask ("best"); then each of ciphers.TierMasks, named after the
+// SM4 tier it leaves in lower case: AVX-512 off (an AVX2 + GFNI machine,
+// "avx2+gfni"), GFNI off too ("avx2+vaes"), and VAES and VPCLMULQDQ off
+// too (an AVX2 + AES-NI machine, "avx2+aes-ni"); last every feature off
+// (the portable Go code, "generic").
 func DefaultTiers() []TierSpec {
-	return []TierSpec{
-		{Name: "best", GODEBUG: ""},
-		{Name: "avx2+gfni", GODEBUG: "cpu.avx512f=off"},
-		{Name: "avx2+vaes", GODEBUG: "cpu.avx512f=off,cpu.gfni=off"},
-		{Name: "avx2+aes-ni", GODEBUG: "cpu.avx512f=off,cpu.gfni=off,cpu.vaes=off,cpu.vpclmulqdq=off"},
-		{Name: "generic", GODEBUG: "cpu.all=off"},
+	ts := []TierSpec{{Name: "best", GODEBUG: ""}}
+	for _, m := range ciphers.TierMasks() {
+		ts = append(ts, TierSpec{Name: strings.ToLower(m.Tier), GODEBUG: m.GODEBUG})
 	}
+	return append(ts, TierSpec{Name: ciphers.GenericTier, GODEBUG: ciphers.GenericMask})
 }
 
 // LookupTier returns the default tier with the given name.

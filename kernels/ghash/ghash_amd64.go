@@ -36,15 +36,16 @@ const (
 // AllTiers lists every tier, fastest first, whether or not the CPU has it.
 var AllTiers = []Tier{AVX512, AVX2VPCLMULQDQ, PCLMULQDQ}
 
-// String returns the tier's name.
+// String returns the tier's name, as kernels/cpu spells it ("AVX-512",
+// …): the name ciphers/internal/ghash registers the tier under.
 func (t Tier) String() string {
 	switch t {
 	case AVX512:
-		return "AVX512"
+		return cpu.TierAVX512
 	case AVX2VPCLMULQDQ:
-		return "AVX2VPCLMULQDQ"
+		return cpu.TierAVX2VPCLMULQDQ
 	case PCLMULQDQ:
-		return "PCLMULQDQ"
+		return cpu.TierPCLMULQDQ
 	}
 	return "invalid"
 }

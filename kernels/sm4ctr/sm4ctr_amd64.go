@@ -25,17 +25,18 @@ const (
 // AllTiers lists every tier, fastest first, whether or not the CPU has it.
 var AllTiers = []Tier{AVX512GFNI, AVX2GFNI, AVX2VAES, AVX2AESNI}
 
-// String returns the tier's name.
+// String returns the tier's name, as kernels/cpu spells it ("AVX-512+GFNI",
+// …): the name ciphers/internal/sm4 registers the tier under.
 func (t Tier) String() string {
 	switch t {
 	case AVX512GFNI:
-		return "AVX512GFNI"
+		return cpu.TierAVX512GFNI
 	case AVX2GFNI:
-		return "AVX2GFNI"
+		return cpu.TierAVX2GFNI
 	case AVX2VAES:
-		return "AVX2VAES"
+		return cpu.TierAVX2VAES
 	case AVX2AESNI:
-		return "AVX2AESNI"
+		return cpu.TierAVX2AESNI
 	}
 	return "invalid"
 }

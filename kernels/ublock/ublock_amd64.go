@@ -38,15 +38,17 @@ const (
 // AllTiers lists every tier, fastest first, whether or not the CPU has it.
 var AllTiers = []Tier{AVX512VBMI, AVX512, AVX2}
 
-// String returns the tier's name.
+// String returns the tier's name, as kernels/cpu spells it
+// ("AVX-512+VBMI", …): the name ciphers/internal/ublock registers the tier
+// under.
 func (t Tier) String() string {
 	switch t {
 	case AVX512VBMI:
-		return "AVX512VBMI"
+		return cpu.TierAVX512VBMI
 	case AVX512:
-		return "AVX512"
+		return cpu.TierAVX512
 	case AVX2:
-		return "AVX2"
+		return cpu.TierAVX2
 	}
 	return "invalid"
 }

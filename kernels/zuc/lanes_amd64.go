@@ -53,13 +53,14 @@ func (k Kernels8) Supported() bool {
 	return false
 }
 
-// String returns the instruction sets of k.
+// String returns the instruction sets of k, as kernels/cpu spells the
+// tier names: the names ciphers/internal/zuc registers the tiers under.
 func (k Kernels8) String() string {
 	switch k {
 	case GFNI8:
-		return "AVX2+GFNI"
+		return cpu.TierAVX2GFNI
 	case AESNI8:
-		return "AVX2+AES-NI"
+		return cpu.TierAVX2AESNI
 	}
 	return "invalid 8-lane kernels"
 }

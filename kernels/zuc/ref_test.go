@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/emmansun/gmsm/zuc"
+
+	"github.com/gmtun/gmtun/kernels/cpu"
 )
 
 // laneSpec describes one lane's ZUC instance for the differential tests.
@@ -94,7 +96,7 @@ func x8Case(k Kernels8) tierCase {
 
 var tiers = []tierCase{
 	{
-		name: "x16-AVX512+GFNI", lanes: Lanes16, supported: useX16,
+		name: "x16-" + cpu.TierAVX512GFNI, lanes: Lanes16, supported: useX16,
 		newState: func() laneState { return new(State16) },
 		xor: func(st laneState, dst, src [][]byte, n int) {
 			st.(*State16).XORKeyStream((*[Lanes16][]byte)(dst), (*[Lanes16][]byte)(src), n)

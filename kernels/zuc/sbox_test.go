@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gmtun/gmtun/internal/reftables"
+	"github.com/gmtun/gmtun/kernels/cpu"
 )
 
 // The S-boxes S0 and S1 of GB/T 33133.1-2016 (Tables 1 and 2), the oracle,
@@ -117,7 +118,7 @@ func TestKernelSboxes(t *testing.T) {
 			}
 		}
 	}
-	t.Run("x16-AVX512+GFNI", func(t *testing.T) {
+	t.Run("x16-"+cpu.TierAVX512GFNI, func(t *testing.T) {
 		needKernels(t, useX16, "AVX-512 + VBMI2 + GFNI")
 		for base := 0; base < 256; base += 64 {
 			var in, s0, s1 [64]byte

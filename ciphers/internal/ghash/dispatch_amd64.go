@@ -20,9 +20,9 @@ var (
 )
 
 func init() {
-	impl.Register(ImplPackage, "AVX-512", &useAVX512)
-	impl.Register(ImplPackage, "AVX2+VPCLMULQDQ", &useAVX2)
-	impl.Register(ImplPackage, "PCLMULQDQ", &usePCLMULQDQ)
+	impl.Register(ImplPackage, ghash.AVX512.String(), &useAVX512)
+	impl.Register(ImplPackage, ghash.AVX2VPCLMULQDQ.String(), &useAVX2)
+	impl.Register(ImplPackage, ghash.PCLMULQDQ.String(), &usePCLMULQDQ)
 }
 
 // tier returns the kernel tier to use, or ok = false for the generic code.

@@ -43,10 +43,12 @@ var (
 )
 
 func init() {
-	impl.Register(ImplPackage, "AVX-512+GFNI", &useAVX512GFNI)
-	impl.Register(ImplPackage, "AVX2+GFNI", &useAVX2GFNI)
-	impl.Register(ImplPackage, "AVX2+VAES", &useAVX2VAES)
-	impl.Register(ImplPackage, "AVX2+AES-NI", &useAVX2AESNI)
+	// Each tier is registered under its SM4 kernel's name (kernels/cpu's
+	// spelling), the name tiers() maps it back to.
+	impl.Register(ImplPackage, sm4ctr.AVX512GFNI.String(), &useAVX512GFNI)
+	impl.Register(ImplPackage, sm4ctr.AVX2GFNI.String(), &useAVX2GFNI)
+	impl.Register(ImplPackage, sm4ctr.AVX2VAES.String(), &useAVX2VAES)
+	impl.Register(ImplPackage, sm4ctr.AVX2AESNI.String(), &useAVX2AESNI)
 }
 
 // tiers returns the SM4 and GHASH kernel tiers to use, or ok = false for

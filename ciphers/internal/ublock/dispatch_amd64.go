@@ -31,9 +31,9 @@ var (
 )
 
 func init() {
-	impl.Register(ImplPackage, "AVX-512+VBMI", &useAVX512VBMI)
-	impl.Register(ImplPackage, "AVX-512", &useAVX512)
-	impl.Register(ImplPackage, "AVX2", &useAVX2)
+	impl.Register(ImplPackage, kublock.AVX512VBMI.String(), &useAVX512VBMI)
+	impl.Register(ImplPackage, kublock.AVX512.String(), &useAVX512)
+	impl.Register(ImplPackage, kublock.AVX2.String(), &useAVX2)
 }
 
 // tier returns the kernel tier to use, or ok = false for the generic code.

@@ -12,6 +12,7 @@ import (
 	"encoding/binary"
 
 	"github.com/gmtun/gmtun/ciphers/internal/impl"
+	"github.com/gmtun/gmtun/kernels/cpu"
 	kzuc "github.com/gmtun/gmtun/kernels/zuc"
 )
 
@@ -56,9 +57,12 @@ func kernels8() kzuc.Kernels8 {
 func x8Supported() bool { return kzuc.GFNI8.Supported() || kzuc.AESNI8.Supported() }
 
 func init() {
-	impl.Register("zuc", "AVX-512+GFNI", &useX16)
-	impl.Register("zuc", "AVX2+GFNI", &useX8)
-	impl.Register("zuc", "AVX2+AES-NI", &useX8AESNI)
+	// The 16-lane kernels have no tier type of their own: they are
+	// AVX-512 with GFNI (and VBMI2), named as kernels/cpu spells it; the
+	// 8-lane sets name themselves.
+	impl.Register("zuc", cpu.TierAVX512GFNI, &useX16)
+	impl.Register("zuc", kzuc.GFNI8.String(), &useX8)
+	impl.Register("zuc", kzuc.AESNI8.String(), &useX8AESNI)
 }
 
 // Scratch is the working memory of the batch primitives on the lane
