@@ -3,7 +3,6 @@ package depcheck
 import (
 	"bufio"
 	"bytes"
-	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -131,18 +130,7 @@ const reftablesPkg = "internal/reftables"
 func TestReftablesNotInProduct(t *testing.T) {
 	for _, b := range builds {
 		t.Run(b.name, func(t *testing.T) {
-			args := []string{"list", "-deps"}
-			if b.tags != "" {
-				args = append(args, "-tags", b.tags)
-			}
-			cmd := exec.Command("go", append(args, "./cmd/gmtun")...)
-			cmd.Dir = moduleRoot(t)
-			cmd.Env = append(os.Environ(), b.env...)
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("go list: %v", err)
-			}
-			deps := strings.Fields(string(out))
+			deps := strings.Fields(string(productDeps(t, b.env, b.tags, "{{.ImportPath}}")))
 			if !slices.Contains(deps, module+"/ciphers") {
 				t.Fatalf("go list -deps ./cmd/gmtun lacks %s/ciphers; is ./cmd/gmtun still the product?", module)
 			}

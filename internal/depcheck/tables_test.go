@@ -32,6 +32,24 @@ var builds = []struct {
 	{"linux/arm64", []string{"GOOS=linux", "GOARCH=arm64"}, ""},
 }
 
+// productDeps returns `go list -deps -f format ./cmd/gmtun` in the build
+// given by env and tags: one line per package the gmtun binary links.
+func productDeps(t *testing.T, env []string, tags, format string) []byte {
+	t.Helper()
+	args := []string{"list", "-deps", "-f", format}
+	if tags != "" {
+		args = append(args, "-tags", tags)
+	}
+	cmd := exec.Command("go", append(args, "./cmd/gmtun")...)
+	cmd.Dir = moduleRoot(t)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	return out
+}
+
 // TestNoLookupTablesInProduction enforces the constant-time structure of
 // docs/SECURITY.md: no Go file of ciphers/ or kernels/ that the gmtun binary
 // links (in any build above) declares an integer lookup table — a
@@ -43,17 +61,7 @@ var builds = []struct {
 func TestNoLookupTablesInProduction(t *testing.T) {
 	for _, b := range builds {
 		t.Run(b.name, func(t *testing.T) {
-			args := []string{"list", "-deps", "-f", "{{.ImportPath}}|{{.Dir}}|{{join .GoFiles \",\"}}|{{join .SFiles \",\"}}"}
-			if b.tags != "" {
-				args = append(args, "-tags", b.tags)
-			}
-			cmd := exec.Command("go", append(args, "./cmd/gmtun")...)
-			cmd.Dir = moduleRoot(t)
-			cmd.Env = append(os.Environ(), b.env...)
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("go list: %v", err)
-			}
+			out := productDeps(t, b.env, b.tags, "{{.ImportPath}}|{{.Dir}}|{{join .GoFiles \",\"}}|{{join .SFiles \",\"}}")
 			checked := 0
 			sc := bufio.NewScanner(bytes.NewReader(out))
 			for sc.Scan() {
