@@ -2,8 +2,9 @@ package sm4
 
 // The constants of GB/T 32907-2016 that the cipher code uses. The S-box
 // is not a table here: it is the Boolean circuit of sbox_circuit.go. The
-// standard's S-box table and the merged T-tables live in tables_test.go as
-// the oracles the circuit paths are checked against.
+// standard's S-box table (internal/reftables) and the merged T-tables of
+// tables_test.go are the oracles the circuit paths are checked against;
+// TestConstantsMatchStandard pins fk and ck to internal/reftables.
 
 // fk is the system parameter FK of GB/T 32907-2016 §7.3.1.
 var fk = [4]uint32{0xa3b1bac6, 0x56aa3350, 0x677d9197, 0xb27022dc}
