@@ -22,6 +22,14 @@ type Features struct {
 	VBMI       bool // AVX512 and AVX512-VBMI (VPERMB)
 }
 
+// Complete reports whether f has every feature a tier uses: on such a CPU
+// every kernel tier can run, so a test that skips one proves a dispatch
+// bug, and the tests' GMTUN_REQUIRE_IMPLS=all rule fails it.
+func (f Features) Complete() bool {
+	return f.AVX2 && f.AESNI && f.GFNI && f.VAES && f.VPCLMULQDQ && f.AVX512 &&
+		f.AVX512GFNI && f.AVX512VAES && f.VBMI2 && f.VBMI
+}
+
 // X86 holds the features of the running CPU (all false on other
 // architectures and with the purego build tag).
 var X86 = detect()

@@ -11,22 +11,17 @@ import (
 	"math/rand/v2"
 	"os"
 	"testing"
+
+	"github.com/gmtun/gmtun/kernels/internal/kerneltest"
 )
 
-// requireEnv turns a tier the CPU lacks into a failure (set on the CI
-// machine, which has every tier), as ciphers/internal/impl/impltest does.
-const requireEnv = "GMTUN_REQUIRE_IMPLS"
-
 // forEachTier runs f for every tier the CPU supports; a missing tier is a
-// visible skip, or a failure with GMTUN_REQUIRE_IMPLS=all.
+// visible skip, or a failure when kerneltest.Required.
 func forEachTier(t *testing.T, f func(t *testing.T, tier Tier)) {
 	for _, tier := range AllTiers {
 		t.Run(tier.String(), func(t *testing.T) {
 			if !tier.Supported() {
-				if os.Getenv(requireEnv) == "all" {
-					t.Fatalf("CPU lacks %s and %s=all", tier, requireEnv)
-				}
-				t.Skipf("CPU lacks %s (kernels/cpu flags say no)", tier)
+				kerneltest.Unsupported(t, "CPU lacks %s (kernels/cpu flags say no)", tier)
 			}
 			f(t, tier)
 		})
@@ -34,8 +29,8 @@ func forEachTier(t *testing.T, f func(t *testing.T, tier Tier)) {
 }
 
 func TestRequireAllTiers(t *testing.T) {
-	if os.Getenv(requireEnv) != "all" {
-		t.Skipf("%s is not all", requireEnv)
+	if !kerneltest.Required() {
+		t.Skipf("%s does not require every tier on this CPU", kerneltest.RequireEnv)
 	}
 	for _, tier := range AllTiers {
 		if !tier.Supported() {

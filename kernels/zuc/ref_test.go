@@ -5,12 +5,12 @@ package zuc
 import (
 	"encoding/binary"
 	"math/rand/v2"
-	"os"
 	"testing"
 
 	"github.com/emmansun/gmsm/zuc"
 
 	"github.com/gmtun/gmtun/kernels/cpu"
+	"github.com/gmtun/gmtun/kernels/internal/kerneltest"
 )
 
 // laneSpec describes one lane's ZUC instance for the differential tests.
@@ -106,23 +106,14 @@ var tiers = []tierCase{
 	x8Case(AESNI8),
 }
 
-// requireEnv turns a kernel the CPU lacks into a test failure (set on the
-// CI machine, which has every tier), as ciphers/internal/impl/impltest
-// does for the dispatch tests.
-const requireEnv = "GMTUN_REQUIRE_IMPLS"
-
 // needKernels skips t when the CPU lacks the kernels named by what
-// (supported false), or fails it when GMTUN_REQUIRE_IMPLS=all: a tier
-// cannot pass there by skipping.
+// (supported false), or fails it when kerneltest.Required: a tier cannot
+// pass there by skipping.
 func needKernels(t testing.TB, supported bool, what string) {
 	t.Helper()
-	if supported {
-		return
+	if !supported {
+		kerneltest.Unsupported(t, "CPU lacks %s", what)
 	}
-	if os.Getenv(requireEnv) == "all" {
-		t.Fatalf("CPU lacks %s and %s=all", what, requireEnv)
-	}
-	t.Skipf("CPU lacks %s", what)
 }
 
 // forEachTier runs f for every tier (see needKernels for a tier the CPU

@@ -5,10 +5,13 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/gmtun/gmtun/kernels/cpu"
 )
 
 // TestUnsupportedFailsWhenRequired: in a child process, Unsupported skips
-// without RequireEnv and fails with RequireEnv=all.
+// without RequireEnv, fails with RequireEnv=every, and with RequireEnv=all
+// fails exactly on a CPU with every feature.
 func TestUnsupportedFailsWhenRequired(t *testing.T) {
 	if os.Getenv("KERNELTEST_CHILD") == "1" {
 		Unsupported(t, "CPU lacks X")
@@ -17,7 +20,7 @@ func TestUnsupportedFailsWhenRequired(t *testing.T) {
 	for _, c := range []struct {
 		env      string
 		wantFail bool
-	}{{"", false}, {"all", true}} {
+	}{{"", false}, {"every", true}, {"all", cpu.X86.Complete()}} {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestUnsupportedFailsWhenRequired$", "-test.v")
 		cmd.Env = append(os.Environ(), "KERNELTEST_CHILD=1", RequireEnv+"="+c.env)
 		out, err := cmd.CombinedOutput()
@@ -27,6 +30,27 @@ func TestUnsupportedFailsWhenRequired(t *testing.T) {
 		}
 		if !c.wantFail && !strings.Contains(string(out), "SKIP") {
 			t.Errorf("%s=%q: no skip reported:\n%s", RequireEnv, c.env, out)
+		}
+	}
+}
+
+func TestRequired(t *testing.T) {
+	var full, partial cpu.Features
+	full = cpu.Features{AVX2: true, AESNI: true, GFNI: true, VAES: true, VPCLMULQDQ: true, AVX512: true,
+		AVX512GFNI: true, AVX512VAES: true, VBMI2: true, VBMI: true}
+	partial = full
+	partial.AVX512, partial.AVX512GFNI, partial.AVX512VAES, partial.VBMI2, partial.VBMI = false, false, false, false, false
+	for _, c := range []struct {
+		env  string
+		f    cpu.Features
+		want bool
+	}{
+		{"", full, false}, {"", partial, false},
+		{"all", full, true}, {"all", partial, false},
+		{"every", full, true}, {"every", partial, true},
+	} {
+		if got := required(c.env, c.f); got != c.want {
+			t.Errorf("required(%q, complete=%v) = %v, want %v", c.env, c.f.Complete(), got, c.want)
 		}
 	}
 }

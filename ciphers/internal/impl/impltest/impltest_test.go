@@ -21,7 +21,7 @@ func init() {
 }
 
 func TestRunsEachSupported(t *testing.T) {
-	if os.Getenv(RequireEnv) == "all" {
+	if required() {
 		t.Skip("the fake package has an unsupported implementation by design")
 	}
 	var ran []string
@@ -43,7 +43,7 @@ func TestRunsEachSupported(t *testing.T) {
 }
 
 // TestRequireAll checks in a subprocess that an unsupported implementation
-// fails instead of skipping when GMTUN_REQUIRE_IMPLS=all.
+// fails instead of skipping when GMTUN_REQUIRE_IMPLS=every.
 func TestRequireAll(t *testing.T) {
 	if os.Getenv("IMPLTEST_HELPER") == "1" {
 		TestAllImplementations(t, fakePkg, func(t *testing.T) {})
@@ -53,10 +53,10 @@ func TestRequireAll(t *testing.T) {
 		t.Skip("spawns a subprocess")
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestRequireAll$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), "IMPLTEST_HELPER=1", RequireEnv+"=all")
+	cmd.Env = append(os.Environ(), "IMPLTEST_HELPER=1", RequireEnv+"=every")
 	out, err := cmd.CombinedOutput()
 	if err == nil {
-		t.Fatalf("subprocess passed with %s=all:\n%s", RequireEnv, out)
+		t.Fatalf("subprocess passed with %s=every:\n%s", RequireEnv, out)
 	}
 	if !strings.Contains(string(out), `"Fast" not supported`) {
 		t.Fatalf("failure does not name the implementation:\n%s", out)
