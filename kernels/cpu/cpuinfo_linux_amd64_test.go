@@ -45,7 +45,7 @@ func TestFeaturesMatchCPUInfo(t *testing.T) {
 		avx512f: flags["avx512f"], avx512bw: flags["avx512bw"], avx512vl: flags["avx512vl"], avx512dq: flags["avx512dq"],
 		avx512gfni: flags["gfni"] && flags["avx512f"], avx512vaes: flags["vaes"] && flags["avx512f"],
 		avx512vpclmq: flags["vpclmulqdq"] && flags["avx512f"],
-		avx512vbmi2: flags["avx512_vbmi2"], avx512vbmi: flags["avx512vbmi"],
+		avx512vbmi2:  flags["avx512_vbmi2"], avx512vbmi: flags["avx512vbmi"],
 	}
 	vex := vexFeatures{gfni: flags["gfni"], vaes: flags["vaes"], vpclmulqdq: flags["vpclmulqdq"]}
 	want := combine(sys, vex, nil)
