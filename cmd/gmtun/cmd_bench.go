@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	cryptobench "github.com/gmtun/gmtun/bench/crypto"
+	"github.com/gmtun/gmtun/bench/cryptobench"
 	"github.com/gmtun/gmtun/ciphers"
 )
 
@@ -196,7 +196,7 @@ func benchTierNames() []string {
 
 // benchTierTable lists the default tiers and their GODEBUG masks for the
 // help text, one line each (the names and masks are defined once, in
-// kernels/cpu, and reach here through ciphers and bench/crypto).
+// kernels/cpu, and reach here through ciphers and bench/cryptobench).
 func benchTierTable() string {
 	var b strings.Builder
 	for _, t := range cryptobench.DefaultTiers() {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	cryptobench "github.com/gmtun/gmtun/bench/crypto"
+	"github.com/gmtun/gmtun/bench/cryptobench"
 	"github.com/gmtun/gmtun/ciphers"
 )
 
