@@ -10,14 +10,9 @@ import (
 	gmsm4 "github.com/emmansun/gmsm/sm4"
 
 	"github.com/gmtun/gmtun/ciphers/internal/impl"
-	"github.com/gmtun/gmtun/ciphers/internal/impl/impltest"
 	ism4 "github.com/gmtun/gmtun/ciphers/internal/sm4"
 	"github.com/gmtun/gmtun/ciphers/sm4"
 )
-
-// sm4gcmSuite is sm4-gcm for the shared batch tests, checked against the
-// public one-shot AEAD.
-var sm4gcmSuite = suiteUnderTest{ID: SM4GCM, New: newSM4GCMKey, Reference: sealSM4GCMReference}
 
 // referenceSM4GCMNonce derives the per-packet nonce bytewise, independently
 // of sm4gcmNonce: nonce[i] = salt[i] for i < 4, salt[i] ⊕ byte i−4 of
@@ -28,21 +23,6 @@ func referenceSM4GCMNonce(salt []byte, c uint64) []byte {
 		nonce[i] ^= byte(c >> (8 * (11 - i)))
 	}
 	return nonce
-}
-
-// sealSM4GCMReference seals one packet with the public sm4.NewGCM.
-func sealSM4GCMReference(t testing.TB, k DirectionKeys, pkt []byte) []byte {
-	t.Helper()
-	aead, err := sm4.NewGCM(k.Enc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	header := pkt[:HeaderSize]
-	return aead.Seal(bytes.Clone(header), referenceSM4GCMNonce(k.Salt, Counter(pkt)), pkt[HeaderSize:], header)
-}
-
-func TestSM4GCMSuite(t *testing.T) {
-	runSuiteTests(t, sm4gcmSuite)
 }
 
 // TestSM4GCMNonce spells out one nonce by hand: salt = 00 01 … 0b and
@@ -78,92 +58,6 @@ func TestSM4GCMNonce(t *testing.T) {
 	if !bytes.Equal(pkt, wantPkt) {
 		t.Errorf("sealed packet\n got %x\nwant %x", pkt, wantPkt)
 	}
-}
-
-// TestSM4GCMNewKeyErrors checks the key-material length checks.
-func TestSM4GCMNewKeyErrors(t *testing.T) {
-	good := DirectionKeys{Enc: make([]byte, 16), Salt: make([]byte, 12)}
-	for name, k := range map[string]DirectionKeys{
-		"short key":  {Enc: make([]byte, 15), Salt: good.Salt},
-		"long salt":  {Enc: good.Enc, Salt: make([]byte, 13)},
-		"MAC key":    {Enc: good.Enc, Salt: good.Salt, MAC: make([]byte, 16)},
-		"no salt":    {Enc: good.Enc},
-		"direction2": {Enc: good.Enc, Salt: good.Salt, Direction: 2},
-	} {
-		if _, err := NewKey(SM4GCM, k); err == nil {
-			t.Errorf("%s: NewKey accepted it", name)
-		}
-		if name != "direction2" {
-			if _, err := newSM4GCMKey(k); err == nil {
-				t.Errorf("%s: newSM4GCMKey accepted it", name)
-			}
-		}
-	}
-	if _, err := newSM4GCMKey(good); err != nil {
-		t.Errorf("good key material: %v", err)
-	}
-}
-
-// TestSM4GCMOpenOversized checks that a batch longer than MaxBatch opens
-// nothing and modifies nothing.
-func TestSM4GCMOpenOversized(t *testing.T) {
-	rng := newTestRand("oversized")
-	k := randomDirectionKeys(rng, SM4GCM)
-	key, _ := newSM4GCMKey(k)
-	pkts := randomBatch(rng, MaxBatch, 0, 16)
-	sealed := sealBatch(t, key, pkts)
-	more := make([]byte, HeaderSize+16)
-	sealed = append(sealed, more)
-	before := clonePackets(sealed)
-	if m := key.Open(sealed); m.Count() != 0 {
-		t.Errorf("Open of %d packets verified %d", len(sealed), m.Count())
-	}
-	assertPacketsEqual(t, "oversized", sealed, before)
-}
-
-// TestSM4GCMAllImplementations runs the shared suite tests once per SM4
-// kernel tier and on the generic code, and checks that mixed batches of
-// 1..128 packets seal to exactly what the generic code produces and open
-// back (with tampered packets rejected).
-func TestSM4GCMAllImplementations(t *testing.T) {
-	type batch struct {
-		k      DirectionKeys
-		pkts   [][]byte
-		sealed [][]byte
-	}
-	// The generic outputs, computed first with the generic code selected.
-	rng := newTestRand("sm4-gcm impls")
-	var batches []batch
-	if !impl.Select(ism4.ImplPackage, impl.Generic) {
-		t.Fatal("cannot select the generic implementation")
-	}
-	for n := 1; n <= MaxBatch; n += 1 + n/8 {
-		k := randomDirectionKeys(rng, SM4GCM)
-		pkts := randomBatch(rng, n, rng.Uint64(), 16)
-		batches = append(batches, batch{k, pkts, sealBatch(t, sm4gcmSuite.newKey(t, k), pkts)})
-	}
-	impl.Reset(ism4.ImplPackage)
-
-	impltest.TestAllImplementations(t, ism4.ImplPackage, func(t *testing.T) {
-		runSuiteTests(t, sm4gcmSuite)
-		for _, bt := range batches {
-			key := sm4gcmSuite.newKey(t, bt.k)
-			got := sealBatch(t, key, bt.pkts)
-			assertPacketsEqual(t, fmt.Sprintf("seal of %d packets", len(got)), got, bt.sealed)
-			for i := 0; i < len(got); i += 5 {
-				got[i][len(got[i])-1] ^= 0x40
-			}
-			m := key.Open(got)
-			for i := range got {
-				switch {
-				case i%5 == 0 && m.Has(i):
-					t.Fatalf("batch of %d: tampered packet %d verified", len(got), i)
-				case i%5 != 0 && (!m.Has(i) || !bytes.Equal(got[i], bt.pkts[i])):
-					t.Fatalf("batch of %d: packet %d did not open to its plaintext", len(got), i)
-				}
-			}
-		}
-	})
 }
 
 func BenchmarkSM4GCMSeal64x1420(b *testing.B) { benchmarkSuiteSeal(b, sm4gcmSuite, 64, 1420) }
