@@ -147,7 +147,7 @@ func NewDevice(cfg Config, tuns []netio.TUN, bind netio.Bind) (*Device, error) {
 	d.decryptQueue = make(chan *inContainer, QueueInboundSize)
 	d.initHandshakeQueues()
 	d.rate = handshake.NewRateLimiter(4096)
-	d.routes.Store(new(allowedips.Table[*Peer]))
+	d.routes.Store(emptyRoutes())
 
 	if err := d.SetPeers(cfg.Peers); err != nil {
 		d.stopPeers()
@@ -264,7 +264,7 @@ func (d *Device) stopPeers() {
 	d.peerList = nil
 	clear(d.peers)
 	d.peersMu.Unlock()
-	d.routes.Store(new(allowedips.Table[*Peer]))
+	d.routes.Store(emptyRoutes())
 	for _, p := range peers {
 		p.stop()
 	}

@@ -228,7 +228,15 @@ func (d *Device) publishPeers(list []*Peer) {
 	}
 	d.peerList = list
 	d.peersMu.Unlock()
+	routes.Freeze() // published tables never change: lock-free lookups
 	d.routes.Store(routes)
+}
+
+// emptyRoutes returns a frozen table without routes.
+func emptyRoutes() *allowedips.Table[*Peer] {
+	t := new(allowedips.Table[*Peer])
+	t.Freeze()
+	return t
 }
 
 func maps(m map[[handshake.PublicKeySize]byte]*Peer) map[[handshake.PublicKeySize]byte]*Peer {

@@ -17,6 +17,7 @@ import (
 	"math/bits"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 )
 
 // key is an address as a 128-bit big-endian number. IPv4 addresses occupy
@@ -90,12 +91,51 @@ type node[T comparable] struct {
 // lookups. The zero value is an empty table ready to use.
 //
 // A Table is safe for concurrent use: lookups take a read lock and may run
-// in parallel with each other; mutations take the write lock.
+// in parallel with each other; mutations take the write lock. A table
+// published for the data plane is frozen first (Freeze): it can no longer
+// change, so its lookups take no lock and write no shared cache line.
 type Table[T comparable] struct {
-	mu    sync.RWMutex
-	root4 *node[T]
-	root6 *node[T]
-	n     int
+	mu     sync.RWMutex
+	frozen atomic.Bool
+	root4  *node[T]
+	root6  *node[T]
+	n      int
+}
+
+// Freeze makes t read-only: every later mutation panics, and lookups no
+// longer take the read lock (two atomic read-modify-writes on a cache line
+// every reader shares). Freeze a table before publishing it to readers on
+// other goroutines (the publication, e.g. an atomic pointer store, orders
+// the freeze before their lookups).
+func (t *Table[T]) Freeze() {
+	t.mu.Lock()
+	t.frozen.Store(true)
+	t.mu.Unlock()
+}
+
+// lockForWrite takes the write lock of a table that is not frozen.
+func (t *Table[T]) lockForWrite() {
+	t.mu.Lock()
+	if t.frozen.Load() {
+		t.mu.Unlock()
+		panic("allowedips: mutation of a frozen table")
+	}
+}
+
+// rlock takes the read lock unless t is frozen and reports whether it did
+// (pass the result to runlock).
+func (t *Table[T]) rlock() bool {
+	if t.frozen.Load() {
+		return false
+	}
+	t.mu.RLock()
+	return true
+}
+
+func (t *Table[T]) runlock(locked bool) {
+	if locked {
+		t.mu.RUnlock()
+	}
 }
 
 // CheckPrefix returns an error unless p is a valid, canonical prefix: its
@@ -129,7 +169,7 @@ func (t *Table[T]) Insert(p netip.Prefix, value T) error {
 		return err
 	}
 	k, n := keyFromAddr(p.Addr()), uint8(p.Bits())
-	t.mu.Lock()
+	t.lockForWrite()
 	defer t.mu.Unlock()
 	link := t.rootFor(p.Addr().Is4())
 	for {
@@ -175,7 +215,7 @@ func (t *Table[T]) Remove(p netip.Prefix) bool {
 		return false
 	}
 	k, n := keyFromAddr(p.Addr()), uint8(p.Bits())
-	t.mu.Lock()
+	t.lockForWrite()
 	defer t.mu.Unlock()
 	root := t.rootFor(p.Addr().Is4())
 	var removed bool
@@ -219,7 +259,7 @@ func (t *Table[T]) compact(cur *node[T]) *node[T] {
 // RemoveByValue deletes every prefix mapped to value and returns how many
 // were removed.
 func (t *Table[T]) RemoveByValue(value T) int {
-	t.mu.Lock()
+	t.lockForWrite()
 	defer t.mu.Unlock()
 	before := t.n
 	t.root4 = t.removeValue(t.root4, value)
@@ -243,8 +283,7 @@ func (t *Table[T]) removeValue(cur *node[T], value T) *node[T] {
 
 // Len returns the number of prefixes in the table.
 func (t *Table[T]) Len() int {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
+	defer t.runlock(t.rlock())
 	return t.n
 }
 
@@ -255,8 +294,7 @@ func (t *Table[T]) Lookup(a netip.Addr) (value T, ok bool) {
 	if !a.IsValid() {
 		return value, false
 	}
-	t.mu.RLock()
-	defer t.mu.RUnlock()
+	defer t.runlock(t.rlock())
 	return lookup(*t.rootFor(a.Is4()), keyFromAddr(a))
 }
 
@@ -275,8 +313,7 @@ func (t *Table[T]) LookupIP(ip []byte) (value T, ok bool) {
 	default:
 		return value, false
 	}
-	t.mu.RLock()
-	defer t.mu.RUnlock()
+	defer t.runlock(t.rlock())
 	return lookup(*root, k)
 }
 
@@ -297,8 +334,7 @@ func lookup[T comparable](cur *node[T], k key) (value T, ok bool) {
 // address order with shorter prefixes before longer ones at the same
 // address.
 func (t *Table[T]) Entries(value T) []netip.Prefix {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
+	defer t.runlock(t.rlock())
 	var out []netip.Prefix
 	out = collect(t.root4, true, func(v T) bool { return v == value }, out)
 	out = collect(t.root6, false, func(v T) bool { return v == value }, out)
@@ -308,8 +344,7 @@ func (t *Table[T]) Entries(value T) []netip.Prefix {
 // All returns every prefix in the table in the order of Entries, with its
 // value, for dumping the configuration.
 func (t *Table[T]) All() (prefixes []netip.Prefix, values []T) {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
+	defer t.runlock(t.rlock())
 	walk(t.root4, true, func(p netip.Prefix, v T) {
 		prefixes, values = append(prefixes, p), append(values, v)
 	})

@@ -1,10 +1,12 @@
 package allowedips
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"net/netip"
 	"slices"
 	"strconv"
+	"sync"
 	"testing"
 )
 
@@ -383,6 +385,83 @@ func BenchmarkLookup(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				tbl.LookupIP(addrs[i&255])
 			}
+		})
+	}
+}
+
+// TestFreeze: a frozen table answers as before, lookups run concurrently
+// without its lock (the race detector sees no conflict), and every
+// mutation panics without changing it.
+func TestFreeze(t *testing.T) {
+	var tb Table[int]
+	for i, s := range []string{"198.18.0.0/15", "198.18.1.0/24", "fd00::/8", "fd00:1::/32"} {
+		if err := tb.Insert(netip.MustParsePrefix(s), i+1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tb.Freeze()
+	want := map[string]int{"198.18.1.7": 2, "198.19.0.1": 1, "fd00:1::9": 4, "fd00:2::9": 3, "192.0.2.1": 0}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 1000 {
+				for a, v := range want {
+					ip := netip.MustParseAddr(a)
+					if got, ok := tb.Lookup(ip); got != v || ok != (v != 0) {
+						t.Errorf("Lookup(%s) = %d, %v; want %d", a, got, ok, v)
+						return
+					}
+					if got, _ := tb.LookupIP(ip.AsSlice()); got != v {
+						t.Errorf("LookupIP(%s) = %d; want %d", a, got, v)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for name, mutate := range map[string]func(){
+		"Insert":        func() { tb.Insert(netip.MustParsePrefix("192.0.2.0/24"), 9) },
+		"Remove":        func() { tb.Remove(netip.MustParsePrefix("198.18.1.0/24")) },
+		"RemoveByValue": func() { tb.RemoveByValue(1) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s on a frozen table did not panic", name)
+				}
+			}()
+			mutate()
+		}()
+	}
+	if tb.Len() != 4 {
+		t.Fatalf("a frozen table changed: %d prefixes", tb.Len())
+	}
+}
+
+// BenchmarkLookupIPParallel is the data plane's lookup from every core at
+// once, on a table under its read lock and on a frozen one.
+func BenchmarkLookupIPParallel(b *testing.B) {
+	for _, frozen := range []bool{false, true} {
+		b.Run(fmt.Sprintf("frozen=%v", frozen), func(b *testing.B) {
+			var tb Table[int]
+			for i := range 256 {
+				tb.Insert(netip.PrefixFrom(netip.AddrFrom4([4]byte{198, 18, byte(i), 0}), 24), i+1)
+			}
+			if frozen {
+				tb.Freeze()
+			}
+			ip := []byte{198, 18, 77, 9}
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if v, _ := tb.LookupIP(ip); v != 78 {
+						b.Fatal("wrong lookup")
+					}
+				}
+			})
 		})
 	}
 }
