@@ -66,60 +66,16 @@ func zuc128IVs(eea, eia *[zuc.IVSize128]byte, c uint64, direction uint8) {
 
 // Seal encrypts and authenticates every packet of pkts in place (see
 // Key.Seal); it validates the whole batch before touching any packet.
-// Packets are grouped as in zuc-256 (lengthOrder); each group is sealed by
-// EncryptThenMAC128 (128-EEA3 over the bodies, then 128-EIA3 over
+// Packets are grouped as in zuc-256 (sealZUCBatch); each group is sealed
+// by EncryptThenMAC128 (128-EEA3 over the bodies, then 128-EIA3 over
 // header ‖ ciphertext), the groups of a batch sharing one zuc.Scratch.
-func (k *zuc128Key) Seal(pkts [][]byte) error {
-	if k.wiped {
-		return errWiped
-	}
-	p := ZUC128.Params()
-	if err := checkSeal(pkts, &p); err != nil {
-		return err
-	}
-	var keys [MaxBatch]uint64
-	ord := keys[:0]
-	for i, pkt := range pkts {
-		ord = append(ord, lengthKey(len(pkt), i))
-	}
-	lengthOrder(ord)
-	var scr *zuc.Scratch // nil: each primitive takes only what its call needs
-	if len(ord) > zuc.Lanes {
-		scr = new(zuc.Scratch) // shared by the groups, zeroed once per batch
-	}
-	for end := len(ord); end > 0; end -= zuc.Lanes {
-		sealZUC128Group(k, pkts, ord[max(0, end-zuc.Lanes):end], scr)
-	}
-	return nil
-}
+func (k *zuc128Key) Seal(pkts [][]byte) error { return sealZUCBatch(k, ZUC128, k.wiped, pkts) }
 
 // Open verifies and decrypts in place the packets of pkts that
 // authenticate (see Key.Open). A batch longer than MaxBatch opens nothing.
 // Each group of well-formed packets is verified, then decrypted where its
 // tags match (openZUC128Group).
-func (k *zuc128Key) Open(pkts [][]byte) Mask {
-	var m Mask
-	if len(pkts) > MaxBatch || k.wiped {
-		return m
-	}
-	maxCounter := ZUC128.Params().MaxCounter
-	var keys [MaxBatch]uint64
-	ord := keys[:0]
-	for i, pkt := range pkts {
-		if len(pkt) >= HeaderSize+zuc128TagSize && Counter(pkt) < maxCounter {
-			ord = append(ord, lengthKey(len(pkt), i))
-		}
-	}
-	lengthOrder(ord)
-	var scr *zuc.Scratch // nil: each primitive takes only what its call needs
-	if len(ord) > zuc.Lanes {
-		scr = new(zuc.Scratch) // shared by the groups, zeroed once per batch
-	}
-	for end := len(ord); end > 0; end -= zuc.Lanes {
-		openZUC128Group(k, pkts, ord[max(0, end-zuc.Lanes):end], &m, scr)
-	}
-	return m
-}
+func (k *zuc128Key) Open(pkts [][]byte) Mask { return openZUCBatch(k, ZUC128, k.wiped, pkts) }
 
 // sealZUC128Group seals the validated packets selected by ord (at most
 // zuc.Lanes; see lengthKey): 128-EEA3 over the body, then 128-EIA3 over

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"runtime"
-	"slices"
 
 	"github.com/gmtun/gmtun/ciphers/internal/zuc"
 )
@@ -52,61 +51,17 @@ func (k *zuc256Key) Wipe() {
 
 // Seal encrypts and authenticates every packet of pkts in place (see
 // Key.Seal); it validates the whole batch before touching any packet.
-// Packets are taken in groups of zuc.Lanes of similar length (see
-// lengthOrder); each group is sealed by EncryptThenMAC256 (keystream
+// Packets are taken in groups of zuc.Lanes of similar length
+// (sealZUCBatch); each group is sealed by EncryptThenMAC256 (keystream
 // over the bodies, then the MAC over header ‖ ciphertext), the groups of
 // a batch sharing one zuc.Scratch.
-func (k *zuc256Key) Seal(pkts [][]byte) error {
-	if k.wiped {
-		return errWiped
-	}
-	p := ZUC256.Params()
-	if err := checkSeal(pkts, &p); err != nil {
-		return err
-	}
-	var keys [MaxBatch]uint64
-	ord := keys[:0]
-	for i, pkt := range pkts {
-		ord = append(ord, lengthKey(len(pkt), i))
-	}
-	lengthOrder(ord)
-	var scr *zuc.Scratch // nil: each primitive takes only what its call needs
-	if len(ord) > zuc.Lanes {
-		scr = new(zuc.Scratch) // shared by the groups, zeroed once per batch
-	}
-	for end := len(ord); end > 0; end -= zuc.Lanes {
-		sealZUC256Group(k, pkts, ord[max(0, end-zuc.Lanes):end], scr)
-	}
-	return nil
-}
+func (k *zuc256Key) Seal(pkts [][]byte) error { return sealZUCBatch(k, ZUC256, k.wiped, pkts) }
 
 // Open verifies and decrypts in place the packets of pkts that
 // authenticate (see Key.Open). A batch longer than MaxBatch opens nothing.
 // Well-formed packets are grouped as in Seal; each group is verified, then
 // decrypted where its tags match (openZUC256Group).
-func (k *zuc256Key) Open(pkts [][]byte) Mask {
-	var m Mask
-	if len(pkts) > MaxBatch || k.wiped {
-		return m
-	}
-	maxCounter := ZUC256.Params().MaxCounter
-	var keys [MaxBatch]uint64
-	ord := keys[:0]
-	for i, pkt := range pkts {
-		if len(pkt) >= HeaderSize+zuc256TagSize && Counter(pkt) < maxCounter {
-			ord = append(ord, lengthKey(len(pkt), i))
-		}
-	}
-	lengthOrder(ord)
-	var scr *zuc.Scratch // nil: each primitive takes only what its call needs
-	if len(ord) > zuc.Lanes {
-		scr = new(zuc.Scratch) // shared by the groups, zeroed once per batch
-	}
-	for end := len(ord); end > 0; end -= zuc.Lanes {
-		openZUC256Group(k, pkts, ord[max(0, end-zuc.Lanes):end], &m, scr)
-	}
-	return m
-}
+func (k *zuc256Key) Open(pkts [][]byte) Mask { return openZUCBatch(k, ZUC256, k.wiped, pkts) }
 
 // zuc256IV sets iv to the zuc-256 IV of counter c: IV0..IV7 = BE64(c),
 // IV8..IV16 = salt, IV17..IV24 = 0, in the 23-byte packing.
@@ -161,26 +116,6 @@ func openZUC256Group(k *zuc256Key, pkts [][]byte, ord []uint64, m *Mask, scr *zu
 			i := lengthIndex(key)
 			pkts[i] = pkts[i][:len(pkts[i])-zuc256TagSize]
 			m.Set(i)
-		}
-	}
-}
-
-// lengthKey packs a packet length and batch position into a sort key.
-func lengthKey(length, i int) uint64 { return uint64(length)<<8 | uint64(i) }
-
-// lengthIndex returns the batch position of a lengthKey.
-func lengthIndex(key uint64) int { return int(key & 0xff) }
-
-// lengthOrder sorts the keys of a batch by packet length (then position)
-// unless they already are, as with the equal-sized segments of one TSO
-// burst. The zuc suites hand zuc.Lanes consecutive keys, longest first, to
-// one lane call, so lanes run similar lengths and the last, partial group
-// holds the shortest packets (a lone one runs single-lane).
-func lengthOrder(keys []uint64) {
-	for i := 1; i < len(keys); i++ {
-		if keys[i]>>8 < keys[i-1]>>8 {
-			slices.Sort(keys)
-			return
 		}
 	}
 }
