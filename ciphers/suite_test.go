@@ -6,18 +6,18 @@ package ciphers
 // runSuiteTests (or the individual testSuite* helpers) from its own Test
 // function, for example
 //
-//	func TestSM4GCMSuite(t *testing.T) {
+//	func TestGCMSuites(t *testing.T) {
 //		runSuiteTests(t, suiteUnderTest{
 //			ID:        SM4GCM,
 //			New:       newSM4GCMKey,
-//			Reference: sealSM4GCMReference,
+//			Reference: gcmReference(sm4.NewGCM),
 //		})
 //	}
 //
 // The helpers only use the Key interface, the Params of the suite and the
 // packet layout of docs/PROTOCOL.md ("Data packets"), so they apply
-// unchanged to sm4-gcm, zuc-256 and zuc-128. Randomness comes from a fixed
-// ChaCha8 seed, so failures reproduce.
+// unchanged to sm4-gcm, ublock-gcm, zuc-256 and zuc-128. Randomness comes
+// from a fixed ChaCha8 seed, so failures reproduce.
 
 import (
 	"bytes"
@@ -452,13 +452,24 @@ func testSuiteOpenRejects(t *testing.T, s suiteUnderTest) {
 	}
 }
 
-// testSuiteAllocs checks that Seal and Open of a 64-packet batch allocate
-// nothing.
+// testSuiteAllocs checks that Seal and Open allocate nothing, at the
+// batch sizes of every path of the suite code: one packet, the small
+// batches whose descriptors live in small stack arrays (smallBatch),
+// batches of one lane group or less (zuc.Lanes) and of more, up to
+// MaxBatch.
 func testSuiteAllocs(t *testing.T, s suiteUnderTest) {
-	rng := newTestRand("allocs " + s.ID.String())
+	for _, n := range []int{1, 2, smallBatch, smallBatch + 1, KernelLanes, KernelLanes + 1, 64, MaxBatch} {
+		testSuiteAllocsN(t, s, n)
+	}
+}
+
+// testSuiteAllocsN checks that Seal and Open of an n-packet batch allocate
+// nothing.
+func testSuiteAllocsN(t *testing.T, s suiteUnderTest, n int) {
+	rng := newTestRand(fmt.Sprintf("allocs %s %d", s.ID, n))
 	p := s.ID.Params()
 	key := s.newKey(t, randomDirectionKeys(rng, s.ID))
-	pkts := randomBatch(rng, 64, 0, p.TagSize)
+	pkts := randomBatch(rng, n, 0, p.TagSize)
 	lens := make([]int, len(pkts))
 	for i := range pkts {
 		lens[i] = len(pkts[i])
@@ -471,7 +482,7 @@ func testSuiteAllocs(t *testing.T, s suiteUnderTest) {
 			panic(err)
 		}
 	}); a != 0 {
-		t.Errorf("Seal: %v allocations per batch, want 0", a)
+		t.Errorf("Seal of %d packets: %v allocations per batch, want 0", n, a)
 	}
 	sealed := clonePackets(pkts)
 	if a := testing.AllocsPerRun(20, func() {
@@ -483,7 +494,7 @@ func testSuiteAllocs(t *testing.T, s suiteUnderTest) {
 			panic("ciphers: Open rejected a sealed packet")
 		}
 	}); a != 0 {
-		t.Errorf("Open: %v allocations per batch, want 0", a)
+		t.Errorf("Open of %d packets: %v allocations per batch, want 0", n, a)
 	}
 }
 
