@@ -99,6 +99,31 @@ func (p *bufferPool) get() *buffer {
 	return p.waitLocked()
 }
 
+// refill replaces every nil entry of bufs with a buffer under one lock
+// (waiting, like get, while the cap is reached), so a reader that handed
+// a vector's buffers to containers pays one lock per vector, not one per
+// packet. It reports false, with the entries it could not fill left nil,
+// once the pool is closed.
+func (p *bufferPool) refill(bufs []*buffer) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, b := range bufs {
+		if b != nil {
+			continue
+		}
+		if p.closed {
+			return false
+		}
+		if b = p.takeLocked(); b == nil {
+			if b = p.waitLocked(); b == nil {
+				return false
+			}
+		}
+		bufs[i] = b
+	}
+	return true
+}
+
 // waitLocked is get's slow path: it waits for a buffer, counted in the
 // diagnostics. p.mu held.
 func (p *bufferPool) waitLocked() *buffer {

@@ -145,13 +145,16 @@ func (d *Device) RoutineReadFromTUN(q int) {
 			}
 			c.bufs[c.n], c.sizes[c.n] = bufs[i], sizes[i]
 			c.n++
-			if bufs[i] = d.buffers.get(); bufs[i] == nil {
-				// Closing: hand back what we hold.
-				for _, c := range conts {
-					d.releaseOut(c)
-				}
-				return
+			bufs[i] = nil // refilled below, for the whole vector at once
+		}
+		if !d.buffers.refill(bufs[:n]) {
+			// Closing: hand back what we hold.
+			for _, c := range conts {
+				d.releaseOut(c)
 			}
+			return
+		}
+		for i := range n {
 			pkts[i] = bufs[i][:]
 		}
 		for i, c := range conts {
