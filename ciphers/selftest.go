@@ -17,7 +17,7 @@ import (
 // suite end to end. The daemon calls it once at start-up, before it
 // carries traffic, so a miscompiled or mis-dispatched kernel stops the
 // daemon instead of corrupting packets. It takes well under a
-// millisecond and allocates only on failure.
+// millisecond (its few allocations are start-up only).
 //
 // The answers are the published vectors: GB/T 32907-2016 App. A example 1
 // (SM4), RFC 8998 App. A.1 (SM4-GCM, one-shot and batched), ETSI/SAGE
