@@ -137,7 +137,7 @@ func (d *daemon) start() error {
 		d.log.Warnf("WARNING: test build (gmtun_shorttimers): keys rekey after %v and expire after %v; never deploy this binary", handshake.RekeyAfterTime, handshake.RejectAfterTime)
 	}
 	for _, k := range d.kernels {
-		if k.Selected == "generic" && len(k.Available) > 1 {
+		if k.Selected == ciphers.GenericTier && len(k.Available) > 1 {
 			d.log.Warnf("%s runs the slow generic code although %s is available (disabled by GODEBUG?)", k.Primitive, k.Available[0])
 		}
 	}

@@ -122,7 +122,7 @@ func batches(b tunnel.BatchStats) control.Batches {
 func logSuiteTiers(log *logger, suites []ciphers.SuiteID) {
 	for _, s := range suites {
 		tier := s.Tier()
-		if tier != "generic" {
+		if tier != ciphers.GenericTier {
 			log.Infof("suite %s runs on the %s kernels", s, tier)
 			continue
 		}
