@@ -189,6 +189,21 @@ func aesAnchorSuite(suites []ciphers.SuiteID) ciphers.SuiteID {
 	return 0
 }
 
+// newGCMCodec wraps block (or its construction error) in GCM with the
+// suite's salt: the AES-GCM and gmsm SM4-GCM anchors.
+func newGCMCodec(block cipher.Block, err error, salt []byte) (packetCodec, error) {
+	if err != nil {
+		return nil, err
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		return nil, err
+	}
+	c := &aeadCodec{aead: aead}
+	copy(c.salt[:], salt)
+	return c, nil
+}
+
 // newAnchorCodec returns the per-packet codec of an anchor: impl ImplGMSM
 // with a gmtun suite name, or ImplGo with AESGCM. It uses the same key
 // material as the gmtun Key of that suite (AES-GCM borrows sm4-gcm's).
@@ -196,16 +211,7 @@ func newAnchorCodec(suite, impl string) (packetCodec, error) {
 	if impl == ImplGo && suite == AESGCM {
 		k := benchKeys(ciphers.SM4GCM)
 		block, err := aes.NewCipher(k.Enc)
-		if err != nil {
-			return nil, err
-		}
-		aead, err := cipher.NewGCM(block)
-		if err != nil {
-			return nil, err
-		}
-		c := &aeadCodec{aead: aead}
-		copy(c.salt[:], k.Salt)
-		return c, nil
+		return newGCMCodec(block, err, k.Salt)
 	}
 	id, err := ciphers.ParseSuite(suite)
 	if err != nil || impl != ImplGMSM || !hasGMSMAnchor(id) {
@@ -215,16 +221,7 @@ func newAnchorCodec(suite, impl string) (packetCodec, error) {
 	switch id {
 	case ciphers.SM4GCM:
 		block, err := gmsm4.NewCipher(k.Enc)
-		if err != nil {
-			return nil, err
-		}
-		aead, err := cipher.NewGCM(block)
-		if err != nil {
-			return nil, err
-		}
-		c := &aeadCodec{aead: aead}
-		copy(c.salt[:], k.Salt)
-		return c, nil
+		return newGCMCodec(block, err, k.Salt)
 	case ciphers.ZUC128:
 		return &zuc128Codec{enc: k.Enc, mac: k.MAC, direction: uint32(k.Direction)}, nil
 	default: // ciphers.ZUC256
