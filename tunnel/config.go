@@ -44,6 +44,14 @@ type Config struct {
 	// TickInterval is the period of the timer walk; 0 means
 	// DefaultTickInterval.
 	TickInterval time.Duration
+	// InlineSend makes the goroutine that stages a peer's packets (a TUN
+	// reader, or the handshake routine flushing staged packets) seal and
+	// send them itself, under the peer's send lock, instead of handing
+	// each container to the encryption workers and the peer's sequential
+	// sender (run to completion: no hand-off, no wake-up). One peer's
+	// outbound traffic then takes at most one core at a time; with the
+	// workers, several cores seal one peer's containers in parallel.
+	InlineSend bool
 }
 
 // PeerConfig is one remote gateway.

@@ -37,6 +37,7 @@ type Device struct {
 	tuns       []netio.TUN
 	tunWriters []sync.Mutex // one writer at a time per TUN queue
 	bind       netio.Bind
+	inlineSend bool // Config.InlineSend
 	mtu        int
 	listenPort uint16
 	port       atomic.Uint32
@@ -98,6 +99,7 @@ func NewDevice(cfg Config, tuns []netio.TUN, bind netio.Bind) (*Device, error) {
 		tuns:       tuns,
 		tunWriters: make([]sync.Mutex, len(tuns)),
 		bind:       bind,
+		inlineSend: cfg.InlineSend,
 		mtu:        cfg.MTU,
 		listenPort: cfg.ListenPort,
 		tick:       cfg.TickInterval,

@@ -277,12 +277,19 @@ func (p *Peer) sendStaged() {
 			c.pkts[i] = b[:ciphers.HeaderSize+padded]
 		}
 		c.kp, c.peer = kp, p
+		rekey := handshake.ShouldRekeyOnSend(kp.params, kp.isInitiator, age, c0+n, sentBytes)
+		needHandshake = needHandshake || rekey
+		if d.inlineSend {
+			// Run to completion, in counter order: sendMu keeps the
+			// next container behind this one.
+			d.seal(c)
+			p.transmit(c)
+			d.releaseOut(c)
+			continue
+		}
 		c.mu.Lock()
 		p.outbound <- c
 		d.encryptQueue <- c
-		if handshake.ShouldRekeyOnSend(kp.params, kp.isInitiator, age, c0+n, sentBytes) {
-			needHandshake = true
-		}
 	}
 	p.sendMu.Unlock()
 	if needHandshake {
@@ -396,15 +403,21 @@ func sendResult(err error) error {
 func (d *Device) RoutineEncryption(id int) {
 	defer d.cryptoWorkers.Done()
 	for c := range d.encryptQueue {
-		d.sealBatches.add(c.n)
-		c.ok = c.kp.send.Seal(c.pkts[:c.n]) == nil
-		if c.ok {
-			c.wire = 0
-			for _, pkt := range c.pkts[:c.n] {
-				c.wire += len(pkt)
-			}
-		}
+		d.seal(c)
 		c.mu.Unlock()
+	}
+}
+
+// seal encrypts the container's packets in place and records the outcome
+// (c.ok) and its wire size.
+func (d *Device) seal(c *outContainer) {
+	d.sealBatches.add(c.n)
+	c.ok = c.kp.send.Seal(c.pkts[:c.n]) == nil
+	if c.ok {
+		c.wire = 0
+		for _, pkt := range c.pkts[:c.n] {
+			c.wire += len(pkt)
+		}
 	}
 }
 
@@ -416,32 +429,39 @@ func (p *Peer) RoutineSequentialSender() {
 	d := p.device
 	for c := range p.outbound {
 		c.mu.Lock()
-		switch ep := p.getEndpoint(); {
-		case !c.ok:
-			d.drop(dropSendError, c.n)
-		case ep == nil:
-			d.drop(dropNoEndpoint, c.n)
-		default:
-			if err := sendResult(d.bind.Send(c.pkts[:c.n], ep)); err != nil {
-				d.drop(dropSendError, c.n)
-				if !d.isClosed() {
-					d.errorLimited("%v - failed to send data packets: %v", p, err)
-				}
-				break
-			}
-			now := d.since(d.clock.Now())
-			p.txBytes.Add(uint64(c.wire))
-			p.txPackets.Add(uint64(c.n))
-			p.lastSent.Store(now)
-			p.keepaliveArmed.Store(0)
-			for i := range c.n {
-				if c.sizes[i] > 0 {
-					p.sentUnanswered.CompareAndSwap(0, now)
-					break
-				}
-			}
-		}
+		p.transmit(c)
 		c.mu.Unlock()
 		d.releaseOut(c)
+	}
+}
+
+// transmit sends the sealed container c to the peer's endpoint in one
+// bind.Send and accounts for it (or counts its drop).
+func (p *Peer) transmit(c *outContainer) {
+	d := p.device
+	switch ep := p.getEndpoint(); {
+	case !c.ok:
+		d.drop(dropSendError, c.n)
+	case ep == nil:
+		d.drop(dropNoEndpoint, c.n)
+	default:
+		if err := sendResult(d.bind.Send(c.pkts[:c.n], ep)); err != nil {
+			d.drop(dropSendError, c.n)
+			if !d.isClosed() {
+				d.errorLimited("%v - failed to send data packets: %v", p, err)
+			}
+			break
+		}
+		now := d.since(d.clock.Now())
+		p.txBytes.Add(uint64(c.wire))
+		p.txPackets.Add(uint64(c.n))
+		p.lastSent.Store(now)
+		p.keepaliveArmed.Store(0)
+		for i := range c.n {
+			if c.sizes[i] > 0 {
+				p.sentUnanswered.CompareAndSwap(0, now)
+				break
+			}
+		}
 	}
 }
