@@ -44,14 +44,17 @@ type Config struct {
 	// TickInterval is the period of the timer walk; 0 means
 	// DefaultTickInterval.
 	TickInterval time.Duration
-	// InlineSend makes the goroutine that stages a peer's packets (a TUN
-	// reader, or the handshake routine flushing staged packets) seal and
-	// send them itself, under the peer's send lock, instead of handing
-	// each container to the encryption workers and the peer's sequential
-	// sender (run to completion: no hand-off, no wake-up). One peer's
-	// outbound traffic then takes at most one core at a time; with the
-	// workers, several cores seal one peer's containers in parallel.
-	InlineSend bool
+	// RunToCompletion processes each batch on the goroutine that read it,
+	// with no hand-off: a TUN reader (or the handshake routine flushing
+	// staged packets) seals a peer's packets and sends them under the
+	// peer's send lock, and a UDP receiver opens a peer's packets and
+	// writes them to the TUN under the peer's receive lock. The encryption
+	// and decryption workers and the per-peer sequential routines are then
+	// not started. One peer's traffic in one direction takes at most one
+	// core at a time; without it (the default), the workers seal and open
+	// one peer's batches on several cores in parallel, at the cost of two
+	// hand-offs per batch.
+	RunToCompletion bool
 }
 
 // PeerConfig is one remote gateway.

@@ -37,7 +37,7 @@ type Device struct {
 	tuns       []netio.TUN
 	tunWriters []sync.Mutex // one writer at a time per TUN queue
 	bind       netio.Bind
-	inlineSend bool // Config.InlineSend
+	inline     bool // Config.RunToCompletion
 	mtu        int
 	listenPort uint16
 	port       atomic.Uint32
@@ -99,7 +99,7 @@ func NewDevice(cfg Config, tuns []netio.TUN, bind netio.Bind) (*Device, error) {
 		tuns:       tuns,
 		tunWriters: make([]sync.Mutex, len(tuns)),
 		bind:       bind,
-		inlineSend: cfg.InlineSend,
+		inline:     cfg.RunToCompletion,
 		mtu:        cfg.MTU,
 		listenPort: cfg.ListenPort,
 		tick:       cfg.TickInterval,
@@ -159,6 +159,9 @@ func NewDevice(cfg Config, tuns []netio.TUN, bind netio.Bind) (*Device, error) {
 	d.numCryptoWorks = runtime.NumCPU()
 	d.numHSWorkers = (runtime.NumCPU() + 1) / 2
 	for i := range d.numCryptoWorks {
+		if d.inline {
+			break // RunToCompletion: the readers seal and open
+		}
 		d.cryptoWorkers.Add(2)
 		go d.RoutineEncryption(i)
 		go d.RoutineDecryption(i)

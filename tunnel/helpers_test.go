@@ -128,7 +128,7 @@ type pairOptions struct {
 	keepalive   time.Duration
 	roamingOff  bool
 	noEndpointB bool // B does not know A's endpoint (A must initiate)
-	inlineSend  bool // Config.InlineSend on both devices
+	inline      bool // Config.RunToCompletion on both devices
 	logf        func(string, ...any)
 }
 
@@ -167,7 +167,7 @@ func newPair(t testing.TB, o pairOptions) (a, b *side) {
 	mk := func(self, other *side, name string, allowed []netip.Prefix, ep netip.AddrPort) {
 		cfg := Config{
 			PrivateKey: self.key, Suites: o.suites, Clock: clock, Logger: logger,
-			InlineSend: o.inlineSend,
+			RunToCompletion: o.inline,
 			Peers: []PeerConfig{{
 				Name: name, PublicKey: other.key.Public(), Endpoint: ep, AllowedIPs: allowed,
 				PersistentKeepalive: o.keepalive, Roaming: !o.roamingOff,

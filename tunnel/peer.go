@@ -307,9 +307,11 @@ func (d *Device) newPeer(c *PeerConfig, prev *Peer) (*Peer, error) {
 	}
 	p.name = c.Name
 	d.nextTunQueue++
-	p.routines.Add(2)
-	go p.RoutineSequentialSender()
-	go p.RoutineSequentialReceiver()
+	if !d.inline { // RunToCompletion: the readers send and deliver
+		p.routines.Add(2)
+		go p.RoutineSequentialSender()
+		go p.RoutineSequentialReceiver()
+	}
 	return p, nil
 }
 

@@ -248,6 +248,15 @@ func (d *Device) enqueueInboundVector(conts []*inContainer) {
 				d.releaseIn(x)
 				continue
 			}
+			if d.inline {
+				// Run to completion, in the peer's order: inMu keeps
+				// any other receiver's containers of p behind these,
+				// and a slot's buffer goes with its last container.
+				d.openContainer(x)
+				p.receiveContainer(x)
+				d.releaseIn(x)
+				continue
+			}
 			x.mu.Lock()
 			p.inbound <- x
 			d.decryptQueue <- x

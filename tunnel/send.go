@@ -279,7 +279,7 @@ func (p *Peer) sendStaged() {
 		c.kp, c.peer = kp, p
 		rekey := handshake.ShouldRekeyOnSend(kp.params, kp.isInitiator, age, c0+n, sentBytes)
 		needHandshake = needHandshake || rekey
-		if d.inlineSend {
+		if d.inline {
 			// Run to completion, in counter order: sendMu keeps the
 			// next container behind this one.
 			d.seal(c)

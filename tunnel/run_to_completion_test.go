@@ -45,18 +45,25 @@ func (b *senderBind) Send(bufs [][]byte, ep netio.Endpoint) error {
 	return b.ChannelBind.Send(bufs, ep)
 }
 
+// goroutineStacks returns the stacks of every goroutine.
+func goroutineStacks() string {
+	buf := make([]byte, 1<<20)
+	return string(buf[:runtime.Stack(buf, true)])
+}
+
 func (b *senderBind) counts() (pipelined, inlined int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.pipelined, b.inlined
 }
 
-// TestInlineSend runs every suite with Config.InlineSend on both sides:
-// the first packets wait for the handshake and are flushed by it, the
-// rest are sealed and sent by the TUN reader; everything arrives, in
-// order, and no data datagram goes through the sequential sender. The
-// same exchange without InlineSend goes only through it.
-func TestInlineSend(t *testing.T) {
+// TestRunToCompletion runs every suite with Config.RunToCompletion on
+// both sides: the first packets wait for the handshake and are flushed by
+// it, the rest are sealed and sent by the TUN reader and opened and
+// delivered by the UDP receiver; everything arrives, in order, no data
+// datagram goes through a sequential sender, and no worker or sequential
+// routine runs. The same exchange without it goes only through them.
+func TestRunToCompletion(t *testing.T) {
 	for _, inline := range []bool{true, false} {
 		for _, suite := range ciphers.Suites {
 			name := suite.String() + "/pipeline"
@@ -73,16 +80,22 @@ func TestInlineSend(t *testing.T) {
 					}
 				}
 				a, b := newPair(t, pairOptions{
-					suites: []ciphers.SuiteID{suite}, inlineSend: inline,
+					suites: []ciphers.SuiteID{suite}, inline: inline,
 					wrapA: wrap(&ba), wrapB: wrap(&bb),
 				})
 				sendExpect(t, a, b, [][]byte{ipPacket(addrA4, addrB4, 99999, 64)})
 				sendExpect(t, a, b, mixedPackets(addrA4, addrB4, addrA6, addrB6, 500, 0))
 				sendExpect(t, b, a, mixedPackets(addrB4, addrA4, addrB6, addrA6, 500, 1000))
+				stacks := goroutineStacks()
+				for _, r := range []string{"RoutineEncryption", "RoutineDecryption", "RoutineSequentialSender", "RoutineSequentialReceiver"} {
+					if running := strings.Contains(stacks, "tunnel."+r) || strings.Contains(stacks, ")."+r+"("); running == inline {
+						t.Errorf("RunToCompletion %v: %s running = %v", inline, r, running)
+					}
+				}
 				for _, sb := range []*senderBind{ba, bb} {
 					pipelined, inlined := sb.counts()
 					if inline && (pipelined != 0 || inlined == 0) {
-						t.Errorf("InlineSend: %d data sends from the sequential sender, %d inline; want 0 and > 0", pipelined, inlined)
+						t.Errorf("RunToCompletion: %d data sends from the sequential sender, %d inline; want 0 and > 0", pipelined, inlined)
 					}
 					if !inline && (inlined != 0 || pipelined == 0) {
 						t.Errorf("pipeline: %d data sends inline, %d from the sequential sender; want 0 and > 0", inlined, pipelined)
