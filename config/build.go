@@ -213,6 +213,21 @@ func (p *parseState) buildInterface(s *section, ifc *Interface) error {
 		ifc.FailClosed = v
 	}
 
+	// run_to_completion
+	switch raw := s.m["run_to_completion"]; v := raw.(type) {
+	case nil: // absent
+		ifc.RunToCompletionAuto = true
+	case bool:
+		ifc.RunToCompletion = v
+	case string:
+		if v != "auto" {
+			return s.errorf("run_to_completion", "must be true, false or \"auto\", got %q", v)
+		}
+		ifc.RunToCompletionAuto = true
+	default:
+		return s.errorf("run_to_completion", "must be true, false or \"auto\", not %s", typeName(raw))
+	}
+
 	// metrics_listen (metrics.go)
 	if ifc.MetricsListen, err = parseMetricsListen(s); err != nil {
 		return err

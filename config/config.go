@@ -116,6 +116,13 @@ type Interface struct {
 	// for the remote sites is refused instead of leaving in clear through
 	// another route. Default true; ignored with table = "off".
 	FailClosed bool
+	// RunToCompletion makes the data plane process each batch on the
+	// goroutine that read it (tunnel.Config.RunToCompletion) instead of
+	// handing it to crypto workers; RunToCompletionAuto (the default,
+	// run_to_completion = "auto") leaves the choice to the daemon, which
+	// makes it from the CPUs it may use (AutoRunToCompletion).
+	RunToCompletion     bool
+	RunToCompletionAuto bool
 	// MetricsListen is where Prometheus metrics are served (metrics.go);
 	// the zero value: none.
 	MetricsListen MetricsListen

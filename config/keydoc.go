@@ -54,6 +54,8 @@ var Keys = []KeyDoc{
 		Doc: "0..4294967295, the firewall mark of the UDP socket"},
 	{Section: "interface", Name: "fail_closed", Type: "boolean", Default: "`true`",
 		Doc: "keep `unreachable` routes for every peer's `allowed_ips` while the tunnel cannot carry them (link down, starting, stopping, crashed), so that traffic for the remote sites never leaves in clear through another route; removed on a clean stop; ignored with `table = \"off\"` (see `gmtun up`)"},
+	{Section: "interface", Name: "run_to_completion", Type: "boolean or string", Default: "`\"auto\"`",
+		Doc: "`true`: each batch of packets is sealed and sent, or opened and delivered, by the goroutine that read it, with no hand-off; one peer's traffic in one direction then runs on one core at a time. `false`: batches go to crypto workers on every core, so one peer can use several, at the cost of two hand-offs per batch. `\"auto\"`: `true` when the daemon may run on at most 2 CPUs (its affinity, as `taskset` or systemd's `CPUAffinity=` set it), `false` otherwise; `gmtun show` prints the choice. A change needs a restart"},
 	{Section: "interface", Name: "metrics_listen", Type: "string", Default: "none (no metrics)",
 		Doc: "where to serve Prometheus metrics (`gmtun_*`, text format, path `/metrics`): `IP:port` (`\"127.0.0.1:9586\"`, `\"[::1]:9586\"`; an IP literal) or `unix:/absolute/path`; see [Metrics](#metrics). A change needs a restart"},
 	{Section: "peer", Name: "name", Type: "string", Default: "required",

@@ -126,7 +126,8 @@ type parseState struct {
 var (
 	topKeys       = []string{"interface", "peer"}
 	interfaceKeys = []string{"name", "private_key_file", "listen_port", "address", "mtu", "suites",
-		"id", "log_level", "log_format", "table", "fwmark", "fail_closed", "metrics_listen"}
+		"id", "log_level", "log_format", "table", "fwmark", "fail_closed", "run_to_completion",
+		"metrics_listen"}
 	peerKeys = []string{"name", "public_key", "endpoint", "allowed_ips", "persistent_keepalive",
 		"preshared_key_file", "id", "roaming", "suites"}
 )

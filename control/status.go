@@ -20,6 +20,12 @@ type Status struct {
 	Suites []string `json:"suites"`
 	// Kernels says which implementation each cipher primitive runs.
 	Kernels []Kernel `json:"kernels"`
+	// DataPath is how the data plane processes batches: "run to
+	// completion" (on the goroutine that read them) or "workers" (handed
+	// to one crypto worker per CPU); see interface.run_to_completion.
+	DataPath string `json:"data_path"`
+	// CPUs is the number of CPUs the daemon may run on.
+	CPUs int `json:"cpus"`
 	// Offload describes the TUN and UDP offloads in use.
 	Offload Offload `json:"offload"`
 	// ConfigFile is the configuration file the daemon runs.

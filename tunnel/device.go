@@ -173,6 +173,10 @@ func NewDevice(cfg Config, tuns []netio.TUN, bind netio.Bind) (*Device, error) {
 	return d, nil
 }
 
+// RunToCompletion reports whether the device runs its batches to
+// completion (Config.RunToCompletion) rather than through the workers.
+func (d *Device) RunToCompletion() bool { return d.inline }
+
 func tunBatch(tuns []netio.TUN) int {
 	b := 1
 	for _, t := range tuns {

@@ -175,6 +175,9 @@ func writeStatus(w io.Writer, st *control.Status, now time.Time) {
 		ks[i] = k.Primitive + " " + k.Selected
 	}
 	fmt.Fprintf(w, "  kernels: %s\n", orNone(strings.Join(ks, ", ")))
+	if st.DataPath != "" {
+		fmt.Fprintf(w, "  data path: %s on %d CPU(s)\n", st.DataPath, st.CPUs)
+	}
 	o := st.Offload
 	fmt.Fprintf(w, "  offload: tun tso %s, uso %s, %d queue(s); udp gso %s/%s, gro %s/%s (ipv4/ipv6)\n",
 		onOff(o.TUNTSO), onOff(o.TUNUSO), o.TUNQueues, onOff(o.UDPGSO4), onOff(o.UDPGSO6), onOff(o.UDPGRO4), onOff(o.UDPGRO6))

@@ -29,6 +29,8 @@ func sampleStatus(name string) control.Status {
 			{Primitive: "sm4", Selected: "AVX-512+GFNI", Available: []string{"AVX-512+GFNI", "generic"}},
 			{Primitive: "zuc", Selected: "generic", Available: []string{"generic"}},
 		},
+		DataPath:        "run to completion",
+		CPUs:            2,
 		Offload:         control.Offload{TUNVNetHdr: true, TUNTSO: true, TUNQueues: 2, UDPGSO4: true, UDPGRO4: true, UDPGRO6: true},
 		ConfigFile:      "/etc/gmtun/" + name + ".toml",
 		Started:         showNow.Add(-2 * time.Hour),
@@ -55,6 +57,7 @@ func TestWriteStatus(t *testing.T) {
   mtu: 1420
   suites: sm4-gcm, zuc-128
   kernels: sm4 AVX-512+GFNI, zuc generic
+  data path: run to completion on 2 CPU(s)
   offload: tun tso on, uso off, 2 queue(s); udp gso on/off, gro on/on (ipv4/ipv6)
   drops: auth_failed 7, replay 2
   batches: seal none yet; open none yet

@@ -87,6 +87,11 @@ func writeEffectiveConfig(w io.Writer, cfg *config.Config) {
 	}
 	fmt.Fprintf(w, "fwmark = %d\n", ifc.FwMark)
 	fmt.Fprintf(w, "fail_closed = %t\n", ifc.FailClosed)
+	if ifc.RunToCompletionAuto {
+		fmt.Fprintf(w, "run_to_completion = \"auto\"\n")
+	} else {
+		fmt.Fprintf(w, "run_to_completion = %t\n", ifc.RunToCompletion)
+	}
 	if ifc.MetricsListen.Enabled() {
 		fmt.Fprintf(w, "metrics_listen = %s\n", strconv.Quote(ifc.MetricsListen.String()))
 	}

@@ -282,6 +282,8 @@ func tunnelConfig(cfg *config.Config, log *logger) tunnel.Config {
 		MTU:        ifc.MTU,
 		Peers:      peerConfigs(cfg.Peers),
 		Logger:     tl,
+		// NumCPU follows the affinity mask (taskset, CPUAffinity=).
+		RunToCompletion: ifc.AutoRunToCompletion(runtime.NumCPU()),
 	}
 }
 

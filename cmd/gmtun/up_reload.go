@@ -171,6 +171,7 @@ func restartKeys(running, next *config.Config) (keys []string, identity bool) {
 	check("table", a.Table != b.Table, false)
 	check("fwmark", a.FwMark != b.FwMark, false)
 	check("fail_closed", a.FailClosed != b.FailClosed, false)
+	check("run_to_completion", a.RunToCompletion != b.RunToCompletion || a.RunToCompletionAuto != b.RunToCompletionAuto, false)
 	check("metrics_listen", a.MetricsListen != b.MetricsListen, false)
 	return keys, identity
 }

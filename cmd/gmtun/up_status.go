@@ -55,6 +55,8 @@ func (d *daemon) status() (control.Status, error) {
 		MTU:        st.MTU,
 		FwMark:     ifc.FwMark,
 		Kernels:    d.kernels,
+		DataPath:   dataPath(d.dev.RunToCompletion()),
+		CPUs:       runtime.NumCPU(),
 		Offload: control.Offload{
 			TUNVNetHdr: to.VNetHdr, TUNTSO: to.VNetHdr, TUNUSO: to.USO, TUNQueues: to.Queues,
 			UDPGSO4: uo.GSO4, UDPGSO6: uo.GSO6, UDPGRO4: uo.GRO4, UDPGRO6: uo.GRO6,
@@ -108,6 +110,14 @@ func (d *daemon) status() (control.Status, error) {
 		s.Peers = append(s.Peers, cp)
 	}
 	return s, nil
+}
+
+// dataPath names the data plane's mode for control.Status.DataPath.
+func dataPath(runToCompletion bool) string {
+	if runToCompletion {
+		return "run to completion"
+	}
+	return "workers"
 }
 
 // batches converts the device's batch counters for the control socket.
