@@ -329,40 +329,6 @@ DATA sm4Inc32<>+56(SB)/4, $0x00000020
 DATA sm4Inc32<>+60(SB)/4, $0x00000020
 GLOBL sm4Inc32<>(SB), RODATA|NOPTR, $64
 
-DATA sm4TailIndex8<>+0(SB)/4, $0x00000000
-DATA sm4TailIndex8<>+4(SB)/4, $0x00000000
-DATA sm4TailIndex8<>+8(SB)/4, $0x00000000
-DATA sm4TailIndex8<>+12(SB)/4, $0x00000000
-DATA sm4TailIndex8<>+16(SB)/4, $0x00000001
-DATA sm4TailIndex8<>+20(SB)/4, $0x00000001
-DATA sm4TailIndex8<>+24(SB)/4, $0x00000001
-DATA sm4TailIndex8<>+28(SB)/4, $0x00000001
-DATA sm4TailIndex8<>+32(SB)/4, $0x00000002
-DATA sm4TailIndex8<>+36(SB)/4, $0x00000002
-DATA sm4TailIndex8<>+40(SB)/4, $0x00000002
-DATA sm4TailIndex8<>+44(SB)/4, $0x00000002
-DATA sm4TailIndex8<>+48(SB)/4, $0x00000003
-DATA sm4TailIndex8<>+52(SB)/4, $0x00000003
-DATA sm4TailIndex8<>+56(SB)/4, $0x00000003
-DATA sm4TailIndex8<>+60(SB)/4, $0x00000003
-DATA sm4TailIndex8<>+64(SB)/4, $0x00000004
-DATA sm4TailIndex8<>+68(SB)/4, $0x00000004
-DATA sm4TailIndex8<>+72(SB)/4, $0x00000004
-DATA sm4TailIndex8<>+76(SB)/4, $0x00000004
-DATA sm4TailIndex8<>+80(SB)/4, $0x00000005
-DATA sm4TailIndex8<>+84(SB)/4, $0x00000005
-DATA sm4TailIndex8<>+88(SB)/4, $0x00000005
-DATA sm4TailIndex8<>+92(SB)/4, $0x00000005
-DATA sm4TailIndex8<>+96(SB)/4, $0x00000006
-DATA sm4TailIndex8<>+100(SB)/4, $0x00000006
-DATA sm4TailIndex8<>+104(SB)/4, $0x00000006
-DATA sm4TailIndex8<>+108(SB)/4, $0x00000006
-DATA sm4TailIndex8<>+112(SB)/4, $0x00000007
-DATA sm4TailIndex8<>+116(SB)/4, $0x00000007
-DATA sm4TailIndex8<>+120(SB)/4, $0x00000007
-DATA sm4TailIndex8<>+124(SB)/4, $0x00000007
-GLOBL sm4TailIndex8<>(SB), RODATA|NOPTR, $128
-
 DATA sm4BSLinInv<>+0(SB)/8, $0xb3a4f5863284728b
 GLOBL sm4BSLinInv<>(SB), RODATA|NOPTR, $8
 
@@ -5278,8 +5244,8 @@ xorKeyStream2AVX512GFNI_rounds2:
 	RET
 
 // func encryptBlocksAVX2GFNI(rk *[32]uint32, dst *byte, src *byte, nblocks int)
-// Requires: AVX, AVX2, GFNI, SSE2
-TEXT ·encryptBlocksAVX2GFNI(SB), $2560-32
+// Requires: AVX, AVX2, GFNI
+TEXT ·encryptBlocksAVX2GFNI(SB), $2464-32
 	MOVQ           rk+0(FP), AX
 	MOVQ           dst+8(FP), CX
 	MOVQ           src+16(FP), DX
@@ -5792,35 +5758,69 @@ encryptBlocksAVX2GFNI_rounds4false:
 
 encryptBlocksAVX2GFNI_partial:
 	// Fewer than a full pass left: ceil(n/width) sets, the last one masked.
-	TESTQ          BX, BX
-	JZ             encryptBlocksAVX2GFNI_done
-	CMPQ           BX, $0x00000018
-	JA             encryptBlocksAVX2GFNI_sets4
-	CMPQ           BX, $0x00000010
-	JA             encryptBlocksAVX2GFNI_sets3
-	CMPQ           BX, $0x00000008
-	JA             encryptBlocksAVX2GFNI_sets2
-	MOVQ           BX, X0
-	VPBROADCASTD   X0, Y0
-	VMOVDQU        Y0, 1536(SP)
-	LEAQ           1568(SP), BX
-	ADDQ           $0x3f, BX
-	ANDQ           $-64, BX
-	VMOVDQU        1536(SP), Y0
-	VPCMPGTD       sm4TailIndex8<>+0(SB), Y0, Y0
-	VPMASKMOVD     (DX), Y0, Y0
-	VPSHUFB        sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU        1536(SP), Y1
-	VPCMPGTD       sm4TailIndex8<>+32(SB), Y1, Y1
-	VPMASKMOVD     32(DX), Y1, Y1
-	VPSHUFB        sm4BswapMask<>+0(SB), Y1, Y1
-	VMOVDQU        1536(SP), Y2
-	VPCMPGTD       sm4TailIndex8<>+64(SB), Y2, Y2
-	VPMASKMOVD     64(DX), Y2, Y2
-	VPSHUFB        sm4BswapMask<>+0(SB), Y2, Y2
-	VMOVDQU        1536(SP), Y3
-	VPCMPGTD       sm4TailIndex8<>+96(SB), Y3, Y3
-	VPMASKMOVD     96(DX), Y3, Y3
+	TESTQ   BX, BX
+	JZ      encryptBlocksAVX2GFNI_done
+	CMPQ    BX, $0x00000018
+	JA      encryptBlocksAVX2GFNI_sets4
+	CMPQ    BX, $0x00000010
+	JA      encryptBlocksAVX2GFNI_sets3
+	CMPQ    BX, $0x00000008
+	JA      encryptBlocksAVX2GFNI_sets2
+	MOVQ    BX, 1536(SP)
+	LEAQ    1544(SP), BX
+	ADDQ    $0x3f, BX
+	ANDQ    $-64, BX
+	VPXOR   Y0, Y0, Y0
+	CMPQ    1536(SP), $0x02
+	JB      AVX2GFNI_tail0_half
+	VMOVDQU (DX), Y0
+	JMP     AVX2GFNI_tail0_done
+
+AVX2GFNI_tail0_half:
+	CMPQ    1536(SP), $0x01
+	JB      AVX2GFNI_tail0_done
+	VMOVDQU (DX), X0
+
+AVX2GFNI_tail0_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR   Y1, Y1, Y1
+	CMPQ    1536(SP), $0x04
+	JB      AVX2GFNI_tail1_half
+	VMOVDQU 32(DX), Y1
+	JMP     AVX2GFNI_tail1_done
+
+AVX2GFNI_tail1_half:
+	CMPQ    1536(SP), $0x03
+	JB      AVX2GFNI_tail1_done
+	VMOVDQU 32(DX), X1
+
+AVX2GFNI_tail1_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y1, Y1
+	VPXOR   Y2, Y2, Y2
+	CMPQ    1536(SP), $0x06
+	JB      AVX2GFNI_tail2_half
+	VMOVDQU 64(DX), Y2
+	JMP     AVX2GFNI_tail2_done
+
+AVX2GFNI_tail2_half:
+	CMPQ    1536(SP), $0x05
+	JB      AVX2GFNI_tail2_done
+	VMOVDQU 64(DX), X2
+
+AVX2GFNI_tail2_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y2, Y2
+	VPXOR   Y3, Y3, Y3
+	CMPQ    1536(SP), $0x08
+	JB      AVX2GFNI_tail3_half
+	VMOVDQU 96(DX), Y3
+	JMP     AVX2GFNI_tail3_done
+
+AVX2GFNI_tail3_half:
+	CMPQ    1536(SP), $0x07
+	JB      AVX2GFNI_tail3_done
+	VMOVDQU 96(DX), X3
+
+AVX2GFNI_tail3_done:
 	VPSHUFB        sm4BswapMask<>+0(SB), Y3, Y3
 	VPUNPCKHDQ     Y1, Y0, Y4
 	VPUNPCKLDQ     Y1, Y0, Y0
@@ -5918,26 +5918,56 @@ encryptBlocksAVX2GFNI_rounds1true:
 	VPSHUFB           sm4BswapMask<>+0(SB), Y2, Y2
 	VPSHUFB           sm4BswapMask<>+0(SB), Y1, Y1
 	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU           1536(SP), Y4
-	VPCMPGTD          sm4TailIndex8<>+0(SB), Y4, Y4
-	VPMASKMOVD        Y3, Y4, (CX)
-	VMOVDQU           1536(SP), Y3
-	VPCMPGTD          sm4TailIndex8<>+32(SB), Y3, Y3
-	VPMASKMOVD        Y2, Y3, 32(CX)
-	VMOVDQU           1536(SP), Y2
-	VPCMPGTD          sm4TailIndex8<>+64(SB), Y2, Y2
-	VPMASKMOVD        Y1, Y2, 64(CX)
-	VMOVDQU           1536(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD        Y0, Y1, 96(CX)
-	JMP               encryptBlocksAVX2GFNI_done
+	CMPQ              1536(SP), $0x02
+	JB                AVX2GFNI_tail4_half
+	VMOVDQU           Y3, (CX)
+	JMP               AVX2GFNI_tail4_done
+
+AVX2GFNI_tail4_half:
+	CMPQ    1536(SP), $0x01
+	JB      AVX2GFNI_tail4_done
+	VMOVDQU X3, (CX)
+
+AVX2GFNI_tail4_done:
+	CMPQ    1536(SP), $0x04
+	JB      AVX2GFNI_tail5_half
+	VMOVDQU Y2, 32(CX)
+	JMP     AVX2GFNI_tail5_done
+
+AVX2GFNI_tail5_half:
+	CMPQ    1536(SP), $0x03
+	JB      AVX2GFNI_tail5_done
+	VMOVDQU X2, 32(CX)
+
+AVX2GFNI_tail5_done:
+	CMPQ    1536(SP), $0x06
+	JB      AVX2GFNI_tail6_half
+	VMOVDQU Y1, 64(CX)
+	JMP     AVX2GFNI_tail6_done
+
+AVX2GFNI_tail6_half:
+	CMPQ    1536(SP), $0x05
+	JB      AVX2GFNI_tail6_done
+	VMOVDQU X1, 64(CX)
+
+AVX2GFNI_tail6_done:
+	CMPQ    1536(SP), $0x08
+	JB      AVX2GFNI_tail7_half
+	VMOVDQU Y0, 96(CX)
+	JMP     AVX2GFNI_tail7_done
+
+AVX2GFNI_tail7_half:
+	CMPQ    1536(SP), $0x07
+	JB      AVX2GFNI_tail7_done
+	VMOVDQU X0, 96(CX)
+
+AVX2GFNI_tail7_done:
+	JMP encryptBlocksAVX2GFNI_done
 
 encryptBlocksAVX2GFNI_sets2:
 	SUBQ           $0x00000008, BX
-	MOVQ           BX, X0
-	VPBROADCASTD   X0, Y0
-	VMOVDQU        Y0, 1696(SP)
-	LEAQ           1728(SP), BX
+	MOVQ           BX, 1672(SP)
+	LEAQ           1680(SP), BX
 	ADDQ           $0x3f, BX
 	ANDQ           $-64, BX
 	VMOVDQU        (DX), Y0
@@ -5961,21 +5991,57 @@ encryptBlocksAVX2GFNI_sets2:
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y2, Y2
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y3, Y3
 	VMOVDQU        Y0, (BX)
-	VMOVDQU        1696(SP), Y0
-	VPCMPGTD       sm4TailIndex8<>+0(SB), Y0, Y0
-	VPMASKMOVD     128(DX), Y0, Y0
-	VPSHUFB        sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU        1696(SP), Y4
-	VPCMPGTD       sm4TailIndex8<>+32(SB), Y4, Y4
-	VPMASKMOVD     160(DX), Y4, Y4
-	VPSHUFB        sm4BswapMask<>+0(SB), Y4, Y4
-	VMOVDQU        1696(SP), Y5
-	VPCMPGTD       sm4TailIndex8<>+64(SB), Y5, Y5
-	VPMASKMOVD     192(DX), Y5, Y5
-	VPSHUFB        sm4BswapMask<>+0(SB), Y5, Y5
-	VMOVDQU        1696(SP), Y6
-	VPCMPGTD       sm4TailIndex8<>+96(SB), Y6, Y6
-	VPMASKMOVD     224(DX), Y6, Y6
+	VPXOR          Y0, Y0, Y0
+	CMPQ           1672(SP), $0x02
+	JB             AVX2GFNI_tail8_half
+	VMOVDQU        128(DX), Y0
+	JMP            AVX2GFNI_tail8_done
+
+AVX2GFNI_tail8_half:
+	CMPQ    1672(SP), $0x01
+	JB      AVX2GFNI_tail8_done
+	VMOVDQU 128(DX), X0
+
+AVX2GFNI_tail8_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR   Y4, Y4, Y4
+	CMPQ    1672(SP), $0x04
+	JB      AVX2GFNI_tail9_half
+	VMOVDQU 160(DX), Y4
+	JMP     AVX2GFNI_tail9_done
+
+AVX2GFNI_tail9_half:
+	CMPQ    1672(SP), $0x03
+	JB      AVX2GFNI_tail9_done
+	VMOVDQU 160(DX), X4
+
+AVX2GFNI_tail9_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y4, Y4
+	VPXOR   Y5, Y5, Y5
+	CMPQ    1672(SP), $0x06
+	JB      AVX2GFNI_tail10_half
+	VMOVDQU 192(DX), Y5
+	JMP     AVX2GFNI_tail10_done
+
+AVX2GFNI_tail10_half:
+	CMPQ    1672(SP), $0x05
+	JB      AVX2GFNI_tail10_done
+	VMOVDQU 192(DX), X5
+
+AVX2GFNI_tail10_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y5, Y5
+	VPXOR   Y6, Y6, Y6
+	CMPQ    1672(SP), $0x08
+	JB      AVX2GFNI_tail11_half
+	VMOVDQU 224(DX), Y6
+	JMP     AVX2GFNI_tail11_done
+
+AVX2GFNI_tail11_half:
+	CMPQ    1672(SP), $0x07
+	JB      AVX2GFNI_tail11_done
+	VMOVDQU 224(DX), X6
+
+AVX2GFNI_tail11_done:
 	VPSHUFB        sm4BswapMask<>+0(SB), Y6, Y6
 	VPUNPCKHDQ     Y4, Y0, Y7
 	VPUNPCKLDQ     Y4, Y0, Y0
@@ -6154,26 +6220,56 @@ encryptBlocksAVX2GFNI_rounds2true:
 	VPSHUFB           sm4BswapMask<>+0(SB), Y5, Y5
 	VPSHUFB           sm4BswapMask<>+0(SB), Y4, Y4
 	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU           1696(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+0(SB), Y1, Y1
-	VPMASKMOVD        Y6, Y1, 128(CX)
-	VMOVDQU           1696(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+32(SB), Y1, Y1
-	VPMASKMOVD        Y5, Y1, 160(CX)
-	VMOVDQU           1696(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+64(SB), Y1, Y1
-	VPMASKMOVD        Y4, Y1, 192(CX)
-	VMOVDQU           1696(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD        Y0, Y1, 224(CX)
-	JMP               encryptBlocksAVX2GFNI_done
+	CMPQ              1672(SP), $0x02
+	JB                AVX2GFNI_tail12_half
+	VMOVDQU           Y6, 128(CX)
+	JMP               AVX2GFNI_tail12_done
+
+AVX2GFNI_tail12_half:
+	CMPQ    1672(SP), $0x01
+	JB      AVX2GFNI_tail12_done
+	VMOVDQU X6, 128(CX)
+
+AVX2GFNI_tail12_done:
+	CMPQ    1672(SP), $0x04
+	JB      AVX2GFNI_tail13_half
+	VMOVDQU Y5, 160(CX)
+	JMP     AVX2GFNI_tail13_done
+
+AVX2GFNI_tail13_half:
+	CMPQ    1672(SP), $0x03
+	JB      AVX2GFNI_tail13_done
+	VMOVDQU X5, 160(CX)
+
+AVX2GFNI_tail13_done:
+	CMPQ    1672(SP), $0x06
+	JB      AVX2GFNI_tail14_half
+	VMOVDQU Y4, 192(CX)
+	JMP     AVX2GFNI_tail14_done
+
+AVX2GFNI_tail14_half:
+	CMPQ    1672(SP), $0x05
+	JB      AVX2GFNI_tail14_done
+	VMOVDQU X4, 192(CX)
+
+AVX2GFNI_tail14_done:
+	CMPQ    1672(SP), $0x08
+	JB      AVX2GFNI_tail15_half
+	VMOVDQU Y0, 224(CX)
+	JMP     AVX2GFNI_tail15_done
+
+AVX2GFNI_tail15_half:
+	CMPQ    1672(SP), $0x07
+	JB      AVX2GFNI_tail15_done
+	VMOVDQU X0, 224(CX)
+
+AVX2GFNI_tail15_done:
+	JMP encryptBlocksAVX2GFNI_done
 
 encryptBlocksAVX2GFNI_sets3:
 	SUBQ           $0x00000010, BX
-	MOVQ           BX, X0
-	VPBROADCASTD   X0, Y0
-	VMOVDQU        Y0, 1920(SP)
-	LEAQ           1952(SP), BX
+	MOVQ           BX, 1872(SP)
+	LEAQ           1880(SP), BX
 	ADDQ           $0x3f, BX
 	ANDQ           $-64, BX
 	VMOVDQU        (DX), Y0
@@ -6218,21 +6314,57 @@ encryptBlocksAVX2GFNI_sets3:
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y5, Y5
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y6, Y6
 	VMOVDQU        Y0, 64(BX)
-	VMOVDQU        1920(SP), Y0
-	VPCMPGTD       sm4TailIndex8<>+0(SB), Y0, Y0
-	VPMASKMOVD     256(DX), Y0, Y0
-	VPSHUFB        sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU        1920(SP), Y7
-	VPCMPGTD       sm4TailIndex8<>+32(SB), Y7, Y7
-	VPMASKMOVD     288(DX), Y7, Y7
-	VPSHUFB        sm4BswapMask<>+0(SB), Y7, Y7
-	VMOVDQU        1920(SP), Y8
-	VPCMPGTD       sm4TailIndex8<>+64(SB), Y8, Y8
-	VPMASKMOVD     320(DX), Y8, Y8
-	VPSHUFB        sm4BswapMask<>+0(SB), Y8, Y8
-	VMOVDQU        1920(SP), Y9
-	VPCMPGTD       sm4TailIndex8<>+96(SB), Y9, Y9
-	VPMASKMOVD     352(DX), Y9, Y9
+	VPXOR          Y0, Y0, Y0
+	CMPQ           1872(SP), $0x02
+	JB             AVX2GFNI_tail16_half
+	VMOVDQU        256(DX), Y0
+	JMP            AVX2GFNI_tail16_done
+
+AVX2GFNI_tail16_half:
+	CMPQ    1872(SP), $0x01
+	JB      AVX2GFNI_tail16_done
+	VMOVDQU 256(DX), X0
+
+AVX2GFNI_tail16_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR   Y7, Y7, Y7
+	CMPQ    1872(SP), $0x04
+	JB      AVX2GFNI_tail17_half
+	VMOVDQU 288(DX), Y7
+	JMP     AVX2GFNI_tail17_done
+
+AVX2GFNI_tail17_half:
+	CMPQ    1872(SP), $0x03
+	JB      AVX2GFNI_tail17_done
+	VMOVDQU 288(DX), X7
+
+AVX2GFNI_tail17_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y7, Y7
+	VPXOR   Y8, Y8, Y8
+	CMPQ    1872(SP), $0x06
+	JB      AVX2GFNI_tail18_half
+	VMOVDQU 320(DX), Y8
+	JMP     AVX2GFNI_tail18_done
+
+AVX2GFNI_tail18_half:
+	CMPQ    1872(SP), $0x05
+	JB      AVX2GFNI_tail18_done
+	VMOVDQU 320(DX), X8
+
+AVX2GFNI_tail18_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y8, Y8
+	VPXOR   Y9, Y9, Y9
+	CMPQ    1872(SP), $0x08
+	JB      AVX2GFNI_tail19_half
+	VMOVDQU 352(DX), Y9
+	JMP     AVX2GFNI_tail19_done
+
+AVX2GFNI_tail19_half:
+	CMPQ    1872(SP), $0x07
+	JB      AVX2GFNI_tail19_done
+	VMOVDQU 352(DX), X9
+
+AVX2GFNI_tail19_done:
 	VPSHUFB        sm4BswapMask<>+0(SB), Y9, Y9
 	VPUNPCKHDQ     Y7, Y0, Y10
 	VPUNPCKLDQ     Y7, Y0, Y0
@@ -6492,26 +6624,56 @@ encryptBlocksAVX2GFNI_rounds3true:
 	VPSHUFB           sm4BswapMask<>+0(SB), Y8, Y8
 	VPSHUFB           sm4BswapMask<>+0(SB), Y7, Y7
 	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU           1920(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+0(SB), Y1, Y1
-	VPMASKMOVD        Y9, Y1, 256(CX)
-	VMOVDQU           1920(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+32(SB), Y1, Y1
-	VPMASKMOVD        Y8, Y1, 288(CX)
-	VMOVDQU           1920(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+64(SB), Y1, Y1
-	VPMASKMOVD        Y7, Y1, 320(CX)
-	VMOVDQU           1920(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD        Y0, Y1, 352(CX)
-	JMP               encryptBlocksAVX2GFNI_done
+	CMPQ              1872(SP), $0x02
+	JB                AVX2GFNI_tail20_half
+	VMOVDQU           Y9, 256(CX)
+	JMP               AVX2GFNI_tail20_done
+
+AVX2GFNI_tail20_half:
+	CMPQ    1872(SP), $0x01
+	JB      AVX2GFNI_tail20_done
+	VMOVDQU X9, 256(CX)
+
+AVX2GFNI_tail20_done:
+	CMPQ    1872(SP), $0x04
+	JB      AVX2GFNI_tail21_half
+	VMOVDQU Y8, 288(CX)
+	JMP     AVX2GFNI_tail21_done
+
+AVX2GFNI_tail21_half:
+	CMPQ    1872(SP), $0x03
+	JB      AVX2GFNI_tail21_done
+	VMOVDQU X8, 288(CX)
+
+AVX2GFNI_tail21_done:
+	CMPQ    1872(SP), $0x06
+	JB      AVX2GFNI_tail22_half
+	VMOVDQU Y7, 320(CX)
+	JMP     AVX2GFNI_tail22_done
+
+AVX2GFNI_tail22_half:
+	CMPQ    1872(SP), $0x05
+	JB      AVX2GFNI_tail22_done
+	VMOVDQU X7, 320(CX)
+
+AVX2GFNI_tail22_done:
+	CMPQ    1872(SP), $0x08
+	JB      AVX2GFNI_tail23_half
+	VMOVDQU Y0, 352(CX)
+	JMP     AVX2GFNI_tail23_done
+
+AVX2GFNI_tail23_half:
+	CMPQ    1872(SP), $0x07
+	JB      AVX2GFNI_tail23_done
+	VMOVDQU X0, 352(CX)
+
+AVX2GFNI_tail23_done:
+	JMP encryptBlocksAVX2GFNI_done
 
 encryptBlocksAVX2GFNI_sets4:
 	SUBQ           $0x00000018, BX
-	MOVQ           BX, X0
-	VPBROADCASTD   X0, Y0
-	VMOVDQU        Y0, 2208(SP)
-	LEAQ           2240(SP), BX
+	MOVQ           BX, 2136(SP)
+	LEAQ           2144(SP), BX
 	ADDQ           $0x3f, BX
 	ANDQ           $-64, BX
 	VMOVDQU        (DX), Y0
@@ -6577,21 +6739,57 @@ encryptBlocksAVX2GFNI_sets4:
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y8, Y8
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y9, Y9
 	VMOVDQU        Y0, 128(BX)
-	VMOVDQU        2208(SP), Y0
-	VPCMPGTD       sm4TailIndex8<>+0(SB), Y0, Y0
-	VPMASKMOVD     384(DX), Y0, Y0
-	VPSHUFB        sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU        2208(SP), Y10
-	VPCMPGTD       sm4TailIndex8<>+32(SB), Y10, Y10
-	VPMASKMOVD     416(DX), Y10, Y10
-	VPSHUFB        sm4BswapMask<>+0(SB), Y10, Y10
-	VMOVDQU        2208(SP), Y11
-	VPCMPGTD       sm4TailIndex8<>+64(SB), Y11, Y11
-	VPMASKMOVD     448(DX), Y11, Y11
-	VPSHUFB        sm4BswapMask<>+0(SB), Y11, Y11
-	VMOVDQU        2208(SP), Y12
-	VPCMPGTD       sm4TailIndex8<>+96(SB), Y12, Y12
-	VPMASKMOVD     480(DX), Y12, Y12
+	VPXOR          Y0, Y0, Y0
+	CMPQ           2136(SP), $0x02
+	JB             AVX2GFNI_tail24_half
+	VMOVDQU        384(DX), Y0
+	JMP            AVX2GFNI_tail24_done
+
+AVX2GFNI_tail24_half:
+	CMPQ    2136(SP), $0x01
+	JB      AVX2GFNI_tail24_done
+	VMOVDQU 384(DX), X0
+
+AVX2GFNI_tail24_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR   Y10, Y10, Y10
+	CMPQ    2136(SP), $0x04
+	JB      AVX2GFNI_tail25_half
+	VMOVDQU 416(DX), Y10
+	JMP     AVX2GFNI_tail25_done
+
+AVX2GFNI_tail25_half:
+	CMPQ    2136(SP), $0x03
+	JB      AVX2GFNI_tail25_done
+	VMOVDQU 416(DX), X10
+
+AVX2GFNI_tail25_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y10, Y10
+	VPXOR   Y11, Y11, Y11
+	CMPQ    2136(SP), $0x06
+	JB      AVX2GFNI_tail26_half
+	VMOVDQU 448(DX), Y11
+	JMP     AVX2GFNI_tail26_done
+
+AVX2GFNI_tail26_half:
+	CMPQ    2136(SP), $0x05
+	JB      AVX2GFNI_tail26_done
+	VMOVDQU 448(DX), X11
+
+AVX2GFNI_tail26_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y11, Y11
+	VPXOR   Y12, Y12, Y12
+	CMPQ    2136(SP), $0x08
+	JB      AVX2GFNI_tail27_half
+	VMOVDQU 480(DX), Y12
+	JMP     AVX2GFNI_tail27_done
+
+AVX2GFNI_tail27_half:
+	CMPQ    2136(SP), $0x07
+	JB      AVX2GFNI_tail27_done
+	VMOVDQU 480(DX), X12
+
+AVX2GFNI_tail27_done:
 	VPSHUFB        sm4BswapMask<>+0(SB), Y12, Y12
 	VPUNPCKHDQ     Y10, Y0, Y13
 	VPUNPCKLDQ     Y10, Y0, Y0
@@ -6932,26 +7130,57 @@ encryptBlocksAVX2GFNI_rounds4true:
 	VPSHUFB           sm4BswapMask<>+0(SB), Y11, Y11
 	VPSHUFB           sm4BswapMask<>+0(SB), Y10, Y10
 	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU           2208(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+0(SB), Y1, Y1
-	VPMASKMOVD        Y12, Y1, 384(CX)
-	VMOVDQU           2208(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+32(SB), Y1, Y1
-	VPMASKMOVD        Y11, Y1, 416(CX)
-	VMOVDQU           2208(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+64(SB), Y1, Y1
-	VPMASKMOVD        Y10, Y1, 448(CX)
-	VMOVDQU           2208(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD        Y0, Y1, 480(CX)
+	CMPQ              2136(SP), $0x02
+	JB                AVX2GFNI_tail28_half
+	VMOVDQU           Y12, 384(CX)
+	JMP               AVX2GFNI_tail28_done
 
+AVX2GFNI_tail28_half:
+	CMPQ    2136(SP), $0x01
+	JB      AVX2GFNI_tail28_done
+	VMOVDQU X12, 384(CX)
+
+AVX2GFNI_tail28_done:
+	CMPQ    2136(SP), $0x04
+	JB      AVX2GFNI_tail29_half
+	VMOVDQU Y11, 416(CX)
+	JMP     AVX2GFNI_tail29_done
+
+AVX2GFNI_tail29_half:
+	CMPQ    2136(SP), $0x03
+	JB      AVX2GFNI_tail29_done
+	VMOVDQU X11, 416(CX)
+
+AVX2GFNI_tail29_done:
+	CMPQ    2136(SP), $0x06
+	JB      AVX2GFNI_tail30_half
+	VMOVDQU Y10, 448(CX)
+	JMP     AVX2GFNI_tail30_done
+
+AVX2GFNI_tail30_half:
+	CMPQ    2136(SP), $0x05
+	JB      AVX2GFNI_tail30_done
+	VMOVDQU X10, 448(CX)
+
+AVX2GFNI_tail30_done:
+	CMPQ    2136(SP), $0x08
+	JB      AVX2GFNI_tail31_half
+	VMOVDQU Y0, 480(CX)
+	JMP     AVX2GFNI_tail31_done
+
+AVX2GFNI_tail31_half:
+	CMPQ    2136(SP), $0x07
+	JB      AVX2GFNI_tail31_done
+	VMOVDQU X0, 480(CX)
+
+AVX2GFNI_tail31_done:
 encryptBlocksAVX2GFNI_done:
 	VZEROUPPER
 	RET
 
 // func xorKeyStreamAVX2GFNI(rk *[32]uint32, ctr *[16]byte, dst *byte, src *byte, nblocks int)
-// Requires: AVX, AVX2, GFNI, SSE2
-TEXT ·xorKeyStreamAVX2GFNI(SB), $2752-40
+// Requires: AVX, AVX2, GFNI
+TEXT ·xorKeyStreamAVX2GFNI(SB), $2656-40
 	MOVQ           rk+0(FP), AX
 	MOVQ           dst+16(FP), CX
 	MOVQ           src+24(FP), DX
@@ -7458,10 +7687,8 @@ xorKeyStreamAVX2GFNI_partial:
 	JA             xorKeyStreamAVX2GFNI_sets3
 	CMPQ           BX, $0x00000008
 	JA             xorKeyStreamAVX2GFNI_sets2
-	MOVQ           BX, X0
-	VPBROADCASTD   X0, Y0
-	VMOVDQU        Y0, 1728(SP)
-	LEAQ           1760(SP), BX
+	MOVQ           BX, 1728(SP)
+	LEAQ           1736(SP), BX
 	ADDQ           $0x3f, BX
 	ANDQ           $-64, BX
 	VMOVDQU        96(DI), Y3
@@ -7554,42 +7781,64 @@ xorKeyStreamAVX2GFNI_rounds1true:
 	VPSHUFB           sm4BswapMask<>+0(SB), Y2, Y2
 	VPSHUFB           sm4BswapMask<>+0(SB), Y1, Y1
 	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU           1728(SP), Y4
-	VPCMPGTD          sm4TailIndex8<>+0(SB), Y4, Y4
-	VPMASKMOVD        (DX), Y4, Y4
-	VPXOR             Y4, Y3, Y3
-	VMOVDQU           1728(SP), Y4
-	VPCMPGTD          sm4TailIndex8<>+0(SB), Y4, Y4
-	VPMASKMOVD        Y3, Y4, (CX)
-	VMOVDQU           1728(SP), Y3
-	VPCMPGTD          sm4TailIndex8<>+32(SB), Y3, Y3
-	VPMASKMOVD        32(DX), Y3, Y3
-	VPXOR             Y3, Y2, Y2
-	VMOVDQU           1728(SP), Y3
-	VPCMPGTD          sm4TailIndex8<>+32(SB), Y3, Y3
-	VPMASKMOVD        Y2, Y3, 32(CX)
-	VMOVDQU           1728(SP), Y2
-	VPCMPGTD          sm4TailIndex8<>+64(SB), Y2, Y2
-	VPMASKMOVD        64(DX), Y2, Y2
-	VPXOR             Y2, Y1, Y1
-	VMOVDQU           1728(SP), Y2
-	VPCMPGTD          sm4TailIndex8<>+64(SB), Y2, Y2
-	VPMASKMOVD        Y1, Y2, 64(CX)
-	VMOVDQU           1728(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD        96(DX), Y1, Y1
-	VPXOR             Y1, Y0, Y0
-	VMOVDQU           1728(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD        Y0, Y1, 96(CX)
-	JMP               xorKeyStreamAVX2GFNI_done
+	CMPQ              1728(SP), $0x02
+	JB                AVX2GFNI_tail32_half
+	VPXOR             (DX), Y3, Y3
+	VMOVDQU           Y3, (CX)
+	JMP               AVX2GFNI_tail32_done
+
+AVX2GFNI_tail32_half:
+	CMPQ    1728(SP), $0x01
+	JB      AVX2GFNI_tail32_done
+	VPXOR   (DX), X3, X3
+	VMOVDQU X3, (CX)
+
+AVX2GFNI_tail32_done:
+	CMPQ    1728(SP), $0x04
+	JB      AVX2GFNI_tail33_half
+	VPXOR   32(DX), Y2, Y2
+	VMOVDQU Y2, 32(CX)
+	JMP     AVX2GFNI_tail33_done
+
+AVX2GFNI_tail33_half:
+	CMPQ    1728(SP), $0x03
+	JB      AVX2GFNI_tail33_done
+	VPXOR   32(DX), X2, X2
+	VMOVDQU X2, 32(CX)
+
+AVX2GFNI_tail33_done:
+	CMPQ    1728(SP), $0x06
+	JB      AVX2GFNI_tail34_half
+	VPXOR   64(DX), Y1, Y1
+	VMOVDQU Y1, 64(CX)
+	JMP     AVX2GFNI_tail34_done
+
+AVX2GFNI_tail34_half:
+	CMPQ    1728(SP), $0x05
+	JB      AVX2GFNI_tail34_done
+	VPXOR   64(DX), X1, X1
+	VMOVDQU X1, 64(CX)
+
+AVX2GFNI_tail34_done:
+	CMPQ    1728(SP), $0x08
+	JB      AVX2GFNI_tail35_half
+	VPXOR   96(DX), Y0, Y0
+	VMOVDQU Y0, 96(CX)
+	JMP     AVX2GFNI_tail35_done
+
+AVX2GFNI_tail35_half:
+	CMPQ    1728(SP), $0x07
+	JB      AVX2GFNI_tail35_done
+	VPXOR   96(DX), X0, X0
+	VMOVDQU X0, 96(CX)
+
+AVX2GFNI_tail35_done:
+	JMP xorKeyStreamAVX2GFNI_done
 
 xorKeyStreamAVX2GFNI_sets2:
 	SUBQ           $0x00000008, BX
-	MOVQ           BX, X0
-	VPBROADCASTD   X0, Y0
-	VMOVDQU        Y0, 1888(SP)
-	LEAQ           1920(SP), BX
+	MOVQ           BX, 1864(SP)
+	LEAQ           1872(SP), BX
 	ADDQ           $0x3f, BX
 	ANDQ           $-64, BX
 	VMOVDQU        96(DI), Y3
@@ -7774,42 +8023,64 @@ xorKeyStreamAVX2GFNI_rounds2true:
 	VPSHUFB           sm4BswapMask<>+0(SB), Y5, Y5
 	VPSHUFB           sm4BswapMask<>+0(SB), Y4, Y4
 	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU           1888(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+0(SB), Y1, Y1
-	VPMASKMOVD        128(DX), Y1, Y1
-	VPXOR             Y1, Y6, Y6
-	VMOVDQU           1888(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+0(SB), Y1, Y1
-	VPMASKMOVD        Y6, Y1, 128(CX)
-	VMOVDQU           1888(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+32(SB), Y1, Y1
-	VPMASKMOVD        160(DX), Y1, Y1
-	VPXOR             Y1, Y5, Y5
-	VMOVDQU           1888(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+32(SB), Y1, Y1
-	VPMASKMOVD        Y5, Y1, 160(CX)
-	VMOVDQU           1888(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+64(SB), Y1, Y1
-	VPMASKMOVD        192(DX), Y1, Y1
-	VPXOR             Y1, Y4, Y4
-	VMOVDQU           1888(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+64(SB), Y1, Y1
-	VPMASKMOVD        Y4, Y1, 192(CX)
-	VMOVDQU           1888(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD        224(DX), Y1, Y1
-	VPXOR             Y1, Y0, Y0
-	VMOVDQU           1888(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD        Y0, Y1, 224(CX)
-	JMP               xorKeyStreamAVX2GFNI_done
+	CMPQ              1864(SP), $0x02
+	JB                AVX2GFNI_tail36_half
+	VPXOR             128(DX), Y6, Y6
+	VMOVDQU           Y6, 128(CX)
+	JMP               AVX2GFNI_tail36_done
+
+AVX2GFNI_tail36_half:
+	CMPQ    1864(SP), $0x01
+	JB      AVX2GFNI_tail36_done
+	VPXOR   128(DX), X6, X6
+	VMOVDQU X6, 128(CX)
+
+AVX2GFNI_tail36_done:
+	CMPQ    1864(SP), $0x04
+	JB      AVX2GFNI_tail37_half
+	VPXOR   160(DX), Y5, Y5
+	VMOVDQU Y5, 160(CX)
+	JMP     AVX2GFNI_tail37_done
+
+AVX2GFNI_tail37_half:
+	CMPQ    1864(SP), $0x03
+	JB      AVX2GFNI_tail37_done
+	VPXOR   160(DX), X5, X5
+	VMOVDQU X5, 160(CX)
+
+AVX2GFNI_tail37_done:
+	CMPQ    1864(SP), $0x06
+	JB      AVX2GFNI_tail38_half
+	VPXOR   192(DX), Y4, Y4
+	VMOVDQU Y4, 192(CX)
+	JMP     AVX2GFNI_tail38_done
+
+AVX2GFNI_tail38_half:
+	CMPQ    1864(SP), $0x05
+	JB      AVX2GFNI_tail38_done
+	VPXOR   192(DX), X4, X4
+	VMOVDQU X4, 192(CX)
+
+AVX2GFNI_tail38_done:
+	CMPQ    1864(SP), $0x08
+	JB      AVX2GFNI_tail39_half
+	VPXOR   224(DX), Y0, Y0
+	VMOVDQU Y0, 224(CX)
+	JMP     AVX2GFNI_tail39_done
+
+AVX2GFNI_tail39_half:
+	CMPQ    1864(SP), $0x07
+	JB      AVX2GFNI_tail39_done
+	VPXOR   224(DX), X0, X0
+	VMOVDQU X0, 224(CX)
+
+AVX2GFNI_tail39_done:
+	JMP xorKeyStreamAVX2GFNI_done
 
 xorKeyStreamAVX2GFNI_sets3:
 	SUBQ           $0x00000010, BX
-	MOVQ           BX, X0
-	VPBROADCASTD   X0, Y0
-	VMOVDQU        Y0, 2112(SP)
-	LEAQ           2144(SP), BX
+	MOVQ           BX, 2064(SP)
+	LEAQ           2072(SP), BX
 	ADDQ           $0x3f, BX
 	ANDQ           $-64, BX
 	VMOVDQU        96(DI), Y3
@@ -8086,42 +8357,64 @@ xorKeyStreamAVX2GFNI_rounds3true:
 	VPSHUFB           sm4BswapMask<>+0(SB), Y8, Y8
 	VPSHUFB           sm4BswapMask<>+0(SB), Y7, Y7
 	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU           2112(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+0(SB), Y1, Y1
-	VPMASKMOVD        256(DX), Y1, Y1
-	VPXOR             Y1, Y9, Y9
-	VMOVDQU           2112(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+0(SB), Y1, Y1
-	VPMASKMOVD        Y9, Y1, 256(CX)
-	VMOVDQU           2112(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+32(SB), Y1, Y1
-	VPMASKMOVD        288(DX), Y1, Y1
-	VPXOR             Y1, Y8, Y8
-	VMOVDQU           2112(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+32(SB), Y1, Y1
-	VPMASKMOVD        Y8, Y1, 288(CX)
-	VMOVDQU           2112(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+64(SB), Y1, Y1
-	VPMASKMOVD        320(DX), Y1, Y1
-	VPXOR             Y1, Y7, Y7
-	VMOVDQU           2112(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+64(SB), Y1, Y1
-	VPMASKMOVD        Y7, Y1, 320(CX)
-	VMOVDQU           2112(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD        352(DX), Y1, Y1
-	VPXOR             Y1, Y0, Y0
-	VMOVDQU           2112(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD        Y0, Y1, 352(CX)
-	JMP               xorKeyStreamAVX2GFNI_done
+	CMPQ              2064(SP), $0x02
+	JB                AVX2GFNI_tail40_half
+	VPXOR             256(DX), Y9, Y9
+	VMOVDQU           Y9, 256(CX)
+	JMP               AVX2GFNI_tail40_done
+
+AVX2GFNI_tail40_half:
+	CMPQ    2064(SP), $0x01
+	JB      AVX2GFNI_tail40_done
+	VPXOR   256(DX), X9, X9
+	VMOVDQU X9, 256(CX)
+
+AVX2GFNI_tail40_done:
+	CMPQ    2064(SP), $0x04
+	JB      AVX2GFNI_tail41_half
+	VPXOR   288(DX), Y8, Y8
+	VMOVDQU Y8, 288(CX)
+	JMP     AVX2GFNI_tail41_done
+
+AVX2GFNI_tail41_half:
+	CMPQ    2064(SP), $0x03
+	JB      AVX2GFNI_tail41_done
+	VPXOR   288(DX), X8, X8
+	VMOVDQU X8, 288(CX)
+
+AVX2GFNI_tail41_done:
+	CMPQ    2064(SP), $0x06
+	JB      AVX2GFNI_tail42_half
+	VPXOR   320(DX), Y7, Y7
+	VMOVDQU Y7, 320(CX)
+	JMP     AVX2GFNI_tail42_done
+
+AVX2GFNI_tail42_half:
+	CMPQ    2064(SP), $0x05
+	JB      AVX2GFNI_tail42_done
+	VPXOR   320(DX), X7, X7
+	VMOVDQU X7, 320(CX)
+
+AVX2GFNI_tail42_done:
+	CMPQ    2064(SP), $0x08
+	JB      AVX2GFNI_tail43_half
+	VPXOR   352(DX), Y0, Y0
+	VMOVDQU Y0, 352(CX)
+	JMP     AVX2GFNI_tail43_done
+
+AVX2GFNI_tail43_half:
+	CMPQ    2064(SP), $0x07
+	JB      AVX2GFNI_tail43_done
+	VPXOR   352(DX), X0, X0
+	VMOVDQU X0, 352(CX)
+
+AVX2GFNI_tail43_done:
+	JMP xorKeyStreamAVX2GFNI_done
 
 xorKeyStreamAVX2GFNI_sets4:
 	SUBQ           $0x00000018, BX
-	MOVQ           BX, X0
-	VPBROADCASTD   X0, Y0
-	VMOVDQU        Y0, 2400(SP)
-	LEAQ           2432(SP), BX
+	MOVQ           BX, 2328(SP)
+	LEAQ           2336(SP), BX
 	ADDQ           $0x3f, BX
 	ANDQ           $-64, BX
 	VMOVDQU        96(DI), Y3
@@ -8490,42 +8783,65 @@ xorKeyStreamAVX2GFNI_rounds4true:
 	VPSHUFB           sm4BswapMask<>+0(SB), Y11, Y11
 	VPSHUFB           sm4BswapMask<>+0(SB), Y10, Y10
 	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU           2400(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+0(SB), Y1, Y1
-	VPMASKMOVD        384(DX), Y1, Y1
-	VPXOR             Y1, Y12, Y12
-	VMOVDQU           2400(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+0(SB), Y1, Y1
-	VPMASKMOVD        Y12, Y1, 384(CX)
-	VMOVDQU           2400(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+32(SB), Y1, Y1
-	VPMASKMOVD        416(DX), Y1, Y1
-	VPXOR             Y1, Y11, Y11
-	VMOVDQU           2400(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+32(SB), Y1, Y1
-	VPMASKMOVD        Y11, Y1, 416(CX)
-	VMOVDQU           2400(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+64(SB), Y1, Y1
-	VPMASKMOVD        448(DX), Y1, Y1
-	VPXOR             Y1, Y10, Y10
-	VMOVDQU           2400(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+64(SB), Y1, Y1
-	VPMASKMOVD        Y10, Y1, 448(CX)
-	VMOVDQU           2400(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD        480(DX), Y1, Y1
-	VPXOR             Y1, Y0, Y0
-	VMOVDQU           2400(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD        Y0, Y1, 480(CX)
+	CMPQ              2328(SP), $0x02
+	JB                AVX2GFNI_tail44_half
+	VPXOR             384(DX), Y12, Y12
+	VMOVDQU           Y12, 384(CX)
+	JMP               AVX2GFNI_tail44_done
 
+AVX2GFNI_tail44_half:
+	CMPQ    2328(SP), $0x01
+	JB      AVX2GFNI_tail44_done
+	VPXOR   384(DX), X12, X12
+	VMOVDQU X12, 384(CX)
+
+AVX2GFNI_tail44_done:
+	CMPQ    2328(SP), $0x04
+	JB      AVX2GFNI_tail45_half
+	VPXOR   416(DX), Y11, Y11
+	VMOVDQU Y11, 416(CX)
+	JMP     AVX2GFNI_tail45_done
+
+AVX2GFNI_tail45_half:
+	CMPQ    2328(SP), $0x03
+	JB      AVX2GFNI_tail45_done
+	VPXOR   416(DX), X11, X11
+	VMOVDQU X11, 416(CX)
+
+AVX2GFNI_tail45_done:
+	CMPQ    2328(SP), $0x06
+	JB      AVX2GFNI_tail46_half
+	VPXOR   448(DX), Y10, Y10
+	VMOVDQU Y10, 448(CX)
+	JMP     AVX2GFNI_tail46_done
+
+AVX2GFNI_tail46_half:
+	CMPQ    2328(SP), $0x05
+	JB      AVX2GFNI_tail46_done
+	VPXOR   448(DX), X10, X10
+	VMOVDQU X10, 448(CX)
+
+AVX2GFNI_tail46_done:
+	CMPQ    2328(SP), $0x08
+	JB      AVX2GFNI_tail47_half
+	VPXOR   480(DX), Y0, Y0
+	VMOVDQU Y0, 480(CX)
+	JMP     AVX2GFNI_tail47_done
+
+AVX2GFNI_tail47_half:
+	CMPQ    2328(SP), $0x07
+	JB      AVX2GFNI_tail47_done
+	VPXOR   480(DX), X0, X0
+	VMOVDQU X0, 480(CX)
+
+AVX2GFNI_tail47_done:
 xorKeyStreamAVX2GFNI_done:
 	VZEROUPPER
 	RET
 
 // func xorPiecesAVX2GFNI(rk *[32]uint32, pieces *byte, npieces int, nblocks int)
-// Requires: AVX, AVX2, GFNI, SSE2
-TEXT ·xorPiecesAVX2GFNI(SB), $4712-32
+// Requires: AVX, AVX2, GFNI
+TEXT ·xorPiecesAVX2GFNI(SB), $4616-32
 	MOVQ rk+0(FP), AX
 	MOVQ pieces+8(FP), CX
 	MOVQ npieces+16(FP), DX
@@ -9081,35 +9397,69 @@ xorPiecesAVX2GFNI_rounds4false:
 
 xorPiecesAVX2GFNI_partial:
 	// Fewer than a full pass left: ceil(n/width) sets, the last one masked.
-	TESTQ          BX, BX
-	JZ             xorPiecesAVX2GFNI_done
-	CMPQ           BX, $0x00000018
-	JA             xorPiecesAVX2GFNI_sets4
-	CMPQ           BX, $0x00000010
-	JA             xorPiecesAVX2GFNI_sets3
-	CMPQ           BX, $0x00000008
-	JA             xorPiecesAVX2GFNI_sets2
-	MOVQ           BX, X0
-	VPBROADCASTD   X0, Y0
-	VMOVDQU        Y0, 3688(SP)
-	LEAQ           3720(SP), BX
-	ADDQ           $0x3f, BX
-	ANDQ           $-64, BX
-	VMOVDQU        3688(SP), Y0
-	VPCMPGTD       sm4TailIndex8<>+0(SB), Y0, Y0
-	VPMASKMOVD     (SI), Y0, Y0
-	VPSHUFB        sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU        3688(SP), Y1
-	VPCMPGTD       sm4TailIndex8<>+32(SB), Y1, Y1
-	VPMASKMOVD     32(SI), Y1, Y1
-	VPSHUFB        sm4BswapMask<>+0(SB), Y1, Y1
-	VMOVDQU        3688(SP), Y2
-	VPCMPGTD       sm4TailIndex8<>+64(SB), Y2, Y2
-	VPMASKMOVD     64(SI), Y2, Y2
-	VPSHUFB        sm4BswapMask<>+0(SB), Y2, Y2
-	VMOVDQU        3688(SP), Y3
-	VPCMPGTD       sm4TailIndex8<>+96(SB), Y3, Y3
-	VPMASKMOVD     96(SI), Y3, Y3
+	TESTQ   BX, BX
+	JZ      xorPiecesAVX2GFNI_done
+	CMPQ    BX, $0x00000018
+	JA      xorPiecesAVX2GFNI_sets4
+	CMPQ    BX, $0x00000010
+	JA      xorPiecesAVX2GFNI_sets3
+	CMPQ    BX, $0x00000008
+	JA      xorPiecesAVX2GFNI_sets2
+	MOVQ    BX, 3688(SP)
+	LEAQ    3696(SP), BX
+	ADDQ    $0x3f, BX
+	ANDQ    $-64, BX
+	VPXOR   Y0, Y0, Y0
+	CMPQ    3688(SP), $0x02
+	JB      AVX2GFNI_tail48_half
+	VMOVDQU (SI), Y0
+	JMP     AVX2GFNI_tail48_done
+
+AVX2GFNI_tail48_half:
+	CMPQ    3688(SP), $0x01
+	JB      AVX2GFNI_tail48_done
+	VMOVDQU (SI), X0
+
+AVX2GFNI_tail48_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR   Y1, Y1, Y1
+	CMPQ    3688(SP), $0x04
+	JB      AVX2GFNI_tail49_half
+	VMOVDQU 32(SI), Y1
+	JMP     AVX2GFNI_tail49_done
+
+AVX2GFNI_tail49_half:
+	CMPQ    3688(SP), $0x03
+	JB      AVX2GFNI_tail49_done
+	VMOVDQU 32(SI), X1
+
+AVX2GFNI_tail49_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y1, Y1
+	VPXOR   Y2, Y2, Y2
+	CMPQ    3688(SP), $0x06
+	JB      AVX2GFNI_tail50_half
+	VMOVDQU 64(SI), Y2
+	JMP     AVX2GFNI_tail50_done
+
+AVX2GFNI_tail50_half:
+	CMPQ    3688(SP), $0x05
+	JB      AVX2GFNI_tail50_done
+	VMOVDQU 64(SI), X2
+
+AVX2GFNI_tail50_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y2, Y2
+	VPXOR   Y3, Y3, Y3
+	CMPQ    3688(SP), $0x08
+	JB      AVX2GFNI_tail51_half
+	VMOVDQU 96(SI), Y3
+	JMP     AVX2GFNI_tail51_done
+
+AVX2GFNI_tail51_half:
+	CMPQ    3688(SP), $0x07
+	JB      AVX2GFNI_tail51_done
+	VMOVDQU 96(SI), X3
+
+AVX2GFNI_tail51_done:
 	VPSHUFB        sm4BswapMask<>+0(SB), Y3, Y3
 	VPUNPCKHDQ     Y1, Y0, Y4
 	VPUNPCKLDQ     Y1, Y0, Y0
@@ -9207,26 +9557,56 @@ xorPiecesAVX2GFNI_rounds1true:
 	VPSHUFB           sm4BswapMask<>+0(SB), Y2, Y2
 	VPSHUFB           sm4BswapMask<>+0(SB), Y1, Y1
 	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU           3688(SP), Y4
-	VPCMPGTD          sm4TailIndex8<>+0(SB), Y4, Y4
-	VPMASKMOVD        Y3, Y4, (DI)
-	VMOVDQU           3688(SP), Y3
-	VPCMPGTD          sm4TailIndex8<>+32(SB), Y3, Y3
-	VPMASKMOVD        Y2, Y3, 32(DI)
-	VMOVDQU           3688(SP), Y2
-	VPCMPGTD          sm4TailIndex8<>+64(SB), Y2, Y2
-	VPMASKMOVD        Y1, Y2, 64(DI)
-	VMOVDQU           3688(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD        Y0, Y1, 96(DI)
-	JMP               xorPiecesAVX2GFNI_done
+	CMPQ              3688(SP), $0x02
+	JB                AVX2GFNI_tail52_half
+	VMOVDQU           Y3, (DI)
+	JMP               AVX2GFNI_tail52_done
+
+AVX2GFNI_tail52_half:
+	CMPQ    3688(SP), $0x01
+	JB      AVX2GFNI_tail52_done
+	VMOVDQU X3, (DI)
+
+AVX2GFNI_tail52_done:
+	CMPQ    3688(SP), $0x04
+	JB      AVX2GFNI_tail53_half
+	VMOVDQU Y2, 32(DI)
+	JMP     AVX2GFNI_tail53_done
+
+AVX2GFNI_tail53_half:
+	CMPQ    3688(SP), $0x03
+	JB      AVX2GFNI_tail53_done
+	VMOVDQU X2, 32(DI)
+
+AVX2GFNI_tail53_done:
+	CMPQ    3688(SP), $0x06
+	JB      AVX2GFNI_tail54_half
+	VMOVDQU Y1, 64(DI)
+	JMP     AVX2GFNI_tail54_done
+
+AVX2GFNI_tail54_half:
+	CMPQ    3688(SP), $0x05
+	JB      AVX2GFNI_tail54_done
+	VMOVDQU X1, 64(DI)
+
+AVX2GFNI_tail54_done:
+	CMPQ    3688(SP), $0x08
+	JB      AVX2GFNI_tail55_half
+	VMOVDQU Y0, 96(DI)
+	JMP     AVX2GFNI_tail55_done
+
+AVX2GFNI_tail55_half:
+	CMPQ    3688(SP), $0x07
+	JB      AVX2GFNI_tail55_done
+	VMOVDQU X0, 96(DI)
+
+AVX2GFNI_tail55_done:
+	JMP xorPiecesAVX2GFNI_done
 
 xorPiecesAVX2GFNI_sets2:
 	SUBQ           $0x00000008, BX
-	MOVQ           BX, X0
-	VPBROADCASTD   X0, Y0
-	VMOVDQU        Y0, 3848(SP)
-	LEAQ           3880(SP), BX
+	MOVQ           BX, 3824(SP)
+	LEAQ           3832(SP), BX
 	ADDQ           $0x3f, BX
 	ANDQ           $-64, BX
 	VMOVDQU        (SI), Y0
@@ -9250,21 +9630,57 @@ xorPiecesAVX2GFNI_sets2:
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y2, Y2
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y3, Y3
 	VMOVDQU        Y0, (BX)
-	VMOVDQU        3848(SP), Y0
-	VPCMPGTD       sm4TailIndex8<>+0(SB), Y0, Y0
-	VPMASKMOVD     128(SI), Y0, Y0
-	VPSHUFB        sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU        3848(SP), Y4
-	VPCMPGTD       sm4TailIndex8<>+32(SB), Y4, Y4
-	VPMASKMOVD     160(SI), Y4, Y4
-	VPSHUFB        sm4BswapMask<>+0(SB), Y4, Y4
-	VMOVDQU        3848(SP), Y5
-	VPCMPGTD       sm4TailIndex8<>+64(SB), Y5, Y5
-	VPMASKMOVD     192(SI), Y5, Y5
-	VPSHUFB        sm4BswapMask<>+0(SB), Y5, Y5
-	VMOVDQU        3848(SP), Y6
-	VPCMPGTD       sm4TailIndex8<>+96(SB), Y6, Y6
-	VPMASKMOVD     224(SI), Y6, Y6
+	VPXOR          Y0, Y0, Y0
+	CMPQ           3824(SP), $0x02
+	JB             AVX2GFNI_tail56_half
+	VMOVDQU        128(SI), Y0
+	JMP            AVX2GFNI_tail56_done
+
+AVX2GFNI_tail56_half:
+	CMPQ    3824(SP), $0x01
+	JB      AVX2GFNI_tail56_done
+	VMOVDQU 128(SI), X0
+
+AVX2GFNI_tail56_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR   Y4, Y4, Y4
+	CMPQ    3824(SP), $0x04
+	JB      AVX2GFNI_tail57_half
+	VMOVDQU 160(SI), Y4
+	JMP     AVX2GFNI_tail57_done
+
+AVX2GFNI_tail57_half:
+	CMPQ    3824(SP), $0x03
+	JB      AVX2GFNI_tail57_done
+	VMOVDQU 160(SI), X4
+
+AVX2GFNI_tail57_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y4, Y4
+	VPXOR   Y5, Y5, Y5
+	CMPQ    3824(SP), $0x06
+	JB      AVX2GFNI_tail58_half
+	VMOVDQU 192(SI), Y5
+	JMP     AVX2GFNI_tail58_done
+
+AVX2GFNI_tail58_half:
+	CMPQ    3824(SP), $0x05
+	JB      AVX2GFNI_tail58_done
+	VMOVDQU 192(SI), X5
+
+AVX2GFNI_tail58_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y5, Y5
+	VPXOR   Y6, Y6, Y6
+	CMPQ    3824(SP), $0x08
+	JB      AVX2GFNI_tail59_half
+	VMOVDQU 224(SI), Y6
+	JMP     AVX2GFNI_tail59_done
+
+AVX2GFNI_tail59_half:
+	CMPQ    3824(SP), $0x07
+	JB      AVX2GFNI_tail59_done
+	VMOVDQU 224(SI), X6
+
+AVX2GFNI_tail59_done:
 	VPSHUFB        sm4BswapMask<>+0(SB), Y6, Y6
 	VPUNPCKHDQ     Y4, Y0, Y7
 	VPUNPCKLDQ     Y4, Y0, Y0
@@ -9443,26 +9859,56 @@ xorPiecesAVX2GFNI_rounds2true:
 	VPSHUFB           sm4BswapMask<>+0(SB), Y5, Y5
 	VPSHUFB           sm4BswapMask<>+0(SB), Y4, Y4
 	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU           3848(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+0(SB), Y1, Y1
-	VPMASKMOVD        Y6, Y1, 128(DI)
-	VMOVDQU           3848(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+32(SB), Y1, Y1
-	VPMASKMOVD        Y5, Y1, 160(DI)
-	VMOVDQU           3848(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+64(SB), Y1, Y1
-	VPMASKMOVD        Y4, Y1, 192(DI)
-	VMOVDQU           3848(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD        Y0, Y1, 224(DI)
-	JMP               xorPiecesAVX2GFNI_done
+	CMPQ              3824(SP), $0x02
+	JB                AVX2GFNI_tail60_half
+	VMOVDQU           Y6, 128(DI)
+	JMP               AVX2GFNI_tail60_done
+
+AVX2GFNI_tail60_half:
+	CMPQ    3824(SP), $0x01
+	JB      AVX2GFNI_tail60_done
+	VMOVDQU X6, 128(DI)
+
+AVX2GFNI_tail60_done:
+	CMPQ    3824(SP), $0x04
+	JB      AVX2GFNI_tail61_half
+	VMOVDQU Y5, 160(DI)
+	JMP     AVX2GFNI_tail61_done
+
+AVX2GFNI_tail61_half:
+	CMPQ    3824(SP), $0x03
+	JB      AVX2GFNI_tail61_done
+	VMOVDQU X5, 160(DI)
+
+AVX2GFNI_tail61_done:
+	CMPQ    3824(SP), $0x06
+	JB      AVX2GFNI_tail62_half
+	VMOVDQU Y4, 192(DI)
+	JMP     AVX2GFNI_tail62_done
+
+AVX2GFNI_tail62_half:
+	CMPQ    3824(SP), $0x05
+	JB      AVX2GFNI_tail62_done
+	VMOVDQU X4, 192(DI)
+
+AVX2GFNI_tail62_done:
+	CMPQ    3824(SP), $0x08
+	JB      AVX2GFNI_tail63_half
+	VMOVDQU Y0, 224(DI)
+	JMP     AVX2GFNI_tail63_done
+
+AVX2GFNI_tail63_half:
+	CMPQ    3824(SP), $0x07
+	JB      AVX2GFNI_tail63_done
+	VMOVDQU X0, 224(DI)
+
+AVX2GFNI_tail63_done:
+	JMP xorPiecesAVX2GFNI_done
 
 xorPiecesAVX2GFNI_sets3:
 	SUBQ           $0x00000010, BX
-	MOVQ           BX, X0
-	VPBROADCASTD   X0, Y0
-	VMOVDQU        Y0, 4072(SP)
-	LEAQ           4104(SP), BX
+	MOVQ           BX, 4024(SP)
+	LEAQ           4032(SP), BX
 	ADDQ           $0x3f, BX
 	ANDQ           $-64, BX
 	VMOVDQU        (SI), Y0
@@ -9507,21 +9953,57 @@ xorPiecesAVX2GFNI_sets3:
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y5, Y5
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y6, Y6
 	VMOVDQU        Y0, 64(BX)
-	VMOVDQU        4072(SP), Y0
-	VPCMPGTD       sm4TailIndex8<>+0(SB), Y0, Y0
-	VPMASKMOVD     256(SI), Y0, Y0
-	VPSHUFB        sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU        4072(SP), Y7
-	VPCMPGTD       sm4TailIndex8<>+32(SB), Y7, Y7
-	VPMASKMOVD     288(SI), Y7, Y7
-	VPSHUFB        sm4BswapMask<>+0(SB), Y7, Y7
-	VMOVDQU        4072(SP), Y8
-	VPCMPGTD       sm4TailIndex8<>+64(SB), Y8, Y8
-	VPMASKMOVD     320(SI), Y8, Y8
-	VPSHUFB        sm4BswapMask<>+0(SB), Y8, Y8
-	VMOVDQU        4072(SP), Y9
-	VPCMPGTD       sm4TailIndex8<>+96(SB), Y9, Y9
-	VPMASKMOVD     352(SI), Y9, Y9
+	VPXOR          Y0, Y0, Y0
+	CMPQ           4024(SP), $0x02
+	JB             AVX2GFNI_tail64_half
+	VMOVDQU        256(SI), Y0
+	JMP            AVX2GFNI_tail64_done
+
+AVX2GFNI_tail64_half:
+	CMPQ    4024(SP), $0x01
+	JB      AVX2GFNI_tail64_done
+	VMOVDQU 256(SI), X0
+
+AVX2GFNI_tail64_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR   Y7, Y7, Y7
+	CMPQ    4024(SP), $0x04
+	JB      AVX2GFNI_tail65_half
+	VMOVDQU 288(SI), Y7
+	JMP     AVX2GFNI_tail65_done
+
+AVX2GFNI_tail65_half:
+	CMPQ    4024(SP), $0x03
+	JB      AVX2GFNI_tail65_done
+	VMOVDQU 288(SI), X7
+
+AVX2GFNI_tail65_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y7, Y7
+	VPXOR   Y8, Y8, Y8
+	CMPQ    4024(SP), $0x06
+	JB      AVX2GFNI_tail66_half
+	VMOVDQU 320(SI), Y8
+	JMP     AVX2GFNI_tail66_done
+
+AVX2GFNI_tail66_half:
+	CMPQ    4024(SP), $0x05
+	JB      AVX2GFNI_tail66_done
+	VMOVDQU 320(SI), X8
+
+AVX2GFNI_tail66_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y8, Y8
+	VPXOR   Y9, Y9, Y9
+	CMPQ    4024(SP), $0x08
+	JB      AVX2GFNI_tail67_half
+	VMOVDQU 352(SI), Y9
+	JMP     AVX2GFNI_tail67_done
+
+AVX2GFNI_tail67_half:
+	CMPQ    4024(SP), $0x07
+	JB      AVX2GFNI_tail67_done
+	VMOVDQU 352(SI), X9
+
+AVX2GFNI_tail67_done:
 	VPSHUFB        sm4BswapMask<>+0(SB), Y9, Y9
 	VPUNPCKHDQ     Y7, Y0, Y10
 	VPUNPCKLDQ     Y7, Y0, Y0
@@ -9781,26 +10263,56 @@ xorPiecesAVX2GFNI_rounds3true:
 	VPSHUFB           sm4BswapMask<>+0(SB), Y8, Y8
 	VPSHUFB           sm4BswapMask<>+0(SB), Y7, Y7
 	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU           4072(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+0(SB), Y1, Y1
-	VPMASKMOVD        Y9, Y1, 256(DI)
-	VMOVDQU           4072(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+32(SB), Y1, Y1
-	VPMASKMOVD        Y8, Y1, 288(DI)
-	VMOVDQU           4072(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+64(SB), Y1, Y1
-	VPMASKMOVD        Y7, Y1, 320(DI)
-	VMOVDQU           4072(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD        Y0, Y1, 352(DI)
-	JMP               xorPiecesAVX2GFNI_done
+	CMPQ              4024(SP), $0x02
+	JB                AVX2GFNI_tail68_half
+	VMOVDQU           Y9, 256(DI)
+	JMP               AVX2GFNI_tail68_done
+
+AVX2GFNI_tail68_half:
+	CMPQ    4024(SP), $0x01
+	JB      AVX2GFNI_tail68_done
+	VMOVDQU X9, 256(DI)
+
+AVX2GFNI_tail68_done:
+	CMPQ    4024(SP), $0x04
+	JB      AVX2GFNI_tail69_half
+	VMOVDQU Y8, 288(DI)
+	JMP     AVX2GFNI_tail69_done
+
+AVX2GFNI_tail69_half:
+	CMPQ    4024(SP), $0x03
+	JB      AVX2GFNI_tail69_done
+	VMOVDQU X8, 288(DI)
+
+AVX2GFNI_tail69_done:
+	CMPQ    4024(SP), $0x06
+	JB      AVX2GFNI_tail70_half
+	VMOVDQU Y7, 320(DI)
+	JMP     AVX2GFNI_tail70_done
+
+AVX2GFNI_tail70_half:
+	CMPQ    4024(SP), $0x05
+	JB      AVX2GFNI_tail70_done
+	VMOVDQU X7, 320(DI)
+
+AVX2GFNI_tail70_done:
+	CMPQ    4024(SP), $0x08
+	JB      AVX2GFNI_tail71_half
+	VMOVDQU Y0, 352(DI)
+	JMP     AVX2GFNI_tail71_done
+
+AVX2GFNI_tail71_half:
+	CMPQ    4024(SP), $0x07
+	JB      AVX2GFNI_tail71_done
+	VMOVDQU X0, 352(DI)
+
+AVX2GFNI_tail71_done:
+	JMP xorPiecesAVX2GFNI_done
 
 xorPiecesAVX2GFNI_sets4:
 	SUBQ           $0x00000018, BX
-	MOVQ           BX, X0
-	VPBROADCASTD   X0, Y0
-	VMOVDQU        Y0, 4360(SP)
-	LEAQ           4392(SP), BX
+	MOVQ           BX, 4288(SP)
+	LEAQ           4296(SP), BX
 	ADDQ           $0x3f, BX
 	ANDQ           $-64, BX
 	VMOVDQU        (SI), Y0
@@ -9866,21 +10378,57 @@ xorPiecesAVX2GFNI_sets4:
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y8, Y8
 	VGF2P8AFFINEQB $0x00, sm4WordLin<>+0(SB), Y9, Y9
 	VMOVDQU        Y0, 128(BX)
-	VMOVDQU        4360(SP), Y0
-	VPCMPGTD       sm4TailIndex8<>+0(SB), Y0, Y0
-	VPMASKMOVD     384(SI), Y0, Y0
-	VPSHUFB        sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU        4360(SP), Y10
-	VPCMPGTD       sm4TailIndex8<>+32(SB), Y10, Y10
-	VPMASKMOVD     416(SI), Y10, Y10
-	VPSHUFB        sm4BswapMask<>+0(SB), Y10, Y10
-	VMOVDQU        4360(SP), Y11
-	VPCMPGTD       sm4TailIndex8<>+64(SB), Y11, Y11
-	VPMASKMOVD     448(SI), Y11, Y11
-	VPSHUFB        sm4BswapMask<>+0(SB), Y11, Y11
-	VMOVDQU        4360(SP), Y12
-	VPCMPGTD       sm4TailIndex8<>+96(SB), Y12, Y12
-	VPMASKMOVD     480(SI), Y12, Y12
+	VPXOR          Y0, Y0, Y0
+	CMPQ           4288(SP), $0x02
+	JB             AVX2GFNI_tail72_half
+	VMOVDQU        384(SI), Y0
+	JMP            AVX2GFNI_tail72_done
+
+AVX2GFNI_tail72_half:
+	CMPQ    4288(SP), $0x01
+	JB      AVX2GFNI_tail72_done
+	VMOVDQU 384(SI), X0
+
+AVX2GFNI_tail72_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR   Y10, Y10, Y10
+	CMPQ    4288(SP), $0x04
+	JB      AVX2GFNI_tail73_half
+	VMOVDQU 416(SI), Y10
+	JMP     AVX2GFNI_tail73_done
+
+AVX2GFNI_tail73_half:
+	CMPQ    4288(SP), $0x03
+	JB      AVX2GFNI_tail73_done
+	VMOVDQU 416(SI), X10
+
+AVX2GFNI_tail73_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y10, Y10
+	VPXOR   Y11, Y11, Y11
+	CMPQ    4288(SP), $0x06
+	JB      AVX2GFNI_tail74_half
+	VMOVDQU 448(SI), Y11
+	JMP     AVX2GFNI_tail74_done
+
+AVX2GFNI_tail74_half:
+	CMPQ    4288(SP), $0x05
+	JB      AVX2GFNI_tail74_done
+	VMOVDQU 448(SI), X11
+
+AVX2GFNI_tail74_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y11, Y11
+	VPXOR   Y12, Y12, Y12
+	CMPQ    4288(SP), $0x08
+	JB      AVX2GFNI_tail75_half
+	VMOVDQU 480(SI), Y12
+	JMP     AVX2GFNI_tail75_done
+
+AVX2GFNI_tail75_half:
+	CMPQ    4288(SP), $0x07
+	JB      AVX2GFNI_tail75_done
+	VMOVDQU 480(SI), X12
+
+AVX2GFNI_tail75_done:
 	VPSHUFB        sm4BswapMask<>+0(SB), Y12, Y12
 	VPUNPCKHDQ     Y10, Y0, Y13
 	VPUNPCKLDQ     Y10, Y0, Y0
@@ -10221,19 +10769,50 @@ xorPiecesAVX2GFNI_rounds4true:
 	VPSHUFB           sm4BswapMask<>+0(SB), Y11, Y11
 	VPSHUFB           sm4BswapMask<>+0(SB), Y10, Y10
 	VPSHUFB           sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU           4360(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+0(SB), Y1, Y1
-	VPMASKMOVD        Y12, Y1, 384(DI)
-	VMOVDQU           4360(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+32(SB), Y1, Y1
-	VPMASKMOVD        Y11, Y1, 416(DI)
-	VMOVDQU           4360(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+64(SB), Y1, Y1
-	VPMASKMOVD        Y10, Y1, 448(DI)
-	VMOVDQU           4360(SP), Y1
-	VPCMPGTD          sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD        Y0, Y1, 480(DI)
+	CMPQ              4288(SP), $0x02
+	JB                AVX2GFNI_tail76_half
+	VMOVDQU           Y12, 384(DI)
+	JMP               AVX2GFNI_tail76_done
 
+AVX2GFNI_tail76_half:
+	CMPQ    4288(SP), $0x01
+	JB      AVX2GFNI_tail76_done
+	VMOVDQU X12, 384(DI)
+
+AVX2GFNI_tail76_done:
+	CMPQ    4288(SP), $0x04
+	JB      AVX2GFNI_tail77_half
+	VMOVDQU Y11, 416(DI)
+	JMP     AVX2GFNI_tail77_done
+
+AVX2GFNI_tail77_half:
+	CMPQ    4288(SP), $0x03
+	JB      AVX2GFNI_tail77_done
+	VMOVDQU X11, 416(DI)
+
+AVX2GFNI_tail77_done:
+	CMPQ    4288(SP), $0x06
+	JB      AVX2GFNI_tail78_half
+	VMOVDQU Y10, 448(DI)
+	JMP     AVX2GFNI_tail78_done
+
+AVX2GFNI_tail78_half:
+	CMPQ    4288(SP), $0x05
+	JB      AVX2GFNI_tail78_done
+	VMOVDQU X10, 448(DI)
+
+AVX2GFNI_tail78_done:
+	CMPQ    4288(SP), $0x08
+	JB      AVX2GFNI_tail79_half
+	VMOVDQU Y0, 480(DI)
+	JMP     AVX2GFNI_tail79_done
+
+AVX2GFNI_tail79_half:
+	CMPQ    4288(SP), $0x07
+	JB      AVX2GFNI_tail79_done
+	VMOVDQU X0, 480(DI)
+
+AVX2GFNI_tail79_done:
 xorPiecesAVX2GFNI_done:
 	// Keystream into every piece: 32 bytes per step, then 16, then bytes.
 	MOVQ (SP), AX
@@ -10308,8 +10887,8 @@ xorPiecesAVX2GFNI_xor_done:
 	RET
 
 // func encryptBlocksAVX2AESNI(rk *[32]uint32, dst *byte, src *byte, nblocks int)
-// Requires: AES, AVX, AVX2, SSE2
-TEXT ·encryptBlocksAVX2AESNI(SB), $2560-32
+// Requires: AES, AVX, AVX2
+TEXT ·encryptBlocksAVX2AESNI(SB), $2464-32
 	MOVQ         rk+0(FP), AX
 	MOVQ         dst+8(FP), CX
 	MOVQ         src+16(FP), DX
@@ -11330,78 +11909,112 @@ encryptBlocksAVX2AESNI_rounds4false:
 
 encryptBlocksAVX2AESNI_partial:
 	// Fewer than a full pass left: ceil(n/width) sets, the last one masked.
-	TESTQ        BX, BX
-	JZ           encryptBlocksAVX2AESNI_done
-	CMPQ         BX, $0x00000018
-	JA           encryptBlocksAVX2AESNI_sets4
-	CMPQ         BX, $0x00000010
-	JA           encryptBlocksAVX2AESNI_sets3
-	CMPQ         BX, $0x00000008
-	JA           encryptBlocksAVX2AESNI_sets2
-	MOVQ         BX, X0
-	VPBROADCASTD X0, Y0
-	VMOVDQU      Y0, 1536(SP)
-	LEAQ         1568(SP), BX
-	ADDQ         $0x3f, BX
-	ANDQ         $-64, BX
-	VMOVDQU      1536(SP), Y0
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
-	VPMASKMOVD   (DX), Y0, Y0
-	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      1536(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y1, Y1
-	VPMASKMOVD   32(DX), Y1, Y1
-	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
-	VMOVDQU      1536(SP), Y2
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y2, Y2
-	VPMASKMOVD   64(DX), Y2, Y2
-	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
-	VMOVDQU      1536(SP), Y3
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y3, Y3
-	VPMASKMOVD   96(DX), Y3, Y3
-	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
-	VPUNPCKHDQ   Y1, Y0, Y4
-	VPUNPCKLDQ   Y1, Y0, Y0
-	VPUNPCKLDQ   Y3, Y2, Y5
-	VPUNPCKHDQ   Y3, Y2, Y2
-	VPUNPCKHQDQ  Y5, Y0, Y1
-	VPUNPCKLQDQ  Y5, Y0, Y0
-	VPUNPCKHQDQ  Y2, Y4, Y3
-	VPUNPCKLQDQ  Y2, Y4, Y2
-	VPSRLW       $0x04, Y0, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
-	VPSHUFB      Y4, Y0, Y0
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y0, Y0
-	VPSRLW       $0x04, Y1, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y1, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y1
-	VPSHUFB      Y4, Y1, Y1
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y1, Y1
-	VPSRLW       $0x04, Y2, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y2, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y2
-	VPSHUFB      Y4, Y2, Y2
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y2, Y2
-	VPSRLW       $0x04, Y3, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y3, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
-	VPSHUFB      Y4, Y3, Y3
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y3, Y3
-	VMOVDQU      Y0, (BX)
-	MOVQ         $0x00000008, DX
+	TESTQ   BX, BX
+	JZ      encryptBlocksAVX2AESNI_done
+	CMPQ    BX, $0x00000018
+	JA      encryptBlocksAVX2AESNI_sets4
+	CMPQ    BX, $0x00000010
+	JA      encryptBlocksAVX2AESNI_sets3
+	CMPQ    BX, $0x00000008
+	JA      encryptBlocksAVX2AESNI_sets2
+	MOVQ    BX, 1536(SP)
+	LEAQ    1544(SP), BX
+	ADDQ    $0x3f, BX
+	ANDQ    $-64, BX
+	VPXOR   Y0, Y0, Y0
+	CMPQ    1536(SP), $0x02
+	JB      AVX2AESNI_tail0_half
+	VMOVDQU (DX), Y0
+	JMP     AVX2AESNI_tail0_done
+
+AVX2AESNI_tail0_half:
+	CMPQ    1536(SP), $0x01
+	JB      AVX2AESNI_tail0_done
+	VMOVDQU (DX), X0
+
+AVX2AESNI_tail0_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR   Y1, Y1, Y1
+	CMPQ    1536(SP), $0x04
+	JB      AVX2AESNI_tail1_half
+	VMOVDQU 32(DX), Y1
+	JMP     AVX2AESNI_tail1_done
+
+AVX2AESNI_tail1_half:
+	CMPQ    1536(SP), $0x03
+	JB      AVX2AESNI_tail1_done
+	VMOVDQU 32(DX), X1
+
+AVX2AESNI_tail1_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y1, Y1
+	VPXOR   Y2, Y2, Y2
+	CMPQ    1536(SP), $0x06
+	JB      AVX2AESNI_tail2_half
+	VMOVDQU 64(DX), Y2
+	JMP     AVX2AESNI_tail2_done
+
+AVX2AESNI_tail2_half:
+	CMPQ    1536(SP), $0x05
+	JB      AVX2AESNI_tail2_done
+	VMOVDQU 64(DX), X2
+
+AVX2AESNI_tail2_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y2, Y2
+	VPXOR   Y3, Y3, Y3
+	CMPQ    1536(SP), $0x08
+	JB      AVX2AESNI_tail3_half
+	VMOVDQU 96(DX), Y3
+	JMP     AVX2AESNI_tail3_done
+
+AVX2AESNI_tail3_half:
+	CMPQ    1536(SP), $0x07
+	JB      AVX2AESNI_tail3_done
+	VMOVDQU 96(DX), X3
+
+AVX2AESNI_tail3_done:
+	VPSHUFB     sm4BswapMask<>+0(SB), Y3, Y3
+	VPUNPCKHDQ  Y1, Y0, Y4
+	VPUNPCKLDQ  Y1, Y0, Y0
+	VPUNPCKLDQ  Y3, Y2, Y5
+	VPUNPCKHDQ  Y3, Y2, Y2
+	VPUNPCKHQDQ Y5, Y0, Y1
+	VPUNPCKLQDQ Y5, Y0, Y0
+	VPUNPCKHQDQ Y2, Y4, Y3
+	VPUNPCKLQDQ Y2, Y4, Y2
+	VPSRLW      $0x04, Y0, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y4, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y0, Y0
+	VPSRLW      $0x04, Y1, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y1, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y1
+	VPSHUFB     Y4, Y1, Y1
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y1, Y1
+	VPSRLW      $0x04, Y2, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y2
+	VPSHUFB     Y4, Y2, Y2
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y2, Y2
+	VPSRLW      $0x04, Y3, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y3, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB     Y4, Y3, Y3
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y3, Y3
+	VMOVDQU     Y0, (BX)
+	MOVQ        $0x00000008, DX
 
 encryptBlocksAVX2AESNI_rounds1true:
 	VPXOR        (AX), Y1, Y0
@@ -11576,135 +12189,201 @@ encryptBlocksAVX2AESNI_rounds1true:
 	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
 	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
 	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      1536(SP), Y4
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y4, Y4
-	VPMASKMOVD   Y3, Y4, (CX)
-	VMOVDQU      1536(SP), Y3
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y3, Y3
-	VPMASKMOVD   Y2, Y3, 32(CX)
-	VMOVDQU      1536(SP), Y2
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y2, Y2
-	VPMASKMOVD   Y1, Y2, 64(CX)
-	VMOVDQU      1536(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD   Y0, Y1, 96(CX)
-	JMP          encryptBlocksAVX2AESNI_done
+	CMPQ         1536(SP), $0x02
+	JB           AVX2AESNI_tail4_half
+	VMOVDQU      Y3, (CX)
+	JMP          AVX2AESNI_tail4_done
+
+AVX2AESNI_tail4_half:
+	CMPQ    1536(SP), $0x01
+	JB      AVX2AESNI_tail4_done
+	VMOVDQU X3, (CX)
+
+AVX2AESNI_tail4_done:
+	CMPQ    1536(SP), $0x04
+	JB      AVX2AESNI_tail5_half
+	VMOVDQU Y2, 32(CX)
+	JMP     AVX2AESNI_tail5_done
+
+AVX2AESNI_tail5_half:
+	CMPQ    1536(SP), $0x03
+	JB      AVX2AESNI_tail5_done
+	VMOVDQU X2, 32(CX)
+
+AVX2AESNI_tail5_done:
+	CMPQ    1536(SP), $0x06
+	JB      AVX2AESNI_tail6_half
+	VMOVDQU Y1, 64(CX)
+	JMP     AVX2AESNI_tail6_done
+
+AVX2AESNI_tail6_half:
+	CMPQ    1536(SP), $0x05
+	JB      AVX2AESNI_tail6_done
+	VMOVDQU X1, 64(CX)
+
+AVX2AESNI_tail6_done:
+	CMPQ    1536(SP), $0x08
+	JB      AVX2AESNI_tail7_half
+	VMOVDQU Y0, 96(CX)
+	JMP     AVX2AESNI_tail7_done
+
+AVX2AESNI_tail7_half:
+	CMPQ    1536(SP), $0x07
+	JB      AVX2AESNI_tail7_done
+	VMOVDQU X0, 96(CX)
+
+AVX2AESNI_tail7_done:
+	JMP encryptBlocksAVX2AESNI_done
 
 encryptBlocksAVX2AESNI_sets2:
-	SUBQ         $0x00000008, BX
-	MOVQ         BX, X0
-	VPBROADCASTD X0, Y0
-	VMOVDQU      Y0, 1696(SP)
-	LEAQ         1728(SP), BX
-	ADDQ         $0x3f, BX
-	ANDQ         $-64, BX
-	VMOVDQU      (DX), Y0
-	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      32(DX), Y1
-	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
-	VMOVDQU      64(DX), Y2
-	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
-	VMOVDQU      96(DX), Y3
-	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
-	VPUNPCKHDQ   Y1, Y0, Y4
-	VPUNPCKLDQ   Y1, Y0, Y0
-	VPUNPCKLDQ   Y3, Y2, Y5
-	VPUNPCKHDQ   Y3, Y2, Y2
-	VPUNPCKHQDQ  Y5, Y0, Y1
-	VPUNPCKLQDQ  Y5, Y0, Y0
-	VPUNPCKHQDQ  Y2, Y4, Y3
-	VPUNPCKLQDQ  Y2, Y4, Y2
-	VPSRLW       $0x04, Y0, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
-	VPSHUFB      Y4, Y0, Y0
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y0, Y0
-	VPSRLW       $0x04, Y1, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y1, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y1
-	VPSHUFB      Y4, Y1, Y1
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y1, Y1
-	VPSRLW       $0x04, Y2, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y2, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y2
-	VPSHUFB      Y4, Y2, Y2
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y2, Y2
-	VPSRLW       $0x04, Y3, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y3, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
-	VPSHUFB      Y4, Y3, Y3
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y3, Y3
-	VMOVDQU      Y0, (BX)
-	VMOVDQU      1696(SP), Y0
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
-	VPMASKMOVD   128(DX), Y0, Y0
-	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      1696(SP), Y4
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y4, Y4
-	VPMASKMOVD   160(DX), Y4, Y4
-	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
-	VMOVDQU      1696(SP), Y5
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y5, Y5
-	VPMASKMOVD   192(DX), Y5, Y5
-	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
-	VMOVDQU      1696(SP), Y6
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y6, Y6
-	VPMASKMOVD   224(DX), Y6, Y6
-	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
-	VPUNPCKHDQ   Y4, Y0, Y7
-	VPUNPCKLDQ   Y4, Y0, Y0
-	VPUNPCKLDQ   Y6, Y5, Y8
-	VPUNPCKHDQ   Y6, Y5, Y5
-	VPUNPCKHQDQ  Y8, Y0, Y4
-	VPUNPCKLQDQ  Y8, Y0, Y0
-	VPUNPCKHQDQ  Y5, Y7, Y6
-	VPUNPCKLQDQ  Y5, Y7, Y5
-	VPSRLW       $0x04, Y0, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
-	VPSHUFB      Y7, Y0, Y0
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y0, Y0
-	VPSRLW       $0x04, Y4, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y4, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y4
-	VPSHUFB      Y7, Y4, Y4
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y4, Y4
-	VPSRLW       $0x04, Y5, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y5
-	VPSHUFB      Y7, Y5, Y5
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y5, Y5
-	VPSRLW       $0x04, Y6, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
-	VPSHUFB      Y7, Y6, Y6
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y6, Y6
-	VMOVDQU      Y0, 64(BX)
-	MOVQ         $0x00000008, DX
+	SUBQ        $0x00000008, BX
+	MOVQ        BX, 1672(SP)
+	LEAQ        1680(SP), BX
+	ADDQ        $0x3f, BX
+	ANDQ        $-64, BX
+	VMOVDQU     (DX), Y0
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     32(DX), Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y1, Y1
+	VMOVDQU     64(DX), Y2
+	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
+	VMOVDQU     96(DX), Y3
+	VPSHUFB     sm4BswapMask<>+0(SB), Y3, Y3
+	VPUNPCKHDQ  Y1, Y0, Y4
+	VPUNPCKLDQ  Y1, Y0, Y0
+	VPUNPCKLDQ  Y3, Y2, Y5
+	VPUNPCKHDQ  Y3, Y2, Y2
+	VPUNPCKHQDQ Y5, Y0, Y1
+	VPUNPCKLQDQ Y5, Y0, Y0
+	VPUNPCKHQDQ Y2, Y4, Y3
+	VPUNPCKLQDQ Y2, Y4, Y2
+	VPSRLW      $0x04, Y0, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y4, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y0, Y0
+	VPSRLW      $0x04, Y1, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y1, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y1
+	VPSHUFB     Y4, Y1, Y1
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y1, Y1
+	VPSRLW      $0x04, Y2, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y2
+	VPSHUFB     Y4, Y2, Y2
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y2, Y2
+	VPSRLW      $0x04, Y3, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y3, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB     Y4, Y3, Y3
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y3, Y3
+	VMOVDQU     Y0, (BX)
+	VPXOR       Y0, Y0, Y0
+	CMPQ        1672(SP), $0x02
+	JB          AVX2AESNI_tail8_half
+	VMOVDQU     128(DX), Y0
+	JMP         AVX2AESNI_tail8_done
+
+AVX2AESNI_tail8_half:
+	CMPQ    1672(SP), $0x01
+	JB      AVX2AESNI_tail8_done
+	VMOVDQU 128(DX), X0
+
+AVX2AESNI_tail8_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR   Y4, Y4, Y4
+	CMPQ    1672(SP), $0x04
+	JB      AVX2AESNI_tail9_half
+	VMOVDQU 160(DX), Y4
+	JMP     AVX2AESNI_tail9_done
+
+AVX2AESNI_tail9_half:
+	CMPQ    1672(SP), $0x03
+	JB      AVX2AESNI_tail9_done
+	VMOVDQU 160(DX), X4
+
+AVX2AESNI_tail9_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y4, Y4
+	VPXOR   Y5, Y5, Y5
+	CMPQ    1672(SP), $0x06
+	JB      AVX2AESNI_tail10_half
+	VMOVDQU 192(DX), Y5
+	JMP     AVX2AESNI_tail10_done
+
+AVX2AESNI_tail10_half:
+	CMPQ    1672(SP), $0x05
+	JB      AVX2AESNI_tail10_done
+	VMOVDQU 192(DX), X5
+
+AVX2AESNI_tail10_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y5, Y5
+	VPXOR   Y6, Y6, Y6
+	CMPQ    1672(SP), $0x08
+	JB      AVX2AESNI_tail11_half
+	VMOVDQU 224(DX), Y6
+	JMP     AVX2AESNI_tail11_done
+
+AVX2AESNI_tail11_half:
+	CMPQ    1672(SP), $0x07
+	JB      AVX2AESNI_tail11_done
+	VMOVDQU 224(DX), X6
+
+AVX2AESNI_tail11_done:
+	VPSHUFB     sm4BswapMask<>+0(SB), Y6, Y6
+	VPUNPCKHDQ  Y4, Y0, Y7
+	VPUNPCKLDQ  Y4, Y0, Y0
+	VPUNPCKLDQ  Y6, Y5, Y8
+	VPUNPCKHDQ  Y6, Y5, Y5
+	VPUNPCKHQDQ Y8, Y0, Y4
+	VPUNPCKLQDQ Y8, Y0, Y0
+	VPUNPCKHQDQ Y5, Y7, Y6
+	VPUNPCKLQDQ Y5, Y7, Y5
+	VPSRLW      $0x04, Y0, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y7, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y0, Y0
+	VPSRLW      $0x04, Y4, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y4
+	VPSHUFB     Y7, Y4, Y4
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y4, Y4
+	VPSRLW      $0x04, Y5, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y5
+	VPSHUFB     Y7, Y5, Y5
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y5, Y5
+	VPSRLW      $0x04, Y6, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB     Y7, Y6, Y6
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y6, Y6
+	VMOVDQU     Y0, 64(BX)
+	MOVQ        $0x00000008, DX
 
 encryptBlocksAVX2AESNI_rounds2true:
 	VPXOR        (AX), Y1, Y0
@@ -12052,184 +12731,250 @@ encryptBlocksAVX2AESNI_rounds2true:
 	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
 	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
 	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      1696(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y1, Y1
-	VPMASKMOVD   Y6, Y1, 128(CX)
-	VMOVDQU      1696(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y1, Y1
-	VPMASKMOVD   Y5, Y1, 160(CX)
-	VMOVDQU      1696(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y1, Y1
-	VPMASKMOVD   Y4, Y1, 192(CX)
-	VMOVDQU      1696(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD   Y0, Y1, 224(CX)
-	JMP          encryptBlocksAVX2AESNI_done
+	CMPQ         1672(SP), $0x02
+	JB           AVX2AESNI_tail12_half
+	VMOVDQU      Y6, 128(CX)
+	JMP          AVX2AESNI_tail12_done
+
+AVX2AESNI_tail12_half:
+	CMPQ    1672(SP), $0x01
+	JB      AVX2AESNI_tail12_done
+	VMOVDQU X6, 128(CX)
+
+AVX2AESNI_tail12_done:
+	CMPQ    1672(SP), $0x04
+	JB      AVX2AESNI_tail13_half
+	VMOVDQU Y5, 160(CX)
+	JMP     AVX2AESNI_tail13_done
+
+AVX2AESNI_tail13_half:
+	CMPQ    1672(SP), $0x03
+	JB      AVX2AESNI_tail13_done
+	VMOVDQU X5, 160(CX)
+
+AVX2AESNI_tail13_done:
+	CMPQ    1672(SP), $0x06
+	JB      AVX2AESNI_tail14_half
+	VMOVDQU Y4, 192(CX)
+	JMP     AVX2AESNI_tail14_done
+
+AVX2AESNI_tail14_half:
+	CMPQ    1672(SP), $0x05
+	JB      AVX2AESNI_tail14_done
+	VMOVDQU X4, 192(CX)
+
+AVX2AESNI_tail14_done:
+	CMPQ    1672(SP), $0x08
+	JB      AVX2AESNI_tail15_half
+	VMOVDQU Y0, 224(CX)
+	JMP     AVX2AESNI_tail15_done
+
+AVX2AESNI_tail15_half:
+	CMPQ    1672(SP), $0x07
+	JB      AVX2AESNI_tail15_done
+	VMOVDQU X0, 224(CX)
+
+AVX2AESNI_tail15_done:
+	JMP encryptBlocksAVX2AESNI_done
 
 encryptBlocksAVX2AESNI_sets3:
-	SUBQ         $0x00000010, BX
-	MOVQ         BX, X0
-	VPBROADCASTD X0, Y0
-	VMOVDQU      Y0, 1920(SP)
-	LEAQ         1952(SP), BX
-	ADDQ         $0x3f, BX
-	ANDQ         $-64, BX
-	VMOVDQU      (DX), Y0
-	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      32(DX), Y1
-	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
-	VMOVDQU      64(DX), Y2
-	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
-	VMOVDQU      96(DX), Y3
-	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
-	VPUNPCKHDQ   Y1, Y0, Y4
-	VPUNPCKLDQ   Y1, Y0, Y0
-	VPUNPCKLDQ   Y3, Y2, Y5
-	VPUNPCKHDQ   Y3, Y2, Y2
-	VPUNPCKHQDQ  Y5, Y0, Y1
-	VPUNPCKLQDQ  Y5, Y0, Y0
-	VPUNPCKHQDQ  Y2, Y4, Y3
-	VPUNPCKLQDQ  Y2, Y4, Y2
-	VPSRLW       $0x04, Y0, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
-	VPSHUFB      Y4, Y0, Y0
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y0, Y0
-	VPSRLW       $0x04, Y1, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y1, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y1
-	VPSHUFB      Y4, Y1, Y1
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y1, Y1
-	VPSRLW       $0x04, Y2, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y2, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y2
-	VPSHUFB      Y4, Y2, Y2
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y2, Y2
-	VPSRLW       $0x04, Y3, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y3, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
-	VPSHUFB      Y4, Y3, Y3
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y3, Y3
-	VMOVDQU      Y0, (BX)
-	VMOVDQU      128(DX), Y0
-	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      160(DX), Y4
-	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
-	VMOVDQU      192(DX), Y5
-	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
-	VMOVDQU      224(DX), Y6
-	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
-	VPUNPCKHDQ   Y4, Y0, Y7
-	VPUNPCKLDQ   Y4, Y0, Y0
-	VPUNPCKLDQ   Y6, Y5, Y8
-	VPUNPCKHDQ   Y6, Y5, Y5
-	VPUNPCKHQDQ  Y8, Y0, Y4
-	VPUNPCKLQDQ  Y8, Y0, Y0
-	VPUNPCKHQDQ  Y5, Y7, Y6
-	VPUNPCKLQDQ  Y5, Y7, Y5
-	VPSRLW       $0x04, Y0, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
-	VPSHUFB      Y7, Y0, Y0
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y0, Y0
-	VPSRLW       $0x04, Y4, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y4, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y4
-	VPSHUFB      Y7, Y4, Y4
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y4, Y4
-	VPSRLW       $0x04, Y5, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y5
-	VPSHUFB      Y7, Y5, Y5
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y5, Y5
-	VPSRLW       $0x04, Y6, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
-	VPSHUFB      Y7, Y6, Y6
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y6, Y6
-	VMOVDQU      Y0, 64(BX)
-	VMOVDQU      1920(SP), Y0
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
-	VPMASKMOVD   256(DX), Y0, Y0
-	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      1920(SP), Y7
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y7, Y7
-	VPMASKMOVD   288(DX), Y7, Y7
-	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
-	VMOVDQU      1920(SP), Y8
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y8, Y8
-	VPMASKMOVD   320(DX), Y8, Y8
-	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
-	VMOVDQU      1920(SP), Y9
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y9, Y9
-	VPMASKMOVD   352(DX), Y9, Y9
-	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
-	VPUNPCKHDQ   Y7, Y0, Y10
-	VPUNPCKLDQ   Y7, Y0, Y0
-	VPUNPCKLDQ   Y9, Y8, Y11
-	VPUNPCKHDQ   Y9, Y8, Y8
-	VPUNPCKHQDQ  Y11, Y0, Y7
-	VPUNPCKLQDQ  Y11, Y0, Y0
-	VPUNPCKHQDQ  Y8, Y10, Y9
-	VPUNPCKLQDQ  Y8, Y10, Y8
-	VPSRLW       $0x04, Y0, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
-	VPSHUFB      Y10, Y0, Y0
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VPXOR        Y10, Y0, Y0
-	VPSRLW       $0x04, Y7, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y7, Y10
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y7
-	VPSHUFB      Y10, Y7, Y7
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VPXOR        Y10, Y7, Y7
-	VPSRLW       $0x04, Y8, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y10
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y8
-	VPSHUFB      Y10, Y8, Y8
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VPXOR        Y10, Y8, Y8
-	VPSRLW       $0x04, Y9, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y9, Y10
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y9
-	VPSHUFB      Y10, Y9, Y9
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VPXOR        Y10, Y9, Y9
-	VMOVDQU      Y0, 128(BX)
-	MOVQ         $0x00000008, DX
+	SUBQ        $0x00000010, BX
+	MOVQ        BX, 1872(SP)
+	LEAQ        1880(SP), BX
+	ADDQ        $0x3f, BX
+	ANDQ        $-64, BX
+	VMOVDQU     (DX), Y0
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     32(DX), Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y1, Y1
+	VMOVDQU     64(DX), Y2
+	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
+	VMOVDQU     96(DX), Y3
+	VPSHUFB     sm4BswapMask<>+0(SB), Y3, Y3
+	VPUNPCKHDQ  Y1, Y0, Y4
+	VPUNPCKLDQ  Y1, Y0, Y0
+	VPUNPCKLDQ  Y3, Y2, Y5
+	VPUNPCKHDQ  Y3, Y2, Y2
+	VPUNPCKHQDQ Y5, Y0, Y1
+	VPUNPCKLQDQ Y5, Y0, Y0
+	VPUNPCKHQDQ Y2, Y4, Y3
+	VPUNPCKLQDQ Y2, Y4, Y2
+	VPSRLW      $0x04, Y0, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y4, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y0, Y0
+	VPSRLW      $0x04, Y1, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y1, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y1
+	VPSHUFB     Y4, Y1, Y1
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y1, Y1
+	VPSRLW      $0x04, Y2, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y2
+	VPSHUFB     Y4, Y2, Y2
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y2, Y2
+	VPSRLW      $0x04, Y3, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y3, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB     Y4, Y3, Y3
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y3, Y3
+	VMOVDQU     Y0, (BX)
+	VMOVDQU     128(DX), Y0
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     160(DX), Y4
+	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
+	VMOVDQU     192(DX), Y5
+	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
+	VMOVDQU     224(DX), Y6
+	VPSHUFB     sm4BswapMask<>+0(SB), Y6, Y6
+	VPUNPCKHDQ  Y4, Y0, Y7
+	VPUNPCKLDQ  Y4, Y0, Y0
+	VPUNPCKLDQ  Y6, Y5, Y8
+	VPUNPCKHDQ  Y6, Y5, Y5
+	VPUNPCKHQDQ Y8, Y0, Y4
+	VPUNPCKLQDQ Y8, Y0, Y0
+	VPUNPCKHQDQ Y5, Y7, Y6
+	VPUNPCKLQDQ Y5, Y7, Y5
+	VPSRLW      $0x04, Y0, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y7, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y0, Y0
+	VPSRLW      $0x04, Y4, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y4
+	VPSHUFB     Y7, Y4, Y4
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y4, Y4
+	VPSRLW      $0x04, Y5, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y5
+	VPSHUFB     Y7, Y5, Y5
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y5, Y5
+	VPSRLW      $0x04, Y6, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB     Y7, Y6, Y6
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y6, Y6
+	VMOVDQU     Y0, 64(BX)
+	VPXOR       Y0, Y0, Y0
+	CMPQ        1872(SP), $0x02
+	JB          AVX2AESNI_tail16_half
+	VMOVDQU     256(DX), Y0
+	JMP         AVX2AESNI_tail16_done
+
+AVX2AESNI_tail16_half:
+	CMPQ    1872(SP), $0x01
+	JB      AVX2AESNI_tail16_done
+	VMOVDQU 256(DX), X0
+
+AVX2AESNI_tail16_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR   Y7, Y7, Y7
+	CMPQ    1872(SP), $0x04
+	JB      AVX2AESNI_tail17_half
+	VMOVDQU 288(DX), Y7
+	JMP     AVX2AESNI_tail17_done
+
+AVX2AESNI_tail17_half:
+	CMPQ    1872(SP), $0x03
+	JB      AVX2AESNI_tail17_done
+	VMOVDQU 288(DX), X7
+
+AVX2AESNI_tail17_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y7, Y7
+	VPXOR   Y8, Y8, Y8
+	CMPQ    1872(SP), $0x06
+	JB      AVX2AESNI_tail18_half
+	VMOVDQU 320(DX), Y8
+	JMP     AVX2AESNI_tail18_done
+
+AVX2AESNI_tail18_half:
+	CMPQ    1872(SP), $0x05
+	JB      AVX2AESNI_tail18_done
+	VMOVDQU 320(DX), X8
+
+AVX2AESNI_tail18_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y8, Y8
+	VPXOR   Y9, Y9, Y9
+	CMPQ    1872(SP), $0x08
+	JB      AVX2AESNI_tail19_half
+	VMOVDQU 352(DX), Y9
+	JMP     AVX2AESNI_tail19_done
+
+AVX2AESNI_tail19_half:
+	CMPQ    1872(SP), $0x07
+	JB      AVX2AESNI_tail19_done
+	VMOVDQU 352(DX), X9
+
+AVX2AESNI_tail19_done:
+	VPSHUFB     sm4BswapMask<>+0(SB), Y9, Y9
+	VPUNPCKHDQ  Y7, Y0, Y10
+	VPUNPCKLDQ  Y7, Y0, Y0
+	VPUNPCKLDQ  Y9, Y8, Y11
+	VPUNPCKHDQ  Y9, Y8, Y8
+	VPUNPCKHQDQ Y11, Y0, Y7
+	VPUNPCKLQDQ Y11, Y0, Y0
+	VPUNPCKHQDQ Y8, Y10, Y9
+	VPUNPCKLQDQ Y8, Y10, Y8
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y0, Y0
+	VPSRLW      $0x04, Y7, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y7, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y7
+	VPSHUFB     Y10, Y7, Y7
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y7, Y7
+	VPSRLW      $0x04, Y8, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y8
+	VPSHUFB     Y10, Y8, Y8
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y8, Y8
+	VPSRLW      $0x04, Y9, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y9, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y9
+	VPSHUFB     Y10, Y9, Y9
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y9, Y9
+	VMOVDQU     Y0, 128(BX)
+	MOVQ        $0x00000008, DX
 
 encryptBlocksAVX2AESNI_rounds3true:
 	VPXOR        (AX), Y1, Y0
@@ -12750,233 +13495,299 @@ encryptBlocksAVX2AESNI_rounds3true:
 	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
 	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
 	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      1920(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y1, Y1
-	VPMASKMOVD   Y9, Y1, 256(CX)
-	VMOVDQU      1920(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y1, Y1
-	VPMASKMOVD   Y8, Y1, 288(CX)
-	VMOVDQU      1920(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y1, Y1
-	VPMASKMOVD   Y7, Y1, 320(CX)
-	VMOVDQU      1920(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD   Y0, Y1, 352(CX)
-	JMP          encryptBlocksAVX2AESNI_done
+	CMPQ         1872(SP), $0x02
+	JB           AVX2AESNI_tail20_half
+	VMOVDQU      Y9, 256(CX)
+	JMP          AVX2AESNI_tail20_done
+
+AVX2AESNI_tail20_half:
+	CMPQ    1872(SP), $0x01
+	JB      AVX2AESNI_tail20_done
+	VMOVDQU X9, 256(CX)
+
+AVX2AESNI_tail20_done:
+	CMPQ    1872(SP), $0x04
+	JB      AVX2AESNI_tail21_half
+	VMOVDQU Y8, 288(CX)
+	JMP     AVX2AESNI_tail21_done
+
+AVX2AESNI_tail21_half:
+	CMPQ    1872(SP), $0x03
+	JB      AVX2AESNI_tail21_done
+	VMOVDQU X8, 288(CX)
+
+AVX2AESNI_tail21_done:
+	CMPQ    1872(SP), $0x06
+	JB      AVX2AESNI_tail22_half
+	VMOVDQU Y7, 320(CX)
+	JMP     AVX2AESNI_tail22_done
+
+AVX2AESNI_tail22_half:
+	CMPQ    1872(SP), $0x05
+	JB      AVX2AESNI_tail22_done
+	VMOVDQU X7, 320(CX)
+
+AVX2AESNI_tail22_done:
+	CMPQ    1872(SP), $0x08
+	JB      AVX2AESNI_tail23_half
+	VMOVDQU Y0, 352(CX)
+	JMP     AVX2AESNI_tail23_done
+
+AVX2AESNI_tail23_half:
+	CMPQ    1872(SP), $0x07
+	JB      AVX2AESNI_tail23_done
+	VMOVDQU X0, 352(CX)
+
+AVX2AESNI_tail23_done:
+	JMP encryptBlocksAVX2AESNI_done
 
 encryptBlocksAVX2AESNI_sets4:
-	SUBQ         $0x00000018, BX
-	MOVQ         BX, X0
-	VPBROADCASTD X0, Y0
-	VMOVDQU      Y0, 2208(SP)
-	LEAQ         2240(SP), BX
-	ADDQ         $0x3f, BX
-	ANDQ         $-64, BX
-	VMOVDQU      (DX), Y0
-	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      32(DX), Y1
-	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
-	VMOVDQU      64(DX), Y2
-	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
-	VMOVDQU      96(DX), Y3
-	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
-	VPUNPCKHDQ   Y1, Y0, Y4
-	VPUNPCKLDQ   Y1, Y0, Y0
-	VPUNPCKLDQ   Y3, Y2, Y5
-	VPUNPCKHDQ   Y3, Y2, Y2
-	VPUNPCKHQDQ  Y5, Y0, Y1
-	VPUNPCKLQDQ  Y5, Y0, Y0
-	VPUNPCKHQDQ  Y2, Y4, Y3
-	VPUNPCKLQDQ  Y2, Y4, Y2
-	VPSRLW       $0x04, Y0, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
-	VPSHUFB      Y4, Y0, Y0
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y0, Y0
-	VPSRLW       $0x04, Y1, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y1, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y1
-	VPSHUFB      Y4, Y1, Y1
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y1, Y1
-	VPSRLW       $0x04, Y2, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y2, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y2
-	VPSHUFB      Y4, Y2, Y2
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y2, Y2
-	VPSRLW       $0x04, Y3, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y3, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
-	VPSHUFB      Y4, Y3, Y3
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y3, Y3
-	VMOVDQU      Y0, (BX)
-	VMOVDQU      128(DX), Y0
-	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      160(DX), Y4
-	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
-	VMOVDQU      192(DX), Y5
-	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
-	VMOVDQU      224(DX), Y6
-	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
-	VPUNPCKHDQ   Y4, Y0, Y7
-	VPUNPCKLDQ   Y4, Y0, Y0
-	VPUNPCKLDQ   Y6, Y5, Y8
-	VPUNPCKHDQ   Y6, Y5, Y5
-	VPUNPCKHQDQ  Y8, Y0, Y4
-	VPUNPCKLQDQ  Y8, Y0, Y0
-	VPUNPCKHQDQ  Y5, Y7, Y6
-	VPUNPCKLQDQ  Y5, Y7, Y5
-	VPSRLW       $0x04, Y0, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
-	VPSHUFB      Y7, Y0, Y0
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y0, Y0
-	VPSRLW       $0x04, Y4, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y4, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y4
-	VPSHUFB      Y7, Y4, Y4
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y4, Y4
-	VPSRLW       $0x04, Y5, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y5
-	VPSHUFB      Y7, Y5, Y5
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y5, Y5
-	VPSRLW       $0x04, Y6, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
-	VPSHUFB      Y7, Y6, Y6
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y6, Y6
-	VMOVDQU      Y0, 64(BX)
-	VMOVDQU      256(DX), Y0
-	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      288(DX), Y7
-	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
-	VMOVDQU      320(DX), Y8
-	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
-	VMOVDQU      352(DX), Y9
-	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
-	VPUNPCKHDQ   Y7, Y0, Y10
-	VPUNPCKLDQ   Y7, Y0, Y0
-	VPUNPCKLDQ   Y9, Y8, Y11
-	VPUNPCKHDQ   Y9, Y8, Y8
-	VPUNPCKHQDQ  Y11, Y0, Y7
-	VPUNPCKLQDQ  Y11, Y0, Y0
-	VPUNPCKHQDQ  Y8, Y10, Y9
-	VPUNPCKLQDQ  Y8, Y10, Y8
-	VPSRLW       $0x04, Y0, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
-	VPSHUFB      Y10, Y0, Y0
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VPXOR        Y10, Y0, Y0
-	VPSRLW       $0x04, Y7, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y7, Y10
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y7
-	VPSHUFB      Y10, Y7, Y7
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VPXOR        Y10, Y7, Y7
-	VPSRLW       $0x04, Y8, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y10
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y8
-	VPSHUFB      Y10, Y8, Y8
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VPXOR        Y10, Y8, Y8
-	VPSRLW       $0x04, Y9, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y9, Y10
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y9
-	VPSHUFB      Y10, Y9, Y9
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VPXOR        Y10, Y9, Y9
-	VMOVDQU      Y0, 128(BX)
-	VMOVDQU      2208(SP), Y0
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
-	VPMASKMOVD   384(DX), Y0, Y0
-	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      2208(SP), Y10
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y10, Y10
-	VPMASKMOVD   416(DX), Y10, Y10
-	VPSHUFB      sm4BswapMask<>+0(SB), Y10, Y10
-	VMOVDQU      2208(SP), Y11
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y11, Y11
-	VPMASKMOVD   448(DX), Y11, Y11
-	VPSHUFB      sm4BswapMask<>+0(SB), Y11, Y11
-	VMOVDQU      2208(SP), Y12
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y12, Y12
-	VPMASKMOVD   480(DX), Y12, Y12
-	VPSHUFB      sm4BswapMask<>+0(SB), Y12, Y12
-	VPUNPCKHDQ   Y10, Y0, Y13
-	VPUNPCKLDQ   Y10, Y0, Y0
-	VPUNPCKLDQ   Y12, Y11, Y14
-	VPUNPCKHDQ   Y12, Y11, Y11
-	VPUNPCKHQDQ  Y14, Y0, Y10
-	VPUNPCKLQDQ  Y14, Y0, Y0
-	VPUNPCKHQDQ  Y11, Y13, Y12
-	VPUNPCKLQDQ  Y11, Y13, Y11
-	VPSRLW       $0x04, Y0, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
-	VPSHUFB      Y13, Y0, Y0
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y0, Y0
-	VPSRLW       $0x04, Y10, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y13
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y10
-	VPSHUFB      Y13, Y10, Y10
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y10, Y10
-	VPSRLW       $0x04, Y11, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y13
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y11
-	VPSHUFB      Y13, Y11, Y11
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y11, Y11
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y12, Y12
-	VMOVDQU      Y0, 192(BX)
-	MOVQ         $0x00000008, DX
+	SUBQ        $0x00000018, BX
+	MOVQ        BX, 2136(SP)
+	LEAQ        2144(SP), BX
+	ADDQ        $0x3f, BX
+	ANDQ        $-64, BX
+	VMOVDQU     (DX), Y0
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     32(DX), Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y1, Y1
+	VMOVDQU     64(DX), Y2
+	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
+	VMOVDQU     96(DX), Y3
+	VPSHUFB     sm4BswapMask<>+0(SB), Y3, Y3
+	VPUNPCKHDQ  Y1, Y0, Y4
+	VPUNPCKLDQ  Y1, Y0, Y0
+	VPUNPCKLDQ  Y3, Y2, Y5
+	VPUNPCKHDQ  Y3, Y2, Y2
+	VPUNPCKHQDQ Y5, Y0, Y1
+	VPUNPCKLQDQ Y5, Y0, Y0
+	VPUNPCKHQDQ Y2, Y4, Y3
+	VPUNPCKLQDQ Y2, Y4, Y2
+	VPSRLW      $0x04, Y0, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y4, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y0, Y0
+	VPSRLW      $0x04, Y1, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y1, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y1
+	VPSHUFB     Y4, Y1, Y1
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y1, Y1
+	VPSRLW      $0x04, Y2, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y2
+	VPSHUFB     Y4, Y2, Y2
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y2, Y2
+	VPSRLW      $0x04, Y3, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y3, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB     Y4, Y3, Y3
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y3, Y3
+	VMOVDQU     Y0, (BX)
+	VMOVDQU     128(DX), Y0
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     160(DX), Y4
+	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
+	VMOVDQU     192(DX), Y5
+	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
+	VMOVDQU     224(DX), Y6
+	VPSHUFB     sm4BswapMask<>+0(SB), Y6, Y6
+	VPUNPCKHDQ  Y4, Y0, Y7
+	VPUNPCKLDQ  Y4, Y0, Y0
+	VPUNPCKLDQ  Y6, Y5, Y8
+	VPUNPCKHDQ  Y6, Y5, Y5
+	VPUNPCKHQDQ Y8, Y0, Y4
+	VPUNPCKLQDQ Y8, Y0, Y0
+	VPUNPCKHQDQ Y5, Y7, Y6
+	VPUNPCKLQDQ Y5, Y7, Y5
+	VPSRLW      $0x04, Y0, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y7, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y0, Y0
+	VPSRLW      $0x04, Y4, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y4
+	VPSHUFB     Y7, Y4, Y4
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y4, Y4
+	VPSRLW      $0x04, Y5, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y5
+	VPSHUFB     Y7, Y5, Y5
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y5, Y5
+	VPSRLW      $0x04, Y6, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB     Y7, Y6, Y6
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y6, Y6
+	VMOVDQU     Y0, 64(BX)
+	VMOVDQU     256(DX), Y0
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     288(DX), Y7
+	VPSHUFB     sm4BswapMask<>+0(SB), Y7, Y7
+	VMOVDQU     320(DX), Y8
+	VPSHUFB     sm4BswapMask<>+0(SB), Y8, Y8
+	VMOVDQU     352(DX), Y9
+	VPSHUFB     sm4BswapMask<>+0(SB), Y9, Y9
+	VPUNPCKHDQ  Y7, Y0, Y10
+	VPUNPCKLDQ  Y7, Y0, Y0
+	VPUNPCKLDQ  Y9, Y8, Y11
+	VPUNPCKHDQ  Y9, Y8, Y8
+	VPUNPCKHQDQ Y11, Y0, Y7
+	VPUNPCKLQDQ Y11, Y0, Y0
+	VPUNPCKHQDQ Y8, Y10, Y9
+	VPUNPCKLQDQ Y8, Y10, Y8
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y0, Y0
+	VPSRLW      $0x04, Y7, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y7, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y7
+	VPSHUFB     Y10, Y7, Y7
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y7, Y7
+	VPSRLW      $0x04, Y8, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y8
+	VPSHUFB     Y10, Y8, Y8
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y8, Y8
+	VPSRLW      $0x04, Y9, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y9, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y9
+	VPSHUFB     Y10, Y9, Y9
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y9, Y9
+	VMOVDQU     Y0, 128(BX)
+	VPXOR       Y0, Y0, Y0
+	CMPQ        2136(SP), $0x02
+	JB          AVX2AESNI_tail24_half
+	VMOVDQU     384(DX), Y0
+	JMP         AVX2AESNI_tail24_done
+
+AVX2AESNI_tail24_half:
+	CMPQ    2136(SP), $0x01
+	JB      AVX2AESNI_tail24_done
+	VMOVDQU 384(DX), X0
+
+AVX2AESNI_tail24_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR   Y10, Y10, Y10
+	CMPQ    2136(SP), $0x04
+	JB      AVX2AESNI_tail25_half
+	VMOVDQU 416(DX), Y10
+	JMP     AVX2AESNI_tail25_done
+
+AVX2AESNI_tail25_half:
+	CMPQ    2136(SP), $0x03
+	JB      AVX2AESNI_tail25_done
+	VMOVDQU 416(DX), X10
+
+AVX2AESNI_tail25_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y10, Y10
+	VPXOR   Y11, Y11, Y11
+	CMPQ    2136(SP), $0x06
+	JB      AVX2AESNI_tail26_half
+	VMOVDQU 448(DX), Y11
+	JMP     AVX2AESNI_tail26_done
+
+AVX2AESNI_tail26_half:
+	CMPQ    2136(SP), $0x05
+	JB      AVX2AESNI_tail26_done
+	VMOVDQU 448(DX), X11
+
+AVX2AESNI_tail26_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y11, Y11
+	VPXOR   Y12, Y12, Y12
+	CMPQ    2136(SP), $0x08
+	JB      AVX2AESNI_tail27_half
+	VMOVDQU 480(DX), Y12
+	JMP     AVX2AESNI_tail27_done
+
+AVX2AESNI_tail27_half:
+	CMPQ    2136(SP), $0x07
+	JB      AVX2AESNI_tail27_done
+	VMOVDQU 480(DX), X12
+
+AVX2AESNI_tail27_done:
+	VPSHUFB     sm4BswapMask<>+0(SB), Y12, Y12
+	VPUNPCKHDQ  Y10, Y0, Y13
+	VPUNPCKLDQ  Y10, Y0, Y0
+	VPUNPCKLDQ  Y12, Y11, Y14
+	VPUNPCKHDQ  Y12, Y11, Y11
+	VPUNPCKHQDQ Y14, Y0, Y10
+	VPUNPCKLQDQ Y14, Y0, Y0
+	VPUNPCKHQDQ Y11, Y13, Y12
+	VPUNPCKLQDQ Y11, Y13, Y11
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y0, Y0
+	VPSRLW      $0x04, Y10, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y13
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y10
+	VPSHUFB     Y13, Y10, Y10
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y10, Y10
+	VPSRLW      $0x04, Y11, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y13
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y11
+	VPSHUFB     Y13, Y11, Y11
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y11, Y11
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y12, Y12
+	VMOVDQU     Y0, 192(BX)
+	MOVQ        $0x00000008, DX
 
 encryptBlocksAVX2AESNI_rounds4true:
 	VPXOR        (AX), Y1, Y0
@@ -13670,26 +14481,57 @@ encryptBlocksAVX2AESNI_rounds4true:
 	VPSHUFB      sm4BswapMask<>+0(SB), Y11, Y11
 	VPSHUFB      sm4BswapMask<>+0(SB), Y10, Y10
 	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      2208(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y1, Y1
-	VPMASKMOVD   Y12, Y1, 384(CX)
-	VMOVDQU      2208(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y1, Y1
-	VPMASKMOVD   Y11, Y1, 416(CX)
-	VMOVDQU      2208(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y1, Y1
-	VPMASKMOVD   Y10, Y1, 448(CX)
-	VMOVDQU      2208(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD   Y0, Y1, 480(CX)
+	CMPQ         2136(SP), $0x02
+	JB           AVX2AESNI_tail28_half
+	VMOVDQU      Y12, 384(CX)
+	JMP          AVX2AESNI_tail28_done
 
+AVX2AESNI_tail28_half:
+	CMPQ    2136(SP), $0x01
+	JB      AVX2AESNI_tail28_done
+	VMOVDQU X12, 384(CX)
+
+AVX2AESNI_tail28_done:
+	CMPQ    2136(SP), $0x04
+	JB      AVX2AESNI_tail29_half
+	VMOVDQU Y11, 416(CX)
+	JMP     AVX2AESNI_tail29_done
+
+AVX2AESNI_tail29_half:
+	CMPQ    2136(SP), $0x03
+	JB      AVX2AESNI_tail29_done
+	VMOVDQU X11, 416(CX)
+
+AVX2AESNI_tail29_done:
+	CMPQ    2136(SP), $0x06
+	JB      AVX2AESNI_tail30_half
+	VMOVDQU Y10, 448(CX)
+	JMP     AVX2AESNI_tail30_done
+
+AVX2AESNI_tail30_half:
+	CMPQ    2136(SP), $0x05
+	JB      AVX2AESNI_tail30_done
+	VMOVDQU X10, 448(CX)
+
+AVX2AESNI_tail30_done:
+	CMPQ    2136(SP), $0x08
+	JB      AVX2AESNI_tail31_half
+	VMOVDQU Y0, 480(CX)
+	JMP     AVX2AESNI_tail31_done
+
+AVX2AESNI_tail31_half:
+	CMPQ    2136(SP), $0x07
+	JB      AVX2AESNI_tail31_done
+	VMOVDQU X0, 480(CX)
+
+AVX2AESNI_tail31_done:
 encryptBlocksAVX2AESNI_done:
 	VZEROUPPER
 	RET
 
 // func xorKeyStreamAVX2AESNI(rk *[32]uint32, ctr *[16]byte, dst *byte, src *byte, nblocks int)
-// Requires: AES, AVX, AVX2, SSE2
-TEXT ·xorKeyStreamAVX2AESNI(SB), $2752-40
+// Requires: AES, AVX, AVX2
+TEXT ·xorKeyStreamAVX2AESNI(SB), $2656-40
 	MOVQ         rk+0(FP), AX
 	MOVQ         dst+16(FP), CX
 	MOVQ         src+24(FP), DX
@@ -14633,35 +15475,33 @@ xorKeyStreamAVX2AESNI_rounds4false:
 
 xorKeyStreamAVX2AESNI_partial:
 	// Fewer than a full pass left: ceil(n/width) sets, the last one masked.
-	TESTQ        BX, BX
-	JZ           xorKeyStreamAVX2AESNI_done
-	CMPQ         BX, $0x00000018
-	JA           xorKeyStreamAVX2AESNI_sets4
-	CMPQ         BX, $0x00000010
-	JA           xorKeyStreamAVX2AESNI_sets3
-	CMPQ         BX, $0x00000008
-	JA           xorKeyStreamAVX2AESNI_sets2
-	MOVQ         BX, X0
-	VPBROADCASTD X0, Y0
-	VMOVDQU      Y0, 1728(SP)
-	LEAQ         1760(SP), BX
-	ADDQ         $0x3f, BX
-	ANDQ         $-64, BX
-	VMOVDQU      96(DI), Y3
-	VPADDD       sm4CtrOffsets8<>+0(SB), Y3, Y3
-	VPSRLW       $0x04, Y3, Y1
-	VPAND        sm4Mask0f<>+0(SB), Y1, Y1
-	VPAND        sm4Mask0f<>+0(SB), Y3, Y0
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
-	VPSHUFB      Y0, Y3, Y3
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
-	VPSHUFB      Y1, Y0, Y0
-	VPXOR        Y0, Y3, Y3
-	VMOVDQU      (DI), Y0
-	VMOVDQU      32(DI), Y1
-	VMOVDQU      64(DI), Y2
-	VMOVDQU      Y0, (BX)
-	MOVQ         $0x00000008, SI
+	TESTQ   BX, BX
+	JZ      xorKeyStreamAVX2AESNI_done
+	CMPQ    BX, $0x00000018
+	JA      xorKeyStreamAVX2AESNI_sets4
+	CMPQ    BX, $0x00000010
+	JA      xorKeyStreamAVX2AESNI_sets3
+	CMPQ    BX, $0x00000008
+	JA      xorKeyStreamAVX2AESNI_sets2
+	MOVQ    BX, 1728(SP)
+	LEAQ    1736(SP), BX
+	ADDQ    $0x3f, BX
+	ANDQ    $-64, BX
+	VMOVDQU 96(DI), Y3
+	VPADDD  sm4CtrOffsets8<>+0(SB), Y3, Y3
+	VPSRLW  $0x04, Y3, Y1
+	VPAND   sm4Mask0f<>+0(SB), Y1, Y1
+	VPAND   sm4Mask0f<>+0(SB), Y3, Y0
+	VMOVDQU sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB Y0, Y3, Y3
+	VMOVDQU sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB Y1, Y0, Y0
+	VPXOR   Y0, Y3, Y3
+	VMOVDQU (DI), Y0
+	VMOVDQU 32(DI), Y1
+	VMOVDQU 64(DI), Y2
+	VMOVDQU Y0, (BX)
+	MOVQ    $0x00000008, SI
 
 xorKeyStreamAVX2AESNI_rounds1true:
 	VPXOR        (AX), Y1, Y0
@@ -14836,73 +15676,95 @@ xorKeyStreamAVX2AESNI_rounds1true:
 	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
 	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
 	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      1728(SP), Y4
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y4, Y4
-	VPMASKMOVD   (DX), Y4, Y4
-	VPXOR        Y4, Y3, Y3
-	VMOVDQU      1728(SP), Y4
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y4, Y4
-	VPMASKMOVD   Y3, Y4, (CX)
-	VMOVDQU      1728(SP), Y3
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y3, Y3
-	VPMASKMOVD   32(DX), Y3, Y3
-	VPXOR        Y3, Y2, Y2
-	VMOVDQU      1728(SP), Y3
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y3, Y3
-	VPMASKMOVD   Y2, Y3, 32(CX)
-	VMOVDQU      1728(SP), Y2
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y2, Y2
-	VPMASKMOVD   64(DX), Y2, Y2
-	VPXOR        Y2, Y1, Y1
-	VMOVDQU      1728(SP), Y2
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y2, Y2
-	VPMASKMOVD   Y1, Y2, 64(CX)
-	VMOVDQU      1728(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD   96(DX), Y1, Y1
-	VPXOR        Y1, Y0, Y0
-	VMOVDQU      1728(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD   Y0, Y1, 96(CX)
-	JMP          xorKeyStreamAVX2AESNI_done
+	CMPQ         1728(SP), $0x02
+	JB           AVX2AESNI_tail32_half
+	VPXOR        (DX), Y3, Y3
+	VMOVDQU      Y3, (CX)
+	JMP          AVX2AESNI_tail32_done
+
+AVX2AESNI_tail32_half:
+	CMPQ    1728(SP), $0x01
+	JB      AVX2AESNI_tail32_done
+	VPXOR   (DX), X3, X3
+	VMOVDQU X3, (CX)
+
+AVX2AESNI_tail32_done:
+	CMPQ    1728(SP), $0x04
+	JB      AVX2AESNI_tail33_half
+	VPXOR   32(DX), Y2, Y2
+	VMOVDQU Y2, 32(CX)
+	JMP     AVX2AESNI_tail33_done
+
+AVX2AESNI_tail33_half:
+	CMPQ    1728(SP), $0x03
+	JB      AVX2AESNI_tail33_done
+	VPXOR   32(DX), X2, X2
+	VMOVDQU X2, 32(CX)
+
+AVX2AESNI_tail33_done:
+	CMPQ    1728(SP), $0x06
+	JB      AVX2AESNI_tail34_half
+	VPXOR   64(DX), Y1, Y1
+	VMOVDQU Y1, 64(CX)
+	JMP     AVX2AESNI_tail34_done
+
+AVX2AESNI_tail34_half:
+	CMPQ    1728(SP), $0x05
+	JB      AVX2AESNI_tail34_done
+	VPXOR   64(DX), X1, X1
+	VMOVDQU X1, 64(CX)
+
+AVX2AESNI_tail34_done:
+	CMPQ    1728(SP), $0x08
+	JB      AVX2AESNI_tail35_half
+	VPXOR   96(DX), Y0, Y0
+	VMOVDQU Y0, 96(CX)
+	JMP     AVX2AESNI_tail35_done
+
+AVX2AESNI_tail35_half:
+	CMPQ    1728(SP), $0x07
+	JB      AVX2AESNI_tail35_done
+	VPXOR   96(DX), X0, X0
+	VMOVDQU X0, 96(CX)
+
+AVX2AESNI_tail35_done:
+	JMP xorKeyStreamAVX2AESNI_done
 
 xorKeyStreamAVX2AESNI_sets2:
-	SUBQ         $0x00000008, BX
-	MOVQ         BX, X0
-	VPBROADCASTD X0, Y0
-	VMOVDQU      Y0, 1888(SP)
-	LEAQ         1920(SP), BX
-	ADDQ         $0x3f, BX
-	ANDQ         $-64, BX
-	VMOVDQU      96(DI), Y3
-	VPADDD       sm4CtrOffsets8<>+0(SB), Y3, Y3
-	VPSRLW       $0x04, Y3, Y1
-	VPAND        sm4Mask0f<>+0(SB), Y1, Y1
-	VPAND        sm4Mask0f<>+0(SB), Y3, Y0
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
-	VPSHUFB      Y0, Y3, Y3
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
-	VPSHUFB      Y1, Y0, Y0
-	VPXOR        Y0, Y3, Y3
-	VMOVDQU      (DI), Y0
-	VMOVDQU      32(DI), Y1
-	VMOVDQU      64(DI), Y2
-	VMOVDQU      Y0, (BX)
-	VMOVDQU      96(DI), Y6
-	VPADDD       sm4CtrOffsets8<>+32(SB), Y6, Y6
-	VPSRLW       $0x04, Y6, Y4
-	VPAND        sm4Mask0f<>+0(SB), Y4, Y4
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y0
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
-	VPSHUFB      Y0, Y6, Y6
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
-	VPSHUFB      Y4, Y0, Y0
-	VPXOR        Y0, Y6, Y6
-	VMOVDQU      (DI), Y0
-	VMOVDQU      32(DI), Y4
-	VMOVDQU      64(DI), Y5
-	VMOVDQU      Y0, 64(BX)
-	MOVQ         $0x00000008, SI
+	SUBQ    $0x00000008, BX
+	MOVQ    BX, 1864(SP)
+	LEAQ    1872(SP), BX
+	ADDQ    $0x3f, BX
+	ANDQ    $-64, BX
+	VMOVDQU 96(DI), Y3
+	VPADDD  sm4CtrOffsets8<>+0(SB), Y3, Y3
+	VPSRLW  $0x04, Y3, Y1
+	VPAND   sm4Mask0f<>+0(SB), Y1, Y1
+	VPAND   sm4Mask0f<>+0(SB), Y3, Y0
+	VMOVDQU sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB Y0, Y3, Y3
+	VMOVDQU sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB Y1, Y0, Y0
+	VPXOR   Y0, Y3, Y3
+	VMOVDQU (DI), Y0
+	VMOVDQU 32(DI), Y1
+	VMOVDQU 64(DI), Y2
+	VMOVDQU Y0, (BX)
+	VMOVDQU 96(DI), Y6
+	VPADDD  sm4CtrOffsets8<>+32(SB), Y6, Y6
+	VPSRLW  $0x04, Y6, Y4
+	VPAND   sm4Mask0f<>+0(SB), Y4, Y4
+	VPAND   sm4Mask0f<>+0(SB), Y6, Y0
+	VMOVDQU sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB Y0, Y6, Y6
+	VMOVDQU sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB Y4, Y0, Y0
+	VPXOR   Y0, Y6, Y6
+	VMOVDQU (DI), Y0
+	VMOVDQU 32(DI), Y4
+	VMOVDQU 64(DI), Y5
+	VMOVDQU Y0, 64(BX)
+	MOVQ    $0x00000008, SI
 
 xorKeyStreamAVX2AESNI_rounds2true:
 	VPXOR        (AX), Y1, Y0
@@ -15254,87 +16116,109 @@ xorKeyStreamAVX2AESNI_rounds2true:
 	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
 	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
 	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      1888(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y1, Y1
-	VPMASKMOVD   128(DX), Y1, Y1
-	VPXOR        Y1, Y6, Y6
-	VMOVDQU      1888(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y1, Y1
-	VPMASKMOVD   Y6, Y1, 128(CX)
-	VMOVDQU      1888(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y1, Y1
-	VPMASKMOVD   160(DX), Y1, Y1
-	VPXOR        Y1, Y5, Y5
-	VMOVDQU      1888(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y1, Y1
-	VPMASKMOVD   Y5, Y1, 160(CX)
-	VMOVDQU      1888(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y1, Y1
-	VPMASKMOVD   192(DX), Y1, Y1
-	VPXOR        Y1, Y4, Y4
-	VMOVDQU      1888(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y1, Y1
-	VPMASKMOVD   Y4, Y1, 192(CX)
-	VMOVDQU      1888(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD   224(DX), Y1, Y1
-	VPXOR        Y1, Y0, Y0
-	VMOVDQU      1888(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD   Y0, Y1, 224(CX)
-	JMP          xorKeyStreamAVX2AESNI_done
+	CMPQ         1864(SP), $0x02
+	JB           AVX2AESNI_tail36_half
+	VPXOR        128(DX), Y6, Y6
+	VMOVDQU      Y6, 128(CX)
+	JMP          AVX2AESNI_tail36_done
+
+AVX2AESNI_tail36_half:
+	CMPQ    1864(SP), $0x01
+	JB      AVX2AESNI_tail36_done
+	VPXOR   128(DX), X6, X6
+	VMOVDQU X6, 128(CX)
+
+AVX2AESNI_tail36_done:
+	CMPQ    1864(SP), $0x04
+	JB      AVX2AESNI_tail37_half
+	VPXOR   160(DX), Y5, Y5
+	VMOVDQU Y5, 160(CX)
+	JMP     AVX2AESNI_tail37_done
+
+AVX2AESNI_tail37_half:
+	CMPQ    1864(SP), $0x03
+	JB      AVX2AESNI_tail37_done
+	VPXOR   160(DX), X5, X5
+	VMOVDQU X5, 160(CX)
+
+AVX2AESNI_tail37_done:
+	CMPQ    1864(SP), $0x06
+	JB      AVX2AESNI_tail38_half
+	VPXOR   192(DX), Y4, Y4
+	VMOVDQU Y4, 192(CX)
+	JMP     AVX2AESNI_tail38_done
+
+AVX2AESNI_tail38_half:
+	CMPQ    1864(SP), $0x05
+	JB      AVX2AESNI_tail38_done
+	VPXOR   192(DX), X4, X4
+	VMOVDQU X4, 192(CX)
+
+AVX2AESNI_tail38_done:
+	CMPQ    1864(SP), $0x08
+	JB      AVX2AESNI_tail39_half
+	VPXOR   224(DX), Y0, Y0
+	VMOVDQU Y0, 224(CX)
+	JMP     AVX2AESNI_tail39_done
+
+AVX2AESNI_tail39_half:
+	CMPQ    1864(SP), $0x07
+	JB      AVX2AESNI_tail39_done
+	VPXOR   224(DX), X0, X0
+	VMOVDQU X0, 224(CX)
+
+AVX2AESNI_tail39_done:
+	JMP xorKeyStreamAVX2AESNI_done
 
 xorKeyStreamAVX2AESNI_sets3:
-	SUBQ         $0x00000010, BX
-	MOVQ         BX, X0
-	VPBROADCASTD X0, Y0
-	VMOVDQU      Y0, 2112(SP)
-	LEAQ         2144(SP), BX
-	ADDQ         $0x3f, BX
-	ANDQ         $-64, BX
-	VMOVDQU      96(DI), Y3
-	VPADDD       sm4CtrOffsets8<>+0(SB), Y3, Y3
-	VPSRLW       $0x04, Y3, Y1
-	VPAND        sm4Mask0f<>+0(SB), Y1, Y1
-	VPAND        sm4Mask0f<>+0(SB), Y3, Y0
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
-	VPSHUFB      Y0, Y3, Y3
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
-	VPSHUFB      Y1, Y0, Y0
-	VPXOR        Y0, Y3, Y3
-	VMOVDQU      (DI), Y0
-	VMOVDQU      32(DI), Y1
-	VMOVDQU      64(DI), Y2
-	VMOVDQU      Y0, (BX)
-	VMOVDQU      96(DI), Y6
-	VPADDD       sm4CtrOffsets8<>+32(SB), Y6, Y6
-	VPSRLW       $0x04, Y6, Y4
-	VPAND        sm4Mask0f<>+0(SB), Y4, Y4
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y0
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
-	VPSHUFB      Y0, Y6, Y6
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
-	VPSHUFB      Y4, Y0, Y0
-	VPXOR        Y0, Y6, Y6
-	VMOVDQU      (DI), Y0
-	VMOVDQU      32(DI), Y4
-	VMOVDQU      64(DI), Y5
-	VMOVDQU      Y0, 64(BX)
-	VMOVDQU      96(DI), Y9
-	VPADDD       sm4CtrOffsets8<>+64(SB), Y9, Y9
-	VPSRLW       $0x04, Y9, Y7
-	VPAND        sm4Mask0f<>+0(SB), Y7, Y7
-	VPAND        sm4Mask0f<>+0(SB), Y9, Y0
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y9
-	VPSHUFB      Y0, Y9, Y9
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
-	VPSHUFB      Y7, Y0, Y0
-	VPXOR        Y0, Y9, Y9
-	VMOVDQU      (DI), Y0
-	VMOVDQU      32(DI), Y7
-	VMOVDQU      64(DI), Y8
-	VMOVDQU      Y0, 128(BX)
-	MOVQ         $0x00000008, SI
+	SUBQ    $0x00000010, BX
+	MOVQ    BX, 2064(SP)
+	LEAQ    2072(SP), BX
+	ADDQ    $0x3f, BX
+	ANDQ    $-64, BX
+	VMOVDQU 96(DI), Y3
+	VPADDD  sm4CtrOffsets8<>+0(SB), Y3, Y3
+	VPSRLW  $0x04, Y3, Y1
+	VPAND   sm4Mask0f<>+0(SB), Y1, Y1
+	VPAND   sm4Mask0f<>+0(SB), Y3, Y0
+	VMOVDQU sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB Y0, Y3, Y3
+	VMOVDQU sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB Y1, Y0, Y0
+	VPXOR   Y0, Y3, Y3
+	VMOVDQU (DI), Y0
+	VMOVDQU 32(DI), Y1
+	VMOVDQU 64(DI), Y2
+	VMOVDQU Y0, (BX)
+	VMOVDQU 96(DI), Y6
+	VPADDD  sm4CtrOffsets8<>+32(SB), Y6, Y6
+	VPSRLW  $0x04, Y6, Y4
+	VPAND   sm4Mask0f<>+0(SB), Y4, Y4
+	VPAND   sm4Mask0f<>+0(SB), Y6, Y0
+	VMOVDQU sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB Y0, Y6, Y6
+	VMOVDQU sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB Y4, Y0, Y0
+	VPXOR   Y0, Y6, Y6
+	VMOVDQU (DI), Y0
+	VMOVDQU 32(DI), Y4
+	VMOVDQU 64(DI), Y5
+	VMOVDQU Y0, 64(BX)
+	VMOVDQU 96(DI), Y9
+	VPADDD  sm4CtrOffsets8<>+64(SB), Y9, Y9
+	VPSRLW  $0x04, Y9, Y7
+	VPAND   sm4Mask0f<>+0(SB), Y7, Y7
+	VPAND   sm4Mask0f<>+0(SB), Y9, Y0
+	VMOVDQU sm4WordNibLinLo<>+0(SB), Y9
+	VPSHUFB Y0, Y9, Y9
+	VMOVDQU sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB Y7, Y0, Y0
+	VPXOR   Y0, Y9, Y9
+	VMOVDQU (DI), Y0
+	VMOVDQU 32(DI), Y7
+	VMOVDQU 64(DI), Y8
+	VMOVDQU Y0, 128(BX)
+	MOVQ    $0x00000008, SI
 
 xorKeyStreamAVX2AESNI_rounds3true:
 	VPXOR        (AX), Y1, Y0
@@ -15863,101 +16747,123 @@ xorKeyStreamAVX2AESNI_rounds3true:
 	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
 	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
 	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      2112(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y1, Y1
-	VPMASKMOVD   256(DX), Y1, Y1
-	VPXOR        Y1, Y9, Y9
-	VMOVDQU      2112(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y1, Y1
-	VPMASKMOVD   Y9, Y1, 256(CX)
-	VMOVDQU      2112(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y1, Y1
-	VPMASKMOVD   288(DX), Y1, Y1
-	VPXOR        Y1, Y8, Y8
-	VMOVDQU      2112(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y1, Y1
-	VPMASKMOVD   Y8, Y1, 288(CX)
-	VMOVDQU      2112(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y1, Y1
-	VPMASKMOVD   320(DX), Y1, Y1
-	VPXOR        Y1, Y7, Y7
-	VMOVDQU      2112(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y1, Y1
-	VPMASKMOVD   Y7, Y1, 320(CX)
-	VMOVDQU      2112(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD   352(DX), Y1, Y1
-	VPXOR        Y1, Y0, Y0
-	VMOVDQU      2112(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD   Y0, Y1, 352(CX)
-	JMP          xorKeyStreamAVX2AESNI_done
+	CMPQ         2064(SP), $0x02
+	JB           AVX2AESNI_tail40_half
+	VPXOR        256(DX), Y9, Y9
+	VMOVDQU      Y9, 256(CX)
+	JMP          AVX2AESNI_tail40_done
+
+AVX2AESNI_tail40_half:
+	CMPQ    2064(SP), $0x01
+	JB      AVX2AESNI_tail40_done
+	VPXOR   256(DX), X9, X9
+	VMOVDQU X9, 256(CX)
+
+AVX2AESNI_tail40_done:
+	CMPQ    2064(SP), $0x04
+	JB      AVX2AESNI_tail41_half
+	VPXOR   288(DX), Y8, Y8
+	VMOVDQU Y8, 288(CX)
+	JMP     AVX2AESNI_tail41_done
+
+AVX2AESNI_tail41_half:
+	CMPQ    2064(SP), $0x03
+	JB      AVX2AESNI_tail41_done
+	VPXOR   288(DX), X8, X8
+	VMOVDQU X8, 288(CX)
+
+AVX2AESNI_tail41_done:
+	CMPQ    2064(SP), $0x06
+	JB      AVX2AESNI_tail42_half
+	VPXOR   320(DX), Y7, Y7
+	VMOVDQU Y7, 320(CX)
+	JMP     AVX2AESNI_tail42_done
+
+AVX2AESNI_tail42_half:
+	CMPQ    2064(SP), $0x05
+	JB      AVX2AESNI_tail42_done
+	VPXOR   320(DX), X7, X7
+	VMOVDQU X7, 320(CX)
+
+AVX2AESNI_tail42_done:
+	CMPQ    2064(SP), $0x08
+	JB      AVX2AESNI_tail43_half
+	VPXOR   352(DX), Y0, Y0
+	VMOVDQU Y0, 352(CX)
+	JMP     AVX2AESNI_tail43_done
+
+AVX2AESNI_tail43_half:
+	CMPQ    2064(SP), $0x07
+	JB      AVX2AESNI_tail43_done
+	VPXOR   352(DX), X0, X0
+	VMOVDQU X0, 352(CX)
+
+AVX2AESNI_tail43_done:
+	JMP xorKeyStreamAVX2AESNI_done
 
 xorKeyStreamAVX2AESNI_sets4:
-	SUBQ         $0x00000018, BX
-	MOVQ         BX, X0
-	VPBROADCASTD X0, Y0
-	VMOVDQU      Y0, 2400(SP)
-	LEAQ         2432(SP), BX
-	ADDQ         $0x3f, BX
-	ANDQ         $-64, BX
-	VMOVDQU      96(DI), Y3
-	VPADDD       sm4CtrOffsets8<>+0(SB), Y3, Y3
-	VPSRLW       $0x04, Y3, Y1
-	VPAND        sm4Mask0f<>+0(SB), Y1, Y1
-	VPAND        sm4Mask0f<>+0(SB), Y3, Y0
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
-	VPSHUFB      Y0, Y3, Y3
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
-	VPSHUFB      Y1, Y0, Y0
-	VPXOR        Y0, Y3, Y3
-	VMOVDQU      (DI), Y0
-	VMOVDQU      32(DI), Y1
-	VMOVDQU      64(DI), Y2
-	VMOVDQU      Y0, (BX)
-	VMOVDQU      96(DI), Y6
-	VPADDD       sm4CtrOffsets8<>+32(SB), Y6, Y6
-	VPSRLW       $0x04, Y6, Y4
-	VPAND        sm4Mask0f<>+0(SB), Y4, Y4
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y0
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
-	VPSHUFB      Y0, Y6, Y6
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
-	VPSHUFB      Y4, Y0, Y0
-	VPXOR        Y0, Y6, Y6
-	VMOVDQU      (DI), Y0
-	VMOVDQU      32(DI), Y4
-	VMOVDQU      64(DI), Y5
-	VMOVDQU      Y0, 64(BX)
-	VMOVDQU      96(DI), Y9
-	VPADDD       sm4CtrOffsets8<>+64(SB), Y9, Y9
-	VPSRLW       $0x04, Y9, Y7
-	VPAND        sm4Mask0f<>+0(SB), Y7, Y7
-	VPAND        sm4Mask0f<>+0(SB), Y9, Y0
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y9
-	VPSHUFB      Y0, Y9, Y9
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
-	VPSHUFB      Y7, Y0, Y0
-	VPXOR        Y0, Y9, Y9
-	VMOVDQU      (DI), Y0
-	VMOVDQU      32(DI), Y7
-	VMOVDQU      64(DI), Y8
-	VMOVDQU      Y0, 128(BX)
-	VMOVDQU      96(DI), Y12
-	VPADDD       sm4CtrOffsets8<>+96(SB), Y12, Y12
-	VPSRLW       $0x04, Y12, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y0
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y12
-	VPSHUFB      Y0, Y12, Y12
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
-	VPSHUFB      Y10, Y0, Y0
-	VPXOR        Y0, Y12, Y12
-	VMOVDQU      (DI), Y0
-	VMOVDQU      32(DI), Y10
-	VMOVDQU      64(DI), Y11
-	VMOVDQU      Y0, 192(BX)
-	MOVQ         $0x00000008, SI
+	SUBQ    $0x00000018, BX
+	MOVQ    BX, 2328(SP)
+	LEAQ    2336(SP), BX
+	ADDQ    $0x3f, BX
+	ANDQ    $-64, BX
+	VMOVDQU 96(DI), Y3
+	VPADDD  sm4CtrOffsets8<>+0(SB), Y3, Y3
+	VPSRLW  $0x04, Y3, Y1
+	VPAND   sm4Mask0f<>+0(SB), Y1, Y1
+	VPAND   sm4Mask0f<>+0(SB), Y3, Y0
+	VMOVDQU sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB Y0, Y3, Y3
+	VMOVDQU sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB Y1, Y0, Y0
+	VPXOR   Y0, Y3, Y3
+	VMOVDQU (DI), Y0
+	VMOVDQU 32(DI), Y1
+	VMOVDQU 64(DI), Y2
+	VMOVDQU Y0, (BX)
+	VMOVDQU 96(DI), Y6
+	VPADDD  sm4CtrOffsets8<>+32(SB), Y6, Y6
+	VPSRLW  $0x04, Y6, Y4
+	VPAND   sm4Mask0f<>+0(SB), Y4, Y4
+	VPAND   sm4Mask0f<>+0(SB), Y6, Y0
+	VMOVDQU sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB Y0, Y6, Y6
+	VMOVDQU sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB Y4, Y0, Y0
+	VPXOR   Y0, Y6, Y6
+	VMOVDQU (DI), Y0
+	VMOVDQU 32(DI), Y4
+	VMOVDQU 64(DI), Y5
+	VMOVDQU Y0, 64(BX)
+	VMOVDQU 96(DI), Y9
+	VPADDD  sm4CtrOffsets8<>+64(SB), Y9, Y9
+	VPSRLW  $0x04, Y9, Y7
+	VPAND   sm4Mask0f<>+0(SB), Y7, Y7
+	VPAND   sm4Mask0f<>+0(SB), Y9, Y0
+	VMOVDQU sm4WordNibLinLo<>+0(SB), Y9
+	VPSHUFB Y0, Y9, Y9
+	VMOVDQU sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB Y7, Y0, Y0
+	VPXOR   Y0, Y9, Y9
+	VMOVDQU (DI), Y0
+	VMOVDQU 32(DI), Y7
+	VMOVDQU 64(DI), Y8
+	VMOVDQU Y0, 128(BX)
+	VMOVDQU 96(DI), Y12
+	VPADDD  sm4CtrOffsets8<>+96(SB), Y12, Y12
+	VPSRLW  $0x04, Y12, Y10
+	VPAND   sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND   sm4Mask0f<>+0(SB), Y12, Y0
+	VMOVDQU sm4WordNibLinLo<>+0(SB), Y12
+	VPSHUFB Y0, Y12, Y12
+	VMOVDQU sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB Y10, Y0, Y0
+	VPXOR   Y0, Y12, Y12
+	VMOVDQU (DI), Y0
+	VMOVDQU 32(DI), Y10
+	VMOVDQU 64(DI), Y11
+	VMOVDQU Y0, 192(BX)
+	MOVQ    $0x00000008, SI
 
 xorKeyStreamAVX2AESNI_rounds4true:
 	VPXOR        (AX), Y1, Y0
@@ -16663,42 +17569,65 @@ xorKeyStreamAVX2AESNI_rounds4true:
 	VPSHUFB      sm4BswapMask<>+0(SB), Y11, Y11
 	VPSHUFB      sm4BswapMask<>+0(SB), Y10, Y10
 	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      2400(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y1, Y1
-	VPMASKMOVD   384(DX), Y1, Y1
-	VPXOR        Y1, Y12, Y12
-	VMOVDQU      2400(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y1, Y1
-	VPMASKMOVD   Y12, Y1, 384(CX)
-	VMOVDQU      2400(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y1, Y1
-	VPMASKMOVD   416(DX), Y1, Y1
-	VPXOR        Y1, Y11, Y11
-	VMOVDQU      2400(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y1, Y1
-	VPMASKMOVD   Y11, Y1, 416(CX)
-	VMOVDQU      2400(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y1, Y1
-	VPMASKMOVD   448(DX), Y1, Y1
-	VPXOR        Y1, Y10, Y10
-	VMOVDQU      2400(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y1, Y1
-	VPMASKMOVD   Y10, Y1, 448(CX)
-	VMOVDQU      2400(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD   480(DX), Y1, Y1
-	VPXOR        Y1, Y0, Y0
-	VMOVDQU      2400(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD   Y0, Y1, 480(CX)
+	CMPQ         2328(SP), $0x02
+	JB           AVX2AESNI_tail44_half
+	VPXOR        384(DX), Y12, Y12
+	VMOVDQU      Y12, 384(CX)
+	JMP          AVX2AESNI_tail44_done
 
+AVX2AESNI_tail44_half:
+	CMPQ    2328(SP), $0x01
+	JB      AVX2AESNI_tail44_done
+	VPXOR   384(DX), X12, X12
+	VMOVDQU X12, 384(CX)
+
+AVX2AESNI_tail44_done:
+	CMPQ    2328(SP), $0x04
+	JB      AVX2AESNI_tail45_half
+	VPXOR   416(DX), Y11, Y11
+	VMOVDQU Y11, 416(CX)
+	JMP     AVX2AESNI_tail45_done
+
+AVX2AESNI_tail45_half:
+	CMPQ    2328(SP), $0x03
+	JB      AVX2AESNI_tail45_done
+	VPXOR   416(DX), X11, X11
+	VMOVDQU X11, 416(CX)
+
+AVX2AESNI_tail45_done:
+	CMPQ    2328(SP), $0x06
+	JB      AVX2AESNI_tail46_half
+	VPXOR   448(DX), Y10, Y10
+	VMOVDQU Y10, 448(CX)
+	JMP     AVX2AESNI_tail46_done
+
+AVX2AESNI_tail46_half:
+	CMPQ    2328(SP), $0x05
+	JB      AVX2AESNI_tail46_done
+	VPXOR   448(DX), X10, X10
+	VMOVDQU X10, 448(CX)
+
+AVX2AESNI_tail46_done:
+	CMPQ    2328(SP), $0x08
+	JB      AVX2AESNI_tail47_half
+	VPXOR   480(DX), Y0, Y0
+	VMOVDQU Y0, 480(CX)
+	JMP     AVX2AESNI_tail47_done
+
+AVX2AESNI_tail47_half:
+	CMPQ    2328(SP), $0x07
+	JB      AVX2AESNI_tail47_done
+	VPXOR   480(DX), X0, X0
+	VMOVDQU X0, 480(CX)
+
+AVX2AESNI_tail47_done:
 xorKeyStreamAVX2AESNI_done:
 	VZEROUPPER
 	RET
 
 // func xorPiecesAVX2AESNI(rk *[32]uint32, pieces *byte, npieces int, nblocks int)
-// Requires: AES, AVX, AVX2, SSE2
-TEXT ·xorPiecesAVX2AESNI(SB), $4712-32
+// Requires: AES, AVX, AVX2
+TEXT ·xorPiecesAVX2AESNI(SB), $4616-32
 	MOVQ rk+0(FP), AX
 	MOVQ pieces+8(FP), CX
 	MOVQ npieces+16(FP), DX
@@ -17762,78 +18691,112 @@ xorPiecesAVX2AESNI_rounds4false:
 
 xorPiecesAVX2AESNI_partial:
 	// Fewer than a full pass left: ceil(n/width) sets, the last one masked.
-	TESTQ        BX, BX
-	JZ           xorPiecesAVX2AESNI_done
-	CMPQ         BX, $0x00000018
-	JA           xorPiecesAVX2AESNI_sets4
-	CMPQ         BX, $0x00000010
-	JA           xorPiecesAVX2AESNI_sets3
-	CMPQ         BX, $0x00000008
-	JA           xorPiecesAVX2AESNI_sets2
-	MOVQ         BX, X0
-	VPBROADCASTD X0, Y0
-	VMOVDQU      Y0, 3688(SP)
-	LEAQ         3720(SP), BX
-	ADDQ         $0x3f, BX
-	ANDQ         $-64, BX
-	VMOVDQU      3688(SP), Y0
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
-	VPMASKMOVD   (SI), Y0, Y0
-	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      3688(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y1, Y1
-	VPMASKMOVD   32(SI), Y1, Y1
-	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
-	VMOVDQU      3688(SP), Y2
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y2, Y2
-	VPMASKMOVD   64(SI), Y2, Y2
-	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
-	VMOVDQU      3688(SP), Y3
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y3, Y3
-	VPMASKMOVD   96(SI), Y3, Y3
-	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
-	VPUNPCKHDQ   Y1, Y0, Y4
-	VPUNPCKLDQ   Y1, Y0, Y0
-	VPUNPCKLDQ   Y3, Y2, Y5
-	VPUNPCKHDQ   Y3, Y2, Y2
-	VPUNPCKHQDQ  Y5, Y0, Y1
-	VPUNPCKLQDQ  Y5, Y0, Y0
-	VPUNPCKHQDQ  Y2, Y4, Y3
-	VPUNPCKLQDQ  Y2, Y4, Y2
-	VPSRLW       $0x04, Y0, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
-	VPSHUFB      Y4, Y0, Y0
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y0, Y0
-	VPSRLW       $0x04, Y1, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y1, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y1
-	VPSHUFB      Y4, Y1, Y1
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y1, Y1
-	VPSRLW       $0x04, Y2, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y2, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y2
-	VPSHUFB      Y4, Y2, Y2
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y2, Y2
-	VPSRLW       $0x04, Y3, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y3, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
-	VPSHUFB      Y4, Y3, Y3
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y3, Y3
-	VMOVDQU      Y0, (BX)
-	MOVQ         $0x00000008, SI
+	TESTQ   BX, BX
+	JZ      xorPiecesAVX2AESNI_done
+	CMPQ    BX, $0x00000018
+	JA      xorPiecesAVX2AESNI_sets4
+	CMPQ    BX, $0x00000010
+	JA      xorPiecesAVX2AESNI_sets3
+	CMPQ    BX, $0x00000008
+	JA      xorPiecesAVX2AESNI_sets2
+	MOVQ    BX, 3688(SP)
+	LEAQ    3696(SP), BX
+	ADDQ    $0x3f, BX
+	ANDQ    $-64, BX
+	VPXOR   Y0, Y0, Y0
+	CMPQ    3688(SP), $0x02
+	JB      AVX2AESNI_tail48_half
+	VMOVDQU (SI), Y0
+	JMP     AVX2AESNI_tail48_done
+
+AVX2AESNI_tail48_half:
+	CMPQ    3688(SP), $0x01
+	JB      AVX2AESNI_tail48_done
+	VMOVDQU (SI), X0
+
+AVX2AESNI_tail48_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR   Y1, Y1, Y1
+	CMPQ    3688(SP), $0x04
+	JB      AVX2AESNI_tail49_half
+	VMOVDQU 32(SI), Y1
+	JMP     AVX2AESNI_tail49_done
+
+AVX2AESNI_tail49_half:
+	CMPQ    3688(SP), $0x03
+	JB      AVX2AESNI_tail49_done
+	VMOVDQU 32(SI), X1
+
+AVX2AESNI_tail49_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y1, Y1
+	VPXOR   Y2, Y2, Y2
+	CMPQ    3688(SP), $0x06
+	JB      AVX2AESNI_tail50_half
+	VMOVDQU 64(SI), Y2
+	JMP     AVX2AESNI_tail50_done
+
+AVX2AESNI_tail50_half:
+	CMPQ    3688(SP), $0x05
+	JB      AVX2AESNI_tail50_done
+	VMOVDQU 64(SI), X2
+
+AVX2AESNI_tail50_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y2, Y2
+	VPXOR   Y3, Y3, Y3
+	CMPQ    3688(SP), $0x08
+	JB      AVX2AESNI_tail51_half
+	VMOVDQU 96(SI), Y3
+	JMP     AVX2AESNI_tail51_done
+
+AVX2AESNI_tail51_half:
+	CMPQ    3688(SP), $0x07
+	JB      AVX2AESNI_tail51_done
+	VMOVDQU 96(SI), X3
+
+AVX2AESNI_tail51_done:
+	VPSHUFB     sm4BswapMask<>+0(SB), Y3, Y3
+	VPUNPCKHDQ  Y1, Y0, Y4
+	VPUNPCKLDQ  Y1, Y0, Y0
+	VPUNPCKLDQ  Y3, Y2, Y5
+	VPUNPCKHDQ  Y3, Y2, Y2
+	VPUNPCKHQDQ Y5, Y0, Y1
+	VPUNPCKLQDQ Y5, Y0, Y0
+	VPUNPCKHQDQ Y2, Y4, Y3
+	VPUNPCKLQDQ Y2, Y4, Y2
+	VPSRLW      $0x04, Y0, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y4, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y0, Y0
+	VPSRLW      $0x04, Y1, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y1, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y1
+	VPSHUFB     Y4, Y1, Y1
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y1, Y1
+	VPSRLW      $0x04, Y2, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y2
+	VPSHUFB     Y4, Y2, Y2
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y2, Y2
+	VPSRLW      $0x04, Y3, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y3, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB     Y4, Y3, Y3
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y3, Y3
+	VMOVDQU     Y0, (BX)
+	MOVQ        $0x00000008, SI
 
 xorPiecesAVX2AESNI_rounds1true:
 	VPXOR        (AX), Y1, Y0
@@ -18008,135 +18971,201 @@ xorPiecesAVX2AESNI_rounds1true:
 	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
 	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
 	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      3688(SP), Y4
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y4, Y4
-	VPMASKMOVD   Y3, Y4, (DI)
-	VMOVDQU      3688(SP), Y3
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y3, Y3
-	VPMASKMOVD   Y2, Y3, 32(DI)
-	VMOVDQU      3688(SP), Y2
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y2, Y2
-	VPMASKMOVD   Y1, Y2, 64(DI)
-	VMOVDQU      3688(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD   Y0, Y1, 96(DI)
-	JMP          xorPiecesAVX2AESNI_done
+	CMPQ         3688(SP), $0x02
+	JB           AVX2AESNI_tail52_half
+	VMOVDQU      Y3, (DI)
+	JMP          AVX2AESNI_tail52_done
+
+AVX2AESNI_tail52_half:
+	CMPQ    3688(SP), $0x01
+	JB      AVX2AESNI_tail52_done
+	VMOVDQU X3, (DI)
+
+AVX2AESNI_tail52_done:
+	CMPQ    3688(SP), $0x04
+	JB      AVX2AESNI_tail53_half
+	VMOVDQU Y2, 32(DI)
+	JMP     AVX2AESNI_tail53_done
+
+AVX2AESNI_tail53_half:
+	CMPQ    3688(SP), $0x03
+	JB      AVX2AESNI_tail53_done
+	VMOVDQU X2, 32(DI)
+
+AVX2AESNI_tail53_done:
+	CMPQ    3688(SP), $0x06
+	JB      AVX2AESNI_tail54_half
+	VMOVDQU Y1, 64(DI)
+	JMP     AVX2AESNI_tail54_done
+
+AVX2AESNI_tail54_half:
+	CMPQ    3688(SP), $0x05
+	JB      AVX2AESNI_tail54_done
+	VMOVDQU X1, 64(DI)
+
+AVX2AESNI_tail54_done:
+	CMPQ    3688(SP), $0x08
+	JB      AVX2AESNI_tail55_half
+	VMOVDQU Y0, 96(DI)
+	JMP     AVX2AESNI_tail55_done
+
+AVX2AESNI_tail55_half:
+	CMPQ    3688(SP), $0x07
+	JB      AVX2AESNI_tail55_done
+	VMOVDQU X0, 96(DI)
+
+AVX2AESNI_tail55_done:
+	JMP xorPiecesAVX2AESNI_done
 
 xorPiecesAVX2AESNI_sets2:
-	SUBQ         $0x00000008, BX
-	MOVQ         BX, X0
-	VPBROADCASTD X0, Y0
-	VMOVDQU      Y0, 3848(SP)
-	LEAQ         3880(SP), BX
-	ADDQ         $0x3f, BX
-	ANDQ         $-64, BX
-	VMOVDQU      (SI), Y0
-	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      32(SI), Y1
-	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
-	VMOVDQU      64(SI), Y2
-	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
-	VMOVDQU      96(SI), Y3
-	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
-	VPUNPCKHDQ   Y1, Y0, Y4
-	VPUNPCKLDQ   Y1, Y0, Y0
-	VPUNPCKLDQ   Y3, Y2, Y5
-	VPUNPCKHDQ   Y3, Y2, Y2
-	VPUNPCKHQDQ  Y5, Y0, Y1
-	VPUNPCKLQDQ  Y5, Y0, Y0
-	VPUNPCKHQDQ  Y2, Y4, Y3
-	VPUNPCKLQDQ  Y2, Y4, Y2
-	VPSRLW       $0x04, Y0, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
-	VPSHUFB      Y4, Y0, Y0
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y0, Y0
-	VPSRLW       $0x04, Y1, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y1, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y1
-	VPSHUFB      Y4, Y1, Y1
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y1, Y1
-	VPSRLW       $0x04, Y2, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y2, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y2
-	VPSHUFB      Y4, Y2, Y2
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y2, Y2
-	VPSRLW       $0x04, Y3, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y3, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
-	VPSHUFB      Y4, Y3, Y3
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y3, Y3
-	VMOVDQU      Y0, (BX)
-	VMOVDQU      3848(SP), Y0
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
-	VPMASKMOVD   128(SI), Y0, Y0
-	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      3848(SP), Y4
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y4, Y4
-	VPMASKMOVD   160(SI), Y4, Y4
-	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
-	VMOVDQU      3848(SP), Y5
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y5, Y5
-	VPMASKMOVD   192(SI), Y5, Y5
-	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
-	VMOVDQU      3848(SP), Y6
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y6, Y6
-	VPMASKMOVD   224(SI), Y6, Y6
-	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
-	VPUNPCKHDQ   Y4, Y0, Y7
-	VPUNPCKLDQ   Y4, Y0, Y0
-	VPUNPCKLDQ   Y6, Y5, Y8
-	VPUNPCKHDQ   Y6, Y5, Y5
-	VPUNPCKHQDQ  Y8, Y0, Y4
-	VPUNPCKLQDQ  Y8, Y0, Y0
-	VPUNPCKHQDQ  Y5, Y7, Y6
-	VPUNPCKLQDQ  Y5, Y7, Y5
-	VPSRLW       $0x04, Y0, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
-	VPSHUFB      Y7, Y0, Y0
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y0, Y0
-	VPSRLW       $0x04, Y4, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y4, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y4
-	VPSHUFB      Y7, Y4, Y4
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y4, Y4
-	VPSRLW       $0x04, Y5, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y5
-	VPSHUFB      Y7, Y5, Y5
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y5, Y5
-	VPSRLW       $0x04, Y6, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
-	VPSHUFB      Y7, Y6, Y6
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y6, Y6
-	VMOVDQU      Y0, 64(BX)
-	MOVQ         $0x00000008, SI
+	SUBQ        $0x00000008, BX
+	MOVQ        BX, 3824(SP)
+	LEAQ        3832(SP), BX
+	ADDQ        $0x3f, BX
+	ANDQ        $-64, BX
+	VMOVDQU     (SI), Y0
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     32(SI), Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y1, Y1
+	VMOVDQU     64(SI), Y2
+	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
+	VMOVDQU     96(SI), Y3
+	VPSHUFB     sm4BswapMask<>+0(SB), Y3, Y3
+	VPUNPCKHDQ  Y1, Y0, Y4
+	VPUNPCKLDQ  Y1, Y0, Y0
+	VPUNPCKLDQ  Y3, Y2, Y5
+	VPUNPCKHDQ  Y3, Y2, Y2
+	VPUNPCKHQDQ Y5, Y0, Y1
+	VPUNPCKLQDQ Y5, Y0, Y0
+	VPUNPCKHQDQ Y2, Y4, Y3
+	VPUNPCKLQDQ Y2, Y4, Y2
+	VPSRLW      $0x04, Y0, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y4, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y0, Y0
+	VPSRLW      $0x04, Y1, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y1, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y1
+	VPSHUFB     Y4, Y1, Y1
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y1, Y1
+	VPSRLW      $0x04, Y2, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y2
+	VPSHUFB     Y4, Y2, Y2
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y2, Y2
+	VPSRLW      $0x04, Y3, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y3, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB     Y4, Y3, Y3
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y3, Y3
+	VMOVDQU     Y0, (BX)
+	VPXOR       Y0, Y0, Y0
+	CMPQ        3824(SP), $0x02
+	JB          AVX2AESNI_tail56_half
+	VMOVDQU     128(SI), Y0
+	JMP         AVX2AESNI_tail56_done
+
+AVX2AESNI_tail56_half:
+	CMPQ    3824(SP), $0x01
+	JB      AVX2AESNI_tail56_done
+	VMOVDQU 128(SI), X0
+
+AVX2AESNI_tail56_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR   Y4, Y4, Y4
+	CMPQ    3824(SP), $0x04
+	JB      AVX2AESNI_tail57_half
+	VMOVDQU 160(SI), Y4
+	JMP     AVX2AESNI_tail57_done
+
+AVX2AESNI_tail57_half:
+	CMPQ    3824(SP), $0x03
+	JB      AVX2AESNI_tail57_done
+	VMOVDQU 160(SI), X4
+
+AVX2AESNI_tail57_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y4, Y4
+	VPXOR   Y5, Y5, Y5
+	CMPQ    3824(SP), $0x06
+	JB      AVX2AESNI_tail58_half
+	VMOVDQU 192(SI), Y5
+	JMP     AVX2AESNI_tail58_done
+
+AVX2AESNI_tail58_half:
+	CMPQ    3824(SP), $0x05
+	JB      AVX2AESNI_tail58_done
+	VMOVDQU 192(SI), X5
+
+AVX2AESNI_tail58_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y5, Y5
+	VPXOR   Y6, Y6, Y6
+	CMPQ    3824(SP), $0x08
+	JB      AVX2AESNI_tail59_half
+	VMOVDQU 224(SI), Y6
+	JMP     AVX2AESNI_tail59_done
+
+AVX2AESNI_tail59_half:
+	CMPQ    3824(SP), $0x07
+	JB      AVX2AESNI_tail59_done
+	VMOVDQU 224(SI), X6
+
+AVX2AESNI_tail59_done:
+	VPSHUFB     sm4BswapMask<>+0(SB), Y6, Y6
+	VPUNPCKHDQ  Y4, Y0, Y7
+	VPUNPCKLDQ  Y4, Y0, Y0
+	VPUNPCKLDQ  Y6, Y5, Y8
+	VPUNPCKHDQ  Y6, Y5, Y5
+	VPUNPCKHQDQ Y8, Y0, Y4
+	VPUNPCKLQDQ Y8, Y0, Y0
+	VPUNPCKHQDQ Y5, Y7, Y6
+	VPUNPCKLQDQ Y5, Y7, Y5
+	VPSRLW      $0x04, Y0, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y7, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y0, Y0
+	VPSRLW      $0x04, Y4, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y4
+	VPSHUFB     Y7, Y4, Y4
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y4, Y4
+	VPSRLW      $0x04, Y5, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y5
+	VPSHUFB     Y7, Y5, Y5
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y5, Y5
+	VPSRLW      $0x04, Y6, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB     Y7, Y6, Y6
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y6, Y6
+	VMOVDQU     Y0, 64(BX)
+	MOVQ        $0x00000008, SI
 
 xorPiecesAVX2AESNI_rounds2true:
 	VPXOR        (AX), Y1, Y0
@@ -18484,184 +19513,250 @@ xorPiecesAVX2AESNI_rounds2true:
 	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
 	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
 	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      3848(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y1, Y1
-	VPMASKMOVD   Y6, Y1, 128(DI)
-	VMOVDQU      3848(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y1, Y1
-	VPMASKMOVD   Y5, Y1, 160(DI)
-	VMOVDQU      3848(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y1, Y1
-	VPMASKMOVD   Y4, Y1, 192(DI)
-	VMOVDQU      3848(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD   Y0, Y1, 224(DI)
-	JMP          xorPiecesAVX2AESNI_done
+	CMPQ         3824(SP), $0x02
+	JB           AVX2AESNI_tail60_half
+	VMOVDQU      Y6, 128(DI)
+	JMP          AVX2AESNI_tail60_done
+
+AVX2AESNI_tail60_half:
+	CMPQ    3824(SP), $0x01
+	JB      AVX2AESNI_tail60_done
+	VMOVDQU X6, 128(DI)
+
+AVX2AESNI_tail60_done:
+	CMPQ    3824(SP), $0x04
+	JB      AVX2AESNI_tail61_half
+	VMOVDQU Y5, 160(DI)
+	JMP     AVX2AESNI_tail61_done
+
+AVX2AESNI_tail61_half:
+	CMPQ    3824(SP), $0x03
+	JB      AVX2AESNI_tail61_done
+	VMOVDQU X5, 160(DI)
+
+AVX2AESNI_tail61_done:
+	CMPQ    3824(SP), $0x06
+	JB      AVX2AESNI_tail62_half
+	VMOVDQU Y4, 192(DI)
+	JMP     AVX2AESNI_tail62_done
+
+AVX2AESNI_tail62_half:
+	CMPQ    3824(SP), $0x05
+	JB      AVX2AESNI_tail62_done
+	VMOVDQU X4, 192(DI)
+
+AVX2AESNI_tail62_done:
+	CMPQ    3824(SP), $0x08
+	JB      AVX2AESNI_tail63_half
+	VMOVDQU Y0, 224(DI)
+	JMP     AVX2AESNI_tail63_done
+
+AVX2AESNI_tail63_half:
+	CMPQ    3824(SP), $0x07
+	JB      AVX2AESNI_tail63_done
+	VMOVDQU X0, 224(DI)
+
+AVX2AESNI_tail63_done:
+	JMP xorPiecesAVX2AESNI_done
 
 xorPiecesAVX2AESNI_sets3:
-	SUBQ         $0x00000010, BX
-	MOVQ         BX, X0
-	VPBROADCASTD X0, Y0
-	VMOVDQU      Y0, 4072(SP)
-	LEAQ         4104(SP), BX
-	ADDQ         $0x3f, BX
-	ANDQ         $-64, BX
-	VMOVDQU      (SI), Y0
-	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      32(SI), Y1
-	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
-	VMOVDQU      64(SI), Y2
-	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
-	VMOVDQU      96(SI), Y3
-	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
-	VPUNPCKHDQ   Y1, Y0, Y4
-	VPUNPCKLDQ   Y1, Y0, Y0
-	VPUNPCKLDQ   Y3, Y2, Y5
-	VPUNPCKHDQ   Y3, Y2, Y2
-	VPUNPCKHQDQ  Y5, Y0, Y1
-	VPUNPCKLQDQ  Y5, Y0, Y0
-	VPUNPCKHQDQ  Y2, Y4, Y3
-	VPUNPCKLQDQ  Y2, Y4, Y2
-	VPSRLW       $0x04, Y0, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
-	VPSHUFB      Y4, Y0, Y0
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y0, Y0
-	VPSRLW       $0x04, Y1, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y1, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y1
-	VPSHUFB      Y4, Y1, Y1
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y1, Y1
-	VPSRLW       $0x04, Y2, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y2, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y2
-	VPSHUFB      Y4, Y2, Y2
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y2, Y2
-	VPSRLW       $0x04, Y3, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y3, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
-	VPSHUFB      Y4, Y3, Y3
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y3, Y3
-	VMOVDQU      Y0, (BX)
-	VMOVDQU      128(SI), Y0
-	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      160(SI), Y4
-	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
-	VMOVDQU      192(SI), Y5
-	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
-	VMOVDQU      224(SI), Y6
-	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
-	VPUNPCKHDQ   Y4, Y0, Y7
-	VPUNPCKLDQ   Y4, Y0, Y0
-	VPUNPCKLDQ   Y6, Y5, Y8
-	VPUNPCKHDQ   Y6, Y5, Y5
-	VPUNPCKHQDQ  Y8, Y0, Y4
-	VPUNPCKLQDQ  Y8, Y0, Y0
-	VPUNPCKHQDQ  Y5, Y7, Y6
-	VPUNPCKLQDQ  Y5, Y7, Y5
-	VPSRLW       $0x04, Y0, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
-	VPSHUFB      Y7, Y0, Y0
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y0, Y0
-	VPSRLW       $0x04, Y4, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y4, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y4
-	VPSHUFB      Y7, Y4, Y4
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y4, Y4
-	VPSRLW       $0x04, Y5, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y5
-	VPSHUFB      Y7, Y5, Y5
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y5, Y5
-	VPSRLW       $0x04, Y6, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
-	VPSHUFB      Y7, Y6, Y6
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y6, Y6
-	VMOVDQU      Y0, 64(BX)
-	VMOVDQU      4072(SP), Y0
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
-	VPMASKMOVD   256(SI), Y0, Y0
-	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      4072(SP), Y7
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y7, Y7
-	VPMASKMOVD   288(SI), Y7, Y7
-	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
-	VMOVDQU      4072(SP), Y8
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y8, Y8
-	VPMASKMOVD   320(SI), Y8, Y8
-	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
-	VMOVDQU      4072(SP), Y9
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y9, Y9
-	VPMASKMOVD   352(SI), Y9, Y9
-	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
-	VPUNPCKHDQ   Y7, Y0, Y10
-	VPUNPCKLDQ   Y7, Y0, Y0
-	VPUNPCKLDQ   Y9, Y8, Y11
-	VPUNPCKHDQ   Y9, Y8, Y8
-	VPUNPCKHQDQ  Y11, Y0, Y7
-	VPUNPCKLQDQ  Y11, Y0, Y0
-	VPUNPCKHQDQ  Y8, Y10, Y9
-	VPUNPCKLQDQ  Y8, Y10, Y8
-	VPSRLW       $0x04, Y0, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
-	VPSHUFB      Y10, Y0, Y0
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VPXOR        Y10, Y0, Y0
-	VPSRLW       $0x04, Y7, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y7, Y10
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y7
-	VPSHUFB      Y10, Y7, Y7
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VPXOR        Y10, Y7, Y7
-	VPSRLW       $0x04, Y8, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y10
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y8
-	VPSHUFB      Y10, Y8, Y8
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VPXOR        Y10, Y8, Y8
-	VPSRLW       $0x04, Y9, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y9, Y10
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y9
-	VPSHUFB      Y10, Y9, Y9
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VPXOR        Y10, Y9, Y9
-	VMOVDQU      Y0, 128(BX)
-	MOVQ         $0x00000008, SI
+	SUBQ        $0x00000010, BX
+	MOVQ        BX, 4024(SP)
+	LEAQ        4032(SP), BX
+	ADDQ        $0x3f, BX
+	ANDQ        $-64, BX
+	VMOVDQU     (SI), Y0
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     32(SI), Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y1, Y1
+	VMOVDQU     64(SI), Y2
+	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
+	VMOVDQU     96(SI), Y3
+	VPSHUFB     sm4BswapMask<>+0(SB), Y3, Y3
+	VPUNPCKHDQ  Y1, Y0, Y4
+	VPUNPCKLDQ  Y1, Y0, Y0
+	VPUNPCKLDQ  Y3, Y2, Y5
+	VPUNPCKHDQ  Y3, Y2, Y2
+	VPUNPCKHQDQ Y5, Y0, Y1
+	VPUNPCKLQDQ Y5, Y0, Y0
+	VPUNPCKHQDQ Y2, Y4, Y3
+	VPUNPCKLQDQ Y2, Y4, Y2
+	VPSRLW      $0x04, Y0, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y4, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y0, Y0
+	VPSRLW      $0x04, Y1, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y1, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y1
+	VPSHUFB     Y4, Y1, Y1
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y1, Y1
+	VPSRLW      $0x04, Y2, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y2
+	VPSHUFB     Y4, Y2, Y2
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y2, Y2
+	VPSRLW      $0x04, Y3, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y3, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB     Y4, Y3, Y3
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y3, Y3
+	VMOVDQU     Y0, (BX)
+	VMOVDQU     128(SI), Y0
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     160(SI), Y4
+	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
+	VMOVDQU     192(SI), Y5
+	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
+	VMOVDQU     224(SI), Y6
+	VPSHUFB     sm4BswapMask<>+0(SB), Y6, Y6
+	VPUNPCKHDQ  Y4, Y0, Y7
+	VPUNPCKLDQ  Y4, Y0, Y0
+	VPUNPCKLDQ  Y6, Y5, Y8
+	VPUNPCKHDQ  Y6, Y5, Y5
+	VPUNPCKHQDQ Y8, Y0, Y4
+	VPUNPCKLQDQ Y8, Y0, Y0
+	VPUNPCKHQDQ Y5, Y7, Y6
+	VPUNPCKLQDQ Y5, Y7, Y5
+	VPSRLW      $0x04, Y0, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y7, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y0, Y0
+	VPSRLW      $0x04, Y4, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y4
+	VPSHUFB     Y7, Y4, Y4
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y4, Y4
+	VPSRLW      $0x04, Y5, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y5
+	VPSHUFB     Y7, Y5, Y5
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y5, Y5
+	VPSRLW      $0x04, Y6, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB     Y7, Y6, Y6
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y6, Y6
+	VMOVDQU     Y0, 64(BX)
+	VPXOR       Y0, Y0, Y0
+	CMPQ        4024(SP), $0x02
+	JB          AVX2AESNI_tail64_half
+	VMOVDQU     256(SI), Y0
+	JMP         AVX2AESNI_tail64_done
+
+AVX2AESNI_tail64_half:
+	CMPQ    4024(SP), $0x01
+	JB      AVX2AESNI_tail64_done
+	VMOVDQU 256(SI), X0
+
+AVX2AESNI_tail64_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR   Y7, Y7, Y7
+	CMPQ    4024(SP), $0x04
+	JB      AVX2AESNI_tail65_half
+	VMOVDQU 288(SI), Y7
+	JMP     AVX2AESNI_tail65_done
+
+AVX2AESNI_tail65_half:
+	CMPQ    4024(SP), $0x03
+	JB      AVX2AESNI_tail65_done
+	VMOVDQU 288(SI), X7
+
+AVX2AESNI_tail65_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y7, Y7
+	VPXOR   Y8, Y8, Y8
+	CMPQ    4024(SP), $0x06
+	JB      AVX2AESNI_tail66_half
+	VMOVDQU 320(SI), Y8
+	JMP     AVX2AESNI_tail66_done
+
+AVX2AESNI_tail66_half:
+	CMPQ    4024(SP), $0x05
+	JB      AVX2AESNI_tail66_done
+	VMOVDQU 320(SI), X8
+
+AVX2AESNI_tail66_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y8, Y8
+	VPXOR   Y9, Y9, Y9
+	CMPQ    4024(SP), $0x08
+	JB      AVX2AESNI_tail67_half
+	VMOVDQU 352(SI), Y9
+	JMP     AVX2AESNI_tail67_done
+
+AVX2AESNI_tail67_half:
+	CMPQ    4024(SP), $0x07
+	JB      AVX2AESNI_tail67_done
+	VMOVDQU 352(SI), X9
+
+AVX2AESNI_tail67_done:
+	VPSHUFB     sm4BswapMask<>+0(SB), Y9, Y9
+	VPUNPCKHDQ  Y7, Y0, Y10
+	VPUNPCKLDQ  Y7, Y0, Y0
+	VPUNPCKLDQ  Y9, Y8, Y11
+	VPUNPCKHDQ  Y9, Y8, Y8
+	VPUNPCKHQDQ Y11, Y0, Y7
+	VPUNPCKLQDQ Y11, Y0, Y0
+	VPUNPCKHQDQ Y8, Y10, Y9
+	VPUNPCKLQDQ Y8, Y10, Y8
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y0, Y0
+	VPSRLW      $0x04, Y7, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y7, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y7
+	VPSHUFB     Y10, Y7, Y7
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y7, Y7
+	VPSRLW      $0x04, Y8, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y8
+	VPSHUFB     Y10, Y8, Y8
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y8, Y8
+	VPSRLW      $0x04, Y9, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y9, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y9
+	VPSHUFB     Y10, Y9, Y9
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y9, Y9
+	VMOVDQU     Y0, 128(BX)
+	MOVQ        $0x00000008, SI
 
 xorPiecesAVX2AESNI_rounds3true:
 	VPXOR        (AX), Y1, Y0
@@ -19182,233 +20277,299 @@ xorPiecesAVX2AESNI_rounds3true:
 	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
 	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
 	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      4072(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y1, Y1
-	VPMASKMOVD   Y9, Y1, 256(DI)
-	VMOVDQU      4072(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y1, Y1
-	VPMASKMOVD   Y8, Y1, 288(DI)
-	VMOVDQU      4072(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y1, Y1
-	VPMASKMOVD   Y7, Y1, 320(DI)
-	VMOVDQU      4072(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD   Y0, Y1, 352(DI)
-	JMP          xorPiecesAVX2AESNI_done
+	CMPQ         4024(SP), $0x02
+	JB           AVX2AESNI_tail68_half
+	VMOVDQU      Y9, 256(DI)
+	JMP          AVX2AESNI_tail68_done
+
+AVX2AESNI_tail68_half:
+	CMPQ    4024(SP), $0x01
+	JB      AVX2AESNI_tail68_done
+	VMOVDQU X9, 256(DI)
+
+AVX2AESNI_tail68_done:
+	CMPQ    4024(SP), $0x04
+	JB      AVX2AESNI_tail69_half
+	VMOVDQU Y8, 288(DI)
+	JMP     AVX2AESNI_tail69_done
+
+AVX2AESNI_tail69_half:
+	CMPQ    4024(SP), $0x03
+	JB      AVX2AESNI_tail69_done
+	VMOVDQU X8, 288(DI)
+
+AVX2AESNI_tail69_done:
+	CMPQ    4024(SP), $0x06
+	JB      AVX2AESNI_tail70_half
+	VMOVDQU Y7, 320(DI)
+	JMP     AVX2AESNI_tail70_done
+
+AVX2AESNI_tail70_half:
+	CMPQ    4024(SP), $0x05
+	JB      AVX2AESNI_tail70_done
+	VMOVDQU X7, 320(DI)
+
+AVX2AESNI_tail70_done:
+	CMPQ    4024(SP), $0x08
+	JB      AVX2AESNI_tail71_half
+	VMOVDQU Y0, 352(DI)
+	JMP     AVX2AESNI_tail71_done
+
+AVX2AESNI_tail71_half:
+	CMPQ    4024(SP), $0x07
+	JB      AVX2AESNI_tail71_done
+	VMOVDQU X0, 352(DI)
+
+AVX2AESNI_tail71_done:
+	JMP xorPiecesAVX2AESNI_done
 
 xorPiecesAVX2AESNI_sets4:
-	SUBQ         $0x00000018, BX
-	MOVQ         BX, X0
-	VPBROADCASTD X0, Y0
-	VMOVDQU      Y0, 4360(SP)
-	LEAQ         4392(SP), BX
-	ADDQ         $0x3f, BX
-	ANDQ         $-64, BX
-	VMOVDQU      (SI), Y0
-	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      32(SI), Y1
-	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
-	VMOVDQU      64(SI), Y2
-	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
-	VMOVDQU      96(SI), Y3
-	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
-	VPUNPCKHDQ   Y1, Y0, Y4
-	VPUNPCKLDQ   Y1, Y0, Y0
-	VPUNPCKLDQ   Y3, Y2, Y5
-	VPUNPCKHDQ   Y3, Y2, Y2
-	VPUNPCKHQDQ  Y5, Y0, Y1
-	VPUNPCKLQDQ  Y5, Y0, Y0
-	VPUNPCKHQDQ  Y2, Y4, Y3
-	VPUNPCKLQDQ  Y2, Y4, Y2
-	VPSRLW       $0x04, Y0, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
-	VPSHUFB      Y4, Y0, Y0
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y0, Y0
-	VPSRLW       $0x04, Y1, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y1, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y1
-	VPSHUFB      Y4, Y1, Y1
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y1, Y1
-	VPSRLW       $0x04, Y2, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y2, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y2
-	VPSHUFB      Y4, Y2, Y2
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y2, Y2
-	VPSRLW       $0x04, Y3, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y3, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
-	VPSHUFB      Y4, Y3, Y3
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y3, Y3
-	VMOVDQU      Y0, (BX)
-	VMOVDQU      128(SI), Y0
-	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      160(SI), Y4
-	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
-	VMOVDQU      192(SI), Y5
-	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
-	VMOVDQU      224(SI), Y6
-	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
-	VPUNPCKHDQ   Y4, Y0, Y7
-	VPUNPCKLDQ   Y4, Y0, Y0
-	VPUNPCKLDQ   Y6, Y5, Y8
-	VPUNPCKHDQ   Y6, Y5, Y5
-	VPUNPCKHQDQ  Y8, Y0, Y4
-	VPUNPCKLQDQ  Y8, Y0, Y0
-	VPUNPCKHQDQ  Y5, Y7, Y6
-	VPUNPCKLQDQ  Y5, Y7, Y5
-	VPSRLW       $0x04, Y0, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
-	VPSHUFB      Y7, Y0, Y0
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y0, Y0
-	VPSRLW       $0x04, Y4, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y4, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y4
-	VPSHUFB      Y7, Y4, Y4
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y4, Y4
-	VPSRLW       $0x04, Y5, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y5
-	VPSHUFB      Y7, Y5, Y5
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y5, Y5
-	VPSRLW       $0x04, Y6, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
-	VPSHUFB      Y7, Y6, Y6
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y6, Y6
-	VMOVDQU      Y0, 64(BX)
-	VMOVDQU      256(SI), Y0
-	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      288(SI), Y7
-	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
-	VMOVDQU      320(SI), Y8
-	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
-	VMOVDQU      352(SI), Y9
-	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
-	VPUNPCKHDQ   Y7, Y0, Y10
-	VPUNPCKLDQ   Y7, Y0, Y0
-	VPUNPCKLDQ   Y9, Y8, Y11
-	VPUNPCKHDQ   Y9, Y8, Y8
-	VPUNPCKHQDQ  Y11, Y0, Y7
-	VPUNPCKLQDQ  Y11, Y0, Y0
-	VPUNPCKHQDQ  Y8, Y10, Y9
-	VPUNPCKLQDQ  Y8, Y10, Y8
-	VPSRLW       $0x04, Y0, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
-	VPSHUFB      Y10, Y0, Y0
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VPXOR        Y10, Y0, Y0
-	VPSRLW       $0x04, Y7, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y7, Y10
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y7
-	VPSHUFB      Y10, Y7, Y7
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VPXOR        Y10, Y7, Y7
-	VPSRLW       $0x04, Y8, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y10
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y8
-	VPSHUFB      Y10, Y8, Y8
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VPXOR        Y10, Y8, Y8
-	VPSRLW       $0x04, Y9, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y9, Y10
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y9
-	VPSHUFB      Y10, Y9, Y9
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VPXOR        Y10, Y9, Y9
-	VMOVDQU      Y0, 128(BX)
-	VMOVDQU      4360(SP), Y0
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
-	VPMASKMOVD   384(SI), Y0, Y0
-	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      4360(SP), Y10
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y10, Y10
-	VPMASKMOVD   416(SI), Y10, Y10
-	VPSHUFB      sm4BswapMask<>+0(SB), Y10, Y10
-	VMOVDQU      4360(SP), Y11
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y11, Y11
-	VPMASKMOVD   448(SI), Y11, Y11
-	VPSHUFB      sm4BswapMask<>+0(SB), Y11, Y11
-	VMOVDQU      4360(SP), Y12
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y12, Y12
-	VPMASKMOVD   480(SI), Y12, Y12
-	VPSHUFB      sm4BswapMask<>+0(SB), Y12, Y12
-	VPUNPCKHDQ   Y10, Y0, Y13
-	VPUNPCKLDQ   Y10, Y0, Y0
-	VPUNPCKLDQ   Y12, Y11, Y14
-	VPUNPCKHDQ   Y12, Y11, Y11
-	VPUNPCKHQDQ  Y14, Y0, Y10
-	VPUNPCKLQDQ  Y14, Y0, Y0
-	VPUNPCKHQDQ  Y11, Y13, Y12
-	VPUNPCKLQDQ  Y11, Y13, Y11
-	VPSRLW       $0x04, Y0, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
-	VPSHUFB      Y13, Y0, Y0
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y0, Y0
-	VPSRLW       $0x04, Y10, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y13
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y10
-	VPSHUFB      Y13, Y10, Y10
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y10, Y10
-	VPSRLW       $0x04, Y11, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y13
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y11
-	VPSHUFB      Y13, Y11, Y11
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y11, Y11
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y12, Y12
-	VMOVDQU      Y0, 192(BX)
-	MOVQ         $0x00000008, SI
+	SUBQ        $0x00000018, BX
+	MOVQ        BX, 4288(SP)
+	LEAQ        4296(SP), BX
+	ADDQ        $0x3f, BX
+	ANDQ        $-64, BX
+	VMOVDQU     (SI), Y0
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     32(SI), Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y1, Y1
+	VMOVDQU     64(SI), Y2
+	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
+	VMOVDQU     96(SI), Y3
+	VPSHUFB     sm4BswapMask<>+0(SB), Y3, Y3
+	VPUNPCKHDQ  Y1, Y0, Y4
+	VPUNPCKLDQ  Y1, Y0, Y0
+	VPUNPCKLDQ  Y3, Y2, Y5
+	VPUNPCKHDQ  Y3, Y2, Y2
+	VPUNPCKHQDQ Y5, Y0, Y1
+	VPUNPCKLQDQ Y5, Y0, Y0
+	VPUNPCKHQDQ Y2, Y4, Y3
+	VPUNPCKLQDQ Y2, Y4, Y2
+	VPSRLW      $0x04, Y0, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y4, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y0, Y0
+	VPSRLW      $0x04, Y1, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y1, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y1
+	VPSHUFB     Y4, Y1, Y1
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y1, Y1
+	VPSRLW      $0x04, Y2, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y2
+	VPSHUFB     Y4, Y2, Y2
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y2, Y2
+	VPSRLW      $0x04, Y3, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y3, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB     Y4, Y3, Y3
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y3, Y3
+	VMOVDQU     Y0, (BX)
+	VMOVDQU     128(SI), Y0
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     160(SI), Y4
+	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
+	VMOVDQU     192(SI), Y5
+	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
+	VMOVDQU     224(SI), Y6
+	VPSHUFB     sm4BswapMask<>+0(SB), Y6, Y6
+	VPUNPCKHDQ  Y4, Y0, Y7
+	VPUNPCKLDQ  Y4, Y0, Y0
+	VPUNPCKLDQ  Y6, Y5, Y8
+	VPUNPCKHDQ  Y6, Y5, Y5
+	VPUNPCKHQDQ Y8, Y0, Y4
+	VPUNPCKLQDQ Y8, Y0, Y0
+	VPUNPCKHQDQ Y5, Y7, Y6
+	VPUNPCKLQDQ Y5, Y7, Y5
+	VPSRLW      $0x04, Y0, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y7, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y0, Y0
+	VPSRLW      $0x04, Y4, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y4
+	VPSHUFB     Y7, Y4, Y4
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y4, Y4
+	VPSRLW      $0x04, Y5, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y5
+	VPSHUFB     Y7, Y5, Y5
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y5, Y5
+	VPSRLW      $0x04, Y6, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB     Y7, Y6, Y6
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y6, Y6
+	VMOVDQU     Y0, 64(BX)
+	VMOVDQU     256(SI), Y0
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     288(SI), Y7
+	VPSHUFB     sm4BswapMask<>+0(SB), Y7, Y7
+	VMOVDQU     320(SI), Y8
+	VPSHUFB     sm4BswapMask<>+0(SB), Y8, Y8
+	VMOVDQU     352(SI), Y9
+	VPSHUFB     sm4BswapMask<>+0(SB), Y9, Y9
+	VPUNPCKHDQ  Y7, Y0, Y10
+	VPUNPCKLDQ  Y7, Y0, Y0
+	VPUNPCKLDQ  Y9, Y8, Y11
+	VPUNPCKHDQ  Y9, Y8, Y8
+	VPUNPCKHQDQ Y11, Y0, Y7
+	VPUNPCKLQDQ Y11, Y0, Y0
+	VPUNPCKHQDQ Y8, Y10, Y9
+	VPUNPCKLQDQ Y8, Y10, Y8
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y0, Y0
+	VPSRLW      $0x04, Y7, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y7, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y7
+	VPSHUFB     Y10, Y7, Y7
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y7, Y7
+	VPSRLW      $0x04, Y8, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y8
+	VPSHUFB     Y10, Y8, Y8
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y8, Y8
+	VPSRLW      $0x04, Y9, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y9, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y9
+	VPSHUFB     Y10, Y9, Y9
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y9, Y9
+	VMOVDQU     Y0, 128(BX)
+	VPXOR       Y0, Y0, Y0
+	CMPQ        4288(SP), $0x02
+	JB          AVX2AESNI_tail72_half
+	VMOVDQU     384(SI), Y0
+	JMP         AVX2AESNI_tail72_done
+
+AVX2AESNI_tail72_half:
+	CMPQ    4288(SP), $0x01
+	JB      AVX2AESNI_tail72_done
+	VMOVDQU 384(SI), X0
+
+AVX2AESNI_tail72_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR   Y10, Y10, Y10
+	CMPQ    4288(SP), $0x04
+	JB      AVX2AESNI_tail73_half
+	VMOVDQU 416(SI), Y10
+	JMP     AVX2AESNI_tail73_done
+
+AVX2AESNI_tail73_half:
+	CMPQ    4288(SP), $0x03
+	JB      AVX2AESNI_tail73_done
+	VMOVDQU 416(SI), X10
+
+AVX2AESNI_tail73_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y10, Y10
+	VPXOR   Y11, Y11, Y11
+	CMPQ    4288(SP), $0x06
+	JB      AVX2AESNI_tail74_half
+	VMOVDQU 448(SI), Y11
+	JMP     AVX2AESNI_tail74_done
+
+AVX2AESNI_tail74_half:
+	CMPQ    4288(SP), $0x05
+	JB      AVX2AESNI_tail74_done
+	VMOVDQU 448(SI), X11
+
+AVX2AESNI_tail74_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y11, Y11
+	VPXOR   Y12, Y12, Y12
+	CMPQ    4288(SP), $0x08
+	JB      AVX2AESNI_tail75_half
+	VMOVDQU 480(SI), Y12
+	JMP     AVX2AESNI_tail75_done
+
+AVX2AESNI_tail75_half:
+	CMPQ    4288(SP), $0x07
+	JB      AVX2AESNI_tail75_done
+	VMOVDQU 480(SI), X12
+
+AVX2AESNI_tail75_done:
+	VPSHUFB     sm4BswapMask<>+0(SB), Y12, Y12
+	VPUNPCKHDQ  Y10, Y0, Y13
+	VPUNPCKLDQ  Y10, Y0, Y0
+	VPUNPCKLDQ  Y12, Y11, Y14
+	VPUNPCKHDQ  Y12, Y11, Y11
+	VPUNPCKHQDQ Y14, Y0, Y10
+	VPUNPCKLQDQ Y14, Y0, Y0
+	VPUNPCKHQDQ Y11, Y13, Y12
+	VPUNPCKLQDQ Y11, Y13, Y11
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y0, Y0
+	VPSRLW      $0x04, Y10, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y13
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y10
+	VPSHUFB     Y13, Y10, Y10
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y10, Y10
+	VPSRLW      $0x04, Y11, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y13
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y11
+	VPSHUFB     Y13, Y11, Y11
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y11, Y11
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y12, Y12
+	VMOVDQU     Y0, 192(BX)
+	MOVQ        $0x00000008, SI
 
 xorPiecesAVX2AESNI_rounds4true:
 	VPXOR        (AX), Y1, Y0
@@ -20102,19 +21263,50 @@ xorPiecesAVX2AESNI_rounds4true:
 	VPSHUFB      sm4BswapMask<>+0(SB), Y11, Y11
 	VPSHUFB      sm4BswapMask<>+0(SB), Y10, Y10
 	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      4360(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y1, Y1
-	VPMASKMOVD   Y12, Y1, 384(DI)
-	VMOVDQU      4360(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y1, Y1
-	VPMASKMOVD   Y11, Y1, 416(DI)
-	VMOVDQU      4360(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y1, Y1
-	VPMASKMOVD   Y10, Y1, 448(DI)
-	VMOVDQU      4360(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD   Y0, Y1, 480(DI)
+	CMPQ         4288(SP), $0x02
+	JB           AVX2AESNI_tail76_half
+	VMOVDQU      Y12, 384(DI)
+	JMP          AVX2AESNI_tail76_done
 
+AVX2AESNI_tail76_half:
+	CMPQ    4288(SP), $0x01
+	JB      AVX2AESNI_tail76_done
+	VMOVDQU X12, 384(DI)
+
+AVX2AESNI_tail76_done:
+	CMPQ    4288(SP), $0x04
+	JB      AVX2AESNI_tail77_half
+	VMOVDQU Y11, 416(DI)
+	JMP     AVX2AESNI_tail77_done
+
+AVX2AESNI_tail77_half:
+	CMPQ    4288(SP), $0x03
+	JB      AVX2AESNI_tail77_done
+	VMOVDQU X11, 416(DI)
+
+AVX2AESNI_tail77_done:
+	CMPQ    4288(SP), $0x06
+	JB      AVX2AESNI_tail78_half
+	VMOVDQU Y10, 448(DI)
+	JMP     AVX2AESNI_tail78_done
+
+AVX2AESNI_tail78_half:
+	CMPQ    4288(SP), $0x05
+	JB      AVX2AESNI_tail78_done
+	VMOVDQU X10, 448(DI)
+
+AVX2AESNI_tail78_done:
+	CMPQ    4288(SP), $0x08
+	JB      AVX2AESNI_tail79_half
+	VMOVDQU Y0, 480(DI)
+	JMP     AVX2AESNI_tail79_done
+
+AVX2AESNI_tail79_half:
+	CMPQ    4288(SP), $0x07
+	JB      AVX2AESNI_tail79_done
+	VMOVDQU X0, 480(DI)
+
+AVX2AESNI_tail79_done:
 xorPiecesAVX2AESNI_done:
 	// Keystream into every piece: 32 bytes per step, then 16, then bytes.
 	MOVQ (SP), AX
@@ -20189,8 +21381,8 @@ xorPiecesAVX2AESNI_xor_done:
 	RET
 
 // func encryptBlocksAVX2VAES(rk *[32]uint32, dst *byte, src *byte, nblocks int)
-// Requires: AVX, AVX2, SSE2, VAES
-TEXT ·encryptBlocksAVX2VAES(SB), $2560-32
+// Requires: AVX, AVX2, VAES
+TEXT ·encryptBlocksAVX2VAES(SB), $2464-32
 	MOVQ         rk+0(FP), AX
 	MOVQ         dst+8(FP), CX
 	MOVQ         src+16(FP), DX
@@ -21163,78 +22355,112 @@ encryptBlocksAVX2VAES_rounds4false:
 
 encryptBlocksAVX2VAES_partial:
 	// Fewer than a full pass left: ceil(n/width) sets, the last one masked.
-	TESTQ        BX, BX
-	JZ           encryptBlocksAVX2VAES_done
-	CMPQ         BX, $0x00000018
-	JA           encryptBlocksAVX2VAES_sets4
-	CMPQ         BX, $0x00000010
-	JA           encryptBlocksAVX2VAES_sets3
-	CMPQ         BX, $0x00000008
-	JA           encryptBlocksAVX2VAES_sets2
-	MOVQ         BX, X0
-	VPBROADCASTD X0, Y0
-	VMOVDQU      Y0, 1536(SP)
-	LEAQ         1568(SP), BX
-	ADDQ         $0x3f, BX
-	ANDQ         $-64, BX
-	VMOVDQU      1536(SP), Y0
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
-	VPMASKMOVD   (DX), Y0, Y0
-	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      1536(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y1, Y1
-	VPMASKMOVD   32(DX), Y1, Y1
-	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
-	VMOVDQU      1536(SP), Y2
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y2, Y2
-	VPMASKMOVD   64(DX), Y2, Y2
-	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
-	VMOVDQU      1536(SP), Y3
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y3, Y3
-	VPMASKMOVD   96(DX), Y3, Y3
-	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
-	VPUNPCKHDQ   Y1, Y0, Y4
-	VPUNPCKLDQ   Y1, Y0, Y0
-	VPUNPCKLDQ   Y3, Y2, Y5
-	VPUNPCKHDQ   Y3, Y2, Y2
-	VPUNPCKHQDQ  Y5, Y0, Y1
-	VPUNPCKLQDQ  Y5, Y0, Y0
-	VPUNPCKHQDQ  Y2, Y4, Y3
-	VPUNPCKLQDQ  Y2, Y4, Y2
-	VPSRLW       $0x04, Y0, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
-	VPSHUFB      Y4, Y0, Y0
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y0, Y0
-	VPSRLW       $0x04, Y1, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y1, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y1
-	VPSHUFB      Y4, Y1, Y1
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y1, Y1
-	VPSRLW       $0x04, Y2, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y2, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y2
-	VPSHUFB      Y4, Y2, Y2
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y2, Y2
-	VPSRLW       $0x04, Y3, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y3, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
-	VPSHUFB      Y4, Y3, Y3
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y3, Y3
-	VMOVDQU      Y0, (BX)
-	MOVQ         $0x00000008, DX
+	TESTQ   BX, BX
+	JZ      encryptBlocksAVX2VAES_done
+	CMPQ    BX, $0x00000018
+	JA      encryptBlocksAVX2VAES_sets4
+	CMPQ    BX, $0x00000010
+	JA      encryptBlocksAVX2VAES_sets3
+	CMPQ    BX, $0x00000008
+	JA      encryptBlocksAVX2VAES_sets2
+	MOVQ    BX, 1536(SP)
+	LEAQ    1544(SP), BX
+	ADDQ    $0x3f, BX
+	ANDQ    $-64, BX
+	VPXOR   Y0, Y0, Y0
+	CMPQ    1536(SP), $0x02
+	JB      AVX2VAES_tail0_half
+	VMOVDQU (DX), Y0
+	JMP     AVX2VAES_tail0_done
+
+AVX2VAES_tail0_half:
+	CMPQ    1536(SP), $0x01
+	JB      AVX2VAES_tail0_done
+	VMOVDQU (DX), X0
+
+AVX2VAES_tail0_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR   Y1, Y1, Y1
+	CMPQ    1536(SP), $0x04
+	JB      AVX2VAES_tail1_half
+	VMOVDQU 32(DX), Y1
+	JMP     AVX2VAES_tail1_done
+
+AVX2VAES_tail1_half:
+	CMPQ    1536(SP), $0x03
+	JB      AVX2VAES_tail1_done
+	VMOVDQU 32(DX), X1
+
+AVX2VAES_tail1_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y1, Y1
+	VPXOR   Y2, Y2, Y2
+	CMPQ    1536(SP), $0x06
+	JB      AVX2VAES_tail2_half
+	VMOVDQU 64(DX), Y2
+	JMP     AVX2VAES_tail2_done
+
+AVX2VAES_tail2_half:
+	CMPQ    1536(SP), $0x05
+	JB      AVX2VAES_tail2_done
+	VMOVDQU 64(DX), X2
+
+AVX2VAES_tail2_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y2, Y2
+	VPXOR   Y3, Y3, Y3
+	CMPQ    1536(SP), $0x08
+	JB      AVX2VAES_tail3_half
+	VMOVDQU 96(DX), Y3
+	JMP     AVX2VAES_tail3_done
+
+AVX2VAES_tail3_half:
+	CMPQ    1536(SP), $0x07
+	JB      AVX2VAES_tail3_done
+	VMOVDQU 96(DX), X3
+
+AVX2VAES_tail3_done:
+	VPSHUFB     sm4BswapMask<>+0(SB), Y3, Y3
+	VPUNPCKHDQ  Y1, Y0, Y4
+	VPUNPCKLDQ  Y1, Y0, Y0
+	VPUNPCKLDQ  Y3, Y2, Y5
+	VPUNPCKHDQ  Y3, Y2, Y2
+	VPUNPCKHQDQ Y5, Y0, Y1
+	VPUNPCKLQDQ Y5, Y0, Y0
+	VPUNPCKHQDQ Y2, Y4, Y3
+	VPUNPCKLQDQ Y2, Y4, Y2
+	VPSRLW      $0x04, Y0, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y4, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y0, Y0
+	VPSRLW      $0x04, Y1, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y1, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y1
+	VPSHUFB     Y4, Y1, Y1
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y1, Y1
+	VPSRLW      $0x04, Y2, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y2
+	VPSHUFB     Y4, Y2, Y2
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y2, Y2
+	VPSRLW      $0x04, Y3, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y3, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB     Y4, Y3, Y3
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y3, Y3
+	VMOVDQU     Y0, (BX)
+	MOVQ        $0x00000008, DX
 
 encryptBlocksAVX2VAES_rounds1true:
 	VPXOR       (AX), Y1, Y0
@@ -21397,135 +22623,201 @@ encryptBlocksAVX2VAES_rounds1true:
 	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
 	VPSHUFB     sm4BswapMask<>+0(SB), Y1, Y1
 	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU     1536(SP), Y4
-	VPCMPGTD    sm4TailIndex8<>+0(SB), Y4, Y4
-	VPMASKMOVD  Y3, Y4, (CX)
-	VMOVDQU     1536(SP), Y3
-	VPCMPGTD    sm4TailIndex8<>+32(SB), Y3, Y3
-	VPMASKMOVD  Y2, Y3, 32(CX)
-	VMOVDQU     1536(SP), Y2
-	VPCMPGTD    sm4TailIndex8<>+64(SB), Y2, Y2
-	VPMASKMOVD  Y1, Y2, 64(CX)
-	VMOVDQU     1536(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD  Y0, Y1, 96(CX)
-	JMP         encryptBlocksAVX2VAES_done
+	CMPQ        1536(SP), $0x02
+	JB          AVX2VAES_tail4_half
+	VMOVDQU     Y3, (CX)
+	JMP         AVX2VAES_tail4_done
+
+AVX2VAES_tail4_half:
+	CMPQ    1536(SP), $0x01
+	JB      AVX2VAES_tail4_done
+	VMOVDQU X3, (CX)
+
+AVX2VAES_tail4_done:
+	CMPQ    1536(SP), $0x04
+	JB      AVX2VAES_tail5_half
+	VMOVDQU Y2, 32(CX)
+	JMP     AVX2VAES_tail5_done
+
+AVX2VAES_tail5_half:
+	CMPQ    1536(SP), $0x03
+	JB      AVX2VAES_tail5_done
+	VMOVDQU X2, 32(CX)
+
+AVX2VAES_tail5_done:
+	CMPQ    1536(SP), $0x06
+	JB      AVX2VAES_tail6_half
+	VMOVDQU Y1, 64(CX)
+	JMP     AVX2VAES_tail6_done
+
+AVX2VAES_tail6_half:
+	CMPQ    1536(SP), $0x05
+	JB      AVX2VAES_tail6_done
+	VMOVDQU X1, 64(CX)
+
+AVX2VAES_tail6_done:
+	CMPQ    1536(SP), $0x08
+	JB      AVX2VAES_tail7_half
+	VMOVDQU Y0, 96(CX)
+	JMP     AVX2VAES_tail7_done
+
+AVX2VAES_tail7_half:
+	CMPQ    1536(SP), $0x07
+	JB      AVX2VAES_tail7_done
+	VMOVDQU X0, 96(CX)
+
+AVX2VAES_tail7_done:
+	JMP encryptBlocksAVX2VAES_done
 
 encryptBlocksAVX2VAES_sets2:
-	SUBQ         $0x00000008, BX
-	MOVQ         BX, X0
-	VPBROADCASTD X0, Y0
-	VMOVDQU      Y0, 1696(SP)
-	LEAQ         1728(SP), BX
-	ADDQ         $0x3f, BX
-	ANDQ         $-64, BX
-	VMOVDQU      (DX), Y0
-	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      32(DX), Y1
-	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
-	VMOVDQU      64(DX), Y2
-	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
-	VMOVDQU      96(DX), Y3
-	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
-	VPUNPCKHDQ   Y1, Y0, Y4
-	VPUNPCKLDQ   Y1, Y0, Y0
-	VPUNPCKLDQ   Y3, Y2, Y5
-	VPUNPCKHDQ   Y3, Y2, Y2
-	VPUNPCKHQDQ  Y5, Y0, Y1
-	VPUNPCKLQDQ  Y5, Y0, Y0
-	VPUNPCKHQDQ  Y2, Y4, Y3
-	VPUNPCKLQDQ  Y2, Y4, Y2
-	VPSRLW       $0x04, Y0, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
-	VPSHUFB      Y4, Y0, Y0
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y0, Y0
-	VPSRLW       $0x04, Y1, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y1, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y1
-	VPSHUFB      Y4, Y1, Y1
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y1, Y1
-	VPSRLW       $0x04, Y2, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y2, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y2
-	VPSHUFB      Y4, Y2, Y2
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y2, Y2
-	VPSRLW       $0x04, Y3, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y3, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
-	VPSHUFB      Y4, Y3, Y3
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y3, Y3
-	VMOVDQU      Y0, (BX)
-	VMOVDQU      1696(SP), Y0
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
-	VPMASKMOVD   128(DX), Y0, Y0
-	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      1696(SP), Y4
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y4, Y4
-	VPMASKMOVD   160(DX), Y4, Y4
-	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
-	VMOVDQU      1696(SP), Y5
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y5, Y5
-	VPMASKMOVD   192(DX), Y5, Y5
-	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
-	VMOVDQU      1696(SP), Y6
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y6, Y6
-	VPMASKMOVD   224(DX), Y6, Y6
-	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
-	VPUNPCKHDQ   Y4, Y0, Y7
-	VPUNPCKLDQ   Y4, Y0, Y0
-	VPUNPCKLDQ   Y6, Y5, Y8
-	VPUNPCKHDQ   Y6, Y5, Y5
-	VPUNPCKHQDQ  Y8, Y0, Y4
-	VPUNPCKLQDQ  Y8, Y0, Y0
-	VPUNPCKHQDQ  Y5, Y7, Y6
-	VPUNPCKLQDQ  Y5, Y7, Y5
-	VPSRLW       $0x04, Y0, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
-	VPSHUFB      Y7, Y0, Y0
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y0, Y0
-	VPSRLW       $0x04, Y4, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y4, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y4
-	VPSHUFB      Y7, Y4, Y4
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y4, Y4
-	VPSRLW       $0x04, Y5, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y5
-	VPSHUFB      Y7, Y5, Y5
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y5, Y5
-	VPSRLW       $0x04, Y6, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
-	VPSHUFB      Y7, Y6, Y6
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y6, Y6
-	VMOVDQU      Y0, 64(BX)
-	MOVQ         $0x00000008, DX
+	SUBQ        $0x00000008, BX
+	MOVQ        BX, 1672(SP)
+	LEAQ        1680(SP), BX
+	ADDQ        $0x3f, BX
+	ANDQ        $-64, BX
+	VMOVDQU     (DX), Y0
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     32(DX), Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y1, Y1
+	VMOVDQU     64(DX), Y2
+	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
+	VMOVDQU     96(DX), Y3
+	VPSHUFB     sm4BswapMask<>+0(SB), Y3, Y3
+	VPUNPCKHDQ  Y1, Y0, Y4
+	VPUNPCKLDQ  Y1, Y0, Y0
+	VPUNPCKLDQ  Y3, Y2, Y5
+	VPUNPCKHDQ  Y3, Y2, Y2
+	VPUNPCKHQDQ Y5, Y0, Y1
+	VPUNPCKLQDQ Y5, Y0, Y0
+	VPUNPCKHQDQ Y2, Y4, Y3
+	VPUNPCKLQDQ Y2, Y4, Y2
+	VPSRLW      $0x04, Y0, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y4, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y0, Y0
+	VPSRLW      $0x04, Y1, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y1, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y1
+	VPSHUFB     Y4, Y1, Y1
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y1, Y1
+	VPSRLW      $0x04, Y2, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y2
+	VPSHUFB     Y4, Y2, Y2
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y2, Y2
+	VPSRLW      $0x04, Y3, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y3, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB     Y4, Y3, Y3
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y3, Y3
+	VMOVDQU     Y0, (BX)
+	VPXOR       Y0, Y0, Y0
+	CMPQ        1672(SP), $0x02
+	JB          AVX2VAES_tail8_half
+	VMOVDQU     128(DX), Y0
+	JMP         AVX2VAES_tail8_done
+
+AVX2VAES_tail8_half:
+	CMPQ    1672(SP), $0x01
+	JB      AVX2VAES_tail8_done
+	VMOVDQU 128(DX), X0
+
+AVX2VAES_tail8_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR   Y4, Y4, Y4
+	CMPQ    1672(SP), $0x04
+	JB      AVX2VAES_tail9_half
+	VMOVDQU 160(DX), Y4
+	JMP     AVX2VAES_tail9_done
+
+AVX2VAES_tail9_half:
+	CMPQ    1672(SP), $0x03
+	JB      AVX2VAES_tail9_done
+	VMOVDQU 160(DX), X4
+
+AVX2VAES_tail9_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y4, Y4
+	VPXOR   Y5, Y5, Y5
+	CMPQ    1672(SP), $0x06
+	JB      AVX2VAES_tail10_half
+	VMOVDQU 192(DX), Y5
+	JMP     AVX2VAES_tail10_done
+
+AVX2VAES_tail10_half:
+	CMPQ    1672(SP), $0x05
+	JB      AVX2VAES_tail10_done
+	VMOVDQU 192(DX), X5
+
+AVX2VAES_tail10_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y5, Y5
+	VPXOR   Y6, Y6, Y6
+	CMPQ    1672(SP), $0x08
+	JB      AVX2VAES_tail11_half
+	VMOVDQU 224(DX), Y6
+	JMP     AVX2VAES_tail11_done
+
+AVX2VAES_tail11_half:
+	CMPQ    1672(SP), $0x07
+	JB      AVX2VAES_tail11_done
+	VMOVDQU 224(DX), X6
+
+AVX2VAES_tail11_done:
+	VPSHUFB     sm4BswapMask<>+0(SB), Y6, Y6
+	VPUNPCKHDQ  Y4, Y0, Y7
+	VPUNPCKLDQ  Y4, Y0, Y0
+	VPUNPCKLDQ  Y6, Y5, Y8
+	VPUNPCKHDQ  Y6, Y5, Y5
+	VPUNPCKHQDQ Y8, Y0, Y4
+	VPUNPCKLQDQ Y8, Y0, Y0
+	VPUNPCKHQDQ Y5, Y7, Y6
+	VPUNPCKLQDQ Y5, Y7, Y5
+	VPSRLW      $0x04, Y0, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y7, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y0, Y0
+	VPSRLW      $0x04, Y4, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y4
+	VPSHUFB     Y7, Y4, Y4
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y4, Y4
+	VPSRLW      $0x04, Y5, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y5
+	VPSHUFB     Y7, Y5, Y5
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y5, Y5
+	VPSRLW      $0x04, Y6, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB     Y7, Y6, Y6
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y6, Y6
+	VMOVDQU     Y0, 64(BX)
+	MOVQ        $0x00000008, DX
 
 encryptBlocksAVX2VAES_rounds2true:
 	VPXOR       (AX), Y1, Y0
@@ -21849,184 +23141,250 @@ encryptBlocksAVX2VAES_rounds2true:
 	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
 	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
 	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU     1696(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+0(SB), Y1, Y1
-	VPMASKMOVD  Y6, Y1, 128(CX)
-	VMOVDQU     1696(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+32(SB), Y1, Y1
-	VPMASKMOVD  Y5, Y1, 160(CX)
-	VMOVDQU     1696(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+64(SB), Y1, Y1
-	VPMASKMOVD  Y4, Y1, 192(CX)
-	VMOVDQU     1696(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD  Y0, Y1, 224(CX)
-	JMP         encryptBlocksAVX2VAES_done
+	CMPQ        1672(SP), $0x02
+	JB          AVX2VAES_tail12_half
+	VMOVDQU     Y6, 128(CX)
+	JMP         AVX2VAES_tail12_done
+
+AVX2VAES_tail12_half:
+	CMPQ    1672(SP), $0x01
+	JB      AVX2VAES_tail12_done
+	VMOVDQU X6, 128(CX)
+
+AVX2VAES_tail12_done:
+	CMPQ    1672(SP), $0x04
+	JB      AVX2VAES_tail13_half
+	VMOVDQU Y5, 160(CX)
+	JMP     AVX2VAES_tail13_done
+
+AVX2VAES_tail13_half:
+	CMPQ    1672(SP), $0x03
+	JB      AVX2VAES_tail13_done
+	VMOVDQU X5, 160(CX)
+
+AVX2VAES_tail13_done:
+	CMPQ    1672(SP), $0x06
+	JB      AVX2VAES_tail14_half
+	VMOVDQU Y4, 192(CX)
+	JMP     AVX2VAES_tail14_done
+
+AVX2VAES_tail14_half:
+	CMPQ    1672(SP), $0x05
+	JB      AVX2VAES_tail14_done
+	VMOVDQU X4, 192(CX)
+
+AVX2VAES_tail14_done:
+	CMPQ    1672(SP), $0x08
+	JB      AVX2VAES_tail15_half
+	VMOVDQU Y0, 224(CX)
+	JMP     AVX2VAES_tail15_done
+
+AVX2VAES_tail15_half:
+	CMPQ    1672(SP), $0x07
+	JB      AVX2VAES_tail15_done
+	VMOVDQU X0, 224(CX)
+
+AVX2VAES_tail15_done:
+	JMP encryptBlocksAVX2VAES_done
 
 encryptBlocksAVX2VAES_sets3:
-	SUBQ         $0x00000010, BX
-	MOVQ         BX, X0
-	VPBROADCASTD X0, Y0
-	VMOVDQU      Y0, 1920(SP)
-	LEAQ         1952(SP), BX
-	ADDQ         $0x3f, BX
-	ANDQ         $-64, BX
-	VMOVDQU      (DX), Y0
-	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      32(DX), Y1
-	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
-	VMOVDQU      64(DX), Y2
-	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
-	VMOVDQU      96(DX), Y3
-	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
-	VPUNPCKHDQ   Y1, Y0, Y4
-	VPUNPCKLDQ   Y1, Y0, Y0
-	VPUNPCKLDQ   Y3, Y2, Y5
-	VPUNPCKHDQ   Y3, Y2, Y2
-	VPUNPCKHQDQ  Y5, Y0, Y1
-	VPUNPCKLQDQ  Y5, Y0, Y0
-	VPUNPCKHQDQ  Y2, Y4, Y3
-	VPUNPCKLQDQ  Y2, Y4, Y2
-	VPSRLW       $0x04, Y0, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
-	VPSHUFB      Y4, Y0, Y0
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y0, Y0
-	VPSRLW       $0x04, Y1, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y1, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y1
-	VPSHUFB      Y4, Y1, Y1
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y1, Y1
-	VPSRLW       $0x04, Y2, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y2, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y2
-	VPSHUFB      Y4, Y2, Y2
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y2, Y2
-	VPSRLW       $0x04, Y3, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y3, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
-	VPSHUFB      Y4, Y3, Y3
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y3, Y3
-	VMOVDQU      Y0, (BX)
-	VMOVDQU      128(DX), Y0
-	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      160(DX), Y4
-	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
-	VMOVDQU      192(DX), Y5
-	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
-	VMOVDQU      224(DX), Y6
-	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
-	VPUNPCKHDQ   Y4, Y0, Y7
-	VPUNPCKLDQ   Y4, Y0, Y0
-	VPUNPCKLDQ   Y6, Y5, Y8
-	VPUNPCKHDQ   Y6, Y5, Y5
-	VPUNPCKHQDQ  Y8, Y0, Y4
-	VPUNPCKLQDQ  Y8, Y0, Y0
-	VPUNPCKHQDQ  Y5, Y7, Y6
-	VPUNPCKLQDQ  Y5, Y7, Y5
-	VPSRLW       $0x04, Y0, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
-	VPSHUFB      Y7, Y0, Y0
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y0, Y0
-	VPSRLW       $0x04, Y4, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y4, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y4
-	VPSHUFB      Y7, Y4, Y4
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y4, Y4
-	VPSRLW       $0x04, Y5, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y5
-	VPSHUFB      Y7, Y5, Y5
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y5, Y5
-	VPSRLW       $0x04, Y6, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
-	VPSHUFB      Y7, Y6, Y6
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y6, Y6
-	VMOVDQU      Y0, 64(BX)
-	VMOVDQU      1920(SP), Y0
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
-	VPMASKMOVD   256(DX), Y0, Y0
-	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      1920(SP), Y7
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y7, Y7
-	VPMASKMOVD   288(DX), Y7, Y7
-	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
-	VMOVDQU      1920(SP), Y8
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y8, Y8
-	VPMASKMOVD   320(DX), Y8, Y8
-	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
-	VMOVDQU      1920(SP), Y9
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y9, Y9
-	VPMASKMOVD   352(DX), Y9, Y9
-	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
-	VPUNPCKHDQ   Y7, Y0, Y10
-	VPUNPCKLDQ   Y7, Y0, Y0
-	VPUNPCKLDQ   Y9, Y8, Y11
-	VPUNPCKHDQ   Y9, Y8, Y8
-	VPUNPCKHQDQ  Y11, Y0, Y7
-	VPUNPCKLQDQ  Y11, Y0, Y0
-	VPUNPCKHQDQ  Y8, Y10, Y9
-	VPUNPCKLQDQ  Y8, Y10, Y8
-	VPSRLW       $0x04, Y0, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
-	VPSHUFB      Y10, Y0, Y0
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VPXOR        Y10, Y0, Y0
-	VPSRLW       $0x04, Y7, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y7, Y10
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y7
-	VPSHUFB      Y10, Y7, Y7
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VPXOR        Y10, Y7, Y7
-	VPSRLW       $0x04, Y8, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y10
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y8
-	VPSHUFB      Y10, Y8, Y8
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VPXOR        Y10, Y8, Y8
-	VPSRLW       $0x04, Y9, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y9, Y10
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y9
-	VPSHUFB      Y10, Y9, Y9
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VPXOR        Y10, Y9, Y9
-	VMOVDQU      Y0, 128(BX)
-	MOVQ         $0x00000008, DX
+	SUBQ        $0x00000010, BX
+	MOVQ        BX, 1872(SP)
+	LEAQ        1880(SP), BX
+	ADDQ        $0x3f, BX
+	ANDQ        $-64, BX
+	VMOVDQU     (DX), Y0
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     32(DX), Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y1, Y1
+	VMOVDQU     64(DX), Y2
+	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
+	VMOVDQU     96(DX), Y3
+	VPSHUFB     sm4BswapMask<>+0(SB), Y3, Y3
+	VPUNPCKHDQ  Y1, Y0, Y4
+	VPUNPCKLDQ  Y1, Y0, Y0
+	VPUNPCKLDQ  Y3, Y2, Y5
+	VPUNPCKHDQ  Y3, Y2, Y2
+	VPUNPCKHQDQ Y5, Y0, Y1
+	VPUNPCKLQDQ Y5, Y0, Y0
+	VPUNPCKHQDQ Y2, Y4, Y3
+	VPUNPCKLQDQ Y2, Y4, Y2
+	VPSRLW      $0x04, Y0, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y4, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y0, Y0
+	VPSRLW      $0x04, Y1, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y1, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y1
+	VPSHUFB     Y4, Y1, Y1
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y1, Y1
+	VPSRLW      $0x04, Y2, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y2
+	VPSHUFB     Y4, Y2, Y2
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y2, Y2
+	VPSRLW      $0x04, Y3, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y3, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB     Y4, Y3, Y3
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y3, Y3
+	VMOVDQU     Y0, (BX)
+	VMOVDQU     128(DX), Y0
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     160(DX), Y4
+	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
+	VMOVDQU     192(DX), Y5
+	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
+	VMOVDQU     224(DX), Y6
+	VPSHUFB     sm4BswapMask<>+0(SB), Y6, Y6
+	VPUNPCKHDQ  Y4, Y0, Y7
+	VPUNPCKLDQ  Y4, Y0, Y0
+	VPUNPCKLDQ  Y6, Y5, Y8
+	VPUNPCKHDQ  Y6, Y5, Y5
+	VPUNPCKHQDQ Y8, Y0, Y4
+	VPUNPCKLQDQ Y8, Y0, Y0
+	VPUNPCKHQDQ Y5, Y7, Y6
+	VPUNPCKLQDQ Y5, Y7, Y5
+	VPSRLW      $0x04, Y0, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y7, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y0, Y0
+	VPSRLW      $0x04, Y4, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y4
+	VPSHUFB     Y7, Y4, Y4
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y4, Y4
+	VPSRLW      $0x04, Y5, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y5
+	VPSHUFB     Y7, Y5, Y5
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y5, Y5
+	VPSRLW      $0x04, Y6, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB     Y7, Y6, Y6
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y6, Y6
+	VMOVDQU     Y0, 64(BX)
+	VPXOR       Y0, Y0, Y0
+	CMPQ        1872(SP), $0x02
+	JB          AVX2VAES_tail16_half
+	VMOVDQU     256(DX), Y0
+	JMP         AVX2VAES_tail16_done
+
+AVX2VAES_tail16_half:
+	CMPQ    1872(SP), $0x01
+	JB      AVX2VAES_tail16_done
+	VMOVDQU 256(DX), X0
+
+AVX2VAES_tail16_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR   Y7, Y7, Y7
+	CMPQ    1872(SP), $0x04
+	JB      AVX2VAES_tail17_half
+	VMOVDQU 288(DX), Y7
+	JMP     AVX2VAES_tail17_done
+
+AVX2VAES_tail17_half:
+	CMPQ    1872(SP), $0x03
+	JB      AVX2VAES_tail17_done
+	VMOVDQU 288(DX), X7
+
+AVX2VAES_tail17_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y7, Y7
+	VPXOR   Y8, Y8, Y8
+	CMPQ    1872(SP), $0x06
+	JB      AVX2VAES_tail18_half
+	VMOVDQU 320(DX), Y8
+	JMP     AVX2VAES_tail18_done
+
+AVX2VAES_tail18_half:
+	CMPQ    1872(SP), $0x05
+	JB      AVX2VAES_tail18_done
+	VMOVDQU 320(DX), X8
+
+AVX2VAES_tail18_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y8, Y8
+	VPXOR   Y9, Y9, Y9
+	CMPQ    1872(SP), $0x08
+	JB      AVX2VAES_tail19_half
+	VMOVDQU 352(DX), Y9
+	JMP     AVX2VAES_tail19_done
+
+AVX2VAES_tail19_half:
+	CMPQ    1872(SP), $0x07
+	JB      AVX2VAES_tail19_done
+	VMOVDQU 352(DX), X9
+
+AVX2VAES_tail19_done:
+	VPSHUFB     sm4BswapMask<>+0(SB), Y9, Y9
+	VPUNPCKHDQ  Y7, Y0, Y10
+	VPUNPCKLDQ  Y7, Y0, Y0
+	VPUNPCKLDQ  Y9, Y8, Y11
+	VPUNPCKHDQ  Y9, Y8, Y8
+	VPUNPCKHQDQ Y11, Y0, Y7
+	VPUNPCKLQDQ Y11, Y0, Y0
+	VPUNPCKHQDQ Y8, Y10, Y9
+	VPUNPCKLQDQ Y8, Y10, Y8
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y0, Y0
+	VPSRLW      $0x04, Y7, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y7, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y7
+	VPSHUFB     Y10, Y7, Y7
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y7, Y7
+	VPSRLW      $0x04, Y8, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y8
+	VPSHUFB     Y10, Y8, Y8
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y8, Y8
+	VPSRLW      $0x04, Y9, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y9, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y9
+	VPSHUFB     Y10, Y9, Y9
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y9, Y9
+	VMOVDQU     Y0, 128(BX)
+	MOVQ        $0x00000008, DX
 
 encryptBlocksAVX2VAES_rounds3true:
 	VPXOR       (AX), Y1, Y0
@@ -22511,233 +23869,299 @@ encryptBlocksAVX2VAES_rounds3true:
 	VPSHUFB     sm4BswapMask<>+0(SB), Y8, Y8
 	VPSHUFB     sm4BswapMask<>+0(SB), Y7, Y7
 	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU     1920(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+0(SB), Y1, Y1
-	VPMASKMOVD  Y9, Y1, 256(CX)
-	VMOVDQU     1920(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+32(SB), Y1, Y1
-	VPMASKMOVD  Y8, Y1, 288(CX)
-	VMOVDQU     1920(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+64(SB), Y1, Y1
-	VPMASKMOVD  Y7, Y1, 320(CX)
-	VMOVDQU     1920(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD  Y0, Y1, 352(CX)
-	JMP         encryptBlocksAVX2VAES_done
+	CMPQ        1872(SP), $0x02
+	JB          AVX2VAES_tail20_half
+	VMOVDQU     Y9, 256(CX)
+	JMP         AVX2VAES_tail20_done
+
+AVX2VAES_tail20_half:
+	CMPQ    1872(SP), $0x01
+	JB      AVX2VAES_tail20_done
+	VMOVDQU X9, 256(CX)
+
+AVX2VAES_tail20_done:
+	CMPQ    1872(SP), $0x04
+	JB      AVX2VAES_tail21_half
+	VMOVDQU Y8, 288(CX)
+	JMP     AVX2VAES_tail21_done
+
+AVX2VAES_tail21_half:
+	CMPQ    1872(SP), $0x03
+	JB      AVX2VAES_tail21_done
+	VMOVDQU X8, 288(CX)
+
+AVX2VAES_tail21_done:
+	CMPQ    1872(SP), $0x06
+	JB      AVX2VAES_tail22_half
+	VMOVDQU Y7, 320(CX)
+	JMP     AVX2VAES_tail22_done
+
+AVX2VAES_tail22_half:
+	CMPQ    1872(SP), $0x05
+	JB      AVX2VAES_tail22_done
+	VMOVDQU X7, 320(CX)
+
+AVX2VAES_tail22_done:
+	CMPQ    1872(SP), $0x08
+	JB      AVX2VAES_tail23_half
+	VMOVDQU Y0, 352(CX)
+	JMP     AVX2VAES_tail23_done
+
+AVX2VAES_tail23_half:
+	CMPQ    1872(SP), $0x07
+	JB      AVX2VAES_tail23_done
+	VMOVDQU X0, 352(CX)
+
+AVX2VAES_tail23_done:
+	JMP encryptBlocksAVX2VAES_done
 
 encryptBlocksAVX2VAES_sets4:
-	SUBQ         $0x00000018, BX
-	MOVQ         BX, X0
-	VPBROADCASTD X0, Y0
-	VMOVDQU      Y0, 2208(SP)
-	LEAQ         2240(SP), BX
-	ADDQ         $0x3f, BX
-	ANDQ         $-64, BX
-	VMOVDQU      (DX), Y0
-	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      32(DX), Y1
-	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
-	VMOVDQU      64(DX), Y2
-	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
-	VMOVDQU      96(DX), Y3
-	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
-	VPUNPCKHDQ   Y1, Y0, Y4
-	VPUNPCKLDQ   Y1, Y0, Y0
-	VPUNPCKLDQ   Y3, Y2, Y5
-	VPUNPCKHDQ   Y3, Y2, Y2
-	VPUNPCKHQDQ  Y5, Y0, Y1
-	VPUNPCKLQDQ  Y5, Y0, Y0
-	VPUNPCKHQDQ  Y2, Y4, Y3
-	VPUNPCKLQDQ  Y2, Y4, Y2
-	VPSRLW       $0x04, Y0, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
-	VPSHUFB      Y4, Y0, Y0
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y0, Y0
-	VPSRLW       $0x04, Y1, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y1, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y1
-	VPSHUFB      Y4, Y1, Y1
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y1, Y1
-	VPSRLW       $0x04, Y2, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y2, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y2
-	VPSHUFB      Y4, Y2, Y2
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y2, Y2
-	VPSRLW       $0x04, Y3, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y3, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
-	VPSHUFB      Y4, Y3, Y3
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y3, Y3
-	VMOVDQU      Y0, (BX)
-	VMOVDQU      128(DX), Y0
-	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      160(DX), Y4
-	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
-	VMOVDQU      192(DX), Y5
-	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
-	VMOVDQU      224(DX), Y6
-	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
-	VPUNPCKHDQ   Y4, Y0, Y7
-	VPUNPCKLDQ   Y4, Y0, Y0
-	VPUNPCKLDQ   Y6, Y5, Y8
-	VPUNPCKHDQ   Y6, Y5, Y5
-	VPUNPCKHQDQ  Y8, Y0, Y4
-	VPUNPCKLQDQ  Y8, Y0, Y0
-	VPUNPCKHQDQ  Y5, Y7, Y6
-	VPUNPCKLQDQ  Y5, Y7, Y5
-	VPSRLW       $0x04, Y0, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
-	VPSHUFB      Y7, Y0, Y0
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y0, Y0
-	VPSRLW       $0x04, Y4, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y4, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y4
-	VPSHUFB      Y7, Y4, Y4
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y4, Y4
-	VPSRLW       $0x04, Y5, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y5
-	VPSHUFB      Y7, Y5, Y5
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y5, Y5
-	VPSRLW       $0x04, Y6, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
-	VPSHUFB      Y7, Y6, Y6
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y6, Y6
-	VMOVDQU      Y0, 64(BX)
-	VMOVDQU      256(DX), Y0
-	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      288(DX), Y7
-	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
-	VMOVDQU      320(DX), Y8
-	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
-	VMOVDQU      352(DX), Y9
-	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
-	VPUNPCKHDQ   Y7, Y0, Y10
-	VPUNPCKLDQ   Y7, Y0, Y0
-	VPUNPCKLDQ   Y9, Y8, Y11
-	VPUNPCKHDQ   Y9, Y8, Y8
-	VPUNPCKHQDQ  Y11, Y0, Y7
-	VPUNPCKLQDQ  Y11, Y0, Y0
-	VPUNPCKHQDQ  Y8, Y10, Y9
-	VPUNPCKLQDQ  Y8, Y10, Y8
-	VPSRLW       $0x04, Y0, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
-	VPSHUFB      Y10, Y0, Y0
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VPXOR        Y10, Y0, Y0
-	VPSRLW       $0x04, Y7, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y7, Y10
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y7
-	VPSHUFB      Y10, Y7, Y7
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VPXOR        Y10, Y7, Y7
-	VPSRLW       $0x04, Y8, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y10
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y8
-	VPSHUFB      Y10, Y8, Y8
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VPXOR        Y10, Y8, Y8
-	VPSRLW       $0x04, Y9, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y9, Y10
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y9
-	VPSHUFB      Y10, Y9, Y9
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VPXOR        Y10, Y9, Y9
-	VMOVDQU      Y0, 128(BX)
-	VMOVDQU      2208(SP), Y0
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
-	VPMASKMOVD   384(DX), Y0, Y0
-	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      2208(SP), Y10
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y10, Y10
-	VPMASKMOVD   416(DX), Y10, Y10
-	VPSHUFB      sm4BswapMask<>+0(SB), Y10, Y10
-	VMOVDQU      2208(SP), Y11
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y11, Y11
-	VPMASKMOVD   448(DX), Y11, Y11
-	VPSHUFB      sm4BswapMask<>+0(SB), Y11, Y11
-	VMOVDQU      2208(SP), Y12
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y12, Y12
-	VPMASKMOVD   480(DX), Y12, Y12
-	VPSHUFB      sm4BswapMask<>+0(SB), Y12, Y12
-	VPUNPCKHDQ   Y10, Y0, Y13
-	VPUNPCKLDQ   Y10, Y0, Y0
-	VPUNPCKLDQ   Y12, Y11, Y14
-	VPUNPCKHDQ   Y12, Y11, Y11
-	VPUNPCKHQDQ  Y14, Y0, Y10
-	VPUNPCKLQDQ  Y14, Y0, Y0
-	VPUNPCKHQDQ  Y11, Y13, Y12
-	VPUNPCKLQDQ  Y11, Y13, Y11
-	VPSRLW       $0x04, Y0, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
-	VPSHUFB      Y13, Y0, Y0
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y0, Y0
-	VPSRLW       $0x04, Y10, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y13
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y10
-	VPSHUFB      Y13, Y10, Y10
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y10, Y10
-	VPSRLW       $0x04, Y11, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y13
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y11
-	VPSHUFB      Y13, Y11, Y11
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y11, Y11
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y12, Y12
-	VMOVDQU      Y0, 192(BX)
-	MOVQ         $0x00000008, DX
+	SUBQ        $0x00000018, BX
+	MOVQ        BX, 2136(SP)
+	LEAQ        2144(SP), BX
+	ADDQ        $0x3f, BX
+	ANDQ        $-64, BX
+	VMOVDQU     (DX), Y0
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     32(DX), Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y1, Y1
+	VMOVDQU     64(DX), Y2
+	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
+	VMOVDQU     96(DX), Y3
+	VPSHUFB     sm4BswapMask<>+0(SB), Y3, Y3
+	VPUNPCKHDQ  Y1, Y0, Y4
+	VPUNPCKLDQ  Y1, Y0, Y0
+	VPUNPCKLDQ  Y3, Y2, Y5
+	VPUNPCKHDQ  Y3, Y2, Y2
+	VPUNPCKHQDQ Y5, Y0, Y1
+	VPUNPCKLQDQ Y5, Y0, Y0
+	VPUNPCKHQDQ Y2, Y4, Y3
+	VPUNPCKLQDQ Y2, Y4, Y2
+	VPSRLW      $0x04, Y0, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y4, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y0, Y0
+	VPSRLW      $0x04, Y1, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y1, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y1
+	VPSHUFB     Y4, Y1, Y1
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y1, Y1
+	VPSRLW      $0x04, Y2, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y2
+	VPSHUFB     Y4, Y2, Y2
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y2, Y2
+	VPSRLW      $0x04, Y3, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y3, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB     Y4, Y3, Y3
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y3, Y3
+	VMOVDQU     Y0, (BX)
+	VMOVDQU     128(DX), Y0
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     160(DX), Y4
+	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
+	VMOVDQU     192(DX), Y5
+	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
+	VMOVDQU     224(DX), Y6
+	VPSHUFB     sm4BswapMask<>+0(SB), Y6, Y6
+	VPUNPCKHDQ  Y4, Y0, Y7
+	VPUNPCKLDQ  Y4, Y0, Y0
+	VPUNPCKLDQ  Y6, Y5, Y8
+	VPUNPCKHDQ  Y6, Y5, Y5
+	VPUNPCKHQDQ Y8, Y0, Y4
+	VPUNPCKLQDQ Y8, Y0, Y0
+	VPUNPCKHQDQ Y5, Y7, Y6
+	VPUNPCKLQDQ Y5, Y7, Y5
+	VPSRLW      $0x04, Y0, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y7, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y0, Y0
+	VPSRLW      $0x04, Y4, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y4
+	VPSHUFB     Y7, Y4, Y4
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y4, Y4
+	VPSRLW      $0x04, Y5, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y5
+	VPSHUFB     Y7, Y5, Y5
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y5, Y5
+	VPSRLW      $0x04, Y6, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB     Y7, Y6, Y6
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y6, Y6
+	VMOVDQU     Y0, 64(BX)
+	VMOVDQU     256(DX), Y0
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     288(DX), Y7
+	VPSHUFB     sm4BswapMask<>+0(SB), Y7, Y7
+	VMOVDQU     320(DX), Y8
+	VPSHUFB     sm4BswapMask<>+0(SB), Y8, Y8
+	VMOVDQU     352(DX), Y9
+	VPSHUFB     sm4BswapMask<>+0(SB), Y9, Y9
+	VPUNPCKHDQ  Y7, Y0, Y10
+	VPUNPCKLDQ  Y7, Y0, Y0
+	VPUNPCKLDQ  Y9, Y8, Y11
+	VPUNPCKHDQ  Y9, Y8, Y8
+	VPUNPCKHQDQ Y11, Y0, Y7
+	VPUNPCKLQDQ Y11, Y0, Y0
+	VPUNPCKHQDQ Y8, Y10, Y9
+	VPUNPCKLQDQ Y8, Y10, Y8
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y0, Y0
+	VPSRLW      $0x04, Y7, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y7, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y7
+	VPSHUFB     Y10, Y7, Y7
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y7, Y7
+	VPSRLW      $0x04, Y8, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y8
+	VPSHUFB     Y10, Y8, Y8
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y8, Y8
+	VPSRLW      $0x04, Y9, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y9, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y9
+	VPSHUFB     Y10, Y9, Y9
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y9, Y9
+	VMOVDQU     Y0, 128(BX)
+	VPXOR       Y0, Y0, Y0
+	CMPQ        2136(SP), $0x02
+	JB          AVX2VAES_tail24_half
+	VMOVDQU     384(DX), Y0
+	JMP         AVX2VAES_tail24_done
+
+AVX2VAES_tail24_half:
+	CMPQ    2136(SP), $0x01
+	JB      AVX2VAES_tail24_done
+	VMOVDQU 384(DX), X0
+
+AVX2VAES_tail24_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR   Y10, Y10, Y10
+	CMPQ    2136(SP), $0x04
+	JB      AVX2VAES_tail25_half
+	VMOVDQU 416(DX), Y10
+	JMP     AVX2VAES_tail25_done
+
+AVX2VAES_tail25_half:
+	CMPQ    2136(SP), $0x03
+	JB      AVX2VAES_tail25_done
+	VMOVDQU 416(DX), X10
+
+AVX2VAES_tail25_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y10, Y10
+	VPXOR   Y11, Y11, Y11
+	CMPQ    2136(SP), $0x06
+	JB      AVX2VAES_tail26_half
+	VMOVDQU 448(DX), Y11
+	JMP     AVX2VAES_tail26_done
+
+AVX2VAES_tail26_half:
+	CMPQ    2136(SP), $0x05
+	JB      AVX2VAES_tail26_done
+	VMOVDQU 448(DX), X11
+
+AVX2VAES_tail26_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y11, Y11
+	VPXOR   Y12, Y12, Y12
+	CMPQ    2136(SP), $0x08
+	JB      AVX2VAES_tail27_half
+	VMOVDQU 480(DX), Y12
+	JMP     AVX2VAES_tail27_done
+
+AVX2VAES_tail27_half:
+	CMPQ    2136(SP), $0x07
+	JB      AVX2VAES_tail27_done
+	VMOVDQU 480(DX), X12
+
+AVX2VAES_tail27_done:
+	VPSHUFB     sm4BswapMask<>+0(SB), Y12, Y12
+	VPUNPCKHDQ  Y10, Y0, Y13
+	VPUNPCKLDQ  Y10, Y0, Y0
+	VPUNPCKLDQ  Y12, Y11, Y14
+	VPUNPCKHDQ  Y12, Y11, Y11
+	VPUNPCKHQDQ Y14, Y0, Y10
+	VPUNPCKLQDQ Y14, Y0, Y0
+	VPUNPCKHQDQ Y11, Y13, Y12
+	VPUNPCKLQDQ Y11, Y13, Y11
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y0, Y0
+	VPSRLW      $0x04, Y10, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y13
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y10
+	VPSHUFB     Y13, Y10, Y10
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y10, Y10
+	VPSRLW      $0x04, Y11, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y13
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y11
+	VPSHUFB     Y13, Y11, Y11
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y11, Y11
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y12, Y12
+	VMOVDQU     Y0, 192(BX)
+	MOVQ        $0x00000008, DX
 
 encryptBlocksAVX2VAES_rounds4true:
 	VPXOR       (AX), Y1, Y0
@@ -23383,26 +24807,57 @@ encryptBlocksAVX2VAES_rounds4true:
 	VPSHUFB     sm4BswapMask<>+0(SB), Y11, Y11
 	VPSHUFB     sm4BswapMask<>+0(SB), Y10, Y10
 	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU     2208(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+0(SB), Y1, Y1
-	VPMASKMOVD  Y12, Y1, 384(CX)
-	VMOVDQU     2208(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+32(SB), Y1, Y1
-	VPMASKMOVD  Y11, Y1, 416(CX)
-	VMOVDQU     2208(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+64(SB), Y1, Y1
-	VPMASKMOVD  Y10, Y1, 448(CX)
-	VMOVDQU     2208(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD  Y0, Y1, 480(CX)
+	CMPQ        2136(SP), $0x02
+	JB          AVX2VAES_tail28_half
+	VMOVDQU     Y12, 384(CX)
+	JMP         AVX2VAES_tail28_done
 
+AVX2VAES_tail28_half:
+	CMPQ    2136(SP), $0x01
+	JB      AVX2VAES_tail28_done
+	VMOVDQU X12, 384(CX)
+
+AVX2VAES_tail28_done:
+	CMPQ    2136(SP), $0x04
+	JB      AVX2VAES_tail29_half
+	VMOVDQU Y11, 416(CX)
+	JMP     AVX2VAES_tail29_done
+
+AVX2VAES_tail29_half:
+	CMPQ    2136(SP), $0x03
+	JB      AVX2VAES_tail29_done
+	VMOVDQU X11, 416(CX)
+
+AVX2VAES_tail29_done:
+	CMPQ    2136(SP), $0x06
+	JB      AVX2VAES_tail30_half
+	VMOVDQU Y10, 448(CX)
+	JMP     AVX2VAES_tail30_done
+
+AVX2VAES_tail30_half:
+	CMPQ    2136(SP), $0x05
+	JB      AVX2VAES_tail30_done
+	VMOVDQU X10, 448(CX)
+
+AVX2VAES_tail30_done:
+	CMPQ    2136(SP), $0x08
+	JB      AVX2VAES_tail31_half
+	VMOVDQU Y0, 480(CX)
+	JMP     AVX2VAES_tail31_done
+
+AVX2VAES_tail31_half:
+	CMPQ    2136(SP), $0x07
+	JB      AVX2VAES_tail31_done
+	VMOVDQU X0, 480(CX)
+
+AVX2VAES_tail31_done:
 encryptBlocksAVX2VAES_done:
 	VZEROUPPER
 	RET
 
 // func xorKeyStreamAVX2VAES(rk *[32]uint32, ctr *[16]byte, dst *byte, src *byte, nblocks int)
-// Requires: AVX, AVX2, SSE2, VAES
-TEXT ·xorKeyStreamAVX2VAES(SB), $2752-40
+// Requires: AVX, AVX2, VAES
+TEXT ·xorKeyStreamAVX2VAES(SB), $2656-40
 	MOVQ         rk+0(FP), AX
 	MOVQ         dst+16(FP), CX
 	MOVQ         src+24(FP), DX
@@ -24298,35 +25753,33 @@ xorKeyStreamAVX2VAES_rounds4false:
 
 xorKeyStreamAVX2VAES_partial:
 	// Fewer than a full pass left: ceil(n/width) sets, the last one masked.
-	TESTQ        BX, BX
-	JZ           xorKeyStreamAVX2VAES_done
-	CMPQ         BX, $0x00000018
-	JA           xorKeyStreamAVX2VAES_sets4
-	CMPQ         BX, $0x00000010
-	JA           xorKeyStreamAVX2VAES_sets3
-	CMPQ         BX, $0x00000008
-	JA           xorKeyStreamAVX2VAES_sets2
-	MOVQ         BX, X0
-	VPBROADCASTD X0, Y0
-	VMOVDQU      Y0, 1728(SP)
-	LEAQ         1760(SP), BX
-	ADDQ         $0x3f, BX
-	ANDQ         $-64, BX
-	VMOVDQU      96(DI), Y3
-	VPADDD       sm4CtrOffsets8<>+0(SB), Y3, Y3
-	VPSRLW       $0x04, Y3, Y1
-	VPAND        sm4Mask0f<>+0(SB), Y1, Y1
-	VPAND        sm4Mask0f<>+0(SB), Y3, Y0
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
-	VPSHUFB      Y0, Y3, Y3
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
-	VPSHUFB      Y1, Y0, Y0
-	VPXOR        Y0, Y3, Y3
-	VMOVDQU      (DI), Y0
-	VMOVDQU      32(DI), Y1
-	VMOVDQU      64(DI), Y2
-	VMOVDQU      Y0, (BX)
-	MOVQ         $0x00000008, SI
+	TESTQ   BX, BX
+	JZ      xorKeyStreamAVX2VAES_done
+	CMPQ    BX, $0x00000018
+	JA      xorKeyStreamAVX2VAES_sets4
+	CMPQ    BX, $0x00000010
+	JA      xorKeyStreamAVX2VAES_sets3
+	CMPQ    BX, $0x00000008
+	JA      xorKeyStreamAVX2VAES_sets2
+	MOVQ    BX, 1728(SP)
+	LEAQ    1736(SP), BX
+	ADDQ    $0x3f, BX
+	ANDQ    $-64, BX
+	VMOVDQU 96(DI), Y3
+	VPADDD  sm4CtrOffsets8<>+0(SB), Y3, Y3
+	VPSRLW  $0x04, Y3, Y1
+	VPAND   sm4Mask0f<>+0(SB), Y1, Y1
+	VPAND   sm4Mask0f<>+0(SB), Y3, Y0
+	VMOVDQU sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB Y0, Y3, Y3
+	VMOVDQU sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB Y1, Y0, Y0
+	VPXOR   Y0, Y3, Y3
+	VMOVDQU (DI), Y0
+	VMOVDQU 32(DI), Y1
+	VMOVDQU 64(DI), Y2
+	VMOVDQU Y0, (BX)
+	MOVQ    $0x00000008, SI
 
 xorKeyStreamAVX2VAES_rounds1true:
 	VPXOR       (AX), Y1, Y0
@@ -24489,73 +25942,95 @@ xorKeyStreamAVX2VAES_rounds1true:
 	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
 	VPSHUFB     sm4BswapMask<>+0(SB), Y1, Y1
 	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU     1728(SP), Y4
-	VPCMPGTD    sm4TailIndex8<>+0(SB), Y4, Y4
-	VPMASKMOVD  (DX), Y4, Y4
-	VPXOR       Y4, Y3, Y3
-	VMOVDQU     1728(SP), Y4
-	VPCMPGTD    sm4TailIndex8<>+0(SB), Y4, Y4
-	VPMASKMOVD  Y3, Y4, (CX)
-	VMOVDQU     1728(SP), Y3
-	VPCMPGTD    sm4TailIndex8<>+32(SB), Y3, Y3
-	VPMASKMOVD  32(DX), Y3, Y3
-	VPXOR       Y3, Y2, Y2
-	VMOVDQU     1728(SP), Y3
-	VPCMPGTD    sm4TailIndex8<>+32(SB), Y3, Y3
-	VPMASKMOVD  Y2, Y3, 32(CX)
-	VMOVDQU     1728(SP), Y2
-	VPCMPGTD    sm4TailIndex8<>+64(SB), Y2, Y2
-	VPMASKMOVD  64(DX), Y2, Y2
-	VPXOR       Y2, Y1, Y1
-	VMOVDQU     1728(SP), Y2
-	VPCMPGTD    sm4TailIndex8<>+64(SB), Y2, Y2
-	VPMASKMOVD  Y1, Y2, 64(CX)
-	VMOVDQU     1728(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD  96(DX), Y1, Y1
-	VPXOR       Y1, Y0, Y0
-	VMOVDQU     1728(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD  Y0, Y1, 96(CX)
-	JMP         xorKeyStreamAVX2VAES_done
+	CMPQ        1728(SP), $0x02
+	JB          AVX2VAES_tail32_half
+	VPXOR       (DX), Y3, Y3
+	VMOVDQU     Y3, (CX)
+	JMP         AVX2VAES_tail32_done
+
+AVX2VAES_tail32_half:
+	CMPQ    1728(SP), $0x01
+	JB      AVX2VAES_tail32_done
+	VPXOR   (DX), X3, X3
+	VMOVDQU X3, (CX)
+
+AVX2VAES_tail32_done:
+	CMPQ    1728(SP), $0x04
+	JB      AVX2VAES_tail33_half
+	VPXOR   32(DX), Y2, Y2
+	VMOVDQU Y2, 32(CX)
+	JMP     AVX2VAES_tail33_done
+
+AVX2VAES_tail33_half:
+	CMPQ    1728(SP), $0x03
+	JB      AVX2VAES_tail33_done
+	VPXOR   32(DX), X2, X2
+	VMOVDQU X2, 32(CX)
+
+AVX2VAES_tail33_done:
+	CMPQ    1728(SP), $0x06
+	JB      AVX2VAES_tail34_half
+	VPXOR   64(DX), Y1, Y1
+	VMOVDQU Y1, 64(CX)
+	JMP     AVX2VAES_tail34_done
+
+AVX2VAES_tail34_half:
+	CMPQ    1728(SP), $0x05
+	JB      AVX2VAES_tail34_done
+	VPXOR   64(DX), X1, X1
+	VMOVDQU X1, 64(CX)
+
+AVX2VAES_tail34_done:
+	CMPQ    1728(SP), $0x08
+	JB      AVX2VAES_tail35_half
+	VPXOR   96(DX), Y0, Y0
+	VMOVDQU Y0, 96(CX)
+	JMP     AVX2VAES_tail35_done
+
+AVX2VAES_tail35_half:
+	CMPQ    1728(SP), $0x07
+	JB      AVX2VAES_tail35_done
+	VPXOR   96(DX), X0, X0
+	VMOVDQU X0, 96(CX)
+
+AVX2VAES_tail35_done:
+	JMP xorKeyStreamAVX2VAES_done
 
 xorKeyStreamAVX2VAES_sets2:
-	SUBQ         $0x00000008, BX
-	MOVQ         BX, X0
-	VPBROADCASTD X0, Y0
-	VMOVDQU      Y0, 1888(SP)
-	LEAQ         1920(SP), BX
-	ADDQ         $0x3f, BX
-	ANDQ         $-64, BX
-	VMOVDQU      96(DI), Y3
-	VPADDD       sm4CtrOffsets8<>+0(SB), Y3, Y3
-	VPSRLW       $0x04, Y3, Y1
-	VPAND        sm4Mask0f<>+0(SB), Y1, Y1
-	VPAND        sm4Mask0f<>+0(SB), Y3, Y0
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
-	VPSHUFB      Y0, Y3, Y3
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
-	VPSHUFB      Y1, Y0, Y0
-	VPXOR        Y0, Y3, Y3
-	VMOVDQU      (DI), Y0
-	VMOVDQU      32(DI), Y1
-	VMOVDQU      64(DI), Y2
-	VMOVDQU      Y0, (BX)
-	VMOVDQU      96(DI), Y6
-	VPADDD       sm4CtrOffsets8<>+32(SB), Y6, Y6
-	VPSRLW       $0x04, Y6, Y4
-	VPAND        sm4Mask0f<>+0(SB), Y4, Y4
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y0
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
-	VPSHUFB      Y0, Y6, Y6
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
-	VPSHUFB      Y4, Y0, Y0
-	VPXOR        Y0, Y6, Y6
-	VMOVDQU      (DI), Y0
-	VMOVDQU      32(DI), Y4
-	VMOVDQU      64(DI), Y5
-	VMOVDQU      Y0, 64(BX)
-	MOVQ         $0x00000008, SI
+	SUBQ    $0x00000008, BX
+	MOVQ    BX, 1864(SP)
+	LEAQ    1872(SP), BX
+	ADDQ    $0x3f, BX
+	ANDQ    $-64, BX
+	VMOVDQU 96(DI), Y3
+	VPADDD  sm4CtrOffsets8<>+0(SB), Y3, Y3
+	VPSRLW  $0x04, Y3, Y1
+	VPAND   sm4Mask0f<>+0(SB), Y1, Y1
+	VPAND   sm4Mask0f<>+0(SB), Y3, Y0
+	VMOVDQU sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB Y0, Y3, Y3
+	VMOVDQU sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB Y1, Y0, Y0
+	VPXOR   Y0, Y3, Y3
+	VMOVDQU (DI), Y0
+	VMOVDQU 32(DI), Y1
+	VMOVDQU 64(DI), Y2
+	VMOVDQU Y0, (BX)
+	VMOVDQU 96(DI), Y6
+	VPADDD  sm4CtrOffsets8<>+32(SB), Y6, Y6
+	VPSRLW  $0x04, Y6, Y4
+	VPAND   sm4Mask0f<>+0(SB), Y4, Y4
+	VPAND   sm4Mask0f<>+0(SB), Y6, Y0
+	VMOVDQU sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB Y0, Y6, Y6
+	VMOVDQU sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB Y4, Y0, Y0
+	VPXOR   Y0, Y6, Y6
+	VMOVDQU (DI), Y0
+	VMOVDQU 32(DI), Y4
+	VMOVDQU 64(DI), Y5
+	VMOVDQU Y0, 64(BX)
+	MOVQ    $0x00000008, SI
 
 xorKeyStreamAVX2VAES_rounds2true:
 	VPXOR       (AX), Y1, Y0
@@ -24883,87 +26358,109 @@ xorKeyStreamAVX2VAES_rounds2true:
 	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
 	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
 	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU     1888(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+0(SB), Y1, Y1
-	VPMASKMOVD  128(DX), Y1, Y1
-	VPXOR       Y1, Y6, Y6
-	VMOVDQU     1888(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+0(SB), Y1, Y1
-	VPMASKMOVD  Y6, Y1, 128(CX)
-	VMOVDQU     1888(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+32(SB), Y1, Y1
-	VPMASKMOVD  160(DX), Y1, Y1
-	VPXOR       Y1, Y5, Y5
-	VMOVDQU     1888(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+32(SB), Y1, Y1
-	VPMASKMOVD  Y5, Y1, 160(CX)
-	VMOVDQU     1888(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+64(SB), Y1, Y1
-	VPMASKMOVD  192(DX), Y1, Y1
-	VPXOR       Y1, Y4, Y4
-	VMOVDQU     1888(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+64(SB), Y1, Y1
-	VPMASKMOVD  Y4, Y1, 192(CX)
-	VMOVDQU     1888(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD  224(DX), Y1, Y1
-	VPXOR       Y1, Y0, Y0
-	VMOVDQU     1888(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD  Y0, Y1, 224(CX)
-	JMP         xorKeyStreamAVX2VAES_done
+	CMPQ        1864(SP), $0x02
+	JB          AVX2VAES_tail36_half
+	VPXOR       128(DX), Y6, Y6
+	VMOVDQU     Y6, 128(CX)
+	JMP         AVX2VAES_tail36_done
+
+AVX2VAES_tail36_half:
+	CMPQ    1864(SP), $0x01
+	JB      AVX2VAES_tail36_done
+	VPXOR   128(DX), X6, X6
+	VMOVDQU X6, 128(CX)
+
+AVX2VAES_tail36_done:
+	CMPQ    1864(SP), $0x04
+	JB      AVX2VAES_tail37_half
+	VPXOR   160(DX), Y5, Y5
+	VMOVDQU Y5, 160(CX)
+	JMP     AVX2VAES_tail37_done
+
+AVX2VAES_tail37_half:
+	CMPQ    1864(SP), $0x03
+	JB      AVX2VAES_tail37_done
+	VPXOR   160(DX), X5, X5
+	VMOVDQU X5, 160(CX)
+
+AVX2VAES_tail37_done:
+	CMPQ    1864(SP), $0x06
+	JB      AVX2VAES_tail38_half
+	VPXOR   192(DX), Y4, Y4
+	VMOVDQU Y4, 192(CX)
+	JMP     AVX2VAES_tail38_done
+
+AVX2VAES_tail38_half:
+	CMPQ    1864(SP), $0x05
+	JB      AVX2VAES_tail38_done
+	VPXOR   192(DX), X4, X4
+	VMOVDQU X4, 192(CX)
+
+AVX2VAES_tail38_done:
+	CMPQ    1864(SP), $0x08
+	JB      AVX2VAES_tail39_half
+	VPXOR   224(DX), Y0, Y0
+	VMOVDQU Y0, 224(CX)
+	JMP     AVX2VAES_tail39_done
+
+AVX2VAES_tail39_half:
+	CMPQ    1864(SP), $0x07
+	JB      AVX2VAES_tail39_done
+	VPXOR   224(DX), X0, X0
+	VMOVDQU X0, 224(CX)
+
+AVX2VAES_tail39_done:
+	JMP xorKeyStreamAVX2VAES_done
 
 xorKeyStreamAVX2VAES_sets3:
-	SUBQ         $0x00000010, BX
-	MOVQ         BX, X0
-	VPBROADCASTD X0, Y0
-	VMOVDQU      Y0, 2112(SP)
-	LEAQ         2144(SP), BX
-	ADDQ         $0x3f, BX
-	ANDQ         $-64, BX
-	VMOVDQU      96(DI), Y3
-	VPADDD       sm4CtrOffsets8<>+0(SB), Y3, Y3
-	VPSRLW       $0x04, Y3, Y1
-	VPAND        sm4Mask0f<>+0(SB), Y1, Y1
-	VPAND        sm4Mask0f<>+0(SB), Y3, Y0
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
-	VPSHUFB      Y0, Y3, Y3
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
-	VPSHUFB      Y1, Y0, Y0
-	VPXOR        Y0, Y3, Y3
-	VMOVDQU      (DI), Y0
-	VMOVDQU      32(DI), Y1
-	VMOVDQU      64(DI), Y2
-	VMOVDQU      Y0, (BX)
-	VMOVDQU      96(DI), Y6
-	VPADDD       sm4CtrOffsets8<>+32(SB), Y6, Y6
-	VPSRLW       $0x04, Y6, Y4
-	VPAND        sm4Mask0f<>+0(SB), Y4, Y4
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y0
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
-	VPSHUFB      Y0, Y6, Y6
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
-	VPSHUFB      Y4, Y0, Y0
-	VPXOR        Y0, Y6, Y6
-	VMOVDQU      (DI), Y0
-	VMOVDQU      32(DI), Y4
-	VMOVDQU      64(DI), Y5
-	VMOVDQU      Y0, 64(BX)
-	VMOVDQU      96(DI), Y9
-	VPADDD       sm4CtrOffsets8<>+64(SB), Y9, Y9
-	VPSRLW       $0x04, Y9, Y7
-	VPAND        sm4Mask0f<>+0(SB), Y7, Y7
-	VPAND        sm4Mask0f<>+0(SB), Y9, Y0
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y9
-	VPSHUFB      Y0, Y9, Y9
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
-	VPSHUFB      Y7, Y0, Y0
-	VPXOR        Y0, Y9, Y9
-	VMOVDQU      (DI), Y0
-	VMOVDQU      32(DI), Y7
-	VMOVDQU      64(DI), Y8
-	VMOVDQU      Y0, 128(BX)
-	MOVQ         $0x00000008, SI
+	SUBQ    $0x00000010, BX
+	MOVQ    BX, 2064(SP)
+	LEAQ    2072(SP), BX
+	ADDQ    $0x3f, BX
+	ANDQ    $-64, BX
+	VMOVDQU 96(DI), Y3
+	VPADDD  sm4CtrOffsets8<>+0(SB), Y3, Y3
+	VPSRLW  $0x04, Y3, Y1
+	VPAND   sm4Mask0f<>+0(SB), Y1, Y1
+	VPAND   sm4Mask0f<>+0(SB), Y3, Y0
+	VMOVDQU sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB Y0, Y3, Y3
+	VMOVDQU sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB Y1, Y0, Y0
+	VPXOR   Y0, Y3, Y3
+	VMOVDQU (DI), Y0
+	VMOVDQU 32(DI), Y1
+	VMOVDQU 64(DI), Y2
+	VMOVDQU Y0, (BX)
+	VMOVDQU 96(DI), Y6
+	VPADDD  sm4CtrOffsets8<>+32(SB), Y6, Y6
+	VPSRLW  $0x04, Y6, Y4
+	VPAND   sm4Mask0f<>+0(SB), Y4, Y4
+	VPAND   sm4Mask0f<>+0(SB), Y6, Y0
+	VMOVDQU sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB Y0, Y6, Y6
+	VMOVDQU sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB Y4, Y0, Y0
+	VPXOR   Y0, Y6, Y6
+	VMOVDQU (DI), Y0
+	VMOVDQU 32(DI), Y4
+	VMOVDQU 64(DI), Y5
+	VMOVDQU Y0, 64(BX)
+	VMOVDQU 96(DI), Y9
+	VPADDD  sm4CtrOffsets8<>+64(SB), Y9, Y9
+	VPSRLW  $0x04, Y9, Y7
+	VPAND   sm4Mask0f<>+0(SB), Y7, Y7
+	VPAND   sm4Mask0f<>+0(SB), Y9, Y0
+	VMOVDQU sm4WordNibLinLo<>+0(SB), Y9
+	VPSHUFB Y0, Y9, Y9
+	VMOVDQU sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB Y7, Y0, Y0
+	VPXOR   Y0, Y9, Y9
+	VMOVDQU (DI), Y0
+	VMOVDQU 32(DI), Y7
+	VMOVDQU 64(DI), Y8
+	VMOVDQU Y0, 128(BX)
+	MOVQ    $0x00000008, SI
 
 xorKeyStreamAVX2VAES_rounds3true:
 	VPXOR       (AX), Y1, Y0
@@ -25456,101 +26953,123 @@ xorKeyStreamAVX2VAES_rounds3true:
 	VPSHUFB     sm4BswapMask<>+0(SB), Y8, Y8
 	VPSHUFB     sm4BswapMask<>+0(SB), Y7, Y7
 	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU     2112(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+0(SB), Y1, Y1
-	VPMASKMOVD  256(DX), Y1, Y1
-	VPXOR       Y1, Y9, Y9
-	VMOVDQU     2112(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+0(SB), Y1, Y1
-	VPMASKMOVD  Y9, Y1, 256(CX)
-	VMOVDQU     2112(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+32(SB), Y1, Y1
-	VPMASKMOVD  288(DX), Y1, Y1
-	VPXOR       Y1, Y8, Y8
-	VMOVDQU     2112(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+32(SB), Y1, Y1
-	VPMASKMOVD  Y8, Y1, 288(CX)
-	VMOVDQU     2112(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+64(SB), Y1, Y1
-	VPMASKMOVD  320(DX), Y1, Y1
-	VPXOR       Y1, Y7, Y7
-	VMOVDQU     2112(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+64(SB), Y1, Y1
-	VPMASKMOVD  Y7, Y1, 320(CX)
-	VMOVDQU     2112(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD  352(DX), Y1, Y1
-	VPXOR       Y1, Y0, Y0
-	VMOVDQU     2112(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD  Y0, Y1, 352(CX)
-	JMP         xorKeyStreamAVX2VAES_done
+	CMPQ        2064(SP), $0x02
+	JB          AVX2VAES_tail40_half
+	VPXOR       256(DX), Y9, Y9
+	VMOVDQU     Y9, 256(CX)
+	JMP         AVX2VAES_tail40_done
+
+AVX2VAES_tail40_half:
+	CMPQ    2064(SP), $0x01
+	JB      AVX2VAES_tail40_done
+	VPXOR   256(DX), X9, X9
+	VMOVDQU X9, 256(CX)
+
+AVX2VAES_tail40_done:
+	CMPQ    2064(SP), $0x04
+	JB      AVX2VAES_tail41_half
+	VPXOR   288(DX), Y8, Y8
+	VMOVDQU Y8, 288(CX)
+	JMP     AVX2VAES_tail41_done
+
+AVX2VAES_tail41_half:
+	CMPQ    2064(SP), $0x03
+	JB      AVX2VAES_tail41_done
+	VPXOR   288(DX), X8, X8
+	VMOVDQU X8, 288(CX)
+
+AVX2VAES_tail41_done:
+	CMPQ    2064(SP), $0x06
+	JB      AVX2VAES_tail42_half
+	VPXOR   320(DX), Y7, Y7
+	VMOVDQU Y7, 320(CX)
+	JMP     AVX2VAES_tail42_done
+
+AVX2VAES_tail42_half:
+	CMPQ    2064(SP), $0x05
+	JB      AVX2VAES_tail42_done
+	VPXOR   320(DX), X7, X7
+	VMOVDQU X7, 320(CX)
+
+AVX2VAES_tail42_done:
+	CMPQ    2064(SP), $0x08
+	JB      AVX2VAES_tail43_half
+	VPXOR   352(DX), Y0, Y0
+	VMOVDQU Y0, 352(CX)
+	JMP     AVX2VAES_tail43_done
+
+AVX2VAES_tail43_half:
+	CMPQ    2064(SP), $0x07
+	JB      AVX2VAES_tail43_done
+	VPXOR   352(DX), X0, X0
+	VMOVDQU X0, 352(CX)
+
+AVX2VAES_tail43_done:
+	JMP xorKeyStreamAVX2VAES_done
 
 xorKeyStreamAVX2VAES_sets4:
-	SUBQ         $0x00000018, BX
-	MOVQ         BX, X0
-	VPBROADCASTD X0, Y0
-	VMOVDQU      Y0, 2400(SP)
-	LEAQ         2432(SP), BX
-	ADDQ         $0x3f, BX
-	ANDQ         $-64, BX
-	VMOVDQU      96(DI), Y3
-	VPADDD       sm4CtrOffsets8<>+0(SB), Y3, Y3
-	VPSRLW       $0x04, Y3, Y1
-	VPAND        sm4Mask0f<>+0(SB), Y1, Y1
-	VPAND        sm4Mask0f<>+0(SB), Y3, Y0
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
-	VPSHUFB      Y0, Y3, Y3
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
-	VPSHUFB      Y1, Y0, Y0
-	VPXOR        Y0, Y3, Y3
-	VMOVDQU      (DI), Y0
-	VMOVDQU      32(DI), Y1
-	VMOVDQU      64(DI), Y2
-	VMOVDQU      Y0, (BX)
-	VMOVDQU      96(DI), Y6
-	VPADDD       sm4CtrOffsets8<>+32(SB), Y6, Y6
-	VPSRLW       $0x04, Y6, Y4
-	VPAND        sm4Mask0f<>+0(SB), Y4, Y4
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y0
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
-	VPSHUFB      Y0, Y6, Y6
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
-	VPSHUFB      Y4, Y0, Y0
-	VPXOR        Y0, Y6, Y6
-	VMOVDQU      (DI), Y0
-	VMOVDQU      32(DI), Y4
-	VMOVDQU      64(DI), Y5
-	VMOVDQU      Y0, 64(BX)
-	VMOVDQU      96(DI), Y9
-	VPADDD       sm4CtrOffsets8<>+64(SB), Y9, Y9
-	VPSRLW       $0x04, Y9, Y7
-	VPAND        sm4Mask0f<>+0(SB), Y7, Y7
-	VPAND        sm4Mask0f<>+0(SB), Y9, Y0
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y9
-	VPSHUFB      Y0, Y9, Y9
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
-	VPSHUFB      Y7, Y0, Y0
-	VPXOR        Y0, Y9, Y9
-	VMOVDQU      (DI), Y0
-	VMOVDQU      32(DI), Y7
-	VMOVDQU      64(DI), Y8
-	VMOVDQU      Y0, 128(BX)
-	VMOVDQU      96(DI), Y12
-	VPADDD       sm4CtrOffsets8<>+96(SB), Y12, Y12
-	VPSRLW       $0x04, Y12, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y10
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y0
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y12
-	VPSHUFB      Y0, Y12, Y12
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y0
-	VPSHUFB      Y10, Y0, Y0
-	VPXOR        Y0, Y12, Y12
-	VMOVDQU      (DI), Y0
-	VMOVDQU      32(DI), Y10
-	VMOVDQU      64(DI), Y11
-	VMOVDQU      Y0, 192(BX)
-	MOVQ         $0x00000008, SI
+	SUBQ    $0x00000018, BX
+	MOVQ    BX, 2328(SP)
+	LEAQ    2336(SP), BX
+	ADDQ    $0x3f, BX
+	ANDQ    $-64, BX
+	VMOVDQU 96(DI), Y3
+	VPADDD  sm4CtrOffsets8<>+0(SB), Y3, Y3
+	VPSRLW  $0x04, Y3, Y1
+	VPAND   sm4Mask0f<>+0(SB), Y1, Y1
+	VPAND   sm4Mask0f<>+0(SB), Y3, Y0
+	VMOVDQU sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB Y0, Y3, Y3
+	VMOVDQU sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB Y1, Y0, Y0
+	VPXOR   Y0, Y3, Y3
+	VMOVDQU (DI), Y0
+	VMOVDQU 32(DI), Y1
+	VMOVDQU 64(DI), Y2
+	VMOVDQU Y0, (BX)
+	VMOVDQU 96(DI), Y6
+	VPADDD  sm4CtrOffsets8<>+32(SB), Y6, Y6
+	VPSRLW  $0x04, Y6, Y4
+	VPAND   sm4Mask0f<>+0(SB), Y4, Y4
+	VPAND   sm4Mask0f<>+0(SB), Y6, Y0
+	VMOVDQU sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB Y0, Y6, Y6
+	VMOVDQU sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB Y4, Y0, Y0
+	VPXOR   Y0, Y6, Y6
+	VMOVDQU (DI), Y0
+	VMOVDQU 32(DI), Y4
+	VMOVDQU 64(DI), Y5
+	VMOVDQU Y0, 64(BX)
+	VMOVDQU 96(DI), Y9
+	VPADDD  sm4CtrOffsets8<>+64(SB), Y9, Y9
+	VPSRLW  $0x04, Y9, Y7
+	VPAND   sm4Mask0f<>+0(SB), Y7, Y7
+	VPAND   sm4Mask0f<>+0(SB), Y9, Y0
+	VMOVDQU sm4WordNibLinLo<>+0(SB), Y9
+	VPSHUFB Y0, Y9, Y9
+	VMOVDQU sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB Y7, Y0, Y0
+	VPXOR   Y0, Y9, Y9
+	VMOVDQU (DI), Y0
+	VMOVDQU 32(DI), Y7
+	VMOVDQU 64(DI), Y8
+	VMOVDQU Y0, 128(BX)
+	VMOVDQU 96(DI), Y12
+	VPADDD  sm4CtrOffsets8<>+96(SB), Y12, Y12
+	VPSRLW  $0x04, Y12, Y10
+	VPAND   sm4Mask0f<>+0(SB), Y10, Y10
+	VPAND   sm4Mask0f<>+0(SB), Y12, Y0
+	VMOVDQU sm4WordNibLinLo<>+0(SB), Y12
+	VPSHUFB Y0, Y12, Y12
+	VMOVDQU sm4WordNibLinHi<>+0(SB), Y0
+	VPSHUFB Y10, Y0, Y0
+	VPXOR   Y0, Y12, Y12
+	VMOVDQU (DI), Y0
+	VMOVDQU 32(DI), Y10
+	VMOVDQU 64(DI), Y11
+	VMOVDQU Y0, 192(BX)
+	MOVQ    $0x00000008, SI
 
 xorKeyStreamAVX2VAES_rounds4true:
 	VPXOR       (AX), Y1, Y0
@@ -26208,42 +27727,65 @@ xorKeyStreamAVX2VAES_rounds4true:
 	VPSHUFB     sm4BswapMask<>+0(SB), Y11, Y11
 	VPSHUFB     sm4BswapMask<>+0(SB), Y10, Y10
 	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU     2400(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+0(SB), Y1, Y1
-	VPMASKMOVD  384(DX), Y1, Y1
-	VPXOR       Y1, Y12, Y12
-	VMOVDQU     2400(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+0(SB), Y1, Y1
-	VPMASKMOVD  Y12, Y1, 384(CX)
-	VMOVDQU     2400(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+32(SB), Y1, Y1
-	VPMASKMOVD  416(DX), Y1, Y1
-	VPXOR       Y1, Y11, Y11
-	VMOVDQU     2400(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+32(SB), Y1, Y1
-	VPMASKMOVD  Y11, Y1, 416(CX)
-	VMOVDQU     2400(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+64(SB), Y1, Y1
-	VPMASKMOVD  448(DX), Y1, Y1
-	VPXOR       Y1, Y10, Y10
-	VMOVDQU     2400(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+64(SB), Y1, Y1
-	VPMASKMOVD  Y10, Y1, 448(CX)
-	VMOVDQU     2400(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD  480(DX), Y1, Y1
-	VPXOR       Y1, Y0, Y0
-	VMOVDQU     2400(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD  Y0, Y1, 480(CX)
+	CMPQ        2328(SP), $0x02
+	JB          AVX2VAES_tail44_half
+	VPXOR       384(DX), Y12, Y12
+	VMOVDQU     Y12, 384(CX)
+	JMP         AVX2VAES_tail44_done
 
+AVX2VAES_tail44_half:
+	CMPQ    2328(SP), $0x01
+	JB      AVX2VAES_tail44_done
+	VPXOR   384(DX), X12, X12
+	VMOVDQU X12, 384(CX)
+
+AVX2VAES_tail44_done:
+	CMPQ    2328(SP), $0x04
+	JB      AVX2VAES_tail45_half
+	VPXOR   416(DX), Y11, Y11
+	VMOVDQU Y11, 416(CX)
+	JMP     AVX2VAES_tail45_done
+
+AVX2VAES_tail45_half:
+	CMPQ    2328(SP), $0x03
+	JB      AVX2VAES_tail45_done
+	VPXOR   416(DX), X11, X11
+	VMOVDQU X11, 416(CX)
+
+AVX2VAES_tail45_done:
+	CMPQ    2328(SP), $0x06
+	JB      AVX2VAES_tail46_half
+	VPXOR   448(DX), Y10, Y10
+	VMOVDQU Y10, 448(CX)
+	JMP     AVX2VAES_tail46_done
+
+AVX2VAES_tail46_half:
+	CMPQ    2328(SP), $0x05
+	JB      AVX2VAES_tail46_done
+	VPXOR   448(DX), X10, X10
+	VMOVDQU X10, 448(CX)
+
+AVX2VAES_tail46_done:
+	CMPQ    2328(SP), $0x08
+	JB      AVX2VAES_tail47_half
+	VPXOR   480(DX), Y0, Y0
+	VMOVDQU Y0, 480(CX)
+	JMP     AVX2VAES_tail47_done
+
+AVX2VAES_tail47_half:
+	CMPQ    2328(SP), $0x07
+	JB      AVX2VAES_tail47_done
+	VPXOR   480(DX), X0, X0
+	VMOVDQU X0, 480(CX)
+
+AVX2VAES_tail47_done:
 xorKeyStreamAVX2VAES_done:
 	VZEROUPPER
 	RET
 
 // func xorPiecesAVX2VAES(rk *[32]uint32, pieces *byte, npieces int, nblocks int)
-// Requires: AVX, AVX2, SSE2, VAES
-TEXT ·xorPiecesAVX2VAES(SB), $4712-32
+// Requires: AVX, AVX2, VAES
+TEXT ·xorPiecesAVX2VAES(SB), $4616-32
 	MOVQ rk+0(FP), AX
 	MOVQ pieces+8(FP), CX
 	MOVQ npieces+16(FP), DX
@@ -27259,78 +28801,112 @@ xorPiecesAVX2VAES_rounds4false:
 
 xorPiecesAVX2VAES_partial:
 	// Fewer than a full pass left: ceil(n/width) sets, the last one masked.
-	TESTQ        BX, BX
-	JZ           xorPiecesAVX2VAES_done
-	CMPQ         BX, $0x00000018
-	JA           xorPiecesAVX2VAES_sets4
-	CMPQ         BX, $0x00000010
-	JA           xorPiecesAVX2VAES_sets3
-	CMPQ         BX, $0x00000008
-	JA           xorPiecesAVX2VAES_sets2
-	MOVQ         BX, X0
-	VPBROADCASTD X0, Y0
-	VMOVDQU      Y0, 3688(SP)
-	LEAQ         3720(SP), BX
-	ADDQ         $0x3f, BX
-	ANDQ         $-64, BX
-	VMOVDQU      3688(SP), Y0
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
-	VPMASKMOVD   (SI), Y0, Y0
-	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      3688(SP), Y1
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y1, Y1
-	VPMASKMOVD   32(SI), Y1, Y1
-	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
-	VMOVDQU      3688(SP), Y2
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y2, Y2
-	VPMASKMOVD   64(SI), Y2, Y2
-	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
-	VMOVDQU      3688(SP), Y3
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y3, Y3
-	VPMASKMOVD   96(SI), Y3, Y3
-	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
-	VPUNPCKHDQ   Y1, Y0, Y4
-	VPUNPCKLDQ   Y1, Y0, Y0
-	VPUNPCKLDQ   Y3, Y2, Y5
-	VPUNPCKHDQ   Y3, Y2, Y2
-	VPUNPCKHQDQ  Y5, Y0, Y1
-	VPUNPCKLQDQ  Y5, Y0, Y0
-	VPUNPCKHQDQ  Y2, Y4, Y3
-	VPUNPCKLQDQ  Y2, Y4, Y2
-	VPSRLW       $0x04, Y0, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
-	VPSHUFB      Y4, Y0, Y0
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y0, Y0
-	VPSRLW       $0x04, Y1, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y1, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y1
-	VPSHUFB      Y4, Y1, Y1
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y1, Y1
-	VPSRLW       $0x04, Y2, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y2, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y2
-	VPSHUFB      Y4, Y2, Y2
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y2, Y2
-	VPSRLW       $0x04, Y3, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y3, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
-	VPSHUFB      Y4, Y3, Y3
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y3, Y3
-	VMOVDQU      Y0, (BX)
-	MOVQ         $0x00000008, SI
+	TESTQ   BX, BX
+	JZ      xorPiecesAVX2VAES_done
+	CMPQ    BX, $0x00000018
+	JA      xorPiecesAVX2VAES_sets4
+	CMPQ    BX, $0x00000010
+	JA      xorPiecesAVX2VAES_sets3
+	CMPQ    BX, $0x00000008
+	JA      xorPiecesAVX2VAES_sets2
+	MOVQ    BX, 3688(SP)
+	LEAQ    3696(SP), BX
+	ADDQ    $0x3f, BX
+	ANDQ    $-64, BX
+	VPXOR   Y0, Y0, Y0
+	CMPQ    3688(SP), $0x02
+	JB      AVX2VAES_tail48_half
+	VMOVDQU (SI), Y0
+	JMP     AVX2VAES_tail48_done
+
+AVX2VAES_tail48_half:
+	CMPQ    3688(SP), $0x01
+	JB      AVX2VAES_tail48_done
+	VMOVDQU (SI), X0
+
+AVX2VAES_tail48_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR   Y1, Y1, Y1
+	CMPQ    3688(SP), $0x04
+	JB      AVX2VAES_tail49_half
+	VMOVDQU 32(SI), Y1
+	JMP     AVX2VAES_tail49_done
+
+AVX2VAES_tail49_half:
+	CMPQ    3688(SP), $0x03
+	JB      AVX2VAES_tail49_done
+	VMOVDQU 32(SI), X1
+
+AVX2VAES_tail49_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y1, Y1
+	VPXOR   Y2, Y2, Y2
+	CMPQ    3688(SP), $0x06
+	JB      AVX2VAES_tail50_half
+	VMOVDQU 64(SI), Y2
+	JMP     AVX2VAES_tail50_done
+
+AVX2VAES_tail50_half:
+	CMPQ    3688(SP), $0x05
+	JB      AVX2VAES_tail50_done
+	VMOVDQU 64(SI), X2
+
+AVX2VAES_tail50_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y2, Y2
+	VPXOR   Y3, Y3, Y3
+	CMPQ    3688(SP), $0x08
+	JB      AVX2VAES_tail51_half
+	VMOVDQU 96(SI), Y3
+	JMP     AVX2VAES_tail51_done
+
+AVX2VAES_tail51_half:
+	CMPQ    3688(SP), $0x07
+	JB      AVX2VAES_tail51_done
+	VMOVDQU 96(SI), X3
+
+AVX2VAES_tail51_done:
+	VPSHUFB     sm4BswapMask<>+0(SB), Y3, Y3
+	VPUNPCKHDQ  Y1, Y0, Y4
+	VPUNPCKLDQ  Y1, Y0, Y0
+	VPUNPCKLDQ  Y3, Y2, Y5
+	VPUNPCKHDQ  Y3, Y2, Y2
+	VPUNPCKHQDQ Y5, Y0, Y1
+	VPUNPCKLQDQ Y5, Y0, Y0
+	VPUNPCKHQDQ Y2, Y4, Y3
+	VPUNPCKLQDQ Y2, Y4, Y2
+	VPSRLW      $0x04, Y0, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y4, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y0, Y0
+	VPSRLW      $0x04, Y1, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y1, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y1
+	VPSHUFB     Y4, Y1, Y1
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y1, Y1
+	VPSRLW      $0x04, Y2, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y2
+	VPSHUFB     Y4, Y2, Y2
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y2, Y2
+	VPSRLW      $0x04, Y3, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y3, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB     Y4, Y3, Y3
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y3, Y3
+	VMOVDQU     Y0, (BX)
+	MOVQ        $0x00000008, SI
 
 xorPiecesAVX2VAES_rounds1true:
 	VPXOR       (AX), Y1, Y0
@@ -27493,135 +29069,201 @@ xorPiecesAVX2VAES_rounds1true:
 	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
 	VPSHUFB     sm4BswapMask<>+0(SB), Y1, Y1
 	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU     3688(SP), Y4
-	VPCMPGTD    sm4TailIndex8<>+0(SB), Y4, Y4
-	VPMASKMOVD  Y3, Y4, (DI)
-	VMOVDQU     3688(SP), Y3
-	VPCMPGTD    sm4TailIndex8<>+32(SB), Y3, Y3
-	VPMASKMOVD  Y2, Y3, 32(DI)
-	VMOVDQU     3688(SP), Y2
-	VPCMPGTD    sm4TailIndex8<>+64(SB), Y2, Y2
-	VPMASKMOVD  Y1, Y2, 64(DI)
-	VMOVDQU     3688(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD  Y0, Y1, 96(DI)
-	JMP         xorPiecesAVX2VAES_done
+	CMPQ        3688(SP), $0x02
+	JB          AVX2VAES_tail52_half
+	VMOVDQU     Y3, (DI)
+	JMP         AVX2VAES_tail52_done
+
+AVX2VAES_tail52_half:
+	CMPQ    3688(SP), $0x01
+	JB      AVX2VAES_tail52_done
+	VMOVDQU X3, (DI)
+
+AVX2VAES_tail52_done:
+	CMPQ    3688(SP), $0x04
+	JB      AVX2VAES_tail53_half
+	VMOVDQU Y2, 32(DI)
+	JMP     AVX2VAES_tail53_done
+
+AVX2VAES_tail53_half:
+	CMPQ    3688(SP), $0x03
+	JB      AVX2VAES_tail53_done
+	VMOVDQU X2, 32(DI)
+
+AVX2VAES_tail53_done:
+	CMPQ    3688(SP), $0x06
+	JB      AVX2VAES_tail54_half
+	VMOVDQU Y1, 64(DI)
+	JMP     AVX2VAES_tail54_done
+
+AVX2VAES_tail54_half:
+	CMPQ    3688(SP), $0x05
+	JB      AVX2VAES_tail54_done
+	VMOVDQU X1, 64(DI)
+
+AVX2VAES_tail54_done:
+	CMPQ    3688(SP), $0x08
+	JB      AVX2VAES_tail55_half
+	VMOVDQU Y0, 96(DI)
+	JMP     AVX2VAES_tail55_done
+
+AVX2VAES_tail55_half:
+	CMPQ    3688(SP), $0x07
+	JB      AVX2VAES_tail55_done
+	VMOVDQU X0, 96(DI)
+
+AVX2VAES_tail55_done:
+	JMP xorPiecesAVX2VAES_done
 
 xorPiecesAVX2VAES_sets2:
-	SUBQ         $0x00000008, BX
-	MOVQ         BX, X0
-	VPBROADCASTD X0, Y0
-	VMOVDQU      Y0, 3848(SP)
-	LEAQ         3880(SP), BX
-	ADDQ         $0x3f, BX
-	ANDQ         $-64, BX
-	VMOVDQU      (SI), Y0
-	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      32(SI), Y1
-	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
-	VMOVDQU      64(SI), Y2
-	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
-	VMOVDQU      96(SI), Y3
-	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
-	VPUNPCKHDQ   Y1, Y0, Y4
-	VPUNPCKLDQ   Y1, Y0, Y0
-	VPUNPCKLDQ   Y3, Y2, Y5
-	VPUNPCKHDQ   Y3, Y2, Y2
-	VPUNPCKHQDQ  Y5, Y0, Y1
-	VPUNPCKLQDQ  Y5, Y0, Y0
-	VPUNPCKHQDQ  Y2, Y4, Y3
-	VPUNPCKLQDQ  Y2, Y4, Y2
-	VPSRLW       $0x04, Y0, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
-	VPSHUFB      Y4, Y0, Y0
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y0, Y0
-	VPSRLW       $0x04, Y1, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y1, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y1
-	VPSHUFB      Y4, Y1, Y1
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y1, Y1
-	VPSRLW       $0x04, Y2, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y2, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y2
-	VPSHUFB      Y4, Y2, Y2
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y2, Y2
-	VPSRLW       $0x04, Y3, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y3, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
-	VPSHUFB      Y4, Y3, Y3
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y3, Y3
-	VMOVDQU      Y0, (BX)
-	VMOVDQU      3848(SP), Y0
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
-	VPMASKMOVD   128(SI), Y0, Y0
-	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      3848(SP), Y4
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y4, Y4
-	VPMASKMOVD   160(SI), Y4, Y4
-	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
-	VMOVDQU      3848(SP), Y5
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y5, Y5
-	VPMASKMOVD   192(SI), Y5, Y5
-	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
-	VMOVDQU      3848(SP), Y6
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y6, Y6
-	VPMASKMOVD   224(SI), Y6, Y6
-	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
-	VPUNPCKHDQ   Y4, Y0, Y7
-	VPUNPCKLDQ   Y4, Y0, Y0
-	VPUNPCKLDQ   Y6, Y5, Y8
-	VPUNPCKHDQ   Y6, Y5, Y5
-	VPUNPCKHQDQ  Y8, Y0, Y4
-	VPUNPCKLQDQ  Y8, Y0, Y0
-	VPUNPCKHQDQ  Y5, Y7, Y6
-	VPUNPCKLQDQ  Y5, Y7, Y5
-	VPSRLW       $0x04, Y0, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
-	VPSHUFB      Y7, Y0, Y0
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y0, Y0
-	VPSRLW       $0x04, Y4, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y4, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y4
-	VPSHUFB      Y7, Y4, Y4
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y4, Y4
-	VPSRLW       $0x04, Y5, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y5
-	VPSHUFB      Y7, Y5, Y5
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y5, Y5
-	VPSRLW       $0x04, Y6, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
-	VPSHUFB      Y7, Y6, Y6
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y6, Y6
-	VMOVDQU      Y0, 64(BX)
-	MOVQ         $0x00000008, SI
+	SUBQ        $0x00000008, BX
+	MOVQ        BX, 3824(SP)
+	LEAQ        3832(SP), BX
+	ADDQ        $0x3f, BX
+	ANDQ        $-64, BX
+	VMOVDQU     (SI), Y0
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     32(SI), Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y1, Y1
+	VMOVDQU     64(SI), Y2
+	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
+	VMOVDQU     96(SI), Y3
+	VPSHUFB     sm4BswapMask<>+0(SB), Y3, Y3
+	VPUNPCKHDQ  Y1, Y0, Y4
+	VPUNPCKLDQ  Y1, Y0, Y0
+	VPUNPCKLDQ  Y3, Y2, Y5
+	VPUNPCKHDQ  Y3, Y2, Y2
+	VPUNPCKHQDQ Y5, Y0, Y1
+	VPUNPCKLQDQ Y5, Y0, Y0
+	VPUNPCKHQDQ Y2, Y4, Y3
+	VPUNPCKLQDQ Y2, Y4, Y2
+	VPSRLW      $0x04, Y0, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y4, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y0, Y0
+	VPSRLW      $0x04, Y1, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y1, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y1
+	VPSHUFB     Y4, Y1, Y1
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y1, Y1
+	VPSRLW      $0x04, Y2, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y2
+	VPSHUFB     Y4, Y2, Y2
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y2, Y2
+	VPSRLW      $0x04, Y3, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y3, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB     Y4, Y3, Y3
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y3, Y3
+	VMOVDQU     Y0, (BX)
+	VPXOR       Y0, Y0, Y0
+	CMPQ        3824(SP), $0x02
+	JB          AVX2VAES_tail56_half
+	VMOVDQU     128(SI), Y0
+	JMP         AVX2VAES_tail56_done
+
+AVX2VAES_tail56_half:
+	CMPQ    3824(SP), $0x01
+	JB      AVX2VAES_tail56_done
+	VMOVDQU 128(SI), X0
+
+AVX2VAES_tail56_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR   Y4, Y4, Y4
+	CMPQ    3824(SP), $0x04
+	JB      AVX2VAES_tail57_half
+	VMOVDQU 160(SI), Y4
+	JMP     AVX2VAES_tail57_done
+
+AVX2VAES_tail57_half:
+	CMPQ    3824(SP), $0x03
+	JB      AVX2VAES_tail57_done
+	VMOVDQU 160(SI), X4
+
+AVX2VAES_tail57_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y4, Y4
+	VPXOR   Y5, Y5, Y5
+	CMPQ    3824(SP), $0x06
+	JB      AVX2VAES_tail58_half
+	VMOVDQU 192(SI), Y5
+	JMP     AVX2VAES_tail58_done
+
+AVX2VAES_tail58_half:
+	CMPQ    3824(SP), $0x05
+	JB      AVX2VAES_tail58_done
+	VMOVDQU 192(SI), X5
+
+AVX2VAES_tail58_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y5, Y5
+	VPXOR   Y6, Y6, Y6
+	CMPQ    3824(SP), $0x08
+	JB      AVX2VAES_tail59_half
+	VMOVDQU 224(SI), Y6
+	JMP     AVX2VAES_tail59_done
+
+AVX2VAES_tail59_half:
+	CMPQ    3824(SP), $0x07
+	JB      AVX2VAES_tail59_done
+	VMOVDQU 224(SI), X6
+
+AVX2VAES_tail59_done:
+	VPSHUFB     sm4BswapMask<>+0(SB), Y6, Y6
+	VPUNPCKHDQ  Y4, Y0, Y7
+	VPUNPCKLDQ  Y4, Y0, Y0
+	VPUNPCKLDQ  Y6, Y5, Y8
+	VPUNPCKHDQ  Y6, Y5, Y5
+	VPUNPCKHQDQ Y8, Y0, Y4
+	VPUNPCKLQDQ Y8, Y0, Y0
+	VPUNPCKHQDQ Y5, Y7, Y6
+	VPUNPCKLQDQ Y5, Y7, Y5
+	VPSRLW      $0x04, Y0, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y7, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y0, Y0
+	VPSRLW      $0x04, Y4, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y4
+	VPSHUFB     Y7, Y4, Y4
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y4, Y4
+	VPSRLW      $0x04, Y5, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y5
+	VPSHUFB     Y7, Y5, Y5
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y5, Y5
+	VPSRLW      $0x04, Y6, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB     Y7, Y6, Y6
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y6, Y6
+	VMOVDQU     Y0, 64(BX)
+	MOVQ        $0x00000008, SI
 
 xorPiecesAVX2VAES_rounds2true:
 	VPXOR       (AX), Y1, Y0
@@ -27945,184 +29587,250 @@ xorPiecesAVX2VAES_rounds2true:
 	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
 	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
 	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU     3848(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+0(SB), Y1, Y1
-	VPMASKMOVD  Y6, Y1, 128(DI)
-	VMOVDQU     3848(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+32(SB), Y1, Y1
-	VPMASKMOVD  Y5, Y1, 160(DI)
-	VMOVDQU     3848(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+64(SB), Y1, Y1
-	VPMASKMOVD  Y4, Y1, 192(DI)
-	VMOVDQU     3848(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD  Y0, Y1, 224(DI)
-	JMP         xorPiecesAVX2VAES_done
+	CMPQ        3824(SP), $0x02
+	JB          AVX2VAES_tail60_half
+	VMOVDQU     Y6, 128(DI)
+	JMP         AVX2VAES_tail60_done
+
+AVX2VAES_tail60_half:
+	CMPQ    3824(SP), $0x01
+	JB      AVX2VAES_tail60_done
+	VMOVDQU X6, 128(DI)
+
+AVX2VAES_tail60_done:
+	CMPQ    3824(SP), $0x04
+	JB      AVX2VAES_tail61_half
+	VMOVDQU Y5, 160(DI)
+	JMP     AVX2VAES_tail61_done
+
+AVX2VAES_tail61_half:
+	CMPQ    3824(SP), $0x03
+	JB      AVX2VAES_tail61_done
+	VMOVDQU X5, 160(DI)
+
+AVX2VAES_tail61_done:
+	CMPQ    3824(SP), $0x06
+	JB      AVX2VAES_tail62_half
+	VMOVDQU Y4, 192(DI)
+	JMP     AVX2VAES_tail62_done
+
+AVX2VAES_tail62_half:
+	CMPQ    3824(SP), $0x05
+	JB      AVX2VAES_tail62_done
+	VMOVDQU X4, 192(DI)
+
+AVX2VAES_tail62_done:
+	CMPQ    3824(SP), $0x08
+	JB      AVX2VAES_tail63_half
+	VMOVDQU Y0, 224(DI)
+	JMP     AVX2VAES_tail63_done
+
+AVX2VAES_tail63_half:
+	CMPQ    3824(SP), $0x07
+	JB      AVX2VAES_tail63_done
+	VMOVDQU X0, 224(DI)
+
+AVX2VAES_tail63_done:
+	JMP xorPiecesAVX2VAES_done
 
 xorPiecesAVX2VAES_sets3:
-	SUBQ         $0x00000010, BX
-	MOVQ         BX, X0
-	VPBROADCASTD X0, Y0
-	VMOVDQU      Y0, 4072(SP)
-	LEAQ         4104(SP), BX
-	ADDQ         $0x3f, BX
-	ANDQ         $-64, BX
-	VMOVDQU      (SI), Y0
-	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      32(SI), Y1
-	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
-	VMOVDQU      64(SI), Y2
-	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
-	VMOVDQU      96(SI), Y3
-	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
-	VPUNPCKHDQ   Y1, Y0, Y4
-	VPUNPCKLDQ   Y1, Y0, Y0
-	VPUNPCKLDQ   Y3, Y2, Y5
-	VPUNPCKHDQ   Y3, Y2, Y2
-	VPUNPCKHQDQ  Y5, Y0, Y1
-	VPUNPCKLQDQ  Y5, Y0, Y0
-	VPUNPCKHQDQ  Y2, Y4, Y3
-	VPUNPCKLQDQ  Y2, Y4, Y2
-	VPSRLW       $0x04, Y0, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
-	VPSHUFB      Y4, Y0, Y0
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y0, Y0
-	VPSRLW       $0x04, Y1, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y1, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y1
-	VPSHUFB      Y4, Y1, Y1
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y1, Y1
-	VPSRLW       $0x04, Y2, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y2, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y2
-	VPSHUFB      Y4, Y2, Y2
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y2, Y2
-	VPSRLW       $0x04, Y3, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y3, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
-	VPSHUFB      Y4, Y3, Y3
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y3, Y3
-	VMOVDQU      Y0, (BX)
-	VMOVDQU      128(SI), Y0
-	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      160(SI), Y4
-	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
-	VMOVDQU      192(SI), Y5
-	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
-	VMOVDQU      224(SI), Y6
-	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
-	VPUNPCKHDQ   Y4, Y0, Y7
-	VPUNPCKLDQ   Y4, Y0, Y0
-	VPUNPCKLDQ   Y6, Y5, Y8
-	VPUNPCKHDQ   Y6, Y5, Y5
-	VPUNPCKHQDQ  Y8, Y0, Y4
-	VPUNPCKLQDQ  Y8, Y0, Y0
-	VPUNPCKHQDQ  Y5, Y7, Y6
-	VPUNPCKLQDQ  Y5, Y7, Y5
-	VPSRLW       $0x04, Y0, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
-	VPSHUFB      Y7, Y0, Y0
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y0, Y0
-	VPSRLW       $0x04, Y4, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y4, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y4
-	VPSHUFB      Y7, Y4, Y4
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y4, Y4
-	VPSRLW       $0x04, Y5, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y5
-	VPSHUFB      Y7, Y5, Y5
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y5, Y5
-	VPSRLW       $0x04, Y6, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
-	VPSHUFB      Y7, Y6, Y6
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y6, Y6
-	VMOVDQU      Y0, 64(BX)
-	VMOVDQU      4072(SP), Y0
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
-	VPMASKMOVD   256(SI), Y0, Y0
-	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      4072(SP), Y7
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y7, Y7
-	VPMASKMOVD   288(SI), Y7, Y7
-	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
-	VMOVDQU      4072(SP), Y8
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y8, Y8
-	VPMASKMOVD   320(SI), Y8, Y8
-	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
-	VMOVDQU      4072(SP), Y9
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y9, Y9
-	VPMASKMOVD   352(SI), Y9, Y9
-	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
-	VPUNPCKHDQ   Y7, Y0, Y10
-	VPUNPCKLDQ   Y7, Y0, Y0
-	VPUNPCKLDQ   Y9, Y8, Y11
-	VPUNPCKHDQ   Y9, Y8, Y8
-	VPUNPCKHQDQ  Y11, Y0, Y7
-	VPUNPCKLQDQ  Y11, Y0, Y0
-	VPUNPCKHQDQ  Y8, Y10, Y9
-	VPUNPCKLQDQ  Y8, Y10, Y8
-	VPSRLW       $0x04, Y0, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
-	VPSHUFB      Y10, Y0, Y0
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VPXOR        Y10, Y0, Y0
-	VPSRLW       $0x04, Y7, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y7, Y10
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y7
-	VPSHUFB      Y10, Y7, Y7
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VPXOR        Y10, Y7, Y7
-	VPSRLW       $0x04, Y8, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y10
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y8
-	VPSHUFB      Y10, Y8, Y8
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VPXOR        Y10, Y8, Y8
-	VPSRLW       $0x04, Y9, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y9, Y10
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y9
-	VPSHUFB      Y10, Y9, Y9
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VPXOR        Y10, Y9, Y9
-	VMOVDQU      Y0, 128(BX)
-	MOVQ         $0x00000008, SI
+	SUBQ        $0x00000010, BX
+	MOVQ        BX, 4024(SP)
+	LEAQ        4032(SP), BX
+	ADDQ        $0x3f, BX
+	ANDQ        $-64, BX
+	VMOVDQU     (SI), Y0
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     32(SI), Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y1, Y1
+	VMOVDQU     64(SI), Y2
+	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
+	VMOVDQU     96(SI), Y3
+	VPSHUFB     sm4BswapMask<>+0(SB), Y3, Y3
+	VPUNPCKHDQ  Y1, Y0, Y4
+	VPUNPCKLDQ  Y1, Y0, Y0
+	VPUNPCKLDQ  Y3, Y2, Y5
+	VPUNPCKHDQ  Y3, Y2, Y2
+	VPUNPCKHQDQ Y5, Y0, Y1
+	VPUNPCKLQDQ Y5, Y0, Y0
+	VPUNPCKHQDQ Y2, Y4, Y3
+	VPUNPCKLQDQ Y2, Y4, Y2
+	VPSRLW      $0x04, Y0, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y4, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y0, Y0
+	VPSRLW      $0x04, Y1, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y1, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y1
+	VPSHUFB     Y4, Y1, Y1
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y1, Y1
+	VPSRLW      $0x04, Y2, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y2
+	VPSHUFB     Y4, Y2, Y2
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y2, Y2
+	VPSRLW      $0x04, Y3, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y3, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB     Y4, Y3, Y3
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y3, Y3
+	VMOVDQU     Y0, (BX)
+	VMOVDQU     128(SI), Y0
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     160(SI), Y4
+	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
+	VMOVDQU     192(SI), Y5
+	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
+	VMOVDQU     224(SI), Y6
+	VPSHUFB     sm4BswapMask<>+0(SB), Y6, Y6
+	VPUNPCKHDQ  Y4, Y0, Y7
+	VPUNPCKLDQ  Y4, Y0, Y0
+	VPUNPCKLDQ  Y6, Y5, Y8
+	VPUNPCKHDQ  Y6, Y5, Y5
+	VPUNPCKHQDQ Y8, Y0, Y4
+	VPUNPCKLQDQ Y8, Y0, Y0
+	VPUNPCKHQDQ Y5, Y7, Y6
+	VPUNPCKLQDQ Y5, Y7, Y5
+	VPSRLW      $0x04, Y0, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y7, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y0, Y0
+	VPSRLW      $0x04, Y4, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y4
+	VPSHUFB     Y7, Y4, Y4
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y4, Y4
+	VPSRLW      $0x04, Y5, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y5
+	VPSHUFB     Y7, Y5, Y5
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y5, Y5
+	VPSRLW      $0x04, Y6, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB     Y7, Y6, Y6
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y6, Y6
+	VMOVDQU     Y0, 64(BX)
+	VPXOR       Y0, Y0, Y0
+	CMPQ        4024(SP), $0x02
+	JB          AVX2VAES_tail64_half
+	VMOVDQU     256(SI), Y0
+	JMP         AVX2VAES_tail64_done
+
+AVX2VAES_tail64_half:
+	CMPQ    4024(SP), $0x01
+	JB      AVX2VAES_tail64_done
+	VMOVDQU 256(SI), X0
+
+AVX2VAES_tail64_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR   Y7, Y7, Y7
+	CMPQ    4024(SP), $0x04
+	JB      AVX2VAES_tail65_half
+	VMOVDQU 288(SI), Y7
+	JMP     AVX2VAES_tail65_done
+
+AVX2VAES_tail65_half:
+	CMPQ    4024(SP), $0x03
+	JB      AVX2VAES_tail65_done
+	VMOVDQU 288(SI), X7
+
+AVX2VAES_tail65_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y7, Y7
+	VPXOR   Y8, Y8, Y8
+	CMPQ    4024(SP), $0x06
+	JB      AVX2VAES_tail66_half
+	VMOVDQU 320(SI), Y8
+	JMP     AVX2VAES_tail66_done
+
+AVX2VAES_tail66_half:
+	CMPQ    4024(SP), $0x05
+	JB      AVX2VAES_tail66_done
+	VMOVDQU 320(SI), X8
+
+AVX2VAES_tail66_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y8, Y8
+	VPXOR   Y9, Y9, Y9
+	CMPQ    4024(SP), $0x08
+	JB      AVX2VAES_tail67_half
+	VMOVDQU 352(SI), Y9
+	JMP     AVX2VAES_tail67_done
+
+AVX2VAES_tail67_half:
+	CMPQ    4024(SP), $0x07
+	JB      AVX2VAES_tail67_done
+	VMOVDQU 352(SI), X9
+
+AVX2VAES_tail67_done:
+	VPSHUFB     sm4BswapMask<>+0(SB), Y9, Y9
+	VPUNPCKHDQ  Y7, Y0, Y10
+	VPUNPCKLDQ  Y7, Y0, Y0
+	VPUNPCKLDQ  Y9, Y8, Y11
+	VPUNPCKHDQ  Y9, Y8, Y8
+	VPUNPCKHQDQ Y11, Y0, Y7
+	VPUNPCKLQDQ Y11, Y0, Y0
+	VPUNPCKHQDQ Y8, Y10, Y9
+	VPUNPCKLQDQ Y8, Y10, Y8
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y0, Y0
+	VPSRLW      $0x04, Y7, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y7, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y7
+	VPSHUFB     Y10, Y7, Y7
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y7, Y7
+	VPSRLW      $0x04, Y8, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y8
+	VPSHUFB     Y10, Y8, Y8
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y8, Y8
+	VPSRLW      $0x04, Y9, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y9, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y9
+	VPSHUFB     Y10, Y9, Y9
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y9, Y9
+	VMOVDQU     Y0, 128(BX)
+	MOVQ        $0x00000008, SI
 
 xorPiecesAVX2VAES_rounds3true:
 	VPXOR       (AX), Y1, Y0
@@ -28607,233 +30315,299 @@ xorPiecesAVX2VAES_rounds3true:
 	VPSHUFB     sm4BswapMask<>+0(SB), Y8, Y8
 	VPSHUFB     sm4BswapMask<>+0(SB), Y7, Y7
 	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU     4072(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+0(SB), Y1, Y1
-	VPMASKMOVD  Y9, Y1, 256(DI)
-	VMOVDQU     4072(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+32(SB), Y1, Y1
-	VPMASKMOVD  Y8, Y1, 288(DI)
-	VMOVDQU     4072(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+64(SB), Y1, Y1
-	VPMASKMOVD  Y7, Y1, 320(DI)
-	VMOVDQU     4072(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD  Y0, Y1, 352(DI)
-	JMP         xorPiecesAVX2VAES_done
+	CMPQ        4024(SP), $0x02
+	JB          AVX2VAES_tail68_half
+	VMOVDQU     Y9, 256(DI)
+	JMP         AVX2VAES_tail68_done
+
+AVX2VAES_tail68_half:
+	CMPQ    4024(SP), $0x01
+	JB      AVX2VAES_tail68_done
+	VMOVDQU X9, 256(DI)
+
+AVX2VAES_tail68_done:
+	CMPQ    4024(SP), $0x04
+	JB      AVX2VAES_tail69_half
+	VMOVDQU Y8, 288(DI)
+	JMP     AVX2VAES_tail69_done
+
+AVX2VAES_tail69_half:
+	CMPQ    4024(SP), $0x03
+	JB      AVX2VAES_tail69_done
+	VMOVDQU X8, 288(DI)
+
+AVX2VAES_tail69_done:
+	CMPQ    4024(SP), $0x06
+	JB      AVX2VAES_tail70_half
+	VMOVDQU Y7, 320(DI)
+	JMP     AVX2VAES_tail70_done
+
+AVX2VAES_tail70_half:
+	CMPQ    4024(SP), $0x05
+	JB      AVX2VAES_tail70_done
+	VMOVDQU X7, 320(DI)
+
+AVX2VAES_tail70_done:
+	CMPQ    4024(SP), $0x08
+	JB      AVX2VAES_tail71_half
+	VMOVDQU Y0, 352(DI)
+	JMP     AVX2VAES_tail71_done
+
+AVX2VAES_tail71_half:
+	CMPQ    4024(SP), $0x07
+	JB      AVX2VAES_tail71_done
+	VMOVDQU X0, 352(DI)
+
+AVX2VAES_tail71_done:
+	JMP xorPiecesAVX2VAES_done
 
 xorPiecesAVX2VAES_sets4:
-	SUBQ         $0x00000018, BX
-	MOVQ         BX, X0
-	VPBROADCASTD X0, Y0
-	VMOVDQU      Y0, 4360(SP)
-	LEAQ         4392(SP), BX
-	ADDQ         $0x3f, BX
-	ANDQ         $-64, BX
-	VMOVDQU      (SI), Y0
-	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      32(SI), Y1
-	VPSHUFB      sm4BswapMask<>+0(SB), Y1, Y1
-	VMOVDQU      64(SI), Y2
-	VPSHUFB      sm4BswapMask<>+0(SB), Y2, Y2
-	VMOVDQU      96(SI), Y3
-	VPSHUFB      sm4BswapMask<>+0(SB), Y3, Y3
-	VPUNPCKHDQ   Y1, Y0, Y4
-	VPUNPCKLDQ   Y1, Y0, Y0
-	VPUNPCKLDQ   Y3, Y2, Y5
-	VPUNPCKHDQ   Y3, Y2, Y2
-	VPUNPCKHQDQ  Y5, Y0, Y1
-	VPUNPCKLQDQ  Y5, Y0, Y0
-	VPUNPCKHQDQ  Y2, Y4, Y3
-	VPUNPCKLQDQ  Y2, Y4, Y2
-	VPSRLW       $0x04, Y0, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
-	VPSHUFB      Y4, Y0, Y0
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y0, Y0
-	VPSRLW       $0x04, Y1, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y1, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y1
-	VPSHUFB      Y4, Y1, Y1
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y1, Y1
-	VPSRLW       $0x04, Y2, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y2, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y2
-	VPSHUFB      Y4, Y2, Y2
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y2, Y2
-	VPSRLW       $0x04, Y3, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y5
-	VPAND        sm4Mask0f<>+0(SB), Y3, Y4
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y3
-	VPSHUFB      Y4, Y3, Y3
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y4
-	VPSHUFB      Y5, Y4, Y4
-	VPXOR        Y4, Y3, Y3
-	VMOVDQU      Y0, (BX)
-	VMOVDQU      128(SI), Y0
-	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      160(SI), Y4
-	VPSHUFB      sm4BswapMask<>+0(SB), Y4, Y4
-	VMOVDQU      192(SI), Y5
-	VPSHUFB      sm4BswapMask<>+0(SB), Y5, Y5
-	VMOVDQU      224(SI), Y6
-	VPSHUFB      sm4BswapMask<>+0(SB), Y6, Y6
-	VPUNPCKHDQ   Y4, Y0, Y7
-	VPUNPCKLDQ   Y4, Y0, Y0
-	VPUNPCKLDQ   Y6, Y5, Y8
-	VPUNPCKHDQ   Y6, Y5, Y5
-	VPUNPCKHQDQ  Y8, Y0, Y4
-	VPUNPCKLQDQ  Y8, Y0, Y0
-	VPUNPCKHQDQ  Y5, Y7, Y6
-	VPUNPCKLQDQ  Y5, Y7, Y5
-	VPSRLW       $0x04, Y0, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
-	VPSHUFB      Y7, Y0, Y0
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y0, Y0
-	VPSRLW       $0x04, Y4, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y4, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y4
-	VPSHUFB      Y7, Y4, Y4
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y4, Y4
-	VPSRLW       $0x04, Y5, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y5, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y5
-	VPSHUFB      Y7, Y5, Y5
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y5, Y5
-	VPSRLW       $0x04, Y6, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y8
-	VPAND        sm4Mask0f<>+0(SB), Y6, Y7
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y6
-	VPSHUFB      Y7, Y6, Y6
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y7
-	VPSHUFB      Y8, Y7, Y7
-	VPXOR        Y7, Y6, Y6
-	VMOVDQU      Y0, 64(BX)
-	VMOVDQU      256(SI), Y0
-	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      288(SI), Y7
-	VPSHUFB      sm4BswapMask<>+0(SB), Y7, Y7
-	VMOVDQU      320(SI), Y8
-	VPSHUFB      sm4BswapMask<>+0(SB), Y8, Y8
-	VMOVDQU      352(SI), Y9
-	VPSHUFB      sm4BswapMask<>+0(SB), Y9, Y9
-	VPUNPCKHDQ   Y7, Y0, Y10
-	VPUNPCKLDQ   Y7, Y0, Y0
-	VPUNPCKLDQ   Y9, Y8, Y11
-	VPUNPCKHDQ   Y9, Y8, Y8
-	VPUNPCKHQDQ  Y11, Y0, Y7
-	VPUNPCKLQDQ  Y11, Y0, Y0
-	VPUNPCKHQDQ  Y8, Y10, Y9
-	VPUNPCKLQDQ  Y8, Y10, Y8
-	VPSRLW       $0x04, Y0, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y10
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
-	VPSHUFB      Y10, Y0, Y0
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VPXOR        Y10, Y0, Y0
-	VPSRLW       $0x04, Y7, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y7, Y10
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y7
-	VPSHUFB      Y10, Y7, Y7
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VPXOR        Y10, Y7, Y7
-	VPSRLW       $0x04, Y8, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y8, Y10
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y8
-	VPSHUFB      Y10, Y8, Y8
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VPXOR        Y10, Y8, Y8
-	VPSRLW       $0x04, Y9, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y11
-	VPAND        sm4Mask0f<>+0(SB), Y9, Y10
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y9
-	VPSHUFB      Y10, Y9, Y9
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y10
-	VPSHUFB      Y11, Y10, Y10
-	VPXOR        Y10, Y9, Y9
-	VMOVDQU      Y0, 128(BX)
-	VMOVDQU      4360(SP), Y0
-	VPCMPGTD     sm4TailIndex8<>+0(SB), Y0, Y0
-	VPMASKMOVD   384(SI), Y0, Y0
-	VPSHUFB      sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU      4360(SP), Y10
-	VPCMPGTD     sm4TailIndex8<>+32(SB), Y10, Y10
-	VPMASKMOVD   416(SI), Y10, Y10
-	VPSHUFB      sm4BswapMask<>+0(SB), Y10, Y10
-	VMOVDQU      4360(SP), Y11
-	VPCMPGTD     sm4TailIndex8<>+64(SB), Y11, Y11
-	VPMASKMOVD   448(SI), Y11, Y11
-	VPSHUFB      sm4BswapMask<>+0(SB), Y11, Y11
-	VMOVDQU      4360(SP), Y12
-	VPCMPGTD     sm4TailIndex8<>+96(SB), Y12, Y12
-	VPMASKMOVD   480(SI), Y12, Y12
-	VPSHUFB      sm4BswapMask<>+0(SB), Y12, Y12
-	VPUNPCKHDQ   Y10, Y0, Y13
-	VPUNPCKLDQ   Y10, Y0, Y0
-	VPUNPCKLDQ   Y12, Y11, Y14
-	VPUNPCKHDQ   Y12, Y11, Y11
-	VPUNPCKHQDQ  Y14, Y0, Y10
-	VPUNPCKLQDQ  Y14, Y0, Y0
-	VPUNPCKHQDQ  Y11, Y13, Y12
-	VPUNPCKLQDQ  Y11, Y13, Y11
-	VPSRLW       $0x04, Y0, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y0, Y13
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y0
-	VPSHUFB      Y13, Y0, Y0
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y0, Y0
-	VPSRLW       $0x04, Y10, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y10, Y13
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y10
-	VPSHUFB      Y13, Y10, Y10
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y10, Y10
-	VPSRLW       $0x04, Y11, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y11, Y13
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y11
-	VPSHUFB      Y13, Y11, Y11
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y11, Y11
-	VPSRLW       $0x04, Y12, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y14, Y14
-	VPAND        sm4Mask0f<>+0(SB), Y12, Y13
-	VMOVDQU      sm4WordNibLinLo<>+0(SB), Y12
-	VPSHUFB      Y13, Y12, Y12
-	VMOVDQU      sm4WordNibLinHi<>+0(SB), Y13
-	VPSHUFB      Y14, Y13, Y13
-	VPXOR        Y13, Y12, Y12
-	VMOVDQU      Y0, 192(BX)
-	MOVQ         $0x00000008, SI
+	SUBQ        $0x00000018, BX
+	MOVQ        BX, 4288(SP)
+	LEAQ        4296(SP), BX
+	ADDQ        $0x3f, BX
+	ANDQ        $-64, BX
+	VMOVDQU     (SI), Y0
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     32(SI), Y1
+	VPSHUFB     sm4BswapMask<>+0(SB), Y1, Y1
+	VMOVDQU     64(SI), Y2
+	VPSHUFB     sm4BswapMask<>+0(SB), Y2, Y2
+	VMOVDQU     96(SI), Y3
+	VPSHUFB     sm4BswapMask<>+0(SB), Y3, Y3
+	VPUNPCKHDQ  Y1, Y0, Y4
+	VPUNPCKLDQ  Y1, Y0, Y0
+	VPUNPCKLDQ  Y3, Y2, Y5
+	VPUNPCKHDQ  Y3, Y2, Y2
+	VPUNPCKHQDQ Y5, Y0, Y1
+	VPUNPCKLQDQ Y5, Y0, Y0
+	VPUNPCKHQDQ Y2, Y4, Y3
+	VPUNPCKLQDQ Y2, Y4, Y2
+	VPSRLW      $0x04, Y0, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y4, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y0, Y0
+	VPSRLW      $0x04, Y1, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y1, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y1
+	VPSHUFB     Y4, Y1, Y1
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y1, Y1
+	VPSRLW      $0x04, Y2, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y2, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y2
+	VPSHUFB     Y4, Y2, Y2
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y2, Y2
+	VPSRLW      $0x04, Y3, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y5
+	VPAND       sm4Mask0f<>+0(SB), Y3, Y4
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y3
+	VPSHUFB     Y4, Y3, Y3
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y4
+	VPSHUFB     Y5, Y4, Y4
+	VPXOR       Y4, Y3, Y3
+	VMOVDQU     Y0, (BX)
+	VMOVDQU     128(SI), Y0
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     160(SI), Y4
+	VPSHUFB     sm4BswapMask<>+0(SB), Y4, Y4
+	VMOVDQU     192(SI), Y5
+	VPSHUFB     sm4BswapMask<>+0(SB), Y5, Y5
+	VMOVDQU     224(SI), Y6
+	VPSHUFB     sm4BswapMask<>+0(SB), Y6, Y6
+	VPUNPCKHDQ  Y4, Y0, Y7
+	VPUNPCKLDQ  Y4, Y0, Y0
+	VPUNPCKLDQ  Y6, Y5, Y8
+	VPUNPCKHDQ  Y6, Y5, Y5
+	VPUNPCKHQDQ Y8, Y0, Y4
+	VPUNPCKLQDQ Y8, Y0, Y0
+	VPUNPCKHQDQ Y5, Y7, Y6
+	VPUNPCKLQDQ Y5, Y7, Y5
+	VPSRLW      $0x04, Y0, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y7, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y0, Y0
+	VPSRLW      $0x04, Y4, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y4, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y4
+	VPSHUFB     Y7, Y4, Y4
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y4, Y4
+	VPSRLW      $0x04, Y5, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y5, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y5
+	VPSHUFB     Y7, Y5, Y5
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y5, Y5
+	VPSRLW      $0x04, Y6, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y8
+	VPAND       sm4Mask0f<>+0(SB), Y6, Y7
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y6
+	VPSHUFB     Y7, Y6, Y6
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y7
+	VPSHUFB     Y8, Y7, Y7
+	VPXOR       Y7, Y6, Y6
+	VMOVDQU     Y0, 64(BX)
+	VMOVDQU     256(SI), Y0
+	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
+	VMOVDQU     288(SI), Y7
+	VPSHUFB     sm4BswapMask<>+0(SB), Y7, Y7
+	VMOVDQU     320(SI), Y8
+	VPSHUFB     sm4BswapMask<>+0(SB), Y8, Y8
+	VMOVDQU     352(SI), Y9
+	VPSHUFB     sm4BswapMask<>+0(SB), Y9, Y9
+	VPUNPCKHDQ  Y7, Y0, Y10
+	VPUNPCKLDQ  Y7, Y0, Y0
+	VPUNPCKLDQ  Y9, Y8, Y11
+	VPUNPCKHDQ  Y9, Y8, Y8
+	VPUNPCKHQDQ Y11, Y0, Y7
+	VPUNPCKLQDQ Y11, Y0, Y0
+	VPUNPCKHQDQ Y8, Y10, Y9
+	VPUNPCKLQDQ Y8, Y10, Y8
+	VPSRLW      $0x04, Y0, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y10, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y0, Y0
+	VPSRLW      $0x04, Y7, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y7, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y7
+	VPSHUFB     Y10, Y7, Y7
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y7, Y7
+	VPSRLW      $0x04, Y8, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y8, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y8
+	VPSHUFB     Y10, Y8, Y8
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y8, Y8
+	VPSRLW      $0x04, Y9, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y11
+	VPAND       sm4Mask0f<>+0(SB), Y9, Y10
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y9
+	VPSHUFB     Y10, Y9, Y9
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y10
+	VPSHUFB     Y11, Y10, Y10
+	VPXOR       Y10, Y9, Y9
+	VMOVDQU     Y0, 128(BX)
+	VPXOR       Y0, Y0, Y0
+	CMPQ        4288(SP), $0x02
+	JB          AVX2VAES_tail72_half
+	VMOVDQU     384(SI), Y0
+	JMP         AVX2VAES_tail72_done
+
+AVX2VAES_tail72_half:
+	CMPQ    4288(SP), $0x01
+	JB      AVX2VAES_tail72_done
+	VMOVDQU 384(SI), X0
+
+AVX2VAES_tail72_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y0, Y0
+	VPXOR   Y10, Y10, Y10
+	CMPQ    4288(SP), $0x04
+	JB      AVX2VAES_tail73_half
+	VMOVDQU 416(SI), Y10
+	JMP     AVX2VAES_tail73_done
+
+AVX2VAES_tail73_half:
+	CMPQ    4288(SP), $0x03
+	JB      AVX2VAES_tail73_done
+	VMOVDQU 416(SI), X10
+
+AVX2VAES_tail73_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y10, Y10
+	VPXOR   Y11, Y11, Y11
+	CMPQ    4288(SP), $0x06
+	JB      AVX2VAES_tail74_half
+	VMOVDQU 448(SI), Y11
+	JMP     AVX2VAES_tail74_done
+
+AVX2VAES_tail74_half:
+	CMPQ    4288(SP), $0x05
+	JB      AVX2VAES_tail74_done
+	VMOVDQU 448(SI), X11
+
+AVX2VAES_tail74_done:
+	VPSHUFB sm4BswapMask<>+0(SB), Y11, Y11
+	VPXOR   Y12, Y12, Y12
+	CMPQ    4288(SP), $0x08
+	JB      AVX2VAES_tail75_half
+	VMOVDQU 480(SI), Y12
+	JMP     AVX2VAES_tail75_done
+
+AVX2VAES_tail75_half:
+	CMPQ    4288(SP), $0x07
+	JB      AVX2VAES_tail75_done
+	VMOVDQU 480(SI), X12
+
+AVX2VAES_tail75_done:
+	VPSHUFB     sm4BswapMask<>+0(SB), Y12, Y12
+	VPUNPCKHDQ  Y10, Y0, Y13
+	VPUNPCKLDQ  Y10, Y0, Y0
+	VPUNPCKLDQ  Y12, Y11, Y14
+	VPUNPCKHDQ  Y12, Y11, Y11
+	VPUNPCKHQDQ Y14, Y0, Y10
+	VPUNPCKLQDQ Y14, Y0, Y0
+	VPUNPCKHQDQ Y11, Y13, Y12
+	VPUNPCKLQDQ Y11, Y13, Y11
+	VPSRLW      $0x04, Y0, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y0, Y13
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y0
+	VPSHUFB     Y13, Y0, Y0
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y0, Y0
+	VPSRLW      $0x04, Y10, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y10, Y13
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y10
+	VPSHUFB     Y13, Y10, Y10
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y10, Y10
+	VPSRLW      $0x04, Y11, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y11, Y13
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y11
+	VPSHUFB     Y13, Y11, Y11
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y11, Y11
+	VPSRLW      $0x04, Y12, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y14, Y14
+	VPAND       sm4Mask0f<>+0(SB), Y12, Y13
+	VMOVDQU     sm4WordNibLinLo<>+0(SB), Y12
+	VPSHUFB     Y13, Y12, Y12
+	VMOVDQU     sm4WordNibLinHi<>+0(SB), Y13
+	VPSHUFB     Y14, Y13, Y13
+	VPXOR       Y13, Y12, Y12
+	VMOVDQU     Y0, 192(BX)
+	MOVQ        $0x00000008, SI
 
 xorPiecesAVX2VAES_rounds4true:
 	VPXOR       (AX), Y1, Y0
@@ -29479,19 +31253,50 @@ xorPiecesAVX2VAES_rounds4true:
 	VPSHUFB     sm4BswapMask<>+0(SB), Y11, Y11
 	VPSHUFB     sm4BswapMask<>+0(SB), Y10, Y10
 	VPSHUFB     sm4BswapMask<>+0(SB), Y0, Y0
-	VMOVDQU     4360(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+0(SB), Y1, Y1
-	VPMASKMOVD  Y12, Y1, 384(DI)
-	VMOVDQU     4360(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+32(SB), Y1, Y1
-	VPMASKMOVD  Y11, Y1, 416(DI)
-	VMOVDQU     4360(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+64(SB), Y1, Y1
-	VPMASKMOVD  Y10, Y1, 448(DI)
-	VMOVDQU     4360(SP), Y1
-	VPCMPGTD    sm4TailIndex8<>+96(SB), Y1, Y1
-	VPMASKMOVD  Y0, Y1, 480(DI)
+	CMPQ        4288(SP), $0x02
+	JB          AVX2VAES_tail76_half
+	VMOVDQU     Y12, 384(DI)
+	JMP         AVX2VAES_tail76_done
 
+AVX2VAES_tail76_half:
+	CMPQ    4288(SP), $0x01
+	JB      AVX2VAES_tail76_done
+	VMOVDQU X12, 384(DI)
+
+AVX2VAES_tail76_done:
+	CMPQ    4288(SP), $0x04
+	JB      AVX2VAES_tail77_half
+	VMOVDQU Y11, 416(DI)
+	JMP     AVX2VAES_tail77_done
+
+AVX2VAES_tail77_half:
+	CMPQ    4288(SP), $0x03
+	JB      AVX2VAES_tail77_done
+	VMOVDQU X11, 416(DI)
+
+AVX2VAES_tail77_done:
+	CMPQ    4288(SP), $0x06
+	JB      AVX2VAES_tail78_half
+	VMOVDQU Y10, 448(DI)
+	JMP     AVX2VAES_tail78_done
+
+AVX2VAES_tail78_half:
+	CMPQ    4288(SP), $0x05
+	JB      AVX2VAES_tail78_done
+	VMOVDQU X10, 448(DI)
+
+AVX2VAES_tail78_done:
+	CMPQ    4288(SP), $0x08
+	JB      AVX2VAES_tail79_half
+	VMOVDQU Y0, 480(DI)
+	JMP     AVX2VAES_tail79_done
+
+AVX2VAES_tail79_half:
+	CMPQ    4288(SP), $0x07
+	JB      AVX2VAES_tail79_done
+	VMOVDQU X0, 480(DI)
+
+AVX2VAES_tail79_done:
 xorPiecesAVX2VAES_done:
 	// Keystream into every piece: 32 bytes per step, then 16, then bytes.
 	MOVQ (SP), AX

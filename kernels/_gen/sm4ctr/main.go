@@ -20,7 +20,8 @@
 // word X_i of all the set's blocks ("transposed"), so a round key is one
 // broadcast and the S-box and linear map L act on all blocks at once. Full
 // passes run while they fit; the rest runs as one pass of ceil(n/width)
-// sets whose last set is loaded and stored under masks (VPMASKMOVD), so
+// sets whose last set is loaded and stored by whole and half registers
+// under branches on the (public) count, so
 // the kernels take any number of whole blocks. Round keys, masks and
 // constants are memory operands, so the four sets (three registers each,
 // see slotSet) and the round's scratch fit the sixteen YMM registers of
@@ -74,7 +75,6 @@ type consts struct {
 	preLo, preHi       Mem         // VPSHUFB nibble tables of pre, 32 bytes
 	ctrOff8            Mem         // counter offsets per lane, see ctrOffsets
 	inc                map[int]Mem // n in every dword, 64 bytes
-	tailIdx8           Mem         // block index of every dword lane, AVX2 layout
 }
 
 // bytesTable emits a 16-byte pattern repeated to n bytes.
@@ -141,13 +141,6 @@ func emitConstants(sb sboxTransforms) *consts {
 	for _, v := range []int{8 * ymmSets} { // full passes (YMM)
 		c.inc[v] = dwordTable(fmt.Sprintf("sm4Inc%d", v), repeat(uint32(v), 16))
 	}
-	var idx []uint32
-	for m := 0; m < 4; m++ {
-		for p := 0; p < 8; p++ {
-			idx = append(idx, uint32(2*m+p/4))
-		}
-	}
-	c.tailIdx8 = dwordTable("sm4TailIndex8", idx)
 	return c
 }
 
@@ -187,9 +180,10 @@ type tier struct {
 // tailOps loads and stores the register Z_m of a partial set: only the
 // blocks below the remaining count are touched.
 type tailOps struct {
-	prepare func(n GPVirtual) // build lane masks for n remaining blocks
-	load    func(m int, src Mem, dst VecVirtual)
-	store   func(m int, src VecVirtual, dst Mem)
+	prepare  func(n GPVirtual) // set up for n remaining blocks
+	load     func(m int, src Mem, dst VecVirtual)
+	store    func(m int, src VecVirtual, dst Mem)
+	xorStore func(m int, src Mem, v VecVirtual, dst Mem) // dst = v ⊕ src
 }
 
 // set is one transposed register group: x[i] holds word i of every block.
@@ -542,11 +536,10 @@ func (g *kernel) store(i int, s set, masked bool) {
 		out := Mem{Base: g.dst, Disp: base + m*t.regBytes}
 		if masked {
 			if g.ctr {
-				in := t.vec()
-				t.tail.load(m, at, in)
-				t.xor(in, v, v)
+				t.tail.xorStore(m, at, v, out)
+			} else {
+				t.tail.store(m, v, out)
 			}
-			t.tail.store(m, v, out)
 			continue
 		}
 		if g.ctr {
