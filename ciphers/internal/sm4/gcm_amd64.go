@@ -73,6 +73,30 @@ func (k *counter) put(b *[16]byte) {
 	binary.LittleEndian.PutUint64(b[8:16], uint64(k.n1)|uint64(bits.ReverseBytes32(k.c))<<32)
 }
 
+// fill writes the counter blocks k, inc32(k), … into buf (whole blocks)
+// and advances k past them.
+func (k *counter) fill(buf []byte) {
+	for i := 0; i+BlockSize <= len(buf); i += BlockSize {
+		k.put((*[16]byte)(buf[i:]))
+		k.c++
+	}
+}
+
+// xorTag sets tag ^= y, as words.
+func xorTag(tag *[TagSize]byte, y *[16]byte) {
+	binary.LittleEndian.PutUint64(tag[0:], binary.LittleEndian.Uint64(tag[0:])^binary.LittleEndian.Uint64(y[0:]))
+	binary.LittleEndian.PutUint64(tag[8:], binary.LittleEndian.Uint64(tag[8:])^binary.LittleEndian.Uint64(y[8:]))
+}
+
+// tagValid reports in constant time whether tag = y ⊕ mask (mask: the
+// 16 bytes E_K(J0)), comparing words instead of bytes.
+func tagValid(tag *[TagSize]byte, y *[16]byte, mask []byte) bool {
+	mask = mask[:BlockSize]
+	d := binary.LittleEndian.Uint64(tag[0:]) ^ binary.LittleEndian.Uint64(y[0:]) ^ binary.LittleEndian.Uint64(mask[0:])
+	d |= binary.LittleEndian.Uint64(tag[8:]) ^ binary.LittleEndian.Uint64(y[8:]) ^ binary.LittleEndian.Uint64(mask[8:])
+	return subtle.ConstantTimeEq(int32(uint32(d)|uint32(d>>32)), 0) == 1
+}
+
 // add queues the counter blocks k, inc32(k), … for len(dst) > 0 bytes
 // (rounded up to whole blocks) and advances k past them. src is XORed
 // with the keystream into dst at flush; a nil src copies the keystream
@@ -89,24 +113,6 @@ func (g *gather) add(k *counter, dst, src []byte) {
 	k.c += uint32(blocks)
 	g.pieces++
 	g.blocks += blocks
-}
-
-// counterBlocks fills buf (whole blocks) with *ctr, inc32(*ctr), … and
-// advances *ctr past them.
-func counterBlocks(buf []byte, ctr *[16]byte) {
-	// The first 12 bytes are copied as two words (byte order is
-	// irrelevant for a copy, little-endian is the native one).
-	hi := binary.LittleEndian.Uint64(ctr[0:8])
-	mid := binary.LittleEndian.Uint32(ctr[8:12])
-	c := binary.BigEndian.Uint32(ctr[12:])
-	for i := 0; i+BlockSize <= len(buf); i += BlockSize {
-		b := (*[BlockSize]byte)(buf[i:])
-		binary.LittleEndian.PutUint64(b[0:], hi)
-		binary.LittleEndian.PutUint32(b[8:], mid)
-		binary.BigEndian.PutUint32(b[12:], c)
-		c++
-	}
-	binary.BigEndian.PutUint32(ctr[12:], c)
 }
 
 // full reports whether g holds limit blocks or all the pieces it can.
@@ -194,13 +200,6 @@ func directBlocks(st sm4ctr.Tier, n, extra int) int {
 	return direct
 }
 
-// j0 returns J0 = nonce ‖ 0^31 ‖ 1 (SP 800-38D §7.1 step 2).
-func j0(nonce *[NonceSize]byte) (ctr [BlockSize]byte) {
-	copy(ctr[:], nonce[:])
-	ctr[15] = 1
-	return ctr
-}
-
 // ghashKernel absorbs aad and ct, each zero-padded to whole blocks, and
 // the length block [len(A)]64 ‖ [len(C)]64 into y (SP 800-38D §7.1
 // step 5), on GHASH tier gt. A packet of the sm4-gcm suite (whole-block
@@ -267,7 +266,7 @@ func sealKernel(st sm4ctr.Tier, gt ghash.Tier, g *GCM, out []byte, tag *[TagSize
 	ga.flush(st, &g.enc)
 	var y [16]byte
 	ghashKernel(gt, &g.hkeyAsm, &y, aad, out)
-	subtle.XORBytes(tag[:], tag[:], y[:])
+	xorTag(tag, &y)
 }
 
 // openKernel is openGeneric on kernel tiers st and gt. The keystream of
@@ -279,18 +278,18 @@ func openKernel(st sm4ctr.Tier, gt ghash.Tier, g *GCM, out []byte, nonce *[Nonce
 	out = out[:n]
 	direct := directBlocks(st, n, 1) * BlockSize
 	var ks [maxPass * BlockSize]byte
-	ctr := j0(nonce)
+	k := newCounter(nonce, 1)
 	nks := 1 + (n-direct+BlockSize-1)/BlockSize
-	counterBlocks(ks[:BlockSize], &ctr) // J0
-	directCtr := ctr                    // inc32(J0)
-	binary.BigEndian.PutUint32(ctr[12:], binary.BigEndian.Uint32(ctr[12:])+uint32(direct/BlockSize))
-	counterBlocks(ks[BlockSize:nks*BlockSize], &ctr)
+	k.fill(ks[:BlockSize]) // J0
+	var directCtr [16]byte
+	k.put(&directCtr) // inc32(J0)
+	k.c += uint32(direct / BlockSize)
+	k.fill(ks[BlockSize : nks*BlockSize])
 	sm4ctr.EncryptBlocks(st, &g.enc, ks[:nks*BlockSize], ks[:nks*BlockSize])
 
 	var y [16]byte
 	ghashKernel(gt, &g.hkeyAsm, &y, aad, ciphertext)
-	subtle.XORBytes(y[:], y[:], ks[:BlockSize])
-	if subtle.ConstantTimeCompare(y[:], tag[:]) != 1 {
+	if !tagValid(tag, &y, ks[:BlockSize]) {
 		return false
 	}
 	if direct > 0 {
@@ -343,7 +342,7 @@ func sealBatchKernel(st sm4ctr.Tier, gt ghash.Tier, g *GCM, ps []Packet) {
 		p := &ps[i]
 		var y [16]byte
 		ghashKernel(gt, &g.hkeyAsm, &y, p.AAD, p.Text)
-		subtle.XORBytes(p.Tag[:], p.Tag[:], y[:])
+		xorTag(p.Tag, &y)
 	}
 }
 
@@ -361,16 +360,15 @@ func openBatchKernel(st sm4ctr.Tier, gt ghash.Tier, g *GCM, ps []Packet, ok []bo
 	for base := 0; base < len(ps); base += maxPass {
 		chunk := ps[base:min(len(ps), base+maxPass)]
 		for i := range chunk {
-			ctr := j0(&chunk[i].Nonce)
-			counterBlocks(masks[i*BlockSize:(i+1)*BlockSize], &ctr)
+			k := newCounter(&chunk[i].Nonce, 1) // J0
+			k.put((*[16]byte)(masks[i*BlockSize:]))
 		}
 		sm4ctr.EncryptBlocks(st, &g.enc, masks[:len(chunk)*BlockSize], masks[:len(chunk)*BlockSize])
 		for i := range chunk {
 			p := &chunk[i]
 			var y [16]byte
 			ghashKernel(gt, &g.hkeyAsm, &y, p.AAD, p.Text)
-			subtle.XORBytes(y[:], y[:], masks[i*BlockSize:])
-			ok[base+i] = subtle.ConstantTimeCompare(y[:], p.Tag[:]) == 1
+			ok[base+i] = tagValid(p.Tag, &y, masks[i*BlockSize:])
 		}
 	}
 	pass, gpass := st.PassBlocks(), gatherBlocks(st)
