@@ -131,3 +131,81 @@ func BenchmarkMulti(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkPieces is GCM's keystream of 64 × 1420-byte packets under one
+// key, the tag mask E_K(J0) included (90 blocks a packet), three ways:
+// every block gathered (XORPieces calls of MaxPieceBlocks blocks), each
+// packet's whole passes through XORKeyStream and the rest (tail and tag
+// mask) gathered, and one XORKeyStream call per packet plus one
+// EncryptBlocks call for its tag mask (GCM before the gathered passes).
+func BenchmarkPieces(b *testing.B) {
+	r := rand.NewChaCha8([32]byte{12})
+	benchTiers(b, func(b *testing.B, tier Tier) {
+		s, _, _ := newSchedule(r, 16, 16)
+		bufs := make([][]byte, batchPackets)
+		tags := make([][16]byte, batchPackets)
+		for i := range bufs {
+			bufs[i] = make([]byte, packetBytes)
+		}
+		var ps [MaxPieceBlocks]Piece
+		np, nb := 0, 0
+		add := func(ctr *[16]byte, dst, src []byte) {
+			if nb+PieceBlocks(len(dst)) > MaxPieceBlocks || np == len(ps) {
+				XORPieces(tier, s, ps[:np])
+				np, nb = 0, 0
+			}
+			p := Piece{Ctr: *ctr, Dst: &dst[0], N: len(dst)}
+			if src != nil {
+				p.Src = &src[0]
+			}
+			ps[np] = p
+			np++
+			nb += PieceBlocks(len(dst))
+			inc32(ctr, PieceBlocks(len(dst)))
+		}
+		b.Run("128/128/all-gathered/64x1420", func(b *testing.B) {
+			cputime.Loop(b, batchPackets*packetBytes, func() {
+				for i, p := range bufs {
+					var ctr [16]byte
+					ctr[0] = byte(i)
+					add(&ctr, tags[i][:], nil)
+					for len(p) > 0 {
+						k := min(len(p), (MaxPieceBlocks-nb)*16)
+						if k == 0 {
+							k = min(len(p), MaxPieceBlocks*16)
+						}
+						add(&ctr, p[:k], p[:k])
+						p = p[k:]
+					}
+				}
+				XORPieces(tier, s, ps[:np])
+				np, nb = 0, 0
+			})
+		})
+		b.Run("128/128/direct+gathered/64x1420", func(b *testing.B) {
+			pass := 16 * tier.PassBlocks()
+			cputime.Loop(b, batchPackets*packetBytes, func() {
+				for i, p := range bufs {
+					var ctr [16]byte
+					ctr[0] = byte(i)
+					add(&ctr, tags[i][:], nil)
+					direct := len(p) - len(p)%pass
+					XORKeyStream(tier, s, &ctr, p[:direct], p[:direct])
+					add(&ctr, p[direct:], p[direct:])
+				}
+				XORPieces(tier, s, ps[:np])
+				np, nb = 0, 0
+			})
+		})
+		b.Run("128/128/per-packet/64x1420", func(b *testing.B) {
+			cputime.Loop(b, batchPackets*packetBytes, func() {
+				for i, p := range bufs {
+					var ctr [16]byte
+					ctr[0] = byte(i)
+					EncryptBlocks(tier, s, tags[i][:], ctr[:])
+					XORKeyStream(tier, s, &ctr, p, p)
+				}
+			})
+		})
+	})
+}

@@ -24,6 +24,11 @@ func ctr128AVX512VBMI(rk *byte, rounds int, ctr *[16]byte, dst *byte, src *byte,
 //go:noescape
 func ctrMulti128AVX512VBMI(keys *[8]*byte, ctrs *[8][16]byte, dsts *[8]*byte, srcs *[8]*byte, nlanes int, rounds int, nblocks int)
 
+// xorPieces128AVX512VBMI XORs the uBlock keystream (16-byte blocks, 16 or 24 rounds) of every piece (kernels/ublock.Piece: counter blocks Ctr, inc32(Ctr), …; nil Src writes the keystream itself) into its Dst for its N bytes, all pieces in one call of nblocks ≤ 128 blocks (the sum of ceil(N/16)), with the round-key table rk (kernels/ublock.Schedule layout), using AVX-512 F/BW and VBMI (VPERMB) on ZMM registers. The counter blocks are encrypted in full passes across the pieces; the stack buffer that held them is zeroed before return.
+//
+//go:noescape
+func xorPieces128AVX512VBMI(rk *byte, rounds int, pieces *byte, npieces int, nblocks int)
+
 // encrypt128AVX512 encrypts nblocks 16-byte blocks from src to dst (uBlock-128/128 or 128/256 (16 or 24 rounds)) with the round-key table rk (kernels/ublock.Schedule layout), using AVX-512 F/BW on ZMM registers. nblocks must be a multiple of 8 (a pair); full passes of 4 pairs run first. dst and src are equal or do not overlap.
 //
 //go:noescape
@@ -54,6 +59,11 @@ func ctr128AVX512(rk *byte, rounds int, ctr *[16]byte, dst *byte, src *byte, nbl
 //go:noescape
 func ctrMulti128AVX512(keys *[8]*byte, ctrs *[8][16]byte, dsts *[8]*byte, srcs *[8]*byte, nlanes int, rounds int, nblocks int)
 
+// xorPieces128AVX512 XORs the uBlock keystream (16-byte blocks, 16 or 24 rounds) of every piece (kernels/ublock.Piece: counter blocks Ctr, inc32(Ctr), …; nil Src writes the keystream itself) into its Dst for its N bytes, all pieces in one call of nblocks ≤ 128 blocks (the sum of ceil(N/16)), with the round-key table rk (kernels/ublock.Schedule layout), using AVX-512 F/BW on ZMM registers. The counter blocks are encrypted in full passes across the pieces; the stack buffer that held them is zeroed before return.
+//
+//go:noescape
+func xorPieces128AVX512(rk *byte, rounds int, pieces *byte, npieces int, nblocks int)
+
 // encrypt128AVX2 encrypts nblocks 16-byte blocks from src to dst (uBlock-128/128 or 128/256 (16 or 24 rounds)) with the round-key table rk (kernels/ublock.Schedule layout), using AVX2 on YMM registers. nblocks must be a multiple of 4 (a pair); full passes of 4 pairs run first. dst and src are equal or do not overlap.
 //
 //go:noescape
@@ -83,3 +93,8 @@ func ctr128AVX2(rk *byte, rounds int, ctr *[16]byte, dst *byte, src *byte, nbloc
 //
 //go:noescape
 func ctrMulti128AVX2(keys *[8]*byte, ctrs *[8][16]byte, dsts *[8]*byte, srcs *[8]*byte, nlanes int, rounds int, nblocks int)
+
+// xorPieces128AVX2 XORs the uBlock keystream (16-byte blocks, 16 or 24 rounds) of every piece (kernels/ublock.Piece: counter blocks Ctr, inc32(Ctr), …; nil Src writes the keystream itself) into its Dst for its N bytes, all pieces in one call of nblocks ≤ 128 blocks (the sum of ceil(N/16)), with the round-key table rk (kernels/ublock.Schedule layout), using AVX2 on YMM registers. The counter blocks are encrypted in full passes across the pieces; the stack buffer that held them is zeroed before return.
+//
+//go:noescape
+func xorPieces128AVX2(rk *byte, rounds int, pieces *byte, npieces int, nblocks int)

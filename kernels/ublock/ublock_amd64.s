@@ -1084,6 +1084,126 @@ DATA ublockIncOne<>+56(SB)/4, $0x00000000
 DATA ublockIncOne<>+60(SB)/4, $0x00000001
 GLOBL ublockIncOne<>(SB), RODATA|NOPTR, $64
 
+DATA ublockPieceSwap<>+0(SB)/1, $0x00
+DATA ublockPieceSwap<>+1(SB)/1, $0x01
+DATA ublockPieceSwap<>+2(SB)/1, $0x02
+DATA ublockPieceSwap<>+3(SB)/1, $0x03
+DATA ublockPieceSwap<>+4(SB)/1, $0x04
+DATA ublockPieceSwap<>+5(SB)/1, $0x05
+DATA ublockPieceSwap<>+6(SB)/1, $0x06
+DATA ublockPieceSwap<>+7(SB)/1, $0x07
+DATA ublockPieceSwap<>+8(SB)/1, $0x08
+DATA ublockPieceSwap<>+9(SB)/1, $0x09
+DATA ublockPieceSwap<>+10(SB)/1, $0x0a
+DATA ublockPieceSwap<>+11(SB)/1, $0x0b
+DATA ublockPieceSwap<>+12(SB)/1, $0x0f
+DATA ublockPieceSwap<>+13(SB)/1, $0x0e
+DATA ublockPieceSwap<>+14(SB)/1, $0x0d
+DATA ublockPieceSwap<>+15(SB)/1, $0x0c
+DATA ublockPieceSwap<>+16(SB)/1, $0x00
+DATA ublockPieceSwap<>+17(SB)/1, $0x01
+DATA ublockPieceSwap<>+18(SB)/1, $0x02
+DATA ublockPieceSwap<>+19(SB)/1, $0x03
+DATA ublockPieceSwap<>+20(SB)/1, $0x04
+DATA ublockPieceSwap<>+21(SB)/1, $0x05
+DATA ublockPieceSwap<>+22(SB)/1, $0x06
+DATA ublockPieceSwap<>+23(SB)/1, $0x07
+DATA ublockPieceSwap<>+24(SB)/1, $0x08
+DATA ublockPieceSwap<>+25(SB)/1, $0x09
+DATA ublockPieceSwap<>+26(SB)/1, $0x0a
+DATA ublockPieceSwap<>+27(SB)/1, $0x0b
+DATA ublockPieceSwap<>+28(SB)/1, $0x0f
+DATA ublockPieceSwap<>+29(SB)/1, $0x0e
+DATA ublockPieceSwap<>+30(SB)/1, $0x0d
+DATA ublockPieceSwap<>+31(SB)/1, $0x0c
+DATA ublockPieceSwap<>+32(SB)/1, $0x00
+DATA ublockPieceSwap<>+33(SB)/1, $0x01
+DATA ublockPieceSwap<>+34(SB)/1, $0x02
+DATA ublockPieceSwap<>+35(SB)/1, $0x03
+DATA ublockPieceSwap<>+36(SB)/1, $0x04
+DATA ublockPieceSwap<>+37(SB)/1, $0x05
+DATA ublockPieceSwap<>+38(SB)/1, $0x06
+DATA ublockPieceSwap<>+39(SB)/1, $0x07
+DATA ublockPieceSwap<>+40(SB)/1, $0x08
+DATA ublockPieceSwap<>+41(SB)/1, $0x09
+DATA ublockPieceSwap<>+42(SB)/1, $0x0a
+DATA ublockPieceSwap<>+43(SB)/1, $0x0b
+DATA ublockPieceSwap<>+44(SB)/1, $0x0f
+DATA ublockPieceSwap<>+45(SB)/1, $0x0e
+DATA ublockPieceSwap<>+46(SB)/1, $0x0d
+DATA ublockPieceSwap<>+47(SB)/1, $0x0c
+DATA ublockPieceSwap<>+48(SB)/1, $0x00
+DATA ublockPieceSwap<>+49(SB)/1, $0x01
+DATA ublockPieceSwap<>+50(SB)/1, $0x02
+DATA ublockPieceSwap<>+51(SB)/1, $0x03
+DATA ublockPieceSwap<>+52(SB)/1, $0x04
+DATA ublockPieceSwap<>+53(SB)/1, $0x05
+DATA ublockPieceSwap<>+54(SB)/1, $0x06
+DATA ublockPieceSwap<>+55(SB)/1, $0x07
+DATA ublockPieceSwap<>+56(SB)/1, $0x08
+DATA ublockPieceSwap<>+57(SB)/1, $0x09
+DATA ublockPieceSwap<>+58(SB)/1, $0x0a
+DATA ublockPieceSwap<>+59(SB)/1, $0x0b
+DATA ublockPieceSwap<>+60(SB)/1, $0x0f
+DATA ublockPieceSwap<>+61(SB)/1, $0x0e
+DATA ublockPieceSwap<>+62(SB)/1, $0x0d
+DATA ublockPieceSwap<>+63(SB)/1, $0x0c
+GLOBL ublockPieceSwap<>(SB), RODATA|NOPTR, $64
+
+DATA ublockPieceOffsets<>+0(SB)/4, $0x00000000
+DATA ublockPieceOffsets<>+4(SB)/4, $0x00000000
+DATA ublockPieceOffsets<>+8(SB)/4, $0x00000000
+DATA ublockPieceOffsets<>+12(SB)/4, $0x00000000
+DATA ublockPieceOffsets<>+16(SB)/4, $0x00000000
+DATA ublockPieceOffsets<>+20(SB)/4, $0x00000000
+DATA ublockPieceOffsets<>+24(SB)/4, $0x00000000
+DATA ublockPieceOffsets<>+28(SB)/4, $0x00000001
+DATA ublockPieceOffsets<>+32(SB)/4, $0x00000000
+DATA ublockPieceOffsets<>+36(SB)/4, $0x00000000
+DATA ublockPieceOffsets<>+40(SB)/4, $0x00000000
+DATA ublockPieceOffsets<>+44(SB)/4, $0x00000002
+DATA ublockPieceOffsets<>+48(SB)/4, $0x00000000
+DATA ublockPieceOffsets<>+52(SB)/4, $0x00000000
+DATA ublockPieceOffsets<>+56(SB)/4, $0x00000000
+DATA ublockPieceOffsets<>+60(SB)/4, $0x00000003
+GLOBL ublockPieceOffsets<>(SB), RODATA|NOPTR, $64
+
+DATA ublockPieceInc2<>+0(SB)/4, $0x00000000
+DATA ublockPieceInc2<>+4(SB)/4, $0x00000000
+DATA ublockPieceInc2<>+8(SB)/4, $0x00000000
+DATA ublockPieceInc2<>+12(SB)/4, $0x00000002
+DATA ublockPieceInc2<>+16(SB)/4, $0x00000000
+DATA ublockPieceInc2<>+20(SB)/4, $0x00000000
+DATA ublockPieceInc2<>+24(SB)/4, $0x00000000
+DATA ublockPieceInc2<>+28(SB)/4, $0x00000002
+DATA ublockPieceInc2<>+32(SB)/4, $0x00000000
+DATA ublockPieceInc2<>+36(SB)/4, $0x00000000
+DATA ublockPieceInc2<>+40(SB)/4, $0x00000000
+DATA ublockPieceInc2<>+44(SB)/4, $0x00000002
+DATA ublockPieceInc2<>+48(SB)/4, $0x00000000
+DATA ublockPieceInc2<>+52(SB)/4, $0x00000000
+DATA ublockPieceInc2<>+56(SB)/4, $0x00000000
+DATA ublockPieceInc2<>+60(SB)/4, $0x00000002
+GLOBL ublockPieceInc2<>(SB), RODATA|NOPTR, $64
+
+DATA ublockPieceInc4<>+0(SB)/4, $0x00000000
+DATA ublockPieceInc4<>+4(SB)/4, $0x00000000
+DATA ublockPieceInc4<>+8(SB)/4, $0x00000000
+DATA ublockPieceInc4<>+12(SB)/4, $0x00000004
+DATA ublockPieceInc4<>+16(SB)/4, $0x00000000
+DATA ublockPieceInc4<>+20(SB)/4, $0x00000000
+DATA ublockPieceInc4<>+24(SB)/4, $0x00000000
+DATA ublockPieceInc4<>+28(SB)/4, $0x00000004
+DATA ublockPieceInc4<>+32(SB)/4, $0x00000000
+DATA ublockPieceInc4<>+36(SB)/4, $0x00000000
+DATA ublockPieceInc4<>+40(SB)/4, $0x00000000
+DATA ublockPieceInc4<>+44(SB)/4, $0x00000004
+DATA ublockPieceInc4<>+48(SB)/4, $0x00000000
+DATA ublockPieceInc4<>+52(SB)/4, $0x00000000
+DATA ublockPieceInc4<>+56(SB)/4, $0x00000000
+DATA ublockPieceInc4<>+60(SB)/4, $0x00000004
+GLOBL ublockPieceInc4<>(SB), RODATA|NOPTR, $64
+
 // func encrypt128AVX512VBMI(rk *byte, rounds int, dst *byte, src *byte, nblocks int)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VBMI
 TEXT ·encrypt128AVX512VBMI(SB), NOSPLIT, $0-40
@@ -2902,6 +3022,562 @@ ctrMulti128AVX512VBMI_lanes1:
 	SUBQ      $0x00000001, BX
 
 ctrMulti128AVX512VBMI_done:
+	VZEROUPPER
+	RET
+
+// func xorPieces128AVX512VBMI(rk *byte, rounds int, pieces *byte, npieces int, nblocks int)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, AVX512VL
+TEXT ·xorPieces128AVX512VBMI(SB), $2184-40
+	VMOVDQU64 ublockSLo<>+0(SB), Z0
+	VMOVDQU64 ublockSHi<>+0(SB), Z1
+	VMOVDQU64 ublockMask0f<>+0(SB), Z2
+	VMOVDQU64 ublockPL128<>+0(SB), Z2
+	VMOVDQU64 ublockPR128<>+0(SB), Z4
+	VMOVDQU64 ublockBswap<>+0(SB), Z5
+	MOVQ      rk+0(FP), AX
+	MOVQ      pieces+16(FP), CX
+	MOVQ      npieces+24(FP), DX
+	LEAQ      8(SP), BX
+	ADDQ      $0x3f, BX
+	ANDQ      $-64, BX
+	MOVQ      BX, (SP)
+
+	// Counter blocks of every piece, one register (2 or 4 blocks) per store, into ks.
+	MOVQ (SP), BX
+	MOVQ CX, SI
+	MOVQ DX, DI
+
+xorPieces128AVX512VBMI_ctr_piece:
+	TESTQ           DI, DI
+	JZ              xorPieces128AVX512VBMI_ctr_done
+	MOVQ            32(SI), R8
+	ADDQ            $0x0f, R8
+	SHRQ            $0x04, R8
+	MOVQ            BX, R9
+	VBROADCASTI32X4 (SI), Z6
+	VPSHUFB         ublockPieceSwap<>+0(SB), Z6, Z6
+	VPADDD          ublockPieceOffsets<>+0(SB), Z6, Z6
+	SHLQ            $0x04, R8
+	ADDQ            R8, BX
+
+xorPieces128AVX512VBMI_ctr_block:
+	CMPQ      R9, BX
+	JAE       xorPieces128AVX512VBMI_ctr_next
+	VPSHUFB   ublockPieceSwap<>+0(SB), Z6, Z7
+	VMOVDQU64 Z7, (R9)
+	VPADDD    ublockPieceInc4<>+0(SB), Z6, Z6
+	ADDQ      $0x40, R9
+	JMP       xorPieces128AVX512VBMI_ctr_block
+
+xorPieces128AVX512VBMI_ctr_next:
+	ADDQ $0x28, SI
+	DECQ DI
+	JMP  xorPieces128AVX512VBMI_ctr_piece
+
+xorPieces128AVX512VBMI_ctr_done:
+	// The tier's ECB passes over the counter blocks, in place in ks: nblocks rounded up to whole pairs (blocks past nblocks are encrypted and never used).
+	MOVQ (SP), BX
+	MOVQ BX, SI
+	MOVQ nblocks+32(FP), DI
+	ADDQ $0x07, DI
+	ANDQ $-8, DI
+
+xorPieces128AVX512VBMI_full:
+	CMPQ        DI, $0x00000020
+	JB          xorPieces128AVX512VBMI_rest
+	VMOVDQU64   (BX), Z7
+	VMOVDQU64   64(BX), Z8
+	VPUNPCKLQDQ Z8, Z7, Z6
+	VPUNPCKHQDQ Z8, Z7, Z7
+	VPSHUFB     Z5, Z6, Z6
+	VPSHUFB     Z5, Z7, Z7
+	VMOVDQU64   128(BX), Z9
+	VMOVDQU64   192(BX), Z10
+	VPUNPCKLQDQ Z10, Z9, Z8
+	VPUNPCKHQDQ Z10, Z9, Z9
+	VPSHUFB     Z5, Z8, Z8
+	VPSHUFB     Z5, Z9, Z9
+	VMOVDQU64   256(BX), Z11
+	VMOVDQU64   320(BX), Z12
+	VPUNPCKLQDQ Z12, Z11, Z10
+	VPUNPCKHQDQ Z12, Z11, Z11
+	VPSHUFB     Z5, Z10, Z10
+	VPSHUFB     Z5, Z11, Z11
+	VMOVDQU64   384(BX), Z13
+	VMOVDQU64   448(BX), Z14
+	VPUNPCKLQDQ Z14, Z13, Z12
+	VPUNPCKHQDQ Z14, Z13, Z13
+	VPSHUFB     Z5, Z12, Z12
+	VPSHUFB     Z5, Z13, Z13
+	MOVQ        rounds+8(FP), R8
+	VPXORQ      (AX), Z6, Z6
+	VPXORQ      64(AX), Z7, Z7
+	VPXORQ      (AX), Z8, Z8
+	VPXORQ      64(AX), Z9, Z9
+	VPXORQ      (AX), Z10, Z10
+	VPXORQ      64(AX), Z11, Z11
+	VPXORQ      (AX), Z12, Z12
+	VPXORQ      64(AX), Z13, Z13
+	LEAQ        320(AX), R9
+
+xorPieces128AVX512VBMI_rounds4:
+	VMOVDQU64   256(R9), Z14
+	VMOVDQU64   64(R9), Z15
+	VPSRLW      $0x04, Z6, Z16
+	VPSRLW      $0x04, Z7, Z17
+	VPERMB      Z0, Z6, Z6
+	VPERMB      Z1, Z16, Z16
+	VPERMB      Z0, Z7, Z7
+	VPERMB      Z1, Z17, Z17
+	VPXORQ      Z16, Z6, Z6
+	VPTERNLOGD  $0x96, Z6, Z17, Z7
+	VPROLD      $0x04, Z7, Z16
+	VPXORQ      Z16, Z6, Z6
+	VPROLD      $0x08, Z6, Z16
+	VPXORQ      Z16, Z7, Z7
+	VPROLD      $0x08, Z7, Z16
+	VPXORQ      Z16, Z6, Z6
+	VPROLD      $0x14, Z6, Z16
+	VPXORQ      Z16, Z7, Z7
+	VPTERNLOGD  $0x96, Z14, Z7, Z6
+	VPSHUFB     Z2, Z6, Z6
+	VPSHUFB     Z4, Z7, Z7
+	VPXORQ      Z15, Z7, Z7
+	VPSRLW      $0x04, Z8, Z16
+	VPSRLW      $0x04, Z9, Z17
+	VPERMB      Z0, Z8, Z8
+	VPERMB      Z1, Z16, Z16
+	VPERMB      Z0, Z9, Z9
+	VPERMB      Z1, Z17, Z17
+	VPXORQ      Z16, Z8, Z8
+	VPTERNLOGD  $0x96, Z8, Z17, Z9
+	VPROLD      $0x04, Z9, Z16
+	VPXORQ      Z16, Z8, Z8
+	VPROLD      $0x08, Z8, Z16
+	VPXORQ      Z16, Z9, Z9
+	VPROLD      $0x08, Z9, Z16
+	VPXORQ      Z16, Z8, Z8
+	VPROLD      $0x14, Z8, Z16
+	VPXORQ      Z16, Z9, Z9
+	VPTERNLOGD  $0x96, Z14, Z9, Z8
+	VPSHUFB     Z2, Z8, Z8
+	VPSHUFB     Z4, Z9, Z9
+	VPXORQ      Z15, Z9, Z9
+	VPSRLW      $0x04, Z10, Z16
+	VPSRLW      $0x04, Z11, Z17
+	VPERMB      Z0, Z10, Z10
+	VPERMB      Z1, Z16, Z16
+	VPERMB      Z0, Z11, Z11
+	VPERMB      Z1, Z17, Z17
+	VPXORQ      Z16, Z10, Z10
+	VPTERNLOGD  $0x96, Z10, Z17, Z11
+	VPROLD      $0x04, Z11, Z16
+	VPXORQ      Z16, Z10, Z10
+	VPROLD      $0x08, Z10, Z16
+	VPXORQ      Z16, Z11, Z11
+	VPROLD      $0x08, Z11, Z16
+	VPXORQ      Z16, Z10, Z10
+	VPROLD      $0x14, Z10, Z16
+	VPXORQ      Z16, Z11, Z11
+	VPTERNLOGD  $0x96, Z14, Z11, Z10
+	VPSHUFB     Z2, Z10, Z10
+	VPSHUFB     Z4, Z11, Z11
+	VPXORQ      Z15, Z11, Z11
+	VPSRLW      $0x04, Z12, Z16
+	VPSRLW      $0x04, Z13, Z17
+	VPERMB      Z0, Z12, Z12
+	VPERMB      Z1, Z16, Z16
+	VPERMB      Z0, Z13, Z13
+	VPERMB      Z1, Z17, Z17
+	VPXORQ      Z16, Z12, Z12
+	VPTERNLOGD  $0x96, Z12, Z17, Z13
+	VPROLD      $0x04, Z13, Z16
+	VPXORQ      Z16, Z12, Z12
+	VPROLD      $0x08, Z12, Z16
+	VPXORQ      Z16, Z13, Z13
+	VPROLD      $0x08, Z13, Z16
+	VPXORQ      Z16, Z12, Z12
+	VPROLD      $0x14, Z12, Z16
+	VPXORQ      Z16, Z13, Z13
+	VPTERNLOGD  $0x96, Z14, Z13, Z12
+	VPSHUFB     Z2, Z12, Z12
+	VPSHUFB     Z4, Z13, Z13
+	VPXORQ      Z15, Z13, Z13
+	ADDQ        $0x00000140, R9
+	DECQ        R8
+	JNZ         xorPieces128AVX512VBMI_rounds4
+	VPUNPCKLQDQ Z7, Z6, Z14
+	VPUNPCKHQDQ Z7, Z6, Z6
+	VPSHUFB     Z5, Z14, Z14
+	VMOVDQU64   Z14, (SI)
+	VPSHUFB     Z5, Z6, Z6
+	VMOVDQU64   Z6, 64(SI)
+	VPUNPCKLQDQ Z9, Z8, Z6
+	VPUNPCKHQDQ Z9, Z8, Z7
+	VPSHUFB     Z5, Z6, Z6
+	VMOVDQU64   Z6, 128(SI)
+	VPSHUFB     Z5, Z7, Z7
+	VMOVDQU64   Z7, 192(SI)
+	VPUNPCKLQDQ Z11, Z10, Z6
+	VPUNPCKHQDQ Z11, Z10, Z7
+	VPSHUFB     Z5, Z6, Z6
+	VMOVDQU64   Z6, 256(SI)
+	VPSHUFB     Z5, Z7, Z7
+	VMOVDQU64   Z7, 320(SI)
+	VPUNPCKLQDQ Z13, Z12, Z6
+	VPUNPCKHQDQ Z13, Z12, Z7
+	VPSHUFB     Z5, Z6, Z6
+	VMOVDQU64   Z6, 384(SI)
+	VPSHUFB     Z5, Z7, Z7
+	VMOVDQU64   Z7, 448(SI)
+	ADDQ        $0x00000200, BX
+	ADDQ        $0x00000200, SI
+	SUBQ        $0x00000020, DI
+	JMP         xorPieces128AVX512VBMI_full
+
+xorPieces128AVX512VBMI_rest:
+	CMPQ DI, $0x00000018
+	JAE  xorPieces128AVX512VBMI_rest3
+	CMPQ DI, $0x00000010
+	JAE  xorPieces128AVX512VBMI_rest2
+	CMPQ DI, $0x00000008
+	JAE  xorPieces128AVX512VBMI_rest1
+	JMP  xorPieces128AVX512VBMI_done
+
+xorPieces128AVX512VBMI_rest3:
+	VMOVDQU64   (BX), Z7
+	VMOVDQU64   64(BX), Z8
+	VPUNPCKLQDQ Z8, Z7, Z6
+	VPUNPCKHQDQ Z8, Z7, Z7
+	VPSHUFB     Z5, Z6, Z6
+	VPSHUFB     Z5, Z7, Z7
+	VMOVDQU64   128(BX), Z9
+	VMOVDQU64   192(BX), Z10
+	VPUNPCKLQDQ Z10, Z9, Z8
+	VPUNPCKHQDQ Z10, Z9, Z9
+	VPSHUFB     Z5, Z8, Z8
+	VPSHUFB     Z5, Z9, Z9
+	VMOVDQU64   256(BX), Z11
+	VMOVDQU64   320(BX), Z12
+	VPUNPCKLQDQ Z12, Z11, Z10
+	VPUNPCKHQDQ Z12, Z11, Z11
+	VPSHUFB     Z5, Z10, Z10
+	VPSHUFB     Z5, Z11, Z11
+	MOVQ        rounds+8(FP), R8
+	VPXORQ      (AX), Z6, Z6
+	VPXORQ      64(AX), Z7, Z7
+	VPXORQ      (AX), Z8, Z8
+	VPXORQ      64(AX), Z9, Z9
+	VPXORQ      (AX), Z10, Z10
+	VPXORQ      64(AX), Z11, Z11
+	LEAQ        320(AX), AX
+
+xorPieces128AVX512VBMI_rounds3:
+	VMOVDQU64   256(AX), Z12
+	VMOVDQU64   64(AX), Z13
+	VPSRLW      $0x04, Z6, Z14
+	VPSRLW      $0x04, Z7, Z15
+	VPERMB      Z0, Z6, Z6
+	VPERMB      Z1, Z14, Z14
+	VPERMB      Z0, Z7, Z7
+	VPERMB      Z1, Z15, Z15
+	VPXORQ      Z14, Z6, Z6
+	VPTERNLOGD  $0x96, Z6, Z15, Z7
+	VPROLD      $0x04, Z7, Z14
+	VPXORQ      Z14, Z6, Z6
+	VPROLD      $0x08, Z6, Z14
+	VPXORQ      Z14, Z7, Z7
+	VPROLD      $0x08, Z7, Z14
+	VPXORQ      Z14, Z6, Z6
+	VPROLD      $0x14, Z6, Z14
+	VPXORQ      Z14, Z7, Z7
+	VPTERNLOGD  $0x96, Z12, Z7, Z6
+	VPSHUFB     Z2, Z6, Z6
+	VPSHUFB     Z4, Z7, Z7
+	VPXORQ      Z13, Z7, Z7
+	VPSRLW      $0x04, Z8, Z14
+	VPSRLW      $0x04, Z9, Z15
+	VPERMB      Z0, Z8, Z8
+	VPERMB      Z1, Z14, Z14
+	VPERMB      Z0, Z9, Z9
+	VPERMB      Z1, Z15, Z15
+	VPXORQ      Z14, Z8, Z8
+	VPTERNLOGD  $0x96, Z8, Z15, Z9
+	VPROLD      $0x04, Z9, Z14
+	VPXORQ      Z14, Z8, Z8
+	VPROLD      $0x08, Z8, Z14
+	VPXORQ      Z14, Z9, Z9
+	VPROLD      $0x08, Z9, Z14
+	VPXORQ      Z14, Z8, Z8
+	VPROLD      $0x14, Z8, Z14
+	VPXORQ      Z14, Z9, Z9
+	VPTERNLOGD  $0x96, Z12, Z9, Z8
+	VPSHUFB     Z2, Z8, Z8
+	VPSHUFB     Z4, Z9, Z9
+	VPXORQ      Z13, Z9, Z9
+	VPSRLW      $0x04, Z10, Z14
+	VPSRLW      $0x04, Z11, Z15
+	VPERMB      Z0, Z10, Z10
+	VPERMB      Z1, Z14, Z14
+	VPERMB      Z0, Z11, Z11
+	VPERMB      Z1, Z15, Z15
+	VPXORQ      Z14, Z10, Z10
+	VPTERNLOGD  $0x96, Z10, Z15, Z11
+	VPROLD      $0x04, Z11, Z14
+	VPXORQ      Z14, Z10, Z10
+	VPROLD      $0x08, Z10, Z14
+	VPXORQ      Z14, Z11, Z11
+	VPROLD      $0x08, Z11, Z14
+	VPXORQ      Z14, Z10, Z10
+	VPROLD      $0x14, Z10, Z14
+	VPXORQ      Z14, Z11, Z11
+	VPTERNLOGD  $0x96, Z12, Z11, Z10
+	VPSHUFB     Z2, Z10, Z10
+	VPSHUFB     Z4, Z11, Z11
+	VPXORQ      Z13, Z11, Z11
+	ADDQ        $0x00000140, AX
+	DECQ        R8
+	JNZ         xorPieces128AVX512VBMI_rounds3
+	VPUNPCKLQDQ Z7, Z6, Z0
+	VPUNPCKHQDQ Z7, Z6, Z1
+	VPSHUFB     Z5, Z0, Z0
+	VMOVDQU64   Z0, (SI)
+	VPSHUFB     Z5, Z1, Z1
+	VMOVDQU64   Z1, 64(SI)
+	VPUNPCKLQDQ Z9, Z8, Z0
+	VPUNPCKHQDQ Z9, Z8, Z1
+	VPSHUFB     Z5, Z0, Z0
+	VMOVDQU64   Z0, 128(SI)
+	VPSHUFB     Z5, Z1, Z1
+	VMOVDQU64   Z1, 192(SI)
+	VPUNPCKLQDQ Z11, Z10, Z0
+	VPUNPCKHQDQ Z11, Z10, Z1
+	VPSHUFB     Z5, Z0, Z0
+	VMOVDQU64   Z0, 256(SI)
+	VPSHUFB     Z5, Z1, Z1
+	VMOVDQU64   Z1, 320(SI)
+	ADDQ        $0x00000180, BX
+	ADDQ        $0x00000180, SI
+	SUBQ        $0x00000018, DI
+	JMP         xorPieces128AVX512VBMI_done
+
+xorPieces128AVX512VBMI_rest2:
+	VMOVDQU64   (BX), Z7
+	VMOVDQU64   64(BX), Z8
+	VPUNPCKLQDQ Z8, Z7, Z6
+	VPUNPCKHQDQ Z8, Z7, Z7
+	VPSHUFB     Z5, Z6, Z6
+	VPSHUFB     Z5, Z7, Z7
+	VMOVDQU64   128(BX), Z9
+	VMOVDQU64   192(BX), Z10
+	VPUNPCKLQDQ Z10, Z9, Z8
+	VPUNPCKHQDQ Z10, Z9, Z9
+	VPSHUFB     Z5, Z8, Z8
+	VPSHUFB     Z5, Z9, Z9
+	MOVQ        rounds+8(FP), R8
+	VPXORQ      (AX), Z6, Z6
+	VPXORQ      64(AX), Z7, Z7
+	VPXORQ      (AX), Z8, Z8
+	VPXORQ      64(AX), Z9, Z9
+	LEAQ        320(AX), AX
+
+xorPieces128AVX512VBMI_rounds2:
+	VMOVDQU64   256(AX), Z10
+	VMOVDQU64   64(AX), Z11
+	VPSRLW      $0x04, Z6, Z12
+	VPSRLW      $0x04, Z7, Z13
+	VPERMB      Z0, Z6, Z6
+	VPERMB      Z1, Z12, Z12
+	VPERMB      Z0, Z7, Z7
+	VPERMB      Z1, Z13, Z13
+	VPXORQ      Z12, Z6, Z6
+	VPTERNLOGD  $0x96, Z6, Z13, Z7
+	VPROLD      $0x04, Z7, Z12
+	VPXORQ      Z12, Z6, Z6
+	VPROLD      $0x08, Z6, Z12
+	VPXORQ      Z12, Z7, Z7
+	VPROLD      $0x08, Z7, Z12
+	VPXORQ      Z12, Z6, Z6
+	VPROLD      $0x14, Z6, Z12
+	VPXORQ      Z12, Z7, Z7
+	VPTERNLOGD  $0x96, Z10, Z7, Z6
+	VPSHUFB     Z2, Z6, Z6
+	VPSHUFB     Z4, Z7, Z7
+	VPXORQ      Z11, Z7, Z7
+	VPSRLW      $0x04, Z8, Z12
+	VPSRLW      $0x04, Z9, Z13
+	VPERMB      Z0, Z8, Z8
+	VPERMB      Z1, Z12, Z12
+	VPERMB      Z0, Z9, Z9
+	VPERMB      Z1, Z13, Z13
+	VPXORQ      Z12, Z8, Z8
+	VPTERNLOGD  $0x96, Z8, Z13, Z9
+	VPROLD      $0x04, Z9, Z12
+	VPXORQ      Z12, Z8, Z8
+	VPROLD      $0x08, Z8, Z12
+	VPXORQ      Z12, Z9, Z9
+	VPROLD      $0x08, Z9, Z12
+	VPXORQ      Z12, Z8, Z8
+	VPROLD      $0x14, Z8, Z12
+	VPXORQ      Z12, Z9, Z9
+	VPTERNLOGD  $0x96, Z10, Z9, Z8
+	VPSHUFB     Z2, Z8, Z8
+	VPSHUFB     Z4, Z9, Z9
+	VPXORQ      Z11, Z9, Z9
+	ADDQ        $0x00000140, AX
+	DECQ        R8
+	JNZ         xorPieces128AVX512VBMI_rounds2
+	VPUNPCKLQDQ Z7, Z6, Z0
+	VPUNPCKHQDQ Z7, Z6, Z1
+	VPSHUFB     Z5, Z0, Z0
+	VMOVDQU64   Z0, (SI)
+	VPSHUFB     Z5, Z1, Z1
+	VMOVDQU64   Z1, 64(SI)
+	VPUNPCKLQDQ Z9, Z8, Z0
+	VPUNPCKHQDQ Z9, Z8, Z1
+	VPSHUFB     Z5, Z0, Z0
+	VMOVDQU64   Z0, 128(SI)
+	VPSHUFB     Z5, Z1, Z1
+	VMOVDQU64   Z1, 192(SI)
+	ADDQ        $0x00000100, BX
+	ADDQ        $0x00000100, SI
+	SUBQ        $0x00000010, DI
+	JMP         xorPieces128AVX512VBMI_done
+
+xorPieces128AVX512VBMI_rest1:
+	VMOVDQU64   (BX), Z7
+	VMOVDQU64   64(BX), Z8
+	VPUNPCKLQDQ Z8, Z7, Z6
+	VPUNPCKHQDQ Z8, Z7, Z7
+	VPSHUFB     Z5, Z6, Z6
+	VPSHUFB     Z5, Z7, Z7
+	MOVQ        rounds+8(FP), R8
+	VPXORQ      (AX), Z6, Z6
+	VPXORQ      64(AX), Z7, Z7
+	LEAQ        320(AX), AX
+
+xorPieces128AVX512VBMI_rounds1:
+	VMOVDQU64   256(AX), Z8
+	VMOVDQU64   64(AX), Z9
+	VPSRLW      $0x04, Z6, Z10
+	VPSRLW      $0x04, Z7, Z11
+	VPERMB      Z0, Z6, Z6
+	VPERMB      Z1, Z10, Z10
+	VPERMB      Z0, Z7, Z7
+	VPERMB      Z1, Z11, Z11
+	VPXORQ      Z10, Z6, Z6
+	VPTERNLOGD  $0x96, Z6, Z11, Z7
+	VPROLD      $0x04, Z7, Z10
+	VPXORQ      Z10, Z6, Z6
+	VPROLD      $0x08, Z6, Z10
+	VPXORQ      Z10, Z7, Z7
+	VPROLD      $0x08, Z7, Z10
+	VPXORQ      Z10, Z6, Z6
+	VPROLD      $0x14, Z6, Z10
+	VPXORQ      Z10, Z7, Z7
+	VPTERNLOGD  $0x96, Z8, Z7, Z6
+	VPSHUFB     Z2, Z6, Z6
+	VPSHUFB     Z4, Z7, Z7
+	VPXORQ      Z9, Z7, Z7
+	ADDQ        $0x00000140, AX
+	DECQ        R8
+	JNZ         xorPieces128AVX512VBMI_rounds1
+	VPUNPCKLQDQ Z7, Z6, Z0
+	VPUNPCKHQDQ Z7, Z6, Z1
+	VPSHUFB     Z5, Z0, Z0
+	VMOVDQU64   Z0, (SI)
+	VPSHUFB     Z5, Z1, Z1
+	VMOVDQU64   Z1, 64(SI)
+	ADDQ        $0x00000080, BX
+	ADDQ        $0x00000080, SI
+	SUBQ        $0x00000008, DI
+
+xorPieces128AVX512VBMI_done:
+	// Keystream into every piece: a register per step, then 16 bytes, then bytes.
+	MOVQ (SP), AX
+	MOVQ DX, DX
+
+xorPieces128AVX512VBMI_xor_piece:
+	TESTQ DX, DX
+	JZ    xorPieces128AVX512VBMI_xor_done
+	MOVQ  16(CX), BX
+	MOVQ  24(CX), SI
+	MOVQ  32(CX), DI
+	MOVQ  DI, R8
+	ADDQ  $0x0f, R8
+	ANDQ  $-16, R8
+	ADDQ  AX, R8
+
+xorPieces128AVX512VBMI_xor_wide:
+	CMPQ      DI, $0x40
+	JB        xorPieces128AVX512VBMI_xor_16
+	VMOVDQU64 (AX), Z0
+	TESTQ     SI, SI
+	JZ        xorPieces128AVX512VBMI_xor_wide_store
+	VPXORQ    (SI), Z0, Z0
+	ADDQ      $0x40, SI
+
+xorPieces128AVX512VBMI_xor_wide_store:
+	VMOVDQU64 Z0, (BX)
+	ADDQ      $0x40, AX
+	ADDQ      $0x40, BX
+	SUBQ      $0x40, DI
+	JMP       xorPieces128AVX512VBMI_xor_wide
+
+xorPieces128AVX512VBMI_xor_16:
+	CMPQ      DI, $0x10
+	JB        xorPieces128AVX512VBMI_xor_1
+	VMOVDQU64 (AX), X0
+	TESTQ     SI, SI
+	JZ        xorPieces128AVX512VBMI_xor_16_store
+	VPXORQ    (SI), X0, X0
+	ADDQ      $0x10, SI
+
+xorPieces128AVX512VBMI_xor_16_store:
+	VMOVDQU64 X0, (BX)
+	ADDQ      $0x10, AX
+	ADDQ      $0x10, BX
+	SUBQ      $0x10, DI
+	JMP       xorPieces128AVX512VBMI_xor_16
+
+xorPieces128AVX512VBMI_xor_1:
+	TESTQ   DI, DI
+	JZ      xorPieces128AVX512VBMI_xor_next
+	MOVBLZX (AX), R9
+	TESTQ   SI, SI
+	JZ      xorPieces128AVX512VBMI_xor_1_store
+	XORB    (SI), R9
+	INCQ    SI
+
+xorPieces128AVX512VBMI_xor_1_store:
+	MOVB R9, (BX)
+	INCQ AX
+	INCQ BX
+	DECQ DI
+	JMP  xorPieces128AVX512VBMI_xor_1
+
+xorPieces128AVX512VBMI_xor_next:
+	MOVQ R8, AX
+	ADDQ $0x28, CX
+	DECQ DX
+	JMP  xorPieces128AVX512VBMI_xor_piece
+
+xorPieces128AVX512VBMI_xor_done:
+	// Zero what the buffer held (counter blocks, keystream): nblocks rounded up to whole pairs, and the builder's slack.
+	VPXORQ Z3, Z3, Z3
+	MOVQ   (SP), AX
+	MOVQ   nblocks+32(FP), CX
+	SHLQ   $0x04, CX
+	ADDQ   $0x0000007f, CX
+	ANDQ   $-128, CX
+	ADDQ   $0x40, CX
+	ADDQ   AX, CX
+
+xorPieces128AVX512VBMI_wipe:
+	VMOVDQU64 Z3, (AX)
+	ADDQ      $0x40, AX
+	CMPQ      AX, CX
+	JB        xorPieces128AVX512VBMI_wipe
 	VZEROUPPER
 	RET
 
@@ -5843,6 +6519,597 @@ ctrMulti128AVX512_lanes1:
 	SUBQ      $0x00000001, BX
 
 ctrMulti128AVX512_done:
+	VZEROUPPER
+	RET
+
+// func xorPieces128AVX512(rk *byte, rounds int, pieces *byte, npieces int, nblocks int)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+TEXT ·xorPieces128AVX512(SB), $2184-40
+	VMOVDQU64 ublockSLo<>+0(SB), Z0
+	VMOVDQU64 ublockSHi<>+0(SB), Z1
+	VMOVDQU64 ublockMask0f<>+0(SB), Z2
+	VMOVDQU64 ublockPL128<>+0(SB), Z3
+	VMOVDQU64 ublockPR128<>+0(SB), Z4
+	VMOVDQU64 ublockBswap<>+0(SB), Z5
+	MOVQ      rk+0(FP), AX
+	MOVQ      pieces+16(FP), CX
+	MOVQ      npieces+24(FP), DX
+	LEAQ      8(SP), BX
+	ADDQ      $0x3f, BX
+	ANDQ      $-64, BX
+	MOVQ      BX, (SP)
+
+	// Counter blocks of every piece, one register (2 or 4 blocks) per store, into ks.
+	MOVQ (SP), BX
+	MOVQ CX, SI
+	MOVQ DX, DI
+
+xorPieces128AVX512_ctr_piece:
+	TESTQ           DI, DI
+	JZ              xorPieces128AVX512_ctr_done
+	MOVQ            32(SI), R8
+	ADDQ            $0x0f, R8
+	SHRQ            $0x04, R8
+	MOVQ            BX, R9
+	VBROADCASTI32X4 (SI), Z6
+	VPSHUFB         ublockPieceSwap<>+0(SB), Z6, Z6
+	VPADDD          ublockPieceOffsets<>+0(SB), Z6, Z6
+	SHLQ            $0x04, R8
+	ADDQ            R8, BX
+
+xorPieces128AVX512_ctr_block:
+	CMPQ      R9, BX
+	JAE       xorPieces128AVX512_ctr_next
+	VPSHUFB   ublockPieceSwap<>+0(SB), Z6, Z7
+	VMOVDQU64 Z7, (R9)
+	VPADDD    ublockPieceInc4<>+0(SB), Z6, Z6
+	ADDQ      $0x40, R9
+	JMP       xorPieces128AVX512_ctr_block
+
+xorPieces128AVX512_ctr_next:
+	ADDQ $0x28, SI
+	DECQ DI
+	JMP  xorPieces128AVX512_ctr_piece
+
+xorPieces128AVX512_ctr_done:
+	// The tier's ECB passes over the counter blocks, in place in ks: nblocks rounded up to whole pairs (blocks past nblocks are encrypted and never used).
+	MOVQ (SP), BX
+	MOVQ BX, SI
+	MOVQ nblocks+32(FP), DI
+	ADDQ $0x07, DI
+	ANDQ $-8, DI
+
+xorPieces128AVX512_full:
+	CMPQ        DI, $0x00000020
+	JB          xorPieces128AVX512_rest
+	VMOVDQU64   (BX), Z7
+	VMOVDQU64   64(BX), Z9
+	VPUNPCKLQDQ Z9, Z7, Z6
+	VPUNPCKHQDQ Z9, Z7, Z7
+	VPSHUFB     Z5, Z6, Z6
+	VPSHUFB     Z5, Z7, Z7
+	VMOVDQU64   128(BX), Z10
+	VMOVDQU64   192(BX), Z11
+	VPUNPCKLQDQ Z11, Z10, Z9
+	VPUNPCKHQDQ Z11, Z10, Z10
+	VPSHUFB     Z5, Z9, Z9
+	VPSHUFB     Z5, Z10, Z10
+	VMOVDQU64   256(BX), Z12
+	VMOVDQU64   320(BX), Z13
+	VPUNPCKLQDQ Z13, Z12, Z11
+	VPUNPCKHQDQ Z13, Z12, Z12
+	VPSHUFB     Z5, Z11, Z11
+	VPSHUFB     Z5, Z12, Z12
+	VMOVDQU64   384(BX), Z14
+	VMOVDQU64   448(BX), Z15
+	VPUNPCKLQDQ Z15, Z14, Z13
+	VPUNPCKHQDQ Z15, Z14, Z14
+	VPSHUFB     Z5, Z13, Z13
+	VPSHUFB     Z5, Z14, Z14
+	MOVQ        rounds+8(FP), R8
+	MOVQ        AX, R9
+
+xorPieces128AVX512_rounds4:
+	VMOVDQU64   (R9), Z15
+	VMOVDQU64   64(R9), Z16
+	VMOVDQU64   128(R9), Z17
+	VMOVDQU64   192(R9), Z18
+	VPSRLW      $0x04, Z6, Z19
+	VPTERNLOGD  $0x48, Z15, Z2, Z6
+	VPTERNLOGD  $0x48, Z17, Z2, Z19
+	VPSHUFB     Z6, Z0, Z6
+	VPSHUFB     Z19, Z1, Z19
+	VPSRLW      $0x04, Z7, Z20
+	VPTERNLOGD  $0x48, Z16, Z2, Z7
+	VPTERNLOGD  $0x48, Z18, Z2, Z20
+	VPSHUFB     Z7, Z0, Z7
+	VPSHUFB     Z20, Z1, Z20
+	VPXORQ      Z19, Z6, Z6
+	VPTERNLOGD  $0x96, Z6, Z20, Z7
+	VPROLD      $0x04, Z7, Z19
+	VPXORQ      Z19, Z6, Z6
+	VPROLD      $0x08, Z6, Z19
+	VPXORQ      Z19, Z7, Z7
+	VPROLD      $0x08, Z7, Z19
+	VPXORQ      Z19, Z6, Z6
+	VPROLD      $0x14, Z6, Z19
+	VPXORQ      Z19, Z7, Z7
+	VPXORQ      Z7, Z6, Z6
+	VPSHUFB     Z3, Z6, Z6
+	VPSHUFB     Z4, Z7, Z7
+	VPSRLW      $0x04, Z9, Z19
+	VPTERNLOGD  $0x48, Z15, Z2, Z9
+	VPTERNLOGD  $0x48, Z17, Z2, Z19
+	VPSHUFB     Z9, Z0, Z9
+	VPSHUFB     Z19, Z1, Z19
+	VPSRLW      $0x04, Z10, Z20
+	VPTERNLOGD  $0x48, Z16, Z2, Z10
+	VPTERNLOGD  $0x48, Z18, Z2, Z20
+	VPSHUFB     Z10, Z0, Z10
+	VPSHUFB     Z20, Z1, Z20
+	VPXORQ      Z19, Z9, Z9
+	VPTERNLOGD  $0x96, Z9, Z20, Z10
+	VPROLD      $0x04, Z10, Z19
+	VPXORQ      Z19, Z9, Z9
+	VPROLD      $0x08, Z9, Z19
+	VPXORQ      Z19, Z10, Z10
+	VPROLD      $0x08, Z10, Z19
+	VPXORQ      Z19, Z9, Z9
+	VPROLD      $0x14, Z9, Z19
+	VPXORQ      Z19, Z10, Z10
+	VPXORQ      Z10, Z9, Z9
+	VPSHUFB     Z3, Z9, Z9
+	VPSHUFB     Z4, Z10, Z10
+	VPSRLW      $0x04, Z11, Z19
+	VPTERNLOGD  $0x48, Z15, Z2, Z11
+	VPTERNLOGD  $0x48, Z17, Z2, Z19
+	VPSHUFB     Z11, Z0, Z11
+	VPSHUFB     Z19, Z1, Z19
+	VPSRLW      $0x04, Z12, Z20
+	VPTERNLOGD  $0x48, Z16, Z2, Z12
+	VPTERNLOGD  $0x48, Z18, Z2, Z20
+	VPSHUFB     Z12, Z0, Z12
+	VPSHUFB     Z20, Z1, Z20
+	VPXORQ      Z19, Z11, Z11
+	VPTERNLOGD  $0x96, Z11, Z20, Z12
+	VPROLD      $0x04, Z12, Z19
+	VPXORQ      Z19, Z11, Z11
+	VPROLD      $0x08, Z11, Z19
+	VPXORQ      Z19, Z12, Z12
+	VPROLD      $0x08, Z12, Z19
+	VPXORQ      Z19, Z11, Z11
+	VPROLD      $0x14, Z11, Z19
+	VPXORQ      Z19, Z12, Z12
+	VPXORQ      Z12, Z11, Z11
+	VPSHUFB     Z3, Z11, Z11
+	VPSHUFB     Z4, Z12, Z12
+	VPSRLW      $0x04, Z13, Z19
+	VPTERNLOGD  $0x48, Z15, Z2, Z13
+	VPTERNLOGD  $0x48, Z17, Z2, Z19
+	VPSHUFB     Z13, Z0, Z13
+	VPSHUFB     Z19, Z1, Z19
+	VPSRLW      $0x04, Z14, Z15
+	VPTERNLOGD  $0x48, Z16, Z2, Z14
+	VPTERNLOGD  $0x48, Z18, Z2, Z15
+	VPSHUFB     Z14, Z0, Z14
+	VPSHUFB     Z15, Z1, Z15
+	VPXORQ      Z19, Z13, Z13
+	VPTERNLOGD  $0x96, Z13, Z15, Z14
+	VPROLD      $0x04, Z14, Z15
+	VPXORQ      Z15, Z13, Z13
+	VPROLD      $0x08, Z13, Z15
+	VPXORQ      Z15, Z14, Z14
+	VPROLD      $0x08, Z14, Z15
+	VPXORQ      Z15, Z13, Z13
+	VPROLD      $0x14, Z13, Z15
+	VPXORQ      Z15, Z14, Z14
+	VPXORQ      Z14, Z13, Z13
+	VPSHUFB     Z3, Z13, Z13
+	VPSHUFB     Z4, Z14, Z14
+	ADDQ        $0x00000140, R9
+	DECQ        R8
+	JNZ         xorPieces128AVX512_rounds4
+	VPXORQ      (R9), Z6, Z6
+	VPXORQ      64(R9), Z7, Z7
+	VPXORQ      (R9), Z9, Z9
+	VPXORQ      64(R9), Z10, Z10
+	VPXORQ      (R9), Z11, Z11
+	VPXORQ      64(R9), Z12, Z12
+	VPXORQ      (R9), Z13, Z13
+	VPXORQ      64(R9), Z14, Z14
+	VPUNPCKLQDQ Z7, Z6, Z15
+	VPUNPCKHQDQ Z7, Z6, Z6
+	VPSHUFB     Z5, Z15, Z15
+	VMOVDQU64   Z15, (SI)
+	VPSHUFB     Z5, Z6, Z6
+	VMOVDQU64   Z6, 64(SI)
+	VPUNPCKLQDQ Z10, Z9, Z6
+	VPUNPCKHQDQ Z10, Z9, Z7
+	VPSHUFB     Z5, Z6, Z6
+	VMOVDQU64   Z6, 128(SI)
+	VPSHUFB     Z5, Z7, Z7
+	VMOVDQU64   Z7, 192(SI)
+	VPUNPCKLQDQ Z12, Z11, Z6
+	VPUNPCKHQDQ Z12, Z11, Z7
+	VPSHUFB     Z5, Z6, Z6
+	VMOVDQU64   Z6, 256(SI)
+	VPSHUFB     Z5, Z7, Z7
+	VMOVDQU64   Z7, 320(SI)
+	VPUNPCKLQDQ Z14, Z13, Z6
+	VPUNPCKHQDQ Z14, Z13, Z7
+	VPSHUFB     Z5, Z6, Z6
+	VMOVDQU64   Z6, 384(SI)
+	VPSHUFB     Z5, Z7, Z7
+	VMOVDQU64   Z7, 448(SI)
+	ADDQ        $0x00000200, BX
+	ADDQ        $0x00000200, SI
+	SUBQ        $0x00000020, DI
+	JMP         xorPieces128AVX512_full
+
+xorPieces128AVX512_rest:
+	CMPQ DI, $0x00000018
+	JAE  xorPieces128AVX512_rest3
+	CMPQ DI, $0x00000010
+	JAE  xorPieces128AVX512_rest2
+	CMPQ DI, $0x00000008
+	JAE  xorPieces128AVX512_rest1
+	JMP  xorPieces128AVX512_done
+
+xorPieces128AVX512_rest3:
+	VMOVDQU64   (BX), Z7
+	VMOVDQU64   64(BX), Z9
+	VPUNPCKLQDQ Z9, Z7, Z6
+	VPUNPCKHQDQ Z9, Z7, Z7
+	VPSHUFB     Z5, Z6, Z6
+	VPSHUFB     Z5, Z7, Z7
+	VMOVDQU64   128(BX), Z10
+	VMOVDQU64   192(BX), Z11
+	VPUNPCKLQDQ Z11, Z10, Z9
+	VPUNPCKHQDQ Z11, Z10, Z10
+	VPSHUFB     Z5, Z9, Z9
+	VPSHUFB     Z5, Z10, Z10
+	VMOVDQU64   256(BX), Z12
+	VMOVDQU64   320(BX), Z13
+	VPUNPCKLQDQ Z13, Z12, Z11
+	VPUNPCKHQDQ Z13, Z12, Z12
+	VPSHUFB     Z5, Z11, Z11
+	VPSHUFB     Z5, Z12, Z12
+	MOVQ        rounds+8(FP), R8
+
+xorPieces128AVX512_rounds3:
+	VMOVDQU64   (AX), Z13
+	VMOVDQU64   64(AX), Z14
+	VMOVDQU64   128(AX), Z15
+	VMOVDQU64   192(AX), Z16
+	VPSRLW      $0x04, Z6, Z17
+	VPTERNLOGD  $0x48, Z13, Z2, Z6
+	VPTERNLOGD  $0x48, Z15, Z2, Z17
+	VPSHUFB     Z6, Z0, Z6
+	VPSHUFB     Z17, Z1, Z17
+	VPSRLW      $0x04, Z7, Z18
+	VPTERNLOGD  $0x48, Z14, Z2, Z7
+	VPTERNLOGD  $0x48, Z16, Z2, Z18
+	VPSHUFB     Z7, Z0, Z7
+	VPSHUFB     Z18, Z1, Z18
+	VPXORQ      Z17, Z6, Z6
+	VPTERNLOGD  $0x96, Z6, Z18, Z7
+	VPROLD      $0x04, Z7, Z17
+	VPXORQ      Z17, Z6, Z6
+	VPROLD      $0x08, Z6, Z17
+	VPXORQ      Z17, Z7, Z7
+	VPROLD      $0x08, Z7, Z17
+	VPXORQ      Z17, Z6, Z6
+	VPROLD      $0x14, Z6, Z17
+	VPXORQ      Z17, Z7, Z7
+	VPXORQ      Z7, Z6, Z6
+	VPSHUFB     Z3, Z6, Z6
+	VPSHUFB     Z4, Z7, Z7
+	VPSRLW      $0x04, Z9, Z17
+	VPTERNLOGD  $0x48, Z13, Z2, Z9
+	VPTERNLOGD  $0x48, Z15, Z2, Z17
+	VPSHUFB     Z9, Z0, Z9
+	VPSHUFB     Z17, Z1, Z17
+	VPSRLW      $0x04, Z10, Z18
+	VPTERNLOGD  $0x48, Z14, Z2, Z10
+	VPTERNLOGD  $0x48, Z16, Z2, Z18
+	VPSHUFB     Z10, Z0, Z10
+	VPSHUFB     Z18, Z1, Z18
+	VPXORQ      Z17, Z9, Z9
+	VPTERNLOGD  $0x96, Z9, Z18, Z10
+	VPROLD      $0x04, Z10, Z17
+	VPXORQ      Z17, Z9, Z9
+	VPROLD      $0x08, Z9, Z17
+	VPXORQ      Z17, Z10, Z10
+	VPROLD      $0x08, Z10, Z17
+	VPXORQ      Z17, Z9, Z9
+	VPROLD      $0x14, Z9, Z17
+	VPXORQ      Z17, Z10, Z10
+	VPXORQ      Z10, Z9, Z9
+	VPSHUFB     Z3, Z9, Z9
+	VPSHUFB     Z4, Z10, Z10
+	VPSRLW      $0x04, Z11, Z17
+	VPTERNLOGD  $0x48, Z13, Z2, Z11
+	VPTERNLOGD  $0x48, Z15, Z2, Z17
+	VPSHUFB     Z11, Z0, Z11
+	VPSHUFB     Z17, Z1, Z17
+	VPSRLW      $0x04, Z12, Z13
+	VPTERNLOGD  $0x48, Z14, Z2, Z12
+	VPTERNLOGD  $0x48, Z16, Z2, Z13
+	VPSHUFB     Z12, Z0, Z12
+	VPSHUFB     Z13, Z1, Z13
+	VPXORQ      Z17, Z11, Z11
+	VPTERNLOGD  $0x96, Z11, Z13, Z12
+	VPROLD      $0x04, Z12, Z13
+	VPXORQ      Z13, Z11, Z11
+	VPROLD      $0x08, Z11, Z13
+	VPXORQ      Z13, Z12, Z12
+	VPROLD      $0x08, Z12, Z13
+	VPXORQ      Z13, Z11, Z11
+	VPROLD      $0x14, Z11, Z13
+	VPXORQ      Z13, Z12, Z12
+	VPXORQ      Z12, Z11, Z11
+	VPSHUFB     Z3, Z11, Z11
+	VPSHUFB     Z4, Z12, Z12
+	ADDQ        $0x00000140, AX
+	DECQ        R8
+	JNZ         xorPieces128AVX512_rounds3
+	VPXORQ      (AX), Z6, Z6
+	VPXORQ      64(AX), Z7, Z7
+	VPXORQ      (AX), Z9, Z9
+	VPXORQ      64(AX), Z10, Z10
+	VPXORQ      (AX), Z11, Z11
+	VPXORQ      64(AX), Z12, Z12
+	VPUNPCKLQDQ Z7, Z6, Z0
+	VPUNPCKHQDQ Z7, Z6, Z1
+	VPSHUFB     Z5, Z0, Z0
+	VMOVDQU64   Z0, (SI)
+	VPSHUFB     Z5, Z1, Z1
+	VMOVDQU64   Z1, 64(SI)
+	VPUNPCKLQDQ Z10, Z9, Z0
+	VPUNPCKHQDQ Z10, Z9, Z1
+	VPSHUFB     Z5, Z0, Z0
+	VMOVDQU64   Z0, 128(SI)
+	VPSHUFB     Z5, Z1, Z1
+	VMOVDQU64   Z1, 192(SI)
+	VPUNPCKLQDQ Z12, Z11, Z0
+	VPUNPCKHQDQ Z12, Z11, Z1
+	VPSHUFB     Z5, Z0, Z0
+	VMOVDQU64   Z0, 256(SI)
+	VPSHUFB     Z5, Z1, Z1
+	VMOVDQU64   Z1, 320(SI)
+	ADDQ        $0x00000180, BX
+	ADDQ        $0x00000180, SI
+	SUBQ        $0x00000018, DI
+	JMP         xorPieces128AVX512_done
+
+xorPieces128AVX512_rest2:
+	VMOVDQU64   (BX), Z7
+	VMOVDQU64   64(BX), Z9
+	VPUNPCKLQDQ Z9, Z7, Z6
+	VPUNPCKHQDQ Z9, Z7, Z7
+	VPSHUFB     Z5, Z6, Z6
+	VPSHUFB     Z5, Z7, Z7
+	VMOVDQU64   128(BX), Z10
+	VMOVDQU64   192(BX), Z11
+	VPUNPCKLQDQ Z11, Z10, Z9
+	VPUNPCKHQDQ Z11, Z10, Z10
+	VPSHUFB     Z5, Z9, Z9
+	VPSHUFB     Z5, Z10, Z10
+	MOVQ        rounds+8(FP), R8
+
+xorPieces128AVX512_rounds2:
+	VMOVDQU64   (AX), Z11
+	VMOVDQU64   64(AX), Z12
+	VMOVDQU64   128(AX), Z13
+	VMOVDQU64   192(AX), Z14
+	VPSRLW      $0x04, Z6, Z15
+	VPTERNLOGD  $0x48, Z11, Z2, Z6
+	VPTERNLOGD  $0x48, Z13, Z2, Z15
+	VPSHUFB     Z6, Z0, Z6
+	VPSHUFB     Z15, Z1, Z15
+	VPSRLW      $0x04, Z7, Z16
+	VPTERNLOGD  $0x48, Z12, Z2, Z7
+	VPTERNLOGD  $0x48, Z14, Z2, Z16
+	VPSHUFB     Z7, Z0, Z7
+	VPSHUFB     Z16, Z1, Z16
+	VPXORQ      Z15, Z6, Z6
+	VPTERNLOGD  $0x96, Z6, Z16, Z7
+	VPROLD      $0x04, Z7, Z15
+	VPXORQ      Z15, Z6, Z6
+	VPROLD      $0x08, Z6, Z15
+	VPXORQ      Z15, Z7, Z7
+	VPROLD      $0x08, Z7, Z15
+	VPXORQ      Z15, Z6, Z6
+	VPROLD      $0x14, Z6, Z15
+	VPXORQ      Z15, Z7, Z7
+	VPXORQ      Z7, Z6, Z6
+	VPSHUFB     Z3, Z6, Z6
+	VPSHUFB     Z4, Z7, Z7
+	VPSRLW      $0x04, Z9, Z15
+	VPTERNLOGD  $0x48, Z11, Z2, Z9
+	VPTERNLOGD  $0x48, Z13, Z2, Z15
+	VPSHUFB     Z9, Z0, Z9
+	VPSHUFB     Z15, Z1, Z15
+	VPSRLW      $0x04, Z10, Z11
+	VPTERNLOGD  $0x48, Z12, Z2, Z10
+	VPTERNLOGD  $0x48, Z14, Z2, Z11
+	VPSHUFB     Z10, Z0, Z10
+	VPSHUFB     Z11, Z1, Z11
+	VPXORQ      Z15, Z9, Z9
+	VPTERNLOGD  $0x96, Z9, Z11, Z10
+	VPROLD      $0x04, Z10, Z11
+	VPXORQ      Z11, Z9, Z9
+	VPROLD      $0x08, Z9, Z11
+	VPXORQ      Z11, Z10, Z10
+	VPROLD      $0x08, Z10, Z11
+	VPXORQ      Z11, Z9, Z9
+	VPROLD      $0x14, Z9, Z11
+	VPXORQ      Z11, Z10, Z10
+	VPXORQ      Z10, Z9, Z9
+	VPSHUFB     Z3, Z9, Z9
+	VPSHUFB     Z4, Z10, Z10
+	ADDQ        $0x00000140, AX
+	DECQ        R8
+	JNZ         xorPieces128AVX512_rounds2
+	VPXORQ      (AX), Z6, Z6
+	VPXORQ      64(AX), Z7, Z7
+	VPXORQ      (AX), Z9, Z9
+	VPXORQ      64(AX), Z10, Z10
+	VPUNPCKLQDQ Z7, Z6, Z0
+	VPUNPCKHQDQ Z7, Z6, Z1
+	VPSHUFB     Z5, Z0, Z0
+	VMOVDQU64   Z0, (SI)
+	VPSHUFB     Z5, Z1, Z1
+	VMOVDQU64   Z1, 64(SI)
+	VPUNPCKLQDQ Z10, Z9, Z0
+	VPUNPCKHQDQ Z10, Z9, Z1
+	VPSHUFB     Z5, Z0, Z0
+	VMOVDQU64   Z0, 128(SI)
+	VPSHUFB     Z5, Z1, Z1
+	VMOVDQU64   Z1, 192(SI)
+	ADDQ        $0x00000100, BX
+	ADDQ        $0x00000100, SI
+	SUBQ        $0x00000010, DI
+	JMP         xorPieces128AVX512_done
+
+xorPieces128AVX512_rest1:
+	VMOVDQU64   (BX), Z7
+	VMOVDQU64   64(BX), Z9
+	VPUNPCKLQDQ Z9, Z7, Z6
+	VPUNPCKHQDQ Z9, Z7, Z7
+	VPSHUFB     Z5, Z6, Z6
+	VPSHUFB     Z5, Z7, Z7
+	MOVQ        rounds+8(FP), R8
+
+xorPieces128AVX512_rounds1:
+	VMOVDQU64   (AX), Z9
+	VMOVDQU64   64(AX), Z10
+	VMOVDQU64   128(AX), Z11
+	VMOVDQU64   192(AX), Z12
+	VPSRLW      $0x04, Z6, Z13
+	VPTERNLOGD  $0x48, Z9, Z2, Z6
+	VPTERNLOGD  $0x48, Z11, Z2, Z13
+	VPSHUFB     Z6, Z0, Z6
+	VPSHUFB     Z13, Z1, Z13
+	VPSRLW      $0x04, Z7, Z9
+	VPTERNLOGD  $0x48, Z10, Z2, Z7
+	VPTERNLOGD  $0x48, Z12, Z2, Z9
+	VPSHUFB     Z7, Z0, Z7
+	VPSHUFB     Z9, Z1, Z9
+	VPXORQ      Z13, Z6, Z6
+	VPTERNLOGD  $0x96, Z6, Z9, Z7
+	VPROLD      $0x04, Z7, Z9
+	VPXORQ      Z9, Z6, Z6
+	VPROLD      $0x08, Z6, Z9
+	VPXORQ      Z9, Z7, Z7
+	VPROLD      $0x08, Z7, Z9
+	VPXORQ      Z9, Z6, Z6
+	VPROLD      $0x14, Z6, Z9
+	VPXORQ      Z9, Z7, Z7
+	VPXORQ      Z7, Z6, Z6
+	VPSHUFB     Z3, Z6, Z6
+	VPSHUFB     Z4, Z7, Z7
+	ADDQ        $0x00000140, AX
+	DECQ        R8
+	JNZ         xorPieces128AVX512_rounds1
+	VPXORQ      (AX), Z6, Z6
+	VPXORQ      64(AX), Z7, Z7
+	VPUNPCKLQDQ Z7, Z6, Z0
+	VPUNPCKHQDQ Z7, Z6, Z1
+	VPSHUFB     Z5, Z0, Z0
+	VMOVDQU64   Z0, (SI)
+	VPSHUFB     Z5, Z1, Z1
+	VMOVDQU64   Z1, 64(SI)
+	ADDQ        $0x00000080, BX
+	ADDQ        $0x00000080, SI
+	SUBQ        $0x00000008, DI
+
+xorPieces128AVX512_done:
+	// Keystream into every piece: a register per step, then 16 bytes, then bytes.
+	MOVQ (SP), AX
+	MOVQ DX, DX
+
+xorPieces128AVX512_xor_piece:
+	TESTQ DX, DX
+	JZ    xorPieces128AVX512_xor_done
+	MOVQ  16(CX), BX
+	MOVQ  24(CX), SI
+	MOVQ  32(CX), DI
+	MOVQ  DI, R8
+	ADDQ  $0x0f, R8
+	ANDQ  $-16, R8
+	ADDQ  AX, R8
+
+xorPieces128AVX512_xor_wide:
+	CMPQ      DI, $0x40
+	JB        xorPieces128AVX512_xor_16
+	VMOVDQU64 (AX), Z0
+	TESTQ     SI, SI
+	JZ        xorPieces128AVX512_xor_wide_store
+	VPXORQ    (SI), Z0, Z0
+	ADDQ      $0x40, SI
+
+xorPieces128AVX512_xor_wide_store:
+	VMOVDQU64 Z0, (BX)
+	ADDQ      $0x40, AX
+	ADDQ      $0x40, BX
+	SUBQ      $0x40, DI
+	JMP       xorPieces128AVX512_xor_wide
+
+xorPieces128AVX512_xor_16:
+	CMPQ      DI, $0x10
+	JB        xorPieces128AVX512_xor_1
+	VMOVDQU64 (AX), X0
+	TESTQ     SI, SI
+	JZ        xorPieces128AVX512_xor_16_store
+	VPXORQ    (SI), X0, X0
+	ADDQ      $0x10, SI
+
+xorPieces128AVX512_xor_16_store:
+	VMOVDQU64 X0, (BX)
+	ADDQ      $0x10, AX
+	ADDQ      $0x10, BX
+	SUBQ      $0x10, DI
+	JMP       xorPieces128AVX512_xor_16
+
+xorPieces128AVX512_xor_1:
+	TESTQ   DI, DI
+	JZ      xorPieces128AVX512_xor_next
+	MOVBLZX (AX), R9
+	TESTQ   SI, SI
+	JZ      xorPieces128AVX512_xor_1_store
+	XORB    (SI), R9
+	INCQ    SI
+
+xorPieces128AVX512_xor_1_store:
+	MOVB R9, (BX)
+	INCQ AX
+	INCQ BX
+	DECQ DI
+	JMP  xorPieces128AVX512_xor_1
+
+xorPieces128AVX512_xor_next:
+	MOVQ R8, AX
+	ADDQ $0x28, CX
+	DECQ DX
+	JMP  xorPieces128AVX512_xor_piece
+
+xorPieces128AVX512_xor_done:
+	// Zero what the buffer held (counter blocks, keystream): nblocks rounded up to whole pairs, and the builder's slack.
+	VPXORQ Z8, Z8, Z8
+	MOVQ   (SP), AX
+	MOVQ   nblocks+32(FP), CX
+	SHLQ   $0x04, CX
+	ADDQ   $0x0000007f, CX
+	ANDQ   $-128, CX
+	ADDQ   $0x40, CX
+	ADDQ   AX, CX
+
+xorPieces128AVX512_wipe:
+	VMOVDQU64 Z8, (AX)
+	ADDQ      $0x40, AX
+	CMPQ      AX, CX
+	JB        xorPieces128AVX512_wipe
 	VZEROUPPER
 	RET
 
@@ -9012,5 +10279,646 @@ ctrMulti128AVX2_lanes1:
 	SUBQ    $0x00000001, BX
 
 ctrMulti128AVX2_done:
+	VZEROUPPER
+	RET
+
+// func xorPieces128AVX2(rk *byte, rounds int, pieces *byte, npieces int, nblocks int)
+// Requires: AVX, AVX2
+TEXT ·xorPieces128AVX2(SB), $2152-40
+	VMOVDQU ublockSLo<>+0(SB), Y0
+	VMOVDQU ublockSHi<>+0(SB), Y1
+	MOVQ    rk+0(FP), AX
+	MOVQ    pieces+16(FP), CX
+	MOVQ    npieces+24(FP), DX
+	LEAQ    8(SP), BX
+	ADDQ    $0x3f, BX
+	ANDQ    $-64, BX
+	MOVQ    BX, (SP)
+
+	// Counter blocks of every piece, one register (2 or 4 blocks) per store, into ks.
+	MOVQ (SP), BX
+	MOVQ CX, SI
+	MOVQ DX, DI
+
+xorPieces128AVX2_ctr_piece:
+	TESTQ          DI, DI
+	JZ             xorPieces128AVX2_ctr_done
+	MOVQ           32(SI), R8
+	ADDQ           $0x0f, R8
+	SHRQ           $0x04, R8
+	MOVQ           BX, R9
+	VBROADCASTI128 (SI), Y2
+	VPSHUFB        ublockPieceSwap<>+0(SB), Y2, Y2
+	VPADDD         ublockPieceOffsets<>+0(SB), Y2, Y2
+	SHLQ           $0x04, R8
+	ADDQ           R8, BX
+
+xorPieces128AVX2_ctr_block:
+	CMPQ    R9, BX
+	JAE     xorPieces128AVX2_ctr_next
+	VPSHUFB ublockPieceSwap<>+0(SB), Y2, Y3
+	VMOVDQU Y3, (R9)
+	VPADDD  ublockPieceInc2<>+0(SB), Y2, Y2
+	ADDQ    $0x20, R9
+	JMP     xorPieces128AVX2_ctr_block
+
+xorPieces128AVX2_ctr_next:
+	ADDQ $0x28, SI
+	DECQ DI
+	JMP  xorPieces128AVX2_ctr_piece
+
+xorPieces128AVX2_ctr_done:
+	// The tier's ECB passes over the counter blocks, in place in ks: nblocks rounded up to whole pairs (blocks past nblocks are encrypted and never used).
+	MOVQ (SP), BX
+	MOVQ BX, SI
+	MOVQ nblocks+32(FP), DI
+	ADDQ $0x03, DI
+	ANDQ $-4, DI
+
+xorPieces128AVX2_full:
+	CMPQ        DI, $0x00000010
+	JB          xorPieces128AVX2_rest
+	VMOVDQU     (BX), Y3
+	VMOVDQU     32(BX), Y4
+	VPUNPCKLQDQ Y4, Y3, Y2
+	VPUNPCKHQDQ Y4, Y3, Y3
+	VPSHUFB     ublockBswap<>+0(SB), Y2, Y2
+	VPSHUFB     ublockBswap<>+0(SB), Y3, Y3
+	VMOVDQU     64(BX), Y5
+	VMOVDQU     96(BX), Y6
+	VPUNPCKLQDQ Y6, Y5, Y4
+	VPUNPCKHQDQ Y6, Y5, Y5
+	VPSHUFB     ublockBswap<>+0(SB), Y4, Y4
+	VPSHUFB     ublockBswap<>+0(SB), Y5, Y5
+	VMOVDQU     128(BX), Y7
+	VMOVDQU     160(BX), Y8
+	VPUNPCKLQDQ Y8, Y7, Y6
+	VPUNPCKHQDQ Y8, Y7, Y7
+	VPSHUFB     ublockBswap<>+0(SB), Y6, Y6
+	VPSHUFB     ublockBswap<>+0(SB), Y7, Y7
+	VMOVDQU     192(BX), Y9
+	VMOVDQU     224(BX), Y10
+	VPUNPCKLQDQ Y10, Y9, Y8
+	VPUNPCKHQDQ Y10, Y9, Y9
+	VPSHUFB     ublockBswap<>+0(SB), Y8, Y8
+	VPSHUFB     ublockBswap<>+0(SB), Y9, Y9
+	MOVQ        rounds+8(FP), R8
+	MOVQ        AX, R9
+
+xorPieces128AVX2_rounds4:
+	VPXOR       (R9), Y2, Y2
+	VPSRLW      $0x04, Y2, Y10
+	VPAND       ublockMask0f<>+0(SB), Y10, Y10
+	VPAND       ublockMask0f<>+0(SB), Y2, Y2
+	VPSHUFB     Y2, Y0, Y2
+	VPSHUFB     Y10, Y1, Y10
+	VPXOR       64(R9), Y3, Y3
+	VPSRLW      $0x04, Y3, Y11
+	VPAND       ublockMask0f<>+0(SB), Y11, Y11
+	VPAND       ublockMask0f<>+0(SB), Y3, Y3
+	VPSHUFB     Y3, Y0, Y3
+	VPSHUFB     Y11, Y1, Y11
+	VPXOR       Y10, Y2, Y2
+	VPXOR       Y11, Y3, Y3
+	VPXOR       Y2, Y3, Y3
+	VPSLLD      $0x04, Y3, Y11
+	VPSRLD      $0x1c, Y3, Y10
+	VPOR        Y11, Y10, Y10
+	VPXOR       Y10, Y2, Y2
+	VPSHUFB     ublockRotl8<>+0(SB), Y2, Y10
+	VPXOR       Y10, Y3, Y3
+	VPSHUFB     ublockRotl8<>+0(SB), Y3, Y10
+	VPXOR       Y10, Y2, Y2
+	VPSLLD      $0x14, Y2, Y11
+	VPSRLD      $0x0c, Y2, Y10
+	VPOR        Y11, Y10, Y10
+	VPXOR       Y10, Y3, Y3
+	VPXOR       Y3, Y2, Y2
+	VPSHUFB     ublockPL128<>+0(SB), Y2, Y2
+	VPSHUFB     ublockPR128<>+0(SB), Y3, Y3
+	VPXOR       (R9), Y4, Y4
+	VPSRLW      $0x04, Y4, Y10
+	VPAND       ublockMask0f<>+0(SB), Y10, Y10
+	VPAND       ublockMask0f<>+0(SB), Y4, Y4
+	VPSHUFB     Y4, Y0, Y4
+	VPSHUFB     Y10, Y1, Y10
+	VPXOR       64(R9), Y5, Y5
+	VPSRLW      $0x04, Y5, Y11
+	VPAND       ublockMask0f<>+0(SB), Y11, Y11
+	VPAND       ublockMask0f<>+0(SB), Y5, Y5
+	VPSHUFB     Y5, Y0, Y5
+	VPSHUFB     Y11, Y1, Y11
+	VPXOR       Y10, Y4, Y4
+	VPXOR       Y11, Y5, Y5
+	VPXOR       Y4, Y5, Y5
+	VPSLLD      $0x04, Y5, Y11
+	VPSRLD      $0x1c, Y5, Y10
+	VPOR        Y11, Y10, Y10
+	VPXOR       Y10, Y4, Y4
+	VPSHUFB     ublockRotl8<>+0(SB), Y4, Y10
+	VPXOR       Y10, Y5, Y5
+	VPSHUFB     ublockRotl8<>+0(SB), Y5, Y10
+	VPXOR       Y10, Y4, Y4
+	VPSLLD      $0x14, Y4, Y11
+	VPSRLD      $0x0c, Y4, Y10
+	VPOR        Y11, Y10, Y10
+	VPXOR       Y10, Y5, Y5
+	VPXOR       Y5, Y4, Y4
+	VPSHUFB     ublockPL128<>+0(SB), Y4, Y4
+	VPSHUFB     ublockPR128<>+0(SB), Y5, Y5
+	VPXOR       (R9), Y6, Y6
+	VPSRLW      $0x04, Y6, Y10
+	VPAND       ublockMask0f<>+0(SB), Y10, Y10
+	VPAND       ublockMask0f<>+0(SB), Y6, Y6
+	VPSHUFB     Y6, Y0, Y6
+	VPSHUFB     Y10, Y1, Y10
+	VPXOR       64(R9), Y7, Y7
+	VPSRLW      $0x04, Y7, Y11
+	VPAND       ublockMask0f<>+0(SB), Y11, Y11
+	VPAND       ublockMask0f<>+0(SB), Y7, Y7
+	VPSHUFB     Y7, Y0, Y7
+	VPSHUFB     Y11, Y1, Y11
+	VPXOR       Y10, Y6, Y6
+	VPXOR       Y11, Y7, Y7
+	VPXOR       Y6, Y7, Y7
+	VPSLLD      $0x04, Y7, Y11
+	VPSRLD      $0x1c, Y7, Y10
+	VPOR        Y11, Y10, Y10
+	VPXOR       Y10, Y6, Y6
+	VPSHUFB     ublockRotl8<>+0(SB), Y6, Y10
+	VPXOR       Y10, Y7, Y7
+	VPSHUFB     ublockRotl8<>+0(SB), Y7, Y10
+	VPXOR       Y10, Y6, Y6
+	VPSLLD      $0x14, Y6, Y11
+	VPSRLD      $0x0c, Y6, Y10
+	VPOR        Y11, Y10, Y10
+	VPXOR       Y10, Y7, Y7
+	VPXOR       Y7, Y6, Y6
+	VPSHUFB     ublockPL128<>+0(SB), Y6, Y6
+	VPSHUFB     ublockPR128<>+0(SB), Y7, Y7
+	VPXOR       (R9), Y8, Y8
+	VPSRLW      $0x04, Y8, Y10
+	VPAND       ublockMask0f<>+0(SB), Y10, Y10
+	VPAND       ublockMask0f<>+0(SB), Y8, Y8
+	VPSHUFB     Y8, Y0, Y8
+	VPSHUFB     Y10, Y1, Y10
+	VPXOR       64(R9), Y9, Y9
+	VPSRLW      $0x04, Y9, Y11
+	VPAND       ublockMask0f<>+0(SB), Y11, Y11
+	VPAND       ublockMask0f<>+0(SB), Y9, Y9
+	VPSHUFB     Y9, Y0, Y9
+	VPSHUFB     Y11, Y1, Y11
+	VPXOR       Y10, Y8, Y8
+	VPXOR       Y11, Y9, Y9
+	VPXOR       Y8, Y9, Y9
+	VPSLLD      $0x04, Y9, Y11
+	VPSRLD      $0x1c, Y9, Y10
+	VPOR        Y11, Y10, Y10
+	VPXOR       Y10, Y8, Y8
+	VPSHUFB     ublockRotl8<>+0(SB), Y8, Y10
+	VPXOR       Y10, Y9, Y9
+	VPSHUFB     ublockRotl8<>+0(SB), Y9, Y10
+	VPXOR       Y10, Y8, Y8
+	VPSLLD      $0x14, Y8, Y11
+	VPSRLD      $0x0c, Y8, Y10
+	VPOR        Y11, Y10, Y10
+	VPXOR       Y10, Y9, Y9
+	VPXOR       Y9, Y8, Y8
+	VPSHUFB     ublockPL128<>+0(SB), Y8, Y8
+	VPSHUFB     ublockPR128<>+0(SB), Y9, Y9
+	ADDQ        $0x00000140, R9
+	DECQ        R8
+	JNZ         xorPieces128AVX2_rounds4
+	VPXOR       (R9), Y2, Y2
+	VPXOR       64(R9), Y3, Y3
+	VPXOR       (R9), Y4, Y4
+	VPXOR       64(R9), Y5, Y5
+	VPXOR       (R9), Y6, Y6
+	VPXOR       64(R9), Y7, Y7
+	VPXOR       (R9), Y8, Y8
+	VPXOR       64(R9), Y9, Y9
+	VPUNPCKLQDQ Y3, Y2, Y10
+	VPUNPCKHQDQ Y3, Y2, Y2
+	VPSHUFB     ublockBswap<>+0(SB), Y10, Y10
+	VMOVDQU     Y10, (SI)
+	VPSHUFB     ublockBswap<>+0(SB), Y2, Y2
+	VMOVDQU     Y2, 32(SI)
+	VPUNPCKLQDQ Y5, Y4, Y2
+	VPUNPCKHQDQ Y5, Y4, Y3
+	VPSHUFB     ublockBswap<>+0(SB), Y2, Y2
+	VMOVDQU     Y2, 64(SI)
+	VPSHUFB     ublockBswap<>+0(SB), Y3, Y3
+	VMOVDQU     Y3, 96(SI)
+	VPUNPCKLQDQ Y7, Y6, Y2
+	VPUNPCKHQDQ Y7, Y6, Y3
+	VPSHUFB     ublockBswap<>+0(SB), Y2, Y2
+	VMOVDQU     Y2, 128(SI)
+	VPSHUFB     ublockBswap<>+0(SB), Y3, Y3
+	VMOVDQU     Y3, 160(SI)
+	VPUNPCKLQDQ Y9, Y8, Y2
+	VPUNPCKHQDQ Y9, Y8, Y3
+	VPSHUFB     ublockBswap<>+0(SB), Y2, Y2
+	VMOVDQU     Y2, 192(SI)
+	VPSHUFB     ublockBswap<>+0(SB), Y3, Y3
+	VMOVDQU     Y3, 224(SI)
+	ADDQ        $0x00000100, BX
+	ADDQ        $0x00000100, SI
+	SUBQ        $0x00000010, DI
+	JMP         xorPieces128AVX2_full
+
+xorPieces128AVX2_rest:
+	CMPQ DI, $0x0000000c
+	JAE  xorPieces128AVX2_rest3
+	CMPQ DI, $0x00000008
+	JAE  xorPieces128AVX2_rest2
+	CMPQ DI, $0x00000004
+	JAE  xorPieces128AVX2_rest1
+	JMP  xorPieces128AVX2_done
+
+xorPieces128AVX2_rest3:
+	VMOVDQU     (BX), Y3
+	VMOVDQU     32(BX), Y4
+	VPUNPCKLQDQ Y4, Y3, Y2
+	VPUNPCKHQDQ Y4, Y3, Y3
+	VPSHUFB     ublockBswap<>+0(SB), Y2, Y2
+	VPSHUFB     ublockBswap<>+0(SB), Y3, Y3
+	VMOVDQU     64(BX), Y5
+	VMOVDQU     96(BX), Y6
+	VPUNPCKLQDQ Y6, Y5, Y4
+	VPUNPCKHQDQ Y6, Y5, Y5
+	VPSHUFB     ublockBswap<>+0(SB), Y4, Y4
+	VPSHUFB     ublockBswap<>+0(SB), Y5, Y5
+	VMOVDQU     128(BX), Y7
+	VMOVDQU     160(BX), Y8
+	VPUNPCKLQDQ Y8, Y7, Y6
+	VPUNPCKHQDQ Y8, Y7, Y7
+	VPSHUFB     ublockBswap<>+0(SB), Y6, Y6
+	VPSHUFB     ublockBswap<>+0(SB), Y7, Y7
+	MOVQ        rounds+8(FP), R8
+
+xorPieces128AVX2_rounds3:
+	VPXOR       (AX), Y2, Y2
+	VPSRLW      $0x04, Y2, Y8
+	VPAND       ublockMask0f<>+0(SB), Y8, Y8
+	VPAND       ublockMask0f<>+0(SB), Y2, Y2
+	VPSHUFB     Y2, Y0, Y2
+	VPSHUFB     Y8, Y1, Y8
+	VPXOR       64(AX), Y3, Y3
+	VPSRLW      $0x04, Y3, Y9
+	VPAND       ublockMask0f<>+0(SB), Y9, Y9
+	VPAND       ublockMask0f<>+0(SB), Y3, Y3
+	VPSHUFB     Y3, Y0, Y3
+	VPSHUFB     Y9, Y1, Y9
+	VPXOR       Y8, Y2, Y2
+	VPXOR       Y9, Y3, Y3
+	VPXOR       Y2, Y3, Y3
+	VPSLLD      $0x04, Y3, Y9
+	VPSRLD      $0x1c, Y3, Y8
+	VPOR        Y9, Y8, Y8
+	VPXOR       Y8, Y2, Y2
+	VPSHUFB     ublockRotl8<>+0(SB), Y2, Y8
+	VPXOR       Y8, Y3, Y3
+	VPSHUFB     ublockRotl8<>+0(SB), Y3, Y8
+	VPXOR       Y8, Y2, Y2
+	VPSLLD      $0x14, Y2, Y9
+	VPSRLD      $0x0c, Y2, Y8
+	VPOR        Y9, Y8, Y8
+	VPXOR       Y8, Y3, Y3
+	VPXOR       Y3, Y2, Y2
+	VPSHUFB     ublockPL128<>+0(SB), Y2, Y2
+	VPSHUFB     ublockPR128<>+0(SB), Y3, Y3
+	VPXOR       (AX), Y4, Y4
+	VPSRLW      $0x04, Y4, Y8
+	VPAND       ublockMask0f<>+0(SB), Y8, Y8
+	VPAND       ublockMask0f<>+0(SB), Y4, Y4
+	VPSHUFB     Y4, Y0, Y4
+	VPSHUFB     Y8, Y1, Y8
+	VPXOR       64(AX), Y5, Y5
+	VPSRLW      $0x04, Y5, Y9
+	VPAND       ublockMask0f<>+0(SB), Y9, Y9
+	VPAND       ublockMask0f<>+0(SB), Y5, Y5
+	VPSHUFB     Y5, Y0, Y5
+	VPSHUFB     Y9, Y1, Y9
+	VPXOR       Y8, Y4, Y4
+	VPXOR       Y9, Y5, Y5
+	VPXOR       Y4, Y5, Y5
+	VPSLLD      $0x04, Y5, Y9
+	VPSRLD      $0x1c, Y5, Y8
+	VPOR        Y9, Y8, Y8
+	VPXOR       Y8, Y4, Y4
+	VPSHUFB     ublockRotl8<>+0(SB), Y4, Y8
+	VPXOR       Y8, Y5, Y5
+	VPSHUFB     ublockRotl8<>+0(SB), Y5, Y8
+	VPXOR       Y8, Y4, Y4
+	VPSLLD      $0x14, Y4, Y9
+	VPSRLD      $0x0c, Y4, Y8
+	VPOR        Y9, Y8, Y8
+	VPXOR       Y8, Y5, Y5
+	VPXOR       Y5, Y4, Y4
+	VPSHUFB     ublockPL128<>+0(SB), Y4, Y4
+	VPSHUFB     ublockPR128<>+0(SB), Y5, Y5
+	VPXOR       (AX), Y6, Y6
+	VPSRLW      $0x04, Y6, Y8
+	VPAND       ublockMask0f<>+0(SB), Y8, Y8
+	VPAND       ublockMask0f<>+0(SB), Y6, Y6
+	VPSHUFB     Y6, Y0, Y6
+	VPSHUFB     Y8, Y1, Y8
+	VPXOR       64(AX), Y7, Y7
+	VPSRLW      $0x04, Y7, Y9
+	VPAND       ublockMask0f<>+0(SB), Y9, Y9
+	VPAND       ublockMask0f<>+0(SB), Y7, Y7
+	VPSHUFB     Y7, Y0, Y7
+	VPSHUFB     Y9, Y1, Y9
+	VPXOR       Y8, Y6, Y6
+	VPXOR       Y9, Y7, Y7
+	VPXOR       Y6, Y7, Y7
+	VPSLLD      $0x04, Y7, Y9
+	VPSRLD      $0x1c, Y7, Y8
+	VPOR        Y9, Y8, Y8
+	VPXOR       Y8, Y6, Y6
+	VPSHUFB     ublockRotl8<>+0(SB), Y6, Y8
+	VPXOR       Y8, Y7, Y7
+	VPSHUFB     ublockRotl8<>+0(SB), Y7, Y8
+	VPXOR       Y8, Y6, Y6
+	VPSLLD      $0x14, Y6, Y9
+	VPSRLD      $0x0c, Y6, Y8
+	VPOR        Y9, Y8, Y8
+	VPXOR       Y8, Y7, Y7
+	VPXOR       Y7, Y6, Y6
+	VPSHUFB     ublockPL128<>+0(SB), Y6, Y6
+	VPSHUFB     ublockPR128<>+0(SB), Y7, Y7
+	ADDQ        $0x00000140, AX
+	DECQ        R8
+	JNZ         xorPieces128AVX2_rounds3
+	VPXOR       (AX), Y2, Y2
+	VPXOR       64(AX), Y3, Y3
+	VPXOR       (AX), Y4, Y4
+	VPXOR       64(AX), Y5, Y5
+	VPXOR       (AX), Y6, Y6
+	VPXOR       64(AX), Y7, Y7
+	VPUNPCKLQDQ Y3, Y2, Y0
+	VPUNPCKHQDQ Y3, Y2, Y1
+	VPSHUFB     ublockBswap<>+0(SB), Y0, Y0
+	VMOVDQU     Y0, (SI)
+	VPSHUFB     ublockBswap<>+0(SB), Y1, Y1
+	VMOVDQU     Y1, 32(SI)
+	VPUNPCKLQDQ Y5, Y4, Y0
+	VPUNPCKHQDQ Y5, Y4, Y1
+	VPSHUFB     ublockBswap<>+0(SB), Y0, Y0
+	VMOVDQU     Y0, 64(SI)
+	VPSHUFB     ublockBswap<>+0(SB), Y1, Y1
+	VMOVDQU     Y1, 96(SI)
+	VPUNPCKLQDQ Y7, Y6, Y0
+	VPUNPCKHQDQ Y7, Y6, Y1
+	VPSHUFB     ublockBswap<>+0(SB), Y0, Y0
+	VMOVDQU     Y0, 128(SI)
+	VPSHUFB     ublockBswap<>+0(SB), Y1, Y1
+	VMOVDQU     Y1, 160(SI)
+	ADDQ        $0x000000c0, BX
+	ADDQ        $0x000000c0, SI
+	SUBQ        $0x0000000c, DI
+	JMP         xorPieces128AVX2_done
+
+xorPieces128AVX2_rest2:
+	VMOVDQU     (BX), Y3
+	VMOVDQU     32(BX), Y4
+	VPUNPCKLQDQ Y4, Y3, Y2
+	VPUNPCKHQDQ Y4, Y3, Y3
+	VPSHUFB     ublockBswap<>+0(SB), Y2, Y2
+	VPSHUFB     ublockBswap<>+0(SB), Y3, Y3
+	VMOVDQU     64(BX), Y5
+	VMOVDQU     96(BX), Y6
+	VPUNPCKLQDQ Y6, Y5, Y4
+	VPUNPCKHQDQ Y6, Y5, Y5
+	VPSHUFB     ublockBswap<>+0(SB), Y4, Y4
+	VPSHUFB     ublockBswap<>+0(SB), Y5, Y5
+	MOVQ        rounds+8(FP), R8
+
+xorPieces128AVX2_rounds2:
+	VPXOR       (AX), Y2, Y2
+	VPSRLW      $0x04, Y2, Y6
+	VPAND       ublockMask0f<>+0(SB), Y6, Y6
+	VPAND       ublockMask0f<>+0(SB), Y2, Y2
+	VPSHUFB     Y2, Y0, Y2
+	VPSHUFB     Y6, Y1, Y6
+	VPXOR       64(AX), Y3, Y3
+	VPSRLW      $0x04, Y3, Y7
+	VPAND       ublockMask0f<>+0(SB), Y7, Y7
+	VPAND       ublockMask0f<>+0(SB), Y3, Y3
+	VPSHUFB     Y3, Y0, Y3
+	VPSHUFB     Y7, Y1, Y7
+	VPXOR       Y6, Y2, Y2
+	VPXOR       Y7, Y3, Y3
+	VPXOR       Y2, Y3, Y3
+	VPSLLD      $0x04, Y3, Y7
+	VPSRLD      $0x1c, Y3, Y6
+	VPOR        Y7, Y6, Y6
+	VPXOR       Y6, Y2, Y2
+	VPSHUFB     ublockRotl8<>+0(SB), Y2, Y6
+	VPXOR       Y6, Y3, Y3
+	VPSHUFB     ublockRotl8<>+0(SB), Y3, Y6
+	VPXOR       Y6, Y2, Y2
+	VPSLLD      $0x14, Y2, Y7
+	VPSRLD      $0x0c, Y2, Y6
+	VPOR        Y7, Y6, Y6
+	VPXOR       Y6, Y3, Y3
+	VPXOR       Y3, Y2, Y2
+	VPSHUFB     ublockPL128<>+0(SB), Y2, Y2
+	VPSHUFB     ublockPR128<>+0(SB), Y3, Y3
+	VPXOR       (AX), Y4, Y4
+	VPSRLW      $0x04, Y4, Y6
+	VPAND       ublockMask0f<>+0(SB), Y6, Y6
+	VPAND       ublockMask0f<>+0(SB), Y4, Y4
+	VPSHUFB     Y4, Y0, Y4
+	VPSHUFB     Y6, Y1, Y6
+	VPXOR       64(AX), Y5, Y5
+	VPSRLW      $0x04, Y5, Y7
+	VPAND       ublockMask0f<>+0(SB), Y7, Y7
+	VPAND       ublockMask0f<>+0(SB), Y5, Y5
+	VPSHUFB     Y5, Y0, Y5
+	VPSHUFB     Y7, Y1, Y7
+	VPXOR       Y6, Y4, Y4
+	VPXOR       Y7, Y5, Y5
+	VPXOR       Y4, Y5, Y5
+	VPSLLD      $0x04, Y5, Y7
+	VPSRLD      $0x1c, Y5, Y6
+	VPOR        Y7, Y6, Y6
+	VPXOR       Y6, Y4, Y4
+	VPSHUFB     ublockRotl8<>+0(SB), Y4, Y6
+	VPXOR       Y6, Y5, Y5
+	VPSHUFB     ublockRotl8<>+0(SB), Y5, Y6
+	VPXOR       Y6, Y4, Y4
+	VPSLLD      $0x14, Y4, Y7
+	VPSRLD      $0x0c, Y4, Y6
+	VPOR        Y7, Y6, Y6
+	VPXOR       Y6, Y5, Y5
+	VPXOR       Y5, Y4, Y4
+	VPSHUFB     ublockPL128<>+0(SB), Y4, Y4
+	VPSHUFB     ublockPR128<>+0(SB), Y5, Y5
+	ADDQ        $0x00000140, AX
+	DECQ        R8
+	JNZ         xorPieces128AVX2_rounds2
+	VPXOR       (AX), Y2, Y2
+	VPXOR       64(AX), Y3, Y3
+	VPXOR       (AX), Y4, Y4
+	VPXOR       64(AX), Y5, Y5
+	VPUNPCKLQDQ Y3, Y2, Y0
+	VPUNPCKHQDQ Y3, Y2, Y1
+	VPSHUFB     ublockBswap<>+0(SB), Y0, Y0
+	VMOVDQU     Y0, (SI)
+	VPSHUFB     ublockBswap<>+0(SB), Y1, Y1
+	VMOVDQU     Y1, 32(SI)
+	VPUNPCKLQDQ Y5, Y4, Y0
+	VPUNPCKHQDQ Y5, Y4, Y1
+	VPSHUFB     ublockBswap<>+0(SB), Y0, Y0
+	VMOVDQU     Y0, 64(SI)
+	VPSHUFB     ublockBswap<>+0(SB), Y1, Y1
+	VMOVDQU     Y1, 96(SI)
+	ADDQ        $0x00000080, BX
+	ADDQ        $0x00000080, SI
+	SUBQ        $0x00000008, DI
+	JMP         xorPieces128AVX2_done
+
+xorPieces128AVX2_rest1:
+	VMOVDQU     (BX), Y3
+	VMOVDQU     32(BX), Y4
+	VPUNPCKLQDQ Y4, Y3, Y2
+	VPUNPCKHQDQ Y4, Y3, Y3
+	VPSHUFB     ublockBswap<>+0(SB), Y2, Y2
+	VPSHUFB     ublockBswap<>+0(SB), Y3, Y3
+	MOVQ        rounds+8(FP), R8
+
+xorPieces128AVX2_rounds1:
+	VPXOR       (AX), Y2, Y2
+	VPSRLW      $0x04, Y2, Y4
+	VPAND       ublockMask0f<>+0(SB), Y4, Y4
+	VPAND       ublockMask0f<>+0(SB), Y2, Y2
+	VPSHUFB     Y2, Y0, Y2
+	VPSHUFB     Y4, Y1, Y4
+	VPXOR       64(AX), Y3, Y3
+	VPSRLW      $0x04, Y3, Y5
+	VPAND       ublockMask0f<>+0(SB), Y5, Y5
+	VPAND       ublockMask0f<>+0(SB), Y3, Y3
+	VPSHUFB     Y3, Y0, Y3
+	VPSHUFB     Y5, Y1, Y5
+	VPXOR       Y4, Y2, Y2
+	VPXOR       Y5, Y3, Y3
+	VPXOR       Y2, Y3, Y3
+	VPSLLD      $0x04, Y3, Y5
+	VPSRLD      $0x1c, Y3, Y4
+	VPOR        Y5, Y4, Y4
+	VPXOR       Y4, Y2, Y2
+	VPSHUFB     ublockRotl8<>+0(SB), Y2, Y4
+	VPXOR       Y4, Y3, Y3
+	VPSHUFB     ublockRotl8<>+0(SB), Y3, Y4
+	VPXOR       Y4, Y2, Y2
+	VPSLLD      $0x14, Y2, Y5
+	VPSRLD      $0x0c, Y2, Y4
+	VPOR        Y5, Y4, Y4
+	VPXOR       Y4, Y3, Y3
+	VPXOR       Y3, Y2, Y2
+	VPSHUFB     ublockPL128<>+0(SB), Y2, Y2
+	VPSHUFB     ublockPR128<>+0(SB), Y3, Y3
+	ADDQ        $0x00000140, AX
+	DECQ        R8
+	JNZ         xorPieces128AVX2_rounds1
+	VPXOR       (AX), Y2, Y2
+	VPXOR       64(AX), Y3, Y3
+	VPUNPCKLQDQ Y3, Y2, Y0
+	VPUNPCKHQDQ Y3, Y2, Y1
+	VPSHUFB     ublockBswap<>+0(SB), Y0, Y0
+	VMOVDQU     Y0, (SI)
+	VPSHUFB     ublockBswap<>+0(SB), Y1, Y1
+	VMOVDQU     Y1, 32(SI)
+	ADDQ        $0x00000040, BX
+	ADDQ        $0x00000040, SI
+	SUBQ        $0x00000004, DI
+
+xorPieces128AVX2_done:
+	// Keystream into every piece: a register per step, then 16 bytes, then bytes.
+	MOVQ (SP), AX
+	MOVQ DX, DX
+
+xorPieces128AVX2_xor_piece:
+	TESTQ DX, DX
+	JZ    xorPieces128AVX2_xor_done
+	MOVQ  16(CX), BX
+	MOVQ  24(CX), SI
+	MOVQ  32(CX), DI
+	MOVQ  DI, R8
+	ADDQ  $0x0f, R8
+	ANDQ  $-16, R8
+	ADDQ  AX, R8
+
+xorPieces128AVX2_xor_wide:
+	CMPQ    DI, $0x20
+	JB      xorPieces128AVX2_xor_16
+	VMOVDQU (AX), Y0
+	TESTQ   SI, SI
+	JZ      xorPieces128AVX2_xor_wide_store
+	VPXOR   (SI), Y0, Y0
+	ADDQ    $0x20, SI
+
+xorPieces128AVX2_xor_wide_store:
+	VMOVDQU Y0, (BX)
+	ADDQ    $0x20, AX
+	ADDQ    $0x20, BX
+	SUBQ    $0x20, DI
+	JMP     xorPieces128AVX2_xor_wide
+
+xorPieces128AVX2_xor_16:
+	CMPQ    DI, $0x10
+	JB      xorPieces128AVX2_xor_1
+	VMOVDQU (AX), X0
+	TESTQ   SI, SI
+	JZ      xorPieces128AVX2_xor_16_store
+	VPXOR   (SI), X0, X0
+	ADDQ    $0x10, SI
+
+xorPieces128AVX2_xor_16_store:
+	VMOVDQU X0, (BX)
+	ADDQ    $0x10, AX
+	ADDQ    $0x10, BX
+	SUBQ    $0x10, DI
+	JMP     xorPieces128AVX2_xor_16
+
+xorPieces128AVX2_xor_1:
+	TESTQ   DI, DI
+	JZ      xorPieces128AVX2_xor_next
+	MOVBLZX (AX), R9
+	TESTQ   SI, SI
+	JZ      xorPieces128AVX2_xor_1_store
+	XORB    (SI), R9
+	INCQ    SI
+
+xorPieces128AVX2_xor_1_store:
+	MOVB R9, (BX)
+	INCQ AX
+	INCQ BX
+	DECQ DI
+	JMP  xorPieces128AVX2_xor_1
+
+xorPieces128AVX2_xor_next:
+	MOVQ R8, AX
+	ADDQ $0x28, CX
+	DECQ DX
+	JMP  xorPieces128AVX2_xor_piece
+
+xorPieces128AVX2_xor_done:
+	// Zero what the buffer held (counter blocks, keystream): nblocks rounded up to whole pairs, and the builder's slack.
+	VPXOR Y0, Y0, Y0
+	MOVQ  (SP), AX
+	MOVQ  nblocks+32(FP), CX
+	SHLQ  $0x04, CX
+	ADDQ  $0x0000003f, CX
+	ANDQ  $-64, CX
+	ADDQ  $0x20, CX
+	ADDQ  AX, CX
+
+xorPieces128AVX2_wipe:
+	VMOVDQU Y0, (AX)
+	ADDQ    $0x20, AX
+	CMPQ    AX, CX
+	JB      xorPieces128AVX2_wipe
 	VZEROUPPER
 	RET

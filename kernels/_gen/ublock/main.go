@@ -3,7 +3,8 @@
 // 690–703): ECB encryption and decryption of the 128-bit block
 // (uBlock-128/128, 128/256) and of the 256-bit block (uBlock-256/256), the
 // CTR keystream XOR of GCM's GCTR (NIST SP 800-38D §6.5, inc32) under one
-// key, and the same for several keys at once (multi-key), in three tiers:
+// key, the same for several keys at once (multi-key), and the gathered
+// pass of many runs under one key (pieces.go), in three tiers:
 //
 //   - AVX512VBMI: as AVX512, with the S-box through VPERMB and the last XOR
 //     of the linear layer folded into the next round key (vbmiRound);
@@ -74,6 +75,7 @@ func main() {
 		}
 		genCTR(a)
 		genCTRMulti(a)
+		genXORPieces(a)
 	}
 	Generate()
 }
@@ -86,6 +88,8 @@ type consts struct {
 	ctrOff                                        map[bool]Mem // slot offsets of the counter word, by zmm
 	incPair                                       map[bool]Mem // blocks per pair in the counter word, by zmm
 	incOne                                        Mem
+	pieceSwap, pieceOffs                          Mem          // counter-block builder of the pieces kernel (pieces.go)
+	pieceInc                                      map[bool]Mem // blocks per store of the builder, by zmm
 }
 
 func bytesTable(name string, pattern [16]byte) Mem {
@@ -105,7 +109,7 @@ func dwordTable(name string, v [16]uint32) Mem {
 }
 
 func emitConstants() *consts {
-	c := &consts{perm: map[string]Mem{}, ctrOff: map[bool]Mem{}, incPair: map[bool]Mem{}}
+	c := &consts{perm: map[string]Mem{}, ctrOff: map[bool]Mem{}, incPair: map[bool]Mem{}, pieceInc: map[bool]Mem{}}
 	var f, lo, hi, ilo, ihi, bs, r8 [16]byte
 	inv := invSBox()
 	for i := range f {
@@ -155,6 +159,7 @@ func emitConstants() *consts {
 		one[4*j+1], one[4*j+3] = 1, 1
 	}
 	c.incOne = dwordTable("ublockIncOne", one)
+	emitPieceConstants(c)
 	return c
 }
 
@@ -508,6 +513,14 @@ func (g *kern) pairs(n int) (A, B []VecVirtual) {
 // would not); pass(c) emits one pass of c pairs and the pointer updates.
 // unit is what one pair consumes of n, which must be a multiple of it.
 func (g *kern) passLoop(n GPVirtual, unit int, pass func(c int)) {
+	g.passLoopThen(n, unit, pass)
+	VZEROUPPER()
+	RET()
+}
+
+// passLoopThen is passLoop falling through to the code after it instead
+// of returning.
+func (g *kern) passLoopThen(n GPVirtual, unit int, pass func(c int)) {
 	full, done := g.name+"_full", g.name+"_done"
 	Label(full)
 	CMPQ(n, U32(g.a.pairs*unit))
@@ -526,8 +539,6 @@ func (g *kern) passLoop(n GPVirtual, unit int, pass func(c int)) {
 		JMP(LabelRef(done))
 	}
 	Label(done)
-	VZEROUPPER()
-	RET()
 }
 
 func variantDoc(wide bool) (string, int) {
@@ -553,20 +564,25 @@ func genECB(a *isa, wide, dec bool) {
 	dst := Load(Param("dst"), GP64()).(GPVirtual)
 	src := Load(Param("src"), GP64()).(GPVirtual)
 	n := Load(Param("nblocks"), GP64()).(GPVirtual)
-	g.passLoop(n, g.pairBlocks, func(c int) {
-		A, B := g.pairs(c)
-		for p := 0; p < c; p++ {
-			g.loadPair(Mem{Base: src, Disp: p * 2 * a.width}, A[p], B[p])
-		}
-		r := Load(Param("rounds"), GP64()).(GPVirtual)
-		g.rounds(A, B, rk, r)
-		for p := 0; p < c; p++ {
-			g.storePair(A[p], B[p], Mem{Base: dst, Disp: p * 2 * a.width}, nil)
-		}
-		ADDQ(U32(c*2*a.width), src)
-		ADDQ(U32(c*2*a.width), dst)
-		SUBQ(U32(c*g.pairBlocks), n)
-	})
+	g.passLoop(n, g.pairBlocks, func(c int) { g.ecbPass(c, rk, dst, src, n) })
+}
+
+// ecbPass emits one ECB pass of c pairs from src to dst and advances src,
+// dst and n (blocks) past it.
+func (g *kern) ecbPass(c int, rk, dst, src, n GPVirtual) {
+	a := g.a
+	A, B := g.pairs(c)
+	for p := 0; p < c; p++ {
+		g.loadPair(Mem{Base: src, Disp: p * 2 * a.width}, A[p], B[p])
+	}
+	r := Load(Param("rounds"), GP64()).(GPVirtual)
+	g.rounds(A, B, rk, r)
+	for p := 0; p < c; p++ {
+		g.storePair(A[p], B[p], Mem{Base: dst, Disp: p * 2 * a.width}, nil)
+	}
+	ADDQ(U32(c*2*a.width), src)
+	ADDQ(U32(c*2*a.width), dst)
+	SUBQ(U32(c*g.pairBlocks), n)
 }
 
 func genCTR(a *isa) {
