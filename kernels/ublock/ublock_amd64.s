@@ -3048,17 +3048,19 @@ TEXT ·xorPieces128AVX512VBMI(SB), $2184-40
 	MOVQ DX, DI
 
 xorPieces128AVX512VBMI_ctr_piece:
-	TESTQ           DI, DI
-	JZ              xorPieces128AVX512VBMI_ctr_done
-	MOVQ            32(SI), R8
-	ADDQ            $0x0f, R8
-	SHRQ            $0x04, R8
-	MOVQ            BX, R9
-	VBROADCASTI32X4 (SI), Z6
-	VPSHUFB         ublockPieceSwap<>+0(SB), Z6, Z6
-	VPADDD          ublockPieceOffsets<>+0(SB), Z6, Z6
-	SHLQ            $0x04, R8
-	ADDQ            R8, BX
+	TESTQ        DI, DI
+	JZ           xorPieces128AVX512VBMI_ctr_done
+	MOVQ         32(SI), R8
+	ADDQ         $0x0f, R8
+	SHRQ         $0x04, R8
+	MOVQ         BX, R9
+	VPBROADCASTQ (SI), Z6
+	VPBROADCASTQ 8(SI), Z7
+	VPUNPCKLQDQ  Z7, Z6, Z6
+	VPSHUFB      ublockPieceSwap<>+0(SB), Z6, Z6
+	VPADDD       ublockPieceOffsets<>+0(SB), Z6, Z6
+	SHLQ         $0x04, R8
+	ADDQ         R8, BX
 
 xorPieces128AVX512VBMI_ctr_block:
 	CMPQ      R9, BX
@@ -6545,17 +6547,19 @@ TEXT ·xorPieces128AVX512(SB), $2184-40
 	MOVQ DX, DI
 
 xorPieces128AVX512_ctr_piece:
-	TESTQ           DI, DI
-	JZ              xorPieces128AVX512_ctr_done
-	MOVQ            32(SI), R8
-	ADDQ            $0x0f, R8
-	SHRQ            $0x04, R8
-	MOVQ            BX, R9
-	VBROADCASTI32X4 (SI), Z6
-	VPSHUFB         ublockPieceSwap<>+0(SB), Z6, Z6
-	VPADDD          ublockPieceOffsets<>+0(SB), Z6, Z6
-	SHLQ            $0x04, R8
-	ADDQ            R8, BX
+	TESTQ        DI, DI
+	JZ           xorPieces128AVX512_ctr_done
+	MOVQ         32(SI), R8
+	ADDQ         $0x0f, R8
+	SHRQ         $0x04, R8
+	MOVQ         BX, R9
+	VPBROADCASTQ (SI), Z6
+	VPBROADCASTQ 8(SI), Z7
+	VPUNPCKLQDQ  Z7, Z6, Z6
+	VPSHUFB      ublockPieceSwap<>+0(SB), Z6, Z6
+	VPADDD       ublockPieceOffsets<>+0(SB), Z6, Z6
+	SHLQ         $0x04, R8
+	ADDQ         R8, BX
 
 xorPieces128AVX512_ctr_block:
 	CMPQ      R9, BX
@@ -10301,17 +10305,19 @@ TEXT ·xorPieces128AVX2(SB), $2152-40
 	MOVQ DX, DI
 
 xorPieces128AVX2_ctr_piece:
-	TESTQ          DI, DI
-	JZ             xorPieces128AVX2_ctr_done
-	MOVQ           32(SI), R8
-	ADDQ           $0x0f, R8
-	SHRQ           $0x04, R8
-	MOVQ           BX, R9
-	VBROADCASTI128 (SI), Y2
-	VPSHUFB        ublockPieceSwap<>+0(SB), Y2, Y2
-	VPADDD         ublockPieceOffsets<>+0(SB), Y2, Y2
-	SHLQ           $0x04, R8
-	ADDQ           R8, BX
+	TESTQ        DI, DI
+	JZ           xorPieces128AVX2_ctr_done
+	MOVQ         32(SI), R8
+	ADDQ         $0x0f, R8
+	SHRQ         $0x04, R8
+	MOVQ         BX, R9
+	VPBROADCASTQ (SI), Y2
+	VPBROADCASTQ 8(SI), Y3
+	VPUNPCKLQDQ  Y3, Y2, Y2
+	VPSHUFB      ublockPieceSwap<>+0(SB), Y2, Y2
+	VPADDD       ublockPieceOffsets<>+0(SB), Y2, Y2
+	SHLQ         $0x04, R8
+	ADDQ         R8, BX
 
 xorPieces128AVX2_ctr_block:
 	CMPQ    R9, BX

@@ -20,8 +20,9 @@ const (
 	MaxPlaintextSize = (1<<32 - 2) * BlockSize
 )
 
-// maxShort is the longest text that Seal and Open run through one CTR
-// call together with the tag mask (15 blocks, so 16 with E_K(J0)).
+// maxShort is the longest text that sealGeneric and openGeneric run
+// through one CTR call together with the tag mask (15 blocks, so 16 with
+// E_K(J0)).
 const maxShort = 15 * BlockSize
 
 // GCM is a uBlock-GCM key (NIST SP 800-38D over uBlock-128/128 or
@@ -77,6 +78,49 @@ func firstCounter(nonce *[NonceSize]byte) (ctr [BlockSize]byte) {
 // overlap exactly (in place) but not otherwise; len(plaintext) must not
 // exceed MaxPlaintextSize. The caller checks these preconditions.
 func (g *GCM) Seal(out []byte, tag *[TagSize]byte, nonce *[NonceSize]byte, plaintext, aad []byte) {
+	sealGCM(g, out, tag, nonce, plaintext, aad)
+}
+
+// Open verifies tag over aad and ciphertext (SP 800-38D §7.2, GCM-AD)
+// with a constant-time comparison and only then decrypts ciphertext into
+// out. It reports whether the tag was valid; if not, out has not been
+// written. out and ciphertext may overlap exactly but not otherwise.
+func (g *GCM) Open(out []byte, nonce *[NonceSize]byte, ciphertext, aad []byte, tag *[TagSize]byte) bool {
+	return openGCM(g, out, nonce, ciphertext, aad, tag)
+}
+
+// Packet is one message of a batch for SealBatch and OpenBatch: Text is
+// sealed or opened in place, with AAD as additional data and the tag in
+// *Tag. Text, AAD and Tag of all packets of a batch must not overlap one
+// another, and len(Text) must not exceed MaxPlaintextSize.
+type Packet struct {
+	Nonce [NonceSize]byte
+	AAD   []byte
+	Text  []byte
+	Tag   *[TagSize]byte
+}
+
+// SealBatch seals every packet of ps in place, exactly as Seal(p.Text,
+// p.Tag, &p.Nonce, p.Text, p.AAD) would. On a kernel tier the packets'
+// keystream shares kernel passes (gcm_amd64.go): each packet's whole
+// passes run straight through the CTR kernel, and the tag masks E_K(J0)
+// and the leftover and partial blocks of all packets are gathered into
+// full passes.
+func (g *GCM) SealBatch(ps []Packet) { sealBatchGCM(g, ps) }
+
+// OpenBatch verifies every packet of ps and decrypts in place those whose
+// tag is valid, exactly as Open(p.Text, &p.Nonce, p.Text, p.AAD, p.Tag)
+// would; ok[i] reports whether ps[i] verified (len(ok) ≥ len(ps)). A
+// packet that fails is left unmodified: every tag is checked before any
+// text is written, and only the packets that verified are decrypted.
+func (g *GCM) OpenBatch(ps []Packet, ok []bool) {
+	_ = ok[:len(ps)]
+	openBatchGCM(g, ps, ok)
+}
+
+// sealGeneric is Seal on the dispatched primitives (the generic code
+// when no kernel tier is enabled).
+func (g *GCM) sealGeneric(out []byte, tag *[TagSize]byte, nonce *[NonceSize]byte, plaintext, aad []byte) {
 	n := len(plaintext)
 	var y [16]byte
 	if n <= maxShort {
@@ -101,15 +145,13 @@ func (g *GCM) Seal(out []byte, tag *[TagSize]byte, nonce *[NonceSize]byte, plain
 	subtle.XORBytes(tag[:], y[:], mask[:])
 }
 
-// Open verifies tag over aad and ciphertext (SP 800-38D §7.2, GCM-AD)
-// with a constant-time comparison and only then decrypts ciphertext into
-// out. It reports whether the tag was valid; if not, out has not been
-// written. out and ciphertext may overlap exactly but not otherwise.
-func (g *GCM) Open(out []byte, nonce *[NonceSize]byte, ciphertext, aad []byte, tag *[TagSize]byte) bool {
+// openGeneric is Open on the dispatched primitives.
+func (g *GCM) openGeneric(out []byte, nonce *[NonceSize]byte, ciphertext, aad []byte, tag *[TagSize]byte) bool {
 	n := len(ciphertext)
 	if n <= maxShort {
-		// As in Seal: the mask and the plaintext come out of one CTR call
-		// into scratch memory, and reach out only once the tag verified.
+		// As in sealGeneric: the mask and the plaintext come out of one
+		// CTR call into scratch memory, and reach out only once the tag
+		// verified.
 		var buf [BlockSize + maxShort]byte
 		copy(buf[BlockSize:], ciphertext)
 		ctr := j0(nonce)
@@ -140,126 +182,19 @@ func (g *GCM) verify(mask *[BlockSize]byte, ciphertext, aad []byte, tag *[TagSiz
 	return subtle.ConstantTimeCompare(y[:], tag[:]) == 1
 }
 
-// Packet is one message of a batch for SealBatch and OpenBatch: Text is
-// sealed or opened in place, with AAD as additional data and the tag in
-// *Tag. Text, AAD and Tag of all packets of a batch must not overlap one
-// another, and len(Text) must not exceed MaxPlaintextSize.
-type Packet struct {
-	Nonce [NonceSize]byte
-	AAD   []byte
-	Text  []byte
-	Tag   *[TagSize]byte
-}
-
-// batchChunk is how many long packets a batch gathers per
-// CTR32XORMulti call, and multiMin the fewest for which that call is
-// used: the multi-key kernel runs one job per lane (eight lanes on
-// AVX-512), so a few jobs leave most lanes empty and run slower than the
-// single-key CTR (measured: one 1420-byte packet 190 MB/s against 1000).
-const (
-	batchChunk = 16
-	multiMin   = 8
-)
-
-// SealBatch seals every packet of ps in place, exactly as Seal(p.Text,
-// p.Tag, &p.Nonce, p.Text, p.AAD) would. Short packets (up to maxShort
-// bytes) take Seal's single CTR call each; for the others the tag mask
-// E_K(J0) and the text of each are two jobs of one CTR32XORMulti call per
-// batchChunk packets, so that the kernels' registers fill across packets.
-// (Measured on AVX-512: the multi-job call wins from about 16 blocks a
-// packet, the single call below.)
-func (g *GCM) SealBatch(ps []Packet) {
-	var jobs [2 * batchChunk]Job
-	var ctrs [2 * batchChunk][BlockSize]byte
-	var long [batchChunk]*Packet
-	var zero [BlockSize]byte
-	n := 0
-	flush := func() {
-		if n < multiMin {
-			for _, p := range long[:n] {
-				g.Seal(p.Text, p.Tag, &p.Nonce, p.Text, p.AAD)
-			}
-			n = 0
-			return
-		}
-		ctr32XORMulti(jobs[:2*n])
-		for _, p := range long[:n] {
-			var y [16]byte
-			g.hkey.GCMHash(&y, p.AAD, p.Text)
-			subtle.XORBytes(p.Tag[:], p.Tag[:], y[:])
-		}
-		n = 0
-	}
+// sealBatchGeneric seals the packets one by one (sealGeneric).
+func (g *GCM) sealBatchGeneric(ps []Packet) {
 	for i := range ps {
 		p := &ps[i]
-		if len(p.Text) <= maxShort {
-			g.Seal(p.Text, p.Tag, &p.Nonce, p.Text, p.AAD)
-			continue
-		}
-		ctrs[2*n] = j0(&p.Nonce)
-		ctrs[2*n+1] = firstCounter(&p.Nonce)
-		jobs[2*n] = Job{S: &g.s, Ctr: &ctrs[2*n], Dst: p.Tag[:], Src: zero[:]}
-		jobs[2*n+1] = Job{S: &g.s, Ctr: &ctrs[2*n+1], Dst: p.Text, Src: p.Text}
-		long[n] = p
-		if n++; n == batchChunk {
-			flush()
-		}
-	}
-	if n > 0 {
-		flush()
+		g.sealGeneric(p.Text, p.Tag, &p.Nonce, p.Text, p.AAD)
 	}
 }
 
-// OpenBatch verifies every packet of ps and decrypts in place those whose
-// tag is valid, exactly as Open(p.Text, &p.Nonce, p.Text, p.AAD, p.Tag)
-// would; ok[i] reports whether ps[i] verified (len(ok) ≥ len(ps)). A
-// packet that fails is left unmodified. Short packets take Open's single
-// CTR call; for the others, per batchChunk packets, the tag masks take
-// one ECB call and, once every tag of the chunk is checked, the texts of
-// those that verified one CTR32XORMulti call.
-func (g *GCM) OpenBatch(ps []Packet, ok []bool) {
-	_ = ok[:len(ps)]
-	var m [batchChunk * BlockSize]byte
-	var jobs [batchChunk]Job
-	var ctrs [batchChunk][BlockSize]byte
-	var long [batchChunk]int
-	n := 0
-	flush := func() {
-		encryptBlocks(&g.s, m[:n*BlockSize], m[:n*BlockSize])
-		k := 0
-		for j, i := range long[:n] {
-			p := &ps[i]
-			ok[i] = g.verify((*[BlockSize]byte)(m[j*BlockSize:]), p.Text, p.AAD, p.Tag)
-			if ok[i] {
-				ctrs[k] = firstCounter(&p.Nonce)
-				jobs[k] = Job{S: &g.s, Ctr: &ctrs[k], Dst: p.Text, Src: p.Text}
-				k++
-			}
-		}
-		if k < multiMin {
-			for j := range jobs[:k] {
-				ctr32XOR(&g.s, jobs[j].Ctr, jobs[j].Dst, jobs[j].Src)
-			}
-		} else {
-			ctr32XORMulti(jobs[:k])
-		}
-		clear(jobs[:k])
-		clear(m[:])
-		n = 0
-	}
+// openBatchGeneric opens the packets one by one (openGeneric, which
+// writes a packet's text only once its tag verified).
+func (g *GCM) openBatchGeneric(ps []Packet, ok []bool) {
 	for i := range ps {
 		p := &ps[i]
-		if len(p.Text) <= maxShort {
-			ok[i] = g.Open(p.Text, &p.Nonce, p.Text, p.AAD, p.Tag)
-			continue
-		}
-		*(*[BlockSize]byte)(m[n*BlockSize:]) = j0(&p.Nonce)
-		long[n] = i
-		if n++; n == batchChunk {
-			flush()
-		}
-	}
-	if n > 0 {
-		flush()
+		ok[i] = g.openGeneric(p.Text, &p.Nonce, p.Text, p.AAD, p.Tag)
 	}
 }

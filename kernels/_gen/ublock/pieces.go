@@ -85,11 +85,12 @@ func genXORPieces(a *isa) {
 		ADDQ(U8(15), nb)
 		SHRQ(U8(4), nb)
 		MOVQ(kp, wp)
-		if a.zmm {
-			VBROADCASTI32X4(Mem{Base: p}, v)
-		} else {
-			VBROADCASTI128(Mem{Base: p}, v)
-		}
+		// The counter block as two 8-byte loads (callers build it with
+		// two 8-byte stores, which one 16-byte load would not forward
+		// from), paired in every 128-bit lane.
+		VPBROADCASTQ(Mem{Base: p}, v)
+		VPBROADCASTQ(Mem{Base: p, Disp: 8}, u)
+		VPUNPCKLQDQ(u, v, v)
 		VPSHUFB(a.c.pieceSwap, v, v)
 		VPADDD(a.c.pieceOffs, v, v)
 		SHLQ(U8(4), nb)
