@@ -11,7 +11,11 @@
 // dispatch_amd64.go is the single place that chooses between them and the
 // kernels (dispatch_noasm.go is its complement): every production path
 // (Cipher, GCM) calls encryptBlocks, decryptBlocks and ctr32XOR, never a
-// *Generic function directly.
+// *Generic function directly, except GCM on a kernel tier (gcm_amd64.go,
+// chosen through the same tier()), which drives the kernels itself: each
+// text's whole passes through the CTR kernel, and the tag masks and
+// leftover blocks of all packets of a batch gathered into full passes
+// (kernels/ublock.XORPieces).
 //
 // Timing: every path is constant time (docs/SECURITY.md). There is no
 // lookup table in the non-test code. The generic tier runs four blocks at
