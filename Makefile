@@ -24,6 +24,7 @@ KERNELS := \
 	ghash:ghash:ghash_amd64.s:stubs_amd64.go \
 	cpuid:cpu:cpu_amd64.s:stubs_amd64.go \
 	sm4bs:sm4bs:sm4bs_amd64.s:stubs_amd64.go \
+	csum:csum:csum_amd64.s:stubs_amd64.go \
 	ublock:ublock:ublock_amd64.s:stubs_amd64.go
 
 .PHONY: all build test vet staticcheck unit purego forced-tiers fuzz kernels kernels-fresh generate generated-fresh bench bench-tunnel bench-breakdown demo install clean bench-faults static man deb install-unit
