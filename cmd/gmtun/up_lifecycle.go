@@ -122,6 +122,8 @@ func (d *daemon) start() error {
 	for _, t := range ciphers.Tiers() {
 		d.kernels = append(d.kernels, control.Kernel{Primitive: t.Primitive, Selected: t.Selected, Available: t.Available})
 	}
+	sel, avail := netio.ChecksumTier()
+	d.kernels = append(d.kernels, control.Kernel{Primitive: "csum", Selected: sel, Available: avail})
 	if err := d.postUp(); err != nil { // up_hooks.go
 		return err
 	}

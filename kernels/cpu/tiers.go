@@ -17,6 +17,9 @@ const (
 	TierAVX2AESNI      = "AVX2+AES-NI"
 	TierAVX2           = "AVX2"
 	TierPCLMULQDQ      = "PCLMULQDQ"
+	// TierGeneric is the portable Go of every primitive (the
+	// implementation registry's impl.Generic).
+	TierGeneric = "generic"
 )
 
 // Cap is a GODEBUG mask that caps the tiers a process may select: on a CPU

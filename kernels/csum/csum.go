@@ -19,18 +19,14 @@ const (
 // AllTiers lists every tier, fastest first, whether or not the CPU has it.
 var AllTiers = []Tier{AVX2, Generic}
 
-// GenericName is the name of the Generic tier: the spelling of
-// ciphers/internal/impl.Generic, which kernels may not import.
-const GenericName = "generic"
-
-// String returns the tier's name, as kernels/cpu spells it ("AVX2"), or
-// GenericName.
+// String returns the tier's name, as kernels/cpu spells it ("AVX2",
+// "generic").
 func (t Tier) String() string {
 	switch t {
 	case AVX2:
 		return cpu.TierAVX2
 	case Generic:
-		return GenericName
+		return cpu.TierGeneric
 	}
 	return "invalid"
 }

@@ -323,7 +323,7 @@ func TestDispatch(t *testing.T) {
 }
 
 func TestTierNamesAndPanics(t *testing.T) {
-	if AVX2.String() != cpu.TierAVX2 || Generic.String() != GenericName || Tier(0).String() != "invalid" {
+	if AVX2.String() != cpu.TierAVX2 || Generic.String() != cpu.TierGeneric || Tier(0).String() != "invalid" {
 		t.Fatalf("names %q %q %q", AVX2, Generic, Tier(0))
 	}
 	if Tier(0).Supported() || !Generic.Supported() {

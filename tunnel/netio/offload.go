@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"math/bits"
+
+	"github.com/gmtun/gmtun/kernels/csum"
 )
 
 // Virtio-net offload handling for the TUN queues: the virtio_net_hdr in
@@ -68,66 +70,10 @@ func (h *vnetHdr) encode(b []byte) {
 	binary.NativeEndian.PutUint16(b[8:], h.csumOffset)
 }
 
-// Internet checksum (RFC 1071). The sum is accumulated over little-endian
-// 64-bit words with end-around carry, which is congruent to the sum of
-// the 16-bit words modulo 2^16-1; sumFold folds it and swaps the bytes
-// back to network order (RFC 1071 §2(B), byte-order independence).
-
-// sumAdd adds b to the running sum acc. Every b but the last of a
-// checksummed sequence must have even length.
-func sumAdd(acc uint64, b []byte) uint64 {
-	var c uint64
-	if len(b) >= 64 {
-		// Two independent carry chains: about twice the speed of one.
-		var acc2, c2 uint64
-		for len(b) >= 64 {
-			acc, c = bits.Add64(acc, binary.LittleEndian.Uint64(b), 0)
-			acc, c = bits.Add64(acc, binary.LittleEndian.Uint64(b[8:]), c)
-			acc, c = bits.Add64(acc, binary.LittleEndian.Uint64(b[16:]), c)
-			acc, c = bits.Add64(acc, binary.LittleEndian.Uint64(b[24:]), c)
-			acc2, c2 = bits.Add64(acc2, binary.LittleEndian.Uint64(b[32:]), 0)
-			acc2, c2 = bits.Add64(acc2, binary.LittleEndian.Uint64(b[40:]), c2)
-			acc2, c2 = bits.Add64(acc2, binary.LittleEndian.Uint64(b[48:]), c2)
-			acc2, c2 = bits.Add64(acc2, binary.LittleEndian.Uint64(b[56:]), c2)
-			acc, c = bits.Add64(acc, 0, c)
-			acc += c
-			acc2, c2 = bits.Add64(acc2, 0, c2)
-			acc2 += c2
-			b = b[64:]
-		}
-		acc, c = bits.Add64(acc, acc2, 0)
-		acc += c
-	}
-	for len(b) >= 32 {
-		acc, c = bits.Add64(acc, binary.LittleEndian.Uint64(b), 0)
-		acc, c = bits.Add64(acc, binary.LittleEndian.Uint64(b[8:]), c)
-		acc, c = bits.Add64(acc, binary.LittleEndian.Uint64(b[16:]), c)
-		acc, c = bits.Add64(acc, binary.LittleEndian.Uint64(b[24:]), c)
-		acc, c = bits.Add64(acc, 0, c)
-		acc += c
-		b = b[32:]
-	}
-	for len(b) >= 8 {
-		acc, c = bits.Add64(acc, binary.LittleEndian.Uint64(b), 0)
-		acc += c
-		b = b[8:]
-	}
-	if len(b) >= 4 {
-		acc, c = bits.Add64(acc, uint64(binary.LittleEndian.Uint32(b)), 0)
-		acc += c
-		b = b[4:]
-	}
-	if len(b) >= 2 {
-		acc, c = bits.Add64(acc, uint64(binary.LittleEndian.Uint16(b)), 0)
-		acc += c
-		b = b[2:]
-	}
-	if len(b) == 1 {
-		acc, c = bits.Add64(acc, uint64(b[0]), 0)
-		acc += c
-	}
-	return acc
-}
+// Checksums are the Internet checksum (RFC 1071) as kernels/csum keeps
+// it: a running 64-bit sum that csum.Sum and csum.CopySum add bytes to and
+// csum.Fold folds to 16 bits in network order. sumAdd16 and pseudoSum add
+// to such a sum.
 
 // sumAdd16 adds a 16-bit value given in network order.
 func sumAdd16(acc uint64, v uint16) uint64 {
@@ -136,26 +82,15 @@ func sumAdd16(acc uint64, v uint16) uint64 {
 	return acc + c
 }
 
-// sumFold folds the running sum to 16 bits in network order (not
-// complemented).
-func sumFold(acc uint64) uint16 {
-	acc = acc>>32 + acc&0xffffffff
-	acc = acc>>32 + acc&0xffffffff
-	acc = acc>>16 + acc&0xffff
-	acc = acc>>16 + acc&0xffff
-	acc = acc>>16 + acc&0xffff
-	return bits.ReverseBytes16(uint16(acc))
-}
-
 // pseudoSum is the running sum of the TCP/UDP pseudo-header (RFC 793
 // §3.1, RFC 768, RFC 8200 §8.1) of the IP packet pkt with the given
 // transport protocol and transport length.
 func pseudoSum(pkt []byte, proto uint8, length int) uint64 {
 	var acc uint64
 	if pkt[0]>>4 == 4 {
-		acc = sumAdd(0, pkt[12:20])
+		acc = csum.Sum(0, pkt[12:20])
 	} else {
-		acc = sumAdd(0, pkt[8:40])
+		acc = csum.Sum(0, pkt[8:40])
 	}
 	acc = sumAdd16(acc, uint16(proto))
 	return sumAdd16(acc, uint16(length))
@@ -216,7 +151,7 @@ func completeChecksum(hdr *vnetHdr, pkt []byte) error {
 	if at+2 > len(pkt) || cs > len(pkt) {
 		return errBadVnet
 	}
-	binary.BigEndian.PutUint16(pkt[at:], ^sumFold(sumAdd(0, pkt[cs:])))
+	binary.BigEndian.PutUint16(pkt[at:], ^csum.Fold(csum.Sum(0, pkt[cs:])))
 	return nil
 }
 
@@ -246,12 +181,11 @@ func splitInto(hdr *vnetHdr, pkt []byte, segs, hdrLen int, out [][]byte, sizes [
 		total := hdrLen + end - start
 		seg := out[i][offset : offset+total]
 		copy(seg, pkt[:hdrLen])
-		copy(seg[hdrLen:], pkt[start:end])
 		sizes[i] = total
 		if isV4 {
 			binary.BigEndian.PutUint16(seg[2:], uint16(total))
 			binary.BigEndian.PutUint16(seg[4:], id0+uint16(i))
-			binary.BigEndian.PutUint16(seg[10:], ^sumFold(sumAdd(0, seg[:cs])))
+			binary.BigEndian.PutUint16(seg[10:], ^csum.Fold(csum.Sum(0, seg[:cs])))
 		} else {
 			binary.BigEndian.PutUint16(seg[4:], uint16(total-40))
 		}
@@ -267,7 +201,12 @@ func splitInto(hdr *vnetHdr, pkt []byte, segs, hdrLen int, out [][]byte, sizes [
 		} else {
 			binary.BigEndian.PutUint16(seg[cs+4:], uint16(tlen))
 		}
-		c := ^sumFold(sumAdd(pseudoSum(seg, proto, tlen), seg[cs:total]))
+		// The headers first (hdrLen-cs is even: a TCP header is whole
+		// 32-bit words, a UDP header 8 bytes), then the payload summed as
+		// it is copied: one pass over it instead of copy and re-read.
+		acc := csum.Sum(pseudoSum(seg, proto, tlen), seg[cs:hdrLen])
+		acc = csum.CopySum(seg[hdrLen:], pkt[start:end], acc)
+		c := ^csum.Fold(acc)
 		if !tcp && c == 0 {
 			c = 0xffff // RFC 768: a computed zero is sent as all ones
 		}
@@ -395,7 +334,7 @@ func transportValid(pkt []byte, g *groPacket) bool {
 			return true
 		}
 	}
-	return sumFold(sumAdd(pseudoSum(pkt, proto, len(pkt)-g.iphLen), pkt[g.iphLen:])) == 0xffff
+	return csum.Fold(csum.Sum(pseudoSum(pkt, proto, len(pkt)-g.iphLen), pkt[g.iphLen:])) == 0xffff
 }
 
 // groFlow is one super-packet being assembled: the packet at index head
@@ -531,7 +470,7 @@ func (c *coalescer) finish(bufs [][]byte, offset int, f *groFlow) {
 	if g.iphLen == 20 {
 		binary.BigEndian.PutUint16(pkt[2:], uint16(f.total))
 		binary.BigEndian.PutUint16(pkt[10:], 0)
-		binary.BigEndian.PutUint16(pkt[10:], ^sumFold(sumAdd(0, pkt[:20])))
+		binary.BigEndian.PutUint16(pkt[10:], ^csum.Fold(csum.Sum(0, pkt[:20])))
 		h.gsoType = vnetGSOTCPv4
 	} else {
 		binary.BigEndian.PutUint16(pkt[4:], uint16(tlen))
@@ -546,6 +485,18 @@ func (c *coalescer) finish(bufs [][]byte, offset int, f *groFlow) {
 		h.csumOffset = 6
 		binary.BigEndian.PutUint16(pkt[g.iphLen+4:], uint16(tlen))
 	}
-	binary.BigEndian.PutUint16(pkt[g.iphLen+int(h.csumOffset):], sumFold(pseudoSum(pkt, proto, tlen)))
+	binary.BigEndian.PutUint16(pkt[g.iphLen+int(h.csumOffset):], csum.Fold(pseudoSum(pkt, proto, tlen)))
 	h.encode(bufs[f.head][offset-vnetHdrLen:])
+}
+
+// ChecksumTier reports the kernels/csum tier the offload paths run ("AVX2"
+// or "generic") and the tiers this CPU can run, fastest first, for the
+// start-up log and `gmtun show`.
+func ChecksumTier() (selected string, available []string) {
+	for _, t := range csum.AllTiers {
+		if t.Supported() {
+			available = append(available, t.String())
+		}
+	}
+	return csum.Best().String(), available
 }

@@ -20,11 +20,14 @@ package impl
 import (
 	"slices"
 	"strings"
+
+	"github.com/gmtun/gmtun/kernels/cpu"
 )
 
 // Generic is the name of the portable reference implementation that runs
-// when no registered implementation is enabled. It is never registered.
-const Generic = "generic"
+// when no registered implementation is enabled (kernels/cpu's one spelling
+// of the tier). It is never registered.
+const Generic = cpu.TierGeneric
 
 // implementation is one registered implementation of a package.
 type implementation struct {
