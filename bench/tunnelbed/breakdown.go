@@ -101,7 +101,10 @@ var symRules = []symRule{
 	{true, matchPrefix, "copyout", bucketCopies},
 	{true, matchPrefix, "skb_copy_bits", bucketCopies},
 
-	// User space. Crypto: gmtun's suites and kernels, Go's and x/crypto's
+	// User space. The checksum kernels before the crypto ones: csum.CopySum
+	// both copies and sums (it counts as a checksum, as in the kernel).
+	{false, matchPrefix, "github.com/gmtun/gmtun/kernels/csum.", bucketChecksum},
+	// Crypto: gmtun's suites and kernels, Go's and x/crypto's
 	// (wireguard-go's chacha20, poly1305, blake2s), gmsm (SM2 handshakes).
 	{false, matchPrefix, "github.com/gmtun/gmtun/kernels/", bucketCrypto},
 	{false, matchPrefix, "github.com/gmtun/gmtun/ciphers", bucketCrypto},

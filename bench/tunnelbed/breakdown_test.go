@@ -40,7 +40,9 @@ func TestClassify(t *testing.T) {
 		{"csum_partial_copy_generic", true, bucketChecksum}, // checksum wins over copy
 		{"do_csum", true, bucketChecksum},
 		{"__skb_checksum_complete", true, bucketChecksum},
-		{"github.com/gmtun/gmtun/tunnel/netio.sumAdd", false, bucketChecksum},
+		{"github.com/gmtun/gmtun/kernels/csum.copySumAVX2.abi0", false, bucketChecksum},
+		{"github.com/gmtun/gmtun/kernels/csum.sumGeneric", false, bucketChecksum},
+		{"github.com/gmtun/gmtun/tunnel/netio.sumAdd16", false, bucketChecksum},
 		{"github.com/gmtun/gmtun/tunnel/netio.pseudoSum", false, bucketChecksum},
 		{"github.com/gmtun/gmtun/tunnel/netio.completeChecksum", false, bucketChecksum},
 		{"golang.zx2c4.com/wireguard/tun.checksumNoFold", false, bucketChecksum},
