@@ -1,3 +1,7 @@
+// The peer's endpoint: where its datagrams go, as configured
+// (SetPeerEndpoint, reconfigure) and as followed from authenticated data
+// and handshake messages (roaming).
+
 package tunnel
 
 import (
@@ -6,6 +10,7 @@ import (
 	"net/netip"
 
 	"github.com/gmtun/gmtun/handshake"
+	"github.com/gmtun/gmtun/tunnel/netio"
 )
 
 // ErrUnknownPeer reports a public key that names no configured peer.
@@ -38,4 +43,38 @@ func (d *Device) SetPeerEndpoint(key *handshake.PublicKey, ap netip.AddrPort) er
 	p.endpointConfigured = true
 	p.mu.Unlock()
 	return nil
+}
+
+// getEndpoint returns the current endpoint, or nil.
+func (p *Peer) getEndpoint() netio.Endpoint {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.endpoint
+}
+
+// setEndpointFromData follows a roaming peer to the source of an
+// authenticated data packet.
+func (p *Peer) setEndpointFromData(ep netio.Endpoint) {
+	if ep == nil {
+		return
+	}
+	p.mu.Lock()
+	if p.roaming {
+		p.endpoint = ep
+	}
+	p.mu.Unlock()
+}
+
+// setEndpointFromHandshake updates the endpoint from an authenticated
+// handshake message: always when roaming, otherwise only while no endpoint
+// was configured.
+func (p *Peer) setEndpointFromHandshake(ep netio.Endpoint) {
+	if ep == nil {
+		return
+	}
+	p.mu.Lock()
+	if p.roaming || !p.endpointConfigured {
+		p.endpoint = ep
+	}
+	p.mu.Unlock()
 }

@@ -1,3 +1,7 @@
+// The timers: the device's tick (RoutineTimers, timerTick), the stall
+// watchdog, and each peer's part of the walk (expireTimers): handshake
+// retransmission, keypair expiry and zeroing, keepalives.
+
 package tunnel
 
 import (
@@ -5,6 +9,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/gmtun/gmtun/handshake"
 )
 
 // RoutineTimers walks the peers every tick interval (see timerTick) and
@@ -116,4 +122,78 @@ func (d *Device) stallSummary() string {
 		fmt.Fprintf(&sb, "; peer(%s) inbound %d, outbound %d, staged %d", name, len(p.inbound), len(p.outbound), staged)
 	}
 	return sb.String()
+}
+
+// expireTimers is the peer's part of the timer walk.
+func (p *Peer) expireTimers(now time.Time) {
+	d := p.device
+	// Handshake retransmission and giving up.
+	retry, giveUp := false, false
+	var resend [handshake.MessageInitiationSize]byte
+	resending := false
+	p.hsMu.Lock()
+	if p.hsInProgress && now.Sub(p.hsLastSent) >= p.hsRetry {
+		if handshake.GiveUpHandshake(p.hsStarted, now) {
+			p.hsInProgress, giveUp = false, true
+		} else {
+			retry = true
+		}
+	} else if p.hsInProgress && p.hsResent < MaxFastRetransmits &&
+		now.Sub(p.hsLastSent) >= time.Duration(p.hsResent+1)*FastRetransmitInterval {
+		// No answer yet: the datagram (or the answer) may be lost, as it
+		// is under a flood. Send the same bytes again: a responder that
+		// already consumed them refuses the copy (same timestamp), one
+		// that never saw them answers it.
+		p.hsResent++
+		resend, resending = p.hsLastInit, true
+	}
+	p.hsMu.Unlock()
+	if resending {
+		d.log.Verbosef("%v - retransmitting the handshake initiation", p)
+		p.sendControl(resend[:])
+	}
+	if giveUp {
+		p.hs.ClearHandshakes()
+		p.sendMu.Lock()
+		p.dropStagedLocked(true)
+		p.sendMu.Unlock()
+		d.log.Verbosef("%v - handshake did not complete after %v, giving up", p, handshake.RekeyAttemptTime)
+		p.diagnoseNoAnswer()
+	}
+	if retry {
+		p.initiateHandshake(true)
+	}
+
+	// Keypair expiry and zeroing.
+	p.kpMu.Lock()
+	if !p.kpClosed {
+		dropped := p.keypairs.Expire(now)
+		if handshake.ShouldZeroKeys(p.lastHandshake, now) {
+			dropped = append(dropped, p.keypairs.Clear()...)
+			p.lastHandshake = time.Time{}
+		}
+		if len(dropped) > 0 {
+			p.freeKeypairs(dropped)
+		}
+	}
+	p.kpMu.Unlock()
+
+	t := d.since(now)
+	// No answer to data for KeepaliveTimeout + RekeyTimeout: new handshake.
+	if s := p.sentUnanswered.Load(); s != 0 && t-s >= int64(handshake.KeepaliveTimeout+handshake.RekeyTimeout) {
+		p.sentUnanswered.Store(0)
+		p.initiateHandshake(false)
+	}
+	// Passive keepalive: data received, nothing sent for KeepaliveTimeout.
+	if r := p.keepaliveArmed.Load(); r != 0 && t-r >= int64(handshake.KeepaliveTimeout) {
+		p.keepaliveArmed.Store(0)
+		p.sendKeepalive()
+	}
+	// Persistent keepalive.
+	if ka := p.keepaliveInterval(); ka > 0 {
+		last := max(p.lastSent.Load(), p.lastReceived.Load())
+		if t-last >= int64(ka) {
+			p.sendKeepalive()
+		}
+	}
 }
