@@ -158,23 +158,46 @@ func completeChecksum(hdr *vnetHdr, pkt []byte) error {
 // splitInto copies the segments of the super-packet pkt (segs of them, as
 // returned by segmentCount) into out[i][offset:], fixing every segment's
 // IP and transport headers and computing its checksums, and stores their
-// lengths in sizes. pkt is modified (its checksum fields are cleared).
+// lengths in sizes. pkt is modified (its checksum fields, and the fields
+// that differ per segment, are cleared).
+//
+// The headers are summed once: the fields that differ per segment (IPv4
+// total length and ID; TCP sequence number and flags, or UDP length; the
+// pseudo-header's length) are read out and zeroed in pkt's headers first,
+// and every segment adds its own values of them to those sums (the sum is
+// linear in the 16-bit words, RFC 1071 §2(A), RFC 1624). Each segment's
+// payload is summed as it is copied (csum.CopySum), so splitting reads the
+// super-packet once.
 func splitInto(hdr *vnetHdr, pkt []byte, segs, hdrLen int, out [][]byte, sizes []int, offset int) {
 	isV4 := pkt[0]>>4 == 4
 	cs := int(hdr.csumStart)
 	gso := int(hdr.gsoSize)
 	tcp := hdr.gsoType&^vnetGSOECN != vnetGSOUDPL4
 	proto := uint8(protoUDP)
-	var seq0 uint32
 	if tcp {
 		proto = protoTCP
-		seq0 = binary.BigEndian.Uint32(pkt[cs+4:])
 	}
 	binary.BigEndian.PutUint16(pkt[cs+int(hdr.csumOffset):], 0)
-	if isV4 {
-		binary.BigEndian.PutUint16(pkt[10:], 0)
-	}
+	var ipBase uint64
 	id0 := binary.BigEndian.Uint16(pkt[4:])
+	if isV4 {
+		clear(pkt[2:6])   // total length, ID
+		clear(pkt[10:12]) // header checksum
+		ipBase = csum.Sum(0, pkt[:cs])
+	}
+	var seq0 uint32
+	var offFlags uint16 // TCP data offset and flags: the word at cs+12
+	if tcp {
+		seq0 = binary.BigEndian.Uint32(pkt[cs+4:])
+		offFlags = binary.BigEndian.Uint16(pkt[cs+12:])
+		clear(pkt[cs+4 : cs+8])
+		clear(pkt[cs+12 : cs+14])
+	} else {
+		clear(pkt[cs+4 : cs+6]) // UDP length
+	}
+	// hdrLen-cs is even (a TCP header is whole 32-bit words, a UDP header
+	// 8 bytes), so the payload's sum can be added after it.
+	tBase := csum.Sum(pseudoSum(pkt, proto, 0), pkt[cs:hdrLen])
 	for i := range segs {
 		start := hdrLen + i*gso
 		end := min(start+gso, len(pkt))
@@ -183,30 +206,32 @@ func splitInto(hdr *vnetHdr, pkt []byte, segs, hdrLen int, out [][]byte, sizes [
 		copy(seg, pkt[:hdrLen])
 		sizes[i] = total
 		if isV4 {
+			id := id0 + uint16(i)
 			binary.BigEndian.PutUint16(seg[2:], uint16(total))
-			binary.BigEndian.PutUint16(seg[4:], id0+uint16(i))
-			binary.BigEndian.PutUint16(seg[10:], ^csum.Fold(csum.Sum(0, seg[:cs])))
+			binary.BigEndian.PutUint16(seg[4:], id)
+			binary.BigEndian.PutUint16(seg[10:], ^csum.Fold(sumAdd16(sumAdd16(ipBase, uint16(total)), id)))
 		} else {
 			binary.BigEndian.PutUint16(seg[4:], uint16(total-40))
 		}
-		tlen := total - cs
+		tlen := uint16(total - cs)
+		acc := sumAdd16(tBase, tlen) // the pseudo-header's length
 		if tcp {
-			binary.BigEndian.PutUint32(seg[cs+4:], seq0+uint32(i*gso))
+			seq := seq0 + uint32(i*gso)
+			w := offFlags
 			if i != segs-1 {
-				seg[cs+13] &^= tcpFlagFIN | tcpFlagPSH
+				w &^= tcpFlagFIN | tcpFlagPSH
 			}
 			if i != 0 {
-				seg[cs+13] &^= tcpFlagCWR
+				w &^= tcpFlagCWR
 			}
+			binary.BigEndian.PutUint32(seg[cs+4:], seq)
+			binary.BigEndian.PutUint16(seg[cs+12:], w)
+			acc = sumAdd16(sumAdd16(sumAdd16(acc, uint16(seq>>16)), uint16(seq)), w)
 		} else {
-			binary.BigEndian.PutUint16(seg[cs+4:], uint16(tlen))
+			binary.BigEndian.PutUint16(seg[cs+4:], tlen)
+			acc = sumAdd16(acc, tlen)
 		}
-		// The headers first (hdrLen-cs is even: a TCP header is whole
-		// 32-bit words, a UDP header 8 bytes), then the payload summed as
-		// it is copied: one pass over it instead of copy and re-read.
-		acc := csum.Sum(pseudoSum(seg, proto, tlen), seg[cs:hdrLen])
-		acc = csum.CopySum(seg[hdrLen:], pkt[start:end], acc)
-		c := ^csum.Fold(acc)
+		c := ^csum.Fold(csum.CopySum(seg[hdrLen:], pkt[start:end], acc))
 		if !tcp && c == 0 {
 			c = 0xffff // RFC 768: a computed zero is sent as all ones
 		}

@@ -404,6 +404,7 @@ func TestSplitRandom(t *testing.T) {
 			payload[i] ^= byte(r.Uint32())
 		}
 		var pkt []byte
+		var seq0 uint32
 		h := vnetHdr{flags: vnetFlagNeedsCsum, gsoSize: uint16(gso)}
 		var th int
 		if udp {
@@ -414,7 +415,9 @@ func TestSplitRandom(t *testing.T) {
 			for i := range opts {
 				opts[i] = 1 // NOP
 			}
-			pkt, th = tcpPacket(src, dst, r.Uint32(), tcpFlagACK|tcpFlagPSH, opts, payload), 20+len(opts)
+			flags := uint8(tcpFlagACK) | uint8(r.IntN(2))*tcpFlagPSH | uint8(r.IntN(2))*tcpFlagFIN | uint8(r.IntN(2))*tcpFlagCWR
+			seq0 = r.Uint32()
+			pkt, th = tcpPacket(src, dst, seq0, flags, opts, payload), 20+len(opts)
 			h.gsoType, h.csumOffset = vnetGSOTCPv4, 16
 			if v6 {
 				h.gsoType = vnetGSOTCPv6
@@ -425,6 +428,7 @@ func TestSplitRandom(t *testing.T) {
 			iph = 40
 		}
 		h.csumStart, h.hdrLen = uint16(iph), uint16(iph+th)
+		orig := append([]byte(nil), pkt...)
 		segs, hdrLen, err := segmentCount(&h, pkt)
 		if err != nil || hdrLen != iph+th || segs != (len(payload)+gso-1)/gso {
 			t.Fatalf("iter %d: segmentCount %d, %d, %v", iter, segs, hdrLen, err)
@@ -448,6 +452,28 @@ func TestSplitRandom(t *testing.T) {
 				}
 			} else if !tcpValid(seg) {
 				t.Fatalf("iter %d segment %d (gso %d, header %d): invalid TCP segment", iter, i, gso, hdrLen)
+			}
+			if v6 && int(binary.BigEndian.Uint16(seg[4:])) != len(seg)-40 {
+				t.Fatalf("iter %d segment %d: IPv6 payload length %d for %d bytes", iter, i, binary.BigEndian.Uint16(seg[4:]), len(seg))
+			}
+			if !v6 && binary.BigEndian.Uint16(seg[4:]) != binary.BigEndian.Uint16(orig[4:])+uint16(i) {
+				t.Fatalf("iter %d segment %d: IP ID %d", iter, i, binary.BigEndian.Uint16(seg[4:]))
+			}
+			if udp {
+				continue
+			}
+			if got := binary.BigEndian.Uint32(seg[iph+4:]); got != seq0+uint32(i*gso) {
+				t.Fatalf("iter %d segment %d: sequence number %d, want %d", iter, i, got, seq0+uint32(i*gso))
+			}
+			want0 := orig[iph+13]
+			if i != segs-1 {
+				want0 &^= tcpFlagFIN | tcpFlagPSH
+			}
+			if i != 0 {
+				want0 &^= tcpFlagCWR
+			}
+			if seg[iph+13] != want0 || seg[iph+12] != orig[iph+12] || !bytes.Equal(seg[iph+8:iph+12], orig[iph+8:iph+12]) {
+				t.Fatalf("iter %d segment %d: TCP header % x, want flags %02x from % x", iter, i, seg[iph:hdrLen], want0, orig[iph:hdrLen])
 			}
 		}
 	}
