@@ -5,8 +5,8 @@ package sm4
 import (
 	"crypto/subtle"
 	"encoding/binary"
-	"math/bits"
 
+	"github.com/gmtun/gmtun/ciphers/internal/gcmctr"
 	"github.com/gmtun/gmtun/kernels/ghash"
 	"github.com/gmtun/gmtun/kernels/sm4ctr"
 )
@@ -51,37 +51,6 @@ type gather struct {
 	blocks int
 }
 
-// counter is a GCM counter block as words: nonce bytes 0-7 and 8-11 in
-// native order and the inc32 word's value. Building a counter block from
-// them takes two 8-byte stores; a [16]byte assembled from a 12-byte copy
-// and a byte store and then read whole (as the piece descriptors and the
-// kernels do) stalls on store forwarding once per packet.
-type counter struct {
-	n0 uint64
-	n1 uint32
-	c  uint32
-}
-
-// newCounter returns nonce ‖ c (J0 for c = 1, SP 800-38D §7.1 step 2).
-func newCounter(nonce *[NonceSize]byte, c uint32) counter {
-	return counter{binary.LittleEndian.Uint64(nonce[0:8]), binary.LittleEndian.Uint32(nonce[8:12]), c}
-}
-
-// put writes the counter block to b.
-func (k *counter) put(b *[16]byte) {
-	binary.LittleEndian.PutUint64(b[0:8], k.n0)
-	binary.LittleEndian.PutUint64(b[8:16], uint64(k.n1)|uint64(bits.ReverseBytes32(k.c))<<32)
-}
-
-// fill writes the counter blocks k, inc32(k), … into buf (whole blocks)
-// and advances k past them.
-func (k *counter) fill(buf []byte) {
-	for i := 0; i+BlockSize <= len(buf); i += BlockSize {
-		k.put((*[16]byte)(buf[i:]))
-		k.c++
-	}
-}
-
 // xorTag sets tag ^= y, as words.
 func xorTag(tag *[TagSize]byte, y *[16]byte) {
 	binary.LittleEndian.PutUint64(tag[0:], binary.LittleEndian.Uint64(tag[0:])^binary.LittleEndian.Uint64(y[0:]))
@@ -101,16 +70,16 @@ func tagValid(tag *[TagSize]byte, y *[16]byte, mask []byte) bool {
 // (rounded up to whole blocks) and advances k past them. src is XORed
 // with the keystream into dst at flush; a nil src copies the keystream
 // (the tag mask). The caller keeps blocks within the pass.
-func (g *gather) add(k *counter, dst, src []byte) {
+func (g *gather) add(k *gcmctr.Counter, dst, src []byte) {
 	n := len(dst)
 	p := &g.ps[g.pieces]
-	k.put(&p.Ctr)
+	k.Put(&p.Ctr)
 	p.Dst, p.Src, p.N = &dst[0], nil, n
 	if src != nil {
 		p.Src = &src[:n][0]
 	}
 	blocks := (n + BlockSize - 1) / BlockSize
-	k.c += uint32(blocks)
+	k.Count += uint32(blocks)
 	g.pieces++
 	g.blocks += blocks
 }
@@ -139,32 +108,32 @@ type directs struct {
 	st      sm4ctr.Tier
 	rk      *[32]uint32
 	pending []byte // a held-back pass, in place; nil: none
-	ctr     counter
+	ctr     gcmctr.Counter
 }
 
 // add applies the keystream from k to text (whole passes, in place) and
 // advances k past it; on AVX512GFNI a last pass may be held back until
 // the next add or flush.
-func (d *directs) add(k *counter, text []byte) {
+func (d *directs) add(k *gcmctr.Counter, text []byte) {
 	if d.st != sm4ctr.AVX512GFNI {
 		var c [16]byte
-		k.put(&c)
+		k.Put(&c)
 		sm4ctr.XORKeyStream(d.st, d.rk, &c, text, text)
-		k.c += uint32(len(text) / BlockSize)
+		k.Count += uint32(len(text) / BlockSize)
 		return
 	}
 	const pass = sm4ctr.PairBlocks * BlockSize
 	for ; len(text) >= pass; text = text[pass:] {
 		if d.pending == nil {
 			d.pending, d.ctr = text[:pass], *k
-			k.c += sm4ctr.PairBlocks
+			k.Count += sm4ctr.PairBlocks
 			continue
 		}
 		var ca, cb [16]byte
-		d.ctr.put(&ca)
-		k.put(&cb)
+		d.ctr.Put(&ca)
+		k.Put(&cb)
 		sm4ctr.XORKeyStreamPair(d.st, d.rk, &ca, d.pending, d.pending, &cb, text[:pass], text[:pass])
-		k.c += sm4ctr.PairBlocks
+		k.Count += sm4ctr.PairBlocks
 		d.pending = nil
 	}
 }
@@ -173,7 +142,7 @@ func (d *directs) add(k *counter, text []byte) {
 func (d *directs) flush() {
 	if d.pending != nil {
 		var c [16]byte
-		d.ctr.put(&c)
+		d.ctr.Put(&c)
 		sm4ctr.XORKeyStream(d.st, d.rk, &c, d.pending, d.pending)
 		d.pending = nil
 	}
@@ -250,15 +219,15 @@ func adjacentBlocks(aad, ct []byte, n int) bool {
 func sealKernel(st sm4ctr.Tier, gt ghash.Tier, g *GCM, out []byte, tag *[TagSize]byte, nonce *[NonceSize]byte, plaintext, aad []byte) {
 	n := len(plaintext)
 	out = out[:n]
-	k := newCounter(nonce, 1)
+	k := gcmctr.New(nonce, 1)
 	var ga gather
 	ga.add(&k, tag[:], nil) // E_K(J0); k is now inc32(J0)
 	direct := directBlocks(st, n, 1) * BlockSize
 	if direct > 0 {
 		var c [16]byte
-		k.put(&c)
+		k.Put(&c)
 		sm4ctr.XORKeyStream(st, &g.enc, &c, out[:direct], plaintext[:direct])
-		k.c += uint32(direct / BlockSize)
+		k.Count += uint32(direct / BlockSize)
 	}
 	if direct < n {
 		ga.add(&k, out[direct:], plaintext[direct:])
@@ -278,13 +247,13 @@ func openKernel(st sm4ctr.Tier, gt ghash.Tier, g *GCM, out []byte, nonce *[Nonce
 	out = out[:n]
 	direct := directBlocks(st, n, 1) * BlockSize
 	var ks [maxPass * BlockSize]byte
-	k := newCounter(nonce, 1)
+	k := gcmctr.New(nonce, 1)
 	nks := 1 + (n-direct+BlockSize-1)/BlockSize
-	k.fill(ks[:BlockSize]) // J0
+	k.Fill(ks[:BlockSize]) // J0
 	var directCtr [16]byte
-	k.put(&directCtr) // inc32(J0)
-	k.c += uint32(direct / BlockSize)
-	k.fill(ks[BlockSize : nks*BlockSize])
+	k.Put(&directCtr) // inc32(J0)
+	k.Count += uint32(direct / BlockSize)
+	k.Fill(ks[BlockSize : nks*BlockSize])
 	sm4ctr.EncryptBlocks(st, &g.enc, ks[:nks*BlockSize], ks[:nks*BlockSize])
 
 	var y [16]byte
@@ -316,7 +285,7 @@ func sealBatchKernel(st sm4ctr.Tier, gt ghash.Tier, g *GCM, ps []Packet) {
 	dp := directs{st: st, rk: &g.enc}
 	for i := range ps {
 		p := &ps[i]
-		ctr := newCounter(&p.Nonce, 1)
+		ctr := gcmctr.New(&p.Nonce, 1)
 		if ga.full(gpass) {
 			ga.flush(st, &g.enc)
 		}
@@ -360,8 +329,8 @@ func openBatchKernel(st sm4ctr.Tier, gt ghash.Tier, g *GCM, ps []Packet, ok []bo
 	for base := 0; base < len(ps); base += maxPass {
 		chunk := ps[base:min(len(ps), base+maxPass)]
 		for i := range chunk {
-			k := newCounter(&chunk[i].Nonce, 1) // J0
-			k.put((*[16]byte)(masks[i*BlockSize:]))
+			k := gcmctr.New(&chunk[i].Nonce, 1) // J0
+			k.Put((*[16]byte)(masks[i*BlockSize:]))
 		}
 		sm4ctr.EncryptBlocks(st, &g.enc, masks[:len(chunk)*BlockSize], masks[:len(chunk)*BlockSize])
 		for i := range chunk {
@@ -379,7 +348,7 @@ func openBatchKernel(st sm4ctr.Tier, gt ghash.Tier, g *GCM, ps []Packet, ok []bo
 			continue
 		}
 		text := ps[i].Text
-		ctr := newCounter(&ps[i].Nonce, 2)
+		ctr := gcmctr.New(&ps[i].Nonce, 2)
 		direct := len(text) / BlockSize
 		direct = (direct - direct%pass) * BlockSize
 		if direct > 0 {

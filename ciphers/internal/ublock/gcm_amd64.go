@@ -4,9 +4,8 @@ package ublock
 
 import (
 	"crypto/subtle"
-	"encoding/binary"
-	"math/bits"
 
+	"github.com/gmtun/gmtun/ciphers/internal/gcmctr"
 	kublock "github.com/gmtun/gmtun/kernels/ublock"
 )
 
@@ -37,25 +36,13 @@ const maxPassBlocks = 32
 // batch call zeroes one gather, so it is kept no larger.
 const maxPieces = 64
 
-// counter is a GCM counter block as words: nonce bytes 0-7 and 8-11 in
-// native order and the inc32 word's value. Building a counter block from
-// them takes two 8-byte stores (a [16]byte assembled from a 12-byte copy
-// and a byte store and then read whole stalls on store forwarding).
-type counter struct {
-	n0 uint64
-	n1 uint32
-	c  uint32
-}
+// counter is the GCM counter block (gcmctr.Counter) with the kernel
+// calls that take their counter blocks from it.
+type counter struct{ gcmctr.Counter }
 
 // newCounter returns nonce ‖ BE32(c) (J0 for c = 1, SP 800-38D §7.1).
 func newCounter(nonce *[NonceSize]byte, c uint32) counter {
-	return counter{binary.LittleEndian.Uint64(nonce[0:8]), binary.LittleEndian.Uint32(nonce[8:12]), c}
-}
-
-// put writes the counter block to b.
-func (k *counter) put(b *[16]byte) {
-	binary.LittleEndian.PutUint64(b[0:8], k.n0)
-	binary.LittleEndian.PutUint64(b[8:16], uint64(k.n1)|uint64(bits.ReverseBytes32(k.c))<<32)
+	return counter{gcmctr.New(nonce, c)}
 }
 
 // piece sets the counter block and length of *p for the blocks k,
@@ -68,18 +55,18 @@ func (k *counter) put(b *[16]byte) {
 // own arrays: stored through a pointer, escape analysis would move a
 // local destination (a tag mask, scratch memory) to the heap.
 func (k *counter) piece(p *kublock.Piece, n int) {
-	k.put(&p.Ctr)
+	k.Put(&p.Ctr)
 	p.N = n
-	k.c += uint32(kublock.PieceBlocks(n))
+	k.Count += uint32(kublock.PieceBlocks(n))
 }
 
 // direct XORs text[:n] (whole passes) with the keystream from k in the
 // CTR kernel, in place or from src into dst, and advances k.
 func (k *counter) direct(t kublock.Tier, s *kublock.Schedule, dst, src []byte) {
 	var c [16]byte
-	k.put(&c)
+	k.Put(&c)
 	kublock.XORKeyStream(t, s, &c, dst, src)
-	k.c += uint32(len(src) / BlockSize)
+	k.Count += uint32(len(src) / BlockSize)
 }
 
 // directBytes returns how many bytes of an n-byte text go straight
@@ -201,7 +188,7 @@ func openGCM(g *GCM, out []byte, nonce *[NonceSize]byte, ciphertext, aad []byte,
 	k.piece(&ps[0], BlockSize)
 	ps[0].Dst = &buf[0]
 	kd := k // inc32(J0): the direct part's first counter block
-	k.c += uint32(direct / BlockSize)
+	k.Count += uint32(direct / BlockSize)
 	np := 1
 	if rest > 0 {
 		k.piece(&ps[1], rest)
@@ -285,7 +272,7 @@ func openBatchGCM(g *GCM, ps []Packet, ok []bool) {
 		chunk := ps[base:min(len(ps), base+maxPieces)]
 		for i := range chunk {
 			k := newCounter(&chunk[i].Nonce, 1)
-			k.put((*[BlockSize]byte)(masks[i*BlockSize:]))
+			k.Put((*[BlockSize]byte)(masks[i*BlockSize:]))
 		}
 		m := masks[:len(chunk)*BlockSize]
 		kublock.EncryptBlocks(t, s, m, m) // the J0 blocks (a pointer into masks in a piece would move it to the heap)
