@@ -8,47 +8,19 @@ import (
 	"testing"
 
 	"github.com/gmtun/gmtun/ciphers/internal/impl/impltest"
+	"github.com/gmtun/gmtun/ciphers/internal/testinput"
 )
 
 // Every test here runs once per registered implementation (and generic)
 // and compares the dispatched primitives with the *Generic reference.
 
-// randBytes returns n random bytes from rng.
-func randBytes(rng *rand.Rand, n int) []byte {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(rng.Uint32())
-	}
-	return b
-}
-
-// unaligned returns a copy of b that starts off bytes into a fresh buffer.
-func unaligned(b []byte, off int) []byte {
-	buf := make([]byte, len(b)+off)
-	copy(buf[off:], b)
-	return buf[off:]
-}
-
-// gcmLengths are the message lengths of the exhaustive GCM and CTR tests.
-func gcmLengths() []int {
-	var ls []int
-	step := 1
-	if testing.Short() {
-		step = 7
-	}
-	for n := 0; n <= 4096; n += step {
-		ls = append(ls, n)
-	}
-	return append(ls, 8192, 65535)
-}
-
 func TestAllImplsBlock(t *testing.T) {
 	impltest.TestAllImplementations(t, ImplPackage, func(t *testing.T) {
 		rng := newRand("impl block")
 		for trial := range 20 {
-			c, _ := NewCipher(randBytes(rng, KeySize))
+			c, _ := NewCipher(testinput.Bytes(rng, KeySize))
 			for nb := 0; nb <= 70; nb++ {
-				src := unaligned(randBytes(rng, nb*BlockSize), trial%5)
+				src := testinput.Unaligned(testinput.Bytes(rng, nb*BlockSize), trial%5)
 				want := make([]byte, len(src))
 				encryptBlocksGeneric(&c.enc, want, src)
 				got := make([]byte, len(src))
@@ -61,7 +33,7 @@ func TestAllImplsBlock(t *testing.T) {
 					t.Fatalf("in-place EncryptBlocks of %d blocks differs", nb)
 				}
 			}
-			blk := randBytes(rng, BlockSize)
+			blk := testinput.Bytes(rng, BlockSize)
 			var enc, dec, wantEnc [BlockSize]byte
 			cryptBlockGeneric(&c.enc, wantEnc[:], blk)
 			c.Encrypt(enc[:], blk)
@@ -77,7 +49,7 @@ func TestAllImplsBlock(t *testing.T) {
 // all ones minus d (k = 32, 64 or 128), other bits random.
 func ctrAt(rng *rand.Rand, k int, d uint64) [16]byte {
 	var c [16]byte
-	copy(c[:], randBytes(rng, 16))
+	copy(c[:], testinput.Bytes(rng, 16))
 	hi, lo := binary.BigEndian.Uint64(c[:8]), binary.BigEndian.Uint64(c[8:])
 	switch k {
 	case 32:
@@ -95,8 +67,8 @@ func ctrAt(rng *rand.Rand, k int, d uint64) [16]byte {
 func TestAllImplsCTR(t *testing.T) {
 	impltest.TestAllImplementations(t, ImplPackage, func(t *testing.T) {
 		rng := newRand("impl ctr")
-		for _, n := range gcmLengths() {
-			key := randBytes(rng, KeySize)
+		for _, n := range testinput.Lengths() {
+			key := testinput.Bytes(rng, KeySize)
 			var iv [16]byte
 			switch n % 4 {
 			case 0:
@@ -106,9 +78,9 @@ func TestAllImplsCTR(t *testing.T) {
 			case 2:
 				iv = ctrAt(rng, 128, rng.Uint64N(uint64(n/16+2)))
 			default:
-				copy(iv[:], randBytes(rng, 16))
+				copy(iv[:], testinput.Bytes(rng, 16))
 			}
-			src := unaligned(randBytes(rng, n), n%7)
+			src := testinput.Unaligned(testinput.Bytes(rng, n), n%7)
 			s, _ := NewCTR(key, iv[:])
 			want := make([]byte, n)
 			wantCtr := iv
@@ -145,8 +117,8 @@ func TestAllImplsCTRWrapLong(t *testing.T) {
 		for _, k := range []int{32, 64, 128} {
 			for _, d := range []uint64{0, 1, 5, 63, 64, 200} {
 				iv := ctrAt(rng, k, d)
-				s, _ := NewCTR(randBytes(rng, KeySize), iv[:])
-				src := randBytes(rng, 4096+int(d%13))
+				s, _ := NewCTR(testinput.Bytes(rng, KeySize), iv[:])
+				src := testinput.Bytes(rng, 4096+int(d%13))
 				want := make([]byte, len(src))
 				c := iv
 				ctrGeneric(&s.enc, &c, want, src)
@@ -172,11 +144,11 @@ type gcmCase struct {
 }
 
 func newGCMCase(rng *rand.Rand, n int) gcmCase {
-	g, _ := NewGCM(randBytes(rng, KeySize))
-	c := gcmCase{g: g, aad: randBytes(rng, rng.IntN(50)), pt: randBytes(rng, n)}
-	copy(c.nonce[:], randBytes(rng, NonceSize))
+	g, _ := NewGCM(testinput.Bytes(rng, KeySize))
+	c := gcmCase{g: g, aad: testinput.Bytes(rng, rng.IntN(50)), pt: testinput.Bytes(rng, n)}
+	copy(c.nonce[:], testinput.Bytes(rng, NonceSize))
 	if n%3 == 0 {
-		c.aad = randBytes(rng, 16) // the tunnel's header size
+		c.aad = testinput.Bytes(rng, 16) // the tunnel's header size
 	}
 	return c
 }
@@ -191,14 +163,14 @@ func (c gcmCase) sealRef() (ct []byte, tag [TagSize]byte) {
 func TestAllImplsGCM(t *testing.T) {
 	impltest.TestAllImplementations(t, ImplPackage, func(t *testing.T) {
 		rng := newRand("impl gcm")
-		for _, n := range gcmLengths() {
+		for _, n := range testinput.Lengths() {
 			c := newGCMCase(rng, n)
 			wantCT, wantTag := c.sealRef()
 
 			// Out of place, unaligned.
-			out := unaligned(make([]byte, n), n%5)
+			out := testinput.Unaligned(make([]byte, n), n%5)
 			var tag [TagSize]byte
-			c.g.Seal(out, &tag, &c.nonce, unaligned(c.pt, n%3), c.aad)
+			c.g.Seal(out, &tag, &c.nonce, testinput.Unaligned(c.pt, n%3), c.aad)
 			if !bytes.Equal(out, wantCT) || tag != wantTag {
 				t.Fatalf("len %d aad %d: Seal differs from generic", n, len(c.aad))
 			}
@@ -255,9 +227,9 @@ func randomBatch(rng *rand.Rand, n int) (bufs [][]byte, ps []Packet) {
 		if rng.IntN(40) == 0 {
 			l = 4096 + rng.IntN(5000)
 		}
-		buf := randBytes(rng, 16+l+TagSize)
+		buf := testinput.Bytes(rng, 16+l+TagSize)
 		bufs[i] = buf
-		copy(ps[i].Nonce[:], randBytes(rng, NonceSize))
+		copy(ps[i].Nonce[:], testinput.Bytes(rng, NonceSize))
 		ps[i].AAD, ps[i].Text, ps[i].Tag = buf[:16], buf[16:16+l], (*[TagSize]byte)(buf[16+l:])
 	}
 	return bufs, ps
@@ -267,7 +239,7 @@ func TestAllImplsBatch(t *testing.T) {
 	impltest.TestAllImplementations(t, ImplPackage, func(t *testing.T) {
 		rng := newRand("impl batch")
 		for _, n := range []int{0, 1, 2, 3, 5, 16, 31, 63, 64, 65, 100, 127, 128, 129, 200} {
-			g, _ := NewGCM(randBytes(rng, KeySize))
+			g, _ := NewGCM(testinput.Bytes(rng, KeySize))
 			bufs, ps := randomBatch(rng, n)
 			plain := make([][]byte, n)
 			want := make([][]byte, n)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gmtun/gmtun/ciphers/internal/impl/impltest"
+	"github.com/gmtun/gmtun/ciphers/internal/testinput"
 )
 
 // TestAllImplsGCMAdjacentAAD covers the single-call GHASH path of the
@@ -19,12 +20,12 @@ import (
 func TestAllImplsGCMAdjacentAAD(t *testing.T) {
 	impltest.TestAllImplementations(t, ImplPackage, func(t *testing.T) {
 		rng := newRand("impl gcm adjacent aad")
-		g, _ := NewGCM(randBytes(rng, KeySize))
-		for _, n := range gcmLengths() {
+		g, _ := NewGCM(testinput.Bytes(rng, KeySize))
+		for _, n := range testinput.Lengths() {
 			aadLen := []int{0, 16, 32, 13}[n%4]
 			var nonce [NonceSize]byte
-			copy(nonce[:], randBytes(rng, NonceSize))
-			buf := randBytes(rng, aadLen+n)
+			copy(nonce[:], testinput.Bytes(rng, NonceSize))
+			buf := testinput.Bytes(rng, aadLen+n)
 			aad, text := buf[:aadLen], buf[aadLen:]
 			pt := bytes.Clone(text)
 			wantCT := make([]byte, n)
@@ -71,15 +72,15 @@ func TestAllImplsBatchShapes(t *testing.T) {
 		rng := newRand("impl batch shapes")
 		for si, shape := range shapes {
 			for _, n := range []int{2, 3, 7, 64, 65, 128, 130} {
-				g, _ := NewGCM(randBytes(rng, KeySize))
+				g, _ := NewGCM(testinput.Bytes(rng, KeySize))
 				ps := make([]Packet, n)
 				bufs := make([][]byte, n)
 				want := make([][]byte, n)
 				for i := range ps {
 					l := shape(i)
-					buf := randBytes(rng, 16+l+TagSize)
+					buf := testinput.Bytes(rng, 16+l+TagSize)
 					bufs[i] = buf
-					copy(ps[i].Nonce[:], randBytes(rng, NonceSize))
+					copy(ps[i].Nonce[:], testinput.Bytes(rng, NonceSize))
 					ps[i].AAD, ps[i].Text, ps[i].Tag = buf[:16], buf[16:16+l], (*[TagSize]byte)(buf[16+l:])
 					ct := make([]byte, l)
 					var tag [TagSize]byte

@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"testing"
+
+	"github.com/gmtun/gmtun/ciphers/internal/testinput"
 )
 
 // The circuit-based portable code against the table oracles of
@@ -150,7 +152,7 @@ func TestKeyScheduleCircuit(t *testing.T) {
 	keys := [][]byte{{0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0xfe, 0xdc, 0xba, 0x98, 0x76, 0x54, 0x32, 0x10},
 		make([]byte, 16), bytes.Repeat([]byte{0xff}, 16)}
 	for range 2000 {
-		keys = append(keys, randBytes(rng, KeySize))
+		keys = append(keys, testinput.Bytes(rng, KeySize))
 	}
 	for _, key := range keys {
 		var enc, dec [32]uint32
@@ -200,11 +202,11 @@ func TestTranspose64(t *testing.T) {
 func TestBlockCircuit(t *testing.T) {
 	rng := newRand("block circuit")
 	for trial := range 40 {
-		key := randBytes(rng, KeySize)
+		key := testinput.Bytes(rng, KeySize)
 		var enc, dec [32]uint32
 		expandKeyGeneric(key, &enc, &dec)
 		for range 20 {
-			src := randBytes(rng, BlockSize)
+			src := testinput.Bytes(rng, BlockSize)
 			var want, got, back [BlockSize]byte
 			cryptBlockTable(&enc, want[:], src)
 			cryptBlockGeneric(&enc, got[:], src)
@@ -214,12 +216,12 @@ func TestBlockCircuit(t *testing.T) {
 			}
 		}
 		for nb := 0; nb <= 130; nb += 1 + trial%3 {
-			src := unaligned(randBytes(rng, nb*BlockSize), trial%7)
+			src := testinput.Unaligned(testinput.Bytes(rng, nb*BlockSize), trial%7)
 			want := make([]byte, len(src))
 			for i := 0; i < len(src); i += BlockSize {
 				cryptBlockTable(&enc, want[i:], src[i:])
 			}
-			got := unaligned(make([]byte, len(src)), (trial+3)%7)
+			got := testinput.Unaligned(make([]byte, len(src)), (trial+3)%7)
 			cryptBlocksGeneric(&enc, got, src)
 			if !bytes.Equal(got, want) {
 				t.Fatalf("%d blocks differ from the oracle", nb)
@@ -237,14 +239,14 @@ func TestBlockCircuit(t *testing.T) {
 func TestCTRCircuit(t *testing.T) {
 	rng := newRand("ctr circuit")
 	for n := 0; n <= 1100; n++ {
-		key := randBytes(rng, KeySize)
+		key := testinput.Bytes(rng, KeySize)
 		rk := expandKeyTable(key)
 		var iv [16]byte
-		copy(iv[:], randBytes(rng, 16))
+		copy(iv[:], testinput.Bytes(rng, 16))
 		if n%2 == 0 {
 			binary.BigEndian.PutUint64(iv[8:], ^uint64(0)-rng.Uint64N(70))
 		}
-		src := randBytes(rng, n)
+		src := testinput.Bytes(rng, n)
 		want := make([]byte, n)
 		cb := iv
 		for i := 0; i < n; i += 16 {
@@ -256,7 +258,7 @@ func TestCTRCircuit(t *testing.T) {
 			binary.BigEndian.PutUint64(cb[8:], lo)
 		}
 		ctr := iv
-		got := unaligned(bytes.Clone(src), n%7)
+		got := testinput.Unaligned(bytes.Clone(src), n%7)
 		ctrGeneric(&rk, &ctr, got, got)
 		if !bytes.Equal(got, want) || ctr != cb {
 			t.Fatalf("len %d: CTR differs from the oracle (counter %x, want %x)", n, ctr, cb)
@@ -270,10 +272,10 @@ func TestGHASHGeneric(t *testing.T) {
 	rng := newRand("ghash generic")
 	for range 300 {
 		var h [16]byte
-		copy(h[:], randBytes(rng, 16))
+		copy(h[:], testinput.Bytes(rng, 16))
 		var key ghashKey
 		initGHASHKey(&key, &h)
-		data := randBytes(rng, rng.IntN(200))
+		data := testinput.Bytes(rng, rng.IntN(200))
 		var y [2]uint64
 		ghashGeneric(&key, &y, data)
 		var want [16]byte
@@ -301,21 +303,21 @@ func TestGCMCircuit(t *testing.T) {
 		step = 13
 	}
 	for n := 0; n <= 4096; n += step {
-		key := randBytes(rng, KeySize)
+		key := testinput.Bytes(rng, KeySize)
 		g, _ := NewGCM(key)
 		var nonce [NonceSize]byte
-		copy(nonce[:], randBytes(rng, NonceSize))
-		aad := randBytes(rng, rng.IntN(40))
-		pt := randBytes(rng, n)
+		copy(nonce[:], testinput.Bytes(rng, NonceSize))
+		aad := testinput.Bytes(rng, rng.IntN(40))
+		pt := testinput.Bytes(rng, n)
 		wantCT, wantTag := sealTable(key, &nonce, pt, aad)
 
-		out := unaligned(make([]byte, n), n%5)
+		out := testinput.Unaligned(make([]byte, n), n%5)
 		var tag [TagSize]byte
-		sealGeneric(g, out, &tag, &nonce, unaligned(pt, n%3), aad)
+		sealGeneric(g, out, &tag, &nonce, testinput.Unaligned(pt, n%3), aad)
 		if !bytes.Equal(out, wantCT) || tag != wantTag {
 			t.Fatalf("len %d: sealGeneric differs from the oracle", n)
 		}
-		buf := unaligned(bytes.Clone(pt), 1+n%4)
+		buf := testinput.Unaligned(bytes.Clone(pt), 1+n%4)
 		sealGeneric(g, buf, &tag, &nonce, buf, aad)
 		if !bytes.Equal(buf, wantCT) || tag != wantTag {
 			t.Fatalf("len %d: in-place sealGeneric differs", n)
@@ -384,7 +386,7 @@ func FuzzGenericVsTables(f *testing.F) {
 func TestBatchCircuit(t *testing.T) {
 	rng := newRand("batch circuit")
 	for _, n := range []int{0, 1, 2, 3, 7, 16, 17, 63, 64, 65, 130} {
-		key := randBytes(rng, KeySize)
+		key := testinput.Bytes(rng, KeySize)
 		g, _ := NewGCM(key)
 		bufs, ps := randomBatch(rng, n)
 		want := make([][]byte, n)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gmtun/gmtun/ciphers/internal/impl/impltest"
+	"github.com/gmtun/gmtun/ciphers/internal/testinput"
 )
 
 // Every test here runs once per implementation registered under
@@ -20,35 +21,6 @@ func newRand(seed string) *rand.Rand {
 	var s [32]byte
 	copy(s[:], seed)
 	return rand.New(rand.NewChaCha8(s))
-}
-
-func randBytes(rng *rand.Rand, n int) []byte {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(rng.Uint32())
-	}
-	return b
-}
-
-// unaligned returns a copy of b that starts off bytes into a fresh buffer.
-func unaligned(b []byte, off int) []byte {
-	buf := make([]byte, len(b)+off)
-	copy(buf[off:], b)
-	return buf[off:]
-}
-
-// testLengths are the message lengths of the exhaustive tests: every
-// length 0..4096 (every 7th with -short) and two longer ones.
-func testLengths() []int {
-	var ls []int
-	step := 1
-	if testing.Short() {
-		step = 7
-	}
-	for n := 0; n <= 4096; n += step {
-		ls = append(ls, n)
-	}
-	return append(ls, 8192, 65535)
 }
 
 // variants are the three uBlock variants as (key size, block size).
@@ -69,13 +41,13 @@ func TestAllImplsECB(t *testing.T) {
 	impltest.TestAllImplementations(t, ImplPackage, func(t *testing.T) {
 		rng := newRand("impl ecb")
 		for _, v := range variants {
-			for _, n := range testLengths() {
+			for _, n := range testinput.Lengths() {
 				n -= n % v.blkLen
-				s := newSchedule(t, randBytes(rng, v.keyLen), v.blkLen)
-				src := unaligned(randBytes(rng, n), n%7)
+				s := newSchedule(t, testinput.Bytes(rng, v.keyLen), v.blkLen)
+				src := testinput.Unaligned(testinput.Bytes(rng, n), n%7)
 				want := make([]byte, n)
 				encryptBlocksGeneric(s, want, src)
-				got := unaligned(make([]byte, n), n%5)
+				got := testinput.Unaligned(make([]byte, n), n%5)
 				encryptBlocks(s, got, src)
 				if !bytes.Equal(got, want) {
 					t.Fatalf("%s: encryptBlocks of %d bytes differs from generic", v.name, n)
@@ -121,19 +93,19 @@ func ctrRef(s *Schedule, ctr [16]byte, dst, src []byte) [16]byte {
 func TestAllImplsCTR32(t *testing.T) {
 	impltest.TestAllImplementations(t, ImplPackage, func(t *testing.T) {
 		rng := newRand("impl ctr")
-		for _, n := range testLengths() {
+		for _, n := range testinput.Lengths() {
 			keyLen := 16 + 16*(n%2) // 128/128 and 128/256
-			s := newSchedule(t, randBytes(rng, keyLen), BlockSize)
+			s := newSchedule(t, testinput.Bytes(rng, keyLen), BlockSize)
 			var iv [16]byte
-			copy(iv[:], randBytes(rng, 16))
+			copy(iv[:], testinput.Bytes(rng, 16))
 			if n%3 == 0 { // near the 32-bit wrap
 				binary.BigEndian.PutUint32(iv[12:], 0xffffffff-uint32(rng.IntN(n/16+2)))
 			}
-			src := unaligned(randBytes(rng, n), n%7)
+			src := testinput.Unaligned(testinput.Bytes(rng, n), n%7)
 			want := make([]byte, n)
 			wantCtr := ctrRef(s, iv, want, src)
 
-			got := unaligned(make([]byte, n), n%3)
+			got := testinput.Unaligned(make([]byte, n), n%3)
 			ctr := iv
 			ctr32XOR(s, &ctr, got, src)
 			if !bytes.Equal(got, want) || ctr != wantCtr {
@@ -162,8 +134,8 @@ func TestAllImplsCTR32(t *testing.T) {
 func TestAllImplsGCMvsStd(t *testing.T) {
 	impltest.TestAllImplementations(t, ImplPackage, func(t *testing.T) {
 		rng := newRand("impl gcm")
-		for _, n := range testLengths() {
-			key := randBytes(rng, 16+16*(n%2))
+		for _, n := range testinput.Lengths() {
+			key := testinput.Bytes(rng, 16+16*(n%2))
 			c, err := NewCipher(key)
 			if err != nil {
 				t.Fatal(err)
@@ -177,9 +149,9 @@ func TestAllImplsGCMvsStd(t *testing.T) {
 				t.Fatal(err)
 			}
 			var nonce [NonceSize]byte
-			copy(nonce[:], randBytes(rng, NonceSize))
-			aad := randBytes(rng, n%41)
-			pt := unaligned(randBytes(rng, n), n%7)
+			copy(nonce[:], testinput.Bytes(rng, NonceSize))
+			aad := testinput.Bytes(rng, n%41)
+			pt := testinput.Unaligned(testinput.Bytes(rng, n), n%7)
 			want := std.Seal(nil, nonce[:], pt, aad)
 
 			out := make([]byte, n)
@@ -216,7 +188,7 @@ func TestAllImplsGCMBatch(t *testing.T) {
 	impltest.TestAllImplementations(t, ImplPackage, func(t *testing.T) {
 		rng := newRand("impl gcm batch")
 		for _, count := range []int{1, 2, 3, 7, 16, 63, 64, 65, 128, 130} {
-			g, _ := NewGCM(randBytes(rng, 16+16*(count%2)))
+			g, _ := NewGCM(testinput.Bytes(rng, 16+16*(count%2)))
 			ps := make([]Packet, count)
 			wantText := make([][]byte, count)
 			wantTag := make([][TagSize]byte, count)
@@ -226,9 +198,9 @@ func TestAllImplsGCMBatch(t *testing.T) {
 				if i%5 == 0 {
 					n = rng.IntN(40)
 				}
-				buf := randBytes(rng, 16+n+TagSize)
+				buf := testinput.Bytes(rng, 16+n+TagSize)
 				ps[i] = Packet{AAD: buf[:16], Text: buf[16 : 16+n], Tag: (*[TagSize]byte)(buf[16+n:])}
-				copy(ps[i].Nonce[:], randBytes(rng, NonceSize))
+				copy(ps[i].Nonce[:], testinput.Bytes(rng, NonceSize))
 				plain[i] = bytes.Clone(ps[i].Text)
 				wantText[i] = make([]byte, n)
 				g.Seal(wantText[i], &wantTag[i], &ps[i].Nonce, plain[i], ps[i].AAD)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gmtun/gmtun/ciphers/internal/impl/impltest"
+	"github.com/gmtun/gmtun/ciphers/internal/testinput"
 )
 
 // The batch GCM against crypto/cipher's GCM over the same block cipher,
@@ -30,9 +31,9 @@ func newBatchPacket(rng interface{ IntN(int) int }, std cipher.AEAD, n, aadLen i
 		buf := r(16 + n + TagSize)
 		bp.p.AAD, bp.p.Text, bp.p.Tag = buf[:16], buf[16:16+n], (*[TagSize]byte)(buf[16+n:])
 	} else {
-		bp.p.AAD = unaligned(r(aadLen), rng.IntN(16))
-		bp.p.Text = unaligned(r(n), rng.IntN(16))
-		bp.p.Tag = (*[TagSize]byte)(unaligned(r(TagSize), rng.IntN(16)))
+		bp.p.AAD = testinput.Unaligned(r(aadLen), rng.IntN(16))
+		bp.p.Text = testinput.Unaligned(r(n), rng.IntN(16))
+		bp.p.Tag = (*[TagSize]byte)(testinput.Unaligned(r(TagSize), rng.IntN(16)))
 	}
 	bp.plain = bytes.Clone(bp.p.Text)
 	bp.aad = bytes.Clone(bp.p.AAD)
@@ -99,8 +100,8 @@ func checkBatch(t *testing.T, g *GCM, bps []*batchPacket, corrupt func(i int) bo
 func TestAllImplsGCMBatchLengths(t *testing.T) {
 	impltest.TestAllImplementations(t, ImplPackage, func(t *testing.T) {
 		rng := newRand("impl gcm batch lengths")
-		r := func(n int) []byte { return randBytes(rng, n) }
-		lens := testLengths()
+		r := func(n int) []byte { return testinput.Bytes(rng, n) }
+		lens := testinput.Lengths()
 		lens = lens[:len(lens)-2] // 0..4096
 		size := 1
 		for len(lens) > 0 {
@@ -134,7 +135,7 @@ func TestAllImplsGCMBatchLengths(t *testing.T) {
 func TestAllImplsGCMBatchShapes(t *testing.T) {
 	impltest.TestAllImplementations(t, ImplPackage, func(t *testing.T) {
 		rng := newRand("impl gcm batch shapes")
-		r := func(n int) []byte { return randBytes(rng, n) }
+		r := func(n int) []byte { return testinput.Bytes(rng, n) }
 		key := r(16)
 		c, _ := NewCipher(key)
 		std, _ := cipher.NewGCM(c)
@@ -160,15 +161,15 @@ func TestAllImplsGCMBatchShapes(t *testing.T) {
 func TestAllImplsGCMInPlace(t *testing.T) {
 	impltest.TestAllImplementations(t, ImplPackage, func(t *testing.T) {
 		rng := newRand("impl gcm in place")
-		for _, n := range testLengths() {
-			key := randBytes(rng, 16+16*(n%2))
+		for _, n := range testinput.Lengths() {
+			key := testinput.Bytes(rng, 16+16*(n%2))
 			c, _ := NewCipher(key)
 			std, _ := cipher.NewGCM(c)
 			g, _ := NewGCM(key)
 			var nonce [NonceSize]byte
-			copy(nonce[:], randBytes(rng, NonceSize))
-			aad := randBytes(rng, 16)
-			buf := unaligned(randBytes(rng, n), n%13)
+			copy(nonce[:], testinput.Bytes(rng, NonceSize))
+			aad := testinput.Bytes(rng, 16)
+			buf := testinput.Unaligned(testinput.Bytes(rng, n), n%13)
 			plain := bytes.Clone(buf)
 			want := std.Seal(nil, nonce[:], plain, aad)
 			var tag [TagSize]byte
@@ -185,11 +186,11 @@ func TestAllImplsGCMInPlace(t *testing.T) {
 
 func TestGCMBatchNoAllocs(t *testing.T) {
 	rng := newRand("impl gcm batch allocs")
-	g, _ := NewGCM(randBytes(rng, 16))
+	g, _ := NewGCM(testinput.Bytes(rng, 16))
 	mk := func(count, n int) []Packet {
 		ps := make([]Packet, count)
 		for i := range ps {
-			buf := randBytes(rng, 16+n+TagSize)
+			buf := testinput.Bytes(rng, 16+n+TagSize)
 			ps[i] = Packet{AAD: buf[:16], Text: buf[16 : 16+n], Tag: (*[TagSize]byte)(buf[16+n:])}
 		}
 		return ps
@@ -229,7 +230,7 @@ func FuzzGCMBatch(f *testing.F) {
 		seed := string(key) + string(shape)
 		impltest.TestAllImplementations(t, ImplPackage, func(t *testing.T) {
 			rng := newRand(seed)
-			r := func(n int) []byte { return randBytes(rng, n) }
+			r := func(n int) []byte { return testinput.Bytes(rng, n) }
 			bps := make([]*batchPacket, len(shape))
 			for i, b := range shape {
 				n := int(b)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gmtun/gmtun/ciphers/internal/impl"
 	"github.com/gmtun/gmtun/ciphers/internal/impl/impltest"
+	"github.com/gmtun/gmtun/ciphers/internal/testinput"
 )
 
 // multiBatch builds jobs of the given lengths, alternating uBlock-128/128
@@ -24,17 +25,17 @@ func multiBatch(t *testing.T, seed string, lens []int, keys int) (jobs []Job, wa
 		if (i/3)%2 == 1 {
 			keyLen = KeySize256
 		}
-		scheds[i] = newSchedule(t, randBytes(rng, keyLen), BlockSize)
+		scheds[i] = newSchedule(t, testinput.Bytes(rng, keyLen), BlockSize)
 	}
 	for i, n := range lens {
 		s := scheds[i%keys]
-		src := unaligned(randBytes(rng, n), i%5)
+		src := testinput.Unaligned(testinput.Bytes(rng, n), i%5)
 		dst := src
 		if i%2 == 0 {
-			dst = unaligned(make([]byte, n), 3)
+			dst = testinput.Unaligned(make([]byte, n), 3)
 		}
 		ctr := new([16]byte)
-		copy(ctr[:], randBytes(rng, 16))
+		copy(ctr[:], testinput.Bytes(rng, 16))
 		if i%4 == 1 {
 			binary.BigEndian.PutUint32(ctr[12:], 0xffffffff-uint32(i))
 		}
