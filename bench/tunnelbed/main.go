@@ -501,8 +501,8 @@ func describe(name string, tr testResult) string {
 	case tr.Ping != nil:
 		return fmt.Sprintf("ping avg %.3f ms (%d/%d)", tr.Ping.AvgMs, tr.Ping.Received, tr.Ping.Sent)
 	case tr.Iperf != nil && name == testUDP:
-		return fmt.Sprintf("%s %.1f kpps received, %.1f%% lost, tunnel CPU %.2fs", name,
-			kpps(*tr.Iperf), lossPct(*tr.Iperf), tr.TunnelCPUSeconds)
+		return fmt.Sprintf("%s %.1f kpps received, %.1f%% lost, %.1f kpps through the tunnel (%.0f dropped at iperf3's socket, %.0f at the tunnel's), tunnel CPU %.2fs", name,
+			kpps(*tr.Iperf), lossPct(*tr.Iperf), tr.DeliveredPackets()/tr.Iperf.Seconds/1e3, tr.AppSocketDrops, tr.TunnelSocketDrops, tr.TunnelCPUSeconds)
 	case tr.Iperf != nil:
 		return fmt.Sprintf("%s %.2f Gbit/s, tunnel CPU %.2fs = %.2f CPU-s/GB, machine %.0f%% busy", name,
 			gbps(*tr.Iperf), tr.TunnelCPUSeconds, tr.TunnelCPUSeconds/(tr.Iperf.Bytes/1e9), 100*tr.MachineBusy)

@@ -114,6 +114,21 @@ type testResult struct {
 	MachineCPUSeconds float64 `json:"machine_cpu_seconds"`
 	// WallSeconds is the wall-clock time of the test.
 	WallSeconds float64 `json:"wall_seconds"`
+	// UDP test only (udpdrops.go): datagrams dropped at iperf3's server
+	// socket, after they crossed the tunnel, and at the tunnel's own
+	// sockets in B (its underlay).
+	AppSocketDrops    float64 `json:"app_socket_drops,omitempty"`
+	TunnelSocketDrops float64 `json:"tunnel_socket_drops,omitempty"`
+}
+
+// DeliveredPackets is what the tunnel delivered to iperf3's server socket
+// in the UDP test: what the server received plus what overflowed its
+// socket (a lower bound: drops in the last poll interval are missed).
+func (t testResult) DeliveredPackets() float64 {
+	if t.Iperf == nil {
+		return 0
+	}
+	return t.Iperf.ReceivedPackets() + t.AppSocketDrops
 }
 
 // runIperf runs one iperf3 test from A to B through the tunnel and
@@ -149,12 +164,21 @@ func runIperf(ctx context.Context, bed *Bed, spec iperfSpec, pids []int, hz int6
 	if err != nil {
 		return testResult{}, err
 	}
+	var drops *udpDropWatch
+	if spec.UDP {
+		drops = watchUDPDrops(ctx, bed, 250*time.Millisecond)
+	}
 	start := time.Now()
 	cli := bed.Command(ctx, bed.NSA, spec.args(innerB.Addr().String())...)
 	var cliErr strings.Builder
 	cli.Stderr = &cliErr
 	out, runErr := cli.Output()
 	wall := time.Since(start)
+	var appDrops, tunDrops float64
+	var dropErr error
+	if drops != nil {
+		appDrops, tunDrops, dropErr = drops.Stop()
+	}
 	// The server exits after its one test; give it a moment to do so
 	// and collect its CPU time.
 	var srvState *os.ProcessState
@@ -174,7 +198,7 @@ func runIperf(ctx context.Context, bed *Bed, spec iperfSpec, pids []int, hz int6
 		}
 		return testResult{}, perr
 	}
-	if err := errors.Join(cpuErr, sysErr); err != nil {
+	if err := errors.Join(cpuErr, sysErr, dropErr); err != nil {
 		return testResult{}, err
 	}
 	tr := testResult{
@@ -183,6 +207,8 @@ func runIperf(ctx context.Context, bed *Bed, spec iperfSpec, pids []int, hz int6
 		MachineBusy:       busyFraction(sys0, sys1),
 		MachineCPUSeconds: float64(sys1.busy-sys0.busy) / float64(hz),
 		WallSeconds:       wall.Seconds(),
+		AppSocketDrops:    appDrops,
+		TunnelSocketDrops: tunDrops,
 	}
 	if cli.ProcessState != nil {
 		tr.LoadCPUSeconds += (cli.ProcessState.UserTime() + cli.ProcessState.SystemTime()).Seconds()

@@ -97,6 +97,13 @@ var metrics = []metric{
 	{"tcp4_gbps", "TCP 4 streams, Gbit/s", testTCP4, true, 2, iperfMetric(testTCP4, gbps)},
 	{"udp_rx_kpps", "UDP rx, kpps", testUDP, true, 1, iperfMetric(testUDP, kpps)},
 	{"udp_loss_pct", "UDP loss, %", testUDP, false, 1, iperfMetric(testUDP, lossPct)},
+	{"udp_delivered_kpps", "UDP through the tunnel, kpps", testUDP, true, 1, func(s sessionResult) float64 {
+		t, ok := s.Tests[testUDP]
+		if !ok || t.Iperf == nil || t.Iperf.Seconds <= 0 {
+			return math.NaN()
+		}
+		return t.DeliveredPackets() / t.Iperf.Seconds / 1e3
+	}},
 	{"ping_avg_ms", "ping RTT avg, ms", testPing, false, 3, func(s sessionResult) float64 {
 		if t, ok := s.Tests[testPing]; ok && t.Ping != nil {
 			return t.Ping.AvgMs
@@ -111,6 +118,13 @@ var metrics = []metric{
 			return math.NaN()
 		}
 		return t.TunnelCPUSeconds * 1e6 / t.Iperf.ReceivedPackets()
+	}},
+	{"udp_cpu_us_per_delivered", "CPU-µs/pkt through the tunnel", testUDP, false, 2, func(s sessionResult) float64 {
+		t, ok := s.Tests[testUDP]
+		if !ok || t.DeliveredPackets() <= 0 {
+			return math.NaN()
+		}
+		return t.TunnelCPUSeconds * 1e6 / t.DeliveredPackets()
 	}},
 }
 
