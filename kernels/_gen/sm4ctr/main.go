@@ -54,13 +54,13 @@ func main() {
 	w := newWordConsts(sb, b)
 	genBSEncryptBlocks(c, b)
 	genBSXORKeyStream(c, b)
-	pc := newPieceConsts()
-	genBSXORPieces(c, b, pc)
+	pt := newPieceTables()
+	genBSXORPieces(c, b, pt)
 	genBSXORKeyStream2(c, b)
 	for _, t := range []*tier{avx2GFNI(c, w), avx2AESNI(c, w, false), avx2AESNI(c, w, true)} {
 		genEncryptBlocks(t)
 		genXORKeyStream(t)
-		genXORPieces(t, pc)
+		genXORPieces(t, pt)
 	}
 	Generate()
 }

@@ -41,6 +41,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/gmtun/gmtun/kernels/_gen/internal/ctrpieces"
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -88,8 +89,7 @@ type consts struct {
 	ctrOff                                        map[bool]Mem // slot offsets of the counter word, by zmm
 	incPair                                       map[bool]Mem // blocks per pair in the counter word, by zmm
 	incOne                                        Mem
-	pieceSwap, pieceOffs                          Mem          // counter-block builder of the pieces kernel (pieces.go)
-	pieceInc                                      map[bool]Mem // blocks per store of the builder, by zmm
+	pieces                                        ctrpieces.Tables // counter-block builder of the pieces kernel (pieces.go)
 }
 
 func bytesTable(name string, pattern [16]byte) Mem {
@@ -109,7 +109,7 @@ func dwordTable(name string, v [16]uint32) Mem {
 }
 
 func emitConstants() *consts {
-	c := &consts{perm: map[string]Mem{}, ctrOff: map[bool]Mem{}, incPair: map[bool]Mem{}, pieceInc: map[bool]Mem{}}
+	c := &consts{perm: map[string]Mem{}, ctrOff: map[bool]Mem{}, incPair: map[bool]Mem{}}
 	var f, lo, hi, ilo, ihi, bs, r8 [16]byte
 	inv := invSBox()
 	for i := range f {
@@ -159,7 +159,7 @@ func emitConstants() *consts {
 		one[4*j+1], one[4*j+3] = 1, 1
 	}
 	c.incOne = dwordTable("ublockIncOne", one)
-	emitPieceConstants(c)
+	c.pieces = ctrpieces.EmitTables("ublock", 2, 4) // 2 blocks per store in a YMM register, 4 in a ZMM one
 	return c
 }
 
