@@ -34,24 +34,12 @@ func genKeyStream16() {
 	Pragma("noescape")
 	Doc("keyStream16AVX512 writes nblocks×16 keystream words of each of the 16 lanes:",
 		"lane c's words go to ks[c*stride:], in generation order. nblocks must be > 0.")
-	st := Load(Param("st"), GP64())
-	ks := Load(Param("ks"), GP64())
-	stride := Load(Param("stride"), GP64())
-	SHLQ(U8(2), stride)
-	n := Load(Param("nblocks"), GP64())
-	c := newPair()
-	c.prologue(st)
+	st, ks, stride, n, c := keyStreamArgs16()
 	Label("ks16_loop")
 	Comment("16 work rounds, both groups.")
 	c.workBlock(0)
-	c.output(func(lane int, v Register, disp int) {
-		a := GP64()
-		IMUL3Q(U32(lane), stride, a)
-		VMOVDQU32(v, Mem{Base: ks, Index: a, Scale: 1, Disp: disp})
-	})
-	ADDQ(U8(64), ks)
-	DECQ(n)
-	JNZ(LabelRef("ks16_loop"))
+	c.output(storeKeyStream16(ks, stride))
+	nextBlock16(ks, n, "ks16_loop")
 	c.epilogue(st, 0)
 }
 
@@ -76,20 +64,12 @@ func genXOR16() {
 	Comment("16 work rounds, both groups.")
 	c.workBlock(0)
 	c.output(func(lane int, v Register, disp int) {
-		d, s := GP64(), GP64()
 		skip := fmt.Sprintf("xor16_skip_%d", lane)
-		MOVQ(Mem{Base: dst, Disp: 8 * lane}, d)
-		TESTQ(d, d)
-		JZ(LabelRef(skip))
-		MOVQ(Mem{Base: src, Disp: 8 * lane}, s)
-		VPSHUFB(consts.Offset(cBswap), v, v)
-		VPXORD(Mem{Base: s, Index: off, Scale: 1, Disp: disp}, v, v)
+		d := xorSource16(lane, v, dst, src, off, disp, skip)
 		VMOVDQU32(v, Mem{Base: d, Index: off, Scale: 1, Disp: disp})
 		Label(skip)
 	})
-	ADDQ(U8(64), off)
-	DECQ(n)
-	JNZ(LabelRef("xor16_loop"))
+	nextBlock16(off, n, "xor16_loop")
 	c.epilogue(st, 0)
 }
 
@@ -175,14 +155,8 @@ func genXORInit16() {
 		Label(skip)
 	}
 	fastLoad := func(lane int, v Register, disp int) {
-		d, s := GP64(), GP64()
 		skip := fmt.Sprintf("ixor16_flskip_%d", lane)
-		MOVQ(Mem{Base: dst, Disp: 8 * lane}, d)
-		TESTQ(d, d)
-		JZ(LabelRef(skip))
-		MOVQ(Mem{Base: src, Disp: 8 * lane}, s)
-		VPSHUFB(consts.Offset(cBswap), v, v)
-		VPXORD(Mem{Base: s, Index: off, Scale: 1}, v, v)
+		xorSource16(lane, v, dst, src, off, 0, skip)
 		Label(skip)
 	}
 	fastStore := func(lane int, v Register, disp int) {
@@ -204,9 +178,7 @@ func genXORInit16() {
 	Comment("Last blocks: lengths checked, partial blocks masked.")
 	transpose16(&t, scr, load, store)
 	Label("ixor16_next")
-	ADDQ(U8(64), off)
-	DECQ(n)
-	JNZ(LabelRef("ixor16_loop"))
+	nextBlock16(off, n, "ixor16_loop")
 	VZEROUPPER()
 	RET()
 }
@@ -218,27 +190,60 @@ func genKeyStreamInit16() {
 	Pragma("noescape")
 	Doc("initKeyStream16AVX512 runs the initialisation of all 16 lanes of st, then",
 		"writes nblocks×16 keystream words of each lane c to ks[c*stride:]. st is left undefined.")
-	st := Load(Param("st"), GP64())
-	ks := Load(Param("ks"), GP64())
-	stride := Load(Param("stride"), GP64())
-	SHLQ(U8(2), stride)
-	n := Load(Param("nblocks"), GP64())
-	c := newPair()
-	c.prologue(st)
+	_, ks, stride, n, c := keyStreamArgs16()
 	c.initRounds("iks16_init")
 	Label("iks16_loop")
 	Comment("16 work rounds, both groups (ring offset 1 after the initialisation).")
 	c.workBlock(1)
-	c.output(func(lane int, v Register, disp int) {
+	c.output(storeKeyStream16(ks, stride))
+	nextBlock16(ks, n, "iks16_loop")
+	VZEROUPPER()
+	RET()
+}
+
+// nextBlock16 advances p to the next 64-byte block of every lane, counts n
+// down and loops back to loop while blocks remain.
+func nextBlock16(p, n Register, loop string) {
+	ADDQ(U8(64), p)
+	DECQ(n)
+	JNZ(LabelRef(loop))
+}
+
+// keyStreamArgs16 loads the arguments of a keystream kernel (st, ks,
+// stride, in bytes, and nblocks) and emits the prologue of its pair.
+func keyStreamArgs16() (st, ks, stride, nblocks Register, c *pair) {
+	st = Load(Param("st"), GP64())
+	ks = Load(Param("ks"), GP64())
+	stride = Load(Param("stride"), GP64())
+	SHLQ(U8(2), stride)
+	nblocks = Load(Param("nblocks"), GP64())
+	c = newPair()
+	c.prologue(st)
+	return st, ks, stride, nblocks, c
+}
+
+// storeKeyStream16 is the emitter that stores lane c's words at
+// ks + c·stride (stride in bytes).
+func storeKeyStream16(ks, stride Register) emitter {
+	return func(lane int, v Register, disp int) {
 		a := GP64()
 		IMUL3Q(U32(lane), stride, a)
 		VMOVDQU32(v, Mem{Base: ks, Index: a, Scale: 1, Disp: disp})
-	})
-	ADDQ(U8(64), ks)
-	DECQ(n)
-	JNZ(LabelRef("iks16_loop"))
-	VZEROUPPER()
-	RET()
+	}
+}
+
+// xorSource16 XORs lane's source bytes src[lane][off+disp:] into its
+// keystream v (words byte-swapped to big endian first) and returns the
+// register holding dst[lane]; it jumps to skip when dst[lane] is nil.
+func xorSource16(lane int, v, dst, src, off Register, disp int, skip string) (d Register) {
+	d, s := GP64(), GP64()
+	MOVQ(Mem{Base: dst, Disp: 8 * lane}, d)
+	TESTQ(d, d)
+	JZ(LabelRef(skip))
+	MOVQ(Mem{Base: src, Disp: 8 * lane}, s)
+	VPSHUFB(consts.Offset(cBswap), v, v)
+	VPXORD(Mem{Base: s, Index: off, Scale: 1, Disp: disp}, v, v)
+	return d
 }
 
 // transpose16 transposes the 16 rows at scr (row i = word i of every lane;
@@ -265,14 +270,7 @@ func transpose16(t *pool, scr Register, load, emit emitter) {
 			VMOVDQA64(row(4*g+i), r[i])
 		}
 		t0, t1, t2, t3 := t.get(), t.get(), t.get(), t.get()
-		VPUNPCKLDQ(r[1], r[0], t0)
-		VPUNPCKHDQ(r[1], r[0], t1)
-		VPUNPCKLDQ(r[3], r[2], t2)
-		VPUNPCKHDQ(r[3], r[2], t3)
-		VPUNPCKLQDQ(t2, t0, r[0])
-		VPUNPCKHQDQ(t2, t0, r[1])
-		VPUNPCKLQDQ(t3, t1, r[2])
-		VPUNPCKHQDQ(t3, t1, r[3])
+		transposeDwords4(r[:], t0, t1, t2, t3)
 		for i := range r {
 			VMOVDQA64(r[i], row(4*g+i))
 		}
@@ -285,14 +283,7 @@ func transpose16(t *pool, scr Register, load, emit emitter) {
 		VMOVDQA64(row(8+k), c)
 		VMOVDQA64(row(12+k), d)
 		p, q, r, s := t.get(), t.get(), t.get(), t.get()
-		VSHUFI32X4(U8(0x88), b, a, p) // A0 A2 B0 B2
-		VSHUFI32X4(U8(0xdd), b, a, q) // A1 A3 B1 B3
-		VSHUFI32X4(U8(0x88), d, c, r) // C0 C2 D0 D2
-		VSHUFI32X4(U8(0xdd), d, c, s) // C1 C3 D1 D3
-		VSHUFI32X4(U8(0x88), r, p, a) // lane k
-		VSHUFI32X4(U8(0x88), s, q, b) // lane 4+k
-		VSHUFI32X4(U8(0xdd), r, p, c) // lane 8+k
-		VSHUFI32X4(U8(0xdd), s, q, d) // lane 12+k
+		transposeLanes4(a, b, c, d, p, q, r, s) // lanes k, 4+k, 8+k, 12+k
 		lanes := [4]Register{a, b, c, d}
 		if load != nil {
 			for i, v := range lanes {

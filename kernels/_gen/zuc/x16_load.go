@@ -37,51 +37,7 @@ func genLoad128x16() {
 		VPMOVZXBD(Mem{Base: ivs, Disp: 16 * c}, in[c])
 		VPORD(kd[c/8], in[c], in[c])
 	}
-	Comment("Transpose: 4×4 dwords inside 128-bit lanes, then 4×4 lanes; row j = cell j of every lane.")
-	for g := 0; g < 4; g++ {
-		r := in[4*g : 4*g+4]
-		t0, t1, t2, t3 := t.get(), t.get(), t.get(), t.get()
-		VPUNPCKLDQ(r[1], r[0], t0)
-		VPUNPCKHDQ(r[1], r[0], t1)
-		VPUNPCKLDQ(r[3], r[2], t2)
-		VPUNPCKHDQ(r[3], r[2], t3)
-		VPUNPCKLQDQ(t2, t0, r[0])
-		VPUNPCKHQDQ(t2, t0, r[1])
-		VPUNPCKLQDQ(t3, t1, r[2])
-		VPUNPCKHQDQ(t3, t1, r[3])
-		t.put(t0, t1, t2, t3)
-	}
-	row := func(j int) Mem { return Mem{Base: st, Disp: j * x16Row} }
-	for k := 0; k < 4; k++ {
-		a, b, c, d := in[k], in[4+k], in[8+k], in[12+k]
-		p, q, r, s := t.get(), t.get(), t.get(), t.get()
-		VSHUFI32X4(U8(0x88), b, a, p)
-		VSHUFI32X4(U8(0xdd), b, a, q)
-		VSHUFI32X4(U8(0x88), d, c, r)
-		VSHUFI32X4(U8(0xdd), d, c, s)
-		VSHUFI32X4(U8(0x88), r, p, a)
-		VSHUFI32X4(U8(0x88), s, q, b)
-		VSHUFI32X4(U8(0xdd), r, p, c)
-		VSHUFI32X4(U8(0xdd), s, q, d)
-		// Each row as two 32-byte halves: the round kernels read the rows
-		// by halves (one per lane group), and a half read from a 64-byte
-		// store that has not retired does not forward.
-		for i, v := range []Register{a, b, c, d} {
-			hi := Mem{Base: st, Disp: (4*i+k)*x16Row + 32}
-			VMOVDQU32(v.(VecPhysical).AsY(), row(4*i+k))
-			VEXTRACTI64X4(U8(1), v, hi)
-		}
-		t.put(p, q, r, s)
-	}
-	Comment("R1 = R2 = 0.")
-	z := t.get()
-	VPXORD(z, z, z)
-	for _, j := range []int{rowR1, rowR2} {
-		VMOVDQU32(z.(VecPhysical).AsY(), row(j))
-		VMOVDQU32(z.(VecPhysical).AsY(), Mem{Base: st, Disp: j*x16Row + 32})
-	}
-	VZEROUPPER()
-	RET()
+	storeStateRows16(st, in, &t)
 }
 
 // genLoad256x16: the ZUC-256 key/IV load of all 16 lanes (State16's
@@ -90,8 +46,8 @@ func genLoad128x16() {
 // byte shuffles of the IV (bytes 0–15 and 16–22 each broadcast to every
 // 128-bit lane, the 23-byte IVs read exactly: bytes 16–22 by a masked
 // load), the 8-bit fields at bit 23 shifted down by one and the 6-bit
-// symbols by a per-cell shift and mask; then transposed into the rows as
-// in genLoad128x16; R1 = R2 = 0.
+// symbols by a per-cell shift and mask; then transposed into the rows
+// (storeStateRows16); R1 = R2 = 0.
 func genLoad256x16() {
 	TEXT("loadZUC256Lanes16AVX512", NOSPLIT, "func(st *[544]uint32, kp *[2][16]uint32, ivs *[16][23]byte)")
 	Pragma("noescape")
@@ -130,33 +86,28 @@ func genLoad256x16() {
 		VPORD(x, in[c], in[c])
 		t.put(lo, hi, x)
 	}
+	storeStateRows16(st, in, &t)
+}
+
+// storeStateRows16 transposes the 16 lanes' cells, in[c] = the cells of
+// lane c (cell j in dword j), into the LFSR rows of st (row j = cell j of
+// every lane), clears R1 and R2 and returns. t supplies 8 temporaries.
+func storeStateRows16(st Register, in [16]Register, t *pool) {
 	Comment("Transpose: 4×4 dwords inside 128-bit lanes, then 4×4 lanes; row j = cell j of every lane.")
 	for g := 0; g < 4; g++ {
 		r := in[4*g : 4*g+4]
 		t0, t1, t2, t3 := t.get(), t.get(), t.get(), t.get()
-		VPUNPCKLDQ(r[1], r[0], t0)
-		VPUNPCKHDQ(r[1], r[0], t1)
-		VPUNPCKLDQ(r[3], r[2], t2)
-		VPUNPCKHDQ(r[3], r[2], t3)
-		VPUNPCKLQDQ(t2, t0, r[0])
-		VPUNPCKHQDQ(t2, t0, r[1])
-		VPUNPCKLQDQ(t3, t1, r[2])
-		VPUNPCKHQDQ(t3, t1, r[3])
+		transposeDwords4(r, t0, t1, t2, t3)
 		t.put(t0, t1, t2, t3)
 	}
 	row := func(j int) Mem { return Mem{Base: st, Disp: j * x16Row} }
 	for k := 0; k < 4; k++ {
 		a, b, c, d := in[k], in[4+k], in[8+k], in[12+k]
 		p, q, r, s := t.get(), t.get(), t.get(), t.get()
-		VSHUFI32X4(U8(0x88), b, a, p)
-		VSHUFI32X4(U8(0xdd), b, a, q)
-		VSHUFI32X4(U8(0x88), d, c, r)
-		VSHUFI32X4(U8(0xdd), d, c, s)
-		VSHUFI32X4(U8(0x88), r, p, a)
-		VSHUFI32X4(U8(0x88), s, q, b)
-		VSHUFI32X4(U8(0xdd), r, p, c)
-		VSHUFI32X4(U8(0xdd), s, q, d)
-		// Rows stored as 32-byte halves, as in genLoad128x16.
+		transposeLanes4(a, b, c, d, p, q, r, s)
+		// Each row as two 32-byte halves: the round kernels read the rows
+		// by halves (one per lane group), and a half read from a 64-byte
+		// store that has not retired does not forward.
 		for i, v := range []Register{a, b, c, d} {
 			hi := Mem{Base: st, Disp: (4*i+k)*x16Row + 32}
 			VMOVDQU32(v.(VecPhysical).AsY(), row(4*i+k))

@@ -154,9 +154,7 @@ func (t *tier) l1(x Register) {
 	VPXOR(r, y, y)
 	VPSHUFB(t.c(cRol24), x, r)
 	VPXOR(r, x, x)
-	VPSLLD(U8(2), y, s)
-	VPSRLD(U8(30), y, y)
-	VPOR(s, y, y)
+	rotl32(y, 2, s)
 	VPXOR(y, x, x)
 }
 
@@ -169,10 +167,16 @@ func (t *tier) l2(x Register) {
 	VPXOR(x, z, z)
 	VPSHUFB(t.c(cRol16), x, y)
 	VPXOR(z, y, y)
-	VPSLLD(U8(14), y, s)
-	VPSRLD(U8(18), y, y)
-	VPOR(s, y, y)
+	rotl32(y, 14, s)
 	VPXOR(z, y, x)
+}
+
+// rotl32 rotates every 32-bit word of y left by k bits in place (AVX2 has
+// no VPROLD), through the temporary s.
+func rotl32(y Register, k int, s Register) {
+	VPSLLD(U8(k), y, s)
+	VPSRLD(U8(32-k), y, y)
+	VPOR(s, y, y)
 }
 
 // s0 applies S0 to every byte of x (three nibble tables, constant time).
@@ -319,14 +323,7 @@ func (t *tier) transpose4(base int) {
 		r[i] = t.load(t.scratch(base + i))
 	}
 	t0, t1, t2, t3 := t.vec(), t.vec(), t.vec(), t.vec()
-	VPUNPCKLDQ(r[1], r[0], t0)
-	VPUNPCKHDQ(r[1], r[0], t1)
-	VPUNPCKLDQ(r[3], r[2], t2)
-	VPUNPCKHDQ(r[3], r[2], t3)
-	VPUNPCKLQDQ(t2, t0, r[0])
-	VPUNPCKHQDQ(t2, t0, r[1])
-	VPUNPCKLQDQ(t3, t1, r[2])
-	VPUNPCKHQDQ(t3, t1, r[3])
+	transposeDwords4(r[:], t0, t1, t2, t3)
 	for i := range r {
 		t.mov(r[i], t.scratch(base+i))
 	}
