@@ -22,12 +22,15 @@ import (
 // runs: the drops of the socket on iperfPort are iperf3's, every other
 // socket's are the tunnel's (its underlay sockets).
 
-// udpSocketDrops maps a socket (inode) of /proc/net/udp{,6} to its local
-// port and drop count.
-type udpSocketDrops map[uint64]struct {
+// udpSocket is one row of /proc/net/udp{,6}: the local port and the drop
+// count.
+type udpSocket struct {
 	port  uint16
 	drops uint64
 }
+
+// udpSocketDrops maps a socket (inode) of /proc/net/udp{,6} to its row.
+type udpSocketDrops map[uint64]udpSocket
 
 // parseProcNetUDP reads the rows of /proc/net/udp and /proc/net/udp6
 // (concatenated; header lines skipped) into m.
@@ -48,10 +51,7 @@ func parseProcNetUDP(b []byte, m udpSocketDrops) error {
 		if err1 != nil || err2 != nil || err3 != nil {
 			return fmt.Errorf("tunnelbed: /proc/net/udp: row %q", sc.Text())
 		}
-		m[inode] = struct {
-			port  uint16
-			drops uint64
-		}{uint16(port), drops}
+		m[inode] = udpSocket{uint16(port), drops}
 	}
 	return sc.Err()
 }
