@@ -11,6 +11,7 @@ const (
 	TierAVX512GFNI     = "AVX-512+GFNI"
 	TierAVX512VBMI     = "AVX-512+VBMI"
 	TierAVX512         = "AVX-512"
+	TierAVX512AESNI    = "AVX-512+AES-NI"
 	TierAVX2GFNI       = "AVX2+GFNI"
 	TierAVX2VAES       = "AVX2+VAES"
 	TierAVX2VPCLMULQDQ = "AVX2+VPCLMULQDQ"
@@ -44,3 +45,9 @@ func Caps() []Cap {
 // AllOff is the GODEBUG mask that switches every feature off (x/sys/cpu's
 // and the ones probed here), leaving the generic code.
 const AllOff = "cpu.all=off"
+
+// SkylakeSP is the GODEBUG mask that leaves an AVX-512 CPU with the
+// features of Intel's Skylake-SP and Cascade Lake servers: AVX-512
+// F/BW/VL/DQ and 128-bit AES-NI, but no GFNI, VAES, VPCLMULQDQ, VBMI or
+// VBMI2. The tiers for such CPUs are measured under it.
+const SkylakeSP = "cpu.gfni=off,cpu.vaes=off,cpu.vpclmulqdq=off,cpu.avx512vbmi2=off,cpu.avx512vbmi=off"
