@@ -82,6 +82,7 @@ func main() {
 		genCTRMulti(a)
 		genXORPieces(a)
 	}
+	genBitsliced()
 	Generate()
 }
 
