@@ -93,37 +93,42 @@ func BenchmarkRoundCost(b *testing.B) {
 // size+64 bytes apart), or InitKeyStream of the EIA3 keystream of a
 // size-byte message; CPU time, all lanes counted.
 func BenchmarkInitXOR(b *testing.B) {
-	if !useX16 {
-		b.Skip("CPU lacks the 16-lane kernels")
-	}
-	for _, size := range benchSizes {
-		var st State16
-		buf := make([]byte, Lanes16*(size+64))
-		var d [Lanes16][]byte
-		for c := range d {
-			d[c] = buf[c*(size+64):][:size]
-		}
-		var key, iv [16]byte
-		load := func() {
-			for c := 0; c < Lanes16; c++ {
-				iv[0] = byte(c)
-				st.LoadZUC128(c, &key, &iv)
+	for _, k := range kernels16 {
+		for _, size := range benchSizes {
+			var st State16
+			buf := make([]byte, Lanes16*(size+64))
+			var d [Lanes16][]byte
+			for c := range d {
+				d[c] = buf[c*(size+64):][:size]
 			}
+			var key, iv [16]byte
+			load := func() {
+				for c := 0; c < Lanes16; c++ {
+					iv[0] = byte(c)
+					st.LoadZUC128(c, &key, &iv)
+				}
+			}
+			b.Run(fmt.Sprintf("x16-%s/XOR/%d", k, size), func(b *testing.B) {
+				if !k.Supported() {
+					b.Skipf("CPU lacks %s", k)
+				}
+				cputime.Loop(b, size*Lanes16, func() {
+					load()
+					st.InitXORKeyStream(k, &d, &d)
+				})
+			})
+			words := EIA3KeyStreamWords(8 * size)
+			stride := (words + BlockWords - 1) / BlockWords * BlockWords
+			ks := make([]uint32, Lanes16*stride)
+			b.Run(fmt.Sprintf("x16-%s/KeyStream/%d", k, size), func(b *testing.B) {
+				if !k.Supported() {
+					b.Skipf("CPU lacks %s", k)
+				}
+				cputime.Loop(b, size*Lanes16, func() {
+					load()
+					st.InitKeyStream(k, ks, stride, words)
+				})
+			})
 		}
-		b.Run(fmt.Sprintf("XOR/%d", size), func(b *testing.B) {
-			cputime.Loop(b, size*Lanes16, func() {
-				load()
-				st.InitXORKeyStream(&d, &d)
-			})
-		})
-		words := EIA3KeyStreamWords(8 * size)
-		stride := (words + BlockWords - 1) / BlockWords * BlockWords
-		ks := make([]uint32, Lanes16*stride)
-		b.Run(fmt.Sprintf("KeyStream/%d", size), func(b *testing.B) {
-			cputime.Loop(b, size*Lanes16, func() {
-				load()
-				st.InitKeyStream(ks, stride, words)
-			})
-		})
 	}
 }

@@ -1,12 +1,15 @@
 // Package zuc holds gmtun's ZUC kernels: the multi-lane keystream kernels
-// (one independent ZUC instance per lane, 16 lanes per call with AVX-512 +
-// GFNI in State16, 8 lanes with AVX2 in State8) and the carry-less-multiply
-// MAC kernels of 128-EIA3 and ZUC-256-MAC. The two 8-lane kernel sets,
-// Kernels8, share the state, the rounds and the call shapes and differ only
-// in S1: two GFNI affine instructions (GFNI8), or, for AVX2 CPUs without
-// GFNI, AESENCLAST (hardware SubBytes, i.e. inversion in the AES field)
-// between two affine maps applied with VPSHUFB nibble tables (AESNI8); the
-// caller names the set in every State8 call. Each lane has its own key
+// (one independent ZUC instance per lane, 16 lanes per call with AVX-512 in
+// State16, 8 lanes with AVX2 in State8) and the carry-less-multiply MAC
+// kernels of 128-EIA3 and ZUC-256-MAC. Each lane width has two kernel sets
+// (Kernels16, Kernels8) that share the state, the rounds and the call
+// shapes and differ only in S1: two GFNI affine instructions (GFNI16 with
+// VBMI2's funnel shifts, GFNI8), or, for CPUs without GFNI, AESENCLAST
+// (hardware SubBytes, i.e. inversion in the AES field) between two affine
+// maps applied with VPSHUFB nibble tables (AESNI16: AVX-512 F/BW/VL/DQ and
+// 128-bit AES-NI only, the Skylake-SP and Cascade Lake servers, with the
+// funnel shifts as two shifts and a VPTERNLOGD; AESNI8); the caller names
+// the set in every State16 and State8 call. Each lane has its own key
 // and IV, so the EEA3 and EIA3 instances of a batch of packets (or the
 // ZUC-256 keystream and ZUC-256-MAC instances) run in one call, and ZUC-128
 // and ZUC-256 lanes may be mixed: both use 32 initialisation rounds and a
@@ -15,9 +18,11 @@
 // The 16-lane kernels run two groups of 8 lanes in YMM registers with their
 // instruction streams interleaved (one 16-lane ZMM group is held back by the
 // latency of the R1/R2 recurrence through F on the Zen 5 this was tuned
-// on), with the LFSR in a 64-byte-aligned ring on the stack next to a ring
-// of doubled cells; kernels/_gen/zuc/x16.go explains the techniques
-// and the measurements behind them.
+// on), with the LFSR in a 64-byte-aligned ring on the stack (next to a ring
+// of doubled cells in GFNI16); kernels/_gen/zuc/x16.go explains the
+// techniques and the measurements behind them. AESNI16 runs S1 as VEX
+// AESENCLAST on the four XMM halves of the two groups, the EVEX form
+// being VAES.
 //
 // # Contract
 //
@@ -41,7 +46,7 @@
 //
 // State16 also has one-call forms for batches whose state is not needed
 // afterwards: LoadZUC128Lanes / LoadZUC256Lanes load all 16 lanes at once
-// (each in one vector kernel: each lane's cells built in a register,
+// (on AVX-512 CPUs each in one vector kernel: each lane's cells built in a register,
 // transposed into the rows, stored as 32-byte halves because the round
 // kernels read the rows by halves and a half does not forward from a
 // 64-byte store still in flight; with ZMM stores the next call ran ≈9 %
@@ -69,8 +74,10 @@
 // registers, S1 two GFNI affine instructions or AESENCLAST between VPSHUFB
 // nibble tables) and no secret-dependent branches. The kernels exist only
 // for amd64 with the gc toolchain and without the purego tag; elsewhere this package is empty and callers use
-// the generic ZUC code. X16Supported and Kernels8.Supported report whether
-// the CPU can run each tier; calling a kernel the CPU lacks panics.
+// the generic ZUC code. Kernels16.Supported and Kernels8.Supported report
+// whether the CPU can run each set; calling a kernel the CPU lacks panics.
+// The key loading of State16 (LoadZUC128Lanes, LoadZUC256Lanes) uses only
+// AVX-512 F/BW and serves both 16-lane sets.
 //
 // # MAC tags
 //

@@ -68,32 +68,33 @@ func TestMACGuardPages(t *testing.T) {
 // 4 KiB): the masked loads and stores of the last partial block must not
 // touch the page, and the output must match gmsm.
 func TestInitXORGuardPages(t *testing.T) {
-	needKernels(t, useX16, "the 16-lane kernels")
-	r := rand.New(rand.NewPCG(63, 64))
-	var pages [Lanes16][]byte
-	for c := range pages {
-		pages[c] = guardedPages(t, 2)
-	}
-	var st State16
-	for _, n := range append(xorLengths()[:301], 1420, 1436, 4095, 4096) {
-		var dst [Lanes16][]byte
-		var want [Lanes16][]byte
-		for c := range dst {
-			spec := randomSpec(r, c%2 == 0)
-			load(&st, c, spec)
-			l := max(0, n-c) // lengths n, n-1, …: every lane ends at the page
-			b := pages[c][len(pages[c])-l:]
-			for i := range b {
-				b[i] = byte(r.Uint32())
-			}
-			want[c] = gmsmXOR(t, spec, b)
-			dst[c] = b
+	forEachKernels16(t, func(t *testing.T, k Kernels16) {
+		r := rand.New(rand.NewPCG(63, 64))
+		var pages [Lanes16][]byte
+		for c := range pages {
+			pages[c] = guardedPages(t, 2)
 		}
-		st.InitXORKeyStream(&dst, &dst)
-		for c := range dst {
-			if string(dst[c]) != string(want[c]) {
-				t.Fatalf("n=%d lane %d: output differs from gmsm", n, c)
+		var st State16
+		for _, n := range append(xorLengths()[:301], 1420, 1436, 4095, 4096) {
+			var dst [Lanes16][]byte
+			var want [Lanes16][]byte
+			for c := range dst {
+				spec := randomSpec(r, c%2 == 0)
+				load(&st, c, spec)
+				l := max(0, n-c) // lengths n, n-1, …: every lane ends at the page
+				b := pages[c][len(pages[c])-l:]
+				for i := range b {
+					b[i] = byte(r.Uint32())
+				}
+				want[c] = gmsmXOR(t, spec, b)
+				dst[c] = b
+			}
+			st.InitXORKeyStream(k, &dst, &dst)
+			for c := range dst {
+				if string(dst[c]) != string(want[c]) {
+					t.Fatalf("n=%d lane %d: output differs from gmsm", n, c)
+				}
 			}
 		}
-	}
+	})
 }

@@ -13,115 +13,117 @@ import (
 // buffers with guard bytes on both sides that must stay untouched, nil
 // lanes, in-place lanes, ZUC-128 and ZUC-256 lanes mixed.
 func TestInitXORKeyStreamVsGmsm(t *testing.T) {
-	needKernels(t, useX16, "the 16-lane kernels")
-	r := rand.New(rand.NewPCG(21, 22))
-	var st State16
-	const guard = 80
-	shapes := [][Lanes16]int{}
-	for _, n := range []int{0, 1, 3, 4, 5, 63, 64, 65, 127, 128, 129, 1420, 1436, 4400} {
-		var l [Lanes16]int
-		for c := range l {
-			l[c] = n
-		}
-		shapes = append(shapes, l)
-	}
-	for range 60 {
-		var l [Lanes16]int
-		top := []int{70, 300, 1500, 4400}[r.IntN(4)]
-		for c := range l {
-			l[c] = r.IntN(top + 1)
-		}
-		shapes = append(shapes, l)
-	}
-	for _, lens := range shapes {
-		var dst, src [Lanes16][]byte
-		var want, backing [Lanes16][]byte
-		var offs [Lanes16]int
-		for c := range dst {
-			spec := randomSpec(r, r.IntN(2) == 0)
-			load(&st, c, spec)
-			n := lens[c]
-			offs[c] = guard + r.IntN(64)
-			backing[c] = make([]byte, offs[c]+n+guard)
-			for i := range backing[c] {
-				backing[c][i] = byte(r.Uint32())
+	forEachKernels16(t, func(t *testing.T, k Kernels16) {
+		r := rand.New(rand.NewPCG(21, 22))
+		var st State16
+		const guard = 80
+		shapes := [][Lanes16]int{}
+		for _, n := range []int{0, 1, 3, 4, 5, 63, 64, 65, 127, 128, 129, 1420, 1436, 4400} {
+			var l [Lanes16]int
+			for c := range l {
+				l[c] = n
 			}
-			in := make([]byte, n)
-			for i := range in {
-				in[i] = byte(r.Uint32())
-			}
-			switch {
-			case c == 5: // nil lane: nothing touched
-				want[c] = bytes.Clone(backing[c])
-				continue
-			case c%3 == 0: // in place
-				copy(backing[c][offs[c]:], in)
-				dst[c] = backing[c][offs[c] : offs[c]+n : offs[c]+n]
-				src[c] = dst[c]
-			default:
-				dst[c] = backing[c][offs[c] : offs[c]+n : offs[c]+n]
-				src[c] = in
-			}
-			w := bytes.Clone(backing[c])
-			copy(w[offs[c]:], gmsmXOR(t, spec, in))
-			want[c] = w
+			shapes = append(shapes, l)
 		}
-		st.InitXORKeyStream(&dst, &src)
-		for c := range dst {
-			if !bytes.Equal(backing[c], want[c]) {
-				i := 0
-				for backing[c][i] == want[c][i] {
-					i++
+		for range 60 {
+			var l [Lanes16]int
+			top := []int{70, 300, 1500, 4400}[r.IntN(4)]
+			for c := range l {
+				l[c] = r.IntN(top + 1)
+			}
+			shapes = append(shapes, l)
+		}
+		for _, lens := range shapes {
+			var dst, src [Lanes16][]byte
+			var want, backing [Lanes16][]byte
+			var offs [Lanes16]int
+			for c := range dst {
+				spec := randomSpec(r, r.IntN(2) == 0)
+				load(&st, c, spec)
+				n := lens[c]
+				offs[c] = guard + r.IntN(64)
+				backing[c] = make([]byte, offs[c]+n+guard)
+				for i := range backing[c] {
+					backing[c][i] = byte(r.Uint32())
 				}
-				t.Fatalf("lengths %v lane %d: byte %d (payload starts at %d, length %d) = %02x, want %02x",
-					lens, c, i, offs[c], lens[c], backing[c][i], want[c][i])
+				in := make([]byte, n)
+				for i := range in {
+					in[i] = byte(r.Uint32())
+				}
+				switch {
+				case c == 5: // nil lane: nothing touched
+					want[c] = bytes.Clone(backing[c])
+					continue
+				case c%3 == 0: // in place
+					copy(backing[c][offs[c]:], in)
+					dst[c] = backing[c][offs[c] : offs[c]+n : offs[c]+n]
+					src[c] = dst[c]
+				default:
+					dst[c] = backing[c][offs[c] : offs[c]+n : offs[c]+n]
+					src[c] = in
+				}
+				w := bytes.Clone(backing[c])
+				copy(w[offs[c]:], gmsmXOR(t, spec, in))
+				want[c] = w
+			}
+			st.InitXORKeyStream(k, &dst, &src)
+			for c := range dst {
+				if !bytes.Equal(backing[c], want[c]) {
+					i := 0
+					for backing[c][i] == want[c][i] {
+						i++
+					}
+					t.Fatalf("lengths %v lane %d: byte %d (payload starts at %d, length %d) = %02x, want %02x",
+						lens, c, i, offs[c], lens[c], backing[c][i], want[c][i])
+				}
 			}
 		}
-	}
+	})
 }
 
 // TestInitKeyStreamVsGmsm: word counts 0..100 and a few long ones; whole
 // blocks are written, nothing past ⌈n/16⌉·16 words of a lane.
 func TestInitKeyStreamVsGmsm(t *testing.T) {
-	needKernels(t, useX16, "the 16-lane kernels")
-	r := rand.New(rand.NewPCG(23, 24))
-	var st State16
-	specs := make([]laneSpec, Lanes16)
-	want := make([][]uint32, Lanes16)
-	const maxWords = 1100
-	for c := range specs {
-		specs[c] = randomSpec(r, c%2 == 1)
-		want[c] = gmsmKeyStream(t, specs[c], maxWords+16)
-	}
-	ns := []int{}
-	for n := 0; n <= 100; n++ {
-		ns = append(ns, n)
-	}
-	ns = append(ns, 355, 357, 359, 1024, maxWords)
-	for _, n := range ns {
-		whole := (n + BlockWords - 1) / BlockWords * BlockWords
-		stride := whole + 3
-		ks := make([]uint32, Lanes16*stride)
-		for i := range ks {
-			ks[i] = 0xdeadbeef
-		}
+	forEachKernels16(t, func(t *testing.T, k Kernels16) {
+		r := rand.New(rand.NewPCG(23, 24))
+		var st State16
+		specs := make([]laneSpec, Lanes16)
+		want := make([][]uint32, Lanes16)
+		const maxWords = 1100
 		for c := range specs {
-			load(&st, c, specs[c])
+			specs[c] = randomSpec(r, c%2 == 1)
+			want[c] = gmsmKeyStream(t, specs[c], maxWords+16)
 		}
-		st.InitKeyStream(ks, stride, n)
-		for c := range specs {
-			for i := 0; i < stride; i++ {
-				got := ks[c*stride+i]
-				switch {
-				case i < whole && got != want[c][i]:
-					t.Fatalf("n=%d lane %d word %d: %08x, want %08x", n, c, i, got, want[c][i])
-				case i >= whole && got != 0xdeadbeef:
-					t.Fatalf("n=%d lane %d: word %d past the blocks written", n, c, i)
+		ns := []int{}
+		for n := 0; n <= 100; n++ {
+			ns = append(ns, n)
+		}
+		ns = append(ns, 355, 357, 359, 1024, maxWords)
+		for _, n := range ns {
+			whole := (n + BlockWords - 1) / BlockWords * BlockWords
+			stride := whole + 3
+			ks := make([]uint32, Lanes16*stride)
+			for i := range ks {
+				ks[i] = 0xdeadbeef
+			}
+			for c := range specs {
+				load(&st, c, specs[c])
+			}
+			st.InitKeyStream(k, ks, stride, n)
+			for c := range specs {
+				for i := 0; i < stride; i++ {
+					got := ks[c*stride+i]
+					switch {
+					case i < whole && got != want[c][i]:
+						t.Fatalf("n=%d lane %d word %d: %08x, want %08x", n, c, i, got, want[c][i])
+					case i >= whole && got != 0xdeadbeef:
+						t.Fatalf("n=%d lane %d: word %d past the blocks written", n, c, i)
+					}
 				}
 			}
 		}
-	}
-	mustPanic(t, "short stride", func() { st.InitKeyStream(make([]uint32, Lanes16*20), 17, 17) })
+		mustPanic(t, "short stride", func() { st.InitKeyStream(k, make([]uint32, Lanes16*20), 17, 17) })
+	})
 }
 
 // TestLoadLanes: the bulk loaders leave exactly the state that per-lane
@@ -203,35 +205,45 @@ func FuzzInitXORKeyStream(f *testing.F) {
 	f.Add(uint64(1), uint64(2), []byte{0x10, 0x05, 0xff, 0x40})
 	f.Add(uint64(3), uint64(4), []byte{})
 	f.Fuzz(func(t *testing.T, seed1, seed2 uint64, shape []byte) {
-		needKernels(t, useX16, "the 16-lane kernels")
-		r := rand.New(rand.NewPCG(seed1, seed2))
-		var st State16
-		var dst [Lanes16][]byte
-		var backing, want [Lanes16][]byte
-		for c := range dst {
-			spec := randomSpec(r, r.IntN(2) == 0)
-			load(&st, c, spec)
-			n := r.IntN(2048)
-			if c < len(shape) {
-				n = int(shape[c]) * 8 // lengths from the input: 0..2040
+		for _, k := range kernels16 {
+			if k.Supported() {
+				fuzzInitXOR(t, k, rand.New(rand.NewPCG(seed1, seed2)), shape)
 			}
-			backing[c] = make([]byte, n+130)
-			for i := range backing[c] {
-				backing[c][i] = byte(r.Uint32())
-			}
-			want[c] = bytes.Clone(backing[c])
-			if r.IntN(8) == 0 {
-				continue // nil lane
-			}
-			off := 1 + r.IntN(64)
-			dst[c] = backing[c][off : off+n : off+n]
-			copy(want[c][off:], gmsmXOR(t, spec, dst[c]))
 		}
-		st.InitXORKeyStream(&dst, &dst)
-		for c := range dst {
-			if !bytes.Equal(backing[c], want[c]) {
-				t.Fatalf("lane %d (length %d): output or surrounding bytes differ from gmsm", c, len(dst[c]))
-			}
+		for _, k := range kernels16 {
+			needKernels(t, k.Supported(), "the 16-lane kernels "+k.String())
 		}
 	})
+}
+
+// fuzzInitXOR is one FuzzInitXORKeyStream case on the kernels k.
+func fuzzInitXOR(t *testing.T, k Kernels16, r *rand.Rand, shape []byte) {
+	var st State16
+	var dst [Lanes16][]byte
+	var backing, want [Lanes16][]byte
+	for c := range dst {
+		spec := randomSpec(r, r.IntN(2) == 0)
+		load(&st, c, spec)
+		n := r.IntN(2048)
+		if c < len(shape) {
+			n = int(shape[c]) * 8 // lengths from the input: 0..2040
+		}
+		backing[c] = make([]byte, n+130)
+		for i := range backing[c] {
+			backing[c][i] = byte(r.Uint32())
+		}
+		want[c] = bytes.Clone(backing[c])
+		if r.IntN(8) == 0 {
+			continue // nil lane
+		}
+		off := 1 + r.IntN(64)
+		dst[c] = backing[c][off : off+n : off+n]
+		copy(want[c][off:], gmsmXOR(t, spec, dst[c]))
+	}
+	st.InitXORKeyStream(k, &dst, &dst)
+	for c := range dst {
+		if !bytes.Equal(backing[c], want[c]) {
+			t.Fatalf("lane %d (length %d): output or surrounding bytes differ from gmsm", c, len(dst[c]))
+		}
+	}
 }

@@ -22,14 +22,59 @@ const (
 const MaxLanes = Lanes16
 
 var (
-	useX16     = cpu.X86.AVX512GFNI && cpu.X86.VBMI2
-	useX8GFNI  = cpu.X86.AVX2 && cpu.X86.GFNI
-	useX8AESNI = cpu.X86.AVX2 && cpu.X86.AESNI
+	useX16GFNI  = cpu.X86.AVX512GFNI && cpu.X86.VBMI2
+	useX16AESNI = cpu.X86.AVX512 && cpu.X86.AESNI
+	useX8GFNI   = cpu.X86.AVX2 && cpu.X86.GFNI
+	useX8AESNI  = cpu.X86.AVX2 && cpu.X86.AESNI
+	// useLoad16: the vector key loading of State16 (AVX-512 F/BW only,
+	// shared by both 16-lane kernel sets).
+	useLoad16 = cpu.X86.AVX512
 )
 
-// X16Supported reports whether the CPU runs the 16-lane kernels
-// (AVX-512 F/BW/VL/DQ, VBMI2 and GFNI).
-func X16Supported() bool { return useX16 }
+// Kernels16 names one of the two sets of 16-lane kernels. They are
+// generated from one program with S1 and the funnel shifts as its
+// parameter and differ in nothing else: the same state, rounds and call
+// shapes.
+type Kernels16 uint8
+
+// The 16-lane kernel sets.
+const (
+	GFNI16  Kernels16 = iota + 1 // AVX-512 F/BW/VL/DQ, VBMI2 and GFNI: S1 as two affine instructions
+	AESNI16                      // AVX-512 F/BW/VL/DQ and AES-NI (Skylake-SP, Cascade Lake): S1 through AESENCLAST
+)
+
+// Supported reports whether the CPU runs k.
+func (k Kernels16) Supported() bool {
+	switch k {
+	case GFNI16:
+		return useX16GFNI
+	case AESNI16:
+		return useX16AESNI
+	}
+	return false
+}
+
+// String returns the instruction sets of k, as kernels/cpu spells the
+// tier names: the names ciphers/internal/zuc registers the tiers under.
+func (k Kernels16) String() string {
+	switch k {
+	case GFNI16:
+		return cpu.TierAVX512GFNI
+	case AESNI16:
+		return cpu.TierAVX512AESNI
+	}
+	return "invalid 16-lane kernels"
+}
+
+// Lanes returns the lanes of one call of k (Lanes16).
+func (k Kernels16) Lanes() int { return Lanes16 }
+
+// require panics unless the CPU runs k.
+func (k Kernels16) require() {
+	if !k.Supported() {
+		panic("zuc: the CPU lacks the 16-lane kernels " + k.String())
+	}
+}
 
 // Kernels8 names one of the two sets of 8-lane kernels. They are generated
 // from one program with S1 as its parameter and differ in nothing else:
@@ -64,6 +109,9 @@ func (k Kernels8) String() string {
 	}
 	return "invalid 8-lane kernels"
 }
+
+// Lanes returns the lanes of one call of k (Lanes8).
+func (k Kernels8) Lanes() int { return Lanes8 }
 
 // require panics unless the CPU runs k.
 func (k Kernels8) require() {
@@ -320,10 +368,10 @@ func (s *State16) LoadZUC256(lane int, key *[32]byte, iv *[23]byte, c ZUC256Cons
 // LoadZUC128Lanes loads all 16 lanes at once, as LoadZUC128 on every
 // lane would: lanes 0–7 with keyLo, lanes 8–15 with keyHi, lane c with
 // ivs[c] (GB/T 33133.1 §3.5.1). It is several times cheaper than 16
-// LoadZUC128 calls; on the 16-lane kernels' CPUs one vector kernel call
+// LoadZUC128 calls; on the 16-lane AVX-512 CPUs one vector kernel call
 // (the cells built per lane and transposed into rows), cheaper again.
 func (s *State16) LoadZUC128Lanes(keyLo, keyHi *[16]byte, ivs *[Lanes16][16]byte) {
-	if useX16 {
+	if useLoad16 {
 		loadZUC128Lanes16AVX512(&s.w, keyLo, keyHi, ivs)
 		return
 	}
@@ -343,8 +391,7 @@ func (s *State16) LoadZUC128Lanes(keyLo, keyHi *[16]byte, ivs *[Lanes16][16]byte
 // lane would: lanes 0–7 with keyLo and constant set dLo, lanes 8–15 with
 // keyHi and dHi, lane c with ivs[c] (ZUC-256, 2018, §2.2). The key parts
 // of the cells are computed here, the IV fields of every lane and the
-// transposition into the rows in one vector kernel call on the 16-lane
-// kernels' CPUs.
+// transposition into the rows in one vector kernel call on AVX-512 CPUs.
 func (s *State16) LoadZUC256Lanes(keyLo, keyHi *[32]byte, ivs *[Lanes16][23]byte, dLo, dHi ZUC256Constants) {
 	var kp [2][16]uint32
 	kp[0] = zuc256KeyPart(keyLo, dLo)
@@ -353,7 +400,7 @@ func (s *State16) LoadZUC256Lanes(keyLo, keyHi *[32]byte, ivs *[Lanes16][23]byte
 	} else {
 		kp[1] = zuc256KeyPart(keyHi, dHi)
 	}
-	if useX16 {
+	if useLoad16 {
 		loadZUC256Lanes16AVX512(&s.w, &kp, ivs)
 		return
 	}
@@ -369,49 +416,65 @@ func (s *State16) Lane(lane int) Lane { return getLane(s.w[:], Lanes16, lane) }
 // SetLane replaces lane's state with l.
 func (s *State16) SetLane(lane int, l *Lane) { setLane(s.w[:], Lanes16, lane, l) }
 
-func requireX16() {
-	if !useX16 {
-		panic("zuc: the 16-lane kernels need AVX-512 with VBMI2 and GFNI")
-	}
-}
-
 // Init runs the 32 initialisation rounds and the discarded first work round
-// (GB/T 33133.1 §3.5) on all 16 lanes.
-func (s *State16) Init() {
-	requireX16()
+// (GB/T 33133.1 §3.5) on all 16 lanes, with the kernels k.
+func (s *State16) Init(k Kernels16) {
+	k.require()
+	if k == AESNI16 {
+		initRounds16AESNI(&s.w)
+		return
+	}
 	initRounds16AVX512(&s.w)
 }
 
-// KeyStream generates the next n keystream words of every lane: lane c's
-// words go to ks[c*stride : c*stride+n]. stride must be at least n.
-func (s *State16) KeyStream(ks []uint32, stride, n int) {
-	requireX16()
+// KeyStream generates the next n keystream words of every lane with the
+// kernels k: lane c's words go to ks[c*stride : c*stride+n]. stride must
+// be at least n.
+func (s *State16) KeyStream(k Kernels16, ks []uint32, stride, n int) {
+	k.require()
 	checkKeyStream(ks, stride, n, Lanes16)
 	if nb := n / BlockWords; nb > 0 {
-		keyStream16AVX512(&s.w, &ks[0], stride, nb)
+		if k == AESNI16 {
+			keyStream16AESNI(&s.w, &ks[0], stride, nb)
+		} else {
+			keyStream16AVX512(&s.w, &ks[0], stride, nb)
+		}
 	}
 	if r := n % BlockWords; r > 0 {
-		rows16AVX512(&s.w, r)
+		s.rows(k, r)
 		tailWords(s.w[:], Lanes16, ks, stride, n-r, r)
 	}
 }
 
+// rows runs n (1..16) single rounds into the scratch rows.
+func (s *State16) rows(k Kernels16, n int) {
+	if k == AESNI16 {
+		rows16AESNI(&s.w, n)
+		return
+	}
+	rows16AVX512(&s.w, n)
+}
+
 // XORKeyStream sets dst[c][:n] = src[c][:n] ⊕ keystream of lane c for every
 // lane with dst[c] != nil (keystream words big-endian, as EEA3 and the
-// ZUC-256 keystream). It consumes ⌈n/4⌉ words per lane. dst[c] and src[c]
-// must overlap entirely or not at all.
-func (s *State16) XORKeyStream(dst, src *[Lanes16][]byte, n int) {
-	requireX16()
+// ZUC-256 keystream), with the kernels k. It consumes ⌈n/4⌉ words per
+// lane. dst[c] and src[c] must overlap entirely or not at all.
+func (s *State16) XORKeyStream(k Kernels16, dst, src *[Lanes16][]byte, n int) {
+	k.require()
 	var dp, sp [Lanes16]*byte
 	for c := range dst {
 		dp[c], sp[c] = lanePointer(dst[c], src[c], n)
 	}
 	nb := n / BlockBytes
 	if nb > 0 {
-		xorKeyStream16AVX512(&s.w, &dp, &sp, nb)
+		if k == AESNI16 {
+			xorKeyStream16AESNI(&s.w, &dp, &sp, nb)
+		} else {
+			xorKeyStream16AVX512(&s.w, &dp, &sp, nb)
+		}
 	}
 	if r := n % BlockBytes; r > 0 {
-		rows16AVX512(&s.w, (r+3)/4)
+		s.rows(k, (r+3)/4)
 		at := n - r
 		for c := range dst {
 			if dst[c] != nil {
@@ -422,29 +485,33 @@ func (s *State16) XORKeyStream(dst, src *[Lanes16][]byte, n int) {
 }
 
 // InitKeyStream runs Init, then writes the first n keystream words of
-// every lane to ks[c*stride:], in one kernel call and without the tail
-// handling of KeyStream: it generates whole blocks, so it writes
-// ⌈n/BlockWords⌉·BlockWords words per lane and stride must be at least
-// that. It consumes the state: the lanes must be loaded again before the
-// next use.
-func (s *State16) InitKeyStream(ks []uint32, stride, n int) {
-	requireX16()
+// every lane to ks[c*stride:], with the kernels k, in one kernel call and
+// without the tail handling of KeyStream: it generates whole blocks, so it
+// writes ⌈n/BlockWords⌉·BlockWords words per lane and stride must be at
+// least that. It consumes the state: the lanes must be loaded again before
+// the next use.
+func (s *State16) InitKeyStream(k Kernels16, ks []uint32, stride, n int) {
+	k.require()
 	nb := (n + BlockWords - 1) / BlockWords
 	checkKeyStream(ks, stride, nb*BlockWords, Lanes16)
 	if nb > 0 {
-		initKeyStream16AVX512(&s.w, &ks[0], stride, nb)
+		if k == AESNI16 {
+			initKeyStream16AESNI(&s.w, &ks[0], stride, nb)
+		} else {
+			initKeyStream16AVX512(&s.w, &ks[0], stride, nb)
+		}
 	}
 }
 
 // InitXORKeyStream runs Init, then sets dst[c] = src[c] ⊕ keystream of
 // lane c (words big-endian) for every lane with dst[c] != nil, each lane
-// for its own length len(dst[c]); src[c] must be at least as long, and
-// must overlap dst[c] entirely or not at all. All lanes run in one kernel
-// call up to the longest length; no byte past a lane's length is read or
-// written. It consumes the state: the lanes must be loaded again before
-// the next use.
-func (s *State16) InitXORKeyStream(dst, src *[Lanes16][]byte) {
-	requireX16()
+// for its own length len(dst[c]), with the kernels k; src[c] must be at
+// least as long, and must overlap dst[c] entirely or not at all. All lanes
+// run in one kernel call up to the longest length; no byte past a lane's
+// length is read or written. It consumes the state: the lanes must be
+// loaded again before the next use.
+func (s *State16) InitXORKeyStream(k Kernels16, dst, src *[Lanes16][]byte) {
+	k.require()
 	var dp, sp [Lanes16]*byte
 	var lens [Lanes16]int
 	longest, shortest := 0, int(^uint(0)>>1)
@@ -457,7 +524,11 @@ func (s *State16) InitXORKeyStream(dst, src *[Lanes16][]byte) {
 	}
 	if nb := (longest + BlockBytes - 1) / BlockBytes; nb > 0 {
 		full := shortest / BlockBytes * BlockBytes
-		initXORKeyStream16AVX512(&s.w, &dp, &sp, &lens, full, nb)
+		if k == AESNI16 {
+			initXORKeyStream16AESNI(&s.w, &dp, &sp, &lens, full, nb)
+		} else {
+			initXORKeyStream16AVX512(&s.w, &dp, &sp, &lens, full, nb)
+		}
 	}
 }
 

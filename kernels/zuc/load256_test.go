@@ -9,11 +9,11 @@ import (
 )
 
 // TestLoadZUC256LanesKernel compares the 16-lane ZUC-256 load kernel with
-// the portable loop it replaces (useX16 off) on random keys, IVs and
+// the portable loop it replaces (useLoad16 off) on random keys, IVs and
 // constant sets, one key or two, over stale states, with the IVs ending
 // right before an unmapped page (the kernel reads exactly 23 bytes per IV).
 func TestLoadZUC256LanesKernel(t *testing.T) {
-	needKernels(t, useX16, "the 16-lane kernels")
+	needKernels(t, useLoad16, "AVX-512")
 	r := rand.New(rand.NewPCG(71, 72))
 	fill := func(b []byte) {
 		for i := range b {
@@ -49,9 +49,9 @@ func TestLoadZUC256LanesKernel(t *testing.T) {
 			got.w[i], want.w[i] = r.Uint32(), r.Uint32()
 		}
 		got.LoadZUC256Lanes(&k0, hi, ivs, d0, d1)
-		useX16 = false
+		useLoad16 = false
 		want.LoadZUC256Lanes(&k0, hi, ivs, d0, d1)
-		useX16 = true
+		useLoad16 = true
 		if !equalRows(&got, &want) {
 			for j := 0; j < rowScratch; j++ {
 				for c := 0; c < Lanes16; c++ {

@@ -5,7 +5,7 @@ package zuc
 import "testing"
 
 // BenchmarkLoadZUC128Lanes compares the 16-lane ZUC-128 key/IV load of
-// the vector kernel with the portable loop it replaces (useX16 off).
+// the vector kernel with the portable loop it replaces (useLoad16 off).
 func BenchmarkLoadZUC128Lanes(b *testing.B) {
 	var st State16
 	var k0, k1 [16]byte
@@ -14,12 +14,12 @@ func BenchmarkLoadZUC128Lanes(b *testing.B) {
 		ivs[c][0], ivs[c][15] = byte(c), byte(3*c)
 	}
 	run := func(b *testing.B, vector bool) {
-		if vector && !useX16 {
+		if vector && !useLoad16 {
 			b.Skip("CPU lacks the 16-lane kernels")
 		}
-		saved := useX16
-		useX16 = vector
-		defer func() { useX16 = saved }()
+		saved := useLoad16
+		useLoad16 = vector
+		defer func() { useLoad16 = saved }()
 		for b.Loop() {
 			st.LoadZUC128Lanes(&k0, &k1, &ivs)
 		}
@@ -38,12 +38,12 @@ func BenchmarkLoadZUC256Lanes(b *testing.B) {
 		ivs[c][0], ivs[c][22] = byte(c), byte(3*c)
 	}
 	run := func(b *testing.B, vector bool) {
-		if vector && !useX16 {
+		if vector && !useLoad16 {
 			b.Skip("CPU lacks the 16-lane kernels")
 		}
-		saved := useX16
-		useX16 = vector
-		defer func() { useX16 = saved }()
+		saved := useLoad16
+		useLoad16 = vector
+		defer func() { useLoad16 = saved }()
 		for b.Loop() {
 			st.LoadZUC256Lanes(&k, &k, &ivs, 0, 0)
 		}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/emmansun/gmsm/zuc"
 
-	"github.com/gmtun/gmtun/kernels/cpu"
 	"github.com/gmtun/gmtun/kernels/internal/kerneltest"
 )
 
@@ -85,7 +84,7 @@ func (s x8) KeyStream(ks []uint32, stride, n int) { s.State8.KeyStream(s.k, ks, 
 
 func x8Case(k Kernels8) tierCase {
 	return tierCase{
-		name: "x8-" + k.String(), lanes: Lanes8, supported: k.Supported(),
+		name: "x8-" + k.String(), lanes: k.Lanes(), supported: k.Supported(),
 		newState: func() laneState { return x8{new(State8), k} },
 		xor: func(st laneState, dst, src [][]byte, n int) {
 			s := st.(x8)
@@ -94,14 +93,43 @@ func x8Case(k Kernels8) tierCase {
 	}
 }
 
-var tiers = []tierCase{
-	{
-		name: "x16-" + cpu.TierAVX512GFNI, lanes: Lanes16, supported: useX16,
-		newState: func() laneState { return new(State16) },
+// x16 is a State16 run on one of the 16-lane kernel sets.
+type x16 struct {
+	*State16
+	k Kernels16
+}
+
+func (s x16) Init()                                { s.State16.Init(s.k) }
+func (s x16) KeyStream(ks []uint32, stride, n int) { s.State16.KeyStream(s.k, ks, stride, n) }
+
+func x16Case(k Kernels16) tierCase {
+	return tierCase{
+		name: "x16-" + k.String(), lanes: k.Lanes(), supported: k.Supported(),
+		newState: func() laneState { return x16{new(State16), k} },
 		xor: func(st laneState, dst, src [][]byte, n int) {
-			st.(*State16).XORKeyStream((*[Lanes16][]byte)(dst), (*[Lanes16][]byte)(src), n)
+			s := st.(x16)
+			s.State16.XORKeyStream(s.k, (*[Lanes16][]byte)(dst), (*[Lanes16][]byte)(src), n)
 		},
-	},
+	}
+}
+
+// kernels16 are the 16-lane kernel sets.
+var kernels16 = []Kernels16{GFNI16, AESNI16}
+
+// forEachKernels16 runs f for every 16-lane kernel set (see needKernels
+// for a set the CPU lacks).
+func forEachKernels16(t *testing.T, f func(t *testing.T, k Kernels16)) {
+	for _, k := range kernels16 {
+		t.Run("x16-"+k.String(), func(t *testing.T) {
+			needKernels(t, k.Supported(), "the 16-lane kernels "+k.String())
+			f(t, k)
+		})
+	}
+}
+
+var tiers = []tierCase{
+	x16Case(GFNI16),
+	x16Case(AESNI16),
 	x8Case(GFNI8),
 	x8Case(AESNI8),
 }
@@ -127,7 +155,13 @@ func forEachTier(t *testing.T, f func(t *testing.T, tc tierCase)) {
 	}
 }
 
-func load(st laneState, lane int, s laneSpec) {
+// loader is what load needs of a lane state.
+type loader interface {
+	LoadZUC128(lane int, key, iv *[16]byte)
+	LoadZUC256(lane int, key *[32]byte, iv *[23]byte, c ZUC256Constants)
+}
+
+func load(st loader, lane int, s laneSpec) {
 	if len(s.key) == 16 {
 		st.LoadZUC128(lane, (*[16]byte)(s.key), (*[16]byte)(s.iv))
 	} else {

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/gmtun/gmtun/internal/reftables"
-	"github.com/gmtun/gmtun/kernels/cpu"
 )
 
 // The S-boxes S0 and S1 of GB/T 33133.1-2016 (Tables 1 and 2), the oracle,
@@ -118,14 +117,17 @@ func TestKernelSboxes(t *testing.T) {
 			}
 		}
 	}
-	t.Run("x16-"+cpu.TierAVX512GFNI, func(t *testing.T) {
-		needKernels(t, useX16, "AVX-512 + VBMI2 + GFNI")
+	forEachKernels16(t, func(t *testing.T, k Kernels16) {
 		for base := 0; base < 256; base += 64 {
 			var in, s0, s1 [64]byte
 			for i := range in {
 				in[i] = byte(base + i)
 			}
-			sboxes16AVX512(&s0, &s1, &in)
+			if k == AESNI16 {
+				sboxes16AESNI(&s0, &s1, &in)
+			} else {
+				sboxes16AVX512(&s0, &s1, &in)
+			}
 			check(t, in[:], s0[:], s1[:])
 		}
 	})

@@ -174,3 +174,50 @@ func macLanes2AVX512(acc *[16][6]uint64, msg *[16]*byte, nbytes *[16]int, ks *[1
 //
 //go:noescape
 func macLanes3AVX512(acc *[16][6]uint64, msg *[16]*byte, nbytes *[16]int, ks *[16]*uint32, nwords *[16]int, n int)
+
+// initRounds16AESNI runs the ZUC initialisation of all 16 lanes of st:
+// 32 rounds in initialisation mode, then one work-mode round whose output
+// is discarded (GB/T 33133.1 §3.5). The LFSR rows and R1 = R2 = 0 must be loaded.
+//
+//go:noescape
+func initRounds16AESNI(st *[544]uint32)
+
+// rows16AESNI generates n (1..16) keystream words for all 16 lanes;
+// word i of every lane goes to scratch row i (structure of arrays).
+//
+//go:noescape
+func rows16AESNI(st *[544]uint32, n int)
+
+// keyStream16AESNI writes nblocks×16 keystream words of each of the 16 lanes:
+// lane c's words go to ks[c*stride:], in generation order. nblocks must be > 0.
+//
+//go:noescape
+func keyStream16AESNI(st *[544]uint32, ks *uint32, stride int, nblocks int)
+
+// xorKeyStream16AESNI XORs nblocks×64 keystream bytes of each of the 16 lanes
+// (words big-endian) from src[c] into dst[c]; lanes with dst[c] == nil are skipped.
+// nblocks must be > 0.
+//
+//go:noescape
+func xorKeyStream16AESNI(st *[544]uint32, dst *[16]*byte, src *[16]*byte, nblocks int)
+
+// initKeyStream16AESNI runs the initialisation of all 16 lanes of st, then
+// writes nblocks×16 keystream words of each lane c to ks[c*stride:]. st is left undefined.
+//
+//go:noescape
+func initKeyStream16AESNI(st *[544]uint32, ks *uint32, stride int, nblocks int)
+
+// initXORKeyStream16AESNI runs the initialisation of all 16 lanes of st, then
+// XORs the keystream (words big-endian) from src[c] into dst[c] for lens[c] bytes,
+// for every lane with dst[c] != nil; nblocks×64 must cover the longest length and
+// full (a multiple of 64) must not exceed the shortest of those lens[c]: the blocks
+// below full skip the length checks. st is left undefined.
+//
+//go:noescape
+func initXORKeyStream16AESNI(st *[544]uint32, dst *[16]*byte, src *[16]*byte, lens *[16]int, full int, nblocks int)
+
+// sboxes16AESNI sets s0[i] = S0(in[i]) and s1[i] = S1(in[i]) with the
+// kernel's S-box code (a test hook for the exhaustive S-box tests).
+//
+//go:noescape
+func sboxes16AESNI(s0 *[64]byte, s1 *[64]byte, in *[64]byte)

@@ -267,23 +267,51 @@ func TestAVX2UsesOnlyVEXRegisters(t *testing.T) {
 // local array; it allocates only if the buffers escape to the heap.
 //
 //go:noinline
-func xorStackBuffers(st *State16) byte {
+func xorStackBuffers(st *State16, k Kernels16) byte {
 	var bufs [Lanes16][96]byte
 	var d [Lanes16][]byte
 	for c := range d {
 		d[c] = bufs[c][:]
 	}
-	st.XORKeyStream(&d, &d, len(bufs[0]))
+	st.XORKeyStream(k, &d, &d, len(bufs[0]))
 	return bufs[3][5]
 }
 
 // TestXORStackBuffersDoNotEscape: lane slices pointing into the caller's
 // stack stay there (XORKeyStream must not leak its arguments' contents).
 func TestXORStackBuffersDoNotEscape(t *testing.T) {
-	needKernels(t, useX16, "the 16-lane kernels")
-	var st State16
-	st.Init()
-	if n := testing.AllocsPerRun(20, func() { xorStackBuffers(&st) }); n != 0 {
-		t.Fatalf("%v allocations per call, want 0 (lane buffers escape)", n)
+	forEachKernels16(t, func(t *testing.T, k Kernels16) {
+		var st State16
+		st.Init(k)
+		if n := testing.AllocsPerRun(20, func() { xorStackBuffers(&st, k) }); n != 0 {
+			t.Fatalf("%v allocations per call, want 0 (lane buffers escape)", n)
+		}
+	})
+}
+
+// TestAESNI16UsesOnlySkylakeSP: the 16-lane AES-NI kernels and the key
+// loading kernels they share must run on AVX-512 F/BW/VL/DQ with 128-bit
+// AES-NI: no VBMI/VBMI2, GFNI, VPCLMULQDQ, and AESENCLAST only in its VEX
+// form (XMM operands X0–X15; the EVEX form, X16–X31, YMM or ZMM, needs VAES).
+func TestAESNI16UsesOnlySkylakeSP(t *testing.T) {
+	b, err := os.ReadFile("zuc_amd64.s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	banned := regexp.MustCompile(`VPSHLD|VPSHRD|GF2P8|VPERMB|VPERMT2B|VPERMI2B|VPMULTISHIFTQB|VPCOMPRESSB|VPEXPANDB|VPCLMUL|` +
+		`VAES\w+\s+[^\n]*\b([YZ][0-9]+|X(1[6-9]|2[0-9]|3[01]))\b`)
+	funcs := 0
+	for _, fn := range strings.Split(string(b), "TEXT ")[1:] {
+		head := fn[:strings.Index(fn, "(")]
+		if !strings.HasSuffix(head, "16AESNI") && !strings.HasPrefix(head, "·loadZUC") {
+			continue
+		}
+		funcs++
+		if m := banned.FindString(fn); m != "" {
+			t.Errorf("%s uses %q, which the AVX-512+AES-NI tier lacks", head, m)
+		}
+	}
+	if funcs != 9 {
+		t.Fatalf("found %d 16-lane AES-NI and key loading functions, want 9", funcs)
 	}
 }

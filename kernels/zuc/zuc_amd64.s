@@ -34559,3 +34559,24128 @@ macLanes3AVX512_fold:
 macLanes3AVX512_end:
 	VZEROUPPER
 	RET
+
+// func initRounds16AESNI(st *[544]uint32)
+// Requires: AES, AVX, AVX2, AVX512BW, AVX512F, AVX512VL
+TEXT ·initRounds16AESNI(SB), $3136-8
+	MOVQ st+0(FP), AX
+	LEAQ (SP), CX
+	ADDQ $0x3f, CX
+	ANDQ $-64, CX
+
+	// Constants: p = 2^31−1, the S0 tables, the byte and word masks.
+	VMOVDQU32 zuc_consts<>+0(SB), Y24
+	VMOVDQU32 zuc_consts<>+128(SB), Y25
+	VMOVDQU32 zuc_consts<>+192(SB), Y26
+	VMOVDQU32 zuc_consts<>+256(SB), Y27
+	MOVQ      $0xaaaaaaaaaaaaaaaa, DX
+	KMOVQ     DX, K1
+	MOVQ      $0x5555555555555555, DX
+	KMOVQ     DX, K2
+
+	// Copy the LFSR into the aligned rings (s_j and 2·s_j); R1, R2.
+	VMOVDQU32 (AX), Z8
+	VMOVDQA64 Z8, (CX)
+	VMOVDQU32 64(AX), Z8
+	VMOVDQA64 Z8, 64(CX)
+	VMOVDQU32 128(AX), Z8
+	VMOVDQA64 Z8, 128(CX)
+	VMOVDQU32 192(AX), Z8
+	VMOVDQA64 Z8, 192(CX)
+	VMOVDQU32 256(AX), Z8
+	VMOVDQA64 Z8, 256(CX)
+	VMOVDQU32 320(AX), Z8
+	VMOVDQA64 Z8, 320(CX)
+	VMOVDQU32 384(AX), Z8
+	VMOVDQA64 Z8, 384(CX)
+	VMOVDQU32 448(AX), Z8
+	VMOVDQA64 Z8, 448(CX)
+	VMOVDQU32 512(AX), Z8
+	VMOVDQA64 Z8, 512(CX)
+	VMOVDQU32 576(AX), Z8
+	VMOVDQA64 Z8, 576(CX)
+	VMOVDQU32 640(AX), Z8
+	VMOVDQA64 Z8, 640(CX)
+	VMOVDQU32 704(AX), Z8
+	VMOVDQA64 Z8, 704(CX)
+	VMOVDQU32 768(AX), Z8
+	VMOVDQA64 Z8, 768(CX)
+	VMOVDQU32 832(AX), Z8
+	VMOVDQA64 Z8, 832(CX)
+	VMOVDQU32 896(AX), Z8
+	VMOVDQA64 Z8, 896(CX)
+	VMOVDQU32 960(AX), Z8
+	VMOVDQA64 Z8, 960(CX)
+	VMOVDQU32 1024(AX), Y16
+	VMOVDQU32 1088(AX), Y17
+	VMOVDQA64 960(CX), Y18
+	VMOVDQU32 1056(AX), Y19
+	VMOVDQU32 1120(AX), Y20
+	VMOVDQA64 992(CX), Y21
+	VMOVDQU32 zuc_consts<>+1472(SB), Y28
+	VMOVDQU32 zuc_consts<>+1536(SB), Y29
+	VMOVDQU32 zuc_consts<>+1600(SB), Y30
+	VMOVDQU32 zuc_consts<>+1664(SB), Y31
+	MOVQ      $0x00000002, DX
+
+init16_loop:
+	// Initialisation round 0 (mod 16), both groups.
+	VPSLLD          $0x10, 704(CX), Y5
+	VPSLLD          $0x10, 736(CX), Y12
+	VPSRLD          $0x0f, 576(CX), Y3
+	VPSRLD          $0x0f, 608(CX), Y10
+	VPADDD          Y3, Y5, Y5
+	VPADDD          Y10, Y12, Y12
+	VPSLLD          $0x10, 448(CX), Y4
+	VPSLLD          $0x10, 480(CX), Y11
+	VPSRLD          $0x0f, 320(CX), Y3
+	VPSRLD          $0x0f, 352(CX), Y10
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y12, Y12
+	VPTERNLOGD      $0x96, Y17, Y3, Y4
+	VPTERNLOGD      $0x96, Y20, Y10, Y11
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y11, Y11
+	VPBLENDMW       Y4, Y5, K2, Y3
+	VPBLENDMW       Y11, Y12, K2, Y10
+	VPBLENDMW       Y5, Y4, K2, Y2
+	VPBLENDMW       Y12, Y11, K2, Y9
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y10, Y11
+	VPROLD          $0x0a, Y3, Y5
+	VPROLD          $0x0a, Y10, Y12
+	VPROLD          $0x12, Y3, Y1
+	VPROLD          $0x12, Y10, Y23
+	VPTERNLOGD      $0x96, Y1, Y5, Y4
+	VPTERNLOGD      $0x96, Y23, Y12, Y11
+	VPROLD          $0x1a, Y3, Y5
+	VPROLD          $0x1a, Y10, Y12
+	VPTERNLOGD      $0x96, Y5, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y11, Y10
+	VPROLD          $0x08, Y2, Y1
+	VPROLD          $0x08, Y9, Y23
+	VPROLD          $0x0e, Y2, Y5
+	VPROLD          $0x0e, Y9, Y12
+	VPROLD          $0x16, Y2, Y4
+	VPROLD          $0x16, Y9, Y11
+	VPTERNLOGD      $0x96, Y4, Y5, Y1
+	VPTERNLOGD      $0x96, Y11, Y12, Y23
+	VPROLD          $0x1e, Y2, Y5
+	VPROLD          $0x1e, Y9, Y12
+	VPTERNLOGD      $0x96, Y5, Y1, Y2
+	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPBLENDMB       Y2, Y3, K1, Y4
+	VPBLENDMB       Y9, Y10, K1, Y11
+	VPBLENDMB       Y3, Y2, K1, Y5
+	VPBLENDMB       Y10, Y9, K1, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y9
+	VPSRLD          $0x04, Y4, Y3
+	VPSRLD          $0x04, Y11, Y10
+	VPSHUFB         Y2, Y25, Y1
+	VPSHUFB         Y9, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y1, Y3
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y10
+	VPSHUFB         Y3, Y26, Y1
+	VPSHUFB         Y10, Y26, Y23
+	VPXORD          Y2, Y1, Y1
+	VPXORD          Y9, Y23, Y23
+	VPSHUFB         Y1, Y27, Y2
+	VPSHUFB         Y23, Y27, Y9
+	VPADDB          Y3, Y3, Y3
+	VPADDB          Y10, Y10, Y10
+	VPXORD          Y3, Y2, Y2
+	VPXORD          Y10, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y4, Y28, Y4
+	VPSHUFB         Y11, Y28, Y11
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y4, Y5, Y5
+	VPXORD          Y11, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y4
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y11
+	VEXTRACTI128    $0x01, Y4, X1
+	VEXTRACTI128    $0x01, Y11, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X1, X1
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VINSERTI128     $0x01, X1, Y4, Y5
+	VINSERTI128     $0x01, X10, Y11, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y1, Y30, Y1
+	VPSHUFB         Y10, Y30, Y10
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y1, Y5, Y5
+	VPXORD          Y10, Y12, Y12
+	VPADDD          Y18, Y18, Y1
+	VPADDD          Y21, Y21, Y10
+	VPBLENDMW       896(CX), Y1, K2, Y1
+	VPBLENDMW       928(CX), Y10, K2, Y10
+	VPXORD          Y16, Y1, Y1
+	VPXORD          Y19, Y10, Y10
+	VPADDD          Y17, Y1, Y1
+	VPADDD          Y20, Y10, Y10
+	VPBLENDMB       Y2, Y5, K1, Y17
+	VPBLENDMB       Y9, Y12, K1, Y20
+	VPBLENDMB       Y5, Y2, K1, Y2
+	VPBLENDMB       Y12, Y9, K1, Y9
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y9, Y19
+	VMOVDQA64       (CX), Y8
+	VMOVDQA64       32(CX), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 256(CX), Y8
+	VPSLLD          $0x14, 288(CX), Y15
+	VPSRLD          $0x0b, 256(CX), Y6
+	VPSRLD          $0x0b, 288(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 640(CX), Y8
+	VPSLLD          $0x15, 672(CX), Y15
+	VPSRLD          $0x0a, 640(CX), Y6
+	VPSRLD          $0x0a, 672(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 832(CX), Y8
+	VPSLLD          $0x11, 864(CX), Y15
+	VPSRLD          $0x0e, 832(CX), Y6
+	VPSRLD          $0x0e, 864(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y1, Y1
+	VPSRLD          $0x01, Y10, Y10
+	VPADDD          Y1, Y7, Y8
+	VPADDD          Y10, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, (CX)
+	VMOVDQA64       Y21, 32(CX)
+
+	// Initialisation round 1 (mod 16), both groups.
+	VPSLLD          $0x10, 768(CX), Y1
+	VPSLLD          $0x10, 800(CX), Y10
+	VPSRLD          $0x0f, 640(CX), Y2
+	VPSRLD          $0x0f, 672(CX), Y9
+	VPADDD          Y2, Y1, Y1
+	VPADDD          Y9, Y10, Y10
+	VPSLLD          $0x10, 512(CX), Y5
+	VPSLLD          $0x10, 544(CX), Y12
+	VPSRLD          $0x0f, 384(CX), Y2
+	VPSRLD          $0x0f, 416(CX), Y9
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y10, Y10
+	VPTERNLOGD      $0x96, Y17, Y2, Y5
+	VPTERNLOGD      $0x96, Y20, Y9, Y12
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y10, Y10
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPBLENDMW       Y5, Y1, K2, Y2
+	VPBLENDMW       Y12, Y10, K2, Y9
+	VPBLENDMW       Y1, Y5, K2, Y4
+	VPBLENDMW       Y10, Y12, K2, Y11
+	VPROLD          $0x08, Y2, Y5
+	VPROLD          $0x08, Y9, Y12
+	VPROLD          $0x0a, Y2, Y1
+	VPROLD          $0x0a, Y9, Y10
+	VPROLD          $0x12, Y2, Y3
+	VPROLD          $0x12, Y9, Y23
+	VPTERNLOGD      $0x96, Y3, Y1, Y5
+	VPTERNLOGD      $0x96, Y23, Y10, Y12
+	VPROLD          $0x1a, Y2, Y1
+	VPROLD          $0x1a, Y9, Y10
+	VPTERNLOGD      $0x96, Y1, Y5, Y2
+	VPTERNLOGD      $0x96, Y10, Y12, Y9
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y11, Y23
+	VPROLD          $0x0e, Y4, Y1
+	VPROLD          $0x0e, Y11, Y10
+	VPROLD          $0x16, Y4, Y5
+	VPROLD          $0x16, Y11, Y12
+	VPTERNLOGD      $0x96, Y5, Y1, Y3
+	VPTERNLOGD      $0x96, Y12, Y10, Y23
+	VPROLD          $0x1e, Y4, Y1
+	VPROLD          $0x1e, Y11, Y10
+	VPTERNLOGD      $0x96, Y1, Y3, Y4
+	VPTERNLOGD      $0x96, Y10, Y23, Y11
+	VPBLENDMB       Y4, Y2, K1, Y5
+	VPBLENDMB       Y11, Y9, K1, Y12
+	VPBLENDMB       Y2, Y4, K1, Y1
+	VPBLENDMB       Y9, Y11, K1, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y5, Y2
+	VPSRLD          $0x04, Y12, Y9
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y11, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y9
+	VPSHUFB         Y2, Y26, Y3
+	VPSHUFB         Y9, Y26, Y23
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y11, Y23, Y23
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y23, Y27, Y11
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y9, Y9, Y9
+	VPXORD          Y2, Y4, Y4
+	VPXORD          Y9, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y12
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y10
+	VPSHUFB         Y5, Y28, Y5
+	VPSHUFB         Y12, Y28, Y12
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y10, Y29, Y10
+	VPXORD          Y5, Y1, Y1
+	VPXORD          Y12, Y10, Y10
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y5
+	VPSHUFB         zuc_consts<>+1728(SB), Y10, Y12
+	VEXTRACTI128    $0x01, Y5, X3
+	VEXTRACTI128    $0x01, Y12, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X5, X5
+	VAESENCLAST     zuc_consts<>+1792(SB), X12, X12
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VINSERTI128     $0x01, X3, Y5, Y1
+	VINSERTI128     $0x01, X9, Y12, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y9
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y10
+	VPSHUFB         Y3, Y30, Y3
+	VPSHUFB         Y9, Y30, Y9
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y10, Y31, Y10
+	VPXORD          Y3, Y1, Y1
+	VPXORD          Y9, Y10, Y10
+	VPADDD          Y18, Y18, Y3
+	VPADDD          Y21, Y21, Y9
+	VPBLENDMW       960(CX), Y3, K2, Y3
+	VPBLENDMW       992(CX), Y9, K2, Y9
+	VPXORD          Y16, Y3, Y3
+	VPXORD          Y19, Y9, Y9
+	VPADDD          Y17, Y3, Y3
+	VPADDD          Y20, Y9, Y9
+	VPBLENDMB       Y4, Y1, K1, Y17
+	VPBLENDMB       Y11, Y10, K1, Y20
+	VPBLENDMB       Y1, Y4, K1, Y4
+	VPBLENDMB       Y10, Y11, K1, Y11
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y11, Y19
+	VMOVDQA64       64(CX), Y8
+	VMOVDQA64       96(CX), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 320(CX), Y8
+	VPSLLD          $0x14, 352(CX), Y15
+	VPSRLD          $0x0b, 320(CX), Y6
+	VPSRLD          $0x0b, 352(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 704(CX), Y8
+	VPSLLD          $0x15, 736(CX), Y15
+	VPSRLD          $0x0a, 704(CX), Y6
+	VPSRLD          $0x0a, 736(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 896(CX), Y8
+	VPSLLD          $0x11, 928(CX), Y15
+	VPSRLD          $0x0e, 896(CX), Y6
+	VPSRLD          $0x0e, 928(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y3, Y3
+	VPSRLD          $0x01, Y9, Y9
+	VPADDD          Y3, Y7, Y8
+	VPADDD          Y9, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 64(CX)
+	VMOVDQA64       Y21, 96(CX)
+
+	// Initialisation round 2 (mod 16), both groups.
+	VPSLLD          $0x10, 832(CX), Y3
+	VPSLLD          $0x10, 864(CX), Y9
+	VPSRLD          $0x0f, 704(CX), Y4
+	VPSRLD          $0x0f, 736(CX), Y11
+	VPADDD          Y4, Y3, Y3
+	VPADDD          Y11, Y9, Y9
+	VPSLLD          $0x10, 576(CX), Y1
+	VPSLLD          $0x10, 608(CX), Y10
+	VPSRLD          $0x0f, 448(CX), Y4
+	VPSRLD          $0x0f, 480(CX), Y11
+	VPADDD          Y16, Y3, Y3
+	VPADDD          Y19, Y9, Y9
+	VPTERNLOGD      $0x96, Y17, Y4, Y1
+	VPTERNLOGD      $0x96, Y20, Y11, Y10
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y9, Y9
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y10, Y10
+	VPBLENDMW       Y1, Y3, K2, Y4
+	VPBLENDMW       Y10, Y9, K2, Y11
+	VPBLENDMW       Y3, Y1, K2, Y5
+	VPBLENDMW       Y9, Y10, K2, Y12
+	VPROLD          $0x08, Y4, Y1
+	VPROLD          $0x08, Y11, Y10
+	VPROLD          $0x0a, Y4, Y3
+	VPROLD          $0x0a, Y11, Y9
+	VPROLD          $0x12, Y4, Y2
+	VPROLD          $0x12, Y11, Y23
+	VPTERNLOGD      $0x96, Y2, Y3, Y1
+	VPTERNLOGD      $0x96, Y23, Y9, Y10
+	VPROLD          $0x1a, Y4, Y3
+	VPROLD          $0x1a, Y11, Y9
+	VPTERNLOGD      $0x96, Y3, Y1, Y4
+	VPTERNLOGD      $0x96, Y9, Y10, Y11
+	VPROLD          $0x08, Y5, Y2
+	VPROLD          $0x08, Y12, Y23
+	VPROLD          $0x0e, Y5, Y3
+	VPROLD          $0x0e, Y12, Y9
+	VPROLD          $0x16, Y5, Y1
+	VPROLD          $0x16, Y12, Y10
+	VPTERNLOGD      $0x96, Y1, Y3, Y2
+	VPTERNLOGD      $0x96, Y10, Y9, Y23
+	VPROLD          $0x1e, Y5, Y3
+	VPROLD          $0x1e, Y12, Y9
+	VPTERNLOGD      $0x96, Y3, Y2, Y5
+	VPTERNLOGD      $0x96, Y9, Y23, Y12
+	VPBLENDMB       Y5, Y4, K1, Y1
+	VPBLENDMB       Y12, Y11, K1, Y10
+	VPBLENDMB       Y4, Y5, K1, Y3
+	VPBLENDMB       Y11, Y12, K1, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y12
+	VPSRLD          $0x04, Y1, Y4
+	VPSRLD          $0x04, Y10, Y11
+	VPSHUFB         Y5, Y25, Y2
+	VPSHUFB         Y12, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y4
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y11
+	VPSHUFB         Y4, Y26, Y2
+	VPSHUFB         Y11, Y26, Y23
+	VPXORD          Y5, Y2, Y2
+	VPXORD          Y12, Y23, Y23
+	VPSHUFB         Y2, Y27, Y5
+	VPSHUFB         Y23, Y27, Y12
+	VPADDB          Y4, Y4, Y4
+	VPADDB          Y11, Y11, Y11
+	VPXORD          Y4, Y5, Y5
+	VPXORD          Y11, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y10
+	VPSRLD          $0x04, Y3, Y3
+	VPSRLD          $0x04, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y9
+	VPSHUFB         Y1, Y28, Y1
+	VPSHUFB         Y10, Y28, Y10
+	VPSHUFB         Y3, Y29, Y3
+	VPSHUFB         Y9, Y29, Y9
+	VPXORD          Y1, Y3, Y3
+	VPXORD          Y10, Y9, Y9
+	VPSHUFB         zuc_consts<>+1728(SB), Y3, Y1
+	VPSHUFB         zuc_consts<>+1728(SB), Y9, Y10
+	VEXTRACTI128    $0x01, Y1, X2
+	VEXTRACTI128    $0x01, Y10, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X1, X1
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VINSERTI128     $0x01, X2, Y1, Y3
+	VINSERTI128     $0x01, X11, Y10, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y11
+	VPSRLD          $0x04, Y3, Y3
+	VPSRLD          $0x04, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y9
+	VPSHUFB         Y2, Y30, Y2
+	VPSHUFB         Y11, Y30, Y11
+	VPSHUFB         Y3, Y31, Y3
+	VPSHUFB         Y9, Y31, Y9
+	VPXORD          Y2, Y3, Y3
+	VPXORD          Y11, Y9, Y9
+	VPADDD          Y18, Y18, Y2
+	VPADDD          Y21, Y21, Y11
+	VPBLENDMW       (CX), Y2, K2, Y2
+	VPBLENDMW       32(CX), Y11, K2, Y11
+	VPXORD          Y16, Y2, Y2
+	VPXORD          Y19, Y11, Y11
+	VPADDD          Y17, Y2, Y2
+	VPADDD          Y20, Y11, Y11
+	VPBLENDMB       Y5, Y3, K1, Y17
+	VPBLENDMB       Y12, Y9, K1, Y20
+	VPBLENDMB       Y3, Y5, K1, Y5
+	VPBLENDMB       Y9, Y12, K1, Y12
+	VPRORD          $0x08, Y5, Y16
+	VPRORD          $0x08, Y12, Y19
+	VMOVDQA64       128(CX), Y8
+	VMOVDQA64       160(CX), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 384(CX), Y8
+	VPSLLD          $0x14, 416(CX), Y15
+	VPSRLD          $0x0b, 384(CX), Y6
+	VPSRLD          $0x0b, 416(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 768(CX), Y8
+	VPSLLD          $0x15, 800(CX), Y15
+	VPSRLD          $0x0a, 768(CX), Y6
+	VPSRLD          $0x0a, 800(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 960(CX), Y8
+	VPSLLD          $0x11, 992(CX), Y15
+	VPSRLD          $0x0e, 960(CX), Y6
+	VPSRLD          $0x0e, 992(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y2, Y2
+	VPSRLD          $0x01, Y11, Y11
+	VPADDD          Y2, Y7, Y8
+	VPADDD          Y11, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 128(CX)
+	VMOVDQA64       Y21, 160(CX)
+
+	// Initialisation round 3 (mod 16), both groups.
+	VPSLLD          $0x10, 896(CX), Y2
+	VPSLLD          $0x10, 928(CX), Y11
+	VPSRLD          $0x0f, 768(CX), Y5
+	VPSRLD          $0x0f, 800(CX), Y12
+	VPADDD          Y5, Y2, Y2
+	VPADDD          Y12, Y11, Y11
+	VPSLLD          $0x10, 640(CX), Y3
+	VPSLLD          $0x10, 672(CX), Y9
+	VPSRLD          $0x0f, 512(CX), Y5
+	VPSRLD          $0x0f, 544(CX), Y12
+	VPADDD          Y16, Y2, Y2
+	VPADDD          Y19, Y11, Y11
+	VPTERNLOGD      $0x96, Y17, Y5, Y3
+	VPTERNLOGD      $0x96, Y20, Y12, Y9
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y11, Y11
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y9, Y9
+	VPBLENDMW       Y3, Y2, K2, Y5
+	VPBLENDMW       Y9, Y11, K2, Y12
+	VPBLENDMW       Y2, Y3, K2, Y1
+	VPBLENDMW       Y11, Y9, K2, Y10
+	VPROLD          $0x08, Y5, Y3
+	VPROLD          $0x08, Y12, Y9
+	VPROLD          $0x0a, Y5, Y2
+	VPROLD          $0x0a, Y12, Y11
+	VPROLD          $0x12, Y5, Y4
+	VPROLD          $0x12, Y12, Y23
+	VPTERNLOGD      $0x96, Y4, Y2, Y3
+	VPTERNLOGD      $0x96, Y23, Y11, Y9
+	VPROLD          $0x1a, Y5, Y2
+	VPROLD          $0x1a, Y12, Y11
+	VPTERNLOGD      $0x96, Y2, Y3, Y5
+	VPTERNLOGD      $0x96, Y11, Y9, Y12
+	VPROLD          $0x08, Y1, Y4
+	VPROLD          $0x08, Y10, Y23
+	VPROLD          $0x0e, Y1, Y2
+	VPROLD          $0x0e, Y10, Y11
+	VPROLD          $0x16, Y1, Y3
+	VPROLD          $0x16, Y10, Y9
+	VPTERNLOGD      $0x96, Y3, Y2, Y4
+	VPTERNLOGD      $0x96, Y9, Y11, Y23
+	VPROLD          $0x1e, Y1, Y2
+	VPROLD          $0x1e, Y10, Y11
+	VPTERNLOGD      $0x96, Y2, Y4, Y1
+	VPTERNLOGD      $0x96, Y11, Y23, Y10
+	VPBLENDMB       Y1, Y5, K1, Y3
+	VPBLENDMB       Y10, Y12, K1, Y9
+	VPBLENDMB       Y5, Y1, K1, Y2
+	VPBLENDMB       Y12, Y10, K1, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y10
+	VPSRLD          $0x04, Y3, Y5
+	VPSRLD          $0x04, Y9, Y12
+	VPSHUFB         Y1, Y25, Y4
+	VPSHUFB         Y10, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y5
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y12
+	VPSHUFB         Y5, Y26, Y4
+	VPSHUFB         Y12, Y26, Y23
+	VPXORD          Y1, Y4, Y4
+	VPXORD          Y10, Y23, Y23
+	VPSHUFB         Y4, Y27, Y1
+	VPSHUFB         Y23, Y27, Y10
+	VPADDB          Y5, Y5, Y5
+	VPADDB          Y12, Y12, Y12
+	VPXORD          Y5, Y1, Y1
+	VPXORD          Y12, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y9
+	VPSRLD          $0x04, Y2, Y2
+	VPSRLD          $0x04, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y11
+	VPSHUFB         Y3, Y28, Y3
+	VPSHUFB         Y9, Y28, Y9
+	VPSHUFB         Y2, Y29, Y2
+	VPSHUFB         Y11, Y29, Y11
+	VPXORD          Y3, Y2, Y2
+	VPXORD          Y9, Y11, Y11
+	VPSHUFB         zuc_consts<>+1728(SB), Y2, Y3
+	VPSHUFB         zuc_consts<>+1728(SB), Y11, Y9
+	VEXTRACTI128    $0x01, Y3, X4
+	VEXTRACTI128    $0x01, Y9, X12
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X12, X12
+	VINSERTI128     $0x01, X4, Y3, Y2
+	VINSERTI128     $0x01, X12, Y9, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y12
+	VPSRLD          $0x04, Y2, Y2
+	VPSRLD          $0x04, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y11
+	VPSHUFB         Y4, Y30, Y4
+	VPSHUFB         Y12, Y30, Y12
+	VPSHUFB         Y2, Y31, Y2
+	VPSHUFB         Y11, Y31, Y11
+	VPXORD          Y4, Y2, Y2
+	VPXORD          Y12, Y11, Y11
+	VPADDD          Y18, Y18, Y4
+	VPADDD          Y21, Y21, Y12
+	VPBLENDMW       64(CX), Y4, K2, Y4
+	VPBLENDMW       96(CX), Y12, K2, Y12
+	VPXORD          Y16, Y4, Y4
+	VPXORD          Y19, Y12, Y12
+	VPADDD          Y17, Y4, Y4
+	VPADDD          Y20, Y12, Y12
+	VPBLENDMB       Y1, Y2, K1, Y17
+	VPBLENDMB       Y10, Y11, K1, Y20
+	VPBLENDMB       Y2, Y1, K1, Y1
+	VPBLENDMB       Y11, Y10, K1, Y10
+	VPRORD          $0x08, Y1, Y16
+	VPRORD          $0x08, Y10, Y19
+	VMOVDQA64       192(CX), Y8
+	VMOVDQA64       224(CX), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 448(CX), Y8
+	VPSLLD          $0x14, 480(CX), Y15
+	VPSRLD          $0x0b, 448(CX), Y6
+	VPSRLD          $0x0b, 480(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 832(CX), Y8
+	VPSLLD          $0x15, 864(CX), Y15
+	VPSRLD          $0x0a, 832(CX), Y6
+	VPSRLD          $0x0a, 864(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, (CX), Y8
+	VPSLLD          $0x11, 32(CX), Y15
+	VPSRLD          $0x0e, (CX), Y6
+	VPSRLD          $0x0e, 32(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y4, Y4
+	VPSRLD          $0x01, Y12, Y12
+	VPADDD          Y4, Y7, Y8
+	VPADDD          Y12, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 192(CX)
+	VMOVDQA64       Y21, 224(CX)
+
+	// Initialisation round 4 (mod 16), both groups.
+	VPSLLD          $0x10, 960(CX), Y4
+	VPSLLD          $0x10, 992(CX), Y12
+	VPSRLD          $0x0f, 832(CX), Y1
+	VPSRLD          $0x0f, 864(CX), Y10
+	VPADDD          Y1, Y4, Y4
+	VPADDD          Y10, Y12, Y12
+	VPSLLD          $0x10, 704(CX), Y2
+	VPSLLD          $0x10, 736(CX), Y11
+	VPSRLD          $0x0f, 576(CX), Y1
+	VPSRLD          $0x0f, 608(CX), Y10
+	VPADDD          Y16, Y4, Y4
+	VPADDD          Y19, Y12, Y12
+	VPTERNLOGD      $0x96, Y17, Y1, Y2
+	VPTERNLOGD      $0x96, Y20, Y10, Y11
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y11, Y11
+	VPBLENDMW       Y2, Y4, K2, Y1
+	VPBLENDMW       Y11, Y12, K2, Y10
+	VPBLENDMW       Y4, Y2, K2, Y3
+	VPBLENDMW       Y12, Y11, K2, Y9
+	VPROLD          $0x08, Y1, Y2
+	VPROLD          $0x08, Y10, Y11
+	VPROLD          $0x0a, Y1, Y4
+	VPROLD          $0x0a, Y10, Y12
+	VPROLD          $0x12, Y1, Y5
+	VPROLD          $0x12, Y10, Y23
+	VPTERNLOGD      $0x96, Y5, Y4, Y2
+	VPTERNLOGD      $0x96, Y23, Y12, Y11
+	VPROLD          $0x1a, Y1, Y4
+	VPROLD          $0x1a, Y10, Y12
+	VPTERNLOGD      $0x96, Y4, Y2, Y1
+	VPTERNLOGD      $0x96, Y12, Y11, Y10
+	VPROLD          $0x08, Y3, Y5
+	VPROLD          $0x08, Y9, Y23
+	VPROLD          $0x0e, Y3, Y4
+	VPROLD          $0x0e, Y9, Y12
+	VPROLD          $0x16, Y3, Y2
+	VPROLD          $0x16, Y9, Y11
+	VPTERNLOGD      $0x96, Y2, Y4, Y5
+	VPTERNLOGD      $0x96, Y11, Y12, Y23
+	VPROLD          $0x1e, Y3, Y4
+	VPROLD          $0x1e, Y9, Y12
+	VPTERNLOGD      $0x96, Y4, Y5, Y3
+	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPBLENDMB       Y3, Y1, K1, Y2
+	VPBLENDMB       Y9, Y10, K1, Y11
+	VPBLENDMB       Y1, Y3, K1, Y4
+	VPBLENDMB       Y10, Y9, K1, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y9
+	VPSRLD          $0x04, Y2, Y1
+	VPSRLD          $0x04, Y11, Y10
+	VPSHUFB         Y3, Y25, Y5
+	VPSHUFB         Y9, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y5, Y1
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y10
+	VPSHUFB         Y1, Y26, Y5
+	VPSHUFB         Y10, Y26, Y23
+	VPXORD          Y3, Y5, Y5
+	VPXORD          Y9, Y23, Y23
+	VPSHUFB         Y5, Y27, Y3
+	VPSHUFB         Y23, Y27, Y9
+	VPADDB          Y1, Y1, Y1
+	VPADDB          Y10, Y10, Y10
+	VPXORD          Y1, Y3, Y3
+	VPXORD          Y10, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y4, Y4
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y2, Y28, Y2
+	VPSHUFB         Y11, Y28, Y11
+	VPSHUFB         Y4, Y29, Y4
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y2, Y4, Y4
+	VPXORD          Y11, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y4, Y2
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y11
+	VEXTRACTI128    $0x01, Y2, X5
+	VEXTRACTI128    $0x01, Y11, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X5, X5
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VINSERTI128     $0x01, X5, Y2, Y4
+	VINSERTI128     $0x01, X10, Y11, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y4, Y4
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y5, Y30, Y5
+	VPSHUFB         Y10, Y30, Y10
+	VPSHUFB         Y4, Y31, Y4
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y5, Y4, Y4
+	VPXORD          Y10, Y12, Y12
+	VPADDD          Y18, Y18, Y5
+	VPADDD          Y21, Y21, Y10
+	VPBLENDMW       128(CX), Y5, K2, Y5
+	VPBLENDMW       160(CX), Y10, K2, Y10
+	VPXORD          Y16, Y5, Y5
+	VPXORD          Y19, Y10, Y10
+	VPADDD          Y17, Y5, Y5
+	VPADDD          Y20, Y10, Y10
+	VPBLENDMB       Y3, Y4, K1, Y17
+	VPBLENDMB       Y9, Y12, K1, Y20
+	VPBLENDMB       Y4, Y3, K1, Y3
+	VPBLENDMB       Y12, Y9, K1, Y9
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y9, Y19
+	VMOVDQA64       256(CX), Y8
+	VMOVDQA64       288(CX), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 512(CX), Y8
+	VPSLLD          $0x14, 544(CX), Y15
+	VPSRLD          $0x0b, 512(CX), Y6
+	VPSRLD          $0x0b, 544(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 896(CX), Y8
+	VPSLLD          $0x15, 928(CX), Y15
+	VPSRLD          $0x0a, 896(CX), Y6
+	VPSRLD          $0x0a, 928(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 64(CX), Y8
+	VPSLLD          $0x11, 96(CX), Y15
+	VPSRLD          $0x0e, 64(CX), Y6
+	VPSRLD          $0x0e, 96(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y5, Y5
+	VPSRLD          $0x01, Y10, Y10
+	VPADDD          Y5, Y7, Y8
+	VPADDD          Y10, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 256(CX)
+	VMOVDQA64       Y21, 288(CX)
+
+	// Initialisation round 5 (mod 16), both groups.
+	VPSLLD          $0x10, (CX), Y5
+	VPSLLD          $0x10, 32(CX), Y10
+	VPSRLD          $0x0f, 896(CX), Y3
+	VPSRLD          $0x0f, 928(CX), Y9
+	VPADDD          Y3, Y5, Y5
+	VPADDD          Y9, Y10, Y10
+	VPSLLD          $0x10, 768(CX), Y4
+	VPSLLD          $0x10, 800(CX), Y12
+	VPSRLD          $0x0f, 640(CX), Y3
+	VPSRLD          $0x0f, 672(CX), Y9
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y10, Y10
+	VPTERNLOGD      $0x96, Y17, Y3, Y4
+	VPTERNLOGD      $0x96, Y20, Y9, Y12
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y10, Y10
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y12, Y12
+	VPBLENDMW       Y4, Y5, K2, Y3
+	VPBLENDMW       Y12, Y10, K2, Y9
+	VPBLENDMW       Y5, Y4, K2, Y2
+	VPBLENDMW       Y10, Y12, K2, Y11
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y9, Y12
+	VPROLD          $0x0a, Y3, Y5
+	VPROLD          $0x0a, Y9, Y10
+	VPROLD          $0x12, Y3, Y1
+	VPROLD          $0x12, Y9, Y23
+	VPTERNLOGD      $0x96, Y1, Y5, Y4
+	VPTERNLOGD      $0x96, Y23, Y10, Y12
+	VPROLD          $0x1a, Y3, Y5
+	VPROLD          $0x1a, Y9, Y10
+	VPTERNLOGD      $0x96, Y5, Y4, Y3
+	VPTERNLOGD      $0x96, Y10, Y12, Y9
+	VPROLD          $0x08, Y2, Y1
+	VPROLD          $0x08, Y11, Y23
+	VPROLD          $0x0e, Y2, Y5
+	VPROLD          $0x0e, Y11, Y10
+	VPROLD          $0x16, Y2, Y4
+	VPROLD          $0x16, Y11, Y12
+	VPTERNLOGD      $0x96, Y4, Y5, Y1
+	VPTERNLOGD      $0x96, Y12, Y10, Y23
+	VPROLD          $0x1e, Y2, Y5
+	VPROLD          $0x1e, Y11, Y10
+	VPTERNLOGD      $0x96, Y5, Y1, Y2
+	VPTERNLOGD      $0x96, Y10, Y23, Y11
+	VPBLENDMB       Y2, Y3, K1, Y4
+	VPBLENDMB       Y11, Y9, K1, Y12
+	VPBLENDMB       Y3, Y2, K1, Y5
+	VPBLENDMB       Y9, Y11, K1, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y4, Y3
+	VPSRLD          $0x04, Y12, Y9
+	VPSHUFB         Y2, Y25, Y1
+	VPSHUFB         Y11, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y1, Y3
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y9
+	VPSHUFB         Y3, Y26, Y1
+	VPSHUFB         Y9, Y26, Y23
+	VPXORD          Y2, Y1, Y1
+	VPXORD          Y11, Y23, Y23
+	VPSHUFB         Y1, Y27, Y2
+	VPSHUFB         Y23, Y27, Y11
+	VPADDB          Y3, Y3, Y3
+	VPADDB          Y9, Y9, Y9
+	VPXORD          Y3, Y2, Y2
+	VPXORD          Y9, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y12
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y10
+	VPSHUFB         Y4, Y28, Y4
+	VPSHUFB         Y12, Y28, Y12
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y10, Y29, Y10
+	VPXORD          Y4, Y5, Y5
+	VPXORD          Y12, Y10, Y10
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y4
+	VPSHUFB         zuc_consts<>+1728(SB), Y10, Y12
+	VEXTRACTI128    $0x01, Y4, X1
+	VEXTRACTI128    $0x01, Y12, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X12, X12
+	VAESENCLAST     zuc_consts<>+1792(SB), X1, X1
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VINSERTI128     $0x01, X1, Y4, Y5
+	VINSERTI128     $0x01, X9, Y12, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y9
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y10
+	VPSHUFB         Y1, Y30, Y1
+	VPSHUFB         Y9, Y30, Y9
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y10, Y31, Y10
+	VPXORD          Y1, Y5, Y5
+	VPXORD          Y9, Y10, Y10
+	VPADDD          Y18, Y18, Y1
+	VPADDD          Y21, Y21, Y9
+	VPBLENDMW       192(CX), Y1, K2, Y1
+	VPBLENDMW       224(CX), Y9, K2, Y9
+	VPXORD          Y16, Y1, Y1
+	VPXORD          Y19, Y9, Y9
+	VPADDD          Y17, Y1, Y1
+	VPADDD          Y20, Y9, Y9
+	VPBLENDMB       Y2, Y5, K1, Y17
+	VPBLENDMB       Y11, Y10, K1, Y20
+	VPBLENDMB       Y5, Y2, K1, Y2
+	VPBLENDMB       Y10, Y11, K1, Y11
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y11, Y19
+	VMOVDQA64       320(CX), Y8
+	VMOVDQA64       352(CX), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 576(CX), Y8
+	VPSLLD          $0x14, 608(CX), Y15
+	VPSRLD          $0x0b, 576(CX), Y6
+	VPSRLD          $0x0b, 608(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 960(CX), Y8
+	VPSLLD          $0x15, 992(CX), Y15
+	VPSRLD          $0x0a, 960(CX), Y6
+	VPSRLD          $0x0a, 992(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 128(CX), Y8
+	VPSLLD          $0x11, 160(CX), Y15
+	VPSRLD          $0x0e, 128(CX), Y6
+	VPSRLD          $0x0e, 160(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y1, Y1
+	VPSRLD          $0x01, Y9, Y9
+	VPADDD          Y1, Y7, Y8
+	VPADDD          Y9, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 320(CX)
+	VMOVDQA64       Y21, 352(CX)
+
+	// Initialisation round 6 (mod 16), both groups.
+	VPSLLD          $0x10, 64(CX), Y1
+	VPSLLD          $0x10, 96(CX), Y9
+	VPSRLD          $0x0f, 960(CX), Y2
+	VPSRLD          $0x0f, 992(CX), Y11
+	VPADDD          Y2, Y1, Y1
+	VPADDD          Y11, Y9, Y9
+	VPSLLD          $0x10, 832(CX), Y5
+	VPSLLD          $0x10, 864(CX), Y10
+	VPSRLD          $0x0f, 704(CX), Y2
+	VPSRLD          $0x0f, 736(CX), Y11
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y9, Y9
+	VPTERNLOGD      $0x96, Y17, Y2, Y5
+	VPTERNLOGD      $0x96, Y20, Y11, Y10
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y9, Y9
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y10, Y10
+	VPBLENDMW       Y5, Y1, K2, Y2
+	VPBLENDMW       Y10, Y9, K2, Y11
+	VPBLENDMW       Y1, Y5, K2, Y4
+	VPBLENDMW       Y9, Y10, K2, Y12
+	VPROLD          $0x08, Y2, Y5
+	VPROLD          $0x08, Y11, Y10
+	VPROLD          $0x0a, Y2, Y1
+	VPROLD          $0x0a, Y11, Y9
+	VPROLD          $0x12, Y2, Y3
+	VPROLD          $0x12, Y11, Y23
+	VPTERNLOGD      $0x96, Y3, Y1, Y5
+	VPTERNLOGD      $0x96, Y23, Y9, Y10
+	VPROLD          $0x1a, Y2, Y1
+	VPROLD          $0x1a, Y11, Y9
+	VPTERNLOGD      $0x96, Y1, Y5, Y2
+	VPTERNLOGD      $0x96, Y9, Y10, Y11
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y12, Y23
+	VPROLD          $0x0e, Y4, Y1
+	VPROLD          $0x0e, Y12, Y9
+	VPROLD          $0x16, Y4, Y5
+	VPROLD          $0x16, Y12, Y10
+	VPTERNLOGD      $0x96, Y5, Y1, Y3
+	VPTERNLOGD      $0x96, Y10, Y9, Y23
+	VPROLD          $0x1e, Y4, Y1
+	VPROLD          $0x1e, Y12, Y9
+	VPTERNLOGD      $0x96, Y1, Y3, Y4
+	VPTERNLOGD      $0x96, Y9, Y23, Y12
+	VPBLENDMB       Y4, Y2, K1, Y5
+	VPBLENDMB       Y12, Y11, K1, Y10
+	VPBLENDMB       Y2, Y4, K1, Y1
+	VPBLENDMB       Y11, Y12, K1, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y12
+	VPSRLD          $0x04, Y5, Y2
+	VPSRLD          $0x04, Y10, Y11
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y12, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y11
+	VPSHUFB         Y2, Y26, Y3
+	VPSHUFB         Y11, Y26, Y23
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y12, Y23, Y23
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y23, Y27, Y12
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y11, Y11, Y11
+	VPXORD          Y2, Y4, Y4
+	VPXORD          Y11, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y10
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y9
+	VPSHUFB         Y5, Y28, Y5
+	VPSHUFB         Y10, Y28, Y10
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y9, Y29, Y9
+	VPXORD          Y5, Y1, Y1
+	VPXORD          Y10, Y9, Y9
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y5
+	VPSHUFB         zuc_consts<>+1728(SB), Y9, Y10
+	VEXTRACTI128    $0x01, Y5, X3
+	VEXTRACTI128    $0x01, Y10, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X5, X5
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VINSERTI128     $0x01, X3, Y5, Y1
+	VINSERTI128     $0x01, X11, Y10, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y11
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y9
+	VPSHUFB         Y3, Y30, Y3
+	VPSHUFB         Y11, Y30, Y11
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y9, Y31, Y9
+	VPXORD          Y3, Y1, Y1
+	VPXORD          Y11, Y9, Y9
+	VPADDD          Y18, Y18, Y3
+	VPADDD          Y21, Y21, Y11
+	VPBLENDMW       256(CX), Y3, K2, Y3
+	VPBLENDMW       288(CX), Y11, K2, Y11
+	VPXORD          Y16, Y3, Y3
+	VPXORD          Y19, Y11, Y11
+	VPADDD          Y17, Y3, Y3
+	VPADDD          Y20, Y11, Y11
+	VPBLENDMB       Y4, Y1, K1, Y17
+	VPBLENDMB       Y12, Y9, K1, Y20
+	VPBLENDMB       Y1, Y4, K1, Y4
+	VPBLENDMB       Y9, Y12, K1, Y12
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y12, Y19
+	VMOVDQA64       384(CX), Y8
+	VMOVDQA64       416(CX), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 640(CX), Y8
+	VPSLLD          $0x14, 672(CX), Y15
+	VPSRLD          $0x0b, 640(CX), Y6
+	VPSRLD          $0x0b, 672(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, (CX), Y8
+	VPSLLD          $0x15, 32(CX), Y15
+	VPSRLD          $0x0a, (CX), Y6
+	VPSRLD          $0x0a, 32(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 192(CX), Y8
+	VPSLLD          $0x11, 224(CX), Y15
+	VPSRLD          $0x0e, 192(CX), Y6
+	VPSRLD          $0x0e, 224(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y3, Y3
+	VPSRLD          $0x01, Y11, Y11
+	VPADDD          Y3, Y7, Y8
+	VPADDD          Y11, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 384(CX)
+	VMOVDQA64       Y21, 416(CX)
+
+	// Initialisation round 7 (mod 16), both groups.
+	VPSLLD          $0x10, 128(CX), Y3
+	VPSLLD          $0x10, 160(CX), Y11
+	VPSRLD          $0x0f, (CX), Y4
+	VPSRLD          $0x0f, 32(CX), Y12
+	VPADDD          Y4, Y3, Y3
+	VPADDD          Y12, Y11, Y11
+	VPSLLD          $0x10, 896(CX), Y1
+	VPSLLD          $0x10, 928(CX), Y9
+	VPSRLD          $0x0f, 768(CX), Y4
+	VPSRLD          $0x0f, 800(CX), Y12
+	VPADDD          Y16, Y3, Y3
+	VPADDD          Y19, Y11, Y11
+	VPTERNLOGD      $0x96, Y17, Y4, Y1
+	VPTERNLOGD      $0x96, Y20, Y12, Y9
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y11, Y11
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y9, Y9
+	VPBLENDMW       Y1, Y3, K2, Y4
+	VPBLENDMW       Y9, Y11, K2, Y12
+	VPBLENDMW       Y3, Y1, K2, Y5
+	VPBLENDMW       Y11, Y9, K2, Y10
+	VPROLD          $0x08, Y4, Y1
+	VPROLD          $0x08, Y12, Y9
+	VPROLD          $0x0a, Y4, Y3
+	VPROLD          $0x0a, Y12, Y11
+	VPROLD          $0x12, Y4, Y2
+	VPROLD          $0x12, Y12, Y23
+	VPTERNLOGD      $0x96, Y2, Y3, Y1
+	VPTERNLOGD      $0x96, Y23, Y11, Y9
+	VPROLD          $0x1a, Y4, Y3
+	VPROLD          $0x1a, Y12, Y11
+	VPTERNLOGD      $0x96, Y3, Y1, Y4
+	VPTERNLOGD      $0x96, Y11, Y9, Y12
+	VPROLD          $0x08, Y5, Y2
+	VPROLD          $0x08, Y10, Y23
+	VPROLD          $0x0e, Y5, Y3
+	VPROLD          $0x0e, Y10, Y11
+	VPROLD          $0x16, Y5, Y1
+	VPROLD          $0x16, Y10, Y9
+	VPTERNLOGD      $0x96, Y1, Y3, Y2
+	VPTERNLOGD      $0x96, Y9, Y11, Y23
+	VPROLD          $0x1e, Y5, Y3
+	VPROLD          $0x1e, Y10, Y11
+	VPTERNLOGD      $0x96, Y3, Y2, Y5
+	VPTERNLOGD      $0x96, Y11, Y23, Y10
+	VPBLENDMB       Y5, Y4, K1, Y1
+	VPBLENDMB       Y10, Y12, K1, Y9
+	VPBLENDMB       Y4, Y5, K1, Y3
+	VPBLENDMB       Y12, Y10, K1, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y10
+	VPSRLD          $0x04, Y1, Y4
+	VPSRLD          $0x04, Y9, Y12
+	VPSHUFB         Y5, Y25, Y2
+	VPSHUFB         Y10, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y4
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y12
+	VPSHUFB         Y4, Y26, Y2
+	VPSHUFB         Y12, Y26, Y23
+	VPXORD          Y5, Y2, Y2
+	VPXORD          Y10, Y23, Y23
+	VPSHUFB         Y2, Y27, Y5
+	VPSHUFB         Y23, Y27, Y10
+	VPADDB          Y4, Y4, Y4
+	VPADDB          Y12, Y12, Y12
+	VPXORD          Y4, Y5, Y5
+	VPXORD          Y12, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y9
+	VPSRLD          $0x04, Y3, Y3
+	VPSRLD          $0x04, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y11
+	VPSHUFB         Y1, Y28, Y1
+	VPSHUFB         Y9, Y28, Y9
+	VPSHUFB         Y3, Y29, Y3
+	VPSHUFB         Y11, Y29, Y11
+	VPXORD          Y1, Y3, Y3
+	VPXORD          Y9, Y11, Y11
+	VPSHUFB         zuc_consts<>+1728(SB), Y3, Y1
+	VPSHUFB         zuc_consts<>+1728(SB), Y11, Y9
+	VEXTRACTI128    $0x01, Y1, X2
+	VEXTRACTI128    $0x01, Y9, X12
+	VAESENCLAST     zuc_consts<>+1792(SB), X1, X1
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X12, X12
+	VINSERTI128     $0x01, X2, Y1, Y3
+	VINSERTI128     $0x01, X12, Y9, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y12
+	VPSRLD          $0x04, Y3, Y3
+	VPSRLD          $0x04, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y11
+	VPSHUFB         Y2, Y30, Y2
+	VPSHUFB         Y12, Y30, Y12
+	VPSHUFB         Y3, Y31, Y3
+	VPSHUFB         Y11, Y31, Y11
+	VPXORD          Y2, Y3, Y3
+	VPXORD          Y12, Y11, Y11
+	VPADDD          Y18, Y18, Y2
+	VPADDD          Y21, Y21, Y12
+	VPBLENDMW       320(CX), Y2, K2, Y2
+	VPBLENDMW       352(CX), Y12, K2, Y12
+	VPXORD          Y16, Y2, Y2
+	VPXORD          Y19, Y12, Y12
+	VPADDD          Y17, Y2, Y2
+	VPADDD          Y20, Y12, Y12
+	VPBLENDMB       Y5, Y3, K1, Y17
+	VPBLENDMB       Y10, Y11, K1, Y20
+	VPBLENDMB       Y3, Y5, K1, Y5
+	VPBLENDMB       Y11, Y10, K1, Y10
+	VPRORD          $0x08, Y5, Y16
+	VPRORD          $0x08, Y10, Y19
+	VMOVDQA64       448(CX), Y8
+	VMOVDQA64       480(CX), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 704(CX), Y8
+	VPSLLD          $0x14, 736(CX), Y15
+	VPSRLD          $0x0b, 704(CX), Y6
+	VPSRLD          $0x0b, 736(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 64(CX), Y8
+	VPSLLD          $0x15, 96(CX), Y15
+	VPSRLD          $0x0a, 64(CX), Y6
+	VPSRLD          $0x0a, 96(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 256(CX), Y8
+	VPSLLD          $0x11, 288(CX), Y15
+	VPSRLD          $0x0e, 256(CX), Y6
+	VPSRLD          $0x0e, 288(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y2, Y2
+	VPSRLD          $0x01, Y12, Y12
+	VPADDD          Y2, Y7, Y8
+	VPADDD          Y12, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 448(CX)
+	VMOVDQA64       Y21, 480(CX)
+
+	// Initialisation round 8 (mod 16), both groups.
+	VPSLLD          $0x10, 192(CX), Y2
+	VPSLLD          $0x10, 224(CX), Y12
+	VPSRLD          $0x0f, 64(CX), Y5
+	VPSRLD          $0x0f, 96(CX), Y10
+	VPADDD          Y5, Y2, Y2
+	VPADDD          Y10, Y12, Y12
+	VPSLLD          $0x10, 960(CX), Y3
+	VPSLLD          $0x10, 992(CX), Y11
+	VPSRLD          $0x0f, 832(CX), Y5
+	VPSRLD          $0x0f, 864(CX), Y10
+	VPADDD          Y16, Y2, Y2
+	VPADDD          Y19, Y12, Y12
+	VPTERNLOGD      $0x96, Y17, Y5, Y3
+	VPTERNLOGD      $0x96, Y20, Y10, Y11
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y11, Y11
+	VPBLENDMW       Y3, Y2, K2, Y5
+	VPBLENDMW       Y11, Y12, K2, Y10
+	VPBLENDMW       Y2, Y3, K2, Y1
+	VPBLENDMW       Y12, Y11, K2, Y9
+	VPROLD          $0x08, Y5, Y3
+	VPROLD          $0x08, Y10, Y11
+	VPROLD          $0x0a, Y5, Y2
+	VPROLD          $0x0a, Y10, Y12
+	VPROLD          $0x12, Y5, Y4
+	VPROLD          $0x12, Y10, Y23
+	VPTERNLOGD      $0x96, Y4, Y2, Y3
+	VPTERNLOGD      $0x96, Y23, Y12, Y11
+	VPROLD          $0x1a, Y5, Y2
+	VPROLD          $0x1a, Y10, Y12
+	VPTERNLOGD      $0x96, Y2, Y3, Y5
+	VPTERNLOGD      $0x96, Y12, Y11, Y10
+	VPROLD          $0x08, Y1, Y4
+	VPROLD          $0x08, Y9, Y23
+	VPROLD          $0x0e, Y1, Y2
+	VPROLD          $0x0e, Y9, Y12
+	VPROLD          $0x16, Y1, Y3
+	VPROLD          $0x16, Y9, Y11
+	VPTERNLOGD      $0x96, Y3, Y2, Y4
+	VPTERNLOGD      $0x96, Y11, Y12, Y23
+	VPROLD          $0x1e, Y1, Y2
+	VPROLD          $0x1e, Y9, Y12
+	VPTERNLOGD      $0x96, Y2, Y4, Y1
+	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPBLENDMB       Y1, Y5, K1, Y3
+	VPBLENDMB       Y9, Y10, K1, Y11
+	VPBLENDMB       Y5, Y1, K1, Y2
+	VPBLENDMB       Y10, Y9, K1, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y9
+	VPSRLD          $0x04, Y3, Y5
+	VPSRLD          $0x04, Y11, Y10
+	VPSHUFB         Y1, Y25, Y4
+	VPSHUFB         Y9, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y5
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y10
+	VPSHUFB         Y5, Y26, Y4
+	VPSHUFB         Y10, Y26, Y23
+	VPXORD          Y1, Y4, Y4
+	VPXORD          Y9, Y23, Y23
+	VPSHUFB         Y4, Y27, Y1
+	VPSHUFB         Y23, Y27, Y9
+	VPADDB          Y5, Y5, Y5
+	VPADDB          Y10, Y10, Y10
+	VPXORD          Y5, Y1, Y1
+	VPXORD          Y10, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y2, Y2
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y3, Y28, Y3
+	VPSHUFB         Y11, Y28, Y11
+	VPSHUFB         Y2, Y29, Y2
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y3, Y2, Y2
+	VPXORD          Y11, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y2, Y3
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y11
+	VEXTRACTI128    $0x01, Y3, X4
+	VEXTRACTI128    $0x01, Y11, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VINSERTI128     $0x01, X4, Y3, Y2
+	VINSERTI128     $0x01, X10, Y11, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y2, Y2
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y4, Y30, Y4
+	VPSHUFB         Y10, Y30, Y10
+	VPSHUFB         Y2, Y31, Y2
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y4, Y2, Y2
+	VPXORD          Y10, Y12, Y12
+	VPADDD          Y18, Y18, Y4
+	VPADDD          Y21, Y21, Y10
+	VPBLENDMW       384(CX), Y4, K2, Y4
+	VPBLENDMW       416(CX), Y10, K2, Y10
+	VPXORD          Y16, Y4, Y4
+	VPXORD          Y19, Y10, Y10
+	VPADDD          Y17, Y4, Y4
+	VPADDD          Y20, Y10, Y10
+	VPBLENDMB       Y1, Y2, K1, Y17
+	VPBLENDMB       Y9, Y12, K1, Y20
+	VPBLENDMB       Y2, Y1, K1, Y1
+	VPBLENDMB       Y12, Y9, K1, Y9
+	VPRORD          $0x08, Y1, Y16
+	VPRORD          $0x08, Y9, Y19
+	VMOVDQA64       512(CX), Y8
+	VMOVDQA64       544(CX), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 768(CX), Y8
+	VPSLLD          $0x14, 800(CX), Y15
+	VPSRLD          $0x0b, 768(CX), Y6
+	VPSRLD          $0x0b, 800(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 128(CX), Y8
+	VPSLLD          $0x15, 160(CX), Y15
+	VPSRLD          $0x0a, 128(CX), Y6
+	VPSRLD          $0x0a, 160(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 320(CX), Y8
+	VPSLLD          $0x11, 352(CX), Y15
+	VPSRLD          $0x0e, 320(CX), Y6
+	VPSRLD          $0x0e, 352(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y4, Y4
+	VPSRLD          $0x01, Y10, Y10
+	VPADDD          Y4, Y7, Y8
+	VPADDD          Y10, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 512(CX)
+	VMOVDQA64       Y21, 544(CX)
+
+	// Initialisation round 9 (mod 16), both groups.
+	VPSLLD          $0x10, 256(CX), Y4
+	VPSLLD          $0x10, 288(CX), Y10
+	VPSRLD          $0x0f, 128(CX), Y1
+	VPSRLD          $0x0f, 160(CX), Y9
+	VPADDD          Y1, Y4, Y4
+	VPADDD          Y9, Y10, Y10
+	VPSLLD          $0x10, (CX), Y2
+	VPSLLD          $0x10, 32(CX), Y12
+	VPSRLD          $0x0f, 896(CX), Y1
+	VPSRLD          $0x0f, 928(CX), Y9
+	VPADDD          Y16, Y4, Y4
+	VPADDD          Y19, Y10, Y10
+	VPTERNLOGD      $0x96, Y17, Y1, Y2
+	VPTERNLOGD      $0x96, Y20, Y9, Y12
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y10, Y10
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y12, Y12
+	VPBLENDMW       Y2, Y4, K2, Y1
+	VPBLENDMW       Y12, Y10, K2, Y9
+	VPBLENDMW       Y4, Y2, K2, Y3
+	VPBLENDMW       Y10, Y12, K2, Y11
+	VPROLD          $0x08, Y1, Y2
+	VPROLD          $0x08, Y9, Y12
+	VPROLD          $0x0a, Y1, Y4
+	VPROLD          $0x0a, Y9, Y10
+	VPROLD          $0x12, Y1, Y5
+	VPROLD          $0x12, Y9, Y23
+	VPTERNLOGD      $0x96, Y5, Y4, Y2
+	VPTERNLOGD      $0x96, Y23, Y10, Y12
+	VPROLD          $0x1a, Y1, Y4
+	VPROLD          $0x1a, Y9, Y10
+	VPTERNLOGD      $0x96, Y4, Y2, Y1
+	VPTERNLOGD      $0x96, Y10, Y12, Y9
+	VPROLD          $0x08, Y3, Y5
+	VPROLD          $0x08, Y11, Y23
+	VPROLD          $0x0e, Y3, Y4
+	VPROLD          $0x0e, Y11, Y10
+	VPROLD          $0x16, Y3, Y2
+	VPROLD          $0x16, Y11, Y12
+	VPTERNLOGD      $0x96, Y2, Y4, Y5
+	VPTERNLOGD      $0x96, Y12, Y10, Y23
+	VPROLD          $0x1e, Y3, Y4
+	VPROLD          $0x1e, Y11, Y10
+	VPTERNLOGD      $0x96, Y4, Y5, Y3
+	VPTERNLOGD      $0x96, Y10, Y23, Y11
+	VPBLENDMB       Y3, Y1, K1, Y2
+	VPBLENDMB       Y11, Y9, K1, Y12
+	VPBLENDMB       Y1, Y3, K1, Y4
+	VPBLENDMB       Y9, Y11, K1, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y2, Y1
+	VPSRLD          $0x04, Y12, Y9
+	VPSHUFB         Y3, Y25, Y5
+	VPSHUFB         Y11, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y5, Y1
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y9
+	VPSHUFB         Y1, Y26, Y5
+	VPSHUFB         Y9, Y26, Y23
+	VPXORD          Y3, Y5, Y5
+	VPXORD          Y11, Y23, Y23
+	VPSHUFB         Y5, Y27, Y3
+	VPSHUFB         Y23, Y27, Y11
+	VPADDB          Y1, Y1, Y1
+	VPADDB          Y9, Y9, Y9
+	VPXORD          Y1, Y3, Y3
+	VPXORD          Y9, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y12
+	VPSRLD          $0x04, Y4, Y4
+	VPSRLD          $0x04, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y10
+	VPSHUFB         Y2, Y28, Y2
+	VPSHUFB         Y12, Y28, Y12
+	VPSHUFB         Y4, Y29, Y4
+	VPSHUFB         Y10, Y29, Y10
+	VPXORD          Y2, Y4, Y4
+	VPXORD          Y12, Y10, Y10
+	VPSHUFB         zuc_consts<>+1728(SB), Y4, Y2
+	VPSHUFB         zuc_consts<>+1728(SB), Y10, Y12
+	VEXTRACTI128    $0x01, Y2, X5
+	VEXTRACTI128    $0x01, Y12, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X12, X12
+	VAESENCLAST     zuc_consts<>+1792(SB), X5, X5
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VINSERTI128     $0x01, X5, Y2, Y4
+	VINSERTI128     $0x01, X9, Y12, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y9
+	VPSRLD          $0x04, Y4, Y4
+	VPSRLD          $0x04, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y10
+	VPSHUFB         Y5, Y30, Y5
+	VPSHUFB         Y9, Y30, Y9
+	VPSHUFB         Y4, Y31, Y4
+	VPSHUFB         Y10, Y31, Y10
+	VPXORD          Y5, Y4, Y4
+	VPXORD          Y9, Y10, Y10
+	VPADDD          Y18, Y18, Y5
+	VPADDD          Y21, Y21, Y9
+	VPBLENDMW       448(CX), Y5, K2, Y5
+	VPBLENDMW       480(CX), Y9, K2, Y9
+	VPXORD          Y16, Y5, Y5
+	VPXORD          Y19, Y9, Y9
+	VPADDD          Y17, Y5, Y5
+	VPADDD          Y20, Y9, Y9
+	VPBLENDMB       Y3, Y4, K1, Y17
+	VPBLENDMB       Y11, Y10, K1, Y20
+	VPBLENDMB       Y4, Y3, K1, Y3
+	VPBLENDMB       Y10, Y11, K1, Y11
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y11, Y19
+	VMOVDQA64       576(CX), Y8
+	VMOVDQA64       608(CX), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 832(CX), Y8
+	VPSLLD          $0x14, 864(CX), Y15
+	VPSRLD          $0x0b, 832(CX), Y6
+	VPSRLD          $0x0b, 864(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 192(CX), Y8
+	VPSLLD          $0x15, 224(CX), Y15
+	VPSRLD          $0x0a, 192(CX), Y6
+	VPSRLD          $0x0a, 224(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 384(CX), Y8
+	VPSLLD          $0x11, 416(CX), Y15
+	VPSRLD          $0x0e, 384(CX), Y6
+	VPSRLD          $0x0e, 416(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y5, Y5
+	VPSRLD          $0x01, Y9, Y9
+	VPADDD          Y5, Y7, Y8
+	VPADDD          Y9, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 576(CX)
+	VMOVDQA64       Y21, 608(CX)
+
+	// Initialisation round 10 (mod 16), both groups.
+	VPSLLD          $0x10, 320(CX), Y5
+	VPSLLD          $0x10, 352(CX), Y9
+	VPSRLD          $0x0f, 192(CX), Y3
+	VPSRLD          $0x0f, 224(CX), Y11
+	VPADDD          Y3, Y5, Y5
+	VPADDD          Y11, Y9, Y9
+	VPSLLD          $0x10, 64(CX), Y4
+	VPSLLD          $0x10, 96(CX), Y10
+	VPSRLD          $0x0f, 960(CX), Y3
+	VPSRLD          $0x0f, 992(CX), Y11
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y9, Y9
+	VPTERNLOGD      $0x96, Y17, Y3, Y4
+	VPTERNLOGD      $0x96, Y20, Y11, Y10
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y9, Y9
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y10, Y10
+	VPBLENDMW       Y4, Y5, K2, Y3
+	VPBLENDMW       Y10, Y9, K2, Y11
+	VPBLENDMW       Y5, Y4, K2, Y2
+	VPBLENDMW       Y9, Y10, K2, Y12
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y11, Y10
+	VPROLD          $0x0a, Y3, Y5
+	VPROLD          $0x0a, Y11, Y9
+	VPROLD          $0x12, Y3, Y1
+	VPROLD          $0x12, Y11, Y23
+	VPTERNLOGD      $0x96, Y1, Y5, Y4
+	VPTERNLOGD      $0x96, Y23, Y9, Y10
+	VPROLD          $0x1a, Y3, Y5
+	VPROLD          $0x1a, Y11, Y9
+	VPTERNLOGD      $0x96, Y5, Y4, Y3
+	VPTERNLOGD      $0x96, Y9, Y10, Y11
+	VPROLD          $0x08, Y2, Y1
+	VPROLD          $0x08, Y12, Y23
+	VPROLD          $0x0e, Y2, Y5
+	VPROLD          $0x0e, Y12, Y9
+	VPROLD          $0x16, Y2, Y4
+	VPROLD          $0x16, Y12, Y10
+	VPTERNLOGD      $0x96, Y4, Y5, Y1
+	VPTERNLOGD      $0x96, Y10, Y9, Y23
+	VPROLD          $0x1e, Y2, Y5
+	VPROLD          $0x1e, Y12, Y9
+	VPTERNLOGD      $0x96, Y5, Y1, Y2
+	VPTERNLOGD      $0x96, Y9, Y23, Y12
+	VPBLENDMB       Y2, Y3, K1, Y4
+	VPBLENDMB       Y12, Y11, K1, Y10
+	VPBLENDMB       Y3, Y2, K1, Y5
+	VPBLENDMB       Y11, Y12, K1, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y12
+	VPSRLD          $0x04, Y4, Y3
+	VPSRLD          $0x04, Y10, Y11
+	VPSHUFB         Y2, Y25, Y1
+	VPSHUFB         Y12, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y1, Y3
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y11
+	VPSHUFB         Y3, Y26, Y1
+	VPSHUFB         Y11, Y26, Y23
+	VPXORD          Y2, Y1, Y1
+	VPXORD          Y12, Y23, Y23
+	VPSHUFB         Y1, Y27, Y2
+	VPSHUFB         Y23, Y27, Y12
+	VPADDB          Y3, Y3, Y3
+	VPADDB          Y11, Y11, Y11
+	VPXORD          Y3, Y2, Y2
+	VPXORD          Y11, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y10
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y9
+	VPSHUFB         Y4, Y28, Y4
+	VPSHUFB         Y10, Y28, Y10
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y9, Y29, Y9
+	VPXORD          Y4, Y5, Y5
+	VPXORD          Y10, Y9, Y9
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y4
+	VPSHUFB         zuc_consts<>+1728(SB), Y9, Y10
+	VEXTRACTI128    $0x01, Y4, X1
+	VEXTRACTI128    $0x01, Y10, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X1, X1
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VINSERTI128     $0x01, X1, Y4, Y5
+	VINSERTI128     $0x01, X11, Y10, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y11
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y9
+	VPSHUFB         Y1, Y30, Y1
+	VPSHUFB         Y11, Y30, Y11
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y9, Y31, Y9
+	VPXORD          Y1, Y5, Y5
+	VPXORD          Y11, Y9, Y9
+	VPADDD          Y18, Y18, Y1
+	VPADDD          Y21, Y21, Y11
+	VPBLENDMW       512(CX), Y1, K2, Y1
+	VPBLENDMW       544(CX), Y11, K2, Y11
+	VPXORD          Y16, Y1, Y1
+	VPXORD          Y19, Y11, Y11
+	VPADDD          Y17, Y1, Y1
+	VPADDD          Y20, Y11, Y11
+	VPBLENDMB       Y2, Y5, K1, Y17
+	VPBLENDMB       Y12, Y9, K1, Y20
+	VPBLENDMB       Y5, Y2, K1, Y2
+	VPBLENDMB       Y9, Y12, K1, Y12
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y12, Y19
+	VMOVDQA64       640(CX), Y8
+	VMOVDQA64       672(CX), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 896(CX), Y8
+	VPSLLD          $0x14, 928(CX), Y15
+	VPSRLD          $0x0b, 896(CX), Y6
+	VPSRLD          $0x0b, 928(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 256(CX), Y8
+	VPSLLD          $0x15, 288(CX), Y15
+	VPSRLD          $0x0a, 256(CX), Y6
+	VPSRLD          $0x0a, 288(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 448(CX), Y8
+	VPSLLD          $0x11, 480(CX), Y15
+	VPSRLD          $0x0e, 448(CX), Y6
+	VPSRLD          $0x0e, 480(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y1, Y1
+	VPSRLD          $0x01, Y11, Y11
+	VPADDD          Y1, Y7, Y8
+	VPADDD          Y11, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 640(CX)
+	VMOVDQA64       Y21, 672(CX)
+
+	// Initialisation round 11 (mod 16), both groups.
+	VPSLLD          $0x10, 384(CX), Y1
+	VPSLLD          $0x10, 416(CX), Y11
+	VPSRLD          $0x0f, 256(CX), Y2
+	VPSRLD          $0x0f, 288(CX), Y12
+	VPADDD          Y2, Y1, Y1
+	VPADDD          Y12, Y11, Y11
+	VPSLLD          $0x10, 128(CX), Y5
+	VPSLLD          $0x10, 160(CX), Y9
+	VPSRLD          $0x0f, (CX), Y2
+	VPSRLD          $0x0f, 32(CX), Y12
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y11, Y11
+	VPTERNLOGD      $0x96, Y17, Y2, Y5
+	VPTERNLOGD      $0x96, Y20, Y12, Y9
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y11, Y11
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y9, Y9
+	VPBLENDMW       Y5, Y1, K2, Y2
+	VPBLENDMW       Y9, Y11, K2, Y12
+	VPBLENDMW       Y1, Y5, K2, Y4
+	VPBLENDMW       Y11, Y9, K2, Y10
+	VPROLD          $0x08, Y2, Y5
+	VPROLD          $0x08, Y12, Y9
+	VPROLD          $0x0a, Y2, Y1
+	VPROLD          $0x0a, Y12, Y11
+	VPROLD          $0x12, Y2, Y3
+	VPROLD          $0x12, Y12, Y23
+	VPTERNLOGD      $0x96, Y3, Y1, Y5
+	VPTERNLOGD      $0x96, Y23, Y11, Y9
+	VPROLD          $0x1a, Y2, Y1
+	VPROLD          $0x1a, Y12, Y11
+	VPTERNLOGD      $0x96, Y1, Y5, Y2
+	VPTERNLOGD      $0x96, Y11, Y9, Y12
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y10, Y23
+	VPROLD          $0x0e, Y4, Y1
+	VPROLD          $0x0e, Y10, Y11
+	VPROLD          $0x16, Y4, Y5
+	VPROLD          $0x16, Y10, Y9
+	VPTERNLOGD      $0x96, Y5, Y1, Y3
+	VPTERNLOGD      $0x96, Y9, Y11, Y23
+	VPROLD          $0x1e, Y4, Y1
+	VPROLD          $0x1e, Y10, Y11
+	VPTERNLOGD      $0x96, Y1, Y3, Y4
+	VPTERNLOGD      $0x96, Y11, Y23, Y10
+	VPBLENDMB       Y4, Y2, K1, Y5
+	VPBLENDMB       Y10, Y12, K1, Y9
+	VPBLENDMB       Y2, Y4, K1, Y1
+	VPBLENDMB       Y12, Y10, K1, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y10
+	VPSRLD          $0x04, Y5, Y2
+	VPSRLD          $0x04, Y9, Y12
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y10, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y12
+	VPSHUFB         Y2, Y26, Y3
+	VPSHUFB         Y12, Y26, Y23
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y10, Y23, Y23
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y23, Y27, Y10
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y12, Y12, Y12
+	VPXORD          Y2, Y4, Y4
+	VPXORD          Y12, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y9
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y11
+	VPSHUFB         Y5, Y28, Y5
+	VPSHUFB         Y9, Y28, Y9
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y11, Y29, Y11
+	VPXORD          Y5, Y1, Y1
+	VPXORD          Y9, Y11, Y11
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y5
+	VPSHUFB         zuc_consts<>+1728(SB), Y11, Y9
+	VEXTRACTI128    $0x01, Y5, X3
+	VEXTRACTI128    $0x01, Y9, X12
+	VAESENCLAST     zuc_consts<>+1792(SB), X5, X5
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X12, X12
+	VINSERTI128     $0x01, X3, Y5, Y1
+	VINSERTI128     $0x01, X12, Y9, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y12
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y11
+	VPSHUFB         Y3, Y30, Y3
+	VPSHUFB         Y12, Y30, Y12
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y11, Y31, Y11
+	VPXORD          Y3, Y1, Y1
+	VPXORD          Y12, Y11, Y11
+	VPADDD          Y18, Y18, Y3
+	VPADDD          Y21, Y21, Y12
+	VPBLENDMW       576(CX), Y3, K2, Y3
+	VPBLENDMW       608(CX), Y12, K2, Y12
+	VPXORD          Y16, Y3, Y3
+	VPXORD          Y19, Y12, Y12
+	VPADDD          Y17, Y3, Y3
+	VPADDD          Y20, Y12, Y12
+	VPBLENDMB       Y4, Y1, K1, Y17
+	VPBLENDMB       Y10, Y11, K1, Y20
+	VPBLENDMB       Y1, Y4, K1, Y4
+	VPBLENDMB       Y11, Y10, K1, Y10
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y10, Y19
+	VMOVDQA64       704(CX), Y8
+	VMOVDQA64       736(CX), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 960(CX), Y8
+	VPSLLD          $0x14, 992(CX), Y15
+	VPSRLD          $0x0b, 960(CX), Y6
+	VPSRLD          $0x0b, 992(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 320(CX), Y8
+	VPSLLD          $0x15, 352(CX), Y15
+	VPSRLD          $0x0a, 320(CX), Y6
+	VPSRLD          $0x0a, 352(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 512(CX), Y8
+	VPSLLD          $0x11, 544(CX), Y15
+	VPSRLD          $0x0e, 512(CX), Y6
+	VPSRLD          $0x0e, 544(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y3, Y3
+	VPSRLD          $0x01, Y12, Y12
+	VPADDD          Y3, Y7, Y8
+	VPADDD          Y12, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 704(CX)
+	VMOVDQA64       Y21, 736(CX)
+
+	// Initialisation round 12 (mod 16), both groups.
+	VPSLLD          $0x10, 448(CX), Y3
+	VPSLLD          $0x10, 480(CX), Y12
+	VPSRLD          $0x0f, 320(CX), Y4
+	VPSRLD          $0x0f, 352(CX), Y10
+	VPADDD          Y4, Y3, Y3
+	VPADDD          Y10, Y12, Y12
+	VPSLLD          $0x10, 192(CX), Y1
+	VPSLLD          $0x10, 224(CX), Y11
+	VPSRLD          $0x0f, 64(CX), Y4
+	VPSRLD          $0x0f, 96(CX), Y10
+	VPADDD          Y16, Y3, Y3
+	VPADDD          Y19, Y12, Y12
+	VPTERNLOGD      $0x96, Y17, Y4, Y1
+	VPTERNLOGD      $0x96, Y20, Y10, Y11
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y11, Y11
+	VPBLENDMW       Y1, Y3, K2, Y4
+	VPBLENDMW       Y11, Y12, K2, Y10
+	VPBLENDMW       Y3, Y1, K2, Y5
+	VPBLENDMW       Y12, Y11, K2, Y9
+	VPROLD          $0x08, Y4, Y1
+	VPROLD          $0x08, Y10, Y11
+	VPROLD          $0x0a, Y4, Y3
+	VPROLD          $0x0a, Y10, Y12
+	VPROLD          $0x12, Y4, Y2
+	VPROLD          $0x12, Y10, Y23
+	VPTERNLOGD      $0x96, Y2, Y3, Y1
+	VPTERNLOGD      $0x96, Y23, Y12, Y11
+	VPROLD          $0x1a, Y4, Y3
+	VPROLD          $0x1a, Y10, Y12
+	VPTERNLOGD      $0x96, Y3, Y1, Y4
+	VPTERNLOGD      $0x96, Y12, Y11, Y10
+	VPROLD          $0x08, Y5, Y2
+	VPROLD          $0x08, Y9, Y23
+	VPROLD          $0x0e, Y5, Y3
+	VPROLD          $0x0e, Y9, Y12
+	VPROLD          $0x16, Y5, Y1
+	VPROLD          $0x16, Y9, Y11
+	VPTERNLOGD      $0x96, Y1, Y3, Y2
+	VPTERNLOGD      $0x96, Y11, Y12, Y23
+	VPROLD          $0x1e, Y5, Y3
+	VPROLD          $0x1e, Y9, Y12
+	VPTERNLOGD      $0x96, Y3, Y2, Y5
+	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPBLENDMB       Y5, Y4, K1, Y1
+	VPBLENDMB       Y9, Y10, K1, Y11
+	VPBLENDMB       Y4, Y5, K1, Y3
+	VPBLENDMB       Y10, Y9, K1, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y9
+	VPSRLD          $0x04, Y1, Y4
+	VPSRLD          $0x04, Y11, Y10
+	VPSHUFB         Y5, Y25, Y2
+	VPSHUFB         Y9, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y4
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y10
+	VPSHUFB         Y4, Y26, Y2
+	VPSHUFB         Y10, Y26, Y23
+	VPXORD          Y5, Y2, Y2
+	VPXORD          Y9, Y23, Y23
+	VPSHUFB         Y2, Y27, Y5
+	VPSHUFB         Y23, Y27, Y9
+	VPADDB          Y4, Y4, Y4
+	VPADDB          Y10, Y10, Y10
+	VPXORD          Y4, Y5, Y5
+	VPXORD          Y10, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y3, Y3
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y1, Y28, Y1
+	VPSHUFB         Y11, Y28, Y11
+	VPSHUFB         Y3, Y29, Y3
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y1, Y3, Y3
+	VPXORD          Y11, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y3, Y1
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y11
+	VEXTRACTI128    $0x01, Y1, X2
+	VEXTRACTI128    $0x01, Y11, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X1, X1
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VINSERTI128     $0x01, X2, Y1, Y3
+	VINSERTI128     $0x01, X10, Y11, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y3, Y3
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y2, Y30, Y2
+	VPSHUFB         Y10, Y30, Y10
+	VPSHUFB         Y3, Y31, Y3
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y2, Y3, Y3
+	VPXORD          Y10, Y12, Y12
+	VPADDD          Y18, Y18, Y2
+	VPADDD          Y21, Y21, Y10
+	VPBLENDMW       640(CX), Y2, K2, Y2
+	VPBLENDMW       672(CX), Y10, K2, Y10
+	VPXORD          Y16, Y2, Y2
+	VPXORD          Y19, Y10, Y10
+	VPADDD          Y17, Y2, Y2
+	VPADDD          Y20, Y10, Y10
+	VPBLENDMB       Y5, Y3, K1, Y17
+	VPBLENDMB       Y9, Y12, K1, Y20
+	VPBLENDMB       Y3, Y5, K1, Y5
+	VPBLENDMB       Y12, Y9, K1, Y9
+	VPRORD          $0x08, Y5, Y16
+	VPRORD          $0x08, Y9, Y19
+	VMOVDQA64       768(CX), Y8
+	VMOVDQA64       800(CX), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, (CX), Y8
+	VPSLLD          $0x14, 32(CX), Y15
+	VPSRLD          $0x0b, (CX), Y6
+	VPSRLD          $0x0b, 32(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 384(CX), Y8
+	VPSLLD          $0x15, 416(CX), Y15
+	VPSRLD          $0x0a, 384(CX), Y6
+	VPSRLD          $0x0a, 416(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 576(CX), Y8
+	VPSLLD          $0x11, 608(CX), Y15
+	VPSRLD          $0x0e, 576(CX), Y6
+	VPSRLD          $0x0e, 608(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y2, Y2
+	VPSRLD          $0x01, Y10, Y10
+	VPADDD          Y2, Y7, Y8
+	VPADDD          Y10, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 768(CX)
+	VMOVDQA64       Y21, 800(CX)
+
+	// Initialisation round 13 (mod 16), both groups.
+	VPSLLD          $0x10, 512(CX), Y2
+	VPSLLD          $0x10, 544(CX), Y10
+	VPSRLD          $0x0f, 384(CX), Y5
+	VPSRLD          $0x0f, 416(CX), Y9
+	VPADDD          Y5, Y2, Y2
+	VPADDD          Y9, Y10, Y10
+	VPSLLD          $0x10, 256(CX), Y3
+	VPSLLD          $0x10, 288(CX), Y12
+	VPSRLD          $0x0f, 128(CX), Y5
+	VPSRLD          $0x0f, 160(CX), Y9
+	VPADDD          Y16, Y2, Y2
+	VPADDD          Y19, Y10, Y10
+	VPTERNLOGD      $0x96, Y17, Y5, Y3
+	VPTERNLOGD      $0x96, Y20, Y9, Y12
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y10, Y10
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y12, Y12
+	VPBLENDMW       Y3, Y2, K2, Y5
+	VPBLENDMW       Y12, Y10, K2, Y9
+	VPBLENDMW       Y2, Y3, K2, Y1
+	VPBLENDMW       Y10, Y12, K2, Y11
+	VPROLD          $0x08, Y5, Y3
+	VPROLD          $0x08, Y9, Y12
+	VPROLD          $0x0a, Y5, Y2
+	VPROLD          $0x0a, Y9, Y10
+	VPROLD          $0x12, Y5, Y4
+	VPROLD          $0x12, Y9, Y23
+	VPTERNLOGD      $0x96, Y4, Y2, Y3
+	VPTERNLOGD      $0x96, Y23, Y10, Y12
+	VPROLD          $0x1a, Y5, Y2
+	VPROLD          $0x1a, Y9, Y10
+	VPTERNLOGD      $0x96, Y2, Y3, Y5
+	VPTERNLOGD      $0x96, Y10, Y12, Y9
+	VPROLD          $0x08, Y1, Y4
+	VPROLD          $0x08, Y11, Y23
+	VPROLD          $0x0e, Y1, Y2
+	VPROLD          $0x0e, Y11, Y10
+	VPROLD          $0x16, Y1, Y3
+	VPROLD          $0x16, Y11, Y12
+	VPTERNLOGD      $0x96, Y3, Y2, Y4
+	VPTERNLOGD      $0x96, Y12, Y10, Y23
+	VPROLD          $0x1e, Y1, Y2
+	VPROLD          $0x1e, Y11, Y10
+	VPTERNLOGD      $0x96, Y2, Y4, Y1
+	VPTERNLOGD      $0x96, Y10, Y23, Y11
+	VPBLENDMB       Y1, Y5, K1, Y3
+	VPBLENDMB       Y11, Y9, K1, Y12
+	VPBLENDMB       Y5, Y1, K1, Y2
+	VPBLENDMB       Y9, Y11, K1, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y3, Y5
+	VPSRLD          $0x04, Y12, Y9
+	VPSHUFB         Y1, Y25, Y4
+	VPSHUFB         Y11, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y5
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y9
+	VPSHUFB         Y5, Y26, Y4
+	VPSHUFB         Y9, Y26, Y23
+	VPXORD          Y1, Y4, Y4
+	VPXORD          Y11, Y23, Y23
+	VPSHUFB         Y4, Y27, Y1
+	VPSHUFB         Y23, Y27, Y11
+	VPADDB          Y5, Y5, Y5
+	VPADDB          Y9, Y9, Y9
+	VPXORD          Y5, Y1, Y1
+	VPXORD          Y9, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y12
+	VPSRLD          $0x04, Y2, Y2
+	VPSRLD          $0x04, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y10
+	VPSHUFB         Y3, Y28, Y3
+	VPSHUFB         Y12, Y28, Y12
+	VPSHUFB         Y2, Y29, Y2
+	VPSHUFB         Y10, Y29, Y10
+	VPXORD          Y3, Y2, Y2
+	VPXORD          Y12, Y10, Y10
+	VPSHUFB         zuc_consts<>+1728(SB), Y2, Y3
+	VPSHUFB         zuc_consts<>+1728(SB), Y10, Y12
+	VEXTRACTI128    $0x01, Y3, X4
+	VEXTRACTI128    $0x01, Y12, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X12, X12
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VINSERTI128     $0x01, X4, Y3, Y2
+	VINSERTI128     $0x01, X9, Y12, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y9
+	VPSRLD          $0x04, Y2, Y2
+	VPSRLD          $0x04, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y10
+	VPSHUFB         Y4, Y30, Y4
+	VPSHUFB         Y9, Y30, Y9
+	VPSHUFB         Y2, Y31, Y2
+	VPSHUFB         Y10, Y31, Y10
+	VPXORD          Y4, Y2, Y2
+	VPXORD          Y9, Y10, Y10
+	VPADDD          Y18, Y18, Y4
+	VPADDD          Y21, Y21, Y9
+	VPBLENDMW       704(CX), Y4, K2, Y4
+	VPBLENDMW       736(CX), Y9, K2, Y9
+	VPXORD          Y16, Y4, Y4
+	VPXORD          Y19, Y9, Y9
+	VPADDD          Y17, Y4, Y4
+	VPADDD          Y20, Y9, Y9
+	VPBLENDMB       Y1, Y2, K1, Y17
+	VPBLENDMB       Y11, Y10, K1, Y20
+	VPBLENDMB       Y2, Y1, K1, Y1
+	VPBLENDMB       Y10, Y11, K1, Y11
+	VPRORD          $0x08, Y1, Y16
+	VPRORD          $0x08, Y11, Y19
+	VMOVDQA64       832(CX), Y8
+	VMOVDQA64       864(CX), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 64(CX), Y8
+	VPSLLD          $0x14, 96(CX), Y15
+	VPSRLD          $0x0b, 64(CX), Y6
+	VPSRLD          $0x0b, 96(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 448(CX), Y8
+	VPSLLD          $0x15, 480(CX), Y15
+	VPSRLD          $0x0a, 448(CX), Y6
+	VPSRLD          $0x0a, 480(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 640(CX), Y8
+	VPSLLD          $0x11, 672(CX), Y15
+	VPSRLD          $0x0e, 640(CX), Y6
+	VPSRLD          $0x0e, 672(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y4, Y4
+	VPSRLD          $0x01, Y9, Y9
+	VPADDD          Y4, Y7, Y8
+	VPADDD          Y9, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 832(CX)
+	VMOVDQA64       Y21, 864(CX)
+
+	// Initialisation round 14 (mod 16), both groups.
+	VPSLLD          $0x10, 576(CX), Y4
+	VPSLLD          $0x10, 608(CX), Y9
+	VPSRLD          $0x0f, 448(CX), Y1
+	VPSRLD          $0x0f, 480(CX), Y11
+	VPADDD          Y1, Y4, Y4
+	VPADDD          Y11, Y9, Y9
+	VPSLLD          $0x10, 320(CX), Y2
+	VPSLLD          $0x10, 352(CX), Y10
+	VPSRLD          $0x0f, 192(CX), Y1
+	VPSRLD          $0x0f, 224(CX), Y11
+	VPADDD          Y16, Y4, Y4
+	VPADDD          Y19, Y9, Y9
+	VPTERNLOGD      $0x96, Y17, Y1, Y2
+	VPTERNLOGD      $0x96, Y20, Y11, Y10
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y9, Y9
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y10, Y10
+	VPBLENDMW       Y2, Y4, K2, Y1
+	VPBLENDMW       Y10, Y9, K2, Y11
+	VPBLENDMW       Y4, Y2, K2, Y3
+	VPBLENDMW       Y9, Y10, K2, Y12
+	VPROLD          $0x08, Y1, Y2
+	VPROLD          $0x08, Y11, Y10
+	VPROLD          $0x0a, Y1, Y4
+	VPROLD          $0x0a, Y11, Y9
+	VPROLD          $0x12, Y1, Y5
+	VPROLD          $0x12, Y11, Y23
+	VPTERNLOGD      $0x96, Y5, Y4, Y2
+	VPTERNLOGD      $0x96, Y23, Y9, Y10
+	VPROLD          $0x1a, Y1, Y4
+	VPROLD          $0x1a, Y11, Y9
+	VPTERNLOGD      $0x96, Y4, Y2, Y1
+	VPTERNLOGD      $0x96, Y9, Y10, Y11
+	VPROLD          $0x08, Y3, Y5
+	VPROLD          $0x08, Y12, Y23
+	VPROLD          $0x0e, Y3, Y4
+	VPROLD          $0x0e, Y12, Y9
+	VPROLD          $0x16, Y3, Y2
+	VPROLD          $0x16, Y12, Y10
+	VPTERNLOGD      $0x96, Y2, Y4, Y5
+	VPTERNLOGD      $0x96, Y10, Y9, Y23
+	VPROLD          $0x1e, Y3, Y4
+	VPROLD          $0x1e, Y12, Y9
+	VPTERNLOGD      $0x96, Y4, Y5, Y3
+	VPTERNLOGD      $0x96, Y9, Y23, Y12
+	VPBLENDMB       Y3, Y1, K1, Y2
+	VPBLENDMB       Y12, Y11, K1, Y10
+	VPBLENDMB       Y1, Y3, K1, Y4
+	VPBLENDMB       Y11, Y12, K1, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y12
+	VPSRLD          $0x04, Y2, Y1
+	VPSRLD          $0x04, Y10, Y11
+	VPSHUFB         Y3, Y25, Y5
+	VPSHUFB         Y12, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y5, Y1
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y11
+	VPSHUFB         Y1, Y26, Y5
+	VPSHUFB         Y11, Y26, Y23
+	VPXORD          Y3, Y5, Y5
+	VPXORD          Y12, Y23, Y23
+	VPSHUFB         Y5, Y27, Y3
+	VPSHUFB         Y23, Y27, Y12
+	VPADDB          Y1, Y1, Y1
+	VPADDB          Y11, Y11, Y11
+	VPXORD          Y1, Y3, Y3
+	VPXORD          Y11, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y10
+	VPSRLD          $0x04, Y4, Y4
+	VPSRLD          $0x04, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y9
+	VPSHUFB         Y2, Y28, Y2
+	VPSHUFB         Y10, Y28, Y10
+	VPSHUFB         Y4, Y29, Y4
+	VPSHUFB         Y9, Y29, Y9
+	VPXORD          Y2, Y4, Y4
+	VPXORD          Y10, Y9, Y9
+	VPSHUFB         zuc_consts<>+1728(SB), Y4, Y2
+	VPSHUFB         zuc_consts<>+1728(SB), Y9, Y10
+	VEXTRACTI128    $0x01, Y2, X5
+	VEXTRACTI128    $0x01, Y10, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X5, X5
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VINSERTI128     $0x01, X5, Y2, Y4
+	VINSERTI128     $0x01, X11, Y10, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y11
+	VPSRLD          $0x04, Y4, Y4
+	VPSRLD          $0x04, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y9
+	VPSHUFB         Y5, Y30, Y5
+	VPSHUFB         Y11, Y30, Y11
+	VPSHUFB         Y4, Y31, Y4
+	VPSHUFB         Y9, Y31, Y9
+	VPXORD          Y5, Y4, Y4
+	VPXORD          Y11, Y9, Y9
+	VPADDD          Y18, Y18, Y5
+	VPADDD          Y21, Y21, Y11
+	VPBLENDMW       768(CX), Y5, K2, Y5
+	VPBLENDMW       800(CX), Y11, K2, Y11
+	VPXORD          Y16, Y5, Y5
+	VPXORD          Y19, Y11, Y11
+	VPADDD          Y17, Y5, Y5
+	VPADDD          Y20, Y11, Y11
+	VPBLENDMB       Y3, Y4, K1, Y17
+	VPBLENDMB       Y12, Y9, K1, Y20
+	VPBLENDMB       Y4, Y3, K1, Y3
+	VPBLENDMB       Y9, Y12, K1, Y12
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y12, Y19
+	VMOVDQA64       896(CX), Y8
+	VMOVDQA64       928(CX), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 128(CX), Y8
+	VPSLLD          $0x14, 160(CX), Y15
+	VPSRLD          $0x0b, 128(CX), Y6
+	VPSRLD          $0x0b, 160(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 512(CX), Y8
+	VPSLLD          $0x15, 544(CX), Y15
+	VPSRLD          $0x0a, 512(CX), Y6
+	VPSRLD          $0x0a, 544(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 704(CX), Y8
+	VPSLLD          $0x11, 736(CX), Y15
+	VPSRLD          $0x0e, 704(CX), Y6
+	VPSRLD          $0x0e, 736(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y5, Y5
+	VPSRLD          $0x01, Y11, Y11
+	VPADDD          Y5, Y7, Y8
+	VPADDD          Y11, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 896(CX)
+	VMOVDQA64       Y21, 928(CX)
+
+	// Initialisation round 15 (mod 16), both groups.
+	VPSLLD          $0x10, 640(CX), Y5
+	VPSLLD          $0x10, 672(CX), Y11
+	VPSRLD          $0x0f, 512(CX), Y3
+	VPSRLD          $0x0f, 544(CX), Y12
+	VPADDD          Y3, Y5, Y5
+	VPADDD          Y12, Y11, Y11
+	VPSLLD          $0x10, 384(CX), Y4
+	VPSLLD          $0x10, 416(CX), Y9
+	VPSRLD          $0x0f, 256(CX), Y3
+	VPSRLD          $0x0f, 288(CX), Y12
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y11, Y11
+	VPTERNLOGD      $0x96, Y17, Y3, Y4
+	VPTERNLOGD      $0x96, Y20, Y12, Y9
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y11, Y11
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y9, Y9
+	VPBLENDMW       Y4, Y5, K2, Y3
+	VPBLENDMW       Y9, Y11, K2, Y12
+	VPBLENDMW       Y5, Y4, K2, Y2
+	VPBLENDMW       Y11, Y9, K2, Y10
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y12, Y9
+	VPROLD          $0x0a, Y3, Y5
+	VPROLD          $0x0a, Y12, Y11
+	VPROLD          $0x12, Y3, Y1
+	VPROLD          $0x12, Y12, Y23
+	VPTERNLOGD      $0x96, Y1, Y5, Y4
+	VPTERNLOGD      $0x96, Y23, Y11, Y9
+	VPROLD          $0x1a, Y3, Y5
+	VPROLD          $0x1a, Y12, Y11
+	VPTERNLOGD      $0x96, Y5, Y4, Y3
+	VPTERNLOGD      $0x96, Y11, Y9, Y12
+	VPROLD          $0x08, Y2, Y1
+	VPROLD          $0x08, Y10, Y23
+	VPROLD          $0x0e, Y2, Y5
+	VPROLD          $0x0e, Y10, Y11
+	VPROLD          $0x16, Y2, Y4
+	VPROLD          $0x16, Y10, Y9
+	VPTERNLOGD      $0x96, Y4, Y5, Y1
+	VPTERNLOGD      $0x96, Y9, Y11, Y23
+	VPROLD          $0x1e, Y2, Y5
+	VPROLD          $0x1e, Y10, Y11
+	VPTERNLOGD      $0x96, Y5, Y1, Y2
+	VPTERNLOGD      $0x96, Y11, Y23, Y10
+	VPBLENDMB       Y2, Y3, K1, Y4
+	VPBLENDMB       Y10, Y12, K1, Y9
+	VPBLENDMB       Y3, Y2, K1, Y5
+	VPBLENDMB       Y12, Y10, K1, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y10
+	VPSRLD          $0x04, Y4, Y3
+	VPSRLD          $0x04, Y9, Y12
+	VPSHUFB         Y2, Y25, Y1
+	VPSHUFB         Y10, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y1, Y3
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y12
+	VPSHUFB         Y3, Y26, Y1
+	VPSHUFB         Y12, Y26, Y23
+	VPXORD          Y2, Y1, Y1
+	VPXORD          Y10, Y23, Y23
+	VPSHUFB         Y1, Y27, Y2
+	VPSHUFB         Y23, Y27, Y10
+	VPADDB          Y3, Y3, Y3
+	VPADDB          Y12, Y12, Y12
+	VPXORD          Y3, Y2, Y2
+	VPXORD          Y12, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y9
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y11
+	VPSHUFB         Y4, Y28, Y4
+	VPSHUFB         Y9, Y28, Y9
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y11, Y29, Y11
+	VPXORD          Y4, Y5, Y5
+	VPXORD          Y9, Y11, Y11
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y4
+	VPSHUFB         zuc_consts<>+1728(SB), Y11, Y9
+	VEXTRACTI128    $0x01, Y4, X1
+	VEXTRACTI128    $0x01, Y9, X12
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X1, X1
+	VAESENCLAST     zuc_consts<>+1792(SB), X12, X12
+	VINSERTI128     $0x01, X1, Y4, Y5
+	VINSERTI128     $0x01, X12, Y9, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y12
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y11
+	VPSHUFB         Y1, Y30, Y1
+	VPSHUFB         Y12, Y30, Y12
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y11, Y31, Y11
+	VPXORD          Y1, Y5, Y5
+	VPXORD          Y12, Y11, Y11
+	VPADDD          Y18, Y18, Y1
+	VPADDD          Y21, Y21, Y12
+	VPBLENDMW       832(CX), Y1, K2, Y1
+	VPBLENDMW       864(CX), Y12, K2, Y12
+	VPXORD          Y16, Y1, Y1
+	VPXORD          Y19, Y12, Y12
+	VPADDD          Y17, Y1, Y1
+	VPADDD          Y20, Y12, Y12
+	VPBLENDMB       Y2, Y5, K1, Y17
+	VPBLENDMB       Y10, Y11, K1, Y20
+	VPBLENDMB       Y5, Y2, K1, Y2
+	VPBLENDMB       Y11, Y10, K1, Y10
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y10, Y19
+	VMOVDQA64       960(CX), Y8
+	VMOVDQA64       992(CX), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 192(CX), Y8
+	VPSLLD          $0x14, 224(CX), Y15
+	VPSRLD          $0x0b, 192(CX), Y6
+	VPSRLD          $0x0b, 224(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 576(CX), Y8
+	VPSLLD          $0x15, 608(CX), Y15
+	VPSRLD          $0x0a, 576(CX), Y6
+	VPSRLD          $0x0a, 608(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 768(CX), Y8
+	VPSLLD          $0x11, 800(CX), Y15
+	VPSRLD          $0x0e, 768(CX), Y6
+	VPSRLD          $0x0e, 800(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y1, Y1
+	VPSRLD          $0x01, Y12, Y12
+	VPADDD          Y1, Y7, Y8
+	VPADDD          Y12, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 960(CX)
+	VMOVDQA64       Y21, 992(CX)
+	DECQ            DX
+	JNZ             init16_loop
+
+	// First work round, output discarded.
+	VPSLLD          $0x10, 704(CX), Y1
+	VPSLLD          $0x10, 736(CX), Y12
+	VPSRLD          $0x0f, 576(CX), Y2
+	VPSRLD          $0x0f, 608(CX), Y10
+	VPADDD          Y2, Y1, Y1
+	VPADDD          Y10, Y12, Y12
+	VPSLLD          $0x10, 448(CX), Y5
+	VPSLLD          $0x10, 480(CX), Y11
+	VPSRLD          $0x0f, 320(CX), Y2
+	VPSRLD          $0x0f, 352(CX), Y10
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y12, Y12
+	VPTERNLOGD      $0x96, Y17, Y2, Y5
+	VPTERNLOGD      $0x96, Y20, Y10, Y11
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y11, Y11
+	VPBLENDMW       Y5, Y1, K2, Y2
+	VPBLENDMW       Y11, Y12, K2, Y10
+	VPBLENDMW       Y1, Y5, K2, Y4
+	VPBLENDMW       Y12, Y11, K2, Y9
+	VPROLD          $0x08, Y2, Y5
+	VPROLD          $0x08, Y10, Y11
+	VPROLD          $0x0a, Y2, Y1
+	VPROLD          $0x0a, Y10, Y12
+	VPROLD          $0x12, Y2, Y3
+	VPROLD          $0x12, Y10, Y23
+	VPTERNLOGD      $0x96, Y3, Y1, Y5
+	VPTERNLOGD      $0x96, Y23, Y12, Y11
+	VPROLD          $0x1a, Y2, Y1
+	VPROLD          $0x1a, Y10, Y12
+	VPTERNLOGD      $0x96, Y1, Y5, Y2
+	VPTERNLOGD      $0x96, Y12, Y11, Y10
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y9, Y23
+	VPROLD          $0x0e, Y4, Y1
+	VPROLD          $0x0e, Y9, Y12
+	VPROLD          $0x16, Y4, Y5
+	VPROLD          $0x16, Y9, Y11
+	VPTERNLOGD      $0x96, Y5, Y1, Y3
+	VPTERNLOGD      $0x96, Y11, Y12, Y23
+	VPROLD          $0x1e, Y4, Y1
+	VPROLD          $0x1e, Y9, Y12
+	VPTERNLOGD      $0x96, Y1, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPBLENDMB       Y4, Y2, K1, Y5
+	VPBLENDMB       Y9, Y10, K1, Y11
+	VPBLENDMB       Y2, Y4, K1, Y1
+	VPBLENDMB       Y10, Y9, K1, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y9
+	VPSRLD          $0x04, Y5, Y2
+	VPSRLD          $0x04, Y11, Y10
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y9, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y10
+	VPSHUFB         Y2, Y26, Y3
+	VPSHUFB         Y10, Y26, Y23
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y9, Y23, Y23
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y23, Y27, Y9
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y10, Y10, Y10
+	VPXORD          Y2, Y4, Y4
+	VPXORD          Y10, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y5, Y28, Y5
+	VPSHUFB         Y11, Y28, Y11
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y5, Y1, Y1
+	VPXORD          Y11, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y5
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y11
+	VEXTRACTI128    $0x01, Y5, X3
+	VEXTRACTI128    $0x01, Y11, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X5, X5
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VINSERTI128     $0x01, X3, Y5, Y1
+	VINSERTI128     $0x01, X10, Y11, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y3, Y30, Y3
+	VPSHUFB         Y10, Y30, Y10
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y3, Y1, Y1
+	VPXORD          Y10, Y12, Y12
+	VPADDD          Y18, Y18, Y3
+	VPADDD          Y21, Y21, Y10
+	VPBLENDMW       896(CX), Y3, K2, Y3
+	VPBLENDMW       928(CX), Y10, K2, Y10
+	VPXORD          Y16, Y3, Y3
+	VPXORD          Y19, Y10, Y10
+	VPADDD          Y17, Y3, Y3
+	VPADDD          Y20, Y10, Y10
+	VPBLENDMB       Y4, Y1, K1, Y17
+	VPBLENDMB       Y9, Y12, K1, Y20
+	VPBLENDMB       Y1, Y4, K1, Y4
+	VPBLENDMB       Y12, Y9, K1, Y9
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y9, Y19
+	VMOVDQA64       (CX), Y8
+	VMOVDQA64       32(CX), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 256(CX), Y8
+	VPSLLD          $0x14, 288(CX), Y15
+	VPSRLD          $0x0b, 256(CX), Y6
+	VPSRLD          $0x0b, 288(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 640(CX), Y8
+	VPSLLD          $0x15, 672(CX), Y15
+	VPSRLD          $0x0a, 640(CX), Y6
+	VPSRLD          $0x0a, 672(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 832(CX), Y8
+	VPSLLD          $0x11, 864(CX), Y15
+	VPSRLD          $0x0e, 832(CX), Y6
+	VPSRLD          $0x0e, 864(CX), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, (CX)
+	VMOVDQA64       Y21, 32(CX)
+	VMOVDQA64       64(CX), Z8
+	VMOVDQU32       Z8, (AX)
+	VMOVDQA64       128(CX), Z8
+	VMOVDQU32       Z8, 64(AX)
+	VMOVDQA64       192(CX), Z8
+	VMOVDQU32       Z8, 128(AX)
+	VMOVDQA64       256(CX), Z8
+	VMOVDQU32       Z8, 192(AX)
+	VMOVDQA64       320(CX), Z8
+	VMOVDQU32       Z8, 256(AX)
+	VMOVDQA64       384(CX), Z8
+	VMOVDQU32       Z8, 320(AX)
+	VMOVDQA64       448(CX), Z8
+	VMOVDQU32       Z8, 384(AX)
+	VMOVDQA64       512(CX), Z8
+	VMOVDQU32       Z8, 448(AX)
+	VMOVDQA64       576(CX), Z8
+	VMOVDQU32       Z8, 512(AX)
+	VMOVDQA64       640(CX), Z8
+	VMOVDQU32       Z8, 576(AX)
+	VMOVDQA64       704(CX), Z8
+	VMOVDQU32       Z8, 640(AX)
+	VMOVDQA64       768(CX), Z8
+	VMOVDQU32       Z8, 704(AX)
+	VMOVDQA64       832(CX), Z8
+	VMOVDQU32       Z8, 768(AX)
+	VMOVDQA64       896(CX), Z8
+	VMOVDQU32       Z8, 832(AX)
+	VMOVDQA64       960(CX), Z8
+	VMOVDQU32       Z8, 896(AX)
+	VMOVDQA64       (CX), Z8
+	VMOVDQU32       Z8, 960(AX)
+	VMOVDQU32       Y16, 1024(AX)
+	VMOVDQU32       Y17, 1088(AX)
+	VMOVDQU32       Y19, 1056(AX)
+	VMOVDQU32       Y20, 1120(AX)
+	VZEROUPPER
+	RET
+
+// func rows16AESNI(st *[544]uint32, n int)
+// Requires: AES, AVX, AVX512BW, AVX512F
+TEXT ·rows16AESNI(SB), NOSPLIT, $0-16
+	MOVQ      st+0(FP), AX
+	MOVQ      n+8(FP), CX
+	VMOVDQU32 zuc_consts<>+0(SB), Z12
+	VMOVDQU32 zuc_consts<>+128(SB), Z13
+	VMOVDQU32 zuc_consts<>+192(SB), Z14
+	VMOVDQU32 zuc_consts<>+256(SB), Z15
+	MOVQ      $0xaaaaaaaaaaaaaaaa, DX
+	KMOVQ     DX, K1
+	VMOVDQU32 (AX), Z16
+	VMOVDQU32 64(AX), Z17
+	VMOVDQU32 128(AX), Z18
+	VMOVDQU32 192(AX), Z19
+	VMOVDQU32 256(AX), Z20
+	VMOVDQU32 320(AX), Z21
+	VMOVDQU32 384(AX), Z22
+	VMOVDQU32 448(AX), Z23
+	VMOVDQU32 512(AX), Z24
+	VMOVDQU32 576(AX), Z25
+	VMOVDQU32 640(AX), Z26
+	VMOVDQU32 704(AX), Z27
+	VMOVDQU32 768(AX), Z28
+	VMOVDQU32 832(AX), Z29
+	VMOVDQU32 896(AX), Z30
+	VMOVDQU32 960(AX), Z31
+	VMOVDQU32 1024(AX), Z10
+	VMOVDQU32 1088(AX), Z11
+	LEAQ      1152(AX), DX
+
+rows16_loop:
+	VPADDD          Z31, Z31, Z0
+	VPBLENDMW       Z0, Z30, K1, Z1
+	VPSLLD          $0x10, Z27, Z0
+	VPSRLD          $0x0f, Z25, Z2
+	VPORD           Z2, Z0, Z0
+	VPSLLD          $0x10, Z23, Z2
+	VPSRLD          $0x0f, Z21, Z3
+	VPORD           Z3, Z2, Z2
+	VPXORD          Z10, Z1, Z1
+	VPADDD          Z11, Z1, Z1
+	VPADDD          Z10, Z0, Z0
+	VPXORD          Z11, Z2, Z2
+	VPROLD          $0x10, Z0, Z0
+	VPROLD          $0x10, Z2, Z2
+	VPBLENDMW       Z0, Z2, K1, Z3
+	VPBLENDMW       Z2, Z0, K1, Z4
+	VPROLD          $0x08, Z3, Z2
+	VPROLD          $0x0a, Z3, Z0
+	VPROLD          $0x12, Z3, Z5
+	VPTERNLOGD      $0x96, Z5, Z0, Z2
+	VPROLD          $0x1a, Z3, Z0
+	VPTERNLOGD      $0x96, Z0, Z2, Z3
+	VPROLD          $0x08, Z4, Z5
+	VPROLD          $0x0e, Z4, Z0
+	VPROLD          $0x16, Z4, Z2
+	VPTERNLOGD      $0x96, Z2, Z0, Z5
+	VPROLD          $0x1e, Z4, Z0
+	VPTERNLOGD      $0x96, Z0, Z5, Z4
+	VPBLENDMB       Z4, Z3, K1, Z2
+	VPBLENDMB       Z3, Z4, K1, Z0
+	VPANDD.BCST     zuc_consts<>+64(SB), Z2, Z4
+	VPSRLD          $0x04, Z2, Z3
+	VPSHUFB         Z4, Z13, Z5
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Z5, Z3
+	VPSHUFB         Z3, Z14, Z5
+	VPXORD          Z4, Z5, Z5
+	VPSHUFB         Z5, Z15, Z4
+	VPADDB          Z3, Z3, Z3
+	VPXORD          Z3, Z4, Z4
+	VMOVDQA64       Z0, Z5
+	VPANDD.BCST     zuc_consts<>+64(SB), Z5, Z3
+	VPSRLD          $0x04, Z5, Z5
+	VPANDD.BCST     zuc_consts<>+64(SB), Z5, Z5
+	VMOVDQU32       zuc_consts<>+1472(SB), Z6
+	VPSHUFB         Z3, Z6, Z3
+	VMOVDQU32       zuc_consts<>+1536(SB), Z6
+	VPSHUFB         Z5, Z6, Z5
+	VPXORD          Z3, Z5, Z5
+	VPSHUFB         zuc_consts<>+1728(SB), Z5, Z5
+	VEXTRACTI32X4   $0x01, Z5, X6
+	VEXTRACTI32X4   $0x02, Z5, X3
+	VEXTRACTI32X4   $0x03, Z5, X7
+	VAESENCLAST     zuc_consts<>+1792(SB), X5, X5
+	VAESENCLAST     zuc_consts<>+1792(SB), X6, X6
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X7, X7
+	VINSERTI32X4    $0x01, X6, Z5, Z5
+	VINSERTI32X4    $0x02, X3, Z5, Z5
+	VINSERTI32X4    $0x03, X7, Z5, Z5
+	VPANDD.BCST     zuc_consts<>+64(SB), Z5, Z7
+	VPSRLD          $0x04, Z5, Z5
+	VPANDD.BCST     zuc_consts<>+64(SB), Z5, Z5
+	VMOVDQU32       zuc_consts<>+1600(SB), Z3
+	VPSHUFB         Z7, Z3, Z7
+	VMOVDQU32       zuc_consts<>+1664(SB), Z3
+	VPSHUFB         Z5, Z3, Z5
+	VPXORD          Z7, Z5, Z5
+	VPBLENDMB       Z4, Z5, K1, Z11
+	VPBLENDMB       Z5, Z4, K1, Z4
+	VPRORD          $0x08, Z4, Z10
+	VPSLLD          $0x10, Z18, Z5
+	VPSRLD          $0x0f, Z16, Z4
+	VPORD           Z4, Z5, Z5
+	VPXORD          Z5, Z1, Z1
+	VMOVDQU32       Z1, (DX)
+	VPSLLD          $0x08, Z16, Z1
+	VPSRLD          $0x17, Z16, Z5
+	VPTERNLOGD      $0xa8, Z12, Z5, Z1
+	VPADDD          Z16, Z1, Z5
+	VPSUBD          Z12, Z5, Z1
+	VPMAXSD         Z1, Z5, Z1
+	VPSLLD          $0x14, Z20, Z5
+	VPSRLD          $0x0b, Z20, Z4
+	VPTERNLOGD      $0xa8, Z12, Z4, Z5
+	VPADDD          Z5, Z1, Z4
+	VPSUBD          Z12, Z4, Z1
+	VPMAXSD         Z1, Z4, Z1
+	VPSLLD          $0x15, Z26, Z5
+	VPSRLD          $0x0a, Z26, Z4
+	VPTERNLOGD      $0xa8, Z12, Z4, Z5
+	VPADDD          Z5, Z1, Z4
+	VPSUBD          Z12, Z4, Z1
+	VPMAXSD         Z1, Z4, Z1
+	VPSLLD          $0x11, Z29, Z5
+	VPSRLD          $0x0e, Z29, Z4
+	VPTERNLOGD      $0xa8, Z12, Z4, Z5
+	VPADDD          Z5, Z1, Z4
+	VPSUBD          Z12, Z4, Z1
+	VPMAXSD         Z1, Z4, Z1
+	VPSLLD          $0x0f, Z31, Z5
+	VPSRLD          $0x10, Z31, Z4
+	VPTERNLOGD      $0xa8, Z12, Z4, Z5
+	VPADDD          Z5, Z1, Z4
+	VPSUBD          Z12, Z4, Z16
+	VPMAXSD         Z16, Z4, Z16
+
+	// Move the ring back: s_j to Z_j.
+	VMOVDQA64 Z16, Z1
+	VMOVDQA64 Z17, Z16
+	VMOVDQA64 Z18, Z17
+	VMOVDQA64 Z19, Z18
+	VMOVDQA64 Z20, Z19
+	VMOVDQA64 Z21, Z20
+	VMOVDQA64 Z22, Z21
+	VMOVDQA64 Z23, Z22
+	VMOVDQA64 Z24, Z23
+	VMOVDQA64 Z25, Z24
+	VMOVDQA64 Z26, Z25
+	VMOVDQA64 Z27, Z26
+	VMOVDQA64 Z28, Z27
+	VMOVDQA64 Z29, Z28
+	VMOVDQA64 Z30, Z29
+	VMOVDQA64 Z31, Z30
+	VMOVDQA64 Z1, Z31
+	ADDQ      $0x00000040, DX
+	DECQ      CX
+	JNZ       rows16_loop
+	VMOVDQU32 Z16, (AX)
+	VMOVDQU32 Z17, 64(AX)
+	VMOVDQU32 Z18, 128(AX)
+	VMOVDQU32 Z19, 192(AX)
+	VMOVDQU32 Z20, 256(AX)
+	VMOVDQU32 Z21, 320(AX)
+	VMOVDQU32 Z22, 384(AX)
+	VMOVDQU32 Z23, 448(AX)
+	VMOVDQU32 Z24, 512(AX)
+	VMOVDQU32 Z25, 576(AX)
+	VMOVDQU32 Z26, 640(AX)
+	VMOVDQU32 Z27, 704(AX)
+	VMOVDQU32 Z28, 768(AX)
+	VMOVDQU32 Z29, 832(AX)
+	VMOVDQU32 Z30, 896(AX)
+	VMOVDQU32 Z31, 960(AX)
+	VMOVDQU32 Z10, 1024(AX)
+	VMOVDQU32 Z11, 1088(AX)
+	VZEROUPPER
+	RET
+
+// func keyStream16AESNI(st *[544]uint32, ks *uint32, stride int, nblocks int)
+// Requires: AES, AVX, AVX2, AVX512BW, AVX512F, AVX512VL
+TEXT ·keyStream16AESNI(SB), $3136-32
+	MOVQ st+0(FP), AX
+	MOVQ ks+8(FP), CX
+	MOVQ stride+16(FP), DX
+	SHLQ $0x02, DX
+	MOVQ nblocks+24(FP), BX
+	LEAQ (SP), SI
+	ADDQ $0x3f, SI
+	ANDQ $-64, SI
+
+	// Constants: p = 2^31−1, the S0 tables, the byte and word masks.
+	VMOVDQU32 zuc_consts<>+0(SB), Y24
+	VMOVDQU32 zuc_consts<>+128(SB), Y25
+	VMOVDQU32 zuc_consts<>+192(SB), Y26
+	VMOVDQU32 zuc_consts<>+256(SB), Y27
+	MOVQ      $0xaaaaaaaaaaaaaaaa, DI
+	KMOVQ     DI, K1
+	MOVQ      $0x5555555555555555, DI
+	KMOVQ     DI, K2
+
+	// Copy the LFSR into the aligned rings (s_j and 2·s_j); R1, R2.
+	VMOVDQU32 (AX), Z8
+	VMOVDQA64 Z8, (SI)
+	VMOVDQU32 64(AX), Z8
+	VMOVDQA64 Z8, 64(SI)
+	VMOVDQU32 128(AX), Z8
+	VMOVDQA64 Z8, 128(SI)
+	VMOVDQU32 192(AX), Z8
+	VMOVDQA64 Z8, 192(SI)
+	VMOVDQU32 256(AX), Z8
+	VMOVDQA64 Z8, 256(SI)
+	VMOVDQU32 320(AX), Z8
+	VMOVDQA64 Z8, 320(SI)
+	VMOVDQU32 384(AX), Z8
+	VMOVDQA64 Z8, 384(SI)
+	VMOVDQU32 448(AX), Z8
+	VMOVDQA64 Z8, 448(SI)
+	VMOVDQU32 512(AX), Z8
+	VMOVDQA64 Z8, 512(SI)
+	VMOVDQU32 576(AX), Z8
+	VMOVDQA64 Z8, 576(SI)
+	VMOVDQU32 640(AX), Z8
+	VMOVDQA64 Z8, 640(SI)
+	VMOVDQU32 704(AX), Z8
+	VMOVDQA64 Z8, 704(SI)
+	VMOVDQU32 768(AX), Z8
+	VMOVDQA64 Z8, 768(SI)
+	VMOVDQU32 832(AX), Z8
+	VMOVDQA64 Z8, 832(SI)
+	VMOVDQU32 896(AX), Z8
+	VMOVDQA64 Z8, 896(SI)
+	VMOVDQU32 960(AX), Z8
+	VMOVDQA64 Z8, 960(SI)
+	VMOVDQU32 1024(AX), Y16
+	VMOVDQU32 1088(AX), Y17
+	VMOVDQA64 960(SI), Y18
+	VMOVDQU32 1056(AX), Y19
+	VMOVDQU32 1120(AX), Y20
+	VMOVDQA64 992(SI), Y21
+
+ks16_loop:
+	VMOVDQU32 zuc_consts<>+1472(SB), Y28
+	VMOVDQU32 zuc_consts<>+1536(SB), Y29
+	VMOVDQU32 zuc_consts<>+1600(SB), Y30
+	VMOVDQU32 zuc_consts<>+1664(SB), Y31
+
+	// 16 work rounds, both groups.
+	VPSLLD          $0x10, 704(SI), Y5
+	VPSLLD          $0x10, 736(SI), Y12
+	VPSRLD          $0x0f, 576(SI), Y3
+	VPSRLD          $0x0f, 608(SI), Y10
+	VPADDD          Y3, Y5, Y5
+	VPADDD          Y10, Y12, Y12
+	VPSLLD          $0x10, 448(SI), Y4
+	VPSLLD          $0x10, 480(SI), Y11
+	VPSRLD          $0x0f, 320(SI), Y3
+	VPSRLD          $0x0f, 352(SI), Y10
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y12, Y12
+	VPTERNLOGD      $0x96, Y17, Y3, Y4
+	VPTERNLOGD      $0x96, Y20, Y10, Y11
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y11, Y11
+	VPBLENDMW       Y4, Y5, K2, Y3
+	VPBLENDMW       Y11, Y12, K2, Y10
+	VPBLENDMW       Y5, Y4, K2, Y2
+	VPBLENDMW       Y12, Y11, K2, Y9
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y10, Y11
+	VPROLD          $0x0a, Y3, Y5
+	VPROLD          $0x0a, Y10, Y12
+	VPROLD          $0x12, Y3, Y1
+	VPROLD          $0x12, Y10, Y23
+	VPTERNLOGD      $0x96, Y1, Y5, Y4
+	VPTERNLOGD      $0x96, Y23, Y12, Y11
+	VPROLD          $0x1a, Y3, Y5
+	VPROLD          $0x1a, Y10, Y12
+	VPTERNLOGD      $0x96, Y5, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y11, Y10
+	VPROLD          $0x08, Y2, Y1
+	VPROLD          $0x08, Y9, Y23
+	VPROLD          $0x0e, Y2, Y5
+	VPROLD          $0x0e, Y9, Y12
+	VPROLD          $0x16, Y2, Y4
+	VPROLD          $0x16, Y9, Y11
+	VPTERNLOGD      $0x96, Y4, Y5, Y1
+	VPTERNLOGD      $0x96, Y11, Y12, Y23
+	VPROLD          $0x1e, Y2, Y5
+	VPROLD          $0x1e, Y9, Y12
+	VPTERNLOGD      $0x96, Y5, Y1, Y2
+	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPBLENDMB       Y2, Y3, K1, Y4
+	VPBLENDMB       Y9, Y10, K1, Y11
+	VPBLENDMB       Y3, Y2, K1, Y5
+	VPBLENDMB       Y10, Y9, K1, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y9
+	VPSRLD          $0x04, Y4, Y3
+	VPSRLD          $0x04, Y11, Y10
+	VPSHUFB         Y2, Y25, Y1
+	VPSHUFB         Y9, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y1, Y3
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y10
+	VPSHUFB         Y3, Y26, Y1
+	VPSHUFB         Y10, Y26, Y23
+	VPXORD          Y2, Y1, Y1
+	VPXORD          Y9, Y23, Y23
+	VPSHUFB         Y1, Y27, Y2
+	VPSHUFB         Y23, Y27, Y9
+	VPADDB          Y3, Y3, Y3
+	VPADDB          Y10, Y10, Y10
+	VPXORD          Y3, Y2, Y2
+	VPXORD          Y10, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y4, Y28, Y4
+	VPSHUFB         Y11, Y28, Y11
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y4, Y5, Y5
+	VPXORD          Y11, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y4
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y11
+	VEXTRACTI128    $0x01, Y4, X1
+	VEXTRACTI128    $0x01, Y11, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X1, X1
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VINSERTI128     $0x01, X1, Y4, Y5
+	VINSERTI128     $0x01, X10, Y11, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y1, Y30, Y1
+	VPSHUFB         Y10, Y30, Y10
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y1, Y5, Y5
+	VPXORD          Y10, Y12, Y12
+	VPADDD          Y18, Y18, Y1
+	VPADDD          Y21, Y21, Y10
+	VPBLENDMW       896(SI), Y1, K2, Y1
+	VPBLENDMW       928(SI), Y10, K2, Y10
+	VPXORD          Y16, Y1, Y1
+	VPXORD          Y19, Y10, Y10
+	VPADDD          Y17, Y1, Y1
+	VPADDD          Y20, Y10, Y10
+	VPSLLD          $0x10, 128(SI), Y4
+	VPSLLD          $0x10, 160(SI), Y11
+	VPSRLD          $0x0f, (SI), Y3
+	VPSRLD          $0x0f, 32(SI), Y23
+	VPTERNLOGD      $0x96, Y4, Y3, Y1
+	VPTERNLOGD      $0x96, Y11, Y23, Y10
+	VMOVDQA64       Y1, 2048(SI)
+	VMOVDQA64       Y10, 2080(SI)
+	VPBLENDMB       Y2, Y5, K1, Y17
+	VPBLENDMB       Y9, Y12, K1, Y20
+	VPBLENDMB       Y5, Y2, K1, Y2
+	VPBLENDMB       Y12, Y9, K1, Y9
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y9, Y19
+	VPSLLD          $0x10, 768(SI), Y5
+	VPSLLD          $0x10, 800(SI), Y12
+	VMOVDQA64       (SI), Y8
+	VMOVDQA64       32(SI), Y15
+	VPSRLD          $0x0f, 640(SI), Y1
+	VPSRLD          $0x0f, 672(SI), Y10
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y1, Y5, Y5
+	VPADDD          Y10, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 512(SI), Y2
+	VPSLLD          $0x10, 544(SI), Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 384(SI), Y1
+	VPSRLD          $0x0f, 416(SI), Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y1, Y2
+	VPTERNLOGD      $0x96, Y20, Y10, Y9
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 256(SI), Y8
+	VPSLLD          $0x14, 288(SI), Y15
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y9, Y9
+	VPSRLD          $0x0b, 256(SI), Y6
+	VPSRLD          $0x0b, 288(SI), Y13
+	VPBLENDMW       Y2, Y5, K2, Y1
+	VPBLENDMW       Y9, Y12, K2, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y2, K2, Y3
+	VPBLENDMW       Y12, Y9, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y1, Y2
+	VPROLD          $0x08, Y10, Y9
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y1, Y5
+	VPROLD          $0x0a, Y10, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y1, Y4
+	VPROLD          $0x12, Y10, Y11
+	VPSLLD          $0x15, 640(SI), Y8
+	VPSLLD          $0x15, 672(SI), Y15
+	VPTERNLOGD      $0x96, Y4, Y5, Y2
+	VPTERNLOGD      $0x96, Y11, Y12, Y9
+	VPSRLD          $0x0a, 640(SI), Y6
+	VPSRLD          $0x0a, 672(SI), Y13
+	VPROLD          $0x1a, Y1, Y5
+	VPROLD          $0x1a, Y10, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y2, Y1
+	VPTERNLOGD      $0x96, Y12, Y9, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y23, Y11
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y3, Y5
+	VPROLD          $0x0e, Y23, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y3, Y2
+	VPROLD          $0x16, Y23, Y9
+	VPSLLD          $0x11, 832(SI), Y8
+	VPSLLD          $0x11, 864(SI), Y15
+	VPTERNLOGD      $0x96, Y2, Y5, Y4
+	VPTERNLOGD      $0x96, Y9, Y12, Y11
+	VPSRLD          $0x0e, 832(SI), Y6
+	VPSRLD          $0x0e, 864(SI), Y13
+	VPROLD          $0x1e, Y3, Y5
+	VPROLD          $0x1e, Y23, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y11, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y3, Y1, K1, Y2
+	VPBLENDMB       Y23, Y10, K1, Y9
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y1, Y3, K1, Y5
+	VPBLENDMB       Y10, Y23, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y23
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y2, Y1
+	VPSRLD          $0x04, Y9, Y10
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y3, Y25, Y4
+	VPSHUFB         Y23, Y25, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y1
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y1, Y26, Y4
+	VPSHUFB         Y10, Y26, Y11
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y3, Y4, Y4
+	VPXORD          Y23, Y11, Y11
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y4, Y27, Y3
+	VPSHUFB         Y11, Y27, Y23
+	VMOVDQA64       Y18, (SI)
+	VMOVDQA64       Y21, 32(SI)
+	VPADDB          Y1, Y1, Y1
+	VPADDB          Y10, Y10, Y10
+	VPXORD          Y1, Y3, Y3
+	VPXORD          Y10, Y23, Y23
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y2, Y28, Y2
+	VPSHUFB         Y9, Y28, Y9
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y2, Y5, Y5
+	VPXORD          Y9, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y2
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y9
+	VEXTRACTI128    $0x01, Y2, X4
+	VEXTRACTI128    $0x01, Y9, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VINSERTI128     $0x01, X4, Y2, Y5
+	VINSERTI128     $0x01, X11, Y9, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y4, Y30, Y4
+	VPSHUFB         Y11, Y30, Y11
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y4, Y5, Y5
+	VPXORD          Y11, Y12, Y12
+	VPADDD          Y18, Y18, Y4
+	VPADDD          Y21, Y21, Y11
+	VPBLENDMW       960(SI), Y4, K2, Y4
+	VPBLENDMW       992(SI), Y11, K2, Y11
+	VPXORD          Y16, Y4, Y4
+	VPXORD          Y19, Y11, Y11
+	VPADDD          Y17, Y4, Y4
+	VPADDD          Y20, Y11, Y11
+	VPSLLD          $0x10, 192(SI), Y2
+	VPSLLD          $0x10, 224(SI), Y9
+	VPSRLD          $0x0f, 64(SI), Y1
+	VPSRLD          $0x0f, 96(SI), Y10
+	VPTERNLOGD      $0x96, Y2, Y1, Y4
+	VPTERNLOGD      $0x96, Y9, Y10, Y11
+	VMOVDQA64       Y4, 2112(SI)
+	VMOVDQA64       Y11, 2144(SI)
+	VPBLENDMB       Y3, Y5, K1, Y17
+	VPBLENDMB       Y23, Y12, K1, Y20
+	VPBLENDMB       Y5, Y3, K1, Y3
+	VPBLENDMB       Y12, Y23, K1, Y23
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y23, Y19
+	VPSLLD          $0x10, 832(SI), Y5
+	VPSLLD          $0x10, 864(SI), Y12
+	VMOVDQA64       64(SI), Y8
+	VMOVDQA64       96(SI), Y15
+	VPSRLD          $0x0f, 704(SI), Y4
+	VPSRLD          $0x0f, 736(SI), Y11
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y4, Y5, Y5
+	VPADDD          Y11, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 576(SI), Y3
+	VPSLLD          $0x10, 608(SI), Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 448(SI), Y4
+	VPSRLD          $0x0f, 480(SI), Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y4, Y3
+	VPTERNLOGD      $0x96, Y20, Y11, Y23
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 320(SI), Y8
+	VPSLLD          $0x14, 352(SI), Y15
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y23, Y23
+	VPSRLD          $0x0b, 320(SI), Y6
+	VPSRLD          $0x0b, 352(SI), Y13
+	VPBLENDMW       Y3, Y5, K2, Y4
+	VPBLENDMW       Y23, Y12, K2, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y3, K2, Y1
+	VPBLENDMW       Y12, Y23, K2, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y11, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y4, Y5
+	VPROLD          $0x0a, Y11, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y4, Y2
+	VPROLD          $0x12, Y11, Y9
+	VPSLLD          $0x15, 704(SI), Y8
+	VPSLLD          $0x15, 736(SI), Y15
+	VPTERNLOGD      $0x96, Y2, Y5, Y3
+	VPTERNLOGD      $0x96, Y9, Y12, Y23
+	VPSRLD          $0x0a, 704(SI), Y6
+	VPSRLD          $0x0a, 736(SI), Y13
+	VPROLD          $0x1a, Y4, Y5
+	VPROLD          $0x1a, Y11, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y23, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y1, Y2
+	VPROLD          $0x08, Y10, Y9
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y1, Y5
+	VPROLD          $0x0e, Y10, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y1, Y3
+	VPROLD          $0x16, Y10, Y23
+	VPSLLD          $0x11, 896(SI), Y8
+	VPSLLD          $0x11, 928(SI), Y15
+	VPTERNLOGD      $0x96, Y3, Y5, Y2
+	VPTERNLOGD      $0x96, Y23, Y12, Y9
+	VPSRLD          $0x0e, 896(SI), Y6
+	VPSRLD          $0x0e, 928(SI), Y13
+	VPROLD          $0x1e, Y1, Y5
+	VPROLD          $0x1e, Y10, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y2, Y1
+	VPTERNLOGD      $0x96, Y12, Y9, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y1, Y4, K1, Y3
+	VPBLENDMB       Y10, Y11, K1, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y4, Y1, K1, Y5
+	VPBLENDMB       Y11, Y10, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y10
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y3, Y4
+	VPSRLD          $0x04, Y23, Y11
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y1, Y25, Y2
+	VPSHUFB         Y10, Y25, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y4
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y4, Y26, Y2
+	VPSHUFB         Y11, Y26, Y9
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y1, Y2, Y2
+	VPXORD          Y10, Y9, Y9
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y2, Y27, Y1
+	VPSHUFB         Y9, Y27, Y10
+	VMOVDQA64       Y18, 64(SI)
+	VMOVDQA64       Y21, 96(SI)
+	VPADDB          Y4, Y4, Y4
+	VPADDB          Y11, Y11, Y11
+	VPXORD          Y4, Y1, Y1
+	VPXORD          Y11, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y3, Y28, Y3
+	VPSHUFB         Y23, Y28, Y23
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y3, Y5, Y5
+	VPXORD          Y23, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y3
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y9
+	VEXTRACTI128    $0x01, Y3, X2
+	VEXTRACTI128    $0x01, Y9, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VINSERTI128     $0x01, X2, Y3, Y5
+	VINSERTI128     $0x01, X11, Y9, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y2, Y30, Y2
+	VPSHUFB         Y11, Y30, Y11
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y2, Y5, Y5
+	VPXORD          Y11, Y12, Y12
+	VPADDD          Y18, Y18, Y2
+	VPADDD          Y21, Y21, Y11
+	VPBLENDMW       (SI), Y2, K2, Y2
+	VPBLENDMW       32(SI), Y11, K2, Y11
+	VPXORD          Y16, Y2, Y2
+	VPXORD          Y19, Y11, Y11
+	VPADDD          Y17, Y2, Y2
+	VPADDD          Y20, Y11, Y11
+	VPSLLD          $0x10, 256(SI), Y3
+	VPSLLD          $0x10, 288(SI), Y9
+	VPSRLD          $0x0f, 128(SI), Y4
+	VPSRLD          $0x0f, 160(SI), Y23
+	VPTERNLOGD      $0x96, Y3, Y4, Y2
+	VPTERNLOGD      $0x96, Y9, Y23, Y11
+	VMOVDQA64       Y2, 2176(SI)
+	VMOVDQA64       Y11, 2208(SI)
+	VPBLENDMB       Y1, Y5, K1, Y17
+	VPBLENDMB       Y10, Y12, K1, Y20
+	VPBLENDMB       Y5, Y1, K1, Y1
+	VPBLENDMB       Y12, Y10, K1, Y10
+	VPRORD          $0x08, Y1, Y16
+	VPRORD          $0x08, Y10, Y19
+	VPSLLD          $0x10, 896(SI), Y5
+	VPSLLD          $0x10, 928(SI), Y12
+	VMOVDQA64       128(SI), Y8
+	VMOVDQA64       160(SI), Y15
+	VPSRLD          $0x0f, 768(SI), Y2
+	VPSRLD          $0x0f, 800(SI), Y11
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y2, Y5, Y5
+	VPADDD          Y11, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 640(SI), Y1
+	VPSLLD          $0x10, 672(SI), Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 512(SI), Y2
+	VPSRLD          $0x0f, 544(SI), Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y2, Y1
+	VPTERNLOGD      $0x96, Y20, Y11, Y10
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 384(SI), Y8
+	VPSLLD          $0x14, 416(SI), Y15
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y10, Y10
+	VPSRLD          $0x0b, 384(SI), Y6
+	VPSRLD          $0x0b, 416(SI), Y13
+	VPBLENDMW       Y1, Y5, K2, Y2
+	VPBLENDMW       Y10, Y12, K2, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y1, K2, Y4
+	VPBLENDMW       Y12, Y10, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y2, Y1
+	VPROLD          $0x08, Y11, Y10
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y2, Y5
+	VPROLD          $0x0a, Y11, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y2, Y3
+	VPROLD          $0x12, Y11, Y9
+	VPSLLD          $0x15, 768(SI), Y8
+	VPSLLD          $0x15, 800(SI), Y15
+	VPTERNLOGD      $0x96, Y3, Y5, Y1
+	VPTERNLOGD      $0x96, Y9, Y12, Y10
+	VPSRLD          $0x0a, 768(SI), Y6
+	VPSRLD          $0x0a, 800(SI), Y13
+	VPROLD          $0x1a, Y2, Y5
+	VPROLD          $0x1a, Y11, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y1, Y2
+	VPTERNLOGD      $0x96, Y12, Y10, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y23, Y9
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y4, Y5
+	VPROLD          $0x0e, Y23, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y4, Y1
+	VPROLD          $0x16, Y23, Y10
+	VPSLLD          $0x11, 960(SI), Y8
+	VPSLLD          $0x11, 992(SI), Y15
+	VPTERNLOGD      $0x96, Y1, Y5, Y3
+	VPTERNLOGD      $0x96, Y10, Y12, Y9
+	VPSRLD          $0x0e, 960(SI), Y6
+	VPSRLD          $0x0e, 992(SI), Y13
+	VPROLD          $0x1e, Y4, Y5
+	VPROLD          $0x1e, Y23, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y9, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y4, Y2, K1, Y1
+	VPBLENDMB       Y23, Y11, K1, Y10
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y2, Y4, K1, Y5
+	VPBLENDMB       Y11, Y23, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y23
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y1, Y2
+	VPSRLD          $0x04, Y10, Y11
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y23, Y25, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y2, Y26, Y3
+	VPSHUFB         Y11, Y26, Y9
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y23, Y9, Y9
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y9, Y27, Y23
+	VMOVDQA64       Y18, 128(SI)
+	VMOVDQA64       Y21, 160(SI)
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y11, Y11, Y11
+	VPXORD          Y2, Y4, Y4
+	VPXORD          Y11, Y23, Y23
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y1, Y28, Y1
+	VPSHUFB         Y10, Y28, Y10
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y1, Y5, Y5
+	VPXORD          Y10, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y1
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y10
+	VEXTRACTI128    $0x01, Y1, X3
+	VEXTRACTI128    $0x01, Y10, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X1, X1
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VINSERTI128     $0x01, X3, Y1, Y5
+	VINSERTI128     $0x01, X9, Y10, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y3, Y30, Y3
+	VPSHUFB         Y9, Y30, Y9
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y3, Y5, Y5
+	VPXORD          Y9, Y12, Y12
+	VPADDD          Y18, Y18, Y3
+	VPADDD          Y21, Y21, Y9
+	VPBLENDMW       64(SI), Y3, K2, Y3
+	VPBLENDMW       96(SI), Y9, K2, Y9
+	VPXORD          Y16, Y3, Y3
+	VPXORD          Y19, Y9, Y9
+	VPADDD          Y17, Y3, Y3
+	VPADDD          Y20, Y9, Y9
+	VPSLLD          $0x10, 320(SI), Y1
+	VPSLLD          $0x10, 352(SI), Y10
+	VPSRLD          $0x0f, 192(SI), Y2
+	VPSRLD          $0x0f, 224(SI), Y11
+	VPTERNLOGD      $0x96, Y1, Y2, Y3
+	VPTERNLOGD      $0x96, Y10, Y11, Y9
+	VMOVDQA64       Y3, 2240(SI)
+	VMOVDQA64       Y9, 2272(SI)
+	VPBLENDMB       Y4, Y5, K1, Y17
+	VPBLENDMB       Y23, Y12, K1, Y20
+	VPBLENDMB       Y5, Y4, K1, Y4
+	VPBLENDMB       Y12, Y23, K1, Y23
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y23, Y19
+	VPSLLD          $0x10, 960(SI), Y5
+	VPSLLD          $0x10, 992(SI), Y12
+	VMOVDQA64       192(SI), Y8
+	VMOVDQA64       224(SI), Y15
+	VPSRLD          $0x0f, 832(SI), Y3
+	VPSRLD          $0x0f, 864(SI), Y9
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y3, Y5, Y5
+	VPADDD          Y9, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 704(SI), Y4
+	VPSLLD          $0x10, 736(SI), Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 576(SI), Y3
+	VPSRLD          $0x0f, 608(SI), Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y3, Y4
+	VPTERNLOGD      $0x96, Y20, Y9, Y23
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 448(SI), Y8
+	VPSLLD          $0x14, 480(SI), Y15
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y23, Y23
+	VPSRLD          $0x0b, 448(SI), Y6
+	VPSRLD          $0x0b, 480(SI), Y13
+	VPBLENDMW       Y4, Y5, K2, Y3
+	VPBLENDMW       Y23, Y12, K2, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y4, K2, Y2
+	VPBLENDMW       Y12, Y23, K2, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y9, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y3, Y5
+	VPROLD          $0x0a, Y9, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y3, Y1
+	VPROLD          $0x12, Y9, Y10
+	VPSLLD          $0x15, 832(SI), Y8
+	VPSLLD          $0x15, 864(SI), Y15
+	VPTERNLOGD      $0x96, Y1, Y5, Y4
+	VPTERNLOGD      $0x96, Y10, Y12, Y23
+	VPSRLD          $0x0a, 832(SI), Y6
+	VPSRLD          $0x0a, 864(SI), Y13
+	VPROLD          $0x1a, Y3, Y5
+	VPROLD          $0x1a, Y9, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y2, Y1
+	VPROLD          $0x08, Y11, Y10
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y2, Y5
+	VPROLD          $0x0e, Y11, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y2, Y4
+	VPROLD          $0x16, Y11, Y23
+	VPSLLD          $0x11, (SI), Y8
+	VPSLLD          $0x11, 32(SI), Y15
+	VPTERNLOGD      $0x96, Y4, Y5, Y1
+	VPTERNLOGD      $0x96, Y23, Y12, Y10
+	VPSRLD          $0x0e, (SI), Y6
+	VPSRLD          $0x0e, 32(SI), Y13
+	VPROLD          $0x1e, Y2, Y5
+	VPROLD          $0x1e, Y11, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y1, Y2
+	VPTERNLOGD      $0x96, Y12, Y10, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y2, Y3, K1, Y4
+	VPBLENDMB       Y11, Y9, K1, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y3, Y2, K1, Y5
+	VPBLENDMB       Y9, Y11, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y11
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y4, Y3
+	VPSRLD          $0x04, Y23, Y9
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y2, Y25, Y1
+	VPSHUFB         Y11, Y25, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y1, Y3
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y3, Y26, Y1
+	VPSHUFB         Y9, Y26, Y10
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y2, Y1, Y1
+	VPXORD          Y11, Y10, Y10
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y1, Y27, Y2
+	VPSHUFB         Y10, Y27, Y11
+	VMOVDQA64       Y18, 192(SI)
+	VMOVDQA64       Y21, 224(SI)
+	VPADDB          Y3, Y3, Y3
+	VPADDB          Y9, Y9, Y9
+	VPXORD          Y3, Y2, Y2
+	VPXORD          Y9, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y4, Y28, Y4
+	VPSHUFB         Y23, Y28, Y23
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y4, Y5, Y5
+	VPXORD          Y23, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y4
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y10
+	VEXTRACTI128    $0x01, Y4, X1
+	VEXTRACTI128    $0x01, Y10, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X1, X1
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VINSERTI128     $0x01, X1, Y4, Y5
+	VINSERTI128     $0x01, X9, Y10, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y1, Y30, Y1
+	VPSHUFB         Y9, Y30, Y9
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y1, Y5, Y5
+	VPXORD          Y9, Y12, Y12
+	VPADDD          Y18, Y18, Y1
+	VPADDD          Y21, Y21, Y9
+	VPBLENDMW       128(SI), Y1, K2, Y1
+	VPBLENDMW       160(SI), Y9, K2, Y9
+	VPXORD          Y16, Y1, Y1
+	VPXORD          Y19, Y9, Y9
+	VPADDD          Y17, Y1, Y1
+	VPADDD          Y20, Y9, Y9
+	VPSLLD          $0x10, 384(SI), Y4
+	VPSLLD          $0x10, 416(SI), Y10
+	VPSRLD          $0x0f, 256(SI), Y3
+	VPSRLD          $0x0f, 288(SI), Y23
+	VPTERNLOGD      $0x96, Y4, Y3, Y1
+	VPTERNLOGD      $0x96, Y10, Y23, Y9
+	VMOVDQA64       Y1, 2304(SI)
+	VMOVDQA64       Y9, 2336(SI)
+	VPBLENDMB       Y2, Y5, K1, Y17
+	VPBLENDMB       Y11, Y12, K1, Y20
+	VPBLENDMB       Y5, Y2, K1, Y2
+	VPBLENDMB       Y12, Y11, K1, Y11
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y11, Y19
+	VPSLLD          $0x10, (SI), Y5
+	VPSLLD          $0x10, 32(SI), Y12
+	VMOVDQA64       256(SI), Y8
+	VMOVDQA64       288(SI), Y15
+	VPSRLD          $0x0f, 896(SI), Y1
+	VPSRLD          $0x0f, 928(SI), Y9
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y1, Y5, Y5
+	VPADDD          Y9, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 768(SI), Y2
+	VPSLLD          $0x10, 800(SI), Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 640(SI), Y1
+	VPSRLD          $0x0f, 672(SI), Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y1, Y2
+	VPTERNLOGD      $0x96, Y20, Y9, Y11
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 512(SI), Y8
+	VPSLLD          $0x14, 544(SI), Y15
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y11, Y11
+	VPSRLD          $0x0b, 512(SI), Y6
+	VPSRLD          $0x0b, 544(SI), Y13
+	VPBLENDMW       Y2, Y5, K2, Y1
+	VPBLENDMW       Y11, Y12, K2, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y2, K2, Y3
+	VPBLENDMW       Y12, Y11, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y1, Y2
+	VPROLD          $0x08, Y9, Y11
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y1, Y5
+	VPROLD          $0x0a, Y9, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y1, Y4
+	VPROLD          $0x12, Y9, Y10
+	VPSLLD          $0x15, 896(SI), Y8
+	VPSLLD          $0x15, 928(SI), Y15
+	VPTERNLOGD      $0x96, Y4, Y5, Y2
+	VPTERNLOGD      $0x96, Y10, Y12, Y11
+	VPSRLD          $0x0a, 896(SI), Y6
+	VPSRLD          $0x0a, 928(SI), Y13
+	VPROLD          $0x1a, Y1, Y5
+	VPROLD          $0x1a, Y9, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y2, Y1
+	VPTERNLOGD      $0x96, Y12, Y11, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y23, Y10
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y3, Y5
+	VPROLD          $0x0e, Y23, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y3, Y2
+	VPROLD          $0x16, Y23, Y11
+	VPSLLD          $0x11, 64(SI), Y8
+	VPSLLD          $0x11, 96(SI), Y15
+	VPTERNLOGD      $0x96, Y2, Y5, Y4
+	VPTERNLOGD      $0x96, Y11, Y12, Y10
+	VPSRLD          $0x0e, 64(SI), Y6
+	VPSRLD          $0x0e, 96(SI), Y13
+	VPROLD          $0x1e, Y3, Y5
+	VPROLD          $0x1e, Y23, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y10, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y3, Y1, K1, Y2
+	VPBLENDMB       Y23, Y9, K1, Y11
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y1, Y3, K1, Y5
+	VPBLENDMB       Y9, Y23, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y23
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y2, Y1
+	VPSRLD          $0x04, Y11, Y9
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y3, Y25, Y4
+	VPSHUFB         Y23, Y25, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y1
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y1, Y26, Y4
+	VPSHUFB         Y9, Y26, Y10
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y3, Y4, Y4
+	VPXORD          Y23, Y10, Y10
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y4, Y27, Y3
+	VPSHUFB         Y10, Y27, Y23
+	VMOVDQA64       Y18, 256(SI)
+	VMOVDQA64       Y21, 288(SI)
+	VPADDB          Y1, Y1, Y1
+	VPADDB          Y9, Y9, Y9
+	VPXORD          Y1, Y3, Y3
+	VPXORD          Y9, Y23, Y23
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y2, Y28, Y2
+	VPSHUFB         Y11, Y28, Y11
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y2, Y5, Y5
+	VPXORD          Y11, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y2
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y11
+	VEXTRACTI128    $0x01, Y2, X4
+	VEXTRACTI128    $0x01, Y11, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VINSERTI128     $0x01, X4, Y2, Y5
+	VINSERTI128     $0x01, X10, Y11, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y4, Y30, Y4
+	VPSHUFB         Y10, Y30, Y10
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y4, Y5, Y5
+	VPXORD          Y10, Y12, Y12
+	VPADDD          Y18, Y18, Y4
+	VPADDD          Y21, Y21, Y10
+	VPBLENDMW       192(SI), Y4, K2, Y4
+	VPBLENDMW       224(SI), Y10, K2, Y10
+	VPXORD          Y16, Y4, Y4
+	VPXORD          Y19, Y10, Y10
+	VPADDD          Y17, Y4, Y4
+	VPADDD          Y20, Y10, Y10
+	VPSLLD          $0x10, 448(SI), Y2
+	VPSLLD          $0x10, 480(SI), Y11
+	VPSRLD          $0x0f, 320(SI), Y1
+	VPSRLD          $0x0f, 352(SI), Y9
+	VPTERNLOGD      $0x96, Y2, Y1, Y4
+	VPTERNLOGD      $0x96, Y11, Y9, Y10
+	VMOVDQA64       Y4, 2368(SI)
+	VMOVDQA64       Y10, 2400(SI)
+	VPBLENDMB       Y3, Y5, K1, Y17
+	VPBLENDMB       Y23, Y12, K1, Y20
+	VPBLENDMB       Y5, Y3, K1, Y3
+	VPBLENDMB       Y12, Y23, K1, Y23
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y23, Y19
+	VPSLLD          $0x10, 64(SI), Y5
+	VPSLLD          $0x10, 96(SI), Y12
+	VMOVDQA64       320(SI), Y8
+	VMOVDQA64       352(SI), Y15
+	VPSRLD          $0x0f, 960(SI), Y4
+	VPSRLD          $0x0f, 992(SI), Y10
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y4, Y5, Y5
+	VPADDD          Y10, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 832(SI), Y3
+	VPSLLD          $0x10, 864(SI), Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 704(SI), Y4
+	VPSRLD          $0x0f, 736(SI), Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y4, Y3
+	VPTERNLOGD      $0x96, Y20, Y10, Y23
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 576(SI), Y8
+	VPSLLD          $0x14, 608(SI), Y15
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y23, Y23
+	VPSRLD          $0x0b, 576(SI), Y6
+	VPSRLD          $0x0b, 608(SI), Y13
+	VPBLENDMW       Y3, Y5, K2, Y4
+	VPBLENDMW       Y23, Y12, K2, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y3, K2, Y1
+	VPBLENDMW       Y12, Y23, K2, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y10, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y4, Y5
+	VPROLD          $0x0a, Y10, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y4, Y2
+	VPROLD          $0x12, Y10, Y11
+	VPSLLD          $0x15, 960(SI), Y8
+	VPSLLD          $0x15, 992(SI), Y15
+	VPTERNLOGD      $0x96, Y2, Y5, Y3
+	VPTERNLOGD      $0x96, Y11, Y12, Y23
+	VPSRLD          $0x0a, 960(SI), Y6
+	VPSRLD          $0x0a, 992(SI), Y13
+	VPROLD          $0x1a, Y4, Y5
+	VPROLD          $0x1a, Y10, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y23, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y1, Y2
+	VPROLD          $0x08, Y9, Y11
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y1, Y5
+	VPROLD          $0x0e, Y9, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y1, Y3
+	VPROLD          $0x16, Y9, Y23
+	VPSLLD          $0x11, 128(SI), Y8
+	VPSLLD          $0x11, 160(SI), Y15
+	VPTERNLOGD      $0x96, Y3, Y5, Y2
+	VPTERNLOGD      $0x96, Y23, Y12, Y11
+	VPSRLD          $0x0e, 128(SI), Y6
+	VPSRLD          $0x0e, 160(SI), Y13
+	VPROLD          $0x1e, Y1, Y5
+	VPROLD          $0x1e, Y9, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y2, Y1
+	VPTERNLOGD      $0x96, Y12, Y11, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y1, Y4, K1, Y3
+	VPBLENDMB       Y9, Y10, K1, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y4, Y1, K1, Y5
+	VPBLENDMB       Y10, Y9, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y9
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y3, Y4
+	VPSRLD          $0x04, Y23, Y10
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y1, Y25, Y2
+	VPSHUFB         Y9, Y25, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y4
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y4, Y26, Y2
+	VPSHUFB         Y10, Y26, Y11
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y1, Y2, Y2
+	VPXORD          Y9, Y11, Y11
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y2, Y27, Y1
+	VPSHUFB         Y11, Y27, Y9
+	VMOVDQA64       Y18, 320(SI)
+	VMOVDQA64       Y21, 352(SI)
+	VPADDB          Y4, Y4, Y4
+	VPADDB          Y10, Y10, Y10
+	VPXORD          Y4, Y1, Y1
+	VPXORD          Y10, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y3, Y28, Y3
+	VPSHUFB         Y23, Y28, Y23
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y3, Y5, Y5
+	VPXORD          Y23, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y3
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y11
+	VEXTRACTI128    $0x01, Y3, X2
+	VEXTRACTI128    $0x01, Y11, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VINSERTI128     $0x01, X2, Y3, Y5
+	VINSERTI128     $0x01, X10, Y11, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y2, Y30, Y2
+	VPSHUFB         Y10, Y30, Y10
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y2, Y5, Y5
+	VPXORD          Y10, Y12, Y12
+	VPADDD          Y18, Y18, Y2
+	VPADDD          Y21, Y21, Y10
+	VPBLENDMW       256(SI), Y2, K2, Y2
+	VPBLENDMW       288(SI), Y10, K2, Y10
+	VPXORD          Y16, Y2, Y2
+	VPXORD          Y19, Y10, Y10
+	VPADDD          Y17, Y2, Y2
+	VPADDD          Y20, Y10, Y10
+	VPSLLD          $0x10, 512(SI), Y3
+	VPSLLD          $0x10, 544(SI), Y11
+	VPSRLD          $0x0f, 384(SI), Y4
+	VPSRLD          $0x0f, 416(SI), Y23
+	VPTERNLOGD      $0x96, Y3, Y4, Y2
+	VPTERNLOGD      $0x96, Y11, Y23, Y10
+	VMOVDQA64       Y2, 2432(SI)
+	VMOVDQA64       Y10, 2464(SI)
+	VPBLENDMB       Y1, Y5, K1, Y17
+	VPBLENDMB       Y9, Y12, K1, Y20
+	VPBLENDMB       Y5, Y1, K1, Y1
+	VPBLENDMB       Y12, Y9, K1, Y9
+	VPRORD          $0x08, Y1, Y16
+	VPRORD          $0x08, Y9, Y19
+	VPSLLD          $0x10, 128(SI), Y5
+	VPSLLD          $0x10, 160(SI), Y12
+	VMOVDQA64       384(SI), Y8
+	VMOVDQA64       416(SI), Y15
+	VPSRLD          $0x0f, (SI), Y2
+	VPSRLD          $0x0f, 32(SI), Y10
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y2, Y5, Y5
+	VPADDD          Y10, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 896(SI), Y1
+	VPSLLD          $0x10, 928(SI), Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 768(SI), Y2
+	VPSRLD          $0x0f, 800(SI), Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y2, Y1
+	VPTERNLOGD      $0x96, Y20, Y10, Y9
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 640(SI), Y8
+	VPSLLD          $0x14, 672(SI), Y15
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y9, Y9
+	VPSRLD          $0x0b, 640(SI), Y6
+	VPSRLD          $0x0b, 672(SI), Y13
+	VPBLENDMW       Y1, Y5, K2, Y2
+	VPBLENDMW       Y9, Y12, K2, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y1, K2, Y4
+	VPBLENDMW       Y12, Y9, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y2, Y1
+	VPROLD          $0x08, Y10, Y9
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y2, Y5
+	VPROLD          $0x0a, Y10, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y2, Y3
+	VPROLD          $0x12, Y10, Y11
+	VPSLLD          $0x15, (SI), Y8
+	VPSLLD          $0x15, 32(SI), Y15
+	VPTERNLOGD      $0x96, Y3, Y5, Y1
+	VPTERNLOGD      $0x96, Y11, Y12, Y9
+	VPSRLD          $0x0a, (SI), Y6
+	VPSRLD          $0x0a, 32(SI), Y13
+	VPROLD          $0x1a, Y2, Y5
+	VPROLD          $0x1a, Y10, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y1, Y2
+	VPTERNLOGD      $0x96, Y12, Y9, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y23, Y11
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y4, Y5
+	VPROLD          $0x0e, Y23, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y4, Y1
+	VPROLD          $0x16, Y23, Y9
+	VPSLLD          $0x11, 192(SI), Y8
+	VPSLLD          $0x11, 224(SI), Y15
+	VPTERNLOGD      $0x96, Y1, Y5, Y3
+	VPTERNLOGD      $0x96, Y9, Y12, Y11
+	VPSRLD          $0x0e, 192(SI), Y6
+	VPSRLD          $0x0e, 224(SI), Y13
+	VPROLD          $0x1e, Y4, Y5
+	VPROLD          $0x1e, Y23, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y11, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y4, Y2, K1, Y1
+	VPBLENDMB       Y23, Y10, K1, Y9
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y2, Y4, K1, Y5
+	VPBLENDMB       Y10, Y23, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y23
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y1, Y2
+	VPSRLD          $0x04, Y9, Y10
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y23, Y25, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y2, Y26, Y3
+	VPSHUFB         Y10, Y26, Y11
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y23, Y11, Y11
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y11, Y27, Y23
+	VMOVDQA64       Y18, 384(SI)
+	VMOVDQA64       Y21, 416(SI)
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y10, Y10, Y10
+	VPXORD          Y2, Y4, Y4
+	VPXORD          Y10, Y23, Y23
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y1, Y28, Y1
+	VPSHUFB         Y9, Y28, Y9
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y1, Y5, Y5
+	VPXORD          Y9, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y1
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y9
+	VEXTRACTI128    $0x01, Y1, X3
+	VEXTRACTI128    $0x01, Y9, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X1, X1
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VINSERTI128     $0x01, X3, Y1, Y5
+	VINSERTI128     $0x01, X11, Y9, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y3, Y30, Y3
+	VPSHUFB         Y11, Y30, Y11
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y3, Y5, Y5
+	VPXORD          Y11, Y12, Y12
+	VPADDD          Y18, Y18, Y3
+	VPADDD          Y21, Y21, Y11
+	VPBLENDMW       320(SI), Y3, K2, Y3
+	VPBLENDMW       352(SI), Y11, K2, Y11
+	VPXORD          Y16, Y3, Y3
+	VPXORD          Y19, Y11, Y11
+	VPADDD          Y17, Y3, Y3
+	VPADDD          Y20, Y11, Y11
+	VPSLLD          $0x10, 576(SI), Y1
+	VPSLLD          $0x10, 608(SI), Y9
+	VPSRLD          $0x0f, 448(SI), Y2
+	VPSRLD          $0x0f, 480(SI), Y10
+	VPTERNLOGD      $0x96, Y1, Y2, Y3
+	VPTERNLOGD      $0x96, Y9, Y10, Y11
+	VMOVDQA64       Y3, 2496(SI)
+	VMOVDQA64       Y11, 2528(SI)
+	VPBLENDMB       Y4, Y5, K1, Y17
+	VPBLENDMB       Y23, Y12, K1, Y20
+	VPBLENDMB       Y5, Y4, K1, Y4
+	VPBLENDMB       Y12, Y23, K1, Y23
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y23, Y19
+	VPSLLD          $0x10, 192(SI), Y5
+	VPSLLD          $0x10, 224(SI), Y12
+	VMOVDQA64       448(SI), Y8
+	VMOVDQA64       480(SI), Y15
+	VPSRLD          $0x0f, 64(SI), Y3
+	VPSRLD          $0x0f, 96(SI), Y11
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y3, Y5, Y5
+	VPADDD          Y11, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 960(SI), Y4
+	VPSLLD          $0x10, 992(SI), Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 832(SI), Y3
+	VPSRLD          $0x0f, 864(SI), Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y3, Y4
+	VPTERNLOGD      $0x96, Y20, Y11, Y23
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 704(SI), Y8
+	VPSLLD          $0x14, 736(SI), Y15
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y23, Y23
+	VPSRLD          $0x0b, 704(SI), Y6
+	VPSRLD          $0x0b, 736(SI), Y13
+	VPBLENDMW       Y4, Y5, K2, Y3
+	VPBLENDMW       Y23, Y12, K2, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y4, K2, Y2
+	VPBLENDMW       Y12, Y23, K2, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y11, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y3, Y5
+	VPROLD          $0x0a, Y11, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y3, Y1
+	VPROLD          $0x12, Y11, Y9
+	VPSLLD          $0x15, 64(SI), Y8
+	VPSLLD          $0x15, 96(SI), Y15
+	VPTERNLOGD      $0x96, Y1, Y5, Y4
+	VPTERNLOGD      $0x96, Y9, Y12, Y23
+	VPSRLD          $0x0a, 64(SI), Y6
+	VPSRLD          $0x0a, 96(SI), Y13
+	VPROLD          $0x1a, Y3, Y5
+	VPROLD          $0x1a, Y11, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y23, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y2, Y1
+	VPROLD          $0x08, Y10, Y9
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y2, Y5
+	VPROLD          $0x0e, Y10, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y2, Y4
+	VPROLD          $0x16, Y10, Y23
+	VPSLLD          $0x11, 256(SI), Y8
+	VPSLLD          $0x11, 288(SI), Y15
+	VPTERNLOGD      $0x96, Y4, Y5, Y1
+	VPTERNLOGD      $0x96, Y23, Y12, Y9
+	VPSRLD          $0x0e, 256(SI), Y6
+	VPSRLD          $0x0e, 288(SI), Y13
+	VPROLD          $0x1e, Y2, Y5
+	VPROLD          $0x1e, Y10, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y1, Y2
+	VPTERNLOGD      $0x96, Y12, Y9, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y2, Y3, K1, Y4
+	VPBLENDMB       Y10, Y11, K1, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y3, Y2, K1, Y5
+	VPBLENDMB       Y11, Y10, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y10
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y4, Y3
+	VPSRLD          $0x04, Y23, Y11
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y2, Y25, Y1
+	VPSHUFB         Y10, Y25, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y1, Y3
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y3, Y26, Y1
+	VPSHUFB         Y11, Y26, Y9
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y2, Y1, Y1
+	VPXORD          Y10, Y9, Y9
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y1, Y27, Y2
+	VPSHUFB         Y9, Y27, Y10
+	VMOVDQA64       Y18, 448(SI)
+	VMOVDQA64       Y21, 480(SI)
+	VPADDB          Y3, Y3, Y3
+	VPADDB          Y11, Y11, Y11
+	VPXORD          Y3, Y2, Y2
+	VPXORD          Y11, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y4, Y28, Y4
+	VPSHUFB         Y23, Y28, Y23
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y4, Y5, Y5
+	VPXORD          Y23, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y4
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y9
+	VEXTRACTI128    $0x01, Y4, X1
+	VEXTRACTI128    $0x01, Y9, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X1, X1
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VINSERTI128     $0x01, X1, Y4, Y5
+	VINSERTI128     $0x01, X11, Y9, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y1, Y30, Y1
+	VPSHUFB         Y11, Y30, Y11
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y1, Y5, Y5
+	VPXORD          Y11, Y12, Y12
+	VPADDD          Y18, Y18, Y1
+	VPADDD          Y21, Y21, Y11
+	VPBLENDMW       384(SI), Y1, K2, Y1
+	VPBLENDMW       416(SI), Y11, K2, Y11
+	VPXORD          Y16, Y1, Y1
+	VPXORD          Y19, Y11, Y11
+	VPADDD          Y17, Y1, Y1
+	VPADDD          Y20, Y11, Y11
+	VPSLLD          $0x10, 640(SI), Y4
+	VPSLLD          $0x10, 672(SI), Y9
+	VPSRLD          $0x0f, 512(SI), Y3
+	VPSRLD          $0x0f, 544(SI), Y23
+	VPTERNLOGD      $0x96, Y4, Y3, Y1
+	VPTERNLOGD      $0x96, Y9, Y23, Y11
+	VMOVDQA64       Y1, 2560(SI)
+	VMOVDQA64       Y11, 2592(SI)
+	VPBLENDMB       Y2, Y5, K1, Y17
+	VPBLENDMB       Y10, Y12, K1, Y20
+	VPBLENDMB       Y5, Y2, K1, Y2
+	VPBLENDMB       Y12, Y10, K1, Y10
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y10, Y19
+	VPSLLD          $0x10, 256(SI), Y5
+	VPSLLD          $0x10, 288(SI), Y12
+	VMOVDQA64       512(SI), Y8
+	VMOVDQA64       544(SI), Y15
+	VPSRLD          $0x0f, 128(SI), Y1
+	VPSRLD          $0x0f, 160(SI), Y11
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y1, Y5, Y5
+	VPADDD          Y11, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, (SI), Y2
+	VPSLLD          $0x10, 32(SI), Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 896(SI), Y1
+	VPSRLD          $0x0f, 928(SI), Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y1, Y2
+	VPTERNLOGD      $0x96, Y20, Y11, Y10
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 768(SI), Y8
+	VPSLLD          $0x14, 800(SI), Y15
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y10, Y10
+	VPSRLD          $0x0b, 768(SI), Y6
+	VPSRLD          $0x0b, 800(SI), Y13
+	VPBLENDMW       Y2, Y5, K2, Y1
+	VPBLENDMW       Y10, Y12, K2, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y2, K2, Y3
+	VPBLENDMW       Y12, Y10, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y1, Y2
+	VPROLD          $0x08, Y11, Y10
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y1, Y5
+	VPROLD          $0x0a, Y11, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y1, Y4
+	VPROLD          $0x12, Y11, Y9
+	VPSLLD          $0x15, 128(SI), Y8
+	VPSLLD          $0x15, 160(SI), Y15
+	VPTERNLOGD      $0x96, Y4, Y5, Y2
+	VPTERNLOGD      $0x96, Y9, Y12, Y10
+	VPSRLD          $0x0a, 128(SI), Y6
+	VPSRLD          $0x0a, 160(SI), Y13
+	VPROLD          $0x1a, Y1, Y5
+	VPROLD          $0x1a, Y11, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y2, Y1
+	VPTERNLOGD      $0x96, Y12, Y10, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y23, Y9
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y3, Y5
+	VPROLD          $0x0e, Y23, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y3, Y2
+	VPROLD          $0x16, Y23, Y10
+	VPSLLD          $0x11, 320(SI), Y8
+	VPSLLD          $0x11, 352(SI), Y15
+	VPTERNLOGD      $0x96, Y2, Y5, Y4
+	VPTERNLOGD      $0x96, Y10, Y12, Y9
+	VPSRLD          $0x0e, 320(SI), Y6
+	VPSRLD          $0x0e, 352(SI), Y13
+	VPROLD          $0x1e, Y3, Y5
+	VPROLD          $0x1e, Y23, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y9, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y3, Y1, K1, Y2
+	VPBLENDMB       Y23, Y11, K1, Y10
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y1, Y3, K1, Y5
+	VPBLENDMB       Y11, Y23, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y23
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y2, Y1
+	VPSRLD          $0x04, Y10, Y11
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y3, Y25, Y4
+	VPSHUFB         Y23, Y25, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y1
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y1, Y26, Y4
+	VPSHUFB         Y11, Y26, Y9
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y3, Y4, Y4
+	VPXORD          Y23, Y9, Y9
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y4, Y27, Y3
+	VPSHUFB         Y9, Y27, Y23
+	VMOVDQA64       Y18, 512(SI)
+	VMOVDQA64       Y21, 544(SI)
+	VPADDB          Y1, Y1, Y1
+	VPADDB          Y11, Y11, Y11
+	VPXORD          Y1, Y3, Y3
+	VPXORD          Y11, Y23, Y23
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y2, Y28, Y2
+	VPSHUFB         Y10, Y28, Y10
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y2, Y5, Y5
+	VPXORD          Y10, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y2
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y10
+	VEXTRACTI128    $0x01, Y2, X4
+	VEXTRACTI128    $0x01, Y10, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VINSERTI128     $0x01, X4, Y2, Y5
+	VINSERTI128     $0x01, X9, Y10, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y4, Y30, Y4
+	VPSHUFB         Y9, Y30, Y9
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y4, Y5, Y5
+	VPXORD          Y9, Y12, Y12
+	VPADDD          Y18, Y18, Y4
+	VPADDD          Y21, Y21, Y9
+	VPBLENDMW       448(SI), Y4, K2, Y4
+	VPBLENDMW       480(SI), Y9, K2, Y9
+	VPXORD          Y16, Y4, Y4
+	VPXORD          Y19, Y9, Y9
+	VPADDD          Y17, Y4, Y4
+	VPADDD          Y20, Y9, Y9
+	VPSLLD          $0x10, 704(SI), Y2
+	VPSLLD          $0x10, 736(SI), Y10
+	VPSRLD          $0x0f, 576(SI), Y1
+	VPSRLD          $0x0f, 608(SI), Y11
+	VPTERNLOGD      $0x96, Y2, Y1, Y4
+	VPTERNLOGD      $0x96, Y10, Y11, Y9
+	VMOVDQA64       Y4, 2624(SI)
+	VMOVDQA64       Y9, 2656(SI)
+	VPBLENDMB       Y3, Y5, K1, Y17
+	VPBLENDMB       Y23, Y12, K1, Y20
+	VPBLENDMB       Y5, Y3, K1, Y3
+	VPBLENDMB       Y12, Y23, K1, Y23
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y23, Y19
+	VPSLLD          $0x10, 320(SI), Y5
+	VPSLLD          $0x10, 352(SI), Y12
+	VMOVDQA64       576(SI), Y8
+	VMOVDQA64       608(SI), Y15
+	VPSRLD          $0x0f, 192(SI), Y4
+	VPSRLD          $0x0f, 224(SI), Y9
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y4, Y5, Y5
+	VPADDD          Y9, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 64(SI), Y3
+	VPSLLD          $0x10, 96(SI), Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 960(SI), Y4
+	VPSRLD          $0x0f, 992(SI), Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y4, Y3
+	VPTERNLOGD      $0x96, Y20, Y9, Y23
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 832(SI), Y8
+	VPSLLD          $0x14, 864(SI), Y15
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y23, Y23
+	VPSRLD          $0x0b, 832(SI), Y6
+	VPSRLD          $0x0b, 864(SI), Y13
+	VPBLENDMW       Y3, Y5, K2, Y4
+	VPBLENDMW       Y23, Y12, K2, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y3, K2, Y1
+	VPBLENDMW       Y12, Y23, K2, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y9, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y4, Y5
+	VPROLD          $0x0a, Y9, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y4, Y2
+	VPROLD          $0x12, Y9, Y10
+	VPSLLD          $0x15, 192(SI), Y8
+	VPSLLD          $0x15, 224(SI), Y15
+	VPTERNLOGD      $0x96, Y2, Y5, Y3
+	VPTERNLOGD      $0x96, Y10, Y12, Y23
+	VPSRLD          $0x0a, 192(SI), Y6
+	VPSRLD          $0x0a, 224(SI), Y13
+	VPROLD          $0x1a, Y4, Y5
+	VPROLD          $0x1a, Y9, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y1, Y2
+	VPROLD          $0x08, Y11, Y10
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y1, Y5
+	VPROLD          $0x0e, Y11, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y1, Y3
+	VPROLD          $0x16, Y11, Y23
+	VPSLLD          $0x11, 384(SI), Y8
+	VPSLLD          $0x11, 416(SI), Y15
+	VPTERNLOGD      $0x96, Y3, Y5, Y2
+	VPTERNLOGD      $0x96, Y23, Y12, Y10
+	VPSRLD          $0x0e, 384(SI), Y6
+	VPSRLD          $0x0e, 416(SI), Y13
+	VPROLD          $0x1e, Y1, Y5
+	VPROLD          $0x1e, Y11, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y2, Y1
+	VPTERNLOGD      $0x96, Y12, Y10, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y1, Y4, K1, Y3
+	VPBLENDMB       Y11, Y9, K1, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y4, Y1, K1, Y5
+	VPBLENDMB       Y9, Y11, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y11
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y3, Y4
+	VPSRLD          $0x04, Y23, Y9
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y1, Y25, Y2
+	VPSHUFB         Y11, Y25, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y4
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y4, Y26, Y2
+	VPSHUFB         Y9, Y26, Y10
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y1, Y2, Y2
+	VPXORD          Y11, Y10, Y10
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y2, Y27, Y1
+	VPSHUFB         Y10, Y27, Y11
+	VMOVDQA64       Y18, 576(SI)
+	VMOVDQA64       Y21, 608(SI)
+	VPADDB          Y4, Y4, Y4
+	VPADDB          Y9, Y9, Y9
+	VPXORD          Y4, Y1, Y1
+	VPXORD          Y9, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y3, Y28, Y3
+	VPSHUFB         Y23, Y28, Y23
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y3, Y5, Y5
+	VPXORD          Y23, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y3
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y10
+	VEXTRACTI128    $0x01, Y3, X2
+	VEXTRACTI128    $0x01, Y10, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VINSERTI128     $0x01, X2, Y3, Y5
+	VINSERTI128     $0x01, X9, Y10, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y2, Y30, Y2
+	VPSHUFB         Y9, Y30, Y9
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y2, Y5, Y5
+	VPXORD          Y9, Y12, Y12
+	VPADDD          Y18, Y18, Y2
+	VPADDD          Y21, Y21, Y9
+	VPBLENDMW       512(SI), Y2, K2, Y2
+	VPBLENDMW       544(SI), Y9, K2, Y9
+	VPXORD          Y16, Y2, Y2
+	VPXORD          Y19, Y9, Y9
+	VPADDD          Y17, Y2, Y2
+	VPADDD          Y20, Y9, Y9
+	VPSLLD          $0x10, 768(SI), Y3
+	VPSLLD          $0x10, 800(SI), Y10
+	VPSRLD          $0x0f, 640(SI), Y4
+	VPSRLD          $0x0f, 672(SI), Y23
+	VPTERNLOGD      $0x96, Y3, Y4, Y2
+	VPTERNLOGD      $0x96, Y10, Y23, Y9
+	VMOVDQA64       Y2, 2688(SI)
+	VMOVDQA64       Y9, 2720(SI)
+	VPBLENDMB       Y1, Y5, K1, Y17
+	VPBLENDMB       Y11, Y12, K1, Y20
+	VPBLENDMB       Y5, Y1, K1, Y1
+	VPBLENDMB       Y12, Y11, K1, Y11
+	VPRORD          $0x08, Y1, Y16
+	VPRORD          $0x08, Y11, Y19
+	VPSLLD          $0x10, 384(SI), Y5
+	VPSLLD          $0x10, 416(SI), Y12
+	VMOVDQA64       640(SI), Y8
+	VMOVDQA64       672(SI), Y15
+	VPSRLD          $0x0f, 256(SI), Y2
+	VPSRLD          $0x0f, 288(SI), Y9
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y2, Y5, Y5
+	VPADDD          Y9, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 128(SI), Y1
+	VPSLLD          $0x10, 160(SI), Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, (SI), Y2
+	VPSRLD          $0x0f, 32(SI), Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y2, Y1
+	VPTERNLOGD      $0x96, Y20, Y9, Y11
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 896(SI), Y8
+	VPSLLD          $0x14, 928(SI), Y15
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y11, Y11
+	VPSRLD          $0x0b, 896(SI), Y6
+	VPSRLD          $0x0b, 928(SI), Y13
+	VPBLENDMW       Y1, Y5, K2, Y2
+	VPBLENDMW       Y11, Y12, K2, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y1, K2, Y4
+	VPBLENDMW       Y12, Y11, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y2, Y1
+	VPROLD          $0x08, Y9, Y11
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y2, Y5
+	VPROLD          $0x0a, Y9, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y2, Y3
+	VPROLD          $0x12, Y9, Y10
+	VPSLLD          $0x15, 256(SI), Y8
+	VPSLLD          $0x15, 288(SI), Y15
+	VPTERNLOGD      $0x96, Y3, Y5, Y1
+	VPTERNLOGD      $0x96, Y10, Y12, Y11
+	VPSRLD          $0x0a, 256(SI), Y6
+	VPSRLD          $0x0a, 288(SI), Y13
+	VPROLD          $0x1a, Y2, Y5
+	VPROLD          $0x1a, Y9, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y1, Y2
+	VPTERNLOGD      $0x96, Y12, Y11, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y23, Y10
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y4, Y5
+	VPROLD          $0x0e, Y23, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y4, Y1
+	VPROLD          $0x16, Y23, Y11
+	VPSLLD          $0x11, 448(SI), Y8
+	VPSLLD          $0x11, 480(SI), Y15
+	VPTERNLOGD      $0x96, Y1, Y5, Y3
+	VPTERNLOGD      $0x96, Y11, Y12, Y10
+	VPSRLD          $0x0e, 448(SI), Y6
+	VPSRLD          $0x0e, 480(SI), Y13
+	VPROLD          $0x1e, Y4, Y5
+	VPROLD          $0x1e, Y23, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y10, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y4, Y2, K1, Y1
+	VPBLENDMB       Y23, Y9, K1, Y11
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y2, Y4, K1, Y5
+	VPBLENDMB       Y9, Y23, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y23
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y1, Y2
+	VPSRLD          $0x04, Y11, Y9
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y23, Y25, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y2, Y26, Y3
+	VPSHUFB         Y9, Y26, Y10
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y23, Y10, Y10
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y10, Y27, Y23
+	VMOVDQA64       Y18, 640(SI)
+	VMOVDQA64       Y21, 672(SI)
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y9, Y9, Y9
+	VPXORD          Y2, Y4, Y4
+	VPXORD          Y9, Y23, Y23
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y1, Y28, Y1
+	VPSHUFB         Y11, Y28, Y11
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y1, Y5, Y5
+	VPXORD          Y11, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y1
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y11
+	VEXTRACTI128    $0x01, Y1, X3
+	VEXTRACTI128    $0x01, Y11, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X1, X1
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VINSERTI128     $0x01, X3, Y1, Y5
+	VINSERTI128     $0x01, X10, Y11, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y3, Y30, Y3
+	VPSHUFB         Y10, Y30, Y10
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y3, Y5, Y5
+	VPXORD          Y10, Y12, Y12
+	VPADDD          Y18, Y18, Y3
+	VPADDD          Y21, Y21, Y10
+	VPBLENDMW       576(SI), Y3, K2, Y3
+	VPBLENDMW       608(SI), Y10, K2, Y10
+	VPXORD          Y16, Y3, Y3
+	VPXORD          Y19, Y10, Y10
+	VPADDD          Y17, Y3, Y3
+	VPADDD          Y20, Y10, Y10
+	VPSLLD          $0x10, 832(SI), Y1
+	VPSLLD          $0x10, 864(SI), Y11
+	VPSRLD          $0x0f, 704(SI), Y2
+	VPSRLD          $0x0f, 736(SI), Y9
+	VPTERNLOGD      $0x96, Y1, Y2, Y3
+	VPTERNLOGD      $0x96, Y11, Y9, Y10
+	VMOVDQA64       Y3, 2752(SI)
+	VMOVDQA64       Y10, 2784(SI)
+	VPBLENDMB       Y4, Y5, K1, Y17
+	VPBLENDMB       Y23, Y12, K1, Y20
+	VPBLENDMB       Y5, Y4, K1, Y4
+	VPBLENDMB       Y12, Y23, K1, Y23
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y23, Y19
+	VPSLLD          $0x10, 448(SI), Y5
+	VPSLLD          $0x10, 480(SI), Y12
+	VMOVDQA64       704(SI), Y8
+	VMOVDQA64       736(SI), Y15
+	VPSRLD          $0x0f, 320(SI), Y3
+	VPSRLD          $0x0f, 352(SI), Y10
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y3, Y5, Y5
+	VPADDD          Y10, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 192(SI), Y4
+	VPSLLD          $0x10, 224(SI), Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 64(SI), Y3
+	VPSRLD          $0x0f, 96(SI), Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y3, Y4
+	VPTERNLOGD      $0x96, Y20, Y10, Y23
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 960(SI), Y8
+	VPSLLD          $0x14, 992(SI), Y15
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y23, Y23
+	VPSRLD          $0x0b, 960(SI), Y6
+	VPSRLD          $0x0b, 992(SI), Y13
+	VPBLENDMW       Y4, Y5, K2, Y3
+	VPBLENDMW       Y23, Y12, K2, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y4, K2, Y2
+	VPBLENDMW       Y12, Y23, K2, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y10, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y3, Y5
+	VPROLD          $0x0a, Y10, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y3, Y1
+	VPROLD          $0x12, Y10, Y11
+	VPSLLD          $0x15, 320(SI), Y8
+	VPSLLD          $0x15, 352(SI), Y15
+	VPTERNLOGD      $0x96, Y1, Y5, Y4
+	VPTERNLOGD      $0x96, Y11, Y12, Y23
+	VPSRLD          $0x0a, 320(SI), Y6
+	VPSRLD          $0x0a, 352(SI), Y13
+	VPROLD          $0x1a, Y3, Y5
+	VPROLD          $0x1a, Y10, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y23, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y2, Y1
+	VPROLD          $0x08, Y9, Y11
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y2, Y5
+	VPROLD          $0x0e, Y9, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y2, Y4
+	VPROLD          $0x16, Y9, Y23
+	VPSLLD          $0x11, 512(SI), Y8
+	VPSLLD          $0x11, 544(SI), Y15
+	VPTERNLOGD      $0x96, Y4, Y5, Y1
+	VPTERNLOGD      $0x96, Y23, Y12, Y11
+	VPSRLD          $0x0e, 512(SI), Y6
+	VPSRLD          $0x0e, 544(SI), Y13
+	VPROLD          $0x1e, Y2, Y5
+	VPROLD          $0x1e, Y9, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y1, Y2
+	VPTERNLOGD      $0x96, Y12, Y11, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y2, Y3, K1, Y4
+	VPBLENDMB       Y9, Y10, K1, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y3, Y2, K1, Y5
+	VPBLENDMB       Y10, Y9, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y9
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y4, Y3
+	VPSRLD          $0x04, Y23, Y10
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y2, Y25, Y1
+	VPSHUFB         Y9, Y25, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y1, Y3
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y3, Y26, Y1
+	VPSHUFB         Y10, Y26, Y11
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y2, Y1, Y1
+	VPXORD          Y9, Y11, Y11
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y1, Y27, Y2
+	VPSHUFB         Y11, Y27, Y9
+	VMOVDQA64       Y18, 704(SI)
+	VMOVDQA64       Y21, 736(SI)
+	VPADDB          Y3, Y3, Y3
+	VPADDB          Y10, Y10, Y10
+	VPXORD          Y3, Y2, Y2
+	VPXORD          Y10, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y4, Y28, Y4
+	VPSHUFB         Y23, Y28, Y23
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y4, Y5, Y5
+	VPXORD          Y23, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y4
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y11
+	VEXTRACTI128    $0x01, Y4, X1
+	VEXTRACTI128    $0x01, Y11, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X1, X1
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VINSERTI128     $0x01, X1, Y4, Y5
+	VINSERTI128     $0x01, X10, Y11, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y1, Y30, Y1
+	VPSHUFB         Y10, Y30, Y10
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y1, Y5, Y5
+	VPXORD          Y10, Y12, Y12
+	VPADDD          Y18, Y18, Y1
+	VPADDD          Y21, Y21, Y10
+	VPBLENDMW       640(SI), Y1, K2, Y1
+	VPBLENDMW       672(SI), Y10, K2, Y10
+	VPXORD          Y16, Y1, Y1
+	VPXORD          Y19, Y10, Y10
+	VPADDD          Y17, Y1, Y1
+	VPADDD          Y20, Y10, Y10
+	VPSLLD          $0x10, 896(SI), Y4
+	VPSLLD          $0x10, 928(SI), Y11
+	VPSRLD          $0x0f, 768(SI), Y3
+	VPSRLD          $0x0f, 800(SI), Y23
+	VPTERNLOGD      $0x96, Y4, Y3, Y1
+	VPTERNLOGD      $0x96, Y11, Y23, Y10
+	VMOVDQA64       Y1, 2816(SI)
+	VMOVDQA64       Y10, 2848(SI)
+	VPBLENDMB       Y2, Y5, K1, Y17
+	VPBLENDMB       Y9, Y12, K1, Y20
+	VPBLENDMB       Y5, Y2, K1, Y2
+	VPBLENDMB       Y12, Y9, K1, Y9
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y9, Y19
+	VPSLLD          $0x10, 512(SI), Y5
+	VPSLLD          $0x10, 544(SI), Y12
+	VMOVDQA64       768(SI), Y8
+	VMOVDQA64       800(SI), Y15
+	VPSRLD          $0x0f, 384(SI), Y1
+	VPSRLD          $0x0f, 416(SI), Y10
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y1, Y5, Y5
+	VPADDD          Y10, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 256(SI), Y2
+	VPSLLD          $0x10, 288(SI), Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 128(SI), Y1
+	VPSRLD          $0x0f, 160(SI), Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y1, Y2
+	VPTERNLOGD      $0x96, Y20, Y10, Y9
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, (SI), Y8
+	VPSLLD          $0x14, 32(SI), Y15
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y9, Y9
+	VPSRLD          $0x0b, (SI), Y6
+	VPSRLD          $0x0b, 32(SI), Y13
+	VPBLENDMW       Y2, Y5, K2, Y1
+	VPBLENDMW       Y9, Y12, K2, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y2, K2, Y3
+	VPBLENDMW       Y12, Y9, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y1, Y2
+	VPROLD          $0x08, Y10, Y9
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y1, Y5
+	VPROLD          $0x0a, Y10, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y1, Y4
+	VPROLD          $0x12, Y10, Y11
+	VPSLLD          $0x15, 384(SI), Y8
+	VPSLLD          $0x15, 416(SI), Y15
+	VPTERNLOGD      $0x96, Y4, Y5, Y2
+	VPTERNLOGD      $0x96, Y11, Y12, Y9
+	VPSRLD          $0x0a, 384(SI), Y6
+	VPSRLD          $0x0a, 416(SI), Y13
+	VPROLD          $0x1a, Y1, Y5
+	VPROLD          $0x1a, Y10, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y2, Y1
+	VPTERNLOGD      $0x96, Y12, Y9, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y23, Y11
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y3, Y5
+	VPROLD          $0x0e, Y23, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y3, Y2
+	VPROLD          $0x16, Y23, Y9
+	VPSLLD          $0x11, 576(SI), Y8
+	VPSLLD          $0x11, 608(SI), Y15
+	VPTERNLOGD      $0x96, Y2, Y5, Y4
+	VPTERNLOGD      $0x96, Y9, Y12, Y11
+	VPSRLD          $0x0e, 576(SI), Y6
+	VPSRLD          $0x0e, 608(SI), Y13
+	VPROLD          $0x1e, Y3, Y5
+	VPROLD          $0x1e, Y23, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y11, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y3, Y1, K1, Y2
+	VPBLENDMB       Y23, Y10, K1, Y9
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y1, Y3, K1, Y5
+	VPBLENDMB       Y10, Y23, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y23
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y2, Y1
+	VPSRLD          $0x04, Y9, Y10
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y3, Y25, Y4
+	VPSHUFB         Y23, Y25, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y1
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y1, Y26, Y4
+	VPSHUFB         Y10, Y26, Y11
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y3, Y4, Y4
+	VPXORD          Y23, Y11, Y11
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y4, Y27, Y3
+	VPSHUFB         Y11, Y27, Y23
+	VMOVDQA64       Y18, 768(SI)
+	VMOVDQA64       Y21, 800(SI)
+	VPADDB          Y1, Y1, Y1
+	VPADDB          Y10, Y10, Y10
+	VPXORD          Y1, Y3, Y3
+	VPXORD          Y10, Y23, Y23
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y2, Y28, Y2
+	VPSHUFB         Y9, Y28, Y9
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y2, Y5, Y5
+	VPXORD          Y9, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y2
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y9
+	VEXTRACTI128    $0x01, Y2, X4
+	VEXTRACTI128    $0x01, Y9, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VINSERTI128     $0x01, X4, Y2, Y5
+	VINSERTI128     $0x01, X11, Y9, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y4, Y30, Y4
+	VPSHUFB         Y11, Y30, Y11
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y4, Y5, Y5
+	VPXORD          Y11, Y12, Y12
+	VPADDD          Y18, Y18, Y4
+	VPADDD          Y21, Y21, Y11
+	VPBLENDMW       704(SI), Y4, K2, Y4
+	VPBLENDMW       736(SI), Y11, K2, Y11
+	VPXORD          Y16, Y4, Y4
+	VPXORD          Y19, Y11, Y11
+	VPADDD          Y17, Y4, Y4
+	VPADDD          Y20, Y11, Y11
+	VPSLLD          $0x10, 960(SI), Y2
+	VPSLLD          $0x10, 992(SI), Y9
+	VPSRLD          $0x0f, 832(SI), Y1
+	VPSRLD          $0x0f, 864(SI), Y10
+	VPTERNLOGD      $0x96, Y2, Y1, Y4
+	VPTERNLOGD      $0x96, Y9, Y10, Y11
+	VMOVDQA64       Y4, 2880(SI)
+	VMOVDQA64       Y11, 2912(SI)
+	VPBLENDMB       Y3, Y5, K1, Y17
+	VPBLENDMB       Y23, Y12, K1, Y20
+	VPBLENDMB       Y5, Y3, K1, Y3
+	VPBLENDMB       Y12, Y23, K1, Y23
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y23, Y19
+	VPSLLD          $0x10, 576(SI), Y5
+	VPSLLD          $0x10, 608(SI), Y12
+	VMOVDQA64       832(SI), Y8
+	VMOVDQA64       864(SI), Y15
+	VPSRLD          $0x0f, 448(SI), Y4
+	VPSRLD          $0x0f, 480(SI), Y11
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y4, Y5, Y5
+	VPADDD          Y11, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 320(SI), Y3
+	VPSLLD          $0x10, 352(SI), Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 192(SI), Y4
+	VPSRLD          $0x0f, 224(SI), Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y4, Y3
+	VPTERNLOGD      $0x96, Y20, Y11, Y23
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 64(SI), Y8
+	VPSLLD          $0x14, 96(SI), Y15
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y23, Y23
+	VPSRLD          $0x0b, 64(SI), Y6
+	VPSRLD          $0x0b, 96(SI), Y13
+	VPBLENDMW       Y3, Y5, K2, Y4
+	VPBLENDMW       Y23, Y12, K2, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y3, K2, Y1
+	VPBLENDMW       Y12, Y23, K2, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y11, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y4, Y5
+	VPROLD          $0x0a, Y11, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y4, Y2
+	VPROLD          $0x12, Y11, Y9
+	VPSLLD          $0x15, 448(SI), Y8
+	VPSLLD          $0x15, 480(SI), Y15
+	VPTERNLOGD      $0x96, Y2, Y5, Y3
+	VPTERNLOGD      $0x96, Y9, Y12, Y23
+	VPSRLD          $0x0a, 448(SI), Y6
+	VPSRLD          $0x0a, 480(SI), Y13
+	VPROLD          $0x1a, Y4, Y5
+	VPROLD          $0x1a, Y11, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y23, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y1, Y2
+	VPROLD          $0x08, Y10, Y9
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y1, Y5
+	VPROLD          $0x0e, Y10, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y1, Y3
+	VPROLD          $0x16, Y10, Y23
+	VPSLLD          $0x11, 640(SI), Y8
+	VPSLLD          $0x11, 672(SI), Y15
+	VPTERNLOGD      $0x96, Y3, Y5, Y2
+	VPTERNLOGD      $0x96, Y23, Y12, Y9
+	VPSRLD          $0x0e, 640(SI), Y6
+	VPSRLD          $0x0e, 672(SI), Y13
+	VPROLD          $0x1e, Y1, Y5
+	VPROLD          $0x1e, Y10, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y2, Y1
+	VPTERNLOGD      $0x96, Y12, Y9, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y1, Y4, K1, Y3
+	VPBLENDMB       Y10, Y11, K1, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y4, Y1, K1, Y5
+	VPBLENDMB       Y11, Y10, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y10
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y3, Y4
+	VPSRLD          $0x04, Y23, Y11
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y1, Y25, Y2
+	VPSHUFB         Y10, Y25, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y4
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y4, Y26, Y2
+	VPSHUFB         Y11, Y26, Y9
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y1, Y2, Y2
+	VPXORD          Y10, Y9, Y9
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y2, Y27, Y1
+	VPSHUFB         Y9, Y27, Y10
+	VMOVDQA64       Y18, 832(SI)
+	VMOVDQA64       Y21, 864(SI)
+	VPADDB          Y4, Y4, Y4
+	VPADDB          Y11, Y11, Y11
+	VPXORD          Y4, Y1, Y1
+	VPXORD          Y11, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y3, Y28, Y3
+	VPSHUFB         Y23, Y28, Y23
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y3, Y5, Y5
+	VPXORD          Y23, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y3
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y9
+	VEXTRACTI128    $0x01, Y3, X2
+	VEXTRACTI128    $0x01, Y9, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VINSERTI128     $0x01, X2, Y3, Y5
+	VINSERTI128     $0x01, X11, Y9, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y2, Y30, Y2
+	VPSHUFB         Y11, Y30, Y11
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y2, Y5, Y5
+	VPXORD          Y11, Y12, Y12
+	VPADDD          Y18, Y18, Y2
+	VPADDD          Y21, Y21, Y11
+	VPBLENDMW       768(SI), Y2, K2, Y2
+	VPBLENDMW       800(SI), Y11, K2, Y11
+	VPXORD          Y16, Y2, Y2
+	VPXORD          Y19, Y11, Y11
+	VPADDD          Y17, Y2, Y2
+	VPADDD          Y20, Y11, Y11
+	VPSLLD          $0x10, (SI), Y3
+	VPSLLD          $0x10, 32(SI), Y9
+	VPSRLD          $0x0f, 896(SI), Y4
+	VPSRLD          $0x0f, 928(SI), Y23
+	VPTERNLOGD      $0x96, Y3, Y4, Y2
+	VPTERNLOGD      $0x96, Y9, Y23, Y11
+	VMOVDQA64       Y2, 2944(SI)
+	VMOVDQA64       Y11, 2976(SI)
+	VPBLENDMB       Y1, Y5, K1, Y17
+	VPBLENDMB       Y10, Y12, K1, Y20
+	VPBLENDMB       Y5, Y1, K1, Y1
+	VPBLENDMB       Y12, Y10, K1, Y10
+	VPRORD          $0x08, Y1, Y16
+	VPRORD          $0x08, Y10, Y19
+	VPSLLD          $0x10, 640(SI), Y5
+	VPSLLD          $0x10, 672(SI), Y12
+	VMOVDQA64       896(SI), Y8
+	VMOVDQA64       928(SI), Y15
+	VPSRLD          $0x0f, 512(SI), Y2
+	VPSRLD          $0x0f, 544(SI), Y11
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y2, Y5, Y5
+	VPADDD          Y11, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 384(SI), Y1
+	VPSLLD          $0x10, 416(SI), Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 256(SI), Y2
+	VPSRLD          $0x0f, 288(SI), Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y2, Y1
+	VPTERNLOGD      $0x96, Y20, Y11, Y10
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 128(SI), Y8
+	VPSLLD          $0x14, 160(SI), Y15
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y10, Y10
+	VPSRLD          $0x0b, 128(SI), Y6
+	VPSRLD          $0x0b, 160(SI), Y13
+	VPBLENDMW       Y1, Y5, K2, Y2
+	VPBLENDMW       Y10, Y12, K2, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y1, K2, Y4
+	VPBLENDMW       Y12, Y10, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y2, Y1
+	VPROLD          $0x08, Y11, Y10
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y2, Y5
+	VPROLD          $0x0a, Y11, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y2, Y3
+	VPROLD          $0x12, Y11, Y9
+	VPSLLD          $0x15, 512(SI), Y8
+	VPSLLD          $0x15, 544(SI), Y15
+	VPTERNLOGD      $0x96, Y3, Y5, Y1
+	VPTERNLOGD      $0x96, Y9, Y12, Y10
+	VPSRLD          $0x0a, 512(SI), Y6
+	VPSRLD          $0x0a, 544(SI), Y13
+	VPROLD          $0x1a, Y2, Y5
+	VPROLD          $0x1a, Y11, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y1, Y2
+	VPTERNLOGD      $0x96, Y12, Y10, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y23, Y9
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y4, Y5
+	VPROLD          $0x0e, Y23, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y4, Y1
+	VPROLD          $0x16, Y23, Y10
+	VPSLLD          $0x11, 704(SI), Y8
+	VPSLLD          $0x11, 736(SI), Y15
+	VPTERNLOGD      $0x96, Y1, Y5, Y3
+	VPTERNLOGD      $0x96, Y10, Y12, Y9
+	VPSRLD          $0x0e, 704(SI), Y6
+	VPSRLD          $0x0e, 736(SI), Y13
+	VPROLD          $0x1e, Y4, Y5
+	VPROLD          $0x1e, Y23, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y9, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y4, Y2, K1, Y1
+	VPBLENDMB       Y23, Y11, K1, Y10
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y2, Y4, K1, Y5
+	VPBLENDMB       Y11, Y23, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y23
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y1, Y2
+	VPSRLD          $0x04, Y10, Y11
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y23, Y25, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y2, Y26, Y3
+	VPSHUFB         Y11, Y26, Y9
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y23, Y9, Y9
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y9, Y27, Y23
+	VMOVDQA64       Y18, 896(SI)
+	VMOVDQA64       Y21, 928(SI)
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y11, Y11, Y11
+	VPXORD          Y2, Y4, Y4
+	VPXORD          Y11, Y23, Y23
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y1, Y28, Y1
+	VPSHUFB         Y10, Y28, Y10
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y1, Y5, Y5
+	VPXORD          Y10, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y1
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y10
+	VEXTRACTI128    $0x01, Y1, X3
+	VEXTRACTI128    $0x01, Y10, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X1, X1
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VINSERTI128     $0x01, X3, Y1, Y5
+	VINSERTI128     $0x01, X9, Y10, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y3, Y30, Y3
+	VPSHUFB         Y9, Y30, Y9
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y3, Y5, Y5
+	VPXORD          Y9, Y12, Y12
+	VPADDD          Y18, Y18, Y3
+	VPADDD          Y21, Y21, Y9
+	VPBLENDMW       832(SI), Y3, K2, Y3
+	VPBLENDMW       864(SI), Y9, K2, Y9
+	VPXORD          Y16, Y3, Y3
+	VPXORD          Y19, Y9, Y9
+	VPADDD          Y17, Y3, Y3
+	VPADDD          Y20, Y9, Y9
+	VPSLLD          $0x10, 64(SI), Y1
+	VPSLLD          $0x10, 96(SI), Y10
+	VPSRLD          $0x0f, 960(SI), Y2
+	VPSRLD          $0x0f, 992(SI), Y11
+	VPTERNLOGD      $0x96, Y1, Y2, Y3
+	VPTERNLOGD      $0x96, Y10, Y11, Y9
+	VMOVDQA64       Y3, 3008(SI)
+	VMOVDQA64       Y9, 3040(SI)
+	VPBLENDMB       Y4, Y5, K1, Y17
+	VPBLENDMB       Y23, Y12, K1, Y20
+	VPBLENDMB       Y5, Y4, K1, Y4
+	VPBLENDMB       Y12, Y23, K1, Y23
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y23, Y19
+	VMOVDQA64       960(SI), Y8
+	VMOVDQA64       992(SI), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 192(SI), Y8
+	VPSLLD          $0x14, 224(SI), Y15
+	VPSRLD          $0x0b, 192(SI), Y6
+	VPSRLD          $0x0b, 224(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 576(SI), Y8
+	VPSLLD          $0x15, 608(SI), Y15
+	VPSRLD          $0x0a, 576(SI), Y6
+	VPSRLD          $0x0a, 608(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 768(SI), Y8
+	VPSLLD          $0x11, 800(SI), Y15
+	VPSRLD          $0x0e, 768(SI), Y6
+	VPSRLD          $0x0e, 800(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 960(SI)
+	VMOVDQA64       Y21, 992(SI)
+	LEAQ            2048(SI), DI
+
+	// Transpose 16×16 words: 4×4 inside 128-bit lanes, then 4×4 lanes.
+	VMOVDQA64   (DI), Z8
+	VMOVDQA64   64(DI), Z7
+	VMOVDQA64   128(DI), Z6
+	VMOVDQA64   192(DI), Z5
+	VPUNPCKLDQ  Z7, Z8, Z4
+	VPUNPCKHDQ  Z7, Z8, Z3
+	VPUNPCKLDQ  Z5, Z6, Z2
+	VPUNPCKHDQ  Z5, Z6, Z1
+	VPUNPCKLQDQ Z2, Z4, Z8
+	VPUNPCKHQDQ Z2, Z4, Z7
+	VPUNPCKLQDQ Z1, Z3, Z6
+	VPUNPCKHQDQ Z1, Z3, Z5
+	VMOVDQA64   Z8, (DI)
+	VMOVDQA64   Z7, 64(DI)
+	VMOVDQA64   Z6, 128(DI)
+	VMOVDQA64   Z5, 192(DI)
+	VMOVDQA64   256(DI), Z1
+	VMOVDQA64   320(DI), Z2
+	VMOVDQA64   384(DI), Z3
+	VMOVDQA64   448(DI), Z4
+	VPUNPCKLDQ  Z2, Z1, Z5
+	VPUNPCKHDQ  Z2, Z1, Z6
+	VPUNPCKLDQ  Z4, Z3, Z7
+	VPUNPCKHDQ  Z4, Z3, Z8
+	VPUNPCKLQDQ Z7, Z5, Z1
+	VPUNPCKHQDQ Z7, Z5, Z2
+	VPUNPCKLQDQ Z8, Z6, Z3
+	VPUNPCKHQDQ Z8, Z6, Z4
+	VMOVDQA64   Z1, 256(DI)
+	VMOVDQA64   Z2, 320(DI)
+	VMOVDQA64   Z3, 384(DI)
+	VMOVDQA64   Z4, 448(DI)
+	VMOVDQA64   512(DI), Z8
+	VMOVDQA64   576(DI), Z7
+	VMOVDQA64   640(DI), Z6
+	VMOVDQA64   704(DI), Z5
+	VPUNPCKLDQ  Z7, Z8, Z4
+	VPUNPCKHDQ  Z7, Z8, Z3
+	VPUNPCKLDQ  Z5, Z6, Z2
+	VPUNPCKHDQ  Z5, Z6, Z1
+	VPUNPCKLQDQ Z2, Z4, Z8
+	VPUNPCKHQDQ Z2, Z4, Z7
+	VPUNPCKLQDQ Z1, Z3, Z6
+	VPUNPCKHQDQ Z1, Z3, Z5
+	VMOVDQA64   Z8, 512(DI)
+	VMOVDQA64   Z7, 576(DI)
+	VMOVDQA64   Z6, 640(DI)
+	VMOVDQA64   Z5, 704(DI)
+	VMOVDQA64   768(DI), Z1
+	VMOVDQA64   832(DI), Z2
+	VMOVDQA64   896(DI), Z3
+	VMOVDQA64   960(DI), Z4
+	VPUNPCKLDQ  Z2, Z1, Z5
+	VPUNPCKHDQ  Z2, Z1, Z6
+	VPUNPCKLDQ  Z4, Z3, Z7
+	VPUNPCKHDQ  Z4, Z3, Z8
+	VPUNPCKLQDQ Z7, Z5, Z1
+	VPUNPCKHQDQ Z7, Z5, Z2
+	VPUNPCKLQDQ Z8, Z6, Z3
+	VPUNPCKHQDQ Z8, Z6, Z4
+	VMOVDQA64   Z1, 768(DI)
+	VMOVDQA64   Z2, 832(DI)
+	VMOVDQA64   Z3, 896(DI)
+	VMOVDQA64   Z4, 960(DI)
+	VMOVDQA64   (DI), Z8
+	VMOVDQA64   256(DI), Z7
+	VMOVDQA64   512(DI), Z6
+	VMOVDQA64   768(DI), Z5
+	VSHUFI32X4  $0x88, Z7, Z8, Z4
+	VSHUFI32X4  $0xdd, Z7, Z8, Z3
+	VSHUFI32X4  $0x88, Z5, Z6, Z2
+	VSHUFI32X4  $0xdd, Z5, Z6, Z1
+	VSHUFI32X4  $0x88, Z2, Z4, Z8
+	VSHUFI32X4  $0x88, Z1, Z3, Z7
+	VSHUFI32X4  $0xdd, Z2, Z4, Z6
+	VSHUFI32X4  $0xdd, Z1, Z3, Z5
+	IMUL3Q      $0x00000000, DX, R8
+	VMOVDQU32   Z8, (CX)(R8*1)
+	IMUL3Q      $0x00000004, DX, R8
+	VMOVDQU32   Z7, (CX)(R8*1)
+	IMUL3Q      $0x00000008, DX, R8
+	VMOVDQU32   Z6, (CX)(R8*1)
+	IMUL3Q      $0x0000000c, DX, R8
+	VMOVDQU32   Z5, (CX)(R8*1)
+	VMOVDQA64   64(DI), Z5
+	VMOVDQA64   320(DI), Z6
+	VMOVDQA64   576(DI), Z7
+	VMOVDQA64   832(DI), Z8
+	VSHUFI32X4  $0x88, Z6, Z5, Z1
+	VSHUFI32X4  $0xdd, Z6, Z5, Z2
+	VSHUFI32X4  $0x88, Z8, Z7, Z3
+	VSHUFI32X4  $0xdd, Z8, Z7, Z4
+	VSHUFI32X4  $0x88, Z3, Z1, Z5
+	VSHUFI32X4  $0x88, Z4, Z2, Z6
+	VSHUFI32X4  $0xdd, Z3, Z1, Z7
+	VSHUFI32X4  $0xdd, Z4, Z2, Z8
+	IMUL3Q      $0x00000001, DX, R8
+	VMOVDQU32   Z5, (CX)(R8*1)
+	IMUL3Q      $0x00000005, DX, R8
+	VMOVDQU32   Z6, (CX)(R8*1)
+	IMUL3Q      $0x00000009, DX, R8
+	VMOVDQU32   Z7, (CX)(R8*1)
+	IMUL3Q      $0x0000000d, DX, R8
+	VMOVDQU32   Z8, (CX)(R8*1)
+	VMOVDQA64   128(DI), Z8
+	VMOVDQA64   384(DI), Z7
+	VMOVDQA64   640(DI), Z6
+	VMOVDQA64   896(DI), Z5
+	VSHUFI32X4  $0x88, Z7, Z8, Z4
+	VSHUFI32X4  $0xdd, Z7, Z8, Z3
+	VSHUFI32X4  $0x88, Z5, Z6, Z2
+	VSHUFI32X4  $0xdd, Z5, Z6, Z1
+	VSHUFI32X4  $0x88, Z2, Z4, Z8
+	VSHUFI32X4  $0x88, Z1, Z3, Z7
+	VSHUFI32X4  $0xdd, Z2, Z4, Z6
+	VSHUFI32X4  $0xdd, Z1, Z3, Z5
+	IMUL3Q      $0x00000002, DX, R8
+	VMOVDQU32   Z8, (CX)(R8*1)
+	IMUL3Q      $0x00000006, DX, R8
+	VMOVDQU32   Z7, (CX)(R8*1)
+	IMUL3Q      $0x0000000a, DX, R8
+	VMOVDQU32   Z6, (CX)(R8*1)
+	IMUL3Q      $0x0000000e, DX, R8
+	VMOVDQU32   Z5, (CX)(R8*1)
+	VMOVDQA64   192(DI), Z5
+	VMOVDQA64   448(DI), Z6
+	VMOVDQA64   704(DI), Z7
+	VMOVDQA64   960(DI), Z8
+	VSHUFI32X4  $0x88, Z6, Z5, Z1
+	VSHUFI32X4  $0xdd, Z6, Z5, Z2
+	VSHUFI32X4  $0x88, Z8, Z7, Z3
+	VSHUFI32X4  $0xdd, Z8, Z7, Z4
+	VSHUFI32X4  $0x88, Z3, Z1, Z5
+	VSHUFI32X4  $0x88, Z4, Z2, Z6
+	VSHUFI32X4  $0xdd, Z3, Z1, Z7
+	VSHUFI32X4  $0xdd, Z4, Z2, Z8
+	IMUL3Q      $0x00000003, DX, DI
+	VMOVDQU32   Z5, (CX)(DI*1)
+	IMUL3Q      $0x00000007, DX, DI
+	VMOVDQU32   Z6, (CX)(DI*1)
+	IMUL3Q      $0x0000000b, DX, DI
+	VMOVDQU32   Z7, (CX)(DI*1)
+	IMUL3Q      $0x0000000f, DX, DI
+	VMOVDQU32   Z8, (CX)(DI*1)
+	ADDQ        $0x40, CX
+	DECQ        BX
+	JNZ         ks16_loop
+	VMOVDQA64   (SI), Z8
+	VMOVDQU32   Z8, (AX)
+	VMOVDQA64   64(SI), Z8
+	VMOVDQU32   Z8, 64(AX)
+	VMOVDQA64   128(SI), Z8
+	VMOVDQU32   Z8, 128(AX)
+	VMOVDQA64   192(SI), Z8
+	VMOVDQU32   Z8, 192(AX)
+	VMOVDQA64   256(SI), Z8
+	VMOVDQU32   Z8, 256(AX)
+	VMOVDQA64   320(SI), Z8
+	VMOVDQU32   Z8, 320(AX)
+	VMOVDQA64   384(SI), Z8
+	VMOVDQU32   Z8, 384(AX)
+	VMOVDQA64   448(SI), Z8
+	VMOVDQU32   Z8, 448(AX)
+	VMOVDQA64   512(SI), Z8
+	VMOVDQU32   Z8, 512(AX)
+	VMOVDQA64   576(SI), Z8
+	VMOVDQU32   Z8, 576(AX)
+	VMOVDQA64   640(SI), Z8
+	VMOVDQU32   Z8, 640(AX)
+	VMOVDQA64   704(SI), Z8
+	VMOVDQU32   Z8, 704(AX)
+	VMOVDQA64   768(SI), Z8
+	VMOVDQU32   Z8, 768(AX)
+	VMOVDQA64   832(SI), Z8
+	VMOVDQU32   Z8, 832(AX)
+	VMOVDQA64   896(SI), Z8
+	VMOVDQU32   Z8, 896(AX)
+	VMOVDQA64   960(SI), Z8
+	VMOVDQU32   Z8, 960(AX)
+	VMOVDQU32   Y16, 1024(AX)
+	VMOVDQU32   Y17, 1088(AX)
+	VMOVDQU32   Y19, 1056(AX)
+	VMOVDQU32   Y20, 1120(AX)
+	VZEROUPPER
+	RET
+
+// func xorKeyStream16AESNI(st *[544]uint32, dst *[16]*byte, src *[16]*byte, nblocks int)
+// Requires: AES, AVX, AVX2, AVX512BW, AVX512F, AVX512VL
+TEXT ·xorKeyStream16AESNI(SB), $3136-32
+	MOVQ st+0(FP), AX
+	MOVQ dst+8(FP), CX
+	MOVQ src+16(FP), DX
+	MOVQ nblocks+24(FP), BX
+	XORQ SI, SI
+	LEAQ (SP), DI
+	ADDQ $0x3f, DI
+	ANDQ $-64, DI
+
+	// Constants: p = 2^31−1, the S0 tables, the byte and word masks.
+	VMOVDQU32 zuc_consts<>+0(SB), Y24
+	VMOVDQU32 zuc_consts<>+128(SB), Y25
+	VMOVDQU32 zuc_consts<>+192(SB), Y26
+	VMOVDQU32 zuc_consts<>+256(SB), Y27
+	MOVQ      $0xaaaaaaaaaaaaaaaa, R8
+	KMOVQ     R8, K1
+	MOVQ      $0x5555555555555555, R8
+	KMOVQ     R8, K2
+
+	// Copy the LFSR into the aligned rings (s_j and 2·s_j); R1, R2.
+	VMOVDQU32 (AX), Z8
+	VMOVDQA64 Z8, (DI)
+	VMOVDQU32 64(AX), Z8
+	VMOVDQA64 Z8, 64(DI)
+	VMOVDQU32 128(AX), Z8
+	VMOVDQA64 Z8, 128(DI)
+	VMOVDQU32 192(AX), Z8
+	VMOVDQA64 Z8, 192(DI)
+	VMOVDQU32 256(AX), Z8
+	VMOVDQA64 Z8, 256(DI)
+	VMOVDQU32 320(AX), Z8
+	VMOVDQA64 Z8, 320(DI)
+	VMOVDQU32 384(AX), Z8
+	VMOVDQA64 Z8, 384(DI)
+	VMOVDQU32 448(AX), Z8
+	VMOVDQA64 Z8, 448(DI)
+	VMOVDQU32 512(AX), Z8
+	VMOVDQA64 Z8, 512(DI)
+	VMOVDQU32 576(AX), Z8
+	VMOVDQA64 Z8, 576(DI)
+	VMOVDQU32 640(AX), Z8
+	VMOVDQA64 Z8, 640(DI)
+	VMOVDQU32 704(AX), Z8
+	VMOVDQA64 Z8, 704(DI)
+	VMOVDQU32 768(AX), Z8
+	VMOVDQA64 Z8, 768(DI)
+	VMOVDQU32 832(AX), Z8
+	VMOVDQA64 Z8, 832(DI)
+	VMOVDQU32 896(AX), Z8
+	VMOVDQA64 Z8, 896(DI)
+	VMOVDQU32 960(AX), Z8
+	VMOVDQA64 Z8, 960(DI)
+	VMOVDQU32 1024(AX), Y16
+	VMOVDQU32 1088(AX), Y17
+	VMOVDQA64 960(DI), Y18
+	VMOVDQU32 1056(AX), Y19
+	VMOVDQU32 1120(AX), Y20
+	VMOVDQA64 992(DI), Y21
+
+xor16_loop:
+	VMOVDQU32 zuc_consts<>+1472(SB), Y28
+	VMOVDQU32 zuc_consts<>+1536(SB), Y29
+	VMOVDQU32 zuc_consts<>+1600(SB), Y30
+	VMOVDQU32 zuc_consts<>+1664(SB), Y31
+
+	// 16 work rounds, both groups.
+	VPSLLD          $0x10, 704(DI), Y5
+	VPSLLD          $0x10, 736(DI), Y12
+	VPSRLD          $0x0f, 576(DI), Y3
+	VPSRLD          $0x0f, 608(DI), Y10
+	VPADDD          Y3, Y5, Y5
+	VPADDD          Y10, Y12, Y12
+	VPSLLD          $0x10, 448(DI), Y4
+	VPSLLD          $0x10, 480(DI), Y11
+	VPSRLD          $0x0f, 320(DI), Y3
+	VPSRLD          $0x0f, 352(DI), Y10
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y12, Y12
+	VPTERNLOGD      $0x96, Y17, Y3, Y4
+	VPTERNLOGD      $0x96, Y20, Y10, Y11
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y11, Y11
+	VPBLENDMW       Y4, Y5, K2, Y3
+	VPBLENDMW       Y11, Y12, K2, Y10
+	VPBLENDMW       Y5, Y4, K2, Y2
+	VPBLENDMW       Y12, Y11, K2, Y9
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y10, Y11
+	VPROLD          $0x0a, Y3, Y5
+	VPROLD          $0x0a, Y10, Y12
+	VPROLD          $0x12, Y3, Y1
+	VPROLD          $0x12, Y10, Y23
+	VPTERNLOGD      $0x96, Y1, Y5, Y4
+	VPTERNLOGD      $0x96, Y23, Y12, Y11
+	VPROLD          $0x1a, Y3, Y5
+	VPROLD          $0x1a, Y10, Y12
+	VPTERNLOGD      $0x96, Y5, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y11, Y10
+	VPROLD          $0x08, Y2, Y1
+	VPROLD          $0x08, Y9, Y23
+	VPROLD          $0x0e, Y2, Y5
+	VPROLD          $0x0e, Y9, Y12
+	VPROLD          $0x16, Y2, Y4
+	VPROLD          $0x16, Y9, Y11
+	VPTERNLOGD      $0x96, Y4, Y5, Y1
+	VPTERNLOGD      $0x96, Y11, Y12, Y23
+	VPROLD          $0x1e, Y2, Y5
+	VPROLD          $0x1e, Y9, Y12
+	VPTERNLOGD      $0x96, Y5, Y1, Y2
+	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPBLENDMB       Y2, Y3, K1, Y4
+	VPBLENDMB       Y9, Y10, K1, Y11
+	VPBLENDMB       Y3, Y2, K1, Y5
+	VPBLENDMB       Y10, Y9, K1, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y9
+	VPSRLD          $0x04, Y4, Y3
+	VPSRLD          $0x04, Y11, Y10
+	VPSHUFB         Y2, Y25, Y1
+	VPSHUFB         Y9, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y1, Y3
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y10
+	VPSHUFB         Y3, Y26, Y1
+	VPSHUFB         Y10, Y26, Y23
+	VPXORD          Y2, Y1, Y1
+	VPXORD          Y9, Y23, Y23
+	VPSHUFB         Y1, Y27, Y2
+	VPSHUFB         Y23, Y27, Y9
+	VPADDB          Y3, Y3, Y3
+	VPADDB          Y10, Y10, Y10
+	VPXORD          Y3, Y2, Y2
+	VPXORD          Y10, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y4, Y28, Y4
+	VPSHUFB         Y11, Y28, Y11
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y4, Y5, Y5
+	VPXORD          Y11, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y4
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y11
+	VEXTRACTI128    $0x01, Y4, X1
+	VEXTRACTI128    $0x01, Y11, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X1, X1
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VINSERTI128     $0x01, X1, Y4, Y5
+	VINSERTI128     $0x01, X10, Y11, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y1, Y30, Y1
+	VPSHUFB         Y10, Y30, Y10
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y1, Y5, Y5
+	VPXORD          Y10, Y12, Y12
+	VPADDD          Y18, Y18, Y1
+	VPADDD          Y21, Y21, Y10
+	VPBLENDMW       896(DI), Y1, K2, Y1
+	VPBLENDMW       928(DI), Y10, K2, Y10
+	VPXORD          Y16, Y1, Y1
+	VPXORD          Y19, Y10, Y10
+	VPADDD          Y17, Y1, Y1
+	VPADDD          Y20, Y10, Y10
+	VPSLLD          $0x10, 128(DI), Y4
+	VPSLLD          $0x10, 160(DI), Y11
+	VPSRLD          $0x0f, (DI), Y3
+	VPSRLD          $0x0f, 32(DI), Y23
+	VPTERNLOGD      $0x96, Y4, Y3, Y1
+	VPTERNLOGD      $0x96, Y11, Y23, Y10
+	VMOVDQA64       Y1, 2048(DI)
+	VMOVDQA64       Y10, 2080(DI)
+	VPBLENDMB       Y2, Y5, K1, Y17
+	VPBLENDMB       Y9, Y12, K1, Y20
+	VPBLENDMB       Y5, Y2, K1, Y2
+	VPBLENDMB       Y12, Y9, K1, Y9
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y9, Y19
+	VPSLLD          $0x10, 768(DI), Y5
+	VPSLLD          $0x10, 800(DI), Y12
+	VMOVDQA64       (DI), Y8
+	VMOVDQA64       32(DI), Y15
+	VPSRLD          $0x0f, 640(DI), Y1
+	VPSRLD          $0x0f, 672(DI), Y10
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y1, Y5, Y5
+	VPADDD          Y10, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 512(DI), Y2
+	VPSLLD          $0x10, 544(DI), Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 384(DI), Y1
+	VPSRLD          $0x0f, 416(DI), Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y1, Y2
+	VPTERNLOGD      $0x96, Y20, Y10, Y9
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 256(DI), Y8
+	VPSLLD          $0x14, 288(DI), Y15
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y9, Y9
+	VPSRLD          $0x0b, 256(DI), Y6
+	VPSRLD          $0x0b, 288(DI), Y13
+	VPBLENDMW       Y2, Y5, K2, Y1
+	VPBLENDMW       Y9, Y12, K2, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y2, K2, Y3
+	VPBLENDMW       Y12, Y9, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y1, Y2
+	VPROLD          $0x08, Y10, Y9
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y1, Y5
+	VPROLD          $0x0a, Y10, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y1, Y4
+	VPROLD          $0x12, Y10, Y11
+	VPSLLD          $0x15, 640(DI), Y8
+	VPSLLD          $0x15, 672(DI), Y15
+	VPTERNLOGD      $0x96, Y4, Y5, Y2
+	VPTERNLOGD      $0x96, Y11, Y12, Y9
+	VPSRLD          $0x0a, 640(DI), Y6
+	VPSRLD          $0x0a, 672(DI), Y13
+	VPROLD          $0x1a, Y1, Y5
+	VPROLD          $0x1a, Y10, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y2, Y1
+	VPTERNLOGD      $0x96, Y12, Y9, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y23, Y11
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y3, Y5
+	VPROLD          $0x0e, Y23, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y3, Y2
+	VPROLD          $0x16, Y23, Y9
+	VPSLLD          $0x11, 832(DI), Y8
+	VPSLLD          $0x11, 864(DI), Y15
+	VPTERNLOGD      $0x96, Y2, Y5, Y4
+	VPTERNLOGD      $0x96, Y9, Y12, Y11
+	VPSRLD          $0x0e, 832(DI), Y6
+	VPSRLD          $0x0e, 864(DI), Y13
+	VPROLD          $0x1e, Y3, Y5
+	VPROLD          $0x1e, Y23, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y11, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y3, Y1, K1, Y2
+	VPBLENDMB       Y23, Y10, K1, Y9
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y1, Y3, K1, Y5
+	VPBLENDMB       Y10, Y23, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y23
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y2, Y1
+	VPSRLD          $0x04, Y9, Y10
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y3, Y25, Y4
+	VPSHUFB         Y23, Y25, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y1
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y1, Y26, Y4
+	VPSHUFB         Y10, Y26, Y11
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y3, Y4, Y4
+	VPXORD          Y23, Y11, Y11
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y4, Y27, Y3
+	VPSHUFB         Y11, Y27, Y23
+	VMOVDQA64       Y18, (DI)
+	VMOVDQA64       Y21, 32(DI)
+	VPADDB          Y1, Y1, Y1
+	VPADDB          Y10, Y10, Y10
+	VPXORD          Y1, Y3, Y3
+	VPXORD          Y10, Y23, Y23
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y2, Y28, Y2
+	VPSHUFB         Y9, Y28, Y9
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y2, Y5, Y5
+	VPXORD          Y9, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y2
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y9
+	VEXTRACTI128    $0x01, Y2, X4
+	VEXTRACTI128    $0x01, Y9, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VINSERTI128     $0x01, X4, Y2, Y5
+	VINSERTI128     $0x01, X11, Y9, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y4, Y30, Y4
+	VPSHUFB         Y11, Y30, Y11
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y4, Y5, Y5
+	VPXORD          Y11, Y12, Y12
+	VPADDD          Y18, Y18, Y4
+	VPADDD          Y21, Y21, Y11
+	VPBLENDMW       960(DI), Y4, K2, Y4
+	VPBLENDMW       992(DI), Y11, K2, Y11
+	VPXORD          Y16, Y4, Y4
+	VPXORD          Y19, Y11, Y11
+	VPADDD          Y17, Y4, Y4
+	VPADDD          Y20, Y11, Y11
+	VPSLLD          $0x10, 192(DI), Y2
+	VPSLLD          $0x10, 224(DI), Y9
+	VPSRLD          $0x0f, 64(DI), Y1
+	VPSRLD          $0x0f, 96(DI), Y10
+	VPTERNLOGD      $0x96, Y2, Y1, Y4
+	VPTERNLOGD      $0x96, Y9, Y10, Y11
+	VMOVDQA64       Y4, 2112(DI)
+	VMOVDQA64       Y11, 2144(DI)
+	VPBLENDMB       Y3, Y5, K1, Y17
+	VPBLENDMB       Y23, Y12, K1, Y20
+	VPBLENDMB       Y5, Y3, K1, Y3
+	VPBLENDMB       Y12, Y23, K1, Y23
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y23, Y19
+	VPSLLD          $0x10, 832(DI), Y5
+	VPSLLD          $0x10, 864(DI), Y12
+	VMOVDQA64       64(DI), Y8
+	VMOVDQA64       96(DI), Y15
+	VPSRLD          $0x0f, 704(DI), Y4
+	VPSRLD          $0x0f, 736(DI), Y11
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y4, Y5, Y5
+	VPADDD          Y11, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 576(DI), Y3
+	VPSLLD          $0x10, 608(DI), Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 448(DI), Y4
+	VPSRLD          $0x0f, 480(DI), Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y4, Y3
+	VPTERNLOGD      $0x96, Y20, Y11, Y23
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 320(DI), Y8
+	VPSLLD          $0x14, 352(DI), Y15
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y23, Y23
+	VPSRLD          $0x0b, 320(DI), Y6
+	VPSRLD          $0x0b, 352(DI), Y13
+	VPBLENDMW       Y3, Y5, K2, Y4
+	VPBLENDMW       Y23, Y12, K2, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y3, K2, Y1
+	VPBLENDMW       Y12, Y23, K2, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y11, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y4, Y5
+	VPROLD          $0x0a, Y11, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y4, Y2
+	VPROLD          $0x12, Y11, Y9
+	VPSLLD          $0x15, 704(DI), Y8
+	VPSLLD          $0x15, 736(DI), Y15
+	VPTERNLOGD      $0x96, Y2, Y5, Y3
+	VPTERNLOGD      $0x96, Y9, Y12, Y23
+	VPSRLD          $0x0a, 704(DI), Y6
+	VPSRLD          $0x0a, 736(DI), Y13
+	VPROLD          $0x1a, Y4, Y5
+	VPROLD          $0x1a, Y11, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y23, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y1, Y2
+	VPROLD          $0x08, Y10, Y9
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y1, Y5
+	VPROLD          $0x0e, Y10, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y1, Y3
+	VPROLD          $0x16, Y10, Y23
+	VPSLLD          $0x11, 896(DI), Y8
+	VPSLLD          $0x11, 928(DI), Y15
+	VPTERNLOGD      $0x96, Y3, Y5, Y2
+	VPTERNLOGD      $0x96, Y23, Y12, Y9
+	VPSRLD          $0x0e, 896(DI), Y6
+	VPSRLD          $0x0e, 928(DI), Y13
+	VPROLD          $0x1e, Y1, Y5
+	VPROLD          $0x1e, Y10, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y2, Y1
+	VPTERNLOGD      $0x96, Y12, Y9, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y1, Y4, K1, Y3
+	VPBLENDMB       Y10, Y11, K1, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y4, Y1, K1, Y5
+	VPBLENDMB       Y11, Y10, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y10
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y3, Y4
+	VPSRLD          $0x04, Y23, Y11
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y1, Y25, Y2
+	VPSHUFB         Y10, Y25, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y4
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y4, Y26, Y2
+	VPSHUFB         Y11, Y26, Y9
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y1, Y2, Y2
+	VPXORD          Y10, Y9, Y9
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y2, Y27, Y1
+	VPSHUFB         Y9, Y27, Y10
+	VMOVDQA64       Y18, 64(DI)
+	VMOVDQA64       Y21, 96(DI)
+	VPADDB          Y4, Y4, Y4
+	VPADDB          Y11, Y11, Y11
+	VPXORD          Y4, Y1, Y1
+	VPXORD          Y11, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y3, Y28, Y3
+	VPSHUFB         Y23, Y28, Y23
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y3, Y5, Y5
+	VPXORD          Y23, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y3
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y9
+	VEXTRACTI128    $0x01, Y3, X2
+	VEXTRACTI128    $0x01, Y9, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VINSERTI128     $0x01, X2, Y3, Y5
+	VINSERTI128     $0x01, X11, Y9, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y2, Y30, Y2
+	VPSHUFB         Y11, Y30, Y11
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y2, Y5, Y5
+	VPXORD          Y11, Y12, Y12
+	VPADDD          Y18, Y18, Y2
+	VPADDD          Y21, Y21, Y11
+	VPBLENDMW       (DI), Y2, K2, Y2
+	VPBLENDMW       32(DI), Y11, K2, Y11
+	VPXORD          Y16, Y2, Y2
+	VPXORD          Y19, Y11, Y11
+	VPADDD          Y17, Y2, Y2
+	VPADDD          Y20, Y11, Y11
+	VPSLLD          $0x10, 256(DI), Y3
+	VPSLLD          $0x10, 288(DI), Y9
+	VPSRLD          $0x0f, 128(DI), Y4
+	VPSRLD          $0x0f, 160(DI), Y23
+	VPTERNLOGD      $0x96, Y3, Y4, Y2
+	VPTERNLOGD      $0x96, Y9, Y23, Y11
+	VMOVDQA64       Y2, 2176(DI)
+	VMOVDQA64       Y11, 2208(DI)
+	VPBLENDMB       Y1, Y5, K1, Y17
+	VPBLENDMB       Y10, Y12, K1, Y20
+	VPBLENDMB       Y5, Y1, K1, Y1
+	VPBLENDMB       Y12, Y10, K1, Y10
+	VPRORD          $0x08, Y1, Y16
+	VPRORD          $0x08, Y10, Y19
+	VPSLLD          $0x10, 896(DI), Y5
+	VPSLLD          $0x10, 928(DI), Y12
+	VMOVDQA64       128(DI), Y8
+	VMOVDQA64       160(DI), Y15
+	VPSRLD          $0x0f, 768(DI), Y2
+	VPSRLD          $0x0f, 800(DI), Y11
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y2, Y5, Y5
+	VPADDD          Y11, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 640(DI), Y1
+	VPSLLD          $0x10, 672(DI), Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 512(DI), Y2
+	VPSRLD          $0x0f, 544(DI), Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y2, Y1
+	VPTERNLOGD      $0x96, Y20, Y11, Y10
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 384(DI), Y8
+	VPSLLD          $0x14, 416(DI), Y15
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y10, Y10
+	VPSRLD          $0x0b, 384(DI), Y6
+	VPSRLD          $0x0b, 416(DI), Y13
+	VPBLENDMW       Y1, Y5, K2, Y2
+	VPBLENDMW       Y10, Y12, K2, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y1, K2, Y4
+	VPBLENDMW       Y12, Y10, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y2, Y1
+	VPROLD          $0x08, Y11, Y10
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y2, Y5
+	VPROLD          $0x0a, Y11, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y2, Y3
+	VPROLD          $0x12, Y11, Y9
+	VPSLLD          $0x15, 768(DI), Y8
+	VPSLLD          $0x15, 800(DI), Y15
+	VPTERNLOGD      $0x96, Y3, Y5, Y1
+	VPTERNLOGD      $0x96, Y9, Y12, Y10
+	VPSRLD          $0x0a, 768(DI), Y6
+	VPSRLD          $0x0a, 800(DI), Y13
+	VPROLD          $0x1a, Y2, Y5
+	VPROLD          $0x1a, Y11, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y1, Y2
+	VPTERNLOGD      $0x96, Y12, Y10, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y23, Y9
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y4, Y5
+	VPROLD          $0x0e, Y23, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y4, Y1
+	VPROLD          $0x16, Y23, Y10
+	VPSLLD          $0x11, 960(DI), Y8
+	VPSLLD          $0x11, 992(DI), Y15
+	VPTERNLOGD      $0x96, Y1, Y5, Y3
+	VPTERNLOGD      $0x96, Y10, Y12, Y9
+	VPSRLD          $0x0e, 960(DI), Y6
+	VPSRLD          $0x0e, 992(DI), Y13
+	VPROLD          $0x1e, Y4, Y5
+	VPROLD          $0x1e, Y23, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y9, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y4, Y2, K1, Y1
+	VPBLENDMB       Y23, Y11, K1, Y10
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y2, Y4, K1, Y5
+	VPBLENDMB       Y11, Y23, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y23
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y1, Y2
+	VPSRLD          $0x04, Y10, Y11
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y23, Y25, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y2, Y26, Y3
+	VPSHUFB         Y11, Y26, Y9
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y23, Y9, Y9
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y9, Y27, Y23
+	VMOVDQA64       Y18, 128(DI)
+	VMOVDQA64       Y21, 160(DI)
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y11, Y11, Y11
+	VPXORD          Y2, Y4, Y4
+	VPXORD          Y11, Y23, Y23
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y1, Y28, Y1
+	VPSHUFB         Y10, Y28, Y10
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y1, Y5, Y5
+	VPXORD          Y10, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y1
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y10
+	VEXTRACTI128    $0x01, Y1, X3
+	VEXTRACTI128    $0x01, Y10, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X1, X1
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VINSERTI128     $0x01, X3, Y1, Y5
+	VINSERTI128     $0x01, X9, Y10, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y3, Y30, Y3
+	VPSHUFB         Y9, Y30, Y9
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y3, Y5, Y5
+	VPXORD          Y9, Y12, Y12
+	VPADDD          Y18, Y18, Y3
+	VPADDD          Y21, Y21, Y9
+	VPBLENDMW       64(DI), Y3, K2, Y3
+	VPBLENDMW       96(DI), Y9, K2, Y9
+	VPXORD          Y16, Y3, Y3
+	VPXORD          Y19, Y9, Y9
+	VPADDD          Y17, Y3, Y3
+	VPADDD          Y20, Y9, Y9
+	VPSLLD          $0x10, 320(DI), Y1
+	VPSLLD          $0x10, 352(DI), Y10
+	VPSRLD          $0x0f, 192(DI), Y2
+	VPSRLD          $0x0f, 224(DI), Y11
+	VPTERNLOGD      $0x96, Y1, Y2, Y3
+	VPTERNLOGD      $0x96, Y10, Y11, Y9
+	VMOVDQA64       Y3, 2240(DI)
+	VMOVDQA64       Y9, 2272(DI)
+	VPBLENDMB       Y4, Y5, K1, Y17
+	VPBLENDMB       Y23, Y12, K1, Y20
+	VPBLENDMB       Y5, Y4, K1, Y4
+	VPBLENDMB       Y12, Y23, K1, Y23
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y23, Y19
+	VPSLLD          $0x10, 960(DI), Y5
+	VPSLLD          $0x10, 992(DI), Y12
+	VMOVDQA64       192(DI), Y8
+	VMOVDQA64       224(DI), Y15
+	VPSRLD          $0x0f, 832(DI), Y3
+	VPSRLD          $0x0f, 864(DI), Y9
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y3, Y5, Y5
+	VPADDD          Y9, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 704(DI), Y4
+	VPSLLD          $0x10, 736(DI), Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 576(DI), Y3
+	VPSRLD          $0x0f, 608(DI), Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y3, Y4
+	VPTERNLOGD      $0x96, Y20, Y9, Y23
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 448(DI), Y8
+	VPSLLD          $0x14, 480(DI), Y15
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y23, Y23
+	VPSRLD          $0x0b, 448(DI), Y6
+	VPSRLD          $0x0b, 480(DI), Y13
+	VPBLENDMW       Y4, Y5, K2, Y3
+	VPBLENDMW       Y23, Y12, K2, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y4, K2, Y2
+	VPBLENDMW       Y12, Y23, K2, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y9, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y3, Y5
+	VPROLD          $0x0a, Y9, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y3, Y1
+	VPROLD          $0x12, Y9, Y10
+	VPSLLD          $0x15, 832(DI), Y8
+	VPSLLD          $0x15, 864(DI), Y15
+	VPTERNLOGD      $0x96, Y1, Y5, Y4
+	VPTERNLOGD      $0x96, Y10, Y12, Y23
+	VPSRLD          $0x0a, 832(DI), Y6
+	VPSRLD          $0x0a, 864(DI), Y13
+	VPROLD          $0x1a, Y3, Y5
+	VPROLD          $0x1a, Y9, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y2, Y1
+	VPROLD          $0x08, Y11, Y10
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y2, Y5
+	VPROLD          $0x0e, Y11, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y2, Y4
+	VPROLD          $0x16, Y11, Y23
+	VPSLLD          $0x11, (DI), Y8
+	VPSLLD          $0x11, 32(DI), Y15
+	VPTERNLOGD      $0x96, Y4, Y5, Y1
+	VPTERNLOGD      $0x96, Y23, Y12, Y10
+	VPSRLD          $0x0e, (DI), Y6
+	VPSRLD          $0x0e, 32(DI), Y13
+	VPROLD          $0x1e, Y2, Y5
+	VPROLD          $0x1e, Y11, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y1, Y2
+	VPTERNLOGD      $0x96, Y12, Y10, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y2, Y3, K1, Y4
+	VPBLENDMB       Y11, Y9, K1, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y3, Y2, K1, Y5
+	VPBLENDMB       Y9, Y11, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y11
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y4, Y3
+	VPSRLD          $0x04, Y23, Y9
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y2, Y25, Y1
+	VPSHUFB         Y11, Y25, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y1, Y3
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y3, Y26, Y1
+	VPSHUFB         Y9, Y26, Y10
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y2, Y1, Y1
+	VPXORD          Y11, Y10, Y10
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y1, Y27, Y2
+	VPSHUFB         Y10, Y27, Y11
+	VMOVDQA64       Y18, 192(DI)
+	VMOVDQA64       Y21, 224(DI)
+	VPADDB          Y3, Y3, Y3
+	VPADDB          Y9, Y9, Y9
+	VPXORD          Y3, Y2, Y2
+	VPXORD          Y9, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y4, Y28, Y4
+	VPSHUFB         Y23, Y28, Y23
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y4, Y5, Y5
+	VPXORD          Y23, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y4
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y10
+	VEXTRACTI128    $0x01, Y4, X1
+	VEXTRACTI128    $0x01, Y10, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X1, X1
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VINSERTI128     $0x01, X1, Y4, Y5
+	VINSERTI128     $0x01, X9, Y10, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y1, Y30, Y1
+	VPSHUFB         Y9, Y30, Y9
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y1, Y5, Y5
+	VPXORD          Y9, Y12, Y12
+	VPADDD          Y18, Y18, Y1
+	VPADDD          Y21, Y21, Y9
+	VPBLENDMW       128(DI), Y1, K2, Y1
+	VPBLENDMW       160(DI), Y9, K2, Y9
+	VPXORD          Y16, Y1, Y1
+	VPXORD          Y19, Y9, Y9
+	VPADDD          Y17, Y1, Y1
+	VPADDD          Y20, Y9, Y9
+	VPSLLD          $0x10, 384(DI), Y4
+	VPSLLD          $0x10, 416(DI), Y10
+	VPSRLD          $0x0f, 256(DI), Y3
+	VPSRLD          $0x0f, 288(DI), Y23
+	VPTERNLOGD      $0x96, Y4, Y3, Y1
+	VPTERNLOGD      $0x96, Y10, Y23, Y9
+	VMOVDQA64       Y1, 2304(DI)
+	VMOVDQA64       Y9, 2336(DI)
+	VPBLENDMB       Y2, Y5, K1, Y17
+	VPBLENDMB       Y11, Y12, K1, Y20
+	VPBLENDMB       Y5, Y2, K1, Y2
+	VPBLENDMB       Y12, Y11, K1, Y11
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y11, Y19
+	VPSLLD          $0x10, (DI), Y5
+	VPSLLD          $0x10, 32(DI), Y12
+	VMOVDQA64       256(DI), Y8
+	VMOVDQA64       288(DI), Y15
+	VPSRLD          $0x0f, 896(DI), Y1
+	VPSRLD          $0x0f, 928(DI), Y9
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y1, Y5, Y5
+	VPADDD          Y9, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 768(DI), Y2
+	VPSLLD          $0x10, 800(DI), Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 640(DI), Y1
+	VPSRLD          $0x0f, 672(DI), Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y1, Y2
+	VPTERNLOGD      $0x96, Y20, Y9, Y11
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 512(DI), Y8
+	VPSLLD          $0x14, 544(DI), Y15
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y11, Y11
+	VPSRLD          $0x0b, 512(DI), Y6
+	VPSRLD          $0x0b, 544(DI), Y13
+	VPBLENDMW       Y2, Y5, K2, Y1
+	VPBLENDMW       Y11, Y12, K2, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y2, K2, Y3
+	VPBLENDMW       Y12, Y11, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y1, Y2
+	VPROLD          $0x08, Y9, Y11
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y1, Y5
+	VPROLD          $0x0a, Y9, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y1, Y4
+	VPROLD          $0x12, Y9, Y10
+	VPSLLD          $0x15, 896(DI), Y8
+	VPSLLD          $0x15, 928(DI), Y15
+	VPTERNLOGD      $0x96, Y4, Y5, Y2
+	VPTERNLOGD      $0x96, Y10, Y12, Y11
+	VPSRLD          $0x0a, 896(DI), Y6
+	VPSRLD          $0x0a, 928(DI), Y13
+	VPROLD          $0x1a, Y1, Y5
+	VPROLD          $0x1a, Y9, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y2, Y1
+	VPTERNLOGD      $0x96, Y12, Y11, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y23, Y10
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y3, Y5
+	VPROLD          $0x0e, Y23, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y3, Y2
+	VPROLD          $0x16, Y23, Y11
+	VPSLLD          $0x11, 64(DI), Y8
+	VPSLLD          $0x11, 96(DI), Y15
+	VPTERNLOGD      $0x96, Y2, Y5, Y4
+	VPTERNLOGD      $0x96, Y11, Y12, Y10
+	VPSRLD          $0x0e, 64(DI), Y6
+	VPSRLD          $0x0e, 96(DI), Y13
+	VPROLD          $0x1e, Y3, Y5
+	VPROLD          $0x1e, Y23, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y10, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y3, Y1, K1, Y2
+	VPBLENDMB       Y23, Y9, K1, Y11
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y1, Y3, K1, Y5
+	VPBLENDMB       Y9, Y23, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y23
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y2, Y1
+	VPSRLD          $0x04, Y11, Y9
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y3, Y25, Y4
+	VPSHUFB         Y23, Y25, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y1
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y1, Y26, Y4
+	VPSHUFB         Y9, Y26, Y10
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y3, Y4, Y4
+	VPXORD          Y23, Y10, Y10
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y4, Y27, Y3
+	VPSHUFB         Y10, Y27, Y23
+	VMOVDQA64       Y18, 256(DI)
+	VMOVDQA64       Y21, 288(DI)
+	VPADDB          Y1, Y1, Y1
+	VPADDB          Y9, Y9, Y9
+	VPXORD          Y1, Y3, Y3
+	VPXORD          Y9, Y23, Y23
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y2, Y28, Y2
+	VPSHUFB         Y11, Y28, Y11
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y2, Y5, Y5
+	VPXORD          Y11, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y2
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y11
+	VEXTRACTI128    $0x01, Y2, X4
+	VEXTRACTI128    $0x01, Y11, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VINSERTI128     $0x01, X4, Y2, Y5
+	VINSERTI128     $0x01, X10, Y11, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y4, Y30, Y4
+	VPSHUFB         Y10, Y30, Y10
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y4, Y5, Y5
+	VPXORD          Y10, Y12, Y12
+	VPADDD          Y18, Y18, Y4
+	VPADDD          Y21, Y21, Y10
+	VPBLENDMW       192(DI), Y4, K2, Y4
+	VPBLENDMW       224(DI), Y10, K2, Y10
+	VPXORD          Y16, Y4, Y4
+	VPXORD          Y19, Y10, Y10
+	VPADDD          Y17, Y4, Y4
+	VPADDD          Y20, Y10, Y10
+	VPSLLD          $0x10, 448(DI), Y2
+	VPSLLD          $0x10, 480(DI), Y11
+	VPSRLD          $0x0f, 320(DI), Y1
+	VPSRLD          $0x0f, 352(DI), Y9
+	VPTERNLOGD      $0x96, Y2, Y1, Y4
+	VPTERNLOGD      $0x96, Y11, Y9, Y10
+	VMOVDQA64       Y4, 2368(DI)
+	VMOVDQA64       Y10, 2400(DI)
+	VPBLENDMB       Y3, Y5, K1, Y17
+	VPBLENDMB       Y23, Y12, K1, Y20
+	VPBLENDMB       Y5, Y3, K1, Y3
+	VPBLENDMB       Y12, Y23, K1, Y23
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y23, Y19
+	VPSLLD          $0x10, 64(DI), Y5
+	VPSLLD          $0x10, 96(DI), Y12
+	VMOVDQA64       320(DI), Y8
+	VMOVDQA64       352(DI), Y15
+	VPSRLD          $0x0f, 960(DI), Y4
+	VPSRLD          $0x0f, 992(DI), Y10
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y4, Y5, Y5
+	VPADDD          Y10, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 832(DI), Y3
+	VPSLLD          $0x10, 864(DI), Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 704(DI), Y4
+	VPSRLD          $0x0f, 736(DI), Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y4, Y3
+	VPTERNLOGD      $0x96, Y20, Y10, Y23
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 576(DI), Y8
+	VPSLLD          $0x14, 608(DI), Y15
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y23, Y23
+	VPSRLD          $0x0b, 576(DI), Y6
+	VPSRLD          $0x0b, 608(DI), Y13
+	VPBLENDMW       Y3, Y5, K2, Y4
+	VPBLENDMW       Y23, Y12, K2, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y3, K2, Y1
+	VPBLENDMW       Y12, Y23, K2, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y10, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y4, Y5
+	VPROLD          $0x0a, Y10, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y4, Y2
+	VPROLD          $0x12, Y10, Y11
+	VPSLLD          $0x15, 960(DI), Y8
+	VPSLLD          $0x15, 992(DI), Y15
+	VPTERNLOGD      $0x96, Y2, Y5, Y3
+	VPTERNLOGD      $0x96, Y11, Y12, Y23
+	VPSRLD          $0x0a, 960(DI), Y6
+	VPSRLD          $0x0a, 992(DI), Y13
+	VPROLD          $0x1a, Y4, Y5
+	VPROLD          $0x1a, Y10, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y23, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y1, Y2
+	VPROLD          $0x08, Y9, Y11
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y1, Y5
+	VPROLD          $0x0e, Y9, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y1, Y3
+	VPROLD          $0x16, Y9, Y23
+	VPSLLD          $0x11, 128(DI), Y8
+	VPSLLD          $0x11, 160(DI), Y15
+	VPTERNLOGD      $0x96, Y3, Y5, Y2
+	VPTERNLOGD      $0x96, Y23, Y12, Y11
+	VPSRLD          $0x0e, 128(DI), Y6
+	VPSRLD          $0x0e, 160(DI), Y13
+	VPROLD          $0x1e, Y1, Y5
+	VPROLD          $0x1e, Y9, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y2, Y1
+	VPTERNLOGD      $0x96, Y12, Y11, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y1, Y4, K1, Y3
+	VPBLENDMB       Y9, Y10, K1, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y4, Y1, K1, Y5
+	VPBLENDMB       Y10, Y9, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y9
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y3, Y4
+	VPSRLD          $0x04, Y23, Y10
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y1, Y25, Y2
+	VPSHUFB         Y9, Y25, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y4
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y4, Y26, Y2
+	VPSHUFB         Y10, Y26, Y11
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y1, Y2, Y2
+	VPXORD          Y9, Y11, Y11
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y2, Y27, Y1
+	VPSHUFB         Y11, Y27, Y9
+	VMOVDQA64       Y18, 320(DI)
+	VMOVDQA64       Y21, 352(DI)
+	VPADDB          Y4, Y4, Y4
+	VPADDB          Y10, Y10, Y10
+	VPXORD          Y4, Y1, Y1
+	VPXORD          Y10, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y3, Y28, Y3
+	VPSHUFB         Y23, Y28, Y23
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y3, Y5, Y5
+	VPXORD          Y23, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y3
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y11
+	VEXTRACTI128    $0x01, Y3, X2
+	VEXTRACTI128    $0x01, Y11, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VINSERTI128     $0x01, X2, Y3, Y5
+	VINSERTI128     $0x01, X10, Y11, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y2, Y30, Y2
+	VPSHUFB         Y10, Y30, Y10
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y2, Y5, Y5
+	VPXORD          Y10, Y12, Y12
+	VPADDD          Y18, Y18, Y2
+	VPADDD          Y21, Y21, Y10
+	VPBLENDMW       256(DI), Y2, K2, Y2
+	VPBLENDMW       288(DI), Y10, K2, Y10
+	VPXORD          Y16, Y2, Y2
+	VPXORD          Y19, Y10, Y10
+	VPADDD          Y17, Y2, Y2
+	VPADDD          Y20, Y10, Y10
+	VPSLLD          $0x10, 512(DI), Y3
+	VPSLLD          $0x10, 544(DI), Y11
+	VPSRLD          $0x0f, 384(DI), Y4
+	VPSRLD          $0x0f, 416(DI), Y23
+	VPTERNLOGD      $0x96, Y3, Y4, Y2
+	VPTERNLOGD      $0x96, Y11, Y23, Y10
+	VMOVDQA64       Y2, 2432(DI)
+	VMOVDQA64       Y10, 2464(DI)
+	VPBLENDMB       Y1, Y5, K1, Y17
+	VPBLENDMB       Y9, Y12, K1, Y20
+	VPBLENDMB       Y5, Y1, K1, Y1
+	VPBLENDMB       Y12, Y9, K1, Y9
+	VPRORD          $0x08, Y1, Y16
+	VPRORD          $0x08, Y9, Y19
+	VPSLLD          $0x10, 128(DI), Y5
+	VPSLLD          $0x10, 160(DI), Y12
+	VMOVDQA64       384(DI), Y8
+	VMOVDQA64       416(DI), Y15
+	VPSRLD          $0x0f, (DI), Y2
+	VPSRLD          $0x0f, 32(DI), Y10
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y2, Y5, Y5
+	VPADDD          Y10, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 896(DI), Y1
+	VPSLLD          $0x10, 928(DI), Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 768(DI), Y2
+	VPSRLD          $0x0f, 800(DI), Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y2, Y1
+	VPTERNLOGD      $0x96, Y20, Y10, Y9
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 640(DI), Y8
+	VPSLLD          $0x14, 672(DI), Y15
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y9, Y9
+	VPSRLD          $0x0b, 640(DI), Y6
+	VPSRLD          $0x0b, 672(DI), Y13
+	VPBLENDMW       Y1, Y5, K2, Y2
+	VPBLENDMW       Y9, Y12, K2, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y1, K2, Y4
+	VPBLENDMW       Y12, Y9, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y2, Y1
+	VPROLD          $0x08, Y10, Y9
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y2, Y5
+	VPROLD          $0x0a, Y10, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y2, Y3
+	VPROLD          $0x12, Y10, Y11
+	VPSLLD          $0x15, (DI), Y8
+	VPSLLD          $0x15, 32(DI), Y15
+	VPTERNLOGD      $0x96, Y3, Y5, Y1
+	VPTERNLOGD      $0x96, Y11, Y12, Y9
+	VPSRLD          $0x0a, (DI), Y6
+	VPSRLD          $0x0a, 32(DI), Y13
+	VPROLD          $0x1a, Y2, Y5
+	VPROLD          $0x1a, Y10, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y1, Y2
+	VPTERNLOGD      $0x96, Y12, Y9, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y23, Y11
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y4, Y5
+	VPROLD          $0x0e, Y23, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y4, Y1
+	VPROLD          $0x16, Y23, Y9
+	VPSLLD          $0x11, 192(DI), Y8
+	VPSLLD          $0x11, 224(DI), Y15
+	VPTERNLOGD      $0x96, Y1, Y5, Y3
+	VPTERNLOGD      $0x96, Y9, Y12, Y11
+	VPSRLD          $0x0e, 192(DI), Y6
+	VPSRLD          $0x0e, 224(DI), Y13
+	VPROLD          $0x1e, Y4, Y5
+	VPROLD          $0x1e, Y23, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y11, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y4, Y2, K1, Y1
+	VPBLENDMB       Y23, Y10, K1, Y9
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y2, Y4, K1, Y5
+	VPBLENDMB       Y10, Y23, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y23
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y1, Y2
+	VPSRLD          $0x04, Y9, Y10
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y23, Y25, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y2, Y26, Y3
+	VPSHUFB         Y10, Y26, Y11
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y23, Y11, Y11
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y11, Y27, Y23
+	VMOVDQA64       Y18, 384(DI)
+	VMOVDQA64       Y21, 416(DI)
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y10, Y10, Y10
+	VPXORD          Y2, Y4, Y4
+	VPXORD          Y10, Y23, Y23
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y1, Y28, Y1
+	VPSHUFB         Y9, Y28, Y9
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y1, Y5, Y5
+	VPXORD          Y9, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y1
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y9
+	VEXTRACTI128    $0x01, Y1, X3
+	VEXTRACTI128    $0x01, Y9, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X1, X1
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VINSERTI128     $0x01, X3, Y1, Y5
+	VINSERTI128     $0x01, X11, Y9, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y3, Y30, Y3
+	VPSHUFB         Y11, Y30, Y11
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y3, Y5, Y5
+	VPXORD          Y11, Y12, Y12
+	VPADDD          Y18, Y18, Y3
+	VPADDD          Y21, Y21, Y11
+	VPBLENDMW       320(DI), Y3, K2, Y3
+	VPBLENDMW       352(DI), Y11, K2, Y11
+	VPXORD          Y16, Y3, Y3
+	VPXORD          Y19, Y11, Y11
+	VPADDD          Y17, Y3, Y3
+	VPADDD          Y20, Y11, Y11
+	VPSLLD          $0x10, 576(DI), Y1
+	VPSLLD          $0x10, 608(DI), Y9
+	VPSRLD          $0x0f, 448(DI), Y2
+	VPSRLD          $0x0f, 480(DI), Y10
+	VPTERNLOGD      $0x96, Y1, Y2, Y3
+	VPTERNLOGD      $0x96, Y9, Y10, Y11
+	VMOVDQA64       Y3, 2496(DI)
+	VMOVDQA64       Y11, 2528(DI)
+	VPBLENDMB       Y4, Y5, K1, Y17
+	VPBLENDMB       Y23, Y12, K1, Y20
+	VPBLENDMB       Y5, Y4, K1, Y4
+	VPBLENDMB       Y12, Y23, K1, Y23
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y23, Y19
+	VPSLLD          $0x10, 192(DI), Y5
+	VPSLLD          $0x10, 224(DI), Y12
+	VMOVDQA64       448(DI), Y8
+	VMOVDQA64       480(DI), Y15
+	VPSRLD          $0x0f, 64(DI), Y3
+	VPSRLD          $0x0f, 96(DI), Y11
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y3, Y5, Y5
+	VPADDD          Y11, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 960(DI), Y4
+	VPSLLD          $0x10, 992(DI), Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 832(DI), Y3
+	VPSRLD          $0x0f, 864(DI), Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y3, Y4
+	VPTERNLOGD      $0x96, Y20, Y11, Y23
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 704(DI), Y8
+	VPSLLD          $0x14, 736(DI), Y15
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y23, Y23
+	VPSRLD          $0x0b, 704(DI), Y6
+	VPSRLD          $0x0b, 736(DI), Y13
+	VPBLENDMW       Y4, Y5, K2, Y3
+	VPBLENDMW       Y23, Y12, K2, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y4, K2, Y2
+	VPBLENDMW       Y12, Y23, K2, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y11, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y3, Y5
+	VPROLD          $0x0a, Y11, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y3, Y1
+	VPROLD          $0x12, Y11, Y9
+	VPSLLD          $0x15, 64(DI), Y8
+	VPSLLD          $0x15, 96(DI), Y15
+	VPTERNLOGD      $0x96, Y1, Y5, Y4
+	VPTERNLOGD      $0x96, Y9, Y12, Y23
+	VPSRLD          $0x0a, 64(DI), Y6
+	VPSRLD          $0x0a, 96(DI), Y13
+	VPROLD          $0x1a, Y3, Y5
+	VPROLD          $0x1a, Y11, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y23, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y2, Y1
+	VPROLD          $0x08, Y10, Y9
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y2, Y5
+	VPROLD          $0x0e, Y10, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y2, Y4
+	VPROLD          $0x16, Y10, Y23
+	VPSLLD          $0x11, 256(DI), Y8
+	VPSLLD          $0x11, 288(DI), Y15
+	VPTERNLOGD      $0x96, Y4, Y5, Y1
+	VPTERNLOGD      $0x96, Y23, Y12, Y9
+	VPSRLD          $0x0e, 256(DI), Y6
+	VPSRLD          $0x0e, 288(DI), Y13
+	VPROLD          $0x1e, Y2, Y5
+	VPROLD          $0x1e, Y10, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y1, Y2
+	VPTERNLOGD      $0x96, Y12, Y9, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y2, Y3, K1, Y4
+	VPBLENDMB       Y10, Y11, K1, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y3, Y2, K1, Y5
+	VPBLENDMB       Y11, Y10, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y10
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y4, Y3
+	VPSRLD          $0x04, Y23, Y11
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y2, Y25, Y1
+	VPSHUFB         Y10, Y25, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y1, Y3
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y3, Y26, Y1
+	VPSHUFB         Y11, Y26, Y9
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y2, Y1, Y1
+	VPXORD          Y10, Y9, Y9
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y1, Y27, Y2
+	VPSHUFB         Y9, Y27, Y10
+	VMOVDQA64       Y18, 448(DI)
+	VMOVDQA64       Y21, 480(DI)
+	VPADDB          Y3, Y3, Y3
+	VPADDB          Y11, Y11, Y11
+	VPXORD          Y3, Y2, Y2
+	VPXORD          Y11, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y4, Y28, Y4
+	VPSHUFB         Y23, Y28, Y23
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y4, Y5, Y5
+	VPXORD          Y23, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y4
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y9
+	VEXTRACTI128    $0x01, Y4, X1
+	VEXTRACTI128    $0x01, Y9, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X1, X1
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VINSERTI128     $0x01, X1, Y4, Y5
+	VINSERTI128     $0x01, X11, Y9, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y1, Y30, Y1
+	VPSHUFB         Y11, Y30, Y11
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y1, Y5, Y5
+	VPXORD          Y11, Y12, Y12
+	VPADDD          Y18, Y18, Y1
+	VPADDD          Y21, Y21, Y11
+	VPBLENDMW       384(DI), Y1, K2, Y1
+	VPBLENDMW       416(DI), Y11, K2, Y11
+	VPXORD          Y16, Y1, Y1
+	VPXORD          Y19, Y11, Y11
+	VPADDD          Y17, Y1, Y1
+	VPADDD          Y20, Y11, Y11
+	VPSLLD          $0x10, 640(DI), Y4
+	VPSLLD          $0x10, 672(DI), Y9
+	VPSRLD          $0x0f, 512(DI), Y3
+	VPSRLD          $0x0f, 544(DI), Y23
+	VPTERNLOGD      $0x96, Y4, Y3, Y1
+	VPTERNLOGD      $0x96, Y9, Y23, Y11
+	VMOVDQA64       Y1, 2560(DI)
+	VMOVDQA64       Y11, 2592(DI)
+	VPBLENDMB       Y2, Y5, K1, Y17
+	VPBLENDMB       Y10, Y12, K1, Y20
+	VPBLENDMB       Y5, Y2, K1, Y2
+	VPBLENDMB       Y12, Y10, K1, Y10
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y10, Y19
+	VPSLLD          $0x10, 256(DI), Y5
+	VPSLLD          $0x10, 288(DI), Y12
+	VMOVDQA64       512(DI), Y8
+	VMOVDQA64       544(DI), Y15
+	VPSRLD          $0x0f, 128(DI), Y1
+	VPSRLD          $0x0f, 160(DI), Y11
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y1, Y5, Y5
+	VPADDD          Y11, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, (DI), Y2
+	VPSLLD          $0x10, 32(DI), Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 896(DI), Y1
+	VPSRLD          $0x0f, 928(DI), Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y1, Y2
+	VPTERNLOGD      $0x96, Y20, Y11, Y10
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 768(DI), Y8
+	VPSLLD          $0x14, 800(DI), Y15
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y10, Y10
+	VPSRLD          $0x0b, 768(DI), Y6
+	VPSRLD          $0x0b, 800(DI), Y13
+	VPBLENDMW       Y2, Y5, K2, Y1
+	VPBLENDMW       Y10, Y12, K2, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y2, K2, Y3
+	VPBLENDMW       Y12, Y10, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y1, Y2
+	VPROLD          $0x08, Y11, Y10
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y1, Y5
+	VPROLD          $0x0a, Y11, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y1, Y4
+	VPROLD          $0x12, Y11, Y9
+	VPSLLD          $0x15, 128(DI), Y8
+	VPSLLD          $0x15, 160(DI), Y15
+	VPTERNLOGD      $0x96, Y4, Y5, Y2
+	VPTERNLOGD      $0x96, Y9, Y12, Y10
+	VPSRLD          $0x0a, 128(DI), Y6
+	VPSRLD          $0x0a, 160(DI), Y13
+	VPROLD          $0x1a, Y1, Y5
+	VPROLD          $0x1a, Y11, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y2, Y1
+	VPTERNLOGD      $0x96, Y12, Y10, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y23, Y9
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y3, Y5
+	VPROLD          $0x0e, Y23, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y3, Y2
+	VPROLD          $0x16, Y23, Y10
+	VPSLLD          $0x11, 320(DI), Y8
+	VPSLLD          $0x11, 352(DI), Y15
+	VPTERNLOGD      $0x96, Y2, Y5, Y4
+	VPTERNLOGD      $0x96, Y10, Y12, Y9
+	VPSRLD          $0x0e, 320(DI), Y6
+	VPSRLD          $0x0e, 352(DI), Y13
+	VPROLD          $0x1e, Y3, Y5
+	VPROLD          $0x1e, Y23, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y9, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y3, Y1, K1, Y2
+	VPBLENDMB       Y23, Y11, K1, Y10
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y1, Y3, K1, Y5
+	VPBLENDMB       Y11, Y23, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y23
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y2, Y1
+	VPSRLD          $0x04, Y10, Y11
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y3, Y25, Y4
+	VPSHUFB         Y23, Y25, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y1
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y1, Y26, Y4
+	VPSHUFB         Y11, Y26, Y9
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y3, Y4, Y4
+	VPXORD          Y23, Y9, Y9
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y4, Y27, Y3
+	VPSHUFB         Y9, Y27, Y23
+	VMOVDQA64       Y18, 512(DI)
+	VMOVDQA64       Y21, 544(DI)
+	VPADDB          Y1, Y1, Y1
+	VPADDB          Y11, Y11, Y11
+	VPXORD          Y1, Y3, Y3
+	VPXORD          Y11, Y23, Y23
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y2, Y28, Y2
+	VPSHUFB         Y10, Y28, Y10
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y2, Y5, Y5
+	VPXORD          Y10, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y2
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y10
+	VEXTRACTI128    $0x01, Y2, X4
+	VEXTRACTI128    $0x01, Y10, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VINSERTI128     $0x01, X4, Y2, Y5
+	VINSERTI128     $0x01, X9, Y10, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y4, Y30, Y4
+	VPSHUFB         Y9, Y30, Y9
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y4, Y5, Y5
+	VPXORD          Y9, Y12, Y12
+	VPADDD          Y18, Y18, Y4
+	VPADDD          Y21, Y21, Y9
+	VPBLENDMW       448(DI), Y4, K2, Y4
+	VPBLENDMW       480(DI), Y9, K2, Y9
+	VPXORD          Y16, Y4, Y4
+	VPXORD          Y19, Y9, Y9
+	VPADDD          Y17, Y4, Y4
+	VPADDD          Y20, Y9, Y9
+	VPSLLD          $0x10, 704(DI), Y2
+	VPSLLD          $0x10, 736(DI), Y10
+	VPSRLD          $0x0f, 576(DI), Y1
+	VPSRLD          $0x0f, 608(DI), Y11
+	VPTERNLOGD      $0x96, Y2, Y1, Y4
+	VPTERNLOGD      $0x96, Y10, Y11, Y9
+	VMOVDQA64       Y4, 2624(DI)
+	VMOVDQA64       Y9, 2656(DI)
+	VPBLENDMB       Y3, Y5, K1, Y17
+	VPBLENDMB       Y23, Y12, K1, Y20
+	VPBLENDMB       Y5, Y3, K1, Y3
+	VPBLENDMB       Y12, Y23, K1, Y23
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y23, Y19
+	VPSLLD          $0x10, 320(DI), Y5
+	VPSLLD          $0x10, 352(DI), Y12
+	VMOVDQA64       576(DI), Y8
+	VMOVDQA64       608(DI), Y15
+	VPSRLD          $0x0f, 192(DI), Y4
+	VPSRLD          $0x0f, 224(DI), Y9
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y4, Y5, Y5
+	VPADDD          Y9, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 64(DI), Y3
+	VPSLLD          $0x10, 96(DI), Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 960(DI), Y4
+	VPSRLD          $0x0f, 992(DI), Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y4, Y3
+	VPTERNLOGD      $0x96, Y20, Y9, Y23
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 832(DI), Y8
+	VPSLLD          $0x14, 864(DI), Y15
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y23, Y23
+	VPSRLD          $0x0b, 832(DI), Y6
+	VPSRLD          $0x0b, 864(DI), Y13
+	VPBLENDMW       Y3, Y5, K2, Y4
+	VPBLENDMW       Y23, Y12, K2, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y3, K2, Y1
+	VPBLENDMW       Y12, Y23, K2, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y9, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y4, Y5
+	VPROLD          $0x0a, Y9, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y4, Y2
+	VPROLD          $0x12, Y9, Y10
+	VPSLLD          $0x15, 192(DI), Y8
+	VPSLLD          $0x15, 224(DI), Y15
+	VPTERNLOGD      $0x96, Y2, Y5, Y3
+	VPTERNLOGD      $0x96, Y10, Y12, Y23
+	VPSRLD          $0x0a, 192(DI), Y6
+	VPSRLD          $0x0a, 224(DI), Y13
+	VPROLD          $0x1a, Y4, Y5
+	VPROLD          $0x1a, Y9, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y1, Y2
+	VPROLD          $0x08, Y11, Y10
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y1, Y5
+	VPROLD          $0x0e, Y11, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y1, Y3
+	VPROLD          $0x16, Y11, Y23
+	VPSLLD          $0x11, 384(DI), Y8
+	VPSLLD          $0x11, 416(DI), Y15
+	VPTERNLOGD      $0x96, Y3, Y5, Y2
+	VPTERNLOGD      $0x96, Y23, Y12, Y10
+	VPSRLD          $0x0e, 384(DI), Y6
+	VPSRLD          $0x0e, 416(DI), Y13
+	VPROLD          $0x1e, Y1, Y5
+	VPROLD          $0x1e, Y11, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y2, Y1
+	VPTERNLOGD      $0x96, Y12, Y10, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y1, Y4, K1, Y3
+	VPBLENDMB       Y11, Y9, K1, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y4, Y1, K1, Y5
+	VPBLENDMB       Y9, Y11, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y11
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y3, Y4
+	VPSRLD          $0x04, Y23, Y9
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y1, Y25, Y2
+	VPSHUFB         Y11, Y25, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y4
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y4, Y26, Y2
+	VPSHUFB         Y9, Y26, Y10
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y1, Y2, Y2
+	VPXORD          Y11, Y10, Y10
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y2, Y27, Y1
+	VPSHUFB         Y10, Y27, Y11
+	VMOVDQA64       Y18, 576(DI)
+	VMOVDQA64       Y21, 608(DI)
+	VPADDB          Y4, Y4, Y4
+	VPADDB          Y9, Y9, Y9
+	VPXORD          Y4, Y1, Y1
+	VPXORD          Y9, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y3, Y28, Y3
+	VPSHUFB         Y23, Y28, Y23
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y3, Y5, Y5
+	VPXORD          Y23, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y3
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y10
+	VEXTRACTI128    $0x01, Y3, X2
+	VEXTRACTI128    $0x01, Y10, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VINSERTI128     $0x01, X2, Y3, Y5
+	VINSERTI128     $0x01, X9, Y10, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y2, Y30, Y2
+	VPSHUFB         Y9, Y30, Y9
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y2, Y5, Y5
+	VPXORD          Y9, Y12, Y12
+	VPADDD          Y18, Y18, Y2
+	VPADDD          Y21, Y21, Y9
+	VPBLENDMW       512(DI), Y2, K2, Y2
+	VPBLENDMW       544(DI), Y9, K2, Y9
+	VPXORD          Y16, Y2, Y2
+	VPXORD          Y19, Y9, Y9
+	VPADDD          Y17, Y2, Y2
+	VPADDD          Y20, Y9, Y9
+	VPSLLD          $0x10, 768(DI), Y3
+	VPSLLD          $0x10, 800(DI), Y10
+	VPSRLD          $0x0f, 640(DI), Y4
+	VPSRLD          $0x0f, 672(DI), Y23
+	VPTERNLOGD      $0x96, Y3, Y4, Y2
+	VPTERNLOGD      $0x96, Y10, Y23, Y9
+	VMOVDQA64       Y2, 2688(DI)
+	VMOVDQA64       Y9, 2720(DI)
+	VPBLENDMB       Y1, Y5, K1, Y17
+	VPBLENDMB       Y11, Y12, K1, Y20
+	VPBLENDMB       Y5, Y1, K1, Y1
+	VPBLENDMB       Y12, Y11, K1, Y11
+	VPRORD          $0x08, Y1, Y16
+	VPRORD          $0x08, Y11, Y19
+	VPSLLD          $0x10, 384(DI), Y5
+	VPSLLD          $0x10, 416(DI), Y12
+	VMOVDQA64       640(DI), Y8
+	VMOVDQA64       672(DI), Y15
+	VPSRLD          $0x0f, 256(DI), Y2
+	VPSRLD          $0x0f, 288(DI), Y9
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y2, Y5, Y5
+	VPADDD          Y9, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 128(DI), Y1
+	VPSLLD          $0x10, 160(DI), Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, (DI), Y2
+	VPSRLD          $0x0f, 32(DI), Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y2, Y1
+	VPTERNLOGD      $0x96, Y20, Y9, Y11
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 896(DI), Y8
+	VPSLLD          $0x14, 928(DI), Y15
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y11, Y11
+	VPSRLD          $0x0b, 896(DI), Y6
+	VPSRLD          $0x0b, 928(DI), Y13
+	VPBLENDMW       Y1, Y5, K2, Y2
+	VPBLENDMW       Y11, Y12, K2, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y1, K2, Y4
+	VPBLENDMW       Y12, Y11, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y2, Y1
+	VPROLD          $0x08, Y9, Y11
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y2, Y5
+	VPROLD          $0x0a, Y9, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y2, Y3
+	VPROLD          $0x12, Y9, Y10
+	VPSLLD          $0x15, 256(DI), Y8
+	VPSLLD          $0x15, 288(DI), Y15
+	VPTERNLOGD      $0x96, Y3, Y5, Y1
+	VPTERNLOGD      $0x96, Y10, Y12, Y11
+	VPSRLD          $0x0a, 256(DI), Y6
+	VPSRLD          $0x0a, 288(DI), Y13
+	VPROLD          $0x1a, Y2, Y5
+	VPROLD          $0x1a, Y9, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y1, Y2
+	VPTERNLOGD      $0x96, Y12, Y11, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y23, Y10
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y4, Y5
+	VPROLD          $0x0e, Y23, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y4, Y1
+	VPROLD          $0x16, Y23, Y11
+	VPSLLD          $0x11, 448(DI), Y8
+	VPSLLD          $0x11, 480(DI), Y15
+	VPTERNLOGD      $0x96, Y1, Y5, Y3
+	VPTERNLOGD      $0x96, Y11, Y12, Y10
+	VPSRLD          $0x0e, 448(DI), Y6
+	VPSRLD          $0x0e, 480(DI), Y13
+	VPROLD          $0x1e, Y4, Y5
+	VPROLD          $0x1e, Y23, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y10, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y4, Y2, K1, Y1
+	VPBLENDMB       Y23, Y9, K1, Y11
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y2, Y4, K1, Y5
+	VPBLENDMB       Y9, Y23, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y23
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y1, Y2
+	VPSRLD          $0x04, Y11, Y9
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y23, Y25, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y2, Y26, Y3
+	VPSHUFB         Y9, Y26, Y10
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y23, Y10, Y10
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y10, Y27, Y23
+	VMOVDQA64       Y18, 640(DI)
+	VMOVDQA64       Y21, 672(DI)
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y9, Y9, Y9
+	VPXORD          Y2, Y4, Y4
+	VPXORD          Y9, Y23, Y23
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y1, Y28, Y1
+	VPSHUFB         Y11, Y28, Y11
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y1, Y5, Y5
+	VPXORD          Y11, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y1
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y11
+	VEXTRACTI128    $0x01, Y1, X3
+	VEXTRACTI128    $0x01, Y11, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X1, X1
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VINSERTI128     $0x01, X3, Y1, Y5
+	VINSERTI128     $0x01, X10, Y11, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y3, Y30, Y3
+	VPSHUFB         Y10, Y30, Y10
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y3, Y5, Y5
+	VPXORD          Y10, Y12, Y12
+	VPADDD          Y18, Y18, Y3
+	VPADDD          Y21, Y21, Y10
+	VPBLENDMW       576(DI), Y3, K2, Y3
+	VPBLENDMW       608(DI), Y10, K2, Y10
+	VPXORD          Y16, Y3, Y3
+	VPXORD          Y19, Y10, Y10
+	VPADDD          Y17, Y3, Y3
+	VPADDD          Y20, Y10, Y10
+	VPSLLD          $0x10, 832(DI), Y1
+	VPSLLD          $0x10, 864(DI), Y11
+	VPSRLD          $0x0f, 704(DI), Y2
+	VPSRLD          $0x0f, 736(DI), Y9
+	VPTERNLOGD      $0x96, Y1, Y2, Y3
+	VPTERNLOGD      $0x96, Y11, Y9, Y10
+	VMOVDQA64       Y3, 2752(DI)
+	VMOVDQA64       Y10, 2784(DI)
+	VPBLENDMB       Y4, Y5, K1, Y17
+	VPBLENDMB       Y23, Y12, K1, Y20
+	VPBLENDMB       Y5, Y4, K1, Y4
+	VPBLENDMB       Y12, Y23, K1, Y23
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y23, Y19
+	VPSLLD          $0x10, 448(DI), Y5
+	VPSLLD          $0x10, 480(DI), Y12
+	VMOVDQA64       704(DI), Y8
+	VMOVDQA64       736(DI), Y15
+	VPSRLD          $0x0f, 320(DI), Y3
+	VPSRLD          $0x0f, 352(DI), Y10
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y3, Y5, Y5
+	VPADDD          Y10, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 192(DI), Y4
+	VPSLLD          $0x10, 224(DI), Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 64(DI), Y3
+	VPSRLD          $0x0f, 96(DI), Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y3, Y4
+	VPTERNLOGD      $0x96, Y20, Y10, Y23
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 960(DI), Y8
+	VPSLLD          $0x14, 992(DI), Y15
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y23, Y23
+	VPSRLD          $0x0b, 960(DI), Y6
+	VPSRLD          $0x0b, 992(DI), Y13
+	VPBLENDMW       Y4, Y5, K2, Y3
+	VPBLENDMW       Y23, Y12, K2, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y4, K2, Y2
+	VPBLENDMW       Y12, Y23, K2, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y10, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y3, Y5
+	VPROLD          $0x0a, Y10, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y3, Y1
+	VPROLD          $0x12, Y10, Y11
+	VPSLLD          $0x15, 320(DI), Y8
+	VPSLLD          $0x15, 352(DI), Y15
+	VPTERNLOGD      $0x96, Y1, Y5, Y4
+	VPTERNLOGD      $0x96, Y11, Y12, Y23
+	VPSRLD          $0x0a, 320(DI), Y6
+	VPSRLD          $0x0a, 352(DI), Y13
+	VPROLD          $0x1a, Y3, Y5
+	VPROLD          $0x1a, Y10, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y23, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y2, Y1
+	VPROLD          $0x08, Y9, Y11
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y2, Y5
+	VPROLD          $0x0e, Y9, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y2, Y4
+	VPROLD          $0x16, Y9, Y23
+	VPSLLD          $0x11, 512(DI), Y8
+	VPSLLD          $0x11, 544(DI), Y15
+	VPTERNLOGD      $0x96, Y4, Y5, Y1
+	VPTERNLOGD      $0x96, Y23, Y12, Y11
+	VPSRLD          $0x0e, 512(DI), Y6
+	VPSRLD          $0x0e, 544(DI), Y13
+	VPROLD          $0x1e, Y2, Y5
+	VPROLD          $0x1e, Y9, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y1, Y2
+	VPTERNLOGD      $0x96, Y12, Y11, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y2, Y3, K1, Y4
+	VPBLENDMB       Y9, Y10, K1, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y3, Y2, K1, Y5
+	VPBLENDMB       Y10, Y9, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y9
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y4, Y3
+	VPSRLD          $0x04, Y23, Y10
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y2, Y25, Y1
+	VPSHUFB         Y9, Y25, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y1, Y3
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y3, Y26, Y1
+	VPSHUFB         Y10, Y26, Y11
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y2, Y1, Y1
+	VPXORD          Y9, Y11, Y11
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y1, Y27, Y2
+	VPSHUFB         Y11, Y27, Y9
+	VMOVDQA64       Y18, 704(DI)
+	VMOVDQA64       Y21, 736(DI)
+	VPADDB          Y3, Y3, Y3
+	VPADDB          Y10, Y10, Y10
+	VPXORD          Y3, Y2, Y2
+	VPXORD          Y10, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y4, Y28, Y4
+	VPSHUFB         Y23, Y28, Y23
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y4, Y5, Y5
+	VPXORD          Y23, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y4
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y11
+	VEXTRACTI128    $0x01, Y4, X1
+	VEXTRACTI128    $0x01, Y11, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X1, X1
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VINSERTI128     $0x01, X1, Y4, Y5
+	VINSERTI128     $0x01, X10, Y11, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y1, Y30, Y1
+	VPSHUFB         Y10, Y30, Y10
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y1, Y5, Y5
+	VPXORD          Y10, Y12, Y12
+	VPADDD          Y18, Y18, Y1
+	VPADDD          Y21, Y21, Y10
+	VPBLENDMW       640(DI), Y1, K2, Y1
+	VPBLENDMW       672(DI), Y10, K2, Y10
+	VPXORD          Y16, Y1, Y1
+	VPXORD          Y19, Y10, Y10
+	VPADDD          Y17, Y1, Y1
+	VPADDD          Y20, Y10, Y10
+	VPSLLD          $0x10, 896(DI), Y4
+	VPSLLD          $0x10, 928(DI), Y11
+	VPSRLD          $0x0f, 768(DI), Y3
+	VPSRLD          $0x0f, 800(DI), Y23
+	VPTERNLOGD      $0x96, Y4, Y3, Y1
+	VPTERNLOGD      $0x96, Y11, Y23, Y10
+	VMOVDQA64       Y1, 2816(DI)
+	VMOVDQA64       Y10, 2848(DI)
+	VPBLENDMB       Y2, Y5, K1, Y17
+	VPBLENDMB       Y9, Y12, K1, Y20
+	VPBLENDMB       Y5, Y2, K1, Y2
+	VPBLENDMB       Y12, Y9, K1, Y9
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y9, Y19
+	VPSLLD          $0x10, 512(DI), Y5
+	VPSLLD          $0x10, 544(DI), Y12
+	VMOVDQA64       768(DI), Y8
+	VMOVDQA64       800(DI), Y15
+	VPSRLD          $0x0f, 384(DI), Y1
+	VPSRLD          $0x0f, 416(DI), Y10
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y1, Y5, Y5
+	VPADDD          Y10, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 256(DI), Y2
+	VPSLLD          $0x10, 288(DI), Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 128(DI), Y1
+	VPSRLD          $0x0f, 160(DI), Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y1, Y2
+	VPTERNLOGD      $0x96, Y20, Y10, Y9
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, (DI), Y8
+	VPSLLD          $0x14, 32(DI), Y15
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y9, Y9
+	VPSRLD          $0x0b, (DI), Y6
+	VPSRLD          $0x0b, 32(DI), Y13
+	VPBLENDMW       Y2, Y5, K2, Y1
+	VPBLENDMW       Y9, Y12, K2, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y2, K2, Y3
+	VPBLENDMW       Y12, Y9, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y1, Y2
+	VPROLD          $0x08, Y10, Y9
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y1, Y5
+	VPROLD          $0x0a, Y10, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y1, Y4
+	VPROLD          $0x12, Y10, Y11
+	VPSLLD          $0x15, 384(DI), Y8
+	VPSLLD          $0x15, 416(DI), Y15
+	VPTERNLOGD      $0x96, Y4, Y5, Y2
+	VPTERNLOGD      $0x96, Y11, Y12, Y9
+	VPSRLD          $0x0a, 384(DI), Y6
+	VPSRLD          $0x0a, 416(DI), Y13
+	VPROLD          $0x1a, Y1, Y5
+	VPROLD          $0x1a, Y10, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y2, Y1
+	VPTERNLOGD      $0x96, Y12, Y9, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y23, Y11
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y3, Y5
+	VPROLD          $0x0e, Y23, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y3, Y2
+	VPROLD          $0x16, Y23, Y9
+	VPSLLD          $0x11, 576(DI), Y8
+	VPSLLD          $0x11, 608(DI), Y15
+	VPTERNLOGD      $0x96, Y2, Y5, Y4
+	VPTERNLOGD      $0x96, Y9, Y12, Y11
+	VPSRLD          $0x0e, 576(DI), Y6
+	VPSRLD          $0x0e, 608(DI), Y13
+	VPROLD          $0x1e, Y3, Y5
+	VPROLD          $0x1e, Y23, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y11, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y3, Y1, K1, Y2
+	VPBLENDMB       Y23, Y10, K1, Y9
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y1, Y3, K1, Y5
+	VPBLENDMB       Y10, Y23, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y23
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y2, Y1
+	VPSRLD          $0x04, Y9, Y10
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y3, Y25, Y4
+	VPSHUFB         Y23, Y25, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y1
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y1, Y26, Y4
+	VPSHUFB         Y10, Y26, Y11
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y3, Y4, Y4
+	VPXORD          Y23, Y11, Y11
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y4, Y27, Y3
+	VPSHUFB         Y11, Y27, Y23
+	VMOVDQA64       Y18, 768(DI)
+	VMOVDQA64       Y21, 800(DI)
+	VPADDB          Y1, Y1, Y1
+	VPADDB          Y10, Y10, Y10
+	VPXORD          Y1, Y3, Y3
+	VPXORD          Y10, Y23, Y23
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y2, Y28, Y2
+	VPSHUFB         Y9, Y28, Y9
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y2, Y5, Y5
+	VPXORD          Y9, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y2
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y9
+	VEXTRACTI128    $0x01, Y2, X4
+	VEXTRACTI128    $0x01, Y9, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VINSERTI128     $0x01, X4, Y2, Y5
+	VINSERTI128     $0x01, X11, Y9, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y4, Y30, Y4
+	VPSHUFB         Y11, Y30, Y11
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y4, Y5, Y5
+	VPXORD          Y11, Y12, Y12
+	VPADDD          Y18, Y18, Y4
+	VPADDD          Y21, Y21, Y11
+	VPBLENDMW       704(DI), Y4, K2, Y4
+	VPBLENDMW       736(DI), Y11, K2, Y11
+	VPXORD          Y16, Y4, Y4
+	VPXORD          Y19, Y11, Y11
+	VPADDD          Y17, Y4, Y4
+	VPADDD          Y20, Y11, Y11
+	VPSLLD          $0x10, 960(DI), Y2
+	VPSLLD          $0x10, 992(DI), Y9
+	VPSRLD          $0x0f, 832(DI), Y1
+	VPSRLD          $0x0f, 864(DI), Y10
+	VPTERNLOGD      $0x96, Y2, Y1, Y4
+	VPTERNLOGD      $0x96, Y9, Y10, Y11
+	VMOVDQA64       Y4, 2880(DI)
+	VMOVDQA64       Y11, 2912(DI)
+	VPBLENDMB       Y3, Y5, K1, Y17
+	VPBLENDMB       Y23, Y12, K1, Y20
+	VPBLENDMB       Y5, Y3, K1, Y3
+	VPBLENDMB       Y12, Y23, K1, Y23
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y23, Y19
+	VPSLLD          $0x10, 576(DI), Y5
+	VPSLLD          $0x10, 608(DI), Y12
+	VMOVDQA64       832(DI), Y8
+	VMOVDQA64       864(DI), Y15
+	VPSRLD          $0x0f, 448(DI), Y4
+	VPSRLD          $0x0f, 480(DI), Y11
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y4, Y5, Y5
+	VPADDD          Y11, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 320(DI), Y3
+	VPSLLD          $0x10, 352(DI), Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 192(DI), Y4
+	VPSRLD          $0x0f, 224(DI), Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y4, Y3
+	VPTERNLOGD      $0x96, Y20, Y11, Y23
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 64(DI), Y8
+	VPSLLD          $0x14, 96(DI), Y15
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y23, Y23
+	VPSRLD          $0x0b, 64(DI), Y6
+	VPSRLD          $0x0b, 96(DI), Y13
+	VPBLENDMW       Y3, Y5, K2, Y4
+	VPBLENDMW       Y23, Y12, K2, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y3, K2, Y1
+	VPBLENDMW       Y12, Y23, K2, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y11, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y4, Y5
+	VPROLD          $0x0a, Y11, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y4, Y2
+	VPROLD          $0x12, Y11, Y9
+	VPSLLD          $0x15, 448(DI), Y8
+	VPSLLD          $0x15, 480(DI), Y15
+	VPTERNLOGD      $0x96, Y2, Y5, Y3
+	VPTERNLOGD      $0x96, Y9, Y12, Y23
+	VPSRLD          $0x0a, 448(DI), Y6
+	VPSRLD          $0x0a, 480(DI), Y13
+	VPROLD          $0x1a, Y4, Y5
+	VPROLD          $0x1a, Y11, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y23, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y1, Y2
+	VPROLD          $0x08, Y10, Y9
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y1, Y5
+	VPROLD          $0x0e, Y10, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y1, Y3
+	VPROLD          $0x16, Y10, Y23
+	VPSLLD          $0x11, 640(DI), Y8
+	VPSLLD          $0x11, 672(DI), Y15
+	VPTERNLOGD      $0x96, Y3, Y5, Y2
+	VPTERNLOGD      $0x96, Y23, Y12, Y9
+	VPSRLD          $0x0e, 640(DI), Y6
+	VPSRLD          $0x0e, 672(DI), Y13
+	VPROLD          $0x1e, Y1, Y5
+	VPROLD          $0x1e, Y10, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y2, Y1
+	VPTERNLOGD      $0x96, Y12, Y9, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y1, Y4, K1, Y3
+	VPBLENDMB       Y10, Y11, K1, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y4, Y1, K1, Y5
+	VPBLENDMB       Y11, Y10, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y10
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y3, Y4
+	VPSRLD          $0x04, Y23, Y11
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y1, Y25, Y2
+	VPSHUFB         Y10, Y25, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y4
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y4, Y26, Y2
+	VPSHUFB         Y11, Y26, Y9
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y1, Y2, Y2
+	VPXORD          Y10, Y9, Y9
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y2, Y27, Y1
+	VPSHUFB         Y9, Y27, Y10
+	VMOVDQA64       Y18, 832(DI)
+	VMOVDQA64       Y21, 864(DI)
+	VPADDB          Y4, Y4, Y4
+	VPADDB          Y11, Y11, Y11
+	VPXORD          Y4, Y1, Y1
+	VPXORD          Y11, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y3, Y28, Y3
+	VPSHUFB         Y23, Y28, Y23
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y3, Y5, Y5
+	VPXORD          Y23, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y3
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y9
+	VEXTRACTI128    $0x01, Y3, X2
+	VEXTRACTI128    $0x01, Y9, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VINSERTI128     $0x01, X2, Y3, Y5
+	VINSERTI128     $0x01, X11, Y9, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y2, Y30, Y2
+	VPSHUFB         Y11, Y30, Y11
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y2, Y5, Y5
+	VPXORD          Y11, Y12, Y12
+	VPADDD          Y18, Y18, Y2
+	VPADDD          Y21, Y21, Y11
+	VPBLENDMW       768(DI), Y2, K2, Y2
+	VPBLENDMW       800(DI), Y11, K2, Y11
+	VPXORD          Y16, Y2, Y2
+	VPXORD          Y19, Y11, Y11
+	VPADDD          Y17, Y2, Y2
+	VPADDD          Y20, Y11, Y11
+	VPSLLD          $0x10, (DI), Y3
+	VPSLLD          $0x10, 32(DI), Y9
+	VPSRLD          $0x0f, 896(DI), Y4
+	VPSRLD          $0x0f, 928(DI), Y23
+	VPTERNLOGD      $0x96, Y3, Y4, Y2
+	VPTERNLOGD      $0x96, Y9, Y23, Y11
+	VMOVDQA64       Y2, 2944(DI)
+	VMOVDQA64       Y11, 2976(DI)
+	VPBLENDMB       Y1, Y5, K1, Y17
+	VPBLENDMB       Y10, Y12, K1, Y20
+	VPBLENDMB       Y5, Y1, K1, Y1
+	VPBLENDMB       Y12, Y10, K1, Y10
+	VPRORD          $0x08, Y1, Y16
+	VPRORD          $0x08, Y10, Y19
+	VPSLLD          $0x10, 640(DI), Y5
+	VPSLLD          $0x10, 672(DI), Y12
+	VMOVDQA64       896(DI), Y8
+	VMOVDQA64       928(DI), Y15
+	VPSRLD          $0x0f, 512(DI), Y2
+	VPSRLD          $0x0f, 544(DI), Y11
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y2, Y5, Y5
+	VPADDD          Y11, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 384(DI), Y1
+	VPSLLD          $0x10, 416(DI), Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 256(DI), Y2
+	VPSRLD          $0x0f, 288(DI), Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y2, Y1
+	VPTERNLOGD      $0x96, Y20, Y11, Y10
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 128(DI), Y8
+	VPSLLD          $0x14, 160(DI), Y15
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y10, Y10
+	VPSRLD          $0x0b, 128(DI), Y6
+	VPSRLD          $0x0b, 160(DI), Y13
+	VPBLENDMW       Y1, Y5, K2, Y2
+	VPBLENDMW       Y10, Y12, K2, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y1, K2, Y4
+	VPBLENDMW       Y12, Y10, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y2, Y1
+	VPROLD          $0x08, Y11, Y10
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y2, Y5
+	VPROLD          $0x0a, Y11, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y2, Y3
+	VPROLD          $0x12, Y11, Y9
+	VPSLLD          $0x15, 512(DI), Y8
+	VPSLLD          $0x15, 544(DI), Y15
+	VPTERNLOGD      $0x96, Y3, Y5, Y1
+	VPTERNLOGD      $0x96, Y9, Y12, Y10
+	VPSRLD          $0x0a, 512(DI), Y6
+	VPSRLD          $0x0a, 544(DI), Y13
+	VPROLD          $0x1a, Y2, Y5
+	VPROLD          $0x1a, Y11, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y1, Y2
+	VPTERNLOGD      $0x96, Y12, Y10, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y23, Y9
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y4, Y5
+	VPROLD          $0x0e, Y23, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y4, Y1
+	VPROLD          $0x16, Y23, Y10
+	VPSLLD          $0x11, 704(DI), Y8
+	VPSLLD          $0x11, 736(DI), Y15
+	VPTERNLOGD      $0x96, Y1, Y5, Y3
+	VPTERNLOGD      $0x96, Y10, Y12, Y9
+	VPSRLD          $0x0e, 704(DI), Y6
+	VPSRLD          $0x0e, 736(DI), Y13
+	VPROLD          $0x1e, Y4, Y5
+	VPROLD          $0x1e, Y23, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y5, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y9, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y4, Y2, K1, Y1
+	VPBLENDMB       Y23, Y11, K1, Y10
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y2, Y4, K1, Y5
+	VPBLENDMB       Y11, Y23, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y23
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y1, Y2
+	VPSRLD          $0x04, Y10, Y11
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y23, Y25, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y2, Y26, Y3
+	VPSHUFB         Y11, Y26, Y9
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y23, Y9, Y9
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y9, Y27, Y23
+	VMOVDQA64       Y18, 896(DI)
+	VMOVDQA64       Y21, 928(DI)
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y11, Y11, Y11
+	VPXORD          Y2, Y4, Y4
+	VPXORD          Y11, Y23, Y23
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y1, Y28, Y1
+	VPSHUFB         Y10, Y28, Y10
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y1, Y5, Y5
+	VPXORD          Y10, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y1
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y10
+	VEXTRACTI128    $0x01, Y1, X3
+	VEXTRACTI128    $0x01, Y10, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X1, X1
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VINSERTI128     $0x01, X3, Y1, Y5
+	VINSERTI128     $0x01, X9, Y10, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y3, Y30, Y3
+	VPSHUFB         Y9, Y30, Y9
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y3, Y5, Y5
+	VPXORD          Y9, Y12, Y12
+	VPADDD          Y18, Y18, Y3
+	VPADDD          Y21, Y21, Y9
+	VPBLENDMW       832(DI), Y3, K2, Y3
+	VPBLENDMW       864(DI), Y9, K2, Y9
+	VPXORD          Y16, Y3, Y3
+	VPXORD          Y19, Y9, Y9
+	VPADDD          Y17, Y3, Y3
+	VPADDD          Y20, Y9, Y9
+	VPSLLD          $0x10, 64(DI), Y1
+	VPSLLD          $0x10, 96(DI), Y10
+	VPSRLD          $0x0f, 960(DI), Y2
+	VPSRLD          $0x0f, 992(DI), Y11
+	VPTERNLOGD      $0x96, Y1, Y2, Y3
+	VPTERNLOGD      $0x96, Y10, Y11, Y9
+	VMOVDQA64       Y3, 3008(DI)
+	VMOVDQA64       Y9, 3040(DI)
+	VPBLENDMB       Y4, Y5, K1, Y17
+	VPBLENDMB       Y23, Y12, K1, Y20
+	VPBLENDMB       Y5, Y4, K1, Y4
+	VPBLENDMB       Y12, Y23, K1, Y23
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y23, Y19
+	VMOVDQA64       960(DI), Y8
+	VMOVDQA64       992(DI), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 192(DI), Y8
+	VPSLLD          $0x14, 224(DI), Y15
+	VPSRLD          $0x0b, 192(DI), Y6
+	VPSRLD          $0x0b, 224(DI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 576(DI), Y8
+	VPSLLD          $0x15, 608(DI), Y15
+	VPSRLD          $0x0a, 576(DI), Y6
+	VPSRLD          $0x0a, 608(DI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 768(DI), Y8
+	VPSLLD          $0x11, 800(DI), Y15
+	VPSRLD          $0x0e, 768(DI), Y6
+	VPSRLD          $0x0e, 800(DI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 960(DI)
+	VMOVDQA64       Y21, 992(DI)
+	LEAQ            2048(DI), R8
+
+	// Transpose 16×16 words: 4×4 inside 128-bit lanes, then 4×4 lanes.
+	VMOVDQA64   (R8), Z8
+	VMOVDQA64   64(R8), Z7
+	VMOVDQA64   128(R8), Z6
+	VMOVDQA64   192(R8), Z5
+	VPUNPCKLDQ  Z7, Z8, Z4
+	VPUNPCKHDQ  Z7, Z8, Z3
+	VPUNPCKLDQ  Z5, Z6, Z2
+	VPUNPCKHDQ  Z5, Z6, Z1
+	VPUNPCKLQDQ Z2, Z4, Z8
+	VPUNPCKHQDQ Z2, Z4, Z7
+	VPUNPCKLQDQ Z1, Z3, Z6
+	VPUNPCKHQDQ Z1, Z3, Z5
+	VMOVDQA64   Z8, (R8)
+	VMOVDQA64   Z7, 64(R8)
+	VMOVDQA64   Z6, 128(R8)
+	VMOVDQA64   Z5, 192(R8)
+	VMOVDQA64   256(R8), Z1
+	VMOVDQA64   320(R8), Z2
+	VMOVDQA64   384(R8), Z3
+	VMOVDQA64   448(R8), Z4
+	VPUNPCKLDQ  Z2, Z1, Z5
+	VPUNPCKHDQ  Z2, Z1, Z6
+	VPUNPCKLDQ  Z4, Z3, Z7
+	VPUNPCKHDQ  Z4, Z3, Z8
+	VPUNPCKLQDQ Z7, Z5, Z1
+	VPUNPCKHQDQ Z7, Z5, Z2
+	VPUNPCKLQDQ Z8, Z6, Z3
+	VPUNPCKHQDQ Z8, Z6, Z4
+	VMOVDQA64   Z1, 256(R8)
+	VMOVDQA64   Z2, 320(R8)
+	VMOVDQA64   Z3, 384(R8)
+	VMOVDQA64   Z4, 448(R8)
+	VMOVDQA64   512(R8), Z8
+	VMOVDQA64   576(R8), Z7
+	VMOVDQA64   640(R8), Z6
+	VMOVDQA64   704(R8), Z5
+	VPUNPCKLDQ  Z7, Z8, Z4
+	VPUNPCKHDQ  Z7, Z8, Z3
+	VPUNPCKLDQ  Z5, Z6, Z2
+	VPUNPCKHDQ  Z5, Z6, Z1
+	VPUNPCKLQDQ Z2, Z4, Z8
+	VPUNPCKHQDQ Z2, Z4, Z7
+	VPUNPCKLQDQ Z1, Z3, Z6
+	VPUNPCKHQDQ Z1, Z3, Z5
+	VMOVDQA64   Z8, 512(R8)
+	VMOVDQA64   Z7, 576(R8)
+	VMOVDQA64   Z6, 640(R8)
+	VMOVDQA64   Z5, 704(R8)
+	VMOVDQA64   768(R8), Z1
+	VMOVDQA64   832(R8), Z2
+	VMOVDQA64   896(R8), Z3
+	VMOVDQA64   960(R8), Z4
+	VPUNPCKLDQ  Z2, Z1, Z5
+	VPUNPCKHDQ  Z2, Z1, Z6
+	VPUNPCKLDQ  Z4, Z3, Z7
+	VPUNPCKHDQ  Z4, Z3, Z8
+	VPUNPCKLQDQ Z7, Z5, Z1
+	VPUNPCKHQDQ Z7, Z5, Z2
+	VPUNPCKLQDQ Z8, Z6, Z3
+	VPUNPCKHQDQ Z8, Z6, Z4
+	VMOVDQA64   Z1, 768(R8)
+	VMOVDQA64   Z2, 832(R8)
+	VMOVDQA64   Z3, 896(R8)
+	VMOVDQA64   Z4, 960(R8)
+	VMOVDQA64   (R8), Z8
+	VMOVDQA64   256(R8), Z7
+	VMOVDQA64   512(R8), Z6
+	VMOVDQA64   768(R8), Z5
+	VSHUFI32X4  $0x88, Z7, Z8, Z4
+	VSHUFI32X4  $0xdd, Z7, Z8, Z3
+	VSHUFI32X4  $0x88, Z5, Z6, Z2
+	VSHUFI32X4  $0xdd, Z5, Z6, Z1
+	VSHUFI32X4  $0x88, Z2, Z4, Z8
+	VSHUFI32X4  $0x88, Z1, Z3, Z7
+	VSHUFI32X4  $0xdd, Z2, Z4, Z6
+	VSHUFI32X4  $0xdd, Z1, Z3, Z5
+	MOVQ        (CX), R9
+	TESTQ       R9, R9
+	JZ          xor16_skip_0
+	MOVQ        (DX), R10
+	VPSHUFB     zuc_consts<>+576(SB), Z8, Z8
+	VPXORD      (R10)(SI*1), Z8, Z8
+	VMOVDQU32   Z8, (R9)(SI*1)
+
+xor16_skip_0:
+	MOVQ      32(CX), R9
+	TESTQ     R9, R9
+	JZ        xor16_skip_4
+	MOVQ      32(DX), R10
+	VPSHUFB   zuc_consts<>+576(SB), Z7, Z7
+	VPXORD    (R10)(SI*1), Z7, Z7
+	VMOVDQU32 Z7, (R9)(SI*1)
+
+xor16_skip_4:
+	MOVQ      64(CX), R9
+	TESTQ     R9, R9
+	JZ        xor16_skip_8
+	MOVQ      64(DX), R10
+	VPSHUFB   zuc_consts<>+576(SB), Z6, Z6
+	VPXORD    (R10)(SI*1), Z6, Z6
+	VMOVDQU32 Z6, (R9)(SI*1)
+
+xor16_skip_8:
+	MOVQ      96(CX), R9
+	TESTQ     R9, R9
+	JZ        xor16_skip_12
+	MOVQ      96(DX), R10
+	VPSHUFB   zuc_consts<>+576(SB), Z5, Z5
+	VPXORD    (R10)(SI*1), Z5, Z5
+	VMOVDQU32 Z5, (R9)(SI*1)
+
+xor16_skip_12:
+	VMOVDQA64  64(R8), Z5
+	VMOVDQA64  320(R8), Z6
+	VMOVDQA64  576(R8), Z7
+	VMOVDQA64  832(R8), Z8
+	VSHUFI32X4 $0x88, Z6, Z5, Z1
+	VSHUFI32X4 $0xdd, Z6, Z5, Z2
+	VSHUFI32X4 $0x88, Z8, Z7, Z3
+	VSHUFI32X4 $0xdd, Z8, Z7, Z4
+	VSHUFI32X4 $0x88, Z3, Z1, Z5
+	VSHUFI32X4 $0x88, Z4, Z2, Z6
+	VSHUFI32X4 $0xdd, Z3, Z1, Z7
+	VSHUFI32X4 $0xdd, Z4, Z2, Z8
+	MOVQ       8(CX), R9
+	TESTQ      R9, R9
+	JZ         xor16_skip_1
+	MOVQ       8(DX), R10
+	VPSHUFB    zuc_consts<>+576(SB), Z5, Z5
+	VPXORD     (R10)(SI*1), Z5, Z5
+	VMOVDQU32  Z5, (R9)(SI*1)
+
+xor16_skip_1:
+	MOVQ      40(CX), R9
+	TESTQ     R9, R9
+	JZ        xor16_skip_5
+	MOVQ      40(DX), R10
+	VPSHUFB   zuc_consts<>+576(SB), Z6, Z6
+	VPXORD    (R10)(SI*1), Z6, Z6
+	VMOVDQU32 Z6, (R9)(SI*1)
+
+xor16_skip_5:
+	MOVQ      72(CX), R9
+	TESTQ     R9, R9
+	JZ        xor16_skip_9
+	MOVQ      72(DX), R10
+	VPSHUFB   zuc_consts<>+576(SB), Z7, Z7
+	VPXORD    (R10)(SI*1), Z7, Z7
+	VMOVDQU32 Z7, (R9)(SI*1)
+
+xor16_skip_9:
+	MOVQ      104(CX), R9
+	TESTQ     R9, R9
+	JZ        xor16_skip_13
+	MOVQ      104(DX), R10
+	VPSHUFB   zuc_consts<>+576(SB), Z8, Z8
+	VPXORD    (R10)(SI*1), Z8, Z8
+	VMOVDQU32 Z8, (R9)(SI*1)
+
+xor16_skip_13:
+	VMOVDQA64  128(R8), Z8
+	VMOVDQA64  384(R8), Z7
+	VMOVDQA64  640(R8), Z6
+	VMOVDQA64  896(R8), Z5
+	VSHUFI32X4 $0x88, Z7, Z8, Z4
+	VSHUFI32X4 $0xdd, Z7, Z8, Z3
+	VSHUFI32X4 $0x88, Z5, Z6, Z2
+	VSHUFI32X4 $0xdd, Z5, Z6, Z1
+	VSHUFI32X4 $0x88, Z2, Z4, Z8
+	VSHUFI32X4 $0x88, Z1, Z3, Z7
+	VSHUFI32X4 $0xdd, Z2, Z4, Z6
+	VSHUFI32X4 $0xdd, Z1, Z3, Z5
+	MOVQ       16(CX), R9
+	TESTQ      R9, R9
+	JZ         xor16_skip_2
+	MOVQ       16(DX), R10
+	VPSHUFB    zuc_consts<>+576(SB), Z8, Z8
+	VPXORD     (R10)(SI*1), Z8, Z8
+	VMOVDQU32  Z8, (R9)(SI*1)
+
+xor16_skip_2:
+	MOVQ      48(CX), R9
+	TESTQ     R9, R9
+	JZ        xor16_skip_6
+	MOVQ      48(DX), R10
+	VPSHUFB   zuc_consts<>+576(SB), Z7, Z7
+	VPXORD    (R10)(SI*1), Z7, Z7
+	VMOVDQU32 Z7, (R9)(SI*1)
+
+xor16_skip_6:
+	MOVQ      80(CX), R9
+	TESTQ     R9, R9
+	JZ        xor16_skip_10
+	MOVQ      80(DX), R10
+	VPSHUFB   zuc_consts<>+576(SB), Z6, Z6
+	VPXORD    (R10)(SI*1), Z6, Z6
+	VMOVDQU32 Z6, (R9)(SI*1)
+
+xor16_skip_10:
+	MOVQ      112(CX), R9
+	TESTQ     R9, R9
+	JZ        xor16_skip_14
+	MOVQ      112(DX), R10
+	VPSHUFB   zuc_consts<>+576(SB), Z5, Z5
+	VPXORD    (R10)(SI*1), Z5, Z5
+	VMOVDQU32 Z5, (R9)(SI*1)
+
+xor16_skip_14:
+	VMOVDQA64  192(R8), Z5
+	VMOVDQA64  448(R8), Z6
+	VMOVDQA64  704(R8), Z7
+	VMOVDQA64  960(R8), Z8
+	VSHUFI32X4 $0x88, Z6, Z5, Z1
+	VSHUFI32X4 $0xdd, Z6, Z5, Z2
+	VSHUFI32X4 $0x88, Z8, Z7, Z3
+	VSHUFI32X4 $0xdd, Z8, Z7, Z4
+	VSHUFI32X4 $0x88, Z3, Z1, Z5
+	VSHUFI32X4 $0x88, Z4, Z2, Z6
+	VSHUFI32X4 $0xdd, Z3, Z1, Z7
+	VSHUFI32X4 $0xdd, Z4, Z2, Z8
+	MOVQ       24(CX), R8
+	TESTQ      R8, R8
+	JZ         xor16_skip_3
+	MOVQ       24(DX), R9
+	VPSHUFB    zuc_consts<>+576(SB), Z5, Z5
+	VPXORD     (R9)(SI*1), Z5, Z5
+	VMOVDQU32  Z5, (R8)(SI*1)
+
+xor16_skip_3:
+	MOVQ      56(CX), R8
+	TESTQ     R8, R8
+	JZ        xor16_skip_7
+	MOVQ      56(DX), R9
+	VPSHUFB   zuc_consts<>+576(SB), Z6, Z6
+	VPXORD    (R9)(SI*1), Z6, Z6
+	VMOVDQU32 Z6, (R8)(SI*1)
+
+xor16_skip_7:
+	MOVQ      88(CX), R8
+	TESTQ     R8, R8
+	JZ        xor16_skip_11
+	MOVQ      88(DX), R9
+	VPSHUFB   zuc_consts<>+576(SB), Z7, Z7
+	VPXORD    (R9)(SI*1), Z7, Z7
+	VMOVDQU32 Z7, (R8)(SI*1)
+
+xor16_skip_11:
+	MOVQ      120(CX), R8
+	TESTQ     R8, R8
+	JZ        xor16_skip_15
+	MOVQ      120(DX), R9
+	VPSHUFB   zuc_consts<>+576(SB), Z8, Z8
+	VPXORD    (R9)(SI*1), Z8, Z8
+	VMOVDQU32 Z8, (R8)(SI*1)
+
+xor16_skip_15:
+	ADDQ      $0x40, SI
+	DECQ      BX
+	JNZ       xor16_loop
+	VMOVDQA64 (DI), Z8
+	VMOVDQU32 Z8, (AX)
+	VMOVDQA64 64(DI), Z8
+	VMOVDQU32 Z8, 64(AX)
+	VMOVDQA64 128(DI), Z8
+	VMOVDQU32 Z8, 128(AX)
+	VMOVDQA64 192(DI), Z8
+	VMOVDQU32 Z8, 192(AX)
+	VMOVDQA64 256(DI), Z8
+	VMOVDQU32 Z8, 256(AX)
+	VMOVDQA64 320(DI), Z8
+	VMOVDQU32 Z8, 320(AX)
+	VMOVDQA64 384(DI), Z8
+	VMOVDQU32 Z8, 384(AX)
+	VMOVDQA64 448(DI), Z8
+	VMOVDQU32 Z8, 448(AX)
+	VMOVDQA64 512(DI), Z8
+	VMOVDQU32 Z8, 512(AX)
+	VMOVDQA64 576(DI), Z8
+	VMOVDQU32 Z8, 576(AX)
+	VMOVDQA64 640(DI), Z8
+	VMOVDQU32 Z8, 640(AX)
+	VMOVDQA64 704(DI), Z8
+	VMOVDQU32 Z8, 704(AX)
+	VMOVDQA64 768(DI), Z8
+	VMOVDQU32 Z8, 768(AX)
+	VMOVDQA64 832(DI), Z8
+	VMOVDQU32 Z8, 832(AX)
+	VMOVDQA64 896(DI), Z8
+	VMOVDQU32 Z8, 896(AX)
+	VMOVDQA64 960(DI), Z8
+	VMOVDQU32 Z8, 960(AX)
+	VMOVDQU32 Y16, 1024(AX)
+	VMOVDQU32 Y17, 1088(AX)
+	VMOVDQU32 Y19, 1056(AX)
+	VMOVDQU32 Y20, 1120(AX)
+	VZEROUPPER
+	RET
+
+// func initKeyStream16AESNI(st *[544]uint32, ks *uint32, stride int, nblocks int)
+// Requires: AES, AVX, AVX2, AVX512BW, AVX512F, AVX512VL
+TEXT ·initKeyStream16AESNI(SB), $3136-32
+	MOVQ st+0(FP), AX
+	MOVQ ks+8(FP), CX
+	MOVQ stride+16(FP), DX
+	SHLQ $0x02, DX
+	MOVQ nblocks+24(FP), BX
+	LEAQ (SP), SI
+	ADDQ $0x3f, SI
+	ANDQ $-64, SI
+
+	// Constants: p = 2^31−1, the S0 tables, the byte and word masks.
+	VMOVDQU32 zuc_consts<>+0(SB), Y24
+	VMOVDQU32 zuc_consts<>+128(SB), Y25
+	VMOVDQU32 zuc_consts<>+192(SB), Y26
+	VMOVDQU32 zuc_consts<>+256(SB), Y27
+	MOVQ      $0xaaaaaaaaaaaaaaaa, DI
+	KMOVQ     DI, K1
+	MOVQ      $0x5555555555555555, DI
+	KMOVQ     DI, K2
+
+	// Copy the LFSR into the aligned rings (s_j and 2·s_j); R1, R2.
+	VMOVDQU32 (AX), Z8
+	VMOVDQA64 Z8, (SI)
+	VMOVDQU32 64(AX), Z8
+	VMOVDQA64 Z8, 64(SI)
+	VMOVDQU32 128(AX), Z8
+	VMOVDQA64 Z8, 128(SI)
+	VMOVDQU32 192(AX), Z8
+	VMOVDQA64 Z8, 192(SI)
+	VMOVDQU32 256(AX), Z8
+	VMOVDQA64 Z8, 256(SI)
+	VMOVDQU32 320(AX), Z8
+	VMOVDQA64 Z8, 320(SI)
+	VMOVDQU32 384(AX), Z8
+	VMOVDQA64 Z8, 384(SI)
+	VMOVDQU32 448(AX), Z8
+	VMOVDQA64 Z8, 448(SI)
+	VMOVDQU32 512(AX), Z8
+	VMOVDQA64 Z8, 512(SI)
+	VMOVDQU32 576(AX), Z8
+	VMOVDQA64 Z8, 576(SI)
+	VMOVDQU32 640(AX), Z8
+	VMOVDQA64 Z8, 640(SI)
+	VMOVDQU32 704(AX), Z8
+	VMOVDQA64 Z8, 704(SI)
+	VMOVDQU32 768(AX), Z8
+	VMOVDQA64 Z8, 768(SI)
+	VMOVDQU32 832(AX), Z8
+	VMOVDQA64 Z8, 832(SI)
+	VMOVDQU32 896(AX), Z8
+	VMOVDQA64 Z8, 896(SI)
+	VMOVDQU32 960(AX), Z8
+	VMOVDQA64 Z8, 960(SI)
+	VMOVDQU32 1024(AX), Y16
+	VMOVDQU32 1088(AX), Y17
+	VMOVDQA64 960(SI), Y18
+	VMOVDQU32 1056(AX), Y19
+	VMOVDQU32 1120(AX), Y20
+	VMOVDQA64 992(SI), Y21
+	VMOVDQU32 zuc_consts<>+1472(SB), Y28
+	VMOVDQU32 zuc_consts<>+1536(SB), Y29
+	VMOVDQU32 zuc_consts<>+1600(SB), Y30
+	VMOVDQU32 zuc_consts<>+1664(SB), Y31
+	MOVQ      $0x00000002, AX
+
+iks16_init:
+	// Initialisation round 0 (mod 16), both groups.
+	VPSLLD          $0x10, 704(SI), Y5
+	VPSLLD          $0x10, 736(SI), Y12
+	VPSRLD          $0x0f, 576(SI), Y3
+	VPSRLD          $0x0f, 608(SI), Y10
+	VPADDD          Y3, Y5, Y5
+	VPADDD          Y10, Y12, Y12
+	VPSLLD          $0x10, 448(SI), Y4
+	VPSLLD          $0x10, 480(SI), Y11
+	VPSRLD          $0x0f, 320(SI), Y3
+	VPSRLD          $0x0f, 352(SI), Y10
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y12, Y12
+	VPTERNLOGD      $0x96, Y17, Y3, Y4
+	VPTERNLOGD      $0x96, Y20, Y10, Y11
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y11, Y11
+	VPBLENDMW       Y4, Y5, K2, Y3
+	VPBLENDMW       Y11, Y12, K2, Y10
+	VPBLENDMW       Y5, Y4, K2, Y2
+	VPBLENDMW       Y12, Y11, K2, Y9
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y10, Y11
+	VPROLD          $0x0a, Y3, Y5
+	VPROLD          $0x0a, Y10, Y12
+	VPROLD          $0x12, Y3, Y1
+	VPROLD          $0x12, Y10, Y23
+	VPTERNLOGD      $0x96, Y1, Y5, Y4
+	VPTERNLOGD      $0x96, Y23, Y12, Y11
+	VPROLD          $0x1a, Y3, Y5
+	VPROLD          $0x1a, Y10, Y12
+	VPTERNLOGD      $0x96, Y5, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y11, Y10
+	VPROLD          $0x08, Y2, Y1
+	VPROLD          $0x08, Y9, Y23
+	VPROLD          $0x0e, Y2, Y5
+	VPROLD          $0x0e, Y9, Y12
+	VPROLD          $0x16, Y2, Y4
+	VPROLD          $0x16, Y9, Y11
+	VPTERNLOGD      $0x96, Y4, Y5, Y1
+	VPTERNLOGD      $0x96, Y11, Y12, Y23
+	VPROLD          $0x1e, Y2, Y5
+	VPROLD          $0x1e, Y9, Y12
+	VPTERNLOGD      $0x96, Y5, Y1, Y2
+	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPBLENDMB       Y2, Y3, K1, Y4
+	VPBLENDMB       Y9, Y10, K1, Y11
+	VPBLENDMB       Y3, Y2, K1, Y5
+	VPBLENDMB       Y10, Y9, K1, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y9
+	VPSRLD          $0x04, Y4, Y3
+	VPSRLD          $0x04, Y11, Y10
+	VPSHUFB         Y2, Y25, Y1
+	VPSHUFB         Y9, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y1, Y3
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y10
+	VPSHUFB         Y3, Y26, Y1
+	VPSHUFB         Y10, Y26, Y23
+	VPXORD          Y2, Y1, Y1
+	VPXORD          Y9, Y23, Y23
+	VPSHUFB         Y1, Y27, Y2
+	VPSHUFB         Y23, Y27, Y9
+	VPADDB          Y3, Y3, Y3
+	VPADDB          Y10, Y10, Y10
+	VPXORD          Y3, Y2, Y2
+	VPXORD          Y10, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y4, Y28, Y4
+	VPSHUFB         Y11, Y28, Y11
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y4, Y5, Y5
+	VPXORD          Y11, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y4
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y11
+	VEXTRACTI128    $0x01, Y4, X1
+	VEXTRACTI128    $0x01, Y11, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X1, X1
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VINSERTI128     $0x01, X1, Y4, Y5
+	VINSERTI128     $0x01, X10, Y11, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y1, Y30, Y1
+	VPSHUFB         Y10, Y30, Y10
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y1, Y5, Y5
+	VPXORD          Y10, Y12, Y12
+	VPADDD          Y18, Y18, Y1
+	VPADDD          Y21, Y21, Y10
+	VPBLENDMW       896(SI), Y1, K2, Y1
+	VPBLENDMW       928(SI), Y10, K2, Y10
+	VPXORD          Y16, Y1, Y1
+	VPXORD          Y19, Y10, Y10
+	VPADDD          Y17, Y1, Y1
+	VPADDD          Y20, Y10, Y10
+	VPBLENDMB       Y2, Y5, K1, Y17
+	VPBLENDMB       Y9, Y12, K1, Y20
+	VPBLENDMB       Y5, Y2, K1, Y2
+	VPBLENDMB       Y12, Y9, K1, Y9
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y9, Y19
+	VMOVDQA64       (SI), Y8
+	VMOVDQA64       32(SI), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 256(SI), Y8
+	VPSLLD          $0x14, 288(SI), Y15
+	VPSRLD          $0x0b, 256(SI), Y6
+	VPSRLD          $0x0b, 288(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 640(SI), Y8
+	VPSLLD          $0x15, 672(SI), Y15
+	VPSRLD          $0x0a, 640(SI), Y6
+	VPSRLD          $0x0a, 672(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 832(SI), Y8
+	VPSLLD          $0x11, 864(SI), Y15
+	VPSRLD          $0x0e, 832(SI), Y6
+	VPSRLD          $0x0e, 864(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y1, Y1
+	VPSRLD          $0x01, Y10, Y10
+	VPADDD          Y1, Y7, Y8
+	VPADDD          Y10, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, (SI)
+	VMOVDQA64       Y21, 32(SI)
+
+	// Initialisation round 1 (mod 16), both groups.
+	VPSLLD          $0x10, 768(SI), Y1
+	VPSLLD          $0x10, 800(SI), Y10
+	VPSRLD          $0x0f, 640(SI), Y2
+	VPSRLD          $0x0f, 672(SI), Y9
+	VPADDD          Y2, Y1, Y1
+	VPADDD          Y9, Y10, Y10
+	VPSLLD          $0x10, 512(SI), Y5
+	VPSLLD          $0x10, 544(SI), Y12
+	VPSRLD          $0x0f, 384(SI), Y2
+	VPSRLD          $0x0f, 416(SI), Y9
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y10, Y10
+	VPTERNLOGD      $0x96, Y17, Y2, Y5
+	VPTERNLOGD      $0x96, Y20, Y9, Y12
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y10, Y10
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPBLENDMW       Y5, Y1, K2, Y2
+	VPBLENDMW       Y12, Y10, K2, Y9
+	VPBLENDMW       Y1, Y5, K2, Y4
+	VPBLENDMW       Y10, Y12, K2, Y11
+	VPROLD          $0x08, Y2, Y5
+	VPROLD          $0x08, Y9, Y12
+	VPROLD          $0x0a, Y2, Y1
+	VPROLD          $0x0a, Y9, Y10
+	VPROLD          $0x12, Y2, Y3
+	VPROLD          $0x12, Y9, Y23
+	VPTERNLOGD      $0x96, Y3, Y1, Y5
+	VPTERNLOGD      $0x96, Y23, Y10, Y12
+	VPROLD          $0x1a, Y2, Y1
+	VPROLD          $0x1a, Y9, Y10
+	VPTERNLOGD      $0x96, Y1, Y5, Y2
+	VPTERNLOGD      $0x96, Y10, Y12, Y9
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y11, Y23
+	VPROLD          $0x0e, Y4, Y1
+	VPROLD          $0x0e, Y11, Y10
+	VPROLD          $0x16, Y4, Y5
+	VPROLD          $0x16, Y11, Y12
+	VPTERNLOGD      $0x96, Y5, Y1, Y3
+	VPTERNLOGD      $0x96, Y12, Y10, Y23
+	VPROLD          $0x1e, Y4, Y1
+	VPROLD          $0x1e, Y11, Y10
+	VPTERNLOGD      $0x96, Y1, Y3, Y4
+	VPTERNLOGD      $0x96, Y10, Y23, Y11
+	VPBLENDMB       Y4, Y2, K1, Y5
+	VPBLENDMB       Y11, Y9, K1, Y12
+	VPBLENDMB       Y2, Y4, K1, Y1
+	VPBLENDMB       Y9, Y11, K1, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y5, Y2
+	VPSRLD          $0x04, Y12, Y9
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y11, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y9
+	VPSHUFB         Y2, Y26, Y3
+	VPSHUFB         Y9, Y26, Y23
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y11, Y23, Y23
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y23, Y27, Y11
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y9, Y9, Y9
+	VPXORD          Y2, Y4, Y4
+	VPXORD          Y9, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y12
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y10
+	VPSHUFB         Y5, Y28, Y5
+	VPSHUFB         Y12, Y28, Y12
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y10, Y29, Y10
+	VPXORD          Y5, Y1, Y1
+	VPXORD          Y12, Y10, Y10
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y5
+	VPSHUFB         zuc_consts<>+1728(SB), Y10, Y12
+	VEXTRACTI128    $0x01, Y5, X3
+	VEXTRACTI128    $0x01, Y12, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X5, X5
+	VAESENCLAST     zuc_consts<>+1792(SB), X12, X12
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VINSERTI128     $0x01, X3, Y5, Y1
+	VINSERTI128     $0x01, X9, Y12, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y9
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y10
+	VPSHUFB         Y3, Y30, Y3
+	VPSHUFB         Y9, Y30, Y9
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y10, Y31, Y10
+	VPXORD          Y3, Y1, Y1
+	VPXORD          Y9, Y10, Y10
+	VPADDD          Y18, Y18, Y3
+	VPADDD          Y21, Y21, Y9
+	VPBLENDMW       960(SI), Y3, K2, Y3
+	VPBLENDMW       992(SI), Y9, K2, Y9
+	VPXORD          Y16, Y3, Y3
+	VPXORD          Y19, Y9, Y9
+	VPADDD          Y17, Y3, Y3
+	VPADDD          Y20, Y9, Y9
+	VPBLENDMB       Y4, Y1, K1, Y17
+	VPBLENDMB       Y11, Y10, K1, Y20
+	VPBLENDMB       Y1, Y4, K1, Y4
+	VPBLENDMB       Y10, Y11, K1, Y11
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y11, Y19
+	VMOVDQA64       64(SI), Y8
+	VMOVDQA64       96(SI), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 320(SI), Y8
+	VPSLLD          $0x14, 352(SI), Y15
+	VPSRLD          $0x0b, 320(SI), Y6
+	VPSRLD          $0x0b, 352(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 704(SI), Y8
+	VPSLLD          $0x15, 736(SI), Y15
+	VPSRLD          $0x0a, 704(SI), Y6
+	VPSRLD          $0x0a, 736(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 896(SI), Y8
+	VPSLLD          $0x11, 928(SI), Y15
+	VPSRLD          $0x0e, 896(SI), Y6
+	VPSRLD          $0x0e, 928(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y3, Y3
+	VPSRLD          $0x01, Y9, Y9
+	VPADDD          Y3, Y7, Y8
+	VPADDD          Y9, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 64(SI)
+	VMOVDQA64       Y21, 96(SI)
+
+	// Initialisation round 2 (mod 16), both groups.
+	VPSLLD          $0x10, 832(SI), Y3
+	VPSLLD          $0x10, 864(SI), Y9
+	VPSRLD          $0x0f, 704(SI), Y4
+	VPSRLD          $0x0f, 736(SI), Y11
+	VPADDD          Y4, Y3, Y3
+	VPADDD          Y11, Y9, Y9
+	VPSLLD          $0x10, 576(SI), Y1
+	VPSLLD          $0x10, 608(SI), Y10
+	VPSRLD          $0x0f, 448(SI), Y4
+	VPSRLD          $0x0f, 480(SI), Y11
+	VPADDD          Y16, Y3, Y3
+	VPADDD          Y19, Y9, Y9
+	VPTERNLOGD      $0x96, Y17, Y4, Y1
+	VPTERNLOGD      $0x96, Y20, Y11, Y10
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y9, Y9
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y10, Y10
+	VPBLENDMW       Y1, Y3, K2, Y4
+	VPBLENDMW       Y10, Y9, K2, Y11
+	VPBLENDMW       Y3, Y1, K2, Y5
+	VPBLENDMW       Y9, Y10, K2, Y12
+	VPROLD          $0x08, Y4, Y1
+	VPROLD          $0x08, Y11, Y10
+	VPROLD          $0x0a, Y4, Y3
+	VPROLD          $0x0a, Y11, Y9
+	VPROLD          $0x12, Y4, Y2
+	VPROLD          $0x12, Y11, Y23
+	VPTERNLOGD      $0x96, Y2, Y3, Y1
+	VPTERNLOGD      $0x96, Y23, Y9, Y10
+	VPROLD          $0x1a, Y4, Y3
+	VPROLD          $0x1a, Y11, Y9
+	VPTERNLOGD      $0x96, Y3, Y1, Y4
+	VPTERNLOGD      $0x96, Y9, Y10, Y11
+	VPROLD          $0x08, Y5, Y2
+	VPROLD          $0x08, Y12, Y23
+	VPROLD          $0x0e, Y5, Y3
+	VPROLD          $0x0e, Y12, Y9
+	VPROLD          $0x16, Y5, Y1
+	VPROLD          $0x16, Y12, Y10
+	VPTERNLOGD      $0x96, Y1, Y3, Y2
+	VPTERNLOGD      $0x96, Y10, Y9, Y23
+	VPROLD          $0x1e, Y5, Y3
+	VPROLD          $0x1e, Y12, Y9
+	VPTERNLOGD      $0x96, Y3, Y2, Y5
+	VPTERNLOGD      $0x96, Y9, Y23, Y12
+	VPBLENDMB       Y5, Y4, K1, Y1
+	VPBLENDMB       Y12, Y11, K1, Y10
+	VPBLENDMB       Y4, Y5, K1, Y3
+	VPBLENDMB       Y11, Y12, K1, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y12
+	VPSRLD          $0x04, Y1, Y4
+	VPSRLD          $0x04, Y10, Y11
+	VPSHUFB         Y5, Y25, Y2
+	VPSHUFB         Y12, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y4
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y11
+	VPSHUFB         Y4, Y26, Y2
+	VPSHUFB         Y11, Y26, Y23
+	VPXORD          Y5, Y2, Y2
+	VPXORD          Y12, Y23, Y23
+	VPSHUFB         Y2, Y27, Y5
+	VPSHUFB         Y23, Y27, Y12
+	VPADDB          Y4, Y4, Y4
+	VPADDB          Y11, Y11, Y11
+	VPXORD          Y4, Y5, Y5
+	VPXORD          Y11, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y10
+	VPSRLD          $0x04, Y3, Y3
+	VPSRLD          $0x04, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y9
+	VPSHUFB         Y1, Y28, Y1
+	VPSHUFB         Y10, Y28, Y10
+	VPSHUFB         Y3, Y29, Y3
+	VPSHUFB         Y9, Y29, Y9
+	VPXORD          Y1, Y3, Y3
+	VPXORD          Y10, Y9, Y9
+	VPSHUFB         zuc_consts<>+1728(SB), Y3, Y1
+	VPSHUFB         zuc_consts<>+1728(SB), Y9, Y10
+	VEXTRACTI128    $0x01, Y1, X2
+	VEXTRACTI128    $0x01, Y10, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X1, X1
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VINSERTI128     $0x01, X2, Y1, Y3
+	VINSERTI128     $0x01, X11, Y10, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y11
+	VPSRLD          $0x04, Y3, Y3
+	VPSRLD          $0x04, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y9
+	VPSHUFB         Y2, Y30, Y2
+	VPSHUFB         Y11, Y30, Y11
+	VPSHUFB         Y3, Y31, Y3
+	VPSHUFB         Y9, Y31, Y9
+	VPXORD          Y2, Y3, Y3
+	VPXORD          Y11, Y9, Y9
+	VPADDD          Y18, Y18, Y2
+	VPADDD          Y21, Y21, Y11
+	VPBLENDMW       (SI), Y2, K2, Y2
+	VPBLENDMW       32(SI), Y11, K2, Y11
+	VPXORD          Y16, Y2, Y2
+	VPXORD          Y19, Y11, Y11
+	VPADDD          Y17, Y2, Y2
+	VPADDD          Y20, Y11, Y11
+	VPBLENDMB       Y5, Y3, K1, Y17
+	VPBLENDMB       Y12, Y9, K1, Y20
+	VPBLENDMB       Y3, Y5, K1, Y5
+	VPBLENDMB       Y9, Y12, K1, Y12
+	VPRORD          $0x08, Y5, Y16
+	VPRORD          $0x08, Y12, Y19
+	VMOVDQA64       128(SI), Y8
+	VMOVDQA64       160(SI), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 384(SI), Y8
+	VPSLLD          $0x14, 416(SI), Y15
+	VPSRLD          $0x0b, 384(SI), Y6
+	VPSRLD          $0x0b, 416(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 768(SI), Y8
+	VPSLLD          $0x15, 800(SI), Y15
+	VPSRLD          $0x0a, 768(SI), Y6
+	VPSRLD          $0x0a, 800(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 960(SI), Y8
+	VPSLLD          $0x11, 992(SI), Y15
+	VPSRLD          $0x0e, 960(SI), Y6
+	VPSRLD          $0x0e, 992(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y2, Y2
+	VPSRLD          $0x01, Y11, Y11
+	VPADDD          Y2, Y7, Y8
+	VPADDD          Y11, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 128(SI)
+	VMOVDQA64       Y21, 160(SI)
+
+	// Initialisation round 3 (mod 16), both groups.
+	VPSLLD          $0x10, 896(SI), Y2
+	VPSLLD          $0x10, 928(SI), Y11
+	VPSRLD          $0x0f, 768(SI), Y5
+	VPSRLD          $0x0f, 800(SI), Y12
+	VPADDD          Y5, Y2, Y2
+	VPADDD          Y12, Y11, Y11
+	VPSLLD          $0x10, 640(SI), Y3
+	VPSLLD          $0x10, 672(SI), Y9
+	VPSRLD          $0x0f, 512(SI), Y5
+	VPSRLD          $0x0f, 544(SI), Y12
+	VPADDD          Y16, Y2, Y2
+	VPADDD          Y19, Y11, Y11
+	VPTERNLOGD      $0x96, Y17, Y5, Y3
+	VPTERNLOGD      $0x96, Y20, Y12, Y9
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y11, Y11
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y9, Y9
+	VPBLENDMW       Y3, Y2, K2, Y5
+	VPBLENDMW       Y9, Y11, K2, Y12
+	VPBLENDMW       Y2, Y3, K2, Y1
+	VPBLENDMW       Y11, Y9, K2, Y10
+	VPROLD          $0x08, Y5, Y3
+	VPROLD          $0x08, Y12, Y9
+	VPROLD          $0x0a, Y5, Y2
+	VPROLD          $0x0a, Y12, Y11
+	VPROLD          $0x12, Y5, Y4
+	VPROLD          $0x12, Y12, Y23
+	VPTERNLOGD      $0x96, Y4, Y2, Y3
+	VPTERNLOGD      $0x96, Y23, Y11, Y9
+	VPROLD          $0x1a, Y5, Y2
+	VPROLD          $0x1a, Y12, Y11
+	VPTERNLOGD      $0x96, Y2, Y3, Y5
+	VPTERNLOGD      $0x96, Y11, Y9, Y12
+	VPROLD          $0x08, Y1, Y4
+	VPROLD          $0x08, Y10, Y23
+	VPROLD          $0x0e, Y1, Y2
+	VPROLD          $0x0e, Y10, Y11
+	VPROLD          $0x16, Y1, Y3
+	VPROLD          $0x16, Y10, Y9
+	VPTERNLOGD      $0x96, Y3, Y2, Y4
+	VPTERNLOGD      $0x96, Y9, Y11, Y23
+	VPROLD          $0x1e, Y1, Y2
+	VPROLD          $0x1e, Y10, Y11
+	VPTERNLOGD      $0x96, Y2, Y4, Y1
+	VPTERNLOGD      $0x96, Y11, Y23, Y10
+	VPBLENDMB       Y1, Y5, K1, Y3
+	VPBLENDMB       Y10, Y12, K1, Y9
+	VPBLENDMB       Y5, Y1, K1, Y2
+	VPBLENDMB       Y12, Y10, K1, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y10
+	VPSRLD          $0x04, Y3, Y5
+	VPSRLD          $0x04, Y9, Y12
+	VPSHUFB         Y1, Y25, Y4
+	VPSHUFB         Y10, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y5
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y12
+	VPSHUFB         Y5, Y26, Y4
+	VPSHUFB         Y12, Y26, Y23
+	VPXORD          Y1, Y4, Y4
+	VPXORD          Y10, Y23, Y23
+	VPSHUFB         Y4, Y27, Y1
+	VPSHUFB         Y23, Y27, Y10
+	VPADDB          Y5, Y5, Y5
+	VPADDB          Y12, Y12, Y12
+	VPXORD          Y5, Y1, Y1
+	VPXORD          Y12, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y9
+	VPSRLD          $0x04, Y2, Y2
+	VPSRLD          $0x04, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y11
+	VPSHUFB         Y3, Y28, Y3
+	VPSHUFB         Y9, Y28, Y9
+	VPSHUFB         Y2, Y29, Y2
+	VPSHUFB         Y11, Y29, Y11
+	VPXORD          Y3, Y2, Y2
+	VPXORD          Y9, Y11, Y11
+	VPSHUFB         zuc_consts<>+1728(SB), Y2, Y3
+	VPSHUFB         zuc_consts<>+1728(SB), Y11, Y9
+	VEXTRACTI128    $0x01, Y3, X4
+	VEXTRACTI128    $0x01, Y9, X12
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X12, X12
+	VINSERTI128     $0x01, X4, Y3, Y2
+	VINSERTI128     $0x01, X12, Y9, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y12
+	VPSRLD          $0x04, Y2, Y2
+	VPSRLD          $0x04, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y11
+	VPSHUFB         Y4, Y30, Y4
+	VPSHUFB         Y12, Y30, Y12
+	VPSHUFB         Y2, Y31, Y2
+	VPSHUFB         Y11, Y31, Y11
+	VPXORD          Y4, Y2, Y2
+	VPXORD          Y12, Y11, Y11
+	VPADDD          Y18, Y18, Y4
+	VPADDD          Y21, Y21, Y12
+	VPBLENDMW       64(SI), Y4, K2, Y4
+	VPBLENDMW       96(SI), Y12, K2, Y12
+	VPXORD          Y16, Y4, Y4
+	VPXORD          Y19, Y12, Y12
+	VPADDD          Y17, Y4, Y4
+	VPADDD          Y20, Y12, Y12
+	VPBLENDMB       Y1, Y2, K1, Y17
+	VPBLENDMB       Y10, Y11, K1, Y20
+	VPBLENDMB       Y2, Y1, K1, Y1
+	VPBLENDMB       Y11, Y10, K1, Y10
+	VPRORD          $0x08, Y1, Y16
+	VPRORD          $0x08, Y10, Y19
+	VMOVDQA64       192(SI), Y8
+	VMOVDQA64       224(SI), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 448(SI), Y8
+	VPSLLD          $0x14, 480(SI), Y15
+	VPSRLD          $0x0b, 448(SI), Y6
+	VPSRLD          $0x0b, 480(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 832(SI), Y8
+	VPSLLD          $0x15, 864(SI), Y15
+	VPSRLD          $0x0a, 832(SI), Y6
+	VPSRLD          $0x0a, 864(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, (SI), Y8
+	VPSLLD          $0x11, 32(SI), Y15
+	VPSRLD          $0x0e, (SI), Y6
+	VPSRLD          $0x0e, 32(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y4, Y4
+	VPSRLD          $0x01, Y12, Y12
+	VPADDD          Y4, Y7, Y8
+	VPADDD          Y12, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 192(SI)
+	VMOVDQA64       Y21, 224(SI)
+
+	// Initialisation round 4 (mod 16), both groups.
+	VPSLLD          $0x10, 960(SI), Y4
+	VPSLLD          $0x10, 992(SI), Y12
+	VPSRLD          $0x0f, 832(SI), Y1
+	VPSRLD          $0x0f, 864(SI), Y10
+	VPADDD          Y1, Y4, Y4
+	VPADDD          Y10, Y12, Y12
+	VPSLLD          $0x10, 704(SI), Y2
+	VPSLLD          $0x10, 736(SI), Y11
+	VPSRLD          $0x0f, 576(SI), Y1
+	VPSRLD          $0x0f, 608(SI), Y10
+	VPADDD          Y16, Y4, Y4
+	VPADDD          Y19, Y12, Y12
+	VPTERNLOGD      $0x96, Y17, Y1, Y2
+	VPTERNLOGD      $0x96, Y20, Y10, Y11
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y11, Y11
+	VPBLENDMW       Y2, Y4, K2, Y1
+	VPBLENDMW       Y11, Y12, K2, Y10
+	VPBLENDMW       Y4, Y2, K2, Y3
+	VPBLENDMW       Y12, Y11, K2, Y9
+	VPROLD          $0x08, Y1, Y2
+	VPROLD          $0x08, Y10, Y11
+	VPROLD          $0x0a, Y1, Y4
+	VPROLD          $0x0a, Y10, Y12
+	VPROLD          $0x12, Y1, Y5
+	VPROLD          $0x12, Y10, Y23
+	VPTERNLOGD      $0x96, Y5, Y4, Y2
+	VPTERNLOGD      $0x96, Y23, Y12, Y11
+	VPROLD          $0x1a, Y1, Y4
+	VPROLD          $0x1a, Y10, Y12
+	VPTERNLOGD      $0x96, Y4, Y2, Y1
+	VPTERNLOGD      $0x96, Y12, Y11, Y10
+	VPROLD          $0x08, Y3, Y5
+	VPROLD          $0x08, Y9, Y23
+	VPROLD          $0x0e, Y3, Y4
+	VPROLD          $0x0e, Y9, Y12
+	VPROLD          $0x16, Y3, Y2
+	VPROLD          $0x16, Y9, Y11
+	VPTERNLOGD      $0x96, Y2, Y4, Y5
+	VPTERNLOGD      $0x96, Y11, Y12, Y23
+	VPROLD          $0x1e, Y3, Y4
+	VPROLD          $0x1e, Y9, Y12
+	VPTERNLOGD      $0x96, Y4, Y5, Y3
+	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPBLENDMB       Y3, Y1, K1, Y2
+	VPBLENDMB       Y9, Y10, K1, Y11
+	VPBLENDMB       Y1, Y3, K1, Y4
+	VPBLENDMB       Y10, Y9, K1, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y9
+	VPSRLD          $0x04, Y2, Y1
+	VPSRLD          $0x04, Y11, Y10
+	VPSHUFB         Y3, Y25, Y5
+	VPSHUFB         Y9, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y5, Y1
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y10
+	VPSHUFB         Y1, Y26, Y5
+	VPSHUFB         Y10, Y26, Y23
+	VPXORD          Y3, Y5, Y5
+	VPXORD          Y9, Y23, Y23
+	VPSHUFB         Y5, Y27, Y3
+	VPSHUFB         Y23, Y27, Y9
+	VPADDB          Y1, Y1, Y1
+	VPADDB          Y10, Y10, Y10
+	VPXORD          Y1, Y3, Y3
+	VPXORD          Y10, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y4, Y4
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y2, Y28, Y2
+	VPSHUFB         Y11, Y28, Y11
+	VPSHUFB         Y4, Y29, Y4
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y2, Y4, Y4
+	VPXORD          Y11, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y4, Y2
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y11
+	VEXTRACTI128    $0x01, Y2, X5
+	VEXTRACTI128    $0x01, Y11, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X5, X5
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VINSERTI128     $0x01, X5, Y2, Y4
+	VINSERTI128     $0x01, X10, Y11, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y4, Y4
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y5, Y30, Y5
+	VPSHUFB         Y10, Y30, Y10
+	VPSHUFB         Y4, Y31, Y4
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y5, Y4, Y4
+	VPXORD          Y10, Y12, Y12
+	VPADDD          Y18, Y18, Y5
+	VPADDD          Y21, Y21, Y10
+	VPBLENDMW       128(SI), Y5, K2, Y5
+	VPBLENDMW       160(SI), Y10, K2, Y10
+	VPXORD          Y16, Y5, Y5
+	VPXORD          Y19, Y10, Y10
+	VPADDD          Y17, Y5, Y5
+	VPADDD          Y20, Y10, Y10
+	VPBLENDMB       Y3, Y4, K1, Y17
+	VPBLENDMB       Y9, Y12, K1, Y20
+	VPBLENDMB       Y4, Y3, K1, Y3
+	VPBLENDMB       Y12, Y9, K1, Y9
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y9, Y19
+	VMOVDQA64       256(SI), Y8
+	VMOVDQA64       288(SI), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 512(SI), Y8
+	VPSLLD          $0x14, 544(SI), Y15
+	VPSRLD          $0x0b, 512(SI), Y6
+	VPSRLD          $0x0b, 544(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 896(SI), Y8
+	VPSLLD          $0x15, 928(SI), Y15
+	VPSRLD          $0x0a, 896(SI), Y6
+	VPSRLD          $0x0a, 928(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 64(SI), Y8
+	VPSLLD          $0x11, 96(SI), Y15
+	VPSRLD          $0x0e, 64(SI), Y6
+	VPSRLD          $0x0e, 96(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y5, Y5
+	VPSRLD          $0x01, Y10, Y10
+	VPADDD          Y5, Y7, Y8
+	VPADDD          Y10, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 256(SI)
+	VMOVDQA64       Y21, 288(SI)
+
+	// Initialisation round 5 (mod 16), both groups.
+	VPSLLD          $0x10, (SI), Y5
+	VPSLLD          $0x10, 32(SI), Y10
+	VPSRLD          $0x0f, 896(SI), Y3
+	VPSRLD          $0x0f, 928(SI), Y9
+	VPADDD          Y3, Y5, Y5
+	VPADDD          Y9, Y10, Y10
+	VPSLLD          $0x10, 768(SI), Y4
+	VPSLLD          $0x10, 800(SI), Y12
+	VPSRLD          $0x0f, 640(SI), Y3
+	VPSRLD          $0x0f, 672(SI), Y9
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y10, Y10
+	VPTERNLOGD      $0x96, Y17, Y3, Y4
+	VPTERNLOGD      $0x96, Y20, Y9, Y12
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y10, Y10
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y12, Y12
+	VPBLENDMW       Y4, Y5, K2, Y3
+	VPBLENDMW       Y12, Y10, K2, Y9
+	VPBLENDMW       Y5, Y4, K2, Y2
+	VPBLENDMW       Y10, Y12, K2, Y11
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y9, Y12
+	VPROLD          $0x0a, Y3, Y5
+	VPROLD          $0x0a, Y9, Y10
+	VPROLD          $0x12, Y3, Y1
+	VPROLD          $0x12, Y9, Y23
+	VPTERNLOGD      $0x96, Y1, Y5, Y4
+	VPTERNLOGD      $0x96, Y23, Y10, Y12
+	VPROLD          $0x1a, Y3, Y5
+	VPROLD          $0x1a, Y9, Y10
+	VPTERNLOGD      $0x96, Y5, Y4, Y3
+	VPTERNLOGD      $0x96, Y10, Y12, Y9
+	VPROLD          $0x08, Y2, Y1
+	VPROLD          $0x08, Y11, Y23
+	VPROLD          $0x0e, Y2, Y5
+	VPROLD          $0x0e, Y11, Y10
+	VPROLD          $0x16, Y2, Y4
+	VPROLD          $0x16, Y11, Y12
+	VPTERNLOGD      $0x96, Y4, Y5, Y1
+	VPTERNLOGD      $0x96, Y12, Y10, Y23
+	VPROLD          $0x1e, Y2, Y5
+	VPROLD          $0x1e, Y11, Y10
+	VPTERNLOGD      $0x96, Y5, Y1, Y2
+	VPTERNLOGD      $0x96, Y10, Y23, Y11
+	VPBLENDMB       Y2, Y3, K1, Y4
+	VPBLENDMB       Y11, Y9, K1, Y12
+	VPBLENDMB       Y3, Y2, K1, Y5
+	VPBLENDMB       Y9, Y11, K1, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y4, Y3
+	VPSRLD          $0x04, Y12, Y9
+	VPSHUFB         Y2, Y25, Y1
+	VPSHUFB         Y11, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y1, Y3
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y9
+	VPSHUFB         Y3, Y26, Y1
+	VPSHUFB         Y9, Y26, Y23
+	VPXORD          Y2, Y1, Y1
+	VPXORD          Y11, Y23, Y23
+	VPSHUFB         Y1, Y27, Y2
+	VPSHUFB         Y23, Y27, Y11
+	VPADDB          Y3, Y3, Y3
+	VPADDB          Y9, Y9, Y9
+	VPXORD          Y3, Y2, Y2
+	VPXORD          Y9, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y12
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y10
+	VPSHUFB         Y4, Y28, Y4
+	VPSHUFB         Y12, Y28, Y12
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y10, Y29, Y10
+	VPXORD          Y4, Y5, Y5
+	VPXORD          Y12, Y10, Y10
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y4
+	VPSHUFB         zuc_consts<>+1728(SB), Y10, Y12
+	VEXTRACTI128    $0x01, Y4, X1
+	VEXTRACTI128    $0x01, Y12, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X12, X12
+	VAESENCLAST     zuc_consts<>+1792(SB), X1, X1
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VINSERTI128     $0x01, X1, Y4, Y5
+	VINSERTI128     $0x01, X9, Y12, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y9
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y10
+	VPSHUFB         Y1, Y30, Y1
+	VPSHUFB         Y9, Y30, Y9
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y10, Y31, Y10
+	VPXORD          Y1, Y5, Y5
+	VPXORD          Y9, Y10, Y10
+	VPADDD          Y18, Y18, Y1
+	VPADDD          Y21, Y21, Y9
+	VPBLENDMW       192(SI), Y1, K2, Y1
+	VPBLENDMW       224(SI), Y9, K2, Y9
+	VPXORD          Y16, Y1, Y1
+	VPXORD          Y19, Y9, Y9
+	VPADDD          Y17, Y1, Y1
+	VPADDD          Y20, Y9, Y9
+	VPBLENDMB       Y2, Y5, K1, Y17
+	VPBLENDMB       Y11, Y10, K1, Y20
+	VPBLENDMB       Y5, Y2, K1, Y2
+	VPBLENDMB       Y10, Y11, K1, Y11
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y11, Y19
+	VMOVDQA64       320(SI), Y8
+	VMOVDQA64       352(SI), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 576(SI), Y8
+	VPSLLD          $0x14, 608(SI), Y15
+	VPSRLD          $0x0b, 576(SI), Y6
+	VPSRLD          $0x0b, 608(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 960(SI), Y8
+	VPSLLD          $0x15, 992(SI), Y15
+	VPSRLD          $0x0a, 960(SI), Y6
+	VPSRLD          $0x0a, 992(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 128(SI), Y8
+	VPSLLD          $0x11, 160(SI), Y15
+	VPSRLD          $0x0e, 128(SI), Y6
+	VPSRLD          $0x0e, 160(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y1, Y1
+	VPSRLD          $0x01, Y9, Y9
+	VPADDD          Y1, Y7, Y8
+	VPADDD          Y9, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 320(SI)
+	VMOVDQA64       Y21, 352(SI)
+
+	// Initialisation round 6 (mod 16), both groups.
+	VPSLLD          $0x10, 64(SI), Y1
+	VPSLLD          $0x10, 96(SI), Y9
+	VPSRLD          $0x0f, 960(SI), Y2
+	VPSRLD          $0x0f, 992(SI), Y11
+	VPADDD          Y2, Y1, Y1
+	VPADDD          Y11, Y9, Y9
+	VPSLLD          $0x10, 832(SI), Y5
+	VPSLLD          $0x10, 864(SI), Y10
+	VPSRLD          $0x0f, 704(SI), Y2
+	VPSRLD          $0x0f, 736(SI), Y11
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y9, Y9
+	VPTERNLOGD      $0x96, Y17, Y2, Y5
+	VPTERNLOGD      $0x96, Y20, Y11, Y10
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y9, Y9
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y10, Y10
+	VPBLENDMW       Y5, Y1, K2, Y2
+	VPBLENDMW       Y10, Y9, K2, Y11
+	VPBLENDMW       Y1, Y5, K2, Y4
+	VPBLENDMW       Y9, Y10, K2, Y12
+	VPROLD          $0x08, Y2, Y5
+	VPROLD          $0x08, Y11, Y10
+	VPROLD          $0x0a, Y2, Y1
+	VPROLD          $0x0a, Y11, Y9
+	VPROLD          $0x12, Y2, Y3
+	VPROLD          $0x12, Y11, Y23
+	VPTERNLOGD      $0x96, Y3, Y1, Y5
+	VPTERNLOGD      $0x96, Y23, Y9, Y10
+	VPROLD          $0x1a, Y2, Y1
+	VPROLD          $0x1a, Y11, Y9
+	VPTERNLOGD      $0x96, Y1, Y5, Y2
+	VPTERNLOGD      $0x96, Y9, Y10, Y11
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y12, Y23
+	VPROLD          $0x0e, Y4, Y1
+	VPROLD          $0x0e, Y12, Y9
+	VPROLD          $0x16, Y4, Y5
+	VPROLD          $0x16, Y12, Y10
+	VPTERNLOGD      $0x96, Y5, Y1, Y3
+	VPTERNLOGD      $0x96, Y10, Y9, Y23
+	VPROLD          $0x1e, Y4, Y1
+	VPROLD          $0x1e, Y12, Y9
+	VPTERNLOGD      $0x96, Y1, Y3, Y4
+	VPTERNLOGD      $0x96, Y9, Y23, Y12
+	VPBLENDMB       Y4, Y2, K1, Y5
+	VPBLENDMB       Y12, Y11, K1, Y10
+	VPBLENDMB       Y2, Y4, K1, Y1
+	VPBLENDMB       Y11, Y12, K1, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y12
+	VPSRLD          $0x04, Y5, Y2
+	VPSRLD          $0x04, Y10, Y11
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y12, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y11
+	VPSHUFB         Y2, Y26, Y3
+	VPSHUFB         Y11, Y26, Y23
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y12, Y23, Y23
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y23, Y27, Y12
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y11, Y11, Y11
+	VPXORD          Y2, Y4, Y4
+	VPXORD          Y11, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y10
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y9
+	VPSHUFB         Y5, Y28, Y5
+	VPSHUFB         Y10, Y28, Y10
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y9, Y29, Y9
+	VPXORD          Y5, Y1, Y1
+	VPXORD          Y10, Y9, Y9
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y5
+	VPSHUFB         zuc_consts<>+1728(SB), Y9, Y10
+	VEXTRACTI128    $0x01, Y5, X3
+	VEXTRACTI128    $0x01, Y10, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X5, X5
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VINSERTI128     $0x01, X3, Y5, Y1
+	VINSERTI128     $0x01, X11, Y10, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y11
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y9
+	VPSHUFB         Y3, Y30, Y3
+	VPSHUFB         Y11, Y30, Y11
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y9, Y31, Y9
+	VPXORD          Y3, Y1, Y1
+	VPXORD          Y11, Y9, Y9
+	VPADDD          Y18, Y18, Y3
+	VPADDD          Y21, Y21, Y11
+	VPBLENDMW       256(SI), Y3, K2, Y3
+	VPBLENDMW       288(SI), Y11, K2, Y11
+	VPXORD          Y16, Y3, Y3
+	VPXORD          Y19, Y11, Y11
+	VPADDD          Y17, Y3, Y3
+	VPADDD          Y20, Y11, Y11
+	VPBLENDMB       Y4, Y1, K1, Y17
+	VPBLENDMB       Y12, Y9, K1, Y20
+	VPBLENDMB       Y1, Y4, K1, Y4
+	VPBLENDMB       Y9, Y12, K1, Y12
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y12, Y19
+	VMOVDQA64       384(SI), Y8
+	VMOVDQA64       416(SI), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 640(SI), Y8
+	VPSLLD          $0x14, 672(SI), Y15
+	VPSRLD          $0x0b, 640(SI), Y6
+	VPSRLD          $0x0b, 672(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, (SI), Y8
+	VPSLLD          $0x15, 32(SI), Y15
+	VPSRLD          $0x0a, (SI), Y6
+	VPSRLD          $0x0a, 32(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 192(SI), Y8
+	VPSLLD          $0x11, 224(SI), Y15
+	VPSRLD          $0x0e, 192(SI), Y6
+	VPSRLD          $0x0e, 224(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y3, Y3
+	VPSRLD          $0x01, Y11, Y11
+	VPADDD          Y3, Y7, Y8
+	VPADDD          Y11, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 384(SI)
+	VMOVDQA64       Y21, 416(SI)
+
+	// Initialisation round 7 (mod 16), both groups.
+	VPSLLD          $0x10, 128(SI), Y3
+	VPSLLD          $0x10, 160(SI), Y11
+	VPSRLD          $0x0f, (SI), Y4
+	VPSRLD          $0x0f, 32(SI), Y12
+	VPADDD          Y4, Y3, Y3
+	VPADDD          Y12, Y11, Y11
+	VPSLLD          $0x10, 896(SI), Y1
+	VPSLLD          $0x10, 928(SI), Y9
+	VPSRLD          $0x0f, 768(SI), Y4
+	VPSRLD          $0x0f, 800(SI), Y12
+	VPADDD          Y16, Y3, Y3
+	VPADDD          Y19, Y11, Y11
+	VPTERNLOGD      $0x96, Y17, Y4, Y1
+	VPTERNLOGD      $0x96, Y20, Y12, Y9
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y11, Y11
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y9, Y9
+	VPBLENDMW       Y1, Y3, K2, Y4
+	VPBLENDMW       Y9, Y11, K2, Y12
+	VPBLENDMW       Y3, Y1, K2, Y5
+	VPBLENDMW       Y11, Y9, K2, Y10
+	VPROLD          $0x08, Y4, Y1
+	VPROLD          $0x08, Y12, Y9
+	VPROLD          $0x0a, Y4, Y3
+	VPROLD          $0x0a, Y12, Y11
+	VPROLD          $0x12, Y4, Y2
+	VPROLD          $0x12, Y12, Y23
+	VPTERNLOGD      $0x96, Y2, Y3, Y1
+	VPTERNLOGD      $0x96, Y23, Y11, Y9
+	VPROLD          $0x1a, Y4, Y3
+	VPROLD          $0x1a, Y12, Y11
+	VPTERNLOGD      $0x96, Y3, Y1, Y4
+	VPTERNLOGD      $0x96, Y11, Y9, Y12
+	VPROLD          $0x08, Y5, Y2
+	VPROLD          $0x08, Y10, Y23
+	VPROLD          $0x0e, Y5, Y3
+	VPROLD          $0x0e, Y10, Y11
+	VPROLD          $0x16, Y5, Y1
+	VPROLD          $0x16, Y10, Y9
+	VPTERNLOGD      $0x96, Y1, Y3, Y2
+	VPTERNLOGD      $0x96, Y9, Y11, Y23
+	VPROLD          $0x1e, Y5, Y3
+	VPROLD          $0x1e, Y10, Y11
+	VPTERNLOGD      $0x96, Y3, Y2, Y5
+	VPTERNLOGD      $0x96, Y11, Y23, Y10
+	VPBLENDMB       Y5, Y4, K1, Y1
+	VPBLENDMB       Y10, Y12, K1, Y9
+	VPBLENDMB       Y4, Y5, K1, Y3
+	VPBLENDMB       Y12, Y10, K1, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y10
+	VPSRLD          $0x04, Y1, Y4
+	VPSRLD          $0x04, Y9, Y12
+	VPSHUFB         Y5, Y25, Y2
+	VPSHUFB         Y10, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y4
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y12
+	VPSHUFB         Y4, Y26, Y2
+	VPSHUFB         Y12, Y26, Y23
+	VPXORD          Y5, Y2, Y2
+	VPXORD          Y10, Y23, Y23
+	VPSHUFB         Y2, Y27, Y5
+	VPSHUFB         Y23, Y27, Y10
+	VPADDB          Y4, Y4, Y4
+	VPADDB          Y12, Y12, Y12
+	VPXORD          Y4, Y5, Y5
+	VPXORD          Y12, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y9
+	VPSRLD          $0x04, Y3, Y3
+	VPSRLD          $0x04, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y11
+	VPSHUFB         Y1, Y28, Y1
+	VPSHUFB         Y9, Y28, Y9
+	VPSHUFB         Y3, Y29, Y3
+	VPSHUFB         Y11, Y29, Y11
+	VPXORD          Y1, Y3, Y3
+	VPXORD          Y9, Y11, Y11
+	VPSHUFB         zuc_consts<>+1728(SB), Y3, Y1
+	VPSHUFB         zuc_consts<>+1728(SB), Y11, Y9
+	VEXTRACTI128    $0x01, Y1, X2
+	VEXTRACTI128    $0x01, Y9, X12
+	VAESENCLAST     zuc_consts<>+1792(SB), X1, X1
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X12, X12
+	VINSERTI128     $0x01, X2, Y1, Y3
+	VINSERTI128     $0x01, X12, Y9, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y12
+	VPSRLD          $0x04, Y3, Y3
+	VPSRLD          $0x04, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y11
+	VPSHUFB         Y2, Y30, Y2
+	VPSHUFB         Y12, Y30, Y12
+	VPSHUFB         Y3, Y31, Y3
+	VPSHUFB         Y11, Y31, Y11
+	VPXORD          Y2, Y3, Y3
+	VPXORD          Y12, Y11, Y11
+	VPADDD          Y18, Y18, Y2
+	VPADDD          Y21, Y21, Y12
+	VPBLENDMW       320(SI), Y2, K2, Y2
+	VPBLENDMW       352(SI), Y12, K2, Y12
+	VPXORD          Y16, Y2, Y2
+	VPXORD          Y19, Y12, Y12
+	VPADDD          Y17, Y2, Y2
+	VPADDD          Y20, Y12, Y12
+	VPBLENDMB       Y5, Y3, K1, Y17
+	VPBLENDMB       Y10, Y11, K1, Y20
+	VPBLENDMB       Y3, Y5, K1, Y5
+	VPBLENDMB       Y11, Y10, K1, Y10
+	VPRORD          $0x08, Y5, Y16
+	VPRORD          $0x08, Y10, Y19
+	VMOVDQA64       448(SI), Y8
+	VMOVDQA64       480(SI), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 704(SI), Y8
+	VPSLLD          $0x14, 736(SI), Y15
+	VPSRLD          $0x0b, 704(SI), Y6
+	VPSRLD          $0x0b, 736(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 64(SI), Y8
+	VPSLLD          $0x15, 96(SI), Y15
+	VPSRLD          $0x0a, 64(SI), Y6
+	VPSRLD          $0x0a, 96(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 256(SI), Y8
+	VPSLLD          $0x11, 288(SI), Y15
+	VPSRLD          $0x0e, 256(SI), Y6
+	VPSRLD          $0x0e, 288(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y2, Y2
+	VPSRLD          $0x01, Y12, Y12
+	VPADDD          Y2, Y7, Y8
+	VPADDD          Y12, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 448(SI)
+	VMOVDQA64       Y21, 480(SI)
+
+	// Initialisation round 8 (mod 16), both groups.
+	VPSLLD          $0x10, 192(SI), Y2
+	VPSLLD          $0x10, 224(SI), Y12
+	VPSRLD          $0x0f, 64(SI), Y5
+	VPSRLD          $0x0f, 96(SI), Y10
+	VPADDD          Y5, Y2, Y2
+	VPADDD          Y10, Y12, Y12
+	VPSLLD          $0x10, 960(SI), Y3
+	VPSLLD          $0x10, 992(SI), Y11
+	VPSRLD          $0x0f, 832(SI), Y5
+	VPSRLD          $0x0f, 864(SI), Y10
+	VPADDD          Y16, Y2, Y2
+	VPADDD          Y19, Y12, Y12
+	VPTERNLOGD      $0x96, Y17, Y5, Y3
+	VPTERNLOGD      $0x96, Y20, Y10, Y11
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y11, Y11
+	VPBLENDMW       Y3, Y2, K2, Y5
+	VPBLENDMW       Y11, Y12, K2, Y10
+	VPBLENDMW       Y2, Y3, K2, Y1
+	VPBLENDMW       Y12, Y11, K2, Y9
+	VPROLD          $0x08, Y5, Y3
+	VPROLD          $0x08, Y10, Y11
+	VPROLD          $0x0a, Y5, Y2
+	VPROLD          $0x0a, Y10, Y12
+	VPROLD          $0x12, Y5, Y4
+	VPROLD          $0x12, Y10, Y23
+	VPTERNLOGD      $0x96, Y4, Y2, Y3
+	VPTERNLOGD      $0x96, Y23, Y12, Y11
+	VPROLD          $0x1a, Y5, Y2
+	VPROLD          $0x1a, Y10, Y12
+	VPTERNLOGD      $0x96, Y2, Y3, Y5
+	VPTERNLOGD      $0x96, Y12, Y11, Y10
+	VPROLD          $0x08, Y1, Y4
+	VPROLD          $0x08, Y9, Y23
+	VPROLD          $0x0e, Y1, Y2
+	VPROLD          $0x0e, Y9, Y12
+	VPROLD          $0x16, Y1, Y3
+	VPROLD          $0x16, Y9, Y11
+	VPTERNLOGD      $0x96, Y3, Y2, Y4
+	VPTERNLOGD      $0x96, Y11, Y12, Y23
+	VPROLD          $0x1e, Y1, Y2
+	VPROLD          $0x1e, Y9, Y12
+	VPTERNLOGD      $0x96, Y2, Y4, Y1
+	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPBLENDMB       Y1, Y5, K1, Y3
+	VPBLENDMB       Y9, Y10, K1, Y11
+	VPBLENDMB       Y5, Y1, K1, Y2
+	VPBLENDMB       Y10, Y9, K1, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y9
+	VPSRLD          $0x04, Y3, Y5
+	VPSRLD          $0x04, Y11, Y10
+	VPSHUFB         Y1, Y25, Y4
+	VPSHUFB         Y9, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y5
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y10
+	VPSHUFB         Y5, Y26, Y4
+	VPSHUFB         Y10, Y26, Y23
+	VPXORD          Y1, Y4, Y4
+	VPXORD          Y9, Y23, Y23
+	VPSHUFB         Y4, Y27, Y1
+	VPSHUFB         Y23, Y27, Y9
+	VPADDB          Y5, Y5, Y5
+	VPADDB          Y10, Y10, Y10
+	VPXORD          Y5, Y1, Y1
+	VPXORD          Y10, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y2, Y2
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y3, Y28, Y3
+	VPSHUFB         Y11, Y28, Y11
+	VPSHUFB         Y2, Y29, Y2
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y3, Y2, Y2
+	VPXORD          Y11, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y2, Y3
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y11
+	VEXTRACTI128    $0x01, Y3, X4
+	VEXTRACTI128    $0x01, Y11, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VINSERTI128     $0x01, X4, Y3, Y2
+	VINSERTI128     $0x01, X10, Y11, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y2, Y2
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y4, Y30, Y4
+	VPSHUFB         Y10, Y30, Y10
+	VPSHUFB         Y2, Y31, Y2
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y4, Y2, Y2
+	VPXORD          Y10, Y12, Y12
+	VPADDD          Y18, Y18, Y4
+	VPADDD          Y21, Y21, Y10
+	VPBLENDMW       384(SI), Y4, K2, Y4
+	VPBLENDMW       416(SI), Y10, K2, Y10
+	VPXORD          Y16, Y4, Y4
+	VPXORD          Y19, Y10, Y10
+	VPADDD          Y17, Y4, Y4
+	VPADDD          Y20, Y10, Y10
+	VPBLENDMB       Y1, Y2, K1, Y17
+	VPBLENDMB       Y9, Y12, K1, Y20
+	VPBLENDMB       Y2, Y1, K1, Y1
+	VPBLENDMB       Y12, Y9, K1, Y9
+	VPRORD          $0x08, Y1, Y16
+	VPRORD          $0x08, Y9, Y19
+	VMOVDQA64       512(SI), Y8
+	VMOVDQA64       544(SI), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 768(SI), Y8
+	VPSLLD          $0x14, 800(SI), Y15
+	VPSRLD          $0x0b, 768(SI), Y6
+	VPSRLD          $0x0b, 800(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 128(SI), Y8
+	VPSLLD          $0x15, 160(SI), Y15
+	VPSRLD          $0x0a, 128(SI), Y6
+	VPSRLD          $0x0a, 160(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 320(SI), Y8
+	VPSLLD          $0x11, 352(SI), Y15
+	VPSRLD          $0x0e, 320(SI), Y6
+	VPSRLD          $0x0e, 352(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y4, Y4
+	VPSRLD          $0x01, Y10, Y10
+	VPADDD          Y4, Y7, Y8
+	VPADDD          Y10, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 512(SI)
+	VMOVDQA64       Y21, 544(SI)
+
+	// Initialisation round 9 (mod 16), both groups.
+	VPSLLD          $0x10, 256(SI), Y4
+	VPSLLD          $0x10, 288(SI), Y10
+	VPSRLD          $0x0f, 128(SI), Y1
+	VPSRLD          $0x0f, 160(SI), Y9
+	VPADDD          Y1, Y4, Y4
+	VPADDD          Y9, Y10, Y10
+	VPSLLD          $0x10, (SI), Y2
+	VPSLLD          $0x10, 32(SI), Y12
+	VPSRLD          $0x0f, 896(SI), Y1
+	VPSRLD          $0x0f, 928(SI), Y9
+	VPADDD          Y16, Y4, Y4
+	VPADDD          Y19, Y10, Y10
+	VPTERNLOGD      $0x96, Y17, Y1, Y2
+	VPTERNLOGD      $0x96, Y20, Y9, Y12
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y10, Y10
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y12, Y12
+	VPBLENDMW       Y2, Y4, K2, Y1
+	VPBLENDMW       Y12, Y10, K2, Y9
+	VPBLENDMW       Y4, Y2, K2, Y3
+	VPBLENDMW       Y10, Y12, K2, Y11
+	VPROLD          $0x08, Y1, Y2
+	VPROLD          $0x08, Y9, Y12
+	VPROLD          $0x0a, Y1, Y4
+	VPROLD          $0x0a, Y9, Y10
+	VPROLD          $0x12, Y1, Y5
+	VPROLD          $0x12, Y9, Y23
+	VPTERNLOGD      $0x96, Y5, Y4, Y2
+	VPTERNLOGD      $0x96, Y23, Y10, Y12
+	VPROLD          $0x1a, Y1, Y4
+	VPROLD          $0x1a, Y9, Y10
+	VPTERNLOGD      $0x96, Y4, Y2, Y1
+	VPTERNLOGD      $0x96, Y10, Y12, Y9
+	VPROLD          $0x08, Y3, Y5
+	VPROLD          $0x08, Y11, Y23
+	VPROLD          $0x0e, Y3, Y4
+	VPROLD          $0x0e, Y11, Y10
+	VPROLD          $0x16, Y3, Y2
+	VPROLD          $0x16, Y11, Y12
+	VPTERNLOGD      $0x96, Y2, Y4, Y5
+	VPTERNLOGD      $0x96, Y12, Y10, Y23
+	VPROLD          $0x1e, Y3, Y4
+	VPROLD          $0x1e, Y11, Y10
+	VPTERNLOGD      $0x96, Y4, Y5, Y3
+	VPTERNLOGD      $0x96, Y10, Y23, Y11
+	VPBLENDMB       Y3, Y1, K1, Y2
+	VPBLENDMB       Y11, Y9, K1, Y12
+	VPBLENDMB       Y1, Y3, K1, Y4
+	VPBLENDMB       Y9, Y11, K1, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y2, Y1
+	VPSRLD          $0x04, Y12, Y9
+	VPSHUFB         Y3, Y25, Y5
+	VPSHUFB         Y11, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y5, Y1
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y9
+	VPSHUFB         Y1, Y26, Y5
+	VPSHUFB         Y9, Y26, Y23
+	VPXORD          Y3, Y5, Y5
+	VPXORD          Y11, Y23, Y23
+	VPSHUFB         Y5, Y27, Y3
+	VPSHUFB         Y23, Y27, Y11
+	VPADDB          Y1, Y1, Y1
+	VPADDB          Y9, Y9, Y9
+	VPXORD          Y1, Y3, Y3
+	VPXORD          Y9, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y12
+	VPSRLD          $0x04, Y4, Y4
+	VPSRLD          $0x04, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y10
+	VPSHUFB         Y2, Y28, Y2
+	VPSHUFB         Y12, Y28, Y12
+	VPSHUFB         Y4, Y29, Y4
+	VPSHUFB         Y10, Y29, Y10
+	VPXORD          Y2, Y4, Y4
+	VPXORD          Y12, Y10, Y10
+	VPSHUFB         zuc_consts<>+1728(SB), Y4, Y2
+	VPSHUFB         zuc_consts<>+1728(SB), Y10, Y12
+	VEXTRACTI128    $0x01, Y2, X5
+	VEXTRACTI128    $0x01, Y12, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X12, X12
+	VAESENCLAST     zuc_consts<>+1792(SB), X5, X5
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VINSERTI128     $0x01, X5, Y2, Y4
+	VINSERTI128     $0x01, X9, Y12, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y9
+	VPSRLD          $0x04, Y4, Y4
+	VPSRLD          $0x04, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y10
+	VPSHUFB         Y5, Y30, Y5
+	VPSHUFB         Y9, Y30, Y9
+	VPSHUFB         Y4, Y31, Y4
+	VPSHUFB         Y10, Y31, Y10
+	VPXORD          Y5, Y4, Y4
+	VPXORD          Y9, Y10, Y10
+	VPADDD          Y18, Y18, Y5
+	VPADDD          Y21, Y21, Y9
+	VPBLENDMW       448(SI), Y5, K2, Y5
+	VPBLENDMW       480(SI), Y9, K2, Y9
+	VPXORD          Y16, Y5, Y5
+	VPXORD          Y19, Y9, Y9
+	VPADDD          Y17, Y5, Y5
+	VPADDD          Y20, Y9, Y9
+	VPBLENDMB       Y3, Y4, K1, Y17
+	VPBLENDMB       Y11, Y10, K1, Y20
+	VPBLENDMB       Y4, Y3, K1, Y3
+	VPBLENDMB       Y10, Y11, K1, Y11
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y11, Y19
+	VMOVDQA64       576(SI), Y8
+	VMOVDQA64       608(SI), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 832(SI), Y8
+	VPSLLD          $0x14, 864(SI), Y15
+	VPSRLD          $0x0b, 832(SI), Y6
+	VPSRLD          $0x0b, 864(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 192(SI), Y8
+	VPSLLD          $0x15, 224(SI), Y15
+	VPSRLD          $0x0a, 192(SI), Y6
+	VPSRLD          $0x0a, 224(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 384(SI), Y8
+	VPSLLD          $0x11, 416(SI), Y15
+	VPSRLD          $0x0e, 384(SI), Y6
+	VPSRLD          $0x0e, 416(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y5, Y5
+	VPSRLD          $0x01, Y9, Y9
+	VPADDD          Y5, Y7, Y8
+	VPADDD          Y9, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 576(SI)
+	VMOVDQA64       Y21, 608(SI)
+
+	// Initialisation round 10 (mod 16), both groups.
+	VPSLLD          $0x10, 320(SI), Y5
+	VPSLLD          $0x10, 352(SI), Y9
+	VPSRLD          $0x0f, 192(SI), Y3
+	VPSRLD          $0x0f, 224(SI), Y11
+	VPADDD          Y3, Y5, Y5
+	VPADDD          Y11, Y9, Y9
+	VPSLLD          $0x10, 64(SI), Y4
+	VPSLLD          $0x10, 96(SI), Y10
+	VPSRLD          $0x0f, 960(SI), Y3
+	VPSRLD          $0x0f, 992(SI), Y11
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y9, Y9
+	VPTERNLOGD      $0x96, Y17, Y3, Y4
+	VPTERNLOGD      $0x96, Y20, Y11, Y10
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y9, Y9
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y10, Y10
+	VPBLENDMW       Y4, Y5, K2, Y3
+	VPBLENDMW       Y10, Y9, K2, Y11
+	VPBLENDMW       Y5, Y4, K2, Y2
+	VPBLENDMW       Y9, Y10, K2, Y12
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y11, Y10
+	VPROLD          $0x0a, Y3, Y5
+	VPROLD          $0x0a, Y11, Y9
+	VPROLD          $0x12, Y3, Y1
+	VPROLD          $0x12, Y11, Y23
+	VPTERNLOGD      $0x96, Y1, Y5, Y4
+	VPTERNLOGD      $0x96, Y23, Y9, Y10
+	VPROLD          $0x1a, Y3, Y5
+	VPROLD          $0x1a, Y11, Y9
+	VPTERNLOGD      $0x96, Y5, Y4, Y3
+	VPTERNLOGD      $0x96, Y9, Y10, Y11
+	VPROLD          $0x08, Y2, Y1
+	VPROLD          $0x08, Y12, Y23
+	VPROLD          $0x0e, Y2, Y5
+	VPROLD          $0x0e, Y12, Y9
+	VPROLD          $0x16, Y2, Y4
+	VPROLD          $0x16, Y12, Y10
+	VPTERNLOGD      $0x96, Y4, Y5, Y1
+	VPTERNLOGD      $0x96, Y10, Y9, Y23
+	VPROLD          $0x1e, Y2, Y5
+	VPROLD          $0x1e, Y12, Y9
+	VPTERNLOGD      $0x96, Y5, Y1, Y2
+	VPTERNLOGD      $0x96, Y9, Y23, Y12
+	VPBLENDMB       Y2, Y3, K1, Y4
+	VPBLENDMB       Y12, Y11, K1, Y10
+	VPBLENDMB       Y3, Y2, K1, Y5
+	VPBLENDMB       Y11, Y12, K1, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y12
+	VPSRLD          $0x04, Y4, Y3
+	VPSRLD          $0x04, Y10, Y11
+	VPSHUFB         Y2, Y25, Y1
+	VPSHUFB         Y12, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y1, Y3
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y11
+	VPSHUFB         Y3, Y26, Y1
+	VPSHUFB         Y11, Y26, Y23
+	VPXORD          Y2, Y1, Y1
+	VPXORD          Y12, Y23, Y23
+	VPSHUFB         Y1, Y27, Y2
+	VPSHUFB         Y23, Y27, Y12
+	VPADDB          Y3, Y3, Y3
+	VPADDB          Y11, Y11, Y11
+	VPXORD          Y3, Y2, Y2
+	VPXORD          Y11, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y10
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y9
+	VPSHUFB         Y4, Y28, Y4
+	VPSHUFB         Y10, Y28, Y10
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y9, Y29, Y9
+	VPXORD          Y4, Y5, Y5
+	VPXORD          Y10, Y9, Y9
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y4
+	VPSHUFB         zuc_consts<>+1728(SB), Y9, Y10
+	VEXTRACTI128    $0x01, Y4, X1
+	VEXTRACTI128    $0x01, Y10, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X1, X1
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VINSERTI128     $0x01, X1, Y4, Y5
+	VINSERTI128     $0x01, X11, Y10, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y11
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y9
+	VPSHUFB         Y1, Y30, Y1
+	VPSHUFB         Y11, Y30, Y11
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y9, Y31, Y9
+	VPXORD          Y1, Y5, Y5
+	VPXORD          Y11, Y9, Y9
+	VPADDD          Y18, Y18, Y1
+	VPADDD          Y21, Y21, Y11
+	VPBLENDMW       512(SI), Y1, K2, Y1
+	VPBLENDMW       544(SI), Y11, K2, Y11
+	VPXORD          Y16, Y1, Y1
+	VPXORD          Y19, Y11, Y11
+	VPADDD          Y17, Y1, Y1
+	VPADDD          Y20, Y11, Y11
+	VPBLENDMB       Y2, Y5, K1, Y17
+	VPBLENDMB       Y12, Y9, K1, Y20
+	VPBLENDMB       Y5, Y2, K1, Y2
+	VPBLENDMB       Y9, Y12, K1, Y12
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y12, Y19
+	VMOVDQA64       640(SI), Y8
+	VMOVDQA64       672(SI), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 896(SI), Y8
+	VPSLLD          $0x14, 928(SI), Y15
+	VPSRLD          $0x0b, 896(SI), Y6
+	VPSRLD          $0x0b, 928(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 256(SI), Y8
+	VPSLLD          $0x15, 288(SI), Y15
+	VPSRLD          $0x0a, 256(SI), Y6
+	VPSRLD          $0x0a, 288(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 448(SI), Y8
+	VPSLLD          $0x11, 480(SI), Y15
+	VPSRLD          $0x0e, 448(SI), Y6
+	VPSRLD          $0x0e, 480(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y1, Y1
+	VPSRLD          $0x01, Y11, Y11
+	VPADDD          Y1, Y7, Y8
+	VPADDD          Y11, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 640(SI)
+	VMOVDQA64       Y21, 672(SI)
+
+	// Initialisation round 11 (mod 16), both groups.
+	VPSLLD          $0x10, 384(SI), Y1
+	VPSLLD          $0x10, 416(SI), Y11
+	VPSRLD          $0x0f, 256(SI), Y2
+	VPSRLD          $0x0f, 288(SI), Y12
+	VPADDD          Y2, Y1, Y1
+	VPADDD          Y12, Y11, Y11
+	VPSLLD          $0x10, 128(SI), Y5
+	VPSLLD          $0x10, 160(SI), Y9
+	VPSRLD          $0x0f, (SI), Y2
+	VPSRLD          $0x0f, 32(SI), Y12
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y11, Y11
+	VPTERNLOGD      $0x96, Y17, Y2, Y5
+	VPTERNLOGD      $0x96, Y20, Y12, Y9
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y11, Y11
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y9, Y9
+	VPBLENDMW       Y5, Y1, K2, Y2
+	VPBLENDMW       Y9, Y11, K2, Y12
+	VPBLENDMW       Y1, Y5, K2, Y4
+	VPBLENDMW       Y11, Y9, K2, Y10
+	VPROLD          $0x08, Y2, Y5
+	VPROLD          $0x08, Y12, Y9
+	VPROLD          $0x0a, Y2, Y1
+	VPROLD          $0x0a, Y12, Y11
+	VPROLD          $0x12, Y2, Y3
+	VPROLD          $0x12, Y12, Y23
+	VPTERNLOGD      $0x96, Y3, Y1, Y5
+	VPTERNLOGD      $0x96, Y23, Y11, Y9
+	VPROLD          $0x1a, Y2, Y1
+	VPROLD          $0x1a, Y12, Y11
+	VPTERNLOGD      $0x96, Y1, Y5, Y2
+	VPTERNLOGD      $0x96, Y11, Y9, Y12
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y10, Y23
+	VPROLD          $0x0e, Y4, Y1
+	VPROLD          $0x0e, Y10, Y11
+	VPROLD          $0x16, Y4, Y5
+	VPROLD          $0x16, Y10, Y9
+	VPTERNLOGD      $0x96, Y5, Y1, Y3
+	VPTERNLOGD      $0x96, Y9, Y11, Y23
+	VPROLD          $0x1e, Y4, Y1
+	VPROLD          $0x1e, Y10, Y11
+	VPTERNLOGD      $0x96, Y1, Y3, Y4
+	VPTERNLOGD      $0x96, Y11, Y23, Y10
+	VPBLENDMB       Y4, Y2, K1, Y5
+	VPBLENDMB       Y10, Y12, K1, Y9
+	VPBLENDMB       Y2, Y4, K1, Y1
+	VPBLENDMB       Y12, Y10, K1, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y10
+	VPSRLD          $0x04, Y5, Y2
+	VPSRLD          $0x04, Y9, Y12
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y10, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y12
+	VPSHUFB         Y2, Y26, Y3
+	VPSHUFB         Y12, Y26, Y23
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y10, Y23, Y23
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y23, Y27, Y10
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y12, Y12, Y12
+	VPXORD          Y2, Y4, Y4
+	VPXORD          Y12, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y9
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y11
+	VPSHUFB         Y5, Y28, Y5
+	VPSHUFB         Y9, Y28, Y9
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y11, Y29, Y11
+	VPXORD          Y5, Y1, Y1
+	VPXORD          Y9, Y11, Y11
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y5
+	VPSHUFB         zuc_consts<>+1728(SB), Y11, Y9
+	VEXTRACTI128    $0x01, Y5, X3
+	VEXTRACTI128    $0x01, Y9, X12
+	VAESENCLAST     zuc_consts<>+1792(SB), X5, X5
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X12, X12
+	VINSERTI128     $0x01, X3, Y5, Y1
+	VINSERTI128     $0x01, X12, Y9, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y12
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y11
+	VPSHUFB         Y3, Y30, Y3
+	VPSHUFB         Y12, Y30, Y12
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y11, Y31, Y11
+	VPXORD          Y3, Y1, Y1
+	VPXORD          Y12, Y11, Y11
+	VPADDD          Y18, Y18, Y3
+	VPADDD          Y21, Y21, Y12
+	VPBLENDMW       576(SI), Y3, K2, Y3
+	VPBLENDMW       608(SI), Y12, K2, Y12
+	VPXORD          Y16, Y3, Y3
+	VPXORD          Y19, Y12, Y12
+	VPADDD          Y17, Y3, Y3
+	VPADDD          Y20, Y12, Y12
+	VPBLENDMB       Y4, Y1, K1, Y17
+	VPBLENDMB       Y10, Y11, K1, Y20
+	VPBLENDMB       Y1, Y4, K1, Y4
+	VPBLENDMB       Y11, Y10, K1, Y10
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y10, Y19
+	VMOVDQA64       704(SI), Y8
+	VMOVDQA64       736(SI), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 960(SI), Y8
+	VPSLLD          $0x14, 992(SI), Y15
+	VPSRLD          $0x0b, 960(SI), Y6
+	VPSRLD          $0x0b, 992(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 320(SI), Y8
+	VPSLLD          $0x15, 352(SI), Y15
+	VPSRLD          $0x0a, 320(SI), Y6
+	VPSRLD          $0x0a, 352(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 512(SI), Y8
+	VPSLLD          $0x11, 544(SI), Y15
+	VPSRLD          $0x0e, 512(SI), Y6
+	VPSRLD          $0x0e, 544(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y3, Y3
+	VPSRLD          $0x01, Y12, Y12
+	VPADDD          Y3, Y7, Y8
+	VPADDD          Y12, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 704(SI)
+	VMOVDQA64       Y21, 736(SI)
+
+	// Initialisation round 12 (mod 16), both groups.
+	VPSLLD          $0x10, 448(SI), Y3
+	VPSLLD          $0x10, 480(SI), Y12
+	VPSRLD          $0x0f, 320(SI), Y4
+	VPSRLD          $0x0f, 352(SI), Y10
+	VPADDD          Y4, Y3, Y3
+	VPADDD          Y10, Y12, Y12
+	VPSLLD          $0x10, 192(SI), Y1
+	VPSLLD          $0x10, 224(SI), Y11
+	VPSRLD          $0x0f, 64(SI), Y4
+	VPSRLD          $0x0f, 96(SI), Y10
+	VPADDD          Y16, Y3, Y3
+	VPADDD          Y19, Y12, Y12
+	VPTERNLOGD      $0x96, Y17, Y4, Y1
+	VPTERNLOGD      $0x96, Y20, Y10, Y11
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y11, Y11
+	VPBLENDMW       Y1, Y3, K2, Y4
+	VPBLENDMW       Y11, Y12, K2, Y10
+	VPBLENDMW       Y3, Y1, K2, Y5
+	VPBLENDMW       Y12, Y11, K2, Y9
+	VPROLD          $0x08, Y4, Y1
+	VPROLD          $0x08, Y10, Y11
+	VPROLD          $0x0a, Y4, Y3
+	VPROLD          $0x0a, Y10, Y12
+	VPROLD          $0x12, Y4, Y2
+	VPROLD          $0x12, Y10, Y23
+	VPTERNLOGD      $0x96, Y2, Y3, Y1
+	VPTERNLOGD      $0x96, Y23, Y12, Y11
+	VPROLD          $0x1a, Y4, Y3
+	VPROLD          $0x1a, Y10, Y12
+	VPTERNLOGD      $0x96, Y3, Y1, Y4
+	VPTERNLOGD      $0x96, Y12, Y11, Y10
+	VPROLD          $0x08, Y5, Y2
+	VPROLD          $0x08, Y9, Y23
+	VPROLD          $0x0e, Y5, Y3
+	VPROLD          $0x0e, Y9, Y12
+	VPROLD          $0x16, Y5, Y1
+	VPROLD          $0x16, Y9, Y11
+	VPTERNLOGD      $0x96, Y1, Y3, Y2
+	VPTERNLOGD      $0x96, Y11, Y12, Y23
+	VPROLD          $0x1e, Y5, Y3
+	VPROLD          $0x1e, Y9, Y12
+	VPTERNLOGD      $0x96, Y3, Y2, Y5
+	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPBLENDMB       Y5, Y4, K1, Y1
+	VPBLENDMB       Y9, Y10, K1, Y11
+	VPBLENDMB       Y4, Y5, K1, Y3
+	VPBLENDMB       Y10, Y9, K1, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y9
+	VPSRLD          $0x04, Y1, Y4
+	VPSRLD          $0x04, Y11, Y10
+	VPSHUFB         Y5, Y25, Y2
+	VPSHUFB         Y9, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y4
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y10
+	VPSHUFB         Y4, Y26, Y2
+	VPSHUFB         Y10, Y26, Y23
+	VPXORD          Y5, Y2, Y2
+	VPXORD          Y9, Y23, Y23
+	VPSHUFB         Y2, Y27, Y5
+	VPSHUFB         Y23, Y27, Y9
+	VPADDB          Y4, Y4, Y4
+	VPADDB          Y10, Y10, Y10
+	VPXORD          Y4, Y5, Y5
+	VPXORD          Y10, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y3, Y3
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y1, Y28, Y1
+	VPSHUFB         Y11, Y28, Y11
+	VPSHUFB         Y3, Y29, Y3
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y1, Y3, Y3
+	VPXORD          Y11, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y3, Y1
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y11
+	VEXTRACTI128    $0x01, Y1, X2
+	VEXTRACTI128    $0x01, Y11, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X1, X1
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VINSERTI128     $0x01, X2, Y1, Y3
+	VINSERTI128     $0x01, X10, Y11, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y3, Y3
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y2, Y30, Y2
+	VPSHUFB         Y10, Y30, Y10
+	VPSHUFB         Y3, Y31, Y3
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y2, Y3, Y3
+	VPXORD          Y10, Y12, Y12
+	VPADDD          Y18, Y18, Y2
+	VPADDD          Y21, Y21, Y10
+	VPBLENDMW       640(SI), Y2, K2, Y2
+	VPBLENDMW       672(SI), Y10, K2, Y10
+	VPXORD          Y16, Y2, Y2
+	VPXORD          Y19, Y10, Y10
+	VPADDD          Y17, Y2, Y2
+	VPADDD          Y20, Y10, Y10
+	VPBLENDMB       Y5, Y3, K1, Y17
+	VPBLENDMB       Y9, Y12, K1, Y20
+	VPBLENDMB       Y3, Y5, K1, Y5
+	VPBLENDMB       Y12, Y9, K1, Y9
+	VPRORD          $0x08, Y5, Y16
+	VPRORD          $0x08, Y9, Y19
+	VMOVDQA64       768(SI), Y8
+	VMOVDQA64       800(SI), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, (SI), Y8
+	VPSLLD          $0x14, 32(SI), Y15
+	VPSRLD          $0x0b, (SI), Y6
+	VPSRLD          $0x0b, 32(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 384(SI), Y8
+	VPSLLD          $0x15, 416(SI), Y15
+	VPSRLD          $0x0a, 384(SI), Y6
+	VPSRLD          $0x0a, 416(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 576(SI), Y8
+	VPSLLD          $0x11, 608(SI), Y15
+	VPSRLD          $0x0e, 576(SI), Y6
+	VPSRLD          $0x0e, 608(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y2, Y2
+	VPSRLD          $0x01, Y10, Y10
+	VPADDD          Y2, Y7, Y8
+	VPADDD          Y10, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 768(SI)
+	VMOVDQA64       Y21, 800(SI)
+
+	// Initialisation round 13 (mod 16), both groups.
+	VPSLLD          $0x10, 512(SI), Y2
+	VPSLLD          $0x10, 544(SI), Y10
+	VPSRLD          $0x0f, 384(SI), Y5
+	VPSRLD          $0x0f, 416(SI), Y9
+	VPADDD          Y5, Y2, Y2
+	VPADDD          Y9, Y10, Y10
+	VPSLLD          $0x10, 256(SI), Y3
+	VPSLLD          $0x10, 288(SI), Y12
+	VPSRLD          $0x0f, 128(SI), Y5
+	VPSRLD          $0x0f, 160(SI), Y9
+	VPADDD          Y16, Y2, Y2
+	VPADDD          Y19, Y10, Y10
+	VPTERNLOGD      $0x96, Y17, Y5, Y3
+	VPTERNLOGD      $0x96, Y20, Y9, Y12
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y10, Y10
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y12, Y12
+	VPBLENDMW       Y3, Y2, K2, Y5
+	VPBLENDMW       Y12, Y10, K2, Y9
+	VPBLENDMW       Y2, Y3, K2, Y1
+	VPBLENDMW       Y10, Y12, K2, Y11
+	VPROLD          $0x08, Y5, Y3
+	VPROLD          $0x08, Y9, Y12
+	VPROLD          $0x0a, Y5, Y2
+	VPROLD          $0x0a, Y9, Y10
+	VPROLD          $0x12, Y5, Y4
+	VPROLD          $0x12, Y9, Y23
+	VPTERNLOGD      $0x96, Y4, Y2, Y3
+	VPTERNLOGD      $0x96, Y23, Y10, Y12
+	VPROLD          $0x1a, Y5, Y2
+	VPROLD          $0x1a, Y9, Y10
+	VPTERNLOGD      $0x96, Y2, Y3, Y5
+	VPTERNLOGD      $0x96, Y10, Y12, Y9
+	VPROLD          $0x08, Y1, Y4
+	VPROLD          $0x08, Y11, Y23
+	VPROLD          $0x0e, Y1, Y2
+	VPROLD          $0x0e, Y11, Y10
+	VPROLD          $0x16, Y1, Y3
+	VPROLD          $0x16, Y11, Y12
+	VPTERNLOGD      $0x96, Y3, Y2, Y4
+	VPTERNLOGD      $0x96, Y12, Y10, Y23
+	VPROLD          $0x1e, Y1, Y2
+	VPROLD          $0x1e, Y11, Y10
+	VPTERNLOGD      $0x96, Y2, Y4, Y1
+	VPTERNLOGD      $0x96, Y10, Y23, Y11
+	VPBLENDMB       Y1, Y5, K1, Y3
+	VPBLENDMB       Y11, Y9, K1, Y12
+	VPBLENDMB       Y5, Y1, K1, Y2
+	VPBLENDMB       Y9, Y11, K1, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y3, Y5
+	VPSRLD          $0x04, Y12, Y9
+	VPSHUFB         Y1, Y25, Y4
+	VPSHUFB         Y11, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y5
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y9
+	VPSHUFB         Y5, Y26, Y4
+	VPSHUFB         Y9, Y26, Y23
+	VPXORD          Y1, Y4, Y4
+	VPXORD          Y11, Y23, Y23
+	VPSHUFB         Y4, Y27, Y1
+	VPSHUFB         Y23, Y27, Y11
+	VPADDB          Y5, Y5, Y5
+	VPADDB          Y9, Y9, Y9
+	VPXORD          Y5, Y1, Y1
+	VPXORD          Y9, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y12
+	VPSRLD          $0x04, Y2, Y2
+	VPSRLD          $0x04, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y10
+	VPSHUFB         Y3, Y28, Y3
+	VPSHUFB         Y12, Y28, Y12
+	VPSHUFB         Y2, Y29, Y2
+	VPSHUFB         Y10, Y29, Y10
+	VPXORD          Y3, Y2, Y2
+	VPXORD          Y12, Y10, Y10
+	VPSHUFB         zuc_consts<>+1728(SB), Y2, Y3
+	VPSHUFB         zuc_consts<>+1728(SB), Y10, Y12
+	VEXTRACTI128    $0x01, Y3, X4
+	VEXTRACTI128    $0x01, Y12, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X12, X12
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VINSERTI128     $0x01, X4, Y3, Y2
+	VINSERTI128     $0x01, X9, Y12, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y9
+	VPSRLD          $0x04, Y2, Y2
+	VPSRLD          $0x04, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y10
+	VPSHUFB         Y4, Y30, Y4
+	VPSHUFB         Y9, Y30, Y9
+	VPSHUFB         Y2, Y31, Y2
+	VPSHUFB         Y10, Y31, Y10
+	VPXORD          Y4, Y2, Y2
+	VPXORD          Y9, Y10, Y10
+	VPADDD          Y18, Y18, Y4
+	VPADDD          Y21, Y21, Y9
+	VPBLENDMW       704(SI), Y4, K2, Y4
+	VPBLENDMW       736(SI), Y9, K2, Y9
+	VPXORD          Y16, Y4, Y4
+	VPXORD          Y19, Y9, Y9
+	VPADDD          Y17, Y4, Y4
+	VPADDD          Y20, Y9, Y9
+	VPBLENDMB       Y1, Y2, K1, Y17
+	VPBLENDMB       Y11, Y10, K1, Y20
+	VPBLENDMB       Y2, Y1, K1, Y1
+	VPBLENDMB       Y10, Y11, K1, Y11
+	VPRORD          $0x08, Y1, Y16
+	VPRORD          $0x08, Y11, Y19
+	VMOVDQA64       832(SI), Y8
+	VMOVDQA64       864(SI), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 64(SI), Y8
+	VPSLLD          $0x14, 96(SI), Y15
+	VPSRLD          $0x0b, 64(SI), Y6
+	VPSRLD          $0x0b, 96(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 448(SI), Y8
+	VPSLLD          $0x15, 480(SI), Y15
+	VPSRLD          $0x0a, 448(SI), Y6
+	VPSRLD          $0x0a, 480(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 640(SI), Y8
+	VPSLLD          $0x11, 672(SI), Y15
+	VPSRLD          $0x0e, 640(SI), Y6
+	VPSRLD          $0x0e, 672(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y4, Y4
+	VPSRLD          $0x01, Y9, Y9
+	VPADDD          Y4, Y7, Y8
+	VPADDD          Y9, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 832(SI)
+	VMOVDQA64       Y21, 864(SI)
+
+	// Initialisation round 14 (mod 16), both groups.
+	VPSLLD          $0x10, 576(SI), Y4
+	VPSLLD          $0x10, 608(SI), Y9
+	VPSRLD          $0x0f, 448(SI), Y1
+	VPSRLD          $0x0f, 480(SI), Y11
+	VPADDD          Y1, Y4, Y4
+	VPADDD          Y11, Y9, Y9
+	VPSLLD          $0x10, 320(SI), Y2
+	VPSLLD          $0x10, 352(SI), Y10
+	VPSRLD          $0x0f, 192(SI), Y1
+	VPSRLD          $0x0f, 224(SI), Y11
+	VPADDD          Y16, Y4, Y4
+	VPADDD          Y19, Y9, Y9
+	VPTERNLOGD      $0x96, Y17, Y1, Y2
+	VPTERNLOGD      $0x96, Y20, Y11, Y10
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y9, Y9
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y10, Y10
+	VPBLENDMW       Y2, Y4, K2, Y1
+	VPBLENDMW       Y10, Y9, K2, Y11
+	VPBLENDMW       Y4, Y2, K2, Y3
+	VPBLENDMW       Y9, Y10, K2, Y12
+	VPROLD          $0x08, Y1, Y2
+	VPROLD          $0x08, Y11, Y10
+	VPROLD          $0x0a, Y1, Y4
+	VPROLD          $0x0a, Y11, Y9
+	VPROLD          $0x12, Y1, Y5
+	VPROLD          $0x12, Y11, Y23
+	VPTERNLOGD      $0x96, Y5, Y4, Y2
+	VPTERNLOGD      $0x96, Y23, Y9, Y10
+	VPROLD          $0x1a, Y1, Y4
+	VPROLD          $0x1a, Y11, Y9
+	VPTERNLOGD      $0x96, Y4, Y2, Y1
+	VPTERNLOGD      $0x96, Y9, Y10, Y11
+	VPROLD          $0x08, Y3, Y5
+	VPROLD          $0x08, Y12, Y23
+	VPROLD          $0x0e, Y3, Y4
+	VPROLD          $0x0e, Y12, Y9
+	VPROLD          $0x16, Y3, Y2
+	VPROLD          $0x16, Y12, Y10
+	VPTERNLOGD      $0x96, Y2, Y4, Y5
+	VPTERNLOGD      $0x96, Y10, Y9, Y23
+	VPROLD          $0x1e, Y3, Y4
+	VPROLD          $0x1e, Y12, Y9
+	VPTERNLOGD      $0x96, Y4, Y5, Y3
+	VPTERNLOGD      $0x96, Y9, Y23, Y12
+	VPBLENDMB       Y3, Y1, K1, Y2
+	VPBLENDMB       Y12, Y11, K1, Y10
+	VPBLENDMB       Y1, Y3, K1, Y4
+	VPBLENDMB       Y11, Y12, K1, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y12
+	VPSRLD          $0x04, Y2, Y1
+	VPSRLD          $0x04, Y10, Y11
+	VPSHUFB         Y3, Y25, Y5
+	VPSHUFB         Y12, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y5, Y1
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y11
+	VPSHUFB         Y1, Y26, Y5
+	VPSHUFB         Y11, Y26, Y23
+	VPXORD          Y3, Y5, Y5
+	VPXORD          Y12, Y23, Y23
+	VPSHUFB         Y5, Y27, Y3
+	VPSHUFB         Y23, Y27, Y12
+	VPADDB          Y1, Y1, Y1
+	VPADDB          Y11, Y11, Y11
+	VPXORD          Y1, Y3, Y3
+	VPXORD          Y11, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y10
+	VPSRLD          $0x04, Y4, Y4
+	VPSRLD          $0x04, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y9
+	VPSHUFB         Y2, Y28, Y2
+	VPSHUFB         Y10, Y28, Y10
+	VPSHUFB         Y4, Y29, Y4
+	VPSHUFB         Y9, Y29, Y9
+	VPXORD          Y2, Y4, Y4
+	VPXORD          Y10, Y9, Y9
+	VPSHUFB         zuc_consts<>+1728(SB), Y4, Y2
+	VPSHUFB         zuc_consts<>+1728(SB), Y9, Y10
+	VEXTRACTI128    $0x01, Y2, X5
+	VEXTRACTI128    $0x01, Y10, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X5, X5
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VINSERTI128     $0x01, X5, Y2, Y4
+	VINSERTI128     $0x01, X11, Y10, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y11
+	VPSRLD          $0x04, Y4, Y4
+	VPSRLD          $0x04, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y9
+	VPSHUFB         Y5, Y30, Y5
+	VPSHUFB         Y11, Y30, Y11
+	VPSHUFB         Y4, Y31, Y4
+	VPSHUFB         Y9, Y31, Y9
+	VPXORD          Y5, Y4, Y4
+	VPXORD          Y11, Y9, Y9
+	VPADDD          Y18, Y18, Y5
+	VPADDD          Y21, Y21, Y11
+	VPBLENDMW       768(SI), Y5, K2, Y5
+	VPBLENDMW       800(SI), Y11, K2, Y11
+	VPXORD          Y16, Y5, Y5
+	VPXORD          Y19, Y11, Y11
+	VPADDD          Y17, Y5, Y5
+	VPADDD          Y20, Y11, Y11
+	VPBLENDMB       Y3, Y4, K1, Y17
+	VPBLENDMB       Y12, Y9, K1, Y20
+	VPBLENDMB       Y4, Y3, K1, Y3
+	VPBLENDMB       Y9, Y12, K1, Y12
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y12, Y19
+	VMOVDQA64       896(SI), Y8
+	VMOVDQA64       928(SI), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 128(SI), Y8
+	VPSLLD          $0x14, 160(SI), Y15
+	VPSRLD          $0x0b, 128(SI), Y6
+	VPSRLD          $0x0b, 160(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 512(SI), Y8
+	VPSLLD          $0x15, 544(SI), Y15
+	VPSRLD          $0x0a, 512(SI), Y6
+	VPSRLD          $0x0a, 544(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 704(SI), Y8
+	VPSLLD          $0x11, 736(SI), Y15
+	VPSRLD          $0x0e, 704(SI), Y6
+	VPSRLD          $0x0e, 736(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y5, Y5
+	VPSRLD          $0x01, Y11, Y11
+	VPADDD          Y5, Y7, Y8
+	VPADDD          Y11, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 896(SI)
+	VMOVDQA64       Y21, 928(SI)
+
+	// Initialisation round 15 (mod 16), both groups.
+	VPSLLD          $0x10, 640(SI), Y5
+	VPSLLD          $0x10, 672(SI), Y11
+	VPSRLD          $0x0f, 512(SI), Y3
+	VPSRLD          $0x0f, 544(SI), Y12
+	VPADDD          Y3, Y5, Y5
+	VPADDD          Y12, Y11, Y11
+	VPSLLD          $0x10, 384(SI), Y4
+	VPSLLD          $0x10, 416(SI), Y9
+	VPSRLD          $0x0f, 256(SI), Y3
+	VPSRLD          $0x0f, 288(SI), Y12
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y11, Y11
+	VPTERNLOGD      $0x96, Y17, Y3, Y4
+	VPTERNLOGD      $0x96, Y20, Y12, Y9
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y11, Y11
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y9, Y9
+	VPBLENDMW       Y4, Y5, K2, Y3
+	VPBLENDMW       Y9, Y11, K2, Y12
+	VPBLENDMW       Y5, Y4, K2, Y2
+	VPBLENDMW       Y11, Y9, K2, Y10
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y12, Y9
+	VPROLD          $0x0a, Y3, Y5
+	VPROLD          $0x0a, Y12, Y11
+	VPROLD          $0x12, Y3, Y1
+	VPROLD          $0x12, Y12, Y23
+	VPTERNLOGD      $0x96, Y1, Y5, Y4
+	VPTERNLOGD      $0x96, Y23, Y11, Y9
+	VPROLD          $0x1a, Y3, Y5
+	VPROLD          $0x1a, Y12, Y11
+	VPTERNLOGD      $0x96, Y5, Y4, Y3
+	VPTERNLOGD      $0x96, Y11, Y9, Y12
+	VPROLD          $0x08, Y2, Y1
+	VPROLD          $0x08, Y10, Y23
+	VPROLD          $0x0e, Y2, Y5
+	VPROLD          $0x0e, Y10, Y11
+	VPROLD          $0x16, Y2, Y4
+	VPROLD          $0x16, Y10, Y9
+	VPTERNLOGD      $0x96, Y4, Y5, Y1
+	VPTERNLOGD      $0x96, Y9, Y11, Y23
+	VPROLD          $0x1e, Y2, Y5
+	VPROLD          $0x1e, Y10, Y11
+	VPTERNLOGD      $0x96, Y5, Y1, Y2
+	VPTERNLOGD      $0x96, Y11, Y23, Y10
+	VPBLENDMB       Y2, Y3, K1, Y4
+	VPBLENDMB       Y10, Y12, K1, Y9
+	VPBLENDMB       Y3, Y2, K1, Y5
+	VPBLENDMB       Y12, Y10, K1, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y10
+	VPSRLD          $0x04, Y4, Y3
+	VPSRLD          $0x04, Y9, Y12
+	VPSHUFB         Y2, Y25, Y1
+	VPSHUFB         Y10, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y1, Y3
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y12
+	VPSHUFB         Y3, Y26, Y1
+	VPSHUFB         Y12, Y26, Y23
+	VPXORD          Y2, Y1, Y1
+	VPXORD          Y10, Y23, Y23
+	VPSHUFB         Y1, Y27, Y2
+	VPSHUFB         Y23, Y27, Y10
+	VPADDB          Y3, Y3, Y3
+	VPADDB          Y12, Y12, Y12
+	VPXORD          Y3, Y2, Y2
+	VPXORD          Y12, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y9
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y11
+	VPSHUFB         Y4, Y28, Y4
+	VPSHUFB         Y9, Y28, Y9
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y11, Y29, Y11
+	VPXORD          Y4, Y5, Y5
+	VPXORD          Y9, Y11, Y11
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y4
+	VPSHUFB         zuc_consts<>+1728(SB), Y11, Y9
+	VEXTRACTI128    $0x01, Y4, X1
+	VEXTRACTI128    $0x01, Y9, X12
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X1, X1
+	VAESENCLAST     zuc_consts<>+1792(SB), X12, X12
+	VINSERTI128     $0x01, X1, Y4, Y5
+	VINSERTI128     $0x01, X12, Y9, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y12
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y11
+	VPSHUFB         Y1, Y30, Y1
+	VPSHUFB         Y12, Y30, Y12
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y11, Y31, Y11
+	VPXORD          Y1, Y5, Y5
+	VPXORD          Y12, Y11, Y11
+	VPADDD          Y18, Y18, Y1
+	VPADDD          Y21, Y21, Y12
+	VPBLENDMW       832(SI), Y1, K2, Y1
+	VPBLENDMW       864(SI), Y12, K2, Y12
+	VPXORD          Y16, Y1, Y1
+	VPXORD          Y19, Y12, Y12
+	VPADDD          Y17, Y1, Y1
+	VPADDD          Y20, Y12, Y12
+	VPBLENDMB       Y2, Y5, K1, Y17
+	VPBLENDMB       Y10, Y11, K1, Y20
+	VPBLENDMB       Y5, Y2, K1, Y2
+	VPBLENDMB       Y11, Y10, K1, Y10
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y10, Y19
+	VMOVDQA64       960(SI), Y8
+	VMOVDQA64       992(SI), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 192(SI), Y8
+	VPSLLD          $0x14, 224(SI), Y15
+	VPSRLD          $0x0b, 192(SI), Y6
+	VPSRLD          $0x0b, 224(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 576(SI), Y8
+	VPSLLD          $0x15, 608(SI), Y15
+	VPSRLD          $0x0a, 576(SI), Y6
+	VPSRLD          $0x0a, 608(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 768(SI), Y8
+	VPSLLD          $0x11, 800(SI), Y15
+	VPSRLD          $0x0e, 768(SI), Y6
+	VPSRLD          $0x0e, 800(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y1, Y1
+	VPSRLD          $0x01, Y12, Y12
+	VPADDD          Y1, Y7, Y8
+	VPADDD          Y12, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 960(SI)
+	VMOVDQA64       Y21, 992(SI)
+	DECQ            AX
+	JNZ             iks16_init
+
+	// First work round, output discarded.
+	VPSLLD          $0x10, 704(SI), Y1
+	VPSLLD          $0x10, 736(SI), Y12
+	VPSRLD          $0x0f, 576(SI), Y2
+	VPSRLD          $0x0f, 608(SI), Y10
+	VPADDD          Y2, Y1, Y1
+	VPADDD          Y10, Y12, Y12
+	VPSLLD          $0x10, 448(SI), Y5
+	VPSLLD          $0x10, 480(SI), Y11
+	VPSRLD          $0x0f, 320(SI), Y2
+	VPSRLD          $0x0f, 352(SI), Y10
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y12, Y12
+	VPTERNLOGD      $0x96, Y17, Y2, Y5
+	VPTERNLOGD      $0x96, Y20, Y10, Y11
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y11, Y11
+	VPBLENDMW       Y5, Y1, K2, Y2
+	VPBLENDMW       Y11, Y12, K2, Y10
+	VPBLENDMW       Y1, Y5, K2, Y4
+	VPBLENDMW       Y12, Y11, K2, Y9
+	VPROLD          $0x08, Y2, Y5
+	VPROLD          $0x08, Y10, Y11
+	VPROLD          $0x0a, Y2, Y1
+	VPROLD          $0x0a, Y10, Y12
+	VPROLD          $0x12, Y2, Y3
+	VPROLD          $0x12, Y10, Y23
+	VPTERNLOGD      $0x96, Y3, Y1, Y5
+	VPTERNLOGD      $0x96, Y23, Y12, Y11
+	VPROLD          $0x1a, Y2, Y1
+	VPROLD          $0x1a, Y10, Y12
+	VPTERNLOGD      $0x96, Y1, Y5, Y2
+	VPTERNLOGD      $0x96, Y12, Y11, Y10
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y9, Y23
+	VPROLD          $0x0e, Y4, Y1
+	VPROLD          $0x0e, Y9, Y12
+	VPROLD          $0x16, Y4, Y5
+	VPROLD          $0x16, Y9, Y11
+	VPTERNLOGD      $0x96, Y5, Y1, Y3
+	VPTERNLOGD      $0x96, Y11, Y12, Y23
+	VPROLD          $0x1e, Y4, Y1
+	VPROLD          $0x1e, Y9, Y12
+	VPTERNLOGD      $0x96, Y1, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPBLENDMB       Y4, Y2, K1, Y5
+	VPBLENDMB       Y9, Y10, K1, Y11
+	VPBLENDMB       Y2, Y4, K1, Y1
+	VPBLENDMB       Y10, Y9, K1, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y9
+	VPSRLD          $0x04, Y5, Y2
+	VPSRLD          $0x04, Y11, Y10
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y9, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y10
+	VPSHUFB         Y2, Y26, Y3
+	VPSHUFB         Y10, Y26, Y23
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y9, Y23, Y23
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y23, Y27, Y9
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y10, Y10, Y10
+	VPXORD          Y2, Y4, Y4
+	VPXORD          Y10, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y5, Y28, Y5
+	VPSHUFB         Y11, Y28, Y11
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y5, Y1, Y1
+	VPXORD          Y11, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y5
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y11
+	VEXTRACTI128    $0x01, Y5, X3
+	VEXTRACTI128    $0x01, Y11, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X5, X5
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VINSERTI128     $0x01, X3, Y5, Y1
+	VINSERTI128     $0x01, X10, Y11, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y3, Y30, Y3
+	VPSHUFB         Y10, Y30, Y10
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y3, Y1, Y1
+	VPXORD          Y10, Y12, Y12
+	VPADDD          Y18, Y18, Y3
+	VPADDD          Y21, Y21, Y10
+	VPBLENDMW       896(SI), Y3, K2, Y3
+	VPBLENDMW       928(SI), Y10, K2, Y10
+	VPXORD          Y16, Y3, Y3
+	VPXORD          Y19, Y10, Y10
+	VPADDD          Y17, Y3, Y3
+	VPADDD          Y20, Y10, Y10
+	VPBLENDMB       Y4, Y1, K1, Y17
+	VPBLENDMB       Y9, Y12, K1, Y20
+	VPBLENDMB       Y1, Y4, K1, Y4
+	VPBLENDMB       Y12, Y9, K1, Y9
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y9, Y19
+	VMOVDQA64       (SI), Y8
+	VMOVDQA64       32(SI), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 256(SI), Y8
+	VPSLLD          $0x14, 288(SI), Y15
+	VPSRLD          $0x0b, 256(SI), Y6
+	VPSRLD          $0x0b, 288(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 640(SI), Y8
+	VPSLLD          $0x15, 672(SI), Y15
+	VPSRLD          $0x0a, 640(SI), Y6
+	VPSRLD          $0x0a, 672(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 832(SI), Y8
+	VPSLLD          $0x11, 864(SI), Y15
+	VPSRLD          $0x0e, 832(SI), Y6
+	VPSRLD          $0x0e, 864(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, (SI)
+	VMOVDQA64       Y21, 32(SI)
+
+iks16_loop:
+	VMOVDQU32 zuc_consts<>+1472(SB), Y28
+	VMOVDQU32 zuc_consts<>+1536(SB), Y29
+	VMOVDQU32 zuc_consts<>+1600(SB), Y30
+	VMOVDQU32 zuc_consts<>+1664(SB), Y31
+
+	// 16 work rounds, both groups (ring offset 1 after the initialisation).
+	VPSLLD          $0x10, 768(SI), Y1
+	VPSLLD          $0x10, 800(SI), Y12
+	VPSRLD          $0x0f, 640(SI), Y3
+	VPSRLD          $0x0f, 672(SI), Y10
+	VPADDD          Y3, Y1, Y1
+	VPADDD          Y10, Y12, Y12
+	VPSLLD          $0x10, 512(SI), Y4
+	VPSLLD          $0x10, 544(SI), Y9
+	VPSRLD          $0x0f, 384(SI), Y3
+	VPSRLD          $0x0f, 416(SI), Y10
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y12, Y12
+	VPTERNLOGD      $0x96, Y17, Y3, Y4
+	VPTERNLOGD      $0x96, Y20, Y10, Y9
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y9, Y9
+	VPBLENDMW       Y4, Y1, K2, Y3
+	VPBLENDMW       Y9, Y12, K2, Y10
+	VPBLENDMW       Y1, Y4, K2, Y5
+	VPBLENDMW       Y12, Y9, K2, Y11
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y10, Y9
+	VPROLD          $0x0a, Y3, Y1
+	VPROLD          $0x0a, Y10, Y12
+	VPROLD          $0x12, Y3, Y2
+	VPROLD          $0x12, Y10, Y23
+	VPTERNLOGD      $0x96, Y2, Y1, Y4
+	VPTERNLOGD      $0x96, Y23, Y12, Y9
+	VPROLD          $0x1a, Y3, Y1
+	VPROLD          $0x1a, Y10, Y12
+	VPTERNLOGD      $0x96, Y1, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y9, Y10
+	VPROLD          $0x08, Y5, Y2
+	VPROLD          $0x08, Y11, Y23
+	VPROLD          $0x0e, Y5, Y1
+	VPROLD          $0x0e, Y11, Y12
+	VPROLD          $0x16, Y5, Y4
+	VPROLD          $0x16, Y11, Y9
+	VPTERNLOGD      $0x96, Y4, Y1, Y2
+	VPTERNLOGD      $0x96, Y9, Y12, Y23
+	VPROLD          $0x1e, Y5, Y1
+	VPROLD          $0x1e, Y11, Y12
+	VPTERNLOGD      $0x96, Y1, Y2, Y5
+	VPTERNLOGD      $0x96, Y12, Y23, Y11
+	VPBLENDMB       Y5, Y3, K1, Y4
+	VPBLENDMB       Y11, Y10, K1, Y9
+	VPBLENDMB       Y3, Y5, K1, Y1
+	VPBLENDMB       Y10, Y11, K1, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y11
+	VPSRLD          $0x04, Y4, Y3
+	VPSRLD          $0x04, Y9, Y10
+	VPSHUFB         Y5, Y25, Y2
+	VPSHUFB         Y11, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y3
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y10
+	VPSHUFB         Y3, Y26, Y2
+	VPSHUFB         Y10, Y26, Y23
+	VPXORD          Y5, Y2, Y2
+	VPXORD          Y11, Y23, Y23
+	VPSHUFB         Y2, Y27, Y5
+	VPSHUFB         Y23, Y27, Y11
+	VPADDB          Y3, Y3, Y3
+	VPADDB          Y10, Y10, Y10
+	VPXORD          Y3, Y5, Y5
+	VPXORD          Y10, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y4, Y28, Y4
+	VPSHUFB         Y9, Y28, Y9
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y4, Y1, Y1
+	VPXORD          Y9, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y4
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y9
+	VEXTRACTI128    $0x01, Y4, X2
+	VEXTRACTI128    $0x01, Y9, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VINSERTI128     $0x01, X2, Y4, Y1
+	VINSERTI128     $0x01, X10, Y9, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y2, Y30, Y2
+	VPSHUFB         Y10, Y30, Y10
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y2, Y1, Y1
+	VPXORD          Y10, Y12, Y12
+	VPADDD          Y18, Y18, Y2
+	VPADDD          Y21, Y21, Y10
+	VPBLENDMW       960(SI), Y2, K2, Y2
+	VPBLENDMW       992(SI), Y10, K2, Y10
+	VPXORD          Y16, Y2, Y2
+	VPXORD          Y19, Y10, Y10
+	VPADDD          Y17, Y2, Y2
+	VPADDD          Y20, Y10, Y10
+	VPSLLD          $0x10, 192(SI), Y4
+	VPSLLD          $0x10, 224(SI), Y9
+	VPSRLD          $0x0f, 64(SI), Y3
+	VPSRLD          $0x0f, 96(SI), Y23
+	VPTERNLOGD      $0x96, Y4, Y3, Y2
+	VPTERNLOGD      $0x96, Y9, Y23, Y10
+	VMOVDQA64       Y2, 2048(SI)
+	VMOVDQA64       Y10, 2080(SI)
+	VPBLENDMB       Y5, Y1, K1, Y17
+	VPBLENDMB       Y11, Y12, K1, Y20
+	VPBLENDMB       Y1, Y5, K1, Y5
+	VPBLENDMB       Y12, Y11, K1, Y11
+	VPRORD          $0x08, Y5, Y16
+	VPRORD          $0x08, Y11, Y19
+	VPSLLD          $0x10, 832(SI), Y1
+	VPSLLD          $0x10, 864(SI), Y12
+	VMOVDQA64       64(SI), Y8
+	VMOVDQA64       96(SI), Y15
+	VPSRLD          $0x0f, 704(SI), Y2
+	VPSRLD          $0x0f, 736(SI), Y10
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y2, Y1, Y1
+	VPADDD          Y10, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 576(SI), Y5
+	VPSLLD          $0x10, 608(SI), Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 448(SI), Y2
+	VPSRLD          $0x0f, 480(SI), Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y2, Y5
+	VPTERNLOGD      $0x96, Y20, Y10, Y11
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 320(SI), Y8
+	VPSLLD          $0x14, 352(SI), Y15
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y11, Y11
+	VPSRLD          $0x0b, 320(SI), Y6
+	VPSRLD          $0x0b, 352(SI), Y13
+	VPBLENDMW       Y5, Y1, K2, Y2
+	VPBLENDMW       Y11, Y12, K2, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y5, K2, Y3
+	VPBLENDMW       Y12, Y11, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y2, Y5
+	VPROLD          $0x08, Y10, Y11
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y2, Y1
+	VPROLD          $0x0a, Y10, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y2, Y4
+	VPROLD          $0x12, Y10, Y9
+	VPSLLD          $0x15, 704(SI), Y8
+	VPSLLD          $0x15, 736(SI), Y15
+	VPTERNLOGD      $0x96, Y4, Y1, Y5
+	VPTERNLOGD      $0x96, Y9, Y12, Y11
+	VPSRLD          $0x0a, 704(SI), Y6
+	VPSRLD          $0x0a, 736(SI), Y13
+	VPROLD          $0x1a, Y2, Y1
+	VPROLD          $0x1a, Y10, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y5, Y2
+	VPTERNLOGD      $0x96, Y12, Y11, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y23, Y9
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y3, Y1
+	VPROLD          $0x0e, Y23, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y3, Y5
+	VPROLD          $0x16, Y23, Y11
+	VPSLLD          $0x11, 896(SI), Y8
+	VPSLLD          $0x11, 928(SI), Y15
+	VPTERNLOGD      $0x96, Y5, Y1, Y4
+	VPTERNLOGD      $0x96, Y11, Y12, Y9
+	VPSRLD          $0x0e, 896(SI), Y6
+	VPSRLD          $0x0e, 928(SI), Y13
+	VPROLD          $0x1e, Y3, Y1
+	VPROLD          $0x1e, Y23, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y9, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y3, Y2, K1, Y5
+	VPBLENDMB       Y23, Y10, K1, Y11
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y2, Y3, K1, Y1
+	VPBLENDMB       Y10, Y23, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y23
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y5, Y2
+	VPSRLD          $0x04, Y11, Y10
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y3, Y25, Y4
+	VPSHUFB         Y23, Y25, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y2, Y26, Y4
+	VPSHUFB         Y10, Y26, Y9
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y3, Y4, Y4
+	VPXORD          Y23, Y9, Y9
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y4, Y27, Y3
+	VPSHUFB         Y9, Y27, Y23
+	VMOVDQA64       Y18, 64(SI)
+	VMOVDQA64       Y21, 96(SI)
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y10, Y10, Y10
+	VPXORD          Y2, Y3, Y3
+	VPXORD          Y10, Y23, Y23
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y5, Y28, Y5
+	VPSHUFB         Y11, Y28, Y11
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y5, Y1, Y1
+	VPXORD          Y11, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y5
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y11
+	VEXTRACTI128    $0x01, Y5, X4
+	VEXTRACTI128    $0x01, Y11, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X5, X5
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VINSERTI128     $0x01, X4, Y5, Y1
+	VINSERTI128     $0x01, X9, Y11, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y4, Y30, Y4
+	VPSHUFB         Y9, Y30, Y9
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y4, Y1, Y1
+	VPXORD          Y9, Y12, Y12
+	VPADDD          Y18, Y18, Y4
+	VPADDD          Y21, Y21, Y9
+	VPBLENDMW       (SI), Y4, K2, Y4
+	VPBLENDMW       32(SI), Y9, K2, Y9
+	VPXORD          Y16, Y4, Y4
+	VPXORD          Y19, Y9, Y9
+	VPADDD          Y17, Y4, Y4
+	VPADDD          Y20, Y9, Y9
+	VPSLLD          $0x10, 256(SI), Y5
+	VPSLLD          $0x10, 288(SI), Y11
+	VPSRLD          $0x0f, 128(SI), Y2
+	VPSRLD          $0x0f, 160(SI), Y10
+	VPTERNLOGD      $0x96, Y5, Y2, Y4
+	VPTERNLOGD      $0x96, Y11, Y10, Y9
+	VMOVDQA64       Y4, 2112(SI)
+	VMOVDQA64       Y9, 2144(SI)
+	VPBLENDMB       Y3, Y1, K1, Y17
+	VPBLENDMB       Y23, Y12, K1, Y20
+	VPBLENDMB       Y1, Y3, K1, Y3
+	VPBLENDMB       Y12, Y23, K1, Y23
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y23, Y19
+	VPSLLD          $0x10, 896(SI), Y1
+	VPSLLD          $0x10, 928(SI), Y12
+	VMOVDQA64       128(SI), Y8
+	VMOVDQA64       160(SI), Y15
+	VPSRLD          $0x0f, 768(SI), Y4
+	VPSRLD          $0x0f, 800(SI), Y9
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y4, Y1, Y1
+	VPADDD          Y9, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 640(SI), Y3
+	VPSLLD          $0x10, 672(SI), Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 512(SI), Y4
+	VPSRLD          $0x0f, 544(SI), Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y4, Y3
+	VPTERNLOGD      $0x96, Y20, Y9, Y23
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 384(SI), Y8
+	VPSLLD          $0x14, 416(SI), Y15
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y23, Y23
+	VPSRLD          $0x0b, 384(SI), Y6
+	VPSRLD          $0x0b, 416(SI), Y13
+	VPBLENDMW       Y3, Y1, K2, Y4
+	VPBLENDMW       Y23, Y12, K2, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y3, K2, Y2
+	VPBLENDMW       Y12, Y23, K2, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y9, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y4, Y1
+	VPROLD          $0x0a, Y9, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y4, Y5
+	VPROLD          $0x12, Y9, Y11
+	VPSLLD          $0x15, 768(SI), Y8
+	VPSLLD          $0x15, 800(SI), Y15
+	VPTERNLOGD      $0x96, Y5, Y1, Y3
+	VPTERNLOGD      $0x96, Y11, Y12, Y23
+	VPSRLD          $0x0a, 768(SI), Y6
+	VPSRLD          $0x0a, 800(SI), Y13
+	VPROLD          $0x1a, Y4, Y1
+	VPROLD          $0x1a, Y9, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y2, Y5
+	VPROLD          $0x08, Y10, Y11
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y2, Y1
+	VPROLD          $0x0e, Y10, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y2, Y3
+	VPROLD          $0x16, Y10, Y23
+	VPSLLD          $0x11, 960(SI), Y8
+	VPSLLD          $0x11, 992(SI), Y15
+	VPTERNLOGD      $0x96, Y3, Y1, Y5
+	VPTERNLOGD      $0x96, Y23, Y12, Y11
+	VPSRLD          $0x0e, 960(SI), Y6
+	VPSRLD          $0x0e, 992(SI), Y13
+	VPROLD          $0x1e, Y2, Y1
+	VPROLD          $0x1e, Y10, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y5, Y2
+	VPTERNLOGD      $0x96, Y12, Y11, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y2, Y4, K1, Y3
+	VPBLENDMB       Y10, Y9, K1, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y4, Y2, K1, Y1
+	VPBLENDMB       Y9, Y10, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y10
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y3, Y4
+	VPSRLD          $0x04, Y23, Y9
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y2, Y25, Y5
+	VPSHUFB         Y10, Y25, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y5, Y4
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y4, Y26, Y5
+	VPSHUFB         Y9, Y26, Y11
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y2, Y5, Y5
+	VPXORD          Y10, Y11, Y11
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y5, Y27, Y2
+	VPSHUFB         Y11, Y27, Y10
+	VMOVDQA64       Y18, 128(SI)
+	VMOVDQA64       Y21, 160(SI)
+	VPADDB          Y4, Y4, Y4
+	VPADDB          Y9, Y9, Y9
+	VPXORD          Y4, Y2, Y2
+	VPXORD          Y9, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y3, Y28, Y3
+	VPSHUFB         Y23, Y28, Y23
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y3, Y1, Y1
+	VPXORD          Y23, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y3
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y11
+	VEXTRACTI128    $0x01, Y3, X5
+	VEXTRACTI128    $0x01, Y11, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X5, X5
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VINSERTI128     $0x01, X5, Y3, Y1
+	VINSERTI128     $0x01, X9, Y11, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y5, Y30, Y5
+	VPSHUFB         Y9, Y30, Y9
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y5, Y1, Y1
+	VPXORD          Y9, Y12, Y12
+	VPADDD          Y18, Y18, Y5
+	VPADDD          Y21, Y21, Y9
+	VPBLENDMW       64(SI), Y5, K2, Y5
+	VPBLENDMW       96(SI), Y9, K2, Y9
+	VPXORD          Y16, Y5, Y5
+	VPXORD          Y19, Y9, Y9
+	VPADDD          Y17, Y5, Y5
+	VPADDD          Y20, Y9, Y9
+	VPSLLD          $0x10, 320(SI), Y3
+	VPSLLD          $0x10, 352(SI), Y11
+	VPSRLD          $0x0f, 192(SI), Y4
+	VPSRLD          $0x0f, 224(SI), Y23
+	VPTERNLOGD      $0x96, Y3, Y4, Y5
+	VPTERNLOGD      $0x96, Y11, Y23, Y9
+	VMOVDQA64       Y5, 2176(SI)
+	VMOVDQA64       Y9, 2208(SI)
+	VPBLENDMB       Y2, Y1, K1, Y17
+	VPBLENDMB       Y10, Y12, K1, Y20
+	VPBLENDMB       Y1, Y2, K1, Y2
+	VPBLENDMB       Y12, Y10, K1, Y10
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y10, Y19
+	VPSLLD          $0x10, 960(SI), Y1
+	VPSLLD          $0x10, 992(SI), Y12
+	VMOVDQA64       192(SI), Y8
+	VMOVDQA64       224(SI), Y15
+	VPSRLD          $0x0f, 832(SI), Y5
+	VPSRLD          $0x0f, 864(SI), Y9
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y5, Y1, Y1
+	VPADDD          Y9, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 704(SI), Y2
+	VPSLLD          $0x10, 736(SI), Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 576(SI), Y5
+	VPSRLD          $0x0f, 608(SI), Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y5, Y2
+	VPTERNLOGD      $0x96, Y20, Y9, Y10
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 448(SI), Y8
+	VPSLLD          $0x14, 480(SI), Y15
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y10, Y10
+	VPSRLD          $0x0b, 448(SI), Y6
+	VPSRLD          $0x0b, 480(SI), Y13
+	VPBLENDMW       Y2, Y1, K2, Y5
+	VPBLENDMW       Y10, Y12, K2, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y2, K2, Y4
+	VPBLENDMW       Y12, Y10, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y5, Y2
+	VPROLD          $0x08, Y9, Y10
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y5, Y1
+	VPROLD          $0x0a, Y9, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y5, Y3
+	VPROLD          $0x12, Y9, Y11
+	VPSLLD          $0x15, 832(SI), Y8
+	VPSLLD          $0x15, 864(SI), Y15
+	VPTERNLOGD      $0x96, Y3, Y1, Y2
+	VPTERNLOGD      $0x96, Y11, Y12, Y10
+	VPSRLD          $0x0a, 832(SI), Y6
+	VPSRLD          $0x0a, 864(SI), Y13
+	VPROLD          $0x1a, Y5, Y1
+	VPROLD          $0x1a, Y9, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y2, Y5
+	VPTERNLOGD      $0x96, Y12, Y10, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y23, Y11
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y4, Y1
+	VPROLD          $0x0e, Y23, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y4, Y2
+	VPROLD          $0x16, Y23, Y10
+	VPSLLD          $0x11, (SI), Y8
+	VPSLLD          $0x11, 32(SI), Y15
+	VPTERNLOGD      $0x96, Y2, Y1, Y3
+	VPTERNLOGD      $0x96, Y10, Y12, Y11
+	VPSRLD          $0x0e, (SI), Y6
+	VPSRLD          $0x0e, 32(SI), Y13
+	VPROLD          $0x1e, Y4, Y1
+	VPROLD          $0x1e, Y23, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y11, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y4, Y5, K1, Y2
+	VPBLENDMB       Y23, Y9, K1, Y10
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y5, Y4, K1, Y1
+	VPBLENDMB       Y9, Y23, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y23
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y2, Y5
+	VPSRLD          $0x04, Y10, Y9
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y23, Y25, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y5
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y5, Y26, Y3
+	VPSHUFB         Y9, Y26, Y11
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y23, Y11, Y11
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y11, Y27, Y23
+	VMOVDQA64       Y18, 192(SI)
+	VMOVDQA64       Y21, 224(SI)
+	VPADDB          Y5, Y5, Y5
+	VPADDB          Y9, Y9, Y9
+	VPXORD          Y5, Y4, Y4
+	VPXORD          Y9, Y23, Y23
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y2, Y28, Y2
+	VPSHUFB         Y10, Y28, Y10
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y2, Y1, Y1
+	VPXORD          Y10, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y2
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y10
+	VEXTRACTI128    $0x01, Y2, X3
+	VEXTRACTI128    $0x01, Y10, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VINSERTI128     $0x01, X3, Y2, Y1
+	VINSERTI128     $0x01, X11, Y10, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y3, Y30, Y3
+	VPSHUFB         Y11, Y30, Y11
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y3, Y1, Y1
+	VPXORD          Y11, Y12, Y12
+	VPADDD          Y18, Y18, Y3
+	VPADDD          Y21, Y21, Y11
+	VPBLENDMW       128(SI), Y3, K2, Y3
+	VPBLENDMW       160(SI), Y11, K2, Y11
+	VPXORD          Y16, Y3, Y3
+	VPXORD          Y19, Y11, Y11
+	VPADDD          Y17, Y3, Y3
+	VPADDD          Y20, Y11, Y11
+	VPSLLD          $0x10, 384(SI), Y2
+	VPSLLD          $0x10, 416(SI), Y10
+	VPSRLD          $0x0f, 256(SI), Y5
+	VPSRLD          $0x0f, 288(SI), Y9
+	VPTERNLOGD      $0x96, Y2, Y5, Y3
+	VPTERNLOGD      $0x96, Y10, Y9, Y11
+	VMOVDQA64       Y3, 2240(SI)
+	VMOVDQA64       Y11, 2272(SI)
+	VPBLENDMB       Y4, Y1, K1, Y17
+	VPBLENDMB       Y23, Y12, K1, Y20
+	VPBLENDMB       Y1, Y4, K1, Y4
+	VPBLENDMB       Y12, Y23, K1, Y23
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y23, Y19
+	VPSLLD          $0x10, (SI), Y1
+	VPSLLD          $0x10, 32(SI), Y12
+	VMOVDQA64       256(SI), Y8
+	VMOVDQA64       288(SI), Y15
+	VPSRLD          $0x0f, 896(SI), Y3
+	VPSRLD          $0x0f, 928(SI), Y11
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y3, Y1, Y1
+	VPADDD          Y11, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 768(SI), Y4
+	VPSLLD          $0x10, 800(SI), Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 640(SI), Y3
+	VPSRLD          $0x0f, 672(SI), Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y3, Y4
+	VPTERNLOGD      $0x96, Y20, Y11, Y23
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 512(SI), Y8
+	VPSLLD          $0x14, 544(SI), Y15
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y23, Y23
+	VPSRLD          $0x0b, 512(SI), Y6
+	VPSRLD          $0x0b, 544(SI), Y13
+	VPBLENDMW       Y4, Y1, K2, Y3
+	VPBLENDMW       Y23, Y12, K2, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y4, K2, Y5
+	VPBLENDMW       Y12, Y23, K2, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y11, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y3, Y1
+	VPROLD          $0x0a, Y11, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y3, Y2
+	VPROLD          $0x12, Y11, Y10
+	VPSLLD          $0x15, 896(SI), Y8
+	VPSLLD          $0x15, 928(SI), Y15
+	VPTERNLOGD      $0x96, Y2, Y1, Y4
+	VPTERNLOGD      $0x96, Y10, Y12, Y23
+	VPSRLD          $0x0a, 896(SI), Y6
+	VPSRLD          $0x0a, 928(SI), Y13
+	VPROLD          $0x1a, Y3, Y1
+	VPROLD          $0x1a, Y11, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y23, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y5, Y2
+	VPROLD          $0x08, Y9, Y10
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y5, Y1
+	VPROLD          $0x0e, Y9, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y5, Y4
+	VPROLD          $0x16, Y9, Y23
+	VPSLLD          $0x11, 64(SI), Y8
+	VPSLLD          $0x11, 96(SI), Y15
+	VPTERNLOGD      $0x96, Y4, Y1, Y2
+	VPTERNLOGD      $0x96, Y23, Y12, Y10
+	VPSRLD          $0x0e, 64(SI), Y6
+	VPSRLD          $0x0e, 96(SI), Y13
+	VPROLD          $0x1e, Y5, Y1
+	VPROLD          $0x1e, Y9, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y2, Y5
+	VPTERNLOGD      $0x96, Y12, Y10, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y5, Y3, K1, Y4
+	VPBLENDMB       Y9, Y11, K1, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y3, Y5, K1, Y1
+	VPBLENDMB       Y11, Y9, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y9
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y4, Y3
+	VPSRLD          $0x04, Y23, Y11
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y5, Y25, Y2
+	VPSHUFB         Y9, Y25, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y3
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y3, Y26, Y2
+	VPSHUFB         Y11, Y26, Y10
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y5, Y2, Y2
+	VPXORD          Y9, Y10, Y10
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y2, Y27, Y5
+	VPSHUFB         Y10, Y27, Y9
+	VMOVDQA64       Y18, 256(SI)
+	VMOVDQA64       Y21, 288(SI)
+	VPADDB          Y3, Y3, Y3
+	VPADDB          Y11, Y11, Y11
+	VPXORD          Y3, Y5, Y5
+	VPXORD          Y11, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y4, Y28, Y4
+	VPSHUFB         Y23, Y28, Y23
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y4, Y1, Y1
+	VPXORD          Y23, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y4
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y10
+	VEXTRACTI128    $0x01, Y4, X2
+	VEXTRACTI128    $0x01, Y10, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VINSERTI128     $0x01, X2, Y4, Y1
+	VINSERTI128     $0x01, X11, Y10, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y2, Y30, Y2
+	VPSHUFB         Y11, Y30, Y11
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y2, Y1, Y1
+	VPXORD          Y11, Y12, Y12
+	VPADDD          Y18, Y18, Y2
+	VPADDD          Y21, Y21, Y11
+	VPBLENDMW       192(SI), Y2, K2, Y2
+	VPBLENDMW       224(SI), Y11, K2, Y11
+	VPXORD          Y16, Y2, Y2
+	VPXORD          Y19, Y11, Y11
+	VPADDD          Y17, Y2, Y2
+	VPADDD          Y20, Y11, Y11
+	VPSLLD          $0x10, 448(SI), Y4
+	VPSLLD          $0x10, 480(SI), Y10
+	VPSRLD          $0x0f, 320(SI), Y3
+	VPSRLD          $0x0f, 352(SI), Y23
+	VPTERNLOGD      $0x96, Y4, Y3, Y2
+	VPTERNLOGD      $0x96, Y10, Y23, Y11
+	VMOVDQA64       Y2, 2304(SI)
+	VMOVDQA64       Y11, 2336(SI)
+	VPBLENDMB       Y5, Y1, K1, Y17
+	VPBLENDMB       Y9, Y12, K1, Y20
+	VPBLENDMB       Y1, Y5, K1, Y5
+	VPBLENDMB       Y12, Y9, K1, Y9
+	VPRORD          $0x08, Y5, Y16
+	VPRORD          $0x08, Y9, Y19
+	VPSLLD          $0x10, 64(SI), Y1
+	VPSLLD          $0x10, 96(SI), Y12
+	VMOVDQA64       320(SI), Y8
+	VMOVDQA64       352(SI), Y15
+	VPSRLD          $0x0f, 960(SI), Y2
+	VPSRLD          $0x0f, 992(SI), Y11
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y2, Y1, Y1
+	VPADDD          Y11, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 832(SI), Y5
+	VPSLLD          $0x10, 864(SI), Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 704(SI), Y2
+	VPSRLD          $0x0f, 736(SI), Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y2, Y5
+	VPTERNLOGD      $0x96, Y20, Y11, Y9
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 576(SI), Y8
+	VPSLLD          $0x14, 608(SI), Y15
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y9, Y9
+	VPSRLD          $0x0b, 576(SI), Y6
+	VPSRLD          $0x0b, 608(SI), Y13
+	VPBLENDMW       Y5, Y1, K2, Y2
+	VPBLENDMW       Y9, Y12, K2, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y5, K2, Y3
+	VPBLENDMW       Y12, Y9, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y2, Y5
+	VPROLD          $0x08, Y11, Y9
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y2, Y1
+	VPROLD          $0x0a, Y11, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y2, Y4
+	VPROLD          $0x12, Y11, Y10
+	VPSLLD          $0x15, 960(SI), Y8
+	VPSLLD          $0x15, 992(SI), Y15
+	VPTERNLOGD      $0x96, Y4, Y1, Y5
+	VPTERNLOGD      $0x96, Y10, Y12, Y9
+	VPSRLD          $0x0a, 960(SI), Y6
+	VPSRLD          $0x0a, 992(SI), Y13
+	VPROLD          $0x1a, Y2, Y1
+	VPROLD          $0x1a, Y11, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y5, Y2
+	VPTERNLOGD      $0x96, Y12, Y9, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y23, Y10
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y3, Y1
+	VPROLD          $0x0e, Y23, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y3, Y5
+	VPROLD          $0x16, Y23, Y9
+	VPSLLD          $0x11, 128(SI), Y8
+	VPSLLD          $0x11, 160(SI), Y15
+	VPTERNLOGD      $0x96, Y5, Y1, Y4
+	VPTERNLOGD      $0x96, Y9, Y12, Y10
+	VPSRLD          $0x0e, 128(SI), Y6
+	VPSRLD          $0x0e, 160(SI), Y13
+	VPROLD          $0x1e, Y3, Y1
+	VPROLD          $0x1e, Y23, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y10, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y3, Y2, K1, Y5
+	VPBLENDMB       Y23, Y11, K1, Y9
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y2, Y3, K1, Y1
+	VPBLENDMB       Y11, Y23, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y23
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y5, Y2
+	VPSRLD          $0x04, Y9, Y11
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y3, Y25, Y4
+	VPSHUFB         Y23, Y25, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y2, Y26, Y4
+	VPSHUFB         Y11, Y26, Y10
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y3, Y4, Y4
+	VPXORD          Y23, Y10, Y10
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y4, Y27, Y3
+	VPSHUFB         Y10, Y27, Y23
+	VMOVDQA64       Y18, 320(SI)
+	VMOVDQA64       Y21, 352(SI)
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y11, Y11, Y11
+	VPXORD          Y2, Y3, Y3
+	VPXORD          Y11, Y23, Y23
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y5, Y28, Y5
+	VPSHUFB         Y9, Y28, Y9
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y5, Y1, Y1
+	VPXORD          Y9, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y5
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y9
+	VEXTRACTI128    $0x01, Y5, X4
+	VEXTRACTI128    $0x01, Y9, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X5, X5
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VINSERTI128     $0x01, X4, Y5, Y1
+	VINSERTI128     $0x01, X10, Y9, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y4, Y30, Y4
+	VPSHUFB         Y10, Y30, Y10
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y4, Y1, Y1
+	VPXORD          Y10, Y12, Y12
+	VPADDD          Y18, Y18, Y4
+	VPADDD          Y21, Y21, Y10
+	VPBLENDMW       256(SI), Y4, K2, Y4
+	VPBLENDMW       288(SI), Y10, K2, Y10
+	VPXORD          Y16, Y4, Y4
+	VPXORD          Y19, Y10, Y10
+	VPADDD          Y17, Y4, Y4
+	VPADDD          Y20, Y10, Y10
+	VPSLLD          $0x10, 512(SI), Y5
+	VPSLLD          $0x10, 544(SI), Y9
+	VPSRLD          $0x0f, 384(SI), Y2
+	VPSRLD          $0x0f, 416(SI), Y11
+	VPTERNLOGD      $0x96, Y5, Y2, Y4
+	VPTERNLOGD      $0x96, Y9, Y11, Y10
+	VMOVDQA64       Y4, 2368(SI)
+	VMOVDQA64       Y10, 2400(SI)
+	VPBLENDMB       Y3, Y1, K1, Y17
+	VPBLENDMB       Y23, Y12, K1, Y20
+	VPBLENDMB       Y1, Y3, K1, Y3
+	VPBLENDMB       Y12, Y23, K1, Y23
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y23, Y19
+	VPSLLD          $0x10, 128(SI), Y1
+	VPSLLD          $0x10, 160(SI), Y12
+	VMOVDQA64       384(SI), Y8
+	VMOVDQA64       416(SI), Y15
+	VPSRLD          $0x0f, (SI), Y4
+	VPSRLD          $0x0f, 32(SI), Y10
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y4, Y1, Y1
+	VPADDD          Y10, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 896(SI), Y3
+	VPSLLD          $0x10, 928(SI), Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 768(SI), Y4
+	VPSRLD          $0x0f, 800(SI), Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y4, Y3
+	VPTERNLOGD      $0x96, Y20, Y10, Y23
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 640(SI), Y8
+	VPSLLD          $0x14, 672(SI), Y15
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y23, Y23
+	VPSRLD          $0x0b, 640(SI), Y6
+	VPSRLD          $0x0b, 672(SI), Y13
+	VPBLENDMW       Y3, Y1, K2, Y4
+	VPBLENDMW       Y23, Y12, K2, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y3, K2, Y2
+	VPBLENDMW       Y12, Y23, K2, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y10, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y4, Y1
+	VPROLD          $0x0a, Y10, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y4, Y5
+	VPROLD          $0x12, Y10, Y9
+	VPSLLD          $0x15, (SI), Y8
+	VPSLLD          $0x15, 32(SI), Y15
+	VPTERNLOGD      $0x96, Y5, Y1, Y3
+	VPTERNLOGD      $0x96, Y9, Y12, Y23
+	VPSRLD          $0x0a, (SI), Y6
+	VPSRLD          $0x0a, 32(SI), Y13
+	VPROLD          $0x1a, Y4, Y1
+	VPROLD          $0x1a, Y10, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y23, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y2, Y5
+	VPROLD          $0x08, Y11, Y9
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y2, Y1
+	VPROLD          $0x0e, Y11, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y2, Y3
+	VPROLD          $0x16, Y11, Y23
+	VPSLLD          $0x11, 192(SI), Y8
+	VPSLLD          $0x11, 224(SI), Y15
+	VPTERNLOGD      $0x96, Y3, Y1, Y5
+	VPTERNLOGD      $0x96, Y23, Y12, Y9
+	VPSRLD          $0x0e, 192(SI), Y6
+	VPSRLD          $0x0e, 224(SI), Y13
+	VPROLD          $0x1e, Y2, Y1
+	VPROLD          $0x1e, Y11, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y5, Y2
+	VPTERNLOGD      $0x96, Y12, Y9, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y2, Y4, K1, Y3
+	VPBLENDMB       Y11, Y10, K1, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y4, Y2, K1, Y1
+	VPBLENDMB       Y10, Y11, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y11
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y3, Y4
+	VPSRLD          $0x04, Y23, Y10
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y2, Y25, Y5
+	VPSHUFB         Y11, Y25, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y5, Y4
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y4, Y26, Y5
+	VPSHUFB         Y10, Y26, Y9
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y2, Y5, Y5
+	VPXORD          Y11, Y9, Y9
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y5, Y27, Y2
+	VPSHUFB         Y9, Y27, Y11
+	VMOVDQA64       Y18, 384(SI)
+	VMOVDQA64       Y21, 416(SI)
+	VPADDB          Y4, Y4, Y4
+	VPADDB          Y10, Y10, Y10
+	VPXORD          Y4, Y2, Y2
+	VPXORD          Y10, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y3, Y28, Y3
+	VPSHUFB         Y23, Y28, Y23
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y3, Y1, Y1
+	VPXORD          Y23, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y3
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y9
+	VEXTRACTI128    $0x01, Y3, X5
+	VEXTRACTI128    $0x01, Y9, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X5, X5
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VINSERTI128     $0x01, X5, Y3, Y1
+	VINSERTI128     $0x01, X10, Y9, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y5, Y30, Y5
+	VPSHUFB         Y10, Y30, Y10
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y5, Y1, Y1
+	VPXORD          Y10, Y12, Y12
+	VPADDD          Y18, Y18, Y5
+	VPADDD          Y21, Y21, Y10
+	VPBLENDMW       320(SI), Y5, K2, Y5
+	VPBLENDMW       352(SI), Y10, K2, Y10
+	VPXORD          Y16, Y5, Y5
+	VPXORD          Y19, Y10, Y10
+	VPADDD          Y17, Y5, Y5
+	VPADDD          Y20, Y10, Y10
+	VPSLLD          $0x10, 576(SI), Y3
+	VPSLLD          $0x10, 608(SI), Y9
+	VPSRLD          $0x0f, 448(SI), Y4
+	VPSRLD          $0x0f, 480(SI), Y23
+	VPTERNLOGD      $0x96, Y3, Y4, Y5
+	VPTERNLOGD      $0x96, Y9, Y23, Y10
+	VMOVDQA64       Y5, 2432(SI)
+	VMOVDQA64       Y10, 2464(SI)
+	VPBLENDMB       Y2, Y1, K1, Y17
+	VPBLENDMB       Y11, Y12, K1, Y20
+	VPBLENDMB       Y1, Y2, K1, Y2
+	VPBLENDMB       Y12, Y11, K1, Y11
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y11, Y19
+	VPSLLD          $0x10, 192(SI), Y1
+	VPSLLD          $0x10, 224(SI), Y12
+	VMOVDQA64       448(SI), Y8
+	VMOVDQA64       480(SI), Y15
+	VPSRLD          $0x0f, 64(SI), Y5
+	VPSRLD          $0x0f, 96(SI), Y10
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y5, Y1, Y1
+	VPADDD          Y10, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 960(SI), Y2
+	VPSLLD          $0x10, 992(SI), Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 832(SI), Y5
+	VPSRLD          $0x0f, 864(SI), Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y5, Y2
+	VPTERNLOGD      $0x96, Y20, Y10, Y11
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 704(SI), Y8
+	VPSLLD          $0x14, 736(SI), Y15
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y11, Y11
+	VPSRLD          $0x0b, 704(SI), Y6
+	VPSRLD          $0x0b, 736(SI), Y13
+	VPBLENDMW       Y2, Y1, K2, Y5
+	VPBLENDMW       Y11, Y12, K2, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y2, K2, Y4
+	VPBLENDMW       Y12, Y11, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y5, Y2
+	VPROLD          $0x08, Y10, Y11
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y5, Y1
+	VPROLD          $0x0a, Y10, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y5, Y3
+	VPROLD          $0x12, Y10, Y9
+	VPSLLD          $0x15, 64(SI), Y8
+	VPSLLD          $0x15, 96(SI), Y15
+	VPTERNLOGD      $0x96, Y3, Y1, Y2
+	VPTERNLOGD      $0x96, Y9, Y12, Y11
+	VPSRLD          $0x0a, 64(SI), Y6
+	VPSRLD          $0x0a, 96(SI), Y13
+	VPROLD          $0x1a, Y5, Y1
+	VPROLD          $0x1a, Y10, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y2, Y5
+	VPTERNLOGD      $0x96, Y12, Y11, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y23, Y9
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y4, Y1
+	VPROLD          $0x0e, Y23, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y4, Y2
+	VPROLD          $0x16, Y23, Y11
+	VPSLLD          $0x11, 256(SI), Y8
+	VPSLLD          $0x11, 288(SI), Y15
+	VPTERNLOGD      $0x96, Y2, Y1, Y3
+	VPTERNLOGD      $0x96, Y11, Y12, Y9
+	VPSRLD          $0x0e, 256(SI), Y6
+	VPSRLD          $0x0e, 288(SI), Y13
+	VPROLD          $0x1e, Y4, Y1
+	VPROLD          $0x1e, Y23, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y9, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y4, Y5, K1, Y2
+	VPBLENDMB       Y23, Y10, K1, Y11
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y5, Y4, K1, Y1
+	VPBLENDMB       Y10, Y23, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y23
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y2, Y5
+	VPSRLD          $0x04, Y11, Y10
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y23, Y25, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y5
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y5, Y26, Y3
+	VPSHUFB         Y10, Y26, Y9
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y23, Y9, Y9
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y9, Y27, Y23
+	VMOVDQA64       Y18, 448(SI)
+	VMOVDQA64       Y21, 480(SI)
+	VPADDB          Y5, Y5, Y5
+	VPADDB          Y10, Y10, Y10
+	VPXORD          Y5, Y4, Y4
+	VPXORD          Y10, Y23, Y23
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y2, Y28, Y2
+	VPSHUFB         Y11, Y28, Y11
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y2, Y1, Y1
+	VPXORD          Y11, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y2
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y11
+	VEXTRACTI128    $0x01, Y2, X3
+	VEXTRACTI128    $0x01, Y11, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VINSERTI128     $0x01, X3, Y2, Y1
+	VINSERTI128     $0x01, X9, Y11, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y3, Y30, Y3
+	VPSHUFB         Y9, Y30, Y9
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y3, Y1, Y1
+	VPXORD          Y9, Y12, Y12
+	VPADDD          Y18, Y18, Y3
+	VPADDD          Y21, Y21, Y9
+	VPBLENDMW       384(SI), Y3, K2, Y3
+	VPBLENDMW       416(SI), Y9, K2, Y9
+	VPXORD          Y16, Y3, Y3
+	VPXORD          Y19, Y9, Y9
+	VPADDD          Y17, Y3, Y3
+	VPADDD          Y20, Y9, Y9
+	VPSLLD          $0x10, 640(SI), Y2
+	VPSLLD          $0x10, 672(SI), Y11
+	VPSRLD          $0x0f, 512(SI), Y5
+	VPSRLD          $0x0f, 544(SI), Y10
+	VPTERNLOGD      $0x96, Y2, Y5, Y3
+	VPTERNLOGD      $0x96, Y11, Y10, Y9
+	VMOVDQA64       Y3, 2496(SI)
+	VMOVDQA64       Y9, 2528(SI)
+	VPBLENDMB       Y4, Y1, K1, Y17
+	VPBLENDMB       Y23, Y12, K1, Y20
+	VPBLENDMB       Y1, Y4, K1, Y4
+	VPBLENDMB       Y12, Y23, K1, Y23
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y23, Y19
+	VPSLLD          $0x10, 256(SI), Y1
+	VPSLLD          $0x10, 288(SI), Y12
+	VMOVDQA64       512(SI), Y8
+	VMOVDQA64       544(SI), Y15
+	VPSRLD          $0x0f, 128(SI), Y3
+	VPSRLD          $0x0f, 160(SI), Y9
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y3, Y1, Y1
+	VPADDD          Y9, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, (SI), Y4
+	VPSLLD          $0x10, 32(SI), Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 896(SI), Y3
+	VPSRLD          $0x0f, 928(SI), Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y3, Y4
+	VPTERNLOGD      $0x96, Y20, Y9, Y23
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 768(SI), Y8
+	VPSLLD          $0x14, 800(SI), Y15
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y23, Y23
+	VPSRLD          $0x0b, 768(SI), Y6
+	VPSRLD          $0x0b, 800(SI), Y13
+	VPBLENDMW       Y4, Y1, K2, Y3
+	VPBLENDMW       Y23, Y12, K2, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y4, K2, Y5
+	VPBLENDMW       Y12, Y23, K2, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y9, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y3, Y1
+	VPROLD          $0x0a, Y9, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y3, Y2
+	VPROLD          $0x12, Y9, Y11
+	VPSLLD          $0x15, 128(SI), Y8
+	VPSLLD          $0x15, 160(SI), Y15
+	VPTERNLOGD      $0x96, Y2, Y1, Y4
+	VPTERNLOGD      $0x96, Y11, Y12, Y23
+	VPSRLD          $0x0a, 128(SI), Y6
+	VPSRLD          $0x0a, 160(SI), Y13
+	VPROLD          $0x1a, Y3, Y1
+	VPROLD          $0x1a, Y9, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y5, Y2
+	VPROLD          $0x08, Y10, Y11
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y5, Y1
+	VPROLD          $0x0e, Y10, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y5, Y4
+	VPROLD          $0x16, Y10, Y23
+	VPSLLD          $0x11, 320(SI), Y8
+	VPSLLD          $0x11, 352(SI), Y15
+	VPTERNLOGD      $0x96, Y4, Y1, Y2
+	VPTERNLOGD      $0x96, Y23, Y12, Y11
+	VPSRLD          $0x0e, 320(SI), Y6
+	VPSRLD          $0x0e, 352(SI), Y13
+	VPROLD          $0x1e, Y5, Y1
+	VPROLD          $0x1e, Y10, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y2, Y5
+	VPTERNLOGD      $0x96, Y12, Y11, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y5, Y3, K1, Y4
+	VPBLENDMB       Y10, Y9, K1, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y3, Y5, K1, Y1
+	VPBLENDMB       Y9, Y10, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y10
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y4, Y3
+	VPSRLD          $0x04, Y23, Y9
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y5, Y25, Y2
+	VPSHUFB         Y10, Y25, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y3
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y3, Y26, Y2
+	VPSHUFB         Y9, Y26, Y11
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y5, Y2, Y2
+	VPXORD          Y10, Y11, Y11
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y2, Y27, Y5
+	VPSHUFB         Y11, Y27, Y10
+	VMOVDQA64       Y18, 512(SI)
+	VMOVDQA64       Y21, 544(SI)
+	VPADDB          Y3, Y3, Y3
+	VPADDB          Y9, Y9, Y9
+	VPXORD          Y3, Y5, Y5
+	VPXORD          Y9, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y4, Y28, Y4
+	VPSHUFB         Y23, Y28, Y23
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y4, Y1, Y1
+	VPXORD          Y23, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y4
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y11
+	VEXTRACTI128    $0x01, Y4, X2
+	VEXTRACTI128    $0x01, Y11, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VINSERTI128     $0x01, X2, Y4, Y1
+	VINSERTI128     $0x01, X9, Y11, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y2, Y30, Y2
+	VPSHUFB         Y9, Y30, Y9
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y2, Y1, Y1
+	VPXORD          Y9, Y12, Y12
+	VPADDD          Y18, Y18, Y2
+	VPADDD          Y21, Y21, Y9
+	VPBLENDMW       448(SI), Y2, K2, Y2
+	VPBLENDMW       480(SI), Y9, K2, Y9
+	VPXORD          Y16, Y2, Y2
+	VPXORD          Y19, Y9, Y9
+	VPADDD          Y17, Y2, Y2
+	VPADDD          Y20, Y9, Y9
+	VPSLLD          $0x10, 704(SI), Y4
+	VPSLLD          $0x10, 736(SI), Y11
+	VPSRLD          $0x0f, 576(SI), Y3
+	VPSRLD          $0x0f, 608(SI), Y23
+	VPTERNLOGD      $0x96, Y4, Y3, Y2
+	VPTERNLOGD      $0x96, Y11, Y23, Y9
+	VMOVDQA64       Y2, 2560(SI)
+	VMOVDQA64       Y9, 2592(SI)
+	VPBLENDMB       Y5, Y1, K1, Y17
+	VPBLENDMB       Y10, Y12, K1, Y20
+	VPBLENDMB       Y1, Y5, K1, Y5
+	VPBLENDMB       Y12, Y10, K1, Y10
+	VPRORD          $0x08, Y5, Y16
+	VPRORD          $0x08, Y10, Y19
+	VPSLLD          $0x10, 320(SI), Y1
+	VPSLLD          $0x10, 352(SI), Y12
+	VMOVDQA64       576(SI), Y8
+	VMOVDQA64       608(SI), Y15
+	VPSRLD          $0x0f, 192(SI), Y2
+	VPSRLD          $0x0f, 224(SI), Y9
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y2, Y1, Y1
+	VPADDD          Y9, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 64(SI), Y5
+	VPSLLD          $0x10, 96(SI), Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 960(SI), Y2
+	VPSRLD          $0x0f, 992(SI), Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y2, Y5
+	VPTERNLOGD      $0x96, Y20, Y9, Y10
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 832(SI), Y8
+	VPSLLD          $0x14, 864(SI), Y15
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y10, Y10
+	VPSRLD          $0x0b, 832(SI), Y6
+	VPSRLD          $0x0b, 864(SI), Y13
+	VPBLENDMW       Y5, Y1, K2, Y2
+	VPBLENDMW       Y10, Y12, K2, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y5, K2, Y3
+	VPBLENDMW       Y12, Y10, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y2, Y5
+	VPROLD          $0x08, Y9, Y10
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y2, Y1
+	VPROLD          $0x0a, Y9, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y2, Y4
+	VPROLD          $0x12, Y9, Y11
+	VPSLLD          $0x15, 192(SI), Y8
+	VPSLLD          $0x15, 224(SI), Y15
+	VPTERNLOGD      $0x96, Y4, Y1, Y5
+	VPTERNLOGD      $0x96, Y11, Y12, Y10
+	VPSRLD          $0x0a, 192(SI), Y6
+	VPSRLD          $0x0a, 224(SI), Y13
+	VPROLD          $0x1a, Y2, Y1
+	VPROLD          $0x1a, Y9, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y5, Y2
+	VPTERNLOGD      $0x96, Y12, Y10, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y23, Y11
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y3, Y1
+	VPROLD          $0x0e, Y23, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y3, Y5
+	VPROLD          $0x16, Y23, Y10
+	VPSLLD          $0x11, 384(SI), Y8
+	VPSLLD          $0x11, 416(SI), Y15
+	VPTERNLOGD      $0x96, Y5, Y1, Y4
+	VPTERNLOGD      $0x96, Y10, Y12, Y11
+	VPSRLD          $0x0e, 384(SI), Y6
+	VPSRLD          $0x0e, 416(SI), Y13
+	VPROLD          $0x1e, Y3, Y1
+	VPROLD          $0x1e, Y23, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y11, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y3, Y2, K1, Y5
+	VPBLENDMB       Y23, Y9, K1, Y10
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y2, Y3, K1, Y1
+	VPBLENDMB       Y9, Y23, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y23
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y5, Y2
+	VPSRLD          $0x04, Y10, Y9
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y3, Y25, Y4
+	VPSHUFB         Y23, Y25, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y2, Y26, Y4
+	VPSHUFB         Y9, Y26, Y11
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y3, Y4, Y4
+	VPXORD          Y23, Y11, Y11
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y4, Y27, Y3
+	VPSHUFB         Y11, Y27, Y23
+	VMOVDQA64       Y18, 576(SI)
+	VMOVDQA64       Y21, 608(SI)
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y9, Y9, Y9
+	VPXORD          Y2, Y3, Y3
+	VPXORD          Y9, Y23, Y23
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y5, Y28, Y5
+	VPSHUFB         Y10, Y28, Y10
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y5, Y1, Y1
+	VPXORD          Y10, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y5
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y10
+	VEXTRACTI128    $0x01, Y5, X4
+	VEXTRACTI128    $0x01, Y10, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X5, X5
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VINSERTI128     $0x01, X4, Y5, Y1
+	VINSERTI128     $0x01, X11, Y10, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y4, Y30, Y4
+	VPSHUFB         Y11, Y30, Y11
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y4, Y1, Y1
+	VPXORD          Y11, Y12, Y12
+	VPADDD          Y18, Y18, Y4
+	VPADDD          Y21, Y21, Y11
+	VPBLENDMW       512(SI), Y4, K2, Y4
+	VPBLENDMW       544(SI), Y11, K2, Y11
+	VPXORD          Y16, Y4, Y4
+	VPXORD          Y19, Y11, Y11
+	VPADDD          Y17, Y4, Y4
+	VPADDD          Y20, Y11, Y11
+	VPSLLD          $0x10, 768(SI), Y5
+	VPSLLD          $0x10, 800(SI), Y10
+	VPSRLD          $0x0f, 640(SI), Y2
+	VPSRLD          $0x0f, 672(SI), Y9
+	VPTERNLOGD      $0x96, Y5, Y2, Y4
+	VPTERNLOGD      $0x96, Y10, Y9, Y11
+	VMOVDQA64       Y4, 2624(SI)
+	VMOVDQA64       Y11, 2656(SI)
+	VPBLENDMB       Y3, Y1, K1, Y17
+	VPBLENDMB       Y23, Y12, K1, Y20
+	VPBLENDMB       Y1, Y3, K1, Y3
+	VPBLENDMB       Y12, Y23, K1, Y23
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y23, Y19
+	VPSLLD          $0x10, 384(SI), Y1
+	VPSLLD          $0x10, 416(SI), Y12
+	VMOVDQA64       640(SI), Y8
+	VMOVDQA64       672(SI), Y15
+	VPSRLD          $0x0f, 256(SI), Y4
+	VPSRLD          $0x0f, 288(SI), Y11
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y4, Y1, Y1
+	VPADDD          Y11, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 128(SI), Y3
+	VPSLLD          $0x10, 160(SI), Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, (SI), Y4
+	VPSRLD          $0x0f, 32(SI), Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y4, Y3
+	VPTERNLOGD      $0x96, Y20, Y11, Y23
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 896(SI), Y8
+	VPSLLD          $0x14, 928(SI), Y15
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y23, Y23
+	VPSRLD          $0x0b, 896(SI), Y6
+	VPSRLD          $0x0b, 928(SI), Y13
+	VPBLENDMW       Y3, Y1, K2, Y4
+	VPBLENDMW       Y23, Y12, K2, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y3, K2, Y2
+	VPBLENDMW       Y12, Y23, K2, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y11, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y4, Y1
+	VPROLD          $0x0a, Y11, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y4, Y5
+	VPROLD          $0x12, Y11, Y10
+	VPSLLD          $0x15, 256(SI), Y8
+	VPSLLD          $0x15, 288(SI), Y15
+	VPTERNLOGD      $0x96, Y5, Y1, Y3
+	VPTERNLOGD      $0x96, Y10, Y12, Y23
+	VPSRLD          $0x0a, 256(SI), Y6
+	VPSRLD          $0x0a, 288(SI), Y13
+	VPROLD          $0x1a, Y4, Y1
+	VPROLD          $0x1a, Y11, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y23, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y2, Y5
+	VPROLD          $0x08, Y9, Y10
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y2, Y1
+	VPROLD          $0x0e, Y9, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y2, Y3
+	VPROLD          $0x16, Y9, Y23
+	VPSLLD          $0x11, 448(SI), Y8
+	VPSLLD          $0x11, 480(SI), Y15
+	VPTERNLOGD      $0x96, Y3, Y1, Y5
+	VPTERNLOGD      $0x96, Y23, Y12, Y10
+	VPSRLD          $0x0e, 448(SI), Y6
+	VPSRLD          $0x0e, 480(SI), Y13
+	VPROLD          $0x1e, Y2, Y1
+	VPROLD          $0x1e, Y9, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y5, Y2
+	VPTERNLOGD      $0x96, Y12, Y10, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y2, Y4, K1, Y3
+	VPBLENDMB       Y9, Y11, K1, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y4, Y2, K1, Y1
+	VPBLENDMB       Y11, Y9, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y9
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y3, Y4
+	VPSRLD          $0x04, Y23, Y11
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y2, Y25, Y5
+	VPSHUFB         Y9, Y25, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y5, Y4
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y4, Y26, Y5
+	VPSHUFB         Y11, Y26, Y10
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y2, Y5, Y5
+	VPXORD          Y9, Y10, Y10
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y5, Y27, Y2
+	VPSHUFB         Y10, Y27, Y9
+	VMOVDQA64       Y18, 640(SI)
+	VMOVDQA64       Y21, 672(SI)
+	VPADDB          Y4, Y4, Y4
+	VPADDB          Y11, Y11, Y11
+	VPXORD          Y4, Y2, Y2
+	VPXORD          Y11, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y3, Y28, Y3
+	VPSHUFB         Y23, Y28, Y23
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y3, Y1, Y1
+	VPXORD          Y23, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y3
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y10
+	VEXTRACTI128    $0x01, Y3, X5
+	VEXTRACTI128    $0x01, Y10, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X5, X5
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VINSERTI128     $0x01, X5, Y3, Y1
+	VINSERTI128     $0x01, X11, Y10, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y5, Y30, Y5
+	VPSHUFB         Y11, Y30, Y11
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y5, Y1, Y1
+	VPXORD          Y11, Y12, Y12
+	VPADDD          Y18, Y18, Y5
+	VPADDD          Y21, Y21, Y11
+	VPBLENDMW       576(SI), Y5, K2, Y5
+	VPBLENDMW       608(SI), Y11, K2, Y11
+	VPXORD          Y16, Y5, Y5
+	VPXORD          Y19, Y11, Y11
+	VPADDD          Y17, Y5, Y5
+	VPADDD          Y20, Y11, Y11
+	VPSLLD          $0x10, 832(SI), Y3
+	VPSLLD          $0x10, 864(SI), Y10
+	VPSRLD          $0x0f, 704(SI), Y4
+	VPSRLD          $0x0f, 736(SI), Y23
+	VPTERNLOGD      $0x96, Y3, Y4, Y5
+	VPTERNLOGD      $0x96, Y10, Y23, Y11
+	VMOVDQA64       Y5, 2688(SI)
+	VMOVDQA64       Y11, 2720(SI)
+	VPBLENDMB       Y2, Y1, K1, Y17
+	VPBLENDMB       Y9, Y12, K1, Y20
+	VPBLENDMB       Y1, Y2, K1, Y2
+	VPBLENDMB       Y12, Y9, K1, Y9
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y9, Y19
+	VPSLLD          $0x10, 448(SI), Y1
+	VPSLLD          $0x10, 480(SI), Y12
+	VMOVDQA64       704(SI), Y8
+	VMOVDQA64       736(SI), Y15
+	VPSRLD          $0x0f, 320(SI), Y5
+	VPSRLD          $0x0f, 352(SI), Y11
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y5, Y1, Y1
+	VPADDD          Y11, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 192(SI), Y2
+	VPSLLD          $0x10, 224(SI), Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 64(SI), Y5
+	VPSRLD          $0x0f, 96(SI), Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y5, Y2
+	VPTERNLOGD      $0x96, Y20, Y11, Y9
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 960(SI), Y8
+	VPSLLD          $0x14, 992(SI), Y15
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y9, Y9
+	VPSRLD          $0x0b, 960(SI), Y6
+	VPSRLD          $0x0b, 992(SI), Y13
+	VPBLENDMW       Y2, Y1, K2, Y5
+	VPBLENDMW       Y9, Y12, K2, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y2, K2, Y4
+	VPBLENDMW       Y12, Y9, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y5, Y2
+	VPROLD          $0x08, Y11, Y9
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y5, Y1
+	VPROLD          $0x0a, Y11, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y5, Y3
+	VPROLD          $0x12, Y11, Y10
+	VPSLLD          $0x15, 320(SI), Y8
+	VPSLLD          $0x15, 352(SI), Y15
+	VPTERNLOGD      $0x96, Y3, Y1, Y2
+	VPTERNLOGD      $0x96, Y10, Y12, Y9
+	VPSRLD          $0x0a, 320(SI), Y6
+	VPSRLD          $0x0a, 352(SI), Y13
+	VPROLD          $0x1a, Y5, Y1
+	VPROLD          $0x1a, Y11, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y2, Y5
+	VPTERNLOGD      $0x96, Y12, Y9, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y23, Y10
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y4, Y1
+	VPROLD          $0x0e, Y23, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y4, Y2
+	VPROLD          $0x16, Y23, Y9
+	VPSLLD          $0x11, 512(SI), Y8
+	VPSLLD          $0x11, 544(SI), Y15
+	VPTERNLOGD      $0x96, Y2, Y1, Y3
+	VPTERNLOGD      $0x96, Y9, Y12, Y10
+	VPSRLD          $0x0e, 512(SI), Y6
+	VPSRLD          $0x0e, 544(SI), Y13
+	VPROLD          $0x1e, Y4, Y1
+	VPROLD          $0x1e, Y23, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y10, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y4, Y5, K1, Y2
+	VPBLENDMB       Y23, Y11, K1, Y9
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y5, Y4, K1, Y1
+	VPBLENDMB       Y11, Y23, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y23
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y2, Y5
+	VPSRLD          $0x04, Y9, Y11
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y23, Y25, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y5
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y5, Y26, Y3
+	VPSHUFB         Y11, Y26, Y10
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y23, Y10, Y10
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y10, Y27, Y23
+	VMOVDQA64       Y18, 704(SI)
+	VMOVDQA64       Y21, 736(SI)
+	VPADDB          Y5, Y5, Y5
+	VPADDB          Y11, Y11, Y11
+	VPXORD          Y5, Y4, Y4
+	VPXORD          Y11, Y23, Y23
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y2, Y28, Y2
+	VPSHUFB         Y9, Y28, Y9
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y2, Y1, Y1
+	VPXORD          Y9, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y2
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y9
+	VEXTRACTI128    $0x01, Y2, X3
+	VEXTRACTI128    $0x01, Y9, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VINSERTI128     $0x01, X3, Y2, Y1
+	VINSERTI128     $0x01, X10, Y9, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y3, Y30, Y3
+	VPSHUFB         Y10, Y30, Y10
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y3, Y1, Y1
+	VPXORD          Y10, Y12, Y12
+	VPADDD          Y18, Y18, Y3
+	VPADDD          Y21, Y21, Y10
+	VPBLENDMW       640(SI), Y3, K2, Y3
+	VPBLENDMW       672(SI), Y10, K2, Y10
+	VPXORD          Y16, Y3, Y3
+	VPXORD          Y19, Y10, Y10
+	VPADDD          Y17, Y3, Y3
+	VPADDD          Y20, Y10, Y10
+	VPSLLD          $0x10, 896(SI), Y2
+	VPSLLD          $0x10, 928(SI), Y9
+	VPSRLD          $0x0f, 768(SI), Y5
+	VPSRLD          $0x0f, 800(SI), Y11
+	VPTERNLOGD      $0x96, Y2, Y5, Y3
+	VPTERNLOGD      $0x96, Y9, Y11, Y10
+	VMOVDQA64       Y3, 2752(SI)
+	VMOVDQA64       Y10, 2784(SI)
+	VPBLENDMB       Y4, Y1, K1, Y17
+	VPBLENDMB       Y23, Y12, K1, Y20
+	VPBLENDMB       Y1, Y4, K1, Y4
+	VPBLENDMB       Y12, Y23, K1, Y23
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y23, Y19
+	VPSLLD          $0x10, 512(SI), Y1
+	VPSLLD          $0x10, 544(SI), Y12
+	VMOVDQA64       768(SI), Y8
+	VMOVDQA64       800(SI), Y15
+	VPSRLD          $0x0f, 384(SI), Y3
+	VPSRLD          $0x0f, 416(SI), Y10
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y3, Y1, Y1
+	VPADDD          Y10, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 256(SI), Y4
+	VPSLLD          $0x10, 288(SI), Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 128(SI), Y3
+	VPSRLD          $0x0f, 160(SI), Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y3, Y4
+	VPTERNLOGD      $0x96, Y20, Y10, Y23
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, (SI), Y8
+	VPSLLD          $0x14, 32(SI), Y15
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y23, Y23
+	VPSRLD          $0x0b, (SI), Y6
+	VPSRLD          $0x0b, 32(SI), Y13
+	VPBLENDMW       Y4, Y1, K2, Y3
+	VPBLENDMW       Y23, Y12, K2, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y4, K2, Y5
+	VPBLENDMW       Y12, Y23, K2, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y10, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y3, Y1
+	VPROLD          $0x0a, Y10, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y3, Y2
+	VPROLD          $0x12, Y10, Y9
+	VPSLLD          $0x15, 384(SI), Y8
+	VPSLLD          $0x15, 416(SI), Y15
+	VPTERNLOGD      $0x96, Y2, Y1, Y4
+	VPTERNLOGD      $0x96, Y9, Y12, Y23
+	VPSRLD          $0x0a, 384(SI), Y6
+	VPSRLD          $0x0a, 416(SI), Y13
+	VPROLD          $0x1a, Y3, Y1
+	VPROLD          $0x1a, Y10, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y23, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y5, Y2
+	VPROLD          $0x08, Y11, Y9
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y5, Y1
+	VPROLD          $0x0e, Y11, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y5, Y4
+	VPROLD          $0x16, Y11, Y23
+	VPSLLD          $0x11, 576(SI), Y8
+	VPSLLD          $0x11, 608(SI), Y15
+	VPTERNLOGD      $0x96, Y4, Y1, Y2
+	VPTERNLOGD      $0x96, Y23, Y12, Y9
+	VPSRLD          $0x0e, 576(SI), Y6
+	VPSRLD          $0x0e, 608(SI), Y13
+	VPROLD          $0x1e, Y5, Y1
+	VPROLD          $0x1e, Y11, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y2, Y5
+	VPTERNLOGD      $0x96, Y12, Y9, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y5, Y3, K1, Y4
+	VPBLENDMB       Y11, Y10, K1, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y3, Y5, K1, Y1
+	VPBLENDMB       Y10, Y11, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y11
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y4, Y3
+	VPSRLD          $0x04, Y23, Y10
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y5, Y25, Y2
+	VPSHUFB         Y11, Y25, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y3
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y3, Y26, Y2
+	VPSHUFB         Y10, Y26, Y9
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y5, Y2, Y2
+	VPXORD          Y11, Y9, Y9
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y2, Y27, Y5
+	VPSHUFB         Y9, Y27, Y11
+	VMOVDQA64       Y18, 768(SI)
+	VMOVDQA64       Y21, 800(SI)
+	VPADDB          Y3, Y3, Y3
+	VPADDB          Y10, Y10, Y10
+	VPXORD          Y3, Y5, Y5
+	VPXORD          Y10, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y4, Y28, Y4
+	VPSHUFB         Y23, Y28, Y23
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y4, Y1, Y1
+	VPXORD          Y23, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y4
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y9
+	VEXTRACTI128    $0x01, Y4, X2
+	VEXTRACTI128    $0x01, Y9, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VINSERTI128     $0x01, X2, Y4, Y1
+	VINSERTI128     $0x01, X10, Y9, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y2, Y30, Y2
+	VPSHUFB         Y10, Y30, Y10
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y2, Y1, Y1
+	VPXORD          Y10, Y12, Y12
+	VPADDD          Y18, Y18, Y2
+	VPADDD          Y21, Y21, Y10
+	VPBLENDMW       704(SI), Y2, K2, Y2
+	VPBLENDMW       736(SI), Y10, K2, Y10
+	VPXORD          Y16, Y2, Y2
+	VPXORD          Y19, Y10, Y10
+	VPADDD          Y17, Y2, Y2
+	VPADDD          Y20, Y10, Y10
+	VPSLLD          $0x10, 960(SI), Y4
+	VPSLLD          $0x10, 992(SI), Y9
+	VPSRLD          $0x0f, 832(SI), Y3
+	VPSRLD          $0x0f, 864(SI), Y23
+	VPTERNLOGD      $0x96, Y4, Y3, Y2
+	VPTERNLOGD      $0x96, Y9, Y23, Y10
+	VMOVDQA64       Y2, 2816(SI)
+	VMOVDQA64       Y10, 2848(SI)
+	VPBLENDMB       Y5, Y1, K1, Y17
+	VPBLENDMB       Y11, Y12, K1, Y20
+	VPBLENDMB       Y1, Y5, K1, Y5
+	VPBLENDMB       Y12, Y11, K1, Y11
+	VPRORD          $0x08, Y5, Y16
+	VPRORD          $0x08, Y11, Y19
+	VPSLLD          $0x10, 576(SI), Y1
+	VPSLLD          $0x10, 608(SI), Y12
+	VMOVDQA64       832(SI), Y8
+	VMOVDQA64       864(SI), Y15
+	VPSRLD          $0x0f, 448(SI), Y2
+	VPSRLD          $0x0f, 480(SI), Y10
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y2, Y1, Y1
+	VPADDD          Y10, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 320(SI), Y5
+	VPSLLD          $0x10, 352(SI), Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 192(SI), Y2
+	VPSRLD          $0x0f, 224(SI), Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y2, Y5
+	VPTERNLOGD      $0x96, Y20, Y10, Y11
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 64(SI), Y8
+	VPSLLD          $0x14, 96(SI), Y15
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y11, Y11
+	VPSRLD          $0x0b, 64(SI), Y6
+	VPSRLD          $0x0b, 96(SI), Y13
+	VPBLENDMW       Y5, Y1, K2, Y2
+	VPBLENDMW       Y11, Y12, K2, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y5, K2, Y3
+	VPBLENDMW       Y12, Y11, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y2, Y5
+	VPROLD          $0x08, Y10, Y11
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y2, Y1
+	VPROLD          $0x0a, Y10, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y2, Y4
+	VPROLD          $0x12, Y10, Y9
+	VPSLLD          $0x15, 448(SI), Y8
+	VPSLLD          $0x15, 480(SI), Y15
+	VPTERNLOGD      $0x96, Y4, Y1, Y5
+	VPTERNLOGD      $0x96, Y9, Y12, Y11
+	VPSRLD          $0x0a, 448(SI), Y6
+	VPSRLD          $0x0a, 480(SI), Y13
+	VPROLD          $0x1a, Y2, Y1
+	VPROLD          $0x1a, Y10, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y5, Y2
+	VPTERNLOGD      $0x96, Y12, Y11, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y23, Y9
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y3, Y1
+	VPROLD          $0x0e, Y23, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y3, Y5
+	VPROLD          $0x16, Y23, Y11
+	VPSLLD          $0x11, 640(SI), Y8
+	VPSLLD          $0x11, 672(SI), Y15
+	VPTERNLOGD      $0x96, Y5, Y1, Y4
+	VPTERNLOGD      $0x96, Y11, Y12, Y9
+	VPSRLD          $0x0e, 640(SI), Y6
+	VPSRLD          $0x0e, 672(SI), Y13
+	VPROLD          $0x1e, Y3, Y1
+	VPROLD          $0x1e, Y23, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y9, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y3, Y2, K1, Y5
+	VPBLENDMB       Y23, Y10, K1, Y11
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y2, Y3, K1, Y1
+	VPBLENDMB       Y10, Y23, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y23
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y5, Y2
+	VPSRLD          $0x04, Y11, Y10
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y3, Y25, Y4
+	VPSHUFB         Y23, Y25, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y2, Y26, Y4
+	VPSHUFB         Y10, Y26, Y9
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y3, Y4, Y4
+	VPXORD          Y23, Y9, Y9
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y4, Y27, Y3
+	VPSHUFB         Y9, Y27, Y23
+	VMOVDQA64       Y18, 832(SI)
+	VMOVDQA64       Y21, 864(SI)
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y10, Y10, Y10
+	VPXORD          Y2, Y3, Y3
+	VPXORD          Y10, Y23, Y23
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y5, Y28, Y5
+	VPSHUFB         Y11, Y28, Y11
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y5, Y1, Y1
+	VPXORD          Y11, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y5
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y11
+	VEXTRACTI128    $0x01, Y5, X4
+	VEXTRACTI128    $0x01, Y11, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X5, X5
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VINSERTI128     $0x01, X4, Y5, Y1
+	VINSERTI128     $0x01, X9, Y11, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y4, Y30, Y4
+	VPSHUFB         Y9, Y30, Y9
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y4, Y1, Y1
+	VPXORD          Y9, Y12, Y12
+	VPADDD          Y18, Y18, Y4
+	VPADDD          Y21, Y21, Y9
+	VPBLENDMW       768(SI), Y4, K2, Y4
+	VPBLENDMW       800(SI), Y9, K2, Y9
+	VPXORD          Y16, Y4, Y4
+	VPXORD          Y19, Y9, Y9
+	VPADDD          Y17, Y4, Y4
+	VPADDD          Y20, Y9, Y9
+	VPSLLD          $0x10, (SI), Y5
+	VPSLLD          $0x10, 32(SI), Y11
+	VPSRLD          $0x0f, 896(SI), Y2
+	VPSRLD          $0x0f, 928(SI), Y10
+	VPTERNLOGD      $0x96, Y5, Y2, Y4
+	VPTERNLOGD      $0x96, Y11, Y10, Y9
+	VMOVDQA64       Y4, 2880(SI)
+	VMOVDQA64       Y9, 2912(SI)
+	VPBLENDMB       Y3, Y1, K1, Y17
+	VPBLENDMB       Y23, Y12, K1, Y20
+	VPBLENDMB       Y1, Y3, K1, Y3
+	VPBLENDMB       Y12, Y23, K1, Y23
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y23, Y19
+	VPSLLD          $0x10, 640(SI), Y1
+	VPSLLD          $0x10, 672(SI), Y12
+	VMOVDQA64       896(SI), Y8
+	VMOVDQA64       928(SI), Y15
+	VPSRLD          $0x0f, 512(SI), Y4
+	VPSRLD          $0x0f, 544(SI), Y9
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y4, Y1, Y1
+	VPADDD          Y9, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 384(SI), Y3
+	VPSLLD          $0x10, 416(SI), Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 256(SI), Y4
+	VPSRLD          $0x0f, 288(SI), Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y4, Y3
+	VPTERNLOGD      $0x96, Y20, Y9, Y23
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 128(SI), Y8
+	VPSLLD          $0x14, 160(SI), Y15
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y23, Y23
+	VPSRLD          $0x0b, 128(SI), Y6
+	VPSRLD          $0x0b, 160(SI), Y13
+	VPBLENDMW       Y3, Y1, K2, Y4
+	VPBLENDMW       Y23, Y12, K2, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y3, K2, Y2
+	VPBLENDMW       Y12, Y23, K2, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y9, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y4, Y1
+	VPROLD          $0x0a, Y9, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y4, Y5
+	VPROLD          $0x12, Y9, Y11
+	VPSLLD          $0x15, 512(SI), Y8
+	VPSLLD          $0x15, 544(SI), Y15
+	VPTERNLOGD      $0x96, Y5, Y1, Y3
+	VPTERNLOGD      $0x96, Y11, Y12, Y23
+	VPSRLD          $0x0a, 512(SI), Y6
+	VPSRLD          $0x0a, 544(SI), Y13
+	VPROLD          $0x1a, Y4, Y1
+	VPROLD          $0x1a, Y9, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y2, Y5
+	VPROLD          $0x08, Y10, Y11
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y2, Y1
+	VPROLD          $0x0e, Y10, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y2, Y3
+	VPROLD          $0x16, Y10, Y23
+	VPSLLD          $0x11, 704(SI), Y8
+	VPSLLD          $0x11, 736(SI), Y15
+	VPTERNLOGD      $0x96, Y3, Y1, Y5
+	VPTERNLOGD      $0x96, Y23, Y12, Y11
+	VPSRLD          $0x0e, 704(SI), Y6
+	VPSRLD          $0x0e, 736(SI), Y13
+	VPROLD          $0x1e, Y2, Y1
+	VPROLD          $0x1e, Y10, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y5, Y2
+	VPTERNLOGD      $0x96, Y12, Y11, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y2, Y4, K1, Y3
+	VPBLENDMB       Y10, Y9, K1, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y4, Y2, K1, Y1
+	VPBLENDMB       Y9, Y10, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y10
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y3, Y4
+	VPSRLD          $0x04, Y23, Y9
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y2, Y25, Y5
+	VPSHUFB         Y10, Y25, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y5, Y4
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y4, Y26, Y5
+	VPSHUFB         Y9, Y26, Y11
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y2, Y5, Y5
+	VPXORD          Y10, Y11, Y11
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y5, Y27, Y2
+	VPSHUFB         Y11, Y27, Y10
+	VMOVDQA64       Y18, 896(SI)
+	VMOVDQA64       Y21, 928(SI)
+	VPADDB          Y4, Y4, Y4
+	VPADDB          Y9, Y9, Y9
+	VPXORD          Y4, Y2, Y2
+	VPXORD          Y9, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y3, Y28, Y3
+	VPSHUFB         Y23, Y28, Y23
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y3, Y1, Y1
+	VPXORD          Y23, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y3
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y11
+	VEXTRACTI128    $0x01, Y3, X5
+	VEXTRACTI128    $0x01, Y11, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X5, X5
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VINSERTI128     $0x01, X5, Y3, Y1
+	VINSERTI128     $0x01, X9, Y11, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y5, Y30, Y5
+	VPSHUFB         Y9, Y30, Y9
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y5, Y1, Y1
+	VPXORD          Y9, Y12, Y12
+	VPADDD          Y18, Y18, Y5
+	VPADDD          Y21, Y21, Y9
+	VPBLENDMW       832(SI), Y5, K2, Y5
+	VPBLENDMW       864(SI), Y9, K2, Y9
+	VPXORD          Y16, Y5, Y5
+	VPXORD          Y19, Y9, Y9
+	VPADDD          Y17, Y5, Y5
+	VPADDD          Y20, Y9, Y9
+	VPSLLD          $0x10, 64(SI), Y3
+	VPSLLD          $0x10, 96(SI), Y11
+	VPSRLD          $0x0f, 960(SI), Y4
+	VPSRLD          $0x0f, 992(SI), Y23
+	VPTERNLOGD      $0x96, Y3, Y4, Y5
+	VPTERNLOGD      $0x96, Y11, Y23, Y9
+	VMOVDQA64       Y5, 2944(SI)
+	VMOVDQA64       Y9, 2976(SI)
+	VPBLENDMB       Y2, Y1, K1, Y17
+	VPBLENDMB       Y10, Y12, K1, Y20
+	VPBLENDMB       Y1, Y2, K1, Y2
+	VPBLENDMB       Y12, Y10, K1, Y10
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y10, Y19
+	VPSLLD          $0x10, 704(SI), Y1
+	VPSLLD          $0x10, 736(SI), Y12
+	VMOVDQA64       960(SI), Y8
+	VMOVDQA64       992(SI), Y15
+	VPSRLD          $0x0f, 576(SI), Y5
+	VPSRLD          $0x0f, 608(SI), Y9
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y5, Y1, Y1
+	VPADDD          Y9, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 448(SI), Y2
+	VPSLLD          $0x10, 480(SI), Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 320(SI), Y5
+	VPSRLD          $0x0f, 352(SI), Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y5, Y2
+	VPTERNLOGD      $0x96, Y20, Y9, Y10
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 192(SI), Y8
+	VPSLLD          $0x14, 224(SI), Y15
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y10, Y10
+	VPSRLD          $0x0b, 192(SI), Y6
+	VPSRLD          $0x0b, 224(SI), Y13
+	VPBLENDMW       Y2, Y1, K2, Y5
+	VPBLENDMW       Y10, Y12, K2, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y2, K2, Y4
+	VPBLENDMW       Y12, Y10, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y5, Y2
+	VPROLD          $0x08, Y9, Y10
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y5, Y1
+	VPROLD          $0x0a, Y9, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y5, Y3
+	VPROLD          $0x12, Y9, Y11
+	VPSLLD          $0x15, 576(SI), Y8
+	VPSLLD          $0x15, 608(SI), Y15
+	VPTERNLOGD      $0x96, Y3, Y1, Y2
+	VPTERNLOGD      $0x96, Y11, Y12, Y10
+	VPSRLD          $0x0a, 576(SI), Y6
+	VPSRLD          $0x0a, 608(SI), Y13
+	VPROLD          $0x1a, Y5, Y1
+	VPROLD          $0x1a, Y9, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y2, Y5
+	VPTERNLOGD      $0x96, Y12, Y10, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y23, Y11
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y4, Y1
+	VPROLD          $0x0e, Y23, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y4, Y2
+	VPROLD          $0x16, Y23, Y10
+	VPSLLD          $0x11, 768(SI), Y8
+	VPSLLD          $0x11, 800(SI), Y15
+	VPTERNLOGD      $0x96, Y2, Y1, Y3
+	VPTERNLOGD      $0x96, Y10, Y12, Y11
+	VPSRLD          $0x0e, 768(SI), Y6
+	VPSRLD          $0x0e, 800(SI), Y13
+	VPROLD          $0x1e, Y4, Y1
+	VPROLD          $0x1e, Y23, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y11, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y4, Y5, K1, Y2
+	VPBLENDMB       Y23, Y9, K1, Y10
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y5, Y4, K1, Y1
+	VPBLENDMB       Y9, Y23, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y23
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y2, Y5
+	VPSRLD          $0x04, Y10, Y9
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y23, Y25, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y5
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y5, Y26, Y3
+	VPSHUFB         Y9, Y26, Y11
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y23, Y11, Y11
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y11, Y27, Y23
+	VMOVDQA64       Y18, 960(SI)
+	VMOVDQA64       Y21, 992(SI)
+	VPADDB          Y5, Y5, Y5
+	VPADDB          Y9, Y9, Y9
+	VPXORD          Y5, Y4, Y4
+	VPXORD          Y9, Y23, Y23
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y2, Y28, Y2
+	VPSHUFB         Y10, Y28, Y10
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y2, Y1, Y1
+	VPXORD          Y10, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y2
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y10
+	VEXTRACTI128    $0x01, Y2, X3
+	VEXTRACTI128    $0x01, Y10, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VINSERTI128     $0x01, X3, Y2, Y1
+	VINSERTI128     $0x01, X11, Y10, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y3, Y30, Y3
+	VPSHUFB         Y11, Y30, Y11
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y3, Y1, Y1
+	VPXORD          Y11, Y12, Y12
+	VPADDD          Y18, Y18, Y3
+	VPADDD          Y21, Y21, Y11
+	VPBLENDMW       896(SI), Y3, K2, Y3
+	VPBLENDMW       928(SI), Y11, K2, Y11
+	VPXORD          Y16, Y3, Y3
+	VPXORD          Y19, Y11, Y11
+	VPADDD          Y17, Y3, Y3
+	VPADDD          Y20, Y11, Y11
+	VPSLLD          $0x10, 128(SI), Y2
+	VPSLLD          $0x10, 160(SI), Y10
+	VPSRLD          $0x0f, (SI), Y5
+	VPSRLD          $0x0f, 32(SI), Y9
+	VPTERNLOGD      $0x96, Y2, Y5, Y3
+	VPTERNLOGD      $0x96, Y10, Y9, Y11
+	VMOVDQA64       Y3, 3008(SI)
+	VMOVDQA64       Y11, 3040(SI)
+	VPBLENDMB       Y4, Y1, K1, Y17
+	VPBLENDMB       Y23, Y12, K1, Y20
+	VPBLENDMB       Y1, Y4, K1, Y4
+	VPBLENDMB       Y12, Y23, K1, Y23
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y23, Y19
+	VMOVDQA64       (SI), Y8
+	VMOVDQA64       32(SI), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 256(SI), Y8
+	VPSLLD          $0x14, 288(SI), Y15
+	VPSRLD          $0x0b, 256(SI), Y6
+	VPSRLD          $0x0b, 288(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 640(SI), Y8
+	VPSLLD          $0x15, 672(SI), Y15
+	VPSRLD          $0x0a, 640(SI), Y6
+	VPSRLD          $0x0a, 672(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 832(SI), Y8
+	VPSLLD          $0x11, 864(SI), Y15
+	VPSRLD          $0x0e, 832(SI), Y6
+	VPSRLD          $0x0e, 864(SI), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, (SI)
+	VMOVDQA64       Y21, 32(SI)
+	LEAQ            2048(SI), AX
+
+	// Transpose 16×16 words: 4×4 inside 128-bit lanes, then 4×4 lanes.
+	VMOVDQA64   (AX), Z8
+	VMOVDQA64   64(AX), Z7
+	VMOVDQA64   128(AX), Z6
+	VMOVDQA64   192(AX), Z1
+	VPUNPCKLDQ  Z7, Z8, Z4
+	VPUNPCKHDQ  Z7, Z8, Z3
+	VPUNPCKLDQ  Z1, Z6, Z5
+	VPUNPCKHDQ  Z1, Z6, Z2
+	VPUNPCKLQDQ Z5, Z4, Z8
+	VPUNPCKHQDQ Z5, Z4, Z7
+	VPUNPCKLQDQ Z2, Z3, Z6
+	VPUNPCKHQDQ Z2, Z3, Z1
+	VMOVDQA64   Z8, (AX)
+	VMOVDQA64   Z7, 64(AX)
+	VMOVDQA64   Z6, 128(AX)
+	VMOVDQA64   Z1, 192(AX)
+	VMOVDQA64   256(AX), Z2
+	VMOVDQA64   320(AX), Z5
+	VMOVDQA64   384(AX), Z3
+	VMOVDQA64   448(AX), Z4
+	VPUNPCKLDQ  Z5, Z2, Z1
+	VPUNPCKHDQ  Z5, Z2, Z6
+	VPUNPCKLDQ  Z4, Z3, Z7
+	VPUNPCKHDQ  Z4, Z3, Z8
+	VPUNPCKLQDQ Z7, Z1, Z2
+	VPUNPCKHQDQ Z7, Z1, Z5
+	VPUNPCKLQDQ Z8, Z6, Z3
+	VPUNPCKHQDQ Z8, Z6, Z4
+	VMOVDQA64   Z2, 256(AX)
+	VMOVDQA64   Z5, 320(AX)
+	VMOVDQA64   Z3, 384(AX)
+	VMOVDQA64   Z4, 448(AX)
+	VMOVDQA64   512(AX), Z8
+	VMOVDQA64   576(AX), Z7
+	VMOVDQA64   640(AX), Z6
+	VMOVDQA64   704(AX), Z1
+	VPUNPCKLDQ  Z7, Z8, Z4
+	VPUNPCKHDQ  Z7, Z8, Z3
+	VPUNPCKLDQ  Z1, Z6, Z5
+	VPUNPCKHDQ  Z1, Z6, Z2
+	VPUNPCKLQDQ Z5, Z4, Z8
+	VPUNPCKHQDQ Z5, Z4, Z7
+	VPUNPCKLQDQ Z2, Z3, Z6
+	VPUNPCKHQDQ Z2, Z3, Z1
+	VMOVDQA64   Z8, 512(AX)
+	VMOVDQA64   Z7, 576(AX)
+	VMOVDQA64   Z6, 640(AX)
+	VMOVDQA64   Z1, 704(AX)
+	VMOVDQA64   768(AX), Z2
+	VMOVDQA64   832(AX), Z5
+	VMOVDQA64   896(AX), Z3
+	VMOVDQA64   960(AX), Z4
+	VPUNPCKLDQ  Z5, Z2, Z1
+	VPUNPCKHDQ  Z5, Z2, Z6
+	VPUNPCKLDQ  Z4, Z3, Z7
+	VPUNPCKHDQ  Z4, Z3, Z8
+	VPUNPCKLQDQ Z7, Z1, Z2
+	VPUNPCKHQDQ Z7, Z1, Z5
+	VPUNPCKLQDQ Z8, Z6, Z3
+	VPUNPCKHQDQ Z8, Z6, Z4
+	VMOVDQA64   Z2, 768(AX)
+	VMOVDQA64   Z5, 832(AX)
+	VMOVDQA64   Z3, 896(AX)
+	VMOVDQA64   Z4, 960(AX)
+	VMOVDQA64   (AX), Z8
+	VMOVDQA64   256(AX), Z7
+	VMOVDQA64   512(AX), Z6
+	VMOVDQA64   768(AX), Z1
+	VSHUFI32X4  $0x88, Z7, Z8, Z4
+	VSHUFI32X4  $0xdd, Z7, Z8, Z3
+	VSHUFI32X4  $0x88, Z1, Z6, Z5
+	VSHUFI32X4  $0xdd, Z1, Z6, Z2
+	VSHUFI32X4  $0x88, Z5, Z4, Z8
+	VSHUFI32X4  $0x88, Z2, Z3, Z7
+	VSHUFI32X4  $0xdd, Z5, Z4, Z6
+	VSHUFI32X4  $0xdd, Z2, Z3, Z1
+	IMUL3Q      $0x00000000, DX, DI
+	VMOVDQU32   Z8, (CX)(DI*1)
+	IMUL3Q      $0x00000004, DX, DI
+	VMOVDQU32   Z7, (CX)(DI*1)
+	IMUL3Q      $0x00000008, DX, DI
+	VMOVDQU32   Z6, (CX)(DI*1)
+	IMUL3Q      $0x0000000c, DX, DI
+	VMOVDQU32   Z1, (CX)(DI*1)
+	VMOVDQA64   64(AX), Z1
+	VMOVDQA64   320(AX), Z6
+	VMOVDQA64   576(AX), Z7
+	VMOVDQA64   832(AX), Z8
+	VSHUFI32X4  $0x88, Z6, Z1, Z2
+	VSHUFI32X4  $0xdd, Z6, Z1, Z5
+	VSHUFI32X4  $0x88, Z8, Z7, Z3
+	VSHUFI32X4  $0xdd, Z8, Z7, Z4
+	VSHUFI32X4  $0x88, Z3, Z2, Z1
+	VSHUFI32X4  $0x88, Z4, Z5, Z6
+	VSHUFI32X4  $0xdd, Z3, Z2, Z7
+	VSHUFI32X4  $0xdd, Z4, Z5, Z8
+	IMUL3Q      $0x00000001, DX, DI
+	VMOVDQU32   Z1, (CX)(DI*1)
+	IMUL3Q      $0x00000005, DX, DI
+	VMOVDQU32   Z6, (CX)(DI*1)
+	IMUL3Q      $0x00000009, DX, DI
+	VMOVDQU32   Z7, (CX)(DI*1)
+	IMUL3Q      $0x0000000d, DX, DI
+	VMOVDQU32   Z8, (CX)(DI*1)
+	VMOVDQA64   128(AX), Z8
+	VMOVDQA64   384(AX), Z7
+	VMOVDQA64   640(AX), Z6
+	VMOVDQA64   896(AX), Z1
+	VSHUFI32X4  $0x88, Z7, Z8, Z4
+	VSHUFI32X4  $0xdd, Z7, Z8, Z3
+	VSHUFI32X4  $0x88, Z1, Z6, Z5
+	VSHUFI32X4  $0xdd, Z1, Z6, Z2
+	VSHUFI32X4  $0x88, Z5, Z4, Z8
+	VSHUFI32X4  $0x88, Z2, Z3, Z7
+	VSHUFI32X4  $0xdd, Z5, Z4, Z6
+	VSHUFI32X4  $0xdd, Z2, Z3, Z1
+	IMUL3Q      $0x00000002, DX, DI
+	VMOVDQU32   Z8, (CX)(DI*1)
+	IMUL3Q      $0x00000006, DX, DI
+	VMOVDQU32   Z7, (CX)(DI*1)
+	IMUL3Q      $0x0000000a, DX, DI
+	VMOVDQU32   Z6, (CX)(DI*1)
+	IMUL3Q      $0x0000000e, DX, DI
+	VMOVDQU32   Z1, (CX)(DI*1)
+	VMOVDQA64   192(AX), Z1
+	VMOVDQA64   448(AX), Z6
+	VMOVDQA64   704(AX), Z7
+	VMOVDQA64   960(AX), Z8
+	VSHUFI32X4  $0x88, Z6, Z1, Z2
+	VSHUFI32X4  $0xdd, Z6, Z1, Z5
+	VSHUFI32X4  $0x88, Z8, Z7, Z3
+	VSHUFI32X4  $0xdd, Z8, Z7, Z4
+	VSHUFI32X4  $0x88, Z3, Z2, Z1
+	VSHUFI32X4  $0x88, Z4, Z5, Z6
+	VSHUFI32X4  $0xdd, Z3, Z2, Z7
+	VSHUFI32X4  $0xdd, Z4, Z5, Z8
+	IMUL3Q      $0x00000003, DX, AX
+	VMOVDQU32   Z1, (CX)(AX*1)
+	IMUL3Q      $0x00000007, DX, AX
+	VMOVDQU32   Z6, (CX)(AX*1)
+	IMUL3Q      $0x0000000b, DX, AX
+	VMOVDQU32   Z7, (CX)(AX*1)
+	IMUL3Q      $0x0000000f, DX, AX
+	VMOVDQU32   Z8, (CX)(AX*1)
+	ADDQ        $0x40, CX
+	DECQ        BX
+	JNZ         iks16_loop
+	VZEROUPPER
+	RET
+
+// func initXORKeyStream16AESNI(st *[544]uint32, dst *[16]*byte, src *[16]*byte, lens *[16]int, full int, nblocks int)
+// Requires: AES, AVX, AVX2, AVX512BW, AVX512F, AVX512VL, BMI2
+TEXT ·initXORKeyStream16AESNI(SB), $3136-48
+	MOVQ st+0(FP), AX
+	MOVQ dst+8(FP), CX
+	MOVQ src+16(FP), DX
+	MOVQ lens+24(FP), BX
+	MOVQ full+32(FP), SI
+	MOVQ nblocks+40(FP), DI
+	XORQ R8, R8
+	LEAQ (SP), R9
+	ADDQ $0x3f, R9
+	ANDQ $-64, R9
+
+	// Constants: p = 2^31−1, the S0 tables, the byte and word masks.
+	VMOVDQU32 zuc_consts<>+0(SB), Y24
+	VMOVDQU32 zuc_consts<>+128(SB), Y25
+	VMOVDQU32 zuc_consts<>+192(SB), Y26
+	VMOVDQU32 zuc_consts<>+256(SB), Y27
+	MOVQ      $0xaaaaaaaaaaaaaaaa, R10
+	KMOVQ     R10, K1
+	MOVQ      $0x5555555555555555, R10
+	KMOVQ     R10, K2
+
+	// Copy the LFSR into the aligned rings (s_j and 2·s_j); R1, R2.
+	VMOVDQU32 (AX), Z8
+	VMOVDQA64 Z8, (R9)
+	VMOVDQU32 64(AX), Z8
+	VMOVDQA64 Z8, 64(R9)
+	VMOVDQU32 128(AX), Z8
+	VMOVDQA64 Z8, 128(R9)
+	VMOVDQU32 192(AX), Z8
+	VMOVDQA64 Z8, 192(R9)
+	VMOVDQU32 256(AX), Z8
+	VMOVDQA64 Z8, 256(R9)
+	VMOVDQU32 320(AX), Z8
+	VMOVDQA64 Z8, 320(R9)
+	VMOVDQU32 384(AX), Z8
+	VMOVDQA64 Z8, 384(R9)
+	VMOVDQU32 448(AX), Z8
+	VMOVDQA64 Z8, 448(R9)
+	VMOVDQU32 512(AX), Z8
+	VMOVDQA64 Z8, 512(R9)
+	VMOVDQU32 576(AX), Z8
+	VMOVDQA64 Z8, 576(R9)
+	VMOVDQU32 640(AX), Z8
+	VMOVDQA64 Z8, 640(R9)
+	VMOVDQU32 704(AX), Z8
+	VMOVDQA64 Z8, 704(R9)
+	VMOVDQU32 768(AX), Z8
+	VMOVDQA64 Z8, 768(R9)
+	VMOVDQU32 832(AX), Z8
+	VMOVDQA64 Z8, 832(R9)
+	VMOVDQU32 896(AX), Z8
+	VMOVDQA64 Z8, 896(R9)
+	VMOVDQU32 960(AX), Z8
+	VMOVDQA64 Z8, 960(R9)
+	VMOVDQU32 1024(AX), Y16
+	VMOVDQU32 1088(AX), Y17
+	VMOVDQA64 960(R9), Y18
+	VMOVDQU32 1056(AX), Y19
+	VMOVDQU32 1120(AX), Y20
+	VMOVDQA64 992(R9), Y21
+	VMOVDQU32 zuc_consts<>+1472(SB), Y28
+	VMOVDQU32 zuc_consts<>+1536(SB), Y29
+	VMOVDQU32 zuc_consts<>+1600(SB), Y30
+	VMOVDQU32 zuc_consts<>+1664(SB), Y31
+	MOVQ      $0x00000002, AX
+
+ixor16_init:
+	// Initialisation round 0 (mod 16), both groups.
+	VPSLLD          $0x10, 704(R9), Y5
+	VPSLLD          $0x10, 736(R9), Y12
+	VPSRLD          $0x0f, 576(R9), Y3
+	VPSRLD          $0x0f, 608(R9), Y10
+	VPADDD          Y3, Y5, Y5
+	VPADDD          Y10, Y12, Y12
+	VPSLLD          $0x10, 448(R9), Y4
+	VPSLLD          $0x10, 480(R9), Y11
+	VPSRLD          $0x0f, 320(R9), Y3
+	VPSRLD          $0x0f, 352(R9), Y10
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y12, Y12
+	VPTERNLOGD      $0x96, Y17, Y3, Y4
+	VPTERNLOGD      $0x96, Y20, Y10, Y11
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y11, Y11
+	VPBLENDMW       Y4, Y5, K2, Y3
+	VPBLENDMW       Y11, Y12, K2, Y10
+	VPBLENDMW       Y5, Y4, K2, Y2
+	VPBLENDMW       Y12, Y11, K2, Y9
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y10, Y11
+	VPROLD          $0x0a, Y3, Y5
+	VPROLD          $0x0a, Y10, Y12
+	VPROLD          $0x12, Y3, Y1
+	VPROLD          $0x12, Y10, Y23
+	VPTERNLOGD      $0x96, Y1, Y5, Y4
+	VPTERNLOGD      $0x96, Y23, Y12, Y11
+	VPROLD          $0x1a, Y3, Y5
+	VPROLD          $0x1a, Y10, Y12
+	VPTERNLOGD      $0x96, Y5, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y11, Y10
+	VPROLD          $0x08, Y2, Y1
+	VPROLD          $0x08, Y9, Y23
+	VPROLD          $0x0e, Y2, Y5
+	VPROLD          $0x0e, Y9, Y12
+	VPROLD          $0x16, Y2, Y4
+	VPROLD          $0x16, Y9, Y11
+	VPTERNLOGD      $0x96, Y4, Y5, Y1
+	VPTERNLOGD      $0x96, Y11, Y12, Y23
+	VPROLD          $0x1e, Y2, Y5
+	VPROLD          $0x1e, Y9, Y12
+	VPTERNLOGD      $0x96, Y5, Y1, Y2
+	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPBLENDMB       Y2, Y3, K1, Y4
+	VPBLENDMB       Y9, Y10, K1, Y11
+	VPBLENDMB       Y3, Y2, K1, Y5
+	VPBLENDMB       Y10, Y9, K1, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y9
+	VPSRLD          $0x04, Y4, Y3
+	VPSRLD          $0x04, Y11, Y10
+	VPSHUFB         Y2, Y25, Y1
+	VPSHUFB         Y9, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y1, Y3
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y10
+	VPSHUFB         Y3, Y26, Y1
+	VPSHUFB         Y10, Y26, Y23
+	VPXORD          Y2, Y1, Y1
+	VPXORD          Y9, Y23, Y23
+	VPSHUFB         Y1, Y27, Y2
+	VPSHUFB         Y23, Y27, Y9
+	VPADDB          Y3, Y3, Y3
+	VPADDB          Y10, Y10, Y10
+	VPXORD          Y3, Y2, Y2
+	VPXORD          Y10, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y4, Y28, Y4
+	VPSHUFB         Y11, Y28, Y11
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y4, Y5, Y5
+	VPXORD          Y11, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y4
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y11
+	VEXTRACTI128    $0x01, Y4, X1
+	VEXTRACTI128    $0x01, Y11, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X1, X1
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VINSERTI128     $0x01, X1, Y4, Y5
+	VINSERTI128     $0x01, X10, Y11, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y1, Y30, Y1
+	VPSHUFB         Y10, Y30, Y10
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y1, Y5, Y5
+	VPXORD          Y10, Y12, Y12
+	VPADDD          Y18, Y18, Y1
+	VPADDD          Y21, Y21, Y10
+	VPBLENDMW       896(R9), Y1, K2, Y1
+	VPBLENDMW       928(R9), Y10, K2, Y10
+	VPXORD          Y16, Y1, Y1
+	VPXORD          Y19, Y10, Y10
+	VPADDD          Y17, Y1, Y1
+	VPADDD          Y20, Y10, Y10
+	VPBLENDMB       Y2, Y5, K1, Y17
+	VPBLENDMB       Y9, Y12, K1, Y20
+	VPBLENDMB       Y5, Y2, K1, Y2
+	VPBLENDMB       Y12, Y9, K1, Y9
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y9, Y19
+	VMOVDQA64       (R9), Y8
+	VMOVDQA64       32(R9), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 256(R9), Y8
+	VPSLLD          $0x14, 288(R9), Y15
+	VPSRLD          $0x0b, 256(R9), Y6
+	VPSRLD          $0x0b, 288(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 640(R9), Y8
+	VPSLLD          $0x15, 672(R9), Y15
+	VPSRLD          $0x0a, 640(R9), Y6
+	VPSRLD          $0x0a, 672(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 832(R9), Y8
+	VPSLLD          $0x11, 864(R9), Y15
+	VPSRLD          $0x0e, 832(R9), Y6
+	VPSRLD          $0x0e, 864(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y1, Y1
+	VPSRLD          $0x01, Y10, Y10
+	VPADDD          Y1, Y7, Y8
+	VPADDD          Y10, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, (R9)
+	VMOVDQA64       Y21, 32(R9)
+
+	// Initialisation round 1 (mod 16), both groups.
+	VPSLLD          $0x10, 768(R9), Y1
+	VPSLLD          $0x10, 800(R9), Y10
+	VPSRLD          $0x0f, 640(R9), Y2
+	VPSRLD          $0x0f, 672(R9), Y9
+	VPADDD          Y2, Y1, Y1
+	VPADDD          Y9, Y10, Y10
+	VPSLLD          $0x10, 512(R9), Y5
+	VPSLLD          $0x10, 544(R9), Y12
+	VPSRLD          $0x0f, 384(R9), Y2
+	VPSRLD          $0x0f, 416(R9), Y9
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y10, Y10
+	VPTERNLOGD      $0x96, Y17, Y2, Y5
+	VPTERNLOGD      $0x96, Y20, Y9, Y12
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y10, Y10
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPBLENDMW       Y5, Y1, K2, Y2
+	VPBLENDMW       Y12, Y10, K2, Y9
+	VPBLENDMW       Y1, Y5, K2, Y4
+	VPBLENDMW       Y10, Y12, K2, Y11
+	VPROLD          $0x08, Y2, Y5
+	VPROLD          $0x08, Y9, Y12
+	VPROLD          $0x0a, Y2, Y1
+	VPROLD          $0x0a, Y9, Y10
+	VPROLD          $0x12, Y2, Y3
+	VPROLD          $0x12, Y9, Y23
+	VPTERNLOGD      $0x96, Y3, Y1, Y5
+	VPTERNLOGD      $0x96, Y23, Y10, Y12
+	VPROLD          $0x1a, Y2, Y1
+	VPROLD          $0x1a, Y9, Y10
+	VPTERNLOGD      $0x96, Y1, Y5, Y2
+	VPTERNLOGD      $0x96, Y10, Y12, Y9
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y11, Y23
+	VPROLD          $0x0e, Y4, Y1
+	VPROLD          $0x0e, Y11, Y10
+	VPROLD          $0x16, Y4, Y5
+	VPROLD          $0x16, Y11, Y12
+	VPTERNLOGD      $0x96, Y5, Y1, Y3
+	VPTERNLOGD      $0x96, Y12, Y10, Y23
+	VPROLD          $0x1e, Y4, Y1
+	VPROLD          $0x1e, Y11, Y10
+	VPTERNLOGD      $0x96, Y1, Y3, Y4
+	VPTERNLOGD      $0x96, Y10, Y23, Y11
+	VPBLENDMB       Y4, Y2, K1, Y5
+	VPBLENDMB       Y11, Y9, K1, Y12
+	VPBLENDMB       Y2, Y4, K1, Y1
+	VPBLENDMB       Y9, Y11, K1, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y5, Y2
+	VPSRLD          $0x04, Y12, Y9
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y11, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y9
+	VPSHUFB         Y2, Y26, Y3
+	VPSHUFB         Y9, Y26, Y23
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y11, Y23, Y23
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y23, Y27, Y11
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y9, Y9, Y9
+	VPXORD          Y2, Y4, Y4
+	VPXORD          Y9, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y12
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y10
+	VPSHUFB         Y5, Y28, Y5
+	VPSHUFB         Y12, Y28, Y12
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y10, Y29, Y10
+	VPXORD          Y5, Y1, Y1
+	VPXORD          Y12, Y10, Y10
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y5
+	VPSHUFB         zuc_consts<>+1728(SB), Y10, Y12
+	VEXTRACTI128    $0x01, Y5, X3
+	VEXTRACTI128    $0x01, Y12, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X5, X5
+	VAESENCLAST     zuc_consts<>+1792(SB), X12, X12
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VINSERTI128     $0x01, X3, Y5, Y1
+	VINSERTI128     $0x01, X9, Y12, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y9
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y10
+	VPSHUFB         Y3, Y30, Y3
+	VPSHUFB         Y9, Y30, Y9
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y10, Y31, Y10
+	VPXORD          Y3, Y1, Y1
+	VPXORD          Y9, Y10, Y10
+	VPADDD          Y18, Y18, Y3
+	VPADDD          Y21, Y21, Y9
+	VPBLENDMW       960(R9), Y3, K2, Y3
+	VPBLENDMW       992(R9), Y9, K2, Y9
+	VPXORD          Y16, Y3, Y3
+	VPXORD          Y19, Y9, Y9
+	VPADDD          Y17, Y3, Y3
+	VPADDD          Y20, Y9, Y9
+	VPBLENDMB       Y4, Y1, K1, Y17
+	VPBLENDMB       Y11, Y10, K1, Y20
+	VPBLENDMB       Y1, Y4, K1, Y4
+	VPBLENDMB       Y10, Y11, K1, Y11
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y11, Y19
+	VMOVDQA64       64(R9), Y8
+	VMOVDQA64       96(R9), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 320(R9), Y8
+	VPSLLD          $0x14, 352(R9), Y15
+	VPSRLD          $0x0b, 320(R9), Y6
+	VPSRLD          $0x0b, 352(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 704(R9), Y8
+	VPSLLD          $0x15, 736(R9), Y15
+	VPSRLD          $0x0a, 704(R9), Y6
+	VPSRLD          $0x0a, 736(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 896(R9), Y8
+	VPSLLD          $0x11, 928(R9), Y15
+	VPSRLD          $0x0e, 896(R9), Y6
+	VPSRLD          $0x0e, 928(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y3, Y3
+	VPSRLD          $0x01, Y9, Y9
+	VPADDD          Y3, Y7, Y8
+	VPADDD          Y9, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 64(R9)
+	VMOVDQA64       Y21, 96(R9)
+
+	// Initialisation round 2 (mod 16), both groups.
+	VPSLLD          $0x10, 832(R9), Y3
+	VPSLLD          $0x10, 864(R9), Y9
+	VPSRLD          $0x0f, 704(R9), Y4
+	VPSRLD          $0x0f, 736(R9), Y11
+	VPADDD          Y4, Y3, Y3
+	VPADDD          Y11, Y9, Y9
+	VPSLLD          $0x10, 576(R9), Y1
+	VPSLLD          $0x10, 608(R9), Y10
+	VPSRLD          $0x0f, 448(R9), Y4
+	VPSRLD          $0x0f, 480(R9), Y11
+	VPADDD          Y16, Y3, Y3
+	VPADDD          Y19, Y9, Y9
+	VPTERNLOGD      $0x96, Y17, Y4, Y1
+	VPTERNLOGD      $0x96, Y20, Y11, Y10
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y9, Y9
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y10, Y10
+	VPBLENDMW       Y1, Y3, K2, Y4
+	VPBLENDMW       Y10, Y9, K2, Y11
+	VPBLENDMW       Y3, Y1, K2, Y5
+	VPBLENDMW       Y9, Y10, K2, Y12
+	VPROLD          $0x08, Y4, Y1
+	VPROLD          $0x08, Y11, Y10
+	VPROLD          $0x0a, Y4, Y3
+	VPROLD          $0x0a, Y11, Y9
+	VPROLD          $0x12, Y4, Y2
+	VPROLD          $0x12, Y11, Y23
+	VPTERNLOGD      $0x96, Y2, Y3, Y1
+	VPTERNLOGD      $0x96, Y23, Y9, Y10
+	VPROLD          $0x1a, Y4, Y3
+	VPROLD          $0x1a, Y11, Y9
+	VPTERNLOGD      $0x96, Y3, Y1, Y4
+	VPTERNLOGD      $0x96, Y9, Y10, Y11
+	VPROLD          $0x08, Y5, Y2
+	VPROLD          $0x08, Y12, Y23
+	VPROLD          $0x0e, Y5, Y3
+	VPROLD          $0x0e, Y12, Y9
+	VPROLD          $0x16, Y5, Y1
+	VPROLD          $0x16, Y12, Y10
+	VPTERNLOGD      $0x96, Y1, Y3, Y2
+	VPTERNLOGD      $0x96, Y10, Y9, Y23
+	VPROLD          $0x1e, Y5, Y3
+	VPROLD          $0x1e, Y12, Y9
+	VPTERNLOGD      $0x96, Y3, Y2, Y5
+	VPTERNLOGD      $0x96, Y9, Y23, Y12
+	VPBLENDMB       Y5, Y4, K1, Y1
+	VPBLENDMB       Y12, Y11, K1, Y10
+	VPBLENDMB       Y4, Y5, K1, Y3
+	VPBLENDMB       Y11, Y12, K1, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y12
+	VPSRLD          $0x04, Y1, Y4
+	VPSRLD          $0x04, Y10, Y11
+	VPSHUFB         Y5, Y25, Y2
+	VPSHUFB         Y12, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y4
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y11
+	VPSHUFB         Y4, Y26, Y2
+	VPSHUFB         Y11, Y26, Y23
+	VPXORD          Y5, Y2, Y2
+	VPXORD          Y12, Y23, Y23
+	VPSHUFB         Y2, Y27, Y5
+	VPSHUFB         Y23, Y27, Y12
+	VPADDB          Y4, Y4, Y4
+	VPADDB          Y11, Y11, Y11
+	VPXORD          Y4, Y5, Y5
+	VPXORD          Y11, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y10
+	VPSRLD          $0x04, Y3, Y3
+	VPSRLD          $0x04, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y9
+	VPSHUFB         Y1, Y28, Y1
+	VPSHUFB         Y10, Y28, Y10
+	VPSHUFB         Y3, Y29, Y3
+	VPSHUFB         Y9, Y29, Y9
+	VPXORD          Y1, Y3, Y3
+	VPXORD          Y10, Y9, Y9
+	VPSHUFB         zuc_consts<>+1728(SB), Y3, Y1
+	VPSHUFB         zuc_consts<>+1728(SB), Y9, Y10
+	VEXTRACTI128    $0x01, Y1, X2
+	VEXTRACTI128    $0x01, Y10, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X1, X1
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VINSERTI128     $0x01, X2, Y1, Y3
+	VINSERTI128     $0x01, X11, Y10, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y11
+	VPSRLD          $0x04, Y3, Y3
+	VPSRLD          $0x04, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y9
+	VPSHUFB         Y2, Y30, Y2
+	VPSHUFB         Y11, Y30, Y11
+	VPSHUFB         Y3, Y31, Y3
+	VPSHUFB         Y9, Y31, Y9
+	VPXORD          Y2, Y3, Y3
+	VPXORD          Y11, Y9, Y9
+	VPADDD          Y18, Y18, Y2
+	VPADDD          Y21, Y21, Y11
+	VPBLENDMW       (R9), Y2, K2, Y2
+	VPBLENDMW       32(R9), Y11, K2, Y11
+	VPXORD          Y16, Y2, Y2
+	VPXORD          Y19, Y11, Y11
+	VPADDD          Y17, Y2, Y2
+	VPADDD          Y20, Y11, Y11
+	VPBLENDMB       Y5, Y3, K1, Y17
+	VPBLENDMB       Y12, Y9, K1, Y20
+	VPBLENDMB       Y3, Y5, K1, Y5
+	VPBLENDMB       Y9, Y12, K1, Y12
+	VPRORD          $0x08, Y5, Y16
+	VPRORD          $0x08, Y12, Y19
+	VMOVDQA64       128(R9), Y8
+	VMOVDQA64       160(R9), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 384(R9), Y8
+	VPSLLD          $0x14, 416(R9), Y15
+	VPSRLD          $0x0b, 384(R9), Y6
+	VPSRLD          $0x0b, 416(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 768(R9), Y8
+	VPSLLD          $0x15, 800(R9), Y15
+	VPSRLD          $0x0a, 768(R9), Y6
+	VPSRLD          $0x0a, 800(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 960(R9), Y8
+	VPSLLD          $0x11, 992(R9), Y15
+	VPSRLD          $0x0e, 960(R9), Y6
+	VPSRLD          $0x0e, 992(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y2, Y2
+	VPSRLD          $0x01, Y11, Y11
+	VPADDD          Y2, Y7, Y8
+	VPADDD          Y11, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 128(R9)
+	VMOVDQA64       Y21, 160(R9)
+
+	// Initialisation round 3 (mod 16), both groups.
+	VPSLLD          $0x10, 896(R9), Y2
+	VPSLLD          $0x10, 928(R9), Y11
+	VPSRLD          $0x0f, 768(R9), Y5
+	VPSRLD          $0x0f, 800(R9), Y12
+	VPADDD          Y5, Y2, Y2
+	VPADDD          Y12, Y11, Y11
+	VPSLLD          $0x10, 640(R9), Y3
+	VPSLLD          $0x10, 672(R9), Y9
+	VPSRLD          $0x0f, 512(R9), Y5
+	VPSRLD          $0x0f, 544(R9), Y12
+	VPADDD          Y16, Y2, Y2
+	VPADDD          Y19, Y11, Y11
+	VPTERNLOGD      $0x96, Y17, Y5, Y3
+	VPTERNLOGD      $0x96, Y20, Y12, Y9
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y11, Y11
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y9, Y9
+	VPBLENDMW       Y3, Y2, K2, Y5
+	VPBLENDMW       Y9, Y11, K2, Y12
+	VPBLENDMW       Y2, Y3, K2, Y1
+	VPBLENDMW       Y11, Y9, K2, Y10
+	VPROLD          $0x08, Y5, Y3
+	VPROLD          $0x08, Y12, Y9
+	VPROLD          $0x0a, Y5, Y2
+	VPROLD          $0x0a, Y12, Y11
+	VPROLD          $0x12, Y5, Y4
+	VPROLD          $0x12, Y12, Y23
+	VPTERNLOGD      $0x96, Y4, Y2, Y3
+	VPTERNLOGD      $0x96, Y23, Y11, Y9
+	VPROLD          $0x1a, Y5, Y2
+	VPROLD          $0x1a, Y12, Y11
+	VPTERNLOGD      $0x96, Y2, Y3, Y5
+	VPTERNLOGD      $0x96, Y11, Y9, Y12
+	VPROLD          $0x08, Y1, Y4
+	VPROLD          $0x08, Y10, Y23
+	VPROLD          $0x0e, Y1, Y2
+	VPROLD          $0x0e, Y10, Y11
+	VPROLD          $0x16, Y1, Y3
+	VPROLD          $0x16, Y10, Y9
+	VPTERNLOGD      $0x96, Y3, Y2, Y4
+	VPTERNLOGD      $0x96, Y9, Y11, Y23
+	VPROLD          $0x1e, Y1, Y2
+	VPROLD          $0x1e, Y10, Y11
+	VPTERNLOGD      $0x96, Y2, Y4, Y1
+	VPTERNLOGD      $0x96, Y11, Y23, Y10
+	VPBLENDMB       Y1, Y5, K1, Y3
+	VPBLENDMB       Y10, Y12, K1, Y9
+	VPBLENDMB       Y5, Y1, K1, Y2
+	VPBLENDMB       Y12, Y10, K1, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y10
+	VPSRLD          $0x04, Y3, Y5
+	VPSRLD          $0x04, Y9, Y12
+	VPSHUFB         Y1, Y25, Y4
+	VPSHUFB         Y10, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y5
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y12
+	VPSHUFB         Y5, Y26, Y4
+	VPSHUFB         Y12, Y26, Y23
+	VPXORD          Y1, Y4, Y4
+	VPXORD          Y10, Y23, Y23
+	VPSHUFB         Y4, Y27, Y1
+	VPSHUFB         Y23, Y27, Y10
+	VPADDB          Y5, Y5, Y5
+	VPADDB          Y12, Y12, Y12
+	VPXORD          Y5, Y1, Y1
+	VPXORD          Y12, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y9
+	VPSRLD          $0x04, Y2, Y2
+	VPSRLD          $0x04, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y11
+	VPSHUFB         Y3, Y28, Y3
+	VPSHUFB         Y9, Y28, Y9
+	VPSHUFB         Y2, Y29, Y2
+	VPSHUFB         Y11, Y29, Y11
+	VPXORD          Y3, Y2, Y2
+	VPXORD          Y9, Y11, Y11
+	VPSHUFB         zuc_consts<>+1728(SB), Y2, Y3
+	VPSHUFB         zuc_consts<>+1728(SB), Y11, Y9
+	VEXTRACTI128    $0x01, Y3, X4
+	VEXTRACTI128    $0x01, Y9, X12
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X12, X12
+	VINSERTI128     $0x01, X4, Y3, Y2
+	VINSERTI128     $0x01, X12, Y9, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y12
+	VPSRLD          $0x04, Y2, Y2
+	VPSRLD          $0x04, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y11
+	VPSHUFB         Y4, Y30, Y4
+	VPSHUFB         Y12, Y30, Y12
+	VPSHUFB         Y2, Y31, Y2
+	VPSHUFB         Y11, Y31, Y11
+	VPXORD          Y4, Y2, Y2
+	VPXORD          Y12, Y11, Y11
+	VPADDD          Y18, Y18, Y4
+	VPADDD          Y21, Y21, Y12
+	VPBLENDMW       64(R9), Y4, K2, Y4
+	VPBLENDMW       96(R9), Y12, K2, Y12
+	VPXORD          Y16, Y4, Y4
+	VPXORD          Y19, Y12, Y12
+	VPADDD          Y17, Y4, Y4
+	VPADDD          Y20, Y12, Y12
+	VPBLENDMB       Y1, Y2, K1, Y17
+	VPBLENDMB       Y10, Y11, K1, Y20
+	VPBLENDMB       Y2, Y1, K1, Y1
+	VPBLENDMB       Y11, Y10, K1, Y10
+	VPRORD          $0x08, Y1, Y16
+	VPRORD          $0x08, Y10, Y19
+	VMOVDQA64       192(R9), Y8
+	VMOVDQA64       224(R9), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 448(R9), Y8
+	VPSLLD          $0x14, 480(R9), Y15
+	VPSRLD          $0x0b, 448(R9), Y6
+	VPSRLD          $0x0b, 480(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 832(R9), Y8
+	VPSLLD          $0x15, 864(R9), Y15
+	VPSRLD          $0x0a, 832(R9), Y6
+	VPSRLD          $0x0a, 864(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, (R9), Y8
+	VPSLLD          $0x11, 32(R9), Y15
+	VPSRLD          $0x0e, (R9), Y6
+	VPSRLD          $0x0e, 32(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y4, Y4
+	VPSRLD          $0x01, Y12, Y12
+	VPADDD          Y4, Y7, Y8
+	VPADDD          Y12, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 192(R9)
+	VMOVDQA64       Y21, 224(R9)
+
+	// Initialisation round 4 (mod 16), both groups.
+	VPSLLD          $0x10, 960(R9), Y4
+	VPSLLD          $0x10, 992(R9), Y12
+	VPSRLD          $0x0f, 832(R9), Y1
+	VPSRLD          $0x0f, 864(R9), Y10
+	VPADDD          Y1, Y4, Y4
+	VPADDD          Y10, Y12, Y12
+	VPSLLD          $0x10, 704(R9), Y2
+	VPSLLD          $0x10, 736(R9), Y11
+	VPSRLD          $0x0f, 576(R9), Y1
+	VPSRLD          $0x0f, 608(R9), Y10
+	VPADDD          Y16, Y4, Y4
+	VPADDD          Y19, Y12, Y12
+	VPTERNLOGD      $0x96, Y17, Y1, Y2
+	VPTERNLOGD      $0x96, Y20, Y10, Y11
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y11, Y11
+	VPBLENDMW       Y2, Y4, K2, Y1
+	VPBLENDMW       Y11, Y12, K2, Y10
+	VPBLENDMW       Y4, Y2, K2, Y3
+	VPBLENDMW       Y12, Y11, K2, Y9
+	VPROLD          $0x08, Y1, Y2
+	VPROLD          $0x08, Y10, Y11
+	VPROLD          $0x0a, Y1, Y4
+	VPROLD          $0x0a, Y10, Y12
+	VPROLD          $0x12, Y1, Y5
+	VPROLD          $0x12, Y10, Y23
+	VPTERNLOGD      $0x96, Y5, Y4, Y2
+	VPTERNLOGD      $0x96, Y23, Y12, Y11
+	VPROLD          $0x1a, Y1, Y4
+	VPROLD          $0x1a, Y10, Y12
+	VPTERNLOGD      $0x96, Y4, Y2, Y1
+	VPTERNLOGD      $0x96, Y12, Y11, Y10
+	VPROLD          $0x08, Y3, Y5
+	VPROLD          $0x08, Y9, Y23
+	VPROLD          $0x0e, Y3, Y4
+	VPROLD          $0x0e, Y9, Y12
+	VPROLD          $0x16, Y3, Y2
+	VPROLD          $0x16, Y9, Y11
+	VPTERNLOGD      $0x96, Y2, Y4, Y5
+	VPTERNLOGD      $0x96, Y11, Y12, Y23
+	VPROLD          $0x1e, Y3, Y4
+	VPROLD          $0x1e, Y9, Y12
+	VPTERNLOGD      $0x96, Y4, Y5, Y3
+	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPBLENDMB       Y3, Y1, K1, Y2
+	VPBLENDMB       Y9, Y10, K1, Y11
+	VPBLENDMB       Y1, Y3, K1, Y4
+	VPBLENDMB       Y10, Y9, K1, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y9
+	VPSRLD          $0x04, Y2, Y1
+	VPSRLD          $0x04, Y11, Y10
+	VPSHUFB         Y3, Y25, Y5
+	VPSHUFB         Y9, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y5, Y1
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y10
+	VPSHUFB         Y1, Y26, Y5
+	VPSHUFB         Y10, Y26, Y23
+	VPXORD          Y3, Y5, Y5
+	VPXORD          Y9, Y23, Y23
+	VPSHUFB         Y5, Y27, Y3
+	VPSHUFB         Y23, Y27, Y9
+	VPADDB          Y1, Y1, Y1
+	VPADDB          Y10, Y10, Y10
+	VPXORD          Y1, Y3, Y3
+	VPXORD          Y10, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y4, Y4
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y2, Y28, Y2
+	VPSHUFB         Y11, Y28, Y11
+	VPSHUFB         Y4, Y29, Y4
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y2, Y4, Y4
+	VPXORD          Y11, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y4, Y2
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y11
+	VEXTRACTI128    $0x01, Y2, X5
+	VEXTRACTI128    $0x01, Y11, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X5, X5
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VINSERTI128     $0x01, X5, Y2, Y4
+	VINSERTI128     $0x01, X10, Y11, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y4, Y4
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y5, Y30, Y5
+	VPSHUFB         Y10, Y30, Y10
+	VPSHUFB         Y4, Y31, Y4
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y5, Y4, Y4
+	VPXORD          Y10, Y12, Y12
+	VPADDD          Y18, Y18, Y5
+	VPADDD          Y21, Y21, Y10
+	VPBLENDMW       128(R9), Y5, K2, Y5
+	VPBLENDMW       160(R9), Y10, K2, Y10
+	VPXORD          Y16, Y5, Y5
+	VPXORD          Y19, Y10, Y10
+	VPADDD          Y17, Y5, Y5
+	VPADDD          Y20, Y10, Y10
+	VPBLENDMB       Y3, Y4, K1, Y17
+	VPBLENDMB       Y9, Y12, K1, Y20
+	VPBLENDMB       Y4, Y3, K1, Y3
+	VPBLENDMB       Y12, Y9, K1, Y9
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y9, Y19
+	VMOVDQA64       256(R9), Y8
+	VMOVDQA64       288(R9), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 512(R9), Y8
+	VPSLLD          $0x14, 544(R9), Y15
+	VPSRLD          $0x0b, 512(R9), Y6
+	VPSRLD          $0x0b, 544(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 896(R9), Y8
+	VPSLLD          $0x15, 928(R9), Y15
+	VPSRLD          $0x0a, 896(R9), Y6
+	VPSRLD          $0x0a, 928(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 64(R9), Y8
+	VPSLLD          $0x11, 96(R9), Y15
+	VPSRLD          $0x0e, 64(R9), Y6
+	VPSRLD          $0x0e, 96(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y5, Y5
+	VPSRLD          $0x01, Y10, Y10
+	VPADDD          Y5, Y7, Y8
+	VPADDD          Y10, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 256(R9)
+	VMOVDQA64       Y21, 288(R9)
+
+	// Initialisation round 5 (mod 16), both groups.
+	VPSLLD          $0x10, (R9), Y5
+	VPSLLD          $0x10, 32(R9), Y10
+	VPSRLD          $0x0f, 896(R9), Y3
+	VPSRLD          $0x0f, 928(R9), Y9
+	VPADDD          Y3, Y5, Y5
+	VPADDD          Y9, Y10, Y10
+	VPSLLD          $0x10, 768(R9), Y4
+	VPSLLD          $0x10, 800(R9), Y12
+	VPSRLD          $0x0f, 640(R9), Y3
+	VPSRLD          $0x0f, 672(R9), Y9
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y10, Y10
+	VPTERNLOGD      $0x96, Y17, Y3, Y4
+	VPTERNLOGD      $0x96, Y20, Y9, Y12
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y10, Y10
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y12, Y12
+	VPBLENDMW       Y4, Y5, K2, Y3
+	VPBLENDMW       Y12, Y10, K2, Y9
+	VPBLENDMW       Y5, Y4, K2, Y2
+	VPBLENDMW       Y10, Y12, K2, Y11
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y9, Y12
+	VPROLD          $0x0a, Y3, Y5
+	VPROLD          $0x0a, Y9, Y10
+	VPROLD          $0x12, Y3, Y1
+	VPROLD          $0x12, Y9, Y23
+	VPTERNLOGD      $0x96, Y1, Y5, Y4
+	VPTERNLOGD      $0x96, Y23, Y10, Y12
+	VPROLD          $0x1a, Y3, Y5
+	VPROLD          $0x1a, Y9, Y10
+	VPTERNLOGD      $0x96, Y5, Y4, Y3
+	VPTERNLOGD      $0x96, Y10, Y12, Y9
+	VPROLD          $0x08, Y2, Y1
+	VPROLD          $0x08, Y11, Y23
+	VPROLD          $0x0e, Y2, Y5
+	VPROLD          $0x0e, Y11, Y10
+	VPROLD          $0x16, Y2, Y4
+	VPROLD          $0x16, Y11, Y12
+	VPTERNLOGD      $0x96, Y4, Y5, Y1
+	VPTERNLOGD      $0x96, Y12, Y10, Y23
+	VPROLD          $0x1e, Y2, Y5
+	VPROLD          $0x1e, Y11, Y10
+	VPTERNLOGD      $0x96, Y5, Y1, Y2
+	VPTERNLOGD      $0x96, Y10, Y23, Y11
+	VPBLENDMB       Y2, Y3, K1, Y4
+	VPBLENDMB       Y11, Y9, K1, Y12
+	VPBLENDMB       Y3, Y2, K1, Y5
+	VPBLENDMB       Y9, Y11, K1, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y4, Y3
+	VPSRLD          $0x04, Y12, Y9
+	VPSHUFB         Y2, Y25, Y1
+	VPSHUFB         Y11, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y1, Y3
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y9
+	VPSHUFB         Y3, Y26, Y1
+	VPSHUFB         Y9, Y26, Y23
+	VPXORD          Y2, Y1, Y1
+	VPXORD          Y11, Y23, Y23
+	VPSHUFB         Y1, Y27, Y2
+	VPSHUFB         Y23, Y27, Y11
+	VPADDB          Y3, Y3, Y3
+	VPADDB          Y9, Y9, Y9
+	VPXORD          Y3, Y2, Y2
+	VPXORD          Y9, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y12
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y10
+	VPSHUFB         Y4, Y28, Y4
+	VPSHUFB         Y12, Y28, Y12
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y10, Y29, Y10
+	VPXORD          Y4, Y5, Y5
+	VPXORD          Y12, Y10, Y10
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y4
+	VPSHUFB         zuc_consts<>+1728(SB), Y10, Y12
+	VEXTRACTI128    $0x01, Y4, X1
+	VEXTRACTI128    $0x01, Y12, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X12, X12
+	VAESENCLAST     zuc_consts<>+1792(SB), X1, X1
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VINSERTI128     $0x01, X1, Y4, Y5
+	VINSERTI128     $0x01, X9, Y12, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y9
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y10
+	VPSHUFB         Y1, Y30, Y1
+	VPSHUFB         Y9, Y30, Y9
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y10, Y31, Y10
+	VPXORD          Y1, Y5, Y5
+	VPXORD          Y9, Y10, Y10
+	VPADDD          Y18, Y18, Y1
+	VPADDD          Y21, Y21, Y9
+	VPBLENDMW       192(R9), Y1, K2, Y1
+	VPBLENDMW       224(R9), Y9, K2, Y9
+	VPXORD          Y16, Y1, Y1
+	VPXORD          Y19, Y9, Y9
+	VPADDD          Y17, Y1, Y1
+	VPADDD          Y20, Y9, Y9
+	VPBLENDMB       Y2, Y5, K1, Y17
+	VPBLENDMB       Y11, Y10, K1, Y20
+	VPBLENDMB       Y5, Y2, K1, Y2
+	VPBLENDMB       Y10, Y11, K1, Y11
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y11, Y19
+	VMOVDQA64       320(R9), Y8
+	VMOVDQA64       352(R9), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 576(R9), Y8
+	VPSLLD          $0x14, 608(R9), Y15
+	VPSRLD          $0x0b, 576(R9), Y6
+	VPSRLD          $0x0b, 608(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 960(R9), Y8
+	VPSLLD          $0x15, 992(R9), Y15
+	VPSRLD          $0x0a, 960(R9), Y6
+	VPSRLD          $0x0a, 992(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 128(R9), Y8
+	VPSLLD          $0x11, 160(R9), Y15
+	VPSRLD          $0x0e, 128(R9), Y6
+	VPSRLD          $0x0e, 160(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y1, Y1
+	VPSRLD          $0x01, Y9, Y9
+	VPADDD          Y1, Y7, Y8
+	VPADDD          Y9, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 320(R9)
+	VMOVDQA64       Y21, 352(R9)
+
+	// Initialisation round 6 (mod 16), both groups.
+	VPSLLD          $0x10, 64(R9), Y1
+	VPSLLD          $0x10, 96(R9), Y9
+	VPSRLD          $0x0f, 960(R9), Y2
+	VPSRLD          $0x0f, 992(R9), Y11
+	VPADDD          Y2, Y1, Y1
+	VPADDD          Y11, Y9, Y9
+	VPSLLD          $0x10, 832(R9), Y5
+	VPSLLD          $0x10, 864(R9), Y10
+	VPSRLD          $0x0f, 704(R9), Y2
+	VPSRLD          $0x0f, 736(R9), Y11
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y9, Y9
+	VPTERNLOGD      $0x96, Y17, Y2, Y5
+	VPTERNLOGD      $0x96, Y20, Y11, Y10
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y9, Y9
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y10, Y10
+	VPBLENDMW       Y5, Y1, K2, Y2
+	VPBLENDMW       Y10, Y9, K2, Y11
+	VPBLENDMW       Y1, Y5, K2, Y4
+	VPBLENDMW       Y9, Y10, K2, Y12
+	VPROLD          $0x08, Y2, Y5
+	VPROLD          $0x08, Y11, Y10
+	VPROLD          $0x0a, Y2, Y1
+	VPROLD          $0x0a, Y11, Y9
+	VPROLD          $0x12, Y2, Y3
+	VPROLD          $0x12, Y11, Y23
+	VPTERNLOGD      $0x96, Y3, Y1, Y5
+	VPTERNLOGD      $0x96, Y23, Y9, Y10
+	VPROLD          $0x1a, Y2, Y1
+	VPROLD          $0x1a, Y11, Y9
+	VPTERNLOGD      $0x96, Y1, Y5, Y2
+	VPTERNLOGD      $0x96, Y9, Y10, Y11
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y12, Y23
+	VPROLD          $0x0e, Y4, Y1
+	VPROLD          $0x0e, Y12, Y9
+	VPROLD          $0x16, Y4, Y5
+	VPROLD          $0x16, Y12, Y10
+	VPTERNLOGD      $0x96, Y5, Y1, Y3
+	VPTERNLOGD      $0x96, Y10, Y9, Y23
+	VPROLD          $0x1e, Y4, Y1
+	VPROLD          $0x1e, Y12, Y9
+	VPTERNLOGD      $0x96, Y1, Y3, Y4
+	VPTERNLOGD      $0x96, Y9, Y23, Y12
+	VPBLENDMB       Y4, Y2, K1, Y5
+	VPBLENDMB       Y12, Y11, K1, Y10
+	VPBLENDMB       Y2, Y4, K1, Y1
+	VPBLENDMB       Y11, Y12, K1, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y12
+	VPSRLD          $0x04, Y5, Y2
+	VPSRLD          $0x04, Y10, Y11
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y12, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y11
+	VPSHUFB         Y2, Y26, Y3
+	VPSHUFB         Y11, Y26, Y23
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y12, Y23, Y23
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y23, Y27, Y12
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y11, Y11, Y11
+	VPXORD          Y2, Y4, Y4
+	VPXORD          Y11, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y10
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y9
+	VPSHUFB         Y5, Y28, Y5
+	VPSHUFB         Y10, Y28, Y10
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y9, Y29, Y9
+	VPXORD          Y5, Y1, Y1
+	VPXORD          Y10, Y9, Y9
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y5
+	VPSHUFB         zuc_consts<>+1728(SB), Y9, Y10
+	VEXTRACTI128    $0x01, Y5, X3
+	VEXTRACTI128    $0x01, Y10, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X5, X5
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VINSERTI128     $0x01, X3, Y5, Y1
+	VINSERTI128     $0x01, X11, Y10, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y11
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y9
+	VPSHUFB         Y3, Y30, Y3
+	VPSHUFB         Y11, Y30, Y11
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y9, Y31, Y9
+	VPXORD          Y3, Y1, Y1
+	VPXORD          Y11, Y9, Y9
+	VPADDD          Y18, Y18, Y3
+	VPADDD          Y21, Y21, Y11
+	VPBLENDMW       256(R9), Y3, K2, Y3
+	VPBLENDMW       288(R9), Y11, K2, Y11
+	VPXORD          Y16, Y3, Y3
+	VPXORD          Y19, Y11, Y11
+	VPADDD          Y17, Y3, Y3
+	VPADDD          Y20, Y11, Y11
+	VPBLENDMB       Y4, Y1, K1, Y17
+	VPBLENDMB       Y12, Y9, K1, Y20
+	VPBLENDMB       Y1, Y4, K1, Y4
+	VPBLENDMB       Y9, Y12, K1, Y12
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y12, Y19
+	VMOVDQA64       384(R9), Y8
+	VMOVDQA64       416(R9), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 640(R9), Y8
+	VPSLLD          $0x14, 672(R9), Y15
+	VPSRLD          $0x0b, 640(R9), Y6
+	VPSRLD          $0x0b, 672(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, (R9), Y8
+	VPSLLD          $0x15, 32(R9), Y15
+	VPSRLD          $0x0a, (R9), Y6
+	VPSRLD          $0x0a, 32(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 192(R9), Y8
+	VPSLLD          $0x11, 224(R9), Y15
+	VPSRLD          $0x0e, 192(R9), Y6
+	VPSRLD          $0x0e, 224(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y3, Y3
+	VPSRLD          $0x01, Y11, Y11
+	VPADDD          Y3, Y7, Y8
+	VPADDD          Y11, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 384(R9)
+	VMOVDQA64       Y21, 416(R9)
+
+	// Initialisation round 7 (mod 16), both groups.
+	VPSLLD          $0x10, 128(R9), Y3
+	VPSLLD          $0x10, 160(R9), Y11
+	VPSRLD          $0x0f, (R9), Y4
+	VPSRLD          $0x0f, 32(R9), Y12
+	VPADDD          Y4, Y3, Y3
+	VPADDD          Y12, Y11, Y11
+	VPSLLD          $0x10, 896(R9), Y1
+	VPSLLD          $0x10, 928(R9), Y9
+	VPSRLD          $0x0f, 768(R9), Y4
+	VPSRLD          $0x0f, 800(R9), Y12
+	VPADDD          Y16, Y3, Y3
+	VPADDD          Y19, Y11, Y11
+	VPTERNLOGD      $0x96, Y17, Y4, Y1
+	VPTERNLOGD      $0x96, Y20, Y12, Y9
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y11, Y11
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y9, Y9
+	VPBLENDMW       Y1, Y3, K2, Y4
+	VPBLENDMW       Y9, Y11, K2, Y12
+	VPBLENDMW       Y3, Y1, K2, Y5
+	VPBLENDMW       Y11, Y9, K2, Y10
+	VPROLD          $0x08, Y4, Y1
+	VPROLD          $0x08, Y12, Y9
+	VPROLD          $0x0a, Y4, Y3
+	VPROLD          $0x0a, Y12, Y11
+	VPROLD          $0x12, Y4, Y2
+	VPROLD          $0x12, Y12, Y23
+	VPTERNLOGD      $0x96, Y2, Y3, Y1
+	VPTERNLOGD      $0x96, Y23, Y11, Y9
+	VPROLD          $0x1a, Y4, Y3
+	VPROLD          $0x1a, Y12, Y11
+	VPTERNLOGD      $0x96, Y3, Y1, Y4
+	VPTERNLOGD      $0x96, Y11, Y9, Y12
+	VPROLD          $0x08, Y5, Y2
+	VPROLD          $0x08, Y10, Y23
+	VPROLD          $0x0e, Y5, Y3
+	VPROLD          $0x0e, Y10, Y11
+	VPROLD          $0x16, Y5, Y1
+	VPROLD          $0x16, Y10, Y9
+	VPTERNLOGD      $0x96, Y1, Y3, Y2
+	VPTERNLOGD      $0x96, Y9, Y11, Y23
+	VPROLD          $0x1e, Y5, Y3
+	VPROLD          $0x1e, Y10, Y11
+	VPTERNLOGD      $0x96, Y3, Y2, Y5
+	VPTERNLOGD      $0x96, Y11, Y23, Y10
+	VPBLENDMB       Y5, Y4, K1, Y1
+	VPBLENDMB       Y10, Y12, K1, Y9
+	VPBLENDMB       Y4, Y5, K1, Y3
+	VPBLENDMB       Y12, Y10, K1, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y10
+	VPSRLD          $0x04, Y1, Y4
+	VPSRLD          $0x04, Y9, Y12
+	VPSHUFB         Y5, Y25, Y2
+	VPSHUFB         Y10, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y4
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y12
+	VPSHUFB         Y4, Y26, Y2
+	VPSHUFB         Y12, Y26, Y23
+	VPXORD          Y5, Y2, Y2
+	VPXORD          Y10, Y23, Y23
+	VPSHUFB         Y2, Y27, Y5
+	VPSHUFB         Y23, Y27, Y10
+	VPADDB          Y4, Y4, Y4
+	VPADDB          Y12, Y12, Y12
+	VPXORD          Y4, Y5, Y5
+	VPXORD          Y12, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y9
+	VPSRLD          $0x04, Y3, Y3
+	VPSRLD          $0x04, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y11
+	VPSHUFB         Y1, Y28, Y1
+	VPSHUFB         Y9, Y28, Y9
+	VPSHUFB         Y3, Y29, Y3
+	VPSHUFB         Y11, Y29, Y11
+	VPXORD          Y1, Y3, Y3
+	VPXORD          Y9, Y11, Y11
+	VPSHUFB         zuc_consts<>+1728(SB), Y3, Y1
+	VPSHUFB         zuc_consts<>+1728(SB), Y11, Y9
+	VEXTRACTI128    $0x01, Y1, X2
+	VEXTRACTI128    $0x01, Y9, X12
+	VAESENCLAST     zuc_consts<>+1792(SB), X1, X1
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X12, X12
+	VINSERTI128     $0x01, X2, Y1, Y3
+	VINSERTI128     $0x01, X12, Y9, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y12
+	VPSRLD          $0x04, Y3, Y3
+	VPSRLD          $0x04, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y11
+	VPSHUFB         Y2, Y30, Y2
+	VPSHUFB         Y12, Y30, Y12
+	VPSHUFB         Y3, Y31, Y3
+	VPSHUFB         Y11, Y31, Y11
+	VPXORD          Y2, Y3, Y3
+	VPXORD          Y12, Y11, Y11
+	VPADDD          Y18, Y18, Y2
+	VPADDD          Y21, Y21, Y12
+	VPBLENDMW       320(R9), Y2, K2, Y2
+	VPBLENDMW       352(R9), Y12, K2, Y12
+	VPXORD          Y16, Y2, Y2
+	VPXORD          Y19, Y12, Y12
+	VPADDD          Y17, Y2, Y2
+	VPADDD          Y20, Y12, Y12
+	VPBLENDMB       Y5, Y3, K1, Y17
+	VPBLENDMB       Y10, Y11, K1, Y20
+	VPBLENDMB       Y3, Y5, K1, Y5
+	VPBLENDMB       Y11, Y10, K1, Y10
+	VPRORD          $0x08, Y5, Y16
+	VPRORD          $0x08, Y10, Y19
+	VMOVDQA64       448(R9), Y8
+	VMOVDQA64       480(R9), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 704(R9), Y8
+	VPSLLD          $0x14, 736(R9), Y15
+	VPSRLD          $0x0b, 704(R9), Y6
+	VPSRLD          $0x0b, 736(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 64(R9), Y8
+	VPSLLD          $0x15, 96(R9), Y15
+	VPSRLD          $0x0a, 64(R9), Y6
+	VPSRLD          $0x0a, 96(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 256(R9), Y8
+	VPSLLD          $0x11, 288(R9), Y15
+	VPSRLD          $0x0e, 256(R9), Y6
+	VPSRLD          $0x0e, 288(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y2, Y2
+	VPSRLD          $0x01, Y12, Y12
+	VPADDD          Y2, Y7, Y8
+	VPADDD          Y12, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 448(R9)
+	VMOVDQA64       Y21, 480(R9)
+
+	// Initialisation round 8 (mod 16), both groups.
+	VPSLLD          $0x10, 192(R9), Y2
+	VPSLLD          $0x10, 224(R9), Y12
+	VPSRLD          $0x0f, 64(R9), Y5
+	VPSRLD          $0x0f, 96(R9), Y10
+	VPADDD          Y5, Y2, Y2
+	VPADDD          Y10, Y12, Y12
+	VPSLLD          $0x10, 960(R9), Y3
+	VPSLLD          $0x10, 992(R9), Y11
+	VPSRLD          $0x0f, 832(R9), Y5
+	VPSRLD          $0x0f, 864(R9), Y10
+	VPADDD          Y16, Y2, Y2
+	VPADDD          Y19, Y12, Y12
+	VPTERNLOGD      $0x96, Y17, Y5, Y3
+	VPTERNLOGD      $0x96, Y20, Y10, Y11
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y11, Y11
+	VPBLENDMW       Y3, Y2, K2, Y5
+	VPBLENDMW       Y11, Y12, K2, Y10
+	VPBLENDMW       Y2, Y3, K2, Y1
+	VPBLENDMW       Y12, Y11, K2, Y9
+	VPROLD          $0x08, Y5, Y3
+	VPROLD          $0x08, Y10, Y11
+	VPROLD          $0x0a, Y5, Y2
+	VPROLD          $0x0a, Y10, Y12
+	VPROLD          $0x12, Y5, Y4
+	VPROLD          $0x12, Y10, Y23
+	VPTERNLOGD      $0x96, Y4, Y2, Y3
+	VPTERNLOGD      $0x96, Y23, Y12, Y11
+	VPROLD          $0x1a, Y5, Y2
+	VPROLD          $0x1a, Y10, Y12
+	VPTERNLOGD      $0x96, Y2, Y3, Y5
+	VPTERNLOGD      $0x96, Y12, Y11, Y10
+	VPROLD          $0x08, Y1, Y4
+	VPROLD          $0x08, Y9, Y23
+	VPROLD          $0x0e, Y1, Y2
+	VPROLD          $0x0e, Y9, Y12
+	VPROLD          $0x16, Y1, Y3
+	VPROLD          $0x16, Y9, Y11
+	VPTERNLOGD      $0x96, Y3, Y2, Y4
+	VPTERNLOGD      $0x96, Y11, Y12, Y23
+	VPROLD          $0x1e, Y1, Y2
+	VPROLD          $0x1e, Y9, Y12
+	VPTERNLOGD      $0x96, Y2, Y4, Y1
+	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPBLENDMB       Y1, Y5, K1, Y3
+	VPBLENDMB       Y9, Y10, K1, Y11
+	VPBLENDMB       Y5, Y1, K1, Y2
+	VPBLENDMB       Y10, Y9, K1, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y9
+	VPSRLD          $0x04, Y3, Y5
+	VPSRLD          $0x04, Y11, Y10
+	VPSHUFB         Y1, Y25, Y4
+	VPSHUFB         Y9, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y5
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y10
+	VPSHUFB         Y5, Y26, Y4
+	VPSHUFB         Y10, Y26, Y23
+	VPXORD          Y1, Y4, Y4
+	VPXORD          Y9, Y23, Y23
+	VPSHUFB         Y4, Y27, Y1
+	VPSHUFB         Y23, Y27, Y9
+	VPADDB          Y5, Y5, Y5
+	VPADDB          Y10, Y10, Y10
+	VPXORD          Y5, Y1, Y1
+	VPXORD          Y10, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y2, Y2
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y3, Y28, Y3
+	VPSHUFB         Y11, Y28, Y11
+	VPSHUFB         Y2, Y29, Y2
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y3, Y2, Y2
+	VPXORD          Y11, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y2, Y3
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y11
+	VEXTRACTI128    $0x01, Y3, X4
+	VEXTRACTI128    $0x01, Y11, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VINSERTI128     $0x01, X4, Y3, Y2
+	VINSERTI128     $0x01, X10, Y11, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y2, Y2
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y4, Y30, Y4
+	VPSHUFB         Y10, Y30, Y10
+	VPSHUFB         Y2, Y31, Y2
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y4, Y2, Y2
+	VPXORD          Y10, Y12, Y12
+	VPADDD          Y18, Y18, Y4
+	VPADDD          Y21, Y21, Y10
+	VPBLENDMW       384(R9), Y4, K2, Y4
+	VPBLENDMW       416(R9), Y10, K2, Y10
+	VPXORD          Y16, Y4, Y4
+	VPXORD          Y19, Y10, Y10
+	VPADDD          Y17, Y4, Y4
+	VPADDD          Y20, Y10, Y10
+	VPBLENDMB       Y1, Y2, K1, Y17
+	VPBLENDMB       Y9, Y12, K1, Y20
+	VPBLENDMB       Y2, Y1, K1, Y1
+	VPBLENDMB       Y12, Y9, K1, Y9
+	VPRORD          $0x08, Y1, Y16
+	VPRORD          $0x08, Y9, Y19
+	VMOVDQA64       512(R9), Y8
+	VMOVDQA64       544(R9), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 768(R9), Y8
+	VPSLLD          $0x14, 800(R9), Y15
+	VPSRLD          $0x0b, 768(R9), Y6
+	VPSRLD          $0x0b, 800(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 128(R9), Y8
+	VPSLLD          $0x15, 160(R9), Y15
+	VPSRLD          $0x0a, 128(R9), Y6
+	VPSRLD          $0x0a, 160(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 320(R9), Y8
+	VPSLLD          $0x11, 352(R9), Y15
+	VPSRLD          $0x0e, 320(R9), Y6
+	VPSRLD          $0x0e, 352(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y4, Y4
+	VPSRLD          $0x01, Y10, Y10
+	VPADDD          Y4, Y7, Y8
+	VPADDD          Y10, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 512(R9)
+	VMOVDQA64       Y21, 544(R9)
+
+	// Initialisation round 9 (mod 16), both groups.
+	VPSLLD          $0x10, 256(R9), Y4
+	VPSLLD          $0x10, 288(R9), Y10
+	VPSRLD          $0x0f, 128(R9), Y1
+	VPSRLD          $0x0f, 160(R9), Y9
+	VPADDD          Y1, Y4, Y4
+	VPADDD          Y9, Y10, Y10
+	VPSLLD          $0x10, (R9), Y2
+	VPSLLD          $0x10, 32(R9), Y12
+	VPSRLD          $0x0f, 896(R9), Y1
+	VPSRLD          $0x0f, 928(R9), Y9
+	VPADDD          Y16, Y4, Y4
+	VPADDD          Y19, Y10, Y10
+	VPTERNLOGD      $0x96, Y17, Y1, Y2
+	VPTERNLOGD      $0x96, Y20, Y9, Y12
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y10, Y10
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y12, Y12
+	VPBLENDMW       Y2, Y4, K2, Y1
+	VPBLENDMW       Y12, Y10, K2, Y9
+	VPBLENDMW       Y4, Y2, K2, Y3
+	VPBLENDMW       Y10, Y12, K2, Y11
+	VPROLD          $0x08, Y1, Y2
+	VPROLD          $0x08, Y9, Y12
+	VPROLD          $0x0a, Y1, Y4
+	VPROLD          $0x0a, Y9, Y10
+	VPROLD          $0x12, Y1, Y5
+	VPROLD          $0x12, Y9, Y23
+	VPTERNLOGD      $0x96, Y5, Y4, Y2
+	VPTERNLOGD      $0x96, Y23, Y10, Y12
+	VPROLD          $0x1a, Y1, Y4
+	VPROLD          $0x1a, Y9, Y10
+	VPTERNLOGD      $0x96, Y4, Y2, Y1
+	VPTERNLOGD      $0x96, Y10, Y12, Y9
+	VPROLD          $0x08, Y3, Y5
+	VPROLD          $0x08, Y11, Y23
+	VPROLD          $0x0e, Y3, Y4
+	VPROLD          $0x0e, Y11, Y10
+	VPROLD          $0x16, Y3, Y2
+	VPROLD          $0x16, Y11, Y12
+	VPTERNLOGD      $0x96, Y2, Y4, Y5
+	VPTERNLOGD      $0x96, Y12, Y10, Y23
+	VPROLD          $0x1e, Y3, Y4
+	VPROLD          $0x1e, Y11, Y10
+	VPTERNLOGD      $0x96, Y4, Y5, Y3
+	VPTERNLOGD      $0x96, Y10, Y23, Y11
+	VPBLENDMB       Y3, Y1, K1, Y2
+	VPBLENDMB       Y11, Y9, K1, Y12
+	VPBLENDMB       Y1, Y3, K1, Y4
+	VPBLENDMB       Y9, Y11, K1, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y2, Y1
+	VPSRLD          $0x04, Y12, Y9
+	VPSHUFB         Y3, Y25, Y5
+	VPSHUFB         Y11, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y5, Y1
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y9
+	VPSHUFB         Y1, Y26, Y5
+	VPSHUFB         Y9, Y26, Y23
+	VPXORD          Y3, Y5, Y5
+	VPXORD          Y11, Y23, Y23
+	VPSHUFB         Y5, Y27, Y3
+	VPSHUFB         Y23, Y27, Y11
+	VPADDB          Y1, Y1, Y1
+	VPADDB          Y9, Y9, Y9
+	VPXORD          Y1, Y3, Y3
+	VPXORD          Y9, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y12
+	VPSRLD          $0x04, Y4, Y4
+	VPSRLD          $0x04, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y10
+	VPSHUFB         Y2, Y28, Y2
+	VPSHUFB         Y12, Y28, Y12
+	VPSHUFB         Y4, Y29, Y4
+	VPSHUFB         Y10, Y29, Y10
+	VPXORD          Y2, Y4, Y4
+	VPXORD          Y12, Y10, Y10
+	VPSHUFB         zuc_consts<>+1728(SB), Y4, Y2
+	VPSHUFB         zuc_consts<>+1728(SB), Y10, Y12
+	VEXTRACTI128    $0x01, Y2, X5
+	VEXTRACTI128    $0x01, Y12, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X12, X12
+	VAESENCLAST     zuc_consts<>+1792(SB), X5, X5
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VINSERTI128     $0x01, X5, Y2, Y4
+	VINSERTI128     $0x01, X9, Y12, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y9
+	VPSRLD          $0x04, Y4, Y4
+	VPSRLD          $0x04, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y10
+	VPSHUFB         Y5, Y30, Y5
+	VPSHUFB         Y9, Y30, Y9
+	VPSHUFB         Y4, Y31, Y4
+	VPSHUFB         Y10, Y31, Y10
+	VPXORD          Y5, Y4, Y4
+	VPXORD          Y9, Y10, Y10
+	VPADDD          Y18, Y18, Y5
+	VPADDD          Y21, Y21, Y9
+	VPBLENDMW       448(R9), Y5, K2, Y5
+	VPBLENDMW       480(R9), Y9, K2, Y9
+	VPXORD          Y16, Y5, Y5
+	VPXORD          Y19, Y9, Y9
+	VPADDD          Y17, Y5, Y5
+	VPADDD          Y20, Y9, Y9
+	VPBLENDMB       Y3, Y4, K1, Y17
+	VPBLENDMB       Y11, Y10, K1, Y20
+	VPBLENDMB       Y4, Y3, K1, Y3
+	VPBLENDMB       Y10, Y11, K1, Y11
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y11, Y19
+	VMOVDQA64       576(R9), Y8
+	VMOVDQA64       608(R9), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 832(R9), Y8
+	VPSLLD          $0x14, 864(R9), Y15
+	VPSRLD          $0x0b, 832(R9), Y6
+	VPSRLD          $0x0b, 864(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 192(R9), Y8
+	VPSLLD          $0x15, 224(R9), Y15
+	VPSRLD          $0x0a, 192(R9), Y6
+	VPSRLD          $0x0a, 224(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 384(R9), Y8
+	VPSLLD          $0x11, 416(R9), Y15
+	VPSRLD          $0x0e, 384(R9), Y6
+	VPSRLD          $0x0e, 416(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y5, Y5
+	VPSRLD          $0x01, Y9, Y9
+	VPADDD          Y5, Y7, Y8
+	VPADDD          Y9, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 576(R9)
+	VMOVDQA64       Y21, 608(R9)
+
+	// Initialisation round 10 (mod 16), both groups.
+	VPSLLD          $0x10, 320(R9), Y5
+	VPSLLD          $0x10, 352(R9), Y9
+	VPSRLD          $0x0f, 192(R9), Y3
+	VPSRLD          $0x0f, 224(R9), Y11
+	VPADDD          Y3, Y5, Y5
+	VPADDD          Y11, Y9, Y9
+	VPSLLD          $0x10, 64(R9), Y4
+	VPSLLD          $0x10, 96(R9), Y10
+	VPSRLD          $0x0f, 960(R9), Y3
+	VPSRLD          $0x0f, 992(R9), Y11
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y9, Y9
+	VPTERNLOGD      $0x96, Y17, Y3, Y4
+	VPTERNLOGD      $0x96, Y20, Y11, Y10
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y9, Y9
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y10, Y10
+	VPBLENDMW       Y4, Y5, K2, Y3
+	VPBLENDMW       Y10, Y9, K2, Y11
+	VPBLENDMW       Y5, Y4, K2, Y2
+	VPBLENDMW       Y9, Y10, K2, Y12
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y11, Y10
+	VPROLD          $0x0a, Y3, Y5
+	VPROLD          $0x0a, Y11, Y9
+	VPROLD          $0x12, Y3, Y1
+	VPROLD          $0x12, Y11, Y23
+	VPTERNLOGD      $0x96, Y1, Y5, Y4
+	VPTERNLOGD      $0x96, Y23, Y9, Y10
+	VPROLD          $0x1a, Y3, Y5
+	VPROLD          $0x1a, Y11, Y9
+	VPTERNLOGD      $0x96, Y5, Y4, Y3
+	VPTERNLOGD      $0x96, Y9, Y10, Y11
+	VPROLD          $0x08, Y2, Y1
+	VPROLD          $0x08, Y12, Y23
+	VPROLD          $0x0e, Y2, Y5
+	VPROLD          $0x0e, Y12, Y9
+	VPROLD          $0x16, Y2, Y4
+	VPROLD          $0x16, Y12, Y10
+	VPTERNLOGD      $0x96, Y4, Y5, Y1
+	VPTERNLOGD      $0x96, Y10, Y9, Y23
+	VPROLD          $0x1e, Y2, Y5
+	VPROLD          $0x1e, Y12, Y9
+	VPTERNLOGD      $0x96, Y5, Y1, Y2
+	VPTERNLOGD      $0x96, Y9, Y23, Y12
+	VPBLENDMB       Y2, Y3, K1, Y4
+	VPBLENDMB       Y12, Y11, K1, Y10
+	VPBLENDMB       Y3, Y2, K1, Y5
+	VPBLENDMB       Y11, Y12, K1, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y12
+	VPSRLD          $0x04, Y4, Y3
+	VPSRLD          $0x04, Y10, Y11
+	VPSHUFB         Y2, Y25, Y1
+	VPSHUFB         Y12, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y1, Y3
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y11
+	VPSHUFB         Y3, Y26, Y1
+	VPSHUFB         Y11, Y26, Y23
+	VPXORD          Y2, Y1, Y1
+	VPXORD          Y12, Y23, Y23
+	VPSHUFB         Y1, Y27, Y2
+	VPSHUFB         Y23, Y27, Y12
+	VPADDB          Y3, Y3, Y3
+	VPADDB          Y11, Y11, Y11
+	VPXORD          Y3, Y2, Y2
+	VPXORD          Y11, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y10
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y9
+	VPSHUFB         Y4, Y28, Y4
+	VPSHUFB         Y10, Y28, Y10
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y9, Y29, Y9
+	VPXORD          Y4, Y5, Y5
+	VPXORD          Y10, Y9, Y9
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y4
+	VPSHUFB         zuc_consts<>+1728(SB), Y9, Y10
+	VEXTRACTI128    $0x01, Y4, X1
+	VEXTRACTI128    $0x01, Y10, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X1, X1
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VINSERTI128     $0x01, X1, Y4, Y5
+	VINSERTI128     $0x01, X11, Y10, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y11
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y9
+	VPSHUFB         Y1, Y30, Y1
+	VPSHUFB         Y11, Y30, Y11
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y9, Y31, Y9
+	VPXORD          Y1, Y5, Y5
+	VPXORD          Y11, Y9, Y9
+	VPADDD          Y18, Y18, Y1
+	VPADDD          Y21, Y21, Y11
+	VPBLENDMW       512(R9), Y1, K2, Y1
+	VPBLENDMW       544(R9), Y11, K2, Y11
+	VPXORD          Y16, Y1, Y1
+	VPXORD          Y19, Y11, Y11
+	VPADDD          Y17, Y1, Y1
+	VPADDD          Y20, Y11, Y11
+	VPBLENDMB       Y2, Y5, K1, Y17
+	VPBLENDMB       Y12, Y9, K1, Y20
+	VPBLENDMB       Y5, Y2, K1, Y2
+	VPBLENDMB       Y9, Y12, K1, Y12
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y12, Y19
+	VMOVDQA64       640(R9), Y8
+	VMOVDQA64       672(R9), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 896(R9), Y8
+	VPSLLD          $0x14, 928(R9), Y15
+	VPSRLD          $0x0b, 896(R9), Y6
+	VPSRLD          $0x0b, 928(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 256(R9), Y8
+	VPSLLD          $0x15, 288(R9), Y15
+	VPSRLD          $0x0a, 256(R9), Y6
+	VPSRLD          $0x0a, 288(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 448(R9), Y8
+	VPSLLD          $0x11, 480(R9), Y15
+	VPSRLD          $0x0e, 448(R9), Y6
+	VPSRLD          $0x0e, 480(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y1, Y1
+	VPSRLD          $0x01, Y11, Y11
+	VPADDD          Y1, Y7, Y8
+	VPADDD          Y11, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 640(R9)
+	VMOVDQA64       Y21, 672(R9)
+
+	// Initialisation round 11 (mod 16), both groups.
+	VPSLLD          $0x10, 384(R9), Y1
+	VPSLLD          $0x10, 416(R9), Y11
+	VPSRLD          $0x0f, 256(R9), Y2
+	VPSRLD          $0x0f, 288(R9), Y12
+	VPADDD          Y2, Y1, Y1
+	VPADDD          Y12, Y11, Y11
+	VPSLLD          $0x10, 128(R9), Y5
+	VPSLLD          $0x10, 160(R9), Y9
+	VPSRLD          $0x0f, (R9), Y2
+	VPSRLD          $0x0f, 32(R9), Y12
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y11, Y11
+	VPTERNLOGD      $0x96, Y17, Y2, Y5
+	VPTERNLOGD      $0x96, Y20, Y12, Y9
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y11, Y11
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y9, Y9
+	VPBLENDMW       Y5, Y1, K2, Y2
+	VPBLENDMW       Y9, Y11, K2, Y12
+	VPBLENDMW       Y1, Y5, K2, Y4
+	VPBLENDMW       Y11, Y9, K2, Y10
+	VPROLD          $0x08, Y2, Y5
+	VPROLD          $0x08, Y12, Y9
+	VPROLD          $0x0a, Y2, Y1
+	VPROLD          $0x0a, Y12, Y11
+	VPROLD          $0x12, Y2, Y3
+	VPROLD          $0x12, Y12, Y23
+	VPTERNLOGD      $0x96, Y3, Y1, Y5
+	VPTERNLOGD      $0x96, Y23, Y11, Y9
+	VPROLD          $0x1a, Y2, Y1
+	VPROLD          $0x1a, Y12, Y11
+	VPTERNLOGD      $0x96, Y1, Y5, Y2
+	VPTERNLOGD      $0x96, Y11, Y9, Y12
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y10, Y23
+	VPROLD          $0x0e, Y4, Y1
+	VPROLD          $0x0e, Y10, Y11
+	VPROLD          $0x16, Y4, Y5
+	VPROLD          $0x16, Y10, Y9
+	VPTERNLOGD      $0x96, Y5, Y1, Y3
+	VPTERNLOGD      $0x96, Y9, Y11, Y23
+	VPROLD          $0x1e, Y4, Y1
+	VPROLD          $0x1e, Y10, Y11
+	VPTERNLOGD      $0x96, Y1, Y3, Y4
+	VPTERNLOGD      $0x96, Y11, Y23, Y10
+	VPBLENDMB       Y4, Y2, K1, Y5
+	VPBLENDMB       Y10, Y12, K1, Y9
+	VPBLENDMB       Y2, Y4, K1, Y1
+	VPBLENDMB       Y12, Y10, K1, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y10
+	VPSRLD          $0x04, Y5, Y2
+	VPSRLD          $0x04, Y9, Y12
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y10, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y12
+	VPSHUFB         Y2, Y26, Y3
+	VPSHUFB         Y12, Y26, Y23
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y10, Y23, Y23
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y23, Y27, Y10
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y12, Y12, Y12
+	VPXORD          Y2, Y4, Y4
+	VPXORD          Y12, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y9
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y11
+	VPSHUFB         Y5, Y28, Y5
+	VPSHUFB         Y9, Y28, Y9
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y11, Y29, Y11
+	VPXORD          Y5, Y1, Y1
+	VPXORD          Y9, Y11, Y11
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y5
+	VPSHUFB         zuc_consts<>+1728(SB), Y11, Y9
+	VEXTRACTI128    $0x01, Y5, X3
+	VEXTRACTI128    $0x01, Y9, X12
+	VAESENCLAST     zuc_consts<>+1792(SB), X5, X5
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X12, X12
+	VINSERTI128     $0x01, X3, Y5, Y1
+	VINSERTI128     $0x01, X12, Y9, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y12
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y11
+	VPSHUFB         Y3, Y30, Y3
+	VPSHUFB         Y12, Y30, Y12
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y11, Y31, Y11
+	VPXORD          Y3, Y1, Y1
+	VPXORD          Y12, Y11, Y11
+	VPADDD          Y18, Y18, Y3
+	VPADDD          Y21, Y21, Y12
+	VPBLENDMW       576(R9), Y3, K2, Y3
+	VPBLENDMW       608(R9), Y12, K2, Y12
+	VPXORD          Y16, Y3, Y3
+	VPXORD          Y19, Y12, Y12
+	VPADDD          Y17, Y3, Y3
+	VPADDD          Y20, Y12, Y12
+	VPBLENDMB       Y4, Y1, K1, Y17
+	VPBLENDMB       Y10, Y11, K1, Y20
+	VPBLENDMB       Y1, Y4, K1, Y4
+	VPBLENDMB       Y11, Y10, K1, Y10
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y10, Y19
+	VMOVDQA64       704(R9), Y8
+	VMOVDQA64       736(R9), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 960(R9), Y8
+	VPSLLD          $0x14, 992(R9), Y15
+	VPSRLD          $0x0b, 960(R9), Y6
+	VPSRLD          $0x0b, 992(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 320(R9), Y8
+	VPSLLD          $0x15, 352(R9), Y15
+	VPSRLD          $0x0a, 320(R9), Y6
+	VPSRLD          $0x0a, 352(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 512(R9), Y8
+	VPSLLD          $0x11, 544(R9), Y15
+	VPSRLD          $0x0e, 512(R9), Y6
+	VPSRLD          $0x0e, 544(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y3, Y3
+	VPSRLD          $0x01, Y12, Y12
+	VPADDD          Y3, Y7, Y8
+	VPADDD          Y12, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 704(R9)
+	VMOVDQA64       Y21, 736(R9)
+
+	// Initialisation round 12 (mod 16), both groups.
+	VPSLLD          $0x10, 448(R9), Y3
+	VPSLLD          $0x10, 480(R9), Y12
+	VPSRLD          $0x0f, 320(R9), Y4
+	VPSRLD          $0x0f, 352(R9), Y10
+	VPADDD          Y4, Y3, Y3
+	VPADDD          Y10, Y12, Y12
+	VPSLLD          $0x10, 192(R9), Y1
+	VPSLLD          $0x10, 224(R9), Y11
+	VPSRLD          $0x0f, 64(R9), Y4
+	VPSRLD          $0x0f, 96(R9), Y10
+	VPADDD          Y16, Y3, Y3
+	VPADDD          Y19, Y12, Y12
+	VPTERNLOGD      $0x96, Y17, Y4, Y1
+	VPTERNLOGD      $0x96, Y20, Y10, Y11
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y11, Y11
+	VPBLENDMW       Y1, Y3, K2, Y4
+	VPBLENDMW       Y11, Y12, K2, Y10
+	VPBLENDMW       Y3, Y1, K2, Y5
+	VPBLENDMW       Y12, Y11, K2, Y9
+	VPROLD          $0x08, Y4, Y1
+	VPROLD          $0x08, Y10, Y11
+	VPROLD          $0x0a, Y4, Y3
+	VPROLD          $0x0a, Y10, Y12
+	VPROLD          $0x12, Y4, Y2
+	VPROLD          $0x12, Y10, Y23
+	VPTERNLOGD      $0x96, Y2, Y3, Y1
+	VPTERNLOGD      $0x96, Y23, Y12, Y11
+	VPROLD          $0x1a, Y4, Y3
+	VPROLD          $0x1a, Y10, Y12
+	VPTERNLOGD      $0x96, Y3, Y1, Y4
+	VPTERNLOGD      $0x96, Y12, Y11, Y10
+	VPROLD          $0x08, Y5, Y2
+	VPROLD          $0x08, Y9, Y23
+	VPROLD          $0x0e, Y5, Y3
+	VPROLD          $0x0e, Y9, Y12
+	VPROLD          $0x16, Y5, Y1
+	VPROLD          $0x16, Y9, Y11
+	VPTERNLOGD      $0x96, Y1, Y3, Y2
+	VPTERNLOGD      $0x96, Y11, Y12, Y23
+	VPROLD          $0x1e, Y5, Y3
+	VPROLD          $0x1e, Y9, Y12
+	VPTERNLOGD      $0x96, Y3, Y2, Y5
+	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPBLENDMB       Y5, Y4, K1, Y1
+	VPBLENDMB       Y9, Y10, K1, Y11
+	VPBLENDMB       Y4, Y5, K1, Y3
+	VPBLENDMB       Y10, Y9, K1, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y9
+	VPSRLD          $0x04, Y1, Y4
+	VPSRLD          $0x04, Y11, Y10
+	VPSHUFB         Y5, Y25, Y2
+	VPSHUFB         Y9, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y4
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y10
+	VPSHUFB         Y4, Y26, Y2
+	VPSHUFB         Y10, Y26, Y23
+	VPXORD          Y5, Y2, Y2
+	VPXORD          Y9, Y23, Y23
+	VPSHUFB         Y2, Y27, Y5
+	VPSHUFB         Y23, Y27, Y9
+	VPADDB          Y4, Y4, Y4
+	VPADDB          Y10, Y10, Y10
+	VPXORD          Y4, Y5, Y5
+	VPXORD          Y10, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y3, Y3
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y1, Y28, Y1
+	VPSHUFB         Y11, Y28, Y11
+	VPSHUFB         Y3, Y29, Y3
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y1, Y3, Y3
+	VPXORD          Y11, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y3, Y1
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y11
+	VEXTRACTI128    $0x01, Y1, X2
+	VEXTRACTI128    $0x01, Y11, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X1, X1
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VINSERTI128     $0x01, X2, Y1, Y3
+	VINSERTI128     $0x01, X10, Y11, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y3, Y3
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y2, Y30, Y2
+	VPSHUFB         Y10, Y30, Y10
+	VPSHUFB         Y3, Y31, Y3
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y2, Y3, Y3
+	VPXORD          Y10, Y12, Y12
+	VPADDD          Y18, Y18, Y2
+	VPADDD          Y21, Y21, Y10
+	VPBLENDMW       640(R9), Y2, K2, Y2
+	VPBLENDMW       672(R9), Y10, K2, Y10
+	VPXORD          Y16, Y2, Y2
+	VPXORD          Y19, Y10, Y10
+	VPADDD          Y17, Y2, Y2
+	VPADDD          Y20, Y10, Y10
+	VPBLENDMB       Y5, Y3, K1, Y17
+	VPBLENDMB       Y9, Y12, K1, Y20
+	VPBLENDMB       Y3, Y5, K1, Y5
+	VPBLENDMB       Y12, Y9, K1, Y9
+	VPRORD          $0x08, Y5, Y16
+	VPRORD          $0x08, Y9, Y19
+	VMOVDQA64       768(R9), Y8
+	VMOVDQA64       800(R9), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, (R9), Y8
+	VPSLLD          $0x14, 32(R9), Y15
+	VPSRLD          $0x0b, (R9), Y6
+	VPSRLD          $0x0b, 32(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 384(R9), Y8
+	VPSLLD          $0x15, 416(R9), Y15
+	VPSRLD          $0x0a, 384(R9), Y6
+	VPSRLD          $0x0a, 416(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 576(R9), Y8
+	VPSLLD          $0x11, 608(R9), Y15
+	VPSRLD          $0x0e, 576(R9), Y6
+	VPSRLD          $0x0e, 608(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y2, Y2
+	VPSRLD          $0x01, Y10, Y10
+	VPADDD          Y2, Y7, Y8
+	VPADDD          Y10, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 768(R9)
+	VMOVDQA64       Y21, 800(R9)
+
+	// Initialisation round 13 (mod 16), both groups.
+	VPSLLD          $0x10, 512(R9), Y2
+	VPSLLD          $0x10, 544(R9), Y10
+	VPSRLD          $0x0f, 384(R9), Y5
+	VPSRLD          $0x0f, 416(R9), Y9
+	VPADDD          Y5, Y2, Y2
+	VPADDD          Y9, Y10, Y10
+	VPSLLD          $0x10, 256(R9), Y3
+	VPSLLD          $0x10, 288(R9), Y12
+	VPSRLD          $0x0f, 128(R9), Y5
+	VPSRLD          $0x0f, 160(R9), Y9
+	VPADDD          Y16, Y2, Y2
+	VPADDD          Y19, Y10, Y10
+	VPTERNLOGD      $0x96, Y17, Y5, Y3
+	VPTERNLOGD      $0x96, Y20, Y9, Y12
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y10, Y10
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y12, Y12
+	VPBLENDMW       Y3, Y2, K2, Y5
+	VPBLENDMW       Y12, Y10, K2, Y9
+	VPBLENDMW       Y2, Y3, K2, Y1
+	VPBLENDMW       Y10, Y12, K2, Y11
+	VPROLD          $0x08, Y5, Y3
+	VPROLD          $0x08, Y9, Y12
+	VPROLD          $0x0a, Y5, Y2
+	VPROLD          $0x0a, Y9, Y10
+	VPROLD          $0x12, Y5, Y4
+	VPROLD          $0x12, Y9, Y23
+	VPTERNLOGD      $0x96, Y4, Y2, Y3
+	VPTERNLOGD      $0x96, Y23, Y10, Y12
+	VPROLD          $0x1a, Y5, Y2
+	VPROLD          $0x1a, Y9, Y10
+	VPTERNLOGD      $0x96, Y2, Y3, Y5
+	VPTERNLOGD      $0x96, Y10, Y12, Y9
+	VPROLD          $0x08, Y1, Y4
+	VPROLD          $0x08, Y11, Y23
+	VPROLD          $0x0e, Y1, Y2
+	VPROLD          $0x0e, Y11, Y10
+	VPROLD          $0x16, Y1, Y3
+	VPROLD          $0x16, Y11, Y12
+	VPTERNLOGD      $0x96, Y3, Y2, Y4
+	VPTERNLOGD      $0x96, Y12, Y10, Y23
+	VPROLD          $0x1e, Y1, Y2
+	VPROLD          $0x1e, Y11, Y10
+	VPTERNLOGD      $0x96, Y2, Y4, Y1
+	VPTERNLOGD      $0x96, Y10, Y23, Y11
+	VPBLENDMB       Y1, Y5, K1, Y3
+	VPBLENDMB       Y11, Y9, K1, Y12
+	VPBLENDMB       Y5, Y1, K1, Y2
+	VPBLENDMB       Y9, Y11, K1, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y3, Y5
+	VPSRLD          $0x04, Y12, Y9
+	VPSHUFB         Y1, Y25, Y4
+	VPSHUFB         Y11, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y5
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y9
+	VPSHUFB         Y5, Y26, Y4
+	VPSHUFB         Y9, Y26, Y23
+	VPXORD          Y1, Y4, Y4
+	VPXORD          Y11, Y23, Y23
+	VPSHUFB         Y4, Y27, Y1
+	VPSHUFB         Y23, Y27, Y11
+	VPADDB          Y5, Y5, Y5
+	VPADDB          Y9, Y9, Y9
+	VPXORD          Y5, Y1, Y1
+	VPXORD          Y9, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y12
+	VPSRLD          $0x04, Y2, Y2
+	VPSRLD          $0x04, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y10
+	VPSHUFB         Y3, Y28, Y3
+	VPSHUFB         Y12, Y28, Y12
+	VPSHUFB         Y2, Y29, Y2
+	VPSHUFB         Y10, Y29, Y10
+	VPXORD          Y3, Y2, Y2
+	VPXORD          Y12, Y10, Y10
+	VPSHUFB         zuc_consts<>+1728(SB), Y2, Y3
+	VPSHUFB         zuc_consts<>+1728(SB), Y10, Y12
+	VEXTRACTI128    $0x01, Y3, X4
+	VEXTRACTI128    $0x01, Y12, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X12, X12
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VINSERTI128     $0x01, X4, Y3, Y2
+	VINSERTI128     $0x01, X9, Y12, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y9
+	VPSRLD          $0x04, Y2, Y2
+	VPSRLD          $0x04, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y10
+	VPSHUFB         Y4, Y30, Y4
+	VPSHUFB         Y9, Y30, Y9
+	VPSHUFB         Y2, Y31, Y2
+	VPSHUFB         Y10, Y31, Y10
+	VPXORD          Y4, Y2, Y2
+	VPXORD          Y9, Y10, Y10
+	VPADDD          Y18, Y18, Y4
+	VPADDD          Y21, Y21, Y9
+	VPBLENDMW       704(R9), Y4, K2, Y4
+	VPBLENDMW       736(R9), Y9, K2, Y9
+	VPXORD          Y16, Y4, Y4
+	VPXORD          Y19, Y9, Y9
+	VPADDD          Y17, Y4, Y4
+	VPADDD          Y20, Y9, Y9
+	VPBLENDMB       Y1, Y2, K1, Y17
+	VPBLENDMB       Y11, Y10, K1, Y20
+	VPBLENDMB       Y2, Y1, K1, Y1
+	VPBLENDMB       Y10, Y11, K1, Y11
+	VPRORD          $0x08, Y1, Y16
+	VPRORD          $0x08, Y11, Y19
+	VMOVDQA64       832(R9), Y8
+	VMOVDQA64       864(R9), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 64(R9), Y8
+	VPSLLD          $0x14, 96(R9), Y15
+	VPSRLD          $0x0b, 64(R9), Y6
+	VPSRLD          $0x0b, 96(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 448(R9), Y8
+	VPSLLD          $0x15, 480(R9), Y15
+	VPSRLD          $0x0a, 448(R9), Y6
+	VPSRLD          $0x0a, 480(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 640(R9), Y8
+	VPSLLD          $0x11, 672(R9), Y15
+	VPSRLD          $0x0e, 640(R9), Y6
+	VPSRLD          $0x0e, 672(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y4, Y4
+	VPSRLD          $0x01, Y9, Y9
+	VPADDD          Y4, Y7, Y8
+	VPADDD          Y9, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 832(R9)
+	VMOVDQA64       Y21, 864(R9)
+
+	// Initialisation round 14 (mod 16), both groups.
+	VPSLLD          $0x10, 576(R9), Y4
+	VPSLLD          $0x10, 608(R9), Y9
+	VPSRLD          $0x0f, 448(R9), Y1
+	VPSRLD          $0x0f, 480(R9), Y11
+	VPADDD          Y1, Y4, Y4
+	VPADDD          Y11, Y9, Y9
+	VPSLLD          $0x10, 320(R9), Y2
+	VPSLLD          $0x10, 352(R9), Y10
+	VPSRLD          $0x0f, 192(R9), Y1
+	VPSRLD          $0x0f, 224(R9), Y11
+	VPADDD          Y16, Y4, Y4
+	VPADDD          Y19, Y9, Y9
+	VPTERNLOGD      $0x96, Y17, Y1, Y2
+	VPTERNLOGD      $0x96, Y20, Y11, Y10
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y9, Y9
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y10, Y10
+	VPBLENDMW       Y2, Y4, K2, Y1
+	VPBLENDMW       Y10, Y9, K2, Y11
+	VPBLENDMW       Y4, Y2, K2, Y3
+	VPBLENDMW       Y9, Y10, K2, Y12
+	VPROLD          $0x08, Y1, Y2
+	VPROLD          $0x08, Y11, Y10
+	VPROLD          $0x0a, Y1, Y4
+	VPROLD          $0x0a, Y11, Y9
+	VPROLD          $0x12, Y1, Y5
+	VPROLD          $0x12, Y11, Y23
+	VPTERNLOGD      $0x96, Y5, Y4, Y2
+	VPTERNLOGD      $0x96, Y23, Y9, Y10
+	VPROLD          $0x1a, Y1, Y4
+	VPROLD          $0x1a, Y11, Y9
+	VPTERNLOGD      $0x96, Y4, Y2, Y1
+	VPTERNLOGD      $0x96, Y9, Y10, Y11
+	VPROLD          $0x08, Y3, Y5
+	VPROLD          $0x08, Y12, Y23
+	VPROLD          $0x0e, Y3, Y4
+	VPROLD          $0x0e, Y12, Y9
+	VPROLD          $0x16, Y3, Y2
+	VPROLD          $0x16, Y12, Y10
+	VPTERNLOGD      $0x96, Y2, Y4, Y5
+	VPTERNLOGD      $0x96, Y10, Y9, Y23
+	VPROLD          $0x1e, Y3, Y4
+	VPROLD          $0x1e, Y12, Y9
+	VPTERNLOGD      $0x96, Y4, Y5, Y3
+	VPTERNLOGD      $0x96, Y9, Y23, Y12
+	VPBLENDMB       Y3, Y1, K1, Y2
+	VPBLENDMB       Y12, Y11, K1, Y10
+	VPBLENDMB       Y1, Y3, K1, Y4
+	VPBLENDMB       Y11, Y12, K1, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y12
+	VPSRLD          $0x04, Y2, Y1
+	VPSRLD          $0x04, Y10, Y11
+	VPSHUFB         Y3, Y25, Y5
+	VPSHUFB         Y12, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y5, Y1
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y11
+	VPSHUFB         Y1, Y26, Y5
+	VPSHUFB         Y11, Y26, Y23
+	VPXORD          Y3, Y5, Y5
+	VPXORD          Y12, Y23, Y23
+	VPSHUFB         Y5, Y27, Y3
+	VPSHUFB         Y23, Y27, Y12
+	VPADDB          Y1, Y1, Y1
+	VPADDB          Y11, Y11, Y11
+	VPXORD          Y1, Y3, Y3
+	VPXORD          Y11, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y10
+	VPSRLD          $0x04, Y4, Y4
+	VPSRLD          $0x04, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y9
+	VPSHUFB         Y2, Y28, Y2
+	VPSHUFB         Y10, Y28, Y10
+	VPSHUFB         Y4, Y29, Y4
+	VPSHUFB         Y9, Y29, Y9
+	VPXORD          Y2, Y4, Y4
+	VPXORD          Y10, Y9, Y9
+	VPSHUFB         zuc_consts<>+1728(SB), Y4, Y2
+	VPSHUFB         zuc_consts<>+1728(SB), Y9, Y10
+	VEXTRACTI128    $0x01, Y2, X5
+	VEXTRACTI128    $0x01, Y10, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X5, X5
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VINSERTI128     $0x01, X5, Y2, Y4
+	VINSERTI128     $0x01, X11, Y10, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y11
+	VPSRLD          $0x04, Y4, Y4
+	VPSRLD          $0x04, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y9
+	VPSHUFB         Y5, Y30, Y5
+	VPSHUFB         Y11, Y30, Y11
+	VPSHUFB         Y4, Y31, Y4
+	VPSHUFB         Y9, Y31, Y9
+	VPXORD          Y5, Y4, Y4
+	VPXORD          Y11, Y9, Y9
+	VPADDD          Y18, Y18, Y5
+	VPADDD          Y21, Y21, Y11
+	VPBLENDMW       768(R9), Y5, K2, Y5
+	VPBLENDMW       800(R9), Y11, K2, Y11
+	VPXORD          Y16, Y5, Y5
+	VPXORD          Y19, Y11, Y11
+	VPADDD          Y17, Y5, Y5
+	VPADDD          Y20, Y11, Y11
+	VPBLENDMB       Y3, Y4, K1, Y17
+	VPBLENDMB       Y12, Y9, K1, Y20
+	VPBLENDMB       Y4, Y3, K1, Y3
+	VPBLENDMB       Y9, Y12, K1, Y12
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y12, Y19
+	VMOVDQA64       896(R9), Y8
+	VMOVDQA64       928(R9), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 128(R9), Y8
+	VPSLLD          $0x14, 160(R9), Y15
+	VPSRLD          $0x0b, 128(R9), Y6
+	VPSRLD          $0x0b, 160(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 512(R9), Y8
+	VPSLLD          $0x15, 544(R9), Y15
+	VPSRLD          $0x0a, 512(R9), Y6
+	VPSRLD          $0x0a, 544(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 704(R9), Y8
+	VPSLLD          $0x11, 736(R9), Y15
+	VPSRLD          $0x0e, 704(R9), Y6
+	VPSRLD          $0x0e, 736(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y5, Y5
+	VPSRLD          $0x01, Y11, Y11
+	VPADDD          Y5, Y7, Y8
+	VPADDD          Y11, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 896(R9)
+	VMOVDQA64       Y21, 928(R9)
+
+	// Initialisation round 15 (mod 16), both groups.
+	VPSLLD          $0x10, 640(R9), Y5
+	VPSLLD          $0x10, 672(R9), Y11
+	VPSRLD          $0x0f, 512(R9), Y3
+	VPSRLD          $0x0f, 544(R9), Y12
+	VPADDD          Y3, Y5, Y5
+	VPADDD          Y12, Y11, Y11
+	VPSLLD          $0x10, 384(R9), Y4
+	VPSLLD          $0x10, 416(R9), Y9
+	VPSRLD          $0x0f, 256(R9), Y3
+	VPSRLD          $0x0f, 288(R9), Y12
+	VPADDD          Y16, Y5, Y5
+	VPADDD          Y19, Y11, Y11
+	VPTERNLOGD      $0x96, Y17, Y3, Y4
+	VPTERNLOGD      $0x96, Y20, Y12, Y9
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y11, Y11
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y9, Y9
+	VPBLENDMW       Y4, Y5, K2, Y3
+	VPBLENDMW       Y9, Y11, K2, Y12
+	VPBLENDMW       Y5, Y4, K2, Y2
+	VPBLENDMW       Y11, Y9, K2, Y10
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y12, Y9
+	VPROLD          $0x0a, Y3, Y5
+	VPROLD          $0x0a, Y12, Y11
+	VPROLD          $0x12, Y3, Y1
+	VPROLD          $0x12, Y12, Y23
+	VPTERNLOGD      $0x96, Y1, Y5, Y4
+	VPTERNLOGD      $0x96, Y23, Y11, Y9
+	VPROLD          $0x1a, Y3, Y5
+	VPROLD          $0x1a, Y12, Y11
+	VPTERNLOGD      $0x96, Y5, Y4, Y3
+	VPTERNLOGD      $0x96, Y11, Y9, Y12
+	VPROLD          $0x08, Y2, Y1
+	VPROLD          $0x08, Y10, Y23
+	VPROLD          $0x0e, Y2, Y5
+	VPROLD          $0x0e, Y10, Y11
+	VPROLD          $0x16, Y2, Y4
+	VPROLD          $0x16, Y10, Y9
+	VPTERNLOGD      $0x96, Y4, Y5, Y1
+	VPTERNLOGD      $0x96, Y9, Y11, Y23
+	VPROLD          $0x1e, Y2, Y5
+	VPROLD          $0x1e, Y10, Y11
+	VPTERNLOGD      $0x96, Y5, Y1, Y2
+	VPTERNLOGD      $0x96, Y11, Y23, Y10
+	VPBLENDMB       Y2, Y3, K1, Y4
+	VPBLENDMB       Y10, Y12, K1, Y9
+	VPBLENDMB       Y3, Y2, K1, Y5
+	VPBLENDMB       Y12, Y10, K1, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y10
+	VPSRLD          $0x04, Y4, Y3
+	VPSRLD          $0x04, Y9, Y12
+	VPSHUFB         Y2, Y25, Y1
+	VPSHUFB         Y10, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y1, Y3
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y12
+	VPSHUFB         Y3, Y26, Y1
+	VPSHUFB         Y12, Y26, Y23
+	VPXORD          Y2, Y1, Y1
+	VPXORD          Y10, Y23, Y23
+	VPSHUFB         Y1, Y27, Y2
+	VPSHUFB         Y23, Y27, Y10
+	VPADDB          Y3, Y3, Y3
+	VPADDB          Y12, Y12, Y12
+	VPXORD          Y3, Y2, Y2
+	VPXORD          Y12, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y9
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y11
+	VPSHUFB         Y4, Y28, Y4
+	VPSHUFB         Y9, Y28, Y9
+	VPSHUFB         Y5, Y29, Y5
+	VPSHUFB         Y11, Y29, Y11
+	VPXORD          Y4, Y5, Y5
+	VPXORD          Y9, Y11, Y11
+	VPSHUFB         zuc_consts<>+1728(SB), Y5, Y4
+	VPSHUFB         zuc_consts<>+1728(SB), Y11, Y9
+	VEXTRACTI128    $0x01, Y4, X1
+	VEXTRACTI128    $0x01, Y9, X12
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X1, X1
+	VAESENCLAST     zuc_consts<>+1792(SB), X12, X12
+	VINSERTI128     $0x01, X1, Y4, Y5
+	VINSERTI128     $0x01, X12, Y9, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y12
+	VPSRLD          $0x04, Y5, Y5
+	VPSRLD          $0x04, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y11
+	VPSHUFB         Y1, Y30, Y1
+	VPSHUFB         Y12, Y30, Y12
+	VPSHUFB         Y5, Y31, Y5
+	VPSHUFB         Y11, Y31, Y11
+	VPXORD          Y1, Y5, Y5
+	VPXORD          Y12, Y11, Y11
+	VPADDD          Y18, Y18, Y1
+	VPADDD          Y21, Y21, Y12
+	VPBLENDMW       832(R9), Y1, K2, Y1
+	VPBLENDMW       864(R9), Y12, K2, Y12
+	VPXORD          Y16, Y1, Y1
+	VPXORD          Y19, Y12, Y12
+	VPADDD          Y17, Y1, Y1
+	VPADDD          Y20, Y12, Y12
+	VPBLENDMB       Y2, Y5, K1, Y17
+	VPBLENDMB       Y10, Y11, K1, Y20
+	VPBLENDMB       Y5, Y2, K1, Y2
+	VPBLENDMB       Y11, Y10, K1, Y10
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y10, Y19
+	VMOVDQA64       960(R9), Y8
+	VMOVDQA64       992(R9), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 192(R9), Y8
+	VPSLLD          $0x14, 224(R9), Y15
+	VPSRLD          $0x0b, 192(R9), Y6
+	VPSRLD          $0x0b, 224(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 576(R9), Y8
+	VPSLLD          $0x15, 608(R9), Y15
+	VPSRLD          $0x0a, 576(R9), Y6
+	VPSRLD          $0x0a, 608(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 768(R9), Y8
+	VPSLLD          $0x11, 800(R9), Y15
+	VPSRLD          $0x0e, 768(R9), Y6
+	VPSRLD          $0x0e, 800(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSRLD          $0x01, Y1, Y1
+	VPSRLD          $0x01, Y12, Y12
+	VPADDD          Y1, Y7, Y8
+	VPADDD          Y12, Y14, Y15
+	VPSUBD          Y24, Y8, Y7
+	VPSUBD          Y24, Y15, Y14
+	VPMAXSD         Y7, Y8, Y7
+	VPMAXSD         Y14, Y15, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, 960(R9)
+	VMOVDQA64       Y21, 992(R9)
+	DECQ            AX
+	JNZ             ixor16_init
+
+	// First work round, output discarded.
+	VPSLLD          $0x10, 704(R9), Y1
+	VPSLLD          $0x10, 736(R9), Y12
+	VPSRLD          $0x0f, 576(R9), Y2
+	VPSRLD          $0x0f, 608(R9), Y10
+	VPADDD          Y2, Y1, Y1
+	VPADDD          Y10, Y12, Y12
+	VPSLLD          $0x10, 448(R9), Y5
+	VPSLLD          $0x10, 480(R9), Y11
+	VPSRLD          $0x0f, 320(R9), Y2
+	VPSRLD          $0x0f, 352(R9), Y10
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y12, Y12
+	VPTERNLOGD      $0x96, Y17, Y2, Y5
+	VPTERNLOGD      $0x96, Y20, Y10, Y11
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y11, Y11
+	VPBLENDMW       Y5, Y1, K2, Y2
+	VPBLENDMW       Y11, Y12, K2, Y10
+	VPBLENDMW       Y1, Y5, K2, Y4
+	VPBLENDMW       Y12, Y11, K2, Y9
+	VPROLD          $0x08, Y2, Y5
+	VPROLD          $0x08, Y10, Y11
+	VPROLD          $0x0a, Y2, Y1
+	VPROLD          $0x0a, Y10, Y12
+	VPROLD          $0x12, Y2, Y3
+	VPROLD          $0x12, Y10, Y23
+	VPTERNLOGD      $0x96, Y3, Y1, Y5
+	VPTERNLOGD      $0x96, Y23, Y12, Y11
+	VPROLD          $0x1a, Y2, Y1
+	VPROLD          $0x1a, Y10, Y12
+	VPTERNLOGD      $0x96, Y1, Y5, Y2
+	VPTERNLOGD      $0x96, Y12, Y11, Y10
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y9, Y23
+	VPROLD          $0x0e, Y4, Y1
+	VPROLD          $0x0e, Y9, Y12
+	VPROLD          $0x16, Y4, Y5
+	VPROLD          $0x16, Y9, Y11
+	VPTERNLOGD      $0x96, Y5, Y1, Y3
+	VPTERNLOGD      $0x96, Y11, Y12, Y23
+	VPROLD          $0x1e, Y4, Y1
+	VPROLD          $0x1e, Y9, Y12
+	VPTERNLOGD      $0x96, Y1, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPBLENDMB       Y4, Y2, K1, Y5
+	VPBLENDMB       Y9, Y10, K1, Y11
+	VPBLENDMB       Y2, Y4, K1, Y1
+	VPBLENDMB       Y10, Y9, K1, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y9
+	VPSRLD          $0x04, Y5, Y2
+	VPSRLD          $0x04, Y11, Y10
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y9, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y10
+	VPSHUFB         Y2, Y26, Y3
+	VPSHUFB         Y10, Y26, Y23
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y9, Y23, Y23
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y23, Y27, Y9
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y10, Y10, Y10
+	VPXORD          Y2, Y4, Y4
+	VPXORD          Y10, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y5, Y28, Y5
+	VPSHUFB         Y11, Y28, Y11
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y5, Y1, Y1
+	VPXORD          Y11, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y5
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y11
+	VEXTRACTI128    $0x01, Y5, X3
+	VEXTRACTI128    $0x01, Y11, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X5, X5
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VINSERTI128     $0x01, X3, Y5, Y1
+	VINSERTI128     $0x01, X10, Y11, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y3, Y30, Y3
+	VPSHUFB         Y10, Y30, Y10
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y3, Y1, Y1
+	VPXORD          Y10, Y12, Y12
+	VPADDD          Y18, Y18, Y3
+	VPADDD          Y21, Y21, Y10
+	VPBLENDMW       896(R9), Y3, K2, Y3
+	VPBLENDMW       928(R9), Y10, K2, Y10
+	VPXORD          Y16, Y3, Y3
+	VPXORD          Y19, Y10, Y10
+	VPADDD          Y17, Y3, Y3
+	VPADDD          Y20, Y10, Y10
+	VPBLENDMB       Y4, Y1, K1, Y17
+	VPBLENDMB       Y9, Y12, K1, Y20
+	VPBLENDMB       Y1, Y4, K1, Y4
+	VPBLENDMB       Y12, Y9, K1, Y9
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y9, Y19
+	VMOVDQA64       (R9), Y8
+	VMOVDQA64       32(R9), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 256(R9), Y8
+	VPSLLD          $0x14, 288(R9), Y15
+	VPSRLD          $0x0b, 256(R9), Y6
+	VPSRLD          $0x0b, 288(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 640(R9), Y8
+	VPSLLD          $0x15, 672(R9), Y15
+	VPSRLD          $0x0a, 640(R9), Y6
+	VPSRLD          $0x0a, 672(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 832(R9), Y8
+	VPSLLD          $0x11, 864(R9), Y15
+	VPSRLD          $0x0e, 832(R9), Y6
+	VPSRLD          $0x0e, 864(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, (R9)
+	VMOVDQA64       Y21, 32(R9)
+
+ixor16_loop:
+	VMOVDQU32 zuc_consts<>+1472(SB), Y28
+	VMOVDQU32 zuc_consts<>+1536(SB), Y29
+	VMOVDQU32 zuc_consts<>+1600(SB), Y30
+	VMOVDQU32 zuc_consts<>+1664(SB), Y31
+
+	// 16 work rounds, both groups (ring offset 1 after the initialisation).
+	VPSLLD          $0x10, 768(R9), Y1
+	VPSLLD          $0x10, 800(R9), Y12
+	VPSRLD          $0x0f, 640(R9), Y3
+	VPSRLD          $0x0f, 672(R9), Y10
+	VPADDD          Y3, Y1, Y1
+	VPADDD          Y10, Y12, Y12
+	VPSLLD          $0x10, 512(R9), Y4
+	VPSLLD          $0x10, 544(R9), Y9
+	VPSRLD          $0x0f, 384(R9), Y3
+	VPSRLD          $0x0f, 416(R9), Y10
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y12, Y12
+	VPTERNLOGD      $0x96, Y17, Y3, Y4
+	VPTERNLOGD      $0x96, Y20, Y10, Y9
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y9, Y9
+	VPBLENDMW       Y4, Y1, K2, Y3
+	VPBLENDMW       Y9, Y12, K2, Y10
+	VPBLENDMW       Y1, Y4, K2, Y5
+	VPBLENDMW       Y12, Y9, K2, Y11
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y10, Y9
+	VPROLD          $0x0a, Y3, Y1
+	VPROLD          $0x0a, Y10, Y12
+	VPROLD          $0x12, Y3, Y2
+	VPROLD          $0x12, Y10, Y23
+	VPTERNLOGD      $0x96, Y2, Y1, Y4
+	VPTERNLOGD      $0x96, Y23, Y12, Y9
+	VPROLD          $0x1a, Y3, Y1
+	VPROLD          $0x1a, Y10, Y12
+	VPTERNLOGD      $0x96, Y1, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y9, Y10
+	VPROLD          $0x08, Y5, Y2
+	VPROLD          $0x08, Y11, Y23
+	VPROLD          $0x0e, Y5, Y1
+	VPROLD          $0x0e, Y11, Y12
+	VPROLD          $0x16, Y5, Y4
+	VPROLD          $0x16, Y11, Y9
+	VPTERNLOGD      $0x96, Y4, Y1, Y2
+	VPTERNLOGD      $0x96, Y9, Y12, Y23
+	VPROLD          $0x1e, Y5, Y1
+	VPROLD          $0x1e, Y11, Y12
+	VPTERNLOGD      $0x96, Y1, Y2, Y5
+	VPTERNLOGD      $0x96, Y12, Y23, Y11
+	VPBLENDMB       Y5, Y3, K1, Y4
+	VPBLENDMB       Y11, Y10, K1, Y9
+	VPBLENDMB       Y3, Y5, K1, Y1
+	VPBLENDMB       Y10, Y11, K1, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y11
+	VPSRLD          $0x04, Y4, Y3
+	VPSRLD          $0x04, Y9, Y10
+	VPSHUFB         Y5, Y25, Y2
+	VPSHUFB         Y11, Y25, Y23
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y3
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y23, Y10
+	VPSHUFB         Y3, Y26, Y2
+	VPSHUFB         Y10, Y26, Y23
+	VPXORD          Y5, Y2, Y2
+	VPXORD          Y11, Y23, Y23
+	VPSHUFB         Y2, Y27, Y5
+	VPSHUFB         Y23, Y27, Y11
+	VPADDB          Y3, Y3, Y3
+	VPADDB          Y10, Y10, Y10
+	VPXORD          Y3, Y5, Y5
+	VPXORD          Y10, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y4, Y28, Y4
+	VPSHUFB         Y9, Y28, Y9
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y4, Y1, Y1
+	VPXORD          Y9, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y4
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y9
+	VEXTRACTI128    $0x01, Y4, X2
+	VEXTRACTI128    $0x01, Y9, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VINSERTI128     $0x01, X2, Y4, Y1
+	VINSERTI128     $0x01, X10, Y9, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y2, Y30, Y2
+	VPSHUFB         Y10, Y30, Y10
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y2, Y1, Y1
+	VPXORD          Y10, Y12, Y12
+	VPADDD          Y18, Y18, Y2
+	VPADDD          Y21, Y21, Y10
+	VPBLENDMW       960(R9), Y2, K2, Y2
+	VPBLENDMW       992(R9), Y10, K2, Y10
+	VPXORD          Y16, Y2, Y2
+	VPXORD          Y19, Y10, Y10
+	VPADDD          Y17, Y2, Y2
+	VPADDD          Y20, Y10, Y10
+	VPSLLD          $0x10, 192(R9), Y4
+	VPSLLD          $0x10, 224(R9), Y9
+	VPSRLD          $0x0f, 64(R9), Y3
+	VPSRLD          $0x0f, 96(R9), Y23
+	VPTERNLOGD      $0x96, Y4, Y3, Y2
+	VPTERNLOGD      $0x96, Y9, Y23, Y10
+	VMOVDQA64       Y2, 2048(R9)
+	VMOVDQA64       Y10, 2080(R9)
+	VPBLENDMB       Y5, Y1, K1, Y17
+	VPBLENDMB       Y11, Y12, K1, Y20
+	VPBLENDMB       Y1, Y5, K1, Y5
+	VPBLENDMB       Y12, Y11, K1, Y11
+	VPRORD          $0x08, Y5, Y16
+	VPRORD          $0x08, Y11, Y19
+	VPSLLD          $0x10, 832(R9), Y1
+	VPSLLD          $0x10, 864(R9), Y12
+	VMOVDQA64       64(R9), Y8
+	VMOVDQA64       96(R9), Y15
+	VPSRLD          $0x0f, 704(R9), Y2
+	VPSRLD          $0x0f, 736(R9), Y10
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y2, Y1, Y1
+	VPADDD          Y10, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 576(R9), Y5
+	VPSLLD          $0x10, 608(R9), Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 448(R9), Y2
+	VPSRLD          $0x0f, 480(R9), Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y2, Y5
+	VPTERNLOGD      $0x96, Y20, Y10, Y11
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 320(R9), Y8
+	VPSLLD          $0x14, 352(R9), Y15
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y11, Y11
+	VPSRLD          $0x0b, 320(R9), Y6
+	VPSRLD          $0x0b, 352(R9), Y13
+	VPBLENDMW       Y5, Y1, K2, Y2
+	VPBLENDMW       Y11, Y12, K2, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y5, K2, Y3
+	VPBLENDMW       Y12, Y11, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y2, Y5
+	VPROLD          $0x08, Y10, Y11
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y2, Y1
+	VPROLD          $0x0a, Y10, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y2, Y4
+	VPROLD          $0x12, Y10, Y9
+	VPSLLD          $0x15, 704(R9), Y8
+	VPSLLD          $0x15, 736(R9), Y15
+	VPTERNLOGD      $0x96, Y4, Y1, Y5
+	VPTERNLOGD      $0x96, Y9, Y12, Y11
+	VPSRLD          $0x0a, 704(R9), Y6
+	VPSRLD          $0x0a, 736(R9), Y13
+	VPROLD          $0x1a, Y2, Y1
+	VPROLD          $0x1a, Y10, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y5, Y2
+	VPTERNLOGD      $0x96, Y12, Y11, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y23, Y9
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y3, Y1
+	VPROLD          $0x0e, Y23, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y3, Y5
+	VPROLD          $0x16, Y23, Y11
+	VPSLLD          $0x11, 896(R9), Y8
+	VPSLLD          $0x11, 928(R9), Y15
+	VPTERNLOGD      $0x96, Y5, Y1, Y4
+	VPTERNLOGD      $0x96, Y11, Y12, Y9
+	VPSRLD          $0x0e, 896(R9), Y6
+	VPSRLD          $0x0e, 928(R9), Y13
+	VPROLD          $0x1e, Y3, Y1
+	VPROLD          $0x1e, Y23, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y9, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y3, Y2, K1, Y5
+	VPBLENDMB       Y23, Y10, K1, Y11
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y2, Y3, K1, Y1
+	VPBLENDMB       Y10, Y23, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y23
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y5, Y2
+	VPSRLD          $0x04, Y11, Y10
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y3, Y25, Y4
+	VPSHUFB         Y23, Y25, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y2, Y26, Y4
+	VPSHUFB         Y10, Y26, Y9
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y3, Y4, Y4
+	VPXORD          Y23, Y9, Y9
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y4, Y27, Y3
+	VPSHUFB         Y9, Y27, Y23
+	VMOVDQA64       Y18, 64(R9)
+	VMOVDQA64       Y21, 96(R9)
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y10, Y10, Y10
+	VPXORD          Y2, Y3, Y3
+	VPXORD          Y10, Y23, Y23
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y5, Y28, Y5
+	VPSHUFB         Y11, Y28, Y11
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y5, Y1, Y1
+	VPXORD          Y11, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y5
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y11
+	VEXTRACTI128    $0x01, Y5, X4
+	VEXTRACTI128    $0x01, Y11, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X5, X5
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VINSERTI128     $0x01, X4, Y5, Y1
+	VINSERTI128     $0x01, X9, Y11, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y4, Y30, Y4
+	VPSHUFB         Y9, Y30, Y9
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y4, Y1, Y1
+	VPXORD          Y9, Y12, Y12
+	VPADDD          Y18, Y18, Y4
+	VPADDD          Y21, Y21, Y9
+	VPBLENDMW       (R9), Y4, K2, Y4
+	VPBLENDMW       32(R9), Y9, K2, Y9
+	VPXORD          Y16, Y4, Y4
+	VPXORD          Y19, Y9, Y9
+	VPADDD          Y17, Y4, Y4
+	VPADDD          Y20, Y9, Y9
+	VPSLLD          $0x10, 256(R9), Y5
+	VPSLLD          $0x10, 288(R9), Y11
+	VPSRLD          $0x0f, 128(R9), Y2
+	VPSRLD          $0x0f, 160(R9), Y10
+	VPTERNLOGD      $0x96, Y5, Y2, Y4
+	VPTERNLOGD      $0x96, Y11, Y10, Y9
+	VMOVDQA64       Y4, 2112(R9)
+	VMOVDQA64       Y9, 2144(R9)
+	VPBLENDMB       Y3, Y1, K1, Y17
+	VPBLENDMB       Y23, Y12, K1, Y20
+	VPBLENDMB       Y1, Y3, K1, Y3
+	VPBLENDMB       Y12, Y23, K1, Y23
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y23, Y19
+	VPSLLD          $0x10, 896(R9), Y1
+	VPSLLD          $0x10, 928(R9), Y12
+	VMOVDQA64       128(R9), Y8
+	VMOVDQA64       160(R9), Y15
+	VPSRLD          $0x0f, 768(R9), Y4
+	VPSRLD          $0x0f, 800(R9), Y9
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y4, Y1, Y1
+	VPADDD          Y9, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 640(R9), Y3
+	VPSLLD          $0x10, 672(R9), Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 512(R9), Y4
+	VPSRLD          $0x0f, 544(R9), Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y4, Y3
+	VPTERNLOGD      $0x96, Y20, Y9, Y23
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 384(R9), Y8
+	VPSLLD          $0x14, 416(R9), Y15
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y23, Y23
+	VPSRLD          $0x0b, 384(R9), Y6
+	VPSRLD          $0x0b, 416(R9), Y13
+	VPBLENDMW       Y3, Y1, K2, Y4
+	VPBLENDMW       Y23, Y12, K2, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y3, K2, Y2
+	VPBLENDMW       Y12, Y23, K2, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y9, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y4, Y1
+	VPROLD          $0x0a, Y9, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y4, Y5
+	VPROLD          $0x12, Y9, Y11
+	VPSLLD          $0x15, 768(R9), Y8
+	VPSLLD          $0x15, 800(R9), Y15
+	VPTERNLOGD      $0x96, Y5, Y1, Y3
+	VPTERNLOGD      $0x96, Y11, Y12, Y23
+	VPSRLD          $0x0a, 768(R9), Y6
+	VPSRLD          $0x0a, 800(R9), Y13
+	VPROLD          $0x1a, Y4, Y1
+	VPROLD          $0x1a, Y9, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y2, Y5
+	VPROLD          $0x08, Y10, Y11
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y2, Y1
+	VPROLD          $0x0e, Y10, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y2, Y3
+	VPROLD          $0x16, Y10, Y23
+	VPSLLD          $0x11, 960(R9), Y8
+	VPSLLD          $0x11, 992(R9), Y15
+	VPTERNLOGD      $0x96, Y3, Y1, Y5
+	VPTERNLOGD      $0x96, Y23, Y12, Y11
+	VPSRLD          $0x0e, 960(R9), Y6
+	VPSRLD          $0x0e, 992(R9), Y13
+	VPROLD          $0x1e, Y2, Y1
+	VPROLD          $0x1e, Y10, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y5, Y2
+	VPTERNLOGD      $0x96, Y12, Y11, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y2, Y4, K1, Y3
+	VPBLENDMB       Y10, Y9, K1, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y4, Y2, K1, Y1
+	VPBLENDMB       Y9, Y10, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y10
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y3, Y4
+	VPSRLD          $0x04, Y23, Y9
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y2, Y25, Y5
+	VPSHUFB         Y10, Y25, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y5, Y4
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y4, Y26, Y5
+	VPSHUFB         Y9, Y26, Y11
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y2, Y5, Y5
+	VPXORD          Y10, Y11, Y11
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y5, Y27, Y2
+	VPSHUFB         Y11, Y27, Y10
+	VMOVDQA64       Y18, 128(R9)
+	VMOVDQA64       Y21, 160(R9)
+	VPADDB          Y4, Y4, Y4
+	VPADDB          Y9, Y9, Y9
+	VPXORD          Y4, Y2, Y2
+	VPXORD          Y9, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y3, Y28, Y3
+	VPSHUFB         Y23, Y28, Y23
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y3, Y1, Y1
+	VPXORD          Y23, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y3
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y11
+	VEXTRACTI128    $0x01, Y3, X5
+	VEXTRACTI128    $0x01, Y11, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X5, X5
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VINSERTI128     $0x01, X5, Y3, Y1
+	VINSERTI128     $0x01, X9, Y11, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y5, Y30, Y5
+	VPSHUFB         Y9, Y30, Y9
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y5, Y1, Y1
+	VPXORD          Y9, Y12, Y12
+	VPADDD          Y18, Y18, Y5
+	VPADDD          Y21, Y21, Y9
+	VPBLENDMW       64(R9), Y5, K2, Y5
+	VPBLENDMW       96(R9), Y9, K2, Y9
+	VPXORD          Y16, Y5, Y5
+	VPXORD          Y19, Y9, Y9
+	VPADDD          Y17, Y5, Y5
+	VPADDD          Y20, Y9, Y9
+	VPSLLD          $0x10, 320(R9), Y3
+	VPSLLD          $0x10, 352(R9), Y11
+	VPSRLD          $0x0f, 192(R9), Y4
+	VPSRLD          $0x0f, 224(R9), Y23
+	VPTERNLOGD      $0x96, Y3, Y4, Y5
+	VPTERNLOGD      $0x96, Y11, Y23, Y9
+	VMOVDQA64       Y5, 2176(R9)
+	VMOVDQA64       Y9, 2208(R9)
+	VPBLENDMB       Y2, Y1, K1, Y17
+	VPBLENDMB       Y10, Y12, K1, Y20
+	VPBLENDMB       Y1, Y2, K1, Y2
+	VPBLENDMB       Y12, Y10, K1, Y10
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y10, Y19
+	VPSLLD          $0x10, 960(R9), Y1
+	VPSLLD          $0x10, 992(R9), Y12
+	VMOVDQA64       192(R9), Y8
+	VMOVDQA64       224(R9), Y15
+	VPSRLD          $0x0f, 832(R9), Y5
+	VPSRLD          $0x0f, 864(R9), Y9
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y5, Y1, Y1
+	VPADDD          Y9, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 704(R9), Y2
+	VPSLLD          $0x10, 736(R9), Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 576(R9), Y5
+	VPSRLD          $0x0f, 608(R9), Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y5, Y2
+	VPTERNLOGD      $0x96, Y20, Y9, Y10
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 448(R9), Y8
+	VPSLLD          $0x14, 480(R9), Y15
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y10, Y10
+	VPSRLD          $0x0b, 448(R9), Y6
+	VPSRLD          $0x0b, 480(R9), Y13
+	VPBLENDMW       Y2, Y1, K2, Y5
+	VPBLENDMW       Y10, Y12, K2, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y2, K2, Y4
+	VPBLENDMW       Y12, Y10, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y5, Y2
+	VPROLD          $0x08, Y9, Y10
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y5, Y1
+	VPROLD          $0x0a, Y9, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y5, Y3
+	VPROLD          $0x12, Y9, Y11
+	VPSLLD          $0x15, 832(R9), Y8
+	VPSLLD          $0x15, 864(R9), Y15
+	VPTERNLOGD      $0x96, Y3, Y1, Y2
+	VPTERNLOGD      $0x96, Y11, Y12, Y10
+	VPSRLD          $0x0a, 832(R9), Y6
+	VPSRLD          $0x0a, 864(R9), Y13
+	VPROLD          $0x1a, Y5, Y1
+	VPROLD          $0x1a, Y9, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y2, Y5
+	VPTERNLOGD      $0x96, Y12, Y10, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y23, Y11
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y4, Y1
+	VPROLD          $0x0e, Y23, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y4, Y2
+	VPROLD          $0x16, Y23, Y10
+	VPSLLD          $0x11, (R9), Y8
+	VPSLLD          $0x11, 32(R9), Y15
+	VPTERNLOGD      $0x96, Y2, Y1, Y3
+	VPTERNLOGD      $0x96, Y10, Y12, Y11
+	VPSRLD          $0x0e, (R9), Y6
+	VPSRLD          $0x0e, 32(R9), Y13
+	VPROLD          $0x1e, Y4, Y1
+	VPROLD          $0x1e, Y23, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y11, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y4, Y5, K1, Y2
+	VPBLENDMB       Y23, Y9, K1, Y10
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y5, Y4, K1, Y1
+	VPBLENDMB       Y9, Y23, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y23
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y2, Y5
+	VPSRLD          $0x04, Y10, Y9
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y23, Y25, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y5
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y5, Y26, Y3
+	VPSHUFB         Y9, Y26, Y11
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y23, Y11, Y11
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y11, Y27, Y23
+	VMOVDQA64       Y18, 192(R9)
+	VMOVDQA64       Y21, 224(R9)
+	VPADDB          Y5, Y5, Y5
+	VPADDB          Y9, Y9, Y9
+	VPXORD          Y5, Y4, Y4
+	VPXORD          Y9, Y23, Y23
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y2, Y28, Y2
+	VPSHUFB         Y10, Y28, Y10
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y2, Y1, Y1
+	VPXORD          Y10, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y2
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y10
+	VEXTRACTI128    $0x01, Y2, X3
+	VEXTRACTI128    $0x01, Y10, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VINSERTI128     $0x01, X3, Y2, Y1
+	VINSERTI128     $0x01, X11, Y10, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y3, Y30, Y3
+	VPSHUFB         Y11, Y30, Y11
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y3, Y1, Y1
+	VPXORD          Y11, Y12, Y12
+	VPADDD          Y18, Y18, Y3
+	VPADDD          Y21, Y21, Y11
+	VPBLENDMW       128(R9), Y3, K2, Y3
+	VPBLENDMW       160(R9), Y11, K2, Y11
+	VPXORD          Y16, Y3, Y3
+	VPXORD          Y19, Y11, Y11
+	VPADDD          Y17, Y3, Y3
+	VPADDD          Y20, Y11, Y11
+	VPSLLD          $0x10, 384(R9), Y2
+	VPSLLD          $0x10, 416(R9), Y10
+	VPSRLD          $0x0f, 256(R9), Y5
+	VPSRLD          $0x0f, 288(R9), Y9
+	VPTERNLOGD      $0x96, Y2, Y5, Y3
+	VPTERNLOGD      $0x96, Y10, Y9, Y11
+	VMOVDQA64       Y3, 2240(R9)
+	VMOVDQA64       Y11, 2272(R9)
+	VPBLENDMB       Y4, Y1, K1, Y17
+	VPBLENDMB       Y23, Y12, K1, Y20
+	VPBLENDMB       Y1, Y4, K1, Y4
+	VPBLENDMB       Y12, Y23, K1, Y23
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y23, Y19
+	VPSLLD          $0x10, (R9), Y1
+	VPSLLD          $0x10, 32(R9), Y12
+	VMOVDQA64       256(R9), Y8
+	VMOVDQA64       288(R9), Y15
+	VPSRLD          $0x0f, 896(R9), Y3
+	VPSRLD          $0x0f, 928(R9), Y11
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y3, Y1, Y1
+	VPADDD          Y11, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 768(R9), Y4
+	VPSLLD          $0x10, 800(R9), Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 640(R9), Y3
+	VPSRLD          $0x0f, 672(R9), Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y3, Y4
+	VPTERNLOGD      $0x96, Y20, Y11, Y23
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 512(R9), Y8
+	VPSLLD          $0x14, 544(R9), Y15
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y23, Y23
+	VPSRLD          $0x0b, 512(R9), Y6
+	VPSRLD          $0x0b, 544(R9), Y13
+	VPBLENDMW       Y4, Y1, K2, Y3
+	VPBLENDMW       Y23, Y12, K2, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y4, K2, Y5
+	VPBLENDMW       Y12, Y23, K2, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y11, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y3, Y1
+	VPROLD          $0x0a, Y11, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y3, Y2
+	VPROLD          $0x12, Y11, Y10
+	VPSLLD          $0x15, 896(R9), Y8
+	VPSLLD          $0x15, 928(R9), Y15
+	VPTERNLOGD      $0x96, Y2, Y1, Y4
+	VPTERNLOGD      $0x96, Y10, Y12, Y23
+	VPSRLD          $0x0a, 896(R9), Y6
+	VPSRLD          $0x0a, 928(R9), Y13
+	VPROLD          $0x1a, Y3, Y1
+	VPROLD          $0x1a, Y11, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y23, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y5, Y2
+	VPROLD          $0x08, Y9, Y10
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y5, Y1
+	VPROLD          $0x0e, Y9, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y5, Y4
+	VPROLD          $0x16, Y9, Y23
+	VPSLLD          $0x11, 64(R9), Y8
+	VPSLLD          $0x11, 96(R9), Y15
+	VPTERNLOGD      $0x96, Y4, Y1, Y2
+	VPTERNLOGD      $0x96, Y23, Y12, Y10
+	VPSRLD          $0x0e, 64(R9), Y6
+	VPSRLD          $0x0e, 96(R9), Y13
+	VPROLD          $0x1e, Y5, Y1
+	VPROLD          $0x1e, Y9, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y2, Y5
+	VPTERNLOGD      $0x96, Y12, Y10, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y5, Y3, K1, Y4
+	VPBLENDMB       Y9, Y11, K1, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y3, Y5, K1, Y1
+	VPBLENDMB       Y11, Y9, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y9
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y4, Y3
+	VPSRLD          $0x04, Y23, Y11
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y5, Y25, Y2
+	VPSHUFB         Y9, Y25, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y3
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y3, Y26, Y2
+	VPSHUFB         Y11, Y26, Y10
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y5, Y2, Y2
+	VPXORD          Y9, Y10, Y10
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y2, Y27, Y5
+	VPSHUFB         Y10, Y27, Y9
+	VMOVDQA64       Y18, 256(R9)
+	VMOVDQA64       Y21, 288(R9)
+	VPADDB          Y3, Y3, Y3
+	VPADDB          Y11, Y11, Y11
+	VPXORD          Y3, Y5, Y5
+	VPXORD          Y11, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y4, Y28, Y4
+	VPSHUFB         Y23, Y28, Y23
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y4, Y1, Y1
+	VPXORD          Y23, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y4
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y10
+	VEXTRACTI128    $0x01, Y4, X2
+	VEXTRACTI128    $0x01, Y10, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VINSERTI128     $0x01, X2, Y4, Y1
+	VINSERTI128     $0x01, X11, Y10, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y2, Y30, Y2
+	VPSHUFB         Y11, Y30, Y11
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y2, Y1, Y1
+	VPXORD          Y11, Y12, Y12
+	VPADDD          Y18, Y18, Y2
+	VPADDD          Y21, Y21, Y11
+	VPBLENDMW       192(R9), Y2, K2, Y2
+	VPBLENDMW       224(R9), Y11, K2, Y11
+	VPXORD          Y16, Y2, Y2
+	VPXORD          Y19, Y11, Y11
+	VPADDD          Y17, Y2, Y2
+	VPADDD          Y20, Y11, Y11
+	VPSLLD          $0x10, 448(R9), Y4
+	VPSLLD          $0x10, 480(R9), Y10
+	VPSRLD          $0x0f, 320(R9), Y3
+	VPSRLD          $0x0f, 352(R9), Y23
+	VPTERNLOGD      $0x96, Y4, Y3, Y2
+	VPTERNLOGD      $0x96, Y10, Y23, Y11
+	VMOVDQA64       Y2, 2304(R9)
+	VMOVDQA64       Y11, 2336(R9)
+	VPBLENDMB       Y5, Y1, K1, Y17
+	VPBLENDMB       Y9, Y12, K1, Y20
+	VPBLENDMB       Y1, Y5, K1, Y5
+	VPBLENDMB       Y12, Y9, K1, Y9
+	VPRORD          $0x08, Y5, Y16
+	VPRORD          $0x08, Y9, Y19
+	VPSLLD          $0x10, 64(R9), Y1
+	VPSLLD          $0x10, 96(R9), Y12
+	VMOVDQA64       320(R9), Y8
+	VMOVDQA64       352(R9), Y15
+	VPSRLD          $0x0f, 960(R9), Y2
+	VPSRLD          $0x0f, 992(R9), Y11
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y2, Y1, Y1
+	VPADDD          Y11, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 832(R9), Y5
+	VPSLLD          $0x10, 864(R9), Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 704(R9), Y2
+	VPSRLD          $0x0f, 736(R9), Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y2, Y5
+	VPTERNLOGD      $0x96, Y20, Y11, Y9
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 576(R9), Y8
+	VPSLLD          $0x14, 608(R9), Y15
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y9, Y9
+	VPSRLD          $0x0b, 576(R9), Y6
+	VPSRLD          $0x0b, 608(R9), Y13
+	VPBLENDMW       Y5, Y1, K2, Y2
+	VPBLENDMW       Y9, Y12, K2, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y5, K2, Y3
+	VPBLENDMW       Y12, Y9, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y2, Y5
+	VPROLD          $0x08, Y11, Y9
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y2, Y1
+	VPROLD          $0x0a, Y11, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y2, Y4
+	VPROLD          $0x12, Y11, Y10
+	VPSLLD          $0x15, 960(R9), Y8
+	VPSLLD          $0x15, 992(R9), Y15
+	VPTERNLOGD      $0x96, Y4, Y1, Y5
+	VPTERNLOGD      $0x96, Y10, Y12, Y9
+	VPSRLD          $0x0a, 960(R9), Y6
+	VPSRLD          $0x0a, 992(R9), Y13
+	VPROLD          $0x1a, Y2, Y1
+	VPROLD          $0x1a, Y11, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y5, Y2
+	VPTERNLOGD      $0x96, Y12, Y9, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y23, Y10
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y3, Y1
+	VPROLD          $0x0e, Y23, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y3, Y5
+	VPROLD          $0x16, Y23, Y9
+	VPSLLD          $0x11, 128(R9), Y8
+	VPSLLD          $0x11, 160(R9), Y15
+	VPTERNLOGD      $0x96, Y5, Y1, Y4
+	VPTERNLOGD      $0x96, Y9, Y12, Y10
+	VPSRLD          $0x0e, 128(R9), Y6
+	VPSRLD          $0x0e, 160(R9), Y13
+	VPROLD          $0x1e, Y3, Y1
+	VPROLD          $0x1e, Y23, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y10, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y3, Y2, K1, Y5
+	VPBLENDMB       Y23, Y11, K1, Y9
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y2, Y3, K1, Y1
+	VPBLENDMB       Y11, Y23, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y23
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y5, Y2
+	VPSRLD          $0x04, Y9, Y11
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y3, Y25, Y4
+	VPSHUFB         Y23, Y25, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y2, Y26, Y4
+	VPSHUFB         Y11, Y26, Y10
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y3, Y4, Y4
+	VPXORD          Y23, Y10, Y10
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y4, Y27, Y3
+	VPSHUFB         Y10, Y27, Y23
+	VMOVDQA64       Y18, 320(R9)
+	VMOVDQA64       Y21, 352(R9)
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y11, Y11, Y11
+	VPXORD          Y2, Y3, Y3
+	VPXORD          Y11, Y23, Y23
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y5, Y28, Y5
+	VPSHUFB         Y9, Y28, Y9
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y5, Y1, Y1
+	VPXORD          Y9, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y5
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y9
+	VEXTRACTI128    $0x01, Y5, X4
+	VEXTRACTI128    $0x01, Y9, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X5, X5
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VINSERTI128     $0x01, X4, Y5, Y1
+	VINSERTI128     $0x01, X10, Y9, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y4, Y30, Y4
+	VPSHUFB         Y10, Y30, Y10
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y4, Y1, Y1
+	VPXORD          Y10, Y12, Y12
+	VPADDD          Y18, Y18, Y4
+	VPADDD          Y21, Y21, Y10
+	VPBLENDMW       256(R9), Y4, K2, Y4
+	VPBLENDMW       288(R9), Y10, K2, Y10
+	VPXORD          Y16, Y4, Y4
+	VPXORD          Y19, Y10, Y10
+	VPADDD          Y17, Y4, Y4
+	VPADDD          Y20, Y10, Y10
+	VPSLLD          $0x10, 512(R9), Y5
+	VPSLLD          $0x10, 544(R9), Y9
+	VPSRLD          $0x0f, 384(R9), Y2
+	VPSRLD          $0x0f, 416(R9), Y11
+	VPTERNLOGD      $0x96, Y5, Y2, Y4
+	VPTERNLOGD      $0x96, Y9, Y11, Y10
+	VMOVDQA64       Y4, 2368(R9)
+	VMOVDQA64       Y10, 2400(R9)
+	VPBLENDMB       Y3, Y1, K1, Y17
+	VPBLENDMB       Y23, Y12, K1, Y20
+	VPBLENDMB       Y1, Y3, K1, Y3
+	VPBLENDMB       Y12, Y23, K1, Y23
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y23, Y19
+	VPSLLD          $0x10, 128(R9), Y1
+	VPSLLD          $0x10, 160(R9), Y12
+	VMOVDQA64       384(R9), Y8
+	VMOVDQA64       416(R9), Y15
+	VPSRLD          $0x0f, (R9), Y4
+	VPSRLD          $0x0f, 32(R9), Y10
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y4, Y1, Y1
+	VPADDD          Y10, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 896(R9), Y3
+	VPSLLD          $0x10, 928(R9), Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 768(R9), Y4
+	VPSRLD          $0x0f, 800(R9), Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y4, Y3
+	VPTERNLOGD      $0x96, Y20, Y10, Y23
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 640(R9), Y8
+	VPSLLD          $0x14, 672(R9), Y15
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y23, Y23
+	VPSRLD          $0x0b, 640(R9), Y6
+	VPSRLD          $0x0b, 672(R9), Y13
+	VPBLENDMW       Y3, Y1, K2, Y4
+	VPBLENDMW       Y23, Y12, K2, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y3, K2, Y2
+	VPBLENDMW       Y12, Y23, K2, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y10, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y4, Y1
+	VPROLD          $0x0a, Y10, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y4, Y5
+	VPROLD          $0x12, Y10, Y9
+	VPSLLD          $0x15, (R9), Y8
+	VPSLLD          $0x15, 32(R9), Y15
+	VPTERNLOGD      $0x96, Y5, Y1, Y3
+	VPTERNLOGD      $0x96, Y9, Y12, Y23
+	VPSRLD          $0x0a, (R9), Y6
+	VPSRLD          $0x0a, 32(R9), Y13
+	VPROLD          $0x1a, Y4, Y1
+	VPROLD          $0x1a, Y10, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y23, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y2, Y5
+	VPROLD          $0x08, Y11, Y9
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y2, Y1
+	VPROLD          $0x0e, Y11, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y2, Y3
+	VPROLD          $0x16, Y11, Y23
+	VPSLLD          $0x11, 192(R9), Y8
+	VPSLLD          $0x11, 224(R9), Y15
+	VPTERNLOGD      $0x96, Y3, Y1, Y5
+	VPTERNLOGD      $0x96, Y23, Y12, Y9
+	VPSRLD          $0x0e, 192(R9), Y6
+	VPSRLD          $0x0e, 224(R9), Y13
+	VPROLD          $0x1e, Y2, Y1
+	VPROLD          $0x1e, Y11, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y5, Y2
+	VPTERNLOGD      $0x96, Y12, Y9, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y2, Y4, K1, Y3
+	VPBLENDMB       Y11, Y10, K1, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y4, Y2, K1, Y1
+	VPBLENDMB       Y10, Y11, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y11
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y3, Y4
+	VPSRLD          $0x04, Y23, Y10
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y2, Y25, Y5
+	VPSHUFB         Y11, Y25, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y5, Y4
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y4, Y26, Y5
+	VPSHUFB         Y10, Y26, Y9
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y2, Y5, Y5
+	VPXORD          Y11, Y9, Y9
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y5, Y27, Y2
+	VPSHUFB         Y9, Y27, Y11
+	VMOVDQA64       Y18, 384(R9)
+	VMOVDQA64       Y21, 416(R9)
+	VPADDB          Y4, Y4, Y4
+	VPADDB          Y10, Y10, Y10
+	VPXORD          Y4, Y2, Y2
+	VPXORD          Y10, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y3, Y28, Y3
+	VPSHUFB         Y23, Y28, Y23
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y3, Y1, Y1
+	VPXORD          Y23, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y3
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y9
+	VEXTRACTI128    $0x01, Y3, X5
+	VEXTRACTI128    $0x01, Y9, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X5, X5
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VINSERTI128     $0x01, X5, Y3, Y1
+	VINSERTI128     $0x01, X10, Y9, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y5, Y30, Y5
+	VPSHUFB         Y10, Y30, Y10
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y5, Y1, Y1
+	VPXORD          Y10, Y12, Y12
+	VPADDD          Y18, Y18, Y5
+	VPADDD          Y21, Y21, Y10
+	VPBLENDMW       320(R9), Y5, K2, Y5
+	VPBLENDMW       352(R9), Y10, K2, Y10
+	VPXORD          Y16, Y5, Y5
+	VPXORD          Y19, Y10, Y10
+	VPADDD          Y17, Y5, Y5
+	VPADDD          Y20, Y10, Y10
+	VPSLLD          $0x10, 576(R9), Y3
+	VPSLLD          $0x10, 608(R9), Y9
+	VPSRLD          $0x0f, 448(R9), Y4
+	VPSRLD          $0x0f, 480(R9), Y23
+	VPTERNLOGD      $0x96, Y3, Y4, Y5
+	VPTERNLOGD      $0x96, Y9, Y23, Y10
+	VMOVDQA64       Y5, 2432(R9)
+	VMOVDQA64       Y10, 2464(R9)
+	VPBLENDMB       Y2, Y1, K1, Y17
+	VPBLENDMB       Y11, Y12, K1, Y20
+	VPBLENDMB       Y1, Y2, K1, Y2
+	VPBLENDMB       Y12, Y11, K1, Y11
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y11, Y19
+	VPSLLD          $0x10, 192(R9), Y1
+	VPSLLD          $0x10, 224(R9), Y12
+	VMOVDQA64       448(R9), Y8
+	VMOVDQA64       480(R9), Y15
+	VPSRLD          $0x0f, 64(R9), Y5
+	VPSRLD          $0x0f, 96(R9), Y10
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y5, Y1, Y1
+	VPADDD          Y10, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 960(R9), Y2
+	VPSLLD          $0x10, 992(R9), Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 832(R9), Y5
+	VPSRLD          $0x0f, 864(R9), Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y5, Y2
+	VPTERNLOGD      $0x96, Y20, Y10, Y11
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 704(R9), Y8
+	VPSLLD          $0x14, 736(R9), Y15
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y11, Y11
+	VPSRLD          $0x0b, 704(R9), Y6
+	VPSRLD          $0x0b, 736(R9), Y13
+	VPBLENDMW       Y2, Y1, K2, Y5
+	VPBLENDMW       Y11, Y12, K2, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y2, K2, Y4
+	VPBLENDMW       Y12, Y11, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y5, Y2
+	VPROLD          $0x08, Y10, Y11
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y5, Y1
+	VPROLD          $0x0a, Y10, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y5, Y3
+	VPROLD          $0x12, Y10, Y9
+	VPSLLD          $0x15, 64(R9), Y8
+	VPSLLD          $0x15, 96(R9), Y15
+	VPTERNLOGD      $0x96, Y3, Y1, Y2
+	VPTERNLOGD      $0x96, Y9, Y12, Y11
+	VPSRLD          $0x0a, 64(R9), Y6
+	VPSRLD          $0x0a, 96(R9), Y13
+	VPROLD          $0x1a, Y5, Y1
+	VPROLD          $0x1a, Y10, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y2, Y5
+	VPTERNLOGD      $0x96, Y12, Y11, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y23, Y9
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y4, Y1
+	VPROLD          $0x0e, Y23, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y4, Y2
+	VPROLD          $0x16, Y23, Y11
+	VPSLLD          $0x11, 256(R9), Y8
+	VPSLLD          $0x11, 288(R9), Y15
+	VPTERNLOGD      $0x96, Y2, Y1, Y3
+	VPTERNLOGD      $0x96, Y11, Y12, Y9
+	VPSRLD          $0x0e, 256(R9), Y6
+	VPSRLD          $0x0e, 288(R9), Y13
+	VPROLD          $0x1e, Y4, Y1
+	VPROLD          $0x1e, Y23, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y9, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y4, Y5, K1, Y2
+	VPBLENDMB       Y23, Y10, K1, Y11
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y5, Y4, K1, Y1
+	VPBLENDMB       Y10, Y23, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y23
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y2, Y5
+	VPSRLD          $0x04, Y11, Y10
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y23, Y25, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y5
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y5, Y26, Y3
+	VPSHUFB         Y10, Y26, Y9
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y23, Y9, Y9
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y9, Y27, Y23
+	VMOVDQA64       Y18, 448(R9)
+	VMOVDQA64       Y21, 480(R9)
+	VPADDB          Y5, Y5, Y5
+	VPADDB          Y10, Y10, Y10
+	VPXORD          Y5, Y4, Y4
+	VPXORD          Y10, Y23, Y23
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y2, Y28, Y2
+	VPSHUFB         Y11, Y28, Y11
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y2, Y1, Y1
+	VPXORD          Y11, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y2
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y11
+	VEXTRACTI128    $0x01, Y2, X3
+	VEXTRACTI128    $0x01, Y11, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VINSERTI128     $0x01, X3, Y2, Y1
+	VINSERTI128     $0x01, X9, Y11, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y3, Y30, Y3
+	VPSHUFB         Y9, Y30, Y9
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y3, Y1, Y1
+	VPXORD          Y9, Y12, Y12
+	VPADDD          Y18, Y18, Y3
+	VPADDD          Y21, Y21, Y9
+	VPBLENDMW       384(R9), Y3, K2, Y3
+	VPBLENDMW       416(R9), Y9, K2, Y9
+	VPXORD          Y16, Y3, Y3
+	VPXORD          Y19, Y9, Y9
+	VPADDD          Y17, Y3, Y3
+	VPADDD          Y20, Y9, Y9
+	VPSLLD          $0x10, 640(R9), Y2
+	VPSLLD          $0x10, 672(R9), Y11
+	VPSRLD          $0x0f, 512(R9), Y5
+	VPSRLD          $0x0f, 544(R9), Y10
+	VPTERNLOGD      $0x96, Y2, Y5, Y3
+	VPTERNLOGD      $0x96, Y11, Y10, Y9
+	VMOVDQA64       Y3, 2496(R9)
+	VMOVDQA64       Y9, 2528(R9)
+	VPBLENDMB       Y4, Y1, K1, Y17
+	VPBLENDMB       Y23, Y12, K1, Y20
+	VPBLENDMB       Y1, Y4, K1, Y4
+	VPBLENDMB       Y12, Y23, K1, Y23
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y23, Y19
+	VPSLLD          $0x10, 256(R9), Y1
+	VPSLLD          $0x10, 288(R9), Y12
+	VMOVDQA64       512(R9), Y8
+	VMOVDQA64       544(R9), Y15
+	VPSRLD          $0x0f, 128(R9), Y3
+	VPSRLD          $0x0f, 160(R9), Y9
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y3, Y1, Y1
+	VPADDD          Y9, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, (R9), Y4
+	VPSLLD          $0x10, 32(R9), Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 896(R9), Y3
+	VPSRLD          $0x0f, 928(R9), Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y3, Y4
+	VPTERNLOGD      $0x96, Y20, Y9, Y23
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 768(R9), Y8
+	VPSLLD          $0x14, 800(R9), Y15
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y23, Y23
+	VPSRLD          $0x0b, 768(R9), Y6
+	VPSRLD          $0x0b, 800(R9), Y13
+	VPBLENDMW       Y4, Y1, K2, Y3
+	VPBLENDMW       Y23, Y12, K2, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y4, K2, Y5
+	VPBLENDMW       Y12, Y23, K2, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y9, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y3, Y1
+	VPROLD          $0x0a, Y9, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y3, Y2
+	VPROLD          $0x12, Y9, Y11
+	VPSLLD          $0x15, 128(R9), Y8
+	VPSLLD          $0x15, 160(R9), Y15
+	VPTERNLOGD      $0x96, Y2, Y1, Y4
+	VPTERNLOGD      $0x96, Y11, Y12, Y23
+	VPSRLD          $0x0a, 128(R9), Y6
+	VPSRLD          $0x0a, 160(R9), Y13
+	VPROLD          $0x1a, Y3, Y1
+	VPROLD          $0x1a, Y9, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y5, Y2
+	VPROLD          $0x08, Y10, Y11
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y5, Y1
+	VPROLD          $0x0e, Y10, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y5, Y4
+	VPROLD          $0x16, Y10, Y23
+	VPSLLD          $0x11, 320(R9), Y8
+	VPSLLD          $0x11, 352(R9), Y15
+	VPTERNLOGD      $0x96, Y4, Y1, Y2
+	VPTERNLOGD      $0x96, Y23, Y12, Y11
+	VPSRLD          $0x0e, 320(R9), Y6
+	VPSRLD          $0x0e, 352(R9), Y13
+	VPROLD          $0x1e, Y5, Y1
+	VPROLD          $0x1e, Y10, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y2, Y5
+	VPTERNLOGD      $0x96, Y12, Y11, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y5, Y3, K1, Y4
+	VPBLENDMB       Y10, Y9, K1, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y3, Y5, K1, Y1
+	VPBLENDMB       Y9, Y10, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y10
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y4, Y3
+	VPSRLD          $0x04, Y23, Y9
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y5, Y25, Y2
+	VPSHUFB         Y10, Y25, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y3
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y3, Y26, Y2
+	VPSHUFB         Y9, Y26, Y11
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y5, Y2, Y2
+	VPXORD          Y10, Y11, Y11
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y2, Y27, Y5
+	VPSHUFB         Y11, Y27, Y10
+	VMOVDQA64       Y18, 512(R9)
+	VMOVDQA64       Y21, 544(R9)
+	VPADDB          Y3, Y3, Y3
+	VPADDB          Y9, Y9, Y9
+	VPXORD          Y3, Y5, Y5
+	VPXORD          Y9, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y4, Y28, Y4
+	VPSHUFB         Y23, Y28, Y23
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y4, Y1, Y1
+	VPXORD          Y23, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y4
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y11
+	VEXTRACTI128    $0x01, Y4, X2
+	VEXTRACTI128    $0x01, Y11, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VINSERTI128     $0x01, X2, Y4, Y1
+	VINSERTI128     $0x01, X9, Y11, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y2, Y30, Y2
+	VPSHUFB         Y9, Y30, Y9
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y2, Y1, Y1
+	VPXORD          Y9, Y12, Y12
+	VPADDD          Y18, Y18, Y2
+	VPADDD          Y21, Y21, Y9
+	VPBLENDMW       448(R9), Y2, K2, Y2
+	VPBLENDMW       480(R9), Y9, K2, Y9
+	VPXORD          Y16, Y2, Y2
+	VPXORD          Y19, Y9, Y9
+	VPADDD          Y17, Y2, Y2
+	VPADDD          Y20, Y9, Y9
+	VPSLLD          $0x10, 704(R9), Y4
+	VPSLLD          $0x10, 736(R9), Y11
+	VPSRLD          $0x0f, 576(R9), Y3
+	VPSRLD          $0x0f, 608(R9), Y23
+	VPTERNLOGD      $0x96, Y4, Y3, Y2
+	VPTERNLOGD      $0x96, Y11, Y23, Y9
+	VMOVDQA64       Y2, 2560(R9)
+	VMOVDQA64       Y9, 2592(R9)
+	VPBLENDMB       Y5, Y1, K1, Y17
+	VPBLENDMB       Y10, Y12, K1, Y20
+	VPBLENDMB       Y1, Y5, K1, Y5
+	VPBLENDMB       Y12, Y10, K1, Y10
+	VPRORD          $0x08, Y5, Y16
+	VPRORD          $0x08, Y10, Y19
+	VPSLLD          $0x10, 320(R9), Y1
+	VPSLLD          $0x10, 352(R9), Y12
+	VMOVDQA64       576(R9), Y8
+	VMOVDQA64       608(R9), Y15
+	VPSRLD          $0x0f, 192(R9), Y2
+	VPSRLD          $0x0f, 224(R9), Y9
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y2, Y1, Y1
+	VPADDD          Y9, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 64(R9), Y5
+	VPSLLD          $0x10, 96(R9), Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 960(R9), Y2
+	VPSRLD          $0x0f, 992(R9), Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y2, Y5
+	VPTERNLOGD      $0x96, Y20, Y9, Y10
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 832(R9), Y8
+	VPSLLD          $0x14, 864(R9), Y15
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y10, Y10
+	VPSRLD          $0x0b, 832(R9), Y6
+	VPSRLD          $0x0b, 864(R9), Y13
+	VPBLENDMW       Y5, Y1, K2, Y2
+	VPBLENDMW       Y10, Y12, K2, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y5, K2, Y3
+	VPBLENDMW       Y12, Y10, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y2, Y5
+	VPROLD          $0x08, Y9, Y10
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y2, Y1
+	VPROLD          $0x0a, Y9, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y2, Y4
+	VPROLD          $0x12, Y9, Y11
+	VPSLLD          $0x15, 192(R9), Y8
+	VPSLLD          $0x15, 224(R9), Y15
+	VPTERNLOGD      $0x96, Y4, Y1, Y5
+	VPTERNLOGD      $0x96, Y11, Y12, Y10
+	VPSRLD          $0x0a, 192(R9), Y6
+	VPSRLD          $0x0a, 224(R9), Y13
+	VPROLD          $0x1a, Y2, Y1
+	VPROLD          $0x1a, Y9, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y5, Y2
+	VPTERNLOGD      $0x96, Y12, Y10, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y23, Y11
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y3, Y1
+	VPROLD          $0x0e, Y23, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y3, Y5
+	VPROLD          $0x16, Y23, Y10
+	VPSLLD          $0x11, 384(R9), Y8
+	VPSLLD          $0x11, 416(R9), Y15
+	VPTERNLOGD      $0x96, Y5, Y1, Y4
+	VPTERNLOGD      $0x96, Y10, Y12, Y11
+	VPSRLD          $0x0e, 384(R9), Y6
+	VPSRLD          $0x0e, 416(R9), Y13
+	VPROLD          $0x1e, Y3, Y1
+	VPROLD          $0x1e, Y23, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y11, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y3, Y2, K1, Y5
+	VPBLENDMB       Y23, Y9, K1, Y10
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y2, Y3, K1, Y1
+	VPBLENDMB       Y9, Y23, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y23
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y5, Y2
+	VPSRLD          $0x04, Y10, Y9
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y3, Y25, Y4
+	VPSHUFB         Y23, Y25, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y2, Y26, Y4
+	VPSHUFB         Y9, Y26, Y11
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y3, Y4, Y4
+	VPXORD          Y23, Y11, Y11
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y4, Y27, Y3
+	VPSHUFB         Y11, Y27, Y23
+	VMOVDQA64       Y18, 576(R9)
+	VMOVDQA64       Y21, 608(R9)
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y9, Y9, Y9
+	VPXORD          Y2, Y3, Y3
+	VPXORD          Y9, Y23, Y23
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y5, Y28, Y5
+	VPSHUFB         Y10, Y28, Y10
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y5, Y1, Y1
+	VPXORD          Y10, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y5
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y10
+	VEXTRACTI128    $0x01, Y5, X4
+	VEXTRACTI128    $0x01, Y10, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X5, X5
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VINSERTI128     $0x01, X4, Y5, Y1
+	VINSERTI128     $0x01, X11, Y10, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y4, Y30, Y4
+	VPSHUFB         Y11, Y30, Y11
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y4, Y1, Y1
+	VPXORD          Y11, Y12, Y12
+	VPADDD          Y18, Y18, Y4
+	VPADDD          Y21, Y21, Y11
+	VPBLENDMW       512(R9), Y4, K2, Y4
+	VPBLENDMW       544(R9), Y11, K2, Y11
+	VPXORD          Y16, Y4, Y4
+	VPXORD          Y19, Y11, Y11
+	VPADDD          Y17, Y4, Y4
+	VPADDD          Y20, Y11, Y11
+	VPSLLD          $0x10, 768(R9), Y5
+	VPSLLD          $0x10, 800(R9), Y10
+	VPSRLD          $0x0f, 640(R9), Y2
+	VPSRLD          $0x0f, 672(R9), Y9
+	VPTERNLOGD      $0x96, Y5, Y2, Y4
+	VPTERNLOGD      $0x96, Y10, Y9, Y11
+	VMOVDQA64       Y4, 2624(R9)
+	VMOVDQA64       Y11, 2656(R9)
+	VPBLENDMB       Y3, Y1, K1, Y17
+	VPBLENDMB       Y23, Y12, K1, Y20
+	VPBLENDMB       Y1, Y3, K1, Y3
+	VPBLENDMB       Y12, Y23, K1, Y23
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y23, Y19
+	VPSLLD          $0x10, 384(R9), Y1
+	VPSLLD          $0x10, 416(R9), Y12
+	VMOVDQA64       640(R9), Y8
+	VMOVDQA64       672(R9), Y15
+	VPSRLD          $0x0f, 256(R9), Y4
+	VPSRLD          $0x0f, 288(R9), Y11
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y4, Y1, Y1
+	VPADDD          Y11, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 128(R9), Y3
+	VPSLLD          $0x10, 160(R9), Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, (R9), Y4
+	VPSRLD          $0x0f, 32(R9), Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y4, Y3
+	VPTERNLOGD      $0x96, Y20, Y11, Y23
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 896(R9), Y8
+	VPSLLD          $0x14, 928(R9), Y15
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y23, Y23
+	VPSRLD          $0x0b, 896(R9), Y6
+	VPSRLD          $0x0b, 928(R9), Y13
+	VPBLENDMW       Y3, Y1, K2, Y4
+	VPBLENDMW       Y23, Y12, K2, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y3, K2, Y2
+	VPBLENDMW       Y12, Y23, K2, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y11, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y4, Y1
+	VPROLD          $0x0a, Y11, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y4, Y5
+	VPROLD          $0x12, Y11, Y10
+	VPSLLD          $0x15, 256(R9), Y8
+	VPSLLD          $0x15, 288(R9), Y15
+	VPTERNLOGD      $0x96, Y5, Y1, Y3
+	VPTERNLOGD      $0x96, Y10, Y12, Y23
+	VPSRLD          $0x0a, 256(R9), Y6
+	VPSRLD          $0x0a, 288(R9), Y13
+	VPROLD          $0x1a, Y4, Y1
+	VPROLD          $0x1a, Y11, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y23, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y2, Y5
+	VPROLD          $0x08, Y9, Y10
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y2, Y1
+	VPROLD          $0x0e, Y9, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y2, Y3
+	VPROLD          $0x16, Y9, Y23
+	VPSLLD          $0x11, 448(R9), Y8
+	VPSLLD          $0x11, 480(R9), Y15
+	VPTERNLOGD      $0x96, Y3, Y1, Y5
+	VPTERNLOGD      $0x96, Y23, Y12, Y10
+	VPSRLD          $0x0e, 448(R9), Y6
+	VPSRLD          $0x0e, 480(R9), Y13
+	VPROLD          $0x1e, Y2, Y1
+	VPROLD          $0x1e, Y9, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y5, Y2
+	VPTERNLOGD      $0x96, Y12, Y10, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y2, Y4, K1, Y3
+	VPBLENDMB       Y9, Y11, K1, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y4, Y2, K1, Y1
+	VPBLENDMB       Y11, Y9, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y9
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y3, Y4
+	VPSRLD          $0x04, Y23, Y11
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y2, Y25, Y5
+	VPSHUFB         Y9, Y25, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y5, Y4
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y4, Y26, Y5
+	VPSHUFB         Y11, Y26, Y10
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y2, Y5, Y5
+	VPXORD          Y9, Y10, Y10
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y5, Y27, Y2
+	VPSHUFB         Y10, Y27, Y9
+	VMOVDQA64       Y18, 640(R9)
+	VMOVDQA64       Y21, 672(R9)
+	VPADDB          Y4, Y4, Y4
+	VPADDB          Y11, Y11, Y11
+	VPXORD          Y4, Y2, Y2
+	VPXORD          Y11, Y9, Y9
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y3, Y28, Y3
+	VPSHUFB         Y23, Y28, Y23
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y3, Y1, Y1
+	VPXORD          Y23, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y3
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y10
+	VEXTRACTI128    $0x01, Y3, X5
+	VEXTRACTI128    $0x01, Y10, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X5, X5
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VINSERTI128     $0x01, X5, Y3, Y1
+	VINSERTI128     $0x01, X11, Y10, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y5, Y30, Y5
+	VPSHUFB         Y11, Y30, Y11
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y5, Y1, Y1
+	VPXORD          Y11, Y12, Y12
+	VPADDD          Y18, Y18, Y5
+	VPADDD          Y21, Y21, Y11
+	VPBLENDMW       576(R9), Y5, K2, Y5
+	VPBLENDMW       608(R9), Y11, K2, Y11
+	VPXORD          Y16, Y5, Y5
+	VPXORD          Y19, Y11, Y11
+	VPADDD          Y17, Y5, Y5
+	VPADDD          Y20, Y11, Y11
+	VPSLLD          $0x10, 832(R9), Y3
+	VPSLLD          $0x10, 864(R9), Y10
+	VPSRLD          $0x0f, 704(R9), Y4
+	VPSRLD          $0x0f, 736(R9), Y23
+	VPTERNLOGD      $0x96, Y3, Y4, Y5
+	VPTERNLOGD      $0x96, Y10, Y23, Y11
+	VMOVDQA64       Y5, 2688(R9)
+	VMOVDQA64       Y11, 2720(R9)
+	VPBLENDMB       Y2, Y1, K1, Y17
+	VPBLENDMB       Y9, Y12, K1, Y20
+	VPBLENDMB       Y1, Y2, K1, Y2
+	VPBLENDMB       Y12, Y9, K1, Y9
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y9, Y19
+	VPSLLD          $0x10, 448(R9), Y1
+	VPSLLD          $0x10, 480(R9), Y12
+	VMOVDQA64       704(R9), Y8
+	VMOVDQA64       736(R9), Y15
+	VPSRLD          $0x0f, 320(R9), Y5
+	VPSRLD          $0x0f, 352(R9), Y11
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y5, Y1, Y1
+	VPADDD          Y11, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 192(R9), Y2
+	VPSLLD          $0x10, 224(R9), Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 64(R9), Y5
+	VPSRLD          $0x0f, 96(R9), Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y5, Y2
+	VPTERNLOGD      $0x96, Y20, Y11, Y9
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 960(R9), Y8
+	VPSLLD          $0x14, 992(R9), Y15
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y9, Y9
+	VPSRLD          $0x0b, 960(R9), Y6
+	VPSRLD          $0x0b, 992(R9), Y13
+	VPBLENDMW       Y2, Y1, K2, Y5
+	VPBLENDMW       Y9, Y12, K2, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y2, K2, Y4
+	VPBLENDMW       Y12, Y9, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y5, Y2
+	VPROLD          $0x08, Y11, Y9
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y5, Y1
+	VPROLD          $0x0a, Y11, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y5, Y3
+	VPROLD          $0x12, Y11, Y10
+	VPSLLD          $0x15, 320(R9), Y8
+	VPSLLD          $0x15, 352(R9), Y15
+	VPTERNLOGD      $0x96, Y3, Y1, Y2
+	VPTERNLOGD      $0x96, Y10, Y12, Y9
+	VPSRLD          $0x0a, 320(R9), Y6
+	VPSRLD          $0x0a, 352(R9), Y13
+	VPROLD          $0x1a, Y5, Y1
+	VPROLD          $0x1a, Y11, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y2, Y5
+	VPTERNLOGD      $0x96, Y12, Y9, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y23, Y10
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y4, Y1
+	VPROLD          $0x0e, Y23, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y4, Y2
+	VPROLD          $0x16, Y23, Y9
+	VPSLLD          $0x11, 512(R9), Y8
+	VPSLLD          $0x11, 544(R9), Y15
+	VPTERNLOGD      $0x96, Y2, Y1, Y3
+	VPTERNLOGD      $0x96, Y9, Y12, Y10
+	VPSRLD          $0x0e, 512(R9), Y6
+	VPSRLD          $0x0e, 544(R9), Y13
+	VPROLD          $0x1e, Y4, Y1
+	VPROLD          $0x1e, Y23, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y10, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y4, Y5, K1, Y2
+	VPBLENDMB       Y23, Y11, K1, Y9
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y5, Y4, K1, Y1
+	VPBLENDMB       Y11, Y23, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y23
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y2, Y5
+	VPSRLD          $0x04, Y9, Y11
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y23, Y25, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y5
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y5, Y26, Y3
+	VPSHUFB         Y11, Y26, Y10
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y23, Y10, Y10
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y10, Y27, Y23
+	VMOVDQA64       Y18, 704(R9)
+	VMOVDQA64       Y21, 736(R9)
+	VPADDB          Y5, Y5, Y5
+	VPADDB          Y11, Y11, Y11
+	VPXORD          Y5, Y4, Y4
+	VPXORD          Y11, Y23, Y23
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y2, Y28, Y2
+	VPSHUFB         Y9, Y28, Y9
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y2, Y1, Y1
+	VPXORD          Y9, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y2
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y9
+	VEXTRACTI128    $0x01, Y2, X3
+	VEXTRACTI128    $0x01, Y9, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VINSERTI128     $0x01, X3, Y2, Y1
+	VINSERTI128     $0x01, X10, Y9, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y3, Y30, Y3
+	VPSHUFB         Y10, Y30, Y10
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y3, Y1, Y1
+	VPXORD          Y10, Y12, Y12
+	VPADDD          Y18, Y18, Y3
+	VPADDD          Y21, Y21, Y10
+	VPBLENDMW       640(R9), Y3, K2, Y3
+	VPBLENDMW       672(R9), Y10, K2, Y10
+	VPXORD          Y16, Y3, Y3
+	VPXORD          Y19, Y10, Y10
+	VPADDD          Y17, Y3, Y3
+	VPADDD          Y20, Y10, Y10
+	VPSLLD          $0x10, 896(R9), Y2
+	VPSLLD          $0x10, 928(R9), Y9
+	VPSRLD          $0x0f, 768(R9), Y5
+	VPSRLD          $0x0f, 800(R9), Y11
+	VPTERNLOGD      $0x96, Y2, Y5, Y3
+	VPTERNLOGD      $0x96, Y9, Y11, Y10
+	VMOVDQA64       Y3, 2752(R9)
+	VMOVDQA64       Y10, 2784(R9)
+	VPBLENDMB       Y4, Y1, K1, Y17
+	VPBLENDMB       Y23, Y12, K1, Y20
+	VPBLENDMB       Y1, Y4, K1, Y4
+	VPBLENDMB       Y12, Y23, K1, Y23
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y23, Y19
+	VPSLLD          $0x10, 512(R9), Y1
+	VPSLLD          $0x10, 544(R9), Y12
+	VMOVDQA64       768(R9), Y8
+	VMOVDQA64       800(R9), Y15
+	VPSRLD          $0x0f, 384(R9), Y3
+	VPSRLD          $0x0f, 416(R9), Y10
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y3, Y1, Y1
+	VPADDD          Y10, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 256(R9), Y4
+	VPSLLD          $0x10, 288(R9), Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 128(R9), Y3
+	VPSRLD          $0x0f, 160(R9), Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y3, Y4
+	VPTERNLOGD      $0x96, Y20, Y10, Y23
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, (R9), Y8
+	VPSLLD          $0x14, 32(R9), Y15
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y23, Y23
+	VPSRLD          $0x0b, (R9), Y6
+	VPSRLD          $0x0b, 32(R9), Y13
+	VPBLENDMW       Y4, Y1, K2, Y3
+	VPBLENDMW       Y23, Y12, K2, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y4, K2, Y5
+	VPBLENDMW       Y12, Y23, K2, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y10, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y3, Y1
+	VPROLD          $0x0a, Y10, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y3, Y2
+	VPROLD          $0x12, Y10, Y9
+	VPSLLD          $0x15, 384(R9), Y8
+	VPSLLD          $0x15, 416(R9), Y15
+	VPTERNLOGD      $0x96, Y2, Y1, Y4
+	VPTERNLOGD      $0x96, Y9, Y12, Y23
+	VPSRLD          $0x0a, 384(R9), Y6
+	VPSRLD          $0x0a, 416(R9), Y13
+	VPROLD          $0x1a, Y3, Y1
+	VPROLD          $0x1a, Y10, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y23, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y5, Y2
+	VPROLD          $0x08, Y11, Y9
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y5, Y1
+	VPROLD          $0x0e, Y11, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y5, Y4
+	VPROLD          $0x16, Y11, Y23
+	VPSLLD          $0x11, 576(R9), Y8
+	VPSLLD          $0x11, 608(R9), Y15
+	VPTERNLOGD      $0x96, Y4, Y1, Y2
+	VPTERNLOGD      $0x96, Y23, Y12, Y9
+	VPSRLD          $0x0e, 576(R9), Y6
+	VPSRLD          $0x0e, 608(R9), Y13
+	VPROLD          $0x1e, Y5, Y1
+	VPROLD          $0x1e, Y11, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y2, Y5
+	VPTERNLOGD      $0x96, Y12, Y9, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y5, Y3, K1, Y4
+	VPBLENDMB       Y11, Y10, K1, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y3, Y5, K1, Y1
+	VPBLENDMB       Y10, Y11, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y11
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y4, Y3
+	VPSRLD          $0x04, Y23, Y10
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y5, Y25, Y2
+	VPSHUFB         Y11, Y25, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y3
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y3, Y26, Y2
+	VPSHUFB         Y10, Y26, Y9
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y5, Y2, Y2
+	VPXORD          Y11, Y9, Y9
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y2, Y27, Y5
+	VPSHUFB         Y9, Y27, Y11
+	VMOVDQA64       Y18, 768(R9)
+	VMOVDQA64       Y21, 800(R9)
+	VPADDB          Y3, Y3, Y3
+	VPADDB          Y10, Y10, Y10
+	VPXORD          Y3, Y5, Y5
+	VPXORD          Y10, Y11, Y11
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y4, Y28, Y4
+	VPSHUFB         Y23, Y28, Y23
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y4, Y1, Y1
+	VPXORD          Y23, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y4
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y9
+	VEXTRACTI128    $0x01, Y4, X2
+	VEXTRACTI128    $0x01, Y9, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VINSERTI128     $0x01, X2, Y4, Y1
+	VINSERTI128     $0x01, X10, Y9, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y2, Y30, Y2
+	VPSHUFB         Y10, Y30, Y10
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y2, Y1, Y1
+	VPXORD          Y10, Y12, Y12
+	VPADDD          Y18, Y18, Y2
+	VPADDD          Y21, Y21, Y10
+	VPBLENDMW       704(R9), Y2, K2, Y2
+	VPBLENDMW       736(R9), Y10, K2, Y10
+	VPXORD          Y16, Y2, Y2
+	VPXORD          Y19, Y10, Y10
+	VPADDD          Y17, Y2, Y2
+	VPADDD          Y20, Y10, Y10
+	VPSLLD          $0x10, 960(R9), Y4
+	VPSLLD          $0x10, 992(R9), Y9
+	VPSRLD          $0x0f, 832(R9), Y3
+	VPSRLD          $0x0f, 864(R9), Y23
+	VPTERNLOGD      $0x96, Y4, Y3, Y2
+	VPTERNLOGD      $0x96, Y9, Y23, Y10
+	VMOVDQA64       Y2, 2816(R9)
+	VMOVDQA64       Y10, 2848(R9)
+	VPBLENDMB       Y5, Y1, K1, Y17
+	VPBLENDMB       Y11, Y12, K1, Y20
+	VPBLENDMB       Y1, Y5, K1, Y5
+	VPBLENDMB       Y12, Y11, K1, Y11
+	VPRORD          $0x08, Y5, Y16
+	VPRORD          $0x08, Y11, Y19
+	VPSLLD          $0x10, 576(R9), Y1
+	VPSLLD          $0x10, 608(R9), Y12
+	VMOVDQA64       832(R9), Y8
+	VMOVDQA64       864(R9), Y15
+	VPSRLD          $0x0f, 448(R9), Y2
+	VPSRLD          $0x0f, 480(R9), Y10
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y2, Y1, Y1
+	VPADDD          Y10, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 320(R9), Y5
+	VPSLLD          $0x10, 352(R9), Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 192(R9), Y2
+	VPSRLD          $0x0f, 224(R9), Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y2, Y5
+	VPTERNLOGD      $0x96, Y20, Y10, Y11
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 64(R9), Y8
+	VPSLLD          $0x14, 96(R9), Y15
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y11, Y11
+	VPSRLD          $0x0b, 64(R9), Y6
+	VPSRLD          $0x0b, 96(R9), Y13
+	VPBLENDMW       Y5, Y1, K2, Y2
+	VPBLENDMW       Y11, Y12, K2, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y5, K2, Y3
+	VPBLENDMW       Y12, Y11, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y2, Y5
+	VPROLD          $0x08, Y10, Y11
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y2, Y1
+	VPROLD          $0x0a, Y10, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y2, Y4
+	VPROLD          $0x12, Y10, Y9
+	VPSLLD          $0x15, 448(R9), Y8
+	VPSLLD          $0x15, 480(R9), Y15
+	VPTERNLOGD      $0x96, Y4, Y1, Y5
+	VPTERNLOGD      $0x96, Y9, Y12, Y11
+	VPSRLD          $0x0a, 448(R9), Y6
+	VPSRLD          $0x0a, 480(R9), Y13
+	VPROLD          $0x1a, Y2, Y1
+	VPROLD          $0x1a, Y10, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y5, Y2
+	VPTERNLOGD      $0x96, Y12, Y11, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y3, Y4
+	VPROLD          $0x08, Y23, Y9
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y3, Y1
+	VPROLD          $0x0e, Y23, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y3, Y5
+	VPROLD          $0x16, Y23, Y11
+	VPSLLD          $0x11, 640(R9), Y8
+	VPSLLD          $0x11, 672(R9), Y15
+	VPTERNLOGD      $0x96, Y5, Y1, Y4
+	VPTERNLOGD      $0x96, Y11, Y12, Y9
+	VPSRLD          $0x0e, 640(R9), Y6
+	VPSRLD          $0x0e, 672(R9), Y13
+	VPROLD          $0x1e, Y3, Y1
+	VPROLD          $0x1e, Y23, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y9, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y3, Y2, K1, Y5
+	VPBLENDMB       Y23, Y10, K1, Y11
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y2, Y3, K1, Y1
+	VPBLENDMB       Y10, Y23, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y23
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y5, Y2
+	VPSRLD          $0x04, Y11, Y10
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y3, Y25, Y4
+	VPSHUFB         Y23, Y25, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y2, Y26, Y4
+	VPSHUFB         Y10, Y26, Y9
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y3, Y4, Y4
+	VPXORD          Y23, Y9, Y9
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y4, Y27, Y3
+	VPSHUFB         Y9, Y27, Y23
+	VMOVDQA64       Y18, 832(R9)
+	VMOVDQA64       Y21, 864(R9)
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y10, Y10, Y10
+	VPXORD          Y2, Y3, Y3
+	VPXORD          Y10, Y23, Y23
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y5, Y28, Y5
+	VPSHUFB         Y11, Y28, Y11
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y5, Y1, Y1
+	VPXORD          Y11, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y5
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y11
+	VEXTRACTI128    $0x01, Y5, X4
+	VEXTRACTI128    $0x01, Y11, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X5, X5
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VINSERTI128     $0x01, X4, Y5, Y1
+	VINSERTI128     $0x01, X9, Y11, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y4, Y30, Y4
+	VPSHUFB         Y9, Y30, Y9
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y4, Y1, Y1
+	VPXORD          Y9, Y12, Y12
+	VPADDD          Y18, Y18, Y4
+	VPADDD          Y21, Y21, Y9
+	VPBLENDMW       768(R9), Y4, K2, Y4
+	VPBLENDMW       800(R9), Y9, K2, Y9
+	VPXORD          Y16, Y4, Y4
+	VPXORD          Y19, Y9, Y9
+	VPADDD          Y17, Y4, Y4
+	VPADDD          Y20, Y9, Y9
+	VPSLLD          $0x10, (R9), Y5
+	VPSLLD          $0x10, 32(R9), Y11
+	VPSRLD          $0x0f, 896(R9), Y2
+	VPSRLD          $0x0f, 928(R9), Y10
+	VPTERNLOGD      $0x96, Y5, Y2, Y4
+	VPTERNLOGD      $0x96, Y11, Y10, Y9
+	VMOVDQA64       Y4, 2880(R9)
+	VMOVDQA64       Y9, 2912(R9)
+	VPBLENDMB       Y3, Y1, K1, Y17
+	VPBLENDMB       Y23, Y12, K1, Y20
+	VPBLENDMB       Y1, Y3, K1, Y3
+	VPBLENDMB       Y12, Y23, K1, Y23
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y23, Y19
+	VPSLLD          $0x10, 640(R9), Y1
+	VPSLLD          $0x10, 672(R9), Y12
+	VMOVDQA64       896(R9), Y8
+	VMOVDQA64       928(R9), Y15
+	VPSRLD          $0x0f, 512(R9), Y4
+	VPSRLD          $0x0f, 544(R9), Y9
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y4, Y1, Y1
+	VPADDD          Y9, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 384(R9), Y3
+	VPSLLD          $0x10, 416(R9), Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 256(R9), Y4
+	VPSRLD          $0x0f, 288(R9), Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y4, Y3
+	VPTERNLOGD      $0x96, Y20, Y9, Y23
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 128(R9), Y8
+	VPSLLD          $0x14, 160(R9), Y15
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y23, Y23
+	VPSRLD          $0x0b, 128(R9), Y6
+	VPSRLD          $0x0b, 160(R9), Y13
+	VPBLENDMW       Y3, Y1, K2, Y4
+	VPBLENDMW       Y23, Y12, K2, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y3, K2, Y2
+	VPBLENDMW       Y12, Y23, K2, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y9, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y4, Y1
+	VPROLD          $0x0a, Y9, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y4, Y5
+	VPROLD          $0x12, Y9, Y11
+	VPSLLD          $0x15, 512(R9), Y8
+	VPSLLD          $0x15, 544(R9), Y15
+	VPTERNLOGD      $0x96, Y5, Y1, Y3
+	VPTERNLOGD      $0x96, Y11, Y12, Y23
+	VPSRLD          $0x0a, 512(R9), Y6
+	VPSRLD          $0x0a, 544(R9), Y13
+	VPROLD          $0x1a, Y4, Y1
+	VPROLD          $0x1a, Y9, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y2, Y5
+	VPROLD          $0x08, Y10, Y11
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y2, Y1
+	VPROLD          $0x0e, Y10, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y2, Y3
+	VPROLD          $0x16, Y10, Y23
+	VPSLLD          $0x11, 704(R9), Y8
+	VPSLLD          $0x11, 736(R9), Y15
+	VPTERNLOGD      $0x96, Y3, Y1, Y5
+	VPTERNLOGD      $0x96, Y23, Y12, Y11
+	VPSRLD          $0x0e, 704(R9), Y6
+	VPSRLD          $0x0e, 736(R9), Y13
+	VPROLD          $0x1e, Y2, Y1
+	VPROLD          $0x1e, Y10, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y5, Y2
+	VPTERNLOGD      $0x96, Y12, Y11, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y2, Y4, K1, Y3
+	VPBLENDMB       Y10, Y9, K1, Y23
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y4, Y2, K1, Y1
+	VPBLENDMB       Y9, Y10, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y10
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y3, Y4
+	VPSRLD          $0x04, Y23, Y9
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y2, Y25, Y5
+	VPSHUFB         Y10, Y25, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y5, Y4
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y4, Y26, Y5
+	VPSHUFB         Y9, Y26, Y11
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y2, Y5, Y5
+	VPXORD          Y10, Y11, Y11
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y5, Y27, Y2
+	VPSHUFB         Y11, Y27, Y10
+	VMOVDQA64       Y18, 896(R9)
+	VMOVDQA64       Y21, 928(R9)
+	VPADDB          Y4, Y4, Y4
+	VPADDB          Y9, Y9, Y9
+	VPXORD          Y4, Y2, Y2
+	VPXORD          Y9, Y10, Y10
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y3, Y28, Y3
+	VPSHUFB         Y23, Y28, Y23
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y3, Y1, Y1
+	VPXORD          Y23, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y3
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y11
+	VEXTRACTI128    $0x01, Y3, X5
+	VEXTRACTI128    $0x01, Y11, X9
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X5, X5
+	VAESENCLAST     zuc_consts<>+1792(SB), X9, X9
+	VINSERTI128     $0x01, X5, Y3, Y1
+	VINSERTI128     $0x01, X9, Y11, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y5, Y30, Y5
+	VPSHUFB         Y9, Y30, Y9
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y5, Y1, Y1
+	VPXORD          Y9, Y12, Y12
+	VPADDD          Y18, Y18, Y5
+	VPADDD          Y21, Y21, Y9
+	VPBLENDMW       832(R9), Y5, K2, Y5
+	VPBLENDMW       864(R9), Y9, K2, Y9
+	VPXORD          Y16, Y5, Y5
+	VPXORD          Y19, Y9, Y9
+	VPADDD          Y17, Y5, Y5
+	VPADDD          Y20, Y9, Y9
+	VPSLLD          $0x10, 64(R9), Y3
+	VPSLLD          $0x10, 96(R9), Y11
+	VPSRLD          $0x0f, 960(R9), Y4
+	VPSRLD          $0x0f, 992(R9), Y23
+	VPTERNLOGD      $0x96, Y3, Y4, Y5
+	VPTERNLOGD      $0x96, Y11, Y23, Y9
+	VMOVDQA64       Y5, 2944(R9)
+	VMOVDQA64       Y9, 2976(R9)
+	VPBLENDMB       Y2, Y1, K1, Y17
+	VPBLENDMB       Y10, Y12, K1, Y20
+	VPBLENDMB       Y1, Y2, K1, Y2
+	VPBLENDMB       Y12, Y10, K1, Y10
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y10, Y19
+	VPSLLD          $0x10, 704(R9), Y1
+	VPSLLD          $0x10, 736(R9), Y12
+	VMOVDQA64       960(R9), Y8
+	VMOVDQA64       992(R9), Y15
+	VPSRLD          $0x0f, 576(R9), Y5
+	VPSRLD          $0x0f, 608(R9), Y9
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPADDD          Y5, Y1, Y1
+	VPADDD          Y9, Y12, Y12
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPSLLD          $0x10, 448(R9), Y2
+	VPSLLD          $0x10, 480(R9), Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPSRLD          $0x0f, 320(R9), Y5
+	VPSRLD          $0x0f, 352(R9), Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPADDD          Y16, Y1, Y1
+	VPADDD          Y19, Y12, Y12
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPTERNLOGD      $0x96, Y17, Y5, Y2
+	VPTERNLOGD      $0x96, Y20, Y9, Y10
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
+	VPSLLD          $0x14, 192(R9), Y8
+	VPSLLD          $0x14, 224(R9), Y15
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y10, Y10
+	VPSRLD          $0x0b, 192(R9), Y6
+	VPSRLD          $0x0b, 224(R9), Y13
+	VPBLENDMW       Y2, Y1, K2, Y5
+	VPBLENDMW       Y10, Y12, K2, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y2, K2, Y4
+	VPBLENDMW       Y12, Y10, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y5, Y2
+	VPROLD          $0x08, Y9, Y10
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0a, Y5, Y1
+	VPROLD          $0x0a, Y9, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x12, Y5, Y3
+	VPROLD          $0x12, Y9, Y11
+	VPSLLD          $0x15, 576(R9), Y8
+	VPSLLD          $0x15, 608(R9), Y15
+	VPTERNLOGD      $0x96, Y3, Y1, Y2
+	VPTERNLOGD      $0x96, Y11, Y12, Y10
+	VPSRLD          $0x0a, 576(R9), Y6
+	VPSRLD          $0x0a, 608(R9), Y13
+	VPROLD          $0x1a, Y5, Y1
+	VPROLD          $0x1a, Y9, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y2, Y5
+	VPTERNLOGD      $0x96, Y12, Y10, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPROLD          $0x08, Y4, Y3
+	VPROLD          $0x08, Y23, Y11
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPROLD          $0x0e, Y4, Y1
+	VPROLD          $0x0e, Y23, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPROLD          $0x16, Y4, Y2
+	VPROLD          $0x16, Y23, Y10
+	VPSLLD          $0x11, 768(R9), Y8
+	VPSLLD          $0x11, 800(R9), Y15
+	VPTERNLOGD      $0x96, Y2, Y1, Y3
+	VPTERNLOGD      $0x96, Y10, Y12, Y11
+	VPSRLD          $0x0e, 768(R9), Y6
+	VPSRLD          $0x0e, 800(R9), Y13
+	VPROLD          $0x1e, Y4, Y1
+	VPROLD          $0x1e, Y23, Y12
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD      $0x96, Y1, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y11, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPBLENDMB       Y4, Y5, K1, Y2
+	VPBLENDMB       Y23, Y9, K1, Y10
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPBLENDMB       Y5, Y4, K1, Y1
+	VPBLENDMB       Y9, Y23, K1, Y12
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y23
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x04, Y2, Y5
+	VPSRLD          $0x04, Y10, Y9
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y23, Y25, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y5
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSHUFB         Y5, Y26, Y3
+	VPSHUFB         Y9, Y26, Y11
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y23, Y11, Y11
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y11, Y27, Y23
+	VMOVDQA64       Y18, 960(R9)
+	VMOVDQA64       Y21, 992(R9)
+	VPADDB          Y5, Y5, Y5
+	VPADDB          Y9, Y9, Y9
+	VPXORD          Y5, Y4, Y4
+	VPXORD          Y9, Y23, Y23
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y2, Y28, Y2
+	VPSHUFB         Y10, Y28, Y10
+	VPSHUFB         Y1, Y29, Y1
+	VPSHUFB         Y12, Y29, Y12
+	VPXORD          Y2, Y1, Y1
+	VPXORD          Y10, Y12, Y12
+	VPSHUFB         zuc_consts<>+1728(SB), Y1, Y2
+	VPSHUFB         zuc_consts<>+1728(SB), Y12, Y10
+	VEXTRACTI128    $0x01, Y2, X3
+	VEXTRACTI128    $0x01, Y10, X11
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X10, X10
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X11, X11
+	VINSERTI128     $0x01, X3, Y2, Y1
+	VINSERTI128     $0x01, X11, Y10, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPSRLD          $0x04, Y1, Y1
+	VPSRLD          $0x04, Y12, Y12
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y12
+	VPSHUFB         Y3, Y30, Y3
+	VPSHUFB         Y11, Y30, Y11
+	VPSHUFB         Y1, Y31, Y1
+	VPSHUFB         Y12, Y31, Y12
+	VPXORD          Y3, Y1, Y1
+	VPXORD          Y11, Y12, Y12
+	VPADDD          Y18, Y18, Y3
+	VPADDD          Y21, Y21, Y11
+	VPBLENDMW       896(R9), Y3, K2, Y3
+	VPBLENDMW       928(R9), Y11, K2, Y11
+	VPXORD          Y16, Y3, Y3
+	VPXORD          Y19, Y11, Y11
+	VPADDD          Y17, Y3, Y3
+	VPADDD          Y20, Y11, Y11
+	VPSLLD          $0x10, 128(R9), Y2
+	VPSLLD          $0x10, 160(R9), Y10
+	VPSRLD          $0x0f, (R9), Y5
+	VPSRLD          $0x0f, 32(R9), Y9
+	VPTERNLOGD      $0x96, Y2, Y5, Y3
+	VPTERNLOGD      $0x96, Y10, Y9, Y11
+	VMOVDQA64       Y3, 3008(R9)
+	VMOVDQA64       Y11, 3040(R9)
+	VPBLENDMB       Y4, Y1, K1, Y17
+	VPBLENDMB       Y23, Y12, K1, Y20
+	VPBLENDMB       Y1, Y4, K1, Y4
+	VPBLENDMB       Y12, Y23, K1, Y23
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y23, Y19
+	VMOVDQA64       (R9), Y8
+	VMOVDQA64       32(R9), Y15
+	VPSLLD          $0x08, Y8, Y7
+	VPSLLD          $0x08, Y15, Y14
+	VPSRLD          $0x17, Y8, Y6
+	VPSRLD          $0x17, Y15, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y7
+	VPTERNLOGD      $0xa8, Y24, Y13, Y14
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x14, 256(R9), Y8
+	VPSLLD          $0x14, 288(R9), Y15
+	VPSRLD          $0x0b, 256(R9), Y6
+	VPSRLD          $0x0b, 288(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x15, 640(R9), Y8
+	VPSLLD          $0x15, 672(R9), Y15
+	VPSRLD          $0x0a, 640(R9), Y6
+	VPSRLD          $0x0a, 672(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x11, 832(R9), Y8
+	VPSLLD          $0x11, 864(R9), Y15
+	VPSRLD          $0x0e, 832(R9), Y6
+	VPSRLD          $0x0e, 864(R9), Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
+	VPSLLD          $0x0f, Y18, Y8
+	VPSLLD          $0x0f, Y21, Y15
+	VPSRLD          $0x10, Y18, Y6
+	VPSRLD          $0x10, Y21, Y13
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y18
+	VPSUBD          Y24, Y13, Y21
+	VPMAXSD         Y18, Y6, Y18
+	VPMAXSD         Y21, Y13, Y21
+	VMOVDQA64       Y18, (R9)
+	VMOVDQA64       Y21, 32(R9)
+	LEAQ            2048(R9), AX
+	CMPQ            R8, SI
+	JAE             ixor16_masked
+
+	// Every active lane has a whole block left.
+	// Transpose 16×16 words: 4×4 inside 128-bit lanes, then 4×4 lanes.
+	VMOVDQA64   (AX), Z31
+	VMOVDQA64   64(AX), Z30
+	VMOVDQA64   128(AX), Z29
+	VMOVDQA64   192(AX), Z28
+	VPUNPCKLDQ  Z30, Z31, Z15
+	VPUNPCKHDQ  Z30, Z31, Z14
+	VPUNPCKLDQ  Z28, Z29, Z13
+	VPUNPCKHDQ  Z28, Z29, Z12
+	VPUNPCKLQDQ Z13, Z15, Z31
+	VPUNPCKHQDQ Z13, Z15, Z30
+	VPUNPCKLQDQ Z12, Z14, Z29
+	VPUNPCKHQDQ Z12, Z14, Z28
+	VMOVDQA64   Z31, (AX)
+	VMOVDQA64   Z30, 64(AX)
+	VMOVDQA64   Z29, 128(AX)
+	VMOVDQA64   Z28, 192(AX)
+	VMOVDQA64   256(AX), Z12
+	VMOVDQA64   320(AX), Z13
+	VMOVDQA64   384(AX), Z14
+	VMOVDQA64   448(AX), Z15
+	VPUNPCKLDQ  Z13, Z12, Z28
+	VPUNPCKHDQ  Z13, Z12, Z29
+	VPUNPCKLDQ  Z15, Z14, Z30
+	VPUNPCKHDQ  Z15, Z14, Z31
+	VPUNPCKLQDQ Z30, Z28, Z12
+	VPUNPCKHQDQ Z30, Z28, Z13
+	VPUNPCKLQDQ Z31, Z29, Z14
+	VPUNPCKHQDQ Z31, Z29, Z15
+	VMOVDQA64   Z12, 256(AX)
+	VMOVDQA64   Z13, 320(AX)
+	VMOVDQA64   Z14, 384(AX)
+	VMOVDQA64   Z15, 448(AX)
+	VMOVDQA64   512(AX), Z31
+	VMOVDQA64   576(AX), Z30
+	VMOVDQA64   640(AX), Z29
+	VMOVDQA64   704(AX), Z28
+	VPUNPCKLDQ  Z30, Z31, Z15
+	VPUNPCKHDQ  Z30, Z31, Z14
+	VPUNPCKLDQ  Z28, Z29, Z13
+	VPUNPCKHDQ  Z28, Z29, Z12
+	VPUNPCKLQDQ Z13, Z15, Z31
+	VPUNPCKHQDQ Z13, Z15, Z30
+	VPUNPCKLQDQ Z12, Z14, Z29
+	VPUNPCKHQDQ Z12, Z14, Z28
+	VMOVDQA64   Z31, 512(AX)
+	VMOVDQA64   Z30, 576(AX)
+	VMOVDQA64   Z29, 640(AX)
+	VMOVDQA64   Z28, 704(AX)
+	VMOVDQA64   768(AX), Z12
+	VMOVDQA64   832(AX), Z13
+	VMOVDQA64   896(AX), Z14
+	VMOVDQA64   960(AX), Z15
+	VPUNPCKLDQ  Z13, Z12, Z28
+	VPUNPCKHDQ  Z13, Z12, Z29
+	VPUNPCKLDQ  Z15, Z14, Z30
+	VPUNPCKHDQ  Z15, Z14, Z31
+	VPUNPCKLQDQ Z30, Z28, Z12
+	VPUNPCKHQDQ Z30, Z28, Z13
+	VPUNPCKLQDQ Z31, Z29, Z14
+	VPUNPCKHQDQ Z31, Z29, Z15
+	VMOVDQA64   Z12, 768(AX)
+	VMOVDQA64   Z13, 832(AX)
+	VMOVDQA64   Z14, 896(AX)
+	VMOVDQA64   Z15, 960(AX)
+	VMOVDQA64   (AX), Z31
+	VMOVDQA64   256(AX), Z30
+	VMOVDQA64   512(AX), Z29
+	VMOVDQA64   768(AX), Z28
+	VSHUFI32X4  $0x88, Z30, Z31, Z15
+	VSHUFI32X4  $0xdd, Z30, Z31, Z14
+	VSHUFI32X4  $0x88, Z28, Z29, Z13
+	VSHUFI32X4  $0xdd, Z28, Z29, Z12
+	VSHUFI32X4  $0x88, Z13, Z15, Z31
+	VSHUFI32X4  $0x88, Z12, Z14, Z30
+	VSHUFI32X4  $0xdd, Z13, Z15, Z29
+	VSHUFI32X4  $0xdd, Z12, Z14, Z28
+	MOVQ        (CX), R10
+	TESTQ       R10, R10
+	JZ          ixor16_flskip_0
+	MOVQ        (DX), R10
+	VPSHUFB     zuc_consts<>+576(SB), Z31, Z31
+	VPXORD      (R10)(R8*1), Z31, Z31
+
+ixor16_flskip_0:
+	MOVQ    32(CX), R10
+	TESTQ   R10, R10
+	JZ      ixor16_flskip_4
+	MOVQ    32(DX), R10
+	VPSHUFB zuc_consts<>+576(SB), Z30, Z30
+	VPXORD  (R10)(R8*1), Z30, Z30
+
+ixor16_flskip_4:
+	MOVQ    64(CX), R10
+	TESTQ   R10, R10
+	JZ      ixor16_flskip_8
+	MOVQ    64(DX), R10
+	VPSHUFB zuc_consts<>+576(SB), Z29, Z29
+	VPXORD  (R10)(R8*1), Z29, Z29
+
+ixor16_flskip_8:
+	MOVQ    96(CX), R10
+	TESTQ   R10, R10
+	JZ      ixor16_flskip_12
+	MOVQ    96(DX), R10
+	VPSHUFB zuc_consts<>+576(SB), Z28, Z28
+	VPXORD  (R10)(R8*1), Z28, Z28
+
+ixor16_flskip_12:
+	VMOVDQA64  64(AX), Z12
+	VMOVDQA64  320(AX), Z13
+	VMOVDQA64  576(AX), Z14
+	VMOVDQA64  832(AX), Z15
+	VSHUFI32X4 $0x88, Z13, Z12, Z23
+	VSHUFI32X4 $0xdd, Z13, Z12, Z11
+	VSHUFI32X4 $0x88, Z15, Z14, Z9
+	VSHUFI32X4 $0xdd, Z15, Z14, Z10
+	VSHUFI32X4 $0x88, Z9, Z23, Z12
+	VSHUFI32X4 $0x88, Z10, Z11, Z13
+	VSHUFI32X4 $0xdd, Z9, Z23, Z14
+	VSHUFI32X4 $0xdd, Z10, Z11, Z15
+	MOVQ       8(CX), R10
+	TESTQ      R10, R10
+	JZ         ixor16_flskip_1
+	MOVQ       8(DX), R10
+	VPSHUFB    zuc_consts<>+576(SB), Z12, Z12
+	VPXORD     (R10)(R8*1), Z12, Z12
+
+ixor16_flskip_1:
+	MOVQ    40(CX), R10
+	TESTQ   R10, R10
+	JZ      ixor16_flskip_5
+	MOVQ    40(DX), R10
+	VPSHUFB zuc_consts<>+576(SB), Z13, Z13
+	VPXORD  (R10)(R8*1), Z13, Z13
+
+ixor16_flskip_5:
+	MOVQ    72(CX), R10
+	TESTQ   R10, R10
+	JZ      ixor16_flskip_9
+	MOVQ    72(DX), R10
+	VPSHUFB zuc_consts<>+576(SB), Z14, Z14
+	VPXORD  (R10)(R8*1), Z14, Z14
+
+ixor16_flskip_9:
+	MOVQ    104(CX), R10
+	TESTQ   R10, R10
+	JZ      ixor16_flskip_13
+	MOVQ    104(DX), R10
+	VPSHUFB zuc_consts<>+576(SB), Z15, Z15
+	VPXORD  (R10)(R8*1), Z15, Z15
+
+ixor16_flskip_13:
+	VMOVDQA64  128(AX), Z10
+	VMOVDQA64  384(AX), Z9
+	VMOVDQA64  640(AX), Z11
+	VMOVDQA64  896(AX), Z23
+	VSHUFI32X4 $0x88, Z9, Z10, Z22
+	VSHUFI32X4 $0xdd, Z9, Z10, Z8
+	VSHUFI32X4 $0x88, Z23, Z11, Z7
+	VSHUFI32X4 $0xdd, Z23, Z11, Z6
+	VSHUFI32X4 $0x88, Z7, Z22, Z10
+	VSHUFI32X4 $0x88, Z6, Z8, Z9
+	VSHUFI32X4 $0xdd, Z7, Z22, Z11
+	VSHUFI32X4 $0xdd, Z6, Z8, Z23
+	MOVQ       16(CX), R10
+	TESTQ      R10, R10
+	JZ         ixor16_flskip_2
+	MOVQ       16(DX), R10
+	VPSHUFB    zuc_consts<>+576(SB), Z10, Z10
+	VPXORD     (R10)(R8*1), Z10, Z10
+
+ixor16_flskip_2:
+	MOVQ    48(CX), R10
+	TESTQ   R10, R10
+	JZ      ixor16_flskip_6
+	MOVQ    48(DX), R10
+	VPSHUFB zuc_consts<>+576(SB), Z9, Z9
+	VPXORD  (R10)(R8*1), Z9, Z9
+
+ixor16_flskip_6:
+	MOVQ    80(CX), R10
+	TESTQ   R10, R10
+	JZ      ixor16_flskip_10
+	MOVQ    80(DX), R10
+	VPSHUFB zuc_consts<>+576(SB), Z11, Z11
+	VPXORD  (R10)(R8*1), Z11, Z11
+
+ixor16_flskip_10:
+	MOVQ    112(CX), R10
+	TESTQ   R10, R10
+	JZ      ixor16_flskip_14
+	MOVQ    112(DX), R10
+	VPSHUFB zuc_consts<>+576(SB), Z23, Z23
+	VPXORD  (R10)(R8*1), Z23, Z23
+
+ixor16_flskip_14:
+	VMOVDQA64  192(AX), Z6
+	VMOVDQA64  448(AX), Z7
+	VMOVDQA64  704(AX), Z8
+	VMOVDQA64  960(AX), Z22
+	VSHUFI32X4 $0x88, Z7, Z6, Z1
+	VSHUFI32X4 $0xdd, Z7, Z6, Z4
+	VSHUFI32X4 $0x88, Z22, Z8, Z3
+	VSHUFI32X4 $0xdd, Z22, Z8, Z5
+	VSHUFI32X4 $0x88, Z3, Z1, Z6
+	VSHUFI32X4 $0x88, Z5, Z4, Z7
+	VSHUFI32X4 $0xdd, Z3, Z1, Z8
+	VSHUFI32X4 $0xdd, Z5, Z4, Z22
+	MOVQ       24(CX), AX
+	TESTQ      AX, AX
+	JZ         ixor16_flskip_3
+	MOVQ       24(DX), AX
+	VPSHUFB    zuc_consts<>+576(SB), Z6, Z6
+	VPXORD     (AX)(R8*1), Z6, Z6
+
+ixor16_flskip_3:
+	MOVQ    56(CX), AX
+	TESTQ   AX, AX
+	JZ      ixor16_flskip_7
+	MOVQ    56(DX), AX
+	VPSHUFB zuc_consts<>+576(SB), Z7, Z7
+	VPXORD  (AX)(R8*1), Z7, Z7
+
+ixor16_flskip_7:
+	MOVQ    88(CX), AX
+	TESTQ   AX, AX
+	JZ      ixor16_flskip_11
+	MOVQ    88(DX), AX
+	VPSHUFB zuc_consts<>+576(SB), Z8, Z8
+	VPXORD  (AX)(R8*1), Z8, Z8
+
+ixor16_flskip_11:
+	MOVQ    120(CX), AX
+	TESTQ   AX, AX
+	JZ      ixor16_flskip_15
+	MOVQ    120(DX), AX
+	VPSHUFB zuc_consts<>+576(SB), Z22, Z22
+	VPXORD  (AX)(R8*1), Z22, Z22
+
+ixor16_flskip_15:
+	MOVQ      (CX), AX
+	TESTQ     AX, AX
+	JZ        ixor16_fsskip_0
+	VMOVDQU32 Z31, (AX)(R8*1)
+
+ixor16_fsskip_0:
+	MOVQ      32(CX), AX
+	TESTQ     AX, AX
+	JZ        ixor16_fsskip_4
+	VMOVDQU32 Z30, (AX)(R8*1)
+
+ixor16_fsskip_4:
+	MOVQ      64(CX), AX
+	TESTQ     AX, AX
+	JZ        ixor16_fsskip_8
+	VMOVDQU32 Z29, (AX)(R8*1)
+
+ixor16_fsskip_8:
+	MOVQ      96(CX), AX
+	TESTQ     AX, AX
+	JZ        ixor16_fsskip_12
+	VMOVDQU32 Z28, (AX)(R8*1)
+
+ixor16_fsskip_12:
+	MOVQ      8(CX), AX
+	TESTQ     AX, AX
+	JZ        ixor16_fsskip_1
+	VMOVDQU32 Z12, (AX)(R8*1)
+
+ixor16_fsskip_1:
+	MOVQ      40(CX), AX
+	TESTQ     AX, AX
+	JZ        ixor16_fsskip_5
+	VMOVDQU32 Z13, (AX)(R8*1)
+
+ixor16_fsskip_5:
+	MOVQ      72(CX), AX
+	TESTQ     AX, AX
+	JZ        ixor16_fsskip_9
+	VMOVDQU32 Z14, (AX)(R8*1)
+
+ixor16_fsskip_9:
+	MOVQ      104(CX), AX
+	TESTQ     AX, AX
+	JZ        ixor16_fsskip_13
+	VMOVDQU32 Z15, (AX)(R8*1)
+
+ixor16_fsskip_13:
+	MOVQ      16(CX), AX
+	TESTQ     AX, AX
+	JZ        ixor16_fsskip_2
+	VMOVDQU32 Z10, (AX)(R8*1)
+
+ixor16_fsskip_2:
+	MOVQ      48(CX), AX
+	TESTQ     AX, AX
+	JZ        ixor16_fsskip_6
+	VMOVDQU32 Z9, (AX)(R8*1)
+
+ixor16_fsskip_6:
+	MOVQ      80(CX), AX
+	TESTQ     AX, AX
+	JZ        ixor16_fsskip_10
+	VMOVDQU32 Z11, (AX)(R8*1)
+
+ixor16_fsskip_10:
+	MOVQ      112(CX), AX
+	TESTQ     AX, AX
+	JZ        ixor16_fsskip_14
+	VMOVDQU32 Z23, (AX)(R8*1)
+
+ixor16_fsskip_14:
+	MOVQ      24(CX), AX
+	TESTQ     AX, AX
+	JZ        ixor16_fsskip_3
+	VMOVDQU32 Z6, (AX)(R8*1)
+
+ixor16_fsskip_3:
+	MOVQ      56(CX), AX
+	TESTQ     AX, AX
+	JZ        ixor16_fsskip_7
+	VMOVDQU32 Z7, (AX)(R8*1)
+
+ixor16_fsskip_7:
+	MOVQ      88(CX), AX
+	TESTQ     AX, AX
+	JZ        ixor16_fsskip_11
+	VMOVDQU32 Z8, (AX)(R8*1)
+
+ixor16_fsskip_11:
+	MOVQ      120(CX), AX
+	TESTQ     AX, AX
+	JZ        ixor16_fsskip_15
+	VMOVDQU32 Z22, (AX)(R8*1)
+
+ixor16_fsskip_15:
+	JMP ixor16_next
+
+ixor16_masked:
+	// Last blocks: lengths checked, partial blocks masked.
+	// Transpose 16×16 words: 4×4 inside 128-bit lanes, then 4×4 lanes.
+	VMOVDQA64   (AX), Z7
+	VMOVDQA64   64(AX), Z6
+	VMOVDQA64   128(AX), Z1
+	VMOVDQA64   192(AX), Z4
+	VPUNPCKLDQ  Z6, Z7, Z3
+	VPUNPCKHDQ  Z6, Z7, Z5
+	VPUNPCKLDQ  Z4, Z1, Z2
+	VPUNPCKHDQ  Z4, Z1, Z0
+	VPUNPCKLQDQ Z2, Z3, Z7
+	VPUNPCKHQDQ Z2, Z3, Z6
+	VPUNPCKLQDQ Z0, Z5, Z1
+	VPUNPCKHQDQ Z0, Z5, Z4
+	VMOVDQA64   Z7, (AX)
+	VMOVDQA64   Z6, 64(AX)
+	VMOVDQA64   Z1, 128(AX)
+	VMOVDQA64   Z4, 192(AX)
+	VMOVDQA64   256(AX), Z0
+	VMOVDQA64   320(AX), Z2
+	VMOVDQA64   384(AX), Z5
+	VMOVDQA64   448(AX), Z3
+	VPUNPCKLDQ  Z2, Z0, Z4
+	VPUNPCKHDQ  Z2, Z0, Z1
+	VPUNPCKLDQ  Z3, Z5, Z6
+	VPUNPCKHDQ  Z3, Z5, Z7
+	VPUNPCKLQDQ Z6, Z4, Z0
+	VPUNPCKHQDQ Z6, Z4, Z2
+	VPUNPCKLQDQ Z7, Z1, Z5
+	VPUNPCKHQDQ Z7, Z1, Z3
+	VMOVDQA64   Z0, 256(AX)
+	VMOVDQA64   Z2, 320(AX)
+	VMOVDQA64   Z5, 384(AX)
+	VMOVDQA64   Z3, 448(AX)
+	VMOVDQA64   512(AX), Z7
+	VMOVDQA64   576(AX), Z6
+	VMOVDQA64   640(AX), Z1
+	VMOVDQA64   704(AX), Z4
+	VPUNPCKLDQ  Z6, Z7, Z3
+	VPUNPCKHDQ  Z6, Z7, Z5
+	VPUNPCKLDQ  Z4, Z1, Z2
+	VPUNPCKHDQ  Z4, Z1, Z0
+	VPUNPCKLQDQ Z2, Z3, Z7
+	VPUNPCKHQDQ Z2, Z3, Z6
+	VPUNPCKLQDQ Z0, Z5, Z1
+	VPUNPCKHQDQ Z0, Z5, Z4
+	VMOVDQA64   Z7, 512(AX)
+	VMOVDQA64   Z6, 576(AX)
+	VMOVDQA64   Z1, 640(AX)
+	VMOVDQA64   Z4, 704(AX)
+	VMOVDQA64   768(AX), Z0
+	VMOVDQA64   832(AX), Z2
+	VMOVDQA64   896(AX), Z5
+	VMOVDQA64   960(AX), Z3
+	VPUNPCKLDQ  Z2, Z0, Z4
+	VPUNPCKHDQ  Z2, Z0, Z1
+	VPUNPCKLDQ  Z3, Z5, Z6
+	VPUNPCKHDQ  Z3, Z5, Z7
+	VPUNPCKLQDQ Z6, Z4, Z0
+	VPUNPCKHQDQ Z6, Z4, Z2
+	VPUNPCKLQDQ Z7, Z1, Z5
+	VPUNPCKHQDQ Z7, Z1, Z3
+	VMOVDQA64   Z0, 768(AX)
+	VMOVDQA64   Z2, 832(AX)
+	VMOVDQA64   Z5, 896(AX)
+	VMOVDQA64   Z3, 960(AX)
+	VMOVDQA64   (AX), Z7
+	VMOVDQA64   256(AX), Z6
+	VMOVDQA64   512(AX), Z1
+	VMOVDQA64   768(AX), Z4
+	VSHUFI32X4  $0x88, Z6, Z7, Z3
+	VSHUFI32X4  $0xdd, Z6, Z7, Z5
+	VSHUFI32X4  $0x88, Z4, Z1, Z2
+	VSHUFI32X4  $0xdd, Z4, Z1, Z0
+	VSHUFI32X4  $0x88, Z2, Z3, Z7
+	VSHUFI32X4  $0x88, Z0, Z5, Z6
+	VSHUFI32X4  $0xdd, Z2, Z3, Z1
+	VSHUFI32X4  $0xdd, Z0, Z5, Z4
+	MOVQ        (CX), R10
+	TESTQ       R10, R10
+	JZ          ixor16_lskip_0
+	MOVQ        (BX), R10
+	SUBQ        R8, R10
+	JLE         ixor16_lskip_0
+	CMPQ        R10, $0x40
+	JB          ixor16_lpart_0
+	MOVQ        (DX), R10
+	VPSHUFB     zuc_consts<>+576(SB), Z7, Z7
+	VPXORD      (R10)(R8*1), Z7, Z7
+	JMP         ixor16_lskip_0
+
+ixor16_lpart_0:
+	MOVQ       $-1, R11
+	BZHIQ      R10, R11, R11
+	KMOVQ      R11, K3
+	MOVQ       (DX), R10
+	VPSHUFB    zuc_consts<>+576(SB), Z7, Z7
+	VMOVDQU8.Z (R10)(R8*1), K3, Z8
+	VPXORD     Z8, Z7, Z7
+
+ixor16_lskip_0:
+	MOVQ    32(CX), R10
+	TESTQ   R10, R10
+	JZ      ixor16_lskip_4
+	MOVQ    32(BX), R10
+	SUBQ    R8, R10
+	JLE     ixor16_lskip_4
+	CMPQ    R10, $0x40
+	JB      ixor16_lpart_4
+	MOVQ    32(DX), R10
+	VPSHUFB zuc_consts<>+576(SB), Z6, Z6
+	VPXORD  (R10)(R8*1), Z6, Z6
+	JMP     ixor16_lskip_4
+
+ixor16_lpart_4:
+	MOVQ       $-1, R11
+	BZHIQ      R10, R11, R11
+	KMOVQ      R11, K3
+	MOVQ       32(DX), R10
+	VPSHUFB    zuc_consts<>+576(SB), Z6, Z6
+	VMOVDQU8.Z (R10)(R8*1), K3, Z8
+	VPXORD     Z8, Z6, Z6
+
+ixor16_lskip_4:
+	MOVQ    64(CX), R10
+	TESTQ   R10, R10
+	JZ      ixor16_lskip_8
+	MOVQ    64(BX), R10
+	SUBQ    R8, R10
+	JLE     ixor16_lskip_8
+	CMPQ    R10, $0x40
+	JB      ixor16_lpart_8
+	MOVQ    64(DX), R10
+	VPSHUFB zuc_consts<>+576(SB), Z1, Z1
+	VPXORD  (R10)(R8*1), Z1, Z1
+	JMP     ixor16_lskip_8
+
+ixor16_lpart_8:
+	MOVQ       $-1, R11
+	BZHIQ      R10, R11, R11
+	KMOVQ      R11, K3
+	MOVQ       64(DX), R10
+	VPSHUFB    zuc_consts<>+576(SB), Z1, Z1
+	VMOVDQU8.Z (R10)(R8*1), K3, Z8
+	VPXORD     Z8, Z1, Z1
+
+ixor16_lskip_8:
+	MOVQ    96(CX), R10
+	TESTQ   R10, R10
+	JZ      ixor16_lskip_12
+	MOVQ    96(BX), R10
+	SUBQ    R8, R10
+	JLE     ixor16_lskip_12
+	CMPQ    R10, $0x40
+	JB      ixor16_lpart_12
+	MOVQ    96(DX), R10
+	VPSHUFB zuc_consts<>+576(SB), Z4, Z4
+	VPXORD  (R10)(R8*1), Z4, Z4
+	JMP     ixor16_lskip_12
+
+ixor16_lpart_12:
+	MOVQ       $-1, R11
+	BZHIQ      R10, R11, R11
+	KMOVQ      R11, K3
+	MOVQ       96(DX), R10
+	VPSHUFB    zuc_consts<>+576(SB), Z4, Z4
+	VMOVDQU8.Z (R10)(R8*1), K3, Z8
+	VPXORD     Z8, Z4, Z4
+
+ixor16_lskip_12:
+	MOVQ      (CX), R10
+	TESTQ     R10, R10
+	JZ        ixor16_sskip_0
+	MOVQ      (BX), R10
+	SUBQ      R8, R10
+	JLE       ixor16_sskip_0
+	CMPQ      R10, $0x40
+	JB        ixor16_spart_0
+	MOVQ      (CX), R10
+	VMOVDQU32 Z7, (R10)(R8*1)
+	JMP       ixor16_sskip_0
+
+ixor16_spart_0:
+	MOVQ     $-1, R11
+	BZHIQ    R10, R11, R11
+	KMOVQ    R11, K3
+	MOVQ     (CX), R10
+	VMOVDQU8 Z7, K3, (R10)(R8*1)
+
+ixor16_sskip_0:
+	MOVQ      32(CX), R10
+	TESTQ     R10, R10
+	JZ        ixor16_sskip_4
+	MOVQ      32(BX), R10
+	SUBQ      R8, R10
+	JLE       ixor16_sskip_4
+	CMPQ      R10, $0x40
+	JB        ixor16_spart_4
+	MOVQ      32(CX), R10
+	VMOVDQU32 Z6, (R10)(R8*1)
+	JMP       ixor16_sskip_4
+
+ixor16_spart_4:
+	MOVQ     $-1, R11
+	BZHIQ    R10, R11, R11
+	KMOVQ    R11, K3
+	MOVQ     32(CX), R10
+	VMOVDQU8 Z6, K3, (R10)(R8*1)
+
+ixor16_sskip_4:
+	MOVQ      64(CX), R10
+	TESTQ     R10, R10
+	JZ        ixor16_sskip_8
+	MOVQ      64(BX), R10
+	SUBQ      R8, R10
+	JLE       ixor16_sskip_8
+	CMPQ      R10, $0x40
+	JB        ixor16_spart_8
+	MOVQ      64(CX), R10
+	VMOVDQU32 Z1, (R10)(R8*1)
+	JMP       ixor16_sskip_8
+
+ixor16_spart_8:
+	MOVQ     $-1, R11
+	BZHIQ    R10, R11, R11
+	KMOVQ    R11, K3
+	MOVQ     64(CX), R10
+	VMOVDQU8 Z1, K3, (R10)(R8*1)
+
+ixor16_sskip_8:
+	MOVQ      96(CX), R10
+	TESTQ     R10, R10
+	JZ        ixor16_sskip_12
+	MOVQ      96(BX), R10
+	SUBQ      R8, R10
+	JLE       ixor16_sskip_12
+	CMPQ      R10, $0x40
+	JB        ixor16_spart_12
+	MOVQ      96(CX), R10
+	VMOVDQU32 Z4, (R10)(R8*1)
+	JMP       ixor16_sskip_12
+
+ixor16_spart_12:
+	MOVQ     $-1, R11
+	BZHIQ    R10, R11, R11
+	KMOVQ    R11, K3
+	MOVQ     96(CX), R10
+	VMOVDQU8 Z4, K3, (R10)(R8*1)
+
+ixor16_sskip_12:
+	VMOVDQA64  64(AX), Z4
+	VMOVDQA64  320(AX), Z1
+	VMOVDQA64  576(AX), Z6
+	VMOVDQA64  832(AX), Z7
+	VSHUFI32X4 $0x88, Z1, Z4, Z0
+	VSHUFI32X4 $0xdd, Z1, Z4, Z2
+	VSHUFI32X4 $0x88, Z7, Z6, Z5
+	VSHUFI32X4 $0xdd, Z7, Z6, Z3
+	VSHUFI32X4 $0x88, Z5, Z0, Z4
+	VSHUFI32X4 $0x88, Z3, Z2, Z1
+	VSHUFI32X4 $0xdd, Z5, Z0, Z6
+	VSHUFI32X4 $0xdd, Z3, Z2, Z7
+	MOVQ       8(CX), R10
+	TESTQ      R10, R10
+	JZ         ixor16_lskip_1
+	MOVQ       8(BX), R10
+	SUBQ       R8, R10
+	JLE        ixor16_lskip_1
+	CMPQ       R10, $0x40
+	JB         ixor16_lpart_1
+	MOVQ       8(DX), R10
+	VPSHUFB    zuc_consts<>+576(SB), Z4, Z4
+	VPXORD     (R10)(R8*1), Z4, Z4
+	JMP        ixor16_lskip_1
+
+ixor16_lpart_1:
+	MOVQ       $-1, R11
+	BZHIQ      R10, R11, R11
+	KMOVQ      R11, K3
+	MOVQ       8(DX), R10
+	VPSHUFB    zuc_consts<>+576(SB), Z4, Z4
+	VMOVDQU8.Z (R10)(R8*1), K3, Z8
+	VPXORD     Z8, Z4, Z4
+
+ixor16_lskip_1:
+	MOVQ    40(CX), R10
+	TESTQ   R10, R10
+	JZ      ixor16_lskip_5
+	MOVQ    40(BX), R10
+	SUBQ    R8, R10
+	JLE     ixor16_lskip_5
+	CMPQ    R10, $0x40
+	JB      ixor16_lpart_5
+	MOVQ    40(DX), R10
+	VPSHUFB zuc_consts<>+576(SB), Z1, Z1
+	VPXORD  (R10)(R8*1), Z1, Z1
+	JMP     ixor16_lskip_5
+
+ixor16_lpart_5:
+	MOVQ       $-1, R11
+	BZHIQ      R10, R11, R11
+	KMOVQ      R11, K3
+	MOVQ       40(DX), R10
+	VPSHUFB    zuc_consts<>+576(SB), Z1, Z1
+	VMOVDQU8.Z (R10)(R8*1), K3, Z8
+	VPXORD     Z8, Z1, Z1
+
+ixor16_lskip_5:
+	MOVQ    72(CX), R10
+	TESTQ   R10, R10
+	JZ      ixor16_lskip_9
+	MOVQ    72(BX), R10
+	SUBQ    R8, R10
+	JLE     ixor16_lskip_9
+	CMPQ    R10, $0x40
+	JB      ixor16_lpart_9
+	MOVQ    72(DX), R10
+	VPSHUFB zuc_consts<>+576(SB), Z6, Z6
+	VPXORD  (R10)(R8*1), Z6, Z6
+	JMP     ixor16_lskip_9
+
+ixor16_lpart_9:
+	MOVQ       $-1, R11
+	BZHIQ      R10, R11, R11
+	KMOVQ      R11, K3
+	MOVQ       72(DX), R10
+	VPSHUFB    zuc_consts<>+576(SB), Z6, Z6
+	VMOVDQU8.Z (R10)(R8*1), K3, Z8
+	VPXORD     Z8, Z6, Z6
+
+ixor16_lskip_9:
+	MOVQ    104(CX), R10
+	TESTQ   R10, R10
+	JZ      ixor16_lskip_13
+	MOVQ    104(BX), R10
+	SUBQ    R8, R10
+	JLE     ixor16_lskip_13
+	CMPQ    R10, $0x40
+	JB      ixor16_lpart_13
+	MOVQ    104(DX), R10
+	VPSHUFB zuc_consts<>+576(SB), Z7, Z7
+	VPXORD  (R10)(R8*1), Z7, Z7
+	JMP     ixor16_lskip_13
+
+ixor16_lpart_13:
+	MOVQ       $-1, R11
+	BZHIQ      R10, R11, R11
+	KMOVQ      R11, K3
+	MOVQ       104(DX), R10
+	VPSHUFB    zuc_consts<>+576(SB), Z7, Z7
+	VMOVDQU8.Z (R10)(R8*1), K3, Z8
+	VPXORD     Z8, Z7, Z7
+
+ixor16_lskip_13:
+	MOVQ      8(CX), R10
+	TESTQ     R10, R10
+	JZ        ixor16_sskip_1
+	MOVQ      8(BX), R10
+	SUBQ      R8, R10
+	JLE       ixor16_sskip_1
+	CMPQ      R10, $0x40
+	JB        ixor16_spart_1
+	MOVQ      8(CX), R10
+	VMOVDQU32 Z4, (R10)(R8*1)
+	JMP       ixor16_sskip_1
+
+ixor16_spart_1:
+	MOVQ     $-1, R11
+	BZHIQ    R10, R11, R11
+	KMOVQ    R11, K3
+	MOVQ     8(CX), R10
+	VMOVDQU8 Z4, K3, (R10)(R8*1)
+
+ixor16_sskip_1:
+	MOVQ      40(CX), R10
+	TESTQ     R10, R10
+	JZ        ixor16_sskip_5
+	MOVQ      40(BX), R10
+	SUBQ      R8, R10
+	JLE       ixor16_sskip_5
+	CMPQ      R10, $0x40
+	JB        ixor16_spart_5
+	MOVQ      40(CX), R10
+	VMOVDQU32 Z1, (R10)(R8*1)
+	JMP       ixor16_sskip_5
+
+ixor16_spart_5:
+	MOVQ     $-1, R11
+	BZHIQ    R10, R11, R11
+	KMOVQ    R11, K3
+	MOVQ     40(CX), R10
+	VMOVDQU8 Z1, K3, (R10)(R8*1)
+
+ixor16_sskip_5:
+	MOVQ      72(CX), R10
+	TESTQ     R10, R10
+	JZ        ixor16_sskip_9
+	MOVQ      72(BX), R10
+	SUBQ      R8, R10
+	JLE       ixor16_sskip_9
+	CMPQ      R10, $0x40
+	JB        ixor16_spart_9
+	MOVQ      72(CX), R10
+	VMOVDQU32 Z6, (R10)(R8*1)
+	JMP       ixor16_sskip_9
+
+ixor16_spart_9:
+	MOVQ     $-1, R11
+	BZHIQ    R10, R11, R11
+	KMOVQ    R11, K3
+	MOVQ     72(CX), R10
+	VMOVDQU8 Z6, K3, (R10)(R8*1)
+
+ixor16_sskip_9:
+	MOVQ      104(CX), R10
+	TESTQ     R10, R10
+	JZ        ixor16_sskip_13
+	MOVQ      104(BX), R10
+	SUBQ      R8, R10
+	JLE       ixor16_sskip_13
+	CMPQ      R10, $0x40
+	JB        ixor16_spart_13
+	MOVQ      104(CX), R10
+	VMOVDQU32 Z7, (R10)(R8*1)
+	JMP       ixor16_sskip_13
+
+ixor16_spart_13:
+	MOVQ     $-1, R11
+	BZHIQ    R10, R11, R11
+	KMOVQ    R11, K3
+	MOVQ     104(CX), R10
+	VMOVDQU8 Z7, K3, (R10)(R8*1)
+
+ixor16_sskip_13:
+	VMOVDQA64  128(AX), Z7
+	VMOVDQA64  384(AX), Z6
+	VMOVDQA64  640(AX), Z1
+	VMOVDQA64  896(AX), Z4
+	VSHUFI32X4 $0x88, Z6, Z7, Z3
+	VSHUFI32X4 $0xdd, Z6, Z7, Z5
+	VSHUFI32X4 $0x88, Z4, Z1, Z2
+	VSHUFI32X4 $0xdd, Z4, Z1, Z0
+	VSHUFI32X4 $0x88, Z2, Z3, Z7
+	VSHUFI32X4 $0x88, Z0, Z5, Z6
+	VSHUFI32X4 $0xdd, Z2, Z3, Z1
+	VSHUFI32X4 $0xdd, Z0, Z5, Z4
+	MOVQ       16(CX), R10
+	TESTQ      R10, R10
+	JZ         ixor16_lskip_2
+	MOVQ       16(BX), R10
+	SUBQ       R8, R10
+	JLE        ixor16_lskip_2
+	CMPQ       R10, $0x40
+	JB         ixor16_lpart_2
+	MOVQ       16(DX), R10
+	VPSHUFB    zuc_consts<>+576(SB), Z7, Z7
+	VPXORD     (R10)(R8*1), Z7, Z7
+	JMP        ixor16_lskip_2
+
+ixor16_lpart_2:
+	MOVQ       $-1, R11
+	BZHIQ      R10, R11, R11
+	KMOVQ      R11, K3
+	MOVQ       16(DX), R10
+	VPSHUFB    zuc_consts<>+576(SB), Z7, Z7
+	VMOVDQU8.Z (R10)(R8*1), K3, Z8
+	VPXORD     Z8, Z7, Z7
+
+ixor16_lskip_2:
+	MOVQ    48(CX), R10
+	TESTQ   R10, R10
+	JZ      ixor16_lskip_6
+	MOVQ    48(BX), R10
+	SUBQ    R8, R10
+	JLE     ixor16_lskip_6
+	CMPQ    R10, $0x40
+	JB      ixor16_lpart_6
+	MOVQ    48(DX), R10
+	VPSHUFB zuc_consts<>+576(SB), Z6, Z6
+	VPXORD  (R10)(R8*1), Z6, Z6
+	JMP     ixor16_lskip_6
+
+ixor16_lpart_6:
+	MOVQ       $-1, R11
+	BZHIQ      R10, R11, R11
+	KMOVQ      R11, K3
+	MOVQ       48(DX), R10
+	VPSHUFB    zuc_consts<>+576(SB), Z6, Z6
+	VMOVDQU8.Z (R10)(R8*1), K3, Z8
+	VPXORD     Z8, Z6, Z6
+
+ixor16_lskip_6:
+	MOVQ    80(CX), R10
+	TESTQ   R10, R10
+	JZ      ixor16_lskip_10
+	MOVQ    80(BX), R10
+	SUBQ    R8, R10
+	JLE     ixor16_lskip_10
+	CMPQ    R10, $0x40
+	JB      ixor16_lpart_10
+	MOVQ    80(DX), R10
+	VPSHUFB zuc_consts<>+576(SB), Z1, Z1
+	VPXORD  (R10)(R8*1), Z1, Z1
+	JMP     ixor16_lskip_10
+
+ixor16_lpart_10:
+	MOVQ       $-1, R11
+	BZHIQ      R10, R11, R11
+	KMOVQ      R11, K3
+	MOVQ       80(DX), R10
+	VPSHUFB    zuc_consts<>+576(SB), Z1, Z1
+	VMOVDQU8.Z (R10)(R8*1), K3, Z8
+	VPXORD     Z8, Z1, Z1
+
+ixor16_lskip_10:
+	MOVQ    112(CX), R10
+	TESTQ   R10, R10
+	JZ      ixor16_lskip_14
+	MOVQ    112(BX), R10
+	SUBQ    R8, R10
+	JLE     ixor16_lskip_14
+	CMPQ    R10, $0x40
+	JB      ixor16_lpart_14
+	MOVQ    112(DX), R10
+	VPSHUFB zuc_consts<>+576(SB), Z4, Z4
+	VPXORD  (R10)(R8*1), Z4, Z4
+	JMP     ixor16_lskip_14
+
+ixor16_lpart_14:
+	MOVQ       $-1, R11
+	BZHIQ      R10, R11, R11
+	KMOVQ      R11, K3
+	MOVQ       112(DX), R10
+	VPSHUFB    zuc_consts<>+576(SB), Z4, Z4
+	VMOVDQU8.Z (R10)(R8*1), K3, Z8
+	VPXORD     Z8, Z4, Z4
+
+ixor16_lskip_14:
+	MOVQ      16(CX), R10
+	TESTQ     R10, R10
+	JZ        ixor16_sskip_2
+	MOVQ      16(BX), R10
+	SUBQ      R8, R10
+	JLE       ixor16_sskip_2
+	CMPQ      R10, $0x40
+	JB        ixor16_spart_2
+	MOVQ      16(CX), R10
+	VMOVDQU32 Z7, (R10)(R8*1)
+	JMP       ixor16_sskip_2
+
+ixor16_spart_2:
+	MOVQ     $-1, R11
+	BZHIQ    R10, R11, R11
+	KMOVQ    R11, K3
+	MOVQ     16(CX), R10
+	VMOVDQU8 Z7, K3, (R10)(R8*1)
+
+ixor16_sskip_2:
+	MOVQ      48(CX), R10
+	TESTQ     R10, R10
+	JZ        ixor16_sskip_6
+	MOVQ      48(BX), R10
+	SUBQ      R8, R10
+	JLE       ixor16_sskip_6
+	CMPQ      R10, $0x40
+	JB        ixor16_spart_6
+	MOVQ      48(CX), R10
+	VMOVDQU32 Z6, (R10)(R8*1)
+	JMP       ixor16_sskip_6
+
+ixor16_spart_6:
+	MOVQ     $-1, R11
+	BZHIQ    R10, R11, R11
+	KMOVQ    R11, K3
+	MOVQ     48(CX), R10
+	VMOVDQU8 Z6, K3, (R10)(R8*1)
+
+ixor16_sskip_6:
+	MOVQ      80(CX), R10
+	TESTQ     R10, R10
+	JZ        ixor16_sskip_10
+	MOVQ      80(BX), R10
+	SUBQ      R8, R10
+	JLE       ixor16_sskip_10
+	CMPQ      R10, $0x40
+	JB        ixor16_spart_10
+	MOVQ      80(CX), R10
+	VMOVDQU32 Z1, (R10)(R8*1)
+	JMP       ixor16_sskip_10
+
+ixor16_spart_10:
+	MOVQ     $-1, R11
+	BZHIQ    R10, R11, R11
+	KMOVQ    R11, K3
+	MOVQ     80(CX), R10
+	VMOVDQU8 Z1, K3, (R10)(R8*1)
+
+ixor16_sskip_10:
+	MOVQ      112(CX), R10
+	TESTQ     R10, R10
+	JZ        ixor16_sskip_14
+	MOVQ      112(BX), R10
+	SUBQ      R8, R10
+	JLE       ixor16_sskip_14
+	CMPQ      R10, $0x40
+	JB        ixor16_spart_14
+	MOVQ      112(CX), R10
+	VMOVDQU32 Z4, (R10)(R8*1)
+	JMP       ixor16_sskip_14
+
+ixor16_spart_14:
+	MOVQ     $-1, R11
+	BZHIQ    R10, R11, R11
+	KMOVQ    R11, K3
+	MOVQ     112(CX), R10
+	VMOVDQU8 Z4, K3, (R10)(R8*1)
+
+ixor16_sskip_14:
+	VMOVDQA64  192(AX), Z4
+	VMOVDQA64  448(AX), Z1
+	VMOVDQA64  704(AX), Z6
+	VMOVDQA64  960(AX), Z7
+	VSHUFI32X4 $0x88, Z1, Z4, Z0
+	VSHUFI32X4 $0xdd, Z1, Z4, Z2
+	VSHUFI32X4 $0x88, Z7, Z6, Z5
+	VSHUFI32X4 $0xdd, Z7, Z6, Z3
+	VSHUFI32X4 $0x88, Z5, Z0, Z4
+	VSHUFI32X4 $0x88, Z3, Z2, Z1
+	VSHUFI32X4 $0xdd, Z5, Z0, Z6
+	VSHUFI32X4 $0xdd, Z3, Z2, Z7
+	MOVQ       24(CX), AX
+	TESTQ      AX, AX
+	JZ         ixor16_lskip_3
+	MOVQ       24(BX), AX
+	SUBQ       R8, AX
+	JLE        ixor16_lskip_3
+	CMPQ       AX, $0x40
+	JB         ixor16_lpart_3
+	MOVQ       24(DX), AX
+	VPSHUFB    zuc_consts<>+576(SB), Z4, Z4
+	VPXORD     (AX)(R8*1), Z4, Z4
+	JMP        ixor16_lskip_3
+
+ixor16_lpart_3:
+	MOVQ       $-1, R10
+	BZHIQ      AX, R10, R10
+	KMOVQ      R10, K3
+	MOVQ       24(DX), AX
+	VPSHUFB    zuc_consts<>+576(SB), Z4, Z4
+	VMOVDQU8.Z (AX)(R8*1), K3, Z8
+	VPXORD     Z8, Z4, Z4
+
+ixor16_lskip_3:
+	MOVQ    56(CX), AX
+	TESTQ   AX, AX
+	JZ      ixor16_lskip_7
+	MOVQ    56(BX), AX
+	SUBQ    R8, AX
+	JLE     ixor16_lskip_7
+	CMPQ    AX, $0x40
+	JB      ixor16_lpart_7
+	MOVQ    56(DX), AX
+	VPSHUFB zuc_consts<>+576(SB), Z1, Z1
+	VPXORD  (AX)(R8*1), Z1, Z1
+	JMP     ixor16_lskip_7
+
+ixor16_lpart_7:
+	MOVQ       $-1, R10
+	BZHIQ      AX, R10, R10
+	KMOVQ      R10, K3
+	MOVQ       56(DX), AX
+	VPSHUFB    zuc_consts<>+576(SB), Z1, Z1
+	VMOVDQU8.Z (AX)(R8*1), K3, Z8
+	VPXORD     Z8, Z1, Z1
+
+ixor16_lskip_7:
+	MOVQ    88(CX), AX
+	TESTQ   AX, AX
+	JZ      ixor16_lskip_11
+	MOVQ    88(BX), AX
+	SUBQ    R8, AX
+	JLE     ixor16_lskip_11
+	CMPQ    AX, $0x40
+	JB      ixor16_lpart_11
+	MOVQ    88(DX), AX
+	VPSHUFB zuc_consts<>+576(SB), Z6, Z6
+	VPXORD  (AX)(R8*1), Z6, Z6
+	JMP     ixor16_lskip_11
+
+ixor16_lpart_11:
+	MOVQ       $-1, R10
+	BZHIQ      AX, R10, R10
+	KMOVQ      R10, K3
+	MOVQ       88(DX), AX
+	VPSHUFB    zuc_consts<>+576(SB), Z6, Z6
+	VMOVDQU8.Z (AX)(R8*1), K3, Z8
+	VPXORD     Z8, Z6, Z6
+
+ixor16_lskip_11:
+	MOVQ    120(CX), AX
+	TESTQ   AX, AX
+	JZ      ixor16_lskip_15
+	MOVQ    120(BX), AX
+	SUBQ    R8, AX
+	JLE     ixor16_lskip_15
+	CMPQ    AX, $0x40
+	JB      ixor16_lpart_15
+	MOVQ    120(DX), AX
+	VPSHUFB zuc_consts<>+576(SB), Z7, Z7
+	VPXORD  (AX)(R8*1), Z7, Z7
+	JMP     ixor16_lskip_15
+
+ixor16_lpart_15:
+	MOVQ       $-1, R10
+	BZHIQ      AX, R10, R10
+	KMOVQ      R10, K3
+	MOVQ       120(DX), AX
+	VPSHUFB    zuc_consts<>+576(SB), Z7, Z7
+	VMOVDQU8.Z (AX)(R8*1), K3, Z8
+	VPXORD     Z8, Z7, Z7
+
+ixor16_lskip_15:
+	MOVQ      24(CX), AX
+	TESTQ     AX, AX
+	JZ        ixor16_sskip_3
+	MOVQ      24(BX), AX
+	SUBQ      R8, AX
+	JLE       ixor16_sskip_3
+	CMPQ      AX, $0x40
+	JB        ixor16_spart_3
+	MOVQ      24(CX), AX
+	VMOVDQU32 Z4, (AX)(R8*1)
+	JMP       ixor16_sskip_3
+
+ixor16_spart_3:
+	MOVQ     $-1, R10
+	BZHIQ    AX, R10, R10
+	KMOVQ    R10, K3
+	MOVQ     24(CX), AX
+	VMOVDQU8 Z4, K3, (AX)(R8*1)
+
+ixor16_sskip_3:
+	MOVQ      56(CX), AX
+	TESTQ     AX, AX
+	JZ        ixor16_sskip_7
+	MOVQ      56(BX), AX
+	SUBQ      R8, AX
+	JLE       ixor16_sskip_7
+	CMPQ      AX, $0x40
+	JB        ixor16_spart_7
+	MOVQ      56(CX), AX
+	VMOVDQU32 Z1, (AX)(R8*1)
+	JMP       ixor16_sskip_7
+
+ixor16_spart_7:
+	MOVQ     $-1, R10
+	BZHIQ    AX, R10, R10
+	KMOVQ    R10, K3
+	MOVQ     56(CX), AX
+	VMOVDQU8 Z1, K3, (AX)(R8*1)
+
+ixor16_sskip_7:
+	MOVQ      88(CX), AX
+	TESTQ     AX, AX
+	JZ        ixor16_sskip_11
+	MOVQ      88(BX), AX
+	SUBQ      R8, AX
+	JLE       ixor16_sskip_11
+	CMPQ      AX, $0x40
+	JB        ixor16_spart_11
+	MOVQ      88(CX), AX
+	VMOVDQU32 Z6, (AX)(R8*1)
+	JMP       ixor16_sskip_11
+
+ixor16_spart_11:
+	MOVQ     $-1, R10
+	BZHIQ    AX, R10, R10
+	KMOVQ    R10, K3
+	MOVQ     88(CX), AX
+	VMOVDQU8 Z6, K3, (AX)(R8*1)
+
+ixor16_sskip_11:
+	MOVQ      120(CX), AX
+	TESTQ     AX, AX
+	JZ        ixor16_sskip_15
+	MOVQ      120(BX), AX
+	SUBQ      R8, AX
+	JLE       ixor16_sskip_15
+	CMPQ      AX, $0x40
+	JB        ixor16_spart_15
+	MOVQ      120(CX), AX
+	VMOVDQU32 Z7, (AX)(R8*1)
+	JMP       ixor16_sskip_15
+
+ixor16_spart_15:
+	MOVQ     $-1, R10
+	BZHIQ    AX, R10, R10
+	KMOVQ    R10, K3
+	MOVQ     120(CX), AX
+	VMOVDQU8 Z7, K3, (AX)(R8*1)
+
+ixor16_sskip_15:
+ixor16_next:
+	ADDQ $0x40, R8
+	DECQ DI
+	JNZ  ixor16_loop
+	VZEROUPPER
+	RET
+
+// func sboxes16AESNI(s0 *[64]byte, s1 *[64]byte, in *[64]byte)
+// Requires: AES, AVX, AVX512BW, AVX512F
+TEXT ·sboxes16AESNI(SB), NOSPLIT, $0-24
+	MOVQ            s0+0(FP), AX
+	MOVQ            s1+8(FP), CX
+	MOVQ            in+16(FP), DX
+	VMOVDQU32       zuc_consts<>+128(SB), Z13
+	VMOVDQU32       zuc_consts<>+192(SB), Z14
+	VMOVDQU32       zuc_consts<>+256(SB), Z15
+	VMOVDQU32       (DX), Z0
+	VPANDD.BCST     zuc_consts<>+64(SB), Z0, Z1
+	VPSRLD          $0x04, Z0, Z2
+	VPSHUFB         Z1, Z13, Z3
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Z3, Z2
+	VPSHUFB         Z2, Z14, Z3
+	VPXORD          Z1, Z3, Z3
+	VPSHUFB         Z3, Z15, Z1
+	VPADDB          Z2, Z2, Z2
+	VPXORD          Z2, Z1, Z1
+	VMOVDQU32       Z1, (AX)
+	VMOVDQA64       Z0, Z3
+	VPANDD.BCST     zuc_consts<>+64(SB), Z3, Z2
+	VPSRLD          $0x04, Z3, Z3
+	VPANDD.BCST     zuc_consts<>+64(SB), Z3, Z3
+	VMOVDQU32       zuc_consts<>+1472(SB), Z4
+	VPSHUFB         Z2, Z4, Z2
+	VMOVDQU32       zuc_consts<>+1536(SB), Z4
+	VPSHUFB         Z3, Z4, Z3
+	VPXORD          Z2, Z3, Z3
+	VPSHUFB         zuc_consts<>+1728(SB), Z3, Z3
+	VEXTRACTI32X4   $0x01, Z3, X4
+	VEXTRACTI32X4   $0x02, Z3, X2
+	VEXTRACTI32X4   $0x03, Z3, X5
+	VAESENCLAST     zuc_consts<>+1792(SB), X3, X3
+	VAESENCLAST     zuc_consts<>+1792(SB), X4, X4
+	VAESENCLAST     zuc_consts<>+1792(SB), X2, X2
+	VAESENCLAST     zuc_consts<>+1792(SB), X5, X5
+	VINSERTI32X4    $0x01, X4, Z3, Z3
+	VINSERTI32X4    $0x02, X2, Z3, Z3
+	VINSERTI32X4    $0x03, X5, Z3, Z3
+	VPANDD.BCST     zuc_consts<>+64(SB), Z3, Z5
+	VPSRLD          $0x04, Z3, Z3
+	VPANDD.BCST     zuc_consts<>+64(SB), Z3, Z3
+	VMOVDQU32       zuc_consts<>+1600(SB), Z2
+	VPSHUFB         Z5, Z2, Z5
+	VMOVDQU32       zuc_consts<>+1664(SB), Z2
+	VPSHUFB         Z3, Z2, Z3
+	VPXORD          Z5, Z3, Z3
+	VMOVDQU32       Z3, (CX)
+	VZEROUPPER
+	RET

@@ -12,7 +12,6 @@ import (
 	"encoding/binary"
 
 	"github.com/gmtun/gmtun/ciphers/internal/impl"
-	"github.com/gmtun/gmtun/kernels/cpu"
 	kzuc "github.com/gmtun/gmtun/kernels/zuc"
 )
 
@@ -23,7 +22,13 @@ import (
 // it, chosen inside kernels/zuc), so all require them.
 var (
 	// useX16: 16-lane keystream kernels (AVX-512 F/BW/VL/DQ, VBMI2, GFNI).
-	useX16 = kzuc.X16Supported() && kzuc.MACSupported()
+	useX16 = kzuc.GFNI16.Supported() && kzuc.MACSupported()
+	// useX16AESNI: the 16-lane kernels with S1 through AESENCLAST and
+	// without VBMI2 (AVX-512 F/BW/VL/DQ + AES-NI: Skylake-SP, Cascade
+	// Lake), for AVX-512 CPUs without GFNI and VBMI2: the same lane state
+	// and call shapes as useX16. The MACs take the PCLMULQDQ path there
+	// (kernels/zuc chooses: the 512-bit one needs VPCLMULQDQ and GFNI).
+	useX16AESNI = kzuc.AESNI16.Supported() && kzuc.MACSupported()
 	// useX8: 8-lane keystream kernels with GFNI (AVX2, BMI2, VEX GFNI),
 	// two kernel states per 16-packet call.
 	useX8 = kzuc.GFNI8.Supported() && kzuc.MACSupported()
@@ -41,13 +46,27 @@ var (
 )
 
 // lanesOn reports whether any lane tier is enabled.
-func lanesOn() bool { return useX16 || useX8 || useX8AESNI }
+func lanesOn() bool { return useX16 || useX16AESNI || useX8 || useX8AESNI }
+
+// wide reports whether a 16-lane tier is enabled.
+func wide() bool { return useX16 || useX16AESNI }
+
+// kernels16 returns the 16-lane kernels of the enabled tiers: those with
+// S1 through AESENCLAST when they are the only 16-lane tier enabled (on a
+// CPU with GFNI and VBMI2 only tests select them), else those with GFNI.
+func kernels16() kzuc.Kernels16 {
+	if useX16AESNI && !useX16 {
+		return kzuc.AESNI16
+	}
+	return kzuc.GFNI16
+}
 
 // kernels8 returns the 8-lane kernels of the enabled tiers: those with S1
-// through AESENCLAST when they are the only lane tier enabled (on a CPU
-// with GFNI only tests select them), else those with GFNI.
+// through AESENCLAST when no GFNI tier is enabled (on a CPU with GFNI only
+// tests select them; the 16-lane AES-NI tier's 8-lane calls use them), else
+// those with GFNI.
 func kernels8() kzuc.Kernels8 {
-	if useX8AESNI && !useX16 && !useX8 {
+	if !useX16 && !useX8 && (useX8AESNI || useX16AESNI) {
 		return kzuc.AESNI8
 	}
 	return kzuc.GFNI8
@@ -57,10 +76,9 @@ func kernels8() kzuc.Kernels8 {
 func x8Supported() bool { return kzuc.GFNI8.Supported() || kzuc.AESNI8.Supported() }
 
 func init() {
-	// The 16-lane kernels have no tier type of their own: they are
-	// AVX-512 with GFNI (and VBMI2), named as kernels/cpu spells it; the
-	// 8-lane sets name themselves.
-	impl.Register("zuc", cpu.TierAVX512GFNI, &useX16)
+	// The kernel sets name themselves, as kernels/cpu spells the tiers.
+	impl.Register("zuc", kzuc.GFNI16.String(), &useX16)
+	impl.Register("zuc", kzuc.AESNI16.String(), &useX16AESNI)
 	impl.Register("zuc", kzuc.GFNI8.String(), &useX8)
 	impl.Register("zuc", kzuc.AESNI8.String(), &useX8AESNI)
 }
@@ -108,7 +126,7 @@ func (s *Scratch) state() *kstate {
 func (s *Scratch) XORKeyStreams128(key *[KeySize128]byte, ivs *[Lanes][IVSize128]byte, bufs *[Lanes][]byte, n int) {
 	if lanesOn() {
 		lk := laneKeys{k128: [2]*[KeySize128]byte{key, key}, iv128: ivs}
-		xorLanes(useX16, &lk, bufs, n, s.state())
+		xorLanes(wide(), &lk, bufs, n, s.state())
 		return
 	}
 	XORKeyStreams128Generic(key, ivs, bufs, n)
@@ -119,7 +137,7 @@ func (s *Scratch) XORKeyStreams128(key *[KeySize128]byte, ivs *[Lanes][IVSize128
 func (s *Scratch) XORKeyStreams256(key *[KeySize256]byte, ivs *[Lanes][IVSize256]byte, bufs *[Lanes][]byte, n int) {
 	if lanesOn() {
 		lk := laneKeys{k256: [2]*[KeySize256]byte{key, key}, iv256: ivs}
-		xorLanes(useX16, &lk, bufs, n, s.state())
+		xorLanes(wide(), &lk, bufs, n, s.state())
 		return
 	}
 	XORKeyStreams256Generic(key, ivs, bufs, n)
@@ -131,7 +149,7 @@ func (s *Scratch) XORKeyStreams256(key *[KeySize256]byte, ivs *[Lanes][IVSize256
 func (s *Scratch) EIA3Tags(key *[KeySize128]byte, ivs *[Lanes][IVSize128]byte, msgs *[Lanes][]byte, tags *[Lanes]uint32, n int) {
 	if lanesOn() {
 		lk := laneKeys{k128: [2]*[KeySize128]byte{key, key}, iv128: ivs}
-		macLanes(useX16, &lk, msgs, n, tagOut{eia: tags}, s.lanes())
+		macLanes(wide(), &lk, msgs, n, tagOut{eia: tags}, s.lanes())
 		return
 	}
 	EIA3TagsGeneric(key, ivs, msgs, tags, n)
@@ -145,7 +163,7 @@ func (s *Scratch) MAC256Tags(key *[KeySize256]byte, ivs *[Lanes][IVSize256]byte,
 			k256: [2]*[KeySize256]byte{key, key}, iv256: ivs,
 			d: [2]kzuc.ZUC256Constants{kzuc.ZUC256MAC128, kzuc.ZUC256MAC128},
 		}
-		macLanes(useX16, &lk, msgs, n, tagOut{mac: tags}, s.lanes())
+		macLanes(wide(), &lk, msgs, n, tagOut{mac: tags}, s.lanes())
 		return
 	}
 	MAC256TagsGeneric(key, ivs, msgs, tags, n)
@@ -159,7 +177,7 @@ func (s *Scratch) MAC256Tags(key *[KeySize256]byte, ivs *[Lanes][IVSize256]byte,
 // MAC call, all on the lane kernels.
 func (s *Scratch) EncryptThenMAC128(encKey, macKey *[KeySize128]byte, eea, eia *[Lanes][IVSize128]byte, bodies, msgs *[Lanes][]byte, tags *[Lanes]uint32, n int) {
 	etm := etm8Fits(n)
-	if etm || useX16 && n >= 2 && n <= Lanes/2 {
+	if etm || wide() && n >= 2 && n <= Lanes/2 {
 		var ivs [Lanes][IVSize128]byte
 		copy(ivs[:n], eea[:n])
 		copy(ivs[Lanes/2:Lanes/2+n], eia[:n])
@@ -186,7 +204,7 @@ func (s *Scratch) EncryptThenMAC128(encKey, macKey *[KeySize128]byte, eea, eia *
 // CPU has them (see EncryptThenMAC128).
 func (s *Scratch) EncryptThenMAC256(encKey, macKey *[KeySize256]byte, ivs *[Lanes][IVSize256]byte, bodies, msgs *[Lanes][]byte, tags *[Lanes][MAC256TagSize]byte, n int) {
 	etm := etm8Fits(n)
-	if etm || useX16 && n >= 2 && n <= Lanes/2 {
+	if etm || wide() && n >= 2 && n <= Lanes/2 {
 		var both [Lanes][IVSize256]byte
 		copy(both[:n], ivs[:n])
 		copy(both[Lanes/2:Lanes/2+n], ivs[:n])

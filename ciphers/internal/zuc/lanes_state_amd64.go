@@ -16,15 +16,17 @@ import (
 // lanes compute on stale data harmlessly.
 type kstate struct {
 	wide bool
-	k8   kzuc.Kernels8 // the 8-lane kernels, when !wide
+	k16  kzuc.Kernels16 // the 16-lane kernels, when wide
+	k8   kzuc.Kernels8  // the 8-lane kernels, when !wide
 	s16  kzuc.State16
 	s8   [2]kzuc.State8
 }
 
 // use selects the kernels of the next call: the 16-lane state if wide,
-// else the two 8-lane states on the 8-lane kernels of the enabled tiers.
+// else the two 8-lane states, on the kernels of the enabled tiers.
 func (k *kstate) use(wide bool) {
 	k.wide = wide
+	k.k16 = kernels16()
 	k.k8 = kernels8()
 }
 
@@ -63,7 +65,7 @@ func (k *kstate) loadActive(active uint32, lk *laneKeys) {
 // init runs the initialisation rounds of the active lanes' kernel states.
 func (k *kstate) init(active uint32) {
 	if k.wide {
-		k.s16.Init()
+		k.s16.Init(k.k16)
 		return
 	}
 	if active&0xff != 0 {
@@ -83,7 +85,7 @@ func (k *kstate) xor(bufs *[Lanes][]byte, active uint32, at, m int) {
 			c := bits.TrailingZeros32(a)
 			d[c] = bufs[c][at : at+m]
 		}
-		k.s16.XORKeyStream(&d, &d, m)
+		k.s16.XORKeyStream(k.k16, &d, &d, m)
 		return
 	}
 	for h := range k.s8 {
@@ -105,7 +107,7 @@ func (k *kstate) xor(bufs *[Lanes][]byte, active uint32, at, m int) {
 // on all 16 lanes.
 func (k *kstate) keyStream(ks []uint32, stride int, words *[2]int) {
 	if k.wide {
-		k.s16.KeyStream(ks, stride, max(words[0], words[1]))
+		k.s16.KeyStream(k.k16, ks, stride, max(words[0], words[1]))
 		return
 	}
 	for h := range k.s8 {
@@ -122,7 +124,7 @@ func (k *kstate) keyStream(ks []uint32, stride int, words *[2]int) {
 // of kzuc.BlockWords (see roundWords) when k.wide.
 func (k *kstate) initKeyStream(ks []uint32, stride int, active uint32, words *[2]int) {
 	if k.wide {
-		k.s16.InitKeyStream(ks, stride, max(words[0], words[1]))
+		k.s16.InitKeyStream(k.k16, ks, stride, max(words[0], words[1]))
 		return
 	}
 	k.init(active)

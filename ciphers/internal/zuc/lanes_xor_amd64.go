@@ -45,7 +45,7 @@ func xorLanes(wide bool, lk *laneKeys, bufs *[Lanes][]byte, n int, k *kstate) {
 			c := bits.TrailingZeros32(a)
 			d[c] = bufs[c]
 		}
-		k.s16.InitXORKeyStream(&d, &d)
+		k.s16.InitXORKeyStream(k.k16, &d, &d)
 		return
 	}
 	k.init(active)

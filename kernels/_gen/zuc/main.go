@@ -1,9 +1,14 @@
 // Command zuc generates gmtun's ZUC kernels (package
 // github.com/gmtun/gmtun/kernels/zuc):
 //
-//   - x16: AVX-512 F/BW/VL + VBMI2 + GFNI, 16 lanes as two interleaved
-//     groups of 8 in YMM registers (x16.go, x16_gen.go; the tails and the
-//     S-box hook in x16_ring.go, the vector key loading in x16_load.go);
+//   - x16: 16 lanes as two interleaved groups of 8 in YMM registers
+//     (x16.go, x16_gen.go; the tails and the S-box hook in x16_ring.go, the
+//     vector key loading in x16_load.go), generated twice (x16Variant):
+//     AVX-512 F/BW/VL + VBMI2 + GFNI (16AVX512: S1 as two GFNI affine
+//     instructions, the funnel shifts as VPSHLDD), and AVX-512 F/BW/VL/DQ +
+//     AES-NI for Skylake-SP and Cascade Lake (16AESNI: S1 as VEX AESENCLAST
+//     on XMM halves between two nibble-table affine maps, the funnel shifts
+//     as shifts and VPTERNLOGD); the key loading, F/BW only, once;
 //   - x8: AVX2 (VEX encoding, Y0–Y15 only), 8 lanes in YMM rows (x8.go),
 //     generated twice with S1 as the parameter: two GFNI affine
 //     instructions (8GFNI), or AESENCLAST between two nibble-table affine
@@ -35,7 +40,7 @@ import (
 func main() {
 	ConstraintExpr("amd64,gc,!purego")
 	emitConsts()
-	genX16()
+	genX16(x16GFNI)
 	for _, t := range []*tier{
 		{lanes: 8, name: "8GFNI", s1: s1GFNI},
 		{lanes: 8, name: "8AESNI", s1: s1AESNI},
@@ -55,5 +60,6 @@ func main() {
 	for _, m := range []macKernel{{products: 2, avx512: true}, {products: 3, avx512: true}} {
 		m.genLanes()
 	}
+	genX16(x16AESNI)
 	Generate()
 }

@@ -15,9 +15,9 @@ import (
 // genInit16: the 32 initialisation rounds and the discarded first work
 // round; the ring ends at offset 1, which the epilogue undoes for free.
 func genInit16() {
-	TEXT("initRounds16AVX512", 0, x16Sig(""))
+	TEXT(fn("initRounds"), 0, x16Sig(""))
 	Pragma("noescape")
-	Doc("initRounds16AVX512 runs the ZUC initialisation of all 16 lanes of st:",
+	Doc(fn("initRounds")+" runs the ZUC initialisation of all 16 lanes of st:",
 		"32 rounds in initialisation mode, then one work-mode round whose output",
 		"is discarded (GB/T 33133.1 §3.5). The LFSR rows and R1 = R2 = 0 must be loaded.")
 	st := Load(Param("st"), GP64())
@@ -30,12 +30,13 @@ func genInit16() {
 // genKeyStream16: nblocks × 16 words per lane, lane c's words at
 // ks[c*stride + 16*block ...].
 func genKeyStream16() {
-	TEXT("keyStream16AVX512", 0, x16Sig(", ks *uint32, stride int, nblocks int"))
+	TEXT(fn("keyStream"), 0, x16Sig(", ks *uint32, stride int, nblocks int"))
 	Pragma("noescape")
-	Doc("keyStream16AVX512 writes nblocks×16 keystream words of each of the 16 lanes:",
+	Doc(fn("keyStream")+" writes nblocks×16 keystream words of each of the 16 lanes:",
 		"lane c's words go to ks[c*stride:], in generation order. nblocks must be > 0.")
 	st, ks, stride, n, c := keyStreamArgs16()
 	Label("ks16_loop")
+	c.loadS1Tables()
 	Comment("16 work rounds, both groups.")
 	c.workBlock(0)
 	c.output(storeKeyStream16(ks, stride))
@@ -47,9 +48,9 @@ func genKeyStream16() {
 // endian words, as EEA3 §3.5 and the ZUC-256 keystream require); lanes with
 // a nil dst pointer are skipped.
 func genXOR16() {
-	TEXT("xorKeyStream16AVX512", 0, x16Sig(", dst *[16]*byte, src *[16]*byte, nblocks int"))
+	TEXT(fn("xorKeyStream"), 0, x16Sig(", dst *[16]*byte, src *[16]*byte, nblocks int"))
 	Pragma("noescape")
-	Doc("xorKeyStream16AVX512 XORs nblocks×64 keystream bytes of each of the 16 lanes",
+	Doc(fn("xorKeyStream")+" XORs nblocks×64 keystream bytes of each of the 16 lanes",
 		"(words big-endian) from src[c] into dst[c]; lanes with dst[c] == nil are skipped.",
 		"nblocks must be > 0.")
 	st := Load(Param("st"), GP64())
@@ -61,6 +62,7 @@ func genXOR16() {
 	c := newPair()
 	c.prologue(st)
 	Label("xor16_loop")
+	c.loadS1Tables()
 	Comment("16 work rounds, both groups.")
 	c.workBlock(0)
 	c.output(func(lane int, v Register, disp int) {
@@ -78,9 +80,9 @@ func genXOR16() {
 // the last partial block, nothing past the length or for nil lanes). The
 // state is consumed: it is not written back.
 func genXORInit16() {
-	TEXT("initXORKeyStream16AVX512", 0, x16Sig(", dst *[16]*byte, src *[16]*byte, lens *[16]int, full int, nblocks int"))
+	TEXT(fn("initXORKeyStream"), 0, x16Sig(", dst *[16]*byte, src *[16]*byte, lens *[16]int, full int, nblocks int"))
 	Pragma("noescape")
-	Doc("initXORKeyStream16AVX512 runs the initialisation of all 16 lanes of st, then",
+	Doc(fn("initXORKeyStream")+" runs the initialisation of all 16 lanes of st, then",
 		"XORs the keystream (words big-endian) from src[c] into dst[c] for lens[c] bytes,",
 		"for every lane with dst[c] != nil; nblocks×64 must cover the longest length and",
 		"full (a multiple of 64) must not exceed the shortest of those lens[c]: the blocks",
@@ -97,6 +99,7 @@ func genXORInit16() {
 	c.prologue(st)
 	c.initRounds("ixor16_init")
 	Label("ixor16_loop")
+	c.loadS1Tables()
 	Comment("16 work rounds, both groups (ring offset 1 after the initialisation).")
 	c.workBlock(1)
 	t := c.temps()
@@ -186,13 +189,14 @@ func genXORInit16() {
 // genKeyStreamInit16: initialisation, then nblocks×16 keystream words of
 // every lane to ks[c*stride:]. The state is consumed.
 func genKeyStreamInit16() {
-	TEXT("initKeyStream16AVX512", 0, x16Sig(", ks *uint32, stride int, nblocks int"))
+	TEXT(fn("initKeyStream"), 0, x16Sig(", ks *uint32, stride int, nblocks int"))
 	Pragma("noescape")
-	Doc("initKeyStream16AVX512 runs the initialisation of all 16 lanes of st, then",
+	Doc(fn("initKeyStream")+" runs the initialisation of all 16 lanes of st, then",
 		"writes nblocks×16 keystream words of each lane c to ks[c*stride:]. st is left undefined.")
 	_, ks, stride, n, c := keyStreamArgs16()
 	c.initRounds("iks16_init")
 	Label("iks16_loop")
+	c.loadS1Tables()
 	Comment("16 work rounds, both groups (ring offset 1 after the initialisation).")
 	c.workBlock(1)
 	c.output(storeKeyStream16(ks, stride))

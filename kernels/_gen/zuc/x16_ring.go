@@ -22,6 +22,16 @@ type ring struct {
 }
 
 func newRing() *ring {
+	if xv.aesni {
+		// The AES-NI emission: the ring in Z16–Z31 and the temporaries in
+		// Z0–Z9, so that the VEX AESENCLAST operands (X0–X15) are
+		// temporaries; the S1 tables are loaded when used.
+		return &ring{
+			s:  [16]Register{Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31},
+			r1: Z10, r2: Z11, p: Z12, p1: Z13, p2: Z14, tt: Z15,
+			t: pool{Z9, Z8, Z7, Z6, Z5, Z4, Z3, Z2, Z1, Z0},
+		}
+	}
 	return &ring{
 		s:  [16]Register{Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15},
 		r1: Z16, r2: Z17, p: Z18, p1: Z19, p2: Z20, tt: Z21,
@@ -54,10 +64,50 @@ func (x *ring) s0(in Register) Register {
 
 // s1 returns S1 of every byte of in.
 func (x *ring) s1(in Register) Register {
+	if xv.aesni {
+		return x.s1AESNI(in)
+	}
 	a, o := x.t.get(), x.t.get()
 	VGF2P8AFFINEQB(U8(0), consts.Offset(cS1M), in, a)
 	VGF2P8AFFINEINVQB(U8(0x55), consts.Offset(cS1L), a, o)
 	x.t.put(a)
+	return o
+}
+
+// s1AESNI returns S1 of every byte of in (as s1Group, on the four
+// 128-bit lanes of a ZMM register; all temporaries are in Z0–Z9).
+func (x *ring) s1AESNI(in Register) Register {
+	nib := consts.Offset(cNibble)
+	o := x.t.get()
+	VMOVDQA64(in, o)
+	affine := func(lo, hi int) {
+		a, tbl := x.t.get(), x.t.get()
+		VPANDD_BCST(nib, o, a)
+		VPSRLD(U8(4), o, o)
+		VPANDD_BCST(nib, o, o)
+		VMOVDQU32(consts.Offset(lo), tbl)
+		VPSHUFB(a, tbl, a)
+		VMOVDQU32(consts.Offset(hi), tbl)
+		VPSHUFB(o, tbl, o)
+		VPXORD(a, o, o)
+		x.t.put(a, tbl)
+	}
+	affine(cMLo, cMHi)
+	VPSHUFB(consts.Offset(cInvSR), o, o)
+	var h [4]Register
+	for k := 1; k < 4; k++ {
+		h[k] = x.t.get()
+		VEXTRACTI32X4(U8(k), o, h[k].(VecPhysical).AsX())
+	}
+	h[0] = o
+	for _, r := range h {
+		VAESENCLAST(consts.Offset(cZero), r.(VecPhysical).AsX(), r.(VecPhysical).AsX())
+	}
+	for k := 1; k < 4; k++ {
+		VINSERTI32X4(U8(k), h[k].(VecPhysical).AsX(), o, o)
+		x.t.put(h[k])
+	}
+	affine(cGLo, cGHi)
 	return o
 }
 
@@ -72,6 +122,14 @@ func (x *ring) round(off int, out Mem) {
 		return r
 	}
 	hiLo := func(a, b int) Register { // s_a L ‖ s_b H
+		if xv.aesni {
+			r, tb := t.get(), t.get()
+			VPSLLD(U8(16), c(a), r)
+			VPSRLD(U8(15), c(b), tb)
+			VPORD(tb, r, r)
+			t.put(tb)
+			return r
+		}
 		tb, r := d(b), t.get()
 		VPSHLDD(U8(16), tb, c(a), r)
 		t.put(tb)
@@ -87,8 +145,15 @@ func (x *ring) round(off int, out Mem) {
 	VPADDD(x.r1, x1, x1)
 	VPXORD(x.r2, x2, x2)
 	u, v := t.get(), t.get()
-	VPSHLDD(U8(16), x2, x1, u)
-	VPSHLDD(U8(16), x1, x2, v)
+	if xv.aesni {
+		VPROLD(U8(16), x1, x1)       // W1L‖W1H
+		VPROLD(U8(16), x2, x2)       // W2L‖W2H
+		VPBLENDMW(x1, x2, x.kOdd, u) // W1L‖W2H
+		VPBLENDMW(x2, x1, x.kOdd, v) // W2L‖W1H
+	} else {
+		VPSHLDD(U8(16), x2, x1, u)
+		VPSHLDD(U8(16), x1, x2, v)
+	}
 	t.put(x1, x2)
 	rotXor := func(y Register, a, b, cc, dd int) {
 		ra, rb, rc := t.get(), t.get(), t.get()
@@ -120,6 +185,14 @@ func (x *ring) round(off int, out Mem) {
 
 	// LFSR, s16 over s0 (see group.lfsr).
 	rot := func(j, k int) Register {
+		if xv.aesni {
+			r, s := t.get(), t.get()
+			VPSLLD(U8(k), c(j), r)
+			VPSRLD(U8(31-k), c(j), s)
+			VPTERNLOGD(orAnd, x.p, s, r)
+			t.put(s)
+			return r
+		}
 		dj, r := d(j), t.get()
 		VPSHLDD(U8(k), dj, c(j), r)
 		VPANDD(x.p, r, r)
@@ -149,9 +222,9 @@ func (x *ring) round(off int, out Mem) {
 // state's scratch row i; after each round the ring registers move back by
 // one so that the loop body stays the same.
 func genRows16() {
-	TEXT("rows16AVX512", NOSPLIT, x16Sig(", n int"))
+	TEXT(fn("rows"), NOSPLIT, x16Sig(", n int"))
 	Pragma("noescape")
-	Doc("rows16AVX512 generates n (1..16) keystream words for all 16 lanes;",
+	Doc(fn("rows")+" generates n (1..16) keystream words for all 16 lanes;",
 		"word i of every lane goes to scratch row i (structure of arrays).")
 	st := Load(Param("st"), GP64())
 	n := Load(Param("n"), GP64())
@@ -193,9 +266,9 @@ func genRows16() {
 
 // genSboxes16: test hook applying the kernels' S0 and S1 to every byte.
 func genSboxes16() {
-	TEXT("sboxes16AVX512", NOSPLIT, "func(s0, s1, in *[64]byte)")
+	TEXT(fn("sboxes"), NOSPLIT, "func(s0, s1, in *[64]byte)")
 	Pragma("noescape")
-	Doc("sboxes16AVX512 sets s0[i] = S0(in[i]) and s1[i] = S1(in[i]) with the",
+	Doc(fn("sboxes")+" sets s0[i] = S0(in[i]) and s1[i] = S1(in[i]) with the",
 		"kernel's S-box code (a test hook for the exhaustive S-box tests).")
 	p0 := Load(Param("s0"), GP64())
 	p1 := Load(Param("s1"), GP64())
@@ -210,7 +283,11 @@ func genSboxes16() {
 	RET()
 }
 
-func genX16() {
+// genX16 emits every 16-lane kernel of emission v; the key loading
+// kernels, which use only AVX-512 F/BW, serve both and are emitted once,
+// with the GFNI emission.
+func genX16(v *x16Variant) {
+	xv = v
 	genInit16()
 	genRows16()
 	genKeyStream16()
@@ -218,6 +295,8 @@ func genX16() {
 	genKeyStreamInit16()
 	genXORInit16()
 	genSboxes16()
-	genLoad128x16()
-	genLoad256x16()
+	if !v.aesni {
+		genLoad128x16()
+		genLoad256x16()
+	}
 }
