@@ -5,6 +5,7 @@ package ublock
 import (
 	"crypto/subtle"
 	"encoding/binary"
+	"math/bits"
 	"unsafe"
 
 	"github.com/gmtun/gmtun/kernels/cpu"
@@ -156,22 +157,25 @@ func XORPiecesBitsliced(k *BitslicedKey, ps []Piece) {
 		}
 		ns, nb = 0, 0
 	}
+	// The counter blocks as two little-endian words each (amd64).
+	words := (*[BitslicedBlocks][2]uint64)(unsafe.Pointer(&buf[0]))
 	for i := range ps {
 		p := &ps[i]
-		hi := p.Ctr[:12]
+		// The counter block as two little-endian words: w0 the first 8
+		// bytes, w1 the next 4 and the big-endian counter word on top.
+		w0 := binary.LittleEndian.Uint64(p.Ctr[:8])
+		w1 := uint64(binary.LittleEndian.Uint32(p.Ctr[8:12]))
 		c := binary.BigEndian.Uint32(p.Ctr[12:])
 		for off := 0; off < p.N; {
 			take := min((p.N-off+15)/16, BitslicedBlocks-nb)
 			n := min(16*take, p.N-off)
 			segs[ns] = seg{pi: i, off: off, n: n, at: 16 * nb}
 			ns++
-			for b := 0; b < take; b++ {
-				blk := buf[16*nb : 16*nb+16]
-				copy(blk, hi)
-				binary.BigEndian.PutUint32(blk[12:], c)
+			for b := range words[nb : nb+take] {
+				words[nb+b] = [2]uint64{w0, w1 | uint64(bits.ReverseBytes32(c))<<32}
 				c++
-				nb++
 			}
+			nb += take
 			off += n
 			if nb == BitslicedBlocks {
 				flush()
