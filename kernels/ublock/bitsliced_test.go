@@ -179,7 +179,7 @@ func TestXORPiecesBitslicedAgainstReference(t *testing.T) {
 				batch = append(batch, -16, 1420)
 			}
 			runPiecesBitsliced(t, r, k, rk, rounds, batch, "64 packets")
-			iters := 300
+			iters := 100
 			if testing.Short() {
 				iters = 30
 			}
