@@ -134,28 +134,31 @@ func XORPiecesBitsliced(k *BitslicedKey, ps []Piece) {
 		}
 	}
 	k.check()
-	type seg struct {
-		pi, off, n, at int // piece, byte offset in it, bytes, offset in buf
-	}
-	var (
-		buf  [bitslicedPassBytes]byte
-		segs [BitslicedBlocks]seg
-		ns   int
-		nb   int // blocks in buf
-	)
+	var buf [bitslicedPassBytes]byte
+	nb := 0        // blocks in buf
+	xi, xo := 0, 0 // piece and byte offset the keystream in buf starts at
 	flush := func() {
 		encryptBitsliced128AVX512(&k.m0()[0], k.rounds, &buf[0], &buf[0], 1)
-		for _, s := range segs[:ns] {
-			p := &ps[s.pi]
-			ks := buf[s.at : s.at+s.n]
-			d := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(p.Dst), s.off)), s.n)
+		// The same walk as the fill below, from where the pass began.
+		for at := 0; at < 16*nb; {
+			p := &ps[xi]
+			if xo >= p.N {
+				xi, xo = xi+1, 0
+				continue
+			}
+			take := min((p.N-xo+15)/16, nb-at/16)
+			n := min(16*take, p.N-xo)
+			ks := buf[at : at+n]
+			d := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(p.Dst), xo)), n)
 			if p.Src == nil {
 				copy(d, ks)
 			} else {
-				subtle.XORBytes(d, unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(p.Src), s.off)), s.n), ks)
+				subtle.XORBytes(d, unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(p.Src), xo)), n), ks)
 			}
+			at += 16 * take
+			xo += n
 		}
-		ns, nb = 0, 0
+		nb = 0
 	}
 	// The counter blocks as two little-endian words each (amd64).
 	words := (*[BitslicedBlocks][2]uint64)(unsafe.Pointer(&buf[0]))
@@ -168,15 +171,12 @@ func XORPiecesBitsliced(k *BitslicedKey, ps []Piece) {
 		c := binary.BigEndian.Uint32(p.Ctr[12:])
 		for off := 0; off < p.N; {
 			take := min((p.N-off+15)/16, BitslicedBlocks-nb)
-			n := min(16*take, p.N-off)
-			segs[ns] = seg{pi: i, off: off, n: n, at: 16 * nb}
-			ns++
 			for b := range words[nb : nb+take] {
 				words[nb+b] = [2]uint64{w0, w1 | uint64(bits.ReverseBytes32(c))<<32}
 				c++
 			}
 			nb += take
-			off += n
+			off += min(16*take, p.N-off)
 			if nb == BitslicedBlocks {
 				flush()
 			}
