@@ -22580,3 +22580,19881 @@ TEXT ·transposeAVX2(SB), $4096-16
 	VMOVDQU    Y7, 4064(R8)
 	VZEROUPPER
 	RET
+
+DATA sm4bsIndexPlanes512<>+0(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+1(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+2(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+3(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+4(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+5(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+6(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+7(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+8(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+9(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+10(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+11(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+12(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+13(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+14(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+15(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+16(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+17(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+18(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+19(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+20(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+21(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+22(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+23(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+24(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+25(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+26(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+27(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+28(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+29(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+30(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+31(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+32(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+33(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+34(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+35(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+36(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+37(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+38(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+39(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+40(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+41(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+42(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+43(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+44(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+45(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+46(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+47(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+48(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+49(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+50(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+51(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+52(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+53(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+54(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+55(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+56(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+57(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+58(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+59(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+60(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+61(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+62(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+63(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+64(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+65(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+66(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+67(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+68(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+69(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+70(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+71(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+72(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+73(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+74(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+75(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+76(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+77(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+78(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+79(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+80(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+81(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+82(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+83(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+84(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+85(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+86(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+87(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+88(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+89(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+90(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+91(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+92(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+93(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+94(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+95(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+96(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+97(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+98(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+99(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+100(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+101(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+102(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+103(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+104(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+105(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+106(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+107(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+108(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+109(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+110(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+111(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+112(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+113(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+114(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+115(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+116(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+117(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+118(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+119(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+120(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+121(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+122(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+123(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+124(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+125(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+126(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+127(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+128(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+129(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+130(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+131(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+132(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+133(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+134(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+135(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+136(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+137(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+138(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+139(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+140(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+141(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+142(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+143(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+144(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+145(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+146(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+147(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+148(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+149(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+150(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+151(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+152(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+153(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+154(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+155(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+156(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+157(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+158(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+159(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+160(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+161(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+162(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+163(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+164(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+165(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+166(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+167(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+168(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+169(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+170(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+171(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+172(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+173(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+174(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+175(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+176(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+177(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+178(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+179(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+180(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+181(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+182(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+183(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+184(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+185(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+186(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+187(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+188(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+189(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+190(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+191(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+192(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+193(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+194(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+195(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+196(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+197(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+198(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+199(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+200(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+201(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+202(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+203(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+204(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+205(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+206(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+207(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+208(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+209(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+210(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+211(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+212(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+213(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+214(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+215(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+216(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+217(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+218(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+219(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+220(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+221(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+222(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+223(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+224(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+225(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+226(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+227(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+228(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+229(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+230(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+231(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+232(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+233(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+234(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+235(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+236(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+237(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+238(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+239(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+240(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+241(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+242(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+243(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+244(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+245(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+246(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+247(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+248(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+249(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+250(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+251(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+252(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+253(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+254(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+255(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+256(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+257(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+258(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+259(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+260(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+261(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+262(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+263(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+264(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+265(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+266(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+267(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+268(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+269(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+270(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+271(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+272(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+273(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+274(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+275(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+276(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+277(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+278(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+279(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+280(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+281(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+282(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+283(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+284(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+285(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+286(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+287(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+288(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+289(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+290(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+291(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+292(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+293(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+294(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+295(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+296(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+297(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+298(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+299(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+300(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+301(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+302(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+303(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+304(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+305(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+306(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+307(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+308(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+309(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+310(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+311(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+312(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+313(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+314(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+315(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+316(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+317(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+318(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+319(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+320(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+321(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+322(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+323(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+324(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+325(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+326(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+327(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+328(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+329(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+330(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+331(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+332(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+333(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+334(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+335(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+336(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+337(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+338(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+339(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+340(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+341(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+342(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+343(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+344(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+345(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+346(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+347(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+348(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+349(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+350(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+351(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+352(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+353(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+354(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+355(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+356(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+357(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+358(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+359(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+360(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+361(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+362(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+363(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+364(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+365(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+366(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+367(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+368(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+369(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+370(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+371(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+372(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+373(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+374(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+375(SB)/1, $0x00
+DATA sm4bsIndexPlanes512<>+376(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+377(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+378(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+379(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+380(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+381(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+382(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+383(SB)/1, $0xff
+DATA sm4bsIndexPlanes512<>+384(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+385(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+386(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+387(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+388(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+389(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+390(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+391(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+392(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+393(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+394(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+395(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+396(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+397(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+398(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+399(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+400(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+401(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+402(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+403(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+404(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+405(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+406(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+407(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+408(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+409(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+410(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+411(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+412(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+413(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+414(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+415(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+416(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+417(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+418(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+419(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+420(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+421(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+422(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+423(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+424(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+425(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+426(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+427(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+428(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+429(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+430(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+431(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+432(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+433(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+434(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+435(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+436(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+437(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+438(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+439(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+440(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+441(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+442(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+443(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+444(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+445(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+446(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+447(SB)/1, $0xaa
+DATA sm4bsIndexPlanes512<>+448(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+449(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+450(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+451(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+452(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+453(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+454(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+455(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+456(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+457(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+458(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+459(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+460(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+461(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+462(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+463(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+464(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+465(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+466(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+467(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+468(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+469(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+470(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+471(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+472(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+473(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+474(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+475(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+476(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+477(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+478(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+479(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+480(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+481(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+482(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+483(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+484(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+485(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+486(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+487(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+488(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+489(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+490(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+491(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+492(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+493(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+494(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+495(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+496(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+497(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+498(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+499(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+500(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+501(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+502(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+503(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+504(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+505(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+506(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+507(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+508(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+509(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+510(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+511(SB)/1, $0xcc
+DATA sm4bsIndexPlanes512<>+512(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+513(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+514(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+515(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+516(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+517(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+518(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+519(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+520(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+521(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+522(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+523(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+524(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+525(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+526(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+527(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+528(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+529(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+530(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+531(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+532(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+533(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+534(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+535(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+536(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+537(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+538(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+539(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+540(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+541(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+542(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+543(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+544(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+545(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+546(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+547(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+548(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+549(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+550(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+551(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+552(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+553(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+554(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+555(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+556(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+557(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+558(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+559(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+560(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+561(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+562(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+563(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+564(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+565(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+566(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+567(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+568(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+569(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+570(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+571(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+572(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+573(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+574(SB)/1, $0xf0
+DATA sm4bsIndexPlanes512<>+575(SB)/1, $0xf0
+GLOBL sm4bsIndexPlanes512<>(SB), RODATA|NOPTR, $576
+
+// func encryptBlocksAVX512(rk *[32]uint32, dst *byte, src *byte, nblocks int)
+// Requires: AVX, AVX2, AVX512BW, AVX512F
+TEXT ·encryptBlocksAVX512(SB), $20544-32
+	MOVQ rk+0(FP), SI
+	MOVQ dst+8(FP), R8
+	MOVQ src+16(FP), R9
+	MOVQ nblocks+24(FP), R10
+	LEAQ (SP), BX
+	ADDQ $0x3f, BX
+	ANDQ $-64, BX
+	SHRQ $0x09, R10
+	JZ   enc512_done
+
+	// Round-key bit masks, with the S-box constants folded in.
+	MOVL         (SI), AX
+	XORL         $0x75757575, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, (BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 32(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 64(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 96(BX)
+	MOVL         4(SI), AX
+	XORL         $0x3a3a3a3a, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 128(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 160(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 192(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 224(BX)
+	MOVL         8(SI), AX
+	XORL         $0x75757575, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 256(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 288(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 320(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 352(BX)
+	MOVL         12(SI), AX
+	XORL         $0x3a3a3a3a, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 384(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 416(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 448(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 480(BX)
+	MOVL         16(SI), AX
+	XORL         $0x3a3a3a3a, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 512(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 544(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 576(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 608(BX)
+	MOVL         20(SI), AX
+	XORL         $0x75757575, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 640(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 672(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 704(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 736(BX)
+	MOVL         24(SI), AX
+	XORL         $0x3a3a3a3a, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 768(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 800(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 832(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 864(BX)
+	MOVL         28(SI), AX
+	XORL         $0x75757575, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 896(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 928(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 960(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 992(BX)
+	MOVL         32(SI), AX
+	XORL         $0x75757575, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1024(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1056(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1088(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1120(BX)
+	MOVL         36(SI), AX
+	XORL         $0x3a3a3a3a, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1152(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1184(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1216(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1248(BX)
+	MOVL         40(SI), AX
+	XORL         $0x75757575, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1280(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1312(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1344(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1376(BX)
+	MOVL         44(SI), AX
+	XORL         $0x3a3a3a3a, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1408(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1440(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1472(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1504(BX)
+	MOVL         48(SI), AX
+	XORL         $0x3a3a3a3a, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1536(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1568(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1600(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1632(BX)
+	MOVL         52(SI), AX
+	XORL         $0x75757575, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1664(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1696(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1728(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1760(BX)
+	MOVL         56(SI), AX
+	XORL         $0x3a3a3a3a, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1792(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1824(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1856(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1888(BX)
+	MOVL         60(SI), AX
+	XORL         $0x75757575, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1920(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1952(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1984(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2016(BX)
+	MOVL         64(SI), AX
+	XORL         $0x75757575, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2048(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2080(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2112(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2144(BX)
+	MOVL         68(SI), AX
+	XORL         $0x3a3a3a3a, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2176(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2208(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2240(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2272(BX)
+	MOVL         72(SI), AX
+	XORL         $0x75757575, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2304(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2336(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2368(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2400(BX)
+	MOVL         76(SI), AX
+	XORL         $0x3a3a3a3a, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2432(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2464(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2496(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2528(BX)
+	MOVL         80(SI), AX
+	XORL         $0x3a3a3a3a, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2560(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2592(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2624(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2656(BX)
+	MOVL         84(SI), AX
+	XORL         $0x75757575, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2688(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2720(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2752(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2784(BX)
+	MOVL         88(SI), AX
+	XORL         $0x3a3a3a3a, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2816(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2848(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2880(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2912(BX)
+	MOVL         92(SI), AX
+	XORL         $0x75757575, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2944(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2976(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3008(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3040(BX)
+	MOVL         96(SI), AX
+	XORL         $0x75757575, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3072(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3104(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3136(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3168(BX)
+	MOVL         100(SI), AX
+	XORL         $0x3a3a3a3a, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3200(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3232(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3264(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3296(BX)
+	MOVL         104(SI), AX
+	XORL         $0x75757575, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3328(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3360(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3392(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3424(BX)
+	MOVL         108(SI), AX
+	XORL         $0x3a3a3a3a, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3456(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3488(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3520(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3552(BX)
+	MOVL         112(SI), AX
+	XORL         $0x3a3a3a3a, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3584(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3616(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3648(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3680(BX)
+	MOVL         116(SI), AX
+	XORL         $0x75757575, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3712(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3744(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3776(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3808(BX)
+	MOVL         120(SI), AX
+	XORL         $0x3a3a3a3a, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3840(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3872(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3904(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3936(BX)
+	MOVL         124(SI), AX
+	XORL         $0x75757575, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3968(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 4000(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 4032(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 4064(BX)
+
+enc512_batch:
+	// Blocks to planes: F1 (first level straight from src), then F2.
+	VMOVDQU64    (R9), Z0
+	VMOVDQU64    64(R9), Z2
+	VMOVDQU64    128(R9), Z4
+	VMOVDQU64    192(R9), Z6
+	VPUNPCKHBW   512(R9), Z0, Z1
+	VPUNPCKLBW   512(R9), Z0, Z0
+	VPUNPCKHBW   576(R9), Z2, Z3
+	VPUNPCKLBW   576(R9), Z2, Z2
+	VPUNPCKHBW   640(R9), Z4, Z5
+	VPUNPCKLBW   640(R9), Z4, Z4
+	VPUNPCKHBW   704(R9), Z6, Z7
+	VPUNPCKLBW   704(R9), Z6, Z6
+	VMOVDQU64    Z0, 12288(BX)
+	VMOVDQU64    Z1, 12352(BX)
+	VMOVDQU64    Z2, 12416(BX)
+	VMOVDQU64    Z3, 12480(BX)
+	VMOVDQU64    Z4, 12544(BX)
+	VMOVDQU64    Z5, 12608(BX)
+	VMOVDQU64    Z6, 12672(BX)
+	VMOVDQU64    Z7, 12736(BX)
+	VMOVDQU64    256(R9), Z0
+	VMOVDQU64    320(R9), Z2
+	VMOVDQU64    384(R9), Z4
+	VMOVDQU64    448(R9), Z6
+	VPUNPCKHBW   768(R9), Z0, Z1
+	VPUNPCKLBW   768(R9), Z0, Z0
+	VPUNPCKHBW   832(R9), Z2, Z3
+	VPUNPCKLBW   832(R9), Z2, Z2
+	VPUNPCKHBW   896(R9), Z4, Z5
+	VPUNPCKLBW   896(R9), Z4, Z4
+	VPUNPCKHBW   960(R9), Z6, Z7
+	VPUNPCKLBW   960(R9), Z6, Z6
+	VMOVDQU64    Z0, 12800(BX)
+	VMOVDQU64    Z1, 12864(BX)
+	VMOVDQU64    Z2, 12928(BX)
+	VMOVDQU64    Z3, 12992(BX)
+	VMOVDQU64    Z4, 13056(BX)
+	VMOVDQU64    Z5, 13120(BX)
+	VMOVDQU64    Z6, 13184(BX)
+	VMOVDQU64    Z7, 13248(BX)
+	VMOVDQU64    1024(R9), Z0
+	VMOVDQU64    1088(R9), Z2
+	VMOVDQU64    1152(R9), Z4
+	VMOVDQU64    1216(R9), Z6
+	VPUNPCKHBW   1536(R9), Z0, Z1
+	VPUNPCKLBW   1536(R9), Z0, Z0
+	VPUNPCKHBW   1600(R9), Z2, Z3
+	VPUNPCKLBW   1600(R9), Z2, Z2
+	VPUNPCKHBW   1664(R9), Z4, Z5
+	VPUNPCKLBW   1664(R9), Z4, Z4
+	VPUNPCKHBW   1728(R9), Z6, Z7
+	VPUNPCKLBW   1728(R9), Z6, Z6
+	VMOVDQU64    Z0, 13312(BX)
+	VMOVDQU64    Z1, 13376(BX)
+	VMOVDQU64    Z2, 13440(BX)
+	VMOVDQU64    Z3, 13504(BX)
+	VMOVDQU64    Z4, 13568(BX)
+	VMOVDQU64    Z5, 13632(BX)
+	VMOVDQU64    Z6, 13696(BX)
+	VMOVDQU64    Z7, 13760(BX)
+	VMOVDQU64    1280(R9), Z0
+	VMOVDQU64    1344(R9), Z2
+	VMOVDQU64    1408(R9), Z4
+	VMOVDQU64    1472(R9), Z6
+	VPUNPCKHBW   1792(R9), Z0, Z1
+	VPUNPCKLBW   1792(R9), Z0, Z0
+	VPUNPCKHBW   1856(R9), Z2, Z3
+	VPUNPCKLBW   1856(R9), Z2, Z2
+	VPUNPCKHBW   1920(R9), Z4, Z5
+	VPUNPCKLBW   1920(R9), Z4, Z4
+	VPUNPCKHBW   1984(R9), Z6, Z7
+	VPUNPCKLBW   1984(R9), Z6, Z6
+	VMOVDQU64    Z0, 13824(BX)
+	VMOVDQU64    Z1, 13888(BX)
+	VMOVDQU64    Z2, 13952(BX)
+	VMOVDQU64    Z3, 14016(BX)
+	VMOVDQU64    Z4, 14080(BX)
+	VMOVDQU64    Z5, 14144(BX)
+	VMOVDQU64    Z6, 14208(BX)
+	VMOVDQU64    Z7, 14272(BX)
+	VMOVDQU64    2048(R9), Z0
+	VMOVDQU64    2112(R9), Z2
+	VMOVDQU64    2176(R9), Z4
+	VMOVDQU64    2240(R9), Z6
+	VPUNPCKHBW   2560(R9), Z0, Z1
+	VPUNPCKLBW   2560(R9), Z0, Z0
+	VPUNPCKHBW   2624(R9), Z2, Z3
+	VPUNPCKLBW   2624(R9), Z2, Z2
+	VPUNPCKHBW   2688(R9), Z4, Z5
+	VPUNPCKLBW   2688(R9), Z4, Z4
+	VPUNPCKHBW   2752(R9), Z6, Z7
+	VPUNPCKLBW   2752(R9), Z6, Z6
+	VMOVDQU64    Z0, 14336(BX)
+	VMOVDQU64    Z1, 14400(BX)
+	VMOVDQU64    Z2, 14464(BX)
+	VMOVDQU64    Z3, 14528(BX)
+	VMOVDQU64    Z4, 14592(BX)
+	VMOVDQU64    Z5, 14656(BX)
+	VMOVDQU64    Z6, 14720(BX)
+	VMOVDQU64    Z7, 14784(BX)
+	VMOVDQU64    2304(R9), Z0
+	VMOVDQU64    2368(R9), Z2
+	VMOVDQU64    2432(R9), Z4
+	VMOVDQU64    2496(R9), Z6
+	VPUNPCKHBW   2816(R9), Z0, Z1
+	VPUNPCKLBW   2816(R9), Z0, Z0
+	VPUNPCKHBW   2880(R9), Z2, Z3
+	VPUNPCKLBW   2880(R9), Z2, Z2
+	VPUNPCKHBW   2944(R9), Z4, Z5
+	VPUNPCKLBW   2944(R9), Z4, Z4
+	VPUNPCKHBW   3008(R9), Z6, Z7
+	VPUNPCKLBW   3008(R9), Z6, Z6
+	VMOVDQU64    Z0, 14848(BX)
+	VMOVDQU64    Z1, 14912(BX)
+	VMOVDQU64    Z2, 14976(BX)
+	VMOVDQU64    Z3, 15040(BX)
+	VMOVDQU64    Z4, 15104(BX)
+	VMOVDQU64    Z5, 15168(BX)
+	VMOVDQU64    Z6, 15232(BX)
+	VMOVDQU64    Z7, 15296(BX)
+	VMOVDQU64    3072(R9), Z0
+	VMOVDQU64    3136(R9), Z2
+	VMOVDQU64    3200(R9), Z4
+	VMOVDQU64    3264(R9), Z6
+	VPUNPCKHBW   3584(R9), Z0, Z1
+	VPUNPCKLBW   3584(R9), Z0, Z0
+	VPUNPCKHBW   3648(R9), Z2, Z3
+	VPUNPCKLBW   3648(R9), Z2, Z2
+	VPUNPCKHBW   3712(R9), Z4, Z5
+	VPUNPCKLBW   3712(R9), Z4, Z4
+	VPUNPCKHBW   3776(R9), Z6, Z7
+	VPUNPCKLBW   3776(R9), Z6, Z6
+	VMOVDQU64    Z0, 15360(BX)
+	VMOVDQU64    Z1, 15424(BX)
+	VMOVDQU64    Z2, 15488(BX)
+	VMOVDQU64    Z3, 15552(BX)
+	VMOVDQU64    Z4, 15616(BX)
+	VMOVDQU64    Z5, 15680(BX)
+	VMOVDQU64    Z6, 15744(BX)
+	VMOVDQU64    Z7, 15808(BX)
+	VMOVDQU64    3328(R9), Z0
+	VMOVDQU64    3392(R9), Z2
+	VMOVDQU64    3456(R9), Z4
+	VMOVDQU64    3520(R9), Z6
+	VPUNPCKHBW   3840(R9), Z0, Z1
+	VPUNPCKLBW   3840(R9), Z0, Z0
+	VPUNPCKHBW   3904(R9), Z2, Z3
+	VPUNPCKLBW   3904(R9), Z2, Z2
+	VPUNPCKHBW   3968(R9), Z4, Z5
+	VPUNPCKLBW   3968(R9), Z4, Z4
+	VPUNPCKHBW   4032(R9), Z6, Z7
+	VPUNPCKLBW   4032(R9), Z6, Z6
+	VMOVDQU64    Z0, 15872(BX)
+	VMOVDQU64    Z1, 15936(BX)
+	VMOVDQU64    Z2, 16000(BX)
+	VMOVDQU64    Z3, 16064(BX)
+	VMOVDQU64    Z4, 16128(BX)
+	VMOVDQU64    Z5, 16192(BX)
+	VMOVDQU64    Z6, 16256(BX)
+	VMOVDQU64    Z7, 16320(BX)
+	VMOVDQU64    4096(R9), Z0
+	VMOVDQU64    4160(R9), Z2
+	VMOVDQU64    4224(R9), Z4
+	VMOVDQU64    4288(R9), Z6
+	VPUNPCKHBW   4608(R9), Z0, Z1
+	VPUNPCKLBW   4608(R9), Z0, Z0
+	VPUNPCKHBW   4672(R9), Z2, Z3
+	VPUNPCKLBW   4672(R9), Z2, Z2
+	VPUNPCKHBW   4736(R9), Z4, Z5
+	VPUNPCKLBW   4736(R9), Z4, Z4
+	VPUNPCKHBW   4800(R9), Z6, Z7
+	VPUNPCKLBW   4800(R9), Z6, Z6
+	VMOVDQU64    Z0, 16384(BX)
+	VMOVDQU64    Z1, 16448(BX)
+	VMOVDQU64    Z2, 16512(BX)
+	VMOVDQU64    Z3, 16576(BX)
+	VMOVDQU64    Z4, 16640(BX)
+	VMOVDQU64    Z5, 16704(BX)
+	VMOVDQU64    Z6, 16768(BX)
+	VMOVDQU64    Z7, 16832(BX)
+	VMOVDQU64    4352(R9), Z0
+	VMOVDQU64    4416(R9), Z2
+	VMOVDQU64    4480(R9), Z4
+	VMOVDQU64    4544(R9), Z6
+	VPUNPCKHBW   4864(R9), Z0, Z1
+	VPUNPCKLBW   4864(R9), Z0, Z0
+	VPUNPCKHBW   4928(R9), Z2, Z3
+	VPUNPCKLBW   4928(R9), Z2, Z2
+	VPUNPCKHBW   4992(R9), Z4, Z5
+	VPUNPCKLBW   4992(R9), Z4, Z4
+	VPUNPCKHBW   5056(R9), Z6, Z7
+	VPUNPCKLBW   5056(R9), Z6, Z6
+	VMOVDQU64    Z0, 16896(BX)
+	VMOVDQU64    Z1, 16960(BX)
+	VMOVDQU64    Z2, 17024(BX)
+	VMOVDQU64    Z3, 17088(BX)
+	VMOVDQU64    Z4, 17152(BX)
+	VMOVDQU64    Z5, 17216(BX)
+	VMOVDQU64    Z6, 17280(BX)
+	VMOVDQU64    Z7, 17344(BX)
+	VMOVDQU64    5120(R9), Z0
+	VMOVDQU64    5184(R9), Z2
+	VMOVDQU64    5248(R9), Z4
+	VMOVDQU64    5312(R9), Z6
+	VPUNPCKHBW   5632(R9), Z0, Z1
+	VPUNPCKLBW   5632(R9), Z0, Z0
+	VPUNPCKHBW   5696(R9), Z2, Z3
+	VPUNPCKLBW   5696(R9), Z2, Z2
+	VPUNPCKHBW   5760(R9), Z4, Z5
+	VPUNPCKLBW   5760(R9), Z4, Z4
+	VPUNPCKHBW   5824(R9), Z6, Z7
+	VPUNPCKLBW   5824(R9), Z6, Z6
+	VMOVDQU64    Z0, 17408(BX)
+	VMOVDQU64    Z1, 17472(BX)
+	VMOVDQU64    Z2, 17536(BX)
+	VMOVDQU64    Z3, 17600(BX)
+	VMOVDQU64    Z4, 17664(BX)
+	VMOVDQU64    Z5, 17728(BX)
+	VMOVDQU64    Z6, 17792(BX)
+	VMOVDQU64    Z7, 17856(BX)
+	VMOVDQU64    5376(R9), Z0
+	VMOVDQU64    5440(R9), Z2
+	VMOVDQU64    5504(R9), Z4
+	VMOVDQU64    5568(R9), Z6
+	VPUNPCKHBW   5888(R9), Z0, Z1
+	VPUNPCKLBW   5888(R9), Z0, Z0
+	VPUNPCKHBW   5952(R9), Z2, Z3
+	VPUNPCKLBW   5952(R9), Z2, Z2
+	VPUNPCKHBW   6016(R9), Z4, Z5
+	VPUNPCKLBW   6016(R9), Z4, Z4
+	VPUNPCKHBW   6080(R9), Z6, Z7
+	VPUNPCKLBW   6080(R9), Z6, Z6
+	VMOVDQU64    Z0, 17920(BX)
+	VMOVDQU64    Z1, 17984(BX)
+	VMOVDQU64    Z2, 18048(BX)
+	VMOVDQU64    Z3, 18112(BX)
+	VMOVDQU64    Z4, 18176(BX)
+	VMOVDQU64    Z5, 18240(BX)
+	VMOVDQU64    Z6, 18304(BX)
+	VMOVDQU64    Z7, 18368(BX)
+	VMOVDQU64    6144(R9), Z0
+	VMOVDQU64    6208(R9), Z2
+	VMOVDQU64    6272(R9), Z4
+	VMOVDQU64    6336(R9), Z6
+	VPUNPCKHBW   6656(R9), Z0, Z1
+	VPUNPCKLBW   6656(R9), Z0, Z0
+	VPUNPCKHBW   6720(R9), Z2, Z3
+	VPUNPCKLBW   6720(R9), Z2, Z2
+	VPUNPCKHBW   6784(R9), Z4, Z5
+	VPUNPCKLBW   6784(R9), Z4, Z4
+	VPUNPCKHBW   6848(R9), Z6, Z7
+	VPUNPCKLBW   6848(R9), Z6, Z6
+	VMOVDQU64    Z0, 18432(BX)
+	VMOVDQU64    Z1, 18496(BX)
+	VMOVDQU64    Z2, 18560(BX)
+	VMOVDQU64    Z3, 18624(BX)
+	VMOVDQU64    Z4, 18688(BX)
+	VMOVDQU64    Z5, 18752(BX)
+	VMOVDQU64    Z6, 18816(BX)
+	VMOVDQU64    Z7, 18880(BX)
+	VMOVDQU64    6400(R9), Z0
+	VMOVDQU64    6464(R9), Z2
+	VMOVDQU64    6528(R9), Z4
+	VMOVDQU64    6592(R9), Z6
+	VPUNPCKHBW   6912(R9), Z0, Z1
+	VPUNPCKLBW   6912(R9), Z0, Z0
+	VPUNPCKHBW   6976(R9), Z2, Z3
+	VPUNPCKLBW   6976(R9), Z2, Z2
+	VPUNPCKHBW   7040(R9), Z4, Z5
+	VPUNPCKLBW   7040(R9), Z4, Z4
+	VPUNPCKHBW   7104(R9), Z6, Z7
+	VPUNPCKLBW   7104(R9), Z6, Z6
+	VMOVDQU64    Z0, 18944(BX)
+	VMOVDQU64    Z1, 19008(BX)
+	VMOVDQU64    Z2, 19072(BX)
+	VMOVDQU64    Z3, 19136(BX)
+	VMOVDQU64    Z4, 19200(BX)
+	VMOVDQU64    Z5, 19264(BX)
+	VMOVDQU64    Z6, 19328(BX)
+	VMOVDQU64    Z7, 19392(BX)
+	VMOVDQU64    7168(R9), Z0
+	VMOVDQU64    7232(R9), Z2
+	VMOVDQU64    7296(R9), Z4
+	VMOVDQU64    7360(R9), Z6
+	VPUNPCKHBW   7680(R9), Z0, Z1
+	VPUNPCKLBW   7680(R9), Z0, Z0
+	VPUNPCKHBW   7744(R9), Z2, Z3
+	VPUNPCKLBW   7744(R9), Z2, Z2
+	VPUNPCKHBW   7808(R9), Z4, Z5
+	VPUNPCKLBW   7808(R9), Z4, Z4
+	VPUNPCKHBW   7872(R9), Z6, Z7
+	VPUNPCKLBW   7872(R9), Z6, Z6
+	VMOVDQU64    Z0, 19456(BX)
+	VMOVDQU64    Z1, 19520(BX)
+	VMOVDQU64    Z2, 19584(BX)
+	VMOVDQU64    Z3, 19648(BX)
+	VMOVDQU64    Z4, 19712(BX)
+	VMOVDQU64    Z5, 19776(BX)
+	VMOVDQU64    Z6, 19840(BX)
+	VMOVDQU64    Z7, 19904(BX)
+	VMOVDQU64    7424(R9), Z0
+	VMOVDQU64    7488(R9), Z2
+	VMOVDQU64    7552(R9), Z4
+	VMOVDQU64    7616(R9), Z6
+	VPUNPCKHBW   7936(R9), Z0, Z1
+	VPUNPCKLBW   7936(R9), Z0, Z0
+	VPUNPCKHBW   8000(R9), Z2, Z3
+	VPUNPCKLBW   8000(R9), Z2, Z2
+	VPUNPCKHBW   8064(R9), Z4, Z5
+	VPUNPCKLBW   8064(R9), Z4, Z4
+	VPUNPCKHBW   8128(R9), Z6, Z7
+	VPUNPCKLBW   8128(R9), Z6, Z6
+	VMOVDQU64    Z0, 19968(BX)
+	VMOVDQU64    Z1, 20032(BX)
+	VMOVDQU64    Z2, 20096(BX)
+	VMOVDQU64    Z3, 20160(BX)
+	VMOVDQU64    Z4, 20224(BX)
+	VMOVDQU64    Z5, 20288(BX)
+	VMOVDQU64    Z6, 20352(BX)
+	VMOVDQU64    Z7, 20416(BX)
+	VMOVDQU64    12288(BX), Z0
+	VMOVDQU64    12352(BX), Z2
+	VMOVDQU64    12416(BX), Z4
+	VMOVDQU64    12480(BX), Z6
+	VPUNPCKHBW   12800(BX), Z0, Z1
+	VPUNPCKLBW   12800(BX), Z0, Z0
+	VPUNPCKHBW   12864(BX), Z2, Z3
+	VPUNPCKLBW   12864(BX), Z2, Z2
+	VPUNPCKHBW   12928(BX), Z4, Z5
+	VPUNPCKLBW   12928(BX), Z4, Z4
+	VPUNPCKHBW   12992(BX), Z6, Z7
+	VPUNPCKLBW   12992(BX), Z6, Z6
+	VMOVDQU64    Z0, 4096(BX)
+	VMOVDQU64    Z1, 4160(BX)
+	VMOVDQU64    Z2, 4224(BX)
+	VMOVDQU64    Z3, 4288(BX)
+	VMOVDQU64    Z4, 4352(BX)
+	VMOVDQU64    Z5, 4416(BX)
+	VMOVDQU64    Z6, 4480(BX)
+	VMOVDQU64    Z7, 4544(BX)
+	VMOVDQU64    12544(BX), Z0
+	VMOVDQU64    12608(BX), Z2
+	VMOVDQU64    12672(BX), Z4
+	VMOVDQU64    12736(BX), Z6
+	VPUNPCKHBW   13056(BX), Z0, Z1
+	VPUNPCKLBW   13056(BX), Z0, Z0
+	VPUNPCKHBW   13120(BX), Z2, Z3
+	VPUNPCKLBW   13120(BX), Z2, Z2
+	VPUNPCKHBW   13184(BX), Z4, Z5
+	VPUNPCKLBW   13184(BX), Z4, Z4
+	VPUNPCKHBW   13248(BX), Z6, Z7
+	VPUNPCKLBW   13248(BX), Z6, Z6
+	VMOVDQU64    Z0, 4608(BX)
+	VMOVDQU64    Z1, 4672(BX)
+	VMOVDQU64    Z2, 4736(BX)
+	VMOVDQU64    Z3, 4800(BX)
+	VMOVDQU64    Z4, 4864(BX)
+	VMOVDQU64    Z5, 4928(BX)
+	VMOVDQU64    Z6, 4992(BX)
+	VMOVDQU64    Z7, 5056(BX)
+	VMOVDQU64    13312(BX), Z0
+	VMOVDQU64    13376(BX), Z2
+	VMOVDQU64    13440(BX), Z4
+	VMOVDQU64    13504(BX), Z6
+	VPUNPCKHBW   13824(BX), Z0, Z1
+	VPUNPCKLBW   13824(BX), Z0, Z0
+	VPUNPCKHBW   13888(BX), Z2, Z3
+	VPUNPCKLBW   13888(BX), Z2, Z2
+	VPUNPCKHBW   13952(BX), Z4, Z5
+	VPUNPCKLBW   13952(BX), Z4, Z4
+	VPUNPCKHBW   14016(BX), Z6, Z7
+	VPUNPCKLBW   14016(BX), Z6, Z6
+	VMOVDQU64    Z0, 5120(BX)
+	VMOVDQU64    Z1, 5184(BX)
+	VMOVDQU64    Z2, 5248(BX)
+	VMOVDQU64    Z3, 5312(BX)
+	VMOVDQU64    Z4, 5376(BX)
+	VMOVDQU64    Z5, 5440(BX)
+	VMOVDQU64    Z6, 5504(BX)
+	VMOVDQU64    Z7, 5568(BX)
+	VMOVDQU64    13568(BX), Z0
+	VMOVDQU64    13632(BX), Z2
+	VMOVDQU64    13696(BX), Z4
+	VMOVDQU64    13760(BX), Z6
+	VPUNPCKHBW   14080(BX), Z0, Z1
+	VPUNPCKLBW   14080(BX), Z0, Z0
+	VPUNPCKHBW   14144(BX), Z2, Z3
+	VPUNPCKLBW   14144(BX), Z2, Z2
+	VPUNPCKHBW   14208(BX), Z4, Z5
+	VPUNPCKLBW   14208(BX), Z4, Z4
+	VPUNPCKHBW   14272(BX), Z6, Z7
+	VPUNPCKLBW   14272(BX), Z6, Z6
+	VMOVDQU64    Z0, 5632(BX)
+	VMOVDQU64    Z1, 5696(BX)
+	VMOVDQU64    Z2, 5760(BX)
+	VMOVDQU64    Z3, 5824(BX)
+	VMOVDQU64    Z4, 5888(BX)
+	VMOVDQU64    Z5, 5952(BX)
+	VMOVDQU64    Z6, 6016(BX)
+	VMOVDQU64    Z7, 6080(BX)
+	VMOVDQU64    14336(BX), Z0
+	VMOVDQU64    14400(BX), Z2
+	VMOVDQU64    14464(BX), Z4
+	VMOVDQU64    14528(BX), Z6
+	VPUNPCKHBW   14848(BX), Z0, Z1
+	VPUNPCKLBW   14848(BX), Z0, Z0
+	VPUNPCKHBW   14912(BX), Z2, Z3
+	VPUNPCKLBW   14912(BX), Z2, Z2
+	VPUNPCKHBW   14976(BX), Z4, Z5
+	VPUNPCKLBW   14976(BX), Z4, Z4
+	VPUNPCKHBW   15040(BX), Z6, Z7
+	VPUNPCKLBW   15040(BX), Z6, Z6
+	VMOVDQU64    Z0, 6144(BX)
+	VMOVDQU64    Z1, 6208(BX)
+	VMOVDQU64    Z2, 6272(BX)
+	VMOVDQU64    Z3, 6336(BX)
+	VMOVDQU64    Z4, 6400(BX)
+	VMOVDQU64    Z5, 6464(BX)
+	VMOVDQU64    Z6, 6528(BX)
+	VMOVDQU64    Z7, 6592(BX)
+	VMOVDQU64    14592(BX), Z0
+	VMOVDQU64    14656(BX), Z2
+	VMOVDQU64    14720(BX), Z4
+	VMOVDQU64    14784(BX), Z6
+	VPUNPCKHBW   15104(BX), Z0, Z1
+	VPUNPCKLBW   15104(BX), Z0, Z0
+	VPUNPCKHBW   15168(BX), Z2, Z3
+	VPUNPCKLBW   15168(BX), Z2, Z2
+	VPUNPCKHBW   15232(BX), Z4, Z5
+	VPUNPCKLBW   15232(BX), Z4, Z4
+	VPUNPCKHBW   15296(BX), Z6, Z7
+	VPUNPCKLBW   15296(BX), Z6, Z6
+	VMOVDQU64    Z0, 6656(BX)
+	VMOVDQU64    Z1, 6720(BX)
+	VMOVDQU64    Z2, 6784(BX)
+	VMOVDQU64    Z3, 6848(BX)
+	VMOVDQU64    Z4, 6912(BX)
+	VMOVDQU64    Z5, 6976(BX)
+	VMOVDQU64    Z6, 7040(BX)
+	VMOVDQU64    Z7, 7104(BX)
+	VMOVDQU64    15360(BX), Z0
+	VMOVDQU64    15424(BX), Z2
+	VMOVDQU64    15488(BX), Z4
+	VMOVDQU64    15552(BX), Z6
+	VPUNPCKHBW   15872(BX), Z0, Z1
+	VPUNPCKLBW   15872(BX), Z0, Z0
+	VPUNPCKHBW   15936(BX), Z2, Z3
+	VPUNPCKLBW   15936(BX), Z2, Z2
+	VPUNPCKHBW   16000(BX), Z4, Z5
+	VPUNPCKLBW   16000(BX), Z4, Z4
+	VPUNPCKHBW   16064(BX), Z6, Z7
+	VPUNPCKLBW   16064(BX), Z6, Z6
+	VMOVDQU64    Z0, 7168(BX)
+	VMOVDQU64    Z1, 7232(BX)
+	VMOVDQU64    Z2, 7296(BX)
+	VMOVDQU64    Z3, 7360(BX)
+	VMOVDQU64    Z4, 7424(BX)
+	VMOVDQU64    Z5, 7488(BX)
+	VMOVDQU64    Z6, 7552(BX)
+	VMOVDQU64    Z7, 7616(BX)
+	VMOVDQU64    15616(BX), Z0
+	VMOVDQU64    15680(BX), Z2
+	VMOVDQU64    15744(BX), Z4
+	VMOVDQU64    15808(BX), Z6
+	VPUNPCKHBW   16128(BX), Z0, Z1
+	VPUNPCKLBW   16128(BX), Z0, Z0
+	VPUNPCKHBW   16192(BX), Z2, Z3
+	VPUNPCKLBW   16192(BX), Z2, Z2
+	VPUNPCKHBW   16256(BX), Z4, Z5
+	VPUNPCKLBW   16256(BX), Z4, Z4
+	VPUNPCKHBW   16320(BX), Z6, Z7
+	VPUNPCKLBW   16320(BX), Z6, Z6
+	VMOVDQU64    Z0, 7680(BX)
+	VMOVDQU64    Z1, 7744(BX)
+	VMOVDQU64    Z2, 7808(BX)
+	VMOVDQU64    Z3, 7872(BX)
+	VMOVDQU64    Z4, 7936(BX)
+	VMOVDQU64    Z5, 8000(BX)
+	VMOVDQU64    Z6, 8064(BX)
+	VMOVDQU64    Z7, 8128(BX)
+	VMOVDQU64    16384(BX), Z0
+	VMOVDQU64    16448(BX), Z2
+	VMOVDQU64    16512(BX), Z4
+	VMOVDQU64    16576(BX), Z6
+	VPUNPCKHBW   16896(BX), Z0, Z1
+	VPUNPCKLBW   16896(BX), Z0, Z0
+	VPUNPCKHBW   16960(BX), Z2, Z3
+	VPUNPCKLBW   16960(BX), Z2, Z2
+	VPUNPCKHBW   17024(BX), Z4, Z5
+	VPUNPCKLBW   17024(BX), Z4, Z4
+	VPUNPCKHBW   17088(BX), Z6, Z7
+	VPUNPCKLBW   17088(BX), Z6, Z6
+	VMOVDQU64    Z0, 8192(BX)
+	VMOVDQU64    Z1, 8256(BX)
+	VMOVDQU64    Z2, 8320(BX)
+	VMOVDQU64    Z3, 8384(BX)
+	VMOVDQU64    Z4, 8448(BX)
+	VMOVDQU64    Z5, 8512(BX)
+	VMOVDQU64    Z6, 8576(BX)
+	VMOVDQU64    Z7, 8640(BX)
+	VMOVDQU64    16640(BX), Z0
+	VMOVDQU64    16704(BX), Z2
+	VMOVDQU64    16768(BX), Z4
+	VMOVDQU64    16832(BX), Z6
+	VPUNPCKHBW   17152(BX), Z0, Z1
+	VPUNPCKLBW   17152(BX), Z0, Z0
+	VPUNPCKHBW   17216(BX), Z2, Z3
+	VPUNPCKLBW   17216(BX), Z2, Z2
+	VPUNPCKHBW   17280(BX), Z4, Z5
+	VPUNPCKLBW   17280(BX), Z4, Z4
+	VPUNPCKHBW   17344(BX), Z6, Z7
+	VPUNPCKLBW   17344(BX), Z6, Z6
+	VMOVDQU64    Z0, 8704(BX)
+	VMOVDQU64    Z1, 8768(BX)
+	VMOVDQU64    Z2, 8832(BX)
+	VMOVDQU64    Z3, 8896(BX)
+	VMOVDQU64    Z4, 8960(BX)
+	VMOVDQU64    Z5, 9024(BX)
+	VMOVDQU64    Z6, 9088(BX)
+	VMOVDQU64    Z7, 9152(BX)
+	VMOVDQU64    17408(BX), Z0
+	VMOVDQU64    17472(BX), Z2
+	VMOVDQU64    17536(BX), Z4
+	VMOVDQU64    17600(BX), Z6
+	VPUNPCKHBW   17920(BX), Z0, Z1
+	VPUNPCKLBW   17920(BX), Z0, Z0
+	VPUNPCKHBW   17984(BX), Z2, Z3
+	VPUNPCKLBW   17984(BX), Z2, Z2
+	VPUNPCKHBW   18048(BX), Z4, Z5
+	VPUNPCKLBW   18048(BX), Z4, Z4
+	VPUNPCKHBW   18112(BX), Z6, Z7
+	VPUNPCKLBW   18112(BX), Z6, Z6
+	VMOVDQU64    Z0, 9216(BX)
+	VMOVDQU64    Z1, 9280(BX)
+	VMOVDQU64    Z2, 9344(BX)
+	VMOVDQU64    Z3, 9408(BX)
+	VMOVDQU64    Z4, 9472(BX)
+	VMOVDQU64    Z5, 9536(BX)
+	VMOVDQU64    Z6, 9600(BX)
+	VMOVDQU64    Z7, 9664(BX)
+	VMOVDQU64    17664(BX), Z0
+	VMOVDQU64    17728(BX), Z2
+	VMOVDQU64    17792(BX), Z4
+	VMOVDQU64    17856(BX), Z6
+	VPUNPCKHBW   18176(BX), Z0, Z1
+	VPUNPCKLBW   18176(BX), Z0, Z0
+	VPUNPCKHBW   18240(BX), Z2, Z3
+	VPUNPCKLBW   18240(BX), Z2, Z2
+	VPUNPCKHBW   18304(BX), Z4, Z5
+	VPUNPCKLBW   18304(BX), Z4, Z4
+	VPUNPCKHBW   18368(BX), Z6, Z7
+	VPUNPCKLBW   18368(BX), Z6, Z6
+	VMOVDQU64    Z0, 9728(BX)
+	VMOVDQU64    Z1, 9792(BX)
+	VMOVDQU64    Z2, 9856(BX)
+	VMOVDQU64    Z3, 9920(BX)
+	VMOVDQU64    Z4, 9984(BX)
+	VMOVDQU64    Z5, 10048(BX)
+	VMOVDQU64    Z6, 10112(BX)
+	VMOVDQU64    Z7, 10176(BX)
+	VMOVDQU64    18432(BX), Z0
+	VMOVDQU64    18496(BX), Z2
+	VMOVDQU64    18560(BX), Z4
+	VMOVDQU64    18624(BX), Z6
+	VPUNPCKHBW   18944(BX), Z0, Z1
+	VPUNPCKLBW   18944(BX), Z0, Z0
+	VPUNPCKHBW   19008(BX), Z2, Z3
+	VPUNPCKLBW   19008(BX), Z2, Z2
+	VPUNPCKHBW   19072(BX), Z4, Z5
+	VPUNPCKLBW   19072(BX), Z4, Z4
+	VPUNPCKHBW   19136(BX), Z6, Z7
+	VPUNPCKLBW   19136(BX), Z6, Z6
+	VMOVDQU64    Z0, 10240(BX)
+	VMOVDQU64    Z1, 10304(BX)
+	VMOVDQU64    Z2, 10368(BX)
+	VMOVDQU64    Z3, 10432(BX)
+	VMOVDQU64    Z4, 10496(BX)
+	VMOVDQU64    Z5, 10560(BX)
+	VMOVDQU64    Z6, 10624(BX)
+	VMOVDQU64    Z7, 10688(BX)
+	VMOVDQU64    18688(BX), Z0
+	VMOVDQU64    18752(BX), Z2
+	VMOVDQU64    18816(BX), Z4
+	VMOVDQU64    18880(BX), Z6
+	VPUNPCKHBW   19200(BX), Z0, Z1
+	VPUNPCKLBW   19200(BX), Z0, Z0
+	VPUNPCKHBW   19264(BX), Z2, Z3
+	VPUNPCKLBW   19264(BX), Z2, Z2
+	VPUNPCKHBW   19328(BX), Z4, Z5
+	VPUNPCKLBW   19328(BX), Z4, Z4
+	VPUNPCKHBW   19392(BX), Z6, Z7
+	VPUNPCKLBW   19392(BX), Z6, Z6
+	VMOVDQU64    Z0, 10752(BX)
+	VMOVDQU64    Z1, 10816(BX)
+	VMOVDQU64    Z2, 10880(BX)
+	VMOVDQU64    Z3, 10944(BX)
+	VMOVDQU64    Z4, 11008(BX)
+	VMOVDQU64    Z5, 11072(BX)
+	VMOVDQU64    Z6, 11136(BX)
+	VMOVDQU64    Z7, 11200(BX)
+	VMOVDQU64    19456(BX), Z0
+	VMOVDQU64    19520(BX), Z2
+	VMOVDQU64    19584(BX), Z4
+	VMOVDQU64    19648(BX), Z6
+	VPUNPCKHBW   19968(BX), Z0, Z1
+	VPUNPCKLBW   19968(BX), Z0, Z0
+	VPUNPCKHBW   20032(BX), Z2, Z3
+	VPUNPCKLBW   20032(BX), Z2, Z2
+	VPUNPCKHBW   20096(BX), Z4, Z5
+	VPUNPCKLBW   20096(BX), Z4, Z4
+	VPUNPCKHBW   20160(BX), Z6, Z7
+	VPUNPCKLBW   20160(BX), Z6, Z6
+	VMOVDQU64    Z0, 11264(BX)
+	VMOVDQU64    Z1, 11328(BX)
+	VMOVDQU64    Z2, 11392(BX)
+	VMOVDQU64    Z3, 11456(BX)
+	VMOVDQU64    Z4, 11520(BX)
+	VMOVDQU64    Z5, 11584(BX)
+	VMOVDQU64    Z6, 11648(BX)
+	VMOVDQU64    Z7, 11712(BX)
+	VMOVDQU64    19712(BX), Z0
+	VMOVDQU64    19776(BX), Z2
+	VMOVDQU64    19840(BX), Z4
+	VMOVDQU64    19904(BX), Z6
+	VPUNPCKHBW   20224(BX), Z0, Z1
+	VPUNPCKLBW   20224(BX), Z0, Z0
+	VPUNPCKHBW   20288(BX), Z2, Z3
+	VPUNPCKLBW   20288(BX), Z2, Z2
+	VPUNPCKHBW   20352(BX), Z4, Z5
+	VPUNPCKLBW   20352(BX), Z4, Z4
+	VPUNPCKHBW   20416(BX), Z6, Z7
+	VPUNPCKLBW   20416(BX), Z6, Z6
+	VMOVDQU64    Z0, 11776(BX)
+	VMOVDQU64    Z1, 11840(BX)
+	VMOVDQU64    Z2, 11904(BX)
+	VMOVDQU64    Z3, 11968(BX)
+	VMOVDQU64    Z4, 12032(BX)
+	VMOVDQU64    Z5, 12096(BX)
+	VMOVDQU64    Z6, 12160(BX)
+	VMOVDQU64    Z7, 12224(BX)
+	VMOVDQU64    4096(BX), Z0
+	VMOVDQU64    4160(BX), Z2
+	VMOVDQU64    4224(BX), Z4
+	VMOVDQU64    4288(BX), Z6
+	VPUNPCKHBW   4608(BX), Z0, Z1
+	VPUNPCKLBW   4608(BX), Z0, Z0
+	VPUNPCKHBW   4672(BX), Z2, Z3
+	VPUNPCKLBW   4672(BX), Z2, Z2
+	VPUNPCKHBW   4736(BX), Z4, Z5
+	VPUNPCKLBW   4736(BX), Z4, Z4
+	VPUNPCKHBW   4800(BX), Z6, Z7
+	VPUNPCKLBW   4800(BX), Z6, Z6
+	VMOVDQU64    Z0, 12288(BX)
+	VMOVDQU64    Z1, 12352(BX)
+	VMOVDQU64    Z2, 12416(BX)
+	VMOVDQU64    Z3, 12480(BX)
+	VMOVDQU64    Z4, 12544(BX)
+	VMOVDQU64    Z5, 12608(BX)
+	VMOVDQU64    Z6, 12672(BX)
+	VMOVDQU64    Z7, 12736(BX)
+	VMOVDQU64    4352(BX), Z0
+	VMOVDQU64    4416(BX), Z2
+	VMOVDQU64    4480(BX), Z4
+	VMOVDQU64    4544(BX), Z6
+	VPUNPCKHBW   4864(BX), Z0, Z1
+	VPUNPCKLBW   4864(BX), Z0, Z0
+	VPUNPCKHBW   4928(BX), Z2, Z3
+	VPUNPCKLBW   4928(BX), Z2, Z2
+	VPUNPCKHBW   4992(BX), Z4, Z5
+	VPUNPCKLBW   4992(BX), Z4, Z4
+	VPUNPCKHBW   5056(BX), Z6, Z7
+	VPUNPCKLBW   5056(BX), Z6, Z6
+	VMOVDQU64    Z0, 12800(BX)
+	VMOVDQU64    Z1, 12864(BX)
+	VMOVDQU64    Z2, 12928(BX)
+	VMOVDQU64    Z3, 12992(BX)
+	VMOVDQU64    Z4, 13056(BX)
+	VMOVDQU64    Z5, 13120(BX)
+	VMOVDQU64    Z6, 13184(BX)
+	VMOVDQU64    Z7, 13248(BX)
+	VMOVDQU64    5120(BX), Z0
+	VMOVDQU64    5184(BX), Z2
+	VMOVDQU64    5248(BX), Z4
+	VMOVDQU64    5312(BX), Z6
+	VPUNPCKHBW   5632(BX), Z0, Z1
+	VPUNPCKLBW   5632(BX), Z0, Z0
+	VPUNPCKHBW   5696(BX), Z2, Z3
+	VPUNPCKLBW   5696(BX), Z2, Z2
+	VPUNPCKHBW   5760(BX), Z4, Z5
+	VPUNPCKLBW   5760(BX), Z4, Z4
+	VPUNPCKHBW   5824(BX), Z6, Z7
+	VPUNPCKLBW   5824(BX), Z6, Z6
+	VMOVDQU64    Z0, 13312(BX)
+	VMOVDQU64    Z1, 13376(BX)
+	VMOVDQU64    Z2, 13440(BX)
+	VMOVDQU64    Z3, 13504(BX)
+	VMOVDQU64    Z4, 13568(BX)
+	VMOVDQU64    Z5, 13632(BX)
+	VMOVDQU64    Z6, 13696(BX)
+	VMOVDQU64    Z7, 13760(BX)
+	VMOVDQU64    5376(BX), Z0
+	VMOVDQU64    5440(BX), Z2
+	VMOVDQU64    5504(BX), Z4
+	VMOVDQU64    5568(BX), Z6
+	VPUNPCKHBW   5888(BX), Z0, Z1
+	VPUNPCKLBW   5888(BX), Z0, Z0
+	VPUNPCKHBW   5952(BX), Z2, Z3
+	VPUNPCKLBW   5952(BX), Z2, Z2
+	VPUNPCKHBW   6016(BX), Z4, Z5
+	VPUNPCKLBW   6016(BX), Z4, Z4
+	VPUNPCKHBW   6080(BX), Z6, Z7
+	VPUNPCKLBW   6080(BX), Z6, Z6
+	VMOVDQU64    Z0, 13824(BX)
+	VMOVDQU64    Z1, 13888(BX)
+	VMOVDQU64    Z2, 13952(BX)
+	VMOVDQU64    Z3, 14016(BX)
+	VMOVDQU64    Z4, 14080(BX)
+	VMOVDQU64    Z5, 14144(BX)
+	VMOVDQU64    Z6, 14208(BX)
+	VMOVDQU64    Z7, 14272(BX)
+	VMOVDQU64    6144(BX), Z0
+	VMOVDQU64    6208(BX), Z2
+	VMOVDQU64    6272(BX), Z4
+	VMOVDQU64    6336(BX), Z6
+	VPUNPCKHBW   6656(BX), Z0, Z1
+	VPUNPCKLBW   6656(BX), Z0, Z0
+	VPUNPCKHBW   6720(BX), Z2, Z3
+	VPUNPCKLBW   6720(BX), Z2, Z2
+	VPUNPCKHBW   6784(BX), Z4, Z5
+	VPUNPCKLBW   6784(BX), Z4, Z4
+	VPUNPCKHBW   6848(BX), Z6, Z7
+	VPUNPCKLBW   6848(BX), Z6, Z6
+	VMOVDQU64    Z0, 14336(BX)
+	VMOVDQU64    Z1, 14400(BX)
+	VMOVDQU64    Z2, 14464(BX)
+	VMOVDQU64    Z3, 14528(BX)
+	VMOVDQU64    Z4, 14592(BX)
+	VMOVDQU64    Z5, 14656(BX)
+	VMOVDQU64    Z6, 14720(BX)
+	VMOVDQU64    Z7, 14784(BX)
+	VMOVDQU64    6400(BX), Z0
+	VMOVDQU64    6464(BX), Z2
+	VMOVDQU64    6528(BX), Z4
+	VMOVDQU64    6592(BX), Z6
+	VPUNPCKHBW   6912(BX), Z0, Z1
+	VPUNPCKLBW   6912(BX), Z0, Z0
+	VPUNPCKHBW   6976(BX), Z2, Z3
+	VPUNPCKLBW   6976(BX), Z2, Z2
+	VPUNPCKHBW   7040(BX), Z4, Z5
+	VPUNPCKLBW   7040(BX), Z4, Z4
+	VPUNPCKHBW   7104(BX), Z6, Z7
+	VPUNPCKLBW   7104(BX), Z6, Z6
+	VMOVDQU64    Z0, 14848(BX)
+	VMOVDQU64    Z1, 14912(BX)
+	VMOVDQU64    Z2, 14976(BX)
+	VMOVDQU64    Z3, 15040(BX)
+	VMOVDQU64    Z4, 15104(BX)
+	VMOVDQU64    Z5, 15168(BX)
+	VMOVDQU64    Z6, 15232(BX)
+	VMOVDQU64    Z7, 15296(BX)
+	VMOVDQU64    7168(BX), Z0
+	VMOVDQU64    7232(BX), Z2
+	VMOVDQU64    7296(BX), Z4
+	VMOVDQU64    7360(BX), Z6
+	VPUNPCKHBW   7680(BX), Z0, Z1
+	VPUNPCKLBW   7680(BX), Z0, Z0
+	VPUNPCKHBW   7744(BX), Z2, Z3
+	VPUNPCKLBW   7744(BX), Z2, Z2
+	VPUNPCKHBW   7808(BX), Z4, Z5
+	VPUNPCKLBW   7808(BX), Z4, Z4
+	VPUNPCKHBW   7872(BX), Z6, Z7
+	VPUNPCKLBW   7872(BX), Z6, Z6
+	VMOVDQU64    Z0, 15360(BX)
+	VMOVDQU64    Z1, 15424(BX)
+	VMOVDQU64    Z2, 15488(BX)
+	VMOVDQU64    Z3, 15552(BX)
+	VMOVDQU64    Z4, 15616(BX)
+	VMOVDQU64    Z5, 15680(BX)
+	VMOVDQU64    Z6, 15744(BX)
+	VMOVDQU64    Z7, 15808(BX)
+	VMOVDQU64    7424(BX), Z0
+	VMOVDQU64    7488(BX), Z2
+	VMOVDQU64    7552(BX), Z4
+	VMOVDQU64    7616(BX), Z6
+	VPUNPCKHBW   7936(BX), Z0, Z1
+	VPUNPCKLBW   7936(BX), Z0, Z0
+	VPUNPCKHBW   8000(BX), Z2, Z3
+	VPUNPCKLBW   8000(BX), Z2, Z2
+	VPUNPCKHBW   8064(BX), Z4, Z5
+	VPUNPCKLBW   8064(BX), Z4, Z4
+	VPUNPCKHBW   8128(BX), Z6, Z7
+	VPUNPCKLBW   8128(BX), Z6, Z6
+	VMOVDQU64    Z0, 15872(BX)
+	VMOVDQU64    Z1, 15936(BX)
+	VMOVDQU64    Z2, 16000(BX)
+	VMOVDQU64    Z3, 16064(BX)
+	VMOVDQU64    Z4, 16128(BX)
+	VMOVDQU64    Z5, 16192(BX)
+	VMOVDQU64    Z6, 16256(BX)
+	VMOVDQU64    Z7, 16320(BX)
+	VMOVDQU64    8192(BX), Z0
+	VMOVDQU64    8256(BX), Z2
+	VMOVDQU64    8320(BX), Z4
+	VMOVDQU64    8384(BX), Z6
+	VPUNPCKHBW   8704(BX), Z0, Z1
+	VPUNPCKLBW   8704(BX), Z0, Z0
+	VPUNPCKHBW   8768(BX), Z2, Z3
+	VPUNPCKLBW   8768(BX), Z2, Z2
+	VPUNPCKHBW   8832(BX), Z4, Z5
+	VPUNPCKLBW   8832(BX), Z4, Z4
+	VPUNPCKHBW   8896(BX), Z6, Z7
+	VPUNPCKLBW   8896(BX), Z6, Z6
+	VMOVDQU64    Z0, 16384(BX)
+	VMOVDQU64    Z1, 16448(BX)
+	VMOVDQU64    Z2, 16512(BX)
+	VMOVDQU64    Z3, 16576(BX)
+	VMOVDQU64    Z4, 16640(BX)
+	VMOVDQU64    Z5, 16704(BX)
+	VMOVDQU64    Z6, 16768(BX)
+	VMOVDQU64    Z7, 16832(BX)
+	VMOVDQU64    8448(BX), Z0
+	VMOVDQU64    8512(BX), Z2
+	VMOVDQU64    8576(BX), Z4
+	VMOVDQU64    8640(BX), Z6
+	VPUNPCKHBW   8960(BX), Z0, Z1
+	VPUNPCKLBW   8960(BX), Z0, Z0
+	VPUNPCKHBW   9024(BX), Z2, Z3
+	VPUNPCKLBW   9024(BX), Z2, Z2
+	VPUNPCKHBW   9088(BX), Z4, Z5
+	VPUNPCKLBW   9088(BX), Z4, Z4
+	VPUNPCKHBW   9152(BX), Z6, Z7
+	VPUNPCKLBW   9152(BX), Z6, Z6
+	VMOVDQU64    Z0, 16896(BX)
+	VMOVDQU64    Z1, 16960(BX)
+	VMOVDQU64    Z2, 17024(BX)
+	VMOVDQU64    Z3, 17088(BX)
+	VMOVDQU64    Z4, 17152(BX)
+	VMOVDQU64    Z5, 17216(BX)
+	VMOVDQU64    Z6, 17280(BX)
+	VMOVDQU64    Z7, 17344(BX)
+	VMOVDQU64    9216(BX), Z0
+	VMOVDQU64    9280(BX), Z2
+	VMOVDQU64    9344(BX), Z4
+	VMOVDQU64    9408(BX), Z6
+	VPUNPCKHBW   9728(BX), Z0, Z1
+	VPUNPCKLBW   9728(BX), Z0, Z0
+	VPUNPCKHBW   9792(BX), Z2, Z3
+	VPUNPCKLBW   9792(BX), Z2, Z2
+	VPUNPCKHBW   9856(BX), Z4, Z5
+	VPUNPCKLBW   9856(BX), Z4, Z4
+	VPUNPCKHBW   9920(BX), Z6, Z7
+	VPUNPCKLBW   9920(BX), Z6, Z6
+	VMOVDQU64    Z0, 17408(BX)
+	VMOVDQU64    Z1, 17472(BX)
+	VMOVDQU64    Z2, 17536(BX)
+	VMOVDQU64    Z3, 17600(BX)
+	VMOVDQU64    Z4, 17664(BX)
+	VMOVDQU64    Z5, 17728(BX)
+	VMOVDQU64    Z6, 17792(BX)
+	VMOVDQU64    Z7, 17856(BX)
+	VMOVDQU64    9472(BX), Z0
+	VMOVDQU64    9536(BX), Z2
+	VMOVDQU64    9600(BX), Z4
+	VMOVDQU64    9664(BX), Z6
+	VPUNPCKHBW   9984(BX), Z0, Z1
+	VPUNPCKLBW   9984(BX), Z0, Z0
+	VPUNPCKHBW   10048(BX), Z2, Z3
+	VPUNPCKLBW   10048(BX), Z2, Z2
+	VPUNPCKHBW   10112(BX), Z4, Z5
+	VPUNPCKLBW   10112(BX), Z4, Z4
+	VPUNPCKHBW   10176(BX), Z6, Z7
+	VPUNPCKLBW   10176(BX), Z6, Z6
+	VMOVDQU64    Z0, 17920(BX)
+	VMOVDQU64    Z1, 17984(BX)
+	VMOVDQU64    Z2, 18048(BX)
+	VMOVDQU64    Z3, 18112(BX)
+	VMOVDQU64    Z4, 18176(BX)
+	VMOVDQU64    Z5, 18240(BX)
+	VMOVDQU64    Z6, 18304(BX)
+	VMOVDQU64    Z7, 18368(BX)
+	VMOVDQU64    10240(BX), Z0
+	VMOVDQU64    10304(BX), Z2
+	VMOVDQU64    10368(BX), Z4
+	VMOVDQU64    10432(BX), Z6
+	VPUNPCKHBW   10752(BX), Z0, Z1
+	VPUNPCKLBW   10752(BX), Z0, Z0
+	VPUNPCKHBW   10816(BX), Z2, Z3
+	VPUNPCKLBW   10816(BX), Z2, Z2
+	VPUNPCKHBW   10880(BX), Z4, Z5
+	VPUNPCKLBW   10880(BX), Z4, Z4
+	VPUNPCKHBW   10944(BX), Z6, Z7
+	VPUNPCKLBW   10944(BX), Z6, Z6
+	VMOVDQU64    Z0, 18432(BX)
+	VMOVDQU64    Z1, 18496(BX)
+	VMOVDQU64    Z2, 18560(BX)
+	VMOVDQU64    Z3, 18624(BX)
+	VMOVDQU64    Z4, 18688(BX)
+	VMOVDQU64    Z5, 18752(BX)
+	VMOVDQU64    Z6, 18816(BX)
+	VMOVDQU64    Z7, 18880(BX)
+	VMOVDQU64    10496(BX), Z0
+	VMOVDQU64    10560(BX), Z2
+	VMOVDQU64    10624(BX), Z4
+	VMOVDQU64    10688(BX), Z6
+	VPUNPCKHBW   11008(BX), Z0, Z1
+	VPUNPCKLBW   11008(BX), Z0, Z0
+	VPUNPCKHBW   11072(BX), Z2, Z3
+	VPUNPCKLBW   11072(BX), Z2, Z2
+	VPUNPCKHBW   11136(BX), Z4, Z5
+	VPUNPCKLBW   11136(BX), Z4, Z4
+	VPUNPCKHBW   11200(BX), Z6, Z7
+	VPUNPCKLBW   11200(BX), Z6, Z6
+	VMOVDQU64    Z0, 18944(BX)
+	VMOVDQU64    Z1, 19008(BX)
+	VMOVDQU64    Z2, 19072(BX)
+	VMOVDQU64    Z3, 19136(BX)
+	VMOVDQU64    Z4, 19200(BX)
+	VMOVDQU64    Z5, 19264(BX)
+	VMOVDQU64    Z6, 19328(BX)
+	VMOVDQU64    Z7, 19392(BX)
+	VMOVDQU64    11264(BX), Z0
+	VMOVDQU64    11328(BX), Z2
+	VMOVDQU64    11392(BX), Z4
+	VMOVDQU64    11456(BX), Z6
+	VPUNPCKHBW   11776(BX), Z0, Z1
+	VPUNPCKLBW   11776(BX), Z0, Z0
+	VPUNPCKHBW   11840(BX), Z2, Z3
+	VPUNPCKLBW   11840(BX), Z2, Z2
+	VPUNPCKHBW   11904(BX), Z4, Z5
+	VPUNPCKLBW   11904(BX), Z4, Z4
+	VPUNPCKHBW   11968(BX), Z6, Z7
+	VPUNPCKLBW   11968(BX), Z6, Z6
+	VMOVDQU64    Z0, 19456(BX)
+	VMOVDQU64    Z1, 19520(BX)
+	VMOVDQU64    Z2, 19584(BX)
+	VMOVDQU64    Z3, 19648(BX)
+	VMOVDQU64    Z4, 19712(BX)
+	VMOVDQU64    Z5, 19776(BX)
+	VMOVDQU64    Z6, 19840(BX)
+	VMOVDQU64    Z7, 19904(BX)
+	VMOVDQU64    11520(BX), Z0
+	VMOVDQU64    11584(BX), Z2
+	VMOVDQU64    11648(BX), Z4
+	VMOVDQU64    11712(BX), Z6
+	VPUNPCKHBW   12032(BX), Z0, Z1
+	VPUNPCKLBW   12032(BX), Z0, Z0
+	VPUNPCKHBW   12096(BX), Z2, Z3
+	VPUNPCKLBW   12096(BX), Z2, Z2
+	VPUNPCKHBW   12160(BX), Z4, Z5
+	VPUNPCKLBW   12160(BX), Z4, Z4
+	VPUNPCKHBW   12224(BX), Z6, Z7
+	VPUNPCKLBW   12224(BX), Z6, Z6
+	VMOVDQU64    Z0, 19968(BX)
+	VMOVDQU64    Z1, 20032(BX)
+	VMOVDQU64    Z2, 20096(BX)
+	VMOVDQU64    Z3, 20160(BX)
+	VMOVDQU64    Z4, 20224(BX)
+	VMOVDQU64    Z5, 20288(BX)
+	VMOVDQU64    Z6, 20352(BX)
+	VMOVDQU64    Z7, 20416(BX)
+	VMOVDQU64    12288(BX), Z0
+	VMOVDQU64    12352(BX), Z2
+	VMOVDQU64    12416(BX), Z4
+	VMOVDQU64    12480(BX), Z6
+	VPUNPCKHBW   12800(BX), Z0, Z1
+	VPUNPCKLBW   12800(BX), Z0, Z0
+	VPUNPCKHBW   12864(BX), Z2, Z3
+	VPUNPCKLBW   12864(BX), Z2, Z2
+	VPUNPCKHBW   12928(BX), Z4, Z5
+	VPUNPCKLBW   12928(BX), Z4, Z4
+	VPUNPCKHBW   12992(BX), Z6, Z7
+	VPUNPCKLBW   12992(BX), Z6, Z6
+	VMOVDQU64    Z0, 4096(BX)
+	VMOVDQU64    Z1, 4160(BX)
+	VMOVDQU64    Z2, 4224(BX)
+	VMOVDQU64    Z3, 4288(BX)
+	VMOVDQU64    Z4, 4352(BX)
+	VMOVDQU64    Z5, 4416(BX)
+	VMOVDQU64    Z6, 4480(BX)
+	VMOVDQU64    Z7, 4544(BX)
+	VMOVDQU64    12544(BX), Z0
+	VMOVDQU64    12608(BX), Z2
+	VMOVDQU64    12672(BX), Z4
+	VMOVDQU64    12736(BX), Z6
+	VPUNPCKHBW   13056(BX), Z0, Z1
+	VPUNPCKLBW   13056(BX), Z0, Z0
+	VPUNPCKHBW   13120(BX), Z2, Z3
+	VPUNPCKLBW   13120(BX), Z2, Z2
+	VPUNPCKHBW   13184(BX), Z4, Z5
+	VPUNPCKLBW   13184(BX), Z4, Z4
+	VPUNPCKHBW   13248(BX), Z6, Z7
+	VPUNPCKLBW   13248(BX), Z6, Z6
+	VMOVDQU64    Z0, 4608(BX)
+	VMOVDQU64    Z1, 4672(BX)
+	VMOVDQU64    Z2, 4736(BX)
+	VMOVDQU64    Z3, 4800(BX)
+	VMOVDQU64    Z4, 4864(BX)
+	VMOVDQU64    Z5, 4928(BX)
+	VMOVDQU64    Z6, 4992(BX)
+	VMOVDQU64    Z7, 5056(BX)
+	VMOVDQU64    13312(BX), Z0
+	VMOVDQU64    13376(BX), Z2
+	VMOVDQU64    13440(BX), Z4
+	VMOVDQU64    13504(BX), Z6
+	VPUNPCKHBW   13824(BX), Z0, Z1
+	VPUNPCKLBW   13824(BX), Z0, Z0
+	VPUNPCKHBW   13888(BX), Z2, Z3
+	VPUNPCKLBW   13888(BX), Z2, Z2
+	VPUNPCKHBW   13952(BX), Z4, Z5
+	VPUNPCKLBW   13952(BX), Z4, Z4
+	VPUNPCKHBW   14016(BX), Z6, Z7
+	VPUNPCKLBW   14016(BX), Z6, Z6
+	VMOVDQU64    Z0, 5120(BX)
+	VMOVDQU64    Z1, 5184(BX)
+	VMOVDQU64    Z2, 5248(BX)
+	VMOVDQU64    Z3, 5312(BX)
+	VMOVDQU64    Z4, 5376(BX)
+	VMOVDQU64    Z5, 5440(BX)
+	VMOVDQU64    Z6, 5504(BX)
+	VMOVDQU64    Z7, 5568(BX)
+	VMOVDQU64    13568(BX), Z0
+	VMOVDQU64    13632(BX), Z2
+	VMOVDQU64    13696(BX), Z4
+	VMOVDQU64    13760(BX), Z6
+	VPUNPCKHBW   14080(BX), Z0, Z1
+	VPUNPCKLBW   14080(BX), Z0, Z0
+	VPUNPCKHBW   14144(BX), Z2, Z3
+	VPUNPCKLBW   14144(BX), Z2, Z2
+	VPUNPCKHBW   14208(BX), Z4, Z5
+	VPUNPCKLBW   14208(BX), Z4, Z4
+	VPUNPCKHBW   14272(BX), Z6, Z7
+	VPUNPCKLBW   14272(BX), Z6, Z6
+	VMOVDQU64    Z0, 5632(BX)
+	VMOVDQU64    Z1, 5696(BX)
+	VMOVDQU64    Z2, 5760(BX)
+	VMOVDQU64    Z3, 5824(BX)
+	VMOVDQU64    Z4, 5888(BX)
+	VMOVDQU64    Z5, 5952(BX)
+	VMOVDQU64    Z6, 6016(BX)
+	VMOVDQU64    Z7, 6080(BX)
+	VMOVDQU64    14336(BX), Z0
+	VMOVDQU64    14400(BX), Z2
+	VMOVDQU64    14464(BX), Z4
+	VMOVDQU64    14528(BX), Z6
+	VPUNPCKHBW   14848(BX), Z0, Z1
+	VPUNPCKLBW   14848(BX), Z0, Z0
+	VPUNPCKHBW   14912(BX), Z2, Z3
+	VPUNPCKLBW   14912(BX), Z2, Z2
+	VPUNPCKHBW   14976(BX), Z4, Z5
+	VPUNPCKLBW   14976(BX), Z4, Z4
+	VPUNPCKHBW   15040(BX), Z6, Z7
+	VPUNPCKLBW   15040(BX), Z6, Z6
+	VMOVDQU64    Z0, 6144(BX)
+	VMOVDQU64    Z1, 6208(BX)
+	VMOVDQU64    Z2, 6272(BX)
+	VMOVDQU64    Z3, 6336(BX)
+	VMOVDQU64    Z4, 6400(BX)
+	VMOVDQU64    Z5, 6464(BX)
+	VMOVDQU64    Z6, 6528(BX)
+	VMOVDQU64    Z7, 6592(BX)
+	VMOVDQU64    14592(BX), Z0
+	VMOVDQU64    14656(BX), Z2
+	VMOVDQU64    14720(BX), Z4
+	VMOVDQU64    14784(BX), Z6
+	VPUNPCKHBW   15104(BX), Z0, Z1
+	VPUNPCKLBW   15104(BX), Z0, Z0
+	VPUNPCKHBW   15168(BX), Z2, Z3
+	VPUNPCKLBW   15168(BX), Z2, Z2
+	VPUNPCKHBW   15232(BX), Z4, Z5
+	VPUNPCKLBW   15232(BX), Z4, Z4
+	VPUNPCKHBW   15296(BX), Z6, Z7
+	VPUNPCKLBW   15296(BX), Z6, Z6
+	VMOVDQU64    Z0, 6656(BX)
+	VMOVDQU64    Z1, 6720(BX)
+	VMOVDQU64    Z2, 6784(BX)
+	VMOVDQU64    Z3, 6848(BX)
+	VMOVDQU64    Z4, 6912(BX)
+	VMOVDQU64    Z5, 6976(BX)
+	VMOVDQU64    Z6, 7040(BX)
+	VMOVDQU64    Z7, 7104(BX)
+	VMOVDQU64    15360(BX), Z0
+	VMOVDQU64    15424(BX), Z2
+	VMOVDQU64    15488(BX), Z4
+	VMOVDQU64    15552(BX), Z6
+	VPUNPCKHBW   15872(BX), Z0, Z1
+	VPUNPCKLBW   15872(BX), Z0, Z0
+	VPUNPCKHBW   15936(BX), Z2, Z3
+	VPUNPCKLBW   15936(BX), Z2, Z2
+	VPUNPCKHBW   16000(BX), Z4, Z5
+	VPUNPCKLBW   16000(BX), Z4, Z4
+	VPUNPCKHBW   16064(BX), Z6, Z7
+	VPUNPCKLBW   16064(BX), Z6, Z6
+	VMOVDQU64    Z0, 7168(BX)
+	VMOVDQU64    Z1, 7232(BX)
+	VMOVDQU64    Z2, 7296(BX)
+	VMOVDQU64    Z3, 7360(BX)
+	VMOVDQU64    Z4, 7424(BX)
+	VMOVDQU64    Z5, 7488(BX)
+	VMOVDQU64    Z6, 7552(BX)
+	VMOVDQU64    Z7, 7616(BX)
+	VMOVDQU64    15616(BX), Z0
+	VMOVDQU64    15680(BX), Z2
+	VMOVDQU64    15744(BX), Z4
+	VMOVDQU64    15808(BX), Z6
+	VPUNPCKHBW   16128(BX), Z0, Z1
+	VPUNPCKLBW   16128(BX), Z0, Z0
+	VPUNPCKHBW   16192(BX), Z2, Z3
+	VPUNPCKLBW   16192(BX), Z2, Z2
+	VPUNPCKHBW   16256(BX), Z4, Z5
+	VPUNPCKLBW   16256(BX), Z4, Z4
+	VPUNPCKHBW   16320(BX), Z6, Z7
+	VPUNPCKLBW   16320(BX), Z6, Z6
+	VMOVDQU64    Z0, 7680(BX)
+	VMOVDQU64    Z1, 7744(BX)
+	VMOVDQU64    Z2, 7808(BX)
+	VMOVDQU64    Z3, 7872(BX)
+	VMOVDQU64    Z4, 7936(BX)
+	VMOVDQU64    Z5, 8000(BX)
+	VMOVDQU64    Z6, 8064(BX)
+	VMOVDQU64    Z7, 8128(BX)
+	VMOVDQU64    16384(BX), Z0
+	VMOVDQU64    16448(BX), Z2
+	VMOVDQU64    16512(BX), Z4
+	VMOVDQU64    16576(BX), Z6
+	VPUNPCKHBW   16896(BX), Z0, Z1
+	VPUNPCKLBW   16896(BX), Z0, Z0
+	VPUNPCKHBW   16960(BX), Z2, Z3
+	VPUNPCKLBW   16960(BX), Z2, Z2
+	VPUNPCKHBW   17024(BX), Z4, Z5
+	VPUNPCKLBW   17024(BX), Z4, Z4
+	VPUNPCKHBW   17088(BX), Z6, Z7
+	VPUNPCKLBW   17088(BX), Z6, Z6
+	VMOVDQU64    Z0, 8192(BX)
+	VMOVDQU64    Z1, 8256(BX)
+	VMOVDQU64    Z2, 8320(BX)
+	VMOVDQU64    Z3, 8384(BX)
+	VMOVDQU64    Z4, 8448(BX)
+	VMOVDQU64    Z5, 8512(BX)
+	VMOVDQU64    Z6, 8576(BX)
+	VMOVDQU64    Z7, 8640(BX)
+	VMOVDQU64    16640(BX), Z0
+	VMOVDQU64    16704(BX), Z2
+	VMOVDQU64    16768(BX), Z4
+	VMOVDQU64    16832(BX), Z6
+	VPUNPCKHBW   17152(BX), Z0, Z1
+	VPUNPCKLBW   17152(BX), Z0, Z0
+	VPUNPCKHBW   17216(BX), Z2, Z3
+	VPUNPCKLBW   17216(BX), Z2, Z2
+	VPUNPCKHBW   17280(BX), Z4, Z5
+	VPUNPCKLBW   17280(BX), Z4, Z4
+	VPUNPCKHBW   17344(BX), Z6, Z7
+	VPUNPCKLBW   17344(BX), Z6, Z6
+	VMOVDQU64    Z0, 8704(BX)
+	VMOVDQU64    Z1, 8768(BX)
+	VMOVDQU64    Z2, 8832(BX)
+	VMOVDQU64    Z3, 8896(BX)
+	VMOVDQU64    Z4, 8960(BX)
+	VMOVDQU64    Z5, 9024(BX)
+	VMOVDQU64    Z6, 9088(BX)
+	VMOVDQU64    Z7, 9152(BX)
+	VMOVDQU64    17408(BX), Z0
+	VMOVDQU64    17472(BX), Z2
+	VMOVDQU64    17536(BX), Z4
+	VMOVDQU64    17600(BX), Z6
+	VPUNPCKHBW   17920(BX), Z0, Z1
+	VPUNPCKLBW   17920(BX), Z0, Z0
+	VPUNPCKHBW   17984(BX), Z2, Z3
+	VPUNPCKLBW   17984(BX), Z2, Z2
+	VPUNPCKHBW   18048(BX), Z4, Z5
+	VPUNPCKLBW   18048(BX), Z4, Z4
+	VPUNPCKHBW   18112(BX), Z6, Z7
+	VPUNPCKLBW   18112(BX), Z6, Z6
+	VMOVDQU64    Z0, 9216(BX)
+	VMOVDQU64    Z1, 9280(BX)
+	VMOVDQU64    Z2, 9344(BX)
+	VMOVDQU64    Z3, 9408(BX)
+	VMOVDQU64    Z4, 9472(BX)
+	VMOVDQU64    Z5, 9536(BX)
+	VMOVDQU64    Z6, 9600(BX)
+	VMOVDQU64    Z7, 9664(BX)
+	VMOVDQU64    17664(BX), Z0
+	VMOVDQU64    17728(BX), Z2
+	VMOVDQU64    17792(BX), Z4
+	VMOVDQU64    17856(BX), Z6
+	VPUNPCKHBW   18176(BX), Z0, Z1
+	VPUNPCKLBW   18176(BX), Z0, Z0
+	VPUNPCKHBW   18240(BX), Z2, Z3
+	VPUNPCKLBW   18240(BX), Z2, Z2
+	VPUNPCKHBW   18304(BX), Z4, Z5
+	VPUNPCKLBW   18304(BX), Z4, Z4
+	VPUNPCKHBW   18368(BX), Z6, Z7
+	VPUNPCKLBW   18368(BX), Z6, Z6
+	VMOVDQU64    Z0, 9728(BX)
+	VMOVDQU64    Z1, 9792(BX)
+	VMOVDQU64    Z2, 9856(BX)
+	VMOVDQU64    Z3, 9920(BX)
+	VMOVDQU64    Z4, 9984(BX)
+	VMOVDQU64    Z5, 10048(BX)
+	VMOVDQU64    Z6, 10112(BX)
+	VMOVDQU64    Z7, 10176(BX)
+	VMOVDQU64    18432(BX), Z0
+	VMOVDQU64    18496(BX), Z2
+	VMOVDQU64    18560(BX), Z4
+	VMOVDQU64    18624(BX), Z6
+	VPUNPCKHBW   18944(BX), Z0, Z1
+	VPUNPCKLBW   18944(BX), Z0, Z0
+	VPUNPCKHBW   19008(BX), Z2, Z3
+	VPUNPCKLBW   19008(BX), Z2, Z2
+	VPUNPCKHBW   19072(BX), Z4, Z5
+	VPUNPCKLBW   19072(BX), Z4, Z4
+	VPUNPCKHBW   19136(BX), Z6, Z7
+	VPUNPCKLBW   19136(BX), Z6, Z6
+	VMOVDQU64    Z0, 10240(BX)
+	VMOVDQU64    Z1, 10304(BX)
+	VMOVDQU64    Z2, 10368(BX)
+	VMOVDQU64    Z3, 10432(BX)
+	VMOVDQU64    Z4, 10496(BX)
+	VMOVDQU64    Z5, 10560(BX)
+	VMOVDQU64    Z6, 10624(BX)
+	VMOVDQU64    Z7, 10688(BX)
+	VMOVDQU64    18688(BX), Z0
+	VMOVDQU64    18752(BX), Z2
+	VMOVDQU64    18816(BX), Z4
+	VMOVDQU64    18880(BX), Z6
+	VPUNPCKHBW   19200(BX), Z0, Z1
+	VPUNPCKLBW   19200(BX), Z0, Z0
+	VPUNPCKHBW   19264(BX), Z2, Z3
+	VPUNPCKLBW   19264(BX), Z2, Z2
+	VPUNPCKHBW   19328(BX), Z4, Z5
+	VPUNPCKLBW   19328(BX), Z4, Z4
+	VPUNPCKHBW   19392(BX), Z6, Z7
+	VPUNPCKLBW   19392(BX), Z6, Z6
+	VMOVDQU64    Z0, 10752(BX)
+	VMOVDQU64    Z1, 10816(BX)
+	VMOVDQU64    Z2, 10880(BX)
+	VMOVDQU64    Z3, 10944(BX)
+	VMOVDQU64    Z4, 11008(BX)
+	VMOVDQU64    Z5, 11072(BX)
+	VMOVDQU64    Z6, 11136(BX)
+	VMOVDQU64    Z7, 11200(BX)
+	VMOVDQU64    19456(BX), Z0
+	VMOVDQU64    19520(BX), Z2
+	VMOVDQU64    19584(BX), Z4
+	VMOVDQU64    19648(BX), Z6
+	VPUNPCKHBW   19968(BX), Z0, Z1
+	VPUNPCKLBW   19968(BX), Z0, Z0
+	VPUNPCKHBW   20032(BX), Z2, Z3
+	VPUNPCKLBW   20032(BX), Z2, Z2
+	VPUNPCKHBW   20096(BX), Z4, Z5
+	VPUNPCKLBW   20096(BX), Z4, Z4
+	VPUNPCKHBW   20160(BX), Z6, Z7
+	VPUNPCKLBW   20160(BX), Z6, Z6
+	VMOVDQU64    Z0, 11264(BX)
+	VMOVDQU64    Z1, 11328(BX)
+	VMOVDQU64    Z2, 11392(BX)
+	VMOVDQU64    Z3, 11456(BX)
+	VMOVDQU64    Z4, 11520(BX)
+	VMOVDQU64    Z5, 11584(BX)
+	VMOVDQU64    Z6, 11648(BX)
+	VMOVDQU64    Z7, 11712(BX)
+	VMOVDQU64    19712(BX), Z0
+	VMOVDQU64    19776(BX), Z2
+	VMOVDQU64    19840(BX), Z4
+	VMOVDQU64    19904(BX), Z6
+	VPUNPCKHBW   20224(BX), Z0, Z1
+	VPUNPCKLBW   20224(BX), Z0, Z0
+	VPUNPCKHBW   20288(BX), Z2, Z3
+	VPUNPCKLBW   20288(BX), Z2, Z2
+	VPUNPCKHBW   20352(BX), Z4, Z5
+	VPUNPCKLBW   20352(BX), Z4, Z4
+	VPUNPCKHBW   20416(BX), Z6, Z7
+	VPUNPCKLBW   20416(BX), Z6, Z6
+	VMOVDQU64    Z0, 11776(BX)
+	VMOVDQU64    Z1, 11840(BX)
+	VMOVDQU64    Z2, 11904(BX)
+	VMOVDQU64    Z3, 11968(BX)
+	VMOVDQU64    Z4, 12032(BX)
+	VMOVDQU64    Z5, 12096(BX)
+	VMOVDQU64    Z6, 12160(BX)
+	VMOVDQU64    Z7, 12224(BX)
+	VPBROADCASTD sm4bsMask55<>+0(SB), Z29
+	VPBROADCASTD sm4bsMask33<>+0(SB), Z30
+	VPBROADCASTD sm4bsMask0f<>+0(SB), Z31
+	VMOVDQU64    4096(BX), Z0
+	VMOVDQU64    5120(BX), Z1
+	VMOVDQU64    6144(BX), Z2
+	VMOVDQU64    7168(BX), Z3
+	VMOVDQU64    8192(BX), Z4
+	VMOVDQU64    9216(BX), Z5
+	VMOVDQU64    10240(BX), Z6
+	VMOVDQU64    11264(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 4096(BX)
+	VMOVDQU64    Z1, 5120(BX)
+	VMOVDQU64    Z2, 6144(BX)
+	VMOVDQU64    Z3, 7168(BX)
+	VMOVDQU64    Z4, 8192(BX)
+	VMOVDQU64    Z5, 9216(BX)
+	VMOVDQU64    Z6, 10240(BX)
+	VMOVDQU64    Z7, 11264(BX)
+	VMOVDQU64    4160(BX), Z0
+	VMOVDQU64    5184(BX), Z1
+	VMOVDQU64    6208(BX), Z2
+	VMOVDQU64    7232(BX), Z3
+	VMOVDQU64    8256(BX), Z4
+	VMOVDQU64    9280(BX), Z5
+	VMOVDQU64    10304(BX), Z6
+	VMOVDQU64    11328(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 4160(BX)
+	VMOVDQU64    Z1, 5184(BX)
+	VMOVDQU64    Z2, 6208(BX)
+	VMOVDQU64    Z3, 7232(BX)
+	VMOVDQU64    Z4, 8256(BX)
+	VMOVDQU64    Z5, 9280(BX)
+	VMOVDQU64    Z6, 10304(BX)
+	VMOVDQU64    Z7, 11328(BX)
+	VMOVDQU64    4224(BX), Z0
+	VMOVDQU64    5248(BX), Z1
+	VMOVDQU64    6272(BX), Z2
+	VMOVDQU64    7296(BX), Z3
+	VMOVDQU64    8320(BX), Z4
+	VMOVDQU64    9344(BX), Z5
+	VMOVDQU64    10368(BX), Z6
+	VMOVDQU64    11392(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 4224(BX)
+	VMOVDQU64    Z1, 5248(BX)
+	VMOVDQU64    Z2, 6272(BX)
+	VMOVDQU64    Z3, 7296(BX)
+	VMOVDQU64    Z4, 8320(BX)
+	VMOVDQU64    Z5, 9344(BX)
+	VMOVDQU64    Z6, 10368(BX)
+	VMOVDQU64    Z7, 11392(BX)
+	VMOVDQU64    4288(BX), Z0
+	VMOVDQU64    5312(BX), Z1
+	VMOVDQU64    6336(BX), Z2
+	VMOVDQU64    7360(BX), Z3
+	VMOVDQU64    8384(BX), Z4
+	VMOVDQU64    9408(BX), Z5
+	VMOVDQU64    10432(BX), Z6
+	VMOVDQU64    11456(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 4288(BX)
+	VMOVDQU64    Z1, 5312(BX)
+	VMOVDQU64    Z2, 6336(BX)
+	VMOVDQU64    Z3, 7360(BX)
+	VMOVDQU64    Z4, 8384(BX)
+	VMOVDQU64    Z5, 9408(BX)
+	VMOVDQU64    Z6, 10432(BX)
+	VMOVDQU64    Z7, 11456(BX)
+	VMOVDQU64    4352(BX), Z0
+	VMOVDQU64    5376(BX), Z1
+	VMOVDQU64    6400(BX), Z2
+	VMOVDQU64    7424(BX), Z3
+	VMOVDQU64    8448(BX), Z4
+	VMOVDQU64    9472(BX), Z5
+	VMOVDQU64    10496(BX), Z6
+	VMOVDQU64    11520(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 4352(BX)
+	VMOVDQU64    Z1, 5376(BX)
+	VMOVDQU64    Z2, 6400(BX)
+	VMOVDQU64    Z3, 7424(BX)
+	VMOVDQU64    Z4, 8448(BX)
+	VMOVDQU64    Z5, 9472(BX)
+	VMOVDQU64    Z6, 10496(BX)
+	VMOVDQU64    Z7, 11520(BX)
+	VMOVDQU64    4416(BX), Z0
+	VMOVDQU64    5440(BX), Z1
+	VMOVDQU64    6464(BX), Z2
+	VMOVDQU64    7488(BX), Z3
+	VMOVDQU64    8512(BX), Z4
+	VMOVDQU64    9536(BX), Z5
+	VMOVDQU64    10560(BX), Z6
+	VMOVDQU64    11584(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 4416(BX)
+	VMOVDQU64    Z1, 5440(BX)
+	VMOVDQU64    Z2, 6464(BX)
+	VMOVDQU64    Z3, 7488(BX)
+	VMOVDQU64    Z4, 8512(BX)
+	VMOVDQU64    Z5, 9536(BX)
+	VMOVDQU64    Z6, 10560(BX)
+	VMOVDQU64    Z7, 11584(BX)
+	VMOVDQU64    4480(BX), Z0
+	VMOVDQU64    5504(BX), Z1
+	VMOVDQU64    6528(BX), Z2
+	VMOVDQU64    7552(BX), Z3
+	VMOVDQU64    8576(BX), Z4
+	VMOVDQU64    9600(BX), Z5
+	VMOVDQU64    10624(BX), Z6
+	VMOVDQU64    11648(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 4480(BX)
+	VMOVDQU64    Z1, 5504(BX)
+	VMOVDQU64    Z2, 6528(BX)
+	VMOVDQU64    Z3, 7552(BX)
+	VMOVDQU64    Z4, 8576(BX)
+	VMOVDQU64    Z5, 9600(BX)
+	VMOVDQU64    Z6, 10624(BX)
+	VMOVDQU64    Z7, 11648(BX)
+	VMOVDQU64    4544(BX), Z0
+	VMOVDQU64    5568(BX), Z1
+	VMOVDQU64    6592(BX), Z2
+	VMOVDQU64    7616(BX), Z3
+	VMOVDQU64    8640(BX), Z4
+	VMOVDQU64    9664(BX), Z5
+	VMOVDQU64    10688(BX), Z6
+	VMOVDQU64    11712(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 4544(BX)
+	VMOVDQU64    Z1, 5568(BX)
+	VMOVDQU64    Z2, 6592(BX)
+	VMOVDQU64    Z3, 7616(BX)
+	VMOVDQU64    Z4, 8640(BX)
+	VMOVDQU64    Z5, 9664(BX)
+	VMOVDQU64    Z6, 10688(BX)
+	VMOVDQU64    Z7, 11712(BX)
+	VMOVDQU64    4608(BX), Z0
+	VMOVDQU64    5632(BX), Z1
+	VMOVDQU64    6656(BX), Z2
+	VMOVDQU64    7680(BX), Z3
+	VMOVDQU64    8704(BX), Z4
+	VMOVDQU64    9728(BX), Z5
+	VMOVDQU64    10752(BX), Z6
+	VMOVDQU64    11776(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 4608(BX)
+	VMOVDQU64    Z1, 5632(BX)
+	VMOVDQU64    Z2, 6656(BX)
+	VMOVDQU64    Z3, 7680(BX)
+	VMOVDQU64    Z4, 8704(BX)
+	VMOVDQU64    Z5, 9728(BX)
+	VMOVDQU64    Z6, 10752(BX)
+	VMOVDQU64    Z7, 11776(BX)
+	VMOVDQU64    4672(BX), Z0
+	VMOVDQU64    5696(BX), Z1
+	VMOVDQU64    6720(BX), Z2
+	VMOVDQU64    7744(BX), Z3
+	VMOVDQU64    8768(BX), Z4
+	VMOVDQU64    9792(BX), Z5
+	VMOVDQU64    10816(BX), Z6
+	VMOVDQU64    11840(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 4672(BX)
+	VMOVDQU64    Z1, 5696(BX)
+	VMOVDQU64    Z2, 6720(BX)
+	VMOVDQU64    Z3, 7744(BX)
+	VMOVDQU64    Z4, 8768(BX)
+	VMOVDQU64    Z5, 9792(BX)
+	VMOVDQU64    Z6, 10816(BX)
+	VMOVDQU64    Z7, 11840(BX)
+	VMOVDQU64    4736(BX), Z0
+	VMOVDQU64    5760(BX), Z1
+	VMOVDQU64    6784(BX), Z2
+	VMOVDQU64    7808(BX), Z3
+	VMOVDQU64    8832(BX), Z4
+	VMOVDQU64    9856(BX), Z5
+	VMOVDQU64    10880(BX), Z6
+	VMOVDQU64    11904(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 4736(BX)
+	VMOVDQU64    Z1, 5760(BX)
+	VMOVDQU64    Z2, 6784(BX)
+	VMOVDQU64    Z3, 7808(BX)
+	VMOVDQU64    Z4, 8832(BX)
+	VMOVDQU64    Z5, 9856(BX)
+	VMOVDQU64    Z6, 10880(BX)
+	VMOVDQU64    Z7, 11904(BX)
+	VMOVDQU64    4800(BX), Z0
+	VMOVDQU64    5824(BX), Z1
+	VMOVDQU64    6848(BX), Z2
+	VMOVDQU64    7872(BX), Z3
+	VMOVDQU64    8896(BX), Z4
+	VMOVDQU64    9920(BX), Z5
+	VMOVDQU64    10944(BX), Z6
+	VMOVDQU64    11968(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 4800(BX)
+	VMOVDQU64    Z1, 5824(BX)
+	VMOVDQU64    Z2, 6848(BX)
+	VMOVDQU64    Z3, 7872(BX)
+	VMOVDQU64    Z4, 8896(BX)
+	VMOVDQU64    Z5, 9920(BX)
+	VMOVDQU64    Z6, 10944(BX)
+	VMOVDQU64    Z7, 11968(BX)
+	VMOVDQU64    4864(BX), Z0
+	VMOVDQU64    5888(BX), Z1
+	VMOVDQU64    6912(BX), Z2
+	VMOVDQU64    7936(BX), Z3
+	VMOVDQU64    8960(BX), Z4
+	VMOVDQU64    9984(BX), Z5
+	VMOVDQU64    11008(BX), Z6
+	VMOVDQU64    12032(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 4864(BX)
+	VMOVDQU64    Z1, 5888(BX)
+	VMOVDQU64    Z2, 6912(BX)
+	VMOVDQU64    Z3, 7936(BX)
+	VMOVDQU64    Z4, 8960(BX)
+	VMOVDQU64    Z5, 9984(BX)
+	VMOVDQU64    Z6, 11008(BX)
+	VMOVDQU64    Z7, 12032(BX)
+	VMOVDQU64    4928(BX), Z0
+	VMOVDQU64    5952(BX), Z1
+	VMOVDQU64    6976(BX), Z2
+	VMOVDQU64    8000(BX), Z3
+	VMOVDQU64    9024(BX), Z4
+	VMOVDQU64    10048(BX), Z5
+	VMOVDQU64    11072(BX), Z6
+	VMOVDQU64    12096(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 4928(BX)
+	VMOVDQU64    Z1, 5952(BX)
+	VMOVDQU64    Z2, 6976(BX)
+	VMOVDQU64    Z3, 8000(BX)
+	VMOVDQU64    Z4, 9024(BX)
+	VMOVDQU64    Z5, 10048(BX)
+	VMOVDQU64    Z6, 11072(BX)
+	VMOVDQU64    Z7, 12096(BX)
+	VMOVDQU64    4992(BX), Z0
+	VMOVDQU64    6016(BX), Z1
+	VMOVDQU64    7040(BX), Z2
+	VMOVDQU64    8064(BX), Z3
+	VMOVDQU64    9088(BX), Z4
+	VMOVDQU64    10112(BX), Z5
+	VMOVDQU64    11136(BX), Z6
+	VMOVDQU64    12160(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 4992(BX)
+	VMOVDQU64    Z1, 6016(BX)
+	VMOVDQU64    Z2, 7040(BX)
+	VMOVDQU64    Z3, 8064(BX)
+	VMOVDQU64    Z4, 9088(BX)
+	VMOVDQU64    Z5, 10112(BX)
+	VMOVDQU64    Z6, 11136(BX)
+	VMOVDQU64    Z7, 12160(BX)
+	VMOVDQU64    5056(BX), Z0
+	VMOVDQU64    6080(BX), Z1
+	VMOVDQU64    7104(BX), Z2
+	VMOVDQU64    8128(BX), Z3
+	VMOVDQU64    9152(BX), Z4
+	VMOVDQU64    10176(BX), Z5
+	VMOVDQU64    11200(BX), Z6
+	VMOVDQU64    12224(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 5056(BX)
+	VMOVDQU64    Z1, 6080(BX)
+	VMOVDQU64    Z2, 7104(BX)
+	VMOVDQU64    Z3, 8128(BX)
+	VMOVDQU64    Z4, 9152(BX)
+	VMOVDQU64    Z5, 10176(BX)
+	VMOVDQU64    Z6, 11200(BX)
+	VMOVDQU64    Z7, 12224(BX)
+
+	// 32 rounds: four unrolled (the word slots rotate), eight times.
+	LEAQ (BX), R13
+	MOVQ $0x00000008, R12
+
+enc512_rounds:
+	VMOVDQU64   4352(BX), Z0
+	VMOVDQU64   4608(BX), Z1
+	VPTERNLOGD  $0x96, 4864(BX), Z1, Z0
+	VPXORD.BCST 96(R13), Z0, Z0
+	VMOVDQU64   5376(BX), Z1
+	VMOVDQU64   5632(BX), Z2
+	VPTERNLOGD  $0x96, 5888(BX), Z2, Z1
+	VPXORD.BCST 100(R13), Z1, Z1
+	VMOVDQU64   6400(BX), Z2
+	VMOVDQU64   6656(BX), Z3
+	VPTERNLOGD  $0x96, 6912(BX), Z3, Z2
+	VPXORD.BCST 104(R13), Z2, Z2
+	VMOVDQU64   7424(BX), Z3
+	VMOVDQU64   7680(BX), Z4
+	VPTERNLOGD  $0x96, 7936(BX), Z4, Z3
+	VPXORD.BCST 108(R13), Z3, Z3
+	VMOVDQU64   8448(BX), Z4
+	VMOVDQU64   8704(BX), Z5
+	VPTERNLOGD  $0x96, 8960(BX), Z5, Z4
+	VPXORD.BCST 112(R13), Z4, Z4
+	VMOVDQU64   9472(BX), Z5
+	VMOVDQU64   9728(BX), Z6
+	VPTERNLOGD  $0x96, 9984(BX), Z6, Z5
+	VPXORD.BCST 116(R13), Z5, Z5
+	VMOVDQU64   10496(BX), Z6
+	VMOVDQU64   10752(BX), Z7
+	VPTERNLOGD  $0x96, 11008(BX), Z7, Z6
+	VPXORD.BCST 120(R13), Z6, Z6
+	VMOVDQU64   11520(BX), Z7
+	VMOVDQU64   11776(BX), Z8
+	VPTERNLOGD  $0x96, 12032(BX), Z8, Z7
+	VPXORD.BCST 124(R13), Z7, Z7
+	VPXORD      Z3, Z0, Z8
+	VPXORD      Z8, Z5, Z9
+	VPXORD      Z6, Z2, Z10
+	VPXORD      Z10, Z9, Z11
+	VPXORD      Z11, Z1, Z12
+	VPXORD      Z12, Z4, Z13
+	VPXORD      Z7, Z4, Z14
+	VPXORD      Z14, Z5, Z15
+	VMOVDQA64   Z10, Z16
+	VPTERNLOGD  $0x28, Z13, Z15, Z16
+	VPXORD      Z7, Z2, Z17
+	VPXORD      Z14, Z1, Z18
+	VPXORD      Z18, Z8, Z19
+	VPXORD      Z18, Z9, Z20
+	VPXORD      Z20, Z6, Z21
+	VPANDD      Z12, Z21, Z12
+	VPTERNLOGD  $0x28, Z20, Z8, Z14
+	VPXORD      Z5, Z3, Z8
+	VPXORD      Z18, Z0, Z22
+	VPXORD      Z10, Z7, Z23
+	VPANDD      Z11, Z23, Z11
+	VPXORD      Z17, Z8, Z24
+	VPTERNLOGD  $0x28, Z24, Z5, Z18
+	VPXORD      Z8, Z6, Z25
+	VPTERNLOGD  $0x28, Z25, Z19, Z10
+	VMOVDQA64   Z8, Z26
+	VPTERNLOGD  $0x6a, Z1, Z9, Z26
+	VPXORD      Z6, Z0, Z6
+	VPXORD      Z6, Z26, Z27
+	VMOVDQA64   Z2, Z28
+	VPTERNLOGD  $0x96, Z18, Z27, Z28
+	VPTERNLOGD  $0x6a, Z5, Z22, Z15
+	VPXORD      Z15, Z10, Z29
+	VPXORD      Z29, Z28, Z30
+	VPTERNLOGD  $0x6a, Z4, Z17, Z19
+	VPXORD      Z19, Z15, Z31
+	VMOVDQU64   Z23, 16384(BX)
+	VMOVDQA64   Z16, Z23
+	VPTERNLOGD  $0x96, Z31, Z26, Z23
+	VMOVDQU64   Z17, 16448(BX)
+	VPXORD      Z11, Z14, Z17
+	VPXORD      Z17, Z28, Z28
+	VMOVDQU64   Z25, 16512(BX)
+	VPXORD      Z14, Z12, Z25
+	VPTERNLOGD  $0x96, Z25, Z16, Z27
+	VPXORD      Z29, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z25, Z31
+	VPXORD      Z19, Z11, Z25
+	VPTERNLOGD  $0x78, Z28, Z27, Z26
+	VPXORD      Z26, Z25, Z26
+	VPXORD      Z10, Z16, Z27
+	VPTERNLOGD  $0x78, Z17, Z31, Z14
+	VPXORD      Z14, Z27, Z14
+	VPXORD      Z14, Z26, Z29
+	VPANDD      Z29, Z30, Z31
+	VPXORD      Z18, Z2, Z18
+	VMOVDQU64   Z22, 16576(BX)
+	VPXORD      Z18, Z12, Z22
+	VPTERNLOGD  $0x6a, Z22, Z30, Z23
+	VPXORD      Z23, Z15, Z15
+	VPXORD      Z14, Z15, Z14
+	VPANDD      Z14, Z28, Z23
+	VPXORD      Z26, Z15, Z15
+	VPANDD      Z15, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z19, Z27
+	VPTERNLOGD  $0x28, Z29, Z18, Z27
+	VPTERNLOGD  $0x96, Z16, Z11, Z22
+	VPANDD      Z14, Z22, Z11
+	VPXORD      Z25, Z12, Z12
+	VPTERNLOGD  $0x96, Z12, Z10, Z6
+	VPANDD      Z15, Z6, Z6
+	VPXORD      Z17, Z23, Z10
+	VPANDD      Z10, Z13, Z12
+	VPXORD      Z23, Z31, Z13
+	VPXORD      Z17, Z31, Z14
+	VPXORD      Z6, Z11, Z15
+	VPXORD      Z11, Z27, Z11
+	VPANDD      Z11, Z8, Z8
+	VPXORD      Z6, Z27, Z6
+	VPXORD      Z10, Z15, Z16
+	VPXORD      Z13, Z11, Z17
+	VPANDD      Z17, Z24, Z18
+	VPXORD      Z14, Z6, Z19
+	VPXORD      Z1, Z0, Z22
+	VPXORD      Z22, Z3, Z23
+	VPTERNLOGD  $0x60, Z23, Z7, Z10
+	VPXORD      Z4, Z2, Z2
+	VPTERNLOGD  $0x28, Z13, Z2, Z23
+	VPXORD      Z2, Z7, Z4
+	VMOVDQA64   Z1, Z24
+	VPTERNLOGD  $0x28, Z15, Z5, Z24
+	VPANDD      Z11, Z0, Z0
+	VPXORD      Z22, Z5, Z5
+	VPANDD      Z6, Z5, Z11
+	VPTERNLOGD  $0x28, Z16, Z7, Z9
+	VPTERNLOGD  $0x96, Z1, Z3, Z2
+	VPTERNLOGD  $0x28, Z19, Z4, Z5
+	VPTERNLOGD  $0x6a, Z8, Z20, Z15
+	VPTERNLOGD  $0x6a, Z12, Z14, Z21
+	VPXORD      Z21, Z15, Z1
+	VPXORD      Z0, Z10, Z3
+	VPTERNLOGD  $0x96, Z11, Z3, Z23
+	VPTERNLOGD  $0x6a, Z0, Z2, Z17
+	VPTERNLOGD  $0x96, Z17, Z24, Z9
+	VPXORD      Z9, Z23, Z0
+	VPXORD      Z0, Z1, Z2
+	VMOVDQU64   Z2, 14144(BX)
+	VPTERNLOGD  $0x96, Z17, Z11, Z5
+	VPXORD      Z1, Z5, Z1
+	VPXORD      Z1, Z23, Z7
+	VMOVDQU64   Z7, 13952(BX)
+	VPTERNLOGD  $0x6a, Z24, Z4, Z14
+	VPXORD      Z14, Z3, Z3
+	VPTERNLOGD  $0x78, 16576(BX), Z6, Z8
+	VPTERNLOGD  $0x6c, 16512(BX), Z18, Z19
+	VPTERNLOGD  $0x96, Z3, Z8, Z19
+	VPXORD      Z19, Z5, Z4
+	VMOVDQU64   Z4, 13888(BX)
+	VPTERNLOGD  $0x78, 16448(BX), Z13, Z12
+	VPXORD      Z12, Z8, Z4
+	VPTERNLOGD  $0x78, 16384(BX), Z16, Z18
+	VPTERNLOGD  $0x96, Z4, Z15, Z18
+	VPXORD      Z18, Z2, Z2
+	VMOVDQU64   Z2, 14080(BX)
+	VPTERNLOGD  $0x96, Z19, Z4, Z7
+	VMOVDQU64   Z7, 14272(BX)
+	VPXORD      Z19, Z1, Z2
+	VMOVDQU64   Z2, 14016(BX)
+	VPTERNLOGD  $0x96, Z9, Z3, Z1
+	VPXORD      Z1, Z18, Z1
+	VMOVDQU64   Z1, 13824(BX)
+	VPXORD      Z0, Z19, Z0
+	VMOVDQU64   Z0, 14208(BX)
+	VMOVDQU64   4416(BX), Z0
+	VMOVDQU64   4672(BX), Z1
+	VPTERNLOGD  $0x96, 4928(BX), Z1, Z0
+	VPXORD.BCST 64(R13), Z0, Z0
+	VMOVDQU64   5440(BX), Z1
+	VMOVDQU64   5696(BX), Z2
+	VPTERNLOGD  $0x96, 5952(BX), Z2, Z1
+	VPXORD.BCST 68(R13), Z1, Z1
+	VMOVDQU64   6464(BX), Z2
+	VMOVDQU64   6720(BX), Z3
+	VPTERNLOGD  $0x96, 6976(BX), Z3, Z2
+	VPXORD.BCST 72(R13), Z2, Z2
+	VMOVDQU64   7488(BX), Z3
+	VMOVDQU64   7744(BX), Z4
+	VPTERNLOGD  $0x96, 8000(BX), Z4, Z3
+	VPXORD.BCST 76(R13), Z3, Z3
+	VMOVDQU64   8512(BX), Z4
+	VMOVDQU64   8768(BX), Z5
+	VPTERNLOGD  $0x96, 9024(BX), Z5, Z4
+	VPXORD.BCST 80(R13), Z4, Z4
+	VMOVDQU64   9536(BX), Z5
+	VMOVDQU64   9792(BX), Z6
+	VPTERNLOGD  $0x96, 10048(BX), Z6, Z5
+	VPXORD.BCST 84(R13), Z5, Z5
+	VMOVDQU64   10560(BX), Z6
+	VMOVDQU64   10816(BX), Z7
+	VPTERNLOGD  $0x96, 11072(BX), Z7, Z6
+	VPXORD.BCST 88(R13), Z6, Z6
+	VMOVDQU64   11584(BX), Z7
+	VMOVDQU64   11840(BX), Z8
+	VPTERNLOGD  $0x96, 12096(BX), Z8, Z7
+	VPXORD.BCST 92(R13), Z7, Z7
+	VPXORD      Z3, Z0, Z8
+	VPXORD      Z8, Z5, Z9
+	VPXORD      Z6, Z2, Z10
+	VPXORD      Z10, Z9, Z11
+	VPXORD      Z11, Z1, Z12
+	VPXORD      Z12, Z4, Z13
+	VPXORD      Z7, Z4, Z14
+	VPXORD      Z14, Z5, Z15
+	VMOVDQA64   Z10, Z16
+	VPTERNLOGD  $0x28, Z13, Z15, Z16
+	VPXORD      Z7, Z2, Z17
+	VPXORD      Z14, Z1, Z18
+	VPXORD      Z18, Z8, Z19
+	VPXORD      Z18, Z9, Z20
+	VPXORD      Z20, Z6, Z21
+	VPANDD      Z12, Z21, Z12
+	VPTERNLOGD  $0x28, Z20, Z8, Z14
+	VPXORD      Z5, Z3, Z8
+	VPXORD      Z18, Z0, Z22
+	VPXORD      Z10, Z7, Z23
+	VPANDD      Z11, Z23, Z11
+	VPXORD      Z17, Z8, Z24
+	VPTERNLOGD  $0x28, Z24, Z5, Z18
+	VPXORD      Z8, Z6, Z25
+	VPTERNLOGD  $0x28, Z25, Z19, Z10
+	VMOVDQA64   Z8, Z26
+	VPTERNLOGD  $0x6a, Z1, Z9, Z26
+	VPXORD      Z6, Z0, Z6
+	VPXORD      Z6, Z26, Z27
+	VMOVDQA64   Z2, Z28
+	VPTERNLOGD  $0x96, Z18, Z27, Z28
+	VPTERNLOGD  $0x6a, Z5, Z22, Z15
+	VPXORD      Z15, Z10, Z29
+	VPXORD      Z29, Z28, Z30
+	VPTERNLOGD  $0x6a, Z4, Z17, Z19
+	VPXORD      Z19, Z15, Z31
+	VMOVDQU64   Z23, 16384(BX)
+	VMOVDQA64   Z16, Z23
+	VPTERNLOGD  $0x96, Z31, Z26, Z23
+	VMOVDQU64   Z17, 16448(BX)
+	VPXORD      Z11, Z14, Z17
+	VPXORD      Z17, Z28, Z28
+	VMOVDQU64   Z25, 16512(BX)
+	VPXORD      Z14, Z12, Z25
+	VPTERNLOGD  $0x96, Z25, Z16, Z27
+	VPXORD      Z29, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z25, Z31
+	VPXORD      Z19, Z11, Z25
+	VPTERNLOGD  $0x78, Z28, Z27, Z26
+	VPXORD      Z26, Z25, Z26
+	VPXORD      Z10, Z16, Z27
+	VPTERNLOGD  $0x78, Z17, Z31, Z14
+	VPXORD      Z14, Z27, Z14
+	VPXORD      Z14, Z26, Z29
+	VPANDD      Z29, Z30, Z31
+	VPXORD      Z18, Z2, Z18
+	VMOVDQU64   Z22, 16576(BX)
+	VPXORD      Z18, Z12, Z22
+	VPTERNLOGD  $0x6a, Z22, Z30, Z23
+	VPXORD      Z23, Z15, Z15
+	VPXORD      Z14, Z15, Z14
+	VPANDD      Z14, Z28, Z23
+	VPXORD      Z26, Z15, Z15
+	VPANDD      Z15, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z19, Z27
+	VPTERNLOGD  $0x28, Z29, Z18, Z27
+	VPTERNLOGD  $0x96, Z16, Z11, Z22
+	VPANDD      Z14, Z22, Z11
+	VPXORD      Z25, Z12, Z12
+	VPTERNLOGD  $0x96, Z12, Z10, Z6
+	VPANDD      Z15, Z6, Z6
+	VPXORD      Z17, Z23, Z10
+	VPANDD      Z10, Z13, Z12
+	VPXORD      Z23, Z31, Z13
+	VPXORD      Z17, Z31, Z14
+	VPXORD      Z6, Z11, Z15
+	VPXORD      Z11, Z27, Z11
+	VPANDD      Z11, Z8, Z8
+	VPXORD      Z6, Z27, Z6
+	VPXORD      Z10, Z15, Z16
+	VPXORD      Z13, Z11, Z17
+	VPANDD      Z17, Z24, Z18
+	VPXORD      Z14, Z6, Z19
+	VPXORD      Z1, Z0, Z22
+	VPXORD      Z22, Z3, Z23
+	VPTERNLOGD  $0x60, Z23, Z7, Z10
+	VPXORD      Z4, Z2, Z2
+	VPTERNLOGD  $0x28, Z13, Z2, Z23
+	VPXORD      Z2, Z7, Z4
+	VMOVDQA64   Z1, Z24
+	VPTERNLOGD  $0x28, Z15, Z5, Z24
+	VPANDD      Z11, Z0, Z0
+	VPXORD      Z22, Z5, Z5
+	VPANDD      Z6, Z5, Z11
+	VPTERNLOGD  $0x28, Z16, Z7, Z9
+	VPTERNLOGD  $0x96, Z1, Z3, Z2
+	VPTERNLOGD  $0x28, Z19, Z4, Z5
+	VPTERNLOGD  $0x6a, Z8, Z20, Z15
+	VPTERNLOGD  $0x6a, Z12, Z14, Z21
+	VPXORD      Z21, Z15, Z1
+	VPXORD      Z0, Z10, Z3
+	VPTERNLOGD  $0x96, Z11, Z3, Z23
+	VPTERNLOGD  $0x6a, Z0, Z2, Z17
+	VPTERNLOGD  $0x96, Z17, Z24, Z9
+	VPXORD      Z9, Z23, Z0
+	VPXORD      Z0, Z1, Z2
+	VMOVDQU64   Z2, 13632(BX)
+	VPTERNLOGD  $0x96, Z17, Z11, Z5
+	VPXORD      Z1, Z5, Z1
+	VPXORD      Z1, Z23, Z7
+	VMOVDQU64   Z7, 13440(BX)
+	VPTERNLOGD  $0x6a, Z24, Z4, Z14
+	VPXORD      Z14, Z3, Z3
+	VPTERNLOGD  $0x78, 16576(BX), Z6, Z8
+	VPTERNLOGD  $0x6c, 16512(BX), Z18, Z19
+	VPTERNLOGD  $0x96, Z3, Z8, Z19
+	VPXORD      Z19, Z5, Z4
+	VMOVDQU64   Z4, 13376(BX)
+	VPTERNLOGD  $0x78, 16448(BX), Z13, Z12
+	VPXORD      Z12, Z8, Z4
+	VPTERNLOGD  $0x78, 16384(BX), Z16, Z18
+	VPTERNLOGD  $0x96, Z4, Z15, Z18
+	VPXORD      Z18, Z2, Z2
+	VMOVDQU64   Z2, 13568(BX)
+	VPTERNLOGD  $0x96, Z19, Z4, Z7
+	VMOVDQU64   Z7, 13760(BX)
+	VPXORD      Z19, Z1, Z2
+	VMOVDQU64   Z2, 13504(BX)
+	VPTERNLOGD  $0x96, Z9, Z3, Z1
+	VPXORD      Z1, Z18, Z1
+	VMOVDQU64   Z1, 13312(BX)
+	VPXORD      Z0, Z19, Z0
+	VMOVDQU64   Z0, 13696(BX)
+	VMOVDQU64   4480(BX), Z0
+	VMOVDQU64   4736(BX), Z1
+	VPTERNLOGD  $0x96, 4992(BX), Z1, Z0
+	VPXORD.BCST 32(R13), Z0, Z0
+	VMOVDQU64   5504(BX), Z1
+	VMOVDQU64   5760(BX), Z2
+	VPTERNLOGD  $0x96, 6016(BX), Z2, Z1
+	VPXORD.BCST 36(R13), Z1, Z1
+	VMOVDQU64   6528(BX), Z2
+	VMOVDQU64   6784(BX), Z3
+	VPTERNLOGD  $0x96, 7040(BX), Z3, Z2
+	VPXORD.BCST 40(R13), Z2, Z2
+	VMOVDQU64   7552(BX), Z3
+	VMOVDQU64   7808(BX), Z4
+	VPTERNLOGD  $0x96, 8064(BX), Z4, Z3
+	VPXORD.BCST 44(R13), Z3, Z3
+	VMOVDQU64   8576(BX), Z4
+	VMOVDQU64   8832(BX), Z5
+	VPTERNLOGD  $0x96, 9088(BX), Z5, Z4
+	VPXORD.BCST 48(R13), Z4, Z4
+	VMOVDQU64   9600(BX), Z5
+	VMOVDQU64   9856(BX), Z6
+	VPTERNLOGD  $0x96, 10112(BX), Z6, Z5
+	VPXORD.BCST 52(R13), Z5, Z5
+	VMOVDQU64   10624(BX), Z6
+	VMOVDQU64   10880(BX), Z7
+	VPTERNLOGD  $0x96, 11136(BX), Z7, Z6
+	VPXORD.BCST 56(R13), Z6, Z6
+	VMOVDQU64   11648(BX), Z7
+	VMOVDQU64   11904(BX), Z8
+	VPTERNLOGD  $0x96, 12160(BX), Z8, Z7
+	VPXORD.BCST 60(R13), Z7, Z7
+	VPXORD      Z3, Z0, Z8
+	VPXORD      Z8, Z5, Z9
+	VPXORD      Z6, Z2, Z10
+	VPXORD      Z10, Z9, Z11
+	VPXORD      Z11, Z1, Z12
+	VPXORD      Z12, Z4, Z13
+	VPXORD      Z7, Z4, Z14
+	VPXORD      Z14, Z5, Z15
+	VMOVDQA64   Z10, Z16
+	VPTERNLOGD  $0x28, Z13, Z15, Z16
+	VPXORD      Z7, Z2, Z17
+	VPXORD      Z14, Z1, Z18
+	VPXORD      Z18, Z8, Z19
+	VPXORD      Z18, Z9, Z20
+	VPXORD      Z20, Z6, Z21
+	VPANDD      Z12, Z21, Z12
+	VPTERNLOGD  $0x28, Z20, Z8, Z14
+	VPXORD      Z5, Z3, Z8
+	VPXORD      Z18, Z0, Z22
+	VPXORD      Z10, Z7, Z23
+	VPANDD      Z11, Z23, Z11
+	VPXORD      Z17, Z8, Z24
+	VPTERNLOGD  $0x28, Z24, Z5, Z18
+	VPXORD      Z8, Z6, Z25
+	VPTERNLOGD  $0x28, Z25, Z19, Z10
+	VMOVDQA64   Z8, Z26
+	VPTERNLOGD  $0x6a, Z1, Z9, Z26
+	VPXORD      Z6, Z0, Z6
+	VPXORD      Z6, Z26, Z27
+	VMOVDQA64   Z2, Z28
+	VPTERNLOGD  $0x96, Z18, Z27, Z28
+	VPTERNLOGD  $0x6a, Z5, Z22, Z15
+	VPXORD      Z15, Z10, Z29
+	VPXORD      Z29, Z28, Z30
+	VPTERNLOGD  $0x6a, Z4, Z17, Z19
+	VPXORD      Z19, Z15, Z31
+	VMOVDQU64   Z23, 16384(BX)
+	VMOVDQA64   Z16, Z23
+	VPTERNLOGD  $0x96, Z31, Z26, Z23
+	VMOVDQU64   Z17, 16448(BX)
+	VPXORD      Z11, Z14, Z17
+	VPXORD      Z17, Z28, Z28
+	VMOVDQU64   Z25, 16512(BX)
+	VPXORD      Z14, Z12, Z25
+	VPTERNLOGD  $0x96, Z25, Z16, Z27
+	VPXORD      Z29, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z25, Z31
+	VPXORD      Z19, Z11, Z25
+	VPTERNLOGD  $0x78, Z28, Z27, Z26
+	VPXORD      Z26, Z25, Z26
+	VPXORD      Z10, Z16, Z27
+	VPTERNLOGD  $0x78, Z17, Z31, Z14
+	VPXORD      Z14, Z27, Z14
+	VPXORD      Z14, Z26, Z29
+	VPANDD      Z29, Z30, Z31
+	VPXORD      Z18, Z2, Z18
+	VMOVDQU64   Z22, 16576(BX)
+	VPXORD      Z18, Z12, Z22
+	VPTERNLOGD  $0x6a, Z22, Z30, Z23
+	VPXORD      Z23, Z15, Z15
+	VPXORD      Z14, Z15, Z14
+	VPANDD      Z14, Z28, Z23
+	VPXORD      Z26, Z15, Z15
+	VPANDD      Z15, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z19, Z27
+	VPTERNLOGD  $0x28, Z29, Z18, Z27
+	VPTERNLOGD  $0x96, Z16, Z11, Z22
+	VPANDD      Z14, Z22, Z11
+	VPXORD      Z25, Z12, Z12
+	VPTERNLOGD  $0x96, Z12, Z10, Z6
+	VPANDD      Z15, Z6, Z6
+	VPXORD      Z17, Z23, Z10
+	VPANDD      Z10, Z13, Z12
+	VPXORD      Z23, Z31, Z13
+	VPXORD      Z17, Z31, Z14
+	VPXORD      Z6, Z11, Z15
+	VPXORD      Z11, Z27, Z11
+	VPANDD      Z11, Z8, Z8
+	VPXORD      Z6, Z27, Z6
+	VPXORD      Z10, Z15, Z16
+	VPXORD      Z13, Z11, Z17
+	VPANDD      Z17, Z24, Z18
+	VPXORD      Z14, Z6, Z19
+	VPXORD      Z1, Z0, Z22
+	VPXORD      Z22, Z3, Z23
+	VPTERNLOGD  $0x60, Z23, Z7, Z10
+	VPXORD      Z4, Z2, Z2
+	VPTERNLOGD  $0x28, Z13, Z2, Z23
+	VPXORD      Z2, Z7, Z4
+	VMOVDQA64   Z1, Z24
+	VPTERNLOGD  $0x28, Z15, Z5, Z24
+	VPANDD      Z11, Z0, Z0
+	VPXORD      Z22, Z5, Z5
+	VPANDD      Z6, Z5, Z11
+	VPTERNLOGD  $0x28, Z16, Z7, Z9
+	VPTERNLOGD  $0x96, Z1, Z3, Z2
+	VPTERNLOGD  $0x28, Z19, Z4, Z5
+	VPTERNLOGD  $0x6a, Z8, Z20, Z15
+	VPTERNLOGD  $0x6a, Z12, Z14, Z21
+	VPXORD      Z21, Z15, Z1
+	VPXORD      Z0, Z10, Z3
+	VPTERNLOGD  $0x96, Z11, Z3, Z23
+	VPTERNLOGD  $0x6a, Z0, Z2, Z17
+	VPTERNLOGD  $0x96, Z17, Z24, Z9
+	VPXORD      Z9, Z23, Z0
+	VPXORD      Z0, Z1, Z2
+	VMOVDQU64   Z2, 13120(BX)
+	VPTERNLOGD  $0x96, Z17, Z11, Z5
+	VPXORD      Z1, Z5, Z1
+	VPXORD      Z1, Z23, Z7
+	VMOVDQU64   Z7, 12928(BX)
+	VPTERNLOGD  $0x6a, Z24, Z4, Z14
+	VPXORD      Z14, Z3, Z3
+	VPTERNLOGD  $0x78, 16576(BX), Z6, Z8
+	VPTERNLOGD  $0x6c, 16512(BX), Z18, Z19
+	VPTERNLOGD  $0x96, Z3, Z8, Z19
+	VPXORD      Z19, Z5, Z4
+	VMOVDQU64   Z4, 12864(BX)
+	VPTERNLOGD  $0x78, 16448(BX), Z13, Z12
+	VPXORD      Z12, Z8, Z4
+	VPTERNLOGD  $0x78, 16384(BX), Z16, Z18
+	VPTERNLOGD  $0x96, Z4, Z15, Z18
+	VPXORD      Z18, Z2, Z2
+	VMOVDQU64   Z2, 13056(BX)
+	VPTERNLOGD  $0x96, Z19, Z4, Z7
+	VMOVDQU64   Z7, 13248(BX)
+	VPXORD      Z19, Z1, Z2
+	VMOVDQU64   Z2, 12992(BX)
+	VPTERNLOGD  $0x96, Z9, Z3, Z1
+	VPXORD      Z1, Z18, Z1
+	VMOVDQU64   Z1, 12800(BX)
+	VPXORD      Z0, Z19, Z0
+	VMOVDQU64   Z0, 13184(BX)
+	VMOVDQU64   4544(BX), Z0
+	VMOVDQU64   4800(BX), Z1
+	VPTERNLOGD  $0x96, 5056(BX), Z1, Z0
+	VPXORD.BCST (R13), Z0, Z0
+	VMOVDQU64   5568(BX), Z1
+	VMOVDQU64   5824(BX), Z2
+	VPTERNLOGD  $0x96, 6080(BX), Z2, Z1
+	VPXORD.BCST 4(R13), Z1, Z1
+	VMOVDQU64   6592(BX), Z2
+	VMOVDQU64   6848(BX), Z3
+	VPTERNLOGD  $0x96, 7104(BX), Z3, Z2
+	VPXORD.BCST 8(R13), Z2, Z2
+	VMOVDQU64   7616(BX), Z3
+	VMOVDQU64   7872(BX), Z4
+	VPTERNLOGD  $0x96, 8128(BX), Z4, Z3
+	VPXORD.BCST 12(R13), Z3, Z3
+	VMOVDQU64   8640(BX), Z4
+	VMOVDQU64   8896(BX), Z5
+	VPTERNLOGD  $0x96, 9152(BX), Z5, Z4
+	VPXORD.BCST 16(R13), Z4, Z4
+	VMOVDQU64   9664(BX), Z5
+	VMOVDQU64   9920(BX), Z6
+	VPTERNLOGD  $0x96, 10176(BX), Z6, Z5
+	VPXORD.BCST 20(R13), Z5, Z5
+	VMOVDQU64   10688(BX), Z6
+	VMOVDQU64   10944(BX), Z7
+	VPTERNLOGD  $0x96, 11200(BX), Z7, Z6
+	VPXORD.BCST 24(R13), Z6, Z6
+	VMOVDQU64   11712(BX), Z7
+	VMOVDQU64   11968(BX), Z8
+	VPTERNLOGD  $0x96, 12224(BX), Z8, Z7
+	VPXORD.BCST 28(R13), Z7, Z7
+	VPXORD      Z3, Z0, Z8
+	VPXORD      Z8, Z5, Z9
+	VPXORD      Z6, Z2, Z10
+	VPXORD      Z10, Z9, Z11
+	VPXORD      Z11, Z1, Z12
+	VPXORD      Z12, Z4, Z13
+	VPXORD      Z7, Z4, Z14
+	VPXORD      Z14, Z5, Z15
+	VMOVDQA64   Z10, Z16
+	VPTERNLOGD  $0x28, Z13, Z15, Z16
+	VPXORD      Z7, Z2, Z17
+	VPXORD      Z14, Z1, Z18
+	VPXORD      Z18, Z8, Z19
+	VPXORD      Z18, Z9, Z20
+	VPXORD      Z20, Z6, Z21
+	VPANDD      Z12, Z21, Z12
+	VPTERNLOGD  $0x28, Z20, Z8, Z14
+	VPXORD      Z5, Z3, Z8
+	VPXORD      Z18, Z0, Z22
+	VPXORD      Z10, Z7, Z23
+	VPANDD      Z11, Z23, Z11
+	VPXORD      Z17, Z8, Z24
+	VPTERNLOGD  $0x28, Z24, Z5, Z18
+	VPXORD      Z8, Z6, Z25
+	VPTERNLOGD  $0x28, Z25, Z19, Z10
+	VMOVDQA64   Z8, Z26
+	VPTERNLOGD  $0x6a, Z1, Z9, Z26
+	VPXORD      Z6, Z0, Z6
+	VPXORD      Z6, Z26, Z27
+	VMOVDQA64   Z2, Z28
+	VPTERNLOGD  $0x96, Z18, Z27, Z28
+	VPTERNLOGD  $0x6a, Z5, Z22, Z15
+	VPXORD      Z15, Z10, Z29
+	VPXORD      Z29, Z28, Z30
+	VPTERNLOGD  $0x6a, Z4, Z17, Z19
+	VPXORD      Z19, Z15, Z31
+	VMOVDQU64   Z23, 16384(BX)
+	VMOVDQA64   Z16, Z23
+	VPTERNLOGD  $0x96, Z31, Z26, Z23
+	VMOVDQU64   Z17, 16448(BX)
+	VPXORD      Z11, Z14, Z17
+	VPXORD      Z17, Z28, Z28
+	VMOVDQU64   Z25, 16512(BX)
+	VPXORD      Z14, Z12, Z25
+	VPTERNLOGD  $0x96, Z25, Z16, Z27
+	VPXORD      Z29, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z25, Z31
+	VPXORD      Z19, Z11, Z25
+	VPTERNLOGD  $0x78, Z28, Z27, Z26
+	VPXORD      Z26, Z25, Z26
+	VPXORD      Z10, Z16, Z27
+	VPTERNLOGD  $0x78, Z17, Z31, Z14
+	VPXORD      Z14, Z27, Z14
+	VPXORD      Z14, Z26, Z29
+	VPANDD      Z29, Z30, Z31
+	VPXORD      Z18, Z2, Z18
+	VMOVDQU64   Z22, 16576(BX)
+	VPXORD      Z18, Z12, Z22
+	VPTERNLOGD  $0x6a, Z22, Z30, Z23
+	VPXORD      Z23, Z15, Z15
+	VPXORD      Z14, Z15, Z14
+	VPANDD      Z14, Z28, Z23
+	VPXORD      Z26, Z15, Z15
+	VPANDD      Z15, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z19, Z27
+	VPTERNLOGD  $0x28, Z29, Z18, Z27
+	VPTERNLOGD  $0x96, Z16, Z11, Z22
+	VPANDD      Z14, Z22, Z11
+	VPXORD      Z25, Z12, Z12
+	VPTERNLOGD  $0x96, Z12, Z10, Z6
+	VPANDD      Z15, Z6, Z6
+	VPXORD      Z17, Z23, Z10
+	VPANDD      Z10, Z13, Z12
+	VPXORD      Z23, Z31, Z13
+	VPXORD      Z17, Z31, Z14
+	VPXORD      Z6, Z11, Z15
+	VPXORD      Z11, Z27, Z11
+	VPANDD      Z11, Z8, Z8
+	VPXORD      Z6, Z27, Z6
+	VPXORD      Z10, Z15, Z16
+	VPXORD      Z13, Z11, Z17
+	VPANDD      Z17, Z24, Z18
+	VPXORD      Z14, Z6, Z19
+	VPXORD      Z1, Z0, Z22
+	VPXORD      Z22, Z3, Z23
+	VPTERNLOGD  $0x60, Z23, Z7, Z10
+	VPXORD      Z4, Z2, Z2
+	VPTERNLOGD  $0x28, Z13, Z2, Z23
+	VPXORD      Z2, Z7, Z4
+	VMOVDQA64   Z1, Z24
+	VPTERNLOGD  $0x28, Z15, Z5, Z24
+	VPANDD      Z11, Z0, Z0
+	VPXORD      Z22, Z5, Z5
+	VPANDD      Z6, Z5, Z11
+	VPTERNLOGD  $0x28, Z16, Z7, Z9
+	VPTERNLOGD  $0x96, Z1, Z3, Z2
+	VPTERNLOGD  $0x28, Z19, Z4, Z5
+	VPTERNLOGD  $0x6a, Z8, Z20, Z15
+	VPTERNLOGD  $0x6a, Z12, Z14, Z21
+	VPXORD      Z21, Z15, Z1
+	VPXORD      Z0, Z10, Z3
+	VPTERNLOGD  $0x96, Z11, Z3, Z23
+	VPTERNLOGD  $0x6a, Z0, Z2, Z17
+	VPTERNLOGD  $0x96, Z17, Z24, Z9
+	VPXORD      Z9, Z23, Z0
+	VPXORD      Z0, Z1, Z2
+	VMOVDQU64   Z2, 12608(BX)
+	VPTERNLOGD  $0x96, Z17, Z11, Z5
+	VPXORD      Z1, Z5, Z1
+	VPXORD      Z1, Z23, Z7
+	VMOVDQU64   Z7, 12416(BX)
+	VPTERNLOGD  $0x6a, Z24, Z4, Z14
+	VPXORD      Z14, Z3, Z3
+	VPTERNLOGD  $0x78, 16576(BX), Z6, Z8
+	VPTERNLOGD  $0x6c, 16512(BX), Z18, Z19
+	VPTERNLOGD  $0x96, Z3, Z8, Z19
+	VPXORD      Z19, Z5, Z4
+	VMOVDQU64   Z4, 12352(BX)
+	VPTERNLOGD  $0x78, 16448(BX), Z13, Z12
+	VPXORD      Z12, Z8, Z4
+	VPTERNLOGD  $0x78, 16384(BX), Z16, Z18
+	VPTERNLOGD  $0x96, Z4, Z15, Z18
+	VPXORD      Z18, Z2, Z2
+	VMOVDQU64   Z2, 12544(BX)
+	VPTERNLOGD  $0x96, Z19, Z4, Z7
+	VMOVDQU64   Z7, 12736(BX)
+	VPXORD      Z19, Z1, Z2
+	VMOVDQU64   Z2, 12480(BX)
+	VPTERNLOGD  $0x96, Z9, Z3, Z1
+	VPXORD      Z1, Z18, Z1
+	VMOVDQU64   Z1, 12288(BX)
+	VPXORD      Z0, Z19, Z0
+	VMOVDQU64   Z0, 12672(BX)
+	VMOVDQU64   12288(BX), Z0
+	VPXORD      13824(BX), Z0, Z0
+	VMOVDQU64   Z0, 14336(BX)
+	VMOVDQU64   12352(BX), Z1
+	VPXORD      13888(BX), Z1, Z1
+	VMOVDQU64   Z1, 14400(BX)
+	VMOVDQU64   12416(BX), Z2
+	VPXORD      13952(BX), Z2, Z2
+	VMOVDQU64   Z2, 14464(BX)
+	VMOVDQU64   12480(BX), Z3
+	VPXORD      14016(BX), Z3, Z3
+	VMOVDQU64   Z3, 14528(BX)
+	VMOVDQU64   12544(BX), Z4
+	VPXORD      14080(BX), Z4, Z4
+	VMOVDQU64   Z4, 14592(BX)
+	VMOVDQU64   12608(BX), Z5
+	VPXORD      14144(BX), Z5, Z5
+	VMOVDQU64   Z5, 14656(BX)
+	VMOVDQU64   12672(BX), Z6
+	VPXORD      14208(BX), Z6, Z6
+	VMOVDQU64   Z6, 14720(BX)
+	VMOVDQU64   12736(BX), Z7
+	VPXORD      14272(BX), Z7, Z7
+	VMOVDQU64   Z7, 14784(BX)
+	VMOVDQU64   12800(BX), Z8
+	VPXORD      12288(BX), Z8, Z8
+	VMOVDQU64   Z8, 14848(BX)
+	VMOVDQU64   12864(BX), Z9
+	VPXORD      12352(BX), Z9, Z9
+	VMOVDQU64   Z9, 14912(BX)
+	VMOVDQU64   12928(BX), Z10
+	VPXORD      12416(BX), Z10, Z10
+	VMOVDQU64   Z10, 14976(BX)
+	VMOVDQU64   12992(BX), Z11
+	VPXORD      12480(BX), Z11, Z11
+	VMOVDQU64   Z11, 15040(BX)
+	VMOVDQU64   13056(BX), Z12
+	VPXORD      12544(BX), Z12, Z12
+	VMOVDQU64   Z12, 15104(BX)
+	VMOVDQU64   13120(BX), Z13
+	VPXORD      12608(BX), Z13, Z13
+	VMOVDQU64   Z13, 15168(BX)
+	VMOVDQU64   13184(BX), Z14
+	VPXORD      12672(BX), Z14, Z14
+	VMOVDQU64   Z14, 15232(BX)
+	VMOVDQU64   13248(BX), Z15
+	VPXORD      12736(BX), Z15, Z15
+	VMOVDQU64   Z15, 15296(BX)
+	VMOVDQU64   13312(BX), Z0
+	VPXORD      12800(BX), Z0, Z0
+	VMOVDQU64   Z0, 15360(BX)
+	VMOVDQU64   13376(BX), Z1
+	VPXORD      12864(BX), Z1, Z1
+	VMOVDQU64   Z1, 15424(BX)
+	VMOVDQU64   13440(BX), Z2
+	VPXORD      12928(BX), Z2, Z2
+	VMOVDQU64   Z2, 15488(BX)
+	VMOVDQU64   13504(BX), Z3
+	VPXORD      12992(BX), Z3, Z3
+	VMOVDQU64   Z3, 15552(BX)
+	VMOVDQU64   13568(BX), Z4
+	VPXORD      13056(BX), Z4, Z4
+	VMOVDQU64   Z4, 15616(BX)
+	VMOVDQU64   13632(BX), Z5
+	VPXORD      13120(BX), Z5, Z5
+	VMOVDQU64   Z5, 15680(BX)
+	VMOVDQU64   13696(BX), Z6
+	VPXORD      13184(BX), Z6, Z6
+	VMOVDQU64   Z6, 15744(BX)
+	VMOVDQU64   13760(BX), Z7
+	VPXORD      13248(BX), Z7, Z7
+	VMOVDQU64   Z7, 15808(BX)
+	VMOVDQU64   13824(BX), Z8
+	VPXORD      13312(BX), Z8, Z8
+	VMOVDQU64   Z8, 15872(BX)
+	VMOVDQU64   13888(BX), Z9
+	VPXORD      13376(BX), Z9, Z9
+	VMOVDQU64   Z9, 15936(BX)
+	VMOVDQU64   13952(BX), Z10
+	VPXORD      13440(BX), Z10, Z10
+	VMOVDQU64   Z10, 16000(BX)
+	VMOVDQU64   14016(BX), Z11
+	VPXORD      13504(BX), Z11, Z11
+	VMOVDQU64   Z11, 16064(BX)
+	VMOVDQU64   14080(BX), Z12
+	VPXORD      13568(BX), Z12, Z12
+	VMOVDQU64   Z12, 16128(BX)
+	VMOVDQU64   14144(BX), Z13
+	VPXORD      13632(BX), Z13, Z13
+	VMOVDQU64   Z13, 16192(BX)
+	VMOVDQU64   14208(BX), Z14
+	VPXORD      13696(BX), Z14, Z14
+	VMOVDQU64   Z14, 16256(BX)
+	VMOVDQU64   14272(BX), Z15
+	VPXORD      13760(BX), Z15, Z15
+	VMOVDQU64   Z15, 16320(BX)
+	VMOVDQU64   4288(BX), Z0
+	VMOVDQU64   16256(BX), Z16
+	VPTERNLOGD  $0x96, 14848(BX), Z16, Z0
+	VPXORD      13184(BX), Z0, Z0
+	VMOVDQU64   Z0, 4288(BX)
+	VMOVDQU64   5312(BX), Z1
+	VMOVDQU64   16320(BX), Z17
+	VPTERNLOGD  $0x96, 14912(BX), Z17, Z1
+	VPXORD      13248(BX), Z1, Z1
+	VMOVDQU64   Z1, 5312(BX)
+	VMOVDQU64   6336(BX), Z2
+	VMOVDQU64   14336(BX), Z18
+	VPTERNLOGD  $0x96, 14976(BX), Z18, Z2
+	VPXORD      13312(BX), Z2, Z2
+	VMOVDQU64   Z2, 6336(BX)
+	VMOVDQU64   7360(BX), Z3
+	VMOVDQU64   14400(BX), Z19
+	VPTERNLOGD  $0x96, 15040(BX), Z19, Z3
+	VPXORD      13376(BX), Z3, Z3
+	VMOVDQU64   Z3, 7360(BX)
+	VMOVDQU64   8384(BX), Z4
+	VMOVDQU64   14464(BX), Z20
+	VPTERNLOGD  $0x96, 15104(BX), Z20, Z4
+	VPXORD      13440(BX), Z4, Z4
+	VMOVDQU64   Z4, 8384(BX)
+	VMOVDQU64   9408(BX), Z5
+	VMOVDQU64   14528(BX), Z21
+	VPTERNLOGD  $0x96, 15168(BX), Z21, Z5
+	VPXORD      13504(BX), Z5, Z5
+	VMOVDQU64   Z5, 9408(BX)
+	VMOVDQU64   10432(BX), Z6
+	VMOVDQU64   14592(BX), Z22
+	VPTERNLOGD  $0x96, 15232(BX), Z22, Z6
+	VPXORD      13568(BX), Z6, Z6
+	VMOVDQU64   Z6, 10432(BX)
+	VMOVDQU64   11456(BX), Z7
+	VMOVDQU64   14656(BX), Z23
+	VPTERNLOGD  $0x96, 15296(BX), Z23, Z7
+	VPXORD      13632(BX), Z7, Z7
+	VMOVDQU64   Z7, 11456(BX)
+	VMOVDQU64   4224(BX), Z8
+	VMOVDQU64   14720(BX), Z24
+	VPTERNLOGD  $0x96, 15360(BX), Z24, Z8
+	VPXORD      13696(BX), Z8, Z8
+	VMOVDQU64   Z8, 4224(BX)
+	VMOVDQU64   5248(BX), Z9
+	VMOVDQU64   14784(BX), Z25
+	VPTERNLOGD  $0x96, 15424(BX), Z25, Z9
+	VPXORD      13760(BX), Z9, Z9
+	VMOVDQU64   Z9, 5248(BX)
+	VMOVDQU64   6272(BX), Z10
+	VMOVDQU64   14848(BX), Z26
+	VPTERNLOGD  $0x96, 15488(BX), Z26, Z10
+	VPXORD      13824(BX), Z10, Z10
+	VMOVDQU64   Z10, 6272(BX)
+	VMOVDQU64   7296(BX), Z11
+	VMOVDQU64   14912(BX), Z27
+	VPTERNLOGD  $0x96, 15552(BX), Z27, Z11
+	VPXORD      13888(BX), Z11, Z11
+	VMOVDQU64   Z11, 7296(BX)
+	VMOVDQU64   8320(BX), Z12
+	VMOVDQU64   14976(BX), Z28
+	VPTERNLOGD  $0x96, 15616(BX), Z28, Z12
+	VPXORD      13952(BX), Z12, Z12
+	VMOVDQU64   Z12, 8320(BX)
+	VMOVDQU64   9344(BX), Z13
+	VMOVDQU64   15040(BX), Z29
+	VPTERNLOGD  $0x96, 15680(BX), Z29, Z13
+	VPXORD      14016(BX), Z13, Z13
+	VMOVDQU64   Z13, 9344(BX)
+	VMOVDQU64   10368(BX), Z14
+	VMOVDQU64   15104(BX), Z30
+	VPTERNLOGD  $0x96, 15744(BX), Z30, Z14
+	VPXORD      14080(BX), Z14, Z14
+	VMOVDQU64   Z14, 10368(BX)
+	VMOVDQU64   11392(BX), Z15
+	VMOVDQU64   15168(BX), Z31
+	VPTERNLOGD  $0x96, 15808(BX), Z31, Z15
+	VPXORD      14144(BX), Z15, Z15
+	VMOVDQU64   Z15, 11392(BX)
+	VMOVDQU64   4160(BX), Z0
+	VMOVDQU64   15232(BX), Z16
+	VPTERNLOGD  $0x96, 15872(BX), Z16, Z0
+	VPXORD      14208(BX), Z0, Z0
+	VMOVDQU64   Z0, 4160(BX)
+	VMOVDQU64   5184(BX), Z1
+	VMOVDQU64   15296(BX), Z17
+	VPTERNLOGD  $0x96, 15936(BX), Z17, Z1
+	VPXORD      14272(BX), Z1, Z1
+	VMOVDQU64   Z1, 5184(BX)
+	VMOVDQU64   6208(BX), Z2
+	VMOVDQU64   15360(BX), Z18
+	VPTERNLOGD  $0x96, 16000(BX), Z18, Z2
+	VPXORD      12288(BX), Z2, Z2
+	VMOVDQU64   Z2, 6208(BX)
+	VMOVDQU64   7232(BX), Z3
+	VMOVDQU64   15424(BX), Z19
+	VPTERNLOGD  $0x96, 16064(BX), Z19, Z3
+	VPXORD      12352(BX), Z3, Z3
+	VMOVDQU64   Z3, 7232(BX)
+	VMOVDQU64   8256(BX), Z4
+	VMOVDQU64   15488(BX), Z20
+	VPTERNLOGD  $0x96, 16128(BX), Z20, Z4
+	VPXORD      12416(BX), Z4, Z4
+	VMOVDQU64   Z4, 8256(BX)
+	VMOVDQU64   9280(BX), Z5
+	VMOVDQU64   15552(BX), Z21
+	VPTERNLOGD  $0x96, 16192(BX), Z21, Z5
+	VPXORD      12480(BX), Z5, Z5
+	VMOVDQU64   Z5, 9280(BX)
+	VMOVDQU64   10304(BX), Z6
+	VMOVDQU64   15616(BX), Z22
+	VPTERNLOGD  $0x96, 16256(BX), Z22, Z6
+	VPXORD      12544(BX), Z6, Z6
+	VMOVDQU64   Z6, 10304(BX)
+	VMOVDQU64   11328(BX), Z7
+	VMOVDQU64   15680(BX), Z23
+	VPTERNLOGD  $0x96, 16320(BX), Z23, Z7
+	VPXORD      12608(BX), Z7, Z7
+	VMOVDQU64   Z7, 11328(BX)
+	VMOVDQU64   4096(BX), Z8
+	VMOVDQU64   15744(BX), Z24
+	VPTERNLOGD  $0x96, 14336(BX), Z24, Z8
+	VPXORD      12672(BX), Z8, Z8
+	VMOVDQU64   Z8, 4096(BX)
+	VMOVDQU64   5120(BX), Z9
+	VMOVDQU64   15808(BX), Z25
+	VPTERNLOGD  $0x96, 14400(BX), Z25, Z9
+	VPXORD      12736(BX), Z9, Z9
+	VMOVDQU64   Z9, 5120(BX)
+	VMOVDQU64   6144(BX), Z10
+	VMOVDQU64   15872(BX), Z26
+	VPTERNLOGD  $0x96, 14464(BX), Z26, Z10
+	VPXORD      12800(BX), Z10, Z10
+	VMOVDQU64   Z10, 6144(BX)
+	VMOVDQU64   7168(BX), Z11
+	VMOVDQU64   15936(BX), Z27
+	VPTERNLOGD  $0x96, 14528(BX), Z27, Z11
+	VPXORD      12864(BX), Z11, Z11
+	VMOVDQU64   Z11, 7168(BX)
+	VMOVDQU64   8192(BX), Z12
+	VMOVDQU64   16000(BX), Z28
+	VPTERNLOGD  $0x96, 14592(BX), Z28, Z12
+	VPXORD      12928(BX), Z12, Z12
+	VMOVDQU64   Z12, 8192(BX)
+	VMOVDQU64   9216(BX), Z13
+	VMOVDQU64   16064(BX), Z29
+	VPTERNLOGD  $0x96, 14656(BX), Z29, Z13
+	VPXORD      12992(BX), Z13, Z13
+	VMOVDQU64   Z13, 9216(BX)
+	VMOVDQU64   10240(BX), Z14
+	VMOVDQU64   16128(BX), Z30
+	VPTERNLOGD  $0x96, 14720(BX), Z30, Z14
+	VPXORD      13056(BX), Z14, Z14
+	VMOVDQU64   Z14, 10240(BX)
+	VMOVDQU64   11264(BX), Z15
+	VMOVDQU64   16192(BX), Z31
+	VPTERNLOGD  $0x96, 14784(BX), Z31, Z15
+	VPXORD      13120(BX), Z15, Z15
+	VMOVDQU64   Z15, 11264(BX)
+	VMOVDQU64   4608(BX), Z0
+	VMOVDQU64   4864(BX), Z1
+	VPTERNLOGD  $0x96, 4096(BX), Z1, Z0
+	VPXORD.BCST 224(R13), Z0, Z0
+	VMOVDQU64   5632(BX), Z1
+	VMOVDQU64   5888(BX), Z2
+	VPTERNLOGD  $0x96, 5120(BX), Z2, Z1
+	VPXORD.BCST 228(R13), Z1, Z1
+	VMOVDQU64   6656(BX), Z2
+	VMOVDQU64   6912(BX), Z3
+	VPTERNLOGD  $0x96, 6144(BX), Z3, Z2
+	VPXORD.BCST 232(R13), Z2, Z2
+	VMOVDQU64   7680(BX), Z3
+	VMOVDQU64   7936(BX), Z4
+	VPTERNLOGD  $0x96, 7168(BX), Z4, Z3
+	VPXORD.BCST 236(R13), Z3, Z3
+	VMOVDQU64   8704(BX), Z4
+	VMOVDQU64   8960(BX), Z5
+	VPTERNLOGD  $0x96, 8192(BX), Z5, Z4
+	VPXORD.BCST 240(R13), Z4, Z4
+	VMOVDQU64   9728(BX), Z5
+	VMOVDQU64   9984(BX), Z6
+	VPTERNLOGD  $0x96, 9216(BX), Z6, Z5
+	VPXORD.BCST 244(R13), Z5, Z5
+	VMOVDQU64   10752(BX), Z6
+	VMOVDQU64   11008(BX), Z7
+	VPTERNLOGD  $0x96, 10240(BX), Z7, Z6
+	VPXORD.BCST 248(R13), Z6, Z6
+	VMOVDQU64   11776(BX), Z7
+	VMOVDQU64   12032(BX), Z8
+	VPTERNLOGD  $0x96, 11264(BX), Z8, Z7
+	VPXORD.BCST 252(R13), Z7, Z7
+	VPXORD      Z3, Z0, Z8
+	VPXORD      Z8, Z5, Z9
+	VPXORD      Z6, Z2, Z10
+	VPXORD      Z10, Z9, Z11
+	VPXORD      Z11, Z1, Z12
+	VPXORD      Z12, Z4, Z13
+	VPXORD      Z7, Z4, Z14
+	VPXORD      Z14, Z5, Z15
+	VMOVDQA64   Z10, Z16
+	VPTERNLOGD  $0x28, Z13, Z15, Z16
+	VPXORD      Z7, Z2, Z17
+	VPXORD      Z14, Z1, Z18
+	VPXORD      Z18, Z8, Z19
+	VPXORD      Z18, Z9, Z20
+	VPXORD      Z20, Z6, Z21
+	VPANDD      Z12, Z21, Z12
+	VPTERNLOGD  $0x28, Z20, Z8, Z14
+	VPXORD      Z5, Z3, Z8
+	VPXORD      Z18, Z0, Z22
+	VPXORD      Z10, Z7, Z23
+	VPANDD      Z11, Z23, Z11
+	VPXORD      Z17, Z8, Z24
+	VPTERNLOGD  $0x28, Z24, Z5, Z18
+	VPXORD      Z8, Z6, Z25
+	VPTERNLOGD  $0x28, Z25, Z19, Z10
+	VMOVDQA64   Z8, Z26
+	VPTERNLOGD  $0x6a, Z1, Z9, Z26
+	VPXORD      Z6, Z0, Z6
+	VPXORD      Z6, Z26, Z27
+	VMOVDQA64   Z2, Z28
+	VPTERNLOGD  $0x96, Z18, Z27, Z28
+	VPTERNLOGD  $0x6a, Z5, Z22, Z15
+	VPXORD      Z15, Z10, Z29
+	VPXORD      Z29, Z28, Z30
+	VPTERNLOGD  $0x6a, Z4, Z17, Z19
+	VPXORD      Z19, Z15, Z31
+	VMOVDQU64   Z23, 16384(BX)
+	VMOVDQA64   Z16, Z23
+	VPTERNLOGD  $0x96, Z31, Z26, Z23
+	VMOVDQU64   Z17, 16448(BX)
+	VPXORD      Z11, Z14, Z17
+	VPXORD      Z17, Z28, Z28
+	VMOVDQU64   Z25, 16512(BX)
+	VPXORD      Z14, Z12, Z25
+	VPTERNLOGD  $0x96, Z25, Z16, Z27
+	VPXORD      Z29, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z25, Z31
+	VPXORD      Z19, Z11, Z25
+	VPTERNLOGD  $0x78, Z28, Z27, Z26
+	VPXORD      Z26, Z25, Z26
+	VPXORD      Z10, Z16, Z27
+	VPTERNLOGD  $0x78, Z17, Z31, Z14
+	VPXORD      Z14, Z27, Z14
+	VPXORD      Z14, Z26, Z29
+	VPANDD      Z29, Z30, Z31
+	VPXORD      Z18, Z2, Z18
+	VMOVDQU64   Z22, 16576(BX)
+	VPXORD      Z18, Z12, Z22
+	VPTERNLOGD  $0x6a, Z22, Z30, Z23
+	VPXORD      Z23, Z15, Z15
+	VPXORD      Z14, Z15, Z14
+	VPANDD      Z14, Z28, Z23
+	VPXORD      Z26, Z15, Z15
+	VPANDD      Z15, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z19, Z27
+	VPTERNLOGD  $0x28, Z29, Z18, Z27
+	VPTERNLOGD  $0x96, Z16, Z11, Z22
+	VPANDD      Z14, Z22, Z11
+	VPXORD      Z25, Z12, Z12
+	VPTERNLOGD  $0x96, Z12, Z10, Z6
+	VPANDD      Z15, Z6, Z6
+	VPXORD      Z17, Z23, Z10
+	VPANDD      Z10, Z13, Z12
+	VPXORD      Z23, Z31, Z13
+	VPXORD      Z17, Z31, Z14
+	VPXORD      Z6, Z11, Z15
+	VPXORD      Z11, Z27, Z11
+	VPANDD      Z11, Z8, Z8
+	VPXORD      Z6, Z27, Z6
+	VPXORD      Z10, Z15, Z16
+	VPXORD      Z13, Z11, Z17
+	VPANDD      Z17, Z24, Z18
+	VPXORD      Z14, Z6, Z19
+	VPXORD      Z1, Z0, Z22
+	VPXORD      Z22, Z3, Z23
+	VPTERNLOGD  $0x60, Z23, Z7, Z10
+	VPXORD      Z4, Z2, Z2
+	VPTERNLOGD  $0x28, Z13, Z2, Z23
+	VPXORD      Z2, Z7, Z4
+	VMOVDQA64   Z1, Z24
+	VPTERNLOGD  $0x28, Z15, Z5, Z24
+	VPANDD      Z11, Z0, Z0
+	VPXORD      Z22, Z5, Z5
+	VPANDD      Z6, Z5, Z11
+	VPTERNLOGD  $0x28, Z16, Z7, Z9
+	VPTERNLOGD  $0x96, Z1, Z3, Z2
+	VPTERNLOGD  $0x28, Z19, Z4, Z5
+	VPTERNLOGD  $0x6a, Z8, Z20, Z15
+	VPTERNLOGD  $0x6a, Z12, Z14, Z21
+	VPXORD      Z21, Z15, Z1
+	VPXORD      Z0, Z10, Z3
+	VPTERNLOGD  $0x96, Z11, Z3, Z23
+	VPTERNLOGD  $0x6a, Z0, Z2, Z17
+	VPTERNLOGD  $0x96, Z17, Z24, Z9
+	VPXORD      Z9, Z23, Z0
+	VPXORD      Z0, Z1, Z2
+	VMOVDQU64   Z2, 14144(BX)
+	VPTERNLOGD  $0x96, Z17, Z11, Z5
+	VPXORD      Z1, Z5, Z1
+	VPXORD      Z1, Z23, Z7
+	VMOVDQU64   Z7, 13952(BX)
+	VPTERNLOGD  $0x6a, Z24, Z4, Z14
+	VPXORD      Z14, Z3, Z3
+	VPTERNLOGD  $0x78, 16576(BX), Z6, Z8
+	VPTERNLOGD  $0x6c, 16512(BX), Z18, Z19
+	VPTERNLOGD  $0x96, Z3, Z8, Z19
+	VPXORD      Z19, Z5, Z4
+	VMOVDQU64   Z4, 13888(BX)
+	VPTERNLOGD  $0x78, 16448(BX), Z13, Z12
+	VPXORD      Z12, Z8, Z4
+	VPTERNLOGD  $0x78, 16384(BX), Z16, Z18
+	VPTERNLOGD  $0x96, Z4, Z15, Z18
+	VPXORD      Z18, Z2, Z2
+	VMOVDQU64   Z2, 14080(BX)
+	VPTERNLOGD  $0x96, Z19, Z4, Z7
+	VMOVDQU64   Z7, 14272(BX)
+	VPXORD      Z19, Z1, Z2
+	VMOVDQU64   Z2, 14016(BX)
+	VPTERNLOGD  $0x96, Z9, Z3, Z1
+	VPXORD      Z1, Z18, Z1
+	VMOVDQU64   Z1, 13824(BX)
+	VPXORD      Z0, Z19, Z0
+	VMOVDQU64   Z0, 14208(BX)
+	VMOVDQU64   4672(BX), Z0
+	VMOVDQU64   4928(BX), Z1
+	VPTERNLOGD  $0x96, 4160(BX), Z1, Z0
+	VPXORD.BCST 192(R13), Z0, Z0
+	VMOVDQU64   5696(BX), Z1
+	VMOVDQU64   5952(BX), Z2
+	VPTERNLOGD  $0x96, 5184(BX), Z2, Z1
+	VPXORD.BCST 196(R13), Z1, Z1
+	VMOVDQU64   6720(BX), Z2
+	VMOVDQU64   6976(BX), Z3
+	VPTERNLOGD  $0x96, 6208(BX), Z3, Z2
+	VPXORD.BCST 200(R13), Z2, Z2
+	VMOVDQU64   7744(BX), Z3
+	VMOVDQU64   8000(BX), Z4
+	VPTERNLOGD  $0x96, 7232(BX), Z4, Z3
+	VPXORD.BCST 204(R13), Z3, Z3
+	VMOVDQU64   8768(BX), Z4
+	VMOVDQU64   9024(BX), Z5
+	VPTERNLOGD  $0x96, 8256(BX), Z5, Z4
+	VPXORD.BCST 208(R13), Z4, Z4
+	VMOVDQU64   9792(BX), Z5
+	VMOVDQU64   10048(BX), Z6
+	VPTERNLOGD  $0x96, 9280(BX), Z6, Z5
+	VPXORD.BCST 212(R13), Z5, Z5
+	VMOVDQU64   10816(BX), Z6
+	VMOVDQU64   11072(BX), Z7
+	VPTERNLOGD  $0x96, 10304(BX), Z7, Z6
+	VPXORD.BCST 216(R13), Z6, Z6
+	VMOVDQU64   11840(BX), Z7
+	VMOVDQU64   12096(BX), Z8
+	VPTERNLOGD  $0x96, 11328(BX), Z8, Z7
+	VPXORD.BCST 220(R13), Z7, Z7
+	VPXORD      Z3, Z0, Z8
+	VPXORD      Z8, Z5, Z9
+	VPXORD      Z6, Z2, Z10
+	VPXORD      Z10, Z9, Z11
+	VPXORD      Z11, Z1, Z12
+	VPXORD      Z12, Z4, Z13
+	VPXORD      Z7, Z4, Z14
+	VPXORD      Z14, Z5, Z15
+	VMOVDQA64   Z10, Z16
+	VPTERNLOGD  $0x28, Z13, Z15, Z16
+	VPXORD      Z7, Z2, Z17
+	VPXORD      Z14, Z1, Z18
+	VPXORD      Z18, Z8, Z19
+	VPXORD      Z18, Z9, Z20
+	VPXORD      Z20, Z6, Z21
+	VPANDD      Z12, Z21, Z12
+	VPTERNLOGD  $0x28, Z20, Z8, Z14
+	VPXORD      Z5, Z3, Z8
+	VPXORD      Z18, Z0, Z22
+	VPXORD      Z10, Z7, Z23
+	VPANDD      Z11, Z23, Z11
+	VPXORD      Z17, Z8, Z24
+	VPTERNLOGD  $0x28, Z24, Z5, Z18
+	VPXORD      Z8, Z6, Z25
+	VPTERNLOGD  $0x28, Z25, Z19, Z10
+	VMOVDQA64   Z8, Z26
+	VPTERNLOGD  $0x6a, Z1, Z9, Z26
+	VPXORD      Z6, Z0, Z6
+	VPXORD      Z6, Z26, Z27
+	VMOVDQA64   Z2, Z28
+	VPTERNLOGD  $0x96, Z18, Z27, Z28
+	VPTERNLOGD  $0x6a, Z5, Z22, Z15
+	VPXORD      Z15, Z10, Z29
+	VPXORD      Z29, Z28, Z30
+	VPTERNLOGD  $0x6a, Z4, Z17, Z19
+	VPXORD      Z19, Z15, Z31
+	VMOVDQU64   Z23, 16384(BX)
+	VMOVDQA64   Z16, Z23
+	VPTERNLOGD  $0x96, Z31, Z26, Z23
+	VMOVDQU64   Z17, 16448(BX)
+	VPXORD      Z11, Z14, Z17
+	VPXORD      Z17, Z28, Z28
+	VMOVDQU64   Z25, 16512(BX)
+	VPXORD      Z14, Z12, Z25
+	VPTERNLOGD  $0x96, Z25, Z16, Z27
+	VPXORD      Z29, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z25, Z31
+	VPXORD      Z19, Z11, Z25
+	VPTERNLOGD  $0x78, Z28, Z27, Z26
+	VPXORD      Z26, Z25, Z26
+	VPXORD      Z10, Z16, Z27
+	VPTERNLOGD  $0x78, Z17, Z31, Z14
+	VPXORD      Z14, Z27, Z14
+	VPXORD      Z14, Z26, Z29
+	VPANDD      Z29, Z30, Z31
+	VPXORD      Z18, Z2, Z18
+	VMOVDQU64   Z22, 16576(BX)
+	VPXORD      Z18, Z12, Z22
+	VPTERNLOGD  $0x6a, Z22, Z30, Z23
+	VPXORD      Z23, Z15, Z15
+	VPXORD      Z14, Z15, Z14
+	VPANDD      Z14, Z28, Z23
+	VPXORD      Z26, Z15, Z15
+	VPANDD      Z15, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z19, Z27
+	VPTERNLOGD  $0x28, Z29, Z18, Z27
+	VPTERNLOGD  $0x96, Z16, Z11, Z22
+	VPANDD      Z14, Z22, Z11
+	VPXORD      Z25, Z12, Z12
+	VPTERNLOGD  $0x96, Z12, Z10, Z6
+	VPANDD      Z15, Z6, Z6
+	VPXORD      Z17, Z23, Z10
+	VPANDD      Z10, Z13, Z12
+	VPXORD      Z23, Z31, Z13
+	VPXORD      Z17, Z31, Z14
+	VPXORD      Z6, Z11, Z15
+	VPXORD      Z11, Z27, Z11
+	VPANDD      Z11, Z8, Z8
+	VPXORD      Z6, Z27, Z6
+	VPXORD      Z10, Z15, Z16
+	VPXORD      Z13, Z11, Z17
+	VPANDD      Z17, Z24, Z18
+	VPXORD      Z14, Z6, Z19
+	VPXORD      Z1, Z0, Z22
+	VPXORD      Z22, Z3, Z23
+	VPTERNLOGD  $0x60, Z23, Z7, Z10
+	VPXORD      Z4, Z2, Z2
+	VPTERNLOGD  $0x28, Z13, Z2, Z23
+	VPXORD      Z2, Z7, Z4
+	VMOVDQA64   Z1, Z24
+	VPTERNLOGD  $0x28, Z15, Z5, Z24
+	VPANDD      Z11, Z0, Z0
+	VPXORD      Z22, Z5, Z5
+	VPANDD      Z6, Z5, Z11
+	VPTERNLOGD  $0x28, Z16, Z7, Z9
+	VPTERNLOGD  $0x96, Z1, Z3, Z2
+	VPTERNLOGD  $0x28, Z19, Z4, Z5
+	VPTERNLOGD  $0x6a, Z8, Z20, Z15
+	VPTERNLOGD  $0x6a, Z12, Z14, Z21
+	VPXORD      Z21, Z15, Z1
+	VPXORD      Z0, Z10, Z3
+	VPTERNLOGD  $0x96, Z11, Z3, Z23
+	VPTERNLOGD  $0x6a, Z0, Z2, Z17
+	VPTERNLOGD  $0x96, Z17, Z24, Z9
+	VPXORD      Z9, Z23, Z0
+	VPXORD      Z0, Z1, Z2
+	VMOVDQU64   Z2, 13632(BX)
+	VPTERNLOGD  $0x96, Z17, Z11, Z5
+	VPXORD      Z1, Z5, Z1
+	VPXORD      Z1, Z23, Z7
+	VMOVDQU64   Z7, 13440(BX)
+	VPTERNLOGD  $0x6a, Z24, Z4, Z14
+	VPXORD      Z14, Z3, Z3
+	VPTERNLOGD  $0x78, 16576(BX), Z6, Z8
+	VPTERNLOGD  $0x6c, 16512(BX), Z18, Z19
+	VPTERNLOGD  $0x96, Z3, Z8, Z19
+	VPXORD      Z19, Z5, Z4
+	VMOVDQU64   Z4, 13376(BX)
+	VPTERNLOGD  $0x78, 16448(BX), Z13, Z12
+	VPXORD      Z12, Z8, Z4
+	VPTERNLOGD  $0x78, 16384(BX), Z16, Z18
+	VPTERNLOGD  $0x96, Z4, Z15, Z18
+	VPXORD      Z18, Z2, Z2
+	VMOVDQU64   Z2, 13568(BX)
+	VPTERNLOGD  $0x96, Z19, Z4, Z7
+	VMOVDQU64   Z7, 13760(BX)
+	VPXORD      Z19, Z1, Z2
+	VMOVDQU64   Z2, 13504(BX)
+	VPTERNLOGD  $0x96, Z9, Z3, Z1
+	VPXORD      Z1, Z18, Z1
+	VMOVDQU64   Z1, 13312(BX)
+	VPXORD      Z0, Z19, Z0
+	VMOVDQU64   Z0, 13696(BX)
+	VMOVDQU64   4736(BX), Z0
+	VMOVDQU64   4992(BX), Z1
+	VPTERNLOGD  $0x96, 4224(BX), Z1, Z0
+	VPXORD.BCST 160(R13), Z0, Z0
+	VMOVDQU64   5760(BX), Z1
+	VMOVDQU64   6016(BX), Z2
+	VPTERNLOGD  $0x96, 5248(BX), Z2, Z1
+	VPXORD.BCST 164(R13), Z1, Z1
+	VMOVDQU64   6784(BX), Z2
+	VMOVDQU64   7040(BX), Z3
+	VPTERNLOGD  $0x96, 6272(BX), Z3, Z2
+	VPXORD.BCST 168(R13), Z2, Z2
+	VMOVDQU64   7808(BX), Z3
+	VMOVDQU64   8064(BX), Z4
+	VPTERNLOGD  $0x96, 7296(BX), Z4, Z3
+	VPXORD.BCST 172(R13), Z3, Z3
+	VMOVDQU64   8832(BX), Z4
+	VMOVDQU64   9088(BX), Z5
+	VPTERNLOGD  $0x96, 8320(BX), Z5, Z4
+	VPXORD.BCST 176(R13), Z4, Z4
+	VMOVDQU64   9856(BX), Z5
+	VMOVDQU64   10112(BX), Z6
+	VPTERNLOGD  $0x96, 9344(BX), Z6, Z5
+	VPXORD.BCST 180(R13), Z5, Z5
+	VMOVDQU64   10880(BX), Z6
+	VMOVDQU64   11136(BX), Z7
+	VPTERNLOGD  $0x96, 10368(BX), Z7, Z6
+	VPXORD.BCST 184(R13), Z6, Z6
+	VMOVDQU64   11904(BX), Z7
+	VMOVDQU64   12160(BX), Z8
+	VPTERNLOGD  $0x96, 11392(BX), Z8, Z7
+	VPXORD.BCST 188(R13), Z7, Z7
+	VPXORD      Z3, Z0, Z8
+	VPXORD      Z8, Z5, Z9
+	VPXORD      Z6, Z2, Z10
+	VPXORD      Z10, Z9, Z11
+	VPXORD      Z11, Z1, Z12
+	VPXORD      Z12, Z4, Z13
+	VPXORD      Z7, Z4, Z14
+	VPXORD      Z14, Z5, Z15
+	VMOVDQA64   Z10, Z16
+	VPTERNLOGD  $0x28, Z13, Z15, Z16
+	VPXORD      Z7, Z2, Z17
+	VPXORD      Z14, Z1, Z18
+	VPXORD      Z18, Z8, Z19
+	VPXORD      Z18, Z9, Z20
+	VPXORD      Z20, Z6, Z21
+	VPANDD      Z12, Z21, Z12
+	VPTERNLOGD  $0x28, Z20, Z8, Z14
+	VPXORD      Z5, Z3, Z8
+	VPXORD      Z18, Z0, Z22
+	VPXORD      Z10, Z7, Z23
+	VPANDD      Z11, Z23, Z11
+	VPXORD      Z17, Z8, Z24
+	VPTERNLOGD  $0x28, Z24, Z5, Z18
+	VPXORD      Z8, Z6, Z25
+	VPTERNLOGD  $0x28, Z25, Z19, Z10
+	VMOVDQA64   Z8, Z26
+	VPTERNLOGD  $0x6a, Z1, Z9, Z26
+	VPXORD      Z6, Z0, Z6
+	VPXORD      Z6, Z26, Z27
+	VMOVDQA64   Z2, Z28
+	VPTERNLOGD  $0x96, Z18, Z27, Z28
+	VPTERNLOGD  $0x6a, Z5, Z22, Z15
+	VPXORD      Z15, Z10, Z29
+	VPXORD      Z29, Z28, Z30
+	VPTERNLOGD  $0x6a, Z4, Z17, Z19
+	VPXORD      Z19, Z15, Z31
+	VMOVDQU64   Z23, 16384(BX)
+	VMOVDQA64   Z16, Z23
+	VPTERNLOGD  $0x96, Z31, Z26, Z23
+	VMOVDQU64   Z17, 16448(BX)
+	VPXORD      Z11, Z14, Z17
+	VPXORD      Z17, Z28, Z28
+	VMOVDQU64   Z25, 16512(BX)
+	VPXORD      Z14, Z12, Z25
+	VPTERNLOGD  $0x96, Z25, Z16, Z27
+	VPXORD      Z29, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z25, Z31
+	VPXORD      Z19, Z11, Z25
+	VPTERNLOGD  $0x78, Z28, Z27, Z26
+	VPXORD      Z26, Z25, Z26
+	VPXORD      Z10, Z16, Z27
+	VPTERNLOGD  $0x78, Z17, Z31, Z14
+	VPXORD      Z14, Z27, Z14
+	VPXORD      Z14, Z26, Z29
+	VPANDD      Z29, Z30, Z31
+	VPXORD      Z18, Z2, Z18
+	VMOVDQU64   Z22, 16576(BX)
+	VPXORD      Z18, Z12, Z22
+	VPTERNLOGD  $0x6a, Z22, Z30, Z23
+	VPXORD      Z23, Z15, Z15
+	VPXORD      Z14, Z15, Z14
+	VPANDD      Z14, Z28, Z23
+	VPXORD      Z26, Z15, Z15
+	VPANDD      Z15, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z19, Z27
+	VPTERNLOGD  $0x28, Z29, Z18, Z27
+	VPTERNLOGD  $0x96, Z16, Z11, Z22
+	VPANDD      Z14, Z22, Z11
+	VPXORD      Z25, Z12, Z12
+	VPTERNLOGD  $0x96, Z12, Z10, Z6
+	VPANDD      Z15, Z6, Z6
+	VPXORD      Z17, Z23, Z10
+	VPANDD      Z10, Z13, Z12
+	VPXORD      Z23, Z31, Z13
+	VPXORD      Z17, Z31, Z14
+	VPXORD      Z6, Z11, Z15
+	VPXORD      Z11, Z27, Z11
+	VPANDD      Z11, Z8, Z8
+	VPXORD      Z6, Z27, Z6
+	VPXORD      Z10, Z15, Z16
+	VPXORD      Z13, Z11, Z17
+	VPANDD      Z17, Z24, Z18
+	VPXORD      Z14, Z6, Z19
+	VPXORD      Z1, Z0, Z22
+	VPXORD      Z22, Z3, Z23
+	VPTERNLOGD  $0x60, Z23, Z7, Z10
+	VPXORD      Z4, Z2, Z2
+	VPTERNLOGD  $0x28, Z13, Z2, Z23
+	VPXORD      Z2, Z7, Z4
+	VMOVDQA64   Z1, Z24
+	VPTERNLOGD  $0x28, Z15, Z5, Z24
+	VPANDD      Z11, Z0, Z0
+	VPXORD      Z22, Z5, Z5
+	VPANDD      Z6, Z5, Z11
+	VPTERNLOGD  $0x28, Z16, Z7, Z9
+	VPTERNLOGD  $0x96, Z1, Z3, Z2
+	VPTERNLOGD  $0x28, Z19, Z4, Z5
+	VPTERNLOGD  $0x6a, Z8, Z20, Z15
+	VPTERNLOGD  $0x6a, Z12, Z14, Z21
+	VPXORD      Z21, Z15, Z1
+	VPXORD      Z0, Z10, Z3
+	VPTERNLOGD  $0x96, Z11, Z3, Z23
+	VPTERNLOGD  $0x6a, Z0, Z2, Z17
+	VPTERNLOGD  $0x96, Z17, Z24, Z9
+	VPXORD      Z9, Z23, Z0
+	VPXORD      Z0, Z1, Z2
+	VMOVDQU64   Z2, 13120(BX)
+	VPTERNLOGD  $0x96, Z17, Z11, Z5
+	VPXORD      Z1, Z5, Z1
+	VPXORD      Z1, Z23, Z7
+	VMOVDQU64   Z7, 12928(BX)
+	VPTERNLOGD  $0x6a, Z24, Z4, Z14
+	VPXORD      Z14, Z3, Z3
+	VPTERNLOGD  $0x78, 16576(BX), Z6, Z8
+	VPTERNLOGD  $0x6c, 16512(BX), Z18, Z19
+	VPTERNLOGD  $0x96, Z3, Z8, Z19
+	VPXORD      Z19, Z5, Z4
+	VMOVDQU64   Z4, 12864(BX)
+	VPTERNLOGD  $0x78, 16448(BX), Z13, Z12
+	VPXORD      Z12, Z8, Z4
+	VPTERNLOGD  $0x78, 16384(BX), Z16, Z18
+	VPTERNLOGD  $0x96, Z4, Z15, Z18
+	VPXORD      Z18, Z2, Z2
+	VMOVDQU64   Z2, 13056(BX)
+	VPTERNLOGD  $0x96, Z19, Z4, Z7
+	VMOVDQU64   Z7, 13248(BX)
+	VPXORD      Z19, Z1, Z2
+	VMOVDQU64   Z2, 12992(BX)
+	VPTERNLOGD  $0x96, Z9, Z3, Z1
+	VPXORD      Z1, Z18, Z1
+	VMOVDQU64   Z1, 12800(BX)
+	VPXORD      Z0, Z19, Z0
+	VMOVDQU64   Z0, 13184(BX)
+	VMOVDQU64   4800(BX), Z0
+	VMOVDQU64   5056(BX), Z1
+	VPTERNLOGD  $0x96, 4288(BX), Z1, Z0
+	VPXORD.BCST 128(R13), Z0, Z0
+	VMOVDQU64   5824(BX), Z1
+	VMOVDQU64   6080(BX), Z2
+	VPTERNLOGD  $0x96, 5312(BX), Z2, Z1
+	VPXORD.BCST 132(R13), Z1, Z1
+	VMOVDQU64   6848(BX), Z2
+	VMOVDQU64   7104(BX), Z3
+	VPTERNLOGD  $0x96, 6336(BX), Z3, Z2
+	VPXORD.BCST 136(R13), Z2, Z2
+	VMOVDQU64   7872(BX), Z3
+	VMOVDQU64   8128(BX), Z4
+	VPTERNLOGD  $0x96, 7360(BX), Z4, Z3
+	VPXORD.BCST 140(R13), Z3, Z3
+	VMOVDQU64   8896(BX), Z4
+	VMOVDQU64   9152(BX), Z5
+	VPTERNLOGD  $0x96, 8384(BX), Z5, Z4
+	VPXORD.BCST 144(R13), Z4, Z4
+	VMOVDQU64   9920(BX), Z5
+	VMOVDQU64   10176(BX), Z6
+	VPTERNLOGD  $0x96, 9408(BX), Z6, Z5
+	VPXORD.BCST 148(R13), Z5, Z5
+	VMOVDQU64   10944(BX), Z6
+	VMOVDQU64   11200(BX), Z7
+	VPTERNLOGD  $0x96, 10432(BX), Z7, Z6
+	VPXORD.BCST 152(R13), Z6, Z6
+	VMOVDQU64   11968(BX), Z7
+	VMOVDQU64   12224(BX), Z8
+	VPTERNLOGD  $0x96, 11456(BX), Z8, Z7
+	VPXORD.BCST 156(R13), Z7, Z7
+	VPXORD      Z3, Z0, Z8
+	VPXORD      Z8, Z5, Z9
+	VPXORD      Z6, Z2, Z10
+	VPXORD      Z10, Z9, Z11
+	VPXORD      Z11, Z1, Z12
+	VPXORD      Z12, Z4, Z13
+	VPXORD      Z7, Z4, Z14
+	VPXORD      Z14, Z5, Z15
+	VMOVDQA64   Z10, Z16
+	VPTERNLOGD  $0x28, Z13, Z15, Z16
+	VPXORD      Z7, Z2, Z17
+	VPXORD      Z14, Z1, Z18
+	VPXORD      Z18, Z8, Z19
+	VPXORD      Z18, Z9, Z20
+	VPXORD      Z20, Z6, Z21
+	VPANDD      Z12, Z21, Z12
+	VPTERNLOGD  $0x28, Z20, Z8, Z14
+	VPXORD      Z5, Z3, Z8
+	VPXORD      Z18, Z0, Z22
+	VPXORD      Z10, Z7, Z23
+	VPANDD      Z11, Z23, Z11
+	VPXORD      Z17, Z8, Z24
+	VPTERNLOGD  $0x28, Z24, Z5, Z18
+	VPXORD      Z8, Z6, Z25
+	VPTERNLOGD  $0x28, Z25, Z19, Z10
+	VMOVDQA64   Z8, Z26
+	VPTERNLOGD  $0x6a, Z1, Z9, Z26
+	VPXORD      Z6, Z0, Z6
+	VPXORD      Z6, Z26, Z27
+	VMOVDQA64   Z2, Z28
+	VPTERNLOGD  $0x96, Z18, Z27, Z28
+	VPTERNLOGD  $0x6a, Z5, Z22, Z15
+	VPXORD      Z15, Z10, Z29
+	VPXORD      Z29, Z28, Z30
+	VPTERNLOGD  $0x6a, Z4, Z17, Z19
+	VPXORD      Z19, Z15, Z31
+	VMOVDQU64   Z23, 16384(BX)
+	VMOVDQA64   Z16, Z23
+	VPTERNLOGD  $0x96, Z31, Z26, Z23
+	VMOVDQU64   Z17, 16448(BX)
+	VPXORD      Z11, Z14, Z17
+	VPXORD      Z17, Z28, Z28
+	VMOVDQU64   Z25, 16512(BX)
+	VPXORD      Z14, Z12, Z25
+	VPTERNLOGD  $0x96, Z25, Z16, Z27
+	VPXORD      Z29, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z25, Z31
+	VPXORD      Z19, Z11, Z25
+	VPTERNLOGD  $0x78, Z28, Z27, Z26
+	VPXORD      Z26, Z25, Z26
+	VPXORD      Z10, Z16, Z27
+	VPTERNLOGD  $0x78, Z17, Z31, Z14
+	VPXORD      Z14, Z27, Z14
+	VPXORD      Z14, Z26, Z29
+	VPANDD      Z29, Z30, Z31
+	VPXORD      Z18, Z2, Z18
+	VMOVDQU64   Z22, 16576(BX)
+	VPXORD      Z18, Z12, Z22
+	VPTERNLOGD  $0x6a, Z22, Z30, Z23
+	VPXORD      Z23, Z15, Z15
+	VPXORD      Z14, Z15, Z14
+	VPANDD      Z14, Z28, Z23
+	VPXORD      Z26, Z15, Z15
+	VPANDD      Z15, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z19, Z27
+	VPTERNLOGD  $0x28, Z29, Z18, Z27
+	VPTERNLOGD  $0x96, Z16, Z11, Z22
+	VPANDD      Z14, Z22, Z11
+	VPXORD      Z25, Z12, Z12
+	VPTERNLOGD  $0x96, Z12, Z10, Z6
+	VPANDD      Z15, Z6, Z6
+	VPXORD      Z17, Z23, Z10
+	VPANDD      Z10, Z13, Z12
+	VPXORD      Z23, Z31, Z13
+	VPXORD      Z17, Z31, Z14
+	VPXORD      Z6, Z11, Z15
+	VPXORD      Z11, Z27, Z11
+	VPANDD      Z11, Z8, Z8
+	VPXORD      Z6, Z27, Z6
+	VPXORD      Z10, Z15, Z16
+	VPXORD      Z13, Z11, Z17
+	VPANDD      Z17, Z24, Z18
+	VPXORD      Z14, Z6, Z19
+	VPXORD      Z1, Z0, Z22
+	VPXORD      Z22, Z3, Z23
+	VPTERNLOGD  $0x60, Z23, Z7, Z10
+	VPXORD      Z4, Z2, Z2
+	VPTERNLOGD  $0x28, Z13, Z2, Z23
+	VPXORD      Z2, Z7, Z4
+	VMOVDQA64   Z1, Z24
+	VPTERNLOGD  $0x28, Z15, Z5, Z24
+	VPANDD      Z11, Z0, Z0
+	VPXORD      Z22, Z5, Z5
+	VPANDD      Z6, Z5, Z11
+	VPTERNLOGD  $0x28, Z16, Z7, Z9
+	VPTERNLOGD  $0x96, Z1, Z3, Z2
+	VPTERNLOGD  $0x28, Z19, Z4, Z5
+	VPTERNLOGD  $0x6a, Z8, Z20, Z15
+	VPTERNLOGD  $0x6a, Z12, Z14, Z21
+	VPXORD      Z21, Z15, Z1
+	VPXORD      Z0, Z10, Z3
+	VPTERNLOGD  $0x96, Z11, Z3, Z23
+	VPTERNLOGD  $0x6a, Z0, Z2, Z17
+	VPTERNLOGD  $0x96, Z17, Z24, Z9
+	VPXORD      Z9, Z23, Z0
+	VPXORD      Z0, Z1, Z2
+	VMOVDQU64   Z2, 12608(BX)
+	VPTERNLOGD  $0x96, Z17, Z11, Z5
+	VPXORD      Z1, Z5, Z1
+	VPXORD      Z1, Z23, Z7
+	VMOVDQU64   Z7, 12416(BX)
+	VPTERNLOGD  $0x6a, Z24, Z4, Z14
+	VPXORD      Z14, Z3, Z3
+	VPTERNLOGD  $0x78, 16576(BX), Z6, Z8
+	VPTERNLOGD  $0x6c, 16512(BX), Z18, Z19
+	VPTERNLOGD  $0x96, Z3, Z8, Z19
+	VPXORD      Z19, Z5, Z4
+	VMOVDQU64   Z4, 12352(BX)
+	VPTERNLOGD  $0x78, 16448(BX), Z13, Z12
+	VPXORD      Z12, Z8, Z4
+	VPTERNLOGD  $0x78, 16384(BX), Z16, Z18
+	VPTERNLOGD  $0x96, Z4, Z15, Z18
+	VPXORD      Z18, Z2, Z2
+	VMOVDQU64   Z2, 12544(BX)
+	VPTERNLOGD  $0x96, Z19, Z4, Z7
+	VMOVDQU64   Z7, 12736(BX)
+	VPXORD      Z19, Z1, Z2
+	VMOVDQU64   Z2, 12480(BX)
+	VPTERNLOGD  $0x96, Z9, Z3, Z1
+	VPXORD      Z1, Z18, Z1
+	VMOVDQU64   Z1, 12288(BX)
+	VPXORD      Z0, Z19, Z0
+	VMOVDQU64   Z0, 12672(BX)
+	VMOVDQU64   12288(BX), Z0
+	VPXORD      13824(BX), Z0, Z0
+	VMOVDQU64   Z0, 14336(BX)
+	VMOVDQU64   12352(BX), Z1
+	VPXORD      13888(BX), Z1, Z1
+	VMOVDQU64   Z1, 14400(BX)
+	VMOVDQU64   12416(BX), Z2
+	VPXORD      13952(BX), Z2, Z2
+	VMOVDQU64   Z2, 14464(BX)
+	VMOVDQU64   12480(BX), Z3
+	VPXORD      14016(BX), Z3, Z3
+	VMOVDQU64   Z3, 14528(BX)
+	VMOVDQU64   12544(BX), Z4
+	VPXORD      14080(BX), Z4, Z4
+	VMOVDQU64   Z4, 14592(BX)
+	VMOVDQU64   12608(BX), Z5
+	VPXORD      14144(BX), Z5, Z5
+	VMOVDQU64   Z5, 14656(BX)
+	VMOVDQU64   12672(BX), Z6
+	VPXORD      14208(BX), Z6, Z6
+	VMOVDQU64   Z6, 14720(BX)
+	VMOVDQU64   12736(BX), Z7
+	VPXORD      14272(BX), Z7, Z7
+	VMOVDQU64   Z7, 14784(BX)
+	VMOVDQU64   12800(BX), Z8
+	VPXORD      12288(BX), Z8, Z8
+	VMOVDQU64   Z8, 14848(BX)
+	VMOVDQU64   12864(BX), Z9
+	VPXORD      12352(BX), Z9, Z9
+	VMOVDQU64   Z9, 14912(BX)
+	VMOVDQU64   12928(BX), Z10
+	VPXORD      12416(BX), Z10, Z10
+	VMOVDQU64   Z10, 14976(BX)
+	VMOVDQU64   12992(BX), Z11
+	VPXORD      12480(BX), Z11, Z11
+	VMOVDQU64   Z11, 15040(BX)
+	VMOVDQU64   13056(BX), Z12
+	VPXORD      12544(BX), Z12, Z12
+	VMOVDQU64   Z12, 15104(BX)
+	VMOVDQU64   13120(BX), Z13
+	VPXORD      12608(BX), Z13, Z13
+	VMOVDQU64   Z13, 15168(BX)
+	VMOVDQU64   13184(BX), Z14
+	VPXORD      12672(BX), Z14, Z14
+	VMOVDQU64   Z14, 15232(BX)
+	VMOVDQU64   13248(BX), Z15
+	VPXORD      12736(BX), Z15, Z15
+	VMOVDQU64   Z15, 15296(BX)
+	VMOVDQU64   13312(BX), Z0
+	VPXORD      12800(BX), Z0, Z0
+	VMOVDQU64   Z0, 15360(BX)
+	VMOVDQU64   13376(BX), Z1
+	VPXORD      12864(BX), Z1, Z1
+	VMOVDQU64   Z1, 15424(BX)
+	VMOVDQU64   13440(BX), Z2
+	VPXORD      12928(BX), Z2, Z2
+	VMOVDQU64   Z2, 15488(BX)
+	VMOVDQU64   13504(BX), Z3
+	VPXORD      12992(BX), Z3, Z3
+	VMOVDQU64   Z3, 15552(BX)
+	VMOVDQU64   13568(BX), Z4
+	VPXORD      13056(BX), Z4, Z4
+	VMOVDQU64   Z4, 15616(BX)
+	VMOVDQU64   13632(BX), Z5
+	VPXORD      13120(BX), Z5, Z5
+	VMOVDQU64   Z5, 15680(BX)
+	VMOVDQU64   13696(BX), Z6
+	VPXORD      13184(BX), Z6, Z6
+	VMOVDQU64   Z6, 15744(BX)
+	VMOVDQU64   13760(BX), Z7
+	VPXORD      13248(BX), Z7, Z7
+	VMOVDQU64   Z7, 15808(BX)
+	VMOVDQU64   13824(BX), Z8
+	VPXORD      13312(BX), Z8, Z8
+	VMOVDQU64   Z8, 15872(BX)
+	VMOVDQU64   13888(BX), Z9
+	VPXORD      13376(BX), Z9, Z9
+	VMOVDQU64   Z9, 15936(BX)
+	VMOVDQU64   13952(BX), Z10
+	VPXORD      13440(BX), Z10, Z10
+	VMOVDQU64   Z10, 16000(BX)
+	VMOVDQU64   14016(BX), Z11
+	VPXORD      13504(BX), Z11, Z11
+	VMOVDQU64   Z11, 16064(BX)
+	VMOVDQU64   14080(BX), Z12
+	VPXORD      13568(BX), Z12, Z12
+	VMOVDQU64   Z12, 16128(BX)
+	VMOVDQU64   14144(BX), Z13
+	VPXORD      13632(BX), Z13, Z13
+	VMOVDQU64   Z13, 16192(BX)
+	VMOVDQU64   14208(BX), Z14
+	VPXORD      13696(BX), Z14, Z14
+	VMOVDQU64   Z14, 16256(BX)
+	VMOVDQU64   14272(BX), Z15
+	VPXORD      13760(BX), Z15, Z15
+	VMOVDQU64   Z15, 16320(BX)
+	VMOVDQU64   4544(BX), Z0
+	VMOVDQU64   16256(BX), Z16
+	VPTERNLOGD  $0x96, 14848(BX), Z16, Z0
+	VPXORD      13184(BX), Z0, Z0
+	VMOVDQU64   Z0, 4544(BX)
+	VMOVDQU64   5568(BX), Z1
+	VMOVDQU64   16320(BX), Z17
+	VPTERNLOGD  $0x96, 14912(BX), Z17, Z1
+	VPXORD      13248(BX), Z1, Z1
+	VMOVDQU64   Z1, 5568(BX)
+	VMOVDQU64   6592(BX), Z2
+	VMOVDQU64   14336(BX), Z18
+	VPTERNLOGD  $0x96, 14976(BX), Z18, Z2
+	VPXORD      13312(BX), Z2, Z2
+	VMOVDQU64   Z2, 6592(BX)
+	VMOVDQU64   7616(BX), Z3
+	VMOVDQU64   14400(BX), Z19
+	VPTERNLOGD  $0x96, 15040(BX), Z19, Z3
+	VPXORD      13376(BX), Z3, Z3
+	VMOVDQU64   Z3, 7616(BX)
+	VMOVDQU64   8640(BX), Z4
+	VMOVDQU64   14464(BX), Z20
+	VPTERNLOGD  $0x96, 15104(BX), Z20, Z4
+	VPXORD      13440(BX), Z4, Z4
+	VMOVDQU64   Z4, 8640(BX)
+	VMOVDQU64   9664(BX), Z5
+	VMOVDQU64   14528(BX), Z21
+	VPTERNLOGD  $0x96, 15168(BX), Z21, Z5
+	VPXORD      13504(BX), Z5, Z5
+	VMOVDQU64   Z5, 9664(BX)
+	VMOVDQU64   10688(BX), Z6
+	VMOVDQU64   14592(BX), Z22
+	VPTERNLOGD  $0x96, 15232(BX), Z22, Z6
+	VPXORD      13568(BX), Z6, Z6
+	VMOVDQU64   Z6, 10688(BX)
+	VMOVDQU64   11712(BX), Z7
+	VMOVDQU64   14656(BX), Z23
+	VPTERNLOGD  $0x96, 15296(BX), Z23, Z7
+	VPXORD      13632(BX), Z7, Z7
+	VMOVDQU64   Z7, 11712(BX)
+	VMOVDQU64   4480(BX), Z8
+	VMOVDQU64   14720(BX), Z24
+	VPTERNLOGD  $0x96, 15360(BX), Z24, Z8
+	VPXORD      13696(BX), Z8, Z8
+	VMOVDQU64   Z8, 4480(BX)
+	VMOVDQU64   5504(BX), Z9
+	VMOVDQU64   14784(BX), Z25
+	VPTERNLOGD  $0x96, 15424(BX), Z25, Z9
+	VPXORD      13760(BX), Z9, Z9
+	VMOVDQU64   Z9, 5504(BX)
+	VMOVDQU64   6528(BX), Z10
+	VMOVDQU64   14848(BX), Z26
+	VPTERNLOGD  $0x96, 15488(BX), Z26, Z10
+	VPXORD      13824(BX), Z10, Z10
+	VMOVDQU64   Z10, 6528(BX)
+	VMOVDQU64   7552(BX), Z11
+	VMOVDQU64   14912(BX), Z27
+	VPTERNLOGD  $0x96, 15552(BX), Z27, Z11
+	VPXORD      13888(BX), Z11, Z11
+	VMOVDQU64   Z11, 7552(BX)
+	VMOVDQU64   8576(BX), Z12
+	VMOVDQU64   14976(BX), Z28
+	VPTERNLOGD  $0x96, 15616(BX), Z28, Z12
+	VPXORD      13952(BX), Z12, Z12
+	VMOVDQU64   Z12, 8576(BX)
+	VMOVDQU64   9600(BX), Z13
+	VMOVDQU64   15040(BX), Z29
+	VPTERNLOGD  $0x96, 15680(BX), Z29, Z13
+	VPXORD      14016(BX), Z13, Z13
+	VMOVDQU64   Z13, 9600(BX)
+	VMOVDQU64   10624(BX), Z14
+	VMOVDQU64   15104(BX), Z30
+	VPTERNLOGD  $0x96, 15744(BX), Z30, Z14
+	VPXORD      14080(BX), Z14, Z14
+	VMOVDQU64   Z14, 10624(BX)
+	VMOVDQU64   11648(BX), Z15
+	VMOVDQU64   15168(BX), Z31
+	VPTERNLOGD  $0x96, 15808(BX), Z31, Z15
+	VPXORD      14144(BX), Z15, Z15
+	VMOVDQU64   Z15, 11648(BX)
+	VMOVDQU64   4416(BX), Z0
+	VMOVDQU64   15232(BX), Z16
+	VPTERNLOGD  $0x96, 15872(BX), Z16, Z0
+	VPXORD      14208(BX), Z0, Z0
+	VMOVDQU64   Z0, 4416(BX)
+	VMOVDQU64   5440(BX), Z1
+	VMOVDQU64   15296(BX), Z17
+	VPTERNLOGD  $0x96, 15936(BX), Z17, Z1
+	VPXORD      14272(BX), Z1, Z1
+	VMOVDQU64   Z1, 5440(BX)
+	VMOVDQU64   6464(BX), Z2
+	VMOVDQU64   15360(BX), Z18
+	VPTERNLOGD  $0x96, 16000(BX), Z18, Z2
+	VPXORD      12288(BX), Z2, Z2
+	VMOVDQU64   Z2, 6464(BX)
+	VMOVDQU64   7488(BX), Z3
+	VMOVDQU64   15424(BX), Z19
+	VPTERNLOGD  $0x96, 16064(BX), Z19, Z3
+	VPXORD      12352(BX), Z3, Z3
+	VMOVDQU64   Z3, 7488(BX)
+	VMOVDQU64   8512(BX), Z4
+	VMOVDQU64   15488(BX), Z20
+	VPTERNLOGD  $0x96, 16128(BX), Z20, Z4
+	VPXORD      12416(BX), Z4, Z4
+	VMOVDQU64   Z4, 8512(BX)
+	VMOVDQU64   9536(BX), Z5
+	VMOVDQU64   15552(BX), Z21
+	VPTERNLOGD  $0x96, 16192(BX), Z21, Z5
+	VPXORD      12480(BX), Z5, Z5
+	VMOVDQU64   Z5, 9536(BX)
+	VMOVDQU64   10560(BX), Z6
+	VMOVDQU64   15616(BX), Z22
+	VPTERNLOGD  $0x96, 16256(BX), Z22, Z6
+	VPXORD      12544(BX), Z6, Z6
+	VMOVDQU64   Z6, 10560(BX)
+	VMOVDQU64   11584(BX), Z7
+	VMOVDQU64   15680(BX), Z23
+	VPTERNLOGD  $0x96, 16320(BX), Z23, Z7
+	VPXORD      12608(BX), Z7, Z7
+	VMOVDQU64   Z7, 11584(BX)
+	VMOVDQU64   4352(BX), Z8
+	VMOVDQU64   15744(BX), Z24
+	VPTERNLOGD  $0x96, 14336(BX), Z24, Z8
+	VPXORD      12672(BX), Z8, Z8
+	VMOVDQU64   Z8, 4352(BX)
+	VMOVDQU64   5376(BX), Z9
+	VMOVDQU64   15808(BX), Z25
+	VPTERNLOGD  $0x96, 14400(BX), Z25, Z9
+	VPXORD      12736(BX), Z9, Z9
+	VMOVDQU64   Z9, 5376(BX)
+	VMOVDQU64   6400(BX), Z10
+	VMOVDQU64   15872(BX), Z26
+	VPTERNLOGD  $0x96, 14464(BX), Z26, Z10
+	VPXORD      12800(BX), Z10, Z10
+	VMOVDQU64   Z10, 6400(BX)
+	VMOVDQU64   7424(BX), Z11
+	VMOVDQU64   15936(BX), Z27
+	VPTERNLOGD  $0x96, 14528(BX), Z27, Z11
+	VPXORD      12864(BX), Z11, Z11
+	VMOVDQU64   Z11, 7424(BX)
+	VMOVDQU64   8448(BX), Z12
+	VMOVDQU64   16000(BX), Z28
+	VPTERNLOGD  $0x96, 14592(BX), Z28, Z12
+	VPXORD      12928(BX), Z12, Z12
+	VMOVDQU64   Z12, 8448(BX)
+	VMOVDQU64   9472(BX), Z13
+	VMOVDQU64   16064(BX), Z29
+	VPTERNLOGD  $0x96, 14656(BX), Z29, Z13
+	VPXORD      12992(BX), Z13, Z13
+	VMOVDQU64   Z13, 9472(BX)
+	VMOVDQU64   10496(BX), Z14
+	VMOVDQU64   16128(BX), Z30
+	VPTERNLOGD  $0x96, 14720(BX), Z30, Z14
+	VPXORD      13056(BX), Z14, Z14
+	VMOVDQU64   Z14, 10496(BX)
+	VMOVDQU64   11520(BX), Z15
+	VMOVDQU64   16192(BX), Z31
+	VPTERNLOGD  $0x96, 14784(BX), Z31, Z15
+	VPXORD      13120(BX), Z15, Z15
+	VMOVDQU64   Z15, 11520(BX)
+	VMOVDQU64   4864(BX), Z0
+	VMOVDQU64   4096(BX), Z1
+	VPTERNLOGD  $0x96, 4352(BX), Z1, Z0
+	VPXORD.BCST 352(R13), Z0, Z0
+	VMOVDQU64   5888(BX), Z1
+	VMOVDQU64   5120(BX), Z2
+	VPTERNLOGD  $0x96, 5376(BX), Z2, Z1
+	VPXORD.BCST 356(R13), Z1, Z1
+	VMOVDQU64   6912(BX), Z2
+	VMOVDQU64   6144(BX), Z3
+	VPTERNLOGD  $0x96, 6400(BX), Z3, Z2
+	VPXORD.BCST 360(R13), Z2, Z2
+	VMOVDQU64   7936(BX), Z3
+	VMOVDQU64   7168(BX), Z4
+	VPTERNLOGD  $0x96, 7424(BX), Z4, Z3
+	VPXORD.BCST 364(R13), Z3, Z3
+	VMOVDQU64   8960(BX), Z4
+	VMOVDQU64   8192(BX), Z5
+	VPTERNLOGD  $0x96, 8448(BX), Z5, Z4
+	VPXORD.BCST 368(R13), Z4, Z4
+	VMOVDQU64   9984(BX), Z5
+	VMOVDQU64   9216(BX), Z6
+	VPTERNLOGD  $0x96, 9472(BX), Z6, Z5
+	VPXORD.BCST 372(R13), Z5, Z5
+	VMOVDQU64   11008(BX), Z6
+	VMOVDQU64   10240(BX), Z7
+	VPTERNLOGD  $0x96, 10496(BX), Z7, Z6
+	VPXORD.BCST 376(R13), Z6, Z6
+	VMOVDQU64   12032(BX), Z7
+	VMOVDQU64   11264(BX), Z8
+	VPTERNLOGD  $0x96, 11520(BX), Z8, Z7
+	VPXORD.BCST 380(R13), Z7, Z7
+	VPXORD      Z3, Z0, Z8
+	VPXORD      Z8, Z5, Z9
+	VPXORD      Z6, Z2, Z10
+	VPXORD      Z10, Z9, Z11
+	VPXORD      Z11, Z1, Z12
+	VPXORD      Z12, Z4, Z13
+	VPXORD      Z7, Z4, Z14
+	VPXORD      Z14, Z5, Z15
+	VMOVDQA64   Z10, Z16
+	VPTERNLOGD  $0x28, Z13, Z15, Z16
+	VPXORD      Z7, Z2, Z17
+	VPXORD      Z14, Z1, Z18
+	VPXORD      Z18, Z8, Z19
+	VPXORD      Z18, Z9, Z20
+	VPXORD      Z20, Z6, Z21
+	VPANDD      Z12, Z21, Z12
+	VPTERNLOGD  $0x28, Z20, Z8, Z14
+	VPXORD      Z5, Z3, Z8
+	VPXORD      Z18, Z0, Z22
+	VPXORD      Z10, Z7, Z23
+	VPANDD      Z11, Z23, Z11
+	VPXORD      Z17, Z8, Z24
+	VPTERNLOGD  $0x28, Z24, Z5, Z18
+	VPXORD      Z8, Z6, Z25
+	VPTERNLOGD  $0x28, Z25, Z19, Z10
+	VMOVDQA64   Z8, Z26
+	VPTERNLOGD  $0x6a, Z1, Z9, Z26
+	VPXORD      Z6, Z0, Z6
+	VPXORD      Z6, Z26, Z27
+	VMOVDQA64   Z2, Z28
+	VPTERNLOGD  $0x96, Z18, Z27, Z28
+	VPTERNLOGD  $0x6a, Z5, Z22, Z15
+	VPXORD      Z15, Z10, Z29
+	VPXORD      Z29, Z28, Z30
+	VPTERNLOGD  $0x6a, Z4, Z17, Z19
+	VPXORD      Z19, Z15, Z31
+	VMOVDQU64   Z23, 16384(BX)
+	VMOVDQA64   Z16, Z23
+	VPTERNLOGD  $0x96, Z31, Z26, Z23
+	VMOVDQU64   Z17, 16448(BX)
+	VPXORD      Z11, Z14, Z17
+	VPXORD      Z17, Z28, Z28
+	VMOVDQU64   Z25, 16512(BX)
+	VPXORD      Z14, Z12, Z25
+	VPTERNLOGD  $0x96, Z25, Z16, Z27
+	VPXORD      Z29, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z25, Z31
+	VPXORD      Z19, Z11, Z25
+	VPTERNLOGD  $0x78, Z28, Z27, Z26
+	VPXORD      Z26, Z25, Z26
+	VPXORD      Z10, Z16, Z27
+	VPTERNLOGD  $0x78, Z17, Z31, Z14
+	VPXORD      Z14, Z27, Z14
+	VPXORD      Z14, Z26, Z29
+	VPANDD      Z29, Z30, Z31
+	VPXORD      Z18, Z2, Z18
+	VMOVDQU64   Z22, 16576(BX)
+	VPXORD      Z18, Z12, Z22
+	VPTERNLOGD  $0x6a, Z22, Z30, Z23
+	VPXORD      Z23, Z15, Z15
+	VPXORD      Z14, Z15, Z14
+	VPANDD      Z14, Z28, Z23
+	VPXORD      Z26, Z15, Z15
+	VPANDD      Z15, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z19, Z27
+	VPTERNLOGD  $0x28, Z29, Z18, Z27
+	VPTERNLOGD  $0x96, Z16, Z11, Z22
+	VPANDD      Z14, Z22, Z11
+	VPXORD      Z25, Z12, Z12
+	VPTERNLOGD  $0x96, Z12, Z10, Z6
+	VPANDD      Z15, Z6, Z6
+	VPXORD      Z17, Z23, Z10
+	VPANDD      Z10, Z13, Z12
+	VPXORD      Z23, Z31, Z13
+	VPXORD      Z17, Z31, Z14
+	VPXORD      Z6, Z11, Z15
+	VPXORD      Z11, Z27, Z11
+	VPANDD      Z11, Z8, Z8
+	VPXORD      Z6, Z27, Z6
+	VPXORD      Z10, Z15, Z16
+	VPXORD      Z13, Z11, Z17
+	VPANDD      Z17, Z24, Z18
+	VPXORD      Z14, Z6, Z19
+	VPXORD      Z1, Z0, Z22
+	VPXORD      Z22, Z3, Z23
+	VPTERNLOGD  $0x60, Z23, Z7, Z10
+	VPXORD      Z4, Z2, Z2
+	VPTERNLOGD  $0x28, Z13, Z2, Z23
+	VPXORD      Z2, Z7, Z4
+	VMOVDQA64   Z1, Z24
+	VPTERNLOGD  $0x28, Z15, Z5, Z24
+	VPANDD      Z11, Z0, Z0
+	VPXORD      Z22, Z5, Z5
+	VPANDD      Z6, Z5, Z11
+	VPTERNLOGD  $0x28, Z16, Z7, Z9
+	VPTERNLOGD  $0x96, Z1, Z3, Z2
+	VPTERNLOGD  $0x28, Z19, Z4, Z5
+	VPTERNLOGD  $0x6a, Z8, Z20, Z15
+	VPTERNLOGD  $0x6a, Z12, Z14, Z21
+	VPXORD      Z21, Z15, Z1
+	VPXORD      Z0, Z10, Z3
+	VPTERNLOGD  $0x96, Z11, Z3, Z23
+	VPTERNLOGD  $0x6a, Z0, Z2, Z17
+	VPTERNLOGD  $0x96, Z17, Z24, Z9
+	VPXORD      Z9, Z23, Z0
+	VPXORD      Z0, Z1, Z2
+	VMOVDQU64   Z2, 14144(BX)
+	VPTERNLOGD  $0x96, Z17, Z11, Z5
+	VPXORD      Z1, Z5, Z1
+	VPXORD      Z1, Z23, Z7
+	VMOVDQU64   Z7, 13952(BX)
+	VPTERNLOGD  $0x6a, Z24, Z4, Z14
+	VPXORD      Z14, Z3, Z3
+	VPTERNLOGD  $0x78, 16576(BX), Z6, Z8
+	VPTERNLOGD  $0x6c, 16512(BX), Z18, Z19
+	VPTERNLOGD  $0x96, Z3, Z8, Z19
+	VPXORD      Z19, Z5, Z4
+	VMOVDQU64   Z4, 13888(BX)
+	VPTERNLOGD  $0x78, 16448(BX), Z13, Z12
+	VPXORD      Z12, Z8, Z4
+	VPTERNLOGD  $0x78, 16384(BX), Z16, Z18
+	VPTERNLOGD  $0x96, Z4, Z15, Z18
+	VPXORD      Z18, Z2, Z2
+	VMOVDQU64   Z2, 14080(BX)
+	VPTERNLOGD  $0x96, Z19, Z4, Z7
+	VMOVDQU64   Z7, 14272(BX)
+	VPXORD      Z19, Z1, Z2
+	VMOVDQU64   Z2, 14016(BX)
+	VPTERNLOGD  $0x96, Z9, Z3, Z1
+	VPXORD      Z1, Z18, Z1
+	VMOVDQU64   Z1, 13824(BX)
+	VPXORD      Z0, Z19, Z0
+	VMOVDQU64   Z0, 14208(BX)
+	VMOVDQU64   4928(BX), Z0
+	VMOVDQU64   4160(BX), Z1
+	VPTERNLOGD  $0x96, 4416(BX), Z1, Z0
+	VPXORD.BCST 320(R13), Z0, Z0
+	VMOVDQU64   5952(BX), Z1
+	VMOVDQU64   5184(BX), Z2
+	VPTERNLOGD  $0x96, 5440(BX), Z2, Z1
+	VPXORD.BCST 324(R13), Z1, Z1
+	VMOVDQU64   6976(BX), Z2
+	VMOVDQU64   6208(BX), Z3
+	VPTERNLOGD  $0x96, 6464(BX), Z3, Z2
+	VPXORD.BCST 328(R13), Z2, Z2
+	VMOVDQU64   8000(BX), Z3
+	VMOVDQU64   7232(BX), Z4
+	VPTERNLOGD  $0x96, 7488(BX), Z4, Z3
+	VPXORD.BCST 332(R13), Z3, Z3
+	VMOVDQU64   9024(BX), Z4
+	VMOVDQU64   8256(BX), Z5
+	VPTERNLOGD  $0x96, 8512(BX), Z5, Z4
+	VPXORD.BCST 336(R13), Z4, Z4
+	VMOVDQU64   10048(BX), Z5
+	VMOVDQU64   9280(BX), Z6
+	VPTERNLOGD  $0x96, 9536(BX), Z6, Z5
+	VPXORD.BCST 340(R13), Z5, Z5
+	VMOVDQU64   11072(BX), Z6
+	VMOVDQU64   10304(BX), Z7
+	VPTERNLOGD  $0x96, 10560(BX), Z7, Z6
+	VPXORD.BCST 344(R13), Z6, Z6
+	VMOVDQU64   12096(BX), Z7
+	VMOVDQU64   11328(BX), Z8
+	VPTERNLOGD  $0x96, 11584(BX), Z8, Z7
+	VPXORD.BCST 348(R13), Z7, Z7
+	VPXORD      Z3, Z0, Z8
+	VPXORD      Z8, Z5, Z9
+	VPXORD      Z6, Z2, Z10
+	VPXORD      Z10, Z9, Z11
+	VPXORD      Z11, Z1, Z12
+	VPXORD      Z12, Z4, Z13
+	VPXORD      Z7, Z4, Z14
+	VPXORD      Z14, Z5, Z15
+	VMOVDQA64   Z10, Z16
+	VPTERNLOGD  $0x28, Z13, Z15, Z16
+	VPXORD      Z7, Z2, Z17
+	VPXORD      Z14, Z1, Z18
+	VPXORD      Z18, Z8, Z19
+	VPXORD      Z18, Z9, Z20
+	VPXORD      Z20, Z6, Z21
+	VPANDD      Z12, Z21, Z12
+	VPTERNLOGD  $0x28, Z20, Z8, Z14
+	VPXORD      Z5, Z3, Z8
+	VPXORD      Z18, Z0, Z22
+	VPXORD      Z10, Z7, Z23
+	VPANDD      Z11, Z23, Z11
+	VPXORD      Z17, Z8, Z24
+	VPTERNLOGD  $0x28, Z24, Z5, Z18
+	VPXORD      Z8, Z6, Z25
+	VPTERNLOGD  $0x28, Z25, Z19, Z10
+	VMOVDQA64   Z8, Z26
+	VPTERNLOGD  $0x6a, Z1, Z9, Z26
+	VPXORD      Z6, Z0, Z6
+	VPXORD      Z6, Z26, Z27
+	VMOVDQA64   Z2, Z28
+	VPTERNLOGD  $0x96, Z18, Z27, Z28
+	VPTERNLOGD  $0x6a, Z5, Z22, Z15
+	VPXORD      Z15, Z10, Z29
+	VPXORD      Z29, Z28, Z30
+	VPTERNLOGD  $0x6a, Z4, Z17, Z19
+	VPXORD      Z19, Z15, Z31
+	VMOVDQU64   Z23, 16384(BX)
+	VMOVDQA64   Z16, Z23
+	VPTERNLOGD  $0x96, Z31, Z26, Z23
+	VMOVDQU64   Z17, 16448(BX)
+	VPXORD      Z11, Z14, Z17
+	VPXORD      Z17, Z28, Z28
+	VMOVDQU64   Z25, 16512(BX)
+	VPXORD      Z14, Z12, Z25
+	VPTERNLOGD  $0x96, Z25, Z16, Z27
+	VPXORD      Z29, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z25, Z31
+	VPXORD      Z19, Z11, Z25
+	VPTERNLOGD  $0x78, Z28, Z27, Z26
+	VPXORD      Z26, Z25, Z26
+	VPXORD      Z10, Z16, Z27
+	VPTERNLOGD  $0x78, Z17, Z31, Z14
+	VPXORD      Z14, Z27, Z14
+	VPXORD      Z14, Z26, Z29
+	VPANDD      Z29, Z30, Z31
+	VPXORD      Z18, Z2, Z18
+	VMOVDQU64   Z22, 16576(BX)
+	VPXORD      Z18, Z12, Z22
+	VPTERNLOGD  $0x6a, Z22, Z30, Z23
+	VPXORD      Z23, Z15, Z15
+	VPXORD      Z14, Z15, Z14
+	VPANDD      Z14, Z28, Z23
+	VPXORD      Z26, Z15, Z15
+	VPANDD      Z15, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z19, Z27
+	VPTERNLOGD  $0x28, Z29, Z18, Z27
+	VPTERNLOGD  $0x96, Z16, Z11, Z22
+	VPANDD      Z14, Z22, Z11
+	VPXORD      Z25, Z12, Z12
+	VPTERNLOGD  $0x96, Z12, Z10, Z6
+	VPANDD      Z15, Z6, Z6
+	VPXORD      Z17, Z23, Z10
+	VPANDD      Z10, Z13, Z12
+	VPXORD      Z23, Z31, Z13
+	VPXORD      Z17, Z31, Z14
+	VPXORD      Z6, Z11, Z15
+	VPXORD      Z11, Z27, Z11
+	VPANDD      Z11, Z8, Z8
+	VPXORD      Z6, Z27, Z6
+	VPXORD      Z10, Z15, Z16
+	VPXORD      Z13, Z11, Z17
+	VPANDD      Z17, Z24, Z18
+	VPXORD      Z14, Z6, Z19
+	VPXORD      Z1, Z0, Z22
+	VPXORD      Z22, Z3, Z23
+	VPTERNLOGD  $0x60, Z23, Z7, Z10
+	VPXORD      Z4, Z2, Z2
+	VPTERNLOGD  $0x28, Z13, Z2, Z23
+	VPXORD      Z2, Z7, Z4
+	VMOVDQA64   Z1, Z24
+	VPTERNLOGD  $0x28, Z15, Z5, Z24
+	VPANDD      Z11, Z0, Z0
+	VPXORD      Z22, Z5, Z5
+	VPANDD      Z6, Z5, Z11
+	VPTERNLOGD  $0x28, Z16, Z7, Z9
+	VPTERNLOGD  $0x96, Z1, Z3, Z2
+	VPTERNLOGD  $0x28, Z19, Z4, Z5
+	VPTERNLOGD  $0x6a, Z8, Z20, Z15
+	VPTERNLOGD  $0x6a, Z12, Z14, Z21
+	VPXORD      Z21, Z15, Z1
+	VPXORD      Z0, Z10, Z3
+	VPTERNLOGD  $0x96, Z11, Z3, Z23
+	VPTERNLOGD  $0x6a, Z0, Z2, Z17
+	VPTERNLOGD  $0x96, Z17, Z24, Z9
+	VPXORD      Z9, Z23, Z0
+	VPXORD      Z0, Z1, Z2
+	VMOVDQU64   Z2, 13632(BX)
+	VPTERNLOGD  $0x96, Z17, Z11, Z5
+	VPXORD      Z1, Z5, Z1
+	VPXORD      Z1, Z23, Z7
+	VMOVDQU64   Z7, 13440(BX)
+	VPTERNLOGD  $0x6a, Z24, Z4, Z14
+	VPXORD      Z14, Z3, Z3
+	VPTERNLOGD  $0x78, 16576(BX), Z6, Z8
+	VPTERNLOGD  $0x6c, 16512(BX), Z18, Z19
+	VPTERNLOGD  $0x96, Z3, Z8, Z19
+	VPXORD      Z19, Z5, Z4
+	VMOVDQU64   Z4, 13376(BX)
+	VPTERNLOGD  $0x78, 16448(BX), Z13, Z12
+	VPXORD      Z12, Z8, Z4
+	VPTERNLOGD  $0x78, 16384(BX), Z16, Z18
+	VPTERNLOGD  $0x96, Z4, Z15, Z18
+	VPXORD      Z18, Z2, Z2
+	VMOVDQU64   Z2, 13568(BX)
+	VPTERNLOGD  $0x96, Z19, Z4, Z7
+	VMOVDQU64   Z7, 13760(BX)
+	VPXORD      Z19, Z1, Z2
+	VMOVDQU64   Z2, 13504(BX)
+	VPTERNLOGD  $0x96, Z9, Z3, Z1
+	VPXORD      Z1, Z18, Z1
+	VMOVDQU64   Z1, 13312(BX)
+	VPXORD      Z0, Z19, Z0
+	VMOVDQU64   Z0, 13696(BX)
+	VMOVDQU64   4992(BX), Z0
+	VMOVDQU64   4224(BX), Z1
+	VPTERNLOGD  $0x96, 4480(BX), Z1, Z0
+	VPXORD.BCST 288(R13), Z0, Z0
+	VMOVDQU64   6016(BX), Z1
+	VMOVDQU64   5248(BX), Z2
+	VPTERNLOGD  $0x96, 5504(BX), Z2, Z1
+	VPXORD.BCST 292(R13), Z1, Z1
+	VMOVDQU64   7040(BX), Z2
+	VMOVDQU64   6272(BX), Z3
+	VPTERNLOGD  $0x96, 6528(BX), Z3, Z2
+	VPXORD.BCST 296(R13), Z2, Z2
+	VMOVDQU64   8064(BX), Z3
+	VMOVDQU64   7296(BX), Z4
+	VPTERNLOGD  $0x96, 7552(BX), Z4, Z3
+	VPXORD.BCST 300(R13), Z3, Z3
+	VMOVDQU64   9088(BX), Z4
+	VMOVDQU64   8320(BX), Z5
+	VPTERNLOGD  $0x96, 8576(BX), Z5, Z4
+	VPXORD.BCST 304(R13), Z4, Z4
+	VMOVDQU64   10112(BX), Z5
+	VMOVDQU64   9344(BX), Z6
+	VPTERNLOGD  $0x96, 9600(BX), Z6, Z5
+	VPXORD.BCST 308(R13), Z5, Z5
+	VMOVDQU64   11136(BX), Z6
+	VMOVDQU64   10368(BX), Z7
+	VPTERNLOGD  $0x96, 10624(BX), Z7, Z6
+	VPXORD.BCST 312(R13), Z6, Z6
+	VMOVDQU64   12160(BX), Z7
+	VMOVDQU64   11392(BX), Z8
+	VPTERNLOGD  $0x96, 11648(BX), Z8, Z7
+	VPXORD.BCST 316(R13), Z7, Z7
+	VPXORD      Z3, Z0, Z8
+	VPXORD      Z8, Z5, Z9
+	VPXORD      Z6, Z2, Z10
+	VPXORD      Z10, Z9, Z11
+	VPXORD      Z11, Z1, Z12
+	VPXORD      Z12, Z4, Z13
+	VPXORD      Z7, Z4, Z14
+	VPXORD      Z14, Z5, Z15
+	VMOVDQA64   Z10, Z16
+	VPTERNLOGD  $0x28, Z13, Z15, Z16
+	VPXORD      Z7, Z2, Z17
+	VPXORD      Z14, Z1, Z18
+	VPXORD      Z18, Z8, Z19
+	VPXORD      Z18, Z9, Z20
+	VPXORD      Z20, Z6, Z21
+	VPANDD      Z12, Z21, Z12
+	VPTERNLOGD  $0x28, Z20, Z8, Z14
+	VPXORD      Z5, Z3, Z8
+	VPXORD      Z18, Z0, Z22
+	VPXORD      Z10, Z7, Z23
+	VPANDD      Z11, Z23, Z11
+	VPXORD      Z17, Z8, Z24
+	VPTERNLOGD  $0x28, Z24, Z5, Z18
+	VPXORD      Z8, Z6, Z25
+	VPTERNLOGD  $0x28, Z25, Z19, Z10
+	VMOVDQA64   Z8, Z26
+	VPTERNLOGD  $0x6a, Z1, Z9, Z26
+	VPXORD      Z6, Z0, Z6
+	VPXORD      Z6, Z26, Z27
+	VMOVDQA64   Z2, Z28
+	VPTERNLOGD  $0x96, Z18, Z27, Z28
+	VPTERNLOGD  $0x6a, Z5, Z22, Z15
+	VPXORD      Z15, Z10, Z29
+	VPXORD      Z29, Z28, Z30
+	VPTERNLOGD  $0x6a, Z4, Z17, Z19
+	VPXORD      Z19, Z15, Z31
+	VMOVDQU64   Z23, 16384(BX)
+	VMOVDQA64   Z16, Z23
+	VPTERNLOGD  $0x96, Z31, Z26, Z23
+	VMOVDQU64   Z17, 16448(BX)
+	VPXORD      Z11, Z14, Z17
+	VPXORD      Z17, Z28, Z28
+	VMOVDQU64   Z25, 16512(BX)
+	VPXORD      Z14, Z12, Z25
+	VPTERNLOGD  $0x96, Z25, Z16, Z27
+	VPXORD      Z29, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z25, Z31
+	VPXORD      Z19, Z11, Z25
+	VPTERNLOGD  $0x78, Z28, Z27, Z26
+	VPXORD      Z26, Z25, Z26
+	VPXORD      Z10, Z16, Z27
+	VPTERNLOGD  $0x78, Z17, Z31, Z14
+	VPXORD      Z14, Z27, Z14
+	VPXORD      Z14, Z26, Z29
+	VPANDD      Z29, Z30, Z31
+	VPXORD      Z18, Z2, Z18
+	VMOVDQU64   Z22, 16576(BX)
+	VPXORD      Z18, Z12, Z22
+	VPTERNLOGD  $0x6a, Z22, Z30, Z23
+	VPXORD      Z23, Z15, Z15
+	VPXORD      Z14, Z15, Z14
+	VPANDD      Z14, Z28, Z23
+	VPXORD      Z26, Z15, Z15
+	VPANDD      Z15, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z19, Z27
+	VPTERNLOGD  $0x28, Z29, Z18, Z27
+	VPTERNLOGD  $0x96, Z16, Z11, Z22
+	VPANDD      Z14, Z22, Z11
+	VPXORD      Z25, Z12, Z12
+	VPTERNLOGD  $0x96, Z12, Z10, Z6
+	VPANDD      Z15, Z6, Z6
+	VPXORD      Z17, Z23, Z10
+	VPANDD      Z10, Z13, Z12
+	VPXORD      Z23, Z31, Z13
+	VPXORD      Z17, Z31, Z14
+	VPXORD      Z6, Z11, Z15
+	VPXORD      Z11, Z27, Z11
+	VPANDD      Z11, Z8, Z8
+	VPXORD      Z6, Z27, Z6
+	VPXORD      Z10, Z15, Z16
+	VPXORD      Z13, Z11, Z17
+	VPANDD      Z17, Z24, Z18
+	VPXORD      Z14, Z6, Z19
+	VPXORD      Z1, Z0, Z22
+	VPXORD      Z22, Z3, Z23
+	VPTERNLOGD  $0x60, Z23, Z7, Z10
+	VPXORD      Z4, Z2, Z2
+	VPTERNLOGD  $0x28, Z13, Z2, Z23
+	VPXORD      Z2, Z7, Z4
+	VMOVDQA64   Z1, Z24
+	VPTERNLOGD  $0x28, Z15, Z5, Z24
+	VPANDD      Z11, Z0, Z0
+	VPXORD      Z22, Z5, Z5
+	VPANDD      Z6, Z5, Z11
+	VPTERNLOGD  $0x28, Z16, Z7, Z9
+	VPTERNLOGD  $0x96, Z1, Z3, Z2
+	VPTERNLOGD  $0x28, Z19, Z4, Z5
+	VPTERNLOGD  $0x6a, Z8, Z20, Z15
+	VPTERNLOGD  $0x6a, Z12, Z14, Z21
+	VPXORD      Z21, Z15, Z1
+	VPXORD      Z0, Z10, Z3
+	VPTERNLOGD  $0x96, Z11, Z3, Z23
+	VPTERNLOGD  $0x6a, Z0, Z2, Z17
+	VPTERNLOGD  $0x96, Z17, Z24, Z9
+	VPXORD      Z9, Z23, Z0
+	VPXORD      Z0, Z1, Z2
+	VMOVDQU64   Z2, 13120(BX)
+	VPTERNLOGD  $0x96, Z17, Z11, Z5
+	VPXORD      Z1, Z5, Z1
+	VPXORD      Z1, Z23, Z7
+	VMOVDQU64   Z7, 12928(BX)
+	VPTERNLOGD  $0x6a, Z24, Z4, Z14
+	VPXORD      Z14, Z3, Z3
+	VPTERNLOGD  $0x78, 16576(BX), Z6, Z8
+	VPTERNLOGD  $0x6c, 16512(BX), Z18, Z19
+	VPTERNLOGD  $0x96, Z3, Z8, Z19
+	VPXORD      Z19, Z5, Z4
+	VMOVDQU64   Z4, 12864(BX)
+	VPTERNLOGD  $0x78, 16448(BX), Z13, Z12
+	VPXORD      Z12, Z8, Z4
+	VPTERNLOGD  $0x78, 16384(BX), Z16, Z18
+	VPTERNLOGD  $0x96, Z4, Z15, Z18
+	VPXORD      Z18, Z2, Z2
+	VMOVDQU64   Z2, 13056(BX)
+	VPTERNLOGD  $0x96, Z19, Z4, Z7
+	VMOVDQU64   Z7, 13248(BX)
+	VPXORD      Z19, Z1, Z2
+	VMOVDQU64   Z2, 12992(BX)
+	VPTERNLOGD  $0x96, Z9, Z3, Z1
+	VPXORD      Z1, Z18, Z1
+	VMOVDQU64   Z1, 12800(BX)
+	VPXORD      Z0, Z19, Z0
+	VMOVDQU64   Z0, 13184(BX)
+	VMOVDQU64   5056(BX), Z0
+	VMOVDQU64   4288(BX), Z1
+	VPTERNLOGD  $0x96, 4544(BX), Z1, Z0
+	VPXORD.BCST 256(R13), Z0, Z0
+	VMOVDQU64   6080(BX), Z1
+	VMOVDQU64   5312(BX), Z2
+	VPTERNLOGD  $0x96, 5568(BX), Z2, Z1
+	VPXORD.BCST 260(R13), Z1, Z1
+	VMOVDQU64   7104(BX), Z2
+	VMOVDQU64   6336(BX), Z3
+	VPTERNLOGD  $0x96, 6592(BX), Z3, Z2
+	VPXORD.BCST 264(R13), Z2, Z2
+	VMOVDQU64   8128(BX), Z3
+	VMOVDQU64   7360(BX), Z4
+	VPTERNLOGD  $0x96, 7616(BX), Z4, Z3
+	VPXORD.BCST 268(R13), Z3, Z3
+	VMOVDQU64   9152(BX), Z4
+	VMOVDQU64   8384(BX), Z5
+	VPTERNLOGD  $0x96, 8640(BX), Z5, Z4
+	VPXORD.BCST 272(R13), Z4, Z4
+	VMOVDQU64   10176(BX), Z5
+	VMOVDQU64   9408(BX), Z6
+	VPTERNLOGD  $0x96, 9664(BX), Z6, Z5
+	VPXORD.BCST 276(R13), Z5, Z5
+	VMOVDQU64   11200(BX), Z6
+	VMOVDQU64   10432(BX), Z7
+	VPTERNLOGD  $0x96, 10688(BX), Z7, Z6
+	VPXORD.BCST 280(R13), Z6, Z6
+	VMOVDQU64   12224(BX), Z7
+	VMOVDQU64   11456(BX), Z8
+	VPTERNLOGD  $0x96, 11712(BX), Z8, Z7
+	VPXORD.BCST 284(R13), Z7, Z7
+	VPXORD      Z3, Z0, Z8
+	VPXORD      Z8, Z5, Z9
+	VPXORD      Z6, Z2, Z10
+	VPXORD      Z10, Z9, Z11
+	VPXORD      Z11, Z1, Z12
+	VPXORD      Z12, Z4, Z13
+	VPXORD      Z7, Z4, Z14
+	VPXORD      Z14, Z5, Z15
+	VMOVDQA64   Z10, Z16
+	VPTERNLOGD  $0x28, Z13, Z15, Z16
+	VPXORD      Z7, Z2, Z17
+	VPXORD      Z14, Z1, Z18
+	VPXORD      Z18, Z8, Z19
+	VPXORD      Z18, Z9, Z20
+	VPXORD      Z20, Z6, Z21
+	VPANDD      Z12, Z21, Z12
+	VPTERNLOGD  $0x28, Z20, Z8, Z14
+	VPXORD      Z5, Z3, Z8
+	VPXORD      Z18, Z0, Z22
+	VPXORD      Z10, Z7, Z23
+	VPANDD      Z11, Z23, Z11
+	VPXORD      Z17, Z8, Z24
+	VPTERNLOGD  $0x28, Z24, Z5, Z18
+	VPXORD      Z8, Z6, Z25
+	VPTERNLOGD  $0x28, Z25, Z19, Z10
+	VMOVDQA64   Z8, Z26
+	VPTERNLOGD  $0x6a, Z1, Z9, Z26
+	VPXORD      Z6, Z0, Z6
+	VPXORD      Z6, Z26, Z27
+	VMOVDQA64   Z2, Z28
+	VPTERNLOGD  $0x96, Z18, Z27, Z28
+	VPTERNLOGD  $0x6a, Z5, Z22, Z15
+	VPXORD      Z15, Z10, Z29
+	VPXORD      Z29, Z28, Z30
+	VPTERNLOGD  $0x6a, Z4, Z17, Z19
+	VPXORD      Z19, Z15, Z31
+	VMOVDQU64   Z23, 16384(BX)
+	VMOVDQA64   Z16, Z23
+	VPTERNLOGD  $0x96, Z31, Z26, Z23
+	VMOVDQU64   Z17, 16448(BX)
+	VPXORD      Z11, Z14, Z17
+	VPXORD      Z17, Z28, Z28
+	VMOVDQU64   Z25, 16512(BX)
+	VPXORD      Z14, Z12, Z25
+	VPTERNLOGD  $0x96, Z25, Z16, Z27
+	VPXORD      Z29, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z25, Z31
+	VPXORD      Z19, Z11, Z25
+	VPTERNLOGD  $0x78, Z28, Z27, Z26
+	VPXORD      Z26, Z25, Z26
+	VPXORD      Z10, Z16, Z27
+	VPTERNLOGD  $0x78, Z17, Z31, Z14
+	VPXORD      Z14, Z27, Z14
+	VPXORD      Z14, Z26, Z29
+	VPANDD      Z29, Z30, Z31
+	VPXORD      Z18, Z2, Z18
+	VMOVDQU64   Z22, 16576(BX)
+	VPXORD      Z18, Z12, Z22
+	VPTERNLOGD  $0x6a, Z22, Z30, Z23
+	VPXORD      Z23, Z15, Z15
+	VPXORD      Z14, Z15, Z14
+	VPANDD      Z14, Z28, Z23
+	VPXORD      Z26, Z15, Z15
+	VPANDD      Z15, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z19, Z27
+	VPTERNLOGD  $0x28, Z29, Z18, Z27
+	VPTERNLOGD  $0x96, Z16, Z11, Z22
+	VPANDD      Z14, Z22, Z11
+	VPXORD      Z25, Z12, Z12
+	VPTERNLOGD  $0x96, Z12, Z10, Z6
+	VPANDD      Z15, Z6, Z6
+	VPXORD      Z17, Z23, Z10
+	VPANDD      Z10, Z13, Z12
+	VPXORD      Z23, Z31, Z13
+	VPXORD      Z17, Z31, Z14
+	VPXORD      Z6, Z11, Z15
+	VPXORD      Z11, Z27, Z11
+	VPANDD      Z11, Z8, Z8
+	VPXORD      Z6, Z27, Z6
+	VPXORD      Z10, Z15, Z16
+	VPXORD      Z13, Z11, Z17
+	VPANDD      Z17, Z24, Z18
+	VPXORD      Z14, Z6, Z19
+	VPXORD      Z1, Z0, Z22
+	VPXORD      Z22, Z3, Z23
+	VPTERNLOGD  $0x60, Z23, Z7, Z10
+	VPXORD      Z4, Z2, Z2
+	VPTERNLOGD  $0x28, Z13, Z2, Z23
+	VPXORD      Z2, Z7, Z4
+	VMOVDQA64   Z1, Z24
+	VPTERNLOGD  $0x28, Z15, Z5, Z24
+	VPANDD      Z11, Z0, Z0
+	VPXORD      Z22, Z5, Z5
+	VPANDD      Z6, Z5, Z11
+	VPTERNLOGD  $0x28, Z16, Z7, Z9
+	VPTERNLOGD  $0x96, Z1, Z3, Z2
+	VPTERNLOGD  $0x28, Z19, Z4, Z5
+	VPTERNLOGD  $0x6a, Z8, Z20, Z15
+	VPTERNLOGD  $0x6a, Z12, Z14, Z21
+	VPXORD      Z21, Z15, Z1
+	VPXORD      Z0, Z10, Z3
+	VPTERNLOGD  $0x96, Z11, Z3, Z23
+	VPTERNLOGD  $0x6a, Z0, Z2, Z17
+	VPTERNLOGD  $0x96, Z17, Z24, Z9
+	VPXORD      Z9, Z23, Z0
+	VPXORD      Z0, Z1, Z2
+	VMOVDQU64   Z2, 12608(BX)
+	VPTERNLOGD  $0x96, Z17, Z11, Z5
+	VPXORD      Z1, Z5, Z1
+	VPXORD      Z1, Z23, Z7
+	VMOVDQU64   Z7, 12416(BX)
+	VPTERNLOGD  $0x6a, Z24, Z4, Z14
+	VPXORD      Z14, Z3, Z3
+	VPTERNLOGD  $0x78, 16576(BX), Z6, Z8
+	VPTERNLOGD  $0x6c, 16512(BX), Z18, Z19
+	VPTERNLOGD  $0x96, Z3, Z8, Z19
+	VPXORD      Z19, Z5, Z4
+	VMOVDQU64   Z4, 12352(BX)
+	VPTERNLOGD  $0x78, 16448(BX), Z13, Z12
+	VPXORD      Z12, Z8, Z4
+	VPTERNLOGD  $0x78, 16384(BX), Z16, Z18
+	VPTERNLOGD  $0x96, Z4, Z15, Z18
+	VPXORD      Z18, Z2, Z2
+	VMOVDQU64   Z2, 12544(BX)
+	VPTERNLOGD  $0x96, Z19, Z4, Z7
+	VMOVDQU64   Z7, 12736(BX)
+	VPXORD      Z19, Z1, Z2
+	VMOVDQU64   Z2, 12480(BX)
+	VPTERNLOGD  $0x96, Z9, Z3, Z1
+	VPXORD      Z1, Z18, Z1
+	VMOVDQU64   Z1, 12288(BX)
+	VPXORD      Z0, Z19, Z0
+	VMOVDQU64   Z0, 12672(BX)
+	VMOVDQU64   12288(BX), Z0
+	VPXORD      13824(BX), Z0, Z0
+	VMOVDQU64   Z0, 14336(BX)
+	VMOVDQU64   12352(BX), Z1
+	VPXORD      13888(BX), Z1, Z1
+	VMOVDQU64   Z1, 14400(BX)
+	VMOVDQU64   12416(BX), Z2
+	VPXORD      13952(BX), Z2, Z2
+	VMOVDQU64   Z2, 14464(BX)
+	VMOVDQU64   12480(BX), Z3
+	VPXORD      14016(BX), Z3, Z3
+	VMOVDQU64   Z3, 14528(BX)
+	VMOVDQU64   12544(BX), Z4
+	VPXORD      14080(BX), Z4, Z4
+	VMOVDQU64   Z4, 14592(BX)
+	VMOVDQU64   12608(BX), Z5
+	VPXORD      14144(BX), Z5, Z5
+	VMOVDQU64   Z5, 14656(BX)
+	VMOVDQU64   12672(BX), Z6
+	VPXORD      14208(BX), Z6, Z6
+	VMOVDQU64   Z6, 14720(BX)
+	VMOVDQU64   12736(BX), Z7
+	VPXORD      14272(BX), Z7, Z7
+	VMOVDQU64   Z7, 14784(BX)
+	VMOVDQU64   12800(BX), Z8
+	VPXORD      12288(BX), Z8, Z8
+	VMOVDQU64   Z8, 14848(BX)
+	VMOVDQU64   12864(BX), Z9
+	VPXORD      12352(BX), Z9, Z9
+	VMOVDQU64   Z9, 14912(BX)
+	VMOVDQU64   12928(BX), Z10
+	VPXORD      12416(BX), Z10, Z10
+	VMOVDQU64   Z10, 14976(BX)
+	VMOVDQU64   12992(BX), Z11
+	VPXORD      12480(BX), Z11, Z11
+	VMOVDQU64   Z11, 15040(BX)
+	VMOVDQU64   13056(BX), Z12
+	VPXORD      12544(BX), Z12, Z12
+	VMOVDQU64   Z12, 15104(BX)
+	VMOVDQU64   13120(BX), Z13
+	VPXORD      12608(BX), Z13, Z13
+	VMOVDQU64   Z13, 15168(BX)
+	VMOVDQU64   13184(BX), Z14
+	VPXORD      12672(BX), Z14, Z14
+	VMOVDQU64   Z14, 15232(BX)
+	VMOVDQU64   13248(BX), Z15
+	VPXORD      12736(BX), Z15, Z15
+	VMOVDQU64   Z15, 15296(BX)
+	VMOVDQU64   13312(BX), Z0
+	VPXORD      12800(BX), Z0, Z0
+	VMOVDQU64   Z0, 15360(BX)
+	VMOVDQU64   13376(BX), Z1
+	VPXORD      12864(BX), Z1, Z1
+	VMOVDQU64   Z1, 15424(BX)
+	VMOVDQU64   13440(BX), Z2
+	VPXORD      12928(BX), Z2, Z2
+	VMOVDQU64   Z2, 15488(BX)
+	VMOVDQU64   13504(BX), Z3
+	VPXORD      12992(BX), Z3, Z3
+	VMOVDQU64   Z3, 15552(BX)
+	VMOVDQU64   13568(BX), Z4
+	VPXORD      13056(BX), Z4, Z4
+	VMOVDQU64   Z4, 15616(BX)
+	VMOVDQU64   13632(BX), Z5
+	VPXORD      13120(BX), Z5, Z5
+	VMOVDQU64   Z5, 15680(BX)
+	VMOVDQU64   13696(BX), Z6
+	VPXORD      13184(BX), Z6, Z6
+	VMOVDQU64   Z6, 15744(BX)
+	VMOVDQU64   13760(BX), Z7
+	VPXORD      13248(BX), Z7, Z7
+	VMOVDQU64   Z7, 15808(BX)
+	VMOVDQU64   13824(BX), Z8
+	VPXORD      13312(BX), Z8, Z8
+	VMOVDQU64   Z8, 15872(BX)
+	VMOVDQU64   13888(BX), Z9
+	VPXORD      13376(BX), Z9, Z9
+	VMOVDQU64   Z9, 15936(BX)
+	VMOVDQU64   13952(BX), Z10
+	VPXORD      13440(BX), Z10, Z10
+	VMOVDQU64   Z10, 16000(BX)
+	VMOVDQU64   14016(BX), Z11
+	VPXORD      13504(BX), Z11, Z11
+	VMOVDQU64   Z11, 16064(BX)
+	VMOVDQU64   14080(BX), Z12
+	VPXORD      13568(BX), Z12, Z12
+	VMOVDQU64   Z12, 16128(BX)
+	VMOVDQU64   14144(BX), Z13
+	VPXORD      13632(BX), Z13, Z13
+	VMOVDQU64   Z13, 16192(BX)
+	VMOVDQU64   14208(BX), Z14
+	VPXORD      13696(BX), Z14, Z14
+	VMOVDQU64   Z14, 16256(BX)
+	VMOVDQU64   14272(BX), Z15
+	VPXORD      13760(BX), Z15, Z15
+	VMOVDQU64   Z15, 16320(BX)
+	VMOVDQU64   4800(BX), Z0
+	VMOVDQU64   16256(BX), Z16
+	VPTERNLOGD  $0x96, 14848(BX), Z16, Z0
+	VPXORD      13184(BX), Z0, Z0
+	VMOVDQU64   Z0, 4800(BX)
+	VMOVDQU64   5824(BX), Z1
+	VMOVDQU64   16320(BX), Z17
+	VPTERNLOGD  $0x96, 14912(BX), Z17, Z1
+	VPXORD      13248(BX), Z1, Z1
+	VMOVDQU64   Z1, 5824(BX)
+	VMOVDQU64   6848(BX), Z2
+	VMOVDQU64   14336(BX), Z18
+	VPTERNLOGD  $0x96, 14976(BX), Z18, Z2
+	VPXORD      13312(BX), Z2, Z2
+	VMOVDQU64   Z2, 6848(BX)
+	VMOVDQU64   7872(BX), Z3
+	VMOVDQU64   14400(BX), Z19
+	VPTERNLOGD  $0x96, 15040(BX), Z19, Z3
+	VPXORD      13376(BX), Z3, Z3
+	VMOVDQU64   Z3, 7872(BX)
+	VMOVDQU64   8896(BX), Z4
+	VMOVDQU64   14464(BX), Z20
+	VPTERNLOGD  $0x96, 15104(BX), Z20, Z4
+	VPXORD      13440(BX), Z4, Z4
+	VMOVDQU64   Z4, 8896(BX)
+	VMOVDQU64   9920(BX), Z5
+	VMOVDQU64   14528(BX), Z21
+	VPTERNLOGD  $0x96, 15168(BX), Z21, Z5
+	VPXORD      13504(BX), Z5, Z5
+	VMOVDQU64   Z5, 9920(BX)
+	VMOVDQU64   10944(BX), Z6
+	VMOVDQU64   14592(BX), Z22
+	VPTERNLOGD  $0x96, 15232(BX), Z22, Z6
+	VPXORD      13568(BX), Z6, Z6
+	VMOVDQU64   Z6, 10944(BX)
+	VMOVDQU64   11968(BX), Z7
+	VMOVDQU64   14656(BX), Z23
+	VPTERNLOGD  $0x96, 15296(BX), Z23, Z7
+	VPXORD      13632(BX), Z7, Z7
+	VMOVDQU64   Z7, 11968(BX)
+	VMOVDQU64   4736(BX), Z8
+	VMOVDQU64   14720(BX), Z24
+	VPTERNLOGD  $0x96, 15360(BX), Z24, Z8
+	VPXORD      13696(BX), Z8, Z8
+	VMOVDQU64   Z8, 4736(BX)
+	VMOVDQU64   5760(BX), Z9
+	VMOVDQU64   14784(BX), Z25
+	VPTERNLOGD  $0x96, 15424(BX), Z25, Z9
+	VPXORD      13760(BX), Z9, Z9
+	VMOVDQU64   Z9, 5760(BX)
+	VMOVDQU64   6784(BX), Z10
+	VMOVDQU64   14848(BX), Z26
+	VPTERNLOGD  $0x96, 15488(BX), Z26, Z10
+	VPXORD      13824(BX), Z10, Z10
+	VMOVDQU64   Z10, 6784(BX)
+	VMOVDQU64   7808(BX), Z11
+	VMOVDQU64   14912(BX), Z27
+	VPTERNLOGD  $0x96, 15552(BX), Z27, Z11
+	VPXORD      13888(BX), Z11, Z11
+	VMOVDQU64   Z11, 7808(BX)
+	VMOVDQU64   8832(BX), Z12
+	VMOVDQU64   14976(BX), Z28
+	VPTERNLOGD  $0x96, 15616(BX), Z28, Z12
+	VPXORD      13952(BX), Z12, Z12
+	VMOVDQU64   Z12, 8832(BX)
+	VMOVDQU64   9856(BX), Z13
+	VMOVDQU64   15040(BX), Z29
+	VPTERNLOGD  $0x96, 15680(BX), Z29, Z13
+	VPXORD      14016(BX), Z13, Z13
+	VMOVDQU64   Z13, 9856(BX)
+	VMOVDQU64   10880(BX), Z14
+	VMOVDQU64   15104(BX), Z30
+	VPTERNLOGD  $0x96, 15744(BX), Z30, Z14
+	VPXORD      14080(BX), Z14, Z14
+	VMOVDQU64   Z14, 10880(BX)
+	VMOVDQU64   11904(BX), Z15
+	VMOVDQU64   15168(BX), Z31
+	VPTERNLOGD  $0x96, 15808(BX), Z31, Z15
+	VPXORD      14144(BX), Z15, Z15
+	VMOVDQU64   Z15, 11904(BX)
+	VMOVDQU64   4672(BX), Z0
+	VMOVDQU64   15232(BX), Z16
+	VPTERNLOGD  $0x96, 15872(BX), Z16, Z0
+	VPXORD      14208(BX), Z0, Z0
+	VMOVDQU64   Z0, 4672(BX)
+	VMOVDQU64   5696(BX), Z1
+	VMOVDQU64   15296(BX), Z17
+	VPTERNLOGD  $0x96, 15936(BX), Z17, Z1
+	VPXORD      14272(BX), Z1, Z1
+	VMOVDQU64   Z1, 5696(BX)
+	VMOVDQU64   6720(BX), Z2
+	VMOVDQU64   15360(BX), Z18
+	VPTERNLOGD  $0x96, 16000(BX), Z18, Z2
+	VPXORD      12288(BX), Z2, Z2
+	VMOVDQU64   Z2, 6720(BX)
+	VMOVDQU64   7744(BX), Z3
+	VMOVDQU64   15424(BX), Z19
+	VPTERNLOGD  $0x96, 16064(BX), Z19, Z3
+	VPXORD      12352(BX), Z3, Z3
+	VMOVDQU64   Z3, 7744(BX)
+	VMOVDQU64   8768(BX), Z4
+	VMOVDQU64   15488(BX), Z20
+	VPTERNLOGD  $0x96, 16128(BX), Z20, Z4
+	VPXORD      12416(BX), Z4, Z4
+	VMOVDQU64   Z4, 8768(BX)
+	VMOVDQU64   9792(BX), Z5
+	VMOVDQU64   15552(BX), Z21
+	VPTERNLOGD  $0x96, 16192(BX), Z21, Z5
+	VPXORD      12480(BX), Z5, Z5
+	VMOVDQU64   Z5, 9792(BX)
+	VMOVDQU64   10816(BX), Z6
+	VMOVDQU64   15616(BX), Z22
+	VPTERNLOGD  $0x96, 16256(BX), Z22, Z6
+	VPXORD      12544(BX), Z6, Z6
+	VMOVDQU64   Z6, 10816(BX)
+	VMOVDQU64   11840(BX), Z7
+	VMOVDQU64   15680(BX), Z23
+	VPTERNLOGD  $0x96, 16320(BX), Z23, Z7
+	VPXORD      12608(BX), Z7, Z7
+	VMOVDQU64   Z7, 11840(BX)
+	VMOVDQU64   4608(BX), Z8
+	VMOVDQU64   15744(BX), Z24
+	VPTERNLOGD  $0x96, 14336(BX), Z24, Z8
+	VPXORD      12672(BX), Z8, Z8
+	VMOVDQU64   Z8, 4608(BX)
+	VMOVDQU64   5632(BX), Z9
+	VMOVDQU64   15808(BX), Z25
+	VPTERNLOGD  $0x96, 14400(BX), Z25, Z9
+	VPXORD      12736(BX), Z9, Z9
+	VMOVDQU64   Z9, 5632(BX)
+	VMOVDQU64   6656(BX), Z10
+	VMOVDQU64   15872(BX), Z26
+	VPTERNLOGD  $0x96, 14464(BX), Z26, Z10
+	VPXORD      12800(BX), Z10, Z10
+	VMOVDQU64   Z10, 6656(BX)
+	VMOVDQU64   7680(BX), Z11
+	VMOVDQU64   15936(BX), Z27
+	VPTERNLOGD  $0x96, 14528(BX), Z27, Z11
+	VPXORD      12864(BX), Z11, Z11
+	VMOVDQU64   Z11, 7680(BX)
+	VMOVDQU64   8704(BX), Z12
+	VMOVDQU64   16000(BX), Z28
+	VPTERNLOGD  $0x96, 14592(BX), Z28, Z12
+	VPXORD      12928(BX), Z12, Z12
+	VMOVDQU64   Z12, 8704(BX)
+	VMOVDQU64   9728(BX), Z13
+	VMOVDQU64   16064(BX), Z29
+	VPTERNLOGD  $0x96, 14656(BX), Z29, Z13
+	VPXORD      12992(BX), Z13, Z13
+	VMOVDQU64   Z13, 9728(BX)
+	VMOVDQU64   10752(BX), Z14
+	VMOVDQU64   16128(BX), Z30
+	VPTERNLOGD  $0x96, 14720(BX), Z30, Z14
+	VPXORD      13056(BX), Z14, Z14
+	VMOVDQU64   Z14, 10752(BX)
+	VMOVDQU64   11776(BX), Z15
+	VMOVDQU64   16192(BX), Z31
+	VPTERNLOGD  $0x96, 14784(BX), Z31, Z15
+	VPXORD      13120(BX), Z15, Z15
+	VMOVDQU64   Z15, 11776(BX)
+	VMOVDQU64   4096(BX), Z0
+	VMOVDQU64   4352(BX), Z1
+	VPTERNLOGD  $0x96, 4608(BX), Z1, Z0
+	VPXORD.BCST 480(R13), Z0, Z0
+	VMOVDQU64   5120(BX), Z1
+	VMOVDQU64   5376(BX), Z2
+	VPTERNLOGD  $0x96, 5632(BX), Z2, Z1
+	VPXORD.BCST 484(R13), Z1, Z1
+	VMOVDQU64   6144(BX), Z2
+	VMOVDQU64   6400(BX), Z3
+	VPTERNLOGD  $0x96, 6656(BX), Z3, Z2
+	VPXORD.BCST 488(R13), Z2, Z2
+	VMOVDQU64   7168(BX), Z3
+	VMOVDQU64   7424(BX), Z4
+	VPTERNLOGD  $0x96, 7680(BX), Z4, Z3
+	VPXORD.BCST 492(R13), Z3, Z3
+	VMOVDQU64   8192(BX), Z4
+	VMOVDQU64   8448(BX), Z5
+	VPTERNLOGD  $0x96, 8704(BX), Z5, Z4
+	VPXORD.BCST 496(R13), Z4, Z4
+	VMOVDQU64   9216(BX), Z5
+	VMOVDQU64   9472(BX), Z6
+	VPTERNLOGD  $0x96, 9728(BX), Z6, Z5
+	VPXORD.BCST 500(R13), Z5, Z5
+	VMOVDQU64   10240(BX), Z6
+	VMOVDQU64   10496(BX), Z7
+	VPTERNLOGD  $0x96, 10752(BX), Z7, Z6
+	VPXORD.BCST 504(R13), Z6, Z6
+	VMOVDQU64   11264(BX), Z7
+	VMOVDQU64   11520(BX), Z8
+	VPTERNLOGD  $0x96, 11776(BX), Z8, Z7
+	VPXORD.BCST 508(R13), Z7, Z7
+	VPXORD      Z3, Z0, Z8
+	VPXORD      Z8, Z5, Z9
+	VPXORD      Z6, Z2, Z10
+	VPXORD      Z10, Z9, Z11
+	VPXORD      Z11, Z1, Z12
+	VPXORD      Z12, Z4, Z13
+	VPXORD      Z7, Z4, Z14
+	VPXORD      Z14, Z5, Z15
+	VMOVDQA64   Z10, Z16
+	VPTERNLOGD  $0x28, Z13, Z15, Z16
+	VPXORD      Z7, Z2, Z17
+	VPXORD      Z14, Z1, Z18
+	VPXORD      Z18, Z8, Z19
+	VPXORD      Z18, Z9, Z20
+	VPXORD      Z20, Z6, Z21
+	VPANDD      Z12, Z21, Z12
+	VPTERNLOGD  $0x28, Z20, Z8, Z14
+	VPXORD      Z5, Z3, Z8
+	VPXORD      Z18, Z0, Z22
+	VPXORD      Z10, Z7, Z23
+	VPANDD      Z11, Z23, Z11
+	VPXORD      Z17, Z8, Z24
+	VPTERNLOGD  $0x28, Z24, Z5, Z18
+	VPXORD      Z8, Z6, Z25
+	VPTERNLOGD  $0x28, Z25, Z19, Z10
+	VMOVDQA64   Z8, Z26
+	VPTERNLOGD  $0x6a, Z1, Z9, Z26
+	VPXORD      Z6, Z0, Z6
+	VPXORD      Z6, Z26, Z27
+	VMOVDQA64   Z2, Z28
+	VPTERNLOGD  $0x96, Z18, Z27, Z28
+	VPTERNLOGD  $0x6a, Z5, Z22, Z15
+	VPXORD      Z15, Z10, Z29
+	VPXORD      Z29, Z28, Z30
+	VPTERNLOGD  $0x6a, Z4, Z17, Z19
+	VPXORD      Z19, Z15, Z31
+	VMOVDQU64   Z23, 16384(BX)
+	VMOVDQA64   Z16, Z23
+	VPTERNLOGD  $0x96, Z31, Z26, Z23
+	VMOVDQU64   Z17, 16448(BX)
+	VPXORD      Z11, Z14, Z17
+	VPXORD      Z17, Z28, Z28
+	VMOVDQU64   Z25, 16512(BX)
+	VPXORD      Z14, Z12, Z25
+	VPTERNLOGD  $0x96, Z25, Z16, Z27
+	VPXORD      Z29, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z25, Z31
+	VPXORD      Z19, Z11, Z25
+	VPTERNLOGD  $0x78, Z28, Z27, Z26
+	VPXORD      Z26, Z25, Z26
+	VPXORD      Z10, Z16, Z27
+	VPTERNLOGD  $0x78, Z17, Z31, Z14
+	VPXORD      Z14, Z27, Z14
+	VPXORD      Z14, Z26, Z29
+	VPANDD      Z29, Z30, Z31
+	VPXORD      Z18, Z2, Z18
+	VMOVDQU64   Z22, 16576(BX)
+	VPXORD      Z18, Z12, Z22
+	VPTERNLOGD  $0x6a, Z22, Z30, Z23
+	VPXORD      Z23, Z15, Z15
+	VPXORD      Z14, Z15, Z14
+	VPANDD      Z14, Z28, Z23
+	VPXORD      Z26, Z15, Z15
+	VPANDD      Z15, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z19, Z27
+	VPTERNLOGD  $0x28, Z29, Z18, Z27
+	VPTERNLOGD  $0x96, Z16, Z11, Z22
+	VPANDD      Z14, Z22, Z11
+	VPXORD      Z25, Z12, Z12
+	VPTERNLOGD  $0x96, Z12, Z10, Z6
+	VPANDD      Z15, Z6, Z6
+	VPXORD      Z17, Z23, Z10
+	VPANDD      Z10, Z13, Z12
+	VPXORD      Z23, Z31, Z13
+	VPXORD      Z17, Z31, Z14
+	VPXORD      Z6, Z11, Z15
+	VPXORD      Z11, Z27, Z11
+	VPANDD      Z11, Z8, Z8
+	VPXORD      Z6, Z27, Z6
+	VPXORD      Z10, Z15, Z16
+	VPXORD      Z13, Z11, Z17
+	VPANDD      Z17, Z24, Z18
+	VPXORD      Z14, Z6, Z19
+	VPXORD      Z1, Z0, Z22
+	VPXORD      Z22, Z3, Z23
+	VPTERNLOGD  $0x60, Z23, Z7, Z10
+	VPXORD      Z4, Z2, Z2
+	VPTERNLOGD  $0x28, Z13, Z2, Z23
+	VPXORD      Z2, Z7, Z4
+	VMOVDQA64   Z1, Z24
+	VPTERNLOGD  $0x28, Z15, Z5, Z24
+	VPANDD      Z11, Z0, Z0
+	VPXORD      Z22, Z5, Z5
+	VPANDD      Z6, Z5, Z11
+	VPTERNLOGD  $0x28, Z16, Z7, Z9
+	VPTERNLOGD  $0x96, Z1, Z3, Z2
+	VPTERNLOGD  $0x28, Z19, Z4, Z5
+	VPTERNLOGD  $0x6a, Z8, Z20, Z15
+	VPTERNLOGD  $0x6a, Z12, Z14, Z21
+	VPXORD      Z21, Z15, Z1
+	VPXORD      Z0, Z10, Z3
+	VPTERNLOGD  $0x96, Z11, Z3, Z23
+	VPTERNLOGD  $0x6a, Z0, Z2, Z17
+	VPTERNLOGD  $0x96, Z17, Z24, Z9
+	VPXORD      Z9, Z23, Z0
+	VPXORD      Z0, Z1, Z2
+	VMOVDQU64   Z2, 14144(BX)
+	VPTERNLOGD  $0x96, Z17, Z11, Z5
+	VPXORD      Z1, Z5, Z1
+	VPXORD      Z1, Z23, Z7
+	VMOVDQU64   Z7, 13952(BX)
+	VPTERNLOGD  $0x6a, Z24, Z4, Z14
+	VPXORD      Z14, Z3, Z3
+	VPTERNLOGD  $0x78, 16576(BX), Z6, Z8
+	VPTERNLOGD  $0x6c, 16512(BX), Z18, Z19
+	VPTERNLOGD  $0x96, Z3, Z8, Z19
+	VPXORD      Z19, Z5, Z4
+	VMOVDQU64   Z4, 13888(BX)
+	VPTERNLOGD  $0x78, 16448(BX), Z13, Z12
+	VPXORD      Z12, Z8, Z4
+	VPTERNLOGD  $0x78, 16384(BX), Z16, Z18
+	VPTERNLOGD  $0x96, Z4, Z15, Z18
+	VPXORD      Z18, Z2, Z2
+	VMOVDQU64   Z2, 14080(BX)
+	VPTERNLOGD  $0x96, Z19, Z4, Z7
+	VMOVDQU64   Z7, 14272(BX)
+	VPXORD      Z19, Z1, Z2
+	VMOVDQU64   Z2, 14016(BX)
+	VPTERNLOGD  $0x96, Z9, Z3, Z1
+	VPXORD      Z1, Z18, Z1
+	VMOVDQU64   Z1, 13824(BX)
+	VPXORD      Z0, Z19, Z0
+	VMOVDQU64   Z0, 14208(BX)
+	VMOVDQU64   4160(BX), Z0
+	VMOVDQU64   4416(BX), Z1
+	VPTERNLOGD  $0x96, 4672(BX), Z1, Z0
+	VPXORD.BCST 448(R13), Z0, Z0
+	VMOVDQU64   5184(BX), Z1
+	VMOVDQU64   5440(BX), Z2
+	VPTERNLOGD  $0x96, 5696(BX), Z2, Z1
+	VPXORD.BCST 452(R13), Z1, Z1
+	VMOVDQU64   6208(BX), Z2
+	VMOVDQU64   6464(BX), Z3
+	VPTERNLOGD  $0x96, 6720(BX), Z3, Z2
+	VPXORD.BCST 456(R13), Z2, Z2
+	VMOVDQU64   7232(BX), Z3
+	VMOVDQU64   7488(BX), Z4
+	VPTERNLOGD  $0x96, 7744(BX), Z4, Z3
+	VPXORD.BCST 460(R13), Z3, Z3
+	VMOVDQU64   8256(BX), Z4
+	VMOVDQU64   8512(BX), Z5
+	VPTERNLOGD  $0x96, 8768(BX), Z5, Z4
+	VPXORD.BCST 464(R13), Z4, Z4
+	VMOVDQU64   9280(BX), Z5
+	VMOVDQU64   9536(BX), Z6
+	VPTERNLOGD  $0x96, 9792(BX), Z6, Z5
+	VPXORD.BCST 468(R13), Z5, Z5
+	VMOVDQU64   10304(BX), Z6
+	VMOVDQU64   10560(BX), Z7
+	VPTERNLOGD  $0x96, 10816(BX), Z7, Z6
+	VPXORD.BCST 472(R13), Z6, Z6
+	VMOVDQU64   11328(BX), Z7
+	VMOVDQU64   11584(BX), Z8
+	VPTERNLOGD  $0x96, 11840(BX), Z8, Z7
+	VPXORD.BCST 476(R13), Z7, Z7
+	VPXORD      Z3, Z0, Z8
+	VPXORD      Z8, Z5, Z9
+	VPXORD      Z6, Z2, Z10
+	VPXORD      Z10, Z9, Z11
+	VPXORD      Z11, Z1, Z12
+	VPXORD      Z12, Z4, Z13
+	VPXORD      Z7, Z4, Z14
+	VPXORD      Z14, Z5, Z15
+	VMOVDQA64   Z10, Z16
+	VPTERNLOGD  $0x28, Z13, Z15, Z16
+	VPXORD      Z7, Z2, Z17
+	VPXORD      Z14, Z1, Z18
+	VPXORD      Z18, Z8, Z19
+	VPXORD      Z18, Z9, Z20
+	VPXORD      Z20, Z6, Z21
+	VPANDD      Z12, Z21, Z12
+	VPTERNLOGD  $0x28, Z20, Z8, Z14
+	VPXORD      Z5, Z3, Z8
+	VPXORD      Z18, Z0, Z22
+	VPXORD      Z10, Z7, Z23
+	VPANDD      Z11, Z23, Z11
+	VPXORD      Z17, Z8, Z24
+	VPTERNLOGD  $0x28, Z24, Z5, Z18
+	VPXORD      Z8, Z6, Z25
+	VPTERNLOGD  $0x28, Z25, Z19, Z10
+	VMOVDQA64   Z8, Z26
+	VPTERNLOGD  $0x6a, Z1, Z9, Z26
+	VPXORD      Z6, Z0, Z6
+	VPXORD      Z6, Z26, Z27
+	VMOVDQA64   Z2, Z28
+	VPTERNLOGD  $0x96, Z18, Z27, Z28
+	VPTERNLOGD  $0x6a, Z5, Z22, Z15
+	VPXORD      Z15, Z10, Z29
+	VPXORD      Z29, Z28, Z30
+	VPTERNLOGD  $0x6a, Z4, Z17, Z19
+	VPXORD      Z19, Z15, Z31
+	VMOVDQU64   Z23, 16384(BX)
+	VMOVDQA64   Z16, Z23
+	VPTERNLOGD  $0x96, Z31, Z26, Z23
+	VMOVDQU64   Z17, 16448(BX)
+	VPXORD      Z11, Z14, Z17
+	VPXORD      Z17, Z28, Z28
+	VMOVDQU64   Z25, 16512(BX)
+	VPXORD      Z14, Z12, Z25
+	VPTERNLOGD  $0x96, Z25, Z16, Z27
+	VPXORD      Z29, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z25, Z31
+	VPXORD      Z19, Z11, Z25
+	VPTERNLOGD  $0x78, Z28, Z27, Z26
+	VPXORD      Z26, Z25, Z26
+	VPXORD      Z10, Z16, Z27
+	VPTERNLOGD  $0x78, Z17, Z31, Z14
+	VPXORD      Z14, Z27, Z14
+	VPXORD      Z14, Z26, Z29
+	VPANDD      Z29, Z30, Z31
+	VPXORD      Z18, Z2, Z18
+	VMOVDQU64   Z22, 16576(BX)
+	VPXORD      Z18, Z12, Z22
+	VPTERNLOGD  $0x6a, Z22, Z30, Z23
+	VPXORD      Z23, Z15, Z15
+	VPXORD      Z14, Z15, Z14
+	VPANDD      Z14, Z28, Z23
+	VPXORD      Z26, Z15, Z15
+	VPANDD      Z15, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z19, Z27
+	VPTERNLOGD  $0x28, Z29, Z18, Z27
+	VPTERNLOGD  $0x96, Z16, Z11, Z22
+	VPANDD      Z14, Z22, Z11
+	VPXORD      Z25, Z12, Z12
+	VPTERNLOGD  $0x96, Z12, Z10, Z6
+	VPANDD      Z15, Z6, Z6
+	VPXORD      Z17, Z23, Z10
+	VPANDD      Z10, Z13, Z12
+	VPXORD      Z23, Z31, Z13
+	VPXORD      Z17, Z31, Z14
+	VPXORD      Z6, Z11, Z15
+	VPXORD      Z11, Z27, Z11
+	VPANDD      Z11, Z8, Z8
+	VPXORD      Z6, Z27, Z6
+	VPXORD      Z10, Z15, Z16
+	VPXORD      Z13, Z11, Z17
+	VPANDD      Z17, Z24, Z18
+	VPXORD      Z14, Z6, Z19
+	VPXORD      Z1, Z0, Z22
+	VPXORD      Z22, Z3, Z23
+	VPTERNLOGD  $0x60, Z23, Z7, Z10
+	VPXORD      Z4, Z2, Z2
+	VPTERNLOGD  $0x28, Z13, Z2, Z23
+	VPXORD      Z2, Z7, Z4
+	VMOVDQA64   Z1, Z24
+	VPTERNLOGD  $0x28, Z15, Z5, Z24
+	VPANDD      Z11, Z0, Z0
+	VPXORD      Z22, Z5, Z5
+	VPANDD      Z6, Z5, Z11
+	VPTERNLOGD  $0x28, Z16, Z7, Z9
+	VPTERNLOGD  $0x96, Z1, Z3, Z2
+	VPTERNLOGD  $0x28, Z19, Z4, Z5
+	VPTERNLOGD  $0x6a, Z8, Z20, Z15
+	VPTERNLOGD  $0x6a, Z12, Z14, Z21
+	VPXORD      Z21, Z15, Z1
+	VPXORD      Z0, Z10, Z3
+	VPTERNLOGD  $0x96, Z11, Z3, Z23
+	VPTERNLOGD  $0x6a, Z0, Z2, Z17
+	VPTERNLOGD  $0x96, Z17, Z24, Z9
+	VPXORD      Z9, Z23, Z0
+	VPXORD      Z0, Z1, Z2
+	VMOVDQU64   Z2, 13632(BX)
+	VPTERNLOGD  $0x96, Z17, Z11, Z5
+	VPXORD      Z1, Z5, Z1
+	VPXORD      Z1, Z23, Z7
+	VMOVDQU64   Z7, 13440(BX)
+	VPTERNLOGD  $0x6a, Z24, Z4, Z14
+	VPXORD      Z14, Z3, Z3
+	VPTERNLOGD  $0x78, 16576(BX), Z6, Z8
+	VPTERNLOGD  $0x6c, 16512(BX), Z18, Z19
+	VPTERNLOGD  $0x96, Z3, Z8, Z19
+	VPXORD      Z19, Z5, Z4
+	VMOVDQU64   Z4, 13376(BX)
+	VPTERNLOGD  $0x78, 16448(BX), Z13, Z12
+	VPXORD      Z12, Z8, Z4
+	VPTERNLOGD  $0x78, 16384(BX), Z16, Z18
+	VPTERNLOGD  $0x96, Z4, Z15, Z18
+	VPXORD      Z18, Z2, Z2
+	VMOVDQU64   Z2, 13568(BX)
+	VPTERNLOGD  $0x96, Z19, Z4, Z7
+	VMOVDQU64   Z7, 13760(BX)
+	VPXORD      Z19, Z1, Z2
+	VMOVDQU64   Z2, 13504(BX)
+	VPTERNLOGD  $0x96, Z9, Z3, Z1
+	VPXORD      Z1, Z18, Z1
+	VMOVDQU64   Z1, 13312(BX)
+	VPXORD      Z0, Z19, Z0
+	VMOVDQU64   Z0, 13696(BX)
+	VMOVDQU64   4224(BX), Z0
+	VMOVDQU64   4480(BX), Z1
+	VPTERNLOGD  $0x96, 4736(BX), Z1, Z0
+	VPXORD.BCST 416(R13), Z0, Z0
+	VMOVDQU64   5248(BX), Z1
+	VMOVDQU64   5504(BX), Z2
+	VPTERNLOGD  $0x96, 5760(BX), Z2, Z1
+	VPXORD.BCST 420(R13), Z1, Z1
+	VMOVDQU64   6272(BX), Z2
+	VMOVDQU64   6528(BX), Z3
+	VPTERNLOGD  $0x96, 6784(BX), Z3, Z2
+	VPXORD.BCST 424(R13), Z2, Z2
+	VMOVDQU64   7296(BX), Z3
+	VMOVDQU64   7552(BX), Z4
+	VPTERNLOGD  $0x96, 7808(BX), Z4, Z3
+	VPXORD.BCST 428(R13), Z3, Z3
+	VMOVDQU64   8320(BX), Z4
+	VMOVDQU64   8576(BX), Z5
+	VPTERNLOGD  $0x96, 8832(BX), Z5, Z4
+	VPXORD.BCST 432(R13), Z4, Z4
+	VMOVDQU64   9344(BX), Z5
+	VMOVDQU64   9600(BX), Z6
+	VPTERNLOGD  $0x96, 9856(BX), Z6, Z5
+	VPXORD.BCST 436(R13), Z5, Z5
+	VMOVDQU64   10368(BX), Z6
+	VMOVDQU64   10624(BX), Z7
+	VPTERNLOGD  $0x96, 10880(BX), Z7, Z6
+	VPXORD.BCST 440(R13), Z6, Z6
+	VMOVDQU64   11392(BX), Z7
+	VMOVDQU64   11648(BX), Z8
+	VPTERNLOGD  $0x96, 11904(BX), Z8, Z7
+	VPXORD.BCST 444(R13), Z7, Z7
+	VPXORD      Z3, Z0, Z8
+	VPXORD      Z8, Z5, Z9
+	VPXORD      Z6, Z2, Z10
+	VPXORD      Z10, Z9, Z11
+	VPXORD      Z11, Z1, Z12
+	VPXORD      Z12, Z4, Z13
+	VPXORD      Z7, Z4, Z14
+	VPXORD      Z14, Z5, Z15
+	VMOVDQA64   Z10, Z16
+	VPTERNLOGD  $0x28, Z13, Z15, Z16
+	VPXORD      Z7, Z2, Z17
+	VPXORD      Z14, Z1, Z18
+	VPXORD      Z18, Z8, Z19
+	VPXORD      Z18, Z9, Z20
+	VPXORD      Z20, Z6, Z21
+	VPANDD      Z12, Z21, Z12
+	VPTERNLOGD  $0x28, Z20, Z8, Z14
+	VPXORD      Z5, Z3, Z8
+	VPXORD      Z18, Z0, Z22
+	VPXORD      Z10, Z7, Z23
+	VPANDD      Z11, Z23, Z11
+	VPXORD      Z17, Z8, Z24
+	VPTERNLOGD  $0x28, Z24, Z5, Z18
+	VPXORD      Z8, Z6, Z25
+	VPTERNLOGD  $0x28, Z25, Z19, Z10
+	VMOVDQA64   Z8, Z26
+	VPTERNLOGD  $0x6a, Z1, Z9, Z26
+	VPXORD      Z6, Z0, Z6
+	VPXORD      Z6, Z26, Z27
+	VMOVDQA64   Z2, Z28
+	VPTERNLOGD  $0x96, Z18, Z27, Z28
+	VPTERNLOGD  $0x6a, Z5, Z22, Z15
+	VPXORD      Z15, Z10, Z29
+	VPXORD      Z29, Z28, Z30
+	VPTERNLOGD  $0x6a, Z4, Z17, Z19
+	VPXORD      Z19, Z15, Z31
+	VMOVDQU64   Z23, 16384(BX)
+	VMOVDQA64   Z16, Z23
+	VPTERNLOGD  $0x96, Z31, Z26, Z23
+	VMOVDQU64   Z17, 16448(BX)
+	VPXORD      Z11, Z14, Z17
+	VPXORD      Z17, Z28, Z28
+	VMOVDQU64   Z25, 16512(BX)
+	VPXORD      Z14, Z12, Z25
+	VPTERNLOGD  $0x96, Z25, Z16, Z27
+	VPXORD      Z29, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z25, Z31
+	VPXORD      Z19, Z11, Z25
+	VPTERNLOGD  $0x78, Z28, Z27, Z26
+	VPXORD      Z26, Z25, Z26
+	VPXORD      Z10, Z16, Z27
+	VPTERNLOGD  $0x78, Z17, Z31, Z14
+	VPXORD      Z14, Z27, Z14
+	VPXORD      Z14, Z26, Z29
+	VPANDD      Z29, Z30, Z31
+	VPXORD      Z18, Z2, Z18
+	VMOVDQU64   Z22, 16576(BX)
+	VPXORD      Z18, Z12, Z22
+	VPTERNLOGD  $0x6a, Z22, Z30, Z23
+	VPXORD      Z23, Z15, Z15
+	VPXORD      Z14, Z15, Z14
+	VPANDD      Z14, Z28, Z23
+	VPXORD      Z26, Z15, Z15
+	VPANDD      Z15, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z19, Z27
+	VPTERNLOGD  $0x28, Z29, Z18, Z27
+	VPTERNLOGD  $0x96, Z16, Z11, Z22
+	VPANDD      Z14, Z22, Z11
+	VPXORD      Z25, Z12, Z12
+	VPTERNLOGD  $0x96, Z12, Z10, Z6
+	VPANDD      Z15, Z6, Z6
+	VPXORD      Z17, Z23, Z10
+	VPANDD      Z10, Z13, Z12
+	VPXORD      Z23, Z31, Z13
+	VPXORD      Z17, Z31, Z14
+	VPXORD      Z6, Z11, Z15
+	VPXORD      Z11, Z27, Z11
+	VPANDD      Z11, Z8, Z8
+	VPXORD      Z6, Z27, Z6
+	VPXORD      Z10, Z15, Z16
+	VPXORD      Z13, Z11, Z17
+	VPANDD      Z17, Z24, Z18
+	VPXORD      Z14, Z6, Z19
+	VPXORD      Z1, Z0, Z22
+	VPXORD      Z22, Z3, Z23
+	VPTERNLOGD  $0x60, Z23, Z7, Z10
+	VPXORD      Z4, Z2, Z2
+	VPTERNLOGD  $0x28, Z13, Z2, Z23
+	VPXORD      Z2, Z7, Z4
+	VMOVDQA64   Z1, Z24
+	VPTERNLOGD  $0x28, Z15, Z5, Z24
+	VPANDD      Z11, Z0, Z0
+	VPXORD      Z22, Z5, Z5
+	VPANDD      Z6, Z5, Z11
+	VPTERNLOGD  $0x28, Z16, Z7, Z9
+	VPTERNLOGD  $0x96, Z1, Z3, Z2
+	VPTERNLOGD  $0x28, Z19, Z4, Z5
+	VPTERNLOGD  $0x6a, Z8, Z20, Z15
+	VPTERNLOGD  $0x6a, Z12, Z14, Z21
+	VPXORD      Z21, Z15, Z1
+	VPXORD      Z0, Z10, Z3
+	VPTERNLOGD  $0x96, Z11, Z3, Z23
+	VPTERNLOGD  $0x6a, Z0, Z2, Z17
+	VPTERNLOGD  $0x96, Z17, Z24, Z9
+	VPXORD      Z9, Z23, Z0
+	VPXORD      Z0, Z1, Z2
+	VMOVDQU64   Z2, 13120(BX)
+	VPTERNLOGD  $0x96, Z17, Z11, Z5
+	VPXORD      Z1, Z5, Z1
+	VPXORD      Z1, Z23, Z7
+	VMOVDQU64   Z7, 12928(BX)
+	VPTERNLOGD  $0x6a, Z24, Z4, Z14
+	VPXORD      Z14, Z3, Z3
+	VPTERNLOGD  $0x78, 16576(BX), Z6, Z8
+	VPTERNLOGD  $0x6c, 16512(BX), Z18, Z19
+	VPTERNLOGD  $0x96, Z3, Z8, Z19
+	VPXORD      Z19, Z5, Z4
+	VMOVDQU64   Z4, 12864(BX)
+	VPTERNLOGD  $0x78, 16448(BX), Z13, Z12
+	VPXORD      Z12, Z8, Z4
+	VPTERNLOGD  $0x78, 16384(BX), Z16, Z18
+	VPTERNLOGD  $0x96, Z4, Z15, Z18
+	VPXORD      Z18, Z2, Z2
+	VMOVDQU64   Z2, 13056(BX)
+	VPTERNLOGD  $0x96, Z19, Z4, Z7
+	VMOVDQU64   Z7, 13248(BX)
+	VPXORD      Z19, Z1, Z2
+	VMOVDQU64   Z2, 12992(BX)
+	VPTERNLOGD  $0x96, Z9, Z3, Z1
+	VPXORD      Z1, Z18, Z1
+	VMOVDQU64   Z1, 12800(BX)
+	VPXORD      Z0, Z19, Z0
+	VMOVDQU64   Z0, 13184(BX)
+	VMOVDQU64   4288(BX), Z0
+	VMOVDQU64   4544(BX), Z1
+	VPTERNLOGD  $0x96, 4800(BX), Z1, Z0
+	VPXORD.BCST 384(R13), Z0, Z0
+	VMOVDQU64   5312(BX), Z1
+	VMOVDQU64   5568(BX), Z2
+	VPTERNLOGD  $0x96, 5824(BX), Z2, Z1
+	VPXORD.BCST 388(R13), Z1, Z1
+	VMOVDQU64   6336(BX), Z2
+	VMOVDQU64   6592(BX), Z3
+	VPTERNLOGD  $0x96, 6848(BX), Z3, Z2
+	VPXORD.BCST 392(R13), Z2, Z2
+	VMOVDQU64   7360(BX), Z3
+	VMOVDQU64   7616(BX), Z4
+	VPTERNLOGD  $0x96, 7872(BX), Z4, Z3
+	VPXORD.BCST 396(R13), Z3, Z3
+	VMOVDQU64   8384(BX), Z4
+	VMOVDQU64   8640(BX), Z5
+	VPTERNLOGD  $0x96, 8896(BX), Z5, Z4
+	VPXORD.BCST 400(R13), Z4, Z4
+	VMOVDQU64   9408(BX), Z5
+	VMOVDQU64   9664(BX), Z6
+	VPTERNLOGD  $0x96, 9920(BX), Z6, Z5
+	VPXORD.BCST 404(R13), Z5, Z5
+	VMOVDQU64   10432(BX), Z6
+	VMOVDQU64   10688(BX), Z7
+	VPTERNLOGD  $0x96, 10944(BX), Z7, Z6
+	VPXORD.BCST 408(R13), Z6, Z6
+	VMOVDQU64   11456(BX), Z7
+	VMOVDQU64   11712(BX), Z8
+	VPTERNLOGD  $0x96, 11968(BX), Z8, Z7
+	VPXORD.BCST 412(R13), Z7, Z7
+	VPXORD      Z3, Z0, Z8
+	VPXORD      Z8, Z5, Z9
+	VPXORD      Z6, Z2, Z10
+	VPXORD      Z10, Z9, Z11
+	VPXORD      Z11, Z1, Z12
+	VPXORD      Z12, Z4, Z13
+	VPXORD      Z7, Z4, Z14
+	VPXORD      Z14, Z5, Z15
+	VMOVDQA64   Z10, Z16
+	VPTERNLOGD  $0x28, Z13, Z15, Z16
+	VPXORD      Z7, Z2, Z17
+	VPXORD      Z14, Z1, Z18
+	VPXORD      Z18, Z8, Z19
+	VPXORD      Z18, Z9, Z20
+	VPXORD      Z20, Z6, Z21
+	VPANDD      Z12, Z21, Z12
+	VPTERNLOGD  $0x28, Z20, Z8, Z14
+	VPXORD      Z5, Z3, Z8
+	VPXORD      Z18, Z0, Z22
+	VPXORD      Z10, Z7, Z23
+	VPANDD      Z11, Z23, Z11
+	VPXORD      Z17, Z8, Z24
+	VPTERNLOGD  $0x28, Z24, Z5, Z18
+	VPXORD      Z8, Z6, Z25
+	VPTERNLOGD  $0x28, Z25, Z19, Z10
+	VMOVDQA64   Z8, Z26
+	VPTERNLOGD  $0x6a, Z1, Z9, Z26
+	VPXORD      Z6, Z0, Z6
+	VPXORD      Z6, Z26, Z27
+	VMOVDQA64   Z2, Z28
+	VPTERNLOGD  $0x96, Z18, Z27, Z28
+	VPTERNLOGD  $0x6a, Z5, Z22, Z15
+	VPXORD      Z15, Z10, Z29
+	VPXORD      Z29, Z28, Z30
+	VPTERNLOGD  $0x6a, Z4, Z17, Z19
+	VPXORD      Z19, Z15, Z31
+	VMOVDQU64   Z23, 16384(BX)
+	VMOVDQA64   Z16, Z23
+	VPTERNLOGD  $0x96, Z31, Z26, Z23
+	VMOVDQU64   Z17, 16448(BX)
+	VPXORD      Z11, Z14, Z17
+	VPXORD      Z17, Z28, Z28
+	VMOVDQU64   Z25, 16512(BX)
+	VPXORD      Z14, Z12, Z25
+	VPTERNLOGD  $0x96, Z25, Z16, Z27
+	VPXORD      Z29, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z25, Z31
+	VPXORD      Z19, Z11, Z25
+	VPTERNLOGD  $0x78, Z28, Z27, Z26
+	VPXORD      Z26, Z25, Z26
+	VPXORD      Z10, Z16, Z27
+	VPTERNLOGD  $0x78, Z17, Z31, Z14
+	VPXORD      Z14, Z27, Z14
+	VPXORD      Z14, Z26, Z29
+	VPANDD      Z29, Z30, Z31
+	VPXORD      Z18, Z2, Z18
+	VMOVDQU64   Z22, 16576(BX)
+	VPXORD      Z18, Z12, Z22
+	VPTERNLOGD  $0x6a, Z22, Z30, Z23
+	VPXORD      Z23, Z15, Z15
+	VPXORD      Z14, Z15, Z14
+	VPANDD      Z14, Z28, Z23
+	VPXORD      Z26, Z15, Z15
+	VPANDD      Z15, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z19, Z27
+	VPTERNLOGD  $0x28, Z29, Z18, Z27
+	VPTERNLOGD  $0x96, Z16, Z11, Z22
+	VPANDD      Z14, Z22, Z11
+	VPXORD      Z25, Z12, Z12
+	VPTERNLOGD  $0x96, Z12, Z10, Z6
+	VPANDD      Z15, Z6, Z6
+	VPXORD      Z17, Z23, Z10
+	VPANDD      Z10, Z13, Z12
+	VPXORD      Z23, Z31, Z13
+	VPXORD      Z17, Z31, Z14
+	VPXORD      Z6, Z11, Z15
+	VPXORD      Z11, Z27, Z11
+	VPANDD      Z11, Z8, Z8
+	VPXORD      Z6, Z27, Z6
+	VPXORD      Z10, Z15, Z16
+	VPXORD      Z13, Z11, Z17
+	VPANDD      Z17, Z24, Z18
+	VPXORD      Z14, Z6, Z19
+	VPXORD      Z1, Z0, Z22
+	VPXORD      Z22, Z3, Z23
+	VPTERNLOGD  $0x60, Z23, Z7, Z10
+	VPXORD      Z4, Z2, Z2
+	VPTERNLOGD  $0x28, Z13, Z2, Z23
+	VPXORD      Z2, Z7, Z4
+	VMOVDQA64   Z1, Z24
+	VPTERNLOGD  $0x28, Z15, Z5, Z24
+	VPANDD      Z11, Z0, Z0
+	VPXORD      Z22, Z5, Z5
+	VPANDD      Z6, Z5, Z11
+	VPTERNLOGD  $0x28, Z16, Z7, Z9
+	VPTERNLOGD  $0x96, Z1, Z3, Z2
+	VPTERNLOGD  $0x28, Z19, Z4, Z5
+	VPTERNLOGD  $0x6a, Z8, Z20, Z15
+	VPTERNLOGD  $0x6a, Z12, Z14, Z21
+	VPXORD      Z21, Z15, Z1
+	VPXORD      Z0, Z10, Z3
+	VPTERNLOGD  $0x96, Z11, Z3, Z23
+	VPTERNLOGD  $0x6a, Z0, Z2, Z17
+	VPTERNLOGD  $0x96, Z17, Z24, Z9
+	VPXORD      Z9, Z23, Z0
+	VPXORD      Z0, Z1, Z2
+	VMOVDQU64   Z2, 12608(BX)
+	VPTERNLOGD  $0x96, Z17, Z11, Z5
+	VPXORD      Z1, Z5, Z1
+	VPXORD      Z1, Z23, Z7
+	VMOVDQU64   Z7, 12416(BX)
+	VPTERNLOGD  $0x6a, Z24, Z4, Z14
+	VPXORD      Z14, Z3, Z3
+	VPTERNLOGD  $0x78, 16576(BX), Z6, Z8
+	VPTERNLOGD  $0x6c, 16512(BX), Z18, Z19
+	VPTERNLOGD  $0x96, Z3, Z8, Z19
+	VPXORD      Z19, Z5, Z4
+	VMOVDQU64   Z4, 12352(BX)
+	VPTERNLOGD  $0x78, 16448(BX), Z13, Z12
+	VPXORD      Z12, Z8, Z4
+	VPTERNLOGD  $0x78, 16384(BX), Z16, Z18
+	VPTERNLOGD  $0x96, Z4, Z15, Z18
+	VPXORD      Z18, Z2, Z2
+	VMOVDQU64   Z2, 12544(BX)
+	VPTERNLOGD  $0x96, Z19, Z4, Z7
+	VMOVDQU64   Z7, 12736(BX)
+	VPXORD      Z19, Z1, Z2
+	VMOVDQU64   Z2, 12480(BX)
+	VPTERNLOGD  $0x96, Z9, Z3, Z1
+	VPXORD      Z1, Z18, Z1
+	VMOVDQU64   Z1, 12288(BX)
+	VPXORD      Z0, Z19, Z0
+	VMOVDQU64   Z0, 12672(BX)
+	VMOVDQU64   12288(BX), Z0
+	VPXORD      13824(BX), Z0, Z0
+	VMOVDQU64   Z0, 14336(BX)
+	VMOVDQU64   12352(BX), Z1
+	VPXORD      13888(BX), Z1, Z1
+	VMOVDQU64   Z1, 14400(BX)
+	VMOVDQU64   12416(BX), Z2
+	VPXORD      13952(BX), Z2, Z2
+	VMOVDQU64   Z2, 14464(BX)
+	VMOVDQU64   12480(BX), Z3
+	VPXORD      14016(BX), Z3, Z3
+	VMOVDQU64   Z3, 14528(BX)
+	VMOVDQU64   12544(BX), Z4
+	VPXORD      14080(BX), Z4, Z4
+	VMOVDQU64   Z4, 14592(BX)
+	VMOVDQU64   12608(BX), Z5
+	VPXORD      14144(BX), Z5, Z5
+	VMOVDQU64   Z5, 14656(BX)
+	VMOVDQU64   12672(BX), Z6
+	VPXORD      14208(BX), Z6, Z6
+	VMOVDQU64   Z6, 14720(BX)
+	VMOVDQU64   12736(BX), Z7
+	VPXORD      14272(BX), Z7, Z7
+	VMOVDQU64   Z7, 14784(BX)
+	VMOVDQU64   12800(BX), Z8
+	VPXORD      12288(BX), Z8, Z8
+	VMOVDQU64   Z8, 14848(BX)
+	VMOVDQU64   12864(BX), Z9
+	VPXORD      12352(BX), Z9, Z9
+	VMOVDQU64   Z9, 14912(BX)
+	VMOVDQU64   12928(BX), Z10
+	VPXORD      12416(BX), Z10, Z10
+	VMOVDQU64   Z10, 14976(BX)
+	VMOVDQU64   12992(BX), Z11
+	VPXORD      12480(BX), Z11, Z11
+	VMOVDQU64   Z11, 15040(BX)
+	VMOVDQU64   13056(BX), Z12
+	VPXORD      12544(BX), Z12, Z12
+	VMOVDQU64   Z12, 15104(BX)
+	VMOVDQU64   13120(BX), Z13
+	VPXORD      12608(BX), Z13, Z13
+	VMOVDQU64   Z13, 15168(BX)
+	VMOVDQU64   13184(BX), Z14
+	VPXORD      12672(BX), Z14, Z14
+	VMOVDQU64   Z14, 15232(BX)
+	VMOVDQU64   13248(BX), Z15
+	VPXORD      12736(BX), Z15, Z15
+	VMOVDQU64   Z15, 15296(BX)
+	VMOVDQU64   13312(BX), Z0
+	VPXORD      12800(BX), Z0, Z0
+	VMOVDQU64   Z0, 15360(BX)
+	VMOVDQU64   13376(BX), Z1
+	VPXORD      12864(BX), Z1, Z1
+	VMOVDQU64   Z1, 15424(BX)
+	VMOVDQU64   13440(BX), Z2
+	VPXORD      12928(BX), Z2, Z2
+	VMOVDQU64   Z2, 15488(BX)
+	VMOVDQU64   13504(BX), Z3
+	VPXORD      12992(BX), Z3, Z3
+	VMOVDQU64   Z3, 15552(BX)
+	VMOVDQU64   13568(BX), Z4
+	VPXORD      13056(BX), Z4, Z4
+	VMOVDQU64   Z4, 15616(BX)
+	VMOVDQU64   13632(BX), Z5
+	VPXORD      13120(BX), Z5, Z5
+	VMOVDQU64   Z5, 15680(BX)
+	VMOVDQU64   13696(BX), Z6
+	VPXORD      13184(BX), Z6, Z6
+	VMOVDQU64   Z6, 15744(BX)
+	VMOVDQU64   13760(BX), Z7
+	VPXORD      13248(BX), Z7, Z7
+	VMOVDQU64   Z7, 15808(BX)
+	VMOVDQU64   13824(BX), Z8
+	VPXORD      13312(BX), Z8, Z8
+	VMOVDQU64   Z8, 15872(BX)
+	VMOVDQU64   13888(BX), Z9
+	VPXORD      13376(BX), Z9, Z9
+	VMOVDQU64   Z9, 15936(BX)
+	VMOVDQU64   13952(BX), Z10
+	VPXORD      13440(BX), Z10, Z10
+	VMOVDQU64   Z10, 16000(BX)
+	VMOVDQU64   14016(BX), Z11
+	VPXORD      13504(BX), Z11, Z11
+	VMOVDQU64   Z11, 16064(BX)
+	VMOVDQU64   14080(BX), Z12
+	VPXORD      13568(BX), Z12, Z12
+	VMOVDQU64   Z12, 16128(BX)
+	VMOVDQU64   14144(BX), Z13
+	VPXORD      13632(BX), Z13, Z13
+	VMOVDQU64   Z13, 16192(BX)
+	VMOVDQU64   14208(BX), Z14
+	VPXORD      13696(BX), Z14, Z14
+	VMOVDQU64   Z14, 16256(BX)
+	VMOVDQU64   14272(BX), Z15
+	VPXORD      13760(BX), Z15, Z15
+	VMOVDQU64   Z15, 16320(BX)
+	VMOVDQU64   5056(BX), Z0
+	VMOVDQU64   16256(BX), Z16
+	VPTERNLOGD  $0x96, 14848(BX), Z16, Z0
+	VPXORD      13184(BX), Z0, Z0
+	VMOVDQU64   Z0, 5056(BX)
+	VMOVDQU64   6080(BX), Z1
+	VMOVDQU64   16320(BX), Z17
+	VPTERNLOGD  $0x96, 14912(BX), Z17, Z1
+	VPXORD      13248(BX), Z1, Z1
+	VMOVDQU64   Z1, 6080(BX)
+	VMOVDQU64   7104(BX), Z2
+	VMOVDQU64   14336(BX), Z18
+	VPTERNLOGD  $0x96, 14976(BX), Z18, Z2
+	VPXORD      13312(BX), Z2, Z2
+	VMOVDQU64   Z2, 7104(BX)
+	VMOVDQU64   8128(BX), Z3
+	VMOVDQU64   14400(BX), Z19
+	VPTERNLOGD  $0x96, 15040(BX), Z19, Z3
+	VPXORD      13376(BX), Z3, Z3
+	VMOVDQU64   Z3, 8128(BX)
+	VMOVDQU64   9152(BX), Z4
+	VMOVDQU64   14464(BX), Z20
+	VPTERNLOGD  $0x96, 15104(BX), Z20, Z4
+	VPXORD      13440(BX), Z4, Z4
+	VMOVDQU64   Z4, 9152(BX)
+	VMOVDQU64   10176(BX), Z5
+	VMOVDQU64   14528(BX), Z21
+	VPTERNLOGD  $0x96, 15168(BX), Z21, Z5
+	VPXORD      13504(BX), Z5, Z5
+	VMOVDQU64   Z5, 10176(BX)
+	VMOVDQU64   11200(BX), Z6
+	VMOVDQU64   14592(BX), Z22
+	VPTERNLOGD  $0x96, 15232(BX), Z22, Z6
+	VPXORD      13568(BX), Z6, Z6
+	VMOVDQU64   Z6, 11200(BX)
+	VMOVDQU64   12224(BX), Z7
+	VMOVDQU64   14656(BX), Z23
+	VPTERNLOGD  $0x96, 15296(BX), Z23, Z7
+	VPXORD      13632(BX), Z7, Z7
+	VMOVDQU64   Z7, 12224(BX)
+	VMOVDQU64   4992(BX), Z8
+	VMOVDQU64   14720(BX), Z24
+	VPTERNLOGD  $0x96, 15360(BX), Z24, Z8
+	VPXORD      13696(BX), Z8, Z8
+	VMOVDQU64   Z8, 4992(BX)
+	VMOVDQU64   6016(BX), Z9
+	VMOVDQU64   14784(BX), Z25
+	VPTERNLOGD  $0x96, 15424(BX), Z25, Z9
+	VPXORD      13760(BX), Z9, Z9
+	VMOVDQU64   Z9, 6016(BX)
+	VMOVDQU64   7040(BX), Z10
+	VMOVDQU64   14848(BX), Z26
+	VPTERNLOGD  $0x96, 15488(BX), Z26, Z10
+	VPXORD      13824(BX), Z10, Z10
+	VMOVDQU64   Z10, 7040(BX)
+	VMOVDQU64   8064(BX), Z11
+	VMOVDQU64   14912(BX), Z27
+	VPTERNLOGD  $0x96, 15552(BX), Z27, Z11
+	VPXORD      13888(BX), Z11, Z11
+	VMOVDQU64   Z11, 8064(BX)
+	VMOVDQU64   9088(BX), Z12
+	VMOVDQU64   14976(BX), Z28
+	VPTERNLOGD  $0x96, 15616(BX), Z28, Z12
+	VPXORD      13952(BX), Z12, Z12
+	VMOVDQU64   Z12, 9088(BX)
+	VMOVDQU64   10112(BX), Z13
+	VMOVDQU64   15040(BX), Z29
+	VPTERNLOGD  $0x96, 15680(BX), Z29, Z13
+	VPXORD      14016(BX), Z13, Z13
+	VMOVDQU64   Z13, 10112(BX)
+	VMOVDQU64   11136(BX), Z14
+	VMOVDQU64   15104(BX), Z30
+	VPTERNLOGD  $0x96, 15744(BX), Z30, Z14
+	VPXORD      14080(BX), Z14, Z14
+	VMOVDQU64   Z14, 11136(BX)
+	VMOVDQU64   12160(BX), Z15
+	VMOVDQU64   15168(BX), Z31
+	VPTERNLOGD  $0x96, 15808(BX), Z31, Z15
+	VPXORD      14144(BX), Z15, Z15
+	VMOVDQU64   Z15, 12160(BX)
+	VMOVDQU64   4928(BX), Z0
+	VMOVDQU64   15232(BX), Z16
+	VPTERNLOGD  $0x96, 15872(BX), Z16, Z0
+	VPXORD      14208(BX), Z0, Z0
+	VMOVDQU64   Z0, 4928(BX)
+	VMOVDQU64   5952(BX), Z1
+	VMOVDQU64   15296(BX), Z17
+	VPTERNLOGD  $0x96, 15936(BX), Z17, Z1
+	VPXORD      14272(BX), Z1, Z1
+	VMOVDQU64   Z1, 5952(BX)
+	VMOVDQU64   6976(BX), Z2
+	VMOVDQU64   15360(BX), Z18
+	VPTERNLOGD  $0x96, 16000(BX), Z18, Z2
+	VPXORD      12288(BX), Z2, Z2
+	VMOVDQU64   Z2, 6976(BX)
+	VMOVDQU64   8000(BX), Z3
+	VMOVDQU64   15424(BX), Z19
+	VPTERNLOGD  $0x96, 16064(BX), Z19, Z3
+	VPXORD      12352(BX), Z3, Z3
+	VMOVDQU64   Z3, 8000(BX)
+	VMOVDQU64   9024(BX), Z4
+	VMOVDQU64   15488(BX), Z20
+	VPTERNLOGD  $0x96, 16128(BX), Z20, Z4
+	VPXORD      12416(BX), Z4, Z4
+	VMOVDQU64   Z4, 9024(BX)
+	VMOVDQU64   10048(BX), Z5
+	VMOVDQU64   15552(BX), Z21
+	VPTERNLOGD  $0x96, 16192(BX), Z21, Z5
+	VPXORD      12480(BX), Z5, Z5
+	VMOVDQU64   Z5, 10048(BX)
+	VMOVDQU64   11072(BX), Z6
+	VMOVDQU64   15616(BX), Z22
+	VPTERNLOGD  $0x96, 16256(BX), Z22, Z6
+	VPXORD      12544(BX), Z6, Z6
+	VMOVDQU64   Z6, 11072(BX)
+	VMOVDQU64   12096(BX), Z7
+	VMOVDQU64   15680(BX), Z23
+	VPTERNLOGD  $0x96, 16320(BX), Z23, Z7
+	VPXORD      12608(BX), Z7, Z7
+	VMOVDQU64   Z7, 12096(BX)
+	VMOVDQU64   4864(BX), Z8
+	VMOVDQU64   15744(BX), Z24
+	VPTERNLOGD  $0x96, 14336(BX), Z24, Z8
+	VPXORD      12672(BX), Z8, Z8
+	VMOVDQU64   Z8, 4864(BX)
+	VMOVDQU64   5888(BX), Z9
+	VMOVDQU64   15808(BX), Z25
+	VPTERNLOGD  $0x96, 14400(BX), Z25, Z9
+	VPXORD      12736(BX), Z9, Z9
+	VMOVDQU64   Z9, 5888(BX)
+	VMOVDQU64   6912(BX), Z10
+	VMOVDQU64   15872(BX), Z26
+	VPTERNLOGD  $0x96, 14464(BX), Z26, Z10
+	VPXORD      12800(BX), Z10, Z10
+	VMOVDQU64   Z10, 6912(BX)
+	VMOVDQU64   7936(BX), Z11
+	VMOVDQU64   15936(BX), Z27
+	VPTERNLOGD  $0x96, 14528(BX), Z27, Z11
+	VPXORD      12864(BX), Z11, Z11
+	VMOVDQU64   Z11, 7936(BX)
+	VMOVDQU64   8960(BX), Z12
+	VMOVDQU64   16000(BX), Z28
+	VPTERNLOGD  $0x96, 14592(BX), Z28, Z12
+	VPXORD      12928(BX), Z12, Z12
+	VMOVDQU64   Z12, 8960(BX)
+	VMOVDQU64   9984(BX), Z13
+	VMOVDQU64   16064(BX), Z29
+	VPTERNLOGD  $0x96, 14656(BX), Z29, Z13
+	VPXORD      12992(BX), Z13, Z13
+	VMOVDQU64   Z13, 9984(BX)
+	VMOVDQU64   11008(BX), Z14
+	VMOVDQU64   16128(BX), Z30
+	VPTERNLOGD  $0x96, 14720(BX), Z30, Z14
+	VPXORD      13056(BX), Z14, Z14
+	VMOVDQU64   Z14, 11008(BX)
+	VMOVDQU64   12032(BX), Z15
+	VMOVDQU64   16192(BX), Z31
+	VPTERNLOGD  $0x96, 14784(BX), Z31, Z15
+	VPXORD      13120(BX), Z15, Z15
+	VMOVDQU64   Z15, 12032(BX)
+	ADDQ        $0x00000200, R13
+	DECQ        R12
+	JNZ         enc512_rounds
+
+	// Planes back to blocks: F2 with the output word reversal, then F1.
+	VPBROADCASTD sm4bsMask55<>+0(SB), Z29
+	VPBROADCASTD sm4bsMask33<>+0(SB), Z30
+	VPBROADCASTD sm4bsMask0f<>+0(SB), Z31
+	VMOVDQU64    4864(BX), Z0
+	VMOVDQU64    5888(BX), Z1
+	VMOVDQU64    6912(BX), Z2
+	VMOVDQU64    7936(BX), Z3
+	VMOVDQU64    8960(BX), Z4
+	VMOVDQU64    9984(BX), Z5
+	VMOVDQU64    11008(BX), Z6
+	VMOVDQU64    12032(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 12288(BX)
+	VMOVDQU64    Z1, 13312(BX)
+	VMOVDQU64    Z2, 14336(BX)
+	VMOVDQU64    Z3, 15360(BX)
+	VMOVDQU64    Z4, 16384(BX)
+	VMOVDQU64    Z5, 17408(BX)
+	VMOVDQU64    Z6, 18432(BX)
+	VMOVDQU64    Z7, 19456(BX)
+	VMOVDQU64    4928(BX), Z0
+	VMOVDQU64    5952(BX), Z1
+	VMOVDQU64    6976(BX), Z2
+	VMOVDQU64    8000(BX), Z3
+	VMOVDQU64    9024(BX), Z4
+	VMOVDQU64    10048(BX), Z5
+	VMOVDQU64    11072(BX), Z6
+	VMOVDQU64    12096(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 12352(BX)
+	VMOVDQU64    Z1, 13376(BX)
+	VMOVDQU64    Z2, 14400(BX)
+	VMOVDQU64    Z3, 15424(BX)
+	VMOVDQU64    Z4, 16448(BX)
+	VMOVDQU64    Z5, 17472(BX)
+	VMOVDQU64    Z6, 18496(BX)
+	VMOVDQU64    Z7, 19520(BX)
+	VMOVDQU64    4992(BX), Z0
+	VMOVDQU64    6016(BX), Z1
+	VMOVDQU64    7040(BX), Z2
+	VMOVDQU64    8064(BX), Z3
+	VMOVDQU64    9088(BX), Z4
+	VMOVDQU64    10112(BX), Z5
+	VMOVDQU64    11136(BX), Z6
+	VMOVDQU64    12160(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 12416(BX)
+	VMOVDQU64    Z1, 13440(BX)
+	VMOVDQU64    Z2, 14464(BX)
+	VMOVDQU64    Z3, 15488(BX)
+	VMOVDQU64    Z4, 16512(BX)
+	VMOVDQU64    Z5, 17536(BX)
+	VMOVDQU64    Z6, 18560(BX)
+	VMOVDQU64    Z7, 19584(BX)
+	VMOVDQU64    5056(BX), Z0
+	VMOVDQU64    6080(BX), Z1
+	VMOVDQU64    7104(BX), Z2
+	VMOVDQU64    8128(BX), Z3
+	VMOVDQU64    9152(BX), Z4
+	VMOVDQU64    10176(BX), Z5
+	VMOVDQU64    11200(BX), Z6
+	VMOVDQU64    12224(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 12480(BX)
+	VMOVDQU64    Z1, 13504(BX)
+	VMOVDQU64    Z2, 14528(BX)
+	VMOVDQU64    Z3, 15552(BX)
+	VMOVDQU64    Z4, 16576(BX)
+	VMOVDQU64    Z5, 17600(BX)
+	VMOVDQU64    Z6, 18624(BX)
+	VMOVDQU64    Z7, 19648(BX)
+	VMOVDQU64    4608(BX), Z0
+	VMOVDQU64    5632(BX), Z1
+	VMOVDQU64    6656(BX), Z2
+	VMOVDQU64    7680(BX), Z3
+	VMOVDQU64    8704(BX), Z4
+	VMOVDQU64    9728(BX), Z5
+	VMOVDQU64    10752(BX), Z6
+	VMOVDQU64    11776(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 12544(BX)
+	VMOVDQU64    Z1, 13568(BX)
+	VMOVDQU64    Z2, 14592(BX)
+	VMOVDQU64    Z3, 15616(BX)
+	VMOVDQU64    Z4, 16640(BX)
+	VMOVDQU64    Z5, 17664(BX)
+	VMOVDQU64    Z6, 18688(BX)
+	VMOVDQU64    Z7, 19712(BX)
+	VMOVDQU64    4672(BX), Z0
+	VMOVDQU64    5696(BX), Z1
+	VMOVDQU64    6720(BX), Z2
+	VMOVDQU64    7744(BX), Z3
+	VMOVDQU64    8768(BX), Z4
+	VMOVDQU64    9792(BX), Z5
+	VMOVDQU64    10816(BX), Z6
+	VMOVDQU64    11840(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 12608(BX)
+	VMOVDQU64    Z1, 13632(BX)
+	VMOVDQU64    Z2, 14656(BX)
+	VMOVDQU64    Z3, 15680(BX)
+	VMOVDQU64    Z4, 16704(BX)
+	VMOVDQU64    Z5, 17728(BX)
+	VMOVDQU64    Z6, 18752(BX)
+	VMOVDQU64    Z7, 19776(BX)
+	VMOVDQU64    4736(BX), Z0
+	VMOVDQU64    5760(BX), Z1
+	VMOVDQU64    6784(BX), Z2
+	VMOVDQU64    7808(BX), Z3
+	VMOVDQU64    8832(BX), Z4
+	VMOVDQU64    9856(BX), Z5
+	VMOVDQU64    10880(BX), Z6
+	VMOVDQU64    11904(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 12672(BX)
+	VMOVDQU64    Z1, 13696(BX)
+	VMOVDQU64    Z2, 14720(BX)
+	VMOVDQU64    Z3, 15744(BX)
+	VMOVDQU64    Z4, 16768(BX)
+	VMOVDQU64    Z5, 17792(BX)
+	VMOVDQU64    Z6, 18816(BX)
+	VMOVDQU64    Z7, 19840(BX)
+	VMOVDQU64    4800(BX), Z0
+	VMOVDQU64    5824(BX), Z1
+	VMOVDQU64    6848(BX), Z2
+	VMOVDQU64    7872(BX), Z3
+	VMOVDQU64    8896(BX), Z4
+	VMOVDQU64    9920(BX), Z5
+	VMOVDQU64    10944(BX), Z6
+	VMOVDQU64    11968(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 12736(BX)
+	VMOVDQU64    Z1, 13760(BX)
+	VMOVDQU64    Z2, 14784(BX)
+	VMOVDQU64    Z3, 15808(BX)
+	VMOVDQU64    Z4, 16832(BX)
+	VMOVDQU64    Z5, 17856(BX)
+	VMOVDQU64    Z6, 18880(BX)
+	VMOVDQU64    Z7, 19904(BX)
+	VMOVDQU64    4352(BX), Z0
+	VMOVDQU64    5376(BX), Z1
+	VMOVDQU64    6400(BX), Z2
+	VMOVDQU64    7424(BX), Z3
+	VMOVDQU64    8448(BX), Z4
+	VMOVDQU64    9472(BX), Z5
+	VMOVDQU64    10496(BX), Z6
+	VMOVDQU64    11520(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 12800(BX)
+	VMOVDQU64    Z1, 13824(BX)
+	VMOVDQU64    Z2, 14848(BX)
+	VMOVDQU64    Z3, 15872(BX)
+	VMOVDQU64    Z4, 16896(BX)
+	VMOVDQU64    Z5, 17920(BX)
+	VMOVDQU64    Z6, 18944(BX)
+	VMOVDQU64    Z7, 19968(BX)
+	VMOVDQU64    4416(BX), Z0
+	VMOVDQU64    5440(BX), Z1
+	VMOVDQU64    6464(BX), Z2
+	VMOVDQU64    7488(BX), Z3
+	VMOVDQU64    8512(BX), Z4
+	VMOVDQU64    9536(BX), Z5
+	VMOVDQU64    10560(BX), Z6
+	VMOVDQU64    11584(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 12864(BX)
+	VMOVDQU64    Z1, 13888(BX)
+	VMOVDQU64    Z2, 14912(BX)
+	VMOVDQU64    Z3, 15936(BX)
+	VMOVDQU64    Z4, 16960(BX)
+	VMOVDQU64    Z5, 17984(BX)
+	VMOVDQU64    Z6, 19008(BX)
+	VMOVDQU64    Z7, 20032(BX)
+	VMOVDQU64    4480(BX), Z0
+	VMOVDQU64    5504(BX), Z1
+	VMOVDQU64    6528(BX), Z2
+	VMOVDQU64    7552(BX), Z3
+	VMOVDQU64    8576(BX), Z4
+	VMOVDQU64    9600(BX), Z5
+	VMOVDQU64    10624(BX), Z6
+	VMOVDQU64    11648(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 12928(BX)
+	VMOVDQU64    Z1, 13952(BX)
+	VMOVDQU64    Z2, 14976(BX)
+	VMOVDQU64    Z3, 16000(BX)
+	VMOVDQU64    Z4, 17024(BX)
+	VMOVDQU64    Z5, 18048(BX)
+	VMOVDQU64    Z6, 19072(BX)
+	VMOVDQU64    Z7, 20096(BX)
+	VMOVDQU64    4544(BX), Z0
+	VMOVDQU64    5568(BX), Z1
+	VMOVDQU64    6592(BX), Z2
+	VMOVDQU64    7616(BX), Z3
+	VMOVDQU64    8640(BX), Z4
+	VMOVDQU64    9664(BX), Z5
+	VMOVDQU64    10688(BX), Z6
+	VMOVDQU64    11712(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 12992(BX)
+	VMOVDQU64    Z1, 14016(BX)
+	VMOVDQU64    Z2, 15040(BX)
+	VMOVDQU64    Z3, 16064(BX)
+	VMOVDQU64    Z4, 17088(BX)
+	VMOVDQU64    Z5, 18112(BX)
+	VMOVDQU64    Z6, 19136(BX)
+	VMOVDQU64    Z7, 20160(BX)
+	VMOVDQU64    4096(BX), Z0
+	VMOVDQU64    5120(BX), Z1
+	VMOVDQU64    6144(BX), Z2
+	VMOVDQU64    7168(BX), Z3
+	VMOVDQU64    8192(BX), Z4
+	VMOVDQU64    9216(BX), Z5
+	VMOVDQU64    10240(BX), Z6
+	VMOVDQU64    11264(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 13056(BX)
+	VMOVDQU64    Z1, 14080(BX)
+	VMOVDQU64    Z2, 15104(BX)
+	VMOVDQU64    Z3, 16128(BX)
+	VMOVDQU64    Z4, 17152(BX)
+	VMOVDQU64    Z5, 18176(BX)
+	VMOVDQU64    Z6, 19200(BX)
+	VMOVDQU64    Z7, 20224(BX)
+	VMOVDQU64    4160(BX), Z0
+	VMOVDQU64    5184(BX), Z1
+	VMOVDQU64    6208(BX), Z2
+	VMOVDQU64    7232(BX), Z3
+	VMOVDQU64    8256(BX), Z4
+	VMOVDQU64    9280(BX), Z5
+	VMOVDQU64    10304(BX), Z6
+	VMOVDQU64    11328(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 13120(BX)
+	VMOVDQU64    Z1, 14144(BX)
+	VMOVDQU64    Z2, 15168(BX)
+	VMOVDQU64    Z3, 16192(BX)
+	VMOVDQU64    Z4, 17216(BX)
+	VMOVDQU64    Z5, 18240(BX)
+	VMOVDQU64    Z6, 19264(BX)
+	VMOVDQU64    Z7, 20288(BX)
+	VMOVDQU64    4224(BX), Z0
+	VMOVDQU64    5248(BX), Z1
+	VMOVDQU64    6272(BX), Z2
+	VMOVDQU64    7296(BX), Z3
+	VMOVDQU64    8320(BX), Z4
+	VMOVDQU64    9344(BX), Z5
+	VMOVDQU64    10368(BX), Z6
+	VMOVDQU64    11392(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 13184(BX)
+	VMOVDQU64    Z1, 14208(BX)
+	VMOVDQU64    Z2, 15232(BX)
+	VMOVDQU64    Z3, 16256(BX)
+	VMOVDQU64    Z4, 17280(BX)
+	VMOVDQU64    Z5, 18304(BX)
+	VMOVDQU64    Z6, 19328(BX)
+	VMOVDQU64    Z7, 20352(BX)
+	VMOVDQU64    4288(BX), Z0
+	VMOVDQU64    5312(BX), Z1
+	VMOVDQU64    6336(BX), Z2
+	VMOVDQU64    7360(BX), Z3
+	VMOVDQU64    8384(BX), Z4
+	VMOVDQU64    9408(BX), Z5
+	VMOVDQU64    10432(BX), Z6
+	VMOVDQU64    11456(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 13248(BX)
+	VMOVDQU64    Z1, 14272(BX)
+	VMOVDQU64    Z2, 15296(BX)
+	VMOVDQU64    Z3, 16320(BX)
+	VMOVDQU64    Z4, 17344(BX)
+	VMOVDQU64    Z5, 18368(BX)
+	VMOVDQU64    Z6, 19392(BX)
+	VMOVDQU64    Z7, 20416(BX)
+	VMOVDQU64    12288(BX), Z0
+	VMOVDQU64    12352(BX), Z2
+	VMOVDQU64    12416(BX), Z4
+	VMOVDQU64    12480(BX), Z6
+	VPUNPCKHBW   12800(BX), Z0, Z1
+	VPUNPCKLBW   12800(BX), Z0, Z0
+	VPUNPCKHBW   12864(BX), Z2, Z3
+	VPUNPCKLBW   12864(BX), Z2, Z2
+	VPUNPCKHBW   12928(BX), Z4, Z5
+	VPUNPCKLBW   12928(BX), Z4, Z4
+	VPUNPCKHBW   12992(BX), Z6, Z7
+	VPUNPCKLBW   12992(BX), Z6, Z6
+	VMOVDQU64    Z0, 4096(BX)
+	VMOVDQU64    Z1, 4160(BX)
+	VMOVDQU64    Z2, 4224(BX)
+	VMOVDQU64    Z3, 4288(BX)
+	VMOVDQU64    Z4, 4352(BX)
+	VMOVDQU64    Z5, 4416(BX)
+	VMOVDQU64    Z6, 4480(BX)
+	VMOVDQU64    Z7, 4544(BX)
+	VMOVDQU64    12544(BX), Z0
+	VMOVDQU64    12608(BX), Z2
+	VMOVDQU64    12672(BX), Z4
+	VMOVDQU64    12736(BX), Z6
+	VPUNPCKHBW   13056(BX), Z0, Z1
+	VPUNPCKLBW   13056(BX), Z0, Z0
+	VPUNPCKHBW   13120(BX), Z2, Z3
+	VPUNPCKLBW   13120(BX), Z2, Z2
+	VPUNPCKHBW   13184(BX), Z4, Z5
+	VPUNPCKLBW   13184(BX), Z4, Z4
+	VPUNPCKHBW   13248(BX), Z6, Z7
+	VPUNPCKLBW   13248(BX), Z6, Z6
+	VMOVDQU64    Z0, 4608(BX)
+	VMOVDQU64    Z1, 4672(BX)
+	VMOVDQU64    Z2, 4736(BX)
+	VMOVDQU64    Z3, 4800(BX)
+	VMOVDQU64    Z4, 4864(BX)
+	VMOVDQU64    Z5, 4928(BX)
+	VMOVDQU64    Z6, 4992(BX)
+	VMOVDQU64    Z7, 5056(BX)
+	VMOVDQU64    13312(BX), Z0
+	VMOVDQU64    13376(BX), Z2
+	VMOVDQU64    13440(BX), Z4
+	VMOVDQU64    13504(BX), Z6
+	VPUNPCKHBW   13824(BX), Z0, Z1
+	VPUNPCKLBW   13824(BX), Z0, Z0
+	VPUNPCKHBW   13888(BX), Z2, Z3
+	VPUNPCKLBW   13888(BX), Z2, Z2
+	VPUNPCKHBW   13952(BX), Z4, Z5
+	VPUNPCKLBW   13952(BX), Z4, Z4
+	VPUNPCKHBW   14016(BX), Z6, Z7
+	VPUNPCKLBW   14016(BX), Z6, Z6
+	VMOVDQU64    Z0, 5120(BX)
+	VMOVDQU64    Z1, 5184(BX)
+	VMOVDQU64    Z2, 5248(BX)
+	VMOVDQU64    Z3, 5312(BX)
+	VMOVDQU64    Z4, 5376(BX)
+	VMOVDQU64    Z5, 5440(BX)
+	VMOVDQU64    Z6, 5504(BX)
+	VMOVDQU64    Z7, 5568(BX)
+	VMOVDQU64    13568(BX), Z0
+	VMOVDQU64    13632(BX), Z2
+	VMOVDQU64    13696(BX), Z4
+	VMOVDQU64    13760(BX), Z6
+	VPUNPCKHBW   14080(BX), Z0, Z1
+	VPUNPCKLBW   14080(BX), Z0, Z0
+	VPUNPCKHBW   14144(BX), Z2, Z3
+	VPUNPCKLBW   14144(BX), Z2, Z2
+	VPUNPCKHBW   14208(BX), Z4, Z5
+	VPUNPCKLBW   14208(BX), Z4, Z4
+	VPUNPCKHBW   14272(BX), Z6, Z7
+	VPUNPCKLBW   14272(BX), Z6, Z6
+	VMOVDQU64    Z0, 5632(BX)
+	VMOVDQU64    Z1, 5696(BX)
+	VMOVDQU64    Z2, 5760(BX)
+	VMOVDQU64    Z3, 5824(BX)
+	VMOVDQU64    Z4, 5888(BX)
+	VMOVDQU64    Z5, 5952(BX)
+	VMOVDQU64    Z6, 6016(BX)
+	VMOVDQU64    Z7, 6080(BX)
+	VMOVDQU64    14336(BX), Z0
+	VMOVDQU64    14400(BX), Z2
+	VMOVDQU64    14464(BX), Z4
+	VMOVDQU64    14528(BX), Z6
+	VPUNPCKHBW   14848(BX), Z0, Z1
+	VPUNPCKLBW   14848(BX), Z0, Z0
+	VPUNPCKHBW   14912(BX), Z2, Z3
+	VPUNPCKLBW   14912(BX), Z2, Z2
+	VPUNPCKHBW   14976(BX), Z4, Z5
+	VPUNPCKLBW   14976(BX), Z4, Z4
+	VPUNPCKHBW   15040(BX), Z6, Z7
+	VPUNPCKLBW   15040(BX), Z6, Z6
+	VMOVDQU64    Z0, 6144(BX)
+	VMOVDQU64    Z1, 6208(BX)
+	VMOVDQU64    Z2, 6272(BX)
+	VMOVDQU64    Z3, 6336(BX)
+	VMOVDQU64    Z4, 6400(BX)
+	VMOVDQU64    Z5, 6464(BX)
+	VMOVDQU64    Z6, 6528(BX)
+	VMOVDQU64    Z7, 6592(BX)
+	VMOVDQU64    14592(BX), Z0
+	VMOVDQU64    14656(BX), Z2
+	VMOVDQU64    14720(BX), Z4
+	VMOVDQU64    14784(BX), Z6
+	VPUNPCKHBW   15104(BX), Z0, Z1
+	VPUNPCKLBW   15104(BX), Z0, Z0
+	VPUNPCKHBW   15168(BX), Z2, Z3
+	VPUNPCKLBW   15168(BX), Z2, Z2
+	VPUNPCKHBW   15232(BX), Z4, Z5
+	VPUNPCKLBW   15232(BX), Z4, Z4
+	VPUNPCKHBW   15296(BX), Z6, Z7
+	VPUNPCKLBW   15296(BX), Z6, Z6
+	VMOVDQU64    Z0, 6656(BX)
+	VMOVDQU64    Z1, 6720(BX)
+	VMOVDQU64    Z2, 6784(BX)
+	VMOVDQU64    Z3, 6848(BX)
+	VMOVDQU64    Z4, 6912(BX)
+	VMOVDQU64    Z5, 6976(BX)
+	VMOVDQU64    Z6, 7040(BX)
+	VMOVDQU64    Z7, 7104(BX)
+	VMOVDQU64    15360(BX), Z0
+	VMOVDQU64    15424(BX), Z2
+	VMOVDQU64    15488(BX), Z4
+	VMOVDQU64    15552(BX), Z6
+	VPUNPCKHBW   15872(BX), Z0, Z1
+	VPUNPCKLBW   15872(BX), Z0, Z0
+	VPUNPCKHBW   15936(BX), Z2, Z3
+	VPUNPCKLBW   15936(BX), Z2, Z2
+	VPUNPCKHBW   16000(BX), Z4, Z5
+	VPUNPCKLBW   16000(BX), Z4, Z4
+	VPUNPCKHBW   16064(BX), Z6, Z7
+	VPUNPCKLBW   16064(BX), Z6, Z6
+	VMOVDQU64    Z0, 7168(BX)
+	VMOVDQU64    Z1, 7232(BX)
+	VMOVDQU64    Z2, 7296(BX)
+	VMOVDQU64    Z3, 7360(BX)
+	VMOVDQU64    Z4, 7424(BX)
+	VMOVDQU64    Z5, 7488(BX)
+	VMOVDQU64    Z6, 7552(BX)
+	VMOVDQU64    Z7, 7616(BX)
+	VMOVDQU64    15616(BX), Z0
+	VMOVDQU64    15680(BX), Z2
+	VMOVDQU64    15744(BX), Z4
+	VMOVDQU64    15808(BX), Z6
+	VPUNPCKHBW   16128(BX), Z0, Z1
+	VPUNPCKLBW   16128(BX), Z0, Z0
+	VPUNPCKHBW   16192(BX), Z2, Z3
+	VPUNPCKLBW   16192(BX), Z2, Z2
+	VPUNPCKHBW   16256(BX), Z4, Z5
+	VPUNPCKLBW   16256(BX), Z4, Z4
+	VPUNPCKHBW   16320(BX), Z6, Z7
+	VPUNPCKLBW   16320(BX), Z6, Z6
+	VMOVDQU64    Z0, 7680(BX)
+	VMOVDQU64    Z1, 7744(BX)
+	VMOVDQU64    Z2, 7808(BX)
+	VMOVDQU64    Z3, 7872(BX)
+	VMOVDQU64    Z4, 7936(BX)
+	VMOVDQU64    Z5, 8000(BX)
+	VMOVDQU64    Z6, 8064(BX)
+	VMOVDQU64    Z7, 8128(BX)
+	VMOVDQU64    16384(BX), Z0
+	VMOVDQU64    16448(BX), Z2
+	VMOVDQU64    16512(BX), Z4
+	VMOVDQU64    16576(BX), Z6
+	VPUNPCKHBW   16896(BX), Z0, Z1
+	VPUNPCKLBW   16896(BX), Z0, Z0
+	VPUNPCKHBW   16960(BX), Z2, Z3
+	VPUNPCKLBW   16960(BX), Z2, Z2
+	VPUNPCKHBW   17024(BX), Z4, Z5
+	VPUNPCKLBW   17024(BX), Z4, Z4
+	VPUNPCKHBW   17088(BX), Z6, Z7
+	VPUNPCKLBW   17088(BX), Z6, Z6
+	VMOVDQU64    Z0, 8192(BX)
+	VMOVDQU64    Z1, 8256(BX)
+	VMOVDQU64    Z2, 8320(BX)
+	VMOVDQU64    Z3, 8384(BX)
+	VMOVDQU64    Z4, 8448(BX)
+	VMOVDQU64    Z5, 8512(BX)
+	VMOVDQU64    Z6, 8576(BX)
+	VMOVDQU64    Z7, 8640(BX)
+	VMOVDQU64    16640(BX), Z0
+	VMOVDQU64    16704(BX), Z2
+	VMOVDQU64    16768(BX), Z4
+	VMOVDQU64    16832(BX), Z6
+	VPUNPCKHBW   17152(BX), Z0, Z1
+	VPUNPCKLBW   17152(BX), Z0, Z0
+	VPUNPCKHBW   17216(BX), Z2, Z3
+	VPUNPCKLBW   17216(BX), Z2, Z2
+	VPUNPCKHBW   17280(BX), Z4, Z5
+	VPUNPCKLBW   17280(BX), Z4, Z4
+	VPUNPCKHBW   17344(BX), Z6, Z7
+	VPUNPCKLBW   17344(BX), Z6, Z6
+	VMOVDQU64    Z0, 8704(BX)
+	VMOVDQU64    Z1, 8768(BX)
+	VMOVDQU64    Z2, 8832(BX)
+	VMOVDQU64    Z3, 8896(BX)
+	VMOVDQU64    Z4, 8960(BX)
+	VMOVDQU64    Z5, 9024(BX)
+	VMOVDQU64    Z6, 9088(BX)
+	VMOVDQU64    Z7, 9152(BX)
+	VMOVDQU64    17408(BX), Z0
+	VMOVDQU64    17472(BX), Z2
+	VMOVDQU64    17536(BX), Z4
+	VMOVDQU64    17600(BX), Z6
+	VPUNPCKHBW   17920(BX), Z0, Z1
+	VPUNPCKLBW   17920(BX), Z0, Z0
+	VPUNPCKHBW   17984(BX), Z2, Z3
+	VPUNPCKLBW   17984(BX), Z2, Z2
+	VPUNPCKHBW   18048(BX), Z4, Z5
+	VPUNPCKLBW   18048(BX), Z4, Z4
+	VPUNPCKHBW   18112(BX), Z6, Z7
+	VPUNPCKLBW   18112(BX), Z6, Z6
+	VMOVDQU64    Z0, 9216(BX)
+	VMOVDQU64    Z1, 9280(BX)
+	VMOVDQU64    Z2, 9344(BX)
+	VMOVDQU64    Z3, 9408(BX)
+	VMOVDQU64    Z4, 9472(BX)
+	VMOVDQU64    Z5, 9536(BX)
+	VMOVDQU64    Z6, 9600(BX)
+	VMOVDQU64    Z7, 9664(BX)
+	VMOVDQU64    17664(BX), Z0
+	VMOVDQU64    17728(BX), Z2
+	VMOVDQU64    17792(BX), Z4
+	VMOVDQU64    17856(BX), Z6
+	VPUNPCKHBW   18176(BX), Z0, Z1
+	VPUNPCKLBW   18176(BX), Z0, Z0
+	VPUNPCKHBW   18240(BX), Z2, Z3
+	VPUNPCKLBW   18240(BX), Z2, Z2
+	VPUNPCKHBW   18304(BX), Z4, Z5
+	VPUNPCKLBW   18304(BX), Z4, Z4
+	VPUNPCKHBW   18368(BX), Z6, Z7
+	VPUNPCKLBW   18368(BX), Z6, Z6
+	VMOVDQU64    Z0, 9728(BX)
+	VMOVDQU64    Z1, 9792(BX)
+	VMOVDQU64    Z2, 9856(BX)
+	VMOVDQU64    Z3, 9920(BX)
+	VMOVDQU64    Z4, 9984(BX)
+	VMOVDQU64    Z5, 10048(BX)
+	VMOVDQU64    Z6, 10112(BX)
+	VMOVDQU64    Z7, 10176(BX)
+	VMOVDQU64    18432(BX), Z0
+	VMOVDQU64    18496(BX), Z2
+	VMOVDQU64    18560(BX), Z4
+	VMOVDQU64    18624(BX), Z6
+	VPUNPCKHBW   18944(BX), Z0, Z1
+	VPUNPCKLBW   18944(BX), Z0, Z0
+	VPUNPCKHBW   19008(BX), Z2, Z3
+	VPUNPCKLBW   19008(BX), Z2, Z2
+	VPUNPCKHBW   19072(BX), Z4, Z5
+	VPUNPCKLBW   19072(BX), Z4, Z4
+	VPUNPCKHBW   19136(BX), Z6, Z7
+	VPUNPCKLBW   19136(BX), Z6, Z6
+	VMOVDQU64    Z0, 10240(BX)
+	VMOVDQU64    Z1, 10304(BX)
+	VMOVDQU64    Z2, 10368(BX)
+	VMOVDQU64    Z3, 10432(BX)
+	VMOVDQU64    Z4, 10496(BX)
+	VMOVDQU64    Z5, 10560(BX)
+	VMOVDQU64    Z6, 10624(BX)
+	VMOVDQU64    Z7, 10688(BX)
+	VMOVDQU64    18688(BX), Z0
+	VMOVDQU64    18752(BX), Z2
+	VMOVDQU64    18816(BX), Z4
+	VMOVDQU64    18880(BX), Z6
+	VPUNPCKHBW   19200(BX), Z0, Z1
+	VPUNPCKLBW   19200(BX), Z0, Z0
+	VPUNPCKHBW   19264(BX), Z2, Z3
+	VPUNPCKLBW   19264(BX), Z2, Z2
+	VPUNPCKHBW   19328(BX), Z4, Z5
+	VPUNPCKLBW   19328(BX), Z4, Z4
+	VPUNPCKHBW   19392(BX), Z6, Z7
+	VPUNPCKLBW   19392(BX), Z6, Z6
+	VMOVDQU64    Z0, 10752(BX)
+	VMOVDQU64    Z1, 10816(BX)
+	VMOVDQU64    Z2, 10880(BX)
+	VMOVDQU64    Z3, 10944(BX)
+	VMOVDQU64    Z4, 11008(BX)
+	VMOVDQU64    Z5, 11072(BX)
+	VMOVDQU64    Z6, 11136(BX)
+	VMOVDQU64    Z7, 11200(BX)
+	VMOVDQU64    19456(BX), Z0
+	VMOVDQU64    19520(BX), Z2
+	VMOVDQU64    19584(BX), Z4
+	VMOVDQU64    19648(BX), Z6
+	VPUNPCKHBW   19968(BX), Z0, Z1
+	VPUNPCKLBW   19968(BX), Z0, Z0
+	VPUNPCKHBW   20032(BX), Z2, Z3
+	VPUNPCKLBW   20032(BX), Z2, Z2
+	VPUNPCKHBW   20096(BX), Z4, Z5
+	VPUNPCKLBW   20096(BX), Z4, Z4
+	VPUNPCKHBW   20160(BX), Z6, Z7
+	VPUNPCKLBW   20160(BX), Z6, Z6
+	VMOVDQU64    Z0, 11264(BX)
+	VMOVDQU64    Z1, 11328(BX)
+	VMOVDQU64    Z2, 11392(BX)
+	VMOVDQU64    Z3, 11456(BX)
+	VMOVDQU64    Z4, 11520(BX)
+	VMOVDQU64    Z5, 11584(BX)
+	VMOVDQU64    Z6, 11648(BX)
+	VMOVDQU64    Z7, 11712(BX)
+	VMOVDQU64    19712(BX), Z0
+	VMOVDQU64    19776(BX), Z2
+	VMOVDQU64    19840(BX), Z4
+	VMOVDQU64    19904(BX), Z6
+	VPUNPCKHBW   20224(BX), Z0, Z1
+	VPUNPCKLBW   20224(BX), Z0, Z0
+	VPUNPCKHBW   20288(BX), Z2, Z3
+	VPUNPCKLBW   20288(BX), Z2, Z2
+	VPUNPCKHBW   20352(BX), Z4, Z5
+	VPUNPCKLBW   20352(BX), Z4, Z4
+	VPUNPCKHBW   20416(BX), Z6, Z7
+	VPUNPCKLBW   20416(BX), Z6, Z6
+	VMOVDQU64    Z0, 11776(BX)
+	VMOVDQU64    Z1, 11840(BX)
+	VMOVDQU64    Z2, 11904(BX)
+	VMOVDQU64    Z3, 11968(BX)
+	VMOVDQU64    Z4, 12032(BX)
+	VMOVDQU64    Z5, 12096(BX)
+	VMOVDQU64    Z6, 12160(BX)
+	VMOVDQU64    Z7, 12224(BX)
+	VMOVDQU64    4096(BX), Z0
+	VMOVDQU64    4160(BX), Z2
+	VMOVDQU64    4224(BX), Z4
+	VMOVDQU64    4288(BX), Z6
+	VPUNPCKHBW   4608(BX), Z0, Z1
+	VPUNPCKLBW   4608(BX), Z0, Z0
+	VPUNPCKHBW   4672(BX), Z2, Z3
+	VPUNPCKLBW   4672(BX), Z2, Z2
+	VPUNPCKHBW   4736(BX), Z4, Z5
+	VPUNPCKLBW   4736(BX), Z4, Z4
+	VPUNPCKHBW   4800(BX), Z6, Z7
+	VPUNPCKLBW   4800(BX), Z6, Z6
+	VMOVDQU64    Z0, 12288(BX)
+	VMOVDQU64    Z1, 12352(BX)
+	VMOVDQU64    Z2, 12416(BX)
+	VMOVDQU64    Z3, 12480(BX)
+	VMOVDQU64    Z4, 12544(BX)
+	VMOVDQU64    Z5, 12608(BX)
+	VMOVDQU64    Z6, 12672(BX)
+	VMOVDQU64    Z7, 12736(BX)
+	VMOVDQU64    4352(BX), Z0
+	VMOVDQU64    4416(BX), Z2
+	VMOVDQU64    4480(BX), Z4
+	VMOVDQU64    4544(BX), Z6
+	VPUNPCKHBW   4864(BX), Z0, Z1
+	VPUNPCKLBW   4864(BX), Z0, Z0
+	VPUNPCKHBW   4928(BX), Z2, Z3
+	VPUNPCKLBW   4928(BX), Z2, Z2
+	VPUNPCKHBW   4992(BX), Z4, Z5
+	VPUNPCKLBW   4992(BX), Z4, Z4
+	VPUNPCKHBW   5056(BX), Z6, Z7
+	VPUNPCKLBW   5056(BX), Z6, Z6
+	VMOVDQU64    Z0, 12800(BX)
+	VMOVDQU64    Z1, 12864(BX)
+	VMOVDQU64    Z2, 12928(BX)
+	VMOVDQU64    Z3, 12992(BX)
+	VMOVDQU64    Z4, 13056(BX)
+	VMOVDQU64    Z5, 13120(BX)
+	VMOVDQU64    Z6, 13184(BX)
+	VMOVDQU64    Z7, 13248(BX)
+	VMOVDQU64    5120(BX), Z0
+	VMOVDQU64    5184(BX), Z2
+	VMOVDQU64    5248(BX), Z4
+	VMOVDQU64    5312(BX), Z6
+	VPUNPCKHBW   5632(BX), Z0, Z1
+	VPUNPCKLBW   5632(BX), Z0, Z0
+	VPUNPCKHBW   5696(BX), Z2, Z3
+	VPUNPCKLBW   5696(BX), Z2, Z2
+	VPUNPCKHBW   5760(BX), Z4, Z5
+	VPUNPCKLBW   5760(BX), Z4, Z4
+	VPUNPCKHBW   5824(BX), Z6, Z7
+	VPUNPCKLBW   5824(BX), Z6, Z6
+	VMOVDQU64    Z0, 13312(BX)
+	VMOVDQU64    Z1, 13376(BX)
+	VMOVDQU64    Z2, 13440(BX)
+	VMOVDQU64    Z3, 13504(BX)
+	VMOVDQU64    Z4, 13568(BX)
+	VMOVDQU64    Z5, 13632(BX)
+	VMOVDQU64    Z6, 13696(BX)
+	VMOVDQU64    Z7, 13760(BX)
+	VMOVDQU64    5376(BX), Z0
+	VMOVDQU64    5440(BX), Z2
+	VMOVDQU64    5504(BX), Z4
+	VMOVDQU64    5568(BX), Z6
+	VPUNPCKHBW   5888(BX), Z0, Z1
+	VPUNPCKLBW   5888(BX), Z0, Z0
+	VPUNPCKHBW   5952(BX), Z2, Z3
+	VPUNPCKLBW   5952(BX), Z2, Z2
+	VPUNPCKHBW   6016(BX), Z4, Z5
+	VPUNPCKLBW   6016(BX), Z4, Z4
+	VPUNPCKHBW   6080(BX), Z6, Z7
+	VPUNPCKLBW   6080(BX), Z6, Z6
+	VMOVDQU64    Z0, 13824(BX)
+	VMOVDQU64    Z1, 13888(BX)
+	VMOVDQU64    Z2, 13952(BX)
+	VMOVDQU64    Z3, 14016(BX)
+	VMOVDQU64    Z4, 14080(BX)
+	VMOVDQU64    Z5, 14144(BX)
+	VMOVDQU64    Z6, 14208(BX)
+	VMOVDQU64    Z7, 14272(BX)
+	VMOVDQU64    6144(BX), Z0
+	VMOVDQU64    6208(BX), Z2
+	VMOVDQU64    6272(BX), Z4
+	VMOVDQU64    6336(BX), Z6
+	VPUNPCKHBW   6656(BX), Z0, Z1
+	VPUNPCKLBW   6656(BX), Z0, Z0
+	VPUNPCKHBW   6720(BX), Z2, Z3
+	VPUNPCKLBW   6720(BX), Z2, Z2
+	VPUNPCKHBW   6784(BX), Z4, Z5
+	VPUNPCKLBW   6784(BX), Z4, Z4
+	VPUNPCKHBW   6848(BX), Z6, Z7
+	VPUNPCKLBW   6848(BX), Z6, Z6
+	VMOVDQU64    Z0, 14336(BX)
+	VMOVDQU64    Z1, 14400(BX)
+	VMOVDQU64    Z2, 14464(BX)
+	VMOVDQU64    Z3, 14528(BX)
+	VMOVDQU64    Z4, 14592(BX)
+	VMOVDQU64    Z5, 14656(BX)
+	VMOVDQU64    Z6, 14720(BX)
+	VMOVDQU64    Z7, 14784(BX)
+	VMOVDQU64    6400(BX), Z0
+	VMOVDQU64    6464(BX), Z2
+	VMOVDQU64    6528(BX), Z4
+	VMOVDQU64    6592(BX), Z6
+	VPUNPCKHBW   6912(BX), Z0, Z1
+	VPUNPCKLBW   6912(BX), Z0, Z0
+	VPUNPCKHBW   6976(BX), Z2, Z3
+	VPUNPCKLBW   6976(BX), Z2, Z2
+	VPUNPCKHBW   7040(BX), Z4, Z5
+	VPUNPCKLBW   7040(BX), Z4, Z4
+	VPUNPCKHBW   7104(BX), Z6, Z7
+	VPUNPCKLBW   7104(BX), Z6, Z6
+	VMOVDQU64    Z0, 14848(BX)
+	VMOVDQU64    Z1, 14912(BX)
+	VMOVDQU64    Z2, 14976(BX)
+	VMOVDQU64    Z3, 15040(BX)
+	VMOVDQU64    Z4, 15104(BX)
+	VMOVDQU64    Z5, 15168(BX)
+	VMOVDQU64    Z6, 15232(BX)
+	VMOVDQU64    Z7, 15296(BX)
+	VMOVDQU64    7168(BX), Z0
+	VMOVDQU64    7232(BX), Z2
+	VMOVDQU64    7296(BX), Z4
+	VMOVDQU64    7360(BX), Z6
+	VPUNPCKHBW   7680(BX), Z0, Z1
+	VPUNPCKLBW   7680(BX), Z0, Z0
+	VPUNPCKHBW   7744(BX), Z2, Z3
+	VPUNPCKLBW   7744(BX), Z2, Z2
+	VPUNPCKHBW   7808(BX), Z4, Z5
+	VPUNPCKLBW   7808(BX), Z4, Z4
+	VPUNPCKHBW   7872(BX), Z6, Z7
+	VPUNPCKLBW   7872(BX), Z6, Z6
+	VMOVDQU64    Z0, 15360(BX)
+	VMOVDQU64    Z1, 15424(BX)
+	VMOVDQU64    Z2, 15488(BX)
+	VMOVDQU64    Z3, 15552(BX)
+	VMOVDQU64    Z4, 15616(BX)
+	VMOVDQU64    Z5, 15680(BX)
+	VMOVDQU64    Z6, 15744(BX)
+	VMOVDQU64    Z7, 15808(BX)
+	VMOVDQU64    7424(BX), Z0
+	VMOVDQU64    7488(BX), Z2
+	VMOVDQU64    7552(BX), Z4
+	VMOVDQU64    7616(BX), Z6
+	VPUNPCKHBW   7936(BX), Z0, Z1
+	VPUNPCKLBW   7936(BX), Z0, Z0
+	VPUNPCKHBW   8000(BX), Z2, Z3
+	VPUNPCKLBW   8000(BX), Z2, Z2
+	VPUNPCKHBW   8064(BX), Z4, Z5
+	VPUNPCKLBW   8064(BX), Z4, Z4
+	VPUNPCKHBW   8128(BX), Z6, Z7
+	VPUNPCKLBW   8128(BX), Z6, Z6
+	VMOVDQU64    Z0, 15872(BX)
+	VMOVDQU64    Z1, 15936(BX)
+	VMOVDQU64    Z2, 16000(BX)
+	VMOVDQU64    Z3, 16064(BX)
+	VMOVDQU64    Z4, 16128(BX)
+	VMOVDQU64    Z5, 16192(BX)
+	VMOVDQU64    Z6, 16256(BX)
+	VMOVDQU64    Z7, 16320(BX)
+	VMOVDQU64    8192(BX), Z0
+	VMOVDQU64    8256(BX), Z2
+	VMOVDQU64    8320(BX), Z4
+	VMOVDQU64    8384(BX), Z6
+	VPUNPCKHBW   8704(BX), Z0, Z1
+	VPUNPCKLBW   8704(BX), Z0, Z0
+	VPUNPCKHBW   8768(BX), Z2, Z3
+	VPUNPCKLBW   8768(BX), Z2, Z2
+	VPUNPCKHBW   8832(BX), Z4, Z5
+	VPUNPCKLBW   8832(BX), Z4, Z4
+	VPUNPCKHBW   8896(BX), Z6, Z7
+	VPUNPCKLBW   8896(BX), Z6, Z6
+	VMOVDQU64    Z0, 16384(BX)
+	VMOVDQU64    Z1, 16448(BX)
+	VMOVDQU64    Z2, 16512(BX)
+	VMOVDQU64    Z3, 16576(BX)
+	VMOVDQU64    Z4, 16640(BX)
+	VMOVDQU64    Z5, 16704(BX)
+	VMOVDQU64    Z6, 16768(BX)
+	VMOVDQU64    Z7, 16832(BX)
+	VMOVDQU64    8448(BX), Z0
+	VMOVDQU64    8512(BX), Z2
+	VMOVDQU64    8576(BX), Z4
+	VMOVDQU64    8640(BX), Z6
+	VPUNPCKHBW   8960(BX), Z0, Z1
+	VPUNPCKLBW   8960(BX), Z0, Z0
+	VPUNPCKHBW   9024(BX), Z2, Z3
+	VPUNPCKLBW   9024(BX), Z2, Z2
+	VPUNPCKHBW   9088(BX), Z4, Z5
+	VPUNPCKLBW   9088(BX), Z4, Z4
+	VPUNPCKHBW   9152(BX), Z6, Z7
+	VPUNPCKLBW   9152(BX), Z6, Z6
+	VMOVDQU64    Z0, 16896(BX)
+	VMOVDQU64    Z1, 16960(BX)
+	VMOVDQU64    Z2, 17024(BX)
+	VMOVDQU64    Z3, 17088(BX)
+	VMOVDQU64    Z4, 17152(BX)
+	VMOVDQU64    Z5, 17216(BX)
+	VMOVDQU64    Z6, 17280(BX)
+	VMOVDQU64    Z7, 17344(BX)
+	VMOVDQU64    9216(BX), Z0
+	VMOVDQU64    9280(BX), Z2
+	VMOVDQU64    9344(BX), Z4
+	VMOVDQU64    9408(BX), Z6
+	VPUNPCKHBW   9728(BX), Z0, Z1
+	VPUNPCKLBW   9728(BX), Z0, Z0
+	VPUNPCKHBW   9792(BX), Z2, Z3
+	VPUNPCKLBW   9792(BX), Z2, Z2
+	VPUNPCKHBW   9856(BX), Z4, Z5
+	VPUNPCKLBW   9856(BX), Z4, Z4
+	VPUNPCKHBW   9920(BX), Z6, Z7
+	VPUNPCKLBW   9920(BX), Z6, Z6
+	VMOVDQU64    Z0, 17408(BX)
+	VMOVDQU64    Z1, 17472(BX)
+	VMOVDQU64    Z2, 17536(BX)
+	VMOVDQU64    Z3, 17600(BX)
+	VMOVDQU64    Z4, 17664(BX)
+	VMOVDQU64    Z5, 17728(BX)
+	VMOVDQU64    Z6, 17792(BX)
+	VMOVDQU64    Z7, 17856(BX)
+	VMOVDQU64    9472(BX), Z0
+	VMOVDQU64    9536(BX), Z2
+	VMOVDQU64    9600(BX), Z4
+	VMOVDQU64    9664(BX), Z6
+	VPUNPCKHBW   9984(BX), Z0, Z1
+	VPUNPCKLBW   9984(BX), Z0, Z0
+	VPUNPCKHBW   10048(BX), Z2, Z3
+	VPUNPCKLBW   10048(BX), Z2, Z2
+	VPUNPCKHBW   10112(BX), Z4, Z5
+	VPUNPCKLBW   10112(BX), Z4, Z4
+	VPUNPCKHBW   10176(BX), Z6, Z7
+	VPUNPCKLBW   10176(BX), Z6, Z6
+	VMOVDQU64    Z0, 17920(BX)
+	VMOVDQU64    Z1, 17984(BX)
+	VMOVDQU64    Z2, 18048(BX)
+	VMOVDQU64    Z3, 18112(BX)
+	VMOVDQU64    Z4, 18176(BX)
+	VMOVDQU64    Z5, 18240(BX)
+	VMOVDQU64    Z6, 18304(BX)
+	VMOVDQU64    Z7, 18368(BX)
+	VMOVDQU64    10240(BX), Z0
+	VMOVDQU64    10304(BX), Z2
+	VMOVDQU64    10368(BX), Z4
+	VMOVDQU64    10432(BX), Z6
+	VPUNPCKHBW   10752(BX), Z0, Z1
+	VPUNPCKLBW   10752(BX), Z0, Z0
+	VPUNPCKHBW   10816(BX), Z2, Z3
+	VPUNPCKLBW   10816(BX), Z2, Z2
+	VPUNPCKHBW   10880(BX), Z4, Z5
+	VPUNPCKLBW   10880(BX), Z4, Z4
+	VPUNPCKHBW   10944(BX), Z6, Z7
+	VPUNPCKLBW   10944(BX), Z6, Z6
+	VMOVDQU64    Z0, 18432(BX)
+	VMOVDQU64    Z1, 18496(BX)
+	VMOVDQU64    Z2, 18560(BX)
+	VMOVDQU64    Z3, 18624(BX)
+	VMOVDQU64    Z4, 18688(BX)
+	VMOVDQU64    Z5, 18752(BX)
+	VMOVDQU64    Z6, 18816(BX)
+	VMOVDQU64    Z7, 18880(BX)
+	VMOVDQU64    10496(BX), Z0
+	VMOVDQU64    10560(BX), Z2
+	VMOVDQU64    10624(BX), Z4
+	VMOVDQU64    10688(BX), Z6
+	VPUNPCKHBW   11008(BX), Z0, Z1
+	VPUNPCKLBW   11008(BX), Z0, Z0
+	VPUNPCKHBW   11072(BX), Z2, Z3
+	VPUNPCKLBW   11072(BX), Z2, Z2
+	VPUNPCKHBW   11136(BX), Z4, Z5
+	VPUNPCKLBW   11136(BX), Z4, Z4
+	VPUNPCKHBW   11200(BX), Z6, Z7
+	VPUNPCKLBW   11200(BX), Z6, Z6
+	VMOVDQU64    Z0, 18944(BX)
+	VMOVDQU64    Z1, 19008(BX)
+	VMOVDQU64    Z2, 19072(BX)
+	VMOVDQU64    Z3, 19136(BX)
+	VMOVDQU64    Z4, 19200(BX)
+	VMOVDQU64    Z5, 19264(BX)
+	VMOVDQU64    Z6, 19328(BX)
+	VMOVDQU64    Z7, 19392(BX)
+	VMOVDQU64    11264(BX), Z0
+	VMOVDQU64    11328(BX), Z2
+	VMOVDQU64    11392(BX), Z4
+	VMOVDQU64    11456(BX), Z6
+	VPUNPCKHBW   11776(BX), Z0, Z1
+	VPUNPCKLBW   11776(BX), Z0, Z0
+	VPUNPCKHBW   11840(BX), Z2, Z3
+	VPUNPCKLBW   11840(BX), Z2, Z2
+	VPUNPCKHBW   11904(BX), Z4, Z5
+	VPUNPCKLBW   11904(BX), Z4, Z4
+	VPUNPCKHBW   11968(BX), Z6, Z7
+	VPUNPCKLBW   11968(BX), Z6, Z6
+	VMOVDQU64    Z0, 19456(BX)
+	VMOVDQU64    Z1, 19520(BX)
+	VMOVDQU64    Z2, 19584(BX)
+	VMOVDQU64    Z3, 19648(BX)
+	VMOVDQU64    Z4, 19712(BX)
+	VMOVDQU64    Z5, 19776(BX)
+	VMOVDQU64    Z6, 19840(BX)
+	VMOVDQU64    Z7, 19904(BX)
+	VMOVDQU64    11520(BX), Z0
+	VMOVDQU64    11584(BX), Z2
+	VMOVDQU64    11648(BX), Z4
+	VMOVDQU64    11712(BX), Z6
+	VPUNPCKHBW   12032(BX), Z0, Z1
+	VPUNPCKLBW   12032(BX), Z0, Z0
+	VPUNPCKHBW   12096(BX), Z2, Z3
+	VPUNPCKLBW   12096(BX), Z2, Z2
+	VPUNPCKHBW   12160(BX), Z4, Z5
+	VPUNPCKLBW   12160(BX), Z4, Z4
+	VPUNPCKHBW   12224(BX), Z6, Z7
+	VPUNPCKLBW   12224(BX), Z6, Z6
+	VMOVDQU64    Z0, 19968(BX)
+	VMOVDQU64    Z1, 20032(BX)
+	VMOVDQU64    Z2, 20096(BX)
+	VMOVDQU64    Z3, 20160(BX)
+	VMOVDQU64    Z4, 20224(BX)
+	VMOVDQU64    Z5, 20288(BX)
+	VMOVDQU64    Z6, 20352(BX)
+	VMOVDQU64    Z7, 20416(BX)
+	VMOVDQU64    12288(BX), Z0
+	VMOVDQU64    12352(BX), Z2
+	VMOVDQU64    12416(BX), Z4
+	VMOVDQU64    12480(BX), Z6
+	VPUNPCKHBW   12800(BX), Z0, Z1
+	VPUNPCKLBW   12800(BX), Z0, Z0
+	VPUNPCKHBW   12864(BX), Z2, Z3
+	VPUNPCKLBW   12864(BX), Z2, Z2
+	VPUNPCKHBW   12928(BX), Z4, Z5
+	VPUNPCKLBW   12928(BX), Z4, Z4
+	VPUNPCKHBW   12992(BX), Z6, Z7
+	VPUNPCKLBW   12992(BX), Z6, Z6
+	VMOVDQU64    Z0, 4096(BX)
+	VMOVDQU64    Z1, 4160(BX)
+	VMOVDQU64    Z2, 4224(BX)
+	VMOVDQU64    Z3, 4288(BX)
+	VMOVDQU64    Z4, 4352(BX)
+	VMOVDQU64    Z5, 4416(BX)
+	VMOVDQU64    Z6, 4480(BX)
+	VMOVDQU64    Z7, 4544(BX)
+	VMOVDQU64    12544(BX), Z0
+	VMOVDQU64    12608(BX), Z2
+	VMOVDQU64    12672(BX), Z4
+	VMOVDQU64    12736(BX), Z6
+	VPUNPCKHBW   13056(BX), Z0, Z1
+	VPUNPCKLBW   13056(BX), Z0, Z0
+	VPUNPCKHBW   13120(BX), Z2, Z3
+	VPUNPCKLBW   13120(BX), Z2, Z2
+	VPUNPCKHBW   13184(BX), Z4, Z5
+	VPUNPCKLBW   13184(BX), Z4, Z4
+	VPUNPCKHBW   13248(BX), Z6, Z7
+	VPUNPCKLBW   13248(BX), Z6, Z6
+	VMOVDQU64    Z0, 4608(BX)
+	VMOVDQU64    Z1, 4672(BX)
+	VMOVDQU64    Z2, 4736(BX)
+	VMOVDQU64    Z3, 4800(BX)
+	VMOVDQU64    Z4, 4864(BX)
+	VMOVDQU64    Z5, 4928(BX)
+	VMOVDQU64    Z6, 4992(BX)
+	VMOVDQU64    Z7, 5056(BX)
+	VMOVDQU64    13312(BX), Z0
+	VMOVDQU64    13376(BX), Z2
+	VMOVDQU64    13440(BX), Z4
+	VMOVDQU64    13504(BX), Z6
+	VPUNPCKHBW   13824(BX), Z0, Z1
+	VPUNPCKLBW   13824(BX), Z0, Z0
+	VPUNPCKHBW   13888(BX), Z2, Z3
+	VPUNPCKLBW   13888(BX), Z2, Z2
+	VPUNPCKHBW   13952(BX), Z4, Z5
+	VPUNPCKLBW   13952(BX), Z4, Z4
+	VPUNPCKHBW   14016(BX), Z6, Z7
+	VPUNPCKLBW   14016(BX), Z6, Z6
+	VMOVDQU64    Z0, 5120(BX)
+	VMOVDQU64    Z1, 5184(BX)
+	VMOVDQU64    Z2, 5248(BX)
+	VMOVDQU64    Z3, 5312(BX)
+	VMOVDQU64    Z4, 5376(BX)
+	VMOVDQU64    Z5, 5440(BX)
+	VMOVDQU64    Z6, 5504(BX)
+	VMOVDQU64    Z7, 5568(BX)
+	VMOVDQU64    13568(BX), Z0
+	VMOVDQU64    13632(BX), Z2
+	VMOVDQU64    13696(BX), Z4
+	VMOVDQU64    13760(BX), Z6
+	VPUNPCKHBW   14080(BX), Z0, Z1
+	VPUNPCKLBW   14080(BX), Z0, Z0
+	VPUNPCKHBW   14144(BX), Z2, Z3
+	VPUNPCKLBW   14144(BX), Z2, Z2
+	VPUNPCKHBW   14208(BX), Z4, Z5
+	VPUNPCKLBW   14208(BX), Z4, Z4
+	VPUNPCKHBW   14272(BX), Z6, Z7
+	VPUNPCKLBW   14272(BX), Z6, Z6
+	VMOVDQU64    Z0, 5632(BX)
+	VMOVDQU64    Z1, 5696(BX)
+	VMOVDQU64    Z2, 5760(BX)
+	VMOVDQU64    Z3, 5824(BX)
+	VMOVDQU64    Z4, 5888(BX)
+	VMOVDQU64    Z5, 5952(BX)
+	VMOVDQU64    Z6, 6016(BX)
+	VMOVDQU64    Z7, 6080(BX)
+	VMOVDQU64    14336(BX), Z0
+	VMOVDQU64    14400(BX), Z2
+	VMOVDQU64    14464(BX), Z4
+	VMOVDQU64    14528(BX), Z6
+	VPUNPCKHBW   14848(BX), Z0, Z1
+	VPUNPCKLBW   14848(BX), Z0, Z0
+	VPUNPCKHBW   14912(BX), Z2, Z3
+	VPUNPCKLBW   14912(BX), Z2, Z2
+	VPUNPCKHBW   14976(BX), Z4, Z5
+	VPUNPCKLBW   14976(BX), Z4, Z4
+	VPUNPCKHBW   15040(BX), Z6, Z7
+	VPUNPCKLBW   15040(BX), Z6, Z6
+	VMOVDQU64    Z0, 6144(BX)
+	VMOVDQU64    Z1, 6208(BX)
+	VMOVDQU64    Z2, 6272(BX)
+	VMOVDQU64    Z3, 6336(BX)
+	VMOVDQU64    Z4, 6400(BX)
+	VMOVDQU64    Z5, 6464(BX)
+	VMOVDQU64    Z6, 6528(BX)
+	VMOVDQU64    Z7, 6592(BX)
+	VMOVDQU64    14592(BX), Z0
+	VMOVDQU64    14656(BX), Z2
+	VMOVDQU64    14720(BX), Z4
+	VMOVDQU64    14784(BX), Z6
+	VPUNPCKHBW   15104(BX), Z0, Z1
+	VPUNPCKLBW   15104(BX), Z0, Z0
+	VPUNPCKHBW   15168(BX), Z2, Z3
+	VPUNPCKLBW   15168(BX), Z2, Z2
+	VPUNPCKHBW   15232(BX), Z4, Z5
+	VPUNPCKLBW   15232(BX), Z4, Z4
+	VPUNPCKHBW   15296(BX), Z6, Z7
+	VPUNPCKLBW   15296(BX), Z6, Z6
+	VMOVDQU64    Z0, 6656(BX)
+	VMOVDQU64    Z1, 6720(BX)
+	VMOVDQU64    Z2, 6784(BX)
+	VMOVDQU64    Z3, 6848(BX)
+	VMOVDQU64    Z4, 6912(BX)
+	VMOVDQU64    Z5, 6976(BX)
+	VMOVDQU64    Z6, 7040(BX)
+	VMOVDQU64    Z7, 7104(BX)
+	VMOVDQU64    15360(BX), Z0
+	VMOVDQU64    15424(BX), Z2
+	VMOVDQU64    15488(BX), Z4
+	VMOVDQU64    15552(BX), Z6
+	VPUNPCKHBW   15872(BX), Z0, Z1
+	VPUNPCKLBW   15872(BX), Z0, Z0
+	VPUNPCKHBW   15936(BX), Z2, Z3
+	VPUNPCKLBW   15936(BX), Z2, Z2
+	VPUNPCKHBW   16000(BX), Z4, Z5
+	VPUNPCKLBW   16000(BX), Z4, Z4
+	VPUNPCKHBW   16064(BX), Z6, Z7
+	VPUNPCKLBW   16064(BX), Z6, Z6
+	VMOVDQU64    Z0, 7168(BX)
+	VMOVDQU64    Z1, 7232(BX)
+	VMOVDQU64    Z2, 7296(BX)
+	VMOVDQU64    Z3, 7360(BX)
+	VMOVDQU64    Z4, 7424(BX)
+	VMOVDQU64    Z5, 7488(BX)
+	VMOVDQU64    Z6, 7552(BX)
+	VMOVDQU64    Z7, 7616(BX)
+	VMOVDQU64    15616(BX), Z0
+	VMOVDQU64    15680(BX), Z2
+	VMOVDQU64    15744(BX), Z4
+	VMOVDQU64    15808(BX), Z6
+	VPUNPCKHBW   16128(BX), Z0, Z1
+	VPUNPCKLBW   16128(BX), Z0, Z0
+	VPUNPCKHBW   16192(BX), Z2, Z3
+	VPUNPCKLBW   16192(BX), Z2, Z2
+	VPUNPCKHBW   16256(BX), Z4, Z5
+	VPUNPCKLBW   16256(BX), Z4, Z4
+	VPUNPCKHBW   16320(BX), Z6, Z7
+	VPUNPCKLBW   16320(BX), Z6, Z6
+	VMOVDQU64    Z0, 7680(BX)
+	VMOVDQU64    Z1, 7744(BX)
+	VMOVDQU64    Z2, 7808(BX)
+	VMOVDQU64    Z3, 7872(BX)
+	VMOVDQU64    Z4, 7936(BX)
+	VMOVDQU64    Z5, 8000(BX)
+	VMOVDQU64    Z6, 8064(BX)
+	VMOVDQU64    Z7, 8128(BX)
+	VMOVDQU64    16384(BX), Z0
+	VMOVDQU64    16448(BX), Z2
+	VMOVDQU64    16512(BX), Z4
+	VMOVDQU64    16576(BX), Z6
+	VPUNPCKHBW   16896(BX), Z0, Z1
+	VPUNPCKLBW   16896(BX), Z0, Z0
+	VPUNPCKHBW   16960(BX), Z2, Z3
+	VPUNPCKLBW   16960(BX), Z2, Z2
+	VPUNPCKHBW   17024(BX), Z4, Z5
+	VPUNPCKLBW   17024(BX), Z4, Z4
+	VPUNPCKHBW   17088(BX), Z6, Z7
+	VPUNPCKLBW   17088(BX), Z6, Z6
+	VMOVDQU64    Z0, 8192(BX)
+	VMOVDQU64    Z1, 8256(BX)
+	VMOVDQU64    Z2, 8320(BX)
+	VMOVDQU64    Z3, 8384(BX)
+	VMOVDQU64    Z4, 8448(BX)
+	VMOVDQU64    Z5, 8512(BX)
+	VMOVDQU64    Z6, 8576(BX)
+	VMOVDQU64    Z7, 8640(BX)
+	VMOVDQU64    16640(BX), Z0
+	VMOVDQU64    16704(BX), Z2
+	VMOVDQU64    16768(BX), Z4
+	VMOVDQU64    16832(BX), Z6
+	VPUNPCKHBW   17152(BX), Z0, Z1
+	VPUNPCKLBW   17152(BX), Z0, Z0
+	VPUNPCKHBW   17216(BX), Z2, Z3
+	VPUNPCKLBW   17216(BX), Z2, Z2
+	VPUNPCKHBW   17280(BX), Z4, Z5
+	VPUNPCKLBW   17280(BX), Z4, Z4
+	VPUNPCKHBW   17344(BX), Z6, Z7
+	VPUNPCKLBW   17344(BX), Z6, Z6
+	VMOVDQU64    Z0, 8704(BX)
+	VMOVDQU64    Z1, 8768(BX)
+	VMOVDQU64    Z2, 8832(BX)
+	VMOVDQU64    Z3, 8896(BX)
+	VMOVDQU64    Z4, 8960(BX)
+	VMOVDQU64    Z5, 9024(BX)
+	VMOVDQU64    Z6, 9088(BX)
+	VMOVDQU64    Z7, 9152(BX)
+	VMOVDQU64    17408(BX), Z0
+	VMOVDQU64    17472(BX), Z2
+	VMOVDQU64    17536(BX), Z4
+	VMOVDQU64    17600(BX), Z6
+	VPUNPCKHBW   17920(BX), Z0, Z1
+	VPUNPCKLBW   17920(BX), Z0, Z0
+	VPUNPCKHBW   17984(BX), Z2, Z3
+	VPUNPCKLBW   17984(BX), Z2, Z2
+	VPUNPCKHBW   18048(BX), Z4, Z5
+	VPUNPCKLBW   18048(BX), Z4, Z4
+	VPUNPCKHBW   18112(BX), Z6, Z7
+	VPUNPCKLBW   18112(BX), Z6, Z6
+	VMOVDQU64    Z0, 9216(BX)
+	VMOVDQU64    Z1, 9280(BX)
+	VMOVDQU64    Z2, 9344(BX)
+	VMOVDQU64    Z3, 9408(BX)
+	VMOVDQU64    Z4, 9472(BX)
+	VMOVDQU64    Z5, 9536(BX)
+	VMOVDQU64    Z6, 9600(BX)
+	VMOVDQU64    Z7, 9664(BX)
+	VMOVDQU64    17664(BX), Z0
+	VMOVDQU64    17728(BX), Z2
+	VMOVDQU64    17792(BX), Z4
+	VMOVDQU64    17856(BX), Z6
+	VPUNPCKHBW   18176(BX), Z0, Z1
+	VPUNPCKLBW   18176(BX), Z0, Z0
+	VPUNPCKHBW   18240(BX), Z2, Z3
+	VPUNPCKLBW   18240(BX), Z2, Z2
+	VPUNPCKHBW   18304(BX), Z4, Z5
+	VPUNPCKLBW   18304(BX), Z4, Z4
+	VPUNPCKHBW   18368(BX), Z6, Z7
+	VPUNPCKLBW   18368(BX), Z6, Z6
+	VMOVDQU64    Z0, 9728(BX)
+	VMOVDQU64    Z1, 9792(BX)
+	VMOVDQU64    Z2, 9856(BX)
+	VMOVDQU64    Z3, 9920(BX)
+	VMOVDQU64    Z4, 9984(BX)
+	VMOVDQU64    Z5, 10048(BX)
+	VMOVDQU64    Z6, 10112(BX)
+	VMOVDQU64    Z7, 10176(BX)
+	VMOVDQU64    18432(BX), Z0
+	VMOVDQU64    18496(BX), Z2
+	VMOVDQU64    18560(BX), Z4
+	VMOVDQU64    18624(BX), Z6
+	VPUNPCKHBW   18944(BX), Z0, Z1
+	VPUNPCKLBW   18944(BX), Z0, Z0
+	VPUNPCKHBW   19008(BX), Z2, Z3
+	VPUNPCKLBW   19008(BX), Z2, Z2
+	VPUNPCKHBW   19072(BX), Z4, Z5
+	VPUNPCKLBW   19072(BX), Z4, Z4
+	VPUNPCKHBW   19136(BX), Z6, Z7
+	VPUNPCKLBW   19136(BX), Z6, Z6
+	VMOVDQU64    Z0, 10240(BX)
+	VMOVDQU64    Z1, 10304(BX)
+	VMOVDQU64    Z2, 10368(BX)
+	VMOVDQU64    Z3, 10432(BX)
+	VMOVDQU64    Z4, 10496(BX)
+	VMOVDQU64    Z5, 10560(BX)
+	VMOVDQU64    Z6, 10624(BX)
+	VMOVDQU64    Z7, 10688(BX)
+	VMOVDQU64    18688(BX), Z0
+	VMOVDQU64    18752(BX), Z2
+	VMOVDQU64    18816(BX), Z4
+	VMOVDQU64    18880(BX), Z6
+	VPUNPCKHBW   19200(BX), Z0, Z1
+	VPUNPCKLBW   19200(BX), Z0, Z0
+	VPUNPCKHBW   19264(BX), Z2, Z3
+	VPUNPCKLBW   19264(BX), Z2, Z2
+	VPUNPCKHBW   19328(BX), Z4, Z5
+	VPUNPCKLBW   19328(BX), Z4, Z4
+	VPUNPCKHBW   19392(BX), Z6, Z7
+	VPUNPCKLBW   19392(BX), Z6, Z6
+	VMOVDQU64    Z0, 10752(BX)
+	VMOVDQU64    Z1, 10816(BX)
+	VMOVDQU64    Z2, 10880(BX)
+	VMOVDQU64    Z3, 10944(BX)
+	VMOVDQU64    Z4, 11008(BX)
+	VMOVDQU64    Z5, 11072(BX)
+	VMOVDQU64    Z6, 11136(BX)
+	VMOVDQU64    Z7, 11200(BX)
+	VMOVDQU64    19456(BX), Z0
+	VMOVDQU64    19520(BX), Z2
+	VMOVDQU64    19584(BX), Z4
+	VMOVDQU64    19648(BX), Z6
+	VPUNPCKHBW   19968(BX), Z0, Z1
+	VPUNPCKLBW   19968(BX), Z0, Z0
+	VPUNPCKHBW   20032(BX), Z2, Z3
+	VPUNPCKLBW   20032(BX), Z2, Z2
+	VPUNPCKHBW   20096(BX), Z4, Z5
+	VPUNPCKLBW   20096(BX), Z4, Z4
+	VPUNPCKHBW   20160(BX), Z6, Z7
+	VPUNPCKLBW   20160(BX), Z6, Z6
+	VMOVDQU64    Z0, 11264(BX)
+	VMOVDQU64    Z1, 11328(BX)
+	VMOVDQU64    Z2, 11392(BX)
+	VMOVDQU64    Z3, 11456(BX)
+	VMOVDQU64    Z4, 11520(BX)
+	VMOVDQU64    Z5, 11584(BX)
+	VMOVDQU64    Z6, 11648(BX)
+	VMOVDQU64    Z7, 11712(BX)
+	VMOVDQU64    19712(BX), Z0
+	VMOVDQU64    19776(BX), Z2
+	VMOVDQU64    19840(BX), Z4
+	VMOVDQU64    19904(BX), Z6
+	VPUNPCKHBW   20224(BX), Z0, Z1
+	VPUNPCKLBW   20224(BX), Z0, Z0
+	VPUNPCKHBW   20288(BX), Z2, Z3
+	VPUNPCKLBW   20288(BX), Z2, Z2
+	VPUNPCKHBW   20352(BX), Z4, Z5
+	VPUNPCKLBW   20352(BX), Z4, Z4
+	VPUNPCKHBW   20416(BX), Z6, Z7
+	VPUNPCKLBW   20416(BX), Z6, Z6
+	VMOVDQU64    Z0, 11776(BX)
+	VMOVDQU64    Z1, 11840(BX)
+	VMOVDQU64    Z2, 11904(BX)
+	VMOVDQU64    Z3, 11968(BX)
+	VMOVDQU64    Z4, 12032(BX)
+	VMOVDQU64    Z5, 12096(BX)
+	VMOVDQU64    Z6, 12160(BX)
+	VMOVDQU64    Z7, 12224(BX)
+	VMOVDQU64    4096(BX), Z0
+	VMOVDQU64    4160(BX), Z2
+	VMOVDQU64    4224(BX), Z4
+	VMOVDQU64    4288(BX), Z6
+	VPUNPCKHBW   4608(BX), Z0, Z1
+	VPUNPCKLBW   4608(BX), Z0, Z0
+	VPUNPCKHBW   4672(BX), Z2, Z3
+	VPUNPCKLBW   4672(BX), Z2, Z2
+	VPUNPCKHBW   4736(BX), Z4, Z5
+	VPUNPCKLBW   4736(BX), Z4, Z4
+	VPUNPCKHBW   4800(BX), Z6, Z7
+	VPUNPCKLBW   4800(BX), Z6, Z6
+	VMOVDQU64    Z0, (R8)
+	VMOVDQU64    Z1, 64(R8)
+	VMOVDQU64    Z2, 128(R8)
+	VMOVDQU64    Z3, 192(R8)
+	VMOVDQU64    Z4, 256(R8)
+	VMOVDQU64    Z5, 320(R8)
+	VMOVDQU64    Z6, 384(R8)
+	VMOVDQU64    Z7, 448(R8)
+	VMOVDQU64    4352(BX), Z0
+	VMOVDQU64    4416(BX), Z2
+	VMOVDQU64    4480(BX), Z4
+	VMOVDQU64    4544(BX), Z6
+	VPUNPCKHBW   4864(BX), Z0, Z1
+	VPUNPCKLBW   4864(BX), Z0, Z0
+	VPUNPCKHBW   4928(BX), Z2, Z3
+	VPUNPCKLBW   4928(BX), Z2, Z2
+	VPUNPCKHBW   4992(BX), Z4, Z5
+	VPUNPCKLBW   4992(BX), Z4, Z4
+	VPUNPCKHBW   5056(BX), Z6, Z7
+	VPUNPCKLBW   5056(BX), Z6, Z6
+	VMOVDQU64    Z0, 512(R8)
+	VMOVDQU64    Z1, 576(R8)
+	VMOVDQU64    Z2, 640(R8)
+	VMOVDQU64    Z3, 704(R8)
+	VMOVDQU64    Z4, 768(R8)
+	VMOVDQU64    Z5, 832(R8)
+	VMOVDQU64    Z6, 896(R8)
+	VMOVDQU64    Z7, 960(R8)
+	VMOVDQU64    5120(BX), Z0
+	VMOVDQU64    5184(BX), Z2
+	VMOVDQU64    5248(BX), Z4
+	VMOVDQU64    5312(BX), Z6
+	VPUNPCKHBW   5632(BX), Z0, Z1
+	VPUNPCKLBW   5632(BX), Z0, Z0
+	VPUNPCKHBW   5696(BX), Z2, Z3
+	VPUNPCKLBW   5696(BX), Z2, Z2
+	VPUNPCKHBW   5760(BX), Z4, Z5
+	VPUNPCKLBW   5760(BX), Z4, Z4
+	VPUNPCKHBW   5824(BX), Z6, Z7
+	VPUNPCKLBW   5824(BX), Z6, Z6
+	VMOVDQU64    Z0, 1024(R8)
+	VMOVDQU64    Z1, 1088(R8)
+	VMOVDQU64    Z2, 1152(R8)
+	VMOVDQU64    Z3, 1216(R8)
+	VMOVDQU64    Z4, 1280(R8)
+	VMOVDQU64    Z5, 1344(R8)
+	VMOVDQU64    Z6, 1408(R8)
+	VMOVDQU64    Z7, 1472(R8)
+	VMOVDQU64    5376(BX), Z0
+	VMOVDQU64    5440(BX), Z2
+	VMOVDQU64    5504(BX), Z4
+	VMOVDQU64    5568(BX), Z6
+	VPUNPCKHBW   5888(BX), Z0, Z1
+	VPUNPCKLBW   5888(BX), Z0, Z0
+	VPUNPCKHBW   5952(BX), Z2, Z3
+	VPUNPCKLBW   5952(BX), Z2, Z2
+	VPUNPCKHBW   6016(BX), Z4, Z5
+	VPUNPCKLBW   6016(BX), Z4, Z4
+	VPUNPCKHBW   6080(BX), Z6, Z7
+	VPUNPCKLBW   6080(BX), Z6, Z6
+	VMOVDQU64    Z0, 1536(R8)
+	VMOVDQU64    Z1, 1600(R8)
+	VMOVDQU64    Z2, 1664(R8)
+	VMOVDQU64    Z3, 1728(R8)
+	VMOVDQU64    Z4, 1792(R8)
+	VMOVDQU64    Z5, 1856(R8)
+	VMOVDQU64    Z6, 1920(R8)
+	VMOVDQU64    Z7, 1984(R8)
+	VMOVDQU64    6144(BX), Z0
+	VMOVDQU64    6208(BX), Z2
+	VMOVDQU64    6272(BX), Z4
+	VMOVDQU64    6336(BX), Z6
+	VPUNPCKHBW   6656(BX), Z0, Z1
+	VPUNPCKLBW   6656(BX), Z0, Z0
+	VPUNPCKHBW   6720(BX), Z2, Z3
+	VPUNPCKLBW   6720(BX), Z2, Z2
+	VPUNPCKHBW   6784(BX), Z4, Z5
+	VPUNPCKLBW   6784(BX), Z4, Z4
+	VPUNPCKHBW   6848(BX), Z6, Z7
+	VPUNPCKLBW   6848(BX), Z6, Z6
+	VMOVDQU64    Z0, 2048(R8)
+	VMOVDQU64    Z1, 2112(R8)
+	VMOVDQU64    Z2, 2176(R8)
+	VMOVDQU64    Z3, 2240(R8)
+	VMOVDQU64    Z4, 2304(R8)
+	VMOVDQU64    Z5, 2368(R8)
+	VMOVDQU64    Z6, 2432(R8)
+	VMOVDQU64    Z7, 2496(R8)
+	VMOVDQU64    6400(BX), Z0
+	VMOVDQU64    6464(BX), Z2
+	VMOVDQU64    6528(BX), Z4
+	VMOVDQU64    6592(BX), Z6
+	VPUNPCKHBW   6912(BX), Z0, Z1
+	VPUNPCKLBW   6912(BX), Z0, Z0
+	VPUNPCKHBW   6976(BX), Z2, Z3
+	VPUNPCKLBW   6976(BX), Z2, Z2
+	VPUNPCKHBW   7040(BX), Z4, Z5
+	VPUNPCKLBW   7040(BX), Z4, Z4
+	VPUNPCKHBW   7104(BX), Z6, Z7
+	VPUNPCKLBW   7104(BX), Z6, Z6
+	VMOVDQU64    Z0, 2560(R8)
+	VMOVDQU64    Z1, 2624(R8)
+	VMOVDQU64    Z2, 2688(R8)
+	VMOVDQU64    Z3, 2752(R8)
+	VMOVDQU64    Z4, 2816(R8)
+	VMOVDQU64    Z5, 2880(R8)
+	VMOVDQU64    Z6, 2944(R8)
+	VMOVDQU64    Z7, 3008(R8)
+	VMOVDQU64    7168(BX), Z0
+	VMOVDQU64    7232(BX), Z2
+	VMOVDQU64    7296(BX), Z4
+	VMOVDQU64    7360(BX), Z6
+	VPUNPCKHBW   7680(BX), Z0, Z1
+	VPUNPCKLBW   7680(BX), Z0, Z0
+	VPUNPCKHBW   7744(BX), Z2, Z3
+	VPUNPCKLBW   7744(BX), Z2, Z2
+	VPUNPCKHBW   7808(BX), Z4, Z5
+	VPUNPCKLBW   7808(BX), Z4, Z4
+	VPUNPCKHBW   7872(BX), Z6, Z7
+	VPUNPCKLBW   7872(BX), Z6, Z6
+	VMOVDQU64    Z0, 3072(R8)
+	VMOVDQU64    Z1, 3136(R8)
+	VMOVDQU64    Z2, 3200(R8)
+	VMOVDQU64    Z3, 3264(R8)
+	VMOVDQU64    Z4, 3328(R8)
+	VMOVDQU64    Z5, 3392(R8)
+	VMOVDQU64    Z6, 3456(R8)
+	VMOVDQU64    Z7, 3520(R8)
+	VMOVDQU64    7424(BX), Z0
+	VMOVDQU64    7488(BX), Z2
+	VMOVDQU64    7552(BX), Z4
+	VMOVDQU64    7616(BX), Z6
+	VPUNPCKHBW   7936(BX), Z0, Z1
+	VPUNPCKLBW   7936(BX), Z0, Z0
+	VPUNPCKHBW   8000(BX), Z2, Z3
+	VPUNPCKLBW   8000(BX), Z2, Z2
+	VPUNPCKHBW   8064(BX), Z4, Z5
+	VPUNPCKLBW   8064(BX), Z4, Z4
+	VPUNPCKHBW   8128(BX), Z6, Z7
+	VPUNPCKLBW   8128(BX), Z6, Z6
+	VMOVDQU64    Z0, 3584(R8)
+	VMOVDQU64    Z1, 3648(R8)
+	VMOVDQU64    Z2, 3712(R8)
+	VMOVDQU64    Z3, 3776(R8)
+	VMOVDQU64    Z4, 3840(R8)
+	VMOVDQU64    Z5, 3904(R8)
+	VMOVDQU64    Z6, 3968(R8)
+	VMOVDQU64    Z7, 4032(R8)
+	VMOVDQU64    8192(BX), Z0
+	VMOVDQU64    8256(BX), Z2
+	VMOVDQU64    8320(BX), Z4
+	VMOVDQU64    8384(BX), Z6
+	VPUNPCKHBW   8704(BX), Z0, Z1
+	VPUNPCKLBW   8704(BX), Z0, Z0
+	VPUNPCKHBW   8768(BX), Z2, Z3
+	VPUNPCKLBW   8768(BX), Z2, Z2
+	VPUNPCKHBW   8832(BX), Z4, Z5
+	VPUNPCKLBW   8832(BX), Z4, Z4
+	VPUNPCKHBW   8896(BX), Z6, Z7
+	VPUNPCKLBW   8896(BX), Z6, Z6
+	VMOVDQU64    Z0, 4096(R8)
+	VMOVDQU64    Z1, 4160(R8)
+	VMOVDQU64    Z2, 4224(R8)
+	VMOVDQU64    Z3, 4288(R8)
+	VMOVDQU64    Z4, 4352(R8)
+	VMOVDQU64    Z5, 4416(R8)
+	VMOVDQU64    Z6, 4480(R8)
+	VMOVDQU64    Z7, 4544(R8)
+	VMOVDQU64    8448(BX), Z0
+	VMOVDQU64    8512(BX), Z2
+	VMOVDQU64    8576(BX), Z4
+	VMOVDQU64    8640(BX), Z6
+	VPUNPCKHBW   8960(BX), Z0, Z1
+	VPUNPCKLBW   8960(BX), Z0, Z0
+	VPUNPCKHBW   9024(BX), Z2, Z3
+	VPUNPCKLBW   9024(BX), Z2, Z2
+	VPUNPCKHBW   9088(BX), Z4, Z5
+	VPUNPCKLBW   9088(BX), Z4, Z4
+	VPUNPCKHBW   9152(BX), Z6, Z7
+	VPUNPCKLBW   9152(BX), Z6, Z6
+	VMOVDQU64    Z0, 4608(R8)
+	VMOVDQU64    Z1, 4672(R8)
+	VMOVDQU64    Z2, 4736(R8)
+	VMOVDQU64    Z3, 4800(R8)
+	VMOVDQU64    Z4, 4864(R8)
+	VMOVDQU64    Z5, 4928(R8)
+	VMOVDQU64    Z6, 4992(R8)
+	VMOVDQU64    Z7, 5056(R8)
+	VMOVDQU64    9216(BX), Z0
+	VMOVDQU64    9280(BX), Z2
+	VMOVDQU64    9344(BX), Z4
+	VMOVDQU64    9408(BX), Z6
+	VPUNPCKHBW   9728(BX), Z0, Z1
+	VPUNPCKLBW   9728(BX), Z0, Z0
+	VPUNPCKHBW   9792(BX), Z2, Z3
+	VPUNPCKLBW   9792(BX), Z2, Z2
+	VPUNPCKHBW   9856(BX), Z4, Z5
+	VPUNPCKLBW   9856(BX), Z4, Z4
+	VPUNPCKHBW   9920(BX), Z6, Z7
+	VPUNPCKLBW   9920(BX), Z6, Z6
+	VMOVDQU64    Z0, 5120(R8)
+	VMOVDQU64    Z1, 5184(R8)
+	VMOVDQU64    Z2, 5248(R8)
+	VMOVDQU64    Z3, 5312(R8)
+	VMOVDQU64    Z4, 5376(R8)
+	VMOVDQU64    Z5, 5440(R8)
+	VMOVDQU64    Z6, 5504(R8)
+	VMOVDQU64    Z7, 5568(R8)
+	VMOVDQU64    9472(BX), Z0
+	VMOVDQU64    9536(BX), Z2
+	VMOVDQU64    9600(BX), Z4
+	VMOVDQU64    9664(BX), Z6
+	VPUNPCKHBW   9984(BX), Z0, Z1
+	VPUNPCKLBW   9984(BX), Z0, Z0
+	VPUNPCKHBW   10048(BX), Z2, Z3
+	VPUNPCKLBW   10048(BX), Z2, Z2
+	VPUNPCKHBW   10112(BX), Z4, Z5
+	VPUNPCKLBW   10112(BX), Z4, Z4
+	VPUNPCKHBW   10176(BX), Z6, Z7
+	VPUNPCKLBW   10176(BX), Z6, Z6
+	VMOVDQU64    Z0, 5632(R8)
+	VMOVDQU64    Z1, 5696(R8)
+	VMOVDQU64    Z2, 5760(R8)
+	VMOVDQU64    Z3, 5824(R8)
+	VMOVDQU64    Z4, 5888(R8)
+	VMOVDQU64    Z5, 5952(R8)
+	VMOVDQU64    Z6, 6016(R8)
+	VMOVDQU64    Z7, 6080(R8)
+	VMOVDQU64    10240(BX), Z0
+	VMOVDQU64    10304(BX), Z2
+	VMOVDQU64    10368(BX), Z4
+	VMOVDQU64    10432(BX), Z6
+	VPUNPCKHBW   10752(BX), Z0, Z1
+	VPUNPCKLBW   10752(BX), Z0, Z0
+	VPUNPCKHBW   10816(BX), Z2, Z3
+	VPUNPCKLBW   10816(BX), Z2, Z2
+	VPUNPCKHBW   10880(BX), Z4, Z5
+	VPUNPCKLBW   10880(BX), Z4, Z4
+	VPUNPCKHBW   10944(BX), Z6, Z7
+	VPUNPCKLBW   10944(BX), Z6, Z6
+	VMOVDQU64    Z0, 6144(R8)
+	VMOVDQU64    Z1, 6208(R8)
+	VMOVDQU64    Z2, 6272(R8)
+	VMOVDQU64    Z3, 6336(R8)
+	VMOVDQU64    Z4, 6400(R8)
+	VMOVDQU64    Z5, 6464(R8)
+	VMOVDQU64    Z6, 6528(R8)
+	VMOVDQU64    Z7, 6592(R8)
+	VMOVDQU64    10496(BX), Z0
+	VMOVDQU64    10560(BX), Z2
+	VMOVDQU64    10624(BX), Z4
+	VMOVDQU64    10688(BX), Z6
+	VPUNPCKHBW   11008(BX), Z0, Z1
+	VPUNPCKLBW   11008(BX), Z0, Z0
+	VPUNPCKHBW   11072(BX), Z2, Z3
+	VPUNPCKLBW   11072(BX), Z2, Z2
+	VPUNPCKHBW   11136(BX), Z4, Z5
+	VPUNPCKLBW   11136(BX), Z4, Z4
+	VPUNPCKHBW   11200(BX), Z6, Z7
+	VPUNPCKLBW   11200(BX), Z6, Z6
+	VMOVDQU64    Z0, 6656(R8)
+	VMOVDQU64    Z1, 6720(R8)
+	VMOVDQU64    Z2, 6784(R8)
+	VMOVDQU64    Z3, 6848(R8)
+	VMOVDQU64    Z4, 6912(R8)
+	VMOVDQU64    Z5, 6976(R8)
+	VMOVDQU64    Z6, 7040(R8)
+	VMOVDQU64    Z7, 7104(R8)
+	VMOVDQU64    11264(BX), Z0
+	VMOVDQU64    11328(BX), Z2
+	VMOVDQU64    11392(BX), Z4
+	VMOVDQU64    11456(BX), Z6
+	VPUNPCKHBW   11776(BX), Z0, Z1
+	VPUNPCKLBW   11776(BX), Z0, Z0
+	VPUNPCKHBW   11840(BX), Z2, Z3
+	VPUNPCKLBW   11840(BX), Z2, Z2
+	VPUNPCKHBW   11904(BX), Z4, Z5
+	VPUNPCKLBW   11904(BX), Z4, Z4
+	VPUNPCKHBW   11968(BX), Z6, Z7
+	VPUNPCKLBW   11968(BX), Z6, Z6
+	VMOVDQU64    Z0, 7168(R8)
+	VMOVDQU64    Z1, 7232(R8)
+	VMOVDQU64    Z2, 7296(R8)
+	VMOVDQU64    Z3, 7360(R8)
+	VMOVDQU64    Z4, 7424(R8)
+	VMOVDQU64    Z5, 7488(R8)
+	VMOVDQU64    Z6, 7552(R8)
+	VMOVDQU64    Z7, 7616(R8)
+	VMOVDQU64    11520(BX), Z0
+	VMOVDQU64    11584(BX), Z2
+	VMOVDQU64    11648(BX), Z4
+	VMOVDQU64    11712(BX), Z6
+	VPUNPCKHBW   12032(BX), Z0, Z1
+	VPUNPCKLBW   12032(BX), Z0, Z0
+	VPUNPCKHBW   12096(BX), Z2, Z3
+	VPUNPCKLBW   12096(BX), Z2, Z2
+	VPUNPCKHBW   12160(BX), Z4, Z5
+	VPUNPCKLBW   12160(BX), Z4, Z4
+	VPUNPCKHBW   12224(BX), Z6, Z7
+	VPUNPCKLBW   12224(BX), Z6, Z6
+	VMOVDQU64    Z0, 7680(R8)
+	VMOVDQU64    Z1, 7744(R8)
+	VMOVDQU64    Z2, 7808(R8)
+	VMOVDQU64    Z3, 7872(R8)
+	VMOVDQU64    Z4, 7936(R8)
+	VMOVDQU64    Z5, 8000(R8)
+	VMOVDQU64    Z6, 8064(R8)
+	VMOVDQU64    Z7, 8128(R8)
+	ADDQ         $0x00002000, R8
+	ADDQ         $0x00002000, R9
+	DECQ         R10
+	JNZ          enc512_batch
+
+enc512_done:
+	VZEROUPPER
+	RET
+
+// func xorKeyStreamAVX512(rk *[32]uint32, ctr *[16]byte, dst *byte, src *byte, nblocks int)
+// Requires: AVX, AVX2, AVX512BW, AVX512F
+TEXT ·xorKeyStreamAVX512(SB), $20544-40
+	MOVQ rk+0(FP), SI
+	MOVQ ctr+8(FP), R11
+	MOVQ dst+16(FP), R8
+	MOVQ src+24(FP), R9
+	MOVQ nblocks+32(FP), R10
+	LEAQ (SP), BX
+	ADDQ $0x3f, BX
+	ANDQ $-64, BX
+	SHRQ $0x09, R10
+	JZ   ctr512_done
+
+	// Round-key bit masks, with the S-box constants folded in.
+	MOVL         (SI), AX
+	XORL         $0x75757575, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, (BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 32(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 64(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 96(BX)
+	MOVL         4(SI), AX
+	XORL         $0x3a3a3a3a, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 128(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 160(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 192(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 224(BX)
+	MOVL         8(SI), AX
+	XORL         $0x75757575, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 256(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 288(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 320(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 352(BX)
+	MOVL         12(SI), AX
+	XORL         $0x3a3a3a3a, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 384(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 416(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 448(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 480(BX)
+	MOVL         16(SI), AX
+	XORL         $0x3a3a3a3a, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 512(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 544(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 576(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 608(BX)
+	MOVL         20(SI), AX
+	XORL         $0x75757575, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 640(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 672(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 704(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 736(BX)
+	MOVL         24(SI), AX
+	XORL         $0x3a3a3a3a, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 768(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 800(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 832(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 864(BX)
+	MOVL         28(SI), AX
+	XORL         $0x75757575, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 896(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 928(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 960(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 992(BX)
+	MOVL         32(SI), AX
+	XORL         $0x75757575, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1024(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1056(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1088(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1120(BX)
+	MOVL         36(SI), AX
+	XORL         $0x3a3a3a3a, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1152(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1184(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1216(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1248(BX)
+	MOVL         40(SI), AX
+	XORL         $0x75757575, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1280(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1312(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1344(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1376(BX)
+	MOVL         44(SI), AX
+	XORL         $0x3a3a3a3a, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1408(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1440(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1472(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1504(BX)
+	MOVL         48(SI), AX
+	XORL         $0x3a3a3a3a, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1536(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1568(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1600(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1632(BX)
+	MOVL         52(SI), AX
+	XORL         $0x75757575, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1664(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1696(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1728(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1760(BX)
+	MOVL         56(SI), AX
+	XORL         $0x3a3a3a3a, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1792(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1824(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1856(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1888(BX)
+	MOVL         60(SI), AX
+	XORL         $0x75757575, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1920(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1952(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 1984(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2016(BX)
+	MOVL         64(SI), AX
+	XORL         $0x75757575, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2048(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2080(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2112(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2144(BX)
+	MOVL         68(SI), AX
+	XORL         $0x3a3a3a3a, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2176(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2208(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2240(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2272(BX)
+	MOVL         72(SI), AX
+	XORL         $0x75757575, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2304(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2336(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2368(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2400(BX)
+	MOVL         76(SI), AX
+	XORL         $0x3a3a3a3a, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2432(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2464(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2496(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2528(BX)
+	MOVL         80(SI), AX
+	XORL         $0x3a3a3a3a, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2560(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2592(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2624(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2656(BX)
+	MOVL         84(SI), AX
+	XORL         $0x75757575, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2688(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2720(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2752(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2784(BX)
+	MOVL         88(SI), AX
+	XORL         $0x3a3a3a3a, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2816(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2848(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2880(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2912(BX)
+	MOVL         92(SI), AX
+	XORL         $0x75757575, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2944(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 2976(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3008(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3040(BX)
+	MOVL         96(SI), AX
+	XORL         $0x75757575, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3072(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3104(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3136(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3168(BX)
+	MOVL         100(SI), AX
+	XORL         $0x3a3a3a3a, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3200(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3232(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3264(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3296(BX)
+	MOVL         104(SI), AX
+	XORL         $0x75757575, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3328(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3360(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3392(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3424(BX)
+	MOVL         108(SI), AX
+	XORL         $0x3a3a3a3a, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3456(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3488(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3520(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3552(BX)
+	MOVL         112(SI), AX
+	XORL         $0x3a3a3a3a, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3584(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3616(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3648(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3680(BX)
+	MOVL         116(SI), AX
+	XORL         $0x75757575, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3712(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3744(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3776(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3808(BX)
+	MOVL         120(SI), AX
+	XORL         $0x3a3a3a3a, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3840(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3872(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3904(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3936(BX)
+	MOVL         124(SI), AX
+	XORL         $0x75757575, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPSLLVD      sm4bsShifts<>+0(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 3968(BX)
+	VPSLLVD      sm4bsShifts<>+32(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 4000(BX)
+	VPSLLVD      sm4bsShifts<>+64(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 4032(BX)
+	VPSLLVD      sm4bsShifts<>+96(SB), Y0, Y1
+	VPSRAD       $0x1f, Y1, Y1
+	VMOVDQU      Y1, 4064(BX)
+	MOVL         12(R11), CX
+	BSWAPL       CX
+
+ctr512_batch:
+	// Counter planes: words 0..2 are broadcast bits; word 3 is the
+	// bitsliced sum of the counter and the block index (mod 2^32).
+	MOVL         (R11), AX
+	BSWAPL       AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Z0
+	VPSLLD       $0x1f, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 4288(BX)
+	VPSLLD       $0x1e, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 5312(BX)
+	VPSLLD       $0x1d, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 6336(BX)
+	VPSLLD       $0x1c, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 7360(BX)
+	VPSLLD       $0x1b, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 8384(BX)
+	VPSLLD       $0x1a, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 9408(BX)
+	VPSLLD       $0x19, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 10432(BX)
+	VPSLLD       $0x18, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 11456(BX)
+	VPSLLD       $0x17, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 4224(BX)
+	VPSLLD       $0x16, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 5248(BX)
+	VPSLLD       $0x15, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 6272(BX)
+	VPSLLD       $0x14, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 7296(BX)
+	VPSLLD       $0x13, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 8320(BX)
+	VPSLLD       $0x12, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 9344(BX)
+	VPSLLD       $0x11, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 10368(BX)
+	VPSLLD       $0x10, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 11392(BX)
+	VPSLLD       $0x0f, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 4160(BX)
+	VPSLLD       $0x0e, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 5184(BX)
+	VPSLLD       $0x0d, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 6208(BX)
+	VPSLLD       $0x0c, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 7232(BX)
+	VPSLLD       $0x0b, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 8256(BX)
+	VPSLLD       $0x0a, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 9280(BX)
+	VPSLLD       $0x09, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 10304(BX)
+	VPSLLD       $0x08, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 11328(BX)
+	VPSLLD       $0x07, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 4096(BX)
+	VPSLLD       $0x06, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 5120(BX)
+	VPSLLD       $0x05, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 6144(BX)
+	VPSLLD       $0x04, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 7168(BX)
+	VPSLLD       $0x03, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 8192(BX)
+	VPSLLD       $0x02, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 9216(BX)
+	VPSLLD       $0x01, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 10240(BX)
+	VPSLLD       $0x00, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 11264(BX)
+	MOVL         4(R11), AX
+	BSWAPL       AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Z0
+	VPSLLD       $0x1f, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 4544(BX)
+	VPSLLD       $0x1e, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 5568(BX)
+	VPSLLD       $0x1d, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 6592(BX)
+	VPSLLD       $0x1c, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 7616(BX)
+	VPSLLD       $0x1b, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 8640(BX)
+	VPSLLD       $0x1a, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 9664(BX)
+	VPSLLD       $0x19, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 10688(BX)
+	VPSLLD       $0x18, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 11712(BX)
+	VPSLLD       $0x17, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 4480(BX)
+	VPSLLD       $0x16, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 5504(BX)
+	VPSLLD       $0x15, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 6528(BX)
+	VPSLLD       $0x14, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 7552(BX)
+	VPSLLD       $0x13, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 8576(BX)
+	VPSLLD       $0x12, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 9600(BX)
+	VPSLLD       $0x11, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 10624(BX)
+	VPSLLD       $0x10, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 11648(BX)
+	VPSLLD       $0x0f, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 4416(BX)
+	VPSLLD       $0x0e, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 5440(BX)
+	VPSLLD       $0x0d, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 6464(BX)
+	VPSLLD       $0x0c, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 7488(BX)
+	VPSLLD       $0x0b, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 8512(BX)
+	VPSLLD       $0x0a, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 9536(BX)
+	VPSLLD       $0x09, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 10560(BX)
+	VPSLLD       $0x08, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 11584(BX)
+	VPSLLD       $0x07, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 4352(BX)
+	VPSLLD       $0x06, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 5376(BX)
+	VPSLLD       $0x05, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 6400(BX)
+	VPSLLD       $0x04, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 7424(BX)
+	VPSLLD       $0x03, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 8448(BX)
+	VPSLLD       $0x02, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 9472(BX)
+	VPSLLD       $0x01, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 10496(BX)
+	VPSLLD       $0x00, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 11520(BX)
+	MOVL         8(R11), AX
+	BSWAPL       AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Z0
+	VPSLLD       $0x1f, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 4800(BX)
+	VPSLLD       $0x1e, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 5824(BX)
+	VPSLLD       $0x1d, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 6848(BX)
+	VPSLLD       $0x1c, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 7872(BX)
+	VPSLLD       $0x1b, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 8896(BX)
+	VPSLLD       $0x1a, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 9920(BX)
+	VPSLLD       $0x19, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 10944(BX)
+	VPSLLD       $0x18, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 11968(BX)
+	VPSLLD       $0x17, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 4736(BX)
+	VPSLLD       $0x16, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 5760(BX)
+	VPSLLD       $0x15, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 6784(BX)
+	VPSLLD       $0x14, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 7808(BX)
+	VPSLLD       $0x13, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 8832(BX)
+	VPSLLD       $0x12, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 9856(BX)
+	VPSLLD       $0x11, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 10880(BX)
+	VPSLLD       $0x10, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 11904(BX)
+	VPSLLD       $0x0f, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 4672(BX)
+	VPSLLD       $0x0e, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 5696(BX)
+	VPSLLD       $0x0d, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 6720(BX)
+	VPSLLD       $0x0c, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 7744(BX)
+	VPSLLD       $0x0b, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 8768(BX)
+	VPSLLD       $0x0a, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 9792(BX)
+	VPSLLD       $0x09, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 10816(BX)
+	VPSLLD       $0x08, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 11840(BX)
+	VPSLLD       $0x07, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 4608(BX)
+	VPSLLD       $0x06, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 5632(BX)
+	VPSLLD       $0x05, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 6656(BX)
+	VPSLLD       $0x04, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 7680(BX)
+	VPSLLD       $0x03, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 8704(BX)
+	VPSLLD       $0x02, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 9728(BX)
+	VPSLLD       $0x01, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 10752(BX)
+	VPSLLD       $0x00, Z0, Z1
+	VPSRAD       $0x1f, Z1, Z1
+	VMOVDQU64    Z1, 11776(BX)
+	VMOVD        CX, X0
+	VPBROADCASTD X0, Z0
+	VPSLLD       $0x1f, Z0, Z2
+	VPSRAD       $0x1f, Z2, Z2
+	VMOVDQU64    sm4bsIndexPlanes512<>+0(SB), Z3
+	VPANDD       Z3, Z2, Z1
+	VPXORD       Z3, Z2, Z4
+	VMOVDQU64    Z4, 5056(BX)
+	VPSLLD       $0x1e, Z0, Z2
+	VPSRAD       $0x1f, Z2, Z2
+	VMOVDQU64    sm4bsIndexPlanes512<>+64(SB), Z3
+	VMOVDQA64    Z1, Z4
+	VPTERNLOGD   $0x96, Z3, Z2, Z4
+	VPTERNLOGD   $0xe8, Z3, Z2, Z1
+	VMOVDQU64    Z4, 6080(BX)
+	VPSLLD       $0x1d, Z0, Z2
+	VPSRAD       $0x1f, Z2, Z2
+	VMOVDQU64    sm4bsIndexPlanes512<>+128(SB), Z3
+	VMOVDQA64    Z1, Z4
+	VPTERNLOGD   $0x96, Z3, Z2, Z4
+	VPTERNLOGD   $0xe8, Z3, Z2, Z1
+	VMOVDQU64    Z4, 7104(BX)
+	VPSLLD       $0x1c, Z0, Z2
+	VPSRAD       $0x1f, Z2, Z2
+	VMOVDQU64    sm4bsIndexPlanes512<>+192(SB), Z3
+	VMOVDQA64    Z1, Z4
+	VPTERNLOGD   $0x96, Z3, Z2, Z4
+	VPTERNLOGD   $0xe8, Z3, Z2, Z1
+	VMOVDQU64    Z4, 8128(BX)
+	VPSLLD       $0x1b, Z0, Z2
+	VPSRAD       $0x1f, Z2, Z2
+	VMOVDQU64    sm4bsIndexPlanes512<>+256(SB), Z3
+	VMOVDQA64    Z1, Z4
+	VPTERNLOGD   $0x96, Z3, Z2, Z4
+	VPTERNLOGD   $0xe8, Z3, Z2, Z1
+	VMOVDQU64    Z4, 9152(BX)
+	VPSLLD       $0x1a, Z0, Z2
+	VPSRAD       $0x1f, Z2, Z2
+	VMOVDQU64    sm4bsIndexPlanes512<>+320(SB), Z3
+	VMOVDQA64    Z1, Z4
+	VPTERNLOGD   $0x96, Z3, Z2, Z4
+	VPTERNLOGD   $0xe8, Z3, Z2, Z1
+	VMOVDQU64    Z4, 10176(BX)
+	VPSLLD       $0x19, Z0, Z2
+	VPSRAD       $0x1f, Z2, Z2
+	VMOVDQU64    sm4bsIndexPlanes512<>+384(SB), Z3
+	VMOVDQA64    Z1, Z4
+	VPTERNLOGD   $0x96, Z3, Z2, Z4
+	VPTERNLOGD   $0xe8, Z3, Z2, Z1
+	VMOVDQU64    Z4, 11200(BX)
+	VPSLLD       $0x18, Z0, Z2
+	VPSRAD       $0x1f, Z2, Z2
+	VMOVDQU64    sm4bsIndexPlanes512<>+448(SB), Z3
+	VMOVDQA64    Z1, Z4
+	VPTERNLOGD   $0x96, Z3, Z2, Z4
+	VPTERNLOGD   $0xe8, Z3, Z2, Z1
+	VMOVDQU64    Z4, 12224(BX)
+	VPSLLD       $0x17, Z0, Z2
+	VPSRAD       $0x1f, Z2, Z2
+	VMOVDQU64    sm4bsIndexPlanes512<>+512(SB), Z3
+	VMOVDQA64    Z1, Z4
+	VPTERNLOGD   $0x96, Z3, Z2, Z4
+	VPTERNLOGD   $0xe8, Z3, Z2, Z1
+	VMOVDQU64    Z4, 4992(BX)
+	VPSLLD       $0x16, Z0, Z2
+	VPSRAD       $0x1f, Z2, Z2
+	VPXORD       Z1, Z2, Z4
+	VPANDD       Z2, Z1, Z1
+	VMOVDQU64    Z4, 6016(BX)
+	VPSLLD       $0x15, Z0, Z2
+	VPSRAD       $0x1f, Z2, Z2
+	VPXORD       Z1, Z2, Z4
+	VPANDD       Z2, Z1, Z1
+	VMOVDQU64    Z4, 7040(BX)
+	VPSLLD       $0x14, Z0, Z2
+	VPSRAD       $0x1f, Z2, Z2
+	VPXORD       Z1, Z2, Z4
+	VPANDD       Z2, Z1, Z1
+	VMOVDQU64    Z4, 8064(BX)
+	VPSLLD       $0x13, Z0, Z2
+	VPSRAD       $0x1f, Z2, Z2
+	VPXORD       Z1, Z2, Z4
+	VPANDD       Z2, Z1, Z1
+	VMOVDQU64    Z4, 9088(BX)
+	VPSLLD       $0x12, Z0, Z2
+	VPSRAD       $0x1f, Z2, Z2
+	VPXORD       Z1, Z2, Z4
+	VPANDD       Z2, Z1, Z1
+	VMOVDQU64    Z4, 10112(BX)
+	VPSLLD       $0x11, Z0, Z2
+	VPSRAD       $0x1f, Z2, Z2
+	VPXORD       Z1, Z2, Z4
+	VPANDD       Z2, Z1, Z1
+	VMOVDQU64    Z4, 11136(BX)
+	VPSLLD       $0x10, Z0, Z2
+	VPSRAD       $0x1f, Z2, Z2
+	VPXORD       Z1, Z2, Z4
+	VPANDD       Z2, Z1, Z1
+	VMOVDQU64    Z4, 12160(BX)
+	VPSLLD       $0x0f, Z0, Z2
+	VPSRAD       $0x1f, Z2, Z2
+	VPXORD       Z1, Z2, Z4
+	VPANDD       Z2, Z1, Z1
+	VMOVDQU64    Z4, 4928(BX)
+	VPSLLD       $0x0e, Z0, Z2
+	VPSRAD       $0x1f, Z2, Z2
+	VPXORD       Z1, Z2, Z4
+	VPANDD       Z2, Z1, Z1
+	VMOVDQU64    Z4, 5952(BX)
+	VPSLLD       $0x0d, Z0, Z2
+	VPSRAD       $0x1f, Z2, Z2
+	VPXORD       Z1, Z2, Z4
+	VPANDD       Z2, Z1, Z1
+	VMOVDQU64    Z4, 6976(BX)
+	VPSLLD       $0x0c, Z0, Z2
+	VPSRAD       $0x1f, Z2, Z2
+	VPXORD       Z1, Z2, Z4
+	VPANDD       Z2, Z1, Z1
+	VMOVDQU64    Z4, 8000(BX)
+	VPSLLD       $0x0b, Z0, Z2
+	VPSRAD       $0x1f, Z2, Z2
+	VPXORD       Z1, Z2, Z4
+	VPANDD       Z2, Z1, Z1
+	VMOVDQU64    Z4, 9024(BX)
+	VPSLLD       $0x0a, Z0, Z2
+	VPSRAD       $0x1f, Z2, Z2
+	VPXORD       Z1, Z2, Z4
+	VPANDD       Z2, Z1, Z1
+	VMOVDQU64    Z4, 10048(BX)
+	VPSLLD       $0x09, Z0, Z2
+	VPSRAD       $0x1f, Z2, Z2
+	VPXORD       Z1, Z2, Z4
+	VPANDD       Z2, Z1, Z1
+	VMOVDQU64    Z4, 11072(BX)
+	VPSLLD       $0x08, Z0, Z2
+	VPSRAD       $0x1f, Z2, Z2
+	VPXORD       Z1, Z2, Z4
+	VPANDD       Z2, Z1, Z1
+	VMOVDQU64    Z4, 12096(BX)
+	VPSLLD       $0x07, Z0, Z2
+	VPSRAD       $0x1f, Z2, Z2
+	VPXORD       Z1, Z2, Z4
+	VPANDD       Z2, Z1, Z1
+	VMOVDQU64    Z4, 4864(BX)
+	VPSLLD       $0x06, Z0, Z2
+	VPSRAD       $0x1f, Z2, Z2
+	VPXORD       Z1, Z2, Z4
+	VPANDD       Z2, Z1, Z1
+	VMOVDQU64    Z4, 5888(BX)
+	VPSLLD       $0x05, Z0, Z2
+	VPSRAD       $0x1f, Z2, Z2
+	VPXORD       Z1, Z2, Z4
+	VPANDD       Z2, Z1, Z1
+	VMOVDQU64    Z4, 6912(BX)
+	VPSLLD       $0x04, Z0, Z2
+	VPSRAD       $0x1f, Z2, Z2
+	VPXORD       Z1, Z2, Z4
+	VPANDD       Z2, Z1, Z1
+	VMOVDQU64    Z4, 7936(BX)
+	VPSLLD       $0x03, Z0, Z2
+	VPSRAD       $0x1f, Z2, Z2
+	VPXORD       Z1, Z2, Z4
+	VPANDD       Z2, Z1, Z1
+	VMOVDQU64    Z4, 8960(BX)
+	VPSLLD       $0x02, Z0, Z2
+	VPSRAD       $0x1f, Z2, Z2
+	VPXORD       Z1, Z2, Z4
+	VPANDD       Z2, Z1, Z1
+	VMOVDQU64    Z4, 9984(BX)
+	VPSLLD       $0x01, Z0, Z2
+	VPSRAD       $0x1f, Z2, Z2
+	VPXORD       Z1, Z2, Z4
+	VPANDD       Z2, Z1, Z1
+	VMOVDQU64    Z4, 11008(BX)
+	VPSLLD       $0x00, Z0, Z2
+	VPSRAD       $0x1f, Z2, Z2
+	VPXORD       Z1, Z2, Z4
+	VMOVDQU64    Z4, 12032(BX)
+
+	// 32 rounds: four unrolled (the word slots rotate), eight times.
+	LEAQ (BX), R13
+	MOVQ $0x00000008, R12
+
+ctr512_rounds:
+	VMOVDQU64   4352(BX), Z0
+	VMOVDQU64   4608(BX), Z1
+	VPTERNLOGD  $0x96, 4864(BX), Z1, Z0
+	VPXORD.BCST 96(R13), Z0, Z0
+	VMOVDQU64   5376(BX), Z1
+	VMOVDQU64   5632(BX), Z2
+	VPTERNLOGD  $0x96, 5888(BX), Z2, Z1
+	VPXORD.BCST 100(R13), Z1, Z1
+	VMOVDQU64   6400(BX), Z2
+	VMOVDQU64   6656(BX), Z3
+	VPTERNLOGD  $0x96, 6912(BX), Z3, Z2
+	VPXORD.BCST 104(R13), Z2, Z2
+	VMOVDQU64   7424(BX), Z3
+	VMOVDQU64   7680(BX), Z4
+	VPTERNLOGD  $0x96, 7936(BX), Z4, Z3
+	VPXORD.BCST 108(R13), Z3, Z3
+	VMOVDQU64   8448(BX), Z4
+	VMOVDQU64   8704(BX), Z5
+	VPTERNLOGD  $0x96, 8960(BX), Z5, Z4
+	VPXORD.BCST 112(R13), Z4, Z4
+	VMOVDQU64   9472(BX), Z5
+	VMOVDQU64   9728(BX), Z6
+	VPTERNLOGD  $0x96, 9984(BX), Z6, Z5
+	VPXORD.BCST 116(R13), Z5, Z5
+	VMOVDQU64   10496(BX), Z6
+	VMOVDQU64   10752(BX), Z7
+	VPTERNLOGD  $0x96, 11008(BX), Z7, Z6
+	VPXORD.BCST 120(R13), Z6, Z6
+	VMOVDQU64   11520(BX), Z7
+	VMOVDQU64   11776(BX), Z8
+	VPTERNLOGD  $0x96, 12032(BX), Z8, Z7
+	VPXORD.BCST 124(R13), Z7, Z7
+	VPXORD      Z3, Z0, Z8
+	VPXORD      Z8, Z5, Z9
+	VPXORD      Z6, Z2, Z10
+	VPXORD      Z10, Z9, Z11
+	VPXORD      Z11, Z1, Z12
+	VPXORD      Z12, Z4, Z13
+	VPXORD      Z7, Z4, Z14
+	VPXORD      Z14, Z5, Z15
+	VMOVDQA64   Z10, Z16
+	VPTERNLOGD  $0x28, Z13, Z15, Z16
+	VPXORD      Z7, Z2, Z17
+	VPXORD      Z14, Z1, Z18
+	VPXORD      Z18, Z8, Z19
+	VPXORD      Z18, Z9, Z20
+	VPXORD      Z20, Z6, Z21
+	VPANDD      Z12, Z21, Z12
+	VPTERNLOGD  $0x28, Z20, Z8, Z14
+	VPXORD      Z5, Z3, Z8
+	VPXORD      Z18, Z0, Z22
+	VPXORD      Z10, Z7, Z23
+	VPANDD      Z11, Z23, Z11
+	VPXORD      Z17, Z8, Z24
+	VPTERNLOGD  $0x28, Z24, Z5, Z18
+	VPXORD      Z8, Z6, Z25
+	VPTERNLOGD  $0x28, Z25, Z19, Z10
+	VMOVDQA64   Z8, Z26
+	VPTERNLOGD  $0x6a, Z1, Z9, Z26
+	VPXORD      Z6, Z0, Z6
+	VPXORD      Z6, Z26, Z27
+	VMOVDQA64   Z2, Z28
+	VPTERNLOGD  $0x96, Z18, Z27, Z28
+	VPTERNLOGD  $0x6a, Z5, Z22, Z15
+	VPXORD      Z15, Z10, Z29
+	VPXORD      Z29, Z28, Z30
+	VPTERNLOGD  $0x6a, Z4, Z17, Z19
+	VPXORD      Z19, Z15, Z31
+	VMOVDQU64   Z23, 16384(BX)
+	VMOVDQA64   Z16, Z23
+	VPTERNLOGD  $0x96, Z31, Z26, Z23
+	VMOVDQU64   Z17, 16448(BX)
+	VPXORD      Z11, Z14, Z17
+	VPXORD      Z17, Z28, Z28
+	VMOVDQU64   Z25, 16512(BX)
+	VPXORD      Z14, Z12, Z25
+	VPTERNLOGD  $0x96, Z25, Z16, Z27
+	VPXORD      Z29, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z25, Z31
+	VPXORD      Z19, Z11, Z25
+	VPTERNLOGD  $0x78, Z28, Z27, Z26
+	VPXORD      Z26, Z25, Z26
+	VPXORD      Z10, Z16, Z27
+	VPTERNLOGD  $0x78, Z17, Z31, Z14
+	VPXORD      Z14, Z27, Z14
+	VPXORD      Z14, Z26, Z29
+	VPANDD      Z29, Z30, Z31
+	VPXORD      Z18, Z2, Z18
+	VMOVDQU64   Z22, 16576(BX)
+	VPXORD      Z18, Z12, Z22
+	VPTERNLOGD  $0x6a, Z22, Z30, Z23
+	VPXORD      Z23, Z15, Z15
+	VPXORD      Z14, Z15, Z14
+	VPANDD      Z14, Z28, Z23
+	VPXORD      Z26, Z15, Z15
+	VPANDD      Z15, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z19, Z27
+	VPTERNLOGD  $0x28, Z29, Z18, Z27
+	VPTERNLOGD  $0x96, Z16, Z11, Z22
+	VPANDD      Z14, Z22, Z11
+	VPXORD      Z25, Z12, Z12
+	VPTERNLOGD  $0x96, Z12, Z10, Z6
+	VPANDD      Z15, Z6, Z6
+	VPXORD      Z17, Z23, Z10
+	VPANDD      Z10, Z13, Z12
+	VPXORD      Z23, Z31, Z13
+	VPXORD      Z17, Z31, Z14
+	VPXORD      Z6, Z11, Z15
+	VPXORD      Z11, Z27, Z11
+	VPANDD      Z11, Z8, Z8
+	VPXORD      Z6, Z27, Z6
+	VPXORD      Z10, Z15, Z16
+	VPXORD      Z13, Z11, Z17
+	VPANDD      Z17, Z24, Z18
+	VPXORD      Z14, Z6, Z19
+	VPXORD      Z1, Z0, Z22
+	VPXORD      Z22, Z3, Z23
+	VPTERNLOGD  $0x60, Z23, Z7, Z10
+	VPXORD      Z4, Z2, Z2
+	VPTERNLOGD  $0x28, Z13, Z2, Z23
+	VPXORD      Z2, Z7, Z4
+	VMOVDQA64   Z1, Z24
+	VPTERNLOGD  $0x28, Z15, Z5, Z24
+	VPANDD      Z11, Z0, Z0
+	VPXORD      Z22, Z5, Z5
+	VPANDD      Z6, Z5, Z11
+	VPTERNLOGD  $0x28, Z16, Z7, Z9
+	VPTERNLOGD  $0x96, Z1, Z3, Z2
+	VPTERNLOGD  $0x28, Z19, Z4, Z5
+	VPTERNLOGD  $0x6a, Z8, Z20, Z15
+	VPTERNLOGD  $0x6a, Z12, Z14, Z21
+	VPXORD      Z21, Z15, Z1
+	VPXORD      Z0, Z10, Z3
+	VPTERNLOGD  $0x96, Z11, Z3, Z23
+	VPTERNLOGD  $0x6a, Z0, Z2, Z17
+	VPTERNLOGD  $0x96, Z17, Z24, Z9
+	VPXORD      Z9, Z23, Z0
+	VPXORD      Z0, Z1, Z2
+	VMOVDQU64   Z2, 14144(BX)
+	VPTERNLOGD  $0x96, Z17, Z11, Z5
+	VPXORD      Z1, Z5, Z1
+	VPXORD      Z1, Z23, Z7
+	VMOVDQU64   Z7, 13952(BX)
+	VPTERNLOGD  $0x6a, Z24, Z4, Z14
+	VPXORD      Z14, Z3, Z3
+	VPTERNLOGD  $0x78, 16576(BX), Z6, Z8
+	VPTERNLOGD  $0x6c, 16512(BX), Z18, Z19
+	VPTERNLOGD  $0x96, Z3, Z8, Z19
+	VPXORD      Z19, Z5, Z4
+	VMOVDQU64   Z4, 13888(BX)
+	VPTERNLOGD  $0x78, 16448(BX), Z13, Z12
+	VPXORD      Z12, Z8, Z4
+	VPTERNLOGD  $0x78, 16384(BX), Z16, Z18
+	VPTERNLOGD  $0x96, Z4, Z15, Z18
+	VPXORD      Z18, Z2, Z2
+	VMOVDQU64   Z2, 14080(BX)
+	VPTERNLOGD  $0x96, Z19, Z4, Z7
+	VMOVDQU64   Z7, 14272(BX)
+	VPXORD      Z19, Z1, Z2
+	VMOVDQU64   Z2, 14016(BX)
+	VPTERNLOGD  $0x96, Z9, Z3, Z1
+	VPXORD      Z1, Z18, Z1
+	VMOVDQU64   Z1, 13824(BX)
+	VPXORD      Z0, Z19, Z0
+	VMOVDQU64   Z0, 14208(BX)
+	VMOVDQU64   4416(BX), Z0
+	VMOVDQU64   4672(BX), Z1
+	VPTERNLOGD  $0x96, 4928(BX), Z1, Z0
+	VPXORD.BCST 64(R13), Z0, Z0
+	VMOVDQU64   5440(BX), Z1
+	VMOVDQU64   5696(BX), Z2
+	VPTERNLOGD  $0x96, 5952(BX), Z2, Z1
+	VPXORD.BCST 68(R13), Z1, Z1
+	VMOVDQU64   6464(BX), Z2
+	VMOVDQU64   6720(BX), Z3
+	VPTERNLOGD  $0x96, 6976(BX), Z3, Z2
+	VPXORD.BCST 72(R13), Z2, Z2
+	VMOVDQU64   7488(BX), Z3
+	VMOVDQU64   7744(BX), Z4
+	VPTERNLOGD  $0x96, 8000(BX), Z4, Z3
+	VPXORD.BCST 76(R13), Z3, Z3
+	VMOVDQU64   8512(BX), Z4
+	VMOVDQU64   8768(BX), Z5
+	VPTERNLOGD  $0x96, 9024(BX), Z5, Z4
+	VPXORD.BCST 80(R13), Z4, Z4
+	VMOVDQU64   9536(BX), Z5
+	VMOVDQU64   9792(BX), Z6
+	VPTERNLOGD  $0x96, 10048(BX), Z6, Z5
+	VPXORD.BCST 84(R13), Z5, Z5
+	VMOVDQU64   10560(BX), Z6
+	VMOVDQU64   10816(BX), Z7
+	VPTERNLOGD  $0x96, 11072(BX), Z7, Z6
+	VPXORD.BCST 88(R13), Z6, Z6
+	VMOVDQU64   11584(BX), Z7
+	VMOVDQU64   11840(BX), Z8
+	VPTERNLOGD  $0x96, 12096(BX), Z8, Z7
+	VPXORD.BCST 92(R13), Z7, Z7
+	VPXORD      Z3, Z0, Z8
+	VPXORD      Z8, Z5, Z9
+	VPXORD      Z6, Z2, Z10
+	VPXORD      Z10, Z9, Z11
+	VPXORD      Z11, Z1, Z12
+	VPXORD      Z12, Z4, Z13
+	VPXORD      Z7, Z4, Z14
+	VPXORD      Z14, Z5, Z15
+	VMOVDQA64   Z10, Z16
+	VPTERNLOGD  $0x28, Z13, Z15, Z16
+	VPXORD      Z7, Z2, Z17
+	VPXORD      Z14, Z1, Z18
+	VPXORD      Z18, Z8, Z19
+	VPXORD      Z18, Z9, Z20
+	VPXORD      Z20, Z6, Z21
+	VPANDD      Z12, Z21, Z12
+	VPTERNLOGD  $0x28, Z20, Z8, Z14
+	VPXORD      Z5, Z3, Z8
+	VPXORD      Z18, Z0, Z22
+	VPXORD      Z10, Z7, Z23
+	VPANDD      Z11, Z23, Z11
+	VPXORD      Z17, Z8, Z24
+	VPTERNLOGD  $0x28, Z24, Z5, Z18
+	VPXORD      Z8, Z6, Z25
+	VPTERNLOGD  $0x28, Z25, Z19, Z10
+	VMOVDQA64   Z8, Z26
+	VPTERNLOGD  $0x6a, Z1, Z9, Z26
+	VPXORD      Z6, Z0, Z6
+	VPXORD      Z6, Z26, Z27
+	VMOVDQA64   Z2, Z28
+	VPTERNLOGD  $0x96, Z18, Z27, Z28
+	VPTERNLOGD  $0x6a, Z5, Z22, Z15
+	VPXORD      Z15, Z10, Z29
+	VPXORD      Z29, Z28, Z30
+	VPTERNLOGD  $0x6a, Z4, Z17, Z19
+	VPXORD      Z19, Z15, Z31
+	VMOVDQU64   Z23, 16384(BX)
+	VMOVDQA64   Z16, Z23
+	VPTERNLOGD  $0x96, Z31, Z26, Z23
+	VMOVDQU64   Z17, 16448(BX)
+	VPXORD      Z11, Z14, Z17
+	VPXORD      Z17, Z28, Z28
+	VMOVDQU64   Z25, 16512(BX)
+	VPXORD      Z14, Z12, Z25
+	VPTERNLOGD  $0x96, Z25, Z16, Z27
+	VPXORD      Z29, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z25, Z31
+	VPXORD      Z19, Z11, Z25
+	VPTERNLOGD  $0x78, Z28, Z27, Z26
+	VPXORD      Z26, Z25, Z26
+	VPXORD      Z10, Z16, Z27
+	VPTERNLOGD  $0x78, Z17, Z31, Z14
+	VPXORD      Z14, Z27, Z14
+	VPXORD      Z14, Z26, Z29
+	VPANDD      Z29, Z30, Z31
+	VPXORD      Z18, Z2, Z18
+	VMOVDQU64   Z22, 16576(BX)
+	VPXORD      Z18, Z12, Z22
+	VPTERNLOGD  $0x6a, Z22, Z30, Z23
+	VPXORD      Z23, Z15, Z15
+	VPXORD      Z14, Z15, Z14
+	VPANDD      Z14, Z28, Z23
+	VPXORD      Z26, Z15, Z15
+	VPANDD      Z15, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z19, Z27
+	VPTERNLOGD  $0x28, Z29, Z18, Z27
+	VPTERNLOGD  $0x96, Z16, Z11, Z22
+	VPANDD      Z14, Z22, Z11
+	VPXORD      Z25, Z12, Z12
+	VPTERNLOGD  $0x96, Z12, Z10, Z6
+	VPANDD      Z15, Z6, Z6
+	VPXORD      Z17, Z23, Z10
+	VPANDD      Z10, Z13, Z12
+	VPXORD      Z23, Z31, Z13
+	VPXORD      Z17, Z31, Z14
+	VPXORD      Z6, Z11, Z15
+	VPXORD      Z11, Z27, Z11
+	VPANDD      Z11, Z8, Z8
+	VPXORD      Z6, Z27, Z6
+	VPXORD      Z10, Z15, Z16
+	VPXORD      Z13, Z11, Z17
+	VPANDD      Z17, Z24, Z18
+	VPXORD      Z14, Z6, Z19
+	VPXORD      Z1, Z0, Z22
+	VPXORD      Z22, Z3, Z23
+	VPTERNLOGD  $0x60, Z23, Z7, Z10
+	VPXORD      Z4, Z2, Z2
+	VPTERNLOGD  $0x28, Z13, Z2, Z23
+	VPXORD      Z2, Z7, Z4
+	VMOVDQA64   Z1, Z24
+	VPTERNLOGD  $0x28, Z15, Z5, Z24
+	VPANDD      Z11, Z0, Z0
+	VPXORD      Z22, Z5, Z5
+	VPANDD      Z6, Z5, Z11
+	VPTERNLOGD  $0x28, Z16, Z7, Z9
+	VPTERNLOGD  $0x96, Z1, Z3, Z2
+	VPTERNLOGD  $0x28, Z19, Z4, Z5
+	VPTERNLOGD  $0x6a, Z8, Z20, Z15
+	VPTERNLOGD  $0x6a, Z12, Z14, Z21
+	VPXORD      Z21, Z15, Z1
+	VPXORD      Z0, Z10, Z3
+	VPTERNLOGD  $0x96, Z11, Z3, Z23
+	VPTERNLOGD  $0x6a, Z0, Z2, Z17
+	VPTERNLOGD  $0x96, Z17, Z24, Z9
+	VPXORD      Z9, Z23, Z0
+	VPXORD      Z0, Z1, Z2
+	VMOVDQU64   Z2, 13632(BX)
+	VPTERNLOGD  $0x96, Z17, Z11, Z5
+	VPXORD      Z1, Z5, Z1
+	VPXORD      Z1, Z23, Z7
+	VMOVDQU64   Z7, 13440(BX)
+	VPTERNLOGD  $0x6a, Z24, Z4, Z14
+	VPXORD      Z14, Z3, Z3
+	VPTERNLOGD  $0x78, 16576(BX), Z6, Z8
+	VPTERNLOGD  $0x6c, 16512(BX), Z18, Z19
+	VPTERNLOGD  $0x96, Z3, Z8, Z19
+	VPXORD      Z19, Z5, Z4
+	VMOVDQU64   Z4, 13376(BX)
+	VPTERNLOGD  $0x78, 16448(BX), Z13, Z12
+	VPXORD      Z12, Z8, Z4
+	VPTERNLOGD  $0x78, 16384(BX), Z16, Z18
+	VPTERNLOGD  $0x96, Z4, Z15, Z18
+	VPXORD      Z18, Z2, Z2
+	VMOVDQU64   Z2, 13568(BX)
+	VPTERNLOGD  $0x96, Z19, Z4, Z7
+	VMOVDQU64   Z7, 13760(BX)
+	VPXORD      Z19, Z1, Z2
+	VMOVDQU64   Z2, 13504(BX)
+	VPTERNLOGD  $0x96, Z9, Z3, Z1
+	VPXORD      Z1, Z18, Z1
+	VMOVDQU64   Z1, 13312(BX)
+	VPXORD      Z0, Z19, Z0
+	VMOVDQU64   Z0, 13696(BX)
+	VMOVDQU64   4480(BX), Z0
+	VMOVDQU64   4736(BX), Z1
+	VPTERNLOGD  $0x96, 4992(BX), Z1, Z0
+	VPXORD.BCST 32(R13), Z0, Z0
+	VMOVDQU64   5504(BX), Z1
+	VMOVDQU64   5760(BX), Z2
+	VPTERNLOGD  $0x96, 6016(BX), Z2, Z1
+	VPXORD.BCST 36(R13), Z1, Z1
+	VMOVDQU64   6528(BX), Z2
+	VMOVDQU64   6784(BX), Z3
+	VPTERNLOGD  $0x96, 7040(BX), Z3, Z2
+	VPXORD.BCST 40(R13), Z2, Z2
+	VMOVDQU64   7552(BX), Z3
+	VMOVDQU64   7808(BX), Z4
+	VPTERNLOGD  $0x96, 8064(BX), Z4, Z3
+	VPXORD.BCST 44(R13), Z3, Z3
+	VMOVDQU64   8576(BX), Z4
+	VMOVDQU64   8832(BX), Z5
+	VPTERNLOGD  $0x96, 9088(BX), Z5, Z4
+	VPXORD.BCST 48(R13), Z4, Z4
+	VMOVDQU64   9600(BX), Z5
+	VMOVDQU64   9856(BX), Z6
+	VPTERNLOGD  $0x96, 10112(BX), Z6, Z5
+	VPXORD.BCST 52(R13), Z5, Z5
+	VMOVDQU64   10624(BX), Z6
+	VMOVDQU64   10880(BX), Z7
+	VPTERNLOGD  $0x96, 11136(BX), Z7, Z6
+	VPXORD.BCST 56(R13), Z6, Z6
+	VMOVDQU64   11648(BX), Z7
+	VMOVDQU64   11904(BX), Z8
+	VPTERNLOGD  $0x96, 12160(BX), Z8, Z7
+	VPXORD.BCST 60(R13), Z7, Z7
+	VPXORD      Z3, Z0, Z8
+	VPXORD      Z8, Z5, Z9
+	VPXORD      Z6, Z2, Z10
+	VPXORD      Z10, Z9, Z11
+	VPXORD      Z11, Z1, Z12
+	VPXORD      Z12, Z4, Z13
+	VPXORD      Z7, Z4, Z14
+	VPXORD      Z14, Z5, Z15
+	VMOVDQA64   Z10, Z16
+	VPTERNLOGD  $0x28, Z13, Z15, Z16
+	VPXORD      Z7, Z2, Z17
+	VPXORD      Z14, Z1, Z18
+	VPXORD      Z18, Z8, Z19
+	VPXORD      Z18, Z9, Z20
+	VPXORD      Z20, Z6, Z21
+	VPANDD      Z12, Z21, Z12
+	VPTERNLOGD  $0x28, Z20, Z8, Z14
+	VPXORD      Z5, Z3, Z8
+	VPXORD      Z18, Z0, Z22
+	VPXORD      Z10, Z7, Z23
+	VPANDD      Z11, Z23, Z11
+	VPXORD      Z17, Z8, Z24
+	VPTERNLOGD  $0x28, Z24, Z5, Z18
+	VPXORD      Z8, Z6, Z25
+	VPTERNLOGD  $0x28, Z25, Z19, Z10
+	VMOVDQA64   Z8, Z26
+	VPTERNLOGD  $0x6a, Z1, Z9, Z26
+	VPXORD      Z6, Z0, Z6
+	VPXORD      Z6, Z26, Z27
+	VMOVDQA64   Z2, Z28
+	VPTERNLOGD  $0x96, Z18, Z27, Z28
+	VPTERNLOGD  $0x6a, Z5, Z22, Z15
+	VPXORD      Z15, Z10, Z29
+	VPXORD      Z29, Z28, Z30
+	VPTERNLOGD  $0x6a, Z4, Z17, Z19
+	VPXORD      Z19, Z15, Z31
+	VMOVDQU64   Z23, 16384(BX)
+	VMOVDQA64   Z16, Z23
+	VPTERNLOGD  $0x96, Z31, Z26, Z23
+	VMOVDQU64   Z17, 16448(BX)
+	VPXORD      Z11, Z14, Z17
+	VPXORD      Z17, Z28, Z28
+	VMOVDQU64   Z25, 16512(BX)
+	VPXORD      Z14, Z12, Z25
+	VPTERNLOGD  $0x96, Z25, Z16, Z27
+	VPXORD      Z29, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z25, Z31
+	VPXORD      Z19, Z11, Z25
+	VPTERNLOGD  $0x78, Z28, Z27, Z26
+	VPXORD      Z26, Z25, Z26
+	VPXORD      Z10, Z16, Z27
+	VPTERNLOGD  $0x78, Z17, Z31, Z14
+	VPXORD      Z14, Z27, Z14
+	VPXORD      Z14, Z26, Z29
+	VPANDD      Z29, Z30, Z31
+	VPXORD      Z18, Z2, Z18
+	VMOVDQU64   Z22, 16576(BX)
+	VPXORD      Z18, Z12, Z22
+	VPTERNLOGD  $0x6a, Z22, Z30, Z23
+	VPXORD      Z23, Z15, Z15
+	VPXORD      Z14, Z15, Z14
+	VPANDD      Z14, Z28, Z23
+	VPXORD      Z26, Z15, Z15
+	VPANDD      Z15, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z19, Z27
+	VPTERNLOGD  $0x28, Z29, Z18, Z27
+	VPTERNLOGD  $0x96, Z16, Z11, Z22
+	VPANDD      Z14, Z22, Z11
+	VPXORD      Z25, Z12, Z12
+	VPTERNLOGD  $0x96, Z12, Z10, Z6
+	VPANDD      Z15, Z6, Z6
+	VPXORD      Z17, Z23, Z10
+	VPANDD      Z10, Z13, Z12
+	VPXORD      Z23, Z31, Z13
+	VPXORD      Z17, Z31, Z14
+	VPXORD      Z6, Z11, Z15
+	VPXORD      Z11, Z27, Z11
+	VPANDD      Z11, Z8, Z8
+	VPXORD      Z6, Z27, Z6
+	VPXORD      Z10, Z15, Z16
+	VPXORD      Z13, Z11, Z17
+	VPANDD      Z17, Z24, Z18
+	VPXORD      Z14, Z6, Z19
+	VPXORD      Z1, Z0, Z22
+	VPXORD      Z22, Z3, Z23
+	VPTERNLOGD  $0x60, Z23, Z7, Z10
+	VPXORD      Z4, Z2, Z2
+	VPTERNLOGD  $0x28, Z13, Z2, Z23
+	VPXORD      Z2, Z7, Z4
+	VMOVDQA64   Z1, Z24
+	VPTERNLOGD  $0x28, Z15, Z5, Z24
+	VPANDD      Z11, Z0, Z0
+	VPXORD      Z22, Z5, Z5
+	VPANDD      Z6, Z5, Z11
+	VPTERNLOGD  $0x28, Z16, Z7, Z9
+	VPTERNLOGD  $0x96, Z1, Z3, Z2
+	VPTERNLOGD  $0x28, Z19, Z4, Z5
+	VPTERNLOGD  $0x6a, Z8, Z20, Z15
+	VPTERNLOGD  $0x6a, Z12, Z14, Z21
+	VPXORD      Z21, Z15, Z1
+	VPXORD      Z0, Z10, Z3
+	VPTERNLOGD  $0x96, Z11, Z3, Z23
+	VPTERNLOGD  $0x6a, Z0, Z2, Z17
+	VPTERNLOGD  $0x96, Z17, Z24, Z9
+	VPXORD      Z9, Z23, Z0
+	VPXORD      Z0, Z1, Z2
+	VMOVDQU64   Z2, 13120(BX)
+	VPTERNLOGD  $0x96, Z17, Z11, Z5
+	VPXORD      Z1, Z5, Z1
+	VPXORD      Z1, Z23, Z7
+	VMOVDQU64   Z7, 12928(BX)
+	VPTERNLOGD  $0x6a, Z24, Z4, Z14
+	VPXORD      Z14, Z3, Z3
+	VPTERNLOGD  $0x78, 16576(BX), Z6, Z8
+	VPTERNLOGD  $0x6c, 16512(BX), Z18, Z19
+	VPTERNLOGD  $0x96, Z3, Z8, Z19
+	VPXORD      Z19, Z5, Z4
+	VMOVDQU64   Z4, 12864(BX)
+	VPTERNLOGD  $0x78, 16448(BX), Z13, Z12
+	VPXORD      Z12, Z8, Z4
+	VPTERNLOGD  $0x78, 16384(BX), Z16, Z18
+	VPTERNLOGD  $0x96, Z4, Z15, Z18
+	VPXORD      Z18, Z2, Z2
+	VMOVDQU64   Z2, 13056(BX)
+	VPTERNLOGD  $0x96, Z19, Z4, Z7
+	VMOVDQU64   Z7, 13248(BX)
+	VPXORD      Z19, Z1, Z2
+	VMOVDQU64   Z2, 12992(BX)
+	VPTERNLOGD  $0x96, Z9, Z3, Z1
+	VPXORD      Z1, Z18, Z1
+	VMOVDQU64   Z1, 12800(BX)
+	VPXORD      Z0, Z19, Z0
+	VMOVDQU64   Z0, 13184(BX)
+	VMOVDQU64   4544(BX), Z0
+	VMOVDQU64   4800(BX), Z1
+	VPTERNLOGD  $0x96, 5056(BX), Z1, Z0
+	VPXORD.BCST (R13), Z0, Z0
+	VMOVDQU64   5568(BX), Z1
+	VMOVDQU64   5824(BX), Z2
+	VPTERNLOGD  $0x96, 6080(BX), Z2, Z1
+	VPXORD.BCST 4(R13), Z1, Z1
+	VMOVDQU64   6592(BX), Z2
+	VMOVDQU64   6848(BX), Z3
+	VPTERNLOGD  $0x96, 7104(BX), Z3, Z2
+	VPXORD.BCST 8(R13), Z2, Z2
+	VMOVDQU64   7616(BX), Z3
+	VMOVDQU64   7872(BX), Z4
+	VPTERNLOGD  $0x96, 8128(BX), Z4, Z3
+	VPXORD.BCST 12(R13), Z3, Z3
+	VMOVDQU64   8640(BX), Z4
+	VMOVDQU64   8896(BX), Z5
+	VPTERNLOGD  $0x96, 9152(BX), Z5, Z4
+	VPXORD.BCST 16(R13), Z4, Z4
+	VMOVDQU64   9664(BX), Z5
+	VMOVDQU64   9920(BX), Z6
+	VPTERNLOGD  $0x96, 10176(BX), Z6, Z5
+	VPXORD.BCST 20(R13), Z5, Z5
+	VMOVDQU64   10688(BX), Z6
+	VMOVDQU64   10944(BX), Z7
+	VPTERNLOGD  $0x96, 11200(BX), Z7, Z6
+	VPXORD.BCST 24(R13), Z6, Z6
+	VMOVDQU64   11712(BX), Z7
+	VMOVDQU64   11968(BX), Z8
+	VPTERNLOGD  $0x96, 12224(BX), Z8, Z7
+	VPXORD.BCST 28(R13), Z7, Z7
+	VPXORD      Z3, Z0, Z8
+	VPXORD      Z8, Z5, Z9
+	VPXORD      Z6, Z2, Z10
+	VPXORD      Z10, Z9, Z11
+	VPXORD      Z11, Z1, Z12
+	VPXORD      Z12, Z4, Z13
+	VPXORD      Z7, Z4, Z14
+	VPXORD      Z14, Z5, Z15
+	VMOVDQA64   Z10, Z16
+	VPTERNLOGD  $0x28, Z13, Z15, Z16
+	VPXORD      Z7, Z2, Z17
+	VPXORD      Z14, Z1, Z18
+	VPXORD      Z18, Z8, Z19
+	VPXORD      Z18, Z9, Z20
+	VPXORD      Z20, Z6, Z21
+	VPANDD      Z12, Z21, Z12
+	VPTERNLOGD  $0x28, Z20, Z8, Z14
+	VPXORD      Z5, Z3, Z8
+	VPXORD      Z18, Z0, Z22
+	VPXORD      Z10, Z7, Z23
+	VPANDD      Z11, Z23, Z11
+	VPXORD      Z17, Z8, Z24
+	VPTERNLOGD  $0x28, Z24, Z5, Z18
+	VPXORD      Z8, Z6, Z25
+	VPTERNLOGD  $0x28, Z25, Z19, Z10
+	VMOVDQA64   Z8, Z26
+	VPTERNLOGD  $0x6a, Z1, Z9, Z26
+	VPXORD      Z6, Z0, Z6
+	VPXORD      Z6, Z26, Z27
+	VMOVDQA64   Z2, Z28
+	VPTERNLOGD  $0x96, Z18, Z27, Z28
+	VPTERNLOGD  $0x6a, Z5, Z22, Z15
+	VPXORD      Z15, Z10, Z29
+	VPXORD      Z29, Z28, Z30
+	VPTERNLOGD  $0x6a, Z4, Z17, Z19
+	VPXORD      Z19, Z15, Z31
+	VMOVDQU64   Z23, 16384(BX)
+	VMOVDQA64   Z16, Z23
+	VPTERNLOGD  $0x96, Z31, Z26, Z23
+	VMOVDQU64   Z17, 16448(BX)
+	VPXORD      Z11, Z14, Z17
+	VPXORD      Z17, Z28, Z28
+	VMOVDQU64   Z25, 16512(BX)
+	VPXORD      Z14, Z12, Z25
+	VPTERNLOGD  $0x96, Z25, Z16, Z27
+	VPXORD      Z29, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z25, Z31
+	VPXORD      Z19, Z11, Z25
+	VPTERNLOGD  $0x78, Z28, Z27, Z26
+	VPXORD      Z26, Z25, Z26
+	VPXORD      Z10, Z16, Z27
+	VPTERNLOGD  $0x78, Z17, Z31, Z14
+	VPXORD      Z14, Z27, Z14
+	VPXORD      Z14, Z26, Z29
+	VPANDD      Z29, Z30, Z31
+	VPXORD      Z18, Z2, Z18
+	VMOVDQU64   Z22, 16576(BX)
+	VPXORD      Z18, Z12, Z22
+	VPTERNLOGD  $0x6a, Z22, Z30, Z23
+	VPXORD      Z23, Z15, Z15
+	VPXORD      Z14, Z15, Z14
+	VPANDD      Z14, Z28, Z23
+	VPXORD      Z26, Z15, Z15
+	VPANDD      Z15, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z19, Z27
+	VPTERNLOGD  $0x28, Z29, Z18, Z27
+	VPTERNLOGD  $0x96, Z16, Z11, Z22
+	VPANDD      Z14, Z22, Z11
+	VPXORD      Z25, Z12, Z12
+	VPTERNLOGD  $0x96, Z12, Z10, Z6
+	VPANDD      Z15, Z6, Z6
+	VPXORD      Z17, Z23, Z10
+	VPANDD      Z10, Z13, Z12
+	VPXORD      Z23, Z31, Z13
+	VPXORD      Z17, Z31, Z14
+	VPXORD      Z6, Z11, Z15
+	VPXORD      Z11, Z27, Z11
+	VPANDD      Z11, Z8, Z8
+	VPXORD      Z6, Z27, Z6
+	VPXORD      Z10, Z15, Z16
+	VPXORD      Z13, Z11, Z17
+	VPANDD      Z17, Z24, Z18
+	VPXORD      Z14, Z6, Z19
+	VPXORD      Z1, Z0, Z22
+	VPXORD      Z22, Z3, Z23
+	VPTERNLOGD  $0x60, Z23, Z7, Z10
+	VPXORD      Z4, Z2, Z2
+	VPTERNLOGD  $0x28, Z13, Z2, Z23
+	VPXORD      Z2, Z7, Z4
+	VMOVDQA64   Z1, Z24
+	VPTERNLOGD  $0x28, Z15, Z5, Z24
+	VPANDD      Z11, Z0, Z0
+	VPXORD      Z22, Z5, Z5
+	VPANDD      Z6, Z5, Z11
+	VPTERNLOGD  $0x28, Z16, Z7, Z9
+	VPTERNLOGD  $0x96, Z1, Z3, Z2
+	VPTERNLOGD  $0x28, Z19, Z4, Z5
+	VPTERNLOGD  $0x6a, Z8, Z20, Z15
+	VPTERNLOGD  $0x6a, Z12, Z14, Z21
+	VPXORD      Z21, Z15, Z1
+	VPXORD      Z0, Z10, Z3
+	VPTERNLOGD  $0x96, Z11, Z3, Z23
+	VPTERNLOGD  $0x6a, Z0, Z2, Z17
+	VPTERNLOGD  $0x96, Z17, Z24, Z9
+	VPXORD      Z9, Z23, Z0
+	VPXORD      Z0, Z1, Z2
+	VMOVDQU64   Z2, 12608(BX)
+	VPTERNLOGD  $0x96, Z17, Z11, Z5
+	VPXORD      Z1, Z5, Z1
+	VPXORD      Z1, Z23, Z7
+	VMOVDQU64   Z7, 12416(BX)
+	VPTERNLOGD  $0x6a, Z24, Z4, Z14
+	VPXORD      Z14, Z3, Z3
+	VPTERNLOGD  $0x78, 16576(BX), Z6, Z8
+	VPTERNLOGD  $0x6c, 16512(BX), Z18, Z19
+	VPTERNLOGD  $0x96, Z3, Z8, Z19
+	VPXORD      Z19, Z5, Z4
+	VMOVDQU64   Z4, 12352(BX)
+	VPTERNLOGD  $0x78, 16448(BX), Z13, Z12
+	VPXORD      Z12, Z8, Z4
+	VPTERNLOGD  $0x78, 16384(BX), Z16, Z18
+	VPTERNLOGD  $0x96, Z4, Z15, Z18
+	VPXORD      Z18, Z2, Z2
+	VMOVDQU64   Z2, 12544(BX)
+	VPTERNLOGD  $0x96, Z19, Z4, Z7
+	VMOVDQU64   Z7, 12736(BX)
+	VPXORD      Z19, Z1, Z2
+	VMOVDQU64   Z2, 12480(BX)
+	VPTERNLOGD  $0x96, Z9, Z3, Z1
+	VPXORD      Z1, Z18, Z1
+	VMOVDQU64   Z1, 12288(BX)
+	VPXORD      Z0, Z19, Z0
+	VMOVDQU64   Z0, 12672(BX)
+	VMOVDQU64   12288(BX), Z0
+	VPXORD      13824(BX), Z0, Z0
+	VMOVDQU64   Z0, 14336(BX)
+	VMOVDQU64   12352(BX), Z1
+	VPXORD      13888(BX), Z1, Z1
+	VMOVDQU64   Z1, 14400(BX)
+	VMOVDQU64   12416(BX), Z2
+	VPXORD      13952(BX), Z2, Z2
+	VMOVDQU64   Z2, 14464(BX)
+	VMOVDQU64   12480(BX), Z3
+	VPXORD      14016(BX), Z3, Z3
+	VMOVDQU64   Z3, 14528(BX)
+	VMOVDQU64   12544(BX), Z4
+	VPXORD      14080(BX), Z4, Z4
+	VMOVDQU64   Z4, 14592(BX)
+	VMOVDQU64   12608(BX), Z5
+	VPXORD      14144(BX), Z5, Z5
+	VMOVDQU64   Z5, 14656(BX)
+	VMOVDQU64   12672(BX), Z6
+	VPXORD      14208(BX), Z6, Z6
+	VMOVDQU64   Z6, 14720(BX)
+	VMOVDQU64   12736(BX), Z7
+	VPXORD      14272(BX), Z7, Z7
+	VMOVDQU64   Z7, 14784(BX)
+	VMOVDQU64   12800(BX), Z8
+	VPXORD      12288(BX), Z8, Z8
+	VMOVDQU64   Z8, 14848(BX)
+	VMOVDQU64   12864(BX), Z9
+	VPXORD      12352(BX), Z9, Z9
+	VMOVDQU64   Z9, 14912(BX)
+	VMOVDQU64   12928(BX), Z10
+	VPXORD      12416(BX), Z10, Z10
+	VMOVDQU64   Z10, 14976(BX)
+	VMOVDQU64   12992(BX), Z11
+	VPXORD      12480(BX), Z11, Z11
+	VMOVDQU64   Z11, 15040(BX)
+	VMOVDQU64   13056(BX), Z12
+	VPXORD      12544(BX), Z12, Z12
+	VMOVDQU64   Z12, 15104(BX)
+	VMOVDQU64   13120(BX), Z13
+	VPXORD      12608(BX), Z13, Z13
+	VMOVDQU64   Z13, 15168(BX)
+	VMOVDQU64   13184(BX), Z14
+	VPXORD      12672(BX), Z14, Z14
+	VMOVDQU64   Z14, 15232(BX)
+	VMOVDQU64   13248(BX), Z15
+	VPXORD      12736(BX), Z15, Z15
+	VMOVDQU64   Z15, 15296(BX)
+	VMOVDQU64   13312(BX), Z0
+	VPXORD      12800(BX), Z0, Z0
+	VMOVDQU64   Z0, 15360(BX)
+	VMOVDQU64   13376(BX), Z1
+	VPXORD      12864(BX), Z1, Z1
+	VMOVDQU64   Z1, 15424(BX)
+	VMOVDQU64   13440(BX), Z2
+	VPXORD      12928(BX), Z2, Z2
+	VMOVDQU64   Z2, 15488(BX)
+	VMOVDQU64   13504(BX), Z3
+	VPXORD      12992(BX), Z3, Z3
+	VMOVDQU64   Z3, 15552(BX)
+	VMOVDQU64   13568(BX), Z4
+	VPXORD      13056(BX), Z4, Z4
+	VMOVDQU64   Z4, 15616(BX)
+	VMOVDQU64   13632(BX), Z5
+	VPXORD      13120(BX), Z5, Z5
+	VMOVDQU64   Z5, 15680(BX)
+	VMOVDQU64   13696(BX), Z6
+	VPXORD      13184(BX), Z6, Z6
+	VMOVDQU64   Z6, 15744(BX)
+	VMOVDQU64   13760(BX), Z7
+	VPXORD      13248(BX), Z7, Z7
+	VMOVDQU64   Z7, 15808(BX)
+	VMOVDQU64   13824(BX), Z8
+	VPXORD      13312(BX), Z8, Z8
+	VMOVDQU64   Z8, 15872(BX)
+	VMOVDQU64   13888(BX), Z9
+	VPXORD      13376(BX), Z9, Z9
+	VMOVDQU64   Z9, 15936(BX)
+	VMOVDQU64   13952(BX), Z10
+	VPXORD      13440(BX), Z10, Z10
+	VMOVDQU64   Z10, 16000(BX)
+	VMOVDQU64   14016(BX), Z11
+	VPXORD      13504(BX), Z11, Z11
+	VMOVDQU64   Z11, 16064(BX)
+	VMOVDQU64   14080(BX), Z12
+	VPXORD      13568(BX), Z12, Z12
+	VMOVDQU64   Z12, 16128(BX)
+	VMOVDQU64   14144(BX), Z13
+	VPXORD      13632(BX), Z13, Z13
+	VMOVDQU64   Z13, 16192(BX)
+	VMOVDQU64   14208(BX), Z14
+	VPXORD      13696(BX), Z14, Z14
+	VMOVDQU64   Z14, 16256(BX)
+	VMOVDQU64   14272(BX), Z15
+	VPXORD      13760(BX), Z15, Z15
+	VMOVDQU64   Z15, 16320(BX)
+	VMOVDQU64   4288(BX), Z0
+	VMOVDQU64   16256(BX), Z16
+	VPTERNLOGD  $0x96, 14848(BX), Z16, Z0
+	VPXORD      13184(BX), Z0, Z0
+	VMOVDQU64   Z0, 4288(BX)
+	VMOVDQU64   5312(BX), Z1
+	VMOVDQU64   16320(BX), Z17
+	VPTERNLOGD  $0x96, 14912(BX), Z17, Z1
+	VPXORD      13248(BX), Z1, Z1
+	VMOVDQU64   Z1, 5312(BX)
+	VMOVDQU64   6336(BX), Z2
+	VMOVDQU64   14336(BX), Z18
+	VPTERNLOGD  $0x96, 14976(BX), Z18, Z2
+	VPXORD      13312(BX), Z2, Z2
+	VMOVDQU64   Z2, 6336(BX)
+	VMOVDQU64   7360(BX), Z3
+	VMOVDQU64   14400(BX), Z19
+	VPTERNLOGD  $0x96, 15040(BX), Z19, Z3
+	VPXORD      13376(BX), Z3, Z3
+	VMOVDQU64   Z3, 7360(BX)
+	VMOVDQU64   8384(BX), Z4
+	VMOVDQU64   14464(BX), Z20
+	VPTERNLOGD  $0x96, 15104(BX), Z20, Z4
+	VPXORD      13440(BX), Z4, Z4
+	VMOVDQU64   Z4, 8384(BX)
+	VMOVDQU64   9408(BX), Z5
+	VMOVDQU64   14528(BX), Z21
+	VPTERNLOGD  $0x96, 15168(BX), Z21, Z5
+	VPXORD      13504(BX), Z5, Z5
+	VMOVDQU64   Z5, 9408(BX)
+	VMOVDQU64   10432(BX), Z6
+	VMOVDQU64   14592(BX), Z22
+	VPTERNLOGD  $0x96, 15232(BX), Z22, Z6
+	VPXORD      13568(BX), Z6, Z6
+	VMOVDQU64   Z6, 10432(BX)
+	VMOVDQU64   11456(BX), Z7
+	VMOVDQU64   14656(BX), Z23
+	VPTERNLOGD  $0x96, 15296(BX), Z23, Z7
+	VPXORD      13632(BX), Z7, Z7
+	VMOVDQU64   Z7, 11456(BX)
+	VMOVDQU64   4224(BX), Z8
+	VMOVDQU64   14720(BX), Z24
+	VPTERNLOGD  $0x96, 15360(BX), Z24, Z8
+	VPXORD      13696(BX), Z8, Z8
+	VMOVDQU64   Z8, 4224(BX)
+	VMOVDQU64   5248(BX), Z9
+	VMOVDQU64   14784(BX), Z25
+	VPTERNLOGD  $0x96, 15424(BX), Z25, Z9
+	VPXORD      13760(BX), Z9, Z9
+	VMOVDQU64   Z9, 5248(BX)
+	VMOVDQU64   6272(BX), Z10
+	VMOVDQU64   14848(BX), Z26
+	VPTERNLOGD  $0x96, 15488(BX), Z26, Z10
+	VPXORD      13824(BX), Z10, Z10
+	VMOVDQU64   Z10, 6272(BX)
+	VMOVDQU64   7296(BX), Z11
+	VMOVDQU64   14912(BX), Z27
+	VPTERNLOGD  $0x96, 15552(BX), Z27, Z11
+	VPXORD      13888(BX), Z11, Z11
+	VMOVDQU64   Z11, 7296(BX)
+	VMOVDQU64   8320(BX), Z12
+	VMOVDQU64   14976(BX), Z28
+	VPTERNLOGD  $0x96, 15616(BX), Z28, Z12
+	VPXORD      13952(BX), Z12, Z12
+	VMOVDQU64   Z12, 8320(BX)
+	VMOVDQU64   9344(BX), Z13
+	VMOVDQU64   15040(BX), Z29
+	VPTERNLOGD  $0x96, 15680(BX), Z29, Z13
+	VPXORD      14016(BX), Z13, Z13
+	VMOVDQU64   Z13, 9344(BX)
+	VMOVDQU64   10368(BX), Z14
+	VMOVDQU64   15104(BX), Z30
+	VPTERNLOGD  $0x96, 15744(BX), Z30, Z14
+	VPXORD      14080(BX), Z14, Z14
+	VMOVDQU64   Z14, 10368(BX)
+	VMOVDQU64   11392(BX), Z15
+	VMOVDQU64   15168(BX), Z31
+	VPTERNLOGD  $0x96, 15808(BX), Z31, Z15
+	VPXORD      14144(BX), Z15, Z15
+	VMOVDQU64   Z15, 11392(BX)
+	VMOVDQU64   4160(BX), Z0
+	VMOVDQU64   15232(BX), Z16
+	VPTERNLOGD  $0x96, 15872(BX), Z16, Z0
+	VPXORD      14208(BX), Z0, Z0
+	VMOVDQU64   Z0, 4160(BX)
+	VMOVDQU64   5184(BX), Z1
+	VMOVDQU64   15296(BX), Z17
+	VPTERNLOGD  $0x96, 15936(BX), Z17, Z1
+	VPXORD      14272(BX), Z1, Z1
+	VMOVDQU64   Z1, 5184(BX)
+	VMOVDQU64   6208(BX), Z2
+	VMOVDQU64   15360(BX), Z18
+	VPTERNLOGD  $0x96, 16000(BX), Z18, Z2
+	VPXORD      12288(BX), Z2, Z2
+	VMOVDQU64   Z2, 6208(BX)
+	VMOVDQU64   7232(BX), Z3
+	VMOVDQU64   15424(BX), Z19
+	VPTERNLOGD  $0x96, 16064(BX), Z19, Z3
+	VPXORD      12352(BX), Z3, Z3
+	VMOVDQU64   Z3, 7232(BX)
+	VMOVDQU64   8256(BX), Z4
+	VMOVDQU64   15488(BX), Z20
+	VPTERNLOGD  $0x96, 16128(BX), Z20, Z4
+	VPXORD      12416(BX), Z4, Z4
+	VMOVDQU64   Z4, 8256(BX)
+	VMOVDQU64   9280(BX), Z5
+	VMOVDQU64   15552(BX), Z21
+	VPTERNLOGD  $0x96, 16192(BX), Z21, Z5
+	VPXORD      12480(BX), Z5, Z5
+	VMOVDQU64   Z5, 9280(BX)
+	VMOVDQU64   10304(BX), Z6
+	VMOVDQU64   15616(BX), Z22
+	VPTERNLOGD  $0x96, 16256(BX), Z22, Z6
+	VPXORD      12544(BX), Z6, Z6
+	VMOVDQU64   Z6, 10304(BX)
+	VMOVDQU64   11328(BX), Z7
+	VMOVDQU64   15680(BX), Z23
+	VPTERNLOGD  $0x96, 16320(BX), Z23, Z7
+	VPXORD      12608(BX), Z7, Z7
+	VMOVDQU64   Z7, 11328(BX)
+	VMOVDQU64   4096(BX), Z8
+	VMOVDQU64   15744(BX), Z24
+	VPTERNLOGD  $0x96, 14336(BX), Z24, Z8
+	VPXORD      12672(BX), Z8, Z8
+	VMOVDQU64   Z8, 4096(BX)
+	VMOVDQU64   5120(BX), Z9
+	VMOVDQU64   15808(BX), Z25
+	VPTERNLOGD  $0x96, 14400(BX), Z25, Z9
+	VPXORD      12736(BX), Z9, Z9
+	VMOVDQU64   Z9, 5120(BX)
+	VMOVDQU64   6144(BX), Z10
+	VMOVDQU64   15872(BX), Z26
+	VPTERNLOGD  $0x96, 14464(BX), Z26, Z10
+	VPXORD      12800(BX), Z10, Z10
+	VMOVDQU64   Z10, 6144(BX)
+	VMOVDQU64   7168(BX), Z11
+	VMOVDQU64   15936(BX), Z27
+	VPTERNLOGD  $0x96, 14528(BX), Z27, Z11
+	VPXORD      12864(BX), Z11, Z11
+	VMOVDQU64   Z11, 7168(BX)
+	VMOVDQU64   8192(BX), Z12
+	VMOVDQU64   16000(BX), Z28
+	VPTERNLOGD  $0x96, 14592(BX), Z28, Z12
+	VPXORD      12928(BX), Z12, Z12
+	VMOVDQU64   Z12, 8192(BX)
+	VMOVDQU64   9216(BX), Z13
+	VMOVDQU64   16064(BX), Z29
+	VPTERNLOGD  $0x96, 14656(BX), Z29, Z13
+	VPXORD      12992(BX), Z13, Z13
+	VMOVDQU64   Z13, 9216(BX)
+	VMOVDQU64   10240(BX), Z14
+	VMOVDQU64   16128(BX), Z30
+	VPTERNLOGD  $0x96, 14720(BX), Z30, Z14
+	VPXORD      13056(BX), Z14, Z14
+	VMOVDQU64   Z14, 10240(BX)
+	VMOVDQU64   11264(BX), Z15
+	VMOVDQU64   16192(BX), Z31
+	VPTERNLOGD  $0x96, 14784(BX), Z31, Z15
+	VPXORD      13120(BX), Z15, Z15
+	VMOVDQU64   Z15, 11264(BX)
+	VMOVDQU64   4608(BX), Z0
+	VMOVDQU64   4864(BX), Z1
+	VPTERNLOGD  $0x96, 4096(BX), Z1, Z0
+	VPXORD.BCST 224(R13), Z0, Z0
+	VMOVDQU64   5632(BX), Z1
+	VMOVDQU64   5888(BX), Z2
+	VPTERNLOGD  $0x96, 5120(BX), Z2, Z1
+	VPXORD.BCST 228(R13), Z1, Z1
+	VMOVDQU64   6656(BX), Z2
+	VMOVDQU64   6912(BX), Z3
+	VPTERNLOGD  $0x96, 6144(BX), Z3, Z2
+	VPXORD.BCST 232(R13), Z2, Z2
+	VMOVDQU64   7680(BX), Z3
+	VMOVDQU64   7936(BX), Z4
+	VPTERNLOGD  $0x96, 7168(BX), Z4, Z3
+	VPXORD.BCST 236(R13), Z3, Z3
+	VMOVDQU64   8704(BX), Z4
+	VMOVDQU64   8960(BX), Z5
+	VPTERNLOGD  $0x96, 8192(BX), Z5, Z4
+	VPXORD.BCST 240(R13), Z4, Z4
+	VMOVDQU64   9728(BX), Z5
+	VMOVDQU64   9984(BX), Z6
+	VPTERNLOGD  $0x96, 9216(BX), Z6, Z5
+	VPXORD.BCST 244(R13), Z5, Z5
+	VMOVDQU64   10752(BX), Z6
+	VMOVDQU64   11008(BX), Z7
+	VPTERNLOGD  $0x96, 10240(BX), Z7, Z6
+	VPXORD.BCST 248(R13), Z6, Z6
+	VMOVDQU64   11776(BX), Z7
+	VMOVDQU64   12032(BX), Z8
+	VPTERNLOGD  $0x96, 11264(BX), Z8, Z7
+	VPXORD.BCST 252(R13), Z7, Z7
+	VPXORD      Z3, Z0, Z8
+	VPXORD      Z8, Z5, Z9
+	VPXORD      Z6, Z2, Z10
+	VPXORD      Z10, Z9, Z11
+	VPXORD      Z11, Z1, Z12
+	VPXORD      Z12, Z4, Z13
+	VPXORD      Z7, Z4, Z14
+	VPXORD      Z14, Z5, Z15
+	VMOVDQA64   Z10, Z16
+	VPTERNLOGD  $0x28, Z13, Z15, Z16
+	VPXORD      Z7, Z2, Z17
+	VPXORD      Z14, Z1, Z18
+	VPXORD      Z18, Z8, Z19
+	VPXORD      Z18, Z9, Z20
+	VPXORD      Z20, Z6, Z21
+	VPANDD      Z12, Z21, Z12
+	VPTERNLOGD  $0x28, Z20, Z8, Z14
+	VPXORD      Z5, Z3, Z8
+	VPXORD      Z18, Z0, Z22
+	VPXORD      Z10, Z7, Z23
+	VPANDD      Z11, Z23, Z11
+	VPXORD      Z17, Z8, Z24
+	VPTERNLOGD  $0x28, Z24, Z5, Z18
+	VPXORD      Z8, Z6, Z25
+	VPTERNLOGD  $0x28, Z25, Z19, Z10
+	VMOVDQA64   Z8, Z26
+	VPTERNLOGD  $0x6a, Z1, Z9, Z26
+	VPXORD      Z6, Z0, Z6
+	VPXORD      Z6, Z26, Z27
+	VMOVDQA64   Z2, Z28
+	VPTERNLOGD  $0x96, Z18, Z27, Z28
+	VPTERNLOGD  $0x6a, Z5, Z22, Z15
+	VPXORD      Z15, Z10, Z29
+	VPXORD      Z29, Z28, Z30
+	VPTERNLOGD  $0x6a, Z4, Z17, Z19
+	VPXORD      Z19, Z15, Z31
+	VMOVDQU64   Z23, 16384(BX)
+	VMOVDQA64   Z16, Z23
+	VPTERNLOGD  $0x96, Z31, Z26, Z23
+	VMOVDQU64   Z17, 16448(BX)
+	VPXORD      Z11, Z14, Z17
+	VPXORD      Z17, Z28, Z28
+	VMOVDQU64   Z25, 16512(BX)
+	VPXORD      Z14, Z12, Z25
+	VPTERNLOGD  $0x96, Z25, Z16, Z27
+	VPXORD      Z29, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z25, Z31
+	VPXORD      Z19, Z11, Z25
+	VPTERNLOGD  $0x78, Z28, Z27, Z26
+	VPXORD      Z26, Z25, Z26
+	VPXORD      Z10, Z16, Z27
+	VPTERNLOGD  $0x78, Z17, Z31, Z14
+	VPXORD      Z14, Z27, Z14
+	VPXORD      Z14, Z26, Z29
+	VPANDD      Z29, Z30, Z31
+	VPXORD      Z18, Z2, Z18
+	VMOVDQU64   Z22, 16576(BX)
+	VPXORD      Z18, Z12, Z22
+	VPTERNLOGD  $0x6a, Z22, Z30, Z23
+	VPXORD      Z23, Z15, Z15
+	VPXORD      Z14, Z15, Z14
+	VPANDD      Z14, Z28, Z23
+	VPXORD      Z26, Z15, Z15
+	VPANDD      Z15, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z19, Z27
+	VPTERNLOGD  $0x28, Z29, Z18, Z27
+	VPTERNLOGD  $0x96, Z16, Z11, Z22
+	VPANDD      Z14, Z22, Z11
+	VPXORD      Z25, Z12, Z12
+	VPTERNLOGD  $0x96, Z12, Z10, Z6
+	VPANDD      Z15, Z6, Z6
+	VPXORD      Z17, Z23, Z10
+	VPANDD      Z10, Z13, Z12
+	VPXORD      Z23, Z31, Z13
+	VPXORD      Z17, Z31, Z14
+	VPXORD      Z6, Z11, Z15
+	VPXORD      Z11, Z27, Z11
+	VPANDD      Z11, Z8, Z8
+	VPXORD      Z6, Z27, Z6
+	VPXORD      Z10, Z15, Z16
+	VPXORD      Z13, Z11, Z17
+	VPANDD      Z17, Z24, Z18
+	VPXORD      Z14, Z6, Z19
+	VPXORD      Z1, Z0, Z22
+	VPXORD      Z22, Z3, Z23
+	VPTERNLOGD  $0x60, Z23, Z7, Z10
+	VPXORD      Z4, Z2, Z2
+	VPTERNLOGD  $0x28, Z13, Z2, Z23
+	VPXORD      Z2, Z7, Z4
+	VMOVDQA64   Z1, Z24
+	VPTERNLOGD  $0x28, Z15, Z5, Z24
+	VPANDD      Z11, Z0, Z0
+	VPXORD      Z22, Z5, Z5
+	VPANDD      Z6, Z5, Z11
+	VPTERNLOGD  $0x28, Z16, Z7, Z9
+	VPTERNLOGD  $0x96, Z1, Z3, Z2
+	VPTERNLOGD  $0x28, Z19, Z4, Z5
+	VPTERNLOGD  $0x6a, Z8, Z20, Z15
+	VPTERNLOGD  $0x6a, Z12, Z14, Z21
+	VPXORD      Z21, Z15, Z1
+	VPXORD      Z0, Z10, Z3
+	VPTERNLOGD  $0x96, Z11, Z3, Z23
+	VPTERNLOGD  $0x6a, Z0, Z2, Z17
+	VPTERNLOGD  $0x96, Z17, Z24, Z9
+	VPXORD      Z9, Z23, Z0
+	VPXORD      Z0, Z1, Z2
+	VMOVDQU64   Z2, 14144(BX)
+	VPTERNLOGD  $0x96, Z17, Z11, Z5
+	VPXORD      Z1, Z5, Z1
+	VPXORD      Z1, Z23, Z7
+	VMOVDQU64   Z7, 13952(BX)
+	VPTERNLOGD  $0x6a, Z24, Z4, Z14
+	VPXORD      Z14, Z3, Z3
+	VPTERNLOGD  $0x78, 16576(BX), Z6, Z8
+	VPTERNLOGD  $0x6c, 16512(BX), Z18, Z19
+	VPTERNLOGD  $0x96, Z3, Z8, Z19
+	VPXORD      Z19, Z5, Z4
+	VMOVDQU64   Z4, 13888(BX)
+	VPTERNLOGD  $0x78, 16448(BX), Z13, Z12
+	VPXORD      Z12, Z8, Z4
+	VPTERNLOGD  $0x78, 16384(BX), Z16, Z18
+	VPTERNLOGD  $0x96, Z4, Z15, Z18
+	VPXORD      Z18, Z2, Z2
+	VMOVDQU64   Z2, 14080(BX)
+	VPTERNLOGD  $0x96, Z19, Z4, Z7
+	VMOVDQU64   Z7, 14272(BX)
+	VPXORD      Z19, Z1, Z2
+	VMOVDQU64   Z2, 14016(BX)
+	VPTERNLOGD  $0x96, Z9, Z3, Z1
+	VPXORD      Z1, Z18, Z1
+	VMOVDQU64   Z1, 13824(BX)
+	VPXORD      Z0, Z19, Z0
+	VMOVDQU64   Z0, 14208(BX)
+	VMOVDQU64   4672(BX), Z0
+	VMOVDQU64   4928(BX), Z1
+	VPTERNLOGD  $0x96, 4160(BX), Z1, Z0
+	VPXORD.BCST 192(R13), Z0, Z0
+	VMOVDQU64   5696(BX), Z1
+	VMOVDQU64   5952(BX), Z2
+	VPTERNLOGD  $0x96, 5184(BX), Z2, Z1
+	VPXORD.BCST 196(R13), Z1, Z1
+	VMOVDQU64   6720(BX), Z2
+	VMOVDQU64   6976(BX), Z3
+	VPTERNLOGD  $0x96, 6208(BX), Z3, Z2
+	VPXORD.BCST 200(R13), Z2, Z2
+	VMOVDQU64   7744(BX), Z3
+	VMOVDQU64   8000(BX), Z4
+	VPTERNLOGD  $0x96, 7232(BX), Z4, Z3
+	VPXORD.BCST 204(R13), Z3, Z3
+	VMOVDQU64   8768(BX), Z4
+	VMOVDQU64   9024(BX), Z5
+	VPTERNLOGD  $0x96, 8256(BX), Z5, Z4
+	VPXORD.BCST 208(R13), Z4, Z4
+	VMOVDQU64   9792(BX), Z5
+	VMOVDQU64   10048(BX), Z6
+	VPTERNLOGD  $0x96, 9280(BX), Z6, Z5
+	VPXORD.BCST 212(R13), Z5, Z5
+	VMOVDQU64   10816(BX), Z6
+	VMOVDQU64   11072(BX), Z7
+	VPTERNLOGD  $0x96, 10304(BX), Z7, Z6
+	VPXORD.BCST 216(R13), Z6, Z6
+	VMOVDQU64   11840(BX), Z7
+	VMOVDQU64   12096(BX), Z8
+	VPTERNLOGD  $0x96, 11328(BX), Z8, Z7
+	VPXORD.BCST 220(R13), Z7, Z7
+	VPXORD      Z3, Z0, Z8
+	VPXORD      Z8, Z5, Z9
+	VPXORD      Z6, Z2, Z10
+	VPXORD      Z10, Z9, Z11
+	VPXORD      Z11, Z1, Z12
+	VPXORD      Z12, Z4, Z13
+	VPXORD      Z7, Z4, Z14
+	VPXORD      Z14, Z5, Z15
+	VMOVDQA64   Z10, Z16
+	VPTERNLOGD  $0x28, Z13, Z15, Z16
+	VPXORD      Z7, Z2, Z17
+	VPXORD      Z14, Z1, Z18
+	VPXORD      Z18, Z8, Z19
+	VPXORD      Z18, Z9, Z20
+	VPXORD      Z20, Z6, Z21
+	VPANDD      Z12, Z21, Z12
+	VPTERNLOGD  $0x28, Z20, Z8, Z14
+	VPXORD      Z5, Z3, Z8
+	VPXORD      Z18, Z0, Z22
+	VPXORD      Z10, Z7, Z23
+	VPANDD      Z11, Z23, Z11
+	VPXORD      Z17, Z8, Z24
+	VPTERNLOGD  $0x28, Z24, Z5, Z18
+	VPXORD      Z8, Z6, Z25
+	VPTERNLOGD  $0x28, Z25, Z19, Z10
+	VMOVDQA64   Z8, Z26
+	VPTERNLOGD  $0x6a, Z1, Z9, Z26
+	VPXORD      Z6, Z0, Z6
+	VPXORD      Z6, Z26, Z27
+	VMOVDQA64   Z2, Z28
+	VPTERNLOGD  $0x96, Z18, Z27, Z28
+	VPTERNLOGD  $0x6a, Z5, Z22, Z15
+	VPXORD      Z15, Z10, Z29
+	VPXORD      Z29, Z28, Z30
+	VPTERNLOGD  $0x6a, Z4, Z17, Z19
+	VPXORD      Z19, Z15, Z31
+	VMOVDQU64   Z23, 16384(BX)
+	VMOVDQA64   Z16, Z23
+	VPTERNLOGD  $0x96, Z31, Z26, Z23
+	VMOVDQU64   Z17, 16448(BX)
+	VPXORD      Z11, Z14, Z17
+	VPXORD      Z17, Z28, Z28
+	VMOVDQU64   Z25, 16512(BX)
+	VPXORD      Z14, Z12, Z25
+	VPTERNLOGD  $0x96, Z25, Z16, Z27
+	VPXORD      Z29, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z25, Z31
+	VPXORD      Z19, Z11, Z25
+	VPTERNLOGD  $0x78, Z28, Z27, Z26
+	VPXORD      Z26, Z25, Z26
+	VPXORD      Z10, Z16, Z27
+	VPTERNLOGD  $0x78, Z17, Z31, Z14
+	VPXORD      Z14, Z27, Z14
+	VPXORD      Z14, Z26, Z29
+	VPANDD      Z29, Z30, Z31
+	VPXORD      Z18, Z2, Z18
+	VMOVDQU64   Z22, 16576(BX)
+	VPXORD      Z18, Z12, Z22
+	VPTERNLOGD  $0x6a, Z22, Z30, Z23
+	VPXORD      Z23, Z15, Z15
+	VPXORD      Z14, Z15, Z14
+	VPANDD      Z14, Z28, Z23
+	VPXORD      Z26, Z15, Z15
+	VPANDD      Z15, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z19, Z27
+	VPTERNLOGD  $0x28, Z29, Z18, Z27
+	VPTERNLOGD  $0x96, Z16, Z11, Z22
+	VPANDD      Z14, Z22, Z11
+	VPXORD      Z25, Z12, Z12
+	VPTERNLOGD  $0x96, Z12, Z10, Z6
+	VPANDD      Z15, Z6, Z6
+	VPXORD      Z17, Z23, Z10
+	VPANDD      Z10, Z13, Z12
+	VPXORD      Z23, Z31, Z13
+	VPXORD      Z17, Z31, Z14
+	VPXORD      Z6, Z11, Z15
+	VPXORD      Z11, Z27, Z11
+	VPANDD      Z11, Z8, Z8
+	VPXORD      Z6, Z27, Z6
+	VPXORD      Z10, Z15, Z16
+	VPXORD      Z13, Z11, Z17
+	VPANDD      Z17, Z24, Z18
+	VPXORD      Z14, Z6, Z19
+	VPXORD      Z1, Z0, Z22
+	VPXORD      Z22, Z3, Z23
+	VPTERNLOGD  $0x60, Z23, Z7, Z10
+	VPXORD      Z4, Z2, Z2
+	VPTERNLOGD  $0x28, Z13, Z2, Z23
+	VPXORD      Z2, Z7, Z4
+	VMOVDQA64   Z1, Z24
+	VPTERNLOGD  $0x28, Z15, Z5, Z24
+	VPANDD      Z11, Z0, Z0
+	VPXORD      Z22, Z5, Z5
+	VPANDD      Z6, Z5, Z11
+	VPTERNLOGD  $0x28, Z16, Z7, Z9
+	VPTERNLOGD  $0x96, Z1, Z3, Z2
+	VPTERNLOGD  $0x28, Z19, Z4, Z5
+	VPTERNLOGD  $0x6a, Z8, Z20, Z15
+	VPTERNLOGD  $0x6a, Z12, Z14, Z21
+	VPXORD      Z21, Z15, Z1
+	VPXORD      Z0, Z10, Z3
+	VPTERNLOGD  $0x96, Z11, Z3, Z23
+	VPTERNLOGD  $0x6a, Z0, Z2, Z17
+	VPTERNLOGD  $0x96, Z17, Z24, Z9
+	VPXORD      Z9, Z23, Z0
+	VPXORD      Z0, Z1, Z2
+	VMOVDQU64   Z2, 13632(BX)
+	VPTERNLOGD  $0x96, Z17, Z11, Z5
+	VPXORD      Z1, Z5, Z1
+	VPXORD      Z1, Z23, Z7
+	VMOVDQU64   Z7, 13440(BX)
+	VPTERNLOGD  $0x6a, Z24, Z4, Z14
+	VPXORD      Z14, Z3, Z3
+	VPTERNLOGD  $0x78, 16576(BX), Z6, Z8
+	VPTERNLOGD  $0x6c, 16512(BX), Z18, Z19
+	VPTERNLOGD  $0x96, Z3, Z8, Z19
+	VPXORD      Z19, Z5, Z4
+	VMOVDQU64   Z4, 13376(BX)
+	VPTERNLOGD  $0x78, 16448(BX), Z13, Z12
+	VPXORD      Z12, Z8, Z4
+	VPTERNLOGD  $0x78, 16384(BX), Z16, Z18
+	VPTERNLOGD  $0x96, Z4, Z15, Z18
+	VPXORD      Z18, Z2, Z2
+	VMOVDQU64   Z2, 13568(BX)
+	VPTERNLOGD  $0x96, Z19, Z4, Z7
+	VMOVDQU64   Z7, 13760(BX)
+	VPXORD      Z19, Z1, Z2
+	VMOVDQU64   Z2, 13504(BX)
+	VPTERNLOGD  $0x96, Z9, Z3, Z1
+	VPXORD      Z1, Z18, Z1
+	VMOVDQU64   Z1, 13312(BX)
+	VPXORD      Z0, Z19, Z0
+	VMOVDQU64   Z0, 13696(BX)
+	VMOVDQU64   4736(BX), Z0
+	VMOVDQU64   4992(BX), Z1
+	VPTERNLOGD  $0x96, 4224(BX), Z1, Z0
+	VPXORD.BCST 160(R13), Z0, Z0
+	VMOVDQU64   5760(BX), Z1
+	VMOVDQU64   6016(BX), Z2
+	VPTERNLOGD  $0x96, 5248(BX), Z2, Z1
+	VPXORD.BCST 164(R13), Z1, Z1
+	VMOVDQU64   6784(BX), Z2
+	VMOVDQU64   7040(BX), Z3
+	VPTERNLOGD  $0x96, 6272(BX), Z3, Z2
+	VPXORD.BCST 168(R13), Z2, Z2
+	VMOVDQU64   7808(BX), Z3
+	VMOVDQU64   8064(BX), Z4
+	VPTERNLOGD  $0x96, 7296(BX), Z4, Z3
+	VPXORD.BCST 172(R13), Z3, Z3
+	VMOVDQU64   8832(BX), Z4
+	VMOVDQU64   9088(BX), Z5
+	VPTERNLOGD  $0x96, 8320(BX), Z5, Z4
+	VPXORD.BCST 176(R13), Z4, Z4
+	VMOVDQU64   9856(BX), Z5
+	VMOVDQU64   10112(BX), Z6
+	VPTERNLOGD  $0x96, 9344(BX), Z6, Z5
+	VPXORD.BCST 180(R13), Z5, Z5
+	VMOVDQU64   10880(BX), Z6
+	VMOVDQU64   11136(BX), Z7
+	VPTERNLOGD  $0x96, 10368(BX), Z7, Z6
+	VPXORD.BCST 184(R13), Z6, Z6
+	VMOVDQU64   11904(BX), Z7
+	VMOVDQU64   12160(BX), Z8
+	VPTERNLOGD  $0x96, 11392(BX), Z8, Z7
+	VPXORD.BCST 188(R13), Z7, Z7
+	VPXORD      Z3, Z0, Z8
+	VPXORD      Z8, Z5, Z9
+	VPXORD      Z6, Z2, Z10
+	VPXORD      Z10, Z9, Z11
+	VPXORD      Z11, Z1, Z12
+	VPXORD      Z12, Z4, Z13
+	VPXORD      Z7, Z4, Z14
+	VPXORD      Z14, Z5, Z15
+	VMOVDQA64   Z10, Z16
+	VPTERNLOGD  $0x28, Z13, Z15, Z16
+	VPXORD      Z7, Z2, Z17
+	VPXORD      Z14, Z1, Z18
+	VPXORD      Z18, Z8, Z19
+	VPXORD      Z18, Z9, Z20
+	VPXORD      Z20, Z6, Z21
+	VPANDD      Z12, Z21, Z12
+	VPTERNLOGD  $0x28, Z20, Z8, Z14
+	VPXORD      Z5, Z3, Z8
+	VPXORD      Z18, Z0, Z22
+	VPXORD      Z10, Z7, Z23
+	VPANDD      Z11, Z23, Z11
+	VPXORD      Z17, Z8, Z24
+	VPTERNLOGD  $0x28, Z24, Z5, Z18
+	VPXORD      Z8, Z6, Z25
+	VPTERNLOGD  $0x28, Z25, Z19, Z10
+	VMOVDQA64   Z8, Z26
+	VPTERNLOGD  $0x6a, Z1, Z9, Z26
+	VPXORD      Z6, Z0, Z6
+	VPXORD      Z6, Z26, Z27
+	VMOVDQA64   Z2, Z28
+	VPTERNLOGD  $0x96, Z18, Z27, Z28
+	VPTERNLOGD  $0x6a, Z5, Z22, Z15
+	VPXORD      Z15, Z10, Z29
+	VPXORD      Z29, Z28, Z30
+	VPTERNLOGD  $0x6a, Z4, Z17, Z19
+	VPXORD      Z19, Z15, Z31
+	VMOVDQU64   Z23, 16384(BX)
+	VMOVDQA64   Z16, Z23
+	VPTERNLOGD  $0x96, Z31, Z26, Z23
+	VMOVDQU64   Z17, 16448(BX)
+	VPXORD      Z11, Z14, Z17
+	VPXORD      Z17, Z28, Z28
+	VMOVDQU64   Z25, 16512(BX)
+	VPXORD      Z14, Z12, Z25
+	VPTERNLOGD  $0x96, Z25, Z16, Z27
+	VPXORD      Z29, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z25, Z31
+	VPXORD      Z19, Z11, Z25
+	VPTERNLOGD  $0x78, Z28, Z27, Z26
+	VPXORD      Z26, Z25, Z26
+	VPXORD      Z10, Z16, Z27
+	VPTERNLOGD  $0x78, Z17, Z31, Z14
+	VPXORD      Z14, Z27, Z14
+	VPXORD      Z14, Z26, Z29
+	VPANDD      Z29, Z30, Z31
+	VPXORD      Z18, Z2, Z18
+	VMOVDQU64   Z22, 16576(BX)
+	VPXORD      Z18, Z12, Z22
+	VPTERNLOGD  $0x6a, Z22, Z30, Z23
+	VPXORD      Z23, Z15, Z15
+	VPXORD      Z14, Z15, Z14
+	VPANDD      Z14, Z28, Z23
+	VPXORD      Z26, Z15, Z15
+	VPANDD      Z15, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z19, Z27
+	VPTERNLOGD  $0x28, Z29, Z18, Z27
+	VPTERNLOGD  $0x96, Z16, Z11, Z22
+	VPANDD      Z14, Z22, Z11
+	VPXORD      Z25, Z12, Z12
+	VPTERNLOGD  $0x96, Z12, Z10, Z6
+	VPANDD      Z15, Z6, Z6
+	VPXORD      Z17, Z23, Z10
+	VPANDD      Z10, Z13, Z12
+	VPXORD      Z23, Z31, Z13
+	VPXORD      Z17, Z31, Z14
+	VPXORD      Z6, Z11, Z15
+	VPXORD      Z11, Z27, Z11
+	VPANDD      Z11, Z8, Z8
+	VPXORD      Z6, Z27, Z6
+	VPXORD      Z10, Z15, Z16
+	VPXORD      Z13, Z11, Z17
+	VPANDD      Z17, Z24, Z18
+	VPXORD      Z14, Z6, Z19
+	VPXORD      Z1, Z0, Z22
+	VPXORD      Z22, Z3, Z23
+	VPTERNLOGD  $0x60, Z23, Z7, Z10
+	VPXORD      Z4, Z2, Z2
+	VPTERNLOGD  $0x28, Z13, Z2, Z23
+	VPXORD      Z2, Z7, Z4
+	VMOVDQA64   Z1, Z24
+	VPTERNLOGD  $0x28, Z15, Z5, Z24
+	VPANDD      Z11, Z0, Z0
+	VPXORD      Z22, Z5, Z5
+	VPANDD      Z6, Z5, Z11
+	VPTERNLOGD  $0x28, Z16, Z7, Z9
+	VPTERNLOGD  $0x96, Z1, Z3, Z2
+	VPTERNLOGD  $0x28, Z19, Z4, Z5
+	VPTERNLOGD  $0x6a, Z8, Z20, Z15
+	VPTERNLOGD  $0x6a, Z12, Z14, Z21
+	VPXORD      Z21, Z15, Z1
+	VPXORD      Z0, Z10, Z3
+	VPTERNLOGD  $0x96, Z11, Z3, Z23
+	VPTERNLOGD  $0x6a, Z0, Z2, Z17
+	VPTERNLOGD  $0x96, Z17, Z24, Z9
+	VPXORD      Z9, Z23, Z0
+	VPXORD      Z0, Z1, Z2
+	VMOVDQU64   Z2, 13120(BX)
+	VPTERNLOGD  $0x96, Z17, Z11, Z5
+	VPXORD      Z1, Z5, Z1
+	VPXORD      Z1, Z23, Z7
+	VMOVDQU64   Z7, 12928(BX)
+	VPTERNLOGD  $0x6a, Z24, Z4, Z14
+	VPXORD      Z14, Z3, Z3
+	VPTERNLOGD  $0x78, 16576(BX), Z6, Z8
+	VPTERNLOGD  $0x6c, 16512(BX), Z18, Z19
+	VPTERNLOGD  $0x96, Z3, Z8, Z19
+	VPXORD      Z19, Z5, Z4
+	VMOVDQU64   Z4, 12864(BX)
+	VPTERNLOGD  $0x78, 16448(BX), Z13, Z12
+	VPXORD      Z12, Z8, Z4
+	VPTERNLOGD  $0x78, 16384(BX), Z16, Z18
+	VPTERNLOGD  $0x96, Z4, Z15, Z18
+	VPXORD      Z18, Z2, Z2
+	VMOVDQU64   Z2, 13056(BX)
+	VPTERNLOGD  $0x96, Z19, Z4, Z7
+	VMOVDQU64   Z7, 13248(BX)
+	VPXORD      Z19, Z1, Z2
+	VMOVDQU64   Z2, 12992(BX)
+	VPTERNLOGD  $0x96, Z9, Z3, Z1
+	VPXORD      Z1, Z18, Z1
+	VMOVDQU64   Z1, 12800(BX)
+	VPXORD      Z0, Z19, Z0
+	VMOVDQU64   Z0, 13184(BX)
+	VMOVDQU64   4800(BX), Z0
+	VMOVDQU64   5056(BX), Z1
+	VPTERNLOGD  $0x96, 4288(BX), Z1, Z0
+	VPXORD.BCST 128(R13), Z0, Z0
+	VMOVDQU64   5824(BX), Z1
+	VMOVDQU64   6080(BX), Z2
+	VPTERNLOGD  $0x96, 5312(BX), Z2, Z1
+	VPXORD.BCST 132(R13), Z1, Z1
+	VMOVDQU64   6848(BX), Z2
+	VMOVDQU64   7104(BX), Z3
+	VPTERNLOGD  $0x96, 6336(BX), Z3, Z2
+	VPXORD.BCST 136(R13), Z2, Z2
+	VMOVDQU64   7872(BX), Z3
+	VMOVDQU64   8128(BX), Z4
+	VPTERNLOGD  $0x96, 7360(BX), Z4, Z3
+	VPXORD.BCST 140(R13), Z3, Z3
+	VMOVDQU64   8896(BX), Z4
+	VMOVDQU64   9152(BX), Z5
+	VPTERNLOGD  $0x96, 8384(BX), Z5, Z4
+	VPXORD.BCST 144(R13), Z4, Z4
+	VMOVDQU64   9920(BX), Z5
+	VMOVDQU64   10176(BX), Z6
+	VPTERNLOGD  $0x96, 9408(BX), Z6, Z5
+	VPXORD.BCST 148(R13), Z5, Z5
+	VMOVDQU64   10944(BX), Z6
+	VMOVDQU64   11200(BX), Z7
+	VPTERNLOGD  $0x96, 10432(BX), Z7, Z6
+	VPXORD.BCST 152(R13), Z6, Z6
+	VMOVDQU64   11968(BX), Z7
+	VMOVDQU64   12224(BX), Z8
+	VPTERNLOGD  $0x96, 11456(BX), Z8, Z7
+	VPXORD.BCST 156(R13), Z7, Z7
+	VPXORD      Z3, Z0, Z8
+	VPXORD      Z8, Z5, Z9
+	VPXORD      Z6, Z2, Z10
+	VPXORD      Z10, Z9, Z11
+	VPXORD      Z11, Z1, Z12
+	VPXORD      Z12, Z4, Z13
+	VPXORD      Z7, Z4, Z14
+	VPXORD      Z14, Z5, Z15
+	VMOVDQA64   Z10, Z16
+	VPTERNLOGD  $0x28, Z13, Z15, Z16
+	VPXORD      Z7, Z2, Z17
+	VPXORD      Z14, Z1, Z18
+	VPXORD      Z18, Z8, Z19
+	VPXORD      Z18, Z9, Z20
+	VPXORD      Z20, Z6, Z21
+	VPANDD      Z12, Z21, Z12
+	VPTERNLOGD  $0x28, Z20, Z8, Z14
+	VPXORD      Z5, Z3, Z8
+	VPXORD      Z18, Z0, Z22
+	VPXORD      Z10, Z7, Z23
+	VPANDD      Z11, Z23, Z11
+	VPXORD      Z17, Z8, Z24
+	VPTERNLOGD  $0x28, Z24, Z5, Z18
+	VPXORD      Z8, Z6, Z25
+	VPTERNLOGD  $0x28, Z25, Z19, Z10
+	VMOVDQA64   Z8, Z26
+	VPTERNLOGD  $0x6a, Z1, Z9, Z26
+	VPXORD      Z6, Z0, Z6
+	VPXORD      Z6, Z26, Z27
+	VMOVDQA64   Z2, Z28
+	VPTERNLOGD  $0x96, Z18, Z27, Z28
+	VPTERNLOGD  $0x6a, Z5, Z22, Z15
+	VPXORD      Z15, Z10, Z29
+	VPXORD      Z29, Z28, Z30
+	VPTERNLOGD  $0x6a, Z4, Z17, Z19
+	VPXORD      Z19, Z15, Z31
+	VMOVDQU64   Z23, 16384(BX)
+	VMOVDQA64   Z16, Z23
+	VPTERNLOGD  $0x96, Z31, Z26, Z23
+	VMOVDQU64   Z17, 16448(BX)
+	VPXORD      Z11, Z14, Z17
+	VPXORD      Z17, Z28, Z28
+	VMOVDQU64   Z25, 16512(BX)
+	VPXORD      Z14, Z12, Z25
+	VPTERNLOGD  $0x96, Z25, Z16, Z27
+	VPXORD      Z29, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z25, Z31
+	VPXORD      Z19, Z11, Z25
+	VPTERNLOGD  $0x78, Z28, Z27, Z26
+	VPXORD      Z26, Z25, Z26
+	VPXORD      Z10, Z16, Z27
+	VPTERNLOGD  $0x78, Z17, Z31, Z14
+	VPXORD      Z14, Z27, Z14
+	VPXORD      Z14, Z26, Z29
+	VPANDD      Z29, Z30, Z31
+	VPXORD      Z18, Z2, Z18
+	VMOVDQU64   Z22, 16576(BX)
+	VPXORD      Z18, Z12, Z22
+	VPTERNLOGD  $0x6a, Z22, Z30, Z23
+	VPXORD      Z23, Z15, Z15
+	VPXORD      Z14, Z15, Z14
+	VPANDD      Z14, Z28, Z23
+	VPXORD      Z26, Z15, Z15
+	VPANDD      Z15, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z19, Z27
+	VPTERNLOGD  $0x28, Z29, Z18, Z27
+	VPTERNLOGD  $0x96, Z16, Z11, Z22
+	VPANDD      Z14, Z22, Z11
+	VPXORD      Z25, Z12, Z12
+	VPTERNLOGD  $0x96, Z12, Z10, Z6
+	VPANDD      Z15, Z6, Z6
+	VPXORD      Z17, Z23, Z10
+	VPANDD      Z10, Z13, Z12
+	VPXORD      Z23, Z31, Z13
+	VPXORD      Z17, Z31, Z14
+	VPXORD      Z6, Z11, Z15
+	VPXORD      Z11, Z27, Z11
+	VPANDD      Z11, Z8, Z8
+	VPXORD      Z6, Z27, Z6
+	VPXORD      Z10, Z15, Z16
+	VPXORD      Z13, Z11, Z17
+	VPANDD      Z17, Z24, Z18
+	VPXORD      Z14, Z6, Z19
+	VPXORD      Z1, Z0, Z22
+	VPXORD      Z22, Z3, Z23
+	VPTERNLOGD  $0x60, Z23, Z7, Z10
+	VPXORD      Z4, Z2, Z2
+	VPTERNLOGD  $0x28, Z13, Z2, Z23
+	VPXORD      Z2, Z7, Z4
+	VMOVDQA64   Z1, Z24
+	VPTERNLOGD  $0x28, Z15, Z5, Z24
+	VPANDD      Z11, Z0, Z0
+	VPXORD      Z22, Z5, Z5
+	VPANDD      Z6, Z5, Z11
+	VPTERNLOGD  $0x28, Z16, Z7, Z9
+	VPTERNLOGD  $0x96, Z1, Z3, Z2
+	VPTERNLOGD  $0x28, Z19, Z4, Z5
+	VPTERNLOGD  $0x6a, Z8, Z20, Z15
+	VPTERNLOGD  $0x6a, Z12, Z14, Z21
+	VPXORD      Z21, Z15, Z1
+	VPXORD      Z0, Z10, Z3
+	VPTERNLOGD  $0x96, Z11, Z3, Z23
+	VPTERNLOGD  $0x6a, Z0, Z2, Z17
+	VPTERNLOGD  $0x96, Z17, Z24, Z9
+	VPXORD      Z9, Z23, Z0
+	VPXORD      Z0, Z1, Z2
+	VMOVDQU64   Z2, 12608(BX)
+	VPTERNLOGD  $0x96, Z17, Z11, Z5
+	VPXORD      Z1, Z5, Z1
+	VPXORD      Z1, Z23, Z7
+	VMOVDQU64   Z7, 12416(BX)
+	VPTERNLOGD  $0x6a, Z24, Z4, Z14
+	VPXORD      Z14, Z3, Z3
+	VPTERNLOGD  $0x78, 16576(BX), Z6, Z8
+	VPTERNLOGD  $0x6c, 16512(BX), Z18, Z19
+	VPTERNLOGD  $0x96, Z3, Z8, Z19
+	VPXORD      Z19, Z5, Z4
+	VMOVDQU64   Z4, 12352(BX)
+	VPTERNLOGD  $0x78, 16448(BX), Z13, Z12
+	VPXORD      Z12, Z8, Z4
+	VPTERNLOGD  $0x78, 16384(BX), Z16, Z18
+	VPTERNLOGD  $0x96, Z4, Z15, Z18
+	VPXORD      Z18, Z2, Z2
+	VMOVDQU64   Z2, 12544(BX)
+	VPTERNLOGD  $0x96, Z19, Z4, Z7
+	VMOVDQU64   Z7, 12736(BX)
+	VPXORD      Z19, Z1, Z2
+	VMOVDQU64   Z2, 12480(BX)
+	VPTERNLOGD  $0x96, Z9, Z3, Z1
+	VPXORD      Z1, Z18, Z1
+	VMOVDQU64   Z1, 12288(BX)
+	VPXORD      Z0, Z19, Z0
+	VMOVDQU64   Z0, 12672(BX)
+	VMOVDQU64   12288(BX), Z0
+	VPXORD      13824(BX), Z0, Z0
+	VMOVDQU64   Z0, 14336(BX)
+	VMOVDQU64   12352(BX), Z1
+	VPXORD      13888(BX), Z1, Z1
+	VMOVDQU64   Z1, 14400(BX)
+	VMOVDQU64   12416(BX), Z2
+	VPXORD      13952(BX), Z2, Z2
+	VMOVDQU64   Z2, 14464(BX)
+	VMOVDQU64   12480(BX), Z3
+	VPXORD      14016(BX), Z3, Z3
+	VMOVDQU64   Z3, 14528(BX)
+	VMOVDQU64   12544(BX), Z4
+	VPXORD      14080(BX), Z4, Z4
+	VMOVDQU64   Z4, 14592(BX)
+	VMOVDQU64   12608(BX), Z5
+	VPXORD      14144(BX), Z5, Z5
+	VMOVDQU64   Z5, 14656(BX)
+	VMOVDQU64   12672(BX), Z6
+	VPXORD      14208(BX), Z6, Z6
+	VMOVDQU64   Z6, 14720(BX)
+	VMOVDQU64   12736(BX), Z7
+	VPXORD      14272(BX), Z7, Z7
+	VMOVDQU64   Z7, 14784(BX)
+	VMOVDQU64   12800(BX), Z8
+	VPXORD      12288(BX), Z8, Z8
+	VMOVDQU64   Z8, 14848(BX)
+	VMOVDQU64   12864(BX), Z9
+	VPXORD      12352(BX), Z9, Z9
+	VMOVDQU64   Z9, 14912(BX)
+	VMOVDQU64   12928(BX), Z10
+	VPXORD      12416(BX), Z10, Z10
+	VMOVDQU64   Z10, 14976(BX)
+	VMOVDQU64   12992(BX), Z11
+	VPXORD      12480(BX), Z11, Z11
+	VMOVDQU64   Z11, 15040(BX)
+	VMOVDQU64   13056(BX), Z12
+	VPXORD      12544(BX), Z12, Z12
+	VMOVDQU64   Z12, 15104(BX)
+	VMOVDQU64   13120(BX), Z13
+	VPXORD      12608(BX), Z13, Z13
+	VMOVDQU64   Z13, 15168(BX)
+	VMOVDQU64   13184(BX), Z14
+	VPXORD      12672(BX), Z14, Z14
+	VMOVDQU64   Z14, 15232(BX)
+	VMOVDQU64   13248(BX), Z15
+	VPXORD      12736(BX), Z15, Z15
+	VMOVDQU64   Z15, 15296(BX)
+	VMOVDQU64   13312(BX), Z0
+	VPXORD      12800(BX), Z0, Z0
+	VMOVDQU64   Z0, 15360(BX)
+	VMOVDQU64   13376(BX), Z1
+	VPXORD      12864(BX), Z1, Z1
+	VMOVDQU64   Z1, 15424(BX)
+	VMOVDQU64   13440(BX), Z2
+	VPXORD      12928(BX), Z2, Z2
+	VMOVDQU64   Z2, 15488(BX)
+	VMOVDQU64   13504(BX), Z3
+	VPXORD      12992(BX), Z3, Z3
+	VMOVDQU64   Z3, 15552(BX)
+	VMOVDQU64   13568(BX), Z4
+	VPXORD      13056(BX), Z4, Z4
+	VMOVDQU64   Z4, 15616(BX)
+	VMOVDQU64   13632(BX), Z5
+	VPXORD      13120(BX), Z5, Z5
+	VMOVDQU64   Z5, 15680(BX)
+	VMOVDQU64   13696(BX), Z6
+	VPXORD      13184(BX), Z6, Z6
+	VMOVDQU64   Z6, 15744(BX)
+	VMOVDQU64   13760(BX), Z7
+	VPXORD      13248(BX), Z7, Z7
+	VMOVDQU64   Z7, 15808(BX)
+	VMOVDQU64   13824(BX), Z8
+	VPXORD      13312(BX), Z8, Z8
+	VMOVDQU64   Z8, 15872(BX)
+	VMOVDQU64   13888(BX), Z9
+	VPXORD      13376(BX), Z9, Z9
+	VMOVDQU64   Z9, 15936(BX)
+	VMOVDQU64   13952(BX), Z10
+	VPXORD      13440(BX), Z10, Z10
+	VMOVDQU64   Z10, 16000(BX)
+	VMOVDQU64   14016(BX), Z11
+	VPXORD      13504(BX), Z11, Z11
+	VMOVDQU64   Z11, 16064(BX)
+	VMOVDQU64   14080(BX), Z12
+	VPXORD      13568(BX), Z12, Z12
+	VMOVDQU64   Z12, 16128(BX)
+	VMOVDQU64   14144(BX), Z13
+	VPXORD      13632(BX), Z13, Z13
+	VMOVDQU64   Z13, 16192(BX)
+	VMOVDQU64   14208(BX), Z14
+	VPXORD      13696(BX), Z14, Z14
+	VMOVDQU64   Z14, 16256(BX)
+	VMOVDQU64   14272(BX), Z15
+	VPXORD      13760(BX), Z15, Z15
+	VMOVDQU64   Z15, 16320(BX)
+	VMOVDQU64   4544(BX), Z0
+	VMOVDQU64   16256(BX), Z16
+	VPTERNLOGD  $0x96, 14848(BX), Z16, Z0
+	VPXORD      13184(BX), Z0, Z0
+	VMOVDQU64   Z0, 4544(BX)
+	VMOVDQU64   5568(BX), Z1
+	VMOVDQU64   16320(BX), Z17
+	VPTERNLOGD  $0x96, 14912(BX), Z17, Z1
+	VPXORD      13248(BX), Z1, Z1
+	VMOVDQU64   Z1, 5568(BX)
+	VMOVDQU64   6592(BX), Z2
+	VMOVDQU64   14336(BX), Z18
+	VPTERNLOGD  $0x96, 14976(BX), Z18, Z2
+	VPXORD      13312(BX), Z2, Z2
+	VMOVDQU64   Z2, 6592(BX)
+	VMOVDQU64   7616(BX), Z3
+	VMOVDQU64   14400(BX), Z19
+	VPTERNLOGD  $0x96, 15040(BX), Z19, Z3
+	VPXORD      13376(BX), Z3, Z3
+	VMOVDQU64   Z3, 7616(BX)
+	VMOVDQU64   8640(BX), Z4
+	VMOVDQU64   14464(BX), Z20
+	VPTERNLOGD  $0x96, 15104(BX), Z20, Z4
+	VPXORD      13440(BX), Z4, Z4
+	VMOVDQU64   Z4, 8640(BX)
+	VMOVDQU64   9664(BX), Z5
+	VMOVDQU64   14528(BX), Z21
+	VPTERNLOGD  $0x96, 15168(BX), Z21, Z5
+	VPXORD      13504(BX), Z5, Z5
+	VMOVDQU64   Z5, 9664(BX)
+	VMOVDQU64   10688(BX), Z6
+	VMOVDQU64   14592(BX), Z22
+	VPTERNLOGD  $0x96, 15232(BX), Z22, Z6
+	VPXORD      13568(BX), Z6, Z6
+	VMOVDQU64   Z6, 10688(BX)
+	VMOVDQU64   11712(BX), Z7
+	VMOVDQU64   14656(BX), Z23
+	VPTERNLOGD  $0x96, 15296(BX), Z23, Z7
+	VPXORD      13632(BX), Z7, Z7
+	VMOVDQU64   Z7, 11712(BX)
+	VMOVDQU64   4480(BX), Z8
+	VMOVDQU64   14720(BX), Z24
+	VPTERNLOGD  $0x96, 15360(BX), Z24, Z8
+	VPXORD      13696(BX), Z8, Z8
+	VMOVDQU64   Z8, 4480(BX)
+	VMOVDQU64   5504(BX), Z9
+	VMOVDQU64   14784(BX), Z25
+	VPTERNLOGD  $0x96, 15424(BX), Z25, Z9
+	VPXORD      13760(BX), Z9, Z9
+	VMOVDQU64   Z9, 5504(BX)
+	VMOVDQU64   6528(BX), Z10
+	VMOVDQU64   14848(BX), Z26
+	VPTERNLOGD  $0x96, 15488(BX), Z26, Z10
+	VPXORD      13824(BX), Z10, Z10
+	VMOVDQU64   Z10, 6528(BX)
+	VMOVDQU64   7552(BX), Z11
+	VMOVDQU64   14912(BX), Z27
+	VPTERNLOGD  $0x96, 15552(BX), Z27, Z11
+	VPXORD      13888(BX), Z11, Z11
+	VMOVDQU64   Z11, 7552(BX)
+	VMOVDQU64   8576(BX), Z12
+	VMOVDQU64   14976(BX), Z28
+	VPTERNLOGD  $0x96, 15616(BX), Z28, Z12
+	VPXORD      13952(BX), Z12, Z12
+	VMOVDQU64   Z12, 8576(BX)
+	VMOVDQU64   9600(BX), Z13
+	VMOVDQU64   15040(BX), Z29
+	VPTERNLOGD  $0x96, 15680(BX), Z29, Z13
+	VPXORD      14016(BX), Z13, Z13
+	VMOVDQU64   Z13, 9600(BX)
+	VMOVDQU64   10624(BX), Z14
+	VMOVDQU64   15104(BX), Z30
+	VPTERNLOGD  $0x96, 15744(BX), Z30, Z14
+	VPXORD      14080(BX), Z14, Z14
+	VMOVDQU64   Z14, 10624(BX)
+	VMOVDQU64   11648(BX), Z15
+	VMOVDQU64   15168(BX), Z31
+	VPTERNLOGD  $0x96, 15808(BX), Z31, Z15
+	VPXORD      14144(BX), Z15, Z15
+	VMOVDQU64   Z15, 11648(BX)
+	VMOVDQU64   4416(BX), Z0
+	VMOVDQU64   15232(BX), Z16
+	VPTERNLOGD  $0x96, 15872(BX), Z16, Z0
+	VPXORD      14208(BX), Z0, Z0
+	VMOVDQU64   Z0, 4416(BX)
+	VMOVDQU64   5440(BX), Z1
+	VMOVDQU64   15296(BX), Z17
+	VPTERNLOGD  $0x96, 15936(BX), Z17, Z1
+	VPXORD      14272(BX), Z1, Z1
+	VMOVDQU64   Z1, 5440(BX)
+	VMOVDQU64   6464(BX), Z2
+	VMOVDQU64   15360(BX), Z18
+	VPTERNLOGD  $0x96, 16000(BX), Z18, Z2
+	VPXORD      12288(BX), Z2, Z2
+	VMOVDQU64   Z2, 6464(BX)
+	VMOVDQU64   7488(BX), Z3
+	VMOVDQU64   15424(BX), Z19
+	VPTERNLOGD  $0x96, 16064(BX), Z19, Z3
+	VPXORD      12352(BX), Z3, Z3
+	VMOVDQU64   Z3, 7488(BX)
+	VMOVDQU64   8512(BX), Z4
+	VMOVDQU64   15488(BX), Z20
+	VPTERNLOGD  $0x96, 16128(BX), Z20, Z4
+	VPXORD      12416(BX), Z4, Z4
+	VMOVDQU64   Z4, 8512(BX)
+	VMOVDQU64   9536(BX), Z5
+	VMOVDQU64   15552(BX), Z21
+	VPTERNLOGD  $0x96, 16192(BX), Z21, Z5
+	VPXORD      12480(BX), Z5, Z5
+	VMOVDQU64   Z5, 9536(BX)
+	VMOVDQU64   10560(BX), Z6
+	VMOVDQU64   15616(BX), Z22
+	VPTERNLOGD  $0x96, 16256(BX), Z22, Z6
+	VPXORD      12544(BX), Z6, Z6
+	VMOVDQU64   Z6, 10560(BX)
+	VMOVDQU64   11584(BX), Z7
+	VMOVDQU64   15680(BX), Z23
+	VPTERNLOGD  $0x96, 16320(BX), Z23, Z7
+	VPXORD      12608(BX), Z7, Z7
+	VMOVDQU64   Z7, 11584(BX)
+	VMOVDQU64   4352(BX), Z8
+	VMOVDQU64   15744(BX), Z24
+	VPTERNLOGD  $0x96, 14336(BX), Z24, Z8
+	VPXORD      12672(BX), Z8, Z8
+	VMOVDQU64   Z8, 4352(BX)
+	VMOVDQU64   5376(BX), Z9
+	VMOVDQU64   15808(BX), Z25
+	VPTERNLOGD  $0x96, 14400(BX), Z25, Z9
+	VPXORD      12736(BX), Z9, Z9
+	VMOVDQU64   Z9, 5376(BX)
+	VMOVDQU64   6400(BX), Z10
+	VMOVDQU64   15872(BX), Z26
+	VPTERNLOGD  $0x96, 14464(BX), Z26, Z10
+	VPXORD      12800(BX), Z10, Z10
+	VMOVDQU64   Z10, 6400(BX)
+	VMOVDQU64   7424(BX), Z11
+	VMOVDQU64   15936(BX), Z27
+	VPTERNLOGD  $0x96, 14528(BX), Z27, Z11
+	VPXORD      12864(BX), Z11, Z11
+	VMOVDQU64   Z11, 7424(BX)
+	VMOVDQU64   8448(BX), Z12
+	VMOVDQU64   16000(BX), Z28
+	VPTERNLOGD  $0x96, 14592(BX), Z28, Z12
+	VPXORD      12928(BX), Z12, Z12
+	VMOVDQU64   Z12, 8448(BX)
+	VMOVDQU64   9472(BX), Z13
+	VMOVDQU64   16064(BX), Z29
+	VPTERNLOGD  $0x96, 14656(BX), Z29, Z13
+	VPXORD      12992(BX), Z13, Z13
+	VMOVDQU64   Z13, 9472(BX)
+	VMOVDQU64   10496(BX), Z14
+	VMOVDQU64   16128(BX), Z30
+	VPTERNLOGD  $0x96, 14720(BX), Z30, Z14
+	VPXORD      13056(BX), Z14, Z14
+	VMOVDQU64   Z14, 10496(BX)
+	VMOVDQU64   11520(BX), Z15
+	VMOVDQU64   16192(BX), Z31
+	VPTERNLOGD  $0x96, 14784(BX), Z31, Z15
+	VPXORD      13120(BX), Z15, Z15
+	VMOVDQU64   Z15, 11520(BX)
+	VMOVDQU64   4864(BX), Z0
+	VMOVDQU64   4096(BX), Z1
+	VPTERNLOGD  $0x96, 4352(BX), Z1, Z0
+	VPXORD.BCST 352(R13), Z0, Z0
+	VMOVDQU64   5888(BX), Z1
+	VMOVDQU64   5120(BX), Z2
+	VPTERNLOGD  $0x96, 5376(BX), Z2, Z1
+	VPXORD.BCST 356(R13), Z1, Z1
+	VMOVDQU64   6912(BX), Z2
+	VMOVDQU64   6144(BX), Z3
+	VPTERNLOGD  $0x96, 6400(BX), Z3, Z2
+	VPXORD.BCST 360(R13), Z2, Z2
+	VMOVDQU64   7936(BX), Z3
+	VMOVDQU64   7168(BX), Z4
+	VPTERNLOGD  $0x96, 7424(BX), Z4, Z3
+	VPXORD.BCST 364(R13), Z3, Z3
+	VMOVDQU64   8960(BX), Z4
+	VMOVDQU64   8192(BX), Z5
+	VPTERNLOGD  $0x96, 8448(BX), Z5, Z4
+	VPXORD.BCST 368(R13), Z4, Z4
+	VMOVDQU64   9984(BX), Z5
+	VMOVDQU64   9216(BX), Z6
+	VPTERNLOGD  $0x96, 9472(BX), Z6, Z5
+	VPXORD.BCST 372(R13), Z5, Z5
+	VMOVDQU64   11008(BX), Z6
+	VMOVDQU64   10240(BX), Z7
+	VPTERNLOGD  $0x96, 10496(BX), Z7, Z6
+	VPXORD.BCST 376(R13), Z6, Z6
+	VMOVDQU64   12032(BX), Z7
+	VMOVDQU64   11264(BX), Z8
+	VPTERNLOGD  $0x96, 11520(BX), Z8, Z7
+	VPXORD.BCST 380(R13), Z7, Z7
+	VPXORD      Z3, Z0, Z8
+	VPXORD      Z8, Z5, Z9
+	VPXORD      Z6, Z2, Z10
+	VPXORD      Z10, Z9, Z11
+	VPXORD      Z11, Z1, Z12
+	VPXORD      Z12, Z4, Z13
+	VPXORD      Z7, Z4, Z14
+	VPXORD      Z14, Z5, Z15
+	VMOVDQA64   Z10, Z16
+	VPTERNLOGD  $0x28, Z13, Z15, Z16
+	VPXORD      Z7, Z2, Z17
+	VPXORD      Z14, Z1, Z18
+	VPXORD      Z18, Z8, Z19
+	VPXORD      Z18, Z9, Z20
+	VPXORD      Z20, Z6, Z21
+	VPANDD      Z12, Z21, Z12
+	VPTERNLOGD  $0x28, Z20, Z8, Z14
+	VPXORD      Z5, Z3, Z8
+	VPXORD      Z18, Z0, Z22
+	VPXORD      Z10, Z7, Z23
+	VPANDD      Z11, Z23, Z11
+	VPXORD      Z17, Z8, Z24
+	VPTERNLOGD  $0x28, Z24, Z5, Z18
+	VPXORD      Z8, Z6, Z25
+	VPTERNLOGD  $0x28, Z25, Z19, Z10
+	VMOVDQA64   Z8, Z26
+	VPTERNLOGD  $0x6a, Z1, Z9, Z26
+	VPXORD      Z6, Z0, Z6
+	VPXORD      Z6, Z26, Z27
+	VMOVDQA64   Z2, Z28
+	VPTERNLOGD  $0x96, Z18, Z27, Z28
+	VPTERNLOGD  $0x6a, Z5, Z22, Z15
+	VPXORD      Z15, Z10, Z29
+	VPXORD      Z29, Z28, Z30
+	VPTERNLOGD  $0x6a, Z4, Z17, Z19
+	VPXORD      Z19, Z15, Z31
+	VMOVDQU64   Z23, 16384(BX)
+	VMOVDQA64   Z16, Z23
+	VPTERNLOGD  $0x96, Z31, Z26, Z23
+	VMOVDQU64   Z17, 16448(BX)
+	VPXORD      Z11, Z14, Z17
+	VPXORD      Z17, Z28, Z28
+	VMOVDQU64   Z25, 16512(BX)
+	VPXORD      Z14, Z12, Z25
+	VPTERNLOGD  $0x96, Z25, Z16, Z27
+	VPXORD      Z29, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z25, Z31
+	VPXORD      Z19, Z11, Z25
+	VPTERNLOGD  $0x78, Z28, Z27, Z26
+	VPXORD      Z26, Z25, Z26
+	VPXORD      Z10, Z16, Z27
+	VPTERNLOGD  $0x78, Z17, Z31, Z14
+	VPXORD      Z14, Z27, Z14
+	VPXORD      Z14, Z26, Z29
+	VPANDD      Z29, Z30, Z31
+	VPXORD      Z18, Z2, Z18
+	VMOVDQU64   Z22, 16576(BX)
+	VPXORD      Z18, Z12, Z22
+	VPTERNLOGD  $0x6a, Z22, Z30, Z23
+	VPXORD      Z23, Z15, Z15
+	VPXORD      Z14, Z15, Z14
+	VPANDD      Z14, Z28, Z23
+	VPXORD      Z26, Z15, Z15
+	VPANDD      Z15, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z19, Z27
+	VPTERNLOGD  $0x28, Z29, Z18, Z27
+	VPTERNLOGD  $0x96, Z16, Z11, Z22
+	VPANDD      Z14, Z22, Z11
+	VPXORD      Z25, Z12, Z12
+	VPTERNLOGD  $0x96, Z12, Z10, Z6
+	VPANDD      Z15, Z6, Z6
+	VPXORD      Z17, Z23, Z10
+	VPANDD      Z10, Z13, Z12
+	VPXORD      Z23, Z31, Z13
+	VPXORD      Z17, Z31, Z14
+	VPXORD      Z6, Z11, Z15
+	VPXORD      Z11, Z27, Z11
+	VPANDD      Z11, Z8, Z8
+	VPXORD      Z6, Z27, Z6
+	VPXORD      Z10, Z15, Z16
+	VPXORD      Z13, Z11, Z17
+	VPANDD      Z17, Z24, Z18
+	VPXORD      Z14, Z6, Z19
+	VPXORD      Z1, Z0, Z22
+	VPXORD      Z22, Z3, Z23
+	VPTERNLOGD  $0x60, Z23, Z7, Z10
+	VPXORD      Z4, Z2, Z2
+	VPTERNLOGD  $0x28, Z13, Z2, Z23
+	VPXORD      Z2, Z7, Z4
+	VMOVDQA64   Z1, Z24
+	VPTERNLOGD  $0x28, Z15, Z5, Z24
+	VPANDD      Z11, Z0, Z0
+	VPXORD      Z22, Z5, Z5
+	VPANDD      Z6, Z5, Z11
+	VPTERNLOGD  $0x28, Z16, Z7, Z9
+	VPTERNLOGD  $0x96, Z1, Z3, Z2
+	VPTERNLOGD  $0x28, Z19, Z4, Z5
+	VPTERNLOGD  $0x6a, Z8, Z20, Z15
+	VPTERNLOGD  $0x6a, Z12, Z14, Z21
+	VPXORD      Z21, Z15, Z1
+	VPXORD      Z0, Z10, Z3
+	VPTERNLOGD  $0x96, Z11, Z3, Z23
+	VPTERNLOGD  $0x6a, Z0, Z2, Z17
+	VPTERNLOGD  $0x96, Z17, Z24, Z9
+	VPXORD      Z9, Z23, Z0
+	VPXORD      Z0, Z1, Z2
+	VMOVDQU64   Z2, 14144(BX)
+	VPTERNLOGD  $0x96, Z17, Z11, Z5
+	VPXORD      Z1, Z5, Z1
+	VPXORD      Z1, Z23, Z7
+	VMOVDQU64   Z7, 13952(BX)
+	VPTERNLOGD  $0x6a, Z24, Z4, Z14
+	VPXORD      Z14, Z3, Z3
+	VPTERNLOGD  $0x78, 16576(BX), Z6, Z8
+	VPTERNLOGD  $0x6c, 16512(BX), Z18, Z19
+	VPTERNLOGD  $0x96, Z3, Z8, Z19
+	VPXORD      Z19, Z5, Z4
+	VMOVDQU64   Z4, 13888(BX)
+	VPTERNLOGD  $0x78, 16448(BX), Z13, Z12
+	VPXORD      Z12, Z8, Z4
+	VPTERNLOGD  $0x78, 16384(BX), Z16, Z18
+	VPTERNLOGD  $0x96, Z4, Z15, Z18
+	VPXORD      Z18, Z2, Z2
+	VMOVDQU64   Z2, 14080(BX)
+	VPTERNLOGD  $0x96, Z19, Z4, Z7
+	VMOVDQU64   Z7, 14272(BX)
+	VPXORD      Z19, Z1, Z2
+	VMOVDQU64   Z2, 14016(BX)
+	VPTERNLOGD  $0x96, Z9, Z3, Z1
+	VPXORD      Z1, Z18, Z1
+	VMOVDQU64   Z1, 13824(BX)
+	VPXORD      Z0, Z19, Z0
+	VMOVDQU64   Z0, 14208(BX)
+	VMOVDQU64   4928(BX), Z0
+	VMOVDQU64   4160(BX), Z1
+	VPTERNLOGD  $0x96, 4416(BX), Z1, Z0
+	VPXORD.BCST 320(R13), Z0, Z0
+	VMOVDQU64   5952(BX), Z1
+	VMOVDQU64   5184(BX), Z2
+	VPTERNLOGD  $0x96, 5440(BX), Z2, Z1
+	VPXORD.BCST 324(R13), Z1, Z1
+	VMOVDQU64   6976(BX), Z2
+	VMOVDQU64   6208(BX), Z3
+	VPTERNLOGD  $0x96, 6464(BX), Z3, Z2
+	VPXORD.BCST 328(R13), Z2, Z2
+	VMOVDQU64   8000(BX), Z3
+	VMOVDQU64   7232(BX), Z4
+	VPTERNLOGD  $0x96, 7488(BX), Z4, Z3
+	VPXORD.BCST 332(R13), Z3, Z3
+	VMOVDQU64   9024(BX), Z4
+	VMOVDQU64   8256(BX), Z5
+	VPTERNLOGD  $0x96, 8512(BX), Z5, Z4
+	VPXORD.BCST 336(R13), Z4, Z4
+	VMOVDQU64   10048(BX), Z5
+	VMOVDQU64   9280(BX), Z6
+	VPTERNLOGD  $0x96, 9536(BX), Z6, Z5
+	VPXORD.BCST 340(R13), Z5, Z5
+	VMOVDQU64   11072(BX), Z6
+	VMOVDQU64   10304(BX), Z7
+	VPTERNLOGD  $0x96, 10560(BX), Z7, Z6
+	VPXORD.BCST 344(R13), Z6, Z6
+	VMOVDQU64   12096(BX), Z7
+	VMOVDQU64   11328(BX), Z8
+	VPTERNLOGD  $0x96, 11584(BX), Z8, Z7
+	VPXORD.BCST 348(R13), Z7, Z7
+	VPXORD      Z3, Z0, Z8
+	VPXORD      Z8, Z5, Z9
+	VPXORD      Z6, Z2, Z10
+	VPXORD      Z10, Z9, Z11
+	VPXORD      Z11, Z1, Z12
+	VPXORD      Z12, Z4, Z13
+	VPXORD      Z7, Z4, Z14
+	VPXORD      Z14, Z5, Z15
+	VMOVDQA64   Z10, Z16
+	VPTERNLOGD  $0x28, Z13, Z15, Z16
+	VPXORD      Z7, Z2, Z17
+	VPXORD      Z14, Z1, Z18
+	VPXORD      Z18, Z8, Z19
+	VPXORD      Z18, Z9, Z20
+	VPXORD      Z20, Z6, Z21
+	VPANDD      Z12, Z21, Z12
+	VPTERNLOGD  $0x28, Z20, Z8, Z14
+	VPXORD      Z5, Z3, Z8
+	VPXORD      Z18, Z0, Z22
+	VPXORD      Z10, Z7, Z23
+	VPANDD      Z11, Z23, Z11
+	VPXORD      Z17, Z8, Z24
+	VPTERNLOGD  $0x28, Z24, Z5, Z18
+	VPXORD      Z8, Z6, Z25
+	VPTERNLOGD  $0x28, Z25, Z19, Z10
+	VMOVDQA64   Z8, Z26
+	VPTERNLOGD  $0x6a, Z1, Z9, Z26
+	VPXORD      Z6, Z0, Z6
+	VPXORD      Z6, Z26, Z27
+	VMOVDQA64   Z2, Z28
+	VPTERNLOGD  $0x96, Z18, Z27, Z28
+	VPTERNLOGD  $0x6a, Z5, Z22, Z15
+	VPXORD      Z15, Z10, Z29
+	VPXORD      Z29, Z28, Z30
+	VPTERNLOGD  $0x6a, Z4, Z17, Z19
+	VPXORD      Z19, Z15, Z31
+	VMOVDQU64   Z23, 16384(BX)
+	VMOVDQA64   Z16, Z23
+	VPTERNLOGD  $0x96, Z31, Z26, Z23
+	VMOVDQU64   Z17, 16448(BX)
+	VPXORD      Z11, Z14, Z17
+	VPXORD      Z17, Z28, Z28
+	VMOVDQU64   Z25, 16512(BX)
+	VPXORD      Z14, Z12, Z25
+	VPTERNLOGD  $0x96, Z25, Z16, Z27
+	VPXORD      Z29, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z25, Z31
+	VPXORD      Z19, Z11, Z25
+	VPTERNLOGD  $0x78, Z28, Z27, Z26
+	VPXORD      Z26, Z25, Z26
+	VPXORD      Z10, Z16, Z27
+	VPTERNLOGD  $0x78, Z17, Z31, Z14
+	VPXORD      Z14, Z27, Z14
+	VPXORD      Z14, Z26, Z29
+	VPANDD      Z29, Z30, Z31
+	VPXORD      Z18, Z2, Z18
+	VMOVDQU64   Z22, 16576(BX)
+	VPXORD      Z18, Z12, Z22
+	VPTERNLOGD  $0x6a, Z22, Z30, Z23
+	VPXORD      Z23, Z15, Z15
+	VPXORD      Z14, Z15, Z14
+	VPANDD      Z14, Z28, Z23
+	VPXORD      Z26, Z15, Z15
+	VPANDD      Z15, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z19, Z27
+	VPTERNLOGD  $0x28, Z29, Z18, Z27
+	VPTERNLOGD  $0x96, Z16, Z11, Z22
+	VPANDD      Z14, Z22, Z11
+	VPXORD      Z25, Z12, Z12
+	VPTERNLOGD  $0x96, Z12, Z10, Z6
+	VPANDD      Z15, Z6, Z6
+	VPXORD      Z17, Z23, Z10
+	VPANDD      Z10, Z13, Z12
+	VPXORD      Z23, Z31, Z13
+	VPXORD      Z17, Z31, Z14
+	VPXORD      Z6, Z11, Z15
+	VPXORD      Z11, Z27, Z11
+	VPANDD      Z11, Z8, Z8
+	VPXORD      Z6, Z27, Z6
+	VPXORD      Z10, Z15, Z16
+	VPXORD      Z13, Z11, Z17
+	VPANDD      Z17, Z24, Z18
+	VPXORD      Z14, Z6, Z19
+	VPXORD      Z1, Z0, Z22
+	VPXORD      Z22, Z3, Z23
+	VPTERNLOGD  $0x60, Z23, Z7, Z10
+	VPXORD      Z4, Z2, Z2
+	VPTERNLOGD  $0x28, Z13, Z2, Z23
+	VPXORD      Z2, Z7, Z4
+	VMOVDQA64   Z1, Z24
+	VPTERNLOGD  $0x28, Z15, Z5, Z24
+	VPANDD      Z11, Z0, Z0
+	VPXORD      Z22, Z5, Z5
+	VPANDD      Z6, Z5, Z11
+	VPTERNLOGD  $0x28, Z16, Z7, Z9
+	VPTERNLOGD  $0x96, Z1, Z3, Z2
+	VPTERNLOGD  $0x28, Z19, Z4, Z5
+	VPTERNLOGD  $0x6a, Z8, Z20, Z15
+	VPTERNLOGD  $0x6a, Z12, Z14, Z21
+	VPXORD      Z21, Z15, Z1
+	VPXORD      Z0, Z10, Z3
+	VPTERNLOGD  $0x96, Z11, Z3, Z23
+	VPTERNLOGD  $0x6a, Z0, Z2, Z17
+	VPTERNLOGD  $0x96, Z17, Z24, Z9
+	VPXORD      Z9, Z23, Z0
+	VPXORD      Z0, Z1, Z2
+	VMOVDQU64   Z2, 13632(BX)
+	VPTERNLOGD  $0x96, Z17, Z11, Z5
+	VPXORD      Z1, Z5, Z1
+	VPXORD      Z1, Z23, Z7
+	VMOVDQU64   Z7, 13440(BX)
+	VPTERNLOGD  $0x6a, Z24, Z4, Z14
+	VPXORD      Z14, Z3, Z3
+	VPTERNLOGD  $0x78, 16576(BX), Z6, Z8
+	VPTERNLOGD  $0x6c, 16512(BX), Z18, Z19
+	VPTERNLOGD  $0x96, Z3, Z8, Z19
+	VPXORD      Z19, Z5, Z4
+	VMOVDQU64   Z4, 13376(BX)
+	VPTERNLOGD  $0x78, 16448(BX), Z13, Z12
+	VPXORD      Z12, Z8, Z4
+	VPTERNLOGD  $0x78, 16384(BX), Z16, Z18
+	VPTERNLOGD  $0x96, Z4, Z15, Z18
+	VPXORD      Z18, Z2, Z2
+	VMOVDQU64   Z2, 13568(BX)
+	VPTERNLOGD  $0x96, Z19, Z4, Z7
+	VMOVDQU64   Z7, 13760(BX)
+	VPXORD      Z19, Z1, Z2
+	VMOVDQU64   Z2, 13504(BX)
+	VPTERNLOGD  $0x96, Z9, Z3, Z1
+	VPXORD      Z1, Z18, Z1
+	VMOVDQU64   Z1, 13312(BX)
+	VPXORD      Z0, Z19, Z0
+	VMOVDQU64   Z0, 13696(BX)
+	VMOVDQU64   4992(BX), Z0
+	VMOVDQU64   4224(BX), Z1
+	VPTERNLOGD  $0x96, 4480(BX), Z1, Z0
+	VPXORD.BCST 288(R13), Z0, Z0
+	VMOVDQU64   6016(BX), Z1
+	VMOVDQU64   5248(BX), Z2
+	VPTERNLOGD  $0x96, 5504(BX), Z2, Z1
+	VPXORD.BCST 292(R13), Z1, Z1
+	VMOVDQU64   7040(BX), Z2
+	VMOVDQU64   6272(BX), Z3
+	VPTERNLOGD  $0x96, 6528(BX), Z3, Z2
+	VPXORD.BCST 296(R13), Z2, Z2
+	VMOVDQU64   8064(BX), Z3
+	VMOVDQU64   7296(BX), Z4
+	VPTERNLOGD  $0x96, 7552(BX), Z4, Z3
+	VPXORD.BCST 300(R13), Z3, Z3
+	VMOVDQU64   9088(BX), Z4
+	VMOVDQU64   8320(BX), Z5
+	VPTERNLOGD  $0x96, 8576(BX), Z5, Z4
+	VPXORD.BCST 304(R13), Z4, Z4
+	VMOVDQU64   10112(BX), Z5
+	VMOVDQU64   9344(BX), Z6
+	VPTERNLOGD  $0x96, 9600(BX), Z6, Z5
+	VPXORD.BCST 308(R13), Z5, Z5
+	VMOVDQU64   11136(BX), Z6
+	VMOVDQU64   10368(BX), Z7
+	VPTERNLOGD  $0x96, 10624(BX), Z7, Z6
+	VPXORD.BCST 312(R13), Z6, Z6
+	VMOVDQU64   12160(BX), Z7
+	VMOVDQU64   11392(BX), Z8
+	VPTERNLOGD  $0x96, 11648(BX), Z8, Z7
+	VPXORD.BCST 316(R13), Z7, Z7
+	VPXORD      Z3, Z0, Z8
+	VPXORD      Z8, Z5, Z9
+	VPXORD      Z6, Z2, Z10
+	VPXORD      Z10, Z9, Z11
+	VPXORD      Z11, Z1, Z12
+	VPXORD      Z12, Z4, Z13
+	VPXORD      Z7, Z4, Z14
+	VPXORD      Z14, Z5, Z15
+	VMOVDQA64   Z10, Z16
+	VPTERNLOGD  $0x28, Z13, Z15, Z16
+	VPXORD      Z7, Z2, Z17
+	VPXORD      Z14, Z1, Z18
+	VPXORD      Z18, Z8, Z19
+	VPXORD      Z18, Z9, Z20
+	VPXORD      Z20, Z6, Z21
+	VPANDD      Z12, Z21, Z12
+	VPTERNLOGD  $0x28, Z20, Z8, Z14
+	VPXORD      Z5, Z3, Z8
+	VPXORD      Z18, Z0, Z22
+	VPXORD      Z10, Z7, Z23
+	VPANDD      Z11, Z23, Z11
+	VPXORD      Z17, Z8, Z24
+	VPTERNLOGD  $0x28, Z24, Z5, Z18
+	VPXORD      Z8, Z6, Z25
+	VPTERNLOGD  $0x28, Z25, Z19, Z10
+	VMOVDQA64   Z8, Z26
+	VPTERNLOGD  $0x6a, Z1, Z9, Z26
+	VPXORD      Z6, Z0, Z6
+	VPXORD      Z6, Z26, Z27
+	VMOVDQA64   Z2, Z28
+	VPTERNLOGD  $0x96, Z18, Z27, Z28
+	VPTERNLOGD  $0x6a, Z5, Z22, Z15
+	VPXORD      Z15, Z10, Z29
+	VPXORD      Z29, Z28, Z30
+	VPTERNLOGD  $0x6a, Z4, Z17, Z19
+	VPXORD      Z19, Z15, Z31
+	VMOVDQU64   Z23, 16384(BX)
+	VMOVDQA64   Z16, Z23
+	VPTERNLOGD  $0x96, Z31, Z26, Z23
+	VMOVDQU64   Z17, 16448(BX)
+	VPXORD      Z11, Z14, Z17
+	VPXORD      Z17, Z28, Z28
+	VMOVDQU64   Z25, 16512(BX)
+	VPXORD      Z14, Z12, Z25
+	VPTERNLOGD  $0x96, Z25, Z16, Z27
+	VPXORD      Z29, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z25, Z31
+	VPXORD      Z19, Z11, Z25
+	VPTERNLOGD  $0x78, Z28, Z27, Z26
+	VPXORD      Z26, Z25, Z26
+	VPXORD      Z10, Z16, Z27
+	VPTERNLOGD  $0x78, Z17, Z31, Z14
+	VPXORD      Z14, Z27, Z14
+	VPXORD      Z14, Z26, Z29
+	VPANDD      Z29, Z30, Z31
+	VPXORD      Z18, Z2, Z18
+	VMOVDQU64   Z22, 16576(BX)
+	VPXORD      Z18, Z12, Z22
+	VPTERNLOGD  $0x6a, Z22, Z30, Z23
+	VPXORD      Z23, Z15, Z15
+	VPXORD      Z14, Z15, Z14
+	VPANDD      Z14, Z28, Z23
+	VPXORD      Z26, Z15, Z15
+	VPANDD      Z15, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z19, Z27
+	VPTERNLOGD  $0x28, Z29, Z18, Z27
+	VPTERNLOGD  $0x96, Z16, Z11, Z22
+	VPANDD      Z14, Z22, Z11
+	VPXORD      Z25, Z12, Z12
+	VPTERNLOGD  $0x96, Z12, Z10, Z6
+	VPANDD      Z15, Z6, Z6
+	VPXORD      Z17, Z23, Z10
+	VPANDD      Z10, Z13, Z12
+	VPXORD      Z23, Z31, Z13
+	VPXORD      Z17, Z31, Z14
+	VPXORD      Z6, Z11, Z15
+	VPXORD      Z11, Z27, Z11
+	VPANDD      Z11, Z8, Z8
+	VPXORD      Z6, Z27, Z6
+	VPXORD      Z10, Z15, Z16
+	VPXORD      Z13, Z11, Z17
+	VPANDD      Z17, Z24, Z18
+	VPXORD      Z14, Z6, Z19
+	VPXORD      Z1, Z0, Z22
+	VPXORD      Z22, Z3, Z23
+	VPTERNLOGD  $0x60, Z23, Z7, Z10
+	VPXORD      Z4, Z2, Z2
+	VPTERNLOGD  $0x28, Z13, Z2, Z23
+	VPXORD      Z2, Z7, Z4
+	VMOVDQA64   Z1, Z24
+	VPTERNLOGD  $0x28, Z15, Z5, Z24
+	VPANDD      Z11, Z0, Z0
+	VPXORD      Z22, Z5, Z5
+	VPANDD      Z6, Z5, Z11
+	VPTERNLOGD  $0x28, Z16, Z7, Z9
+	VPTERNLOGD  $0x96, Z1, Z3, Z2
+	VPTERNLOGD  $0x28, Z19, Z4, Z5
+	VPTERNLOGD  $0x6a, Z8, Z20, Z15
+	VPTERNLOGD  $0x6a, Z12, Z14, Z21
+	VPXORD      Z21, Z15, Z1
+	VPXORD      Z0, Z10, Z3
+	VPTERNLOGD  $0x96, Z11, Z3, Z23
+	VPTERNLOGD  $0x6a, Z0, Z2, Z17
+	VPTERNLOGD  $0x96, Z17, Z24, Z9
+	VPXORD      Z9, Z23, Z0
+	VPXORD      Z0, Z1, Z2
+	VMOVDQU64   Z2, 13120(BX)
+	VPTERNLOGD  $0x96, Z17, Z11, Z5
+	VPXORD      Z1, Z5, Z1
+	VPXORD      Z1, Z23, Z7
+	VMOVDQU64   Z7, 12928(BX)
+	VPTERNLOGD  $0x6a, Z24, Z4, Z14
+	VPXORD      Z14, Z3, Z3
+	VPTERNLOGD  $0x78, 16576(BX), Z6, Z8
+	VPTERNLOGD  $0x6c, 16512(BX), Z18, Z19
+	VPTERNLOGD  $0x96, Z3, Z8, Z19
+	VPXORD      Z19, Z5, Z4
+	VMOVDQU64   Z4, 12864(BX)
+	VPTERNLOGD  $0x78, 16448(BX), Z13, Z12
+	VPXORD      Z12, Z8, Z4
+	VPTERNLOGD  $0x78, 16384(BX), Z16, Z18
+	VPTERNLOGD  $0x96, Z4, Z15, Z18
+	VPXORD      Z18, Z2, Z2
+	VMOVDQU64   Z2, 13056(BX)
+	VPTERNLOGD  $0x96, Z19, Z4, Z7
+	VMOVDQU64   Z7, 13248(BX)
+	VPXORD      Z19, Z1, Z2
+	VMOVDQU64   Z2, 12992(BX)
+	VPTERNLOGD  $0x96, Z9, Z3, Z1
+	VPXORD      Z1, Z18, Z1
+	VMOVDQU64   Z1, 12800(BX)
+	VPXORD      Z0, Z19, Z0
+	VMOVDQU64   Z0, 13184(BX)
+	VMOVDQU64   5056(BX), Z0
+	VMOVDQU64   4288(BX), Z1
+	VPTERNLOGD  $0x96, 4544(BX), Z1, Z0
+	VPXORD.BCST 256(R13), Z0, Z0
+	VMOVDQU64   6080(BX), Z1
+	VMOVDQU64   5312(BX), Z2
+	VPTERNLOGD  $0x96, 5568(BX), Z2, Z1
+	VPXORD.BCST 260(R13), Z1, Z1
+	VMOVDQU64   7104(BX), Z2
+	VMOVDQU64   6336(BX), Z3
+	VPTERNLOGD  $0x96, 6592(BX), Z3, Z2
+	VPXORD.BCST 264(R13), Z2, Z2
+	VMOVDQU64   8128(BX), Z3
+	VMOVDQU64   7360(BX), Z4
+	VPTERNLOGD  $0x96, 7616(BX), Z4, Z3
+	VPXORD.BCST 268(R13), Z3, Z3
+	VMOVDQU64   9152(BX), Z4
+	VMOVDQU64   8384(BX), Z5
+	VPTERNLOGD  $0x96, 8640(BX), Z5, Z4
+	VPXORD.BCST 272(R13), Z4, Z4
+	VMOVDQU64   10176(BX), Z5
+	VMOVDQU64   9408(BX), Z6
+	VPTERNLOGD  $0x96, 9664(BX), Z6, Z5
+	VPXORD.BCST 276(R13), Z5, Z5
+	VMOVDQU64   11200(BX), Z6
+	VMOVDQU64   10432(BX), Z7
+	VPTERNLOGD  $0x96, 10688(BX), Z7, Z6
+	VPXORD.BCST 280(R13), Z6, Z6
+	VMOVDQU64   12224(BX), Z7
+	VMOVDQU64   11456(BX), Z8
+	VPTERNLOGD  $0x96, 11712(BX), Z8, Z7
+	VPXORD.BCST 284(R13), Z7, Z7
+	VPXORD      Z3, Z0, Z8
+	VPXORD      Z8, Z5, Z9
+	VPXORD      Z6, Z2, Z10
+	VPXORD      Z10, Z9, Z11
+	VPXORD      Z11, Z1, Z12
+	VPXORD      Z12, Z4, Z13
+	VPXORD      Z7, Z4, Z14
+	VPXORD      Z14, Z5, Z15
+	VMOVDQA64   Z10, Z16
+	VPTERNLOGD  $0x28, Z13, Z15, Z16
+	VPXORD      Z7, Z2, Z17
+	VPXORD      Z14, Z1, Z18
+	VPXORD      Z18, Z8, Z19
+	VPXORD      Z18, Z9, Z20
+	VPXORD      Z20, Z6, Z21
+	VPANDD      Z12, Z21, Z12
+	VPTERNLOGD  $0x28, Z20, Z8, Z14
+	VPXORD      Z5, Z3, Z8
+	VPXORD      Z18, Z0, Z22
+	VPXORD      Z10, Z7, Z23
+	VPANDD      Z11, Z23, Z11
+	VPXORD      Z17, Z8, Z24
+	VPTERNLOGD  $0x28, Z24, Z5, Z18
+	VPXORD      Z8, Z6, Z25
+	VPTERNLOGD  $0x28, Z25, Z19, Z10
+	VMOVDQA64   Z8, Z26
+	VPTERNLOGD  $0x6a, Z1, Z9, Z26
+	VPXORD      Z6, Z0, Z6
+	VPXORD      Z6, Z26, Z27
+	VMOVDQA64   Z2, Z28
+	VPTERNLOGD  $0x96, Z18, Z27, Z28
+	VPTERNLOGD  $0x6a, Z5, Z22, Z15
+	VPXORD      Z15, Z10, Z29
+	VPXORD      Z29, Z28, Z30
+	VPTERNLOGD  $0x6a, Z4, Z17, Z19
+	VPXORD      Z19, Z15, Z31
+	VMOVDQU64   Z23, 16384(BX)
+	VMOVDQA64   Z16, Z23
+	VPTERNLOGD  $0x96, Z31, Z26, Z23
+	VMOVDQU64   Z17, 16448(BX)
+	VPXORD      Z11, Z14, Z17
+	VPXORD      Z17, Z28, Z28
+	VMOVDQU64   Z25, 16512(BX)
+	VPXORD      Z14, Z12, Z25
+	VPTERNLOGD  $0x96, Z25, Z16, Z27
+	VPXORD      Z29, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z25, Z31
+	VPXORD      Z19, Z11, Z25
+	VPTERNLOGD  $0x78, Z28, Z27, Z26
+	VPXORD      Z26, Z25, Z26
+	VPXORD      Z10, Z16, Z27
+	VPTERNLOGD  $0x78, Z17, Z31, Z14
+	VPXORD      Z14, Z27, Z14
+	VPXORD      Z14, Z26, Z29
+	VPANDD      Z29, Z30, Z31
+	VPXORD      Z18, Z2, Z18
+	VMOVDQU64   Z22, 16576(BX)
+	VPXORD      Z18, Z12, Z22
+	VPTERNLOGD  $0x6a, Z22, Z30, Z23
+	VPXORD      Z23, Z15, Z15
+	VPXORD      Z14, Z15, Z14
+	VPANDD      Z14, Z28, Z23
+	VPXORD      Z26, Z15, Z15
+	VPANDD      Z15, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z19, Z27
+	VPTERNLOGD  $0x28, Z29, Z18, Z27
+	VPTERNLOGD  $0x96, Z16, Z11, Z22
+	VPANDD      Z14, Z22, Z11
+	VPXORD      Z25, Z12, Z12
+	VPTERNLOGD  $0x96, Z12, Z10, Z6
+	VPANDD      Z15, Z6, Z6
+	VPXORD      Z17, Z23, Z10
+	VPANDD      Z10, Z13, Z12
+	VPXORD      Z23, Z31, Z13
+	VPXORD      Z17, Z31, Z14
+	VPXORD      Z6, Z11, Z15
+	VPXORD      Z11, Z27, Z11
+	VPANDD      Z11, Z8, Z8
+	VPXORD      Z6, Z27, Z6
+	VPXORD      Z10, Z15, Z16
+	VPXORD      Z13, Z11, Z17
+	VPANDD      Z17, Z24, Z18
+	VPXORD      Z14, Z6, Z19
+	VPXORD      Z1, Z0, Z22
+	VPXORD      Z22, Z3, Z23
+	VPTERNLOGD  $0x60, Z23, Z7, Z10
+	VPXORD      Z4, Z2, Z2
+	VPTERNLOGD  $0x28, Z13, Z2, Z23
+	VPXORD      Z2, Z7, Z4
+	VMOVDQA64   Z1, Z24
+	VPTERNLOGD  $0x28, Z15, Z5, Z24
+	VPANDD      Z11, Z0, Z0
+	VPXORD      Z22, Z5, Z5
+	VPANDD      Z6, Z5, Z11
+	VPTERNLOGD  $0x28, Z16, Z7, Z9
+	VPTERNLOGD  $0x96, Z1, Z3, Z2
+	VPTERNLOGD  $0x28, Z19, Z4, Z5
+	VPTERNLOGD  $0x6a, Z8, Z20, Z15
+	VPTERNLOGD  $0x6a, Z12, Z14, Z21
+	VPXORD      Z21, Z15, Z1
+	VPXORD      Z0, Z10, Z3
+	VPTERNLOGD  $0x96, Z11, Z3, Z23
+	VPTERNLOGD  $0x6a, Z0, Z2, Z17
+	VPTERNLOGD  $0x96, Z17, Z24, Z9
+	VPXORD      Z9, Z23, Z0
+	VPXORD      Z0, Z1, Z2
+	VMOVDQU64   Z2, 12608(BX)
+	VPTERNLOGD  $0x96, Z17, Z11, Z5
+	VPXORD      Z1, Z5, Z1
+	VPXORD      Z1, Z23, Z7
+	VMOVDQU64   Z7, 12416(BX)
+	VPTERNLOGD  $0x6a, Z24, Z4, Z14
+	VPXORD      Z14, Z3, Z3
+	VPTERNLOGD  $0x78, 16576(BX), Z6, Z8
+	VPTERNLOGD  $0x6c, 16512(BX), Z18, Z19
+	VPTERNLOGD  $0x96, Z3, Z8, Z19
+	VPXORD      Z19, Z5, Z4
+	VMOVDQU64   Z4, 12352(BX)
+	VPTERNLOGD  $0x78, 16448(BX), Z13, Z12
+	VPXORD      Z12, Z8, Z4
+	VPTERNLOGD  $0x78, 16384(BX), Z16, Z18
+	VPTERNLOGD  $0x96, Z4, Z15, Z18
+	VPXORD      Z18, Z2, Z2
+	VMOVDQU64   Z2, 12544(BX)
+	VPTERNLOGD  $0x96, Z19, Z4, Z7
+	VMOVDQU64   Z7, 12736(BX)
+	VPXORD      Z19, Z1, Z2
+	VMOVDQU64   Z2, 12480(BX)
+	VPTERNLOGD  $0x96, Z9, Z3, Z1
+	VPXORD      Z1, Z18, Z1
+	VMOVDQU64   Z1, 12288(BX)
+	VPXORD      Z0, Z19, Z0
+	VMOVDQU64   Z0, 12672(BX)
+	VMOVDQU64   12288(BX), Z0
+	VPXORD      13824(BX), Z0, Z0
+	VMOVDQU64   Z0, 14336(BX)
+	VMOVDQU64   12352(BX), Z1
+	VPXORD      13888(BX), Z1, Z1
+	VMOVDQU64   Z1, 14400(BX)
+	VMOVDQU64   12416(BX), Z2
+	VPXORD      13952(BX), Z2, Z2
+	VMOVDQU64   Z2, 14464(BX)
+	VMOVDQU64   12480(BX), Z3
+	VPXORD      14016(BX), Z3, Z3
+	VMOVDQU64   Z3, 14528(BX)
+	VMOVDQU64   12544(BX), Z4
+	VPXORD      14080(BX), Z4, Z4
+	VMOVDQU64   Z4, 14592(BX)
+	VMOVDQU64   12608(BX), Z5
+	VPXORD      14144(BX), Z5, Z5
+	VMOVDQU64   Z5, 14656(BX)
+	VMOVDQU64   12672(BX), Z6
+	VPXORD      14208(BX), Z6, Z6
+	VMOVDQU64   Z6, 14720(BX)
+	VMOVDQU64   12736(BX), Z7
+	VPXORD      14272(BX), Z7, Z7
+	VMOVDQU64   Z7, 14784(BX)
+	VMOVDQU64   12800(BX), Z8
+	VPXORD      12288(BX), Z8, Z8
+	VMOVDQU64   Z8, 14848(BX)
+	VMOVDQU64   12864(BX), Z9
+	VPXORD      12352(BX), Z9, Z9
+	VMOVDQU64   Z9, 14912(BX)
+	VMOVDQU64   12928(BX), Z10
+	VPXORD      12416(BX), Z10, Z10
+	VMOVDQU64   Z10, 14976(BX)
+	VMOVDQU64   12992(BX), Z11
+	VPXORD      12480(BX), Z11, Z11
+	VMOVDQU64   Z11, 15040(BX)
+	VMOVDQU64   13056(BX), Z12
+	VPXORD      12544(BX), Z12, Z12
+	VMOVDQU64   Z12, 15104(BX)
+	VMOVDQU64   13120(BX), Z13
+	VPXORD      12608(BX), Z13, Z13
+	VMOVDQU64   Z13, 15168(BX)
+	VMOVDQU64   13184(BX), Z14
+	VPXORD      12672(BX), Z14, Z14
+	VMOVDQU64   Z14, 15232(BX)
+	VMOVDQU64   13248(BX), Z15
+	VPXORD      12736(BX), Z15, Z15
+	VMOVDQU64   Z15, 15296(BX)
+	VMOVDQU64   13312(BX), Z0
+	VPXORD      12800(BX), Z0, Z0
+	VMOVDQU64   Z0, 15360(BX)
+	VMOVDQU64   13376(BX), Z1
+	VPXORD      12864(BX), Z1, Z1
+	VMOVDQU64   Z1, 15424(BX)
+	VMOVDQU64   13440(BX), Z2
+	VPXORD      12928(BX), Z2, Z2
+	VMOVDQU64   Z2, 15488(BX)
+	VMOVDQU64   13504(BX), Z3
+	VPXORD      12992(BX), Z3, Z3
+	VMOVDQU64   Z3, 15552(BX)
+	VMOVDQU64   13568(BX), Z4
+	VPXORD      13056(BX), Z4, Z4
+	VMOVDQU64   Z4, 15616(BX)
+	VMOVDQU64   13632(BX), Z5
+	VPXORD      13120(BX), Z5, Z5
+	VMOVDQU64   Z5, 15680(BX)
+	VMOVDQU64   13696(BX), Z6
+	VPXORD      13184(BX), Z6, Z6
+	VMOVDQU64   Z6, 15744(BX)
+	VMOVDQU64   13760(BX), Z7
+	VPXORD      13248(BX), Z7, Z7
+	VMOVDQU64   Z7, 15808(BX)
+	VMOVDQU64   13824(BX), Z8
+	VPXORD      13312(BX), Z8, Z8
+	VMOVDQU64   Z8, 15872(BX)
+	VMOVDQU64   13888(BX), Z9
+	VPXORD      13376(BX), Z9, Z9
+	VMOVDQU64   Z9, 15936(BX)
+	VMOVDQU64   13952(BX), Z10
+	VPXORD      13440(BX), Z10, Z10
+	VMOVDQU64   Z10, 16000(BX)
+	VMOVDQU64   14016(BX), Z11
+	VPXORD      13504(BX), Z11, Z11
+	VMOVDQU64   Z11, 16064(BX)
+	VMOVDQU64   14080(BX), Z12
+	VPXORD      13568(BX), Z12, Z12
+	VMOVDQU64   Z12, 16128(BX)
+	VMOVDQU64   14144(BX), Z13
+	VPXORD      13632(BX), Z13, Z13
+	VMOVDQU64   Z13, 16192(BX)
+	VMOVDQU64   14208(BX), Z14
+	VPXORD      13696(BX), Z14, Z14
+	VMOVDQU64   Z14, 16256(BX)
+	VMOVDQU64   14272(BX), Z15
+	VPXORD      13760(BX), Z15, Z15
+	VMOVDQU64   Z15, 16320(BX)
+	VMOVDQU64   4800(BX), Z0
+	VMOVDQU64   16256(BX), Z16
+	VPTERNLOGD  $0x96, 14848(BX), Z16, Z0
+	VPXORD      13184(BX), Z0, Z0
+	VMOVDQU64   Z0, 4800(BX)
+	VMOVDQU64   5824(BX), Z1
+	VMOVDQU64   16320(BX), Z17
+	VPTERNLOGD  $0x96, 14912(BX), Z17, Z1
+	VPXORD      13248(BX), Z1, Z1
+	VMOVDQU64   Z1, 5824(BX)
+	VMOVDQU64   6848(BX), Z2
+	VMOVDQU64   14336(BX), Z18
+	VPTERNLOGD  $0x96, 14976(BX), Z18, Z2
+	VPXORD      13312(BX), Z2, Z2
+	VMOVDQU64   Z2, 6848(BX)
+	VMOVDQU64   7872(BX), Z3
+	VMOVDQU64   14400(BX), Z19
+	VPTERNLOGD  $0x96, 15040(BX), Z19, Z3
+	VPXORD      13376(BX), Z3, Z3
+	VMOVDQU64   Z3, 7872(BX)
+	VMOVDQU64   8896(BX), Z4
+	VMOVDQU64   14464(BX), Z20
+	VPTERNLOGD  $0x96, 15104(BX), Z20, Z4
+	VPXORD      13440(BX), Z4, Z4
+	VMOVDQU64   Z4, 8896(BX)
+	VMOVDQU64   9920(BX), Z5
+	VMOVDQU64   14528(BX), Z21
+	VPTERNLOGD  $0x96, 15168(BX), Z21, Z5
+	VPXORD      13504(BX), Z5, Z5
+	VMOVDQU64   Z5, 9920(BX)
+	VMOVDQU64   10944(BX), Z6
+	VMOVDQU64   14592(BX), Z22
+	VPTERNLOGD  $0x96, 15232(BX), Z22, Z6
+	VPXORD      13568(BX), Z6, Z6
+	VMOVDQU64   Z6, 10944(BX)
+	VMOVDQU64   11968(BX), Z7
+	VMOVDQU64   14656(BX), Z23
+	VPTERNLOGD  $0x96, 15296(BX), Z23, Z7
+	VPXORD      13632(BX), Z7, Z7
+	VMOVDQU64   Z7, 11968(BX)
+	VMOVDQU64   4736(BX), Z8
+	VMOVDQU64   14720(BX), Z24
+	VPTERNLOGD  $0x96, 15360(BX), Z24, Z8
+	VPXORD      13696(BX), Z8, Z8
+	VMOVDQU64   Z8, 4736(BX)
+	VMOVDQU64   5760(BX), Z9
+	VMOVDQU64   14784(BX), Z25
+	VPTERNLOGD  $0x96, 15424(BX), Z25, Z9
+	VPXORD      13760(BX), Z9, Z9
+	VMOVDQU64   Z9, 5760(BX)
+	VMOVDQU64   6784(BX), Z10
+	VMOVDQU64   14848(BX), Z26
+	VPTERNLOGD  $0x96, 15488(BX), Z26, Z10
+	VPXORD      13824(BX), Z10, Z10
+	VMOVDQU64   Z10, 6784(BX)
+	VMOVDQU64   7808(BX), Z11
+	VMOVDQU64   14912(BX), Z27
+	VPTERNLOGD  $0x96, 15552(BX), Z27, Z11
+	VPXORD      13888(BX), Z11, Z11
+	VMOVDQU64   Z11, 7808(BX)
+	VMOVDQU64   8832(BX), Z12
+	VMOVDQU64   14976(BX), Z28
+	VPTERNLOGD  $0x96, 15616(BX), Z28, Z12
+	VPXORD      13952(BX), Z12, Z12
+	VMOVDQU64   Z12, 8832(BX)
+	VMOVDQU64   9856(BX), Z13
+	VMOVDQU64   15040(BX), Z29
+	VPTERNLOGD  $0x96, 15680(BX), Z29, Z13
+	VPXORD      14016(BX), Z13, Z13
+	VMOVDQU64   Z13, 9856(BX)
+	VMOVDQU64   10880(BX), Z14
+	VMOVDQU64   15104(BX), Z30
+	VPTERNLOGD  $0x96, 15744(BX), Z30, Z14
+	VPXORD      14080(BX), Z14, Z14
+	VMOVDQU64   Z14, 10880(BX)
+	VMOVDQU64   11904(BX), Z15
+	VMOVDQU64   15168(BX), Z31
+	VPTERNLOGD  $0x96, 15808(BX), Z31, Z15
+	VPXORD      14144(BX), Z15, Z15
+	VMOVDQU64   Z15, 11904(BX)
+	VMOVDQU64   4672(BX), Z0
+	VMOVDQU64   15232(BX), Z16
+	VPTERNLOGD  $0x96, 15872(BX), Z16, Z0
+	VPXORD      14208(BX), Z0, Z0
+	VMOVDQU64   Z0, 4672(BX)
+	VMOVDQU64   5696(BX), Z1
+	VMOVDQU64   15296(BX), Z17
+	VPTERNLOGD  $0x96, 15936(BX), Z17, Z1
+	VPXORD      14272(BX), Z1, Z1
+	VMOVDQU64   Z1, 5696(BX)
+	VMOVDQU64   6720(BX), Z2
+	VMOVDQU64   15360(BX), Z18
+	VPTERNLOGD  $0x96, 16000(BX), Z18, Z2
+	VPXORD      12288(BX), Z2, Z2
+	VMOVDQU64   Z2, 6720(BX)
+	VMOVDQU64   7744(BX), Z3
+	VMOVDQU64   15424(BX), Z19
+	VPTERNLOGD  $0x96, 16064(BX), Z19, Z3
+	VPXORD      12352(BX), Z3, Z3
+	VMOVDQU64   Z3, 7744(BX)
+	VMOVDQU64   8768(BX), Z4
+	VMOVDQU64   15488(BX), Z20
+	VPTERNLOGD  $0x96, 16128(BX), Z20, Z4
+	VPXORD      12416(BX), Z4, Z4
+	VMOVDQU64   Z4, 8768(BX)
+	VMOVDQU64   9792(BX), Z5
+	VMOVDQU64   15552(BX), Z21
+	VPTERNLOGD  $0x96, 16192(BX), Z21, Z5
+	VPXORD      12480(BX), Z5, Z5
+	VMOVDQU64   Z5, 9792(BX)
+	VMOVDQU64   10816(BX), Z6
+	VMOVDQU64   15616(BX), Z22
+	VPTERNLOGD  $0x96, 16256(BX), Z22, Z6
+	VPXORD      12544(BX), Z6, Z6
+	VMOVDQU64   Z6, 10816(BX)
+	VMOVDQU64   11840(BX), Z7
+	VMOVDQU64   15680(BX), Z23
+	VPTERNLOGD  $0x96, 16320(BX), Z23, Z7
+	VPXORD      12608(BX), Z7, Z7
+	VMOVDQU64   Z7, 11840(BX)
+	VMOVDQU64   4608(BX), Z8
+	VMOVDQU64   15744(BX), Z24
+	VPTERNLOGD  $0x96, 14336(BX), Z24, Z8
+	VPXORD      12672(BX), Z8, Z8
+	VMOVDQU64   Z8, 4608(BX)
+	VMOVDQU64   5632(BX), Z9
+	VMOVDQU64   15808(BX), Z25
+	VPTERNLOGD  $0x96, 14400(BX), Z25, Z9
+	VPXORD      12736(BX), Z9, Z9
+	VMOVDQU64   Z9, 5632(BX)
+	VMOVDQU64   6656(BX), Z10
+	VMOVDQU64   15872(BX), Z26
+	VPTERNLOGD  $0x96, 14464(BX), Z26, Z10
+	VPXORD      12800(BX), Z10, Z10
+	VMOVDQU64   Z10, 6656(BX)
+	VMOVDQU64   7680(BX), Z11
+	VMOVDQU64   15936(BX), Z27
+	VPTERNLOGD  $0x96, 14528(BX), Z27, Z11
+	VPXORD      12864(BX), Z11, Z11
+	VMOVDQU64   Z11, 7680(BX)
+	VMOVDQU64   8704(BX), Z12
+	VMOVDQU64   16000(BX), Z28
+	VPTERNLOGD  $0x96, 14592(BX), Z28, Z12
+	VPXORD      12928(BX), Z12, Z12
+	VMOVDQU64   Z12, 8704(BX)
+	VMOVDQU64   9728(BX), Z13
+	VMOVDQU64   16064(BX), Z29
+	VPTERNLOGD  $0x96, 14656(BX), Z29, Z13
+	VPXORD      12992(BX), Z13, Z13
+	VMOVDQU64   Z13, 9728(BX)
+	VMOVDQU64   10752(BX), Z14
+	VMOVDQU64   16128(BX), Z30
+	VPTERNLOGD  $0x96, 14720(BX), Z30, Z14
+	VPXORD      13056(BX), Z14, Z14
+	VMOVDQU64   Z14, 10752(BX)
+	VMOVDQU64   11776(BX), Z15
+	VMOVDQU64   16192(BX), Z31
+	VPTERNLOGD  $0x96, 14784(BX), Z31, Z15
+	VPXORD      13120(BX), Z15, Z15
+	VMOVDQU64   Z15, 11776(BX)
+	VMOVDQU64   4096(BX), Z0
+	VMOVDQU64   4352(BX), Z1
+	VPTERNLOGD  $0x96, 4608(BX), Z1, Z0
+	VPXORD.BCST 480(R13), Z0, Z0
+	VMOVDQU64   5120(BX), Z1
+	VMOVDQU64   5376(BX), Z2
+	VPTERNLOGD  $0x96, 5632(BX), Z2, Z1
+	VPXORD.BCST 484(R13), Z1, Z1
+	VMOVDQU64   6144(BX), Z2
+	VMOVDQU64   6400(BX), Z3
+	VPTERNLOGD  $0x96, 6656(BX), Z3, Z2
+	VPXORD.BCST 488(R13), Z2, Z2
+	VMOVDQU64   7168(BX), Z3
+	VMOVDQU64   7424(BX), Z4
+	VPTERNLOGD  $0x96, 7680(BX), Z4, Z3
+	VPXORD.BCST 492(R13), Z3, Z3
+	VMOVDQU64   8192(BX), Z4
+	VMOVDQU64   8448(BX), Z5
+	VPTERNLOGD  $0x96, 8704(BX), Z5, Z4
+	VPXORD.BCST 496(R13), Z4, Z4
+	VMOVDQU64   9216(BX), Z5
+	VMOVDQU64   9472(BX), Z6
+	VPTERNLOGD  $0x96, 9728(BX), Z6, Z5
+	VPXORD.BCST 500(R13), Z5, Z5
+	VMOVDQU64   10240(BX), Z6
+	VMOVDQU64   10496(BX), Z7
+	VPTERNLOGD  $0x96, 10752(BX), Z7, Z6
+	VPXORD.BCST 504(R13), Z6, Z6
+	VMOVDQU64   11264(BX), Z7
+	VMOVDQU64   11520(BX), Z8
+	VPTERNLOGD  $0x96, 11776(BX), Z8, Z7
+	VPXORD.BCST 508(R13), Z7, Z7
+	VPXORD      Z3, Z0, Z8
+	VPXORD      Z8, Z5, Z9
+	VPXORD      Z6, Z2, Z10
+	VPXORD      Z10, Z9, Z11
+	VPXORD      Z11, Z1, Z12
+	VPXORD      Z12, Z4, Z13
+	VPXORD      Z7, Z4, Z14
+	VPXORD      Z14, Z5, Z15
+	VMOVDQA64   Z10, Z16
+	VPTERNLOGD  $0x28, Z13, Z15, Z16
+	VPXORD      Z7, Z2, Z17
+	VPXORD      Z14, Z1, Z18
+	VPXORD      Z18, Z8, Z19
+	VPXORD      Z18, Z9, Z20
+	VPXORD      Z20, Z6, Z21
+	VPANDD      Z12, Z21, Z12
+	VPTERNLOGD  $0x28, Z20, Z8, Z14
+	VPXORD      Z5, Z3, Z8
+	VPXORD      Z18, Z0, Z22
+	VPXORD      Z10, Z7, Z23
+	VPANDD      Z11, Z23, Z11
+	VPXORD      Z17, Z8, Z24
+	VPTERNLOGD  $0x28, Z24, Z5, Z18
+	VPXORD      Z8, Z6, Z25
+	VPTERNLOGD  $0x28, Z25, Z19, Z10
+	VMOVDQA64   Z8, Z26
+	VPTERNLOGD  $0x6a, Z1, Z9, Z26
+	VPXORD      Z6, Z0, Z6
+	VPXORD      Z6, Z26, Z27
+	VMOVDQA64   Z2, Z28
+	VPTERNLOGD  $0x96, Z18, Z27, Z28
+	VPTERNLOGD  $0x6a, Z5, Z22, Z15
+	VPXORD      Z15, Z10, Z29
+	VPXORD      Z29, Z28, Z30
+	VPTERNLOGD  $0x6a, Z4, Z17, Z19
+	VPXORD      Z19, Z15, Z31
+	VMOVDQU64   Z23, 16384(BX)
+	VMOVDQA64   Z16, Z23
+	VPTERNLOGD  $0x96, Z31, Z26, Z23
+	VMOVDQU64   Z17, 16448(BX)
+	VPXORD      Z11, Z14, Z17
+	VPXORD      Z17, Z28, Z28
+	VMOVDQU64   Z25, 16512(BX)
+	VPXORD      Z14, Z12, Z25
+	VPTERNLOGD  $0x96, Z25, Z16, Z27
+	VPXORD      Z29, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z25, Z31
+	VPXORD      Z19, Z11, Z25
+	VPTERNLOGD  $0x78, Z28, Z27, Z26
+	VPXORD      Z26, Z25, Z26
+	VPXORD      Z10, Z16, Z27
+	VPTERNLOGD  $0x78, Z17, Z31, Z14
+	VPXORD      Z14, Z27, Z14
+	VPXORD      Z14, Z26, Z29
+	VPANDD      Z29, Z30, Z31
+	VPXORD      Z18, Z2, Z18
+	VMOVDQU64   Z22, 16576(BX)
+	VPXORD      Z18, Z12, Z22
+	VPTERNLOGD  $0x6a, Z22, Z30, Z23
+	VPXORD      Z23, Z15, Z15
+	VPXORD      Z14, Z15, Z14
+	VPANDD      Z14, Z28, Z23
+	VPXORD      Z26, Z15, Z15
+	VPANDD      Z15, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z19, Z27
+	VPTERNLOGD  $0x28, Z29, Z18, Z27
+	VPTERNLOGD  $0x96, Z16, Z11, Z22
+	VPANDD      Z14, Z22, Z11
+	VPXORD      Z25, Z12, Z12
+	VPTERNLOGD  $0x96, Z12, Z10, Z6
+	VPANDD      Z15, Z6, Z6
+	VPXORD      Z17, Z23, Z10
+	VPANDD      Z10, Z13, Z12
+	VPXORD      Z23, Z31, Z13
+	VPXORD      Z17, Z31, Z14
+	VPXORD      Z6, Z11, Z15
+	VPXORD      Z11, Z27, Z11
+	VPANDD      Z11, Z8, Z8
+	VPXORD      Z6, Z27, Z6
+	VPXORD      Z10, Z15, Z16
+	VPXORD      Z13, Z11, Z17
+	VPANDD      Z17, Z24, Z18
+	VPXORD      Z14, Z6, Z19
+	VPXORD      Z1, Z0, Z22
+	VPXORD      Z22, Z3, Z23
+	VPTERNLOGD  $0x60, Z23, Z7, Z10
+	VPXORD      Z4, Z2, Z2
+	VPTERNLOGD  $0x28, Z13, Z2, Z23
+	VPXORD      Z2, Z7, Z4
+	VMOVDQA64   Z1, Z24
+	VPTERNLOGD  $0x28, Z15, Z5, Z24
+	VPANDD      Z11, Z0, Z0
+	VPXORD      Z22, Z5, Z5
+	VPANDD      Z6, Z5, Z11
+	VPTERNLOGD  $0x28, Z16, Z7, Z9
+	VPTERNLOGD  $0x96, Z1, Z3, Z2
+	VPTERNLOGD  $0x28, Z19, Z4, Z5
+	VPTERNLOGD  $0x6a, Z8, Z20, Z15
+	VPTERNLOGD  $0x6a, Z12, Z14, Z21
+	VPXORD      Z21, Z15, Z1
+	VPXORD      Z0, Z10, Z3
+	VPTERNLOGD  $0x96, Z11, Z3, Z23
+	VPTERNLOGD  $0x6a, Z0, Z2, Z17
+	VPTERNLOGD  $0x96, Z17, Z24, Z9
+	VPXORD      Z9, Z23, Z0
+	VPXORD      Z0, Z1, Z2
+	VMOVDQU64   Z2, 14144(BX)
+	VPTERNLOGD  $0x96, Z17, Z11, Z5
+	VPXORD      Z1, Z5, Z1
+	VPXORD      Z1, Z23, Z7
+	VMOVDQU64   Z7, 13952(BX)
+	VPTERNLOGD  $0x6a, Z24, Z4, Z14
+	VPXORD      Z14, Z3, Z3
+	VPTERNLOGD  $0x78, 16576(BX), Z6, Z8
+	VPTERNLOGD  $0x6c, 16512(BX), Z18, Z19
+	VPTERNLOGD  $0x96, Z3, Z8, Z19
+	VPXORD      Z19, Z5, Z4
+	VMOVDQU64   Z4, 13888(BX)
+	VPTERNLOGD  $0x78, 16448(BX), Z13, Z12
+	VPXORD      Z12, Z8, Z4
+	VPTERNLOGD  $0x78, 16384(BX), Z16, Z18
+	VPTERNLOGD  $0x96, Z4, Z15, Z18
+	VPXORD      Z18, Z2, Z2
+	VMOVDQU64   Z2, 14080(BX)
+	VPTERNLOGD  $0x96, Z19, Z4, Z7
+	VMOVDQU64   Z7, 14272(BX)
+	VPXORD      Z19, Z1, Z2
+	VMOVDQU64   Z2, 14016(BX)
+	VPTERNLOGD  $0x96, Z9, Z3, Z1
+	VPXORD      Z1, Z18, Z1
+	VMOVDQU64   Z1, 13824(BX)
+	VPXORD      Z0, Z19, Z0
+	VMOVDQU64   Z0, 14208(BX)
+	VMOVDQU64   4160(BX), Z0
+	VMOVDQU64   4416(BX), Z1
+	VPTERNLOGD  $0x96, 4672(BX), Z1, Z0
+	VPXORD.BCST 448(R13), Z0, Z0
+	VMOVDQU64   5184(BX), Z1
+	VMOVDQU64   5440(BX), Z2
+	VPTERNLOGD  $0x96, 5696(BX), Z2, Z1
+	VPXORD.BCST 452(R13), Z1, Z1
+	VMOVDQU64   6208(BX), Z2
+	VMOVDQU64   6464(BX), Z3
+	VPTERNLOGD  $0x96, 6720(BX), Z3, Z2
+	VPXORD.BCST 456(R13), Z2, Z2
+	VMOVDQU64   7232(BX), Z3
+	VMOVDQU64   7488(BX), Z4
+	VPTERNLOGD  $0x96, 7744(BX), Z4, Z3
+	VPXORD.BCST 460(R13), Z3, Z3
+	VMOVDQU64   8256(BX), Z4
+	VMOVDQU64   8512(BX), Z5
+	VPTERNLOGD  $0x96, 8768(BX), Z5, Z4
+	VPXORD.BCST 464(R13), Z4, Z4
+	VMOVDQU64   9280(BX), Z5
+	VMOVDQU64   9536(BX), Z6
+	VPTERNLOGD  $0x96, 9792(BX), Z6, Z5
+	VPXORD.BCST 468(R13), Z5, Z5
+	VMOVDQU64   10304(BX), Z6
+	VMOVDQU64   10560(BX), Z7
+	VPTERNLOGD  $0x96, 10816(BX), Z7, Z6
+	VPXORD.BCST 472(R13), Z6, Z6
+	VMOVDQU64   11328(BX), Z7
+	VMOVDQU64   11584(BX), Z8
+	VPTERNLOGD  $0x96, 11840(BX), Z8, Z7
+	VPXORD.BCST 476(R13), Z7, Z7
+	VPXORD      Z3, Z0, Z8
+	VPXORD      Z8, Z5, Z9
+	VPXORD      Z6, Z2, Z10
+	VPXORD      Z10, Z9, Z11
+	VPXORD      Z11, Z1, Z12
+	VPXORD      Z12, Z4, Z13
+	VPXORD      Z7, Z4, Z14
+	VPXORD      Z14, Z5, Z15
+	VMOVDQA64   Z10, Z16
+	VPTERNLOGD  $0x28, Z13, Z15, Z16
+	VPXORD      Z7, Z2, Z17
+	VPXORD      Z14, Z1, Z18
+	VPXORD      Z18, Z8, Z19
+	VPXORD      Z18, Z9, Z20
+	VPXORD      Z20, Z6, Z21
+	VPANDD      Z12, Z21, Z12
+	VPTERNLOGD  $0x28, Z20, Z8, Z14
+	VPXORD      Z5, Z3, Z8
+	VPXORD      Z18, Z0, Z22
+	VPXORD      Z10, Z7, Z23
+	VPANDD      Z11, Z23, Z11
+	VPXORD      Z17, Z8, Z24
+	VPTERNLOGD  $0x28, Z24, Z5, Z18
+	VPXORD      Z8, Z6, Z25
+	VPTERNLOGD  $0x28, Z25, Z19, Z10
+	VMOVDQA64   Z8, Z26
+	VPTERNLOGD  $0x6a, Z1, Z9, Z26
+	VPXORD      Z6, Z0, Z6
+	VPXORD      Z6, Z26, Z27
+	VMOVDQA64   Z2, Z28
+	VPTERNLOGD  $0x96, Z18, Z27, Z28
+	VPTERNLOGD  $0x6a, Z5, Z22, Z15
+	VPXORD      Z15, Z10, Z29
+	VPXORD      Z29, Z28, Z30
+	VPTERNLOGD  $0x6a, Z4, Z17, Z19
+	VPXORD      Z19, Z15, Z31
+	VMOVDQU64   Z23, 16384(BX)
+	VMOVDQA64   Z16, Z23
+	VPTERNLOGD  $0x96, Z31, Z26, Z23
+	VMOVDQU64   Z17, 16448(BX)
+	VPXORD      Z11, Z14, Z17
+	VPXORD      Z17, Z28, Z28
+	VMOVDQU64   Z25, 16512(BX)
+	VPXORD      Z14, Z12, Z25
+	VPTERNLOGD  $0x96, Z25, Z16, Z27
+	VPXORD      Z29, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z25, Z31
+	VPXORD      Z19, Z11, Z25
+	VPTERNLOGD  $0x78, Z28, Z27, Z26
+	VPXORD      Z26, Z25, Z26
+	VPXORD      Z10, Z16, Z27
+	VPTERNLOGD  $0x78, Z17, Z31, Z14
+	VPXORD      Z14, Z27, Z14
+	VPXORD      Z14, Z26, Z29
+	VPANDD      Z29, Z30, Z31
+	VPXORD      Z18, Z2, Z18
+	VMOVDQU64   Z22, 16576(BX)
+	VPXORD      Z18, Z12, Z22
+	VPTERNLOGD  $0x6a, Z22, Z30, Z23
+	VPXORD      Z23, Z15, Z15
+	VPXORD      Z14, Z15, Z14
+	VPANDD      Z14, Z28, Z23
+	VPXORD      Z26, Z15, Z15
+	VPANDD      Z15, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z19, Z27
+	VPTERNLOGD  $0x28, Z29, Z18, Z27
+	VPTERNLOGD  $0x96, Z16, Z11, Z22
+	VPANDD      Z14, Z22, Z11
+	VPXORD      Z25, Z12, Z12
+	VPTERNLOGD  $0x96, Z12, Z10, Z6
+	VPANDD      Z15, Z6, Z6
+	VPXORD      Z17, Z23, Z10
+	VPANDD      Z10, Z13, Z12
+	VPXORD      Z23, Z31, Z13
+	VPXORD      Z17, Z31, Z14
+	VPXORD      Z6, Z11, Z15
+	VPXORD      Z11, Z27, Z11
+	VPANDD      Z11, Z8, Z8
+	VPXORD      Z6, Z27, Z6
+	VPXORD      Z10, Z15, Z16
+	VPXORD      Z13, Z11, Z17
+	VPANDD      Z17, Z24, Z18
+	VPXORD      Z14, Z6, Z19
+	VPXORD      Z1, Z0, Z22
+	VPXORD      Z22, Z3, Z23
+	VPTERNLOGD  $0x60, Z23, Z7, Z10
+	VPXORD      Z4, Z2, Z2
+	VPTERNLOGD  $0x28, Z13, Z2, Z23
+	VPXORD      Z2, Z7, Z4
+	VMOVDQA64   Z1, Z24
+	VPTERNLOGD  $0x28, Z15, Z5, Z24
+	VPANDD      Z11, Z0, Z0
+	VPXORD      Z22, Z5, Z5
+	VPANDD      Z6, Z5, Z11
+	VPTERNLOGD  $0x28, Z16, Z7, Z9
+	VPTERNLOGD  $0x96, Z1, Z3, Z2
+	VPTERNLOGD  $0x28, Z19, Z4, Z5
+	VPTERNLOGD  $0x6a, Z8, Z20, Z15
+	VPTERNLOGD  $0x6a, Z12, Z14, Z21
+	VPXORD      Z21, Z15, Z1
+	VPXORD      Z0, Z10, Z3
+	VPTERNLOGD  $0x96, Z11, Z3, Z23
+	VPTERNLOGD  $0x6a, Z0, Z2, Z17
+	VPTERNLOGD  $0x96, Z17, Z24, Z9
+	VPXORD      Z9, Z23, Z0
+	VPXORD      Z0, Z1, Z2
+	VMOVDQU64   Z2, 13632(BX)
+	VPTERNLOGD  $0x96, Z17, Z11, Z5
+	VPXORD      Z1, Z5, Z1
+	VPXORD      Z1, Z23, Z7
+	VMOVDQU64   Z7, 13440(BX)
+	VPTERNLOGD  $0x6a, Z24, Z4, Z14
+	VPXORD      Z14, Z3, Z3
+	VPTERNLOGD  $0x78, 16576(BX), Z6, Z8
+	VPTERNLOGD  $0x6c, 16512(BX), Z18, Z19
+	VPTERNLOGD  $0x96, Z3, Z8, Z19
+	VPXORD      Z19, Z5, Z4
+	VMOVDQU64   Z4, 13376(BX)
+	VPTERNLOGD  $0x78, 16448(BX), Z13, Z12
+	VPXORD      Z12, Z8, Z4
+	VPTERNLOGD  $0x78, 16384(BX), Z16, Z18
+	VPTERNLOGD  $0x96, Z4, Z15, Z18
+	VPXORD      Z18, Z2, Z2
+	VMOVDQU64   Z2, 13568(BX)
+	VPTERNLOGD  $0x96, Z19, Z4, Z7
+	VMOVDQU64   Z7, 13760(BX)
+	VPXORD      Z19, Z1, Z2
+	VMOVDQU64   Z2, 13504(BX)
+	VPTERNLOGD  $0x96, Z9, Z3, Z1
+	VPXORD      Z1, Z18, Z1
+	VMOVDQU64   Z1, 13312(BX)
+	VPXORD      Z0, Z19, Z0
+	VMOVDQU64   Z0, 13696(BX)
+	VMOVDQU64   4224(BX), Z0
+	VMOVDQU64   4480(BX), Z1
+	VPTERNLOGD  $0x96, 4736(BX), Z1, Z0
+	VPXORD.BCST 416(R13), Z0, Z0
+	VMOVDQU64   5248(BX), Z1
+	VMOVDQU64   5504(BX), Z2
+	VPTERNLOGD  $0x96, 5760(BX), Z2, Z1
+	VPXORD.BCST 420(R13), Z1, Z1
+	VMOVDQU64   6272(BX), Z2
+	VMOVDQU64   6528(BX), Z3
+	VPTERNLOGD  $0x96, 6784(BX), Z3, Z2
+	VPXORD.BCST 424(R13), Z2, Z2
+	VMOVDQU64   7296(BX), Z3
+	VMOVDQU64   7552(BX), Z4
+	VPTERNLOGD  $0x96, 7808(BX), Z4, Z3
+	VPXORD.BCST 428(R13), Z3, Z3
+	VMOVDQU64   8320(BX), Z4
+	VMOVDQU64   8576(BX), Z5
+	VPTERNLOGD  $0x96, 8832(BX), Z5, Z4
+	VPXORD.BCST 432(R13), Z4, Z4
+	VMOVDQU64   9344(BX), Z5
+	VMOVDQU64   9600(BX), Z6
+	VPTERNLOGD  $0x96, 9856(BX), Z6, Z5
+	VPXORD.BCST 436(R13), Z5, Z5
+	VMOVDQU64   10368(BX), Z6
+	VMOVDQU64   10624(BX), Z7
+	VPTERNLOGD  $0x96, 10880(BX), Z7, Z6
+	VPXORD.BCST 440(R13), Z6, Z6
+	VMOVDQU64   11392(BX), Z7
+	VMOVDQU64   11648(BX), Z8
+	VPTERNLOGD  $0x96, 11904(BX), Z8, Z7
+	VPXORD.BCST 444(R13), Z7, Z7
+	VPXORD      Z3, Z0, Z8
+	VPXORD      Z8, Z5, Z9
+	VPXORD      Z6, Z2, Z10
+	VPXORD      Z10, Z9, Z11
+	VPXORD      Z11, Z1, Z12
+	VPXORD      Z12, Z4, Z13
+	VPXORD      Z7, Z4, Z14
+	VPXORD      Z14, Z5, Z15
+	VMOVDQA64   Z10, Z16
+	VPTERNLOGD  $0x28, Z13, Z15, Z16
+	VPXORD      Z7, Z2, Z17
+	VPXORD      Z14, Z1, Z18
+	VPXORD      Z18, Z8, Z19
+	VPXORD      Z18, Z9, Z20
+	VPXORD      Z20, Z6, Z21
+	VPANDD      Z12, Z21, Z12
+	VPTERNLOGD  $0x28, Z20, Z8, Z14
+	VPXORD      Z5, Z3, Z8
+	VPXORD      Z18, Z0, Z22
+	VPXORD      Z10, Z7, Z23
+	VPANDD      Z11, Z23, Z11
+	VPXORD      Z17, Z8, Z24
+	VPTERNLOGD  $0x28, Z24, Z5, Z18
+	VPXORD      Z8, Z6, Z25
+	VPTERNLOGD  $0x28, Z25, Z19, Z10
+	VMOVDQA64   Z8, Z26
+	VPTERNLOGD  $0x6a, Z1, Z9, Z26
+	VPXORD      Z6, Z0, Z6
+	VPXORD      Z6, Z26, Z27
+	VMOVDQA64   Z2, Z28
+	VPTERNLOGD  $0x96, Z18, Z27, Z28
+	VPTERNLOGD  $0x6a, Z5, Z22, Z15
+	VPXORD      Z15, Z10, Z29
+	VPXORD      Z29, Z28, Z30
+	VPTERNLOGD  $0x6a, Z4, Z17, Z19
+	VPXORD      Z19, Z15, Z31
+	VMOVDQU64   Z23, 16384(BX)
+	VMOVDQA64   Z16, Z23
+	VPTERNLOGD  $0x96, Z31, Z26, Z23
+	VMOVDQU64   Z17, 16448(BX)
+	VPXORD      Z11, Z14, Z17
+	VPXORD      Z17, Z28, Z28
+	VMOVDQU64   Z25, 16512(BX)
+	VPXORD      Z14, Z12, Z25
+	VPTERNLOGD  $0x96, Z25, Z16, Z27
+	VPXORD      Z29, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z25, Z31
+	VPXORD      Z19, Z11, Z25
+	VPTERNLOGD  $0x78, Z28, Z27, Z26
+	VPXORD      Z26, Z25, Z26
+	VPXORD      Z10, Z16, Z27
+	VPTERNLOGD  $0x78, Z17, Z31, Z14
+	VPXORD      Z14, Z27, Z14
+	VPXORD      Z14, Z26, Z29
+	VPANDD      Z29, Z30, Z31
+	VPXORD      Z18, Z2, Z18
+	VMOVDQU64   Z22, 16576(BX)
+	VPXORD      Z18, Z12, Z22
+	VPTERNLOGD  $0x6a, Z22, Z30, Z23
+	VPXORD      Z23, Z15, Z15
+	VPXORD      Z14, Z15, Z14
+	VPANDD      Z14, Z28, Z23
+	VPXORD      Z26, Z15, Z15
+	VPANDD      Z15, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z19, Z27
+	VPTERNLOGD  $0x28, Z29, Z18, Z27
+	VPTERNLOGD  $0x96, Z16, Z11, Z22
+	VPANDD      Z14, Z22, Z11
+	VPXORD      Z25, Z12, Z12
+	VPTERNLOGD  $0x96, Z12, Z10, Z6
+	VPANDD      Z15, Z6, Z6
+	VPXORD      Z17, Z23, Z10
+	VPANDD      Z10, Z13, Z12
+	VPXORD      Z23, Z31, Z13
+	VPXORD      Z17, Z31, Z14
+	VPXORD      Z6, Z11, Z15
+	VPXORD      Z11, Z27, Z11
+	VPANDD      Z11, Z8, Z8
+	VPXORD      Z6, Z27, Z6
+	VPXORD      Z10, Z15, Z16
+	VPXORD      Z13, Z11, Z17
+	VPANDD      Z17, Z24, Z18
+	VPXORD      Z14, Z6, Z19
+	VPXORD      Z1, Z0, Z22
+	VPXORD      Z22, Z3, Z23
+	VPTERNLOGD  $0x60, Z23, Z7, Z10
+	VPXORD      Z4, Z2, Z2
+	VPTERNLOGD  $0x28, Z13, Z2, Z23
+	VPXORD      Z2, Z7, Z4
+	VMOVDQA64   Z1, Z24
+	VPTERNLOGD  $0x28, Z15, Z5, Z24
+	VPANDD      Z11, Z0, Z0
+	VPXORD      Z22, Z5, Z5
+	VPANDD      Z6, Z5, Z11
+	VPTERNLOGD  $0x28, Z16, Z7, Z9
+	VPTERNLOGD  $0x96, Z1, Z3, Z2
+	VPTERNLOGD  $0x28, Z19, Z4, Z5
+	VPTERNLOGD  $0x6a, Z8, Z20, Z15
+	VPTERNLOGD  $0x6a, Z12, Z14, Z21
+	VPXORD      Z21, Z15, Z1
+	VPXORD      Z0, Z10, Z3
+	VPTERNLOGD  $0x96, Z11, Z3, Z23
+	VPTERNLOGD  $0x6a, Z0, Z2, Z17
+	VPTERNLOGD  $0x96, Z17, Z24, Z9
+	VPXORD      Z9, Z23, Z0
+	VPXORD      Z0, Z1, Z2
+	VMOVDQU64   Z2, 13120(BX)
+	VPTERNLOGD  $0x96, Z17, Z11, Z5
+	VPXORD      Z1, Z5, Z1
+	VPXORD      Z1, Z23, Z7
+	VMOVDQU64   Z7, 12928(BX)
+	VPTERNLOGD  $0x6a, Z24, Z4, Z14
+	VPXORD      Z14, Z3, Z3
+	VPTERNLOGD  $0x78, 16576(BX), Z6, Z8
+	VPTERNLOGD  $0x6c, 16512(BX), Z18, Z19
+	VPTERNLOGD  $0x96, Z3, Z8, Z19
+	VPXORD      Z19, Z5, Z4
+	VMOVDQU64   Z4, 12864(BX)
+	VPTERNLOGD  $0x78, 16448(BX), Z13, Z12
+	VPXORD      Z12, Z8, Z4
+	VPTERNLOGD  $0x78, 16384(BX), Z16, Z18
+	VPTERNLOGD  $0x96, Z4, Z15, Z18
+	VPXORD      Z18, Z2, Z2
+	VMOVDQU64   Z2, 13056(BX)
+	VPTERNLOGD  $0x96, Z19, Z4, Z7
+	VMOVDQU64   Z7, 13248(BX)
+	VPXORD      Z19, Z1, Z2
+	VMOVDQU64   Z2, 12992(BX)
+	VPTERNLOGD  $0x96, Z9, Z3, Z1
+	VPXORD      Z1, Z18, Z1
+	VMOVDQU64   Z1, 12800(BX)
+	VPXORD      Z0, Z19, Z0
+	VMOVDQU64   Z0, 13184(BX)
+	VMOVDQU64   4288(BX), Z0
+	VMOVDQU64   4544(BX), Z1
+	VPTERNLOGD  $0x96, 4800(BX), Z1, Z0
+	VPXORD.BCST 384(R13), Z0, Z0
+	VMOVDQU64   5312(BX), Z1
+	VMOVDQU64   5568(BX), Z2
+	VPTERNLOGD  $0x96, 5824(BX), Z2, Z1
+	VPXORD.BCST 388(R13), Z1, Z1
+	VMOVDQU64   6336(BX), Z2
+	VMOVDQU64   6592(BX), Z3
+	VPTERNLOGD  $0x96, 6848(BX), Z3, Z2
+	VPXORD.BCST 392(R13), Z2, Z2
+	VMOVDQU64   7360(BX), Z3
+	VMOVDQU64   7616(BX), Z4
+	VPTERNLOGD  $0x96, 7872(BX), Z4, Z3
+	VPXORD.BCST 396(R13), Z3, Z3
+	VMOVDQU64   8384(BX), Z4
+	VMOVDQU64   8640(BX), Z5
+	VPTERNLOGD  $0x96, 8896(BX), Z5, Z4
+	VPXORD.BCST 400(R13), Z4, Z4
+	VMOVDQU64   9408(BX), Z5
+	VMOVDQU64   9664(BX), Z6
+	VPTERNLOGD  $0x96, 9920(BX), Z6, Z5
+	VPXORD.BCST 404(R13), Z5, Z5
+	VMOVDQU64   10432(BX), Z6
+	VMOVDQU64   10688(BX), Z7
+	VPTERNLOGD  $0x96, 10944(BX), Z7, Z6
+	VPXORD.BCST 408(R13), Z6, Z6
+	VMOVDQU64   11456(BX), Z7
+	VMOVDQU64   11712(BX), Z8
+	VPTERNLOGD  $0x96, 11968(BX), Z8, Z7
+	VPXORD.BCST 412(R13), Z7, Z7
+	VPXORD      Z3, Z0, Z8
+	VPXORD      Z8, Z5, Z9
+	VPXORD      Z6, Z2, Z10
+	VPXORD      Z10, Z9, Z11
+	VPXORD      Z11, Z1, Z12
+	VPXORD      Z12, Z4, Z13
+	VPXORD      Z7, Z4, Z14
+	VPXORD      Z14, Z5, Z15
+	VMOVDQA64   Z10, Z16
+	VPTERNLOGD  $0x28, Z13, Z15, Z16
+	VPXORD      Z7, Z2, Z17
+	VPXORD      Z14, Z1, Z18
+	VPXORD      Z18, Z8, Z19
+	VPXORD      Z18, Z9, Z20
+	VPXORD      Z20, Z6, Z21
+	VPANDD      Z12, Z21, Z12
+	VPTERNLOGD  $0x28, Z20, Z8, Z14
+	VPXORD      Z5, Z3, Z8
+	VPXORD      Z18, Z0, Z22
+	VPXORD      Z10, Z7, Z23
+	VPANDD      Z11, Z23, Z11
+	VPXORD      Z17, Z8, Z24
+	VPTERNLOGD  $0x28, Z24, Z5, Z18
+	VPXORD      Z8, Z6, Z25
+	VPTERNLOGD  $0x28, Z25, Z19, Z10
+	VMOVDQA64   Z8, Z26
+	VPTERNLOGD  $0x6a, Z1, Z9, Z26
+	VPXORD      Z6, Z0, Z6
+	VPXORD      Z6, Z26, Z27
+	VMOVDQA64   Z2, Z28
+	VPTERNLOGD  $0x96, Z18, Z27, Z28
+	VPTERNLOGD  $0x6a, Z5, Z22, Z15
+	VPXORD      Z15, Z10, Z29
+	VPXORD      Z29, Z28, Z30
+	VPTERNLOGD  $0x6a, Z4, Z17, Z19
+	VPXORD      Z19, Z15, Z31
+	VMOVDQU64   Z23, 16384(BX)
+	VMOVDQA64   Z16, Z23
+	VPTERNLOGD  $0x96, Z31, Z26, Z23
+	VMOVDQU64   Z17, 16448(BX)
+	VPXORD      Z11, Z14, Z17
+	VPXORD      Z17, Z28, Z28
+	VMOVDQU64   Z25, 16512(BX)
+	VPXORD      Z14, Z12, Z25
+	VPTERNLOGD  $0x96, Z25, Z16, Z27
+	VPXORD      Z29, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z25, Z31
+	VPXORD      Z19, Z11, Z25
+	VPTERNLOGD  $0x78, Z28, Z27, Z26
+	VPXORD      Z26, Z25, Z26
+	VPXORD      Z10, Z16, Z27
+	VPTERNLOGD  $0x78, Z17, Z31, Z14
+	VPXORD      Z14, Z27, Z14
+	VPXORD      Z14, Z26, Z29
+	VPANDD      Z29, Z30, Z31
+	VPXORD      Z18, Z2, Z18
+	VMOVDQU64   Z22, 16576(BX)
+	VPXORD      Z18, Z12, Z22
+	VPTERNLOGD  $0x6a, Z22, Z30, Z23
+	VPXORD      Z23, Z15, Z15
+	VPXORD      Z14, Z15, Z14
+	VPANDD      Z14, Z28, Z23
+	VPXORD      Z26, Z15, Z15
+	VPANDD      Z15, Z17, Z17
+	VPTERNLOGD  $0x96, Z6, Z19, Z27
+	VPTERNLOGD  $0x28, Z29, Z18, Z27
+	VPTERNLOGD  $0x96, Z16, Z11, Z22
+	VPANDD      Z14, Z22, Z11
+	VPXORD      Z25, Z12, Z12
+	VPTERNLOGD  $0x96, Z12, Z10, Z6
+	VPANDD      Z15, Z6, Z6
+	VPXORD      Z17, Z23, Z10
+	VPANDD      Z10, Z13, Z12
+	VPXORD      Z23, Z31, Z13
+	VPXORD      Z17, Z31, Z14
+	VPXORD      Z6, Z11, Z15
+	VPXORD      Z11, Z27, Z11
+	VPANDD      Z11, Z8, Z8
+	VPXORD      Z6, Z27, Z6
+	VPXORD      Z10, Z15, Z16
+	VPXORD      Z13, Z11, Z17
+	VPANDD      Z17, Z24, Z18
+	VPXORD      Z14, Z6, Z19
+	VPXORD      Z1, Z0, Z22
+	VPXORD      Z22, Z3, Z23
+	VPTERNLOGD  $0x60, Z23, Z7, Z10
+	VPXORD      Z4, Z2, Z2
+	VPTERNLOGD  $0x28, Z13, Z2, Z23
+	VPXORD      Z2, Z7, Z4
+	VMOVDQA64   Z1, Z24
+	VPTERNLOGD  $0x28, Z15, Z5, Z24
+	VPANDD      Z11, Z0, Z0
+	VPXORD      Z22, Z5, Z5
+	VPANDD      Z6, Z5, Z11
+	VPTERNLOGD  $0x28, Z16, Z7, Z9
+	VPTERNLOGD  $0x96, Z1, Z3, Z2
+	VPTERNLOGD  $0x28, Z19, Z4, Z5
+	VPTERNLOGD  $0x6a, Z8, Z20, Z15
+	VPTERNLOGD  $0x6a, Z12, Z14, Z21
+	VPXORD      Z21, Z15, Z1
+	VPXORD      Z0, Z10, Z3
+	VPTERNLOGD  $0x96, Z11, Z3, Z23
+	VPTERNLOGD  $0x6a, Z0, Z2, Z17
+	VPTERNLOGD  $0x96, Z17, Z24, Z9
+	VPXORD      Z9, Z23, Z0
+	VPXORD      Z0, Z1, Z2
+	VMOVDQU64   Z2, 12608(BX)
+	VPTERNLOGD  $0x96, Z17, Z11, Z5
+	VPXORD      Z1, Z5, Z1
+	VPXORD      Z1, Z23, Z7
+	VMOVDQU64   Z7, 12416(BX)
+	VPTERNLOGD  $0x6a, Z24, Z4, Z14
+	VPXORD      Z14, Z3, Z3
+	VPTERNLOGD  $0x78, 16576(BX), Z6, Z8
+	VPTERNLOGD  $0x6c, 16512(BX), Z18, Z19
+	VPTERNLOGD  $0x96, Z3, Z8, Z19
+	VPXORD      Z19, Z5, Z4
+	VMOVDQU64   Z4, 12352(BX)
+	VPTERNLOGD  $0x78, 16448(BX), Z13, Z12
+	VPXORD      Z12, Z8, Z4
+	VPTERNLOGD  $0x78, 16384(BX), Z16, Z18
+	VPTERNLOGD  $0x96, Z4, Z15, Z18
+	VPXORD      Z18, Z2, Z2
+	VMOVDQU64   Z2, 12544(BX)
+	VPTERNLOGD  $0x96, Z19, Z4, Z7
+	VMOVDQU64   Z7, 12736(BX)
+	VPXORD      Z19, Z1, Z2
+	VMOVDQU64   Z2, 12480(BX)
+	VPTERNLOGD  $0x96, Z9, Z3, Z1
+	VPXORD      Z1, Z18, Z1
+	VMOVDQU64   Z1, 12288(BX)
+	VPXORD      Z0, Z19, Z0
+	VMOVDQU64   Z0, 12672(BX)
+	VMOVDQU64   12288(BX), Z0
+	VPXORD      13824(BX), Z0, Z0
+	VMOVDQU64   Z0, 14336(BX)
+	VMOVDQU64   12352(BX), Z1
+	VPXORD      13888(BX), Z1, Z1
+	VMOVDQU64   Z1, 14400(BX)
+	VMOVDQU64   12416(BX), Z2
+	VPXORD      13952(BX), Z2, Z2
+	VMOVDQU64   Z2, 14464(BX)
+	VMOVDQU64   12480(BX), Z3
+	VPXORD      14016(BX), Z3, Z3
+	VMOVDQU64   Z3, 14528(BX)
+	VMOVDQU64   12544(BX), Z4
+	VPXORD      14080(BX), Z4, Z4
+	VMOVDQU64   Z4, 14592(BX)
+	VMOVDQU64   12608(BX), Z5
+	VPXORD      14144(BX), Z5, Z5
+	VMOVDQU64   Z5, 14656(BX)
+	VMOVDQU64   12672(BX), Z6
+	VPXORD      14208(BX), Z6, Z6
+	VMOVDQU64   Z6, 14720(BX)
+	VMOVDQU64   12736(BX), Z7
+	VPXORD      14272(BX), Z7, Z7
+	VMOVDQU64   Z7, 14784(BX)
+	VMOVDQU64   12800(BX), Z8
+	VPXORD      12288(BX), Z8, Z8
+	VMOVDQU64   Z8, 14848(BX)
+	VMOVDQU64   12864(BX), Z9
+	VPXORD      12352(BX), Z9, Z9
+	VMOVDQU64   Z9, 14912(BX)
+	VMOVDQU64   12928(BX), Z10
+	VPXORD      12416(BX), Z10, Z10
+	VMOVDQU64   Z10, 14976(BX)
+	VMOVDQU64   12992(BX), Z11
+	VPXORD      12480(BX), Z11, Z11
+	VMOVDQU64   Z11, 15040(BX)
+	VMOVDQU64   13056(BX), Z12
+	VPXORD      12544(BX), Z12, Z12
+	VMOVDQU64   Z12, 15104(BX)
+	VMOVDQU64   13120(BX), Z13
+	VPXORD      12608(BX), Z13, Z13
+	VMOVDQU64   Z13, 15168(BX)
+	VMOVDQU64   13184(BX), Z14
+	VPXORD      12672(BX), Z14, Z14
+	VMOVDQU64   Z14, 15232(BX)
+	VMOVDQU64   13248(BX), Z15
+	VPXORD      12736(BX), Z15, Z15
+	VMOVDQU64   Z15, 15296(BX)
+	VMOVDQU64   13312(BX), Z0
+	VPXORD      12800(BX), Z0, Z0
+	VMOVDQU64   Z0, 15360(BX)
+	VMOVDQU64   13376(BX), Z1
+	VPXORD      12864(BX), Z1, Z1
+	VMOVDQU64   Z1, 15424(BX)
+	VMOVDQU64   13440(BX), Z2
+	VPXORD      12928(BX), Z2, Z2
+	VMOVDQU64   Z2, 15488(BX)
+	VMOVDQU64   13504(BX), Z3
+	VPXORD      12992(BX), Z3, Z3
+	VMOVDQU64   Z3, 15552(BX)
+	VMOVDQU64   13568(BX), Z4
+	VPXORD      13056(BX), Z4, Z4
+	VMOVDQU64   Z4, 15616(BX)
+	VMOVDQU64   13632(BX), Z5
+	VPXORD      13120(BX), Z5, Z5
+	VMOVDQU64   Z5, 15680(BX)
+	VMOVDQU64   13696(BX), Z6
+	VPXORD      13184(BX), Z6, Z6
+	VMOVDQU64   Z6, 15744(BX)
+	VMOVDQU64   13760(BX), Z7
+	VPXORD      13248(BX), Z7, Z7
+	VMOVDQU64   Z7, 15808(BX)
+	VMOVDQU64   13824(BX), Z8
+	VPXORD      13312(BX), Z8, Z8
+	VMOVDQU64   Z8, 15872(BX)
+	VMOVDQU64   13888(BX), Z9
+	VPXORD      13376(BX), Z9, Z9
+	VMOVDQU64   Z9, 15936(BX)
+	VMOVDQU64   13952(BX), Z10
+	VPXORD      13440(BX), Z10, Z10
+	VMOVDQU64   Z10, 16000(BX)
+	VMOVDQU64   14016(BX), Z11
+	VPXORD      13504(BX), Z11, Z11
+	VMOVDQU64   Z11, 16064(BX)
+	VMOVDQU64   14080(BX), Z12
+	VPXORD      13568(BX), Z12, Z12
+	VMOVDQU64   Z12, 16128(BX)
+	VMOVDQU64   14144(BX), Z13
+	VPXORD      13632(BX), Z13, Z13
+	VMOVDQU64   Z13, 16192(BX)
+	VMOVDQU64   14208(BX), Z14
+	VPXORD      13696(BX), Z14, Z14
+	VMOVDQU64   Z14, 16256(BX)
+	VMOVDQU64   14272(BX), Z15
+	VPXORD      13760(BX), Z15, Z15
+	VMOVDQU64   Z15, 16320(BX)
+	VMOVDQU64   5056(BX), Z0
+	VMOVDQU64   16256(BX), Z16
+	VPTERNLOGD  $0x96, 14848(BX), Z16, Z0
+	VPXORD      13184(BX), Z0, Z0
+	VMOVDQU64   Z0, 5056(BX)
+	VMOVDQU64   6080(BX), Z1
+	VMOVDQU64   16320(BX), Z17
+	VPTERNLOGD  $0x96, 14912(BX), Z17, Z1
+	VPXORD      13248(BX), Z1, Z1
+	VMOVDQU64   Z1, 6080(BX)
+	VMOVDQU64   7104(BX), Z2
+	VMOVDQU64   14336(BX), Z18
+	VPTERNLOGD  $0x96, 14976(BX), Z18, Z2
+	VPXORD      13312(BX), Z2, Z2
+	VMOVDQU64   Z2, 7104(BX)
+	VMOVDQU64   8128(BX), Z3
+	VMOVDQU64   14400(BX), Z19
+	VPTERNLOGD  $0x96, 15040(BX), Z19, Z3
+	VPXORD      13376(BX), Z3, Z3
+	VMOVDQU64   Z3, 8128(BX)
+	VMOVDQU64   9152(BX), Z4
+	VMOVDQU64   14464(BX), Z20
+	VPTERNLOGD  $0x96, 15104(BX), Z20, Z4
+	VPXORD      13440(BX), Z4, Z4
+	VMOVDQU64   Z4, 9152(BX)
+	VMOVDQU64   10176(BX), Z5
+	VMOVDQU64   14528(BX), Z21
+	VPTERNLOGD  $0x96, 15168(BX), Z21, Z5
+	VPXORD      13504(BX), Z5, Z5
+	VMOVDQU64   Z5, 10176(BX)
+	VMOVDQU64   11200(BX), Z6
+	VMOVDQU64   14592(BX), Z22
+	VPTERNLOGD  $0x96, 15232(BX), Z22, Z6
+	VPXORD      13568(BX), Z6, Z6
+	VMOVDQU64   Z6, 11200(BX)
+	VMOVDQU64   12224(BX), Z7
+	VMOVDQU64   14656(BX), Z23
+	VPTERNLOGD  $0x96, 15296(BX), Z23, Z7
+	VPXORD      13632(BX), Z7, Z7
+	VMOVDQU64   Z7, 12224(BX)
+	VMOVDQU64   4992(BX), Z8
+	VMOVDQU64   14720(BX), Z24
+	VPTERNLOGD  $0x96, 15360(BX), Z24, Z8
+	VPXORD      13696(BX), Z8, Z8
+	VMOVDQU64   Z8, 4992(BX)
+	VMOVDQU64   6016(BX), Z9
+	VMOVDQU64   14784(BX), Z25
+	VPTERNLOGD  $0x96, 15424(BX), Z25, Z9
+	VPXORD      13760(BX), Z9, Z9
+	VMOVDQU64   Z9, 6016(BX)
+	VMOVDQU64   7040(BX), Z10
+	VMOVDQU64   14848(BX), Z26
+	VPTERNLOGD  $0x96, 15488(BX), Z26, Z10
+	VPXORD      13824(BX), Z10, Z10
+	VMOVDQU64   Z10, 7040(BX)
+	VMOVDQU64   8064(BX), Z11
+	VMOVDQU64   14912(BX), Z27
+	VPTERNLOGD  $0x96, 15552(BX), Z27, Z11
+	VPXORD      13888(BX), Z11, Z11
+	VMOVDQU64   Z11, 8064(BX)
+	VMOVDQU64   9088(BX), Z12
+	VMOVDQU64   14976(BX), Z28
+	VPTERNLOGD  $0x96, 15616(BX), Z28, Z12
+	VPXORD      13952(BX), Z12, Z12
+	VMOVDQU64   Z12, 9088(BX)
+	VMOVDQU64   10112(BX), Z13
+	VMOVDQU64   15040(BX), Z29
+	VPTERNLOGD  $0x96, 15680(BX), Z29, Z13
+	VPXORD      14016(BX), Z13, Z13
+	VMOVDQU64   Z13, 10112(BX)
+	VMOVDQU64   11136(BX), Z14
+	VMOVDQU64   15104(BX), Z30
+	VPTERNLOGD  $0x96, 15744(BX), Z30, Z14
+	VPXORD      14080(BX), Z14, Z14
+	VMOVDQU64   Z14, 11136(BX)
+	VMOVDQU64   12160(BX), Z15
+	VMOVDQU64   15168(BX), Z31
+	VPTERNLOGD  $0x96, 15808(BX), Z31, Z15
+	VPXORD      14144(BX), Z15, Z15
+	VMOVDQU64   Z15, 12160(BX)
+	VMOVDQU64   4928(BX), Z0
+	VMOVDQU64   15232(BX), Z16
+	VPTERNLOGD  $0x96, 15872(BX), Z16, Z0
+	VPXORD      14208(BX), Z0, Z0
+	VMOVDQU64   Z0, 4928(BX)
+	VMOVDQU64   5952(BX), Z1
+	VMOVDQU64   15296(BX), Z17
+	VPTERNLOGD  $0x96, 15936(BX), Z17, Z1
+	VPXORD      14272(BX), Z1, Z1
+	VMOVDQU64   Z1, 5952(BX)
+	VMOVDQU64   6976(BX), Z2
+	VMOVDQU64   15360(BX), Z18
+	VPTERNLOGD  $0x96, 16000(BX), Z18, Z2
+	VPXORD      12288(BX), Z2, Z2
+	VMOVDQU64   Z2, 6976(BX)
+	VMOVDQU64   8000(BX), Z3
+	VMOVDQU64   15424(BX), Z19
+	VPTERNLOGD  $0x96, 16064(BX), Z19, Z3
+	VPXORD      12352(BX), Z3, Z3
+	VMOVDQU64   Z3, 8000(BX)
+	VMOVDQU64   9024(BX), Z4
+	VMOVDQU64   15488(BX), Z20
+	VPTERNLOGD  $0x96, 16128(BX), Z20, Z4
+	VPXORD      12416(BX), Z4, Z4
+	VMOVDQU64   Z4, 9024(BX)
+	VMOVDQU64   10048(BX), Z5
+	VMOVDQU64   15552(BX), Z21
+	VPTERNLOGD  $0x96, 16192(BX), Z21, Z5
+	VPXORD      12480(BX), Z5, Z5
+	VMOVDQU64   Z5, 10048(BX)
+	VMOVDQU64   11072(BX), Z6
+	VMOVDQU64   15616(BX), Z22
+	VPTERNLOGD  $0x96, 16256(BX), Z22, Z6
+	VPXORD      12544(BX), Z6, Z6
+	VMOVDQU64   Z6, 11072(BX)
+	VMOVDQU64   12096(BX), Z7
+	VMOVDQU64   15680(BX), Z23
+	VPTERNLOGD  $0x96, 16320(BX), Z23, Z7
+	VPXORD      12608(BX), Z7, Z7
+	VMOVDQU64   Z7, 12096(BX)
+	VMOVDQU64   4864(BX), Z8
+	VMOVDQU64   15744(BX), Z24
+	VPTERNLOGD  $0x96, 14336(BX), Z24, Z8
+	VPXORD      12672(BX), Z8, Z8
+	VMOVDQU64   Z8, 4864(BX)
+	VMOVDQU64   5888(BX), Z9
+	VMOVDQU64   15808(BX), Z25
+	VPTERNLOGD  $0x96, 14400(BX), Z25, Z9
+	VPXORD      12736(BX), Z9, Z9
+	VMOVDQU64   Z9, 5888(BX)
+	VMOVDQU64   6912(BX), Z10
+	VMOVDQU64   15872(BX), Z26
+	VPTERNLOGD  $0x96, 14464(BX), Z26, Z10
+	VPXORD      12800(BX), Z10, Z10
+	VMOVDQU64   Z10, 6912(BX)
+	VMOVDQU64   7936(BX), Z11
+	VMOVDQU64   15936(BX), Z27
+	VPTERNLOGD  $0x96, 14528(BX), Z27, Z11
+	VPXORD      12864(BX), Z11, Z11
+	VMOVDQU64   Z11, 7936(BX)
+	VMOVDQU64   8960(BX), Z12
+	VMOVDQU64   16000(BX), Z28
+	VPTERNLOGD  $0x96, 14592(BX), Z28, Z12
+	VPXORD      12928(BX), Z12, Z12
+	VMOVDQU64   Z12, 8960(BX)
+	VMOVDQU64   9984(BX), Z13
+	VMOVDQU64   16064(BX), Z29
+	VPTERNLOGD  $0x96, 14656(BX), Z29, Z13
+	VPXORD      12992(BX), Z13, Z13
+	VMOVDQU64   Z13, 9984(BX)
+	VMOVDQU64   11008(BX), Z14
+	VMOVDQU64   16128(BX), Z30
+	VPTERNLOGD  $0x96, 14720(BX), Z30, Z14
+	VPXORD      13056(BX), Z14, Z14
+	VMOVDQU64   Z14, 11008(BX)
+	VMOVDQU64   12032(BX), Z15
+	VMOVDQU64   16192(BX), Z31
+	VPTERNLOGD  $0x96, 14784(BX), Z31, Z15
+	VPXORD      13120(BX), Z15, Z15
+	VMOVDQU64   Z15, 12032(BX)
+	ADDQ        $0x00000200, R13
+	DECQ        R12
+	JNZ         ctr512_rounds
+
+	// Planes back to blocks: F2 with the output word reversal, then F1.
+	VPBROADCASTD sm4bsMask55<>+0(SB), Z29
+	VPBROADCASTD sm4bsMask33<>+0(SB), Z30
+	VPBROADCASTD sm4bsMask0f<>+0(SB), Z31
+	VMOVDQU64    4864(BX), Z0
+	VMOVDQU64    5888(BX), Z1
+	VMOVDQU64    6912(BX), Z2
+	VMOVDQU64    7936(BX), Z3
+	VMOVDQU64    8960(BX), Z4
+	VMOVDQU64    9984(BX), Z5
+	VMOVDQU64    11008(BX), Z6
+	VMOVDQU64    12032(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 12288(BX)
+	VMOVDQU64    Z1, 13312(BX)
+	VMOVDQU64    Z2, 14336(BX)
+	VMOVDQU64    Z3, 15360(BX)
+	VMOVDQU64    Z4, 16384(BX)
+	VMOVDQU64    Z5, 17408(BX)
+	VMOVDQU64    Z6, 18432(BX)
+	VMOVDQU64    Z7, 19456(BX)
+	VMOVDQU64    4928(BX), Z0
+	VMOVDQU64    5952(BX), Z1
+	VMOVDQU64    6976(BX), Z2
+	VMOVDQU64    8000(BX), Z3
+	VMOVDQU64    9024(BX), Z4
+	VMOVDQU64    10048(BX), Z5
+	VMOVDQU64    11072(BX), Z6
+	VMOVDQU64    12096(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 12352(BX)
+	VMOVDQU64    Z1, 13376(BX)
+	VMOVDQU64    Z2, 14400(BX)
+	VMOVDQU64    Z3, 15424(BX)
+	VMOVDQU64    Z4, 16448(BX)
+	VMOVDQU64    Z5, 17472(BX)
+	VMOVDQU64    Z6, 18496(BX)
+	VMOVDQU64    Z7, 19520(BX)
+	VMOVDQU64    4992(BX), Z0
+	VMOVDQU64    6016(BX), Z1
+	VMOVDQU64    7040(BX), Z2
+	VMOVDQU64    8064(BX), Z3
+	VMOVDQU64    9088(BX), Z4
+	VMOVDQU64    10112(BX), Z5
+	VMOVDQU64    11136(BX), Z6
+	VMOVDQU64    12160(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 12416(BX)
+	VMOVDQU64    Z1, 13440(BX)
+	VMOVDQU64    Z2, 14464(BX)
+	VMOVDQU64    Z3, 15488(BX)
+	VMOVDQU64    Z4, 16512(BX)
+	VMOVDQU64    Z5, 17536(BX)
+	VMOVDQU64    Z6, 18560(BX)
+	VMOVDQU64    Z7, 19584(BX)
+	VMOVDQU64    5056(BX), Z0
+	VMOVDQU64    6080(BX), Z1
+	VMOVDQU64    7104(BX), Z2
+	VMOVDQU64    8128(BX), Z3
+	VMOVDQU64    9152(BX), Z4
+	VMOVDQU64    10176(BX), Z5
+	VMOVDQU64    11200(BX), Z6
+	VMOVDQU64    12224(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 12480(BX)
+	VMOVDQU64    Z1, 13504(BX)
+	VMOVDQU64    Z2, 14528(BX)
+	VMOVDQU64    Z3, 15552(BX)
+	VMOVDQU64    Z4, 16576(BX)
+	VMOVDQU64    Z5, 17600(BX)
+	VMOVDQU64    Z6, 18624(BX)
+	VMOVDQU64    Z7, 19648(BX)
+	VMOVDQU64    4608(BX), Z0
+	VMOVDQU64    5632(BX), Z1
+	VMOVDQU64    6656(BX), Z2
+	VMOVDQU64    7680(BX), Z3
+	VMOVDQU64    8704(BX), Z4
+	VMOVDQU64    9728(BX), Z5
+	VMOVDQU64    10752(BX), Z6
+	VMOVDQU64    11776(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 12544(BX)
+	VMOVDQU64    Z1, 13568(BX)
+	VMOVDQU64    Z2, 14592(BX)
+	VMOVDQU64    Z3, 15616(BX)
+	VMOVDQU64    Z4, 16640(BX)
+	VMOVDQU64    Z5, 17664(BX)
+	VMOVDQU64    Z6, 18688(BX)
+	VMOVDQU64    Z7, 19712(BX)
+	VMOVDQU64    4672(BX), Z0
+	VMOVDQU64    5696(BX), Z1
+	VMOVDQU64    6720(BX), Z2
+	VMOVDQU64    7744(BX), Z3
+	VMOVDQU64    8768(BX), Z4
+	VMOVDQU64    9792(BX), Z5
+	VMOVDQU64    10816(BX), Z6
+	VMOVDQU64    11840(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 12608(BX)
+	VMOVDQU64    Z1, 13632(BX)
+	VMOVDQU64    Z2, 14656(BX)
+	VMOVDQU64    Z3, 15680(BX)
+	VMOVDQU64    Z4, 16704(BX)
+	VMOVDQU64    Z5, 17728(BX)
+	VMOVDQU64    Z6, 18752(BX)
+	VMOVDQU64    Z7, 19776(BX)
+	VMOVDQU64    4736(BX), Z0
+	VMOVDQU64    5760(BX), Z1
+	VMOVDQU64    6784(BX), Z2
+	VMOVDQU64    7808(BX), Z3
+	VMOVDQU64    8832(BX), Z4
+	VMOVDQU64    9856(BX), Z5
+	VMOVDQU64    10880(BX), Z6
+	VMOVDQU64    11904(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 12672(BX)
+	VMOVDQU64    Z1, 13696(BX)
+	VMOVDQU64    Z2, 14720(BX)
+	VMOVDQU64    Z3, 15744(BX)
+	VMOVDQU64    Z4, 16768(BX)
+	VMOVDQU64    Z5, 17792(BX)
+	VMOVDQU64    Z6, 18816(BX)
+	VMOVDQU64    Z7, 19840(BX)
+	VMOVDQU64    4800(BX), Z0
+	VMOVDQU64    5824(BX), Z1
+	VMOVDQU64    6848(BX), Z2
+	VMOVDQU64    7872(BX), Z3
+	VMOVDQU64    8896(BX), Z4
+	VMOVDQU64    9920(BX), Z5
+	VMOVDQU64    10944(BX), Z6
+	VMOVDQU64    11968(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 12736(BX)
+	VMOVDQU64    Z1, 13760(BX)
+	VMOVDQU64    Z2, 14784(BX)
+	VMOVDQU64    Z3, 15808(BX)
+	VMOVDQU64    Z4, 16832(BX)
+	VMOVDQU64    Z5, 17856(BX)
+	VMOVDQU64    Z6, 18880(BX)
+	VMOVDQU64    Z7, 19904(BX)
+	VMOVDQU64    4352(BX), Z0
+	VMOVDQU64    5376(BX), Z1
+	VMOVDQU64    6400(BX), Z2
+	VMOVDQU64    7424(BX), Z3
+	VMOVDQU64    8448(BX), Z4
+	VMOVDQU64    9472(BX), Z5
+	VMOVDQU64    10496(BX), Z6
+	VMOVDQU64    11520(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 12800(BX)
+	VMOVDQU64    Z1, 13824(BX)
+	VMOVDQU64    Z2, 14848(BX)
+	VMOVDQU64    Z3, 15872(BX)
+	VMOVDQU64    Z4, 16896(BX)
+	VMOVDQU64    Z5, 17920(BX)
+	VMOVDQU64    Z6, 18944(BX)
+	VMOVDQU64    Z7, 19968(BX)
+	VMOVDQU64    4416(BX), Z0
+	VMOVDQU64    5440(BX), Z1
+	VMOVDQU64    6464(BX), Z2
+	VMOVDQU64    7488(BX), Z3
+	VMOVDQU64    8512(BX), Z4
+	VMOVDQU64    9536(BX), Z5
+	VMOVDQU64    10560(BX), Z6
+	VMOVDQU64    11584(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 12864(BX)
+	VMOVDQU64    Z1, 13888(BX)
+	VMOVDQU64    Z2, 14912(BX)
+	VMOVDQU64    Z3, 15936(BX)
+	VMOVDQU64    Z4, 16960(BX)
+	VMOVDQU64    Z5, 17984(BX)
+	VMOVDQU64    Z6, 19008(BX)
+	VMOVDQU64    Z7, 20032(BX)
+	VMOVDQU64    4480(BX), Z0
+	VMOVDQU64    5504(BX), Z1
+	VMOVDQU64    6528(BX), Z2
+	VMOVDQU64    7552(BX), Z3
+	VMOVDQU64    8576(BX), Z4
+	VMOVDQU64    9600(BX), Z5
+	VMOVDQU64    10624(BX), Z6
+	VMOVDQU64    11648(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 12928(BX)
+	VMOVDQU64    Z1, 13952(BX)
+	VMOVDQU64    Z2, 14976(BX)
+	VMOVDQU64    Z3, 16000(BX)
+	VMOVDQU64    Z4, 17024(BX)
+	VMOVDQU64    Z5, 18048(BX)
+	VMOVDQU64    Z6, 19072(BX)
+	VMOVDQU64    Z7, 20096(BX)
+	VMOVDQU64    4544(BX), Z0
+	VMOVDQU64    5568(BX), Z1
+	VMOVDQU64    6592(BX), Z2
+	VMOVDQU64    7616(BX), Z3
+	VMOVDQU64    8640(BX), Z4
+	VMOVDQU64    9664(BX), Z5
+	VMOVDQU64    10688(BX), Z6
+	VMOVDQU64    11712(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 12992(BX)
+	VMOVDQU64    Z1, 14016(BX)
+	VMOVDQU64    Z2, 15040(BX)
+	VMOVDQU64    Z3, 16064(BX)
+	VMOVDQU64    Z4, 17088(BX)
+	VMOVDQU64    Z5, 18112(BX)
+	VMOVDQU64    Z6, 19136(BX)
+	VMOVDQU64    Z7, 20160(BX)
+	VMOVDQU64    4096(BX), Z0
+	VMOVDQU64    5120(BX), Z1
+	VMOVDQU64    6144(BX), Z2
+	VMOVDQU64    7168(BX), Z3
+	VMOVDQU64    8192(BX), Z4
+	VMOVDQU64    9216(BX), Z5
+	VMOVDQU64    10240(BX), Z6
+	VMOVDQU64    11264(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 13056(BX)
+	VMOVDQU64    Z1, 14080(BX)
+	VMOVDQU64    Z2, 15104(BX)
+	VMOVDQU64    Z3, 16128(BX)
+	VMOVDQU64    Z4, 17152(BX)
+	VMOVDQU64    Z5, 18176(BX)
+	VMOVDQU64    Z6, 19200(BX)
+	VMOVDQU64    Z7, 20224(BX)
+	VMOVDQU64    4160(BX), Z0
+	VMOVDQU64    5184(BX), Z1
+	VMOVDQU64    6208(BX), Z2
+	VMOVDQU64    7232(BX), Z3
+	VMOVDQU64    8256(BX), Z4
+	VMOVDQU64    9280(BX), Z5
+	VMOVDQU64    10304(BX), Z6
+	VMOVDQU64    11328(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 13120(BX)
+	VMOVDQU64    Z1, 14144(BX)
+	VMOVDQU64    Z2, 15168(BX)
+	VMOVDQU64    Z3, 16192(BX)
+	VMOVDQU64    Z4, 17216(BX)
+	VMOVDQU64    Z5, 18240(BX)
+	VMOVDQU64    Z6, 19264(BX)
+	VMOVDQU64    Z7, 20288(BX)
+	VMOVDQU64    4224(BX), Z0
+	VMOVDQU64    5248(BX), Z1
+	VMOVDQU64    6272(BX), Z2
+	VMOVDQU64    7296(BX), Z3
+	VMOVDQU64    8320(BX), Z4
+	VMOVDQU64    9344(BX), Z5
+	VMOVDQU64    10368(BX), Z6
+	VMOVDQU64    11392(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 13184(BX)
+	VMOVDQU64    Z1, 14208(BX)
+	VMOVDQU64    Z2, 15232(BX)
+	VMOVDQU64    Z3, 16256(BX)
+	VMOVDQU64    Z4, 17280(BX)
+	VMOVDQU64    Z5, 18304(BX)
+	VMOVDQU64    Z6, 19328(BX)
+	VMOVDQU64    Z7, 20352(BX)
+	VMOVDQU64    4288(BX), Z0
+	VMOVDQU64    5312(BX), Z1
+	VMOVDQU64    6336(BX), Z2
+	VMOVDQU64    7360(BX), Z3
+	VMOVDQU64    8384(BX), Z4
+	VMOVDQU64    9408(BX), Z5
+	VMOVDQU64    10432(BX), Z6
+	VMOVDQU64    11456(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 13248(BX)
+	VMOVDQU64    Z1, 14272(BX)
+	VMOVDQU64    Z2, 15296(BX)
+	VMOVDQU64    Z3, 16320(BX)
+	VMOVDQU64    Z4, 17344(BX)
+	VMOVDQU64    Z5, 18368(BX)
+	VMOVDQU64    Z6, 19392(BX)
+	VMOVDQU64    Z7, 20416(BX)
+	VMOVDQU64    12288(BX), Z0
+	VMOVDQU64    12352(BX), Z2
+	VMOVDQU64    12416(BX), Z4
+	VMOVDQU64    12480(BX), Z6
+	VPUNPCKHBW   12800(BX), Z0, Z1
+	VPUNPCKLBW   12800(BX), Z0, Z0
+	VPUNPCKHBW   12864(BX), Z2, Z3
+	VPUNPCKLBW   12864(BX), Z2, Z2
+	VPUNPCKHBW   12928(BX), Z4, Z5
+	VPUNPCKLBW   12928(BX), Z4, Z4
+	VPUNPCKHBW   12992(BX), Z6, Z7
+	VPUNPCKLBW   12992(BX), Z6, Z6
+	VMOVDQU64    Z0, 4096(BX)
+	VMOVDQU64    Z1, 4160(BX)
+	VMOVDQU64    Z2, 4224(BX)
+	VMOVDQU64    Z3, 4288(BX)
+	VMOVDQU64    Z4, 4352(BX)
+	VMOVDQU64    Z5, 4416(BX)
+	VMOVDQU64    Z6, 4480(BX)
+	VMOVDQU64    Z7, 4544(BX)
+	VMOVDQU64    12544(BX), Z0
+	VMOVDQU64    12608(BX), Z2
+	VMOVDQU64    12672(BX), Z4
+	VMOVDQU64    12736(BX), Z6
+	VPUNPCKHBW   13056(BX), Z0, Z1
+	VPUNPCKLBW   13056(BX), Z0, Z0
+	VPUNPCKHBW   13120(BX), Z2, Z3
+	VPUNPCKLBW   13120(BX), Z2, Z2
+	VPUNPCKHBW   13184(BX), Z4, Z5
+	VPUNPCKLBW   13184(BX), Z4, Z4
+	VPUNPCKHBW   13248(BX), Z6, Z7
+	VPUNPCKLBW   13248(BX), Z6, Z6
+	VMOVDQU64    Z0, 4608(BX)
+	VMOVDQU64    Z1, 4672(BX)
+	VMOVDQU64    Z2, 4736(BX)
+	VMOVDQU64    Z3, 4800(BX)
+	VMOVDQU64    Z4, 4864(BX)
+	VMOVDQU64    Z5, 4928(BX)
+	VMOVDQU64    Z6, 4992(BX)
+	VMOVDQU64    Z7, 5056(BX)
+	VMOVDQU64    13312(BX), Z0
+	VMOVDQU64    13376(BX), Z2
+	VMOVDQU64    13440(BX), Z4
+	VMOVDQU64    13504(BX), Z6
+	VPUNPCKHBW   13824(BX), Z0, Z1
+	VPUNPCKLBW   13824(BX), Z0, Z0
+	VPUNPCKHBW   13888(BX), Z2, Z3
+	VPUNPCKLBW   13888(BX), Z2, Z2
+	VPUNPCKHBW   13952(BX), Z4, Z5
+	VPUNPCKLBW   13952(BX), Z4, Z4
+	VPUNPCKHBW   14016(BX), Z6, Z7
+	VPUNPCKLBW   14016(BX), Z6, Z6
+	VMOVDQU64    Z0, 5120(BX)
+	VMOVDQU64    Z1, 5184(BX)
+	VMOVDQU64    Z2, 5248(BX)
+	VMOVDQU64    Z3, 5312(BX)
+	VMOVDQU64    Z4, 5376(BX)
+	VMOVDQU64    Z5, 5440(BX)
+	VMOVDQU64    Z6, 5504(BX)
+	VMOVDQU64    Z7, 5568(BX)
+	VMOVDQU64    13568(BX), Z0
+	VMOVDQU64    13632(BX), Z2
+	VMOVDQU64    13696(BX), Z4
+	VMOVDQU64    13760(BX), Z6
+	VPUNPCKHBW   14080(BX), Z0, Z1
+	VPUNPCKLBW   14080(BX), Z0, Z0
+	VPUNPCKHBW   14144(BX), Z2, Z3
+	VPUNPCKLBW   14144(BX), Z2, Z2
+	VPUNPCKHBW   14208(BX), Z4, Z5
+	VPUNPCKLBW   14208(BX), Z4, Z4
+	VPUNPCKHBW   14272(BX), Z6, Z7
+	VPUNPCKLBW   14272(BX), Z6, Z6
+	VMOVDQU64    Z0, 5632(BX)
+	VMOVDQU64    Z1, 5696(BX)
+	VMOVDQU64    Z2, 5760(BX)
+	VMOVDQU64    Z3, 5824(BX)
+	VMOVDQU64    Z4, 5888(BX)
+	VMOVDQU64    Z5, 5952(BX)
+	VMOVDQU64    Z6, 6016(BX)
+	VMOVDQU64    Z7, 6080(BX)
+	VMOVDQU64    14336(BX), Z0
+	VMOVDQU64    14400(BX), Z2
+	VMOVDQU64    14464(BX), Z4
+	VMOVDQU64    14528(BX), Z6
+	VPUNPCKHBW   14848(BX), Z0, Z1
+	VPUNPCKLBW   14848(BX), Z0, Z0
+	VPUNPCKHBW   14912(BX), Z2, Z3
+	VPUNPCKLBW   14912(BX), Z2, Z2
+	VPUNPCKHBW   14976(BX), Z4, Z5
+	VPUNPCKLBW   14976(BX), Z4, Z4
+	VPUNPCKHBW   15040(BX), Z6, Z7
+	VPUNPCKLBW   15040(BX), Z6, Z6
+	VMOVDQU64    Z0, 6144(BX)
+	VMOVDQU64    Z1, 6208(BX)
+	VMOVDQU64    Z2, 6272(BX)
+	VMOVDQU64    Z3, 6336(BX)
+	VMOVDQU64    Z4, 6400(BX)
+	VMOVDQU64    Z5, 6464(BX)
+	VMOVDQU64    Z6, 6528(BX)
+	VMOVDQU64    Z7, 6592(BX)
+	VMOVDQU64    14592(BX), Z0
+	VMOVDQU64    14656(BX), Z2
+	VMOVDQU64    14720(BX), Z4
+	VMOVDQU64    14784(BX), Z6
+	VPUNPCKHBW   15104(BX), Z0, Z1
+	VPUNPCKLBW   15104(BX), Z0, Z0
+	VPUNPCKHBW   15168(BX), Z2, Z3
+	VPUNPCKLBW   15168(BX), Z2, Z2
+	VPUNPCKHBW   15232(BX), Z4, Z5
+	VPUNPCKLBW   15232(BX), Z4, Z4
+	VPUNPCKHBW   15296(BX), Z6, Z7
+	VPUNPCKLBW   15296(BX), Z6, Z6
+	VMOVDQU64    Z0, 6656(BX)
+	VMOVDQU64    Z1, 6720(BX)
+	VMOVDQU64    Z2, 6784(BX)
+	VMOVDQU64    Z3, 6848(BX)
+	VMOVDQU64    Z4, 6912(BX)
+	VMOVDQU64    Z5, 6976(BX)
+	VMOVDQU64    Z6, 7040(BX)
+	VMOVDQU64    Z7, 7104(BX)
+	VMOVDQU64    15360(BX), Z0
+	VMOVDQU64    15424(BX), Z2
+	VMOVDQU64    15488(BX), Z4
+	VMOVDQU64    15552(BX), Z6
+	VPUNPCKHBW   15872(BX), Z0, Z1
+	VPUNPCKLBW   15872(BX), Z0, Z0
+	VPUNPCKHBW   15936(BX), Z2, Z3
+	VPUNPCKLBW   15936(BX), Z2, Z2
+	VPUNPCKHBW   16000(BX), Z4, Z5
+	VPUNPCKLBW   16000(BX), Z4, Z4
+	VPUNPCKHBW   16064(BX), Z6, Z7
+	VPUNPCKLBW   16064(BX), Z6, Z6
+	VMOVDQU64    Z0, 7168(BX)
+	VMOVDQU64    Z1, 7232(BX)
+	VMOVDQU64    Z2, 7296(BX)
+	VMOVDQU64    Z3, 7360(BX)
+	VMOVDQU64    Z4, 7424(BX)
+	VMOVDQU64    Z5, 7488(BX)
+	VMOVDQU64    Z6, 7552(BX)
+	VMOVDQU64    Z7, 7616(BX)
+	VMOVDQU64    15616(BX), Z0
+	VMOVDQU64    15680(BX), Z2
+	VMOVDQU64    15744(BX), Z4
+	VMOVDQU64    15808(BX), Z6
+	VPUNPCKHBW   16128(BX), Z0, Z1
+	VPUNPCKLBW   16128(BX), Z0, Z0
+	VPUNPCKHBW   16192(BX), Z2, Z3
+	VPUNPCKLBW   16192(BX), Z2, Z2
+	VPUNPCKHBW   16256(BX), Z4, Z5
+	VPUNPCKLBW   16256(BX), Z4, Z4
+	VPUNPCKHBW   16320(BX), Z6, Z7
+	VPUNPCKLBW   16320(BX), Z6, Z6
+	VMOVDQU64    Z0, 7680(BX)
+	VMOVDQU64    Z1, 7744(BX)
+	VMOVDQU64    Z2, 7808(BX)
+	VMOVDQU64    Z3, 7872(BX)
+	VMOVDQU64    Z4, 7936(BX)
+	VMOVDQU64    Z5, 8000(BX)
+	VMOVDQU64    Z6, 8064(BX)
+	VMOVDQU64    Z7, 8128(BX)
+	VMOVDQU64    16384(BX), Z0
+	VMOVDQU64    16448(BX), Z2
+	VMOVDQU64    16512(BX), Z4
+	VMOVDQU64    16576(BX), Z6
+	VPUNPCKHBW   16896(BX), Z0, Z1
+	VPUNPCKLBW   16896(BX), Z0, Z0
+	VPUNPCKHBW   16960(BX), Z2, Z3
+	VPUNPCKLBW   16960(BX), Z2, Z2
+	VPUNPCKHBW   17024(BX), Z4, Z5
+	VPUNPCKLBW   17024(BX), Z4, Z4
+	VPUNPCKHBW   17088(BX), Z6, Z7
+	VPUNPCKLBW   17088(BX), Z6, Z6
+	VMOVDQU64    Z0, 8192(BX)
+	VMOVDQU64    Z1, 8256(BX)
+	VMOVDQU64    Z2, 8320(BX)
+	VMOVDQU64    Z3, 8384(BX)
+	VMOVDQU64    Z4, 8448(BX)
+	VMOVDQU64    Z5, 8512(BX)
+	VMOVDQU64    Z6, 8576(BX)
+	VMOVDQU64    Z7, 8640(BX)
+	VMOVDQU64    16640(BX), Z0
+	VMOVDQU64    16704(BX), Z2
+	VMOVDQU64    16768(BX), Z4
+	VMOVDQU64    16832(BX), Z6
+	VPUNPCKHBW   17152(BX), Z0, Z1
+	VPUNPCKLBW   17152(BX), Z0, Z0
+	VPUNPCKHBW   17216(BX), Z2, Z3
+	VPUNPCKLBW   17216(BX), Z2, Z2
+	VPUNPCKHBW   17280(BX), Z4, Z5
+	VPUNPCKLBW   17280(BX), Z4, Z4
+	VPUNPCKHBW   17344(BX), Z6, Z7
+	VPUNPCKLBW   17344(BX), Z6, Z6
+	VMOVDQU64    Z0, 8704(BX)
+	VMOVDQU64    Z1, 8768(BX)
+	VMOVDQU64    Z2, 8832(BX)
+	VMOVDQU64    Z3, 8896(BX)
+	VMOVDQU64    Z4, 8960(BX)
+	VMOVDQU64    Z5, 9024(BX)
+	VMOVDQU64    Z6, 9088(BX)
+	VMOVDQU64    Z7, 9152(BX)
+	VMOVDQU64    17408(BX), Z0
+	VMOVDQU64    17472(BX), Z2
+	VMOVDQU64    17536(BX), Z4
+	VMOVDQU64    17600(BX), Z6
+	VPUNPCKHBW   17920(BX), Z0, Z1
+	VPUNPCKLBW   17920(BX), Z0, Z0
+	VPUNPCKHBW   17984(BX), Z2, Z3
+	VPUNPCKLBW   17984(BX), Z2, Z2
+	VPUNPCKHBW   18048(BX), Z4, Z5
+	VPUNPCKLBW   18048(BX), Z4, Z4
+	VPUNPCKHBW   18112(BX), Z6, Z7
+	VPUNPCKLBW   18112(BX), Z6, Z6
+	VMOVDQU64    Z0, 9216(BX)
+	VMOVDQU64    Z1, 9280(BX)
+	VMOVDQU64    Z2, 9344(BX)
+	VMOVDQU64    Z3, 9408(BX)
+	VMOVDQU64    Z4, 9472(BX)
+	VMOVDQU64    Z5, 9536(BX)
+	VMOVDQU64    Z6, 9600(BX)
+	VMOVDQU64    Z7, 9664(BX)
+	VMOVDQU64    17664(BX), Z0
+	VMOVDQU64    17728(BX), Z2
+	VMOVDQU64    17792(BX), Z4
+	VMOVDQU64    17856(BX), Z6
+	VPUNPCKHBW   18176(BX), Z0, Z1
+	VPUNPCKLBW   18176(BX), Z0, Z0
+	VPUNPCKHBW   18240(BX), Z2, Z3
+	VPUNPCKLBW   18240(BX), Z2, Z2
+	VPUNPCKHBW   18304(BX), Z4, Z5
+	VPUNPCKLBW   18304(BX), Z4, Z4
+	VPUNPCKHBW   18368(BX), Z6, Z7
+	VPUNPCKLBW   18368(BX), Z6, Z6
+	VMOVDQU64    Z0, 9728(BX)
+	VMOVDQU64    Z1, 9792(BX)
+	VMOVDQU64    Z2, 9856(BX)
+	VMOVDQU64    Z3, 9920(BX)
+	VMOVDQU64    Z4, 9984(BX)
+	VMOVDQU64    Z5, 10048(BX)
+	VMOVDQU64    Z6, 10112(BX)
+	VMOVDQU64    Z7, 10176(BX)
+	VMOVDQU64    18432(BX), Z0
+	VMOVDQU64    18496(BX), Z2
+	VMOVDQU64    18560(BX), Z4
+	VMOVDQU64    18624(BX), Z6
+	VPUNPCKHBW   18944(BX), Z0, Z1
+	VPUNPCKLBW   18944(BX), Z0, Z0
+	VPUNPCKHBW   19008(BX), Z2, Z3
+	VPUNPCKLBW   19008(BX), Z2, Z2
+	VPUNPCKHBW   19072(BX), Z4, Z5
+	VPUNPCKLBW   19072(BX), Z4, Z4
+	VPUNPCKHBW   19136(BX), Z6, Z7
+	VPUNPCKLBW   19136(BX), Z6, Z6
+	VMOVDQU64    Z0, 10240(BX)
+	VMOVDQU64    Z1, 10304(BX)
+	VMOVDQU64    Z2, 10368(BX)
+	VMOVDQU64    Z3, 10432(BX)
+	VMOVDQU64    Z4, 10496(BX)
+	VMOVDQU64    Z5, 10560(BX)
+	VMOVDQU64    Z6, 10624(BX)
+	VMOVDQU64    Z7, 10688(BX)
+	VMOVDQU64    18688(BX), Z0
+	VMOVDQU64    18752(BX), Z2
+	VMOVDQU64    18816(BX), Z4
+	VMOVDQU64    18880(BX), Z6
+	VPUNPCKHBW   19200(BX), Z0, Z1
+	VPUNPCKLBW   19200(BX), Z0, Z0
+	VPUNPCKHBW   19264(BX), Z2, Z3
+	VPUNPCKLBW   19264(BX), Z2, Z2
+	VPUNPCKHBW   19328(BX), Z4, Z5
+	VPUNPCKLBW   19328(BX), Z4, Z4
+	VPUNPCKHBW   19392(BX), Z6, Z7
+	VPUNPCKLBW   19392(BX), Z6, Z6
+	VMOVDQU64    Z0, 10752(BX)
+	VMOVDQU64    Z1, 10816(BX)
+	VMOVDQU64    Z2, 10880(BX)
+	VMOVDQU64    Z3, 10944(BX)
+	VMOVDQU64    Z4, 11008(BX)
+	VMOVDQU64    Z5, 11072(BX)
+	VMOVDQU64    Z6, 11136(BX)
+	VMOVDQU64    Z7, 11200(BX)
+	VMOVDQU64    19456(BX), Z0
+	VMOVDQU64    19520(BX), Z2
+	VMOVDQU64    19584(BX), Z4
+	VMOVDQU64    19648(BX), Z6
+	VPUNPCKHBW   19968(BX), Z0, Z1
+	VPUNPCKLBW   19968(BX), Z0, Z0
+	VPUNPCKHBW   20032(BX), Z2, Z3
+	VPUNPCKLBW   20032(BX), Z2, Z2
+	VPUNPCKHBW   20096(BX), Z4, Z5
+	VPUNPCKLBW   20096(BX), Z4, Z4
+	VPUNPCKHBW   20160(BX), Z6, Z7
+	VPUNPCKLBW   20160(BX), Z6, Z6
+	VMOVDQU64    Z0, 11264(BX)
+	VMOVDQU64    Z1, 11328(BX)
+	VMOVDQU64    Z2, 11392(BX)
+	VMOVDQU64    Z3, 11456(BX)
+	VMOVDQU64    Z4, 11520(BX)
+	VMOVDQU64    Z5, 11584(BX)
+	VMOVDQU64    Z6, 11648(BX)
+	VMOVDQU64    Z7, 11712(BX)
+	VMOVDQU64    19712(BX), Z0
+	VMOVDQU64    19776(BX), Z2
+	VMOVDQU64    19840(BX), Z4
+	VMOVDQU64    19904(BX), Z6
+	VPUNPCKHBW   20224(BX), Z0, Z1
+	VPUNPCKLBW   20224(BX), Z0, Z0
+	VPUNPCKHBW   20288(BX), Z2, Z3
+	VPUNPCKLBW   20288(BX), Z2, Z2
+	VPUNPCKHBW   20352(BX), Z4, Z5
+	VPUNPCKLBW   20352(BX), Z4, Z4
+	VPUNPCKHBW   20416(BX), Z6, Z7
+	VPUNPCKLBW   20416(BX), Z6, Z6
+	VMOVDQU64    Z0, 11776(BX)
+	VMOVDQU64    Z1, 11840(BX)
+	VMOVDQU64    Z2, 11904(BX)
+	VMOVDQU64    Z3, 11968(BX)
+	VMOVDQU64    Z4, 12032(BX)
+	VMOVDQU64    Z5, 12096(BX)
+	VMOVDQU64    Z6, 12160(BX)
+	VMOVDQU64    Z7, 12224(BX)
+	VMOVDQU64    4096(BX), Z0
+	VMOVDQU64    4160(BX), Z2
+	VMOVDQU64    4224(BX), Z4
+	VMOVDQU64    4288(BX), Z6
+	VPUNPCKHBW   4608(BX), Z0, Z1
+	VPUNPCKLBW   4608(BX), Z0, Z0
+	VPUNPCKHBW   4672(BX), Z2, Z3
+	VPUNPCKLBW   4672(BX), Z2, Z2
+	VPUNPCKHBW   4736(BX), Z4, Z5
+	VPUNPCKLBW   4736(BX), Z4, Z4
+	VPUNPCKHBW   4800(BX), Z6, Z7
+	VPUNPCKLBW   4800(BX), Z6, Z6
+	VMOVDQU64    Z0, 12288(BX)
+	VMOVDQU64    Z1, 12352(BX)
+	VMOVDQU64    Z2, 12416(BX)
+	VMOVDQU64    Z3, 12480(BX)
+	VMOVDQU64    Z4, 12544(BX)
+	VMOVDQU64    Z5, 12608(BX)
+	VMOVDQU64    Z6, 12672(BX)
+	VMOVDQU64    Z7, 12736(BX)
+	VMOVDQU64    4352(BX), Z0
+	VMOVDQU64    4416(BX), Z2
+	VMOVDQU64    4480(BX), Z4
+	VMOVDQU64    4544(BX), Z6
+	VPUNPCKHBW   4864(BX), Z0, Z1
+	VPUNPCKLBW   4864(BX), Z0, Z0
+	VPUNPCKHBW   4928(BX), Z2, Z3
+	VPUNPCKLBW   4928(BX), Z2, Z2
+	VPUNPCKHBW   4992(BX), Z4, Z5
+	VPUNPCKLBW   4992(BX), Z4, Z4
+	VPUNPCKHBW   5056(BX), Z6, Z7
+	VPUNPCKLBW   5056(BX), Z6, Z6
+	VMOVDQU64    Z0, 12800(BX)
+	VMOVDQU64    Z1, 12864(BX)
+	VMOVDQU64    Z2, 12928(BX)
+	VMOVDQU64    Z3, 12992(BX)
+	VMOVDQU64    Z4, 13056(BX)
+	VMOVDQU64    Z5, 13120(BX)
+	VMOVDQU64    Z6, 13184(BX)
+	VMOVDQU64    Z7, 13248(BX)
+	VMOVDQU64    5120(BX), Z0
+	VMOVDQU64    5184(BX), Z2
+	VMOVDQU64    5248(BX), Z4
+	VMOVDQU64    5312(BX), Z6
+	VPUNPCKHBW   5632(BX), Z0, Z1
+	VPUNPCKLBW   5632(BX), Z0, Z0
+	VPUNPCKHBW   5696(BX), Z2, Z3
+	VPUNPCKLBW   5696(BX), Z2, Z2
+	VPUNPCKHBW   5760(BX), Z4, Z5
+	VPUNPCKLBW   5760(BX), Z4, Z4
+	VPUNPCKHBW   5824(BX), Z6, Z7
+	VPUNPCKLBW   5824(BX), Z6, Z6
+	VMOVDQU64    Z0, 13312(BX)
+	VMOVDQU64    Z1, 13376(BX)
+	VMOVDQU64    Z2, 13440(BX)
+	VMOVDQU64    Z3, 13504(BX)
+	VMOVDQU64    Z4, 13568(BX)
+	VMOVDQU64    Z5, 13632(BX)
+	VMOVDQU64    Z6, 13696(BX)
+	VMOVDQU64    Z7, 13760(BX)
+	VMOVDQU64    5376(BX), Z0
+	VMOVDQU64    5440(BX), Z2
+	VMOVDQU64    5504(BX), Z4
+	VMOVDQU64    5568(BX), Z6
+	VPUNPCKHBW   5888(BX), Z0, Z1
+	VPUNPCKLBW   5888(BX), Z0, Z0
+	VPUNPCKHBW   5952(BX), Z2, Z3
+	VPUNPCKLBW   5952(BX), Z2, Z2
+	VPUNPCKHBW   6016(BX), Z4, Z5
+	VPUNPCKLBW   6016(BX), Z4, Z4
+	VPUNPCKHBW   6080(BX), Z6, Z7
+	VPUNPCKLBW   6080(BX), Z6, Z6
+	VMOVDQU64    Z0, 13824(BX)
+	VMOVDQU64    Z1, 13888(BX)
+	VMOVDQU64    Z2, 13952(BX)
+	VMOVDQU64    Z3, 14016(BX)
+	VMOVDQU64    Z4, 14080(BX)
+	VMOVDQU64    Z5, 14144(BX)
+	VMOVDQU64    Z6, 14208(BX)
+	VMOVDQU64    Z7, 14272(BX)
+	VMOVDQU64    6144(BX), Z0
+	VMOVDQU64    6208(BX), Z2
+	VMOVDQU64    6272(BX), Z4
+	VMOVDQU64    6336(BX), Z6
+	VPUNPCKHBW   6656(BX), Z0, Z1
+	VPUNPCKLBW   6656(BX), Z0, Z0
+	VPUNPCKHBW   6720(BX), Z2, Z3
+	VPUNPCKLBW   6720(BX), Z2, Z2
+	VPUNPCKHBW   6784(BX), Z4, Z5
+	VPUNPCKLBW   6784(BX), Z4, Z4
+	VPUNPCKHBW   6848(BX), Z6, Z7
+	VPUNPCKLBW   6848(BX), Z6, Z6
+	VMOVDQU64    Z0, 14336(BX)
+	VMOVDQU64    Z1, 14400(BX)
+	VMOVDQU64    Z2, 14464(BX)
+	VMOVDQU64    Z3, 14528(BX)
+	VMOVDQU64    Z4, 14592(BX)
+	VMOVDQU64    Z5, 14656(BX)
+	VMOVDQU64    Z6, 14720(BX)
+	VMOVDQU64    Z7, 14784(BX)
+	VMOVDQU64    6400(BX), Z0
+	VMOVDQU64    6464(BX), Z2
+	VMOVDQU64    6528(BX), Z4
+	VMOVDQU64    6592(BX), Z6
+	VPUNPCKHBW   6912(BX), Z0, Z1
+	VPUNPCKLBW   6912(BX), Z0, Z0
+	VPUNPCKHBW   6976(BX), Z2, Z3
+	VPUNPCKLBW   6976(BX), Z2, Z2
+	VPUNPCKHBW   7040(BX), Z4, Z5
+	VPUNPCKLBW   7040(BX), Z4, Z4
+	VPUNPCKHBW   7104(BX), Z6, Z7
+	VPUNPCKLBW   7104(BX), Z6, Z6
+	VMOVDQU64    Z0, 14848(BX)
+	VMOVDQU64    Z1, 14912(BX)
+	VMOVDQU64    Z2, 14976(BX)
+	VMOVDQU64    Z3, 15040(BX)
+	VMOVDQU64    Z4, 15104(BX)
+	VMOVDQU64    Z5, 15168(BX)
+	VMOVDQU64    Z6, 15232(BX)
+	VMOVDQU64    Z7, 15296(BX)
+	VMOVDQU64    7168(BX), Z0
+	VMOVDQU64    7232(BX), Z2
+	VMOVDQU64    7296(BX), Z4
+	VMOVDQU64    7360(BX), Z6
+	VPUNPCKHBW   7680(BX), Z0, Z1
+	VPUNPCKLBW   7680(BX), Z0, Z0
+	VPUNPCKHBW   7744(BX), Z2, Z3
+	VPUNPCKLBW   7744(BX), Z2, Z2
+	VPUNPCKHBW   7808(BX), Z4, Z5
+	VPUNPCKLBW   7808(BX), Z4, Z4
+	VPUNPCKHBW   7872(BX), Z6, Z7
+	VPUNPCKLBW   7872(BX), Z6, Z6
+	VMOVDQU64    Z0, 15360(BX)
+	VMOVDQU64    Z1, 15424(BX)
+	VMOVDQU64    Z2, 15488(BX)
+	VMOVDQU64    Z3, 15552(BX)
+	VMOVDQU64    Z4, 15616(BX)
+	VMOVDQU64    Z5, 15680(BX)
+	VMOVDQU64    Z6, 15744(BX)
+	VMOVDQU64    Z7, 15808(BX)
+	VMOVDQU64    7424(BX), Z0
+	VMOVDQU64    7488(BX), Z2
+	VMOVDQU64    7552(BX), Z4
+	VMOVDQU64    7616(BX), Z6
+	VPUNPCKHBW   7936(BX), Z0, Z1
+	VPUNPCKLBW   7936(BX), Z0, Z0
+	VPUNPCKHBW   8000(BX), Z2, Z3
+	VPUNPCKLBW   8000(BX), Z2, Z2
+	VPUNPCKHBW   8064(BX), Z4, Z5
+	VPUNPCKLBW   8064(BX), Z4, Z4
+	VPUNPCKHBW   8128(BX), Z6, Z7
+	VPUNPCKLBW   8128(BX), Z6, Z6
+	VMOVDQU64    Z0, 15872(BX)
+	VMOVDQU64    Z1, 15936(BX)
+	VMOVDQU64    Z2, 16000(BX)
+	VMOVDQU64    Z3, 16064(BX)
+	VMOVDQU64    Z4, 16128(BX)
+	VMOVDQU64    Z5, 16192(BX)
+	VMOVDQU64    Z6, 16256(BX)
+	VMOVDQU64    Z7, 16320(BX)
+	VMOVDQU64    8192(BX), Z0
+	VMOVDQU64    8256(BX), Z2
+	VMOVDQU64    8320(BX), Z4
+	VMOVDQU64    8384(BX), Z6
+	VPUNPCKHBW   8704(BX), Z0, Z1
+	VPUNPCKLBW   8704(BX), Z0, Z0
+	VPUNPCKHBW   8768(BX), Z2, Z3
+	VPUNPCKLBW   8768(BX), Z2, Z2
+	VPUNPCKHBW   8832(BX), Z4, Z5
+	VPUNPCKLBW   8832(BX), Z4, Z4
+	VPUNPCKHBW   8896(BX), Z6, Z7
+	VPUNPCKLBW   8896(BX), Z6, Z6
+	VMOVDQU64    Z0, 16384(BX)
+	VMOVDQU64    Z1, 16448(BX)
+	VMOVDQU64    Z2, 16512(BX)
+	VMOVDQU64    Z3, 16576(BX)
+	VMOVDQU64    Z4, 16640(BX)
+	VMOVDQU64    Z5, 16704(BX)
+	VMOVDQU64    Z6, 16768(BX)
+	VMOVDQU64    Z7, 16832(BX)
+	VMOVDQU64    8448(BX), Z0
+	VMOVDQU64    8512(BX), Z2
+	VMOVDQU64    8576(BX), Z4
+	VMOVDQU64    8640(BX), Z6
+	VPUNPCKHBW   8960(BX), Z0, Z1
+	VPUNPCKLBW   8960(BX), Z0, Z0
+	VPUNPCKHBW   9024(BX), Z2, Z3
+	VPUNPCKLBW   9024(BX), Z2, Z2
+	VPUNPCKHBW   9088(BX), Z4, Z5
+	VPUNPCKLBW   9088(BX), Z4, Z4
+	VPUNPCKHBW   9152(BX), Z6, Z7
+	VPUNPCKLBW   9152(BX), Z6, Z6
+	VMOVDQU64    Z0, 16896(BX)
+	VMOVDQU64    Z1, 16960(BX)
+	VMOVDQU64    Z2, 17024(BX)
+	VMOVDQU64    Z3, 17088(BX)
+	VMOVDQU64    Z4, 17152(BX)
+	VMOVDQU64    Z5, 17216(BX)
+	VMOVDQU64    Z6, 17280(BX)
+	VMOVDQU64    Z7, 17344(BX)
+	VMOVDQU64    9216(BX), Z0
+	VMOVDQU64    9280(BX), Z2
+	VMOVDQU64    9344(BX), Z4
+	VMOVDQU64    9408(BX), Z6
+	VPUNPCKHBW   9728(BX), Z0, Z1
+	VPUNPCKLBW   9728(BX), Z0, Z0
+	VPUNPCKHBW   9792(BX), Z2, Z3
+	VPUNPCKLBW   9792(BX), Z2, Z2
+	VPUNPCKHBW   9856(BX), Z4, Z5
+	VPUNPCKLBW   9856(BX), Z4, Z4
+	VPUNPCKHBW   9920(BX), Z6, Z7
+	VPUNPCKLBW   9920(BX), Z6, Z6
+	VMOVDQU64    Z0, 17408(BX)
+	VMOVDQU64    Z1, 17472(BX)
+	VMOVDQU64    Z2, 17536(BX)
+	VMOVDQU64    Z3, 17600(BX)
+	VMOVDQU64    Z4, 17664(BX)
+	VMOVDQU64    Z5, 17728(BX)
+	VMOVDQU64    Z6, 17792(BX)
+	VMOVDQU64    Z7, 17856(BX)
+	VMOVDQU64    9472(BX), Z0
+	VMOVDQU64    9536(BX), Z2
+	VMOVDQU64    9600(BX), Z4
+	VMOVDQU64    9664(BX), Z6
+	VPUNPCKHBW   9984(BX), Z0, Z1
+	VPUNPCKLBW   9984(BX), Z0, Z0
+	VPUNPCKHBW   10048(BX), Z2, Z3
+	VPUNPCKLBW   10048(BX), Z2, Z2
+	VPUNPCKHBW   10112(BX), Z4, Z5
+	VPUNPCKLBW   10112(BX), Z4, Z4
+	VPUNPCKHBW   10176(BX), Z6, Z7
+	VPUNPCKLBW   10176(BX), Z6, Z6
+	VMOVDQU64    Z0, 17920(BX)
+	VMOVDQU64    Z1, 17984(BX)
+	VMOVDQU64    Z2, 18048(BX)
+	VMOVDQU64    Z3, 18112(BX)
+	VMOVDQU64    Z4, 18176(BX)
+	VMOVDQU64    Z5, 18240(BX)
+	VMOVDQU64    Z6, 18304(BX)
+	VMOVDQU64    Z7, 18368(BX)
+	VMOVDQU64    10240(BX), Z0
+	VMOVDQU64    10304(BX), Z2
+	VMOVDQU64    10368(BX), Z4
+	VMOVDQU64    10432(BX), Z6
+	VPUNPCKHBW   10752(BX), Z0, Z1
+	VPUNPCKLBW   10752(BX), Z0, Z0
+	VPUNPCKHBW   10816(BX), Z2, Z3
+	VPUNPCKLBW   10816(BX), Z2, Z2
+	VPUNPCKHBW   10880(BX), Z4, Z5
+	VPUNPCKLBW   10880(BX), Z4, Z4
+	VPUNPCKHBW   10944(BX), Z6, Z7
+	VPUNPCKLBW   10944(BX), Z6, Z6
+	VMOVDQU64    Z0, 18432(BX)
+	VMOVDQU64    Z1, 18496(BX)
+	VMOVDQU64    Z2, 18560(BX)
+	VMOVDQU64    Z3, 18624(BX)
+	VMOVDQU64    Z4, 18688(BX)
+	VMOVDQU64    Z5, 18752(BX)
+	VMOVDQU64    Z6, 18816(BX)
+	VMOVDQU64    Z7, 18880(BX)
+	VMOVDQU64    10496(BX), Z0
+	VMOVDQU64    10560(BX), Z2
+	VMOVDQU64    10624(BX), Z4
+	VMOVDQU64    10688(BX), Z6
+	VPUNPCKHBW   11008(BX), Z0, Z1
+	VPUNPCKLBW   11008(BX), Z0, Z0
+	VPUNPCKHBW   11072(BX), Z2, Z3
+	VPUNPCKLBW   11072(BX), Z2, Z2
+	VPUNPCKHBW   11136(BX), Z4, Z5
+	VPUNPCKLBW   11136(BX), Z4, Z4
+	VPUNPCKHBW   11200(BX), Z6, Z7
+	VPUNPCKLBW   11200(BX), Z6, Z6
+	VMOVDQU64    Z0, 18944(BX)
+	VMOVDQU64    Z1, 19008(BX)
+	VMOVDQU64    Z2, 19072(BX)
+	VMOVDQU64    Z3, 19136(BX)
+	VMOVDQU64    Z4, 19200(BX)
+	VMOVDQU64    Z5, 19264(BX)
+	VMOVDQU64    Z6, 19328(BX)
+	VMOVDQU64    Z7, 19392(BX)
+	VMOVDQU64    11264(BX), Z0
+	VMOVDQU64    11328(BX), Z2
+	VMOVDQU64    11392(BX), Z4
+	VMOVDQU64    11456(BX), Z6
+	VPUNPCKHBW   11776(BX), Z0, Z1
+	VPUNPCKLBW   11776(BX), Z0, Z0
+	VPUNPCKHBW   11840(BX), Z2, Z3
+	VPUNPCKLBW   11840(BX), Z2, Z2
+	VPUNPCKHBW   11904(BX), Z4, Z5
+	VPUNPCKLBW   11904(BX), Z4, Z4
+	VPUNPCKHBW   11968(BX), Z6, Z7
+	VPUNPCKLBW   11968(BX), Z6, Z6
+	VMOVDQU64    Z0, 19456(BX)
+	VMOVDQU64    Z1, 19520(BX)
+	VMOVDQU64    Z2, 19584(BX)
+	VMOVDQU64    Z3, 19648(BX)
+	VMOVDQU64    Z4, 19712(BX)
+	VMOVDQU64    Z5, 19776(BX)
+	VMOVDQU64    Z6, 19840(BX)
+	VMOVDQU64    Z7, 19904(BX)
+	VMOVDQU64    11520(BX), Z0
+	VMOVDQU64    11584(BX), Z2
+	VMOVDQU64    11648(BX), Z4
+	VMOVDQU64    11712(BX), Z6
+	VPUNPCKHBW   12032(BX), Z0, Z1
+	VPUNPCKLBW   12032(BX), Z0, Z0
+	VPUNPCKHBW   12096(BX), Z2, Z3
+	VPUNPCKLBW   12096(BX), Z2, Z2
+	VPUNPCKHBW   12160(BX), Z4, Z5
+	VPUNPCKLBW   12160(BX), Z4, Z4
+	VPUNPCKHBW   12224(BX), Z6, Z7
+	VPUNPCKLBW   12224(BX), Z6, Z6
+	VMOVDQU64    Z0, 19968(BX)
+	VMOVDQU64    Z1, 20032(BX)
+	VMOVDQU64    Z2, 20096(BX)
+	VMOVDQU64    Z3, 20160(BX)
+	VMOVDQU64    Z4, 20224(BX)
+	VMOVDQU64    Z5, 20288(BX)
+	VMOVDQU64    Z6, 20352(BX)
+	VMOVDQU64    Z7, 20416(BX)
+	VMOVDQU64    12288(BX), Z0
+	VMOVDQU64    12352(BX), Z2
+	VMOVDQU64    12416(BX), Z4
+	VMOVDQU64    12480(BX), Z6
+	VPUNPCKHBW   12800(BX), Z0, Z1
+	VPUNPCKLBW   12800(BX), Z0, Z0
+	VPUNPCKHBW   12864(BX), Z2, Z3
+	VPUNPCKLBW   12864(BX), Z2, Z2
+	VPUNPCKHBW   12928(BX), Z4, Z5
+	VPUNPCKLBW   12928(BX), Z4, Z4
+	VPUNPCKHBW   12992(BX), Z6, Z7
+	VPUNPCKLBW   12992(BX), Z6, Z6
+	VMOVDQU64    Z0, 4096(BX)
+	VMOVDQU64    Z1, 4160(BX)
+	VMOVDQU64    Z2, 4224(BX)
+	VMOVDQU64    Z3, 4288(BX)
+	VMOVDQU64    Z4, 4352(BX)
+	VMOVDQU64    Z5, 4416(BX)
+	VMOVDQU64    Z6, 4480(BX)
+	VMOVDQU64    Z7, 4544(BX)
+	VMOVDQU64    12544(BX), Z0
+	VMOVDQU64    12608(BX), Z2
+	VMOVDQU64    12672(BX), Z4
+	VMOVDQU64    12736(BX), Z6
+	VPUNPCKHBW   13056(BX), Z0, Z1
+	VPUNPCKLBW   13056(BX), Z0, Z0
+	VPUNPCKHBW   13120(BX), Z2, Z3
+	VPUNPCKLBW   13120(BX), Z2, Z2
+	VPUNPCKHBW   13184(BX), Z4, Z5
+	VPUNPCKLBW   13184(BX), Z4, Z4
+	VPUNPCKHBW   13248(BX), Z6, Z7
+	VPUNPCKLBW   13248(BX), Z6, Z6
+	VMOVDQU64    Z0, 4608(BX)
+	VMOVDQU64    Z1, 4672(BX)
+	VMOVDQU64    Z2, 4736(BX)
+	VMOVDQU64    Z3, 4800(BX)
+	VMOVDQU64    Z4, 4864(BX)
+	VMOVDQU64    Z5, 4928(BX)
+	VMOVDQU64    Z6, 4992(BX)
+	VMOVDQU64    Z7, 5056(BX)
+	VMOVDQU64    13312(BX), Z0
+	VMOVDQU64    13376(BX), Z2
+	VMOVDQU64    13440(BX), Z4
+	VMOVDQU64    13504(BX), Z6
+	VPUNPCKHBW   13824(BX), Z0, Z1
+	VPUNPCKLBW   13824(BX), Z0, Z0
+	VPUNPCKHBW   13888(BX), Z2, Z3
+	VPUNPCKLBW   13888(BX), Z2, Z2
+	VPUNPCKHBW   13952(BX), Z4, Z5
+	VPUNPCKLBW   13952(BX), Z4, Z4
+	VPUNPCKHBW   14016(BX), Z6, Z7
+	VPUNPCKLBW   14016(BX), Z6, Z6
+	VMOVDQU64    Z0, 5120(BX)
+	VMOVDQU64    Z1, 5184(BX)
+	VMOVDQU64    Z2, 5248(BX)
+	VMOVDQU64    Z3, 5312(BX)
+	VMOVDQU64    Z4, 5376(BX)
+	VMOVDQU64    Z5, 5440(BX)
+	VMOVDQU64    Z6, 5504(BX)
+	VMOVDQU64    Z7, 5568(BX)
+	VMOVDQU64    13568(BX), Z0
+	VMOVDQU64    13632(BX), Z2
+	VMOVDQU64    13696(BX), Z4
+	VMOVDQU64    13760(BX), Z6
+	VPUNPCKHBW   14080(BX), Z0, Z1
+	VPUNPCKLBW   14080(BX), Z0, Z0
+	VPUNPCKHBW   14144(BX), Z2, Z3
+	VPUNPCKLBW   14144(BX), Z2, Z2
+	VPUNPCKHBW   14208(BX), Z4, Z5
+	VPUNPCKLBW   14208(BX), Z4, Z4
+	VPUNPCKHBW   14272(BX), Z6, Z7
+	VPUNPCKLBW   14272(BX), Z6, Z6
+	VMOVDQU64    Z0, 5632(BX)
+	VMOVDQU64    Z1, 5696(BX)
+	VMOVDQU64    Z2, 5760(BX)
+	VMOVDQU64    Z3, 5824(BX)
+	VMOVDQU64    Z4, 5888(BX)
+	VMOVDQU64    Z5, 5952(BX)
+	VMOVDQU64    Z6, 6016(BX)
+	VMOVDQU64    Z7, 6080(BX)
+	VMOVDQU64    14336(BX), Z0
+	VMOVDQU64    14400(BX), Z2
+	VMOVDQU64    14464(BX), Z4
+	VMOVDQU64    14528(BX), Z6
+	VPUNPCKHBW   14848(BX), Z0, Z1
+	VPUNPCKLBW   14848(BX), Z0, Z0
+	VPUNPCKHBW   14912(BX), Z2, Z3
+	VPUNPCKLBW   14912(BX), Z2, Z2
+	VPUNPCKHBW   14976(BX), Z4, Z5
+	VPUNPCKLBW   14976(BX), Z4, Z4
+	VPUNPCKHBW   15040(BX), Z6, Z7
+	VPUNPCKLBW   15040(BX), Z6, Z6
+	VMOVDQU64    Z0, 6144(BX)
+	VMOVDQU64    Z1, 6208(BX)
+	VMOVDQU64    Z2, 6272(BX)
+	VMOVDQU64    Z3, 6336(BX)
+	VMOVDQU64    Z4, 6400(BX)
+	VMOVDQU64    Z5, 6464(BX)
+	VMOVDQU64    Z6, 6528(BX)
+	VMOVDQU64    Z7, 6592(BX)
+	VMOVDQU64    14592(BX), Z0
+	VMOVDQU64    14656(BX), Z2
+	VMOVDQU64    14720(BX), Z4
+	VMOVDQU64    14784(BX), Z6
+	VPUNPCKHBW   15104(BX), Z0, Z1
+	VPUNPCKLBW   15104(BX), Z0, Z0
+	VPUNPCKHBW   15168(BX), Z2, Z3
+	VPUNPCKLBW   15168(BX), Z2, Z2
+	VPUNPCKHBW   15232(BX), Z4, Z5
+	VPUNPCKLBW   15232(BX), Z4, Z4
+	VPUNPCKHBW   15296(BX), Z6, Z7
+	VPUNPCKLBW   15296(BX), Z6, Z6
+	VMOVDQU64    Z0, 6656(BX)
+	VMOVDQU64    Z1, 6720(BX)
+	VMOVDQU64    Z2, 6784(BX)
+	VMOVDQU64    Z3, 6848(BX)
+	VMOVDQU64    Z4, 6912(BX)
+	VMOVDQU64    Z5, 6976(BX)
+	VMOVDQU64    Z6, 7040(BX)
+	VMOVDQU64    Z7, 7104(BX)
+	VMOVDQU64    15360(BX), Z0
+	VMOVDQU64    15424(BX), Z2
+	VMOVDQU64    15488(BX), Z4
+	VMOVDQU64    15552(BX), Z6
+	VPUNPCKHBW   15872(BX), Z0, Z1
+	VPUNPCKLBW   15872(BX), Z0, Z0
+	VPUNPCKHBW   15936(BX), Z2, Z3
+	VPUNPCKLBW   15936(BX), Z2, Z2
+	VPUNPCKHBW   16000(BX), Z4, Z5
+	VPUNPCKLBW   16000(BX), Z4, Z4
+	VPUNPCKHBW   16064(BX), Z6, Z7
+	VPUNPCKLBW   16064(BX), Z6, Z6
+	VMOVDQU64    Z0, 7168(BX)
+	VMOVDQU64    Z1, 7232(BX)
+	VMOVDQU64    Z2, 7296(BX)
+	VMOVDQU64    Z3, 7360(BX)
+	VMOVDQU64    Z4, 7424(BX)
+	VMOVDQU64    Z5, 7488(BX)
+	VMOVDQU64    Z6, 7552(BX)
+	VMOVDQU64    Z7, 7616(BX)
+	VMOVDQU64    15616(BX), Z0
+	VMOVDQU64    15680(BX), Z2
+	VMOVDQU64    15744(BX), Z4
+	VMOVDQU64    15808(BX), Z6
+	VPUNPCKHBW   16128(BX), Z0, Z1
+	VPUNPCKLBW   16128(BX), Z0, Z0
+	VPUNPCKHBW   16192(BX), Z2, Z3
+	VPUNPCKLBW   16192(BX), Z2, Z2
+	VPUNPCKHBW   16256(BX), Z4, Z5
+	VPUNPCKLBW   16256(BX), Z4, Z4
+	VPUNPCKHBW   16320(BX), Z6, Z7
+	VPUNPCKLBW   16320(BX), Z6, Z6
+	VMOVDQU64    Z0, 7680(BX)
+	VMOVDQU64    Z1, 7744(BX)
+	VMOVDQU64    Z2, 7808(BX)
+	VMOVDQU64    Z3, 7872(BX)
+	VMOVDQU64    Z4, 7936(BX)
+	VMOVDQU64    Z5, 8000(BX)
+	VMOVDQU64    Z6, 8064(BX)
+	VMOVDQU64    Z7, 8128(BX)
+	VMOVDQU64    16384(BX), Z0
+	VMOVDQU64    16448(BX), Z2
+	VMOVDQU64    16512(BX), Z4
+	VMOVDQU64    16576(BX), Z6
+	VPUNPCKHBW   16896(BX), Z0, Z1
+	VPUNPCKLBW   16896(BX), Z0, Z0
+	VPUNPCKHBW   16960(BX), Z2, Z3
+	VPUNPCKLBW   16960(BX), Z2, Z2
+	VPUNPCKHBW   17024(BX), Z4, Z5
+	VPUNPCKLBW   17024(BX), Z4, Z4
+	VPUNPCKHBW   17088(BX), Z6, Z7
+	VPUNPCKLBW   17088(BX), Z6, Z6
+	VMOVDQU64    Z0, 8192(BX)
+	VMOVDQU64    Z1, 8256(BX)
+	VMOVDQU64    Z2, 8320(BX)
+	VMOVDQU64    Z3, 8384(BX)
+	VMOVDQU64    Z4, 8448(BX)
+	VMOVDQU64    Z5, 8512(BX)
+	VMOVDQU64    Z6, 8576(BX)
+	VMOVDQU64    Z7, 8640(BX)
+	VMOVDQU64    16640(BX), Z0
+	VMOVDQU64    16704(BX), Z2
+	VMOVDQU64    16768(BX), Z4
+	VMOVDQU64    16832(BX), Z6
+	VPUNPCKHBW   17152(BX), Z0, Z1
+	VPUNPCKLBW   17152(BX), Z0, Z0
+	VPUNPCKHBW   17216(BX), Z2, Z3
+	VPUNPCKLBW   17216(BX), Z2, Z2
+	VPUNPCKHBW   17280(BX), Z4, Z5
+	VPUNPCKLBW   17280(BX), Z4, Z4
+	VPUNPCKHBW   17344(BX), Z6, Z7
+	VPUNPCKLBW   17344(BX), Z6, Z6
+	VMOVDQU64    Z0, 8704(BX)
+	VMOVDQU64    Z1, 8768(BX)
+	VMOVDQU64    Z2, 8832(BX)
+	VMOVDQU64    Z3, 8896(BX)
+	VMOVDQU64    Z4, 8960(BX)
+	VMOVDQU64    Z5, 9024(BX)
+	VMOVDQU64    Z6, 9088(BX)
+	VMOVDQU64    Z7, 9152(BX)
+	VMOVDQU64    17408(BX), Z0
+	VMOVDQU64    17472(BX), Z2
+	VMOVDQU64    17536(BX), Z4
+	VMOVDQU64    17600(BX), Z6
+	VPUNPCKHBW   17920(BX), Z0, Z1
+	VPUNPCKLBW   17920(BX), Z0, Z0
+	VPUNPCKHBW   17984(BX), Z2, Z3
+	VPUNPCKLBW   17984(BX), Z2, Z2
+	VPUNPCKHBW   18048(BX), Z4, Z5
+	VPUNPCKLBW   18048(BX), Z4, Z4
+	VPUNPCKHBW   18112(BX), Z6, Z7
+	VPUNPCKLBW   18112(BX), Z6, Z6
+	VMOVDQU64    Z0, 9216(BX)
+	VMOVDQU64    Z1, 9280(BX)
+	VMOVDQU64    Z2, 9344(BX)
+	VMOVDQU64    Z3, 9408(BX)
+	VMOVDQU64    Z4, 9472(BX)
+	VMOVDQU64    Z5, 9536(BX)
+	VMOVDQU64    Z6, 9600(BX)
+	VMOVDQU64    Z7, 9664(BX)
+	VMOVDQU64    17664(BX), Z0
+	VMOVDQU64    17728(BX), Z2
+	VMOVDQU64    17792(BX), Z4
+	VMOVDQU64    17856(BX), Z6
+	VPUNPCKHBW   18176(BX), Z0, Z1
+	VPUNPCKLBW   18176(BX), Z0, Z0
+	VPUNPCKHBW   18240(BX), Z2, Z3
+	VPUNPCKLBW   18240(BX), Z2, Z2
+	VPUNPCKHBW   18304(BX), Z4, Z5
+	VPUNPCKLBW   18304(BX), Z4, Z4
+	VPUNPCKHBW   18368(BX), Z6, Z7
+	VPUNPCKLBW   18368(BX), Z6, Z6
+	VMOVDQU64    Z0, 9728(BX)
+	VMOVDQU64    Z1, 9792(BX)
+	VMOVDQU64    Z2, 9856(BX)
+	VMOVDQU64    Z3, 9920(BX)
+	VMOVDQU64    Z4, 9984(BX)
+	VMOVDQU64    Z5, 10048(BX)
+	VMOVDQU64    Z6, 10112(BX)
+	VMOVDQU64    Z7, 10176(BX)
+	VMOVDQU64    18432(BX), Z0
+	VMOVDQU64    18496(BX), Z2
+	VMOVDQU64    18560(BX), Z4
+	VMOVDQU64    18624(BX), Z6
+	VPUNPCKHBW   18944(BX), Z0, Z1
+	VPUNPCKLBW   18944(BX), Z0, Z0
+	VPUNPCKHBW   19008(BX), Z2, Z3
+	VPUNPCKLBW   19008(BX), Z2, Z2
+	VPUNPCKHBW   19072(BX), Z4, Z5
+	VPUNPCKLBW   19072(BX), Z4, Z4
+	VPUNPCKHBW   19136(BX), Z6, Z7
+	VPUNPCKLBW   19136(BX), Z6, Z6
+	VMOVDQU64    Z0, 10240(BX)
+	VMOVDQU64    Z1, 10304(BX)
+	VMOVDQU64    Z2, 10368(BX)
+	VMOVDQU64    Z3, 10432(BX)
+	VMOVDQU64    Z4, 10496(BX)
+	VMOVDQU64    Z5, 10560(BX)
+	VMOVDQU64    Z6, 10624(BX)
+	VMOVDQU64    Z7, 10688(BX)
+	VMOVDQU64    18688(BX), Z0
+	VMOVDQU64    18752(BX), Z2
+	VMOVDQU64    18816(BX), Z4
+	VMOVDQU64    18880(BX), Z6
+	VPUNPCKHBW   19200(BX), Z0, Z1
+	VPUNPCKLBW   19200(BX), Z0, Z0
+	VPUNPCKHBW   19264(BX), Z2, Z3
+	VPUNPCKLBW   19264(BX), Z2, Z2
+	VPUNPCKHBW   19328(BX), Z4, Z5
+	VPUNPCKLBW   19328(BX), Z4, Z4
+	VPUNPCKHBW   19392(BX), Z6, Z7
+	VPUNPCKLBW   19392(BX), Z6, Z6
+	VMOVDQU64    Z0, 10752(BX)
+	VMOVDQU64    Z1, 10816(BX)
+	VMOVDQU64    Z2, 10880(BX)
+	VMOVDQU64    Z3, 10944(BX)
+	VMOVDQU64    Z4, 11008(BX)
+	VMOVDQU64    Z5, 11072(BX)
+	VMOVDQU64    Z6, 11136(BX)
+	VMOVDQU64    Z7, 11200(BX)
+	VMOVDQU64    19456(BX), Z0
+	VMOVDQU64    19520(BX), Z2
+	VMOVDQU64    19584(BX), Z4
+	VMOVDQU64    19648(BX), Z6
+	VPUNPCKHBW   19968(BX), Z0, Z1
+	VPUNPCKLBW   19968(BX), Z0, Z0
+	VPUNPCKHBW   20032(BX), Z2, Z3
+	VPUNPCKLBW   20032(BX), Z2, Z2
+	VPUNPCKHBW   20096(BX), Z4, Z5
+	VPUNPCKLBW   20096(BX), Z4, Z4
+	VPUNPCKHBW   20160(BX), Z6, Z7
+	VPUNPCKLBW   20160(BX), Z6, Z6
+	VMOVDQU64    Z0, 11264(BX)
+	VMOVDQU64    Z1, 11328(BX)
+	VMOVDQU64    Z2, 11392(BX)
+	VMOVDQU64    Z3, 11456(BX)
+	VMOVDQU64    Z4, 11520(BX)
+	VMOVDQU64    Z5, 11584(BX)
+	VMOVDQU64    Z6, 11648(BX)
+	VMOVDQU64    Z7, 11712(BX)
+	VMOVDQU64    19712(BX), Z0
+	VMOVDQU64    19776(BX), Z2
+	VMOVDQU64    19840(BX), Z4
+	VMOVDQU64    19904(BX), Z6
+	VPUNPCKHBW   20224(BX), Z0, Z1
+	VPUNPCKLBW   20224(BX), Z0, Z0
+	VPUNPCKHBW   20288(BX), Z2, Z3
+	VPUNPCKLBW   20288(BX), Z2, Z2
+	VPUNPCKHBW   20352(BX), Z4, Z5
+	VPUNPCKLBW   20352(BX), Z4, Z4
+	VPUNPCKHBW   20416(BX), Z6, Z7
+	VPUNPCKLBW   20416(BX), Z6, Z6
+	VMOVDQU64    Z0, 11776(BX)
+	VMOVDQU64    Z1, 11840(BX)
+	VMOVDQU64    Z2, 11904(BX)
+	VMOVDQU64    Z3, 11968(BX)
+	VMOVDQU64    Z4, 12032(BX)
+	VMOVDQU64    Z5, 12096(BX)
+	VMOVDQU64    Z6, 12160(BX)
+	VMOVDQU64    Z7, 12224(BX)
+	VMOVDQU64    4096(BX), Z0
+	VMOVDQU64    4160(BX), Z2
+	VMOVDQU64    4224(BX), Z4
+	VMOVDQU64    4288(BX), Z6
+	VPUNPCKHBW   4608(BX), Z0, Z1
+	VPUNPCKLBW   4608(BX), Z0, Z0
+	VPUNPCKHBW   4672(BX), Z2, Z3
+	VPUNPCKLBW   4672(BX), Z2, Z2
+	VPUNPCKHBW   4736(BX), Z4, Z5
+	VPUNPCKLBW   4736(BX), Z4, Z4
+	VPUNPCKHBW   4800(BX), Z6, Z7
+	VPUNPCKLBW   4800(BX), Z6, Z6
+	VPXORD       (R9), Z0, Z0
+	VMOVDQU64    Z0, (R8)
+	VPXORD       64(R9), Z1, Z1
+	VMOVDQU64    Z1, 64(R8)
+	VPXORD       128(R9), Z2, Z2
+	VMOVDQU64    Z2, 128(R8)
+	VPXORD       192(R9), Z3, Z3
+	VMOVDQU64    Z3, 192(R8)
+	VPXORD       256(R9), Z4, Z4
+	VMOVDQU64    Z4, 256(R8)
+	VPXORD       320(R9), Z5, Z5
+	VMOVDQU64    Z5, 320(R8)
+	VPXORD       384(R9), Z6, Z6
+	VMOVDQU64    Z6, 384(R8)
+	VPXORD       448(R9), Z7, Z7
+	VMOVDQU64    Z7, 448(R8)
+	VMOVDQU64    4352(BX), Z0
+	VMOVDQU64    4416(BX), Z2
+	VMOVDQU64    4480(BX), Z4
+	VMOVDQU64    4544(BX), Z6
+	VPUNPCKHBW   4864(BX), Z0, Z1
+	VPUNPCKLBW   4864(BX), Z0, Z0
+	VPUNPCKHBW   4928(BX), Z2, Z3
+	VPUNPCKLBW   4928(BX), Z2, Z2
+	VPUNPCKHBW   4992(BX), Z4, Z5
+	VPUNPCKLBW   4992(BX), Z4, Z4
+	VPUNPCKHBW   5056(BX), Z6, Z7
+	VPUNPCKLBW   5056(BX), Z6, Z6
+	VPXORD       512(R9), Z0, Z0
+	VMOVDQU64    Z0, 512(R8)
+	VPXORD       576(R9), Z1, Z1
+	VMOVDQU64    Z1, 576(R8)
+	VPXORD       640(R9), Z2, Z2
+	VMOVDQU64    Z2, 640(R8)
+	VPXORD       704(R9), Z3, Z3
+	VMOVDQU64    Z3, 704(R8)
+	VPXORD       768(R9), Z4, Z4
+	VMOVDQU64    Z4, 768(R8)
+	VPXORD       832(R9), Z5, Z5
+	VMOVDQU64    Z5, 832(R8)
+	VPXORD       896(R9), Z6, Z6
+	VMOVDQU64    Z6, 896(R8)
+	VPXORD       960(R9), Z7, Z7
+	VMOVDQU64    Z7, 960(R8)
+	VMOVDQU64    5120(BX), Z0
+	VMOVDQU64    5184(BX), Z2
+	VMOVDQU64    5248(BX), Z4
+	VMOVDQU64    5312(BX), Z6
+	VPUNPCKHBW   5632(BX), Z0, Z1
+	VPUNPCKLBW   5632(BX), Z0, Z0
+	VPUNPCKHBW   5696(BX), Z2, Z3
+	VPUNPCKLBW   5696(BX), Z2, Z2
+	VPUNPCKHBW   5760(BX), Z4, Z5
+	VPUNPCKLBW   5760(BX), Z4, Z4
+	VPUNPCKHBW   5824(BX), Z6, Z7
+	VPUNPCKLBW   5824(BX), Z6, Z6
+	VPXORD       1024(R9), Z0, Z0
+	VMOVDQU64    Z0, 1024(R8)
+	VPXORD       1088(R9), Z1, Z1
+	VMOVDQU64    Z1, 1088(R8)
+	VPXORD       1152(R9), Z2, Z2
+	VMOVDQU64    Z2, 1152(R8)
+	VPXORD       1216(R9), Z3, Z3
+	VMOVDQU64    Z3, 1216(R8)
+	VPXORD       1280(R9), Z4, Z4
+	VMOVDQU64    Z4, 1280(R8)
+	VPXORD       1344(R9), Z5, Z5
+	VMOVDQU64    Z5, 1344(R8)
+	VPXORD       1408(R9), Z6, Z6
+	VMOVDQU64    Z6, 1408(R8)
+	VPXORD       1472(R9), Z7, Z7
+	VMOVDQU64    Z7, 1472(R8)
+	VMOVDQU64    5376(BX), Z0
+	VMOVDQU64    5440(BX), Z2
+	VMOVDQU64    5504(BX), Z4
+	VMOVDQU64    5568(BX), Z6
+	VPUNPCKHBW   5888(BX), Z0, Z1
+	VPUNPCKLBW   5888(BX), Z0, Z0
+	VPUNPCKHBW   5952(BX), Z2, Z3
+	VPUNPCKLBW   5952(BX), Z2, Z2
+	VPUNPCKHBW   6016(BX), Z4, Z5
+	VPUNPCKLBW   6016(BX), Z4, Z4
+	VPUNPCKHBW   6080(BX), Z6, Z7
+	VPUNPCKLBW   6080(BX), Z6, Z6
+	VPXORD       1536(R9), Z0, Z0
+	VMOVDQU64    Z0, 1536(R8)
+	VPXORD       1600(R9), Z1, Z1
+	VMOVDQU64    Z1, 1600(R8)
+	VPXORD       1664(R9), Z2, Z2
+	VMOVDQU64    Z2, 1664(R8)
+	VPXORD       1728(R9), Z3, Z3
+	VMOVDQU64    Z3, 1728(R8)
+	VPXORD       1792(R9), Z4, Z4
+	VMOVDQU64    Z4, 1792(R8)
+	VPXORD       1856(R9), Z5, Z5
+	VMOVDQU64    Z5, 1856(R8)
+	VPXORD       1920(R9), Z6, Z6
+	VMOVDQU64    Z6, 1920(R8)
+	VPXORD       1984(R9), Z7, Z7
+	VMOVDQU64    Z7, 1984(R8)
+	VMOVDQU64    6144(BX), Z0
+	VMOVDQU64    6208(BX), Z2
+	VMOVDQU64    6272(BX), Z4
+	VMOVDQU64    6336(BX), Z6
+	VPUNPCKHBW   6656(BX), Z0, Z1
+	VPUNPCKLBW   6656(BX), Z0, Z0
+	VPUNPCKHBW   6720(BX), Z2, Z3
+	VPUNPCKLBW   6720(BX), Z2, Z2
+	VPUNPCKHBW   6784(BX), Z4, Z5
+	VPUNPCKLBW   6784(BX), Z4, Z4
+	VPUNPCKHBW   6848(BX), Z6, Z7
+	VPUNPCKLBW   6848(BX), Z6, Z6
+	VPXORD       2048(R9), Z0, Z0
+	VMOVDQU64    Z0, 2048(R8)
+	VPXORD       2112(R9), Z1, Z1
+	VMOVDQU64    Z1, 2112(R8)
+	VPXORD       2176(R9), Z2, Z2
+	VMOVDQU64    Z2, 2176(R8)
+	VPXORD       2240(R9), Z3, Z3
+	VMOVDQU64    Z3, 2240(R8)
+	VPXORD       2304(R9), Z4, Z4
+	VMOVDQU64    Z4, 2304(R8)
+	VPXORD       2368(R9), Z5, Z5
+	VMOVDQU64    Z5, 2368(R8)
+	VPXORD       2432(R9), Z6, Z6
+	VMOVDQU64    Z6, 2432(R8)
+	VPXORD       2496(R9), Z7, Z7
+	VMOVDQU64    Z7, 2496(R8)
+	VMOVDQU64    6400(BX), Z0
+	VMOVDQU64    6464(BX), Z2
+	VMOVDQU64    6528(BX), Z4
+	VMOVDQU64    6592(BX), Z6
+	VPUNPCKHBW   6912(BX), Z0, Z1
+	VPUNPCKLBW   6912(BX), Z0, Z0
+	VPUNPCKHBW   6976(BX), Z2, Z3
+	VPUNPCKLBW   6976(BX), Z2, Z2
+	VPUNPCKHBW   7040(BX), Z4, Z5
+	VPUNPCKLBW   7040(BX), Z4, Z4
+	VPUNPCKHBW   7104(BX), Z6, Z7
+	VPUNPCKLBW   7104(BX), Z6, Z6
+	VPXORD       2560(R9), Z0, Z0
+	VMOVDQU64    Z0, 2560(R8)
+	VPXORD       2624(R9), Z1, Z1
+	VMOVDQU64    Z1, 2624(R8)
+	VPXORD       2688(R9), Z2, Z2
+	VMOVDQU64    Z2, 2688(R8)
+	VPXORD       2752(R9), Z3, Z3
+	VMOVDQU64    Z3, 2752(R8)
+	VPXORD       2816(R9), Z4, Z4
+	VMOVDQU64    Z4, 2816(R8)
+	VPXORD       2880(R9), Z5, Z5
+	VMOVDQU64    Z5, 2880(R8)
+	VPXORD       2944(R9), Z6, Z6
+	VMOVDQU64    Z6, 2944(R8)
+	VPXORD       3008(R9), Z7, Z7
+	VMOVDQU64    Z7, 3008(R8)
+	VMOVDQU64    7168(BX), Z0
+	VMOVDQU64    7232(BX), Z2
+	VMOVDQU64    7296(BX), Z4
+	VMOVDQU64    7360(BX), Z6
+	VPUNPCKHBW   7680(BX), Z0, Z1
+	VPUNPCKLBW   7680(BX), Z0, Z0
+	VPUNPCKHBW   7744(BX), Z2, Z3
+	VPUNPCKLBW   7744(BX), Z2, Z2
+	VPUNPCKHBW   7808(BX), Z4, Z5
+	VPUNPCKLBW   7808(BX), Z4, Z4
+	VPUNPCKHBW   7872(BX), Z6, Z7
+	VPUNPCKLBW   7872(BX), Z6, Z6
+	VPXORD       3072(R9), Z0, Z0
+	VMOVDQU64    Z0, 3072(R8)
+	VPXORD       3136(R9), Z1, Z1
+	VMOVDQU64    Z1, 3136(R8)
+	VPXORD       3200(R9), Z2, Z2
+	VMOVDQU64    Z2, 3200(R8)
+	VPXORD       3264(R9), Z3, Z3
+	VMOVDQU64    Z3, 3264(R8)
+	VPXORD       3328(R9), Z4, Z4
+	VMOVDQU64    Z4, 3328(R8)
+	VPXORD       3392(R9), Z5, Z5
+	VMOVDQU64    Z5, 3392(R8)
+	VPXORD       3456(R9), Z6, Z6
+	VMOVDQU64    Z6, 3456(R8)
+	VPXORD       3520(R9), Z7, Z7
+	VMOVDQU64    Z7, 3520(R8)
+	VMOVDQU64    7424(BX), Z0
+	VMOVDQU64    7488(BX), Z2
+	VMOVDQU64    7552(BX), Z4
+	VMOVDQU64    7616(BX), Z6
+	VPUNPCKHBW   7936(BX), Z0, Z1
+	VPUNPCKLBW   7936(BX), Z0, Z0
+	VPUNPCKHBW   8000(BX), Z2, Z3
+	VPUNPCKLBW   8000(BX), Z2, Z2
+	VPUNPCKHBW   8064(BX), Z4, Z5
+	VPUNPCKLBW   8064(BX), Z4, Z4
+	VPUNPCKHBW   8128(BX), Z6, Z7
+	VPUNPCKLBW   8128(BX), Z6, Z6
+	VPXORD       3584(R9), Z0, Z0
+	VMOVDQU64    Z0, 3584(R8)
+	VPXORD       3648(R9), Z1, Z1
+	VMOVDQU64    Z1, 3648(R8)
+	VPXORD       3712(R9), Z2, Z2
+	VMOVDQU64    Z2, 3712(R8)
+	VPXORD       3776(R9), Z3, Z3
+	VMOVDQU64    Z3, 3776(R8)
+	VPXORD       3840(R9), Z4, Z4
+	VMOVDQU64    Z4, 3840(R8)
+	VPXORD       3904(R9), Z5, Z5
+	VMOVDQU64    Z5, 3904(R8)
+	VPXORD       3968(R9), Z6, Z6
+	VMOVDQU64    Z6, 3968(R8)
+	VPXORD       4032(R9), Z7, Z7
+	VMOVDQU64    Z7, 4032(R8)
+	VMOVDQU64    8192(BX), Z0
+	VMOVDQU64    8256(BX), Z2
+	VMOVDQU64    8320(BX), Z4
+	VMOVDQU64    8384(BX), Z6
+	VPUNPCKHBW   8704(BX), Z0, Z1
+	VPUNPCKLBW   8704(BX), Z0, Z0
+	VPUNPCKHBW   8768(BX), Z2, Z3
+	VPUNPCKLBW   8768(BX), Z2, Z2
+	VPUNPCKHBW   8832(BX), Z4, Z5
+	VPUNPCKLBW   8832(BX), Z4, Z4
+	VPUNPCKHBW   8896(BX), Z6, Z7
+	VPUNPCKLBW   8896(BX), Z6, Z6
+	VPXORD       4096(R9), Z0, Z0
+	VMOVDQU64    Z0, 4096(R8)
+	VPXORD       4160(R9), Z1, Z1
+	VMOVDQU64    Z1, 4160(R8)
+	VPXORD       4224(R9), Z2, Z2
+	VMOVDQU64    Z2, 4224(R8)
+	VPXORD       4288(R9), Z3, Z3
+	VMOVDQU64    Z3, 4288(R8)
+	VPXORD       4352(R9), Z4, Z4
+	VMOVDQU64    Z4, 4352(R8)
+	VPXORD       4416(R9), Z5, Z5
+	VMOVDQU64    Z5, 4416(R8)
+	VPXORD       4480(R9), Z6, Z6
+	VMOVDQU64    Z6, 4480(R8)
+	VPXORD       4544(R9), Z7, Z7
+	VMOVDQU64    Z7, 4544(R8)
+	VMOVDQU64    8448(BX), Z0
+	VMOVDQU64    8512(BX), Z2
+	VMOVDQU64    8576(BX), Z4
+	VMOVDQU64    8640(BX), Z6
+	VPUNPCKHBW   8960(BX), Z0, Z1
+	VPUNPCKLBW   8960(BX), Z0, Z0
+	VPUNPCKHBW   9024(BX), Z2, Z3
+	VPUNPCKLBW   9024(BX), Z2, Z2
+	VPUNPCKHBW   9088(BX), Z4, Z5
+	VPUNPCKLBW   9088(BX), Z4, Z4
+	VPUNPCKHBW   9152(BX), Z6, Z7
+	VPUNPCKLBW   9152(BX), Z6, Z6
+	VPXORD       4608(R9), Z0, Z0
+	VMOVDQU64    Z0, 4608(R8)
+	VPXORD       4672(R9), Z1, Z1
+	VMOVDQU64    Z1, 4672(R8)
+	VPXORD       4736(R9), Z2, Z2
+	VMOVDQU64    Z2, 4736(R8)
+	VPXORD       4800(R9), Z3, Z3
+	VMOVDQU64    Z3, 4800(R8)
+	VPXORD       4864(R9), Z4, Z4
+	VMOVDQU64    Z4, 4864(R8)
+	VPXORD       4928(R9), Z5, Z5
+	VMOVDQU64    Z5, 4928(R8)
+	VPXORD       4992(R9), Z6, Z6
+	VMOVDQU64    Z6, 4992(R8)
+	VPXORD       5056(R9), Z7, Z7
+	VMOVDQU64    Z7, 5056(R8)
+	VMOVDQU64    9216(BX), Z0
+	VMOVDQU64    9280(BX), Z2
+	VMOVDQU64    9344(BX), Z4
+	VMOVDQU64    9408(BX), Z6
+	VPUNPCKHBW   9728(BX), Z0, Z1
+	VPUNPCKLBW   9728(BX), Z0, Z0
+	VPUNPCKHBW   9792(BX), Z2, Z3
+	VPUNPCKLBW   9792(BX), Z2, Z2
+	VPUNPCKHBW   9856(BX), Z4, Z5
+	VPUNPCKLBW   9856(BX), Z4, Z4
+	VPUNPCKHBW   9920(BX), Z6, Z7
+	VPUNPCKLBW   9920(BX), Z6, Z6
+	VPXORD       5120(R9), Z0, Z0
+	VMOVDQU64    Z0, 5120(R8)
+	VPXORD       5184(R9), Z1, Z1
+	VMOVDQU64    Z1, 5184(R8)
+	VPXORD       5248(R9), Z2, Z2
+	VMOVDQU64    Z2, 5248(R8)
+	VPXORD       5312(R9), Z3, Z3
+	VMOVDQU64    Z3, 5312(R8)
+	VPXORD       5376(R9), Z4, Z4
+	VMOVDQU64    Z4, 5376(R8)
+	VPXORD       5440(R9), Z5, Z5
+	VMOVDQU64    Z5, 5440(R8)
+	VPXORD       5504(R9), Z6, Z6
+	VMOVDQU64    Z6, 5504(R8)
+	VPXORD       5568(R9), Z7, Z7
+	VMOVDQU64    Z7, 5568(R8)
+	VMOVDQU64    9472(BX), Z0
+	VMOVDQU64    9536(BX), Z2
+	VMOVDQU64    9600(BX), Z4
+	VMOVDQU64    9664(BX), Z6
+	VPUNPCKHBW   9984(BX), Z0, Z1
+	VPUNPCKLBW   9984(BX), Z0, Z0
+	VPUNPCKHBW   10048(BX), Z2, Z3
+	VPUNPCKLBW   10048(BX), Z2, Z2
+	VPUNPCKHBW   10112(BX), Z4, Z5
+	VPUNPCKLBW   10112(BX), Z4, Z4
+	VPUNPCKHBW   10176(BX), Z6, Z7
+	VPUNPCKLBW   10176(BX), Z6, Z6
+	VPXORD       5632(R9), Z0, Z0
+	VMOVDQU64    Z0, 5632(R8)
+	VPXORD       5696(R9), Z1, Z1
+	VMOVDQU64    Z1, 5696(R8)
+	VPXORD       5760(R9), Z2, Z2
+	VMOVDQU64    Z2, 5760(R8)
+	VPXORD       5824(R9), Z3, Z3
+	VMOVDQU64    Z3, 5824(R8)
+	VPXORD       5888(R9), Z4, Z4
+	VMOVDQU64    Z4, 5888(R8)
+	VPXORD       5952(R9), Z5, Z5
+	VMOVDQU64    Z5, 5952(R8)
+	VPXORD       6016(R9), Z6, Z6
+	VMOVDQU64    Z6, 6016(R8)
+	VPXORD       6080(R9), Z7, Z7
+	VMOVDQU64    Z7, 6080(R8)
+	VMOVDQU64    10240(BX), Z0
+	VMOVDQU64    10304(BX), Z2
+	VMOVDQU64    10368(BX), Z4
+	VMOVDQU64    10432(BX), Z6
+	VPUNPCKHBW   10752(BX), Z0, Z1
+	VPUNPCKLBW   10752(BX), Z0, Z0
+	VPUNPCKHBW   10816(BX), Z2, Z3
+	VPUNPCKLBW   10816(BX), Z2, Z2
+	VPUNPCKHBW   10880(BX), Z4, Z5
+	VPUNPCKLBW   10880(BX), Z4, Z4
+	VPUNPCKHBW   10944(BX), Z6, Z7
+	VPUNPCKLBW   10944(BX), Z6, Z6
+	VPXORD       6144(R9), Z0, Z0
+	VMOVDQU64    Z0, 6144(R8)
+	VPXORD       6208(R9), Z1, Z1
+	VMOVDQU64    Z1, 6208(R8)
+	VPXORD       6272(R9), Z2, Z2
+	VMOVDQU64    Z2, 6272(R8)
+	VPXORD       6336(R9), Z3, Z3
+	VMOVDQU64    Z3, 6336(R8)
+	VPXORD       6400(R9), Z4, Z4
+	VMOVDQU64    Z4, 6400(R8)
+	VPXORD       6464(R9), Z5, Z5
+	VMOVDQU64    Z5, 6464(R8)
+	VPXORD       6528(R9), Z6, Z6
+	VMOVDQU64    Z6, 6528(R8)
+	VPXORD       6592(R9), Z7, Z7
+	VMOVDQU64    Z7, 6592(R8)
+	VMOVDQU64    10496(BX), Z0
+	VMOVDQU64    10560(BX), Z2
+	VMOVDQU64    10624(BX), Z4
+	VMOVDQU64    10688(BX), Z6
+	VPUNPCKHBW   11008(BX), Z0, Z1
+	VPUNPCKLBW   11008(BX), Z0, Z0
+	VPUNPCKHBW   11072(BX), Z2, Z3
+	VPUNPCKLBW   11072(BX), Z2, Z2
+	VPUNPCKHBW   11136(BX), Z4, Z5
+	VPUNPCKLBW   11136(BX), Z4, Z4
+	VPUNPCKHBW   11200(BX), Z6, Z7
+	VPUNPCKLBW   11200(BX), Z6, Z6
+	VPXORD       6656(R9), Z0, Z0
+	VMOVDQU64    Z0, 6656(R8)
+	VPXORD       6720(R9), Z1, Z1
+	VMOVDQU64    Z1, 6720(R8)
+	VPXORD       6784(R9), Z2, Z2
+	VMOVDQU64    Z2, 6784(R8)
+	VPXORD       6848(R9), Z3, Z3
+	VMOVDQU64    Z3, 6848(R8)
+	VPXORD       6912(R9), Z4, Z4
+	VMOVDQU64    Z4, 6912(R8)
+	VPXORD       6976(R9), Z5, Z5
+	VMOVDQU64    Z5, 6976(R8)
+	VPXORD       7040(R9), Z6, Z6
+	VMOVDQU64    Z6, 7040(R8)
+	VPXORD       7104(R9), Z7, Z7
+	VMOVDQU64    Z7, 7104(R8)
+	VMOVDQU64    11264(BX), Z0
+	VMOVDQU64    11328(BX), Z2
+	VMOVDQU64    11392(BX), Z4
+	VMOVDQU64    11456(BX), Z6
+	VPUNPCKHBW   11776(BX), Z0, Z1
+	VPUNPCKLBW   11776(BX), Z0, Z0
+	VPUNPCKHBW   11840(BX), Z2, Z3
+	VPUNPCKLBW   11840(BX), Z2, Z2
+	VPUNPCKHBW   11904(BX), Z4, Z5
+	VPUNPCKLBW   11904(BX), Z4, Z4
+	VPUNPCKHBW   11968(BX), Z6, Z7
+	VPUNPCKLBW   11968(BX), Z6, Z6
+	VPXORD       7168(R9), Z0, Z0
+	VMOVDQU64    Z0, 7168(R8)
+	VPXORD       7232(R9), Z1, Z1
+	VMOVDQU64    Z1, 7232(R8)
+	VPXORD       7296(R9), Z2, Z2
+	VMOVDQU64    Z2, 7296(R8)
+	VPXORD       7360(R9), Z3, Z3
+	VMOVDQU64    Z3, 7360(R8)
+	VPXORD       7424(R9), Z4, Z4
+	VMOVDQU64    Z4, 7424(R8)
+	VPXORD       7488(R9), Z5, Z5
+	VMOVDQU64    Z5, 7488(R8)
+	VPXORD       7552(R9), Z6, Z6
+	VMOVDQU64    Z6, 7552(R8)
+	VPXORD       7616(R9), Z7, Z7
+	VMOVDQU64    Z7, 7616(R8)
+	VMOVDQU64    11520(BX), Z0
+	VMOVDQU64    11584(BX), Z2
+	VMOVDQU64    11648(BX), Z4
+	VMOVDQU64    11712(BX), Z6
+	VPUNPCKHBW   12032(BX), Z0, Z1
+	VPUNPCKLBW   12032(BX), Z0, Z0
+	VPUNPCKHBW   12096(BX), Z2, Z3
+	VPUNPCKLBW   12096(BX), Z2, Z2
+	VPUNPCKHBW   12160(BX), Z4, Z5
+	VPUNPCKLBW   12160(BX), Z4, Z4
+	VPUNPCKHBW   12224(BX), Z6, Z7
+	VPUNPCKLBW   12224(BX), Z6, Z6
+	VPXORD       7680(R9), Z0, Z0
+	VMOVDQU64    Z0, 7680(R8)
+	VPXORD       7744(R9), Z1, Z1
+	VMOVDQU64    Z1, 7744(R8)
+	VPXORD       7808(R9), Z2, Z2
+	VMOVDQU64    Z2, 7808(R8)
+	VPXORD       7872(R9), Z3, Z3
+	VMOVDQU64    Z3, 7872(R8)
+	VPXORD       7936(R9), Z4, Z4
+	VMOVDQU64    Z4, 7936(R8)
+	VPXORD       8000(R9), Z5, Z5
+	VMOVDQU64    Z5, 8000(R8)
+	VPXORD       8064(R9), Z6, Z6
+	VMOVDQU64    Z6, 8064(R8)
+	VPXORD       8128(R9), Z7, Z7
+	VMOVDQU64    Z7, 8128(R8)
+	ADDL         $0x00000200, CX
+	ADDQ         $0x00002000, R8
+	ADDQ         $0x00002000, R9
+	DECQ         R10
+	JNZ          ctr512_batch
+
+ctr512_done:
+	VZEROUPPER
+	RET
+
+// func transposeAVX512(dst *byte, src *byte)
+// Requires: AVX, AVX512BW, AVX512F
+TEXT ·transposeAVX512(SB), $20544-16
+	MOVQ         dst+0(FP), R8
+	MOVQ         src+8(FP), R9
+	LEAQ         (SP), BX
+	ADDQ         $0x3f, BX
+	ANDQ         $-64, BX
+	VMOVDQU64    (R9), Z0
+	VMOVDQU64    64(R9), Z2
+	VMOVDQU64    128(R9), Z4
+	VMOVDQU64    192(R9), Z6
+	VPUNPCKHBW   512(R9), Z0, Z1
+	VPUNPCKLBW   512(R9), Z0, Z0
+	VPUNPCKHBW   576(R9), Z2, Z3
+	VPUNPCKLBW   576(R9), Z2, Z2
+	VPUNPCKHBW   640(R9), Z4, Z5
+	VPUNPCKLBW   640(R9), Z4, Z4
+	VPUNPCKHBW   704(R9), Z6, Z7
+	VPUNPCKLBW   704(R9), Z6, Z6
+	VMOVDQU64    Z0, 12288(BX)
+	VMOVDQU64    Z1, 12352(BX)
+	VMOVDQU64    Z2, 12416(BX)
+	VMOVDQU64    Z3, 12480(BX)
+	VMOVDQU64    Z4, 12544(BX)
+	VMOVDQU64    Z5, 12608(BX)
+	VMOVDQU64    Z6, 12672(BX)
+	VMOVDQU64    Z7, 12736(BX)
+	VMOVDQU64    256(R9), Z0
+	VMOVDQU64    320(R9), Z2
+	VMOVDQU64    384(R9), Z4
+	VMOVDQU64    448(R9), Z6
+	VPUNPCKHBW   768(R9), Z0, Z1
+	VPUNPCKLBW   768(R9), Z0, Z0
+	VPUNPCKHBW   832(R9), Z2, Z3
+	VPUNPCKLBW   832(R9), Z2, Z2
+	VPUNPCKHBW   896(R9), Z4, Z5
+	VPUNPCKLBW   896(R9), Z4, Z4
+	VPUNPCKHBW   960(R9), Z6, Z7
+	VPUNPCKLBW   960(R9), Z6, Z6
+	VMOVDQU64    Z0, 12800(BX)
+	VMOVDQU64    Z1, 12864(BX)
+	VMOVDQU64    Z2, 12928(BX)
+	VMOVDQU64    Z3, 12992(BX)
+	VMOVDQU64    Z4, 13056(BX)
+	VMOVDQU64    Z5, 13120(BX)
+	VMOVDQU64    Z6, 13184(BX)
+	VMOVDQU64    Z7, 13248(BX)
+	VMOVDQU64    1024(R9), Z0
+	VMOVDQU64    1088(R9), Z2
+	VMOVDQU64    1152(R9), Z4
+	VMOVDQU64    1216(R9), Z6
+	VPUNPCKHBW   1536(R9), Z0, Z1
+	VPUNPCKLBW   1536(R9), Z0, Z0
+	VPUNPCKHBW   1600(R9), Z2, Z3
+	VPUNPCKLBW   1600(R9), Z2, Z2
+	VPUNPCKHBW   1664(R9), Z4, Z5
+	VPUNPCKLBW   1664(R9), Z4, Z4
+	VPUNPCKHBW   1728(R9), Z6, Z7
+	VPUNPCKLBW   1728(R9), Z6, Z6
+	VMOVDQU64    Z0, 13312(BX)
+	VMOVDQU64    Z1, 13376(BX)
+	VMOVDQU64    Z2, 13440(BX)
+	VMOVDQU64    Z3, 13504(BX)
+	VMOVDQU64    Z4, 13568(BX)
+	VMOVDQU64    Z5, 13632(BX)
+	VMOVDQU64    Z6, 13696(BX)
+	VMOVDQU64    Z7, 13760(BX)
+	VMOVDQU64    1280(R9), Z0
+	VMOVDQU64    1344(R9), Z2
+	VMOVDQU64    1408(R9), Z4
+	VMOVDQU64    1472(R9), Z6
+	VPUNPCKHBW   1792(R9), Z0, Z1
+	VPUNPCKLBW   1792(R9), Z0, Z0
+	VPUNPCKHBW   1856(R9), Z2, Z3
+	VPUNPCKLBW   1856(R9), Z2, Z2
+	VPUNPCKHBW   1920(R9), Z4, Z5
+	VPUNPCKLBW   1920(R9), Z4, Z4
+	VPUNPCKHBW   1984(R9), Z6, Z7
+	VPUNPCKLBW   1984(R9), Z6, Z6
+	VMOVDQU64    Z0, 13824(BX)
+	VMOVDQU64    Z1, 13888(BX)
+	VMOVDQU64    Z2, 13952(BX)
+	VMOVDQU64    Z3, 14016(BX)
+	VMOVDQU64    Z4, 14080(BX)
+	VMOVDQU64    Z5, 14144(BX)
+	VMOVDQU64    Z6, 14208(BX)
+	VMOVDQU64    Z7, 14272(BX)
+	VMOVDQU64    2048(R9), Z0
+	VMOVDQU64    2112(R9), Z2
+	VMOVDQU64    2176(R9), Z4
+	VMOVDQU64    2240(R9), Z6
+	VPUNPCKHBW   2560(R9), Z0, Z1
+	VPUNPCKLBW   2560(R9), Z0, Z0
+	VPUNPCKHBW   2624(R9), Z2, Z3
+	VPUNPCKLBW   2624(R9), Z2, Z2
+	VPUNPCKHBW   2688(R9), Z4, Z5
+	VPUNPCKLBW   2688(R9), Z4, Z4
+	VPUNPCKHBW   2752(R9), Z6, Z7
+	VPUNPCKLBW   2752(R9), Z6, Z6
+	VMOVDQU64    Z0, 14336(BX)
+	VMOVDQU64    Z1, 14400(BX)
+	VMOVDQU64    Z2, 14464(BX)
+	VMOVDQU64    Z3, 14528(BX)
+	VMOVDQU64    Z4, 14592(BX)
+	VMOVDQU64    Z5, 14656(BX)
+	VMOVDQU64    Z6, 14720(BX)
+	VMOVDQU64    Z7, 14784(BX)
+	VMOVDQU64    2304(R9), Z0
+	VMOVDQU64    2368(R9), Z2
+	VMOVDQU64    2432(R9), Z4
+	VMOVDQU64    2496(R9), Z6
+	VPUNPCKHBW   2816(R9), Z0, Z1
+	VPUNPCKLBW   2816(R9), Z0, Z0
+	VPUNPCKHBW   2880(R9), Z2, Z3
+	VPUNPCKLBW   2880(R9), Z2, Z2
+	VPUNPCKHBW   2944(R9), Z4, Z5
+	VPUNPCKLBW   2944(R9), Z4, Z4
+	VPUNPCKHBW   3008(R9), Z6, Z7
+	VPUNPCKLBW   3008(R9), Z6, Z6
+	VMOVDQU64    Z0, 14848(BX)
+	VMOVDQU64    Z1, 14912(BX)
+	VMOVDQU64    Z2, 14976(BX)
+	VMOVDQU64    Z3, 15040(BX)
+	VMOVDQU64    Z4, 15104(BX)
+	VMOVDQU64    Z5, 15168(BX)
+	VMOVDQU64    Z6, 15232(BX)
+	VMOVDQU64    Z7, 15296(BX)
+	VMOVDQU64    3072(R9), Z0
+	VMOVDQU64    3136(R9), Z2
+	VMOVDQU64    3200(R9), Z4
+	VMOVDQU64    3264(R9), Z6
+	VPUNPCKHBW   3584(R9), Z0, Z1
+	VPUNPCKLBW   3584(R9), Z0, Z0
+	VPUNPCKHBW   3648(R9), Z2, Z3
+	VPUNPCKLBW   3648(R9), Z2, Z2
+	VPUNPCKHBW   3712(R9), Z4, Z5
+	VPUNPCKLBW   3712(R9), Z4, Z4
+	VPUNPCKHBW   3776(R9), Z6, Z7
+	VPUNPCKLBW   3776(R9), Z6, Z6
+	VMOVDQU64    Z0, 15360(BX)
+	VMOVDQU64    Z1, 15424(BX)
+	VMOVDQU64    Z2, 15488(BX)
+	VMOVDQU64    Z3, 15552(BX)
+	VMOVDQU64    Z4, 15616(BX)
+	VMOVDQU64    Z5, 15680(BX)
+	VMOVDQU64    Z6, 15744(BX)
+	VMOVDQU64    Z7, 15808(BX)
+	VMOVDQU64    3328(R9), Z0
+	VMOVDQU64    3392(R9), Z2
+	VMOVDQU64    3456(R9), Z4
+	VMOVDQU64    3520(R9), Z6
+	VPUNPCKHBW   3840(R9), Z0, Z1
+	VPUNPCKLBW   3840(R9), Z0, Z0
+	VPUNPCKHBW   3904(R9), Z2, Z3
+	VPUNPCKLBW   3904(R9), Z2, Z2
+	VPUNPCKHBW   3968(R9), Z4, Z5
+	VPUNPCKLBW   3968(R9), Z4, Z4
+	VPUNPCKHBW   4032(R9), Z6, Z7
+	VPUNPCKLBW   4032(R9), Z6, Z6
+	VMOVDQU64    Z0, 15872(BX)
+	VMOVDQU64    Z1, 15936(BX)
+	VMOVDQU64    Z2, 16000(BX)
+	VMOVDQU64    Z3, 16064(BX)
+	VMOVDQU64    Z4, 16128(BX)
+	VMOVDQU64    Z5, 16192(BX)
+	VMOVDQU64    Z6, 16256(BX)
+	VMOVDQU64    Z7, 16320(BX)
+	VMOVDQU64    4096(R9), Z0
+	VMOVDQU64    4160(R9), Z2
+	VMOVDQU64    4224(R9), Z4
+	VMOVDQU64    4288(R9), Z6
+	VPUNPCKHBW   4608(R9), Z0, Z1
+	VPUNPCKLBW   4608(R9), Z0, Z0
+	VPUNPCKHBW   4672(R9), Z2, Z3
+	VPUNPCKLBW   4672(R9), Z2, Z2
+	VPUNPCKHBW   4736(R9), Z4, Z5
+	VPUNPCKLBW   4736(R9), Z4, Z4
+	VPUNPCKHBW   4800(R9), Z6, Z7
+	VPUNPCKLBW   4800(R9), Z6, Z6
+	VMOVDQU64    Z0, 16384(BX)
+	VMOVDQU64    Z1, 16448(BX)
+	VMOVDQU64    Z2, 16512(BX)
+	VMOVDQU64    Z3, 16576(BX)
+	VMOVDQU64    Z4, 16640(BX)
+	VMOVDQU64    Z5, 16704(BX)
+	VMOVDQU64    Z6, 16768(BX)
+	VMOVDQU64    Z7, 16832(BX)
+	VMOVDQU64    4352(R9), Z0
+	VMOVDQU64    4416(R9), Z2
+	VMOVDQU64    4480(R9), Z4
+	VMOVDQU64    4544(R9), Z6
+	VPUNPCKHBW   4864(R9), Z0, Z1
+	VPUNPCKLBW   4864(R9), Z0, Z0
+	VPUNPCKHBW   4928(R9), Z2, Z3
+	VPUNPCKLBW   4928(R9), Z2, Z2
+	VPUNPCKHBW   4992(R9), Z4, Z5
+	VPUNPCKLBW   4992(R9), Z4, Z4
+	VPUNPCKHBW   5056(R9), Z6, Z7
+	VPUNPCKLBW   5056(R9), Z6, Z6
+	VMOVDQU64    Z0, 16896(BX)
+	VMOVDQU64    Z1, 16960(BX)
+	VMOVDQU64    Z2, 17024(BX)
+	VMOVDQU64    Z3, 17088(BX)
+	VMOVDQU64    Z4, 17152(BX)
+	VMOVDQU64    Z5, 17216(BX)
+	VMOVDQU64    Z6, 17280(BX)
+	VMOVDQU64    Z7, 17344(BX)
+	VMOVDQU64    5120(R9), Z0
+	VMOVDQU64    5184(R9), Z2
+	VMOVDQU64    5248(R9), Z4
+	VMOVDQU64    5312(R9), Z6
+	VPUNPCKHBW   5632(R9), Z0, Z1
+	VPUNPCKLBW   5632(R9), Z0, Z0
+	VPUNPCKHBW   5696(R9), Z2, Z3
+	VPUNPCKLBW   5696(R9), Z2, Z2
+	VPUNPCKHBW   5760(R9), Z4, Z5
+	VPUNPCKLBW   5760(R9), Z4, Z4
+	VPUNPCKHBW   5824(R9), Z6, Z7
+	VPUNPCKLBW   5824(R9), Z6, Z6
+	VMOVDQU64    Z0, 17408(BX)
+	VMOVDQU64    Z1, 17472(BX)
+	VMOVDQU64    Z2, 17536(BX)
+	VMOVDQU64    Z3, 17600(BX)
+	VMOVDQU64    Z4, 17664(BX)
+	VMOVDQU64    Z5, 17728(BX)
+	VMOVDQU64    Z6, 17792(BX)
+	VMOVDQU64    Z7, 17856(BX)
+	VMOVDQU64    5376(R9), Z0
+	VMOVDQU64    5440(R9), Z2
+	VMOVDQU64    5504(R9), Z4
+	VMOVDQU64    5568(R9), Z6
+	VPUNPCKHBW   5888(R9), Z0, Z1
+	VPUNPCKLBW   5888(R9), Z0, Z0
+	VPUNPCKHBW   5952(R9), Z2, Z3
+	VPUNPCKLBW   5952(R9), Z2, Z2
+	VPUNPCKHBW   6016(R9), Z4, Z5
+	VPUNPCKLBW   6016(R9), Z4, Z4
+	VPUNPCKHBW   6080(R9), Z6, Z7
+	VPUNPCKLBW   6080(R9), Z6, Z6
+	VMOVDQU64    Z0, 17920(BX)
+	VMOVDQU64    Z1, 17984(BX)
+	VMOVDQU64    Z2, 18048(BX)
+	VMOVDQU64    Z3, 18112(BX)
+	VMOVDQU64    Z4, 18176(BX)
+	VMOVDQU64    Z5, 18240(BX)
+	VMOVDQU64    Z6, 18304(BX)
+	VMOVDQU64    Z7, 18368(BX)
+	VMOVDQU64    6144(R9), Z0
+	VMOVDQU64    6208(R9), Z2
+	VMOVDQU64    6272(R9), Z4
+	VMOVDQU64    6336(R9), Z6
+	VPUNPCKHBW   6656(R9), Z0, Z1
+	VPUNPCKLBW   6656(R9), Z0, Z0
+	VPUNPCKHBW   6720(R9), Z2, Z3
+	VPUNPCKLBW   6720(R9), Z2, Z2
+	VPUNPCKHBW   6784(R9), Z4, Z5
+	VPUNPCKLBW   6784(R9), Z4, Z4
+	VPUNPCKHBW   6848(R9), Z6, Z7
+	VPUNPCKLBW   6848(R9), Z6, Z6
+	VMOVDQU64    Z0, 18432(BX)
+	VMOVDQU64    Z1, 18496(BX)
+	VMOVDQU64    Z2, 18560(BX)
+	VMOVDQU64    Z3, 18624(BX)
+	VMOVDQU64    Z4, 18688(BX)
+	VMOVDQU64    Z5, 18752(BX)
+	VMOVDQU64    Z6, 18816(BX)
+	VMOVDQU64    Z7, 18880(BX)
+	VMOVDQU64    6400(R9), Z0
+	VMOVDQU64    6464(R9), Z2
+	VMOVDQU64    6528(R9), Z4
+	VMOVDQU64    6592(R9), Z6
+	VPUNPCKHBW   6912(R9), Z0, Z1
+	VPUNPCKLBW   6912(R9), Z0, Z0
+	VPUNPCKHBW   6976(R9), Z2, Z3
+	VPUNPCKLBW   6976(R9), Z2, Z2
+	VPUNPCKHBW   7040(R9), Z4, Z5
+	VPUNPCKLBW   7040(R9), Z4, Z4
+	VPUNPCKHBW   7104(R9), Z6, Z7
+	VPUNPCKLBW   7104(R9), Z6, Z6
+	VMOVDQU64    Z0, 18944(BX)
+	VMOVDQU64    Z1, 19008(BX)
+	VMOVDQU64    Z2, 19072(BX)
+	VMOVDQU64    Z3, 19136(BX)
+	VMOVDQU64    Z4, 19200(BX)
+	VMOVDQU64    Z5, 19264(BX)
+	VMOVDQU64    Z6, 19328(BX)
+	VMOVDQU64    Z7, 19392(BX)
+	VMOVDQU64    7168(R9), Z0
+	VMOVDQU64    7232(R9), Z2
+	VMOVDQU64    7296(R9), Z4
+	VMOVDQU64    7360(R9), Z6
+	VPUNPCKHBW   7680(R9), Z0, Z1
+	VPUNPCKLBW   7680(R9), Z0, Z0
+	VPUNPCKHBW   7744(R9), Z2, Z3
+	VPUNPCKLBW   7744(R9), Z2, Z2
+	VPUNPCKHBW   7808(R9), Z4, Z5
+	VPUNPCKLBW   7808(R9), Z4, Z4
+	VPUNPCKHBW   7872(R9), Z6, Z7
+	VPUNPCKLBW   7872(R9), Z6, Z6
+	VMOVDQU64    Z0, 19456(BX)
+	VMOVDQU64    Z1, 19520(BX)
+	VMOVDQU64    Z2, 19584(BX)
+	VMOVDQU64    Z3, 19648(BX)
+	VMOVDQU64    Z4, 19712(BX)
+	VMOVDQU64    Z5, 19776(BX)
+	VMOVDQU64    Z6, 19840(BX)
+	VMOVDQU64    Z7, 19904(BX)
+	VMOVDQU64    7424(R9), Z0
+	VMOVDQU64    7488(R9), Z2
+	VMOVDQU64    7552(R9), Z4
+	VMOVDQU64    7616(R9), Z6
+	VPUNPCKHBW   7936(R9), Z0, Z1
+	VPUNPCKLBW   7936(R9), Z0, Z0
+	VPUNPCKHBW   8000(R9), Z2, Z3
+	VPUNPCKLBW   8000(R9), Z2, Z2
+	VPUNPCKHBW   8064(R9), Z4, Z5
+	VPUNPCKLBW   8064(R9), Z4, Z4
+	VPUNPCKHBW   8128(R9), Z6, Z7
+	VPUNPCKLBW   8128(R9), Z6, Z6
+	VMOVDQU64    Z0, 19968(BX)
+	VMOVDQU64    Z1, 20032(BX)
+	VMOVDQU64    Z2, 20096(BX)
+	VMOVDQU64    Z3, 20160(BX)
+	VMOVDQU64    Z4, 20224(BX)
+	VMOVDQU64    Z5, 20288(BX)
+	VMOVDQU64    Z6, 20352(BX)
+	VMOVDQU64    Z7, 20416(BX)
+	VMOVDQU64    12288(BX), Z0
+	VMOVDQU64    12352(BX), Z2
+	VMOVDQU64    12416(BX), Z4
+	VMOVDQU64    12480(BX), Z6
+	VPUNPCKHBW   12800(BX), Z0, Z1
+	VPUNPCKLBW   12800(BX), Z0, Z0
+	VPUNPCKHBW   12864(BX), Z2, Z3
+	VPUNPCKLBW   12864(BX), Z2, Z2
+	VPUNPCKHBW   12928(BX), Z4, Z5
+	VPUNPCKLBW   12928(BX), Z4, Z4
+	VPUNPCKHBW   12992(BX), Z6, Z7
+	VPUNPCKLBW   12992(BX), Z6, Z6
+	VMOVDQU64    Z0, 4096(BX)
+	VMOVDQU64    Z1, 4160(BX)
+	VMOVDQU64    Z2, 4224(BX)
+	VMOVDQU64    Z3, 4288(BX)
+	VMOVDQU64    Z4, 4352(BX)
+	VMOVDQU64    Z5, 4416(BX)
+	VMOVDQU64    Z6, 4480(BX)
+	VMOVDQU64    Z7, 4544(BX)
+	VMOVDQU64    12544(BX), Z0
+	VMOVDQU64    12608(BX), Z2
+	VMOVDQU64    12672(BX), Z4
+	VMOVDQU64    12736(BX), Z6
+	VPUNPCKHBW   13056(BX), Z0, Z1
+	VPUNPCKLBW   13056(BX), Z0, Z0
+	VPUNPCKHBW   13120(BX), Z2, Z3
+	VPUNPCKLBW   13120(BX), Z2, Z2
+	VPUNPCKHBW   13184(BX), Z4, Z5
+	VPUNPCKLBW   13184(BX), Z4, Z4
+	VPUNPCKHBW   13248(BX), Z6, Z7
+	VPUNPCKLBW   13248(BX), Z6, Z6
+	VMOVDQU64    Z0, 4608(BX)
+	VMOVDQU64    Z1, 4672(BX)
+	VMOVDQU64    Z2, 4736(BX)
+	VMOVDQU64    Z3, 4800(BX)
+	VMOVDQU64    Z4, 4864(BX)
+	VMOVDQU64    Z5, 4928(BX)
+	VMOVDQU64    Z6, 4992(BX)
+	VMOVDQU64    Z7, 5056(BX)
+	VMOVDQU64    13312(BX), Z0
+	VMOVDQU64    13376(BX), Z2
+	VMOVDQU64    13440(BX), Z4
+	VMOVDQU64    13504(BX), Z6
+	VPUNPCKHBW   13824(BX), Z0, Z1
+	VPUNPCKLBW   13824(BX), Z0, Z0
+	VPUNPCKHBW   13888(BX), Z2, Z3
+	VPUNPCKLBW   13888(BX), Z2, Z2
+	VPUNPCKHBW   13952(BX), Z4, Z5
+	VPUNPCKLBW   13952(BX), Z4, Z4
+	VPUNPCKHBW   14016(BX), Z6, Z7
+	VPUNPCKLBW   14016(BX), Z6, Z6
+	VMOVDQU64    Z0, 5120(BX)
+	VMOVDQU64    Z1, 5184(BX)
+	VMOVDQU64    Z2, 5248(BX)
+	VMOVDQU64    Z3, 5312(BX)
+	VMOVDQU64    Z4, 5376(BX)
+	VMOVDQU64    Z5, 5440(BX)
+	VMOVDQU64    Z6, 5504(BX)
+	VMOVDQU64    Z7, 5568(BX)
+	VMOVDQU64    13568(BX), Z0
+	VMOVDQU64    13632(BX), Z2
+	VMOVDQU64    13696(BX), Z4
+	VMOVDQU64    13760(BX), Z6
+	VPUNPCKHBW   14080(BX), Z0, Z1
+	VPUNPCKLBW   14080(BX), Z0, Z0
+	VPUNPCKHBW   14144(BX), Z2, Z3
+	VPUNPCKLBW   14144(BX), Z2, Z2
+	VPUNPCKHBW   14208(BX), Z4, Z5
+	VPUNPCKLBW   14208(BX), Z4, Z4
+	VPUNPCKHBW   14272(BX), Z6, Z7
+	VPUNPCKLBW   14272(BX), Z6, Z6
+	VMOVDQU64    Z0, 5632(BX)
+	VMOVDQU64    Z1, 5696(BX)
+	VMOVDQU64    Z2, 5760(BX)
+	VMOVDQU64    Z3, 5824(BX)
+	VMOVDQU64    Z4, 5888(BX)
+	VMOVDQU64    Z5, 5952(BX)
+	VMOVDQU64    Z6, 6016(BX)
+	VMOVDQU64    Z7, 6080(BX)
+	VMOVDQU64    14336(BX), Z0
+	VMOVDQU64    14400(BX), Z2
+	VMOVDQU64    14464(BX), Z4
+	VMOVDQU64    14528(BX), Z6
+	VPUNPCKHBW   14848(BX), Z0, Z1
+	VPUNPCKLBW   14848(BX), Z0, Z0
+	VPUNPCKHBW   14912(BX), Z2, Z3
+	VPUNPCKLBW   14912(BX), Z2, Z2
+	VPUNPCKHBW   14976(BX), Z4, Z5
+	VPUNPCKLBW   14976(BX), Z4, Z4
+	VPUNPCKHBW   15040(BX), Z6, Z7
+	VPUNPCKLBW   15040(BX), Z6, Z6
+	VMOVDQU64    Z0, 6144(BX)
+	VMOVDQU64    Z1, 6208(BX)
+	VMOVDQU64    Z2, 6272(BX)
+	VMOVDQU64    Z3, 6336(BX)
+	VMOVDQU64    Z4, 6400(BX)
+	VMOVDQU64    Z5, 6464(BX)
+	VMOVDQU64    Z6, 6528(BX)
+	VMOVDQU64    Z7, 6592(BX)
+	VMOVDQU64    14592(BX), Z0
+	VMOVDQU64    14656(BX), Z2
+	VMOVDQU64    14720(BX), Z4
+	VMOVDQU64    14784(BX), Z6
+	VPUNPCKHBW   15104(BX), Z0, Z1
+	VPUNPCKLBW   15104(BX), Z0, Z0
+	VPUNPCKHBW   15168(BX), Z2, Z3
+	VPUNPCKLBW   15168(BX), Z2, Z2
+	VPUNPCKHBW   15232(BX), Z4, Z5
+	VPUNPCKLBW   15232(BX), Z4, Z4
+	VPUNPCKHBW   15296(BX), Z6, Z7
+	VPUNPCKLBW   15296(BX), Z6, Z6
+	VMOVDQU64    Z0, 6656(BX)
+	VMOVDQU64    Z1, 6720(BX)
+	VMOVDQU64    Z2, 6784(BX)
+	VMOVDQU64    Z3, 6848(BX)
+	VMOVDQU64    Z4, 6912(BX)
+	VMOVDQU64    Z5, 6976(BX)
+	VMOVDQU64    Z6, 7040(BX)
+	VMOVDQU64    Z7, 7104(BX)
+	VMOVDQU64    15360(BX), Z0
+	VMOVDQU64    15424(BX), Z2
+	VMOVDQU64    15488(BX), Z4
+	VMOVDQU64    15552(BX), Z6
+	VPUNPCKHBW   15872(BX), Z0, Z1
+	VPUNPCKLBW   15872(BX), Z0, Z0
+	VPUNPCKHBW   15936(BX), Z2, Z3
+	VPUNPCKLBW   15936(BX), Z2, Z2
+	VPUNPCKHBW   16000(BX), Z4, Z5
+	VPUNPCKLBW   16000(BX), Z4, Z4
+	VPUNPCKHBW   16064(BX), Z6, Z7
+	VPUNPCKLBW   16064(BX), Z6, Z6
+	VMOVDQU64    Z0, 7168(BX)
+	VMOVDQU64    Z1, 7232(BX)
+	VMOVDQU64    Z2, 7296(BX)
+	VMOVDQU64    Z3, 7360(BX)
+	VMOVDQU64    Z4, 7424(BX)
+	VMOVDQU64    Z5, 7488(BX)
+	VMOVDQU64    Z6, 7552(BX)
+	VMOVDQU64    Z7, 7616(BX)
+	VMOVDQU64    15616(BX), Z0
+	VMOVDQU64    15680(BX), Z2
+	VMOVDQU64    15744(BX), Z4
+	VMOVDQU64    15808(BX), Z6
+	VPUNPCKHBW   16128(BX), Z0, Z1
+	VPUNPCKLBW   16128(BX), Z0, Z0
+	VPUNPCKHBW   16192(BX), Z2, Z3
+	VPUNPCKLBW   16192(BX), Z2, Z2
+	VPUNPCKHBW   16256(BX), Z4, Z5
+	VPUNPCKLBW   16256(BX), Z4, Z4
+	VPUNPCKHBW   16320(BX), Z6, Z7
+	VPUNPCKLBW   16320(BX), Z6, Z6
+	VMOVDQU64    Z0, 7680(BX)
+	VMOVDQU64    Z1, 7744(BX)
+	VMOVDQU64    Z2, 7808(BX)
+	VMOVDQU64    Z3, 7872(BX)
+	VMOVDQU64    Z4, 7936(BX)
+	VMOVDQU64    Z5, 8000(BX)
+	VMOVDQU64    Z6, 8064(BX)
+	VMOVDQU64    Z7, 8128(BX)
+	VMOVDQU64    16384(BX), Z0
+	VMOVDQU64    16448(BX), Z2
+	VMOVDQU64    16512(BX), Z4
+	VMOVDQU64    16576(BX), Z6
+	VPUNPCKHBW   16896(BX), Z0, Z1
+	VPUNPCKLBW   16896(BX), Z0, Z0
+	VPUNPCKHBW   16960(BX), Z2, Z3
+	VPUNPCKLBW   16960(BX), Z2, Z2
+	VPUNPCKHBW   17024(BX), Z4, Z5
+	VPUNPCKLBW   17024(BX), Z4, Z4
+	VPUNPCKHBW   17088(BX), Z6, Z7
+	VPUNPCKLBW   17088(BX), Z6, Z6
+	VMOVDQU64    Z0, 8192(BX)
+	VMOVDQU64    Z1, 8256(BX)
+	VMOVDQU64    Z2, 8320(BX)
+	VMOVDQU64    Z3, 8384(BX)
+	VMOVDQU64    Z4, 8448(BX)
+	VMOVDQU64    Z5, 8512(BX)
+	VMOVDQU64    Z6, 8576(BX)
+	VMOVDQU64    Z7, 8640(BX)
+	VMOVDQU64    16640(BX), Z0
+	VMOVDQU64    16704(BX), Z2
+	VMOVDQU64    16768(BX), Z4
+	VMOVDQU64    16832(BX), Z6
+	VPUNPCKHBW   17152(BX), Z0, Z1
+	VPUNPCKLBW   17152(BX), Z0, Z0
+	VPUNPCKHBW   17216(BX), Z2, Z3
+	VPUNPCKLBW   17216(BX), Z2, Z2
+	VPUNPCKHBW   17280(BX), Z4, Z5
+	VPUNPCKLBW   17280(BX), Z4, Z4
+	VPUNPCKHBW   17344(BX), Z6, Z7
+	VPUNPCKLBW   17344(BX), Z6, Z6
+	VMOVDQU64    Z0, 8704(BX)
+	VMOVDQU64    Z1, 8768(BX)
+	VMOVDQU64    Z2, 8832(BX)
+	VMOVDQU64    Z3, 8896(BX)
+	VMOVDQU64    Z4, 8960(BX)
+	VMOVDQU64    Z5, 9024(BX)
+	VMOVDQU64    Z6, 9088(BX)
+	VMOVDQU64    Z7, 9152(BX)
+	VMOVDQU64    17408(BX), Z0
+	VMOVDQU64    17472(BX), Z2
+	VMOVDQU64    17536(BX), Z4
+	VMOVDQU64    17600(BX), Z6
+	VPUNPCKHBW   17920(BX), Z0, Z1
+	VPUNPCKLBW   17920(BX), Z0, Z0
+	VPUNPCKHBW   17984(BX), Z2, Z3
+	VPUNPCKLBW   17984(BX), Z2, Z2
+	VPUNPCKHBW   18048(BX), Z4, Z5
+	VPUNPCKLBW   18048(BX), Z4, Z4
+	VPUNPCKHBW   18112(BX), Z6, Z7
+	VPUNPCKLBW   18112(BX), Z6, Z6
+	VMOVDQU64    Z0, 9216(BX)
+	VMOVDQU64    Z1, 9280(BX)
+	VMOVDQU64    Z2, 9344(BX)
+	VMOVDQU64    Z3, 9408(BX)
+	VMOVDQU64    Z4, 9472(BX)
+	VMOVDQU64    Z5, 9536(BX)
+	VMOVDQU64    Z6, 9600(BX)
+	VMOVDQU64    Z7, 9664(BX)
+	VMOVDQU64    17664(BX), Z0
+	VMOVDQU64    17728(BX), Z2
+	VMOVDQU64    17792(BX), Z4
+	VMOVDQU64    17856(BX), Z6
+	VPUNPCKHBW   18176(BX), Z0, Z1
+	VPUNPCKLBW   18176(BX), Z0, Z0
+	VPUNPCKHBW   18240(BX), Z2, Z3
+	VPUNPCKLBW   18240(BX), Z2, Z2
+	VPUNPCKHBW   18304(BX), Z4, Z5
+	VPUNPCKLBW   18304(BX), Z4, Z4
+	VPUNPCKHBW   18368(BX), Z6, Z7
+	VPUNPCKLBW   18368(BX), Z6, Z6
+	VMOVDQU64    Z0, 9728(BX)
+	VMOVDQU64    Z1, 9792(BX)
+	VMOVDQU64    Z2, 9856(BX)
+	VMOVDQU64    Z3, 9920(BX)
+	VMOVDQU64    Z4, 9984(BX)
+	VMOVDQU64    Z5, 10048(BX)
+	VMOVDQU64    Z6, 10112(BX)
+	VMOVDQU64    Z7, 10176(BX)
+	VMOVDQU64    18432(BX), Z0
+	VMOVDQU64    18496(BX), Z2
+	VMOVDQU64    18560(BX), Z4
+	VMOVDQU64    18624(BX), Z6
+	VPUNPCKHBW   18944(BX), Z0, Z1
+	VPUNPCKLBW   18944(BX), Z0, Z0
+	VPUNPCKHBW   19008(BX), Z2, Z3
+	VPUNPCKLBW   19008(BX), Z2, Z2
+	VPUNPCKHBW   19072(BX), Z4, Z5
+	VPUNPCKLBW   19072(BX), Z4, Z4
+	VPUNPCKHBW   19136(BX), Z6, Z7
+	VPUNPCKLBW   19136(BX), Z6, Z6
+	VMOVDQU64    Z0, 10240(BX)
+	VMOVDQU64    Z1, 10304(BX)
+	VMOVDQU64    Z2, 10368(BX)
+	VMOVDQU64    Z3, 10432(BX)
+	VMOVDQU64    Z4, 10496(BX)
+	VMOVDQU64    Z5, 10560(BX)
+	VMOVDQU64    Z6, 10624(BX)
+	VMOVDQU64    Z7, 10688(BX)
+	VMOVDQU64    18688(BX), Z0
+	VMOVDQU64    18752(BX), Z2
+	VMOVDQU64    18816(BX), Z4
+	VMOVDQU64    18880(BX), Z6
+	VPUNPCKHBW   19200(BX), Z0, Z1
+	VPUNPCKLBW   19200(BX), Z0, Z0
+	VPUNPCKHBW   19264(BX), Z2, Z3
+	VPUNPCKLBW   19264(BX), Z2, Z2
+	VPUNPCKHBW   19328(BX), Z4, Z5
+	VPUNPCKLBW   19328(BX), Z4, Z4
+	VPUNPCKHBW   19392(BX), Z6, Z7
+	VPUNPCKLBW   19392(BX), Z6, Z6
+	VMOVDQU64    Z0, 10752(BX)
+	VMOVDQU64    Z1, 10816(BX)
+	VMOVDQU64    Z2, 10880(BX)
+	VMOVDQU64    Z3, 10944(BX)
+	VMOVDQU64    Z4, 11008(BX)
+	VMOVDQU64    Z5, 11072(BX)
+	VMOVDQU64    Z6, 11136(BX)
+	VMOVDQU64    Z7, 11200(BX)
+	VMOVDQU64    19456(BX), Z0
+	VMOVDQU64    19520(BX), Z2
+	VMOVDQU64    19584(BX), Z4
+	VMOVDQU64    19648(BX), Z6
+	VPUNPCKHBW   19968(BX), Z0, Z1
+	VPUNPCKLBW   19968(BX), Z0, Z0
+	VPUNPCKHBW   20032(BX), Z2, Z3
+	VPUNPCKLBW   20032(BX), Z2, Z2
+	VPUNPCKHBW   20096(BX), Z4, Z5
+	VPUNPCKLBW   20096(BX), Z4, Z4
+	VPUNPCKHBW   20160(BX), Z6, Z7
+	VPUNPCKLBW   20160(BX), Z6, Z6
+	VMOVDQU64    Z0, 11264(BX)
+	VMOVDQU64    Z1, 11328(BX)
+	VMOVDQU64    Z2, 11392(BX)
+	VMOVDQU64    Z3, 11456(BX)
+	VMOVDQU64    Z4, 11520(BX)
+	VMOVDQU64    Z5, 11584(BX)
+	VMOVDQU64    Z6, 11648(BX)
+	VMOVDQU64    Z7, 11712(BX)
+	VMOVDQU64    19712(BX), Z0
+	VMOVDQU64    19776(BX), Z2
+	VMOVDQU64    19840(BX), Z4
+	VMOVDQU64    19904(BX), Z6
+	VPUNPCKHBW   20224(BX), Z0, Z1
+	VPUNPCKLBW   20224(BX), Z0, Z0
+	VPUNPCKHBW   20288(BX), Z2, Z3
+	VPUNPCKLBW   20288(BX), Z2, Z2
+	VPUNPCKHBW   20352(BX), Z4, Z5
+	VPUNPCKLBW   20352(BX), Z4, Z4
+	VPUNPCKHBW   20416(BX), Z6, Z7
+	VPUNPCKLBW   20416(BX), Z6, Z6
+	VMOVDQU64    Z0, 11776(BX)
+	VMOVDQU64    Z1, 11840(BX)
+	VMOVDQU64    Z2, 11904(BX)
+	VMOVDQU64    Z3, 11968(BX)
+	VMOVDQU64    Z4, 12032(BX)
+	VMOVDQU64    Z5, 12096(BX)
+	VMOVDQU64    Z6, 12160(BX)
+	VMOVDQU64    Z7, 12224(BX)
+	VMOVDQU64    4096(BX), Z0
+	VMOVDQU64    4160(BX), Z2
+	VMOVDQU64    4224(BX), Z4
+	VMOVDQU64    4288(BX), Z6
+	VPUNPCKHBW   4608(BX), Z0, Z1
+	VPUNPCKLBW   4608(BX), Z0, Z0
+	VPUNPCKHBW   4672(BX), Z2, Z3
+	VPUNPCKLBW   4672(BX), Z2, Z2
+	VPUNPCKHBW   4736(BX), Z4, Z5
+	VPUNPCKLBW   4736(BX), Z4, Z4
+	VPUNPCKHBW   4800(BX), Z6, Z7
+	VPUNPCKLBW   4800(BX), Z6, Z6
+	VMOVDQU64    Z0, 12288(BX)
+	VMOVDQU64    Z1, 12352(BX)
+	VMOVDQU64    Z2, 12416(BX)
+	VMOVDQU64    Z3, 12480(BX)
+	VMOVDQU64    Z4, 12544(BX)
+	VMOVDQU64    Z5, 12608(BX)
+	VMOVDQU64    Z6, 12672(BX)
+	VMOVDQU64    Z7, 12736(BX)
+	VMOVDQU64    4352(BX), Z0
+	VMOVDQU64    4416(BX), Z2
+	VMOVDQU64    4480(BX), Z4
+	VMOVDQU64    4544(BX), Z6
+	VPUNPCKHBW   4864(BX), Z0, Z1
+	VPUNPCKLBW   4864(BX), Z0, Z0
+	VPUNPCKHBW   4928(BX), Z2, Z3
+	VPUNPCKLBW   4928(BX), Z2, Z2
+	VPUNPCKHBW   4992(BX), Z4, Z5
+	VPUNPCKLBW   4992(BX), Z4, Z4
+	VPUNPCKHBW   5056(BX), Z6, Z7
+	VPUNPCKLBW   5056(BX), Z6, Z6
+	VMOVDQU64    Z0, 12800(BX)
+	VMOVDQU64    Z1, 12864(BX)
+	VMOVDQU64    Z2, 12928(BX)
+	VMOVDQU64    Z3, 12992(BX)
+	VMOVDQU64    Z4, 13056(BX)
+	VMOVDQU64    Z5, 13120(BX)
+	VMOVDQU64    Z6, 13184(BX)
+	VMOVDQU64    Z7, 13248(BX)
+	VMOVDQU64    5120(BX), Z0
+	VMOVDQU64    5184(BX), Z2
+	VMOVDQU64    5248(BX), Z4
+	VMOVDQU64    5312(BX), Z6
+	VPUNPCKHBW   5632(BX), Z0, Z1
+	VPUNPCKLBW   5632(BX), Z0, Z0
+	VPUNPCKHBW   5696(BX), Z2, Z3
+	VPUNPCKLBW   5696(BX), Z2, Z2
+	VPUNPCKHBW   5760(BX), Z4, Z5
+	VPUNPCKLBW   5760(BX), Z4, Z4
+	VPUNPCKHBW   5824(BX), Z6, Z7
+	VPUNPCKLBW   5824(BX), Z6, Z6
+	VMOVDQU64    Z0, 13312(BX)
+	VMOVDQU64    Z1, 13376(BX)
+	VMOVDQU64    Z2, 13440(BX)
+	VMOVDQU64    Z3, 13504(BX)
+	VMOVDQU64    Z4, 13568(BX)
+	VMOVDQU64    Z5, 13632(BX)
+	VMOVDQU64    Z6, 13696(BX)
+	VMOVDQU64    Z7, 13760(BX)
+	VMOVDQU64    5376(BX), Z0
+	VMOVDQU64    5440(BX), Z2
+	VMOVDQU64    5504(BX), Z4
+	VMOVDQU64    5568(BX), Z6
+	VPUNPCKHBW   5888(BX), Z0, Z1
+	VPUNPCKLBW   5888(BX), Z0, Z0
+	VPUNPCKHBW   5952(BX), Z2, Z3
+	VPUNPCKLBW   5952(BX), Z2, Z2
+	VPUNPCKHBW   6016(BX), Z4, Z5
+	VPUNPCKLBW   6016(BX), Z4, Z4
+	VPUNPCKHBW   6080(BX), Z6, Z7
+	VPUNPCKLBW   6080(BX), Z6, Z6
+	VMOVDQU64    Z0, 13824(BX)
+	VMOVDQU64    Z1, 13888(BX)
+	VMOVDQU64    Z2, 13952(BX)
+	VMOVDQU64    Z3, 14016(BX)
+	VMOVDQU64    Z4, 14080(BX)
+	VMOVDQU64    Z5, 14144(BX)
+	VMOVDQU64    Z6, 14208(BX)
+	VMOVDQU64    Z7, 14272(BX)
+	VMOVDQU64    6144(BX), Z0
+	VMOVDQU64    6208(BX), Z2
+	VMOVDQU64    6272(BX), Z4
+	VMOVDQU64    6336(BX), Z6
+	VPUNPCKHBW   6656(BX), Z0, Z1
+	VPUNPCKLBW   6656(BX), Z0, Z0
+	VPUNPCKHBW   6720(BX), Z2, Z3
+	VPUNPCKLBW   6720(BX), Z2, Z2
+	VPUNPCKHBW   6784(BX), Z4, Z5
+	VPUNPCKLBW   6784(BX), Z4, Z4
+	VPUNPCKHBW   6848(BX), Z6, Z7
+	VPUNPCKLBW   6848(BX), Z6, Z6
+	VMOVDQU64    Z0, 14336(BX)
+	VMOVDQU64    Z1, 14400(BX)
+	VMOVDQU64    Z2, 14464(BX)
+	VMOVDQU64    Z3, 14528(BX)
+	VMOVDQU64    Z4, 14592(BX)
+	VMOVDQU64    Z5, 14656(BX)
+	VMOVDQU64    Z6, 14720(BX)
+	VMOVDQU64    Z7, 14784(BX)
+	VMOVDQU64    6400(BX), Z0
+	VMOVDQU64    6464(BX), Z2
+	VMOVDQU64    6528(BX), Z4
+	VMOVDQU64    6592(BX), Z6
+	VPUNPCKHBW   6912(BX), Z0, Z1
+	VPUNPCKLBW   6912(BX), Z0, Z0
+	VPUNPCKHBW   6976(BX), Z2, Z3
+	VPUNPCKLBW   6976(BX), Z2, Z2
+	VPUNPCKHBW   7040(BX), Z4, Z5
+	VPUNPCKLBW   7040(BX), Z4, Z4
+	VPUNPCKHBW   7104(BX), Z6, Z7
+	VPUNPCKLBW   7104(BX), Z6, Z6
+	VMOVDQU64    Z0, 14848(BX)
+	VMOVDQU64    Z1, 14912(BX)
+	VMOVDQU64    Z2, 14976(BX)
+	VMOVDQU64    Z3, 15040(BX)
+	VMOVDQU64    Z4, 15104(BX)
+	VMOVDQU64    Z5, 15168(BX)
+	VMOVDQU64    Z6, 15232(BX)
+	VMOVDQU64    Z7, 15296(BX)
+	VMOVDQU64    7168(BX), Z0
+	VMOVDQU64    7232(BX), Z2
+	VMOVDQU64    7296(BX), Z4
+	VMOVDQU64    7360(BX), Z6
+	VPUNPCKHBW   7680(BX), Z0, Z1
+	VPUNPCKLBW   7680(BX), Z0, Z0
+	VPUNPCKHBW   7744(BX), Z2, Z3
+	VPUNPCKLBW   7744(BX), Z2, Z2
+	VPUNPCKHBW   7808(BX), Z4, Z5
+	VPUNPCKLBW   7808(BX), Z4, Z4
+	VPUNPCKHBW   7872(BX), Z6, Z7
+	VPUNPCKLBW   7872(BX), Z6, Z6
+	VMOVDQU64    Z0, 15360(BX)
+	VMOVDQU64    Z1, 15424(BX)
+	VMOVDQU64    Z2, 15488(BX)
+	VMOVDQU64    Z3, 15552(BX)
+	VMOVDQU64    Z4, 15616(BX)
+	VMOVDQU64    Z5, 15680(BX)
+	VMOVDQU64    Z6, 15744(BX)
+	VMOVDQU64    Z7, 15808(BX)
+	VMOVDQU64    7424(BX), Z0
+	VMOVDQU64    7488(BX), Z2
+	VMOVDQU64    7552(BX), Z4
+	VMOVDQU64    7616(BX), Z6
+	VPUNPCKHBW   7936(BX), Z0, Z1
+	VPUNPCKLBW   7936(BX), Z0, Z0
+	VPUNPCKHBW   8000(BX), Z2, Z3
+	VPUNPCKLBW   8000(BX), Z2, Z2
+	VPUNPCKHBW   8064(BX), Z4, Z5
+	VPUNPCKLBW   8064(BX), Z4, Z4
+	VPUNPCKHBW   8128(BX), Z6, Z7
+	VPUNPCKLBW   8128(BX), Z6, Z6
+	VMOVDQU64    Z0, 15872(BX)
+	VMOVDQU64    Z1, 15936(BX)
+	VMOVDQU64    Z2, 16000(BX)
+	VMOVDQU64    Z3, 16064(BX)
+	VMOVDQU64    Z4, 16128(BX)
+	VMOVDQU64    Z5, 16192(BX)
+	VMOVDQU64    Z6, 16256(BX)
+	VMOVDQU64    Z7, 16320(BX)
+	VMOVDQU64    8192(BX), Z0
+	VMOVDQU64    8256(BX), Z2
+	VMOVDQU64    8320(BX), Z4
+	VMOVDQU64    8384(BX), Z6
+	VPUNPCKHBW   8704(BX), Z0, Z1
+	VPUNPCKLBW   8704(BX), Z0, Z0
+	VPUNPCKHBW   8768(BX), Z2, Z3
+	VPUNPCKLBW   8768(BX), Z2, Z2
+	VPUNPCKHBW   8832(BX), Z4, Z5
+	VPUNPCKLBW   8832(BX), Z4, Z4
+	VPUNPCKHBW   8896(BX), Z6, Z7
+	VPUNPCKLBW   8896(BX), Z6, Z6
+	VMOVDQU64    Z0, 16384(BX)
+	VMOVDQU64    Z1, 16448(BX)
+	VMOVDQU64    Z2, 16512(BX)
+	VMOVDQU64    Z3, 16576(BX)
+	VMOVDQU64    Z4, 16640(BX)
+	VMOVDQU64    Z5, 16704(BX)
+	VMOVDQU64    Z6, 16768(BX)
+	VMOVDQU64    Z7, 16832(BX)
+	VMOVDQU64    8448(BX), Z0
+	VMOVDQU64    8512(BX), Z2
+	VMOVDQU64    8576(BX), Z4
+	VMOVDQU64    8640(BX), Z6
+	VPUNPCKHBW   8960(BX), Z0, Z1
+	VPUNPCKLBW   8960(BX), Z0, Z0
+	VPUNPCKHBW   9024(BX), Z2, Z3
+	VPUNPCKLBW   9024(BX), Z2, Z2
+	VPUNPCKHBW   9088(BX), Z4, Z5
+	VPUNPCKLBW   9088(BX), Z4, Z4
+	VPUNPCKHBW   9152(BX), Z6, Z7
+	VPUNPCKLBW   9152(BX), Z6, Z6
+	VMOVDQU64    Z0, 16896(BX)
+	VMOVDQU64    Z1, 16960(BX)
+	VMOVDQU64    Z2, 17024(BX)
+	VMOVDQU64    Z3, 17088(BX)
+	VMOVDQU64    Z4, 17152(BX)
+	VMOVDQU64    Z5, 17216(BX)
+	VMOVDQU64    Z6, 17280(BX)
+	VMOVDQU64    Z7, 17344(BX)
+	VMOVDQU64    9216(BX), Z0
+	VMOVDQU64    9280(BX), Z2
+	VMOVDQU64    9344(BX), Z4
+	VMOVDQU64    9408(BX), Z6
+	VPUNPCKHBW   9728(BX), Z0, Z1
+	VPUNPCKLBW   9728(BX), Z0, Z0
+	VPUNPCKHBW   9792(BX), Z2, Z3
+	VPUNPCKLBW   9792(BX), Z2, Z2
+	VPUNPCKHBW   9856(BX), Z4, Z5
+	VPUNPCKLBW   9856(BX), Z4, Z4
+	VPUNPCKHBW   9920(BX), Z6, Z7
+	VPUNPCKLBW   9920(BX), Z6, Z6
+	VMOVDQU64    Z0, 17408(BX)
+	VMOVDQU64    Z1, 17472(BX)
+	VMOVDQU64    Z2, 17536(BX)
+	VMOVDQU64    Z3, 17600(BX)
+	VMOVDQU64    Z4, 17664(BX)
+	VMOVDQU64    Z5, 17728(BX)
+	VMOVDQU64    Z6, 17792(BX)
+	VMOVDQU64    Z7, 17856(BX)
+	VMOVDQU64    9472(BX), Z0
+	VMOVDQU64    9536(BX), Z2
+	VMOVDQU64    9600(BX), Z4
+	VMOVDQU64    9664(BX), Z6
+	VPUNPCKHBW   9984(BX), Z0, Z1
+	VPUNPCKLBW   9984(BX), Z0, Z0
+	VPUNPCKHBW   10048(BX), Z2, Z3
+	VPUNPCKLBW   10048(BX), Z2, Z2
+	VPUNPCKHBW   10112(BX), Z4, Z5
+	VPUNPCKLBW   10112(BX), Z4, Z4
+	VPUNPCKHBW   10176(BX), Z6, Z7
+	VPUNPCKLBW   10176(BX), Z6, Z6
+	VMOVDQU64    Z0, 17920(BX)
+	VMOVDQU64    Z1, 17984(BX)
+	VMOVDQU64    Z2, 18048(BX)
+	VMOVDQU64    Z3, 18112(BX)
+	VMOVDQU64    Z4, 18176(BX)
+	VMOVDQU64    Z5, 18240(BX)
+	VMOVDQU64    Z6, 18304(BX)
+	VMOVDQU64    Z7, 18368(BX)
+	VMOVDQU64    10240(BX), Z0
+	VMOVDQU64    10304(BX), Z2
+	VMOVDQU64    10368(BX), Z4
+	VMOVDQU64    10432(BX), Z6
+	VPUNPCKHBW   10752(BX), Z0, Z1
+	VPUNPCKLBW   10752(BX), Z0, Z0
+	VPUNPCKHBW   10816(BX), Z2, Z3
+	VPUNPCKLBW   10816(BX), Z2, Z2
+	VPUNPCKHBW   10880(BX), Z4, Z5
+	VPUNPCKLBW   10880(BX), Z4, Z4
+	VPUNPCKHBW   10944(BX), Z6, Z7
+	VPUNPCKLBW   10944(BX), Z6, Z6
+	VMOVDQU64    Z0, 18432(BX)
+	VMOVDQU64    Z1, 18496(BX)
+	VMOVDQU64    Z2, 18560(BX)
+	VMOVDQU64    Z3, 18624(BX)
+	VMOVDQU64    Z4, 18688(BX)
+	VMOVDQU64    Z5, 18752(BX)
+	VMOVDQU64    Z6, 18816(BX)
+	VMOVDQU64    Z7, 18880(BX)
+	VMOVDQU64    10496(BX), Z0
+	VMOVDQU64    10560(BX), Z2
+	VMOVDQU64    10624(BX), Z4
+	VMOVDQU64    10688(BX), Z6
+	VPUNPCKHBW   11008(BX), Z0, Z1
+	VPUNPCKLBW   11008(BX), Z0, Z0
+	VPUNPCKHBW   11072(BX), Z2, Z3
+	VPUNPCKLBW   11072(BX), Z2, Z2
+	VPUNPCKHBW   11136(BX), Z4, Z5
+	VPUNPCKLBW   11136(BX), Z4, Z4
+	VPUNPCKHBW   11200(BX), Z6, Z7
+	VPUNPCKLBW   11200(BX), Z6, Z6
+	VMOVDQU64    Z0, 18944(BX)
+	VMOVDQU64    Z1, 19008(BX)
+	VMOVDQU64    Z2, 19072(BX)
+	VMOVDQU64    Z3, 19136(BX)
+	VMOVDQU64    Z4, 19200(BX)
+	VMOVDQU64    Z5, 19264(BX)
+	VMOVDQU64    Z6, 19328(BX)
+	VMOVDQU64    Z7, 19392(BX)
+	VMOVDQU64    11264(BX), Z0
+	VMOVDQU64    11328(BX), Z2
+	VMOVDQU64    11392(BX), Z4
+	VMOVDQU64    11456(BX), Z6
+	VPUNPCKHBW   11776(BX), Z0, Z1
+	VPUNPCKLBW   11776(BX), Z0, Z0
+	VPUNPCKHBW   11840(BX), Z2, Z3
+	VPUNPCKLBW   11840(BX), Z2, Z2
+	VPUNPCKHBW   11904(BX), Z4, Z5
+	VPUNPCKLBW   11904(BX), Z4, Z4
+	VPUNPCKHBW   11968(BX), Z6, Z7
+	VPUNPCKLBW   11968(BX), Z6, Z6
+	VMOVDQU64    Z0, 19456(BX)
+	VMOVDQU64    Z1, 19520(BX)
+	VMOVDQU64    Z2, 19584(BX)
+	VMOVDQU64    Z3, 19648(BX)
+	VMOVDQU64    Z4, 19712(BX)
+	VMOVDQU64    Z5, 19776(BX)
+	VMOVDQU64    Z6, 19840(BX)
+	VMOVDQU64    Z7, 19904(BX)
+	VMOVDQU64    11520(BX), Z0
+	VMOVDQU64    11584(BX), Z2
+	VMOVDQU64    11648(BX), Z4
+	VMOVDQU64    11712(BX), Z6
+	VPUNPCKHBW   12032(BX), Z0, Z1
+	VPUNPCKLBW   12032(BX), Z0, Z0
+	VPUNPCKHBW   12096(BX), Z2, Z3
+	VPUNPCKLBW   12096(BX), Z2, Z2
+	VPUNPCKHBW   12160(BX), Z4, Z5
+	VPUNPCKLBW   12160(BX), Z4, Z4
+	VPUNPCKHBW   12224(BX), Z6, Z7
+	VPUNPCKLBW   12224(BX), Z6, Z6
+	VMOVDQU64    Z0, 19968(BX)
+	VMOVDQU64    Z1, 20032(BX)
+	VMOVDQU64    Z2, 20096(BX)
+	VMOVDQU64    Z3, 20160(BX)
+	VMOVDQU64    Z4, 20224(BX)
+	VMOVDQU64    Z5, 20288(BX)
+	VMOVDQU64    Z6, 20352(BX)
+	VMOVDQU64    Z7, 20416(BX)
+	VMOVDQU64    12288(BX), Z0
+	VMOVDQU64    12352(BX), Z2
+	VMOVDQU64    12416(BX), Z4
+	VMOVDQU64    12480(BX), Z6
+	VPUNPCKHBW   12800(BX), Z0, Z1
+	VPUNPCKLBW   12800(BX), Z0, Z0
+	VPUNPCKHBW   12864(BX), Z2, Z3
+	VPUNPCKLBW   12864(BX), Z2, Z2
+	VPUNPCKHBW   12928(BX), Z4, Z5
+	VPUNPCKLBW   12928(BX), Z4, Z4
+	VPUNPCKHBW   12992(BX), Z6, Z7
+	VPUNPCKLBW   12992(BX), Z6, Z6
+	VMOVDQU64    Z0, 4096(BX)
+	VMOVDQU64    Z1, 4160(BX)
+	VMOVDQU64    Z2, 4224(BX)
+	VMOVDQU64    Z3, 4288(BX)
+	VMOVDQU64    Z4, 4352(BX)
+	VMOVDQU64    Z5, 4416(BX)
+	VMOVDQU64    Z6, 4480(BX)
+	VMOVDQU64    Z7, 4544(BX)
+	VMOVDQU64    12544(BX), Z0
+	VMOVDQU64    12608(BX), Z2
+	VMOVDQU64    12672(BX), Z4
+	VMOVDQU64    12736(BX), Z6
+	VPUNPCKHBW   13056(BX), Z0, Z1
+	VPUNPCKLBW   13056(BX), Z0, Z0
+	VPUNPCKHBW   13120(BX), Z2, Z3
+	VPUNPCKLBW   13120(BX), Z2, Z2
+	VPUNPCKHBW   13184(BX), Z4, Z5
+	VPUNPCKLBW   13184(BX), Z4, Z4
+	VPUNPCKHBW   13248(BX), Z6, Z7
+	VPUNPCKLBW   13248(BX), Z6, Z6
+	VMOVDQU64    Z0, 4608(BX)
+	VMOVDQU64    Z1, 4672(BX)
+	VMOVDQU64    Z2, 4736(BX)
+	VMOVDQU64    Z3, 4800(BX)
+	VMOVDQU64    Z4, 4864(BX)
+	VMOVDQU64    Z5, 4928(BX)
+	VMOVDQU64    Z6, 4992(BX)
+	VMOVDQU64    Z7, 5056(BX)
+	VMOVDQU64    13312(BX), Z0
+	VMOVDQU64    13376(BX), Z2
+	VMOVDQU64    13440(BX), Z4
+	VMOVDQU64    13504(BX), Z6
+	VPUNPCKHBW   13824(BX), Z0, Z1
+	VPUNPCKLBW   13824(BX), Z0, Z0
+	VPUNPCKHBW   13888(BX), Z2, Z3
+	VPUNPCKLBW   13888(BX), Z2, Z2
+	VPUNPCKHBW   13952(BX), Z4, Z5
+	VPUNPCKLBW   13952(BX), Z4, Z4
+	VPUNPCKHBW   14016(BX), Z6, Z7
+	VPUNPCKLBW   14016(BX), Z6, Z6
+	VMOVDQU64    Z0, 5120(BX)
+	VMOVDQU64    Z1, 5184(BX)
+	VMOVDQU64    Z2, 5248(BX)
+	VMOVDQU64    Z3, 5312(BX)
+	VMOVDQU64    Z4, 5376(BX)
+	VMOVDQU64    Z5, 5440(BX)
+	VMOVDQU64    Z6, 5504(BX)
+	VMOVDQU64    Z7, 5568(BX)
+	VMOVDQU64    13568(BX), Z0
+	VMOVDQU64    13632(BX), Z2
+	VMOVDQU64    13696(BX), Z4
+	VMOVDQU64    13760(BX), Z6
+	VPUNPCKHBW   14080(BX), Z0, Z1
+	VPUNPCKLBW   14080(BX), Z0, Z0
+	VPUNPCKHBW   14144(BX), Z2, Z3
+	VPUNPCKLBW   14144(BX), Z2, Z2
+	VPUNPCKHBW   14208(BX), Z4, Z5
+	VPUNPCKLBW   14208(BX), Z4, Z4
+	VPUNPCKHBW   14272(BX), Z6, Z7
+	VPUNPCKLBW   14272(BX), Z6, Z6
+	VMOVDQU64    Z0, 5632(BX)
+	VMOVDQU64    Z1, 5696(BX)
+	VMOVDQU64    Z2, 5760(BX)
+	VMOVDQU64    Z3, 5824(BX)
+	VMOVDQU64    Z4, 5888(BX)
+	VMOVDQU64    Z5, 5952(BX)
+	VMOVDQU64    Z6, 6016(BX)
+	VMOVDQU64    Z7, 6080(BX)
+	VMOVDQU64    14336(BX), Z0
+	VMOVDQU64    14400(BX), Z2
+	VMOVDQU64    14464(BX), Z4
+	VMOVDQU64    14528(BX), Z6
+	VPUNPCKHBW   14848(BX), Z0, Z1
+	VPUNPCKLBW   14848(BX), Z0, Z0
+	VPUNPCKHBW   14912(BX), Z2, Z3
+	VPUNPCKLBW   14912(BX), Z2, Z2
+	VPUNPCKHBW   14976(BX), Z4, Z5
+	VPUNPCKLBW   14976(BX), Z4, Z4
+	VPUNPCKHBW   15040(BX), Z6, Z7
+	VPUNPCKLBW   15040(BX), Z6, Z6
+	VMOVDQU64    Z0, 6144(BX)
+	VMOVDQU64    Z1, 6208(BX)
+	VMOVDQU64    Z2, 6272(BX)
+	VMOVDQU64    Z3, 6336(BX)
+	VMOVDQU64    Z4, 6400(BX)
+	VMOVDQU64    Z5, 6464(BX)
+	VMOVDQU64    Z6, 6528(BX)
+	VMOVDQU64    Z7, 6592(BX)
+	VMOVDQU64    14592(BX), Z0
+	VMOVDQU64    14656(BX), Z2
+	VMOVDQU64    14720(BX), Z4
+	VMOVDQU64    14784(BX), Z6
+	VPUNPCKHBW   15104(BX), Z0, Z1
+	VPUNPCKLBW   15104(BX), Z0, Z0
+	VPUNPCKHBW   15168(BX), Z2, Z3
+	VPUNPCKLBW   15168(BX), Z2, Z2
+	VPUNPCKHBW   15232(BX), Z4, Z5
+	VPUNPCKLBW   15232(BX), Z4, Z4
+	VPUNPCKHBW   15296(BX), Z6, Z7
+	VPUNPCKLBW   15296(BX), Z6, Z6
+	VMOVDQU64    Z0, 6656(BX)
+	VMOVDQU64    Z1, 6720(BX)
+	VMOVDQU64    Z2, 6784(BX)
+	VMOVDQU64    Z3, 6848(BX)
+	VMOVDQU64    Z4, 6912(BX)
+	VMOVDQU64    Z5, 6976(BX)
+	VMOVDQU64    Z6, 7040(BX)
+	VMOVDQU64    Z7, 7104(BX)
+	VMOVDQU64    15360(BX), Z0
+	VMOVDQU64    15424(BX), Z2
+	VMOVDQU64    15488(BX), Z4
+	VMOVDQU64    15552(BX), Z6
+	VPUNPCKHBW   15872(BX), Z0, Z1
+	VPUNPCKLBW   15872(BX), Z0, Z0
+	VPUNPCKHBW   15936(BX), Z2, Z3
+	VPUNPCKLBW   15936(BX), Z2, Z2
+	VPUNPCKHBW   16000(BX), Z4, Z5
+	VPUNPCKLBW   16000(BX), Z4, Z4
+	VPUNPCKHBW   16064(BX), Z6, Z7
+	VPUNPCKLBW   16064(BX), Z6, Z6
+	VMOVDQU64    Z0, 7168(BX)
+	VMOVDQU64    Z1, 7232(BX)
+	VMOVDQU64    Z2, 7296(BX)
+	VMOVDQU64    Z3, 7360(BX)
+	VMOVDQU64    Z4, 7424(BX)
+	VMOVDQU64    Z5, 7488(BX)
+	VMOVDQU64    Z6, 7552(BX)
+	VMOVDQU64    Z7, 7616(BX)
+	VMOVDQU64    15616(BX), Z0
+	VMOVDQU64    15680(BX), Z2
+	VMOVDQU64    15744(BX), Z4
+	VMOVDQU64    15808(BX), Z6
+	VPUNPCKHBW   16128(BX), Z0, Z1
+	VPUNPCKLBW   16128(BX), Z0, Z0
+	VPUNPCKHBW   16192(BX), Z2, Z3
+	VPUNPCKLBW   16192(BX), Z2, Z2
+	VPUNPCKHBW   16256(BX), Z4, Z5
+	VPUNPCKLBW   16256(BX), Z4, Z4
+	VPUNPCKHBW   16320(BX), Z6, Z7
+	VPUNPCKLBW   16320(BX), Z6, Z6
+	VMOVDQU64    Z0, 7680(BX)
+	VMOVDQU64    Z1, 7744(BX)
+	VMOVDQU64    Z2, 7808(BX)
+	VMOVDQU64    Z3, 7872(BX)
+	VMOVDQU64    Z4, 7936(BX)
+	VMOVDQU64    Z5, 8000(BX)
+	VMOVDQU64    Z6, 8064(BX)
+	VMOVDQU64    Z7, 8128(BX)
+	VMOVDQU64    16384(BX), Z0
+	VMOVDQU64    16448(BX), Z2
+	VMOVDQU64    16512(BX), Z4
+	VMOVDQU64    16576(BX), Z6
+	VPUNPCKHBW   16896(BX), Z0, Z1
+	VPUNPCKLBW   16896(BX), Z0, Z0
+	VPUNPCKHBW   16960(BX), Z2, Z3
+	VPUNPCKLBW   16960(BX), Z2, Z2
+	VPUNPCKHBW   17024(BX), Z4, Z5
+	VPUNPCKLBW   17024(BX), Z4, Z4
+	VPUNPCKHBW   17088(BX), Z6, Z7
+	VPUNPCKLBW   17088(BX), Z6, Z6
+	VMOVDQU64    Z0, 8192(BX)
+	VMOVDQU64    Z1, 8256(BX)
+	VMOVDQU64    Z2, 8320(BX)
+	VMOVDQU64    Z3, 8384(BX)
+	VMOVDQU64    Z4, 8448(BX)
+	VMOVDQU64    Z5, 8512(BX)
+	VMOVDQU64    Z6, 8576(BX)
+	VMOVDQU64    Z7, 8640(BX)
+	VMOVDQU64    16640(BX), Z0
+	VMOVDQU64    16704(BX), Z2
+	VMOVDQU64    16768(BX), Z4
+	VMOVDQU64    16832(BX), Z6
+	VPUNPCKHBW   17152(BX), Z0, Z1
+	VPUNPCKLBW   17152(BX), Z0, Z0
+	VPUNPCKHBW   17216(BX), Z2, Z3
+	VPUNPCKLBW   17216(BX), Z2, Z2
+	VPUNPCKHBW   17280(BX), Z4, Z5
+	VPUNPCKLBW   17280(BX), Z4, Z4
+	VPUNPCKHBW   17344(BX), Z6, Z7
+	VPUNPCKLBW   17344(BX), Z6, Z6
+	VMOVDQU64    Z0, 8704(BX)
+	VMOVDQU64    Z1, 8768(BX)
+	VMOVDQU64    Z2, 8832(BX)
+	VMOVDQU64    Z3, 8896(BX)
+	VMOVDQU64    Z4, 8960(BX)
+	VMOVDQU64    Z5, 9024(BX)
+	VMOVDQU64    Z6, 9088(BX)
+	VMOVDQU64    Z7, 9152(BX)
+	VMOVDQU64    17408(BX), Z0
+	VMOVDQU64    17472(BX), Z2
+	VMOVDQU64    17536(BX), Z4
+	VMOVDQU64    17600(BX), Z6
+	VPUNPCKHBW   17920(BX), Z0, Z1
+	VPUNPCKLBW   17920(BX), Z0, Z0
+	VPUNPCKHBW   17984(BX), Z2, Z3
+	VPUNPCKLBW   17984(BX), Z2, Z2
+	VPUNPCKHBW   18048(BX), Z4, Z5
+	VPUNPCKLBW   18048(BX), Z4, Z4
+	VPUNPCKHBW   18112(BX), Z6, Z7
+	VPUNPCKLBW   18112(BX), Z6, Z6
+	VMOVDQU64    Z0, 9216(BX)
+	VMOVDQU64    Z1, 9280(BX)
+	VMOVDQU64    Z2, 9344(BX)
+	VMOVDQU64    Z3, 9408(BX)
+	VMOVDQU64    Z4, 9472(BX)
+	VMOVDQU64    Z5, 9536(BX)
+	VMOVDQU64    Z6, 9600(BX)
+	VMOVDQU64    Z7, 9664(BX)
+	VMOVDQU64    17664(BX), Z0
+	VMOVDQU64    17728(BX), Z2
+	VMOVDQU64    17792(BX), Z4
+	VMOVDQU64    17856(BX), Z6
+	VPUNPCKHBW   18176(BX), Z0, Z1
+	VPUNPCKLBW   18176(BX), Z0, Z0
+	VPUNPCKHBW   18240(BX), Z2, Z3
+	VPUNPCKLBW   18240(BX), Z2, Z2
+	VPUNPCKHBW   18304(BX), Z4, Z5
+	VPUNPCKLBW   18304(BX), Z4, Z4
+	VPUNPCKHBW   18368(BX), Z6, Z7
+	VPUNPCKLBW   18368(BX), Z6, Z6
+	VMOVDQU64    Z0, 9728(BX)
+	VMOVDQU64    Z1, 9792(BX)
+	VMOVDQU64    Z2, 9856(BX)
+	VMOVDQU64    Z3, 9920(BX)
+	VMOVDQU64    Z4, 9984(BX)
+	VMOVDQU64    Z5, 10048(BX)
+	VMOVDQU64    Z6, 10112(BX)
+	VMOVDQU64    Z7, 10176(BX)
+	VMOVDQU64    18432(BX), Z0
+	VMOVDQU64    18496(BX), Z2
+	VMOVDQU64    18560(BX), Z4
+	VMOVDQU64    18624(BX), Z6
+	VPUNPCKHBW   18944(BX), Z0, Z1
+	VPUNPCKLBW   18944(BX), Z0, Z0
+	VPUNPCKHBW   19008(BX), Z2, Z3
+	VPUNPCKLBW   19008(BX), Z2, Z2
+	VPUNPCKHBW   19072(BX), Z4, Z5
+	VPUNPCKLBW   19072(BX), Z4, Z4
+	VPUNPCKHBW   19136(BX), Z6, Z7
+	VPUNPCKLBW   19136(BX), Z6, Z6
+	VMOVDQU64    Z0, 10240(BX)
+	VMOVDQU64    Z1, 10304(BX)
+	VMOVDQU64    Z2, 10368(BX)
+	VMOVDQU64    Z3, 10432(BX)
+	VMOVDQU64    Z4, 10496(BX)
+	VMOVDQU64    Z5, 10560(BX)
+	VMOVDQU64    Z6, 10624(BX)
+	VMOVDQU64    Z7, 10688(BX)
+	VMOVDQU64    18688(BX), Z0
+	VMOVDQU64    18752(BX), Z2
+	VMOVDQU64    18816(BX), Z4
+	VMOVDQU64    18880(BX), Z6
+	VPUNPCKHBW   19200(BX), Z0, Z1
+	VPUNPCKLBW   19200(BX), Z0, Z0
+	VPUNPCKHBW   19264(BX), Z2, Z3
+	VPUNPCKLBW   19264(BX), Z2, Z2
+	VPUNPCKHBW   19328(BX), Z4, Z5
+	VPUNPCKLBW   19328(BX), Z4, Z4
+	VPUNPCKHBW   19392(BX), Z6, Z7
+	VPUNPCKLBW   19392(BX), Z6, Z6
+	VMOVDQU64    Z0, 10752(BX)
+	VMOVDQU64    Z1, 10816(BX)
+	VMOVDQU64    Z2, 10880(BX)
+	VMOVDQU64    Z3, 10944(BX)
+	VMOVDQU64    Z4, 11008(BX)
+	VMOVDQU64    Z5, 11072(BX)
+	VMOVDQU64    Z6, 11136(BX)
+	VMOVDQU64    Z7, 11200(BX)
+	VMOVDQU64    19456(BX), Z0
+	VMOVDQU64    19520(BX), Z2
+	VMOVDQU64    19584(BX), Z4
+	VMOVDQU64    19648(BX), Z6
+	VPUNPCKHBW   19968(BX), Z0, Z1
+	VPUNPCKLBW   19968(BX), Z0, Z0
+	VPUNPCKHBW   20032(BX), Z2, Z3
+	VPUNPCKLBW   20032(BX), Z2, Z2
+	VPUNPCKHBW   20096(BX), Z4, Z5
+	VPUNPCKLBW   20096(BX), Z4, Z4
+	VPUNPCKHBW   20160(BX), Z6, Z7
+	VPUNPCKLBW   20160(BX), Z6, Z6
+	VMOVDQU64    Z0, 11264(BX)
+	VMOVDQU64    Z1, 11328(BX)
+	VMOVDQU64    Z2, 11392(BX)
+	VMOVDQU64    Z3, 11456(BX)
+	VMOVDQU64    Z4, 11520(BX)
+	VMOVDQU64    Z5, 11584(BX)
+	VMOVDQU64    Z6, 11648(BX)
+	VMOVDQU64    Z7, 11712(BX)
+	VMOVDQU64    19712(BX), Z0
+	VMOVDQU64    19776(BX), Z2
+	VMOVDQU64    19840(BX), Z4
+	VMOVDQU64    19904(BX), Z6
+	VPUNPCKHBW   20224(BX), Z0, Z1
+	VPUNPCKLBW   20224(BX), Z0, Z0
+	VPUNPCKHBW   20288(BX), Z2, Z3
+	VPUNPCKLBW   20288(BX), Z2, Z2
+	VPUNPCKHBW   20352(BX), Z4, Z5
+	VPUNPCKLBW   20352(BX), Z4, Z4
+	VPUNPCKHBW   20416(BX), Z6, Z7
+	VPUNPCKLBW   20416(BX), Z6, Z6
+	VMOVDQU64    Z0, 11776(BX)
+	VMOVDQU64    Z1, 11840(BX)
+	VMOVDQU64    Z2, 11904(BX)
+	VMOVDQU64    Z3, 11968(BX)
+	VMOVDQU64    Z4, 12032(BX)
+	VMOVDQU64    Z5, 12096(BX)
+	VMOVDQU64    Z6, 12160(BX)
+	VMOVDQU64    Z7, 12224(BX)
+	VPBROADCASTD sm4bsMask55<>+0(SB), Z29
+	VPBROADCASTD sm4bsMask33<>+0(SB), Z30
+	VPBROADCASTD sm4bsMask0f<>+0(SB), Z31
+	VMOVDQU64    4096(BX), Z0
+	VMOVDQU64    5120(BX), Z1
+	VMOVDQU64    6144(BX), Z2
+	VMOVDQU64    7168(BX), Z3
+	VMOVDQU64    8192(BX), Z4
+	VMOVDQU64    9216(BX), Z5
+	VMOVDQU64    10240(BX), Z6
+	VMOVDQU64    11264(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 4096(BX)
+	VMOVDQU64    Z1, 5120(BX)
+	VMOVDQU64    Z2, 6144(BX)
+	VMOVDQU64    Z3, 7168(BX)
+	VMOVDQU64    Z4, 8192(BX)
+	VMOVDQU64    Z5, 9216(BX)
+	VMOVDQU64    Z6, 10240(BX)
+	VMOVDQU64    Z7, 11264(BX)
+	VMOVDQU64    4160(BX), Z0
+	VMOVDQU64    5184(BX), Z1
+	VMOVDQU64    6208(BX), Z2
+	VMOVDQU64    7232(BX), Z3
+	VMOVDQU64    8256(BX), Z4
+	VMOVDQU64    9280(BX), Z5
+	VMOVDQU64    10304(BX), Z6
+	VMOVDQU64    11328(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 4160(BX)
+	VMOVDQU64    Z1, 5184(BX)
+	VMOVDQU64    Z2, 6208(BX)
+	VMOVDQU64    Z3, 7232(BX)
+	VMOVDQU64    Z4, 8256(BX)
+	VMOVDQU64    Z5, 9280(BX)
+	VMOVDQU64    Z6, 10304(BX)
+	VMOVDQU64    Z7, 11328(BX)
+	VMOVDQU64    4224(BX), Z0
+	VMOVDQU64    5248(BX), Z1
+	VMOVDQU64    6272(BX), Z2
+	VMOVDQU64    7296(BX), Z3
+	VMOVDQU64    8320(BX), Z4
+	VMOVDQU64    9344(BX), Z5
+	VMOVDQU64    10368(BX), Z6
+	VMOVDQU64    11392(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 4224(BX)
+	VMOVDQU64    Z1, 5248(BX)
+	VMOVDQU64    Z2, 6272(BX)
+	VMOVDQU64    Z3, 7296(BX)
+	VMOVDQU64    Z4, 8320(BX)
+	VMOVDQU64    Z5, 9344(BX)
+	VMOVDQU64    Z6, 10368(BX)
+	VMOVDQU64    Z7, 11392(BX)
+	VMOVDQU64    4288(BX), Z0
+	VMOVDQU64    5312(BX), Z1
+	VMOVDQU64    6336(BX), Z2
+	VMOVDQU64    7360(BX), Z3
+	VMOVDQU64    8384(BX), Z4
+	VMOVDQU64    9408(BX), Z5
+	VMOVDQU64    10432(BX), Z6
+	VMOVDQU64    11456(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 4288(BX)
+	VMOVDQU64    Z1, 5312(BX)
+	VMOVDQU64    Z2, 6336(BX)
+	VMOVDQU64    Z3, 7360(BX)
+	VMOVDQU64    Z4, 8384(BX)
+	VMOVDQU64    Z5, 9408(BX)
+	VMOVDQU64    Z6, 10432(BX)
+	VMOVDQU64    Z7, 11456(BX)
+	VMOVDQU64    4352(BX), Z0
+	VMOVDQU64    5376(BX), Z1
+	VMOVDQU64    6400(BX), Z2
+	VMOVDQU64    7424(BX), Z3
+	VMOVDQU64    8448(BX), Z4
+	VMOVDQU64    9472(BX), Z5
+	VMOVDQU64    10496(BX), Z6
+	VMOVDQU64    11520(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 4352(BX)
+	VMOVDQU64    Z1, 5376(BX)
+	VMOVDQU64    Z2, 6400(BX)
+	VMOVDQU64    Z3, 7424(BX)
+	VMOVDQU64    Z4, 8448(BX)
+	VMOVDQU64    Z5, 9472(BX)
+	VMOVDQU64    Z6, 10496(BX)
+	VMOVDQU64    Z7, 11520(BX)
+	VMOVDQU64    4416(BX), Z0
+	VMOVDQU64    5440(BX), Z1
+	VMOVDQU64    6464(BX), Z2
+	VMOVDQU64    7488(BX), Z3
+	VMOVDQU64    8512(BX), Z4
+	VMOVDQU64    9536(BX), Z5
+	VMOVDQU64    10560(BX), Z6
+	VMOVDQU64    11584(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 4416(BX)
+	VMOVDQU64    Z1, 5440(BX)
+	VMOVDQU64    Z2, 6464(BX)
+	VMOVDQU64    Z3, 7488(BX)
+	VMOVDQU64    Z4, 8512(BX)
+	VMOVDQU64    Z5, 9536(BX)
+	VMOVDQU64    Z6, 10560(BX)
+	VMOVDQU64    Z7, 11584(BX)
+	VMOVDQU64    4480(BX), Z0
+	VMOVDQU64    5504(BX), Z1
+	VMOVDQU64    6528(BX), Z2
+	VMOVDQU64    7552(BX), Z3
+	VMOVDQU64    8576(BX), Z4
+	VMOVDQU64    9600(BX), Z5
+	VMOVDQU64    10624(BX), Z6
+	VMOVDQU64    11648(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 4480(BX)
+	VMOVDQU64    Z1, 5504(BX)
+	VMOVDQU64    Z2, 6528(BX)
+	VMOVDQU64    Z3, 7552(BX)
+	VMOVDQU64    Z4, 8576(BX)
+	VMOVDQU64    Z5, 9600(BX)
+	VMOVDQU64    Z6, 10624(BX)
+	VMOVDQU64    Z7, 11648(BX)
+	VMOVDQU64    4544(BX), Z0
+	VMOVDQU64    5568(BX), Z1
+	VMOVDQU64    6592(BX), Z2
+	VMOVDQU64    7616(BX), Z3
+	VMOVDQU64    8640(BX), Z4
+	VMOVDQU64    9664(BX), Z5
+	VMOVDQU64    10688(BX), Z6
+	VMOVDQU64    11712(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 4544(BX)
+	VMOVDQU64    Z1, 5568(BX)
+	VMOVDQU64    Z2, 6592(BX)
+	VMOVDQU64    Z3, 7616(BX)
+	VMOVDQU64    Z4, 8640(BX)
+	VMOVDQU64    Z5, 9664(BX)
+	VMOVDQU64    Z6, 10688(BX)
+	VMOVDQU64    Z7, 11712(BX)
+	VMOVDQU64    4608(BX), Z0
+	VMOVDQU64    5632(BX), Z1
+	VMOVDQU64    6656(BX), Z2
+	VMOVDQU64    7680(BX), Z3
+	VMOVDQU64    8704(BX), Z4
+	VMOVDQU64    9728(BX), Z5
+	VMOVDQU64    10752(BX), Z6
+	VMOVDQU64    11776(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 4608(BX)
+	VMOVDQU64    Z1, 5632(BX)
+	VMOVDQU64    Z2, 6656(BX)
+	VMOVDQU64    Z3, 7680(BX)
+	VMOVDQU64    Z4, 8704(BX)
+	VMOVDQU64    Z5, 9728(BX)
+	VMOVDQU64    Z6, 10752(BX)
+	VMOVDQU64    Z7, 11776(BX)
+	VMOVDQU64    4672(BX), Z0
+	VMOVDQU64    5696(BX), Z1
+	VMOVDQU64    6720(BX), Z2
+	VMOVDQU64    7744(BX), Z3
+	VMOVDQU64    8768(BX), Z4
+	VMOVDQU64    9792(BX), Z5
+	VMOVDQU64    10816(BX), Z6
+	VMOVDQU64    11840(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 4672(BX)
+	VMOVDQU64    Z1, 5696(BX)
+	VMOVDQU64    Z2, 6720(BX)
+	VMOVDQU64    Z3, 7744(BX)
+	VMOVDQU64    Z4, 8768(BX)
+	VMOVDQU64    Z5, 9792(BX)
+	VMOVDQU64    Z6, 10816(BX)
+	VMOVDQU64    Z7, 11840(BX)
+	VMOVDQU64    4736(BX), Z0
+	VMOVDQU64    5760(BX), Z1
+	VMOVDQU64    6784(BX), Z2
+	VMOVDQU64    7808(BX), Z3
+	VMOVDQU64    8832(BX), Z4
+	VMOVDQU64    9856(BX), Z5
+	VMOVDQU64    10880(BX), Z6
+	VMOVDQU64    11904(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 4736(BX)
+	VMOVDQU64    Z1, 5760(BX)
+	VMOVDQU64    Z2, 6784(BX)
+	VMOVDQU64    Z3, 7808(BX)
+	VMOVDQU64    Z4, 8832(BX)
+	VMOVDQU64    Z5, 9856(BX)
+	VMOVDQU64    Z6, 10880(BX)
+	VMOVDQU64    Z7, 11904(BX)
+	VMOVDQU64    4800(BX), Z0
+	VMOVDQU64    5824(BX), Z1
+	VMOVDQU64    6848(BX), Z2
+	VMOVDQU64    7872(BX), Z3
+	VMOVDQU64    8896(BX), Z4
+	VMOVDQU64    9920(BX), Z5
+	VMOVDQU64    10944(BX), Z6
+	VMOVDQU64    11968(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 4800(BX)
+	VMOVDQU64    Z1, 5824(BX)
+	VMOVDQU64    Z2, 6848(BX)
+	VMOVDQU64    Z3, 7872(BX)
+	VMOVDQU64    Z4, 8896(BX)
+	VMOVDQU64    Z5, 9920(BX)
+	VMOVDQU64    Z6, 10944(BX)
+	VMOVDQU64    Z7, 11968(BX)
+	VMOVDQU64    4864(BX), Z0
+	VMOVDQU64    5888(BX), Z1
+	VMOVDQU64    6912(BX), Z2
+	VMOVDQU64    7936(BX), Z3
+	VMOVDQU64    8960(BX), Z4
+	VMOVDQU64    9984(BX), Z5
+	VMOVDQU64    11008(BX), Z6
+	VMOVDQU64    12032(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 4864(BX)
+	VMOVDQU64    Z1, 5888(BX)
+	VMOVDQU64    Z2, 6912(BX)
+	VMOVDQU64    Z3, 7936(BX)
+	VMOVDQU64    Z4, 8960(BX)
+	VMOVDQU64    Z5, 9984(BX)
+	VMOVDQU64    Z6, 11008(BX)
+	VMOVDQU64    Z7, 12032(BX)
+	VMOVDQU64    4928(BX), Z0
+	VMOVDQU64    5952(BX), Z1
+	VMOVDQU64    6976(BX), Z2
+	VMOVDQU64    8000(BX), Z3
+	VMOVDQU64    9024(BX), Z4
+	VMOVDQU64    10048(BX), Z5
+	VMOVDQU64    11072(BX), Z6
+	VMOVDQU64    12096(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 4928(BX)
+	VMOVDQU64    Z1, 5952(BX)
+	VMOVDQU64    Z2, 6976(BX)
+	VMOVDQU64    Z3, 8000(BX)
+	VMOVDQU64    Z4, 9024(BX)
+	VMOVDQU64    Z5, 10048(BX)
+	VMOVDQU64    Z6, 11072(BX)
+	VMOVDQU64    Z7, 12096(BX)
+	VMOVDQU64    4992(BX), Z0
+	VMOVDQU64    6016(BX), Z1
+	VMOVDQU64    7040(BX), Z2
+	VMOVDQU64    8064(BX), Z3
+	VMOVDQU64    9088(BX), Z4
+	VMOVDQU64    10112(BX), Z5
+	VMOVDQU64    11136(BX), Z6
+	VMOVDQU64    12160(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 4992(BX)
+	VMOVDQU64    Z1, 6016(BX)
+	VMOVDQU64    Z2, 7040(BX)
+	VMOVDQU64    Z3, 8064(BX)
+	VMOVDQU64    Z4, 9088(BX)
+	VMOVDQU64    Z5, 10112(BX)
+	VMOVDQU64    Z6, 11136(BX)
+	VMOVDQU64    Z7, 12160(BX)
+	VMOVDQU64    5056(BX), Z0
+	VMOVDQU64    6080(BX), Z1
+	VMOVDQU64    7104(BX), Z2
+	VMOVDQU64    8128(BX), Z3
+	VMOVDQU64    9152(BX), Z4
+	VMOVDQU64    10176(BX), Z5
+	VMOVDQU64    11200(BX), Z6
+	VMOVDQU64    12224(BX), Z7
+	VPSRLW       $0x01, Z0, Z8
+	VPTERNLOGD   $0x28, Z29, Z1, Z8
+	VPXORD       Z8, Z1, Z1
+	VPSLLW       $0x01, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x01, Z2, Z9
+	VPTERNLOGD   $0x28, Z29, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x01, Z9, Z9
+	VPXORD       Z9, Z2, Z2
+	VPSRLW       $0x01, Z4, Z10
+	VPTERNLOGD   $0x28, Z29, Z5, Z10
+	VPXORD       Z10, Z5, Z5
+	VPSLLW       $0x01, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x01, Z6, Z11
+	VPTERNLOGD   $0x28, Z29, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x01, Z11, Z11
+	VPXORD       Z11, Z6, Z6
+	VPSRLW       $0x02, Z0, Z8
+	VPTERNLOGD   $0x28, Z30, Z2, Z8
+	VPXORD       Z8, Z2, Z2
+	VPSLLW       $0x02, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x02, Z1, Z9
+	VPTERNLOGD   $0x28, Z30, Z3, Z9
+	VPXORD       Z9, Z3, Z3
+	VPSLLW       $0x02, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x02, Z4, Z10
+	VPTERNLOGD   $0x28, Z30, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x02, Z10, Z10
+	VPXORD       Z10, Z4, Z4
+	VPSRLW       $0x02, Z5, Z11
+	VPTERNLOGD   $0x28, Z30, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x02, Z11, Z11
+	VPXORD       Z11, Z5, Z5
+	VPSRLW       $0x04, Z0, Z8
+	VPTERNLOGD   $0x28, Z31, Z4, Z8
+	VPXORD       Z8, Z4, Z4
+	VPSLLW       $0x04, Z8, Z8
+	VPXORD       Z8, Z0, Z0
+	VPSRLW       $0x04, Z1, Z9
+	VPTERNLOGD   $0x28, Z31, Z5, Z9
+	VPXORD       Z9, Z5, Z5
+	VPSLLW       $0x04, Z9, Z9
+	VPXORD       Z9, Z1, Z1
+	VPSRLW       $0x04, Z2, Z10
+	VPTERNLOGD   $0x28, Z31, Z6, Z10
+	VPXORD       Z10, Z6, Z6
+	VPSLLW       $0x04, Z10, Z10
+	VPXORD       Z10, Z2, Z2
+	VPSRLW       $0x04, Z3, Z11
+	VPTERNLOGD   $0x28, Z31, Z7, Z11
+	VPXORD       Z11, Z7, Z7
+	VPSLLW       $0x04, Z11, Z11
+	VPXORD       Z11, Z3, Z3
+	VMOVDQU64    Z0, 5056(BX)
+	VMOVDQU64    Z1, 6080(BX)
+	VMOVDQU64    Z2, 7104(BX)
+	VMOVDQU64    Z3, 8128(BX)
+	VMOVDQU64    Z4, 9152(BX)
+	VMOVDQU64    Z5, 10176(BX)
+	VMOVDQU64    Z6, 11200(BX)
+	VMOVDQU64    Z7, 12224(BX)
+	VMOVDQU64    4096(BX), Z0
+	VMOVDQU64    Z0, (R8)
+	VMOVDQU64    4160(BX), Z0
+	VMOVDQU64    Z0, 64(R8)
+	VMOVDQU64    4224(BX), Z0
+	VMOVDQU64    Z0, 128(R8)
+	VMOVDQU64    4288(BX), Z0
+	VMOVDQU64    Z0, 192(R8)
+	VMOVDQU64    4352(BX), Z0
+	VMOVDQU64    Z0, 256(R8)
+	VMOVDQU64    4416(BX), Z0
+	VMOVDQU64    Z0, 320(R8)
+	VMOVDQU64    4480(BX), Z0
+	VMOVDQU64    Z0, 384(R8)
+	VMOVDQU64    4544(BX), Z0
+	VMOVDQU64    Z0, 448(R8)
+	VMOVDQU64    4608(BX), Z0
+	VMOVDQU64    Z0, 512(R8)
+	VMOVDQU64    4672(BX), Z0
+	VMOVDQU64    Z0, 576(R8)
+	VMOVDQU64    4736(BX), Z0
+	VMOVDQU64    Z0, 640(R8)
+	VMOVDQU64    4800(BX), Z0
+	VMOVDQU64    Z0, 704(R8)
+	VMOVDQU64    4864(BX), Z0
+	VMOVDQU64    Z0, 768(R8)
+	VMOVDQU64    4928(BX), Z0
+	VMOVDQU64    Z0, 832(R8)
+	VMOVDQU64    4992(BX), Z0
+	VMOVDQU64    Z0, 896(R8)
+	VMOVDQU64    5056(BX), Z0
+	VMOVDQU64    Z0, 960(R8)
+	VMOVDQU64    5120(BX), Z0
+	VMOVDQU64    Z0, 1024(R8)
+	VMOVDQU64    5184(BX), Z0
+	VMOVDQU64    Z0, 1088(R8)
+	VMOVDQU64    5248(BX), Z0
+	VMOVDQU64    Z0, 1152(R8)
+	VMOVDQU64    5312(BX), Z0
+	VMOVDQU64    Z0, 1216(R8)
+	VMOVDQU64    5376(BX), Z0
+	VMOVDQU64    Z0, 1280(R8)
+	VMOVDQU64    5440(BX), Z0
+	VMOVDQU64    Z0, 1344(R8)
+	VMOVDQU64    5504(BX), Z0
+	VMOVDQU64    Z0, 1408(R8)
+	VMOVDQU64    5568(BX), Z0
+	VMOVDQU64    Z0, 1472(R8)
+	VMOVDQU64    5632(BX), Z0
+	VMOVDQU64    Z0, 1536(R8)
+	VMOVDQU64    5696(BX), Z0
+	VMOVDQU64    Z0, 1600(R8)
+	VMOVDQU64    5760(BX), Z0
+	VMOVDQU64    Z0, 1664(R8)
+	VMOVDQU64    5824(BX), Z0
+	VMOVDQU64    Z0, 1728(R8)
+	VMOVDQU64    5888(BX), Z0
+	VMOVDQU64    Z0, 1792(R8)
+	VMOVDQU64    5952(BX), Z0
+	VMOVDQU64    Z0, 1856(R8)
+	VMOVDQU64    6016(BX), Z0
+	VMOVDQU64    Z0, 1920(R8)
+	VMOVDQU64    6080(BX), Z0
+	VMOVDQU64    Z0, 1984(R8)
+	VMOVDQU64    6144(BX), Z0
+	VMOVDQU64    Z0, 2048(R8)
+	VMOVDQU64    6208(BX), Z0
+	VMOVDQU64    Z0, 2112(R8)
+	VMOVDQU64    6272(BX), Z0
+	VMOVDQU64    Z0, 2176(R8)
+	VMOVDQU64    6336(BX), Z0
+	VMOVDQU64    Z0, 2240(R8)
+	VMOVDQU64    6400(BX), Z0
+	VMOVDQU64    Z0, 2304(R8)
+	VMOVDQU64    6464(BX), Z0
+	VMOVDQU64    Z0, 2368(R8)
+	VMOVDQU64    6528(BX), Z0
+	VMOVDQU64    Z0, 2432(R8)
+	VMOVDQU64    6592(BX), Z0
+	VMOVDQU64    Z0, 2496(R8)
+	VMOVDQU64    6656(BX), Z0
+	VMOVDQU64    Z0, 2560(R8)
+	VMOVDQU64    6720(BX), Z0
+	VMOVDQU64    Z0, 2624(R8)
+	VMOVDQU64    6784(BX), Z0
+	VMOVDQU64    Z0, 2688(R8)
+	VMOVDQU64    6848(BX), Z0
+	VMOVDQU64    Z0, 2752(R8)
+	VMOVDQU64    6912(BX), Z0
+	VMOVDQU64    Z0, 2816(R8)
+	VMOVDQU64    6976(BX), Z0
+	VMOVDQU64    Z0, 2880(R8)
+	VMOVDQU64    7040(BX), Z0
+	VMOVDQU64    Z0, 2944(R8)
+	VMOVDQU64    7104(BX), Z0
+	VMOVDQU64    Z0, 3008(R8)
+	VMOVDQU64    7168(BX), Z0
+	VMOVDQU64    Z0, 3072(R8)
+	VMOVDQU64    7232(BX), Z0
+	VMOVDQU64    Z0, 3136(R8)
+	VMOVDQU64    7296(BX), Z0
+	VMOVDQU64    Z0, 3200(R8)
+	VMOVDQU64    7360(BX), Z0
+	VMOVDQU64    Z0, 3264(R8)
+	VMOVDQU64    7424(BX), Z0
+	VMOVDQU64    Z0, 3328(R8)
+	VMOVDQU64    7488(BX), Z0
+	VMOVDQU64    Z0, 3392(R8)
+	VMOVDQU64    7552(BX), Z0
+	VMOVDQU64    Z0, 3456(R8)
+	VMOVDQU64    7616(BX), Z0
+	VMOVDQU64    Z0, 3520(R8)
+	VMOVDQU64    7680(BX), Z0
+	VMOVDQU64    Z0, 3584(R8)
+	VMOVDQU64    7744(BX), Z0
+	VMOVDQU64    Z0, 3648(R8)
+	VMOVDQU64    7808(BX), Z0
+	VMOVDQU64    Z0, 3712(R8)
+	VMOVDQU64    7872(BX), Z0
+	VMOVDQU64    Z0, 3776(R8)
+	VMOVDQU64    7936(BX), Z0
+	VMOVDQU64    Z0, 3840(R8)
+	VMOVDQU64    8000(BX), Z0
+	VMOVDQU64    Z0, 3904(R8)
+	VMOVDQU64    8064(BX), Z0
+	VMOVDQU64    Z0, 3968(R8)
+	VMOVDQU64    8128(BX), Z0
+	VMOVDQU64    Z0, 4032(R8)
+	VMOVDQU64    8192(BX), Z0
+	VMOVDQU64    Z0, 4096(R8)
+	VMOVDQU64    8256(BX), Z0
+	VMOVDQU64    Z0, 4160(R8)
+	VMOVDQU64    8320(BX), Z0
+	VMOVDQU64    Z0, 4224(R8)
+	VMOVDQU64    8384(BX), Z0
+	VMOVDQU64    Z0, 4288(R8)
+	VMOVDQU64    8448(BX), Z0
+	VMOVDQU64    Z0, 4352(R8)
+	VMOVDQU64    8512(BX), Z0
+	VMOVDQU64    Z0, 4416(R8)
+	VMOVDQU64    8576(BX), Z0
+	VMOVDQU64    Z0, 4480(R8)
+	VMOVDQU64    8640(BX), Z0
+	VMOVDQU64    Z0, 4544(R8)
+	VMOVDQU64    8704(BX), Z0
+	VMOVDQU64    Z0, 4608(R8)
+	VMOVDQU64    8768(BX), Z0
+	VMOVDQU64    Z0, 4672(R8)
+	VMOVDQU64    8832(BX), Z0
+	VMOVDQU64    Z0, 4736(R8)
+	VMOVDQU64    8896(BX), Z0
+	VMOVDQU64    Z0, 4800(R8)
+	VMOVDQU64    8960(BX), Z0
+	VMOVDQU64    Z0, 4864(R8)
+	VMOVDQU64    9024(BX), Z0
+	VMOVDQU64    Z0, 4928(R8)
+	VMOVDQU64    9088(BX), Z0
+	VMOVDQU64    Z0, 4992(R8)
+	VMOVDQU64    9152(BX), Z0
+	VMOVDQU64    Z0, 5056(R8)
+	VMOVDQU64    9216(BX), Z0
+	VMOVDQU64    Z0, 5120(R8)
+	VMOVDQU64    9280(BX), Z0
+	VMOVDQU64    Z0, 5184(R8)
+	VMOVDQU64    9344(BX), Z0
+	VMOVDQU64    Z0, 5248(R8)
+	VMOVDQU64    9408(BX), Z0
+	VMOVDQU64    Z0, 5312(R8)
+	VMOVDQU64    9472(BX), Z0
+	VMOVDQU64    Z0, 5376(R8)
+	VMOVDQU64    9536(BX), Z0
+	VMOVDQU64    Z0, 5440(R8)
+	VMOVDQU64    9600(BX), Z0
+	VMOVDQU64    Z0, 5504(R8)
+	VMOVDQU64    9664(BX), Z0
+	VMOVDQU64    Z0, 5568(R8)
+	VMOVDQU64    9728(BX), Z0
+	VMOVDQU64    Z0, 5632(R8)
+	VMOVDQU64    9792(BX), Z0
+	VMOVDQU64    Z0, 5696(R8)
+	VMOVDQU64    9856(BX), Z0
+	VMOVDQU64    Z0, 5760(R8)
+	VMOVDQU64    9920(BX), Z0
+	VMOVDQU64    Z0, 5824(R8)
+	VMOVDQU64    9984(BX), Z0
+	VMOVDQU64    Z0, 5888(R8)
+	VMOVDQU64    10048(BX), Z0
+	VMOVDQU64    Z0, 5952(R8)
+	VMOVDQU64    10112(BX), Z0
+	VMOVDQU64    Z0, 6016(R8)
+	VMOVDQU64    10176(BX), Z0
+	VMOVDQU64    Z0, 6080(R8)
+	VMOVDQU64    10240(BX), Z0
+	VMOVDQU64    Z0, 6144(R8)
+	VMOVDQU64    10304(BX), Z0
+	VMOVDQU64    Z0, 6208(R8)
+	VMOVDQU64    10368(BX), Z0
+	VMOVDQU64    Z0, 6272(R8)
+	VMOVDQU64    10432(BX), Z0
+	VMOVDQU64    Z0, 6336(R8)
+	VMOVDQU64    10496(BX), Z0
+	VMOVDQU64    Z0, 6400(R8)
+	VMOVDQU64    10560(BX), Z0
+	VMOVDQU64    Z0, 6464(R8)
+	VMOVDQU64    10624(BX), Z0
+	VMOVDQU64    Z0, 6528(R8)
+	VMOVDQU64    10688(BX), Z0
+	VMOVDQU64    Z0, 6592(R8)
+	VMOVDQU64    10752(BX), Z0
+	VMOVDQU64    Z0, 6656(R8)
+	VMOVDQU64    10816(BX), Z0
+	VMOVDQU64    Z0, 6720(R8)
+	VMOVDQU64    10880(BX), Z0
+	VMOVDQU64    Z0, 6784(R8)
+	VMOVDQU64    10944(BX), Z0
+	VMOVDQU64    Z0, 6848(R8)
+	VMOVDQU64    11008(BX), Z0
+	VMOVDQU64    Z0, 6912(R8)
+	VMOVDQU64    11072(BX), Z0
+	VMOVDQU64    Z0, 6976(R8)
+	VMOVDQU64    11136(BX), Z0
+	VMOVDQU64    Z0, 7040(R8)
+	VMOVDQU64    11200(BX), Z0
+	VMOVDQU64    Z0, 7104(R8)
+	VMOVDQU64    11264(BX), Z0
+	VMOVDQU64    Z0, 7168(R8)
+	VMOVDQU64    11328(BX), Z0
+	VMOVDQU64    Z0, 7232(R8)
+	VMOVDQU64    11392(BX), Z0
+	VMOVDQU64    Z0, 7296(R8)
+	VMOVDQU64    11456(BX), Z0
+	VMOVDQU64    Z0, 7360(R8)
+	VMOVDQU64    11520(BX), Z0
+	VMOVDQU64    Z0, 7424(R8)
+	VMOVDQU64    11584(BX), Z0
+	VMOVDQU64    Z0, 7488(R8)
+	VMOVDQU64    11648(BX), Z0
+	VMOVDQU64    Z0, 7552(R8)
+	VMOVDQU64    11712(BX), Z0
+	VMOVDQU64    Z0, 7616(R8)
+	VMOVDQU64    11776(BX), Z0
+	VMOVDQU64    Z0, 7680(R8)
+	VMOVDQU64    11840(BX), Z0
+	VMOVDQU64    Z0, 7744(R8)
+	VMOVDQU64    11904(BX), Z0
+	VMOVDQU64    Z0, 7808(R8)
+	VMOVDQU64    11968(BX), Z0
+	VMOVDQU64    Z0, 7872(R8)
+	VMOVDQU64    12032(BX), Z0
+	VMOVDQU64    Z0, 7936(R8)
+	VMOVDQU64    12096(BX), Z0
+	VMOVDQU64    Z0, 8000(R8)
+	VMOVDQU64    12160(BX), Z0
+	VMOVDQU64    Z0, 8064(R8)
+	VMOVDQU64    12224(BX), Z0
+	VMOVDQU64    Z0, 8128(R8)
+	VZEROUPPER
+	RET

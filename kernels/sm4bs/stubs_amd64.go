@@ -18,3 +18,18 @@ func xorKeyStreamAVX2(rk *[32]uint32, ctr *[16]byte, dst *byte, src *byte, nbloc
 //
 //go:noescape
 func transposeAVX2(dst *byte, src *byte)
+
+// encryptBlocksAVX512 encrypts nblocks blocks (a multiple of 512) from src to dst with SM4 (GB/T 32907-2016 §7.1) under round keys rk, bitsliced on AVX-512 (F, BW).
+//
+//go:noescape
+func encryptBlocksAVX512(rk *[32]uint32, dst *byte, src *byte, nblocks int)
+
+// xorKeyStreamAVX512 XORs nblocks blocks (a multiple of 512) of src with the SM4 keystream of the counter blocks ctr, inc32(ctr), … (NIST SP 800-38D §6.2, §6.5) into dst, bitsliced on AVX-512 (F, BW). ctr is not updated.
+//
+//go:noescape
+func xorKeyStreamAVX512(rk *[32]uint32, ctr *[16]byte, dst *byte, src *byte, nblocks int)
+
+// transposeAVX512 writes the 128 bit planes (64 bytes each) of the 512 blocks at src to dst (row 16r+p = bit r of byte p; block 64g+4j+L at plane bit 128L+8j+g). Test hook for the layout.
+//
+//go:noescape
+func transposeAVX512(dst *byte, src *byte)

@@ -81,7 +81,7 @@ func keyFolds(sf sboxForm) [32]uint32 {
 // checkModel runs the whole plane-level algorithm (S-box program, folds,
 // L by plane renaming) in Go on 64 blocks against a table-based SM4 and
 // panics on a mismatch, so a wrong emitter design fails before emission.
-func checkModel(sf sboxForm, p *program) {
+func checkModel(sf sboxForm, p circuit) {
 	rk := [32]uint32{}
 	x := uint32(0x9e3779b9)
 	for i := range rk {
@@ -217,6 +217,9 @@ type gen struct {
 	p     *program
 	folds [32]uint32
 	stats []string
+
+	tp     *tprogram // the fused S-box program of the AVX-512 kernels
+	idx512 Mem
 }
 
 // keyMasks expands rk ⊕ fold into 32×32 broadcastable dword masks: mask
@@ -241,6 +244,22 @@ func (g *gen) keyMasks(f frame, rk GPPhysical) {
 // 16g+2k+1 (high halves) of out. post, if set, finishes an output row
 // (XOR with the source and store) instead of a plain store.
 func unpackLevel(in, out func(m int) Mem, post func(y VecPhysical, m int)) {
+	unpackLevelOn(avx2Vecs, in, out, post)
+}
+
+// vecs is a register file for the transposes: the AVX2 kernels use
+// YMM0–15 with VMOVDQU, the AVX-512 kernels ZMM0–15 with VMOVDQU64 (the
+// same byte-lane code on four 128-bit lanes instead of two).
+type vecs struct {
+	r   []VecPhysical
+	mov func(ops ...Op)
+}
+
+var avx2Vecs = vecs{r: ymm[:], mov: func(ops ...Op) { VMOVDQU(ops[0], ops[1]) }}
+
+// unpackLevelOn is unpackLevel on the register file v.
+func unpackLevelOn(v vecs, in, out func(m int) Mem, post func(y VecPhysical, m int)) {
+	ymm, VMOVDQU := v.r, v.mov
 	for g := 0; g < 8; g++ {
 		for k := 0; k < 8; k += 4 {
 			for t := 0; t < 4; t++ {
@@ -508,6 +527,17 @@ func main() {
 	g.encryptBlocks()
 	g.xorKeyStream()
 	g.transposeHook()
+	g.tp = fuse(p)
+	if err := checkCircuit(g.tp, sf); err != nil {
+		panic(err)
+	}
+	checkModel(sf, g.tp)
+	g.emitIndex512()
+	g.encryptBlocks512()
+	g.xorKeyStream512()
+	g.transposeHook512()
+	t3, t2 := g.tp.counts()
+	fmt.Fprintf(os.Stderr, "sm4bs gen: fused S-box %d ops (%d ternary, %d binary); first ZMM S-box: %s\n", t3+t2, t3, t2, g.stats[len(g.stats)-1])
 	fmt.Fprintf(os.Stderr, "sm4bs gen: S-box circuit %d XOR + %d AND; first S-box: %s\n", x, a, g.stats[0])
 	Generate()
 }

@@ -1,0 +1,281 @@
+package main
+
+import (
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// The AVX-512 kernels: the same design on ZMM registers, 512 blocks per
+// pass. A batch is 8192 bytes = 128 rows of 64 bytes (row m holds blocks
+// 4m..4m+3 in its four 128-bit lanes); F1 and F2 are the AVX2 code on four
+// lanes, so row 16r+p is again the plane of bit r of block byte p, and
+// block i = 64g + 4j + L sits at plane bit 128L + 8j + g. The rounds use
+// the fused S-box program (fuse.go) and VPTERNLOGD for the three-way XORs;
+// round-key masks are the AVX2 kernels' dwords, read with embedded
+// broadcast. The frame is aligned to 64 bytes so no plane access splits a
+// cache line.
+
+const (
+	batch512Bytes = 8192
+	plane512Bytes = 64
+)
+
+var zmmVecs = vecs{r: zmm[:16], mov: func(ops ...Op) { VMOVDQU64(ops[0], ops[1]) }}
+
+// zframe is the AVX-512 kernels' stack frame, addressed from a 64-byte
+// aligned base register: key masks (4096 bytes), state planes and scratch
+// (8192 each: S-box outputs B, U = B ⊕ B<<<8, spill slots).
+type zframe struct{ km, st, tmp Mem }
+
+func (f zframe) row(base Mem, m int) Mem { return base.Offset(plane512Bytes * m) }
+func (f zframe) bpl(b int) Mem           { return f.tmp.Offset(plane512Bytes * b) }
+func (f zframe) upl(b int) Mem           { return f.tmp.Offset(2048 + plane512Bytes*b) }
+func (f zframe) slot(i int) Mem          { return f.tmp.Offset(4096 + plane512Bytes*i) }
+
+func newZFrame(base GPPhysical) zframe {
+	local := AllocLocal(4096 + 2*batch512Bytes + 64)
+	LEAQ(local, base)
+	ADDQ(U8(63), base)
+	ANDQ(I8(-64), base)
+	b := Mem{Base: base}
+	return zframe{km: b, st: b.Offset(4096), tmp: b.Offset(4096 + batch512Bytes)}
+}
+
+var (
+	immXor3 = ternImm(func(a, b, c bool) bool { return a != b != c })
+	immMaj  = ternImm(func(a, b, c bool) bool { return a && b || a && c || b && c })
+	// immSwap is (a ⊕ b) ∧ c: the SWAPMOVE difference under the mask c.
+	immSwap = ternImm(func(a, b, c bool) bool { return a != b && c })
+)
+
+// bitTranspose512 is F2 on ZMM (SWAPMOVE with the XOR and mask fused).
+func (g *gen) bitTranspose512(in, out func(m int) Mem, src func(p int) int) {
+	VPBROADCASTD(g.c.m55, Z29)
+	VPBROADCASTD(g.c.m33, Z30)
+	VPBROADCASTD(g.c.m0f, Z31)
+	masks := map[int]VecPhysical{1: Z29, 2: Z30, 4: Z31}
+	for p := 0; p < 16; p++ {
+		for r := 0; r < 8; r++ {
+			VMOVDQU64(in(16*r+src(p)), zmm[r])
+		}
+		for _, s := range []int{1, 2, 4} {
+			n := 0
+			for a := 0; a < 8; a++ {
+				if a&s != 0 {
+					continue
+				}
+				b := a + s
+				t := zmm[8+n]
+				n++
+				VPSRLW(U8(s), zmm[a], t)
+				VPTERNLOGD(U8(immSwap), masks[s], zmm[b], t)
+				VPXORD(t, zmm[b], zmm[b])
+				VPSLLW(U8(s), t, t)
+				VPXORD(t, zmm[a], zmm[a])
+			}
+		}
+		for r := 0; r < 8; r++ {
+			VMOVDQU64(zmm[r], out(16*r+p))
+		}
+	}
+}
+
+// rounds512 emits the 32 rounds on the ZMM state planes.
+func (g *gen) rounds512(f zframe, name string, kp, cnt GPPhysical) {
+	Comment("32 rounds: four unrolled (the word slots rotate), eight times.")
+	LEAQ(f.km, kp)
+	MOVQ(U32(8), cnt)
+	Label(name + "_rounds")
+	st := func(m int) Mem { return f.row(f.st, m) }
+	for j4 := 0; j4 < 4; j4++ {
+		x0, x1, x2, x3 := j4, (j4+1)%4, (j4+2)%4, (j4+3)%4
+		for byt := 0; byt < 4; byt++ {
+			e := newZEmitter(g.tp, f.slot, spillSlots)
+			e.emit(func(i int, y, tmp VecPhysical) {
+				b := 24 - 8*byt + i
+				VMOVDQU64(st(wordRow(x1, b)), y)
+				VMOVDQU64(st(wordRow(x2, b)), tmp)
+				VPTERNLOGD(U8(immXor3), st(wordRow(x3, b)), tmp, y)
+				VPXORD_BCST(Mem{Base: kp, Disp: 128*j4 + 4*b}, y, y)
+			}, func(i int) Mem { return f.bpl(24 - 8*byt + i) })
+			if j4 == 0 && byt == 0 {
+				g.stats = append(g.stats, e.String())
+			}
+		}
+		// L by plane renaming: U = B ⊕ B<<<8, X0 ^= U<<<2 ⊕ U<<<24 ⊕ B<<<18.
+		for b := 0; b < 32; b += 16 {
+			for t := 0; t < 16; t++ {
+				VMOVDQU64(f.bpl(b+t), zmm[t])
+				VPXORD(f.bpl((b+t-8)&31), zmm[t], zmm[t])
+				VMOVDQU64(zmm[t], f.upl(b+t))
+			}
+		}
+		for b := 0; b < 32; b += 16 {
+			for t := 0; t < 16; t++ {
+				VMOVDQU64(st(wordRow(x0, b+t)), zmm[t])
+				VMOVDQU64(f.upl((b+t-2)&31), zmm[16+t])
+				VPTERNLOGD(U8(immXor3), f.upl((b+t-24)&31), zmm[16+t], zmm[t])
+				VPXORD(f.bpl((b+t-18)&31), zmm[t], zmm[t])
+				VMOVDQU64(zmm[t], st(wordRow(x0, b+t)))
+			}
+		}
+	}
+	ADDQ(U32(512), kp)
+	DECQ(cnt)
+	JNZ(LabelRef(name + "_rounds"))
+}
+
+// inputTranspose512 is F1 (first level straight from src) then F2.
+func (g *gen) inputTranspose512(f zframe, src GPPhysical, dst zframe) {
+	st := func(m int) Mem { return f.row(f.st, m) }
+	tmp := func(m int) Mem { return f.row(f.tmp, m) }
+	unpackLevelOn(zmmVecs, func(m int) Mem { return Mem{Base: src, Disp: plane512Bytes * m} }, tmp, nil)
+	unpackLevelOn(zmmVecs, tmp, st, nil)
+	unpackLevelOn(zmmVecs, st, tmp, nil)
+	unpackLevelOn(zmmVecs, tmp, st, nil)
+	g.bitTranspose512(st, st, func(p int) int { return p })
+}
+
+// outputTranspose512 is F2 (with the output word reversal) then F1.
+func (g *gen) outputTranspose512(f zframe, dst, src GPPhysical, xorSrc bool) {
+	Comment("Planes back to blocks: F2 with the output word reversal, then F1.")
+	st := func(m int) Mem { return f.row(f.st, m) }
+	tmp := func(m int) Mem { return f.row(f.tmp, m) }
+	g.bitTranspose512(st, tmp, func(p int) int { return 4*(3-p/4) + p%4 })
+	unpackLevelOn(zmmVecs, tmp, st, nil)
+	unpackLevelOn(zmmVecs, st, tmp, nil)
+	unpackLevelOn(zmmVecs, tmp, st, nil)
+	unpackLevelOn(zmmVecs, st, nil, func(y VecPhysical, m int) {
+		if xorSrc {
+			VPXORD(Mem{Base: src, Disp: plane512Bytes * m}, y, y)
+		}
+		VMOVDQU64(y, Mem{Base: dst, Disp: plane512Bytes * m})
+	})
+}
+
+func (g *gen) encryptBlocks512() {
+	TEXT("encryptBlocksAVX512", 0, "func(rk *[32]uint32, dst, src *byte, nblocks int)")
+	Doc("encryptBlocksAVX512 encrypts nblocks blocks (a multiple of 512) from src to dst with SM4 (GB/T 32907-2016 §7.1) under round keys rk, bitsliced on AVX-512 (F, BW).")
+	Pragma("noescape")
+	Load(Param("rk"), RSI)
+	Load(Param("dst"), R8)
+	Load(Param("src"), R9)
+	Load(Param("nblocks"), R10)
+	f := newZFrame(RBX)
+	SHRQ(U8(9), R10)
+	JZ(LabelRef("enc512_done"))
+	g.keyMasks(frame{km: f.km}, RSI)
+	Label("enc512_batch")
+	Comment("Blocks to planes: F1 (first level straight from src), then F2.")
+	g.inputTranspose512(f, R9, f)
+	g.rounds512(f, "enc512", R13, R12)
+	g.outputTranspose512(f, R8, R9, false)
+	ADDQ(U32(batch512Bytes), R8)
+	ADDQ(U32(batch512Bytes), R9)
+	DECQ(R10)
+	JNZ(LabelRef("enc512_batch"))
+	Label("enc512_done")
+	VZEROUPPER()
+	RET()
+}
+
+func (g *gen) xorKeyStream512() {
+	TEXT("xorKeyStreamAVX512", 0, "func(rk *[32]uint32, ctr *[16]byte, dst, src *byte, nblocks int)")
+	Doc("xorKeyStreamAVX512 XORs nblocks blocks (a multiple of 512) of src with the SM4 keystream of the counter blocks ctr, inc32(ctr), … (NIST SP 800-38D §6.2, §6.5) into dst, bitsliced on AVX-512 (F, BW). ctr is not updated.")
+	Pragma("noescape")
+	Load(Param("rk"), RSI)
+	Load(Param("ctr"), R11)
+	Load(Param("dst"), R8)
+	Load(Param("src"), R9)
+	Load(Param("nblocks"), R10)
+	f := newZFrame(RBX)
+	SHRQ(U8(9), R10)
+	JZ(LabelRef("ctr512_done"))
+	g.keyMasks(frame{km: f.km}, RSI)
+	MOVL(Mem{Base: R11, Disp: 12}, ECX)
+	BSWAPL(ECX)
+	Label("ctr512_batch")
+	Comment("Counter planes: words 0..2 are broadcast bits; word 3 is the")
+	Comment("bitsliced sum of the counter and the block index (mod 2^32).")
+	st := func(m int) Mem { return f.row(f.st, m) }
+	for w := 0; w < 3; w++ {
+		MOVL(Mem{Base: R11, Disp: 4 * w}, EAX)
+		BSWAPL(EAX)
+		VMOVD(EAX, X0)
+		VPBROADCASTD(X0, Z0)
+		for b := 0; b < 32; b++ {
+			VPSLLD(U8(31-b), Z0, Z1)
+			VPSRAD(U8(31), Z1, Z1)
+			VMOVDQU64(Z1, st(wordRow(w, b)))
+		}
+	}
+	VMOVD(ECX, X0)
+	VPBROADCASTD(X0, Z0)
+	// Z1 carry, Z2 counter bit, Z3 index bit, Z4 sum.
+	for k := 0; k < 32; k++ {
+		VPSLLD(U8(31-k), Z0, Z2)
+		VPSRAD(U8(31), Z2, Z2)
+		switch {
+		case k == 0:
+			VMOVDQU64(g.idx512, Z3)
+			VPANDD(Z3, Z2, Z1)
+			VPXORD(Z3, Z2, Z4)
+		case k < 9:
+			VMOVDQU64(g.idx512.Offset(64*k), Z3)
+			VMOVDQA64(Z1, Z4)
+			VPTERNLOGD(U8(immXor3), Z3, Z2, Z4)
+			VPTERNLOGD(U8(immMaj), Z3, Z2, Z1)
+		default:
+			VPXORD(Z1, Z2, Z4)
+			if k < 31 {
+				VPANDD(Z2, Z1, Z1)
+			}
+		}
+		VMOVDQU64(Z4, st(wordRow(3, k)))
+	}
+	g.rounds512(f, "ctr512", R13, R12)
+	g.outputTranspose512(f, R8, R9, true)
+	ADDL(U32(512), ECX)
+	ADDQ(U32(batch512Bytes), R8)
+	ADDQ(U32(batch512Bytes), R9)
+	DECQ(R10)
+	JNZ(LabelRef("ctr512_batch"))
+	Label("ctr512_done")
+	VZEROUPPER()
+	RET()
+}
+
+// transposeHook512 is the layout test hook of the AVX-512 kernels.
+func (g *gen) transposeHook512() {
+	TEXT("transposeAVX512", 0, "func(dst, src *byte)")
+	Doc("transposeAVX512 writes the 128 bit planes (64 bytes each) of the 512 blocks at src to dst (row 16r+p = bit r of byte p; block 64g+4j+L at plane bit 128L+8j+g). Test hook for the layout.")
+	Pragma("noescape")
+	Load(Param("dst"), R8)
+	Load(Param("src"), R9)
+	f := newZFrame(RBX)
+	g.inputTranspose512(f, R9, f)
+	for m := 0; m < 128; m++ {
+		VMOVDQU64(f.row(f.st, m), Z0)
+		VMOVDQU64(Z0, Mem{Base: R8, Disp: plane512Bytes * m})
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// emitIndex512 emits the 9 index planes of the AVX-512 counter: bit k of
+// the block index at each plane position.
+func (g *gen) emitIndex512() {
+	g.idx512 = GLOBL("sm4bsIndexPlanes512", RODATA|NOPTR)
+	for k := 0; k < 9; k++ {
+		for byt := 0; byt < 64; byt++ {
+			var v byte
+			for t := 0; t < 8; t++ {
+				q := 8*byt + t
+				i := 64*(q&7) + 4*((q>>3)&15) + (q >> 7)
+				v |= byte(i>>k&1) << t
+			}
+			DATA(64*k+byt, U8(v))
+		}
+	}
+}
