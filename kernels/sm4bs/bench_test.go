@@ -11,8 +11,9 @@ import (
 	"github.com/gmtun/gmtun/kernels/sm4ctr"
 )
 
-// benchImpl is one SM4 kernel under comparison: the bitsliced tier of this
-// package or one of the sm4ctr tiers.
+// benchImpl is one SM4 kernel under comparison: a bitsliced form of this
+// package (AVX2, 256 blocks a pass; AVX-512, 512) or one of the sm4ctr
+// tiers.
 type benchImpl struct {
 	name      string
 	supported bool
@@ -21,7 +22,10 @@ type benchImpl struct {
 }
 
 func benchImpls() []benchImpl {
-	impls := []benchImpl{{"Bitsliced", Supported(), XORKeyStream, EncryptBlocks}}
+	impls := []benchImpl{
+		{"Bitsliced", Supported(), XORKeyStream, EncryptBlocks},
+		{"Bitsliced512", Supported512(), XORKeyStream512, EncryptBlocks512},
+	}
 	for _, t := range sm4ctr.AllTiers {
 		impls = append(impls, benchImpl{t.String(), t.Supported(),
 			func(rk *[32]uint32, ctr *[16]byte, dst, src []byte) { sm4ctr.XORKeyStream(t, rk, ctr, dst, src) },
@@ -31,15 +35,15 @@ func benchImpls() []benchImpl {
 }
 
 // BenchmarkCTR compares the CTR keystream XOR of every tier: one packet
-// (1420 bytes rounded up to 89 whole blocks, which the bitsliced tier pads
-// to a 256-block batch) and 4, 16 and 64 KiB. Read cpu-ns/op and cpu-MB/s
+// (1420 bytes rounded up to 89 whole blocks, which the bitsliced forms pad
+// to a 256- or 512-block batch) and 4, 8, 16 and 64 KiB. Read cpu-ns/op and cpu-MB/s
 // (thread CPU time) on a shared machine.
 func BenchmarkCTR(b *testing.B) {
 	_, enc, _ := newKey(b, make([]byte, 16))
 	sizes := []struct {
 		name string
 		n    int
-	}{{"pkt89blk", 89 * BlockSize}, {"4KiB", 4 << 10}, {"16KiB", 16 << 10}, {"64KiB", 64 << 10}}
+	}{{"pkt89blk", 89 * BlockSize}, {"4KiB", 4 << 10}, {"8KiB", 8 << 10}, {"16KiB", 16 << 10}, {"64KiB", 64 << 10}}
 	for _, sz := range sizes {
 		for _, im := range benchImpls() {
 			b.Run(fmt.Sprintf("%s/%s", sz.name, im.name), func(b *testing.B) {
@@ -54,16 +58,19 @@ func BenchmarkCTR(b *testing.B) {
 	}
 }
 
-// BenchmarkECB compares ECB encryption of one full bitsliced batch (4 KiB).
+// BenchmarkECB compares ECB encryption of one full bitsliced batch of
+// each form (4 and 8 KiB).
 func BenchmarkECB(b *testing.B) {
 	_, enc, _ := newKey(b, make([]byte, 16))
-	for _, im := range benchImpls() {
-		b.Run("4KiB/"+im.name, func(b *testing.B) {
-			if !im.supported {
-				kerneltest.Unsupported(b, "CPU lacks %s", im.name)
-			}
-			buf := make([]byte, 4<<10)
-			cputime.Loop(b, len(buf), func() { im.ecb(enc, buf, buf) })
-		})
+	for _, kib := range []int{4, 8} {
+		for _, im := range benchImpls() {
+			b.Run(fmt.Sprintf("%dKiB/%s", kib, im.name), func(b *testing.B) {
+				if !im.supported {
+					kerneltest.Unsupported(b, "CPU lacks %s", im.name)
+				}
+				buf := make([]byte, kib<<10)
+				cputime.Loop(b, len(buf), func() { im.ecb(enc, buf, buf) })
+			})
+		}
 	}
 }
