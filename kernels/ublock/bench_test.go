@@ -215,8 +215,10 @@ func BenchmarkPieces(b *testing.B) {
 // and over 64 × 1408 bytes (the whole blocks of 64 tunnel packets, one
 // call over the 90112 contiguous bytes: 11 passes), and GCM's keystream of
 // 64 × 1420-byte packets with their tag masks E_K(J0) gathered into one
-// call (90 blocks a packet, 12 passes). The packed tiers' counter-mode
-// forms are BenchmarkCTR and BenchmarkPieces.
+// call (90 blocks a packet: 11 full passes and 128 blocks, which
+// XORPiecesBitsliced pads to a 12th pass and XORPiecesHybrid runs through
+// the packed kernel). The packed tiers' counter-mode forms are
+// BenchmarkCTR and BenchmarkPieces.
 func BenchmarkBitsliced(b *testing.B) {
 	r := rand.NewChaCha8([32]byte{13})
 	rk, rounds := refKeySchedule(randBytes(r, 16), 16)
@@ -250,7 +252,17 @@ func BenchmarkBitsliced(b *testing.B) {
 				inc32(&ctr, 1)
 				ps = append(ps, Piece{Ctr: ctr, Dst: &bufs[i][0], Src: &bufs[i][0], N: packetBytes})
 			}
-			cputime.Loop(b, batchPackets*packetBytes, func() { XORPiecesBitsliced(k, ps) })
+			b.Run("bitsliced", func(b *testing.B) {
+				cputime.Loop(b, batchPackets*packetBytes, func() { XORPiecesBitsliced(k, ps) })
+			})
+			for _, tier := range []Tier{AVX512VBMI, AVX512} {
+				b.Run("hybrid-"+tier.String(), func(b *testing.B) {
+					if !tier.Supported() {
+						b.Skipf("CPU lacks %s", tier)
+					}
+					cputime.Loop(b, batchPackets*packetBytes, func() { XORPiecesHybrid(k, s, tier, ps) })
+				})
+			}
 		})
 	})
 	for _, tier := range []Tier{AVX512VBMI, AVX512} {

@@ -104,7 +104,7 @@ func TestBitslicedECBAgainstReference(t *testing.T) {
 
 // runPiecesBitsliced runs XORPiecesBitsliced over pieces of the given
 // lengths (negative: a nil source of -n bytes) and compares with refCTR.
-func runPiecesBitsliced(t *testing.T, r *rand.ChaCha8, k *BitslicedKey, rk []byte, rounds int, lens []int, what string) {
+func runPiecesBitsliced(t *testing.T, r *rand.ChaCha8, run func([]Piece), rk []byte, rounds int, lens []int, what string) {
 	t.Helper()
 	ps := make([]Piece, len(lens))
 	wants := make([][]byte, len(lens))
@@ -143,7 +143,7 @@ func runPiecesBitsliced(t *testing.T, r *rand.ChaCha8, k *BitslicedKey, rk []byt
 		}
 	}
 	saved := append([]byte(nil), unsafeBytes(ps)...)
-	XORPiecesBitsliced(k, ps)
+	run(ps)
 	for i := range ps {
 		if !bytes.Equal(dsts[i], wants[i]) {
 			t.Fatalf("%s: piece %d of %d (%d bytes) differs from the reference", what, i, len(ps), lens[i])
@@ -154,57 +154,75 @@ func runPiecesBitsliced(t *testing.T, r *rand.ChaCha8, k *BitslicedKey, rk []byt
 	}
 }
 
+// pieceForms are the gathered forms under test: XORPiecesBitsliced, and
+// XORPiecesHybrid with each packed ZMM tier the CPU has.
+func pieceForms(k *BitslicedKey, rk []byte, rounds int) map[string]func([]Piece) {
+	forms := map[string]func([]Piece){"bitsliced": func(ps []Piece) { XORPiecesBitsliced(k, ps) }}
+	s := new(Schedule)
+	s.Init(rk, 16, rounds)
+	for _, tier := range []Tier{AVX512VBMI, AVX512} {
+		if tier.Supported() {
+			forms["hybrid/"+tier.String()] = func(ps []Piece) { XORPiecesHybrid(k, s, tier, ps) }
+		}
+	}
+	return forms
+}
+
 func TestXORPiecesBitslicedAgainstReference(t *testing.T) {
 	needBitsliced(t)
 	r := rand.NewChaCha8([32]byte{22})
 	for _, v := range variants[:2] {
 		k, rk, rounds := newBitslicedKey(r, v.keyLen)
-		t.Run(v.name[len("uBlock-"):], func(t *testing.T) {
-			// Every length up to 4 blocks, then lengths across the pass
-			// boundaries up to 1100 blocks.
-			step := 16*7 + 3
-			if testing.Short() {
-				step = 16*61 + 5
-			}
-			for n := 0; n <= 1100*16; n++ {
-				if n > 64 && n%step != 0 && (n/16)%512 > 2 && (n/16)%512 < 510 {
-					continue
+		for form, run := range pieceForms(k, rk, rounds) {
+			t.Run(v.name[len("uBlock-"):]+"/"+form, func(t *testing.T) {
+				// Every length up to 4 blocks, then lengths across the pass
+				// boundaries (and the hybrid's tail threshold) up to 1100
+				// blocks.
+				step := 16*7 + 3
+				if testing.Short() {
+					step = 16*61 + 5
 				}
-				runPiecesBitsliced(t, r, k, rk, rounds, []int{n}, "single")
-				runPiecesBitsliced(t, r, k, rk, rounds, []int{-16, n}, "mask+text")
-			}
-			// GCM's batch shape: a tag mask and a packet each.
-			var batch []int
-			for i := 0; i < 64; i++ {
-				batch = append(batch, -16, 1420)
-			}
-			runPiecesBitsliced(t, r, k, rk, rounds, batch, "64 packets")
-			iters := 100
-			if testing.Short() {
-				iters = 30
-			}
-			for iter := 0; iter < iters; iter++ {
-				var lens []int
-				count := 1 + int(r.Uint64()%200)
-				for len(lens) < count {
-					var n int
-					switch r.Uint64() % 5 {
-					case 0:
-						n = -16
-					case 1:
-						n = int(r.Uint64() % 48)
-					case 2:
-						n = int(r.Uint64() % 300)
-					case 3:
-						n = -int(r.Uint64() % 40)
-					default:
-						n = int(r.Uint64() % 3000)
+				for n := 0; n <= 1100*16; n++ {
+					b := (n / 16) % 512
+					if n > 64 && n%step != 0 && b > 2 && b < 510 && (b < HybridTailBlocks-2 || b > HybridTailBlocks+1) {
+						continue
 					}
-					lens = append(lens, n)
+					runPiecesBitsliced(t, r, run, rk, rounds, []int{n}, "single")
+					runPiecesBitsliced(t, r, run, rk, rounds, []int{-16, n}, "mask+text")
 				}
-				runPiecesBitsliced(t, r, k, rk, rounds, lens, "mixed")
-			}
-		})
+				// GCM's batch shape: a tag mask and a packet each.
+				var batch []int
+				for i := 0; i < 64; i++ {
+					batch = append(batch, -16, 1420)
+				}
+				runPiecesBitsliced(t, r, run, rk, rounds, batch, "64 packets")
+				iters := 60
+				if testing.Short() {
+					iters = 20
+				}
+				for iter := 0; iter < iters; iter++ {
+					var lens []int
+					count := 1 + int(r.Uint64()%200)
+					for len(lens) < count {
+						var n int
+						switch r.Uint64() % 5 {
+						case 0:
+							n = -16
+						case 1:
+							n = int(r.Uint64() % 48)
+						case 2:
+							n = int(r.Uint64() % 300)
+						case 3:
+							n = -int(r.Uint64() % 40)
+						default:
+							n = int(r.Uint64() % 3000)
+						}
+						lens = append(lens, n)
+					}
+					runPiecesBitsliced(t, r, run, rk, rounds, lens, "mixed")
+				}
+			})
+		}
 	}
 }
 
@@ -233,7 +251,9 @@ func FuzzXORPiecesBitsliced(f *testing.F) {
 			}
 			lens = append(lens, n)
 		}
-		runPiecesBitsliced(t, r, &k, rk, rounds, lens, "fuzz")
+		for form, run := range pieceForms(&k, rk, rounds) {
+			runPiecesBitsliced(t, r, run, rk, rounds, lens, form)
+		}
 	})
 }
 
@@ -246,6 +266,15 @@ func TestBitslicedNoAllocs(t *testing.T) {
 	ps := []Piece{{Dst: &tag[0], N: 16}, {Dst: &buf[0], Src: &buf[0], N: 1420}}
 	if a := testing.AllocsPerRun(20, func() { XORPiecesBitsliced(k, ps) }); a != 0 {
 		t.Fatalf("XORPiecesBitsliced: %v allocations per run", a)
+	}
+	rk, rounds := refKeySchedule(randBytes(r, 16), 16)
+	k.Init(rk, rounds)
+	s := new(Schedule)
+	s.Init(rk, 16, rounds)
+	if tier, ok := Best(); ok && tier != AVX2 {
+		if a := testing.AllocsPerRun(20, func() { XORPiecesHybrid(k, s, tier, ps) }); a != 0 {
+			t.Fatalf("XORPiecesHybrid: %v allocations per run", a)
+		}
 	}
 	blocks := make([]byte, 16*100)
 	if a := testing.AllocsPerRun(20, func() { EncryptBlocksBitsliced(k, blocks, blocks) }); a != 0 {
@@ -278,6 +307,11 @@ func TestBitslicedPanics(t *testing.T) {
 		"negative piece":  func() { XORPiecesBitsliced(k, []Piece{{N: -1}}) },
 		"nil dst piece":   func() { XORPiecesBitsliced(k, []Piece{{N: 1}}) },
 		"zero key pieces": func() { XORPiecesBitsliced(&BitslicedKey{}, []Piece{{N: 0}}) },
+		"hybrid rounds": func() {
+			s := new(Schedule)
+			s.Init(make([]byte, 25*16), 16, 24)
+			XORPiecesHybrid(k, s, AVX512, nil)
+		},
 	} {
 		func() {
 			defer func() {
