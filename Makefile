@@ -84,11 +84,15 @@ purego:
 ## skipped there on purpose, so GMTUN_REQUIRE_IMPLS does not apply. GODEBUG goes to the test binaries only
 ## (-exec), not to the go command: the compiler would warn about gmtun's own feature names (gfni, vaes,
 ## vpclmulqdq), and the build cache would replay that warning later.
+## SKYLAKESP is kernels/cpu.SkylakeSP (AVX-512 and AES-NI without GFNI, VAES, VPCLMULQDQ, VBMI, VBMI2): the
+## CPUs the AVX-512+AES-NI ZUC tier is for. TestSkylakeSPMaskInMakefile keeps the two the same.
+SKYLAKESP := cpu.gfni=off,cpu.vaes=off,cpu.vpclmulqdq=off,cpu.avx512vbmi2=off,cpu.avx512vbmi=off
 forced-tiers: export GMTUN_REQUIRE_IMPLS =
 forced-tiers:
 	$(GO) test -count=1 -timeout $(TESTTIMEOUT) -exec 'env GODEBUG=cpu.avx512f=off' ./ciphers/... ./kernels/...
 	$(GO) test -count=1 -timeout $(TESTTIMEOUT) -exec 'env GODEBUG=cpu.avx512f=off,cpu.gfni=off' ./ciphers/... ./kernels/...
 	$(GO) test -count=1 -timeout $(TESTTIMEOUT) -exec 'env GODEBUG=cpu.avx512f=off,cpu.vpclmulqdq=off' ./ciphers/... ./kernels/...
+	$(GO) test -count=1 -timeout $(TESTTIMEOUT) -exec 'env GODEBUG=$(SKYLAKESP)' ./ciphers/... ./kernels/...
 
 ## kernels: regenerate the assembly from the avo generators
 kernels:

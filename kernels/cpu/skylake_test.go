@@ -1,6 +1,10 @@
 package cpu
 
-import "testing"
+import (
+	"os"
+	"strings"
+	"testing"
+)
 
 // TestSkylakeSP checks that the SkylakeSP mask, on a CPU with every
 // feature, leaves AVX-512 and AES-NI and switches off every feature
@@ -16,5 +20,18 @@ func TestSkylakeSP(t *testing.T) {
 	}
 	if f.GFNI || f.VAES || f.VPCLMULQDQ || f.AVX512GFNI || f.AVX512VAES || f.VBMI2 || f.VBMI {
 		t.Errorf("SkylakeSP left a feature Skylake-SP lacks: %+v", f)
+	}
+}
+
+// TestSkylakeSPMaskInMakefile checks that the forced-tier run of the
+// Makefile (SKYLAKESP) uses the same mask as SkylakeSP.
+func TestSkylakeSPMaskInMakefile(t *testing.T) {
+	mk, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatalf("reading the repository's Makefile: %v", err)
+	}
+	want := "SKYLAKESP := " + SkylakeSP + "\n"
+	if !strings.Contains(string(mk), want) {
+		t.Errorf("Makefile lacks the line %q", want)
 	}
 }
