@@ -244,22 +244,6 @@ func (g *gen) keyMasks(f frame, rk GPPhysical) {
 // 16g+2k+1 (high halves) of out. post, if set, finishes an output row
 // (XOR with the source and store) instead of a plain store.
 func unpackLevel(in, out func(m int) Mem, post func(y VecPhysical, m int)) {
-	unpackLevelOn(avx2Vecs, in, out, post)
-}
-
-// vecs is a register file for the transposes: the AVX2 kernels use
-// YMM0–15 with VMOVDQU, the AVX-512 kernels ZMM0–15 with VMOVDQU64 (the
-// same byte-lane code on four 128-bit lanes instead of two).
-type vecs struct {
-	r   []VecPhysical
-	mov func(ops ...Op)
-}
-
-var avx2Vecs = vecs{r: ymm[:], mov: func(ops ...Op) { VMOVDQU(ops[0], ops[1]) }}
-
-// unpackLevelOn is unpackLevel on the register file v.
-func unpackLevelOn(v vecs, in, out func(m int) Mem, post func(y VecPhysical, m int)) {
-	ymm, VMOVDQU := v.r, v.mov
 	for g := 0; g < 8; g++ {
 		for k := 0; k < 8; k += 4 {
 			for t := 0; t < 4; t++ {

@@ -21,16 +21,13 @@ const (
 	plane512Bytes = 64
 )
 
-var zmmVecs = vecs{r: zmm[:16], mov: func(ops ...Op) { VMOVDQU64(ops[0], ops[1]) }}
-
 // zframe is the AVX-512 kernels' stack frame, addressed from a 64-byte
 // aligned base register: key masks (4096 bytes), state planes and scratch
-// (8192 each: S-box outputs B, U = B ⊕ B<<<8, spill slots).
+// (8192 each: S-box outputs B, spill slots).
 type zframe struct{ km, st, tmp Mem }
 
 func (f zframe) row(base Mem, m int) Mem { return base.Offset(plane512Bytes * m) }
 func (f zframe) bpl(b int) Mem           { return f.tmp.Offset(plane512Bytes * b) }
-func (f zframe) upl(b int) Mem           { return f.tmp.Offset(2048 + plane512Bytes*b) }
 func (f zframe) slot(i int) Mem          { return f.tmp.Offset(4096 + plane512Bytes*i) }
 
 func newZFrame(base GPPhysical) zframe {
@@ -103,20 +100,16 @@ func (g *gen) rounds512(f zframe, name string, kp, cnt GPPhysical) {
 				g.stats = append(g.stats, e.String())
 			}
 		}
-		// L by plane renaming: U = B ⊕ B<<<8, X0 ^= U<<<2 ⊕ U<<<24 ⊕ B<<<18.
-		for b := 0; b < 32; b += 16 {
-			for t := 0; t < 16; t++ {
-				VMOVDQU64(f.bpl(b+t), zmm[t])
-				VPXORD(f.bpl((b+t-8)&31), zmm[t], zmm[t])
-				VMOVDQU64(zmm[t], f.upl(b+t))
-			}
-		}
+		// L by plane renaming: X0 ^= B ⊕ B<<<2 ⊕ B<<<10 ⊕ B<<<18 ⊕ B<<<24,
+		// two VPTERNLOGD and a VPXORD a plane.
 		for b := 0; b < 32; b += 16 {
 			for t := 0; t < 16; t++ {
 				VMOVDQU64(st(wordRow(x0, b+t)), zmm[t])
-				VMOVDQU64(f.upl((b+t-2)&31), zmm[16+t])
-				VPTERNLOGD(U8(immXor3), f.upl((b+t-24)&31), zmm[16+t], zmm[t])
-				VPXORD(f.bpl((b+t-18)&31), zmm[t], zmm[t])
+				VMOVDQU64(f.bpl(b+t), zmm[16+t])
+				VPTERNLOGD(U8(immXor3), f.bpl((b+t-2)&31), zmm[16+t], zmm[t])
+				VMOVDQU64(f.bpl((b+t-10)&31), zmm[16+t])
+				VPTERNLOGD(U8(immXor3), f.bpl((b+t-18)&31), zmm[16+t], zmm[t])
+				VPXORD(f.bpl((b+t-24)&31), zmm[t], zmm[t])
 				VMOVDQU64(zmm[t], st(wordRow(x0, b+t)))
 			}
 		}
@@ -126,14 +119,33 @@ func (g *gen) rounds512(f zframe, name string, kp, cnt GPPhysical) {
 	JNZ(LabelRef(name + "_rounds"))
 }
 
-// inputTranspose512 is F1 (first level straight from src) then F2.
+// f1Regs is F1 with all four levels in registers: a group of 16 rows
+// fits in Z0–Z15, each level writes the other bank of 16, so every row is
+// loaded and stored once (the AVX2 code, with 16 registers, stores every
+// level). Level by level it is unpackLevel's code.
+func f1Regs(in func(m int) Mem, post func(y VecPhysical, m int)) {
+	for g := 0; g < 8; g++ {
+		for k := 0; k < 16; k++ {
+			VMOVDQU64(in(16*g+k), zmm[k])
+		}
+		src, dst := zmm[:16], zmm[16:]
+		for level := 0; level < 4; level++ {
+			for k := 0; k < 8; k++ {
+				VPUNPCKLBW(src[k+8], src[k], dst[2*k])
+				VPUNPCKHBW(src[k+8], src[k], dst[2*k+1])
+			}
+			src, dst = dst, src
+		}
+		for k := 0; k < 16; k++ {
+			post(src[k], 16*g+k)
+		}
+	}
+}
+
+// inputTranspose512 is F1 (straight from src) then F2.
 func (g *gen) inputTranspose512(f zframe, src GPPhysical, dst zframe) {
 	st := func(m int) Mem { return f.row(f.st, m) }
-	tmp := func(m int) Mem { return f.row(f.tmp, m) }
-	unpackLevelOn(zmmVecs, func(m int) Mem { return Mem{Base: src, Disp: plane512Bytes * m} }, tmp, nil)
-	unpackLevelOn(zmmVecs, tmp, st, nil)
-	unpackLevelOn(zmmVecs, st, tmp, nil)
-	unpackLevelOn(zmmVecs, tmp, st, nil)
+	f1Regs(func(m int) Mem { return Mem{Base: src, Disp: plane512Bytes * m} }, func(y VecPhysical, m int) { VMOVDQU64(y, st(m)) })
 	g.bitTranspose512(st, st, func(p int) int { return p })
 }
 
@@ -143,10 +155,7 @@ func (g *gen) outputTranspose512(f zframe, dst, src GPPhysical, xorSrc bool) {
 	st := func(m int) Mem { return f.row(f.st, m) }
 	tmp := func(m int) Mem { return f.row(f.tmp, m) }
 	g.bitTranspose512(st, tmp, func(p int) int { return 4*(3-p/4) + p%4 })
-	unpackLevelOn(zmmVecs, tmp, st, nil)
-	unpackLevelOn(zmmVecs, st, tmp, nil)
-	unpackLevelOn(zmmVecs, tmp, st, nil)
-	unpackLevelOn(zmmVecs, st, nil, func(y VecPhysical, m int) {
+	f1Regs(tmp, func(y VecPhysical, m int) {
 		if xorSrc {
 			VPXORD(Mem{Base: src, Disp: plane512Bytes * m}, y, y)
 		}
