@@ -338,6 +338,7 @@ func TestDefaultTiers(t *testing.T) {
 	// names and masks, they must still read the same.
 	want := []TierSpec{
 		{Name: "best"},
+		{Name: "avx-512+aes-ni", GODEBUG: "cpu.gfni=off,cpu.vaes=off,cpu.vpclmulqdq=off,cpu.avx512vbmi2=off,cpu.avx512vbmi=off"},
 		{Name: "avx2+gfni", GODEBUG: "cpu.avx512f=off"},
 		{Name: "avx2+vaes", GODEBUG: "cpu.avx512f=off,cpu.gfni=off"},
 		{Name: "avx2+aes-ni", GODEBUG: "cpu.avx512f=off,cpu.gfni=off,cpu.vaes=off,cpu.vpclmulqdq=off"},

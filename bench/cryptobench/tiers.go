@@ -29,7 +29,9 @@ type TierSpec struct {
 
 // DefaultTiers returns the tiers `gmtun bench` measures by default, fastest
 // first: no mask ("best"); then each of ciphers.TierMasks, named after the
-// SM4 tier it leaves in lower case: AVX-512 off (an AVX2 + GFNI machine,
+// SM4 tier it leaves in lower case: GFNI, VAES, VPCLMULQDQ and VBMI off
+// (an AVX-512 machine of the Skylake-SP class, "avx-512+aes-ni"), AVX-512
+// off (an AVX2 + GFNI machine,
 // "avx2+gfni"), GFNI off too ("avx2+vaes"), and VAES and VPCLMULQDQ off
 // too (an AVX2 + AES-NI machine, "avx2+aes-ni"); last every feature off
 // (the portable Go code, "generic").

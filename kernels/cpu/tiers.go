@@ -36,6 +36,7 @@ type Cap struct {
 // unmasked one and the generic code (AllOff).
 func Caps() []Cap {
 	return []Cap{
+		{Tier: TierAVX512AESNI, GODEBUG: SkylakeSP},
 		{Tier: TierAVX2GFNI, GODEBUG: "cpu.avx512f=off"},
 		{Tier: TierAVX2VAES, GODEBUG: "cpu.avx512f=off,cpu.gfni=off"},
 		{Tier: TierAVX2AESNI, GODEBUG: "cpu.avx512f=off,cpu.gfni=off,cpu.vaes=off,cpu.vpclmulqdq=off"},

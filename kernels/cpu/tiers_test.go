@@ -11,6 +11,9 @@ import (
 // (probed features) and x/sys/cpu (avx512f) read it, then combined.
 func TestCaps(t *testing.T) {
 	want := map[string]func(Features) bool{
+		TierAVX512AESNI: func(f Features) bool {
+			return f.AVX512 && !f.GFNI && !f.VAES && !f.VPCLMULQDQ && !f.AVX512GFNI && f.AVX2 && f.AESNI
+		},
 		TierAVX2GFNI: func(f Features) bool { return !f.AVX512 && f.GFNI && f.VAES && f.VPCLMULQDQ },
 		TierAVX2VAES: func(f Features) bool { return !f.AVX512 && !f.GFNI && f.VAES && f.VPCLMULQDQ },
 		TierAVX2AESNI: func(f Features) bool {
@@ -54,7 +57,7 @@ func TestTierNames(t *testing.T) {
 	for got, want := range map[string]string{
 		TierAVX512GFNI: "AVX-512+GFNI", TierAVX512VBMI: "AVX-512+VBMI", TierAVX512: "AVX-512",
 		TierAVX2GFNI: "AVX2+GFNI", TierAVX2VAES: "AVX2+VAES", TierAVX2VPCLMULQDQ: "AVX2+VPCLMULQDQ",
-		TierAVX2AESNI: "AVX2+AES-NI", TierAVX2: "AVX2", TierPCLMULQDQ: "PCLMULQDQ",
+		TierAVX2AESNI: "AVX2+AES-NI", TierAVX2: "AVX2", TierPCLMULQDQ: "PCLMULQDQ", TierAVX512AESNI: "AVX-512+AES-NI",
 	} {
 		if got != want {
 			t.Errorf("tier name %q, want %q", got, want)

@@ -2,7 +2,11 @@
 
 package sm4ctr
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/gmtun/gmtun/kernels/internal/ctrpass"
+)
 
 // maxPassBlocks is the largest full pass of any tier (AVX512GFNI: one
 // byte-sliced set of 64 blocks).
@@ -18,20 +22,13 @@ func (t Tier) PassBlocks() int {
 	return 32 // four sets of 8 (see kernels/_gen/sm4ctr, slotSet)
 }
 
-// Piece is one run of a gathered pass (XORPieces): the keystream of the
-// counter blocks Ctr, inc32(Ctr), … XORed with Src into Dst for N bytes
-// (the last block may be partial: only its first bytes are used). A nil
-// Src writes the keystream itself. The layout is read by the assembly.
-type Piece struct {
-	Ctr      [16]byte
-	Dst, Src *byte
-	N        int
-}
-
-// The assembly reads Piece as 40 bytes: Ctr at 0, Dst at 16, Src at 24,
-// N at 32.
-var _ [40 - unsafe.Sizeof(Piece{})]struct{}
-var _ [unsafe.Sizeof(Piece{}) - 40]struct{}
+// Piece is one run of a gathered pass (XORPieces, XORPiecesBatch): the
+// keystream of the counter blocks Ctr, inc32(Ctr), … XORed with Src into
+// Dst for N bytes (the last block may be partial: only its first bytes
+// are used). A nil Src writes the keystream itself. The assembly reads
+// its layout (ctrpass.Piece: 40 bytes, Ctr at 0, Dst at 16, Src at 24, N
+// at 32).
+type Piece = ctrpass.Piece
 
 // MaxPieceBlocks is the most blocks one XORPieces call takes: two full
 // passes of the widest tier (AVX512GFNI runs more than 64 as one pass of
@@ -39,7 +36,7 @@ var _ [unsafe.Sizeof(Piece{}) - 40]struct{}
 const MaxPieceBlocks = 2 * maxPassBlocks
 
 // PieceBlocks returns the blocks a piece of n bytes uses.
-func PieceBlocks(n int) int { return (n + BlockSize - 1) / BlockSize }
+func PieceBlocks(n int) int { return ctrpass.Blocks(n) }
 
 // XORPieces applies every piece of ps, whose blocks (PieceBlocks of each
 // N) add up to at most MaxPieceBlocks, in one kernel call that builds the
@@ -73,7 +70,7 @@ func XORPieces(t Tier, rk *[32]uint32, ps []Piece) {
 		xorPiecesAVX2GFNI(rk, pp, len(ps), nblocks)
 	case AVX2VAES:
 		xorPiecesAVX2VAES(rk, pp, len(ps), nblocks)
-	case AVX2AESNI:
+	case AVX2AESNI, AVX512AESNI:
 		xorPiecesAVX2AESNI(rk, pp, len(ps), nblocks)
 	}
 }

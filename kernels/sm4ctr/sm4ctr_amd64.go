@@ -3,9 +3,8 @@
 package sm4ctr
 
 import (
-	"encoding/binary"
-
 	"github.com/gmtun/gmtun/kernels/cpu"
+	"github.com/gmtun/gmtun/kernels/internal/ctrpass"
 )
 
 // BlockSize is the SM4 block size in bytes.
@@ -18,12 +17,16 @@ type Tier int
 const (
 	AVX512GFNI Tier = iota + 1 // AVX-512 F/BW/VL/DQ + GFNI, ZMM
 	AVX2GFNI                   // AVX2 + VEX GFNI, YMM
-	AVX2VAES                   // AVX2 + VAES (VEX), YMM
-	AVX2AESNI                  // AVX2 + AES-NI, YMM
+	// AVX512AESNI is AVX-512 without GFNI (Skylake-SP, Cascade Lake):
+	// runs of 512 blocks and more go through the bitsliced kernel
+	// (bitsliced_amd64.go), shorter ones through AVX2AESNI.
+	AVX512AESNI
+	AVX2VAES  // AVX2 + VAES (VEX), YMM
+	AVX2AESNI // AVX2 + AES-NI, YMM
 )
 
 // AllTiers lists every tier, fastest first, whether or not the CPU has it.
-var AllTiers = []Tier{AVX512GFNI, AVX2GFNI, AVX2VAES, AVX2AESNI}
+var AllTiers = []Tier{AVX512GFNI, AVX2GFNI, AVX512AESNI, AVX2VAES, AVX2AESNI}
 
 // String returns the tier's name, as kernels/cpu spells it ("AVX-512+GFNI",
 // …): the name ciphers/internal/sm4 registers the tier under.
@@ -33,6 +36,8 @@ func (t Tier) String() string {
 		return cpu.TierAVX512GFNI
 	case AVX2GFNI:
 		return cpu.TierAVX2GFNI
+	case AVX512AESNI:
+		return cpu.TierAVX512AESNI
 	case AVX2VAES:
 		return cpu.TierAVX2VAES
 	case AVX2AESNI:
@@ -49,6 +54,8 @@ func (t Tier) Supported() bool {
 		return cpu.X86.AVX512GFNI
 	case AVX2GFNI:
 		return cpu.X86.GFNI
+	case AVX512AESNI:
+		return cpu.X86.AVX512 && cpu.X86.AVX2 && cpu.X86.AESNI
 	case AVX2VAES:
 		return cpu.X86.VAES
 	case AVX2AESNI:
@@ -60,7 +67,7 @@ func (t Tier) Supported() bool {
 // Width is the number of blocks tier t processes per register set, the
 // least a call costs: 32 for AVX512GFNI (its narrower, YMM, byte-sliced
 // pass; full passes take 64), 8 for the YMM tiers (four sets interleaved
-// per pass).
+// per pass) and for AVX512AESNI below BitslicedBlocks.
 func (t Tier) Width() int {
 	if t == AVX512GFNI {
 		return 32
@@ -101,6 +108,8 @@ func EncryptBlocks(t Tier, rk *[32]uint32, dst, src []byte) {
 	}
 	t.check()
 	switch t {
+	case AVX512AESNI:
+		encryptBlocksHybrid(rk, dst, src)
 	case AVX512GFNI:
 		encryptBlocksAVX512GFNI(rk, &dst[0], &src[0], n)
 	case AVX2GFNI:
@@ -127,7 +136,11 @@ func XORKeyStream(t Tier, rk *[32]uint32, ctr *[16]byte, dst, src []byte) {
 		panic("sm4ctr: output smaller than input")
 	}
 	t.check()
-	xorKeyStream(t, rk, ctr, &dst[0], &src[0], n)
+	if t == AVX512AESNI {
+		xorKeyStreamHybrid(rk, ctr, dst[:n*BlockSize], src[:n*BlockSize])
+	} else {
+		xorKeyStream(t, rk, ctr, &dst[0], &src[0], n)
+	}
 	inc32(ctr, n)
 }
 
@@ -139,13 +152,11 @@ func xorKeyStream(t Tier, rk *[32]uint32, ctr *[16]byte, dst, src *byte, n int) 
 		xorKeyStreamAVX2GFNI(rk, ctr, dst, src, n)
 	case AVX2VAES:
 		xorKeyStreamAVX2VAES(rk, ctr, dst, src, n)
-	case AVX2AESNI:
+	case AVX2AESNI, AVX512AESNI:
 		xorKeyStreamAVX2AESNI(rk, ctr, dst, src, n)
 	}
 }
 
 // inc32 adds n to the last 32-bit big-endian word of ctr modulo 2^32
 // (NIST SP 800-38D §6.2).
-func inc32(ctr *[16]byte, n int) {
-	binary.BigEndian.PutUint32(ctr[12:], binary.BigEndian.Uint32(ctr[12:])+uint32(n))
-}
+func inc32(ctr *[16]byte, n int) { ctrpass.Inc32(ctr, n) }

@@ -3,12 +3,10 @@
 package ublock
 
 import (
-	"crypto/subtle"
-	"encoding/binary"
-	"math/bits"
 	"unsafe"
 
 	"github.com/gmtun/gmtun/kernels/cpu"
+	"github.com/gmtun/gmtun/kernels/internal/ctrpass"
 )
 
 // The bitsliced form of uBlock-128 (16-byte blocks, 16 or 24 rounds) on
@@ -151,102 +149,21 @@ func XORPiecesHybrid(k *BitslicedKey, s *Schedule, t Tier, ps []Piece) {
 // xorPiecesBitsliced runs the pieces; with s set, a short final pass goes
 // through XORPieces(t, s, …).
 func xorPiecesBitsliced(k *BitslicedKey, s *Schedule, t Tier, ps []Piece) {
-	for i := range ps {
-		if ps[i].N < 0 || ps[i].N > 0 && ps[i].Dst == nil {
-			panic("ublock: bad piece")
-		}
-	}
+	ctrpass.Check(ps, "ublock")
 	k.check()
+	w := ctrpass.NewWalker(ps, BitslicedBlocks, 0)
+	if s != nil {
+		w = ctrpass.NewWalker(ps, BitslicedBlocks, HybridTailBlocks)
+	}
 	var buf [bitslicedPassBytes]byte
-	nb := 0        // blocks in buf
-	xi, xo := 0, 0 // piece and byte offset the keystream in buf starts at
-	flush := func() {
+	for w.Fill(buf[:]) {
 		encryptBitsliced128AVX512(&k.m0()[0], k.rounds, &buf[0], &buf[0], 1)
-		// The same walk as the fill below, from where the pass began.
-		for at := 0; at < 16*nb; {
-			p := &ps[xi]
-			if xo >= p.N {
-				xi, xo = xi+1, 0
-				continue
-			}
-			take := min((p.N-xo+15)/16, nb-at/16)
-			n := min(16*take, p.N-xo)
-			ks := buf[at : at+n]
-			d := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(p.Dst), xo)), n)
-			if p.Src == nil {
-				copy(d, ks)
-			} else {
-				subtle.XORBytes(d, unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(p.Src), xo)), n), ks)
-			}
-			at += 16 * take
-			xo += n
-		}
-		nb = 0
-	}
-	// The counter blocks as two little-endian words each (amd64).
-	words := (*[BitslicedBlocks][2]uint64)(unsafe.Pointer(&buf[0]))
-	for i := range ps {
-		p := &ps[i]
-		// The counter block as two little-endian words: w0 the first 8
-		// bytes, w1 the next 4 and the big-endian counter word on top.
-		w0 := binary.LittleEndian.Uint64(p.Ctr[:8])
-		w1 := uint64(binary.LittleEndian.Uint32(p.Ctr[8:12]))
-		c := binary.BigEndian.Uint32(p.Ctr[12:])
-		for off := 0; off < p.N; {
-			take := min((p.N-off+15)/16, BitslicedBlocks-nb)
-			for b := range words[nb : nb+take] {
-				words[nb+b] = [2]uint64{w0, w1 | uint64(bits.ReverseBytes32(c))<<32}
-				c++
-			}
-			nb += take
-			off += min(16*take, p.N-off)
-			if nb == BitslicedBlocks {
-				flush()
-			}
-		}
-	}
-	switch {
-	case nb > 0 && s != nil && nb < HybridTailBlocks:
-		clear(buf[:16*nb])
-		packedTail(s, t, ps[xi:], xo)
-	case nb > 0:
-		clear(buf[16*nb:])
-		flush()
+		w.Apply(buf[:])
 	}
 	clear(buf[:])
-}
-
-// packedTail runs the pieces ps, the first from byte xo on, through
-// XORPieces in calls of at most MaxPieceBlocks blocks (a piece longer than
-// that is split at block boundaries).
-func packedTail(s *Schedule, t Tier, ps []Piece, xo int) {
-	var (
-		call [MaxPieceBlocks]Piece
-		np   int
-		nb   int
-	)
-	for i := range ps {
-		p := ps[i]
-		for off := xo; off < p.N; {
-			if nb == MaxPieceBlocks {
-				XORPieces(t, s, call[:np])
-				np, nb = 0, 0
-			}
-			take := min((p.N-off+15)/16, MaxPieceBlocks-nb)
-			n := min(16*take, p.N-off)
-			q := Piece{Ctr: p.Ctr, Dst: (*byte)(unsafe.Add(unsafe.Pointer(p.Dst), off)), N: n}
-			inc32(&q.Ctr, off/16)
-			if p.Src != nil {
-				q.Src = (*byte)(unsafe.Add(unsafe.Pointer(p.Src), off))
-			}
-			call[np] = q
-			np++
-			nb += take
-			off += n
-		}
-		xo = 0
+	var scratch [64]Piece
+	for q := w.Rest(scratch[:], MaxPieceBlocks); q != nil; q = w.Rest(scratch[:], MaxPieceBlocks) {
+		XORPieces(t, s, q)
 	}
-	if np > 0 {
-		XORPieces(t, s, call[:np])
-	}
+	clear(scratch[:])
 }

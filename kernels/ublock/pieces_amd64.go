@@ -2,25 +2,19 @@
 
 package ublock
 
-import "unsafe"
+import (
+	"unsafe"
 
-// Piece is one run of a gathered pass (XORPieces): the keystream of the
-// counter blocks Ctr, inc32(Ctr), … XORed with Src into Dst for N bytes
-// (the last block may be partial: only its first bytes are used). A nil
-// Src writes the keystream itself (a GCM tag mask E_K(J0)). The layout is
-// read by the assembly.
-type Piece struct {
-	Ctr      [16]byte
-	Dst, Src *byte
-	N        int
-}
-
-// The assembly reads Piece as 40 bytes: Ctr at 0, Dst at 16, Src at 24,
-// N at 32.
-var (
-	_ [40 - unsafe.Sizeof(Piece{})]struct{}
-	_ [unsafe.Sizeof(Piece{}) - 40]struct{}
+	"github.com/gmtun/gmtun/kernels/internal/ctrpass"
 )
+
+// Piece is one run of a gathered pass (XORPieces, XORPiecesBitsliced):
+// the keystream of the counter blocks Ctr, inc32(Ctr), … XORed with Src
+// into Dst for N bytes (the last block may be partial: only its first
+// bytes are used). A nil Src writes the keystream itself (a GCM tag mask
+// E_K(J0)). The assembly reads its layout (ctrpass.Piece: 40 bytes, Ctr
+// at 0, Dst at 16, Src at 24, N at 32).
+type Piece = ctrpass.Piece
 
 // MaxPieceBlocks is the most blocks one XORPieces call takes (the
 // kernel's stack buffer of counter blocks): 8 full passes of AVX2, 4 of
@@ -28,7 +22,7 @@ var (
 const MaxPieceBlocks = 128
 
 // PieceBlocks returns the blocks a piece of n bytes uses.
-func PieceBlocks(n int) int { return (n + 15) / 16 }
+func PieceBlocks(n int) int { return ctrpass.Blocks(n) }
 
 // PassBlocks is the number of 16-byte blocks of one full kernel pass of
 // tier t (four register pairs): the unit in which calls run at full

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 
 	"github.com/gmtun/gmtun/kernels/cpu"
+	"github.com/gmtun/gmtun/kernels/internal/ctrpass"
 )
 
 // MaxRounds is the round count of the longest variants (uBlock-128/256
@@ -306,9 +307,7 @@ func ctrKernel(t Tier, s *Schedule, ctr *[16]byte, dst, src *byte, n int) {
 
 // inc32 adds n to the last 32-bit big-endian word of ctr modulo 2^32
 // (NIST SP 800-38D §6.2).
-func inc32(ctr *[16]byte, n int) {
-	binary.BigEndian.PutUint32(ctr[12:], binary.BigEndian.Uint32(ctr[12:])+uint32(n))
-}
+func inc32(ctr *[16]byte, n int) { ctrpass.Inc32(ctr, n) }
 
 // Job is one keystream XOR of XORKeyStreamMulti: Src XORed with the
 // keystream of schedule S (16-byte blocks) from counter *Ctr into Dst,

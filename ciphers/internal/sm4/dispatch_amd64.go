@@ -25,6 +25,11 @@ var (
 	// VPCLMULQDQ on YMM where the CPU has it (avx2GHASH), else with
 	// 128-bit PCLMULQDQ.
 	useAVX2GFNI = cpu.X86.GFNI && cpu.X86.AESNI
+	// useAVX512AESNI: AVX-512 without GFNI (Skylake-SP, Cascade Lake):
+	// batches of at least sm4ctr.BitslicedBlocks blocks run through the
+	// bitsliced ZMM kernel, everything shorter on the AVX2+AES-NI
+	// kernels; GHASH as on the AVX2+GFNI tier.
+	useAVX512AESNI = cpu.X86.AVX512 && cpu.X86.AVX2 && cpu.X86.AESNI
 	// useAVX2VAES: SM4 on YMM with the S-box through VAESENCLAST on whole
 	// YMM registers, GHASH with VPCLMULQDQ on YMM (AMD Zen 3: VAES and
 	// VPCLMULQDQ without GFNI or AVX-512).
@@ -33,7 +38,8 @@ var (
 	// 128-bit halves, GHASH with 128-bit PCLMULQDQ.
 	useAVX2AESNI = cpu.X86.AVX2 && cpu.X86.AESNI
 
-	// avx2GHASH is the GHASH kernel of the AVX2+GFNI tier, fixed at start.
+	// avx2GHASH is the GHASH kernel of the AVX2+GFNI and AVX-512+AES-NI
+	// tiers, fixed at start.
 	avx2GHASH = func() ghash.Tier {
 		if cpu.X86.VPCLMULQDQ {
 			return ghash.AVX2VPCLMULQDQ
@@ -47,6 +53,7 @@ func init() {
 	// spelling), the name tiers() maps it back to.
 	impl.Register(ImplPackage, sm4ctr.AVX512GFNI.String(), &useAVX512GFNI)
 	impl.Register(ImplPackage, sm4ctr.AVX2GFNI.String(), &useAVX2GFNI)
+	impl.Register(ImplPackage, sm4ctr.AVX512AESNI.String(), &useAVX512AESNI)
 	impl.Register(ImplPackage, sm4ctr.AVX2VAES.String(), &useAVX2VAES)
 	impl.Register(ImplPackage, sm4ctr.AVX2AESNI.String(), &useAVX2AESNI)
 }
@@ -59,6 +66,8 @@ func tiers() (st sm4ctr.Tier, gt ghash.Tier, ok bool) {
 		return sm4ctr.AVX512GFNI, ghash.AVX512, true
 	case useAVX2GFNI:
 		return sm4ctr.AVX2GFNI, avx2GHASH, true
+	case useAVX512AESNI:
+		return sm4ctr.AVX512AESNI, avx2GHASH, true
 	case useAVX2VAES:
 		return sm4ctr.AVX2VAES, ghash.AVX2VPCLMULQDQ, true
 	case useAVX2AESNI:

@@ -280,6 +280,10 @@ func sealBatchKernel(st sm4ctr.Tier, gt ghash.Tier, g *GCM, ps []Packet) {
 		sealKernel(st, gt, g, p.Text, p.Tag, &p.Nonce, p.Text, p.AAD)
 		return
 	}
+	if st == sm4ctr.AVX512AESNI && batchBlocks(ps, nil, 1) >= sm4ctr.BitslicedBlocks {
+		sealBatchBitsliced(st, gt, g, ps)
+		return
+	}
 	pass, gpass := st.PassBlocks(), gatherBlocks(st)
 	var ga gather
 	dp := directs{st: st, rk: &g.enc}
@@ -340,6 +344,10 @@ func openBatchKernel(st sm4ctr.Tier, gt ghash.Tier, g *GCM, ps []Packet, ok []bo
 			ok[base+i] = tagValid(p.Tag, &y, masks[i*BlockSize:])
 		}
 	}
+	if st == sm4ctr.AVX512AESNI && batchBlocks(ps, ok, 0) >= sm4ctr.BitslicedBlocks {
+		xorBatchBitsliced(st, g, ps, ok, 2)
+		return
+	}
 	pass, gpass := st.PassBlocks(), gatherBlocks(st)
 	var ga gather
 	dp := directs{st: st, rk: &g.enc}
@@ -365,4 +373,67 @@ func openBatchKernel(st sm4ctr.Tier, gt ghash.Tier, g *GCM, ps []Packet, ok []bo
 	}
 	dp.flush()
 	ga.flush(st, &g.enc)
+}
+
+// bitslicedChunk is how many packets one sm4ctr.XORPiecesBatch call of
+// the AVX-512+AES-NI tier takes: the tunnel's largest batch (two pieces
+// each, on the stack).
+const bitslicedChunk = 128
+
+// batchBlocks returns the counter blocks of the texts of ps (only those
+// with ok[i], when ok is set) plus extra blocks per packet (the tag mask).
+func batchBlocks(ps []Packet, ok []bool, extra int) int {
+	n := 0
+	for i := range ps {
+		if ok == nil || ok[i] {
+			n += sm4ctr.PieceBlocks(len(ps[i].Text)) + extra
+		}
+	}
+	return n
+}
+
+// sealBatchBitsliced is sealBatchKernel on the AVX-512+AES-NI tier for a
+// batch of at least sm4ctr.BitslicedBlocks blocks: the tag masks and
+// texts of all packets as pieces of sm4ctr.XORPiecesBatch, which runs them
+// in bitsliced passes of 512 counter blocks across packets, then the
+// GHASHes.
+func sealBatchBitsliced(st sm4ctr.Tier, gt ghash.Tier, g *GCM, ps []Packet) {
+	xorBatchBitsliced(st, g, ps, nil, 1)
+	for i := range ps {
+		p := &ps[i]
+		var y [16]byte
+		ghashKernel(gt, &g.hkeyAsm, &y, p.AAD, p.Text)
+		xorTag(p.Tag, &y)
+	}
+}
+
+// xorBatchBitsliced applies the keystream to the texts of ps (only those
+// with ok[i], when ok is set) from counter first (2 for the text, inc32
+// of J0), and with first = 1 also writes each tag mask E_K(J0) into its
+// tag, through sm4ctr.XORPiecesBatch.
+func xorBatchBitsliced(st sm4ctr.Tier, g *GCM, ps []Packet, ok []bool, first uint32) {
+	var pieces [2 * bitslicedChunk]sm4ctr.Piece
+	for base := 0; base < len(ps); base += bitslicedChunk {
+		chunk := ps[base:min(len(ps), base+bitslicedChunk)]
+		n := 0
+		for i := range chunk {
+			if ok != nil && !ok[base+i] {
+				continue
+			}
+			p := &chunk[i]
+			k := gcmctr.New(&p.Nonce, first)
+			if first == 1 {
+				k.Put(&pieces[n].Ctr)
+				pieces[n].Dst, pieces[n].Src, pieces[n].N = &p.Tag[0], nil, TagSize
+				n++
+				k.Count++
+			}
+			if len(p.Text) > 0 {
+				k.Put(&pieces[n].Ctr)
+				pieces[n].Dst, pieces[n].Src, pieces[n].N = &p.Text[0], &p.Text[0], len(p.Text)
+				n++
+			}
+		}
+		sm4ctr.XORPiecesBatch(st, &g.enc, pieces[:n])
+	}
 }

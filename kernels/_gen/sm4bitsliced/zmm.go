@@ -6,15 +6,11 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
-// The AVX-512 kernels: the same design on ZMM registers, 512 blocks per
-// pass. A batch is 8192 bytes = 128 rows of 64 bytes (row m holds blocks
-// 4m..4m+3 in its four 128-bit lanes); F1 and F2 are the AVX2 code on four
-// lanes, so row 16r+p is again the plane of bit r of block byte p, and
-// block i = 64g + 4j + L sits at plane bit 128L + 8j + g. The rounds use
-// the fused S-box program (fuse.go) and VPTERNLOGD for the three-way XORs;
-// round-key masks are the AVX2 kernels' dwords, read with embedded
-// broadcast. The frame is aligned to 64 bytes so no plane access splits a
-// cache line.
+// The kernels on ZMM registers, 512 blocks per pass (layout: main.go).
+// The rounds use the fused S-box program (fuse.go) and VPTERNLOGD for the
+// three-way XORs; round-key masks are dwords (keyMasks), read with
+// embedded broadcast. The frame is aligned to 64 bytes so no plane access
+// splits a cache line.
 
 const (
 	batch512Bytes = 8192
@@ -121,8 +117,7 @@ func (g *gen) rounds512(f zframe, name string, kp, cnt GPPhysical) {
 
 // f1Regs is F1 with all four levels in registers: a group of 16 rows
 // fits in Z0–Z15, each level writes the other bank of 16, so every row is
-// loaded and stored once (the AVX2 code, with 16 registers, stores every
-// level). Level by level it is unpackLevel's code.
+// loaded and stored once.
 func f1Regs(in func(m int) Mem, post func(y VecPhysical, m int)) {
 	for g := 0; g < 8; g++ {
 		for k := 0; k < 16; k++ {
@@ -164,8 +159,8 @@ func (g *gen) outputTranspose512(f zframe, dst, src GPPhysical, xorSrc bool) {
 }
 
 func (g *gen) encryptBlocks512() {
-	TEXT("encryptBlocksAVX512", 0, "func(rk *[32]uint32, dst, src *byte, nblocks int)")
-	Doc("encryptBlocksAVX512 encrypts nblocks blocks (a multiple of 512) from src to dst with SM4 (GB/T 32907-2016 §7.1) under round keys rk, bitsliced on AVX-512 (F, BW).")
+	TEXT("encryptBlocksBitsliced", 0, "func(rk *[32]uint32, dst, src *byte, nblocks int)")
+	Doc("encryptBlocksBitsliced encrypts nblocks blocks (a multiple of 512) from src to dst with SM4 (GB/T 32907-2016 §7.1) under round keys rk, bitsliced on AVX-512 (F, BW).")
 	Pragma("noescape")
 	Load(Param("rk"), RSI)
 	Load(Param("dst"), R8)
@@ -174,7 +169,7 @@ func (g *gen) encryptBlocks512() {
 	f := newZFrame(RBX)
 	SHRQ(U8(9), R10)
 	JZ(LabelRef("enc512_done"))
-	g.keyMasks(frame{km: f.km}, RSI)
+	g.keyMasks(f.km, RSI)
 	Label("enc512_batch")
 	Comment("Blocks to planes: F1 (first level straight from src), then F2.")
 	g.inputTranspose512(f, R9, f)
@@ -190,8 +185,8 @@ func (g *gen) encryptBlocks512() {
 }
 
 func (g *gen) xorKeyStream512() {
-	TEXT("xorKeyStreamAVX512", 0, "func(rk *[32]uint32, ctr *[16]byte, dst, src *byte, nblocks int)")
-	Doc("xorKeyStreamAVX512 XORs nblocks blocks (a multiple of 512) of src with the SM4 keystream of the counter blocks ctr, inc32(ctr), … (NIST SP 800-38D §6.2, §6.5) into dst, bitsliced on AVX-512 (F, BW). ctr is not updated.")
+	TEXT("xorKeyStreamBitsliced", 0, "func(rk *[32]uint32, ctr *[16]byte, dst, src *byte, nblocks int)")
+	Doc("xorKeyStreamBitsliced XORs nblocks blocks (a multiple of 512) of src with the SM4 keystream of the counter blocks ctr, inc32(ctr), … (NIST SP 800-38D §6.2, §6.5) into dst, bitsliced on AVX-512 (F, BW). ctr is not updated.")
 	Pragma("noescape")
 	Load(Param("rk"), RSI)
 	Load(Param("ctr"), R11)
@@ -201,7 +196,7 @@ func (g *gen) xorKeyStream512() {
 	f := newZFrame(RBX)
 	SHRQ(U8(9), R10)
 	JZ(LabelRef("ctr512_done"))
-	g.keyMasks(frame{km: f.km}, RSI)
+	g.keyMasks(f.km, RSI)
 	MOVL(Mem{Base: R11, Disp: 12}, ECX)
 	BSWAPL(ECX)
 	Label("ctr512_batch")
@@ -257,8 +252,8 @@ func (g *gen) xorKeyStream512() {
 
 // transposeHook512 is the layout test hook of the AVX-512 kernels.
 func (g *gen) transposeHook512() {
-	TEXT("transposeAVX512", 0, "func(dst, src *byte)")
-	Doc("transposeAVX512 writes the 128 bit planes (64 bytes each) of the 512 blocks at src to dst (row 16r+p = bit r of byte p; block 64g+4j+L at plane bit 128L+8j+g). Test hook for the layout.")
+	TEXT("transposeBitsliced", 0, "func(dst, src *byte)")
+	Doc("transposeBitsliced writes the 128 bit planes (64 bytes each) of the 512 blocks at src to dst (row 16r+p = bit r of byte p; block 64g+4j+L at plane bit 128L+8j+g). Test hook for the layout.")
 	Pragma("noescape")
 	Load(Param("dst"), R8)
 	Load(Param("src"), R9)
@@ -275,7 +270,7 @@ func (g *gen) transposeHook512() {
 // emitIndex512 emits the 9 index planes of the AVX-512 counter: bit k of
 // the block index at each plane position.
 func (g *gen) emitIndex512() {
-	g.idx512 = GLOBL("sm4bsIndexPlanes512", RODATA|NOPTR)
+	g.idx512 = GLOBL("sm4BitIndexPlanes", RODATA|NOPTR)
 	for k := 0; k < 9; k++ {
 		for byt := 0; byt < 64; byt++ {
 			var v byte

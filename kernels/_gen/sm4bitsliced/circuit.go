@@ -27,7 +27,7 @@ func (c *builder) and(a, b form) form {
 		return 0
 	}
 	if len(c.ands) >= 56 {
-		panic("sm4bs gen: too many AND gates for a 64-bit form")
+		panic("sm4bitsliced gen: too many AND gates for a 64-bit form")
 	}
 	c.ands = append(c.ands, andGate{a, b})
 	return 1 << (8 + len(c.ands) - 1)
@@ -220,7 +220,7 @@ func (m *materializer) paar(cols []form, rows []uint64) (pairs [][2]int, cost in
 		}
 		c := ties[m.rng.IntN(len(ties))]
 		if len(cols) >= 64 {
-			panic("sm4bs gen: too many columns")
+			panic("sm4bitsliced gen: too many columns")
 		}
 		f := cols[c.i] ^ cols[c.j]
 		if _, ok := m.byForm[f]; !ok {
@@ -286,7 +286,7 @@ func (m *materializer) build(targets []form, basis []form) {
 	}
 	for _, t := range need {
 		if _, ok := m.byForm[t]; !ok {
-			panic("sm4bs gen: materializer lost a target")
+			panic("sm4bitsliced gen: materializer lost a target")
 		}
 	}
 }
@@ -308,7 +308,7 @@ func solve(basis []form, t form) uint64 {
 			}
 		}
 		if v.f == 0 {
-			panic("sm4bs gen: dependent basis")
+			panic("sm4bitsliced gen: dependent basis")
 		}
 		for k := range piv {
 			if piv[k].f&(v.f&-v.f) != 0 {
@@ -326,7 +326,7 @@ func solve(basis []form, t form) uint64 {
 		}
 	}
 	if t != 0 {
-		panic("sm4bs gen: target outside the basis span")
+		panic("sm4bitsliced gen: target outside the basis span")
 	}
 	return use
 }
@@ -526,7 +526,7 @@ func checkProgram(p *program, sf sboxForm) error {
 				y |= byte(out[i]>>l&1) << i
 			}
 			if y^sf.e != sm4SBox[base+l] {
-				return fmt.Errorf("sm4bs gen: circuit wrong at %#02x: %#02x, want %#02x", base+l, y^sf.e, sm4SBox[base+l])
+				return fmt.Errorf("sm4bitsliced gen: circuit wrong at %#02x: %#02x, want %#02x", base+l, y^sf.e, sm4SBox[base+l])
 			}
 		}
 	}

@@ -49,7 +49,7 @@ func fuse(p *program) *tprogram {
 	dead := make([]bool, len(p.ops))
 	for k, o := range p.ops {
 		if o.a == o.b {
-			panic("sm4bs gen: gate with equal operands")
+			panic("sm4bitsliced gen: gate with equal operands")
 		}
 		tt := uint8(0x6)
 		if o.kind == opAnd {
@@ -173,7 +173,7 @@ func checkCircuit(c circuit, sf sboxForm) error {
 				y |= byte(out[i]>>l&1) << i
 			}
 			if y^sf.e != sm4SBox[base+l] {
-				return fmt.Errorf("sm4bs gen: circuit wrong at %#02x: %#02x, want %#02x", base+l, y^sf.e, sm4SBox[base+l])
+				return fmt.Errorf("sm4bitsliced gen: circuit wrong at %#02x: %#02x, want %#02x", base+l, y^sf.e, sm4SBox[base+l])
 			}
 		}
 	}

@@ -96,7 +96,7 @@ func (s *zAlloc) free(pos int, keep ...int) int {
 			}
 		}
 		if slot < 0 {
-			panic("sm4bs gen: out of spill slots")
+			panic("sm4bitsliced gen: out of spill slots")
 		}
 		s.slotBy[slot] = w
 		s.memOf[w], s.inMem[w] = s.e.spill(slot), true

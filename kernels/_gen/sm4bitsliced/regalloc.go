@@ -87,7 +87,7 @@ func (s *allocState) free(pos int, keep ...int) int {
 			}
 		}
 		if slot < 0 {
-			panic("sm4bs gen: out of spill slots")
+			panic("sm4bitsliced gen: out of spill slots")
 		}
 		s.slotBy[slot] = w
 		s.memOf[w], s.inMem[w] = s.e.spill(slot), true
@@ -137,7 +137,7 @@ func (e *sboxEmitter) emit(input func(i int, y, tmp VecPhysical), out func(i int
 	}
 	for i := 0; i < 8; i++ {
 		if len(isOut[i]) > 0 {
-			panic("sm4bs gen: S-box output equals an input")
+			panic("sm4bitsliced gen: S-box output equals an input")
 		}
 		r := s.free(0)
 		s.assign(i, r)

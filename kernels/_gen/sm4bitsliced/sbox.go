@@ -66,7 +66,7 @@ func linOf(name string, f func(byte) byte) lin {
 	}
 	for x := 0; x < 256; x++ {
 		if m.apply(byte(x)) != f(byte(x)) {
-			panic(fmt.Sprintf("sm4bs gen: %s is not linear (input %#02x)", name, x))
+			panic(fmt.Sprintf("sm4bitsliced gen: %s is not linear (input %#02x)", name, x))
 		}
 	}
 	return m
@@ -187,7 +187,7 @@ func sboxForms() []sboxForm {
 			}
 		}
 	}
-	panic("sm4bs gen: no affine-inverse-affine form of the SM4 S-box found")
+	panic("sm4bitsliced gen: no affine-inverse-affine form of the SM4 S-box found")
 }
 
 func formsFor(a lin, poly uint16) []sboxForm {
@@ -212,7 +212,7 @@ func formsFor(a lin, poly uint16) []sboxForm {
 				}
 			}
 			if !found {
-				panic("sm4bs gen: tower form does not reproduce the S-box")
+				panic("sm4bitsliced gen: tower form does not reproduce the S-box")
 			}
 		}
 	}
@@ -263,12 +263,12 @@ func towerIsos(poly uint16, t tower) [][2]lin {
 			bij = bij && s
 		}
 		if !bij {
-			panic("sm4bs gen: β basis is not a basis")
+			panic("sm4bitsliced gen: β basis is not a basis")
 		}
 		for x := 0; x < 256; x += 7 {
 			for y := 0; y < 256; y++ {
 				if phi.apply(gfMul(byte(x), byte(y), poly)) != t.mul256(phi.apply(byte(x)), phi.apply(byte(y))) {
-					panic("sm4bs gen: tower map is not multiplicative")
+					panic("sm4bitsliced gen: tower map is not multiplicative")
 				}
 			}
 		}
