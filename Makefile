@@ -20,10 +20,10 @@ PREFIX      ?= /usr/local
 # Each entry is generator:output-package:asm-file:stub-file.
 KERNELS := \
 	zuc:zuc:zuc_amd64.s:stubs_amd64.go \
-	sm4ctr:sm4ctr:sm4ctr_amd64.s:stubs_amd64.go \
+	sm4:sm4:sm4_amd64.s:stubs_amd64.go \
 	ghash:ghash:ghash_amd64.s:stubs_amd64.go \
 	cpuid:cpu:cpu_amd64.s:stubs_amd64.go \
-	sm4bitsliced:sm4ctr:bitsliced_amd64.s:bitsliced_stubs_amd64.go \
+	sm4bitsliced:sm4:bitsliced_amd64.s:bitsliced_stubs_amd64.go \
 	csum:csum:csum_amd64.s:stubs_amd64.go \
 	ublock:ublock:ublock_amd64.s:stubs_amd64.go
 

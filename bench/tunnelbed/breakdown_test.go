@@ -24,7 +24,7 @@ func TestClassify(t *testing.T) {
 		kernel bool
 		want   bucket
 	}{
-		{"github.com/gmtun/gmtun/kernels/sm4ctr.xorKeyStream2AVX512GFNI.abi0", false, bucketCrypto},
+		{"github.com/gmtun/gmtun/kernels/sm4.xorKeyStream2AVX512GFNI.abi0", false, bucketCrypto},
 		{"github.com/gmtun/gmtun/kernels/ghash.updateAVX512.abi0", false, bucketCrypto},
 		{"github.com/gmtun/gmtun/ciphers/internal/sm4.openBatchKernel", false, bucketCrypto},
 		{"golang.org/x/crypto/chacha20poly1305.(*chacha20poly1305).sealGeneric", false, bucketCrypto},

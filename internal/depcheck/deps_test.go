@@ -103,20 +103,20 @@ func TestViolates(t *testing.T) {
 		from, imp string
 		want      bool
 	}{
-		{rules[0], "kernels/sm4ctr", module + "/kernels/cpu", false},
-		{rules[0], "kernels/sm4ctr", module + "/ciphers", true},
+		{rules[0], "kernels/sm4", module + "/kernels/cpu", false},
+		{rules[0], "kernels/sm4", module + "/ciphers", true},
 		{rules[2], "tunnel/netio", "net/http", false}, // rules[3] covers it
 		{rules[3], "tunnel/netio", "net/http", true},
 		{rules[2], "tunnel", module + "/kernels/zuc", true},
 		{rules[2], "tunnel", module + "/kernels/csum", true},
 		{rules[2], "tunnel", module + "/ciphers", false},
 		{rules[3], "tunnel/netio", module + "/kernels/csum", false},
-		{rules[3], "tunnel/netio", module + "/kernels/sm4ctr", true},
+		{rules[3], "tunnel/netio", module + "/kernels/sm4", true},
 		{rules[6], "tunnel", module + "/kernels/cpu", true},
 		{rules[6], "tunnel/netio", module + "/kernels/csum", false},
-		{rules[6], "ciphers/internal/sm4", module + "/kernels/sm4ctr", false},
+		{rules[6], "ciphers/internal/sm4", module + "/kernels/sm4", false},
 		{rules[7], "bench/tunnelbed", module + "/cmd/gmtun", true},
-		{rules[0], "kernels/zuc", module + "/kernels/sm4ctr", true},
+		{rules[0], "kernels/zuc", module + "/kernels/sm4", true},
 		{rules[0], "kernels/zuc", module + "/ciphers", true},
 		{rules[0], "kernels/internal/sm4ref", module + "/internal/reftables", false},
 	} {

@@ -6,7 +6,7 @@ import (
 	"crypto/subtle"
 	"encoding/binary"
 
-	"github.com/gmtun/gmtun/kernels/sm4ctr"
+	ksm4 "github.com/gmtun/gmtun/kernels/sm4"
 )
 
 // ctrKernel is ctrGeneric (128-bit big-endian counter, SP 800-38A §B.1
@@ -15,14 +15,14 @@ import (
 // whole blocks are cut at every point where those bits wrap and the carry
 // is added to the upper 96 bits between the pieces. A final partial block
 // consumes a whole counter value, as in ctrGeneric.
-func ctrKernel(st sm4ctr.Tier, rk *[32]uint32, ctr *[16]byte, dst, src []byte) {
+func ctrKernel(st ksm4.Tier, rk *[32]uint32, ctr *[16]byte, dst, src []byte) {
 	dst = dst[:len(src)]
 	for len(src) >= BlockSize {
 		low := binary.BigEndian.Uint32(ctr[12:])
 		toWrap := uint64(1<<32) - uint64(low) // blocks until the low word wraps
 		n := min(uint64(len(src)/BlockSize), toWrap)
 		k := int(n) * BlockSize
-		sm4ctr.XORKeyStream(st, rk, ctr, dst[:k], src[:k])
+		ksm4.XORKeyStream(st, rk, ctr, dst[:k], src[:k])
 		if n == toWrap {
 			carry96(ctr)
 		}
@@ -30,7 +30,7 @@ func ctrKernel(st sm4ctr.Tier, rk *[32]uint32, ctr *[16]byte, dst, src []byte) {
 	}
 	if len(src) > 0 {
 		var ks [BlockSize]byte
-		sm4ctr.EncryptBlocks(st, rk, ks[:], ctr[:])
+		ksm4.EncryptBlocks(st, rk, ks[:], ctr[:])
 		subtle.XORBytes(dst, src, ks[:])
 		if binary.BigEndian.Uint32(ctr[12:]) == 1<<32-1 {
 			carry96(ctr)

@@ -6,7 +6,7 @@ import (
 	"github.com/gmtun/gmtun/ciphers/internal/impl"
 	"github.com/gmtun/gmtun/kernels/cpu"
 	"github.com/gmtun/gmtun/kernels/ghash"
-	"github.com/gmtun/gmtun/kernels/sm4ctr"
+	ksm4 "github.com/gmtun/gmtun/kernels/sm4"
 )
 
 // The single dispatch point of every SM4 primitive on amd64. Each flag is
@@ -26,7 +26,7 @@ var (
 	// 128-bit PCLMULQDQ.
 	useAVX2GFNI = cpu.X86.GFNI && cpu.X86.AESNI
 	// useAVX512AESNI: AVX-512 without GFNI (Skylake-SP, Cascade Lake):
-	// batches of at least sm4ctr.BitslicedBlocks blocks run through the
+	// batches of at least ksm4.BitslicedBlocks blocks run through the
 	// bitsliced ZMM kernel, everything shorter on the AVX2+AES-NI
 	// kernels; GHASH as on the AVX2+GFNI tier.
 	useAVX512AESNI = cpu.X86.AVX512 && cpu.X86.AVX2 && cpu.X86.AESNI
@@ -51,27 +51,27 @@ var (
 func init() {
 	// Each tier is registered under its SM4 kernel's name (kernels/cpu's
 	// spelling), the name tiers() maps it back to.
-	impl.Register(ImplPackage, sm4ctr.AVX512GFNI.String(), &useAVX512GFNI)
-	impl.Register(ImplPackage, sm4ctr.AVX2GFNI.String(), &useAVX2GFNI)
-	impl.Register(ImplPackage, sm4ctr.AVX512AESNI.String(), &useAVX512AESNI)
-	impl.Register(ImplPackage, sm4ctr.AVX2VAES.String(), &useAVX2VAES)
-	impl.Register(ImplPackage, sm4ctr.AVX2AESNI.String(), &useAVX2AESNI)
+	impl.Register(ImplPackage, ksm4.AVX512GFNI.String(), &useAVX512GFNI)
+	impl.Register(ImplPackage, ksm4.AVX2GFNI.String(), &useAVX2GFNI)
+	impl.Register(ImplPackage, ksm4.AVX512AESNI.String(), &useAVX512AESNI)
+	impl.Register(ImplPackage, ksm4.AVX2VAES.String(), &useAVX2VAES)
+	impl.Register(ImplPackage, ksm4.AVX2AESNI.String(), &useAVX2AESNI)
 }
 
 // tiers returns the SM4 and GHASH kernel tiers to use, or ok = false for
 // the generic code.
-func tiers() (st sm4ctr.Tier, gt ghash.Tier, ok bool) {
+func tiers() (st ksm4.Tier, gt ghash.Tier, ok bool) {
 	switch {
 	case useAVX512GFNI:
-		return sm4ctr.AVX512GFNI, ghash.AVX512, true
+		return ksm4.AVX512GFNI, ghash.AVX512, true
 	case useAVX2GFNI:
-		return sm4ctr.AVX2GFNI, avx2GHASH, true
+		return ksm4.AVX2GFNI, avx2GHASH, true
 	case useAVX512AESNI:
-		return sm4ctr.AVX512AESNI, avx2GHASH, true
+		return ksm4.AVX512AESNI, avx2GHASH, true
 	case useAVX2VAES:
-		return sm4ctr.AVX2VAES, ghash.AVX2VPCLMULQDQ, true
+		return ksm4.AVX2VAES, ghash.AVX2VPCLMULQDQ, true
 	case useAVX2AESNI:
-		return sm4ctr.AVX2AESNI, ghash.PCLMULQDQ, true
+		return ksm4.AVX2AESNI, ghash.PCLMULQDQ, true
 	}
 	return 0, 0, false
 }
@@ -88,7 +88,7 @@ func initKernelKey(k *kernelKey, h *[16]byte) { ghash.NewKey(h, k) }
 // register set of the tier.
 func cryptBlock(rk *[32]uint32, dst, src []byte) {
 	if st, _, ok := tiers(); ok {
-		sm4ctr.EncryptBlocks(st, rk, dst[:BlockSize], src[:BlockSize])
+		ksm4.EncryptBlocks(st, rk, dst[:BlockSize], src[:BlockSize])
 		return
 	}
 	cryptBlockGeneric(rk, dst, src)
@@ -97,7 +97,7 @@ func cryptBlock(rk *[32]uint32, dst, src []byte) {
 // encryptBlocks encrypts whole blocks of src into dst (ECB).
 func encryptBlocks(rk *[32]uint32, dst, src []byte) {
 	if st, _, ok := tiers(); ok {
-		sm4ctr.EncryptBlocks(st, rk, dst, src)
+		ksm4.EncryptBlocks(st, rk, dst, src)
 		return
 	}
 	encryptBlocksGeneric(rk, dst, src)

@@ -24,7 +24,7 @@
 // whether a tag verified. The standard's S-box table and the merged
 // T-tables are kept in tables_test.go as the oracles. When a SIMD tier is
 // enabled every SM4 operation, single blocks and the hash subkey included,
-// runs on the constant-time kernels (kernels/sm4ctr, kernels/ghash); a
+// runs on the constant-time kernels (kernels/sm4, kernels/ghash); a
 // one-block call then costs a whole register set of the kernel.
 //
 // Cipher and GCM hold only immutable key schedules and may be shared

@@ -8,10 +8,10 @@ import (
 
 	"github.com/gmtun/gmtun/ciphers/internal/gcmctr"
 	"github.com/gmtun/gmtun/kernels/ghash"
-	"github.com/gmtun/gmtun/kernels/sm4ctr"
+	ksm4 "github.com/gmtun/gmtun/kernels/sm4"
 )
 
-// GCM on the SIMD kernels: GCTR through the sm4ctr kernels and GHASH
+// GCM on the SIMD kernels: GCTR through the ksm4 kernels and GHASH
 // through the ghash kernels, composed here.
 //
 // An SM4 kernel call is latency bound per register set (32 dependent
@@ -20,19 +20,19 @@ import (
 // two parts: the largest multiple of the tier's pass that fits goes
 // straight through the CTR kernel, and the rest — the leftover whole
 // blocks, the final partial block and the tag mask E_K(J0) — is gathered
-// as pieces into one sm4ctr.XORPieces call (one partial pass instead of
+// as pieces into one ksm4.XORPieces call (one partial pass instead of
 // three). For a batch the gather spans packets, so leftovers fill whole
 // passes, and on AVX-512 the direct passes of consecutive packets are run
 // in pairs (directs).
 
-// maxGather is the most blocks one sm4ctr.XORPieces call takes (two
-// passes of sm4ctr.AVX512GFNI, run as one pass of two sets; four of the
+// maxGather is the most blocks one ksm4.XORPieces call takes (two
+// passes of ksm4.AVX512GFNI, run as one pass of two sets; four of the
 // YMM tiers). A single message's gather never holds more than one pass
 // (directBlocks keeps its rest within one); a batch gathers gatherBlocks
 // per call.
-const maxGather = sm4ctr.MaxPieceBlocks
+const maxGather = ksm4.MaxPieceBlocks
 
-// maxPass is the largest pass of any tier in blocks (sm4ctr.AVX512GFNI).
+// maxPass is the largest pass of any tier in blocks (ksm4.AVX512GFNI).
 const maxPass = 64
 
 // maxPieces is how many pieces a gather holds; a batch flushes early when
@@ -43,10 +43,10 @@ const maxPieces = 64
 
 // gather collects pieces of one or more messages (each a run of counter
 // blocks and where its keystream goes) for a single kernel call
-// (sm4ctr.XORPieces), which builds the counter blocks and XORs the
+// (ksm4.XORPieces), which builds the counter blocks and XORs the
 // keystream into place itself.
 type gather struct {
-	ps     [maxPieces]sm4ctr.Piece
+	ps     [maxPieces]ksm4.Piece
 	pieces int
 	blocks int
 }
@@ -91,21 +91,21 @@ func (g *gather) full(limit int) bool {
 
 // flush applies the keystream of every queued piece in one kernel call,
 // then empties g.
-func (g *gather) flush(st sm4ctr.Tier, rk *[32]uint32) {
+func (g *gather) flush(st ksm4.Tier, rk *[32]uint32) {
 	if g.pieces == 0 {
 		return
 	}
-	sm4ctr.XORPieces(st, rk, g.ps[:g.pieces])
+	ksm4.XORPieces(st, rk, g.ps[:g.pieces])
 	g.pieces, g.blocks = 0, 0
 }
 
 // directs runs the direct parts (whole passes) of a batch's messages. On
 // AVX512GFNI it holds one 64-block pass back until a second one comes
 // (from the same message or the next), and runs the two as one pass of
-// two interleaved sets (sm4ctr.XORKeyStreamPair), which costs less than
+// two interleaved sets (ksm4.XORKeyStreamPair), which costs less than
 // two; on the other tiers it calls the CTR kernel directly.
 type directs struct {
-	st      sm4ctr.Tier
+	st      ksm4.Tier
 	rk      *[32]uint32
 	pending []byte // a held-back pass, in place; nil: none
 	ctr     gcmctr.Counter
@@ -115,25 +115,25 @@ type directs struct {
 // advances k past it; on AVX512GFNI a last pass may be held back until
 // the next add or flush.
 func (d *directs) add(k *gcmctr.Counter, text []byte) {
-	if d.st != sm4ctr.AVX512GFNI {
+	if d.st != ksm4.AVX512GFNI {
 		var c [16]byte
 		k.Put(&c)
-		sm4ctr.XORKeyStream(d.st, d.rk, &c, text, text)
+		ksm4.XORKeyStream(d.st, d.rk, &c, text, text)
 		k.Count += uint32(len(text) / BlockSize)
 		return
 	}
-	const pass = sm4ctr.PairBlocks * BlockSize
+	const pass = ksm4.PairBlocks * BlockSize
 	for ; len(text) >= pass; text = text[pass:] {
 		if d.pending == nil {
 			d.pending, d.ctr = text[:pass], *k
-			k.Count += sm4ctr.PairBlocks
+			k.Count += ksm4.PairBlocks
 			continue
 		}
 		var ca, cb [16]byte
 		d.ctr.Put(&ca)
 		k.Put(&cb)
-		sm4ctr.XORKeyStreamPair(d.st, d.rk, &ca, d.pending, d.pending, &cb, text[:pass], text[:pass])
-		k.Count += sm4ctr.PairBlocks
+		ksm4.XORKeyStreamPair(d.st, d.rk, &ca, d.pending, d.pending, &cb, text[:pass], text[:pass])
+		k.Count += ksm4.PairBlocks
 		d.pending = nil
 	}
 }
@@ -143,7 +143,7 @@ func (d *directs) flush() {
 	if d.pending != nil {
 		var c [16]byte
 		d.ctr.Put(&c)
-		sm4ctr.XORKeyStream(d.st, d.rk, &c, d.pending, d.pending)
+		ksm4.XORKeyStream(d.st, d.rk, &c, d.pending, d.pending)
 		d.pending = nil
 	}
 }
@@ -152,14 +152,14 @@ func (d *directs) flush() {
 // tier st: the whole-pass part of maxGather, so that a call (which expands
 // the round keys and builds its counter blocks once) spans as many full
 // passes as fit.
-func gatherBlocks(st sm4ctr.Tier) int {
+func gatherBlocks(st ksm4.Tier) int {
 	return maxGather - maxGather%st.PassBlocks()
 }
 
 // directBlocks returns how many whole blocks of an n-byte message go
 // straight through the CTR kernel so that the rest plus extra counter
 // blocks fit in one pass of tier st.
-func directBlocks(st sm4ctr.Tier, n, extra int) int {
+func directBlocks(st ksm4.Tier, n, extra int) int {
 	pass := st.PassBlocks()
 	full := n / BlockSize
 	direct := full - full%pass
@@ -216,7 +216,7 @@ func adjacentBlocks(aad, ct []byte, n int) bool {
 }
 
 // sealKernel is sealGeneric on kernel tiers st and gt.
-func sealKernel(st sm4ctr.Tier, gt ghash.Tier, g *GCM, out []byte, tag *[TagSize]byte, nonce *[NonceSize]byte, plaintext, aad []byte) {
+func sealKernel(st ksm4.Tier, gt ghash.Tier, g *GCM, out []byte, tag *[TagSize]byte, nonce *[NonceSize]byte, plaintext, aad []byte) {
 	n := len(plaintext)
 	out = out[:n]
 	k := gcmctr.New(nonce, 1)
@@ -226,7 +226,7 @@ func sealKernel(st sm4ctr.Tier, gt ghash.Tier, g *GCM, out []byte, tag *[TagSize
 	if direct > 0 {
 		var c [16]byte
 		k.Put(&c)
-		sm4ctr.XORKeyStream(st, &g.enc, &c, out[:direct], plaintext[:direct])
+		ksm4.XORKeyStream(st, &g.enc, &c, out[:direct], plaintext[:direct])
 		k.Count += uint32(direct / BlockSize)
 	}
 	if direct < n {
@@ -242,7 +242,7 @@ func sealKernel(st sm4ctr.Tier, gt ghash.Tier, g *GCM, out []byte, tag *[TagSize
 // the tag mask and of the blocks after the direct part is computed in one
 // ECB call before the tag is checked, but no output is written until it
 // has verified.
-func openKernel(st sm4ctr.Tier, gt ghash.Tier, g *GCM, out []byte, nonce *[NonceSize]byte, ciphertext, aad []byte, tag *[TagSize]byte) bool {
+func openKernel(st ksm4.Tier, gt ghash.Tier, g *GCM, out []byte, nonce *[NonceSize]byte, ciphertext, aad []byte, tag *[TagSize]byte) bool {
 	n := len(ciphertext)
 	out = out[:n]
 	direct := directBlocks(st, n, 1) * BlockSize
@@ -254,7 +254,7 @@ func openKernel(st sm4ctr.Tier, gt ghash.Tier, g *GCM, out []byte, nonce *[Nonce
 	k.Put(&directCtr) // inc32(J0)
 	k.Count += uint32(direct / BlockSize)
 	k.Fill(ks[BlockSize : nks*BlockSize])
-	sm4ctr.EncryptBlocks(st, &g.enc, ks[:nks*BlockSize], ks[:nks*BlockSize])
+	ksm4.EncryptBlocks(st, &g.enc, ks[:nks*BlockSize], ks[:nks*BlockSize])
 
 	var y [16]byte
 	ghashKernel(gt, &g.hkeyAsm, &y, aad, ciphertext)
@@ -262,7 +262,7 @@ func openKernel(st sm4ctr.Tier, gt ghash.Tier, g *GCM, out []byte, nonce *[Nonce
 		return false
 	}
 	if direct > 0 {
-		sm4ctr.XORKeyStream(st, &g.enc, &directCtr, out[:direct], ciphertext[:direct])
+		ksm4.XORKeyStream(st, &g.enc, &directCtr, out[:direct], ciphertext[:direct])
 	}
 	subtle.XORBytes(out[direct:], ciphertext[direct:], ks[BlockSize:])
 	return true
@@ -274,13 +274,13 @@ func openKernel(st sm4ctr.Tier, gt ghash.Tier, g *GCM, out []byte, nonce *[Nonce
 // passes. Tags get the mask first and the GHASH last. (Hashing each
 // packet as soon as a flush completes it, while it is in L1, instead of in
 // a second sweep over the batch, was measured no faster.)
-func sealBatchKernel(st sm4ctr.Tier, gt ghash.Tier, g *GCM, ps []Packet) {
+func sealBatchKernel(st ksm4.Tier, gt ghash.Tier, g *GCM, ps []Packet) {
 	if len(ps) == 1 {
 		p := &ps[0]
 		sealKernel(st, gt, g, p.Text, p.Tag, &p.Nonce, p.Text, p.AAD)
 		return
 	}
-	if st == sm4ctr.AVX512AESNI && batchBlocks(ps, nil, 1) >= sm4ctr.BitslicedBlocks {
+	if st == ksm4.AVX512AESNI && batchBlocks(ps, nil, 1) >= ksm4.BitslicedBlocks {
 		sealBatchBitsliced(st, gt, g, ps)
 		return
 	}
@@ -323,7 +323,7 @@ func sealBatchKernel(st sm4ctr.Tier, gt ghash.Tier, g *GCM, ps []Packet) {
 // masks of up to maxPass packets are computed in one ECB call and every
 // tag is checked; only then are the packets that verified decrypted, with
 // the same gathering as sealBatchKernel.
-func openBatchKernel(st sm4ctr.Tier, gt ghash.Tier, g *GCM, ps []Packet, ok []bool) {
+func openBatchKernel(st ksm4.Tier, gt ghash.Tier, g *GCM, ps []Packet, ok []bool) {
 	if len(ps) == 1 {
 		p := &ps[0]
 		ok[0] = openKernel(st, gt, g, p.Text, &p.Nonce, p.Text, p.AAD, p.Tag)
@@ -336,7 +336,7 @@ func openBatchKernel(st sm4ctr.Tier, gt ghash.Tier, g *GCM, ps []Packet, ok []bo
 			k := gcmctr.New(&chunk[i].Nonce, 1) // J0
 			k.Put((*[16]byte)(masks[i*BlockSize:]))
 		}
-		sm4ctr.EncryptBlocks(st, &g.enc, masks[:len(chunk)*BlockSize], masks[:len(chunk)*BlockSize])
+		ksm4.EncryptBlocks(st, &g.enc, masks[:len(chunk)*BlockSize], masks[:len(chunk)*BlockSize])
 		for i := range chunk {
 			p := &chunk[i]
 			var y [16]byte
@@ -344,7 +344,7 @@ func openBatchKernel(st sm4ctr.Tier, gt ghash.Tier, g *GCM, ps []Packet, ok []bo
 			ok[base+i] = tagValid(p.Tag, &y, masks[i*BlockSize:])
 		}
 	}
-	if st == sm4ctr.AVX512AESNI && batchBlocks(ps, ok, 0) >= sm4ctr.BitslicedBlocks {
+	if st == ksm4.AVX512AESNI && batchBlocks(ps, ok, 0) >= ksm4.BitslicedBlocks {
 		xorBatchBitsliced(st, g, ps, ok, 2)
 		return
 	}
@@ -375,7 +375,7 @@ func openBatchKernel(st sm4ctr.Tier, gt ghash.Tier, g *GCM, ps []Packet, ok []bo
 	ga.flush(st, &g.enc)
 }
 
-// bitslicedChunk is how many packets one sm4ctr.XORPiecesBatch call of
+// bitslicedChunk is how many packets one ksm4.XORPiecesBatch call of
 // the AVX-512+AES-NI tier takes: the tunnel's largest batch (two pieces
 // each, on the stack).
 const bitslicedChunk = 128
@@ -386,18 +386,18 @@ func batchBlocks(ps []Packet, ok []bool, extra int) int {
 	n := 0
 	for i := range ps {
 		if ok == nil || ok[i] {
-			n += sm4ctr.PieceBlocks(len(ps[i].Text)) + extra
+			n += ksm4.PieceBlocks(len(ps[i].Text)) + extra
 		}
 	}
 	return n
 }
 
 // sealBatchBitsliced is sealBatchKernel on the AVX-512+AES-NI tier for a
-// batch of at least sm4ctr.BitslicedBlocks blocks: the tag masks and
-// texts of all packets as pieces of sm4ctr.XORPiecesBatch, which runs them
+// batch of at least ksm4.BitslicedBlocks blocks: the tag masks and
+// texts of all packets as pieces of ksm4.XORPiecesBatch, which runs them
 // in bitsliced passes of 512 counter blocks across packets, then the
 // GHASHes.
-func sealBatchBitsliced(st sm4ctr.Tier, gt ghash.Tier, g *GCM, ps []Packet) {
+func sealBatchBitsliced(st ksm4.Tier, gt ghash.Tier, g *GCM, ps []Packet) {
 	xorBatchBitsliced(st, g, ps, nil, 1)
 	for i := range ps {
 		p := &ps[i]
@@ -410,9 +410,9 @@ func sealBatchBitsliced(st sm4ctr.Tier, gt ghash.Tier, g *GCM, ps []Packet) {
 // xorBatchBitsliced applies the keystream to the texts of ps (only those
 // with ok[i], when ok is set) from counter first (2 for the text, inc32
 // of J0), and with first = 1 also writes each tag mask E_K(J0) into its
-// tag, through sm4ctr.XORPiecesBatch.
-func xorBatchBitsliced(st sm4ctr.Tier, g *GCM, ps []Packet, ok []bool, first uint32) {
-	var pieces [2 * bitslicedChunk]sm4ctr.Piece
+// tag, through ksm4.XORPiecesBatch.
+func xorBatchBitsliced(st ksm4.Tier, g *GCM, ps []Packet, ok []bool, first uint32) {
+	var pieces [2 * bitslicedChunk]ksm4.Piece
 	for base := 0; base < len(ps); base += bitslicedChunk {
 		chunk := ps[base:min(len(ps), base+bitslicedChunk)]
 		n := 0
@@ -434,6 +434,6 @@ func xorBatchBitsliced(st sm4ctr.Tier, g *GCM, ps []Packet, ok []bool, first uin
 				n++
 			}
 		}
-		sm4ctr.XORPiecesBatch(st, &g.enc, pieces[:n])
+		ksm4.XORPiecesBatch(st, &g.enc, pieces[:n])
 	}
 }

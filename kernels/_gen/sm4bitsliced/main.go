@@ -1,6 +1,6 @@
 // Command sm4bitsliced generates gmtun's bitsliced SM4 kernel (GB/T
 // 32907-2016) for AVX-512 (F, BW): 512 blocks per pass, one ZMM-wide bit
-// plane per state bit. The kernels live in kernels/sm4ctr beside the
+// plane per state bit. The kernels live in kernels/sm4 beside the
 // byte- and word-sliced tiers; they are the SM4 of the AVX-512+AES-NI tier
 // (AVX-512 without GFNI: Skylake-SP, Cascade Lake), where they beat
 // AES-NI on YMM over the 512-block passes a batch of packets fills.
@@ -34,7 +34,7 @@
 // The same circuit, as portable Go, is the S-box of ciphers/internal/sm4's
 // generic code (-gosbox).
 //
-// Run: go run ./sm4bitsliced -out ../sm4ctr/bitsliced_amd64.s -stubs ../sm4ctr/bitsliced_stubs_amd64.go -pkg sm4ctr
+// Run: go run ./sm4bitsliced -out ../sm4/bitsliced_amd64.s -stubs ../sm4/bitsliced_stubs_amd64.go -pkg sm4
 package main
 
 import (

@@ -1,5 +1,5 @@
 // Package ctrpass runs gathered CTR pieces through a wide ECB kernel in
-// whole passes: the Go side of the bitsliced kernels (kernels/sm4ctr's
+// whole passes: the Go side of the bitsliced kernels (kernels/sm4's
 // AVX-512 bitsliced SM4, kernels/ublock's bitsliced uBlock-128), which
 // encrypt hundreds of blocks per call and so only pay off when the counter
 // blocks of many packets share a pass.
@@ -14,7 +14,7 @@
 //	    kernel instead of a padded pass
 //
 // Piece is also the layout the packed kernels' gathered calls read
-// (sm4ctr.XORPieces, ublock.XORPieces): both packages alias it.
+// (sm4.XORPieces, ublock.XORPieces): both packages alias it.
 //
 // Nothing here depends on secret data: the walk follows the pieces'
 // public lengths. The caller zeroes its pass buffer (counter blocks,

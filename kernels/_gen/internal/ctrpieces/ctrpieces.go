@@ -1,10 +1,10 @@
 // Package ctrpieces emits the parts that the gathered CTR "pieces" kernels
-// of sm4ctr and ublock share: the piece descriptor layout, the tables and
+// of sm4 and ublock share: the piece descriptor layout, the tables and
 // the loop that build every piece's counter blocks in a stack buffer, and
 // the loop that XORs the keystream from that buffer into each piece's
 // destination a register, then 16 bytes, then a byte at a time.
 //
-// A piece (kernels/sm4ctr.Piece, kernels/ublock.Piece) is 40 bytes: the
+// A piece (kernels/sm4.Piece, kernels/ublock.Piece) is 40 bytes: the
 // first counter block (16 bytes, big-endian inc32 word at 12), Dst, Src
 // (nil: write the keystream itself) and N, the length in bytes. Piece k
 // uses ceil(N/16) blocks right after those of piece k-1; all pieces

@@ -1,6 +1,6 @@
 //go:build amd64 && gc && !purego
 
-package sm4ctr
+package sm4
 
 import (
 	"github.com/gmtun/gmtun/kernels/cpu"
@@ -87,7 +87,7 @@ func Best() (Tier, bool) {
 
 func (t Tier) check() {
 	if !t.Supported() {
-		panic("sm4ctr: tier " + t.String() + " not supported by this CPU")
+		panic("sm4: tier " + t.String() + " not supported by this CPU")
 	}
 }
 
@@ -97,10 +97,10 @@ func (t Tier) check() {
 // at least as long; dst and src must be equal or not overlap.
 func EncryptBlocks(t Tier, rk *[32]uint32, dst, src []byte) {
 	if len(src)%BlockSize != 0 {
-		panic("sm4ctr: input not full blocks")
+		panic("sm4: input not full blocks")
 	}
 	if len(dst) < len(src) {
-		panic("sm4ctr: output smaller than input")
+		panic("sm4: output smaller than input")
 	}
 	n := len(src) / BlockSize
 	if n == 0 {
@@ -133,7 +133,7 @@ func XORKeyStream(t Tier, rk *[32]uint32, ctr *[16]byte, dst, src []byte) {
 		return
 	}
 	if len(dst) < n*BlockSize {
-		panic("sm4ctr: output smaller than input")
+		panic("sm4: output smaller than input")
 	}
 	t.check()
 	if t == AVX512AESNI {

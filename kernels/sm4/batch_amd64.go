@@ -1,6 +1,6 @@
 //go:build amd64 && gc && !purego
 
-package sm4ctr
+package sm4
 
 import (
 	"unsafe"
@@ -19,7 +19,7 @@ func (t Tier) PassBlocks() int {
 	if t == AVX512GFNI {
 		return 64
 	}
-	return 32 // four sets of 8 (see kernels/_gen/sm4ctr, slotSet)
+	return 32 // four sets of 8 (see kernels/_gen/sm4, slotSet)
 }
 
 // Piece is one run of a gathered pass (XORPieces, XORPiecesBatch): the
@@ -51,12 +51,12 @@ func XORPieces(t Tier, rk *[32]uint32, ps []Piece) {
 	for i := range ps {
 		n := ps[i].N
 		if n < 0 || n > MaxPieceBlocks*BlockSize || (n > 0 && ps[i].Dst == nil) {
-			panic("sm4ctr: bad piece")
+			panic("sm4: bad piece")
 		}
 		nblocks += PieceBlocks(n)
 	}
 	if nblocks > MaxPieceBlocks {
-		panic("sm4ctr: pieces exceed MaxPieceBlocks")
+		panic("sm4: pieces exceed MaxPieceBlocks")
 	}
 	if nblocks == 0 {
 		return
@@ -88,7 +88,7 @@ const PairBlocks = 64
 func XORKeyStreamPair(t Tier, rk *[32]uint32, ctrA *[16]byte, dstA, srcA []byte, ctrB *[16]byte, dstB, srcB []byte) {
 	const n = PairBlocks * BlockSize
 	if len(srcA) < n || len(dstA) < n || len(srcB) < n || len(dstB) < n {
-		panic("sm4ctr: pair runs shorter than PairBlocks")
+		panic("sm4: pair runs shorter than PairBlocks")
 	}
 	t.check()
 	if t != AVX512GFNI {

@@ -125,7 +125,7 @@ func (w *wordConsts) check(sb sboxTransforms) {
 				return gf2p8affineqb(y, w.linInv.matrix(), 0)
 			})
 			if got != want {
-				panic(fmt.Sprintf("sm4ctr gen: word round (AES-NI %v) wrong for %#08x: %#08x, want %#08x", aes, x, got, want))
+				panic(fmt.Sprintf("sm4 gen: word round (AES-NI %v) wrong for %#08x: %#08x, want %#08x", aes, x, got, want))
 			}
 		}
 	}

@@ -17,7 +17,7 @@ import (
 // counter block or keystream goes back through Go and no piece costs a
 // call. More than 64 blocks run as one pass of two interleaved sets
 // (bs2.go), which costs less than two passes. The piece descriptor
-// (kernels/sm4ctr.Piece), the counter-block builder and the YMM tiers'
+// (kernels/sm4.Piece), the counter-block builder and the YMM tiers'
 // keystream loop are those of package ctrpieces.
 
 // newPieceTables emits the tables of the counter-block builder: four
@@ -39,7 +39,7 @@ type piecesArgs struct {
 func beginPieces(name, impl string, slack int) piecesArgs {
 	TEXT(name, 0, "func(rk *[32]uint32, pieces *byte, npieces int, nblocks int)")
 	Pragma("noescape")
-	Doc(fmt.Sprintf("%s XORs the SM4 keystream of every piece (kernels/sm4ctr.Piece: counter blocks Ctr, inc32(Ctr), …; nil Src copies the keystream) into its Dst for its N bytes, all pieces in one call of nblocks ≤ %d blocks (the sum of ceil(N/16)), using %s.", name, ctrpieces.MaxBlocks, impl))
+	Doc(fmt.Sprintf("%s XORs the SM4 keystream of every piece (kernels/sm4.Piece: counter blocks Ctr, inc32(Ctr), …; nil Src copies the keystream) into its Dst for its N bytes, all pieces in one call of nblocks ≤ %d blocks (the sum of ceil(N/16)), using %s.", name, ctrpieces.MaxBlocks, impl))
 	var a piecesArgs
 	a.rk = Load(Param("rk"), GP64()).(GPVirtual)
 	a.pieces = Load(Param("pieces"), GP64()).(GPVirtual)

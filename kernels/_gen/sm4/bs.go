@@ -192,7 +192,7 @@ func (b *bsConsts) check(sb sboxTransforms) {
 		}
 		got := uint32(out[0])<<24 | uint32(out[1])<<16 | uint32(out[2])<<8 | uint32(out[3])
 		if got != want {
-			panic(fmt.Sprintf("sm4ctr gen: byte-sliced round wrong for %#08x: %#08x, want %#08x", x, got, want))
+			panic(fmt.Sprintf("sm4 gen: byte-sliced round wrong for %#08x: %#08x, want %#08x", x, got, want))
 		}
 	}
 }

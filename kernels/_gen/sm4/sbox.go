@@ -81,7 +81,7 @@ func affineOf(name string, f func(byte) byte) affine {
 	}
 	for x := 0; x < 256; x++ {
 		if a.apply(byte(x)) != f(byte(x)) {
-			panic(fmt.Sprintf("sm4ctr gen: %s is not affine (input %#02x)", name, x))
+			panic(fmt.Sprintf("sm4 gen: %s is not affine (input %#02x)", name, x))
 		}
 	}
 	return a
@@ -164,7 +164,7 @@ func deriveSBox() sboxTransforms {
 			}
 		}
 	}
-	panic("sm4ctr gen: no affine-inverse-affine form of the SM4 S-box found")
+	panic("sm4 gen: no affine-inverse-affine form of the SM4 S-box found")
 }
 
 func bitReversePoly(p uint16) uint16 {
@@ -244,7 +244,7 @@ func mapToAES(a affine, poly uint16) sboxTransforms {
 		postAES := affineOf("postAES", func(y byte) byte { return post.apply(subInv[y]) })
 		return sboxTransforms{pre: pre, post: post, postAES: postAES}
 	}
-	panic("sm4ctr gen: no field isomorphism found")
+	panic("sm4 gen: no field isomorphism found")
 }
 
 // checkGFNI verifies, with the instruction models, that the two-instruction
@@ -254,7 +254,7 @@ func (s sboxTransforms) checkGFNI() {
 		y := gf2p8affineqb(byte(x), s.pre.matrix(), s.pre.c)
 		y = gf2p8affineinvqb(y, s.post.matrix(), s.post.c)
 		if y != sm4SBox[x] {
-			panic(fmt.Sprintf("sm4ctr gen: GFNI S-box wrong at %#02x", x))
+			panic(fmt.Sprintf("sm4 gen: GFNI S-box wrong at %#02x", x))
 		}
 	}
 }
@@ -280,7 +280,7 @@ func (s sboxTransforms) checkAESNI() {
 		y = aesSubByte(y)
 		y = postLo[y&15] ^ postHi[y>>4]
 		if y != sm4SBox[x] {
-			panic(fmt.Sprintf("sm4ctr gen: AES-NI S-box wrong at %#02x", x))
+			panic(fmt.Sprintf("sm4 gen: AES-NI S-box wrong at %#02x", x))
 		}
 	}
 }

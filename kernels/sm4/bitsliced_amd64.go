@@ -1,6 +1,6 @@
 //go:build amd64 && gc && !purego
 
-package sm4ctr
+package sm4
 
 import "github.com/gmtun/gmtun/kernels/internal/ctrpass"
 
@@ -83,7 +83,7 @@ func xorKeyStreamHybrid(rk *[32]uint32, ctr *[16]byte, dst, src []byte) {
 // overlap. The counters in ps are not advanced. Every buffer of counter
 // blocks or keystream is zeroed before return.
 func XORPiecesBatch(t Tier, rk *[32]uint32, ps []Piece) {
-	if ctrpass.Check(ps, "sm4ctr") == 0 {
+	if ctrpass.Check(ps, "sm4") == 0 {
 		return
 	}
 	t.check()

@@ -1,6 +1,6 @@
 //go:build amd64 && gc && !purego
 
-package sm4ctr
+package sm4
 
 import (
 	"crypto/cipher"

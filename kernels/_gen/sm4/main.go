@@ -1,4 +1,4 @@
-// Command sm4ctr generates gmtun's SM4 kernels (GB/T 32907-2016): ECB
+// Command sm4 generates gmtun's SM4 kernels (GB/T 32907-2016): ECB
 // encryption of whole blocks and the CTR keystream XOR used by SM4-GCM
 // (NIST SP 800-38D §6.5, GCTR with inc32), in four tiers:
 //
@@ -27,7 +27,7 @@
 // see slotSet) and the round's scratch fit the sixteen YMM registers of
 // AVX2. XORPieces (pieces.go) is the gathered pass of a batch in one call.
 //
-// Run: go run ./sm4ctr -out ../sm4ctr/sm4ctr_amd64.s -stubs ../sm4ctr/stubs_amd64.go -pkg sm4ctr
+// Run: go run ./sm4 -out ../sm4/sm4_amd64.s -stubs ../sm4/stubs_amd64.go -pkg sm4
 package main
 
 import (
