@@ -24,7 +24,6 @@ package ctrpass
 import (
 	"crypto/subtle"
 	"encoding/binary"
-	"math/bits"
 	"unsafe"
 )
 
@@ -128,19 +127,16 @@ func (w *Walker) Fill(buf []byte) bool {
 		return false
 	}
 	w.passes--
-	buf = buf[:w.passBlocks*BlockSize]
-	// Each counter block is written as two 8-byte words: the first 8
-	// bytes, then the next 4 with the big-endian counter word on top.
+	blocks := unsafe.Slice((*[BlockSize]byte)(unsafe.Pointer(unsafe.SliceData(buf[:w.passBlocks*BlockSize]))), w.passBlocks)
 	nb := 0
 	for xi, xo := w.xi, w.xo; nb < w.passBlocks && xi < len(w.ps); xi, xo = xi+1, 0 {
 		p := &w.ps[xi]
-		w0 := binary.LittleEndian.Uint64(p.Ctr[:8])
-		w1 := uint64(binary.LittleEndian.Uint32(p.Ctr[8:12]))
 		c := binary.BigEndian.Uint32(p.Ctr[12:]) + uint32(xo/BlockSize)
 		take := min(Blocks(p.N-xo), w.passBlocks-nb)
-		for b := nb * BlockSize; b < (nb+take)*BlockSize; b += BlockSize {
-			binary.LittleEndian.PutUint64(buf[b:], w0)
-			binary.LittleEndian.PutUint64(buf[b+8:], w1|uint64(bits.ReverseBytes32(c))<<32)
+		for i := range blocks[nb : nb+take] {
+			blk := &blocks[nb+i]
+			*blk = p.Ctr
+			binary.BigEndian.PutUint32(blk[12:], c)
 			c++
 		}
 		nb += take
