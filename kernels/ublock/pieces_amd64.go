@@ -8,7 +8,7 @@ import (
 	"github.com/gmtun/gmtun/kernels/internal/ctrpass"
 )
 
-// Piece is one run of a gathered pass (XORPieces, XORPiecesBitsliced):
+// Piece is one run of a gathered pass (XORPieces):
 // the keystream of the counter blocks Ctr, inc32(Ctr), … XORed with Src
 // into Dst for N bytes (the last block may be partial: only its first
 // bytes are used). A nil Src writes the keystream itself (a GCM tag mask

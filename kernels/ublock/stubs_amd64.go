@@ -98,9 +98,3 @@ func ctrMulti128AVX2(keys *[8]*byte, ctrs *[8][16]byte, dsts *[8]*byte, srcs *[8
 //
 //go:noescape
 func xorPieces128AVX2(rk *byte, rounds int, pieces *byte, npieces int, nblocks int)
-
-// encryptBitsliced128AVX512 encrypts npasses × 512 blocks of 16 bytes from src to dst with uBlock-128 (rounds 16 or 24) under the bitsliced key table km (kernels/ublock.BitslicedKey layout), bitsliced on ZMM registers (AVX-512 F/BW): one bit plane per state bit, VPTERNLOGD S-box and linear layer, PL and PR as renaming.
-// The 16 KiB stack area that held the planes is zeroed before return.
-//
-//go:noescape
-func encryptBitsliced128AVX512(km *byte, rounds int, dst *byte, src *byte, npasses int)

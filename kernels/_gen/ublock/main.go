@@ -82,7 +82,6 @@ func main() {
 		genCTRMulti(a)
 		genXORPieces(a)
 	}
-	genBitsliced()
 	Generate()
 }
 
