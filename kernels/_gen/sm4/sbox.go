@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gmtun/gmtun/internal/reftables"
+	"github.com/gmtun/gmtun/kernels/_gen/internal/gf"
 )
 
 // sm4SBox is the SM4 S-box τ of GB/T 32907-2016 §6.2.1 (Table 1), from
@@ -19,33 +20,6 @@ const (
 	polySM4 = 0x1f5
 	polyAES = 0x11b
 )
-
-// gfMul multiplies a and b in GF(2^8) modulo poly (variable time; this runs
-// only in the generator on public constants).
-func gfMul(a, b byte, poly uint16) byte {
-	var r uint16
-	x := uint16(a)
-	for i := 0; i < 8; i++ {
-		if b>>i&1 == 1 {
-			r ^= x
-		}
-		x <<= 1
-		if x&0x100 != 0 {
-			x ^= poly
-		}
-	}
-	return byte(r)
-}
-
-// gfInv returns the multiplicative inverse of a modulo poly (a^254), with
-// 0 mapped to 0 as in both S-box constructions.
-func gfInv(a byte, poly uint16) byte {
-	r := byte(1)
-	for i := 0; i < 254; i++ {
-		r = gfMul(r, a, poly)
-	}
-	return r
-}
 
 func parity(x byte) byte {
 	x ^= x >> 4
@@ -111,13 +85,13 @@ func gf2p8affineqb(x byte, m uint64, imm byte) byte {
 // gf2p8affineinvqb models GF2P8AFFINEINVQB: the same affine step applied to
 // the inverse of x in the AES field.
 func gf2p8affineinvqb(x byte, m uint64, imm byte) byte {
-	return gf2p8affineqb(gfInv(x, polyAES), m, imm)
+	return gf2p8affineqb(gf.Inv(x, polyAES), m, imm)
 }
 
 // aesSubByte models the SubBytes step of AESENCLAST (FIPS 197 §5.1.1):
 // inversion in the AES field followed by the AES affine map with 0x63.
 func aesSubByte(x byte) byte {
-	b := gfInv(x, polyAES)
+	b := gf.Inv(x, polyAES)
 	rotl := func(v byte, n uint) byte { return v<<n | v>>(8-n) }
 	return b ^ rotl(b, 1) ^ rotl(b, 2) ^ rotl(b, 3) ^ rotl(b, 4) ^ 0x63
 }
@@ -145,7 +119,7 @@ func deriveSBox() sboxTransforms {
 	for _, poly := range []uint16{polySM4, bitReversePoly(polySM4)} {
 		inv := make([]byte, 256)
 		for x := range inv {
-			inv[x] = gfInv(byte(x), poly)
+			inv[x] = gf.Inv(byte(x), poly)
 		}
 		for dir := -1; dir <= 1; dir += 2 {
 			for r0 := 1; r0 < 256; r0++ {
@@ -194,7 +168,7 @@ func mapToAES(a affine, poly uint16) sboxTransforms {
 			if poly>>k&1 == 1 {
 				v ^= pw
 			}
-			pw = gfMul(pw, byte(beta), polyAES)
+			pw = gf.Mul(pw, byte(beta), polyAES)
 		}
 		if v != 0 {
 			continue
@@ -203,7 +177,7 @@ func mapToAES(a affine, poly uint16) sboxTransforms {
 		pw = 1
 		for k := range basis {
 			basis[k] = pw
-			pw = gfMul(pw, byte(beta), polyAES)
+			pw = gf.Mul(pw, byte(beta), polyAES)
 		}
 		t := func(x byte) byte {
 			var y byte
@@ -230,7 +204,7 @@ func mapToAES(a affine, poly uint16) sboxTransforms {
 		// T must carry SM4-field inversion to AES-field inversion.
 		iso := true
 		for x := 0; x < 256 && iso; x++ {
-			iso = t(gfInv(byte(x), poly)) == gfInv(t(byte(x)), polyAES)
+			iso = t(gf.Inv(byte(x), poly)) == gf.Inv(t(byte(x)), polyAES)
 		}
 		if !iso {
 			continue
@@ -239,7 +213,7 @@ func mapToAES(a affine, poly uint16) sboxTransforms {
 		post := affineOf("post", func(y byte) byte { return a.apply(tInv[y]) })
 		var subInv [256]byte
 		for x := 0; x < 256; x++ {
-			subInv[aesSubByte(byte(x))] = gfInv(byte(x), polyAES)
+			subInv[aesSubByte(byte(x))] = gf.Inv(byte(x), polyAES)
 		}
 		postAES := affineOf("postAES", func(y byte) byte { return post.apply(subInv[y]) })
 		return sboxTransforms{pre: pre, post: post, postAES: postAES}

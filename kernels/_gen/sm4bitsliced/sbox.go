@@ -5,6 +5,7 @@ import (
 	"math/bits"
 
 	"github.com/gmtun/gmtun/internal/reftables"
+	"github.com/gmtun/gmtun/kernels/_gen/internal/gf"
 )
 
 // sm4SBox is the SM4 S-box τ of GB/T 32907-2016 §6.2.1 (Table 1), from
@@ -18,31 +19,6 @@ var sm4SBox = reftables.SM4SBox
 // structure of the SMS4 block cipher"). The derivation below tries both bit
 // orders and accepts only an exhaustive match with the table.
 const polySM4 = 0x1f5
-
-// gfMul multiplies in GF(2^8) modulo poly (generator-time, public data).
-func gfMul(a, b byte, poly uint16) byte {
-	var r uint16
-	x := uint16(a)
-	for i := 0; i < 8; i++ {
-		if b>>i&1 == 1 {
-			r ^= x
-		}
-		x <<= 1
-		if x&0x100 != 0 {
-			x ^= poly
-		}
-	}
-	return byte(r)
-}
-
-// gfInv is a^254 modulo poly (0 maps to 0).
-func gfInv(a byte, poly uint16) byte {
-	r := byte(1)
-	for i := 0; i < 254; i++ {
-		r = gfMul(r, a, poly)
-	}
-	return r
-}
 
 // lin is a linear map on GF(2)^8: output bit i = parity(rows[i] & x).
 type lin [8]byte
@@ -167,7 +143,7 @@ func sboxForms() []sboxForm {
 	for _, poly := range []uint16{polySM4, bitRev9(polySM4)} {
 		var inv [256]byte
 		for x := range inv {
-			inv[x] = gfInv(byte(x), poly)
+			inv[x] = gf.Inv(byte(x), poly)
 		}
 		for dir := -1; dir <= 1; dir += 2 {
 			for r0 := 1; r0 < 256; r0++ {
@@ -267,7 +243,7 @@ func towerIsos(poly uint16, t tower) [][2]lin {
 		}
 		for x := 0; x < 256; x += 7 {
 			for y := 0; y < 256; y++ {
-				if phi.apply(gfMul(byte(x), byte(y), poly)) != t.mul256(phi.apply(byte(x)), phi.apply(byte(y))) {
+				if phi.apply(gf.Mul(byte(x), byte(y), poly)) != t.mul256(phi.apply(byte(x)), phi.apply(byte(y))) {
 					panic("sm4bitsliced gen: tower map is not multiplicative")
 				}
 			}
