@@ -179,6 +179,7 @@ func (g *gen) encryptBlocks512() {
 	ADDQ(U32(batch512Bytes), R9)
 	DECQ(R10)
 	JNZ(LabelRef("enc512_batch"))
+	wipeKeyMasks(f)
 	Label("enc512_done")
 	VZEROUPPER()
 	RET()
@@ -245,6 +246,7 @@ func (g *gen) xorKeyStream512() {
 	ADDQ(U32(batch512Bytes), R9)
 	DECQ(R10)
 	JNZ(LabelRef("ctr512_batch"))
+	wipeKeyMasks(f)
 	Label("ctr512_done")
 	VZEROUPPER()
 	RET()
@@ -281,5 +283,16 @@ func (g *gen) emitIndex512() {
 			}
 			DATA(64*k+byt, U8(v))
 		}
+	}
+}
+
+// wipeKeyMasks zeroes the round-key masks in the frame (4096 bytes,
+// derived from the round keys) before the kernel returns, so that no key
+// material stays behind in the stack memory Go reuses.
+func wipeKeyMasks(f zframe) {
+	Comment("Wipe the round-key masks.")
+	VPXORD(Z0, Z0, Z0)
+	for i := 0; i < 4096/plane512Bytes; i++ {
+		VMOVDQU64(Z0, f.km.Offset(plane512Bytes*i))
 	}
 }
