@@ -30,6 +30,18 @@ func toyECB(buf []byte) {
 	}
 }
 
+// applyPiece applies a piece handed out by Rest through the reference, as
+// a packed kernel would.
+func applyPiece(p Piece) {
+	tmp := make([]byte, p.N)
+	var src []byte
+	if p.Src != nil {
+		src = unsafeBytes(p.Src, p.N)
+	}
+	refApply(p, tmp, src)
+	copy(unsafeBytes(p.Dst, p.N), tmp)
+}
+
 // refApply is the plain per-piece CTR of a piece: inc32 counter blocks,
 // each encrypted alone.
 func refApply(p Piece, dst, src []byte) {
@@ -142,13 +154,7 @@ func TestWalker(t *testing.T) {
 				nb := 0
 				for _, p := range q {
 					nb += Blocks(p.N)
-					tmp := make([]byte, p.N)
-					var src []byte
-					if p.Src != nil {
-						src = unsafeBytes(p.Src, p.N)
-					}
-					refApply(p, tmp, src)
-					copy(unsafeBytes(p.Dst, p.N), tmp)
+					applyPiece(p)
 				}
 				if nb > tailMax {
 					t.Fatalf("tail call with %d blocks, max %d", nb, tailMax)
@@ -247,13 +253,7 @@ func TestNewRest(t *testing.T) {
 			nb := 0
 			for _, p := range q {
 				nb += Blocks(p.N)
-				tmp := make([]byte, p.N)
-				var src []byte
-				if p.Src != nil {
-					src = unsafeBytes(p.Src, p.N)
-				}
-				refApply(p, tmp, src)
-				copy(unsafeBytes(p.Dst, p.N), tmp)
+				applyPiece(p)
 			}
 			if nb > maxBlocks || len(q) > len(scratch) {
 				t.Fatalf("a Rest call of %d blocks, %d pieces (max %d, %d)", nb, len(q), maxBlocks, len(scratch))
