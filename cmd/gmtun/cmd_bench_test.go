@@ -158,7 +158,7 @@ func TestBenchUsageErrors(t *testing.T) {
 		{[]string{"--sizes", "0"}, `bench: --sizes: 0 is outside 1..65535`},
 		{[]string{"--sizes", "64,,1420"}, `bench: --sizes: empty item in "64,,1420"`},
 		{[]string{"--batches", "129"}, `bench: --batches: 129 is outside 1..128`},
-		{[]string{"--tiers", "sse2"}, `bench: --tiers: unknown tier "sse2" (known: best, avx2+gfni, avx2+vaes, avx2+aes-ni, generic)`},
+		{[]string{"--tiers", "sse2"}, `bench: --tiers: unknown tier "sse2" (known: best, avx-512+aes-ni, avx2+gfni, avx2+vaes, avx2+aes-ni, generic)`},
 		{[]string{"--time", "0s"}, `bench: --time must be positive, got 0s`},
 		{[]string{"--count", "0"}, `bench: --count must be at least 1, got 0`},
 		{[]string{"--json", "--markdown"}, `bench: --json and --markdown exclude each other`},
