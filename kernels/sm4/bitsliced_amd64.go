@@ -83,13 +83,14 @@ func xorKeyStreamHybrid(rk *[32]uint32, ctr *[16]byte, dst, src []byte) {
 // overlap. The counters in ps are not advanced. Every buffer of counter
 // blocks or keystream is zeroed before return.
 func XORPiecesBatch(t Tier, rk *[32]uint32, ps []Piece) {
-	if ctrpass.Check(ps, "sm4") == 0 {
+	total := ctrpass.Check(ps, "sm4")
+	if total == 0 {
 		return
 	}
 	t.check()
 	w := ctrpass.NewRest(ps)
 	if t == AVX512AESNI {
-		w = ctrpass.NewWalker(ps, BitslicedBlocks, bitslicedTailBlocks)
+		w = ctrpass.NewWalker(ps, total, BitslicedBlocks, bitslicedTailBlocks)
 		var buf [bitslicedPassBytes]byte
 		for w.Fill(buf[:]) {
 			encryptBlocksBitsliced(rk, &buf[0], &buf[0], BitslicedBlocks)

@@ -11,7 +11,7 @@ import (
 	ksm4 "github.com/gmtun/gmtun/kernels/sm4"
 )
 
-// GCM on the SIMD kernels: GCTR through the ksm4 kernels and GHASH
+// GCM on the SIMD kernels: GCTR through the kernels/sm4 kernels and GHASH
 // through the ghash kernels, composed here.
 //
 // An SM4 kernel call is latency bound per register set (32 dependent
@@ -311,12 +311,7 @@ func sealBatchKernel(st ksm4.Tier, gt ghash.Tier, g *GCM, ps []Packet) {
 	}
 	dp.flush()
 	ga.flush(st, &g.enc)
-	for i := range ps {
-		p := &ps[i]
-		var y [16]byte
-		ghashKernel(gt, &g.hkeyAsm, &y, p.AAD, p.Text)
-		xorTag(p.Tag, &y)
-	}
+	finishTags(gt, g, ps)
 }
 
 // openBatchKernel is openBatchGeneric on kernel tiers st and gt. The tag
@@ -345,7 +340,7 @@ func openBatchKernel(st ksm4.Tier, gt ghash.Tier, g *GCM, ps []Packet, ok []bool
 		}
 	}
 	if st == ksm4.AVX512AESNI && batchBlocks(ps, ok, 0) >= ksm4.BitslicedBlocks {
-		xorBatchBitsliced(st, g, ps, ok, 2)
+		xorBatchBitsliced(st, g, ps, ok, false)
 		return
 	}
 	pass, gpass := st.PassBlocks(), gatherBlocks(st)
@@ -398,7 +393,13 @@ func batchBlocks(ps []Packet, ok []bool, extra int) int {
 // in bitsliced passes of 512 counter blocks across packets, then the
 // GHASHes.
 func sealBatchBitsliced(st ksm4.Tier, gt ghash.Tier, g *GCM, ps []Packet) {
-	xorBatchBitsliced(st, g, ps, nil, 1)
+	xorBatchBitsliced(st, g, ps, nil, true)
+	finishTags(gt, g, ps)
+}
+
+// finishTags completes the tags of a sealed batch: each holds its mask
+// E_K(J0) and gets the GHASH of its packet XORed in.
+func finishTags(gt ghash.Tier, g *GCM, ps []Packet) {
 	for i := range ps {
 		p := &ps[i]
 		var y [16]byte
@@ -408,10 +409,10 @@ func sealBatchBitsliced(st ksm4.Tier, gt ghash.Tier, g *GCM, ps []Packet) {
 }
 
 // xorBatchBitsliced applies the keystream to the texts of ps (only those
-// with ok[i], when ok is set) from counter first (2 for the text, inc32
-// of J0), and with first = 1 also writes each tag mask E_K(J0) into its
-// tag, through ksm4.XORPiecesBatch.
-func xorBatchBitsliced(st ksm4.Tier, g *GCM, ps []Packet, ok []bool, first uint32) {
+// with ok[i], when ok is set) from inc32(J0), and with masks also writes
+// each tag mask E_K(J0) into its tag, through ksm4.XORPiecesBatch (a
+// packet's mask and text are then one run of counters).
+func xorBatchBitsliced(st ksm4.Tier, g *GCM, ps []Packet, ok []bool, masks bool) {
 	var pieces [2 * bitslicedChunk]ksm4.Piece
 	for base := 0; base < len(ps); base += bitslicedChunk {
 		chunk := ps[base:min(len(ps), base+bitslicedChunk)]
@@ -421,13 +422,13 @@ func xorBatchBitsliced(st ksm4.Tier, g *GCM, ps []Packet, ok []bool, first uint3
 				continue
 			}
 			p := &chunk[i]
-			k := gcmctr.New(&p.Nonce, first)
-			if first == 1 {
+			k := gcmctr.New(&p.Nonce, 1) // J0
+			if masks {
 				k.Put(&pieces[n].Ctr)
 				pieces[n].Dst, pieces[n].Src, pieces[n].N = &p.Tag[0], nil, TagSize
 				n++
-				k.Count++
 			}
+			k.Count++ // inc32(J0)
 			if len(p.Text) > 0 {
 				k.Put(&pieces[n].Ctr)
 				pieces[n].Dst, pieces[n].Src, pieces[n].N = &p.Text[0], &p.Text[0], len(p.Text)

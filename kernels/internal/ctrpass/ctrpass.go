@@ -109,14 +109,11 @@ type Walker struct {
 // Rest (a batch of any size for a packed kernel's bounded calls).
 func NewRest(ps []Piece) Walker { return Walker{ps: ps} }
 
-// NewWalker returns a Walker over ps with passes of passBlocks blocks; a
-// final rest of fewer than tailBlocks blocks is left to Rest (tailBlocks
-// 0: every rest is padded to a pass).
-func NewWalker(ps []Piece, passBlocks, tailBlocks int) Walker {
-	total := 0
-	for i := range ps {
-		total += Blocks(ps[i].N)
-	}
+// NewWalker returns a Walker over ps, whose blocks add up to total (as
+// Check returns), with passes of passBlocks blocks; a final rest of fewer
+// than tailBlocks blocks is left to Rest (tailBlocks 0: every rest is
+// padded to a pass).
+func NewWalker(ps []Piece, total, passBlocks, tailBlocks int) Walker {
 	return Walker{ps: ps, passBlocks: passBlocks, passes: Passes(total, passBlocks, tailBlocks)}
 }
 

@@ -215,9 +215,10 @@ func TestCheck(t *testing.T) {
 // run drives a Walker the way the kernel packages do, and checks that
 // it zeroes what it must: the pieces' counters stay as they were.
 func run(ps []Piece, buf []byte, encrypt func([]byte), tailBlocks int, tail func([]Piece), tailMax int, scratch []Piece) {
-	w := NewWalker(ps, len(buf)/BlockSize, tailBlocks)
+	total := Check(ps, "test")
+	w := NewWalker(ps, total, len(buf)/BlockSize, tailBlocks)
 	if tail == nil {
-		w = NewWalker(ps, len(buf)/BlockSize, 0)
+		w = NewWalker(ps, total, len(buf)/BlockSize, 0)
 	}
 	for w.Fill(buf) {
 		encrypt(buf)
