@@ -8,12 +8,12 @@ import (
 	"github.com/gmtun/gmtun/kernels/internal/ctrpass"
 )
 
-// Piece is one run of a gathered pass (XORPieces):
-// the keystream of the counter blocks Ctr, inc32(Ctr), … XORed with Src
-// into Dst for N bytes (the last block may be partial: only its first
-// bytes are used). A nil Src writes the keystream itself (a GCM tag mask
-// E_K(J0)). The assembly reads its layout (ctrpass.Piece: 40 bytes, Ctr
-// at 0, Dst at 16, Src at 24, N at 32).
+// Piece is one run of a gathered pass (XORPieces): the keystream of the
+// counter blocks Ctr, inc32(Ctr), … XORed with Src into Dst for N bytes
+// (the last block may be partial: only its first bytes are used). A nil
+// Src writes the keystream itself (a GCM tag mask E_K(J0)). The assembly
+// reads its layout (ctrpass.Piece: 40 bytes, Ctr at 0, Dst at 16, Src at
+// 24, N at 32).
 type Piece = ctrpass.Piece
 
 // MaxPieceBlocks is the most blocks one XORPieces call takes (the
