@@ -8,21 +8,20 @@ import (
 	"github.com/gmtun/gmtun/kernels/internal/ctrpass"
 )
 
-// maxPassBlocks is the largest full pass of any tier (AVX512GFNI: one
-// byte-sliced set of 64 blocks).
-const maxPassBlocks = 64
-
 // PassBlocks is the number of blocks tier t handles in one full pass
 // (Width blocks per register set, all sets interleaved): calls whose
 // block count is a multiple of it keep the kernel's pipeline full.
 func (t Tier) PassBlocks() int {
-	if t == AVX512GFNI {
+	switch t {
+	case AVX512GFNI:
 		return 64
+	case AVX512AESNI:
+		return 96 // six sets of 16 (see kernels/_gen/sm4, zmm_aesni.go)
 	}
 	return 32 // four sets of 8 (see kernels/_gen/sm4, slotSet)
 }
 
-// Piece is one run of a gathered pass (XORPieces, XORPiecesBatch): the
+// Piece is one run of a gathered pass (XORPieces): the
 // keystream of the counter blocks Ctr, inc32(Ctr), … XORed with Src into
 // Dst for N bytes (the last block may be partial: only its first bytes
 // are used). A nil Src writes the keystream itself. The assembly reads
@@ -30,10 +29,11 @@ func (t Tier) PassBlocks() int {
 // at 32).
 type Piece = ctrpass.Piece
 
-// MaxPieceBlocks is the most blocks one XORPieces call takes: two full
-// passes of the widest tier (AVX512GFNI runs more than 64 as one pass of
-// two interleaved sets).
-const MaxPieceBlocks = 2 * maxPassBlocks
+// MaxPieceBlocks is the most blocks one XORPieces call takes: the
+// kernels' counter-block buffer (kernels/_gen/internal/ctrpieces
+// MaxBlocks), two full passes of AVX512GFNI (which runs more than 64 as
+// one pass of two interleaved sets).
+const MaxPieceBlocks = 128
 
 // PieceBlocks returns the blocks a piece of n bytes uses.
 func PieceBlocks(n int) int { return ctrpass.Blocks(n) }
@@ -63,14 +63,16 @@ func XORPieces(t Tier, rk *[32]uint32, ps []Piece) {
 	}
 	t.check()
 	pp := (*byte)(unsafe.Pointer(&ps[0]))
-	switch t {
+	switch t.forBlocks(nblocks) {
 	case AVX512GFNI:
 		xorPiecesAVX512GFNI(rk, pp, len(ps), nblocks)
 	case AVX2GFNI:
 		xorPiecesAVX2GFNI(rk, pp, len(ps), nblocks)
 	case AVX2VAES:
 		xorPiecesAVX2VAES(rk, pp, len(ps), nblocks)
-	case AVX2AESNI, AVX512AESNI:
+	case AVX512AESNI:
+		xorPiecesAVX512AESNI(rk, pp, len(ps), nblocks)
+	case AVX2AESNI:
 		xorPiecesAVX2AESNI(rk, pp, len(ps), nblocks)
 	}
 }

@@ -17,9 +17,8 @@ type Tier int
 const (
 	AVX512GFNI Tier = iota + 1 // AVX-512 F/BW/VL/DQ + GFNI, ZMM
 	AVX2GFNI                   // AVX2 + VEX GFNI, YMM
-	// AVX512AESNI is AVX-512 without GFNI (Skylake-SP, Cascade Lake):
-	// runs of 512 blocks and more go through the bitsliced kernel
-	// (bitsliced_amd64.go), shorter ones through AVX2AESNI.
+	// AVX512AESNI is AVX-512 without GFNI or VAES (Skylake-SP, Cascade
+	// Lake): the AVX2AESNI round on ZMM, 16 blocks per set.
 	AVX512AESNI
 	AVX2VAES  // AVX2 + VAES (VEX), YMM
 	AVX2AESNI // AVX2 + AES-NI, YMM
@@ -64,15 +63,17 @@ func (t Tier) Supported() bool {
 	return false
 }
 
-// Width is the number of blocks tier t processes per register set, the
-// least a call costs: 32 for AVX512GFNI (its narrower, YMM, byte-sliced
-// pass; full passes take 64), 8 for the YMM tiers (four sets interleaved
-// per pass) and for AVX512AESNI below BitslicedBlocks.
-func (t Tier) Width() int {
-	if t == AVX512GFNI {
-		return 32
+// narrowBlocks is the most blocks for which AVX512AESNI calls run the
+// AVX2AESNI kernels: a ZMM set holds 16 blocks, and a call of one YMM set
+// (a short packet and its tag mask) costs less there.
+const narrowBlocks = 8
+
+// forBlocks returns the tier that runs a call of n blocks on tier t.
+func (t Tier) forBlocks(n int) Tier {
+	if t == AVX512AESNI && n <= narrowBlocks {
+		return AVX2AESNI
 	}
-	return 8
+	return t
 }
 
 // Best returns the fastest supported tier and false when none is.
@@ -107,9 +108,9 @@ func EncryptBlocks(t Tier, rk *[32]uint32, dst, src []byte) {
 		return
 	}
 	t.check()
-	switch t {
+	switch t.forBlocks(n) {
 	case AVX512AESNI:
-		encryptBlocksHybrid(rk, dst, src)
+		encryptBlocksAVX512AESNI(rk, &dst[0], &src[0], n)
 	case AVX512GFNI:
 		encryptBlocksAVX512GFNI(rk, &dst[0], &src[0], n)
 	case AVX2GFNI:
@@ -136,23 +137,21 @@ func XORKeyStream(t Tier, rk *[32]uint32, ctr *[16]byte, dst, src []byte) {
 		panic("sm4: output smaller than input")
 	}
 	t.check()
-	if t == AVX512AESNI {
-		xorKeyStreamHybrid(rk, ctr, dst[:n*BlockSize], src[:n*BlockSize])
-	} else {
-		xorKeyStream(t, rk, ctr, &dst[0], &src[0], n)
-	}
+	xorKeyStream(t, rk, ctr, &dst[0], &src[0], n)
 	inc32(ctr, n)
 }
 
 func xorKeyStream(t Tier, rk *[32]uint32, ctr *[16]byte, dst, src *byte, n int) {
-	switch t {
+	switch t.forBlocks(n) {
 	case AVX512GFNI:
 		xorKeyStreamAVX512GFNI(rk, ctr, dst, src, n)
 	case AVX2GFNI:
 		xorKeyStreamAVX2GFNI(rk, ctr, dst, src, n)
 	case AVX2VAES:
 		xorKeyStreamAVX2VAES(rk, ctr, dst, src, n)
-	case AVX2AESNI, AVX512AESNI:
+	case AVX512AESNI:
+		xorKeyStreamAVX512AESNI(rk, ctr, dst, src, n)
+	case AVX2AESNI:
 		xorKeyStreamAVX2AESNI(rk, ctr, dst, src, n)
 	}
 }

@@ -207,7 +207,39 @@ DATA sm4Mask0f<>+28(SB)/1, $0x0f
 DATA sm4Mask0f<>+29(SB)/1, $0x0f
 DATA sm4Mask0f<>+30(SB)/1, $0x0f
 DATA sm4Mask0f<>+31(SB)/1, $0x0f
-GLOBL sm4Mask0f<>(SB), RODATA|NOPTR, $32
+DATA sm4Mask0f<>+32(SB)/1, $0x0f
+DATA sm4Mask0f<>+33(SB)/1, $0x0f
+DATA sm4Mask0f<>+34(SB)/1, $0x0f
+DATA sm4Mask0f<>+35(SB)/1, $0x0f
+DATA sm4Mask0f<>+36(SB)/1, $0x0f
+DATA sm4Mask0f<>+37(SB)/1, $0x0f
+DATA sm4Mask0f<>+38(SB)/1, $0x0f
+DATA sm4Mask0f<>+39(SB)/1, $0x0f
+DATA sm4Mask0f<>+40(SB)/1, $0x0f
+DATA sm4Mask0f<>+41(SB)/1, $0x0f
+DATA sm4Mask0f<>+42(SB)/1, $0x0f
+DATA sm4Mask0f<>+43(SB)/1, $0x0f
+DATA sm4Mask0f<>+44(SB)/1, $0x0f
+DATA sm4Mask0f<>+45(SB)/1, $0x0f
+DATA sm4Mask0f<>+46(SB)/1, $0x0f
+DATA sm4Mask0f<>+47(SB)/1, $0x0f
+DATA sm4Mask0f<>+48(SB)/1, $0x0f
+DATA sm4Mask0f<>+49(SB)/1, $0x0f
+DATA sm4Mask0f<>+50(SB)/1, $0x0f
+DATA sm4Mask0f<>+51(SB)/1, $0x0f
+DATA sm4Mask0f<>+52(SB)/1, $0x0f
+DATA sm4Mask0f<>+53(SB)/1, $0x0f
+DATA sm4Mask0f<>+54(SB)/1, $0x0f
+DATA sm4Mask0f<>+55(SB)/1, $0x0f
+DATA sm4Mask0f<>+56(SB)/1, $0x0f
+DATA sm4Mask0f<>+57(SB)/1, $0x0f
+DATA sm4Mask0f<>+58(SB)/1, $0x0f
+DATA sm4Mask0f<>+59(SB)/1, $0x0f
+DATA sm4Mask0f<>+60(SB)/1, $0x0f
+DATA sm4Mask0f<>+61(SB)/1, $0x0f
+DATA sm4Mask0f<>+62(SB)/1, $0x0f
+DATA sm4Mask0f<>+63(SB)/1, $0x0f
+GLOBL sm4Mask0f<>(SB), RODATA|NOPTR, $64
 
 DATA sm4PreLo<>+0(SB)/1, $0x3e
 DATA sm4PreLo<>+1(SB)/1, $0xb2
@@ -241,7 +273,39 @@ DATA sm4PreLo<>+28(SB)/1, $0x24
 DATA sm4PreLo<>+29(SB)/1, $0xa8
 DATA sm4PreLo<>+30(SB)/1, $0x14
 DATA sm4PreLo<>+31(SB)/1, $0x98
-GLOBL sm4PreLo<>(SB), RODATA|NOPTR, $32
+DATA sm4PreLo<>+32(SB)/1, $0x3e
+DATA sm4PreLo<>+33(SB)/1, $0xb2
+DATA sm4PreLo<>+34(SB)/1, $0x0e
+DATA sm4PreLo<>+35(SB)/1, $0x82
+DATA sm4PreLo<>+36(SB)/1, $0xbb
+DATA sm4PreLo<>+37(SB)/1, $0x37
+DATA sm4PreLo<>+38(SB)/1, $0x8b
+DATA sm4PreLo<>+39(SB)/1, $0x07
+DATA sm4PreLo<>+40(SB)/1, $0xa1
+DATA sm4PreLo<>+41(SB)/1, $0x2d
+DATA sm4PreLo<>+42(SB)/1, $0x91
+DATA sm4PreLo<>+43(SB)/1, $0x1d
+DATA sm4PreLo<>+44(SB)/1, $0x24
+DATA sm4PreLo<>+45(SB)/1, $0xa8
+DATA sm4PreLo<>+46(SB)/1, $0x14
+DATA sm4PreLo<>+47(SB)/1, $0x98
+DATA sm4PreLo<>+48(SB)/1, $0x3e
+DATA sm4PreLo<>+49(SB)/1, $0xb2
+DATA sm4PreLo<>+50(SB)/1, $0x0e
+DATA sm4PreLo<>+51(SB)/1, $0x82
+DATA sm4PreLo<>+52(SB)/1, $0xbb
+DATA sm4PreLo<>+53(SB)/1, $0x37
+DATA sm4PreLo<>+54(SB)/1, $0x8b
+DATA sm4PreLo<>+55(SB)/1, $0x07
+DATA sm4PreLo<>+56(SB)/1, $0xa1
+DATA sm4PreLo<>+57(SB)/1, $0x2d
+DATA sm4PreLo<>+58(SB)/1, $0x91
+DATA sm4PreLo<>+59(SB)/1, $0x1d
+DATA sm4PreLo<>+60(SB)/1, $0x24
+DATA sm4PreLo<>+61(SB)/1, $0xa8
+DATA sm4PreLo<>+62(SB)/1, $0x14
+DATA sm4PreLo<>+63(SB)/1, $0x98
+GLOBL sm4PreLo<>(SB), RODATA|NOPTR, $64
 
 DATA sm4PreHi<>+0(SB)/1, $0x00
 DATA sm4PreHi<>+1(SB)/1, $0xdc
@@ -275,7 +339,39 @@ DATA sm4PreHi<>+28(SB)/1, $0xcd
 DATA sm4PreHi<>+29(SB)/1, $0x11
 DATA sm4PreHi<>+30(SB)/1, $0xe3
 DATA sm4PreHi<>+31(SB)/1, $0x3f
-GLOBL sm4PreHi<>(SB), RODATA|NOPTR, $32
+DATA sm4PreHi<>+32(SB)/1, $0x00
+DATA sm4PreHi<>+33(SB)/1, $0xdc
+DATA sm4PreHi<>+34(SB)/1, $0x2e
+DATA sm4PreHi<>+35(SB)/1, $0xf2
+DATA sm4PreHi<>+36(SB)/1, $0xc5
+DATA sm4PreHi<>+37(SB)/1, $0x19
+DATA sm4PreHi<>+38(SB)/1, $0xeb
+DATA sm4PreHi<>+39(SB)/1, $0x37
+DATA sm4PreHi<>+40(SB)/1, $0x08
+DATA sm4PreHi<>+41(SB)/1, $0xd4
+DATA sm4PreHi<>+42(SB)/1, $0x26
+DATA sm4PreHi<>+43(SB)/1, $0xfa
+DATA sm4PreHi<>+44(SB)/1, $0xcd
+DATA sm4PreHi<>+45(SB)/1, $0x11
+DATA sm4PreHi<>+46(SB)/1, $0xe3
+DATA sm4PreHi<>+47(SB)/1, $0x3f
+DATA sm4PreHi<>+48(SB)/1, $0x00
+DATA sm4PreHi<>+49(SB)/1, $0xdc
+DATA sm4PreHi<>+50(SB)/1, $0x2e
+DATA sm4PreHi<>+51(SB)/1, $0xf2
+DATA sm4PreHi<>+52(SB)/1, $0xc5
+DATA sm4PreHi<>+53(SB)/1, $0x19
+DATA sm4PreHi<>+54(SB)/1, $0xeb
+DATA sm4PreHi<>+55(SB)/1, $0x37
+DATA sm4PreHi<>+56(SB)/1, $0x08
+DATA sm4PreHi<>+57(SB)/1, $0xd4
+DATA sm4PreHi<>+58(SB)/1, $0x26
+DATA sm4PreHi<>+59(SB)/1, $0xfa
+DATA sm4PreHi<>+60(SB)/1, $0xcd
+DATA sm4PreHi<>+61(SB)/1, $0x11
+DATA sm4PreHi<>+62(SB)/1, $0xe3
+DATA sm4PreHi<>+63(SB)/1, $0x3f
+GLOBL sm4PreHi<>(SB), RODATA|NOPTR, $64
 
 DATA sm4CtrOffsets8<>+0(SB)/4, $0x00000000
 DATA sm4CtrOffsets8<>+4(SB)/4, $0x00000002
@@ -311,6 +407,104 @@ DATA sm4CtrOffsets8<>+120(SB)/4, $0x0000001d
 DATA sm4CtrOffsets8<>+124(SB)/4, $0x0000001f
 GLOBL sm4CtrOffsets8<>(SB), RODATA|NOPTR, $128
 
+DATA sm4CtrOffsets16<>+0(SB)/4, $0x00000000
+DATA sm4CtrOffsets16<>+4(SB)/4, $0x00000004
+DATA sm4CtrOffsets16<>+8(SB)/4, $0x00000008
+DATA sm4CtrOffsets16<>+12(SB)/4, $0x0000000c
+DATA sm4CtrOffsets16<>+16(SB)/4, $0x00000001
+DATA sm4CtrOffsets16<>+20(SB)/4, $0x00000005
+DATA sm4CtrOffsets16<>+24(SB)/4, $0x00000009
+DATA sm4CtrOffsets16<>+28(SB)/4, $0x0000000d
+DATA sm4CtrOffsets16<>+32(SB)/4, $0x00000002
+DATA sm4CtrOffsets16<>+36(SB)/4, $0x00000006
+DATA sm4CtrOffsets16<>+40(SB)/4, $0x0000000a
+DATA sm4CtrOffsets16<>+44(SB)/4, $0x0000000e
+DATA sm4CtrOffsets16<>+48(SB)/4, $0x00000003
+DATA sm4CtrOffsets16<>+52(SB)/4, $0x00000007
+DATA sm4CtrOffsets16<>+56(SB)/4, $0x0000000b
+DATA sm4CtrOffsets16<>+60(SB)/4, $0x0000000f
+DATA sm4CtrOffsets16<>+64(SB)/4, $0x00000010
+DATA sm4CtrOffsets16<>+68(SB)/4, $0x00000014
+DATA sm4CtrOffsets16<>+72(SB)/4, $0x00000018
+DATA sm4CtrOffsets16<>+76(SB)/4, $0x0000001c
+DATA sm4CtrOffsets16<>+80(SB)/4, $0x00000011
+DATA sm4CtrOffsets16<>+84(SB)/4, $0x00000015
+DATA sm4CtrOffsets16<>+88(SB)/4, $0x00000019
+DATA sm4CtrOffsets16<>+92(SB)/4, $0x0000001d
+DATA sm4CtrOffsets16<>+96(SB)/4, $0x00000012
+DATA sm4CtrOffsets16<>+100(SB)/4, $0x00000016
+DATA sm4CtrOffsets16<>+104(SB)/4, $0x0000001a
+DATA sm4CtrOffsets16<>+108(SB)/4, $0x0000001e
+DATA sm4CtrOffsets16<>+112(SB)/4, $0x00000013
+DATA sm4CtrOffsets16<>+116(SB)/4, $0x00000017
+DATA sm4CtrOffsets16<>+120(SB)/4, $0x0000001b
+DATA sm4CtrOffsets16<>+124(SB)/4, $0x0000001f
+DATA sm4CtrOffsets16<>+128(SB)/4, $0x00000020
+DATA sm4CtrOffsets16<>+132(SB)/4, $0x00000024
+DATA sm4CtrOffsets16<>+136(SB)/4, $0x00000028
+DATA sm4CtrOffsets16<>+140(SB)/4, $0x0000002c
+DATA sm4CtrOffsets16<>+144(SB)/4, $0x00000021
+DATA sm4CtrOffsets16<>+148(SB)/4, $0x00000025
+DATA sm4CtrOffsets16<>+152(SB)/4, $0x00000029
+DATA sm4CtrOffsets16<>+156(SB)/4, $0x0000002d
+DATA sm4CtrOffsets16<>+160(SB)/4, $0x00000022
+DATA sm4CtrOffsets16<>+164(SB)/4, $0x00000026
+DATA sm4CtrOffsets16<>+168(SB)/4, $0x0000002a
+DATA sm4CtrOffsets16<>+172(SB)/4, $0x0000002e
+DATA sm4CtrOffsets16<>+176(SB)/4, $0x00000023
+DATA sm4CtrOffsets16<>+180(SB)/4, $0x00000027
+DATA sm4CtrOffsets16<>+184(SB)/4, $0x0000002b
+DATA sm4CtrOffsets16<>+188(SB)/4, $0x0000002f
+DATA sm4CtrOffsets16<>+192(SB)/4, $0x00000030
+DATA sm4CtrOffsets16<>+196(SB)/4, $0x00000034
+DATA sm4CtrOffsets16<>+200(SB)/4, $0x00000038
+DATA sm4CtrOffsets16<>+204(SB)/4, $0x0000003c
+DATA sm4CtrOffsets16<>+208(SB)/4, $0x00000031
+DATA sm4CtrOffsets16<>+212(SB)/4, $0x00000035
+DATA sm4CtrOffsets16<>+216(SB)/4, $0x00000039
+DATA sm4CtrOffsets16<>+220(SB)/4, $0x0000003d
+DATA sm4CtrOffsets16<>+224(SB)/4, $0x00000032
+DATA sm4CtrOffsets16<>+228(SB)/4, $0x00000036
+DATA sm4CtrOffsets16<>+232(SB)/4, $0x0000003a
+DATA sm4CtrOffsets16<>+236(SB)/4, $0x0000003e
+DATA sm4CtrOffsets16<>+240(SB)/4, $0x00000033
+DATA sm4CtrOffsets16<>+244(SB)/4, $0x00000037
+DATA sm4CtrOffsets16<>+248(SB)/4, $0x0000003b
+DATA sm4CtrOffsets16<>+252(SB)/4, $0x0000003f
+DATA sm4CtrOffsets16<>+256(SB)/4, $0x00000040
+DATA sm4CtrOffsets16<>+260(SB)/4, $0x00000044
+DATA sm4CtrOffsets16<>+264(SB)/4, $0x00000048
+DATA sm4CtrOffsets16<>+268(SB)/4, $0x0000004c
+DATA sm4CtrOffsets16<>+272(SB)/4, $0x00000041
+DATA sm4CtrOffsets16<>+276(SB)/4, $0x00000045
+DATA sm4CtrOffsets16<>+280(SB)/4, $0x00000049
+DATA sm4CtrOffsets16<>+284(SB)/4, $0x0000004d
+DATA sm4CtrOffsets16<>+288(SB)/4, $0x00000042
+DATA sm4CtrOffsets16<>+292(SB)/4, $0x00000046
+DATA sm4CtrOffsets16<>+296(SB)/4, $0x0000004a
+DATA sm4CtrOffsets16<>+300(SB)/4, $0x0000004e
+DATA sm4CtrOffsets16<>+304(SB)/4, $0x00000043
+DATA sm4CtrOffsets16<>+308(SB)/4, $0x00000047
+DATA sm4CtrOffsets16<>+312(SB)/4, $0x0000004b
+DATA sm4CtrOffsets16<>+316(SB)/4, $0x0000004f
+DATA sm4CtrOffsets16<>+320(SB)/4, $0x00000050
+DATA sm4CtrOffsets16<>+324(SB)/4, $0x00000054
+DATA sm4CtrOffsets16<>+328(SB)/4, $0x00000058
+DATA sm4CtrOffsets16<>+332(SB)/4, $0x0000005c
+DATA sm4CtrOffsets16<>+336(SB)/4, $0x00000051
+DATA sm4CtrOffsets16<>+340(SB)/4, $0x00000055
+DATA sm4CtrOffsets16<>+344(SB)/4, $0x00000059
+DATA sm4CtrOffsets16<>+348(SB)/4, $0x0000005d
+DATA sm4CtrOffsets16<>+352(SB)/4, $0x00000052
+DATA sm4CtrOffsets16<>+356(SB)/4, $0x00000056
+DATA sm4CtrOffsets16<>+360(SB)/4, $0x0000005a
+DATA sm4CtrOffsets16<>+364(SB)/4, $0x0000005e
+DATA sm4CtrOffsets16<>+368(SB)/4, $0x00000053
+DATA sm4CtrOffsets16<>+372(SB)/4, $0x00000057
+DATA sm4CtrOffsets16<>+376(SB)/4, $0x0000005b
+DATA sm4CtrOffsets16<>+380(SB)/4, $0x0000005f
+GLOBL sm4CtrOffsets16<>(SB), RODATA|NOPTR, $384
+
 DATA sm4Inc32<>+0(SB)/4, $0x00000020
 DATA sm4Inc32<>+4(SB)/4, $0x00000020
 DATA sm4Inc32<>+8(SB)/4, $0x00000020
@@ -328,6 +522,24 @@ DATA sm4Inc32<>+52(SB)/4, $0x00000020
 DATA sm4Inc32<>+56(SB)/4, $0x00000020
 DATA sm4Inc32<>+60(SB)/4, $0x00000020
 GLOBL sm4Inc32<>(SB), RODATA|NOPTR, $64
+
+DATA sm4Inc96<>+0(SB)/4, $0x00000060
+DATA sm4Inc96<>+4(SB)/4, $0x00000060
+DATA sm4Inc96<>+8(SB)/4, $0x00000060
+DATA sm4Inc96<>+12(SB)/4, $0x00000060
+DATA sm4Inc96<>+16(SB)/4, $0x00000060
+DATA sm4Inc96<>+20(SB)/4, $0x00000060
+DATA sm4Inc96<>+24(SB)/4, $0x00000060
+DATA sm4Inc96<>+28(SB)/4, $0x00000060
+DATA sm4Inc96<>+32(SB)/4, $0x00000060
+DATA sm4Inc96<>+36(SB)/4, $0x00000060
+DATA sm4Inc96<>+40(SB)/4, $0x00000060
+DATA sm4Inc96<>+44(SB)/4, $0x00000060
+DATA sm4Inc96<>+48(SB)/4, $0x00000060
+DATA sm4Inc96<>+52(SB)/4, $0x00000060
+DATA sm4Inc96<>+56(SB)/4, $0x00000060
+DATA sm4Inc96<>+60(SB)/4, $0x00000060
+GLOBL sm4Inc96<>(SB), RODATA|NOPTR, $64
 
 DATA sm4BSLinInv<>+0(SB)/8, $0xb3a4f5863284728b
 GLOBL sm4BSLinInv<>(SB), RODATA|NOPTR, $8
@@ -884,7 +1096,39 @@ DATA sm4WordNibLinLo<>+28(SB)/1, $0x1a
 DATA sm4WordNibLinLo<>+29(SB)/1, $0x96
 DATA sm4WordNibLinLo<>+30(SB)/1, $0x2a
 DATA sm4WordNibLinLo<>+31(SB)/1, $0xa6
-GLOBL sm4WordNibLinLo<>(SB), RODATA|NOPTR, $32
+DATA sm4WordNibLinLo<>+32(SB)/1, $0x00
+DATA sm4WordNibLinLo<>+33(SB)/1, $0x8c
+DATA sm4WordNibLinLo<>+34(SB)/1, $0x30
+DATA sm4WordNibLinLo<>+35(SB)/1, $0xbc
+DATA sm4WordNibLinLo<>+36(SB)/1, $0x85
+DATA sm4WordNibLinLo<>+37(SB)/1, $0x09
+DATA sm4WordNibLinLo<>+38(SB)/1, $0xb5
+DATA sm4WordNibLinLo<>+39(SB)/1, $0x39
+DATA sm4WordNibLinLo<>+40(SB)/1, $0x9f
+DATA sm4WordNibLinLo<>+41(SB)/1, $0x13
+DATA sm4WordNibLinLo<>+42(SB)/1, $0xaf
+DATA sm4WordNibLinLo<>+43(SB)/1, $0x23
+DATA sm4WordNibLinLo<>+44(SB)/1, $0x1a
+DATA sm4WordNibLinLo<>+45(SB)/1, $0x96
+DATA sm4WordNibLinLo<>+46(SB)/1, $0x2a
+DATA sm4WordNibLinLo<>+47(SB)/1, $0xa6
+DATA sm4WordNibLinLo<>+48(SB)/1, $0x00
+DATA sm4WordNibLinLo<>+49(SB)/1, $0x8c
+DATA sm4WordNibLinLo<>+50(SB)/1, $0x30
+DATA sm4WordNibLinLo<>+51(SB)/1, $0xbc
+DATA sm4WordNibLinLo<>+52(SB)/1, $0x85
+DATA sm4WordNibLinLo<>+53(SB)/1, $0x09
+DATA sm4WordNibLinLo<>+54(SB)/1, $0xb5
+DATA sm4WordNibLinLo<>+55(SB)/1, $0x39
+DATA sm4WordNibLinLo<>+56(SB)/1, $0x9f
+DATA sm4WordNibLinLo<>+57(SB)/1, $0x13
+DATA sm4WordNibLinLo<>+58(SB)/1, $0xaf
+DATA sm4WordNibLinLo<>+59(SB)/1, $0x23
+DATA sm4WordNibLinLo<>+60(SB)/1, $0x1a
+DATA sm4WordNibLinLo<>+61(SB)/1, $0x96
+DATA sm4WordNibLinLo<>+62(SB)/1, $0x2a
+DATA sm4WordNibLinLo<>+63(SB)/1, $0xa6
+GLOBL sm4WordNibLinLo<>(SB), RODATA|NOPTR, $64
 
 DATA sm4WordNibLinHi<>+0(SB)/1, $0x00
 DATA sm4WordNibLinHi<>+1(SB)/1, $0xdc
@@ -918,7 +1162,39 @@ DATA sm4WordNibLinHi<>+28(SB)/1, $0xcd
 DATA sm4WordNibLinHi<>+29(SB)/1, $0x11
 DATA sm4WordNibLinHi<>+30(SB)/1, $0xe3
 DATA sm4WordNibLinHi<>+31(SB)/1, $0x3f
-GLOBL sm4WordNibLinHi<>(SB), RODATA|NOPTR, $32
+DATA sm4WordNibLinHi<>+32(SB)/1, $0x00
+DATA sm4WordNibLinHi<>+33(SB)/1, $0xdc
+DATA sm4WordNibLinHi<>+34(SB)/1, $0x2e
+DATA sm4WordNibLinHi<>+35(SB)/1, $0xf2
+DATA sm4WordNibLinHi<>+36(SB)/1, $0xc5
+DATA sm4WordNibLinHi<>+37(SB)/1, $0x19
+DATA sm4WordNibLinHi<>+38(SB)/1, $0xeb
+DATA sm4WordNibLinHi<>+39(SB)/1, $0x37
+DATA sm4WordNibLinHi<>+40(SB)/1, $0x08
+DATA sm4WordNibLinHi<>+41(SB)/1, $0xd4
+DATA sm4WordNibLinHi<>+42(SB)/1, $0x26
+DATA sm4WordNibLinHi<>+43(SB)/1, $0xfa
+DATA sm4WordNibLinHi<>+44(SB)/1, $0xcd
+DATA sm4WordNibLinHi<>+45(SB)/1, $0x11
+DATA sm4WordNibLinHi<>+46(SB)/1, $0xe3
+DATA sm4WordNibLinHi<>+47(SB)/1, $0x3f
+DATA sm4WordNibLinHi<>+48(SB)/1, $0x00
+DATA sm4WordNibLinHi<>+49(SB)/1, $0xdc
+DATA sm4WordNibLinHi<>+50(SB)/1, $0x2e
+DATA sm4WordNibLinHi<>+51(SB)/1, $0xf2
+DATA sm4WordNibLinHi<>+52(SB)/1, $0xc5
+DATA sm4WordNibLinHi<>+53(SB)/1, $0x19
+DATA sm4WordNibLinHi<>+54(SB)/1, $0xeb
+DATA sm4WordNibLinHi<>+55(SB)/1, $0x37
+DATA sm4WordNibLinHi<>+56(SB)/1, $0x08
+DATA sm4WordNibLinHi<>+57(SB)/1, $0xd4
+DATA sm4WordNibLinHi<>+58(SB)/1, $0x26
+DATA sm4WordNibLinHi<>+59(SB)/1, $0xfa
+DATA sm4WordNibLinHi<>+60(SB)/1, $0xcd
+DATA sm4WordNibLinHi<>+61(SB)/1, $0x11
+DATA sm4WordNibLinHi<>+62(SB)/1, $0xe3
+DATA sm4WordNibLinHi<>+63(SB)/1, $0x3f
+GLOBL sm4WordNibLinHi<>(SB), RODATA|NOPTR, $64
 
 DATA sm4WordNibLinInvLo<>+0(SB)/1, $0x00
 DATA sm4WordNibLinInvLo<>+1(SB)/1, $0x85
@@ -952,7 +1228,39 @@ DATA sm4WordNibLinInvLo<>+28(SB)/1, $0xae
 DATA sm4WordNibLinInvLo<>+29(SB)/1, $0x2b
 DATA sm4WordNibLinInvLo<>+30(SB)/1, $0x77
 DATA sm4WordNibLinInvLo<>+31(SB)/1, $0xf2
-GLOBL sm4WordNibLinInvLo<>(SB), RODATA|NOPTR, $32
+DATA sm4WordNibLinInvLo<>+32(SB)/1, $0x00
+DATA sm4WordNibLinInvLo<>+33(SB)/1, $0x85
+DATA sm4WordNibLinInvLo<>+34(SB)/1, $0xd9
+DATA sm4WordNibLinInvLo<>+35(SB)/1, $0x5c
+DATA sm4WordNibLinInvLo<>+36(SB)/1, $0x2e
+DATA sm4WordNibLinInvLo<>+37(SB)/1, $0xab
+DATA sm4WordNibLinInvLo<>+38(SB)/1, $0xf7
+DATA sm4WordNibLinInvLo<>+39(SB)/1, $0x72
+DATA sm4WordNibLinInvLo<>+40(SB)/1, $0x80
+DATA sm4WordNibLinInvLo<>+41(SB)/1, $0x05
+DATA sm4WordNibLinInvLo<>+42(SB)/1, $0x59
+DATA sm4WordNibLinInvLo<>+43(SB)/1, $0xdc
+DATA sm4WordNibLinInvLo<>+44(SB)/1, $0xae
+DATA sm4WordNibLinInvLo<>+45(SB)/1, $0x2b
+DATA sm4WordNibLinInvLo<>+46(SB)/1, $0x77
+DATA sm4WordNibLinInvLo<>+47(SB)/1, $0xf2
+DATA sm4WordNibLinInvLo<>+48(SB)/1, $0x00
+DATA sm4WordNibLinInvLo<>+49(SB)/1, $0x85
+DATA sm4WordNibLinInvLo<>+50(SB)/1, $0xd9
+DATA sm4WordNibLinInvLo<>+51(SB)/1, $0x5c
+DATA sm4WordNibLinInvLo<>+52(SB)/1, $0x2e
+DATA sm4WordNibLinInvLo<>+53(SB)/1, $0xab
+DATA sm4WordNibLinInvLo<>+54(SB)/1, $0xf7
+DATA sm4WordNibLinInvLo<>+55(SB)/1, $0x72
+DATA sm4WordNibLinInvLo<>+56(SB)/1, $0x80
+DATA sm4WordNibLinInvLo<>+57(SB)/1, $0x05
+DATA sm4WordNibLinInvLo<>+58(SB)/1, $0x59
+DATA sm4WordNibLinInvLo<>+59(SB)/1, $0xdc
+DATA sm4WordNibLinInvLo<>+60(SB)/1, $0xae
+DATA sm4WordNibLinInvLo<>+61(SB)/1, $0x2b
+DATA sm4WordNibLinInvLo<>+62(SB)/1, $0x77
+DATA sm4WordNibLinInvLo<>+63(SB)/1, $0xf2
+GLOBL sm4WordNibLinInvLo<>(SB), RODATA|NOPTR, $64
 
 DATA sm4WordNibLinInvHi<>+0(SB)/1, $0x00
 DATA sm4WordNibLinInvHi<>+1(SB)/1, $0x55
@@ -986,7 +1294,39 @@ DATA sm4WordNibLinInvHi<>+28(SB)/1, $0xeb
 DATA sm4WordNibLinInvHi<>+29(SB)/1, $0xbe
 DATA sm4WordNibLinInvHi<>+30(SB)/1, $0xbc
 DATA sm4WordNibLinInvHi<>+31(SB)/1, $0xe9
-GLOBL sm4WordNibLinInvHi<>(SB), RODATA|NOPTR, $32
+DATA sm4WordNibLinInvHi<>+32(SB)/1, $0x00
+DATA sm4WordNibLinInvHi<>+33(SB)/1, $0x55
+DATA sm4WordNibLinInvHi<>+34(SB)/1, $0x57
+DATA sm4WordNibLinInvHi<>+35(SB)/1, $0x02
+DATA sm4WordNibLinInvHi<>+36(SB)/1, $0x44
+DATA sm4WordNibLinInvHi<>+37(SB)/1, $0x11
+DATA sm4WordNibLinInvHi<>+38(SB)/1, $0x13
+DATA sm4WordNibLinInvHi<>+39(SB)/1, $0x46
+DATA sm4WordNibLinInvHi<>+40(SB)/1, $0xaf
+DATA sm4WordNibLinInvHi<>+41(SB)/1, $0xfa
+DATA sm4WordNibLinInvHi<>+42(SB)/1, $0xf8
+DATA sm4WordNibLinInvHi<>+43(SB)/1, $0xad
+DATA sm4WordNibLinInvHi<>+44(SB)/1, $0xeb
+DATA sm4WordNibLinInvHi<>+45(SB)/1, $0xbe
+DATA sm4WordNibLinInvHi<>+46(SB)/1, $0xbc
+DATA sm4WordNibLinInvHi<>+47(SB)/1, $0xe9
+DATA sm4WordNibLinInvHi<>+48(SB)/1, $0x00
+DATA sm4WordNibLinInvHi<>+49(SB)/1, $0x55
+DATA sm4WordNibLinInvHi<>+50(SB)/1, $0x57
+DATA sm4WordNibLinInvHi<>+51(SB)/1, $0x02
+DATA sm4WordNibLinInvHi<>+52(SB)/1, $0x44
+DATA sm4WordNibLinInvHi<>+53(SB)/1, $0x11
+DATA sm4WordNibLinInvHi<>+54(SB)/1, $0x13
+DATA sm4WordNibLinInvHi<>+55(SB)/1, $0x46
+DATA sm4WordNibLinInvHi<>+56(SB)/1, $0xaf
+DATA sm4WordNibLinInvHi<>+57(SB)/1, $0xfa
+DATA sm4WordNibLinInvHi<>+58(SB)/1, $0xf8
+DATA sm4WordNibLinInvHi<>+59(SB)/1, $0xad
+DATA sm4WordNibLinInvHi<>+60(SB)/1, $0xeb
+DATA sm4WordNibLinInvHi<>+61(SB)/1, $0xbe
+DATA sm4WordNibLinInvHi<>+62(SB)/1, $0xbc
+DATA sm4WordNibLinInvHi<>+63(SB)/1, $0xe9
+GLOBL sm4WordNibLinInvHi<>(SB), RODATA|NOPTR, $64
 
 DATA sm4WordNibPost0Lo<>+0(SB)/1, $0x0b
 DATA sm4WordNibPost0Lo<>+1(SB)/1, $0x8d
@@ -1020,7 +1360,39 @@ DATA sm4WordNibPost0Lo<>+28(SB)/1, $0x6f
 DATA sm4WordNibPost0Lo<>+29(SB)/1, $0xe9
 DATA sm4WordNibPost0Lo<>+30(SB)/1, $0xbc
 DATA sm4WordNibPost0Lo<>+31(SB)/1, $0x3a
-GLOBL sm4WordNibPost0Lo<>(SB), RODATA|NOPTR, $32
+DATA sm4WordNibPost0Lo<>+32(SB)/1, $0x0b
+DATA sm4WordNibPost0Lo<>+33(SB)/1, $0x8d
+DATA sm4WordNibPost0Lo<>+34(SB)/1, $0xd8
+DATA sm4WordNibPost0Lo<>+35(SB)/1, $0x5e
+DATA sm4WordNibPost0Lo<>+36(SB)/1, $0x73
+DATA sm4WordNibPost0Lo<>+37(SB)/1, $0xf5
+DATA sm4WordNibPost0Lo<>+38(SB)/1, $0xa0
+DATA sm4WordNibPost0Lo<>+39(SB)/1, $0x26
+DATA sm4WordNibPost0Lo<>+40(SB)/1, $0x17
+DATA sm4WordNibPost0Lo<>+41(SB)/1, $0x91
+DATA sm4WordNibPost0Lo<>+42(SB)/1, $0xc4
+DATA sm4WordNibPost0Lo<>+43(SB)/1, $0x42
+DATA sm4WordNibPost0Lo<>+44(SB)/1, $0x6f
+DATA sm4WordNibPost0Lo<>+45(SB)/1, $0xe9
+DATA sm4WordNibPost0Lo<>+46(SB)/1, $0xbc
+DATA sm4WordNibPost0Lo<>+47(SB)/1, $0x3a
+DATA sm4WordNibPost0Lo<>+48(SB)/1, $0x0b
+DATA sm4WordNibPost0Lo<>+49(SB)/1, $0x8d
+DATA sm4WordNibPost0Lo<>+50(SB)/1, $0xd8
+DATA sm4WordNibPost0Lo<>+51(SB)/1, $0x5e
+DATA sm4WordNibPost0Lo<>+52(SB)/1, $0x73
+DATA sm4WordNibPost0Lo<>+53(SB)/1, $0xf5
+DATA sm4WordNibPost0Lo<>+54(SB)/1, $0xa0
+DATA sm4WordNibPost0Lo<>+55(SB)/1, $0x26
+DATA sm4WordNibPost0Lo<>+56(SB)/1, $0x17
+DATA sm4WordNibPost0Lo<>+57(SB)/1, $0x91
+DATA sm4WordNibPost0Lo<>+58(SB)/1, $0xc4
+DATA sm4WordNibPost0Lo<>+59(SB)/1, $0x42
+DATA sm4WordNibPost0Lo<>+60(SB)/1, $0x6f
+DATA sm4WordNibPost0Lo<>+61(SB)/1, $0xe9
+DATA sm4WordNibPost0Lo<>+62(SB)/1, $0xbc
+DATA sm4WordNibPost0Lo<>+63(SB)/1, $0x3a
+GLOBL sm4WordNibPost0Lo<>(SB), RODATA|NOPTR, $64
 
 DATA sm4WordNibPost0Hi<>+0(SB)/1, $0x00
 DATA sm4WordNibPost0Hi<>+1(SB)/1, $0xeb
@@ -1054,7 +1426,39 @@ DATA sm4WordNibPost0Hi<>+28(SB)/1, $0x3d
 DATA sm4WordNibPost0Hi<>+29(SB)/1, $0xd6
 DATA sm4WordNibPost0Hi<>+30(SB)/1, $0xe1
 DATA sm4WordNibPost0Hi<>+31(SB)/1, $0x0a
-GLOBL sm4WordNibPost0Hi<>(SB), RODATA|NOPTR, $32
+DATA sm4WordNibPost0Hi<>+32(SB)/1, $0x00
+DATA sm4WordNibPost0Hi<>+33(SB)/1, $0xeb
+DATA sm4WordNibPost0Hi<>+34(SB)/1, $0xdc
+DATA sm4WordNibPost0Hi<>+35(SB)/1, $0x37
+DATA sm4WordNibPost0Hi<>+36(SB)/1, $0xf0
+DATA sm4WordNibPost0Hi<>+37(SB)/1, $0x1b
+DATA sm4WordNibPost0Hi<>+38(SB)/1, $0x2c
+DATA sm4WordNibPost0Hi<>+39(SB)/1, $0xc7
+DATA sm4WordNibPost0Hi<>+40(SB)/1, $0xcd
+DATA sm4WordNibPost0Hi<>+41(SB)/1, $0x26
+DATA sm4WordNibPost0Hi<>+42(SB)/1, $0x11
+DATA sm4WordNibPost0Hi<>+43(SB)/1, $0xfa
+DATA sm4WordNibPost0Hi<>+44(SB)/1, $0x3d
+DATA sm4WordNibPost0Hi<>+45(SB)/1, $0xd6
+DATA sm4WordNibPost0Hi<>+46(SB)/1, $0xe1
+DATA sm4WordNibPost0Hi<>+47(SB)/1, $0x0a
+DATA sm4WordNibPost0Hi<>+48(SB)/1, $0x00
+DATA sm4WordNibPost0Hi<>+49(SB)/1, $0xeb
+DATA sm4WordNibPost0Hi<>+50(SB)/1, $0xdc
+DATA sm4WordNibPost0Hi<>+51(SB)/1, $0x37
+DATA sm4WordNibPost0Hi<>+52(SB)/1, $0xf0
+DATA sm4WordNibPost0Hi<>+53(SB)/1, $0x1b
+DATA sm4WordNibPost0Hi<>+54(SB)/1, $0x2c
+DATA sm4WordNibPost0Hi<>+55(SB)/1, $0xc7
+DATA sm4WordNibPost0Hi<>+56(SB)/1, $0xcd
+DATA sm4WordNibPost0Hi<>+57(SB)/1, $0x26
+DATA sm4WordNibPost0Hi<>+58(SB)/1, $0x11
+DATA sm4WordNibPost0Hi<>+59(SB)/1, $0xfa
+DATA sm4WordNibPost0Hi<>+60(SB)/1, $0x3d
+DATA sm4WordNibPost0Hi<>+61(SB)/1, $0xd6
+DATA sm4WordNibPost0Hi<>+62(SB)/1, $0xe1
+DATA sm4WordNibPost0Hi<>+63(SB)/1, $0x0a
+GLOBL sm4WordNibPost0Hi<>(SB), RODATA|NOPTR, $64
 
 DATA sm4WordNibPost3Lo<>+0(SB)/1, $0x7d
 DATA sm4WordNibPost3Lo<>+1(SB)/1, $0x28
@@ -1088,7 +1492,39 @@ DATA sm4WordNibPost3Lo<>+28(SB)/1, $0xfb
 DATA sm4WordNibPost3Lo<>+29(SB)/1, $0xae
 DATA sm4WordNibPost3Lo<>+30(SB)/1, $0x25
 DATA sm4WordNibPost3Lo<>+31(SB)/1, $0x70
-GLOBL sm4WordNibPost3Lo<>(SB), RODATA|NOPTR, $32
+DATA sm4WordNibPost3Lo<>+32(SB)/1, $0x7d
+DATA sm4WordNibPost3Lo<>+33(SB)/1, $0x28
+DATA sm4WordNibPost3Lo<>+34(SB)/1, $0xa3
+DATA sm4WordNibPost3Lo<>+35(SB)/1, $0xf6
+DATA sm4WordNibPost3Lo<>+36(SB)/1, $0xa5
+DATA sm4WordNibPost3Lo<>+37(SB)/1, $0xf0
+DATA sm4WordNibPost3Lo<>+38(SB)/1, $0x7b
+DATA sm4WordNibPost3Lo<>+39(SB)/1, $0x2e
+DATA sm4WordNibPost3Lo<>+40(SB)/1, $0x23
+DATA sm4WordNibPost3Lo<>+41(SB)/1, $0x76
+DATA sm4WordNibPost3Lo<>+42(SB)/1, $0xfd
+DATA sm4WordNibPost3Lo<>+43(SB)/1, $0xa8
+DATA sm4WordNibPost3Lo<>+44(SB)/1, $0xfb
+DATA sm4WordNibPost3Lo<>+45(SB)/1, $0xae
+DATA sm4WordNibPost3Lo<>+46(SB)/1, $0x25
+DATA sm4WordNibPost3Lo<>+47(SB)/1, $0x70
+DATA sm4WordNibPost3Lo<>+48(SB)/1, $0x7d
+DATA sm4WordNibPost3Lo<>+49(SB)/1, $0x28
+DATA sm4WordNibPost3Lo<>+50(SB)/1, $0xa3
+DATA sm4WordNibPost3Lo<>+51(SB)/1, $0xf6
+DATA sm4WordNibPost3Lo<>+52(SB)/1, $0xa5
+DATA sm4WordNibPost3Lo<>+53(SB)/1, $0xf0
+DATA sm4WordNibPost3Lo<>+54(SB)/1, $0x7b
+DATA sm4WordNibPost3Lo<>+55(SB)/1, $0x2e
+DATA sm4WordNibPost3Lo<>+56(SB)/1, $0x23
+DATA sm4WordNibPost3Lo<>+57(SB)/1, $0x76
+DATA sm4WordNibPost3Lo<>+58(SB)/1, $0xfd
+DATA sm4WordNibPost3Lo<>+59(SB)/1, $0xa8
+DATA sm4WordNibPost3Lo<>+60(SB)/1, $0xfb
+DATA sm4WordNibPost3Lo<>+61(SB)/1, $0xae
+DATA sm4WordNibPost3Lo<>+62(SB)/1, $0x25
+DATA sm4WordNibPost3Lo<>+63(SB)/1, $0x70
+GLOBL sm4WordNibPost3Lo<>(SB), RODATA|NOPTR, $64
 
 DATA sm4WordNibPost3Hi<>+0(SB)/1, $0x00
 DATA sm4WordNibPost3Hi<>+1(SB)/1, $0x5f
@@ -1122,13 +1558,111 @@ DATA sm4WordNibPost3Hi<>+28(SB)/1, $0x03
 DATA sm4WordNibPost3Hi<>+29(SB)/1, $0x5c
 DATA sm4WordNibPost3Hi<>+30(SB)/1, $0x96
 DATA sm4WordNibPost3Hi<>+31(SB)/1, $0xc9
-GLOBL sm4WordNibPost3Hi<>(SB), RODATA|NOPTR, $32
+DATA sm4WordNibPost3Hi<>+32(SB)/1, $0x00
+DATA sm4WordNibPost3Hi<>+33(SB)/1, $0x5f
+DATA sm4WordNibPost3Hi<>+34(SB)/1, $0x95
+DATA sm4WordNibPost3Hi<>+35(SB)/1, $0xca
+DATA sm4WordNibPost3Hi<>+36(SB)/1, $0x72
+DATA sm4WordNibPost3Hi<>+37(SB)/1, $0x2d
+DATA sm4WordNibPost3Hi<>+38(SB)/1, $0xe7
+DATA sm4WordNibPost3Hi<>+39(SB)/1, $0xb8
+DATA sm4WordNibPost3Hi<>+40(SB)/1, $0x71
+DATA sm4WordNibPost3Hi<>+41(SB)/1, $0x2e
+DATA sm4WordNibPost3Hi<>+42(SB)/1, $0xe4
+DATA sm4WordNibPost3Hi<>+43(SB)/1, $0xbb
+DATA sm4WordNibPost3Hi<>+44(SB)/1, $0x03
+DATA sm4WordNibPost3Hi<>+45(SB)/1, $0x5c
+DATA sm4WordNibPost3Hi<>+46(SB)/1, $0x96
+DATA sm4WordNibPost3Hi<>+47(SB)/1, $0xc9
+DATA sm4WordNibPost3Hi<>+48(SB)/1, $0x00
+DATA sm4WordNibPost3Hi<>+49(SB)/1, $0x5f
+DATA sm4WordNibPost3Hi<>+50(SB)/1, $0x95
+DATA sm4WordNibPost3Hi<>+51(SB)/1, $0xca
+DATA sm4WordNibPost3Hi<>+52(SB)/1, $0x72
+DATA sm4WordNibPost3Hi<>+53(SB)/1, $0x2d
+DATA sm4WordNibPost3Hi<>+54(SB)/1, $0xe7
+DATA sm4WordNibPost3Hi<>+55(SB)/1, $0xb8
+DATA sm4WordNibPost3Hi<>+56(SB)/1, $0x71
+DATA sm4WordNibPost3Hi<>+57(SB)/1, $0x2e
+DATA sm4WordNibPost3Hi<>+58(SB)/1, $0xe4
+DATA sm4WordNibPost3Hi<>+59(SB)/1, $0xbb
+DATA sm4WordNibPost3Hi<>+60(SB)/1, $0x03
+DATA sm4WordNibPost3Hi<>+61(SB)/1, $0x5c
+DATA sm4WordNibPost3Hi<>+62(SB)/1, $0x96
+DATA sm4WordNibPost3Hi<>+63(SB)/1, $0xc9
+GLOBL sm4WordNibPost3Hi<>(SB), RODATA|NOPTR, $64
 
 DATA sm4Zero32<>+0(SB)/8, $0x0000000000000000
 DATA sm4Zero32<>+8(SB)/8, $0x0000000000000000
 DATA sm4Zero32<>+16(SB)/8, $0x0000000000000000
 DATA sm4Zero32<>+24(SB)/8, $0x0000000000000000
 GLOBL sm4Zero32<>(SB), RODATA|NOPTR, $32
+
+DATA sm4AESInvShiftRows<>+0(SB)/1, $0x00
+DATA sm4AESInvShiftRows<>+1(SB)/1, $0x0d
+DATA sm4AESInvShiftRows<>+2(SB)/1, $0x0a
+DATA sm4AESInvShiftRows<>+3(SB)/1, $0x07
+DATA sm4AESInvShiftRows<>+4(SB)/1, $0x04
+DATA sm4AESInvShiftRows<>+5(SB)/1, $0x01
+DATA sm4AESInvShiftRows<>+6(SB)/1, $0x0e
+DATA sm4AESInvShiftRows<>+7(SB)/1, $0x0b
+DATA sm4AESInvShiftRows<>+8(SB)/1, $0x08
+DATA sm4AESInvShiftRows<>+9(SB)/1, $0x05
+DATA sm4AESInvShiftRows<>+10(SB)/1, $0x02
+DATA sm4AESInvShiftRows<>+11(SB)/1, $0x0f
+DATA sm4AESInvShiftRows<>+12(SB)/1, $0x0c
+DATA sm4AESInvShiftRows<>+13(SB)/1, $0x09
+DATA sm4AESInvShiftRows<>+14(SB)/1, $0x06
+DATA sm4AESInvShiftRows<>+15(SB)/1, $0x03
+DATA sm4AESInvShiftRows<>+16(SB)/1, $0x00
+DATA sm4AESInvShiftRows<>+17(SB)/1, $0x0d
+DATA sm4AESInvShiftRows<>+18(SB)/1, $0x0a
+DATA sm4AESInvShiftRows<>+19(SB)/1, $0x07
+DATA sm4AESInvShiftRows<>+20(SB)/1, $0x04
+DATA sm4AESInvShiftRows<>+21(SB)/1, $0x01
+DATA sm4AESInvShiftRows<>+22(SB)/1, $0x0e
+DATA sm4AESInvShiftRows<>+23(SB)/1, $0x0b
+DATA sm4AESInvShiftRows<>+24(SB)/1, $0x08
+DATA sm4AESInvShiftRows<>+25(SB)/1, $0x05
+DATA sm4AESInvShiftRows<>+26(SB)/1, $0x02
+DATA sm4AESInvShiftRows<>+27(SB)/1, $0x0f
+DATA sm4AESInvShiftRows<>+28(SB)/1, $0x0c
+DATA sm4AESInvShiftRows<>+29(SB)/1, $0x09
+DATA sm4AESInvShiftRows<>+30(SB)/1, $0x06
+DATA sm4AESInvShiftRows<>+31(SB)/1, $0x03
+DATA sm4AESInvShiftRows<>+32(SB)/1, $0x00
+DATA sm4AESInvShiftRows<>+33(SB)/1, $0x0d
+DATA sm4AESInvShiftRows<>+34(SB)/1, $0x0a
+DATA sm4AESInvShiftRows<>+35(SB)/1, $0x07
+DATA sm4AESInvShiftRows<>+36(SB)/1, $0x04
+DATA sm4AESInvShiftRows<>+37(SB)/1, $0x01
+DATA sm4AESInvShiftRows<>+38(SB)/1, $0x0e
+DATA sm4AESInvShiftRows<>+39(SB)/1, $0x0b
+DATA sm4AESInvShiftRows<>+40(SB)/1, $0x08
+DATA sm4AESInvShiftRows<>+41(SB)/1, $0x05
+DATA sm4AESInvShiftRows<>+42(SB)/1, $0x02
+DATA sm4AESInvShiftRows<>+43(SB)/1, $0x0f
+DATA sm4AESInvShiftRows<>+44(SB)/1, $0x0c
+DATA sm4AESInvShiftRows<>+45(SB)/1, $0x09
+DATA sm4AESInvShiftRows<>+46(SB)/1, $0x06
+DATA sm4AESInvShiftRows<>+47(SB)/1, $0x03
+DATA sm4AESInvShiftRows<>+48(SB)/1, $0x00
+DATA sm4AESInvShiftRows<>+49(SB)/1, $0x0d
+DATA sm4AESInvShiftRows<>+50(SB)/1, $0x0a
+DATA sm4AESInvShiftRows<>+51(SB)/1, $0x07
+DATA sm4AESInvShiftRows<>+52(SB)/1, $0x04
+DATA sm4AESInvShiftRows<>+53(SB)/1, $0x01
+DATA sm4AESInvShiftRows<>+54(SB)/1, $0x0e
+DATA sm4AESInvShiftRows<>+55(SB)/1, $0x0b
+DATA sm4AESInvShiftRows<>+56(SB)/1, $0x08
+DATA sm4AESInvShiftRows<>+57(SB)/1, $0x05
+DATA sm4AESInvShiftRows<>+58(SB)/1, $0x02
+DATA sm4AESInvShiftRows<>+59(SB)/1, $0x0f
+DATA sm4AESInvShiftRows<>+60(SB)/1, $0x0c
+DATA sm4AESInvShiftRows<>+61(SB)/1, $0x09
+DATA sm4AESInvShiftRows<>+62(SB)/1, $0x06
+DATA sm4AESInvShiftRows<>+63(SB)/1, $0x03
+GLOBL sm4AESInvShiftRows<>(SB), RODATA|NOPTR, $64
 
 DATA sm4WordFoldISR0<>+0(SB)/1, $0x00
 DATA sm4WordFoldISR0<>+1(SB)/1, $0x0d
@@ -1162,7 +1696,39 @@ DATA sm4WordFoldISR0<>+28(SB)/1, $0x0c
 DATA sm4WordFoldISR0<>+29(SB)/1, $0x09
 DATA sm4WordFoldISR0<>+30(SB)/1, $0x06
 DATA sm4WordFoldISR0<>+31(SB)/1, $0x03
-GLOBL sm4WordFoldISR0<>(SB), RODATA|NOPTR, $32
+DATA sm4WordFoldISR0<>+32(SB)/1, $0x00
+DATA sm4WordFoldISR0<>+33(SB)/1, $0x0d
+DATA sm4WordFoldISR0<>+34(SB)/1, $0x0a
+DATA sm4WordFoldISR0<>+35(SB)/1, $0x07
+DATA sm4WordFoldISR0<>+36(SB)/1, $0x04
+DATA sm4WordFoldISR0<>+37(SB)/1, $0x01
+DATA sm4WordFoldISR0<>+38(SB)/1, $0x0e
+DATA sm4WordFoldISR0<>+39(SB)/1, $0x0b
+DATA sm4WordFoldISR0<>+40(SB)/1, $0x08
+DATA sm4WordFoldISR0<>+41(SB)/1, $0x05
+DATA sm4WordFoldISR0<>+42(SB)/1, $0x02
+DATA sm4WordFoldISR0<>+43(SB)/1, $0x0f
+DATA sm4WordFoldISR0<>+44(SB)/1, $0x0c
+DATA sm4WordFoldISR0<>+45(SB)/1, $0x09
+DATA sm4WordFoldISR0<>+46(SB)/1, $0x06
+DATA sm4WordFoldISR0<>+47(SB)/1, $0x03
+DATA sm4WordFoldISR0<>+48(SB)/1, $0x00
+DATA sm4WordFoldISR0<>+49(SB)/1, $0x0d
+DATA sm4WordFoldISR0<>+50(SB)/1, $0x0a
+DATA sm4WordFoldISR0<>+51(SB)/1, $0x07
+DATA sm4WordFoldISR0<>+52(SB)/1, $0x04
+DATA sm4WordFoldISR0<>+53(SB)/1, $0x01
+DATA sm4WordFoldISR0<>+54(SB)/1, $0x0e
+DATA sm4WordFoldISR0<>+55(SB)/1, $0x0b
+DATA sm4WordFoldISR0<>+56(SB)/1, $0x08
+DATA sm4WordFoldISR0<>+57(SB)/1, $0x05
+DATA sm4WordFoldISR0<>+58(SB)/1, $0x02
+DATA sm4WordFoldISR0<>+59(SB)/1, $0x0f
+DATA sm4WordFoldISR0<>+60(SB)/1, $0x0c
+DATA sm4WordFoldISR0<>+61(SB)/1, $0x09
+DATA sm4WordFoldISR0<>+62(SB)/1, $0x06
+DATA sm4WordFoldISR0<>+63(SB)/1, $0x03
+GLOBL sm4WordFoldISR0<>(SB), RODATA|NOPTR, $64
 
 DATA sm4WordFoldISR24<>+0(SB)/1, $0x0d
 DATA sm4WordFoldISR24<>+1(SB)/1, $0x0a
@@ -1196,7 +1762,39 @@ DATA sm4WordFoldISR24<>+28(SB)/1, $0x09
 DATA sm4WordFoldISR24<>+29(SB)/1, $0x06
 DATA sm4WordFoldISR24<>+30(SB)/1, $0x03
 DATA sm4WordFoldISR24<>+31(SB)/1, $0x0c
-GLOBL sm4WordFoldISR24<>(SB), RODATA|NOPTR, $32
+DATA sm4WordFoldISR24<>+32(SB)/1, $0x0d
+DATA sm4WordFoldISR24<>+33(SB)/1, $0x0a
+DATA sm4WordFoldISR24<>+34(SB)/1, $0x07
+DATA sm4WordFoldISR24<>+35(SB)/1, $0x00
+DATA sm4WordFoldISR24<>+36(SB)/1, $0x01
+DATA sm4WordFoldISR24<>+37(SB)/1, $0x0e
+DATA sm4WordFoldISR24<>+38(SB)/1, $0x0b
+DATA sm4WordFoldISR24<>+39(SB)/1, $0x04
+DATA sm4WordFoldISR24<>+40(SB)/1, $0x05
+DATA sm4WordFoldISR24<>+41(SB)/1, $0x02
+DATA sm4WordFoldISR24<>+42(SB)/1, $0x0f
+DATA sm4WordFoldISR24<>+43(SB)/1, $0x08
+DATA sm4WordFoldISR24<>+44(SB)/1, $0x09
+DATA sm4WordFoldISR24<>+45(SB)/1, $0x06
+DATA sm4WordFoldISR24<>+46(SB)/1, $0x03
+DATA sm4WordFoldISR24<>+47(SB)/1, $0x0c
+DATA sm4WordFoldISR24<>+48(SB)/1, $0x0d
+DATA sm4WordFoldISR24<>+49(SB)/1, $0x0a
+DATA sm4WordFoldISR24<>+50(SB)/1, $0x07
+DATA sm4WordFoldISR24<>+51(SB)/1, $0x00
+DATA sm4WordFoldISR24<>+52(SB)/1, $0x01
+DATA sm4WordFoldISR24<>+53(SB)/1, $0x0e
+DATA sm4WordFoldISR24<>+54(SB)/1, $0x0b
+DATA sm4WordFoldISR24<>+55(SB)/1, $0x04
+DATA sm4WordFoldISR24<>+56(SB)/1, $0x05
+DATA sm4WordFoldISR24<>+57(SB)/1, $0x02
+DATA sm4WordFoldISR24<>+58(SB)/1, $0x0f
+DATA sm4WordFoldISR24<>+59(SB)/1, $0x08
+DATA sm4WordFoldISR24<>+60(SB)/1, $0x09
+DATA sm4WordFoldISR24<>+61(SB)/1, $0x06
+DATA sm4WordFoldISR24<>+62(SB)/1, $0x03
+DATA sm4WordFoldISR24<>+63(SB)/1, $0x0c
+GLOBL sm4WordFoldISR24<>(SB), RODATA|NOPTR, $64
 
 DATA sm4WordFoldISR8<>+0(SB)/1, $0x07
 DATA sm4WordFoldISR8<>+1(SB)/1, $0x00
@@ -1230,7 +1828,39 @@ DATA sm4WordFoldISR8<>+28(SB)/1, $0x03
 DATA sm4WordFoldISR8<>+29(SB)/1, $0x0c
 DATA sm4WordFoldISR8<>+30(SB)/1, $0x09
 DATA sm4WordFoldISR8<>+31(SB)/1, $0x06
-GLOBL sm4WordFoldISR8<>(SB), RODATA|NOPTR, $32
+DATA sm4WordFoldISR8<>+32(SB)/1, $0x07
+DATA sm4WordFoldISR8<>+33(SB)/1, $0x00
+DATA sm4WordFoldISR8<>+34(SB)/1, $0x0d
+DATA sm4WordFoldISR8<>+35(SB)/1, $0x0a
+DATA sm4WordFoldISR8<>+36(SB)/1, $0x0b
+DATA sm4WordFoldISR8<>+37(SB)/1, $0x04
+DATA sm4WordFoldISR8<>+38(SB)/1, $0x01
+DATA sm4WordFoldISR8<>+39(SB)/1, $0x0e
+DATA sm4WordFoldISR8<>+40(SB)/1, $0x0f
+DATA sm4WordFoldISR8<>+41(SB)/1, $0x08
+DATA sm4WordFoldISR8<>+42(SB)/1, $0x05
+DATA sm4WordFoldISR8<>+43(SB)/1, $0x02
+DATA sm4WordFoldISR8<>+44(SB)/1, $0x03
+DATA sm4WordFoldISR8<>+45(SB)/1, $0x0c
+DATA sm4WordFoldISR8<>+46(SB)/1, $0x09
+DATA sm4WordFoldISR8<>+47(SB)/1, $0x06
+DATA sm4WordFoldISR8<>+48(SB)/1, $0x07
+DATA sm4WordFoldISR8<>+49(SB)/1, $0x00
+DATA sm4WordFoldISR8<>+50(SB)/1, $0x0d
+DATA sm4WordFoldISR8<>+51(SB)/1, $0x0a
+DATA sm4WordFoldISR8<>+52(SB)/1, $0x0b
+DATA sm4WordFoldISR8<>+53(SB)/1, $0x04
+DATA sm4WordFoldISR8<>+54(SB)/1, $0x01
+DATA sm4WordFoldISR8<>+55(SB)/1, $0x0e
+DATA sm4WordFoldISR8<>+56(SB)/1, $0x0f
+DATA sm4WordFoldISR8<>+57(SB)/1, $0x08
+DATA sm4WordFoldISR8<>+58(SB)/1, $0x05
+DATA sm4WordFoldISR8<>+59(SB)/1, $0x02
+DATA sm4WordFoldISR8<>+60(SB)/1, $0x03
+DATA sm4WordFoldISR8<>+61(SB)/1, $0x0c
+DATA sm4WordFoldISR8<>+62(SB)/1, $0x09
+DATA sm4WordFoldISR8<>+63(SB)/1, $0x06
+GLOBL sm4WordFoldISR8<>(SB), RODATA|NOPTR, $64
 
 DATA sm4WordFoldISR16<>+0(SB)/1, $0x0a
 DATA sm4WordFoldISR16<>+1(SB)/1, $0x07
@@ -1264,7 +1894,39 @@ DATA sm4WordFoldISR16<>+28(SB)/1, $0x06
 DATA sm4WordFoldISR16<>+29(SB)/1, $0x03
 DATA sm4WordFoldISR16<>+30(SB)/1, $0x0c
 DATA sm4WordFoldISR16<>+31(SB)/1, $0x09
-GLOBL sm4WordFoldISR16<>(SB), RODATA|NOPTR, $32
+DATA sm4WordFoldISR16<>+32(SB)/1, $0x0a
+DATA sm4WordFoldISR16<>+33(SB)/1, $0x07
+DATA sm4WordFoldISR16<>+34(SB)/1, $0x00
+DATA sm4WordFoldISR16<>+35(SB)/1, $0x0d
+DATA sm4WordFoldISR16<>+36(SB)/1, $0x0e
+DATA sm4WordFoldISR16<>+37(SB)/1, $0x0b
+DATA sm4WordFoldISR16<>+38(SB)/1, $0x04
+DATA sm4WordFoldISR16<>+39(SB)/1, $0x01
+DATA sm4WordFoldISR16<>+40(SB)/1, $0x02
+DATA sm4WordFoldISR16<>+41(SB)/1, $0x0f
+DATA sm4WordFoldISR16<>+42(SB)/1, $0x08
+DATA sm4WordFoldISR16<>+43(SB)/1, $0x05
+DATA sm4WordFoldISR16<>+44(SB)/1, $0x06
+DATA sm4WordFoldISR16<>+45(SB)/1, $0x03
+DATA sm4WordFoldISR16<>+46(SB)/1, $0x0c
+DATA sm4WordFoldISR16<>+47(SB)/1, $0x09
+DATA sm4WordFoldISR16<>+48(SB)/1, $0x0a
+DATA sm4WordFoldISR16<>+49(SB)/1, $0x07
+DATA sm4WordFoldISR16<>+50(SB)/1, $0x00
+DATA sm4WordFoldISR16<>+51(SB)/1, $0x0d
+DATA sm4WordFoldISR16<>+52(SB)/1, $0x0e
+DATA sm4WordFoldISR16<>+53(SB)/1, $0x0b
+DATA sm4WordFoldISR16<>+54(SB)/1, $0x04
+DATA sm4WordFoldISR16<>+55(SB)/1, $0x01
+DATA sm4WordFoldISR16<>+56(SB)/1, $0x02
+DATA sm4WordFoldISR16<>+57(SB)/1, $0x0f
+DATA sm4WordFoldISR16<>+58(SB)/1, $0x08
+DATA sm4WordFoldISR16<>+59(SB)/1, $0x05
+DATA sm4WordFoldISR16<>+60(SB)/1, $0x06
+DATA sm4WordFoldISR16<>+61(SB)/1, $0x03
+DATA sm4WordFoldISR16<>+62(SB)/1, $0x0c
+DATA sm4WordFoldISR16<>+63(SB)/1, $0x09
+GLOBL sm4WordFoldISR16<>(SB), RODATA|NOPTR, $64
 
 // func encryptBlocksAVX512GFNI(rk *[32]uint32, dst *byte, src *byte, nblocks int)
 // Requires: AVX, AVX2, AVX512BW, AVX512DQ, AVX512F, AVX512VL, BMI2, CMOV, GFNI
@@ -5240,6 +5902,18396 @@ xorKeyStream2AVX512GFNI_rounds2:
 	VMOVDQU64           Z16, 896(AX)
 	VPXORD              960(CX), Z0, Z0
 	VMOVDQU64           Z0, 960(AX)
+	VZEROUPPER
+	RET
+
+// func encryptBlocksAVX512AESNI(rk *[32]uint32, dst *byte, src *byte, nblocks int)
+// Requires: AES, AVX, AVX2, AVX512BW, AVX512F, AVX512VL, BMI2
+TEXT ·encryptBlocksAVX512AESNI(SB), $6192-32
+	MOVQ         rk+0(FP), AX
+	MOVQ         dst+8(FP), CX
+	MOVQ         src+16(FP), DX
+	MOVQ         nblocks+24(FP), BX
+	VMOVDQU64    sm4WordNibPost0Lo<>+0(SB), Z4
+	VMOVDQU64    sm4WordNibPost0Hi<>+0(SB), Z5
+	VMOVDQU64    sm4WordNibPost3Lo<>+0(SB), Z6
+	VMOVDQU64    sm4WordNibPost3Hi<>+0(SB), Z7
+	VMOVDQU64    (AX), Z1
+	VPSRLW       $0x04, Z1, Z3
+	VPANDD       sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD       sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64    sm4PreLo<>+0(SB), Z1
+	VPSHUFB      Z2, Z1, Z1
+	VMOVDQU64    sm4PreHi<>+0(SB), Z2
+	VPSHUFB      Z3, Z2, Z2
+	VPXORD       Z2, Z1, Z1
+	VMOVDQU64    Z1, (SP)
+	VMOVDQU64    64(AX), Z1
+	VPSRLW       $0x04, Z1, Z3
+	VPANDD       sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD       sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64    sm4PreLo<>+0(SB), Z1
+	VPSHUFB      Z2, Z1, Z1
+	VMOVDQU64    sm4PreHi<>+0(SB), Z2
+	VPSHUFB      Z3, Z2, Z2
+	VPXORD       Z2, Z1, Z1
+	VMOVDQU64    Z1, 64(SP)
+	LEAQ         128(SP), AX
+	ADDQ         $0x3f, AX
+	ANDQ         $-64, AX
+	VPBROADCASTD (SP), Z1
+	VMOVDQU64    Z1, (AX)
+	VPBROADCASTD 4(SP), Z1
+	VMOVDQU64    Z1, 64(AX)
+	VPBROADCASTD 8(SP), Z1
+	VMOVDQU64    Z1, 128(AX)
+	VPBROADCASTD 12(SP), Z1
+	VMOVDQU64    Z1, 192(AX)
+	VPBROADCASTD 16(SP), Z1
+	VMOVDQU64    Z1, 256(AX)
+	VPBROADCASTD 20(SP), Z1
+	VMOVDQU64    Z1, 320(AX)
+	VPBROADCASTD 24(SP), Z1
+	VMOVDQU64    Z1, 384(AX)
+	VPBROADCASTD 28(SP), Z1
+	VMOVDQU64    Z1, 448(AX)
+	VPBROADCASTD 32(SP), Z1
+	VMOVDQU64    Z1, 512(AX)
+	VPBROADCASTD 36(SP), Z1
+	VMOVDQU64    Z1, 576(AX)
+	VPBROADCASTD 40(SP), Z1
+	VMOVDQU64    Z1, 640(AX)
+	VPBROADCASTD 44(SP), Z1
+	VMOVDQU64    Z1, 704(AX)
+	VPBROADCASTD 48(SP), Z1
+	VMOVDQU64    Z1, 768(AX)
+	VPBROADCASTD 52(SP), Z1
+	VMOVDQU64    Z1, 832(AX)
+	VPBROADCASTD 56(SP), Z1
+	VMOVDQU64    Z1, 896(AX)
+	VPBROADCASTD 60(SP), Z1
+	VMOVDQU64    Z1, 960(AX)
+	VPBROADCASTD 64(SP), Z1
+	VMOVDQU64    Z1, 1024(AX)
+	VPBROADCASTD 68(SP), Z1
+	VMOVDQU64    Z1, 1088(AX)
+	VPBROADCASTD 72(SP), Z1
+	VMOVDQU64    Z1, 1152(AX)
+	VPBROADCASTD 76(SP), Z1
+	VMOVDQU64    Z1, 1216(AX)
+	VPBROADCASTD 80(SP), Z1
+	VMOVDQU64    Z1, 1280(AX)
+	VPBROADCASTD 84(SP), Z1
+	VMOVDQU64    Z1, 1344(AX)
+	VPBROADCASTD 88(SP), Z1
+	VMOVDQU64    Z1, 1408(AX)
+	VPBROADCASTD 92(SP), Z1
+	VMOVDQU64    Z1, 1472(AX)
+	VPBROADCASTD 96(SP), Z1
+	VMOVDQU64    Z1, 1536(AX)
+	VPBROADCASTD 100(SP), Z1
+	VMOVDQU64    Z1, 1600(AX)
+	VPBROADCASTD 104(SP), Z1
+	VMOVDQU64    Z1, 1664(AX)
+	VPBROADCASTD 108(SP), Z1
+	VMOVDQU64    Z1, 1728(AX)
+	VPBROADCASTD 112(SP), Z1
+	VMOVDQU64    Z1, 1792(AX)
+	VPBROADCASTD 116(SP), Z1
+	VMOVDQU64    Z1, 1856(AX)
+	VPBROADCASTD 120(SP), Z1
+	VMOVDQU64    Z1, 1920(AX)
+	VPBROADCASTD 124(SP), Z1
+	VMOVDQU64    Z1, 1984(AX)
+
+encryptBlocksAVX512AESNI_loop:
+	CMPQ        BX, $0x00000060
+	JB          encryptBlocksAVX512AESNI_partial
+	LEAQ        2240(SP), SI
+	ADDQ        $0x3f, SI
+	ANDQ        $-64, SI
+	VMOVDQU64   (DX), Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64   64(DX), Z8
+	VPSHUFB     sm4BswapMask<>+0(SB), Z8, Z8
+	VMOVDQU64   128(DX), Z9
+	VPSHUFB     sm4BswapMask<>+0(SB), Z9, Z9
+	VMOVDQU64   192(DX), Z10
+	VPSHUFB     sm4BswapMask<>+0(SB), Z10, Z10
+	VPUNPCKHDQ  Z8, Z1, Z2
+	VPUNPCKLDQ  Z8, Z1, Z1
+	VPUNPCKLDQ  Z10, Z9, Z3
+	VPUNPCKHDQ  Z10, Z9, Z9
+	VPUNPCKHQDQ Z3, Z1, Z8
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z9, Z2, Z10
+	VPUNPCKLQDQ Z9, Z2, Z9
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z8, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z8, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z8
+	VPSHUFB     Z2, Z8, Z8
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z8, Z8
+	VPSRLW      $0x04, Z9, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z9, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z9
+	VPSHUFB     Z2, Z9, Z9
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z9, Z9
+	VPSRLW      $0x04, Z10, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z10, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z10
+	VPSHUFB     Z2, Z10, Z10
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z10, Z10
+	VMOVDQU64   Z1, (SI)
+	VMOVDQU64   256(DX), Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64   320(DX), Z11
+	VPSHUFB     sm4BswapMask<>+0(SB), Z11, Z11
+	VMOVDQU64   384(DX), Z12
+	VPSHUFB     sm4BswapMask<>+0(SB), Z12, Z12
+	VMOVDQU64   448(DX), Z13
+	VPSHUFB     sm4BswapMask<>+0(SB), Z13, Z13
+	VPUNPCKHDQ  Z11, Z1, Z2
+	VPUNPCKLDQ  Z11, Z1, Z1
+	VPUNPCKLDQ  Z13, Z12, Z3
+	VPUNPCKHDQ  Z13, Z12, Z12
+	VPUNPCKHQDQ Z3, Z1, Z11
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z12, Z2, Z13
+	VPUNPCKLQDQ Z12, Z2, Z12
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z11, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z11, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z11
+	VPSHUFB     Z2, Z11, Z11
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z11, Z11
+	VPSRLW      $0x04, Z12, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z12, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z12
+	VPSHUFB     Z2, Z12, Z12
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z12, Z12
+	VPSRLW      $0x04, Z13, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z13, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z13
+	VPSHUFB     Z2, Z13, Z13
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z13, Z13
+	VMOVDQU64   Z1, 128(SI)
+	VMOVDQU64   512(DX), Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64   576(DX), Z14
+	VPSHUFB     sm4BswapMask<>+0(SB), Z14, Z14
+	VMOVDQU64   640(DX), Z15
+	VPSHUFB     sm4BswapMask<>+0(SB), Z15, Z15
+	VMOVDQU64   704(DX), Z16
+	VPSHUFB     sm4BswapMask<>+0(SB), Z16, Z16
+	VPUNPCKHDQ  Z14, Z1, Z2
+	VPUNPCKLDQ  Z14, Z1, Z1
+	VPUNPCKLDQ  Z16, Z15, Z3
+	VPUNPCKHDQ  Z16, Z15, Z15
+	VPUNPCKHQDQ Z3, Z1, Z14
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z15, Z2, Z16
+	VPUNPCKLQDQ Z15, Z2, Z15
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z14, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z14, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z14
+	VPSHUFB     Z2, Z14, Z14
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z14, Z14
+	VPSRLW      $0x04, Z15, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z15, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z15
+	VPSHUFB     Z2, Z15, Z15
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z15, Z15
+	VPSRLW      $0x04, Z16, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z16, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z16
+	VPSHUFB     Z2, Z16, Z16
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z16, Z16
+	VMOVDQU64   Z1, 256(SI)
+	VMOVDQU64   768(DX), Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64   832(DX), Z17
+	VPSHUFB     sm4BswapMask<>+0(SB), Z17, Z17
+	VMOVDQU64   896(DX), Z18
+	VPSHUFB     sm4BswapMask<>+0(SB), Z18, Z18
+	VMOVDQU64   960(DX), Z19
+	VPSHUFB     sm4BswapMask<>+0(SB), Z19, Z19
+	VPUNPCKHDQ  Z17, Z1, Z2
+	VPUNPCKLDQ  Z17, Z1, Z1
+	VPUNPCKLDQ  Z19, Z18, Z3
+	VPUNPCKHDQ  Z19, Z18, Z18
+	VPUNPCKHQDQ Z3, Z1, Z17
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z18, Z2, Z19
+	VPUNPCKLQDQ Z18, Z2, Z18
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z17, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z17, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z17
+	VPSHUFB     Z2, Z17, Z17
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z17, Z17
+	VPSRLW      $0x04, Z18, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z18, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z18
+	VPSHUFB     Z2, Z18, Z18
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z18, Z18
+	VPSRLW      $0x04, Z19, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z19, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z19
+	VPSHUFB     Z2, Z19, Z19
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z19, Z19
+	VMOVDQU64   Z1, 384(SI)
+	VMOVDQU64   1024(DX), Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64   1088(DX), Z20
+	VPSHUFB     sm4BswapMask<>+0(SB), Z20, Z20
+	VMOVDQU64   1152(DX), Z21
+	VPSHUFB     sm4BswapMask<>+0(SB), Z21, Z21
+	VMOVDQU64   1216(DX), Z22
+	VPSHUFB     sm4BswapMask<>+0(SB), Z22, Z22
+	VPUNPCKHDQ  Z20, Z1, Z2
+	VPUNPCKLDQ  Z20, Z1, Z1
+	VPUNPCKLDQ  Z22, Z21, Z3
+	VPUNPCKHDQ  Z22, Z21, Z21
+	VPUNPCKHQDQ Z3, Z1, Z20
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z21, Z2, Z22
+	VPUNPCKLQDQ Z21, Z2, Z21
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z20, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z20, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z20
+	VPSHUFB     Z2, Z20, Z20
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z20, Z20
+	VPSRLW      $0x04, Z21, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z21, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z21
+	VPSHUFB     Z2, Z21, Z21
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z21, Z21
+	VPSRLW      $0x04, Z22, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z22, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z22
+	VPSHUFB     Z2, Z22, Z22
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z22, Z22
+	VMOVDQU64   Z1, 512(SI)
+	VMOVDQU64   1280(DX), Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64   1344(DX), Z23
+	VPSHUFB     sm4BswapMask<>+0(SB), Z23, Z23
+	VMOVDQU64   1408(DX), Z24
+	VPSHUFB     sm4BswapMask<>+0(SB), Z24, Z24
+	VMOVDQU64   1472(DX), Z25
+	VPSHUFB     sm4BswapMask<>+0(SB), Z25, Z25
+	VPUNPCKHDQ  Z23, Z1, Z2
+	VPUNPCKLDQ  Z23, Z1, Z1
+	VPUNPCKLDQ  Z25, Z24, Z3
+	VPUNPCKHDQ  Z25, Z24, Z24
+	VPUNPCKHQDQ Z3, Z1, Z23
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z24, Z2, Z25
+	VPUNPCKLQDQ Z24, Z2, Z24
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z23, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z23, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z23
+	VPSHUFB     Z2, Z23, Z23
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z23, Z23
+	VPSRLW      $0x04, Z24, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z24, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z24
+	VPSHUFB     Z2, Z24, Z24
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z24, Z24
+	VPSRLW      $0x04, Z25, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z25, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z25
+	VPSHUFB     Z2, Z25, Z25
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z25, Z25
+	VMOVDQU64   Z1, 640(SI)
+	MOVQ        AX, DI
+	MOVQ        $0x00000008, R8
+
+encryptBlocksAVX512AESNI_rounds6false:
+	VPXORD        (DI), Z8, Z2
+	VPTERNLOGD    $0x96, Z9, Z10, Z2
+	VMOVDQU64     Z8, 64(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, (SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z8
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z8
+	VPXORD        (DI), Z11, Z2
+	VPTERNLOGD    $0x96, Z12, Z13, Z2
+	VMOVDQU64     Z11, 192(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 128(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z11
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z11
+	VPXORD        (DI), Z14, Z2
+	VPTERNLOGD    $0x96, Z15, Z16, Z2
+	VMOVDQU64     Z14, 320(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 256(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z14
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z14
+	VPXORD        (DI), Z17, Z2
+	VPTERNLOGD    $0x96, Z18, Z19, Z2
+	VMOVDQU64     Z17, 448(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 384(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z17
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z17
+	VPXORD        (DI), Z20, Z2
+	VPTERNLOGD    $0x96, Z21, Z22, Z2
+	VMOVDQU64     Z20, 576(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 512(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z20
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z20
+	VPXORD        (DI), Z23, Z2
+	VPTERNLOGD    $0x96, Z24, Z25, Z2
+	VMOVDQU64     Z23, 704(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 640(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z23
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z23
+	VPXORD        64(DI), Z9, Z2
+	VPTERNLOGD    $0x96, Z10, Z8, Z2
+	VMOVDQU64     Z9, (SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 64(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z9
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z9
+	VPXORD        64(DI), Z12, Z2
+	VPTERNLOGD    $0x96, Z13, Z11, Z2
+	VMOVDQU64     Z12, 128(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 192(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z12
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z12
+	VPXORD        64(DI), Z15, Z2
+	VPTERNLOGD    $0x96, Z16, Z14, Z2
+	VMOVDQU64     Z15, 256(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 320(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z15
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z15
+	VPXORD        64(DI), Z18, Z2
+	VPTERNLOGD    $0x96, Z19, Z17, Z2
+	VMOVDQU64     Z18, 384(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 448(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z18
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z18
+	VPXORD        64(DI), Z21, Z2
+	VPTERNLOGD    $0x96, Z22, Z20, Z2
+	VMOVDQU64     Z21, 512(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 576(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z21
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z21
+	VPXORD        64(DI), Z24, Z2
+	VPTERNLOGD    $0x96, Z25, Z23, Z2
+	VMOVDQU64     Z24, 640(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 704(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z24
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z24
+	VPXORD        128(DI), Z10, Z2
+	VPTERNLOGD    $0x96, Z8, Z9, Z2
+	VMOVDQU64     Z10, 64(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, (SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z10
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z10
+	VPXORD        128(DI), Z13, Z2
+	VPTERNLOGD    $0x96, Z11, Z12, Z2
+	VMOVDQU64     Z13, 192(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 128(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z13
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z13
+	VPXORD        128(DI), Z16, Z2
+	VPTERNLOGD    $0x96, Z14, Z15, Z2
+	VMOVDQU64     Z16, 320(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 256(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z16
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z16
+	VPXORD        128(DI), Z19, Z2
+	VPTERNLOGD    $0x96, Z17, Z18, Z2
+	VMOVDQU64     Z19, 448(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 384(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z19
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z19
+	VPXORD        128(DI), Z22, Z2
+	VPTERNLOGD    $0x96, Z20, Z21, Z2
+	VMOVDQU64     Z22, 576(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 512(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z22
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z22
+	VPXORD        128(DI), Z25, Z2
+	VPTERNLOGD    $0x96, Z23, Z24, Z2
+	VMOVDQU64     Z25, 704(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 640(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z25
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z25
+	VPXORD        192(DI), Z8, Z2
+	VPTERNLOGD    $0x96, Z9, Z10, Z2
+	VMOVDQU64     Z8, (SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 64(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z8
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z8
+	VPXORD        192(DI), Z11, Z2
+	VPTERNLOGD    $0x96, Z12, Z13, Z2
+	VMOVDQU64     Z11, 128(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 192(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z11
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z11
+	VPXORD        192(DI), Z14, Z2
+	VPTERNLOGD    $0x96, Z15, Z16, Z2
+	VMOVDQU64     Z14, 256(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 320(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z14
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z14
+	VPXORD        192(DI), Z17, Z2
+	VPTERNLOGD    $0x96, Z18, Z19, Z2
+	VMOVDQU64     Z17, 384(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 448(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z17
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z17
+	VPXORD        192(DI), Z20, Z2
+	VPTERNLOGD    $0x96, Z21, Z22, Z2
+	VMOVDQU64     Z20, 512(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 576(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z20
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z20
+	VPXORD        192(DI), Z23, Z2
+	VPTERNLOGD    $0x96, Z24, Z25, Z2
+	VMOVDQU64     Z23, 640(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 704(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z23
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z23
+	VMOVDQU64     Z8, Z2
+	VMOVDQU64     Z9, Z8
+	VMOVDQU64     Z10, Z9
+	VMOVDQU64     Z2, Z10
+	VMOVDQU64     Z11, Z2
+	VMOVDQU64     Z12, Z11
+	VMOVDQU64     Z13, Z12
+	VMOVDQU64     Z2, Z13
+	VMOVDQU64     Z14, Z2
+	VMOVDQU64     Z15, Z14
+	VMOVDQU64     Z16, Z15
+	VMOVDQU64     Z2, Z16
+	VMOVDQU64     Z17, Z2
+	VMOVDQU64     Z18, Z17
+	VMOVDQU64     Z19, Z18
+	VMOVDQU64     Z2, Z19
+	VMOVDQU64     Z20, Z2
+	VMOVDQU64     Z21, Z20
+	VMOVDQU64     Z22, Z21
+	VMOVDQU64     Z2, Z22
+	VMOVDQU64     Z23, Z2
+	VMOVDQU64     Z24, Z23
+	VMOVDQU64     Z25, Z24
+	VMOVDQU64     Z2, Z25
+	ADDQ          $0x00000100, DI
+	DECQ          R8
+	JNZ           encryptBlocksAVX512AESNI_rounds6false
+	VMOVDQU64     (SI), Z1
+	VPSRLW        $0x04, Z1, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z1, Z1
+	VPSRLW        $0x04, Z8, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z8, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z8
+	VPSHUFB       Z2, Z8, Z8
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z8, Z8
+	VPSRLW        $0x04, Z9, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z9, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z9
+	VPSHUFB       Z2, Z9, Z9
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z9, Z9
+	VPSRLW        $0x04, Z10, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z10, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z10
+	VPSHUFB       Z2, Z10, Z10
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z10, Z10
+	VPUNPCKHDQ    Z9, Z10, Z2
+	VPUNPCKLDQ    Z9, Z10, Z10
+	VPUNPCKLDQ    Z1, Z8, Z3
+	VPUNPCKHDQ    Z1, Z8, Z8
+	VPUNPCKHQDQ   Z3, Z10, Z9
+	VPUNPCKLQDQ   Z3, Z10, Z10
+	VPUNPCKHQDQ   Z8, Z2, Z1
+	VPUNPCKLQDQ   Z8, Z2, Z8
+	VPSHUFB       sm4BswapMask<>+0(SB), Z10, Z10
+	VPSHUFB       sm4BswapMask<>+0(SB), Z9, Z9
+	VPSHUFB       sm4BswapMask<>+0(SB), Z8, Z8
+	VPSHUFB       sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64     Z10, (CX)
+	VMOVDQU64     Z9, 64(CX)
+	VMOVDQU64     Z8, 128(CX)
+	VMOVDQU64     Z1, 192(CX)
+	VMOVDQU64     128(SI), Z1
+	VPSRLW        $0x04, Z1, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z1, Z1
+	VPSRLW        $0x04, Z11, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z11, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z11
+	VPSHUFB       Z2, Z11, Z11
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z11, Z11
+	VPSRLW        $0x04, Z12, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z12, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z12
+	VPSHUFB       Z2, Z12, Z12
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z12, Z12
+	VPSRLW        $0x04, Z13, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z13, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z13
+	VPSHUFB       Z2, Z13, Z13
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z13, Z13
+	VPUNPCKHDQ    Z12, Z13, Z2
+	VPUNPCKLDQ    Z12, Z13, Z13
+	VPUNPCKLDQ    Z1, Z11, Z3
+	VPUNPCKHDQ    Z1, Z11, Z11
+	VPUNPCKHQDQ   Z3, Z13, Z12
+	VPUNPCKLQDQ   Z3, Z13, Z13
+	VPUNPCKHQDQ   Z11, Z2, Z1
+	VPUNPCKLQDQ   Z11, Z2, Z11
+	VPSHUFB       sm4BswapMask<>+0(SB), Z13, Z13
+	VPSHUFB       sm4BswapMask<>+0(SB), Z12, Z12
+	VPSHUFB       sm4BswapMask<>+0(SB), Z11, Z11
+	VPSHUFB       sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64     Z13, 256(CX)
+	VMOVDQU64     Z12, 320(CX)
+	VMOVDQU64     Z11, 384(CX)
+	VMOVDQU64     Z1, 448(CX)
+	VMOVDQU64     256(SI), Z1
+	VPSRLW        $0x04, Z1, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z1, Z1
+	VPSRLW        $0x04, Z14, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z14, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z14
+	VPSHUFB       Z2, Z14, Z14
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z14, Z14
+	VPSRLW        $0x04, Z15, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z15, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z15
+	VPSHUFB       Z2, Z15, Z15
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z15, Z15
+	VPSRLW        $0x04, Z16, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z16, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z16
+	VPSHUFB       Z2, Z16, Z16
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z16, Z16
+	VPUNPCKHDQ    Z15, Z16, Z2
+	VPUNPCKLDQ    Z15, Z16, Z16
+	VPUNPCKLDQ    Z1, Z14, Z3
+	VPUNPCKHDQ    Z1, Z14, Z14
+	VPUNPCKHQDQ   Z3, Z16, Z15
+	VPUNPCKLQDQ   Z3, Z16, Z16
+	VPUNPCKHQDQ   Z14, Z2, Z1
+	VPUNPCKLQDQ   Z14, Z2, Z14
+	VPSHUFB       sm4BswapMask<>+0(SB), Z16, Z16
+	VPSHUFB       sm4BswapMask<>+0(SB), Z15, Z15
+	VPSHUFB       sm4BswapMask<>+0(SB), Z14, Z14
+	VPSHUFB       sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64     Z16, 512(CX)
+	VMOVDQU64     Z15, 576(CX)
+	VMOVDQU64     Z14, 640(CX)
+	VMOVDQU64     Z1, 704(CX)
+	VMOVDQU64     384(SI), Z1
+	VPSRLW        $0x04, Z1, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z1, Z1
+	VPSRLW        $0x04, Z17, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z17, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z17
+	VPSHUFB       Z2, Z17, Z17
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z17, Z17
+	VPSRLW        $0x04, Z18, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z18, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z18
+	VPSHUFB       Z2, Z18, Z18
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z18, Z18
+	VPSRLW        $0x04, Z19, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z19, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z19
+	VPSHUFB       Z2, Z19, Z19
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z19, Z19
+	VPUNPCKHDQ    Z18, Z19, Z2
+	VPUNPCKLDQ    Z18, Z19, Z19
+	VPUNPCKLDQ    Z1, Z17, Z3
+	VPUNPCKHDQ    Z1, Z17, Z17
+	VPUNPCKHQDQ   Z3, Z19, Z18
+	VPUNPCKLQDQ   Z3, Z19, Z19
+	VPUNPCKHQDQ   Z17, Z2, Z1
+	VPUNPCKLQDQ   Z17, Z2, Z17
+	VPSHUFB       sm4BswapMask<>+0(SB), Z19, Z19
+	VPSHUFB       sm4BswapMask<>+0(SB), Z18, Z18
+	VPSHUFB       sm4BswapMask<>+0(SB), Z17, Z17
+	VPSHUFB       sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64     Z19, 768(CX)
+	VMOVDQU64     Z18, 832(CX)
+	VMOVDQU64     Z17, 896(CX)
+	VMOVDQU64     Z1, 960(CX)
+	VMOVDQU64     512(SI), Z1
+	VPSRLW        $0x04, Z1, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z1, Z1
+	VPSRLW        $0x04, Z20, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z20, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z20
+	VPSHUFB       Z2, Z20, Z20
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z20, Z20
+	VPSRLW        $0x04, Z21, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z21, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z21
+	VPSHUFB       Z2, Z21, Z21
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z21, Z21
+	VPSRLW        $0x04, Z22, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z22, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z22
+	VPSHUFB       Z2, Z22, Z22
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z22, Z22
+	VPUNPCKHDQ    Z21, Z22, Z2
+	VPUNPCKLDQ    Z21, Z22, Z22
+	VPUNPCKLDQ    Z1, Z20, Z3
+	VPUNPCKHDQ    Z1, Z20, Z20
+	VPUNPCKHQDQ   Z3, Z22, Z21
+	VPUNPCKLQDQ   Z3, Z22, Z22
+	VPUNPCKHQDQ   Z20, Z2, Z1
+	VPUNPCKLQDQ   Z20, Z2, Z20
+	VPSHUFB       sm4BswapMask<>+0(SB), Z22, Z22
+	VPSHUFB       sm4BswapMask<>+0(SB), Z21, Z21
+	VPSHUFB       sm4BswapMask<>+0(SB), Z20, Z20
+	VPSHUFB       sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64     Z22, 1024(CX)
+	VMOVDQU64     Z21, 1088(CX)
+	VMOVDQU64     Z20, 1152(CX)
+	VMOVDQU64     Z1, 1216(CX)
+	VMOVDQU64     640(SI), Z1
+	VPSRLW        $0x04, Z1, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z1, Z1
+	VPSRLW        $0x04, Z23, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z23, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z23
+	VPSHUFB       Z2, Z23, Z23
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z23, Z23
+	VPSRLW        $0x04, Z24, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z24, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z24
+	VPSHUFB       Z2, Z24, Z24
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z24, Z24
+	VPSRLW        $0x04, Z25, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z25, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z25
+	VPSHUFB       Z2, Z25, Z25
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z25, Z25
+	VPUNPCKHDQ    Z24, Z25, Z2
+	VPUNPCKLDQ    Z24, Z25, Z25
+	VPUNPCKLDQ    Z1, Z23, Z3
+	VPUNPCKHDQ    Z1, Z23, Z23
+	VPUNPCKHQDQ   Z3, Z25, Z24
+	VPUNPCKLQDQ   Z3, Z25, Z25
+	VPUNPCKHQDQ   Z23, Z2, Z1
+	VPUNPCKLQDQ   Z23, Z2, Z23
+	VPSHUFB       sm4BswapMask<>+0(SB), Z25, Z25
+	VPSHUFB       sm4BswapMask<>+0(SB), Z24, Z24
+	VPSHUFB       sm4BswapMask<>+0(SB), Z23, Z23
+	VPSHUFB       sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64     Z25, 1280(CX)
+	VMOVDQU64     Z24, 1344(CX)
+	VMOVDQU64     Z23, 1408(CX)
+	VMOVDQU64     Z1, 1472(CX)
+	ADDQ          $0x00000600, DX
+	ADDQ          $0x00000600, CX
+	SUBQ          $0x00000060, BX
+	JMP           encryptBlocksAVX512AESNI_loop
+
+encryptBlocksAVX512AESNI_partial:
+	// Fewer than a full pass left: ceil(n/width) sets, the last one masked.
+	TESTQ       BX, BX
+	JZ          encryptBlocksAVX512AESNI_done
+	CMPQ        BX, $0x00000050
+	JA          encryptBlocksAVX512AESNI_sets6
+	CMPQ        BX, $0x00000040
+	JA          encryptBlocksAVX512AESNI_sets5
+	CMPQ        BX, $0x00000030
+	JA          encryptBlocksAVX512AESNI_sets4
+	CMPQ        BX, $0x00000020
+	JA          encryptBlocksAVX512AESNI_sets3
+	CMPQ        BX, $0x00000010
+	JA          encryptBlocksAVX512AESNI_sets2
+	MOVQ        $-1, SI
+	SHLQ        $0x02, BX
+	BZHIQ       BX, SI, SI
+	MOVQ        SI, 3072(SP)
+	LEAQ        3080(SP), BX
+	ADDQ        $0x3f, BX
+	ANDQ        $-64, BX
+	MOVQ        3072(SP), SI
+	SHRQ        $0x00, SI
+	KMOVW       SI, K1
+	VMOVDQU32.Z (DX), K1, Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	MOVQ        3072(SP), SI
+	SHRQ        $0x10, SI
+	KMOVW       SI, K1
+	VMOVDQU32.Z 64(DX), K1, Z8
+	VPSHUFB     sm4BswapMask<>+0(SB), Z8, Z8
+	MOVQ        3072(SP), SI
+	SHRQ        $0x20, SI
+	KMOVW       SI, K1
+	VMOVDQU32.Z 128(DX), K1, Z9
+	VPSHUFB     sm4BswapMask<>+0(SB), Z9, Z9
+	MOVQ        3072(SP), SI
+	SHRQ        $0x30, SI
+	KMOVW       SI, K1
+	VMOVDQU32.Z 192(DX), K1, Z10
+	VPSHUFB     sm4BswapMask<>+0(SB), Z10, Z10
+	VPUNPCKHDQ  Z8, Z1, Z2
+	VPUNPCKLDQ  Z8, Z1, Z1
+	VPUNPCKLDQ  Z10, Z9, Z3
+	VPUNPCKHDQ  Z10, Z9, Z9
+	VPUNPCKHQDQ Z3, Z1, Z8
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z9, Z2, Z10
+	VPUNPCKLQDQ Z9, Z2, Z9
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z8, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z8, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z8
+	VPSHUFB     Z2, Z8, Z8
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z8, Z8
+	VPSRLW      $0x04, Z9, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z9, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z9
+	VPSHUFB     Z2, Z9, Z9
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z9, Z9
+	VPSRLW      $0x04, Z10, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z10, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z10
+	VPSHUFB     Z2, Z10, Z10
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z10, Z10
+	VMOVDQU64   Z1, (BX)
+	MOVQ        $0x00000008, DX
+
+encryptBlocksAVX512AESNI_rounds1true:
+	VPXORD        (AX), Z8, Z2
+	VPTERNLOGD    $0x96, Z9, Z10, Z2
+	VMOVDQU64     Z8, 64(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z11
+	VPXORD        Z11, Z2, Z2
+	VPSHUFB       Z1, Z6, Z11
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z11, Z11
+	VPROLD        $0x18, Z11, Z1
+	VPTERNLOGD    $0x96, (BX), Z2, Z1
+	VPXORD        Z2, Z11, Z11
+	VPROLD        $0x08, Z11, Z8
+	VPROLD        $0x10, Z11, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z8
+	VPXORD        64(AX), Z9, Z2
+	VPTERNLOGD    $0x96, Z10, Z8, Z2
+	VMOVDQU64     Z9, (BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z11
+	VPXORD        Z11, Z2, Z2
+	VPSHUFB       Z1, Z6, Z11
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z11, Z11
+	VPROLD        $0x18, Z11, Z1
+	VPTERNLOGD    $0x96, 64(BX), Z2, Z1
+	VPXORD        Z2, Z11, Z11
+	VPROLD        $0x08, Z11, Z9
+	VPROLD        $0x10, Z11, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z9
+	VPXORD        128(AX), Z10, Z2
+	VPTERNLOGD    $0x96, Z8, Z9, Z2
+	VMOVDQU64     Z10, 64(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z11
+	VPXORD        Z11, Z2, Z2
+	VPSHUFB       Z1, Z6, Z11
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z11, Z11
+	VPROLD        $0x18, Z11, Z1
+	VPTERNLOGD    $0x96, (BX), Z2, Z1
+	VPXORD        Z2, Z11, Z11
+	VPROLD        $0x08, Z11, Z10
+	VPROLD        $0x10, Z11, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z10
+	VPXORD        192(AX), Z8, Z2
+	VPTERNLOGD    $0x96, Z9, Z10, Z2
+	VMOVDQU64     Z8, (BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z11
+	VPXORD        Z11, Z2, Z2
+	VPSHUFB       Z1, Z6, Z11
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z11, Z11
+	VPROLD        $0x18, Z11, Z1
+	VPTERNLOGD    $0x96, 64(BX), Z2, Z1
+	VPXORD        Z2, Z11, Z11
+	VPROLD        $0x08, Z11, Z8
+	VPROLD        $0x10, Z11, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z8
+	VMOVDQU64     Z8, Z2
+	VMOVDQU64     Z9, Z8
+	VMOVDQU64     Z10, Z9
+	VMOVDQU64     Z2, Z10
+	ADDQ          $0x00000100, AX
+	DECQ          DX
+	JNZ           encryptBlocksAVX512AESNI_rounds1true
+	VMOVDQU64     (BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z8, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z8, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z8
+	VPSHUFB       Z1, Z8, Z8
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z8, Z8
+	VPSRLW        $0x04, Z9, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z9, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z9
+	VPSHUFB       Z1, Z9, Z9
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z9, Z9
+	VPSRLW        $0x04, Z10, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z10, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z10
+	VPSHUFB       Z1, Z10, Z10
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z10, Z10
+	VPUNPCKHDQ    Z9, Z10, Z1
+	VPUNPCKLDQ    Z9, Z10, Z10
+	VPUNPCKLDQ    Z0, Z8, Z2
+	VPUNPCKHDQ    Z0, Z8, Z8
+	VPUNPCKHQDQ   Z2, Z10, Z9
+	VPUNPCKLQDQ   Z2, Z10, Z10
+	VPUNPCKHQDQ   Z8, Z1, Z0
+	VPUNPCKLQDQ   Z8, Z1, Z8
+	VPSHUFB       sm4BswapMask<>+0(SB), Z10, Z10
+	VPSHUFB       sm4BswapMask<>+0(SB), Z9, Z9
+	VPSHUFB       sm4BswapMask<>+0(SB), Z8, Z8
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	MOVQ          3072(SP), AX
+	SHRQ          $0x00, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z10, K1, (CX)
+	MOVQ          3072(SP), AX
+	SHRQ          $0x10, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z9, K1, 64(CX)
+	MOVQ          3072(SP), AX
+	SHRQ          $0x20, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z8, K1, 128(CX)
+	MOVQ          3072(SP), AX
+	SHRQ          $0x30, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z0, K1, 192(CX)
+	JMP           encryptBlocksAVX512AESNI_done
+
+encryptBlocksAVX512AESNI_sets2:
+	SUBQ        $0x00000010, BX
+	MOVQ        $-1, SI
+	SHLQ        $0x02, BX
+	BZHIQ       BX, SI, SI
+	MOVQ        SI, 3272(SP)
+	LEAQ        3280(SP), BX
+	ADDQ        $0x3f, BX
+	ANDQ        $-64, BX
+	VMOVDQU64   (DX), Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64   64(DX), Z8
+	VPSHUFB     sm4BswapMask<>+0(SB), Z8, Z8
+	VMOVDQU64   128(DX), Z9
+	VPSHUFB     sm4BswapMask<>+0(SB), Z9, Z9
+	VMOVDQU64   192(DX), Z10
+	VPSHUFB     sm4BswapMask<>+0(SB), Z10, Z10
+	VPUNPCKHDQ  Z8, Z1, Z2
+	VPUNPCKLDQ  Z8, Z1, Z1
+	VPUNPCKLDQ  Z10, Z9, Z3
+	VPUNPCKHDQ  Z10, Z9, Z9
+	VPUNPCKHQDQ Z3, Z1, Z8
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z9, Z2, Z10
+	VPUNPCKLQDQ Z9, Z2, Z9
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z8, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z8, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z8
+	VPSHUFB     Z2, Z8, Z8
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z8, Z8
+	VPSRLW      $0x04, Z9, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z9, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z9
+	VPSHUFB     Z2, Z9, Z9
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z9, Z9
+	VPSRLW      $0x04, Z10, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z10, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z10
+	VPSHUFB     Z2, Z10, Z10
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z10, Z10
+	VMOVDQU64   Z1, (BX)
+	MOVQ        3272(SP), SI
+	SHRQ        $0x00, SI
+	KMOVW       SI, K1
+	VMOVDQU32.Z 256(DX), K1, Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	MOVQ        3272(SP), SI
+	SHRQ        $0x10, SI
+	KMOVW       SI, K1
+	VMOVDQU32.Z 320(DX), K1, Z11
+	VPSHUFB     sm4BswapMask<>+0(SB), Z11, Z11
+	MOVQ        3272(SP), SI
+	SHRQ        $0x20, SI
+	KMOVW       SI, K1
+	VMOVDQU32.Z 384(DX), K1, Z12
+	VPSHUFB     sm4BswapMask<>+0(SB), Z12, Z12
+	MOVQ        3272(SP), SI
+	SHRQ        $0x30, SI
+	KMOVW       SI, K1
+	VMOVDQU32.Z 448(DX), K1, Z13
+	VPSHUFB     sm4BswapMask<>+0(SB), Z13, Z13
+	VPUNPCKHDQ  Z11, Z1, Z2
+	VPUNPCKLDQ  Z11, Z1, Z1
+	VPUNPCKLDQ  Z13, Z12, Z3
+	VPUNPCKHDQ  Z13, Z12, Z12
+	VPUNPCKHQDQ Z3, Z1, Z11
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z12, Z2, Z13
+	VPUNPCKLQDQ Z12, Z2, Z12
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z11, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z11, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z11
+	VPSHUFB     Z2, Z11, Z11
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z11, Z11
+	VPSRLW      $0x04, Z12, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z12, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z12
+	VPSHUFB     Z2, Z12, Z12
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z12, Z12
+	VPSRLW      $0x04, Z13, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z13, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z13
+	VPSHUFB     Z2, Z13, Z13
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z13, Z13
+	VMOVDQU64   Z1, 128(BX)
+	MOVQ        $0x00000008, DX
+
+encryptBlocksAVX512AESNI_rounds2true:
+	VPXORD        (AX), Z8, Z2
+	VPTERNLOGD    $0x96, Z9, Z10, Z2
+	VMOVDQU64     Z8, 64(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z14
+	VPXORD        Z14, Z2, Z2
+	VPSHUFB       Z1, Z6, Z14
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z14, Z14
+	VPROLD        $0x18, Z14, Z1
+	VPTERNLOGD    $0x96, (BX), Z2, Z1
+	VPXORD        Z2, Z14, Z14
+	VPROLD        $0x08, Z14, Z8
+	VPROLD        $0x10, Z14, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z8
+	VPXORD        (AX), Z11, Z2
+	VPTERNLOGD    $0x96, Z12, Z13, Z2
+	VMOVDQU64     Z11, 192(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z14
+	VPXORD        Z14, Z2, Z2
+	VPSHUFB       Z1, Z6, Z14
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z14, Z14
+	VPROLD        $0x18, Z14, Z1
+	VPTERNLOGD    $0x96, 128(BX), Z2, Z1
+	VPXORD        Z2, Z14, Z14
+	VPROLD        $0x08, Z14, Z11
+	VPROLD        $0x10, Z14, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z11
+	VPXORD        64(AX), Z9, Z2
+	VPTERNLOGD    $0x96, Z10, Z8, Z2
+	VMOVDQU64     Z9, (BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z14
+	VPXORD        Z14, Z2, Z2
+	VPSHUFB       Z1, Z6, Z14
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z14, Z14
+	VPROLD        $0x18, Z14, Z1
+	VPTERNLOGD    $0x96, 64(BX), Z2, Z1
+	VPXORD        Z2, Z14, Z14
+	VPROLD        $0x08, Z14, Z9
+	VPROLD        $0x10, Z14, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z9
+	VPXORD        64(AX), Z12, Z2
+	VPTERNLOGD    $0x96, Z13, Z11, Z2
+	VMOVDQU64     Z12, 128(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z14
+	VPXORD        Z14, Z2, Z2
+	VPSHUFB       Z1, Z6, Z14
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z14, Z14
+	VPROLD        $0x18, Z14, Z1
+	VPTERNLOGD    $0x96, 192(BX), Z2, Z1
+	VPXORD        Z2, Z14, Z14
+	VPROLD        $0x08, Z14, Z12
+	VPROLD        $0x10, Z14, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z12
+	VPXORD        128(AX), Z10, Z2
+	VPTERNLOGD    $0x96, Z8, Z9, Z2
+	VMOVDQU64     Z10, 64(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z14
+	VPXORD        Z14, Z2, Z2
+	VPSHUFB       Z1, Z6, Z14
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z14, Z14
+	VPROLD        $0x18, Z14, Z1
+	VPTERNLOGD    $0x96, (BX), Z2, Z1
+	VPXORD        Z2, Z14, Z14
+	VPROLD        $0x08, Z14, Z10
+	VPROLD        $0x10, Z14, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z10
+	VPXORD        128(AX), Z13, Z2
+	VPTERNLOGD    $0x96, Z11, Z12, Z2
+	VMOVDQU64     Z13, 192(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z14
+	VPXORD        Z14, Z2, Z2
+	VPSHUFB       Z1, Z6, Z14
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z14, Z14
+	VPROLD        $0x18, Z14, Z1
+	VPTERNLOGD    $0x96, 128(BX), Z2, Z1
+	VPXORD        Z2, Z14, Z14
+	VPROLD        $0x08, Z14, Z13
+	VPROLD        $0x10, Z14, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z13
+	VPXORD        192(AX), Z8, Z2
+	VPTERNLOGD    $0x96, Z9, Z10, Z2
+	VMOVDQU64     Z8, (BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z14
+	VPXORD        Z14, Z2, Z2
+	VPSHUFB       Z1, Z6, Z14
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z14, Z14
+	VPROLD        $0x18, Z14, Z1
+	VPTERNLOGD    $0x96, 64(BX), Z2, Z1
+	VPXORD        Z2, Z14, Z14
+	VPROLD        $0x08, Z14, Z8
+	VPROLD        $0x10, Z14, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z8
+	VPXORD        192(AX), Z11, Z2
+	VPTERNLOGD    $0x96, Z12, Z13, Z2
+	VMOVDQU64     Z11, 128(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z14
+	VPXORD        Z14, Z2, Z2
+	VPSHUFB       Z1, Z6, Z14
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z14, Z14
+	VPROLD        $0x18, Z14, Z1
+	VPTERNLOGD    $0x96, 192(BX), Z2, Z1
+	VPXORD        Z2, Z14, Z14
+	VPROLD        $0x08, Z14, Z11
+	VPROLD        $0x10, Z14, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z11
+	VMOVDQU64     Z8, Z2
+	VMOVDQU64     Z9, Z8
+	VMOVDQU64     Z10, Z9
+	VMOVDQU64     Z2, Z10
+	VMOVDQU64     Z11, Z2
+	VMOVDQU64     Z12, Z11
+	VMOVDQU64     Z13, Z12
+	VMOVDQU64     Z2, Z13
+	ADDQ          $0x00000100, AX
+	DECQ          DX
+	JNZ           encryptBlocksAVX512AESNI_rounds2true
+	VMOVDQU64     (BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z8, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z8, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z8
+	VPSHUFB       Z1, Z8, Z8
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z8, Z8
+	VPSRLW        $0x04, Z9, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z9, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z9
+	VPSHUFB       Z1, Z9, Z9
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z9, Z9
+	VPSRLW        $0x04, Z10, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z10, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z10
+	VPSHUFB       Z1, Z10, Z10
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z10, Z10
+	VPUNPCKHDQ    Z9, Z10, Z1
+	VPUNPCKLDQ    Z9, Z10, Z10
+	VPUNPCKLDQ    Z0, Z8, Z2
+	VPUNPCKHDQ    Z0, Z8, Z8
+	VPUNPCKHQDQ   Z2, Z10, Z9
+	VPUNPCKLQDQ   Z2, Z10, Z10
+	VPUNPCKHQDQ   Z8, Z1, Z0
+	VPUNPCKLQDQ   Z8, Z1, Z8
+	VPSHUFB       sm4BswapMask<>+0(SB), Z10, Z10
+	VPSHUFB       sm4BswapMask<>+0(SB), Z9, Z9
+	VPSHUFB       sm4BswapMask<>+0(SB), Z8, Z8
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VMOVDQU64     Z10, (CX)
+	VMOVDQU64     Z9, 64(CX)
+	VMOVDQU64     Z8, 128(CX)
+	VMOVDQU64     Z0, 192(CX)
+	VMOVDQU64     128(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z11, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z11, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z11
+	VPSHUFB       Z1, Z11, Z11
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z11, Z11
+	VPSRLW        $0x04, Z12, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z12, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z12
+	VPSHUFB       Z1, Z12, Z12
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z12, Z12
+	VPSRLW        $0x04, Z13, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z13, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z13
+	VPSHUFB       Z1, Z13, Z13
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z13, Z13
+	VPUNPCKHDQ    Z12, Z13, Z1
+	VPUNPCKLDQ    Z12, Z13, Z13
+	VPUNPCKLDQ    Z0, Z11, Z2
+	VPUNPCKHDQ    Z0, Z11, Z11
+	VPUNPCKHQDQ   Z2, Z13, Z12
+	VPUNPCKLQDQ   Z2, Z13, Z13
+	VPUNPCKHQDQ   Z11, Z1, Z0
+	VPUNPCKLQDQ   Z11, Z1, Z11
+	VPSHUFB       sm4BswapMask<>+0(SB), Z13, Z13
+	VPSHUFB       sm4BswapMask<>+0(SB), Z12, Z12
+	VPSHUFB       sm4BswapMask<>+0(SB), Z11, Z11
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	MOVQ          3272(SP), AX
+	SHRQ          $0x00, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z13, K1, 256(CX)
+	MOVQ          3272(SP), AX
+	SHRQ          $0x10, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z12, K1, 320(CX)
+	MOVQ          3272(SP), AX
+	SHRQ          $0x20, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z11, K1, 384(CX)
+	MOVQ          3272(SP), AX
+	SHRQ          $0x30, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z0, K1, 448(CX)
+	JMP           encryptBlocksAVX512AESNI_done
+
+encryptBlocksAVX512AESNI_sets3:
+	SUBQ        $0x00000020, BX
+	MOVQ        $-1, SI
+	SHLQ        $0x02, BX
+	BZHIQ       BX, SI, SI
+	MOVQ        SI, 3600(SP)
+	LEAQ        3608(SP), BX
+	ADDQ        $0x3f, BX
+	ANDQ        $-64, BX
+	VMOVDQU64   (DX), Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64   64(DX), Z8
+	VPSHUFB     sm4BswapMask<>+0(SB), Z8, Z8
+	VMOVDQU64   128(DX), Z9
+	VPSHUFB     sm4BswapMask<>+0(SB), Z9, Z9
+	VMOVDQU64   192(DX), Z10
+	VPSHUFB     sm4BswapMask<>+0(SB), Z10, Z10
+	VPUNPCKHDQ  Z8, Z1, Z2
+	VPUNPCKLDQ  Z8, Z1, Z1
+	VPUNPCKLDQ  Z10, Z9, Z3
+	VPUNPCKHDQ  Z10, Z9, Z9
+	VPUNPCKHQDQ Z3, Z1, Z8
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z9, Z2, Z10
+	VPUNPCKLQDQ Z9, Z2, Z9
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z8, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z8, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z8
+	VPSHUFB     Z2, Z8, Z8
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z8, Z8
+	VPSRLW      $0x04, Z9, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z9, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z9
+	VPSHUFB     Z2, Z9, Z9
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z9, Z9
+	VPSRLW      $0x04, Z10, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z10, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z10
+	VPSHUFB     Z2, Z10, Z10
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z10, Z10
+	VMOVDQU64   Z1, (BX)
+	VMOVDQU64   256(DX), Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64   320(DX), Z11
+	VPSHUFB     sm4BswapMask<>+0(SB), Z11, Z11
+	VMOVDQU64   384(DX), Z12
+	VPSHUFB     sm4BswapMask<>+0(SB), Z12, Z12
+	VMOVDQU64   448(DX), Z13
+	VPSHUFB     sm4BswapMask<>+0(SB), Z13, Z13
+	VPUNPCKHDQ  Z11, Z1, Z2
+	VPUNPCKLDQ  Z11, Z1, Z1
+	VPUNPCKLDQ  Z13, Z12, Z3
+	VPUNPCKHDQ  Z13, Z12, Z12
+	VPUNPCKHQDQ Z3, Z1, Z11
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z12, Z2, Z13
+	VPUNPCKLQDQ Z12, Z2, Z12
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z11, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z11, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z11
+	VPSHUFB     Z2, Z11, Z11
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z11, Z11
+	VPSRLW      $0x04, Z12, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z12, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z12
+	VPSHUFB     Z2, Z12, Z12
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z12, Z12
+	VPSRLW      $0x04, Z13, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z13, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z13
+	VPSHUFB     Z2, Z13, Z13
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z13, Z13
+	VMOVDQU64   Z1, 128(BX)
+	MOVQ        3600(SP), SI
+	SHRQ        $0x00, SI
+	KMOVW       SI, K1
+	VMOVDQU32.Z 512(DX), K1, Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	MOVQ        3600(SP), SI
+	SHRQ        $0x10, SI
+	KMOVW       SI, K1
+	VMOVDQU32.Z 576(DX), K1, Z14
+	VPSHUFB     sm4BswapMask<>+0(SB), Z14, Z14
+	MOVQ        3600(SP), SI
+	SHRQ        $0x20, SI
+	KMOVW       SI, K1
+	VMOVDQU32.Z 640(DX), K1, Z15
+	VPSHUFB     sm4BswapMask<>+0(SB), Z15, Z15
+	MOVQ        3600(SP), SI
+	SHRQ        $0x30, SI
+	KMOVW       SI, K1
+	VMOVDQU32.Z 704(DX), K1, Z16
+	VPSHUFB     sm4BswapMask<>+0(SB), Z16, Z16
+	VPUNPCKHDQ  Z14, Z1, Z2
+	VPUNPCKLDQ  Z14, Z1, Z1
+	VPUNPCKLDQ  Z16, Z15, Z3
+	VPUNPCKHDQ  Z16, Z15, Z15
+	VPUNPCKHQDQ Z3, Z1, Z14
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z15, Z2, Z16
+	VPUNPCKLQDQ Z15, Z2, Z15
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z14, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z14, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z14
+	VPSHUFB     Z2, Z14, Z14
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z14, Z14
+	VPSRLW      $0x04, Z15, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z15, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z15
+	VPSHUFB     Z2, Z15, Z15
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z15, Z15
+	VPSRLW      $0x04, Z16, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z16, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z16
+	VPSHUFB     Z2, Z16, Z16
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z16, Z16
+	VMOVDQU64   Z1, 256(BX)
+	MOVQ        $0x00000008, DX
+
+encryptBlocksAVX512AESNI_rounds3true:
+	VPXORD        (AX), Z8, Z2
+	VPTERNLOGD    $0x96, Z9, Z10, Z2
+	VMOVDQU64     Z8, 64(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z17
+	VPXORD        Z17, Z2, Z2
+	VPSHUFB       Z1, Z6, Z17
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z17, Z17
+	VPROLD        $0x18, Z17, Z1
+	VPTERNLOGD    $0x96, (BX), Z2, Z1
+	VPXORD        Z2, Z17, Z17
+	VPROLD        $0x08, Z17, Z8
+	VPROLD        $0x10, Z17, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z8
+	VPXORD        (AX), Z11, Z2
+	VPTERNLOGD    $0x96, Z12, Z13, Z2
+	VMOVDQU64     Z11, 192(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z17
+	VPXORD        Z17, Z2, Z2
+	VPSHUFB       Z1, Z6, Z17
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z17, Z17
+	VPROLD        $0x18, Z17, Z1
+	VPTERNLOGD    $0x96, 128(BX), Z2, Z1
+	VPXORD        Z2, Z17, Z17
+	VPROLD        $0x08, Z17, Z11
+	VPROLD        $0x10, Z17, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z11
+	VPXORD        (AX), Z14, Z2
+	VPTERNLOGD    $0x96, Z15, Z16, Z2
+	VMOVDQU64     Z14, 320(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z17
+	VPXORD        Z17, Z2, Z2
+	VPSHUFB       Z1, Z6, Z17
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z17, Z17
+	VPROLD        $0x18, Z17, Z1
+	VPTERNLOGD    $0x96, 256(BX), Z2, Z1
+	VPXORD        Z2, Z17, Z17
+	VPROLD        $0x08, Z17, Z14
+	VPROLD        $0x10, Z17, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z14
+	VPXORD        64(AX), Z9, Z2
+	VPTERNLOGD    $0x96, Z10, Z8, Z2
+	VMOVDQU64     Z9, (BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z17
+	VPXORD        Z17, Z2, Z2
+	VPSHUFB       Z1, Z6, Z17
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z17, Z17
+	VPROLD        $0x18, Z17, Z1
+	VPTERNLOGD    $0x96, 64(BX), Z2, Z1
+	VPXORD        Z2, Z17, Z17
+	VPROLD        $0x08, Z17, Z9
+	VPROLD        $0x10, Z17, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z9
+	VPXORD        64(AX), Z12, Z2
+	VPTERNLOGD    $0x96, Z13, Z11, Z2
+	VMOVDQU64     Z12, 128(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z17
+	VPXORD        Z17, Z2, Z2
+	VPSHUFB       Z1, Z6, Z17
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z17, Z17
+	VPROLD        $0x18, Z17, Z1
+	VPTERNLOGD    $0x96, 192(BX), Z2, Z1
+	VPXORD        Z2, Z17, Z17
+	VPROLD        $0x08, Z17, Z12
+	VPROLD        $0x10, Z17, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z12
+	VPXORD        64(AX), Z15, Z2
+	VPTERNLOGD    $0x96, Z16, Z14, Z2
+	VMOVDQU64     Z15, 256(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z17
+	VPXORD        Z17, Z2, Z2
+	VPSHUFB       Z1, Z6, Z17
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z17, Z17
+	VPROLD        $0x18, Z17, Z1
+	VPTERNLOGD    $0x96, 320(BX), Z2, Z1
+	VPXORD        Z2, Z17, Z17
+	VPROLD        $0x08, Z17, Z15
+	VPROLD        $0x10, Z17, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z15
+	VPXORD        128(AX), Z10, Z2
+	VPTERNLOGD    $0x96, Z8, Z9, Z2
+	VMOVDQU64     Z10, 64(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z17
+	VPXORD        Z17, Z2, Z2
+	VPSHUFB       Z1, Z6, Z17
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z17, Z17
+	VPROLD        $0x18, Z17, Z1
+	VPTERNLOGD    $0x96, (BX), Z2, Z1
+	VPXORD        Z2, Z17, Z17
+	VPROLD        $0x08, Z17, Z10
+	VPROLD        $0x10, Z17, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z10
+	VPXORD        128(AX), Z13, Z2
+	VPTERNLOGD    $0x96, Z11, Z12, Z2
+	VMOVDQU64     Z13, 192(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z17
+	VPXORD        Z17, Z2, Z2
+	VPSHUFB       Z1, Z6, Z17
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z17, Z17
+	VPROLD        $0x18, Z17, Z1
+	VPTERNLOGD    $0x96, 128(BX), Z2, Z1
+	VPXORD        Z2, Z17, Z17
+	VPROLD        $0x08, Z17, Z13
+	VPROLD        $0x10, Z17, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z13
+	VPXORD        128(AX), Z16, Z2
+	VPTERNLOGD    $0x96, Z14, Z15, Z2
+	VMOVDQU64     Z16, 320(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z17
+	VPXORD        Z17, Z2, Z2
+	VPSHUFB       Z1, Z6, Z17
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z17, Z17
+	VPROLD        $0x18, Z17, Z1
+	VPTERNLOGD    $0x96, 256(BX), Z2, Z1
+	VPXORD        Z2, Z17, Z17
+	VPROLD        $0x08, Z17, Z16
+	VPROLD        $0x10, Z17, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z16
+	VPXORD        192(AX), Z8, Z2
+	VPTERNLOGD    $0x96, Z9, Z10, Z2
+	VMOVDQU64     Z8, (BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z17
+	VPXORD        Z17, Z2, Z2
+	VPSHUFB       Z1, Z6, Z17
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z17, Z17
+	VPROLD        $0x18, Z17, Z1
+	VPTERNLOGD    $0x96, 64(BX), Z2, Z1
+	VPXORD        Z2, Z17, Z17
+	VPROLD        $0x08, Z17, Z8
+	VPROLD        $0x10, Z17, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z8
+	VPXORD        192(AX), Z11, Z2
+	VPTERNLOGD    $0x96, Z12, Z13, Z2
+	VMOVDQU64     Z11, 128(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z17
+	VPXORD        Z17, Z2, Z2
+	VPSHUFB       Z1, Z6, Z17
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z17, Z17
+	VPROLD        $0x18, Z17, Z1
+	VPTERNLOGD    $0x96, 192(BX), Z2, Z1
+	VPXORD        Z2, Z17, Z17
+	VPROLD        $0x08, Z17, Z11
+	VPROLD        $0x10, Z17, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z11
+	VPXORD        192(AX), Z14, Z2
+	VPTERNLOGD    $0x96, Z15, Z16, Z2
+	VMOVDQU64     Z14, 256(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z17
+	VPXORD        Z17, Z2, Z2
+	VPSHUFB       Z1, Z6, Z17
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z17, Z17
+	VPROLD        $0x18, Z17, Z1
+	VPTERNLOGD    $0x96, 320(BX), Z2, Z1
+	VPXORD        Z2, Z17, Z17
+	VPROLD        $0x08, Z17, Z14
+	VPROLD        $0x10, Z17, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z14
+	VMOVDQU64     Z8, Z2
+	VMOVDQU64     Z9, Z8
+	VMOVDQU64     Z10, Z9
+	VMOVDQU64     Z2, Z10
+	VMOVDQU64     Z11, Z2
+	VMOVDQU64     Z12, Z11
+	VMOVDQU64     Z13, Z12
+	VMOVDQU64     Z2, Z13
+	VMOVDQU64     Z14, Z2
+	VMOVDQU64     Z15, Z14
+	VMOVDQU64     Z16, Z15
+	VMOVDQU64     Z2, Z16
+	ADDQ          $0x00000100, AX
+	DECQ          DX
+	JNZ           encryptBlocksAVX512AESNI_rounds3true
+	VMOVDQU64     (BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z8, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z8, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z8
+	VPSHUFB       Z1, Z8, Z8
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z8, Z8
+	VPSRLW        $0x04, Z9, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z9, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z9
+	VPSHUFB       Z1, Z9, Z9
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z9, Z9
+	VPSRLW        $0x04, Z10, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z10, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z10
+	VPSHUFB       Z1, Z10, Z10
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z10, Z10
+	VPUNPCKHDQ    Z9, Z10, Z1
+	VPUNPCKLDQ    Z9, Z10, Z10
+	VPUNPCKLDQ    Z0, Z8, Z2
+	VPUNPCKHDQ    Z0, Z8, Z8
+	VPUNPCKHQDQ   Z2, Z10, Z9
+	VPUNPCKLQDQ   Z2, Z10, Z10
+	VPUNPCKHQDQ   Z8, Z1, Z0
+	VPUNPCKLQDQ   Z8, Z1, Z8
+	VPSHUFB       sm4BswapMask<>+0(SB), Z10, Z10
+	VPSHUFB       sm4BswapMask<>+0(SB), Z9, Z9
+	VPSHUFB       sm4BswapMask<>+0(SB), Z8, Z8
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VMOVDQU64     Z10, (CX)
+	VMOVDQU64     Z9, 64(CX)
+	VMOVDQU64     Z8, 128(CX)
+	VMOVDQU64     Z0, 192(CX)
+	VMOVDQU64     128(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z11, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z11, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z11
+	VPSHUFB       Z1, Z11, Z11
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z11, Z11
+	VPSRLW        $0x04, Z12, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z12, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z12
+	VPSHUFB       Z1, Z12, Z12
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z12, Z12
+	VPSRLW        $0x04, Z13, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z13, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z13
+	VPSHUFB       Z1, Z13, Z13
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z13, Z13
+	VPUNPCKHDQ    Z12, Z13, Z1
+	VPUNPCKLDQ    Z12, Z13, Z13
+	VPUNPCKLDQ    Z0, Z11, Z2
+	VPUNPCKHDQ    Z0, Z11, Z11
+	VPUNPCKHQDQ   Z2, Z13, Z12
+	VPUNPCKLQDQ   Z2, Z13, Z13
+	VPUNPCKHQDQ   Z11, Z1, Z0
+	VPUNPCKLQDQ   Z11, Z1, Z11
+	VPSHUFB       sm4BswapMask<>+0(SB), Z13, Z13
+	VPSHUFB       sm4BswapMask<>+0(SB), Z12, Z12
+	VPSHUFB       sm4BswapMask<>+0(SB), Z11, Z11
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VMOVDQU64     Z13, 256(CX)
+	VMOVDQU64     Z12, 320(CX)
+	VMOVDQU64     Z11, 384(CX)
+	VMOVDQU64     Z0, 448(CX)
+	VMOVDQU64     256(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z14, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z14, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z14
+	VPSHUFB       Z1, Z14, Z14
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z14, Z14
+	VPSRLW        $0x04, Z15, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z15, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z15
+	VPSHUFB       Z1, Z15, Z15
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z15, Z15
+	VPSRLW        $0x04, Z16, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z16, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z16
+	VPSHUFB       Z1, Z16, Z16
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z16, Z16
+	VPUNPCKHDQ    Z15, Z16, Z1
+	VPUNPCKLDQ    Z15, Z16, Z16
+	VPUNPCKLDQ    Z0, Z14, Z2
+	VPUNPCKHDQ    Z0, Z14, Z14
+	VPUNPCKHQDQ   Z2, Z16, Z15
+	VPUNPCKLQDQ   Z2, Z16, Z16
+	VPUNPCKHQDQ   Z14, Z1, Z0
+	VPUNPCKLQDQ   Z14, Z1, Z14
+	VPSHUFB       sm4BswapMask<>+0(SB), Z16, Z16
+	VPSHUFB       sm4BswapMask<>+0(SB), Z15, Z15
+	VPSHUFB       sm4BswapMask<>+0(SB), Z14, Z14
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	MOVQ          3600(SP), AX
+	SHRQ          $0x00, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z16, K1, 512(CX)
+	MOVQ          3600(SP), AX
+	SHRQ          $0x10, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z15, K1, 576(CX)
+	MOVQ          3600(SP), AX
+	SHRQ          $0x20, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z14, K1, 640(CX)
+	MOVQ          3600(SP), AX
+	SHRQ          $0x30, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z0, K1, 704(CX)
+	JMP           encryptBlocksAVX512AESNI_done
+
+encryptBlocksAVX512AESNI_sets4:
+	SUBQ        $0x00000030, BX
+	MOVQ        $-1, SI
+	SHLQ        $0x02, BX
+	BZHIQ       BX, SI, SI
+	MOVQ        SI, 4056(SP)
+	LEAQ        4064(SP), BX
+	ADDQ        $0x3f, BX
+	ANDQ        $-64, BX
+	VMOVDQU64   (DX), Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64   64(DX), Z8
+	VPSHUFB     sm4BswapMask<>+0(SB), Z8, Z8
+	VMOVDQU64   128(DX), Z9
+	VPSHUFB     sm4BswapMask<>+0(SB), Z9, Z9
+	VMOVDQU64   192(DX), Z10
+	VPSHUFB     sm4BswapMask<>+0(SB), Z10, Z10
+	VPUNPCKHDQ  Z8, Z1, Z2
+	VPUNPCKLDQ  Z8, Z1, Z1
+	VPUNPCKLDQ  Z10, Z9, Z3
+	VPUNPCKHDQ  Z10, Z9, Z9
+	VPUNPCKHQDQ Z3, Z1, Z8
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z9, Z2, Z10
+	VPUNPCKLQDQ Z9, Z2, Z9
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z8, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z8, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z8
+	VPSHUFB     Z2, Z8, Z8
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z8, Z8
+	VPSRLW      $0x04, Z9, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z9, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z9
+	VPSHUFB     Z2, Z9, Z9
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z9, Z9
+	VPSRLW      $0x04, Z10, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z10, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z10
+	VPSHUFB     Z2, Z10, Z10
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z10, Z10
+	VMOVDQU64   Z1, (BX)
+	VMOVDQU64   256(DX), Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64   320(DX), Z11
+	VPSHUFB     sm4BswapMask<>+0(SB), Z11, Z11
+	VMOVDQU64   384(DX), Z12
+	VPSHUFB     sm4BswapMask<>+0(SB), Z12, Z12
+	VMOVDQU64   448(DX), Z13
+	VPSHUFB     sm4BswapMask<>+0(SB), Z13, Z13
+	VPUNPCKHDQ  Z11, Z1, Z2
+	VPUNPCKLDQ  Z11, Z1, Z1
+	VPUNPCKLDQ  Z13, Z12, Z3
+	VPUNPCKHDQ  Z13, Z12, Z12
+	VPUNPCKHQDQ Z3, Z1, Z11
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z12, Z2, Z13
+	VPUNPCKLQDQ Z12, Z2, Z12
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z11, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z11, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z11
+	VPSHUFB     Z2, Z11, Z11
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z11, Z11
+	VPSRLW      $0x04, Z12, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z12, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z12
+	VPSHUFB     Z2, Z12, Z12
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z12, Z12
+	VPSRLW      $0x04, Z13, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z13, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z13
+	VPSHUFB     Z2, Z13, Z13
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z13, Z13
+	VMOVDQU64   Z1, 128(BX)
+	VMOVDQU64   512(DX), Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64   576(DX), Z14
+	VPSHUFB     sm4BswapMask<>+0(SB), Z14, Z14
+	VMOVDQU64   640(DX), Z15
+	VPSHUFB     sm4BswapMask<>+0(SB), Z15, Z15
+	VMOVDQU64   704(DX), Z16
+	VPSHUFB     sm4BswapMask<>+0(SB), Z16, Z16
+	VPUNPCKHDQ  Z14, Z1, Z2
+	VPUNPCKLDQ  Z14, Z1, Z1
+	VPUNPCKLDQ  Z16, Z15, Z3
+	VPUNPCKHDQ  Z16, Z15, Z15
+	VPUNPCKHQDQ Z3, Z1, Z14
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z15, Z2, Z16
+	VPUNPCKLQDQ Z15, Z2, Z15
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z14, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z14, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z14
+	VPSHUFB     Z2, Z14, Z14
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z14, Z14
+	VPSRLW      $0x04, Z15, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z15, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z15
+	VPSHUFB     Z2, Z15, Z15
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z15, Z15
+	VPSRLW      $0x04, Z16, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z16, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z16
+	VPSHUFB     Z2, Z16, Z16
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z16, Z16
+	VMOVDQU64   Z1, 256(BX)
+	MOVQ        4056(SP), SI
+	SHRQ        $0x00, SI
+	KMOVW       SI, K1
+	VMOVDQU32.Z 768(DX), K1, Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	MOVQ        4056(SP), SI
+	SHRQ        $0x10, SI
+	KMOVW       SI, K1
+	VMOVDQU32.Z 832(DX), K1, Z17
+	VPSHUFB     sm4BswapMask<>+0(SB), Z17, Z17
+	MOVQ        4056(SP), SI
+	SHRQ        $0x20, SI
+	KMOVW       SI, K1
+	VMOVDQU32.Z 896(DX), K1, Z18
+	VPSHUFB     sm4BswapMask<>+0(SB), Z18, Z18
+	MOVQ        4056(SP), SI
+	SHRQ        $0x30, SI
+	KMOVW       SI, K1
+	VMOVDQU32.Z 960(DX), K1, Z19
+	VPSHUFB     sm4BswapMask<>+0(SB), Z19, Z19
+	VPUNPCKHDQ  Z17, Z1, Z2
+	VPUNPCKLDQ  Z17, Z1, Z1
+	VPUNPCKLDQ  Z19, Z18, Z3
+	VPUNPCKHDQ  Z19, Z18, Z18
+	VPUNPCKHQDQ Z3, Z1, Z17
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z18, Z2, Z19
+	VPUNPCKLQDQ Z18, Z2, Z18
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z17, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z17, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z17
+	VPSHUFB     Z2, Z17, Z17
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z17, Z17
+	VPSRLW      $0x04, Z18, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z18, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z18
+	VPSHUFB     Z2, Z18, Z18
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z18, Z18
+	VPSRLW      $0x04, Z19, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z19, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z19
+	VPSHUFB     Z2, Z19, Z19
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z19, Z19
+	VMOVDQU64   Z1, 384(BX)
+	MOVQ        $0x00000008, DX
+
+encryptBlocksAVX512AESNI_rounds4true:
+	VPXORD        (AX), Z8, Z2
+	VPTERNLOGD    $0x96, Z9, Z10, Z2
+	VMOVDQU64     Z8, 64(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, (BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z8
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z8
+	VPXORD        (AX), Z11, Z2
+	VPTERNLOGD    $0x96, Z12, Z13, Z2
+	VMOVDQU64     Z11, 192(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, 128(BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z11
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z11
+	VPXORD        (AX), Z14, Z2
+	VPTERNLOGD    $0x96, Z15, Z16, Z2
+	VMOVDQU64     Z14, 320(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, 256(BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z14
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z14
+	VPXORD        (AX), Z17, Z2
+	VPTERNLOGD    $0x96, Z18, Z19, Z2
+	VMOVDQU64     Z17, 448(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, 384(BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z17
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z17
+	VPXORD        64(AX), Z9, Z2
+	VPTERNLOGD    $0x96, Z10, Z8, Z2
+	VMOVDQU64     Z9, (BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, 64(BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z9
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z9
+	VPXORD        64(AX), Z12, Z2
+	VPTERNLOGD    $0x96, Z13, Z11, Z2
+	VMOVDQU64     Z12, 128(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, 192(BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z12
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z12
+	VPXORD        64(AX), Z15, Z2
+	VPTERNLOGD    $0x96, Z16, Z14, Z2
+	VMOVDQU64     Z15, 256(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, 320(BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z15
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z15
+	VPXORD        64(AX), Z18, Z2
+	VPTERNLOGD    $0x96, Z19, Z17, Z2
+	VMOVDQU64     Z18, 384(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, 448(BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z18
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z18
+	VPXORD        128(AX), Z10, Z2
+	VPTERNLOGD    $0x96, Z8, Z9, Z2
+	VMOVDQU64     Z10, 64(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, (BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z10
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z10
+	VPXORD        128(AX), Z13, Z2
+	VPTERNLOGD    $0x96, Z11, Z12, Z2
+	VMOVDQU64     Z13, 192(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, 128(BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z13
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z13
+	VPXORD        128(AX), Z16, Z2
+	VPTERNLOGD    $0x96, Z14, Z15, Z2
+	VMOVDQU64     Z16, 320(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, 256(BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z16
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z16
+	VPXORD        128(AX), Z19, Z2
+	VPTERNLOGD    $0x96, Z17, Z18, Z2
+	VMOVDQU64     Z19, 448(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, 384(BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z19
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z19
+	VPXORD        192(AX), Z8, Z2
+	VPTERNLOGD    $0x96, Z9, Z10, Z2
+	VMOVDQU64     Z8, (BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, 64(BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z8
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z8
+	VPXORD        192(AX), Z11, Z2
+	VPTERNLOGD    $0x96, Z12, Z13, Z2
+	VMOVDQU64     Z11, 128(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, 192(BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z11
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z11
+	VPXORD        192(AX), Z14, Z2
+	VPTERNLOGD    $0x96, Z15, Z16, Z2
+	VMOVDQU64     Z14, 256(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, 320(BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z14
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z14
+	VPXORD        192(AX), Z17, Z2
+	VPTERNLOGD    $0x96, Z18, Z19, Z2
+	VMOVDQU64     Z17, 384(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, 448(BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z17
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z17
+	VMOVDQU64     Z8, Z2
+	VMOVDQU64     Z9, Z8
+	VMOVDQU64     Z10, Z9
+	VMOVDQU64     Z2, Z10
+	VMOVDQU64     Z11, Z2
+	VMOVDQU64     Z12, Z11
+	VMOVDQU64     Z13, Z12
+	VMOVDQU64     Z2, Z13
+	VMOVDQU64     Z14, Z2
+	VMOVDQU64     Z15, Z14
+	VMOVDQU64     Z16, Z15
+	VMOVDQU64     Z2, Z16
+	VMOVDQU64     Z17, Z2
+	VMOVDQU64     Z18, Z17
+	VMOVDQU64     Z19, Z18
+	VMOVDQU64     Z2, Z19
+	ADDQ          $0x00000100, AX
+	DECQ          DX
+	JNZ           encryptBlocksAVX512AESNI_rounds4true
+	VMOVDQU64     (BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z8, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z8, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z8
+	VPSHUFB       Z1, Z8, Z8
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z8, Z8
+	VPSRLW        $0x04, Z9, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z9, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z9
+	VPSHUFB       Z1, Z9, Z9
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z9, Z9
+	VPSRLW        $0x04, Z10, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z10, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z10
+	VPSHUFB       Z1, Z10, Z10
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z10, Z10
+	VPUNPCKHDQ    Z9, Z10, Z1
+	VPUNPCKLDQ    Z9, Z10, Z10
+	VPUNPCKLDQ    Z0, Z8, Z2
+	VPUNPCKHDQ    Z0, Z8, Z8
+	VPUNPCKHQDQ   Z2, Z10, Z9
+	VPUNPCKLQDQ   Z2, Z10, Z10
+	VPUNPCKHQDQ   Z8, Z1, Z0
+	VPUNPCKLQDQ   Z8, Z1, Z8
+	VPSHUFB       sm4BswapMask<>+0(SB), Z10, Z10
+	VPSHUFB       sm4BswapMask<>+0(SB), Z9, Z9
+	VPSHUFB       sm4BswapMask<>+0(SB), Z8, Z8
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VMOVDQU64     Z10, (CX)
+	VMOVDQU64     Z9, 64(CX)
+	VMOVDQU64     Z8, 128(CX)
+	VMOVDQU64     Z0, 192(CX)
+	VMOVDQU64     128(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z11, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z11, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z11
+	VPSHUFB       Z1, Z11, Z11
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z11, Z11
+	VPSRLW        $0x04, Z12, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z12, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z12
+	VPSHUFB       Z1, Z12, Z12
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z12, Z12
+	VPSRLW        $0x04, Z13, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z13, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z13
+	VPSHUFB       Z1, Z13, Z13
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z13, Z13
+	VPUNPCKHDQ    Z12, Z13, Z1
+	VPUNPCKLDQ    Z12, Z13, Z13
+	VPUNPCKLDQ    Z0, Z11, Z2
+	VPUNPCKHDQ    Z0, Z11, Z11
+	VPUNPCKHQDQ   Z2, Z13, Z12
+	VPUNPCKLQDQ   Z2, Z13, Z13
+	VPUNPCKHQDQ   Z11, Z1, Z0
+	VPUNPCKLQDQ   Z11, Z1, Z11
+	VPSHUFB       sm4BswapMask<>+0(SB), Z13, Z13
+	VPSHUFB       sm4BswapMask<>+0(SB), Z12, Z12
+	VPSHUFB       sm4BswapMask<>+0(SB), Z11, Z11
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VMOVDQU64     Z13, 256(CX)
+	VMOVDQU64     Z12, 320(CX)
+	VMOVDQU64     Z11, 384(CX)
+	VMOVDQU64     Z0, 448(CX)
+	VMOVDQU64     256(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z14, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z14, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z14
+	VPSHUFB       Z1, Z14, Z14
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z14, Z14
+	VPSRLW        $0x04, Z15, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z15, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z15
+	VPSHUFB       Z1, Z15, Z15
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z15, Z15
+	VPSRLW        $0x04, Z16, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z16, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z16
+	VPSHUFB       Z1, Z16, Z16
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z16, Z16
+	VPUNPCKHDQ    Z15, Z16, Z1
+	VPUNPCKLDQ    Z15, Z16, Z16
+	VPUNPCKLDQ    Z0, Z14, Z2
+	VPUNPCKHDQ    Z0, Z14, Z14
+	VPUNPCKHQDQ   Z2, Z16, Z15
+	VPUNPCKLQDQ   Z2, Z16, Z16
+	VPUNPCKHQDQ   Z14, Z1, Z0
+	VPUNPCKLQDQ   Z14, Z1, Z14
+	VPSHUFB       sm4BswapMask<>+0(SB), Z16, Z16
+	VPSHUFB       sm4BswapMask<>+0(SB), Z15, Z15
+	VPSHUFB       sm4BswapMask<>+0(SB), Z14, Z14
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VMOVDQU64     Z16, 512(CX)
+	VMOVDQU64     Z15, 576(CX)
+	VMOVDQU64     Z14, 640(CX)
+	VMOVDQU64     Z0, 704(CX)
+	VMOVDQU64     384(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z17, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z17, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z17
+	VPSHUFB       Z1, Z17, Z17
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z17, Z17
+	VPSRLW        $0x04, Z18, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z18, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z18
+	VPSHUFB       Z1, Z18, Z18
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z18, Z18
+	VPSRLW        $0x04, Z19, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z19, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z19
+	VPSHUFB       Z1, Z19, Z19
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z19, Z19
+	VPUNPCKHDQ    Z18, Z19, Z1
+	VPUNPCKLDQ    Z18, Z19, Z19
+	VPUNPCKLDQ    Z0, Z17, Z2
+	VPUNPCKHDQ    Z0, Z17, Z17
+	VPUNPCKHQDQ   Z2, Z19, Z18
+	VPUNPCKLQDQ   Z2, Z19, Z19
+	VPUNPCKHQDQ   Z17, Z1, Z0
+	VPUNPCKLQDQ   Z17, Z1, Z17
+	VPSHUFB       sm4BswapMask<>+0(SB), Z19, Z19
+	VPSHUFB       sm4BswapMask<>+0(SB), Z18, Z18
+	VPSHUFB       sm4BswapMask<>+0(SB), Z17, Z17
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	MOVQ          4056(SP), AX
+	SHRQ          $0x00, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z19, K1, 768(CX)
+	MOVQ          4056(SP), AX
+	SHRQ          $0x10, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z18, K1, 832(CX)
+	MOVQ          4056(SP), AX
+	SHRQ          $0x20, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z17, K1, 896(CX)
+	MOVQ          4056(SP), AX
+	SHRQ          $0x30, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z0, K1, 960(CX)
+	JMP           encryptBlocksAVX512AESNI_done
+
+encryptBlocksAVX512AESNI_sets5:
+	SUBQ        $0x00000040, BX
+	MOVQ        $-1, SI
+	SHLQ        $0x02, BX
+	BZHIQ       BX, SI, SI
+	MOVQ        SI, 4640(SP)
+	LEAQ        4648(SP), BX
+	ADDQ        $0x3f, BX
+	ANDQ        $-64, BX
+	VMOVDQU64   (DX), Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64   64(DX), Z8
+	VPSHUFB     sm4BswapMask<>+0(SB), Z8, Z8
+	VMOVDQU64   128(DX), Z9
+	VPSHUFB     sm4BswapMask<>+0(SB), Z9, Z9
+	VMOVDQU64   192(DX), Z10
+	VPSHUFB     sm4BswapMask<>+0(SB), Z10, Z10
+	VPUNPCKHDQ  Z8, Z1, Z2
+	VPUNPCKLDQ  Z8, Z1, Z1
+	VPUNPCKLDQ  Z10, Z9, Z3
+	VPUNPCKHDQ  Z10, Z9, Z9
+	VPUNPCKHQDQ Z3, Z1, Z8
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z9, Z2, Z10
+	VPUNPCKLQDQ Z9, Z2, Z9
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z8, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z8, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z8
+	VPSHUFB     Z2, Z8, Z8
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z8, Z8
+	VPSRLW      $0x04, Z9, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z9, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z9
+	VPSHUFB     Z2, Z9, Z9
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z9, Z9
+	VPSRLW      $0x04, Z10, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z10, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z10
+	VPSHUFB     Z2, Z10, Z10
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z10, Z10
+	VMOVDQU64   Z1, (BX)
+	VMOVDQU64   256(DX), Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64   320(DX), Z11
+	VPSHUFB     sm4BswapMask<>+0(SB), Z11, Z11
+	VMOVDQU64   384(DX), Z12
+	VPSHUFB     sm4BswapMask<>+0(SB), Z12, Z12
+	VMOVDQU64   448(DX), Z13
+	VPSHUFB     sm4BswapMask<>+0(SB), Z13, Z13
+	VPUNPCKHDQ  Z11, Z1, Z2
+	VPUNPCKLDQ  Z11, Z1, Z1
+	VPUNPCKLDQ  Z13, Z12, Z3
+	VPUNPCKHDQ  Z13, Z12, Z12
+	VPUNPCKHQDQ Z3, Z1, Z11
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z12, Z2, Z13
+	VPUNPCKLQDQ Z12, Z2, Z12
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z11, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z11, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z11
+	VPSHUFB     Z2, Z11, Z11
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z11, Z11
+	VPSRLW      $0x04, Z12, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z12, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z12
+	VPSHUFB     Z2, Z12, Z12
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z12, Z12
+	VPSRLW      $0x04, Z13, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z13, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z13
+	VPSHUFB     Z2, Z13, Z13
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z13, Z13
+	VMOVDQU64   Z1, 128(BX)
+	VMOVDQU64   512(DX), Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64   576(DX), Z14
+	VPSHUFB     sm4BswapMask<>+0(SB), Z14, Z14
+	VMOVDQU64   640(DX), Z15
+	VPSHUFB     sm4BswapMask<>+0(SB), Z15, Z15
+	VMOVDQU64   704(DX), Z16
+	VPSHUFB     sm4BswapMask<>+0(SB), Z16, Z16
+	VPUNPCKHDQ  Z14, Z1, Z2
+	VPUNPCKLDQ  Z14, Z1, Z1
+	VPUNPCKLDQ  Z16, Z15, Z3
+	VPUNPCKHDQ  Z16, Z15, Z15
+	VPUNPCKHQDQ Z3, Z1, Z14
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z15, Z2, Z16
+	VPUNPCKLQDQ Z15, Z2, Z15
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z14, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z14, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z14
+	VPSHUFB     Z2, Z14, Z14
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z14, Z14
+	VPSRLW      $0x04, Z15, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z15, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z15
+	VPSHUFB     Z2, Z15, Z15
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z15, Z15
+	VPSRLW      $0x04, Z16, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z16, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z16
+	VPSHUFB     Z2, Z16, Z16
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z16, Z16
+	VMOVDQU64   Z1, 256(BX)
+	VMOVDQU64   768(DX), Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64   832(DX), Z17
+	VPSHUFB     sm4BswapMask<>+0(SB), Z17, Z17
+	VMOVDQU64   896(DX), Z18
+	VPSHUFB     sm4BswapMask<>+0(SB), Z18, Z18
+	VMOVDQU64   960(DX), Z19
+	VPSHUFB     sm4BswapMask<>+0(SB), Z19, Z19
+	VPUNPCKHDQ  Z17, Z1, Z2
+	VPUNPCKLDQ  Z17, Z1, Z1
+	VPUNPCKLDQ  Z19, Z18, Z3
+	VPUNPCKHDQ  Z19, Z18, Z18
+	VPUNPCKHQDQ Z3, Z1, Z17
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z18, Z2, Z19
+	VPUNPCKLQDQ Z18, Z2, Z18
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z17, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z17, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z17
+	VPSHUFB     Z2, Z17, Z17
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z17, Z17
+	VPSRLW      $0x04, Z18, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z18, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z18
+	VPSHUFB     Z2, Z18, Z18
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z18, Z18
+	VPSRLW      $0x04, Z19, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z19, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z19
+	VPSHUFB     Z2, Z19, Z19
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z19, Z19
+	VMOVDQU64   Z1, 384(BX)
+	MOVQ        4640(SP), SI
+	SHRQ        $0x00, SI
+	KMOVW       SI, K1
+	VMOVDQU32.Z 1024(DX), K1, Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	MOVQ        4640(SP), SI
+	SHRQ        $0x10, SI
+	KMOVW       SI, K1
+	VMOVDQU32.Z 1088(DX), K1, Z20
+	VPSHUFB     sm4BswapMask<>+0(SB), Z20, Z20
+	MOVQ        4640(SP), SI
+	SHRQ        $0x20, SI
+	KMOVW       SI, K1
+	VMOVDQU32.Z 1152(DX), K1, Z21
+	VPSHUFB     sm4BswapMask<>+0(SB), Z21, Z21
+	MOVQ        4640(SP), SI
+	SHRQ        $0x30, SI
+	KMOVW       SI, K1
+	VMOVDQU32.Z 1216(DX), K1, Z22
+	VPSHUFB     sm4BswapMask<>+0(SB), Z22, Z22
+	VPUNPCKHDQ  Z20, Z1, Z2
+	VPUNPCKLDQ  Z20, Z1, Z1
+	VPUNPCKLDQ  Z22, Z21, Z3
+	VPUNPCKHDQ  Z22, Z21, Z21
+	VPUNPCKHQDQ Z3, Z1, Z20
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z21, Z2, Z22
+	VPUNPCKLQDQ Z21, Z2, Z21
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z20, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z20, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z20
+	VPSHUFB     Z2, Z20, Z20
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z20, Z20
+	VPSRLW      $0x04, Z21, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z21, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z21
+	VPSHUFB     Z2, Z21, Z21
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z21, Z21
+	VPSRLW      $0x04, Z22, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z22, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z22
+	VPSHUFB     Z2, Z22, Z22
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z22, Z22
+	VMOVDQU64   Z1, 512(BX)
+	MOVQ        $0x00000008, DX
+
+encryptBlocksAVX512AESNI_rounds5true:
+	VPXORD        (AX), Z8, Z2
+	VPTERNLOGD    $0x96, Z9, Z10, Z2
+	VMOVDQU64     Z8, 64(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, (BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z8
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z8
+	VPXORD        (AX), Z11, Z2
+	VPTERNLOGD    $0x96, Z12, Z13, Z2
+	VMOVDQU64     Z11, 192(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 128(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z11
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z11
+	VPXORD        (AX), Z14, Z2
+	VPTERNLOGD    $0x96, Z15, Z16, Z2
+	VMOVDQU64     Z14, 320(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 256(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z14
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z14
+	VPXORD        (AX), Z17, Z2
+	VPTERNLOGD    $0x96, Z18, Z19, Z2
+	VMOVDQU64     Z17, 448(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 384(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z17
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z17
+	VPXORD        (AX), Z20, Z2
+	VPTERNLOGD    $0x96, Z21, Z22, Z2
+	VMOVDQU64     Z20, 576(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 512(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z20
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z20
+	VPXORD        64(AX), Z9, Z2
+	VPTERNLOGD    $0x96, Z10, Z8, Z2
+	VMOVDQU64     Z9, (BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 64(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z9
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z9
+	VPXORD        64(AX), Z12, Z2
+	VPTERNLOGD    $0x96, Z13, Z11, Z2
+	VMOVDQU64     Z12, 128(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 192(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z12
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z12
+	VPXORD        64(AX), Z15, Z2
+	VPTERNLOGD    $0x96, Z16, Z14, Z2
+	VMOVDQU64     Z15, 256(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 320(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z15
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z15
+	VPXORD        64(AX), Z18, Z2
+	VPTERNLOGD    $0x96, Z19, Z17, Z2
+	VMOVDQU64     Z18, 384(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 448(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z18
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z18
+	VPXORD        64(AX), Z21, Z2
+	VPTERNLOGD    $0x96, Z22, Z20, Z2
+	VMOVDQU64     Z21, 512(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 576(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z21
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z21
+	VPXORD        128(AX), Z10, Z2
+	VPTERNLOGD    $0x96, Z8, Z9, Z2
+	VMOVDQU64     Z10, 64(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, (BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z10
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z10
+	VPXORD        128(AX), Z13, Z2
+	VPTERNLOGD    $0x96, Z11, Z12, Z2
+	VMOVDQU64     Z13, 192(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 128(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z13
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z13
+	VPXORD        128(AX), Z16, Z2
+	VPTERNLOGD    $0x96, Z14, Z15, Z2
+	VMOVDQU64     Z16, 320(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 256(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z16
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z16
+	VPXORD        128(AX), Z19, Z2
+	VPTERNLOGD    $0x96, Z17, Z18, Z2
+	VMOVDQU64     Z19, 448(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 384(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z19
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z19
+	VPXORD        128(AX), Z22, Z2
+	VPTERNLOGD    $0x96, Z20, Z21, Z2
+	VMOVDQU64     Z22, 576(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 512(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z22
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z22
+	VPXORD        192(AX), Z8, Z2
+	VPTERNLOGD    $0x96, Z9, Z10, Z2
+	VMOVDQU64     Z8, (BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 64(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z8
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z8
+	VPXORD        192(AX), Z11, Z2
+	VPTERNLOGD    $0x96, Z12, Z13, Z2
+	VMOVDQU64     Z11, 128(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 192(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z11
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z11
+	VPXORD        192(AX), Z14, Z2
+	VPTERNLOGD    $0x96, Z15, Z16, Z2
+	VMOVDQU64     Z14, 256(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 320(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z14
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z14
+	VPXORD        192(AX), Z17, Z2
+	VPTERNLOGD    $0x96, Z18, Z19, Z2
+	VMOVDQU64     Z17, 384(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 448(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z17
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z17
+	VPXORD        192(AX), Z20, Z2
+	VPTERNLOGD    $0x96, Z21, Z22, Z2
+	VMOVDQU64     Z20, 512(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 576(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z20
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z20
+	VMOVDQU64     Z8, Z2
+	VMOVDQU64     Z9, Z8
+	VMOVDQU64     Z10, Z9
+	VMOVDQU64     Z2, Z10
+	VMOVDQU64     Z11, Z2
+	VMOVDQU64     Z12, Z11
+	VMOVDQU64     Z13, Z12
+	VMOVDQU64     Z2, Z13
+	VMOVDQU64     Z14, Z2
+	VMOVDQU64     Z15, Z14
+	VMOVDQU64     Z16, Z15
+	VMOVDQU64     Z2, Z16
+	VMOVDQU64     Z17, Z2
+	VMOVDQU64     Z18, Z17
+	VMOVDQU64     Z19, Z18
+	VMOVDQU64     Z2, Z19
+	VMOVDQU64     Z20, Z2
+	VMOVDQU64     Z21, Z20
+	VMOVDQU64     Z22, Z21
+	VMOVDQU64     Z2, Z22
+	ADDQ          $0x00000100, AX
+	DECQ          DX
+	JNZ           encryptBlocksAVX512AESNI_rounds5true
+	VMOVDQU64     (BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z8, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z8, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z8
+	VPSHUFB       Z1, Z8, Z8
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z8, Z8
+	VPSRLW        $0x04, Z9, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z9, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z9
+	VPSHUFB       Z1, Z9, Z9
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z9, Z9
+	VPSRLW        $0x04, Z10, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z10, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z10
+	VPSHUFB       Z1, Z10, Z10
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z10, Z10
+	VPUNPCKHDQ    Z9, Z10, Z1
+	VPUNPCKLDQ    Z9, Z10, Z10
+	VPUNPCKLDQ    Z0, Z8, Z2
+	VPUNPCKHDQ    Z0, Z8, Z8
+	VPUNPCKHQDQ   Z2, Z10, Z9
+	VPUNPCKLQDQ   Z2, Z10, Z10
+	VPUNPCKHQDQ   Z8, Z1, Z0
+	VPUNPCKLQDQ   Z8, Z1, Z8
+	VPSHUFB       sm4BswapMask<>+0(SB), Z10, Z10
+	VPSHUFB       sm4BswapMask<>+0(SB), Z9, Z9
+	VPSHUFB       sm4BswapMask<>+0(SB), Z8, Z8
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VMOVDQU64     Z10, (CX)
+	VMOVDQU64     Z9, 64(CX)
+	VMOVDQU64     Z8, 128(CX)
+	VMOVDQU64     Z0, 192(CX)
+	VMOVDQU64     128(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z11, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z11, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z11
+	VPSHUFB       Z1, Z11, Z11
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z11, Z11
+	VPSRLW        $0x04, Z12, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z12, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z12
+	VPSHUFB       Z1, Z12, Z12
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z12, Z12
+	VPSRLW        $0x04, Z13, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z13, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z13
+	VPSHUFB       Z1, Z13, Z13
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z13, Z13
+	VPUNPCKHDQ    Z12, Z13, Z1
+	VPUNPCKLDQ    Z12, Z13, Z13
+	VPUNPCKLDQ    Z0, Z11, Z2
+	VPUNPCKHDQ    Z0, Z11, Z11
+	VPUNPCKHQDQ   Z2, Z13, Z12
+	VPUNPCKLQDQ   Z2, Z13, Z13
+	VPUNPCKHQDQ   Z11, Z1, Z0
+	VPUNPCKLQDQ   Z11, Z1, Z11
+	VPSHUFB       sm4BswapMask<>+0(SB), Z13, Z13
+	VPSHUFB       sm4BswapMask<>+0(SB), Z12, Z12
+	VPSHUFB       sm4BswapMask<>+0(SB), Z11, Z11
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VMOVDQU64     Z13, 256(CX)
+	VMOVDQU64     Z12, 320(CX)
+	VMOVDQU64     Z11, 384(CX)
+	VMOVDQU64     Z0, 448(CX)
+	VMOVDQU64     256(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z14, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z14, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z14
+	VPSHUFB       Z1, Z14, Z14
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z14, Z14
+	VPSRLW        $0x04, Z15, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z15, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z15
+	VPSHUFB       Z1, Z15, Z15
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z15, Z15
+	VPSRLW        $0x04, Z16, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z16, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z16
+	VPSHUFB       Z1, Z16, Z16
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z16, Z16
+	VPUNPCKHDQ    Z15, Z16, Z1
+	VPUNPCKLDQ    Z15, Z16, Z16
+	VPUNPCKLDQ    Z0, Z14, Z2
+	VPUNPCKHDQ    Z0, Z14, Z14
+	VPUNPCKHQDQ   Z2, Z16, Z15
+	VPUNPCKLQDQ   Z2, Z16, Z16
+	VPUNPCKHQDQ   Z14, Z1, Z0
+	VPUNPCKLQDQ   Z14, Z1, Z14
+	VPSHUFB       sm4BswapMask<>+0(SB), Z16, Z16
+	VPSHUFB       sm4BswapMask<>+0(SB), Z15, Z15
+	VPSHUFB       sm4BswapMask<>+0(SB), Z14, Z14
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VMOVDQU64     Z16, 512(CX)
+	VMOVDQU64     Z15, 576(CX)
+	VMOVDQU64     Z14, 640(CX)
+	VMOVDQU64     Z0, 704(CX)
+	VMOVDQU64     384(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z17, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z17, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z17
+	VPSHUFB       Z1, Z17, Z17
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z17, Z17
+	VPSRLW        $0x04, Z18, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z18, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z18
+	VPSHUFB       Z1, Z18, Z18
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z18, Z18
+	VPSRLW        $0x04, Z19, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z19, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z19
+	VPSHUFB       Z1, Z19, Z19
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z19, Z19
+	VPUNPCKHDQ    Z18, Z19, Z1
+	VPUNPCKLDQ    Z18, Z19, Z19
+	VPUNPCKLDQ    Z0, Z17, Z2
+	VPUNPCKHDQ    Z0, Z17, Z17
+	VPUNPCKHQDQ   Z2, Z19, Z18
+	VPUNPCKLQDQ   Z2, Z19, Z19
+	VPUNPCKHQDQ   Z17, Z1, Z0
+	VPUNPCKLQDQ   Z17, Z1, Z17
+	VPSHUFB       sm4BswapMask<>+0(SB), Z19, Z19
+	VPSHUFB       sm4BswapMask<>+0(SB), Z18, Z18
+	VPSHUFB       sm4BswapMask<>+0(SB), Z17, Z17
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VMOVDQU64     Z19, 768(CX)
+	VMOVDQU64     Z18, 832(CX)
+	VMOVDQU64     Z17, 896(CX)
+	VMOVDQU64     Z0, 960(CX)
+	VMOVDQU64     512(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z20, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z20, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z20
+	VPSHUFB       Z1, Z20, Z20
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z20, Z20
+	VPSRLW        $0x04, Z21, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z21, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z21
+	VPSHUFB       Z1, Z21, Z21
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z21, Z21
+	VPSRLW        $0x04, Z22, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z22, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z22
+	VPSHUFB       Z1, Z22, Z22
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z22, Z22
+	VPUNPCKHDQ    Z21, Z22, Z1
+	VPUNPCKLDQ    Z21, Z22, Z22
+	VPUNPCKLDQ    Z0, Z20, Z2
+	VPUNPCKHDQ    Z0, Z20, Z20
+	VPUNPCKHQDQ   Z2, Z22, Z21
+	VPUNPCKLQDQ   Z2, Z22, Z22
+	VPUNPCKHQDQ   Z20, Z1, Z0
+	VPUNPCKLQDQ   Z20, Z1, Z20
+	VPSHUFB       sm4BswapMask<>+0(SB), Z22, Z22
+	VPSHUFB       sm4BswapMask<>+0(SB), Z21, Z21
+	VPSHUFB       sm4BswapMask<>+0(SB), Z20, Z20
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	MOVQ          4640(SP), AX
+	SHRQ          $0x00, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z22, K1, 1024(CX)
+	MOVQ          4640(SP), AX
+	SHRQ          $0x10, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z21, K1, 1088(CX)
+	MOVQ          4640(SP), AX
+	SHRQ          $0x20, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z20, K1, 1152(CX)
+	MOVQ          4640(SP), AX
+	SHRQ          $0x30, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z0, K1, 1216(CX)
+	JMP           encryptBlocksAVX512AESNI_done
+
+encryptBlocksAVX512AESNI_sets6:
+	SUBQ        $0x00000050, BX
+	MOVQ        $-1, SI
+	SHLQ        $0x02, BX
+	BZHIQ       BX, SI, SI
+	MOVQ        SI, 5352(SP)
+	LEAQ        5360(SP), BX
+	ADDQ        $0x3f, BX
+	ANDQ        $-64, BX
+	VMOVDQU64   (DX), Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64   64(DX), Z8
+	VPSHUFB     sm4BswapMask<>+0(SB), Z8, Z8
+	VMOVDQU64   128(DX), Z9
+	VPSHUFB     sm4BswapMask<>+0(SB), Z9, Z9
+	VMOVDQU64   192(DX), Z10
+	VPSHUFB     sm4BswapMask<>+0(SB), Z10, Z10
+	VPUNPCKHDQ  Z8, Z1, Z2
+	VPUNPCKLDQ  Z8, Z1, Z1
+	VPUNPCKLDQ  Z10, Z9, Z3
+	VPUNPCKHDQ  Z10, Z9, Z9
+	VPUNPCKHQDQ Z3, Z1, Z8
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z9, Z2, Z10
+	VPUNPCKLQDQ Z9, Z2, Z9
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z8, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z8, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z8
+	VPSHUFB     Z2, Z8, Z8
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z8, Z8
+	VPSRLW      $0x04, Z9, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z9, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z9
+	VPSHUFB     Z2, Z9, Z9
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z9, Z9
+	VPSRLW      $0x04, Z10, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z10, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z10
+	VPSHUFB     Z2, Z10, Z10
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z10, Z10
+	VMOVDQU64   Z1, (BX)
+	VMOVDQU64   256(DX), Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64   320(DX), Z11
+	VPSHUFB     sm4BswapMask<>+0(SB), Z11, Z11
+	VMOVDQU64   384(DX), Z12
+	VPSHUFB     sm4BswapMask<>+0(SB), Z12, Z12
+	VMOVDQU64   448(DX), Z13
+	VPSHUFB     sm4BswapMask<>+0(SB), Z13, Z13
+	VPUNPCKHDQ  Z11, Z1, Z2
+	VPUNPCKLDQ  Z11, Z1, Z1
+	VPUNPCKLDQ  Z13, Z12, Z3
+	VPUNPCKHDQ  Z13, Z12, Z12
+	VPUNPCKHQDQ Z3, Z1, Z11
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z12, Z2, Z13
+	VPUNPCKLQDQ Z12, Z2, Z12
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z11, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z11, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z11
+	VPSHUFB     Z2, Z11, Z11
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z11, Z11
+	VPSRLW      $0x04, Z12, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z12, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z12
+	VPSHUFB     Z2, Z12, Z12
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z12, Z12
+	VPSRLW      $0x04, Z13, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z13, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z13
+	VPSHUFB     Z2, Z13, Z13
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z13, Z13
+	VMOVDQU64   Z1, 128(BX)
+	VMOVDQU64   512(DX), Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64   576(DX), Z14
+	VPSHUFB     sm4BswapMask<>+0(SB), Z14, Z14
+	VMOVDQU64   640(DX), Z15
+	VPSHUFB     sm4BswapMask<>+0(SB), Z15, Z15
+	VMOVDQU64   704(DX), Z16
+	VPSHUFB     sm4BswapMask<>+0(SB), Z16, Z16
+	VPUNPCKHDQ  Z14, Z1, Z2
+	VPUNPCKLDQ  Z14, Z1, Z1
+	VPUNPCKLDQ  Z16, Z15, Z3
+	VPUNPCKHDQ  Z16, Z15, Z15
+	VPUNPCKHQDQ Z3, Z1, Z14
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z15, Z2, Z16
+	VPUNPCKLQDQ Z15, Z2, Z15
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z14, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z14, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z14
+	VPSHUFB     Z2, Z14, Z14
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z14, Z14
+	VPSRLW      $0x04, Z15, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z15, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z15
+	VPSHUFB     Z2, Z15, Z15
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z15, Z15
+	VPSRLW      $0x04, Z16, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z16, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z16
+	VPSHUFB     Z2, Z16, Z16
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z16, Z16
+	VMOVDQU64   Z1, 256(BX)
+	VMOVDQU64   768(DX), Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64   832(DX), Z17
+	VPSHUFB     sm4BswapMask<>+0(SB), Z17, Z17
+	VMOVDQU64   896(DX), Z18
+	VPSHUFB     sm4BswapMask<>+0(SB), Z18, Z18
+	VMOVDQU64   960(DX), Z19
+	VPSHUFB     sm4BswapMask<>+0(SB), Z19, Z19
+	VPUNPCKHDQ  Z17, Z1, Z2
+	VPUNPCKLDQ  Z17, Z1, Z1
+	VPUNPCKLDQ  Z19, Z18, Z3
+	VPUNPCKHDQ  Z19, Z18, Z18
+	VPUNPCKHQDQ Z3, Z1, Z17
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z18, Z2, Z19
+	VPUNPCKLQDQ Z18, Z2, Z18
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z17, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z17, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z17
+	VPSHUFB     Z2, Z17, Z17
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z17, Z17
+	VPSRLW      $0x04, Z18, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z18, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z18
+	VPSHUFB     Z2, Z18, Z18
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z18, Z18
+	VPSRLW      $0x04, Z19, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z19, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z19
+	VPSHUFB     Z2, Z19, Z19
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z19, Z19
+	VMOVDQU64   Z1, 384(BX)
+	VMOVDQU64   1024(DX), Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64   1088(DX), Z20
+	VPSHUFB     sm4BswapMask<>+0(SB), Z20, Z20
+	VMOVDQU64   1152(DX), Z21
+	VPSHUFB     sm4BswapMask<>+0(SB), Z21, Z21
+	VMOVDQU64   1216(DX), Z22
+	VPSHUFB     sm4BswapMask<>+0(SB), Z22, Z22
+	VPUNPCKHDQ  Z20, Z1, Z2
+	VPUNPCKLDQ  Z20, Z1, Z1
+	VPUNPCKLDQ  Z22, Z21, Z3
+	VPUNPCKHDQ  Z22, Z21, Z21
+	VPUNPCKHQDQ Z3, Z1, Z20
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z21, Z2, Z22
+	VPUNPCKLQDQ Z21, Z2, Z21
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z20, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z20, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z20
+	VPSHUFB     Z2, Z20, Z20
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z20, Z20
+	VPSRLW      $0x04, Z21, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z21, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z21
+	VPSHUFB     Z2, Z21, Z21
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z21, Z21
+	VPSRLW      $0x04, Z22, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z22, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z22
+	VPSHUFB     Z2, Z22, Z22
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z22, Z22
+	VMOVDQU64   Z1, 512(BX)
+	MOVQ        5352(SP), SI
+	SHRQ        $0x00, SI
+	KMOVW       SI, K1
+	VMOVDQU32.Z 1280(DX), K1, Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	MOVQ        5352(SP), SI
+	SHRQ        $0x10, SI
+	KMOVW       SI, K1
+	VMOVDQU32.Z 1344(DX), K1, Z23
+	VPSHUFB     sm4BswapMask<>+0(SB), Z23, Z23
+	MOVQ        5352(SP), SI
+	SHRQ        $0x20, SI
+	KMOVW       SI, K1
+	VMOVDQU32.Z 1408(DX), K1, Z24
+	VPSHUFB     sm4BswapMask<>+0(SB), Z24, Z24
+	MOVQ        5352(SP), SI
+	SHRQ        $0x30, SI
+	KMOVW       SI, K1
+	VMOVDQU32.Z 1472(DX), K1, Z25
+	VPSHUFB     sm4BswapMask<>+0(SB), Z25, Z25
+	VPUNPCKHDQ  Z23, Z1, Z2
+	VPUNPCKLDQ  Z23, Z1, Z1
+	VPUNPCKLDQ  Z25, Z24, Z3
+	VPUNPCKHDQ  Z25, Z24, Z24
+	VPUNPCKHQDQ Z3, Z1, Z23
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z24, Z2, Z25
+	VPUNPCKLQDQ Z24, Z2, Z24
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z23, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z23, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z23
+	VPSHUFB     Z2, Z23, Z23
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z23, Z23
+	VPSRLW      $0x04, Z24, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z24, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z24
+	VPSHUFB     Z2, Z24, Z24
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z24, Z24
+	VPSRLW      $0x04, Z25, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z25, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z25
+	VPSHUFB     Z2, Z25, Z25
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z25, Z25
+	VMOVDQU64   Z1, 640(BX)
+	MOVQ        $0x00000008, DX
+
+encryptBlocksAVX512AESNI_rounds6true:
+	VPXORD        (AX), Z8, Z2
+	VPTERNLOGD    $0x96, Z9, Z10, Z2
+	VMOVDQU64     Z8, 64(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, (BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z8
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z8
+	VPXORD        (AX), Z11, Z2
+	VPTERNLOGD    $0x96, Z12, Z13, Z2
+	VMOVDQU64     Z11, 192(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 128(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z11
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z11
+	VPXORD        (AX), Z14, Z2
+	VPTERNLOGD    $0x96, Z15, Z16, Z2
+	VMOVDQU64     Z14, 320(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 256(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z14
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z14
+	VPXORD        (AX), Z17, Z2
+	VPTERNLOGD    $0x96, Z18, Z19, Z2
+	VMOVDQU64     Z17, 448(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 384(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z17
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z17
+	VPXORD        (AX), Z20, Z2
+	VPTERNLOGD    $0x96, Z21, Z22, Z2
+	VMOVDQU64     Z20, 576(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 512(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z20
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z20
+	VPXORD        (AX), Z23, Z2
+	VPTERNLOGD    $0x96, Z24, Z25, Z2
+	VMOVDQU64     Z23, 704(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 640(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z23
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z23
+	VPXORD        64(AX), Z9, Z2
+	VPTERNLOGD    $0x96, Z10, Z8, Z2
+	VMOVDQU64     Z9, (BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 64(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z9
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z9
+	VPXORD        64(AX), Z12, Z2
+	VPTERNLOGD    $0x96, Z13, Z11, Z2
+	VMOVDQU64     Z12, 128(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 192(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z12
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z12
+	VPXORD        64(AX), Z15, Z2
+	VPTERNLOGD    $0x96, Z16, Z14, Z2
+	VMOVDQU64     Z15, 256(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 320(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z15
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z15
+	VPXORD        64(AX), Z18, Z2
+	VPTERNLOGD    $0x96, Z19, Z17, Z2
+	VMOVDQU64     Z18, 384(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 448(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z18
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z18
+	VPXORD        64(AX), Z21, Z2
+	VPTERNLOGD    $0x96, Z22, Z20, Z2
+	VMOVDQU64     Z21, 512(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 576(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z21
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z21
+	VPXORD        64(AX), Z24, Z2
+	VPTERNLOGD    $0x96, Z25, Z23, Z2
+	VMOVDQU64     Z24, 640(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 704(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z24
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z24
+	VPXORD        128(AX), Z10, Z2
+	VPTERNLOGD    $0x96, Z8, Z9, Z2
+	VMOVDQU64     Z10, 64(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, (BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z10
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z10
+	VPXORD        128(AX), Z13, Z2
+	VPTERNLOGD    $0x96, Z11, Z12, Z2
+	VMOVDQU64     Z13, 192(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 128(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z13
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z13
+	VPXORD        128(AX), Z16, Z2
+	VPTERNLOGD    $0x96, Z14, Z15, Z2
+	VMOVDQU64     Z16, 320(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 256(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z16
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z16
+	VPXORD        128(AX), Z19, Z2
+	VPTERNLOGD    $0x96, Z17, Z18, Z2
+	VMOVDQU64     Z19, 448(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 384(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z19
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z19
+	VPXORD        128(AX), Z22, Z2
+	VPTERNLOGD    $0x96, Z20, Z21, Z2
+	VMOVDQU64     Z22, 576(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 512(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z22
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z22
+	VPXORD        128(AX), Z25, Z2
+	VPTERNLOGD    $0x96, Z23, Z24, Z2
+	VMOVDQU64     Z25, 704(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 640(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z25
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z25
+	VPXORD        192(AX), Z8, Z2
+	VPTERNLOGD    $0x96, Z9, Z10, Z2
+	VMOVDQU64     Z8, (BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 64(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z8
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z8
+	VPXORD        192(AX), Z11, Z2
+	VPTERNLOGD    $0x96, Z12, Z13, Z2
+	VMOVDQU64     Z11, 128(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 192(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z11
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z11
+	VPXORD        192(AX), Z14, Z2
+	VPTERNLOGD    $0x96, Z15, Z16, Z2
+	VMOVDQU64     Z14, 256(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 320(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z14
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z14
+	VPXORD        192(AX), Z17, Z2
+	VPTERNLOGD    $0x96, Z18, Z19, Z2
+	VMOVDQU64     Z17, 384(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 448(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z17
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z17
+	VPXORD        192(AX), Z20, Z2
+	VPTERNLOGD    $0x96, Z21, Z22, Z2
+	VMOVDQU64     Z20, 512(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 576(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z20
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z20
+	VPXORD        192(AX), Z23, Z2
+	VPTERNLOGD    $0x96, Z24, Z25, Z2
+	VMOVDQU64     Z23, 640(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 704(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z23
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z23
+	VMOVDQU64     Z8, Z2
+	VMOVDQU64     Z9, Z8
+	VMOVDQU64     Z10, Z9
+	VMOVDQU64     Z2, Z10
+	VMOVDQU64     Z11, Z2
+	VMOVDQU64     Z12, Z11
+	VMOVDQU64     Z13, Z12
+	VMOVDQU64     Z2, Z13
+	VMOVDQU64     Z14, Z2
+	VMOVDQU64     Z15, Z14
+	VMOVDQU64     Z16, Z15
+	VMOVDQU64     Z2, Z16
+	VMOVDQU64     Z17, Z2
+	VMOVDQU64     Z18, Z17
+	VMOVDQU64     Z19, Z18
+	VMOVDQU64     Z2, Z19
+	VMOVDQU64     Z20, Z2
+	VMOVDQU64     Z21, Z20
+	VMOVDQU64     Z22, Z21
+	VMOVDQU64     Z2, Z22
+	VMOVDQU64     Z23, Z2
+	VMOVDQU64     Z24, Z23
+	VMOVDQU64     Z25, Z24
+	VMOVDQU64     Z2, Z25
+	ADDQ          $0x00000100, AX
+	DECQ          DX
+	JNZ           encryptBlocksAVX512AESNI_rounds6true
+	VMOVDQU64     (BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z8, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z8, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z8
+	VPSHUFB       Z1, Z8, Z8
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z8, Z8
+	VPSRLW        $0x04, Z9, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z9, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z9
+	VPSHUFB       Z1, Z9, Z9
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z9, Z9
+	VPSRLW        $0x04, Z10, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z10, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z10
+	VPSHUFB       Z1, Z10, Z10
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z10, Z10
+	VPUNPCKHDQ    Z9, Z10, Z1
+	VPUNPCKLDQ    Z9, Z10, Z10
+	VPUNPCKLDQ    Z0, Z8, Z2
+	VPUNPCKHDQ    Z0, Z8, Z8
+	VPUNPCKHQDQ   Z2, Z10, Z9
+	VPUNPCKLQDQ   Z2, Z10, Z10
+	VPUNPCKHQDQ   Z8, Z1, Z0
+	VPUNPCKLQDQ   Z8, Z1, Z8
+	VPSHUFB       sm4BswapMask<>+0(SB), Z10, Z10
+	VPSHUFB       sm4BswapMask<>+0(SB), Z9, Z9
+	VPSHUFB       sm4BswapMask<>+0(SB), Z8, Z8
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VMOVDQU64     Z10, (CX)
+	VMOVDQU64     Z9, 64(CX)
+	VMOVDQU64     Z8, 128(CX)
+	VMOVDQU64     Z0, 192(CX)
+	VMOVDQU64     128(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z11, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z11, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z11
+	VPSHUFB       Z1, Z11, Z11
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z11, Z11
+	VPSRLW        $0x04, Z12, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z12, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z12
+	VPSHUFB       Z1, Z12, Z12
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z12, Z12
+	VPSRLW        $0x04, Z13, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z13, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z13
+	VPSHUFB       Z1, Z13, Z13
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z13, Z13
+	VPUNPCKHDQ    Z12, Z13, Z1
+	VPUNPCKLDQ    Z12, Z13, Z13
+	VPUNPCKLDQ    Z0, Z11, Z2
+	VPUNPCKHDQ    Z0, Z11, Z11
+	VPUNPCKHQDQ   Z2, Z13, Z12
+	VPUNPCKLQDQ   Z2, Z13, Z13
+	VPUNPCKHQDQ   Z11, Z1, Z0
+	VPUNPCKLQDQ   Z11, Z1, Z11
+	VPSHUFB       sm4BswapMask<>+0(SB), Z13, Z13
+	VPSHUFB       sm4BswapMask<>+0(SB), Z12, Z12
+	VPSHUFB       sm4BswapMask<>+0(SB), Z11, Z11
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VMOVDQU64     Z13, 256(CX)
+	VMOVDQU64     Z12, 320(CX)
+	VMOVDQU64     Z11, 384(CX)
+	VMOVDQU64     Z0, 448(CX)
+	VMOVDQU64     256(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z14, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z14, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z14
+	VPSHUFB       Z1, Z14, Z14
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z14, Z14
+	VPSRLW        $0x04, Z15, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z15, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z15
+	VPSHUFB       Z1, Z15, Z15
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z15, Z15
+	VPSRLW        $0x04, Z16, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z16, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z16
+	VPSHUFB       Z1, Z16, Z16
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z16, Z16
+	VPUNPCKHDQ    Z15, Z16, Z1
+	VPUNPCKLDQ    Z15, Z16, Z16
+	VPUNPCKLDQ    Z0, Z14, Z2
+	VPUNPCKHDQ    Z0, Z14, Z14
+	VPUNPCKHQDQ   Z2, Z16, Z15
+	VPUNPCKLQDQ   Z2, Z16, Z16
+	VPUNPCKHQDQ   Z14, Z1, Z0
+	VPUNPCKLQDQ   Z14, Z1, Z14
+	VPSHUFB       sm4BswapMask<>+0(SB), Z16, Z16
+	VPSHUFB       sm4BswapMask<>+0(SB), Z15, Z15
+	VPSHUFB       sm4BswapMask<>+0(SB), Z14, Z14
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VMOVDQU64     Z16, 512(CX)
+	VMOVDQU64     Z15, 576(CX)
+	VMOVDQU64     Z14, 640(CX)
+	VMOVDQU64     Z0, 704(CX)
+	VMOVDQU64     384(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z17, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z17, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z17
+	VPSHUFB       Z1, Z17, Z17
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z17, Z17
+	VPSRLW        $0x04, Z18, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z18, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z18
+	VPSHUFB       Z1, Z18, Z18
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z18, Z18
+	VPSRLW        $0x04, Z19, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z19, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z19
+	VPSHUFB       Z1, Z19, Z19
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z19, Z19
+	VPUNPCKHDQ    Z18, Z19, Z1
+	VPUNPCKLDQ    Z18, Z19, Z19
+	VPUNPCKLDQ    Z0, Z17, Z2
+	VPUNPCKHDQ    Z0, Z17, Z17
+	VPUNPCKHQDQ   Z2, Z19, Z18
+	VPUNPCKLQDQ   Z2, Z19, Z19
+	VPUNPCKHQDQ   Z17, Z1, Z0
+	VPUNPCKLQDQ   Z17, Z1, Z17
+	VPSHUFB       sm4BswapMask<>+0(SB), Z19, Z19
+	VPSHUFB       sm4BswapMask<>+0(SB), Z18, Z18
+	VPSHUFB       sm4BswapMask<>+0(SB), Z17, Z17
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VMOVDQU64     Z19, 768(CX)
+	VMOVDQU64     Z18, 832(CX)
+	VMOVDQU64     Z17, 896(CX)
+	VMOVDQU64     Z0, 960(CX)
+	VMOVDQU64     512(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z20, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z20, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z20
+	VPSHUFB       Z1, Z20, Z20
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z20, Z20
+	VPSRLW        $0x04, Z21, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z21, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z21
+	VPSHUFB       Z1, Z21, Z21
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z21, Z21
+	VPSRLW        $0x04, Z22, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z22, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z22
+	VPSHUFB       Z1, Z22, Z22
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z22, Z22
+	VPUNPCKHDQ    Z21, Z22, Z1
+	VPUNPCKLDQ    Z21, Z22, Z22
+	VPUNPCKLDQ    Z0, Z20, Z2
+	VPUNPCKHDQ    Z0, Z20, Z20
+	VPUNPCKHQDQ   Z2, Z22, Z21
+	VPUNPCKLQDQ   Z2, Z22, Z22
+	VPUNPCKHQDQ   Z20, Z1, Z0
+	VPUNPCKLQDQ   Z20, Z1, Z20
+	VPSHUFB       sm4BswapMask<>+0(SB), Z22, Z22
+	VPSHUFB       sm4BswapMask<>+0(SB), Z21, Z21
+	VPSHUFB       sm4BswapMask<>+0(SB), Z20, Z20
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VMOVDQU64     Z22, 1024(CX)
+	VMOVDQU64     Z21, 1088(CX)
+	VMOVDQU64     Z20, 1152(CX)
+	VMOVDQU64     Z0, 1216(CX)
+	VMOVDQU64     640(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z23, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z23, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z23
+	VPSHUFB       Z1, Z23, Z23
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z23, Z23
+	VPSRLW        $0x04, Z24, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z24, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z24
+	VPSHUFB       Z1, Z24, Z24
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z24, Z24
+	VPSRLW        $0x04, Z25, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z25, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z25
+	VPSHUFB       Z1, Z25, Z25
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z25, Z25
+	VPUNPCKHDQ    Z24, Z25, Z1
+	VPUNPCKLDQ    Z24, Z25, Z25
+	VPUNPCKLDQ    Z0, Z23, Z2
+	VPUNPCKHDQ    Z0, Z23, Z23
+	VPUNPCKHQDQ   Z2, Z25, Z24
+	VPUNPCKLQDQ   Z2, Z25, Z25
+	VPUNPCKHQDQ   Z23, Z1, Z0
+	VPUNPCKLQDQ   Z23, Z1, Z23
+	VPSHUFB       sm4BswapMask<>+0(SB), Z25, Z25
+	VPSHUFB       sm4BswapMask<>+0(SB), Z24, Z24
+	VPSHUFB       sm4BswapMask<>+0(SB), Z23, Z23
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	MOVQ          5352(SP), AX
+	SHRQ          $0x00, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z25, K1, 1280(CX)
+	MOVQ          5352(SP), AX
+	SHRQ          $0x10, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z24, K1, 1344(CX)
+	MOVQ          5352(SP), AX
+	SHRQ          $0x20, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z23, K1, 1408(CX)
+	MOVQ          5352(SP), AX
+	SHRQ          $0x30, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z0, K1, 1472(CX)
+
+encryptBlocksAVX512AESNI_done:
+	VZEROUPPER
+	RET
+
+// func xorKeyStreamAVX512AESNI(rk *[32]uint32, ctr *[16]byte, dst *byte, src *byte, nblocks int)
+// Requires: AES, AVX, AVX2, AVX512BW, AVX512F, AVX512VL, BMI2
+TEXT ·xorKeyStreamAVX512AESNI(SB), $6512-40
+	MOVQ         rk+0(FP), AX
+	MOVQ         dst+16(FP), CX
+	MOVQ         src+24(FP), DX
+	MOVQ         nblocks+32(FP), BX
+	MOVQ         ctr+8(FP), SI
+	VMOVDQU64    sm4WordNibPost0Lo<>+0(SB), Z4
+	VMOVDQU64    sm4WordNibPost0Hi<>+0(SB), Z5
+	VMOVDQU64    sm4WordNibPost3Lo<>+0(SB), Z6
+	VMOVDQU64    sm4WordNibPost3Hi<>+0(SB), Z7
+	VMOVDQU64    (AX), Z1
+	VPSRLW       $0x04, Z1, Z3
+	VPANDD       sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD       sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64    sm4PreLo<>+0(SB), Z1
+	VPSHUFB      Z2, Z1, Z1
+	VMOVDQU64    sm4PreHi<>+0(SB), Z2
+	VPSHUFB      Z3, Z2, Z2
+	VPXORD       Z2, Z1, Z1
+	VMOVDQU64    Z1, (SP)
+	VMOVDQU64    64(AX), Z1
+	VPSRLW       $0x04, Z1, Z3
+	VPANDD       sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD       sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64    sm4PreLo<>+0(SB), Z1
+	VPSHUFB      Z2, Z1, Z1
+	VMOVDQU64    sm4PreHi<>+0(SB), Z2
+	VPSHUFB      Z3, Z2, Z2
+	VPXORD       Z2, Z1, Z1
+	VMOVDQU64    Z1, 64(SP)
+	LEAQ         128(SP), AX
+	ADDQ         $0x3f, AX
+	ANDQ         $-64, AX
+	VPBROADCASTD (SP), Z1
+	VMOVDQU64    Z1, (AX)
+	VPBROADCASTD 4(SP), Z1
+	VMOVDQU64    Z1, 64(AX)
+	VPBROADCASTD 8(SP), Z1
+	VMOVDQU64    Z1, 128(AX)
+	VPBROADCASTD 12(SP), Z1
+	VMOVDQU64    Z1, 192(AX)
+	VPBROADCASTD 16(SP), Z1
+	VMOVDQU64    Z1, 256(AX)
+	VPBROADCASTD 20(SP), Z1
+	VMOVDQU64    Z1, 320(AX)
+	VPBROADCASTD 24(SP), Z1
+	VMOVDQU64    Z1, 384(AX)
+	VPBROADCASTD 28(SP), Z1
+	VMOVDQU64    Z1, 448(AX)
+	VPBROADCASTD 32(SP), Z1
+	VMOVDQU64    Z1, 512(AX)
+	VPBROADCASTD 36(SP), Z1
+	VMOVDQU64    Z1, 576(AX)
+	VPBROADCASTD 40(SP), Z1
+	VMOVDQU64    Z1, 640(AX)
+	VPBROADCASTD 44(SP), Z1
+	VMOVDQU64    Z1, 704(AX)
+	VPBROADCASTD 48(SP), Z1
+	VMOVDQU64    Z1, 768(AX)
+	VPBROADCASTD 52(SP), Z1
+	VMOVDQU64    Z1, 832(AX)
+	VPBROADCASTD 56(SP), Z1
+	VMOVDQU64    Z1, 896(AX)
+	VPBROADCASTD 60(SP), Z1
+	VMOVDQU64    Z1, 960(AX)
+	VPBROADCASTD 64(SP), Z1
+	VMOVDQU64    Z1, 1024(AX)
+	VPBROADCASTD 68(SP), Z1
+	VMOVDQU64    Z1, 1088(AX)
+	VPBROADCASTD 72(SP), Z1
+	VMOVDQU64    Z1, 1152(AX)
+	VPBROADCASTD 76(SP), Z1
+	VMOVDQU64    Z1, 1216(AX)
+	VPBROADCASTD 80(SP), Z1
+	VMOVDQU64    Z1, 1280(AX)
+	VPBROADCASTD 84(SP), Z1
+	VMOVDQU64    Z1, 1344(AX)
+	VPBROADCASTD 88(SP), Z1
+	VMOVDQU64    Z1, 1408(AX)
+	VPBROADCASTD 92(SP), Z1
+	VMOVDQU64    Z1, 1472(AX)
+	VPBROADCASTD 96(SP), Z1
+	VMOVDQU64    Z1, 1536(AX)
+	VPBROADCASTD 100(SP), Z1
+	VMOVDQU64    Z1, 1600(AX)
+	VPBROADCASTD 104(SP), Z1
+	VMOVDQU64    Z1, 1664(AX)
+	VPBROADCASTD 108(SP), Z1
+	VMOVDQU64    Z1, 1728(AX)
+	VPBROADCASTD 112(SP), Z1
+	VMOVDQU64    Z1, 1792(AX)
+	VPBROADCASTD 116(SP), Z1
+	VMOVDQU64    Z1, 1856(AX)
+	VPBROADCASTD 120(SP), Z1
+	VMOVDQU64    Z1, 1920(AX)
+	VPBROADCASTD 124(SP), Z1
+	VMOVDQU64    Z1, 1984(AX)
+
+	// Counter words 0-2 broadcast, word 3 (the inc32 counter) broadcast; all byte-swapped to native order.
+	LEAQ         2240(SP), DI
+	ADDQ         $0x3f, DI
+	ANDQ         $-64, DI
+	VMOVDQU      (SI), X0
+	VPSHUFB      sm4BswapMask<>+0(SB), X0, X0
+	VPSHUFD      $0x00, X0, X1
+	VPBROADCASTD X1, Z1
+	VPSRLW       $0x04, Z1, Z3
+	VPANDD       sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD       sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64    sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB      Z2, Z1, Z1
+	VMOVDQU64    sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB      Z3, Z2, Z2
+	VPXORD       Z2, Z1, Z1
+	VMOVDQU64    Z1, (DI)
+	VPSHUFD      $0x55, X0, X1
+	VPBROADCASTD X1, Z1
+	VPSRLW       $0x04, Z1, Z3
+	VPANDD       sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD       sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64    sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB      Z2, Z1, Z1
+	VMOVDQU64    sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB      Z3, Z2, Z2
+	VPXORD       Z2, Z1, Z1
+	VMOVDQU64    Z1, 64(DI)
+	VPSHUFD      $0xaa, X0, X1
+	VPBROADCASTD X1, Z1
+	VPSRLW       $0x04, Z1, Z3
+	VPANDD       sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD       sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64    sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB      Z2, Z1, Z1
+	VMOVDQU64    sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB      Z3, Z2, Z2
+	VPXORD       Z2, Z1, Z1
+	VMOVDQU64    Z1, 128(DI)
+	VPSHUFD      $0xff, X0, X1
+	VPBROADCASTD X1, Z1
+	VMOVDQU64    Z1, 192(DI)
+
+xorKeyStreamAVX512AESNI_loop:
+	CMPQ      BX, $0x00000060
+	JB        xorKeyStreamAVX512AESNI_partial
+	LEAQ      2560(SP), SI
+	ADDQ      $0x3f, SI
+	ANDQ      $-64, SI
+	VMOVDQU64 192(DI), Z10
+	VPADDD    sm4CtrOffsets16<>+0(SB), Z10, Z10
+	VPSRLW    $0x04, Z10, Z8
+	VPANDD    sm4Mask0f<>+0(SB), Z8, Z8
+	VPANDD    sm4Mask0f<>+0(SB), Z10, Z1
+	VMOVDQU64 sm4WordNibLinLo<>+0(SB), Z10
+	VPSHUFB   Z1, Z10, Z10
+	VMOVDQU64 sm4WordNibLinHi<>+0(SB), Z1
+	VPSHUFB   Z8, Z1, Z1
+	VPXORD    Z1, Z10, Z10
+	VMOVDQU64 (DI), Z1
+	VMOVDQU64 64(DI), Z8
+	VMOVDQU64 128(DI), Z9
+	VMOVDQU64 Z1, (SI)
+	VMOVDQU64 192(DI), Z13
+	VPADDD    sm4CtrOffsets16<>+64(SB), Z13, Z13
+	VPSRLW    $0x04, Z13, Z11
+	VPANDD    sm4Mask0f<>+0(SB), Z11, Z11
+	VPANDD    sm4Mask0f<>+0(SB), Z13, Z1
+	VMOVDQU64 sm4WordNibLinLo<>+0(SB), Z13
+	VPSHUFB   Z1, Z13, Z13
+	VMOVDQU64 sm4WordNibLinHi<>+0(SB), Z1
+	VPSHUFB   Z11, Z1, Z1
+	VPXORD    Z1, Z13, Z13
+	VMOVDQU64 (DI), Z1
+	VMOVDQU64 64(DI), Z11
+	VMOVDQU64 128(DI), Z12
+	VMOVDQU64 Z1, 128(SI)
+	VMOVDQU64 192(DI), Z16
+	VPADDD    sm4CtrOffsets16<>+128(SB), Z16, Z16
+	VPSRLW    $0x04, Z16, Z14
+	VPANDD    sm4Mask0f<>+0(SB), Z14, Z14
+	VPANDD    sm4Mask0f<>+0(SB), Z16, Z1
+	VMOVDQU64 sm4WordNibLinLo<>+0(SB), Z16
+	VPSHUFB   Z1, Z16, Z16
+	VMOVDQU64 sm4WordNibLinHi<>+0(SB), Z1
+	VPSHUFB   Z14, Z1, Z1
+	VPXORD    Z1, Z16, Z16
+	VMOVDQU64 (DI), Z1
+	VMOVDQU64 64(DI), Z14
+	VMOVDQU64 128(DI), Z15
+	VMOVDQU64 Z1, 256(SI)
+	VMOVDQU64 192(DI), Z19
+	VPADDD    sm4CtrOffsets16<>+192(SB), Z19, Z19
+	VPSRLW    $0x04, Z19, Z17
+	VPANDD    sm4Mask0f<>+0(SB), Z17, Z17
+	VPANDD    sm4Mask0f<>+0(SB), Z19, Z1
+	VMOVDQU64 sm4WordNibLinLo<>+0(SB), Z19
+	VPSHUFB   Z1, Z19, Z19
+	VMOVDQU64 sm4WordNibLinHi<>+0(SB), Z1
+	VPSHUFB   Z17, Z1, Z1
+	VPXORD    Z1, Z19, Z19
+	VMOVDQU64 (DI), Z1
+	VMOVDQU64 64(DI), Z17
+	VMOVDQU64 128(DI), Z18
+	VMOVDQU64 Z1, 384(SI)
+	VMOVDQU64 192(DI), Z22
+	VPADDD    sm4CtrOffsets16<>+256(SB), Z22, Z22
+	VPSRLW    $0x04, Z22, Z20
+	VPANDD    sm4Mask0f<>+0(SB), Z20, Z20
+	VPANDD    sm4Mask0f<>+0(SB), Z22, Z1
+	VMOVDQU64 sm4WordNibLinLo<>+0(SB), Z22
+	VPSHUFB   Z1, Z22, Z22
+	VMOVDQU64 sm4WordNibLinHi<>+0(SB), Z1
+	VPSHUFB   Z20, Z1, Z1
+	VPXORD    Z1, Z22, Z22
+	VMOVDQU64 (DI), Z1
+	VMOVDQU64 64(DI), Z20
+	VMOVDQU64 128(DI), Z21
+	VMOVDQU64 Z1, 512(SI)
+	VMOVDQU64 192(DI), Z25
+	VPADDD    sm4CtrOffsets16<>+320(SB), Z25, Z25
+	VPSRLW    $0x04, Z25, Z23
+	VPANDD    sm4Mask0f<>+0(SB), Z23, Z23
+	VPANDD    sm4Mask0f<>+0(SB), Z25, Z1
+	VMOVDQU64 sm4WordNibLinLo<>+0(SB), Z25
+	VPSHUFB   Z1, Z25, Z25
+	VMOVDQU64 sm4WordNibLinHi<>+0(SB), Z1
+	VPSHUFB   Z23, Z1, Z1
+	VPXORD    Z1, Z25, Z25
+	VMOVDQU64 (DI), Z1
+	VMOVDQU64 64(DI), Z23
+	VMOVDQU64 128(DI), Z24
+	VMOVDQU64 Z1, 640(SI)
+	VMOVDQU64 192(DI), Z1
+	VPADDD    sm4Inc96<>+0(SB), Z1, Z1
+	VMOVDQU64 Z1, 192(DI)
+	MOVQ      AX, R8
+	MOVQ      $0x00000008, R9
+
+xorKeyStreamAVX512AESNI_rounds6false:
+	VPXORD        (R8), Z8, Z2
+	VPTERNLOGD    $0x96, Z9, Z10, Z2
+	VMOVDQU64     Z8, 64(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, (SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z8
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z8
+	VPXORD        (R8), Z11, Z2
+	VPTERNLOGD    $0x96, Z12, Z13, Z2
+	VMOVDQU64     Z11, 192(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 128(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z11
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z11
+	VPXORD        (R8), Z14, Z2
+	VPTERNLOGD    $0x96, Z15, Z16, Z2
+	VMOVDQU64     Z14, 320(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 256(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z14
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z14
+	VPXORD        (R8), Z17, Z2
+	VPTERNLOGD    $0x96, Z18, Z19, Z2
+	VMOVDQU64     Z17, 448(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 384(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z17
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z17
+	VPXORD        (R8), Z20, Z2
+	VPTERNLOGD    $0x96, Z21, Z22, Z2
+	VMOVDQU64     Z20, 576(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 512(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z20
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z20
+	VPXORD        (R8), Z23, Z2
+	VPTERNLOGD    $0x96, Z24, Z25, Z2
+	VMOVDQU64     Z23, 704(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 640(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z23
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z23
+	VPXORD        64(R8), Z9, Z2
+	VPTERNLOGD    $0x96, Z10, Z8, Z2
+	VMOVDQU64     Z9, (SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 64(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z9
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z9
+	VPXORD        64(R8), Z12, Z2
+	VPTERNLOGD    $0x96, Z13, Z11, Z2
+	VMOVDQU64     Z12, 128(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 192(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z12
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z12
+	VPXORD        64(R8), Z15, Z2
+	VPTERNLOGD    $0x96, Z16, Z14, Z2
+	VMOVDQU64     Z15, 256(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 320(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z15
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z15
+	VPXORD        64(R8), Z18, Z2
+	VPTERNLOGD    $0x96, Z19, Z17, Z2
+	VMOVDQU64     Z18, 384(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 448(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z18
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z18
+	VPXORD        64(R8), Z21, Z2
+	VPTERNLOGD    $0x96, Z22, Z20, Z2
+	VMOVDQU64     Z21, 512(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 576(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z21
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z21
+	VPXORD        64(R8), Z24, Z2
+	VPTERNLOGD    $0x96, Z25, Z23, Z2
+	VMOVDQU64     Z24, 640(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 704(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z24
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z24
+	VPXORD        128(R8), Z10, Z2
+	VPTERNLOGD    $0x96, Z8, Z9, Z2
+	VMOVDQU64     Z10, 64(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, (SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z10
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z10
+	VPXORD        128(R8), Z13, Z2
+	VPTERNLOGD    $0x96, Z11, Z12, Z2
+	VMOVDQU64     Z13, 192(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 128(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z13
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z13
+	VPXORD        128(R8), Z16, Z2
+	VPTERNLOGD    $0x96, Z14, Z15, Z2
+	VMOVDQU64     Z16, 320(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 256(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z16
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z16
+	VPXORD        128(R8), Z19, Z2
+	VPTERNLOGD    $0x96, Z17, Z18, Z2
+	VMOVDQU64     Z19, 448(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 384(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z19
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z19
+	VPXORD        128(R8), Z22, Z2
+	VPTERNLOGD    $0x96, Z20, Z21, Z2
+	VMOVDQU64     Z22, 576(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 512(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z22
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z22
+	VPXORD        128(R8), Z25, Z2
+	VPTERNLOGD    $0x96, Z23, Z24, Z2
+	VMOVDQU64     Z25, 704(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 640(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z25
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z25
+	VPXORD        192(R8), Z8, Z2
+	VPTERNLOGD    $0x96, Z9, Z10, Z2
+	VMOVDQU64     Z8, (SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 64(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z8
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z8
+	VPXORD        192(R8), Z11, Z2
+	VPTERNLOGD    $0x96, Z12, Z13, Z2
+	VMOVDQU64     Z11, 128(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 192(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z11
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z11
+	VPXORD        192(R8), Z14, Z2
+	VPTERNLOGD    $0x96, Z15, Z16, Z2
+	VMOVDQU64     Z14, 256(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 320(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z14
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z14
+	VPXORD        192(R8), Z17, Z2
+	VPTERNLOGD    $0x96, Z18, Z19, Z2
+	VMOVDQU64     Z17, 384(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 448(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z17
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z17
+	VPXORD        192(R8), Z20, Z2
+	VPTERNLOGD    $0x96, Z21, Z22, Z2
+	VMOVDQU64     Z20, 512(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 576(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z20
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z20
+	VPXORD        192(R8), Z23, Z2
+	VPTERNLOGD    $0x96, Z24, Z25, Z2
+	VMOVDQU64     Z23, 640(SI)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 704(SI), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z23
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z23
+	VMOVDQU64     Z8, Z2
+	VMOVDQU64     Z9, Z8
+	VMOVDQU64     Z10, Z9
+	VMOVDQU64     Z2, Z10
+	VMOVDQU64     Z11, Z2
+	VMOVDQU64     Z12, Z11
+	VMOVDQU64     Z13, Z12
+	VMOVDQU64     Z2, Z13
+	VMOVDQU64     Z14, Z2
+	VMOVDQU64     Z15, Z14
+	VMOVDQU64     Z16, Z15
+	VMOVDQU64     Z2, Z16
+	VMOVDQU64     Z17, Z2
+	VMOVDQU64     Z18, Z17
+	VMOVDQU64     Z19, Z18
+	VMOVDQU64     Z2, Z19
+	VMOVDQU64     Z20, Z2
+	VMOVDQU64     Z21, Z20
+	VMOVDQU64     Z22, Z21
+	VMOVDQU64     Z2, Z22
+	VMOVDQU64     Z23, Z2
+	VMOVDQU64     Z24, Z23
+	VMOVDQU64     Z25, Z24
+	VMOVDQU64     Z2, Z25
+	ADDQ          $0x00000100, R8
+	DECQ          R9
+	JNZ           xorKeyStreamAVX512AESNI_rounds6false
+	VMOVDQU64     (SI), Z1
+	VPSRLW        $0x04, Z1, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z1, Z1
+	VPSRLW        $0x04, Z8, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z8, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z8
+	VPSHUFB       Z2, Z8, Z8
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z8, Z8
+	VPSRLW        $0x04, Z9, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z9, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z9
+	VPSHUFB       Z2, Z9, Z9
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z9, Z9
+	VPSRLW        $0x04, Z10, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z10, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z10
+	VPSHUFB       Z2, Z10, Z10
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z10, Z10
+	VPUNPCKHDQ    Z9, Z10, Z2
+	VPUNPCKLDQ    Z9, Z10, Z10
+	VPUNPCKLDQ    Z1, Z8, Z3
+	VPUNPCKHDQ    Z1, Z8, Z8
+	VPUNPCKHQDQ   Z3, Z10, Z9
+	VPUNPCKLQDQ   Z3, Z10, Z10
+	VPUNPCKHQDQ   Z8, Z2, Z1
+	VPUNPCKLQDQ   Z8, Z2, Z8
+	VPSHUFB       sm4BswapMask<>+0(SB), Z10, Z10
+	VPSHUFB       sm4BswapMask<>+0(SB), Z9, Z9
+	VPSHUFB       sm4BswapMask<>+0(SB), Z8, Z8
+	VPSHUFB       sm4BswapMask<>+0(SB), Z1, Z1
+	VPXORD        (DX), Z10, Z10
+	VMOVDQU64     Z10, (CX)
+	VPXORD        64(DX), Z9, Z9
+	VMOVDQU64     Z9, 64(CX)
+	VPXORD        128(DX), Z8, Z8
+	VMOVDQU64     Z8, 128(CX)
+	VPXORD        192(DX), Z1, Z1
+	VMOVDQU64     Z1, 192(CX)
+	VMOVDQU64     128(SI), Z1
+	VPSRLW        $0x04, Z1, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z1, Z1
+	VPSRLW        $0x04, Z11, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z11, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z11
+	VPSHUFB       Z2, Z11, Z11
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z11, Z11
+	VPSRLW        $0x04, Z12, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z12, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z12
+	VPSHUFB       Z2, Z12, Z12
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z12, Z12
+	VPSRLW        $0x04, Z13, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z13, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z13
+	VPSHUFB       Z2, Z13, Z13
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z13, Z13
+	VPUNPCKHDQ    Z12, Z13, Z2
+	VPUNPCKLDQ    Z12, Z13, Z13
+	VPUNPCKLDQ    Z1, Z11, Z3
+	VPUNPCKHDQ    Z1, Z11, Z11
+	VPUNPCKHQDQ   Z3, Z13, Z12
+	VPUNPCKLQDQ   Z3, Z13, Z13
+	VPUNPCKHQDQ   Z11, Z2, Z1
+	VPUNPCKLQDQ   Z11, Z2, Z11
+	VPSHUFB       sm4BswapMask<>+0(SB), Z13, Z13
+	VPSHUFB       sm4BswapMask<>+0(SB), Z12, Z12
+	VPSHUFB       sm4BswapMask<>+0(SB), Z11, Z11
+	VPSHUFB       sm4BswapMask<>+0(SB), Z1, Z1
+	VPXORD        256(DX), Z13, Z13
+	VMOVDQU64     Z13, 256(CX)
+	VPXORD        320(DX), Z12, Z12
+	VMOVDQU64     Z12, 320(CX)
+	VPXORD        384(DX), Z11, Z11
+	VMOVDQU64     Z11, 384(CX)
+	VPXORD        448(DX), Z1, Z1
+	VMOVDQU64     Z1, 448(CX)
+	VMOVDQU64     256(SI), Z1
+	VPSRLW        $0x04, Z1, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z1, Z1
+	VPSRLW        $0x04, Z14, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z14, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z14
+	VPSHUFB       Z2, Z14, Z14
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z14, Z14
+	VPSRLW        $0x04, Z15, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z15, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z15
+	VPSHUFB       Z2, Z15, Z15
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z15, Z15
+	VPSRLW        $0x04, Z16, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z16, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z16
+	VPSHUFB       Z2, Z16, Z16
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z16, Z16
+	VPUNPCKHDQ    Z15, Z16, Z2
+	VPUNPCKLDQ    Z15, Z16, Z16
+	VPUNPCKLDQ    Z1, Z14, Z3
+	VPUNPCKHDQ    Z1, Z14, Z14
+	VPUNPCKHQDQ   Z3, Z16, Z15
+	VPUNPCKLQDQ   Z3, Z16, Z16
+	VPUNPCKHQDQ   Z14, Z2, Z1
+	VPUNPCKLQDQ   Z14, Z2, Z14
+	VPSHUFB       sm4BswapMask<>+0(SB), Z16, Z16
+	VPSHUFB       sm4BswapMask<>+0(SB), Z15, Z15
+	VPSHUFB       sm4BswapMask<>+0(SB), Z14, Z14
+	VPSHUFB       sm4BswapMask<>+0(SB), Z1, Z1
+	VPXORD        512(DX), Z16, Z16
+	VMOVDQU64     Z16, 512(CX)
+	VPXORD        576(DX), Z15, Z15
+	VMOVDQU64     Z15, 576(CX)
+	VPXORD        640(DX), Z14, Z14
+	VMOVDQU64     Z14, 640(CX)
+	VPXORD        704(DX), Z1, Z1
+	VMOVDQU64     Z1, 704(CX)
+	VMOVDQU64     384(SI), Z1
+	VPSRLW        $0x04, Z1, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z1, Z1
+	VPSRLW        $0x04, Z17, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z17, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z17
+	VPSHUFB       Z2, Z17, Z17
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z17, Z17
+	VPSRLW        $0x04, Z18, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z18, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z18
+	VPSHUFB       Z2, Z18, Z18
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z18, Z18
+	VPSRLW        $0x04, Z19, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z19, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z19
+	VPSHUFB       Z2, Z19, Z19
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z19, Z19
+	VPUNPCKHDQ    Z18, Z19, Z2
+	VPUNPCKLDQ    Z18, Z19, Z19
+	VPUNPCKLDQ    Z1, Z17, Z3
+	VPUNPCKHDQ    Z1, Z17, Z17
+	VPUNPCKHQDQ   Z3, Z19, Z18
+	VPUNPCKLQDQ   Z3, Z19, Z19
+	VPUNPCKHQDQ   Z17, Z2, Z1
+	VPUNPCKLQDQ   Z17, Z2, Z17
+	VPSHUFB       sm4BswapMask<>+0(SB), Z19, Z19
+	VPSHUFB       sm4BswapMask<>+0(SB), Z18, Z18
+	VPSHUFB       sm4BswapMask<>+0(SB), Z17, Z17
+	VPSHUFB       sm4BswapMask<>+0(SB), Z1, Z1
+	VPXORD        768(DX), Z19, Z19
+	VMOVDQU64     Z19, 768(CX)
+	VPXORD        832(DX), Z18, Z18
+	VMOVDQU64     Z18, 832(CX)
+	VPXORD        896(DX), Z17, Z17
+	VMOVDQU64     Z17, 896(CX)
+	VPXORD        960(DX), Z1, Z1
+	VMOVDQU64     Z1, 960(CX)
+	VMOVDQU64     512(SI), Z1
+	VPSRLW        $0x04, Z1, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z1, Z1
+	VPSRLW        $0x04, Z20, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z20, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z20
+	VPSHUFB       Z2, Z20, Z20
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z20, Z20
+	VPSRLW        $0x04, Z21, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z21, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z21
+	VPSHUFB       Z2, Z21, Z21
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z21, Z21
+	VPSRLW        $0x04, Z22, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z22, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z22
+	VPSHUFB       Z2, Z22, Z22
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z22, Z22
+	VPUNPCKHDQ    Z21, Z22, Z2
+	VPUNPCKLDQ    Z21, Z22, Z22
+	VPUNPCKLDQ    Z1, Z20, Z3
+	VPUNPCKHDQ    Z1, Z20, Z20
+	VPUNPCKHQDQ   Z3, Z22, Z21
+	VPUNPCKLQDQ   Z3, Z22, Z22
+	VPUNPCKHQDQ   Z20, Z2, Z1
+	VPUNPCKLQDQ   Z20, Z2, Z20
+	VPSHUFB       sm4BswapMask<>+0(SB), Z22, Z22
+	VPSHUFB       sm4BswapMask<>+0(SB), Z21, Z21
+	VPSHUFB       sm4BswapMask<>+0(SB), Z20, Z20
+	VPSHUFB       sm4BswapMask<>+0(SB), Z1, Z1
+	VPXORD        1024(DX), Z22, Z22
+	VMOVDQU64     Z22, 1024(CX)
+	VPXORD        1088(DX), Z21, Z21
+	VMOVDQU64     Z21, 1088(CX)
+	VPXORD        1152(DX), Z20, Z20
+	VMOVDQU64     Z20, 1152(CX)
+	VPXORD        1216(DX), Z1, Z1
+	VMOVDQU64     Z1, 1216(CX)
+	VMOVDQU64     640(SI), Z1
+	VPSRLW        $0x04, Z1, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z1, Z1
+	VPSRLW        $0x04, Z23, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z23, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z23
+	VPSHUFB       Z2, Z23, Z23
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z23, Z23
+	VPSRLW        $0x04, Z24, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z24, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z24
+	VPSHUFB       Z2, Z24, Z24
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z24, Z24
+	VPSRLW        $0x04, Z25, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z25, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z25
+	VPSHUFB       Z2, Z25, Z25
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z25, Z25
+	VPUNPCKHDQ    Z24, Z25, Z2
+	VPUNPCKLDQ    Z24, Z25, Z25
+	VPUNPCKLDQ    Z1, Z23, Z3
+	VPUNPCKHDQ    Z1, Z23, Z23
+	VPUNPCKHQDQ   Z3, Z25, Z24
+	VPUNPCKLQDQ   Z3, Z25, Z25
+	VPUNPCKHQDQ   Z23, Z2, Z1
+	VPUNPCKLQDQ   Z23, Z2, Z23
+	VPSHUFB       sm4BswapMask<>+0(SB), Z25, Z25
+	VPSHUFB       sm4BswapMask<>+0(SB), Z24, Z24
+	VPSHUFB       sm4BswapMask<>+0(SB), Z23, Z23
+	VPSHUFB       sm4BswapMask<>+0(SB), Z1, Z1
+	VPXORD        1280(DX), Z25, Z25
+	VMOVDQU64     Z25, 1280(CX)
+	VPXORD        1344(DX), Z24, Z24
+	VMOVDQU64     Z24, 1344(CX)
+	VPXORD        1408(DX), Z23, Z23
+	VMOVDQU64     Z23, 1408(CX)
+	VPXORD        1472(DX), Z1, Z1
+	VMOVDQU64     Z1, 1472(CX)
+	ADDQ          $0x00000600, DX
+	ADDQ          $0x00000600, CX
+	SUBQ          $0x00000060, BX
+	JMP           xorKeyStreamAVX512AESNI_loop
+
+xorKeyStreamAVX512AESNI_partial:
+	// Fewer than a full pass left: ceil(n/width) sets, the last one masked.
+	TESTQ     BX, BX
+	JZ        xorKeyStreamAVX512AESNI_done
+	CMPQ      BX, $0x00000050
+	JA        xorKeyStreamAVX512AESNI_sets6
+	CMPQ      BX, $0x00000040
+	JA        xorKeyStreamAVX512AESNI_sets5
+	CMPQ      BX, $0x00000030
+	JA        xorKeyStreamAVX512AESNI_sets4
+	CMPQ      BX, $0x00000020
+	JA        xorKeyStreamAVX512AESNI_sets3
+	CMPQ      BX, $0x00000010
+	JA        xorKeyStreamAVX512AESNI_sets2
+	MOVQ      $-1, SI
+	SHLQ      $0x02, BX
+	BZHIQ     BX, SI, SI
+	MOVQ      SI, 3392(SP)
+	LEAQ      3400(SP), BX
+	ADDQ      $0x3f, BX
+	ANDQ      $-64, BX
+	VMOVDQU64 192(DI), Z10
+	VPADDD    sm4CtrOffsets16<>+0(SB), Z10, Z10
+	VPSRLW    $0x04, Z10, Z8
+	VPANDD    sm4Mask0f<>+0(SB), Z8, Z8
+	VPANDD    sm4Mask0f<>+0(SB), Z10, Z1
+	VMOVDQU64 sm4WordNibLinLo<>+0(SB), Z10
+	VPSHUFB   Z1, Z10, Z10
+	VMOVDQU64 sm4WordNibLinHi<>+0(SB), Z1
+	VPSHUFB   Z8, Z1, Z1
+	VPXORD    Z1, Z10, Z10
+	VMOVDQU64 (DI), Z1
+	VMOVDQU64 64(DI), Z8
+	VMOVDQU64 128(DI), Z9
+	VMOVDQU64 Z1, (BX)
+	MOVQ      $0x00000008, SI
+
+xorKeyStreamAVX512AESNI_rounds1true:
+	VPXORD        (AX), Z8, Z2
+	VPTERNLOGD    $0x96, Z9, Z10, Z2
+	VMOVDQU64     Z8, 64(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z11
+	VPXORD        Z11, Z2, Z2
+	VPSHUFB       Z1, Z6, Z11
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z11, Z11
+	VPROLD        $0x18, Z11, Z1
+	VPTERNLOGD    $0x96, (BX), Z2, Z1
+	VPXORD        Z2, Z11, Z11
+	VPROLD        $0x08, Z11, Z8
+	VPROLD        $0x10, Z11, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z8
+	VPXORD        64(AX), Z9, Z2
+	VPTERNLOGD    $0x96, Z10, Z8, Z2
+	VMOVDQU64     Z9, (BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z11
+	VPXORD        Z11, Z2, Z2
+	VPSHUFB       Z1, Z6, Z11
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z11, Z11
+	VPROLD        $0x18, Z11, Z1
+	VPTERNLOGD    $0x96, 64(BX), Z2, Z1
+	VPXORD        Z2, Z11, Z11
+	VPROLD        $0x08, Z11, Z9
+	VPROLD        $0x10, Z11, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z9
+	VPXORD        128(AX), Z10, Z2
+	VPTERNLOGD    $0x96, Z8, Z9, Z2
+	VMOVDQU64     Z10, 64(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z11
+	VPXORD        Z11, Z2, Z2
+	VPSHUFB       Z1, Z6, Z11
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z11, Z11
+	VPROLD        $0x18, Z11, Z1
+	VPTERNLOGD    $0x96, (BX), Z2, Z1
+	VPXORD        Z2, Z11, Z11
+	VPROLD        $0x08, Z11, Z10
+	VPROLD        $0x10, Z11, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z10
+	VPXORD        192(AX), Z8, Z2
+	VPTERNLOGD    $0x96, Z9, Z10, Z2
+	VMOVDQU64     Z8, (BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z11
+	VPXORD        Z11, Z2, Z2
+	VPSHUFB       Z1, Z6, Z11
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z11, Z11
+	VPROLD        $0x18, Z11, Z1
+	VPTERNLOGD    $0x96, 64(BX), Z2, Z1
+	VPXORD        Z2, Z11, Z11
+	VPROLD        $0x08, Z11, Z8
+	VPROLD        $0x10, Z11, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z8
+	VMOVDQU64     Z8, Z2
+	VMOVDQU64     Z9, Z8
+	VMOVDQU64     Z10, Z9
+	VMOVDQU64     Z2, Z10
+	ADDQ          $0x00000100, AX
+	DECQ          SI
+	JNZ           xorKeyStreamAVX512AESNI_rounds1true
+	VMOVDQU64     (BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z8, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z8, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z8
+	VPSHUFB       Z1, Z8, Z8
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z8, Z8
+	VPSRLW        $0x04, Z9, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z9, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z9
+	VPSHUFB       Z1, Z9, Z9
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z9, Z9
+	VPSRLW        $0x04, Z10, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z10, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z10
+	VPSHUFB       Z1, Z10, Z10
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z10, Z10
+	VPUNPCKHDQ    Z9, Z10, Z1
+	VPUNPCKLDQ    Z9, Z10, Z10
+	VPUNPCKLDQ    Z0, Z8, Z2
+	VPUNPCKHDQ    Z0, Z8, Z8
+	VPUNPCKHQDQ   Z2, Z10, Z9
+	VPUNPCKLQDQ   Z2, Z10, Z10
+	VPUNPCKHQDQ   Z8, Z1, Z0
+	VPUNPCKLQDQ   Z8, Z1, Z8
+	VPSHUFB       sm4BswapMask<>+0(SB), Z10, Z10
+	VPSHUFB       sm4BswapMask<>+0(SB), Z9, Z9
+	VPSHUFB       sm4BswapMask<>+0(SB), Z8, Z8
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	MOVQ          3392(SP), AX
+	SHRQ          $0x00, AX
+	KMOVW         AX, K1
+	VMOVDQU32.Z   (DX), K1, Z1
+	VPXORD        Z1, Z10, Z10
+	VMOVDQU32     Z10, K1, (CX)
+	MOVQ          3392(SP), AX
+	SHRQ          $0x10, AX
+	KMOVW         AX, K1
+	VMOVDQU32.Z   64(DX), K1, Z1
+	VPXORD        Z1, Z9, Z9
+	VMOVDQU32     Z9, K1, 64(CX)
+	MOVQ          3392(SP), AX
+	SHRQ          $0x20, AX
+	KMOVW         AX, K1
+	VMOVDQU32.Z   128(DX), K1, Z1
+	VPXORD        Z1, Z8, Z8
+	VMOVDQU32     Z8, K1, 128(CX)
+	MOVQ          3392(SP), AX
+	SHRQ          $0x30, AX
+	KMOVW         AX, K1
+	VMOVDQU32.Z   192(DX), K1, Z1
+	VPXORD        Z1, Z0, Z0
+	VMOVDQU32     Z0, K1, 192(CX)
+	JMP           xorKeyStreamAVX512AESNI_done
+
+xorKeyStreamAVX512AESNI_sets2:
+	SUBQ      $0x00000010, BX
+	MOVQ      $-1, SI
+	SHLQ      $0x02, BX
+	BZHIQ     BX, SI, SI
+	MOVQ      SI, 3592(SP)
+	LEAQ      3600(SP), BX
+	ADDQ      $0x3f, BX
+	ANDQ      $-64, BX
+	VMOVDQU64 192(DI), Z10
+	VPADDD    sm4CtrOffsets16<>+0(SB), Z10, Z10
+	VPSRLW    $0x04, Z10, Z8
+	VPANDD    sm4Mask0f<>+0(SB), Z8, Z8
+	VPANDD    sm4Mask0f<>+0(SB), Z10, Z1
+	VMOVDQU64 sm4WordNibLinLo<>+0(SB), Z10
+	VPSHUFB   Z1, Z10, Z10
+	VMOVDQU64 sm4WordNibLinHi<>+0(SB), Z1
+	VPSHUFB   Z8, Z1, Z1
+	VPXORD    Z1, Z10, Z10
+	VMOVDQU64 (DI), Z1
+	VMOVDQU64 64(DI), Z8
+	VMOVDQU64 128(DI), Z9
+	VMOVDQU64 Z1, (BX)
+	VMOVDQU64 192(DI), Z13
+	VPADDD    sm4CtrOffsets16<>+64(SB), Z13, Z13
+	VPSRLW    $0x04, Z13, Z11
+	VPANDD    sm4Mask0f<>+0(SB), Z11, Z11
+	VPANDD    sm4Mask0f<>+0(SB), Z13, Z1
+	VMOVDQU64 sm4WordNibLinLo<>+0(SB), Z13
+	VPSHUFB   Z1, Z13, Z13
+	VMOVDQU64 sm4WordNibLinHi<>+0(SB), Z1
+	VPSHUFB   Z11, Z1, Z1
+	VPXORD    Z1, Z13, Z13
+	VMOVDQU64 (DI), Z1
+	VMOVDQU64 64(DI), Z11
+	VMOVDQU64 128(DI), Z12
+	VMOVDQU64 Z1, 128(BX)
+	MOVQ      $0x00000008, SI
+
+xorKeyStreamAVX512AESNI_rounds2true:
+	VPXORD        (AX), Z8, Z2
+	VPTERNLOGD    $0x96, Z9, Z10, Z2
+	VMOVDQU64     Z8, 64(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z14
+	VPXORD        Z14, Z2, Z2
+	VPSHUFB       Z1, Z6, Z14
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z14, Z14
+	VPROLD        $0x18, Z14, Z1
+	VPTERNLOGD    $0x96, (BX), Z2, Z1
+	VPXORD        Z2, Z14, Z14
+	VPROLD        $0x08, Z14, Z8
+	VPROLD        $0x10, Z14, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z8
+	VPXORD        (AX), Z11, Z2
+	VPTERNLOGD    $0x96, Z12, Z13, Z2
+	VMOVDQU64     Z11, 192(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z14
+	VPXORD        Z14, Z2, Z2
+	VPSHUFB       Z1, Z6, Z14
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z14, Z14
+	VPROLD        $0x18, Z14, Z1
+	VPTERNLOGD    $0x96, 128(BX), Z2, Z1
+	VPXORD        Z2, Z14, Z14
+	VPROLD        $0x08, Z14, Z11
+	VPROLD        $0x10, Z14, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z11
+	VPXORD        64(AX), Z9, Z2
+	VPTERNLOGD    $0x96, Z10, Z8, Z2
+	VMOVDQU64     Z9, (BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z14
+	VPXORD        Z14, Z2, Z2
+	VPSHUFB       Z1, Z6, Z14
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z14, Z14
+	VPROLD        $0x18, Z14, Z1
+	VPTERNLOGD    $0x96, 64(BX), Z2, Z1
+	VPXORD        Z2, Z14, Z14
+	VPROLD        $0x08, Z14, Z9
+	VPROLD        $0x10, Z14, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z9
+	VPXORD        64(AX), Z12, Z2
+	VPTERNLOGD    $0x96, Z13, Z11, Z2
+	VMOVDQU64     Z12, 128(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z14
+	VPXORD        Z14, Z2, Z2
+	VPSHUFB       Z1, Z6, Z14
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z14, Z14
+	VPROLD        $0x18, Z14, Z1
+	VPTERNLOGD    $0x96, 192(BX), Z2, Z1
+	VPXORD        Z2, Z14, Z14
+	VPROLD        $0x08, Z14, Z12
+	VPROLD        $0x10, Z14, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z12
+	VPXORD        128(AX), Z10, Z2
+	VPTERNLOGD    $0x96, Z8, Z9, Z2
+	VMOVDQU64     Z10, 64(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z14
+	VPXORD        Z14, Z2, Z2
+	VPSHUFB       Z1, Z6, Z14
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z14, Z14
+	VPROLD        $0x18, Z14, Z1
+	VPTERNLOGD    $0x96, (BX), Z2, Z1
+	VPXORD        Z2, Z14, Z14
+	VPROLD        $0x08, Z14, Z10
+	VPROLD        $0x10, Z14, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z10
+	VPXORD        128(AX), Z13, Z2
+	VPTERNLOGD    $0x96, Z11, Z12, Z2
+	VMOVDQU64     Z13, 192(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z14
+	VPXORD        Z14, Z2, Z2
+	VPSHUFB       Z1, Z6, Z14
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z14, Z14
+	VPROLD        $0x18, Z14, Z1
+	VPTERNLOGD    $0x96, 128(BX), Z2, Z1
+	VPXORD        Z2, Z14, Z14
+	VPROLD        $0x08, Z14, Z13
+	VPROLD        $0x10, Z14, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z13
+	VPXORD        192(AX), Z8, Z2
+	VPTERNLOGD    $0x96, Z9, Z10, Z2
+	VMOVDQU64     Z8, (BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z14
+	VPXORD        Z14, Z2, Z2
+	VPSHUFB       Z1, Z6, Z14
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z14, Z14
+	VPROLD        $0x18, Z14, Z1
+	VPTERNLOGD    $0x96, 64(BX), Z2, Z1
+	VPXORD        Z2, Z14, Z14
+	VPROLD        $0x08, Z14, Z8
+	VPROLD        $0x10, Z14, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z8
+	VPXORD        192(AX), Z11, Z2
+	VPTERNLOGD    $0x96, Z12, Z13, Z2
+	VMOVDQU64     Z11, 128(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z14
+	VPXORD        Z14, Z2, Z2
+	VPSHUFB       Z1, Z6, Z14
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z14, Z14
+	VPROLD        $0x18, Z14, Z1
+	VPTERNLOGD    $0x96, 192(BX), Z2, Z1
+	VPXORD        Z2, Z14, Z14
+	VPROLD        $0x08, Z14, Z11
+	VPROLD        $0x10, Z14, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z11
+	VMOVDQU64     Z8, Z2
+	VMOVDQU64     Z9, Z8
+	VMOVDQU64     Z10, Z9
+	VMOVDQU64     Z2, Z10
+	VMOVDQU64     Z11, Z2
+	VMOVDQU64     Z12, Z11
+	VMOVDQU64     Z13, Z12
+	VMOVDQU64     Z2, Z13
+	ADDQ          $0x00000100, AX
+	DECQ          SI
+	JNZ           xorKeyStreamAVX512AESNI_rounds2true
+	VMOVDQU64     (BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z8, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z8, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z8
+	VPSHUFB       Z1, Z8, Z8
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z8, Z8
+	VPSRLW        $0x04, Z9, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z9, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z9
+	VPSHUFB       Z1, Z9, Z9
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z9, Z9
+	VPSRLW        $0x04, Z10, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z10, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z10
+	VPSHUFB       Z1, Z10, Z10
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z10, Z10
+	VPUNPCKHDQ    Z9, Z10, Z1
+	VPUNPCKLDQ    Z9, Z10, Z10
+	VPUNPCKLDQ    Z0, Z8, Z2
+	VPUNPCKHDQ    Z0, Z8, Z8
+	VPUNPCKHQDQ   Z2, Z10, Z9
+	VPUNPCKLQDQ   Z2, Z10, Z10
+	VPUNPCKHQDQ   Z8, Z1, Z0
+	VPUNPCKLQDQ   Z8, Z1, Z8
+	VPSHUFB       sm4BswapMask<>+0(SB), Z10, Z10
+	VPSHUFB       sm4BswapMask<>+0(SB), Z9, Z9
+	VPSHUFB       sm4BswapMask<>+0(SB), Z8, Z8
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VPXORD        (DX), Z10, Z10
+	VMOVDQU64     Z10, (CX)
+	VPXORD        64(DX), Z9, Z9
+	VMOVDQU64     Z9, 64(CX)
+	VPXORD        128(DX), Z8, Z8
+	VMOVDQU64     Z8, 128(CX)
+	VPXORD        192(DX), Z0, Z0
+	VMOVDQU64     Z0, 192(CX)
+	VMOVDQU64     128(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z11, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z11, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z11
+	VPSHUFB       Z1, Z11, Z11
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z11, Z11
+	VPSRLW        $0x04, Z12, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z12, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z12
+	VPSHUFB       Z1, Z12, Z12
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z12, Z12
+	VPSRLW        $0x04, Z13, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z13, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z13
+	VPSHUFB       Z1, Z13, Z13
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z13, Z13
+	VPUNPCKHDQ    Z12, Z13, Z1
+	VPUNPCKLDQ    Z12, Z13, Z13
+	VPUNPCKLDQ    Z0, Z11, Z2
+	VPUNPCKHDQ    Z0, Z11, Z11
+	VPUNPCKHQDQ   Z2, Z13, Z12
+	VPUNPCKLQDQ   Z2, Z13, Z13
+	VPUNPCKHQDQ   Z11, Z1, Z0
+	VPUNPCKLQDQ   Z11, Z1, Z11
+	VPSHUFB       sm4BswapMask<>+0(SB), Z13, Z13
+	VPSHUFB       sm4BswapMask<>+0(SB), Z12, Z12
+	VPSHUFB       sm4BswapMask<>+0(SB), Z11, Z11
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	MOVQ          3592(SP), AX
+	SHRQ          $0x00, AX
+	KMOVW         AX, K1
+	VMOVDQU32.Z   256(DX), K1, Z1
+	VPXORD        Z1, Z13, Z13
+	VMOVDQU32     Z13, K1, 256(CX)
+	MOVQ          3592(SP), AX
+	SHRQ          $0x10, AX
+	KMOVW         AX, K1
+	VMOVDQU32.Z   320(DX), K1, Z1
+	VPXORD        Z1, Z12, Z12
+	VMOVDQU32     Z12, K1, 320(CX)
+	MOVQ          3592(SP), AX
+	SHRQ          $0x20, AX
+	KMOVW         AX, K1
+	VMOVDQU32.Z   384(DX), K1, Z1
+	VPXORD        Z1, Z11, Z11
+	VMOVDQU32     Z11, K1, 384(CX)
+	MOVQ          3592(SP), AX
+	SHRQ          $0x30, AX
+	KMOVW         AX, K1
+	VMOVDQU32.Z   448(DX), K1, Z1
+	VPXORD        Z1, Z0, Z0
+	VMOVDQU32     Z0, K1, 448(CX)
+	JMP           xorKeyStreamAVX512AESNI_done
+
+xorKeyStreamAVX512AESNI_sets3:
+	SUBQ      $0x00000020, BX
+	MOVQ      $-1, SI
+	SHLQ      $0x02, BX
+	BZHIQ     BX, SI, SI
+	MOVQ      SI, 3920(SP)
+	LEAQ      3928(SP), BX
+	ADDQ      $0x3f, BX
+	ANDQ      $-64, BX
+	VMOVDQU64 192(DI), Z10
+	VPADDD    sm4CtrOffsets16<>+0(SB), Z10, Z10
+	VPSRLW    $0x04, Z10, Z8
+	VPANDD    sm4Mask0f<>+0(SB), Z8, Z8
+	VPANDD    sm4Mask0f<>+0(SB), Z10, Z1
+	VMOVDQU64 sm4WordNibLinLo<>+0(SB), Z10
+	VPSHUFB   Z1, Z10, Z10
+	VMOVDQU64 sm4WordNibLinHi<>+0(SB), Z1
+	VPSHUFB   Z8, Z1, Z1
+	VPXORD    Z1, Z10, Z10
+	VMOVDQU64 (DI), Z1
+	VMOVDQU64 64(DI), Z8
+	VMOVDQU64 128(DI), Z9
+	VMOVDQU64 Z1, (BX)
+	VMOVDQU64 192(DI), Z13
+	VPADDD    sm4CtrOffsets16<>+64(SB), Z13, Z13
+	VPSRLW    $0x04, Z13, Z11
+	VPANDD    sm4Mask0f<>+0(SB), Z11, Z11
+	VPANDD    sm4Mask0f<>+0(SB), Z13, Z1
+	VMOVDQU64 sm4WordNibLinLo<>+0(SB), Z13
+	VPSHUFB   Z1, Z13, Z13
+	VMOVDQU64 sm4WordNibLinHi<>+0(SB), Z1
+	VPSHUFB   Z11, Z1, Z1
+	VPXORD    Z1, Z13, Z13
+	VMOVDQU64 (DI), Z1
+	VMOVDQU64 64(DI), Z11
+	VMOVDQU64 128(DI), Z12
+	VMOVDQU64 Z1, 128(BX)
+	VMOVDQU64 192(DI), Z16
+	VPADDD    sm4CtrOffsets16<>+128(SB), Z16, Z16
+	VPSRLW    $0x04, Z16, Z14
+	VPANDD    sm4Mask0f<>+0(SB), Z14, Z14
+	VPANDD    sm4Mask0f<>+0(SB), Z16, Z1
+	VMOVDQU64 sm4WordNibLinLo<>+0(SB), Z16
+	VPSHUFB   Z1, Z16, Z16
+	VMOVDQU64 sm4WordNibLinHi<>+0(SB), Z1
+	VPSHUFB   Z14, Z1, Z1
+	VPXORD    Z1, Z16, Z16
+	VMOVDQU64 (DI), Z1
+	VMOVDQU64 64(DI), Z14
+	VMOVDQU64 128(DI), Z15
+	VMOVDQU64 Z1, 256(BX)
+	MOVQ      $0x00000008, SI
+
+xorKeyStreamAVX512AESNI_rounds3true:
+	VPXORD        (AX), Z8, Z2
+	VPTERNLOGD    $0x96, Z9, Z10, Z2
+	VMOVDQU64     Z8, 64(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z17
+	VPXORD        Z17, Z2, Z2
+	VPSHUFB       Z1, Z6, Z17
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z17, Z17
+	VPROLD        $0x18, Z17, Z1
+	VPTERNLOGD    $0x96, (BX), Z2, Z1
+	VPXORD        Z2, Z17, Z17
+	VPROLD        $0x08, Z17, Z8
+	VPROLD        $0x10, Z17, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z8
+	VPXORD        (AX), Z11, Z2
+	VPTERNLOGD    $0x96, Z12, Z13, Z2
+	VMOVDQU64     Z11, 192(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z17
+	VPXORD        Z17, Z2, Z2
+	VPSHUFB       Z1, Z6, Z17
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z17, Z17
+	VPROLD        $0x18, Z17, Z1
+	VPTERNLOGD    $0x96, 128(BX), Z2, Z1
+	VPXORD        Z2, Z17, Z17
+	VPROLD        $0x08, Z17, Z11
+	VPROLD        $0x10, Z17, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z11
+	VPXORD        (AX), Z14, Z2
+	VPTERNLOGD    $0x96, Z15, Z16, Z2
+	VMOVDQU64     Z14, 320(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z17
+	VPXORD        Z17, Z2, Z2
+	VPSHUFB       Z1, Z6, Z17
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z17, Z17
+	VPROLD        $0x18, Z17, Z1
+	VPTERNLOGD    $0x96, 256(BX), Z2, Z1
+	VPXORD        Z2, Z17, Z17
+	VPROLD        $0x08, Z17, Z14
+	VPROLD        $0x10, Z17, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z14
+	VPXORD        64(AX), Z9, Z2
+	VPTERNLOGD    $0x96, Z10, Z8, Z2
+	VMOVDQU64     Z9, (BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z17
+	VPXORD        Z17, Z2, Z2
+	VPSHUFB       Z1, Z6, Z17
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z17, Z17
+	VPROLD        $0x18, Z17, Z1
+	VPTERNLOGD    $0x96, 64(BX), Z2, Z1
+	VPXORD        Z2, Z17, Z17
+	VPROLD        $0x08, Z17, Z9
+	VPROLD        $0x10, Z17, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z9
+	VPXORD        64(AX), Z12, Z2
+	VPTERNLOGD    $0x96, Z13, Z11, Z2
+	VMOVDQU64     Z12, 128(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z17
+	VPXORD        Z17, Z2, Z2
+	VPSHUFB       Z1, Z6, Z17
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z17, Z17
+	VPROLD        $0x18, Z17, Z1
+	VPTERNLOGD    $0x96, 192(BX), Z2, Z1
+	VPXORD        Z2, Z17, Z17
+	VPROLD        $0x08, Z17, Z12
+	VPROLD        $0x10, Z17, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z12
+	VPXORD        64(AX), Z15, Z2
+	VPTERNLOGD    $0x96, Z16, Z14, Z2
+	VMOVDQU64     Z15, 256(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z17
+	VPXORD        Z17, Z2, Z2
+	VPSHUFB       Z1, Z6, Z17
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z17, Z17
+	VPROLD        $0x18, Z17, Z1
+	VPTERNLOGD    $0x96, 320(BX), Z2, Z1
+	VPXORD        Z2, Z17, Z17
+	VPROLD        $0x08, Z17, Z15
+	VPROLD        $0x10, Z17, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z15
+	VPXORD        128(AX), Z10, Z2
+	VPTERNLOGD    $0x96, Z8, Z9, Z2
+	VMOVDQU64     Z10, 64(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z17
+	VPXORD        Z17, Z2, Z2
+	VPSHUFB       Z1, Z6, Z17
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z17, Z17
+	VPROLD        $0x18, Z17, Z1
+	VPTERNLOGD    $0x96, (BX), Z2, Z1
+	VPXORD        Z2, Z17, Z17
+	VPROLD        $0x08, Z17, Z10
+	VPROLD        $0x10, Z17, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z10
+	VPXORD        128(AX), Z13, Z2
+	VPTERNLOGD    $0x96, Z11, Z12, Z2
+	VMOVDQU64     Z13, 192(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z17
+	VPXORD        Z17, Z2, Z2
+	VPSHUFB       Z1, Z6, Z17
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z17, Z17
+	VPROLD        $0x18, Z17, Z1
+	VPTERNLOGD    $0x96, 128(BX), Z2, Z1
+	VPXORD        Z2, Z17, Z17
+	VPROLD        $0x08, Z17, Z13
+	VPROLD        $0x10, Z17, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z13
+	VPXORD        128(AX), Z16, Z2
+	VPTERNLOGD    $0x96, Z14, Z15, Z2
+	VMOVDQU64     Z16, 320(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z17
+	VPXORD        Z17, Z2, Z2
+	VPSHUFB       Z1, Z6, Z17
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z17, Z17
+	VPROLD        $0x18, Z17, Z1
+	VPTERNLOGD    $0x96, 256(BX), Z2, Z1
+	VPXORD        Z2, Z17, Z17
+	VPROLD        $0x08, Z17, Z16
+	VPROLD        $0x10, Z17, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z16
+	VPXORD        192(AX), Z8, Z2
+	VPTERNLOGD    $0x96, Z9, Z10, Z2
+	VMOVDQU64     Z8, (BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z17
+	VPXORD        Z17, Z2, Z2
+	VPSHUFB       Z1, Z6, Z17
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z17, Z17
+	VPROLD        $0x18, Z17, Z1
+	VPTERNLOGD    $0x96, 64(BX), Z2, Z1
+	VPXORD        Z2, Z17, Z17
+	VPROLD        $0x08, Z17, Z8
+	VPROLD        $0x10, Z17, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z8
+	VPXORD        192(AX), Z11, Z2
+	VPTERNLOGD    $0x96, Z12, Z13, Z2
+	VMOVDQU64     Z11, 128(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z17
+	VPXORD        Z17, Z2, Z2
+	VPSHUFB       Z1, Z6, Z17
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z17, Z17
+	VPROLD        $0x18, Z17, Z1
+	VPTERNLOGD    $0x96, 192(BX), Z2, Z1
+	VPXORD        Z2, Z17, Z17
+	VPROLD        $0x08, Z17, Z11
+	VPROLD        $0x10, Z17, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z11
+	VPXORD        192(AX), Z14, Z2
+	VPTERNLOGD    $0x96, Z15, Z16, Z2
+	VMOVDQU64     Z14, 256(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z17
+	VPXORD        Z17, Z2, Z2
+	VPSHUFB       Z1, Z6, Z17
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z17, Z17
+	VPROLD        $0x18, Z17, Z1
+	VPTERNLOGD    $0x96, 320(BX), Z2, Z1
+	VPXORD        Z2, Z17, Z17
+	VPROLD        $0x08, Z17, Z14
+	VPROLD        $0x10, Z17, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z14
+	VMOVDQU64     Z8, Z2
+	VMOVDQU64     Z9, Z8
+	VMOVDQU64     Z10, Z9
+	VMOVDQU64     Z2, Z10
+	VMOVDQU64     Z11, Z2
+	VMOVDQU64     Z12, Z11
+	VMOVDQU64     Z13, Z12
+	VMOVDQU64     Z2, Z13
+	VMOVDQU64     Z14, Z2
+	VMOVDQU64     Z15, Z14
+	VMOVDQU64     Z16, Z15
+	VMOVDQU64     Z2, Z16
+	ADDQ          $0x00000100, AX
+	DECQ          SI
+	JNZ           xorKeyStreamAVX512AESNI_rounds3true
+	VMOVDQU64     (BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z8, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z8, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z8
+	VPSHUFB       Z1, Z8, Z8
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z8, Z8
+	VPSRLW        $0x04, Z9, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z9, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z9
+	VPSHUFB       Z1, Z9, Z9
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z9, Z9
+	VPSRLW        $0x04, Z10, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z10, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z10
+	VPSHUFB       Z1, Z10, Z10
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z10, Z10
+	VPUNPCKHDQ    Z9, Z10, Z1
+	VPUNPCKLDQ    Z9, Z10, Z10
+	VPUNPCKLDQ    Z0, Z8, Z2
+	VPUNPCKHDQ    Z0, Z8, Z8
+	VPUNPCKHQDQ   Z2, Z10, Z9
+	VPUNPCKLQDQ   Z2, Z10, Z10
+	VPUNPCKHQDQ   Z8, Z1, Z0
+	VPUNPCKLQDQ   Z8, Z1, Z8
+	VPSHUFB       sm4BswapMask<>+0(SB), Z10, Z10
+	VPSHUFB       sm4BswapMask<>+0(SB), Z9, Z9
+	VPSHUFB       sm4BswapMask<>+0(SB), Z8, Z8
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VPXORD        (DX), Z10, Z10
+	VMOVDQU64     Z10, (CX)
+	VPXORD        64(DX), Z9, Z9
+	VMOVDQU64     Z9, 64(CX)
+	VPXORD        128(DX), Z8, Z8
+	VMOVDQU64     Z8, 128(CX)
+	VPXORD        192(DX), Z0, Z0
+	VMOVDQU64     Z0, 192(CX)
+	VMOVDQU64     128(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z11, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z11, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z11
+	VPSHUFB       Z1, Z11, Z11
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z11, Z11
+	VPSRLW        $0x04, Z12, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z12, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z12
+	VPSHUFB       Z1, Z12, Z12
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z12, Z12
+	VPSRLW        $0x04, Z13, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z13, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z13
+	VPSHUFB       Z1, Z13, Z13
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z13, Z13
+	VPUNPCKHDQ    Z12, Z13, Z1
+	VPUNPCKLDQ    Z12, Z13, Z13
+	VPUNPCKLDQ    Z0, Z11, Z2
+	VPUNPCKHDQ    Z0, Z11, Z11
+	VPUNPCKHQDQ   Z2, Z13, Z12
+	VPUNPCKLQDQ   Z2, Z13, Z13
+	VPUNPCKHQDQ   Z11, Z1, Z0
+	VPUNPCKLQDQ   Z11, Z1, Z11
+	VPSHUFB       sm4BswapMask<>+0(SB), Z13, Z13
+	VPSHUFB       sm4BswapMask<>+0(SB), Z12, Z12
+	VPSHUFB       sm4BswapMask<>+0(SB), Z11, Z11
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VPXORD        256(DX), Z13, Z13
+	VMOVDQU64     Z13, 256(CX)
+	VPXORD        320(DX), Z12, Z12
+	VMOVDQU64     Z12, 320(CX)
+	VPXORD        384(DX), Z11, Z11
+	VMOVDQU64     Z11, 384(CX)
+	VPXORD        448(DX), Z0, Z0
+	VMOVDQU64     Z0, 448(CX)
+	VMOVDQU64     256(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z14, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z14, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z14
+	VPSHUFB       Z1, Z14, Z14
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z14, Z14
+	VPSRLW        $0x04, Z15, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z15, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z15
+	VPSHUFB       Z1, Z15, Z15
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z15, Z15
+	VPSRLW        $0x04, Z16, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z16, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z16
+	VPSHUFB       Z1, Z16, Z16
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z16, Z16
+	VPUNPCKHDQ    Z15, Z16, Z1
+	VPUNPCKLDQ    Z15, Z16, Z16
+	VPUNPCKLDQ    Z0, Z14, Z2
+	VPUNPCKHDQ    Z0, Z14, Z14
+	VPUNPCKHQDQ   Z2, Z16, Z15
+	VPUNPCKLQDQ   Z2, Z16, Z16
+	VPUNPCKHQDQ   Z14, Z1, Z0
+	VPUNPCKLQDQ   Z14, Z1, Z14
+	VPSHUFB       sm4BswapMask<>+0(SB), Z16, Z16
+	VPSHUFB       sm4BswapMask<>+0(SB), Z15, Z15
+	VPSHUFB       sm4BswapMask<>+0(SB), Z14, Z14
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	MOVQ          3920(SP), AX
+	SHRQ          $0x00, AX
+	KMOVW         AX, K1
+	VMOVDQU32.Z   512(DX), K1, Z1
+	VPXORD        Z1, Z16, Z16
+	VMOVDQU32     Z16, K1, 512(CX)
+	MOVQ          3920(SP), AX
+	SHRQ          $0x10, AX
+	KMOVW         AX, K1
+	VMOVDQU32.Z   576(DX), K1, Z1
+	VPXORD        Z1, Z15, Z15
+	VMOVDQU32     Z15, K1, 576(CX)
+	MOVQ          3920(SP), AX
+	SHRQ          $0x20, AX
+	KMOVW         AX, K1
+	VMOVDQU32.Z   640(DX), K1, Z1
+	VPXORD        Z1, Z14, Z14
+	VMOVDQU32     Z14, K1, 640(CX)
+	MOVQ          3920(SP), AX
+	SHRQ          $0x30, AX
+	KMOVW         AX, K1
+	VMOVDQU32.Z   704(DX), K1, Z1
+	VPXORD        Z1, Z0, Z0
+	VMOVDQU32     Z0, K1, 704(CX)
+	JMP           xorKeyStreamAVX512AESNI_done
+
+xorKeyStreamAVX512AESNI_sets4:
+	SUBQ      $0x00000030, BX
+	MOVQ      $-1, SI
+	SHLQ      $0x02, BX
+	BZHIQ     BX, SI, SI
+	MOVQ      SI, 4376(SP)
+	LEAQ      4384(SP), BX
+	ADDQ      $0x3f, BX
+	ANDQ      $-64, BX
+	VMOVDQU64 192(DI), Z10
+	VPADDD    sm4CtrOffsets16<>+0(SB), Z10, Z10
+	VPSRLW    $0x04, Z10, Z8
+	VPANDD    sm4Mask0f<>+0(SB), Z8, Z8
+	VPANDD    sm4Mask0f<>+0(SB), Z10, Z1
+	VMOVDQU64 sm4WordNibLinLo<>+0(SB), Z10
+	VPSHUFB   Z1, Z10, Z10
+	VMOVDQU64 sm4WordNibLinHi<>+0(SB), Z1
+	VPSHUFB   Z8, Z1, Z1
+	VPXORD    Z1, Z10, Z10
+	VMOVDQU64 (DI), Z1
+	VMOVDQU64 64(DI), Z8
+	VMOVDQU64 128(DI), Z9
+	VMOVDQU64 Z1, (BX)
+	VMOVDQU64 192(DI), Z13
+	VPADDD    sm4CtrOffsets16<>+64(SB), Z13, Z13
+	VPSRLW    $0x04, Z13, Z11
+	VPANDD    sm4Mask0f<>+0(SB), Z11, Z11
+	VPANDD    sm4Mask0f<>+0(SB), Z13, Z1
+	VMOVDQU64 sm4WordNibLinLo<>+0(SB), Z13
+	VPSHUFB   Z1, Z13, Z13
+	VMOVDQU64 sm4WordNibLinHi<>+0(SB), Z1
+	VPSHUFB   Z11, Z1, Z1
+	VPXORD    Z1, Z13, Z13
+	VMOVDQU64 (DI), Z1
+	VMOVDQU64 64(DI), Z11
+	VMOVDQU64 128(DI), Z12
+	VMOVDQU64 Z1, 128(BX)
+	VMOVDQU64 192(DI), Z16
+	VPADDD    sm4CtrOffsets16<>+128(SB), Z16, Z16
+	VPSRLW    $0x04, Z16, Z14
+	VPANDD    sm4Mask0f<>+0(SB), Z14, Z14
+	VPANDD    sm4Mask0f<>+0(SB), Z16, Z1
+	VMOVDQU64 sm4WordNibLinLo<>+0(SB), Z16
+	VPSHUFB   Z1, Z16, Z16
+	VMOVDQU64 sm4WordNibLinHi<>+0(SB), Z1
+	VPSHUFB   Z14, Z1, Z1
+	VPXORD    Z1, Z16, Z16
+	VMOVDQU64 (DI), Z1
+	VMOVDQU64 64(DI), Z14
+	VMOVDQU64 128(DI), Z15
+	VMOVDQU64 Z1, 256(BX)
+	VMOVDQU64 192(DI), Z19
+	VPADDD    sm4CtrOffsets16<>+192(SB), Z19, Z19
+	VPSRLW    $0x04, Z19, Z17
+	VPANDD    sm4Mask0f<>+0(SB), Z17, Z17
+	VPANDD    sm4Mask0f<>+0(SB), Z19, Z1
+	VMOVDQU64 sm4WordNibLinLo<>+0(SB), Z19
+	VPSHUFB   Z1, Z19, Z19
+	VMOVDQU64 sm4WordNibLinHi<>+0(SB), Z1
+	VPSHUFB   Z17, Z1, Z1
+	VPXORD    Z1, Z19, Z19
+	VMOVDQU64 (DI), Z1
+	VMOVDQU64 64(DI), Z17
+	VMOVDQU64 128(DI), Z18
+	VMOVDQU64 Z1, 384(BX)
+	MOVQ      $0x00000008, SI
+
+xorKeyStreamAVX512AESNI_rounds4true:
+	VPXORD        (AX), Z8, Z2
+	VPTERNLOGD    $0x96, Z9, Z10, Z2
+	VMOVDQU64     Z8, 64(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, (BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z8
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z8
+	VPXORD        (AX), Z11, Z2
+	VPTERNLOGD    $0x96, Z12, Z13, Z2
+	VMOVDQU64     Z11, 192(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, 128(BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z11
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z11
+	VPXORD        (AX), Z14, Z2
+	VPTERNLOGD    $0x96, Z15, Z16, Z2
+	VMOVDQU64     Z14, 320(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, 256(BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z14
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z14
+	VPXORD        (AX), Z17, Z2
+	VPTERNLOGD    $0x96, Z18, Z19, Z2
+	VMOVDQU64     Z17, 448(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, 384(BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z17
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z17
+	VPXORD        64(AX), Z9, Z2
+	VPTERNLOGD    $0x96, Z10, Z8, Z2
+	VMOVDQU64     Z9, (BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, 64(BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z9
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z9
+	VPXORD        64(AX), Z12, Z2
+	VPTERNLOGD    $0x96, Z13, Z11, Z2
+	VMOVDQU64     Z12, 128(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, 192(BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z12
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z12
+	VPXORD        64(AX), Z15, Z2
+	VPTERNLOGD    $0x96, Z16, Z14, Z2
+	VMOVDQU64     Z15, 256(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, 320(BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z15
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z15
+	VPXORD        64(AX), Z18, Z2
+	VPTERNLOGD    $0x96, Z19, Z17, Z2
+	VMOVDQU64     Z18, 384(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, 448(BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z18
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z18
+	VPXORD        128(AX), Z10, Z2
+	VPTERNLOGD    $0x96, Z8, Z9, Z2
+	VMOVDQU64     Z10, 64(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, (BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z10
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z10
+	VPXORD        128(AX), Z13, Z2
+	VPTERNLOGD    $0x96, Z11, Z12, Z2
+	VMOVDQU64     Z13, 192(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, 128(BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z13
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z13
+	VPXORD        128(AX), Z16, Z2
+	VPTERNLOGD    $0x96, Z14, Z15, Z2
+	VMOVDQU64     Z16, 320(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, 256(BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z16
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z16
+	VPXORD        128(AX), Z19, Z2
+	VPTERNLOGD    $0x96, Z17, Z18, Z2
+	VMOVDQU64     Z19, 448(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, 384(BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z19
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z19
+	VPXORD        192(AX), Z8, Z2
+	VPTERNLOGD    $0x96, Z9, Z10, Z2
+	VMOVDQU64     Z8, (BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, 64(BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z8
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z8
+	VPXORD        192(AX), Z11, Z2
+	VPTERNLOGD    $0x96, Z12, Z13, Z2
+	VMOVDQU64     Z11, 128(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, 192(BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z11
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z11
+	VPXORD        192(AX), Z14, Z2
+	VPTERNLOGD    $0x96, Z15, Z16, Z2
+	VMOVDQU64     Z14, 256(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, 320(BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z14
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z14
+	VPXORD        192(AX), Z17, Z2
+	VPTERNLOGD    $0x96, Z18, Z19, Z2
+	VMOVDQU64     Z17, 384(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, 448(BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z17
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z17
+	VMOVDQU64     Z8, Z2
+	VMOVDQU64     Z9, Z8
+	VMOVDQU64     Z10, Z9
+	VMOVDQU64     Z2, Z10
+	VMOVDQU64     Z11, Z2
+	VMOVDQU64     Z12, Z11
+	VMOVDQU64     Z13, Z12
+	VMOVDQU64     Z2, Z13
+	VMOVDQU64     Z14, Z2
+	VMOVDQU64     Z15, Z14
+	VMOVDQU64     Z16, Z15
+	VMOVDQU64     Z2, Z16
+	VMOVDQU64     Z17, Z2
+	VMOVDQU64     Z18, Z17
+	VMOVDQU64     Z19, Z18
+	VMOVDQU64     Z2, Z19
+	ADDQ          $0x00000100, AX
+	DECQ          SI
+	JNZ           xorKeyStreamAVX512AESNI_rounds4true
+	VMOVDQU64     (BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z8, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z8, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z8
+	VPSHUFB       Z1, Z8, Z8
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z8, Z8
+	VPSRLW        $0x04, Z9, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z9, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z9
+	VPSHUFB       Z1, Z9, Z9
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z9, Z9
+	VPSRLW        $0x04, Z10, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z10, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z10
+	VPSHUFB       Z1, Z10, Z10
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z10, Z10
+	VPUNPCKHDQ    Z9, Z10, Z1
+	VPUNPCKLDQ    Z9, Z10, Z10
+	VPUNPCKLDQ    Z0, Z8, Z2
+	VPUNPCKHDQ    Z0, Z8, Z8
+	VPUNPCKHQDQ   Z2, Z10, Z9
+	VPUNPCKLQDQ   Z2, Z10, Z10
+	VPUNPCKHQDQ   Z8, Z1, Z0
+	VPUNPCKLQDQ   Z8, Z1, Z8
+	VPSHUFB       sm4BswapMask<>+0(SB), Z10, Z10
+	VPSHUFB       sm4BswapMask<>+0(SB), Z9, Z9
+	VPSHUFB       sm4BswapMask<>+0(SB), Z8, Z8
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VPXORD        (DX), Z10, Z10
+	VMOVDQU64     Z10, (CX)
+	VPXORD        64(DX), Z9, Z9
+	VMOVDQU64     Z9, 64(CX)
+	VPXORD        128(DX), Z8, Z8
+	VMOVDQU64     Z8, 128(CX)
+	VPXORD        192(DX), Z0, Z0
+	VMOVDQU64     Z0, 192(CX)
+	VMOVDQU64     128(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z11, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z11, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z11
+	VPSHUFB       Z1, Z11, Z11
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z11, Z11
+	VPSRLW        $0x04, Z12, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z12, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z12
+	VPSHUFB       Z1, Z12, Z12
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z12, Z12
+	VPSRLW        $0x04, Z13, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z13, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z13
+	VPSHUFB       Z1, Z13, Z13
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z13, Z13
+	VPUNPCKHDQ    Z12, Z13, Z1
+	VPUNPCKLDQ    Z12, Z13, Z13
+	VPUNPCKLDQ    Z0, Z11, Z2
+	VPUNPCKHDQ    Z0, Z11, Z11
+	VPUNPCKHQDQ   Z2, Z13, Z12
+	VPUNPCKLQDQ   Z2, Z13, Z13
+	VPUNPCKHQDQ   Z11, Z1, Z0
+	VPUNPCKLQDQ   Z11, Z1, Z11
+	VPSHUFB       sm4BswapMask<>+0(SB), Z13, Z13
+	VPSHUFB       sm4BswapMask<>+0(SB), Z12, Z12
+	VPSHUFB       sm4BswapMask<>+0(SB), Z11, Z11
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VPXORD        256(DX), Z13, Z13
+	VMOVDQU64     Z13, 256(CX)
+	VPXORD        320(DX), Z12, Z12
+	VMOVDQU64     Z12, 320(CX)
+	VPXORD        384(DX), Z11, Z11
+	VMOVDQU64     Z11, 384(CX)
+	VPXORD        448(DX), Z0, Z0
+	VMOVDQU64     Z0, 448(CX)
+	VMOVDQU64     256(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z14, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z14, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z14
+	VPSHUFB       Z1, Z14, Z14
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z14, Z14
+	VPSRLW        $0x04, Z15, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z15, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z15
+	VPSHUFB       Z1, Z15, Z15
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z15, Z15
+	VPSRLW        $0x04, Z16, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z16, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z16
+	VPSHUFB       Z1, Z16, Z16
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z16, Z16
+	VPUNPCKHDQ    Z15, Z16, Z1
+	VPUNPCKLDQ    Z15, Z16, Z16
+	VPUNPCKLDQ    Z0, Z14, Z2
+	VPUNPCKHDQ    Z0, Z14, Z14
+	VPUNPCKHQDQ   Z2, Z16, Z15
+	VPUNPCKLQDQ   Z2, Z16, Z16
+	VPUNPCKHQDQ   Z14, Z1, Z0
+	VPUNPCKLQDQ   Z14, Z1, Z14
+	VPSHUFB       sm4BswapMask<>+0(SB), Z16, Z16
+	VPSHUFB       sm4BswapMask<>+0(SB), Z15, Z15
+	VPSHUFB       sm4BswapMask<>+0(SB), Z14, Z14
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VPXORD        512(DX), Z16, Z16
+	VMOVDQU64     Z16, 512(CX)
+	VPXORD        576(DX), Z15, Z15
+	VMOVDQU64     Z15, 576(CX)
+	VPXORD        640(DX), Z14, Z14
+	VMOVDQU64     Z14, 640(CX)
+	VPXORD        704(DX), Z0, Z0
+	VMOVDQU64     Z0, 704(CX)
+	VMOVDQU64     384(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z17, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z17, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z17
+	VPSHUFB       Z1, Z17, Z17
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z17, Z17
+	VPSRLW        $0x04, Z18, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z18, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z18
+	VPSHUFB       Z1, Z18, Z18
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z18, Z18
+	VPSRLW        $0x04, Z19, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z19, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z19
+	VPSHUFB       Z1, Z19, Z19
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z19, Z19
+	VPUNPCKHDQ    Z18, Z19, Z1
+	VPUNPCKLDQ    Z18, Z19, Z19
+	VPUNPCKLDQ    Z0, Z17, Z2
+	VPUNPCKHDQ    Z0, Z17, Z17
+	VPUNPCKHQDQ   Z2, Z19, Z18
+	VPUNPCKLQDQ   Z2, Z19, Z19
+	VPUNPCKHQDQ   Z17, Z1, Z0
+	VPUNPCKLQDQ   Z17, Z1, Z17
+	VPSHUFB       sm4BswapMask<>+0(SB), Z19, Z19
+	VPSHUFB       sm4BswapMask<>+0(SB), Z18, Z18
+	VPSHUFB       sm4BswapMask<>+0(SB), Z17, Z17
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	MOVQ          4376(SP), AX
+	SHRQ          $0x00, AX
+	KMOVW         AX, K1
+	VMOVDQU32.Z   768(DX), K1, Z1
+	VPXORD        Z1, Z19, Z19
+	VMOVDQU32     Z19, K1, 768(CX)
+	MOVQ          4376(SP), AX
+	SHRQ          $0x10, AX
+	KMOVW         AX, K1
+	VMOVDQU32.Z   832(DX), K1, Z1
+	VPXORD        Z1, Z18, Z18
+	VMOVDQU32     Z18, K1, 832(CX)
+	MOVQ          4376(SP), AX
+	SHRQ          $0x20, AX
+	KMOVW         AX, K1
+	VMOVDQU32.Z   896(DX), K1, Z1
+	VPXORD        Z1, Z17, Z17
+	VMOVDQU32     Z17, K1, 896(CX)
+	MOVQ          4376(SP), AX
+	SHRQ          $0x30, AX
+	KMOVW         AX, K1
+	VMOVDQU32.Z   960(DX), K1, Z1
+	VPXORD        Z1, Z0, Z0
+	VMOVDQU32     Z0, K1, 960(CX)
+	JMP           xorKeyStreamAVX512AESNI_done
+
+xorKeyStreamAVX512AESNI_sets5:
+	SUBQ      $0x00000040, BX
+	MOVQ      $-1, SI
+	SHLQ      $0x02, BX
+	BZHIQ     BX, SI, SI
+	MOVQ      SI, 4960(SP)
+	LEAQ      4968(SP), BX
+	ADDQ      $0x3f, BX
+	ANDQ      $-64, BX
+	VMOVDQU64 192(DI), Z10
+	VPADDD    sm4CtrOffsets16<>+0(SB), Z10, Z10
+	VPSRLW    $0x04, Z10, Z8
+	VPANDD    sm4Mask0f<>+0(SB), Z8, Z8
+	VPANDD    sm4Mask0f<>+0(SB), Z10, Z1
+	VMOVDQU64 sm4WordNibLinLo<>+0(SB), Z10
+	VPSHUFB   Z1, Z10, Z10
+	VMOVDQU64 sm4WordNibLinHi<>+0(SB), Z1
+	VPSHUFB   Z8, Z1, Z1
+	VPXORD    Z1, Z10, Z10
+	VMOVDQU64 (DI), Z1
+	VMOVDQU64 64(DI), Z8
+	VMOVDQU64 128(DI), Z9
+	VMOVDQU64 Z1, (BX)
+	VMOVDQU64 192(DI), Z13
+	VPADDD    sm4CtrOffsets16<>+64(SB), Z13, Z13
+	VPSRLW    $0x04, Z13, Z11
+	VPANDD    sm4Mask0f<>+0(SB), Z11, Z11
+	VPANDD    sm4Mask0f<>+0(SB), Z13, Z1
+	VMOVDQU64 sm4WordNibLinLo<>+0(SB), Z13
+	VPSHUFB   Z1, Z13, Z13
+	VMOVDQU64 sm4WordNibLinHi<>+0(SB), Z1
+	VPSHUFB   Z11, Z1, Z1
+	VPXORD    Z1, Z13, Z13
+	VMOVDQU64 (DI), Z1
+	VMOVDQU64 64(DI), Z11
+	VMOVDQU64 128(DI), Z12
+	VMOVDQU64 Z1, 128(BX)
+	VMOVDQU64 192(DI), Z16
+	VPADDD    sm4CtrOffsets16<>+128(SB), Z16, Z16
+	VPSRLW    $0x04, Z16, Z14
+	VPANDD    sm4Mask0f<>+0(SB), Z14, Z14
+	VPANDD    sm4Mask0f<>+0(SB), Z16, Z1
+	VMOVDQU64 sm4WordNibLinLo<>+0(SB), Z16
+	VPSHUFB   Z1, Z16, Z16
+	VMOVDQU64 sm4WordNibLinHi<>+0(SB), Z1
+	VPSHUFB   Z14, Z1, Z1
+	VPXORD    Z1, Z16, Z16
+	VMOVDQU64 (DI), Z1
+	VMOVDQU64 64(DI), Z14
+	VMOVDQU64 128(DI), Z15
+	VMOVDQU64 Z1, 256(BX)
+	VMOVDQU64 192(DI), Z19
+	VPADDD    sm4CtrOffsets16<>+192(SB), Z19, Z19
+	VPSRLW    $0x04, Z19, Z17
+	VPANDD    sm4Mask0f<>+0(SB), Z17, Z17
+	VPANDD    sm4Mask0f<>+0(SB), Z19, Z1
+	VMOVDQU64 sm4WordNibLinLo<>+0(SB), Z19
+	VPSHUFB   Z1, Z19, Z19
+	VMOVDQU64 sm4WordNibLinHi<>+0(SB), Z1
+	VPSHUFB   Z17, Z1, Z1
+	VPXORD    Z1, Z19, Z19
+	VMOVDQU64 (DI), Z1
+	VMOVDQU64 64(DI), Z17
+	VMOVDQU64 128(DI), Z18
+	VMOVDQU64 Z1, 384(BX)
+	VMOVDQU64 192(DI), Z22
+	VPADDD    sm4CtrOffsets16<>+256(SB), Z22, Z22
+	VPSRLW    $0x04, Z22, Z20
+	VPANDD    sm4Mask0f<>+0(SB), Z20, Z20
+	VPANDD    sm4Mask0f<>+0(SB), Z22, Z1
+	VMOVDQU64 sm4WordNibLinLo<>+0(SB), Z22
+	VPSHUFB   Z1, Z22, Z22
+	VMOVDQU64 sm4WordNibLinHi<>+0(SB), Z1
+	VPSHUFB   Z20, Z1, Z1
+	VPXORD    Z1, Z22, Z22
+	VMOVDQU64 (DI), Z1
+	VMOVDQU64 64(DI), Z20
+	VMOVDQU64 128(DI), Z21
+	VMOVDQU64 Z1, 512(BX)
+	MOVQ      $0x00000008, SI
+
+xorKeyStreamAVX512AESNI_rounds5true:
+	VPXORD        (AX), Z8, Z2
+	VPTERNLOGD    $0x96, Z9, Z10, Z2
+	VMOVDQU64     Z8, 64(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, (BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z8
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z8
+	VPXORD        (AX), Z11, Z2
+	VPTERNLOGD    $0x96, Z12, Z13, Z2
+	VMOVDQU64     Z11, 192(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 128(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z11
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z11
+	VPXORD        (AX), Z14, Z2
+	VPTERNLOGD    $0x96, Z15, Z16, Z2
+	VMOVDQU64     Z14, 320(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 256(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z14
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z14
+	VPXORD        (AX), Z17, Z2
+	VPTERNLOGD    $0x96, Z18, Z19, Z2
+	VMOVDQU64     Z17, 448(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 384(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z17
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z17
+	VPXORD        (AX), Z20, Z2
+	VPTERNLOGD    $0x96, Z21, Z22, Z2
+	VMOVDQU64     Z20, 576(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 512(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z20
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z20
+	VPXORD        64(AX), Z9, Z2
+	VPTERNLOGD    $0x96, Z10, Z8, Z2
+	VMOVDQU64     Z9, (BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 64(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z9
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z9
+	VPXORD        64(AX), Z12, Z2
+	VPTERNLOGD    $0x96, Z13, Z11, Z2
+	VMOVDQU64     Z12, 128(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 192(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z12
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z12
+	VPXORD        64(AX), Z15, Z2
+	VPTERNLOGD    $0x96, Z16, Z14, Z2
+	VMOVDQU64     Z15, 256(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 320(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z15
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z15
+	VPXORD        64(AX), Z18, Z2
+	VPTERNLOGD    $0x96, Z19, Z17, Z2
+	VMOVDQU64     Z18, 384(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 448(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z18
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z18
+	VPXORD        64(AX), Z21, Z2
+	VPTERNLOGD    $0x96, Z22, Z20, Z2
+	VMOVDQU64     Z21, 512(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 576(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z21
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z21
+	VPXORD        128(AX), Z10, Z2
+	VPTERNLOGD    $0x96, Z8, Z9, Z2
+	VMOVDQU64     Z10, 64(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, (BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z10
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z10
+	VPXORD        128(AX), Z13, Z2
+	VPTERNLOGD    $0x96, Z11, Z12, Z2
+	VMOVDQU64     Z13, 192(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 128(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z13
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z13
+	VPXORD        128(AX), Z16, Z2
+	VPTERNLOGD    $0x96, Z14, Z15, Z2
+	VMOVDQU64     Z16, 320(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 256(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z16
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z16
+	VPXORD        128(AX), Z19, Z2
+	VPTERNLOGD    $0x96, Z17, Z18, Z2
+	VMOVDQU64     Z19, 448(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 384(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z19
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z19
+	VPXORD        128(AX), Z22, Z2
+	VPTERNLOGD    $0x96, Z20, Z21, Z2
+	VMOVDQU64     Z22, 576(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 512(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z22
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z22
+	VPXORD        192(AX), Z8, Z2
+	VPTERNLOGD    $0x96, Z9, Z10, Z2
+	VMOVDQU64     Z8, (BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 64(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z8
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z8
+	VPXORD        192(AX), Z11, Z2
+	VPTERNLOGD    $0x96, Z12, Z13, Z2
+	VMOVDQU64     Z11, 128(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 192(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z11
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z11
+	VPXORD        192(AX), Z14, Z2
+	VPTERNLOGD    $0x96, Z15, Z16, Z2
+	VMOVDQU64     Z14, 256(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 320(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z14
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z14
+	VPXORD        192(AX), Z17, Z2
+	VPTERNLOGD    $0x96, Z18, Z19, Z2
+	VMOVDQU64     Z17, 384(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 448(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z17
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z17
+	VPXORD        192(AX), Z20, Z2
+	VPTERNLOGD    $0x96, Z21, Z22, Z2
+	VMOVDQU64     Z20, 512(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 576(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z20
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z20
+	VMOVDQU64     Z8, Z2
+	VMOVDQU64     Z9, Z8
+	VMOVDQU64     Z10, Z9
+	VMOVDQU64     Z2, Z10
+	VMOVDQU64     Z11, Z2
+	VMOVDQU64     Z12, Z11
+	VMOVDQU64     Z13, Z12
+	VMOVDQU64     Z2, Z13
+	VMOVDQU64     Z14, Z2
+	VMOVDQU64     Z15, Z14
+	VMOVDQU64     Z16, Z15
+	VMOVDQU64     Z2, Z16
+	VMOVDQU64     Z17, Z2
+	VMOVDQU64     Z18, Z17
+	VMOVDQU64     Z19, Z18
+	VMOVDQU64     Z2, Z19
+	VMOVDQU64     Z20, Z2
+	VMOVDQU64     Z21, Z20
+	VMOVDQU64     Z22, Z21
+	VMOVDQU64     Z2, Z22
+	ADDQ          $0x00000100, AX
+	DECQ          SI
+	JNZ           xorKeyStreamAVX512AESNI_rounds5true
+	VMOVDQU64     (BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z8, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z8, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z8
+	VPSHUFB       Z1, Z8, Z8
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z8, Z8
+	VPSRLW        $0x04, Z9, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z9, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z9
+	VPSHUFB       Z1, Z9, Z9
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z9, Z9
+	VPSRLW        $0x04, Z10, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z10, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z10
+	VPSHUFB       Z1, Z10, Z10
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z10, Z10
+	VPUNPCKHDQ    Z9, Z10, Z1
+	VPUNPCKLDQ    Z9, Z10, Z10
+	VPUNPCKLDQ    Z0, Z8, Z2
+	VPUNPCKHDQ    Z0, Z8, Z8
+	VPUNPCKHQDQ   Z2, Z10, Z9
+	VPUNPCKLQDQ   Z2, Z10, Z10
+	VPUNPCKHQDQ   Z8, Z1, Z0
+	VPUNPCKLQDQ   Z8, Z1, Z8
+	VPSHUFB       sm4BswapMask<>+0(SB), Z10, Z10
+	VPSHUFB       sm4BswapMask<>+0(SB), Z9, Z9
+	VPSHUFB       sm4BswapMask<>+0(SB), Z8, Z8
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VPXORD        (DX), Z10, Z10
+	VMOVDQU64     Z10, (CX)
+	VPXORD        64(DX), Z9, Z9
+	VMOVDQU64     Z9, 64(CX)
+	VPXORD        128(DX), Z8, Z8
+	VMOVDQU64     Z8, 128(CX)
+	VPXORD        192(DX), Z0, Z0
+	VMOVDQU64     Z0, 192(CX)
+	VMOVDQU64     128(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z11, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z11, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z11
+	VPSHUFB       Z1, Z11, Z11
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z11, Z11
+	VPSRLW        $0x04, Z12, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z12, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z12
+	VPSHUFB       Z1, Z12, Z12
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z12, Z12
+	VPSRLW        $0x04, Z13, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z13, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z13
+	VPSHUFB       Z1, Z13, Z13
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z13, Z13
+	VPUNPCKHDQ    Z12, Z13, Z1
+	VPUNPCKLDQ    Z12, Z13, Z13
+	VPUNPCKLDQ    Z0, Z11, Z2
+	VPUNPCKHDQ    Z0, Z11, Z11
+	VPUNPCKHQDQ   Z2, Z13, Z12
+	VPUNPCKLQDQ   Z2, Z13, Z13
+	VPUNPCKHQDQ   Z11, Z1, Z0
+	VPUNPCKLQDQ   Z11, Z1, Z11
+	VPSHUFB       sm4BswapMask<>+0(SB), Z13, Z13
+	VPSHUFB       sm4BswapMask<>+0(SB), Z12, Z12
+	VPSHUFB       sm4BswapMask<>+0(SB), Z11, Z11
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VPXORD        256(DX), Z13, Z13
+	VMOVDQU64     Z13, 256(CX)
+	VPXORD        320(DX), Z12, Z12
+	VMOVDQU64     Z12, 320(CX)
+	VPXORD        384(DX), Z11, Z11
+	VMOVDQU64     Z11, 384(CX)
+	VPXORD        448(DX), Z0, Z0
+	VMOVDQU64     Z0, 448(CX)
+	VMOVDQU64     256(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z14, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z14, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z14
+	VPSHUFB       Z1, Z14, Z14
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z14, Z14
+	VPSRLW        $0x04, Z15, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z15, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z15
+	VPSHUFB       Z1, Z15, Z15
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z15, Z15
+	VPSRLW        $0x04, Z16, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z16, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z16
+	VPSHUFB       Z1, Z16, Z16
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z16, Z16
+	VPUNPCKHDQ    Z15, Z16, Z1
+	VPUNPCKLDQ    Z15, Z16, Z16
+	VPUNPCKLDQ    Z0, Z14, Z2
+	VPUNPCKHDQ    Z0, Z14, Z14
+	VPUNPCKHQDQ   Z2, Z16, Z15
+	VPUNPCKLQDQ   Z2, Z16, Z16
+	VPUNPCKHQDQ   Z14, Z1, Z0
+	VPUNPCKLQDQ   Z14, Z1, Z14
+	VPSHUFB       sm4BswapMask<>+0(SB), Z16, Z16
+	VPSHUFB       sm4BswapMask<>+0(SB), Z15, Z15
+	VPSHUFB       sm4BswapMask<>+0(SB), Z14, Z14
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VPXORD        512(DX), Z16, Z16
+	VMOVDQU64     Z16, 512(CX)
+	VPXORD        576(DX), Z15, Z15
+	VMOVDQU64     Z15, 576(CX)
+	VPXORD        640(DX), Z14, Z14
+	VMOVDQU64     Z14, 640(CX)
+	VPXORD        704(DX), Z0, Z0
+	VMOVDQU64     Z0, 704(CX)
+	VMOVDQU64     384(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z17, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z17, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z17
+	VPSHUFB       Z1, Z17, Z17
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z17, Z17
+	VPSRLW        $0x04, Z18, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z18, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z18
+	VPSHUFB       Z1, Z18, Z18
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z18, Z18
+	VPSRLW        $0x04, Z19, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z19, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z19
+	VPSHUFB       Z1, Z19, Z19
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z19, Z19
+	VPUNPCKHDQ    Z18, Z19, Z1
+	VPUNPCKLDQ    Z18, Z19, Z19
+	VPUNPCKLDQ    Z0, Z17, Z2
+	VPUNPCKHDQ    Z0, Z17, Z17
+	VPUNPCKHQDQ   Z2, Z19, Z18
+	VPUNPCKLQDQ   Z2, Z19, Z19
+	VPUNPCKHQDQ   Z17, Z1, Z0
+	VPUNPCKLQDQ   Z17, Z1, Z17
+	VPSHUFB       sm4BswapMask<>+0(SB), Z19, Z19
+	VPSHUFB       sm4BswapMask<>+0(SB), Z18, Z18
+	VPSHUFB       sm4BswapMask<>+0(SB), Z17, Z17
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VPXORD        768(DX), Z19, Z19
+	VMOVDQU64     Z19, 768(CX)
+	VPXORD        832(DX), Z18, Z18
+	VMOVDQU64     Z18, 832(CX)
+	VPXORD        896(DX), Z17, Z17
+	VMOVDQU64     Z17, 896(CX)
+	VPXORD        960(DX), Z0, Z0
+	VMOVDQU64     Z0, 960(CX)
+	VMOVDQU64     512(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z20, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z20, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z20
+	VPSHUFB       Z1, Z20, Z20
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z20, Z20
+	VPSRLW        $0x04, Z21, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z21, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z21
+	VPSHUFB       Z1, Z21, Z21
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z21, Z21
+	VPSRLW        $0x04, Z22, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z22, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z22
+	VPSHUFB       Z1, Z22, Z22
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z22, Z22
+	VPUNPCKHDQ    Z21, Z22, Z1
+	VPUNPCKLDQ    Z21, Z22, Z22
+	VPUNPCKLDQ    Z0, Z20, Z2
+	VPUNPCKHDQ    Z0, Z20, Z20
+	VPUNPCKHQDQ   Z2, Z22, Z21
+	VPUNPCKLQDQ   Z2, Z22, Z22
+	VPUNPCKHQDQ   Z20, Z1, Z0
+	VPUNPCKLQDQ   Z20, Z1, Z20
+	VPSHUFB       sm4BswapMask<>+0(SB), Z22, Z22
+	VPSHUFB       sm4BswapMask<>+0(SB), Z21, Z21
+	VPSHUFB       sm4BswapMask<>+0(SB), Z20, Z20
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	MOVQ          4960(SP), AX
+	SHRQ          $0x00, AX
+	KMOVW         AX, K1
+	VMOVDQU32.Z   1024(DX), K1, Z1
+	VPXORD        Z1, Z22, Z22
+	VMOVDQU32     Z22, K1, 1024(CX)
+	MOVQ          4960(SP), AX
+	SHRQ          $0x10, AX
+	KMOVW         AX, K1
+	VMOVDQU32.Z   1088(DX), K1, Z1
+	VPXORD        Z1, Z21, Z21
+	VMOVDQU32     Z21, K1, 1088(CX)
+	MOVQ          4960(SP), AX
+	SHRQ          $0x20, AX
+	KMOVW         AX, K1
+	VMOVDQU32.Z   1152(DX), K1, Z1
+	VPXORD        Z1, Z20, Z20
+	VMOVDQU32     Z20, K1, 1152(CX)
+	MOVQ          4960(SP), AX
+	SHRQ          $0x30, AX
+	KMOVW         AX, K1
+	VMOVDQU32.Z   1216(DX), K1, Z1
+	VPXORD        Z1, Z0, Z0
+	VMOVDQU32     Z0, K1, 1216(CX)
+	JMP           xorKeyStreamAVX512AESNI_done
+
+xorKeyStreamAVX512AESNI_sets6:
+	SUBQ      $0x00000050, BX
+	MOVQ      $-1, SI
+	SHLQ      $0x02, BX
+	BZHIQ     BX, SI, SI
+	MOVQ      SI, 5672(SP)
+	LEAQ      5680(SP), BX
+	ADDQ      $0x3f, BX
+	ANDQ      $-64, BX
+	VMOVDQU64 192(DI), Z10
+	VPADDD    sm4CtrOffsets16<>+0(SB), Z10, Z10
+	VPSRLW    $0x04, Z10, Z8
+	VPANDD    sm4Mask0f<>+0(SB), Z8, Z8
+	VPANDD    sm4Mask0f<>+0(SB), Z10, Z1
+	VMOVDQU64 sm4WordNibLinLo<>+0(SB), Z10
+	VPSHUFB   Z1, Z10, Z10
+	VMOVDQU64 sm4WordNibLinHi<>+0(SB), Z1
+	VPSHUFB   Z8, Z1, Z1
+	VPXORD    Z1, Z10, Z10
+	VMOVDQU64 (DI), Z1
+	VMOVDQU64 64(DI), Z8
+	VMOVDQU64 128(DI), Z9
+	VMOVDQU64 Z1, (BX)
+	VMOVDQU64 192(DI), Z13
+	VPADDD    sm4CtrOffsets16<>+64(SB), Z13, Z13
+	VPSRLW    $0x04, Z13, Z11
+	VPANDD    sm4Mask0f<>+0(SB), Z11, Z11
+	VPANDD    sm4Mask0f<>+0(SB), Z13, Z1
+	VMOVDQU64 sm4WordNibLinLo<>+0(SB), Z13
+	VPSHUFB   Z1, Z13, Z13
+	VMOVDQU64 sm4WordNibLinHi<>+0(SB), Z1
+	VPSHUFB   Z11, Z1, Z1
+	VPXORD    Z1, Z13, Z13
+	VMOVDQU64 (DI), Z1
+	VMOVDQU64 64(DI), Z11
+	VMOVDQU64 128(DI), Z12
+	VMOVDQU64 Z1, 128(BX)
+	VMOVDQU64 192(DI), Z16
+	VPADDD    sm4CtrOffsets16<>+128(SB), Z16, Z16
+	VPSRLW    $0x04, Z16, Z14
+	VPANDD    sm4Mask0f<>+0(SB), Z14, Z14
+	VPANDD    sm4Mask0f<>+0(SB), Z16, Z1
+	VMOVDQU64 sm4WordNibLinLo<>+0(SB), Z16
+	VPSHUFB   Z1, Z16, Z16
+	VMOVDQU64 sm4WordNibLinHi<>+0(SB), Z1
+	VPSHUFB   Z14, Z1, Z1
+	VPXORD    Z1, Z16, Z16
+	VMOVDQU64 (DI), Z1
+	VMOVDQU64 64(DI), Z14
+	VMOVDQU64 128(DI), Z15
+	VMOVDQU64 Z1, 256(BX)
+	VMOVDQU64 192(DI), Z19
+	VPADDD    sm4CtrOffsets16<>+192(SB), Z19, Z19
+	VPSRLW    $0x04, Z19, Z17
+	VPANDD    sm4Mask0f<>+0(SB), Z17, Z17
+	VPANDD    sm4Mask0f<>+0(SB), Z19, Z1
+	VMOVDQU64 sm4WordNibLinLo<>+0(SB), Z19
+	VPSHUFB   Z1, Z19, Z19
+	VMOVDQU64 sm4WordNibLinHi<>+0(SB), Z1
+	VPSHUFB   Z17, Z1, Z1
+	VPXORD    Z1, Z19, Z19
+	VMOVDQU64 (DI), Z1
+	VMOVDQU64 64(DI), Z17
+	VMOVDQU64 128(DI), Z18
+	VMOVDQU64 Z1, 384(BX)
+	VMOVDQU64 192(DI), Z22
+	VPADDD    sm4CtrOffsets16<>+256(SB), Z22, Z22
+	VPSRLW    $0x04, Z22, Z20
+	VPANDD    sm4Mask0f<>+0(SB), Z20, Z20
+	VPANDD    sm4Mask0f<>+0(SB), Z22, Z1
+	VMOVDQU64 sm4WordNibLinLo<>+0(SB), Z22
+	VPSHUFB   Z1, Z22, Z22
+	VMOVDQU64 sm4WordNibLinHi<>+0(SB), Z1
+	VPSHUFB   Z20, Z1, Z1
+	VPXORD    Z1, Z22, Z22
+	VMOVDQU64 (DI), Z1
+	VMOVDQU64 64(DI), Z20
+	VMOVDQU64 128(DI), Z21
+	VMOVDQU64 Z1, 512(BX)
+	VMOVDQU64 192(DI), Z25
+	VPADDD    sm4CtrOffsets16<>+320(SB), Z25, Z25
+	VPSRLW    $0x04, Z25, Z23
+	VPANDD    sm4Mask0f<>+0(SB), Z23, Z23
+	VPANDD    sm4Mask0f<>+0(SB), Z25, Z1
+	VMOVDQU64 sm4WordNibLinLo<>+0(SB), Z25
+	VPSHUFB   Z1, Z25, Z25
+	VMOVDQU64 sm4WordNibLinHi<>+0(SB), Z1
+	VPSHUFB   Z23, Z1, Z1
+	VPXORD    Z1, Z25, Z25
+	VMOVDQU64 (DI), Z1
+	VMOVDQU64 64(DI), Z23
+	VMOVDQU64 128(DI), Z24
+	VMOVDQU64 Z1, 640(BX)
+	MOVQ      $0x00000008, SI
+
+xorKeyStreamAVX512AESNI_rounds6true:
+	VPXORD        (AX), Z8, Z2
+	VPTERNLOGD    $0x96, Z9, Z10, Z2
+	VMOVDQU64     Z8, 64(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, (BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z8
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z8
+	VPXORD        (AX), Z11, Z2
+	VPTERNLOGD    $0x96, Z12, Z13, Z2
+	VMOVDQU64     Z11, 192(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 128(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z11
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z11
+	VPXORD        (AX), Z14, Z2
+	VPTERNLOGD    $0x96, Z15, Z16, Z2
+	VMOVDQU64     Z14, 320(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 256(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z14
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z14
+	VPXORD        (AX), Z17, Z2
+	VPTERNLOGD    $0x96, Z18, Z19, Z2
+	VMOVDQU64     Z17, 448(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 384(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z17
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z17
+	VPXORD        (AX), Z20, Z2
+	VPTERNLOGD    $0x96, Z21, Z22, Z2
+	VMOVDQU64     Z20, 576(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 512(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z20
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z20
+	VPXORD        (AX), Z23, Z2
+	VPTERNLOGD    $0x96, Z24, Z25, Z2
+	VMOVDQU64     Z23, 704(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 640(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z23
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z23
+	VPXORD        64(AX), Z9, Z2
+	VPTERNLOGD    $0x96, Z10, Z8, Z2
+	VMOVDQU64     Z9, (BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 64(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z9
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z9
+	VPXORD        64(AX), Z12, Z2
+	VPTERNLOGD    $0x96, Z13, Z11, Z2
+	VMOVDQU64     Z12, 128(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 192(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z12
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z12
+	VPXORD        64(AX), Z15, Z2
+	VPTERNLOGD    $0x96, Z16, Z14, Z2
+	VMOVDQU64     Z15, 256(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 320(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z15
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z15
+	VPXORD        64(AX), Z18, Z2
+	VPTERNLOGD    $0x96, Z19, Z17, Z2
+	VMOVDQU64     Z18, 384(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 448(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z18
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z18
+	VPXORD        64(AX), Z21, Z2
+	VPTERNLOGD    $0x96, Z22, Z20, Z2
+	VMOVDQU64     Z21, 512(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 576(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z21
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z21
+	VPXORD        64(AX), Z24, Z2
+	VPTERNLOGD    $0x96, Z25, Z23, Z2
+	VMOVDQU64     Z24, 640(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 704(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z24
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z24
+	VPXORD        128(AX), Z10, Z2
+	VPTERNLOGD    $0x96, Z8, Z9, Z2
+	VMOVDQU64     Z10, 64(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, (BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z10
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z10
+	VPXORD        128(AX), Z13, Z2
+	VPTERNLOGD    $0x96, Z11, Z12, Z2
+	VMOVDQU64     Z13, 192(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 128(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z13
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z13
+	VPXORD        128(AX), Z16, Z2
+	VPTERNLOGD    $0x96, Z14, Z15, Z2
+	VMOVDQU64     Z16, 320(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 256(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z16
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z16
+	VPXORD        128(AX), Z19, Z2
+	VPTERNLOGD    $0x96, Z17, Z18, Z2
+	VMOVDQU64     Z19, 448(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 384(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z19
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z19
+	VPXORD        128(AX), Z22, Z2
+	VPTERNLOGD    $0x96, Z20, Z21, Z2
+	VMOVDQU64     Z22, 576(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 512(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z22
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z22
+	VPXORD        128(AX), Z25, Z2
+	VPTERNLOGD    $0x96, Z23, Z24, Z2
+	VMOVDQU64     Z25, 704(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 640(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z25
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z25
+	VPXORD        192(AX), Z8, Z2
+	VPTERNLOGD    $0x96, Z9, Z10, Z2
+	VMOVDQU64     Z8, (BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 64(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z8
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z8
+	VPXORD        192(AX), Z11, Z2
+	VPTERNLOGD    $0x96, Z12, Z13, Z2
+	VMOVDQU64     Z11, 128(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 192(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z11
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z11
+	VPXORD        192(AX), Z14, Z2
+	VPTERNLOGD    $0x96, Z15, Z16, Z2
+	VMOVDQU64     Z14, 256(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 320(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z14
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z14
+	VPXORD        192(AX), Z17, Z2
+	VPTERNLOGD    $0x96, Z18, Z19, Z2
+	VMOVDQU64     Z17, 384(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 448(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z17
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z17
+	VPXORD        192(AX), Z20, Z2
+	VPTERNLOGD    $0x96, Z21, Z22, Z2
+	VMOVDQU64     Z20, 512(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 576(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z20
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z20
+	VPXORD        192(AX), Z23, Z2
+	VPTERNLOGD    $0x96, Z24, Z25, Z2
+	VMOVDQU64     Z23, 640(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 704(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z23
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z23
+	VMOVDQU64     Z8, Z2
+	VMOVDQU64     Z9, Z8
+	VMOVDQU64     Z10, Z9
+	VMOVDQU64     Z2, Z10
+	VMOVDQU64     Z11, Z2
+	VMOVDQU64     Z12, Z11
+	VMOVDQU64     Z13, Z12
+	VMOVDQU64     Z2, Z13
+	VMOVDQU64     Z14, Z2
+	VMOVDQU64     Z15, Z14
+	VMOVDQU64     Z16, Z15
+	VMOVDQU64     Z2, Z16
+	VMOVDQU64     Z17, Z2
+	VMOVDQU64     Z18, Z17
+	VMOVDQU64     Z19, Z18
+	VMOVDQU64     Z2, Z19
+	VMOVDQU64     Z20, Z2
+	VMOVDQU64     Z21, Z20
+	VMOVDQU64     Z22, Z21
+	VMOVDQU64     Z2, Z22
+	VMOVDQU64     Z23, Z2
+	VMOVDQU64     Z24, Z23
+	VMOVDQU64     Z25, Z24
+	VMOVDQU64     Z2, Z25
+	ADDQ          $0x00000100, AX
+	DECQ          SI
+	JNZ           xorKeyStreamAVX512AESNI_rounds6true
+	VMOVDQU64     (BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z8, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z8, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z8
+	VPSHUFB       Z1, Z8, Z8
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z8, Z8
+	VPSRLW        $0x04, Z9, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z9, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z9
+	VPSHUFB       Z1, Z9, Z9
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z9, Z9
+	VPSRLW        $0x04, Z10, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z10, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z10
+	VPSHUFB       Z1, Z10, Z10
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z10, Z10
+	VPUNPCKHDQ    Z9, Z10, Z1
+	VPUNPCKLDQ    Z9, Z10, Z10
+	VPUNPCKLDQ    Z0, Z8, Z2
+	VPUNPCKHDQ    Z0, Z8, Z8
+	VPUNPCKHQDQ   Z2, Z10, Z9
+	VPUNPCKLQDQ   Z2, Z10, Z10
+	VPUNPCKHQDQ   Z8, Z1, Z0
+	VPUNPCKLQDQ   Z8, Z1, Z8
+	VPSHUFB       sm4BswapMask<>+0(SB), Z10, Z10
+	VPSHUFB       sm4BswapMask<>+0(SB), Z9, Z9
+	VPSHUFB       sm4BswapMask<>+0(SB), Z8, Z8
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VPXORD        (DX), Z10, Z10
+	VMOVDQU64     Z10, (CX)
+	VPXORD        64(DX), Z9, Z9
+	VMOVDQU64     Z9, 64(CX)
+	VPXORD        128(DX), Z8, Z8
+	VMOVDQU64     Z8, 128(CX)
+	VPXORD        192(DX), Z0, Z0
+	VMOVDQU64     Z0, 192(CX)
+	VMOVDQU64     128(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z11, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z11, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z11
+	VPSHUFB       Z1, Z11, Z11
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z11, Z11
+	VPSRLW        $0x04, Z12, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z12, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z12
+	VPSHUFB       Z1, Z12, Z12
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z12, Z12
+	VPSRLW        $0x04, Z13, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z13, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z13
+	VPSHUFB       Z1, Z13, Z13
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z13, Z13
+	VPUNPCKHDQ    Z12, Z13, Z1
+	VPUNPCKLDQ    Z12, Z13, Z13
+	VPUNPCKLDQ    Z0, Z11, Z2
+	VPUNPCKHDQ    Z0, Z11, Z11
+	VPUNPCKHQDQ   Z2, Z13, Z12
+	VPUNPCKLQDQ   Z2, Z13, Z13
+	VPUNPCKHQDQ   Z11, Z1, Z0
+	VPUNPCKLQDQ   Z11, Z1, Z11
+	VPSHUFB       sm4BswapMask<>+0(SB), Z13, Z13
+	VPSHUFB       sm4BswapMask<>+0(SB), Z12, Z12
+	VPSHUFB       sm4BswapMask<>+0(SB), Z11, Z11
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VPXORD        256(DX), Z13, Z13
+	VMOVDQU64     Z13, 256(CX)
+	VPXORD        320(DX), Z12, Z12
+	VMOVDQU64     Z12, 320(CX)
+	VPXORD        384(DX), Z11, Z11
+	VMOVDQU64     Z11, 384(CX)
+	VPXORD        448(DX), Z0, Z0
+	VMOVDQU64     Z0, 448(CX)
+	VMOVDQU64     256(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z14, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z14, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z14
+	VPSHUFB       Z1, Z14, Z14
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z14, Z14
+	VPSRLW        $0x04, Z15, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z15, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z15
+	VPSHUFB       Z1, Z15, Z15
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z15, Z15
+	VPSRLW        $0x04, Z16, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z16, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z16
+	VPSHUFB       Z1, Z16, Z16
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z16, Z16
+	VPUNPCKHDQ    Z15, Z16, Z1
+	VPUNPCKLDQ    Z15, Z16, Z16
+	VPUNPCKLDQ    Z0, Z14, Z2
+	VPUNPCKHDQ    Z0, Z14, Z14
+	VPUNPCKHQDQ   Z2, Z16, Z15
+	VPUNPCKLQDQ   Z2, Z16, Z16
+	VPUNPCKHQDQ   Z14, Z1, Z0
+	VPUNPCKLQDQ   Z14, Z1, Z14
+	VPSHUFB       sm4BswapMask<>+0(SB), Z16, Z16
+	VPSHUFB       sm4BswapMask<>+0(SB), Z15, Z15
+	VPSHUFB       sm4BswapMask<>+0(SB), Z14, Z14
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VPXORD        512(DX), Z16, Z16
+	VMOVDQU64     Z16, 512(CX)
+	VPXORD        576(DX), Z15, Z15
+	VMOVDQU64     Z15, 576(CX)
+	VPXORD        640(DX), Z14, Z14
+	VMOVDQU64     Z14, 640(CX)
+	VPXORD        704(DX), Z0, Z0
+	VMOVDQU64     Z0, 704(CX)
+	VMOVDQU64     384(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z17, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z17, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z17
+	VPSHUFB       Z1, Z17, Z17
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z17, Z17
+	VPSRLW        $0x04, Z18, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z18, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z18
+	VPSHUFB       Z1, Z18, Z18
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z18, Z18
+	VPSRLW        $0x04, Z19, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z19, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z19
+	VPSHUFB       Z1, Z19, Z19
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z19, Z19
+	VPUNPCKHDQ    Z18, Z19, Z1
+	VPUNPCKLDQ    Z18, Z19, Z19
+	VPUNPCKLDQ    Z0, Z17, Z2
+	VPUNPCKHDQ    Z0, Z17, Z17
+	VPUNPCKHQDQ   Z2, Z19, Z18
+	VPUNPCKLQDQ   Z2, Z19, Z19
+	VPUNPCKHQDQ   Z17, Z1, Z0
+	VPUNPCKLQDQ   Z17, Z1, Z17
+	VPSHUFB       sm4BswapMask<>+0(SB), Z19, Z19
+	VPSHUFB       sm4BswapMask<>+0(SB), Z18, Z18
+	VPSHUFB       sm4BswapMask<>+0(SB), Z17, Z17
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VPXORD        768(DX), Z19, Z19
+	VMOVDQU64     Z19, 768(CX)
+	VPXORD        832(DX), Z18, Z18
+	VMOVDQU64     Z18, 832(CX)
+	VPXORD        896(DX), Z17, Z17
+	VMOVDQU64     Z17, 896(CX)
+	VPXORD        960(DX), Z0, Z0
+	VMOVDQU64     Z0, 960(CX)
+	VMOVDQU64     512(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z20, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z20, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z20
+	VPSHUFB       Z1, Z20, Z20
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z20, Z20
+	VPSRLW        $0x04, Z21, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z21, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z21
+	VPSHUFB       Z1, Z21, Z21
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z21, Z21
+	VPSRLW        $0x04, Z22, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z22, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z22
+	VPSHUFB       Z1, Z22, Z22
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z22, Z22
+	VPUNPCKHDQ    Z21, Z22, Z1
+	VPUNPCKLDQ    Z21, Z22, Z22
+	VPUNPCKLDQ    Z0, Z20, Z2
+	VPUNPCKHDQ    Z0, Z20, Z20
+	VPUNPCKHQDQ   Z2, Z22, Z21
+	VPUNPCKLQDQ   Z2, Z22, Z22
+	VPUNPCKHQDQ   Z20, Z1, Z0
+	VPUNPCKLQDQ   Z20, Z1, Z20
+	VPSHUFB       sm4BswapMask<>+0(SB), Z22, Z22
+	VPSHUFB       sm4BswapMask<>+0(SB), Z21, Z21
+	VPSHUFB       sm4BswapMask<>+0(SB), Z20, Z20
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VPXORD        1024(DX), Z22, Z22
+	VMOVDQU64     Z22, 1024(CX)
+	VPXORD        1088(DX), Z21, Z21
+	VMOVDQU64     Z21, 1088(CX)
+	VPXORD        1152(DX), Z20, Z20
+	VMOVDQU64     Z20, 1152(CX)
+	VPXORD        1216(DX), Z0, Z0
+	VMOVDQU64     Z0, 1216(CX)
+	VMOVDQU64     640(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z23, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z23, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z23
+	VPSHUFB       Z1, Z23, Z23
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z23, Z23
+	VPSRLW        $0x04, Z24, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z24, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z24
+	VPSHUFB       Z1, Z24, Z24
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z24, Z24
+	VPSRLW        $0x04, Z25, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z25, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z25
+	VPSHUFB       Z1, Z25, Z25
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z25, Z25
+	VPUNPCKHDQ    Z24, Z25, Z1
+	VPUNPCKLDQ    Z24, Z25, Z25
+	VPUNPCKLDQ    Z0, Z23, Z2
+	VPUNPCKHDQ    Z0, Z23, Z23
+	VPUNPCKHQDQ   Z2, Z25, Z24
+	VPUNPCKLQDQ   Z2, Z25, Z25
+	VPUNPCKHQDQ   Z23, Z1, Z0
+	VPUNPCKLQDQ   Z23, Z1, Z23
+	VPSHUFB       sm4BswapMask<>+0(SB), Z25, Z25
+	VPSHUFB       sm4BswapMask<>+0(SB), Z24, Z24
+	VPSHUFB       sm4BswapMask<>+0(SB), Z23, Z23
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	MOVQ          5672(SP), AX
+	SHRQ          $0x00, AX
+	KMOVW         AX, K1
+	VMOVDQU32.Z   1280(DX), K1, Z1
+	VPXORD        Z1, Z25, Z25
+	VMOVDQU32     Z25, K1, 1280(CX)
+	MOVQ          5672(SP), AX
+	SHRQ          $0x10, AX
+	KMOVW         AX, K1
+	VMOVDQU32.Z   1344(DX), K1, Z1
+	VPXORD        Z1, Z24, Z24
+	VMOVDQU32     Z24, K1, 1344(CX)
+	MOVQ          5672(SP), AX
+	SHRQ          $0x20, AX
+	KMOVW         AX, K1
+	VMOVDQU32.Z   1408(DX), K1, Z1
+	VPXORD        Z1, Z23, Z23
+	VMOVDQU32     Z23, K1, 1408(CX)
+	MOVQ          5672(SP), AX
+	SHRQ          $0x30, AX
+	KMOVW         AX, K1
+	VMOVDQU32.Z   1472(DX), K1, Z1
+	VPXORD        Z1, Z0, Z0
+	VMOVDQU32     Z0, K1, 1472(CX)
+
+xorKeyStreamAVX512AESNI_done:
+	VZEROUPPER
+	RET
+
+// func xorPiecesAVX512AESNI(rk *[32]uint32, pieces *byte, npieces int, nblocks int)
+// Requires: AES, AVX, AVX2, AVX512BW, AVX512F, AVX512VL, BMI2
+TEXT ·xorPiecesAVX512AESNI(SB), $8344-32
+	MOVQ rk+0(FP), AX
+	MOVQ pieces+8(FP), CX
+	MOVQ npieces+16(FP), DX
+	MOVQ nblocks+24(FP), BX
+	LEAQ 8(SP), SI
+	ADDQ $0x3f, SI
+	ANDQ $-64, SI
+	MOVQ SI, (SP)
+
+	// Counter blocks of every piece, two per store, into ks.
+	MOVQ (SP), SI
+	MOVQ CX, DI
+	MOVQ DX, R8
+
+xorPiecesAVX512AESNI_ctr_piece:
+	TESTQ          R8, R8
+	JZ             xorPiecesAVX512AESNI_ctr_done
+	MOVQ           32(DI), R9
+	ADDQ           $0x0f, R9
+	SHRQ           $0x04, R9
+	MOVQ           SI, R10
+	VBROADCASTI128 (DI), Y1
+	VPSHUFB        sm4PieceSwap<>+0(SB), Y1, Y1
+	VPADDD         sm4PieceOffsets<>+0(SB), Y1, Y1
+	SHLQ           $0x04, R9
+	ADDQ           R9, SI
+
+xorPiecesAVX512AESNI_ctr_block:
+	CMPQ    R10, SI
+	JAE     xorPiecesAVX512AESNI_ctr_next
+	VPSHUFB sm4PieceSwap<>+0(SB), Y1, Y2
+	VMOVDQU Y2, (R10)
+	VPADDD  sm4PieceInc2<>+0(SB), Y1, Y1
+	ADDQ    $0x20, R10
+	JMP     xorPiecesAVX512AESNI_ctr_block
+
+xorPiecesAVX512AESNI_ctr_next:
+	ADDQ $0x28, DI
+	DECQ R8
+	JMP  xorPiecesAVX512AESNI_ctr_piece
+
+xorPiecesAVX512AESNI_ctr_done:
+	// The tier's passes over the counter blocks, in place in ks: nblocks rounded up to whole sets (blocks past nblocks are encrypted and never used).
+	MOVQ         (SP), SI
+	MOVQ         SI, DI
+	ADDQ         $0x0f, BX
+	ANDQ         $-16, BX
+	VMOVDQU64    sm4WordNibPost0Lo<>+0(SB), Z4
+	VMOVDQU64    sm4WordNibPost0Hi<>+0(SB), Z5
+	VMOVDQU64    sm4WordNibPost3Lo<>+0(SB), Z6
+	VMOVDQU64    sm4WordNibPost3Hi<>+0(SB), Z7
+	VMOVDQU64    (AX), Z1
+	VPSRLW       $0x04, Z1, Z3
+	VPANDD       sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD       sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64    sm4PreLo<>+0(SB), Z1
+	VPSHUFB      Z2, Z1, Z1
+	VMOVDQU64    sm4PreHi<>+0(SB), Z2
+	VPSHUFB      Z3, Z2, Z2
+	VPXORD       Z2, Z1, Z1
+	VMOVDQU64    Z1, 2152(SP)
+	VMOVDQU64    64(AX), Z1
+	VPSRLW       $0x04, Z1, Z3
+	VPANDD       sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD       sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64    sm4PreLo<>+0(SB), Z1
+	VPSHUFB      Z2, Z1, Z1
+	VMOVDQU64    sm4PreHi<>+0(SB), Z2
+	VPSHUFB      Z3, Z2, Z2
+	VPXORD       Z2, Z1, Z1
+	VMOVDQU64    Z1, 2216(SP)
+	LEAQ         2280(SP), AX
+	ADDQ         $0x3f, AX
+	ANDQ         $-64, AX
+	VPBROADCASTD 2152(SP), Z1
+	VMOVDQU64    Z1, (AX)
+	VPBROADCASTD 2156(SP), Z1
+	VMOVDQU64    Z1, 64(AX)
+	VPBROADCASTD 2160(SP), Z1
+	VMOVDQU64    Z1, 128(AX)
+	VPBROADCASTD 2164(SP), Z1
+	VMOVDQU64    Z1, 192(AX)
+	VPBROADCASTD 2168(SP), Z1
+	VMOVDQU64    Z1, 256(AX)
+	VPBROADCASTD 2172(SP), Z1
+	VMOVDQU64    Z1, 320(AX)
+	VPBROADCASTD 2176(SP), Z1
+	VMOVDQU64    Z1, 384(AX)
+	VPBROADCASTD 2180(SP), Z1
+	VMOVDQU64    Z1, 448(AX)
+	VPBROADCASTD 2184(SP), Z1
+	VMOVDQU64    Z1, 512(AX)
+	VPBROADCASTD 2188(SP), Z1
+	VMOVDQU64    Z1, 576(AX)
+	VPBROADCASTD 2192(SP), Z1
+	VMOVDQU64    Z1, 640(AX)
+	VPBROADCASTD 2196(SP), Z1
+	VMOVDQU64    Z1, 704(AX)
+	VPBROADCASTD 2200(SP), Z1
+	VMOVDQU64    Z1, 768(AX)
+	VPBROADCASTD 2204(SP), Z1
+	VMOVDQU64    Z1, 832(AX)
+	VPBROADCASTD 2208(SP), Z1
+	VMOVDQU64    Z1, 896(AX)
+	VPBROADCASTD 2212(SP), Z1
+	VMOVDQU64    Z1, 960(AX)
+	VPBROADCASTD 2216(SP), Z1
+	VMOVDQU64    Z1, 1024(AX)
+	VPBROADCASTD 2220(SP), Z1
+	VMOVDQU64    Z1, 1088(AX)
+	VPBROADCASTD 2224(SP), Z1
+	VMOVDQU64    Z1, 1152(AX)
+	VPBROADCASTD 2228(SP), Z1
+	VMOVDQU64    Z1, 1216(AX)
+	VPBROADCASTD 2232(SP), Z1
+	VMOVDQU64    Z1, 1280(AX)
+	VPBROADCASTD 2236(SP), Z1
+	VMOVDQU64    Z1, 1344(AX)
+	VPBROADCASTD 2240(SP), Z1
+	VMOVDQU64    Z1, 1408(AX)
+	VPBROADCASTD 2244(SP), Z1
+	VMOVDQU64    Z1, 1472(AX)
+	VPBROADCASTD 2248(SP), Z1
+	VMOVDQU64    Z1, 1536(AX)
+	VPBROADCASTD 2252(SP), Z1
+	VMOVDQU64    Z1, 1600(AX)
+	VPBROADCASTD 2256(SP), Z1
+	VMOVDQU64    Z1, 1664(AX)
+	VPBROADCASTD 2260(SP), Z1
+	VMOVDQU64    Z1, 1728(AX)
+	VPBROADCASTD 2264(SP), Z1
+	VMOVDQU64    Z1, 1792(AX)
+	VPBROADCASTD 2268(SP), Z1
+	VMOVDQU64    Z1, 1856(AX)
+	VPBROADCASTD 2272(SP), Z1
+	VMOVDQU64    Z1, 1920(AX)
+	VPBROADCASTD 2276(SP), Z1
+	VMOVDQU64    Z1, 1984(AX)
+
+xorPiecesAVX512AESNI_loop:
+	CMPQ        BX, $0x00000060
+	JB          xorPiecesAVX512AESNI_partial
+	LEAQ        4392(SP), R8
+	ADDQ        $0x3f, R8
+	ANDQ        $-64, R8
+	VMOVDQU64   (SI), Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64   64(SI), Z8
+	VPSHUFB     sm4BswapMask<>+0(SB), Z8, Z8
+	VMOVDQU64   128(SI), Z9
+	VPSHUFB     sm4BswapMask<>+0(SB), Z9, Z9
+	VMOVDQU64   192(SI), Z10
+	VPSHUFB     sm4BswapMask<>+0(SB), Z10, Z10
+	VPUNPCKHDQ  Z8, Z1, Z2
+	VPUNPCKLDQ  Z8, Z1, Z1
+	VPUNPCKLDQ  Z10, Z9, Z3
+	VPUNPCKHDQ  Z10, Z9, Z9
+	VPUNPCKHQDQ Z3, Z1, Z8
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z9, Z2, Z10
+	VPUNPCKLQDQ Z9, Z2, Z9
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z8, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z8, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z8
+	VPSHUFB     Z2, Z8, Z8
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z8, Z8
+	VPSRLW      $0x04, Z9, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z9, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z9
+	VPSHUFB     Z2, Z9, Z9
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z9, Z9
+	VPSRLW      $0x04, Z10, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z10, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z10
+	VPSHUFB     Z2, Z10, Z10
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z10, Z10
+	VMOVDQU64   Z1, (R8)
+	VMOVDQU64   256(SI), Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64   320(SI), Z11
+	VPSHUFB     sm4BswapMask<>+0(SB), Z11, Z11
+	VMOVDQU64   384(SI), Z12
+	VPSHUFB     sm4BswapMask<>+0(SB), Z12, Z12
+	VMOVDQU64   448(SI), Z13
+	VPSHUFB     sm4BswapMask<>+0(SB), Z13, Z13
+	VPUNPCKHDQ  Z11, Z1, Z2
+	VPUNPCKLDQ  Z11, Z1, Z1
+	VPUNPCKLDQ  Z13, Z12, Z3
+	VPUNPCKHDQ  Z13, Z12, Z12
+	VPUNPCKHQDQ Z3, Z1, Z11
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z12, Z2, Z13
+	VPUNPCKLQDQ Z12, Z2, Z12
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z11, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z11, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z11
+	VPSHUFB     Z2, Z11, Z11
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z11, Z11
+	VPSRLW      $0x04, Z12, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z12, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z12
+	VPSHUFB     Z2, Z12, Z12
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z12, Z12
+	VPSRLW      $0x04, Z13, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z13, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z13
+	VPSHUFB     Z2, Z13, Z13
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z13, Z13
+	VMOVDQU64   Z1, 128(R8)
+	VMOVDQU64   512(SI), Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64   576(SI), Z14
+	VPSHUFB     sm4BswapMask<>+0(SB), Z14, Z14
+	VMOVDQU64   640(SI), Z15
+	VPSHUFB     sm4BswapMask<>+0(SB), Z15, Z15
+	VMOVDQU64   704(SI), Z16
+	VPSHUFB     sm4BswapMask<>+0(SB), Z16, Z16
+	VPUNPCKHDQ  Z14, Z1, Z2
+	VPUNPCKLDQ  Z14, Z1, Z1
+	VPUNPCKLDQ  Z16, Z15, Z3
+	VPUNPCKHDQ  Z16, Z15, Z15
+	VPUNPCKHQDQ Z3, Z1, Z14
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z15, Z2, Z16
+	VPUNPCKLQDQ Z15, Z2, Z15
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z14, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z14, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z14
+	VPSHUFB     Z2, Z14, Z14
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z14, Z14
+	VPSRLW      $0x04, Z15, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z15, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z15
+	VPSHUFB     Z2, Z15, Z15
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z15, Z15
+	VPSRLW      $0x04, Z16, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z16, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z16
+	VPSHUFB     Z2, Z16, Z16
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z16, Z16
+	VMOVDQU64   Z1, 256(R8)
+	VMOVDQU64   768(SI), Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64   832(SI), Z17
+	VPSHUFB     sm4BswapMask<>+0(SB), Z17, Z17
+	VMOVDQU64   896(SI), Z18
+	VPSHUFB     sm4BswapMask<>+0(SB), Z18, Z18
+	VMOVDQU64   960(SI), Z19
+	VPSHUFB     sm4BswapMask<>+0(SB), Z19, Z19
+	VPUNPCKHDQ  Z17, Z1, Z2
+	VPUNPCKLDQ  Z17, Z1, Z1
+	VPUNPCKLDQ  Z19, Z18, Z3
+	VPUNPCKHDQ  Z19, Z18, Z18
+	VPUNPCKHQDQ Z3, Z1, Z17
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z18, Z2, Z19
+	VPUNPCKLQDQ Z18, Z2, Z18
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z17, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z17, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z17
+	VPSHUFB     Z2, Z17, Z17
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z17, Z17
+	VPSRLW      $0x04, Z18, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z18, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z18
+	VPSHUFB     Z2, Z18, Z18
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z18, Z18
+	VPSRLW      $0x04, Z19, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z19, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z19
+	VPSHUFB     Z2, Z19, Z19
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z19, Z19
+	VMOVDQU64   Z1, 384(R8)
+	VMOVDQU64   1024(SI), Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64   1088(SI), Z20
+	VPSHUFB     sm4BswapMask<>+0(SB), Z20, Z20
+	VMOVDQU64   1152(SI), Z21
+	VPSHUFB     sm4BswapMask<>+0(SB), Z21, Z21
+	VMOVDQU64   1216(SI), Z22
+	VPSHUFB     sm4BswapMask<>+0(SB), Z22, Z22
+	VPUNPCKHDQ  Z20, Z1, Z2
+	VPUNPCKLDQ  Z20, Z1, Z1
+	VPUNPCKLDQ  Z22, Z21, Z3
+	VPUNPCKHDQ  Z22, Z21, Z21
+	VPUNPCKHQDQ Z3, Z1, Z20
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z21, Z2, Z22
+	VPUNPCKLQDQ Z21, Z2, Z21
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z20, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z20, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z20
+	VPSHUFB     Z2, Z20, Z20
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z20, Z20
+	VPSRLW      $0x04, Z21, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z21, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z21
+	VPSHUFB     Z2, Z21, Z21
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z21, Z21
+	VPSRLW      $0x04, Z22, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z22, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z22
+	VPSHUFB     Z2, Z22, Z22
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z22, Z22
+	VMOVDQU64   Z1, 512(R8)
+	VMOVDQU64   1280(SI), Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64   1344(SI), Z23
+	VPSHUFB     sm4BswapMask<>+0(SB), Z23, Z23
+	VMOVDQU64   1408(SI), Z24
+	VPSHUFB     sm4BswapMask<>+0(SB), Z24, Z24
+	VMOVDQU64   1472(SI), Z25
+	VPSHUFB     sm4BswapMask<>+0(SB), Z25, Z25
+	VPUNPCKHDQ  Z23, Z1, Z2
+	VPUNPCKLDQ  Z23, Z1, Z1
+	VPUNPCKLDQ  Z25, Z24, Z3
+	VPUNPCKHDQ  Z25, Z24, Z24
+	VPUNPCKHQDQ Z3, Z1, Z23
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z24, Z2, Z25
+	VPUNPCKLQDQ Z24, Z2, Z24
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z23, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z23, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z23
+	VPSHUFB     Z2, Z23, Z23
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z23, Z23
+	VPSRLW      $0x04, Z24, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z24, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z24
+	VPSHUFB     Z2, Z24, Z24
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z24, Z24
+	VPSRLW      $0x04, Z25, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z25, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z25
+	VPSHUFB     Z2, Z25, Z25
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z25, Z25
+	VMOVDQU64   Z1, 640(R8)
+	MOVQ        AX, R9
+	MOVQ        $0x00000008, R10
+
+xorPiecesAVX512AESNI_rounds6false:
+	VPXORD        (R9), Z8, Z2
+	VPTERNLOGD    $0x96, Z9, Z10, Z2
+	VMOVDQU64     Z8, 64(R8)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, (R8), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z8
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z8
+	VPXORD        (R9), Z11, Z2
+	VPTERNLOGD    $0x96, Z12, Z13, Z2
+	VMOVDQU64     Z11, 192(R8)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 128(R8), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z11
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z11
+	VPXORD        (R9), Z14, Z2
+	VPTERNLOGD    $0x96, Z15, Z16, Z2
+	VMOVDQU64     Z14, 320(R8)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 256(R8), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z14
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z14
+	VPXORD        (R9), Z17, Z2
+	VPTERNLOGD    $0x96, Z18, Z19, Z2
+	VMOVDQU64     Z17, 448(R8)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 384(R8), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z17
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z17
+	VPXORD        (R9), Z20, Z2
+	VPTERNLOGD    $0x96, Z21, Z22, Z2
+	VMOVDQU64     Z20, 576(R8)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 512(R8), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z20
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z20
+	VPXORD        (R9), Z23, Z2
+	VPTERNLOGD    $0x96, Z24, Z25, Z2
+	VMOVDQU64     Z23, 704(R8)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 640(R8), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z23
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z23
+	VPXORD        64(R9), Z9, Z2
+	VPTERNLOGD    $0x96, Z10, Z8, Z2
+	VMOVDQU64     Z9, (R8)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 64(R8), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z9
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z9
+	VPXORD        64(R9), Z12, Z2
+	VPTERNLOGD    $0x96, Z13, Z11, Z2
+	VMOVDQU64     Z12, 128(R8)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 192(R8), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z12
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z12
+	VPXORD        64(R9), Z15, Z2
+	VPTERNLOGD    $0x96, Z16, Z14, Z2
+	VMOVDQU64     Z15, 256(R8)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 320(R8), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z15
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z15
+	VPXORD        64(R9), Z18, Z2
+	VPTERNLOGD    $0x96, Z19, Z17, Z2
+	VMOVDQU64     Z18, 384(R8)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 448(R8), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z18
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z18
+	VPXORD        64(R9), Z21, Z2
+	VPTERNLOGD    $0x96, Z22, Z20, Z2
+	VMOVDQU64     Z21, 512(R8)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 576(R8), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z21
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z21
+	VPXORD        64(R9), Z24, Z2
+	VPTERNLOGD    $0x96, Z25, Z23, Z2
+	VMOVDQU64     Z24, 640(R8)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 704(R8), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z24
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z24
+	VPXORD        128(R9), Z10, Z2
+	VPTERNLOGD    $0x96, Z8, Z9, Z2
+	VMOVDQU64     Z10, 64(R8)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, (R8), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z10
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z10
+	VPXORD        128(R9), Z13, Z2
+	VPTERNLOGD    $0x96, Z11, Z12, Z2
+	VMOVDQU64     Z13, 192(R8)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 128(R8), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z13
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z13
+	VPXORD        128(R9), Z16, Z2
+	VPTERNLOGD    $0x96, Z14, Z15, Z2
+	VMOVDQU64     Z16, 320(R8)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 256(R8), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z16
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z16
+	VPXORD        128(R9), Z19, Z2
+	VPTERNLOGD    $0x96, Z17, Z18, Z2
+	VMOVDQU64     Z19, 448(R8)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 384(R8), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z19
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z19
+	VPXORD        128(R9), Z22, Z2
+	VPTERNLOGD    $0x96, Z20, Z21, Z2
+	VMOVDQU64     Z22, 576(R8)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 512(R8), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z22
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z22
+	VPXORD        128(R9), Z25, Z2
+	VPTERNLOGD    $0x96, Z23, Z24, Z2
+	VMOVDQU64     Z25, 704(R8)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 640(R8), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z25
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z25
+	VPXORD        192(R9), Z8, Z2
+	VPTERNLOGD    $0x96, Z9, Z10, Z2
+	VMOVDQU64     Z8, (R8)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 64(R8), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z8
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z8
+	VPXORD        192(R9), Z11, Z2
+	VPTERNLOGD    $0x96, Z12, Z13, Z2
+	VMOVDQU64     Z11, 128(R8)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 192(R8), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z11
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z11
+	VPXORD        192(R9), Z14, Z2
+	VPTERNLOGD    $0x96, Z15, Z16, Z2
+	VMOVDQU64     Z14, 256(R8)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 320(R8), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z14
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z14
+	VPXORD        192(R9), Z17, Z2
+	VPTERNLOGD    $0x96, Z18, Z19, Z2
+	VMOVDQU64     Z17, 384(R8)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 448(R8), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z17
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z17
+	VPXORD        192(R9), Z20, Z2
+	VPTERNLOGD    $0x96, Z21, Z22, Z2
+	VMOVDQU64     Z20, 512(R8)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 576(R8), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z20
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z20
+	VPXORD        192(R9), Z23, Z2
+	VPTERNLOGD    $0x96, Z24, Z25, Z2
+	VMOVDQU64     Z23, 640(R8)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 704(R8), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z23
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z23
+	VMOVDQU64     Z8, Z2
+	VMOVDQU64     Z9, Z8
+	VMOVDQU64     Z10, Z9
+	VMOVDQU64     Z2, Z10
+	VMOVDQU64     Z11, Z2
+	VMOVDQU64     Z12, Z11
+	VMOVDQU64     Z13, Z12
+	VMOVDQU64     Z2, Z13
+	VMOVDQU64     Z14, Z2
+	VMOVDQU64     Z15, Z14
+	VMOVDQU64     Z16, Z15
+	VMOVDQU64     Z2, Z16
+	VMOVDQU64     Z17, Z2
+	VMOVDQU64     Z18, Z17
+	VMOVDQU64     Z19, Z18
+	VMOVDQU64     Z2, Z19
+	VMOVDQU64     Z20, Z2
+	VMOVDQU64     Z21, Z20
+	VMOVDQU64     Z22, Z21
+	VMOVDQU64     Z2, Z22
+	VMOVDQU64     Z23, Z2
+	VMOVDQU64     Z24, Z23
+	VMOVDQU64     Z25, Z24
+	VMOVDQU64     Z2, Z25
+	ADDQ          $0x00000100, R9
+	DECQ          R10
+	JNZ           xorPiecesAVX512AESNI_rounds6false
+	VMOVDQU64     (R8), Z1
+	VPSRLW        $0x04, Z1, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z1, Z1
+	VPSRLW        $0x04, Z8, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z8, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z8
+	VPSHUFB       Z2, Z8, Z8
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z8, Z8
+	VPSRLW        $0x04, Z9, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z9, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z9
+	VPSHUFB       Z2, Z9, Z9
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z9, Z9
+	VPSRLW        $0x04, Z10, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z10, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z10
+	VPSHUFB       Z2, Z10, Z10
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z10, Z10
+	VPUNPCKHDQ    Z9, Z10, Z2
+	VPUNPCKLDQ    Z9, Z10, Z10
+	VPUNPCKLDQ    Z1, Z8, Z3
+	VPUNPCKHDQ    Z1, Z8, Z8
+	VPUNPCKHQDQ   Z3, Z10, Z9
+	VPUNPCKLQDQ   Z3, Z10, Z10
+	VPUNPCKHQDQ   Z8, Z2, Z1
+	VPUNPCKLQDQ   Z8, Z2, Z8
+	VPSHUFB       sm4BswapMask<>+0(SB), Z10, Z10
+	VPSHUFB       sm4BswapMask<>+0(SB), Z9, Z9
+	VPSHUFB       sm4BswapMask<>+0(SB), Z8, Z8
+	VPSHUFB       sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64     Z10, (DI)
+	VMOVDQU64     Z9, 64(DI)
+	VMOVDQU64     Z8, 128(DI)
+	VMOVDQU64     Z1, 192(DI)
+	VMOVDQU64     128(R8), Z1
+	VPSRLW        $0x04, Z1, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z1, Z1
+	VPSRLW        $0x04, Z11, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z11, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z11
+	VPSHUFB       Z2, Z11, Z11
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z11, Z11
+	VPSRLW        $0x04, Z12, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z12, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z12
+	VPSHUFB       Z2, Z12, Z12
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z12, Z12
+	VPSRLW        $0x04, Z13, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z13, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z13
+	VPSHUFB       Z2, Z13, Z13
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z13, Z13
+	VPUNPCKHDQ    Z12, Z13, Z2
+	VPUNPCKLDQ    Z12, Z13, Z13
+	VPUNPCKLDQ    Z1, Z11, Z3
+	VPUNPCKHDQ    Z1, Z11, Z11
+	VPUNPCKHQDQ   Z3, Z13, Z12
+	VPUNPCKLQDQ   Z3, Z13, Z13
+	VPUNPCKHQDQ   Z11, Z2, Z1
+	VPUNPCKLQDQ   Z11, Z2, Z11
+	VPSHUFB       sm4BswapMask<>+0(SB), Z13, Z13
+	VPSHUFB       sm4BswapMask<>+0(SB), Z12, Z12
+	VPSHUFB       sm4BswapMask<>+0(SB), Z11, Z11
+	VPSHUFB       sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64     Z13, 256(DI)
+	VMOVDQU64     Z12, 320(DI)
+	VMOVDQU64     Z11, 384(DI)
+	VMOVDQU64     Z1, 448(DI)
+	VMOVDQU64     256(R8), Z1
+	VPSRLW        $0x04, Z1, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z1, Z1
+	VPSRLW        $0x04, Z14, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z14, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z14
+	VPSHUFB       Z2, Z14, Z14
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z14, Z14
+	VPSRLW        $0x04, Z15, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z15, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z15
+	VPSHUFB       Z2, Z15, Z15
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z15, Z15
+	VPSRLW        $0x04, Z16, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z16, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z16
+	VPSHUFB       Z2, Z16, Z16
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z16, Z16
+	VPUNPCKHDQ    Z15, Z16, Z2
+	VPUNPCKLDQ    Z15, Z16, Z16
+	VPUNPCKLDQ    Z1, Z14, Z3
+	VPUNPCKHDQ    Z1, Z14, Z14
+	VPUNPCKHQDQ   Z3, Z16, Z15
+	VPUNPCKLQDQ   Z3, Z16, Z16
+	VPUNPCKHQDQ   Z14, Z2, Z1
+	VPUNPCKLQDQ   Z14, Z2, Z14
+	VPSHUFB       sm4BswapMask<>+0(SB), Z16, Z16
+	VPSHUFB       sm4BswapMask<>+0(SB), Z15, Z15
+	VPSHUFB       sm4BswapMask<>+0(SB), Z14, Z14
+	VPSHUFB       sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64     Z16, 512(DI)
+	VMOVDQU64     Z15, 576(DI)
+	VMOVDQU64     Z14, 640(DI)
+	VMOVDQU64     Z1, 704(DI)
+	VMOVDQU64     384(R8), Z1
+	VPSRLW        $0x04, Z1, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z1, Z1
+	VPSRLW        $0x04, Z17, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z17, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z17
+	VPSHUFB       Z2, Z17, Z17
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z17, Z17
+	VPSRLW        $0x04, Z18, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z18, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z18
+	VPSHUFB       Z2, Z18, Z18
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z18, Z18
+	VPSRLW        $0x04, Z19, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z19, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z19
+	VPSHUFB       Z2, Z19, Z19
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z19, Z19
+	VPUNPCKHDQ    Z18, Z19, Z2
+	VPUNPCKLDQ    Z18, Z19, Z19
+	VPUNPCKLDQ    Z1, Z17, Z3
+	VPUNPCKHDQ    Z1, Z17, Z17
+	VPUNPCKHQDQ   Z3, Z19, Z18
+	VPUNPCKLQDQ   Z3, Z19, Z19
+	VPUNPCKHQDQ   Z17, Z2, Z1
+	VPUNPCKLQDQ   Z17, Z2, Z17
+	VPSHUFB       sm4BswapMask<>+0(SB), Z19, Z19
+	VPSHUFB       sm4BswapMask<>+0(SB), Z18, Z18
+	VPSHUFB       sm4BswapMask<>+0(SB), Z17, Z17
+	VPSHUFB       sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64     Z19, 768(DI)
+	VMOVDQU64     Z18, 832(DI)
+	VMOVDQU64     Z17, 896(DI)
+	VMOVDQU64     Z1, 960(DI)
+	VMOVDQU64     512(R8), Z1
+	VPSRLW        $0x04, Z1, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z1, Z1
+	VPSRLW        $0x04, Z20, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z20, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z20
+	VPSHUFB       Z2, Z20, Z20
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z20, Z20
+	VPSRLW        $0x04, Z21, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z21, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z21
+	VPSHUFB       Z2, Z21, Z21
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z21, Z21
+	VPSRLW        $0x04, Z22, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z22, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z22
+	VPSHUFB       Z2, Z22, Z22
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z22, Z22
+	VPUNPCKHDQ    Z21, Z22, Z2
+	VPUNPCKLDQ    Z21, Z22, Z22
+	VPUNPCKLDQ    Z1, Z20, Z3
+	VPUNPCKHDQ    Z1, Z20, Z20
+	VPUNPCKHQDQ   Z3, Z22, Z21
+	VPUNPCKLQDQ   Z3, Z22, Z22
+	VPUNPCKHQDQ   Z20, Z2, Z1
+	VPUNPCKLQDQ   Z20, Z2, Z20
+	VPSHUFB       sm4BswapMask<>+0(SB), Z22, Z22
+	VPSHUFB       sm4BswapMask<>+0(SB), Z21, Z21
+	VPSHUFB       sm4BswapMask<>+0(SB), Z20, Z20
+	VPSHUFB       sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64     Z22, 1024(DI)
+	VMOVDQU64     Z21, 1088(DI)
+	VMOVDQU64     Z20, 1152(DI)
+	VMOVDQU64     Z1, 1216(DI)
+	VMOVDQU64     640(R8), Z1
+	VPSRLW        $0x04, Z1, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z1, Z1
+	VPSRLW        $0x04, Z23, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z23, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z23
+	VPSHUFB       Z2, Z23, Z23
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z23, Z23
+	VPSRLW        $0x04, Z24, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z24, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z24
+	VPSHUFB       Z2, Z24, Z24
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z24, Z24
+	VPSRLW        $0x04, Z25, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z25, Z2
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z25
+	VPSHUFB       Z2, Z25, Z25
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z2
+	VPSHUFB       Z3, Z2, Z2
+	VPXORD        Z2, Z25, Z25
+	VPUNPCKHDQ    Z24, Z25, Z2
+	VPUNPCKLDQ    Z24, Z25, Z25
+	VPUNPCKLDQ    Z1, Z23, Z3
+	VPUNPCKHDQ    Z1, Z23, Z23
+	VPUNPCKHQDQ   Z3, Z25, Z24
+	VPUNPCKLQDQ   Z3, Z25, Z25
+	VPUNPCKHQDQ   Z23, Z2, Z1
+	VPUNPCKLQDQ   Z23, Z2, Z23
+	VPSHUFB       sm4BswapMask<>+0(SB), Z25, Z25
+	VPSHUFB       sm4BswapMask<>+0(SB), Z24, Z24
+	VPSHUFB       sm4BswapMask<>+0(SB), Z23, Z23
+	VPSHUFB       sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64     Z25, 1280(DI)
+	VMOVDQU64     Z24, 1344(DI)
+	VMOVDQU64     Z23, 1408(DI)
+	VMOVDQU64     Z1, 1472(DI)
+	ADDQ          $0x00000600, SI
+	ADDQ          $0x00000600, DI
+	SUBQ          $0x00000060, BX
+	JMP           xorPiecesAVX512AESNI_loop
+
+xorPiecesAVX512AESNI_partial:
+	// Fewer than a full pass left: ceil(n/width) sets, the last one masked.
+	TESTQ       BX, BX
+	JZ          xorPiecesAVX512AESNI_done
+	CMPQ        BX, $0x00000050
+	JA          xorPiecesAVX512AESNI_sets6
+	CMPQ        BX, $0x00000040
+	JA          xorPiecesAVX512AESNI_sets5
+	CMPQ        BX, $0x00000030
+	JA          xorPiecesAVX512AESNI_sets4
+	CMPQ        BX, $0x00000020
+	JA          xorPiecesAVX512AESNI_sets3
+	CMPQ        BX, $0x00000010
+	JA          xorPiecesAVX512AESNI_sets2
+	MOVQ        $-1, R8
+	SHLQ        $0x02, BX
+	BZHIQ       BX, R8, R8
+	MOVQ        R8, 5224(SP)
+	LEAQ        5232(SP), BX
+	ADDQ        $0x3f, BX
+	ANDQ        $-64, BX
+	MOVQ        5224(SP), R8
+	SHRQ        $0x00, R8
+	KMOVW       R8, K1
+	VMOVDQU32.Z (SI), K1, Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	MOVQ        5224(SP), R8
+	SHRQ        $0x10, R8
+	KMOVW       R8, K1
+	VMOVDQU32.Z 64(SI), K1, Z8
+	VPSHUFB     sm4BswapMask<>+0(SB), Z8, Z8
+	MOVQ        5224(SP), R8
+	SHRQ        $0x20, R8
+	KMOVW       R8, K1
+	VMOVDQU32.Z 128(SI), K1, Z9
+	VPSHUFB     sm4BswapMask<>+0(SB), Z9, Z9
+	MOVQ        5224(SP), R8
+	SHRQ        $0x30, R8
+	KMOVW       R8, K1
+	VMOVDQU32.Z 192(SI), K1, Z10
+	VPSHUFB     sm4BswapMask<>+0(SB), Z10, Z10
+	VPUNPCKHDQ  Z8, Z1, Z2
+	VPUNPCKLDQ  Z8, Z1, Z1
+	VPUNPCKLDQ  Z10, Z9, Z3
+	VPUNPCKHDQ  Z10, Z9, Z9
+	VPUNPCKHQDQ Z3, Z1, Z8
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z9, Z2, Z10
+	VPUNPCKLQDQ Z9, Z2, Z9
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z8, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z8, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z8
+	VPSHUFB     Z2, Z8, Z8
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z8, Z8
+	VPSRLW      $0x04, Z9, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z9, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z9
+	VPSHUFB     Z2, Z9, Z9
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z9, Z9
+	VPSRLW      $0x04, Z10, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z10, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z10
+	VPSHUFB     Z2, Z10, Z10
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z10, Z10
+	VMOVDQU64   Z1, (BX)
+	MOVQ        $0x00000008, SI
+
+xorPiecesAVX512AESNI_rounds1true:
+	VPXORD        (AX), Z8, Z2
+	VPTERNLOGD    $0x96, Z9, Z10, Z2
+	VMOVDQU64     Z8, 64(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z11
+	VPXORD        Z11, Z2, Z2
+	VPSHUFB       Z1, Z6, Z11
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z11, Z11
+	VPROLD        $0x18, Z11, Z1
+	VPTERNLOGD    $0x96, (BX), Z2, Z1
+	VPXORD        Z2, Z11, Z11
+	VPROLD        $0x08, Z11, Z8
+	VPROLD        $0x10, Z11, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z8
+	VPXORD        64(AX), Z9, Z2
+	VPTERNLOGD    $0x96, Z10, Z8, Z2
+	VMOVDQU64     Z9, (BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z11
+	VPXORD        Z11, Z2, Z2
+	VPSHUFB       Z1, Z6, Z11
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z11, Z11
+	VPROLD        $0x18, Z11, Z1
+	VPTERNLOGD    $0x96, 64(BX), Z2, Z1
+	VPXORD        Z2, Z11, Z11
+	VPROLD        $0x08, Z11, Z9
+	VPROLD        $0x10, Z11, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z9
+	VPXORD        128(AX), Z10, Z2
+	VPTERNLOGD    $0x96, Z8, Z9, Z2
+	VMOVDQU64     Z10, 64(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z11
+	VPXORD        Z11, Z2, Z2
+	VPSHUFB       Z1, Z6, Z11
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z11, Z11
+	VPROLD        $0x18, Z11, Z1
+	VPTERNLOGD    $0x96, (BX), Z2, Z1
+	VPXORD        Z2, Z11, Z11
+	VPROLD        $0x08, Z11, Z10
+	VPROLD        $0x10, Z11, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z10
+	VPXORD        192(AX), Z8, Z2
+	VPTERNLOGD    $0x96, Z9, Z10, Z2
+	VMOVDQU64     Z8, (BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z11
+	VPXORD        Z11, Z2, Z2
+	VPSHUFB       Z1, Z6, Z11
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z11, Z11
+	VPROLD        $0x18, Z11, Z1
+	VPTERNLOGD    $0x96, 64(BX), Z2, Z1
+	VPXORD        Z2, Z11, Z11
+	VPROLD        $0x08, Z11, Z8
+	VPROLD        $0x10, Z11, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z8
+	VMOVDQU64     Z8, Z2
+	VMOVDQU64     Z9, Z8
+	VMOVDQU64     Z10, Z9
+	VMOVDQU64     Z2, Z10
+	ADDQ          $0x00000100, AX
+	DECQ          SI
+	JNZ           xorPiecesAVX512AESNI_rounds1true
+	VMOVDQU64     (BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z8, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z8, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z8
+	VPSHUFB       Z1, Z8, Z8
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z8, Z8
+	VPSRLW        $0x04, Z9, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z9, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z9
+	VPSHUFB       Z1, Z9, Z9
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z9, Z9
+	VPSRLW        $0x04, Z10, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z10, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z10
+	VPSHUFB       Z1, Z10, Z10
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z10, Z10
+	VPUNPCKHDQ    Z9, Z10, Z1
+	VPUNPCKLDQ    Z9, Z10, Z10
+	VPUNPCKLDQ    Z0, Z8, Z2
+	VPUNPCKHDQ    Z0, Z8, Z8
+	VPUNPCKHQDQ   Z2, Z10, Z9
+	VPUNPCKLQDQ   Z2, Z10, Z10
+	VPUNPCKHQDQ   Z8, Z1, Z0
+	VPUNPCKLQDQ   Z8, Z1, Z8
+	VPSHUFB       sm4BswapMask<>+0(SB), Z10, Z10
+	VPSHUFB       sm4BswapMask<>+0(SB), Z9, Z9
+	VPSHUFB       sm4BswapMask<>+0(SB), Z8, Z8
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	MOVQ          5224(SP), AX
+	SHRQ          $0x00, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z10, K1, (DI)
+	MOVQ          5224(SP), AX
+	SHRQ          $0x10, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z9, K1, 64(DI)
+	MOVQ          5224(SP), AX
+	SHRQ          $0x20, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z8, K1, 128(DI)
+	MOVQ          5224(SP), AX
+	SHRQ          $0x30, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z0, K1, 192(DI)
+	JMP           xorPiecesAVX512AESNI_done
+
+xorPiecesAVX512AESNI_sets2:
+	SUBQ        $0x00000010, BX
+	MOVQ        $-1, R8
+	SHLQ        $0x02, BX
+	BZHIQ       BX, R8, R8
+	MOVQ        R8, 5424(SP)
+	LEAQ        5432(SP), BX
+	ADDQ        $0x3f, BX
+	ANDQ        $-64, BX
+	VMOVDQU64   (SI), Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64   64(SI), Z8
+	VPSHUFB     sm4BswapMask<>+0(SB), Z8, Z8
+	VMOVDQU64   128(SI), Z9
+	VPSHUFB     sm4BswapMask<>+0(SB), Z9, Z9
+	VMOVDQU64   192(SI), Z10
+	VPSHUFB     sm4BswapMask<>+0(SB), Z10, Z10
+	VPUNPCKHDQ  Z8, Z1, Z2
+	VPUNPCKLDQ  Z8, Z1, Z1
+	VPUNPCKLDQ  Z10, Z9, Z3
+	VPUNPCKHDQ  Z10, Z9, Z9
+	VPUNPCKHQDQ Z3, Z1, Z8
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z9, Z2, Z10
+	VPUNPCKLQDQ Z9, Z2, Z9
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z8, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z8, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z8
+	VPSHUFB     Z2, Z8, Z8
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z8, Z8
+	VPSRLW      $0x04, Z9, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z9, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z9
+	VPSHUFB     Z2, Z9, Z9
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z9, Z9
+	VPSRLW      $0x04, Z10, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z10, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z10
+	VPSHUFB     Z2, Z10, Z10
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z10, Z10
+	VMOVDQU64   Z1, (BX)
+	MOVQ        5424(SP), R8
+	SHRQ        $0x00, R8
+	KMOVW       R8, K1
+	VMOVDQU32.Z 256(SI), K1, Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	MOVQ        5424(SP), R8
+	SHRQ        $0x10, R8
+	KMOVW       R8, K1
+	VMOVDQU32.Z 320(SI), K1, Z11
+	VPSHUFB     sm4BswapMask<>+0(SB), Z11, Z11
+	MOVQ        5424(SP), R8
+	SHRQ        $0x20, R8
+	KMOVW       R8, K1
+	VMOVDQU32.Z 384(SI), K1, Z12
+	VPSHUFB     sm4BswapMask<>+0(SB), Z12, Z12
+	MOVQ        5424(SP), R8
+	SHRQ        $0x30, R8
+	KMOVW       R8, K1
+	VMOVDQU32.Z 448(SI), K1, Z13
+	VPSHUFB     sm4BswapMask<>+0(SB), Z13, Z13
+	VPUNPCKHDQ  Z11, Z1, Z2
+	VPUNPCKLDQ  Z11, Z1, Z1
+	VPUNPCKLDQ  Z13, Z12, Z3
+	VPUNPCKHDQ  Z13, Z12, Z12
+	VPUNPCKHQDQ Z3, Z1, Z11
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z12, Z2, Z13
+	VPUNPCKLQDQ Z12, Z2, Z12
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z11, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z11, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z11
+	VPSHUFB     Z2, Z11, Z11
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z11, Z11
+	VPSRLW      $0x04, Z12, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z12, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z12
+	VPSHUFB     Z2, Z12, Z12
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z12, Z12
+	VPSRLW      $0x04, Z13, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z13, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z13
+	VPSHUFB     Z2, Z13, Z13
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z13, Z13
+	VMOVDQU64   Z1, 128(BX)
+	MOVQ        $0x00000008, SI
+
+xorPiecesAVX512AESNI_rounds2true:
+	VPXORD        (AX), Z8, Z2
+	VPTERNLOGD    $0x96, Z9, Z10, Z2
+	VMOVDQU64     Z8, 64(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z14
+	VPXORD        Z14, Z2, Z2
+	VPSHUFB       Z1, Z6, Z14
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z14, Z14
+	VPROLD        $0x18, Z14, Z1
+	VPTERNLOGD    $0x96, (BX), Z2, Z1
+	VPXORD        Z2, Z14, Z14
+	VPROLD        $0x08, Z14, Z8
+	VPROLD        $0x10, Z14, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z8
+	VPXORD        (AX), Z11, Z2
+	VPTERNLOGD    $0x96, Z12, Z13, Z2
+	VMOVDQU64     Z11, 192(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z14
+	VPXORD        Z14, Z2, Z2
+	VPSHUFB       Z1, Z6, Z14
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z14, Z14
+	VPROLD        $0x18, Z14, Z1
+	VPTERNLOGD    $0x96, 128(BX), Z2, Z1
+	VPXORD        Z2, Z14, Z14
+	VPROLD        $0x08, Z14, Z11
+	VPROLD        $0x10, Z14, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z11
+	VPXORD        64(AX), Z9, Z2
+	VPTERNLOGD    $0x96, Z10, Z8, Z2
+	VMOVDQU64     Z9, (BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z14
+	VPXORD        Z14, Z2, Z2
+	VPSHUFB       Z1, Z6, Z14
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z14, Z14
+	VPROLD        $0x18, Z14, Z1
+	VPTERNLOGD    $0x96, 64(BX), Z2, Z1
+	VPXORD        Z2, Z14, Z14
+	VPROLD        $0x08, Z14, Z9
+	VPROLD        $0x10, Z14, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z9
+	VPXORD        64(AX), Z12, Z2
+	VPTERNLOGD    $0x96, Z13, Z11, Z2
+	VMOVDQU64     Z12, 128(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z14
+	VPXORD        Z14, Z2, Z2
+	VPSHUFB       Z1, Z6, Z14
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z14, Z14
+	VPROLD        $0x18, Z14, Z1
+	VPTERNLOGD    $0x96, 192(BX), Z2, Z1
+	VPXORD        Z2, Z14, Z14
+	VPROLD        $0x08, Z14, Z12
+	VPROLD        $0x10, Z14, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z12
+	VPXORD        128(AX), Z10, Z2
+	VPTERNLOGD    $0x96, Z8, Z9, Z2
+	VMOVDQU64     Z10, 64(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z14
+	VPXORD        Z14, Z2, Z2
+	VPSHUFB       Z1, Z6, Z14
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z14, Z14
+	VPROLD        $0x18, Z14, Z1
+	VPTERNLOGD    $0x96, (BX), Z2, Z1
+	VPXORD        Z2, Z14, Z14
+	VPROLD        $0x08, Z14, Z10
+	VPROLD        $0x10, Z14, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z10
+	VPXORD        128(AX), Z13, Z2
+	VPTERNLOGD    $0x96, Z11, Z12, Z2
+	VMOVDQU64     Z13, 192(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z14
+	VPXORD        Z14, Z2, Z2
+	VPSHUFB       Z1, Z6, Z14
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z14, Z14
+	VPROLD        $0x18, Z14, Z1
+	VPTERNLOGD    $0x96, 128(BX), Z2, Z1
+	VPXORD        Z2, Z14, Z14
+	VPROLD        $0x08, Z14, Z13
+	VPROLD        $0x10, Z14, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z13
+	VPXORD        192(AX), Z8, Z2
+	VPTERNLOGD    $0x96, Z9, Z10, Z2
+	VMOVDQU64     Z8, (BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z14
+	VPXORD        Z14, Z2, Z2
+	VPSHUFB       Z1, Z6, Z14
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z14, Z14
+	VPROLD        $0x18, Z14, Z1
+	VPTERNLOGD    $0x96, 64(BX), Z2, Z1
+	VPXORD        Z2, Z14, Z14
+	VPROLD        $0x08, Z14, Z8
+	VPROLD        $0x10, Z14, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z8
+	VPXORD        192(AX), Z11, Z2
+	VPTERNLOGD    $0x96, Z12, Z13, Z2
+	VMOVDQU64     Z11, 128(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z14
+	VPXORD        Z14, Z2, Z2
+	VPSHUFB       Z1, Z6, Z14
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z14, Z14
+	VPROLD        $0x18, Z14, Z1
+	VPTERNLOGD    $0x96, 192(BX), Z2, Z1
+	VPXORD        Z2, Z14, Z14
+	VPROLD        $0x08, Z14, Z11
+	VPROLD        $0x10, Z14, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z11
+	VMOVDQU64     Z8, Z2
+	VMOVDQU64     Z9, Z8
+	VMOVDQU64     Z10, Z9
+	VMOVDQU64     Z2, Z10
+	VMOVDQU64     Z11, Z2
+	VMOVDQU64     Z12, Z11
+	VMOVDQU64     Z13, Z12
+	VMOVDQU64     Z2, Z13
+	ADDQ          $0x00000100, AX
+	DECQ          SI
+	JNZ           xorPiecesAVX512AESNI_rounds2true
+	VMOVDQU64     (BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z8, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z8, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z8
+	VPSHUFB       Z1, Z8, Z8
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z8, Z8
+	VPSRLW        $0x04, Z9, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z9, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z9
+	VPSHUFB       Z1, Z9, Z9
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z9, Z9
+	VPSRLW        $0x04, Z10, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z10, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z10
+	VPSHUFB       Z1, Z10, Z10
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z10, Z10
+	VPUNPCKHDQ    Z9, Z10, Z1
+	VPUNPCKLDQ    Z9, Z10, Z10
+	VPUNPCKLDQ    Z0, Z8, Z2
+	VPUNPCKHDQ    Z0, Z8, Z8
+	VPUNPCKHQDQ   Z2, Z10, Z9
+	VPUNPCKLQDQ   Z2, Z10, Z10
+	VPUNPCKHQDQ   Z8, Z1, Z0
+	VPUNPCKLQDQ   Z8, Z1, Z8
+	VPSHUFB       sm4BswapMask<>+0(SB), Z10, Z10
+	VPSHUFB       sm4BswapMask<>+0(SB), Z9, Z9
+	VPSHUFB       sm4BswapMask<>+0(SB), Z8, Z8
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VMOVDQU64     Z10, (DI)
+	VMOVDQU64     Z9, 64(DI)
+	VMOVDQU64     Z8, 128(DI)
+	VMOVDQU64     Z0, 192(DI)
+	VMOVDQU64     128(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z11, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z11, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z11
+	VPSHUFB       Z1, Z11, Z11
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z11, Z11
+	VPSRLW        $0x04, Z12, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z12, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z12
+	VPSHUFB       Z1, Z12, Z12
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z12, Z12
+	VPSRLW        $0x04, Z13, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z13, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z13
+	VPSHUFB       Z1, Z13, Z13
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z13, Z13
+	VPUNPCKHDQ    Z12, Z13, Z1
+	VPUNPCKLDQ    Z12, Z13, Z13
+	VPUNPCKLDQ    Z0, Z11, Z2
+	VPUNPCKHDQ    Z0, Z11, Z11
+	VPUNPCKHQDQ   Z2, Z13, Z12
+	VPUNPCKLQDQ   Z2, Z13, Z13
+	VPUNPCKHQDQ   Z11, Z1, Z0
+	VPUNPCKLQDQ   Z11, Z1, Z11
+	VPSHUFB       sm4BswapMask<>+0(SB), Z13, Z13
+	VPSHUFB       sm4BswapMask<>+0(SB), Z12, Z12
+	VPSHUFB       sm4BswapMask<>+0(SB), Z11, Z11
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	MOVQ          5424(SP), AX
+	SHRQ          $0x00, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z13, K1, 256(DI)
+	MOVQ          5424(SP), AX
+	SHRQ          $0x10, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z12, K1, 320(DI)
+	MOVQ          5424(SP), AX
+	SHRQ          $0x20, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z11, K1, 384(DI)
+	MOVQ          5424(SP), AX
+	SHRQ          $0x30, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z0, K1, 448(DI)
+	JMP           xorPiecesAVX512AESNI_done
+
+xorPiecesAVX512AESNI_sets3:
+	SUBQ        $0x00000020, BX
+	MOVQ        $-1, R8
+	SHLQ        $0x02, BX
+	BZHIQ       BX, R8, R8
+	MOVQ        R8, 5752(SP)
+	LEAQ        5760(SP), BX
+	ADDQ        $0x3f, BX
+	ANDQ        $-64, BX
+	VMOVDQU64   (SI), Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64   64(SI), Z8
+	VPSHUFB     sm4BswapMask<>+0(SB), Z8, Z8
+	VMOVDQU64   128(SI), Z9
+	VPSHUFB     sm4BswapMask<>+0(SB), Z9, Z9
+	VMOVDQU64   192(SI), Z10
+	VPSHUFB     sm4BswapMask<>+0(SB), Z10, Z10
+	VPUNPCKHDQ  Z8, Z1, Z2
+	VPUNPCKLDQ  Z8, Z1, Z1
+	VPUNPCKLDQ  Z10, Z9, Z3
+	VPUNPCKHDQ  Z10, Z9, Z9
+	VPUNPCKHQDQ Z3, Z1, Z8
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z9, Z2, Z10
+	VPUNPCKLQDQ Z9, Z2, Z9
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z8, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z8, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z8
+	VPSHUFB     Z2, Z8, Z8
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z8, Z8
+	VPSRLW      $0x04, Z9, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z9, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z9
+	VPSHUFB     Z2, Z9, Z9
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z9, Z9
+	VPSRLW      $0x04, Z10, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z10, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z10
+	VPSHUFB     Z2, Z10, Z10
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z10, Z10
+	VMOVDQU64   Z1, (BX)
+	VMOVDQU64   256(SI), Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64   320(SI), Z11
+	VPSHUFB     sm4BswapMask<>+0(SB), Z11, Z11
+	VMOVDQU64   384(SI), Z12
+	VPSHUFB     sm4BswapMask<>+0(SB), Z12, Z12
+	VMOVDQU64   448(SI), Z13
+	VPSHUFB     sm4BswapMask<>+0(SB), Z13, Z13
+	VPUNPCKHDQ  Z11, Z1, Z2
+	VPUNPCKLDQ  Z11, Z1, Z1
+	VPUNPCKLDQ  Z13, Z12, Z3
+	VPUNPCKHDQ  Z13, Z12, Z12
+	VPUNPCKHQDQ Z3, Z1, Z11
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z12, Z2, Z13
+	VPUNPCKLQDQ Z12, Z2, Z12
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z11, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z11, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z11
+	VPSHUFB     Z2, Z11, Z11
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z11, Z11
+	VPSRLW      $0x04, Z12, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z12, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z12
+	VPSHUFB     Z2, Z12, Z12
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z12, Z12
+	VPSRLW      $0x04, Z13, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z13, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z13
+	VPSHUFB     Z2, Z13, Z13
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z13, Z13
+	VMOVDQU64   Z1, 128(BX)
+	MOVQ        5752(SP), R8
+	SHRQ        $0x00, R8
+	KMOVW       R8, K1
+	VMOVDQU32.Z 512(SI), K1, Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	MOVQ        5752(SP), R8
+	SHRQ        $0x10, R8
+	KMOVW       R8, K1
+	VMOVDQU32.Z 576(SI), K1, Z14
+	VPSHUFB     sm4BswapMask<>+0(SB), Z14, Z14
+	MOVQ        5752(SP), R8
+	SHRQ        $0x20, R8
+	KMOVW       R8, K1
+	VMOVDQU32.Z 640(SI), K1, Z15
+	VPSHUFB     sm4BswapMask<>+0(SB), Z15, Z15
+	MOVQ        5752(SP), R8
+	SHRQ        $0x30, R8
+	KMOVW       R8, K1
+	VMOVDQU32.Z 704(SI), K1, Z16
+	VPSHUFB     sm4BswapMask<>+0(SB), Z16, Z16
+	VPUNPCKHDQ  Z14, Z1, Z2
+	VPUNPCKLDQ  Z14, Z1, Z1
+	VPUNPCKLDQ  Z16, Z15, Z3
+	VPUNPCKHDQ  Z16, Z15, Z15
+	VPUNPCKHQDQ Z3, Z1, Z14
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z15, Z2, Z16
+	VPUNPCKLQDQ Z15, Z2, Z15
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z14, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z14, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z14
+	VPSHUFB     Z2, Z14, Z14
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z14, Z14
+	VPSRLW      $0x04, Z15, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z15, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z15
+	VPSHUFB     Z2, Z15, Z15
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z15, Z15
+	VPSRLW      $0x04, Z16, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z16, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z16
+	VPSHUFB     Z2, Z16, Z16
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z16, Z16
+	VMOVDQU64   Z1, 256(BX)
+	MOVQ        $0x00000008, SI
+
+xorPiecesAVX512AESNI_rounds3true:
+	VPXORD        (AX), Z8, Z2
+	VPTERNLOGD    $0x96, Z9, Z10, Z2
+	VMOVDQU64     Z8, 64(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z17
+	VPXORD        Z17, Z2, Z2
+	VPSHUFB       Z1, Z6, Z17
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z17, Z17
+	VPROLD        $0x18, Z17, Z1
+	VPTERNLOGD    $0x96, (BX), Z2, Z1
+	VPXORD        Z2, Z17, Z17
+	VPROLD        $0x08, Z17, Z8
+	VPROLD        $0x10, Z17, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z8
+	VPXORD        (AX), Z11, Z2
+	VPTERNLOGD    $0x96, Z12, Z13, Z2
+	VMOVDQU64     Z11, 192(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z17
+	VPXORD        Z17, Z2, Z2
+	VPSHUFB       Z1, Z6, Z17
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z17, Z17
+	VPROLD        $0x18, Z17, Z1
+	VPTERNLOGD    $0x96, 128(BX), Z2, Z1
+	VPXORD        Z2, Z17, Z17
+	VPROLD        $0x08, Z17, Z11
+	VPROLD        $0x10, Z17, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z11
+	VPXORD        (AX), Z14, Z2
+	VPTERNLOGD    $0x96, Z15, Z16, Z2
+	VMOVDQU64     Z14, 320(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z17
+	VPXORD        Z17, Z2, Z2
+	VPSHUFB       Z1, Z6, Z17
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z17, Z17
+	VPROLD        $0x18, Z17, Z1
+	VPTERNLOGD    $0x96, 256(BX), Z2, Z1
+	VPXORD        Z2, Z17, Z17
+	VPROLD        $0x08, Z17, Z14
+	VPROLD        $0x10, Z17, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z14
+	VPXORD        64(AX), Z9, Z2
+	VPTERNLOGD    $0x96, Z10, Z8, Z2
+	VMOVDQU64     Z9, (BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z17
+	VPXORD        Z17, Z2, Z2
+	VPSHUFB       Z1, Z6, Z17
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z17, Z17
+	VPROLD        $0x18, Z17, Z1
+	VPTERNLOGD    $0x96, 64(BX), Z2, Z1
+	VPXORD        Z2, Z17, Z17
+	VPROLD        $0x08, Z17, Z9
+	VPROLD        $0x10, Z17, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z9
+	VPXORD        64(AX), Z12, Z2
+	VPTERNLOGD    $0x96, Z13, Z11, Z2
+	VMOVDQU64     Z12, 128(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z17
+	VPXORD        Z17, Z2, Z2
+	VPSHUFB       Z1, Z6, Z17
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z17, Z17
+	VPROLD        $0x18, Z17, Z1
+	VPTERNLOGD    $0x96, 192(BX), Z2, Z1
+	VPXORD        Z2, Z17, Z17
+	VPROLD        $0x08, Z17, Z12
+	VPROLD        $0x10, Z17, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z12
+	VPXORD        64(AX), Z15, Z2
+	VPTERNLOGD    $0x96, Z16, Z14, Z2
+	VMOVDQU64     Z15, 256(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z17
+	VPXORD        Z17, Z2, Z2
+	VPSHUFB       Z1, Z6, Z17
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z17, Z17
+	VPROLD        $0x18, Z17, Z1
+	VPTERNLOGD    $0x96, 320(BX), Z2, Z1
+	VPXORD        Z2, Z17, Z17
+	VPROLD        $0x08, Z17, Z15
+	VPROLD        $0x10, Z17, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z15
+	VPXORD        128(AX), Z10, Z2
+	VPTERNLOGD    $0x96, Z8, Z9, Z2
+	VMOVDQU64     Z10, 64(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z17
+	VPXORD        Z17, Z2, Z2
+	VPSHUFB       Z1, Z6, Z17
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z17, Z17
+	VPROLD        $0x18, Z17, Z1
+	VPTERNLOGD    $0x96, (BX), Z2, Z1
+	VPXORD        Z2, Z17, Z17
+	VPROLD        $0x08, Z17, Z10
+	VPROLD        $0x10, Z17, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z10
+	VPXORD        128(AX), Z13, Z2
+	VPTERNLOGD    $0x96, Z11, Z12, Z2
+	VMOVDQU64     Z13, 192(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z17
+	VPXORD        Z17, Z2, Z2
+	VPSHUFB       Z1, Z6, Z17
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z17, Z17
+	VPROLD        $0x18, Z17, Z1
+	VPTERNLOGD    $0x96, 128(BX), Z2, Z1
+	VPXORD        Z2, Z17, Z17
+	VPROLD        $0x08, Z17, Z13
+	VPROLD        $0x10, Z17, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z13
+	VPXORD        128(AX), Z16, Z2
+	VPTERNLOGD    $0x96, Z14, Z15, Z2
+	VMOVDQU64     Z16, 320(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z17
+	VPXORD        Z17, Z2, Z2
+	VPSHUFB       Z1, Z6, Z17
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z17, Z17
+	VPROLD        $0x18, Z17, Z1
+	VPTERNLOGD    $0x96, 256(BX), Z2, Z1
+	VPXORD        Z2, Z17, Z17
+	VPROLD        $0x08, Z17, Z16
+	VPROLD        $0x10, Z17, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z16
+	VPXORD        192(AX), Z8, Z2
+	VPTERNLOGD    $0x96, Z9, Z10, Z2
+	VMOVDQU64     Z8, (BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z17
+	VPXORD        Z17, Z2, Z2
+	VPSHUFB       Z1, Z6, Z17
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z17, Z17
+	VPROLD        $0x18, Z17, Z1
+	VPTERNLOGD    $0x96, 64(BX), Z2, Z1
+	VPXORD        Z2, Z17, Z17
+	VPROLD        $0x08, Z17, Z8
+	VPROLD        $0x10, Z17, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z8
+	VPXORD        192(AX), Z11, Z2
+	VPTERNLOGD    $0x96, Z12, Z13, Z2
+	VMOVDQU64     Z11, 128(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z17
+	VPXORD        Z17, Z2, Z2
+	VPSHUFB       Z1, Z6, Z17
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z17, Z17
+	VPROLD        $0x18, Z17, Z1
+	VPTERNLOGD    $0x96, 192(BX), Z2, Z1
+	VPXORD        Z2, Z17, Z17
+	VPROLD        $0x08, Z17, Z11
+	VPROLD        $0x10, Z17, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z11
+	VPXORD        192(AX), Z14, Z2
+	VPTERNLOGD    $0x96, Z15, Z16, Z2
+	VMOVDQU64     Z14, 256(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z17
+	VPXORD        Z17, Z2, Z2
+	VPSHUFB       Z1, Z6, Z17
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z17, Z17
+	VPROLD        $0x18, Z17, Z1
+	VPTERNLOGD    $0x96, 320(BX), Z2, Z1
+	VPXORD        Z2, Z17, Z17
+	VPROLD        $0x08, Z17, Z14
+	VPROLD        $0x10, Z17, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z14
+	VMOVDQU64     Z8, Z2
+	VMOVDQU64     Z9, Z8
+	VMOVDQU64     Z10, Z9
+	VMOVDQU64     Z2, Z10
+	VMOVDQU64     Z11, Z2
+	VMOVDQU64     Z12, Z11
+	VMOVDQU64     Z13, Z12
+	VMOVDQU64     Z2, Z13
+	VMOVDQU64     Z14, Z2
+	VMOVDQU64     Z15, Z14
+	VMOVDQU64     Z16, Z15
+	VMOVDQU64     Z2, Z16
+	ADDQ          $0x00000100, AX
+	DECQ          SI
+	JNZ           xorPiecesAVX512AESNI_rounds3true
+	VMOVDQU64     (BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z8, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z8, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z8
+	VPSHUFB       Z1, Z8, Z8
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z8, Z8
+	VPSRLW        $0x04, Z9, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z9, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z9
+	VPSHUFB       Z1, Z9, Z9
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z9, Z9
+	VPSRLW        $0x04, Z10, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z10, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z10
+	VPSHUFB       Z1, Z10, Z10
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z10, Z10
+	VPUNPCKHDQ    Z9, Z10, Z1
+	VPUNPCKLDQ    Z9, Z10, Z10
+	VPUNPCKLDQ    Z0, Z8, Z2
+	VPUNPCKHDQ    Z0, Z8, Z8
+	VPUNPCKHQDQ   Z2, Z10, Z9
+	VPUNPCKLQDQ   Z2, Z10, Z10
+	VPUNPCKHQDQ   Z8, Z1, Z0
+	VPUNPCKLQDQ   Z8, Z1, Z8
+	VPSHUFB       sm4BswapMask<>+0(SB), Z10, Z10
+	VPSHUFB       sm4BswapMask<>+0(SB), Z9, Z9
+	VPSHUFB       sm4BswapMask<>+0(SB), Z8, Z8
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VMOVDQU64     Z10, (DI)
+	VMOVDQU64     Z9, 64(DI)
+	VMOVDQU64     Z8, 128(DI)
+	VMOVDQU64     Z0, 192(DI)
+	VMOVDQU64     128(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z11, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z11, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z11
+	VPSHUFB       Z1, Z11, Z11
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z11, Z11
+	VPSRLW        $0x04, Z12, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z12, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z12
+	VPSHUFB       Z1, Z12, Z12
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z12, Z12
+	VPSRLW        $0x04, Z13, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z13, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z13
+	VPSHUFB       Z1, Z13, Z13
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z13, Z13
+	VPUNPCKHDQ    Z12, Z13, Z1
+	VPUNPCKLDQ    Z12, Z13, Z13
+	VPUNPCKLDQ    Z0, Z11, Z2
+	VPUNPCKHDQ    Z0, Z11, Z11
+	VPUNPCKHQDQ   Z2, Z13, Z12
+	VPUNPCKLQDQ   Z2, Z13, Z13
+	VPUNPCKHQDQ   Z11, Z1, Z0
+	VPUNPCKLQDQ   Z11, Z1, Z11
+	VPSHUFB       sm4BswapMask<>+0(SB), Z13, Z13
+	VPSHUFB       sm4BswapMask<>+0(SB), Z12, Z12
+	VPSHUFB       sm4BswapMask<>+0(SB), Z11, Z11
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VMOVDQU64     Z13, 256(DI)
+	VMOVDQU64     Z12, 320(DI)
+	VMOVDQU64     Z11, 384(DI)
+	VMOVDQU64     Z0, 448(DI)
+	VMOVDQU64     256(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z14, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z14, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z14
+	VPSHUFB       Z1, Z14, Z14
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z14, Z14
+	VPSRLW        $0x04, Z15, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z15, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z15
+	VPSHUFB       Z1, Z15, Z15
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z15, Z15
+	VPSRLW        $0x04, Z16, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z16, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z16
+	VPSHUFB       Z1, Z16, Z16
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z16, Z16
+	VPUNPCKHDQ    Z15, Z16, Z1
+	VPUNPCKLDQ    Z15, Z16, Z16
+	VPUNPCKLDQ    Z0, Z14, Z2
+	VPUNPCKHDQ    Z0, Z14, Z14
+	VPUNPCKHQDQ   Z2, Z16, Z15
+	VPUNPCKLQDQ   Z2, Z16, Z16
+	VPUNPCKHQDQ   Z14, Z1, Z0
+	VPUNPCKLQDQ   Z14, Z1, Z14
+	VPSHUFB       sm4BswapMask<>+0(SB), Z16, Z16
+	VPSHUFB       sm4BswapMask<>+0(SB), Z15, Z15
+	VPSHUFB       sm4BswapMask<>+0(SB), Z14, Z14
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	MOVQ          5752(SP), AX
+	SHRQ          $0x00, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z16, K1, 512(DI)
+	MOVQ          5752(SP), AX
+	SHRQ          $0x10, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z15, K1, 576(DI)
+	MOVQ          5752(SP), AX
+	SHRQ          $0x20, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z14, K1, 640(DI)
+	MOVQ          5752(SP), AX
+	SHRQ          $0x30, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z0, K1, 704(DI)
+	JMP           xorPiecesAVX512AESNI_done
+
+xorPiecesAVX512AESNI_sets4:
+	SUBQ        $0x00000030, BX
+	MOVQ        $-1, R8
+	SHLQ        $0x02, BX
+	BZHIQ       BX, R8, R8
+	MOVQ        R8, 6208(SP)
+	LEAQ        6216(SP), BX
+	ADDQ        $0x3f, BX
+	ANDQ        $-64, BX
+	VMOVDQU64   (SI), Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64   64(SI), Z8
+	VPSHUFB     sm4BswapMask<>+0(SB), Z8, Z8
+	VMOVDQU64   128(SI), Z9
+	VPSHUFB     sm4BswapMask<>+0(SB), Z9, Z9
+	VMOVDQU64   192(SI), Z10
+	VPSHUFB     sm4BswapMask<>+0(SB), Z10, Z10
+	VPUNPCKHDQ  Z8, Z1, Z2
+	VPUNPCKLDQ  Z8, Z1, Z1
+	VPUNPCKLDQ  Z10, Z9, Z3
+	VPUNPCKHDQ  Z10, Z9, Z9
+	VPUNPCKHQDQ Z3, Z1, Z8
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z9, Z2, Z10
+	VPUNPCKLQDQ Z9, Z2, Z9
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z8, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z8, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z8
+	VPSHUFB     Z2, Z8, Z8
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z8, Z8
+	VPSRLW      $0x04, Z9, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z9, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z9
+	VPSHUFB     Z2, Z9, Z9
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z9, Z9
+	VPSRLW      $0x04, Z10, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z10, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z10
+	VPSHUFB     Z2, Z10, Z10
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z10, Z10
+	VMOVDQU64   Z1, (BX)
+	VMOVDQU64   256(SI), Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64   320(SI), Z11
+	VPSHUFB     sm4BswapMask<>+0(SB), Z11, Z11
+	VMOVDQU64   384(SI), Z12
+	VPSHUFB     sm4BswapMask<>+0(SB), Z12, Z12
+	VMOVDQU64   448(SI), Z13
+	VPSHUFB     sm4BswapMask<>+0(SB), Z13, Z13
+	VPUNPCKHDQ  Z11, Z1, Z2
+	VPUNPCKLDQ  Z11, Z1, Z1
+	VPUNPCKLDQ  Z13, Z12, Z3
+	VPUNPCKHDQ  Z13, Z12, Z12
+	VPUNPCKHQDQ Z3, Z1, Z11
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z12, Z2, Z13
+	VPUNPCKLQDQ Z12, Z2, Z12
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z11, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z11, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z11
+	VPSHUFB     Z2, Z11, Z11
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z11, Z11
+	VPSRLW      $0x04, Z12, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z12, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z12
+	VPSHUFB     Z2, Z12, Z12
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z12, Z12
+	VPSRLW      $0x04, Z13, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z13, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z13
+	VPSHUFB     Z2, Z13, Z13
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z13, Z13
+	VMOVDQU64   Z1, 128(BX)
+	VMOVDQU64   512(SI), Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64   576(SI), Z14
+	VPSHUFB     sm4BswapMask<>+0(SB), Z14, Z14
+	VMOVDQU64   640(SI), Z15
+	VPSHUFB     sm4BswapMask<>+0(SB), Z15, Z15
+	VMOVDQU64   704(SI), Z16
+	VPSHUFB     sm4BswapMask<>+0(SB), Z16, Z16
+	VPUNPCKHDQ  Z14, Z1, Z2
+	VPUNPCKLDQ  Z14, Z1, Z1
+	VPUNPCKLDQ  Z16, Z15, Z3
+	VPUNPCKHDQ  Z16, Z15, Z15
+	VPUNPCKHQDQ Z3, Z1, Z14
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z15, Z2, Z16
+	VPUNPCKLQDQ Z15, Z2, Z15
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z14, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z14, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z14
+	VPSHUFB     Z2, Z14, Z14
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z14, Z14
+	VPSRLW      $0x04, Z15, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z15, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z15
+	VPSHUFB     Z2, Z15, Z15
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z15, Z15
+	VPSRLW      $0x04, Z16, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z16, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z16
+	VPSHUFB     Z2, Z16, Z16
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z16, Z16
+	VMOVDQU64   Z1, 256(BX)
+	MOVQ        6208(SP), R8
+	SHRQ        $0x00, R8
+	KMOVW       R8, K1
+	VMOVDQU32.Z 768(SI), K1, Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	MOVQ        6208(SP), R8
+	SHRQ        $0x10, R8
+	KMOVW       R8, K1
+	VMOVDQU32.Z 832(SI), K1, Z17
+	VPSHUFB     sm4BswapMask<>+0(SB), Z17, Z17
+	MOVQ        6208(SP), R8
+	SHRQ        $0x20, R8
+	KMOVW       R8, K1
+	VMOVDQU32.Z 896(SI), K1, Z18
+	VPSHUFB     sm4BswapMask<>+0(SB), Z18, Z18
+	MOVQ        6208(SP), R8
+	SHRQ        $0x30, R8
+	KMOVW       R8, K1
+	VMOVDQU32.Z 960(SI), K1, Z19
+	VPSHUFB     sm4BswapMask<>+0(SB), Z19, Z19
+	VPUNPCKHDQ  Z17, Z1, Z2
+	VPUNPCKLDQ  Z17, Z1, Z1
+	VPUNPCKLDQ  Z19, Z18, Z3
+	VPUNPCKHDQ  Z19, Z18, Z18
+	VPUNPCKHQDQ Z3, Z1, Z17
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z18, Z2, Z19
+	VPUNPCKLQDQ Z18, Z2, Z18
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z17, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z17, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z17
+	VPSHUFB     Z2, Z17, Z17
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z17, Z17
+	VPSRLW      $0x04, Z18, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z18, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z18
+	VPSHUFB     Z2, Z18, Z18
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z18, Z18
+	VPSRLW      $0x04, Z19, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z19, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z19
+	VPSHUFB     Z2, Z19, Z19
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z19, Z19
+	VMOVDQU64   Z1, 384(BX)
+	MOVQ        $0x00000008, SI
+
+xorPiecesAVX512AESNI_rounds4true:
+	VPXORD        (AX), Z8, Z2
+	VPTERNLOGD    $0x96, Z9, Z10, Z2
+	VMOVDQU64     Z8, 64(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, (BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z8
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z8
+	VPXORD        (AX), Z11, Z2
+	VPTERNLOGD    $0x96, Z12, Z13, Z2
+	VMOVDQU64     Z11, 192(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, 128(BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z11
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z11
+	VPXORD        (AX), Z14, Z2
+	VPTERNLOGD    $0x96, Z15, Z16, Z2
+	VMOVDQU64     Z14, 320(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, 256(BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z14
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z14
+	VPXORD        (AX), Z17, Z2
+	VPTERNLOGD    $0x96, Z18, Z19, Z2
+	VMOVDQU64     Z17, 448(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, 384(BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z17
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z17
+	VPXORD        64(AX), Z9, Z2
+	VPTERNLOGD    $0x96, Z10, Z8, Z2
+	VMOVDQU64     Z9, (BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, 64(BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z9
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z9
+	VPXORD        64(AX), Z12, Z2
+	VPTERNLOGD    $0x96, Z13, Z11, Z2
+	VMOVDQU64     Z12, 128(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, 192(BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z12
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z12
+	VPXORD        64(AX), Z15, Z2
+	VPTERNLOGD    $0x96, Z16, Z14, Z2
+	VMOVDQU64     Z15, 256(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, 320(BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z15
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z15
+	VPXORD        64(AX), Z18, Z2
+	VPTERNLOGD    $0x96, Z19, Z17, Z2
+	VMOVDQU64     Z18, 384(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, 448(BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z18
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z18
+	VPXORD        128(AX), Z10, Z2
+	VPTERNLOGD    $0x96, Z8, Z9, Z2
+	VMOVDQU64     Z10, 64(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, (BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z10
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z10
+	VPXORD        128(AX), Z13, Z2
+	VPTERNLOGD    $0x96, Z11, Z12, Z2
+	VMOVDQU64     Z13, 192(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, 128(BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z13
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z13
+	VPXORD        128(AX), Z16, Z2
+	VPTERNLOGD    $0x96, Z14, Z15, Z2
+	VMOVDQU64     Z16, 320(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, 256(BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z16
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z16
+	VPXORD        128(AX), Z19, Z2
+	VPTERNLOGD    $0x96, Z17, Z18, Z2
+	VMOVDQU64     Z19, 448(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, 384(BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z19
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z19
+	VPXORD        192(AX), Z8, Z2
+	VPTERNLOGD    $0x96, Z9, Z10, Z2
+	VMOVDQU64     Z8, (BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, 64(BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z8
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z8
+	VPXORD        192(AX), Z11, Z2
+	VPTERNLOGD    $0x96, Z12, Z13, Z2
+	VMOVDQU64     Z11, 128(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, 192(BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z11
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z11
+	VPXORD        192(AX), Z14, Z2
+	VPTERNLOGD    $0x96, Z15, Z16, Z2
+	VMOVDQU64     Z14, 256(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, 320(BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z14
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z14
+	VPXORD        192(AX), Z17, Z2
+	VPTERNLOGD    $0x96, Z18, Z19, Z2
+	VMOVDQU64     Z17, 384(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z20
+	VPXORD        Z20, Z2, Z2
+	VPSHUFB       Z1, Z6, Z20
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z20, Z20
+	VPROLD        $0x18, Z20, Z1
+	VPTERNLOGD    $0x96, 448(BX), Z2, Z1
+	VPXORD        Z2, Z20, Z20
+	VPROLD        $0x08, Z20, Z17
+	VPROLD        $0x10, Z20, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z17
+	VMOVDQU64     Z8, Z2
+	VMOVDQU64     Z9, Z8
+	VMOVDQU64     Z10, Z9
+	VMOVDQU64     Z2, Z10
+	VMOVDQU64     Z11, Z2
+	VMOVDQU64     Z12, Z11
+	VMOVDQU64     Z13, Z12
+	VMOVDQU64     Z2, Z13
+	VMOVDQU64     Z14, Z2
+	VMOVDQU64     Z15, Z14
+	VMOVDQU64     Z16, Z15
+	VMOVDQU64     Z2, Z16
+	VMOVDQU64     Z17, Z2
+	VMOVDQU64     Z18, Z17
+	VMOVDQU64     Z19, Z18
+	VMOVDQU64     Z2, Z19
+	ADDQ          $0x00000100, AX
+	DECQ          SI
+	JNZ           xorPiecesAVX512AESNI_rounds4true
+	VMOVDQU64     (BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z8, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z8, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z8
+	VPSHUFB       Z1, Z8, Z8
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z8, Z8
+	VPSRLW        $0x04, Z9, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z9, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z9
+	VPSHUFB       Z1, Z9, Z9
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z9, Z9
+	VPSRLW        $0x04, Z10, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z10, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z10
+	VPSHUFB       Z1, Z10, Z10
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z10, Z10
+	VPUNPCKHDQ    Z9, Z10, Z1
+	VPUNPCKLDQ    Z9, Z10, Z10
+	VPUNPCKLDQ    Z0, Z8, Z2
+	VPUNPCKHDQ    Z0, Z8, Z8
+	VPUNPCKHQDQ   Z2, Z10, Z9
+	VPUNPCKLQDQ   Z2, Z10, Z10
+	VPUNPCKHQDQ   Z8, Z1, Z0
+	VPUNPCKLQDQ   Z8, Z1, Z8
+	VPSHUFB       sm4BswapMask<>+0(SB), Z10, Z10
+	VPSHUFB       sm4BswapMask<>+0(SB), Z9, Z9
+	VPSHUFB       sm4BswapMask<>+0(SB), Z8, Z8
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VMOVDQU64     Z10, (DI)
+	VMOVDQU64     Z9, 64(DI)
+	VMOVDQU64     Z8, 128(DI)
+	VMOVDQU64     Z0, 192(DI)
+	VMOVDQU64     128(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z11, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z11, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z11
+	VPSHUFB       Z1, Z11, Z11
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z11, Z11
+	VPSRLW        $0x04, Z12, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z12, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z12
+	VPSHUFB       Z1, Z12, Z12
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z12, Z12
+	VPSRLW        $0x04, Z13, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z13, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z13
+	VPSHUFB       Z1, Z13, Z13
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z13, Z13
+	VPUNPCKHDQ    Z12, Z13, Z1
+	VPUNPCKLDQ    Z12, Z13, Z13
+	VPUNPCKLDQ    Z0, Z11, Z2
+	VPUNPCKHDQ    Z0, Z11, Z11
+	VPUNPCKHQDQ   Z2, Z13, Z12
+	VPUNPCKLQDQ   Z2, Z13, Z13
+	VPUNPCKHQDQ   Z11, Z1, Z0
+	VPUNPCKLQDQ   Z11, Z1, Z11
+	VPSHUFB       sm4BswapMask<>+0(SB), Z13, Z13
+	VPSHUFB       sm4BswapMask<>+0(SB), Z12, Z12
+	VPSHUFB       sm4BswapMask<>+0(SB), Z11, Z11
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VMOVDQU64     Z13, 256(DI)
+	VMOVDQU64     Z12, 320(DI)
+	VMOVDQU64     Z11, 384(DI)
+	VMOVDQU64     Z0, 448(DI)
+	VMOVDQU64     256(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z14, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z14, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z14
+	VPSHUFB       Z1, Z14, Z14
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z14, Z14
+	VPSRLW        $0x04, Z15, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z15, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z15
+	VPSHUFB       Z1, Z15, Z15
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z15, Z15
+	VPSRLW        $0x04, Z16, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z16, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z16
+	VPSHUFB       Z1, Z16, Z16
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z16, Z16
+	VPUNPCKHDQ    Z15, Z16, Z1
+	VPUNPCKLDQ    Z15, Z16, Z16
+	VPUNPCKLDQ    Z0, Z14, Z2
+	VPUNPCKHDQ    Z0, Z14, Z14
+	VPUNPCKHQDQ   Z2, Z16, Z15
+	VPUNPCKLQDQ   Z2, Z16, Z16
+	VPUNPCKHQDQ   Z14, Z1, Z0
+	VPUNPCKLQDQ   Z14, Z1, Z14
+	VPSHUFB       sm4BswapMask<>+0(SB), Z16, Z16
+	VPSHUFB       sm4BswapMask<>+0(SB), Z15, Z15
+	VPSHUFB       sm4BswapMask<>+0(SB), Z14, Z14
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VMOVDQU64     Z16, 512(DI)
+	VMOVDQU64     Z15, 576(DI)
+	VMOVDQU64     Z14, 640(DI)
+	VMOVDQU64     Z0, 704(DI)
+	VMOVDQU64     384(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z17, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z17, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z17
+	VPSHUFB       Z1, Z17, Z17
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z17, Z17
+	VPSRLW        $0x04, Z18, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z18, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z18
+	VPSHUFB       Z1, Z18, Z18
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z18, Z18
+	VPSRLW        $0x04, Z19, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z19, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z19
+	VPSHUFB       Z1, Z19, Z19
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z19, Z19
+	VPUNPCKHDQ    Z18, Z19, Z1
+	VPUNPCKLDQ    Z18, Z19, Z19
+	VPUNPCKLDQ    Z0, Z17, Z2
+	VPUNPCKHDQ    Z0, Z17, Z17
+	VPUNPCKHQDQ   Z2, Z19, Z18
+	VPUNPCKLQDQ   Z2, Z19, Z19
+	VPUNPCKHQDQ   Z17, Z1, Z0
+	VPUNPCKLQDQ   Z17, Z1, Z17
+	VPSHUFB       sm4BswapMask<>+0(SB), Z19, Z19
+	VPSHUFB       sm4BswapMask<>+0(SB), Z18, Z18
+	VPSHUFB       sm4BswapMask<>+0(SB), Z17, Z17
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	MOVQ          6208(SP), AX
+	SHRQ          $0x00, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z19, K1, 768(DI)
+	MOVQ          6208(SP), AX
+	SHRQ          $0x10, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z18, K1, 832(DI)
+	MOVQ          6208(SP), AX
+	SHRQ          $0x20, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z17, K1, 896(DI)
+	MOVQ          6208(SP), AX
+	SHRQ          $0x30, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z0, K1, 960(DI)
+	JMP           xorPiecesAVX512AESNI_done
+
+xorPiecesAVX512AESNI_sets5:
+	SUBQ        $0x00000040, BX
+	MOVQ        $-1, R8
+	SHLQ        $0x02, BX
+	BZHIQ       BX, R8, R8
+	MOVQ        R8, 6792(SP)
+	LEAQ        6800(SP), BX
+	ADDQ        $0x3f, BX
+	ANDQ        $-64, BX
+	VMOVDQU64   (SI), Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64   64(SI), Z8
+	VPSHUFB     sm4BswapMask<>+0(SB), Z8, Z8
+	VMOVDQU64   128(SI), Z9
+	VPSHUFB     sm4BswapMask<>+0(SB), Z9, Z9
+	VMOVDQU64   192(SI), Z10
+	VPSHUFB     sm4BswapMask<>+0(SB), Z10, Z10
+	VPUNPCKHDQ  Z8, Z1, Z2
+	VPUNPCKLDQ  Z8, Z1, Z1
+	VPUNPCKLDQ  Z10, Z9, Z3
+	VPUNPCKHDQ  Z10, Z9, Z9
+	VPUNPCKHQDQ Z3, Z1, Z8
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z9, Z2, Z10
+	VPUNPCKLQDQ Z9, Z2, Z9
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z8, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z8, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z8
+	VPSHUFB     Z2, Z8, Z8
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z8, Z8
+	VPSRLW      $0x04, Z9, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z9, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z9
+	VPSHUFB     Z2, Z9, Z9
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z9, Z9
+	VPSRLW      $0x04, Z10, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z10, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z10
+	VPSHUFB     Z2, Z10, Z10
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z10, Z10
+	VMOVDQU64   Z1, (BX)
+	VMOVDQU64   256(SI), Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64   320(SI), Z11
+	VPSHUFB     sm4BswapMask<>+0(SB), Z11, Z11
+	VMOVDQU64   384(SI), Z12
+	VPSHUFB     sm4BswapMask<>+0(SB), Z12, Z12
+	VMOVDQU64   448(SI), Z13
+	VPSHUFB     sm4BswapMask<>+0(SB), Z13, Z13
+	VPUNPCKHDQ  Z11, Z1, Z2
+	VPUNPCKLDQ  Z11, Z1, Z1
+	VPUNPCKLDQ  Z13, Z12, Z3
+	VPUNPCKHDQ  Z13, Z12, Z12
+	VPUNPCKHQDQ Z3, Z1, Z11
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z12, Z2, Z13
+	VPUNPCKLQDQ Z12, Z2, Z12
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z11, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z11, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z11
+	VPSHUFB     Z2, Z11, Z11
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z11, Z11
+	VPSRLW      $0x04, Z12, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z12, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z12
+	VPSHUFB     Z2, Z12, Z12
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z12, Z12
+	VPSRLW      $0x04, Z13, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z13, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z13
+	VPSHUFB     Z2, Z13, Z13
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z13, Z13
+	VMOVDQU64   Z1, 128(BX)
+	VMOVDQU64   512(SI), Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64   576(SI), Z14
+	VPSHUFB     sm4BswapMask<>+0(SB), Z14, Z14
+	VMOVDQU64   640(SI), Z15
+	VPSHUFB     sm4BswapMask<>+0(SB), Z15, Z15
+	VMOVDQU64   704(SI), Z16
+	VPSHUFB     sm4BswapMask<>+0(SB), Z16, Z16
+	VPUNPCKHDQ  Z14, Z1, Z2
+	VPUNPCKLDQ  Z14, Z1, Z1
+	VPUNPCKLDQ  Z16, Z15, Z3
+	VPUNPCKHDQ  Z16, Z15, Z15
+	VPUNPCKHQDQ Z3, Z1, Z14
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z15, Z2, Z16
+	VPUNPCKLQDQ Z15, Z2, Z15
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z14, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z14, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z14
+	VPSHUFB     Z2, Z14, Z14
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z14, Z14
+	VPSRLW      $0x04, Z15, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z15, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z15
+	VPSHUFB     Z2, Z15, Z15
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z15, Z15
+	VPSRLW      $0x04, Z16, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z16, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z16
+	VPSHUFB     Z2, Z16, Z16
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z16, Z16
+	VMOVDQU64   Z1, 256(BX)
+	VMOVDQU64   768(SI), Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64   832(SI), Z17
+	VPSHUFB     sm4BswapMask<>+0(SB), Z17, Z17
+	VMOVDQU64   896(SI), Z18
+	VPSHUFB     sm4BswapMask<>+0(SB), Z18, Z18
+	VMOVDQU64   960(SI), Z19
+	VPSHUFB     sm4BswapMask<>+0(SB), Z19, Z19
+	VPUNPCKHDQ  Z17, Z1, Z2
+	VPUNPCKLDQ  Z17, Z1, Z1
+	VPUNPCKLDQ  Z19, Z18, Z3
+	VPUNPCKHDQ  Z19, Z18, Z18
+	VPUNPCKHQDQ Z3, Z1, Z17
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z18, Z2, Z19
+	VPUNPCKLQDQ Z18, Z2, Z18
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z17, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z17, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z17
+	VPSHUFB     Z2, Z17, Z17
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z17, Z17
+	VPSRLW      $0x04, Z18, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z18, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z18
+	VPSHUFB     Z2, Z18, Z18
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z18, Z18
+	VPSRLW      $0x04, Z19, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z19, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z19
+	VPSHUFB     Z2, Z19, Z19
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z19, Z19
+	VMOVDQU64   Z1, 384(BX)
+	MOVQ        6792(SP), R8
+	SHRQ        $0x00, R8
+	KMOVW       R8, K1
+	VMOVDQU32.Z 1024(SI), K1, Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	MOVQ        6792(SP), R8
+	SHRQ        $0x10, R8
+	KMOVW       R8, K1
+	VMOVDQU32.Z 1088(SI), K1, Z20
+	VPSHUFB     sm4BswapMask<>+0(SB), Z20, Z20
+	MOVQ        6792(SP), R8
+	SHRQ        $0x20, R8
+	KMOVW       R8, K1
+	VMOVDQU32.Z 1152(SI), K1, Z21
+	VPSHUFB     sm4BswapMask<>+0(SB), Z21, Z21
+	MOVQ        6792(SP), R8
+	SHRQ        $0x30, R8
+	KMOVW       R8, K1
+	VMOVDQU32.Z 1216(SI), K1, Z22
+	VPSHUFB     sm4BswapMask<>+0(SB), Z22, Z22
+	VPUNPCKHDQ  Z20, Z1, Z2
+	VPUNPCKLDQ  Z20, Z1, Z1
+	VPUNPCKLDQ  Z22, Z21, Z3
+	VPUNPCKHDQ  Z22, Z21, Z21
+	VPUNPCKHQDQ Z3, Z1, Z20
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z21, Z2, Z22
+	VPUNPCKLQDQ Z21, Z2, Z21
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z20, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z20, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z20
+	VPSHUFB     Z2, Z20, Z20
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z20, Z20
+	VPSRLW      $0x04, Z21, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z21, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z21
+	VPSHUFB     Z2, Z21, Z21
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z21, Z21
+	VPSRLW      $0x04, Z22, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z22, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z22
+	VPSHUFB     Z2, Z22, Z22
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z22, Z22
+	VMOVDQU64   Z1, 512(BX)
+	MOVQ        $0x00000008, SI
+
+xorPiecesAVX512AESNI_rounds5true:
+	VPXORD        (AX), Z8, Z2
+	VPTERNLOGD    $0x96, Z9, Z10, Z2
+	VMOVDQU64     Z8, 64(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, (BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z8
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z8
+	VPXORD        (AX), Z11, Z2
+	VPTERNLOGD    $0x96, Z12, Z13, Z2
+	VMOVDQU64     Z11, 192(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 128(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z11
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z11
+	VPXORD        (AX), Z14, Z2
+	VPTERNLOGD    $0x96, Z15, Z16, Z2
+	VMOVDQU64     Z14, 320(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 256(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z14
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z14
+	VPXORD        (AX), Z17, Z2
+	VPTERNLOGD    $0x96, Z18, Z19, Z2
+	VMOVDQU64     Z17, 448(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 384(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z17
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z17
+	VPXORD        (AX), Z20, Z2
+	VPTERNLOGD    $0x96, Z21, Z22, Z2
+	VMOVDQU64     Z20, 576(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 512(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z20
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z20
+	VPXORD        64(AX), Z9, Z2
+	VPTERNLOGD    $0x96, Z10, Z8, Z2
+	VMOVDQU64     Z9, (BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 64(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z9
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z9
+	VPXORD        64(AX), Z12, Z2
+	VPTERNLOGD    $0x96, Z13, Z11, Z2
+	VMOVDQU64     Z12, 128(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 192(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z12
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z12
+	VPXORD        64(AX), Z15, Z2
+	VPTERNLOGD    $0x96, Z16, Z14, Z2
+	VMOVDQU64     Z15, 256(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 320(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z15
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z15
+	VPXORD        64(AX), Z18, Z2
+	VPTERNLOGD    $0x96, Z19, Z17, Z2
+	VMOVDQU64     Z18, 384(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 448(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z18
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z18
+	VPXORD        64(AX), Z21, Z2
+	VPTERNLOGD    $0x96, Z22, Z20, Z2
+	VMOVDQU64     Z21, 512(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 576(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z21
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z21
+	VPXORD        128(AX), Z10, Z2
+	VPTERNLOGD    $0x96, Z8, Z9, Z2
+	VMOVDQU64     Z10, 64(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, (BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z10
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z10
+	VPXORD        128(AX), Z13, Z2
+	VPTERNLOGD    $0x96, Z11, Z12, Z2
+	VMOVDQU64     Z13, 192(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 128(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z13
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z13
+	VPXORD        128(AX), Z16, Z2
+	VPTERNLOGD    $0x96, Z14, Z15, Z2
+	VMOVDQU64     Z16, 320(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 256(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z16
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z16
+	VPXORD        128(AX), Z19, Z2
+	VPTERNLOGD    $0x96, Z17, Z18, Z2
+	VMOVDQU64     Z19, 448(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 384(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z19
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z19
+	VPXORD        128(AX), Z22, Z2
+	VPTERNLOGD    $0x96, Z20, Z21, Z2
+	VMOVDQU64     Z22, 576(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 512(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z22
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z22
+	VPXORD        192(AX), Z8, Z2
+	VPTERNLOGD    $0x96, Z9, Z10, Z2
+	VMOVDQU64     Z8, (BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 64(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z8
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z8
+	VPXORD        192(AX), Z11, Z2
+	VPTERNLOGD    $0x96, Z12, Z13, Z2
+	VMOVDQU64     Z11, 128(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 192(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z11
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z11
+	VPXORD        192(AX), Z14, Z2
+	VPTERNLOGD    $0x96, Z15, Z16, Z2
+	VMOVDQU64     Z14, 256(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 320(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z14
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z14
+	VPXORD        192(AX), Z17, Z2
+	VPTERNLOGD    $0x96, Z18, Z19, Z2
+	VMOVDQU64     Z17, 384(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 448(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z17
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z17
+	VPXORD        192(AX), Z20, Z2
+	VPTERNLOGD    $0x96, Z21, Z22, Z2
+	VMOVDQU64     Z20, 512(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z23
+	VPXORD        Z23, Z2, Z2
+	VPSHUFB       Z1, Z6, Z23
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z23, Z23
+	VPROLD        $0x18, Z23, Z1
+	VPTERNLOGD    $0x96, 576(BX), Z2, Z1
+	VPXORD        Z2, Z23, Z23
+	VPROLD        $0x08, Z23, Z20
+	VPROLD        $0x10, Z23, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z20
+	VMOVDQU64     Z8, Z2
+	VMOVDQU64     Z9, Z8
+	VMOVDQU64     Z10, Z9
+	VMOVDQU64     Z2, Z10
+	VMOVDQU64     Z11, Z2
+	VMOVDQU64     Z12, Z11
+	VMOVDQU64     Z13, Z12
+	VMOVDQU64     Z2, Z13
+	VMOVDQU64     Z14, Z2
+	VMOVDQU64     Z15, Z14
+	VMOVDQU64     Z16, Z15
+	VMOVDQU64     Z2, Z16
+	VMOVDQU64     Z17, Z2
+	VMOVDQU64     Z18, Z17
+	VMOVDQU64     Z19, Z18
+	VMOVDQU64     Z2, Z19
+	VMOVDQU64     Z20, Z2
+	VMOVDQU64     Z21, Z20
+	VMOVDQU64     Z22, Z21
+	VMOVDQU64     Z2, Z22
+	ADDQ          $0x00000100, AX
+	DECQ          SI
+	JNZ           xorPiecesAVX512AESNI_rounds5true
+	VMOVDQU64     (BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z8, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z8, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z8
+	VPSHUFB       Z1, Z8, Z8
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z8, Z8
+	VPSRLW        $0x04, Z9, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z9, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z9
+	VPSHUFB       Z1, Z9, Z9
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z9, Z9
+	VPSRLW        $0x04, Z10, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z10, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z10
+	VPSHUFB       Z1, Z10, Z10
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z10, Z10
+	VPUNPCKHDQ    Z9, Z10, Z1
+	VPUNPCKLDQ    Z9, Z10, Z10
+	VPUNPCKLDQ    Z0, Z8, Z2
+	VPUNPCKHDQ    Z0, Z8, Z8
+	VPUNPCKHQDQ   Z2, Z10, Z9
+	VPUNPCKLQDQ   Z2, Z10, Z10
+	VPUNPCKHQDQ   Z8, Z1, Z0
+	VPUNPCKLQDQ   Z8, Z1, Z8
+	VPSHUFB       sm4BswapMask<>+0(SB), Z10, Z10
+	VPSHUFB       sm4BswapMask<>+0(SB), Z9, Z9
+	VPSHUFB       sm4BswapMask<>+0(SB), Z8, Z8
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VMOVDQU64     Z10, (DI)
+	VMOVDQU64     Z9, 64(DI)
+	VMOVDQU64     Z8, 128(DI)
+	VMOVDQU64     Z0, 192(DI)
+	VMOVDQU64     128(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z11, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z11, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z11
+	VPSHUFB       Z1, Z11, Z11
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z11, Z11
+	VPSRLW        $0x04, Z12, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z12, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z12
+	VPSHUFB       Z1, Z12, Z12
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z12, Z12
+	VPSRLW        $0x04, Z13, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z13, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z13
+	VPSHUFB       Z1, Z13, Z13
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z13, Z13
+	VPUNPCKHDQ    Z12, Z13, Z1
+	VPUNPCKLDQ    Z12, Z13, Z13
+	VPUNPCKLDQ    Z0, Z11, Z2
+	VPUNPCKHDQ    Z0, Z11, Z11
+	VPUNPCKHQDQ   Z2, Z13, Z12
+	VPUNPCKLQDQ   Z2, Z13, Z13
+	VPUNPCKHQDQ   Z11, Z1, Z0
+	VPUNPCKLQDQ   Z11, Z1, Z11
+	VPSHUFB       sm4BswapMask<>+0(SB), Z13, Z13
+	VPSHUFB       sm4BswapMask<>+0(SB), Z12, Z12
+	VPSHUFB       sm4BswapMask<>+0(SB), Z11, Z11
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VMOVDQU64     Z13, 256(DI)
+	VMOVDQU64     Z12, 320(DI)
+	VMOVDQU64     Z11, 384(DI)
+	VMOVDQU64     Z0, 448(DI)
+	VMOVDQU64     256(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z14, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z14, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z14
+	VPSHUFB       Z1, Z14, Z14
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z14, Z14
+	VPSRLW        $0x04, Z15, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z15, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z15
+	VPSHUFB       Z1, Z15, Z15
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z15, Z15
+	VPSRLW        $0x04, Z16, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z16, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z16
+	VPSHUFB       Z1, Z16, Z16
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z16, Z16
+	VPUNPCKHDQ    Z15, Z16, Z1
+	VPUNPCKLDQ    Z15, Z16, Z16
+	VPUNPCKLDQ    Z0, Z14, Z2
+	VPUNPCKHDQ    Z0, Z14, Z14
+	VPUNPCKHQDQ   Z2, Z16, Z15
+	VPUNPCKLQDQ   Z2, Z16, Z16
+	VPUNPCKHQDQ   Z14, Z1, Z0
+	VPUNPCKLQDQ   Z14, Z1, Z14
+	VPSHUFB       sm4BswapMask<>+0(SB), Z16, Z16
+	VPSHUFB       sm4BswapMask<>+0(SB), Z15, Z15
+	VPSHUFB       sm4BswapMask<>+0(SB), Z14, Z14
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VMOVDQU64     Z16, 512(DI)
+	VMOVDQU64     Z15, 576(DI)
+	VMOVDQU64     Z14, 640(DI)
+	VMOVDQU64     Z0, 704(DI)
+	VMOVDQU64     384(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z17, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z17, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z17
+	VPSHUFB       Z1, Z17, Z17
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z17, Z17
+	VPSRLW        $0x04, Z18, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z18, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z18
+	VPSHUFB       Z1, Z18, Z18
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z18, Z18
+	VPSRLW        $0x04, Z19, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z19, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z19
+	VPSHUFB       Z1, Z19, Z19
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z19, Z19
+	VPUNPCKHDQ    Z18, Z19, Z1
+	VPUNPCKLDQ    Z18, Z19, Z19
+	VPUNPCKLDQ    Z0, Z17, Z2
+	VPUNPCKHDQ    Z0, Z17, Z17
+	VPUNPCKHQDQ   Z2, Z19, Z18
+	VPUNPCKLQDQ   Z2, Z19, Z19
+	VPUNPCKHQDQ   Z17, Z1, Z0
+	VPUNPCKLQDQ   Z17, Z1, Z17
+	VPSHUFB       sm4BswapMask<>+0(SB), Z19, Z19
+	VPSHUFB       sm4BswapMask<>+0(SB), Z18, Z18
+	VPSHUFB       sm4BswapMask<>+0(SB), Z17, Z17
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VMOVDQU64     Z19, 768(DI)
+	VMOVDQU64     Z18, 832(DI)
+	VMOVDQU64     Z17, 896(DI)
+	VMOVDQU64     Z0, 960(DI)
+	VMOVDQU64     512(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z20, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z20, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z20
+	VPSHUFB       Z1, Z20, Z20
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z20, Z20
+	VPSRLW        $0x04, Z21, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z21, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z21
+	VPSHUFB       Z1, Z21, Z21
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z21, Z21
+	VPSRLW        $0x04, Z22, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z22, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z22
+	VPSHUFB       Z1, Z22, Z22
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z22, Z22
+	VPUNPCKHDQ    Z21, Z22, Z1
+	VPUNPCKLDQ    Z21, Z22, Z22
+	VPUNPCKLDQ    Z0, Z20, Z2
+	VPUNPCKHDQ    Z0, Z20, Z20
+	VPUNPCKHQDQ   Z2, Z22, Z21
+	VPUNPCKLQDQ   Z2, Z22, Z22
+	VPUNPCKHQDQ   Z20, Z1, Z0
+	VPUNPCKLQDQ   Z20, Z1, Z20
+	VPSHUFB       sm4BswapMask<>+0(SB), Z22, Z22
+	VPSHUFB       sm4BswapMask<>+0(SB), Z21, Z21
+	VPSHUFB       sm4BswapMask<>+0(SB), Z20, Z20
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	MOVQ          6792(SP), AX
+	SHRQ          $0x00, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z22, K1, 1024(DI)
+	MOVQ          6792(SP), AX
+	SHRQ          $0x10, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z21, K1, 1088(DI)
+	MOVQ          6792(SP), AX
+	SHRQ          $0x20, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z20, K1, 1152(DI)
+	MOVQ          6792(SP), AX
+	SHRQ          $0x30, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z0, K1, 1216(DI)
+	JMP           xorPiecesAVX512AESNI_done
+
+xorPiecesAVX512AESNI_sets6:
+	SUBQ        $0x00000050, BX
+	MOVQ        $-1, R8
+	SHLQ        $0x02, BX
+	BZHIQ       BX, R8, R8
+	MOVQ        R8, 7504(SP)
+	LEAQ        7512(SP), BX
+	ADDQ        $0x3f, BX
+	ANDQ        $-64, BX
+	VMOVDQU64   (SI), Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64   64(SI), Z8
+	VPSHUFB     sm4BswapMask<>+0(SB), Z8, Z8
+	VMOVDQU64   128(SI), Z9
+	VPSHUFB     sm4BswapMask<>+0(SB), Z9, Z9
+	VMOVDQU64   192(SI), Z10
+	VPSHUFB     sm4BswapMask<>+0(SB), Z10, Z10
+	VPUNPCKHDQ  Z8, Z1, Z2
+	VPUNPCKLDQ  Z8, Z1, Z1
+	VPUNPCKLDQ  Z10, Z9, Z3
+	VPUNPCKHDQ  Z10, Z9, Z9
+	VPUNPCKHQDQ Z3, Z1, Z8
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z9, Z2, Z10
+	VPUNPCKLQDQ Z9, Z2, Z9
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z8, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z8, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z8
+	VPSHUFB     Z2, Z8, Z8
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z8, Z8
+	VPSRLW      $0x04, Z9, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z9, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z9
+	VPSHUFB     Z2, Z9, Z9
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z9, Z9
+	VPSRLW      $0x04, Z10, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z10, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z10
+	VPSHUFB     Z2, Z10, Z10
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z10, Z10
+	VMOVDQU64   Z1, (BX)
+	VMOVDQU64   256(SI), Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64   320(SI), Z11
+	VPSHUFB     sm4BswapMask<>+0(SB), Z11, Z11
+	VMOVDQU64   384(SI), Z12
+	VPSHUFB     sm4BswapMask<>+0(SB), Z12, Z12
+	VMOVDQU64   448(SI), Z13
+	VPSHUFB     sm4BswapMask<>+0(SB), Z13, Z13
+	VPUNPCKHDQ  Z11, Z1, Z2
+	VPUNPCKLDQ  Z11, Z1, Z1
+	VPUNPCKLDQ  Z13, Z12, Z3
+	VPUNPCKHDQ  Z13, Z12, Z12
+	VPUNPCKHQDQ Z3, Z1, Z11
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z12, Z2, Z13
+	VPUNPCKLQDQ Z12, Z2, Z12
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z11, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z11, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z11
+	VPSHUFB     Z2, Z11, Z11
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z11, Z11
+	VPSRLW      $0x04, Z12, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z12, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z12
+	VPSHUFB     Z2, Z12, Z12
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z12, Z12
+	VPSRLW      $0x04, Z13, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z13, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z13
+	VPSHUFB     Z2, Z13, Z13
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z13, Z13
+	VMOVDQU64   Z1, 128(BX)
+	VMOVDQU64   512(SI), Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64   576(SI), Z14
+	VPSHUFB     sm4BswapMask<>+0(SB), Z14, Z14
+	VMOVDQU64   640(SI), Z15
+	VPSHUFB     sm4BswapMask<>+0(SB), Z15, Z15
+	VMOVDQU64   704(SI), Z16
+	VPSHUFB     sm4BswapMask<>+0(SB), Z16, Z16
+	VPUNPCKHDQ  Z14, Z1, Z2
+	VPUNPCKLDQ  Z14, Z1, Z1
+	VPUNPCKLDQ  Z16, Z15, Z3
+	VPUNPCKHDQ  Z16, Z15, Z15
+	VPUNPCKHQDQ Z3, Z1, Z14
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z15, Z2, Z16
+	VPUNPCKLQDQ Z15, Z2, Z15
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z14, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z14, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z14
+	VPSHUFB     Z2, Z14, Z14
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z14, Z14
+	VPSRLW      $0x04, Z15, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z15, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z15
+	VPSHUFB     Z2, Z15, Z15
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z15, Z15
+	VPSRLW      $0x04, Z16, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z16, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z16
+	VPSHUFB     Z2, Z16, Z16
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z16, Z16
+	VMOVDQU64   Z1, 256(BX)
+	VMOVDQU64   768(SI), Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64   832(SI), Z17
+	VPSHUFB     sm4BswapMask<>+0(SB), Z17, Z17
+	VMOVDQU64   896(SI), Z18
+	VPSHUFB     sm4BswapMask<>+0(SB), Z18, Z18
+	VMOVDQU64   960(SI), Z19
+	VPSHUFB     sm4BswapMask<>+0(SB), Z19, Z19
+	VPUNPCKHDQ  Z17, Z1, Z2
+	VPUNPCKLDQ  Z17, Z1, Z1
+	VPUNPCKLDQ  Z19, Z18, Z3
+	VPUNPCKHDQ  Z19, Z18, Z18
+	VPUNPCKHQDQ Z3, Z1, Z17
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z18, Z2, Z19
+	VPUNPCKLQDQ Z18, Z2, Z18
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z17, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z17, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z17
+	VPSHUFB     Z2, Z17, Z17
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z17, Z17
+	VPSRLW      $0x04, Z18, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z18, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z18
+	VPSHUFB     Z2, Z18, Z18
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z18, Z18
+	VPSRLW      $0x04, Z19, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z19, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z19
+	VPSHUFB     Z2, Z19, Z19
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z19, Z19
+	VMOVDQU64   Z1, 384(BX)
+	VMOVDQU64   1024(SI), Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	VMOVDQU64   1088(SI), Z20
+	VPSHUFB     sm4BswapMask<>+0(SB), Z20, Z20
+	VMOVDQU64   1152(SI), Z21
+	VPSHUFB     sm4BswapMask<>+0(SB), Z21, Z21
+	VMOVDQU64   1216(SI), Z22
+	VPSHUFB     sm4BswapMask<>+0(SB), Z22, Z22
+	VPUNPCKHDQ  Z20, Z1, Z2
+	VPUNPCKLDQ  Z20, Z1, Z1
+	VPUNPCKLDQ  Z22, Z21, Z3
+	VPUNPCKHDQ  Z22, Z21, Z21
+	VPUNPCKHQDQ Z3, Z1, Z20
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z21, Z2, Z22
+	VPUNPCKLQDQ Z21, Z2, Z21
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z20, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z20, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z20
+	VPSHUFB     Z2, Z20, Z20
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z20, Z20
+	VPSRLW      $0x04, Z21, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z21, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z21
+	VPSHUFB     Z2, Z21, Z21
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z21, Z21
+	VPSRLW      $0x04, Z22, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z22, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z22
+	VPSHUFB     Z2, Z22, Z22
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z22, Z22
+	VMOVDQU64   Z1, 512(BX)
+	MOVQ        7504(SP), R8
+	SHRQ        $0x00, R8
+	KMOVW       R8, K1
+	VMOVDQU32.Z 1280(SI), K1, Z1
+	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
+	MOVQ        7504(SP), R8
+	SHRQ        $0x10, R8
+	KMOVW       R8, K1
+	VMOVDQU32.Z 1344(SI), K1, Z23
+	VPSHUFB     sm4BswapMask<>+0(SB), Z23, Z23
+	MOVQ        7504(SP), R8
+	SHRQ        $0x20, R8
+	KMOVW       R8, K1
+	VMOVDQU32.Z 1408(SI), K1, Z24
+	VPSHUFB     sm4BswapMask<>+0(SB), Z24, Z24
+	MOVQ        7504(SP), R8
+	SHRQ        $0x30, R8
+	KMOVW       R8, K1
+	VMOVDQU32.Z 1472(SI), K1, Z25
+	VPSHUFB     sm4BswapMask<>+0(SB), Z25, Z25
+	VPUNPCKHDQ  Z23, Z1, Z2
+	VPUNPCKLDQ  Z23, Z1, Z1
+	VPUNPCKLDQ  Z25, Z24, Z3
+	VPUNPCKHDQ  Z25, Z24, Z24
+	VPUNPCKHQDQ Z3, Z1, Z23
+	VPUNPCKLQDQ Z3, Z1, Z1
+	VPUNPCKHQDQ Z24, Z2, Z25
+	VPUNPCKLQDQ Z24, Z2, Z24
+	VPSRLW      $0x04, Z1, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z1
+	VPSHUFB     Z2, Z1, Z1
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z1, Z1
+	VPSRLW      $0x04, Z23, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z23, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z23
+	VPSHUFB     Z2, Z23, Z23
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z23, Z23
+	VPSRLW      $0x04, Z24, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z24, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z24
+	VPSHUFB     Z2, Z24, Z24
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z24, Z24
+	VPSRLW      $0x04, Z25, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD      sm4Mask0f<>+0(SB), Z25, Z2
+	VMOVDQU64   sm4WordNibLinLo<>+0(SB), Z25
+	VPSHUFB     Z2, Z25, Z25
+	VMOVDQU64   sm4WordNibLinHi<>+0(SB), Z2
+	VPSHUFB     Z3, Z2, Z2
+	VPXORD      Z2, Z25, Z25
+	VMOVDQU64   Z1, 640(BX)
+	MOVQ        $0x00000008, SI
+
+xorPiecesAVX512AESNI_rounds6true:
+	VPXORD        (AX), Z8, Z2
+	VPTERNLOGD    $0x96, Z9, Z10, Z2
+	VMOVDQU64     Z8, 64(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, (BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z8
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z8
+	VPXORD        (AX), Z11, Z2
+	VPTERNLOGD    $0x96, Z12, Z13, Z2
+	VMOVDQU64     Z11, 192(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 128(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z11
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z11
+	VPXORD        (AX), Z14, Z2
+	VPTERNLOGD    $0x96, Z15, Z16, Z2
+	VMOVDQU64     Z14, 320(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 256(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z14
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z14
+	VPXORD        (AX), Z17, Z2
+	VPTERNLOGD    $0x96, Z18, Z19, Z2
+	VMOVDQU64     Z17, 448(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 384(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z17
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z17
+	VPXORD        (AX), Z20, Z2
+	VPTERNLOGD    $0x96, Z21, Z22, Z2
+	VMOVDQU64     Z20, 576(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 512(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z20
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z20
+	VPXORD        (AX), Z23, Z2
+	VPTERNLOGD    $0x96, Z24, Z25, Z2
+	VMOVDQU64     Z23, 704(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 640(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z23
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z23
+	VPXORD        64(AX), Z9, Z2
+	VPTERNLOGD    $0x96, Z10, Z8, Z2
+	VMOVDQU64     Z9, (BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 64(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z9
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z9
+	VPXORD        64(AX), Z12, Z2
+	VPTERNLOGD    $0x96, Z13, Z11, Z2
+	VMOVDQU64     Z12, 128(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 192(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z12
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z12
+	VPXORD        64(AX), Z15, Z2
+	VPTERNLOGD    $0x96, Z16, Z14, Z2
+	VMOVDQU64     Z15, 256(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 320(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z15
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z15
+	VPXORD        64(AX), Z18, Z2
+	VPTERNLOGD    $0x96, Z19, Z17, Z2
+	VMOVDQU64     Z18, 384(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 448(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z18
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z18
+	VPXORD        64(AX), Z21, Z2
+	VPTERNLOGD    $0x96, Z22, Z20, Z2
+	VMOVDQU64     Z21, 512(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 576(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z21
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z21
+	VPXORD        64(AX), Z24, Z2
+	VPTERNLOGD    $0x96, Z25, Z23, Z2
+	VMOVDQU64     Z24, 640(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 704(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z24
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z24
+	VPXORD        128(AX), Z10, Z2
+	VPTERNLOGD    $0x96, Z8, Z9, Z2
+	VMOVDQU64     Z10, 64(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, (BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z10
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z10
+	VPXORD        128(AX), Z13, Z2
+	VPTERNLOGD    $0x96, Z11, Z12, Z2
+	VMOVDQU64     Z13, 192(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 128(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z13
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z13
+	VPXORD        128(AX), Z16, Z2
+	VPTERNLOGD    $0x96, Z14, Z15, Z2
+	VMOVDQU64     Z16, 320(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 256(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z16
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z16
+	VPXORD        128(AX), Z19, Z2
+	VPTERNLOGD    $0x96, Z17, Z18, Z2
+	VMOVDQU64     Z19, 448(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 384(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z19
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z19
+	VPXORD        128(AX), Z22, Z2
+	VPTERNLOGD    $0x96, Z20, Z21, Z2
+	VMOVDQU64     Z22, 576(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 512(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z22
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z22
+	VPXORD        128(AX), Z25, Z2
+	VPTERNLOGD    $0x96, Z23, Z24, Z2
+	VMOVDQU64     Z25, 704(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 640(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z25
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z25
+	VPXORD        192(AX), Z8, Z2
+	VPTERNLOGD    $0x96, Z9, Z10, Z2
+	VMOVDQU64     Z8, (BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 64(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z8
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z8
+	VPXORD        192(AX), Z11, Z2
+	VPTERNLOGD    $0x96, Z12, Z13, Z2
+	VMOVDQU64     Z11, 128(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 192(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z11
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z11
+	VPXORD        192(AX), Z14, Z2
+	VPTERNLOGD    $0x96, Z15, Z16, Z2
+	VMOVDQU64     Z14, 256(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 320(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z14
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z14
+	VPXORD        192(AX), Z17, Z2
+	VPTERNLOGD    $0x96, Z18, Z19, Z2
+	VMOVDQU64     Z17, 384(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 448(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z17
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z17
+	VPXORD        192(AX), Z20, Z2
+	VPTERNLOGD    $0x96, Z21, Z22, Z2
+	VMOVDQU64     Z20, 512(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 576(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z20
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z20
+	VPXORD        192(AX), Z23, Z2
+	VPTERNLOGD    $0x96, Z24, Z25, Z2
+	VMOVDQU64     Z23, 640(BX)
+	VMOVDQA64     X2, X0
+	VEXTRACTI32X4 $0x01, Y2, X1
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VEXTRACTI128  $0x01, Y2, X3
+	VAESENCLAST   sm4Zero32<>+0(SB), X0, X0
+	VAESENCLAST   sm4Zero32<>+0(SB), X1, X1
+	VAESENCLAST   sm4Zero32<>+0(SB), X2, X2
+	VAESENCLAST   sm4Zero32<>+0(SB), X3, X3
+	VINSERTI128   $0x01, X1, Y0, Y0
+	VINSERTI128   $0x01, X3, Y2, Y2
+	VINSERTI64X4  $0x01, Y2, Z0, Z0
+	VPSHUFB       sm4AESInvShiftRows<>+0(SB), Z0, Z0
+	VPSRLW        $0x04, Z0, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VPSHUFB       Z1, Z4, Z2
+	VPSHUFB       Z3, Z5, Z26
+	VPXORD        Z26, Z2, Z2
+	VPSHUFB       Z1, Z6, Z26
+	VPSHUFB       Z3, Z7, Z1
+	VPXORD        Z1, Z26, Z26
+	VPROLD        $0x18, Z26, Z1
+	VPTERNLOGD    $0x96, 704(BX), Z2, Z1
+	VPXORD        Z2, Z26, Z26
+	VPROLD        $0x08, Z26, Z23
+	VPROLD        $0x10, Z26, Z3
+	VPTERNLOGD    $0x96, Z1, Z3, Z23
+	VMOVDQU64     Z8, Z2
+	VMOVDQU64     Z9, Z8
+	VMOVDQU64     Z10, Z9
+	VMOVDQU64     Z2, Z10
+	VMOVDQU64     Z11, Z2
+	VMOVDQU64     Z12, Z11
+	VMOVDQU64     Z13, Z12
+	VMOVDQU64     Z2, Z13
+	VMOVDQU64     Z14, Z2
+	VMOVDQU64     Z15, Z14
+	VMOVDQU64     Z16, Z15
+	VMOVDQU64     Z2, Z16
+	VMOVDQU64     Z17, Z2
+	VMOVDQU64     Z18, Z17
+	VMOVDQU64     Z19, Z18
+	VMOVDQU64     Z2, Z19
+	VMOVDQU64     Z20, Z2
+	VMOVDQU64     Z21, Z20
+	VMOVDQU64     Z22, Z21
+	VMOVDQU64     Z2, Z22
+	VMOVDQU64     Z23, Z2
+	VMOVDQU64     Z24, Z23
+	VMOVDQU64     Z25, Z24
+	VMOVDQU64     Z2, Z25
+	ADDQ          $0x00000100, AX
+	DECQ          SI
+	JNZ           xorPiecesAVX512AESNI_rounds6true
+	VMOVDQU64     (BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z8, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z8, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z8
+	VPSHUFB       Z1, Z8, Z8
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z8, Z8
+	VPSRLW        $0x04, Z9, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z9, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z9
+	VPSHUFB       Z1, Z9, Z9
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z9, Z9
+	VPSRLW        $0x04, Z10, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z10, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z10
+	VPSHUFB       Z1, Z10, Z10
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z10, Z10
+	VPUNPCKHDQ    Z9, Z10, Z1
+	VPUNPCKLDQ    Z9, Z10, Z10
+	VPUNPCKLDQ    Z0, Z8, Z2
+	VPUNPCKHDQ    Z0, Z8, Z8
+	VPUNPCKHQDQ   Z2, Z10, Z9
+	VPUNPCKLQDQ   Z2, Z10, Z10
+	VPUNPCKHQDQ   Z8, Z1, Z0
+	VPUNPCKLQDQ   Z8, Z1, Z8
+	VPSHUFB       sm4BswapMask<>+0(SB), Z10, Z10
+	VPSHUFB       sm4BswapMask<>+0(SB), Z9, Z9
+	VPSHUFB       sm4BswapMask<>+0(SB), Z8, Z8
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VMOVDQU64     Z10, (DI)
+	VMOVDQU64     Z9, 64(DI)
+	VMOVDQU64     Z8, 128(DI)
+	VMOVDQU64     Z0, 192(DI)
+	VMOVDQU64     128(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z11, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z11, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z11
+	VPSHUFB       Z1, Z11, Z11
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z11, Z11
+	VPSRLW        $0x04, Z12, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z12, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z12
+	VPSHUFB       Z1, Z12, Z12
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z12, Z12
+	VPSRLW        $0x04, Z13, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z13, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z13
+	VPSHUFB       Z1, Z13, Z13
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z13, Z13
+	VPUNPCKHDQ    Z12, Z13, Z1
+	VPUNPCKLDQ    Z12, Z13, Z13
+	VPUNPCKLDQ    Z0, Z11, Z2
+	VPUNPCKHDQ    Z0, Z11, Z11
+	VPUNPCKHQDQ   Z2, Z13, Z12
+	VPUNPCKLQDQ   Z2, Z13, Z13
+	VPUNPCKHQDQ   Z11, Z1, Z0
+	VPUNPCKLQDQ   Z11, Z1, Z11
+	VPSHUFB       sm4BswapMask<>+0(SB), Z13, Z13
+	VPSHUFB       sm4BswapMask<>+0(SB), Z12, Z12
+	VPSHUFB       sm4BswapMask<>+0(SB), Z11, Z11
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VMOVDQU64     Z13, 256(DI)
+	VMOVDQU64     Z12, 320(DI)
+	VMOVDQU64     Z11, 384(DI)
+	VMOVDQU64     Z0, 448(DI)
+	VMOVDQU64     256(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z14, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z14, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z14
+	VPSHUFB       Z1, Z14, Z14
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z14, Z14
+	VPSRLW        $0x04, Z15, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z15, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z15
+	VPSHUFB       Z1, Z15, Z15
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z15, Z15
+	VPSRLW        $0x04, Z16, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z16, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z16
+	VPSHUFB       Z1, Z16, Z16
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z16, Z16
+	VPUNPCKHDQ    Z15, Z16, Z1
+	VPUNPCKLDQ    Z15, Z16, Z16
+	VPUNPCKLDQ    Z0, Z14, Z2
+	VPUNPCKHDQ    Z0, Z14, Z14
+	VPUNPCKHQDQ   Z2, Z16, Z15
+	VPUNPCKLQDQ   Z2, Z16, Z16
+	VPUNPCKHQDQ   Z14, Z1, Z0
+	VPUNPCKLQDQ   Z14, Z1, Z14
+	VPSHUFB       sm4BswapMask<>+0(SB), Z16, Z16
+	VPSHUFB       sm4BswapMask<>+0(SB), Z15, Z15
+	VPSHUFB       sm4BswapMask<>+0(SB), Z14, Z14
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VMOVDQU64     Z16, 512(DI)
+	VMOVDQU64     Z15, 576(DI)
+	VMOVDQU64     Z14, 640(DI)
+	VMOVDQU64     Z0, 704(DI)
+	VMOVDQU64     384(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z17, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z17, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z17
+	VPSHUFB       Z1, Z17, Z17
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z17, Z17
+	VPSRLW        $0x04, Z18, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z18, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z18
+	VPSHUFB       Z1, Z18, Z18
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z18, Z18
+	VPSRLW        $0x04, Z19, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z19, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z19
+	VPSHUFB       Z1, Z19, Z19
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z19, Z19
+	VPUNPCKHDQ    Z18, Z19, Z1
+	VPUNPCKLDQ    Z18, Z19, Z19
+	VPUNPCKLDQ    Z0, Z17, Z2
+	VPUNPCKHDQ    Z0, Z17, Z17
+	VPUNPCKHQDQ   Z2, Z19, Z18
+	VPUNPCKLQDQ   Z2, Z19, Z19
+	VPUNPCKHQDQ   Z17, Z1, Z0
+	VPUNPCKLQDQ   Z17, Z1, Z17
+	VPSHUFB       sm4BswapMask<>+0(SB), Z19, Z19
+	VPSHUFB       sm4BswapMask<>+0(SB), Z18, Z18
+	VPSHUFB       sm4BswapMask<>+0(SB), Z17, Z17
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VMOVDQU64     Z19, 768(DI)
+	VMOVDQU64     Z18, 832(DI)
+	VMOVDQU64     Z17, 896(DI)
+	VMOVDQU64     Z0, 960(DI)
+	VMOVDQU64     512(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z20, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z20, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z20
+	VPSHUFB       Z1, Z20, Z20
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z20, Z20
+	VPSRLW        $0x04, Z21, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z21, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z21
+	VPSHUFB       Z1, Z21, Z21
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z21, Z21
+	VPSRLW        $0x04, Z22, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z22, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z22
+	VPSHUFB       Z1, Z22, Z22
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z22, Z22
+	VPUNPCKHDQ    Z21, Z22, Z1
+	VPUNPCKLDQ    Z21, Z22, Z22
+	VPUNPCKLDQ    Z0, Z20, Z2
+	VPUNPCKHDQ    Z0, Z20, Z20
+	VPUNPCKHQDQ   Z2, Z22, Z21
+	VPUNPCKLQDQ   Z2, Z22, Z22
+	VPUNPCKHQDQ   Z20, Z1, Z0
+	VPUNPCKLQDQ   Z20, Z1, Z20
+	VPSHUFB       sm4BswapMask<>+0(SB), Z22, Z22
+	VPSHUFB       sm4BswapMask<>+0(SB), Z21, Z21
+	VPSHUFB       sm4BswapMask<>+0(SB), Z20, Z20
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	VMOVDQU64     Z22, 1024(DI)
+	VMOVDQU64     Z21, 1088(DI)
+	VMOVDQU64     Z20, 1152(DI)
+	VMOVDQU64     Z0, 1216(DI)
+	VMOVDQU64     640(BX), Z0
+	VPSRLW        $0x04, Z0, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z0, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z0
+	VPSHUFB       Z1, Z0, Z0
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z0, Z0
+	VPSRLW        $0x04, Z23, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z23, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z23
+	VPSHUFB       Z1, Z23, Z23
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z23, Z23
+	VPSRLW        $0x04, Z24, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z24, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z24
+	VPSHUFB       Z1, Z24, Z24
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z24, Z24
+	VPSRLW        $0x04, Z25, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z2, Z2
+	VPANDD        sm4Mask0f<>+0(SB), Z25, Z1
+	VMOVDQU64     sm4WordNibLinInvLo<>+0(SB), Z25
+	VPSHUFB       Z1, Z25, Z25
+	VMOVDQU64     sm4WordNibLinInvHi<>+0(SB), Z1
+	VPSHUFB       Z2, Z1, Z1
+	VPXORD        Z1, Z25, Z25
+	VPUNPCKHDQ    Z24, Z25, Z1
+	VPUNPCKLDQ    Z24, Z25, Z25
+	VPUNPCKLDQ    Z0, Z23, Z2
+	VPUNPCKHDQ    Z0, Z23, Z23
+	VPUNPCKHQDQ   Z2, Z25, Z24
+	VPUNPCKLQDQ   Z2, Z25, Z25
+	VPUNPCKHQDQ   Z23, Z1, Z0
+	VPUNPCKLQDQ   Z23, Z1, Z23
+	VPSHUFB       sm4BswapMask<>+0(SB), Z25, Z25
+	VPSHUFB       sm4BswapMask<>+0(SB), Z24, Z24
+	VPSHUFB       sm4BswapMask<>+0(SB), Z23, Z23
+	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
+	MOVQ          7504(SP), AX
+	SHRQ          $0x00, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z25, K1, 1280(DI)
+	MOVQ          7504(SP), AX
+	SHRQ          $0x10, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z24, K1, 1344(DI)
+	MOVQ          7504(SP), AX
+	SHRQ          $0x20, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z23, K1, 1408(DI)
+	MOVQ          7504(SP), AX
+	SHRQ          $0x30, AX
+	KMOVW         AX, K1
+	VMOVDQU32     Z0, K1, 1472(DI)
+
+xorPiecesAVX512AESNI_done:
+	// Keystream into every piece: 32 bytes per step, then 16, then bytes.
+	MOVQ (SP), AX
+	MOVQ DX, DX
+
+xorPiecesAVX512AESNI_xor_piece:
+	TESTQ DX, DX
+	JZ    xorPiecesAVX512AESNI_xor_done
+	MOVQ  16(CX), BX
+	MOVQ  24(CX), SI
+	MOVQ  32(CX), DI
+	MOVQ  DI, R8
+	ADDQ  $0x0f, R8
+	ANDQ  $-16, R8
+	ADDQ  AX, R8
+
+xorPiecesAVX512AESNI_xor_32:
+	CMPQ    DI, $0x20
+	JB      xorPiecesAVX512AESNI_xor_16
+	VMOVDQU (AX), Y0
+	TESTQ   SI, SI
+	JZ      xorPiecesAVX512AESNI_xor_32_store
+	VPXOR   (SI), Y0, Y0
+	ADDQ    $0x20, SI
+
+xorPiecesAVX512AESNI_xor_32_store:
+	VMOVDQU Y0, (BX)
+	ADDQ    $0x20, AX
+	ADDQ    $0x20, BX
+	SUBQ    $0x20, DI
+	JMP     xorPiecesAVX512AESNI_xor_32
+
+xorPiecesAVX512AESNI_xor_16:
+	CMPQ    DI, $0x10
+	JB      xorPiecesAVX512AESNI_xor_1
+	VMOVDQU (AX), X0
+	TESTQ   SI, SI
+	JZ      xorPiecesAVX512AESNI_xor_16_store
+	VPXOR   (SI), X0, X0
+	ADDQ    $0x10, SI
+
+xorPiecesAVX512AESNI_xor_16_store:
+	VMOVDQU X0, (BX)
+	ADDQ    $0x10, AX
+	ADDQ    $0x10, BX
+	SUBQ    $0x10, DI
+
+xorPiecesAVX512AESNI_xor_1:
+	TESTQ   DI, DI
+	JZ      xorPiecesAVX512AESNI_xor_next
+	MOVBLZX (AX), R9
+	TESTQ   SI, SI
+	JZ      xorPiecesAVX512AESNI_xor_1_store
+	XORB    (SI), R9
+	INCQ    SI
+
+xorPiecesAVX512AESNI_xor_1_store:
+	MOVB R9, (BX)
+	INCQ AX
+	INCQ BX
+	DECQ DI
+	JMP  xorPiecesAVX512AESNI_xor_1
+
+xorPiecesAVX512AESNI_xor_next:
+	MOVQ R8, AX
+	ADDQ $0x28, CX
+	DECQ DX
+	JMP  xorPiecesAVX512AESNI_xor_piece
+
+xorPiecesAVX512AESNI_xor_done:
 	VZEROUPPER
 	RET
 

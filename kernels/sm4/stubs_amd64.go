@@ -24,6 +24,21 @@ func xorPiecesAVX512GFNI(rk *[32]uint32, pieces *byte, npieces int, nblocks int)
 //go:noescape
 func xorKeyStream2AVX512GFNI(rk *[32]uint32, ctrA *[16]byte, dstA *byte, srcA *byte, ctrB *[16]byte, dstB *byte, srcB *byte)
 
+// encryptBlocksAVX512AESNI encrypts nblocks 16-byte blocks from src to dst (SM4, GB/T 32907-2016 §7.1) with round keys rk, using AVX-512 and AES-NI (AESENCLAST on the four 128-bit quarters of ZMM).
+//
+//go:noescape
+func encryptBlocksAVX512AESNI(rk *[32]uint32, dst *byte, src *byte, nblocks int)
+
+// xorKeyStreamAVX512AESNI XORs src with the SM4 keystream of the counter blocks ctr, inc32(ctr), … (NIST SP 800-38D §6.5 GCTR, §6.2 inc32) for nblocks whole blocks and writes dst, using AVX-512 and AES-NI (AESENCLAST on the four 128-bit quarters of ZMM). ctr is not updated.
+//
+//go:noescape
+func xorKeyStreamAVX512AESNI(rk *[32]uint32, ctr *[16]byte, dst *byte, src *byte, nblocks int)
+
+// xorPiecesAVX512AESNI XORs the SM4 keystream of every piece (kernels/sm4.Piece: counter blocks Ctr, inc32(Ctr), …; nil Src copies the keystream) into its Dst for its N bytes, all pieces in one call of nblocks ≤ 128 blocks (the sum of ceil(N/16)), using AVX-512 and AES-NI (AESENCLAST on the four 128-bit quarters of ZMM).
+//
+//go:noescape
+func xorPiecesAVX512AESNI(rk *[32]uint32, pieces *byte, npieces int, nblocks int)
+
 // encryptBlocksAVX2GFNI encrypts nblocks 16-byte blocks from src to dst (SM4, GB/T 32907-2016 §7.1) with round keys rk, using AVX2 and VEX-encoded GFNI on YMM registers.
 //
 //go:noescape

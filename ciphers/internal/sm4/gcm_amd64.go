@@ -27,13 +27,14 @@ import (
 
 // maxGather is the most blocks one ksm4.XORPieces call takes (two
 // passes of ksm4.AVX512GFNI, run as one pass of two sets; four of the
-// YMM tiers). A single message's gather never holds more than one pass
+// YMM tiers; one pass and a third of ksm4.AVX512AESNI). A single message's gather never holds more than one pass
 // (directBlocks keeps its rest within one); a batch gathers gatherBlocks
 // per call.
 const maxGather = ksm4.MaxPieceBlocks
 
-// maxPass is the largest pass of any tier in blocks (ksm4.AVX512GFNI).
-const maxPass = 64
+// maxPass is the largest pass of any tier in blocks (ksm4.AVX512AESNI:
+// six sets of 16).
+const maxPass = 96
 
 // maxPieces is how many pieces a gather holds; a batch flushes early when
 // they run out (only batches of very short messages have more than
@@ -280,10 +281,6 @@ func sealBatchKernel(st ksm4.Tier, gt ghash.Tier, g *GCM, ps []Packet) {
 		sealKernel(st, gt, g, p.Text, p.Tag, &p.Nonce, p.Text, p.AAD)
 		return
 	}
-	if st == ksm4.AVX512AESNI && batchBlocks(ps, nil, 1) >= ksm4.BitslicedBlocks {
-		sealBatchBitsliced(st, gt, g, ps)
-		return
-	}
 	pass, gpass := st.PassBlocks(), gatherBlocks(st)
 	var ga gather
 	dp := directs{st: st, rk: &g.enc}
@@ -339,10 +336,6 @@ func openBatchKernel(st ksm4.Tier, gt ghash.Tier, g *GCM, ps []Packet, ok []bool
 			ok[base+i] = tagValid(p.Tag, &y, masks[i*BlockSize:])
 		}
 	}
-	if st == ksm4.AVX512AESNI && batchBlocks(ps, ok, 0) >= ksm4.BitslicedBlocks {
-		xorBatchBitsliced(st, g, ps, ok, false)
-		return
-	}
 	pass, gpass := st.PassBlocks(), gatherBlocks(st)
 	var ga gather
 	dp := directs{st: st, rk: &g.enc}
@@ -370,33 +363,6 @@ func openBatchKernel(st ksm4.Tier, gt ghash.Tier, g *GCM, ps []Packet, ok []bool
 	ga.flush(st, &g.enc)
 }
 
-// bitslicedChunk is how many packets one ksm4.XORPiecesBatch call of
-// the AVX-512+AES-NI tier takes: the tunnel's largest batch (two pieces
-// each, on the stack).
-const bitslicedChunk = 128
-
-// batchBlocks returns the counter blocks of the texts of ps (only those
-// with ok[i], when ok is set) plus extra blocks per packet (the tag mask).
-func batchBlocks(ps []Packet, ok []bool, extra int) int {
-	n := 0
-	for i := range ps {
-		if ok == nil || ok[i] {
-			n += ksm4.PieceBlocks(len(ps[i].Text)) + extra
-		}
-	}
-	return n
-}
-
-// sealBatchBitsliced is sealBatchKernel on the AVX-512+AES-NI tier for a
-// batch of at least ksm4.BitslicedBlocks blocks: the tag masks and
-// texts of all packets as pieces of ksm4.XORPiecesBatch, which runs them
-// in bitsliced passes of 512 counter blocks across packets, then the
-// GHASHes.
-func sealBatchBitsliced(st ksm4.Tier, gt ghash.Tier, g *GCM, ps []Packet) {
-	xorBatchBitsliced(st, g, ps, nil, true)
-	finishTags(gt, g, ps)
-}
-
 // finishTags completes the tags of a sealed batch: each holds its mask
 // E_K(J0) and gets the GHASH of its packet XORed in.
 func finishTags(gt ghash.Tier, g *GCM, ps []Packet) {
@@ -405,36 +371,5 @@ func finishTags(gt ghash.Tier, g *GCM, ps []Packet) {
 		var y [16]byte
 		ghashKernel(gt, &g.hkeyAsm, &y, p.AAD, p.Text)
 		xorTag(p.Tag, &y)
-	}
-}
-
-// xorBatchBitsliced applies the keystream to the texts of ps (only those
-// with ok[i], when ok is set) from inc32(J0), and with masks also writes
-// each tag mask E_K(J0) into its tag, through ksm4.XORPiecesBatch (a
-// packet's mask and text are then one run of counters).
-func xorBatchBitsliced(st ksm4.Tier, g *GCM, ps []Packet, ok []bool, masks bool) {
-	var pieces [2 * bitslicedChunk]ksm4.Piece
-	for base := 0; base < len(ps); base += bitslicedChunk {
-		chunk := ps[base:min(len(ps), base+bitslicedChunk)]
-		n := 0
-		for i := range chunk {
-			if ok != nil && !ok[base+i] {
-				continue
-			}
-			p := &chunk[i]
-			k := gcmctr.New(&p.Nonce, 1) // J0
-			if masks {
-				k.Put(&pieces[n].Ctr)
-				pieces[n].Dst, pieces[n].Src, pieces[n].N = &p.Tag[0], nil, TagSize
-				n++
-			}
-			k.Count++ // inc32(J0)
-			if len(p.Text) > 0 {
-				k.Put(&pieces[n].Ctr)
-				pieces[n].Dst, pieces[n].Src, pieces[n].N = &p.Text[0], &p.Text[0], len(p.Text)
-				n++
-			}
-		}
-		ksm4.XORPiecesBatch(st, &g.enc, pieces[:n])
 	}
 }

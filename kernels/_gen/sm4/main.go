@@ -57,7 +57,7 @@ func main() {
 	pt := newPieceTables()
 	genBSXORPieces(c, b, pt)
 	genBSXORKeyStream2(c, b)
-	for _, t := range []*tier{avx2GFNI(c, w), avx2AESNI(c, w, false), avx2AESNI(c, w, true)} {
+	for _, t := range []*tier{avx512AESNI(c, w), avx2GFNI(c, w), avx2AESNI(c, w, false), avx2AESNI(c, w, true)} {
 		genEncryptBlocks(t)
 		genXORKeyStream(t)
 		genXORPieces(t, pt)
@@ -71,9 +71,9 @@ type consts struct {
 	preMat             Mem         // GFNI matrix of pre (qword)
 	bswap              Mem         // byte swap of every 32-bit word, 64 bytes
 	rot8, rot16, rot24 Mem         // VPSHUFB rotations of 32-bit words, 32 bytes
-	mask0f             Mem         // 0x0f in every byte, 32 bytes
-	preLo, preHi       Mem         // VPSHUFB nibble tables of pre, 32 bytes
-	ctrOff8            Mem         // counter offsets per lane, see ctrOffsets
+	mask0f             Mem         // 0x0f in every byte, 64 bytes
+	preLo, preHi       Mem         // VPSHUFB nibble tables of pre, 64 bytes
+	ctrOff8, ctrOff16  Mem         // counter offsets per lane (YMM, ZMM), see ctrOffsets
 	inc                map[int]Mem // n in every dword, 64 bytes
 }
 
@@ -132,13 +132,14 @@ func emitConstants(sb sboxTransforms) *consts {
 	for i := range f0 {
 		f0[i] = 0x0f
 	}
-	c.mask0f = bytesTable("sm4Mask0f", f0, 32)
+	c.mask0f = bytesTable("sm4Mask0f", f0, 64)
 	preLo, preHi := nibbleTables(sb.pre)
-	c.preLo = bytesTable("sm4PreLo", preLo, 32)
-	c.preHi = bytesTable("sm4PreHi", preHi, 32)
+	c.preLo = bytesTable("sm4PreLo", preLo, 64)
+	c.preHi = bytesTable("sm4PreHi", preHi, 64)
 	c.ctrOff8 = dwordTable("sm4CtrOffsets8", ctrOffsets(8, ymmSets))
+	c.ctrOff16 = dwordTable("sm4CtrOffsets16", ctrOffsets(16, zmmSets))
 	c.inc = map[int]Mem{}
-	for _, v := range []int{8 * ymmSets} { // full passes (YMM)
+	for _, v := range []int{8 * ymmSets, 16 * zmmSets} { // full passes (YMM, ZMM)
 		c.inc[v] = dwordTable(fmt.Sprintf("sm4Inc%d", v), repeat(uint32(v), 16))
 	}
 	return c
@@ -175,6 +176,9 @@ type tier struct {
 	maxSets  int                      // sets per full pass (slotSet)
 	tail     tailOps
 	regBytes int // bytes per vector register
+	// foldInto, when set, replaces the VPSHUFB folds: x1 = x0 ⊕ P0 ⊕
+	// rotl24(P3) ⊕ rotl8(Q) ⊕ rotl16(Q), Q = P0 ⊕ P3 (free: scratch).
+	foldInto func(x0 Mem, x1, p0, p3 VecVirtual, free []VecVirtual)
 }
 
 // tailOps loads and stores the register Z_m of a partial set: only the
@@ -292,19 +296,19 @@ func (g *kernel) passes() {
 func (g *kernel) preKeys() {
 	t := g.t
 	pre := AllocLocal(128)
-	for off := 0; off < 128; off += 32 {
-		v, a, b := YMM(), YMM(), YMM()
-		VMOVDQU(Mem{Base: g.rk, Disp: off}, v)
+	for off := 0; off < 128; off += t.regBytes {
+		v, a, b := t.vec(), t.vec(), t.vec()
+		t.mov(Mem{Base: g.rk, Disp: off}, v)
 		t.keyPre(v, a, b)
-		VMOVDQU(v, pre.Offset(off))
+		t.mov(v, pre.Offset(off))
 	}
 	// 64-byte aligned: every round reads its key as a whole-register
 	// memory operand, which must not cross a cache line.
 	tab := alignedArea(32 * t.rkBytes)
 	for i := 0; i < 32; i++ {
-		v := YMM()
+		v := t.vec()
 		VPBROADCASTD(pre.Offset(4*i), v)
-		VMOVDQU(v, Mem{Base: tab, Disp: t.rkBytes * i})
+		t.mov(v, Mem{Base: tab, Disp: t.rkBytes * i})
 	}
 	MOVQ(tab, g.rk)
 }
@@ -415,6 +419,16 @@ func (t *tier) sm4Round(s *slotSet, i int, rk Op, tmp VecVirtual, scratch []VecV
 		}
 	}
 	// X_{i+4} = X_i ⊕ folds, built in X_{i+1}'s register.
+	if t.foldInto != nil {
+		var free []VecVirtual
+		for _, v := range append([]VecVirtual{tmp}, scratch...) {
+			if v != p0 && v != p3 {
+				free = append(free, v)
+			}
+		}
+		t.foldInto(x0, x1, p0, p3, free)
+		return
+	}
 	if t.fold[0] == (Mem{}) {
 		t.xor(x0, p0, x1)
 	} else {
@@ -500,7 +514,11 @@ func (g *kernel) pass(k int, masked bool) {
 		t.mov(r[2], r[1])
 		t.mov(tmp, r[2])
 	}
-	ADDQ(U8(4*t.rkBytes), rkp)
+	if step := 4 * t.rkBytes; step < 256 {
+		ADDQ(U8(step), rkp)
+	} else {
+		ADDQ(U32(step), rkp)
+	}
 	DECQ(cnt)
 	JNZ(LabelRef(label))
 

@@ -22,7 +22,8 @@ type wordConsts struct {
 	p0Lo, p0Hi, p3Lo, p3Hi           Mem
 	zero                             Mem // 32 zero bytes (the AESENCLAST round key)
 
-	isr [4]Mem // the AES-NI tiers' fold patterns (see sm4Round)
+	isr          [4]Mem // the YMM AES-NI tiers' fold patterns (see sm4Round)
+	invShiftRows Mem    // aesInvShiftRows, 64 bytes (the ZMM AES-NI tier)
 }
 
 func newWordConsts(sb sboxTransforms, b *bsConsts) *wordConsts {
@@ -45,7 +46,7 @@ func newWordConsts(sb sboxTransforms, b *bsConsts) *wordConsts {
 
 	nib := func(name string, a affine) (lo, hi Mem) {
 		l, h := nibbleTables(a)
-		return bytesTable(name+"Lo", l, 32), bytesTable(name+"Hi", h, 32)
+		return bytesTable(name+"Lo", l, 64), bytesTable(name+"Hi", h, 64)
 	}
 	w.linLo, w.linHi = nib("sm4WordNibLin", w.lin)
 	w.linInvLo, w.linInvHi = nib("sm4WordNibLinInv", w.linInv)
@@ -60,6 +61,7 @@ func newWordConsts(sb sboxTransforms, b *bsConsts) *wordConsts {
 	// rotation (VPSHUFB: out[i] = in[pat[i]], so composing "first isr,
 	// then rot" gives isr[rot[i]]).
 	isr := aesInvShiftRows()
+	w.invShiftRows = bytesTable("sm4AESInvShiftRows", isr, 64)
 	rotl := func(n int) [16]byte { return wordShuffle(func(k int) int { return (k + 4 - n) % 4 }) }
 	for f, n := range []int{0, 3, 1, 2} { // P0, rotl24 P3, rotl8 Q, rotl16 Q
 		r := rotl(n)
@@ -67,7 +69,7 @@ func newWordConsts(sb sboxTransforms, b *bsConsts) *wordConsts {
 		for i := range comp {
 			comp[i] = isr[r[i]]
 		}
-		w.isr[f] = bytesTable(fmt.Sprintf("sm4WordFoldISR%d", 8*n), comp, 32)
+		w.isr[f] = bytesTable(fmt.Sprintf("sm4WordFoldISR%d", 8*n), comp, 64)
 	}
 	return w
 }
