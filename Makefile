@@ -23,7 +23,6 @@ KERNELS := \
 	sm4:sm4:sm4_amd64.s:stubs_amd64.go \
 	ghash:ghash:ghash_amd64.s:stubs_amd64.go \
 	cpuid:cpu:cpu_amd64.s:stubs_amd64.go \
-	sm4bitsliced:sm4:bitsliced_amd64.s:bitsliced_stubs_amd64.go \
 	csum:csum:csum_amd64.s:stubs_amd64.go \
 	ublock:ublock:ublock_amd64.s:stubs_amd64.go
 
@@ -85,7 +84,7 @@ purego:
 ## (-exec), not to the go command: the compiler would warn about gmtun's own feature names (gfni, vaes,
 ## vpclmulqdq), and the build cache would replay that warning later.
 ## SKYLAKESP is kernels/cpu.SkylakeSP (AVX-512 and AES-NI without GFNI, VAES, VPCLMULQDQ, VBMI, VBMI2): the
-## CPUs the AVX-512+AES-NI tier (bitsliced SM4, 16-lane ZUC with AES-NI) is for. TestSkylakeSPMaskInMakefile keeps the two the same.
+## CPUs the AVX-512+AES-NI tier (SM4 on ZMM with AESENCLAST, 16-lane ZUC with AES-NI) is for. TestSkylakeSPMaskInMakefile keeps the two the same.
 SKYLAKESP := cpu.gfni=off,cpu.vaes=off,cpu.vpclmulqdq=off,cpu.avx512vbmi2=off,cpu.avx512vbmi=off
 forced-tiers: export GMTUN_REQUIRE_IMPLS =
 forced-tiers:
@@ -183,7 +182,7 @@ clean:
 ## SM4 and ZUC cores, ZUC's unrolled rounds)
 GENERATED := ciphers/internal/sm4/sbox_circuit.go ciphers/internal/zuc/sbox_ct.go ciphers/internal/zuc/unrolled_generic.go
 generate:
-	(cd kernels/_gen && $(GO) run ./sm4bitsliced -gosbox ../../ciphers/internal/sm4/sbox_circuit.go -gopkg sm4)
+	(cd kernels/_gen && $(GO) run ./sm4circuit -gosbox ../../ciphers/internal/sm4/sbox_circuit.go -gopkg sm4)
 	$(GO) generate ./ciphers/internal/zuc/
 
 ## generated-fresh: fail if a committed generated Go file differs from a fresh generation

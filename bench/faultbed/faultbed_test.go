@@ -130,7 +130,13 @@ func TestRelayBlackholeAndRoam(t *testing.T) {
 	if err != nil || from != addr(relA2) {
 		t.Fatalf("after SetActive(0, 1): from %v (%v), want %v", from, err, addr(relA2))
 	}
-	if c := r.Toward(0); c.Blackholed != 1 || c.Forwarded != 1 {
+	// The relay counts a datagram after its write returns, which can be
+	// after site a has read it: wait for the count.
+	c := r.Toward(0)
+	for deadline := time.Now().Add(time.Second); c.Forwarded == 0 && time.Now().Before(deadline); c = r.Toward(0) {
+		time.Sleep(time.Millisecond)
+	}
+	if c.Blackholed != 1 || c.Forwarded != 1 {
 		t.Errorf("counters %+v", c)
 	}
 }

@@ -25,10 +25,10 @@ var (
 	// VPCLMULQDQ on YMM where the CPU has it (avx2GHASH), else with
 	// 128-bit PCLMULQDQ.
 	useAVX2GFNI = cpu.X86.GFNI && cpu.X86.AESNI
-	// useAVX512AESNI: AVX-512 without GFNI (Skylake-SP, Cascade Lake):
-	// batches of at least ksm4.BitslicedBlocks blocks run through the
-	// bitsliced ZMM kernel, everything shorter on the AVX2+AES-NI
-	// kernels; GHASH as on the AVX2+GFNI tier.
+	// useAVX512AESNI: AVX-512 without GFNI or VAES (Skylake-SP, Cascade
+	// Lake): SM4 on ZMM with the S-box through AESENCLAST on the four
+	// 128-bit quarters (calls of up to 8 blocks on the AVX2+AES-NI
+	// kernels); GHASH as on the AVX2+GFNI tier.
 	useAVX512AESNI = cpu.X86.AVX512 && cpu.X86.AVX2 && cpu.X86.AESNI
 	// useAVX2VAES: SM4 on YMM with the S-box through VAESENCLAST on whole
 	// YMM registers, GHASH with VPCLMULQDQ on YMM (AMD Zen 3: VAES and

@@ -1,6 +1,6 @@
 // Package gf is GF(2^8) arithmetic for the generators' S-box derivations
-// (SM4's affine–inverse–affine forms for GFNI, AES-NI and the bitsliced
-// circuit). It runs only at generation time, on public constants, so it is
+// (SM4's affine–inverse–affine forms for GFNI, AES-NI and the Boolean
+// circuit of the portable code). It runs only at generation time, on public constants, so it is
 // plain variable-time code.
 package gf
 

@@ -42,7 +42,7 @@ func linOf(name string, f func(byte) byte) lin {
 	}
 	for x := 0; x < 256; x++ {
 		if m.apply(byte(x)) != f(byte(x)) {
-			panic(fmt.Sprintf("sm4bitsliced gen: %s is not linear (input %#02x)", name, x))
+			panic(fmt.Sprintf("sm4circuit gen: %s is not linear (input %#02x)", name, x))
 		}
 	}
 	return m
@@ -124,9 +124,10 @@ func (t tower) invTable() [256]byte {
 }
 
 // sboxForm is τ(x) = out(inv_T(in(x ⊕ d))) ⊕ e with inv_T the inversion
-// in tower field t and in, out linear: the constants d and e are folded
-// into the round keys by the kernel (see keyFolds), so the circuit itself
-// is linear layers around the inversion, with no NOT gates.
+// in tower field t and in, out linear: the constants d and e are left to
+// the caller (ciphers/internal/sm4 folds them into its round inputs), so
+// the circuit itself is linear layers around the inversion, with no NOT
+// gates.
 type sboxForm struct {
 	t       tower
 	in, out lin
@@ -163,7 +164,7 @@ func sboxForms() []sboxForm {
 			}
 		}
 	}
-	panic("sm4bitsliced gen: no affine-inverse-affine form of the SM4 S-box found")
+	panic("sm4circuit gen: no affine-inverse-affine form of the SM4 S-box found")
 }
 
 func formsFor(a lin, poly uint16) []sboxForm {
@@ -188,7 +189,7 @@ func formsFor(a lin, poly uint16) []sboxForm {
 				}
 			}
 			if !found {
-				panic("sm4bitsliced gen: tower form does not reproduce the S-box")
+				panic("sm4circuit gen: tower form does not reproduce the S-box")
 			}
 		}
 	}
@@ -239,12 +240,12 @@ func towerIsos(poly uint16, t tower) [][2]lin {
 			bij = bij && s
 		}
 		if !bij {
-			panic("sm4bitsliced gen: β basis is not a basis")
+			panic("sm4circuit gen: β basis is not a basis")
 		}
 		for x := 0; x < 256; x += 7 {
 			for y := 0; y < 256; y++ {
 				if phi.apply(gf.Mul(byte(x), byte(y), poly)) != t.mul256(phi.apply(byte(x)), phi.apply(byte(y))) {
-					panic("sm4bitsliced gen: tower map is not multiplicative")
+					panic("sm4circuit gen: tower map is not multiplicative")
 				}
 			}
 		}

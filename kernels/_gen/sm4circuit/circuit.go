@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/bits"
 	"math/rand/v2"
-	"sort"
 )
 
 // form is a GF(2)-linear combination of circuit atoms: bit k set means atom
@@ -27,7 +26,7 @@ func (c *builder) and(a, b form) form {
 		return 0
 	}
 	if len(c.ands) >= 56 {
-		panic("sm4bitsliced gen: too many AND gates for a 64-bit form")
+		panic("sm4circuit gen: too many AND gates for a 64-bit form")
 	}
 	c.ands = append(c.ands, andGate{a, b})
 	return 1 << (8 + len(c.ands) - 1)
@@ -220,7 +219,7 @@ func (m *materializer) paar(cols []form, rows []uint64) (pairs [][2]int, cost in
 		}
 		c := ties[m.rng.IntN(len(ties))]
 		if len(cols) >= 64 {
-			panic("sm4bitsliced gen: too many columns")
+			panic("sm4circuit gen: too many columns")
 		}
 		f := cols[c.i] ^ cols[c.j]
 		if _, ok := m.byForm[f]; !ok {
@@ -286,7 +285,7 @@ func (m *materializer) build(targets []form, basis []form) {
 	}
 	for _, t := range need {
 		if _, ok := m.byForm[t]; !ok {
-			panic("sm4bitsliced gen: materializer lost a target")
+			panic("sm4circuit gen: materializer lost a target")
 		}
 	}
 }
@@ -308,7 +307,7 @@ func solve(basis []form, t form) uint64 {
 			}
 		}
 		if v.f == 0 {
-			panic("sm4bitsliced gen: dependent basis")
+			panic("sm4circuit gen: dependent basis")
 		}
 		for k := range piv {
 			if piv[k].f&(v.f&-v.f) != 0 {
@@ -326,7 +325,7 @@ func solve(basis []form, t form) uint64 {
 		}
 	}
 	if t != 0 {
-		panic("sm4bitsliced gen: target outside the basis span")
+		panic("sm4circuit gen: target outside the basis span")
 	}
 	return use
 }
@@ -416,59 +415,6 @@ func (p *program) pruned() *program {
 	return q
 }
 
-// sunk reorders the program so that every XOR runs just before its first
-// use (ANDs keep their relative order), which shortens live ranges and so
-// spills fewer registers.
-func (p *program) sunk() *program {
-	n := p.wires()
-	users := make([][]int, n)
-	for i, o := range p.ops {
-		users[o.a] = append(users[o.a], 8+i)
-		users[o.b] = append(users[o.b], 8+i)
-	}
-	_ = users
-	placed := make([]bool, n)
-	for i := 0; i < 8; i++ {
-		placed[i] = true
-	}
-	q := &program{}
-	ren := make([]int, n)
-	for i := 0; i < 8; i++ {
-		ren[i] = i
-	}
-	var place func(w int)
-	place = func(w int) {
-		if placed[w] {
-			return
-		}
-		o := p.ops[w-8]
-		place(o.a)
-		place(o.b)
-		q.ops = append(q.ops, op{o.kind, ren[o.a], ren[o.b]})
-		ren[w] = 8 + len(q.ops) - 1
-		placed[w] = true
-	}
-	// Roots in order: ANDs in program order, then outputs (an output's
-	// whole remaining cone is placed right before it is needed).
-	for i, o := range p.ops {
-		if o.kind == opAnd {
-			place(8 + i)
-		}
-	}
-	order := make([]int, 8)
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return p.outs[order[a]] < p.outs[order[b]] })
-	for _, i := range order {
-		place(p.outs[i])
-	}
-	for i, w := range p.outs {
-		q.outs[i] = ren[w]
-	}
-	return q
-}
-
 // sboxProgram derives every tower form of the S-box, compiles each
 // circuit and keeps the one with the fewest gates, checking the program
 // against τ on all 256 inputs. It panics on any mismatch. The search is
@@ -489,17 +435,13 @@ func sboxProgram() (sboxForm, *program) {
 			}
 		}
 	}
-	// Among a few equally short compilations, keep the program order
-	// (as compiled, or XORs sunk to their first use) that spills least.
+	// A longer search of the best form (more seeds and trials) may find a
+	// shorter program still.
 	c, y, outs := symbolicSBox(best.sf)
 	var p *program
-	cost := 1 << 30
 	for seed := uint64(2); seed < 10; seed++ {
-		q := compile(c, y, outs, best.twoStage, seed, 64)
-		for _, r := range []*program{q, q.sunk()} {
-			if n := len(r.ops)*8 + spillCost(r); n < cost {
-				p, cost = r, n
-			}
+		if q := compile(c, y, outs, best.twoStage, seed, 64); p == nil || len(q.ops) < len(p.ops) {
+			p = q
 		}
 	}
 	if err := checkProgram(p, best.sf); err != nil {
@@ -526,7 +468,7 @@ func checkProgram(p *program, sf sboxForm) error {
 				y |= byte(out[i]>>l&1) << i
 			}
 			if y^sf.e != sm4SBox[base+l] {
-				return fmt.Errorf("sm4bitsliced gen: circuit wrong at %#02x: %#02x, want %#02x", base+l, y^sf.e, sm4SBox[base+l])
+				return fmt.Errorf("sm4circuit gen: circuit wrong at %#02x: %#02x, want %#02x", base+l, y^sf.e, sm4SBox[base+l])
 			}
 		}
 	}
