@@ -54,3 +54,19 @@ func TestRequired(t *testing.T) {
 		}
 	}
 }
+
+// TestVEXOnly checks the scanner on a small listing: a high register in a
+// guarded function is reported, the same in an exempt function is not.
+func TestVEXOnly(t *testing.T) {
+	asm := `TEXT ·fAESNI(SB), $0-8
+	VAESENCLAST   k<>+0(SB), X3, X3
+	VAESENCLAST   k<>+0(SB), X17, X17
+	VPXORD        Z1, Z2, Z3
+TEXT ·fVAES(SB), $0-8
+	VAESENCLAST   Z1, Z2, Z2
+`
+	n, errs := VEXOnly(strings.NewReader(asm), "VAESENCLAST", func(text string) bool { return strings.Contains(text, "VAES(SB)") })
+	if n != 2 || len(errs) != 1 || !strings.Contains(errs[0].Error(), "line 3") {
+		t.Fatalf("checked %d, errors %v; want 2 checked and one error at line 3", n, errs)
+	}
+}
