@@ -217,6 +217,32 @@ func genBSXORKeyStream2(c *consts, b *bsConsts) {
 		g.output(x)
 	}
 	g.full = false
+	wipeStack(g.rkTab, 512, true, g.c.zero)
 	VZEROUPPER()
 	RET()
+}
+
+// wipeStack zeroes the key-derived parts of a kernel's frame (split or
+// broadcast round keys) before it returns, so that no copy of a key
+// schedule outlives the call in the goroutine's stack (docs/SECURITY.md):
+// size bytes from m, a multiple of 32, with YMM stores (ZMM when zmm).
+// The zero register is loaded from zero (64 zero bytes), not made by
+// XORing it with itself: the register allocator would take that for a
+// read of a value live since the call's entry.
+func wipeStack(m Mem, size int, zmm bool, zero Mem) {
+	Comment("Zero the round keys in the frame.")
+	step, z := 32, VecVirtual(YMM())
+	if zmm {
+		step, z = 64, ZMM()
+		VMOVDQU64(zero, z)
+	} else {
+		VMOVDQU(zero, z)
+	}
+	for off := 0; off < size; off += step {
+		if zmm {
+			VMOVDQU64(z, m.Offset(off))
+		} else {
+			VMOVDQU(z, m.Offset(off))
+		}
+	}
 }

@@ -192,6 +192,7 @@ func (g *bsKernel) body() {
 	g.masks = AllocLocal(16)
 	g.splitKeys()
 	g.passes()
+	wipeStack(g.rkTab, 512, true, g.c.zero)
 	VZEROUPPER()
 	RET()
 }

@@ -51,7 +51,7 @@ func main() {
 	ConstraintExpr("amd64,gc,!purego")
 	c := emitConstants(sb)
 	b := newBSConsts(sb)
-	w := newWordConsts(sb, b)
+	w := newWordConsts(sb, b, c.zero)
 	genBSEncryptBlocks(c, b)
 	genBSXORKeyStream(c, b)
 	pt := newPieceTables()
@@ -72,6 +72,7 @@ type consts struct {
 	bswap              Mem         // byte swap of every 32-bit word, 64 bytes
 	rot8, rot16, rot24 Mem         // VPSHUFB rotations of 32-bit words, 32 bytes
 	mask0f             Mem         // 0x0f in every byte, 64 bytes
+	zero               Mem         // 64 zero bytes (AESENCLAST's round key; wipeStack)
 	preLo, preHi       Mem         // VPSHUFB nibble tables of pre, 64 bytes
 	ctrOff8, ctrOff16  Mem         // counter offsets per lane (YMM, ZMM), see ctrOffsets
 	inc                map[int]Mem // n in every dword, 64 bytes
@@ -133,6 +134,7 @@ func emitConstants(sb sboxTransforms) *consts {
 		f0[i] = 0x0f
 	}
 	c.mask0f = bytesTable("sm4Mask0f", f0, 64)
+	c.zero = bytesTable("sm4Zero64", [16]byte{}, 64)
 	preLo, preHi := nibbleTables(sb.pre)
 	c.preLo = bytesTable("sm4PreLo", preLo, 64)
 	c.preHi = bytesTable("sm4PreHi", preHi, 64)
@@ -252,13 +254,24 @@ type kernel struct {
 	rk, dst, src GPVirtual
 	n            GPVirtual
 	ctrw, ctr32  Mem
+	pre          Mem // the round keys through pre, before broadcasting (preKeys)
+	tab          Mem // the address of the broadcast round-key table (preKeys)
 }
 
 // body emits the pass schedule (passes) and returns.
 func (g *kernel) body() {
 	g.passes()
+	g.wipeKeys()
 	VZEROUPPER()
 	RET()
+}
+
+// wipeKeys zeroes the round keys preKeys left in the frame (wipeStack).
+func (g *kernel) wipeKeys() {
+	wipeStack(g.pre, 128, false, g.t.c.zero)
+	tab := GP64()
+	MOVQ(g.tab, tab)
+	wipeStack(Mem{Base: tab}, 32*g.t.rkBytes, g.t.regBytes == 64, g.t.c.zero)
 }
 
 // passes emits the pass schedule: full passes of maxSets sets while they
@@ -296,6 +309,7 @@ func (g *kernel) passes() {
 func (g *kernel) preKeys() {
 	t := g.t
 	pre := AllocLocal(128)
+	g.pre = pre
 	for off := 0; off < 128; off += t.regBytes {
 		v, a, b := t.vec(), t.vec(), t.vec()
 		t.mov(Mem{Base: g.rk, Disp: off}, v)
@@ -311,6 +325,8 @@ func (g *kernel) preKeys() {
 		t.mov(v, Mem{Base: tab, Disp: t.rkBytes * i})
 	}
 	MOVQ(tab, g.rk)
+	g.tab = AllocLocal(8)
+	MOVQ(tab, g.tab)
 }
 
 func genEncryptBlocks(t *tier) {

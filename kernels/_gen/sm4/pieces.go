@@ -161,6 +161,7 @@ func genBSXORPieces(c *consts, b *bsConsts, pt ctrpieces.Tables) {
 		JMP(LabelRef(name + "_xor_piece"))
 		Label(name + "_xor_done")
 	}
+	wipeStack(g.rkTab, 512, true, g.c.zero)
 	VZEROUPPER()
 	RET()
 }
@@ -206,6 +207,7 @@ func genXORPieces(t *tier, pt ctrpieces.Tables) {
 		{Label: "32", Bytes: 32, Reg: y, Repeat: true, Move: VMOVDQU, XOR: VPXOR},
 		{Label: "16", Bytes: 16, Reg: y.AsX(), Move: VMOVDQU, XOR: VPXOR},
 	})
+	g.wipeKeys()
 	VZEROUPPER()
 	RET()
 }

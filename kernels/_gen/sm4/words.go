@@ -20,14 +20,14 @@ type wordConsts struct {
 
 	linLo, linHi, linInvLo, linInvHi Mem // nibble tables (AES-NI)
 	p0Lo, p0Hi, p3Lo, p3Hi           Mem
-	zero                             Mem // 32 zero bytes (the AESENCLAST round key)
+	zero                             Mem // zero bytes (the AESENCLAST round key; consts.zero)
 
 	isr          [4]Mem // the YMM AES-NI tiers' fold patterns (see sm4Round)
 	invShiftRows Mem    // aesInvShiftRows, 64 bytes (the ZMM AES-NI tier)
 }
 
-func newWordConsts(sb sboxTransforms, b *bsConsts) *wordConsts {
-	w := &wordConsts{lin: b.lin, linInv: b.linInv, p0: b.p0, p3: b.p3}
+func newWordConsts(sb sboxTransforms, b *bsConsts, zero Mem) *wordConsts {
+	w := &wordConsts{lin: b.lin, linInv: b.linInv, p0: b.p0, p3: b.p3, zero: zero}
 	w.p0A = composeLinear("M∘A0∘postAES", func(x byte) byte { return b.lin.apply(b.a0(x)) }, sb.postAES)
 	w.p3A = composeLinear("M∘A3∘postAES", func(x byte) byte { return b.lin.apply(b.a3(x)) }, sb.postAES)
 	w.check(sb)
@@ -52,10 +52,6 @@ func newWordConsts(sb sboxTransforms, b *bsConsts) *wordConsts {
 	w.linInvLo, w.linInvHi = nib("sm4WordNibLinInv", w.linInv)
 	w.p0Lo, w.p0Hi = nib("sm4WordNibPost0", w.p0A)
 	w.p3Lo, w.p3Hi = nib("sm4WordNibPost3", w.p3A)
-	w.zero = GLOBL("sm4Zero32", RODATA|NOPTR)
-	for i := 0; i < 4; i++ {
-		DATA(8*i, U64(0))
-	}
 
 	// Fold patterns of the AES-NI tier: the inverse ShiftRows, then the
 	// rotation (VPSHUFB: out[i] = in[pat[i]], so composing "first isr,
