@@ -89,49 +89,6 @@ func BenchmarkECB(b *testing.B) {
 	})
 }
 
-// BenchmarkMulti compares 64 × 1420-byte packets under 64 different keys
-// through XORKeyStreamMulti with the same packets one XORKeyStream call
-// each, and with one key for all (single-key).
-func BenchmarkMulti(b *testing.B) {
-	r := rand.NewChaCha8([32]byte{11})
-	benchTiers(b, func(b *testing.B, tier Tier) {
-		for _, v := range variants[:2] {
-			name := v.name[len("uBlock-"):]
-			jobs := make([]Job, batchPackets)
-			for i := range jobs {
-				s, _, _ := newSchedule(r, v.keyLen, 16)
-				buf := make([]byte, packetBytes)
-				jobs[i] = Job{S: s, Ctr: new([16]byte), Dst: buf, Src: buf}
-			}
-			b.Run(name+"/multi-key/64x1420", func(b *testing.B) {
-				cputime.Loop(b, batchPackets*packetBytes, func() { XORKeyStreamMulti(tier, jobs) })
-			})
-			b.Run(name+"/per-packet-keys/64x1420", func(b *testing.B) {
-				cputime.Loop(b, batchPackets*packetBytes, func() {
-					for _, j := range jobs {
-						XORKeyStream(tier, j.S, j.Ctr, j.Dst, j.Src)
-					}
-				})
-			})
-			b.Run(name+"/multi-key/8x64", func(b *testing.B) {
-				small := make([]Job, 8)
-				for i := range small {
-					small[i] = jobs[i]
-					small[i].Dst, small[i].Src = jobs[i].Dst[:64], jobs[i].Src[:64]
-				}
-				cputime.Loop(b, 8*64, func() { XORKeyStreamMulti(tier, small) })
-			})
-			b.Run(name+"/per-packet-keys/8x64", func(b *testing.B) {
-				cputime.Loop(b, 8*64, func() {
-					for _, j := range jobs[:8] {
-						XORKeyStream(tier, j.S, j.Ctr, j.Dst[:64], j.Src[:64])
-					}
-				})
-			})
-		}
-	})
-}
-
 // BenchmarkPieces is GCM's keystream of 64 × 1420-byte packets under one
 // key, the tag mask E_K(J0) included (90 blocks a packet), three ways:
 // every block gathered (XORPieces calls of MaxPieceBlocks blocks), each

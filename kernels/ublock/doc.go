@@ -4,9 +4,7 @@
 // decryption of whole blocks for all three variants (uBlock-128/128,
 // 128/256 and 256/256), the counter-mode keystream XOR of GCM's GCTR
 // function (NIST SP 800-38D §6.5, inc32 of §6.2) for the 128-bit block,
-// the multi-key form of it: the counter blocks of several packets under
-// different keys in the same registers, and the gathered form under one
-// key (XORPieces): the counter blocks of many runs of many packets (GCM's
+// and the gathered form of it under one key (XORPieces): the counter blocks of many runs of many packets (GCM's
 // tag masks E_K(J0), leftover and partial blocks; nil source for a bare
 // keystream) built in the kernel and encrypted in full passes across the
 // runs, instead of a partial pass per packet.

@@ -19,11 +19,6 @@ func encrypt256AVX512VBMI(rk *byte, rounds int, dst *byte, src *byte, nblocks in
 //go:noescape
 func ctr128AVX512VBMI(rk *byte, rounds int, ctr *[16]byte, dst *byte, src *byte, nblocks int)
 
-// ctrMulti128AVX512VBMI XORs, for every lane L < nlanes ≤ 8, srcs[L] with the uBlock keystream (16-byte blocks, 16 or 24 rounds, the same for all lanes) of the counter blocks ctrs[L], inc32(ctrs[L]), … under the round-key table keys[L] for nblocks whole blocks and writes dsts[L], all lanes in the same registers (one lane per qword slot), using AVX-512 F/BW and VBMI (VPERMB) on ZMM registers. keys[L] for L ≥ nlanes must still point at a valid table. ctrs is not updated.
-//
-//go:noescape
-func ctrMulti128AVX512VBMI(keys *[8]*byte, ctrs *[8][16]byte, dsts *[8]*byte, srcs *[8]*byte, nlanes int, rounds int, nblocks int)
-
 // xorPieces128AVX512VBMI XORs the uBlock keystream (16-byte blocks, 16 or 24 rounds) of every piece (kernels/ublock.Piece: counter blocks Ctr, inc32(Ctr), …; nil Src writes the keystream itself) into its Dst for its N bytes, all pieces in one call of nblocks ≤ 128 blocks (the sum of ceil(N/16)), with the round-key table rk (kernels/ublock.Schedule layout), using AVX-512 F/BW and VBMI (VPERMB) on ZMM registers. The counter blocks are encrypted in full passes across the pieces; the stack buffer that held them is zeroed before return.
 //
 //go:noescape
@@ -54,11 +49,6 @@ func decrypt256AVX512(rk *byte, rounds int, dst *byte, src *byte, nblocks int)
 //go:noescape
 func ctr128AVX512(rk *byte, rounds int, ctr *[16]byte, dst *byte, src *byte, nblocks int)
 
-// ctrMulti128AVX512 XORs, for every lane L < nlanes ≤ 8, srcs[L] with the uBlock keystream (16-byte blocks, 16 or 24 rounds, the same for all lanes) of the counter blocks ctrs[L], inc32(ctrs[L]), … under the round-key table keys[L] for nblocks whole blocks and writes dsts[L], all lanes in the same registers (one lane per qword slot), using AVX-512 F/BW on ZMM registers. keys[L] for L ≥ nlanes must still point at a valid table. ctrs is not updated.
-//
-//go:noescape
-func ctrMulti128AVX512(keys *[8]*byte, ctrs *[8][16]byte, dsts *[8]*byte, srcs *[8]*byte, nlanes int, rounds int, nblocks int)
-
 // xorPieces128AVX512 XORs the uBlock keystream (16-byte blocks, 16 or 24 rounds) of every piece (kernels/ublock.Piece: counter blocks Ctr, inc32(Ctr), …; nil Src writes the keystream itself) into its Dst for its N bytes, all pieces in one call of nblocks ≤ 128 blocks (the sum of ceil(N/16)), with the round-key table rk (kernels/ublock.Schedule layout), using AVX-512 F/BW on ZMM registers. The counter blocks are encrypted in full passes across the pieces; the stack buffer that held them is zeroed before return.
 //
 //go:noescape
@@ -88,11 +78,6 @@ func decrypt256AVX2(rk *byte, rounds int, dst *byte, src *byte, nblocks int)
 //
 //go:noescape
 func ctr128AVX2(rk *byte, rounds int, ctr *[16]byte, dst *byte, src *byte, nblocks int)
-
-// ctrMulti128AVX2 XORs, for every lane L < nlanes ≤ 4, srcs[L] with the uBlock keystream (16-byte blocks, 16 or 24 rounds, the same for all lanes) of the counter blocks ctrs[L], inc32(ctrs[L]), … under the round-key table keys[L] for nblocks whole blocks and writes dsts[L], all lanes in the same registers (one lane per qword slot), using AVX2 on YMM registers. keys[L] for L ≥ nlanes must still point at a valid table. ctrs is not updated.
-//
-//go:noescape
-func ctrMulti128AVX2(keys *[8]*byte, ctrs *[8][16]byte, dsts *[8]*byte, srcs *[8]*byte, nlanes int, rounds int, nblocks int)
 
 // xorPieces128AVX2 XORs the uBlock keystream (16-byte blocks, 16 or 24 rounds) of every piece (kernels/ublock.Piece: counter blocks Ctr, inc32(Ctr), …; nil Src writes the keystream itself) into its Dst for its N bytes, all pieces in one call of nblocks ≤ 128 blocks (the sum of ceil(N/16)), with the round-key table rk (kernels/ublock.Schedule layout), using AVX2 on YMM registers. The counter blocks are encrypted in full passes across the pieces; the stack buffer that held them is zeroed before return.
 //

@@ -255,57 +255,6 @@ func TestCTRAgainstReference(t *testing.T) {
 	})
 }
 
-func TestMultiAgainstReference(t *testing.T) {
-	r := rand.NewChaCha8([32]byte{3})
-	forEachTier(t, func(t *testing.T, tier Tier) {
-		for _, tc := range []struct {
-			name string
-			lens []int
-		}{
-			{"uniform-1420x16", repeatInt(1420, 16)},
-			{"uniform-64x3", repeatInt(64, 3)},
-			{"one", []int{1420}},
-			{"mixed", []int{0, 1, 15, 16, 17, 100, 1420, 4096, 33, 48, 512, 7, 1500}},
-			{"lanes+1", repeatInt(160, tier.Lanes()+1)},
-		} {
-			t.Run(tc.name, func(t *testing.T) {
-				jobs := make([]Job, len(tc.lens))
-				want := make([][]byte, len(tc.lens))
-				wantCtr := make([][16]byte, len(tc.lens))
-				for i, n := range tc.lens {
-					// Alternate the two 128-bit-block variants: groups
-					// split where the round count changes.
-					v := variants[(i/3)%2]
-					s, rk, rounds := newSchedule(r, v.keyLen, 16)
-					src := randBytes(r, n)
-					dst := src
-					if i%2 == 0 {
-						dst = make([]byte, n)
-					}
-					ctr := new([16]byte)
-					copy(ctr[:], randBytes(r, 16))
-					if i%3 == 0 {
-						binary.BigEndian.PutUint32(ctr[12:], 0xfffffff0)
-					}
-					wantCtr[i] = *ctr
-					want[i] = make([]byte, n)
-					refCTR(rk, rounds, &wantCtr[i], want[i], src)
-					jobs[i] = Job{S: s, Ctr: ctr, Dst: dst, Src: src}
-				}
-				XORKeyStreamMulti(tier, jobs)
-				for i, j := range jobs {
-					if !bytes.Equal(j.Dst, want[i]) {
-						t.Fatalf("job %d (%d bytes): keystream differs from the reference", i, len(j.Src))
-					}
-					if *j.Ctr != wantCtr[i] {
-						t.Fatalf("job %d: counter %x, want %x", i, *j.Ctr, wantCtr[i])
-					}
-				}
-			})
-		}
-	})
-}
-
 func repeatInt(v, n int) []int {
 	s := make([]int, n)
 	for i := range s {
@@ -320,11 +269,9 @@ func TestNoAllocs(t *testing.T) {
 		s, _, _ := newSchedule(r, 16, 16)
 		buf := make([]byte, 1420)
 		var ctr [16]byte
-		jobs := []Job{{S: s, Ctr: &ctr, Dst: buf, Src: buf}, {S: s, Ctr: &ctr, Dst: buf[:100], Src: buf[:100]}}
 		if a := testing.AllocsPerRun(20, func() {
 			XORKeyStream(tier, s, &ctr, buf, buf)
 			EncryptBlocks(tier, s, buf[:1408], buf[:1408])
-			XORKeyStreamMulti(tier, jobs[:1])
 		}); a != 0 {
 			t.Fatalf("%v allocations per run", a)
 		}

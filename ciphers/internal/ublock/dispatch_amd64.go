@@ -88,30 +88,3 @@ func ctr32XOR(s *Schedule, ctr *[16]byte, dst, src []byte) {
 	}
 	ctr32XORGeneric(s, ctr, dst, src)
 }
-
-// ctr32XORMulti runs the jobs of CTR32XORMulti in the multi-key kernel:
-// the blocks of up to eight jobs (four on AVX2) under their own keys in
-// the same registers.
-func ctr32XORMulti(jobs []Job) {
-	t, ok := tier()
-	if !ok {
-		ctr32XORMultiGeneric(jobs)
-		return
-	}
-	var kj [multiChunk]kublock.Job
-	for len(jobs) > 0 {
-		n := min(len(jobs), len(kj))
-		for i := range n {
-			j := &jobs[i]
-			checkJob(j)
-			kj[i] = kublock.Job{S: &j.S.kernel, Ctr: j.Ctr, Dst: j.Dst, Src: j.Src}
-		}
-		kublock.XORKeyStreamMulti(t, kj[:n])
-		clear(kj[:n])
-		jobs = jobs[n:]
-	}
-}
-
-// multiChunk is the number of jobs converted per kernel call: a multiple
-// of every tier's lane count, on the stack.
-const multiChunk = 32

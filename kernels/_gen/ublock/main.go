@@ -3,8 +3,8 @@
 // 690–703): ECB encryption and decryption of the 128-bit block
 // (uBlock-128/128, 128/256) and of the 256-bit block (uBlock-256/256), the
 // CTR keystream XOR of GCM's GCTR (NIST SP 800-38D §6.5, inc32) under one
-// key, the same for several keys at once (multi-key), and the gathered
-// pass of many runs under one key (pieces.go), in three tiers:
+// key, and the gathered pass of many runs under one key (pieces.go), in
+// three tiers:
 //
 //   - AVX512VBMI: as AVX512, with the S-box through VPERMB and the last XOR
 //     of the linear layer folded into the next round key (vbmiRound);
@@ -55,10 +55,6 @@ import (
 // k(X0), k(X1), k(X0)≫4, k(X1)≫4 and PL⁻¹(k(X0)), 64 bytes each.
 const recordBytes = 320
 
-// maxRecords is the number of round-key records of the longest variant
-// (24 rounds and the final whitening key).
-const maxRecords = 25
-
 func main() {
 	// The generated file targets amd64 whatever the host (avo issue #450).
 	os.Setenv("GOOS", "linux")
@@ -79,7 +75,6 @@ func main() {
 			}
 		}
 		genCTR(a)
-		genCTRMulti(a)
 		genXORPieces(a)
 	}
 	Generate()

@@ -8,8 +8,7 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
-// The ECB, CTR and multi-key CTR kernels (the pieces kernel is in
-// pieces.go).
+// The ECB and CTR kernels (the pieces kernel is in pieces.go).
 
 func variantDoc(wide bool) (string, int) {
 	if wide {
@@ -106,89 +105,4 @@ func (g *kern) counters(A, B []VecVirtual, head, cb, inc VecVirtual) {
 		}
 	}
 	VPADDD(inc, B[len(B)-1], cb)
-}
-
-func genCTRMulti(a *isa) {
-	name := "ctrMulti128" + a.name
-	lanes := a.width / 16 // 128-bit lanes per register
-	slots := 2 * lanes
-	TEXT(name, 0, "func(keys *[8]*byte, ctrs *[8][16]byte, dsts, srcs *[8]*byte, nlanes, rounds, nblocks int)")
-	Pragma("noescape")
-	Doc(fmt.Sprintf("%s XORs, for every lane L < nlanes ≤ %d, srcs[L] with the uBlock keystream (16-byte blocks, 16 or 24 rounds, the same for all lanes) of the counter blocks ctrs[L], inc32(ctrs[L]), … under the round-key table keys[L] for nblocks whole blocks and writes dsts[L], all lanes in the same registers (one lane per qword slot), using %s. keys[L] for L ≥ nlanes must still point at a valid table. ctrs is not updated.",
-		name, slots, a.doc))
-	g := newKern(a, name, false, false)
-
-	Comment("Gather the lanes' round keys into one table: qword m of every vector from lane m/2 + lanes·(m%2).")
-	keys := Load(Param("keys"), GP64()).(GPVirtual)
-	tab := alignedArea(maxRecords * recordBytes)
-	var kp []GPVirtual
-	for job := 0; job < slots; job++ {
-		p := GP64()
-		MOVQ(Mem{Base: keys, Disp: 8 * job}, p)
-		kp = append(kp, p)
-	}
-	off, end := GP64(), GP64()
-	Load(Param("rounds"), end)
-	INCQ(end)
-	IMUL3Q(U32(recordBytes), end, end)
-	XORQ(off, off)
-	Label(name + "_keys")
-	for m := 0; m < slots; m++ {
-		t := GP64()
-		MOVQ(Mem{Base: kp[m/2+lanes*(m%2)], Index: off, Scale: 1, Disp: 8 * m}, t)
-		MOVQ(t, Mem{Base: tab, Index: off, Scale: 1, Disp: 8 * m})
-	}
-	ADDQ(U8(64), off)
-	CMPQ(off, end)
-	JB(LabelRef(name + "_keys"))
-
-	Comment("Counter blocks: X0 per slot (heads), X1 per slot (tails), from the lanes' counters.")
-	ctrs := Load(Param("ctrs"), GP64()).(GPVirtual)
-	head, cb, inc := a.vec(), a.vec(), a.vec()
-	g.loadPair(Mem{Base: ctrs}, head, cb)
-	a.mov(a.c.incOne, inc)
-
-	ks := AllocLocal(a.pairs * 2 * a.width)
-	dsts := Load(Param("dsts"), GP64()).(GPVirtual)
-	srcs := Load(Param("srcs"), GP64()).(GPVirtual)
-	n := Load(Param("nblocks"), GP64()).(GPVirtual)
-	nl := Load(Param("nlanes"), GP64()).(GPVirtual)
-	boff := GP64()
-	XORQ(boff, boff)
-	g.passLoop(n, 1, func(c int) {
-		A, B := g.pairs(c)
-		g.counters(A, B, head, cb, inc)
-		r := Load(Param("rounds"), GP64()).(GPVirtual)
-		g.rounds(A, B, tab, r)
-		for p := 0; p < c; p++ {
-			g.storePair(A[p], B[p], ks.Offset(p*2*a.width), nil)
-		}
-		Comment("Lane L's keystream block p is at ks + p·2·width + 16·L.")
-		L, kso := GP64(), GP64()
-		XORQ(L, L)
-		LEAQ(ks, kso)
-		lanesLoop := fmt.Sprintf("%s_lanes%d", name, c)
-		Label(lanesLoop)
-		d, s := GP64(), GP64()
-		MOVQ(Mem{Base: dsts, Index: L, Scale: 8}, d)
-		MOVQ(Mem{Base: srcs, Index: L, Scale: 8}, s)
-		for p := 0; p < c; p++ {
-			x := XMM()
-			if a.zmm {
-				VMOVDQU64(Mem{Base: s, Index: boff, Scale: 1, Disp: 16 * p}, x)
-				VPXORQ(Mem{Base: kso, Disp: p * 2 * a.width}, x, x)
-				VMOVDQU64(x, Mem{Base: d, Index: boff, Scale: 1, Disp: 16 * p})
-			} else {
-				VMOVDQU(Mem{Base: s, Index: boff, Scale: 1, Disp: 16 * p}, x)
-				VPXOR(Mem{Base: kso, Disp: p * 2 * a.width}, x, x)
-				VMOVDQU(x, Mem{Base: d, Index: boff, Scale: 1, Disp: 16 * p})
-			}
-		}
-		ADDQ(U8(16), kso)
-		INCQ(L)
-		CMPQ(L, nl)
-		JB(LabelRef(lanesLoop))
-		ADDQ(U32(16*c), boff)
-		SUBQ(U32(c), n)
-	})
 }
