@@ -5,34 +5,25 @@ package sm4
 import (
 	"encoding/binary"
 	"testing"
-	"unsafe"
+
+	"github.com/gmtun/gmtun/kernels/internal/kerneltest"
 )
 
-// deadStackBroadcasts runs f, then counts, in the 16 KiB of dead stack
-// below the caller's frame where f's kernel frame was, the 32-byte runs
-// holding one 32-bit word of at least 2^16 eight times: the shape of a
-// broadcast round-key table entry. (The kernels' other broadcasts are a
-// zero counter's words, zero in any domain, and its block count, below
-// 2^16; their states hold different blocks in every lane when the data
-// differ.)
-//
-//go:noinline
-func deadStackBroadcasts(f func()) int {
-	f()
-	var here [64]byte
-	top := uintptr(unsafe.Pointer(&here[0]))
+// broadcasts counts the 32-byte runs of b holding one 32-bit word of at
+// least 2^16 eight times: the shape of a broadcast round-key table entry.
+// (The kernels' other broadcasts are a zero counter's words, zero in any
+// domain, and its block count, below 2^16; their states hold different
+// blocks in every lane when the data differ.)
+func broadcasts(b []byte) int {
 	n := 0
-	for off := uintptr(64); off <= 16<<10; off += 4 {
-		// Dead stack below this frame: within the goroutine's stack, which
-		// the kernel call grew to hold its frame.
-		p := (*[32]byte)(unsafe.Pointer(top - off))
-		w := binary.LittleEndian.Uint32(p[:])
+	for off := 0; off+32 <= len(b); off += 4 {
+		w := binary.LittleEndian.Uint32(b[off:])
 		if w < 1<<16 {
 			continue
 		}
 		same := true
 		for i := 4; i < 32; i += 4 {
-			if binary.LittleEndian.Uint32(p[i:]) != w {
+			if binary.LittleEndian.Uint32(b[off+i:]) != w {
 				same = false
 				break
 			}
@@ -64,20 +55,10 @@ func TestKernelsWipeRoundKeys(t *testing.T) {
 			"XORKeyStream":  func() { XORKeyStream(tier, enc, &ctr, buf, buf) },
 			"XORPieces":     func() { XORPieces(tier, enc, ps) },
 		} {
-			// Grow the stack first, so that the scan stays inside it.
-			growStack(64)
-			if n := deadStackBroadcasts(f); n != 0 {
+			kerneltest.GrowStack(64)
+			if n := broadcasts(kerneltest.DeadStack(f)); n != 0 {
 				t.Errorf("%s: %d broadcast words left in the dead stack", name, n)
 			}
 		}
 	})
-}
-
-//go:noinline
-func growStack(depth int) byte {
-	var pad [512]byte
-	if depth == 0 {
-		return pad[0]
-	}
-	return growStack(depth-1) + pad[depth%512]
 }

@@ -336,8 +336,26 @@ func (c *pair) epilogue(st Register, off int) {
 		VMOVDQU32(g.r1, Mem{Base: st, Disp: rowR1*x16Row + 32*g.h})
 		VMOVDQU32(g.r2, Mem{Base: st, Disp: rowR2*x16Row + 32*g.h})
 	}
+	c.wipeFrame()
 	VZEROUPPER()
 	RET()
+}
+
+// wipeFrame zeroes the frame's rows (the LFSR rings and the last
+// keystream block of every lane, all key-derived) before the kernel
+// returns, so that no copy of a lane's state outlives the call in the
+// goroutine's stack.
+func (c *pair) wipeFrame() {
+	Comment("Zero the LFSR rings and keystream rows in the frame.")
+	// 32-byte stores, as the rows are read (by halves, see the package
+	// doc): a half of a 64-byte store still in flight does not forward,
+	// and the next call's frame is this one (≈ 300 ns a call on Zen 5
+	// with ZMM stores in the AES-NI kernels).
+	z := c.temps()[0]
+	VPXORD(z, z, z)
+	for off := 0; off < frSize-64; off += 32 {
+		VMOVDQA64(z.(VecPhysical).AsY(), Mem{Base: c.base, Disp: off})
+	}
 }
 
 // f1 is the F part of round off up to the S-box outputs (§3.3.2, §3.3.3):

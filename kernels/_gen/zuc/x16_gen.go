@@ -182,6 +182,7 @@ func genXORInit16() {
 	transpose16(&t, scr, load, store)
 	Label("ixor16_next")
 	nextBlock16(off, n, "ixor16_loop")
+	c.wipeFrame()
 	VZEROUPPER()
 	RET()
 }
@@ -201,6 +202,7 @@ func genKeyStreamInit16() {
 	c.workBlock(1)
 	c.output(storeKeyStream16(ks, stride))
 	nextBlock16(ks, n, "iks16_loop")
+	c.wipeFrame()
 	VZEROUPPER()
 	RET()
 }
