@@ -15,12 +15,10 @@ const DeadStackBytes = 16 << 10
 func DeadStack(f func()) []byte {
 	f()
 	var here [64]byte
-	top := uintptr(unsafe.Pointer(&here[0]))
+	// Below this frame, within the goroutine's stack (GrowStack).
+	below := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(&here[0]), -DeadStackBytes)), DeadStackBytes)
 	out := make([]byte, DeadStackBytes)
-	for i := range out {
-		// Below this frame, within the goroutine's stack (GrowStack).
-		out[i] = *(*byte)(unsafe.Pointer(top - DeadStackBytes + uintptr(i)))
-	}
+	copy(out, below)
 	return out
 }
 
