@@ -3,7 +3,6 @@
 package sm4
 
 import (
-	"os"
 	"strings"
 	"testing"
 
@@ -14,16 +13,5 @@ import (
 // (AVX512AESNI on ZMM included) is VEX-encodable, as CPUs without VAES
 // need (kerneltest.VEXOnly).
 func TestAESENCLASTEncodable(t *testing.T) {
-	f, err := os.Open("sm4_amd64.s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	n, errs := kerneltest.VEXOnly(f, "VAESENCLAST", func(text string) bool { return strings.Contains(text, "VAES(SB)") })
-	for _, err := range errs {
-		t.Error(err)
-	}
-	if n == 0 {
-		t.Fatal("no AESENCLAST found")
-	}
+	kerneltest.RequireVEXOnly(t, "sm4_amd64.s", "VAESENCLAST", func(text string) bool { return strings.Contains(text, "VAES(SB)") })
 }

@@ -19,23 +19,22 @@ func TestKernelsWipeFrame(t *testing.T) {
 	forEachKernels16(t, func(t *testing.T, k Kernels16) {
 		const words = 2 * BlockWords
 		ks := make([]uint32, Lanes16*words)
+		load := func(s *State16, seed byte) {
+			for lane := range Lanes16 {
+				var key, iv [16]byte
+				key[0], iv[1] = byte(lane)+seed, byte(3*lane+1)
+				s.LoadZUC128(lane, &key, &iv)
+			}
+		}
 		for name, f := range map[string]func(){
 			"InitKeyStream": func() {
 				var s State16
-				for lane := range Lanes16 {
-					var key, iv [16]byte
-					key[0], iv[1] = byte(lane), byte(3*lane+1)
-					s.LoadZUC128(lane, &key, &iv)
-				}
+				load(&s, 0)
 				s.InitKeyStream(k, ks, words, words)
 			},
 			"Init+KeyStream": func() {
 				var s State16
-				for lane := range Lanes16 {
-					var key, iv [16]byte
-					key[2], iv[3] = byte(lane), byte(5*lane+2)
-					s.LoadZUC128(lane, &key, &iv)
-				}
+				load(&s, 0x80)
 				s.Init(k)
 				s.KeyStream(k, ks, words, words)
 			},

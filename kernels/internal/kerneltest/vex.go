@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"os"
 	"regexp"
 	"strings"
+	"testing"
 )
 
 // highVector matches an operand only the EVEX encoding can name: X16-X31,
@@ -40,4 +42,23 @@ func VEXOnly(asm io.Reader, mnemonic string, evexOK func(text string) bool) (che
 		errs = append(errs, err)
 	}
 	return checked, errs
+}
+
+// RequireVEXOnly runs VEXOnly on the assembly file path and fails t for
+// every register beyond VEX, and when no use of mnemonic was found (the
+// test reads the wrong file).
+func RequireVEXOnly(t testing.TB, path, mnemonic string, evexOK func(text string) bool) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	n, errs := VEXOnly(f, mnemonic, evexOK)
+	for _, err := range errs {
+		t.Error(err)
+	}
+	if n == 0 {
+		t.Fatalf("no %s found in %s", mnemonic, path)
+	}
 }
