@@ -6008,109 +6008,41 @@ xorKeyStream2AVX512GFNI_rounds2:
 
 // func encryptBlocksAVX512AESNI(rk *[32]uint32, dst *byte, src *byte, nblocks int)
 // Requires: AES, AVX, AVX512BW, AVX512F, AVX512VL, BMI2
-TEXT ·encryptBlocksAVX512AESNI(SB), $6200-32
-	MOVQ         rk+0(FP), AX
-	MOVQ         dst+8(FP), CX
-	MOVQ         src+16(FP), DX
-	MOVQ         nblocks+24(FP), BX
-	VMOVDQU64    sm4WordNibPost0Lo<>+0(SB), Z4
-	VMOVDQU64    sm4WordNibPost0Hi<>+0(SB), Z5
-	VMOVDQU64    sm4WordNibPost3Lo<>+0(SB), Z6
-	VMOVDQU64    sm4WordNibPost3Hi<>+0(SB), Z7
-	VMOVDQU64    (AX), Z1
-	VPSRLW       $0x04, Z1, Z3
-	VPANDD       sm4Mask0f<>+0(SB), Z3, Z3
-	VPANDD       sm4Mask0f<>+0(SB), Z1, Z2
-	VMOVDQU64    sm4PreLo<>+0(SB), Z1
-	VPSHUFB      Z2, Z1, Z1
-	VMOVDQU64    sm4PreHi<>+0(SB), Z2
-	VPSHUFB      Z3, Z2, Z2
-	VPXORD       Z2, Z1, Z1
-	VMOVDQU64    Z1, (SP)
-	VMOVDQU64    64(AX), Z1
-	VPSRLW       $0x04, Z1, Z3
-	VPANDD       sm4Mask0f<>+0(SB), Z3, Z3
-	VPANDD       sm4Mask0f<>+0(SB), Z1, Z2
-	VMOVDQU64    sm4PreLo<>+0(SB), Z1
-	VPSHUFB      Z2, Z1, Z1
-	VMOVDQU64    sm4PreHi<>+0(SB), Z2
-	VPSHUFB      Z3, Z2, Z2
-	VPXORD       Z2, Z1, Z1
-	VMOVDQU64    Z1, 64(SP)
-	LEAQ         128(SP), SI
-	ADDQ         $0x3f, SI
-	ANDQ         $-64, SI
-	VPBROADCASTD (SP), Z1
-	VMOVDQU64    Z1, (SI)
-	VPBROADCASTD 4(SP), Z1
-	VMOVDQU64    Z1, 64(SI)
-	VPBROADCASTD 8(SP), Z1
-	VMOVDQU64    Z1, 128(SI)
-	VPBROADCASTD 12(SP), Z1
-	VMOVDQU64    Z1, 192(SI)
-	VPBROADCASTD 16(SP), Z1
-	VMOVDQU64    Z1, 256(SI)
-	VPBROADCASTD 20(SP), Z1
-	VMOVDQU64    Z1, 320(SI)
-	VPBROADCASTD 24(SP), Z1
-	VMOVDQU64    Z1, 384(SI)
-	VPBROADCASTD 28(SP), Z1
-	VMOVDQU64    Z1, 448(SI)
-	VPBROADCASTD 32(SP), Z1
-	VMOVDQU64    Z1, 512(SI)
-	VPBROADCASTD 36(SP), Z1
-	VMOVDQU64    Z1, 576(SI)
-	VPBROADCASTD 40(SP), Z1
-	VMOVDQU64    Z1, 640(SI)
-	VPBROADCASTD 44(SP), Z1
-	VMOVDQU64    Z1, 704(SI)
-	VPBROADCASTD 48(SP), Z1
-	VMOVDQU64    Z1, 768(SI)
-	VPBROADCASTD 52(SP), Z1
-	VMOVDQU64    Z1, 832(SI)
-	VPBROADCASTD 56(SP), Z1
-	VMOVDQU64    Z1, 896(SI)
-	VPBROADCASTD 60(SP), Z1
-	VMOVDQU64    Z1, 960(SI)
-	VPBROADCASTD 64(SP), Z1
-	VMOVDQU64    Z1, 1024(SI)
-	VPBROADCASTD 68(SP), Z1
-	VMOVDQU64    Z1, 1088(SI)
-	VPBROADCASTD 72(SP), Z1
-	VMOVDQU64    Z1, 1152(SI)
-	VPBROADCASTD 76(SP), Z1
-	VMOVDQU64    Z1, 1216(SI)
-	VPBROADCASTD 80(SP), Z1
-	VMOVDQU64    Z1, 1280(SI)
-	VPBROADCASTD 84(SP), Z1
-	VMOVDQU64    Z1, 1344(SI)
-	VPBROADCASTD 88(SP), Z1
-	VMOVDQU64    Z1, 1408(SI)
-	VPBROADCASTD 92(SP), Z1
-	VMOVDQU64    Z1, 1472(SI)
-	VPBROADCASTD 96(SP), Z1
-	VMOVDQU64    Z1, 1536(SI)
-	VPBROADCASTD 100(SP), Z1
-	VMOVDQU64    Z1, 1600(SI)
-	VPBROADCASTD 104(SP), Z1
-	VMOVDQU64    Z1, 1664(SI)
-	VPBROADCASTD 108(SP), Z1
-	VMOVDQU64    Z1, 1728(SI)
-	VPBROADCASTD 112(SP), Z1
-	VMOVDQU64    Z1, 1792(SI)
-	VPBROADCASTD 116(SP), Z1
-	VMOVDQU64    Z1, 1856(SI)
-	VPBROADCASTD 120(SP), Z1
-	VMOVDQU64    Z1, 1920(SI)
-	VPBROADCASTD 124(SP), Z1
-	VMOVDQU64    Z1, 1984(SI)
-	MOVQ         SI, AX
-	MOVQ         SI, 2240(SP)
+TEXT ·encryptBlocksAVX512AESNI(SB), $4080-32
+	MOVQ      rk+0(FP), AX
+	MOVQ      dst+8(FP), CX
+	MOVQ      src+16(FP), DX
+	MOVQ      nblocks+24(FP), BX
+	VMOVDQU64 sm4WordNibPost0Lo<>+0(SB), Z4
+	VMOVDQU64 sm4WordNibPost0Hi<>+0(SB), Z5
+	VMOVDQU64 sm4WordNibPost3Lo<>+0(SB), Z6
+	VMOVDQU64 sm4WordNibPost3Hi<>+0(SB), Z7
+	VMOVDQU64 (AX), Z1
+	VPSRLW    $0x04, Z1, Z3
+	VPANDD    sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD    sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64 sm4PreLo<>+0(SB), Z1
+	VPSHUFB   Z2, Z1, Z1
+	VMOVDQU64 sm4PreHi<>+0(SB), Z2
+	VPSHUFB   Z3, Z2, Z2
+	VPXORD    Z2, Z1, Z1
+	VMOVDQU64 Z1, (SP)
+	VMOVDQU64 64(AX), Z1
+	VPSRLW    $0x04, Z1, Z3
+	VPANDD    sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD    sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64 sm4PreLo<>+0(SB), Z1
+	VPSHUFB   Z2, Z1, Z1
+	VMOVDQU64 sm4PreHi<>+0(SB), Z2
+	VPSHUFB   Z3, Z2, Z2
+	VPXORD    Z2, Z1, Z1
+	VMOVDQU64 Z1, 64(SP)
+	LEAQ      (SP), AX
 
 encryptBlocksAVX512AESNI_loop:
 	CMPQ        BX, $0x00000060
 	JB          encryptBlocksAVX512AESNI_partial
-	LEAQ        2248(SP), SI
+	LEAQ        128(SP), SI
 	ADDQ        $0x3f, SI
 	ANDQ        $-64, SI
 	VMOVDQU64   (DX), Z1
@@ -6411,7 +6343,7 @@ encryptBlocksAVX512AESNI_loop:
 	MOVQ        $0x00000008, R8
 
 encryptBlocksAVX512AESNI_rounds6false:
-	VPXORD        (DI), Z8, Z3
+	VPXORD.BCST   (DI), Z8, Z3
 	VPTERNLOGD    $0x96, Z9, Z10, Z3
 	VMOVDQU64     Z8, 64(SI)
 	VMOVDQA64     X3, X0
@@ -6441,7 +6373,7 @@ encryptBlocksAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z8
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z8
-	VPXORD        (DI), Z11, Z3
+	VPXORD.BCST   (DI), Z11, Z3
 	VPTERNLOGD    $0x96, Z12, Z13, Z3
 	VMOVDQU64     Z11, 192(SI)
 	VMOVDQA64     X3, X0
@@ -6471,7 +6403,7 @@ encryptBlocksAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z11
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z11
-	VPXORD        (DI), Z14, Z3
+	VPXORD.BCST   (DI), Z14, Z3
 	VPTERNLOGD    $0x96, Z15, Z16, Z3
 	VMOVDQU64     Z14, 320(SI)
 	VMOVDQA64     X3, X0
@@ -6501,7 +6433,7 @@ encryptBlocksAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z14
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z14
-	VPXORD        (DI), Z17, Z3
+	VPXORD.BCST   (DI), Z17, Z3
 	VPTERNLOGD    $0x96, Z18, Z19, Z3
 	VMOVDQU64     Z17, 448(SI)
 	VMOVDQA64     X3, X0
@@ -6531,7 +6463,7 @@ encryptBlocksAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z17
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z17
-	VPXORD        (DI), Z20, Z3
+	VPXORD.BCST   (DI), Z20, Z3
 	VPTERNLOGD    $0x96, Z21, Z22, Z3
 	VMOVDQU64     Z20, 576(SI)
 	VMOVDQA64     X3, X0
@@ -6561,7 +6493,7 @@ encryptBlocksAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z20
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z20
-	VPXORD        (DI), Z23, Z3
+	VPXORD.BCST   (DI), Z23, Z3
 	VPTERNLOGD    $0x96, Z24, Z25, Z3
 	VMOVDQU64     Z23, 704(SI)
 	VMOVDQA64     X3, X0
@@ -6591,7 +6523,7 @@ encryptBlocksAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z23
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z23
-	VPXORD        64(DI), Z9, Z3
+	VPXORD.BCST   4(DI), Z9, Z3
 	VPTERNLOGD    $0x96, Z10, Z8, Z3
 	VMOVDQU64     Z9, (SI)
 	VMOVDQA64     X3, X0
@@ -6621,7 +6553,7 @@ encryptBlocksAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z9
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z9
-	VPXORD        64(DI), Z12, Z3
+	VPXORD.BCST   4(DI), Z12, Z3
 	VPTERNLOGD    $0x96, Z13, Z11, Z3
 	VMOVDQU64     Z12, 128(SI)
 	VMOVDQA64     X3, X0
@@ -6651,7 +6583,7 @@ encryptBlocksAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z12
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z12
-	VPXORD        64(DI), Z15, Z3
+	VPXORD.BCST   4(DI), Z15, Z3
 	VPTERNLOGD    $0x96, Z16, Z14, Z3
 	VMOVDQU64     Z15, 256(SI)
 	VMOVDQA64     X3, X0
@@ -6681,7 +6613,7 @@ encryptBlocksAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z15
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z15
-	VPXORD        64(DI), Z18, Z3
+	VPXORD.BCST   4(DI), Z18, Z3
 	VPTERNLOGD    $0x96, Z19, Z17, Z3
 	VMOVDQU64     Z18, 384(SI)
 	VMOVDQA64     X3, X0
@@ -6711,7 +6643,7 @@ encryptBlocksAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z18
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z18
-	VPXORD        64(DI), Z21, Z3
+	VPXORD.BCST   4(DI), Z21, Z3
 	VPTERNLOGD    $0x96, Z22, Z20, Z3
 	VMOVDQU64     Z21, 512(SI)
 	VMOVDQA64     X3, X0
@@ -6741,7 +6673,7 @@ encryptBlocksAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z21
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z21
-	VPXORD        64(DI), Z24, Z3
+	VPXORD.BCST   4(DI), Z24, Z3
 	VPTERNLOGD    $0x96, Z25, Z23, Z3
 	VMOVDQU64     Z24, 640(SI)
 	VMOVDQA64     X3, X0
@@ -6771,7 +6703,7 @@ encryptBlocksAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z24
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z24
-	VPXORD        128(DI), Z10, Z3
+	VPXORD.BCST   8(DI), Z10, Z3
 	VPTERNLOGD    $0x96, Z8, Z9, Z3
 	VMOVDQU64     Z10, 64(SI)
 	VMOVDQA64     X3, X0
@@ -6801,7 +6733,7 @@ encryptBlocksAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z10
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z10
-	VPXORD        128(DI), Z13, Z3
+	VPXORD.BCST   8(DI), Z13, Z3
 	VPTERNLOGD    $0x96, Z11, Z12, Z3
 	VMOVDQU64     Z13, 192(SI)
 	VMOVDQA64     X3, X0
@@ -6831,7 +6763,7 @@ encryptBlocksAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z13
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z13
-	VPXORD        128(DI), Z16, Z3
+	VPXORD.BCST   8(DI), Z16, Z3
 	VPTERNLOGD    $0x96, Z14, Z15, Z3
 	VMOVDQU64     Z16, 320(SI)
 	VMOVDQA64     X3, X0
@@ -6861,7 +6793,7 @@ encryptBlocksAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z16
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z16
-	VPXORD        128(DI), Z19, Z3
+	VPXORD.BCST   8(DI), Z19, Z3
 	VPTERNLOGD    $0x96, Z17, Z18, Z3
 	VMOVDQU64     Z19, 448(SI)
 	VMOVDQA64     X3, X0
@@ -6891,7 +6823,7 @@ encryptBlocksAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z19
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z19
-	VPXORD        128(DI), Z22, Z3
+	VPXORD.BCST   8(DI), Z22, Z3
 	VPTERNLOGD    $0x96, Z20, Z21, Z3
 	VMOVDQU64     Z22, 576(SI)
 	VMOVDQA64     X3, X0
@@ -6921,7 +6853,7 @@ encryptBlocksAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z22
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z22
-	VPXORD        128(DI), Z25, Z3
+	VPXORD.BCST   8(DI), Z25, Z3
 	VPTERNLOGD    $0x96, Z23, Z24, Z3
 	VMOVDQU64     Z25, 704(SI)
 	VMOVDQA64     X3, X0
@@ -6951,7 +6883,7 @@ encryptBlocksAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z25
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z25
-	VPXORD        192(DI), Z8, Z3
+	VPXORD.BCST   12(DI), Z8, Z3
 	VPTERNLOGD    $0x96, Z9, Z10, Z3
 	VMOVDQU64     Z8, (SI)
 	VMOVDQA64     X3, X0
@@ -6981,7 +6913,7 @@ encryptBlocksAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z8
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z8
-	VPXORD        192(DI), Z11, Z3
+	VPXORD.BCST   12(DI), Z11, Z3
 	VPTERNLOGD    $0x96, Z12, Z13, Z3
 	VMOVDQU64     Z11, 128(SI)
 	VMOVDQA64     X3, X0
@@ -7011,7 +6943,7 @@ encryptBlocksAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z11
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z11
-	VPXORD        192(DI), Z14, Z3
+	VPXORD.BCST   12(DI), Z14, Z3
 	VPTERNLOGD    $0x96, Z15, Z16, Z3
 	VMOVDQU64     Z14, 256(SI)
 	VMOVDQA64     X3, X0
@@ -7041,7 +6973,7 @@ encryptBlocksAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z14
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z14
-	VPXORD        192(DI), Z17, Z3
+	VPXORD.BCST   12(DI), Z17, Z3
 	VPTERNLOGD    $0x96, Z18, Z19, Z3
 	VMOVDQU64     Z17, 384(SI)
 	VMOVDQA64     X3, X0
@@ -7071,7 +7003,7 @@ encryptBlocksAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z17
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z17
-	VPXORD        192(DI), Z20, Z3
+	VPXORD.BCST   12(DI), Z20, Z3
 	VPTERNLOGD    $0x96, Z21, Z22, Z3
 	VMOVDQU64     Z20, 512(SI)
 	VMOVDQA64     X3, X0
@@ -7101,7 +7033,7 @@ encryptBlocksAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z20
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z20
-	VPXORD        192(DI), Z23, Z3
+	VPXORD.BCST   12(DI), Z23, Z3
 	VPTERNLOGD    $0x96, Z24, Z25, Z3
 	VMOVDQU64     Z23, 640(SI)
 	VMOVDQA64     X3, X0
@@ -7155,7 +7087,7 @@ encryptBlocksAVX512AESNI_rounds6false:
 	VMOVDQU64     Z24, Z23
 	VMOVDQU64     Z25, Z24
 	VMOVDQU64     Z3, Z25
-	ADDQ          $0x00000100, DI
+	ADDQ          $0x10, DI
 	DECQ          R8
 	JNZ           encryptBlocksAVX512AESNI_rounds6false
 	VMOVDQU64     (SI), Z1
@@ -7474,26 +7406,26 @@ encryptBlocksAVX512AESNI_partial:
 	MOVQ        $-1, SI
 	SHLQ        $0x02, BX
 	BZHIQ       BX, SI, SI
-	MOVQ        SI, 3080(SP)
-	LEAQ        3088(SP), BX
+	MOVQ        SI, 960(SP)
+	LEAQ        968(SP), BX
 	ADDQ        $0x3f, BX
 	ANDQ        $-64, BX
-	MOVQ        3080(SP), SI
+	MOVQ        960(SP), SI
 	SHRQ        $0x00, SI
 	KMOVW       SI, K1
 	VMOVDQU32.Z (DX), K1, Z1
 	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
-	MOVQ        3080(SP), SI
+	MOVQ        960(SP), SI
 	SHRQ        $0x10, SI
 	KMOVW       SI, K1
 	VMOVDQU32.Z 64(DX), K1, Z8
 	VPSHUFB     sm4BswapMask<>+0(SB), Z8, Z8
-	MOVQ        3080(SP), SI
+	MOVQ        960(SP), SI
 	SHRQ        $0x20, SI
 	KMOVW       SI, K1
 	VMOVDQU32.Z 128(DX), K1, Z9
 	VPSHUFB     sm4BswapMask<>+0(SB), Z9, Z9
-	MOVQ        3080(SP), SI
+	MOVQ        960(SP), SI
 	SHRQ        $0x30, SI
 	KMOVW       SI, K1
 	VMOVDQU32.Z 192(DX), K1, Z10
@@ -7542,7 +7474,7 @@ encryptBlocksAVX512AESNI_partial:
 	MOVQ        $0x00000008, DX
 
 encryptBlocksAVX512AESNI_rounds1true:
-	VPXORD        (AX), Z8, Z3
+	VPXORD.BCST   (AX), Z8, Z3
 	VPTERNLOGD    $0x96, Z9, Z10, Z3
 	VMOVDQU64     Z8, 64(BX)
 	VMOVDQA64     X3, X0
@@ -7572,7 +7504,7 @@ encryptBlocksAVX512AESNI_rounds1true:
 	VPROLD        $0x08, Z11, Z8
 	VPROLD        $0x10, Z11, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z8
-	VPXORD        64(AX), Z9, Z3
+	VPXORD.BCST   4(AX), Z9, Z3
 	VPTERNLOGD    $0x96, Z10, Z8, Z3
 	VMOVDQU64     Z9, (BX)
 	VMOVDQA64     X3, X0
@@ -7602,7 +7534,7 @@ encryptBlocksAVX512AESNI_rounds1true:
 	VPROLD        $0x08, Z11, Z9
 	VPROLD        $0x10, Z11, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z9
-	VPXORD        128(AX), Z10, Z3
+	VPXORD.BCST   8(AX), Z10, Z3
 	VPTERNLOGD    $0x96, Z8, Z9, Z3
 	VMOVDQU64     Z10, 64(BX)
 	VMOVDQA64     X3, X0
@@ -7632,7 +7564,7 @@ encryptBlocksAVX512AESNI_rounds1true:
 	VPROLD        $0x08, Z11, Z10
 	VPROLD        $0x10, Z11, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z10
-	VPXORD        192(AX), Z8, Z3
+	VPXORD.BCST   12(AX), Z8, Z3
 	VPTERNLOGD    $0x96, Z9, Z10, Z3
 	VMOVDQU64     Z8, (BX)
 	VMOVDQA64     X3, X0
@@ -7666,7 +7598,7 @@ encryptBlocksAVX512AESNI_rounds1true:
 	VMOVDQU64     Z9, Z8
 	VMOVDQU64     Z10, Z9
 	VMOVDQU64     Z3, Z10
-	ADDQ          $0x00000100, AX
+	ADDQ          $0x10, AX
 	DECQ          DX
 	JNZ           encryptBlocksAVX512AESNI_rounds1true
 	VMOVDQU64     (BX), Z0
@@ -7714,19 +7646,19 @@ encryptBlocksAVX512AESNI_rounds1true:
 	VPSHUFB       sm4BswapMask<>+0(SB), Z9, Z9
 	VPSHUFB       sm4BswapMask<>+0(SB), Z8, Z8
 	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
-	MOVQ          3080(SP), AX
+	MOVQ          960(SP), AX
 	SHRQ          $0x00, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z10, K1, (CX)
-	MOVQ          3080(SP), AX
+	MOVQ          960(SP), AX
 	SHRQ          $0x10, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z9, K1, 64(CX)
-	MOVQ          3080(SP), AX
+	MOVQ          960(SP), AX
 	SHRQ          $0x20, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z8, K1, 128(CX)
-	MOVQ          3080(SP), AX
+	MOVQ          960(SP), AX
 	SHRQ          $0x30, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z0, K1, 192(CX)
@@ -7737,8 +7669,8 @@ encryptBlocksAVX512AESNI_sets2:
 	MOVQ        $-1, SI
 	SHLQ        $0x02, BX
 	BZHIQ       BX, SI, SI
-	MOVQ        SI, 3280(SP)
-	LEAQ        3288(SP), BX
+	MOVQ        SI, 1160(SP)
+	LEAQ        1168(SP), BX
 	ADDQ        $0x3f, BX
 	ANDQ        $-64, BX
 	VMOVDQU64   (DX), Z1
@@ -7790,22 +7722,22 @@ encryptBlocksAVX512AESNI_sets2:
 	VPSHUFB     Z3, Z2, Z2
 	VPXORD      Z2, Z10, Z10
 	VMOVDQU64   Z1, (BX)
-	MOVQ        3280(SP), SI
+	MOVQ        1160(SP), SI
 	SHRQ        $0x00, SI
 	KMOVW       SI, K1
 	VMOVDQU32.Z 256(DX), K1, Z1
 	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
-	MOVQ        3280(SP), SI
+	MOVQ        1160(SP), SI
 	SHRQ        $0x10, SI
 	KMOVW       SI, K1
 	VMOVDQU32.Z 320(DX), K1, Z11
 	VPSHUFB     sm4BswapMask<>+0(SB), Z11, Z11
-	MOVQ        3280(SP), SI
+	MOVQ        1160(SP), SI
 	SHRQ        $0x20, SI
 	KMOVW       SI, K1
 	VMOVDQU32.Z 384(DX), K1, Z12
 	VPSHUFB     sm4BswapMask<>+0(SB), Z12, Z12
-	MOVQ        3280(SP), SI
+	MOVQ        1160(SP), SI
 	SHRQ        $0x30, SI
 	KMOVW       SI, K1
 	VMOVDQU32.Z 448(DX), K1, Z13
@@ -7854,7 +7786,7 @@ encryptBlocksAVX512AESNI_sets2:
 	MOVQ        $0x00000008, DX
 
 encryptBlocksAVX512AESNI_rounds2true:
-	VPXORD        (AX), Z8, Z3
+	VPXORD.BCST   (AX), Z8, Z3
 	VPTERNLOGD    $0x96, Z9, Z10, Z3
 	VMOVDQU64     Z8, 64(BX)
 	VMOVDQA64     X3, X0
@@ -7884,7 +7816,7 @@ encryptBlocksAVX512AESNI_rounds2true:
 	VPROLD        $0x08, Z14, Z8
 	VPROLD        $0x10, Z14, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z8
-	VPXORD        (AX), Z11, Z3
+	VPXORD.BCST   (AX), Z11, Z3
 	VPTERNLOGD    $0x96, Z12, Z13, Z3
 	VMOVDQU64     Z11, 192(BX)
 	VMOVDQA64     X3, X0
@@ -7914,7 +7846,7 @@ encryptBlocksAVX512AESNI_rounds2true:
 	VPROLD        $0x08, Z14, Z11
 	VPROLD        $0x10, Z14, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z11
-	VPXORD        64(AX), Z9, Z3
+	VPXORD.BCST   4(AX), Z9, Z3
 	VPTERNLOGD    $0x96, Z10, Z8, Z3
 	VMOVDQU64     Z9, (BX)
 	VMOVDQA64     X3, X0
@@ -7944,7 +7876,7 @@ encryptBlocksAVX512AESNI_rounds2true:
 	VPROLD        $0x08, Z14, Z9
 	VPROLD        $0x10, Z14, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z9
-	VPXORD        64(AX), Z12, Z3
+	VPXORD.BCST   4(AX), Z12, Z3
 	VPTERNLOGD    $0x96, Z13, Z11, Z3
 	VMOVDQU64     Z12, 128(BX)
 	VMOVDQA64     X3, X0
@@ -7974,7 +7906,7 @@ encryptBlocksAVX512AESNI_rounds2true:
 	VPROLD        $0x08, Z14, Z12
 	VPROLD        $0x10, Z14, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z12
-	VPXORD        128(AX), Z10, Z3
+	VPXORD.BCST   8(AX), Z10, Z3
 	VPTERNLOGD    $0x96, Z8, Z9, Z3
 	VMOVDQU64     Z10, 64(BX)
 	VMOVDQA64     X3, X0
@@ -8004,7 +7936,7 @@ encryptBlocksAVX512AESNI_rounds2true:
 	VPROLD        $0x08, Z14, Z10
 	VPROLD        $0x10, Z14, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z10
-	VPXORD        128(AX), Z13, Z3
+	VPXORD.BCST   8(AX), Z13, Z3
 	VPTERNLOGD    $0x96, Z11, Z12, Z3
 	VMOVDQU64     Z13, 192(BX)
 	VMOVDQA64     X3, X0
@@ -8034,7 +7966,7 @@ encryptBlocksAVX512AESNI_rounds2true:
 	VPROLD        $0x08, Z14, Z13
 	VPROLD        $0x10, Z14, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z13
-	VPXORD        192(AX), Z8, Z3
+	VPXORD.BCST   12(AX), Z8, Z3
 	VPTERNLOGD    $0x96, Z9, Z10, Z3
 	VMOVDQU64     Z8, (BX)
 	VMOVDQA64     X3, X0
@@ -8064,7 +7996,7 @@ encryptBlocksAVX512AESNI_rounds2true:
 	VPROLD        $0x08, Z14, Z8
 	VPROLD        $0x10, Z14, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z8
-	VPXORD        192(AX), Z11, Z3
+	VPXORD.BCST   12(AX), Z11, Z3
 	VPTERNLOGD    $0x96, Z12, Z13, Z3
 	VMOVDQU64     Z11, 128(BX)
 	VMOVDQA64     X3, X0
@@ -8102,7 +8034,7 @@ encryptBlocksAVX512AESNI_rounds2true:
 	VMOVDQU64     Z12, Z11
 	VMOVDQU64     Z13, Z12
 	VMOVDQU64     Z3, Z13
-	ADDQ          $0x00000100, AX
+	ADDQ          $0x10, AX
 	DECQ          DX
 	JNZ           encryptBlocksAVX512AESNI_rounds2true
 	VMOVDQU64     (BX), Z0
@@ -8199,19 +8131,19 @@ encryptBlocksAVX512AESNI_rounds2true:
 	VPSHUFB       sm4BswapMask<>+0(SB), Z12, Z12
 	VPSHUFB       sm4BswapMask<>+0(SB), Z11, Z11
 	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
-	MOVQ          3280(SP), AX
+	MOVQ          1160(SP), AX
 	SHRQ          $0x00, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z13, K1, 256(CX)
-	MOVQ          3280(SP), AX
+	MOVQ          1160(SP), AX
 	SHRQ          $0x10, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z12, K1, 320(CX)
-	MOVQ          3280(SP), AX
+	MOVQ          1160(SP), AX
 	SHRQ          $0x20, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z11, K1, 384(CX)
-	MOVQ          3280(SP), AX
+	MOVQ          1160(SP), AX
 	SHRQ          $0x30, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z0, K1, 448(CX)
@@ -8222,8 +8154,8 @@ encryptBlocksAVX512AESNI_sets3:
 	MOVQ        $-1, SI
 	SHLQ        $0x02, BX
 	BZHIQ       BX, SI, SI
-	MOVQ        SI, 3608(SP)
-	LEAQ        3616(SP), BX
+	MOVQ        SI, 1488(SP)
+	LEAQ        1496(SP), BX
 	ADDQ        $0x3f, BX
 	ANDQ        $-64, BX
 	VMOVDQU64   (DX), Z1
@@ -8324,22 +8256,22 @@ encryptBlocksAVX512AESNI_sets3:
 	VPSHUFB     Z3, Z2, Z2
 	VPXORD      Z2, Z13, Z13
 	VMOVDQU64   Z1, 128(BX)
-	MOVQ        3608(SP), SI
+	MOVQ        1488(SP), SI
 	SHRQ        $0x00, SI
 	KMOVW       SI, K1
 	VMOVDQU32.Z 512(DX), K1, Z1
 	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
-	MOVQ        3608(SP), SI
+	MOVQ        1488(SP), SI
 	SHRQ        $0x10, SI
 	KMOVW       SI, K1
 	VMOVDQU32.Z 576(DX), K1, Z14
 	VPSHUFB     sm4BswapMask<>+0(SB), Z14, Z14
-	MOVQ        3608(SP), SI
+	MOVQ        1488(SP), SI
 	SHRQ        $0x20, SI
 	KMOVW       SI, K1
 	VMOVDQU32.Z 640(DX), K1, Z15
 	VPSHUFB     sm4BswapMask<>+0(SB), Z15, Z15
-	MOVQ        3608(SP), SI
+	MOVQ        1488(SP), SI
 	SHRQ        $0x30, SI
 	KMOVW       SI, K1
 	VMOVDQU32.Z 704(DX), K1, Z16
@@ -8388,7 +8320,7 @@ encryptBlocksAVX512AESNI_sets3:
 	MOVQ        $0x00000008, DX
 
 encryptBlocksAVX512AESNI_rounds3true:
-	VPXORD        (AX), Z8, Z3
+	VPXORD.BCST   (AX), Z8, Z3
 	VPTERNLOGD    $0x96, Z9, Z10, Z3
 	VMOVDQU64     Z8, 64(BX)
 	VMOVDQA64     X3, X0
@@ -8418,7 +8350,7 @@ encryptBlocksAVX512AESNI_rounds3true:
 	VPROLD        $0x08, Z17, Z8
 	VPROLD        $0x10, Z17, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z8
-	VPXORD        (AX), Z11, Z3
+	VPXORD.BCST   (AX), Z11, Z3
 	VPTERNLOGD    $0x96, Z12, Z13, Z3
 	VMOVDQU64     Z11, 192(BX)
 	VMOVDQA64     X3, X0
@@ -8448,7 +8380,7 @@ encryptBlocksAVX512AESNI_rounds3true:
 	VPROLD        $0x08, Z17, Z11
 	VPROLD        $0x10, Z17, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z11
-	VPXORD        (AX), Z14, Z3
+	VPXORD.BCST   (AX), Z14, Z3
 	VPTERNLOGD    $0x96, Z15, Z16, Z3
 	VMOVDQU64     Z14, 320(BX)
 	VMOVDQA64     X3, X0
@@ -8478,7 +8410,7 @@ encryptBlocksAVX512AESNI_rounds3true:
 	VPROLD        $0x08, Z17, Z14
 	VPROLD        $0x10, Z17, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z14
-	VPXORD        64(AX), Z9, Z3
+	VPXORD.BCST   4(AX), Z9, Z3
 	VPTERNLOGD    $0x96, Z10, Z8, Z3
 	VMOVDQU64     Z9, (BX)
 	VMOVDQA64     X3, X0
@@ -8508,7 +8440,7 @@ encryptBlocksAVX512AESNI_rounds3true:
 	VPROLD        $0x08, Z17, Z9
 	VPROLD        $0x10, Z17, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z9
-	VPXORD        64(AX), Z12, Z3
+	VPXORD.BCST   4(AX), Z12, Z3
 	VPTERNLOGD    $0x96, Z13, Z11, Z3
 	VMOVDQU64     Z12, 128(BX)
 	VMOVDQA64     X3, X0
@@ -8538,7 +8470,7 @@ encryptBlocksAVX512AESNI_rounds3true:
 	VPROLD        $0x08, Z17, Z12
 	VPROLD        $0x10, Z17, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z12
-	VPXORD        64(AX), Z15, Z3
+	VPXORD.BCST   4(AX), Z15, Z3
 	VPTERNLOGD    $0x96, Z16, Z14, Z3
 	VMOVDQU64     Z15, 256(BX)
 	VMOVDQA64     X3, X0
@@ -8568,7 +8500,7 @@ encryptBlocksAVX512AESNI_rounds3true:
 	VPROLD        $0x08, Z17, Z15
 	VPROLD        $0x10, Z17, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z15
-	VPXORD        128(AX), Z10, Z3
+	VPXORD.BCST   8(AX), Z10, Z3
 	VPTERNLOGD    $0x96, Z8, Z9, Z3
 	VMOVDQU64     Z10, 64(BX)
 	VMOVDQA64     X3, X0
@@ -8598,7 +8530,7 @@ encryptBlocksAVX512AESNI_rounds3true:
 	VPROLD        $0x08, Z17, Z10
 	VPROLD        $0x10, Z17, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z10
-	VPXORD        128(AX), Z13, Z3
+	VPXORD.BCST   8(AX), Z13, Z3
 	VPTERNLOGD    $0x96, Z11, Z12, Z3
 	VMOVDQU64     Z13, 192(BX)
 	VMOVDQA64     X3, X0
@@ -8628,7 +8560,7 @@ encryptBlocksAVX512AESNI_rounds3true:
 	VPROLD        $0x08, Z17, Z13
 	VPROLD        $0x10, Z17, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z13
-	VPXORD        128(AX), Z16, Z3
+	VPXORD.BCST   8(AX), Z16, Z3
 	VPTERNLOGD    $0x96, Z14, Z15, Z3
 	VMOVDQU64     Z16, 320(BX)
 	VMOVDQA64     X3, X0
@@ -8658,7 +8590,7 @@ encryptBlocksAVX512AESNI_rounds3true:
 	VPROLD        $0x08, Z17, Z16
 	VPROLD        $0x10, Z17, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z16
-	VPXORD        192(AX), Z8, Z3
+	VPXORD.BCST   12(AX), Z8, Z3
 	VPTERNLOGD    $0x96, Z9, Z10, Z3
 	VMOVDQU64     Z8, (BX)
 	VMOVDQA64     X3, X0
@@ -8688,7 +8620,7 @@ encryptBlocksAVX512AESNI_rounds3true:
 	VPROLD        $0x08, Z17, Z8
 	VPROLD        $0x10, Z17, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z8
-	VPXORD        192(AX), Z11, Z3
+	VPXORD.BCST   12(AX), Z11, Z3
 	VPTERNLOGD    $0x96, Z12, Z13, Z3
 	VMOVDQU64     Z11, 128(BX)
 	VMOVDQA64     X3, X0
@@ -8718,7 +8650,7 @@ encryptBlocksAVX512AESNI_rounds3true:
 	VPROLD        $0x08, Z17, Z11
 	VPROLD        $0x10, Z17, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z11
-	VPXORD        192(AX), Z14, Z3
+	VPXORD.BCST   12(AX), Z14, Z3
 	VPTERNLOGD    $0x96, Z15, Z16, Z3
 	VMOVDQU64     Z14, 256(BX)
 	VMOVDQA64     X3, X0
@@ -8760,7 +8692,7 @@ encryptBlocksAVX512AESNI_rounds3true:
 	VMOVDQU64     Z15, Z14
 	VMOVDQU64     Z16, Z15
 	VMOVDQU64     Z3, Z16
-	ADDQ          $0x00000100, AX
+	ADDQ          $0x10, AX
 	DECQ          DX
 	JNZ           encryptBlocksAVX512AESNI_rounds3true
 	VMOVDQU64     (BX), Z0
@@ -8906,19 +8838,19 @@ encryptBlocksAVX512AESNI_rounds3true:
 	VPSHUFB       sm4BswapMask<>+0(SB), Z15, Z15
 	VPSHUFB       sm4BswapMask<>+0(SB), Z14, Z14
 	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
-	MOVQ          3608(SP), AX
+	MOVQ          1488(SP), AX
 	SHRQ          $0x00, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z16, K1, 512(CX)
-	MOVQ          3608(SP), AX
+	MOVQ          1488(SP), AX
 	SHRQ          $0x10, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z15, K1, 576(CX)
-	MOVQ          3608(SP), AX
+	MOVQ          1488(SP), AX
 	SHRQ          $0x20, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z14, K1, 640(CX)
-	MOVQ          3608(SP), AX
+	MOVQ          1488(SP), AX
 	SHRQ          $0x30, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z0, K1, 704(CX)
@@ -8929,8 +8861,8 @@ encryptBlocksAVX512AESNI_sets4:
 	MOVQ        $-1, SI
 	SHLQ        $0x02, BX
 	BZHIQ       BX, SI, SI
-	MOVQ        SI, 4064(SP)
-	LEAQ        4072(SP), BX
+	MOVQ        SI, 1944(SP)
+	LEAQ        1952(SP), BX
 	ADDQ        $0x3f, BX
 	ANDQ        $-64, BX
 	VMOVDQU64   (DX), Z1
@@ -9080,22 +9012,22 @@ encryptBlocksAVX512AESNI_sets4:
 	VPSHUFB     Z3, Z2, Z2
 	VPXORD      Z2, Z16, Z16
 	VMOVDQU64   Z1, 256(BX)
-	MOVQ        4064(SP), SI
+	MOVQ        1944(SP), SI
 	SHRQ        $0x00, SI
 	KMOVW       SI, K1
 	VMOVDQU32.Z 768(DX), K1, Z1
 	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
-	MOVQ        4064(SP), SI
+	MOVQ        1944(SP), SI
 	SHRQ        $0x10, SI
 	KMOVW       SI, K1
 	VMOVDQU32.Z 832(DX), K1, Z17
 	VPSHUFB     sm4BswapMask<>+0(SB), Z17, Z17
-	MOVQ        4064(SP), SI
+	MOVQ        1944(SP), SI
 	SHRQ        $0x20, SI
 	KMOVW       SI, K1
 	VMOVDQU32.Z 896(DX), K1, Z18
 	VPSHUFB     sm4BswapMask<>+0(SB), Z18, Z18
-	MOVQ        4064(SP), SI
+	MOVQ        1944(SP), SI
 	SHRQ        $0x30, SI
 	KMOVW       SI, K1
 	VMOVDQU32.Z 960(DX), K1, Z19
@@ -9144,7 +9076,7 @@ encryptBlocksAVX512AESNI_sets4:
 	MOVQ        $0x00000008, DX
 
 encryptBlocksAVX512AESNI_rounds4true:
-	VPXORD        (AX), Z8, Z3
+	VPXORD.BCST   (AX), Z8, Z3
 	VPTERNLOGD    $0x96, Z9, Z10, Z3
 	VMOVDQU64     Z8, 64(BX)
 	VMOVDQA64     X3, X0
@@ -9174,7 +9106,7 @@ encryptBlocksAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z8
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z8
-	VPXORD        (AX), Z11, Z3
+	VPXORD.BCST   (AX), Z11, Z3
 	VPTERNLOGD    $0x96, Z12, Z13, Z3
 	VMOVDQU64     Z11, 192(BX)
 	VMOVDQA64     X3, X0
@@ -9204,7 +9136,7 @@ encryptBlocksAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z11
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z11
-	VPXORD        (AX), Z14, Z3
+	VPXORD.BCST   (AX), Z14, Z3
 	VPTERNLOGD    $0x96, Z15, Z16, Z3
 	VMOVDQU64     Z14, 320(BX)
 	VMOVDQA64     X3, X0
@@ -9234,7 +9166,7 @@ encryptBlocksAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z14
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z14
-	VPXORD        (AX), Z17, Z3
+	VPXORD.BCST   (AX), Z17, Z3
 	VPTERNLOGD    $0x96, Z18, Z19, Z3
 	VMOVDQU64     Z17, 448(BX)
 	VMOVDQA64     X3, X0
@@ -9264,7 +9196,7 @@ encryptBlocksAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z17
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z17
-	VPXORD        64(AX), Z9, Z3
+	VPXORD.BCST   4(AX), Z9, Z3
 	VPTERNLOGD    $0x96, Z10, Z8, Z3
 	VMOVDQU64     Z9, (BX)
 	VMOVDQA64     X3, X0
@@ -9294,7 +9226,7 @@ encryptBlocksAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z9
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z9
-	VPXORD        64(AX), Z12, Z3
+	VPXORD.BCST   4(AX), Z12, Z3
 	VPTERNLOGD    $0x96, Z13, Z11, Z3
 	VMOVDQU64     Z12, 128(BX)
 	VMOVDQA64     X3, X0
@@ -9324,7 +9256,7 @@ encryptBlocksAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z12
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z12
-	VPXORD        64(AX), Z15, Z3
+	VPXORD.BCST   4(AX), Z15, Z3
 	VPTERNLOGD    $0x96, Z16, Z14, Z3
 	VMOVDQU64     Z15, 256(BX)
 	VMOVDQA64     X3, X0
@@ -9354,7 +9286,7 @@ encryptBlocksAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z15
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z15
-	VPXORD        64(AX), Z18, Z3
+	VPXORD.BCST   4(AX), Z18, Z3
 	VPTERNLOGD    $0x96, Z19, Z17, Z3
 	VMOVDQU64     Z18, 384(BX)
 	VMOVDQA64     X3, X0
@@ -9384,7 +9316,7 @@ encryptBlocksAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z18
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z18
-	VPXORD        128(AX), Z10, Z3
+	VPXORD.BCST   8(AX), Z10, Z3
 	VPTERNLOGD    $0x96, Z8, Z9, Z3
 	VMOVDQU64     Z10, 64(BX)
 	VMOVDQA64     X3, X0
@@ -9414,7 +9346,7 @@ encryptBlocksAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z10
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z10
-	VPXORD        128(AX), Z13, Z3
+	VPXORD.BCST   8(AX), Z13, Z3
 	VPTERNLOGD    $0x96, Z11, Z12, Z3
 	VMOVDQU64     Z13, 192(BX)
 	VMOVDQA64     X3, X0
@@ -9444,7 +9376,7 @@ encryptBlocksAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z13
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z13
-	VPXORD        128(AX), Z16, Z3
+	VPXORD.BCST   8(AX), Z16, Z3
 	VPTERNLOGD    $0x96, Z14, Z15, Z3
 	VMOVDQU64     Z16, 320(BX)
 	VMOVDQA64     X3, X0
@@ -9474,7 +9406,7 @@ encryptBlocksAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z16
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z16
-	VPXORD        128(AX), Z19, Z3
+	VPXORD.BCST   8(AX), Z19, Z3
 	VPTERNLOGD    $0x96, Z17, Z18, Z3
 	VMOVDQU64     Z19, 448(BX)
 	VMOVDQA64     X3, X0
@@ -9504,7 +9436,7 @@ encryptBlocksAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z19
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z19
-	VPXORD        192(AX), Z8, Z3
+	VPXORD.BCST   12(AX), Z8, Z3
 	VPTERNLOGD    $0x96, Z9, Z10, Z3
 	VMOVDQU64     Z8, (BX)
 	VMOVDQA64     X3, X0
@@ -9534,7 +9466,7 @@ encryptBlocksAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z8
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z8
-	VPXORD        192(AX), Z11, Z3
+	VPXORD.BCST   12(AX), Z11, Z3
 	VPTERNLOGD    $0x96, Z12, Z13, Z3
 	VMOVDQU64     Z11, 128(BX)
 	VMOVDQA64     X3, X0
@@ -9564,7 +9496,7 @@ encryptBlocksAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z11
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z11
-	VPXORD        192(AX), Z14, Z3
+	VPXORD.BCST   12(AX), Z14, Z3
 	VPTERNLOGD    $0x96, Z15, Z16, Z3
 	VMOVDQU64     Z14, 256(BX)
 	VMOVDQA64     X3, X0
@@ -9594,7 +9526,7 @@ encryptBlocksAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z14
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z14
-	VPXORD        192(AX), Z17, Z3
+	VPXORD.BCST   12(AX), Z17, Z3
 	VPTERNLOGD    $0x96, Z18, Z19, Z3
 	VMOVDQU64     Z17, 384(BX)
 	VMOVDQA64     X3, X0
@@ -9640,7 +9572,7 @@ encryptBlocksAVX512AESNI_rounds4true:
 	VMOVDQU64     Z18, Z17
 	VMOVDQU64     Z19, Z18
 	VMOVDQU64     Z3, Z19
-	ADDQ          $0x00000100, AX
+	ADDQ          $0x10, AX
 	DECQ          DX
 	JNZ           encryptBlocksAVX512AESNI_rounds4true
 	VMOVDQU64     (BX), Z0
@@ -9835,19 +9767,19 @@ encryptBlocksAVX512AESNI_rounds4true:
 	VPSHUFB       sm4BswapMask<>+0(SB), Z18, Z18
 	VPSHUFB       sm4BswapMask<>+0(SB), Z17, Z17
 	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
-	MOVQ          4064(SP), AX
+	MOVQ          1944(SP), AX
 	SHRQ          $0x00, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z19, K1, 768(CX)
-	MOVQ          4064(SP), AX
+	MOVQ          1944(SP), AX
 	SHRQ          $0x10, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z18, K1, 832(CX)
-	MOVQ          4064(SP), AX
+	MOVQ          1944(SP), AX
 	SHRQ          $0x20, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z17, K1, 896(CX)
-	MOVQ          4064(SP), AX
+	MOVQ          1944(SP), AX
 	SHRQ          $0x30, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z0, K1, 960(CX)
@@ -9858,8 +9790,8 @@ encryptBlocksAVX512AESNI_sets5:
 	MOVQ        $-1, SI
 	SHLQ        $0x02, BX
 	BZHIQ       BX, SI, SI
-	MOVQ        SI, 4648(SP)
-	LEAQ        4656(SP), BX
+	MOVQ        SI, 2528(SP)
+	LEAQ        2536(SP), BX
 	ADDQ        $0x3f, BX
 	ANDQ        $-64, BX
 	VMOVDQU64   (DX), Z1
@@ -10058,22 +9990,22 @@ encryptBlocksAVX512AESNI_sets5:
 	VPSHUFB     Z3, Z2, Z2
 	VPXORD      Z2, Z19, Z19
 	VMOVDQU64   Z1, 384(BX)
-	MOVQ        4648(SP), SI
+	MOVQ        2528(SP), SI
 	SHRQ        $0x00, SI
 	KMOVW       SI, K1
 	VMOVDQU32.Z 1024(DX), K1, Z1
 	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
-	MOVQ        4648(SP), SI
+	MOVQ        2528(SP), SI
 	SHRQ        $0x10, SI
 	KMOVW       SI, K1
 	VMOVDQU32.Z 1088(DX), K1, Z20
 	VPSHUFB     sm4BswapMask<>+0(SB), Z20, Z20
-	MOVQ        4648(SP), SI
+	MOVQ        2528(SP), SI
 	SHRQ        $0x20, SI
 	KMOVW       SI, K1
 	VMOVDQU32.Z 1152(DX), K1, Z21
 	VPSHUFB     sm4BswapMask<>+0(SB), Z21, Z21
-	MOVQ        4648(SP), SI
+	MOVQ        2528(SP), SI
 	SHRQ        $0x30, SI
 	KMOVW       SI, K1
 	VMOVDQU32.Z 1216(DX), K1, Z22
@@ -10122,7 +10054,7 @@ encryptBlocksAVX512AESNI_sets5:
 	MOVQ        $0x00000008, DX
 
 encryptBlocksAVX512AESNI_rounds5true:
-	VPXORD        (AX), Z8, Z3
+	VPXORD.BCST   (AX), Z8, Z3
 	VPTERNLOGD    $0x96, Z9, Z10, Z3
 	VMOVDQU64     Z8, 64(BX)
 	VMOVDQA64     X3, X0
@@ -10152,7 +10084,7 @@ encryptBlocksAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z8
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z8
-	VPXORD        (AX), Z11, Z3
+	VPXORD.BCST   (AX), Z11, Z3
 	VPTERNLOGD    $0x96, Z12, Z13, Z3
 	VMOVDQU64     Z11, 192(BX)
 	VMOVDQA64     X3, X0
@@ -10182,7 +10114,7 @@ encryptBlocksAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z11
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z11
-	VPXORD        (AX), Z14, Z3
+	VPXORD.BCST   (AX), Z14, Z3
 	VPTERNLOGD    $0x96, Z15, Z16, Z3
 	VMOVDQU64     Z14, 320(BX)
 	VMOVDQA64     X3, X0
@@ -10212,7 +10144,7 @@ encryptBlocksAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z14
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z14
-	VPXORD        (AX), Z17, Z3
+	VPXORD.BCST   (AX), Z17, Z3
 	VPTERNLOGD    $0x96, Z18, Z19, Z3
 	VMOVDQU64     Z17, 448(BX)
 	VMOVDQA64     X3, X0
@@ -10242,7 +10174,7 @@ encryptBlocksAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z17
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z17
-	VPXORD        (AX), Z20, Z3
+	VPXORD.BCST   (AX), Z20, Z3
 	VPTERNLOGD    $0x96, Z21, Z22, Z3
 	VMOVDQU64     Z20, 576(BX)
 	VMOVDQA64     X3, X0
@@ -10272,7 +10204,7 @@ encryptBlocksAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z20
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z20
-	VPXORD        64(AX), Z9, Z3
+	VPXORD.BCST   4(AX), Z9, Z3
 	VPTERNLOGD    $0x96, Z10, Z8, Z3
 	VMOVDQU64     Z9, (BX)
 	VMOVDQA64     X3, X0
@@ -10302,7 +10234,7 @@ encryptBlocksAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z9
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z9
-	VPXORD        64(AX), Z12, Z3
+	VPXORD.BCST   4(AX), Z12, Z3
 	VPTERNLOGD    $0x96, Z13, Z11, Z3
 	VMOVDQU64     Z12, 128(BX)
 	VMOVDQA64     X3, X0
@@ -10332,7 +10264,7 @@ encryptBlocksAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z12
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z12
-	VPXORD        64(AX), Z15, Z3
+	VPXORD.BCST   4(AX), Z15, Z3
 	VPTERNLOGD    $0x96, Z16, Z14, Z3
 	VMOVDQU64     Z15, 256(BX)
 	VMOVDQA64     X3, X0
@@ -10362,7 +10294,7 @@ encryptBlocksAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z15
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z15
-	VPXORD        64(AX), Z18, Z3
+	VPXORD.BCST   4(AX), Z18, Z3
 	VPTERNLOGD    $0x96, Z19, Z17, Z3
 	VMOVDQU64     Z18, 384(BX)
 	VMOVDQA64     X3, X0
@@ -10392,7 +10324,7 @@ encryptBlocksAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z18
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z18
-	VPXORD        64(AX), Z21, Z3
+	VPXORD.BCST   4(AX), Z21, Z3
 	VPTERNLOGD    $0x96, Z22, Z20, Z3
 	VMOVDQU64     Z21, 512(BX)
 	VMOVDQA64     X3, X0
@@ -10422,7 +10354,7 @@ encryptBlocksAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z21
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z21
-	VPXORD        128(AX), Z10, Z3
+	VPXORD.BCST   8(AX), Z10, Z3
 	VPTERNLOGD    $0x96, Z8, Z9, Z3
 	VMOVDQU64     Z10, 64(BX)
 	VMOVDQA64     X3, X0
@@ -10452,7 +10384,7 @@ encryptBlocksAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z10
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z10
-	VPXORD        128(AX), Z13, Z3
+	VPXORD.BCST   8(AX), Z13, Z3
 	VPTERNLOGD    $0x96, Z11, Z12, Z3
 	VMOVDQU64     Z13, 192(BX)
 	VMOVDQA64     X3, X0
@@ -10482,7 +10414,7 @@ encryptBlocksAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z13
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z13
-	VPXORD        128(AX), Z16, Z3
+	VPXORD.BCST   8(AX), Z16, Z3
 	VPTERNLOGD    $0x96, Z14, Z15, Z3
 	VMOVDQU64     Z16, 320(BX)
 	VMOVDQA64     X3, X0
@@ -10512,7 +10444,7 @@ encryptBlocksAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z16
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z16
-	VPXORD        128(AX), Z19, Z3
+	VPXORD.BCST   8(AX), Z19, Z3
 	VPTERNLOGD    $0x96, Z17, Z18, Z3
 	VMOVDQU64     Z19, 448(BX)
 	VMOVDQA64     X3, X0
@@ -10542,7 +10474,7 @@ encryptBlocksAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z19
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z19
-	VPXORD        128(AX), Z22, Z3
+	VPXORD.BCST   8(AX), Z22, Z3
 	VPTERNLOGD    $0x96, Z20, Z21, Z3
 	VMOVDQU64     Z22, 576(BX)
 	VMOVDQA64     X3, X0
@@ -10572,7 +10504,7 @@ encryptBlocksAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z22
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z22
-	VPXORD        192(AX), Z8, Z3
+	VPXORD.BCST   12(AX), Z8, Z3
 	VPTERNLOGD    $0x96, Z9, Z10, Z3
 	VMOVDQU64     Z8, (BX)
 	VMOVDQA64     X3, X0
@@ -10602,7 +10534,7 @@ encryptBlocksAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z8
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z8
-	VPXORD        192(AX), Z11, Z3
+	VPXORD.BCST   12(AX), Z11, Z3
 	VPTERNLOGD    $0x96, Z12, Z13, Z3
 	VMOVDQU64     Z11, 128(BX)
 	VMOVDQA64     X3, X0
@@ -10632,7 +10564,7 @@ encryptBlocksAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z11
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z11
-	VPXORD        192(AX), Z14, Z3
+	VPXORD.BCST   12(AX), Z14, Z3
 	VPTERNLOGD    $0x96, Z15, Z16, Z3
 	VMOVDQU64     Z14, 256(BX)
 	VMOVDQA64     X3, X0
@@ -10662,7 +10594,7 @@ encryptBlocksAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z14
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z14
-	VPXORD        192(AX), Z17, Z3
+	VPXORD.BCST   12(AX), Z17, Z3
 	VPTERNLOGD    $0x96, Z18, Z19, Z3
 	VMOVDQU64     Z17, 384(BX)
 	VMOVDQA64     X3, X0
@@ -10692,7 +10624,7 @@ encryptBlocksAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z17
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z17
-	VPXORD        192(AX), Z20, Z3
+	VPXORD.BCST   12(AX), Z20, Z3
 	VPTERNLOGD    $0x96, Z21, Z22, Z3
 	VMOVDQU64     Z20, 512(BX)
 	VMOVDQA64     X3, X0
@@ -10742,7 +10674,7 @@ encryptBlocksAVX512AESNI_rounds5true:
 	VMOVDQU64     Z21, Z20
 	VMOVDQU64     Z22, Z21
 	VMOVDQU64     Z3, Z22
-	ADDQ          $0x00000100, AX
+	ADDQ          $0x10, AX
 	DECQ          DX
 	JNZ           encryptBlocksAVX512AESNI_rounds5true
 	VMOVDQU64     (BX), Z0
@@ -10986,19 +10918,19 @@ encryptBlocksAVX512AESNI_rounds5true:
 	VPSHUFB       sm4BswapMask<>+0(SB), Z21, Z21
 	VPSHUFB       sm4BswapMask<>+0(SB), Z20, Z20
 	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
-	MOVQ          4648(SP), AX
+	MOVQ          2528(SP), AX
 	SHRQ          $0x00, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z22, K1, 1024(CX)
-	MOVQ          4648(SP), AX
+	MOVQ          2528(SP), AX
 	SHRQ          $0x10, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z21, K1, 1088(CX)
-	MOVQ          4648(SP), AX
+	MOVQ          2528(SP), AX
 	SHRQ          $0x20, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z20, K1, 1152(CX)
-	MOVQ          4648(SP), AX
+	MOVQ          2528(SP), AX
 	SHRQ          $0x30, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z0, K1, 1216(CX)
@@ -11009,8 +10941,8 @@ encryptBlocksAVX512AESNI_sets6:
 	MOVQ        $-1, SI
 	SHLQ        $0x02, BX
 	BZHIQ       BX, SI, SI
-	MOVQ        SI, 5360(SP)
-	LEAQ        5368(SP), BX
+	MOVQ        SI, 3240(SP)
+	LEAQ        3248(SP), BX
 	ADDQ        $0x3f, BX
 	ANDQ        $-64, BX
 	VMOVDQU64   (DX), Z1
@@ -11258,22 +11190,22 @@ encryptBlocksAVX512AESNI_sets6:
 	VPSHUFB     Z3, Z2, Z2
 	VPXORD      Z2, Z22, Z22
 	VMOVDQU64   Z1, 512(BX)
-	MOVQ        5360(SP), SI
+	MOVQ        3240(SP), SI
 	SHRQ        $0x00, SI
 	KMOVW       SI, K1
 	VMOVDQU32.Z 1280(DX), K1, Z1
 	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
-	MOVQ        5360(SP), SI
+	MOVQ        3240(SP), SI
 	SHRQ        $0x10, SI
 	KMOVW       SI, K1
 	VMOVDQU32.Z 1344(DX), K1, Z23
 	VPSHUFB     sm4BswapMask<>+0(SB), Z23, Z23
-	MOVQ        5360(SP), SI
+	MOVQ        3240(SP), SI
 	SHRQ        $0x20, SI
 	KMOVW       SI, K1
 	VMOVDQU32.Z 1408(DX), K1, Z24
 	VPSHUFB     sm4BswapMask<>+0(SB), Z24, Z24
-	MOVQ        5360(SP), SI
+	MOVQ        3240(SP), SI
 	SHRQ        $0x30, SI
 	KMOVW       SI, K1
 	VMOVDQU32.Z 1472(DX), K1, Z25
@@ -11322,7 +11254,7 @@ encryptBlocksAVX512AESNI_sets6:
 	MOVQ        $0x00000008, DX
 
 encryptBlocksAVX512AESNI_rounds6true:
-	VPXORD        (AX), Z8, Z3
+	VPXORD.BCST   (AX), Z8, Z3
 	VPTERNLOGD    $0x96, Z9, Z10, Z3
 	VMOVDQU64     Z8, 64(BX)
 	VMOVDQA64     X3, X0
@@ -11352,7 +11284,7 @@ encryptBlocksAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z8
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z8
-	VPXORD        (AX), Z11, Z3
+	VPXORD.BCST   (AX), Z11, Z3
 	VPTERNLOGD    $0x96, Z12, Z13, Z3
 	VMOVDQU64     Z11, 192(BX)
 	VMOVDQA64     X3, X0
@@ -11382,7 +11314,7 @@ encryptBlocksAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z11
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z11
-	VPXORD        (AX), Z14, Z3
+	VPXORD.BCST   (AX), Z14, Z3
 	VPTERNLOGD    $0x96, Z15, Z16, Z3
 	VMOVDQU64     Z14, 320(BX)
 	VMOVDQA64     X3, X0
@@ -11412,7 +11344,7 @@ encryptBlocksAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z14
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z14
-	VPXORD        (AX), Z17, Z3
+	VPXORD.BCST   (AX), Z17, Z3
 	VPTERNLOGD    $0x96, Z18, Z19, Z3
 	VMOVDQU64     Z17, 448(BX)
 	VMOVDQA64     X3, X0
@@ -11442,7 +11374,7 @@ encryptBlocksAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z17
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z17
-	VPXORD        (AX), Z20, Z3
+	VPXORD.BCST   (AX), Z20, Z3
 	VPTERNLOGD    $0x96, Z21, Z22, Z3
 	VMOVDQU64     Z20, 576(BX)
 	VMOVDQA64     X3, X0
@@ -11472,7 +11404,7 @@ encryptBlocksAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z20
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z20
-	VPXORD        (AX), Z23, Z3
+	VPXORD.BCST   (AX), Z23, Z3
 	VPTERNLOGD    $0x96, Z24, Z25, Z3
 	VMOVDQU64     Z23, 704(BX)
 	VMOVDQA64     X3, X0
@@ -11502,7 +11434,7 @@ encryptBlocksAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z23
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z23
-	VPXORD        64(AX), Z9, Z3
+	VPXORD.BCST   4(AX), Z9, Z3
 	VPTERNLOGD    $0x96, Z10, Z8, Z3
 	VMOVDQU64     Z9, (BX)
 	VMOVDQA64     X3, X0
@@ -11532,7 +11464,7 @@ encryptBlocksAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z9
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z9
-	VPXORD        64(AX), Z12, Z3
+	VPXORD.BCST   4(AX), Z12, Z3
 	VPTERNLOGD    $0x96, Z13, Z11, Z3
 	VMOVDQU64     Z12, 128(BX)
 	VMOVDQA64     X3, X0
@@ -11562,7 +11494,7 @@ encryptBlocksAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z12
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z12
-	VPXORD        64(AX), Z15, Z3
+	VPXORD.BCST   4(AX), Z15, Z3
 	VPTERNLOGD    $0x96, Z16, Z14, Z3
 	VMOVDQU64     Z15, 256(BX)
 	VMOVDQA64     X3, X0
@@ -11592,7 +11524,7 @@ encryptBlocksAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z15
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z15
-	VPXORD        64(AX), Z18, Z3
+	VPXORD.BCST   4(AX), Z18, Z3
 	VPTERNLOGD    $0x96, Z19, Z17, Z3
 	VMOVDQU64     Z18, 384(BX)
 	VMOVDQA64     X3, X0
@@ -11622,7 +11554,7 @@ encryptBlocksAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z18
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z18
-	VPXORD        64(AX), Z21, Z3
+	VPXORD.BCST   4(AX), Z21, Z3
 	VPTERNLOGD    $0x96, Z22, Z20, Z3
 	VMOVDQU64     Z21, 512(BX)
 	VMOVDQA64     X3, X0
@@ -11652,7 +11584,7 @@ encryptBlocksAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z21
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z21
-	VPXORD        64(AX), Z24, Z3
+	VPXORD.BCST   4(AX), Z24, Z3
 	VPTERNLOGD    $0x96, Z25, Z23, Z3
 	VMOVDQU64     Z24, 640(BX)
 	VMOVDQA64     X3, X0
@@ -11682,7 +11614,7 @@ encryptBlocksAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z24
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z24
-	VPXORD        128(AX), Z10, Z3
+	VPXORD.BCST   8(AX), Z10, Z3
 	VPTERNLOGD    $0x96, Z8, Z9, Z3
 	VMOVDQU64     Z10, 64(BX)
 	VMOVDQA64     X3, X0
@@ -11712,7 +11644,7 @@ encryptBlocksAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z10
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z10
-	VPXORD        128(AX), Z13, Z3
+	VPXORD.BCST   8(AX), Z13, Z3
 	VPTERNLOGD    $0x96, Z11, Z12, Z3
 	VMOVDQU64     Z13, 192(BX)
 	VMOVDQA64     X3, X0
@@ -11742,7 +11674,7 @@ encryptBlocksAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z13
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z13
-	VPXORD        128(AX), Z16, Z3
+	VPXORD.BCST   8(AX), Z16, Z3
 	VPTERNLOGD    $0x96, Z14, Z15, Z3
 	VMOVDQU64     Z16, 320(BX)
 	VMOVDQA64     X3, X0
@@ -11772,7 +11704,7 @@ encryptBlocksAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z16
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z16
-	VPXORD        128(AX), Z19, Z3
+	VPXORD.BCST   8(AX), Z19, Z3
 	VPTERNLOGD    $0x96, Z17, Z18, Z3
 	VMOVDQU64     Z19, 448(BX)
 	VMOVDQA64     X3, X0
@@ -11802,7 +11734,7 @@ encryptBlocksAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z19
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z19
-	VPXORD        128(AX), Z22, Z3
+	VPXORD.BCST   8(AX), Z22, Z3
 	VPTERNLOGD    $0x96, Z20, Z21, Z3
 	VMOVDQU64     Z22, 576(BX)
 	VMOVDQA64     X3, X0
@@ -11832,7 +11764,7 @@ encryptBlocksAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z22
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z22
-	VPXORD        128(AX), Z25, Z3
+	VPXORD.BCST   8(AX), Z25, Z3
 	VPTERNLOGD    $0x96, Z23, Z24, Z3
 	VMOVDQU64     Z25, 704(BX)
 	VMOVDQA64     X3, X0
@@ -11862,7 +11794,7 @@ encryptBlocksAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z25
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z25
-	VPXORD        192(AX), Z8, Z3
+	VPXORD.BCST   12(AX), Z8, Z3
 	VPTERNLOGD    $0x96, Z9, Z10, Z3
 	VMOVDQU64     Z8, (BX)
 	VMOVDQA64     X3, X0
@@ -11892,7 +11824,7 @@ encryptBlocksAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z8
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z8
-	VPXORD        192(AX), Z11, Z3
+	VPXORD.BCST   12(AX), Z11, Z3
 	VPTERNLOGD    $0x96, Z12, Z13, Z3
 	VMOVDQU64     Z11, 128(BX)
 	VMOVDQA64     X3, X0
@@ -11922,7 +11854,7 @@ encryptBlocksAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z11
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z11
-	VPXORD        192(AX), Z14, Z3
+	VPXORD.BCST   12(AX), Z14, Z3
 	VPTERNLOGD    $0x96, Z15, Z16, Z3
 	VMOVDQU64     Z14, 256(BX)
 	VMOVDQA64     X3, X0
@@ -11952,7 +11884,7 @@ encryptBlocksAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z14
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z14
-	VPXORD        192(AX), Z17, Z3
+	VPXORD.BCST   12(AX), Z17, Z3
 	VPTERNLOGD    $0x96, Z18, Z19, Z3
 	VMOVDQU64     Z17, 384(BX)
 	VMOVDQA64     X3, X0
@@ -11982,7 +11914,7 @@ encryptBlocksAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z17
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z17
-	VPXORD        192(AX), Z20, Z3
+	VPXORD.BCST   12(AX), Z20, Z3
 	VPTERNLOGD    $0x96, Z21, Z22, Z3
 	VMOVDQU64     Z20, 512(BX)
 	VMOVDQA64     X3, X0
@@ -12012,7 +11944,7 @@ encryptBlocksAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z20
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z20
-	VPXORD        192(AX), Z23, Z3
+	VPXORD.BCST   12(AX), Z23, Z3
 	VPTERNLOGD    $0x96, Z24, Z25, Z3
 	VMOVDQU64     Z23, 640(BX)
 	VMOVDQA64     X3, X0
@@ -12066,7 +11998,7 @@ encryptBlocksAVX512AESNI_rounds6true:
 	VMOVDQU64     Z24, Z23
 	VMOVDQU64     Z25, Z24
 	VMOVDQU64     Z3, Z25
-	ADDQ          $0x00000100, AX
+	ADDQ          $0x10, AX
 	DECQ          DX
 	JNZ           encryptBlocksAVX512AESNI_rounds6true
 	VMOVDQU64     (BX), Z0
@@ -12359,19 +12291,19 @@ encryptBlocksAVX512AESNI_rounds6true:
 	VPSHUFB       sm4BswapMask<>+0(SB), Z24, Z24
 	VPSHUFB       sm4BswapMask<>+0(SB), Z23, Z23
 	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
-	MOVQ          5360(SP), AX
+	MOVQ          3240(SP), AX
 	SHRQ          $0x00, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z25, K1, 1280(CX)
-	MOVQ          5360(SP), AX
+	MOVQ          3240(SP), AX
 	SHRQ          $0x10, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z24, K1, 1344(CX)
-	MOVQ          5360(SP), AX
+	MOVQ          3240(SP), AX
 	SHRQ          $0x20, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z23, K1, 1408(CX)
-	MOVQ          5360(SP), AX
+	MOVQ          3240(SP), AX
 	SHRQ          $0x30, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z0, K1, 1472(CX)
@@ -12383,149 +12315,45 @@ encryptBlocksAVX512AESNI_done:
 	VMOVDQU Y0, 32(SP)
 	VMOVDQU Y0, 64(SP)
 	VMOVDQU Y0, 96(SP)
-	MOVQ    2240(SP), AX
-
-	// Zero the round keys in the frame.
-	VMOVDQU64 sm4Zero64<>+0(SB), Z0
-	VMOVDQU64 Z0, (AX)
-	VMOVDQU64 Z0, 64(AX)
-	VMOVDQU64 Z0, 128(AX)
-	VMOVDQU64 Z0, 192(AX)
-	VMOVDQU64 Z0, 256(AX)
-	VMOVDQU64 Z0, 320(AX)
-	VMOVDQU64 Z0, 384(AX)
-	VMOVDQU64 Z0, 448(AX)
-	VMOVDQU64 Z0, 512(AX)
-	VMOVDQU64 Z0, 576(AX)
-	VMOVDQU64 Z0, 640(AX)
-	VMOVDQU64 Z0, 704(AX)
-	VMOVDQU64 Z0, 768(AX)
-	VMOVDQU64 Z0, 832(AX)
-	VMOVDQU64 Z0, 896(AX)
-	VMOVDQU64 Z0, 960(AX)
-	VMOVDQU64 Z0, 1024(AX)
-	VMOVDQU64 Z0, 1088(AX)
-	VMOVDQU64 Z0, 1152(AX)
-	VMOVDQU64 Z0, 1216(AX)
-	VMOVDQU64 Z0, 1280(AX)
-	VMOVDQU64 Z0, 1344(AX)
-	VMOVDQU64 Z0, 1408(AX)
-	VMOVDQU64 Z0, 1472(AX)
-	VMOVDQU64 Z0, 1536(AX)
-	VMOVDQU64 Z0, 1600(AX)
-	VMOVDQU64 Z0, 1664(AX)
-	VMOVDQU64 Z0, 1728(AX)
-	VMOVDQU64 Z0, 1792(AX)
-	VMOVDQU64 Z0, 1856(AX)
-	VMOVDQU64 Z0, 1920(AX)
-	VMOVDQU64 Z0, 1984(AX)
 	VZEROUPPER
 	RET
 
 // func xorKeyStreamAVX512AESNI(rk *[32]uint32, ctr *[16]byte, dst *byte, src *byte, nblocks int)
 // Requires: AES, AVX, AVX512BW, AVX512F, AVX512VL, BMI2
-TEXT ·xorKeyStreamAVX512AESNI(SB), $6520-40
-	MOVQ         rk+0(FP), AX
-	MOVQ         dst+16(FP), CX
-	MOVQ         src+24(FP), DX
-	MOVQ         nblocks+32(FP), BX
-	MOVQ         ctr+8(FP), SI
-	VMOVDQU64    sm4WordNibPost0Lo<>+0(SB), Z4
-	VMOVDQU64    sm4WordNibPost0Hi<>+0(SB), Z5
-	VMOVDQU64    sm4WordNibPost3Lo<>+0(SB), Z6
-	VMOVDQU64    sm4WordNibPost3Hi<>+0(SB), Z7
-	VMOVDQU64    (AX), Z1
-	VPSRLW       $0x04, Z1, Z3
-	VPANDD       sm4Mask0f<>+0(SB), Z3, Z3
-	VPANDD       sm4Mask0f<>+0(SB), Z1, Z2
-	VMOVDQU64    sm4PreLo<>+0(SB), Z1
-	VPSHUFB      Z2, Z1, Z1
-	VMOVDQU64    sm4PreHi<>+0(SB), Z2
-	VPSHUFB      Z3, Z2, Z2
-	VPXORD       Z2, Z1, Z1
-	VMOVDQU64    Z1, (SP)
-	VMOVDQU64    64(AX), Z1
-	VPSRLW       $0x04, Z1, Z3
-	VPANDD       sm4Mask0f<>+0(SB), Z3, Z3
-	VPANDD       sm4Mask0f<>+0(SB), Z1, Z2
-	VMOVDQU64    sm4PreLo<>+0(SB), Z1
-	VPSHUFB      Z2, Z1, Z1
-	VMOVDQU64    sm4PreHi<>+0(SB), Z2
-	VPSHUFB      Z3, Z2, Z2
-	VPXORD       Z2, Z1, Z1
-	VMOVDQU64    Z1, 64(SP)
-	LEAQ         128(SP), DI
-	ADDQ         $0x3f, DI
-	ANDQ         $-64, DI
-	VPBROADCASTD (SP), Z1
-	VMOVDQU64    Z1, (DI)
-	VPBROADCASTD 4(SP), Z1
-	VMOVDQU64    Z1, 64(DI)
-	VPBROADCASTD 8(SP), Z1
-	VMOVDQU64    Z1, 128(DI)
-	VPBROADCASTD 12(SP), Z1
-	VMOVDQU64    Z1, 192(DI)
-	VPBROADCASTD 16(SP), Z1
-	VMOVDQU64    Z1, 256(DI)
-	VPBROADCASTD 20(SP), Z1
-	VMOVDQU64    Z1, 320(DI)
-	VPBROADCASTD 24(SP), Z1
-	VMOVDQU64    Z1, 384(DI)
-	VPBROADCASTD 28(SP), Z1
-	VMOVDQU64    Z1, 448(DI)
-	VPBROADCASTD 32(SP), Z1
-	VMOVDQU64    Z1, 512(DI)
-	VPBROADCASTD 36(SP), Z1
-	VMOVDQU64    Z1, 576(DI)
-	VPBROADCASTD 40(SP), Z1
-	VMOVDQU64    Z1, 640(DI)
-	VPBROADCASTD 44(SP), Z1
-	VMOVDQU64    Z1, 704(DI)
-	VPBROADCASTD 48(SP), Z1
-	VMOVDQU64    Z1, 768(DI)
-	VPBROADCASTD 52(SP), Z1
-	VMOVDQU64    Z1, 832(DI)
-	VPBROADCASTD 56(SP), Z1
-	VMOVDQU64    Z1, 896(DI)
-	VPBROADCASTD 60(SP), Z1
-	VMOVDQU64    Z1, 960(DI)
-	VPBROADCASTD 64(SP), Z1
-	VMOVDQU64    Z1, 1024(DI)
-	VPBROADCASTD 68(SP), Z1
-	VMOVDQU64    Z1, 1088(DI)
-	VPBROADCASTD 72(SP), Z1
-	VMOVDQU64    Z1, 1152(DI)
-	VPBROADCASTD 76(SP), Z1
-	VMOVDQU64    Z1, 1216(DI)
-	VPBROADCASTD 80(SP), Z1
-	VMOVDQU64    Z1, 1280(DI)
-	VPBROADCASTD 84(SP), Z1
-	VMOVDQU64    Z1, 1344(DI)
-	VPBROADCASTD 88(SP), Z1
-	VMOVDQU64    Z1, 1408(DI)
-	VPBROADCASTD 92(SP), Z1
-	VMOVDQU64    Z1, 1472(DI)
-	VPBROADCASTD 96(SP), Z1
-	VMOVDQU64    Z1, 1536(DI)
-	VPBROADCASTD 100(SP), Z1
-	VMOVDQU64    Z1, 1600(DI)
-	VPBROADCASTD 104(SP), Z1
-	VMOVDQU64    Z1, 1664(DI)
-	VPBROADCASTD 108(SP), Z1
-	VMOVDQU64    Z1, 1728(DI)
-	VPBROADCASTD 112(SP), Z1
-	VMOVDQU64    Z1, 1792(DI)
-	VPBROADCASTD 116(SP), Z1
-	VMOVDQU64    Z1, 1856(DI)
-	VPBROADCASTD 120(SP), Z1
-	VMOVDQU64    Z1, 1920(DI)
-	VPBROADCASTD 124(SP), Z1
-	VMOVDQU64    Z1, 1984(DI)
-	MOVQ         DI, AX
-	MOVQ         DI, 2240(SP)
+TEXT ·xorKeyStreamAVX512AESNI(SB), $4400-40
+	MOVQ      rk+0(FP), AX
+	MOVQ      dst+16(FP), CX
+	MOVQ      src+24(FP), DX
+	MOVQ      nblocks+32(FP), BX
+	MOVQ      ctr+8(FP), SI
+	VMOVDQU64 sm4WordNibPost0Lo<>+0(SB), Z4
+	VMOVDQU64 sm4WordNibPost0Hi<>+0(SB), Z5
+	VMOVDQU64 sm4WordNibPost3Lo<>+0(SB), Z6
+	VMOVDQU64 sm4WordNibPost3Hi<>+0(SB), Z7
+	VMOVDQU64 (AX), Z1
+	VPSRLW    $0x04, Z1, Z3
+	VPANDD    sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD    sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64 sm4PreLo<>+0(SB), Z1
+	VPSHUFB   Z2, Z1, Z1
+	VMOVDQU64 sm4PreHi<>+0(SB), Z2
+	VPSHUFB   Z3, Z2, Z2
+	VPXORD    Z2, Z1, Z1
+	VMOVDQU64 Z1, (SP)
+	VMOVDQU64 64(AX), Z1
+	VPSRLW    $0x04, Z1, Z3
+	VPANDD    sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD    sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64 sm4PreLo<>+0(SB), Z1
+	VPSHUFB   Z2, Z1, Z1
+	VMOVDQU64 sm4PreHi<>+0(SB), Z2
+	VPSHUFB   Z3, Z2, Z2
+	VPXORD    Z2, Z1, Z1
+	VMOVDQU64 Z1, 64(SP)
+	LEAQ      (SP), AX
 
 	// Counter words 0-2 broadcast, word 3 (the inc32 counter) broadcast; all byte-swapped to native order.
-	LEAQ         2248(SP), DI
+	LEAQ         128(SP), DI
 	ADDQ         $0x3f, DI
 	ANDQ         $-64, DI
 	VMOVDQU      (SI), X0
@@ -12570,7 +12398,7 @@ TEXT ·xorKeyStreamAVX512AESNI(SB), $6520-40
 xorKeyStreamAVX512AESNI_loop:
 	CMPQ      BX, $0x00000060
 	JB        xorKeyStreamAVX512AESNI_partial
-	LEAQ      2568(SP), SI
+	LEAQ      448(SP), SI
 	ADDQ      $0x3f, SI
 	ANDQ      $-64, SI
 	VMOVDQU64 192(DI), Z10
@@ -12664,7 +12492,7 @@ xorKeyStreamAVX512AESNI_loop:
 	MOVQ      $0x00000008, R9
 
 xorKeyStreamAVX512AESNI_rounds6false:
-	VPXORD        (R8), Z8, Z3
+	VPXORD.BCST   (R8), Z8, Z3
 	VPTERNLOGD    $0x96, Z9, Z10, Z3
 	VMOVDQU64     Z8, 64(SI)
 	VMOVDQA64     X3, X0
@@ -12694,7 +12522,7 @@ xorKeyStreamAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z8
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z8
-	VPXORD        (R8), Z11, Z3
+	VPXORD.BCST   (R8), Z11, Z3
 	VPTERNLOGD    $0x96, Z12, Z13, Z3
 	VMOVDQU64     Z11, 192(SI)
 	VMOVDQA64     X3, X0
@@ -12724,7 +12552,7 @@ xorKeyStreamAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z11
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z11
-	VPXORD        (R8), Z14, Z3
+	VPXORD.BCST   (R8), Z14, Z3
 	VPTERNLOGD    $0x96, Z15, Z16, Z3
 	VMOVDQU64     Z14, 320(SI)
 	VMOVDQA64     X3, X0
@@ -12754,7 +12582,7 @@ xorKeyStreamAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z14
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z14
-	VPXORD        (R8), Z17, Z3
+	VPXORD.BCST   (R8), Z17, Z3
 	VPTERNLOGD    $0x96, Z18, Z19, Z3
 	VMOVDQU64     Z17, 448(SI)
 	VMOVDQA64     X3, X0
@@ -12784,7 +12612,7 @@ xorKeyStreamAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z17
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z17
-	VPXORD        (R8), Z20, Z3
+	VPXORD.BCST   (R8), Z20, Z3
 	VPTERNLOGD    $0x96, Z21, Z22, Z3
 	VMOVDQU64     Z20, 576(SI)
 	VMOVDQA64     X3, X0
@@ -12814,7 +12642,7 @@ xorKeyStreamAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z20
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z20
-	VPXORD        (R8), Z23, Z3
+	VPXORD.BCST   (R8), Z23, Z3
 	VPTERNLOGD    $0x96, Z24, Z25, Z3
 	VMOVDQU64     Z23, 704(SI)
 	VMOVDQA64     X3, X0
@@ -12844,7 +12672,7 @@ xorKeyStreamAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z23
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z23
-	VPXORD        64(R8), Z9, Z3
+	VPXORD.BCST   4(R8), Z9, Z3
 	VPTERNLOGD    $0x96, Z10, Z8, Z3
 	VMOVDQU64     Z9, (SI)
 	VMOVDQA64     X3, X0
@@ -12874,7 +12702,7 @@ xorKeyStreamAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z9
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z9
-	VPXORD        64(R8), Z12, Z3
+	VPXORD.BCST   4(R8), Z12, Z3
 	VPTERNLOGD    $0x96, Z13, Z11, Z3
 	VMOVDQU64     Z12, 128(SI)
 	VMOVDQA64     X3, X0
@@ -12904,7 +12732,7 @@ xorKeyStreamAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z12
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z12
-	VPXORD        64(R8), Z15, Z3
+	VPXORD.BCST   4(R8), Z15, Z3
 	VPTERNLOGD    $0x96, Z16, Z14, Z3
 	VMOVDQU64     Z15, 256(SI)
 	VMOVDQA64     X3, X0
@@ -12934,7 +12762,7 @@ xorKeyStreamAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z15
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z15
-	VPXORD        64(R8), Z18, Z3
+	VPXORD.BCST   4(R8), Z18, Z3
 	VPTERNLOGD    $0x96, Z19, Z17, Z3
 	VMOVDQU64     Z18, 384(SI)
 	VMOVDQA64     X3, X0
@@ -12964,7 +12792,7 @@ xorKeyStreamAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z18
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z18
-	VPXORD        64(R8), Z21, Z3
+	VPXORD.BCST   4(R8), Z21, Z3
 	VPTERNLOGD    $0x96, Z22, Z20, Z3
 	VMOVDQU64     Z21, 512(SI)
 	VMOVDQA64     X3, X0
@@ -12994,7 +12822,7 @@ xorKeyStreamAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z21
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z21
-	VPXORD        64(R8), Z24, Z3
+	VPXORD.BCST   4(R8), Z24, Z3
 	VPTERNLOGD    $0x96, Z25, Z23, Z3
 	VMOVDQU64     Z24, 640(SI)
 	VMOVDQA64     X3, X0
@@ -13024,7 +12852,7 @@ xorKeyStreamAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z24
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z24
-	VPXORD        128(R8), Z10, Z3
+	VPXORD.BCST   8(R8), Z10, Z3
 	VPTERNLOGD    $0x96, Z8, Z9, Z3
 	VMOVDQU64     Z10, 64(SI)
 	VMOVDQA64     X3, X0
@@ -13054,7 +12882,7 @@ xorKeyStreamAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z10
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z10
-	VPXORD        128(R8), Z13, Z3
+	VPXORD.BCST   8(R8), Z13, Z3
 	VPTERNLOGD    $0x96, Z11, Z12, Z3
 	VMOVDQU64     Z13, 192(SI)
 	VMOVDQA64     X3, X0
@@ -13084,7 +12912,7 @@ xorKeyStreamAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z13
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z13
-	VPXORD        128(R8), Z16, Z3
+	VPXORD.BCST   8(R8), Z16, Z3
 	VPTERNLOGD    $0x96, Z14, Z15, Z3
 	VMOVDQU64     Z16, 320(SI)
 	VMOVDQA64     X3, X0
@@ -13114,7 +12942,7 @@ xorKeyStreamAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z16
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z16
-	VPXORD        128(R8), Z19, Z3
+	VPXORD.BCST   8(R8), Z19, Z3
 	VPTERNLOGD    $0x96, Z17, Z18, Z3
 	VMOVDQU64     Z19, 448(SI)
 	VMOVDQA64     X3, X0
@@ -13144,7 +12972,7 @@ xorKeyStreamAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z19
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z19
-	VPXORD        128(R8), Z22, Z3
+	VPXORD.BCST   8(R8), Z22, Z3
 	VPTERNLOGD    $0x96, Z20, Z21, Z3
 	VMOVDQU64     Z22, 576(SI)
 	VMOVDQA64     X3, X0
@@ -13174,7 +13002,7 @@ xorKeyStreamAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z22
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z22
-	VPXORD        128(R8), Z25, Z3
+	VPXORD.BCST   8(R8), Z25, Z3
 	VPTERNLOGD    $0x96, Z23, Z24, Z3
 	VMOVDQU64     Z25, 704(SI)
 	VMOVDQA64     X3, X0
@@ -13204,7 +13032,7 @@ xorKeyStreamAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z25
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z25
-	VPXORD        192(R8), Z8, Z3
+	VPXORD.BCST   12(R8), Z8, Z3
 	VPTERNLOGD    $0x96, Z9, Z10, Z3
 	VMOVDQU64     Z8, (SI)
 	VMOVDQA64     X3, X0
@@ -13234,7 +13062,7 @@ xorKeyStreamAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z8
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z8
-	VPXORD        192(R8), Z11, Z3
+	VPXORD.BCST   12(R8), Z11, Z3
 	VPTERNLOGD    $0x96, Z12, Z13, Z3
 	VMOVDQU64     Z11, 128(SI)
 	VMOVDQA64     X3, X0
@@ -13264,7 +13092,7 @@ xorKeyStreamAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z11
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z11
-	VPXORD        192(R8), Z14, Z3
+	VPXORD.BCST   12(R8), Z14, Z3
 	VPTERNLOGD    $0x96, Z15, Z16, Z3
 	VMOVDQU64     Z14, 256(SI)
 	VMOVDQA64     X3, X0
@@ -13294,7 +13122,7 @@ xorKeyStreamAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z14
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z14
-	VPXORD        192(R8), Z17, Z3
+	VPXORD.BCST   12(R8), Z17, Z3
 	VPTERNLOGD    $0x96, Z18, Z19, Z3
 	VMOVDQU64     Z17, 384(SI)
 	VMOVDQA64     X3, X0
@@ -13324,7 +13152,7 @@ xorKeyStreamAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z17
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z17
-	VPXORD        192(R8), Z20, Z3
+	VPXORD.BCST   12(R8), Z20, Z3
 	VPTERNLOGD    $0x96, Z21, Z22, Z3
 	VMOVDQU64     Z20, 512(SI)
 	VMOVDQA64     X3, X0
@@ -13354,7 +13182,7 @@ xorKeyStreamAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z20
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z20
-	VPXORD        192(R8), Z23, Z3
+	VPXORD.BCST   12(R8), Z23, Z3
 	VPTERNLOGD    $0x96, Z24, Z25, Z3
 	VMOVDQU64     Z23, 640(SI)
 	VMOVDQA64     X3, X0
@@ -13408,7 +13236,7 @@ xorKeyStreamAVX512AESNI_rounds6false:
 	VMOVDQU64     Z24, Z23
 	VMOVDQU64     Z25, Z24
 	VMOVDQU64     Z3, Z25
-	ADDQ          $0x00000100, R8
+	ADDQ          $0x10, R8
 	DECQ          R9
 	JNZ           xorKeyStreamAVX512AESNI_rounds6false
 	VMOVDQU64     (SI), Z1
@@ -13751,8 +13579,8 @@ xorKeyStreamAVX512AESNI_partial:
 	MOVQ      $-1, SI
 	SHLQ      $0x02, BX
 	BZHIQ     BX, SI, SI
-	MOVQ      SI, 3400(SP)
-	LEAQ      3408(SP), BX
+	MOVQ      SI, 1280(SP)
+	LEAQ      1288(SP), BX
 	ADDQ      $0x3f, BX
 	ANDQ      $-64, BX
 	VMOVDQU64 192(DI), Z10
@@ -13772,7 +13600,7 @@ xorKeyStreamAVX512AESNI_partial:
 	MOVQ      $0x00000008, SI
 
 xorKeyStreamAVX512AESNI_rounds1true:
-	VPXORD        (AX), Z8, Z3
+	VPXORD.BCST   (AX), Z8, Z3
 	VPTERNLOGD    $0x96, Z9, Z10, Z3
 	VMOVDQU64     Z8, 64(BX)
 	VMOVDQA64     X3, X0
@@ -13802,7 +13630,7 @@ xorKeyStreamAVX512AESNI_rounds1true:
 	VPROLD        $0x08, Z11, Z8
 	VPROLD        $0x10, Z11, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z8
-	VPXORD        64(AX), Z9, Z3
+	VPXORD.BCST   4(AX), Z9, Z3
 	VPTERNLOGD    $0x96, Z10, Z8, Z3
 	VMOVDQU64     Z9, (BX)
 	VMOVDQA64     X3, X0
@@ -13832,7 +13660,7 @@ xorKeyStreamAVX512AESNI_rounds1true:
 	VPROLD        $0x08, Z11, Z9
 	VPROLD        $0x10, Z11, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z9
-	VPXORD        128(AX), Z10, Z3
+	VPXORD.BCST   8(AX), Z10, Z3
 	VPTERNLOGD    $0x96, Z8, Z9, Z3
 	VMOVDQU64     Z10, 64(BX)
 	VMOVDQA64     X3, X0
@@ -13862,7 +13690,7 @@ xorKeyStreamAVX512AESNI_rounds1true:
 	VPROLD        $0x08, Z11, Z10
 	VPROLD        $0x10, Z11, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z10
-	VPXORD        192(AX), Z8, Z3
+	VPXORD.BCST   12(AX), Z8, Z3
 	VPTERNLOGD    $0x96, Z9, Z10, Z3
 	VMOVDQU64     Z8, (BX)
 	VMOVDQA64     X3, X0
@@ -13896,7 +13724,7 @@ xorKeyStreamAVX512AESNI_rounds1true:
 	VMOVDQU64     Z9, Z8
 	VMOVDQU64     Z10, Z9
 	VMOVDQU64     Z3, Z10
-	ADDQ          $0x00000100, AX
+	ADDQ          $0x10, AX
 	DECQ          SI
 	JNZ           xorKeyStreamAVX512AESNI_rounds1true
 	VMOVDQU64     (BX), Z0
@@ -13944,25 +13772,25 @@ xorKeyStreamAVX512AESNI_rounds1true:
 	VPSHUFB       sm4BswapMask<>+0(SB), Z9, Z9
 	VPSHUFB       sm4BswapMask<>+0(SB), Z8, Z8
 	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
-	MOVQ          3400(SP), AX
+	MOVQ          1280(SP), AX
 	SHRQ          $0x00, AX
 	KMOVW         AX, K1
 	VMOVDQU32.Z   (DX), K1, Z1
 	VPXORD        Z1, Z10, Z10
 	VMOVDQU32     Z10, K1, (CX)
-	MOVQ          3400(SP), AX
+	MOVQ          1280(SP), AX
 	SHRQ          $0x10, AX
 	KMOVW         AX, K1
 	VMOVDQU32.Z   64(DX), K1, Z1
 	VPXORD        Z1, Z9, Z9
 	VMOVDQU32     Z9, K1, 64(CX)
-	MOVQ          3400(SP), AX
+	MOVQ          1280(SP), AX
 	SHRQ          $0x20, AX
 	KMOVW         AX, K1
 	VMOVDQU32.Z   128(DX), K1, Z1
 	VPXORD        Z1, Z8, Z8
 	VMOVDQU32     Z8, K1, 128(CX)
-	MOVQ          3400(SP), AX
+	MOVQ          1280(SP), AX
 	SHRQ          $0x30, AX
 	KMOVW         AX, K1
 	VMOVDQU32.Z   192(DX), K1, Z1
@@ -13975,8 +13803,8 @@ xorKeyStreamAVX512AESNI_sets2:
 	MOVQ      $-1, SI
 	SHLQ      $0x02, BX
 	BZHIQ     BX, SI, SI
-	MOVQ      SI, 3600(SP)
-	LEAQ      3608(SP), BX
+	MOVQ      SI, 1480(SP)
+	LEAQ      1488(SP), BX
 	ADDQ      $0x3f, BX
 	ANDQ      $-64, BX
 	VMOVDQU64 192(DI), Z10
@@ -14010,7 +13838,7 @@ xorKeyStreamAVX512AESNI_sets2:
 	MOVQ      $0x00000008, SI
 
 xorKeyStreamAVX512AESNI_rounds2true:
-	VPXORD        (AX), Z8, Z3
+	VPXORD.BCST   (AX), Z8, Z3
 	VPTERNLOGD    $0x96, Z9, Z10, Z3
 	VMOVDQU64     Z8, 64(BX)
 	VMOVDQA64     X3, X0
@@ -14040,7 +13868,7 @@ xorKeyStreamAVX512AESNI_rounds2true:
 	VPROLD        $0x08, Z14, Z8
 	VPROLD        $0x10, Z14, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z8
-	VPXORD        (AX), Z11, Z3
+	VPXORD.BCST   (AX), Z11, Z3
 	VPTERNLOGD    $0x96, Z12, Z13, Z3
 	VMOVDQU64     Z11, 192(BX)
 	VMOVDQA64     X3, X0
@@ -14070,7 +13898,7 @@ xorKeyStreamAVX512AESNI_rounds2true:
 	VPROLD        $0x08, Z14, Z11
 	VPROLD        $0x10, Z14, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z11
-	VPXORD        64(AX), Z9, Z3
+	VPXORD.BCST   4(AX), Z9, Z3
 	VPTERNLOGD    $0x96, Z10, Z8, Z3
 	VMOVDQU64     Z9, (BX)
 	VMOVDQA64     X3, X0
@@ -14100,7 +13928,7 @@ xorKeyStreamAVX512AESNI_rounds2true:
 	VPROLD        $0x08, Z14, Z9
 	VPROLD        $0x10, Z14, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z9
-	VPXORD        64(AX), Z12, Z3
+	VPXORD.BCST   4(AX), Z12, Z3
 	VPTERNLOGD    $0x96, Z13, Z11, Z3
 	VMOVDQU64     Z12, 128(BX)
 	VMOVDQA64     X3, X0
@@ -14130,7 +13958,7 @@ xorKeyStreamAVX512AESNI_rounds2true:
 	VPROLD        $0x08, Z14, Z12
 	VPROLD        $0x10, Z14, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z12
-	VPXORD        128(AX), Z10, Z3
+	VPXORD.BCST   8(AX), Z10, Z3
 	VPTERNLOGD    $0x96, Z8, Z9, Z3
 	VMOVDQU64     Z10, 64(BX)
 	VMOVDQA64     X3, X0
@@ -14160,7 +13988,7 @@ xorKeyStreamAVX512AESNI_rounds2true:
 	VPROLD        $0x08, Z14, Z10
 	VPROLD        $0x10, Z14, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z10
-	VPXORD        128(AX), Z13, Z3
+	VPXORD.BCST   8(AX), Z13, Z3
 	VPTERNLOGD    $0x96, Z11, Z12, Z3
 	VMOVDQU64     Z13, 192(BX)
 	VMOVDQA64     X3, X0
@@ -14190,7 +14018,7 @@ xorKeyStreamAVX512AESNI_rounds2true:
 	VPROLD        $0x08, Z14, Z13
 	VPROLD        $0x10, Z14, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z13
-	VPXORD        192(AX), Z8, Z3
+	VPXORD.BCST   12(AX), Z8, Z3
 	VPTERNLOGD    $0x96, Z9, Z10, Z3
 	VMOVDQU64     Z8, (BX)
 	VMOVDQA64     X3, X0
@@ -14220,7 +14048,7 @@ xorKeyStreamAVX512AESNI_rounds2true:
 	VPROLD        $0x08, Z14, Z8
 	VPROLD        $0x10, Z14, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z8
-	VPXORD        192(AX), Z11, Z3
+	VPXORD.BCST   12(AX), Z11, Z3
 	VPTERNLOGD    $0x96, Z12, Z13, Z3
 	VMOVDQU64     Z11, 128(BX)
 	VMOVDQA64     X3, X0
@@ -14258,7 +14086,7 @@ xorKeyStreamAVX512AESNI_rounds2true:
 	VMOVDQU64     Z12, Z11
 	VMOVDQU64     Z13, Z12
 	VMOVDQU64     Z3, Z13
-	ADDQ          $0x00000100, AX
+	ADDQ          $0x10, AX
 	DECQ          SI
 	JNZ           xorKeyStreamAVX512AESNI_rounds2true
 	VMOVDQU64     (BX), Z0
@@ -14359,25 +14187,25 @@ xorKeyStreamAVX512AESNI_rounds2true:
 	VPSHUFB       sm4BswapMask<>+0(SB), Z12, Z12
 	VPSHUFB       sm4BswapMask<>+0(SB), Z11, Z11
 	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
-	MOVQ          3600(SP), AX
+	MOVQ          1480(SP), AX
 	SHRQ          $0x00, AX
 	KMOVW         AX, K1
 	VMOVDQU32.Z   256(DX), K1, Z1
 	VPXORD        Z1, Z13, Z13
 	VMOVDQU32     Z13, K1, 256(CX)
-	MOVQ          3600(SP), AX
+	MOVQ          1480(SP), AX
 	SHRQ          $0x10, AX
 	KMOVW         AX, K1
 	VMOVDQU32.Z   320(DX), K1, Z1
 	VPXORD        Z1, Z12, Z12
 	VMOVDQU32     Z12, K1, 320(CX)
-	MOVQ          3600(SP), AX
+	MOVQ          1480(SP), AX
 	SHRQ          $0x20, AX
 	KMOVW         AX, K1
 	VMOVDQU32.Z   384(DX), K1, Z1
 	VPXORD        Z1, Z11, Z11
 	VMOVDQU32     Z11, K1, 384(CX)
-	MOVQ          3600(SP), AX
+	MOVQ          1480(SP), AX
 	SHRQ          $0x30, AX
 	KMOVW         AX, K1
 	VMOVDQU32.Z   448(DX), K1, Z1
@@ -14390,8 +14218,8 @@ xorKeyStreamAVX512AESNI_sets3:
 	MOVQ      $-1, SI
 	SHLQ      $0x02, BX
 	BZHIQ     BX, SI, SI
-	MOVQ      SI, 3928(SP)
-	LEAQ      3936(SP), BX
+	MOVQ      SI, 1808(SP)
+	LEAQ      1816(SP), BX
 	ADDQ      $0x3f, BX
 	ANDQ      $-64, BX
 	VMOVDQU64 192(DI), Z10
@@ -14439,7 +14267,7 @@ xorKeyStreamAVX512AESNI_sets3:
 	MOVQ      $0x00000008, SI
 
 xorKeyStreamAVX512AESNI_rounds3true:
-	VPXORD        (AX), Z8, Z3
+	VPXORD.BCST   (AX), Z8, Z3
 	VPTERNLOGD    $0x96, Z9, Z10, Z3
 	VMOVDQU64     Z8, 64(BX)
 	VMOVDQA64     X3, X0
@@ -14469,7 +14297,7 @@ xorKeyStreamAVX512AESNI_rounds3true:
 	VPROLD        $0x08, Z17, Z8
 	VPROLD        $0x10, Z17, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z8
-	VPXORD        (AX), Z11, Z3
+	VPXORD.BCST   (AX), Z11, Z3
 	VPTERNLOGD    $0x96, Z12, Z13, Z3
 	VMOVDQU64     Z11, 192(BX)
 	VMOVDQA64     X3, X0
@@ -14499,7 +14327,7 @@ xorKeyStreamAVX512AESNI_rounds3true:
 	VPROLD        $0x08, Z17, Z11
 	VPROLD        $0x10, Z17, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z11
-	VPXORD        (AX), Z14, Z3
+	VPXORD.BCST   (AX), Z14, Z3
 	VPTERNLOGD    $0x96, Z15, Z16, Z3
 	VMOVDQU64     Z14, 320(BX)
 	VMOVDQA64     X3, X0
@@ -14529,7 +14357,7 @@ xorKeyStreamAVX512AESNI_rounds3true:
 	VPROLD        $0x08, Z17, Z14
 	VPROLD        $0x10, Z17, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z14
-	VPXORD        64(AX), Z9, Z3
+	VPXORD.BCST   4(AX), Z9, Z3
 	VPTERNLOGD    $0x96, Z10, Z8, Z3
 	VMOVDQU64     Z9, (BX)
 	VMOVDQA64     X3, X0
@@ -14559,7 +14387,7 @@ xorKeyStreamAVX512AESNI_rounds3true:
 	VPROLD        $0x08, Z17, Z9
 	VPROLD        $0x10, Z17, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z9
-	VPXORD        64(AX), Z12, Z3
+	VPXORD.BCST   4(AX), Z12, Z3
 	VPTERNLOGD    $0x96, Z13, Z11, Z3
 	VMOVDQU64     Z12, 128(BX)
 	VMOVDQA64     X3, X0
@@ -14589,7 +14417,7 @@ xorKeyStreamAVX512AESNI_rounds3true:
 	VPROLD        $0x08, Z17, Z12
 	VPROLD        $0x10, Z17, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z12
-	VPXORD        64(AX), Z15, Z3
+	VPXORD.BCST   4(AX), Z15, Z3
 	VPTERNLOGD    $0x96, Z16, Z14, Z3
 	VMOVDQU64     Z15, 256(BX)
 	VMOVDQA64     X3, X0
@@ -14619,7 +14447,7 @@ xorKeyStreamAVX512AESNI_rounds3true:
 	VPROLD        $0x08, Z17, Z15
 	VPROLD        $0x10, Z17, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z15
-	VPXORD        128(AX), Z10, Z3
+	VPXORD.BCST   8(AX), Z10, Z3
 	VPTERNLOGD    $0x96, Z8, Z9, Z3
 	VMOVDQU64     Z10, 64(BX)
 	VMOVDQA64     X3, X0
@@ -14649,7 +14477,7 @@ xorKeyStreamAVX512AESNI_rounds3true:
 	VPROLD        $0x08, Z17, Z10
 	VPROLD        $0x10, Z17, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z10
-	VPXORD        128(AX), Z13, Z3
+	VPXORD.BCST   8(AX), Z13, Z3
 	VPTERNLOGD    $0x96, Z11, Z12, Z3
 	VMOVDQU64     Z13, 192(BX)
 	VMOVDQA64     X3, X0
@@ -14679,7 +14507,7 @@ xorKeyStreamAVX512AESNI_rounds3true:
 	VPROLD        $0x08, Z17, Z13
 	VPROLD        $0x10, Z17, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z13
-	VPXORD        128(AX), Z16, Z3
+	VPXORD.BCST   8(AX), Z16, Z3
 	VPTERNLOGD    $0x96, Z14, Z15, Z3
 	VMOVDQU64     Z16, 320(BX)
 	VMOVDQA64     X3, X0
@@ -14709,7 +14537,7 @@ xorKeyStreamAVX512AESNI_rounds3true:
 	VPROLD        $0x08, Z17, Z16
 	VPROLD        $0x10, Z17, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z16
-	VPXORD        192(AX), Z8, Z3
+	VPXORD.BCST   12(AX), Z8, Z3
 	VPTERNLOGD    $0x96, Z9, Z10, Z3
 	VMOVDQU64     Z8, (BX)
 	VMOVDQA64     X3, X0
@@ -14739,7 +14567,7 @@ xorKeyStreamAVX512AESNI_rounds3true:
 	VPROLD        $0x08, Z17, Z8
 	VPROLD        $0x10, Z17, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z8
-	VPXORD        192(AX), Z11, Z3
+	VPXORD.BCST   12(AX), Z11, Z3
 	VPTERNLOGD    $0x96, Z12, Z13, Z3
 	VMOVDQU64     Z11, 128(BX)
 	VMOVDQA64     X3, X0
@@ -14769,7 +14597,7 @@ xorKeyStreamAVX512AESNI_rounds3true:
 	VPROLD        $0x08, Z17, Z11
 	VPROLD        $0x10, Z17, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z11
-	VPXORD        192(AX), Z14, Z3
+	VPXORD.BCST   12(AX), Z14, Z3
 	VPTERNLOGD    $0x96, Z15, Z16, Z3
 	VMOVDQU64     Z14, 256(BX)
 	VMOVDQA64     X3, X0
@@ -14811,7 +14639,7 @@ xorKeyStreamAVX512AESNI_rounds3true:
 	VMOVDQU64     Z15, Z14
 	VMOVDQU64     Z16, Z15
 	VMOVDQU64     Z3, Z16
-	ADDQ          $0x00000100, AX
+	ADDQ          $0x10, AX
 	DECQ          SI
 	JNZ           xorKeyStreamAVX512AESNI_rounds3true
 	VMOVDQU64     (BX), Z0
@@ -14965,25 +14793,25 @@ xorKeyStreamAVX512AESNI_rounds3true:
 	VPSHUFB       sm4BswapMask<>+0(SB), Z15, Z15
 	VPSHUFB       sm4BswapMask<>+0(SB), Z14, Z14
 	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
-	MOVQ          3928(SP), AX
+	MOVQ          1808(SP), AX
 	SHRQ          $0x00, AX
 	KMOVW         AX, K1
 	VMOVDQU32.Z   512(DX), K1, Z1
 	VPXORD        Z1, Z16, Z16
 	VMOVDQU32     Z16, K1, 512(CX)
-	MOVQ          3928(SP), AX
+	MOVQ          1808(SP), AX
 	SHRQ          $0x10, AX
 	KMOVW         AX, K1
 	VMOVDQU32.Z   576(DX), K1, Z1
 	VPXORD        Z1, Z15, Z15
 	VMOVDQU32     Z15, K1, 576(CX)
-	MOVQ          3928(SP), AX
+	MOVQ          1808(SP), AX
 	SHRQ          $0x20, AX
 	KMOVW         AX, K1
 	VMOVDQU32.Z   640(DX), K1, Z1
 	VPXORD        Z1, Z14, Z14
 	VMOVDQU32     Z14, K1, 640(CX)
-	MOVQ          3928(SP), AX
+	MOVQ          1808(SP), AX
 	SHRQ          $0x30, AX
 	KMOVW         AX, K1
 	VMOVDQU32.Z   704(DX), K1, Z1
@@ -14996,8 +14824,8 @@ xorKeyStreamAVX512AESNI_sets4:
 	MOVQ      $-1, SI
 	SHLQ      $0x02, BX
 	BZHIQ     BX, SI, SI
-	MOVQ      SI, 4384(SP)
-	LEAQ      4392(SP), BX
+	MOVQ      SI, 2264(SP)
+	LEAQ      2272(SP), BX
 	ADDQ      $0x3f, BX
 	ANDQ      $-64, BX
 	VMOVDQU64 192(DI), Z10
@@ -15059,7 +14887,7 @@ xorKeyStreamAVX512AESNI_sets4:
 	MOVQ      $0x00000008, SI
 
 xorKeyStreamAVX512AESNI_rounds4true:
-	VPXORD        (AX), Z8, Z3
+	VPXORD.BCST   (AX), Z8, Z3
 	VPTERNLOGD    $0x96, Z9, Z10, Z3
 	VMOVDQU64     Z8, 64(BX)
 	VMOVDQA64     X3, X0
@@ -15089,7 +14917,7 @@ xorKeyStreamAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z8
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z8
-	VPXORD        (AX), Z11, Z3
+	VPXORD.BCST   (AX), Z11, Z3
 	VPTERNLOGD    $0x96, Z12, Z13, Z3
 	VMOVDQU64     Z11, 192(BX)
 	VMOVDQA64     X3, X0
@@ -15119,7 +14947,7 @@ xorKeyStreamAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z11
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z11
-	VPXORD        (AX), Z14, Z3
+	VPXORD.BCST   (AX), Z14, Z3
 	VPTERNLOGD    $0x96, Z15, Z16, Z3
 	VMOVDQU64     Z14, 320(BX)
 	VMOVDQA64     X3, X0
@@ -15149,7 +14977,7 @@ xorKeyStreamAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z14
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z14
-	VPXORD        (AX), Z17, Z3
+	VPXORD.BCST   (AX), Z17, Z3
 	VPTERNLOGD    $0x96, Z18, Z19, Z3
 	VMOVDQU64     Z17, 448(BX)
 	VMOVDQA64     X3, X0
@@ -15179,7 +15007,7 @@ xorKeyStreamAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z17
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z17
-	VPXORD        64(AX), Z9, Z3
+	VPXORD.BCST   4(AX), Z9, Z3
 	VPTERNLOGD    $0x96, Z10, Z8, Z3
 	VMOVDQU64     Z9, (BX)
 	VMOVDQA64     X3, X0
@@ -15209,7 +15037,7 @@ xorKeyStreamAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z9
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z9
-	VPXORD        64(AX), Z12, Z3
+	VPXORD.BCST   4(AX), Z12, Z3
 	VPTERNLOGD    $0x96, Z13, Z11, Z3
 	VMOVDQU64     Z12, 128(BX)
 	VMOVDQA64     X3, X0
@@ -15239,7 +15067,7 @@ xorKeyStreamAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z12
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z12
-	VPXORD        64(AX), Z15, Z3
+	VPXORD.BCST   4(AX), Z15, Z3
 	VPTERNLOGD    $0x96, Z16, Z14, Z3
 	VMOVDQU64     Z15, 256(BX)
 	VMOVDQA64     X3, X0
@@ -15269,7 +15097,7 @@ xorKeyStreamAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z15
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z15
-	VPXORD        64(AX), Z18, Z3
+	VPXORD.BCST   4(AX), Z18, Z3
 	VPTERNLOGD    $0x96, Z19, Z17, Z3
 	VMOVDQU64     Z18, 384(BX)
 	VMOVDQA64     X3, X0
@@ -15299,7 +15127,7 @@ xorKeyStreamAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z18
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z18
-	VPXORD        128(AX), Z10, Z3
+	VPXORD.BCST   8(AX), Z10, Z3
 	VPTERNLOGD    $0x96, Z8, Z9, Z3
 	VMOVDQU64     Z10, 64(BX)
 	VMOVDQA64     X3, X0
@@ -15329,7 +15157,7 @@ xorKeyStreamAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z10
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z10
-	VPXORD        128(AX), Z13, Z3
+	VPXORD.BCST   8(AX), Z13, Z3
 	VPTERNLOGD    $0x96, Z11, Z12, Z3
 	VMOVDQU64     Z13, 192(BX)
 	VMOVDQA64     X3, X0
@@ -15359,7 +15187,7 @@ xorKeyStreamAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z13
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z13
-	VPXORD        128(AX), Z16, Z3
+	VPXORD.BCST   8(AX), Z16, Z3
 	VPTERNLOGD    $0x96, Z14, Z15, Z3
 	VMOVDQU64     Z16, 320(BX)
 	VMOVDQA64     X3, X0
@@ -15389,7 +15217,7 @@ xorKeyStreamAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z16
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z16
-	VPXORD        128(AX), Z19, Z3
+	VPXORD.BCST   8(AX), Z19, Z3
 	VPTERNLOGD    $0x96, Z17, Z18, Z3
 	VMOVDQU64     Z19, 448(BX)
 	VMOVDQA64     X3, X0
@@ -15419,7 +15247,7 @@ xorKeyStreamAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z19
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z19
-	VPXORD        192(AX), Z8, Z3
+	VPXORD.BCST   12(AX), Z8, Z3
 	VPTERNLOGD    $0x96, Z9, Z10, Z3
 	VMOVDQU64     Z8, (BX)
 	VMOVDQA64     X3, X0
@@ -15449,7 +15277,7 @@ xorKeyStreamAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z8
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z8
-	VPXORD        192(AX), Z11, Z3
+	VPXORD.BCST   12(AX), Z11, Z3
 	VPTERNLOGD    $0x96, Z12, Z13, Z3
 	VMOVDQU64     Z11, 128(BX)
 	VMOVDQA64     X3, X0
@@ -15479,7 +15307,7 @@ xorKeyStreamAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z11
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z11
-	VPXORD        192(AX), Z14, Z3
+	VPXORD.BCST   12(AX), Z14, Z3
 	VPTERNLOGD    $0x96, Z15, Z16, Z3
 	VMOVDQU64     Z14, 256(BX)
 	VMOVDQA64     X3, X0
@@ -15509,7 +15337,7 @@ xorKeyStreamAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z14
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z14
-	VPXORD        192(AX), Z17, Z3
+	VPXORD.BCST   12(AX), Z17, Z3
 	VPTERNLOGD    $0x96, Z18, Z19, Z3
 	VMOVDQU64     Z17, 384(BX)
 	VMOVDQA64     X3, X0
@@ -15555,7 +15383,7 @@ xorKeyStreamAVX512AESNI_rounds4true:
 	VMOVDQU64     Z18, Z17
 	VMOVDQU64     Z19, Z18
 	VMOVDQU64     Z3, Z19
-	ADDQ          $0x00000100, AX
+	ADDQ          $0x10, AX
 	DECQ          SI
 	JNZ           xorKeyStreamAVX512AESNI_rounds4true
 	VMOVDQU64     (BX), Z0
@@ -15762,25 +15590,25 @@ xorKeyStreamAVX512AESNI_rounds4true:
 	VPSHUFB       sm4BswapMask<>+0(SB), Z18, Z18
 	VPSHUFB       sm4BswapMask<>+0(SB), Z17, Z17
 	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
-	MOVQ          4384(SP), AX
+	MOVQ          2264(SP), AX
 	SHRQ          $0x00, AX
 	KMOVW         AX, K1
 	VMOVDQU32.Z   768(DX), K1, Z1
 	VPXORD        Z1, Z19, Z19
 	VMOVDQU32     Z19, K1, 768(CX)
-	MOVQ          4384(SP), AX
+	MOVQ          2264(SP), AX
 	SHRQ          $0x10, AX
 	KMOVW         AX, K1
 	VMOVDQU32.Z   832(DX), K1, Z1
 	VPXORD        Z1, Z18, Z18
 	VMOVDQU32     Z18, K1, 832(CX)
-	MOVQ          4384(SP), AX
+	MOVQ          2264(SP), AX
 	SHRQ          $0x20, AX
 	KMOVW         AX, K1
 	VMOVDQU32.Z   896(DX), K1, Z1
 	VPXORD        Z1, Z17, Z17
 	VMOVDQU32     Z17, K1, 896(CX)
-	MOVQ          4384(SP), AX
+	MOVQ          2264(SP), AX
 	SHRQ          $0x30, AX
 	KMOVW         AX, K1
 	VMOVDQU32.Z   960(DX), K1, Z1
@@ -15793,8 +15621,8 @@ xorKeyStreamAVX512AESNI_sets5:
 	MOVQ      $-1, SI
 	SHLQ      $0x02, BX
 	BZHIQ     BX, SI, SI
-	MOVQ      SI, 4968(SP)
-	LEAQ      4976(SP), BX
+	MOVQ      SI, 2848(SP)
+	LEAQ      2856(SP), BX
 	ADDQ      $0x3f, BX
 	ANDQ      $-64, BX
 	VMOVDQU64 192(DI), Z10
@@ -15870,7 +15698,7 @@ xorKeyStreamAVX512AESNI_sets5:
 	MOVQ      $0x00000008, SI
 
 xorKeyStreamAVX512AESNI_rounds5true:
-	VPXORD        (AX), Z8, Z3
+	VPXORD.BCST   (AX), Z8, Z3
 	VPTERNLOGD    $0x96, Z9, Z10, Z3
 	VMOVDQU64     Z8, 64(BX)
 	VMOVDQA64     X3, X0
@@ -15900,7 +15728,7 @@ xorKeyStreamAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z8
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z8
-	VPXORD        (AX), Z11, Z3
+	VPXORD.BCST   (AX), Z11, Z3
 	VPTERNLOGD    $0x96, Z12, Z13, Z3
 	VMOVDQU64     Z11, 192(BX)
 	VMOVDQA64     X3, X0
@@ -15930,7 +15758,7 @@ xorKeyStreamAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z11
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z11
-	VPXORD        (AX), Z14, Z3
+	VPXORD.BCST   (AX), Z14, Z3
 	VPTERNLOGD    $0x96, Z15, Z16, Z3
 	VMOVDQU64     Z14, 320(BX)
 	VMOVDQA64     X3, X0
@@ -15960,7 +15788,7 @@ xorKeyStreamAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z14
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z14
-	VPXORD        (AX), Z17, Z3
+	VPXORD.BCST   (AX), Z17, Z3
 	VPTERNLOGD    $0x96, Z18, Z19, Z3
 	VMOVDQU64     Z17, 448(BX)
 	VMOVDQA64     X3, X0
@@ -15990,7 +15818,7 @@ xorKeyStreamAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z17
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z17
-	VPXORD        (AX), Z20, Z3
+	VPXORD.BCST   (AX), Z20, Z3
 	VPTERNLOGD    $0x96, Z21, Z22, Z3
 	VMOVDQU64     Z20, 576(BX)
 	VMOVDQA64     X3, X0
@@ -16020,7 +15848,7 @@ xorKeyStreamAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z20
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z20
-	VPXORD        64(AX), Z9, Z3
+	VPXORD.BCST   4(AX), Z9, Z3
 	VPTERNLOGD    $0x96, Z10, Z8, Z3
 	VMOVDQU64     Z9, (BX)
 	VMOVDQA64     X3, X0
@@ -16050,7 +15878,7 @@ xorKeyStreamAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z9
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z9
-	VPXORD        64(AX), Z12, Z3
+	VPXORD.BCST   4(AX), Z12, Z3
 	VPTERNLOGD    $0x96, Z13, Z11, Z3
 	VMOVDQU64     Z12, 128(BX)
 	VMOVDQA64     X3, X0
@@ -16080,7 +15908,7 @@ xorKeyStreamAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z12
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z12
-	VPXORD        64(AX), Z15, Z3
+	VPXORD.BCST   4(AX), Z15, Z3
 	VPTERNLOGD    $0x96, Z16, Z14, Z3
 	VMOVDQU64     Z15, 256(BX)
 	VMOVDQA64     X3, X0
@@ -16110,7 +15938,7 @@ xorKeyStreamAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z15
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z15
-	VPXORD        64(AX), Z18, Z3
+	VPXORD.BCST   4(AX), Z18, Z3
 	VPTERNLOGD    $0x96, Z19, Z17, Z3
 	VMOVDQU64     Z18, 384(BX)
 	VMOVDQA64     X3, X0
@@ -16140,7 +15968,7 @@ xorKeyStreamAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z18
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z18
-	VPXORD        64(AX), Z21, Z3
+	VPXORD.BCST   4(AX), Z21, Z3
 	VPTERNLOGD    $0x96, Z22, Z20, Z3
 	VMOVDQU64     Z21, 512(BX)
 	VMOVDQA64     X3, X0
@@ -16170,7 +15998,7 @@ xorKeyStreamAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z21
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z21
-	VPXORD        128(AX), Z10, Z3
+	VPXORD.BCST   8(AX), Z10, Z3
 	VPTERNLOGD    $0x96, Z8, Z9, Z3
 	VMOVDQU64     Z10, 64(BX)
 	VMOVDQA64     X3, X0
@@ -16200,7 +16028,7 @@ xorKeyStreamAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z10
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z10
-	VPXORD        128(AX), Z13, Z3
+	VPXORD.BCST   8(AX), Z13, Z3
 	VPTERNLOGD    $0x96, Z11, Z12, Z3
 	VMOVDQU64     Z13, 192(BX)
 	VMOVDQA64     X3, X0
@@ -16230,7 +16058,7 @@ xorKeyStreamAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z13
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z13
-	VPXORD        128(AX), Z16, Z3
+	VPXORD.BCST   8(AX), Z16, Z3
 	VPTERNLOGD    $0x96, Z14, Z15, Z3
 	VMOVDQU64     Z16, 320(BX)
 	VMOVDQA64     X3, X0
@@ -16260,7 +16088,7 @@ xorKeyStreamAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z16
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z16
-	VPXORD        128(AX), Z19, Z3
+	VPXORD.BCST   8(AX), Z19, Z3
 	VPTERNLOGD    $0x96, Z17, Z18, Z3
 	VMOVDQU64     Z19, 448(BX)
 	VMOVDQA64     X3, X0
@@ -16290,7 +16118,7 @@ xorKeyStreamAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z19
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z19
-	VPXORD        128(AX), Z22, Z3
+	VPXORD.BCST   8(AX), Z22, Z3
 	VPTERNLOGD    $0x96, Z20, Z21, Z3
 	VMOVDQU64     Z22, 576(BX)
 	VMOVDQA64     X3, X0
@@ -16320,7 +16148,7 @@ xorKeyStreamAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z22
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z22
-	VPXORD        192(AX), Z8, Z3
+	VPXORD.BCST   12(AX), Z8, Z3
 	VPTERNLOGD    $0x96, Z9, Z10, Z3
 	VMOVDQU64     Z8, (BX)
 	VMOVDQA64     X3, X0
@@ -16350,7 +16178,7 @@ xorKeyStreamAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z8
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z8
-	VPXORD        192(AX), Z11, Z3
+	VPXORD.BCST   12(AX), Z11, Z3
 	VPTERNLOGD    $0x96, Z12, Z13, Z3
 	VMOVDQU64     Z11, 128(BX)
 	VMOVDQA64     X3, X0
@@ -16380,7 +16208,7 @@ xorKeyStreamAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z11
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z11
-	VPXORD        192(AX), Z14, Z3
+	VPXORD.BCST   12(AX), Z14, Z3
 	VPTERNLOGD    $0x96, Z15, Z16, Z3
 	VMOVDQU64     Z14, 256(BX)
 	VMOVDQA64     X3, X0
@@ -16410,7 +16238,7 @@ xorKeyStreamAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z14
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z14
-	VPXORD        192(AX), Z17, Z3
+	VPXORD.BCST   12(AX), Z17, Z3
 	VPTERNLOGD    $0x96, Z18, Z19, Z3
 	VMOVDQU64     Z17, 384(BX)
 	VMOVDQA64     X3, X0
@@ -16440,7 +16268,7 @@ xorKeyStreamAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z17
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z17
-	VPXORD        192(AX), Z20, Z3
+	VPXORD.BCST   12(AX), Z20, Z3
 	VPTERNLOGD    $0x96, Z21, Z22, Z3
 	VMOVDQU64     Z20, 512(BX)
 	VMOVDQA64     X3, X0
@@ -16490,7 +16318,7 @@ xorKeyStreamAVX512AESNI_rounds5true:
 	VMOVDQU64     Z21, Z20
 	VMOVDQU64     Z22, Z21
 	VMOVDQU64     Z3, Z22
-	ADDQ          $0x00000100, AX
+	ADDQ          $0x10, AX
 	DECQ          SI
 	JNZ           xorKeyStreamAVX512AESNI_rounds5true
 	VMOVDQU64     (BX), Z0
@@ -16750,25 +16578,25 @@ xorKeyStreamAVX512AESNI_rounds5true:
 	VPSHUFB       sm4BswapMask<>+0(SB), Z21, Z21
 	VPSHUFB       sm4BswapMask<>+0(SB), Z20, Z20
 	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
-	MOVQ          4968(SP), AX
+	MOVQ          2848(SP), AX
 	SHRQ          $0x00, AX
 	KMOVW         AX, K1
 	VMOVDQU32.Z   1024(DX), K1, Z1
 	VPXORD        Z1, Z22, Z22
 	VMOVDQU32     Z22, K1, 1024(CX)
-	MOVQ          4968(SP), AX
+	MOVQ          2848(SP), AX
 	SHRQ          $0x10, AX
 	KMOVW         AX, K1
 	VMOVDQU32.Z   1088(DX), K1, Z1
 	VPXORD        Z1, Z21, Z21
 	VMOVDQU32     Z21, K1, 1088(CX)
-	MOVQ          4968(SP), AX
+	MOVQ          2848(SP), AX
 	SHRQ          $0x20, AX
 	KMOVW         AX, K1
 	VMOVDQU32.Z   1152(DX), K1, Z1
 	VPXORD        Z1, Z20, Z20
 	VMOVDQU32     Z20, K1, 1152(CX)
-	MOVQ          4968(SP), AX
+	MOVQ          2848(SP), AX
 	SHRQ          $0x30, AX
 	KMOVW         AX, K1
 	VMOVDQU32.Z   1216(DX), K1, Z1
@@ -16781,8 +16609,8 @@ xorKeyStreamAVX512AESNI_sets6:
 	MOVQ      $-1, SI
 	SHLQ      $0x02, BX
 	BZHIQ     BX, SI, SI
-	MOVQ      SI, 5680(SP)
-	LEAQ      5688(SP), BX
+	MOVQ      SI, 3560(SP)
+	LEAQ      3568(SP), BX
 	ADDQ      $0x3f, BX
 	ANDQ      $-64, BX
 	VMOVDQU64 192(DI), Z10
@@ -16872,7 +16700,7 @@ xorKeyStreamAVX512AESNI_sets6:
 	MOVQ      $0x00000008, SI
 
 xorKeyStreamAVX512AESNI_rounds6true:
-	VPXORD        (AX), Z8, Z3
+	VPXORD.BCST   (AX), Z8, Z3
 	VPTERNLOGD    $0x96, Z9, Z10, Z3
 	VMOVDQU64     Z8, 64(BX)
 	VMOVDQA64     X3, X0
@@ -16902,7 +16730,7 @@ xorKeyStreamAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z8
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z8
-	VPXORD        (AX), Z11, Z3
+	VPXORD.BCST   (AX), Z11, Z3
 	VPTERNLOGD    $0x96, Z12, Z13, Z3
 	VMOVDQU64     Z11, 192(BX)
 	VMOVDQA64     X3, X0
@@ -16932,7 +16760,7 @@ xorKeyStreamAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z11
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z11
-	VPXORD        (AX), Z14, Z3
+	VPXORD.BCST   (AX), Z14, Z3
 	VPTERNLOGD    $0x96, Z15, Z16, Z3
 	VMOVDQU64     Z14, 320(BX)
 	VMOVDQA64     X3, X0
@@ -16962,7 +16790,7 @@ xorKeyStreamAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z14
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z14
-	VPXORD        (AX), Z17, Z3
+	VPXORD.BCST   (AX), Z17, Z3
 	VPTERNLOGD    $0x96, Z18, Z19, Z3
 	VMOVDQU64     Z17, 448(BX)
 	VMOVDQA64     X3, X0
@@ -16992,7 +16820,7 @@ xorKeyStreamAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z17
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z17
-	VPXORD        (AX), Z20, Z3
+	VPXORD.BCST   (AX), Z20, Z3
 	VPTERNLOGD    $0x96, Z21, Z22, Z3
 	VMOVDQU64     Z20, 576(BX)
 	VMOVDQA64     X3, X0
@@ -17022,7 +16850,7 @@ xorKeyStreamAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z20
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z20
-	VPXORD        (AX), Z23, Z3
+	VPXORD.BCST   (AX), Z23, Z3
 	VPTERNLOGD    $0x96, Z24, Z25, Z3
 	VMOVDQU64     Z23, 704(BX)
 	VMOVDQA64     X3, X0
@@ -17052,7 +16880,7 @@ xorKeyStreamAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z23
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z23
-	VPXORD        64(AX), Z9, Z3
+	VPXORD.BCST   4(AX), Z9, Z3
 	VPTERNLOGD    $0x96, Z10, Z8, Z3
 	VMOVDQU64     Z9, (BX)
 	VMOVDQA64     X3, X0
@@ -17082,7 +16910,7 @@ xorKeyStreamAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z9
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z9
-	VPXORD        64(AX), Z12, Z3
+	VPXORD.BCST   4(AX), Z12, Z3
 	VPTERNLOGD    $0x96, Z13, Z11, Z3
 	VMOVDQU64     Z12, 128(BX)
 	VMOVDQA64     X3, X0
@@ -17112,7 +16940,7 @@ xorKeyStreamAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z12
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z12
-	VPXORD        64(AX), Z15, Z3
+	VPXORD.BCST   4(AX), Z15, Z3
 	VPTERNLOGD    $0x96, Z16, Z14, Z3
 	VMOVDQU64     Z15, 256(BX)
 	VMOVDQA64     X3, X0
@@ -17142,7 +16970,7 @@ xorKeyStreamAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z15
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z15
-	VPXORD        64(AX), Z18, Z3
+	VPXORD.BCST   4(AX), Z18, Z3
 	VPTERNLOGD    $0x96, Z19, Z17, Z3
 	VMOVDQU64     Z18, 384(BX)
 	VMOVDQA64     X3, X0
@@ -17172,7 +17000,7 @@ xorKeyStreamAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z18
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z18
-	VPXORD        64(AX), Z21, Z3
+	VPXORD.BCST   4(AX), Z21, Z3
 	VPTERNLOGD    $0x96, Z22, Z20, Z3
 	VMOVDQU64     Z21, 512(BX)
 	VMOVDQA64     X3, X0
@@ -17202,7 +17030,7 @@ xorKeyStreamAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z21
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z21
-	VPXORD        64(AX), Z24, Z3
+	VPXORD.BCST   4(AX), Z24, Z3
 	VPTERNLOGD    $0x96, Z25, Z23, Z3
 	VMOVDQU64     Z24, 640(BX)
 	VMOVDQA64     X3, X0
@@ -17232,7 +17060,7 @@ xorKeyStreamAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z24
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z24
-	VPXORD        128(AX), Z10, Z3
+	VPXORD.BCST   8(AX), Z10, Z3
 	VPTERNLOGD    $0x96, Z8, Z9, Z3
 	VMOVDQU64     Z10, 64(BX)
 	VMOVDQA64     X3, X0
@@ -17262,7 +17090,7 @@ xorKeyStreamAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z10
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z10
-	VPXORD        128(AX), Z13, Z3
+	VPXORD.BCST   8(AX), Z13, Z3
 	VPTERNLOGD    $0x96, Z11, Z12, Z3
 	VMOVDQU64     Z13, 192(BX)
 	VMOVDQA64     X3, X0
@@ -17292,7 +17120,7 @@ xorKeyStreamAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z13
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z13
-	VPXORD        128(AX), Z16, Z3
+	VPXORD.BCST   8(AX), Z16, Z3
 	VPTERNLOGD    $0x96, Z14, Z15, Z3
 	VMOVDQU64     Z16, 320(BX)
 	VMOVDQA64     X3, X0
@@ -17322,7 +17150,7 @@ xorKeyStreamAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z16
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z16
-	VPXORD        128(AX), Z19, Z3
+	VPXORD.BCST   8(AX), Z19, Z3
 	VPTERNLOGD    $0x96, Z17, Z18, Z3
 	VMOVDQU64     Z19, 448(BX)
 	VMOVDQA64     X3, X0
@@ -17352,7 +17180,7 @@ xorKeyStreamAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z19
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z19
-	VPXORD        128(AX), Z22, Z3
+	VPXORD.BCST   8(AX), Z22, Z3
 	VPTERNLOGD    $0x96, Z20, Z21, Z3
 	VMOVDQU64     Z22, 576(BX)
 	VMOVDQA64     X3, X0
@@ -17382,7 +17210,7 @@ xorKeyStreamAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z22
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z22
-	VPXORD        128(AX), Z25, Z3
+	VPXORD.BCST   8(AX), Z25, Z3
 	VPTERNLOGD    $0x96, Z23, Z24, Z3
 	VMOVDQU64     Z25, 704(BX)
 	VMOVDQA64     X3, X0
@@ -17412,7 +17240,7 @@ xorKeyStreamAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z25
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z25
-	VPXORD        192(AX), Z8, Z3
+	VPXORD.BCST   12(AX), Z8, Z3
 	VPTERNLOGD    $0x96, Z9, Z10, Z3
 	VMOVDQU64     Z8, (BX)
 	VMOVDQA64     X3, X0
@@ -17442,7 +17270,7 @@ xorKeyStreamAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z8
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z8
-	VPXORD        192(AX), Z11, Z3
+	VPXORD.BCST   12(AX), Z11, Z3
 	VPTERNLOGD    $0x96, Z12, Z13, Z3
 	VMOVDQU64     Z11, 128(BX)
 	VMOVDQA64     X3, X0
@@ -17472,7 +17300,7 @@ xorKeyStreamAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z11
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z11
-	VPXORD        192(AX), Z14, Z3
+	VPXORD.BCST   12(AX), Z14, Z3
 	VPTERNLOGD    $0x96, Z15, Z16, Z3
 	VMOVDQU64     Z14, 256(BX)
 	VMOVDQA64     X3, X0
@@ -17502,7 +17330,7 @@ xorKeyStreamAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z14
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z14
-	VPXORD        192(AX), Z17, Z3
+	VPXORD.BCST   12(AX), Z17, Z3
 	VPTERNLOGD    $0x96, Z18, Z19, Z3
 	VMOVDQU64     Z17, 384(BX)
 	VMOVDQA64     X3, X0
@@ -17532,7 +17360,7 @@ xorKeyStreamAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z17
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z17
-	VPXORD        192(AX), Z20, Z3
+	VPXORD.BCST   12(AX), Z20, Z3
 	VPTERNLOGD    $0x96, Z21, Z22, Z3
 	VMOVDQU64     Z20, 512(BX)
 	VMOVDQA64     X3, X0
@@ -17562,7 +17390,7 @@ xorKeyStreamAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z20
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z20
-	VPXORD        192(AX), Z23, Z3
+	VPXORD.BCST   12(AX), Z23, Z3
 	VPTERNLOGD    $0x96, Z24, Z25, Z3
 	VMOVDQU64     Z23, 640(BX)
 	VMOVDQA64     X3, X0
@@ -17616,7 +17444,7 @@ xorKeyStreamAVX512AESNI_rounds6true:
 	VMOVDQU64     Z24, Z23
 	VMOVDQU64     Z25, Z24
 	VMOVDQU64     Z3, Z25
-	ADDQ          $0x00000100, AX
+	ADDQ          $0x10, AX
 	DECQ          SI
 	JNZ           xorKeyStreamAVX512AESNI_rounds6true
 	VMOVDQU64     (BX), Z0
@@ -17929,25 +17757,25 @@ xorKeyStreamAVX512AESNI_rounds6true:
 	VPSHUFB       sm4BswapMask<>+0(SB), Z24, Z24
 	VPSHUFB       sm4BswapMask<>+0(SB), Z23, Z23
 	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
-	MOVQ          5680(SP), AX
+	MOVQ          3560(SP), AX
 	SHRQ          $0x00, AX
 	KMOVW         AX, K1
 	VMOVDQU32.Z   1280(DX), K1, Z1
 	VPXORD        Z1, Z25, Z25
 	VMOVDQU32     Z25, K1, 1280(CX)
-	MOVQ          5680(SP), AX
+	MOVQ          3560(SP), AX
 	SHRQ          $0x10, AX
 	KMOVW         AX, K1
 	VMOVDQU32.Z   1344(DX), K1, Z1
 	VPXORD        Z1, Z24, Z24
 	VMOVDQU32     Z24, K1, 1344(CX)
-	MOVQ          5680(SP), AX
+	MOVQ          3560(SP), AX
 	SHRQ          $0x20, AX
 	KMOVW         AX, K1
 	VMOVDQU32.Z   1408(DX), K1, Z1
 	VPXORD        Z1, Z23, Z23
 	VMOVDQU32     Z23, K1, 1408(CX)
-	MOVQ          5680(SP), AX
+	MOVQ          3560(SP), AX
 	SHRQ          $0x30, AX
 	KMOVW         AX, K1
 	VMOVDQU32.Z   1472(DX), K1, Z1
@@ -17961,48 +17789,12 @@ xorKeyStreamAVX512AESNI_done:
 	VMOVDQU Y0, 32(SP)
 	VMOVDQU Y0, 64(SP)
 	VMOVDQU Y0, 96(SP)
-	MOVQ    2240(SP), AX
-
-	// Zero the round keys in the frame.
-	VMOVDQU64 sm4Zero64<>+0(SB), Z0
-	VMOVDQU64 Z0, (AX)
-	VMOVDQU64 Z0, 64(AX)
-	VMOVDQU64 Z0, 128(AX)
-	VMOVDQU64 Z0, 192(AX)
-	VMOVDQU64 Z0, 256(AX)
-	VMOVDQU64 Z0, 320(AX)
-	VMOVDQU64 Z0, 384(AX)
-	VMOVDQU64 Z0, 448(AX)
-	VMOVDQU64 Z0, 512(AX)
-	VMOVDQU64 Z0, 576(AX)
-	VMOVDQU64 Z0, 640(AX)
-	VMOVDQU64 Z0, 704(AX)
-	VMOVDQU64 Z0, 768(AX)
-	VMOVDQU64 Z0, 832(AX)
-	VMOVDQU64 Z0, 896(AX)
-	VMOVDQU64 Z0, 960(AX)
-	VMOVDQU64 Z0, 1024(AX)
-	VMOVDQU64 Z0, 1088(AX)
-	VMOVDQU64 Z0, 1152(AX)
-	VMOVDQU64 Z0, 1216(AX)
-	VMOVDQU64 Z0, 1280(AX)
-	VMOVDQU64 Z0, 1344(AX)
-	VMOVDQU64 Z0, 1408(AX)
-	VMOVDQU64 Z0, 1472(AX)
-	VMOVDQU64 Z0, 1536(AX)
-	VMOVDQU64 Z0, 1600(AX)
-	VMOVDQU64 Z0, 1664(AX)
-	VMOVDQU64 Z0, 1728(AX)
-	VMOVDQU64 Z0, 1792(AX)
-	VMOVDQU64 Z0, 1856(AX)
-	VMOVDQU64 Z0, 1920(AX)
-	VMOVDQU64 Z0, 1984(AX)
 	VZEROUPPER
 	RET
 
 // func xorPiecesAVX512AESNI(rk *[32]uint32, pieces *byte, npieces int, nblocks int)
-// Requires: AES, AVX, AVX2, AVX512BW, AVX512F, AVX512VL, BMI2
-TEXT ·xorPiecesAVX512AESNI(SB), $8352-32
+// Requires: AES, AVX, AVX512BW, AVX512F, AVX512VL, BMI2, CMOV
+TEXT ·xorPiecesAVX512AESNI(SB), $6264-32
 	MOVQ rk+0(FP), AX
 	MOVQ pieces+8(FP), CX
 	MOVQ npieces+16(FP), DX
@@ -18012,32 +17804,32 @@ TEXT ·xorPiecesAVX512AESNI(SB), $8352-32
 	ANDQ $-64, SI
 	MOVQ SI, (SP)
 
-	// Counter blocks of every piece, two per store, into ks.
+	// Counter blocks of every piece, four per store, into ks.
 	MOVQ (SP), SI
 	MOVQ CX, DI
 	MOVQ DX, R8
 
 xorPiecesAVX512AESNI_ctr_piece:
-	TESTQ          R8, R8
-	JZ             xorPiecesAVX512AESNI_ctr_done
-	MOVQ           32(DI), R9
-	ADDQ           $0x0f, R9
-	SHRQ           $0x04, R9
-	MOVQ           SI, R10
-	VBROADCASTI128 (DI), Y1
-	VPSHUFB        sm4PieceSwap<>+0(SB), Y1, Y1
-	VPADDD         sm4PieceOffsets<>+0(SB), Y1, Y1
-	SHLQ           $0x04, R9
-	ADDQ           R9, SI
+	TESTQ           R8, R8
+	JZ              xorPiecesAVX512AESNI_ctr_done
+	MOVQ            32(DI), R9
+	ADDQ            $0x0f, R9
+	SHRQ            $0x04, R9
+	MOVQ            SI, R10
+	VBROADCASTI32X4 (DI), Z1
+	VPSHUFB         sm4PieceSwap<>+0(SB), Z1, Z1
+	VPADDD          sm4PieceOffsets<>+0(SB), Z1, Z1
+	SHLQ            $0x04, R9
+	ADDQ            R9, SI
 
 xorPiecesAVX512AESNI_ctr_block:
-	CMPQ    R10, SI
-	JAE     xorPiecesAVX512AESNI_ctr_next
-	VPSHUFB sm4PieceSwap<>+0(SB), Y1, Y2
-	VMOVDQU Y2, (R10)
-	VPADDD  sm4PieceInc2<>+0(SB), Y1, Y1
-	ADDQ    $0x20, R10
-	JMP     xorPiecesAVX512AESNI_ctr_block
+	CMPQ      R10, SI
+	JAE       xorPiecesAVX512AESNI_ctr_next
+	VPSHUFB   sm4PieceSwap<>+0(SB), Z1, Z2
+	VMOVDQU64 Z2, (R10)
+	VPADDD    sm4PieceInc4<>+0(SB), Z1, Z1
+	ADDQ      $0x40, R10
+	JMP       xorPiecesAVX512AESNI_ctr_block
 
 xorPiecesAVX512AESNI_ctr_next:
 	ADDQ $0x28, DI
@@ -18046,108 +17838,40 @@ xorPiecesAVX512AESNI_ctr_next:
 
 xorPiecesAVX512AESNI_ctr_done:
 	// The tier's passes over the counter blocks, in place in ks: nblocks rounded up to whole sets (blocks past nblocks are encrypted and never used).
-	MOVQ         (SP), SI
-	MOVQ         SI, DI
-	ADDQ         $0x0f, BX
-	ANDQ         $-16, BX
-	VMOVDQU64    sm4WordNibPost0Lo<>+0(SB), Z4
-	VMOVDQU64    sm4WordNibPost0Hi<>+0(SB), Z5
-	VMOVDQU64    sm4WordNibPost3Lo<>+0(SB), Z6
-	VMOVDQU64    sm4WordNibPost3Hi<>+0(SB), Z7
-	VMOVDQU64    (AX), Z1
-	VPSRLW       $0x04, Z1, Z3
-	VPANDD       sm4Mask0f<>+0(SB), Z3, Z3
-	VPANDD       sm4Mask0f<>+0(SB), Z1, Z2
-	VMOVDQU64    sm4PreLo<>+0(SB), Z1
-	VPSHUFB      Z2, Z1, Z1
-	VMOVDQU64    sm4PreHi<>+0(SB), Z2
-	VPSHUFB      Z3, Z2, Z2
-	VPXORD       Z2, Z1, Z1
-	VMOVDQU64    Z1, 2152(SP)
-	VMOVDQU64    64(AX), Z1
-	VPSRLW       $0x04, Z1, Z3
-	VPANDD       sm4Mask0f<>+0(SB), Z3, Z3
-	VPANDD       sm4Mask0f<>+0(SB), Z1, Z2
-	VMOVDQU64    sm4PreLo<>+0(SB), Z1
-	VPSHUFB      Z2, Z1, Z1
-	VMOVDQU64    sm4PreHi<>+0(SB), Z2
-	VPSHUFB      Z3, Z2, Z2
-	VPXORD       Z2, Z1, Z1
-	VMOVDQU64    Z1, 2216(SP)
-	LEAQ         2280(SP), R8
-	ADDQ         $0x3f, R8
-	ANDQ         $-64, R8
-	VPBROADCASTD 2152(SP), Z1
-	VMOVDQU64    Z1, (R8)
-	VPBROADCASTD 2156(SP), Z1
-	VMOVDQU64    Z1, 64(R8)
-	VPBROADCASTD 2160(SP), Z1
-	VMOVDQU64    Z1, 128(R8)
-	VPBROADCASTD 2164(SP), Z1
-	VMOVDQU64    Z1, 192(R8)
-	VPBROADCASTD 2168(SP), Z1
-	VMOVDQU64    Z1, 256(R8)
-	VPBROADCASTD 2172(SP), Z1
-	VMOVDQU64    Z1, 320(R8)
-	VPBROADCASTD 2176(SP), Z1
-	VMOVDQU64    Z1, 384(R8)
-	VPBROADCASTD 2180(SP), Z1
-	VMOVDQU64    Z1, 448(R8)
-	VPBROADCASTD 2184(SP), Z1
-	VMOVDQU64    Z1, 512(R8)
-	VPBROADCASTD 2188(SP), Z1
-	VMOVDQU64    Z1, 576(R8)
-	VPBROADCASTD 2192(SP), Z1
-	VMOVDQU64    Z1, 640(R8)
-	VPBROADCASTD 2196(SP), Z1
-	VMOVDQU64    Z1, 704(R8)
-	VPBROADCASTD 2200(SP), Z1
-	VMOVDQU64    Z1, 768(R8)
-	VPBROADCASTD 2204(SP), Z1
-	VMOVDQU64    Z1, 832(R8)
-	VPBROADCASTD 2208(SP), Z1
-	VMOVDQU64    Z1, 896(R8)
-	VPBROADCASTD 2212(SP), Z1
-	VMOVDQU64    Z1, 960(R8)
-	VPBROADCASTD 2216(SP), Z1
-	VMOVDQU64    Z1, 1024(R8)
-	VPBROADCASTD 2220(SP), Z1
-	VMOVDQU64    Z1, 1088(R8)
-	VPBROADCASTD 2224(SP), Z1
-	VMOVDQU64    Z1, 1152(R8)
-	VPBROADCASTD 2228(SP), Z1
-	VMOVDQU64    Z1, 1216(R8)
-	VPBROADCASTD 2232(SP), Z1
-	VMOVDQU64    Z1, 1280(R8)
-	VPBROADCASTD 2236(SP), Z1
-	VMOVDQU64    Z1, 1344(R8)
-	VPBROADCASTD 2240(SP), Z1
-	VMOVDQU64    Z1, 1408(R8)
-	VPBROADCASTD 2244(SP), Z1
-	VMOVDQU64    Z1, 1472(R8)
-	VPBROADCASTD 2248(SP), Z1
-	VMOVDQU64    Z1, 1536(R8)
-	VPBROADCASTD 2252(SP), Z1
-	VMOVDQU64    Z1, 1600(R8)
-	VPBROADCASTD 2256(SP), Z1
-	VMOVDQU64    Z1, 1664(R8)
-	VPBROADCASTD 2260(SP), Z1
-	VMOVDQU64    Z1, 1728(R8)
-	VPBROADCASTD 2264(SP), Z1
-	VMOVDQU64    Z1, 1792(R8)
-	VPBROADCASTD 2268(SP), Z1
-	VMOVDQU64    Z1, 1856(R8)
-	VPBROADCASTD 2272(SP), Z1
-	VMOVDQU64    Z1, 1920(R8)
-	VPBROADCASTD 2276(SP), Z1
-	VMOVDQU64    Z1, 1984(R8)
-	MOVQ         R8, AX
-	MOVQ         R8, 4392(SP)
+	MOVQ      (SP), SI
+	MOVQ      SI, DI
+	ADDQ      $0x0f, BX
+	ANDQ      $-16, BX
+	VMOVDQU64 sm4WordNibPost0Lo<>+0(SB), Z4
+	VMOVDQU64 sm4WordNibPost0Hi<>+0(SB), Z5
+	VMOVDQU64 sm4WordNibPost3Lo<>+0(SB), Z6
+	VMOVDQU64 sm4WordNibPost3Hi<>+0(SB), Z7
+	VMOVDQU64 (AX), Z1
+	VPSRLW    $0x04, Z1, Z3
+	VPANDD    sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD    sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64 sm4PreLo<>+0(SB), Z1
+	VPSHUFB   Z2, Z1, Z1
+	VMOVDQU64 sm4PreHi<>+0(SB), Z2
+	VPSHUFB   Z3, Z2, Z2
+	VPXORD    Z2, Z1, Z1
+	VMOVDQU64 Z1, 2184(SP)
+	VMOVDQU64 64(AX), Z1
+	VPSRLW    $0x04, Z1, Z3
+	VPANDD    sm4Mask0f<>+0(SB), Z3, Z3
+	VPANDD    sm4Mask0f<>+0(SB), Z1, Z2
+	VMOVDQU64 sm4PreLo<>+0(SB), Z1
+	VPSHUFB   Z2, Z1, Z1
+	VMOVDQU64 sm4PreHi<>+0(SB), Z2
+	VPSHUFB   Z3, Z2, Z2
+	VPXORD    Z2, Z1, Z1
+	VMOVDQU64 Z1, 2248(SP)
+	LEAQ      2184(SP), AX
 
 xorPiecesAVX512AESNI_loop:
 	CMPQ        BX, $0x00000060
 	JB          xorPiecesAVX512AESNI_partial
-	LEAQ        4400(SP), R8
+	LEAQ        2312(SP), R8
 	ADDQ        $0x3f, R8
 	ANDQ        $-64, R8
 	VMOVDQU64   (SI), Z1
@@ -18448,7 +18172,7 @@ xorPiecesAVX512AESNI_loop:
 	MOVQ        $0x00000008, R10
 
 xorPiecesAVX512AESNI_rounds6false:
-	VPXORD        (R9), Z8, Z3
+	VPXORD.BCST   (R9), Z8, Z3
 	VPTERNLOGD    $0x96, Z9, Z10, Z3
 	VMOVDQU64     Z8, 64(R8)
 	VMOVDQA64     X3, X0
@@ -18478,7 +18202,7 @@ xorPiecesAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z8
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z8
-	VPXORD        (R9), Z11, Z3
+	VPXORD.BCST   (R9), Z11, Z3
 	VPTERNLOGD    $0x96, Z12, Z13, Z3
 	VMOVDQU64     Z11, 192(R8)
 	VMOVDQA64     X3, X0
@@ -18508,7 +18232,7 @@ xorPiecesAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z11
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z11
-	VPXORD        (R9), Z14, Z3
+	VPXORD.BCST   (R9), Z14, Z3
 	VPTERNLOGD    $0x96, Z15, Z16, Z3
 	VMOVDQU64     Z14, 320(R8)
 	VMOVDQA64     X3, X0
@@ -18538,7 +18262,7 @@ xorPiecesAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z14
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z14
-	VPXORD        (R9), Z17, Z3
+	VPXORD.BCST   (R9), Z17, Z3
 	VPTERNLOGD    $0x96, Z18, Z19, Z3
 	VMOVDQU64     Z17, 448(R8)
 	VMOVDQA64     X3, X0
@@ -18568,7 +18292,7 @@ xorPiecesAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z17
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z17
-	VPXORD        (R9), Z20, Z3
+	VPXORD.BCST   (R9), Z20, Z3
 	VPTERNLOGD    $0x96, Z21, Z22, Z3
 	VMOVDQU64     Z20, 576(R8)
 	VMOVDQA64     X3, X0
@@ -18598,7 +18322,7 @@ xorPiecesAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z20
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z20
-	VPXORD        (R9), Z23, Z3
+	VPXORD.BCST   (R9), Z23, Z3
 	VPTERNLOGD    $0x96, Z24, Z25, Z3
 	VMOVDQU64     Z23, 704(R8)
 	VMOVDQA64     X3, X0
@@ -18628,7 +18352,7 @@ xorPiecesAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z23
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z23
-	VPXORD        64(R9), Z9, Z3
+	VPXORD.BCST   4(R9), Z9, Z3
 	VPTERNLOGD    $0x96, Z10, Z8, Z3
 	VMOVDQU64     Z9, (R8)
 	VMOVDQA64     X3, X0
@@ -18658,7 +18382,7 @@ xorPiecesAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z9
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z9
-	VPXORD        64(R9), Z12, Z3
+	VPXORD.BCST   4(R9), Z12, Z3
 	VPTERNLOGD    $0x96, Z13, Z11, Z3
 	VMOVDQU64     Z12, 128(R8)
 	VMOVDQA64     X3, X0
@@ -18688,7 +18412,7 @@ xorPiecesAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z12
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z12
-	VPXORD        64(R9), Z15, Z3
+	VPXORD.BCST   4(R9), Z15, Z3
 	VPTERNLOGD    $0x96, Z16, Z14, Z3
 	VMOVDQU64     Z15, 256(R8)
 	VMOVDQA64     X3, X0
@@ -18718,7 +18442,7 @@ xorPiecesAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z15
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z15
-	VPXORD        64(R9), Z18, Z3
+	VPXORD.BCST   4(R9), Z18, Z3
 	VPTERNLOGD    $0x96, Z19, Z17, Z3
 	VMOVDQU64     Z18, 384(R8)
 	VMOVDQA64     X3, X0
@@ -18748,7 +18472,7 @@ xorPiecesAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z18
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z18
-	VPXORD        64(R9), Z21, Z3
+	VPXORD.BCST   4(R9), Z21, Z3
 	VPTERNLOGD    $0x96, Z22, Z20, Z3
 	VMOVDQU64     Z21, 512(R8)
 	VMOVDQA64     X3, X0
@@ -18778,7 +18502,7 @@ xorPiecesAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z21
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z21
-	VPXORD        64(R9), Z24, Z3
+	VPXORD.BCST   4(R9), Z24, Z3
 	VPTERNLOGD    $0x96, Z25, Z23, Z3
 	VMOVDQU64     Z24, 640(R8)
 	VMOVDQA64     X3, X0
@@ -18808,7 +18532,7 @@ xorPiecesAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z24
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z24
-	VPXORD        128(R9), Z10, Z3
+	VPXORD.BCST   8(R9), Z10, Z3
 	VPTERNLOGD    $0x96, Z8, Z9, Z3
 	VMOVDQU64     Z10, 64(R8)
 	VMOVDQA64     X3, X0
@@ -18838,7 +18562,7 @@ xorPiecesAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z10
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z10
-	VPXORD        128(R9), Z13, Z3
+	VPXORD.BCST   8(R9), Z13, Z3
 	VPTERNLOGD    $0x96, Z11, Z12, Z3
 	VMOVDQU64     Z13, 192(R8)
 	VMOVDQA64     X3, X0
@@ -18868,7 +18592,7 @@ xorPiecesAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z13
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z13
-	VPXORD        128(R9), Z16, Z3
+	VPXORD.BCST   8(R9), Z16, Z3
 	VPTERNLOGD    $0x96, Z14, Z15, Z3
 	VMOVDQU64     Z16, 320(R8)
 	VMOVDQA64     X3, X0
@@ -18898,7 +18622,7 @@ xorPiecesAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z16
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z16
-	VPXORD        128(R9), Z19, Z3
+	VPXORD.BCST   8(R9), Z19, Z3
 	VPTERNLOGD    $0x96, Z17, Z18, Z3
 	VMOVDQU64     Z19, 448(R8)
 	VMOVDQA64     X3, X0
@@ -18928,7 +18652,7 @@ xorPiecesAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z19
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z19
-	VPXORD        128(R9), Z22, Z3
+	VPXORD.BCST   8(R9), Z22, Z3
 	VPTERNLOGD    $0x96, Z20, Z21, Z3
 	VMOVDQU64     Z22, 576(R8)
 	VMOVDQA64     X3, X0
@@ -18958,7 +18682,7 @@ xorPiecesAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z22
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z22
-	VPXORD        128(R9), Z25, Z3
+	VPXORD.BCST   8(R9), Z25, Z3
 	VPTERNLOGD    $0x96, Z23, Z24, Z3
 	VMOVDQU64     Z25, 704(R8)
 	VMOVDQA64     X3, X0
@@ -18988,7 +18712,7 @@ xorPiecesAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z25
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z25
-	VPXORD        192(R9), Z8, Z3
+	VPXORD.BCST   12(R9), Z8, Z3
 	VPTERNLOGD    $0x96, Z9, Z10, Z3
 	VMOVDQU64     Z8, (R8)
 	VMOVDQA64     X3, X0
@@ -19018,7 +18742,7 @@ xorPiecesAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z8
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z8
-	VPXORD        192(R9), Z11, Z3
+	VPXORD.BCST   12(R9), Z11, Z3
 	VPTERNLOGD    $0x96, Z12, Z13, Z3
 	VMOVDQU64     Z11, 128(R8)
 	VMOVDQA64     X3, X0
@@ -19048,7 +18772,7 @@ xorPiecesAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z11
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z11
-	VPXORD        192(R9), Z14, Z3
+	VPXORD.BCST   12(R9), Z14, Z3
 	VPTERNLOGD    $0x96, Z15, Z16, Z3
 	VMOVDQU64     Z14, 256(R8)
 	VMOVDQA64     X3, X0
@@ -19078,7 +18802,7 @@ xorPiecesAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z14
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z14
-	VPXORD        192(R9), Z17, Z3
+	VPXORD.BCST   12(R9), Z17, Z3
 	VPTERNLOGD    $0x96, Z18, Z19, Z3
 	VMOVDQU64     Z17, 384(R8)
 	VMOVDQA64     X3, X0
@@ -19108,7 +18832,7 @@ xorPiecesAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z17
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z17
-	VPXORD        192(R9), Z20, Z3
+	VPXORD.BCST   12(R9), Z20, Z3
 	VPTERNLOGD    $0x96, Z21, Z22, Z3
 	VMOVDQU64     Z20, 512(R8)
 	VMOVDQA64     X3, X0
@@ -19138,7 +18862,7 @@ xorPiecesAVX512AESNI_rounds6false:
 	VPROLD        $0x08, Z26, Z20
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z20
-	VPXORD        192(R9), Z23, Z3
+	VPXORD.BCST   12(R9), Z23, Z3
 	VPTERNLOGD    $0x96, Z24, Z25, Z3
 	VMOVDQU64     Z23, 640(R8)
 	VMOVDQA64     X3, X0
@@ -19192,7 +18916,7 @@ xorPiecesAVX512AESNI_rounds6false:
 	VMOVDQU64     Z24, Z23
 	VMOVDQU64     Z25, Z24
 	VMOVDQU64     Z3, Z25
-	ADDQ          $0x00000100, R9
+	ADDQ          $0x10, R9
 	DECQ          R10
 	JNZ           xorPiecesAVX512AESNI_rounds6false
 	VMOVDQU64     (R8), Z1
@@ -19511,26 +19235,26 @@ xorPiecesAVX512AESNI_partial:
 	MOVQ        $-1, R8
 	SHLQ        $0x02, BX
 	BZHIQ       BX, R8, R8
-	MOVQ        R8, 5232(SP)
-	LEAQ        5240(SP), BX
+	MOVQ        R8, 3144(SP)
+	LEAQ        3152(SP), BX
 	ADDQ        $0x3f, BX
 	ANDQ        $-64, BX
-	MOVQ        5232(SP), R8
+	MOVQ        3144(SP), R8
 	SHRQ        $0x00, R8
 	KMOVW       R8, K1
 	VMOVDQU32.Z (SI), K1, Z1
 	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
-	MOVQ        5232(SP), R8
+	MOVQ        3144(SP), R8
 	SHRQ        $0x10, R8
 	KMOVW       R8, K1
 	VMOVDQU32.Z 64(SI), K1, Z8
 	VPSHUFB     sm4BswapMask<>+0(SB), Z8, Z8
-	MOVQ        5232(SP), R8
+	MOVQ        3144(SP), R8
 	SHRQ        $0x20, R8
 	KMOVW       R8, K1
 	VMOVDQU32.Z 128(SI), K1, Z9
 	VPSHUFB     sm4BswapMask<>+0(SB), Z9, Z9
-	MOVQ        5232(SP), R8
+	MOVQ        3144(SP), R8
 	SHRQ        $0x30, R8
 	KMOVW       R8, K1
 	VMOVDQU32.Z 192(SI), K1, Z10
@@ -19579,7 +19303,7 @@ xorPiecesAVX512AESNI_partial:
 	MOVQ        $0x00000008, SI
 
 xorPiecesAVX512AESNI_rounds1true:
-	VPXORD        (AX), Z8, Z3
+	VPXORD.BCST   (AX), Z8, Z3
 	VPTERNLOGD    $0x96, Z9, Z10, Z3
 	VMOVDQU64     Z8, 64(BX)
 	VMOVDQA64     X3, X0
@@ -19609,7 +19333,7 @@ xorPiecesAVX512AESNI_rounds1true:
 	VPROLD        $0x08, Z11, Z8
 	VPROLD        $0x10, Z11, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z8
-	VPXORD        64(AX), Z9, Z3
+	VPXORD.BCST   4(AX), Z9, Z3
 	VPTERNLOGD    $0x96, Z10, Z8, Z3
 	VMOVDQU64     Z9, (BX)
 	VMOVDQA64     X3, X0
@@ -19639,7 +19363,7 @@ xorPiecesAVX512AESNI_rounds1true:
 	VPROLD        $0x08, Z11, Z9
 	VPROLD        $0x10, Z11, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z9
-	VPXORD        128(AX), Z10, Z3
+	VPXORD.BCST   8(AX), Z10, Z3
 	VPTERNLOGD    $0x96, Z8, Z9, Z3
 	VMOVDQU64     Z10, 64(BX)
 	VMOVDQA64     X3, X0
@@ -19669,7 +19393,7 @@ xorPiecesAVX512AESNI_rounds1true:
 	VPROLD        $0x08, Z11, Z10
 	VPROLD        $0x10, Z11, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z10
-	VPXORD        192(AX), Z8, Z3
+	VPXORD.BCST   12(AX), Z8, Z3
 	VPTERNLOGD    $0x96, Z9, Z10, Z3
 	VMOVDQU64     Z8, (BX)
 	VMOVDQA64     X3, X0
@@ -19703,7 +19427,7 @@ xorPiecesAVX512AESNI_rounds1true:
 	VMOVDQU64     Z9, Z8
 	VMOVDQU64     Z10, Z9
 	VMOVDQU64     Z3, Z10
-	ADDQ          $0x00000100, AX
+	ADDQ          $0x10, AX
 	DECQ          SI
 	JNZ           xorPiecesAVX512AESNI_rounds1true
 	VMOVDQU64     (BX), Z0
@@ -19751,19 +19475,19 @@ xorPiecesAVX512AESNI_rounds1true:
 	VPSHUFB       sm4BswapMask<>+0(SB), Z9, Z9
 	VPSHUFB       sm4BswapMask<>+0(SB), Z8, Z8
 	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
-	MOVQ          5232(SP), AX
+	MOVQ          3144(SP), AX
 	SHRQ          $0x00, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z10, K1, (DI)
-	MOVQ          5232(SP), AX
+	MOVQ          3144(SP), AX
 	SHRQ          $0x10, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z9, K1, 64(DI)
-	MOVQ          5232(SP), AX
+	MOVQ          3144(SP), AX
 	SHRQ          $0x20, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z8, K1, 128(DI)
-	MOVQ          5232(SP), AX
+	MOVQ          3144(SP), AX
 	SHRQ          $0x30, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z0, K1, 192(DI)
@@ -19774,8 +19498,8 @@ xorPiecesAVX512AESNI_sets2:
 	MOVQ        $-1, R8
 	SHLQ        $0x02, BX
 	BZHIQ       BX, R8, R8
-	MOVQ        R8, 5432(SP)
-	LEAQ        5440(SP), BX
+	MOVQ        R8, 3344(SP)
+	LEAQ        3352(SP), BX
 	ADDQ        $0x3f, BX
 	ANDQ        $-64, BX
 	VMOVDQU64   (SI), Z1
@@ -19827,22 +19551,22 @@ xorPiecesAVX512AESNI_sets2:
 	VPSHUFB     Z3, Z2, Z2
 	VPXORD      Z2, Z10, Z10
 	VMOVDQU64   Z1, (BX)
-	MOVQ        5432(SP), R8
+	MOVQ        3344(SP), R8
 	SHRQ        $0x00, R8
 	KMOVW       R8, K1
 	VMOVDQU32.Z 256(SI), K1, Z1
 	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
-	MOVQ        5432(SP), R8
+	MOVQ        3344(SP), R8
 	SHRQ        $0x10, R8
 	KMOVW       R8, K1
 	VMOVDQU32.Z 320(SI), K1, Z11
 	VPSHUFB     sm4BswapMask<>+0(SB), Z11, Z11
-	MOVQ        5432(SP), R8
+	MOVQ        3344(SP), R8
 	SHRQ        $0x20, R8
 	KMOVW       R8, K1
 	VMOVDQU32.Z 384(SI), K1, Z12
 	VPSHUFB     sm4BswapMask<>+0(SB), Z12, Z12
-	MOVQ        5432(SP), R8
+	MOVQ        3344(SP), R8
 	SHRQ        $0x30, R8
 	KMOVW       R8, K1
 	VMOVDQU32.Z 448(SI), K1, Z13
@@ -19891,7 +19615,7 @@ xorPiecesAVX512AESNI_sets2:
 	MOVQ        $0x00000008, SI
 
 xorPiecesAVX512AESNI_rounds2true:
-	VPXORD        (AX), Z8, Z3
+	VPXORD.BCST   (AX), Z8, Z3
 	VPTERNLOGD    $0x96, Z9, Z10, Z3
 	VMOVDQU64     Z8, 64(BX)
 	VMOVDQA64     X3, X0
@@ -19921,7 +19645,7 @@ xorPiecesAVX512AESNI_rounds2true:
 	VPROLD        $0x08, Z14, Z8
 	VPROLD        $0x10, Z14, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z8
-	VPXORD        (AX), Z11, Z3
+	VPXORD.BCST   (AX), Z11, Z3
 	VPTERNLOGD    $0x96, Z12, Z13, Z3
 	VMOVDQU64     Z11, 192(BX)
 	VMOVDQA64     X3, X0
@@ -19951,7 +19675,7 @@ xorPiecesAVX512AESNI_rounds2true:
 	VPROLD        $0x08, Z14, Z11
 	VPROLD        $0x10, Z14, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z11
-	VPXORD        64(AX), Z9, Z3
+	VPXORD.BCST   4(AX), Z9, Z3
 	VPTERNLOGD    $0x96, Z10, Z8, Z3
 	VMOVDQU64     Z9, (BX)
 	VMOVDQA64     X3, X0
@@ -19981,7 +19705,7 @@ xorPiecesAVX512AESNI_rounds2true:
 	VPROLD        $0x08, Z14, Z9
 	VPROLD        $0x10, Z14, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z9
-	VPXORD        64(AX), Z12, Z3
+	VPXORD.BCST   4(AX), Z12, Z3
 	VPTERNLOGD    $0x96, Z13, Z11, Z3
 	VMOVDQU64     Z12, 128(BX)
 	VMOVDQA64     X3, X0
@@ -20011,7 +19735,7 @@ xorPiecesAVX512AESNI_rounds2true:
 	VPROLD        $0x08, Z14, Z12
 	VPROLD        $0x10, Z14, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z12
-	VPXORD        128(AX), Z10, Z3
+	VPXORD.BCST   8(AX), Z10, Z3
 	VPTERNLOGD    $0x96, Z8, Z9, Z3
 	VMOVDQU64     Z10, 64(BX)
 	VMOVDQA64     X3, X0
@@ -20041,7 +19765,7 @@ xorPiecesAVX512AESNI_rounds2true:
 	VPROLD        $0x08, Z14, Z10
 	VPROLD        $0x10, Z14, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z10
-	VPXORD        128(AX), Z13, Z3
+	VPXORD.BCST   8(AX), Z13, Z3
 	VPTERNLOGD    $0x96, Z11, Z12, Z3
 	VMOVDQU64     Z13, 192(BX)
 	VMOVDQA64     X3, X0
@@ -20071,7 +19795,7 @@ xorPiecesAVX512AESNI_rounds2true:
 	VPROLD        $0x08, Z14, Z13
 	VPROLD        $0x10, Z14, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z13
-	VPXORD        192(AX), Z8, Z3
+	VPXORD.BCST   12(AX), Z8, Z3
 	VPTERNLOGD    $0x96, Z9, Z10, Z3
 	VMOVDQU64     Z8, (BX)
 	VMOVDQA64     X3, X0
@@ -20101,7 +19825,7 @@ xorPiecesAVX512AESNI_rounds2true:
 	VPROLD        $0x08, Z14, Z8
 	VPROLD        $0x10, Z14, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z8
-	VPXORD        192(AX), Z11, Z3
+	VPXORD.BCST   12(AX), Z11, Z3
 	VPTERNLOGD    $0x96, Z12, Z13, Z3
 	VMOVDQU64     Z11, 128(BX)
 	VMOVDQA64     X3, X0
@@ -20139,7 +19863,7 @@ xorPiecesAVX512AESNI_rounds2true:
 	VMOVDQU64     Z12, Z11
 	VMOVDQU64     Z13, Z12
 	VMOVDQU64     Z3, Z13
-	ADDQ          $0x00000100, AX
+	ADDQ          $0x10, AX
 	DECQ          SI
 	JNZ           xorPiecesAVX512AESNI_rounds2true
 	VMOVDQU64     (BX), Z0
@@ -20236,19 +19960,19 @@ xorPiecesAVX512AESNI_rounds2true:
 	VPSHUFB       sm4BswapMask<>+0(SB), Z12, Z12
 	VPSHUFB       sm4BswapMask<>+0(SB), Z11, Z11
 	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
-	MOVQ          5432(SP), AX
+	MOVQ          3344(SP), AX
 	SHRQ          $0x00, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z13, K1, 256(DI)
-	MOVQ          5432(SP), AX
+	MOVQ          3344(SP), AX
 	SHRQ          $0x10, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z12, K1, 320(DI)
-	MOVQ          5432(SP), AX
+	MOVQ          3344(SP), AX
 	SHRQ          $0x20, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z11, K1, 384(DI)
-	MOVQ          5432(SP), AX
+	MOVQ          3344(SP), AX
 	SHRQ          $0x30, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z0, K1, 448(DI)
@@ -20259,8 +19983,8 @@ xorPiecesAVX512AESNI_sets3:
 	MOVQ        $-1, R8
 	SHLQ        $0x02, BX
 	BZHIQ       BX, R8, R8
-	MOVQ        R8, 5760(SP)
-	LEAQ        5768(SP), BX
+	MOVQ        R8, 3672(SP)
+	LEAQ        3680(SP), BX
 	ADDQ        $0x3f, BX
 	ANDQ        $-64, BX
 	VMOVDQU64   (SI), Z1
@@ -20361,22 +20085,22 @@ xorPiecesAVX512AESNI_sets3:
 	VPSHUFB     Z3, Z2, Z2
 	VPXORD      Z2, Z13, Z13
 	VMOVDQU64   Z1, 128(BX)
-	MOVQ        5760(SP), R8
+	MOVQ        3672(SP), R8
 	SHRQ        $0x00, R8
 	KMOVW       R8, K1
 	VMOVDQU32.Z 512(SI), K1, Z1
 	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
-	MOVQ        5760(SP), R8
+	MOVQ        3672(SP), R8
 	SHRQ        $0x10, R8
 	KMOVW       R8, K1
 	VMOVDQU32.Z 576(SI), K1, Z14
 	VPSHUFB     sm4BswapMask<>+0(SB), Z14, Z14
-	MOVQ        5760(SP), R8
+	MOVQ        3672(SP), R8
 	SHRQ        $0x20, R8
 	KMOVW       R8, K1
 	VMOVDQU32.Z 640(SI), K1, Z15
 	VPSHUFB     sm4BswapMask<>+0(SB), Z15, Z15
-	MOVQ        5760(SP), R8
+	MOVQ        3672(SP), R8
 	SHRQ        $0x30, R8
 	KMOVW       R8, K1
 	VMOVDQU32.Z 704(SI), K1, Z16
@@ -20425,7 +20149,7 @@ xorPiecesAVX512AESNI_sets3:
 	MOVQ        $0x00000008, SI
 
 xorPiecesAVX512AESNI_rounds3true:
-	VPXORD        (AX), Z8, Z3
+	VPXORD.BCST   (AX), Z8, Z3
 	VPTERNLOGD    $0x96, Z9, Z10, Z3
 	VMOVDQU64     Z8, 64(BX)
 	VMOVDQA64     X3, X0
@@ -20455,7 +20179,7 @@ xorPiecesAVX512AESNI_rounds3true:
 	VPROLD        $0x08, Z17, Z8
 	VPROLD        $0x10, Z17, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z8
-	VPXORD        (AX), Z11, Z3
+	VPXORD.BCST   (AX), Z11, Z3
 	VPTERNLOGD    $0x96, Z12, Z13, Z3
 	VMOVDQU64     Z11, 192(BX)
 	VMOVDQA64     X3, X0
@@ -20485,7 +20209,7 @@ xorPiecesAVX512AESNI_rounds3true:
 	VPROLD        $0x08, Z17, Z11
 	VPROLD        $0x10, Z17, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z11
-	VPXORD        (AX), Z14, Z3
+	VPXORD.BCST   (AX), Z14, Z3
 	VPTERNLOGD    $0x96, Z15, Z16, Z3
 	VMOVDQU64     Z14, 320(BX)
 	VMOVDQA64     X3, X0
@@ -20515,7 +20239,7 @@ xorPiecesAVX512AESNI_rounds3true:
 	VPROLD        $0x08, Z17, Z14
 	VPROLD        $0x10, Z17, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z14
-	VPXORD        64(AX), Z9, Z3
+	VPXORD.BCST   4(AX), Z9, Z3
 	VPTERNLOGD    $0x96, Z10, Z8, Z3
 	VMOVDQU64     Z9, (BX)
 	VMOVDQA64     X3, X0
@@ -20545,7 +20269,7 @@ xorPiecesAVX512AESNI_rounds3true:
 	VPROLD        $0x08, Z17, Z9
 	VPROLD        $0x10, Z17, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z9
-	VPXORD        64(AX), Z12, Z3
+	VPXORD.BCST   4(AX), Z12, Z3
 	VPTERNLOGD    $0x96, Z13, Z11, Z3
 	VMOVDQU64     Z12, 128(BX)
 	VMOVDQA64     X3, X0
@@ -20575,7 +20299,7 @@ xorPiecesAVX512AESNI_rounds3true:
 	VPROLD        $0x08, Z17, Z12
 	VPROLD        $0x10, Z17, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z12
-	VPXORD        64(AX), Z15, Z3
+	VPXORD.BCST   4(AX), Z15, Z3
 	VPTERNLOGD    $0x96, Z16, Z14, Z3
 	VMOVDQU64     Z15, 256(BX)
 	VMOVDQA64     X3, X0
@@ -20605,7 +20329,7 @@ xorPiecesAVX512AESNI_rounds3true:
 	VPROLD        $0x08, Z17, Z15
 	VPROLD        $0x10, Z17, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z15
-	VPXORD        128(AX), Z10, Z3
+	VPXORD.BCST   8(AX), Z10, Z3
 	VPTERNLOGD    $0x96, Z8, Z9, Z3
 	VMOVDQU64     Z10, 64(BX)
 	VMOVDQA64     X3, X0
@@ -20635,7 +20359,7 @@ xorPiecesAVX512AESNI_rounds3true:
 	VPROLD        $0x08, Z17, Z10
 	VPROLD        $0x10, Z17, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z10
-	VPXORD        128(AX), Z13, Z3
+	VPXORD.BCST   8(AX), Z13, Z3
 	VPTERNLOGD    $0x96, Z11, Z12, Z3
 	VMOVDQU64     Z13, 192(BX)
 	VMOVDQA64     X3, X0
@@ -20665,7 +20389,7 @@ xorPiecesAVX512AESNI_rounds3true:
 	VPROLD        $0x08, Z17, Z13
 	VPROLD        $0x10, Z17, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z13
-	VPXORD        128(AX), Z16, Z3
+	VPXORD.BCST   8(AX), Z16, Z3
 	VPTERNLOGD    $0x96, Z14, Z15, Z3
 	VMOVDQU64     Z16, 320(BX)
 	VMOVDQA64     X3, X0
@@ -20695,7 +20419,7 @@ xorPiecesAVX512AESNI_rounds3true:
 	VPROLD        $0x08, Z17, Z16
 	VPROLD        $0x10, Z17, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z16
-	VPXORD        192(AX), Z8, Z3
+	VPXORD.BCST   12(AX), Z8, Z3
 	VPTERNLOGD    $0x96, Z9, Z10, Z3
 	VMOVDQU64     Z8, (BX)
 	VMOVDQA64     X3, X0
@@ -20725,7 +20449,7 @@ xorPiecesAVX512AESNI_rounds3true:
 	VPROLD        $0x08, Z17, Z8
 	VPROLD        $0x10, Z17, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z8
-	VPXORD        192(AX), Z11, Z3
+	VPXORD.BCST   12(AX), Z11, Z3
 	VPTERNLOGD    $0x96, Z12, Z13, Z3
 	VMOVDQU64     Z11, 128(BX)
 	VMOVDQA64     X3, X0
@@ -20755,7 +20479,7 @@ xorPiecesAVX512AESNI_rounds3true:
 	VPROLD        $0x08, Z17, Z11
 	VPROLD        $0x10, Z17, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z11
-	VPXORD        192(AX), Z14, Z3
+	VPXORD.BCST   12(AX), Z14, Z3
 	VPTERNLOGD    $0x96, Z15, Z16, Z3
 	VMOVDQU64     Z14, 256(BX)
 	VMOVDQA64     X3, X0
@@ -20797,7 +20521,7 @@ xorPiecesAVX512AESNI_rounds3true:
 	VMOVDQU64     Z15, Z14
 	VMOVDQU64     Z16, Z15
 	VMOVDQU64     Z3, Z16
-	ADDQ          $0x00000100, AX
+	ADDQ          $0x10, AX
 	DECQ          SI
 	JNZ           xorPiecesAVX512AESNI_rounds3true
 	VMOVDQU64     (BX), Z0
@@ -20943,19 +20667,19 @@ xorPiecesAVX512AESNI_rounds3true:
 	VPSHUFB       sm4BswapMask<>+0(SB), Z15, Z15
 	VPSHUFB       sm4BswapMask<>+0(SB), Z14, Z14
 	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
-	MOVQ          5760(SP), AX
+	MOVQ          3672(SP), AX
 	SHRQ          $0x00, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z16, K1, 512(DI)
-	MOVQ          5760(SP), AX
+	MOVQ          3672(SP), AX
 	SHRQ          $0x10, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z15, K1, 576(DI)
-	MOVQ          5760(SP), AX
+	MOVQ          3672(SP), AX
 	SHRQ          $0x20, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z14, K1, 640(DI)
-	MOVQ          5760(SP), AX
+	MOVQ          3672(SP), AX
 	SHRQ          $0x30, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z0, K1, 704(DI)
@@ -20966,8 +20690,8 @@ xorPiecesAVX512AESNI_sets4:
 	MOVQ        $-1, R8
 	SHLQ        $0x02, BX
 	BZHIQ       BX, R8, R8
-	MOVQ        R8, 6216(SP)
-	LEAQ        6224(SP), BX
+	MOVQ        R8, 4128(SP)
+	LEAQ        4136(SP), BX
 	ADDQ        $0x3f, BX
 	ANDQ        $-64, BX
 	VMOVDQU64   (SI), Z1
@@ -21117,22 +20841,22 @@ xorPiecesAVX512AESNI_sets4:
 	VPSHUFB     Z3, Z2, Z2
 	VPXORD      Z2, Z16, Z16
 	VMOVDQU64   Z1, 256(BX)
-	MOVQ        6216(SP), R8
+	MOVQ        4128(SP), R8
 	SHRQ        $0x00, R8
 	KMOVW       R8, K1
 	VMOVDQU32.Z 768(SI), K1, Z1
 	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
-	MOVQ        6216(SP), R8
+	MOVQ        4128(SP), R8
 	SHRQ        $0x10, R8
 	KMOVW       R8, K1
 	VMOVDQU32.Z 832(SI), K1, Z17
 	VPSHUFB     sm4BswapMask<>+0(SB), Z17, Z17
-	MOVQ        6216(SP), R8
+	MOVQ        4128(SP), R8
 	SHRQ        $0x20, R8
 	KMOVW       R8, K1
 	VMOVDQU32.Z 896(SI), K1, Z18
 	VPSHUFB     sm4BswapMask<>+0(SB), Z18, Z18
-	MOVQ        6216(SP), R8
+	MOVQ        4128(SP), R8
 	SHRQ        $0x30, R8
 	KMOVW       R8, K1
 	VMOVDQU32.Z 960(SI), K1, Z19
@@ -21181,7 +20905,7 @@ xorPiecesAVX512AESNI_sets4:
 	MOVQ        $0x00000008, SI
 
 xorPiecesAVX512AESNI_rounds4true:
-	VPXORD        (AX), Z8, Z3
+	VPXORD.BCST   (AX), Z8, Z3
 	VPTERNLOGD    $0x96, Z9, Z10, Z3
 	VMOVDQU64     Z8, 64(BX)
 	VMOVDQA64     X3, X0
@@ -21211,7 +20935,7 @@ xorPiecesAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z8
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z8
-	VPXORD        (AX), Z11, Z3
+	VPXORD.BCST   (AX), Z11, Z3
 	VPTERNLOGD    $0x96, Z12, Z13, Z3
 	VMOVDQU64     Z11, 192(BX)
 	VMOVDQA64     X3, X0
@@ -21241,7 +20965,7 @@ xorPiecesAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z11
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z11
-	VPXORD        (AX), Z14, Z3
+	VPXORD.BCST   (AX), Z14, Z3
 	VPTERNLOGD    $0x96, Z15, Z16, Z3
 	VMOVDQU64     Z14, 320(BX)
 	VMOVDQA64     X3, X0
@@ -21271,7 +20995,7 @@ xorPiecesAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z14
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z14
-	VPXORD        (AX), Z17, Z3
+	VPXORD.BCST   (AX), Z17, Z3
 	VPTERNLOGD    $0x96, Z18, Z19, Z3
 	VMOVDQU64     Z17, 448(BX)
 	VMOVDQA64     X3, X0
@@ -21301,7 +21025,7 @@ xorPiecesAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z17
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z17
-	VPXORD        64(AX), Z9, Z3
+	VPXORD.BCST   4(AX), Z9, Z3
 	VPTERNLOGD    $0x96, Z10, Z8, Z3
 	VMOVDQU64     Z9, (BX)
 	VMOVDQA64     X3, X0
@@ -21331,7 +21055,7 @@ xorPiecesAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z9
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z9
-	VPXORD        64(AX), Z12, Z3
+	VPXORD.BCST   4(AX), Z12, Z3
 	VPTERNLOGD    $0x96, Z13, Z11, Z3
 	VMOVDQU64     Z12, 128(BX)
 	VMOVDQA64     X3, X0
@@ -21361,7 +21085,7 @@ xorPiecesAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z12
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z12
-	VPXORD        64(AX), Z15, Z3
+	VPXORD.BCST   4(AX), Z15, Z3
 	VPTERNLOGD    $0x96, Z16, Z14, Z3
 	VMOVDQU64     Z15, 256(BX)
 	VMOVDQA64     X3, X0
@@ -21391,7 +21115,7 @@ xorPiecesAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z15
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z15
-	VPXORD        64(AX), Z18, Z3
+	VPXORD.BCST   4(AX), Z18, Z3
 	VPTERNLOGD    $0x96, Z19, Z17, Z3
 	VMOVDQU64     Z18, 384(BX)
 	VMOVDQA64     X3, X0
@@ -21421,7 +21145,7 @@ xorPiecesAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z18
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z18
-	VPXORD        128(AX), Z10, Z3
+	VPXORD.BCST   8(AX), Z10, Z3
 	VPTERNLOGD    $0x96, Z8, Z9, Z3
 	VMOVDQU64     Z10, 64(BX)
 	VMOVDQA64     X3, X0
@@ -21451,7 +21175,7 @@ xorPiecesAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z10
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z10
-	VPXORD        128(AX), Z13, Z3
+	VPXORD.BCST   8(AX), Z13, Z3
 	VPTERNLOGD    $0x96, Z11, Z12, Z3
 	VMOVDQU64     Z13, 192(BX)
 	VMOVDQA64     X3, X0
@@ -21481,7 +21205,7 @@ xorPiecesAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z13
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z13
-	VPXORD        128(AX), Z16, Z3
+	VPXORD.BCST   8(AX), Z16, Z3
 	VPTERNLOGD    $0x96, Z14, Z15, Z3
 	VMOVDQU64     Z16, 320(BX)
 	VMOVDQA64     X3, X0
@@ -21511,7 +21235,7 @@ xorPiecesAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z16
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z16
-	VPXORD        128(AX), Z19, Z3
+	VPXORD.BCST   8(AX), Z19, Z3
 	VPTERNLOGD    $0x96, Z17, Z18, Z3
 	VMOVDQU64     Z19, 448(BX)
 	VMOVDQA64     X3, X0
@@ -21541,7 +21265,7 @@ xorPiecesAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z19
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z19
-	VPXORD        192(AX), Z8, Z3
+	VPXORD.BCST   12(AX), Z8, Z3
 	VPTERNLOGD    $0x96, Z9, Z10, Z3
 	VMOVDQU64     Z8, (BX)
 	VMOVDQA64     X3, X0
@@ -21571,7 +21295,7 @@ xorPiecesAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z8
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z8
-	VPXORD        192(AX), Z11, Z3
+	VPXORD.BCST   12(AX), Z11, Z3
 	VPTERNLOGD    $0x96, Z12, Z13, Z3
 	VMOVDQU64     Z11, 128(BX)
 	VMOVDQA64     X3, X0
@@ -21601,7 +21325,7 @@ xorPiecesAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z11
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z11
-	VPXORD        192(AX), Z14, Z3
+	VPXORD.BCST   12(AX), Z14, Z3
 	VPTERNLOGD    $0x96, Z15, Z16, Z3
 	VMOVDQU64     Z14, 256(BX)
 	VMOVDQA64     X3, X0
@@ -21631,7 +21355,7 @@ xorPiecesAVX512AESNI_rounds4true:
 	VPROLD        $0x08, Z20, Z14
 	VPROLD        $0x10, Z20, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z14
-	VPXORD        192(AX), Z17, Z3
+	VPXORD.BCST   12(AX), Z17, Z3
 	VPTERNLOGD    $0x96, Z18, Z19, Z3
 	VMOVDQU64     Z17, 384(BX)
 	VMOVDQA64     X3, X0
@@ -21677,7 +21401,7 @@ xorPiecesAVX512AESNI_rounds4true:
 	VMOVDQU64     Z18, Z17
 	VMOVDQU64     Z19, Z18
 	VMOVDQU64     Z3, Z19
-	ADDQ          $0x00000100, AX
+	ADDQ          $0x10, AX
 	DECQ          SI
 	JNZ           xorPiecesAVX512AESNI_rounds4true
 	VMOVDQU64     (BX), Z0
@@ -21872,19 +21596,19 @@ xorPiecesAVX512AESNI_rounds4true:
 	VPSHUFB       sm4BswapMask<>+0(SB), Z18, Z18
 	VPSHUFB       sm4BswapMask<>+0(SB), Z17, Z17
 	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
-	MOVQ          6216(SP), AX
+	MOVQ          4128(SP), AX
 	SHRQ          $0x00, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z19, K1, 768(DI)
-	MOVQ          6216(SP), AX
+	MOVQ          4128(SP), AX
 	SHRQ          $0x10, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z18, K1, 832(DI)
-	MOVQ          6216(SP), AX
+	MOVQ          4128(SP), AX
 	SHRQ          $0x20, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z17, K1, 896(DI)
-	MOVQ          6216(SP), AX
+	MOVQ          4128(SP), AX
 	SHRQ          $0x30, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z0, K1, 960(DI)
@@ -21895,8 +21619,8 @@ xorPiecesAVX512AESNI_sets5:
 	MOVQ        $-1, R8
 	SHLQ        $0x02, BX
 	BZHIQ       BX, R8, R8
-	MOVQ        R8, 6800(SP)
-	LEAQ        6808(SP), BX
+	MOVQ        R8, 4712(SP)
+	LEAQ        4720(SP), BX
 	ADDQ        $0x3f, BX
 	ANDQ        $-64, BX
 	VMOVDQU64   (SI), Z1
@@ -22095,22 +21819,22 @@ xorPiecesAVX512AESNI_sets5:
 	VPSHUFB     Z3, Z2, Z2
 	VPXORD      Z2, Z19, Z19
 	VMOVDQU64   Z1, 384(BX)
-	MOVQ        6800(SP), R8
+	MOVQ        4712(SP), R8
 	SHRQ        $0x00, R8
 	KMOVW       R8, K1
 	VMOVDQU32.Z 1024(SI), K1, Z1
 	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
-	MOVQ        6800(SP), R8
+	MOVQ        4712(SP), R8
 	SHRQ        $0x10, R8
 	KMOVW       R8, K1
 	VMOVDQU32.Z 1088(SI), K1, Z20
 	VPSHUFB     sm4BswapMask<>+0(SB), Z20, Z20
-	MOVQ        6800(SP), R8
+	MOVQ        4712(SP), R8
 	SHRQ        $0x20, R8
 	KMOVW       R8, K1
 	VMOVDQU32.Z 1152(SI), K1, Z21
 	VPSHUFB     sm4BswapMask<>+0(SB), Z21, Z21
-	MOVQ        6800(SP), R8
+	MOVQ        4712(SP), R8
 	SHRQ        $0x30, R8
 	KMOVW       R8, K1
 	VMOVDQU32.Z 1216(SI), K1, Z22
@@ -22159,7 +21883,7 @@ xorPiecesAVX512AESNI_sets5:
 	MOVQ        $0x00000008, SI
 
 xorPiecesAVX512AESNI_rounds5true:
-	VPXORD        (AX), Z8, Z3
+	VPXORD.BCST   (AX), Z8, Z3
 	VPTERNLOGD    $0x96, Z9, Z10, Z3
 	VMOVDQU64     Z8, 64(BX)
 	VMOVDQA64     X3, X0
@@ -22189,7 +21913,7 @@ xorPiecesAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z8
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z8
-	VPXORD        (AX), Z11, Z3
+	VPXORD.BCST   (AX), Z11, Z3
 	VPTERNLOGD    $0x96, Z12, Z13, Z3
 	VMOVDQU64     Z11, 192(BX)
 	VMOVDQA64     X3, X0
@@ -22219,7 +21943,7 @@ xorPiecesAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z11
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z11
-	VPXORD        (AX), Z14, Z3
+	VPXORD.BCST   (AX), Z14, Z3
 	VPTERNLOGD    $0x96, Z15, Z16, Z3
 	VMOVDQU64     Z14, 320(BX)
 	VMOVDQA64     X3, X0
@@ -22249,7 +21973,7 @@ xorPiecesAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z14
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z14
-	VPXORD        (AX), Z17, Z3
+	VPXORD.BCST   (AX), Z17, Z3
 	VPTERNLOGD    $0x96, Z18, Z19, Z3
 	VMOVDQU64     Z17, 448(BX)
 	VMOVDQA64     X3, X0
@@ -22279,7 +22003,7 @@ xorPiecesAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z17
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z17
-	VPXORD        (AX), Z20, Z3
+	VPXORD.BCST   (AX), Z20, Z3
 	VPTERNLOGD    $0x96, Z21, Z22, Z3
 	VMOVDQU64     Z20, 576(BX)
 	VMOVDQA64     X3, X0
@@ -22309,7 +22033,7 @@ xorPiecesAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z20
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z20
-	VPXORD        64(AX), Z9, Z3
+	VPXORD.BCST   4(AX), Z9, Z3
 	VPTERNLOGD    $0x96, Z10, Z8, Z3
 	VMOVDQU64     Z9, (BX)
 	VMOVDQA64     X3, X0
@@ -22339,7 +22063,7 @@ xorPiecesAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z9
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z9
-	VPXORD        64(AX), Z12, Z3
+	VPXORD.BCST   4(AX), Z12, Z3
 	VPTERNLOGD    $0x96, Z13, Z11, Z3
 	VMOVDQU64     Z12, 128(BX)
 	VMOVDQA64     X3, X0
@@ -22369,7 +22093,7 @@ xorPiecesAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z12
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z12
-	VPXORD        64(AX), Z15, Z3
+	VPXORD.BCST   4(AX), Z15, Z3
 	VPTERNLOGD    $0x96, Z16, Z14, Z3
 	VMOVDQU64     Z15, 256(BX)
 	VMOVDQA64     X3, X0
@@ -22399,7 +22123,7 @@ xorPiecesAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z15
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z15
-	VPXORD        64(AX), Z18, Z3
+	VPXORD.BCST   4(AX), Z18, Z3
 	VPTERNLOGD    $0x96, Z19, Z17, Z3
 	VMOVDQU64     Z18, 384(BX)
 	VMOVDQA64     X3, X0
@@ -22429,7 +22153,7 @@ xorPiecesAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z18
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z18
-	VPXORD        64(AX), Z21, Z3
+	VPXORD.BCST   4(AX), Z21, Z3
 	VPTERNLOGD    $0x96, Z22, Z20, Z3
 	VMOVDQU64     Z21, 512(BX)
 	VMOVDQA64     X3, X0
@@ -22459,7 +22183,7 @@ xorPiecesAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z21
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z21
-	VPXORD        128(AX), Z10, Z3
+	VPXORD.BCST   8(AX), Z10, Z3
 	VPTERNLOGD    $0x96, Z8, Z9, Z3
 	VMOVDQU64     Z10, 64(BX)
 	VMOVDQA64     X3, X0
@@ -22489,7 +22213,7 @@ xorPiecesAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z10
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z10
-	VPXORD        128(AX), Z13, Z3
+	VPXORD.BCST   8(AX), Z13, Z3
 	VPTERNLOGD    $0x96, Z11, Z12, Z3
 	VMOVDQU64     Z13, 192(BX)
 	VMOVDQA64     X3, X0
@@ -22519,7 +22243,7 @@ xorPiecesAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z13
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z13
-	VPXORD        128(AX), Z16, Z3
+	VPXORD.BCST   8(AX), Z16, Z3
 	VPTERNLOGD    $0x96, Z14, Z15, Z3
 	VMOVDQU64     Z16, 320(BX)
 	VMOVDQA64     X3, X0
@@ -22549,7 +22273,7 @@ xorPiecesAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z16
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z16
-	VPXORD        128(AX), Z19, Z3
+	VPXORD.BCST   8(AX), Z19, Z3
 	VPTERNLOGD    $0x96, Z17, Z18, Z3
 	VMOVDQU64     Z19, 448(BX)
 	VMOVDQA64     X3, X0
@@ -22579,7 +22303,7 @@ xorPiecesAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z19
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z19
-	VPXORD        128(AX), Z22, Z3
+	VPXORD.BCST   8(AX), Z22, Z3
 	VPTERNLOGD    $0x96, Z20, Z21, Z3
 	VMOVDQU64     Z22, 576(BX)
 	VMOVDQA64     X3, X0
@@ -22609,7 +22333,7 @@ xorPiecesAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z22
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z22
-	VPXORD        192(AX), Z8, Z3
+	VPXORD.BCST   12(AX), Z8, Z3
 	VPTERNLOGD    $0x96, Z9, Z10, Z3
 	VMOVDQU64     Z8, (BX)
 	VMOVDQA64     X3, X0
@@ -22639,7 +22363,7 @@ xorPiecesAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z8
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z8
-	VPXORD        192(AX), Z11, Z3
+	VPXORD.BCST   12(AX), Z11, Z3
 	VPTERNLOGD    $0x96, Z12, Z13, Z3
 	VMOVDQU64     Z11, 128(BX)
 	VMOVDQA64     X3, X0
@@ -22669,7 +22393,7 @@ xorPiecesAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z11
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z11
-	VPXORD        192(AX), Z14, Z3
+	VPXORD.BCST   12(AX), Z14, Z3
 	VPTERNLOGD    $0x96, Z15, Z16, Z3
 	VMOVDQU64     Z14, 256(BX)
 	VMOVDQA64     X3, X0
@@ -22699,7 +22423,7 @@ xorPiecesAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z14
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z14
-	VPXORD        192(AX), Z17, Z3
+	VPXORD.BCST   12(AX), Z17, Z3
 	VPTERNLOGD    $0x96, Z18, Z19, Z3
 	VMOVDQU64     Z17, 384(BX)
 	VMOVDQA64     X3, X0
@@ -22729,7 +22453,7 @@ xorPiecesAVX512AESNI_rounds5true:
 	VPROLD        $0x08, Z23, Z17
 	VPROLD        $0x10, Z23, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z17
-	VPXORD        192(AX), Z20, Z3
+	VPXORD.BCST   12(AX), Z20, Z3
 	VPTERNLOGD    $0x96, Z21, Z22, Z3
 	VMOVDQU64     Z20, 512(BX)
 	VMOVDQA64     X3, X0
@@ -22779,7 +22503,7 @@ xorPiecesAVX512AESNI_rounds5true:
 	VMOVDQU64     Z21, Z20
 	VMOVDQU64     Z22, Z21
 	VMOVDQU64     Z3, Z22
-	ADDQ          $0x00000100, AX
+	ADDQ          $0x10, AX
 	DECQ          SI
 	JNZ           xorPiecesAVX512AESNI_rounds5true
 	VMOVDQU64     (BX), Z0
@@ -23023,19 +22747,19 @@ xorPiecesAVX512AESNI_rounds5true:
 	VPSHUFB       sm4BswapMask<>+0(SB), Z21, Z21
 	VPSHUFB       sm4BswapMask<>+0(SB), Z20, Z20
 	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
-	MOVQ          6800(SP), AX
+	MOVQ          4712(SP), AX
 	SHRQ          $0x00, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z22, K1, 1024(DI)
-	MOVQ          6800(SP), AX
+	MOVQ          4712(SP), AX
 	SHRQ          $0x10, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z21, K1, 1088(DI)
-	MOVQ          6800(SP), AX
+	MOVQ          4712(SP), AX
 	SHRQ          $0x20, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z20, K1, 1152(DI)
-	MOVQ          6800(SP), AX
+	MOVQ          4712(SP), AX
 	SHRQ          $0x30, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z0, K1, 1216(DI)
@@ -23046,8 +22770,8 @@ xorPiecesAVX512AESNI_sets6:
 	MOVQ        $-1, R8
 	SHLQ        $0x02, BX
 	BZHIQ       BX, R8, R8
-	MOVQ        R8, 7512(SP)
-	LEAQ        7520(SP), BX
+	MOVQ        R8, 5424(SP)
+	LEAQ        5432(SP), BX
 	ADDQ        $0x3f, BX
 	ANDQ        $-64, BX
 	VMOVDQU64   (SI), Z1
@@ -23295,22 +23019,22 @@ xorPiecesAVX512AESNI_sets6:
 	VPSHUFB     Z3, Z2, Z2
 	VPXORD      Z2, Z22, Z22
 	VMOVDQU64   Z1, 512(BX)
-	MOVQ        7512(SP), R8
+	MOVQ        5424(SP), R8
 	SHRQ        $0x00, R8
 	KMOVW       R8, K1
 	VMOVDQU32.Z 1280(SI), K1, Z1
 	VPSHUFB     sm4BswapMask<>+0(SB), Z1, Z1
-	MOVQ        7512(SP), R8
+	MOVQ        5424(SP), R8
 	SHRQ        $0x10, R8
 	KMOVW       R8, K1
 	VMOVDQU32.Z 1344(SI), K1, Z23
 	VPSHUFB     sm4BswapMask<>+0(SB), Z23, Z23
-	MOVQ        7512(SP), R8
+	MOVQ        5424(SP), R8
 	SHRQ        $0x20, R8
 	KMOVW       R8, K1
 	VMOVDQU32.Z 1408(SI), K1, Z24
 	VPSHUFB     sm4BswapMask<>+0(SB), Z24, Z24
-	MOVQ        7512(SP), R8
+	MOVQ        5424(SP), R8
 	SHRQ        $0x30, R8
 	KMOVW       R8, K1
 	VMOVDQU32.Z 1472(SI), K1, Z25
@@ -23359,7 +23083,7 @@ xorPiecesAVX512AESNI_sets6:
 	MOVQ        $0x00000008, SI
 
 xorPiecesAVX512AESNI_rounds6true:
-	VPXORD        (AX), Z8, Z3
+	VPXORD.BCST   (AX), Z8, Z3
 	VPTERNLOGD    $0x96, Z9, Z10, Z3
 	VMOVDQU64     Z8, 64(BX)
 	VMOVDQA64     X3, X0
@@ -23389,7 +23113,7 @@ xorPiecesAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z8
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z8
-	VPXORD        (AX), Z11, Z3
+	VPXORD.BCST   (AX), Z11, Z3
 	VPTERNLOGD    $0x96, Z12, Z13, Z3
 	VMOVDQU64     Z11, 192(BX)
 	VMOVDQA64     X3, X0
@@ -23419,7 +23143,7 @@ xorPiecesAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z11
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z11
-	VPXORD        (AX), Z14, Z3
+	VPXORD.BCST   (AX), Z14, Z3
 	VPTERNLOGD    $0x96, Z15, Z16, Z3
 	VMOVDQU64     Z14, 320(BX)
 	VMOVDQA64     X3, X0
@@ -23449,7 +23173,7 @@ xorPiecesAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z14
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z14
-	VPXORD        (AX), Z17, Z3
+	VPXORD.BCST   (AX), Z17, Z3
 	VPTERNLOGD    $0x96, Z18, Z19, Z3
 	VMOVDQU64     Z17, 448(BX)
 	VMOVDQA64     X3, X0
@@ -23479,7 +23203,7 @@ xorPiecesAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z17
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z17
-	VPXORD        (AX), Z20, Z3
+	VPXORD.BCST   (AX), Z20, Z3
 	VPTERNLOGD    $0x96, Z21, Z22, Z3
 	VMOVDQU64     Z20, 576(BX)
 	VMOVDQA64     X3, X0
@@ -23509,7 +23233,7 @@ xorPiecesAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z20
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z20
-	VPXORD        (AX), Z23, Z3
+	VPXORD.BCST   (AX), Z23, Z3
 	VPTERNLOGD    $0x96, Z24, Z25, Z3
 	VMOVDQU64     Z23, 704(BX)
 	VMOVDQA64     X3, X0
@@ -23539,7 +23263,7 @@ xorPiecesAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z23
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z23
-	VPXORD        64(AX), Z9, Z3
+	VPXORD.BCST   4(AX), Z9, Z3
 	VPTERNLOGD    $0x96, Z10, Z8, Z3
 	VMOVDQU64     Z9, (BX)
 	VMOVDQA64     X3, X0
@@ -23569,7 +23293,7 @@ xorPiecesAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z9
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z9
-	VPXORD        64(AX), Z12, Z3
+	VPXORD.BCST   4(AX), Z12, Z3
 	VPTERNLOGD    $0x96, Z13, Z11, Z3
 	VMOVDQU64     Z12, 128(BX)
 	VMOVDQA64     X3, X0
@@ -23599,7 +23323,7 @@ xorPiecesAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z12
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z12
-	VPXORD        64(AX), Z15, Z3
+	VPXORD.BCST   4(AX), Z15, Z3
 	VPTERNLOGD    $0x96, Z16, Z14, Z3
 	VMOVDQU64     Z15, 256(BX)
 	VMOVDQA64     X3, X0
@@ -23629,7 +23353,7 @@ xorPiecesAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z15
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z15
-	VPXORD        64(AX), Z18, Z3
+	VPXORD.BCST   4(AX), Z18, Z3
 	VPTERNLOGD    $0x96, Z19, Z17, Z3
 	VMOVDQU64     Z18, 384(BX)
 	VMOVDQA64     X3, X0
@@ -23659,7 +23383,7 @@ xorPiecesAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z18
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z18
-	VPXORD        64(AX), Z21, Z3
+	VPXORD.BCST   4(AX), Z21, Z3
 	VPTERNLOGD    $0x96, Z22, Z20, Z3
 	VMOVDQU64     Z21, 512(BX)
 	VMOVDQA64     X3, X0
@@ -23689,7 +23413,7 @@ xorPiecesAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z21
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z21
-	VPXORD        64(AX), Z24, Z3
+	VPXORD.BCST   4(AX), Z24, Z3
 	VPTERNLOGD    $0x96, Z25, Z23, Z3
 	VMOVDQU64     Z24, 640(BX)
 	VMOVDQA64     X3, X0
@@ -23719,7 +23443,7 @@ xorPiecesAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z24
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z24
-	VPXORD        128(AX), Z10, Z3
+	VPXORD.BCST   8(AX), Z10, Z3
 	VPTERNLOGD    $0x96, Z8, Z9, Z3
 	VMOVDQU64     Z10, 64(BX)
 	VMOVDQA64     X3, X0
@@ -23749,7 +23473,7 @@ xorPiecesAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z10
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z10
-	VPXORD        128(AX), Z13, Z3
+	VPXORD.BCST   8(AX), Z13, Z3
 	VPTERNLOGD    $0x96, Z11, Z12, Z3
 	VMOVDQU64     Z13, 192(BX)
 	VMOVDQA64     X3, X0
@@ -23779,7 +23503,7 @@ xorPiecesAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z13
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z13
-	VPXORD        128(AX), Z16, Z3
+	VPXORD.BCST   8(AX), Z16, Z3
 	VPTERNLOGD    $0x96, Z14, Z15, Z3
 	VMOVDQU64     Z16, 320(BX)
 	VMOVDQA64     X3, X0
@@ -23809,7 +23533,7 @@ xorPiecesAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z16
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z16
-	VPXORD        128(AX), Z19, Z3
+	VPXORD.BCST   8(AX), Z19, Z3
 	VPTERNLOGD    $0x96, Z17, Z18, Z3
 	VMOVDQU64     Z19, 448(BX)
 	VMOVDQA64     X3, X0
@@ -23839,7 +23563,7 @@ xorPiecesAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z19
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z19
-	VPXORD        128(AX), Z22, Z3
+	VPXORD.BCST   8(AX), Z22, Z3
 	VPTERNLOGD    $0x96, Z20, Z21, Z3
 	VMOVDQU64     Z22, 576(BX)
 	VMOVDQA64     X3, X0
@@ -23869,7 +23593,7 @@ xorPiecesAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z22
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z22
-	VPXORD        128(AX), Z25, Z3
+	VPXORD.BCST   8(AX), Z25, Z3
 	VPTERNLOGD    $0x96, Z23, Z24, Z3
 	VMOVDQU64     Z25, 704(BX)
 	VMOVDQA64     X3, X0
@@ -23899,7 +23623,7 @@ xorPiecesAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z25
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z25
-	VPXORD        192(AX), Z8, Z3
+	VPXORD.BCST   12(AX), Z8, Z3
 	VPTERNLOGD    $0x96, Z9, Z10, Z3
 	VMOVDQU64     Z8, (BX)
 	VMOVDQA64     X3, X0
@@ -23929,7 +23653,7 @@ xorPiecesAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z8
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z8
-	VPXORD        192(AX), Z11, Z3
+	VPXORD.BCST   12(AX), Z11, Z3
 	VPTERNLOGD    $0x96, Z12, Z13, Z3
 	VMOVDQU64     Z11, 128(BX)
 	VMOVDQA64     X3, X0
@@ -23959,7 +23683,7 @@ xorPiecesAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z11
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z11
-	VPXORD        192(AX), Z14, Z3
+	VPXORD.BCST   12(AX), Z14, Z3
 	VPTERNLOGD    $0x96, Z15, Z16, Z3
 	VMOVDQU64     Z14, 256(BX)
 	VMOVDQA64     X3, X0
@@ -23989,7 +23713,7 @@ xorPiecesAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z14
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z14
-	VPXORD        192(AX), Z17, Z3
+	VPXORD.BCST   12(AX), Z17, Z3
 	VPTERNLOGD    $0x96, Z18, Z19, Z3
 	VMOVDQU64     Z17, 384(BX)
 	VMOVDQA64     X3, X0
@@ -24019,7 +23743,7 @@ xorPiecesAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z17
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z17
-	VPXORD        192(AX), Z20, Z3
+	VPXORD.BCST   12(AX), Z20, Z3
 	VPTERNLOGD    $0x96, Z21, Z22, Z3
 	VMOVDQU64     Z20, 512(BX)
 	VMOVDQA64     X3, X0
@@ -24049,7 +23773,7 @@ xorPiecesAVX512AESNI_rounds6true:
 	VPROLD        $0x08, Z26, Z20
 	VPROLD        $0x10, Z26, Z2
 	VPTERNLOGD    $0x96, Z1, Z2, Z20
-	VPXORD        192(AX), Z23, Z3
+	VPXORD.BCST   12(AX), Z23, Z3
 	VPTERNLOGD    $0x96, Z24, Z25, Z3
 	VMOVDQU64     Z23, 640(BX)
 	VMOVDQA64     X3, X0
@@ -24103,7 +23827,7 @@ xorPiecesAVX512AESNI_rounds6true:
 	VMOVDQU64     Z24, Z23
 	VMOVDQU64     Z25, Z24
 	VMOVDQU64     Z3, Z25
-	ADDQ          $0x00000100, AX
+	ADDQ          $0x10, AX
 	DECQ          SI
 	JNZ           xorPiecesAVX512AESNI_rounds6true
 	VMOVDQU64     (BX), Z0
@@ -24396,27 +24120,28 @@ xorPiecesAVX512AESNI_rounds6true:
 	VPSHUFB       sm4BswapMask<>+0(SB), Z24, Z24
 	VPSHUFB       sm4BswapMask<>+0(SB), Z23, Z23
 	VPSHUFB       sm4BswapMask<>+0(SB), Z0, Z0
-	MOVQ          7512(SP), AX
+	MOVQ          5424(SP), AX
 	SHRQ          $0x00, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z25, K1, 1280(DI)
-	MOVQ          7512(SP), AX
+	MOVQ          5424(SP), AX
 	SHRQ          $0x10, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z24, K1, 1344(DI)
-	MOVQ          7512(SP), AX
+	MOVQ          5424(SP), AX
 	SHRQ          $0x20, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z23, K1, 1408(DI)
-	MOVQ          7512(SP), AX
+	MOVQ          5424(SP), AX
 	SHRQ          $0x30, AX
 	KMOVW         AX, K1
 	VMOVDQU32     Z0, K1, 1472(DI)
 
 xorPiecesAVX512AESNI_done:
-	// Keystream into every piece: 32 bytes per step, then 16, then bytes.
+	// Keystream into every piece, 64 bytes per step under a byte mask.
 	MOVQ (SP), AX
 	MOVQ DX, DX
+	MOVQ $0x00000040, R11
 
 xorPiecesAVX512AESNI_xor_piece:
 	TESTQ DX, DX
@@ -24424,60 +24149,53 @@ xorPiecesAVX512AESNI_xor_piece:
 	MOVQ  16(CX), BX
 	MOVQ  24(CX), SI
 	MOVQ  32(CX), DI
-	MOVQ  DI, R8
-	ADDQ  $0x0f, R8
-	ANDQ  $-16, R8
-	ADDQ  AX, R8
+	MOVQ  AX, R8
+	MOVQ  DI, R9
+	ADDQ  $0x0f, R9
+	ANDQ  $-16, R9
+	ADDQ  R9, AX
 
-xorPiecesAVX512AESNI_xor_32:
-	CMPQ    DI, $0x20
-	JB      xorPiecesAVX512AESNI_xor_16
-	VMOVDQU (AX), Y0
-	TESTQ   SI, SI
-	JZ      xorPiecesAVX512AESNI_xor_32_store
-	VPXOR   (SI), Y0, Y0
-	ADDQ    $0x20, SI
+xorPiecesAVX512AESNI_xor_full:
+	// Whole 64-byte chunks without masks (masked stores cost more).
+	CMPQ      DI, R11
+	JL        xorPiecesAVX512AESNI_xor_chunk
+	VMOVDQU64 (R8), Z0
+	TESTQ     SI, SI
+	JZ        xorPiecesAVX512AESNI_xor_full_store
+	VPXORD    (SI), Z0, Z0
+	ADDQ      $0x40, SI
 
-xorPiecesAVX512AESNI_xor_32_store:
-	VMOVDQU Y0, (BX)
-	ADDQ    $0x20, AX
-	ADDQ    $0x20, BX
-	SUBQ    $0x20, DI
-	JMP     xorPiecesAVX512AESNI_xor_32
+xorPiecesAVX512AESNI_xor_full_store:
+	VMOVDQU64 Z0, (BX)
+	ADDQ      $0x40, BX
+	ADDQ      $0x40, R8
+	SUBQ      $0x40, DI
+	JMP       xorPiecesAVX512AESNI_xor_full
 
-xorPiecesAVX512AESNI_xor_16:
-	CMPQ    DI, $0x10
-	JB      xorPiecesAVX512AESNI_xor_1
-	VMOVDQU (AX), X0
-	TESTQ   SI, SI
-	JZ      xorPiecesAVX512AESNI_xor_16_store
-	VPXOR   (SI), X0, X0
-	ADDQ    $0x10, SI
+xorPiecesAVX512AESNI_xor_chunk:
+	TESTQ      DI, DI
+	JLE        xorPiecesAVX512AESNI_xor_next
+	MOVQ       DI, R9
+	CMPQ       R9, R11
+	CMOVQGT    R11, R9
+	MOVQ       $-1, R10
+	BZHIQ      R9, R10, R10
+	KMOVQ      R10, K1
+	VMOVDQU8.Z (R8), K1, Z0
+	TESTQ      SI, SI
+	JZ         xorPiecesAVX512AESNI_xor_store
+	VMOVDQU8.Z (SI), K1, Z1
+	VPXORD     Z1, Z0, Z0
+	ADDQ       $0x40, SI
 
-xorPiecesAVX512AESNI_xor_16_store:
-	VMOVDQU X0, (BX)
-	ADDQ    $0x10, AX
-	ADDQ    $0x10, BX
-	SUBQ    $0x10, DI
-
-xorPiecesAVX512AESNI_xor_1:
-	TESTQ   DI, DI
-	JZ      xorPiecesAVX512AESNI_xor_next
-	MOVBLZX (AX), R9
-	TESTQ   SI, SI
-	JZ      xorPiecesAVX512AESNI_xor_1_store
-	XORB    (SI), R9
-	INCQ    SI
-
-xorPiecesAVX512AESNI_xor_1_store:
-	MOVB R9, (BX)
-	INCQ AX
-	INCQ BX
-	DECQ DI
-	JMP  xorPiecesAVX512AESNI_xor_1
+xorPiecesAVX512AESNI_xor_store:
+	VMOVDQU8 Z0, K1, (BX)
+	ADDQ     $0x40, BX
+	ADDQ     $0x40, R8
+	SUBQ     $0x40, DI
+	JMP      xorPiecesAVX512AESNI_xor_chunk
 
 xorPiecesAVX512AESNI_xor_next:
-	MOVQ R8, AX
 	ADDQ $0x28, CX
 	DECQ DX
 	JMP  xorPiecesAVX512AESNI_xor_piece
@@ -24485,46 +24203,10 @@ xorPiecesAVX512AESNI_xor_next:
 xorPiecesAVX512AESNI_xor_done:
 	// Zero the round keys in the frame.
 	VMOVDQU sm4Zero64<>+0(SB), Y0
-	VMOVDQU Y0, 2152(SP)
 	VMOVDQU Y0, 2184(SP)
 	VMOVDQU Y0, 2216(SP)
 	VMOVDQU Y0, 2248(SP)
-	MOVQ    4392(SP), AX
-
-	// Zero the round keys in the frame.
-	VMOVDQU64 sm4Zero64<>+0(SB), Z0
-	VMOVDQU64 Z0, (AX)
-	VMOVDQU64 Z0, 64(AX)
-	VMOVDQU64 Z0, 128(AX)
-	VMOVDQU64 Z0, 192(AX)
-	VMOVDQU64 Z0, 256(AX)
-	VMOVDQU64 Z0, 320(AX)
-	VMOVDQU64 Z0, 384(AX)
-	VMOVDQU64 Z0, 448(AX)
-	VMOVDQU64 Z0, 512(AX)
-	VMOVDQU64 Z0, 576(AX)
-	VMOVDQU64 Z0, 640(AX)
-	VMOVDQU64 Z0, 704(AX)
-	VMOVDQU64 Z0, 768(AX)
-	VMOVDQU64 Z0, 832(AX)
-	VMOVDQU64 Z0, 896(AX)
-	VMOVDQU64 Z0, 960(AX)
-	VMOVDQU64 Z0, 1024(AX)
-	VMOVDQU64 Z0, 1088(AX)
-	VMOVDQU64 Z0, 1152(AX)
-	VMOVDQU64 Z0, 1216(AX)
-	VMOVDQU64 Z0, 1280(AX)
-	VMOVDQU64 Z0, 1344(AX)
-	VMOVDQU64 Z0, 1408(AX)
-	VMOVDQU64 Z0, 1472(AX)
-	VMOVDQU64 Z0, 1536(AX)
-	VMOVDQU64 Z0, 1600(AX)
-	VMOVDQU64 Z0, 1664(AX)
-	VMOVDQU64 Z0, 1728(AX)
-	VMOVDQU64 Z0, 1792(AX)
-	VMOVDQU64 Z0, 1856(AX)
-	VMOVDQU64 Z0, 1920(AX)
-	VMOVDQU64 Z0, 1984(AX)
+	VMOVDQU Y0, 2280(SP)
 	VZEROUPPER
 	RET
 

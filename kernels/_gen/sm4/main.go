@@ -174,6 +174,7 @@ type tier struct {
 	keyPre   func(v, a, b VecVirtual) // v = pre(v) bytewise (M·v ⊕ c)
 	rk       func(m Mem) Op           // a broadcast round key (register or memory)
 	rkBytes  int                      // bytes per round key in the round-key table
+	bcstKeys bool                     // the rounds broadcast each 4-byte key from memory (EVEX {1toN}): no table
 	ctrOff   Mem                      // counter offsets of the tier's lane layout
 	maxSets  int                      // sets per full pass (slotSet)
 	tail     tailOps
@@ -269,6 +270,9 @@ func (g *kernel) body() {
 // wipeKeys zeroes the round keys preKeys left in the frame (wipeStack).
 func (g *kernel) wipeKeys() {
 	wipeStack(g.pre, 128, false, g.t.c.zero)
+	if g.t.bcstKeys {
+		return
+	}
 	tab := GP64()
 	MOVQ(g.tab, tab)
 	wipeStack(Mem{Base: tab}, 32*g.t.rkBytes, g.t.regBytes == 64, g.t.c.zero)
@@ -305,7 +309,9 @@ func (g *kernel) passes() {
 // preKeys replaces g.rk by a stack table of the round keys with pre
 // applied to every byte (the key's share of the S-box input in the M
 // domain; see sm4Round), each key broadcast to a whole register so that
-// the rounds read it as a memory operand and keep no register for it.
+// the rounds read it as a memory operand and keep no register for it. A
+// tier with bcstKeys reads the 4-byte keys with an embedded broadcast
+// instead, so it gets no table.
 func (g *kernel) preKeys() {
 	t := g.t
 	pre := AllocLocal(128)
@@ -315,6 +321,10 @@ func (g *kernel) preKeys() {
 		t.mov(Mem{Base: g.rk, Disp: off}, v)
 		t.keyPre(v, a, b)
 		t.mov(v, pre.Offset(off))
+	}
+	if t.bcstKeys {
+		LEAQ(pre, g.rk)
+		return
 	}
 	// 64-byte aligned: every round reads its key as a whole-register
 	// memory operand, which must not cross a cache line.
@@ -423,7 +433,11 @@ type slotSet struct {
 func (t *tier) sm4Round(s *slotSet, i int, rk Op, tmp VecVirtual, scratch []VecVirtual) {
 	x1, x2, x3 := s.r[i%3], s.r[(i+1)%3], s.r[(i+2)%3]
 	x0 := s.slot[i%2]
-	t.xor(rk, x1, tmp)
+	if t.bcstKeys {
+		VPXORD_BCST(rk, x1, tmp)
+	} else {
+		t.xor(rk, x1, tmp)
+	}
 	t.xor3(x2, x3, tmp)
 	t.mov(x1, s.slot[(i+1)%2])
 	p0, p3 := t.sboxL(tmp, scratch)

@@ -98,69 +98,7 @@ func genBSXORPieces(c *consts, b *bsConsts, pt ctrpieces.Tables) {
 	g.full = false
 	Label(name + "_keystream")
 
-	Comment("Keystream into every piece, 64 bytes per step under a byte mask.")
-	{
-		kp, p, cnt, d, s, n, q, m, bits, sixtyfour := GP64(), GP64(), GP64(), GP64(), GP64(), GP64(), GP64(), GP64(), GP64(), GP64()
-		z, t := ZMM(), ZMM()
-		k := K()
-		MOVQ(ksp, kp)
-		MOVQ(pp, p)
-		MOVQ(np, cnt)
-		MOVQ(U32(64), sixtyfour)
-		Label(name + "_xor_piece")
-		TESTQ(cnt, cnt)
-		JZ(LabelRef(name + "_xor_done"))
-		MOVQ(Mem{Base: p, Disp: ctrpieces.DstOffset}, d)
-		MOVQ(Mem{Base: p, Disp: ctrpieces.SrcOffset}, s)
-		MOVQ(Mem{Base: p, Disp: ctrpieces.LenOffset}, n)
-		MOVQ(kp, q)
-		// kp += ceil(n/16)·16
-		MOVQ(n, m)
-		ADDQ(U8(15), m)
-		ANDQ(I8(-16), m)
-		ADDQ(m, kp)
-		Label(name + "_xor_full")
-		Comment("Whole 64-byte chunks without masks (masked stores cost more).")
-		CMPQ(n, sixtyfour)
-		JL(LabelRef(name + "_xor_chunk"))
-		VMOVDQU64(Mem{Base: q}, z)
-		TESTQ(s, s)
-		JZ(LabelRef(name + "_xor_full_store"))
-		VPXORD(Mem{Base: s}, z, z)
-		ADDQ(U8(64), s)
-		Label(name + "_xor_full_store")
-		VMOVDQU64(z, Mem{Base: d})
-		ADDQ(U8(64), d)
-		ADDQ(U8(64), q)
-		SUBQ(U8(64), n)
-		JMP(LabelRef(name + "_xor_full"))
-		Label(name + "_xor_chunk")
-		TESTQ(n, n)
-		JLE(LabelRef(name + "_xor_next"))
-		MOVQ(n, m)
-		CMPQ(m, sixtyfour)
-		CMOVQGT(sixtyfour, m)
-		MOVQ(I32(-1), bits)
-		BZHIQ(m, bits, bits)
-		KMOVQ(bits, k)
-		VMOVDQU8_Z(Mem{Base: q}, k, z)
-		TESTQ(s, s)
-		JZ(LabelRef(name + "_xor_store"))
-		VMOVDQU8_Z(Mem{Base: s}, k, t)
-		VPXORD(t, z, z)
-		ADDQ(U8(64), s)
-		Label(name + "_xor_store")
-		VMOVDQU8(z, k, Mem{Base: d})
-		ADDQ(U8(64), d)
-		ADDQ(U8(64), q)
-		SUBQ(U8(64), n)
-		JMP(LabelRef(name + "_xor_chunk"))
-		Label(name + "_xor_next")
-		ADDQ(U8(ctrpieces.Size), p)
-		DECQ(cnt)
-		JMP(LabelRef(name + "_xor_piece"))
-		Label(name + "_xor_done")
-	}
+	xorPiecesZMM(name, ksp, pp, np)
 	wipeStack(g.rkTab, 512, true, g.c.zero)
 	VZEROUPPER()
 	RET()
@@ -171,20 +109,34 @@ func genBSXORPieces(c *consts, b *bsConsts, pt ctrpieces.Tables) {
 // ECB passes over the stack buffer, and the keystream applied 32 bytes
 // at a time, then 16, then byte by byte for a partial last block (AVX2
 // has no byte-masked stores). Lengths and nil sources are public, so the
-// branches on them are too.
+// branches on them are too. The ZMM tier (AVX512AESNI) builds four
+// blocks per store and applies the keystream as genBSXORPieces does.
 func genXORPieces(t *tier, pt ctrpieces.Tables) {
 	name := "xorPieces" + t.name
 	g := &kernel{t: t, name: name}
-	// 32 bytes of slack: the builder writes two blocks at a time.
-	a := beginPieces(name, t.doc, 32)
+	zmm := t.regBytes == 64
+	// Slack: the builder writes two blocks (four on ZMM) at a time.
+	slack := 32
+	if zmm {
+		slack = 64
+	}
+	a := beginPieces(name, t.doc, slack)
 	g.rk, g.n = a.rk, a.nblocks
 	pp, np, ksp := a.pieces, a.npieces, a.buf
 
-	Comment("Counter blocks of every piece, two per store, into ks.")
-	ctrpieces.Builder{Name: name, Width: 32, Tables: pt, Vec: YMM,
-		Broadcast: func(p GPVirtual, v, _ VecVirtual) { VBROADCASTI128(Mem{Base: p}, v) },
-		Store:     func(v VecVirtual, m Mem) { VMOVDQU(v, m) },
-	}.Emit(ksp, pp, np)
+	if zmm {
+		Comment("Counter blocks of every piece, four per store, into ks.")
+		ctrpieces.Builder{Name: name, Width: 64, Tables: pt, Vec: ZMM,
+			Broadcast: func(p GPVirtual, v, _ VecVirtual) { VBROADCASTI32X4(Mem{Base: p}, v) },
+			Store:     func(v VecVirtual, m Mem) { VMOVDQU64(v, m) },
+		}.Emit(ksp, pp, np)
+	} else {
+		Comment("Counter blocks of every piece, two per store, into ks.")
+		ctrpieces.Builder{Name: name, Width: 32, Tables: pt, Vec: YMM,
+			Broadcast: func(p GPVirtual, v, _ VecVirtual) { VBROADCASTI128(Mem{Base: p}, v) },
+			Store:     func(v VecVirtual, m Mem) { VMOVDQU(v, m) },
+		}.Emit(ksp, pp, np)
+	}
 
 	// A call of a few blocks (one short packet: its blocks and its tag
 	// mask) must not pay for a whole pass of every set, so nblocks is
@@ -201,13 +153,84 @@ func genXORPieces(t *tier, pt ctrpieces.Tables) {
 	g.preKeys()
 	g.passes()
 
-	Comment("Keystream into every piece: 32 bytes per step, then 16, then bytes.")
-	y := YMM()
-	ctrpieces.EmitXOR(name, ksp, pp, np, []ctrpieces.Step{
-		{Label: "32", Bytes: 32, Reg: y, Repeat: true, Move: VMOVDQU, XOR: VPXOR},
-		{Label: "16", Bytes: 16, Reg: y.AsX(), Move: VMOVDQU, XOR: VPXOR},
-	})
+	if zmm {
+		xorPiecesZMM(name, ksp, pp, np)
+	} else {
+		Comment("Keystream into every piece: 32 bytes per step, then 16, then bytes.")
+		y := YMM()
+		ctrpieces.EmitXOR(name, ksp, pp, np, []ctrpieces.Step{
+			{Label: "32", Bytes: 32, Reg: y, Repeat: true, Move: VMOVDQU, XOR: VPXOR},
+			{Label: "16", Bytes: 16, Reg: y.AsX(), Move: VMOVDQU, XOR: VPXOR},
+		})
+	}
 	g.wipeKeys()
 	VZEROUPPER()
 	RET()
+}
+
+// xorPiecesZMM emits the keystream step of a ZMM pieces kernel: the
+// keystream in ks applied to every piece 64 bytes at a time, the last
+// chunk under a byte mask (AVX-512 BW).
+func xorPiecesZMM(name string, ksp Mem, pp, np GPVirtual) {
+	Comment("Keystream into every piece, 64 bytes per step under a byte mask.")
+	kp, p, cnt, d, s, n, q, m, bits, sixtyfour := GP64(), GP64(), GP64(), GP64(), GP64(), GP64(), GP64(), GP64(), GP64(), GP64()
+	z, t := ZMM(), ZMM()
+	k := K()
+	MOVQ(ksp, kp)
+	MOVQ(pp, p)
+	MOVQ(np, cnt)
+	MOVQ(U32(64), sixtyfour)
+	Label(name + "_xor_piece")
+	TESTQ(cnt, cnt)
+	JZ(LabelRef(name + "_xor_done"))
+	MOVQ(Mem{Base: p, Disp: ctrpieces.DstOffset}, d)
+	MOVQ(Mem{Base: p, Disp: ctrpieces.SrcOffset}, s)
+	MOVQ(Mem{Base: p, Disp: ctrpieces.LenOffset}, n)
+	MOVQ(kp, q)
+	// kp += ceil(n/16)·16
+	MOVQ(n, m)
+	ADDQ(U8(15), m)
+	ANDQ(I8(-16), m)
+	ADDQ(m, kp)
+	Label(name + "_xor_full")
+	Comment("Whole 64-byte chunks without masks (masked stores cost more).")
+	CMPQ(n, sixtyfour)
+	JL(LabelRef(name + "_xor_chunk"))
+	VMOVDQU64(Mem{Base: q}, z)
+	TESTQ(s, s)
+	JZ(LabelRef(name + "_xor_full_store"))
+	VPXORD(Mem{Base: s}, z, z)
+	ADDQ(U8(64), s)
+	Label(name + "_xor_full_store")
+	VMOVDQU64(z, Mem{Base: d})
+	ADDQ(U8(64), d)
+	ADDQ(U8(64), q)
+	SUBQ(U8(64), n)
+	JMP(LabelRef(name + "_xor_full"))
+	Label(name + "_xor_chunk")
+	TESTQ(n, n)
+	JLE(LabelRef(name + "_xor_next"))
+	MOVQ(n, m)
+	CMPQ(m, sixtyfour)
+	CMOVQGT(sixtyfour, m)
+	MOVQ(I32(-1), bits)
+	BZHIQ(m, bits, bits)
+	KMOVQ(bits, k)
+	VMOVDQU8_Z(Mem{Base: q}, k, z)
+	TESTQ(s, s)
+	JZ(LabelRef(name + "_xor_store"))
+	VMOVDQU8_Z(Mem{Base: s}, k, t)
+	VPXORD(t, z, z)
+	ADDQ(U8(64), s)
+	Label(name + "_xor_store")
+	VMOVDQU8(z, k, Mem{Base: d})
+	ADDQ(U8(64), d)
+	ADDQ(U8(64), q)
+	SUBQ(U8(64), n)
+	JMP(LabelRef(name + "_xor_chunk"))
+	Label(name + "_xor_next")
+	ADDQ(U8(ctrpieces.Size), p)
+	DECQ(cnt)
+	JMP(LabelRef(name + "_xor_piece"))
+	Label(name + "_xor_done")
 }

@@ -35,7 +35,8 @@ func avx512AESNI(c *consts, w *wordConsts) *tier {
 		ctrOff: c.ctrOff16,
 	}
 	t.maxSets = zmmSets
-	t.rkBytes = 64
+	t.rkBytes = 4
+	t.bcstKeys = true
 	t.rk = func(m Mem) Op { return m }
 	t.temps = 4
 	var p0Lo, p0Hi, p3Lo, p3Hi VecVirtual
