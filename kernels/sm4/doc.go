@@ -27,8 +27,9 @@
 //     layer moves its register's four 128-bit quarters through X0-X3
 //     (three extracts, four AESENCLAST, three inserts); the nibble
 //     lookups, XORs (VPTERNLOGD) and L's rotations (VPROLD, after one
-//     inverse ShiftRows) run on whole ZMM registers. Calls of up to 8
-//     blocks run the AVX2AESNI kernels, which cost less for one set.
+//     inverse ShiftRows) run on whole ZMM registers, the round keys by
+//     embedded broadcast from memory. Calls of up to 8 blocks run the
+//     AVX2AESNI kernels, which cost less for one set.
 //   - AVX2AESNI (cpu.X86.AVX2 && cpu.X86.AESNI): the same with AESENCLAST
 //     on the two 128-bit halves.
 //
