@@ -366,7 +366,7 @@ func (g *group) f1(off int) (ops seq, o0, o1 Register) {
 	if xv.aesni {
 		return g.f1AESNI(off)
 	}
-	c, f := g.c, &g.f
+	f := &g.f
 	x1, x2 := f.get(), f.get()
 	m11, d9, m7, d5 := g.cell(11, off), g.dcell(9, off), g.cell(7, off), g.dcell(5, off)
 	ops.add(func() { VMOVDQA64(m11, x1) })
@@ -379,6 +379,21 @@ func (g *group) f1(off int) (ops seq, o0, o1 Register) {
 	ops.add(func() { VPSHLDD(U8(16), x2, x1, u) }) // W1L‖W2H
 	ops.add(func() { VPSHLDD(U8(16), x1, x2, v) }) // W2L‖W1H
 	f.put(x1, x2)
+	ops, lo, i1 := g.linearS0(ops, u, v)
+	// S1: two GFNI affine maps around the AES field inversion (s1M, s1L).
+	a, o := f.get(), f.get()
+	ops.add(func() { VGF2P8AFFINEQB(U8(0), consts.Offset(cS1M), i1, a) })
+	ops.add(func() { VGF2P8AFFINEINVQB(U8(0x55), consts.Offset(cS1L), a, o) })
+	f.put(a, i1)
+	return ops, lo, o
+}
+
+// linearS0 is the part of f1 both S1 forms (GFNI, AES-NI) share: from
+// u = W1L‖W2H and v = W2L‖W1H, L1(u)<<<8 and L2(v), the S0 and S1 inputs
+// gathered by two blends, and S0 through the nibble tables. It returns
+// S0's output and the S1 input.
+func (g *group) linearS0(ops seq, u, v Register) (seq, Register, Register) {
+	c, f := g.c, &g.f
 	// x ⊕ x<<<a ⊕ x<<<b ⊕ x<<<c ⊕ x<<<d with three temporaries.
 	rotXor := func(x Register, a, b, cc, d int) {
 		ra, rb, rc := f.get(), f.get(), f.get()
@@ -410,12 +425,7 @@ func (g *group) f1(off int) (ops seq, o0, o1 Register) {
 	ops.add(func() { VPADDB(q, q, q) })
 	ops.add(func() { VPXORD(q, lo, lo) })
 	f.put(q, r, i0)
-	// S1: two GFNI affine maps around the AES field inversion (s1M, s1L).
-	a, o := f.get(), f.get()
-	ops.add(func() { VGF2P8AFFINEQB(U8(0), consts.Offset(cS1M), i1, a) })
-	ops.add(func() { VGF2P8AFFINEINVQB(U8(0x55), consts.Offset(cS1L), a, o) })
-	f.put(a, i1)
-	return ops, lo, o
+	return ops, lo, i1
 }
 
 // f2 writes R2 = S(v) and R1 = S(u) from the S-box outputs: R2 takes the

@@ -54,34 +54,7 @@ func (g *group) f1AESNI(off int) (ops seq, o0, o1 Register) {
 	ops.add(func() { VPBLENDMW(x2, x1, c.kLoW, u) }) // W1L‖W2H
 	ops.add(func() { VPBLENDMW(x1, x2, c.kLoW, v) }) // W2L‖W1H
 	f.put(x1, x2)
-	rotXor := func(x Register, a, b, cc, d int) {
-		ra, rb, rc := f.get(), f.get(), f.get()
-		ops.add(func() { VPROLD(U8(a), x, ra) })
-		ops.add(func() { VPROLD(U8(b), x, rb) })
-		ops.add(func() { VPROLD(U8(cc), x, rc) })
-		ops.add(func() { VPTERNLOGD(xor3, rc, rb, ra) })
-		ops.add(func() { VPROLD(U8(d), x, rb) })
-		ops.add(func() { VPTERNLOGD(xor3, rb, ra, x) })
-		f.put(ra, rb, rc)
-	}
-	rotXor(u, 8, 10, 18, 26)
-	rotXor(v, 8, 14, 22, 30)
-	i0, i1 := f.get(), f.get()
-	ops.add(func() { VPBLENDMB(v, u, c.kOdd, i0) })
-	ops.add(func() { VPBLENDMB(u, v, c.kOdd, i1) })
-	f.put(u, v)
-	nib := consts.Offset(cNibble)
-	lo, q, r := f.get(), f.get(), f.get()
-	ops.add(func() { VPANDD_BCST(nib, i0, lo) })
-	ops.add(func() { VPSRLD(U8(4), i0, q) })
-	ops.add(func() { VPSHUFB(lo, c.p1, r) })
-	ops.add(func() { VPTERNLOGD_BCST(tern0x6c, nib, r, q) })
-	ops.add(func() { VPSHUFB(q, c.p2, r) })
-	ops.add(func() { VPXORD(lo, r, r) })
-	ops.add(func() { VPSHUFB(r, c.tt, lo) })
-	ops.add(func() { VPADDB(q, q, q) })
-	ops.add(func() { VPXORD(q, lo, lo) })
-	f.put(q, r, i0)
+	ops, lo, i1 := g.linearS0(ops, u, v)
 	return append(ops, s1Group(f, c, i1)...), lo, i1
 }
 
