@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/gmtun/gmtun/kernels/_gen/internal/frame"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -146,21 +147,9 @@ func (s *bs2Set) final() [16]VecVirtual {
 	return x
 }
 
-// alignedArea allocates size bytes of stack aligned to 64 bytes and
-// returns a register pointing at them: the Go stack is only 8-byte
-// aligned, and a ZMM access that crosses a cache line costs two.
-func alignedArea(size int) GPVirtual {
-	m := AllocLocal(size + 64)
-	p := GP64()
-	LEAQ(m, p)
-	ADDQ(U8(63), p)
-	ANDQ(I8(-64), p)
-	return p
-}
-
 // newBS2Sets allocates the two sets' slots (one aligned area).
 func newBS2Sets() [2]*bs2Set {
-	base := alignedArea(2 * 2 * 4 * 64)
+	base := frame.AlignedArea(2 * 2 * 4 * 64)
 	var sets [2]*bs2Set
 	for k := range sets {
 		s := &bs2Set{}
@@ -217,32 +206,7 @@ func genBSXORKeyStream2(c *consts, b *bsConsts) {
 		g.output(x)
 	}
 	g.full = false
-	wipeStack(g.rkTab, 512, true, g.c.zero)
+	frame.Zero(g.rkTab, 512, true, g.c.zero)
 	VZEROUPPER()
 	RET()
-}
-
-// wipeStack zeroes the key-derived parts of a kernel's frame (split or
-// broadcast round keys) before it returns, so that no copy of a key
-// schedule outlives the call in the goroutine's stack (docs/SECURITY.md):
-// size bytes from m, a multiple of 32, with YMM stores (ZMM when zmm).
-// The zero register is loaded from zero (64 zero bytes), not made by
-// XORing it with itself: the register allocator would take that for a
-// read of a value live since the call's entry.
-func wipeStack(m Mem, size int, zmm bool, zero Mem) {
-	Comment("Zero the round keys in the frame.")
-	step, z := 32, VecVirtual(YMM())
-	if zmm {
-		step, z = 64, ZMM()
-		VMOVDQU64(zero, z)
-	} else {
-		VMOVDQU(zero, z)
-	}
-	for off := 0; off < size; off += step {
-		if zmm {
-			VMOVDQU64(z, m.Offset(off))
-		} else {
-			VMOVDQU(z, m.Offset(off))
-		}
-	}
 }

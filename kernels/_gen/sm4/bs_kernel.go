@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/gmtun/gmtun/kernels/_gen/internal/frame"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -192,7 +193,7 @@ func (g *bsKernel) body() {
 	g.masks = AllocLocal(16)
 	g.splitKeys()
 	g.passes()
-	wipeStack(g.rkTab, 512, true, g.c.zero)
+	frame.Zero(g.rkTab, 512, true, g.c.zero)
 	VZEROUPPER()
 	RET()
 }

@@ -1,6 +1,6 @@
 // Command sm4 generates gmtun's SM4 kernels (GB/T 32907-2016): ECB
 // encryption of whole blocks and the CTR keystream XOR used by SM4-GCM
-// (NIST SP 800-38D §6.5, GCTR with inc32), in four tiers:
+// (NIST SP 800-38D §6.5, GCTR with inc32), in five tiers:
 //
 //   - AVX512GFNI: 64 blocks per ZMM pass in byte-sliced form (see bs.go):
 //     no rotations, L folded into two post-inversion affine maps, the state
@@ -15,6 +15,8 @@
 //   - AVX2VAES / AVX2AESNI: as AVX2GFNI but the inversion runs through
 //     VAESENCLAST on the whole register (VAES) or AESENCLAST on its
 //     128-bit halves, followed by nibble-table affine maps (Saarinen).
+//   - AVX512AESNI: the AVX2AESNI round on ZMM, 16 blocks a set and six
+//     sets a pass, for AVX-512 CPUs without GFNI or VAES (zmm_aesni.go).
 //
 // Data layout of the YMM tiers: every register of a set holds one 32-bit
 // word X_i of all the set's blocks ("transposed"), so a round key is one
@@ -32,6 +34,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/gmtun/gmtun/kernels/_gen/internal/frame"
 	"os"
 
 	. "github.com/mmcloughlin/avo/build"
@@ -72,7 +75,7 @@ type consts struct {
 	bswap              Mem         // byte swap of every 32-bit word, 64 bytes
 	rot8, rot16, rot24 Mem         // VPSHUFB rotations of 32-bit words, 32 bytes
 	mask0f             Mem         // 0x0f in every byte, 64 bytes
-	zero               Mem         // 64 zero bytes (AESENCLAST's round key; wipeStack)
+	zero               Mem         // 64 zero bytes (AESENCLAST's round key; frame.Zero)
 	preLo, preHi       Mem         // VPSHUFB nibble tables of pre, 64 bytes
 	ctrOff8, ctrOff16  Mem         // counter offsets per lane (YMM, ZMM), see ctrOffsets
 	inc                map[int]Mem // n in every dword, 64 bytes
@@ -267,15 +270,15 @@ func (g *kernel) body() {
 	RET()
 }
 
-// wipeKeys zeroes the round keys preKeys left in the frame (wipeStack).
+// wipeKeys zeroes the round keys preKeys left in the frame (frame.Zero).
 func (g *kernel) wipeKeys() {
-	wipeStack(g.pre, 128, false, g.t.c.zero)
+	frame.Zero(g.pre, 128, false, g.t.c.zero)
 	if g.t.bcstKeys {
 		return
 	}
 	tab := GP64()
 	MOVQ(g.tab, tab)
-	wipeStack(Mem{Base: tab}, 32*g.t.rkBytes, g.t.regBytes == 64, g.t.c.zero)
+	frame.Zero(Mem{Base: tab}, 32*g.t.rkBytes, g.t.regBytes == 64, g.t.c.zero)
 }
 
 // passes emits the pass schedule: full passes of maxSets sets while they
@@ -328,7 +331,7 @@ func (g *kernel) preKeys() {
 	}
 	// 64-byte aligned: every round reads its key as a whole-register
 	// memory operand, which must not cross a cache line.
-	tab := alignedArea(32 * t.rkBytes)
+	tab := frame.AlignedArea(32 * t.rkBytes)
 	for i := 0; i < 32; i++ {
 		v := t.vec()
 		VPBROADCASTD(pre.Offset(4*i), v)
@@ -365,7 +368,7 @@ func genXORKeyStream(t *tier) {
 	g.preKeys()
 
 	Comment("Counter words 0-2 broadcast, word 3 (the inc32 counter) broadcast; all byte-swapped to native order.")
-	g.ctrw = Mem{Base: alignedArea(4 * t.regBytes)}
+	g.ctrw = Mem{Base: frame.AlignedArea(4 * t.regBytes)}
 	cx, wx := XMM(), XMM()
 	VMOVDQU(Mem{Base: ctrp}, cx)
 	VPSHUFB(t.c.bswap, cx, cx)
@@ -491,7 +494,7 @@ func (g *kernel) pass(k int, masked bool) {
 		t.tail.prepare(last)
 	}
 	isMasked := func(i int) bool { return masked && i == k-1 }
-	slots := Mem{Base: alignedArea(2 * k * t.regBytes)}
+	slots := Mem{Base: frame.AlignedArea(2 * k * t.regBytes)}
 	ss := make([]slotSet, k)
 	for i := range ss {
 		s := t.newSet()

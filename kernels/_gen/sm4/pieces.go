@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/gmtun/gmtun/kernels/_gen/internal/frame"
 
 	"github.com/gmtun/gmtun/kernels/_gen/internal/ctrpieces"
 	. "github.com/mmcloughlin/avo/build"
@@ -46,7 +47,7 @@ func beginPieces(name, impl string, slack int) piecesArgs {
 	a.npieces = Load(Param("npieces"), GP64()).(GPVirtual)
 	a.nblocks = Load(Param("nblocks"), GP64()).(GPVirtual)
 	a.buf = AllocLocal(8)
-	MOVQ(alignedArea(ctrpieces.MaxBlocks*16+slack), a.buf)
+	MOVQ(frame.AlignedArea(ctrpieces.MaxBlocks*16+slack), a.buf)
 	return a
 }
 
@@ -99,7 +100,7 @@ func genBSXORPieces(c *consts, b *bsConsts, pt ctrpieces.Tables) {
 	Label(name + "_keystream")
 
 	xorPiecesZMM(name, ksp, pp, np)
-	wipeStack(g.rkTab, 512, true, g.c.zero)
+	frame.Zero(g.rkTab, 512, true, g.c.zero)
 	VZEROUPPER()
 	RET()
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/gmtun/gmtun/kernels/_gen/internal/frame"
 
 	"github.com/gmtun/gmtun/kernels/_gen/internal/ctrpieces"
 	. "github.com/mmcloughlin/avo/build"
@@ -37,7 +38,7 @@ func genXORPieces(a *isa) {
 	// the last block), the passes run whole pairs: w bytes of slack.
 	ksp := AllocLocal(8)
 	{
-		p := alignedArea(ctrpieces.MaxBlocks*16 + w)
+		p := frame.AlignedArea(ctrpieces.MaxBlocks*16 + w)
 		MOVQ(p, ksp)
 	}
 

@@ -219,13 +219,3 @@ func (g *kern) passLoopThen(n GPVirtual, unit int, pass func(c int)) {
 	}
 	Label(done)
 }
-
-// alignedArea allocates size bytes of the frame at a 64-byte boundary.
-func alignedArea(size int) GPVirtual {
-	m := AllocLocal(size + 64)
-	p := GP64()
-	LEAQ(m, p)
-	ADDQ(U8(63), p)
-	ANDQ(I8(-64), p)
-	return p
-}
