@@ -167,6 +167,7 @@ type tier struct {
 	vec      func() VecVirtual
 	xor      func(a, b, dst Op) // dst = b ^ a
 	xor3     func(a, b, dst Op) // dst ^= a ^ b
+	and      func(a, b, dst Op) // dst = b & a (the AES-NI tiers)
 	mov      func(src, dst Op)  // full-width move / unaligned load / store
 	setup    func()             // load per-call constants into registers
 	temps    int                // scratch registers a round needs (≥ 3)

@@ -17,6 +17,7 @@ func ymmBase(c *consts, name, doc string) *tier {
 		width: 8, c: c, regBytes: 32,
 		vec:    func() VecVirtual { return YMM() },
 		xor:    func(a, b, dst Op) { VPXOR(a, b, dst) },
+		and:    func(a, b, dst Op) { VPAND(a, b, dst) },
 		mov:    func(src, dst Op) { VMOVDQU(src, dst) },
 		ctrOff: c.ctrOff8,
 	}
@@ -113,12 +114,6 @@ func avx2AESNI(c *consts, w *wordConsts, vaes bool) *tier {
 	}
 	t.temps = 4
 	t.setup = func() {}
-	// nibbles splits x into its low (a) and high (b) nibbles.
-	nibbles := func(x, a, b VecVirtual) {
-		VPSRLW(U8(4), x, b)
-		VPAND(c.mask0f, b, b)
-		VPAND(c.mask0f, x, a)
-	}
 	// lookup sets dst = lo[a] ⊕ hi[b] (tmp: scratch).
 	lookup := func(a, b, dst, tmp VecVirtual, lo, hi Mem) {
 		VMOVDQU(lo, dst)
@@ -126,17 +121,6 @@ func avx2AESNI(c *consts, w *wordConsts, vaes bool) *tier {
 		VMOVDQU(hi, tmp)
 		VPSHUFB(b, tmp, tmp)
 		VPXOR(tmp, dst, dst)
-	}
-	affine := func(lo, hi Mem) func(v, a, b VecVirtual) {
-		return func(v, a, b VecVirtual) {
-			nibbles(v, a, b)
-			// v is free once split; a is last read by the first VPSHUFB.
-			VMOVDQU(lo, v)
-			VPSHUFB(a, v, v)
-			VMOVDQU(hi, a)
-			VPSHUFB(b, a, a)
-			VPXOR(a, v, v)
-		}
 	}
 	t.sboxL = func(x VecVirtual, s []VecVirtual) (p0, p3 VecVirtual) {
 		a, b, p := s[0], s[1], s[2]
@@ -148,7 +132,7 @@ func avx2AESNI(c *consts, w *wordConsts, vaes bool) *tier {
 			VAESENCLAST(w.zero, x.AsX(), x.AsX())
 			VINSERTI128(U8(1), a.AsX(), x, x)
 		}
-		nibbles(x, a, b)
+		t.nibbles(x, a, b)
 		// P0 into x (free once split), P3 into p; a is last read by the
 		// P3 low lookup, so it serves as the scratch of the high one.
 		lookup(a, b, x, p, w.p0Lo, w.p0Hi)
@@ -160,8 +144,30 @@ func avx2AESNI(c *consts, w *wordConsts, vaes bool) *tier {
 		return x, p
 	}
 	t.fold = w.isr
-	t.toDomain = affine(w.linLo, w.linHi)
-	t.fromDom = affine(w.linInvLo, w.linInvHi)
-	t.keyPre = affine(c.preLo, c.preHi)
+	t.toDomain = t.nibbleAffine(w.linLo, w.linHi)
+	t.fromDom = t.nibbleAffine(w.linInvLo, w.linInvHi)
+	t.keyPre = t.nibbleAffine(c.preLo, c.preHi)
 	return t
+}
+
+// nibbles splits x into its low (a) and high (b) nibbles (the AES-NI
+// tiers).
+func (t *tier) nibbles(x Op, a, b VecVirtual) {
+	VPSRLW(U8(4), x, b)
+	t.and(t.c.mask0f, b, b)
+	t.and(t.c.mask0f, x, a)
+}
+
+// nibbleAffine returns v = lo[low nibbles of v] ⊕ hi[high nibbles of v]
+// bytewise, an affine map as two VPSHUFB lookups (a, b: scratch).
+func (t *tier) nibbleAffine(lo, hi Mem) func(v, a, b VecVirtual) {
+	return func(v, a, b VecVirtual) {
+		t.nibbles(v, a, b)
+		// v is free once split; a is last read by the first VPSHUFB.
+		t.mov(lo, v)
+		VPSHUFB(a, v, v)
+		t.mov(hi, a)
+		VPSHUFB(b, a, a)
+		t.xor(a, v, v)
+	}
 }

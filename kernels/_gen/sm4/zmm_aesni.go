@@ -30,6 +30,7 @@ func avx512AESNI(c *consts, w *wordConsts) *tier {
 		width: 16, c: c, regBytes: 64,
 		vec:    func() VecVirtual { return ZMM() },
 		xor:    func(a, b, dst Op) { VPXORD(a, b, dst) },
+		and:    func(a, b, dst Op) { VPANDD(a, b, dst) },
 		xor3:   func(a, b, dst Op) { VPTERNLOGD(U8(0x96), a, b, dst) },
 		mov:    func(src, dst Op) { VMOVDQU64(src, dst) },
 		ctrOff: c.ctrOff16,
@@ -47,22 +48,6 @@ func avx512AESNI(c *consts, w *wordConsts) *tier {
 		VMOVDQU64(w.p3Lo, p3Lo)
 		VMOVDQU64(w.p3Hi, p3Hi)
 	}
-	// nibbles splits x into its low (a) and high (b) nibbles.
-	nibbles := func(x Op, a, b VecVirtual) {
-		VPSRLW(U8(4), x, b)
-		VPANDD(c.mask0f, b, b)
-		VPANDD(c.mask0f, x, a)
-	}
-	affine := func(lo, hi Mem) func(v, a, b VecVirtual) {
-		return func(v, a, b VecVirtual) {
-			nibbles(v, a, b)
-			VMOVDQU64(lo, v)
-			VPSHUFB(a, v, v)
-			VMOVDQU64(hi, a)
-			VPSHUFB(b, a, a)
-			VPXORD(a, v, v)
-		}
-	}
 	quarters := []VecPhysical{X0, X1, X2, X3}
 	t.sboxL = func(x VecVirtual, s []VecVirtual) (p0, p3 VecVirtual) {
 		a, b, p := s[0], s[1], s[2]
@@ -78,7 +63,7 @@ func avx512AESNI(c *consts, w *wordConsts) *tier {
 		}
 		// Undo ShiftRows once, so that the folds are plain rotations.
 		VPSHUFB(w.invShiftRows, Z0, Z0)
-		nibbles(Z0, a, b)
+		t.nibbles(Z0, a, b)
 		// P0 into x, P3 into p; a is last read by the P3 low lookup, so
 		// it serves as the scratch of the high one.
 		VPSHUFB(a, p0Lo, x)
@@ -98,9 +83,9 @@ func avx512AESNI(c *consts, w *wordConsts) *tier {
 		VPROLD(U8(16), p3, sc2)
 		VPTERNLOGD(U8(0x96), sc, sc2, x1)
 	}
-	t.toDomain = affine(w.linLo, w.linHi)
-	t.fromDom = affine(w.linInvLo, w.linInvHi)
-	t.keyPre = affine(c.preLo, c.preHi)
+	t.toDomain = t.nibbleAffine(w.linLo, w.linHi)
+	t.fromDom = t.nibbleAffine(w.linInvLo, w.linInvHi)
+	t.keyPre = t.nibbleAffine(c.preLo, c.preHi)
 
 	var maskBits Mem // the dword mask of the last set's blocks (4r ones)
 	kmask := func(m int) Register {
