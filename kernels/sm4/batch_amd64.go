@@ -8,9 +8,9 @@ import (
 	"github.com/gmtun/gmtun/kernels/internal/ctrpass"
 )
 
-// PassBlocks is the number of blocks tier t handles in one full pass
-// (Width blocks per register set, all sets interleaved): calls whose
-// block count is a multiple of it keep the kernel's pipeline full.
+// PassBlocks is the number of blocks tier t handles in one full pass (all
+// its register sets interleaved): calls whose block count is a multiple
+// of it keep the kernel's pipeline full.
 func (t Tier) PassBlocks() int {
 	switch t {
 	case AVX512GFNI:

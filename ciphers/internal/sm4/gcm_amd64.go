@@ -27,9 +27,9 @@ import (
 
 // maxGather is the most blocks one ksm4.XORPieces call takes (two
 // passes of ksm4.AVX512GFNI, run as one pass of two sets; four of the
-// YMM tiers; one pass and a third of ksm4.AVX512AESNI). A single message's gather never holds more than one pass
-// (directBlocks keeps its rest within one); a batch gathers gatherBlocks
-// per call.
+// YMM tiers; one pass and a third of ksm4.AVX512AESNI). A single
+// message's gather never holds more than one pass (directBlocks keeps its
+// rest within one); a batch gathers gatherBlocks per call.
 const maxGather = ksm4.MaxPieceBlocks
 
 // maxPass is the largest pass of any tier in blocks (ksm4.AVX512AESNI:
@@ -308,7 +308,12 @@ func sealBatchKernel(st ksm4.Tier, gt ghash.Tier, g *GCM, ps []Packet) {
 	}
 	dp.flush()
 	ga.flush(st, &g.enc)
-	finishTags(gt, g, ps)
+	for i := range ps {
+		p := &ps[i]
+		var y [16]byte
+		ghashKernel(gt, &g.hkeyAsm, &y, p.AAD, p.Text)
+		xorTag(p.Tag, &y)
+	}
 }
 
 // openBatchKernel is openBatchGeneric on kernel tiers st and gt. The tag
@@ -361,15 +366,4 @@ func openBatchKernel(st ksm4.Tier, gt ghash.Tier, g *GCM, ps []Packet, ok []bool
 	}
 	dp.flush()
 	ga.flush(st, &g.enc)
-}
-
-// finishTags completes the tags of a sealed batch: each holds its mask
-// E_K(J0) and gets the GHASH of its packet XORed in.
-func finishTags(gt ghash.Tier, g *GCM, ps []Packet) {
-	for i := range ps {
-		p := &ps[i]
-		var y [16]byte
-		ghashKernel(gt, &g.hkeyAsm, &y, p.AAD, p.Text)
-		xorTag(p.Tag, &y)
-	}
 }
