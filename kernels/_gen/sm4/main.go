@@ -34,9 +34,9 @@ package main
 
 import (
 	"fmt"
-	"github.com/gmtun/gmtun/kernels/_gen/internal/frame"
 	"os"
 
+	"github.com/gmtun/gmtun/kernels/_gen/internal/frame"
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"

@@ -2,9 +2,9 @@ package main
 
 import (
 	"fmt"
-	"github.com/gmtun/gmtun/kernels/_gen/internal/frame"
 
 	"github.com/gmtun/gmtun/kernels/_gen/internal/ctrpieces"
+	"github.com/gmtun/gmtun/kernels/_gen/internal/frame"
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -65,11 +65,7 @@ func genBSXORPieces(c *consts, b *bsConsts, pt ctrpieces.Tables) {
 	g.rkTab = AllocLocal(512)
 	g.masks = AllocLocal(16)
 
-	Comment("Counter blocks of every piece, four per store, into ks.")
-	ctrpieces.Builder{Name: name, Width: 64, Tables: pt, Vec: ZMM,
-		Broadcast: func(p GPVirtual, v, _ VecVirtual) { VBROADCASTI32X4(Mem{Base: p}, v) },
-		Store:     func(v VecVirtual, m Mem) { VMOVDQU64(v, m) },
-	}.Emit(ksp, pp, np)
+	buildCounters(name, pt, true, ksp, pp, np)
 
 	Comment("The counter blocks, in place in ks: more than 64 as one pass of two sets, else the passes of encryptBlocks.")
 	g.src, g.dst = GP64(), GP64()
@@ -116,28 +112,13 @@ func genXORPieces(t *tier, pt ctrpieces.Tables) {
 	name := "xorPieces" + t.name
 	g := &kernel{t: t, name: name}
 	zmm := t.regBytes == 64
-	// Slack: the builder writes two blocks (four on ZMM) at a time.
-	slack := 32
-	if zmm {
-		slack = 64
-	}
-	a := beginPieces(name, t.doc, slack)
+	// Slack: the builder writes a register (two blocks, four on ZMM) at a
+	// time.
+	a := beginPieces(name, t.doc, t.regBytes)
 	g.rk, g.n = a.rk, a.nblocks
 	pp, np, ksp := a.pieces, a.npieces, a.buf
 
-	if zmm {
-		Comment("Counter blocks of every piece, four per store, into ks.")
-		ctrpieces.Builder{Name: name, Width: 64, Tables: pt, Vec: ZMM,
-			Broadcast: func(p GPVirtual, v, _ VecVirtual) { VBROADCASTI32X4(Mem{Base: p}, v) },
-			Store:     func(v VecVirtual, m Mem) { VMOVDQU64(v, m) },
-		}.Emit(ksp, pp, np)
-	} else {
-		Comment("Counter blocks of every piece, two per store, into ks.")
-		ctrpieces.Builder{Name: name, Width: 32, Tables: pt, Vec: YMM,
-			Broadcast: func(p GPVirtual, v, _ VecVirtual) { VBROADCASTI128(Mem{Base: p}, v) },
-			Store:     func(v VecVirtual, m Mem) { VMOVDQU(v, m) },
-		}.Emit(ksp, pp, np)
-	}
+	buildCounters(name, pt, zmm, ksp, pp, np)
 
 	// A call of a few blocks (one short packet: its blocks and its tag
 	// mask) must not pay for a whole pass of every set, so nblocks is
@@ -167,6 +148,24 @@ func genXORPieces(t *tier, pt ctrpieces.Tables) {
 	g.wipeKeys()
 	VZEROUPPER()
 	RET()
+}
+
+// buildCounters emits the counter blocks of every piece into the buffer
+// at ksp: four blocks per ZMM store, or two per YMM store.
+func buildCounters(name string, pt ctrpieces.Tables, zmm bool, ksp Mem, pp, np GPVirtual) {
+	if zmm {
+		Comment("Counter blocks of every piece, four per store, into ks.")
+		ctrpieces.Builder{Name: name, Width: 64, Tables: pt, Vec: ZMM,
+			Broadcast: func(p GPVirtual, v, _ VecVirtual) { VBROADCASTI32X4(Mem{Base: p}, v) },
+			Store:     func(v VecVirtual, m Mem) { VMOVDQU64(v, m) },
+		}.Emit(ksp, pp, np)
+		return
+	}
+	Comment("Counter blocks of every piece, two per store, into ks.")
+	ctrpieces.Builder{Name: name, Width: 32, Tables: pt, Vec: YMM,
+		Broadcast: func(p GPVirtual, v, _ VecVirtual) { VBROADCASTI128(Mem{Base: p}, v) },
+		Store:     func(v VecVirtual, m Mem) { VMOVDQU(v, m) },
+	}.Emit(ksp, pp, np)
 }
 
 // xorPiecesZMM emits the keystream step of a ZMM pieces kernel: the
