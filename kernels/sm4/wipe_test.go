@@ -55,7 +55,6 @@ func TestKernelsWipeRoundKeys(t *testing.T) {
 			"XORKeyStream":  func() { XORKeyStream(tier, enc, &ctr, buf, buf) },
 			"XORPieces":     func() { XORPieces(tier, enc, ps) },
 		} {
-			kerneltest.GrowStack(64)
 			if n := broadcasts(kerneltest.DeadStack(f)); n != 0 {
 				t.Errorf("%s: %d broadcast words left in the dead stack", name, n)
 			}

@@ -39,7 +39,6 @@ func TestKernelsWipeFrame(t *testing.T) {
 				s.KeyStream(k, ks, words, words)
 			},
 		} {
-			kerneltest.GrowStack(64)
 			dead := kerneltest.DeadStack(f)
 			last := map[uint32]bool{}
 			for lane := range Lanes16 {
