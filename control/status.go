@@ -149,6 +149,11 @@ type Peer struct {
 	// Handshakes counts the sessions established with the peer since it
 	// was configured (rekeys included).
 	Handshakes uint64 `json:"handshakes"`
+	// InitiationRetransmits counts identical copies of our handshake
+	// initiations re-sent for want of an answer. A peer that had already
+	// consumed the original counts each copy under handshake_invalid
+	// (stale_timestamp).
+	InitiationRetransmits uint64 `json:"initiation_retransmits"`
 	// RxBytes, TxBytes, RxPackets and TxPackets count authenticated
 	// datagrams received from and datagrams sent to the peer (outer
 	// UDP payload bytes; handshakes and keepalives included).

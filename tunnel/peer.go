@@ -62,9 +62,11 @@ type Peer struct {
 	hsRetry      time.Duration
 	// hsLastInit is the initiation sent at hsLastSent; hsResent counts its
 	// identical retransmissions (FastRetransmitInterval), for a lost datagram.
-	hsLastInit   [handshake.MessageInitiationSize]byte
-	hsResent     int
-	hsNoEndpoint bool // logged "no endpoint" once
+	hsLastInit [handshake.MessageInitiationSize]byte
+	hsResent   int
+	// hsRetransmits counts every such retransmission, for PeerStats.
+	hsRetransmits uint64
+	hsNoEndpoint  bool // logged "no endpoint" once
 	// hsCookieAt: initiation last re-sent on a cookie reply (handshakeq.go).
 	hsCookieAt time.Time
 

@@ -195,9 +195,14 @@ type PeerStats struct {
 	LastHandshake time.Time
 	// Handshakes counts the sessions established with the peer (keypairs
 	// installed, rekeys included) since the peer was configured.
-	Handshakes          uint64
-	PersistentKeepalive time.Duration
-	Roaming             bool
+	Handshakes uint64
+	// InitiationRetransmits counts the identical copies of our
+	// initiations re-sent while no answer came (FastRetransmitInterval).
+	// A peer that had already consumed the original refuses each copy as
+	// a replay: its handshake_invalid counts them as stale_timestamp.
+	InitiationRetransmits uint64
+	PersistentKeepalive   time.Duration
+	Roaming               bool
 	// RxBytes and RxPackets count authenticated datagrams (keepalives
 	// included) received from the peer; TxBytes and TxPackets count
 	// datagrams sent to it, handshake messages included.
@@ -272,6 +277,9 @@ func (p *Peer) stats() PeerStats {
 	p.kpMu.Lock()
 	ps.LastHandshake, ps.Handshakes = p.lastHandshake, p.handshakes
 	p.kpMu.Unlock()
+	p.hsMu.Lock()
+	ps.InitiationRetransmits = p.hsRetransmits
+	p.hsMu.Unlock()
 	ps.RxBytes, ps.RxPackets = p.rxBytes.Load(), p.rxPackets.Load()
 	ps.TxBytes, ps.TxPackets = p.txBytes.Load(), p.txPackets.Load()
 	ps.InboundQueue, ps.OutboundQueue = len(p.inbound), len(p.outbound)

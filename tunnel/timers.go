@@ -145,6 +145,7 @@ func (p *Peer) expireTimers(now time.Time) {
 		// already consumed them refuses the copy (same timestamp), one
 		// that never saw them answers it.
 		p.hsResent++
+		p.hsRetransmits++
 		resend, resending = p.hsLastInit, true
 	}
 	p.hsMu.Unlock()

@@ -187,6 +187,14 @@ func TestHandshakeRetryAndGiveUp(t *testing.T) {
 	const perAttempt = 1 + MaxFastRetransmits
 	step(clock, handshake.RekeyTimeout+handshake.MaxRekeyJitter, a.dev, b.dev)
 	waitFor(t, "retry", func() bool { return ia.sentOf(handshake.MessageInitiationType) == perAttempt+1 })
+	// b consumed the first initiation (its response was lost) and refuses
+	// the copies as replays; a reports the copies it sent.
+	if got := a.dev.Stats().Peers[0].InitiationRetransmits; got != MaxFastRetransmits {
+		t.Errorf("InitiationRetransmits = %d after one attempt, want %d", got, MaxFastRetransmits)
+	}
+	waitFor(t, "b refusing the copies", func() bool {
+		return b.dev.Stats().HandshakeInvalid["stale_timestamp"] == MaxFastRetransmits
+	})
 	step(clock, handshake.RekeyAttemptTime, a.dev, b.dev)
 	settle(ia, ib)
 	n := ia.sentOf(handshake.MessageInitiationType)
@@ -201,7 +209,6 @@ func TestHandshakeRetryAndGiveUp(t *testing.T) {
 	if got := ia.sentOf(handshake.MessageInitiationType); got != n {
 		t.Fatalf("initiations after giving up: %d → %d", n, got)
 	}
-	_ = b
 }
 
 // TestLostInitiationRetransmitted: a lost initiation is sent again

@@ -80,19 +80,20 @@ func (d *daemon) status() (control.Status, error) {
 	}
 	for _, p := range st.Peers {
 		cp := control.Peer{
-			Name:                p.Name,
-			PublicKey:           p.PublicKey,
-			AllowedIPs:          make([]string, 0, len(p.AllowedIPs)),
-			RxBytes:             p.RxBytes,
-			TxBytes:             p.TxBytes,
-			RxPackets:           p.RxPackets,
-			TxPackets:           p.TxPackets,
-			PersistentKeepalive: int(p.PersistentKeepalive / time.Second),
-			Roaming:             p.Roaming,
-			InboundQueue:        p.InboundQueue,
-			OutboundQueue:       p.OutboundQueue,
-			Staged:              p.Staged,
-			Handshakes:          p.Handshakes,
+			Name:                  p.Name,
+			PublicKey:             p.PublicKey,
+			AllowedIPs:            make([]string, 0, len(p.AllowedIPs)),
+			RxBytes:               p.RxBytes,
+			TxBytes:               p.TxBytes,
+			RxPackets:             p.RxPackets,
+			TxPackets:             p.TxPackets,
+			PersistentKeepalive:   int(p.PersistentKeepalive / time.Second),
+			Roaming:               p.Roaming,
+			InboundQueue:          p.InboundQueue,
+			OutboundQueue:         p.OutboundQueue,
+			Staged:                p.Staged,
+			Handshakes:            p.Handshakes,
+			InitiationRetransmits: p.InitiationRetransmits,
 		}
 		if p.Endpoint.IsValid() {
 			cp.Endpoint = p.Endpoint.String()
