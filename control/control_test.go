@@ -112,7 +112,7 @@ func TestWireFormat(t *testing.T) {
 	s := string(b)
 	for _, field := range []string{`"version":1`, `"status":{`, `"interface":`, `"public_key":`, `"listen_port":`,
 		`"mtu":`, `"fwmark":`, `"suites":`, `"kernels":`, `"offload":{"tun_vnet_hdr":false,"tun_tso":false,"tun_uso":false,"tun_queues":0,"udp_gso4":false,"udp_gso6":false,"udp_gro4":false,"udp_gro6":false}`,
-		`"config_file":`, `"started":`, `"last_reload":null`, `"peers":[{"name":"","public_key":"","endpoint":"","allowed_ips":null,"suite":"","last_handshake":null,"handshakes":0,"initiation_retransmits":0,"rx_bytes":0,"tx_bytes":0,"rx_packets":0,"tx_packets":0,"persistent_keepalive":0,"roaming":false,"inbound_queue":0,"outbound_queue":0,"staged":0}]`,
+		`"config_file":`, `"started":`, `"last_reload":null`, `"peers":[{"name":"","public_key":"","endpoint":"","allowed_ips":null,"suite":"","last_handshake":null,"handshakes":0,"initiation_retransmits":0,"response_retransmits":0,"rx_bytes":0,"tx_bytes":0,"rx_packets":0,"tx_packets":0,"persistent_keepalive":0,"roaming":false,"inbound_queue":0,"outbound_queue":0,"staged":0}]`,
 		`"drops":`, `"handshake_invalid":`,
 		`"buffers":{"max":0,"allocated":0,"free":0,"in_use":0,"waiting":0,"exhausted_ms":0,"waits":0,"staged":0,"encrypt_queue":0,"decrypt_queue":0,"handshake_queue":0}`,
 		`"receive_errors":0`, `"goroutines":0`} {

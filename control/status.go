@@ -154,6 +154,9 @@ type Peer struct {
 	// consumed the original counts each copy under handshake_invalid
 	// (stale_timestamp).
 	InitiationRetransmits uint64 `json:"initiation_retransmits"`
+	// ResponseRetransmits counts copies of the peer's initiations answered
+	// again with the response already sent, whose first copy was lost.
+	ResponseRetransmits uint64 `json:"response_retransmits"`
 	// RxBytes, TxBytes, RxPackets and TxPackets count authenticated
 	// datagrams received from and datagrams sent to the peer (outer
 	// UDP payload bytes; handshakes and keepalives included).

@@ -48,7 +48,8 @@ type Device struct {
 	inPool         containerPool[inContainer]
 	encryptQueue   chan *outContainer
 	decryptQueue   chan *inContainer
-	hsq            hsQueues // the handshake queues (handshakeq.go)
+	hsq            hsQueues      // the handshake queues (handshakeq.go)
+	answered       answeredTable // initiations answered, by sender index (handshake_copies.go)
 	load           handshake.LoadDetector
 	rate           *handshake.RateLimiter
 	stagedBudget   int64

@@ -125,16 +125,22 @@ func (d *Device) queueHandshake(pkt []byte, ep netio.Endpoint) {
 
 // namesOurHandshake reports whether the receiver index at off names a
 // handshake of ours in progress; otherwise it counts the message (as the
-// worker would have: a late confirm of a keypair already confirmed by
-// data is not a failure) and the message takes no queue slot.
+// worker would have) and the message takes no queue slot. Two late,
+// redundant messages are not failures: a confirm of a keypair already
+// confirmed by data, and a second response to an initiation of ours
+// whose keypair the first one made (the responder answers copies of the
+// initiation again, handshake_copies.go).
 func (d *Device) namesOurHandshake(pkt []byte, off int) bool {
 	idx := binary.LittleEndian.Uint32(pkt[off:])
 	if d.local.Pending(idx) {
 		return true
 	}
-	if pkt[0] == handshake.MessageConfirmType {
-		if kp := d.indices.lookup(idx); kp != nil && kp.confirmed.Load() {
-			return false // late, redundant confirm
+	if kp := d.indices.lookup(idx); kp != nil {
+		switch {
+		case pkt[0] == handshake.MessageConfirmType && kp.confirmed.Load():
+			return false
+		case pkt[0] == handshake.MessageResponseType && kp.isInitiator:
+			return false
 		}
 	}
 	d.handshakeInvalid(handshake.ErrUnknownIndex.Code)
@@ -189,6 +195,9 @@ func (d *Device) handleHandshake(msg []byte, ep netio.Endpoint) {
 	}
 	switch msg[0] {
 	case handshake.MessageInitiationType:
+		if d.answerCopy(msg, ep, now) {
+			return
+		}
 		res, err := d.local.ConsumeInitiation(msg, now)
 		if err != nil {
 			d.handshakeInvalid(handshake.Reason(err))
@@ -213,6 +222,7 @@ func (d *Device) handleHandshake(msg []byte, ep netio.Endpoint) {
 			return
 		}
 		d.log.Verbosef("%v - received handshake initiation, responding with %v", p, kp.suite)
+		p.rememberAnswer(msg, ep, kp, &res.Response, now)
 		p.sendControl(res.Response[:])
 	case handshake.MessageResponseType:
 		// The peer first: a refusal frees the pending handshake's index.

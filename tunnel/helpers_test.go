@@ -291,6 +291,9 @@ type impairedBind struct {
 	sentData, droppedN int
 	duplicatedN        int
 	sent               [256]int // datagrams passed on, by type byte
+	// onSend, if set, sees every datagram given to Send, before any
+	// impairment (under mu).
+	onSend func(buf []byte)
 }
 
 func (b *impairedBind) sentOf(typ byte) int {
@@ -316,6 +319,9 @@ func (b *impairedBind) Send(bufs [][]byte, ep netio.Endpoint) error {
 	b.mu.Lock()
 	var out [][]byte
 	for _, buf := range bufs {
+		if b.onSend != nil {
+			b.onSend(buf)
+		}
 		if len(buf) > 0 && b.dropType != 0 && buf[0] == b.dropType {
 			continue
 		}

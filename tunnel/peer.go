@@ -66,7 +66,12 @@ type Peer struct {
 	hsResent   int
 	// hsRetransmits counts every such retransmission, for PeerStats.
 	hsRetransmits uint64
-	hsNoEndpoint  bool // logged "no endpoint" once
+	// answered is the last initiation this side answered as responder,
+	// hsAnswered the copies of such initiations answered again
+	// (handshake_copies.go).
+	answered     answeredInit
+	hsAnswered   uint64
+	hsNoEndpoint bool // logged "no endpoint" once
 	// hsCookieAt: initiation last re-sent on a cookie reply (handshakeq.go).
 	hsCookieAt time.Time
 

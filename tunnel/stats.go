@@ -201,8 +201,13 @@ type PeerStats struct {
 	// A peer that had already consumed the original refuses each copy as
 	// a replay: its handshake_invalid counts them as stale_timestamp.
 	InitiationRetransmits uint64
-	PersistentKeepalive   time.Duration
-	Roaming               bool
+	// ResponseRetransmits counts the copies of the peer's initiations
+	// answered again with the response already sent (the first was lost);
+	// a copy refused instead counts under handshake_invalid as
+	// stale_timestamp.
+	ResponseRetransmits uint64
+	PersistentKeepalive time.Duration
+	Roaming             bool
 	// RxBytes and RxPackets count authenticated datagrams (keepalives
 	// included) received from the peer; TxBytes and TxPackets count
 	// datagrams sent to it, handshake messages included.
@@ -278,7 +283,7 @@ func (p *Peer) stats() PeerStats {
 	ps.LastHandshake, ps.Handshakes = p.lastHandshake, p.handshakes
 	p.kpMu.Unlock()
 	p.hsMu.Lock()
-	ps.InitiationRetransmits = p.hsRetransmits
+	ps.InitiationRetransmits, ps.ResponseRetransmits = p.hsRetransmits, p.hsAnswered
 	p.hsMu.Unlock()
 	ps.RxBytes, ps.RxPackets = p.rxBytes.Load(), p.rxPackets.Load()
 	ps.TxBytes, ps.TxPackets = p.txBytes.Load(), p.txPackets.Load()

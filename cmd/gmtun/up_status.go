@@ -94,6 +94,7 @@ func (d *daemon) status() (control.Status, error) {
 			Staged:                p.Staged,
 			Handshakes:            p.Handshakes,
 			InitiationRetransmits: p.InitiationRetransmits,
+			ResponseRetransmits:   p.ResponseRetransmits,
 		}
 		if p.Endpoint.IsValid() {
 			cp.Endpoint = p.Endpoint.String()

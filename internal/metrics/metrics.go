@@ -33,7 +33,7 @@ type Collector struct {
 	up, buildInfo, started, goroutines, receiveErrors                   *prometheus.Desc
 	peerRxBytes, peerTxBytes, peerRxPackets, peerTxPackets              *prometheus.Desc
 	peerHandshakeAge, peerLastHandshake, peerHandshakes, peerSession    *prometheus.Desc
-	peerQueue, peerStaged, peerInitRetransmits                          *prometheus.Desc
+	peerQueue, peerStaged, peerInitRetransmits, peerRespRetransmits     *prometheus.Desc
 	drops, handshakeInvalid                                             *prometheus.Desc
 	batchCalls, batchPackets, batchPacketsPerCall, batchLanesPerCall    *prometheus.Desc
 	kernelInfo, suiteTier, buffers, queue, pendingRestart, configReload *prometheus.Desc
@@ -70,6 +70,8 @@ func NewCollector(ifname, version string, src Source) *Collector {
 		peerStaged:     d("peer_staged_packets", "Packets waiting for a keypair to the peer.", "peer"),
 		peerInitRetransmits: d("peer_initiation_retransmits_total",
 			"Identical copies of handshake initiations re-sent to the peer for want of an answer.", "peer"),
+		peerRespRetransmits: d("peer_response_retransmits_total",
+			"Copies of the peer's handshake initiations answered again with the response already sent.", "peer"),
 
 		drops:            d("drops_total", "Discarded packets by reason (gmtun show's drop reasons).", "reason"),
 		handshakeInvalid: d("handshake_invalid_total", "Rejected handshake messages by reason.", "reason"),
@@ -95,7 +97,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		c.up, c.buildInfo, c.started, c.goroutines, c.receiveErrors,
 		c.peerRxBytes, c.peerTxBytes, c.peerRxPackets, c.peerTxPackets,
 		c.peerHandshakeAge, c.peerLastHandshake, c.peerHandshakes, c.peerSession, c.peerQueue, c.peerStaged,
-		c.peerInitRetransmits,
+		c.peerInitRetransmits, c.peerRespRetransmits,
 		c.drops, c.handshakeInvalid, c.batchCalls, c.batchPackets, c.batchPacketsPerCall, c.batchLanesPerCall,
 		c.kernelInfo, c.suiteTier, c.buffers, c.queue, c.pendingRestart, c.configReload,
 	} {
@@ -140,6 +142,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		counter(c.peerTxPackets, p.TxPackets, p.Name)
 		counter(c.peerHandshakes, p.Handshakes, p.Name)
 		counter(c.peerInitRetransmits, p.InitiationRetransmits, p.Name)
+		counter(c.peerRespRetransmits, p.ResponseRetransmits, p.Name)
 		if p.LastHandshake != nil && !p.LastHandshake.IsZero() {
 			gauge(c.peerHandshakeAge, max(0, now.Sub(*p.LastHandshake).Seconds()), p.Name)
 			gauge(c.peerLastHandshake, unixSeconds(*p.LastHandshake), p.Name)

@@ -52,7 +52,7 @@ func sampleStatus() control.Status {
 		Kernels: []control.Kernel{{Primitive: "sm4", Selected: "AVX2+AES-NI"}, {Primitive: "zuc", Selected: "generic"}},
 		Peers: []control.Peer{
 			{Name: "site-b", RxBytes: 1000, TxBytes: 2000, RxPackets: 10, TxPackets: 20, Suite: "sm4-gcm",
-				LastHandshake: &hs, Handshakes: 3, InitiationRetransmits: 4, InboundQueue: 1, OutboundQueue: 2, Staged: 5},
+				LastHandshake: &hs, Handshakes: 3, InitiationRetransmits: 4, ResponseRetransmits: 6, InboundQueue: 1, OutboundQueue: 2, Staged: 5},
 			{Name: "site-c", Staged: -1}, // never handshaken
 		},
 		Drops:            map[string]uint64{"no_route": 7, "replay": 0},
@@ -160,6 +160,7 @@ func TestScrapeTCP(t *testing.T) {
 	mustValue(t, mfs, "gmtun_peer_handshake_age_seconds", 30, peer("site-b"))
 	mustValue(t, mfs, "gmtun_peer_handshakes_total", 3, peer("site-b"))
 	mustValue(t, mfs, "gmtun_peer_initiation_retransmits_total", 4, peer("site-b"))
+	mustValue(t, mfs, "gmtun_peer_response_retransmits_total", 6, peer("site-b"))
 	mustValue(t, mfs, "gmtun_peer_session_info", 1, peer("site-b", "suite", "sm4-gcm"))
 	mustValue(t, mfs, "gmtun_peer_queue_batches", 2, peer("site-b", "queue", "outbound"))
 	mustValue(t, mfs, "gmtun_peer_staged_packets", 5, peer("site-b"))
