@@ -135,16 +135,29 @@ func (d *Device) namesOurHandshake(pkt []byte, off int) bool {
 	if d.local.Pending(idx) {
 		return true
 	}
-	if kp := d.indices.lookup(idx); kp != nil {
-		switch {
-		case pkt[0] == handshake.MessageConfirmType && kp.confirmed.Load():
+	switch pkt[0] {
+	case handshake.MessageConfirmType:
+		if kp := d.indices.lookup(idx); kp != nil && kp.confirmed.Load() {
 			return false
-		case pkt[0] == handshake.MessageResponseType && kp.isInitiator:
+		}
+	case handshake.MessageResponseType:
+		if d.redundantResponse(pkt) {
 			return false
 		}
 	}
 	d.handshakeInvalid(handshake.ErrUnknownIndex.Code)
 	return false
+}
+
+// redundantResponse reports whether the response msg names a keypair we
+// already installed as initiator: a second copy of the response that made
+// it (the network duplicated our initiation or the response, or the
+// responder answered a copy of the initiation, handshake_copies.go), late
+// and harmless.
+func (d *Device) redundantResponse(msg []byte) bool {
+	idx := binary.LittleEndian.Uint32(msg[handshake.MessageResponseOffsetReceiver:])
+	kp := d.indices.lookup(idx)
+	return kp != nil && kp.isInitiator
 }
 
 // handshakeInvalid counts a handshake message that failed, by reason.
@@ -229,6 +242,9 @@ func (d *Device) handleHandshake(msg []byte, ep netio.Endpoint) {
 		named := d.indices.lookupPeer(binary.LittleEndian.Uint32(msg[handshake.MessageResponseOffsetReceiver:]))
 		res, err := d.local.ConsumeResponse(msg, now)
 		if err != nil {
+			if errors.Is(err, handshake.ErrUnknownIndex) && d.redundantResponse(msg) {
+				return
+			}
 			d.handshakeInvalid(handshake.Reason(err))
 			named.diagnoseFailure(err)
 			return
