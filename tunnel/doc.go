@@ -56,10 +56,14 @@
 //	   reply (device-wide bound) only; proven 0x11 → per-source bucket.
 //	priority queue (0x12, 0x13, 0x15, peers' cookies) ► proven 0x11 ►
 //	   open 0x11 ► cookie replies ──► RoutineHandshake × ⌈NumCPU/2⌉
-//	   0x11 → ConsumeInitiation → install keypair as "next" (unconfirmed:
-//	          never used to send) → send 0x12
+//	   0x11 → a byte-identical copy of the 0x11 last answered for a peer
+//	          (handshake_copies.go): the same 0x12 again, from the same
+//	          source while unconfirmed, at most twice; else refused as a
+//	          replay, no EC work
+//	        → ConsumeInitiation → install keypair as "next" (unconfirmed:
+//	          never used to send) → remember 0x11 and 0x12 → send 0x12
 //	   0x12 → ConsumeResponse → install as "current" → send 0x13 → flush
-//	          staged packets
+//	          staged packets (a second 0x12 for that keypair: ignored)
 //	   0x13 → ConsumeConfirm → promote "next" → flush staged packets
 //	   0x15 → ConsumeCookieReply (later messages carry mac2)
 //

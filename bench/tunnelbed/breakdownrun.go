@@ -196,7 +196,7 @@ func runBreakdown(ctx context.Context, o *options, stdout io.Writer, logf func(s
 	}
 	if o.gmtun != "" {
 		for _, s := range o.suites {
-			tunnels = append(tunnels, &gmtunTunnel{bin: o.gmtun, suite: s})
+			tunnels = append(tunnels, &gmtunTunnel{bin: o.gmtun, suite: s, runToCompletion: o.gmtunRunToCompletion()})
 		}
 	}
 	bed := NewBed()

@@ -29,6 +29,9 @@ const gmtunReadyTimeout = 20 * time.Second
 type gmtunTunnel struct {
 	bin   string
 	suite string
+	// runToCompletion is the run_to_completion setting written to both
+	// configurations: "true" or "false"; "" leaves gmtun's default.
+	runToCompletion string
 	// configs[i] is side i's configuration file, written by Prepare.
 	configs [2]string
 }
@@ -67,6 +70,8 @@ func (g *gmtunTunnel) Prepare(ctx context.Context, bed *Bed, dir string) error {
 			PeerPub:    pubs[1-i],
 			Endpoint:   []string{underlayB.Addr().String(), underlayA.Addr().String()}[i] + ":" + strconv.Itoa(gmtunPort),
 			AllowedIP:  []string{innerB.Addr().String(), innerA.Addr().String()}[i] + "/32",
+
+			RunToCompletion: g.runToCompletion,
 		}
 		text, err := c.TOML()
 		if err != nil {
@@ -185,6 +190,9 @@ type gmtunConfig struct {
 	PeerName, PeerPub string
 	Endpoint          string
 	AllowedIP         string
+	// RunToCompletion, if not empty, is written as run_to_completion
+	// ("true" or "false").
+	RunToCompletion string
 }
 
 // TOML renders the configuration in the format of configs/site-a.toml.
@@ -204,7 +212,11 @@ func (c gmtunConfig) TOML() (string, error) {
 	fmt.Fprintf(&b, "address = [%s]\n", q(c.Address))
 	fmt.Fprintf(&b, "mtu = %d\n", c.MTU)
 	fmt.Fprintf(&b, "suites = [%s]\n", q(c.Suite))
-	fmt.Fprintf(&b, "table = \"auto\"\n\n")
+	fmt.Fprintf(&b, "table = \"auto\"\n")
+	if c.RunToCompletion != "" {
+		fmt.Fprintf(&b, "run_to_completion = %s\n", c.RunToCompletion)
+	}
+	fmt.Fprintf(&b, "\n")
 	fmt.Fprintf(&b, "[[peer]]\n")
 	fmt.Fprintf(&b, "name = %s\n", q(c.PeerName))
 	fmt.Fprintf(&b, "public_key = %s\n", q(c.PeerPub))

@@ -32,7 +32,7 @@ func TestGmtunConfigLoads(t *testing.T) {
 	c := gmtunConfig{
 		Iface: "gmtb4242a", PrivateKey: keyFile, Port: gmtunPort, Address: innerA.String(), MTU: innerMTU,
 		Suite: "zuc-256", PeerName: "site-b", PeerPub: kb.Public().String(),
-		Endpoint: "198.18.0.2:51900", AllowedIP: "198.19.0.2/32",
+		Endpoint: "198.18.0.2:51900", AllowedIP: "198.19.0.2/32", RunToCompletion: "true",
 	}
 	text, err := c.TOML()
 	if err != nil {
@@ -50,6 +50,9 @@ func TestGmtunConfigLoads(t *testing.T) {
 	if in.Name != "gmtb4242a" || in.ListenPort != gmtunPort || in.MTU != innerMTU ||
 		len(in.Addresses) != 1 || in.Addresses[0] != innerA || !in.PrivateKey.Equal(ka) {
 		t.Errorf("interface = %+v", in)
+	}
+	if !in.RunToCompletion || in.RunToCompletionAuto {
+		t.Errorf("run_to_completion = %v (auto %v), want true", in.RunToCompletion, in.RunToCompletionAuto)
 	}
 	if len(in.Suites) != 1 || in.Suites[0].String() != "zuc-256" {
 		t.Errorf("suites = %v, want only zuc-256", in.Suites)

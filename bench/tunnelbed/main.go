@@ -79,6 +79,18 @@ type options struct {
 	// daemons restricts the tunnel daemons (-daemon-cpus,
 	// -daemon-gomaxprocs; cpus.go).
 	daemons placement
+	// runToCompletion is gmtun's run_to_completion ("auto": its default,
+	// not written).
+	runToCompletion string
+}
+
+// gmtunRunToCompletion is the run_to_completion value to write into the
+// gmtun configurations; "" for gmtun's default.
+func (o *options) gmtunRunToCompletion() string {
+	if o.runToCompletion == "auto" {
+		return ""
+	}
+	return o.runToCompletion
 }
 
 func main() {
@@ -115,11 +127,17 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.maxDuration, "max-duration", 0, "abort everything after this long (default: estimated from the settings, doubled)")
 	fs.StringVar(&daemonCPUs, "daemon-cpus", "", "run the tunnel daemons (both sides; not iperf3) under taskset -c `LIST`, e.g. 0 or 0-1 (default: unrestricted)")
 	fs.IntVar(&o.daemons.GOMAXPROCS, "daemon-gomaxprocs", 0, "set GOMAXPROCS=`N` in the tunnel daemons' environment (0: inherited)")
+	fs.StringVar(&o.runToCompletion, "run-to-completion", "auto", "gmtun's run_to_completion: auto (its default), true or false")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("tunnelbed: unexpected arguments %q", fs.Args())
+	}
+	switch o.runToCompletion {
+	case "auto", "true", "false":
+	default:
+		return nil, fmt.Errorf("tunnelbed: -run-to-completion must be auto, true or false, not %q", o.runToCompletion)
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -325,6 +343,7 @@ func measure(ctx context.Context, o *options, logf func(string, ...any)) (*repor
 		PingCount: o.pingCount, Nice: o.nice, QuietBusy: o.quietBusy, QuietWait: o.quietWait.Seconds(),
 		UnderlayMTU: underlayMTU, InnerMTU: innerMTU,
 		DaemonCPUs: o.daemons.CPUs.String(), DaemonGOMAXPROCS: o.daemons.GOMAXPROCS,
+		RunToCompletion: o.gmtunRunToCompletion(),
 	}
 
 	dir, err := os.MkdirTemp("", namePrefix)
@@ -356,7 +375,7 @@ func measure(ctx context.Context, o *options, logf func(string, ...any)) (*repor
 	}
 	if o.gmtun != "" {
 		for _, s := range o.suites {
-			tunnels = append(tunnels, &gmtunTunnel{bin: o.gmtun, suite: s})
+			tunnels = append(tunnels, &gmtunTunnel{bin: o.gmtun, suite: s, runToCompletion: o.gmtunRunToCompletion()})
 		}
 	}
 

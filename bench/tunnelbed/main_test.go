@@ -23,6 +23,13 @@ func TestParseFlagsDefaults(t *testing.T) {
 	if !slices.Equal(o.tests, []string{"ping", "tcp1", "tcp4", "udp"}) || !slices.Equal(o.suites, []string{"sm4-gcm", "zuc-256", "zuc-128", "ublock-gcm"}) {
 		t.Errorf("default lists = %q, %q", o.tests, o.suites)
 	}
+	if o.gmtunRunToCompletion() != "" {
+		t.Errorf("run_to_completion written by default: %q", o.gmtunRunToCompletion())
+	}
+	o, err = parseFlags([]string{"-run-to-completion", "false"}, io.Discard)
+	if err != nil || o.gmtunRunToCompletion() != "false" {
+		t.Errorf("-run-to-completion false: %q, %v", o.gmtunRunToCompletion(), err)
+	}
 }
 
 func TestParseFlagsDemo(t *testing.T) {
@@ -52,7 +59,7 @@ func TestParseFlagsDemo(t *testing.T) {
 func TestParseFlagsRejects(t *testing.T) {
 	for _, args := range [][]string{
 		{"-runs", "0"}, {"-time", "500ms"}, {"-tests", "ping,bogus"}, {"-udp-len", "1400"},
-		{"-nice", "-21"}, {"-wireguard=false"}, {"extra"}, {"-unknown"},
+		{"-nice", "-21"}, {"-wireguard=false"}, {"extra"}, {"-unknown"}, {"-run-to-completion", "yes"},
 	} {
 		if _, err := parseFlags(args, io.Discard); err == nil {
 			t.Errorf("parseFlags(%q) accepted", args)

@@ -55,6 +55,9 @@ type settings struct {
 	// (-daemon-cpus, -daemon-gomaxprocs); empty and 0 when they do not.
 	DaemonCPUs       string `json:"daemon_cpus,omitempty"`
 	DaemonGOMAXPROCS int    `json:"daemon_gomaxprocs,omitempty"`
+	// RunToCompletion is gmtun's run_to_completion when -run-to-completion
+	// set it ("true" or "false"); empty for gmtun's default ("auto").
+	RunToCompletion string `json:"gmtun_run_to_completion,omitempty"`
 }
 
 // daemons returns the daemons' restriction recorded in st.
