@@ -17,8 +17,8 @@ func TestRunToCompletion(t *testing.T) {
 		auto          bool
 		on1, on2, on8 bool // resolved for 1, 2 and 8 CPUs
 	}{
-		{"default", "", true, true, false, false},
-		{"auto", "run_to_completion = \"auto\"\n", true, true, false, false},
+		{"default", "", true, true, true, false},
+		{"auto", "run_to_completion = \"auto\"\n", true, true, true, false},
 		{"on", "run_to_completion = true\n", false, true, true, true},
 		{"off", "run_to_completion = false\n", false, false, false, false},
 	} {
