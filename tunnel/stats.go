@@ -42,6 +42,7 @@ const (
 	dropUDPBadSource   // source address of an unknown family
 	dropUDPEmpty       // zero-length datagram
 	dropUDPGROOverflow // GRO segments that did not fit the receive slots
+	dropUDPSocket      // dropped by the kernel at the socket (receive buffer full)
 	numDropReasons
 )
 
@@ -73,6 +74,7 @@ var dropNames = [numDropReasons]string{
 	dropUDPBadSource:         "udp_bad_source",
 	dropUDPEmpty:             "udp_empty",
 	dropUDPGROOverflow:       "udp_gro_overflow",
+	dropUDPSocket:            "udp_socket_full",
 }
 
 // DropReasons lists every key of Stats.Drops.
@@ -243,6 +245,7 @@ func (d *Device) Stats() Stats {
 		s.Drops[dropNames[dropUDPBadSource]] += bd.BadSource
 		s.Drops[dropNames[dropUDPEmpty]] += bd.Empty
 		s.Drops[dropNames[dropUDPGROOverflow]] += bd.GROOverflow
+		s.Drops[dropNames[dropUDPSocket]] += bd.Socket
 	}
 	s.Buffers = d.bufferStats()
 	s.ReceiveErrors = d.recvErrors.Load()

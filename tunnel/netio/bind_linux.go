@@ -40,7 +40,8 @@ import (
 //
 // Nothing received is dropped silently: truncated messages, sources of an
 // unknown address family, empty datagrams and GRO segments that do not
-// fit the caller's slots are counted by reason (Drops).
+// fit the caller's slots are counted by reason (Drops), and so are the
+// datagrams the kernel dropped at the sockets (full receive buffer).
 type StdBind struct {
 	mu     sync.Mutex // guards v4, v6 and mark
 	v4, v6 *udpSocket
@@ -57,18 +58,27 @@ var (
 	_ DropReporter = (*StdBind)(nil)
 )
 
-// bindDropCounters is the live form of BindDrops.
+// bindDropCounters is the live form of BindDrops. closedSockets holds
+// the kernel's drops at sockets already closed (the open ones are asked
+// when Drops is called).
 type bindDropCounters struct {
 	truncated, badSource, empty, groOverflow atomic.Uint64
+	closedSockets                            atomic.Uint64
 }
 
-// Drops returns the datagrams the receive functions discarded so far.
+// Drops returns the datagrams the receive functions discarded so far,
+// and those the kernel dropped at the sockets (one getsockopt per open
+// socket).
 func (b *StdBind) Drops() BindDrops {
+	b.mu.Lock()
+	socket := b.drops.closedSockets.Load() + socketDrops(b.v4) + socketDrops(b.v6)
+	b.mu.Unlock()
 	return BindDrops{
 		Truncated:   b.drops.truncated.Load(),
 		BadSource:   b.drops.badSource.Load(),
 		Empty:       b.drops.empty.Load(),
 		GROOverflow: b.drops.groOverflow.Load(),
+		Socket:      socket,
 	}
 }
 
@@ -260,6 +270,7 @@ func (b *StdBind) makeReceiveIPv6(s *udpSocket) ReceiveFunc {
 func (b *StdBind) Close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.drops.closedSockets.Add(socketDrops(b.v4) + socketDrops(b.v6))
 	err := errors.Join(b.v4.close(), b.v6.close())
 	b.v4, b.v6 = nil, nil
 	return err

@@ -179,7 +179,7 @@ func TestReceiverAcceptCounts(t *testing.T) {
 	want := BindDrops{}
 	check := func(what string) {
 		t.Helper()
-		got := BindDrops{drops.truncated.Load(), drops.badSource.Load(), drops.empty.Load(), drops.groOverflow.Load()}
+		got := BindDrops{Truncated: drops.truncated.Load(), BadSource: drops.badSource.Load(), Empty: drops.empty.Load(), GROOverflow: drops.groOverflow.Load()}
 		if got != want {
 			t.Fatalf("%s: drops %+v, want %+v", what, got, want)
 		}
@@ -222,7 +222,64 @@ func TestReceiverAcceptCounts(t *testing.T) {
 		t.Fatalf("segs %d after a 128-segment message, want 128", r.segs)
 	}
 	check("accepted messages")
-	if got, want := (BindDrops{1, 2, 3, 4}).Total(), uint64(10); got != want {
+	if got, want := (BindDrops{1, 2, 3, 4, 5}).Total(), uint64(15); got != want {
 		t.Fatalf("Total %d, want %d", got, want)
+	}
+}
+
+// TestStdBindCountsSocketDrops fills the IPv4 socket of a bind nobody
+// reads, with its receive buffer shrunk, and checks that the kernel's
+// drops appear in Drops().Socket, and stay there after Close.
+func TestStdBindCountsSocketDrops(t *testing.T) {
+	ns := ifacetest.New(t)
+	addr := netip.MustParseAddr("198.18.9.2")
+	if err := ns.AddrUp("lo", netip.PrefixFrom(addr, 32)); err != nil {
+		t.Fatal(err)
+	}
+	bind := NewStdBind()
+	var port uint16
+	if err := ns.Do(func() (err error) { _, port, err = bind.Open(0); return err }); err != nil {
+		t.Fatal(err)
+	}
+	defer bind.Close()
+	if got := bind.Drops().Socket; got != 0 {
+		t.Fatalf("a fresh socket reports %d drops", got)
+	}
+	bind.mu.Lock()
+	s := bind.v4
+	bind.mu.Unlock()
+	if err := s.rc.Control(func(fd uintptr) {
+		_ = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF, 4096)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	const sent = 200
+	err := ns.Do(func() error {
+		c, err := net.DialUDP("udp4", nil, net.UDPAddrFromAddrPort(netip.AddrPortFrom(addr, port)))
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		payload := make([]byte, 1000)
+		for i := range sent {
+			binary.LittleEndian.PutUint32(payload, uint32(i))
+			if _, err := c.Write(payload); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dropped := bind.Drops().Socket
+	if dropped == 0 || dropped > sent {
+		t.Fatalf("%d datagrams sent to a 4 KiB receive buffer nobody reads: %d counted as dropped", sent, dropped)
+	}
+	if err := bind.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := bind.Drops().Socket; got != dropped {
+		t.Errorf("after Close: %d socket drops, want the %d counted before", got, dropped)
 	}
 }

@@ -143,10 +143,16 @@ type BindDrops struct {
 	// fit the slots the caller passed (a message forwarded with more than
 	// 64 UDP GSO segments; see StdBind).
 	GROOverflow uint64
+	// Socket counts datagrams the kernel dropped at the bind's sockets
+	// before they were read: the receive buffer was full (the receivers
+	// fell behind), or the UDP checksum was bad.
+	Socket uint64
 }
 
 // Total returns the sum of all reasons.
-func (d BindDrops) Total() uint64 { return d.Truncated + d.BadSource + d.Empty + d.GROOverflow }
+func (d BindDrops) Total() uint64 {
+	return d.Truncated + d.BadSource + d.Empty + d.GROOverflow + d.Socket
+}
 
 // DropReporter is implemented by binds that count the datagrams they
 // drop (StdBind on Linux). Binds that never drop need not implement it.
