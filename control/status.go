@@ -151,8 +151,9 @@ type Peer struct {
 	Handshakes uint64 `json:"handshakes"`
 	// InitiationRetransmits counts identical copies of our handshake
 	// initiations re-sent for want of an answer. A peer that had already
-	// consumed the original counts each copy under handshake_invalid
-	// (stale_timestamp).
+	// answered the original answers a copy again (its
+	// ResponseRetransmits) or refuses it (handshake_invalid,
+	// stale_timestamp).
 	InitiationRetransmits uint64 `json:"initiation_retransmits"`
 	// ResponseRetransmits counts copies of the peer's initiations answered
 	// again with the response already sent, whose first copy was lost.

@@ -135,29 +135,30 @@ func (d *Device) namesOurHandshake(pkt []byte, off int) bool {
 	if d.local.Pending(idx) {
 		return true
 	}
-	switch pkt[0] {
-	case handshake.MessageConfirmType:
-		if kp := d.indices.lookup(idx); kp != nil && kp.confirmed.Load() {
-			return false
-		}
-	case handshake.MessageResponseType:
-		if d.redundantResponse(pkt) {
-			return false
-		}
+	if !d.lateRedundant(pkt[0], idx) {
+		d.handshakeInvalid(handshake.ErrUnknownIndex.Code)
 	}
-	d.handshakeInvalid(handshake.ErrUnknownIndex.Code)
 	return false
 }
 
-// redundantResponse reports whether the response msg names a keypair we
-// already installed as initiator: a second copy of the response that made
-// it (the network duplicated our initiation or the response, or the
-// responder answered a copy of the initiation, handshake_copies.go), late
-// and harmless.
-func (d *Device) redundantResponse(msg []byte) bool {
-	idx := binary.LittleEndian.Uint32(msg[handshake.MessageResponseOffsetReceiver:])
+// lateRedundant reports whether a response or confirm whose receiver
+// index idx names no pending handshake comes after its work was done, late
+// and harmless: a confirm of a keypair already confirmed (the initiator's
+// first data won the race), or a second response for a keypair we already
+// installed as initiator (the network duplicated our initiation or the
+// response, or the responder answered a copy of the initiation,
+// handshake_copies.go).
+func (d *Device) lateRedundant(typ byte, idx uint32) bool {
 	kp := d.indices.lookup(idx)
-	return kp != nil && kp.isInitiator
+	switch {
+	case kp == nil:
+		return false
+	case typ == handshake.MessageConfirmType:
+		return kp.confirmed.Load()
+	case typ == handshake.MessageResponseType:
+		return kp.isInitiator
+	}
+	return false
 }
 
 // handshakeInvalid counts a handshake message that failed, by reason.
@@ -239,10 +240,11 @@ func (d *Device) handleHandshake(msg []byte, ep netio.Endpoint) {
 		p.sendControl(res.Response[:])
 	case handshake.MessageResponseType:
 		// The peer first: a refusal frees the pending handshake's index.
-		named := d.indices.lookupPeer(binary.LittleEndian.Uint32(msg[handshake.MessageResponseOffsetReceiver:]))
+		idx := binary.LittleEndian.Uint32(msg[handshake.MessageResponseOffsetReceiver:])
+		named := d.indices.lookupPeer(idx)
 		res, err := d.local.ConsumeResponse(msg, now)
 		if err != nil {
-			if errors.Is(err, handshake.ErrUnknownIndex) && d.redundantResponse(msg) {
+			if errors.Is(err, handshake.ErrUnknownIndex) && d.lateRedundant(msg[0], idx) {
 				return
 			}
 			d.handshakeInvalid(handshake.Reason(err))
@@ -271,18 +273,16 @@ func (d *Device) handleHandshake(msg []byte, ep netio.Endpoint) {
 		d.log.Verbosef("%v - handshake complete (initiator, %v)", p, kp.suite)
 		p.sendStaged()
 	case handshake.MessageConfirmType:
-		named := d.indices.lookupPeer(binary.LittleEndian.Uint32(msg[handshake.MessageConfirmOffsetReceiver:]))
+		idx := binary.LittleEndian.Uint32(msg[handshake.MessageConfirmOffsetReceiver:])
+		named := d.indices.lookupPeer(idx)
 		keys, err := d.local.ConsumeConfirm(msg, now)
 		if err != nil {
-			if errors.Is(err, handshake.ErrUnknownIndex) {
-				// The initiator sends its confirm and its first data
-				// at once; when the data wins the race it confirms
-				// the keypair and ends the handshake, and the confirm
-				// that follows names no pending handshake any more.
-				idx := binary.LittleEndian.Uint32(msg[handshake.MessageConfirmOffsetReceiver:])
-				if kp := d.indices.lookup(idx); kp != nil && kp.confirmed.Load() {
-					return // late, redundant confirm: not a failure
-				}
+			// The initiator sends its confirm and its first data at
+			// once; when the data wins the race it confirms the keypair
+			// and ends the handshake, and the confirm that follows names
+			// no pending handshake any more.
+			if errors.Is(err, handshake.ErrUnknownIndex) && d.lateRedundant(msg[0], idx) {
+				return
 			}
 			d.handshakeInvalid(handshake.Reason(err))
 			named.diagnoseFailure(err)

@@ -200,8 +200,9 @@ type PeerStats struct {
 	Handshakes uint64
 	// InitiationRetransmits counts the identical copies of our
 	// initiations re-sent while no answer came (FastRetransmitInterval).
-	// A peer that had already consumed the original refuses each copy as
-	// a replay: its handshake_invalid counts them as stale_timestamp.
+	// A peer that had already answered the original answers a copy again
+	// (its ResponseRetransmits) or refuses it as a replay (its
+	// handshake_invalid, stale_timestamp).
 	InitiationRetransmits uint64
 	// ResponseRetransmits counts the copies of the peer's initiations
 	// answered again with the response already sent (the first was lost);

@@ -142,8 +142,8 @@ func (p *Peer) expireTimers(now time.Time) {
 		now.Sub(p.hsLastSent) >= time.Duration(p.hsResent+1)*FastRetransmitInterval {
 		// No answer yet: the datagram (or the answer) may be lost, as it
 		// is under a flood. Send the same bytes again: a responder that
-		// already consumed them refuses the copy (same timestamp), one
-		// that never saw them answers it.
+		// never saw them answers the copy, one that already answered them
+		// sends the same response again (handshake_copies.go).
 		p.hsResent++
 		p.hsRetransmits++
 		resend, resending = p.hsLastInit, true

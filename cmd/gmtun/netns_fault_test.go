@@ -393,8 +393,9 @@ func TestNetnsFault(t *testing.T) {
 					explained += st.Drops[k]
 				}
 				// The sender's own fast retransmits of an initiation s
-				// had consumed (its response lost or corrupted) are
-				// refused as stale_timestamp: not the relay's doing.
+				// had answered are answered again, or refused as
+				// stale_timestamp (after the keypair was confirmed, or
+				// beyond the copies answered): not the relay's doing.
 				sender := []*site{b, a}[i]
 				copies := findPeer(sender.status(t), s.name).InitiationRetransmits
 				explained -= min(st.HandshakeInvalid["stale_timestamp"], copies)
