@@ -240,9 +240,15 @@ func TestRxCountsHandshakes(t *testing.T) {
 	if ps.LastHandshake.IsZero() || ps.Suite == 0 || ps.Handshakes != 1 {
 		t.Errorf("initiator: %+v; want a session", ps)
 	}
-	pb := b.dev.Stats().Peers[0]
+	sb := b.dev.Stats()
+	pb := sb.Peers[0]
 	if pb.RxPackets < 2 || pb.RxBytes < handshake.MessageInitiationSize {
 		t.Errorf("responder rx = %d packets, %d bytes; want the initiation and the data at least", pb.RxPackets, pb.RxBytes)
+	}
+	// Every datagram a sent is counted once at b: received, or (the
+	// confirm, when a's first data won the race) dropped as late.
+	if sent, late := ps.TxPackets, sb.Drops["handshake_late"]; pb.RxPackets+late != sent {
+		t.Errorf("a sent %d datagrams; b received %d and counted %d late: not every one counted once", sent, pb.RxPackets, late)
 	}
 	if pb.LastHandshake.IsZero() || pb.Handshakes != 1 {
 		t.Errorf("responder: latest handshake %v, handshakes %d after the data confirmed the session", pb.LastHandshake, pb.Handshakes)

@@ -125,20 +125,27 @@ func (d *Device) queueHandshake(pkt []byte, ep netio.Endpoint) {
 
 // namesOurHandshake reports whether the receiver index at off names a
 // handshake of ours in progress; otherwise it counts the message (as the
-// worker would have) and the message takes no queue slot. Two late,
-// redundant messages are not failures: a confirm of a keypair already
-// confirmed by data, and a second response to an initiation of ours
-// whose keypair the first one made (the responder answers copies of the
-// initiation again, handshake_copies.go).
+// worker would have, countUnpending) and the message takes no queue slot.
 func (d *Device) namesOurHandshake(pkt []byte, off int) bool {
 	idx := binary.LittleEndian.Uint32(pkt[off:])
 	if d.local.Pending(idx) {
 		return true
 	}
-	if !d.lateRedundant(pkt[0], idx) {
-		d.handshakeInvalid(handshake.ErrUnknownIndex.Code)
-	}
+	d.countUnpending(pkt[0], idx)
 	return false
+}
+
+// countUnpending counts a response or confirm whose receiver index idx
+// names no pending handshake: as handshake_late if it is late and
+// redundant (lateRedundant), not a failure but still a datagram the
+// daemon discarded, so that every datagram from the network is counted
+// as received or dropped; as handshake_invalid/unknown_index otherwise.
+func (d *Device) countUnpending(typ byte, idx uint32) {
+	if d.lateRedundant(typ, idx) {
+		d.drop(dropHandshakeLate, 1)
+		return
+	}
+	d.handshakeInvalid(handshake.ErrUnknownIndex.Code)
 }
 
 // lateRedundant reports whether a response or confirm whose receiver
@@ -245,6 +252,7 @@ func (d *Device) handleHandshake(msg []byte, ep netio.Endpoint) {
 		res, err := d.local.ConsumeResponse(msg, now)
 		if err != nil {
 			if errors.Is(err, handshake.ErrUnknownIndex) && d.lateRedundant(msg[0], idx) {
+				d.drop(dropHandshakeLate, 1)
 				return
 			}
 			d.handshakeInvalid(handshake.Reason(err))
@@ -282,6 +290,7 @@ func (d *Device) handleHandshake(msg []byte, ep netio.Endpoint) {
 			// and ends the handshake, and the confirm that follows names
 			// no pending handshake any more.
 			if errors.Is(err, handshake.ErrUnknownIndex) && d.lateRedundant(msg[0], idx) {
+				d.drop(dropHandshakeLate, 1)
 				return
 			}
 			d.handshakeInvalid(handshake.Reason(err))

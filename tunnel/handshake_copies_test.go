@@ -68,6 +68,9 @@ func TestLostResponseAnsweredAgain(t *testing.T) {
 	if got := a.dev.Stats().HandshakeInvalid; len(got) != 0 {
 		t.Errorf("a second copy of the response counted as a failure: %v", got)
 	}
+	if got := a.dev.Stats().Drops["handshake_late"]; got != 2 {
+		t.Errorf("handshake_late = %d after two late responses, want 2", got)
+	}
 
 	// The same copy once the keypair is confirmed is a replay: refused,
 	// not answered, and counted as one.

@@ -247,11 +247,23 @@ func TestHandshakeFloodDoesNotStopData(t *testing.T) {
 	t.Logf("after flood: %s", statsString(b.dev))
 }
 
+// TestConfirmByData: a lost confirm is covered by the initiator's first
+// data; the confirm, arriving after that, is late and harmless: counted
+// as handshake_late (every datagram is received or dropped), not as a
+// failure and not as received.
 func TestConfirmByData(t *testing.T) {
 	goroutineLeakCheck(t)
 	var ia *impairedBind
 	a, b := newPair(t, pairOptions{suites: []ciphers.SuiteID{ciphers.SM4GCM}, wrapA: impair(&ia)})
-	ia.set(func(x *impairedBind) { x.dropType = handshake.MessageConfirmType })
+	var confirm []byte
+	ia.set(func(x *impairedBind) {
+		x.dropType = handshake.MessageConfirmType
+		x.onSend = func(p []byte) {
+			if p[0] == handshake.MessageConfirmType {
+				confirm = append([]byte(nil), p...)
+			}
+		}
+	})
 	a.peer.initiateHandshake(false)
 	waitFor(t, "initiator keypair", func() bool { return a.peer.sendKP.Load() != nil })
 	var next *keypair
@@ -272,6 +284,28 @@ func TestConfirmByData(t *testing.T) {
 	sendExpect(t, b, a, [][]byte{ipPacket(addrB4, addrA4, 2, 64)})
 	if got := a.peer.sendKP.Load(); got.localIndex != next.remoteIndex {
 		t.Fatal("sides use different keypairs")
+	}
+
+	// The confirm comes late: on the receive path, and once more as if
+	// it had been queued before the data confirmed the keypair.
+	ia.mu.Lock()
+	late := confirm
+	ia.mu.Unlock()
+	if late == nil {
+		t.Fatal("no confirm was sent")
+	}
+	rx := b.dev.Stats().Peers[0].RxPackets
+	b.dev.queueHandshake(late, a.raw.LocalEndpoint())
+	b.dev.handleHandshake(late, a.raw.LocalEndpoint())
+	st := b.dev.Stats()
+	if got := st.Drops["handshake_late"]; got != 2 {
+		t.Errorf("handshake_late = %d after two late confirms, want 2", got)
+	}
+	if len(st.HandshakeInvalid) != 0 || st.Drops["handshake_invalid"] != 0 {
+		t.Errorf("a late confirm counted as a failure: %v", st.HandshakeInvalid)
+	}
+	if got := st.Peers[0].RxPackets; got != rx {
+		t.Errorf("rx_packets %d → %d: an unverified late confirm counted as received", rx, got)
 	}
 }
 

@@ -107,7 +107,10 @@ func TestRunToCompletion(t *testing.T) {
 						t.Errorf("sealed %d packets, want ≥ 500", st.Seal.Packets)
 					}
 					for k, v := range st.Drops {
-						if v != 0 {
+						// handshake_late: the responder may see the
+						// initiator's first data before its confirm
+						// (more often inline), at most once per handshake.
+						if v != 0 && (k != "handshake_late" || v > st.Peers[0].Handshakes) {
 							t.Errorf("drop %s = %d, want 0", k, v)
 						}
 					}

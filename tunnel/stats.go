@@ -32,6 +32,7 @@ const (
 	dropHandshakeCookie                        // answered with a cookie reply instead
 	dropHandshakeInvalid                       // failed screening or processing (see HandshakeInvalid)
 	dropHandshakeMAC1                          // bad mac1 or header, dropped on the receive path
+	dropHandshakeLate                          // response or confirm of a handshake already complete (lateRedundant)
 	dropCookieLimited                          // cookie reply refused by the device-wide bound
 	dropTUNWriteError                          // TUN write failed
 	dropSendError                              // bind send or seal failed
@@ -65,6 +66,7 @@ var dropNames = [numDropReasons]string{
 	dropHandshakeCookie:      "handshake_cookie",
 	dropHandshakeInvalid:     "handshake_invalid",
 	dropHandshakeMAC1:        "handshake_mac1",
+	dropHandshakeLate:        "handshake_late",
 	dropCookieLimited:        "handshake_cookie_limited",
 	dropTUNWriteError:        "tun_write_error",
 	dropSendError:            "send_error",
