@@ -345,8 +345,8 @@ init16_loop:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y13, Y13
 	VPXORD            Y19, Y27, Y27
-	VPBLENDMW         Y14, Y13, K2, Y12
-	VPBLENDMW         Y28, Y27, K2, Y26
+	VPSHLDD           $0x10, Y13, Y14, Y12
+	VPSHLDD           $0x10, Y27, Y28, Y26
 	VPSHLDD           $0x10, Y14, Y13, Y11
 	VPSHLDD           $0x10, Y28, Y27, Y25
 	VPROLD            $0x08, Y12, Y13
@@ -405,8 +405,8 @@ init16_loop:
 	VPBLENDMB         Y25, Y24, K1, Y19
 	VPBLENDMB         Y10, Y11, K1, Y11
 	VPBLENDMB         Y24, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         (CX), Y17
 	VMOVDQA64         32(CX), Y31
 	VPSHLDD           $0x08, 1024(CX), Y17, Y16
@@ -493,8 +493,8 @@ init16_loop:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y10, Y10
 	VPXORD            Y19, Y24, Y24
-	VPBLENDMW         Y14, Y10, K2, Y11
-	VPBLENDMW         Y28, Y24, K2, Y25
+	VPSHLDD           $0x10, Y10, Y14, Y11
+	VPSHLDD           $0x10, Y24, Y28, Y25
 	VPSHLDD           $0x10, Y14, Y10, Y13
 	VPSHLDD           $0x10, Y28, Y24, Y27
 	VPROLD            $0x08, Y11, Y10
@@ -553,8 +553,8 @@ init16_loop:
 	VPBLENDMB         Y27, Y26, K1, Y19
 	VPBLENDMB         Y12, Y13, K1, Y13
 	VPBLENDMB         Y26, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         64(CX), Y17
 	VMOVDQA64         96(CX), Y31
 	VPSHLDD           $0x08, 1088(CX), Y17, Y16
@@ -641,8 +641,8 @@ init16_loop:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y12, Y12
 	VPXORD            Y19, Y26, Y26
-	VPBLENDMW         Y14, Y12, K2, Y13
-	VPBLENDMW         Y28, Y26, K2, Y27
+	VPSHLDD           $0x10, Y12, Y14, Y13
+	VPSHLDD           $0x10, Y26, Y28, Y27
 	VPSHLDD           $0x10, Y14, Y12, Y10
 	VPSHLDD           $0x10, Y28, Y26, Y24
 	VPROLD            $0x08, Y13, Y12
@@ -701,8 +701,8 @@ init16_loop:
 	VPBLENDMB         Y24, Y25, K1, Y19
 	VPBLENDMB         Y11, Y10, K1, Y10
 	VPBLENDMB         Y25, Y24, K1, Y24
-	VPRORD            $0x18, Y10, Y4
-	VPRORD            $0x18, Y24, Y18
+	VPRORD            $0x08, Y10, Y4
+	VPRORD            $0x08, Y24, Y18
 	VMOVDQA64         128(CX), Y17
 	VMOVDQA64         160(CX), Y31
 	VPSHLDD           $0x08, 1152(CX), Y17, Y16
@@ -789,8 +789,8 @@ init16_loop:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y11, Y11
 	VPXORD            Y19, Y25, Y25
-	VPBLENDMW         Y14, Y11, K2, Y10
-	VPBLENDMW         Y28, Y25, K2, Y24
+	VPSHLDD           $0x10, Y11, Y14, Y10
+	VPSHLDD           $0x10, Y25, Y28, Y24
 	VPSHLDD           $0x10, Y14, Y11, Y12
 	VPSHLDD           $0x10, Y28, Y25, Y26
 	VPROLD            $0x08, Y10, Y11
@@ -849,8 +849,8 @@ init16_loop:
 	VPBLENDMB         Y26, Y27, K1, Y19
 	VPBLENDMB         Y13, Y12, K1, Y12
 	VPBLENDMB         Y27, Y26, K1, Y26
-	VPRORD            $0x18, Y12, Y4
-	VPRORD            $0x18, Y26, Y18
+	VPRORD            $0x08, Y12, Y4
+	VPRORD            $0x08, Y26, Y18
 	VMOVDQA64         192(CX), Y17
 	VMOVDQA64         224(CX), Y31
 	VPSHLDD           $0x08, 1216(CX), Y17, Y16
@@ -937,8 +937,8 @@ init16_loop:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y13, Y13
 	VPXORD            Y19, Y27, Y27
-	VPBLENDMW         Y14, Y13, K2, Y12
-	VPBLENDMW         Y28, Y27, K2, Y26
+	VPSHLDD           $0x10, Y13, Y14, Y12
+	VPSHLDD           $0x10, Y27, Y28, Y26
 	VPSHLDD           $0x10, Y14, Y13, Y11
 	VPSHLDD           $0x10, Y28, Y27, Y25
 	VPROLD            $0x08, Y12, Y13
@@ -997,8 +997,8 @@ init16_loop:
 	VPBLENDMB         Y25, Y24, K1, Y19
 	VPBLENDMB         Y10, Y11, K1, Y11
 	VPBLENDMB         Y24, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         256(CX), Y17
 	VMOVDQA64         288(CX), Y31
 	VPSHLDD           $0x08, 1280(CX), Y17, Y16
@@ -1085,8 +1085,8 @@ init16_loop:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y10, Y10
 	VPXORD            Y19, Y24, Y24
-	VPBLENDMW         Y14, Y10, K2, Y11
-	VPBLENDMW         Y28, Y24, K2, Y25
+	VPSHLDD           $0x10, Y10, Y14, Y11
+	VPSHLDD           $0x10, Y24, Y28, Y25
 	VPSHLDD           $0x10, Y14, Y10, Y13
 	VPSHLDD           $0x10, Y28, Y24, Y27
 	VPROLD            $0x08, Y11, Y10
@@ -1145,8 +1145,8 @@ init16_loop:
 	VPBLENDMB         Y27, Y26, K1, Y19
 	VPBLENDMB         Y12, Y13, K1, Y13
 	VPBLENDMB         Y26, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         320(CX), Y17
 	VMOVDQA64         352(CX), Y31
 	VPSHLDD           $0x08, 1344(CX), Y17, Y16
@@ -1233,8 +1233,8 @@ init16_loop:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y12, Y12
 	VPXORD            Y19, Y26, Y26
-	VPBLENDMW         Y14, Y12, K2, Y13
-	VPBLENDMW         Y28, Y26, K2, Y27
+	VPSHLDD           $0x10, Y12, Y14, Y13
+	VPSHLDD           $0x10, Y26, Y28, Y27
 	VPSHLDD           $0x10, Y14, Y12, Y10
 	VPSHLDD           $0x10, Y28, Y26, Y24
 	VPROLD            $0x08, Y13, Y12
@@ -1293,8 +1293,8 @@ init16_loop:
 	VPBLENDMB         Y24, Y25, K1, Y19
 	VPBLENDMB         Y11, Y10, K1, Y10
 	VPBLENDMB         Y25, Y24, K1, Y24
-	VPRORD            $0x18, Y10, Y4
-	VPRORD            $0x18, Y24, Y18
+	VPRORD            $0x08, Y10, Y4
+	VPRORD            $0x08, Y24, Y18
 	VMOVDQA64         384(CX), Y17
 	VMOVDQA64         416(CX), Y31
 	VPSHLDD           $0x08, 1408(CX), Y17, Y16
@@ -1381,8 +1381,8 @@ init16_loop:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y11, Y11
 	VPXORD            Y19, Y25, Y25
-	VPBLENDMW         Y14, Y11, K2, Y10
-	VPBLENDMW         Y28, Y25, K2, Y24
+	VPSHLDD           $0x10, Y11, Y14, Y10
+	VPSHLDD           $0x10, Y25, Y28, Y24
 	VPSHLDD           $0x10, Y14, Y11, Y12
 	VPSHLDD           $0x10, Y28, Y25, Y26
 	VPROLD            $0x08, Y10, Y11
@@ -1441,8 +1441,8 @@ init16_loop:
 	VPBLENDMB         Y26, Y27, K1, Y19
 	VPBLENDMB         Y13, Y12, K1, Y12
 	VPBLENDMB         Y27, Y26, K1, Y26
-	VPRORD            $0x18, Y12, Y4
-	VPRORD            $0x18, Y26, Y18
+	VPRORD            $0x08, Y12, Y4
+	VPRORD            $0x08, Y26, Y18
 	VMOVDQA64         448(CX), Y17
 	VMOVDQA64         480(CX), Y31
 	VPSHLDD           $0x08, 1472(CX), Y17, Y16
@@ -1529,8 +1529,8 @@ init16_loop:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y13, Y13
 	VPXORD            Y19, Y27, Y27
-	VPBLENDMW         Y14, Y13, K2, Y12
-	VPBLENDMW         Y28, Y27, K2, Y26
+	VPSHLDD           $0x10, Y13, Y14, Y12
+	VPSHLDD           $0x10, Y27, Y28, Y26
 	VPSHLDD           $0x10, Y14, Y13, Y11
 	VPSHLDD           $0x10, Y28, Y27, Y25
 	VPROLD            $0x08, Y12, Y13
@@ -1589,8 +1589,8 @@ init16_loop:
 	VPBLENDMB         Y25, Y24, K1, Y19
 	VPBLENDMB         Y10, Y11, K1, Y11
 	VPBLENDMB         Y24, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         512(CX), Y17
 	VMOVDQA64         544(CX), Y31
 	VPSHLDD           $0x08, 1536(CX), Y17, Y16
@@ -1677,8 +1677,8 @@ init16_loop:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y10, Y10
 	VPXORD            Y19, Y24, Y24
-	VPBLENDMW         Y14, Y10, K2, Y11
-	VPBLENDMW         Y28, Y24, K2, Y25
+	VPSHLDD           $0x10, Y10, Y14, Y11
+	VPSHLDD           $0x10, Y24, Y28, Y25
 	VPSHLDD           $0x10, Y14, Y10, Y13
 	VPSHLDD           $0x10, Y28, Y24, Y27
 	VPROLD            $0x08, Y11, Y10
@@ -1737,8 +1737,8 @@ init16_loop:
 	VPBLENDMB         Y27, Y26, K1, Y19
 	VPBLENDMB         Y12, Y13, K1, Y13
 	VPBLENDMB         Y26, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         576(CX), Y17
 	VMOVDQA64         608(CX), Y31
 	VPSHLDD           $0x08, 1600(CX), Y17, Y16
@@ -1825,8 +1825,8 @@ init16_loop:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y12, Y12
 	VPXORD            Y19, Y26, Y26
-	VPBLENDMW         Y14, Y12, K2, Y13
-	VPBLENDMW         Y28, Y26, K2, Y27
+	VPSHLDD           $0x10, Y12, Y14, Y13
+	VPSHLDD           $0x10, Y26, Y28, Y27
 	VPSHLDD           $0x10, Y14, Y12, Y10
 	VPSHLDD           $0x10, Y28, Y26, Y24
 	VPROLD            $0x08, Y13, Y12
@@ -1885,8 +1885,8 @@ init16_loop:
 	VPBLENDMB         Y24, Y25, K1, Y19
 	VPBLENDMB         Y11, Y10, K1, Y10
 	VPBLENDMB         Y25, Y24, K1, Y24
-	VPRORD            $0x18, Y10, Y4
-	VPRORD            $0x18, Y24, Y18
+	VPRORD            $0x08, Y10, Y4
+	VPRORD            $0x08, Y24, Y18
 	VMOVDQA64         640(CX), Y17
 	VMOVDQA64         672(CX), Y31
 	VPSHLDD           $0x08, 1664(CX), Y17, Y16
@@ -1973,8 +1973,8 @@ init16_loop:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y11, Y11
 	VPXORD            Y19, Y25, Y25
-	VPBLENDMW         Y14, Y11, K2, Y10
-	VPBLENDMW         Y28, Y25, K2, Y24
+	VPSHLDD           $0x10, Y11, Y14, Y10
+	VPSHLDD           $0x10, Y25, Y28, Y24
 	VPSHLDD           $0x10, Y14, Y11, Y12
 	VPSHLDD           $0x10, Y28, Y25, Y26
 	VPROLD            $0x08, Y10, Y11
@@ -2033,8 +2033,8 @@ init16_loop:
 	VPBLENDMB         Y26, Y27, K1, Y19
 	VPBLENDMB         Y13, Y12, K1, Y12
 	VPBLENDMB         Y27, Y26, K1, Y26
-	VPRORD            $0x18, Y12, Y4
-	VPRORD            $0x18, Y26, Y18
+	VPRORD            $0x08, Y12, Y4
+	VPRORD            $0x08, Y26, Y18
 	VMOVDQA64         704(CX), Y17
 	VMOVDQA64         736(CX), Y31
 	VPSHLDD           $0x08, 1728(CX), Y17, Y16
@@ -2121,8 +2121,8 @@ init16_loop:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y13, Y13
 	VPXORD            Y19, Y27, Y27
-	VPBLENDMW         Y14, Y13, K2, Y12
-	VPBLENDMW         Y28, Y27, K2, Y26
+	VPSHLDD           $0x10, Y13, Y14, Y12
+	VPSHLDD           $0x10, Y27, Y28, Y26
 	VPSHLDD           $0x10, Y14, Y13, Y11
 	VPSHLDD           $0x10, Y28, Y27, Y25
 	VPROLD            $0x08, Y12, Y13
@@ -2181,8 +2181,8 @@ init16_loop:
 	VPBLENDMB         Y25, Y24, K1, Y19
 	VPBLENDMB         Y10, Y11, K1, Y11
 	VPBLENDMB         Y24, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         768(CX), Y17
 	VMOVDQA64         800(CX), Y31
 	VPSHLDD           $0x08, 1792(CX), Y17, Y16
@@ -2269,8 +2269,8 @@ init16_loop:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y10, Y10
 	VPXORD            Y19, Y24, Y24
-	VPBLENDMW         Y14, Y10, K2, Y11
-	VPBLENDMW         Y28, Y24, K2, Y25
+	VPSHLDD           $0x10, Y10, Y14, Y11
+	VPSHLDD           $0x10, Y24, Y28, Y25
 	VPSHLDD           $0x10, Y14, Y10, Y13
 	VPSHLDD           $0x10, Y28, Y24, Y27
 	VPROLD            $0x08, Y11, Y10
@@ -2329,8 +2329,8 @@ init16_loop:
 	VPBLENDMB         Y27, Y26, K1, Y19
 	VPBLENDMB         Y12, Y13, K1, Y13
 	VPBLENDMB         Y26, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         832(CX), Y17
 	VMOVDQA64         864(CX), Y31
 	VPSHLDD           $0x08, 1856(CX), Y17, Y16
@@ -2417,8 +2417,8 @@ init16_loop:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y12, Y12
 	VPXORD            Y19, Y26, Y26
-	VPBLENDMW         Y14, Y12, K2, Y13
-	VPBLENDMW         Y28, Y26, K2, Y27
+	VPSHLDD           $0x10, Y12, Y14, Y13
+	VPSHLDD           $0x10, Y26, Y28, Y27
 	VPSHLDD           $0x10, Y14, Y12, Y10
 	VPSHLDD           $0x10, Y28, Y26, Y24
 	VPROLD            $0x08, Y13, Y12
@@ -2477,8 +2477,8 @@ init16_loop:
 	VPBLENDMB         Y24, Y25, K1, Y19
 	VPBLENDMB         Y11, Y10, K1, Y10
 	VPBLENDMB         Y25, Y24, K1, Y24
-	VPRORD            $0x18, Y10, Y4
-	VPRORD            $0x18, Y24, Y18
+	VPRORD            $0x08, Y10, Y4
+	VPRORD            $0x08, Y24, Y18
 	VMOVDQA64         896(CX), Y17
 	VMOVDQA64         928(CX), Y31
 	VPSHLDD           $0x08, 1920(CX), Y17, Y16
@@ -2565,8 +2565,8 @@ init16_loop:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y11, Y11
 	VPXORD            Y19, Y25, Y25
-	VPBLENDMW         Y14, Y11, K2, Y10
-	VPBLENDMW         Y28, Y25, K2, Y24
+	VPSHLDD           $0x10, Y11, Y14, Y10
+	VPSHLDD           $0x10, Y25, Y28, Y24
 	VPSHLDD           $0x10, Y14, Y11, Y12
 	VPSHLDD           $0x10, Y28, Y25, Y26
 	VPROLD            $0x08, Y10, Y11
@@ -2625,8 +2625,8 @@ init16_loop:
 	VPBLENDMB         Y26, Y27, K1, Y19
 	VPBLENDMB         Y13, Y12, K1, Y12
 	VPBLENDMB         Y27, Y26, K1, Y26
-	VPRORD            $0x18, Y12, Y4
-	VPRORD            $0x18, Y26, Y18
+	VPRORD            $0x08, Y12, Y4
+	VPRORD            $0x08, Y26, Y18
 	VMOVDQA64         960(CX), Y17
 	VMOVDQA64         992(CX), Y31
 	VPSHLDD           $0x08, 1984(CX), Y17, Y16
@@ -2715,8 +2715,8 @@ init16_loop:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y13, Y13
 	VPXORD            Y19, Y27, Y27
-	VPBLENDMW         Y14, Y13, K2, Y12
-	VPBLENDMW         Y28, Y27, K2, Y26
+	VPSHLDD           $0x10, Y13, Y14, Y12
+	VPSHLDD           $0x10, Y27, Y28, Y26
 	VPSHLDD           $0x10, Y14, Y13, Y11
 	VPSHLDD           $0x10, Y28, Y27, Y25
 	VPROLD            $0x08, Y12, Y13
@@ -2775,8 +2775,8 @@ init16_loop:
 	VPBLENDMB         Y25, Y24, K1, Y19
 	VPBLENDMB         Y10, Y11, K1, Y11
 	VPBLENDMB         Y24, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         (CX), Y17
 	VMOVDQA64         32(CX), Y31
 	VPSHLDD           $0x08, 1024(CX), Y17, Y16
@@ -3238,8 +3238,8 @@ ks16_loop:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y13, Y13
 	VPXORD            Y19, Y27, Y27
-	VPBLENDMW         Y14, Y13, K2, Y12
-	VPBLENDMW         Y28, Y27, K2, Y26
+	VPSHLDD           $0x10, Y13, Y14, Y12
+	VPSHLDD           $0x10, Y27, Y28, Y26
 	VPSHLDD           $0x10, Y14, Y13, Y11
 	VPSHLDD           $0x10, Y28, Y27, Y25
 	VPROLD            $0x08, Y12, Y13
@@ -3306,8 +3306,8 @@ ks16_loop:
 	VPBLENDMB         Y25, Y24, K1, Y19
 	VPBLENDMB         Y10, Y11, K1, Y11
 	VPBLENDMB         Y24, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         768(SI), Y10
 	VMOVDQA64         800(SI), Y24
 	VMOVDQA64         (SI), Y17
@@ -3332,8 +3332,8 @@ ks16_loop:
 	VPXORD            Y19, Y25, Y25
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y10, Y11, K2, Y14
-	VPBLENDMW         Y24, Y25, K2, Y28
+	VPSHLDD           $0x10, Y11, Y10, Y14
+	VPSHLDD           $0x10, Y25, Y24, Y28
 	VMOVDQA64         256(SI), Y17
 	VMOVDQA64         288(SI), Y31
 	VPSHLDD           $0x10, Y10, Y11, Y13
@@ -3452,8 +3452,8 @@ ks16_loop:
 	VPBLENDMB         Y27, Y26, K1, Y19
 	VPBLENDMB         Y12, Y13, K1, Y13
 	VPBLENDMB         Y26, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         832(SI), Y12
 	VMOVDQA64         864(SI), Y26
 	VMOVDQA64         64(SI), Y17
@@ -3478,8 +3478,8 @@ ks16_loop:
 	VPXORD            Y19, Y27, Y27
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y12, Y13, K2, Y10
-	VPBLENDMW         Y26, Y27, K2, Y24
+	VPSHLDD           $0x10, Y13, Y12, Y10
+	VPSHLDD           $0x10, Y27, Y26, Y24
 	VMOVDQA64         320(SI), Y17
 	VMOVDQA64         352(SI), Y31
 	VPSHLDD           $0x10, Y12, Y13, Y11
@@ -3598,8 +3598,8 @@ ks16_loop:
 	VPBLENDMB         Y25, Y28, K1, Y19
 	VPBLENDMB         Y14, Y11, K1, Y11
 	VPBLENDMB         Y28, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         896(SI), Y14
 	VMOVDQA64         928(SI), Y28
 	VMOVDQA64         128(SI), Y17
@@ -3624,8 +3624,8 @@ ks16_loop:
 	VPXORD            Y19, Y25, Y25
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y14, Y11, K2, Y12
-	VPBLENDMW         Y28, Y25, K2, Y26
+	VPSHLDD           $0x10, Y11, Y14, Y12
+	VPSHLDD           $0x10, Y25, Y28, Y26
 	VMOVDQA64         384(SI), Y17
 	VMOVDQA64         416(SI), Y31
 	VPSHLDD           $0x10, Y14, Y11, Y13
@@ -3744,8 +3744,8 @@ ks16_loop:
 	VPBLENDMB         Y27, Y24, K1, Y19
 	VPBLENDMB         Y10, Y13, K1, Y13
 	VPBLENDMB         Y24, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         960(SI), Y10
 	VMOVDQA64         992(SI), Y24
 	VMOVDQA64         192(SI), Y17
@@ -3770,8 +3770,8 @@ ks16_loop:
 	VPXORD            Y19, Y27, Y27
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y10, Y13, K2, Y14
-	VPBLENDMW         Y24, Y27, K2, Y28
+	VPSHLDD           $0x10, Y13, Y10, Y14
+	VPSHLDD           $0x10, Y27, Y24, Y28
 	VMOVDQA64         448(SI), Y17
 	VMOVDQA64         480(SI), Y31
 	VPSHLDD           $0x10, Y10, Y13, Y11
@@ -3890,8 +3890,8 @@ ks16_loop:
 	VPBLENDMB         Y25, Y26, K1, Y19
 	VPBLENDMB         Y12, Y11, K1, Y11
 	VPBLENDMB         Y26, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         (SI), Y12
 	VMOVDQA64         32(SI), Y26
 	VMOVDQA64         256(SI), Y17
@@ -3916,8 +3916,8 @@ ks16_loop:
 	VPXORD            Y19, Y25, Y25
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y12, Y11, K2, Y10
-	VPBLENDMW         Y26, Y25, K2, Y24
+	VPSHLDD           $0x10, Y11, Y12, Y10
+	VPSHLDD           $0x10, Y25, Y26, Y24
 	VMOVDQA64         512(SI), Y17
 	VMOVDQA64         544(SI), Y31
 	VPSHLDD           $0x10, Y12, Y11, Y13
@@ -4036,8 +4036,8 @@ ks16_loop:
 	VPBLENDMB         Y27, Y28, K1, Y19
 	VPBLENDMB         Y14, Y13, K1, Y13
 	VPBLENDMB         Y28, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         64(SI), Y14
 	VMOVDQA64         96(SI), Y28
 	VMOVDQA64         320(SI), Y17
@@ -4062,8 +4062,8 @@ ks16_loop:
 	VPXORD            Y19, Y27, Y27
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y14, Y13, K2, Y12
-	VPBLENDMW         Y28, Y27, K2, Y26
+	VPSHLDD           $0x10, Y13, Y14, Y12
+	VPSHLDD           $0x10, Y27, Y28, Y26
 	VMOVDQA64         576(SI), Y17
 	VMOVDQA64         608(SI), Y31
 	VPSHLDD           $0x10, Y14, Y13, Y11
@@ -4182,8 +4182,8 @@ ks16_loop:
 	VPBLENDMB         Y25, Y24, K1, Y19
 	VPBLENDMB         Y10, Y11, K1, Y11
 	VPBLENDMB         Y24, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         128(SI), Y10
 	VMOVDQA64         160(SI), Y24
 	VMOVDQA64         384(SI), Y17
@@ -4208,8 +4208,8 @@ ks16_loop:
 	VPXORD            Y19, Y25, Y25
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y10, Y11, K2, Y14
-	VPBLENDMW         Y24, Y25, K2, Y28
+	VPSHLDD           $0x10, Y11, Y10, Y14
+	VPSHLDD           $0x10, Y25, Y24, Y28
 	VMOVDQA64         640(SI), Y17
 	VMOVDQA64         672(SI), Y31
 	VPSHLDD           $0x10, Y10, Y11, Y13
@@ -4328,8 +4328,8 @@ ks16_loop:
 	VPBLENDMB         Y27, Y26, K1, Y19
 	VPBLENDMB         Y12, Y13, K1, Y13
 	VPBLENDMB         Y26, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         192(SI), Y12
 	VMOVDQA64         224(SI), Y26
 	VMOVDQA64         448(SI), Y17
@@ -4354,8 +4354,8 @@ ks16_loop:
 	VPXORD            Y19, Y27, Y27
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y12, Y13, K2, Y10
-	VPBLENDMW         Y26, Y27, K2, Y24
+	VPSHLDD           $0x10, Y13, Y12, Y10
+	VPSHLDD           $0x10, Y27, Y26, Y24
 	VMOVDQA64         704(SI), Y17
 	VMOVDQA64         736(SI), Y31
 	VPSHLDD           $0x10, Y12, Y13, Y11
@@ -4474,8 +4474,8 @@ ks16_loop:
 	VPBLENDMB         Y25, Y28, K1, Y19
 	VPBLENDMB         Y14, Y11, K1, Y11
 	VPBLENDMB         Y28, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         256(SI), Y14
 	VMOVDQA64         288(SI), Y28
 	VMOVDQA64         512(SI), Y17
@@ -4500,8 +4500,8 @@ ks16_loop:
 	VPXORD            Y19, Y25, Y25
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y14, Y11, K2, Y12
-	VPBLENDMW         Y28, Y25, K2, Y26
+	VPSHLDD           $0x10, Y11, Y14, Y12
+	VPSHLDD           $0x10, Y25, Y28, Y26
 	VMOVDQA64         768(SI), Y17
 	VMOVDQA64         800(SI), Y31
 	VPSHLDD           $0x10, Y14, Y11, Y13
@@ -4620,8 +4620,8 @@ ks16_loop:
 	VPBLENDMB         Y27, Y24, K1, Y19
 	VPBLENDMB         Y10, Y13, K1, Y13
 	VPBLENDMB         Y24, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         320(SI), Y10
 	VMOVDQA64         352(SI), Y24
 	VMOVDQA64         576(SI), Y17
@@ -4646,8 +4646,8 @@ ks16_loop:
 	VPXORD            Y19, Y27, Y27
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y10, Y13, K2, Y14
-	VPBLENDMW         Y24, Y27, K2, Y28
+	VPSHLDD           $0x10, Y13, Y10, Y14
+	VPSHLDD           $0x10, Y27, Y24, Y28
 	VMOVDQA64         832(SI), Y17
 	VMOVDQA64         864(SI), Y31
 	VPSHLDD           $0x10, Y10, Y13, Y11
@@ -4766,8 +4766,8 @@ ks16_loop:
 	VPBLENDMB         Y25, Y26, K1, Y19
 	VPBLENDMB         Y12, Y11, K1, Y11
 	VPBLENDMB         Y26, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         384(SI), Y12
 	VMOVDQA64         416(SI), Y26
 	VMOVDQA64         640(SI), Y17
@@ -4792,8 +4792,8 @@ ks16_loop:
 	VPXORD            Y19, Y25, Y25
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y12, Y11, K2, Y10
-	VPBLENDMW         Y26, Y25, K2, Y24
+	VPSHLDD           $0x10, Y11, Y12, Y10
+	VPSHLDD           $0x10, Y25, Y26, Y24
 	VMOVDQA64         896(SI), Y17
 	VMOVDQA64         928(SI), Y31
 	VPSHLDD           $0x10, Y12, Y11, Y13
@@ -4912,8 +4912,8 @@ ks16_loop:
 	VPBLENDMB         Y27, Y28, K1, Y19
 	VPBLENDMB         Y14, Y13, K1, Y13
 	VPBLENDMB         Y28, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         448(SI), Y14
 	VMOVDQA64         480(SI), Y28
 	VMOVDQA64         704(SI), Y17
@@ -4938,8 +4938,8 @@ ks16_loop:
 	VPXORD            Y19, Y27, Y27
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y14, Y13, K2, Y12
-	VPBLENDMW         Y28, Y27, K2, Y26
+	VPSHLDD           $0x10, Y13, Y14, Y12
+	VPSHLDD           $0x10, Y27, Y28, Y26
 	VMOVDQA64         960(SI), Y17
 	VMOVDQA64         992(SI), Y31
 	VPSHLDD           $0x10, Y14, Y13, Y11
@@ -5058,8 +5058,8 @@ ks16_loop:
 	VPBLENDMB         Y25, Y24, K1, Y19
 	VPBLENDMB         Y10, Y11, K1, Y11
 	VPBLENDMB         Y24, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         512(SI), Y10
 	VMOVDQA64         544(SI), Y24
 	VMOVDQA64         768(SI), Y17
@@ -5084,8 +5084,8 @@ ks16_loop:
 	VPXORD            Y19, Y25, Y25
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y10, Y11, K2, Y14
-	VPBLENDMW         Y24, Y25, K2, Y28
+	VPSHLDD           $0x10, Y11, Y10, Y14
+	VPSHLDD           $0x10, Y25, Y24, Y28
 	VMOVDQA64         (SI), Y17
 	VMOVDQA64         32(SI), Y31
 	VPSHLDD           $0x10, Y10, Y11, Y13
@@ -5204,8 +5204,8 @@ ks16_loop:
 	VPBLENDMB         Y27, Y26, K1, Y19
 	VPBLENDMB         Y12, Y13, K1, Y13
 	VPBLENDMB         Y26, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         576(SI), Y12
 	VMOVDQA64         608(SI), Y26
 	VMOVDQA64         832(SI), Y17
@@ -5230,8 +5230,8 @@ ks16_loop:
 	VPXORD            Y19, Y27, Y27
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y12, Y13, K2, Y10
-	VPBLENDMW         Y26, Y27, K2, Y24
+	VPSHLDD           $0x10, Y13, Y12, Y10
+	VPSHLDD           $0x10, Y27, Y26, Y24
 	VMOVDQA64         64(SI), Y17
 	VMOVDQA64         96(SI), Y31
 	VPSHLDD           $0x10, Y12, Y13, Y11
@@ -5350,8 +5350,8 @@ ks16_loop:
 	VPBLENDMB         Y25, Y28, K1, Y19
 	VPBLENDMB         Y14, Y11, K1, Y11
 	VPBLENDMB         Y28, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         640(SI), Y14
 	VMOVDQA64         672(SI), Y28
 	VMOVDQA64         896(SI), Y17
@@ -5376,8 +5376,8 @@ ks16_loop:
 	VPXORD            Y19, Y25, Y25
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y14, Y11, K2, Y12
-	VPBLENDMW         Y28, Y25, K2, Y26
+	VPSHLDD           $0x10, Y11, Y14, Y12
+	VPSHLDD           $0x10, Y25, Y28, Y26
 	VMOVDQA64         128(SI), Y17
 	VMOVDQA64         160(SI), Y31
 	VPSHLDD           $0x10, Y14, Y11, Y13
@@ -5496,8 +5496,8 @@ ks16_loop:
 	VPBLENDMB         Y27, Y24, K1, Y19
 	VPBLENDMB         Y10, Y13, K1, Y13
 	VPBLENDMB         Y24, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         960(SI), Y17
 	VMOVDQA64         992(SI), Y31
 	VPSHLDD           $0x08, 1984(SI), Y17, Y16
@@ -5960,8 +5960,8 @@ xor16_loop:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y13, Y13
 	VPXORD            Y19, Y27, Y27
-	VPBLENDMW         Y14, Y13, K2, Y12
-	VPBLENDMW         Y28, Y27, K2, Y26
+	VPSHLDD           $0x10, Y13, Y14, Y12
+	VPSHLDD           $0x10, Y27, Y28, Y26
 	VPSHLDD           $0x10, Y14, Y13, Y11
 	VPSHLDD           $0x10, Y28, Y27, Y25
 	VPROLD            $0x08, Y12, Y13
@@ -6028,8 +6028,8 @@ xor16_loop:
 	VPBLENDMB         Y25, Y24, K1, Y19
 	VPBLENDMB         Y10, Y11, K1, Y11
 	VPBLENDMB         Y24, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         768(DI), Y10
 	VMOVDQA64         800(DI), Y24
 	VMOVDQA64         (DI), Y17
@@ -6054,8 +6054,8 @@ xor16_loop:
 	VPXORD            Y19, Y25, Y25
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y10, Y11, K2, Y14
-	VPBLENDMW         Y24, Y25, K2, Y28
+	VPSHLDD           $0x10, Y11, Y10, Y14
+	VPSHLDD           $0x10, Y25, Y24, Y28
 	VMOVDQA64         256(DI), Y17
 	VMOVDQA64         288(DI), Y31
 	VPSHLDD           $0x10, Y10, Y11, Y13
@@ -6174,8 +6174,8 @@ xor16_loop:
 	VPBLENDMB         Y27, Y26, K1, Y19
 	VPBLENDMB         Y12, Y13, K1, Y13
 	VPBLENDMB         Y26, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         832(DI), Y12
 	VMOVDQA64         864(DI), Y26
 	VMOVDQA64         64(DI), Y17
@@ -6200,8 +6200,8 @@ xor16_loop:
 	VPXORD            Y19, Y27, Y27
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y12, Y13, K2, Y10
-	VPBLENDMW         Y26, Y27, K2, Y24
+	VPSHLDD           $0x10, Y13, Y12, Y10
+	VPSHLDD           $0x10, Y27, Y26, Y24
 	VMOVDQA64         320(DI), Y17
 	VMOVDQA64         352(DI), Y31
 	VPSHLDD           $0x10, Y12, Y13, Y11
@@ -6320,8 +6320,8 @@ xor16_loop:
 	VPBLENDMB         Y25, Y28, K1, Y19
 	VPBLENDMB         Y14, Y11, K1, Y11
 	VPBLENDMB         Y28, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         896(DI), Y14
 	VMOVDQA64         928(DI), Y28
 	VMOVDQA64         128(DI), Y17
@@ -6346,8 +6346,8 @@ xor16_loop:
 	VPXORD            Y19, Y25, Y25
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y14, Y11, K2, Y12
-	VPBLENDMW         Y28, Y25, K2, Y26
+	VPSHLDD           $0x10, Y11, Y14, Y12
+	VPSHLDD           $0x10, Y25, Y28, Y26
 	VMOVDQA64         384(DI), Y17
 	VMOVDQA64         416(DI), Y31
 	VPSHLDD           $0x10, Y14, Y11, Y13
@@ -6466,8 +6466,8 @@ xor16_loop:
 	VPBLENDMB         Y27, Y24, K1, Y19
 	VPBLENDMB         Y10, Y13, K1, Y13
 	VPBLENDMB         Y24, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         960(DI), Y10
 	VMOVDQA64         992(DI), Y24
 	VMOVDQA64         192(DI), Y17
@@ -6492,8 +6492,8 @@ xor16_loop:
 	VPXORD            Y19, Y27, Y27
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y10, Y13, K2, Y14
-	VPBLENDMW         Y24, Y27, K2, Y28
+	VPSHLDD           $0x10, Y13, Y10, Y14
+	VPSHLDD           $0x10, Y27, Y24, Y28
 	VMOVDQA64         448(DI), Y17
 	VMOVDQA64         480(DI), Y31
 	VPSHLDD           $0x10, Y10, Y13, Y11
@@ -6612,8 +6612,8 @@ xor16_loop:
 	VPBLENDMB         Y25, Y26, K1, Y19
 	VPBLENDMB         Y12, Y11, K1, Y11
 	VPBLENDMB         Y26, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         (DI), Y12
 	VMOVDQA64         32(DI), Y26
 	VMOVDQA64         256(DI), Y17
@@ -6638,8 +6638,8 @@ xor16_loop:
 	VPXORD            Y19, Y25, Y25
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y12, Y11, K2, Y10
-	VPBLENDMW         Y26, Y25, K2, Y24
+	VPSHLDD           $0x10, Y11, Y12, Y10
+	VPSHLDD           $0x10, Y25, Y26, Y24
 	VMOVDQA64         512(DI), Y17
 	VMOVDQA64         544(DI), Y31
 	VPSHLDD           $0x10, Y12, Y11, Y13
@@ -6758,8 +6758,8 @@ xor16_loop:
 	VPBLENDMB         Y27, Y28, K1, Y19
 	VPBLENDMB         Y14, Y13, K1, Y13
 	VPBLENDMB         Y28, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         64(DI), Y14
 	VMOVDQA64         96(DI), Y28
 	VMOVDQA64         320(DI), Y17
@@ -6784,8 +6784,8 @@ xor16_loop:
 	VPXORD            Y19, Y27, Y27
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y14, Y13, K2, Y12
-	VPBLENDMW         Y28, Y27, K2, Y26
+	VPSHLDD           $0x10, Y13, Y14, Y12
+	VPSHLDD           $0x10, Y27, Y28, Y26
 	VMOVDQA64         576(DI), Y17
 	VMOVDQA64         608(DI), Y31
 	VPSHLDD           $0x10, Y14, Y13, Y11
@@ -6904,8 +6904,8 @@ xor16_loop:
 	VPBLENDMB         Y25, Y24, K1, Y19
 	VPBLENDMB         Y10, Y11, K1, Y11
 	VPBLENDMB         Y24, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         128(DI), Y10
 	VMOVDQA64         160(DI), Y24
 	VMOVDQA64         384(DI), Y17
@@ -6930,8 +6930,8 @@ xor16_loop:
 	VPXORD            Y19, Y25, Y25
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y10, Y11, K2, Y14
-	VPBLENDMW         Y24, Y25, K2, Y28
+	VPSHLDD           $0x10, Y11, Y10, Y14
+	VPSHLDD           $0x10, Y25, Y24, Y28
 	VMOVDQA64         640(DI), Y17
 	VMOVDQA64         672(DI), Y31
 	VPSHLDD           $0x10, Y10, Y11, Y13
@@ -7050,8 +7050,8 @@ xor16_loop:
 	VPBLENDMB         Y27, Y26, K1, Y19
 	VPBLENDMB         Y12, Y13, K1, Y13
 	VPBLENDMB         Y26, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         192(DI), Y12
 	VMOVDQA64         224(DI), Y26
 	VMOVDQA64         448(DI), Y17
@@ -7076,8 +7076,8 @@ xor16_loop:
 	VPXORD            Y19, Y27, Y27
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y12, Y13, K2, Y10
-	VPBLENDMW         Y26, Y27, K2, Y24
+	VPSHLDD           $0x10, Y13, Y12, Y10
+	VPSHLDD           $0x10, Y27, Y26, Y24
 	VMOVDQA64         704(DI), Y17
 	VMOVDQA64         736(DI), Y31
 	VPSHLDD           $0x10, Y12, Y13, Y11
@@ -7196,8 +7196,8 @@ xor16_loop:
 	VPBLENDMB         Y25, Y28, K1, Y19
 	VPBLENDMB         Y14, Y11, K1, Y11
 	VPBLENDMB         Y28, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         256(DI), Y14
 	VMOVDQA64         288(DI), Y28
 	VMOVDQA64         512(DI), Y17
@@ -7222,8 +7222,8 @@ xor16_loop:
 	VPXORD            Y19, Y25, Y25
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y14, Y11, K2, Y12
-	VPBLENDMW         Y28, Y25, K2, Y26
+	VPSHLDD           $0x10, Y11, Y14, Y12
+	VPSHLDD           $0x10, Y25, Y28, Y26
 	VMOVDQA64         768(DI), Y17
 	VMOVDQA64         800(DI), Y31
 	VPSHLDD           $0x10, Y14, Y11, Y13
@@ -7342,8 +7342,8 @@ xor16_loop:
 	VPBLENDMB         Y27, Y24, K1, Y19
 	VPBLENDMB         Y10, Y13, K1, Y13
 	VPBLENDMB         Y24, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         320(DI), Y10
 	VMOVDQA64         352(DI), Y24
 	VMOVDQA64         576(DI), Y17
@@ -7368,8 +7368,8 @@ xor16_loop:
 	VPXORD            Y19, Y27, Y27
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y10, Y13, K2, Y14
-	VPBLENDMW         Y24, Y27, K2, Y28
+	VPSHLDD           $0x10, Y13, Y10, Y14
+	VPSHLDD           $0x10, Y27, Y24, Y28
 	VMOVDQA64         832(DI), Y17
 	VMOVDQA64         864(DI), Y31
 	VPSHLDD           $0x10, Y10, Y13, Y11
@@ -7488,8 +7488,8 @@ xor16_loop:
 	VPBLENDMB         Y25, Y26, K1, Y19
 	VPBLENDMB         Y12, Y11, K1, Y11
 	VPBLENDMB         Y26, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         384(DI), Y12
 	VMOVDQA64         416(DI), Y26
 	VMOVDQA64         640(DI), Y17
@@ -7514,8 +7514,8 @@ xor16_loop:
 	VPXORD            Y19, Y25, Y25
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y12, Y11, K2, Y10
-	VPBLENDMW         Y26, Y25, K2, Y24
+	VPSHLDD           $0x10, Y11, Y12, Y10
+	VPSHLDD           $0x10, Y25, Y26, Y24
 	VMOVDQA64         896(DI), Y17
 	VMOVDQA64         928(DI), Y31
 	VPSHLDD           $0x10, Y12, Y11, Y13
@@ -7634,8 +7634,8 @@ xor16_loop:
 	VPBLENDMB         Y27, Y28, K1, Y19
 	VPBLENDMB         Y14, Y13, K1, Y13
 	VPBLENDMB         Y28, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         448(DI), Y14
 	VMOVDQA64         480(DI), Y28
 	VMOVDQA64         704(DI), Y17
@@ -7660,8 +7660,8 @@ xor16_loop:
 	VPXORD            Y19, Y27, Y27
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y14, Y13, K2, Y12
-	VPBLENDMW         Y28, Y27, K2, Y26
+	VPSHLDD           $0x10, Y13, Y14, Y12
+	VPSHLDD           $0x10, Y27, Y28, Y26
 	VMOVDQA64         960(DI), Y17
 	VMOVDQA64         992(DI), Y31
 	VPSHLDD           $0x10, Y14, Y13, Y11
@@ -7780,8 +7780,8 @@ xor16_loop:
 	VPBLENDMB         Y25, Y24, K1, Y19
 	VPBLENDMB         Y10, Y11, K1, Y11
 	VPBLENDMB         Y24, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         512(DI), Y10
 	VMOVDQA64         544(DI), Y24
 	VMOVDQA64         768(DI), Y17
@@ -7806,8 +7806,8 @@ xor16_loop:
 	VPXORD            Y19, Y25, Y25
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y10, Y11, K2, Y14
-	VPBLENDMW         Y24, Y25, K2, Y28
+	VPSHLDD           $0x10, Y11, Y10, Y14
+	VPSHLDD           $0x10, Y25, Y24, Y28
 	VMOVDQA64         (DI), Y17
 	VMOVDQA64         32(DI), Y31
 	VPSHLDD           $0x10, Y10, Y11, Y13
@@ -7926,8 +7926,8 @@ xor16_loop:
 	VPBLENDMB         Y27, Y26, K1, Y19
 	VPBLENDMB         Y12, Y13, K1, Y13
 	VPBLENDMB         Y26, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         576(DI), Y12
 	VMOVDQA64         608(DI), Y26
 	VMOVDQA64         832(DI), Y17
@@ -7952,8 +7952,8 @@ xor16_loop:
 	VPXORD            Y19, Y27, Y27
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y12, Y13, K2, Y10
-	VPBLENDMW         Y26, Y27, K2, Y24
+	VPSHLDD           $0x10, Y13, Y12, Y10
+	VPSHLDD           $0x10, Y27, Y26, Y24
 	VMOVDQA64         64(DI), Y17
 	VMOVDQA64         96(DI), Y31
 	VPSHLDD           $0x10, Y12, Y13, Y11
@@ -8072,8 +8072,8 @@ xor16_loop:
 	VPBLENDMB         Y25, Y28, K1, Y19
 	VPBLENDMB         Y14, Y11, K1, Y11
 	VPBLENDMB         Y28, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         640(DI), Y14
 	VMOVDQA64         672(DI), Y28
 	VMOVDQA64         896(DI), Y17
@@ -8098,8 +8098,8 @@ xor16_loop:
 	VPXORD            Y19, Y25, Y25
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y14, Y11, K2, Y12
-	VPBLENDMW         Y28, Y25, K2, Y26
+	VPSHLDD           $0x10, Y11, Y14, Y12
+	VPSHLDD           $0x10, Y25, Y28, Y26
 	VMOVDQA64         128(DI), Y17
 	VMOVDQA64         160(DI), Y31
 	VPSHLDD           $0x10, Y14, Y11, Y13
@@ -8218,8 +8218,8 @@ xor16_loop:
 	VPBLENDMB         Y27, Y24, K1, Y19
 	VPBLENDMB         Y10, Y13, K1, Y13
 	VPBLENDMB         Y24, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         960(DI), Y17
 	VMOVDQA64         992(DI), Y31
 	VPSHLDD           $0x08, 1984(DI), Y17, Y16
@@ -8795,8 +8795,8 @@ iks16_init:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y13, Y13
 	VPXORD            Y19, Y27, Y27
-	VPBLENDMW         Y14, Y13, K2, Y12
-	VPBLENDMW         Y28, Y27, K2, Y26
+	VPSHLDD           $0x10, Y13, Y14, Y12
+	VPSHLDD           $0x10, Y27, Y28, Y26
 	VPSHLDD           $0x10, Y14, Y13, Y11
 	VPSHLDD           $0x10, Y28, Y27, Y25
 	VPROLD            $0x08, Y12, Y13
@@ -8855,8 +8855,8 @@ iks16_init:
 	VPBLENDMB         Y25, Y24, K1, Y19
 	VPBLENDMB         Y10, Y11, K1, Y11
 	VPBLENDMB         Y24, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         (SI), Y17
 	VMOVDQA64         32(SI), Y31
 	VPSHLDD           $0x08, 1024(SI), Y17, Y16
@@ -8943,8 +8943,8 @@ iks16_init:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y10, Y10
 	VPXORD            Y19, Y24, Y24
-	VPBLENDMW         Y14, Y10, K2, Y11
-	VPBLENDMW         Y28, Y24, K2, Y25
+	VPSHLDD           $0x10, Y10, Y14, Y11
+	VPSHLDD           $0x10, Y24, Y28, Y25
 	VPSHLDD           $0x10, Y14, Y10, Y13
 	VPSHLDD           $0x10, Y28, Y24, Y27
 	VPROLD            $0x08, Y11, Y10
@@ -9003,8 +9003,8 @@ iks16_init:
 	VPBLENDMB         Y27, Y26, K1, Y19
 	VPBLENDMB         Y12, Y13, K1, Y13
 	VPBLENDMB         Y26, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         64(SI), Y17
 	VMOVDQA64         96(SI), Y31
 	VPSHLDD           $0x08, 1088(SI), Y17, Y16
@@ -9091,8 +9091,8 @@ iks16_init:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y12, Y12
 	VPXORD            Y19, Y26, Y26
-	VPBLENDMW         Y14, Y12, K2, Y13
-	VPBLENDMW         Y28, Y26, K2, Y27
+	VPSHLDD           $0x10, Y12, Y14, Y13
+	VPSHLDD           $0x10, Y26, Y28, Y27
 	VPSHLDD           $0x10, Y14, Y12, Y10
 	VPSHLDD           $0x10, Y28, Y26, Y24
 	VPROLD            $0x08, Y13, Y12
@@ -9151,8 +9151,8 @@ iks16_init:
 	VPBLENDMB         Y24, Y25, K1, Y19
 	VPBLENDMB         Y11, Y10, K1, Y10
 	VPBLENDMB         Y25, Y24, K1, Y24
-	VPRORD            $0x18, Y10, Y4
-	VPRORD            $0x18, Y24, Y18
+	VPRORD            $0x08, Y10, Y4
+	VPRORD            $0x08, Y24, Y18
 	VMOVDQA64         128(SI), Y17
 	VMOVDQA64         160(SI), Y31
 	VPSHLDD           $0x08, 1152(SI), Y17, Y16
@@ -9239,8 +9239,8 @@ iks16_init:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y11, Y11
 	VPXORD            Y19, Y25, Y25
-	VPBLENDMW         Y14, Y11, K2, Y10
-	VPBLENDMW         Y28, Y25, K2, Y24
+	VPSHLDD           $0x10, Y11, Y14, Y10
+	VPSHLDD           $0x10, Y25, Y28, Y24
 	VPSHLDD           $0x10, Y14, Y11, Y12
 	VPSHLDD           $0x10, Y28, Y25, Y26
 	VPROLD            $0x08, Y10, Y11
@@ -9299,8 +9299,8 @@ iks16_init:
 	VPBLENDMB         Y26, Y27, K1, Y19
 	VPBLENDMB         Y13, Y12, K1, Y12
 	VPBLENDMB         Y27, Y26, K1, Y26
-	VPRORD            $0x18, Y12, Y4
-	VPRORD            $0x18, Y26, Y18
+	VPRORD            $0x08, Y12, Y4
+	VPRORD            $0x08, Y26, Y18
 	VMOVDQA64         192(SI), Y17
 	VMOVDQA64         224(SI), Y31
 	VPSHLDD           $0x08, 1216(SI), Y17, Y16
@@ -9387,8 +9387,8 @@ iks16_init:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y13, Y13
 	VPXORD            Y19, Y27, Y27
-	VPBLENDMW         Y14, Y13, K2, Y12
-	VPBLENDMW         Y28, Y27, K2, Y26
+	VPSHLDD           $0x10, Y13, Y14, Y12
+	VPSHLDD           $0x10, Y27, Y28, Y26
 	VPSHLDD           $0x10, Y14, Y13, Y11
 	VPSHLDD           $0x10, Y28, Y27, Y25
 	VPROLD            $0x08, Y12, Y13
@@ -9447,8 +9447,8 @@ iks16_init:
 	VPBLENDMB         Y25, Y24, K1, Y19
 	VPBLENDMB         Y10, Y11, K1, Y11
 	VPBLENDMB         Y24, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         256(SI), Y17
 	VMOVDQA64         288(SI), Y31
 	VPSHLDD           $0x08, 1280(SI), Y17, Y16
@@ -9535,8 +9535,8 @@ iks16_init:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y10, Y10
 	VPXORD            Y19, Y24, Y24
-	VPBLENDMW         Y14, Y10, K2, Y11
-	VPBLENDMW         Y28, Y24, K2, Y25
+	VPSHLDD           $0x10, Y10, Y14, Y11
+	VPSHLDD           $0x10, Y24, Y28, Y25
 	VPSHLDD           $0x10, Y14, Y10, Y13
 	VPSHLDD           $0x10, Y28, Y24, Y27
 	VPROLD            $0x08, Y11, Y10
@@ -9595,8 +9595,8 @@ iks16_init:
 	VPBLENDMB         Y27, Y26, K1, Y19
 	VPBLENDMB         Y12, Y13, K1, Y13
 	VPBLENDMB         Y26, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         320(SI), Y17
 	VMOVDQA64         352(SI), Y31
 	VPSHLDD           $0x08, 1344(SI), Y17, Y16
@@ -9683,8 +9683,8 @@ iks16_init:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y12, Y12
 	VPXORD            Y19, Y26, Y26
-	VPBLENDMW         Y14, Y12, K2, Y13
-	VPBLENDMW         Y28, Y26, K2, Y27
+	VPSHLDD           $0x10, Y12, Y14, Y13
+	VPSHLDD           $0x10, Y26, Y28, Y27
 	VPSHLDD           $0x10, Y14, Y12, Y10
 	VPSHLDD           $0x10, Y28, Y26, Y24
 	VPROLD            $0x08, Y13, Y12
@@ -9743,8 +9743,8 @@ iks16_init:
 	VPBLENDMB         Y24, Y25, K1, Y19
 	VPBLENDMB         Y11, Y10, K1, Y10
 	VPBLENDMB         Y25, Y24, K1, Y24
-	VPRORD            $0x18, Y10, Y4
-	VPRORD            $0x18, Y24, Y18
+	VPRORD            $0x08, Y10, Y4
+	VPRORD            $0x08, Y24, Y18
 	VMOVDQA64         384(SI), Y17
 	VMOVDQA64         416(SI), Y31
 	VPSHLDD           $0x08, 1408(SI), Y17, Y16
@@ -9831,8 +9831,8 @@ iks16_init:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y11, Y11
 	VPXORD            Y19, Y25, Y25
-	VPBLENDMW         Y14, Y11, K2, Y10
-	VPBLENDMW         Y28, Y25, K2, Y24
+	VPSHLDD           $0x10, Y11, Y14, Y10
+	VPSHLDD           $0x10, Y25, Y28, Y24
 	VPSHLDD           $0x10, Y14, Y11, Y12
 	VPSHLDD           $0x10, Y28, Y25, Y26
 	VPROLD            $0x08, Y10, Y11
@@ -9891,8 +9891,8 @@ iks16_init:
 	VPBLENDMB         Y26, Y27, K1, Y19
 	VPBLENDMB         Y13, Y12, K1, Y12
 	VPBLENDMB         Y27, Y26, K1, Y26
-	VPRORD            $0x18, Y12, Y4
-	VPRORD            $0x18, Y26, Y18
+	VPRORD            $0x08, Y12, Y4
+	VPRORD            $0x08, Y26, Y18
 	VMOVDQA64         448(SI), Y17
 	VMOVDQA64         480(SI), Y31
 	VPSHLDD           $0x08, 1472(SI), Y17, Y16
@@ -9979,8 +9979,8 @@ iks16_init:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y13, Y13
 	VPXORD            Y19, Y27, Y27
-	VPBLENDMW         Y14, Y13, K2, Y12
-	VPBLENDMW         Y28, Y27, K2, Y26
+	VPSHLDD           $0x10, Y13, Y14, Y12
+	VPSHLDD           $0x10, Y27, Y28, Y26
 	VPSHLDD           $0x10, Y14, Y13, Y11
 	VPSHLDD           $0x10, Y28, Y27, Y25
 	VPROLD            $0x08, Y12, Y13
@@ -10039,8 +10039,8 @@ iks16_init:
 	VPBLENDMB         Y25, Y24, K1, Y19
 	VPBLENDMB         Y10, Y11, K1, Y11
 	VPBLENDMB         Y24, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         512(SI), Y17
 	VMOVDQA64         544(SI), Y31
 	VPSHLDD           $0x08, 1536(SI), Y17, Y16
@@ -10127,8 +10127,8 @@ iks16_init:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y10, Y10
 	VPXORD            Y19, Y24, Y24
-	VPBLENDMW         Y14, Y10, K2, Y11
-	VPBLENDMW         Y28, Y24, K2, Y25
+	VPSHLDD           $0x10, Y10, Y14, Y11
+	VPSHLDD           $0x10, Y24, Y28, Y25
 	VPSHLDD           $0x10, Y14, Y10, Y13
 	VPSHLDD           $0x10, Y28, Y24, Y27
 	VPROLD            $0x08, Y11, Y10
@@ -10187,8 +10187,8 @@ iks16_init:
 	VPBLENDMB         Y27, Y26, K1, Y19
 	VPBLENDMB         Y12, Y13, K1, Y13
 	VPBLENDMB         Y26, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         576(SI), Y17
 	VMOVDQA64         608(SI), Y31
 	VPSHLDD           $0x08, 1600(SI), Y17, Y16
@@ -10275,8 +10275,8 @@ iks16_init:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y12, Y12
 	VPXORD            Y19, Y26, Y26
-	VPBLENDMW         Y14, Y12, K2, Y13
-	VPBLENDMW         Y28, Y26, K2, Y27
+	VPSHLDD           $0x10, Y12, Y14, Y13
+	VPSHLDD           $0x10, Y26, Y28, Y27
 	VPSHLDD           $0x10, Y14, Y12, Y10
 	VPSHLDD           $0x10, Y28, Y26, Y24
 	VPROLD            $0x08, Y13, Y12
@@ -10335,8 +10335,8 @@ iks16_init:
 	VPBLENDMB         Y24, Y25, K1, Y19
 	VPBLENDMB         Y11, Y10, K1, Y10
 	VPBLENDMB         Y25, Y24, K1, Y24
-	VPRORD            $0x18, Y10, Y4
-	VPRORD            $0x18, Y24, Y18
+	VPRORD            $0x08, Y10, Y4
+	VPRORD            $0x08, Y24, Y18
 	VMOVDQA64         640(SI), Y17
 	VMOVDQA64         672(SI), Y31
 	VPSHLDD           $0x08, 1664(SI), Y17, Y16
@@ -10423,8 +10423,8 @@ iks16_init:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y11, Y11
 	VPXORD            Y19, Y25, Y25
-	VPBLENDMW         Y14, Y11, K2, Y10
-	VPBLENDMW         Y28, Y25, K2, Y24
+	VPSHLDD           $0x10, Y11, Y14, Y10
+	VPSHLDD           $0x10, Y25, Y28, Y24
 	VPSHLDD           $0x10, Y14, Y11, Y12
 	VPSHLDD           $0x10, Y28, Y25, Y26
 	VPROLD            $0x08, Y10, Y11
@@ -10483,8 +10483,8 @@ iks16_init:
 	VPBLENDMB         Y26, Y27, K1, Y19
 	VPBLENDMB         Y13, Y12, K1, Y12
 	VPBLENDMB         Y27, Y26, K1, Y26
-	VPRORD            $0x18, Y12, Y4
-	VPRORD            $0x18, Y26, Y18
+	VPRORD            $0x08, Y12, Y4
+	VPRORD            $0x08, Y26, Y18
 	VMOVDQA64         704(SI), Y17
 	VMOVDQA64         736(SI), Y31
 	VPSHLDD           $0x08, 1728(SI), Y17, Y16
@@ -10571,8 +10571,8 @@ iks16_init:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y13, Y13
 	VPXORD            Y19, Y27, Y27
-	VPBLENDMW         Y14, Y13, K2, Y12
-	VPBLENDMW         Y28, Y27, K2, Y26
+	VPSHLDD           $0x10, Y13, Y14, Y12
+	VPSHLDD           $0x10, Y27, Y28, Y26
 	VPSHLDD           $0x10, Y14, Y13, Y11
 	VPSHLDD           $0x10, Y28, Y27, Y25
 	VPROLD            $0x08, Y12, Y13
@@ -10631,8 +10631,8 @@ iks16_init:
 	VPBLENDMB         Y25, Y24, K1, Y19
 	VPBLENDMB         Y10, Y11, K1, Y11
 	VPBLENDMB         Y24, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         768(SI), Y17
 	VMOVDQA64         800(SI), Y31
 	VPSHLDD           $0x08, 1792(SI), Y17, Y16
@@ -10719,8 +10719,8 @@ iks16_init:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y10, Y10
 	VPXORD            Y19, Y24, Y24
-	VPBLENDMW         Y14, Y10, K2, Y11
-	VPBLENDMW         Y28, Y24, K2, Y25
+	VPSHLDD           $0x10, Y10, Y14, Y11
+	VPSHLDD           $0x10, Y24, Y28, Y25
 	VPSHLDD           $0x10, Y14, Y10, Y13
 	VPSHLDD           $0x10, Y28, Y24, Y27
 	VPROLD            $0x08, Y11, Y10
@@ -10779,8 +10779,8 @@ iks16_init:
 	VPBLENDMB         Y27, Y26, K1, Y19
 	VPBLENDMB         Y12, Y13, K1, Y13
 	VPBLENDMB         Y26, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         832(SI), Y17
 	VMOVDQA64         864(SI), Y31
 	VPSHLDD           $0x08, 1856(SI), Y17, Y16
@@ -10867,8 +10867,8 @@ iks16_init:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y12, Y12
 	VPXORD            Y19, Y26, Y26
-	VPBLENDMW         Y14, Y12, K2, Y13
-	VPBLENDMW         Y28, Y26, K2, Y27
+	VPSHLDD           $0x10, Y12, Y14, Y13
+	VPSHLDD           $0x10, Y26, Y28, Y27
 	VPSHLDD           $0x10, Y14, Y12, Y10
 	VPSHLDD           $0x10, Y28, Y26, Y24
 	VPROLD            $0x08, Y13, Y12
@@ -10927,8 +10927,8 @@ iks16_init:
 	VPBLENDMB         Y24, Y25, K1, Y19
 	VPBLENDMB         Y11, Y10, K1, Y10
 	VPBLENDMB         Y25, Y24, K1, Y24
-	VPRORD            $0x18, Y10, Y4
-	VPRORD            $0x18, Y24, Y18
+	VPRORD            $0x08, Y10, Y4
+	VPRORD            $0x08, Y24, Y18
 	VMOVDQA64         896(SI), Y17
 	VMOVDQA64         928(SI), Y31
 	VPSHLDD           $0x08, 1920(SI), Y17, Y16
@@ -11015,8 +11015,8 @@ iks16_init:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y11, Y11
 	VPXORD            Y19, Y25, Y25
-	VPBLENDMW         Y14, Y11, K2, Y10
-	VPBLENDMW         Y28, Y25, K2, Y24
+	VPSHLDD           $0x10, Y11, Y14, Y10
+	VPSHLDD           $0x10, Y25, Y28, Y24
 	VPSHLDD           $0x10, Y14, Y11, Y12
 	VPSHLDD           $0x10, Y28, Y25, Y26
 	VPROLD            $0x08, Y10, Y11
@@ -11075,8 +11075,8 @@ iks16_init:
 	VPBLENDMB         Y26, Y27, K1, Y19
 	VPBLENDMB         Y13, Y12, K1, Y12
 	VPBLENDMB         Y27, Y26, K1, Y26
-	VPRORD            $0x18, Y12, Y4
-	VPRORD            $0x18, Y26, Y18
+	VPRORD            $0x08, Y12, Y4
+	VPRORD            $0x08, Y26, Y18
 	VMOVDQA64         960(SI), Y17
 	VMOVDQA64         992(SI), Y31
 	VPSHLDD           $0x08, 1984(SI), Y17, Y16
@@ -11165,8 +11165,8 @@ iks16_init:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y13, Y13
 	VPXORD            Y19, Y27, Y27
-	VPBLENDMW         Y14, Y13, K2, Y12
-	VPBLENDMW         Y28, Y27, K2, Y26
+	VPSHLDD           $0x10, Y13, Y14, Y12
+	VPSHLDD           $0x10, Y27, Y28, Y26
 	VPSHLDD           $0x10, Y14, Y13, Y11
 	VPSHLDD           $0x10, Y28, Y27, Y25
 	VPROLD            $0x08, Y12, Y13
@@ -11225,8 +11225,8 @@ iks16_init:
 	VPBLENDMB         Y25, Y24, K1, Y19
 	VPBLENDMB         Y10, Y11, K1, Y11
 	VPBLENDMB         Y24, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         (SI), Y17
 	VMOVDQA64         32(SI), Y31
 	VPSHLDD           $0x08, 1024(SI), Y17, Y16
@@ -11306,8 +11306,8 @@ iks16_loop:
 	VPADDD            Y18, Y24, Y24
 	VPXORD            Y5, Y11, Y11
 	VPXORD            Y19, Y25, Y25
-	VPBLENDMW         Y10, Y11, K2, Y14
-	VPBLENDMW         Y24, Y25, K2, Y28
+	VPSHLDD           $0x10, Y11, Y10, Y14
+	VPSHLDD           $0x10, Y25, Y24, Y28
 	VPSHLDD           $0x10, Y10, Y11, Y13
 	VPSHLDD           $0x10, Y24, Y25, Y27
 	VPROLD            $0x08, Y14, Y11
@@ -11374,8 +11374,8 @@ iks16_loop:
 	VPBLENDMB         Y27, Y26, K1, Y19
 	VPBLENDMB         Y12, Y13, K1, Y13
 	VPBLENDMB         Y26, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         832(SI), Y12
 	VMOVDQA64         864(SI), Y26
 	VMOVDQA64         64(SI), Y17
@@ -11400,8 +11400,8 @@ iks16_loop:
 	VPXORD            Y19, Y27, Y27
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y12, Y13, K2, Y10
-	VPBLENDMW         Y26, Y27, K2, Y24
+	VPSHLDD           $0x10, Y13, Y12, Y10
+	VPSHLDD           $0x10, Y27, Y26, Y24
 	VMOVDQA64         320(SI), Y17
 	VMOVDQA64         352(SI), Y31
 	VPSHLDD           $0x10, Y12, Y13, Y11
@@ -11520,8 +11520,8 @@ iks16_loop:
 	VPBLENDMB         Y25, Y28, K1, Y19
 	VPBLENDMB         Y14, Y11, K1, Y11
 	VPBLENDMB         Y28, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         896(SI), Y14
 	VMOVDQA64         928(SI), Y28
 	VMOVDQA64         128(SI), Y17
@@ -11546,8 +11546,8 @@ iks16_loop:
 	VPXORD            Y19, Y25, Y25
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y14, Y11, K2, Y12
-	VPBLENDMW         Y28, Y25, K2, Y26
+	VPSHLDD           $0x10, Y11, Y14, Y12
+	VPSHLDD           $0x10, Y25, Y28, Y26
 	VMOVDQA64         384(SI), Y17
 	VMOVDQA64         416(SI), Y31
 	VPSHLDD           $0x10, Y14, Y11, Y13
@@ -11666,8 +11666,8 @@ iks16_loop:
 	VPBLENDMB         Y27, Y24, K1, Y19
 	VPBLENDMB         Y10, Y13, K1, Y13
 	VPBLENDMB         Y24, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         960(SI), Y10
 	VMOVDQA64         992(SI), Y24
 	VMOVDQA64         192(SI), Y17
@@ -11692,8 +11692,8 @@ iks16_loop:
 	VPXORD            Y19, Y27, Y27
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y10, Y13, K2, Y14
-	VPBLENDMW         Y24, Y27, K2, Y28
+	VPSHLDD           $0x10, Y13, Y10, Y14
+	VPSHLDD           $0x10, Y27, Y24, Y28
 	VMOVDQA64         448(SI), Y17
 	VMOVDQA64         480(SI), Y31
 	VPSHLDD           $0x10, Y10, Y13, Y11
@@ -11812,8 +11812,8 @@ iks16_loop:
 	VPBLENDMB         Y25, Y26, K1, Y19
 	VPBLENDMB         Y12, Y11, K1, Y11
 	VPBLENDMB         Y26, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         (SI), Y12
 	VMOVDQA64         32(SI), Y26
 	VMOVDQA64         256(SI), Y17
@@ -11838,8 +11838,8 @@ iks16_loop:
 	VPXORD            Y19, Y25, Y25
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y12, Y11, K2, Y10
-	VPBLENDMW         Y26, Y25, K2, Y24
+	VPSHLDD           $0x10, Y11, Y12, Y10
+	VPSHLDD           $0x10, Y25, Y26, Y24
 	VMOVDQA64         512(SI), Y17
 	VMOVDQA64         544(SI), Y31
 	VPSHLDD           $0x10, Y12, Y11, Y13
@@ -11958,8 +11958,8 @@ iks16_loop:
 	VPBLENDMB         Y27, Y28, K1, Y19
 	VPBLENDMB         Y14, Y13, K1, Y13
 	VPBLENDMB         Y28, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         64(SI), Y14
 	VMOVDQA64         96(SI), Y28
 	VMOVDQA64         320(SI), Y17
@@ -11984,8 +11984,8 @@ iks16_loop:
 	VPXORD            Y19, Y27, Y27
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y14, Y13, K2, Y12
-	VPBLENDMW         Y28, Y27, K2, Y26
+	VPSHLDD           $0x10, Y13, Y14, Y12
+	VPSHLDD           $0x10, Y27, Y28, Y26
 	VMOVDQA64         576(SI), Y17
 	VMOVDQA64         608(SI), Y31
 	VPSHLDD           $0x10, Y14, Y13, Y11
@@ -12104,8 +12104,8 @@ iks16_loop:
 	VPBLENDMB         Y25, Y24, K1, Y19
 	VPBLENDMB         Y10, Y11, K1, Y11
 	VPBLENDMB         Y24, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         128(SI), Y10
 	VMOVDQA64         160(SI), Y24
 	VMOVDQA64         384(SI), Y17
@@ -12130,8 +12130,8 @@ iks16_loop:
 	VPXORD            Y19, Y25, Y25
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y10, Y11, K2, Y14
-	VPBLENDMW         Y24, Y25, K2, Y28
+	VPSHLDD           $0x10, Y11, Y10, Y14
+	VPSHLDD           $0x10, Y25, Y24, Y28
 	VMOVDQA64         640(SI), Y17
 	VMOVDQA64         672(SI), Y31
 	VPSHLDD           $0x10, Y10, Y11, Y13
@@ -12250,8 +12250,8 @@ iks16_loop:
 	VPBLENDMB         Y27, Y26, K1, Y19
 	VPBLENDMB         Y12, Y13, K1, Y13
 	VPBLENDMB         Y26, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         192(SI), Y12
 	VMOVDQA64         224(SI), Y26
 	VMOVDQA64         448(SI), Y17
@@ -12276,8 +12276,8 @@ iks16_loop:
 	VPXORD            Y19, Y27, Y27
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y12, Y13, K2, Y10
-	VPBLENDMW         Y26, Y27, K2, Y24
+	VPSHLDD           $0x10, Y13, Y12, Y10
+	VPSHLDD           $0x10, Y27, Y26, Y24
 	VMOVDQA64         704(SI), Y17
 	VMOVDQA64         736(SI), Y31
 	VPSHLDD           $0x10, Y12, Y13, Y11
@@ -12396,8 +12396,8 @@ iks16_loop:
 	VPBLENDMB         Y25, Y28, K1, Y19
 	VPBLENDMB         Y14, Y11, K1, Y11
 	VPBLENDMB         Y28, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         256(SI), Y14
 	VMOVDQA64         288(SI), Y28
 	VMOVDQA64         512(SI), Y17
@@ -12422,8 +12422,8 @@ iks16_loop:
 	VPXORD            Y19, Y25, Y25
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y14, Y11, K2, Y12
-	VPBLENDMW         Y28, Y25, K2, Y26
+	VPSHLDD           $0x10, Y11, Y14, Y12
+	VPSHLDD           $0x10, Y25, Y28, Y26
 	VMOVDQA64         768(SI), Y17
 	VMOVDQA64         800(SI), Y31
 	VPSHLDD           $0x10, Y14, Y11, Y13
@@ -12542,8 +12542,8 @@ iks16_loop:
 	VPBLENDMB         Y27, Y24, K1, Y19
 	VPBLENDMB         Y10, Y13, K1, Y13
 	VPBLENDMB         Y24, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         320(SI), Y10
 	VMOVDQA64         352(SI), Y24
 	VMOVDQA64         576(SI), Y17
@@ -12568,8 +12568,8 @@ iks16_loop:
 	VPXORD            Y19, Y27, Y27
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y10, Y13, K2, Y14
-	VPBLENDMW         Y24, Y27, K2, Y28
+	VPSHLDD           $0x10, Y13, Y10, Y14
+	VPSHLDD           $0x10, Y27, Y24, Y28
 	VMOVDQA64         832(SI), Y17
 	VMOVDQA64         864(SI), Y31
 	VPSHLDD           $0x10, Y10, Y13, Y11
@@ -12688,8 +12688,8 @@ iks16_loop:
 	VPBLENDMB         Y25, Y26, K1, Y19
 	VPBLENDMB         Y12, Y11, K1, Y11
 	VPBLENDMB         Y26, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         384(SI), Y12
 	VMOVDQA64         416(SI), Y26
 	VMOVDQA64         640(SI), Y17
@@ -12714,8 +12714,8 @@ iks16_loop:
 	VPXORD            Y19, Y25, Y25
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y12, Y11, K2, Y10
-	VPBLENDMW         Y26, Y25, K2, Y24
+	VPSHLDD           $0x10, Y11, Y12, Y10
+	VPSHLDD           $0x10, Y25, Y26, Y24
 	VMOVDQA64         896(SI), Y17
 	VMOVDQA64         928(SI), Y31
 	VPSHLDD           $0x10, Y12, Y11, Y13
@@ -12834,8 +12834,8 @@ iks16_loop:
 	VPBLENDMB         Y27, Y28, K1, Y19
 	VPBLENDMB         Y14, Y13, K1, Y13
 	VPBLENDMB         Y28, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         448(SI), Y14
 	VMOVDQA64         480(SI), Y28
 	VMOVDQA64         704(SI), Y17
@@ -12860,8 +12860,8 @@ iks16_loop:
 	VPXORD            Y19, Y27, Y27
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y14, Y13, K2, Y12
-	VPBLENDMW         Y28, Y27, K2, Y26
+	VPSHLDD           $0x10, Y13, Y14, Y12
+	VPSHLDD           $0x10, Y27, Y28, Y26
 	VMOVDQA64         960(SI), Y17
 	VMOVDQA64         992(SI), Y31
 	VPSHLDD           $0x10, Y14, Y13, Y11
@@ -12980,8 +12980,8 @@ iks16_loop:
 	VPBLENDMB         Y25, Y24, K1, Y19
 	VPBLENDMB         Y10, Y11, K1, Y11
 	VPBLENDMB         Y24, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         512(SI), Y10
 	VMOVDQA64         544(SI), Y24
 	VMOVDQA64         768(SI), Y17
@@ -13006,8 +13006,8 @@ iks16_loop:
 	VPXORD            Y19, Y25, Y25
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y10, Y11, K2, Y14
-	VPBLENDMW         Y24, Y25, K2, Y28
+	VPSHLDD           $0x10, Y11, Y10, Y14
+	VPSHLDD           $0x10, Y25, Y24, Y28
 	VMOVDQA64         (SI), Y17
 	VMOVDQA64         32(SI), Y31
 	VPSHLDD           $0x10, Y10, Y11, Y13
@@ -13126,8 +13126,8 @@ iks16_loop:
 	VPBLENDMB         Y27, Y26, K1, Y19
 	VPBLENDMB         Y12, Y13, K1, Y13
 	VPBLENDMB         Y26, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         576(SI), Y12
 	VMOVDQA64         608(SI), Y26
 	VMOVDQA64         832(SI), Y17
@@ -13152,8 +13152,8 @@ iks16_loop:
 	VPXORD            Y19, Y27, Y27
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y12, Y13, K2, Y10
-	VPBLENDMW         Y26, Y27, K2, Y24
+	VPSHLDD           $0x10, Y13, Y12, Y10
+	VPSHLDD           $0x10, Y27, Y26, Y24
 	VMOVDQA64         64(SI), Y17
 	VMOVDQA64         96(SI), Y31
 	VPSHLDD           $0x10, Y12, Y13, Y11
@@ -13272,8 +13272,8 @@ iks16_loop:
 	VPBLENDMB         Y25, Y28, K1, Y19
 	VPBLENDMB         Y14, Y11, K1, Y11
 	VPBLENDMB         Y28, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         640(SI), Y14
 	VMOVDQA64         672(SI), Y28
 	VMOVDQA64         896(SI), Y17
@@ -13298,8 +13298,8 @@ iks16_loop:
 	VPXORD            Y19, Y25, Y25
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y14, Y11, K2, Y12
-	VPBLENDMW         Y28, Y25, K2, Y26
+	VPSHLDD           $0x10, Y11, Y14, Y12
+	VPSHLDD           $0x10, Y25, Y28, Y26
 	VMOVDQA64         128(SI), Y17
 	VMOVDQA64         160(SI), Y31
 	VPSHLDD           $0x10, Y14, Y11, Y13
@@ -13418,8 +13418,8 @@ iks16_loop:
 	VPBLENDMB         Y27, Y24, K1, Y19
 	VPBLENDMB         Y10, Y13, K1, Y13
 	VPBLENDMB         Y24, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         704(SI), Y10
 	VMOVDQA64         736(SI), Y24
 	VMOVDQA64         960(SI), Y17
@@ -13444,8 +13444,8 @@ iks16_loop:
 	VPXORD            Y19, Y27, Y27
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y10, Y13, K2, Y14
-	VPBLENDMW         Y24, Y27, K2, Y28
+	VPSHLDD           $0x10, Y13, Y10, Y14
+	VPSHLDD           $0x10, Y27, Y24, Y28
 	VMOVDQA64         192(SI), Y17
 	VMOVDQA64         224(SI), Y31
 	VPSHLDD           $0x10, Y10, Y13, Y11
@@ -13564,8 +13564,8 @@ iks16_loop:
 	VPBLENDMB         Y25, Y26, K1, Y19
 	VPBLENDMB         Y12, Y11, K1, Y11
 	VPBLENDMB         Y26, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         (SI), Y17
 	VMOVDQA64         32(SI), Y31
 	VPSHLDD           $0x08, 1024(SI), Y17, Y16
@@ -13995,8 +13995,8 @@ ixor16_init:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y13, Y13
 	VPXORD            Y19, Y27, Y27
-	VPBLENDMW         Y14, Y13, K2, Y12
-	VPBLENDMW         Y28, Y27, K2, Y26
+	VPSHLDD           $0x10, Y13, Y14, Y12
+	VPSHLDD           $0x10, Y27, Y28, Y26
 	VPSHLDD           $0x10, Y14, Y13, Y11
 	VPSHLDD           $0x10, Y28, Y27, Y25
 	VPROLD            $0x08, Y12, Y13
@@ -14055,8 +14055,8 @@ ixor16_init:
 	VPBLENDMB         Y25, Y24, K1, Y19
 	VPBLENDMB         Y10, Y11, K1, Y11
 	VPBLENDMB         Y24, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         (R9), Y17
 	VMOVDQA64         32(R9), Y31
 	VPSHLDD           $0x08, 1024(R9), Y17, Y16
@@ -14143,8 +14143,8 @@ ixor16_init:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y10, Y10
 	VPXORD            Y19, Y24, Y24
-	VPBLENDMW         Y14, Y10, K2, Y11
-	VPBLENDMW         Y28, Y24, K2, Y25
+	VPSHLDD           $0x10, Y10, Y14, Y11
+	VPSHLDD           $0x10, Y24, Y28, Y25
 	VPSHLDD           $0x10, Y14, Y10, Y13
 	VPSHLDD           $0x10, Y28, Y24, Y27
 	VPROLD            $0x08, Y11, Y10
@@ -14203,8 +14203,8 @@ ixor16_init:
 	VPBLENDMB         Y27, Y26, K1, Y19
 	VPBLENDMB         Y12, Y13, K1, Y13
 	VPBLENDMB         Y26, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         64(R9), Y17
 	VMOVDQA64         96(R9), Y31
 	VPSHLDD           $0x08, 1088(R9), Y17, Y16
@@ -14291,8 +14291,8 @@ ixor16_init:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y12, Y12
 	VPXORD            Y19, Y26, Y26
-	VPBLENDMW         Y14, Y12, K2, Y13
-	VPBLENDMW         Y28, Y26, K2, Y27
+	VPSHLDD           $0x10, Y12, Y14, Y13
+	VPSHLDD           $0x10, Y26, Y28, Y27
 	VPSHLDD           $0x10, Y14, Y12, Y10
 	VPSHLDD           $0x10, Y28, Y26, Y24
 	VPROLD            $0x08, Y13, Y12
@@ -14351,8 +14351,8 @@ ixor16_init:
 	VPBLENDMB         Y24, Y25, K1, Y19
 	VPBLENDMB         Y11, Y10, K1, Y10
 	VPBLENDMB         Y25, Y24, K1, Y24
-	VPRORD            $0x18, Y10, Y4
-	VPRORD            $0x18, Y24, Y18
+	VPRORD            $0x08, Y10, Y4
+	VPRORD            $0x08, Y24, Y18
 	VMOVDQA64         128(R9), Y17
 	VMOVDQA64         160(R9), Y31
 	VPSHLDD           $0x08, 1152(R9), Y17, Y16
@@ -14439,8 +14439,8 @@ ixor16_init:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y11, Y11
 	VPXORD            Y19, Y25, Y25
-	VPBLENDMW         Y14, Y11, K2, Y10
-	VPBLENDMW         Y28, Y25, K2, Y24
+	VPSHLDD           $0x10, Y11, Y14, Y10
+	VPSHLDD           $0x10, Y25, Y28, Y24
 	VPSHLDD           $0x10, Y14, Y11, Y12
 	VPSHLDD           $0x10, Y28, Y25, Y26
 	VPROLD            $0x08, Y10, Y11
@@ -14499,8 +14499,8 @@ ixor16_init:
 	VPBLENDMB         Y26, Y27, K1, Y19
 	VPBLENDMB         Y13, Y12, K1, Y12
 	VPBLENDMB         Y27, Y26, K1, Y26
-	VPRORD            $0x18, Y12, Y4
-	VPRORD            $0x18, Y26, Y18
+	VPRORD            $0x08, Y12, Y4
+	VPRORD            $0x08, Y26, Y18
 	VMOVDQA64         192(R9), Y17
 	VMOVDQA64         224(R9), Y31
 	VPSHLDD           $0x08, 1216(R9), Y17, Y16
@@ -14587,8 +14587,8 @@ ixor16_init:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y13, Y13
 	VPXORD            Y19, Y27, Y27
-	VPBLENDMW         Y14, Y13, K2, Y12
-	VPBLENDMW         Y28, Y27, K2, Y26
+	VPSHLDD           $0x10, Y13, Y14, Y12
+	VPSHLDD           $0x10, Y27, Y28, Y26
 	VPSHLDD           $0x10, Y14, Y13, Y11
 	VPSHLDD           $0x10, Y28, Y27, Y25
 	VPROLD            $0x08, Y12, Y13
@@ -14647,8 +14647,8 @@ ixor16_init:
 	VPBLENDMB         Y25, Y24, K1, Y19
 	VPBLENDMB         Y10, Y11, K1, Y11
 	VPBLENDMB         Y24, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         256(R9), Y17
 	VMOVDQA64         288(R9), Y31
 	VPSHLDD           $0x08, 1280(R9), Y17, Y16
@@ -14735,8 +14735,8 @@ ixor16_init:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y10, Y10
 	VPXORD            Y19, Y24, Y24
-	VPBLENDMW         Y14, Y10, K2, Y11
-	VPBLENDMW         Y28, Y24, K2, Y25
+	VPSHLDD           $0x10, Y10, Y14, Y11
+	VPSHLDD           $0x10, Y24, Y28, Y25
 	VPSHLDD           $0x10, Y14, Y10, Y13
 	VPSHLDD           $0x10, Y28, Y24, Y27
 	VPROLD            $0x08, Y11, Y10
@@ -14795,8 +14795,8 @@ ixor16_init:
 	VPBLENDMB         Y27, Y26, K1, Y19
 	VPBLENDMB         Y12, Y13, K1, Y13
 	VPBLENDMB         Y26, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         320(R9), Y17
 	VMOVDQA64         352(R9), Y31
 	VPSHLDD           $0x08, 1344(R9), Y17, Y16
@@ -14883,8 +14883,8 @@ ixor16_init:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y12, Y12
 	VPXORD            Y19, Y26, Y26
-	VPBLENDMW         Y14, Y12, K2, Y13
-	VPBLENDMW         Y28, Y26, K2, Y27
+	VPSHLDD           $0x10, Y12, Y14, Y13
+	VPSHLDD           $0x10, Y26, Y28, Y27
 	VPSHLDD           $0x10, Y14, Y12, Y10
 	VPSHLDD           $0x10, Y28, Y26, Y24
 	VPROLD            $0x08, Y13, Y12
@@ -14943,8 +14943,8 @@ ixor16_init:
 	VPBLENDMB         Y24, Y25, K1, Y19
 	VPBLENDMB         Y11, Y10, K1, Y10
 	VPBLENDMB         Y25, Y24, K1, Y24
-	VPRORD            $0x18, Y10, Y4
-	VPRORD            $0x18, Y24, Y18
+	VPRORD            $0x08, Y10, Y4
+	VPRORD            $0x08, Y24, Y18
 	VMOVDQA64         384(R9), Y17
 	VMOVDQA64         416(R9), Y31
 	VPSHLDD           $0x08, 1408(R9), Y17, Y16
@@ -15031,8 +15031,8 @@ ixor16_init:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y11, Y11
 	VPXORD            Y19, Y25, Y25
-	VPBLENDMW         Y14, Y11, K2, Y10
-	VPBLENDMW         Y28, Y25, K2, Y24
+	VPSHLDD           $0x10, Y11, Y14, Y10
+	VPSHLDD           $0x10, Y25, Y28, Y24
 	VPSHLDD           $0x10, Y14, Y11, Y12
 	VPSHLDD           $0x10, Y28, Y25, Y26
 	VPROLD            $0x08, Y10, Y11
@@ -15091,8 +15091,8 @@ ixor16_init:
 	VPBLENDMB         Y26, Y27, K1, Y19
 	VPBLENDMB         Y13, Y12, K1, Y12
 	VPBLENDMB         Y27, Y26, K1, Y26
-	VPRORD            $0x18, Y12, Y4
-	VPRORD            $0x18, Y26, Y18
+	VPRORD            $0x08, Y12, Y4
+	VPRORD            $0x08, Y26, Y18
 	VMOVDQA64         448(R9), Y17
 	VMOVDQA64         480(R9), Y31
 	VPSHLDD           $0x08, 1472(R9), Y17, Y16
@@ -15179,8 +15179,8 @@ ixor16_init:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y13, Y13
 	VPXORD            Y19, Y27, Y27
-	VPBLENDMW         Y14, Y13, K2, Y12
-	VPBLENDMW         Y28, Y27, K2, Y26
+	VPSHLDD           $0x10, Y13, Y14, Y12
+	VPSHLDD           $0x10, Y27, Y28, Y26
 	VPSHLDD           $0x10, Y14, Y13, Y11
 	VPSHLDD           $0x10, Y28, Y27, Y25
 	VPROLD            $0x08, Y12, Y13
@@ -15239,8 +15239,8 @@ ixor16_init:
 	VPBLENDMB         Y25, Y24, K1, Y19
 	VPBLENDMB         Y10, Y11, K1, Y11
 	VPBLENDMB         Y24, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         512(R9), Y17
 	VMOVDQA64         544(R9), Y31
 	VPSHLDD           $0x08, 1536(R9), Y17, Y16
@@ -15327,8 +15327,8 @@ ixor16_init:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y10, Y10
 	VPXORD            Y19, Y24, Y24
-	VPBLENDMW         Y14, Y10, K2, Y11
-	VPBLENDMW         Y28, Y24, K2, Y25
+	VPSHLDD           $0x10, Y10, Y14, Y11
+	VPSHLDD           $0x10, Y24, Y28, Y25
 	VPSHLDD           $0x10, Y14, Y10, Y13
 	VPSHLDD           $0x10, Y28, Y24, Y27
 	VPROLD            $0x08, Y11, Y10
@@ -15387,8 +15387,8 @@ ixor16_init:
 	VPBLENDMB         Y27, Y26, K1, Y19
 	VPBLENDMB         Y12, Y13, K1, Y13
 	VPBLENDMB         Y26, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         576(R9), Y17
 	VMOVDQA64         608(R9), Y31
 	VPSHLDD           $0x08, 1600(R9), Y17, Y16
@@ -15475,8 +15475,8 @@ ixor16_init:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y12, Y12
 	VPXORD            Y19, Y26, Y26
-	VPBLENDMW         Y14, Y12, K2, Y13
-	VPBLENDMW         Y28, Y26, K2, Y27
+	VPSHLDD           $0x10, Y12, Y14, Y13
+	VPSHLDD           $0x10, Y26, Y28, Y27
 	VPSHLDD           $0x10, Y14, Y12, Y10
 	VPSHLDD           $0x10, Y28, Y26, Y24
 	VPROLD            $0x08, Y13, Y12
@@ -15535,8 +15535,8 @@ ixor16_init:
 	VPBLENDMB         Y24, Y25, K1, Y19
 	VPBLENDMB         Y11, Y10, K1, Y10
 	VPBLENDMB         Y25, Y24, K1, Y24
-	VPRORD            $0x18, Y10, Y4
-	VPRORD            $0x18, Y24, Y18
+	VPRORD            $0x08, Y10, Y4
+	VPRORD            $0x08, Y24, Y18
 	VMOVDQA64         640(R9), Y17
 	VMOVDQA64         672(R9), Y31
 	VPSHLDD           $0x08, 1664(R9), Y17, Y16
@@ -15623,8 +15623,8 @@ ixor16_init:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y11, Y11
 	VPXORD            Y19, Y25, Y25
-	VPBLENDMW         Y14, Y11, K2, Y10
-	VPBLENDMW         Y28, Y25, K2, Y24
+	VPSHLDD           $0x10, Y11, Y14, Y10
+	VPSHLDD           $0x10, Y25, Y28, Y24
 	VPSHLDD           $0x10, Y14, Y11, Y12
 	VPSHLDD           $0x10, Y28, Y25, Y26
 	VPROLD            $0x08, Y10, Y11
@@ -15683,8 +15683,8 @@ ixor16_init:
 	VPBLENDMB         Y26, Y27, K1, Y19
 	VPBLENDMB         Y13, Y12, K1, Y12
 	VPBLENDMB         Y27, Y26, K1, Y26
-	VPRORD            $0x18, Y12, Y4
-	VPRORD            $0x18, Y26, Y18
+	VPRORD            $0x08, Y12, Y4
+	VPRORD            $0x08, Y26, Y18
 	VMOVDQA64         704(R9), Y17
 	VMOVDQA64         736(R9), Y31
 	VPSHLDD           $0x08, 1728(R9), Y17, Y16
@@ -15771,8 +15771,8 @@ ixor16_init:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y13, Y13
 	VPXORD            Y19, Y27, Y27
-	VPBLENDMW         Y14, Y13, K2, Y12
-	VPBLENDMW         Y28, Y27, K2, Y26
+	VPSHLDD           $0x10, Y13, Y14, Y12
+	VPSHLDD           $0x10, Y27, Y28, Y26
 	VPSHLDD           $0x10, Y14, Y13, Y11
 	VPSHLDD           $0x10, Y28, Y27, Y25
 	VPROLD            $0x08, Y12, Y13
@@ -15831,8 +15831,8 @@ ixor16_init:
 	VPBLENDMB         Y25, Y24, K1, Y19
 	VPBLENDMB         Y10, Y11, K1, Y11
 	VPBLENDMB         Y24, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         768(R9), Y17
 	VMOVDQA64         800(R9), Y31
 	VPSHLDD           $0x08, 1792(R9), Y17, Y16
@@ -15919,8 +15919,8 @@ ixor16_init:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y10, Y10
 	VPXORD            Y19, Y24, Y24
-	VPBLENDMW         Y14, Y10, K2, Y11
-	VPBLENDMW         Y28, Y24, K2, Y25
+	VPSHLDD           $0x10, Y10, Y14, Y11
+	VPSHLDD           $0x10, Y24, Y28, Y25
 	VPSHLDD           $0x10, Y14, Y10, Y13
 	VPSHLDD           $0x10, Y28, Y24, Y27
 	VPROLD            $0x08, Y11, Y10
@@ -15979,8 +15979,8 @@ ixor16_init:
 	VPBLENDMB         Y27, Y26, K1, Y19
 	VPBLENDMB         Y12, Y13, K1, Y13
 	VPBLENDMB         Y26, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         832(R9), Y17
 	VMOVDQA64         864(R9), Y31
 	VPSHLDD           $0x08, 1856(R9), Y17, Y16
@@ -16067,8 +16067,8 @@ ixor16_init:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y12, Y12
 	VPXORD            Y19, Y26, Y26
-	VPBLENDMW         Y14, Y12, K2, Y13
-	VPBLENDMW         Y28, Y26, K2, Y27
+	VPSHLDD           $0x10, Y12, Y14, Y13
+	VPSHLDD           $0x10, Y26, Y28, Y27
 	VPSHLDD           $0x10, Y14, Y12, Y10
 	VPSHLDD           $0x10, Y28, Y26, Y24
 	VPROLD            $0x08, Y13, Y12
@@ -16127,8 +16127,8 @@ ixor16_init:
 	VPBLENDMB         Y24, Y25, K1, Y19
 	VPBLENDMB         Y11, Y10, K1, Y10
 	VPBLENDMB         Y25, Y24, K1, Y24
-	VPRORD            $0x18, Y10, Y4
-	VPRORD            $0x18, Y24, Y18
+	VPRORD            $0x08, Y10, Y4
+	VPRORD            $0x08, Y24, Y18
 	VMOVDQA64         896(R9), Y17
 	VMOVDQA64         928(R9), Y31
 	VPSHLDD           $0x08, 1920(R9), Y17, Y16
@@ -16215,8 +16215,8 @@ ixor16_init:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y11, Y11
 	VPXORD            Y19, Y25, Y25
-	VPBLENDMW         Y14, Y11, K2, Y10
-	VPBLENDMW         Y28, Y25, K2, Y24
+	VPSHLDD           $0x10, Y11, Y14, Y10
+	VPSHLDD           $0x10, Y25, Y28, Y24
 	VPSHLDD           $0x10, Y14, Y11, Y12
 	VPSHLDD           $0x10, Y28, Y25, Y26
 	VPROLD            $0x08, Y10, Y11
@@ -16275,8 +16275,8 @@ ixor16_init:
 	VPBLENDMB         Y26, Y27, K1, Y19
 	VPBLENDMB         Y13, Y12, K1, Y12
 	VPBLENDMB         Y27, Y26, K1, Y26
-	VPRORD            $0x18, Y12, Y4
-	VPRORD            $0x18, Y26, Y18
+	VPRORD            $0x08, Y12, Y4
+	VPRORD            $0x08, Y26, Y18
 	VMOVDQA64         960(R9), Y17
 	VMOVDQA64         992(R9), Y31
 	VPSHLDD           $0x08, 1984(R9), Y17, Y16
@@ -16365,8 +16365,8 @@ ixor16_init:
 	VPADDD            Y18, Y28, Y28
 	VPXORD            Y5, Y13, Y13
 	VPXORD            Y19, Y27, Y27
-	VPBLENDMW         Y14, Y13, K2, Y12
-	VPBLENDMW         Y28, Y27, K2, Y26
+	VPSHLDD           $0x10, Y13, Y14, Y12
+	VPSHLDD           $0x10, Y27, Y28, Y26
 	VPSHLDD           $0x10, Y14, Y13, Y11
 	VPSHLDD           $0x10, Y28, Y27, Y25
 	VPROLD            $0x08, Y12, Y13
@@ -16425,8 +16425,8 @@ ixor16_init:
 	VPBLENDMB         Y25, Y24, K1, Y19
 	VPBLENDMB         Y10, Y11, K1, Y11
 	VPBLENDMB         Y24, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         (R9), Y17
 	VMOVDQA64         32(R9), Y31
 	VPSHLDD           $0x08, 1024(R9), Y17, Y16
@@ -16506,8 +16506,8 @@ ixor16_loop:
 	VPADDD            Y18, Y24, Y24
 	VPXORD            Y5, Y11, Y11
 	VPXORD            Y19, Y25, Y25
-	VPBLENDMW         Y10, Y11, K2, Y14
-	VPBLENDMW         Y24, Y25, K2, Y28
+	VPSHLDD           $0x10, Y11, Y10, Y14
+	VPSHLDD           $0x10, Y25, Y24, Y28
 	VPSHLDD           $0x10, Y10, Y11, Y13
 	VPSHLDD           $0x10, Y24, Y25, Y27
 	VPROLD            $0x08, Y14, Y11
@@ -16574,8 +16574,8 @@ ixor16_loop:
 	VPBLENDMB         Y27, Y26, K1, Y19
 	VPBLENDMB         Y12, Y13, K1, Y13
 	VPBLENDMB         Y26, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         832(R9), Y12
 	VMOVDQA64         864(R9), Y26
 	VMOVDQA64         64(R9), Y17
@@ -16600,8 +16600,8 @@ ixor16_loop:
 	VPXORD            Y19, Y27, Y27
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y12, Y13, K2, Y10
-	VPBLENDMW         Y26, Y27, K2, Y24
+	VPSHLDD           $0x10, Y13, Y12, Y10
+	VPSHLDD           $0x10, Y27, Y26, Y24
 	VMOVDQA64         320(R9), Y17
 	VMOVDQA64         352(R9), Y31
 	VPSHLDD           $0x10, Y12, Y13, Y11
@@ -16720,8 +16720,8 @@ ixor16_loop:
 	VPBLENDMB         Y25, Y28, K1, Y19
 	VPBLENDMB         Y14, Y11, K1, Y11
 	VPBLENDMB         Y28, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         896(R9), Y14
 	VMOVDQA64         928(R9), Y28
 	VMOVDQA64         128(R9), Y17
@@ -16746,8 +16746,8 @@ ixor16_loop:
 	VPXORD            Y19, Y25, Y25
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y14, Y11, K2, Y12
-	VPBLENDMW         Y28, Y25, K2, Y26
+	VPSHLDD           $0x10, Y11, Y14, Y12
+	VPSHLDD           $0x10, Y25, Y28, Y26
 	VMOVDQA64         384(R9), Y17
 	VMOVDQA64         416(R9), Y31
 	VPSHLDD           $0x10, Y14, Y11, Y13
@@ -16866,8 +16866,8 @@ ixor16_loop:
 	VPBLENDMB         Y27, Y24, K1, Y19
 	VPBLENDMB         Y10, Y13, K1, Y13
 	VPBLENDMB         Y24, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         960(R9), Y10
 	VMOVDQA64         992(R9), Y24
 	VMOVDQA64         192(R9), Y17
@@ -16892,8 +16892,8 @@ ixor16_loop:
 	VPXORD            Y19, Y27, Y27
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y10, Y13, K2, Y14
-	VPBLENDMW         Y24, Y27, K2, Y28
+	VPSHLDD           $0x10, Y13, Y10, Y14
+	VPSHLDD           $0x10, Y27, Y24, Y28
 	VMOVDQA64         448(R9), Y17
 	VMOVDQA64         480(R9), Y31
 	VPSHLDD           $0x10, Y10, Y13, Y11
@@ -17012,8 +17012,8 @@ ixor16_loop:
 	VPBLENDMB         Y25, Y26, K1, Y19
 	VPBLENDMB         Y12, Y11, K1, Y11
 	VPBLENDMB         Y26, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         (R9), Y12
 	VMOVDQA64         32(R9), Y26
 	VMOVDQA64         256(R9), Y17
@@ -17038,8 +17038,8 @@ ixor16_loop:
 	VPXORD            Y19, Y25, Y25
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y12, Y11, K2, Y10
-	VPBLENDMW         Y26, Y25, K2, Y24
+	VPSHLDD           $0x10, Y11, Y12, Y10
+	VPSHLDD           $0x10, Y25, Y26, Y24
 	VMOVDQA64         512(R9), Y17
 	VMOVDQA64         544(R9), Y31
 	VPSHLDD           $0x10, Y12, Y11, Y13
@@ -17158,8 +17158,8 @@ ixor16_loop:
 	VPBLENDMB         Y27, Y28, K1, Y19
 	VPBLENDMB         Y14, Y13, K1, Y13
 	VPBLENDMB         Y28, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         64(R9), Y14
 	VMOVDQA64         96(R9), Y28
 	VMOVDQA64         320(R9), Y17
@@ -17184,8 +17184,8 @@ ixor16_loop:
 	VPXORD            Y19, Y27, Y27
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y14, Y13, K2, Y12
-	VPBLENDMW         Y28, Y27, K2, Y26
+	VPSHLDD           $0x10, Y13, Y14, Y12
+	VPSHLDD           $0x10, Y27, Y28, Y26
 	VMOVDQA64         576(R9), Y17
 	VMOVDQA64         608(R9), Y31
 	VPSHLDD           $0x10, Y14, Y13, Y11
@@ -17304,8 +17304,8 @@ ixor16_loop:
 	VPBLENDMB         Y25, Y24, K1, Y19
 	VPBLENDMB         Y10, Y11, K1, Y11
 	VPBLENDMB         Y24, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         128(R9), Y10
 	VMOVDQA64         160(R9), Y24
 	VMOVDQA64         384(R9), Y17
@@ -17330,8 +17330,8 @@ ixor16_loop:
 	VPXORD            Y19, Y25, Y25
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y10, Y11, K2, Y14
-	VPBLENDMW         Y24, Y25, K2, Y28
+	VPSHLDD           $0x10, Y11, Y10, Y14
+	VPSHLDD           $0x10, Y25, Y24, Y28
 	VMOVDQA64         640(R9), Y17
 	VMOVDQA64         672(R9), Y31
 	VPSHLDD           $0x10, Y10, Y11, Y13
@@ -17450,8 +17450,8 @@ ixor16_loop:
 	VPBLENDMB         Y27, Y26, K1, Y19
 	VPBLENDMB         Y12, Y13, K1, Y13
 	VPBLENDMB         Y26, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         192(R9), Y12
 	VMOVDQA64         224(R9), Y26
 	VMOVDQA64         448(R9), Y17
@@ -17476,8 +17476,8 @@ ixor16_loop:
 	VPXORD            Y19, Y27, Y27
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y12, Y13, K2, Y10
-	VPBLENDMW         Y26, Y27, K2, Y24
+	VPSHLDD           $0x10, Y13, Y12, Y10
+	VPSHLDD           $0x10, Y27, Y26, Y24
 	VMOVDQA64         704(R9), Y17
 	VMOVDQA64         736(R9), Y31
 	VPSHLDD           $0x10, Y12, Y13, Y11
@@ -17596,8 +17596,8 @@ ixor16_loop:
 	VPBLENDMB         Y25, Y28, K1, Y19
 	VPBLENDMB         Y14, Y11, K1, Y11
 	VPBLENDMB         Y28, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         256(R9), Y14
 	VMOVDQA64         288(R9), Y28
 	VMOVDQA64         512(R9), Y17
@@ -17622,8 +17622,8 @@ ixor16_loop:
 	VPXORD            Y19, Y25, Y25
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y14, Y11, K2, Y12
-	VPBLENDMW         Y28, Y25, K2, Y26
+	VPSHLDD           $0x10, Y11, Y14, Y12
+	VPSHLDD           $0x10, Y25, Y28, Y26
 	VMOVDQA64         768(R9), Y17
 	VMOVDQA64         800(R9), Y31
 	VPSHLDD           $0x10, Y14, Y11, Y13
@@ -17742,8 +17742,8 @@ ixor16_loop:
 	VPBLENDMB         Y27, Y24, K1, Y19
 	VPBLENDMB         Y10, Y13, K1, Y13
 	VPBLENDMB         Y24, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         320(R9), Y10
 	VMOVDQA64         352(R9), Y24
 	VMOVDQA64         576(R9), Y17
@@ -17768,8 +17768,8 @@ ixor16_loop:
 	VPXORD            Y19, Y27, Y27
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y10, Y13, K2, Y14
-	VPBLENDMW         Y24, Y27, K2, Y28
+	VPSHLDD           $0x10, Y13, Y10, Y14
+	VPSHLDD           $0x10, Y27, Y24, Y28
 	VMOVDQA64         832(R9), Y17
 	VMOVDQA64         864(R9), Y31
 	VPSHLDD           $0x10, Y10, Y13, Y11
@@ -17888,8 +17888,8 @@ ixor16_loop:
 	VPBLENDMB         Y25, Y26, K1, Y19
 	VPBLENDMB         Y12, Y11, K1, Y11
 	VPBLENDMB         Y26, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         384(R9), Y12
 	VMOVDQA64         416(R9), Y26
 	VMOVDQA64         640(R9), Y17
@@ -17914,8 +17914,8 @@ ixor16_loop:
 	VPXORD            Y19, Y25, Y25
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y12, Y11, K2, Y10
-	VPBLENDMW         Y26, Y25, K2, Y24
+	VPSHLDD           $0x10, Y11, Y12, Y10
+	VPSHLDD           $0x10, Y25, Y26, Y24
 	VMOVDQA64         896(R9), Y17
 	VMOVDQA64         928(R9), Y31
 	VPSHLDD           $0x10, Y12, Y11, Y13
@@ -18034,8 +18034,8 @@ ixor16_loop:
 	VPBLENDMB         Y27, Y28, K1, Y19
 	VPBLENDMB         Y14, Y13, K1, Y13
 	VPBLENDMB         Y28, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         448(R9), Y14
 	VMOVDQA64         480(R9), Y28
 	VMOVDQA64         704(R9), Y17
@@ -18060,8 +18060,8 @@ ixor16_loop:
 	VPXORD            Y19, Y27, Y27
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y14, Y13, K2, Y12
-	VPBLENDMW         Y28, Y27, K2, Y26
+	VPSHLDD           $0x10, Y13, Y14, Y12
+	VPSHLDD           $0x10, Y27, Y28, Y26
 	VMOVDQA64         960(R9), Y17
 	VMOVDQA64         992(R9), Y31
 	VPSHLDD           $0x10, Y14, Y13, Y11
@@ -18180,8 +18180,8 @@ ixor16_loop:
 	VPBLENDMB         Y25, Y24, K1, Y19
 	VPBLENDMB         Y10, Y11, K1, Y11
 	VPBLENDMB         Y24, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         512(R9), Y10
 	VMOVDQA64         544(R9), Y24
 	VMOVDQA64         768(R9), Y17
@@ -18206,8 +18206,8 @@ ixor16_loop:
 	VPXORD            Y19, Y25, Y25
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y10, Y11, K2, Y14
-	VPBLENDMW         Y24, Y25, K2, Y28
+	VPSHLDD           $0x10, Y11, Y10, Y14
+	VPSHLDD           $0x10, Y25, Y24, Y28
 	VMOVDQA64         (R9), Y17
 	VMOVDQA64         32(R9), Y31
 	VPSHLDD           $0x10, Y10, Y11, Y13
@@ -18326,8 +18326,8 @@ ixor16_loop:
 	VPBLENDMB         Y27, Y26, K1, Y19
 	VPBLENDMB         Y12, Y13, K1, Y13
 	VPBLENDMB         Y26, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         576(R9), Y12
 	VMOVDQA64         608(R9), Y26
 	VMOVDQA64         832(R9), Y17
@@ -18352,8 +18352,8 @@ ixor16_loop:
 	VPXORD            Y19, Y27, Y27
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y12, Y13, K2, Y10
-	VPBLENDMW         Y26, Y27, K2, Y24
+	VPSHLDD           $0x10, Y13, Y12, Y10
+	VPSHLDD           $0x10, Y27, Y26, Y24
 	VMOVDQA64         64(R9), Y17
 	VMOVDQA64         96(R9), Y31
 	VPSHLDD           $0x10, Y12, Y13, Y11
@@ -18472,8 +18472,8 @@ ixor16_loop:
 	VPBLENDMB         Y25, Y28, K1, Y19
 	VPBLENDMB         Y14, Y11, K1, Y11
 	VPBLENDMB         Y28, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         640(R9), Y14
 	VMOVDQA64         672(R9), Y28
 	VMOVDQA64         896(R9), Y17
@@ -18498,8 +18498,8 @@ ixor16_loop:
 	VPXORD            Y19, Y25, Y25
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y14, Y11, K2, Y12
-	VPBLENDMW         Y28, Y25, K2, Y26
+	VPSHLDD           $0x10, Y11, Y14, Y12
+	VPSHLDD           $0x10, Y25, Y28, Y26
 	VMOVDQA64         128(R9), Y17
 	VMOVDQA64         160(R9), Y31
 	VPSHLDD           $0x10, Y14, Y11, Y13
@@ -18618,8 +18618,8 @@ ixor16_loop:
 	VPBLENDMB         Y27, Y24, K1, Y19
 	VPBLENDMB         Y10, Y13, K1, Y13
 	VPBLENDMB         Y24, Y27, K1, Y27
-	VPRORD            $0x18, Y13, Y4
-	VPRORD            $0x18, Y27, Y18
+	VPRORD            $0x08, Y13, Y4
+	VPRORD            $0x08, Y27, Y18
 	VMOVDQA64         704(R9), Y10
 	VMOVDQA64         736(R9), Y24
 	VMOVDQA64         960(R9), Y17
@@ -18644,8 +18644,8 @@ ixor16_loop:
 	VPXORD            Y19, Y27, Y27
 	VPMAXSD           Y16, Y15, Y16
 	VPMAXSD           Y30, Y29, Y30
-	VPBLENDMW         Y10, Y13, K2, Y14
-	VPBLENDMW         Y24, Y27, K2, Y28
+	VPSHLDD           $0x10, Y13, Y10, Y14
+	VPSHLDD           $0x10, Y27, Y24, Y28
 	VMOVDQA64         192(R9), Y17
 	VMOVDQA64         224(R9), Y31
 	VPSHLDD           $0x10, Y10, Y13, Y11
@@ -18764,8 +18764,8 @@ ixor16_loop:
 	VPBLENDMB         Y25, Y26, K1, Y19
 	VPBLENDMB         Y12, Y11, K1, Y11
 	VPBLENDMB         Y26, Y25, K1, Y25
-	VPRORD            $0x18, Y11, Y4
-	VPRORD            $0x18, Y25, Y18
+	VPRORD            $0x08, Y11, Y4
+	VPRORD            $0x08, Y25, Y18
 	VMOVDQA64         (R9), Y17
 	VMOVDQA64         32(R9), Y31
 	VPSHLDD           $0x08, 1024(R9), Y17, Y16
@@ -34674,12 +34674,14 @@ init16_loop:
 	VPADDD          Y19, Y12, Y12
 	VPTERNLOGD      $0x96, Y17, Y3, Y4
 	VPTERNLOGD      $0x96, Y20, Y10, Y11
-	VPBLENDMW       Y5, Y4, K2, Y3
-	VPBLENDMW       Y12, Y11, K2, Y10
-	VPBLENDMW       Y4, Y5, K2, Y2
-	VPBLENDMW       Y11, Y12, K2, Y9
-	VPROLD          $0x10, Y2, Y2
-	VPROLD          $0x10, Y9, Y9
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y11, Y11
+	VPBLENDMW       Y4, Y5, K2, Y3
+	VPBLENDMW       Y11, Y12, K2, Y10
+	VPBLENDMW       Y5, Y4, K2, Y2
+	VPBLENDMW       Y12, Y11, K2, Y9
 	VPROLD          $0x08, Y3, Y4
 	VPROLD          $0x08, Y10, Y11
 	VPROLD          $0x1a, Y3, Y5
@@ -34768,8 +34770,8 @@ init16_loop:
 	VPBLENDMB       Y9, Y12, K1, Y20
 	VPBLENDMB       Y5, Y2, K1, Y2
 	VPBLENDMB       Y12, Y9, K1, Y9
-	VPRORD          $0x18, Y2, Y16
-	VPRORD          $0x18, Y9, Y19
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y9, Y19
 	VMOVDQA64       (CX), Y8
 	VMOVDQA64       32(CX), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -34858,12 +34860,14 @@ init16_loop:
 	VPADDD          Y19, Y10, Y10
 	VPTERNLOGD      $0x96, Y17, Y2, Y5
 	VPTERNLOGD      $0x96, Y20, Y9, Y12
-	VPBLENDMW       Y1, Y5, K2, Y2
-	VPBLENDMW       Y10, Y12, K2, Y9
-	VPBLENDMW       Y5, Y1, K2, Y4
-	VPBLENDMW       Y12, Y10, K2, Y11
-	VPROLD          $0x10, Y4, Y4
-	VPROLD          $0x10, Y11, Y11
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y10, Y10
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPBLENDMW       Y5, Y1, K2, Y2
+	VPBLENDMW       Y12, Y10, K2, Y9
+	VPBLENDMW       Y1, Y5, K2, Y4
+	VPBLENDMW       Y10, Y12, K2, Y11
 	VPROLD          $0x08, Y2, Y5
 	VPROLD          $0x08, Y9, Y12
 	VPROLD          $0x1a, Y2, Y1
@@ -34952,8 +34956,8 @@ init16_loop:
 	VPBLENDMB       Y11, Y10, K1, Y20
 	VPBLENDMB       Y1, Y4, K1, Y4
 	VPBLENDMB       Y10, Y11, K1, Y11
-	VPRORD          $0x18, Y4, Y16
-	VPRORD          $0x18, Y11, Y19
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y11, Y19
 	VMOVDQA64       64(CX), Y8
 	VMOVDQA64       96(CX), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -35042,12 +35046,14 @@ init16_loop:
 	VPADDD          Y19, Y9, Y9
 	VPTERNLOGD      $0x96, Y17, Y4, Y1
 	VPTERNLOGD      $0x96, Y20, Y11, Y10
-	VPBLENDMW       Y3, Y1, K2, Y4
-	VPBLENDMW       Y9, Y10, K2, Y11
-	VPBLENDMW       Y1, Y3, K2, Y5
-	VPBLENDMW       Y10, Y9, K2, Y12
-	VPROLD          $0x10, Y5, Y5
-	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y9, Y9
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y10, Y10
+	VPBLENDMW       Y1, Y3, K2, Y4
+	VPBLENDMW       Y10, Y9, K2, Y11
+	VPBLENDMW       Y3, Y1, K2, Y5
+	VPBLENDMW       Y9, Y10, K2, Y12
 	VPROLD          $0x08, Y4, Y1
 	VPROLD          $0x08, Y11, Y10
 	VPROLD          $0x1a, Y4, Y3
@@ -35136,8 +35142,8 @@ init16_loop:
 	VPBLENDMB       Y12, Y9, K1, Y20
 	VPBLENDMB       Y3, Y5, K1, Y5
 	VPBLENDMB       Y9, Y12, K1, Y12
-	VPRORD          $0x18, Y5, Y16
-	VPRORD          $0x18, Y12, Y19
+	VPRORD          $0x08, Y5, Y16
+	VPRORD          $0x08, Y12, Y19
 	VMOVDQA64       128(CX), Y8
 	VMOVDQA64       160(CX), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -35226,12 +35232,14 @@ init16_loop:
 	VPADDD          Y19, Y11, Y11
 	VPTERNLOGD      $0x96, Y17, Y5, Y3
 	VPTERNLOGD      $0x96, Y20, Y12, Y9
-	VPBLENDMW       Y2, Y3, K2, Y5
-	VPBLENDMW       Y11, Y9, K2, Y12
-	VPBLENDMW       Y3, Y2, K2, Y1
-	VPBLENDMW       Y9, Y11, K2, Y10
-	VPROLD          $0x10, Y1, Y1
-	VPROLD          $0x10, Y10, Y10
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y11, Y11
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y9, Y9
+	VPBLENDMW       Y3, Y2, K2, Y5
+	VPBLENDMW       Y9, Y11, K2, Y12
+	VPBLENDMW       Y2, Y3, K2, Y1
+	VPBLENDMW       Y11, Y9, K2, Y10
 	VPROLD          $0x08, Y5, Y3
 	VPROLD          $0x08, Y12, Y9
 	VPROLD          $0x1a, Y5, Y2
@@ -35320,8 +35328,8 @@ init16_loop:
 	VPBLENDMB       Y10, Y11, K1, Y20
 	VPBLENDMB       Y2, Y1, K1, Y1
 	VPBLENDMB       Y11, Y10, K1, Y10
-	VPRORD          $0x18, Y1, Y16
-	VPRORD          $0x18, Y10, Y19
+	VPRORD          $0x08, Y1, Y16
+	VPRORD          $0x08, Y10, Y19
 	VMOVDQA64       192(CX), Y8
 	VMOVDQA64       224(CX), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -35410,12 +35418,14 @@ init16_loop:
 	VPADDD          Y19, Y12, Y12
 	VPTERNLOGD      $0x96, Y17, Y1, Y2
 	VPTERNLOGD      $0x96, Y20, Y10, Y11
-	VPBLENDMW       Y4, Y2, K2, Y1
-	VPBLENDMW       Y12, Y11, K2, Y10
-	VPBLENDMW       Y2, Y4, K2, Y3
-	VPBLENDMW       Y11, Y12, K2, Y9
-	VPROLD          $0x10, Y3, Y3
-	VPROLD          $0x10, Y9, Y9
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y11, Y11
+	VPBLENDMW       Y2, Y4, K2, Y1
+	VPBLENDMW       Y11, Y12, K2, Y10
+	VPBLENDMW       Y4, Y2, K2, Y3
+	VPBLENDMW       Y12, Y11, K2, Y9
 	VPROLD          $0x08, Y1, Y2
 	VPROLD          $0x08, Y10, Y11
 	VPROLD          $0x1a, Y1, Y4
@@ -35504,8 +35514,8 @@ init16_loop:
 	VPBLENDMB       Y9, Y12, K1, Y20
 	VPBLENDMB       Y4, Y3, K1, Y3
 	VPBLENDMB       Y12, Y9, K1, Y9
-	VPRORD          $0x18, Y3, Y16
-	VPRORD          $0x18, Y9, Y19
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y9, Y19
 	VMOVDQA64       256(CX), Y8
 	VMOVDQA64       288(CX), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -35594,12 +35604,14 @@ init16_loop:
 	VPADDD          Y19, Y10, Y10
 	VPTERNLOGD      $0x96, Y17, Y3, Y4
 	VPTERNLOGD      $0x96, Y20, Y9, Y12
-	VPBLENDMW       Y5, Y4, K2, Y3
-	VPBLENDMW       Y10, Y12, K2, Y9
-	VPBLENDMW       Y4, Y5, K2, Y2
-	VPBLENDMW       Y12, Y10, K2, Y11
-	VPROLD          $0x10, Y2, Y2
-	VPROLD          $0x10, Y11, Y11
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y10, Y10
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y12, Y12
+	VPBLENDMW       Y4, Y5, K2, Y3
+	VPBLENDMW       Y12, Y10, K2, Y9
+	VPBLENDMW       Y5, Y4, K2, Y2
+	VPBLENDMW       Y10, Y12, K2, Y11
 	VPROLD          $0x08, Y3, Y4
 	VPROLD          $0x08, Y9, Y12
 	VPROLD          $0x1a, Y3, Y5
@@ -35688,8 +35700,8 @@ init16_loop:
 	VPBLENDMB       Y11, Y10, K1, Y20
 	VPBLENDMB       Y5, Y2, K1, Y2
 	VPBLENDMB       Y10, Y11, K1, Y11
-	VPRORD          $0x18, Y2, Y16
-	VPRORD          $0x18, Y11, Y19
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y11, Y19
 	VMOVDQA64       320(CX), Y8
 	VMOVDQA64       352(CX), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -35778,12 +35790,14 @@ init16_loop:
 	VPADDD          Y19, Y9, Y9
 	VPTERNLOGD      $0x96, Y17, Y2, Y5
 	VPTERNLOGD      $0x96, Y20, Y11, Y10
-	VPBLENDMW       Y1, Y5, K2, Y2
-	VPBLENDMW       Y9, Y10, K2, Y11
-	VPBLENDMW       Y5, Y1, K2, Y4
-	VPBLENDMW       Y10, Y9, K2, Y12
-	VPROLD          $0x10, Y4, Y4
-	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y9, Y9
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y10, Y10
+	VPBLENDMW       Y5, Y1, K2, Y2
+	VPBLENDMW       Y10, Y9, K2, Y11
+	VPBLENDMW       Y1, Y5, K2, Y4
+	VPBLENDMW       Y9, Y10, K2, Y12
 	VPROLD          $0x08, Y2, Y5
 	VPROLD          $0x08, Y11, Y10
 	VPROLD          $0x1a, Y2, Y1
@@ -35872,8 +35886,8 @@ init16_loop:
 	VPBLENDMB       Y12, Y9, K1, Y20
 	VPBLENDMB       Y1, Y4, K1, Y4
 	VPBLENDMB       Y9, Y12, K1, Y12
-	VPRORD          $0x18, Y4, Y16
-	VPRORD          $0x18, Y12, Y19
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y12, Y19
 	VMOVDQA64       384(CX), Y8
 	VMOVDQA64       416(CX), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -35962,12 +35976,14 @@ init16_loop:
 	VPADDD          Y19, Y11, Y11
 	VPTERNLOGD      $0x96, Y17, Y4, Y1
 	VPTERNLOGD      $0x96, Y20, Y12, Y9
-	VPBLENDMW       Y3, Y1, K2, Y4
-	VPBLENDMW       Y11, Y9, K2, Y12
-	VPBLENDMW       Y1, Y3, K2, Y5
-	VPBLENDMW       Y9, Y11, K2, Y10
-	VPROLD          $0x10, Y5, Y5
-	VPROLD          $0x10, Y10, Y10
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y11, Y11
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y9, Y9
+	VPBLENDMW       Y1, Y3, K2, Y4
+	VPBLENDMW       Y9, Y11, K2, Y12
+	VPBLENDMW       Y3, Y1, K2, Y5
+	VPBLENDMW       Y11, Y9, K2, Y10
 	VPROLD          $0x08, Y4, Y1
 	VPROLD          $0x08, Y12, Y9
 	VPROLD          $0x1a, Y4, Y3
@@ -36056,8 +36072,8 @@ init16_loop:
 	VPBLENDMB       Y10, Y11, K1, Y20
 	VPBLENDMB       Y3, Y5, K1, Y5
 	VPBLENDMB       Y11, Y10, K1, Y10
-	VPRORD          $0x18, Y5, Y16
-	VPRORD          $0x18, Y10, Y19
+	VPRORD          $0x08, Y5, Y16
+	VPRORD          $0x08, Y10, Y19
 	VMOVDQA64       448(CX), Y8
 	VMOVDQA64       480(CX), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -36146,12 +36162,14 @@ init16_loop:
 	VPADDD          Y19, Y12, Y12
 	VPTERNLOGD      $0x96, Y17, Y5, Y3
 	VPTERNLOGD      $0x96, Y20, Y10, Y11
-	VPBLENDMW       Y2, Y3, K2, Y5
-	VPBLENDMW       Y12, Y11, K2, Y10
-	VPBLENDMW       Y3, Y2, K2, Y1
-	VPBLENDMW       Y11, Y12, K2, Y9
-	VPROLD          $0x10, Y1, Y1
-	VPROLD          $0x10, Y9, Y9
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y11, Y11
+	VPBLENDMW       Y3, Y2, K2, Y5
+	VPBLENDMW       Y11, Y12, K2, Y10
+	VPBLENDMW       Y2, Y3, K2, Y1
+	VPBLENDMW       Y12, Y11, K2, Y9
 	VPROLD          $0x08, Y5, Y3
 	VPROLD          $0x08, Y10, Y11
 	VPROLD          $0x1a, Y5, Y2
@@ -36240,8 +36258,8 @@ init16_loop:
 	VPBLENDMB       Y9, Y12, K1, Y20
 	VPBLENDMB       Y2, Y1, K1, Y1
 	VPBLENDMB       Y12, Y9, K1, Y9
-	VPRORD          $0x18, Y1, Y16
-	VPRORD          $0x18, Y9, Y19
+	VPRORD          $0x08, Y1, Y16
+	VPRORD          $0x08, Y9, Y19
 	VMOVDQA64       512(CX), Y8
 	VMOVDQA64       544(CX), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -36330,12 +36348,14 @@ init16_loop:
 	VPADDD          Y19, Y10, Y10
 	VPTERNLOGD      $0x96, Y17, Y1, Y2
 	VPTERNLOGD      $0x96, Y20, Y9, Y12
-	VPBLENDMW       Y4, Y2, K2, Y1
-	VPBLENDMW       Y10, Y12, K2, Y9
-	VPBLENDMW       Y2, Y4, K2, Y3
-	VPBLENDMW       Y12, Y10, K2, Y11
-	VPROLD          $0x10, Y3, Y3
-	VPROLD          $0x10, Y11, Y11
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y10, Y10
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y12, Y12
+	VPBLENDMW       Y2, Y4, K2, Y1
+	VPBLENDMW       Y12, Y10, K2, Y9
+	VPBLENDMW       Y4, Y2, K2, Y3
+	VPBLENDMW       Y10, Y12, K2, Y11
 	VPROLD          $0x08, Y1, Y2
 	VPROLD          $0x08, Y9, Y12
 	VPROLD          $0x1a, Y1, Y4
@@ -36424,8 +36444,8 @@ init16_loop:
 	VPBLENDMB       Y11, Y10, K1, Y20
 	VPBLENDMB       Y4, Y3, K1, Y3
 	VPBLENDMB       Y10, Y11, K1, Y11
-	VPRORD          $0x18, Y3, Y16
-	VPRORD          $0x18, Y11, Y19
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y11, Y19
 	VMOVDQA64       576(CX), Y8
 	VMOVDQA64       608(CX), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -36514,12 +36534,14 @@ init16_loop:
 	VPADDD          Y19, Y9, Y9
 	VPTERNLOGD      $0x96, Y17, Y3, Y4
 	VPTERNLOGD      $0x96, Y20, Y11, Y10
-	VPBLENDMW       Y5, Y4, K2, Y3
-	VPBLENDMW       Y9, Y10, K2, Y11
-	VPBLENDMW       Y4, Y5, K2, Y2
-	VPBLENDMW       Y10, Y9, K2, Y12
-	VPROLD          $0x10, Y2, Y2
-	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y9, Y9
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y10, Y10
+	VPBLENDMW       Y4, Y5, K2, Y3
+	VPBLENDMW       Y10, Y9, K2, Y11
+	VPBLENDMW       Y5, Y4, K2, Y2
+	VPBLENDMW       Y9, Y10, K2, Y12
 	VPROLD          $0x08, Y3, Y4
 	VPROLD          $0x08, Y11, Y10
 	VPROLD          $0x1a, Y3, Y5
@@ -36608,8 +36630,8 @@ init16_loop:
 	VPBLENDMB       Y12, Y9, K1, Y20
 	VPBLENDMB       Y5, Y2, K1, Y2
 	VPBLENDMB       Y9, Y12, K1, Y12
-	VPRORD          $0x18, Y2, Y16
-	VPRORD          $0x18, Y12, Y19
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y12, Y19
 	VMOVDQA64       640(CX), Y8
 	VMOVDQA64       672(CX), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -36698,12 +36720,14 @@ init16_loop:
 	VPADDD          Y19, Y11, Y11
 	VPTERNLOGD      $0x96, Y17, Y2, Y5
 	VPTERNLOGD      $0x96, Y20, Y12, Y9
-	VPBLENDMW       Y1, Y5, K2, Y2
-	VPBLENDMW       Y11, Y9, K2, Y12
-	VPBLENDMW       Y5, Y1, K2, Y4
-	VPBLENDMW       Y9, Y11, K2, Y10
-	VPROLD          $0x10, Y4, Y4
-	VPROLD          $0x10, Y10, Y10
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y11, Y11
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y9, Y9
+	VPBLENDMW       Y5, Y1, K2, Y2
+	VPBLENDMW       Y9, Y11, K2, Y12
+	VPBLENDMW       Y1, Y5, K2, Y4
+	VPBLENDMW       Y11, Y9, K2, Y10
 	VPROLD          $0x08, Y2, Y5
 	VPROLD          $0x08, Y12, Y9
 	VPROLD          $0x1a, Y2, Y1
@@ -36792,8 +36816,8 @@ init16_loop:
 	VPBLENDMB       Y10, Y11, K1, Y20
 	VPBLENDMB       Y1, Y4, K1, Y4
 	VPBLENDMB       Y11, Y10, K1, Y10
-	VPRORD          $0x18, Y4, Y16
-	VPRORD          $0x18, Y10, Y19
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y10, Y19
 	VMOVDQA64       704(CX), Y8
 	VMOVDQA64       736(CX), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -36882,12 +36906,14 @@ init16_loop:
 	VPADDD          Y19, Y12, Y12
 	VPTERNLOGD      $0x96, Y17, Y4, Y1
 	VPTERNLOGD      $0x96, Y20, Y10, Y11
-	VPBLENDMW       Y3, Y1, K2, Y4
-	VPBLENDMW       Y12, Y11, K2, Y10
-	VPBLENDMW       Y1, Y3, K2, Y5
-	VPBLENDMW       Y11, Y12, K2, Y9
-	VPROLD          $0x10, Y5, Y5
-	VPROLD          $0x10, Y9, Y9
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y11, Y11
+	VPBLENDMW       Y1, Y3, K2, Y4
+	VPBLENDMW       Y11, Y12, K2, Y10
+	VPBLENDMW       Y3, Y1, K2, Y5
+	VPBLENDMW       Y12, Y11, K2, Y9
 	VPROLD          $0x08, Y4, Y1
 	VPROLD          $0x08, Y10, Y11
 	VPROLD          $0x1a, Y4, Y3
@@ -36976,8 +37002,8 @@ init16_loop:
 	VPBLENDMB       Y9, Y12, K1, Y20
 	VPBLENDMB       Y3, Y5, K1, Y5
 	VPBLENDMB       Y12, Y9, K1, Y9
-	VPRORD          $0x18, Y5, Y16
-	VPRORD          $0x18, Y9, Y19
+	VPRORD          $0x08, Y5, Y16
+	VPRORD          $0x08, Y9, Y19
 	VMOVDQA64       768(CX), Y8
 	VMOVDQA64       800(CX), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -37066,12 +37092,14 @@ init16_loop:
 	VPADDD          Y19, Y10, Y10
 	VPTERNLOGD      $0x96, Y17, Y5, Y3
 	VPTERNLOGD      $0x96, Y20, Y9, Y12
-	VPBLENDMW       Y2, Y3, K2, Y5
-	VPBLENDMW       Y10, Y12, K2, Y9
-	VPBLENDMW       Y3, Y2, K2, Y1
-	VPBLENDMW       Y12, Y10, K2, Y11
-	VPROLD          $0x10, Y1, Y1
-	VPROLD          $0x10, Y11, Y11
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y10, Y10
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y12, Y12
+	VPBLENDMW       Y3, Y2, K2, Y5
+	VPBLENDMW       Y12, Y10, K2, Y9
+	VPBLENDMW       Y2, Y3, K2, Y1
+	VPBLENDMW       Y10, Y12, K2, Y11
 	VPROLD          $0x08, Y5, Y3
 	VPROLD          $0x08, Y9, Y12
 	VPROLD          $0x1a, Y5, Y2
@@ -37160,8 +37188,8 @@ init16_loop:
 	VPBLENDMB       Y11, Y10, K1, Y20
 	VPBLENDMB       Y2, Y1, K1, Y1
 	VPBLENDMB       Y10, Y11, K1, Y11
-	VPRORD          $0x18, Y1, Y16
-	VPRORD          $0x18, Y11, Y19
+	VPRORD          $0x08, Y1, Y16
+	VPRORD          $0x08, Y11, Y19
 	VMOVDQA64       832(CX), Y8
 	VMOVDQA64       864(CX), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -37250,12 +37278,14 @@ init16_loop:
 	VPADDD          Y19, Y9, Y9
 	VPTERNLOGD      $0x96, Y17, Y1, Y2
 	VPTERNLOGD      $0x96, Y20, Y11, Y10
-	VPBLENDMW       Y4, Y2, K2, Y1
-	VPBLENDMW       Y9, Y10, K2, Y11
-	VPBLENDMW       Y2, Y4, K2, Y3
-	VPBLENDMW       Y10, Y9, K2, Y12
-	VPROLD          $0x10, Y3, Y3
-	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y9, Y9
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y10, Y10
+	VPBLENDMW       Y2, Y4, K2, Y1
+	VPBLENDMW       Y10, Y9, K2, Y11
+	VPBLENDMW       Y4, Y2, K2, Y3
+	VPBLENDMW       Y9, Y10, K2, Y12
 	VPROLD          $0x08, Y1, Y2
 	VPROLD          $0x08, Y11, Y10
 	VPROLD          $0x1a, Y1, Y4
@@ -37344,8 +37374,8 @@ init16_loop:
 	VPBLENDMB       Y12, Y9, K1, Y20
 	VPBLENDMB       Y4, Y3, K1, Y3
 	VPBLENDMB       Y9, Y12, K1, Y12
-	VPRORD          $0x18, Y3, Y16
-	VPRORD          $0x18, Y12, Y19
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y12, Y19
 	VMOVDQA64       896(CX), Y8
 	VMOVDQA64       928(CX), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -37434,12 +37464,14 @@ init16_loop:
 	VPADDD          Y19, Y11, Y11
 	VPTERNLOGD      $0x96, Y17, Y3, Y4
 	VPTERNLOGD      $0x96, Y20, Y12, Y9
-	VPBLENDMW       Y5, Y4, K2, Y3
-	VPBLENDMW       Y11, Y9, K2, Y12
-	VPBLENDMW       Y4, Y5, K2, Y2
-	VPBLENDMW       Y9, Y11, K2, Y10
-	VPROLD          $0x10, Y2, Y2
-	VPROLD          $0x10, Y10, Y10
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y11, Y11
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y9, Y9
+	VPBLENDMW       Y4, Y5, K2, Y3
+	VPBLENDMW       Y9, Y11, K2, Y12
+	VPBLENDMW       Y5, Y4, K2, Y2
+	VPBLENDMW       Y11, Y9, K2, Y10
 	VPROLD          $0x08, Y3, Y4
 	VPROLD          $0x08, Y12, Y9
 	VPROLD          $0x1a, Y3, Y5
@@ -37528,8 +37560,8 @@ init16_loop:
 	VPBLENDMB       Y10, Y11, K1, Y20
 	VPBLENDMB       Y5, Y2, K1, Y2
 	VPBLENDMB       Y11, Y10, K1, Y10
-	VPRORD          $0x18, Y2, Y16
-	VPRORD          $0x18, Y10, Y19
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y10, Y19
 	VMOVDQA64       960(CX), Y8
 	VMOVDQA64       992(CX), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -37620,12 +37652,14 @@ init16_loop:
 	VPADDD          Y19, Y12, Y12
 	VPTERNLOGD      $0x96, Y17, Y2, Y5
 	VPTERNLOGD      $0x96, Y20, Y10, Y11
-	VPBLENDMW       Y1, Y5, K2, Y2
-	VPBLENDMW       Y12, Y11, K2, Y10
-	VPBLENDMW       Y5, Y1, K2, Y4
-	VPBLENDMW       Y11, Y12, K2, Y9
-	VPROLD          $0x10, Y4, Y4
-	VPROLD          $0x10, Y9, Y9
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y11, Y11
+	VPBLENDMW       Y5, Y1, K2, Y2
+	VPBLENDMW       Y11, Y12, K2, Y10
+	VPBLENDMW       Y1, Y5, K2, Y4
+	VPBLENDMW       Y12, Y11, K2, Y9
 	VPROLD          $0x08, Y2, Y5
 	VPROLD          $0x08, Y10, Y11
 	VPROLD          $0x1a, Y2, Y1
@@ -37714,8 +37748,8 @@ init16_loop:
 	VPBLENDMB       Y9, Y12, K1, Y20
 	VPBLENDMB       Y1, Y4, K1, Y4
 	VPBLENDMB       Y12, Y9, K1, Y9
-	VPRORD          $0x18, Y4, Y16
-	VPRORD          $0x18, Y9, Y19
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y9, Y19
 	VMOVDQA64       (CX), Y8
 	VMOVDQA64       32(CX), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -38181,12 +38215,14 @@ ks16_loop:
 	VPADDD          Y19, Y12, Y12
 	VPTERNLOGD      $0x96, Y17, Y3, Y4
 	VPTERNLOGD      $0x96, Y20, Y10, Y11
-	VPBLENDMW       Y5, Y4, K2, Y3
-	VPBLENDMW       Y12, Y11, K2, Y10
-	VPBLENDMW       Y4, Y5, K2, Y2
-	VPBLENDMW       Y11, Y12, K2, Y9
-	VPROLD          $0x10, Y2, Y2
-	VPROLD          $0x10, Y9, Y9
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y11, Y11
+	VPBLENDMW       Y4, Y5, K2, Y3
+	VPBLENDMW       Y11, Y12, K2, Y10
+	VPBLENDMW       Y5, Y4, K2, Y2
+	VPBLENDMW       Y12, Y11, K2, Y9
 	VPROLD          $0x08, Y3, Y4
 	VPROLD          $0x08, Y10, Y11
 	VPROLD          $0x1a, Y3, Y5
@@ -38283,8 +38319,8 @@ ks16_loop:
 	VPBLENDMB       Y9, Y12, K1, Y20
 	VPBLENDMB       Y5, Y2, K1, Y2
 	VPBLENDMB       Y12, Y9, K1, Y9
-	VPRORD          $0x18, Y2, Y16
-	VPRORD          $0x18, Y9, Y19
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y9, Y19
 	VPSLLD          $0x10, 768(SI), Y5
 	VPSLLD          $0x10, 800(SI), Y12
 	VMOVDQA64       (SI), Y8
@@ -38313,106 +38349,108 @@ ks16_loop:
 	VPTERNLOGD      $0x96, Y20, Y10, Y9
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y5, Y2, K2, Y1
-	VPBLENDMW       Y12, Y9, K2, Y10
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 256(SI), Y8
 	VPSLLD          $0x14, 288(SI), Y15
-	VPBLENDMW       Y2, Y5, K2, Y3
-	VPBLENDMW       Y9, Y12, K2, Y23
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y9, Y9
 	VPSRLD          $0x0b, 256(SI), Y6
 	VPSRLD          $0x0b, 288(SI), Y13
-	VPROLD          $0x10, Y3, Y3
-	VPROLD          $0x10, Y23, Y23
+	VPBLENDMW       Y2, Y5, K2, Y1
+	VPBLENDMW       Y9, Y12, K2, Y10
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y2, K2, Y3
+	VPBLENDMW       Y12, Y9, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y1, Y2
 	VPROLD          $0x08, Y10, Y9
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y1, Y5
 	VPROLD          $0x1a, Y10, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y2, Y1, Y1
 	VPXORD          Y9, Y10, Y10
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y1, Y2
-	VPROLD          $0x0a, Y10, Y9
 	VPSLLD          $0x15, 640(SI), Y8
 	VPSLLD          $0x15, 672(SI), Y15
-	VPTERNLOGD      $0x96, Y5, Y2, Y1
-	VPTERNLOGD      $0x96, Y12, Y9, Y10
+	VPROLD          $0x0a, Y1, Y2
+	VPROLD          $0x0a, Y10, Y9
 	VPSRLD          $0x0a, 640(SI), Y6
 	VPSRLD          $0x0a, 672(SI), Y13
+	VPTERNLOGD      $0x96, Y5, Y2, Y1
+	VPTERNLOGD      $0x96, Y12, Y9, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y3, Y5
 	VPROLD          $0x08, Y23, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y3, Y2
 	VPROLD          $0x1e, Y23, Y9
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y5, Y3, Y3
 	VPXORD          Y12, Y23, Y23
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y3, Y5
 	VPROLD          $0x0e, Y23, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y2, Y5, Y3
-	VPTERNLOGD      $0x96, Y9, Y12, Y23
 	VPSLLD          $0x11, 832(SI), Y8
 	VPSLLD          $0x11, 864(SI), Y15
-	VPBLENDMB       Y3, Y1, K1, Y2
-	VPBLENDMB       Y23, Y10, K1, Y9
+	VPTERNLOGD      $0x96, Y2, Y5, Y3
+	VPTERNLOGD      $0x96, Y9, Y12, Y23
 	VPSRLD          $0x0e, 832(SI), Y6
 	VPSRLD          $0x0e, 864(SI), Y13
+	VPBLENDMB       Y3, Y1, K1, Y2
+	VPBLENDMB       Y23, Y10, K1, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y1, Y3, K1, Y5
 	VPBLENDMB       Y10, Y23, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y3
 	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y2, Y1
-	VPSRLD          $0x04, Y9, Y10
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y3, Y25, Y4
-	VPSHUFB         Y23, Y25, Y11
+	VPSRLD          $0x04, Y2, Y1
+	VPSRLD          $0x04, Y9, Y10
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y1
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y10
+	VPSHUFB         Y3, Y25, Y4
+	VPSHUFB         Y23, Y25, Y11
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y1, Y26, Y4
-	VPSHUFB         Y10, Y26, Y11
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y1
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y10
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y3, Y4, Y4
-	VPXORD          Y23, Y11, Y11
+	VPSHUFB         Y1, Y26, Y4
+	VPSHUFB         Y10, Y26, Y11
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y4, Y27, Y3
-	VPSHUFB         Y11, Y27, Y23
+	VPXORD          Y3, Y4, Y4
+	VPXORD          Y23, Y11, Y11
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y1, Y1, Y1
-	VPADDB          Y10, Y10, Y10
+	VPSHUFB         Y4, Y27, Y3
+	VPSHUFB         Y11, Y27, Y23
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y1, Y3, Y3
-	VPXORD          Y10, Y23, Y23
+	VPADDB          Y1, Y1, Y1
+	VPADDB          Y10, Y10, Y10
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y2
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPXORD          Y1, Y3, Y3
+	VPXORD          Y10, Y23, Y23
 	VMOVDQA64       Y18, (SI)
 	VMOVDQA64       Y21, 32(SI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
 	VPSRLD          $0x04, Y5, Y5
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
@@ -38465,8 +38503,8 @@ ks16_loop:
 	VPBLENDMB       Y23, Y12, K1, Y20
 	VPBLENDMB       Y5, Y3, K1, Y3
 	VPBLENDMB       Y12, Y23, K1, Y23
-	VPRORD          $0x18, Y3, Y16
-	VPRORD          $0x18, Y23, Y19
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y23, Y19
 	VPSLLD          $0x10, 832(SI), Y5
 	VPSLLD          $0x10, 864(SI), Y12
 	VMOVDQA64       64(SI), Y8
@@ -38495,106 +38533,108 @@ ks16_loop:
 	VPTERNLOGD      $0x96, Y20, Y11, Y23
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y5, Y3, K2, Y4
-	VPBLENDMW       Y12, Y23, K2, Y11
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 320(SI), Y8
 	VPSLLD          $0x14, 352(SI), Y15
-	VPBLENDMW       Y3, Y5, K2, Y1
-	VPBLENDMW       Y23, Y12, K2, Y10
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y23, Y23
 	VPSRLD          $0x0b, 320(SI), Y6
 	VPSRLD          $0x0b, 352(SI), Y13
-	VPROLD          $0x10, Y1, Y1
-	VPROLD          $0x10, Y10, Y10
+	VPBLENDMW       Y3, Y5, K2, Y4
+	VPBLENDMW       Y23, Y12, K2, Y11
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y3, K2, Y1
+	VPBLENDMW       Y12, Y23, K2, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y4, Y3
 	VPROLD          $0x08, Y11, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y4, Y5
 	VPROLD          $0x1a, Y11, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y3, Y4, Y4
 	VPXORD          Y23, Y11, Y11
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y4, Y3
-	VPROLD          $0x0a, Y11, Y23
 	VPSLLD          $0x15, 704(SI), Y8
 	VPSLLD          $0x15, 736(SI), Y15
-	VPTERNLOGD      $0x96, Y5, Y3, Y4
-	VPTERNLOGD      $0x96, Y12, Y23, Y11
+	VPROLD          $0x0a, Y4, Y3
+	VPROLD          $0x0a, Y11, Y23
 	VPSRLD          $0x0a, 704(SI), Y6
 	VPSRLD          $0x0a, 736(SI), Y13
+	VPTERNLOGD      $0x96, Y5, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y23, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y1, Y5
 	VPROLD          $0x08, Y10, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y1, Y3
 	VPROLD          $0x1e, Y10, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y5, Y1, Y1
 	VPXORD          Y12, Y10, Y10
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y1, Y5
 	VPROLD          $0x0e, Y10, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y3, Y5, Y1
-	VPTERNLOGD      $0x96, Y23, Y12, Y10
 	VPSLLD          $0x11, 896(SI), Y8
 	VPSLLD          $0x11, 928(SI), Y15
-	VPBLENDMB       Y1, Y4, K1, Y3
-	VPBLENDMB       Y10, Y11, K1, Y23
+	VPTERNLOGD      $0x96, Y3, Y5, Y1
+	VPTERNLOGD      $0x96, Y23, Y12, Y10
 	VPSRLD          $0x0e, 896(SI), Y6
 	VPSRLD          $0x0e, 928(SI), Y13
+	VPBLENDMB       Y1, Y4, K1, Y3
+	VPBLENDMB       Y10, Y11, K1, Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y4, Y1, K1, Y5
 	VPBLENDMB       Y11, Y10, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y1
 	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y10
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y3, Y4
-	VPSRLD          $0x04, Y23, Y11
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y1, Y25, Y2
-	VPSHUFB         Y10, Y25, Y9
+	VPSRLD          $0x04, Y3, Y4
+	VPSRLD          $0x04, Y23, Y11
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y4
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y11
+	VPSHUFB         Y1, Y25, Y2
+	VPSHUFB         Y10, Y25, Y9
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y4, Y26, Y2
-	VPSHUFB         Y11, Y26, Y9
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y4
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y11
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y1, Y2, Y2
-	VPXORD          Y10, Y9, Y9
+	VPSHUFB         Y4, Y26, Y2
+	VPSHUFB         Y11, Y26, Y9
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y2, Y27, Y1
-	VPSHUFB         Y9, Y27, Y10
+	VPXORD          Y1, Y2, Y2
+	VPXORD          Y10, Y9, Y9
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y4, Y4, Y4
-	VPADDB          Y11, Y11, Y11
+	VPSHUFB         Y2, Y27, Y1
+	VPSHUFB         Y9, Y27, Y10
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y4, Y1, Y1
-	VPXORD          Y11, Y10, Y10
+	VPADDB          Y4, Y4, Y4
+	VPADDB          Y11, Y11, Y11
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPXORD          Y4, Y1, Y1
+	VPXORD          Y11, Y10, Y10
 	VMOVDQA64       Y18, 64(SI)
 	VMOVDQA64       Y21, 96(SI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
 	VPSRLD          $0x04, Y5, Y5
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
@@ -38647,8 +38687,8 @@ ks16_loop:
 	VPBLENDMB       Y10, Y12, K1, Y20
 	VPBLENDMB       Y5, Y1, K1, Y1
 	VPBLENDMB       Y12, Y10, K1, Y10
-	VPRORD          $0x18, Y1, Y16
-	VPRORD          $0x18, Y10, Y19
+	VPRORD          $0x08, Y1, Y16
+	VPRORD          $0x08, Y10, Y19
 	VPSLLD          $0x10, 896(SI), Y5
 	VPSLLD          $0x10, 928(SI), Y12
 	VMOVDQA64       128(SI), Y8
@@ -38677,106 +38717,108 @@ ks16_loop:
 	VPTERNLOGD      $0x96, Y20, Y11, Y10
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y5, Y1, K2, Y2
-	VPBLENDMW       Y12, Y10, K2, Y11
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 384(SI), Y8
 	VPSLLD          $0x14, 416(SI), Y15
-	VPBLENDMW       Y1, Y5, K2, Y4
-	VPBLENDMW       Y10, Y12, K2, Y23
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y10, Y10
 	VPSRLD          $0x0b, 384(SI), Y6
 	VPSRLD          $0x0b, 416(SI), Y13
-	VPROLD          $0x10, Y4, Y4
-	VPROLD          $0x10, Y23, Y23
+	VPBLENDMW       Y1, Y5, K2, Y2
+	VPBLENDMW       Y10, Y12, K2, Y11
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y1, K2, Y4
+	VPBLENDMW       Y12, Y10, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y2, Y1
 	VPROLD          $0x08, Y11, Y10
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y2, Y5
 	VPROLD          $0x1a, Y11, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y1, Y2, Y2
 	VPXORD          Y10, Y11, Y11
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y2, Y1
-	VPROLD          $0x0a, Y11, Y10
 	VPSLLD          $0x15, 768(SI), Y8
 	VPSLLD          $0x15, 800(SI), Y15
-	VPTERNLOGD      $0x96, Y5, Y1, Y2
-	VPTERNLOGD      $0x96, Y12, Y10, Y11
+	VPROLD          $0x0a, Y2, Y1
+	VPROLD          $0x0a, Y11, Y10
 	VPSRLD          $0x0a, 768(SI), Y6
 	VPSRLD          $0x0a, 800(SI), Y13
+	VPTERNLOGD      $0x96, Y5, Y1, Y2
+	VPTERNLOGD      $0x96, Y12, Y10, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y4, Y5
 	VPROLD          $0x08, Y23, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y4, Y1
 	VPROLD          $0x1e, Y23, Y10
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y5, Y4, Y4
 	VPXORD          Y12, Y23, Y23
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y4, Y5
 	VPROLD          $0x0e, Y23, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y1, Y5, Y4
-	VPTERNLOGD      $0x96, Y10, Y12, Y23
 	VPSLLD          $0x11, 960(SI), Y8
 	VPSLLD          $0x11, 992(SI), Y15
-	VPBLENDMB       Y4, Y2, K1, Y1
-	VPBLENDMB       Y23, Y11, K1, Y10
+	VPTERNLOGD      $0x96, Y1, Y5, Y4
+	VPTERNLOGD      $0x96, Y10, Y12, Y23
 	VPSRLD          $0x0e, 960(SI), Y6
 	VPSRLD          $0x0e, 992(SI), Y13
+	VPBLENDMB       Y4, Y2, K1, Y1
+	VPBLENDMB       Y23, Y11, K1, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y2, Y4, K1, Y5
 	VPBLENDMB       Y11, Y23, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
 	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y1, Y2
-	VPSRLD          $0x04, Y10, Y11
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y4, Y25, Y3
-	VPSHUFB         Y23, Y25, Y9
+	VPSRLD          $0x04, Y1, Y2
+	VPSRLD          $0x04, Y10, Y11
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y2
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y11
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y23, Y25, Y9
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y2, Y26, Y3
-	VPSHUFB         Y11, Y26, Y9
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y11
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y4, Y3, Y3
-	VPXORD          Y23, Y9, Y9
+	VPSHUFB         Y2, Y26, Y3
+	VPSHUFB         Y11, Y26, Y9
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y3, Y27, Y4
-	VPSHUFB         Y9, Y27, Y23
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y23, Y9, Y9
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y2, Y2, Y2
-	VPADDB          Y11, Y11, Y11
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y9, Y27, Y23
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y2, Y4, Y4
-	VPXORD          Y11, Y23, Y23
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y11, Y11, Y11
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPXORD          Y2, Y4, Y4
+	VPXORD          Y11, Y23, Y23
 	VMOVDQA64       Y18, 128(SI)
 	VMOVDQA64       Y21, 160(SI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
 	VPSRLD          $0x04, Y5, Y5
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
@@ -38829,8 +38871,8 @@ ks16_loop:
 	VPBLENDMB       Y23, Y12, K1, Y20
 	VPBLENDMB       Y5, Y4, K1, Y4
 	VPBLENDMB       Y12, Y23, K1, Y23
-	VPRORD          $0x18, Y4, Y16
-	VPRORD          $0x18, Y23, Y19
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y23, Y19
 	VPSLLD          $0x10, 960(SI), Y5
 	VPSLLD          $0x10, 992(SI), Y12
 	VMOVDQA64       192(SI), Y8
@@ -38859,106 +38901,108 @@ ks16_loop:
 	VPTERNLOGD      $0x96, Y20, Y9, Y23
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y5, Y4, K2, Y3
-	VPBLENDMW       Y12, Y23, K2, Y9
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 448(SI), Y8
 	VPSLLD          $0x14, 480(SI), Y15
-	VPBLENDMW       Y4, Y5, K2, Y2
-	VPBLENDMW       Y23, Y12, K2, Y11
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y23, Y23
 	VPSRLD          $0x0b, 448(SI), Y6
 	VPSRLD          $0x0b, 480(SI), Y13
-	VPROLD          $0x10, Y2, Y2
-	VPROLD          $0x10, Y11, Y11
+	VPBLENDMW       Y4, Y5, K2, Y3
+	VPBLENDMW       Y23, Y12, K2, Y9
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y4, K2, Y2
+	VPBLENDMW       Y12, Y23, K2, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y3, Y4
 	VPROLD          $0x08, Y9, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y3, Y5
 	VPROLD          $0x1a, Y9, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y4, Y3, Y3
 	VPXORD          Y23, Y9, Y9
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y3, Y4
-	VPROLD          $0x0a, Y9, Y23
 	VPSLLD          $0x15, 832(SI), Y8
 	VPSLLD          $0x15, 864(SI), Y15
-	VPTERNLOGD      $0x96, Y5, Y4, Y3
-	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPROLD          $0x0a, Y3, Y4
+	VPROLD          $0x0a, Y9, Y23
 	VPSRLD          $0x0a, 832(SI), Y6
 	VPSRLD          $0x0a, 864(SI), Y13
+	VPTERNLOGD      $0x96, Y5, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y2, Y5
 	VPROLD          $0x08, Y11, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y2, Y4
 	VPROLD          $0x1e, Y11, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y5, Y2, Y2
 	VPXORD          Y12, Y11, Y11
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y2, Y5
 	VPROLD          $0x0e, Y11, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y4, Y5, Y2
-	VPTERNLOGD      $0x96, Y23, Y12, Y11
 	VPSLLD          $0x11, (SI), Y8
 	VPSLLD          $0x11, 32(SI), Y15
-	VPBLENDMB       Y2, Y3, K1, Y4
-	VPBLENDMB       Y11, Y9, K1, Y23
+	VPTERNLOGD      $0x96, Y4, Y5, Y2
+	VPTERNLOGD      $0x96, Y23, Y12, Y11
 	VPSRLD          $0x0e, (SI), Y6
 	VPSRLD          $0x0e, 32(SI), Y13
+	VPBLENDMB       Y2, Y3, K1, Y4
+	VPBLENDMB       Y11, Y9, K1, Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y3, Y2, K1, Y5
 	VPBLENDMB       Y9, Y11, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y2
 	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y11
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y4, Y3
-	VPSRLD          $0x04, Y23, Y9
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y2, Y25, Y1
-	VPSHUFB         Y11, Y25, Y10
+	VPSRLD          $0x04, Y4, Y3
+	VPSRLD          $0x04, Y23, Y9
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y1, Y3
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y9
+	VPSHUFB         Y2, Y25, Y1
+	VPSHUFB         Y11, Y25, Y10
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y3, Y26, Y1
-	VPSHUFB         Y9, Y26, Y10
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y1, Y3
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y9
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y2, Y1, Y1
-	VPXORD          Y11, Y10, Y10
+	VPSHUFB         Y3, Y26, Y1
+	VPSHUFB         Y9, Y26, Y10
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y1, Y27, Y2
-	VPSHUFB         Y10, Y27, Y11
+	VPXORD          Y2, Y1, Y1
+	VPXORD          Y11, Y10, Y10
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y3, Y3, Y3
-	VPADDB          Y9, Y9, Y9
+	VPSHUFB         Y1, Y27, Y2
+	VPSHUFB         Y10, Y27, Y11
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y3, Y2, Y2
-	VPXORD          Y9, Y11, Y11
+	VPADDB          Y3, Y3, Y3
+	VPADDB          Y9, Y9, Y9
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPXORD          Y3, Y2, Y2
+	VPXORD          Y9, Y11, Y11
 	VMOVDQA64       Y18, 192(SI)
 	VMOVDQA64       Y21, 224(SI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
 	VPSRLD          $0x04, Y5, Y5
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
@@ -39011,8 +39055,8 @@ ks16_loop:
 	VPBLENDMB       Y11, Y12, K1, Y20
 	VPBLENDMB       Y5, Y2, K1, Y2
 	VPBLENDMB       Y12, Y11, K1, Y11
-	VPRORD          $0x18, Y2, Y16
-	VPRORD          $0x18, Y11, Y19
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y11, Y19
 	VPSLLD          $0x10, (SI), Y5
 	VPSLLD          $0x10, 32(SI), Y12
 	VMOVDQA64       256(SI), Y8
@@ -39041,106 +39085,108 @@ ks16_loop:
 	VPTERNLOGD      $0x96, Y20, Y9, Y11
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y5, Y2, K2, Y1
-	VPBLENDMW       Y12, Y11, K2, Y9
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 512(SI), Y8
 	VPSLLD          $0x14, 544(SI), Y15
-	VPBLENDMW       Y2, Y5, K2, Y3
-	VPBLENDMW       Y11, Y12, K2, Y23
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y11, Y11
 	VPSRLD          $0x0b, 512(SI), Y6
 	VPSRLD          $0x0b, 544(SI), Y13
-	VPROLD          $0x10, Y3, Y3
-	VPROLD          $0x10, Y23, Y23
+	VPBLENDMW       Y2, Y5, K2, Y1
+	VPBLENDMW       Y11, Y12, K2, Y9
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y2, K2, Y3
+	VPBLENDMW       Y12, Y11, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y1, Y2
 	VPROLD          $0x08, Y9, Y11
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y1, Y5
 	VPROLD          $0x1a, Y9, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y2, Y1, Y1
 	VPXORD          Y11, Y9, Y9
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y1, Y2
-	VPROLD          $0x0a, Y9, Y11
 	VPSLLD          $0x15, 896(SI), Y8
 	VPSLLD          $0x15, 928(SI), Y15
-	VPTERNLOGD      $0x96, Y5, Y2, Y1
-	VPTERNLOGD      $0x96, Y12, Y11, Y9
+	VPROLD          $0x0a, Y1, Y2
+	VPROLD          $0x0a, Y9, Y11
 	VPSRLD          $0x0a, 896(SI), Y6
 	VPSRLD          $0x0a, 928(SI), Y13
+	VPTERNLOGD      $0x96, Y5, Y2, Y1
+	VPTERNLOGD      $0x96, Y12, Y11, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y3, Y5
 	VPROLD          $0x08, Y23, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y3, Y2
 	VPROLD          $0x1e, Y23, Y11
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y5, Y3, Y3
 	VPXORD          Y12, Y23, Y23
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y3, Y5
 	VPROLD          $0x0e, Y23, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y2, Y5, Y3
-	VPTERNLOGD      $0x96, Y11, Y12, Y23
 	VPSLLD          $0x11, 64(SI), Y8
 	VPSLLD          $0x11, 96(SI), Y15
-	VPBLENDMB       Y3, Y1, K1, Y2
-	VPBLENDMB       Y23, Y9, K1, Y11
+	VPTERNLOGD      $0x96, Y2, Y5, Y3
+	VPTERNLOGD      $0x96, Y11, Y12, Y23
 	VPSRLD          $0x0e, 64(SI), Y6
 	VPSRLD          $0x0e, 96(SI), Y13
+	VPBLENDMB       Y3, Y1, K1, Y2
+	VPBLENDMB       Y23, Y9, K1, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y1, Y3, K1, Y5
 	VPBLENDMB       Y9, Y23, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y3
 	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y2, Y1
-	VPSRLD          $0x04, Y11, Y9
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y3, Y25, Y4
-	VPSHUFB         Y23, Y25, Y10
+	VPSRLD          $0x04, Y2, Y1
+	VPSRLD          $0x04, Y11, Y9
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y1
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y9
+	VPSHUFB         Y3, Y25, Y4
+	VPSHUFB         Y23, Y25, Y10
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y1, Y26, Y4
-	VPSHUFB         Y9, Y26, Y10
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y1
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y9
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y3, Y4, Y4
-	VPXORD          Y23, Y10, Y10
+	VPSHUFB         Y1, Y26, Y4
+	VPSHUFB         Y9, Y26, Y10
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y4, Y27, Y3
-	VPSHUFB         Y10, Y27, Y23
+	VPXORD          Y3, Y4, Y4
+	VPXORD          Y23, Y10, Y10
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y1, Y1, Y1
-	VPADDB          Y9, Y9, Y9
+	VPSHUFB         Y4, Y27, Y3
+	VPSHUFB         Y10, Y27, Y23
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y1, Y3, Y3
-	VPXORD          Y9, Y23, Y23
+	VPADDB          Y1, Y1, Y1
+	VPADDB          Y9, Y9, Y9
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y2
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPXORD          Y1, Y3, Y3
+	VPXORD          Y9, Y23, Y23
 	VMOVDQA64       Y18, 256(SI)
 	VMOVDQA64       Y21, 288(SI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
 	VPSRLD          $0x04, Y5, Y5
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
@@ -39193,8 +39239,8 @@ ks16_loop:
 	VPBLENDMB       Y23, Y12, K1, Y20
 	VPBLENDMB       Y5, Y3, K1, Y3
 	VPBLENDMB       Y12, Y23, K1, Y23
-	VPRORD          $0x18, Y3, Y16
-	VPRORD          $0x18, Y23, Y19
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y23, Y19
 	VPSLLD          $0x10, 64(SI), Y5
 	VPSLLD          $0x10, 96(SI), Y12
 	VMOVDQA64       320(SI), Y8
@@ -39223,106 +39269,108 @@ ks16_loop:
 	VPTERNLOGD      $0x96, Y20, Y10, Y23
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y5, Y3, K2, Y4
-	VPBLENDMW       Y12, Y23, K2, Y10
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 576(SI), Y8
 	VPSLLD          $0x14, 608(SI), Y15
-	VPBLENDMW       Y3, Y5, K2, Y1
-	VPBLENDMW       Y23, Y12, K2, Y9
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y23, Y23
 	VPSRLD          $0x0b, 576(SI), Y6
 	VPSRLD          $0x0b, 608(SI), Y13
-	VPROLD          $0x10, Y1, Y1
-	VPROLD          $0x10, Y9, Y9
+	VPBLENDMW       Y3, Y5, K2, Y4
+	VPBLENDMW       Y23, Y12, K2, Y10
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y3, K2, Y1
+	VPBLENDMW       Y12, Y23, K2, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y4, Y3
 	VPROLD          $0x08, Y10, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y4, Y5
 	VPROLD          $0x1a, Y10, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y3, Y4, Y4
 	VPXORD          Y23, Y10, Y10
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y4, Y3
-	VPROLD          $0x0a, Y10, Y23
 	VPSLLD          $0x15, 960(SI), Y8
 	VPSLLD          $0x15, 992(SI), Y15
-	VPTERNLOGD      $0x96, Y5, Y3, Y4
-	VPTERNLOGD      $0x96, Y12, Y23, Y10
+	VPROLD          $0x0a, Y4, Y3
+	VPROLD          $0x0a, Y10, Y23
 	VPSRLD          $0x0a, 960(SI), Y6
 	VPSRLD          $0x0a, 992(SI), Y13
+	VPTERNLOGD      $0x96, Y5, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y23, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y1, Y5
 	VPROLD          $0x08, Y9, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y1, Y3
 	VPROLD          $0x1e, Y9, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y5, Y1, Y1
 	VPXORD          Y12, Y9, Y9
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y1, Y5
 	VPROLD          $0x0e, Y9, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y3, Y5, Y1
-	VPTERNLOGD      $0x96, Y23, Y12, Y9
 	VPSLLD          $0x11, 128(SI), Y8
 	VPSLLD          $0x11, 160(SI), Y15
-	VPBLENDMB       Y1, Y4, K1, Y3
-	VPBLENDMB       Y9, Y10, K1, Y23
+	VPTERNLOGD      $0x96, Y3, Y5, Y1
+	VPTERNLOGD      $0x96, Y23, Y12, Y9
 	VPSRLD          $0x0e, 128(SI), Y6
 	VPSRLD          $0x0e, 160(SI), Y13
+	VPBLENDMB       Y1, Y4, K1, Y3
+	VPBLENDMB       Y9, Y10, K1, Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y4, Y1, K1, Y5
 	VPBLENDMB       Y10, Y9, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y1
 	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y9
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y3, Y4
-	VPSRLD          $0x04, Y23, Y10
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y1, Y25, Y2
-	VPSHUFB         Y9, Y25, Y11
+	VPSRLD          $0x04, Y3, Y4
+	VPSRLD          $0x04, Y23, Y10
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y4
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y10
+	VPSHUFB         Y1, Y25, Y2
+	VPSHUFB         Y9, Y25, Y11
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y4, Y26, Y2
-	VPSHUFB         Y10, Y26, Y11
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y4
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y10
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y1, Y2, Y2
-	VPXORD          Y9, Y11, Y11
+	VPSHUFB         Y4, Y26, Y2
+	VPSHUFB         Y10, Y26, Y11
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y2, Y27, Y1
-	VPSHUFB         Y11, Y27, Y9
+	VPXORD          Y1, Y2, Y2
+	VPXORD          Y9, Y11, Y11
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y4, Y4, Y4
-	VPADDB          Y10, Y10, Y10
+	VPSHUFB         Y2, Y27, Y1
+	VPSHUFB         Y11, Y27, Y9
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y4, Y1, Y1
-	VPXORD          Y10, Y9, Y9
+	VPADDB          Y4, Y4, Y4
+	VPADDB          Y10, Y10, Y10
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPXORD          Y4, Y1, Y1
+	VPXORD          Y10, Y9, Y9
 	VMOVDQA64       Y18, 320(SI)
 	VMOVDQA64       Y21, 352(SI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
 	VPSRLD          $0x04, Y5, Y5
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
@@ -39375,8 +39423,8 @@ ks16_loop:
 	VPBLENDMB       Y9, Y12, K1, Y20
 	VPBLENDMB       Y5, Y1, K1, Y1
 	VPBLENDMB       Y12, Y9, K1, Y9
-	VPRORD          $0x18, Y1, Y16
-	VPRORD          $0x18, Y9, Y19
+	VPRORD          $0x08, Y1, Y16
+	VPRORD          $0x08, Y9, Y19
 	VPSLLD          $0x10, 128(SI), Y5
 	VPSLLD          $0x10, 160(SI), Y12
 	VMOVDQA64       384(SI), Y8
@@ -39405,106 +39453,108 @@ ks16_loop:
 	VPTERNLOGD      $0x96, Y20, Y10, Y9
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y5, Y1, K2, Y2
-	VPBLENDMW       Y12, Y9, K2, Y10
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 640(SI), Y8
 	VPSLLD          $0x14, 672(SI), Y15
-	VPBLENDMW       Y1, Y5, K2, Y4
-	VPBLENDMW       Y9, Y12, K2, Y23
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y9, Y9
 	VPSRLD          $0x0b, 640(SI), Y6
 	VPSRLD          $0x0b, 672(SI), Y13
-	VPROLD          $0x10, Y4, Y4
-	VPROLD          $0x10, Y23, Y23
+	VPBLENDMW       Y1, Y5, K2, Y2
+	VPBLENDMW       Y9, Y12, K2, Y10
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y1, K2, Y4
+	VPBLENDMW       Y12, Y9, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y2, Y1
 	VPROLD          $0x08, Y10, Y9
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y2, Y5
 	VPROLD          $0x1a, Y10, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y1, Y2, Y2
 	VPXORD          Y9, Y10, Y10
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y2, Y1
-	VPROLD          $0x0a, Y10, Y9
 	VPSLLD          $0x15, (SI), Y8
 	VPSLLD          $0x15, 32(SI), Y15
-	VPTERNLOGD      $0x96, Y5, Y1, Y2
-	VPTERNLOGD      $0x96, Y12, Y9, Y10
+	VPROLD          $0x0a, Y2, Y1
+	VPROLD          $0x0a, Y10, Y9
 	VPSRLD          $0x0a, (SI), Y6
 	VPSRLD          $0x0a, 32(SI), Y13
+	VPTERNLOGD      $0x96, Y5, Y1, Y2
+	VPTERNLOGD      $0x96, Y12, Y9, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y4, Y5
 	VPROLD          $0x08, Y23, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y4, Y1
 	VPROLD          $0x1e, Y23, Y9
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y5, Y4, Y4
 	VPXORD          Y12, Y23, Y23
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y4, Y5
 	VPROLD          $0x0e, Y23, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y1, Y5, Y4
-	VPTERNLOGD      $0x96, Y9, Y12, Y23
 	VPSLLD          $0x11, 192(SI), Y8
 	VPSLLD          $0x11, 224(SI), Y15
-	VPBLENDMB       Y4, Y2, K1, Y1
-	VPBLENDMB       Y23, Y10, K1, Y9
+	VPTERNLOGD      $0x96, Y1, Y5, Y4
+	VPTERNLOGD      $0x96, Y9, Y12, Y23
 	VPSRLD          $0x0e, 192(SI), Y6
 	VPSRLD          $0x0e, 224(SI), Y13
+	VPBLENDMB       Y4, Y2, K1, Y1
+	VPBLENDMB       Y23, Y10, K1, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y2, Y4, K1, Y5
 	VPBLENDMB       Y10, Y23, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
 	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y1, Y2
-	VPSRLD          $0x04, Y9, Y10
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y4, Y25, Y3
-	VPSHUFB         Y23, Y25, Y11
+	VPSRLD          $0x04, Y1, Y2
+	VPSRLD          $0x04, Y9, Y10
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y2
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y10
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y23, Y25, Y11
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y2, Y26, Y3
-	VPSHUFB         Y10, Y26, Y11
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y10
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y4, Y3, Y3
-	VPXORD          Y23, Y11, Y11
+	VPSHUFB         Y2, Y26, Y3
+	VPSHUFB         Y10, Y26, Y11
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y3, Y27, Y4
-	VPSHUFB         Y11, Y27, Y23
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y23, Y11, Y11
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y2, Y2, Y2
-	VPADDB          Y10, Y10, Y10
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y11, Y27, Y23
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y2, Y4, Y4
-	VPXORD          Y10, Y23, Y23
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y10, Y10, Y10
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPXORD          Y2, Y4, Y4
+	VPXORD          Y10, Y23, Y23
 	VMOVDQA64       Y18, 384(SI)
 	VMOVDQA64       Y21, 416(SI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
 	VPSRLD          $0x04, Y5, Y5
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
@@ -39557,8 +39607,8 @@ ks16_loop:
 	VPBLENDMB       Y23, Y12, K1, Y20
 	VPBLENDMB       Y5, Y4, K1, Y4
 	VPBLENDMB       Y12, Y23, K1, Y23
-	VPRORD          $0x18, Y4, Y16
-	VPRORD          $0x18, Y23, Y19
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y23, Y19
 	VPSLLD          $0x10, 192(SI), Y5
 	VPSLLD          $0x10, 224(SI), Y12
 	VMOVDQA64       448(SI), Y8
@@ -39587,106 +39637,108 @@ ks16_loop:
 	VPTERNLOGD      $0x96, Y20, Y11, Y23
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y5, Y4, K2, Y3
-	VPBLENDMW       Y12, Y23, K2, Y11
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 704(SI), Y8
 	VPSLLD          $0x14, 736(SI), Y15
-	VPBLENDMW       Y4, Y5, K2, Y2
-	VPBLENDMW       Y23, Y12, K2, Y10
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y23, Y23
 	VPSRLD          $0x0b, 704(SI), Y6
 	VPSRLD          $0x0b, 736(SI), Y13
-	VPROLD          $0x10, Y2, Y2
-	VPROLD          $0x10, Y10, Y10
+	VPBLENDMW       Y4, Y5, K2, Y3
+	VPBLENDMW       Y23, Y12, K2, Y11
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y4, K2, Y2
+	VPBLENDMW       Y12, Y23, K2, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y3, Y4
 	VPROLD          $0x08, Y11, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y3, Y5
 	VPROLD          $0x1a, Y11, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y4, Y3, Y3
 	VPXORD          Y23, Y11, Y11
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y3, Y4
-	VPROLD          $0x0a, Y11, Y23
 	VPSLLD          $0x15, 64(SI), Y8
 	VPSLLD          $0x15, 96(SI), Y15
-	VPTERNLOGD      $0x96, Y5, Y4, Y3
-	VPTERNLOGD      $0x96, Y12, Y23, Y11
+	VPROLD          $0x0a, Y3, Y4
+	VPROLD          $0x0a, Y11, Y23
 	VPSRLD          $0x0a, 64(SI), Y6
 	VPSRLD          $0x0a, 96(SI), Y13
+	VPTERNLOGD      $0x96, Y5, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y23, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y2, Y5
 	VPROLD          $0x08, Y10, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y2, Y4
 	VPROLD          $0x1e, Y10, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y5, Y2, Y2
 	VPXORD          Y12, Y10, Y10
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y2, Y5
 	VPROLD          $0x0e, Y10, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y4, Y5, Y2
-	VPTERNLOGD      $0x96, Y23, Y12, Y10
 	VPSLLD          $0x11, 256(SI), Y8
 	VPSLLD          $0x11, 288(SI), Y15
-	VPBLENDMB       Y2, Y3, K1, Y4
-	VPBLENDMB       Y10, Y11, K1, Y23
+	VPTERNLOGD      $0x96, Y4, Y5, Y2
+	VPTERNLOGD      $0x96, Y23, Y12, Y10
 	VPSRLD          $0x0e, 256(SI), Y6
 	VPSRLD          $0x0e, 288(SI), Y13
+	VPBLENDMB       Y2, Y3, K1, Y4
+	VPBLENDMB       Y10, Y11, K1, Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y3, Y2, K1, Y5
 	VPBLENDMB       Y11, Y10, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y2
 	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y10
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y4, Y3
-	VPSRLD          $0x04, Y23, Y11
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y2, Y25, Y1
-	VPSHUFB         Y10, Y25, Y9
+	VPSRLD          $0x04, Y4, Y3
+	VPSRLD          $0x04, Y23, Y11
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y1, Y3
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y11
+	VPSHUFB         Y2, Y25, Y1
+	VPSHUFB         Y10, Y25, Y9
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y3, Y26, Y1
-	VPSHUFB         Y11, Y26, Y9
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y1, Y3
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y11
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y2, Y1, Y1
-	VPXORD          Y10, Y9, Y9
+	VPSHUFB         Y3, Y26, Y1
+	VPSHUFB         Y11, Y26, Y9
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y1, Y27, Y2
-	VPSHUFB         Y9, Y27, Y10
+	VPXORD          Y2, Y1, Y1
+	VPXORD          Y10, Y9, Y9
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y3, Y3, Y3
-	VPADDB          Y11, Y11, Y11
+	VPSHUFB         Y1, Y27, Y2
+	VPSHUFB         Y9, Y27, Y10
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y3, Y2, Y2
-	VPXORD          Y11, Y10, Y10
+	VPADDB          Y3, Y3, Y3
+	VPADDB          Y11, Y11, Y11
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPXORD          Y3, Y2, Y2
+	VPXORD          Y11, Y10, Y10
 	VMOVDQA64       Y18, 448(SI)
 	VMOVDQA64       Y21, 480(SI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
 	VPSRLD          $0x04, Y5, Y5
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
@@ -39739,8 +39791,8 @@ ks16_loop:
 	VPBLENDMB       Y10, Y12, K1, Y20
 	VPBLENDMB       Y5, Y2, K1, Y2
 	VPBLENDMB       Y12, Y10, K1, Y10
-	VPRORD          $0x18, Y2, Y16
-	VPRORD          $0x18, Y10, Y19
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y10, Y19
 	VPSLLD          $0x10, 256(SI), Y5
 	VPSLLD          $0x10, 288(SI), Y12
 	VMOVDQA64       512(SI), Y8
@@ -39769,106 +39821,108 @@ ks16_loop:
 	VPTERNLOGD      $0x96, Y20, Y11, Y10
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y5, Y2, K2, Y1
-	VPBLENDMW       Y12, Y10, K2, Y11
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 768(SI), Y8
 	VPSLLD          $0x14, 800(SI), Y15
-	VPBLENDMW       Y2, Y5, K2, Y3
-	VPBLENDMW       Y10, Y12, K2, Y23
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y10, Y10
 	VPSRLD          $0x0b, 768(SI), Y6
 	VPSRLD          $0x0b, 800(SI), Y13
-	VPROLD          $0x10, Y3, Y3
-	VPROLD          $0x10, Y23, Y23
+	VPBLENDMW       Y2, Y5, K2, Y1
+	VPBLENDMW       Y10, Y12, K2, Y11
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y2, K2, Y3
+	VPBLENDMW       Y12, Y10, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y1, Y2
 	VPROLD          $0x08, Y11, Y10
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y1, Y5
 	VPROLD          $0x1a, Y11, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y2, Y1, Y1
 	VPXORD          Y10, Y11, Y11
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y1, Y2
-	VPROLD          $0x0a, Y11, Y10
 	VPSLLD          $0x15, 128(SI), Y8
 	VPSLLD          $0x15, 160(SI), Y15
-	VPTERNLOGD      $0x96, Y5, Y2, Y1
-	VPTERNLOGD      $0x96, Y12, Y10, Y11
+	VPROLD          $0x0a, Y1, Y2
+	VPROLD          $0x0a, Y11, Y10
 	VPSRLD          $0x0a, 128(SI), Y6
 	VPSRLD          $0x0a, 160(SI), Y13
+	VPTERNLOGD      $0x96, Y5, Y2, Y1
+	VPTERNLOGD      $0x96, Y12, Y10, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y3, Y5
 	VPROLD          $0x08, Y23, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y3, Y2
 	VPROLD          $0x1e, Y23, Y10
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y5, Y3, Y3
 	VPXORD          Y12, Y23, Y23
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y3, Y5
 	VPROLD          $0x0e, Y23, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y2, Y5, Y3
-	VPTERNLOGD      $0x96, Y10, Y12, Y23
 	VPSLLD          $0x11, 320(SI), Y8
 	VPSLLD          $0x11, 352(SI), Y15
-	VPBLENDMB       Y3, Y1, K1, Y2
-	VPBLENDMB       Y23, Y11, K1, Y10
+	VPTERNLOGD      $0x96, Y2, Y5, Y3
+	VPTERNLOGD      $0x96, Y10, Y12, Y23
 	VPSRLD          $0x0e, 320(SI), Y6
 	VPSRLD          $0x0e, 352(SI), Y13
+	VPBLENDMB       Y3, Y1, K1, Y2
+	VPBLENDMB       Y23, Y11, K1, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y1, Y3, K1, Y5
 	VPBLENDMB       Y11, Y23, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y3
 	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y2, Y1
-	VPSRLD          $0x04, Y10, Y11
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y3, Y25, Y4
-	VPSHUFB         Y23, Y25, Y9
+	VPSRLD          $0x04, Y2, Y1
+	VPSRLD          $0x04, Y10, Y11
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y1
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y11
+	VPSHUFB         Y3, Y25, Y4
+	VPSHUFB         Y23, Y25, Y9
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y1, Y26, Y4
-	VPSHUFB         Y11, Y26, Y9
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y1
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y11
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y3, Y4, Y4
-	VPXORD          Y23, Y9, Y9
+	VPSHUFB         Y1, Y26, Y4
+	VPSHUFB         Y11, Y26, Y9
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y4, Y27, Y3
-	VPSHUFB         Y9, Y27, Y23
+	VPXORD          Y3, Y4, Y4
+	VPXORD          Y23, Y9, Y9
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y1, Y1, Y1
-	VPADDB          Y11, Y11, Y11
+	VPSHUFB         Y4, Y27, Y3
+	VPSHUFB         Y9, Y27, Y23
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y1, Y3, Y3
-	VPXORD          Y11, Y23, Y23
+	VPADDB          Y1, Y1, Y1
+	VPADDB          Y11, Y11, Y11
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y2
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPXORD          Y1, Y3, Y3
+	VPXORD          Y11, Y23, Y23
 	VMOVDQA64       Y18, 512(SI)
 	VMOVDQA64       Y21, 544(SI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
 	VPSRLD          $0x04, Y5, Y5
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
@@ -39921,8 +39975,8 @@ ks16_loop:
 	VPBLENDMB       Y23, Y12, K1, Y20
 	VPBLENDMB       Y5, Y3, K1, Y3
 	VPBLENDMB       Y12, Y23, K1, Y23
-	VPRORD          $0x18, Y3, Y16
-	VPRORD          $0x18, Y23, Y19
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y23, Y19
 	VPSLLD          $0x10, 320(SI), Y5
 	VPSLLD          $0x10, 352(SI), Y12
 	VMOVDQA64       576(SI), Y8
@@ -39951,106 +40005,108 @@ ks16_loop:
 	VPTERNLOGD      $0x96, Y20, Y9, Y23
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y5, Y3, K2, Y4
-	VPBLENDMW       Y12, Y23, K2, Y9
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 832(SI), Y8
 	VPSLLD          $0x14, 864(SI), Y15
-	VPBLENDMW       Y3, Y5, K2, Y1
-	VPBLENDMW       Y23, Y12, K2, Y11
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y23, Y23
 	VPSRLD          $0x0b, 832(SI), Y6
 	VPSRLD          $0x0b, 864(SI), Y13
-	VPROLD          $0x10, Y1, Y1
-	VPROLD          $0x10, Y11, Y11
+	VPBLENDMW       Y3, Y5, K2, Y4
+	VPBLENDMW       Y23, Y12, K2, Y9
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y3, K2, Y1
+	VPBLENDMW       Y12, Y23, K2, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y4, Y3
 	VPROLD          $0x08, Y9, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y4, Y5
 	VPROLD          $0x1a, Y9, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y3, Y4, Y4
 	VPXORD          Y23, Y9, Y9
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y4, Y3
-	VPROLD          $0x0a, Y9, Y23
 	VPSLLD          $0x15, 192(SI), Y8
 	VPSLLD          $0x15, 224(SI), Y15
-	VPTERNLOGD      $0x96, Y5, Y3, Y4
-	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPROLD          $0x0a, Y4, Y3
+	VPROLD          $0x0a, Y9, Y23
 	VPSRLD          $0x0a, 192(SI), Y6
 	VPSRLD          $0x0a, 224(SI), Y13
+	VPTERNLOGD      $0x96, Y5, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y1, Y5
 	VPROLD          $0x08, Y11, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y1, Y3
 	VPROLD          $0x1e, Y11, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y5, Y1, Y1
 	VPXORD          Y12, Y11, Y11
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y1, Y5
 	VPROLD          $0x0e, Y11, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y3, Y5, Y1
-	VPTERNLOGD      $0x96, Y23, Y12, Y11
 	VPSLLD          $0x11, 384(SI), Y8
 	VPSLLD          $0x11, 416(SI), Y15
-	VPBLENDMB       Y1, Y4, K1, Y3
-	VPBLENDMB       Y11, Y9, K1, Y23
+	VPTERNLOGD      $0x96, Y3, Y5, Y1
+	VPTERNLOGD      $0x96, Y23, Y12, Y11
 	VPSRLD          $0x0e, 384(SI), Y6
 	VPSRLD          $0x0e, 416(SI), Y13
+	VPBLENDMB       Y1, Y4, K1, Y3
+	VPBLENDMB       Y11, Y9, K1, Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y4, Y1, K1, Y5
 	VPBLENDMB       Y9, Y11, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y1
 	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y11
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y3, Y4
-	VPSRLD          $0x04, Y23, Y9
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y1, Y25, Y2
-	VPSHUFB         Y11, Y25, Y10
+	VPSRLD          $0x04, Y3, Y4
+	VPSRLD          $0x04, Y23, Y9
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y4
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y9
+	VPSHUFB         Y1, Y25, Y2
+	VPSHUFB         Y11, Y25, Y10
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y4, Y26, Y2
-	VPSHUFB         Y9, Y26, Y10
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y4
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y9
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y1, Y2, Y2
-	VPXORD          Y11, Y10, Y10
+	VPSHUFB         Y4, Y26, Y2
+	VPSHUFB         Y9, Y26, Y10
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y2, Y27, Y1
-	VPSHUFB         Y10, Y27, Y11
+	VPXORD          Y1, Y2, Y2
+	VPXORD          Y11, Y10, Y10
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y4, Y4, Y4
-	VPADDB          Y9, Y9, Y9
+	VPSHUFB         Y2, Y27, Y1
+	VPSHUFB         Y10, Y27, Y11
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y4, Y1, Y1
-	VPXORD          Y9, Y11, Y11
+	VPADDB          Y4, Y4, Y4
+	VPADDB          Y9, Y9, Y9
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPXORD          Y4, Y1, Y1
+	VPXORD          Y9, Y11, Y11
 	VMOVDQA64       Y18, 576(SI)
 	VMOVDQA64       Y21, 608(SI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
 	VPSRLD          $0x04, Y5, Y5
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
@@ -40103,8 +40159,8 @@ ks16_loop:
 	VPBLENDMB       Y11, Y12, K1, Y20
 	VPBLENDMB       Y5, Y1, K1, Y1
 	VPBLENDMB       Y12, Y11, K1, Y11
-	VPRORD          $0x18, Y1, Y16
-	VPRORD          $0x18, Y11, Y19
+	VPRORD          $0x08, Y1, Y16
+	VPRORD          $0x08, Y11, Y19
 	VPSLLD          $0x10, 384(SI), Y5
 	VPSLLD          $0x10, 416(SI), Y12
 	VMOVDQA64       640(SI), Y8
@@ -40133,106 +40189,108 @@ ks16_loop:
 	VPTERNLOGD      $0x96, Y20, Y9, Y11
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y5, Y1, K2, Y2
-	VPBLENDMW       Y12, Y11, K2, Y9
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 896(SI), Y8
 	VPSLLD          $0x14, 928(SI), Y15
-	VPBLENDMW       Y1, Y5, K2, Y4
-	VPBLENDMW       Y11, Y12, K2, Y23
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y11, Y11
 	VPSRLD          $0x0b, 896(SI), Y6
 	VPSRLD          $0x0b, 928(SI), Y13
-	VPROLD          $0x10, Y4, Y4
-	VPROLD          $0x10, Y23, Y23
+	VPBLENDMW       Y1, Y5, K2, Y2
+	VPBLENDMW       Y11, Y12, K2, Y9
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y1, K2, Y4
+	VPBLENDMW       Y12, Y11, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y2, Y1
 	VPROLD          $0x08, Y9, Y11
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y2, Y5
 	VPROLD          $0x1a, Y9, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y1, Y2, Y2
 	VPXORD          Y11, Y9, Y9
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y2, Y1
-	VPROLD          $0x0a, Y9, Y11
 	VPSLLD          $0x15, 256(SI), Y8
 	VPSLLD          $0x15, 288(SI), Y15
-	VPTERNLOGD      $0x96, Y5, Y1, Y2
-	VPTERNLOGD      $0x96, Y12, Y11, Y9
+	VPROLD          $0x0a, Y2, Y1
+	VPROLD          $0x0a, Y9, Y11
 	VPSRLD          $0x0a, 256(SI), Y6
 	VPSRLD          $0x0a, 288(SI), Y13
+	VPTERNLOGD      $0x96, Y5, Y1, Y2
+	VPTERNLOGD      $0x96, Y12, Y11, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y4, Y5
 	VPROLD          $0x08, Y23, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y4, Y1
 	VPROLD          $0x1e, Y23, Y11
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y5, Y4, Y4
 	VPXORD          Y12, Y23, Y23
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y4, Y5
 	VPROLD          $0x0e, Y23, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y1, Y5, Y4
-	VPTERNLOGD      $0x96, Y11, Y12, Y23
 	VPSLLD          $0x11, 448(SI), Y8
 	VPSLLD          $0x11, 480(SI), Y15
-	VPBLENDMB       Y4, Y2, K1, Y1
-	VPBLENDMB       Y23, Y9, K1, Y11
+	VPTERNLOGD      $0x96, Y1, Y5, Y4
+	VPTERNLOGD      $0x96, Y11, Y12, Y23
 	VPSRLD          $0x0e, 448(SI), Y6
 	VPSRLD          $0x0e, 480(SI), Y13
+	VPBLENDMB       Y4, Y2, K1, Y1
+	VPBLENDMB       Y23, Y9, K1, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y2, Y4, K1, Y5
 	VPBLENDMB       Y9, Y23, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
 	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y1, Y2
-	VPSRLD          $0x04, Y11, Y9
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y4, Y25, Y3
-	VPSHUFB         Y23, Y25, Y10
+	VPSRLD          $0x04, Y1, Y2
+	VPSRLD          $0x04, Y11, Y9
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y2
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y9
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y23, Y25, Y10
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y2, Y26, Y3
-	VPSHUFB         Y9, Y26, Y10
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y9
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y4, Y3, Y3
-	VPXORD          Y23, Y10, Y10
+	VPSHUFB         Y2, Y26, Y3
+	VPSHUFB         Y9, Y26, Y10
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y3, Y27, Y4
-	VPSHUFB         Y10, Y27, Y23
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y23, Y10, Y10
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y2, Y2, Y2
-	VPADDB          Y9, Y9, Y9
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y10, Y27, Y23
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y2, Y4, Y4
-	VPXORD          Y9, Y23, Y23
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y9, Y9, Y9
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPXORD          Y2, Y4, Y4
+	VPXORD          Y9, Y23, Y23
 	VMOVDQA64       Y18, 640(SI)
 	VMOVDQA64       Y21, 672(SI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
 	VPSRLD          $0x04, Y5, Y5
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
@@ -40285,8 +40343,8 @@ ks16_loop:
 	VPBLENDMB       Y23, Y12, K1, Y20
 	VPBLENDMB       Y5, Y4, K1, Y4
 	VPBLENDMB       Y12, Y23, K1, Y23
-	VPRORD          $0x18, Y4, Y16
-	VPRORD          $0x18, Y23, Y19
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y23, Y19
 	VPSLLD          $0x10, 448(SI), Y5
 	VPSLLD          $0x10, 480(SI), Y12
 	VMOVDQA64       704(SI), Y8
@@ -40315,106 +40373,108 @@ ks16_loop:
 	VPTERNLOGD      $0x96, Y20, Y10, Y23
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y5, Y4, K2, Y3
-	VPBLENDMW       Y12, Y23, K2, Y10
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 960(SI), Y8
 	VPSLLD          $0x14, 992(SI), Y15
-	VPBLENDMW       Y4, Y5, K2, Y2
-	VPBLENDMW       Y23, Y12, K2, Y9
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y23, Y23
 	VPSRLD          $0x0b, 960(SI), Y6
 	VPSRLD          $0x0b, 992(SI), Y13
-	VPROLD          $0x10, Y2, Y2
-	VPROLD          $0x10, Y9, Y9
+	VPBLENDMW       Y4, Y5, K2, Y3
+	VPBLENDMW       Y23, Y12, K2, Y10
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y4, K2, Y2
+	VPBLENDMW       Y12, Y23, K2, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y3, Y4
 	VPROLD          $0x08, Y10, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y3, Y5
 	VPROLD          $0x1a, Y10, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y4, Y3, Y3
 	VPXORD          Y23, Y10, Y10
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y3, Y4
-	VPROLD          $0x0a, Y10, Y23
 	VPSLLD          $0x15, 320(SI), Y8
 	VPSLLD          $0x15, 352(SI), Y15
-	VPTERNLOGD      $0x96, Y5, Y4, Y3
-	VPTERNLOGD      $0x96, Y12, Y23, Y10
+	VPROLD          $0x0a, Y3, Y4
+	VPROLD          $0x0a, Y10, Y23
 	VPSRLD          $0x0a, 320(SI), Y6
 	VPSRLD          $0x0a, 352(SI), Y13
+	VPTERNLOGD      $0x96, Y5, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y23, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y2, Y5
 	VPROLD          $0x08, Y9, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y2, Y4
 	VPROLD          $0x1e, Y9, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y5, Y2, Y2
 	VPXORD          Y12, Y9, Y9
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y2, Y5
 	VPROLD          $0x0e, Y9, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y4, Y5, Y2
-	VPTERNLOGD      $0x96, Y23, Y12, Y9
 	VPSLLD          $0x11, 512(SI), Y8
 	VPSLLD          $0x11, 544(SI), Y15
-	VPBLENDMB       Y2, Y3, K1, Y4
-	VPBLENDMB       Y9, Y10, K1, Y23
+	VPTERNLOGD      $0x96, Y4, Y5, Y2
+	VPTERNLOGD      $0x96, Y23, Y12, Y9
 	VPSRLD          $0x0e, 512(SI), Y6
 	VPSRLD          $0x0e, 544(SI), Y13
+	VPBLENDMB       Y2, Y3, K1, Y4
+	VPBLENDMB       Y9, Y10, K1, Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y3, Y2, K1, Y5
 	VPBLENDMB       Y10, Y9, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y2
 	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y9
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y4, Y3
-	VPSRLD          $0x04, Y23, Y10
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y2, Y25, Y1
-	VPSHUFB         Y9, Y25, Y11
+	VPSRLD          $0x04, Y4, Y3
+	VPSRLD          $0x04, Y23, Y10
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y1, Y3
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y10
+	VPSHUFB         Y2, Y25, Y1
+	VPSHUFB         Y9, Y25, Y11
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y3, Y26, Y1
-	VPSHUFB         Y10, Y26, Y11
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y1, Y3
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y10
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y2, Y1, Y1
-	VPXORD          Y9, Y11, Y11
+	VPSHUFB         Y3, Y26, Y1
+	VPSHUFB         Y10, Y26, Y11
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y1, Y27, Y2
-	VPSHUFB         Y11, Y27, Y9
+	VPXORD          Y2, Y1, Y1
+	VPXORD          Y9, Y11, Y11
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y3, Y3, Y3
-	VPADDB          Y10, Y10, Y10
+	VPSHUFB         Y1, Y27, Y2
+	VPSHUFB         Y11, Y27, Y9
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y3, Y2, Y2
-	VPXORD          Y10, Y9, Y9
+	VPADDB          Y3, Y3, Y3
+	VPADDB          Y10, Y10, Y10
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPXORD          Y3, Y2, Y2
+	VPXORD          Y10, Y9, Y9
 	VMOVDQA64       Y18, 704(SI)
 	VMOVDQA64       Y21, 736(SI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
 	VPSRLD          $0x04, Y5, Y5
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
@@ -40467,8 +40527,8 @@ ks16_loop:
 	VPBLENDMB       Y9, Y12, K1, Y20
 	VPBLENDMB       Y5, Y2, K1, Y2
 	VPBLENDMB       Y12, Y9, K1, Y9
-	VPRORD          $0x18, Y2, Y16
-	VPRORD          $0x18, Y9, Y19
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y9, Y19
 	VPSLLD          $0x10, 512(SI), Y5
 	VPSLLD          $0x10, 544(SI), Y12
 	VMOVDQA64       768(SI), Y8
@@ -40497,106 +40557,108 @@ ks16_loop:
 	VPTERNLOGD      $0x96, Y20, Y10, Y9
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y5, Y2, K2, Y1
-	VPBLENDMW       Y12, Y9, K2, Y10
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, (SI), Y8
 	VPSLLD          $0x14, 32(SI), Y15
-	VPBLENDMW       Y2, Y5, K2, Y3
-	VPBLENDMW       Y9, Y12, K2, Y23
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y9, Y9
 	VPSRLD          $0x0b, (SI), Y6
 	VPSRLD          $0x0b, 32(SI), Y13
-	VPROLD          $0x10, Y3, Y3
-	VPROLD          $0x10, Y23, Y23
+	VPBLENDMW       Y2, Y5, K2, Y1
+	VPBLENDMW       Y9, Y12, K2, Y10
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y2, K2, Y3
+	VPBLENDMW       Y12, Y9, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y1, Y2
 	VPROLD          $0x08, Y10, Y9
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y1, Y5
 	VPROLD          $0x1a, Y10, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y2, Y1, Y1
 	VPXORD          Y9, Y10, Y10
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y1, Y2
-	VPROLD          $0x0a, Y10, Y9
 	VPSLLD          $0x15, 384(SI), Y8
 	VPSLLD          $0x15, 416(SI), Y15
-	VPTERNLOGD      $0x96, Y5, Y2, Y1
-	VPTERNLOGD      $0x96, Y12, Y9, Y10
+	VPROLD          $0x0a, Y1, Y2
+	VPROLD          $0x0a, Y10, Y9
 	VPSRLD          $0x0a, 384(SI), Y6
 	VPSRLD          $0x0a, 416(SI), Y13
+	VPTERNLOGD      $0x96, Y5, Y2, Y1
+	VPTERNLOGD      $0x96, Y12, Y9, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y3, Y5
 	VPROLD          $0x08, Y23, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y3, Y2
 	VPROLD          $0x1e, Y23, Y9
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y5, Y3, Y3
 	VPXORD          Y12, Y23, Y23
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y3, Y5
 	VPROLD          $0x0e, Y23, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y2, Y5, Y3
-	VPTERNLOGD      $0x96, Y9, Y12, Y23
 	VPSLLD          $0x11, 576(SI), Y8
 	VPSLLD          $0x11, 608(SI), Y15
-	VPBLENDMB       Y3, Y1, K1, Y2
-	VPBLENDMB       Y23, Y10, K1, Y9
+	VPTERNLOGD      $0x96, Y2, Y5, Y3
+	VPTERNLOGD      $0x96, Y9, Y12, Y23
 	VPSRLD          $0x0e, 576(SI), Y6
 	VPSRLD          $0x0e, 608(SI), Y13
+	VPBLENDMB       Y3, Y1, K1, Y2
+	VPBLENDMB       Y23, Y10, K1, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y1, Y3, K1, Y5
 	VPBLENDMB       Y10, Y23, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y3
 	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y2, Y1
-	VPSRLD          $0x04, Y9, Y10
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y3, Y25, Y4
-	VPSHUFB         Y23, Y25, Y11
+	VPSRLD          $0x04, Y2, Y1
+	VPSRLD          $0x04, Y9, Y10
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y1
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y10
+	VPSHUFB         Y3, Y25, Y4
+	VPSHUFB         Y23, Y25, Y11
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y1, Y26, Y4
-	VPSHUFB         Y10, Y26, Y11
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y1
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y10
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y3, Y4, Y4
-	VPXORD          Y23, Y11, Y11
+	VPSHUFB         Y1, Y26, Y4
+	VPSHUFB         Y10, Y26, Y11
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y4, Y27, Y3
-	VPSHUFB         Y11, Y27, Y23
+	VPXORD          Y3, Y4, Y4
+	VPXORD          Y23, Y11, Y11
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y1, Y1, Y1
-	VPADDB          Y10, Y10, Y10
+	VPSHUFB         Y4, Y27, Y3
+	VPSHUFB         Y11, Y27, Y23
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y1, Y3, Y3
-	VPXORD          Y10, Y23, Y23
+	VPADDB          Y1, Y1, Y1
+	VPADDB          Y10, Y10, Y10
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y2
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPXORD          Y1, Y3, Y3
+	VPXORD          Y10, Y23, Y23
 	VMOVDQA64       Y18, 768(SI)
 	VMOVDQA64       Y21, 800(SI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
 	VPSRLD          $0x04, Y5, Y5
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
@@ -40649,8 +40711,8 @@ ks16_loop:
 	VPBLENDMB       Y23, Y12, K1, Y20
 	VPBLENDMB       Y5, Y3, K1, Y3
 	VPBLENDMB       Y12, Y23, K1, Y23
-	VPRORD          $0x18, Y3, Y16
-	VPRORD          $0x18, Y23, Y19
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y23, Y19
 	VPSLLD          $0x10, 576(SI), Y5
 	VPSLLD          $0x10, 608(SI), Y12
 	VMOVDQA64       832(SI), Y8
@@ -40679,106 +40741,108 @@ ks16_loop:
 	VPTERNLOGD      $0x96, Y20, Y11, Y23
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y5, Y3, K2, Y4
-	VPBLENDMW       Y12, Y23, K2, Y11
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 64(SI), Y8
 	VPSLLD          $0x14, 96(SI), Y15
-	VPBLENDMW       Y3, Y5, K2, Y1
-	VPBLENDMW       Y23, Y12, K2, Y10
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y23, Y23
 	VPSRLD          $0x0b, 64(SI), Y6
 	VPSRLD          $0x0b, 96(SI), Y13
-	VPROLD          $0x10, Y1, Y1
-	VPROLD          $0x10, Y10, Y10
+	VPBLENDMW       Y3, Y5, K2, Y4
+	VPBLENDMW       Y23, Y12, K2, Y11
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y3, K2, Y1
+	VPBLENDMW       Y12, Y23, K2, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y4, Y3
 	VPROLD          $0x08, Y11, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y4, Y5
 	VPROLD          $0x1a, Y11, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y3, Y4, Y4
 	VPXORD          Y23, Y11, Y11
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y4, Y3
-	VPROLD          $0x0a, Y11, Y23
 	VPSLLD          $0x15, 448(SI), Y8
 	VPSLLD          $0x15, 480(SI), Y15
-	VPTERNLOGD      $0x96, Y5, Y3, Y4
-	VPTERNLOGD      $0x96, Y12, Y23, Y11
+	VPROLD          $0x0a, Y4, Y3
+	VPROLD          $0x0a, Y11, Y23
 	VPSRLD          $0x0a, 448(SI), Y6
 	VPSRLD          $0x0a, 480(SI), Y13
+	VPTERNLOGD      $0x96, Y5, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y23, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y1, Y5
 	VPROLD          $0x08, Y10, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y1, Y3
 	VPROLD          $0x1e, Y10, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y5, Y1, Y1
 	VPXORD          Y12, Y10, Y10
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y1, Y5
 	VPROLD          $0x0e, Y10, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y3, Y5, Y1
-	VPTERNLOGD      $0x96, Y23, Y12, Y10
 	VPSLLD          $0x11, 640(SI), Y8
 	VPSLLD          $0x11, 672(SI), Y15
-	VPBLENDMB       Y1, Y4, K1, Y3
-	VPBLENDMB       Y10, Y11, K1, Y23
+	VPTERNLOGD      $0x96, Y3, Y5, Y1
+	VPTERNLOGD      $0x96, Y23, Y12, Y10
 	VPSRLD          $0x0e, 640(SI), Y6
 	VPSRLD          $0x0e, 672(SI), Y13
+	VPBLENDMB       Y1, Y4, K1, Y3
+	VPBLENDMB       Y10, Y11, K1, Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y4, Y1, K1, Y5
 	VPBLENDMB       Y11, Y10, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y1
 	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y10
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y3, Y4
-	VPSRLD          $0x04, Y23, Y11
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y1, Y25, Y2
-	VPSHUFB         Y10, Y25, Y9
+	VPSRLD          $0x04, Y3, Y4
+	VPSRLD          $0x04, Y23, Y11
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y4
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y11
+	VPSHUFB         Y1, Y25, Y2
+	VPSHUFB         Y10, Y25, Y9
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y4, Y26, Y2
-	VPSHUFB         Y11, Y26, Y9
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y4
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y11
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y1, Y2, Y2
-	VPXORD          Y10, Y9, Y9
+	VPSHUFB         Y4, Y26, Y2
+	VPSHUFB         Y11, Y26, Y9
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y2, Y27, Y1
-	VPSHUFB         Y9, Y27, Y10
+	VPXORD          Y1, Y2, Y2
+	VPXORD          Y10, Y9, Y9
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y4, Y4, Y4
-	VPADDB          Y11, Y11, Y11
+	VPSHUFB         Y2, Y27, Y1
+	VPSHUFB         Y9, Y27, Y10
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y4, Y1, Y1
-	VPXORD          Y11, Y10, Y10
+	VPADDB          Y4, Y4, Y4
+	VPADDB          Y11, Y11, Y11
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPXORD          Y4, Y1, Y1
+	VPXORD          Y11, Y10, Y10
 	VMOVDQA64       Y18, 832(SI)
 	VMOVDQA64       Y21, 864(SI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
 	VPSRLD          $0x04, Y5, Y5
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
@@ -40831,8 +40895,8 @@ ks16_loop:
 	VPBLENDMB       Y10, Y12, K1, Y20
 	VPBLENDMB       Y5, Y1, K1, Y1
 	VPBLENDMB       Y12, Y10, K1, Y10
-	VPRORD          $0x18, Y1, Y16
-	VPRORD          $0x18, Y10, Y19
+	VPRORD          $0x08, Y1, Y16
+	VPRORD          $0x08, Y10, Y19
 	VPSLLD          $0x10, 640(SI), Y5
 	VPSLLD          $0x10, 672(SI), Y12
 	VMOVDQA64       896(SI), Y8
@@ -40861,106 +40925,108 @@ ks16_loop:
 	VPTERNLOGD      $0x96, Y20, Y11, Y10
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y5, Y1, K2, Y2
-	VPBLENDMW       Y12, Y10, K2, Y11
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 128(SI), Y8
 	VPSLLD          $0x14, 160(SI), Y15
-	VPBLENDMW       Y1, Y5, K2, Y4
-	VPBLENDMW       Y10, Y12, K2, Y23
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y10, Y10
 	VPSRLD          $0x0b, 128(SI), Y6
 	VPSRLD          $0x0b, 160(SI), Y13
-	VPROLD          $0x10, Y4, Y4
-	VPROLD          $0x10, Y23, Y23
+	VPBLENDMW       Y1, Y5, K2, Y2
+	VPBLENDMW       Y10, Y12, K2, Y11
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y1, K2, Y4
+	VPBLENDMW       Y12, Y10, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y2, Y1
 	VPROLD          $0x08, Y11, Y10
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y2, Y5
 	VPROLD          $0x1a, Y11, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y1, Y2, Y2
 	VPXORD          Y10, Y11, Y11
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y2, Y1
-	VPROLD          $0x0a, Y11, Y10
 	VPSLLD          $0x15, 512(SI), Y8
 	VPSLLD          $0x15, 544(SI), Y15
-	VPTERNLOGD      $0x96, Y5, Y1, Y2
-	VPTERNLOGD      $0x96, Y12, Y10, Y11
+	VPROLD          $0x0a, Y2, Y1
+	VPROLD          $0x0a, Y11, Y10
 	VPSRLD          $0x0a, 512(SI), Y6
 	VPSRLD          $0x0a, 544(SI), Y13
+	VPTERNLOGD      $0x96, Y5, Y1, Y2
+	VPTERNLOGD      $0x96, Y12, Y10, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y4, Y5
 	VPROLD          $0x08, Y23, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y4, Y1
 	VPROLD          $0x1e, Y23, Y10
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y5, Y4, Y4
 	VPXORD          Y12, Y23, Y23
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y4, Y5
 	VPROLD          $0x0e, Y23, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y1, Y5, Y4
-	VPTERNLOGD      $0x96, Y10, Y12, Y23
 	VPSLLD          $0x11, 704(SI), Y8
 	VPSLLD          $0x11, 736(SI), Y15
-	VPBLENDMB       Y4, Y2, K1, Y1
-	VPBLENDMB       Y23, Y11, K1, Y10
+	VPTERNLOGD      $0x96, Y1, Y5, Y4
+	VPTERNLOGD      $0x96, Y10, Y12, Y23
 	VPSRLD          $0x0e, 704(SI), Y6
 	VPSRLD          $0x0e, 736(SI), Y13
+	VPBLENDMB       Y4, Y2, K1, Y1
+	VPBLENDMB       Y23, Y11, K1, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y2, Y4, K1, Y5
 	VPBLENDMB       Y11, Y23, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
 	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y1, Y2
-	VPSRLD          $0x04, Y10, Y11
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y4, Y25, Y3
-	VPSHUFB         Y23, Y25, Y9
+	VPSRLD          $0x04, Y1, Y2
+	VPSRLD          $0x04, Y10, Y11
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y2
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y11
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y23, Y25, Y9
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y2, Y26, Y3
-	VPSHUFB         Y11, Y26, Y9
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y11
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y4, Y3, Y3
-	VPXORD          Y23, Y9, Y9
+	VPSHUFB         Y2, Y26, Y3
+	VPSHUFB         Y11, Y26, Y9
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y3, Y27, Y4
-	VPSHUFB         Y9, Y27, Y23
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y23, Y9, Y9
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y2, Y2, Y2
-	VPADDB          Y11, Y11, Y11
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y9, Y27, Y23
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y2, Y4, Y4
-	VPXORD          Y11, Y23, Y23
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y11, Y11, Y11
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPXORD          Y2, Y4, Y4
+	VPXORD          Y11, Y23, Y23
 	VMOVDQA64       Y18, 896(SI)
 	VMOVDQA64       Y21, 928(SI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
 	VPSRLD          $0x04, Y5, Y5
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
@@ -41013,8 +41079,8 @@ ks16_loop:
 	VPBLENDMB       Y23, Y12, K1, Y20
 	VPBLENDMB       Y5, Y4, K1, Y4
 	VPBLENDMB       Y12, Y23, K1, Y23
-	VPRORD          $0x18, Y4, Y16
-	VPRORD          $0x18, Y23, Y19
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y23, Y19
 	VMOVDQA64       960(SI), Y8
 	VMOVDQA64       992(SI), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -41450,12 +41516,14 @@ xor16_loop:
 	VPADDD          Y19, Y12, Y12
 	VPTERNLOGD      $0x96, Y17, Y3, Y4
 	VPTERNLOGD      $0x96, Y20, Y10, Y11
-	VPBLENDMW       Y5, Y4, K2, Y3
-	VPBLENDMW       Y12, Y11, K2, Y10
-	VPBLENDMW       Y4, Y5, K2, Y2
-	VPBLENDMW       Y11, Y12, K2, Y9
-	VPROLD          $0x10, Y2, Y2
-	VPROLD          $0x10, Y9, Y9
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y11, Y11
+	VPBLENDMW       Y4, Y5, K2, Y3
+	VPBLENDMW       Y11, Y12, K2, Y10
+	VPBLENDMW       Y5, Y4, K2, Y2
+	VPBLENDMW       Y12, Y11, K2, Y9
 	VPROLD          $0x08, Y3, Y4
 	VPROLD          $0x08, Y10, Y11
 	VPROLD          $0x1a, Y3, Y5
@@ -41552,8 +41620,8 @@ xor16_loop:
 	VPBLENDMB       Y9, Y12, K1, Y20
 	VPBLENDMB       Y5, Y2, K1, Y2
 	VPBLENDMB       Y12, Y9, K1, Y9
-	VPRORD          $0x18, Y2, Y16
-	VPRORD          $0x18, Y9, Y19
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y9, Y19
 	VPSLLD          $0x10, 768(DI), Y5
 	VPSLLD          $0x10, 800(DI), Y12
 	VMOVDQA64       (DI), Y8
@@ -41582,106 +41650,108 @@ xor16_loop:
 	VPTERNLOGD      $0x96, Y20, Y10, Y9
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y5, Y2, K2, Y1
-	VPBLENDMW       Y12, Y9, K2, Y10
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 256(DI), Y8
 	VPSLLD          $0x14, 288(DI), Y15
-	VPBLENDMW       Y2, Y5, K2, Y3
-	VPBLENDMW       Y9, Y12, K2, Y23
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y9, Y9
 	VPSRLD          $0x0b, 256(DI), Y6
 	VPSRLD          $0x0b, 288(DI), Y13
-	VPROLD          $0x10, Y3, Y3
-	VPROLD          $0x10, Y23, Y23
+	VPBLENDMW       Y2, Y5, K2, Y1
+	VPBLENDMW       Y9, Y12, K2, Y10
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y2, K2, Y3
+	VPBLENDMW       Y12, Y9, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y1, Y2
 	VPROLD          $0x08, Y10, Y9
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y1, Y5
 	VPROLD          $0x1a, Y10, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y2, Y1, Y1
 	VPXORD          Y9, Y10, Y10
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y1, Y2
-	VPROLD          $0x0a, Y10, Y9
 	VPSLLD          $0x15, 640(DI), Y8
 	VPSLLD          $0x15, 672(DI), Y15
-	VPTERNLOGD      $0x96, Y5, Y2, Y1
-	VPTERNLOGD      $0x96, Y12, Y9, Y10
+	VPROLD          $0x0a, Y1, Y2
+	VPROLD          $0x0a, Y10, Y9
 	VPSRLD          $0x0a, 640(DI), Y6
 	VPSRLD          $0x0a, 672(DI), Y13
+	VPTERNLOGD      $0x96, Y5, Y2, Y1
+	VPTERNLOGD      $0x96, Y12, Y9, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y3, Y5
 	VPROLD          $0x08, Y23, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y3, Y2
 	VPROLD          $0x1e, Y23, Y9
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y5, Y3, Y3
 	VPXORD          Y12, Y23, Y23
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y3, Y5
 	VPROLD          $0x0e, Y23, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y2, Y5, Y3
-	VPTERNLOGD      $0x96, Y9, Y12, Y23
 	VPSLLD          $0x11, 832(DI), Y8
 	VPSLLD          $0x11, 864(DI), Y15
-	VPBLENDMB       Y3, Y1, K1, Y2
-	VPBLENDMB       Y23, Y10, K1, Y9
+	VPTERNLOGD      $0x96, Y2, Y5, Y3
+	VPTERNLOGD      $0x96, Y9, Y12, Y23
 	VPSRLD          $0x0e, 832(DI), Y6
 	VPSRLD          $0x0e, 864(DI), Y13
+	VPBLENDMB       Y3, Y1, K1, Y2
+	VPBLENDMB       Y23, Y10, K1, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y1, Y3, K1, Y5
 	VPBLENDMB       Y10, Y23, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y3
 	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y2, Y1
-	VPSRLD          $0x04, Y9, Y10
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y3, Y25, Y4
-	VPSHUFB         Y23, Y25, Y11
+	VPSRLD          $0x04, Y2, Y1
+	VPSRLD          $0x04, Y9, Y10
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y1
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y10
+	VPSHUFB         Y3, Y25, Y4
+	VPSHUFB         Y23, Y25, Y11
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y1, Y26, Y4
-	VPSHUFB         Y10, Y26, Y11
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y1
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y10
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y3, Y4, Y4
-	VPXORD          Y23, Y11, Y11
+	VPSHUFB         Y1, Y26, Y4
+	VPSHUFB         Y10, Y26, Y11
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y4, Y27, Y3
-	VPSHUFB         Y11, Y27, Y23
+	VPXORD          Y3, Y4, Y4
+	VPXORD          Y23, Y11, Y11
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y1, Y1, Y1
-	VPADDB          Y10, Y10, Y10
+	VPSHUFB         Y4, Y27, Y3
+	VPSHUFB         Y11, Y27, Y23
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y1, Y3, Y3
-	VPXORD          Y10, Y23, Y23
+	VPADDB          Y1, Y1, Y1
+	VPADDB          Y10, Y10, Y10
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y2
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPXORD          Y1, Y3, Y3
+	VPXORD          Y10, Y23, Y23
 	VMOVDQA64       Y18, (DI)
 	VMOVDQA64       Y21, 32(DI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
 	VPSRLD          $0x04, Y5, Y5
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
@@ -41734,8 +41804,8 @@ xor16_loop:
 	VPBLENDMB       Y23, Y12, K1, Y20
 	VPBLENDMB       Y5, Y3, K1, Y3
 	VPBLENDMB       Y12, Y23, K1, Y23
-	VPRORD          $0x18, Y3, Y16
-	VPRORD          $0x18, Y23, Y19
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y23, Y19
 	VPSLLD          $0x10, 832(DI), Y5
 	VPSLLD          $0x10, 864(DI), Y12
 	VMOVDQA64       64(DI), Y8
@@ -41764,106 +41834,108 @@ xor16_loop:
 	VPTERNLOGD      $0x96, Y20, Y11, Y23
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y5, Y3, K2, Y4
-	VPBLENDMW       Y12, Y23, K2, Y11
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 320(DI), Y8
 	VPSLLD          $0x14, 352(DI), Y15
-	VPBLENDMW       Y3, Y5, K2, Y1
-	VPBLENDMW       Y23, Y12, K2, Y10
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y23, Y23
 	VPSRLD          $0x0b, 320(DI), Y6
 	VPSRLD          $0x0b, 352(DI), Y13
-	VPROLD          $0x10, Y1, Y1
-	VPROLD          $0x10, Y10, Y10
+	VPBLENDMW       Y3, Y5, K2, Y4
+	VPBLENDMW       Y23, Y12, K2, Y11
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y3, K2, Y1
+	VPBLENDMW       Y12, Y23, K2, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y4, Y3
 	VPROLD          $0x08, Y11, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y4, Y5
 	VPROLD          $0x1a, Y11, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y3, Y4, Y4
 	VPXORD          Y23, Y11, Y11
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y4, Y3
-	VPROLD          $0x0a, Y11, Y23
 	VPSLLD          $0x15, 704(DI), Y8
 	VPSLLD          $0x15, 736(DI), Y15
-	VPTERNLOGD      $0x96, Y5, Y3, Y4
-	VPTERNLOGD      $0x96, Y12, Y23, Y11
+	VPROLD          $0x0a, Y4, Y3
+	VPROLD          $0x0a, Y11, Y23
 	VPSRLD          $0x0a, 704(DI), Y6
 	VPSRLD          $0x0a, 736(DI), Y13
+	VPTERNLOGD      $0x96, Y5, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y23, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y1, Y5
 	VPROLD          $0x08, Y10, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y1, Y3
 	VPROLD          $0x1e, Y10, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y5, Y1, Y1
 	VPXORD          Y12, Y10, Y10
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y1, Y5
 	VPROLD          $0x0e, Y10, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y3, Y5, Y1
-	VPTERNLOGD      $0x96, Y23, Y12, Y10
 	VPSLLD          $0x11, 896(DI), Y8
 	VPSLLD          $0x11, 928(DI), Y15
-	VPBLENDMB       Y1, Y4, K1, Y3
-	VPBLENDMB       Y10, Y11, K1, Y23
+	VPTERNLOGD      $0x96, Y3, Y5, Y1
+	VPTERNLOGD      $0x96, Y23, Y12, Y10
 	VPSRLD          $0x0e, 896(DI), Y6
 	VPSRLD          $0x0e, 928(DI), Y13
+	VPBLENDMB       Y1, Y4, K1, Y3
+	VPBLENDMB       Y10, Y11, K1, Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y4, Y1, K1, Y5
 	VPBLENDMB       Y11, Y10, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y1
 	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y10
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y3, Y4
-	VPSRLD          $0x04, Y23, Y11
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y1, Y25, Y2
-	VPSHUFB         Y10, Y25, Y9
+	VPSRLD          $0x04, Y3, Y4
+	VPSRLD          $0x04, Y23, Y11
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y4
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y11
+	VPSHUFB         Y1, Y25, Y2
+	VPSHUFB         Y10, Y25, Y9
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y4, Y26, Y2
-	VPSHUFB         Y11, Y26, Y9
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y4
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y11
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y1, Y2, Y2
-	VPXORD          Y10, Y9, Y9
+	VPSHUFB         Y4, Y26, Y2
+	VPSHUFB         Y11, Y26, Y9
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y2, Y27, Y1
-	VPSHUFB         Y9, Y27, Y10
+	VPXORD          Y1, Y2, Y2
+	VPXORD          Y10, Y9, Y9
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y4, Y4, Y4
-	VPADDB          Y11, Y11, Y11
+	VPSHUFB         Y2, Y27, Y1
+	VPSHUFB         Y9, Y27, Y10
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y4, Y1, Y1
-	VPXORD          Y11, Y10, Y10
+	VPADDB          Y4, Y4, Y4
+	VPADDB          Y11, Y11, Y11
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPXORD          Y4, Y1, Y1
+	VPXORD          Y11, Y10, Y10
 	VMOVDQA64       Y18, 64(DI)
 	VMOVDQA64       Y21, 96(DI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
 	VPSRLD          $0x04, Y5, Y5
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
@@ -41916,8 +41988,8 @@ xor16_loop:
 	VPBLENDMB       Y10, Y12, K1, Y20
 	VPBLENDMB       Y5, Y1, K1, Y1
 	VPBLENDMB       Y12, Y10, K1, Y10
-	VPRORD          $0x18, Y1, Y16
-	VPRORD          $0x18, Y10, Y19
+	VPRORD          $0x08, Y1, Y16
+	VPRORD          $0x08, Y10, Y19
 	VPSLLD          $0x10, 896(DI), Y5
 	VPSLLD          $0x10, 928(DI), Y12
 	VMOVDQA64       128(DI), Y8
@@ -41946,106 +42018,108 @@ xor16_loop:
 	VPTERNLOGD      $0x96, Y20, Y11, Y10
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y5, Y1, K2, Y2
-	VPBLENDMW       Y12, Y10, K2, Y11
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 384(DI), Y8
 	VPSLLD          $0x14, 416(DI), Y15
-	VPBLENDMW       Y1, Y5, K2, Y4
-	VPBLENDMW       Y10, Y12, K2, Y23
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y10, Y10
 	VPSRLD          $0x0b, 384(DI), Y6
 	VPSRLD          $0x0b, 416(DI), Y13
-	VPROLD          $0x10, Y4, Y4
-	VPROLD          $0x10, Y23, Y23
+	VPBLENDMW       Y1, Y5, K2, Y2
+	VPBLENDMW       Y10, Y12, K2, Y11
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y1, K2, Y4
+	VPBLENDMW       Y12, Y10, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y2, Y1
 	VPROLD          $0x08, Y11, Y10
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y2, Y5
 	VPROLD          $0x1a, Y11, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y1, Y2, Y2
 	VPXORD          Y10, Y11, Y11
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y2, Y1
-	VPROLD          $0x0a, Y11, Y10
 	VPSLLD          $0x15, 768(DI), Y8
 	VPSLLD          $0x15, 800(DI), Y15
-	VPTERNLOGD      $0x96, Y5, Y1, Y2
-	VPTERNLOGD      $0x96, Y12, Y10, Y11
+	VPROLD          $0x0a, Y2, Y1
+	VPROLD          $0x0a, Y11, Y10
 	VPSRLD          $0x0a, 768(DI), Y6
 	VPSRLD          $0x0a, 800(DI), Y13
+	VPTERNLOGD      $0x96, Y5, Y1, Y2
+	VPTERNLOGD      $0x96, Y12, Y10, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y4, Y5
 	VPROLD          $0x08, Y23, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y4, Y1
 	VPROLD          $0x1e, Y23, Y10
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y5, Y4, Y4
 	VPXORD          Y12, Y23, Y23
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y4, Y5
 	VPROLD          $0x0e, Y23, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y1, Y5, Y4
-	VPTERNLOGD      $0x96, Y10, Y12, Y23
 	VPSLLD          $0x11, 960(DI), Y8
 	VPSLLD          $0x11, 992(DI), Y15
-	VPBLENDMB       Y4, Y2, K1, Y1
-	VPBLENDMB       Y23, Y11, K1, Y10
+	VPTERNLOGD      $0x96, Y1, Y5, Y4
+	VPTERNLOGD      $0x96, Y10, Y12, Y23
 	VPSRLD          $0x0e, 960(DI), Y6
 	VPSRLD          $0x0e, 992(DI), Y13
+	VPBLENDMB       Y4, Y2, K1, Y1
+	VPBLENDMB       Y23, Y11, K1, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y2, Y4, K1, Y5
 	VPBLENDMB       Y11, Y23, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
 	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y1, Y2
-	VPSRLD          $0x04, Y10, Y11
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y4, Y25, Y3
-	VPSHUFB         Y23, Y25, Y9
+	VPSRLD          $0x04, Y1, Y2
+	VPSRLD          $0x04, Y10, Y11
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y2
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y11
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y23, Y25, Y9
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y2, Y26, Y3
-	VPSHUFB         Y11, Y26, Y9
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y11
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y4, Y3, Y3
-	VPXORD          Y23, Y9, Y9
+	VPSHUFB         Y2, Y26, Y3
+	VPSHUFB         Y11, Y26, Y9
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y3, Y27, Y4
-	VPSHUFB         Y9, Y27, Y23
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y23, Y9, Y9
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y2, Y2, Y2
-	VPADDB          Y11, Y11, Y11
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y9, Y27, Y23
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y2, Y4, Y4
-	VPXORD          Y11, Y23, Y23
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y11, Y11, Y11
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPXORD          Y2, Y4, Y4
+	VPXORD          Y11, Y23, Y23
 	VMOVDQA64       Y18, 128(DI)
 	VMOVDQA64       Y21, 160(DI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
 	VPSRLD          $0x04, Y5, Y5
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
@@ -42098,8 +42172,8 @@ xor16_loop:
 	VPBLENDMB       Y23, Y12, K1, Y20
 	VPBLENDMB       Y5, Y4, K1, Y4
 	VPBLENDMB       Y12, Y23, K1, Y23
-	VPRORD          $0x18, Y4, Y16
-	VPRORD          $0x18, Y23, Y19
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y23, Y19
 	VPSLLD          $0x10, 960(DI), Y5
 	VPSLLD          $0x10, 992(DI), Y12
 	VMOVDQA64       192(DI), Y8
@@ -42128,106 +42202,108 @@ xor16_loop:
 	VPTERNLOGD      $0x96, Y20, Y9, Y23
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y5, Y4, K2, Y3
-	VPBLENDMW       Y12, Y23, K2, Y9
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 448(DI), Y8
 	VPSLLD          $0x14, 480(DI), Y15
-	VPBLENDMW       Y4, Y5, K2, Y2
-	VPBLENDMW       Y23, Y12, K2, Y11
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y23, Y23
 	VPSRLD          $0x0b, 448(DI), Y6
 	VPSRLD          $0x0b, 480(DI), Y13
-	VPROLD          $0x10, Y2, Y2
-	VPROLD          $0x10, Y11, Y11
+	VPBLENDMW       Y4, Y5, K2, Y3
+	VPBLENDMW       Y23, Y12, K2, Y9
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y4, K2, Y2
+	VPBLENDMW       Y12, Y23, K2, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y3, Y4
 	VPROLD          $0x08, Y9, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y3, Y5
 	VPROLD          $0x1a, Y9, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y4, Y3, Y3
 	VPXORD          Y23, Y9, Y9
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y3, Y4
-	VPROLD          $0x0a, Y9, Y23
 	VPSLLD          $0x15, 832(DI), Y8
 	VPSLLD          $0x15, 864(DI), Y15
-	VPTERNLOGD      $0x96, Y5, Y4, Y3
-	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPROLD          $0x0a, Y3, Y4
+	VPROLD          $0x0a, Y9, Y23
 	VPSRLD          $0x0a, 832(DI), Y6
 	VPSRLD          $0x0a, 864(DI), Y13
+	VPTERNLOGD      $0x96, Y5, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y2, Y5
 	VPROLD          $0x08, Y11, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y2, Y4
 	VPROLD          $0x1e, Y11, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y5, Y2, Y2
 	VPXORD          Y12, Y11, Y11
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y2, Y5
 	VPROLD          $0x0e, Y11, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y4, Y5, Y2
-	VPTERNLOGD      $0x96, Y23, Y12, Y11
 	VPSLLD          $0x11, (DI), Y8
 	VPSLLD          $0x11, 32(DI), Y15
-	VPBLENDMB       Y2, Y3, K1, Y4
-	VPBLENDMB       Y11, Y9, K1, Y23
+	VPTERNLOGD      $0x96, Y4, Y5, Y2
+	VPTERNLOGD      $0x96, Y23, Y12, Y11
 	VPSRLD          $0x0e, (DI), Y6
 	VPSRLD          $0x0e, 32(DI), Y13
+	VPBLENDMB       Y2, Y3, K1, Y4
+	VPBLENDMB       Y11, Y9, K1, Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y3, Y2, K1, Y5
 	VPBLENDMB       Y9, Y11, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y2
 	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y11
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y4, Y3
-	VPSRLD          $0x04, Y23, Y9
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y2, Y25, Y1
-	VPSHUFB         Y11, Y25, Y10
+	VPSRLD          $0x04, Y4, Y3
+	VPSRLD          $0x04, Y23, Y9
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y1, Y3
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y9
+	VPSHUFB         Y2, Y25, Y1
+	VPSHUFB         Y11, Y25, Y10
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y3, Y26, Y1
-	VPSHUFB         Y9, Y26, Y10
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y1, Y3
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y9
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y2, Y1, Y1
-	VPXORD          Y11, Y10, Y10
+	VPSHUFB         Y3, Y26, Y1
+	VPSHUFB         Y9, Y26, Y10
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y1, Y27, Y2
-	VPSHUFB         Y10, Y27, Y11
+	VPXORD          Y2, Y1, Y1
+	VPXORD          Y11, Y10, Y10
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y3, Y3, Y3
-	VPADDB          Y9, Y9, Y9
+	VPSHUFB         Y1, Y27, Y2
+	VPSHUFB         Y10, Y27, Y11
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y3, Y2, Y2
-	VPXORD          Y9, Y11, Y11
+	VPADDB          Y3, Y3, Y3
+	VPADDB          Y9, Y9, Y9
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPXORD          Y3, Y2, Y2
+	VPXORD          Y9, Y11, Y11
 	VMOVDQA64       Y18, 192(DI)
 	VMOVDQA64       Y21, 224(DI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
 	VPSRLD          $0x04, Y5, Y5
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
@@ -42280,8 +42356,8 @@ xor16_loop:
 	VPBLENDMB       Y11, Y12, K1, Y20
 	VPBLENDMB       Y5, Y2, K1, Y2
 	VPBLENDMB       Y12, Y11, K1, Y11
-	VPRORD          $0x18, Y2, Y16
-	VPRORD          $0x18, Y11, Y19
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y11, Y19
 	VPSLLD          $0x10, (DI), Y5
 	VPSLLD          $0x10, 32(DI), Y12
 	VMOVDQA64       256(DI), Y8
@@ -42310,106 +42386,108 @@ xor16_loop:
 	VPTERNLOGD      $0x96, Y20, Y9, Y11
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y5, Y2, K2, Y1
-	VPBLENDMW       Y12, Y11, K2, Y9
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 512(DI), Y8
 	VPSLLD          $0x14, 544(DI), Y15
-	VPBLENDMW       Y2, Y5, K2, Y3
-	VPBLENDMW       Y11, Y12, K2, Y23
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y11, Y11
 	VPSRLD          $0x0b, 512(DI), Y6
 	VPSRLD          $0x0b, 544(DI), Y13
-	VPROLD          $0x10, Y3, Y3
-	VPROLD          $0x10, Y23, Y23
+	VPBLENDMW       Y2, Y5, K2, Y1
+	VPBLENDMW       Y11, Y12, K2, Y9
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y2, K2, Y3
+	VPBLENDMW       Y12, Y11, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y1, Y2
 	VPROLD          $0x08, Y9, Y11
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y1, Y5
 	VPROLD          $0x1a, Y9, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y2, Y1, Y1
 	VPXORD          Y11, Y9, Y9
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y1, Y2
-	VPROLD          $0x0a, Y9, Y11
 	VPSLLD          $0x15, 896(DI), Y8
 	VPSLLD          $0x15, 928(DI), Y15
-	VPTERNLOGD      $0x96, Y5, Y2, Y1
-	VPTERNLOGD      $0x96, Y12, Y11, Y9
+	VPROLD          $0x0a, Y1, Y2
+	VPROLD          $0x0a, Y9, Y11
 	VPSRLD          $0x0a, 896(DI), Y6
 	VPSRLD          $0x0a, 928(DI), Y13
+	VPTERNLOGD      $0x96, Y5, Y2, Y1
+	VPTERNLOGD      $0x96, Y12, Y11, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y3, Y5
 	VPROLD          $0x08, Y23, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y3, Y2
 	VPROLD          $0x1e, Y23, Y11
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y5, Y3, Y3
 	VPXORD          Y12, Y23, Y23
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y3, Y5
 	VPROLD          $0x0e, Y23, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y2, Y5, Y3
-	VPTERNLOGD      $0x96, Y11, Y12, Y23
 	VPSLLD          $0x11, 64(DI), Y8
 	VPSLLD          $0x11, 96(DI), Y15
-	VPBLENDMB       Y3, Y1, K1, Y2
-	VPBLENDMB       Y23, Y9, K1, Y11
+	VPTERNLOGD      $0x96, Y2, Y5, Y3
+	VPTERNLOGD      $0x96, Y11, Y12, Y23
 	VPSRLD          $0x0e, 64(DI), Y6
 	VPSRLD          $0x0e, 96(DI), Y13
+	VPBLENDMB       Y3, Y1, K1, Y2
+	VPBLENDMB       Y23, Y9, K1, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y1, Y3, K1, Y5
 	VPBLENDMB       Y9, Y23, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y3
 	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y2, Y1
-	VPSRLD          $0x04, Y11, Y9
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y3, Y25, Y4
-	VPSHUFB         Y23, Y25, Y10
+	VPSRLD          $0x04, Y2, Y1
+	VPSRLD          $0x04, Y11, Y9
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y1
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y9
+	VPSHUFB         Y3, Y25, Y4
+	VPSHUFB         Y23, Y25, Y10
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y1, Y26, Y4
-	VPSHUFB         Y9, Y26, Y10
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y1
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y9
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y3, Y4, Y4
-	VPXORD          Y23, Y10, Y10
+	VPSHUFB         Y1, Y26, Y4
+	VPSHUFB         Y9, Y26, Y10
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y4, Y27, Y3
-	VPSHUFB         Y10, Y27, Y23
+	VPXORD          Y3, Y4, Y4
+	VPXORD          Y23, Y10, Y10
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y1, Y1, Y1
-	VPADDB          Y9, Y9, Y9
+	VPSHUFB         Y4, Y27, Y3
+	VPSHUFB         Y10, Y27, Y23
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y1, Y3, Y3
-	VPXORD          Y9, Y23, Y23
+	VPADDB          Y1, Y1, Y1
+	VPADDB          Y9, Y9, Y9
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y2
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPXORD          Y1, Y3, Y3
+	VPXORD          Y9, Y23, Y23
 	VMOVDQA64       Y18, 256(DI)
 	VMOVDQA64       Y21, 288(DI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
 	VPSRLD          $0x04, Y5, Y5
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
@@ -42462,8 +42540,8 @@ xor16_loop:
 	VPBLENDMB       Y23, Y12, K1, Y20
 	VPBLENDMB       Y5, Y3, K1, Y3
 	VPBLENDMB       Y12, Y23, K1, Y23
-	VPRORD          $0x18, Y3, Y16
-	VPRORD          $0x18, Y23, Y19
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y23, Y19
 	VPSLLD          $0x10, 64(DI), Y5
 	VPSLLD          $0x10, 96(DI), Y12
 	VMOVDQA64       320(DI), Y8
@@ -42492,106 +42570,108 @@ xor16_loop:
 	VPTERNLOGD      $0x96, Y20, Y10, Y23
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y5, Y3, K2, Y4
-	VPBLENDMW       Y12, Y23, K2, Y10
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 576(DI), Y8
 	VPSLLD          $0x14, 608(DI), Y15
-	VPBLENDMW       Y3, Y5, K2, Y1
-	VPBLENDMW       Y23, Y12, K2, Y9
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y23, Y23
 	VPSRLD          $0x0b, 576(DI), Y6
 	VPSRLD          $0x0b, 608(DI), Y13
-	VPROLD          $0x10, Y1, Y1
-	VPROLD          $0x10, Y9, Y9
+	VPBLENDMW       Y3, Y5, K2, Y4
+	VPBLENDMW       Y23, Y12, K2, Y10
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y3, K2, Y1
+	VPBLENDMW       Y12, Y23, K2, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y4, Y3
 	VPROLD          $0x08, Y10, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y4, Y5
 	VPROLD          $0x1a, Y10, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y3, Y4, Y4
 	VPXORD          Y23, Y10, Y10
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y4, Y3
-	VPROLD          $0x0a, Y10, Y23
 	VPSLLD          $0x15, 960(DI), Y8
 	VPSLLD          $0x15, 992(DI), Y15
-	VPTERNLOGD      $0x96, Y5, Y3, Y4
-	VPTERNLOGD      $0x96, Y12, Y23, Y10
+	VPROLD          $0x0a, Y4, Y3
+	VPROLD          $0x0a, Y10, Y23
 	VPSRLD          $0x0a, 960(DI), Y6
 	VPSRLD          $0x0a, 992(DI), Y13
+	VPTERNLOGD      $0x96, Y5, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y23, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y1, Y5
 	VPROLD          $0x08, Y9, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y1, Y3
 	VPROLD          $0x1e, Y9, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y5, Y1, Y1
 	VPXORD          Y12, Y9, Y9
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y1, Y5
 	VPROLD          $0x0e, Y9, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y3, Y5, Y1
-	VPTERNLOGD      $0x96, Y23, Y12, Y9
 	VPSLLD          $0x11, 128(DI), Y8
 	VPSLLD          $0x11, 160(DI), Y15
-	VPBLENDMB       Y1, Y4, K1, Y3
-	VPBLENDMB       Y9, Y10, K1, Y23
+	VPTERNLOGD      $0x96, Y3, Y5, Y1
+	VPTERNLOGD      $0x96, Y23, Y12, Y9
 	VPSRLD          $0x0e, 128(DI), Y6
 	VPSRLD          $0x0e, 160(DI), Y13
+	VPBLENDMB       Y1, Y4, K1, Y3
+	VPBLENDMB       Y9, Y10, K1, Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y4, Y1, K1, Y5
 	VPBLENDMB       Y10, Y9, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y1
 	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y9
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y3, Y4
-	VPSRLD          $0x04, Y23, Y10
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y1, Y25, Y2
-	VPSHUFB         Y9, Y25, Y11
+	VPSRLD          $0x04, Y3, Y4
+	VPSRLD          $0x04, Y23, Y10
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y4
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y10
+	VPSHUFB         Y1, Y25, Y2
+	VPSHUFB         Y9, Y25, Y11
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y4, Y26, Y2
-	VPSHUFB         Y10, Y26, Y11
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y4
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y10
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y1, Y2, Y2
-	VPXORD          Y9, Y11, Y11
+	VPSHUFB         Y4, Y26, Y2
+	VPSHUFB         Y10, Y26, Y11
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y2, Y27, Y1
-	VPSHUFB         Y11, Y27, Y9
+	VPXORD          Y1, Y2, Y2
+	VPXORD          Y9, Y11, Y11
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y4, Y4, Y4
-	VPADDB          Y10, Y10, Y10
+	VPSHUFB         Y2, Y27, Y1
+	VPSHUFB         Y11, Y27, Y9
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y4, Y1, Y1
-	VPXORD          Y10, Y9, Y9
+	VPADDB          Y4, Y4, Y4
+	VPADDB          Y10, Y10, Y10
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPXORD          Y4, Y1, Y1
+	VPXORD          Y10, Y9, Y9
 	VMOVDQA64       Y18, 320(DI)
 	VMOVDQA64       Y21, 352(DI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
 	VPSRLD          $0x04, Y5, Y5
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
@@ -42644,8 +42724,8 @@ xor16_loop:
 	VPBLENDMB       Y9, Y12, K1, Y20
 	VPBLENDMB       Y5, Y1, K1, Y1
 	VPBLENDMB       Y12, Y9, K1, Y9
-	VPRORD          $0x18, Y1, Y16
-	VPRORD          $0x18, Y9, Y19
+	VPRORD          $0x08, Y1, Y16
+	VPRORD          $0x08, Y9, Y19
 	VPSLLD          $0x10, 128(DI), Y5
 	VPSLLD          $0x10, 160(DI), Y12
 	VMOVDQA64       384(DI), Y8
@@ -42674,106 +42754,108 @@ xor16_loop:
 	VPTERNLOGD      $0x96, Y20, Y10, Y9
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y5, Y1, K2, Y2
-	VPBLENDMW       Y12, Y9, K2, Y10
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 640(DI), Y8
 	VPSLLD          $0x14, 672(DI), Y15
-	VPBLENDMW       Y1, Y5, K2, Y4
-	VPBLENDMW       Y9, Y12, K2, Y23
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y9, Y9
 	VPSRLD          $0x0b, 640(DI), Y6
 	VPSRLD          $0x0b, 672(DI), Y13
-	VPROLD          $0x10, Y4, Y4
-	VPROLD          $0x10, Y23, Y23
+	VPBLENDMW       Y1, Y5, K2, Y2
+	VPBLENDMW       Y9, Y12, K2, Y10
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y1, K2, Y4
+	VPBLENDMW       Y12, Y9, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y2, Y1
 	VPROLD          $0x08, Y10, Y9
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y2, Y5
 	VPROLD          $0x1a, Y10, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y1, Y2, Y2
 	VPXORD          Y9, Y10, Y10
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y2, Y1
-	VPROLD          $0x0a, Y10, Y9
 	VPSLLD          $0x15, (DI), Y8
 	VPSLLD          $0x15, 32(DI), Y15
-	VPTERNLOGD      $0x96, Y5, Y1, Y2
-	VPTERNLOGD      $0x96, Y12, Y9, Y10
+	VPROLD          $0x0a, Y2, Y1
+	VPROLD          $0x0a, Y10, Y9
 	VPSRLD          $0x0a, (DI), Y6
 	VPSRLD          $0x0a, 32(DI), Y13
+	VPTERNLOGD      $0x96, Y5, Y1, Y2
+	VPTERNLOGD      $0x96, Y12, Y9, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y4, Y5
 	VPROLD          $0x08, Y23, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y4, Y1
 	VPROLD          $0x1e, Y23, Y9
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y5, Y4, Y4
 	VPXORD          Y12, Y23, Y23
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y4, Y5
 	VPROLD          $0x0e, Y23, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y1, Y5, Y4
-	VPTERNLOGD      $0x96, Y9, Y12, Y23
 	VPSLLD          $0x11, 192(DI), Y8
 	VPSLLD          $0x11, 224(DI), Y15
-	VPBLENDMB       Y4, Y2, K1, Y1
-	VPBLENDMB       Y23, Y10, K1, Y9
+	VPTERNLOGD      $0x96, Y1, Y5, Y4
+	VPTERNLOGD      $0x96, Y9, Y12, Y23
 	VPSRLD          $0x0e, 192(DI), Y6
 	VPSRLD          $0x0e, 224(DI), Y13
+	VPBLENDMB       Y4, Y2, K1, Y1
+	VPBLENDMB       Y23, Y10, K1, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y2, Y4, K1, Y5
 	VPBLENDMB       Y10, Y23, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
 	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y1, Y2
-	VPSRLD          $0x04, Y9, Y10
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y4, Y25, Y3
-	VPSHUFB         Y23, Y25, Y11
+	VPSRLD          $0x04, Y1, Y2
+	VPSRLD          $0x04, Y9, Y10
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y2
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y10
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y23, Y25, Y11
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y2, Y26, Y3
-	VPSHUFB         Y10, Y26, Y11
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y10
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y4, Y3, Y3
-	VPXORD          Y23, Y11, Y11
+	VPSHUFB         Y2, Y26, Y3
+	VPSHUFB         Y10, Y26, Y11
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y3, Y27, Y4
-	VPSHUFB         Y11, Y27, Y23
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y23, Y11, Y11
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y2, Y2, Y2
-	VPADDB          Y10, Y10, Y10
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y11, Y27, Y23
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y2, Y4, Y4
-	VPXORD          Y10, Y23, Y23
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y10, Y10, Y10
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPXORD          Y2, Y4, Y4
+	VPXORD          Y10, Y23, Y23
 	VMOVDQA64       Y18, 384(DI)
 	VMOVDQA64       Y21, 416(DI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
 	VPSRLD          $0x04, Y5, Y5
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
@@ -42826,8 +42908,8 @@ xor16_loop:
 	VPBLENDMB       Y23, Y12, K1, Y20
 	VPBLENDMB       Y5, Y4, K1, Y4
 	VPBLENDMB       Y12, Y23, K1, Y23
-	VPRORD          $0x18, Y4, Y16
-	VPRORD          $0x18, Y23, Y19
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y23, Y19
 	VPSLLD          $0x10, 192(DI), Y5
 	VPSLLD          $0x10, 224(DI), Y12
 	VMOVDQA64       448(DI), Y8
@@ -42856,106 +42938,108 @@ xor16_loop:
 	VPTERNLOGD      $0x96, Y20, Y11, Y23
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y5, Y4, K2, Y3
-	VPBLENDMW       Y12, Y23, K2, Y11
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 704(DI), Y8
 	VPSLLD          $0x14, 736(DI), Y15
-	VPBLENDMW       Y4, Y5, K2, Y2
-	VPBLENDMW       Y23, Y12, K2, Y10
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y23, Y23
 	VPSRLD          $0x0b, 704(DI), Y6
 	VPSRLD          $0x0b, 736(DI), Y13
-	VPROLD          $0x10, Y2, Y2
-	VPROLD          $0x10, Y10, Y10
+	VPBLENDMW       Y4, Y5, K2, Y3
+	VPBLENDMW       Y23, Y12, K2, Y11
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y4, K2, Y2
+	VPBLENDMW       Y12, Y23, K2, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y3, Y4
 	VPROLD          $0x08, Y11, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y3, Y5
 	VPROLD          $0x1a, Y11, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y4, Y3, Y3
 	VPXORD          Y23, Y11, Y11
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y3, Y4
-	VPROLD          $0x0a, Y11, Y23
 	VPSLLD          $0x15, 64(DI), Y8
 	VPSLLD          $0x15, 96(DI), Y15
-	VPTERNLOGD      $0x96, Y5, Y4, Y3
-	VPTERNLOGD      $0x96, Y12, Y23, Y11
+	VPROLD          $0x0a, Y3, Y4
+	VPROLD          $0x0a, Y11, Y23
 	VPSRLD          $0x0a, 64(DI), Y6
 	VPSRLD          $0x0a, 96(DI), Y13
+	VPTERNLOGD      $0x96, Y5, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y23, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y2, Y5
 	VPROLD          $0x08, Y10, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y2, Y4
 	VPROLD          $0x1e, Y10, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y5, Y2, Y2
 	VPXORD          Y12, Y10, Y10
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y2, Y5
 	VPROLD          $0x0e, Y10, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y4, Y5, Y2
-	VPTERNLOGD      $0x96, Y23, Y12, Y10
 	VPSLLD          $0x11, 256(DI), Y8
 	VPSLLD          $0x11, 288(DI), Y15
-	VPBLENDMB       Y2, Y3, K1, Y4
-	VPBLENDMB       Y10, Y11, K1, Y23
+	VPTERNLOGD      $0x96, Y4, Y5, Y2
+	VPTERNLOGD      $0x96, Y23, Y12, Y10
 	VPSRLD          $0x0e, 256(DI), Y6
 	VPSRLD          $0x0e, 288(DI), Y13
+	VPBLENDMB       Y2, Y3, K1, Y4
+	VPBLENDMB       Y10, Y11, K1, Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y3, Y2, K1, Y5
 	VPBLENDMB       Y11, Y10, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y2
 	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y10
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y4, Y3
-	VPSRLD          $0x04, Y23, Y11
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y2, Y25, Y1
-	VPSHUFB         Y10, Y25, Y9
+	VPSRLD          $0x04, Y4, Y3
+	VPSRLD          $0x04, Y23, Y11
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y1, Y3
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y11
+	VPSHUFB         Y2, Y25, Y1
+	VPSHUFB         Y10, Y25, Y9
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y3, Y26, Y1
-	VPSHUFB         Y11, Y26, Y9
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y1, Y3
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y11
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y2, Y1, Y1
-	VPXORD          Y10, Y9, Y9
+	VPSHUFB         Y3, Y26, Y1
+	VPSHUFB         Y11, Y26, Y9
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y1, Y27, Y2
-	VPSHUFB         Y9, Y27, Y10
+	VPXORD          Y2, Y1, Y1
+	VPXORD          Y10, Y9, Y9
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y3, Y3, Y3
-	VPADDB          Y11, Y11, Y11
+	VPSHUFB         Y1, Y27, Y2
+	VPSHUFB         Y9, Y27, Y10
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y3, Y2, Y2
-	VPXORD          Y11, Y10, Y10
+	VPADDB          Y3, Y3, Y3
+	VPADDB          Y11, Y11, Y11
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPXORD          Y3, Y2, Y2
+	VPXORD          Y11, Y10, Y10
 	VMOVDQA64       Y18, 448(DI)
 	VMOVDQA64       Y21, 480(DI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
 	VPSRLD          $0x04, Y5, Y5
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
@@ -43008,8 +43092,8 @@ xor16_loop:
 	VPBLENDMB       Y10, Y12, K1, Y20
 	VPBLENDMB       Y5, Y2, K1, Y2
 	VPBLENDMB       Y12, Y10, K1, Y10
-	VPRORD          $0x18, Y2, Y16
-	VPRORD          $0x18, Y10, Y19
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y10, Y19
 	VPSLLD          $0x10, 256(DI), Y5
 	VPSLLD          $0x10, 288(DI), Y12
 	VMOVDQA64       512(DI), Y8
@@ -43038,106 +43122,108 @@ xor16_loop:
 	VPTERNLOGD      $0x96, Y20, Y11, Y10
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y5, Y2, K2, Y1
-	VPBLENDMW       Y12, Y10, K2, Y11
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 768(DI), Y8
 	VPSLLD          $0x14, 800(DI), Y15
-	VPBLENDMW       Y2, Y5, K2, Y3
-	VPBLENDMW       Y10, Y12, K2, Y23
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y10, Y10
 	VPSRLD          $0x0b, 768(DI), Y6
 	VPSRLD          $0x0b, 800(DI), Y13
-	VPROLD          $0x10, Y3, Y3
-	VPROLD          $0x10, Y23, Y23
+	VPBLENDMW       Y2, Y5, K2, Y1
+	VPBLENDMW       Y10, Y12, K2, Y11
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y2, K2, Y3
+	VPBLENDMW       Y12, Y10, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y1, Y2
 	VPROLD          $0x08, Y11, Y10
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y1, Y5
 	VPROLD          $0x1a, Y11, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y2, Y1, Y1
 	VPXORD          Y10, Y11, Y11
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y1, Y2
-	VPROLD          $0x0a, Y11, Y10
 	VPSLLD          $0x15, 128(DI), Y8
 	VPSLLD          $0x15, 160(DI), Y15
-	VPTERNLOGD      $0x96, Y5, Y2, Y1
-	VPTERNLOGD      $0x96, Y12, Y10, Y11
+	VPROLD          $0x0a, Y1, Y2
+	VPROLD          $0x0a, Y11, Y10
 	VPSRLD          $0x0a, 128(DI), Y6
 	VPSRLD          $0x0a, 160(DI), Y13
+	VPTERNLOGD      $0x96, Y5, Y2, Y1
+	VPTERNLOGD      $0x96, Y12, Y10, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y3, Y5
 	VPROLD          $0x08, Y23, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y3, Y2
 	VPROLD          $0x1e, Y23, Y10
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y5, Y3, Y3
 	VPXORD          Y12, Y23, Y23
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y3, Y5
 	VPROLD          $0x0e, Y23, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y2, Y5, Y3
-	VPTERNLOGD      $0x96, Y10, Y12, Y23
 	VPSLLD          $0x11, 320(DI), Y8
 	VPSLLD          $0x11, 352(DI), Y15
-	VPBLENDMB       Y3, Y1, K1, Y2
-	VPBLENDMB       Y23, Y11, K1, Y10
+	VPTERNLOGD      $0x96, Y2, Y5, Y3
+	VPTERNLOGD      $0x96, Y10, Y12, Y23
 	VPSRLD          $0x0e, 320(DI), Y6
 	VPSRLD          $0x0e, 352(DI), Y13
+	VPBLENDMB       Y3, Y1, K1, Y2
+	VPBLENDMB       Y23, Y11, K1, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y1, Y3, K1, Y5
 	VPBLENDMB       Y11, Y23, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y3
 	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y2, Y1
-	VPSRLD          $0x04, Y10, Y11
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y3, Y25, Y4
-	VPSHUFB         Y23, Y25, Y9
+	VPSRLD          $0x04, Y2, Y1
+	VPSRLD          $0x04, Y10, Y11
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y1
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y11
+	VPSHUFB         Y3, Y25, Y4
+	VPSHUFB         Y23, Y25, Y9
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y1, Y26, Y4
-	VPSHUFB         Y11, Y26, Y9
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y1
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y11
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y3, Y4, Y4
-	VPXORD          Y23, Y9, Y9
+	VPSHUFB         Y1, Y26, Y4
+	VPSHUFB         Y11, Y26, Y9
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y4, Y27, Y3
-	VPSHUFB         Y9, Y27, Y23
+	VPXORD          Y3, Y4, Y4
+	VPXORD          Y23, Y9, Y9
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y1, Y1, Y1
-	VPADDB          Y11, Y11, Y11
+	VPSHUFB         Y4, Y27, Y3
+	VPSHUFB         Y9, Y27, Y23
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y1, Y3, Y3
-	VPXORD          Y11, Y23, Y23
+	VPADDB          Y1, Y1, Y1
+	VPADDB          Y11, Y11, Y11
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y2
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPXORD          Y1, Y3, Y3
+	VPXORD          Y11, Y23, Y23
 	VMOVDQA64       Y18, 512(DI)
 	VMOVDQA64       Y21, 544(DI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
 	VPSRLD          $0x04, Y5, Y5
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
@@ -43190,8 +43276,8 @@ xor16_loop:
 	VPBLENDMB       Y23, Y12, K1, Y20
 	VPBLENDMB       Y5, Y3, K1, Y3
 	VPBLENDMB       Y12, Y23, K1, Y23
-	VPRORD          $0x18, Y3, Y16
-	VPRORD          $0x18, Y23, Y19
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y23, Y19
 	VPSLLD          $0x10, 320(DI), Y5
 	VPSLLD          $0x10, 352(DI), Y12
 	VMOVDQA64       576(DI), Y8
@@ -43220,106 +43306,108 @@ xor16_loop:
 	VPTERNLOGD      $0x96, Y20, Y9, Y23
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y5, Y3, K2, Y4
-	VPBLENDMW       Y12, Y23, K2, Y9
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 832(DI), Y8
 	VPSLLD          $0x14, 864(DI), Y15
-	VPBLENDMW       Y3, Y5, K2, Y1
-	VPBLENDMW       Y23, Y12, K2, Y11
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y23, Y23
 	VPSRLD          $0x0b, 832(DI), Y6
 	VPSRLD          $0x0b, 864(DI), Y13
-	VPROLD          $0x10, Y1, Y1
-	VPROLD          $0x10, Y11, Y11
+	VPBLENDMW       Y3, Y5, K2, Y4
+	VPBLENDMW       Y23, Y12, K2, Y9
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y3, K2, Y1
+	VPBLENDMW       Y12, Y23, K2, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y4, Y3
 	VPROLD          $0x08, Y9, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y4, Y5
 	VPROLD          $0x1a, Y9, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y3, Y4, Y4
 	VPXORD          Y23, Y9, Y9
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y4, Y3
-	VPROLD          $0x0a, Y9, Y23
 	VPSLLD          $0x15, 192(DI), Y8
 	VPSLLD          $0x15, 224(DI), Y15
-	VPTERNLOGD      $0x96, Y5, Y3, Y4
-	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPROLD          $0x0a, Y4, Y3
+	VPROLD          $0x0a, Y9, Y23
 	VPSRLD          $0x0a, 192(DI), Y6
 	VPSRLD          $0x0a, 224(DI), Y13
+	VPTERNLOGD      $0x96, Y5, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y1, Y5
 	VPROLD          $0x08, Y11, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y1, Y3
 	VPROLD          $0x1e, Y11, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y5, Y1, Y1
 	VPXORD          Y12, Y11, Y11
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y1, Y5
 	VPROLD          $0x0e, Y11, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y3, Y5, Y1
-	VPTERNLOGD      $0x96, Y23, Y12, Y11
 	VPSLLD          $0x11, 384(DI), Y8
 	VPSLLD          $0x11, 416(DI), Y15
-	VPBLENDMB       Y1, Y4, K1, Y3
-	VPBLENDMB       Y11, Y9, K1, Y23
+	VPTERNLOGD      $0x96, Y3, Y5, Y1
+	VPTERNLOGD      $0x96, Y23, Y12, Y11
 	VPSRLD          $0x0e, 384(DI), Y6
 	VPSRLD          $0x0e, 416(DI), Y13
+	VPBLENDMB       Y1, Y4, K1, Y3
+	VPBLENDMB       Y11, Y9, K1, Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y4, Y1, K1, Y5
 	VPBLENDMB       Y9, Y11, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y1
 	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y11
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y3, Y4
-	VPSRLD          $0x04, Y23, Y9
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y1, Y25, Y2
-	VPSHUFB         Y11, Y25, Y10
+	VPSRLD          $0x04, Y3, Y4
+	VPSRLD          $0x04, Y23, Y9
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y4
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y9
+	VPSHUFB         Y1, Y25, Y2
+	VPSHUFB         Y11, Y25, Y10
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y4, Y26, Y2
-	VPSHUFB         Y9, Y26, Y10
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y4
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y9
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y1, Y2, Y2
-	VPXORD          Y11, Y10, Y10
+	VPSHUFB         Y4, Y26, Y2
+	VPSHUFB         Y9, Y26, Y10
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y2, Y27, Y1
-	VPSHUFB         Y10, Y27, Y11
+	VPXORD          Y1, Y2, Y2
+	VPXORD          Y11, Y10, Y10
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y4, Y4, Y4
-	VPADDB          Y9, Y9, Y9
+	VPSHUFB         Y2, Y27, Y1
+	VPSHUFB         Y10, Y27, Y11
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y4, Y1, Y1
-	VPXORD          Y9, Y11, Y11
+	VPADDB          Y4, Y4, Y4
+	VPADDB          Y9, Y9, Y9
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPXORD          Y4, Y1, Y1
+	VPXORD          Y9, Y11, Y11
 	VMOVDQA64       Y18, 576(DI)
 	VMOVDQA64       Y21, 608(DI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
 	VPSRLD          $0x04, Y5, Y5
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
@@ -43372,8 +43460,8 @@ xor16_loop:
 	VPBLENDMB       Y11, Y12, K1, Y20
 	VPBLENDMB       Y5, Y1, K1, Y1
 	VPBLENDMB       Y12, Y11, K1, Y11
-	VPRORD          $0x18, Y1, Y16
-	VPRORD          $0x18, Y11, Y19
+	VPRORD          $0x08, Y1, Y16
+	VPRORD          $0x08, Y11, Y19
 	VPSLLD          $0x10, 384(DI), Y5
 	VPSLLD          $0x10, 416(DI), Y12
 	VMOVDQA64       640(DI), Y8
@@ -43402,106 +43490,108 @@ xor16_loop:
 	VPTERNLOGD      $0x96, Y20, Y9, Y11
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y5, Y1, K2, Y2
-	VPBLENDMW       Y12, Y11, K2, Y9
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 896(DI), Y8
 	VPSLLD          $0x14, 928(DI), Y15
-	VPBLENDMW       Y1, Y5, K2, Y4
-	VPBLENDMW       Y11, Y12, K2, Y23
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y11, Y11
 	VPSRLD          $0x0b, 896(DI), Y6
 	VPSRLD          $0x0b, 928(DI), Y13
-	VPROLD          $0x10, Y4, Y4
-	VPROLD          $0x10, Y23, Y23
+	VPBLENDMW       Y1, Y5, K2, Y2
+	VPBLENDMW       Y11, Y12, K2, Y9
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y1, K2, Y4
+	VPBLENDMW       Y12, Y11, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y2, Y1
 	VPROLD          $0x08, Y9, Y11
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y2, Y5
 	VPROLD          $0x1a, Y9, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y1, Y2, Y2
 	VPXORD          Y11, Y9, Y9
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y2, Y1
-	VPROLD          $0x0a, Y9, Y11
 	VPSLLD          $0x15, 256(DI), Y8
 	VPSLLD          $0x15, 288(DI), Y15
-	VPTERNLOGD      $0x96, Y5, Y1, Y2
-	VPTERNLOGD      $0x96, Y12, Y11, Y9
+	VPROLD          $0x0a, Y2, Y1
+	VPROLD          $0x0a, Y9, Y11
 	VPSRLD          $0x0a, 256(DI), Y6
 	VPSRLD          $0x0a, 288(DI), Y13
+	VPTERNLOGD      $0x96, Y5, Y1, Y2
+	VPTERNLOGD      $0x96, Y12, Y11, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y4, Y5
 	VPROLD          $0x08, Y23, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y4, Y1
 	VPROLD          $0x1e, Y23, Y11
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y5, Y4, Y4
 	VPXORD          Y12, Y23, Y23
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y4, Y5
 	VPROLD          $0x0e, Y23, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y1, Y5, Y4
-	VPTERNLOGD      $0x96, Y11, Y12, Y23
 	VPSLLD          $0x11, 448(DI), Y8
 	VPSLLD          $0x11, 480(DI), Y15
-	VPBLENDMB       Y4, Y2, K1, Y1
-	VPBLENDMB       Y23, Y9, K1, Y11
+	VPTERNLOGD      $0x96, Y1, Y5, Y4
+	VPTERNLOGD      $0x96, Y11, Y12, Y23
 	VPSRLD          $0x0e, 448(DI), Y6
 	VPSRLD          $0x0e, 480(DI), Y13
+	VPBLENDMB       Y4, Y2, K1, Y1
+	VPBLENDMB       Y23, Y9, K1, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y2, Y4, K1, Y5
 	VPBLENDMB       Y9, Y23, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
 	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y1, Y2
-	VPSRLD          $0x04, Y11, Y9
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y4, Y25, Y3
-	VPSHUFB         Y23, Y25, Y10
+	VPSRLD          $0x04, Y1, Y2
+	VPSRLD          $0x04, Y11, Y9
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y2
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y9
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y23, Y25, Y10
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y2, Y26, Y3
-	VPSHUFB         Y9, Y26, Y10
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y9
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y4, Y3, Y3
-	VPXORD          Y23, Y10, Y10
+	VPSHUFB         Y2, Y26, Y3
+	VPSHUFB         Y9, Y26, Y10
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y3, Y27, Y4
-	VPSHUFB         Y10, Y27, Y23
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y23, Y10, Y10
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y2, Y2, Y2
-	VPADDB          Y9, Y9, Y9
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y10, Y27, Y23
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y2, Y4, Y4
-	VPXORD          Y9, Y23, Y23
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y9, Y9, Y9
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPXORD          Y2, Y4, Y4
+	VPXORD          Y9, Y23, Y23
 	VMOVDQA64       Y18, 640(DI)
 	VMOVDQA64       Y21, 672(DI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
 	VPSRLD          $0x04, Y5, Y5
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
@@ -43554,8 +43644,8 @@ xor16_loop:
 	VPBLENDMB       Y23, Y12, K1, Y20
 	VPBLENDMB       Y5, Y4, K1, Y4
 	VPBLENDMB       Y12, Y23, K1, Y23
-	VPRORD          $0x18, Y4, Y16
-	VPRORD          $0x18, Y23, Y19
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y23, Y19
 	VPSLLD          $0x10, 448(DI), Y5
 	VPSLLD          $0x10, 480(DI), Y12
 	VMOVDQA64       704(DI), Y8
@@ -43584,106 +43674,108 @@ xor16_loop:
 	VPTERNLOGD      $0x96, Y20, Y10, Y23
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y5, Y4, K2, Y3
-	VPBLENDMW       Y12, Y23, K2, Y10
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 960(DI), Y8
 	VPSLLD          $0x14, 992(DI), Y15
-	VPBLENDMW       Y4, Y5, K2, Y2
-	VPBLENDMW       Y23, Y12, K2, Y9
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y23, Y23
 	VPSRLD          $0x0b, 960(DI), Y6
 	VPSRLD          $0x0b, 992(DI), Y13
-	VPROLD          $0x10, Y2, Y2
-	VPROLD          $0x10, Y9, Y9
+	VPBLENDMW       Y4, Y5, K2, Y3
+	VPBLENDMW       Y23, Y12, K2, Y10
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y4, K2, Y2
+	VPBLENDMW       Y12, Y23, K2, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y3, Y4
 	VPROLD          $0x08, Y10, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y3, Y5
 	VPROLD          $0x1a, Y10, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y4, Y3, Y3
 	VPXORD          Y23, Y10, Y10
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y3, Y4
-	VPROLD          $0x0a, Y10, Y23
 	VPSLLD          $0x15, 320(DI), Y8
 	VPSLLD          $0x15, 352(DI), Y15
-	VPTERNLOGD      $0x96, Y5, Y4, Y3
-	VPTERNLOGD      $0x96, Y12, Y23, Y10
+	VPROLD          $0x0a, Y3, Y4
+	VPROLD          $0x0a, Y10, Y23
 	VPSRLD          $0x0a, 320(DI), Y6
 	VPSRLD          $0x0a, 352(DI), Y13
+	VPTERNLOGD      $0x96, Y5, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y23, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y2, Y5
 	VPROLD          $0x08, Y9, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y2, Y4
 	VPROLD          $0x1e, Y9, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y5, Y2, Y2
 	VPXORD          Y12, Y9, Y9
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y2, Y5
 	VPROLD          $0x0e, Y9, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y4, Y5, Y2
-	VPTERNLOGD      $0x96, Y23, Y12, Y9
 	VPSLLD          $0x11, 512(DI), Y8
 	VPSLLD          $0x11, 544(DI), Y15
-	VPBLENDMB       Y2, Y3, K1, Y4
-	VPBLENDMB       Y9, Y10, K1, Y23
+	VPTERNLOGD      $0x96, Y4, Y5, Y2
+	VPTERNLOGD      $0x96, Y23, Y12, Y9
 	VPSRLD          $0x0e, 512(DI), Y6
 	VPSRLD          $0x0e, 544(DI), Y13
+	VPBLENDMB       Y2, Y3, K1, Y4
+	VPBLENDMB       Y9, Y10, K1, Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y3, Y2, K1, Y5
 	VPBLENDMB       Y10, Y9, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y2
 	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y9
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y4, Y3
-	VPSRLD          $0x04, Y23, Y10
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y2, Y25, Y1
-	VPSHUFB         Y9, Y25, Y11
+	VPSRLD          $0x04, Y4, Y3
+	VPSRLD          $0x04, Y23, Y10
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y1, Y3
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y10
+	VPSHUFB         Y2, Y25, Y1
+	VPSHUFB         Y9, Y25, Y11
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y3, Y26, Y1
-	VPSHUFB         Y10, Y26, Y11
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y1, Y3
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y10
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y2, Y1, Y1
-	VPXORD          Y9, Y11, Y11
+	VPSHUFB         Y3, Y26, Y1
+	VPSHUFB         Y10, Y26, Y11
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y1, Y27, Y2
-	VPSHUFB         Y11, Y27, Y9
+	VPXORD          Y2, Y1, Y1
+	VPXORD          Y9, Y11, Y11
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y3, Y3, Y3
-	VPADDB          Y10, Y10, Y10
+	VPSHUFB         Y1, Y27, Y2
+	VPSHUFB         Y11, Y27, Y9
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y3, Y2, Y2
-	VPXORD          Y10, Y9, Y9
+	VPADDB          Y3, Y3, Y3
+	VPADDB          Y10, Y10, Y10
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPXORD          Y3, Y2, Y2
+	VPXORD          Y10, Y9, Y9
 	VMOVDQA64       Y18, 704(DI)
 	VMOVDQA64       Y21, 736(DI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
 	VPSRLD          $0x04, Y5, Y5
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
@@ -43736,8 +43828,8 @@ xor16_loop:
 	VPBLENDMB       Y9, Y12, K1, Y20
 	VPBLENDMB       Y5, Y2, K1, Y2
 	VPBLENDMB       Y12, Y9, K1, Y9
-	VPRORD          $0x18, Y2, Y16
-	VPRORD          $0x18, Y9, Y19
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y9, Y19
 	VPSLLD          $0x10, 512(DI), Y5
 	VPSLLD          $0x10, 544(DI), Y12
 	VMOVDQA64       768(DI), Y8
@@ -43766,106 +43858,108 @@ xor16_loop:
 	VPTERNLOGD      $0x96, Y20, Y10, Y9
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y5, Y2, K2, Y1
-	VPBLENDMW       Y12, Y9, K2, Y10
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, (DI), Y8
 	VPSLLD          $0x14, 32(DI), Y15
-	VPBLENDMW       Y2, Y5, K2, Y3
-	VPBLENDMW       Y9, Y12, K2, Y23
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y9, Y9
 	VPSRLD          $0x0b, (DI), Y6
 	VPSRLD          $0x0b, 32(DI), Y13
-	VPROLD          $0x10, Y3, Y3
-	VPROLD          $0x10, Y23, Y23
+	VPBLENDMW       Y2, Y5, K2, Y1
+	VPBLENDMW       Y9, Y12, K2, Y10
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y2, K2, Y3
+	VPBLENDMW       Y12, Y9, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y1, Y2
 	VPROLD          $0x08, Y10, Y9
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y1, Y5
 	VPROLD          $0x1a, Y10, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y2, Y1, Y1
 	VPXORD          Y9, Y10, Y10
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y1, Y2
-	VPROLD          $0x0a, Y10, Y9
 	VPSLLD          $0x15, 384(DI), Y8
 	VPSLLD          $0x15, 416(DI), Y15
-	VPTERNLOGD      $0x96, Y5, Y2, Y1
-	VPTERNLOGD      $0x96, Y12, Y9, Y10
+	VPROLD          $0x0a, Y1, Y2
+	VPROLD          $0x0a, Y10, Y9
 	VPSRLD          $0x0a, 384(DI), Y6
 	VPSRLD          $0x0a, 416(DI), Y13
+	VPTERNLOGD      $0x96, Y5, Y2, Y1
+	VPTERNLOGD      $0x96, Y12, Y9, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y3, Y5
 	VPROLD          $0x08, Y23, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y3, Y2
 	VPROLD          $0x1e, Y23, Y9
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y5, Y3, Y3
 	VPXORD          Y12, Y23, Y23
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y3, Y5
 	VPROLD          $0x0e, Y23, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y2, Y5, Y3
-	VPTERNLOGD      $0x96, Y9, Y12, Y23
 	VPSLLD          $0x11, 576(DI), Y8
 	VPSLLD          $0x11, 608(DI), Y15
-	VPBLENDMB       Y3, Y1, K1, Y2
-	VPBLENDMB       Y23, Y10, K1, Y9
+	VPTERNLOGD      $0x96, Y2, Y5, Y3
+	VPTERNLOGD      $0x96, Y9, Y12, Y23
 	VPSRLD          $0x0e, 576(DI), Y6
 	VPSRLD          $0x0e, 608(DI), Y13
+	VPBLENDMB       Y3, Y1, K1, Y2
+	VPBLENDMB       Y23, Y10, K1, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y1, Y3, K1, Y5
 	VPBLENDMB       Y10, Y23, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y3
 	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y2, Y1
-	VPSRLD          $0x04, Y9, Y10
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y3, Y25, Y4
-	VPSHUFB         Y23, Y25, Y11
+	VPSRLD          $0x04, Y2, Y1
+	VPSRLD          $0x04, Y9, Y10
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y1
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y10
+	VPSHUFB         Y3, Y25, Y4
+	VPSHUFB         Y23, Y25, Y11
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y1, Y26, Y4
-	VPSHUFB         Y10, Y26, Y11
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y1
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y10
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y3, Y4, Y4
-	VPXORD          Y23, Y11, Y11
+	VPSHUFB         Y1, Y26, Y4
+	VPSHUFB         Y10, Y26, Y11
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y4, Y27, Y3
-	VPSHUFB         Y11, Y27, Y23
+	VPXORD          Y3, Y4, Y4
+	VPXORD          Y23, Y11, Y11
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y1, Y1, Y1
-	VPADDB          Y10, Y10, Y10
+	VPSHUFB         Y4, Y27, Y3
+	VPSHUFB         Y11, Y27, Y23
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y1, Y3, Y3
-	VPXORD          Y10, Y23, Y23
+	VPADDB          Y1, Y1, Y1
+	VPADDB          Y10, Y10, Y10
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y2
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPXORD          Y1, Y3, Y3
+	VPXORD          Y10, Y23, Y23
 	VMOVDQA64       Y18, 768(DI)
 	VMOVDQA64       Y21, 800(DI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
 	VPSRLD          $0x04, Y5, Y5
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
@@ -43918,8 +44012,8 @@ xor16_loop:
 	VPBLENDMB       Y23, Y12, K1, Y20
 	VPBLENDMB       Y5, Y3, K1, Y3
 	VPBLENDMB       Y12, Y23, K1, Y23
-	VPRORD          $0x18, Y3, Y16
-	VPRORD          $0x18, Y23, Y19
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y23, Y19
 	VPSLLD          $0x10, 576(DI), Y5
 	VPSLLD          $0x10, 608(DI), Y12
 	VMOVDQA64       832(DI), Y8
@@ -43948,106 +44042,108 @@ xor16_loop:
 	VPTERNLOGD      $0x96, Y20, Y11, Y23
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y5, Y3, K2, Y4
-	VPBLENDMW       Y12, Y23, K2, Y11
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 64(DI), Y8
 	VPSLLD          $0x14, 96(DI), Y15
-	VPBLENDMW       Y3, Y5, K2, Y1
-	VPBLENDMW       Y23, Y12, K2, Y10
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y23, Y23
 	VPSRLD          $0x0b, 64(DI), Y6
 	VPSRLD          $0x0b, 96(DI), Y13
-	VPROLD          $0x10, Y1, Y1
-	VPROLD          $0x10, Y10, Y10
+	VPBLENDMW       Y3, Y5, K2, Y4
+	VPBLENDMW       Y23, Y12, K2, Y11
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y3, K2, Y1
+	VPBLENDMW       Y12, Y23, K2, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y4, Y3
 	VPROLD          $0x08, Y11, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y4, Y5
 	VPROLD          $0x1a, Y11, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y3, Y4, Y4
 	VPXORD          Y23, Y11, Y11
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y4, Y3
-	VPROLD          $0x0a, Y11, Y23
 	VPSLLD          $0x15, 448(DI), Y8
 	VPSLLD          $0x15, 480(DI), Y15
-	VPTERNLOGD      $0x96, Y5, Y3, Y4
-	VPTERNLOGD      $0x96, Y12, Y23, Y11
+	VPROLD          $0x0a, Y4, Y3
+	VPROLD          $0x0a, Y11, Y23
 	VPSRLD          $0x0a, 448(DI), Y6
 	VPSRLD          $0x0a, 480(DI), Y13
+	VPTERNLOGD      $0x96, Y5, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y23, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y1, Y5
 	VPROLD          $0x08, Y10, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y1, Y3
 	VPROLD          $0x1e, Y10, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y5, Y1, Y1
 	VPXORD          Y12, Y10, Y10
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y1, Y5
 	VPROLD          $0x0e, Y10, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y3, Y5, Y1
-	VPTERNLOGD      $0x96, Y23, Y12, Y10
 	VPSLLD          $0x11, 640(DI), Y8
 	VPSLLD          $0x11, 672(DI), Y15
-	VPBLENDMB       Y1, Y4, K1, Y3
-	VPBLENDMB       Y10, Y11, K1, Y23
+	VPTERNLOGD      $0x96, Y3, Y5, Y1
+	VPTERNLOGD      $0x96, Y23, Y12, Y10
 	VPSRLD          $0x0e, 640(DI), Y6
 	VPSRLD          $0x0e, 672(DI), Y13
+	VPBLENDMB       Y1, Y4, K1, Y3
+	VPBLENDMB       Y10, Y11, K1, Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y4, Y1, K1, Y5
 	VPBLENDMB       Y11, Y10, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y1
 	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y10
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y3, Y4
-	VPSRLD          $0x04, Y23, Y11
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y1, Y25, Y2
-	VPSHUFB         Y10, Y25, Y9
+	VPSRLD          $0x04, Y3, Y4
+	VPSRLD          $0x04, Y23, Y11
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y4
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y11
+	VPSHUFB         Y1, Y25, Y2
+	VPSHUFB         Y10, Y25, Y9
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y4, Y26, Y2
-	VPSHUFB         Y11, Y26, Y9
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y4
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y11
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y1, Y2, Y2
-	VPXORD          Y10, Y9, Y9
+	VPSHUFB         Y4, Y26, Y2
+	VPSHUFB         Y11, Y26, Y9
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y2, Y27, Y1
-	VPSHUFB         Y9, Y27, Y10
+	VPXORD          Y1, Y2, Y2
+	VPXORD          Y10, Y9, Y9
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y4, Y4, Y4
-	VPADDB          Y11, Y11, Y11
+	VPSHUFB         Y2, Y27, Y1
+	VPSHUFB         Y9, Y27, Y10
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y4, Y1, Y1
-	VPXORD          Y11, Y10, Y10
+	VPADDB          Y4, Y4, Y4
+	VPADDB          Y11, Y11, Y11
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPXORD          Y4, Y1, Y1
+	VPXORD          Y11, Y10, Y10
 	VMOVDQA64       Y18, 832(DI)
 	VMOVDQA64       Y21, 864(DI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
 	VPSRLD          $0x04, Y5, Y5
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
@@ -44100,8 +44196,8 @@ xor16_loop:
 	VPBLENDMB       Y10, Y12, K1, Y20
 	VPBLENDMB       Y5, Y1, K1, Y1
 	VPBLENDMB       Y12, Y10, K1, Y10
-	VPRORD          $0x18, Y1, Y16
-	VPRORD          $0x18, Y10, Y19
+	VPRORD          $0x08, Y1, Y16
+	VPRORD          $0x08, Y10, Y19
 	VPSLLD          $0x10, 640(DI), Y5
 	VPSLLD          $0x10, 672(DI), Y12
 	VMOVDQA64       896(DI), Y8
@@ -44130,106 +44226,108 @@ xor16_loop:
 	VPTERNLOGD      $0x96, Y20, Y11, Y10
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y5, Y1, K2, Y2
-	VPBLENDMW       Y12, Y10, K2, Y11
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 128(DI), Y8
 	VPSLLD          $0x14, 160(DI), Y15
-	VPBLENDMW       Y1, Y5, K2, Y4
-	VPBLENDMW       Y10, Y12, K2, Y23
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y10, Y10
 	VPSRLD          $0x0b, 128(DI), Y6
 	VPSRLD          $0x0b, 160(DI), Y13
-	VPROLD          $0x10, Y4, Y4
-	VPROLD          $0x10, Y23, Y23
+	VPBLENDMW       Y1, Y5, K2, Y2
+	VPBLENDMW       Y10, Y12, K2, Y11
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y5, Y1, K2, Y4
+	VPBLENDMW       Y12, Y10, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y2, Y1
 	VPROLD          $0x08, Y11, Y10
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y2, Y5
 	VPROLD          $0x1a, Y11, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y1, Y2, Y2
 	VPXORD          Y10, Y11, Y11
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y2, Y1
-	VPROLD          $0x0a, Y11, Y10
 	VPSLLD          $0x15, 512(DI), Y8
 	VPSLLD          $0x15, 544(DI), Y15
-	VPTERNLOGD      $0x96, Y5, Y1, Y2
-	VPTERNLOGD      $0x96, Y12, Y10, Y11
+	VPROLD          $0x0a, Y2, Y1
+	VPROLD          $0x0a, Y11, Y10
 	VPSRLD          $0x0a, 512(DI), Y6
 	VPSRLD          $0x0a, 544(DI), Y13
+	VPTERNLOGD      $0x96, Y5, Y1, Y2
+	VPTERNLOGD      $0x96, Y12, Y10, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y4, Y5
 	VPROLD          $0x08, Y23, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y4, Y1
 	VPROLD          $0x1e, Y23, Y10
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y5, Y4, Y4
 	VPXORD          Y12, Y23, Y23
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y4, Y5
 	VPROLD          $0x0e, Y23, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y1, Y5, Y4
-	VPTERNLOGD      $0x96, Y10, Y12, Y23
 	VPSLLD          $0x11, 704(DI), Y8
 	VPSLLD          $0x11, 736(DI), Y15
-	VPBLENDMB       Y4, Y2, K1, Y1
-	VPBLENDMB       Y23, Y11, K1, Y10
+	VPTERNLOGD      $0x96, Y1, Y5, Y4
+	VPTERNLOGD      $0x96, Y10, Y12, Y23
 	VPSRLD          $0x0e, 704(DI), Y6
 	VPSRLD          $0x0e, 736(DI), Y13
+	VPBLENDMB       Y4, Y2, K1, Y1
+	VPBLENDMB       Y23, Y11, K1, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y2, Y4, K1, Y5
 	VPBLENDMB       Y11, Y23, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
 	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y1, Y2
-	VPSRLD          $0x04, Y10, Y11
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y4, Y25, Y3
-	VPSHUFB         Y23, Y25, Y9
+	VPSRLD          $0x04, Y1, Y2
+	VPSRLD          $0x04, Y10, Y11
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y2
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y11
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y23, Y25, Y9
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y2, Y26, Y3
-	VPSHUFB         Y11, Y26, Y9
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y11
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y4, Y3, Y3
-	VPXORD          Y23, Y9, Y9
+	VPSHUFB         Y2, Y26, Y3
+	VPSHUFB         Y11, Y26, Y9
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y3, Y27, Y4
-	VPSHUFB         Y9, Y27, Y23
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y23, Y9, Y9
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y2, Y2, Y2
-	VPADDB          Y11, Y11, Y11
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y9, Y27, Y23
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y2, Y4, Y4
-	VPXORD          Y11, Y23, Y23
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y11, Y11, Y11
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPXORD          Y2, Y4, Y4
+	VPXORD          Y11, Y23, Y23
 	VMOVDQA64       Y18, 896(DI)
 	VMOVDQA64       Y21, 928(DI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y1
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
 	VPSRLD          $0x04, Y5, Y5
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y5
@@ -44282,8 +44380,8 @@ xor16_loop:
 	VPBLENDMB       Y23, Y12, K1, Y20
 	VPBLENDMB       Y5, Y4, K1, Y4
 	VPBLENDMB       Y12, Y23, K1, Y23
-	VPRORD          $0x18, Y4, Y16
-	VPRORD          $0x18, Y23, Y19
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y23, Y19
 	VMOVDQA64       960(DI), Y8
 	VMOVDQA64       992(DI), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -44831,12 +44929,14 @@ iks16_init:
 	VPADDD          Y19, Y12, Y12
 	VPTERNLOGD      $0x96, Y17, Y3, Y4
 	VPTERNLOGD      $0x96, Y20, Y10, Y11
-	VPBLENDMW       Y5, Y4, K2, Y3
-	VPBLENDMW       Y12, Y11, K2, Y10
-	VPBLENDMW       Y4, Y5, K2, Y2
-	VPBLENDMW       Y11, Y12, K2, Y9
-	VPROLD          $0x10, Y2, Y2
-	VPROLD          $0x10, Y9, Y9
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y11, Y11
+	VPBLENDMW       Y4, Y5, K2, Y3
+	VPBLENDMW       Y11, Y12, K2, Y10
+	VPBLENDMW       Y5, Y4, K2, Y2
+	VPBLENDMW       Y12, Y11, K2, Y9
 	VPROLD          $0x08, Y3, Y4
 	VPROLD          $0x08, Y10, Y11
 	VPROLD          $0x1a, Y3, Y5
@@ -44925,8 +45025,8 @@ iks16_init:
 	VPBLENDMB       Y9, Y12, K1, Y20
 	VPBLENDMB       Y5, Y2, K1, Y2
 	VPBLENDMB       Y12, Y9, K1, Y9
-	VPRORD          $0x18, Y2, Y16
-	VPRORD          $0x18, Y9, Y19
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y9, Y19
 	VMOVDQA64       (SI), Y8
 	VMOVDQA64       32(SI), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -45015,12 +45115,14 @@ iks16_init:
 	VPADDD          Y19, Y10, Y10
 	VPTERNLOGD      $0x96, Y17, Y2, Y5
 	VPTERNLOGD      $0x96, Y20, Y9, Y12
-	VPBLENDMW       Y1, Y5, K2, Y2
-	VPBLENDMW       Y10, Y12, K2, Y9
-	VPBLENDMW       Y5, Y1, K2, Y4
-	VPBLENDMW       Y12, Y10, K2, Y11
-	VPROLD          $0x10, Y4, Y4
-	VPROLD          $0x10, Y11, Y11
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y10, Y10
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPBLENDMW       Y5, Y1, K2, Y2
+	VPBLENDMW       Y12, Y10, K2, Y9
+	VPBLENDMW       Y1, Y5, K2, Y4
+	VPBLENDMW       Y10, Y12, K2, Y11
 	VPROLD          $0x08, Y2, Y5
 	VPROLD          $0x08, Y9, Y12
 	VPROLD          $0x1a, Y2, Y1
@@ -45109,8 +45211,8 @@ iks16_init:
 	VPBLENDMB       Y11, Y10, K1, Y20
 	VPBLENDMB       Y1, Y4, K1, Y4
 	VPBLENDMB       Y10, Y11, K1, Y11
-	VPRORD          $0x18, Y4, Y16
-	VPRORD          $0x18, Y11, Y19
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y11, Y19
 	VMOVDQA64       64(SI), Y8
 	VMOVDQA64       96(SI), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -45199,12 +45301,14 @@ iks16_init:
 	VPADDD          Y19, Y9, Y9
 	VPTERNLOGD      $0x96, Y17, Y4, Y1
 	VPTERNLOGD      $0x96, Y20, Y11, Y10
-	VPBLENDMW       Y3, Y1, K2, Y4
-	VPBLENDMW       Y9, Y10, K2, Y11
-	VPBLENDMW       Y1, Y3, K2, Y5
-	VPBLENDMW       Y10, Y9, K2, Y12
-	VPROLD          $0x10, Y5, Y5
-	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y9, Y9
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y10, Y10
+	VPBLENDMW       Y1, Y3, K2, Y4
+	VPBLENDMW       Y10, Y9, K2, Y11
+	VPBLENDMW       Y3, Y1, K2, Y5
+	VPBLENDMW       Y9, Y10, K2, Y12
 	VPROLD          $0x08, Y4, Y1
 	VPROLD          $0x08, Y11, Y10
 	VPROLD          $0x1a, Y4, Y3
@@ -45293,8 +45397,8 @@ iks16_init:
 	VPBLENDMB       Y12, Y9, K1, Y20
 	VPBLENDMB       Y3, Y5, K1, Y5
 	VPBLENDMB       Y9, Y12, K1, Y12
-	VPRORD          $0x18, Y5, Y16
-	VPRORD          $0x18, Y12, Y19
+	VPRORD          $0x08, Y5, Y16
+	VPRORD          $0x08, Y12, Y19
 	VMOVDQA64       128(SI), Y8
 	VMOVDQA64       160(SI), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -45383,12 +45487,14 @@ iks16_init:
 	VPADDD          Y19, Y11, Y11
 	VPTERNLOGD      $0x96, Y17, Y5, Y3
 	VPTERNLOGD      $0x96, Y20, Y12, Y9
-	VPBLENDMW       Y2, Y3, K2, Y5
-	VPBLENDMW       Y11, Y9, K2, Y12
-	VPBLENDMW       Y3, Y2, K2, Y1
-	VPBLENDMW       Y9, Y11, K2, Y10
-	VPROLD          $0x10, Y1, Y1
-	VPROLD          $0x10, Y10, Y10
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y11, Y11
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y9, Y9
+	VPBLENDMW       Y3, Y2, K2, Y5
+	VPBLENDMW       Y9, Y11, K2, Y12
+	VPBLENDMW       Y2, Y3, K2, Y1
+	VPBLENDMW       Y11, Y9, K2, Y10
 	VPROLD          $0x08, Y5, Y3
 	VPROLD          $0x08, Y12, Y9
 	VPROLD          $0x1a, Y5, Y2
@@ -45477,8 +45583,8 @@ iks16_init:
 	VPBLENDMB       Y10, Y11, K1, Y20
 	VPBLENDMB       Y2, Y1, K1, Y1
 	VPBLENDMB       Y11, Y10, K1, Y10
-	VPRORD          $0x18, Y1, Y16
-	VPRORD          $0x18, Y10, Y19
+	VPRORD          $0x08, Y1, Y16
+	VPRORD          $0x08, Y10, Y19
 	VMOVDQA64       192(SI), Y8
 	VMOVDQA64       224(SI), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -45567,12 +45673,14 @@ iks16_init:
 	VPADDD          Y19, Y12, Y12
 	VPTERNLOGD      $0x96, Y17, Y1, Y2
 	VPTERNLOGD      $0x96, Y20, Y10, Y11
-	VPBLENDMW       Y4, Y2, K2, Y1
-	VPBLENDMW       Y12, Y11, K2, Y10
-	VPBLENDMW       Y2, Y4, K2, Y3
-	VPBLENDMW       Y11, Y12, K2, Y9
-	VPROLD          $0x10, Y3, Y3
-	VPROLD          $0x10, Y9, Y9
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y11, Y11
+	VPBLENDMW       Y2, Y4, K2, Y1
+	VPBLENDMW       Y11, Y12, K2, Y10
+	VPBLENDMW       Y4, Y2, K2, Y3
+	VPBLENDMW       Y12, Y11, K2, Y9
 	VPROLD          $0x08, Y1, Y2
 	VPROLD          $0x08, Y10, Y11
 	VPROLD          $0x1a, Y1, Y4
@@ -45661,8 +45769,8 @@ iks16_init:
 	VPBLENDMB       Y9, Y12, K1, Y20
 	VPBLENDMB       Y4, Y3, K1, Y3
 	VPBLENDMB       Y12, Y9, K1, Y9
-	VPRORD          $0x18, Y3, Y16
-	VPRORD          $0x18, Y9, Y19
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y9, Y19
 	VMOVDQA64       256(SI), Y8
 	VMOVDQA64       288(SI), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -45751,12 +45859,14 @@ iks16_init:
 	VPADDD          Y19, Y10, Y10
 	VPTERNLOGD      $0x96, Y17, Y3, Y4
 	VPTERNLOGD      $0x96, Y20, Y9, Y12
-	VPBLENDMW       Y5, Y4, K2, Y3
-	VPBLENDMW       Y10, Y12, K2, Y9
-	VPBLENDMW       Y4, Y5, K2, Y2
-	VPBLENDMW       Y12, Y10, K2, Y11
-	VPROLD          $0x10, Y2, Y2
-	VPROLD          $0x10, Y11, Y11
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y10, Y10
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y12, Y12
+	VPBLENDMW       Y4, Y5, K2, Y3
+	VPBLENDMW       Y12, Y10, K2, Y9
+	VPBLENDMW       Y5, Y4, K2, Y2
+	VPBLENDMW       Y10, Y12, K2, Y11
 	VPROLD          $0x08, Y3, Y4
 	VPROLD          $0x08, Y9, Y12
 	VPROLD          $0x1a, Y3, Y5
@@ -45845,8 +45955,8 @@ iks16_init:
 	VPBLENDMB       Y11, Y10, K1, Y20
 	VPBLENDMB       Y5, Y2, K1, Y2
 	VPBLENDMB       Y10, Y11, K1, Y11
-	VPRORD          $0x18, Y2, Y16
-	VPRORD          $0x18, Y11, Y19
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y11, Y19
 	VMOVDQA64       320(SI), Y8
 	VMOVDQA64       352(SI), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -45935,12 +46045,14 @@ iks16_init:
 	VPADDD          Y19, Y9, Y9
 	VPTERNLOGD      $0x96, Y17, Y2, Y5
 	VPTERNLOGD      $0x96, Y20, Y11, Y10
-	VPBLENDMW       Y1, Y5, K2, Y2
-	VPBLENDMW       Y9, Y10, K2, Y11
-	VPBLENDMW       Y5, Y1, K2, Y4
-	VPBLENDMW       Y10, Y9, K2, Y12
-	VPROLD          $0x10, Y4, Y4
-	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y9, Y9
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y10, Y10
+	VPBLENDMW       Y5, Y1, K2, Y2
+	VPBLENDMW       Y10, Y9, K2, Y11
+	VPBLENDMW       Y1, Y5, K2, Y4
+	VPBLENDMW       Y9, Y10, K2, Y12
 	VPROLD          $0x08, Y2, Y5
 	VPROLD          $0x08, Y11, Y10
 	VPROLD          $0x1a, Y2, Y1
@@ -46029,8 +46141,8 @@ iks16_init:
 	VPBLENDMB       Y12, Y9, K1, Y20
 	VPBLENDMB       Y1, Y4, K1, Y4
 	VPBLENDMB       Y9, Y12, K1, Y12
-	VPRORD          $0x18, Y4, Y16
-	VPRORD          $0x18, Y12, Y19
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y12, Y19
 	VMOVDQA64       384(SI), Y8
 	VMOVDQA64       416(SI), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -46119,12 +46231,14 @@ iks16_init:
 	VPADDD          Y19, Y11, Y11
 	VPTERNLOGD      $0x96, Y17, Y4, Y1
 	VPTERNLOGD      $0x96, Y20, Y12, Y9
-	VPBLENDMW       Y3, Y1, K2, Y4
-	VPBLENDMW       Y11, Y9, K2, Y12
-	VPBLENDMW       Y1, Y3, K2, Y5
-	VPBLENDMW       Y9, Y11, K2, Y10
-	VPROLD          $0x10, Y5, Y5
-	VPROLD          $0x10, Y10, Y10
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y11, Y11
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y9, Y9
+	VPBLENDMW       Y1, Y3, K2, Y4
+	VPBLENDMW       Y9, Y11, K2, Y12
+	VPBLENDMW       Y3, Y1, K2, Y5
+	VPBLENDMW       Y11, Y9, K2, Y10
 	VPROLD          $0x08, Y4, Y1
 	VPROLD          $0x08, Y12, Y9
 	VPROLD          $0x1a, Y4, Y3
@@ -46213,8 +46327,8 @@ iks16_init:
 	VPBLENDMB       Y10, Y11, K1, Y20
 	VPBLENDMB       Y3, Y5, K1, Y5
 	VPBLENDMB       Y11, Y10, K1, Y10
-	VPRORD          $0x18, Y5, Y16
-	VPRORD          $0x18, Y10, Y19
+	VPRORD          $0x08, Y5, Y16
+	VPRORD          $0x08, Y10, Y19
 	VMOVDQA64       448(SI), Y8
 	VMOVDQA64       480(SI), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -46303,12 +46417,14 @@ iks16_init:
 	VPADDD          Y19, Y12, Y12
 	VPTERNLOGD      $0x96, Y17, Y5, Y3
 	VPTERNLOGD      $0x96, Y20, Y10, Y11
-	VPBLENDMW       Y2, Y3, K2, Y5
-	VPBLENDMW       Y12, Y11, K2, Y10
-	VPBLENDMW       Y3, Y2, K2, Y1
-	VPBLENDMW       Y11, Y12, K2, Y9
-	VPROLD          $0x10, Y1, Y1
-	VPROLD          $0x10, Y9, Y9
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y11, Y11
+	VPBLENDMW       Y3, Y2, K2, Y5
+	VPBLENDMW       Y11, Y12, K2, Y10
+	VPBLENDMW       Y2, Y3, K2, Y1
+	VPBLENDMW       Y12, Y11, K2, Y9
 	VPROLD          $0x08, Y5, Y3
 	VPROLD          $0x08, Y10, Y11
 	VPROLD          $0x1a, Y5, Y2
@@ -46397,8 +46513,8 @@ iks16_init:
 	VPBLENDMB       Y9, Y12, K1, Y20
 	VPBLENDMB       Y2, Y1, K1, Y1
 	VPBLENDMB       Y12, Y9, K1, Y9
-	VPRORD          $0x18, Y1, Y16
-	VPRORD          $0x18, Y9, Y19
+	VPRORD          $0x08, Y1, Y16
+	VPRORD          $0x08, Y9, Y19
 	VMOVDQA64       512(SI), Y8
 	VMOVDQA64       544(SI), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -46487,12 +46603,14 @@ iks16_init:
 	VPADDD          Y19, Y10, Y10
 	VPTERNLOGD      $0x96, Y17, Y1, Y2
 	VPTERNLOGD      $0x96, Y20, Y9, Y12
-	VPBLENDMW       Y4, Y2, K2, Y1
-	VPBLENDMW       Y10, Y12, K2, Y9
-	VPBLENDMW       Y2, Y4, K2, Y3
-	VPBLENDMW       Y12, Y10, K2, Y11
-	VPROLD          $0x10, Y3, Y3
-	VPROLD          $0x10, Y11, Y11
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y10, Y10
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y12, Y12
+	VPBLENDMW       Y2, Y4, K2, Y1
+	VPBLENDMW       Y12, Y10, K2, Y9
+	VPBLENDMW       Y4, Y2, K2, Y3
+	VPBLENDMW       Y10, Y12, K2, Y11
 	VPROLD          $0x08, Y1, Y2
 	VPROLD          $0x08, Y9, Y12
 	VPROLD          $0x1a, Y1, Y4
@@ -46581,8 +46699,8 @@ iks16_init:
 	VPBLENDMB       Y11, Y10, K1, Y20
 	VPBLENDMB       Y4, Y3, K1, Y3
 	VPBLENDMB       Y10, Y11, K1, Y11
-	VPRORD          $0x18, Y3, Y16
-	VPRORD          $0x18, Y11, Y19
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y11, Y19
 	VMOVDQA64       576(SI), Y8
 	VMOVDQA64       608(SI), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -46671,12 +46789,14 @@ iks16_init:
 	VPADDD          Y19, Y9, Y9
 	VPTERNLOGD      $0x96, Y17, Y3, Y4
 	VPTERNLOGD      $0x96, Y20, Y11, Y10
-	VPBLENDMW       Y5, Y4, K2, Y3
-	VPBLENDMW       Y9, Y10, K2, Y11
-	VPBLENDMW       Y4, Y5, K2, Y2
-	VPBLENDMW       Y10, Y9, K2, Y12
-	VPROLD          $0x10, Y2, Y2
-	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y9, Y9
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y10, Y10
+	VPBLENDMW       Y4, Y5, K2, Y3
+	VPBLENDMW       Y10, Y9, K2, Y11
+	VPBLENDMW       Y5, Y4, K2, Y2
+	VPBLENDMW       Y9, Y10, K2, Y12
 	VPROLD          $0x08, Y3, Y4
 	VPROLD          $0x08, Y11, Y10
 	VPROLD          $0x1a, Y3, Y5
@@ -46765,8 +46885,8 @@ iks16_init:
 	VPBLENDMB       Y12, Y9, K1, Y20
 	VPBLENDMB       Y5, Y2, K1, Y2
 	VPBLENDMB       Y9, Y12, K1, Y12
-	VPRORD          $0x18, Y2, Y16
-	VPRORD          $0x18, Y12, Y19
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y12, Y19
 	VMOVDQA64       640(SI), Y8
 	VMOVDQA64       672(SI), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -46855,12 +46975,14 @@ iks16_init:
 	VPADDD          Y19, Y11, Y11
 	VPTERNLOGD      $0x96, Y17, Y2, Y5
 	VPTERNLOGD      $0x96, Y20, Y12, Y9
-	VPBLENDMW       Y1, Y5, K2, Y2
-	VPBLENDMW       Y11, Y9, K2, Y12
-	VPBLENDMW       Y5, Y1, K2, Y4
-	VPBLENDMW       Y9, Y11, K2, Y10
-	VPROLD          $0x10, Y4, Y4
-	VPROLD          $0x10, Y10, Y10
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y11, Y11
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y9, Y9
+	VPBLENDMW       Y5, Y1, K2, Y2
+	VPBLENDMW       Y9, Y11, K2, Y12
+	VPBLENDMW       Y1, Y5, K2, Y4
+	VPBLENDMW       Y11, Y9, K2, Y10
 	VPROLD          $0x08, Y2, Y5
 	VPROLD          $0x08, Y12, Y9
 	VPROLD          $0x1a, Y2, Y1
@@ -46949,8 +47071,8 @@ iks16_init:
 	VPBLENDMB       Y10, Y11, K1, Y20
 	VPBLENDMB       Y1, Y4, K1, Y4
 	VPBLENDMB       Y11, Y10, K1, Y10
-	VPRORD          $0x18, Y4, Y16
-	VPRORD          $0x18, Y10, Y19
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y10, Y19
 	VMOVDQA64       704(SI), Y8
 	VMOVDQA64       736(SI), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -47039,12 +47161,14 @@ iks16_init:
 	VPADDD          Y19, Y12, Y12
 	VPTERNLOGD      $0x96, Y17, Y4, Y1
 	VPTERNLOGD      $0x96, Y20, Y10, Y11
-	VPBLENDMW       Y3, Y1, K2, Y4
-	VPBLENDMW       Y12, Y11, K2, Y10
-	VPBLENDMW       Y1, Y3, K2, Y5
-	VPBLENDMW       Y11, Y12, K2, Y9
-	VPROLD          $0x10, Y5, Y5
-	VPROLD          $0x10, Y9, Y9
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y11, Y11
+	VPBLENDMW       Y1, Y3, K2, Y4
+	VPBLENDMW       Y11, Y12, K2, Y10
+	VPBLENDMW       Y3, Y1, K2, Y5
+	VPBLENDMW       Y12, Y11, K2, Y9
 	VPROLD          $0x08, Y4, Y1
 	VPROLD          $0x08, Y10, Y11
 	VPROLD          $0x1a, Y4, Y3
@@ -47133,8 +47257,8 @@ iks16_init:
 	VPBLENDMB       Y9, Y12, K1, Y20
 	VPBLENDMB       Y3, Y5, K1, Y5
 	VPBLENDMB       Y12, Y9, K1, Y9
-	VPRORD          $0x18, Y5, Y16
-	VPRORD          $0x18, Y9, Y19
+	VPRORD          $0x08, Y5, Y16
+	VPRORD          $0x08, Y9, Y19
 	VMOVDQA64       768(SI), Y8
 	VMOVDQA64       800(SI), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -47223,12 +47347,14 @@ iks16_init:
 	VPADDD          Y19, Y10, Y10
 	VPTERNLOGD      $0x96, Y17, Y5, Y3
 	VPTERNLOGD      $0x96, Y20, Y9, Y12
-	VPBLENDMW       Y2, Y3, K2, Y5
-	VPBLENDMW       Y10, Y12, K2, Y9
-	VPBLENDMW       Y3, Y2, K2, Y1
-	VPBLENDMW       Y12, Y10, K2, Y11
-	VPROLD          $0x10, Y1, Y1
-	VPROLD          $0x10, Y11, Y11
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y10, Y10
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y12, Y12
+	VPBLENDMW       Y3, Y2, K2, Y5
+	VPBLENDMW       Y12, Y10, K2, Y9
+	VPBLENDMW       Y2, Y3, K2, Y1
+	VPBLENDMW       Y10, Y12, K2, Y11
 	VPROLD          $0x08, Y5, Y3
 	VPROLD          $0x08, Y9, Y12
 	VPROLD          $0x1a, Y5, Y2
@@ -47317,8 +47443,8 @@ iks16_init:
 	VPBLENDMB       Y11, Y10, K1, Y20
 	VPBLENDMB       Y2, Y1, K1, Y1
 	VPBLENDMB       Y10, Y11, K1, Y11
-	VPRORD          $0x18, Y1, Y16
-	VPRORD          $0x18, Y11, Y19
+	VPRORD          $0x08, Y1, Y16
+	VPRORD          $0x08, Y11, Y19
 	VMOVDQA64       832(SI), Y8
 	VMOVDQA64       864(SI), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -47407,12 +47533,14 @@ iks16_init:
 	VPADDD          Y19, Y9, Y9
 	VPTERNLOGD      $0x96, Y17, Y1, Y2
 	VPTERNLOGD      $0x96, Y20, Y11, Y10
-	VPBLENDMW       Y4, Y2, K2, Y1
-	VPBLENDMW       Y9, Y10, K2, Y11
-	VPBLENDMW       Y2, Y4, K2, Y3
-	VPBLENDMW       Y10, Y9, K2, Y12
-	VPROLD          $0x10, Y3, Y3
-	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y9, Y9
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y10, Y10
+	VPBLENDMW       Y2, Y4, K2, Y1
+	VPBLENDMW       Y10, Y9, K2, Y11
+	VPBLENDMW       Y4, Y2, K2, Y3
+	VPBLENDMW       Y9, Y10, K2, Y12
 	VPROLD          $0x08, Y1, Y2
 	VPROLD          $0x08, Y11, Y10
 	VPROLD          $0x1a, Y1, Y4
@@ -47501,8 +47629,8 @@ iks16_init:
 	VPBLENDMB       Y12, Y9, K1, Y20
 	VPBLENDMB       Y4, Y3, K1, Y3
 	VPBLENDMB       Y9, Y12, K1, Y12
-	VPRORD          $0x18, Y3, Y16
-	VPRORD          $0x18, Y12, Y19
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y12, Y19
 	VMOVDQA64       896(SI), Y8
 	VMOVDQA64       928(SI), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -47591,12 +47719,14 @@ iks16_init:
 	VPADDD          Y19, Y11, Y11
 	VPTERNLOGD      $0x96, Y17, Y3, Y4
 	VPTERNLOGD      $0x96, Y20, Y12, Y9
-	VPBLENDMW       Y5, Y4, K2, Y3
-	VPBLENDMW       Y11, Y9, K2, Y12
-	VPBLENDMW       Y4, Y5, K2, Y2
-	VPBLENDMW       Y9, Y11, K2, Y10
-	VPROLD          $0x10, Y2, Y2
-	VPROLD          $0x10, Y10, Y10
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y11, Y11
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y9, Y9
+	VPBLENDMW       Y4, Y5, K2, Y3
+	VPBLENDMW       Y9, Y11, K2, Y12
+	VPBLENDMW       Y5, Y4, K2, Y2
+	VPBLENDMW       Y11, Y9, K2, Y10
 	VPROLD          $0x08, Y3, Y4
 	VPROLD          $0x08, Y12, Y9
 	VPROLD          $0x1a, Y3, Y5
@@ -47685,8 +47815,8 @@ iks16_init:
 	VPBLENDMB       Y10, Y11, K1, Y20
 	VPBLENDMB       Y5, Y2, K1, Y2
 	VPBLENDMB       Y11, Y10, K1, Y10
-	VPRORD          $0x18, Y2, Y16
-	VPRORD          $0x18, Y10, Y19
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y10, Y19
 	VMOVDQA64       960(SI), Y8
 	VMOVDQA64       992(SI), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -47777,12 +47907,14 @@ iks16_init:
 	VPADDD          Y19, Y12, Y12
 	VPTERNLOGD      $0x96, Y17, Y2, Y5
 	VPTERNLOGD      $0x96, Y20, Y10, Y11
-	VPBLENDMW       Y1, Y5, K2, Y2
-	VPBLENDMW       Y12, Y11, K2, Y10
-	VPBLENDMW       Y5, Y1, K2, Y4
-	VPBLENDMW       Y11, Y12, K2, Y9
-	VPROLD          $0x10, Y4, Y4
-	VPROLD          $0x10, Y9, Y9
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y11, Y11
+	VPBLENDMW       Y5, Y1, K2, Y2
+	VPBLENDMW       Y11, Y12, K2, Y10
+	VPBLENDMW       Y1, Y5, K2, Y4
+	VPBLENDMW       Y12, Y11, K2, Y9
 	VPROLD          $0x08, Y2, Y5
 	VPROLD          $0x08, Y10, Y11
 	VPROLD          $0x1a, Y2, Y1
@@ -47871,8 +48003,8 @@ iks16_init:
 	VPBLENDMB       Y9, Y12, K1, Y20
 	VPBLENDMB       Y1, Y4, K1, Y4
 	VPBLENDMB       Y12, Y9, K1, Y9
-	VPRORD          $0x18, Y4, Y16
-	VPRORD          $0x18, Y9, Y19
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y9, Y19
 	VMOVDQA64       (SI), Y8
 	VMOVDQA64       32(SI), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -47959,12 +48091,14 @@ iks16_loop:
 	VPADDD          Y19, Y12, Y12
 	VPTERNLOGD      $0x96, Y17, Y3, Y4
 	VPTERNLOGD      $0x96, Y20, Y10, Y9
-	VPBLENDMW       Y1, Y4, K2, Y3
-	VPBLENDMW       Y12, Y9, K2, Y10
-	VPBLENDMW       Y4, Y1, K2, Y5
-	VPBLENDMW       Y9, Y12, K2, Y11
-	VPROLD          $0x10, Y5, Y5
-	VPROLD          $0x10, Y11, Y11
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y9, Y9
+	VPBLENDMW       Y4, Y1, K2, Y3
+	VPBLENDMW       Y9, Y12, K2, Y10
+	VPBLENDMW       Y1, Y4, K2, Y5
+	VPBLENDMW       Y12, Y9, K2, Y11
 	VPROLD          $0x08, Y3, Y4
 	VPROLD          $0x08, Y10, Y9
 	VPROLD          $0x1a, Y3, Y1
@@ -48061,8 +48195,8 @@ iks16_loop:
 	VPBLENDMB       Y11, Y12, K1, Y20
 	VPBLENDMB       Y1, Y5, K1, Y5
 	VPBLENDMB       Y12, Y11, K1, Y11
-	VPRORD          $0x18, Y5, Y16
-	VPRORD          $0x18, Y11, Y19
+	VPRORD          $0x08, Y5, Y16
+	VPRORD          $0x08, Y11, Y19
 	VPSLLD          $0x10, 832(SI), Y1
 	VPSLLD          $0x10, 864(SI), Y12
 	VMOVDQA64       64(SI), Y8
@@ -48091,106 +48225,108 @@ iks16_loop:
 	VPTERNLOGD      $0x96, Y20, Y10, Y11
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y1, Y5, K2, Y2
-	VPBLENDMW       Y12, Y11, K2, Y10
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 320(SI), Y8
 	VPSLLD          $0x14, 352(SI), Y15
-	VPBLENDMW       Y5, Y1, K2, Y3
-	VPBLENDMW       Y11, Y12, K2, Y23
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y11, Y11
 	VPSRLD          $0x0b, 320(SI), Y6
 	VPSRLD          $0x0b, 352(SI), Y13
-	VPROLD          $0x10, Y3, Y3
-	VPROLD          $0x10, Y23, Y23
+	VPBLENDMW       Y5, Y1, K2, Y2
+	VPBLENDMW       Y11, Y12, K2, Y10
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y5, K2, Y3
+	VPBLENDMW       Y12, Y11, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y2, Y5
 	VPROLD          $0x08, Y10, Y11
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y2, Y1
 	VPROLD          $0x1a, Y10, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y5, Y2, Y2
 	VPXORD          Y11, Y10, Y10
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y2, Y5
-	VPROLD          $0x0a, Y10, Y11
 	VPSLLD          $0x15, 704(SI), Y8
 	VPSLLD          $0x15, 736(SI), Y15
-	VPTERNLOGD      $0x96, Y1, Y5, Y2
-	VPTERNLOGD      $0x96, Y12, Y11, Y10
+	VPROLD          $0x0a, Y2, Y5
+	VPROLD          $0x0a, Y10, Y11
 	VPSRLD          $0x0a, 704(SI), Y6
 	VPSRLD          $0x0a, 736(SI), Y13
+	VPTERNLOGD      $0x96, Y1, Y5, Y2
+	VPTERNLOGD      $0x96, Y12, Y11, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y3, Y1
 	VPROLD          $0x08, Y23, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y3, Y5
 	VPROLD          $0x1e, Y23, Y11
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y1, Y3, Y3
 	VPXORD          Y12, Y23, Y23
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y3, Y1
 	VPROLD          $0x0e, Y23, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y5, Y1, Y3
-	VPTERNLOGD      $0x96, Y11, Y12, Y23
 	VPSLLD          $0x11, 896(SI), Y8
 	VPSLLD          $0x11, 928(SI), Y15
-	VPBLENDMB       Y3, Y2, K1, Y5
-	VPBLENDMB       Y23, Y10, K1, Y11
+	VPTERNLOGD      $0x96, Y5, Y1, Y3
+	VPTERNLOGD      $0x96, Y11, Y12, Y23
 	VPSRLD          $0x0e, 896(SI), Y6
 	VPSRLD          $0x0e, 928(SI), Y13
+	VPBLENDMB       Y3, Y2, K1, Y5
+	VPBLENDMB       Y23, Y10, K1, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y2, Y3, K1, Y1
 	VPBLENDMB       Y10, Y23, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
 	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y5, Y2
-	VPSRLD          $0x04, Y11, Y10
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y3, Y25, Y4
-	VPSHUFB         Y23, Y25, Y9
+	VPSRLD          $0x04, Y5, Y2
+	VPSRLD          $0x04, Y11, Y10
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y2
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y10
+	VPSHUFB         Y3, Y25, Y4
+	VPSHUFB         Y23, Y25, Y9
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y2, Y26, Y4
-	VPSHUFB         Y10, Y26, Y9
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y10
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y3, Y4, Y4
-	VPXORD          Y23, Y9, Y9
+	VPSHUFB         Y2, Y26, Y4
+	VPSHUFB         Y10, Y26, Y9
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y4, Y27, Y3
-	VPSHUFB         Y9, Y27, Y23
+	VPXORD          Y3, Y4, Y4
+	VPXORD          Y23, Y9, Y9
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y2, Y2, Y2
-	VPADDB          Y10, Y10, Y10
+	VPSHUFB         Y4, Y27, Y3
+	VPSHUFB         Y9, Y27, Y23
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y2, Y3, Y3
-	VPXORD          Y10, Y23, Y23
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y10, Y10, Y10
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPXORD          Y2, Y3, Y3
+	VPXORD          Y10, Y23, Y23
 	VMOVDQA64       Y18, 64(SI)
 	VMOVDQA64       Y21, 96(SI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
 	VPSRLD          $0x04, Y1, Y1
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
@@ -48243,8 +48379,8 @@ iks16_loop:
 	VPBLENDMB       Y23, Y12, K1, Y20
 	VPBLENDMB       Y1, Y3, K1, Y3
 	VPBLENDMB       Y12, Y23, K1, Y23
-	VPRORD          $0x18, Y3, Y16
-	VPRORD          $0x18, Y23, Y19
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y23, Y19
 	VPSLLD          $0x10, 896(SI), Y1
 	VPSLLD          $0x10, 928(SI), Y12
 	VMOVDQA64       128(SI), Y8
@@ -48273,106 +48409,108 @@ iks16_loop:
 	VPTERNLOGD      $0x96, Y20, Y9, Y23
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y1, Y3, K2, Y4
-	VPBLENDMW       Y12, Y23, K2, Y9
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 384(SI), Y8
 	VPSLLD          $0x14, 416(SI), Y15
-	VPBLENDMW       Y3, Y1, K2, Y2
-	VPBLENDMW       Y23, Y12, K2, Y10
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y23, Y23
 	VPSRLD          $0x0b, 384(SI), Y6
 	VPSRLD          $0x0b, 416(SI), Y13
-	VPROLD          $0x10, Y2, Y2
-	VPROLD          $0x10, Y10, Y10
+	VPBLENDMW       Y3, Y1, K2, Y4
+	VPBLENDMW       Y23, Y12, K2, Y9
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y3, K2, Y2
+	VPBLENDMW       Y12, Y23, K2, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y4, Y3
 	VPROLD          $0x08, Y9, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y4, Y1
 	VPROLD          $0x1a, Y9, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y3, Y4, Y4
 	VPXORD          Y23, Y9, Y9
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y4, Y3
-	VPROLD          $0x0a, Y9, Y23
 	VPSLLD          $0x15, 768(SI), Y8
 	VPSLLD          $0x15, 800(SI), Y15
-	VPTERNLOGD      $0x96, Y1, Y3, Y4
-	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPROLD          $0x0a, Y4, Y3
+	VPROLD          $0x0a, Y9, Y23
 	VPSRLD          $0x0a, 768(SI), Y6
 	VPSRLD          $0x0a, 800(SI), Y13
+	VPTERNLOGD      $0x96, Y1, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y2, Y1
 	VPROLD          $0x08, Y10, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y2, Y3
 	VPROLD          $0x1e, Y10, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y1, Y2, Y2
 	VPXORD          Y12, Y10, Y10
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y2, Y1
 	VPROLD          $0x0e, Y10, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y3, Y1, Y2
-	VPTERNLOGD      $0x96, Y23, Y12, Y10
 	VPSLLD          $0x11, 960(SI), Y8
 	VPSLLD          $0x11, 992(SI), Y15
-	VPBLENDMB       Y2, Y4, K1, Y3
-	VPBLENDMB       Y10, Y9, K1, Y23
+	VPTERNLOGD      $0x96, Y3, Y1, Y2
+	VPTERNLOGD      $0x96, Y23, Y12, Y10
 	VPSRLD          $0x0e, 960(SI), Y6
 	VPSRLD          $0x0e, 992(SI), Y13
+	VPBLENDMB       Y2, Y4, K1, Y3
+	VPBLENDMB       Y10, Y9, K1, Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y4, Y2, K1, Y1
 	VPBLENDMB       Y9, Y10, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y2
 	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y10
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y3, Y4
-	VPSRLD          $0x04, Y23, Y9
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y2, Y25, Y5
-	VPSHUFB         Y10, Y25, Y11
+	VPSRLD          $0x04, Y3, Y4
+	VPSRLD          $0x04, Y23, Y9
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y5, Y4
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y9
+	VPSHUFB         Y2, Y25, Y5
+	VPSHUFB         Y10, Y25, Y11
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y4, Y26, Y5
-	VPSHUFB         Y9, Y26, Y11
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y5, Y4
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y9
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y2, Y5, Y5
-	VPXORD          Y10, Y11, Y11
+	VPSHUFB         Y4, Y26, Y5
+	VPSHUFB         Y9, Y26, Y11
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y5, Y27, Y2
-	VPSHUFB         Y11, Y27, Y10
+	VPXORD          Y2, Y5, Y5
+	VPXORD          Y10, Y11, Y11
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y4, Y4, Y4
-	VPADDB          Y9, Y9, Y9
+	VPSHUFB         Y5, Y27, Y2
+	VPSHUFB         Y11, Y27, Y10
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y4, Y2, Y2
-	VPXORD          Y9, Y10, Y10
+	VPADDB          Y4, Y4, Y4
+	VPADDB          Y9, Y9, Y9
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPXORD          Y4, Y2, Y2
+	VPXORD          Y9, Y10, Y10
 	VMOVDQA64       Y18, 128(SI)
 	VMOVDQA64       Y21, 160(SI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
 	VPSRLD          $0x04, Y1, Y1
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
@@ -48425,8 +48563,8 @@ iks16_loop:
 	VPBLENDMB       Y10, Y12, K1, Y20
 	VPBLENDMB       Y1, Y2, K1, Y2
 	VPBLENDMB       Y12, Y10, K1, Y10
-	VPRORD          $0x18, Y2, Y16
-	VPRORD          $0x18, Y10, Y19
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y10, Y19
 	VPSLLD          $0x10, 960(SI), Y1
 	VPSLLD          $0x10, 992(SI), Y12
 	VMOVDQA64       192(SI), Y8
@@ -48455,106 +48593,108 @@ iks16_loop:
 	VPTERNLOGD      $0x96, Y20, Y9, Y10
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y1, Y2, K2, Y5
-	VPBLENDMW       Y12, Y10, K2, Y9
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 448(SI), Y8
 	VPSLLD          $0x14, 480(SI), Y15
-	VPBLENDMW       Y2, Y1, K2, Y4
-	VPBLENDMW       Y10, Y12, K2, Y23
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y10, Y10
 	VPSRLD          $0x0b, 448(SI), Y6
 	VPSRLD          $0x0b, 480(SI), Y13
-	VPROLD          $0x10, Y4, Y4
-	VPROLD          $0x10, Y23, Y23
+	VPBLENDMW       Y2, Y1, K2, Y5
+	VPBLENDMW       Y10, Y12, K2, Y9
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y2, K2, Y4
+	VPBLENDMW       Y12, Y10, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y5, Y2
 	VPROLD          $0x08, Y9, Y10
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y5, Y1
 	VPROLD          $0x1a, Y9, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y2, Y5, Y5
 	VPXORD          Y10, Y9, Y9
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y5, Y2
-	VPROLD          $0x0a, Y9, Y10
 	VPSLLD          $0x15, 832(SI), Y8
 	VPSLLD          $0x15, 864(SI), Y15
-	VPTERNLOGD      $0x96, Y1, Y2, Y5
-	VPTERNLOGD      $0x96, Y12, Y10, Y9
+	VPROLD          $0x0a, Y5, Y2
+	VPROLD          $0x0a, Y9, Y10
 	VPSRLD          $0x0a, 832(SI), Y6
 	VPSRLD          $0x0a, 864(SI), Y13
+	VPTERNLOGD      $0x96, Y1, Y2, Y5
+	VPTERNLOGD      $0x96, Y12, Y10, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y4, Y1
 	VPROLD          $0x08, Y23, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y4, Y2
 	VPROLD          $0x1e, Y23, Y10
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y1, Y4, Y4
 	VPXORD          Y12, Y23, Y23
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y4, Y1
 	VPROLD          $0x0e, Y23, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y2, Y1, Y4
-	VPTERNLOGD      $0x96, Y10, Y12, Y23
 	VPSLLD          $0x11, (SI), Y8
 	VPSLLD          $0x11, 32(SI), Y15
-	VPBLENDMB       Y4, Y5, K1, Y2
-	VPBLENDMB       Y23, Y9, K1, Y10
+	VPTERNLOGD      $0x96, Y2, Y1, Y4
+	VPTERNLOGD      $0x96, Y10, Y12, Y23
 	VPSRLD          $0x0e, (SI), Y6
 	VPSRLD          $0x0e, 32(SI), Y13
+	VPBLENDMB       Y4, Y5, K1, Y2
+	VPBLENDMB       Y23, Y9, K1, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y5, Y4, K1, Y1
 	VPBLENDMB       Y9, Y23, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y4
 	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y2, Y5
-	VPSRLD          $0x04, Y10, Y9
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y4, Y25, Y3
-	VPSHUFB         Y23, Y25, Y11
+	VPSRLD          $0x04, Y2, Y5
+	VPSRLD          $0x04, Y10, Y9
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y5
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y9
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y23, Y25, Y11
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y5, Y26, Y3
-	VPSHUFB         Y9, Y26, Y11
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y5
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y9
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y4, Y3, Y3
-	VPXORD          Y23, Y11, Y11
+	VPSHUFB         Y5, Y26, Y3
+	VPSHUFB         Y9, Y26, Y11
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y3, Y27, Y4
-	VPSHUFB         Y11, Y27, Y23
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y23, Y11, Y11
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y5, Y5, Y5
-	VPADDB          Y9, Y9, Y9
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y11, Y27, Y23
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y5, Y4, Y4
-	VPXORD          Y9, Y23, Y23
+	VPADDB          Y5, Y5, Y5
+	VPADDB          Y9, Y9, Y9
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y2
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPXORD          Y5, Y4, Y4
+	VPXORD          Y9, Y23, Y23
 	VMOVDQA64       Y18, 192(SI)
 	VMOVDQA64       Y21, 224(SI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
 	VPSRLD          $0x04, Y1, Y1
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
@@ -48607,8 +48747,8 @@ iks16_loop:
 	VPBLENDMB       Y23, Y12, K1, Y20
 	VPBLENDMB       Y1, Y4, K1, Y4
 	VPBLENDMB       Y12, Y23, K1, Y23
-	VPRORD          $0x18, Y4, Y16
-	VPRORD          $0x18, Y23, Y19
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y23, Y19
 	VPSLLD          $0x10, (SI), Y1
 	VPSLLD          $0x10, 32(SI), Y12
 	VMOVDQA64       256(SI), Y8
@@ -48637,106 +48777,108 @@ iks16_loop:
 	VPTERNLOGD      $0x96, Y20, Y11, Y23
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y1, Y4, K2, Y3
-	VPBLENDMW       Y12, Y23, K2, Y11
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 512(SI), Y8
 	VPSLLD          $0x14, 544(SI), Y15
-	VPBLENDMW       Y4, Y1, K2, Y5
-	VPBLENDMW       Y23, Y12, K2, Y9
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y23, Y23
 	VPSRLD          $0x0b, 512(SI), Y6
 	VPSRLD          $0x0b, 544(SI), Y13
-	VPROLD          $0x10, Y5, Y5
-	VPROLD          $0x10, Y9, Y9
+	VPBLENDMW       Y4, Y1, K2, Y3
+	VPBLENDMW       Y23, Y12, K2, Y11
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y4, K2, Y5
+	VPBLENDMW       Y12, Y23, K2, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y3, Y4
 	VPROLD          $0x08, Y11, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y3, Y1
 	VPROLD          $0x1a, Y11, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y4, Y3, Y3
 	VPXORD          Y23, Y11, Y11
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y3, Y4
-	VPROLD          $0x0a, Y11, Y23
 	VPSLLD          $0x15, 896(SI), Y8
 	VPSLLD          $0x15, 928(SI), Y15
-	VPTERNLOGD      $0x96, Y1, Y4, Y3
-	VPTERNLOGD      $0x96, Y12, Y23, Y11
+	VPROLD          $0x0a, Y3, Y4
+	VPROLD          $0x0a, Y11, Y23
 	VPSRLD          $0x0a, 896(SI), Y6
 	VPSRLD          $0x0a, 928(SI), Y13
+	VPTERNLOGD      $0x96, Y1, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y23, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y5, Y1
 	VPROLD          $0x08, Y9, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y5, Y4
 	VPROLD          $0x1e, Y9, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y1, Y5, Y5
 	VPXORD          Y12, Y9, Y9
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y5, Y1
 	VPROLD          $0x0e, Y9, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y4, Y1, Y5
-	VPTERNLOGD      $0x96, Y23, Y12, Y9
 	VPSLLD          $0x11, 64(SI), Y8
 	VPSLLD          $0x11, 96(SI), Y15
-	VPBLENDMB       Y5, Y3, K1, Y4
-	VPBLENDMB       Y9, Y11, K1, Y23
+	VPTERNLOGD      $0x96, Y4, Y1, Y5
+	VPTERNLOGD      $0x96, Y23, Y12, Y9
 	VPSRLD          $0x0e, 64(SI), Y6
 	VPSRLD          $0x0e, 96(SI), Y13
+	VPBLENDMB       Y5, Y3, K1, Y4
+	VPBLENDMB       Y9, Y11, K1, Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y3, Y5, K1, Y1
 	VPBLENDMB       Y11, Y9, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y5
 	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y9
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y4, Y3
-	VPSRLD          $0x04, Y23, Y11
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y5, Y25, Y2
-	VPSHUFB         Y9, Y25, Y10
+	VPSRLD          $0x04, Y4, Y3
+	VPSRLD          $0x04, Y23, Y11
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y3
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y11
+	VPSHUFB         Y5, Y25, Y2
+	VPSHUFB         Y9, Y25, Y10
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y3, Y26, Y2
-	VPSHUFB         Y11, Y26, Y10
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y3
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y11
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y5, Y2, Y2
-	VPXORD          Y9, Y10, Y10
+	VPSHUFB         Y3, Y26, Y2
+	VPSHUFB         Y11, Y26, Y10
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y2, Y27, Y5
-	VPSHUFB         Y10, Y27, Y9
+	VPXORD          Y5, Y2, Y2
+	VPXORD          Y9, Y10, Y10
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y3, Y3, Y3
-	VPADDB          Y11, Y11, Y11
+	VPSHUFB         Y2, Y27, Y5
+	VPSHUFB         Y10, Y27, Y9
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y3, Y5, Y5
-	VPXORD          Y11, Y9, Y9
+	VPADDB          Y3, Y3, Y3
+	VPADDB          Y11, Y11, Y11
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPXORD          Y3, Y5, Y5
+	VPXORD          Y11, Y9, Y9
 	VMOVDQA64       Y18, 256(SI)
 	VMOVDQA64       Y21, 288(SI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
 	VPSRLD          $0x04, Y1, Y1
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
@@ -48789,8 +48931,8 @@ iks16_loop:
 	VPBLENDMB       Y9, Y12, K1, Y20
 	VPBLENDMB       Y1, Y5, K1, Y5
 	VPBLENDMB       Y12, Y9, K1, Y9
-	VPRORD          $0x18, Y5, Y16
-	VPRORD          $0x18, Y9, Y19
+	VPRORD          $0x08, Y5, Y16
+	VPRORD          $0x08, Y9, Y19
 	VPSLLD          $0x10, 64(SI), Y1
 	VPSLLD          $0x10, 96(SI), Y12
 	VMOVDQA64       320(SI), Y8
@@ -48819,106 +48961,108 @@ iks16_loop:
 	VPTERNLOGD      $0x96, Y20, Y11, Y9
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y1, Y5, K2, Y2
-	VPBLENDMW       Y12, Y9, K2, Y11
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 576(SI), Y8
 	VPSLLD          $0x14, 608(SI), Y15
-	VPBLENDMW       Y5, Y1, K2, Y3
-	VPBLENDMW       Y9, Y12, K2, Y23
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y9, Y9
 	VPSRLD          $0x0b, 576(SI), Y6
 	VPSRLD          $0x0b, 608(SI), Y13
-	VPROLD          $0x10, Y3, Y3
-	VPROLD          $0x10, Y23, Y23
+	VPBLENDMW       Y5, Y1, K2, Y2
+	VPBLENDMW       Y9, Y12, K2, Y11
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y5, K2, Y3
+	VPBLENDMW       Y12, Y9, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y2, Y5
 	VPROLD          $0x08, Y11, Y9
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y2, Y1
 	VPROLD          $0x1a, Y11, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y5, Y2, Y2
 	VPXORD          Y9, Y11, Y11
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y2, Y5
-	VPROLD          $0x0a, Y11, Y9
 	VPSLLD          $0x15, 960(SI), Y8
 	VPSLLD          $0x15, 992(SI), Y15
-	VPTERNLOGD      $0x96, Y1, Y5, Y2
-	VPTERNLOGD      $0x96, Y12, Y9, Y11
+	VPROLD          $0x0a, Y2, Y5
+	VPROLD          $0x0a, Y11, Y9
 	VPSRLD          $0x0a, 960(SI), Y6
 	VPSRLD          $0x0a, 992(SI), Y13
+	VPTERNLOGD      $0x96, Y1, Y5, Y2
+	VPTERNLOGD      $0x96, Y12, Y9, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y3, Y1
 	VPROLD          $0x08, Y23, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y3, Y5
 	VPROLD          $0x1e, Y23, Y9
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y1, Y3, Y3
 	VPXORD          Y12, Y23, Y23
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y3, Y1
 	VPROLD          $0x0e, Y23, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y5, Y1, Y3
-	VPTERNLOGD      $0x96, Y9, Y12, Y23
 	VPSLLD          $0x11, 128(SI), Y8
 	VPSLLD          $0x11, 160(SI), Y15
-	VPBLENDMB       Y3, Y2, K1, Y5
-	VPBLENDMB       Y23, Y11, K1, Y9
+	VPTERNLOGD      $0x96, Y5, Y1, Y3
+	VPTERNLOGD      $0x96, Y9, Y12, Y23
 	VPSRLD          $0x0e, 128(SI), Y6
 	VPSRLD          $0x0e, 160(SI), Y13
+	VPBLENDMB       Y3, Y2, K1, Y5
+	VPBLENDMB       Y23, Y11, K1, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y2, Y3, K1, Y1
 	VPBLENDMB       Y11, Y23, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
 	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y5, Y2
-	VPSRLD          $0x04, Y9, Y11
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y3, Y25, Y4
-	VPSHUFB         Y23, Y25, Y10
+	VPSRLD          $0x04, Y5, Y2
+	VPSRLD          $0x04, Y9, Y11
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y2
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y11
+	VPSHUFB         Y3, Y25, Y4
+	VPSHUFB         Y23, Y25, Y10
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y2, Y26, Y4
-	VPSHUFB         Y11, Y26, Y10
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y11
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y3, Y4, Y4
-	VPXORD          Y23, Y10, Y10
+	VPSHUFB         Y2, Y26, Y4
+	VPSHUFB         Y11, Y26, Y10
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y4, Y27, Y3
-	VPSHUFB         Y10, Y27, Y23
+	VPXORD          Y3, Y4, Y4
+	VPXORD          Y23, Y10, Y10
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y2, Y2, Y2
-	VPADDB          Y11, Y11, Y11
+	VPSHUFB         Y4, Y27, Y3
+	VPSHUFB         Y10, Y27, Y23
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y2, Y3, Y3
-	VPXORD          Y11, Y23, Y23
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y11, Y11, Y11
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPXORD          Y2, Y3, Y3
+	VPXORD          Y11, Y23, Y23
 	VMOVDQA64       Y18, 320(SI)
 	VMOVDQA64       Y21, 352(SI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
 	VPSRLD          $0x04, Y1, Y1
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
@@ -48971,8 +49115,8 @@ iks16_loop:
 	VPBLENDMB       Y23, Y12, K1, Y20
 	VPBLENDMB       Y1, Y3, K1, Y3
 	VPBLENDMB       Y12, Y23, K1, Y23
-	VPRORD          $0x18, Y3, Y16
-	VPRORD          $0x18, Y23, Y19
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y23, Y19
 	VPSLLD          $0x10, 128(SI), Y1
 	VPSLLD          $0x10, 160(SI), Y12
 	VMOVDQA64       384(SI), Y8
@@ -49001,106 +49145,108 @@ iks16_loop:
 	VPTERNLOGD      $0x96, Y20, Y10, Y23
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y1, Y3, K2, Y4
-	VPBLENDMW       Y12, Y23, K2, Y10
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 640(SI), Y8
 	VPSLLD          $0x14, 672(SI), Y15
-	VPBLENDMW       Y3, Y1, K2, Y2
-	VPBLENDMW       Y23, Y12, K2, Y11
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y23, Y23
 	VPSRLD          $0x0b, 640(SI), Y6
 	VPSRLD          $0x0b, 672(SI), Y13
-	VPROLD          $0x10, Y2, Y2
-	VPROLD          $0x10, Y11, Y11
+	VPBLENDMW       Y3, Y1, K2, Y4
+	VPBLENDMW       Y23, Y12, K2, Y10
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y3, K2, Y2
+	VPBLENDMW       Y12, Y23, K2, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y4, Y3
 	VPROLD          $0x08, Y10, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y4, Y1
 	VPROLD          $0x1a, Y10, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y3, Y4, Y4
 	VPXORD          Y23, Y10, Y10
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y4, Y3
-	VPROLD          $0x0a, Y10, Y23
 	VPSLLD          $0x15, (SI), Y8
 	VPSLLD          $0x15, 32(SI), Y15
-	VPTERNLOGD      $0x96, Y1, Y3, Y4
-	VPTERNLOGD      $0x96, Y12, Y23, Y10
+	VPROLD          $0x0a, Y4, Y3
+	VPROLD          $0x0a, Y10, Y23
 	VPSRLD          $0x0a, (SI), Y6
 	VPSRLD          $0x0a, 32(SI), Y13
+	VPTERNLOGD      $0x96, Y1, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y23, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y2, Y1
 	VPROLD          $0x08, Y11, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y2, Y3
 	VPROLD          $0x1e, Y11, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y1, Y2, Y2
 	VPXORD          Y12, Y11, Y11
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y2, Y1
 	VPROLD          $0x0e, Y11, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y3, Y1, Y2
-	VPTERNLOGD      $0x96, Y23, Y12, Y11
 	VPSLLD          $0x11, 192(SI), Y8
 	VPSLLD          $0x11, 224(SI), Y15
-	VPBLENDMB       Y2, Y4, K1, Y3
-	VPBLENDMB       Y11, Y10, K1, Y23
+	VPTERNLOGD      $0x96, Y3, Y1, Y2
+	VPTERNLOGD      $0x96, Y23, Y12, Y11
 	VPSRLD          $0x0e, 192(SI), Y6
 	VPSRLD          $0x0e, 224(SI), Y13
+	VPBLENDMB       Y2, Y4, K1, Y3
+	VPBLENDMB       Y11, Y10, K1, Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y4, Y2, K1, Y1
 	VPBLENDMB       Y10, Y11, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y2
 	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y11
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y3, Y4
-	VPSRLD          $0x04, Y23, Y10
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y2, Y25, Y5
-	VPSHUFB         Y11, Y25, Y9
+	VPSRLD          $0x04, Y3, Y4
+	VPSRLD          $0x04, Y23, Y10
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y5, Y4
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y10
+	VPSHUFB         Y2, Y25, Y5
+	VPSHUFB         Y11, Y25, Y9
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y4, Y26, Y5
-	VPSHUFB         Y10, Y26, Y9
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y5, Y4
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y10
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y2, Y5, Y5
-	VPXORD          Y11, Y9, Y9
+	VPSHUFB         Y4, Y26, Y5
+	VPSHUFB         Y10, Y26, Y9
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y5, Y27, Y2
-	VPSHUFB         Y9, Y27, Y11
+	VPXORD          Y2, Y5, Y5
+	VPXORD          Y11, Y9, Y9
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y4, Y4, Y4
-	VPADDB          Y10, Y10, Y10
+	VPSHUFB         Y5, Y27, Y2
+	VPSHUFB         Y9, Y27, Y11
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y4, Y2, Y2
-	VPXORD          Y10, Y11, Y11
+	VPADDB          Y4, Y4, Y4
+	VPADDB          Y10, Y10, Y10
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPXORD          Y4, Y2, Y2
+	VPXORD          Y10, Y11, Y11
 	VMOVDQA64       Y18, 384(SI)
 	VMOVDQA64       Y21, 416(SI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
 	VPSRLD          $0x04, Y1, Y1
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
@@ -49153,8 +49299,8 @@ iks16_loop:
 	VPBLENDMB       Y11, Y12, K1, Y20
 	VPBLENDMB       Y1, Y2, K1, Y2
 	VPBLENDMB       Y12, Y11, K1, Y11
-	VPRORD          $0x18, Y2, Y16
-	VPRORD          $0x18, Y11, Y19
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y11, Y19
 	VPSLLD          $0x10, 192(SI), Y1
 	VPSLLD          $0x10, 224(SI), Y12
 	VMOVDQA64       448(SI), Y8
@@ -49183,106 +49329,108 @@ iks16_loop:
 	VPTERNLOGD      $0x96, Y20, Y10, Y11
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y1, Y2, K2, Y5
-	VPBLENDMW       Y12, Y11, K2, Y10
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 704(SI), Y8
 	VPSLLD          $0x14, 736(SI), Y15
-	VPBLENDMW       Y2, Y1, K2, Y4
-	VPBLENDMW       Y11, Y12, K2, Y23
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y11, Y11
 	VPSRLD          $0x0b, 704(SI), Y6
 	VPSRLD          $0x0b, 736(SI), Y13
-	VPROLD          $0x10, Y4, Y4
-	VPROLD          $0x10, Y23, Y23
+	VPBLENDMW       Y2, Y1, K2, Y5
+	VPBLENDMW       Y11, Y12, K2, Y10
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y2, K2, Y4
+	VPBLENDMW       Y12, Y11, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y5, Y2
 	VPROLD          $0x08, Y10, Y11
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y5, Y1
 	VPROLD          $0x1a, Y10, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y2, Y5, Y5
 	VPXORD          Y11, Y10, Y10
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y5, Y2
-	VPROLD          $0x0a, Y10, Y11
 	VPSLLD          $0x15, 64(SI), Y8
 	VPSLLD          $0x15, 96(SI), Y15
-	VPTERNLOGD      $0x96, Y1, Y2, Y5
-	VPTERNLOGD      $0x96, Y12, Y11, Y10
+	VPROLD          $0x0a, Y5, Y2
+	VPROLD          $0x0a, Y10, Y11
 	VPSRLD          $0x0a, 64(SI), Y6
 	VPSRLD          $0x0a, 96(SI), Y13
+	VPTERNLOGD      $0x96, Y1, Y2, Y5
+	VPTERNLOGD      $0x96, Y12, Y11, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y4, Y1
 	VPROLD          $0x08, Y23, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y4, Y2
 	VPROLD          $0x1e, Y23, Y11
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y1, Y4, Y4
 	VPXORD          Y12, Y23, Y23
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y4, Y1
 	VPROLD          $0x0e, Y23, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y2, Y1, Y4
-	VPTERNLOGD      $0x96, Y11, Y12, Y23
 	VPSLLD          $0x11, 256(SI), Y8
 	VPSLLD          $0x11, 288(SI), Y15
-	VPBLENDMB       Y4, Y5, K1, Y2
-	VPBLENDMB       Y23, Y10, K1, Y11
+	VPTERNLOGD      $0x96, Y2, Y1, Y4
+	VPTERNLOGD      $0x96, Y11, Y12, Y23
 	VPSRLD          $0x0e, 256(SI), Y6
 	VPSRLD          $0x0e, 288(SI), Y13
+	VPBLENDMB       Y4, Y5, K1, Y2
+	VPBLENDMB       Y23, Y10, K1, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y5, Y4, K1, Y1
 	VPBLENDMB       Y10, Y23, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y4
 	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y2, Y5
-	VPSRLD          $0x04, Y11, Y10
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y4, Y25, Y3
-	VPSHUFB         Y23, Y25, Y9
+	VPSRLD          $0x04, Y2, Y5
+	VPSRLD          $0x04, Y11, Y10
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y5
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y10
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y23, Y25, Y9
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y5, Y26, Y3
-	VPSHUFB         Y10, Y26, Y9
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y5
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y10
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y4, Y3, Y3
-	VPXORD          Y23, Y9, Y9
+	VPSHUFB         Y5, Y26, Y3
+	VPSHUFB         Y10, Y26, Y9
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y3, Y27, Y4
-	VPSHUFB         Y9, Y27, Y23
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y23, Y9, Y9
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y5, Y5, Y5
-	VPADDB          Y10, Y10, Y10
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y9, Y27, Y23
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y5, Y4, Y4
-	VPXORD          Y10, Y23, Y23
+	VPADDB          Y5, Y5, Y5
+	VPADDB          Y10, Y10, Y10
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y2
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPXORD          Y5, Y4, Y4
+	VPXORD          Y10, Y23, Y23
 	VMOVDQA64       Y18, 448(SI)
 	VMOVDQA64       Y21, 480(SI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
 	VPSRLD          $0x04, Y1, Y1
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
@@ -49335,8 +49483,8 @@ iks16_loop:
 	VPBLENDMB       Y23, Y12, K1, Y20
 	VPBLENDMB       Y1, Y4, K1, Y4
 	VPBLENDMB       Y12, Y23, K1, Y23
-	VPRORD          $0x18, Y4, Y16
-	VPRORD          $0x18, Y23, Y19
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y23, Y19
 	VPSLLD          $0x10, 256(SI), Y1
 	VPSLLD          $0x10, 288(SI), Y12
 	VMOVDQA64       512(SI), Y8
@@ -49365,106 +49513,108 @@ iks16_loop:
 	VPTERNLOGD      $0x96, Y20, Y9, Y23
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y1, Y4, K2, Y3
-	VPBLENDMW       Y12, Y23, K2, Y9
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 768(SI), Y8
 	VPSLLD          $0x14, 800(SI), Y15
-	VPBLENDMW       Y4, Y1, K2, Y5
-	VPBLENDMW       Y23, Y12, K2, Y10
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y23, Y23
 	VPSRLD          $0x0b, 768(SI), Y6
 	VPSRLD          $0x0b, 800(SI), Y13
-	VPROLD          $0x10, Y5, Y5
-	VPROLD          $0x10, Y10, Y10
+	VPBLENDMW       Y4, Y1, K2, Y3
+	VPBLENDMW       Y23, Y12, K2, Y9
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y4, K2, Y5
+	VPBLENDMW       Y12, Y23, K2, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y3, Y4
 	VPROLD          $0x08, Y9, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y3, Y1
 	VPROLD          $0x1a, Y9, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y4, Y3, Y3
 	VPXORD          Y23, Y9, Y9
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y3, Y4
-	VPROLD          $0x0a, Y9, Y23
 	VPSLLD          $0x15, 128(SI), Y8
 	VPSLLD          $0x15, 160(SI), Y15
-	VPTERNLOGD      $0x96, Y1, Y4, Y3
-	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPROLD          $0x0a, Y3, Y4
+	VPROLD          $0x0a, Y9, Y23
 	VPSRLD          $0x0a, 128(SI), Y6
 	VPSRLD          $0x0a, 160(SI), Y13
+	VPTERNLOGD      $0x96, Y1, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y5, Y1
 	VPROLD          $0x08, Y10, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y5, Y4
 	VPROLD          $0x1e, Y10, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y1, Y5, Y5
 	VPXORD          Y12, Y10, Y10
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y5, Y1
 	VPROLD          $0x0e, Y10, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y4, Y1, Y5
-	VPTERNLOGD      $0x96, Y23, Y12, Y10
 	VPSLLD          $0x11, 320(SI), Y8
 	VPSLLD          $0x11, 352(SI), Y15
-	VPBLENDMB       Y5, Y3, K1, Y4
-	VPBLENDMB       Y10, Y9, K1, Y23
+	VPTERNLOGD      $0x96, Y4, Y1, Y5
+	VPTERNLOGD      $0x96, Y23, Y12, Y10
 	VPSRLD          $0x0e, 320(SI), Y6
 	VPSRLD          $0x0e, 352(SI), Y13
+	VPBLENDMB       Y5, Y3, K1, Y4
+	VPBLENDMB       Y10, Y9, K1, Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y3, Y5, K1, Y1
 	VPBLENDMB       Y9, Y10, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y5
 	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y10
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y4, Y3
-	VPSRLD          $0x04, Y23, Y9
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y5, Y25, Y2
-	VPSHUFB         Y10, Y25, Y11
+	VPSRLD          $0x04, Y4, Y3
+	VPSRLD          $0x04, Y23, Y9
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y3
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y9
+	VPSHUFB         Y5, Y25, Y2
+	VPSHUFB         Y10, Y25, Y11
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y3, Y26, Y2
-	VPSHUFB         Y9, Y26, Y11
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y3
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y9
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y5, Y2, Y2
-	VPXORD          Y10, Y11, Y11
+	VPSHUFB         Y3, Y26, Y2
+	VPSHUFB         Y9, Y26, Y11
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y2, Y27, Y5
-	VPSHUFB         Y11, Y27, Y10
+	VPXORD          Y5, Y2, Y2
+	VPXORD          Y10, Y11, Y11
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y3, Y3, Y3
-	VPADDB          Y9, Y9, Y9
+	VPSHUFB         Y2, Y27, Y5
+	VPSHUFB         Y11, Y27, Y10
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y3, Y5, Y5
-	VPXORD          Y9, Y10, Y10
+	VPADDB          Y3, Y3, Y3
+	VPADDB          Y9, Y9, Y9
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPXORD          Y3, Y5, Y5
+	VPXORD          Y9, Y10, Y10
 	VMOVDQA64       Y18, 512(SI)
 	VMOVDQA64       Y21, 544(SI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
 	VPSRLD          $0x04, Y1, Y1
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
@@ -49517,8 +49667,8 @@ iks16_loop:
 	VPBLENDMB       Y10, Y12, K1, Y20
 	VPBLENDMB       Y1, Y5, K1, Y5
 	VPBLENDMB       Y12, Y10, K1, Y10
-	VPRORD          $0x18, Y5, Y16
-	VPRORD          $0x18, Y10, Y19
+	VPRORD          $0x08, Y5, Y16
+	VPRORD          $0x08, Y10, Y19
 	VPSLLD          $0x10, 320(SI), Y1
 	VPSLLD          $0x10, 352(SI), Y12
 	VMOVDQA64       576(SI), Y8
@@ -49547,106 +49697,108 @@ iks16_loop:
 	VPTERNLOGD      $0x96, Y20, Y9, Y10
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y1, Y5, K2, Y2
-	VPBLENDMW       Y12, Y10, K2, Y9
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 832(SI), Y8
 	VPSLLD          $0x14, 864(SI), Y15
-	VPBLENDMW       Y5, Y1, K2, Y3
-	VPBLENDMW       Y10, Y12, K2, Y23
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y10, Y10
 	VPSRLD          $0x0b, 832(SI), Y6
 	VPSRLD          $0x0b, 864(SI), Y13
-	VPROLD          $0x10, Y3, Y3
-	VPROLD          $0x10, Y23, Y23
+	VPBLENDMW       Y5, Y1, K2, Y2
+	VPBLENDMW       Y10, Y12, K2, Y9
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y5, K2, Y3
+	VPBLENDMW       Y12, Y10, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y2, Y5
 	VPROLD          $0x08, Y9, Y10
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y2, Y1
 	VPROLD          $0x1a, Y9, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y5, Y2, Y2
 	VPXORD          Y10, Y9, Y9
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y2, Y5
-	VPROLD          $0x0a, Y9, Y10
 	VPSLLD          $0x15, 192(SI), Y8
 	VPSLLD          $0x15, 224(SI), Y15
-	VPTERNLOGD      $0x96, Y1, Y5, Y2
-	VPTERNLOGD      $0x96, Y12, Y10, Y9
+	VPROLD          $0x0a, Y2, Y5
+	VPROLD          $0x0a, Y9, Y10
 	VPSRLD          $0x0a, 192(SI), Y6
 	VPSRLD          $0x0a, 224(SI), Y13
+	VPTERNLOGD      $0x96, Y1, Y5, Y2
+	VPTERNLOGD      $0x96, Y12, Y10, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y3, Y1
 	VPROLD          $0x08, Y23, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y3, Y5
 	VPROLD          $0x1e, Y23, Y10
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y1, Y3, Y3
 	VPXORD          Y12, Y23, Y23
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y3, Y1
 	VPROLD          $0x0e, Y23, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y5, Y1, Y3
-	VPTERNLOGD      $0x96, Y10, Y12, Y23
 	VPSLLD          $0x11, 384(SI), Y8
 	VPSLLD          $0x11, 416(SI), Y15
-	VPBLENDMB       Y3, Y2, K1, Y5
-	VPBLENDMB       Y23, Y9, K1, Y10
+	VPTERNLOGD      $0x96, Y5, Y1, Y3
+	VPTERNLOGD      $0x96, Y10, Y12, Y23
 	VPSRLD          $0x0e, 384(SI), Y6
 	VPSRLD          $0x0e, 416(SI), Y13
+	VPBLENDMB       Y3, Y2, K1, Y5
+	VPBLENDMB       Y23, Y9, K1, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y2, Y3, K1, Y1
 	VPBLENDMB       Y9, Y23, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
 	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y5, Y2
-	VPSRLD          $0x04, Y10, Y9
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y3, Y25, Y4
-	VPSHUFB         Y23, Y25, Y11
+	VPSRLD          $0x04, Y5, Y2
+	VPSRLD          $0x04, Y10, Y9
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y2
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y9
+	VPSHUFB         Y3, Y25, Y4
+	VPSHUFB         Y23, Y25, Y11
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y2, Y26, Y4
-	VPSHUFB         Y9, Y26, Y11
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y9
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y3, Y4, Y4
-	VPXORD          Y23, Y11, Y11
+	VPSHUFB         Y2, Y26, Y4
+	VPSHUFB         Y9, Y26, Y11
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y4, Y27, Y3
-	VPSHUFB         Y11, Y27, Y23
+	VPXORD          Y3, Y4, Y4
+	VPXORD          Y23, Y11, Y11
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y2, Y2, Y2
-	VPADDB          Y9, Y9, Y9
+	VPSHUFB         Y4, Y27, Y3
+	VPSHUFB         Y11, Y27, Y23
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y2, Y3, Y3
-	VPXORD          Y9, Y23, Y23
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y9, Y9, Y9
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPXORD          Y2, Y3, Y3
+	VPXORD          Y9, Y23, Y23
 	VMOVDQA64       Y18, 576(SI)
 	VMOVDQA64       Y21, 608(SI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
 	VPSRLD          $0x04, Y1, Y1
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
@@ -49699,8 +49851,8 @@ iks16_loop:
 	VPBLENDMB       Y23, Y12, K1, Y20
 	VPBLENDMB       Y1, Y3, K1, Y3
 	VPBLENDMB       Y12, Y23, K1, Y23
-	VPRORD          $0x18, Y3, Y16
-	VPRORD          $0x18, Y23, Y19
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y23, Y19
 	VPSLLD          $0x10, 384(SI), Y1
 	VPSLLD          $0x10, 416(SI), Y12
 	VMOVDQA64       640(SI), Y8
@@ -49729,106 +49881,108 @@ iks16_loop:
 	VPTERNLOGD      $0x96, Y20, Y11, Y23
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y1, Y3, K2, Y4
-	VPBLENDMW       Y12, Y23, K2, Y11
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 896(SI), Y8
 	VPSLLD          $0x14, 928(SI), Y15
-	VPBLENDMW       Y3, Y1, K2, Y2
-	VPBLENDMW       Y23, Y12, K2, Y9
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y23, Y23
 	VPSRLD          $0x0b, 896(SI), Y6
 	VPSRLD          $0x0b, 928(SI), Y13
-	VPROLD          $0x10, Y2, Y2
-	VPROLD          $0x10, Y9, Y9
+	VPBLENDMW       Y3, Y1, K2, Y4
+	VPBLENDMW       Y23, Y12, K2, Y11
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y3, K2, Y2
+	VPBLENDMW       Y12, Y23, K2, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y4, Y3
 	VPROLD          $0x08, Y11, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y4, Y1
 	VPROLD          $0x1a, Y11, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y3, Y4, Y4
 	VPXORD          Y23, Y11, Y11
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y4, Y3
-	VPROLD          $0x0a, Y11, Y23
 	VPSLLD          $0x15, 256(SI), Y8
 	VPSLLD          $0x15, 288(SI), Y15
-	VPTERNLOGD      $0x96, Y1, Y3, Y4
-	VPTERNLOGD      $0x96, Y12, Y23, Y11
+	VPROLD          $0x0a, Y4, Y3
+	VPROLD          $0x0a, Y11, Y23
 	VPSRLD          $0x0a, 256(SI), Y6
 	VPSRLD          $0x0a, 288(SI), Y13
+	VPTERNLOGD      $0x96, Y1, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y23, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y2, Y1
 	VPROLD          $0x08, Y9, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y2, Y3
 	VPROLD          $0x1e, Y9, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y1, Y2, Y2
 	VPXORD          Y12, Y9, Y9
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y2, Y1
 	VPROLD          $0x0e, Y9, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y3, Y1, Y2
-	VPTERNLOGD      $0x96, Y23, Y12, Y9
 	VPSLLD          $0x11, 448(SI), Y8
 	VPSLLD          $0x11, 480(SI), Y15
-	VPBLENDMB       Y2, Y4, K1, Y3
-	VPBLENDMB       Y9, Y11, K1, Y23
+	VPTERNLOGD      $0x96, Y3, Y1, Y2
+	VPTERNLOGD      $0x96, Y23, Y12, Y9
 	VPSRLD          $0x0e, 448(SI), Y6
 	VPSRLD          $0x0e, 480(SI), Y13
+	VPBLENDMB       Y2, Y4, K1, Y3
+	VPBLENDMB       Y9, Y11, K1, Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y4, Y2, K1, Y1
 	VPBLENDMB       Y11, Y9, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y2
 	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y9
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y3, Y4
-	VPSRLD          $0x04, Y23, Y11
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y2, Y25, Y5
-	VPSHUFB         Y9, Y25, Y10
+	VPSRLD          $0x04, Y3, Y4
+	VPSRLD          $0x04, Y23, Y11
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y5, Y4
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y11
+	VPSHUFB         Y2, Y25, Y5
+	VPSHUFB         Y9, Y25, Y10
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y4, Y26, Y5
-	VPSHUFB         Y11, Y26, Y10
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y5, Y4
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y11
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y2, Y5, Y5
-	VPXORD          Y9, Y10, Y10
+	VPSHUFB         Y4, Y26, Y5
+	VPSHUFB         Y11, Y26, Y10
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y5, Y27, Y2
-	VPSHUFB         Y10, Y27, Y9
+	VPXORD          Y2, Y5, Y5
+	VPXORD          Y9, Y10, Y10
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y4, Y4, Y4
-	VPADDB          Y11, Y11, Y11
+	VPSHUFB         Y5, Y27, Y2
+	VPSHUFB         Y10, Y27, Y9
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y4, Y2, Y2
-	VPXORD          Y11, Y9, Y9
+	VPADDB          Y4, Y4, Y4
+	VPADDB          Y11, Y11, Y11
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPXORD          Y4, Y2, Y2
+	VPXORD          Y11, Y9, Y9
 	VMOVDQA64       Y18, 640(SI)
 	VMOVDQA64       Y21, 672(SI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
 	VPSRLD          $0x04, Y1, Y1
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
@@ -49881,8 +50035,8 @@ iks16_loop:
 	VPBLENDMB       Y9, Y12, K1, Y20
 	VPBLENDMB       Y1, Y2, K1, Y2
 	VPBLENDMB       Y12, Y9, K1, Y9
-	VPRORD          $0x18, Y2, Y16
-	VPRORD          $0x18, Y9, Y19
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y9, Y19
 	VPSLLD          $0x10, 448(SI), Y1
 	VPSLLD          $0x10, 480(SI), Y12
 	VMOVDQA64       704(SI), Y8
@@ -49911,106 +50065,108 @@ iks16_loop:
 	VPTERNLOGD      $0x96, Y20, Y11, Y9
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y1, Y2, K2, Y5
-	VPBLENDMW       Y12, Y9, K2, Y11
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 960(SI), Y8
 	VPSLLD          $0x14, 992(SI), Y15
-	VPBLENDMW       Y2, Y1, K2, Y4
-	VPBLENDMW       Y9, Y12, K2, Y23
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y9, Y9
 	VPSRLD          $0x0b, 960(SI), Y6
 	VPSRLD          $0x0b, 992(SI), Y13
-	VPROLD          $0x10, Y4, Y4
-	VPROLD          $0x10, Y23, Y23
+	VPBLENDMW       Y2, Y1, K2, Y5
+	VPBLENDMW       Y9, Y12, K2, Y11
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y2, K2, Y4
+	VPBLENDMW       Y12, Y9, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y5, Y2
 	VPROLD          $0x08, Y11, Y9
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y5, Y1
 	VPROLD          $0x1a, Y11, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y2, Y5, Y5
 	VPXORD          Y9, Y11, Y11
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y5, Y2
-	VPROLD          $0x0a, Y11, Y9
 	VPSLLD          $0x15, 320(SI), Y8
 	VPSLLD          $0x15, 352(SI), Y15
-	VPTERNLOGD      $0x96, Y1, Y2, Y5
-	VPTERNLOGD      $0x96, Y12, Y9, Y11
+	VPROLD          $0x0a, Y5, Y2
+	VPROLD          $0x0a, Y11, Y9
 	VPSRLD          $0x0a, 320(SI), Y6
 	VPSRLD          $0x0a, 352(SI), Y13
+	VPTERNLOGD      $0x96, Y1, Y2, Y5
+	VPTERNLOGD      $0x96, Y12, Y9, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y4, Y1
 	VPROLD          $0x08, Y23, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y4, Y2
 	VPROLD          $0x1e, Y23, Y9
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y1, Y4, Y4
 	VPXORD          Y12, Y23, Y23
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y4, Y1
 	VPROLD          $0x0e, Y23, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y2, Y1, Y4
-	VPTERNLOGD      $0x96, Y9, Y12, Y23
 	VPSLLD          $0x11, 512(SI), Y8
 	VPSLLD          $0x11, 544(SI), Y15
-	VPBLENDMB       Y4, Y5, K1, Y2
-	VPBLENDMB       Y23, Y11, K1, Y9
+	VPTERNLOGD      $0x96, Y2, Y1, Y4
+	VPTERNLOGD      $0x96, Y9, Y12, Y23
 	VPSRLD          $0x0e, 512(SI), Y6
 	VPSRLD          $0x0e, 544(SI), Y13
+	VPBLENDMB       Y4, Y5, K1, Y2
+	VPBLENDMB       Y23, Y11, K1, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y5, Y4, K1, Y1
 	VPBLENDMB       Y11, Y23, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y4
 	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y2, Y5
-	VPSRLD          $0x04, Y9, Y11
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y4, Y25, Y3
-	VPSHUFB         Y23, Y25, Y10
+	VPSRLD          $0x04, Y2, Y5
+	VPSRLD          $0x04, Y9, Y11
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y5
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y11
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y23, Y25, Y10
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y5, Y26, Y3
-	VPSHUFB         Y11, Y26, Y10
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y5
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y11
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y4, Y3, Y3
-	VPXORD          Y23, Y10, Y10
+	VPSHUFB         Y5, Y26, Y3
+	VPSHUFB         Y11, Y26, Y10
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y3, Y27, Y4
-	VPSHUFB         Y10, Y27, Y23
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y23, Y10, Y10
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y5, Y5, Y5
-	VPADDB          Y11, Y11, Y11
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y10, Y27, Y23
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y5, Y4, Y4
-	VPXORD          Y11, Y23, Y23
+	VPADDB          Y5, Y5, Y5
+	VPADDB          Y11, Y11, Y11
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y2
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPXORD          Y5, Y4, Y4
+	VPXORD          Y11, Y23, Y23
 	VMOVDQA64       Y18, 704(SI)
 	VMOVDQA64       Y21, 736(SI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
 	VPSRLD          $0x04, Y1, Y1
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
@@ -50063,8 +50219,8 @@ iks16_loop:
 	VPBLENDMB       Y23, Y12, K1, Y20
 	VPBLENDMB       Y1, Y4, K1, Y4
 	VPBLENDMB       Y12, Y23, K1, Y23
-	VPRORD          $0x18, Y4, Y16
-	VPRORD          $0x18, Y23, Y19
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y23, Y19
 	VPSLLD          $0x10, 512(SI), Y1
 	VPSLLD          $0x10, 544(SI), Y12
 	VMOVDQA64       768(SI), Y8
@@ -50093,106 +50249,108 @@ iks16_loop:
 	VPTERNLOGD      $0x96, Y20, Y10, Y23
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y1, Y4, K2, Y3
-	VPBLENDMW       Y12, Y23, K2, Y10
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, (SI), Y8
 	VPSLLD          $0x14, 32(SI), Y15
-	VPBLENDMW       Y4, Y1, K2, Y5
-	VPBLENDMW       Y23, Y12, K2, Y11
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y23, Y23
 	VPSRLD          $0x0b, (SI), Y6
 	VPSRLD          $0x0b, 32(SI), Y13
-	VPROLD          $0x10, Y5, Y5
-	VPROLD          $0x10, Y11, Y11
+	VPBLENDMW       Y4, Y1, K2, Y3
+	VPBLENDMW       Y23, Y12, K2, Y10
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y4, K2, Y5
+	VPBLENDMW       Y12, Y23, K2, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y3, Y4
 	VPROLD          $0x08, Y10, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y3, Y1
 	VPROLD          $0x1a, Y10, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y4, Y3, Y3
 	VPXORD          Y23, Y10, Y10
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y3, Y4
-	VPROLD          $0x0a, Y10, Y23
 	VPSLLD          $0x15, 384(SI), Y8
 	VPSLLD          $0x15, 416(SI), Y15
-	VPTERNLOGD      $0x96, Y1, Y4, Y3
-	VPTERNLOGD      $0x96, Y12, Y23, Y10
+	VPROLD          $0x0a, Y3, Y4
+	VPROLD          $0x0a, Y10, Y23
 	VPSRLD          $0x0a, 384(SI), Y6
 	VPSRLD          $0x0a, 416(SI), Y13
+	VPTERNLOGD      $0x96, Y1, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y23, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y5, Y1
 	VPROLD          $0x08, Y11, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y5, Y4
 	VPROLD          $0x1e, Y11, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y1, Y5, Y5
 	VPXORD          Y12, Y11, Y11
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y5, Y1
 	VPROLD          $0x0e, Y11, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y4, Y1, Y5
-	VPTERNLOGD      $0x96, Y23, Y12, Y11
 	VPSLLD          $0x11, 576(SI), Y8
 	VPSLLD          $0x11, 608(SI), Y15
-	VPBLENDMB       Y5, Y3, K1, Y4
-	VPBLENDMB       Y11, Y10, K1, Y23
+	VPTERNLOGD      $0x96, Y4, Y1, Y5
+	VPTERNLOGD      $0x96, Y23, Y12, Y11
 	VPSRLD          $0x0e, 576(SI), Y6
 	VPSRLD          $0x0e, 608(SI), Y13
+	VPBLENDMB       Y5, Y3, K1, Y4
+	VPBLENDMB       Y11, Y10, K1, Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y3, Y5, K1, Y1
 	VPBLENDMB       Y10, Y11, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y5
 	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y11
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y4, Y3
-	VPSRLD          $0x04, Y23, Y10
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y5, Y25, Y2
-	VPSHUFB         Y11, Y25, Y9
+	VPSRLD          $0x04, Y4, Y3
+	VPSRLD          $0x04, Y23, Y10
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y3
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y10
+	VPSHUFB         Y5, Y25, Y2
+	VPSHUFB         Y11, Y25, Y9
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y3, Y26, Y2
-	VPSHUFB         Y10, Y26, Y9
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y3
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y10
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y5, Y2, Y2
-	VPXORD          Y11, Y9, Y9
+	VPSHUFB         Y3, Y26, Y2
+	VPSHUFB         Y10, Y26, Y9
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y2, Y27, Y5
-	VPSHUFB         Y9, Y27, Y11
+	VPXORD          Y5, Y2, Y2
+	VPXORD          Y11, Y9, Y9
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y3, Y3, Y3
-	VPADDB          Y10, Y10, Y10
+	VPSHUFB         Y2, Y27, Y5
+	VPSHUFB         Y9, Y27, Y11
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y3, Y5, Y5
-	VPXORD          Y10, Y11, Y11
+	VPADDB          Y3, Y3, Y3
+	VPADDB          Y10, Y10, Y10
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPXORD          Y3, Y5, Y5
+	VPXORD          Y10, Y11, Y11
 	VMOVDQA64       Y18, 768(SI)
 	VMOVDQA64       Y21, 800(SI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
 	VPSRLD          $0x04, Y1, Y1
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
@@ -50245,8 +50403,8 @@ iks16_loop:
 	VPBLENDMB       Y11, Y12, K1, Y20
 	VPBLENDMB       Y1, Y5, K1, Y5
 	VPBLENDMB       Y12, Y11, K1, Y11
-	VPRORD          $0x18, Y5, Y16
-	VPRORD          $0x18, Y11, Y19
+	VPRORD          $0x08, Y5, Y16
+	VPRORD          $0x08, Y11, Y19
 	VPSLLD          $0x10, 576(SI), Y1
 	VPSLLD          $0x10, 608(SI), Y12
 	VMOVDQA64       832(SI), Y8
@@ -50275,106 +50433,108 @@ iks16_loop:
 	VPTERNLOGD      $0x96, Y20, Y10, Y11
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y1, Y5, K2, Y2
-	VPBLENDMW       Y12, Y11, K2, Y10
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 64(SI), Y8
 	VPSLLD          $0x14, 96(SI), Y15
-	VPBLENDMW       Y5, Y1, K2, Y3
-	VPBLENDMW       Y11, Y12, K2, Y23
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y11, Y11
 	VPSRLD          $0x0b, 64(SI), Y6
 	VPSRLD          $0x0b, 96(SI), Y13
-	VPROLD          $0x10, Y3, Y3
-	VPROLD          $0x10, Y23, Y23
+	VPBLENDMW       Y5, Y1, K2, Y2
+	VPBLENDMW       Y11, Y12, K2, Y10
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y5, K2, Y3
+	VPBLENDMW       Y12, Y11, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y2, Y5
 	VPROLD          $0x08, Y10, Y11
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y2, Y1
 	VPROLD          $0x1a, Y10, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y5, Y2, Y2
 	VPXORD          Y11, Y10, Y10
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y2, Y5
-	VPROLD          $0x0a, Y10, Y11
 	VPSLLD          $0x15, 448(SI), Y8
 	VPSLLD          $0x15, 480(SI), Y15
-	VPTERNLOGD      $0x96, Y1, Y5, Y2
-	VPTERNLOGD      $0x96, Y12, Y11, Y10
+	VPROLD          $0x0a, Y2, Y5
+	VPROLD          $0x0a, Y10, Y11
 	VPSRLD          $0x0a, 448(SI), Y6
 	VPSRLD          $0x0a, 480(SI), Y13
+	VPTERNLOGD      $0x96, Y1, Y5, Y2
+	VPTERNLOGD      $0x96, Y12, Y11, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y3, Y1
 	VPROLD          $0x08, Y23, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y3, Y5
 	VPROLD          $0x1e, Y23, Y11
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y1, Y3, Y3
 	VPXORD          Y12, Y23, Y23
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y3, Y1
 	VPROLD          $0x0e, Y23, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y5, Y1, Y3
-	VPTERNLOGD      $0x96, Y11, Y12, Y23
 	VPSLLD          $0x11, 640(SI), Y8
 	VPSLLD          $0x11, 672(SI), Y15
-	VPBLENDMB       Y3, Y2, K1, Y5
-	VPBLENDMB       Y23, Y10, K1, Y11
+	VPTERNLOGD      $0x96, Y5, Y1, Y3
+	VPTERNLOGD      $0x96, Y11, Y12, Y23
 	VPSRLD          $0x0e, 640(SI), Y6
 	VPSRLD          $0x0e, 672(SI), Y13
+	VPBLENDMB       Y3, Y2, K1, Y5
+	VPBLENDMB       Y23, Y10, K1, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y2, Y3, K1, Y1
 	VPBLENDMB       Y10, Y23, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
 	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y5, Y2
-	VPSRLD          $0x04, Y11, Y10
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y3, Y25, Y4
-	VPSHUFB         Y23, Y25, Y9
+	VPSRLD          $0x04, Y5, Y2
+	VPSRLD          $0x04, Y11, Y10
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y2
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y10
+	VPSHUFB         Y3, Y25, Y4
+	VPSHUFB         Y23, Y25, Y9
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y2, Y26, Y4
-	VPSHUFB         Y10, Y26, Y9
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y10
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y3, Y4, Y4
-	VPXORD          Y23, Y9, Y9
+	VPSHUFB         Y2, Y26, Y4
+	VPSHUFB         Y10, Y26, Y9
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y4, Y27, Y3
-	VPSHUFB         Y9, Y27, Y23
+	VPXORD          Y3, Y4, Y4
+	VPXORD          Y23, Y9, Y9
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y2, Y2, Y2
-	VPADDB          Y10, Y10, Y10
+	VPSHUFB         Y4, Y27, Y3
+	VPSHUFB         Y9, Y27, Y23
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y2, Y3, Y3
-	VPXORD          Y10, Y23, Y23
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y10, Y10, Y10
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPXORD          Y2, Y3, Y3
+	VPXORD          Y10, Y23, Y23
 	VMOVDQA64       Y18, 832(SI)
 	VMOVDQA64       Y21, 864(SI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
 	VPSRLD          $0x04, Y1, Y1
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
@@ -50427,8 +50587,8 @@ iks16_loop:
 	VPBLENDMB       Y23, Y12, K1, Y20
 	VPBLENDMB       Y1, Y3, K1, Y3
 	VPBLENDMB       Y12, Y23, K1, Y23
-	VPRORD          $0x18, Y3, Y16
-	VPRORD          $0x18, Y23, Y19
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y23, Y19
 	VPSLLD          $0x10, 640(SI), Y1
 	VPSLLD          $0x10, 672(SI), Y12
 	VMOVDQA64       896(SI), Y8
@@ -50457,106 +50617,108 @@ iks16_loop:
 	VPTERNLOGD      $0x96, Y20, Y9, Y23
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y1, Y3, K2, Y4
-	VPBLENDMW       Y12, Y23, K2, Y9
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 128(SI), Y8
 	VPSLLD          $0x14, 160(SI), Y15
-	VPBLENDMW       Y3, Y1, K2, Y2
-	VPBLENDMW       Y23, Y12, K2, Y10
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y23, Y23
 	VPSRLD          $0x0b, 128(SI), Y6
 	VPSRLD          $0x0b, 160(SI), Y13
-	VPROLD          $0x10, Y2, Y2
-	VPROLD          $0x10, Y10, Y10
+	VPBLENDMW       Y3, Y1, K2, Y4
+	VPBLENDMW       Y23, Y12, K2, Y9
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y3, K2, Y2
+	VPBLENDMW       Y12, Y23, K2, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y4, Y3
 	VPROLD          $0x08, Y9, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y4, Y1
 	VPROLD          $0x1a, Y9, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y3, Y4, Y4
 	VPXORD          Y23, Y9, Y9
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y4, Y3
-	VPROLD          $0x0a, Y9, Y23
 	VPSLLD          $0x15, 512(SI), Y8
 	VPSLLD          $0x15, 544(SI), Y15
-	VPTERNLOGD      $0x96, Y1, Y3, Y4
-	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPROLD          $0x0a, Y4, Y3
+	VPROLD          $0x0a, Y9, Y23
 	VPSRLD          $0x0a, 512(SI), Y6
 	VPSRLD          $0x0a, 544(SI), Y13
+	VPTERNLOGD      $0x96, Y1, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y2, Y1
 	VPROLD          $0x08, Y10, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y2, Y3
 	VPROLD          $0x1e, Y10, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y1, Y2, Y2
 	VPXORD          Y12, Y10, Y10
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y2, Y1
 	VPROLD          $0x0e, Y10, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y3, Y1, Y2
-	VPTERNLOGD      $0x96, Y23, Y12, Y10
 	VPSLLD          $0x11, 704(SI), Y8
 	VPSLLD          $0x11, 736(SI), Y15
-	VPBLENDMB       Y2, Y4, K1, Y3
-	VPBLENDMB       Y10, Y9, K1, Y23
+	VPTERNLOGD      $0x96, Y3, Y1, Y2
+	VPTERNLOGD      $0x96, Y23, Y12, Y10
 	VPSRLD          $0x0e, 704(SI), Y6
 	VPSRLD          $0x0e, 736(SI), Y13
+	VPBLENDMB       Y2, Y4, K1, Y3
+	VPBLENDMB       Y10, Y9, K1, Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y4, Y2, K1, Y1
 	VPBLENDMB       Y9, Y10, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y2
 	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y10
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y3, Y4
-	VPSRLD          $0x04, Y23, Y9
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y2, Y25, Y5
-	VPSHUFB         Y10, Y25, Y11
+	VPSRLD          $0x04, Y3, Y4
+	VPSRLD          $0x04, Y23, Y9
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y5, Y4
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y9
+	VPSHUFB         Y2, Y25, Y5
+	VPSHUFB         Y10, Y25, Y11
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y4, Y26, Y5
-	VPSHUFB         Y9, Y26, Y11
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y5, Y4
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y9
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y2, Y5, Y5
-	VPXORD          Y10, Y11, Y11
+	VPSHUFB         Y4, Y26, Y5
+	VPSHUFB         Y9, Y26, Y11
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y5, Y27, Y2
-	VPSHUFB         Y11, Y27, Y10
+	VPXORD          Y2, Y5, Y5
+	VPXORD          Y10, Y11, Y11
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y4, Y4, Y4
-	VPADDB          Y9, Y9, Y9
+	VPSHUFB         Y5, Y27, Y2
+	VPSHUFB         Y11, Y27, Y10
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y4, Y2, Y2
-	VPXORD          Y9, Y10, Y10
+	VPADDB          Y4, Y4, Y4
+	VPADDB          Y9, Y9, Y9
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPXORD          Y4, Y2, Y2
+	VPXORD          Y9, Y10, Y10
 	VMOVDQA64       Y18, 896(SI)
 	VMOVDQA64       Y21, 928(SI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
 	VPSRLD          $0x04, Y1, Y1
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
@@ -50609,8 +50771,8 @@ iks16_loop:
 	VPBLENDMB       Y10, Y12, K1, Y20
 	VPBLENDMB       Y1, Y2, K1, Y2
 	VPBLENDMB       Y12, Y10, K1, Y10
-	VPRORD          $0x18, Y2, Y16
-	VPRORD          $0x18, Y10, Y19
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y10, Y19
 	VPSLLD          $0x10, 704(SI), Y1
 	VPSLLD          $0x10, 736(SI), Y12
 	VMOVDQA64       960(SI), Y8
@@ -50639,106 +50801,108 @@ iks16_loop:
 	VPTERNLOGD      $0x96, Y20, Y9, Y10
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y1, Y2, K2, Y5
-	VPBLENDMW       Y12, Y10, K2, Y9
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 192(SI), Y8
 	VPSLLD          $0x14, 224(SI), Y15
-	VPBLENDMW       Y2, Y1, K2, Y4
-	VPBLENDMW       Y10, Y12, K2, Y23
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y10, Y10
 	VPSRLD          $0x0b, 192(SI), Y6
 	VPSRLD          $0x0b, 224(SI), Y13
-	VPROLD          $0x10, Y4, Y4
-	VPROLD          $0x10, Y23, Y23
+	VPBLENDMW       Y2, Y1, K2, Y5
+	VPBLENDMW       Y10, Y12, K2, Y9
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y2, K2, Y4
+	VPBLENDMW       Y12, Y10, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y5, Y2
 	VPROLD          $0x08, Y9, Y10
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y5, Y1
 	VPROLD          $0x1a, Y9, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y2, Y5, Y5
 	VPXORD          Y10, Y9, Y9
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y5, Y2
-	VPROLD          $0x0a, Y9, Y10
 	VPSLLD          $0x15, 576(SI), Y8
 	VPSLLD          $0x15, 608(SI), Y15
-	VPTERNLOGD      $0x96, Y1, Y2, Y5
-	VPTERNLOGD      $0x96, Y12, Y10, Y9
+	VPROLD          $0x0a, Y5, Y2
+	VPROLD          $0x0a, Y9, Y10
 	VPSRLD          $0x0a, 576(SI), Y6
 	VPSRLD          $0x0a, 608(SI), Y13
+	VPTERNLOGD      $0x96, Y1, Y2, Y5
+	VPTERNLOGD      $0x96, Y12, Y10, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y4, Y1
 	VPROLD          $0x08, Y23, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y4, Y2
 	VPROLD          $0x1e, Y23, Y10
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y1, Y4, Y4
 	VPXORD          Y12, Y23, Y23
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y4, Y1
 	VPROLD          $0x0e, Y23, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y2, Y1, Y4
-	VPTERNLOGD      $0x96, Y10, Y12, Y23
 	VPSLLD          $0x11, 768(SI), Y8
 	VPSLLD          $0x11, 800(SI), Y15
-	VPBLENDMB       Y4, Y5, K1, Y2
-	VPBLENDMB       Y23, Y9, K1, Y10
+	VPTERNLOGD      $0x96, Y2, Y1, Y4
+	VPTERNLOGD      $0x96, Y10, Y12, Y23
 	VPSRLD          $0x0e, 768(SI), Y6
 	VPSRLD          $0x0e, 800(SI), Y13
+	VPBLENDMB       Y4, Y5, K1, Y2
+	VPBLENDMB       Y23, Y9, K1, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y5, Y4, K1, Y1
 	VPBLENDMB       Y9, Y23, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y4
 	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y2, Y5
-	VPSRLD          $0x04, Y10, Y9
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y4, Y25, Y3
-	VPSHUFB         Y23, Y25, Y11
+	VPSRLD          $0x04, Y2, Y5
+	VPSRLD          $0x04, Y10, Y9
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y5
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y9
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y23, Y25, Y11
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y5, Y26, Y3
-	VPSHUFB         Y9, Y26, Y11
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y5
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y9
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y4, Y3, Y3
-	VPXORD          Y23, Y11, Y11
+	VPSHUFB         Y5, Y26, Y3
+	VPSHUFB         Y9, Y26, Y11
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y3, Y27, Y4
-	VPSHUFB         Y11, Y27, Y23
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y23, Y11, Y11
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y5, Y5, Y5
-	VPADDB          Y9, Y9, Y9
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y11, Y27, Y23
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y5, Y4, Y4
-	VPXORD          Y9, Y23, Y23
+	VPADDB          Y5, Y5, Y5
+	VPADDB          Y9, Y9, Y9
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y2
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPXORD          Y5, Y4, Y4
+	VPXORD          Y9, Y23, Y23
 	VMOVDQA64       Y18, 960(SI)
 	VMOVDQA64       Y21, 992(SI)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
 	VPSRLD          $0x04, Y1, Y1
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
@@ -50791,8 +50955,8 @@ iks16_loop:
 	VPBLENDMB       Y23, Y12, K1, Y20
 	VPBLENDMB       Y1, Y4, K1, Y4
 	VPBLENDMB       Y12, Y23, K1, Y23
-	VPRORD          $0x18, Y4, Y16
-	VPRORD          $0x18, Y23, Y19
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y23, Y19
 	VMOVDQA64       (SI), Y8
 	VMOVDQA64       32(SI), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -51194,12 +51358,14 @@ ixor16_init:
 	VPADDD          Y19, Y12, Y12
 	VPTERNLOGD      $0x96, Y17, Y3, Y4
 	VPTERNLOGD      $0x96, Y20, Y10, Y11
-	VPBLENDMW       Y5, Y4, K2, Y3
-	VPBLENDMW       Y12, Y11, K2, Y10
-	VPBLENDMW       Y4, Y5, K2, Y2
-	VPBLENDMW       Y11, Y12, K2, Y9
-	VPROLD          $0x10, Y2, Y2
-	VPROLD          $0x10, Y9, Y9
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y11, Y11
+	VPBLENDMW       Y4, Y5, K2, Y3
+	VPBLENDMW       Y11, Y12, K2, Y10
+	VPBLENDMW       Y5, Y4, K2, Y2
+	VPBLENDMW       Y12, Y11, K2, Y9
 	VPROLD          $0x08, Y3, Y4
 	VPROLD          $0x08, Y10, Y11
 	VPROLD          $0x1a, Y3, Y5
@@ -51288,8 +51454,8 @@ ixor16_init:
 	VPBLENDMB       Y9, Y12, K1, Y20
 	VPBLENDMB       Y5, Y2, K1, Y2
 	VPBLENDMB       Y12, Y9, K1, Y9
-	VPRORD          $0x18, Y2, Y16
-	VPRORD          $0x18, Y9, Y19
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y9, Y19
 	VMOVDQA64       (R9), Y8
 	VMOVDQA64       32(R9), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -51378,12 +51544,14 @@ ixor16_init:
 	VPADDD          Y19, Y10, Y10
 	VPTERNLOGD      $0x96, Y17, Y2, Y5
 	VPTERNLOGD      $0x96, Y20, Y9, Y12
-	VPBLENDMW       Y1, Y5, K2, Y2
-	VPBLENDMW       Y10, Y12, K2, Y9
-	VPBLENDMW       Y5, Y1, K2, Y4
-	VPBLENDMW       Y12, Y10, K2, Y11
-	VPROLD          $0x10, Y4, Y4
-	VPROLD          $0x10, Y11, Y11
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y10, Y10
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y12, Y12
+	VPBLENDMW       Y5, Y1, K2, Y2
+	VPBLENDMW       Y12, Y10, K2, Y9
+	VPBLENDMW       Y1, Y5, K2, Y4
+	VPBLENDMW       Y10, Y12, K2, Y11
 	VPROLD          $0x08, Y2, Y5
 	VPROLD          $0x08, Y9, Y12
 	VPROLD          $0x1a, Y2, Y1
@@ -51472,8 +51640,8 @@ ixor16_init:
 	VPBLENDMB       Y11, Y10, K1, Y20
 	VPBLENDMB       Y1, Y4, K1, Y4
 	VPBLENDMB       Y10, Y11, K1, Y11
-	VPRORD          $0x18, Y4, Y16
-	VPRORD          $0x18, Y11, Y19
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y11, Y19
 	VMOVDQA64       64(R9), Y8
 	VMOVDQA64       96(R9), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -51562,12 +51730,14 @@ ixor16_init:
 	VPADDD          Y19, Y9, Y9
 	VPTERNLOGD      $0x96, Y17, Y4, Y1
 	VPTERNLOGD      $0x96, Y20, Y11, Y10
-	VPBLENDMW       Y3, Y1, K2, Y4
-	VPBLENDMW       Y9, Y10, K2, Y11
-	VPBLENDMW       Y1, Y3, K2, Y5
-	VPBLENDMW       Y10, Y9, K2, Y12
-	VPROLD          $0x10, Y5, Y5
-	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y9, Y9
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y10, Y10
+	VPBLENDMW       Y1, Y3, K2, Y4
+	VPBLENDMW       Y10, Y9, K2, Y11
+	VPBLENDMW       Y3, Y1, K2, Y5
+	VPBLENDMW       Y9, Y10, K2, Y12
 	VPROLD          $0x08, Y4, Y1
 	VPROLD          $0x08, Y11, Y10
 	VPROLD          $0x1a, Y4, Y3
@@ -51656,8 +51826,8 @@ ixor16_init:
 	VPBLENDMB       Y12, Y9, K1, Y20
 	VPBLENDMB       Y3, Y5, K1, Y5
 	VPBLENDMB       Y9, Y12, K1, Y12
-	VPRORD          $0x18, Y5, Y16
-	VPRORD          $0x18, Y12, Y19
+	VPRORD          $0x08, Y5, Y16
+	VPRORD          $0x08, Y12, Y19
 	VMOVDQA64       128(R9), Y8
 	VMOVDQA64       160(R9), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -51746,12 +51916,14 @@ ixor16_init:
 	VPADDD          Y19, Y11, Y11
 	VPTERNLOGD      $0x96, Y17, Y5, Y3
 	VPTERNLOGD      $0x96, Y20, Y12, Y9
-	VPBLENDMW       Y2, Y3, K2, Y5
-	VPBLENDMW       Y11, Y9, K2, Y12
-	VPBLENDMW       Y3, Y2, K2, Y1
-	VPBLENDMW       Y9, Y11, K2, Y10
-	VPROLD          $0x10, Y1, Y1
-	VPROLD          $0x10, Y10, Y10
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y11, Y11
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y9, Y9
+	VPBLENDMW       Y3, Y2, K2, Y5
+	VPBLENDMW       Y9, Y11, K2, Y12
+	VPBLENDMW       Y2, Y3, K2, Y1
+	VPBLENDMW       Y11, Y9, K2, Y10
 	VPROLD          $0x08, Y5, Y3
 	VPROLD          $0x08, Y12, Y9
 	VPROLD          $0x1a, Y5, Y2
@@ -51840,8 +52012,8 @@ ixor16_init:
 	VPBLENDMB       Y10, Y11, K1, Y20
 	VPBLENDMB       Y2, Y1, K1, Y1
 	VPBLENDMB       Y11, Y10, K1, Y10
-	VPRORD          $0x18, Y1, Y16
-	VPRORD          $0x18, Y10, Y19
+	VPRORD          $0x08, Y1, Y16
+	VPRORD          $0x08, Y10, Y19
 	VMOVDQA64       192(R9), Y8
 	VMOVDQA64       224(R9), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -51930,12 +52102,14 @@ ixor16_init:
 	VPADDD          Y19, Y12, Y12
 	VPTERNLOGD      $0x96, Y17, Y1, Y2
 	VPTERNLOGD      $0x96, Y20, Y10, Y11
-	VPBLENDMW       Y4, Y2, K2, Y1
-	VPBLENDMW       Y12, Y11, K2, Y10
-	VPBLENDMW       Y2, Y4, K2, Y3
-	VPBLENDMW       Y11, Y12, K2, Y9
-	VPROLD          $0x10, Y3, Y3
-	VPROLD          $0x10, Y9, Y9
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y11, Y11
+	VPBLENDMW       Y2, Y4, K2, Y1
+	VPBLENDMW       Y11, Y12, K2, Y10
+	VPBLENDMW       Y4, Y2, K2, Y3
+	VPBLENDMW       Y12, Y11, K2, Y9
 	VPROLD          $0x08, Y1, Y2
 	VPROLD          $0x08, Y10, Y11
 	VPROLD          $0x1a, Y1, Y4
@@ -52024,8 +52198,8 @@ ixor16_init:
 	VPBLENDMB       Y9, Y12, K1, Y20
 	VPBLENDMB       Y4, Y3, K1, Y3
 	VPBLENDMB       Y12, Y9, K1, Y9
-	VPRORD          $0x18, Y3, Y16
-	VPRORD          $0x18, Y9, Y19
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y9, Y19
 	VMOVDQA64       256(R9), Y8
 	VMOVDQA64       288(R9), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -52114,12 +52288,14 @@ ixor16_init:
 	VPADDD          Y19, Y10, Y10
 	VPTERNLOGD      $0x96, Y17, Y3, Y4
 	VPTERNLOGD      $0x96, Y20, Y9, Y12
-	VPBLENDMW       Y5, Y4, K2, Y3
-	VPBLENDMW       Y10, Y12, K2, Y9
-	VPBLENDMW       Y4, Y5, K2, Y2
-	VPBLENDMW       Y12, Y10, K2, Y11
-	VPROLD          $0x10, Y2, Y2
-	VPROLD          $0x10, Y11, Y11
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y10, Y10
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y12, Y12
+	VPBLENDMW       Y4, Y5, K2, Y3
+	VPBLENDMW       Y12, Y10, K2, Y9
+	VPBLENDMW       Y5, Y4, K2, Y2
+	VPBLENDMW       Y10, Y12, K2, Y11
 	VPROLD          $0x08, Y3, Y4
 	VPROLD          $0x08, Y9, Y12
 	VPROLD          $0x1a, Y3, Y5
@@ -52208,8 +52384,8 @@ ixor16_init:
 	VPBLENDMB       Y11, Y10, K1, Y20
 	VPBLENDMB       Y5, Y2, K1, Y2
 	VPBLENDMB       Y10, Y11, K1, Y11
-	VPRORD          $0x18, Y2, Y16
-	VPRORD          $0x18, Y11, Y19
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y11, Y19
 	VMOVDQA64       320(R9), Y8
 	VMOVDQA64       352(R9), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -52298,12 +52474,14 @@ ixor16_init:
 	VPADDD          Y19, Y9, Y9
 	VPTERNLOGD      $0x96, Y17, Y2, Y5
 	VPTERNLOGD      $0x96, Y20, Y11, Y10
-	VPBLENDMW       Y1, Y5, K2, Y2
-	VPBLENDMW       Y9, Y10, K2, Y11
-	VPBLENDMW       Y5, Y1, K2, Y4
-	VPBLENDMW       Y10, Y9, K2, Y12
-	VPROLD          $0x10, Y4, Y4
-	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y9, Y9
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y10, Y10
+	VPBLENDMW       Y5, Y1, K2, Y2
+	VPBLENDMW       Y10, Y9, K2, Y11
+	VPBLENDMW       Y1, Y5, K2, Y4
+	VPBLENDMW       Y9, Y10, K2, Y12
 	VPROLD          $0x08, Y2, Y5
 	VPROLD          $0x08, Y11, Y10
 	VPROLD          $0x1a, Y2, Y1
@@ -52392,8 +52570,8 @@ ixor16_init:
 	VPBLENDMB       Y12, Y9, K1, Y20
 	VPBLENDMB       Y1, Y4, K1, Y4
 	VPBLENDMB       Y9, Y12, K1, Y12
-	VPRORD          $0x18, Y4, Y16
-	VPRORD          $0x18, Y12, Y19
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y12, Y19
 	VMOVDQA64       384(R9), Y8
 	VMOVDQA64       416(R9), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -52482,12 +52660,14 @@ ixor16_init:
 	VPADDD          Y19, Y11, Y11
 	VPTERNLOGD      $0x96, Y17, Y4, Y1
 	VPTERNLOGD      $0x96, Y20, Y12, Y9
-	VPBLENDMW       Y3, Y1, K2, Y4
-	VPBLENDMW       Y11, Y9, K2, Y12
-	VPBLENDMW       Y1, Y3, K2, Y5
-	VPBLENDMW       Y9, Y11, K2, Y10
-	VPROLD          $0x10, Y5, Y5
-	VPROLD          $0x10, Y10, Y10
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y11, Y11
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y9, Y9
+	VPBLENDMW       Y1, Y3, K2, Y4
+	VPBLENDMW       Y9, Y11, K2, Y12
+	VPBLENDMW       Y3, Y1, K2, Y5
+	VPBLENDMW       Y11, Y9, K2, Y10
 	VPROLD          $0x08, Y4, Y1
 	VPROLD          $0x08, Y12, Y9
 	VPROLD          $0x1a, Y4, Y3
@@ -52576,8 +52756,8 @@ ixor16_init:
 	VPBLENDMB       Y10, Y11, K1, Y20
 	VPBLENDMB       Y3, Y5, K1, Y5
 	VPBLENDMB       Y11, Y10, K1, Y10
-	VPRORD          $0x18, Y5, Y16
-	VPRORD          $0x18, Y10, Y19
+	VPRORD          $0x08, Y5, Y16
+	VPRORD          $0x08, Y10, Y19
 	VMOVDQA64       448(R9), Y8
 	VMOVDQA64       480(R9), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -52666,12 +52846,14 @@ ixor16_init:
 	VPADDD          Y19, Y12, Y12
 	VPTERNLOGD      $0x96, Y17, Y5, Y3
 	VPTERNLOGD      $0x96, Y20, Y10, Y11
-	VPBLENDMW       Y2, Y3, K2, Y5
-	VPBLENDMW       Y12, Y11, K2, Y10
-	VPBLENDMW       Y3, Y2, K2, Y1
-	VPBLENDMW       Y11, Y12, K2, Y9
-	VPROLD          $0x10, Y1, Y1
-	VPROLD          $0x10, Y9, Y9
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y11, Y11
+	VPBLENDMW       Y3, Y2, K2, Y5
+	VPBLENDMW       Y11, Y12, K2, Y10
+	VPBLENDMW       Y2, Y3, K2, Y1
+	VPBLENDMW       Y12, Y11, K2, Y9
 	VPROLD          $0x08, Y5, Y3
 	VPROLD          $0x08, Y10, Y11
 	VPROLD          $0x1a, Y5, Y2
@@ -52760,8 +52942,8 @@ ixor16_init:
 	VPBLENDMB       Y9, Y12, K1, Y20
 	VPBLENDMB       Y2, Y1, K1, Y1
 	VPBLENDMB       Y12, Y9, K1, Y9
-	VPRORD          $0x18, Y1, Y16
-	VPRORD          $0x18, Y9, Y19
+	VPRORD          $0x08, Y1, Y16
+	VPRORD          $0x08, Y9, Y19
 	VMOVDQA64       512(R9), Y8
 	VMOVDQA64       544(R9), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -52850,12 +53032,14 @@ ixor16_init:
 	VPADDD          Y19, Y10, Y10
 	VPTERNLOGD      $0x96, Y17, Y1, Y2
 	VPTERNLOGD      $0x96, Y20, Y9, Y12
-	VPBLENDMW       Y4, Y2, K2, Y1
-	VPBLENDMW       Y10, Y12, K2, Y9
-	VPBLENDMW       Y2, Y4, K2, Y3
-	VPBLENDMW       Y12, Y10, K2, Y11
-	VPROLD          $0x10, Y3, Y3
-	VPROLD          $0x10, Y11, Y11
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y10, Y10
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y12, Y12
+	VPBLENDMW       Y2, Y4, K2, Y1
+	VPBLENDMW       Y12, Y10, K2, Y9
+	VPBLENDMW       Y4, Y2, K2, Y3
+	VPBLENDMW       Y10, Y12, K2, Y11
 	VPROLD          $0x08, Y1, Y2
 	VPROLD          $0x08, Y9, Y12
 	VPROLD          $0x1a, Y1, Y4
@@ -52944,8 +53128,8 @@ ixor16_init:
 	VPBLENDMB       Y11, Y10, K1, Y20
 	VPBLENDMB       Y4, Y3, K1, Y3
 	VPBLENDMB       Y10, Y11, K1, Y11
-	VPRORD          $0x18, Y3, Y16
-	VPRORD          $0x18, Y11, Y19
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y11, Y19
 	VMOVDQA64       576(R9), Y8
 	VMOVDQA64       608(R9), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -53034,12 +53218,14 @@ ixor16_init:
 	VPADDD          Y19, Y9, Y9
 	VPTERNLOGD      $0x96, Y17, Y3, Y4
 	VPTERNLOGD      $0x96, Y20, Y11, Y10
-	VPBLENDMW       Y5, Y4, K2, Y3
-	VPBLENDMW       Y9, Y10, K2, Y11
-	VPBLENDMW       Y4, Y5, K2, Y2
-	VPBLENDMW       Y10, Y9, K2, Y12
-	VPROLD          $0x10, Y2, Y2
-	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y9, Y9
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y10, Y10
+	VPBLENDMW       Y4, Y5, K2, Y3
+	VPBLENDMW       Y10, Y9, K2, Y11
+	VPBLENDMW       Y5, Y4, K2, Y2
+	VPBLENDMW       Y9, Y10, K2, Y12
 	VPROLD          $0x08, Y3, Y4
 	VPROLD          $0x08, Y11, Y10
 	VPROLD          $0x1a, Y3, Y5
@@ -53128,8 +53314,8 @@ ixor16_init:
 	VPBLENDMB       Y12, Y9, K1, Y20
 	VPBLENDMB       Y5, Y2, K1, Y2
 	VPBLENDMB       Y9, Y12, K1, Y12
-	VPRORD          $0x18, Y2, Y16
-	VPRORD          $0x18, Y12, Y19
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y12, Y19
 	VMOVDQA64       640(R9), Y8
 	VMOVDQA64       672(R9), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -53218,12 +53404,14 @@ ixor16_init:
 	VPADDD          Y19, Y11, Y11
 	VPTERNLOGD      $0x96, Y17, Y2, Y5
 	VPTERNLOGD      $0x96, Y20, Y12, Y9
-	VPBLENDMW       Y1, Y5, K2, Y2
-	VPBLENDMW       Y11, Y9, K2, Y12
-	VPBLENDMW       Y5, Y1, K2, Y4
-	VPBLENDMW       Y9, Y11, K2, Y10
-	VPROLD          $0x10, Y4, Y4
-	VPROLD          $0x10, Y10, Y10
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y11, Y11
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y9, Y9
+	VPBLENDMW       Y5, Y1, K2, Y2
+	VPBLENDMW       Y9, Y11, K2, Y12
+	VPBLENDMW       Y1, Y5, K2, Y4
+	VPBLENDMW       Y11, Y9, K2, Y10
 	VPROLD          $0x08, Y2, Y5
 	VPROLD          $0x08, Y12, Y9
 	VPROLD          $0x1a, Y2, Y1
@@ -53312,8 +53500,8 @@ ixor16_init:
 	VPBLENDMB       Y10, Y11, K1, Y20
 	VPBLENDMB       Y1, Y4, K1, Y4
 	VPBLENDMB       Y11, Y10, K1, Y10
-	VPRORD          $0x18, Y4, Y16
-	VPRORD          $0x18, Y10, Y19
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y10, Y19
 	VMOVDQA64       704(R9), Y8
 	VMOVDQA64       736(R9), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -53402,12 +53590,14 @@ ixor16_init:
 	VPADDD          Y19, Y12, Y12
 	VPTERNLOGD      $0x96, Y17, Y4, Y1
 	VPTERNLOGD      $0x96, Y20, Y10, Y11
-	VPBLENDMW       Y3, Y1, K2, Y4
-	VPBLENDMW       Y12, Y11, K2, Y10
-	VPBLENDMW       Y1, Y3, K2, Y5
-	VPBLENDMW       Y11, Y12, K2, Y9
-	VPROLD          $0x10, Y5, Y5
-	VPROLD          $0x10, Y9, Y9
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y11, Y11
+	VPBLENDMW       Y1, Y3, K2, Y4
+	VPBLENDMW       Y11, Y12, K2, Y10
+	VPBLENDMW       Y3, Y1, K2, Y5
+	VPBLENDMW       Y12, Y11, K2, Y9
 	VPROLD          $0x08, Y4, Y1
 	VPROLD          $0x08, Y10, Y11
 	VPROLD          $0x1a, Y4, Y3
@@ -53496,8 +53686,8 @@ ixor16_init:
 	VPBLENDMB       Y9, Y12, K1, Y20
 	VPBLENDMB       Y3, Y5, K1, Y5
 	VPBLENDMB       Y12, Y9, K1, Y9
-	VPRORD          $0x18, Y5, Y16
-	VPRORD          $0x18, Y9, Y19
+	VPRORD          $0x08, Y5, Y16
+	VPRORD          $0x08, Y9, Y19
 	VMOVDQA64       768(R9), Y8
 	VMOVDQA64       800(R9), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -53586,12 +53776,14 @@ ixor16_init:
 	VPADDD          Y19, Y10, Y10
 	VPTERNLOGD      $0x96, Y17, Y5, Y3
 	VPTERNLOGD      $0x96, Y20, Y9, Y12
-	VPBLENDMW       Y2, Y3, K2, Y5
-	VPBLENDMW       Y10, Y12, K2, Y9
-	VPBLENDMW       Y3, Y2, K2, Y1
-	VPBLENDMW       Y12, Y10, K2, Y11
-	VPROLD          $0x10, Y1, Y1
-	VPROLD          $0x10, Y11, Y11
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y10, Y10
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y12, Y12
+	VPBLENDMW       Y3, Y2, K2, Y5
+	VPBLENDMW       Y12, Y10, K2, Y9
+	VPBLENDMW       Y2, Y3, K2, Y1
+	VPBLENDMW       Y10, Y12, K2, Y11
 	VPROLD          $0x08, Y5, Y3
 	VPROLD          $0x08, Y9, Y12
 	VPROLD          $0x1a, Y5, Y2
@@ -53680,8 +53872,8 @@ ixor16_init:
 	VPBLENDMB       Y11, Y10, K1, Y20
 	VPBLENDMB       Y2, Y1, K1, Y1
 	VPBLENDMB       Y10, Y11, K1, Y11
-	VPRORD          $0x18, Y1, Y16
-	VPRORD          $0x18, Y11, Y19
+	VPRORD          $0x08, Y1, Y16
+	VPRORD          $0x08, Y11, Y19
 	VMOVDQA64       832(R9), Y8
 	VMOVDQA64       864(R9), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -53770,12 +53962,14 @@ ixor16_init:
 	VPADDD          Y19, Y9, Y9
 	VPTERNLOGD      $0x96, Y17, Y1, Y2
 	VPTERNLOGD      $0x96, Y20, Y11, Y10
-	VPBLENDMW       Y4, Y2, K2, Y1
-	VPBLENDMW       Y9, Y10, K2, Y11
-	VPBLENDMW       Y2, Y4, K2, Y3
-	VPBLENDMW       Y10, Y9, K2, Y12
-	VPROLD          $0x10, Y3, Y3
-	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y9, Y9
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y10, Y10
+	VPBLENDMW       Y2, Y4, K2, Y1
+	VPBLENDMW       Y10, Y9, K2, Y11
+	VPBLENDMW       Y4, Y2, K2, Y3
+	VPBLENDMW       Y9, Y10, K2, Y12
 	VPROLD          $0x08, Y1, Y2
 	VPROLD          $0x08, Y11, Y10
 	VPROLD          $0x1a, Y1, Y4
@@ -53864,8 +54058,8 @@ ixor16_init:
 	VPBLENDMB       Y12, Y9, K1, Y20
 	VPBLENDMB       Y4, Y3, K1, Y3
 	VPBLENDMB       Y9, Y12, K1, Y12
-	VPRORD          $0x18, Y3, Y16
-	VPRORD          $0x18, Y12, Y19
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y12, Y19
 	VMOVDQA64       896(R9), Y8
 	VMOVDQA64       928(R9), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -53954,12 +54148,14 @@ ixor16_init:
 	VPADDD          Y19, Y11, Y11
 	VPTERNLOGD      $0x96, Y17, Y3, Y4
 	VPTERNLOGD      $0x96, Y20, Y12, Y9
-	VPBLENDMW       Y5, Y4, K2, Y3
-	VPBLENDMW       Y11, Y9, K2, Y12
-	VPBLENDMW       Y4, Y5, K2, Y2
-	VPBLENDMW       Y9, Y11, K2, Y10
-	VPROLD          $0x10, Y2, Y2
-	VPROLD          $0x10, Y10, Y10
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y11, Y11
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y9, Y9
+	VPBLENDMW       Y4, Y5, K2, Y3
+	VPBLENDMW       Y9, Y11, K2, Y12
+	VPBLENDMW       Y5, Y4, K2, Y2
+	VPBLENDMW       Y11, Y9, K2, Y10
 	VPROLD          $0x08, Y3, Y4
 	VPROLD          $0x08, Y12, Y9
 	VPROLD          $0x1a, Y3, Y5
@@ -54048,8 +54244,8 @@ ixor16_init:
 	VPBLENDMB       Y10, Y11, K1, Y20
 	VPBLENDMB       Y5, Y2, K1, Y2
 	VPBLENDMB       Y11, Y10, K1, Y10
-	VPRORD          $0x18, Y2, Y16
-	VPRORD          $0x18, Y10, Y19
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y10, Y19
 	VMOVDQA64       960(R9), Y8
 	VMOVDQA64       992(R9), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -54140,12 +54336,14 @@ ixor16_init:
 	VPADDD          Y19, Y12, Y12
 	VPTERNLOGD      $0x96, Y17, Y2, Y5
 	VPTERNLOGD      $0x96, Y20, Y10, Y11
-	VPBLENDMW       Y1, Y5, K2, Y2
-	VPBLENDMW       Y12, Y11, K2, Y10
-	VPBLENDMW       Y5, Y1, K2, Y4
-	VPBLENDMW       Y11, Y12, K2, Y9
-	VPROLD          $0x10, Y4, Y4
-	VPROLD          $0x10, Y9, Y9
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y11, Y11
+	VPBLENDMW       Y5, Y1, K2, Y2
+	VPBLENDMW       Y11, Y12, K2, Y10
+	VPBLENDMW       Y1, Y5, K2, Y4
+	VPBLENDMW       Y12, Y11, K2, Y9
 	VPROLD          $0x08, Y2, Y5
 	VPROLD          $0x08, Y10, Y11
 	VPROLD          $0x1a, Y2, Y1
@@ -54234,8 +54432,8 @@ ixor16_init:
 	VPBLENDMB       Y9, Y12, K1, Y20
 	VPBLENDMB       Y1, Y4, K1, Y4
 	VPBLENDMB       Y12, Y9, K1, Y9
-	VPRORD          $0x18, Y4, Y16
-	VPRORD          $0x18, Y9, Y19
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y9, Y19
 	VMOVDQA64       (R9), Y8
 	VMOVDQA64       32(R9), Y15
 	VPSLLD          $0x08, Y8, Y7
@@ -54322,12 +54520,14 @@ ixor16_loop:
 	VPADDD          Y19, Y12, Y12
 	VPTERNLOGD      $0x96, Y17, Y3, Y4
 	VPTERNLOGD      $0x96, Y20, Y10, Y9
-	VPBLENDMW       Y1, Y4, K2, Y3
-	VPBLENDMW       Y12, Y9, K2, Y10
-	VPBLENDMW       Y4, Y1, K2, Y5
-	VPBLENDMW       Y9, Y12, K2, Y11
-	VPROLD          $0x10, Y5, Y5
-	VPROLD          $0x10, Y11, Y11
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y9, Y9
+	VPBLENDMW       Y4, Y1, K2, Y3
+	VPBLENDMW       Y9, Y12, K2, Y10
+	VPBLENDMW       Y1, Y4, K2, Y5
+	VPBLENDMW       Y12, Y9, K2, Y11
 	VPROLD          $0x08, Y3, Y4
 	VPROLD          $0x08, Y10, Y9
 	VPROLD          $0x1a, Y3, Y1
@@ -54424,8 +54624,8 @@ ixor16_loop:
 	VPBLENDMB       Y11, Y12, K1, Y20
 	VPBLENDMB       Y1, Y5, K1, Y5
 	VPBLENDMB       Y12, Y11, K1, Y11
-	VPRORD          $0x18, Y5, Y16
-	VPRORD          $0x18, Y11, Y19
+	VPRORD          $0x08, Y5, Y16
+	VPRORD          $0x08, Y11, Y19
 	VPSLLD          $0x10, 832(R9), Y1
 	VPSLLD          $0x10, 864(R9), Y12
 	VMOVDQA64       64(R9), Y8
@@ -54454,106 +54654,108 @@ ixor16_loop:
 	VPTERNLOGD      $0x96, Y20, Y10, Y11
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y1, Y5, K2, Y2
-	VPBLENDMW       Y12, Y11, K2, Y10
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 320(R9), Y8
 	VPSLLD          $0x14, 352(R9), Y15
-	VPBLENDMW       Y5, Y1, K2, Y3
-	VPBLENDMW       Y11, Y12, K2, Y23
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y11, Y11
 	VPSRLD          $0x0b, 320(R9), Y6
 	VPSRLD          $0x0b, 352(R9), Y13
-	VPROLD          $0x10, Y3, Y3
-	VPROLD          $0x10, Y23, Y23
+	VPBLENDMW       Y5, Y1, K2, Y2
+	VPBLENDMW       Y11, Y12, K2, Y10
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y5, K2, Y3
+	VPBLENDMW       Y12, Y11, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y2, Y5
 	VPROLD          $0x08, Y10, Y11
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y2, Y1
 	VPROLD          $0x1a, Y10, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y5, Y2, Y2
 	VPXORD          Y11, Y10, Y10
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y2, Y5
-	VPROLD          $0x0a, Y10, Y11
 	VPSLLD          $0x15, 704(R9), Y8
 	VPSLLD          $0x15, 736(R9), Y15
-	VPTERNLOGD      $0x96, Y1, Y5, Y2
-	VPTERNLOGD      $0x96, Y12, Y11, Y10
+	VPROLD          $0x0a, Y2, Y5
+	VPROLD          $0x0a, Y10, Y11
 	VPSRLD          $0x0a, 704(R9), Y6
 	VPSRLD          $0x0a, 736(R9), Y13
+	VPTERNLOGD      $0x96, Y1, Y5, Y2
+	VPTERNLOGD      $0x96, Y12, Y11, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y3, Y1
 	VPROLD          $0x08, Y23, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y3, Y5
 	VPROLD          $0x1e, Y23, Y11
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y1, Y3, Y3
 	VPXORD          Y12, Y23, Y23
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y3, Y1
 	VPROLD          $0x0e, Y23, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y5, Y1, Y3
-	VPTERNLOGD      $0x96, Y11, Y12, Y23
 	VPSLLD          $0x11, 896(R9), Y8
 	VPSLLD          $0x11, 928(R9), Y15
-	VPBLENDMB       Y3, Y2, K1, Y5
-	VPBLENDMB       Y23, Y10, K1, Y11
+	VPTERNLOGD      $0x96, Y5, Y1, Y3
+	VPTERNLOGD      $0x96, Y11, Y12, Y23
 	VPSRLD          $0x0e, 896(R9), Y6
 	VPSRLD          $0x0e, 928(R9), Y13
+	VPBLENDMB       Y3, Y2, K1, Y5
+	VPBLENDMB       Y23, Y10, K1, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y2, Y3, K1, Y1
 	VPBLENDMB       Y10, Y23, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
 	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y5, Y2
-	VPSRLD          $0x04, Y11, Y10
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y3, Y25, Y4
-	VPSHUFB         Y23, Y25, Y9
+	VPSRLD          $0x04, Y5, Y2
+	VPSRLD          $0x04, Y11, Y10
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y2
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y10
+	VPSHUFB         Y3, Y25, Y4
+	VPSHUFB         Y23, Y25, Y9
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y2, Y26, Y4
-	VPSHUFB         Y10, Y26, Y9
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y10
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y3, Y4, Y4
-	VPXORD          Y23, Y9, Y9
+	VPSHUFB         Y2, Y26, Y4
+	VPSHUFB         Y10, Y26, Y9
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y4, Y27, Y3
-	VPSHUFB         Y9, Y27, Y23
+	VPXORD          Y3, Y4, Y4
+	VPXORD          Y23, Y9, Y9
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y2, Y2, Y2
-	VPADDB          Y10, Y10, Y10
+	VPSHUFB         Y4, Y27, Y3
+	VPSHUFB         Y9, Y27, Y23
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y2, Y3, Y3
-	VPXORD          Y10, Y23, Y23
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y10, Y10, Y10
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPXORD          Y2, Y3, Y3
+	VPXORD          Y10, Y23, Y23
 	VMOVDQA64       Y18, 64(R9)
 	VMOVDQA64       Y21, 96(R9)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
 	VPSRLD          $0x04, Y1, Y1
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
@@ -54606,8 +54808,8 @@ ixor16_loop:
 	VPBLENDMB       Y23, Y12, K1, Y20
 	VPBLENDMB       Y1, Y3, K1, Y3
 	VPBLENDMB       Y12, Y23, K1, Y23
-	VPRORD          $0x18, Y3, Y16
-	VPRORD          $0x18, Y23, Y19
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y23, Y19
 	VPSLLD          $0x10, 896(R9), Y1
 	VPSLLD          $0x10, 928(R9), Y12
 	VMOVDQA64       128(R9), Y8
@@ -54636,106 +54838,108 @@ ixor16_loop:
 	VPTERNLOGD      $0x96, Y20, Y9, Y23
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y1, Y3, K2, Y4
-	VPBLENDMW       Y12, Y23, K2, Y9
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 384(R9), Y8
 	VPSLLD          $0x14, 416(R9), Y15
-	VPBLENDMW       Y3, Y1, K2, Y2
-	VPBLENDMW       Y23, Y12, K2, Y10
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y23, Y23
 	VPSRLD          $0x0b, 384(R9), Y6
 	VPSRLD          $0x0b, 416(R9), Y13
-	VPROLD          $0x10, Y2, Y2
-	VPROLD          $0x10, Y10, Y10
+	VPBLENDMW       Y3, Y1, K2, Y4
+	VPBLENDMW       Y23, Y12, K2, Y9
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y3, K2, Y2
+	VPBLENDMW       Y12, Y23, K2, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y4, Y3
 	VPROLD          $0x08, Y9, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y4, Y1
 	VPROLD          $0x1a, Y9, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y3, Y4, Y4
 	VPXORD          Y23, Y9, Y9
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y4, Y3
-	VPROLD          $0x0a, Y9, Y23
 	VPSLLD          $0x15, 768(R9), Y8
 	VPSLLD          $0x15, 800(R9), Y15
-	VPTERNLOGD      $0x96, Y1, Y3, Y4
-	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPROLD          $0x0a, Y4, Y3
+	VPROLD          $0x0a, Y9, Y23
 	VPSRLD          $0x0a, 768(R9), Y6
 	VPSRLD          $0x0a, 800(R9), Y13
+	VPTERNLOGD      $0x96, Y1, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y2, Y1
 	VPROLD          $0x08, Y10, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y2, Y3
 	VPROLD          $0x1e, Y10, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y1, Y2, Y2
 	VPXORD          Y12, Y10, Y10
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y2, Y1
 	VPROLD          $0x0e, Y10, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y3, Y1, Y2
-	VPTERNLOGD      $0x96, Y23, Y12, Y10
 	VPSLLD          $0x11, 960(R9), Y8
 	VPSLLD          $0x11, 992(R9), Y15
-	VPBLENDMB       Y2, Y4, K1, Y3
-	VPBLENDMB       Y10, Y9, K1, Y23
+	VPTERNLOGD      $0x96, Y3, Y1, Y2
+	VPTERNLOGD      $0x96, Y23, Y12, Y10
 	VPSRLD          $0x0e, 960(R9), Y6
 	VPSRLD          $0x0e, 992(R9), Y13
+	VPBLENDMB       Y2, Y4, K1, Y3
+	VPBLENDMB       Y10, Y9, K1, Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y4, Y2, K1, Y1
 	VPBLENDMB       Y9, Y10, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y2
 	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y10
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y3, Y4
-	VPSRLD          $0x04, Y23, Y9
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y2, Y25, Y5
-	VPSHUFB         Y10, Y25, Y11
+	VPSRLD          $0x04, Y3, Y4
+	VPSRLD          $0x04, Y23, Y9
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y5, Y4
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y9
+	VPSHUFB         Y2, Y25, Y5
+	VPSHUFB         Y10, Y25, Y11
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y4, Y26, Y5
-	VPSHUFB         Y9, Y26, Y11
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y5, Y4
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y9
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y2, Y5, Y5
-	VPXORD          Y10, Y11, Y11
+	VPSHUFB         Y4, Y26, Y5
+	VPSHUFB         Y9, Y26, Y11
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y5, Y27, Y2
-	VPSHUFB         Y11, Y27, Y10
+	VPXORD          Y2, Y5, Y5
+	VPXORD          Y10, Y11, Y11
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y4, Y4, Y4
-	VPADDB          Y9, Y9, Y9
+	VPSHUFB         Y5, Y27, Y2
+	VPSHUFB         Y11, Y27, Y10
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y4, Y2, Y2
-	VPXORD          Y9, Y10, Y10
+	VPADDB          Y4, Y4, Y4
+	VPADDB          Y9, Y9, Y9
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPXORD          Y4, Y2, Y2
+	VPXORD          Y9, Y10, Y10
 	VMOVDQA64       Y18, 128(R9)
 	VMOVDQA64       Y21, 160(R9)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
 	VPSRLD          $0x04, Y1, Y1
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
@@ -54788,8 +54992,8 @@ ixor16_loop:
 	VPBLENDMB       Y10, Y12, K1, Y20
 	VPBLENDMB       Y1, Y2, K1, Y2
 	VPBLENDMB       Y12, Y10, K1, Y10
-	VPRORD          $0x18, Y2, Y16
-	VPRORD          $0x18, Y10, Y19
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y10, Y19
 	VPSLLD          $0x10, 960(R9), Y1
 	VPSLLD          $0x10, 992(R9), Y12
 	VMOVDQA64       192(R9), Y8
@@ -54818,106 +55022,108 @@ ixor16_loop:
 	VPTERNLOGD      $0x96, Y20, Y9, Y10
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y1, Y2, K2, Y5
-	VPBLENDMW       Y12, Y10, K2, Y9
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 448(R9), Y8
 	VPSLLD          $0x14, 480(R9), Y15
-	VPBLENDMW       Y2, Y1, K2, Y4
-	VPBLENDMW       Y10, Y12, K2, Y23
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y10, Y10
 	VPSRLD          $0x0b, 448(R9), Y6
 	VPSRLD          $0x0b, 480(R9), Y13
-	VPROLD          $0x10, Y4, Y4
-	VPROLD          $0x10, Y23, Y23
+	VPBLENDMW       Y2, Y1, K2, Y5
+	VPBLENDMW       Y10, Y12, K2, Y9
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y2, K2, Y4
+	VPBLENDMW       Y12, Y10, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y5, Y2
 	VPROLD          $0x08, Y9, Y10
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y5, Y1
 	VPROLD          $0x1a, Y9, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y2, Y5, Y5
 	VPXORD          Y10, Y9, Y9
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y5, Y2
-	VPROLD          $0x0a, Y9, Y10
 	VPSLLD          $0x15, 832(R9), Y8
 	VPSLLD          $0x15, 864(R9), Y15
-	VPTERNLOGD      $0x96, Y1, Y2, Y5
-	VPTERNLOGD      $0x96, Y12, Y10, Y9
+	VPROLD          $0x0a, Y5, Y2
+	VPROLD          $0x0a, Y9, Y10
 	VPSRLD          $0x0a, 832(R9), Y6
 	VPSRLD          $0x0a, 864(R9), Y13
+	VPTERNLOGD      $0x96, Y1, Y2, Y5
+	VPTERNLOGD      $0x96, Y12, Y10, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y4, Y1
 	VPROLD          $0x08, Y23, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y4, Y2
 	VPROLD          $0x1e, Y23, Y10
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y1, Y4, Y4
 	VPXORD          Y12, Y23, Y23
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y4, Y1
 	VPROLD          $0x0e, Y23, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y2, Y1, Y4
-	VPTERNLOGD      $0x96, Y10, Y12, Y23
 	VPSLLD          $0x11, (R9), Y8
 	VPSLLD          $0x11, 32(R9), Y15
-	VPBLENDMB       Y4, Y5, K1, Y2
-	VPBLENDMB       Y23, Y9, K1, Y10
+	VPTERNLOGD      $0x96, Y2, Y1, Y4
+	VPTERNLOGD      $0x96, Y10, Y12, Y23
 	VPSRLD          $0x0e, (R9), Y6
 	VPSRLD          $0x0e, 32(R9), Y13
+	VPBLENDMB       Y4, Y5, K1, Y2
+	VPBLENDMB       Y23, Y9, K1, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y5, Y4, K1, Y1
 	VPBLENDMB       Y9, Y23, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y4
 	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y2, Y5
-	VPSRLD          $0x04, Y10, Y9
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y4, Y25, Y3
-	VPSHUFB         Y23, Y25, Y11
+	VPSRLD          $0x04, Y2, Y5
+	VPSRLD          $0x04, Y10, Y9
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y5
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y9
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y23, Y25, Y11
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y5, Y26, Y3
-	VPSHUFB         Y9, Y26, Y11
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y5
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y9
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y4, Y3, Y3
-	VPXORD          Y23, Y11, Y11
+	VPSHUFB         Y5, Y26, Y3
+	VPSHUFB         Y9, Y26, Y11
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y3, Y27, Y4
-	VPSHUFB         Y11, Y27, Y23
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y23, Y11, Y11
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y5, Y5, Y5
-	VPADDB          Y9, Y9, Y9
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y11, Y27, Y23
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y5, Y4, Y4
-	VPXORD          Y9, Y23, Y23
+	VPADDB          Y5, Y5, Y5
+	VPADDB          Y9, Y9, Y9
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y2
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPXORD          Y5, Y4, Y4
+	VPXORD          Y9, Y23, Y23
 	VMOVDQA64       Y18, 192(R9)
 	VMOVDQA64       Y21, 224(R9)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
 	VPSRLD          $0x04, Y1, Y1
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
@@ -54970,8 +55176,8 @@ ixor16_loop:
 	VPBLENDMB       Y23, Y12, K1, Y20
 	VPBLENDMB       Y1, Y4, K1, Y4
 	VPBLENDMB       Y12, Y23, K1, Y23
-	VPRORD          $0x18, Y4, Y16
-	VPRORD          $0x18, Y23, Y19
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y23, Y19
 	VPSLLD          $0x10, (R9), Y1
 	VPSLLD          $0x10, 32(R9), Y12
 	VMOVDQA64       256(R9), Y8
@@ -55000,106 +55206,108 @@ ixor16_loop:
 	VPTERNLOGD      $0x96, Y20, Y11, Y23
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y1, Y4, K2, Y3
-	VPBLENDMW       Y12, Y23, K2, Y11
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 512(R9), Y8
 	VPSLLD          $0x14, 544(R9), Y15
-	VPBLENDMW       Y4, Y1, K2, Y5
-	VPBLENDMW       Y23, Y12, K2, Y9
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y23, Y23
 	VPSRLD          $0x0b, 512(R9), Y6
 	VPSRLD          $0x0b, 544(R9), Y13
-	VPROLD          $0x10, Y5, Y5
-	VPROLD          $0x10, Y9, Y9
+	VPBLENDMW       Y4, Y1, K2, Y3
+	VPBLENDMW       Y23, Y12, K2, Y11
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y4, K2, Y5
+	VPBLENDMW       Y12, Y23, K2, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y3, Y4
 	VPROLD          $0x08, Y11, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y3, Y1
 	VPROLD          $0x1a, Y11, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y4, Y3, Y3
 	VPXORD          Y23, Y11, Y11
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y3, Y4
-	VPROLD          $0x0a, Y11, Y23
 	VPSLLD          $0x15, 896(R9), Y8
 	VPSLLD          $0x15, 928(R9), Y15
-	VPTERNLOGD      $0x96, Y1, Y4, Y3
-	VPTERNLOGD      $0x96, Y12, Y23, Y11
+	VPROLD          $0x0a, Y3, Y4
+	VPROLD          $0x0a, Y11, Y23
 	VPSRLD          $0x0a, 896(R9), Y6
 	VPSRLD          $0x0a, 928(R9), Y13
+	VPTERNLOGD      $0x96, Y1, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y23, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y5, Y1
 	VPROLD          $0x08, Y9, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y5, Y4
 	VPROLD          $0x1e, Y9, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y1, Y5, Y5
 	VPXORD          Y12, Y9, Y9
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y5, Y1
 	VPROLD          $0x0e, Y9, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y4, Y1, Y5
-	VPTERNLOGD      $0x96, Y23, Y12, Y9
 	VPSLLD          $0x11, 64(R9), Y8
 	VPSLLD          $0x11, 96(R9), Y15
-	VPBLENDMB       Y5, Y3, K1, Y4
-	VPBLENDMB       Y9, Y11, K1, Y23
+	VPTERNLOGD      $0x96, Y4, Y1, Y5
+	VPTERNLOGD      $0x96, Y23, Y12, Y9
 	VPSRLD          $0x0e, 64(R9), Y6
 	VPSRLD          $0x0e, 96(R9), Y13
+	VPBLENDMB       Y5, Y3, K1, Y4
+	VPBLENDMB       Y9, Y11, K1, Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y3, Y5, K1, Y1
 	VPBLENDMB       Y11, Y9, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y5
 	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y9
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y4, Y3
-	VPSRLD          $0x04, Y23, Y11
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y5, Y25, Y2
-	VPSHUFB         Y9, Y25, Y10
+	VPSRLD          $0x04, Y4, Y3
+	VPSRLD          $0x04, Y23, Y11
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y3
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y11
+	VPSHUFB         Y5, Y25, Y2
+	VPSHUFB         Y9, Y25, Y10
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y3, Y26, Y2
-	VPSHUFB         Y11, Y26, Y10
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y3
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y11
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y5, Y2, Y2
-	VPXORD          Y9, Y10, Y10
+	VPSHUFB         Y3, Y26, Y2
+	VPSHUFB         Y11, Y26, Y10
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y2, Y27, Y5
-	VPSHUFB         Y10, Y27, Y9
+	VPXORD          Y5, Y2, Y2
+	VPXORD          Y9, Y10, Y10
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y3, Y3, Y3
-	VPADDB          Y11, Y11, Y11
+	VPSHUFB         Y2, Y27, Y5
+	VPSHUFB         Y10, Y27, Y9
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y3, Y5, Y5
-	VPXORD          Y11, Y9, Y9
+	VPADDB          Y3, Y3, Y3
+	VPADDB          Y11, Y11, Y11
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPXORD          Y3, Y5, Y5
+	VPXORD          Y11, Y9, Y9
 	VMOVDQA64       Y18, 256(R9)
 	VMOVDQA64       Y21, 288(R9)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
 	VPSRLD          $0x04, Y1, Y1
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
@@ -55152,8 +55360,8 @@ ixor16_loop:
 	VPBLENDMB       Y9, Y12, K1, Y20
 	VPBLENDMB       Y1, Y5, K1, Y5
 	VPBLENDMB       Y12, Y9, K1, Y9
-	VPRORD          $0x18, Y5, Y16
-	VPRORD          $0x18, Y9, Y19
+	VPRORD          $0x08, Y5, Y16
+	VPRORD          $0x08, Y9, Y19
 	VPSLLD          $0x10, 64(R9), Y1
 	VPSLLD          $0x10, 96(R9), Y12
 	VMOVDQA64       320(R9), Y8
@@ -55182,106 +55390,108 @@ ixor16_loop:
 	VPTERNLOGD      $0x96, Y20, Y11, Y9
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y1, Y5, K2, Y2
-	VPBLENDMW       Y12, Y9, K2, Y11
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 576(R9), Y8
 	VPSLLD          $0x14, 608(R9), Y15
-	VPBLENDMW       Y5, Y1, K2, Y3
-	VPBLENDMW       Y9, Y12, K2, Y23
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y9, Y9
 	VPSRLD          $0x0b, 576(R9), Y6
 	VPSRLD          $0x0b, 608(R9), Y13
-	VPROLD          $0x10, Y3, Y3
-	VPROLD          $0x10, Y23, Y23
+	VPBLENDMW       Y5, Y1, K2, Y2
+	VPBLENDMW       Y9, Y12, K2, Y11
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y5, K2, Y3
+	VPBLENDMW       Y12, Y9, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y2, Y5
 	VPROLD          $0x08, Y11, Y9
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y2, Y1
 	VPROLD          $0x1a, Y11, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y5, Y2, Y2
 	VPXORD          Y9, Y11, Y11
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y2, Y5
-	VPROLD          $0x0a, Y11, Y9
 	VPSLLD          $0x15, 960(R9), Y8
 	VPSLLD          $0x15, 992(R9), Y15
-	VPTERNLOGD      $0x96, Y1, Y5, Y2
-	VPTERNLOGD      $0x96, Y12, Y9, Y11
+	VPROLD          $0x0a, Y2, Y5
+	VPROLD          $0x0a, Y11, Y9
 	VPSRLD          $0x0a, 960(R9), Y6
 	VPSRLD          $0x0a, 992(R9), Y13
+	VPTERNLOGD      $0x96, Y1, Y5, Y2
+	VPTERNLOGD      $0x96, Y12, Y9, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y3, Y1
 	VPROLD          $0x08, Y23, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y3, Y5
 	VPROLD          $0x1e, Y23, Y9
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y1, Y3, Y3
 	VPXORD          Y12, Y23, Y23
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y3, Y1
 	VPROLD          $0x0e, Y23, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y5, Y1, Y3
-	VPTERNLOGD      $0x96, Y9, Y12, Y23
 	VPSLLD          $0x11, 128(R9), Y8
 	VPSLLD          $0x11, 160(R9), Y15
-	VPBLENDMB       Y3, Y2, K1, Y5
-	VPBLENDMB       Y23, Y11, K1, Y9
+	VPTERNLOGD      $0x96, Y5, Y1, Y3
+	VPTERNLOGD      $0x96, Y9, Y12, Y23
 	VPSRLD          $0x0e, 128(R9), Y6
 	VPSRLD          $0x0e, 160(R9), Y13
+	VPBLENDMB       Y3, Y2, K1, Y5
+	VPBLENDMB       Y23, Y11, K1, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y2, Y3, K1, Y1
 	VPBLENDMB       Y11, Y23, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
 	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y5, Y2
-	VPSRLD          $0x04, Y9, Y11
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y3, Y25, Y4
-	VPSHUFB         Y23, Y25, Y10
+	VPSRLD          $0x04, Y5, Y2
+	VPSRLD          $0x04, Y9, Y11
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y2
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y11
+	VPSHUFB         Y3, Y25, Y4
+	VPSHUFB         Y23, Y25, Y10
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y2, Y26, Y4
-	VPSHUFB         Y11, Y26, Y10
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y11
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y3, Y4, Y4
-	VPXORD          Y23, Y10, Y10
+	VPSHUFB         Y2, Y26, Y4
+	VPSHUFB         Y11, Y26, Y10
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y4, Y27, Y3
-	VPSHUFB         Y10, Y27, Y23
+	VPXORD          Y3, Y4, Y4
+	VPXORD          Y23, Y10, Y10
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y2, Y2, Y2
-	VPADDB          Y11, Y11, Y11
+	VPSHUFB         Y4, Y27, Y3
+	VPSHUFB         Y10, Y27, Y23
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y2, Y3, Y3
-	VPXORD          Y11, Y23, Y23
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y11, Y11, Y11
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPXORD          Y2, Y3, Y3
+	VPXORD          Y11, Y23, Y23
 	VMOVDQA64       Y18, 320(R9)
 	VMOVDQA64       Y21, 352(R9)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
 	VPSRLD          $0x04, Y1, Y1
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
@@ -55334,8 +55544,8 @@ ixor16_loop:
 	VPBLENDMB       Y23, Y12, K1, Y20
 	VPBLENDMB       Y1, Y3, K1, Y3
 	VPBLENDMB       Y12, Y23, K1, Y23
-	VPRORD          $0x18, Y3, Y16
-	VPRORD          $0x18, Y23, Y19
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y23, Y19
 	VPSLLD          $0x10, 128(R9), Y1
 	VPSLLD          $0x10, 160(R9), Y12
 	VMOVDQA64       384(R9), Y8
@@ -55364,106 +55574,108 @@ ixor16_loop:
 	VPTERNLOGD      $0x96, Y20, Y10, Y23
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y1, Y3, K2, Y4
-	VPBLENDMW       Y12, Y23, K2, Y10
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 640(R9), Y8
 	VPSLLD          $0x14, 672(R9), Y15
-	VPBLENDMW       Y3, Y1, K2, Y2
-	VPBLENDMW       Y23, Y12, K2, Y11
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y23, Y23
 	VPSRLD          $0x0b, 640(R9), Y6
 	VPSRLD          $0x0b, 672(R9), Y13
-	VPROLD          $0x10, Y2, Y2
-	VPROLD          $0x10, Y11, Y11
+	VPBLENDMW       Y3, Y1, K2, Y4
+	VPBLENDMW       Y23, Y12, K2, Y10
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y3, K2, Y2
+	VPBLENDMW       Y12, Y23, K2, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y4, Y3
 	VPROLD          $0x08, Y10, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y4, Y1
 	VPROLD          $0x1a, Y10, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y3, Y4, Y4
 	VPXORD          Y23, Y10, Y10
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y4, Y3
-	VPROLD          $0x0a, Y10, Y23
 	VPSLLD          $0x15, (R9), Y8
 	VPSLLD          $0x15, 32(R9), Y15
-	VPTERNLOGD      $0x96, Y1, Y3, Y4
-	VPTERNLOGD      $0x96, Y12, Y23, Y10
+	VPROLD          $0x0a, Y4, Y3
+	VPROLD          $0x0a, Y10, Y23
 	VPSRLD          $0x0a, (R9), Y6
 	VPSRLD          $0x0a, 32(R9), Y13
+	VPTERNLOGD      $0x96, Y1, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y23, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y2, Y1
 	VPROLD          $0x08, Y11, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y2, Y3
 	VPROLD          $0x1e, Y11, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y1, Y2, Y2
 	VPXORD          Y12, Y11, Y11
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y2, Y1
 	VPROLD          $0x0e, Y11, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y3, Y1, Y2
-	VPTERNLOGD      $0x96, Y23, Y12, Y11
 	VPSLLD          $0x11, 192(R9), Y8
 	VPSLLD          $0x11, 224(R9), Y15
-	VPBLENDMB       Y2, Y4, K1, Y3
-	VPBLENDMB       Y11, Y10, K1, Y23
+	VPTERNLOGD      $0x96, Y3, Y1, Y2
+	VPTERNLOGD      $0x96, Y23, Y12, Y11
 	VPSRLD          $0x0e, 192(R9), Y6
 	VPSRLD          $0x0e, 224(R9), Y13
+	VPBLENDMB       Y2, Y4, K1, Y3
+	VPBLENDMB       Y11, Y10, K1, Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y4, Y2, K1, Y1
 	VPBLENDMB       Y10, Y11, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y2
 	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y11
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y3, Y4
-	VPSRLD          $0x04, Y23, Y10
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y2, Y25, Y5
-	VPSHUFB         Y11, Y25, Y9
+	VPSRLD          $0x04, Y3, Y4
+	VPSRLD          $0x04, Y23, Y10
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y5, Y4
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y10
+	VPSHUFB         Y2, Y25, Y5
+	VPSHUFB         Y11, Y25, Y9
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y4, Y26, Y5
-	VPSHUFB         Y10, Y26, Y9
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y5, Y4
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y10
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y2, Y5, Y5
-	VPXORD          Y11, Y9, Y9
+	VPSHUFB         Y4, Y26, Y5
+	VPSHUFB         Y10, Y26, Y9
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y5, Y27, Y2
-	VPSHUFB         Y9, Y27, Y11
+	VPXORD          Y2, Y5, Y5
+	VPXORD          Y11, Y9, Y9
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y4, Y4, Y4
-	VPADDB          Y10, Y10, Y10
+	VPSHUFB         Y5, Y27, Y2
+	VPSHUFB         Y9, Y27, Y11
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y4, Y2, Y2
-	VPXORD          Y10, Y11, Y11
+	VPADDB          Y4, Y4, Y4
+	VPADDB          Y10, Y10, Y10
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPXORD          Y4, Y2, Y2
+	VPXORD          Y10, Y11, Y11
 	VMOVDQA64       Y18, 384(R9)
 	VMOVDQA64       Y21, 416(R9)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
 	VPSRLD          $0x04, Y1, Y1
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
@@ -55516,8 +55728,8 @@ ixor16_loop:
 	VPBLENDMB       Y11, Y12, K1, Y20
 	VPBLENDMB       Y1, Y2, K1, Y2
 	VPBLENDMB       Y12, Y11, K1, Y11
-	VPRORD          $0x18, Y2, Y16
-	VPRORD          $0x18, Y11, Y19
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y11, Y19
 	VPSLLD          $0x10, 192(R9), Y1
 	VPSLLD          $0x10, 224(R9), Y12
 	VMOVDQA64       448(R9), Y8
@@ -55546,106 +55758,108 @@ ixor16_loop:
 	VPTERNLOGD      $0x96, Y20, Y10, Y11
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y1, Y2, K2, Y5
-	VPBLENDMW       Y12, Y11, K2, Y10
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 704(R9), Y8
 	VPSLLD          $0x14, 736(R9), Y15
-	VPBLENDMW       Y2, Y1, K2, Y4
-	VPBLENDMW       Y11, Y12, K2, Y23
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y11, Y11
 	VPSRLD          $0x0b, 704(R9), Y6
 	VPSRLD          $0x0b, 736(R9), Y13
-	VPROLD          $0x10, Y4, Y4
-	VPROLD          $0x10, Y23, Y23
+	VPBLENDMW       Y2, Y1, K2, Y5
+	VPBLENDMW       Y11, Y12, K2, Y10
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y2, K2, Y4
+	VPBLENDMW       Y12, Y11, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y5, Y2
 	VPROLD          $0x08, Y10, Y11
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y5, Y1
 	VPROLD          $0x1a, Y10, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y2, Y5, Y5
 	VPXORD          Y11, Y10, Y10
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y5, Y2
-	VPROLD          $0x0a, Y10, Y11
 	VPSLLD          $0x15, 64(R9), Y8
 	VPSLLD          $0x15, 96(R9), Y15
-	VPTERNLOGD      $0x96, Y1, Y2, Y5
-	VPTERNLOGD      $0x96, Y12, Y11, Y10
+	VPROLD          $0x0a, Y5, Y2
+	VPROLD          $0x0a, Y10, Y11
 	VPSRLD          $0x0a, 64(R9), Y6
 	VPSRLD          $0x0a, 96(R9), Y13
+	VPTERNLOGD      $0x96, Y1, Y2, Y5
+	VPTERNLOGD      $0x96, Y12, Y11, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y4, Y1
 	VPROLD          $0x08, Y23, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y4, Y2
 	VPROLD          $0x1e, Y23, Y11
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y1, Y4, Y4
 	VPXORD          Y12, Y23, Y23
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y4, Y1
 	VPROLD          $0x0e, Y23, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y2, Y1, Y4
-	VPTERNLOGD      $0x96, Y11, Y12, Y23
 	VPSLLD          $0x11, 256(R9), Y8
 	VPSLLD          $0x11, 288(R9), Y15
-	VPBLENDMB       Y4, Y5, K1, Y2
-	VPBLENDMB       Y23, Y10, K1, Y11
+	VPTERNLOGD      $0x96, Y2, Y1, Y4
+	VPTERNLOGD      $0x96, Y11, Y12, Y23
 	VPSRLD          $0x0e, 256(R9), Y6
 	VPSRLD          $0x0e, 288(R9), Y13
+	VPBLENDMB       Y4, Y5, K1, Y2
+	VPBLENDMB       Y23, Y10, K1, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y5, Y4, K1, Y1
 	VPBLENDMB       Y10, Y23, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y4
 	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y2, Y5
-	VPSRLD          $0x04, Y11, Y10
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y4, Y25, Y3
-	VPSHUFB         Y23, Y25, Y9
+	VPSRLD          $0x04, Y2, Y5
+	VPSRLD          $0x04, Y11, Y10
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y5
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y10
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y23, Y25, Y9
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y5, Y26, Y3
-	VPSHUFB         Y10, Y26, Y9
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y5
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y10
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y4, Y3, Y3
-	VPXORD          Y23, Y9, Y9
+	VPSHUFB         Y5, Y26, Y3
+	VPSHUFB         Y10, Y26, Y9
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y3, Y27, Y4
-	VPSHUFB         Y9, Y27, Y23
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y23, Y9, Y9
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y5, Y5, Y5
-	VPADDB          Y10, Y10, Y10
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y9, Y27, Y23
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y5, Y4, Y4
-	VPXORD          Y10, Y23, Y23
+	VPADDB          Y5, Y5, Y5
+	VPADDB          Y10, Y10, Y10
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y2
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPXORD          Y5, Y4, Y4
+	VPXORD          Y10, Y23, Y23
 	VMOVDQA64       Y18, 448(R9)
 	VMOVDQA64       Y21, 480(R9)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
 	VPSRLD          $0x04, Y1, Y1
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
@@ -55698,8 +55912,8 @@ ixor16_loop:
 	VPBLENDMB       Y23, Y12, K1, Y20
 	VPBLENDMB       Y1, Y4, K1, Y4
 	VPBLENDMB       Y12, Y23, K1, Y23
-	VPRORD          $0x18, Y4, Y16
-	VPRORD          $0x18, Y23, Y19
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y23, Y19
 	VPSLLD          $0x10, 256(R9), Y1
 	VPSLLD          $0x10, 288(R9), Y12
 	VMOVDQA64       512(R9), Y8
@@ -55728,106 +55942,108 @@ ixor16_loop:
 	VPTERNLOGD      $0x96, Y20, Y9, Y23
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y1, Y4, K2, Y3
-	VPBLENDMW       Y12, Y23, K2, Y9
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 768(R9), Y8
 	VPSLLD          $0x14, 800(R9), Y15
-	VPBLENDMW       Y4, Y1, K2, Y5
-	VPBLENDMW       Y23, Y12, K2, Y10
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y23, Y23
 	VPSRLD          $0x0b, 768(R9), Y6
 	VPSRLD          $0x0b, 800(R9), Y13
-	VPROLD          $0x10, Y5, Y5
-	VPROLD          $0x10, Y10, Y10
+	VPBLENDMW       Y4, Y1, K2, Y3
+	VPBLENDMW       Y23, Y12, K2, Y9
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y4, K2, Y5
+	VPBLENDMW       Y12, Y23, K2, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y3, Y4
 	VPROLD          $0x08, Y9, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y3, Y1
 	VPROLD          $0x1a, Y9, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y4, Y3, Y3
 	VPXORD          Y23, Y9, Y9
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y3, Y4
-	VPROLD          $0x0a, Y9, Y23
 	VPSLLD          $0x15, 128(R9), Y8
 	VPSLLD          $0x15, 160(R9), Y15
-	VPTERNLOGD      $0x96, Y1, Y4, Y3
-	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPROLD          $0x0a, Y3, Y4
+	VPROLD          $0x0a, Y9, Y23
 	VPSRLD          $0x0a, 128(R9), Y6
 	VPSRLD          $0x0a, 160(R9), Y13
+	VPTERNLOGD      $0x96, Y1, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y5, Y1
 	VPROLD          $0x08, Y10, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y5, Y4
 	VPROLD          $0x1e, Y10, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y1, Y5, Y5
 	VPXORD          Y12, Y10, Y10
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y5, Y1
 	VPROLD          $0x0e, Y10, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y4, Y1, Y5
-	VPTERNLOGD      $0x96, Y23, Y12, Y10
 	VPSLLD          $0x11, 320(R9), Y8
 	VPSLLD          $0x11, 352(R9), Y15
-	VPBLENDMB       Y5, Y3, K1, Y4
-	VPBLENDMB       Y10, Y9, K1, Y23
+	VPTERNLOGD      $0x96, Y4, Y1, Y5
+	VPTERNLOGD      $0x96, Y23, Y12, Y10
 	VPSRLD          $0x0e, 320(R9), Y6
 	VPSRLD          $0x0e, 352(R9), Y13
+	VPBLENDMB       Y5, Y3, K1, Y4
+	VPBLENDMB       Y10, Y9, K1, Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y3, Y5, K1, Y1
 	VPBLENDMB       Y9, Y10, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y5
 	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y10
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y4, Y3
-	VPSRLD          $0x04, Y23, Y9
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y5, Y25, Y2
-	VPSHUFB         Y10, Y25, Y11
+	VPSRLD          $0x04, Y4, Y3
+	VPSRLD          $0x04, Y23, Y9
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y3
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y9
+	VPSHUFB         Y5, Y25, Y2
+	VPSHUFB         Y10, Y25, Y11
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y3, Y26, Y2
-	VPSHUFB         Y9, Y26, Y11
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y3
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y9
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y5, Y2, Y2
-	VPXORD          Y10, Y11, Y11
+	VPSHUFB         Y3, Y26, Y2
+	VPSHUFB         Y9, Y26, Y11
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y2, Y27, Y5
-	VPSHUFB         Y11, Y27, Y10
+	VPXORD          Y5, Y2, Y2
+	VPXORD          Y10, Y11, Y11
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y3, Y3, Y3
-	VPADDB          Y9, Y9, Y9
+	VPSHUFB         Y2, Y27, Y5
+	VPSHUFB         Y11, Y27, Y10
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y3, Y5, Y5
-	VPXORD          Y9, Y10, Y10
+	VPADDB          Y3, Y3, Y3
+	VPADDB          Y9, Y9, Y9
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPXORD          Y3, Y5, Y5
+	VPXORD          Y9, Y10, Y10
 	VMOVDQA64       Y18, 512(R9)
 	VMOVDQA64       Y21, 544(R9)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
 	VPSRLD          $0x04, Y1, Y1
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
@@ -55880,8 +56096,8 @@ ixor16_loop:
 	VPBLENDMB       Y10, Y12, K1, Y20
 	VPBLENDMB       Y1, Y5, K1, Y5
 	VPBLENDMB       Y12, Y10, K1, Y10
-	VPRORD          $0x18, Y5, Y16
-	VPRORD          $0x18, Y10, Y19
+	VPRORD          $0x08, Y5, Y16
+	VPRORD          $0x08, Y10, Y19
 	VPSLLD          $0x10, 320(R9), Y1
 	VPSLLD          $0x10, 352(R9), Y12
 	VMOVDQA64       576(R9), Y8
@@ -55910,106 +56126,108 @@ ixor16_loop:
 	VPTERNLOGD      $0x96, Y20, Y9, Y10
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y1, Y5, K2, Y2
-	VPBLENDMW       Y12, Y10, K2, Y9
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 832(R9), Y8
 	VPSLLD          $0x14, 864(R9), Y15
-	VPBLENDMW       Y5, Y1, K2, Y3
-	VPBLENDMW       Y10, Y12, K2, Y23
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y10, Y10
 	VPSRLD          $0x0b, 832(R9), Y6
 	VPSRLD          $0x0b, 864(R9), Y13
-	VPROLD          $0x10, Y3, Y3
-	VPROLD          $0x10, Y23, Y23
+	VPBLENDMW       Y5, Y1, K2, Y2
+	VPBLENDMW       Y10, Y12, K2, Y9
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y5, K2, Y3
+	VPBLENDMW       Y12, Y10, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y2, Y5
 	VPROLD          $0x08, Y9, Y10
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y2, Y1
 	VPROLD          $0x1a, Y9, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y5, Y2, Y2
 	VPXORD          Y10, Y9, Y9
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y2, Y5
-	VPROLD          $0x0a, Y9, Y10
 	VPSLLD          $0x15, 192(R9), Y8
 	VPSLLD          $0x15, 224(R9), Y15
-	VPTERNLOGD      $0x96, Y1, Y5, Y2
-	VPTERNLOGD      $0x96, Y12, Y10, Y9
+	VPROLD          $0x0a, Y2, Y5
+	VPROLD          $0x0a, Y9, Y10
 	VPSRLD          $0x0a, 192(R9), Y6
 	VPSRLD          $0x0a, 224(R9), Y13
+	VPTERNLOGD      $0x96, Y1, Y5, Y2
+	VPTERNLOGD      $0x96, Y12, Y10, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y3, Y1
 	VPROLD          $0x08, Y23, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y3, Y5
 	VPROLD          $0x1e, Y23, Y10
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y1, Y3, Y3
 	VPXORD          Y12, Y23, Y23
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y3, Y1
 	VPROLD          $0x0e, Y23, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y5, Y1, Y3
-	VPTERNLOGD      $0x96, Y10, Y12, Y23
 	VPSLLD          $0x11, 384(R9), Y8
 	VPSLLD          $0x11, 416(R9), Y15
-	VPBLENDMB       Y3, Y2, K1, Y5
-	VPBLENDMB       Y23, Y9, K1, Y10
+	VPTERNLOGD      $0x96, Y5, Y1, Y3
+	VPTERNLOGD      $0x96, Y10, Y12, Y23
 	VPSRLD          $0x0e, 384(R9), Y6
 	VPSRLD          $0x0e, 416(R9), Y13
+	VPBLENDMB       Y3, Y2, K1, Y5
+	VPBLENDMB       Y23, Y9, K1, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y2, Y3, K1, Y1
 	VPBLENDMB       Y9, Y23, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
 	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y5, Y2
-	VPSRLD          $0x04, Y10, Y9
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y3, Y25, Y4
-	VPSHUFB         Y23, Y25, Y11
+	VPSRLD          $0x04, Y5, Y2
+	VPSRLD          $0x04, Y10, Y9
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y2
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y9
+	VPSHUFB         Y3, Y25, Y4
+	VPSHUFB         Y23, Y25, Y11
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y2, Y26, Y4
-	VPSHUFB         Y9, Y26, Y11
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y9
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y3, Y4, Y4
-	VPXORD          Y23, Y11, Y11
+	VPSHUFB         Y2, Y26, Y4
+	VPSHUFB         Y9, Y26, Y11
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y4, Y27, Y3
-	VPSHUFB         Y11, Y27, Y23
+	VPXORD          Y3, Y4, Y4
+	VPXORD          Y23, Y11, Y11
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y2, Y2, Y2
-	VPADDB          Y9, Y9, Y9
+	VPSHUFB         Y4, Y27, Y3
+	VPSHUFB         Y11, Y27, Y23
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y2, Y3, Y3
-	VPXORD          Y9, Y23, Y23
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y9, Y9, Y9
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPXORD          Y2, Y3, Y3
+	VPXORD          Y9, Y23, Y23
 	VMOVDQA64       Y18, 576(R9)
 	VMOVDQA64       Y21, 608(R9)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
 	VPSRLD          $0x04, Y1, Y1
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
@@ -56062,8 +56280,8 @@ ixor16_loop:
 	VPBLENDMB       Y23, Y12, K1, Y20
 	VPBLENDMB       Y1, Y3, K1, Y3
 	VPBLENDMB       Y12, Y23, K1, Y23
-	VPRORD          $0x18, Y3, Y16
-	VPRORD          $0x18, Y23, Y19
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y23, Y19
 	VPSLLD          $0x10, 384(R9), Y1
 	VPSLLD          $0x10, 416(R9), Y12
 	VMOVDQA64       640(R9), Y8
@@ -56092,106 +56310,108 @@ ixor16_loop:
 	VPTERNLOGD      $0x96, Y20, Y11, Y23
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y1, Y3, K2, Y4
-	VPBLENDMW       Y12, Y23, K2, Y11
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 896(R9), Y8
 	VPSLLD          $0x14, 928(R9), Y15
-	VPBLENDMW       Y3, Y1, K2, Y2
-	VPBLENDMW       Y23, Y12, K2, Y9
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y23, Y23
 	VPSRLD          $0x0b, 896(R9), Y6
 	VPSRLD          $0x0b, 928(R9), Y13
-	VPROLD          $0x10, Y2, Y2
-	VPROLD          $0x10, Y9, Y9
+	VPBLENDMW       Y3, Y1, K2, Y4
+	VPBLENDMW       Y23, Y12, K2, Y11
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y3, K2, Y2
+	VPBLENDMW       Y12, Y23, K2, Y9
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y4, Y3
 	VPROLD          $0x08, Y11, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y4, Y1
 	VPROLD          $0x1a, Y11, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y3, Y4, Y4
 	VPXORD          Y23, Y11, Y11
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y4, Y3
-	VPROLD          $0x0a, Y11, Y23
 	VPSLLD          $0x15, 256(R9), Y8
 	VPSLLD          $0x15, 288(R9), Y15
-	VPTERNLOGD      $0x96, Y1, Y3, Y4
-	VPTERNLOGD      $0x96, Y12, Y23, Y11
+	VPROLD          $0x0a, Y4, Y3
+	VPROLD          $0x0a, Y11, Y23
 	VPSRLD          $0x0a, 256(R9), Y6
 	VPSRLD          $0x0a, 288(R9), Y13
+	VPTERNLOGD      $0x96, Y1, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y23, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y2, Y1
 	VPROLD          $0x08, Y9, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y2, Y3
 	VPROLD          $0x1e, Y9, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y1, Y2, Y2
 	VPXORD          Y12, Y9, Y9
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y2, Y1
 	VPROLD          $0x0e, Y9, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y3, Y1, Y2
-	VPTERNLOGD      $0x96, Y23, Y12, Y9
 	VPSLLD          $0x11, 448(R9), Y8
 	VPSLLD          $0x11, 480(R9), Y15
-	VPBLENDMB       Y2, Y4, K1, Y3
-	VPBLENDMB       Y9, Y11, K1, Y23
+	VPTERNLOGD      $0x96, Y3, Y1, Y2
+	VPTERNLOGD      $0x96, Y23, Y12, Y9
 	VPSRLD          $0x0e, 448(R9), Y6
 	VPSRLD          $0x0e, 480(R9), Y13
+	VPBLENDMB       Y2, Y4, K1, Y3
+	VPBLENDMB       Y9, Y11, K1, Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y4, Y2, K1, Y1
 	VPBLENDMB       Y11, Y9, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y2
 	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y9
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y3, Y4
-	VPSRLD          $0x04, Y23, Y11
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y2, Y25, Y5
-	VPSHUFB         Y9, Y25, Y10
+	VPSRLD          $0x04, Y3, Y4
+	VPSRLD          $0x04, Y23, Y11
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y5, Y4
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y11
+	VPSHUFB         Y2, Y25, Y5
+	VPSHUFB         Y9, Y25, Y10
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y4, Y26, Y5
-	VPSHUFB         Y11, Y26, Y10
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y5, Y4
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y11
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y2, Y5, Y5
-	VPXORD          Y9, Y10, Y10
+	VPSHUFB         Y4, Y26, Y5
+	VPSHUFB         Y11, Y26, Y10
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y5, Y27, Y2
-	VPSHUFB         Y10, Y27, Y9
+	VPXORD          Y2, Y5, Y5
+	VPXORD          Y9, Y10, Y10
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y4, Y4, Y4
-	VPADDB          Y11, Y11, Y11
+	VPSHUFB         Y5, Y27, Y2
+	VPSHUFB         Y10, Y27, Y9
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y4, Y2, Y2
-	VPXORD          Y11, Y9, Y9
+	VPADDB          Y4, Y4, Y4
+	VPADDB          Y11, Y11, Y11
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPXORD          Y4, Y2, Y2
+	VPXORD          Y11, Y9, Y9
 	VMOVDQA64       Y18, 640(R9)
 	VMOVDQA64       Y21, 672(R9)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
 	VPSRLD          $0x04, Y1, Y1
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
@@ -56244,8 +56464,8 @@ ixor16_loop:
 	VPBLENDMB       Y9, Y12, K1, Y20
 	VPBLENDMB       Y1, Y2, K1, Y2
 	VPBLENDMB       Y12, Y9, K1, Y9
-	VPRORD          $0x18, Y2, Y16
-	VPRORD          $0x18, Y9, Y19
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y9, Y19
 	VPSLLD          $0x10, 448(R9), Y1
 	VPSLLD          $0x10, 480(R9), Y12
 	VMOVDQA64       704(R9), Y8
@@ -56274,106 +56494,108 @@ ixor16_loop:
 	VPTERNLOGD      $0x96, Y20, Y11, Y9
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y1, Y2, K2, Y5
-	VPBLENDMW       Y12, Y9, K2, Y11
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 960(R9), Y8
 	VPSLLD          $0x14, 992(R9), Y15
-	VPBLENDMW       Y2, Y1, K2, Y4
-	VPBLENDMW       Y9, Y12, K2, Y23
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y9, Y9
 	VPSRLD          $0x0b, 960(R9), Y6
 	VPSRLD          $0x0b, 992(R9), Y13
-	VPROLD          $0x10, Y4, Y4
-	VPROLD          $0x10, Y23, Y23
+	VPBLENDMW       Y2, Y1, K2, Y5
+	VPBLENDMW       Y9, Y12, K2, Y11
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y2, K2, Y4
+	VPBLENDMW       Y12, Y9, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y5, Y2
 	VPROLD          $0x08, Y11, Y9
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y5, Y1
 	VPROLD          $0x1a, Y11, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y2, Y5, Y5
 	VPXORD          Y9, Y11, Y11
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y5, Y2
-	VPROLD          $0x0a, Y11, Y9
 	VPSLLD          $0x15, 320(R9), Y8
 	VPSLLD          $0x15, 352(R9), Y15
-	VPTERNLOGD      $0x96, Y1, Y2, Y5
-	VPTERNLOGD      $0x96, Y12, Y9, Y11
+	VPROLD          $0x0a, Y5, Y2
+	VPROLD          $0x0a, Y11, Y9
 	VPSRLD          $0x0a, 320(R9), Y6
 	VPSRLD          $0x0a, 352(R9), Y13
+	VPTERNLOGD      $0x96, Y1, Y2, Y5
+	VPTERNLOGD      $0x96, Y12, Y9, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y4, Y1
 	VPROLD          $0x08, Y23, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y4, Y2
 	VPROLD          $0x1e, Y23, Y9
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y1, Y4, Y4
 	VPXORD          Y12, Y23, Y23
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y4, Y1
 	VPROLD          $0x0e, Y23, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y2, Y1, Y4
-	VPTERNLOGD      $0x96, Y9, Y12, Y23
 	VPSLLD          $0x11, 512(R9), Y8
 	VPSLLD          $0x11, 544(R9), Y15
-	VPBLENDMB       Y4, Y5, K1, Y2
-	VPBLENDMB       Y23, Y11, K1, Y9
+	VPTERNLOGD      $0x96, Y2, Y1, Y4
+	VPTERNLOGD      $0x96, Y9, Y12, Y23
 	VPSRLD          $0x0e, 512(R9), Y6
 	VPSRLD          $0x0e, 544(R9), Y13
+	VPBLENDMB       Y4, Y5, K1, Y2
+	VPBLENDMB       Y23, Y11, K1, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y5, Y4, K1, Y1
 	VPBLENDMB       Y11, Y23, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y4
 	VPANDD.BCST     zuc_consts<>+64(SB), Y9, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y2, Y5
-	VPSRLD          $0x04, Y9, Y11
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y4, Y25, Y3
-	VPSHUFB         Y23, Y25, Y10
+	VPSRLD          $0x04, Y2, Y5
+	VPSRLD          $0x04, Y9, Y11
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y5
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y11
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y23, Y25, Y10
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y5, Y26, Y3
-	VPSHUFB         Y11, Y26, Y10
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y5
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y10, Y11
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y4, Y3, Y3
-	VPXORD          Y23, Y10, Y10
+	VPSHUFB         Y5, Y26, Y3
+	VPSHUFB         Y11, Y26, Y10
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y3, Y27, Y4
-	VPSHUFB         Y10, Y27, Y23
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y23, Y10, Y10
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y5, Y5, Y5
-	VPADDB          Y11, Y11, Y11
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y10, Y27, Y23
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y5, Y4, Y4
-	VPXORD          Y11, Y23, Y23
+	VPADDB          Y5, Y5, Y5
+	VPADDB          Y11, Y11, Y11
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y2
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
+	VPXORD          Y5, Y4, Y4
+	VPXORD          Y11, Y23, Y23
 	VMOVDQA64       Y18, 704(R9)
 	VMOVDQA64       Y21, 736(R9)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y9
 	VPSRLD          $0x04, Y1, Y1
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
@@ -56426,8 +56648,8 @@ ixor16_loop:
 	VPBLENDMB       Y23, Y12, K1, Y20
 	VPBLENDMB       Y1, Y4, K1, Y4
 	VPBLENDMB       Y12, Y23, K1, Y23
-	VPRORD          $0x18, Y4, Y16
-	VPRORD          $0x18, Y23, Y19
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y23, Y19
 	VPSLLD          $0x10, 512(R9), Y1
 	VPSLLD          $0x10, 544(R9), Y12
 	VMOVDQA64       768(R9), Y8
@@ -56456,106 +56678,108 @@ ixor16_loop:
 	VPTERNLOGD      $0x96, Y20, Y10, Y23
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y1, Y4, K2, Y3
-	VPBLENDMW       Y12, Y23, K2, Y10
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, (R9), Y8
 	VPSLLD          $0x14, 32(R9), Y15
-	VPBLENDMW       Y4, Y1, K2, Y5
-	VPBLENDMW       Y23, Y12, K2, Y11
+	VPROLD          $0x10, Y4, Y4
+	VPROLD          $0x10, Y23, Y23
 	VPSRLD          $0x0b, (R9), Y6
 	VPSRLD          $0x0b, 32(R9), Y13
-	VPROLD          $0x10, Y5, Y5
-	VPROLD          $0x10, Y11, Y11
+	VPBLENDMW       Y4, Y1, K2, Y3
+	VPBLENDMW       Y23, Y12, K2, Y10
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y4, K2, Y5
+	VPBLENDMW       Y12, Y23, K2, Y11
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y3, Y4
 	VPROLD          $0x08, Y10, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y3, Y1
 	VPROLD          $0x1a, Y10, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y4, Y3, Y3
 	VPXORD          Y23, Y10, Y10
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y3, Y4
-	VPROLD          $0x0a, Y10, Y23
 	VPSLLD          $0x15, 384(R9), Y8
 	VPSLLD          $0x15, 416(R9), Y15
-	VPTERNLOGD      $0x96, Y1, Y4, Y3
-	VPTERNLOGD      $0x96, Y12, Y23, Y10
+	VPROLD          $0x0a, Y3, Y4
+	VPROLD          $0x0a, Y10, Y23
 	VPSRLD          $0x0a, 384(R9), Y6
 	VPSRLD          $0x0a, 416(R9), Y13
+	VPTERNLOGD      $0x96, Y1, Y4, Y3
+	VPTERNLOGD      $0x96, Y12, Y23, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y5, Y1
 	VPROLD          $0x08, Y11, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y5, Y4
 	VPROLD          $0x1e, Y11, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y1, Y5, Y5
 	VPXORD          Y12, Y11, Y11
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y5, Y1
 	VPROLD          $0x0e, Y11, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y4, Y1, Y5
-	VPTERNLOGD      $0x96, Y23, Y12, Y11
 	VPSLLD          $0x11, 576(R9), Y8
 	VPSLLD          $0x11, 608(R9), Y15
-	VPBLENDMB       Y5, Y3, K1, Y4
-	VPBLENDMB       Y11, Y10, K1, Y23
+	VPTERNLOGD      $0x96, Y4, Y1, Y5
+	VPTERNLOGD      $0x96, Y23, Y12, Y11
 	VPSRLD          $0x0e, 576(R9), Y6
 	VPSRLD          $0x0e, 608(R9), Y13
+	VPBLENDMB       Y5, Y3, K1, Y4
+	VPBLENDMB       Y11, Y10, K1, Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y3, Y5, K1, Y1
 	VPBLENDMB       Y10, Y11, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y4, Y5
 	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y11
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y4, Y3
-	VPSRLD          $0x04, Y23, Y10
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y5, Y25, Y2
-	VPSHUFB         Y11, Y25, Y9
+	VPSRLD          $0x04, Y4, Y3
+	VPSRLD          $0x04, Y23, Y10
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y3
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y10
+	VPSHUFB         Y5, Y25, Y2
+	VPSHUFB         Y11, Y25, Y9
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y3, Y26, Y2
-	VPSHUFB         Y10, Y26, Y9
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y2, Y3
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y10
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y5, Y2, Y2
-	VPXORD          Y11, Y9, Y9
+	VPSHUFB         Y3, Y26, Y2
+	VPSHUFB         Y10, Y26, Y9
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y2, Y27, Y5
-	VPSHUFB         Y9, Y27, Y11
+	VPXORD          Y5, Y2, Y2
+	VPXORD          Y11, Y9, Y9
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y3, Y3, Y3
-	VPADDB          Y10, Y10, Y10
+	VPSHUFB         Y2, Y27, Y5
+	VPSHUFB         Y9, Y27, Y11
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y3, Y5, Y5
-	VPXORD          Y10, Y11, Y11
+	VPADDB          Y3, Y3, Y3
+	VPADDB          Y10, Y10, Y10
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPXORD          Y3, Y5, Y5
+	VPXORD          Y10, Y11, Y11
 	VMOVDQA64       Y18, 768(R9)
 	VMOVDQA64       Y21, 800(R9)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y4
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
 	VPSRLD          $0x04, Y1, Y1
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
@@ -56608,8 +56832,8 @@ ixor16_loop:
 	VPBLENDMB       Y11, Y12, K1, Y20
 	VPBLENDMB       Y1, Y5, K1, Y5
 	VPBLENDMB       Y12, Y11, K1, Y11
-	VPRORD          $0x18, Y5, Y16
-	VPRORD          $0x18, Y11, Y19
+	VPRORD          $0x08, Y5, Y16
+	VPRORD          $0x08, Y11, Y19
 	VPSLLD          $0x10, 576(R9), Y1
 	VPSLLD          $0x10, 608(R9), Y12
 	VMOVDQA64       832(R9), Y8
@@ -56638,106 +56862,108 @@ ixor16_loop:
 	VPTERNLOGD      $0x96, Y20, Y10, Y11
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y1, Y5, K2, Y2
-	VPBLENDMW       Y12, Y11, K2, Y10
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 64(R9), Y8
 	VPSLLD          $0x14, 96(R9), Y15
-	VPBLENDMW       Y5, Y1, K2, Y3
-	VPBLENDMW       Y11, Y12, K2, Y23
+	VPROLD          $0x10, Y5, Y5
+	VPROLD          $0x10, Y11, Y11
 	VPSRLD          $0x0b, 64(R9), Y6
 	VPSRLD          $0x0b, 96(R9), Y13
-	VPROLD          $0x10, Y3, Y3
-	VPROLD          $0x10, Y23, Y23
+	VPBLENDMW       Y5, Y1, K2, Y2
+	VPBLENDMW       Y11, Y12, K2, Y10
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y5, K2, Y3
+	VPBLENDMW       Y12, Y11, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y2, Y5
 	VPROLD          $0x08, Y10, Y11
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y2, Y1
 	VPROLD          $0x1a, Y10, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y5, Y2, Y2
 	VPXORD          Y11, Y10, Y10
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y2, Y5
-	VPROLD          $0x0a, Y10, Y11
 	VPSLLD          $0x15, 448(R9), Y8
 	VPSLLD          $0x15, 480(R9), Y15
-	VPTERNLOGD      $0x96, Y1, Y5, Y2
-	VPTERNLOGD      $0x96, Y12, Y11, Y10
+	VPROLD          $0x0a, Y2, Y5
+	VPROLD          $0x0a, Y10, Y11
 	VPSRLD          $0x0a, 448(R9), Y6
 	VPSRLD          $0x0a, 480(R9), Y13
+	VPTERNLOGD      $0x96, Y1, Y5, Y2
+	VPTERNLOGD      $0x96, Y12, Y11, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y3, Y1
 	VPROLD          $0x08, Y23, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y3, Y5
 	VPROLD          $0x1e, Y23, Y11
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y1, Y3, Y3
 	VPXORD          Y12, Y23, Y23
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y3, Y1
 	VPROLD          $0x0e, Y23, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y5, Y1, Y3
-	VPTERNLOGD      $0x96, Y11, Y12, Y23
 	VPSLLD          $0x11, 640(R9), Y8
 	VPSLLD          $0x11, 672(R9), Y15
-	VPBLENDMB       Y3, Y2, K1, Y5
-	VPBLENDMB       Y23, Y10, K1, Y11
+	VPTERNLOGD      $0x96, Y5, Y1, Y3
+	VPTERNLOGD      $0x96, Y11, Y12, Y23
 	VPSRLD          $0x0e, 640(R9), Y6
 	VPSRLD          $0x0e, 672(R9), Y13
+	VPBLENDMB       Y3, Y2, K1, Y5
+	VPBLENDMB       Y23, Y10, K1, Y11
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y2, Y3, K1, Y1
 	VPBLENDMB       Y10, Y23, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y5, Y3
 	VPANDD.BCST     zuc_consts<>+64(SB), Y11, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y5, Y2
-	VPSRLD          $0x04, Y11, Y10
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y3, Y25, Y4
-	VPSHUFB         Y23, Y25, Y9
+	VPSRLD          $0x04, Y5, Y2
+	VPSRLD          $0x04, Y11, Y10
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y2
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y10
+	VPSHUFB         Y3, Y25, Y4
+	VPSHUFB         Y23, Y25, Y9
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y2, Y26, Y4
-	VPSHUFB         Y10, Y26, Y9
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y4, Y2
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y9, Y10
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y3, Y4, Y4
-	VPXORD          Y23, Y9, Y9
+	VPSHUFB         Y2, Y26, Y4
+	VPSHUFB         Y10, Y26, Y9
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y4, Y27, Y3
-	VPSHUFB         Y9, Y27, Y23
+	VPXORD          Y3, Y4, Y4
+	VPXORD          Y23, Y9, Y9
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y2, Y2, Y2
-	VPADDB          Y10, Y10, Y10
+	VPSHUFB         Y4, Y27, Y3
+	VPSHUFB         Y9, Y27, Y23
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y2, Y3, Y3
-	VPXORD          Y10, Y23, Y23
+	VPADDB          Y2, Y2, Y2
+	VPADDB          Y10, Y10, Y10
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
+	VPXORD          Y2, Y3, Y3
+	VPXORD          Y10, Y23, Y23
 	VMOVDQA64       Y18, 832(R9)
 	VMOVDQA64       Y21, 864(R9)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y5
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y11
 	VPSRLD          $0x04, Y1, Y1
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
@@ -56790,8 +57016,8 @@ ixor16_loop:
 	VPBLENDMB       Y23, Y12, K1, Y20
 	VPBLENDMB       Y1, Y3, K1, Y3
 	VPBLENDMB       Y12, Y23, K1, Y23
-	VPRORD          $0x18, Y3, Y16
-	VPRORD          $0x18, Y23, Y19
+	VPRORD          $0x08, Y3, Y16
+	VPRORD          $0x08, Y23, Y19
 	VPSLLD          $0x10, 640(R9), Y1
 	VPSLLD          $0x10, 672(R9), Y12
 	VMOVDQA64       896(R9), Y8
@@ -56820,106 +57046,108 @@ ixor16_loop:
 	VPTERNLOGD      $0x96, Y20, Y9, Y23
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y1, Y3, K2, Y4
-	VPBLENDMW       Y12, Y23, K2, Y9
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 128(R9), Y8
 	VPSLLD          $0x14, 160(R9), Y15
-	VPBLENDMW       Y3, Y1, K2, Y2
-	VPBLENDMW       Y23, Y12, K2, Y10
+	VPROLD          $0x10, Y3, Y3
+	VPROLD          $0x10, Y23, Y23
 	VPSRLD          $0x0b, 128(R9), Y6
 	VPSRLD          $0x0b, 160(R9), Y13
-	VPROLD          $0x10, Y2, Y2
-	VPROLD          $0x10, Y10, Y10
+	VPBLENDMW       Y3, Y1, K2, Y4
+	VPBLENDMW       Y23, Y12, K2, Y9
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y3, K2, Y2
+	VPBLENDMW       Y12, Y23, K2, Y10
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y4, Y3
 	VPROLD          $0x08, Y9, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y4, Y1
 	VPROLD          $0x1a, Y9, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y3, Y4, Y4
 	VPXORD          Y23, Y9, Y9
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y4, Y3
-	VPROLD          $0x0a, Y9, Y23
 	VPSLLD          $0x15, 512(R9), Y8
 	VPSLLD          $0x15, 544(R9), Y15
-	VPTERNLOGD      $0x96, Y1, Y3, Y4
-	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPROLD          $0x0a, Y4, Y3
+	VPROLD          $0x0a, Y9, Y23
 	VPSRLD          $0x0a, 512(R9), Y6
 	VPSRLD          $0x0a, 544(R9), Y13
+	VPTERNLOGD      $0x96, Y1, Y3, Y4
+	VPTERNLOGD      $0x96, Y12, Y23, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y2, Y1
 	VPROLD          $0x08, Y10, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y2, Y3
 	VPROLD          $0x1e, Y10, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y1, Y2, Y2
 	VPXORD          Y12, Y10, Y10
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y2, Y1
 	VPROLD          $0x0e, Y10, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y3, Y1, Y2
-	VPTERNLOGD      $0x96, Y23, Y12, Y10
 	VPSLLD          $0x11, 704(R9), Y8
 	VPSLLD          $0x11, 736(R9), Y15
-	VPBLENDMB       Y2, Y4, K1, Y3
-	VPBLENDMB       Y10, Y9, K1, Y23
+	VPTERNLOGD      $0x96, Y3, Y1, Y2
+	VPTERNLOGD      $0x96, Y23, Y12, Y10
 	VPSRLD          $0x0e, 704(R9), Y6
 	VPSRLD          $0x0e, 736(R9), Y13
+	VPBLENDMB       Y2, Y4, K1, Y3
+	VPBLENDMB       Y10, Y9, K1, Y23
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y4, Y2, K1, Y1
 	VPBLENDMB       Y9, Y10, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y3, Y2
 	VPANDD.BCST     zuc_consts<>+64(SB), Y23, Y10
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y3, Y4
-	VPSRLD          $0x04, Y23, Y9
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y2, Y25, Y5
-	VPSHUFB         Y10, Y25, Y11
+	VPSRLD          $0x04, Y3, Y4
+	VPSRLD          $0x04, Y23, Y9
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y5, Y4
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y9
+	VPSHUFB         Y2, Y25, Y5
+	VPSHUFB         Y10, Y25, Y11
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y4, Y26, Y5
-	VPSHUFB         Y9, Y26, Y11
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y5, Y4
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y9
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y2, Y5, Y5
-	VPXORD          Y10, Y11, Y11
+	VPSHUFB         Y4, Y26, Y5
+	VPSHUFB         Y9, Y26, Y11
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y5, Y27, Y2
-	VPSHUFB         Y11, Y27, Y10
+	VPXORD          Y2, Y5, Y5
+	VPXORD          Y10, Y11, Y11
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y4, Y4, Y4
-	VPADDB          Y9, Y9, Y9
+	VPSHUFB         Y5, Y27, Y2
+	VPSHUFB         Y11, Y27, Y10
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y4, Y2, Y2
-	VPXORD          Y9, Y10, Y10
+	VPADDB          Y4, Y4, Y4
+	VPADDB          Y9, Y9, Y9
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
+	VPXORD          Y4, Y2, Y2
+	VPXORD          Y9, Y10, Y10
 	VMOVDQA64       Y18, 896(R9)
 	VMOVDQA64       Y21, 928(R9)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y3
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y23
 	VPSRLD          $0x04, Y1, Y1
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
@@ -56972,8 +57200,8 @@ ixor16_loop:
 	VPBLENDMB       Y10, Y12, K1, Y20
 	VPBLENDMB       Y1, Y2, K1, Y2
 	VPBLENDMB       Y12, Y10, K1, Y10
-	VPRORD          $0x18, Y2, Y16
-	VPRORD          $0x18, Y10, Y19
+	VPRORD          $0x08, Y2, Y16
+	VPRORD          $0x08, Y10, Y19
 	VPSLLD          $0x10, 704(R9), Y1
 	VPSLLD          $0x10, 736(R9), Y12
 	VMOVDQA64       960(R9), Y8
@@ -57002,106 +57230,108 @@ ixor16_loop:
 	VPTERNLOGD      $0x96, Y20, Y9, Y10
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPBLENDMW       Y1, Y2, K2, Y5
-	VPBLENDMW       Y12, Y10, K2, Y9
+	VPROLD          $0x10, Y1, Y1
+	VPROLD          $0x10, Y12, Y12
 	VPSLLD          $0x14, 192(R9), Y8
 	VPSLLD          $0x14, 224(R9), Y15
-	VPBLENDMW       Y2, Y1, K2, Y4
-	VPBLENDMW       Y10, Y12, K2, Y23
+	VPROLD          $0x10, Y2, Y2
+	VPROLD          $0x10, Y10, Y10
 	VPSRLD          $0x0b, 192(R9), Y6
 	VPSRLD          $0x0b, 224(R9), Y13
-	VPROLD          $0x10, Y4, Y4
-	VPROLD          $0x10, Y23, Y23
+	VPBLENDMW       Y2, Y1, K2, Y5
+	VPBLENDMW       Y10, Y12, K2, Y9
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPBLENDMW       Y1, Y2, K2, Y4
+	VPBLENDMW       Y12, Y10, K2, Y23
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x08, Y5, Y2
 	VPROLD          $0x08, Y9, Y10
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPROLD          $0x1a, Y5, Y1
 	VPROLD          $0x1a, Y9, Y12
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPXORD          Y2, Y5, Y5
 	VPXORD          Y10, Y9, Y9
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPROLD          $0x0a, Y5, Y2
-	VPROLD          $0x0a, Y9, Y10
 	VPSLLD          $0x15, 576(R9), Y8
 	VPSLLD          $0x15, 608(R9), Y15
-	VPTERNLOGD      $0x96, Y1, Y2, Y5
-	VPTERNLOGD      $0x96, Y12, Y10, Y9
+	VPROLD          $0x0a, Y5, Y2
+	VPROLD          $0x0a, Y9, Y10
 	VPSRLD          $0x0a, 576(R9), Y6
 	VPSRLD          $0x0a, 608(R9), Y13
+	VPTERNLOGD      $0x96, Y1, Y2, Y5
+	VPTERNLOGD      $0x96, Y12, Y10, Y9
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPROLD          $0x08, Y4, Y1
 	VPROLD          $0x08, Y23, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPROLD          $0x1e, Y4, Y2
 	VPROLD          $0x1e, Y23, Y10
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
+	VPSUBD          Y24, Y6, Y7
+	VPSUBD          Y24, Y13, Y14
 	VPXORD          Y1, Y4, Y4
 	VPXORD          Y12, Y23, Y23
-	VPSUBD          Y24, Y6, Y7
-	VPSUBD          Y24, Y13, Y14
+	VPMAXSD         Y7, Y6, Y7
+	VPMAXSD         Y14, Y13, Y14
 	VPROLD          $0x0e, Y4, Y1
 	VPROLD          $0x0e, Y23, Y12
-	VPMAXSD         Y7, Y6, Y7
-	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD      $0x96, Y2, Y1, Y4
-	VPTERNLOGD      $0x96, Y10, Y12, Y23
 	VPSLLD          $0x11, 768(R9), Y8
 	VPSLLD          $0x11, 800(R9), Y15
-	VPBLENDMB       Y4, Y5, K1, Y2
-	VPBLENDMB       Y23, Y9, K1, Y10
+	VPTERNLOGD      $0x96, Y2, Y1, Y4
+	VPTERNLOGD      $0x96, Y10, Y12, Y23
 	VPSRLD          $0x0e, 768(R9), Y6
 	VPSRLD          $0x0e, 800(R9), Y13
+	VPBLENDMB       Y4, Y5, K1, Y2
+	VPBLENDMB       Y23, Y9, K1, Y10
+	VPTERNLOGD      $0xa8, Y24, Y6, Y8
+	VPTERNLOGD      $0xa8, Y24, Y13, Y15
 	VPBLENDMB       Y5, Y4, K1, Y1
 	VPBLENDMB       Y9, Y23, K1, Y12
-	VPTERNLOGD      $0xa8, Y24, Y6, Y8
-	VPTERNLOGD      $0xa8, Y24, Y13, Y15
+	VPADDD          Y8, Y7, Y6
+	VPADDD          Y15, Y14, Y13
 	VPANDD.BCST     zuc_consts<>+64(SB), Y2, Y4
 	VPANDD.BCST     zuc_consts<>+64(SB), Y10, Y23
-	VPADDD          Y8, Y7, Y6
-	VPADDD          Y15, Y14, Y13
-	VPSRLD          $0x04, Y2, Y5
-	VPSRLD          $0x04, Y10, Y9
 	VPSUBD          Y24, Y6, Y7
 	VPSUBD          Y24, Y13, Y14
-	VPSHUFB         Y4, Y25, Y3
-	VPSHUFB         Y23, Y25, Y11
+	VPSRLD          $0x04, Y2, Y5
+	VPSRLD          $0x04, Y10, Y9
 	VPMAXSD         Y7, Y6, Y7
 	VPMAXSD         Y14, Y13, Y14
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y5
-	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y9
+	VPSHUFB         Y4, Y25, Y3
+	VPSHUFB         Y23, Y25, Y11
 	VPSLLD          $0x0f, Y18, Y8
 	VPSLLD          $0x0f, Y21, Y15
-	VPSHUFB         Y5, Y26, Y3
-	VPSHUFB         Y9, Y26, Y11
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y3, Y5
+	VPTERNLOGD.BCST $0x6c, zuc_consts<>+64(SB), Y11, Y9
 	VPSRLD          $0x10, Y18, Y6
 	VPSRLD          $0x10, Y21, Y13
-	VPXORD          Y4, Y3, Y3
-	VPXORD          Y23, Y11, Y11
+	VPSHUFB         Y5, Y26, Y3
+	VPSHUFB         Y9, Y26, Y11
 	VPTERNLOGD      $0xa8, Y24, Y6, Y8
 	VPTERNLOGD      $0xa8, Y24, Y13, Y15
-	VPSHUFB         Y3, Y27, Y4
-	VPSHUFB         Y11, Y27, Y23
+	VPXORD          Y4, Y3, Y3
+	VPXORD          Y23, Y11, Y11
 	VPADDD          Y8, Y7, Y6
 	VPADDD          Y15, Y14, Y13
-	VPADDB          Y5, Y5, Y5
-	VPADDB          Y9, Y9, Y9
+	VPSHUFB         Y3, Y27, Y4
+	VPSHUFB         Y11, Y27, Y23
 	VPSUBD          Y24, Y6, Y18
 	VPSUBD          Y24, Y13, Y21
-	VPXORD          Y5, Y4, Y4
-	VPXORD          Y9, Y23, Y23
+	VPADDB          Y5, Y5, Y5
+	VPADDB          Y9, Y9, Y9
 	VPMAXSD         Y18, Y6, Y18
 	VPMAXSD         Y21, Y13, Y21
-	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y2
-	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
+	VPXORD          Y5, Y4, Y4
+	VPXORD          Y9, Y23, Y23
 	VMOVDQA64       Y18, 960(R9)
 	VMOVDQA64       Y21, 992(R9)
+	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y2
+	VPANDD.BCST     zuc_consts<>+64(SB), Y12, Y10
 	VPSRLD          $0x04, Y1, Y1
 	VPSRLD          $0x04, Y12, Y12
 	VPANDD.BCST     zuc_consts<>+64(SB), Y1, Y1
@@ -57154,8 +57384,8 @@ ixor16_loop:
 	VPBLENDMB       Y23, Y12, K1, Y20
 	VPBLENDMB       Y1, Y4, K1, Y4
 	VPBLENDMB       Y12, Y23, K1, Y23
-	VPRORD          $0x18, Y4, Y16
-	VPRORD          $0x18, Y23, Y19
+	VPRORD          $0x08, Y4, Y16
+	VPRORD          $0x08, Y23, Y19
 	VMOVDQA64       (R9), Y8
 	VMOVDQA64       32(R9), Y15
 	VPSLLD          $0x08, Y8, Y7

@@ -29,15 +29,17 @@ import (
 //     i−1. ≈43 cycles per 16-lane round in a loop, for µops worth ≈33 (65
 //     vector µops per group and round). Two ZMM groups (32 lanes) measured
 //     the same per lane; skewing the two streams changed nothing.
-//   - Shift-port work was then cut by 3 µops per group and round (2026-12-07;
-//     shifts, rotates, VPSHUFB and GFNI went from 25 to 22 of them, all
-//     vector µops from 65 to 63): L1 and L2 in three rotations instead of
-//     four (t = x ⊕ x<<<8, then t ⊕ t<<<b ⊕ x<<<d: two cycles more on the
-//     R1/R2 recurrence, which the two interleaved groups hide), and u fed
-//     to L1 rotated by 16 bits, a word blend of W1 and W2 instead of a
-//     funnel shift (f2 rotates R1 back by 24 instead of 8). Keystream mode
-//     went from 13.45 to 12.90 µs per 1024 rounds (−4 %; RoundCost, three
-//     alternations), the AES-NI emission from 19.35 to 18.55 (−4 %).
+//   - L1 and L2 then went from four rotations to three (2026-12-07:
+//     t = x ⊕ x<<<8, then t ⊕ t<<<b ⊕ x<<<d; two cycles more on the R1/R2
+//     recurrence, which the two interleaved groups hide): shift-port µops
+//     (shifts, rotates, VPSHUFB, GFNI) per group and round 25 → 23, all
+//     vector µops 65 → 63. Keystream mode 13.45–13.58 → 12.93–13.01 µs per
+//     1024 rounds (RoundCost, three alternations), the AES-NI emission
+//     19.25–19.47 → 18.72–18.86; the zuc-256 suite +3 % (seal and open of
+//     a 64 KiB TSO burst, six alternations). Feeding L1 u<<<16 as a word
+//     blend of W1 and W2 instead of a funnel shift (one shift-port µop
+//     fewer, R1 rotated back by 24) made the kernels alone 0.7 % faster
+//     but the suite 2 % slower (ten alternations), and was not kept.
 //   - The LFSR rows live in a 64-byte-aligned frame copy (a ring: row
 //     (j+off) mod 16 holds s_j after off rounds of a 16-round block), next
 //     to a second ring holding 2·s_j, so that bit reorganisation and the
@@ -375,7 +377,7 @@ func (g *group) f1(off int) (ops seq, o0, o1 Register) {
 	if xv.aesni {
 		return g.f1AESNI(off)
 	}
-	c, f := g.c, &g.f
+	f := &g.f
 	x1, x2 := f.get(), f.get()
 	m11, d9, m7, d5 := g.cell(11, off), g.dcell(9, off), g.cell(7, off), g.dcell(5, off)
 	ops.add(func() { VMOVDQA64(m11, x1) })
@@ -385,8 +387,8 @@ func (g *group) f1(off int) (ops seq, o0, o1 Register) {
 	ops.add(func() { VPADDD(g.r1, x1, x1) })
 	ops.add(func() { VPXORD(g.r2, x2, x2) })
 	u, v := f.get(), f.get()
-	ops.add(func() { VPBLENDMW(x1, x2, c.kLoW, u) }) // W2H‖W1L = (W1L‖W2H)<<<16 (see f2)
-	ops.add(func() { VPSHLDD(U8(16), x1, x2, v) })   // W2L‖W1H
+	ops.add(func() { VPSHLDD(U8(16), x2, x1, u) }) // W1L‖W2H
+	ops.add(func() { VPSHLDD(U8(16), x1, x2, v) }) // W2L‖W1H
 	f.put(x1, x2)
 	ops, lo, i1 := g.linearS0(ops, u, v)
 	// S1: two GFNI affine maps around the AES field inversion (s1M, s1L).
@@ -414,7 +416,7 @@ func (g *group) linearS0(ops seq, u, v Register) (seq, Register, Register) {
 		ops.add(func() { VPTERNLOGD(xor3, rd, ra, x) })
 		f.put(ra, rd)
 	}
-	rotXor(u, 8, 10, 26) // L1(u)<<<8 (f1 passes u<<<16: L1(u)<<<24): S0 bytes at even positions
+	rotXor(u, 8, 10, 26) // L1(u)<<<8: its S0 bytes at even positions
 	rotXor(v, 8, 14, 30) // L2(v): S0 bytes at odd positions
 	i0, i1 := f.get(), f.get()
 	ops.add(func() { VPBLENDMB(v, u, c.kOdd, i0) }) // every S0 input
@@ -438,15 +440,12 @@ func (g *group) linearS0(ops seq, u, v Register) (seq, Register, Register) {
 }
 
 // f2 writes R2 = S(v) and R1 = S(u) from the S-box outputs: R2 takes the
-// odd bytes of o0 and the even of o1, R1 the others, rotated back by 24.
-// f1 hands linearS0 u<<<16 (one word blend of W1 and W2, no shift), so
-// the S0/S1 inputs of u sit in L1(u)<<<24, which has its S0 bytes at the
-// same (even) positions as L1(u)<<<8.
+// odd bytes of o0 and the even of o1, R1 the others, rotated back by 8.
 func (g *group) f2(o0, o1 Register) (ops seq) {
 	c := g.c
 	ops.add(func() { VPBLENDMB(o0, o1, c.kOdd, g.r2) })
 	ops.add(func() { VPBLENDMB(o1, o0, c.kOdd, o0) })
-	ops.add(func() { VPRORD(U8(24), o0, g.r1) })
+	ops.add(func() { VPRORD(U8(8), o0, g.r1) })
 	g.f.put(o0, o1)
 	return ops
 }

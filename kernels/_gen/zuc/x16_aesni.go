@@ -34,8 +34,8 @@ func newPairAESNI() *pair {
 }
 
 // f1AESNI is f1 without VBMI2 and GFNI: X1 = s11<<16 + s9>>15 (disjoint
-// halves), X2 likewise; u<<<16 (as f1) and v from word blends of W1 and W2,
-// v rotated by 16; S1 as AESENCLAST between the nibble-table maps (s1Group).
+// halves), X2 likewise; u and v from W1 and W2 rotated by 16 and blended
+// by words; S1 as AESENCLAST between the nibble-table maps (s1Group).
 func (g *group) f1AESNI(off int) (ops seq, o0, o1 Register) {
 	c, f := g.c, &g.f
 	x1, x2, t := f.get(), f.get(), f.get()
@@ -47,11 +47,12 @@ func (g *group) f1AESNI(off int) (ops seq, o0, o1 Register) {
 	ops.add(func() { VPSRLD(U8(15), m5, t) })
 	ops.add(func() { VPADDD(g.r1, x1, x1) })          // W1 = R1 ⊞ X1
 	ops.add(func() { VPTERNLOGD(xor3, g.r2, t, x2) }) // W2 = R2 ⊕ X2
+	ops.add(func() { VPROLD(U8(16), x1, x1) })        // W1L‖W1H
+	ops.add(func() { VPROLD(U8(16), x2, x2) })        // W2L‖W2H
 	f.put(t)
 	u, v := f.get(), f.get()
-	ops.add(func() { VPBLENDMW(x1, x2, c.kLoW, u) }) // W2H‖W1L = (W1L‖W2H)<<<16 (see f2)
-	ops.add(func() { VPBLENDMW(x2, x1, c.kLoW, v) }) // W1H‖W2L
-	ops.add(func() { VPROLD(U8(16), v, v) })         // W2L‖W1H
+	ops.add(func() { VPBLENDMW(x2, x1, c.kLoW, u) }) // W1L‖W2H
+	ops.add(func() { VPBLENDMW(x1, x2, c.kLoW, v) }) // W2L‖W1H
 	f.put(x1, x2)
 	ops, lo, i1 := g.linearS0(ops, u, v)
 	return append(ops, s1Group(f, c, i1)...), lo, i1
