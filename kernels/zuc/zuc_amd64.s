@@ -3024,17 +3024,15 @@ rows16_loop:
 	VPSHLDD           $0x10, Z25, Z24, Z22
 	VPSHLDD           $0x10, Z24, Z25, Z26
 	VPROLD            $0x08, Z22, Z25
-	VPROLD            $0x0a, Z22, Z24
-	VPROLD            $0x12, Z22, Z27
-	VPTERNLOGD        $0x96, Z27, Z24, Z25
 	VPROLD            $0x1a, Z22, Z24
+	VPXORD            Z25, Z22, Z22
+	VPROLD            $0x0a, Z22, Z25
 	VPTERNLOGD        $0x96, Z24, Z25, Z22
-	VPROLD            $0x08, Z26, Z27
+	VPROLD            $0x08, Z26, Z24
+	VPROLD            $0x1e, Z26, Z25
+	VPXORD            Z24, Z26, Z26
 	VPROLD            $0x0e, Z26, Z24
-	VPROLD            $0x16, Z26, Z25
-	VPTERNLOGD        $0x96, Z25, Z24, Z27
-	VPROLD            $0x1e, Z26, Z24
-	VPTERNLOGD        $0x96, Z24, Z27, Z26
+	VPTERNLOGD        $0x96, Z25, Z24, Z26
 	VPBLENDMB         Z26, Z22, K1, Z25
 	VPBLENDMB         Z22, Z26, K1, Z24
 	VPANDD.BCST       zuc_consts<>+64(SB), Z25, Z26
@@ -38001,17 +37999,15 @@ rows16_loop:
 	VPBLENDMW       Z0, Z2, K1, Z3
 	VPBLENDMW       Z2, Z0, K1, Z4
 	VPROLD          $0x08, Z3, Z2
-	VPROLD          $0x0a, Z3, Z0
-	VPROLD          $0x12, Z3, Z5
-	VPTERNLOGD      $0x96, Z5, Z0, Z2
 	VPROLD          $0x1a, Z3, Z0
+	VPXORD          Z2, Z3, Z3
+	VPROLD          $0x0a, Z3, Z2
 	VPTERNLOGD      $0x96, Z0, Z2, Z3
-	VPROLD          $0x08, Z4, Z5
+	VPROLD          $0x08, Z4, Z0
+	VPROLD          $0x1e, Z4, Z2
+	VPXORD          Z0, Z4, Z4
 	VPROLD          $0x0e, Z4, Z0
-	VPROLD          $0x16, Z4, Z2
-	VPTERNLOGD      $0x96, Z2, Z0, Z5
-	VPROLD          $0x1e, Z4, Z0
-	VPTERNLOGD      $0x96, Z0, Z5, Z4
+	VPTERNLOGD      $0x96, Z2, Z0, Z4
 	VPBLENDMB       Z4, Z3, K1, Z2
 	VPBLENDMB       Z3, Z4, K1, Z0
 	VPANDD.BCST     zuc_consts<>+64(SB), Z2, Z4

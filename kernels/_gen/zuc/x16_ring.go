@@ -155,18 +155,19 @@ func (x *ring) round(off int, out Mem) {
 		VPSHLDD(U8(16), x1, x2, v)
 	}
 	t.put(x1, x2)
-	rotXor := func(y Register, a, b, cc, dd int) {
-		ra, rb, rc := t.get(), t.get(), t.get()
+	// As linearS0 (x16.go): y ⊕ y<<<a ⊕ y<<<b ⊕ y<<<(a+b) ⊕ y<<<d in
+	// three rotations.
+	rotXor := func(y Register, a, b, dd int) {
+		ra, rd := t.get(), t.get()
 		VPROLD(U8(a), y, ra)
-		VPROLD(U8(b), y, rb)
-		VPROLD(U8(cc), y, rc)
-		VPTERNLOGD(xor3, rc, rb, ra)
-		VPROLD(U8(dd), y, rb)
-		VPTERNLOGD(xor3, rb, ra, y)
-		t.put(ra, rb, rc)
+		VPROLD(U8(dd), y, rd)
+		VPXORD(ra, y, y)
+		VPROLD(U8(b), y, ra)
+		VPTERNLOGD(xor3, rd, ra, y)
+		t.put(ra, rd)
 	}
-	rotXor(u, 8, 10, 18, 26)
-	rotXor(v, 8, 14, 22, 30)
+	rotXor(u, 8, 10, 26)
+	rotXor(v, 8, 14, 30)
 	i0, i1 := t.get(), t.get()
 	VPBLENDMB(v, u, x.kOdd, i0)
 	VPBLENDMB(u, v, x.kOdd, i1)
