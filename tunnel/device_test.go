@@ -49,10 +49,8 @@ func TestTwoDevicesEverySuite(t *testing.T) {
 						t.Errorf("batch stats %+v", b)
 					}
 				}
-				for k, v := range st.Drops {
-					if v != 0 {
-						t.Errorf("drop %s = %d, want 0 (handshake failures: %v)", k, v, st.HandshakeInvalid)
-					}
+				if d := unexpectedDrops(st); len(d) != 0 {
+					t.Errorf("drops %v, want none (handshake failures: %v)", d, st.HandshakeInvalid)
 				}
 			}
 		})

@@ -106,13 +106,8 @@ func TestRunToCompletion(t *testing.T) {
 					if st.Seal.Packets < 500 {
 						t.Errorf("sealed %d packets, want ≥ 500", st.Seal.Packets)
 					}
-					for k, v := range st.Drops {
-						// handshake_late: the responder may see the
-						// initiator's first data before its confirm
-						// (more often inline), at most once per handshake.
-						if v != 0 && (k != "handshake_late" || v > st.Peers[0].Handshakes) {
-							t.Errorf("drop %s = %d, want 0", k, v)
-						}
+					if d := unexpectedDrops(st); len(d) != 0 {
+						t.Errorf("drops %v, want none", d)
 					}
 				}
 			})
