@@ -137,15 +137,24 @@ func (d *Device) namesOurHandshake(pkt []byte, off int) bool {
 
 // countUnpending counts a response or confirm whose receiver index idx
 // names no pending handshake: as handshake_late if it is late and
-// redundant (lateRedundant), not a failure but still a datagram the
-// daemon discarded, so that every datagram from the network is counted
-// as received or dropped; as handshake_invalid/unknown_index otherwise.
+// redundant (droppedLate), as handshake_invalid/unknown_index otherwise.
 func (d *Device) countUnpending(typ byte, idx uint32) {
-	if d.lateRedundant(typ, idx) {
-		d.drop(dropHandshakeLate, 1)
-		return
+	if !d.droppedLate(typ, idx) {
+		d.handshakeInvalid(handshake.ErrUnknownIndex.Code)
 	}
-	d.handshakeInvalid(handshake.ErrUnknownIndex.Code)
+}
+
+// droppedLate reports whether a response or confirm whose receiver index
+// idx names no pending handshake is late and redundant (lateRedundant),
+// and if so counts it as handshake_late: not a failure, but a datagram
+// the daemon discarded, so that every datagram from the network is
+// counted as received or dropped.
+func (d *Device) droppedLate(typ byte, idx uint32) bool {
+	if !d.lateRedundant(typ, idx) {
+		return false
+	}
+	d.drop(dropHandshakeLate, 1)
+	return true
 }
 
 // lateRedundant reports whether a response or confirm whose receiver
@@ -251,8 +260,7 @@ func (d *Device) handleHandshake(msg []byte, ep netio.Endpoint) {
 		named := d.indices.lookupPeer(idx)
 		res, err := d.local.ConsumeResponse(msg, now)
 		if err != nil {
-			if errors.Is(err, handshake.ErrUnknownIndex) && d.lateRedundant(msg[0], idx) {
-				d.drop(dropHandshakeLate, 1)
+			if errors.Is(err, handshake.ErrUnknownIndex) && d.droppedLate(msg[0], idx) {
 				return
 			}
 			d.handshakeInvalid(handshake.Reason(err))
@@ -289,8 +297,7 @@ func (d *Device) handleHandshake(msg []byte, ep netio.Endpoint) {
 			// once; when the data wins the race it confirms the keypair
 			// and ends the handshake, and the confirm that follows names
 			// no pending handshake any more.
-			if errors.Is(err, handshake.ErrUnknownIndex) && d.lateRedundant(msg[0], idx) {
-				d.drop(dropHandshakeLate, 1)
+			if errors.Is(err, handshake.ErrUnknownIndex) && d.droppedLate(msg[0], idx) {
 				return
 			}
 			d.handshakeInvalid(handshake.Reason(err))
