@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gmtun/gmtun/bench/faultbed"
+	"github.com/gmtun/gmtun/control"
 )
 
 // startFlood floods b's daemon from the middle namespace until the
@@ -202,11 +203,18 @@ func testSoak(t *testing.T) {
 	}
 	bps := <-load
 	time.Sleep(time.Second)
-	// The relay's counts bracket b's: what it had forwarded 100 ms before
-	// b's status has reached b; what it forwards after was not yet seen.
+	// The relay's counts bracket b's: what it had forwarded before b's
+	// status has reached b (given up to 2 s on a slow machine); what it
+	// forwards after was not yet seen.
 	rel0 := fb.relay.Toward(1)
-	time.Sleep(100 * time.Millisecond)
-	stA, stB := a.status(t), b.status(t)
+	var stA, stB *control.Status
+	for deadline := time.Now().Add(2 * time.Second); ; {
+		time.Sleep(100 * time.Millisecond)
+		stA, stB = a.status(t), b.status(t)
+		if pb := findPeer(stB, "a"); pb.RxPackets+stB.Drops[lateDrop] >= rel0.Forwarded || time.Now().After(deadline) {
+			break
+		}
+	}
 	rel := fb.relay.Toward(1)
 	var rssLine []string
 	for _, s := range samples {
