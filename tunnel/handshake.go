@@ -125,56 +125,42 @@ func (d *Device) queueHandshake(pkt []byte, ep netio.Endpoint) {
 
 // namesOurHandshake reports whether the receiver index at off names a
 // handshake of ours in progress; otherwise it counts the message (as the
-// worker would have, countUnpending) and the message takes no queue slot.
+// worker would have: handshake_late or unknown_index) and the message
+// takes no queue slot.
 func (d *Device) namesOurHandshake(pkt []byte, off int) bool {
 	idx := binary.LittleEndian.Uint32(pkt[off:])
 	if d.local.Pending(idx) {
 		return true
 	}
-	d.countUnpending(pkt[0], idx)
-	return false
-}
-
-// countUnpending counts a response or confirm whose receiver index idx
-// names no pending handshake: as handshake_late if it is late and
-// redundant (droppedLate), as handshake_invalid/unknown_index otherwise.
-func (d *Device) countUnpending(typ byte, idx uint32) {
-	if !d.droppedLate(typ, idx) {
+	if !d.droppedLate(pkt[0], idx) {
 		d.handshakeInvalid(handshake.ErrUnknownIndex.Code)
 	}
+	return false
 }
 
 // droppedLate reports whether a response or confirm whose receiver index
-// idx names no pending handshake is late and redundant (lateRedundant),
-// and if so counts it as handshake_late: not a failure, but a datagram
-// the daemon discarded, so that every datagram from the network is
-// counted as received or dropped.
+// idx names no pending handshake comes after its work was done, late and
+// harmless, and if so counts it as handshake_late: not a failure, but a
+// datagram the daemon discarded, so that every datagram from the network
+// is counted as received or dropped. Late are a confirm of a keypair
+// already confirmed (the initiator's first data won the race), and a
+// second response for a keypair we already installed as initiator (the
+// network duplicated our initiation or the response, or the responder
+// answered a copy of the initiation, handshake_copies.go).
 func (d *Device) droppedLate(typ byte, idx uint32) bool {
-	if !d.lateRedundant(typ, idx) {
-		return false
-	}
-	d.drop(dropHandshakeLate, 1)
-	return true
-}
-
-// lateRedundant reports whether a response or confirm whose receiver
-// index idx names no pending handshake comes after its work was done, late
-// and harmless: a confirm of a keypair already confirmed (the initiator's
-// first data won the race), or a second response for a keypair we already
-// installed as initiator (the network duplicated our initiation or the
-// response, or the responder answered a copy of the initiation,
-// handshake_copies.go).
-func (d *Device) lateRedundant(typ byte, idx uint32) bool {
 	kp := d.indices.lookup(idx)
+	late := false
 	switch {
 	case kp == nil:
-		return false
 	case typ == handshake.MessageConfirmType:
-		return kp.confirmed.Load()
+		late = kp.confirmed.Load()
 	case typ == handshake.MessageResponseType:
-		return kp.isInitiator
+		late = kp.isInitiator
 	}
-	return false
+	if late {
+		d.drop(dropHandshakeLate, 1)
+	}
+	return late
 }
 
 // handshakeInvalid counts a handshake message that failed, by reason.

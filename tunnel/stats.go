@@ -32,7 +32,7 @@ const (
 	dropHandshakeCookie                        // answered with a cookie reply instead
 	dropHandshakeInvalid                       // failed screening or processing (see HandshakeInvalid)
 	dropHandshakeMAC1                          // bad mac1 or header, dropped on the receive path
-	dropHandshakeLate                          // response or confirm of a handshake already complete (lateRedundant)
+	dropHandshakeLate                          // response or confirm of a handshake already complete (droppedLate)
 	dropCookieLimited                          // cookie reply refused by the device-wide bound
 	dropTUNWriteError                          // TUN write failed
 	dropSendError                              // bind send or seal failed

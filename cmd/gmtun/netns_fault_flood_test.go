@@ -207,15 +207,16 @@ func testSoak(t *testing.T) {
 	// status has reached b (given up to 2 s on a slow machine); what it
 	// forwards after was not yet seen.
 	rel0 := fb.relay.Toward(1)
-	var stA, stB *control.Status
+	var stB *control.Status
 	for deadline := time.Now().Add(2 * time.Second); ; {
 		time.Sleep(100 * time.Millisecond)
-		stA, stB = a.status(t), b.status(t)
+		stB = b.status(t)
 		if pb := findPeer(stB, "a"); pb.RxPackets+stB.Drops[lateDrop] >= rel0.Forwarded || time.Now().After(deadline) {
 			break
 		}
 	}
 	rel := fb.relay.Toward(1)
+	stA := a.status(t)
 	var rssLine []string
 	for _, s := range samples {
 		rssLine = append(rssLine, fmt.Sprintf("%.0fs:%d/%d", s.at.Seconds(), s.rssA>>20, s.rssB>>20))
