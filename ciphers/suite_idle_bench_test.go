@@ -1,0 +1,79 @@
+package ciphers
+
+import (
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/gmtun/gmtun/internal/cputime"
+)
+
+// BenchmarkSealAfterIdle measures Seal of 64 × 1420 bytes when the thread
+// does something else between calls, as the tunnel's reader does between
+// batches: nothing ("busy", the usual benchmark), a 200 µs sleep (the
+// thread blocks and the CPU may go idle, as when a read finds nothing
+// queued), or 200 µs of scalar work on the same thread ("spin"). Only the
+// Seal call's thread CPU time is counted ("seal-cpu-ns/pkt"). It
+// separates the cost of a core coming back from idle, which the tunnel
+// pays and `gmtun bench` does not, from the kernels' own speed; on the
+// virtual machines of docs/BENCHMARKS.md that cost came and went with the
+// host (0–40 % on zuc-256, "Plumbing before and after").
+func BenchmarkSealAfterIdle(b *testing.B) {
+	const n, size = 64, 1420
+	const gap = 200 * time.Microsecond
+	gaps := []struct {
+		name string
+		wait func()
+	}{
+		{"busy", func() {}},
+		{"sleep200us", func() { time.Sleep(gap) }},
+		{"spin200us", func() { spinFor(gap) }},
+	}
+	for _, id := range []SuiteID{SM4GCM, ZUC256} {
+		rng := newTestRand("bench idle " + id.String())
+		key := suiteUnderTest{ID: id}.newKey(b, randomDirectionKeys(rng, id))
+		pkts := make([][]byte, n)
+		for i := range pkts {
+			pkts[i] = makePacket(uint64(i), 1, make([]byte, size), id.Params().TagSize)
+		}
+		for _, g := range gaps {
+			b.Run(id.String()+"/"+g.name, func(b *testing.B) {
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				b.SetBytes(n * size)
+				b.ReportAllocs()
+				var sealCPU time.Duration
+				calls := 0
+				for b.Loop() {
+					g.wait()
+					for i := range pkts {
+						pkts[i] = pkts[i][:HeaderSize+size]
+					}
+					t0 := cputime.Thread()
+					if err := key.Seal(pkts); err != nil {
+						b.Fatal(err)
+					}
+					sealCPU += cputime.Thread() - t0
+					calls++
+				}
+				if calls > 0 && sealCPU > 0 {
+					b.ReportMetric(float64(sealCPU.Nanoseconds())/float64(calls*n), "seal-cpu-ns/pkt")
+				}
+			})
+		}
+	}
+}
+
+// spinSink keeps spinFor's arithmetic from being optimised away.
+var spinSink uint64
+
+// spinFor keeps the thread busy with scalar arithmetic for d.
+func spinFor(d time.Duration) {
+	x := uint64(1)
+	for end := time.Now().Add(d); time.Now().Before(end); {
+		for range 64 {
+			x = x*6364136223846793005 + 1442695040888963407
+		}
+	}
+	spinSink += x
+}
