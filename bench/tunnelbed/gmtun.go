@@ -149,6 +149,10 @@ func (g *gmtunTunnel) Start(ctx context.Context, bed *Bed) (_ *Session, err erro
 		_, notes := offloadNotes(ctx, bed, nss[i], iface)
 		s.Notes = append(s.Notes, notes...)
 	}
+	ifaces := [2]string{bed.IfaceName("a"), bed.IfaceName("b")}
+	s.batches = func(ctx context.Context) ([2]batchCounts, error) {
+		return queryBatches(ctx, controlDirs(), ifaces)
+	}
 	return s, nil
 }
 

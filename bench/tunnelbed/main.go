@@ -489,12 +489,25 @@ func runSession(ctx context.Context, o *options, bed *Bed, t Tunnel, run int, hz
 	if err := bed.waitPing(ctx, bed.NSA, innerB.Addr(), 20*time.Second); err != nil {
 		return fail(fmt.Errorf("no traffic through the tunnel: %w", errors.Join(err, sess.Exited())))
 	}
+	batchErrLogged := false
+	readBatches := func() ([2]batchCounts, bool) {
+		if sess.batches == nil {
+			return [2]batchCounts{}, false
+		}
+		c, err := sess.batches(ctx)
+		if err != nil && !batchErrLogged {
+			logf("%s run %d: no batch fill: %v", t.Name(), run, err)
+			batchErrLogged = true
+		}
+		return c, err == nil
+	}
 	for _, name := range o.tests {
 		if err := sess.Exited(); err != nil {
 			return fail(err)
 		}
 		var tr testResult
 		var err error
+		before, haveBefore := readBatches()
 		switch name {
 		case testPing:
 			tr, err = runPing(ctx, bed, o.pingCount)
@@ -508,6 +521,10 @@ func runSession(ctx context.Context, o *options, bed *Bed, t Tunnel, run int, hz
 		if err != nil {
 			return fail(fmt.Errorf("%s: %w", name, err))
 		}
+		if after, ok := readBatches(); ok && haveBefore && tr.Iperf != nil {
+			fill := fillBetween(before, after)
+			tr.Batches = &fill
+		}
 		res.Tests[name] = tr
 		logf("%s run %d: %s", t.Name(), run, describe(name, tr))
 	}
@@ -520,11 +537,21 @@ func describe(name string, tr testResult) string {
 	case tr.Ping != nil:
 		return fmt.Sprintf("ping avg %.3f ms (%d/%d)", tr.Ping.AvgMs, tr.Ping.Received, tr.Ping.Sent)
 	case tr.Iperf != nil && name == testUDP:
-		return fmt.Sprintf("%s %.1f kpps received, %.1f%% lost, %.1f kpps through the tunnel (%.0f dropped at iperf3's socket, %.0f at the tunnel's), tunnel CPU %.2fs", name,
-			kpps(*tr.Iperf), lossPct(*tr.Iperf), tr.DeliveredPackets()/tr.Iperf.Seconds/1e3, tr.AppSocketDrops, tr.TunnelSocketDrops, tr.TunnelCPUSeconds)
+		return fmt.Sprintf("%s %.1f kpps received, %.1f%% lost, %.1f kpps through the tunnel (%.0f dropped at iperf3's socket, %.0f at the tunnel's), tunnel CPU %.2fs%s", name,
+			kpps(*tr.Iperf), lossPct(*tr.Iperf), tr.DeliveredPackets()/tr.Iperf.Seconds/1e3, tr.AppSocketDrops, tr.TunnelSocketDrops, tr.TunnelCPUSeconds, describeFill(tr))
 	case tr.Iperf != nil:
-		return fmt.Sprintf("%s %.2f Gbit/s, tunnel CPU %.2fs = %.2f CPU-s/GB, machine %.0f%% busy", name,
-			gbps(*tr.Iperf), tr.TunnelCPUSeconds, tr.TunnelCPUSeconds/(tr.Iperf.Bytes/1e9), 100*tr.MachineBusy)
+		return fmt.Sprintf("%s %.2f Gbit/s, tunnel CPU %.2fs = %.2f CPU-s/GB, machine %.0f%% busy%s", name,
+			gbps(*tr.Iperf), tr.TunnelCPUSeconds, tr.TunnelCPUSeconds/(tr.Iperf.Bytes/1e9), 100*tr.MachineBusy, describeFill(tr))
 	}
 	return name
+}
+
+// describeFill is ", batches A seal x, B open y packets per call", or ""
+// without batch counters.
+func describeFill(tr testResult) string {
+	if tr.Batches == nil {
+		return ""
+	}
+	return fmt.Sprintf(", batches A seal %s, B open %s packets per call",
+		fmtNum(tr.Batches.SealPacketsPerCall, 1), fmtNum(tr.Batches.OpenPacketsPerCall, 1))
 }

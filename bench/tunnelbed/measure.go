@@ -119,6 +119,9 @@ type testResult struct {
 	// sockets in B (its underlay).
 	AppSocketDrops    float64 `json:"app_socket_drops,omitempty"`
 	TunnelSocketDrops float64 `json:"tunnel_socket_drops,omitempty"`
+	// Batches is how full gmtun's crypto batches were (iperf3 tests of
+	// gmtun only; nil when the daemons could not be asked).
+	Batches *batchFill `json:"batches,omitempty"`
 }
 
 // DeliveredPackets is what the tunnel delivered to iperf3's server socket

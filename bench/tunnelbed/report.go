@@ -131,6 +131,32 @@ var metrics = []metric{
 	}},
 }
 
+// fillMetrics are gmtun's crypto batch fill per test (batchFill), shown
+// in a table of their own: wireguard-go has no such counters, so there
+// are no ratios.
+var fillMetrics = []metric{
+	{"tcp1_seal_packets_per_call", "TCP 1: A seal", testTCP1, true, 1, fillMetric(testTCP1, true)},
+	{"tcp1_open_packets_per_call", "TCP 1: B open", testTCP1, true, 1, fillMetric(testTCP1, false)},
+	{"tcp4_seal_packets_per_call", "TCP 4: A seal", testTCP4, true, 1, fillMetric(testTCP4, true)},
+	{"tcp4_open_packets_per_call", "TCP 4: B open", testTCP4, true, 1, fillMetric(testTCP4, false)},
+	{"udp_seal_packets_per_call", "UDP: A seal", testUDP, true, 1, fillMetric(testUDP, true)},
+	{"udp_open_packets_per_call", "UDP: B open", testUDP, true, 1, fillMetric(testUDP, false)},
+}
+
+// fillMetric extracts A's seal (seal) or B's open batch fill of test.
+func fillMetric(test string, seal bool) func(sessionResult) float64 {
+	return func(s sessionResult) float64 {
+		t, ok := s.Tests[test]
+		if !ok || t.Batches == nil {
+			return math.NaN()
+		}
+		if seal {
+			return float64(t.Batches.SealPacketsPerCall)
+		}
+		return float64(t.Batches.OpenPacketsPerCall)
+	}
+}
+
 func gbps(r iperfResult) float64 { return r.BitsPerSec / 1e9 }
 
 func kpps(r iperfResult) float64 { return r.ReceivedPackets() / r.Seconds / 1e3 }
@@ -172,7 +198,7 @@ func summarizeReport(r *report, ref string) {
 	r.Summary = map[string]map[string]summary{}
 	for _, t := range r.Tunnels {
 		m := map[string]summary{}
-		for _, mt := range metrics {
+		for _, mt := range slices.Concat(metrics, fillMetrics) {
 			var xs []float64
 			for _, s := range r.Sessions {
 				if s.Tunnel == t.Name && s.Error == "" {
@@ -274,13 +300,43 @@ func writeMarkdown(w io.Writer, r *report, ref string) {
 		}
 		fmt.Fprintln(w)
 	}
+	writeFill(w, r, shownMetricsOf(fillMetrics, st.Tests))
 	writeNotes(w, r)
 }
 
+// writeFill renders the batch fill of the tunnels that report it.
+func writeFill(w io.Writer, r *report, shown []metric) {
+	var rows []string
+	for _, t := range r.Tunnels {
+		row, measured := "| "+t.Name+" |", false
+		for _, mt := range shown {
+			sm := r.Summary[t.Name][mt.Key]
+			measured = measured || sm.N > 0
+			row += " " + cell(sm, mt.Digits) + " |"
+		}
+		if measured && t.Error == "" {
+			rows = append(rows, row)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "Crypto batch fill, packets per call (from the daemons' control sockets, in the test "+
+		"traffic's direction: A seals, B opens; the kernels take 16 per call):\n\n")
+	writeHeader(w, shown)
+	for _, row := range rows {
+		fmt.Fprintln(w, row)
+	}
+	fmt.Fprintln(w)
+}
+
 // shownMetrics returns the metrics of the tests that were run.
-func shownMetrics(tests []string) []metric {
+func shownMetrics(tests []string) []metric { return shownMetricsOf(metrics, tests) }
+
+// shownMetricsOf returns those of ms whose test was run.
+func shownMetricsOf(ms []metric, tests []string) []metric {
 	var out []metric
-	for _, mt := range metrics {
+	for _, mt := range ms {
 		if slices.Contains(tests, mt.Test) {
 			out = append(out, mt)
 		}

@@ -44,6 +44,8 @@ type Session struct {
 	Notes []string
 	// stop, if set, runs before the daemons are terminated.
 	stop func() error
+	// batches, if set, reads A's and B's crypto batch counters (gmtun).
+	batches func(ctx context.Context) ([2]batchCounts, error)
 }
 
 // PIDs returns the process IDs of the tunnel's daemons.
