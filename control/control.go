@@ -59,6 +59,10 @@ import (
 // DefaultDir is the directory of the control sockets.
 const DefaultDir = "/run/gmtun"
 
+// DirEnv names the environment variable that replaces DefaultDir for the
+// gmtun command (tests, staging) and for tools that look for its sockets.
+const DirEnv = "GMTUN_SOCKET_DIR"
+
 // ProtocolVersion is the "version" of every response.
 const ProtocolVersion = 1
 

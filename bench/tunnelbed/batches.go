@@ -51,9 +51,10 @@ func perCall(packets, calls uint64) num {
 const batchQueryTimeout = 2 * time.Second
 
 // controlDirs are where gmtun daemons put their control sockets: the
-// directory GMTUN_SOCKET_DIR names, if set, and control.DefaultDir.
+// directory $GMTUN_SOCKET_DIR (control.DirEnv) names, if set, and
+// control.DefaultDir.
 func controlDirs() []string {
-	if d := os.Getenv("GMTUN_SOCKET_DIR"); d != "" && d != control.DefaultDir {
+	if d := os.Getenv(control.DirEnv); d != "" && d != control.DefaultDir {
 		return []string{d, control.DefaultDir}
 	}
 	return []string{control.DefaultDir}

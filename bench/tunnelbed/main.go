@@ -490,8 +490,8 @@ func runSession(ctx context.Context, o *options, bed *Bed, t Tunnel, run int, hz
 		return fail(fmt.Errorf("no traffic through the tunnel: %w", errors.Join(err, sess.Exited())))
 	}
 	batchErrLogged := false
-	readBatches := func() ([2]batchCounts, bool) {
-		if sess.batches == nil {
+	readBatches := func(test string) ([2]batchCounts, bool) {
+		if sess.batches == nil || test == testPing {
 			return [2]batchCounts{}, false
 		}
 		c, err := sess.batches(ctx)
@@ -507,7 +507,7 @@ func runSession(ctx context.Context, o *options, bed *Bed, t Tunnel, run int, hz
 		}
 		var tr testResult
 		var err error
-		before, haveBefore := readBatches()
+		before, haveBefore := readBatches(name)
 		switch name {
 		case testPing:
 			tr, err = runPing(ctx, bed, o.pingCount)
@@ -521,7 +521,7 @@ func runSession(ctx context.Context, o *options, bed *Bed, t Tunnel, run int, hz
 		if err != nil {
 			return fail(fmt.Errorf("%s: %w", name, err))
 		}
-		if after, ok := readBatches(); ok && haveBefore && tr.Iperf != nil {
+		if after, ok := readBatches(name); ok && haveBefore {
 			fill := fillBetween(before, after)
 			tr.Batches = &fill
 		}

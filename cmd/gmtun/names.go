@@ -23,7 +23,7 @@ const (
 	configExt = ".toml"
 	// envSocketDir overrides control.DefaultDir, the base directory of
 	// the control sockets (for tests).
-	envSocketDir = "GMTUN_SOCKET_DIR"
+	envSocketDir = control.DirEnv
 )
 
 // socketBase returns the base directory of the control sockets: the
