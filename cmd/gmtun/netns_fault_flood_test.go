@@ -184,8 +184,7 @@ func testSoak(t *testing.T) {
 	}
 	st0A, st0B := a.status(t), b.status(t)
 	hs0 := findPeer(st0A, "b").Handshakes + findPeer(st0B, "a").Handshakes
-	load := make(chan float64, 1)
-	go func() { load <- iperfBps(t, a, b, int(dur/time.Second), "-b", rate) }()
+	load := iperfAsync(t, a, b, int(dur/time.Second), "-b", rate)
 	type sample struct {
 		at                 time.Duration
 		rssA, rssB         int64
@@ -274,6 +273,7 @@ func testSoak(t *testing.T) {
 	// first data: late and harmless); every datagram the relay forwarded
 	// to b (the veth does not lose) is counted at b exactly once, as
 	// received or as late; and the relay received at most what a sent.
+	figure(t, scen, "drops a, b (nonzero)", "%v, %v", nonzero(stA.Drops), nonzero(stB.Drops))
 	for _, st := range []struct {
 		name  string
 		drops map[string]uint64

@@ -270,11 +270,36 @@ func transfer(t *testing.T, from, to *site, n int64, limit time.Duration) faultb
 // iperfBps runs iperf3 from → to for secs and returns the received bit rate.
 func iperfBps(t *testing.T, from, to *site, secs int, extra ...string) float64 {
 	t.Helper()
+	bps, err := iperfRun(from, to, secs, extra...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bps
+}
+
+// iperfAsync runs iperfBps on its own goroutine, for load under a test's
+// other steps: a failure is reported with t.Error (t.Fatal must not be
+// called off the test's goroutine) and sends 0.
+func iperfAsync(t *testing.T, from, to *site, secs int, extra ...string) <-chan float64 {
+	load := make(chan float64, 1)
+	go func() {
+		bps, err := iperfRun(from, to, secs, extra...)
+		if err != nil {
+			t.Error(err)
+		}
+		load <- bps
+	}()
+	return load
+}
+
+// iperfRun runs iperf3 from → to for secs (retrying while the server is not
+// yet listening) and returns the received bit rate.
+func iperfRun(from, to *site, secs int, extra ...string) (float64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(secs+30)*time.Second)
 	defer cancel()
 	srv := exec.CommandContext(ctx, "ip", "netns", "exec", to.ns, "iperf3", "-s", "-1", "-B", to.inner4.String())
 	if err := srv.Start(); err != nil {
-		t.Fatal(err)
+		return 0, err
 	}
 	defer func() { srv.Process.Kill(); srv.Wait() }()
 	var res struct {
@@ -296,10 +321,10 @@ func iperfBps(t *testing.T, from, to *site, secs int, extra ...string) float64 {
 			err = errors.New(res.Error)
 		}
 		if err == nil {
-			return res.End.SumReceived.BitsPerSecond
+			return res.End.SumReceived.BitsPerSecond, nil
 		}
 		if try == 50 || !strings.Contains(res.Error, "refused") {
-			t.Fatalf("iperf3 %s → %s: %v\n%s", from.name, to.name, err, out)
+			return 0, fmt.Errorf("iperf3 %s → %s: %v\n%s", from.name, to.name, err, out)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -494,8 +519,7 @@ func TestNetnsFault(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		ab := probe(t, ctx, a, b, 10*time.Millisecond)
 		ba := probe(t, ctx, b, a, 10*time.Millisecond)
-		load := make(chan float64, 1)
-		go func() { load <- iperfBps(t, a, b, 6, "-b", "200M") }()
+		load := iperfAsync(t, a, b, 6, "-b", "200M")
 		time.Sleep(time.Second)
 		a.peers = []*site{b, c}
 		c.peers = []*site{a}
@@ -529,8 +553,7 @@ func TestNetnsFault(t *testing.T) {
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		ab := probe(t, ctx, a, b, 10*time.Millisecond)
-		load := make(chan float64, 1)
-		go func() { load <- iperfBps(t, b, a, 4, "-b", "200M") }()
+		load := iperfAsync(t, b, a, 4, "-b", "200M")
 		time.Sleep(time.Second)
 		fb.relay.SetActive(0, 1) // to a, b now comes from relayA2
 		time.Sleep(2 * time.Second)
