@@ -52,6 +52,8 @@ staticcheck:
 
 ## unit: every test; the daemon's end-to-end tests (cmd/gmtun TestNetns*: floods, soak, throughput figures) run
 ## afterwards on their own (-p 1), so that no other package's tests share the 2 cores with the fault bed.
+## The whole output goes to bin/unit.log; .ci/summarize.awk prints each package's result, the skips with their
+## reasons and, last (CI shows the tail), every failed test with its short log lines.
 E2E := ^TestNetns
 # go test's default of 10 min per test binary is too short for the namespace tests (soak, floods, every suite)
 # and for the ZUC packages on a busy 2-core machine.
