@@ -99,6 +99,11 @@ type Batches struct {
 	// LanesPerKernelCall is the average number of lanes filled per call of
 	// a 16-lane kernel (0 without calls).
 	LanesPerKernelCall float64 `json:"lanes_per_kernel_call"`
+	// Nanos is the wall-clock time spent inside the calls (nanoseconds,
+	// preemption included); NanosPerPacket is Nanos / Packets (0 without
+	// calls): the cryptography's cost per packet in the running tunnel.
+	Nanos          uint64  `json:"nanoseconds"`
+	NanosPerPacket float64 `json:"nanoseconds_per_packet"`
 }
 
 // Kernel is the implementation selected for one cipher primitive.

@@ -161,8 +161,9 @@ func (d *Device) openContainer(c *inContainer) {
 	if k == 0 {
 		return
 	}
-	d.openBatches.add(k)
+	start := time.Now()
 	c.mask = kp.recv.Open(c.pkts[:k])
+	d.openBatches.add(k, time.Since(start))
 	failed := k - c.mask.Count()
 	kp.settleAuth(k, failed)
 	if b != nil {

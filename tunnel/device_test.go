@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/gmtun/gmtun/ciphers"
 )
@@ -45,7 +46,8 @@ func TestTwoDevicesEverySuite(t *testing.T) {
 				for _, b := range []BatchStats{st.Seal, st.Open} {
 					if b.Packets < 300 || b.Calls == 0 || b.Calls > b.Packets ||
 						b.Groups < (b.Packets+KernelLanes-1)/KernelLanes || b.Groups > b.Packets ||
-						b.LanesPerGroup() > KernelLanes || b.PacketsPerCall() < 1 {
+						b.LanesPerGroup() > KernelLanes || b.PacketsPerCall() < 1 ||
+						b.Nanos == 0 || b.NanosPerPacket() > float64(time.Second) {
 						t.Errorf("batch stats %+v", b)
 					}
 				}

@@ -411,8 +411,9 @@ func (d *Device) RoutineEncryption(id int) {
 // seal encrypts the container's packets in place and records the outcome
 // (c.ok) and its wire size.
 func (d *Device) seal(c *outContainer) {
-	d.sealBatches.add(c.n)
+	start := time.Now()
 	c.ok = c.kp.send.Seal(c.pkts[:c.n]) == nil
+	d.sealBatches.add(c.n, time.Since(start))
 	if c.ok {
 		c.wire = 0
 		for _, pkt := range c.pkts[:c.n] {

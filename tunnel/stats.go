@@ -148,6 +148,10 @@ type BatchStats struct {
 	// per call, so Packets/Groups is the average number of lanes filled
 	// per kernel call.
 	Groups uint64
+	// Nanos is the wall-clock time spent inside the calls, in
+	// nanoseconds (time the goroutine was preempted included): the
+	// in-tunnel cost of the cryptography, to set beside `gmtun bench`.
+	Nanos uint64
 }
 
 // KernelLanes is the number of packets the multi-lane ZUC kernels take
@@ -162,6 +166,15 @@ func (b BatchStats) PacketsPerCall() float64 {
 	return float64(b.Packets) / float64(b.Calls)
 }
 
+// NanosPerPacket returns the average wall-clock time inside the calls
+// per packet (0 without calls).
+func (b BatchStats) NanosPerPacket() float64 {
+	if b.Packets == 0 {
+		return 0
+	}
+	return float64(b.Nanos) / float64(b.Packets)
+}
+
 // LanesPerGroup returns the average number of lanes filled per
 // KernelLanes-wide kernel call (0 without calls).
 func (b BatchStats) LanesPerGroup() float64 {
@@ -173,17 +186,19 @@ func (b BatchStats) LanesPerGroup() float64 {
 
 // batchCounters is the live form of BatchStats.
 type batchCounters struct {
-	calls, packets, groups atomic.Uint64
+	calls, packets, groups, nanos atomic.Uint64
 }
 
-func (c *batchCounters) add(n int) {
+// add counts one call of n packets that took took.
+func (c *batchCounters) add(n int, took time.Duration) {
 	c.calls.Add(1)
 	c.packets.Add(uint64(n))
 	c.groups.Add(uint64((n + KernelLanes - 1) / KernelLanes))
+	c.nanos.Add(uint64(max(took, 0)))
 }
 
 func (c *batchCounters) load() BatchStats {
-	return BatchStats{Calls: c.calls.Load(), Packets: c.packets.Load(), Groups: c.groups.Load()}
+	return BatchStats{Calls: c.calls.Load(), Packets: c.packets.Load(), Groups: c.groups.Load(), Nanos: c.nanos.Load()}
 }
 
 // PeerStats describes one peer.

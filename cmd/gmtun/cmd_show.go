@@ -320,5 +320,5 @@ func batchString(b control.Batches) string {
 	if b.Calls == 0 {
 		return "none yet"
 	}
-	return fmt.Sprintf("%.1f packets/call, %.1f of 16 lanes/kernel call", b.PacketsPerCall, b.LanesPerKernelCall)
+	return fmt.Sprintf("%.1f packets/call, %.1f of 16 lanes/kernel call, %.0f ns/packet", b.PacketsPerCall, b.LanesPerKernelCall, b.NanosPerPacket)
 }

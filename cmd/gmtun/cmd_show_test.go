@@ -283,8 +283,8 @@ func TestBatchString(t *testing.T) {
 	if got := batchString(control.Batches{}); got != "none yet" {
 		t.Errorf("batchString(zero) = %q", got)
 	}
-	b := control.Batches{Calls: 4, Packets: 300, PacketsPerCall: 75, LanesPerKernelCall: 15.6}
-	if got, want := batchString(b), "75.0 packets/call, 15.6 of 16 lanes/kernel call"; got != want {
+	b := control.Batches{Calls: 4, Packets: 300, PacketsPerCall: 75, LanesPerKernelCall: 15.6, Nanos: 261000, NanosPerPacket: 870}
+	if got, want := batchString(b), "75.0 packets/call, 15.6 of 16 lanes/kernel call, 870 ns/packet"; got != want {
 		t.Errorf("batchString = %q, want %q", got, want)
 	}
 }

@@ -124,7 +124,8 @@ func dataPath(runToCompletion bool) string {
 
 // batches converts the device's batch counters for the control socket.
 func batches(b tunnel.BatchStats) control.Batches {
-	return control.Batches{Calls: b.Calls, Packets: b.Packets, PacketsPerCall: b.PacketsPerCall(), LanesPerKernelCall: b.LanesPerGroup()}
+	return control.Batches{Calls: b.Calls, Packets: b.Packets, PacketsPerCall: b.PacketsPerCall(), LanesPerKernelCall: b.LanesPerGroup(),
+		Nanos: b.Nanos, NanosPerPacket: b.NanosPerPacket()}
 }
 
 // logSuiteTiers logs which implementation carries each configured suite,

@@ -36,6 +36,7 @@ type Collector struct {
 	peerQueue, peerStaged, peerInitRetransmits, peerRespRetransmits     *prometheus.Desc
 	drops, handshakeInvalid                                             *prometheus.Desc
 	batchCalls, batchPackets, batchPacketsPerCall, batchLanesPerCall    *prometheus.Desc
+	batchSeconds                                                        *prometheus.Desc
 	kernelInfo, suiteTier, buffers, queue, pendingRestart, configReload *prometheus.Desc
 }
 
@@ -80,6 +81,7 @@ func NewCollector(ifname, version string, src Source) *Collector {
 		batchPackets:        d("batch_packets_total", "Packets the batch calls carried.", "direction"),
 		batchPacketsPerCall: d("batch_packets_per_call", "Average packets per batch call since start.", "direction"),
 		batchLanesPerCall:   d("kernel_lanes_per_call", "Average lanes filled per call of a 16-lane kernel since start (lane occupancy).", "direction"),
+		batchSeconds:        d("batch_seconds_total", "Wall-clock time inside the batch calls (preemption included).", "direction"),
 
 		kernelInfo: d("kernel_info", "1 per cipher primitive; tier is the implementation selected on this CPU.", "primitive", "tier"),
 		suiteTier:  d("suite_tier_info", "1 per configured data suite; tier is the kernel tier that carries it (generic: the portable code).", "suite", "tier"),
@@ -98,7 +100,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		c.peerRxBytes, c.peerTxBytes, c.peerRxPackets, c.peerTxPackets,
 		c.peerHandshakeAge, c.peerLastHandshake, c.peerHandshakes, c.peerSession, c.peerQueue, c.peerStaged,
 		c.peerInitRetransmits, c.peerRespRetransmits,
-		c.drops, c.handshakeInvalid, c.batchCalls, c.batchPackets, c.batchPacketsPerCall, c.batchLanesPerCall,
+		c.drops, c.handshakeInvalid, c.batchCalls, c.batchPackets, c.batchPacketsPerCall, c.batchLanesPerCall, c.batchSeconds,
 		c.kernelInfo, c.suiteTier, c.buffers, c.queue, c.pendingRestart, c.configReload,
 	} {
 		ch <- d
@@ -169,6 +171,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		counter(c.batchPackets, b.Packets, dir)
 		gauge(c.batchPacketsPerCall, b.PacketsPerCall, dir)
 		gauge(c.batchLanesPerCall, b.LanesPerKernelCall, dir)
+		ch <- prometheus.MustNewConstMetric(c.batchSeconds, prometheus.CounterValue, float64(b.Nanos)/1e9, dir)
 	}
 	for _, k := range s.Kernels {
 		gauge(c.kernelInfo, 1, k.Primitive, k.Selected)
