@@ -17,6 +17,8 @@ import (
 type batchCounts struct {
 	SealCalls, SealPackets uint64
 	OpenCalls, OpenPackets uint64
+	// SealNanos and OpenNanos are the wall-clock time inside the calls.
+	SealNanos, OpenNanos uint64
 }
 
 // batchFill is how full gmtun's crypto batches were during one test, in
@@ -27,6 +29,11 @@ type batchFill struct {
 	SealPacketsPerCall num `json:"a_seal_packets_per_call"`
 	// OpenPacketsPerCall is the packets per Open call in B.
 	OpenPacketsPerCall num `json:"b_open_packets_per_call"`
+	// SealNanosPerPacket and OpenNanosPerPacket are the wall-clock time
+	// inside A's Seal and B's Open calls per packet: the cryptography's
+	// cost in the running tunnel (preemption included).
+	SealNanosPerPacket num `json:"a_seal_ns_per_packet"`
+	OpenNanosPerPacket num `json:"b_open_ns_per_packet"`
 }
 
 // fillBetween is the batch fill of the interval between two readings of
@@ -36,15 +43,17 @@ func fillBetween(before, after [2]batchCounts) batchFill {
 	return batchFill{
 		SealPacketsPerCall: perCall(a1.SealPackets-a0.SealPackets, a1.SealCalls-a0.SealCalls),
 		OpenPacketsPerCall: perCall(b1.OpenPackets-b0.OpenPackets, b1.OpenCalls-b0.OpenCalls),
+		SealNanosPerPacket: perCall(a1.SealNanos-a0.SealNanos, a1.SealPackets-a0.SealPackets),
+		OpenNanosPerPacket: perCall(b1.OpenNanos-b0.OpenNanos, b1.OpenPackets-b0.OpenPackets),
 	}
 }
 
-// perCall is packets/calls, NaN without calls.
-func perCall(packets, calls uint64) num {
+// perCall is n/calls, NaN without calls.
+func perCall(n, calls uint64) num {
 	if calls == 0 {
 		return num(math.NaN())
 	}
-	return num(float64(packets) / float64(calls))
+	return num(float64(n) / float64(calls))
 }
 
 // batchQueryTimeout bounds one control-socket query.
@@ -79,6 +88,7 @@ func queryBatches(ctx context.Context, dirs []string, ifaces [2]string) ([2]batc
 		out[i] = batchCounts{
 			SealCalls: st.Seal.Calls, SealPackets: st.Seal.Packets,
 			OpenCalls: st.Open.Calls, OpenPackets: st.Open.Packets,
+			SealNanos: st.Seal.Nanos, OpenNanos: st.Open.Nanos,
 		}
 	}
 	return out, nil

@@ -14,15 +14,24 @@ import (
 )
 
 func TestFillBetween(t *testing.T) {
-	before := [2]batchCounts{{SealCalls: 10, SealPackets: 500, OpenCalls: 7, OpenPackets: 9}, {SealCalls: 3, SealPackets: 4, OpenCalls: 20, OpenPackets: 1000}}
-	after := [2]batchCounts{{SealCalls: 30, SealPackets: 2100, OpenCalls: 9, OpenPackets: 11}, {SealCalls: 5, SealPackets: 6, OpenCalls: 40, OpenPackets: 2500}}
+	before := [2]batchCounts{
+		{SealCalls: 10, SealPackets: 500, OpenCalls: 7, OpenPackets: 9, SealNanos: 1e6, OpenNanos: 5e5},
+		{SealCalls: 3, SealPackets: 4, OpenCalls: 20, OpenPackets: 1000, SealNanos: 7e4, OpenNanos: 3e6}}
+	after := [2]batchCounts{
+		{SealCalls: 30, SealPackets: 2100, OpenCalls: 9, OpenPackets: 11, SealNanos: 2.6e6, OpenNanos: 9e5},
+		{SealCalls: 5, SealPackets: 6, OpenCalls: 40, OpenPackets: 2500, SealNanos: 9e4, OpenNanos: 4.5e6}}
 	f := fillBetween(before, after)
 	if f.SealPacketsPerCall != 80 || f.OpenPacketsPerCall != 75 {
 		t.Errorf("fill = %+v, want A seal 1600/20 = 80 and B open 1500/20 = 75 (not A's open or B's seal)", f)
 	}
+	if f.SealNanosPerPacket != 1000 || f.OpenNanosPerPacket != 1000 {
+		t.Errorf("time = %+v, want A seal 1.6 ms/1600 = 1000 ns and B open 1.5 ms/1500 = 1000 ns", f)
+	}
 	f = fillBetween(before, before)
-	if !math.IsNaN(float64(f.SealPacketsPerCall)) || !math.IsNaN(float64(f.OpenPacketsPerCall)) {
-		t.Errorf("fill without calls = %+v, want NaN", f)
+	for _, v := range []num{f.SealPacketsPerCall, f.OpenPacketsPerCall, f.SealNanosPerPacket, f.OpenNanosPerPacket} {
+		if !math.IsNaN(float64(v)) {
+			t.Errorf("fill without calls = %+v, want NaN", f)
+		}
 	}
 }
 
@@ -39,14 +48,14 @@ func TestQueryBatches(t *testing.T) {
 		}
 		t.Cleanup(func() { srv.Close() })
 	}
-	serve("site-a", "tbA", control.Batches{Calls: 2, Packets: 150}, control.Batches{Calls: 5, Packets: 6})
-	serve("site-b", "tbB", control.Batches{Calls: 4, Packets: 8}, control.Batches{Calls: 3, Packets: 240})
+	serve("site-a", "tbA", control.Batches{Calls: 2, Packets: 150, Nanos: 11}, control.Batches{Calls: 5, Packets: 6, Nanos: 12})
+	serve("site-b", "tbB", control.Batches{Calls: 4, Packets: 8, Nanos: 13}, control.Batches{Calls: 3, Packets: 240, Nanos: 14})
 	serve("other", "tbC", control.Batches{Calls: 1, Packets: 1}, control.Batches{Calls: 1, Packets: 1})
 	got, err := queryBatches(context.Background(), []string{filepath.Join(dir, "missing"), dir}, [2]string{"tbA", "tbB"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := [2]batchCounts{{2, 150, 5, 6}, {4, 8, 3, 240}}
+	want := [2]batchCounts{{2, 150, 5, 6, 11, 12}, {4, 8, 3, 240, 13, 14}}
 	if got != want {
 		t.Errorf("counters = %+v, want %+v", got, want)
 	}
@@ -62,7 +71,7 @@ func TestWriteFill(t *testing.T) {
 			continue
 		}
 		tcp := s.Tests[testTCP1]
-		tcp.Batches = &batchFill{SealPacketsPerCall: num(78 + i), OpenPacketsPerCall: 15}
+		tcp.Batches = &batchFill{SealPacketsPerCall: num(78 + i), OpenPacketsPerCall: 15, SealNanosPerPacket: num(400 + 10*i), OpenNanosPerPacket: 420}
 		s.Tests[testTCP1] = tcp
 	}
 	summarizeReport(r, "wireguard-go")
@@ -70,7 +79,8 @@ func TestWriteFill(t *testing.T) {
 	writeMarkdown(&b, r, "wireguard-go")
 	md := b.String()
 	// Sessions 3 and 4 are sm4-gcm's good runs (seal 81, 82); run 5 failed.
-	for _, want := range []string{"Crypto batch fill", "| tunnel | TCP 1: A seal | TCP 1: B open |", "| gmtun sm4-gcm | 81.5 (81.0–82.0) | 15.0 (15.0–15.0) |"} {
+	for _, want := range []string{"Crypto batch fill", "| tunnel | TCP 1: A seal | TCP 1: B open |", "| gmtun sm4-gcm | 81.5 (81.0–82.0) | 15.0 (15.0–15.0) |",
+		"Crypto time per packet", "| gmtun sm4-gcm | 435 (430–440) | 420 (420–420) |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
@@ -86,7 +96,7 @@ func TestWriteFill(t *testing.T) {
 	r = testReport()
 	summarizeReport(r, "wireguard-go")
 	writeMarkdown(&b, r, "wireguard-go")
-	if strings.Contains(b.String(), "Crypto batch fill") {
+	if strings.Contains(b.String(), "Crypto batch fill") || strings.Contains(b.String(), "Crypto time") {
 		t.Errorf("a report without batch counters has a fill table:\n%s", b.String())
 	}
 }

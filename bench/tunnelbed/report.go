@@ -143,17 +143,45 @@ var fillMetrics = []metric{
 	{"udp_open_packets_per_call", "UDP: B open", testUDP, true, 1, fillMetric(testUDP, false)},
 }
 
+// cryptoTimeMetrics are the wall-clock time per packet inside gmtun's
+// Seal (A) and Open (B) calls per test, a table of their own like the fill.
+var cryptoTimeMetrics = []metric{
+	{"tcp1_seal_ns_per_packet", "TCP 1: A seal", testTCP1, false, 0, cryptoTimeMetric(testTCP1, true)},
+	{"tcp1_open_ns_per_packet", "TCP 1: B open", testTCP1, false, 0, cryptoTimeMetric(testTCP1, false)},
+	{"tcp4_seal_ns_per_packet", "TCP 4: A seal", testTCP4, false, 0, cryptoTimeMetric(testTCP4, true)},
+	{"tcp4_open_ns_per_packet", "TCP 4: B open", testTCP4, false, 0, cryptoTimeMetric(testTCP4, false)},
+	{"udp_seal_ns_per_packet", "UDP: A seal", testUDP, false, 0, cryptoTimeMetric(testUDP, true)},
+	{"udp_open_ns_per_packet", "UDP: B open", testUDP, false, 0, cryptoTimeMetric(testUDP, false)},
+}
+
 // fillMetric extracts A's seal (seal) or B's open batch fill of test.
 func fillMetric(test string, seal bool) func(sessionResult) float64 {
+	return batchMetric(test, func(b *batchFill) num {
+		if seal {
+			return b.SealPacketsPerCall
+		}
+		return b.OpenPacketsPerCall
+	})
+}
+
+// cryptoTimeMetric extracts A's seal (seal) or B's open time per packet.
+func cryptoTimeMetric(test string, seal bool) func(sessionResult) float64 {
+	return batchMetric(test, func(b *batchFill) num {
+		if seal {
+			return b.SealNanosPerPacket
+		}
+		return b.OpenNanosPerPacket
+	})
+}
+
+// batchMetric extracts one field of test's batch counters (NaN without).
+func batchMetric(test string, field func(*batchFill) num) func(sessionResult) float64 {
 	return func(s sessionResult) float64 {
 		t, ok := s.Tests[test]
 		if !ok || t.Batches == nil {
 			return math.NaN()
 		}
-		if seal {
-			return float64(t.Batches.SealPacketsPerCall)
-		}
-		return float64(t.Batches.OpenPacketsPerCall)
+		return float64(field(t.Batches))
 	}
 }
 
@@ -198,7 +226,7 @@ func summarizeReport(r *report, ref string) {
 	r.Summary = map[string]map[string]summary{}
 	for _, t := range r.Tunnels {
 		m := map[string]summary{}
-		for _, mt := range slices.Concat(metrics, fillMetrics) {
+		for _, mt := range slices.Concat(metrics, fillMetrics, cryptoTimeMetrics) {
 			var xs []float64
 			for _, s := range r.Sessions {
 				if s.Tunnel == t.Name && s.Error == "" {
@@ -300,12 +328,16 @@ func writeMarkdown(w io.Writer, r *report, ref string) {
 		}
 		fmt.Fprintln(w)
 	}
-	writeFill(w, r, shownMetricsOf(fillMetrics, st.Tests))
+	writeBatchTable(w, r, shownMetricsOf(fillMetrics, st.Tests), "Crypto batch fill, packets per call (from the daemons' control sockets, in the test "+
+		"traffic's direction: A seals, B opens; the kernels take 16 per call)")
+	writeBatchTable(w, r, shownMetricsOf(cryptoTimeMetrics, st.Tests), "Crypto time per packet in the daemons, ns (wall clock inside A's Seal "+
+		"and B's Open calls, preemption included; compare `gmtun bench`)")
 	writeNotes(w, r)
 }
 
-// writeFill renders the batch fill of the tunnels that report it.
-func writeFill(w io.Writer, r *report, shown []metric) {
+// writeBatchTable renders one table of batch counters (fill, time) for
+// the tunnels that report them.
+func writeBatchTable(w io.Writer, r *report, shown []metric, title string) {
 	var rows []string
 	for _, t := range r.Tunnels {
 		row, measured := "| "+t.Name+" |", false
@@ -321,8 +353,7 @@ func writeFill(w io.Writer, r *report, shown []metric) {
 	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "Crypto batch fill, packets per call (from the daemons' control sockets, in the test "+
-		"traffic's direction: A seals, B opens; the kernels take 16 per call):\n\n")
+	fmt.Fprintf(w, "%s:\n\n", title)
 	writeHeader(w, shown)
 	for _, row := range rows {
 		fmt.Fprintln(w, row)
