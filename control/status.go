@@ -104,6 +104,13 @@ type Batches struct {
 	// calls): the cryptography's cost per packet in the running tunnel.
 	Nanos          uint64  `json:"nanoseconds"`
 	NanosPerPacket float64 `json:"nanoseconds_per_packet"`
+	// SampledPackets and SampledCPUNanos are the packets of the calls
+	// whose thread CPU time was measured (one in 64) and that time;
+	// CPUNanosPerPacket is their ratio (0 without samples): the cost
+	// without the waits for a CPU, comparable with `gmtun bench`.
+	SampledPackets    uint64  `json:"sampled_packets"`
+	SampledCPUNanos   uint64  `json:"sampled_cpu_nanoseconds"`
+	CPUNanosPerPacket float64 `json:"cpu_nanoseconds_per_packet"`
 }
 
 // Kernel is the implementation selected for one cipher primitive.

@@ -161,9 +161,9 @@ func (d *Device) openContainer(c *inContainer) {
 	if k == 0 {
 		return
 	}
-	start := time.Now()
+	t := d.openBatches.start()
 	c.mask = kp.recv.Open(c.pkts[:k])
-	d.openBatches.add(k, time.Since(start))
+	d.openBatches.done(t, k)
 	failed := k - c.mask.Count()
 	kp.settleAuth(k, failed)
 	if b != nil {

@@ -411,9 +411,9 @@ func (d *Device) RoutineEncryption(id int) {
 // seal encrypts the container's packets in place and records the outcome
 // (c.ok) and its wire size.
 func (d *Device) seal(c *outContainer) {
-	start := time.Now()
+	t := d.sealBatches.start()
 	c.ok = c.kp.send.Seal(c.pkts[:c.n]) == nil
-	d.sealBatches.add(c.n, time.Since(start))
+	d.sealBatches.done(t, c.n)
 	if c.ok {
 		c.wire = 0
 		for _, pkt := range c.pkts[:c.n] {

@@ -19,6 +19,10 @@ type batchCounts struct {
 	OpenCalls, OpenPackets uint64
 	// SealNanos and OpenNanos are the wall-clock time inside the calls.
 	SealNanos, OpenNanos uint64
+	// The calls whose thread CPU time the daemon sampled: their packets
+	// and that time.
+	SealSampled, SealSampledCPU uint64
+	OpenSampled, OpenSampledCPU uint64
 }
 
 // batchFill is how full gmtun's crypto batches were during one test, in
@@ -34,6 +38,11 @@ type batchFill struct {
 	// cost in the running tunnel (preemption included).
 	SealNanosPerPacket num `json:"a_seal_ns_per_packet"`
 	OpenNanosPerPacket num `json:"b_open_ns_per_packet"`
+	// SealCPUNanosPerPacket and OpenCPUNanosPerPacket are the thread CPU
+	// time per packet in the sampled calls (one in 64): the same cost
+	// without the waits for a CPU, comparable with `gmtun bench`.
+	SealCPUNanosPerPacket num `json:"a_seal_cpu_ns_per_packet"`
+	OpenCPUNanosPerPacket num `json:"b_open_cpu_ns_per_packet"`
 }
 
 // fillBetween is the batch fill of the interval between two readings of
@@ -41,10 +50,12 @@ type batchFill struct {
 func fillBetween(before, after [2]batchCounts) batchFill {
 	a0, a1, b0, b1 := before[0], after[0], before[1], after[1]
 	return batchFill{
-		SealPacketsPerCall: perCall(a1.SealPackets-a0.SealPackets, a1.SealCalls-a0.SealCalls),
-		OpenPacketsPerCall: perCall(b1.OpenPackets-b0.OpenPackets, b1.OpenCalls-b0.OpenCalls),
-		SealNanosPerPacket: perCall(a1.SealNanos-a0.SealNanos, a1.SealPackets-a0.SealPackets),
-		OpenNanosPerPacket: perCall(b1.OpenNanos-b0.OpenNanos, b1.OpenPackets-b0.OpenPackets),
+		SealPacketsPerCall:    perCall(a1.SealPackets-a0.SealPackets, a1.SealCalls-a0.SealCalls),
+		OpenPacketsPerCall:    perCall(b1.OpenPackets-b0.OpenPackets, b1.OpenCalls-b0.OpenCalls),
+		SealNanosPerPacket:    perCall(a1.SealNanos-a0.SealNanos, a1.SealPackets-a0.SealPackets),
+		OpenNanosPerPacket:    perCall(b1.OpenNanos-b0.OpenNanos, b1.OpenPackets-b0.OpenPackets),
+		SealCPUNanosPerPacket: perCall(a1.SealSampledCPU-a0.SealSampledCPU, a1.SealSampled-a0.SealSampled),
+		OpenCPUNanosPerPacket: perCall(b1.OpenSampledCPU-b0.OpenSampledCPU, b1.OpenSampled-b0.OpenSampled),
 	}
 }
 
@@ -89,6 +100,8 @@ func queryBatches(ctx context.Context, dirs []string, ifaces [2]string) ([2]batc
 			SealCalls: st.Seal.Calls, SealPackets: st.Seal.Packets,
 			OpenCalls: st.Open.Calls, OpenPackets: st.Open.Packets,
 			SealNanos: st.Seal.Nanos, OpenNanos: st.Open.Nanos,
+			SealSampled: st.Seal.SampledPackets, SealSampledCPU: st.Seal.SampledCPUNanos,
+			OpenSampled: st.Open.SampledPackets, OpenSampledCPU: st.Open.SampledCPUNanos,
 		}
 	}
 	return out, nil

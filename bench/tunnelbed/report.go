@@ -146,12 +146,18 @@ var fillMetrics = []metric{
 // cryptoTimeMetrics are the wall-clock time per packet inside gmtun's
 // Seal (A) and Open (B) calls per test, a table of their own like the fill.
 var cryptoTimeMetrics = []metric{
-	{"tcp1_seal_ns_per_packet", "TCP 1: A seal", testTCP1, false, 0, cryptoTimeMetric(testTCP1, true)},
-	{"tcp1_open_ns_per_packet", "TCP 1: B open", testTCP1, false, 0, cryptoTimeMetric(testTCP1, false)},
-	{"tcp4_seal_ns_per_packet", "TCP 4: A seal", testTCP4, false, 0, cryptoTimeMetric(testTCP4, true)},
-	{"tcp4_open_ns_per_packet", "TCP 4: B open", testTCP4, false, 0, cryptoTimeMetric(testTCP4, false)},
-	{"udp_seal_ns_per_packet", "UDP: A seal", testUDP, false, 0, cryptoTimeMetric(testUDP, true)},
-	{"udp_open_ns_per_packet", "UDP: B open", testUDP, false, 0, cryptoTimeMetric(testUDP, false)},
+	{"tcp1_seal_ns_per_packet", "TCP 1: A seal", testTCP1, false, 0, cryptoTimeMetric(testTCP1, true, false)},
+	{"tcp1_seal_cpu_ns_per_packet", "CPU", testTCP1, false, 0, cryptoTimeMetric(testTCP1, true, true)},
+	{"tcp1_open_ns_per_packet", "TCP 1: B open", testTCP1, false, 0, cryptoTimeMetric(testTCP1, false, false)},
+	{"tcp1_open_cpu_ns_per_packet", "CPU", testTCP1, false, 0, cryptoTimeMetric(testTCP1, false, true)},
+	{"tcp4_seal_ns_per_packet", "TCP 4: A seal", testTCP4, false, 0, cryptoTimeMetric(testTCP4, true, false)},
+	{"tcp4_seal_cpu_ns_per_packet", "CPU", testTCP4, false, 0, cryptoTimeMetric(testTCP4, true, true)},
+	{"tcp4_open_ns_per_packet", "TCP 4: B open", testTCP4, false, 0, cryptoTimeMetric(testTCP4, false, false)},
+	{"tcp4_open_cpu_ns_per_packet", "CPU", testTCP4, false, 0, cryptoTimeMetric(testTCP4, false, true)},
+	{"udp_seal_ns_per_packet", "UDP: A seal", testUDP, false, 0, cryptoTimeMetric(testUDP, true, false)},
+	{"udp_seal_cpu_ns_per_packet", "CPU", testUDP, false, 0, cryptoTimeMetric(testUDP, true, true)},
+	{"udp_open_ns_per_packet", "UDP: B open", testUDP, false, 0, cryptoTimeMetric(testUDP, false, false)},
+	{"udp_open_cpu_ns_per_packet", "CPU", testUDP, false, 0, cryptoTimeMetric(testUDP, false, true)},
 }
 
 // fillMetric extracts A's seal (seal) or B's open batch fill of test.
@@ -164,11 +170,17 @@ func fillMetric(test string, seal bool) func(sessionResult) float64 {
 	})
 }
 
-// cryptoTimeMetric extracts A's seal (seal) or B's open time per packet.
-func cryptoTimeMetric(test string, seal bool) func(sessionResult) float64 {
+// cryptoTimeMetric extracts A's seal (seal) or B's open time per packet:
+// wall clock, or the sampled thread CPU time (cpu).
+func cryptoTimeMetric(test string, seal, cpu bool) func(sessionResult) float64 {
 	return batchMetric(test, func(b *batchFill) num {
-		if seal {
+		switch {
+		case seal && cpu:
+			return b.SealCPUNanosPerPacket
+		case seal:
 			return b.SealNanosPerPacket
+		case cpu:
+			return b.OpenCPUNanosPerPacket
 		}
 		return b.OpenNanosPerPacket
 	})
@@ -330,8 +342,9 @@ func writeMarkdown(w io.Writer, r *report, ref string) {
 	}
 	writeBatchTable(w, r, shownMetricsOf(fillMetrics, st.Tests), "Crypto batch fill, packets per call (from the daemons' control sockets, in the test "+
 		"traffic's direction: A seals, B opens; the kernels take 16 per call)")
-	writeBatchTable(w, r, shownMetricsOf(cryptoTimeMetrics, st.Tests), "Crypto time per packet in the daemons, ns (wall clock inside A's Seal "+
-		"and B's Open calls, preemption included; compare `gmtun bench`)")
+	writeBatchTable(w, r, shownMetricsOf(cryptoTimeMetrics, st.Tests), "Crypto time per packet in the daemons, ns: wall clock inside A's Seal "+
+		"and B's Open calls (waits for a CPU included), then CPU, the thread CPU time of the calls the daemons sample (one in 64; "+
+		"compare `gmtun bench`)")
 	writeNotes(w, r)
 }
 

@@ -320,5 +320,9 @@ func batchString(b control.Batches) string {
 	if b.Calls == 0 {
 		return "none yet"
 	}
-	return fmt.Sprintf("%.1f packets/call, %.1f of 16 lanes/kernel call, %.0f ns/packet", b.PacketsPerCall, b.LanesPerKernelCall, b.NanosPerPacket)
+	s := fmt.Sprintf("%.1f packets/call, %.1f of 16 lanes/kernel call, %.0f ns/packet", b.PacketsPerCall, b.LanesPerKernelCall, b.NanosPerPacket)
+	if b.SampledPackets > 0 {
+		s += fmt.Sprintf(" (CPU %.0f)", b.CPUNanosPerPacket)
+	}
+	return s
 }

@@ -287,4 +287,8 @@ func TestBatchString(t *testing.T) {
 	if got, want := batchString(b), "75.0 packets/call, 15.6 of 16 lanes/kernel call, 870 ns/packet"; got != want {
 		t.Errorf("batchString = %q, want %q", got, want)
 	}
+	b.SampledPackets, b.SampledCPUNanos, b.CPUNanosPerPacket = 75, 39000, 520
+	if got, want := batchString(b), "75.0 packets/call, 15.6 of 16 lanes/kernel call, 870 ns/packet (CPU 520)"; got != want {
+		t.Errorf("batchString = %q, want %q", got, want)
+	}
 }

@@ -125,7 +125,8 @@ func dataPath(runToCompletion bool) string {
 // batches converts the device's batch counters for the control socket.
 func batches(b tunnel.BatchStats) control.Batches {
 	return control.Batches{Calls: b.Calls, Packets: b.Packets, PacketsPerCall: b.PacketsPerCall(), LanesPerKernelCall: b.LanesPerGroup(),
-		Nanos: b.Nanos, NanosPerPacket: b.NanosPerPacket()}
+		Nanos: b.Nanos, NanosPerPacket: b.NanosPerPacket(),
+		SampledPackets: b.SampledPackets, SampledCPUNanos: b.SampledCPUNanos, CPUNanosPerPacket: b.CPUNanosPerPacket()}
 }
 
 // logSuiteTiers logs which implementation carries each configured suite,

@@ -7,12 +7,14 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/gmtun/gmtun/internal/threadcpu"
 )
 
 // Thread returns the CPU time (user + system) consumed so far by the
 // calling OS thread, or 0 where the platform cannot tell. Callers lock
 // the goroutine to its thread for the interval they measure.
-func Thread() time.Duration { return thread() }
+func Thread() time.Duration { return threadcpu.Now() }
 
 // Loop runs f in b.Loop on a locked OS thread and reports, besides the
 // usual wall-clock figures, the thread's CPU time per operation

@@ -36,7 +36,7 @@ type Collector struct {
 	peerQueue, peerStaged, peerInitRetransmits, peerRespRetransmits     *prometheus.Desc
 	drops, handshakeInvalid                                             *prometheus.Desc
 	batchCalls, batchPackets, batchPacketsPerCall, batchLanesPerCall    *prometheus.Desc
-	batchSeconds                                                        *prometheus.Desc
+	batchSeconds, batchSampledPackets, batchSampledCPUSeconds           *prometheus.Desc
 	kernelInfo, suiteTier, buffers, queue, pendingRestart, configReload *prometheus.Desc
 }
 
@@ -82,6 +82,9 @@ func NewCollector(ifname, version string, src Source) *Collector {
 		batchPacketsPerCall: d("batch_packets_per_call", "Average packets per batch call since start.", "direction"),
 		batchLanesPerCall:   d("kernel_lanes_per_call", "Average lanes filled per call of a 16-lane kernel since start (lane occupancy).", "direction"),
 		batchSeconds:        d("batch_seconds_total", "Wall-clock time inside the batch calls (preemption included).", "direction"),
+		batchSampledPackets: d("batch_sampled_packets_total", "Packets of the batch calls whose thread CPU time is measured (one call in 64).", "direction"),
+		batchSampledCPUSeconds: d("batch_sampled_cpu_seconds_total",
+			"Thread CPU time inside the sampled batch calls (per packet: divided by batch_sampled_packets_total).", "direction"),
 
 		kernelInfo: d("kernel_info", "1 per cipher primitive; tier is the implementation selected on this CPU.", "primitive", "tier"),
 		suiteTier:  d("suite_tier_info", "1 per configured data suite; tier is the kernel tier that carries it (generic: the portable code).", "suite", "tier"),
@@ -100,7 +103,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		c.peerRxBytes, c.peerTxBytes, c.peerRxPackets, c.peerTxPackets,
 		c.peerHandshakeAge, c.peerLastHandshake, c.peerHandshakes, c.peerSession, c.peerQueue, c.peerStaged,
 		c.peerInitRetransmits, c.peerRespRetransmits,
-		c.drops, c.handshakeInvalid, c.batchCalls, c.batchPackets, c.batchPacketsPerCall, c.batchLanesPerCall, c.batchSeconds,
+		c.drops, c.handshakeInvalid, c.batchCalls, c.batchPackets, c.batchPacketsPerCall, c.batchLanesPerCall, c.batchSeconds, c.batchSampledPackets, c.batchSampledCPUSeconds,
 		c.kernelInfo, c.suiteTier, c.buffers, c.queue, c.pendingRestart, c.configReload,
 	} {
 		ch <- d
@@ -172,6 +175,8 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(c.batchPacketsPerCall, b.PacketsPerCall, dir)
 		gauge(c.batchLanesPerCall, b.LanesPerKernelCall, dir)
 		ch <- prometheus.MustNewConstMetric(c.batchSeconds, prometheus.CounterValue, float64(b.Nanos)/1e9, dir)
+		counter(c.batchSampledPackets, b.SampledPackets, dir)
+		ch <- prometheus.MustNewConstMetric(c.batchSampledCPUSeconds, prometheus.CounterValue, float64(b.SampledCPUNanos)/1e9, dir)
 	}
 	for _, k := range s.Kernels {
 		gauge(c.kernelInfo, 1, k.Primitive, k.Selected)

@@ -57,10 +57,11 @@ func sampleStatus() control.Status {
 		},
 		Drops:            map[string]uint64{"no_route": 7, "replay": 0},
 		HandshakeInvalid: map[string]uint64{"mac1": 4},
-		Seal:             control.Batches{Calls: 10, Packets: 160, PacketsPerCall: 16, LanesPerKernelCall: 16, Nanos: 2_500_000_000, NanosPerPacket: 15625000},
-		Open:             control.Batches{Calls: 4, Packets: 8, PacketsPerCall: 2, LanesPerKernelCall: 2},
-		Buffers:          control.Buffers{Max: 4096, Allocated: 300, Free: 200, InUse: 100, EncryptQueue: 3},
-		PendingRestart:   []string{"interface.listen_port"},
+		Seal: control.Batches{Calls: 10, Packets: 160, PacketsPerCall: 16, LanesPerKernelCall: 16, Nanos: 2_500_000_000, NanosPerPacket: 15625000,
+			SampledPackets: 16, SampledCPUNanos: 1_500_000_000, CPUNanosPerPacket: 93750000},
+		Open:           control.Batches{Calls: 4, Packets: 8, PacketsPerCall: 2, LanesPerKernelCall: 2},
+		Buffers:        control.Buffers{Max: 4096, Allocated: 300, Free: 200, InUse: 100, EncryptQueue: 3},
+		PendingRestart: []string{"interface.listen_port"},
 	}
 }
 
@@ -178,6 +179,8 @@ func TestScrapeTCP(t *testing.T) {
 	mustValue(t, mfs, "gmtun_kernel_lanes_per_call", 2, map[string]string{"direction": "open"})
 	mustValue(t, mfs, "gmtun_batch_seconds_total", 2.5, map[string]string{"direction": "seal"})
 	mustValue(t, mfs, "gmtun_batch_seconds_total", 0, map[string]string{"direction": "open"})
+	mustValue(t, mfs, "gmtun_batch_sampled_packets_total", 16, map[string]string{"direction": "seal"})
+	mustValue(t, mfs, "gmtun_batch_sampled_cpu_seconds_total", 1.5, map[string]string{"direction": "seal"})
 	mustValue(t, mfs, "gmtun_kernel_info", 1, map[string]string{"primitive": "sm4", "tier": "AVX2+AES-NI"})
 	if _, ok := value(mfs, "gmtun_suite_tier_info", map[string]string{"suite": "zuc-256"}); !ok {
 		t.Error("gmtun_suite_tier_info lacks zuc-256")

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package cputime
+package threadcpu
 
 import "time"
 
