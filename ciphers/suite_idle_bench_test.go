@@ -1,6 +1,8 @@
 package ciphers
 
 import (
+	"io"
+	"os"
 	"runtime"
 	"testing"
 	"time"
@@ -21,6 +23,7 @@ import (
 func BenchmarkSealAfterIdle(b *testing.B) {
 	const n, size = 64, 1420
 	const gap = 200 * time.Microsecond
+	scratch := make([]byte, 2<<20)
 	gaps := []struct {
 		name string
 		wait func()
@@ -28,6 +31,8 @@ func BenchmarkSealAfterIdle(b *testing.B) {
 		{"busy", func() {}},
 		{"sleep200us", func() { time.Sleep(gap) }},
 		{"spin200us", func() { spinFor(gap) }},
+		{"read64k", func() { readZero(b, scratch[:64<<10]) }},
+		{"evict2m", func() { evict(scratch) }},
 	}
 	for _, id := range []SuiteID{SM4GCM, ZUC256} {
 		rng := newTestRand("bench idle " + id.String())
@@ -76,4 +81,25 @@ func spinFor(d time.Duration) {
 		}
 	}
 	spinSink += x
+}
+
+// readZero fills buf from /dev/zero: a system call that copies 64 KiB, as
+// the TUN reader's read of a TSO super-packet does.
+func readZero(b *testing.B, buf []byte) {
+	f, err := os.Open("/dev/zero")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := io.ReadFull(f, buf); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// evict writes every cache line of buf (2 MiB: more than a core's L2), as
+// the kernel's copies and the other stages do between two batches.
+func evict(buf []byte) {
+	for i := 0; i < len(buf); i += 64 {
+		buf[i]++
+	}
 }

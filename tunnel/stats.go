@@ -156,8 +156,9 @@ type BatchStats struct {
 	Nanos uint64
 	// SampledPackets and SampledCPUNanos are the packets of one call in
 	// cpuSampleEvery and the calling thread's CPU time in those calls
-	// (user + system): the cost without the waits, to set beside
-	// `gmtun bench`, which measures thread CPU time too.
+	// (user + system, less the cost of reading it: threadcpu.ReadCost):
+	// the cost without the waits, to set beside `gmtun bench`, which
+	// measures thread CPU time too.
 	SampledPackets, SampledCPUNanos uint64
 }
 
@@ -236,9 +237,10 @@ func (c *batchCounters) start() batchTimer {
 func (c *batchCounters) done(t batchTimer, n int) {
 	wall := time.Since(t.wall)
 	if t.sampled {
-		cpu := threadcpu.Now() - t.cpu
+		cpu := threadcpu.Now() - t.cpu - threadcpu.ReadCost()
 		runtime.UnlockOSThread()
-		if t.cpu > 0 && cpu >= 0 {
+		if t.cpu > 0 { // 0: the platform cannot tell
+			cpu = max(cpu, 0)
 			c.sampledPackets.Add(uint64(n))
 			c.sampledCPUNanos.Add(uint64(cpu))
 		}

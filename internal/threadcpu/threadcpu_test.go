@@ -29,3 +29,16 @@ func TestThreadAdvancesWithWork(t *testing.T) {
 		t.Fatalf("20 ms of busy work advanced thread CPU time by only %v", d)
 	}
 }
+
+func TestReadCost(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("thread CPU time is measured on Linux only")
+	}
+	c := ReadCost()
+	if c <= 0 || c > 100*time.Microsecond {
+		t.Errorf("ReadCost() = %v, want a system call's cost (> 0, well under 100 µs)", c)
+	}
+	if ReadCost() != c {
+		t.Error("ReadCost changed between calls; it is measured once")
+	}
+}
