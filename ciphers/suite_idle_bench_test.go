@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gmtun/gmtun/internal/cputime"
+	"github.com/gmtun/gmtun/internal/threadcpu"
 )
 
 // BenchmarkSealAfterIdle measures Seal of 64 × 1420 bytes when the thread
@@ -26,46 +26,61 @@ func BenchmarkSealAfterIdle(b *testing.B) {
 	scratch := make([]byte, 2<<20)
 	gaps := []struct {
 		name string
-		wait func()
+		wait func(b *testing.B)
 	}{
-		{"busy", func() {}},
-		{"sleep200us", func() { time.Sleep(gap) }},
-		{"spin200us", func() { spinFor(gap) }},
-		{"read64k", func() { readZero(b, scratch[:64<<10]) }},
-		{"evict2m", func() { evict(scratch) }},
+		{"busy", func(*testing.B) {}},
+		{"sleep200us", func(*testing.B) { time.Sleep(gap) }},
+		{"spin200us", func(*testing.B) { spinFor(gap) }},
+		{"read64k", func(b *testing.B) { readZero(b, scratch[:64<<10]) }},
+		{"evict2m", func(*testing.B) { evict(scratch) }},
 	}
 	for _, id := range []SuiteID{SM4GCM, ZUC256} {
-		rng := newTestRand("bench idle " + id.String())
-		key := suiteUnderTest{ID: id}.newKey(b, randomDirectionKeys(rng, id))
-		pkts := make([][]byte, n)
-		for i := range pkts {
-			pkts[i] = makePacket(uint64(i), 1, make([]byte, size), id.Params().TagSize)
-		}
+		key, pkts := sealBenchInputs(b, id, "bench idle", n, size)
 		for _, g := range gaps {
 			b.Run(id.String()+"/"+g.name, func(b *testing.B) {
-				runtime.LockOSThread()
-				defer runtime.UnlockOSThread()
-				b.SetBytes(n * size)
-				b.ReportAllocs()
-				var sealCPU time.Duration
-				calls := 0
-				for b.Loop() {
-					g.wait()
-					for i := range pkts {
-						pkts[i] = pkts[i][:HeaderSize+size]
-					}
-					t0 := cputime.Thread()
-					if err := key.Seal(pkts); err != nil {
-						b.Fatal(err)
-					}
-					sealCPU += cputime.Thread() - t0
-					calls++
-				}
-				if calls > 0 && sealCPU > 0 {
-					b.ReportMetric(float64(sealCPU.Nanoseconds())/float64(calls*n), "seal-cpu-ns/pkt")
-				}
+				benchSealCPU(b, key, pkts, size, func(int) { g.wait(b) })
 			})
 		}
+	}
+}
+
+// sealBenchInputs returns a key of suite id (keys drawn from label) and n
+// packets with size bytes of payload each.
+func sealBenchInputs(b *testing.B, id SuiteID, label string, n, size int) (Key, [][]byte) {
+	rng := newTestRand(label + " " + id.String())
+	key := suiteUnderTest{ID: id}.newKey(b, randomDirectionKeys(rng, id))
+	pkts := make([][]byte, n)
+	for i := range pkts {
+		pkts[i] = makePacket(uint64(i), 1, make([]byte, size), id.Params().TagSize)
+	}
+	return key, pkts
+}
+
+// benchSealCPU seals pkts (cut back to size bytes of payload before each
+// call) in b.Loop on a locked OS thread, calling before(call) first, and
+// reports the thread CPU time of the Seal calls alone per packet
+// ("seal-cpu-ns/pkt").
+func benchSealCPU(b *testing.B, key Key, pkts [][]byte, size int, before func(call int)) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	b.SetBytes(int64(len(pkts) * size))
+	b.ReportAllocs()
+	var sealCPU time.Duration
+	calls := 0
+	for b.Loop() {
+		before(calls)
+		for i := range pkts {
+			pkts[i] = pkts[i][:HeaderSize+size]
+		}
+		t0 := threadcpu.Now()
+		if err := key.Seal(pkts); err != nil {
+			b.Fatal(err)
+		}
+		sealCPU += threadcpu.Now() - t0
+		calls++
+	}
+	if calls > 0 && sealCPU > 0 {
+		b.ReportMetric(float64(sealCPU.Nanoseconds())/float64(calls*len(pkts)), "seal-cpu-ns/pkt")
 	}
 }
 

@@ -1,13 +1,11 @@
 package ciphers
 
 import (
+	"fmt"
 	"runtime"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/gmtun/gmtun/internal/cputime"
 )
 
 // BenchmarkSealRemoteData measures Seal of 64 × 1420 bytes whose payload
@@ -23,75 +21,61 @@ func BenchmarkSealRemoteData(b *testing.B) {
 	}
 	const n, size = 64, 1420
 	for _, id := range []SuiteID{SM4GCM, ZUC256} {
-		rng := newTestRand("bench remote " + id.String())
-		key := suiteUnderTest{ID: id}.newKey(b, randomDirectionKeys(rng, id))
-		pkts := make([][]byte, n)
-		for i := range pkts {
-			pkts[i] = makePacket(uint64(i), 1, make([]byte, size), id.Params().TagSize)
-		}
+		key, pkts := sealBenchInputs(b, id, "bench remote", n, size)
 		fill := func(v byte) {
-			for i := range pkts {
-				p := pkts[i][:HeaderSize+size]
-				for j := HeaderSize; j < len(p); j++ {
-					p[j] = v
+			for _, p := range pkts {
+				payload := p[HeaderSize : HeaderSize+size]
+				for j := range payload {
+					payload[j] = v
 				}
-				pkts[i] = p
 			}
 		}
-		for _, remote := range []bool{false, true} {
-			name := id.String() + "/local"
-			if remote {
-				name = id.String() + "/remote"
+		b.Run(id.String()+"/local", func(b *testing.B) {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			if err := pin(1); err != nil {
+				b.Fatal(err)
 			}
-			b.Run(name, func(b *testing.B) {
+			benchSealCPU(b, key, pkts, size, func(call int) { fill(byte(call)) })
+		})
+		b.Run(id.String()+"/remote", func(b *testing.B) {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			if err := pin(1); err != nil {
+				b.Fatal(err)
+			}
+			req, ack, pinned := make(chan byte), make(chan struct{}), make(chan error)
+			go func() {
 				runtime.LockOSThread()
 				defer runtime.UnlockOSThread()
-				pin(b, 1)
-				req, ack := make(chan byte), make(chan struct{})
-				if remote {
-					go func() {
-						runtime.LockOSThread()
-						defer runtime.UnlockOSThread()
-						pin(b, 0)
-						for v := range req {
-							fill(v)
-							ack <- struct{}{}
-						}
-					}()
-					defer close(req)
+				err := pin(0)
+				pinned <- err
+				if err != nil {
+					return
 				}
-				b.SetBytes(n * size)
-				b.ReportAllocs()
-				var sealCPU time.Duration
-				calls := 0
-				for b.Loop() {
-					v := byte(calls)
-					if remote {
-						req <- v
-						<-ack
-					} else {
-						fill(v)
-					}
-					t0 := cputime.Thread()
-					if err := key.Seal(pkts); err != nil {
-						b.Fatal(err)
-					}
-					sealCPU += cputime.Thread() - t0
-					calls++
+				for v := range req {
+					fill(v)
+					ack <- struct{}{}
 				}
-				if calls > 0 && sealCPU > 0 {
-					b.ReportMetric(float64(sealCPU.Nanoseconds())/float64(calls*n), "seal-cpu-ns/pkt")
-				}
+			}()
+			if err := <-pinned; err != nil {
+				b.Fatal(err)
+			}
+			defer close(req)
+			benchSealCPU(b, key, pkts, size, func(call int) {
+				req <- byte(call)
+				<-ack
 			})
-		}
+		})
 	}
 }
 
 // pin binds the calling (locked) thread to CPU cpu.
-func pin(b *testing.B, cpu int) {
+func pin(cpu int) error {
 	var set unix.CPUSet
 	set.Set(cpu)
 	if err := unix.SchedSetaffinity(0, &set); err != nil {
-		b.Fatalf("pin to CPU %d: %v", cpu, err)
+		return fmt.Errorf("pin to CPU %d: %w", cpu, err)
 	}
+	return nil
 }

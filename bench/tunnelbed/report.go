@@ -134,56 +134,42 @@ var metrics = []metric{
 // fillMetrics are gmtun's crypto batch fill per test (batchFill), shown
 // in a table of their own: wireguard-go has no such counters, so there
 // are no ratios.
-var fillMetrics = []metric{
-	{"tcp1_seal_packets_per_call", "TCP 1: A seal", testTCP1, true, 1, fillMetric(testTCP1, true)},
-	{"tcp1_open_packets_per_call", "TCP 1: B open", testTCP1, true, 1, fillMetric(testTCP1, false)},
-	{"tcp4_seal_packets_per_call", "TCP 4: A seal", testTCP4, true, 1, fillMetric(testTCP4, true)},
-	{"tcp4_open_packets_per_call", "TCP 4: B open", testTCP4, true, 1, fillMetric(testTCP4, false)},
-	{"udp_seal_packets_per_call", "UDP: A seal", testUDP, true, 1, fillMetric(testUDP, true)},
-	{"udp_open_packets_per_call", "UDP: B open", testUDP, true, 1, fillMetric(testUDP, false)},
+var fillMetrics = batchMetrics(true, 1,
+	batchColumn{"seal_packets_per_call", "A seal", func(b *batchFill) num { return b.SealPacketsPerCall }},
+	batchColumn{"open_packets_per_call", "B open", func(b *batchFill) num { return b.OpenPacketsPerCall }},
+)
+
+// cryptoTimeMetrics are the time per packet inside gmtun's Seal (A) and
+// Open (B) calls per test, wall clock and then the sampled thread CPU
+// time ("CPU"), a table of their own like the fill.
+var cryptoTimeMetrics = batchMetrics(false, 0,
+	batchColumn{"seal_ns_per_packet", "A seal", func(b *batchFill) num { return b.SealNanosPerPacket }},
+	batchColumn{"seal_cpu_ns_per_packet", "", func(b *batchFill) num { return b.SealCPUNanosPerPacket }},
+	batchColumn{"open_ns_per_packet", "B open", func(b *batchFill) num { return b.OpenNanosPerPacket }},
+	batchColumn{"open_cpu_ns_per_packet", "", func(b *batchFill) num { return b.OpenCPUNanosPerPacket }},
+)
+
+// batchColumn is one figure of the daemons' batch counters (batchFill).
+// Its metric key is "<test>_<key>"; its label "<test label>: <label>", or
+// "CPU" without a label (the CPU time beside the column before it).
+type batchColumn struct {
+	key, label string
+	field      func(*batchFill) num
 }
 
-// cryptoTimeMetrics are the wall-clock time per packet inside gmtun's
-// Seal (A) and Open (B) calls per test, a table of their own like the fill.
-var cryptoTimeMetrics = []metric{
-	{"tcp1_seal_ns_per_packet", "TCP 1: A seal", testTCP1, false, 0, cryptoTimeMetric(testTCP1, true, false)},
-	{"tcp1_seal_cpu_ns_per_packet", "CPU", testTCP1, false, 0, cryptoTimeMetric(testTCP1, true, true)},
-	{"tcp1_open_ns_per_packet", "TCP 1: B open", testTCP1, false, 0, cryptoTimeMetric(testTCP1, false, false)},
-	{"tcp1_open_cpu_ns_per_packet", "CPU", testTCP1, false, 0, cryptoTimeMetric(testTCP1, false, true)},
-	{"tcp4_seal_ns_per_packet", "TCP 4: A seal", testTCP4, false, 0, cryptoTimeMetric(testTCP4, true, false)},
-	{"tcp4_seal_cpu_ns_per_packet", "CPU", testTCP4, false, 0, cryptoTimeMetric(testTCP4, true, true)},
-	{"tcp4_open_ns_per_packet", "TCP 4: B open", testTCP4, false, 0, cryptoTimeMetric(testTCP4, false, false)},
-	{"tcp4_open_cpu_ns_per_packet", "CPU", testTCP4, false, 0, cryptoTimeMetric(testTCP4, false, true)},
-	{"udp_seal_ns_per_packet", "UDP: A seal", testUDP, false, 0, cryptoTimeMetric(testUDP, true, false)},
-	{"udp_seal_cpu_ns_per_packet", "CPU", testUDP, false, 0, cryptoTimeMetric(testUDP, true, true)},
-	{"udp_open_ns_per_packet", "UDP: B open", testUDP, false, 0, cryptoTimeMetric(testUDP, false, false)},
-	{"udp_open_cpu_ns_per_packet", "CPU", testUDP, false, 0, cryptoTimeMetric(testUDP, false, true)},
-}
-
-// fillMetric extracts A's seal (seal) or B's open batch fill of test.
-func fillMetric(test string, seal bool) func(sessionResult) float64 {
-	return batchMetric(test, func(b *batchFill) num {
-		if seal {
-			return b.SealPacketsPerCall
+// batchMetrics returns cols for each iperf3 test, test by test.
+func batchMetrics(higherBetter bool, digits int, cols ...batchColumn) []metric {
+	var out []metric
+	for _, t := range []struct{ test, label string }{{testTCP1, "TCP 1"}, {testTCP4, "TCP 4"}, {testUDP, "UDP"}} {
+		for _, c := range cols {
+			label := "CPU"
+			if c.label != "" {
+				label = t.label + ": " + c.label
+			}
+			out = append(out, metric{t.test + "_" + c.key, label, t.test, higherBetter, digits, batchMetric(t.test, c.field)})
 		}
-		return b.OpenPacketsPerCall
-	})
-}
-
-// cryptoTimeMetric extracts A's seal (seal) or B's open time per packet:
-// wall clock, or the sampled thread CPU time (cpu).
-func cryptoTimeMetric(test string, seal, cpu bool) func(sessionResult) float64 {
-	return batchMetric(test, func(b *batchFill) num {
-		switch {
-		case seal && cpu:
-			return b.SealCPUNanosPerPacket
-		case seal:
-			return b.SealNanosPerPacket
-		case cpu:
-			return b.OpenCPUNanosPerPacket
-		}
-		return b.OpenNanosPerPacket
-	})
+	}
+	return out
 }
 
 // batchMetric extracts one field of test's batch counters (NaN without).

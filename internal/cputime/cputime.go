@@ -1,20 +1,15 @@
-// Package cputime measures the CPU time of the calling OS thread, for
-// benchmarks on shared, oversubscribed machines where wall-clock time
-// swings by 2–3× but a thread's own CPU time stays put.
+// Package cputime reports the CPU time of benchmark loops (the calling OS
+// thread's, read with internal/threadcpu), for shared, oversubscribed
+// machines where wall-clock time swings by 2–3× but a thread's own CPU
+// time stays put.
 package cputime
 
 import (
 	"runtime"
 	"testing"
-	"time"
 
 	"github.com/gmtun/gmtun/internal/threadcpu"
 )
-
-// Thread returns the CPU time (user + system) consumed so far by the
-// calling OS thread, or 0 where the platform cannot tell. Callers lock
-// the goroutine to its thread for the interval they measure.
-func Thread() time.Duration { return threadcpu.Now() }
 
 // Loop runs f in b.Loop on a locked OS thread and reports, besides the
 // usual wall-clock figures, the thread's CPU time per operation
@@ -25,13 +20,13 @@ func Loop(b *testing.B, bytesPerOp int, f func()) {
 	defer runtime.UnlockOSThread()
 	b.SetBytes(int64(bytesPerOp))
 	b.ReportAllocs()
-	start := Thread()
+	start := threadcpu.Now()
 	n := 0
 	for b.Loop() {
 		f()
 		n++
 	}
-	cpu := Thread() - start
+	cpu := threadcpu.Now() - start
 	if n > 0 && cpu > 0 {
 		b.ReportMetric(float64(cpu.Nanoseconds())/float64(n), "cpu-ns/op")
 		b.ReportMetric(float64(bytesPerOp)*float64(n)/cpu.Seconds()/1e6, "cpu-MB/s")

@@ -118,6 +118,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
 	}
+	seconds := func(d *prometheus.Desc, nanos uint64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(nanos)/1e9, labels...)
+	}
 	gauge(c.buildInfo, 1, c.version, runtime.Version())
 	s, err := c.src()
 	if err != nil {
@@ -174,9 +177,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		counter(c.batchPackets, b.Packets, dir)
 		gauge(c.batchPacketsPerCall, b.PacketsPerCall, dir)
 		gauge(c.batchLanesPerCall, b.LanesPerKernelCall, dir)
-		ch <- prometheus.MustNewConstMetric(c.batchSeconds, prometheus.CounterValue, float64(b.Nanos)/1e9, dir)
+		seconds(c.batchSeconds, b.Nanos, dir)
 		counter(c.batchSampledPackets, b.SampledPackets, dir)
-		ch <- prometheus.MustNewConstMetric(c.batchSampledCPUSeconds, prometheus.CounterValue, float64(b.SampledCPUNanos)/1e9, dir)
+		seconds(c.batchSampledCPUSeconds, b.SampledCPUNanos, dir)
 	}
 	for _, k := range s.Kernels {
 		gauge(c.kernelInfo, 1, k.Primitive, k.Selected)
