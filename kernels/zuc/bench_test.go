@@ -126,7 +126,7 @@ func BenchmarkInitXOR(b *testing.B) {
 				}
 				cputime.Loop(b, size*Lanes16, func() {
 					load()
-					st.InitKeyStream(k, ks, stride, words)
+					st.InitKeyStream(k, ks, stride, words, nil)
 				})
 			})
 		}

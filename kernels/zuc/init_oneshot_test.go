@@ -109,7 +109,7 @@ func TestInitKeyStreamVsGmsm(t *testing.T) {
 			for c := range specs {
 				load(&st, c, specs[c])
 			}
-			st.InitKeyStream(k, ks, stride, n)
+			st.InitKeyStream(k, ks, stride, n, nil)
 			for c := range specs {
 				for i := 0; i < stride; i++ {
 					got := ks[c*stride+i]
@@ -122,7 +122,7 @@ func TestInitKeyStreamVsGmsm(t *testing.T) {
 				}
 			}
 		}
-		mustPanic(t, "short stride", func() { st.InitKeyStream(k, make([]uint32, Lanes16*20), 17, 17) })
+		mustPanic(t, "short stride", func() { st.InitKeyStream(k, make([]uint32, Lanes16*20), 17, 17, nil) })
 	})
 }
 

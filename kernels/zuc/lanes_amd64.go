@@ -4,6 +4,7 @@ package zuc
 
 import (
 	"encoding/binary"
+	"unsafe"
 
 	"github.com/gmtun/gmtun/kernels/cpu"
 )
@@ -362,6 +363,7 @@ func (s *State16) XORKeyStream(k Kernels16, dst, src *[Lanes16][]byte, n int) {
 	}
 	nb := n / BlockBytes
 	if nb > 0 {
+		sp = prefetchable(sp, nil)
 		if k == AESNI16 {
 			xorKeyStream16AESNI(&s.w, &dp, &sp, nb)
 		} else {
@@ -385,17 +387,51 @@ func (s *State16) XORKeyStream(k Kernels16, dst, src *[Lanes16][]byte, n int) {
 // writes ⌈n/BlockWords⌉·BlockWords words per lane and stride must be at
 // least that. It consumes the state: the lanes must be loaded again before
 // the next use.
-func (s *State16) InitKeyStream(k Kernels16, ks []uint32, stride, n int) {
+//
+// If prefetch is not nil, the kernel asks for the cache lines of
+// prefetch[c] (up to 4 bytes per word generated) while its rounds run:
+// the bytes a MAC will read with lane c's keystream, which may sit in
+// another core's cache. They are only prefetched, never read here.
+func (s *State16) InitKeyStream(k Kernels16, ks []uint32, stride, n int, prefetch *[Lanes16][]byte) {
 	k.require()
 	nb := (n + BlockWords - 1) / BlockWords
 	checkKeyStream(ks, stride, nb*BlockWords, Lanes16)
 	if nb > 0 {
+		var pf [Lanes16]*byte
+		if prefetch != nil {
+			for c, b := range prefetch {
+				if len(b) > 0 {
+					pf[c] = &b[0]
+				}
+			}
+		}
+		pf = prefetchable(pf, (*byte)(unsafe.Pointer(&ks[0])))
 		if k == AESNI16 {
-			initKeyStream16AESNI(&s.w, &ks[0], stride, nb)
+			initKeyStream16AESNI(&s.w, &ks[0], stride, nb, &pf)
 		} else {
-			initKeyStream16AVX512(&s.w, &ks[0], stride, nb)
+			initKeyStream16AVX512(&s.w, &ks[0], stride, nb, &pf)
 		}
 	}
+}
+
+// prefetchable returns p with its nil lanes, which a kernel prefetches
+// from but never reads, pointed at valid memory: the first non-nil lane,
+// else fallback. (A prefetch never faults, but one near address 0 costs a
+// page walk for nothing.) p is passed and returned by value so that its
+// pointers stay on the caller's stack.
+func prefetchable(p [Lanes16]*byte, fallback *byte) [Lanes16]*byte {
+	for _, q := range p {
+		if q != nil {
+			fallback = q
+			break
+		}
+	}
+	for c, q := range p {
+		if q == nil {
+			p[c] = fallback
+		}
+	}
+	return p
 }
 
 // InitXORKeyStream runs Init, then sets dst[c] = src[c] ⊕ keystream of
@@ -419,6 +455,7 @@ func (s *State16) InitXORKeyStream(k Kernels16, dst, src *[Lanes16][]byte) {
 	}
 	if nb := (longest + BlockBytes - 1) / BlockBytes; nb > 0 {
 		full := shortest / BlockBytes * BlockBytes
+		sp = prefetchable(sp, nil)
 		if k == AESNI16 {
 			initXORKeyStream16AESNI(&s.w, &dp, &sp, &lens, full, nb)
 		} else {

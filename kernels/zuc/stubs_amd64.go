@@ -32,9 +32,11 @@ func xorKeyStream16AVX512(st *[544]uint32, dst *[16]*byte, src *[16]*byte, nbloc
 
 // initKeyStream16AVX512 runs the initialisation of all 16 lanes of st, then
 // writes nblocks×16 keystream words of each lane c to ks[c*stride:]. st is left undefined.
+// While the rounds run it prefetches pf[c][64·b:64·b+64] for block b of every lane:
+// the bytes the keystream will be applied to (pf[c] is only prefetched, never read).
 //
 //go:noescape
-func initKeyStream16AVX512(st *[544]uint32, ks *uint32, stride int, nblocks int)
+func initKeyStream16AVX512(st *[544]uint32, ks *uint32, stride int, nblocks int, pf *[16]*byte)
 
 // initXORKeyStream16AVX512 runs the initialisation of all 16 lanes of st, then
 // XORs the keystream (words big-endian) from src[c] into dst[c] for lens[c] bytes,
@@ -203,9 +205,11 @@ func xorKeyStream16AESNI(st *[544]uint32, dst *[16]*byte, src *[16]*byte, nblock
 
 // initKeyStream16AESNI runs the initialisation of all 16 lanes of st, then
 // writes nblocks×16 keystream words of each lane c to ks[c*stride:]. st is left undefined.
+// While the rounds run it prefetches pf[c][64·b:64·b+64] for block b of every lane:
+// the bytes the keystream will be applied to (pf[c] is only prefetched, never read).
 //
 //go:noescape
-func initKeyStream16AESNI(st *[544]uint32, ks *uint32, stride int, nblocks int)
+func initKeyStream16AESNI(st *[544]uint32, ks *uint32, stride int, nblocks int, pf *[16]*byte)
 
 // initXORKeyStream16AESNI runs the initialisation of all 16 lanes of st, then
 // XORs the keystream (words big-endian) from src[c] into dst[c] for lens[c] bytes,

@@ -30,7 +30,7 @@ func TestKernelsWipeFrame(t *testing.T) {
 			"InitKeyStream": func() {
 				var s State16
 				load(&s, 0)
-				s.InitKeyStream(k, ks, words, words)
+				s.InitKeyStream(k, ks, words, words, nil)
 			},
 			"Init+KeyStream": func() {
 				var s State16

@@ -307,7 +307,10 @@ func etmRun(c *etmCall, ks []uint32, stride int, need *[Lanes]int, k *kstate) {
 		}
 	}
 	k.loadActive(active, &c.lk)
-	k.initKeyStream(ks, stride, active, &[2]int{stride, stride})
+	var in [Lanes][]byte // lane j encrypts body j, lane half+j authenticates message j
+	copy(in[:c.n], c.bodies[:c.n])
+	copy(in[half:half+c.n], c.msgs[:c.n])
+	k.initKeyStream(ks, stride, active, &[2]int{stride, stride}, &in)
 	for j := range c.n {
 		xorWords(c.bodies[j], ks[j*stride:j*stride+need[j]])
 	}

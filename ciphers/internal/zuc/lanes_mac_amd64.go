@@ -169,11 +169,11 @@ func macChunk(lk *laneKeys, msg []byte, ks []uint32, first, eia bool, acc *[4]ui
 // macTags generates the MAC keystream of the loaded active lanes into ks
 // (stride words per lane) and computes their tags.
 func macTags(k *kstate, lk *laneKeys, ks []uint32, stride int, active uint32, words *[2]int, msgs *[Lanes][]byte, tags tagOut) {
-	k.initKeyStream(ks, stride, active, words)
 	var m [Lanes][]byte
 	for a := active; a != 0; a &= a - 1 {
 		c := bits.TrailingZeros32(a)
 		m[c] = msgs[c]
 	}
+	k.initKeyStream(ks, stride, active, words, &m)
 	tags.lanes(&m, ks, stride)
 }

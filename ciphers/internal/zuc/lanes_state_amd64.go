@@ -121,10 +121,13 @@ func (k *kstate) keyStream(ks []uint32, stride int, words *[2]int) {
 // keystream words of every lane of half h to ks[c·stride:], consuming the
 // lane state. The wide state runs the larger count on all 16 lanes in one
 // kernel call that writes whole 16-word blocks: stride must be a multiple
-// of kzuc.BlockWords (see roundWords) when k.wide.
-func (k *kstate) initKeyStream(ks []uint32, stride int, active uint32, words *[2]int) {
+// of kzuc.BlockWords (see roundWords) when k.wide. The wide kernel also
+// prefetches lane c's bytes in[c] (nil: none), which the caller is about
+// to read with lane c's keystream, while its rounds run (in[c] may have
+// been written on another core).
+func (k *kstate) initKeyStream(ks []uint32, stride int, active uint32, words *[2]int, in *[Lanes][]byte) {
 	if k.wide {
-		k.s16.InitKeyStream(k.k16, ks, stride, max(words[0], words[1]))
+		k.s16.InitKeyStream(k.k16, ks, stride, max(words[0], words[1]), in)
 		return
 	}
 	k.init(active)

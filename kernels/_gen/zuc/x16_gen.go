@@ -61,7 +61,9 @@ func genXOR16() {
 	XORQ(off, off)
 	c := newPair()
 	c.prologue(st)
+	prefetchSources16(src, off, 0, 63)
 	Label("xor16_loop")
+	prefetchSources16(src, off, 127)
 	c.loadS1Tables()
 	Comment("16 work rounds, both groups.")
 	c.workBlock(0)
@@ -97,8 +99,10 @@ func genXORInit16() {
 	XORQ(off, off)
 	c := newPair()
 	c.prologue(st)
+	prefetchSources16(src, off, 0, 63)
 	c.initRounds("ixor16_init")
 	Label("ixor16_loop")
+	prefetchSources16(src, off, 127)
 	c.loadS1Tables()
 	Comment("16 work rounds, both groups (ring offset 1 after the initialisation).")
 	c.workBlock(1)
@@ -190,13 +194,21 @@ func genXORInit16() {
 // genKeyStreamInit16: initialisation, then nblocks×16 keystream words of
 // every lane to ks[c*stride:]. The state is consumed.
 func genKeyStreamInit16() {
-	TEXT(fn("initKeyStream"), 0, x16Sig(", ks *uint32, stride int, nblocks int"))
+	TEXT(fn("initKeyStream"), 0, x16Sig(", ks *uint32, stride int, nblocks int, pf *[16]*byte"))
 	Pragma("noescape")
 	Doc(fn("initKeyStream")+" runs the initialisation of all 16 lanes of st, then",
-		"writes nblocks×16 keystream words of each lane c to ks[c*stride:]. st is left undefined.")
+		"writes nblocks×16 keystream words of each lane c to ks[c*stride:]. st is left undefined.",
+		"While the rounds run it prefetches pf[c][64·b:64·b+64] for block b of every lane:",
+		"the bytes the keystream will be applied to (pf[c] is only prefetched, never read).")
 	_, ks, stride, n, c := keyStreamArgs16()
+	pf := Load(Param("pf"), GP64())
+	off := GP64()
+	XORQ(off, off)
+	prefetchSources16(pf, off, 0, 63)
 	c.initRounds("iks16_init")
 	Label("iks16_loop")
+	prefetchSources16(pf, off, 127)
+	ADDQ(U8(64), off)
 	c.loadS1Tables()
 	Comment("16 work rounds, both groups (ring offset 1 after the initialisation).")
 	c.workBlock(1)
@@ -205,6 +217,25 @@ func genKeyStreamInit16() {
 	c.wipeFrame()
 	VZEROUPPER()
 	RET()
+}
+
+// prefetchSources16 asks for the cache lines holding bytes off+disp of
+// every lane's source (src[lane], nil lanes included: a prefetch never
+// faults) while the rounds of the current block compute. At a block's top,
+// byte 127 ahead is the last byte of the next block, whose first line the
+// previous prefetch (or the prologue's 0 and 63) already asked for; so the
+// source lines are in flight one block, about 600 ns of rounds, before
+// their XOR reads them. Written on another core (by the kernel's copy or a
+// reader on another CPU), a line otherwise costs its XOR a cross-core
+// fetch that the rounds of one block cannot hide.
+func prefetchSources16(src, off Register, disps ...int) {
+	s := GP64()
+	for lane := 0; lane < 16; lane++ {
+		MOVQ(Mem{Base: src, Disp: 8 * lane}, s)
+		for _, d := range disps {
+			PREFETCHT0(Mem{Base: s, Index: off, Scale: 1, Disp: d})
+		}
+	}
 }
 
 // nextBlock16 advances p to the next 64-byte block of every lane, counts n
