@@ -61,26 +61,37 @@ func sealBenchInputs(b *testing.B, id SuiteID, label string, n, size int) (Key, 
 // reports the thread CPU time of the Seal calls alone per packet
 // ("seal-cpu-ns/pkt").
 func benchSealCPU(b *testing.B, key Key, pkts [][]byte, size int, before func(call int)) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	b.SetBytes(int64(len(pkts) * size))
-	b.ReportAllocs()
-	var sealCPU time.Duration
-	calls := 0
-	for b.Loop() {
-		before(calls)
+	benchCPU(b, len(pkts)*size, len(pkts), "seal-cpu-ns/pkt", func(call int) {
+		before(call)
 		for i := range pkts {
 			pkts[i] = pkts[i][:HeaderSize+size]
 		}
-		t0 := threadcpu.Now()
+	}, func() {
 		if err := key.Seal(pkts); err != nil {
 			b.Fatal(err)
 		}
-		sealCPU += threadcpu.Now() - t0
+	})
+}
+
+// benchCPU runs op in b.Loop on a locked OS thread, calling before(call)
+// first, and reports the thread CPU time of the op calls alone per packet
+// as metric (nbytes and npkts per call).
+func benchCPU(b *testing.B, nbytes, npkts int, metric string, before func(call int), op func()) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	b.SetBytes(int64(nbytes))
+	b.ReportAllocs()
+	var opCPU time.Duration
+	calls := 0
+	for b.Loop() {
+		before(calls)
+		t0 := threadcpu.Now()
+		op()
+		opCPU += threadcpu.Now() - t0
 		calls++
 	}
-	if calls > 0 && sealCPU > 0 {
-		b.ReportMetric(float64(sealCPU.Nanoseconds())/float64(calls*len(pkts)), "seal-cpu-ns/pkt")
+	if calls > 0 && opCPU > 0 {
+		b.ReportMetric(float64(opCPU.Nanoseconds())/float64(calls*npkts), metric)
 	}
 }
 

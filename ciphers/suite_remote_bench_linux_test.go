@@ -1,6 +1,7 @@
 package ciphers
 
 import (
+	"bytes"
 	"fmt"
 	"runtime"
 	"testing"
@@ -16,9 +17,6 @@ import (
 // Seal call's thread CPU time is counted ("seal-cpu-ns/pkt"). Needs two
 // CPUs.
 func BenchmarkSealRemoteData(b *testing.B) {
-	if runtime.NumCPU() < 2 {
-		b.Skip("needs two CPUs")
-	}
 	const n, size = 64, 1420
 	for _, id := range []SuiteID{SM4GCM, ZUC256} {
 		key, pkts := sealBenchInputs(b, id, "bench remote", n, size)
@@ -30,44 +28,87 @@ func BenchmarkSealRemoteData(b *testing.B) {
 				}
 			}
 		}
-		b.Run(id.String()+"/local", func(b *testing.B) {
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			if err := pin(1); err != nil {
-				b.Fatal(err)
-			}
-			benchSealCPU(b, key, pkts, size, func(call int) { fill(byte(call)) })
+		benchRemoteData(b, id.String(), fill, func(b *testing.B, before func(int)) {
+			benchSealCPU(b, key, pkts, size, before)
 		})
-		b.Run(id.String()+"/remote", func(b *testing.B) {
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			if err := pin(1); err != nil {
-				b.Fatal(err)
+	}
+}
+
+// BenchmarkOpenRemoteData measures Open of 64 sealed 1420-byte packets
+// just copied into their buffers on the same CPU ("local") or on another
+// CPU ("remote": as when the kernel's receive copy ran on the other core),
+// as BenchmarkSealRemoteData does for Seal ("open-cpu-ns/pkt").
+func BenchmarkOpenRemoteData(b *testing.B) {
+	const n, size = 64, 1420
+	for _, id := range []SuiteID{SM4GCM, ZUC256} {
+		key, pkts := sealBenchInputs(b, id, "bench remote open", n, size)
+		if err := key.Seal(pkts); err != nil {
+			b.Fatal(err)
+		}
+		sealed := make([][]byte, n)
+		for i, p := range pkts {
+			sealed[i] = bytes.Clone(p)
+		}
+		fill := func(byte) {
+			for i := range pkts {
+				pkts[i] = pkts[i][:len(sealed[i])]
+				copy(pkts[i], sealed[i])
 			}
-			req, ack, pinned := make(chan byte), make(chan struct{}), make(chan error)
-			go func() {
-				runtime.LockOSThread()
-				defer runtime.UnlockOSThread()
-				err := pin(0)
-				pinned <- err
-				if err != nil {
-					return
+		}
+		benchRemoteData(b, id.String(), fill, func(b *testing.B, before func(int)) {
+			benchCPU(b, n*size, n, "open-cpu-ns/pkt", before, func() {
+				if m := key.Open(pkts); m.Count() != n {
+					b.Fatalf("Open verified %d of %d packets", m.Count(), n)
 				}
-				for v := range req {
-					fill(v)
-					ack <- struct{}{}
-				}
-			}()
-			if err := <-pinned; err != nil {
-				b.Fatal(err)
-			}
-			defer close(req)
-			benchSealCPU(b, key, pkts, size, func(call int) {
-				req <- byte(call)
-				<-ack
 			})
 		})
 	}
+}
+
+// benchRemoteData runs name/local and name/remote: measure on a thread
+// pinned to CPU 1, with fill(call) run before each timed call on that CPU
+// (local) or on a thread pinned to CPU 0 (remote).
+func benchRemoteData(b *testing.B, name string, fill func(byte), measure func(b *testing.B, before func(call int))) {
+	if runtime.NumCPU() < 2 {
+		b.Skip("needs two CPUs")
+	}
+	b.Run(name+"/local", func(b *testing.B) {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := pin(1); err != nil {
+			b.Fatal(err)
+		}
+		measure(b, func(call int) { fill(byte(call)) })
+	})
+	b.Run(name+"/remote", func(b *testing.B) {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := pin(1); err != nil {
+			b.Fatal(err)
+		}
+		req, ack, pinned := make(chan byte), make(chan struct{}), make(chan error)
+		go func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			err := pin(0)
+			pinned <- err
+			if err != nil {
+				return
+			}
+			for v := range req {
+				fill(v)
+				ack <- struct{}{}
+			}
+		}()
+		if err := <-pinned; err != nil {
+			b.Fatal(err)
+		}
+		defer close(req)
+		measure(b, func(call int) {
+			req <- byte(call)
+			<-ack
+		})
+	})
 }
 
 // pin binds the calling (locked) thread to CPU cpu.

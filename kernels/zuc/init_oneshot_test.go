@@ -109,7 +109,19 @@ func TestInitKeyStreamVsGmsm(t *testing.T) {
 			for c := range specs {
 				load(&st, c, specs[c])
 			}
-			st.InitKeyStream(k, ks, stride, n, nil)
+			// Every other count with prefetch slices (some nil, some
+			// shorter than the keystream, one empty): only prefetched,
+			// they must change nothing.
+			var pf *[Lanes16][]byte
+			if n%2 == 1 {
+				pf = new([Lanes16][]byte)
+				for c := range pf {
+					if c%5 != 4 {
+						pf[c] = make([]byte, r.IntN(4*n+1))
+					}
+				}
+			}
+			st.InitKeyStream(k, ks, stride, n, pf)
 			for c := range specs {
 				for i := 0; i < stride; i++ {
 					got := ks[c*stride+i]
@@ -124,6 +136,30 @@ func TestInitKeyStreamVsGmsm(t *testing.T) {
 		}
 		mustPanic(t, "short stride", func() { st.InitKeyStream(k, make([]uint32, Lanes16*20), 17, 17, nil) })
 	})
+}
+
+// TestPrefetchable: nil lanes take the first non-nil lane, else the
+// fallback; the others are kept.
+func TestPrefetchable(t *testing.T) {
+	var a, b, fb byte
+	var p [Lanes16]*byte
+	if got := prefetchable(p, &fb); got != [Lanes16]*byte{&fb, &fb, &fb, &fb, &fb, &fb, &fb, &fb, &fb, &fb, &fb, &fb, &fb, &fb, &fb, &fb} {
+		t.Fatalf("all nil: %v, want every lane at the fallback", got)
+	}
+	p[3], p[9] = &a, &b
+	got := prefetchable(p, &fb)
+	for c, q := range got {
+		want := &a
+		if c == 9 {
+			want = &b
+		}
+		if q != want {
+			t.Fatalf("lane %d: %p, want %p", c, q, want)
+		}
+	}
+	if p[0] != nil {
+		t.Fatal("prefetchable changed its argument")
+	}
 }
 
 // TestLoadLanes: the bulk loaders leave exactly the state that per-lane

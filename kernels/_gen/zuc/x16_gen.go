@@ -220,18 +220,20 @@ func genKeyStreamInit16() {
 }
 
 // prefetchSources16 asks for the cache lines holding bytes off+disp of
-// every lane's source (src[lane], nil lanes included: a prefetch never
-// faults) while the rounds of the current block compute. At a block's top,
-// byte 127 ahead is the last byte of the next block, whose first line the
-// previous prefetch (or the prologue's 0 and 63) already asked for; so the
-// source lines are in flight one block, about 600 ns of rounds, before
-// their XOR reads them. Written on another core (by the kernel's copy or a
-// reader on another CPU), a line otherwise costs its XOR a cross-core
-// fetch that the rounds of one block cannot hide.
-func prefetchSources16(src, off Register, disps ...int) {
+// every lane's buffer (p[lane]: the XOR's sources, or the bytes a MAC will
+// read with the keystream being generated; never nil, see the Go side's
+// prefetchable) while the rounds of the current block compute. At a
+// block's top, byte 127 ahead is the last byte of the next block, whose
+// first line the previous prefetch (or the prologue's 0 and 63) already
+// asked for; so every line is in flight one block, about 600 ns of rounds,
+// before it is read. Written on another core (by the kernel's copy or a
+// reader on another CPU), a line otherwise costs its load a cross-core
+// fetch that the rounds of one block cannot hide. A prefetch never faults:
+// past a lane's end it only fetches a line that is not used.
+func prefetchSources16(p, off Register, disps ...int) {
 	s := GP64()
 	for lane := 0; lane < 16; lane++ {
-		MOVQ(Mem{Base: src, Disp: 8 * lane}, s)
+		MOVQ(Mem{Base: p, Disp: 8 * lane}, s)
 		for _, d := range disps {
 			PREFETCHT0(Mem{Base: s, Index: off, Scale: 1, Disp: d})
 		}
