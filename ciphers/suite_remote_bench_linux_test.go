@@ -28,7 +28,15 @@ func BenchmarkSealRemoteData(b *testing.B) {
 				}
 			}
 		}
-		benchRemoteData(b, id.String(), fill, func(b *testing.B, before func(int)) {
+		payloads := make([][]byte, n)
+		kcopy := memfdCopier(b, payloads, make([]byte, size))
+		kfill := func() {
+			for i, p := range pkts {
+				payloads[i] = p[HeaderSize : HeaderSize+size]
+			}
+			kcopy()
+		}
+		benchRemoteData(b, id.String(), fill, kfill, func(b *testing.B, before func(int)) {
 			benchSealCPU(b, key, pkts, size, before)
 		})
 	}
@@ -55,7 +63,14 @@ func BenchmarkOpenRemoteData(b *testing.B) {
 				copy(pkts[i], sealed[i])
 			}
 		}
-		benchRemoteData(b, id.String(), fill, func(b *testing.B, before func(int)) {
+		kcopy := memfdCopier(b, pkts, sealed...)
+		kfill := func() {
+			for i := range pkts {
+				pkts[i] = pkts[i][:len(sealed[i])]
+			}
+			kcopy()
+		}
+		benchRemoteData(b, id.String(), fill, kfill, func(b *testing.B, before func(int)) {
 			benchCPU(b, n*size, n, "open-cpu-ns/pkt", before, func() {
 				if m := key.Open(pkts); m.Count() != n {
 					b.Fatalf("Open verified %d of %d packets", m.Count(), n)
@@ -65,13 +80,24 @@ func BenchmarkOpenRemoteData(b *testing.B) {
 	}
 }
 
-// benchRemoteData runs name/local and name/remote: measure on a thread
-// pinned to CPU 1, with fill(call) run before each timed call on that CPU
-// (local) or on a thread pinned to CPU 0 (remote).
-func benchRemoteData(b *testing.B, name string, fill func(byte), measure func(b *testing.B, before func(call int))) {
+// benchRemoteData runs name/local, name/syscall and name/remote: measure
+// on a thread pinned to CPU 1, with the packets rewritten before each
+// timed call by fill(call) on that CPU (local), by kfill, whose copies the
+// kernel makes on that CPU in system calls (syscall: as the TUN read and
+// the UDP receive copy a packet in), or by fill(call) on a thread pinned
+// to CPU 0 (remote).
+func benchRemoteData(b *testing.B, name string, fill func(byte), kfill func(), measure func(b *testing.B, before func(call int))) {
 	if runtime.NumCPU() < 2 {
 		b.Skip("needs two CPUs")
 	}
+	b.Run(name+"/syscall", func(b *testing.B) {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := pin(1); err != nil {
+			b.Fatal(err)
+		}
+		measure(b, func(int) { kfill() })
+	})
 	b.Run(name+"/local", func(b *testing.B) {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
@@ -109,6 +135,35 @@ func benchRemoteData(b *testing.B, name string, fill func(byte), measure func(b 
 			<-ack
 		})
 	})
+}
+
+// memfdCopier writes images one after another into a memory file and
+// returns a function that reads image i into dsts[i] (as long as the
+// image) with pread, one system call per packet: the kernel's copy, as
+// the TUN read and the UDP receive make it.
+func memfdCopier(b *testing.B, dsts [][]byte, images ...[]byte) func() {
+	fd, err := unix.MemfdCreate("gmtun-bench", unix.MFD_CLOEXEC)
+	if err != nil {
+		b.Fatalf("memfd_create: %v", err)
+	}
+	b.Cleanup(func() { unix.Close(fd) })
+	offs := make([]int64, len(dsts))
+	var off int64
+	for i := range dsts {
+		img := images[min(i, len(images)-1)]
+		if _, err := unix.Pwrite(fd, img, off); err != nil {
+			b.Fatalf("pwrite: %v", err)
+		}
+		offs[i] = off
+		off += int64(len(img))
+	}
+	return func() {
+		for i, d := range dsts {
+			if k, err := unix.Pread(fd, d, offs[i]); err != nil || k != len(d) {
+				panic(fmt.Sprintf("pread of packet %d: %d bytes, %v", i, k, err))
+			}
+		}
+	}
 }
 
 // pin binds the calling (locked) thread to CPU cpu.
