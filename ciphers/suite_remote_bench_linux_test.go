@@ -13,7 +13,8 @@ import (
 // was just written on the same CPU ("local": as when the tunnel's reader
 // reads, splits and seals on one core) or on another CPU ("remote": as
 // when the thread moved between the read and the seal, or the kernel's
-// copy ran on the other core), each thread pinned to its CPU. Only the
+// copy ran on the other core), or copied in by the kernel on the same CPU
+// ("syscall"), each thread pinned to its CPU (benchRemoteData). Only the
 // Seal call's thread CPU time is counted ("seal-cpu-ns/pkt"). Needs two
 // CPUs.
 func BenchmarkSealRemoteData(b *testing.B) {
@@ -57,17 +58,20 @@ func BenchmarkOpenRemoteData(b *testing.B) {
 		for i, p := range pkts {
 			sealed[i] = bytes.Clone(p)
 		}
-		fill := func(byte) {
+		restore := func() { // Open cut the tags off
 			for i := range pkts {
 				pkts[i] = pkts[i][:len(sealed[i])]
+			}
+		}
+		fill := func(byte) {
+			restore()
+			for i := range pkts {
 				copy(pkts[i], sealed[i])
 			}
 		}
 		kcopy := memfdCopier(b, pkts, sealed...)
 		kfill := func() {
-			for i := range pkts {
-				pkts[i] = pkts[i][:len(sealed[i])]
-			}
+			restore()
 			kcopy()
 		}
 		benchRemoteData(b, id.String(), fill, kfill, func(b *testing.B, before func(int)) {
@@ -137,10 +141,11 @@ func benchRemoteData(b *testing.B, name string, fill func(byte), kfill func(), m
 	})
 }
 
-// memfdCopier writes images one after another into a memory file and
-// returns a function that reads image i into dsts[i] (as long as the
-// image) with pread, one system call per packet: the kernel's copy, as
-// the TUN read and the UDP receive make it.
+// memfdCopier writes one image per packet (the last of images for every
+// packet past it) one after another into a memory file and returns a
+// function that reads packet i's image into dsts[i], which must be as long
+// as the image, with pread, one system call per packet: the kernel's copy,
+// as the TUN read and the UDP receive make it.
 func memfdCopier(b *testing.B, dsts [][]byte, images ...[]byte) func() {
 	fd, err := unix.MemfdCreate("gmtun-bench", unix.MFD_CLOEXEC)
 	if err != nil {
