@@ -23,7 +23,7 @@ const (
 const MaxLanes = Lanes16
 
 var (
-	useX16GFNI  = cpu.X86.AVX512GFNI && cpu.X86.VBMI2
+	useX16GFNI  = cpu.X86.AVX512GFNI && cpu.X86.VBMI2 && cpu.X86.VBMI
 	useX16AESNI = cpu.X86.AVX512 && cpu.X86.AESNI
 	useX8GFNI   = cpu.X86.AVX2 && cpu.X86.GFNI
 	useX8AESNI  = cpu.X86.AVX2 && cpu.X86.AESNI
@@ -40,7 +40,7 @@ type Kernels16 uint8
 
 // The 16-lane kernel sets.
 const (
-	GFNI16  Kernels16 = iota + 1 // AVX-512 F/BW/VL/DQ, VBMI2 and GFNI: S1 as two affine instructions
+	GFNI16  Kernels16 = iota + 1 // AVX-512 F/BW/VL/DQ, VBMI, VBMI2 and GFNI: one ZMM group, S0 as VPERMT2B, S1 as two affine instructions
 	AESNI16                      // AVX-512 F/BW/VL/DQ and AES-NI (Skylake-SP, Cascade Lake): S1 through AESENCLAST
 )
 

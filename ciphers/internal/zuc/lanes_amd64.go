@@ -21,7 +21,7 @@ import (
 // multiply MAC kernels (PCLMULQDQ, or VPCLMULQDQ on ZMM where the CPU has
 // it, chosen inside kernels/zuc), so all require them.
 var (
-	// useX16: 16-lane keystream kernels (AVX-512 F/BW/VL/DQ, VBMI2, GFNI).
+	// useX16: 16-lane keystream kernels (AVX-512 F/BW/VL/DQ, VBMI, VBMI2, GFNI).
 	useX16 = kzuc.GFNI16.Supported() && kzuc.MACSupported()
 	// useX16AESNI: the 16-lane kernels with S1 through AESENCLAST and
 	// without VBMI2 (AVX-512 F/BW/VL/DQ + AES-NI: Skylake-SP, Cascade

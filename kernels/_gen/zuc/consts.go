@@ -31,6 +31,19 @@ func s0Tail() (t [16]byte) {
 	return t
 }
 
+// s0Table is S0 as a 256-byte table, from the three 4-bit boxes.
+func s0Table() (t [256]byte) {
+	for x := range t {
+		x1, x2 := byte(x>>4), byte(x&15)
+		q := x1 ^ p1[x2]
+		r := x2 ^ p2[q]
+		s := q ^ p3[r]
+		v := s<<4 | r
+		t[x] = v<<5 | v>>3
+	}
+	return t
+}
+
 // S1 (GB/T 33133.1 §3.3.3) is affine-equivalent to inversion in the AES field:
 // S1(x) = L·inv_AES(M·x) ⊕ 0x55, where M maps GF(2^8)/(x^8+x^7+x^3+x+1)
 // into GF(2^8)/(x^8+x^4+x^3+x+1) (AES). Columns are LSB first: column j is
@@ -87,6 +100,10 @@ const (
 	cGHi    // output map G, high nibble
 	cInvSR  // inverse AES ShiftRows byte shuffle
 	cZero   // zero AES round key
+	cS0     // S0 as a 256-byte table (four entries: bytes 0–63, …, 192–255; x16 ZMM emission)
+	_
+	_
+	_
 	cCount
 )
 
@@ -149,6 +166,8 @@ func emitConsts() {
 	put16(cRol16, r16)
 	put16(cRol24, r24)
 	put64(cS1M, gfniMatrix(s1M))
+	s0 := s0Table()
+	copy(img[cS0:cS0+256], s0[:])
 	put64(cS1L, gfniMatrix(s1L))
 	var revLo, revHi [16]byte
 	var revCols [8]byte

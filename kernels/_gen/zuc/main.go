@@ -1,11 +1,12 @@
 // Command zuc generates gmtun's ZUC kernels (package
 // github.com/gmtun/gmtun/kernels/zuc):
 //
-//   - x16: 16 lanes as two interleaved groups of 8 in YMM registers
-//     (x16.go, x16_gen.go; the tails and the S-box hook in x16_ring.go, the
-//     vector key loading in x16_load.go), generated twice (x16Variant):
-//     AVX-512 F/BW/VL + VBMI2 + GFNI (16AVX512: S1 as two GFNI affine
-//     instructions, the funnel shifts as VPSHLDD), and AVX-512 F/BW/VL/DQ +
+//   - x16: 16 lanes (x16.go, x16_gen.go; the tails and the S-box hook in
+//     x16_ring.go, the vector key loading in x16_load.go), generated twice
+//     (x16Variant): AVX-512 F/BW/VL + VBMI + VBMI2 + GFNI (16AVX512: one
+//     group of 16 lanes in ZMM registers, S0 as a 256-byte permute, S1 as
+//     two GFNI affine instructions, the funnel shifts as VPSHLDD), and, as
+//     two interleaved groups of 8 in YMM registers, AVX-512 F/BW/VL/DQ +
 //     AES-NI for Skylake-SP and Cascade Lake (16AESNI: S1 as VEX AESENCLAST
 //     on XMM halves between two nibble-table affine maps, the funnel shifts
 //     as shifts and VPTERNLOGD); the key loading, F/BW only, once;

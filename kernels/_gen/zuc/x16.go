@@ -9,19 +9,55 @@ import (
 )
 
 // ----------------------------------------------------------------------------
-// The 16-lane AVX-512 tier (F/BW/VL, VBMI2, GFNI).
+// The 16-lane AVX-512 tier (F/BW/VL, VBMI, VBMI2, GFNI).
 //
-// Measurements on the Zen 5 this was tuned on (ZMM at half rate: 2 ZMM or
-// 4 YMM vector µops per cycle, shifts/rotates/GFNI and VPSHUFB on 2 of the
-// 4 pipes; VPADDD/VPTERNLOGD/VPBLENDMB latency 1, VPROLD/VPSHLDD/VPSHUFB 2,
-// GFNI 3; unaligned ZMM loads at ~0.6 per cycle, aligned at 1):
+// The GFNI emission runs all 16 lanes as one group in ZMM registers
+// (x16Variant.zmm, 2026-12-07). On the Zen 5 it was measured on ("Oxide
+// Virtual Turin-like Processor", AMD family 26) ZMM µops run at the YMM
+// rate: 4 per cycle for VPADDD/VPTERNLOGD/VPBLENDMB/VPMAXSD, 2 for
+// rotates, VPSHLDD, VPSHUFB, GFNI and VPERMT2B, the same for ZMM as for
+// YMM (/tmp microbenchmarks of independent chains; latencies 2 cycles,
+// GFNI 3, VPERMT2B ≈5, a mask from VPMOVB2M ≈6 before a blend can use it).
+// So one ZMM group does the work of the former two YMM groups in half the
+// µops, and is bound by the latency of the R1/R2 recurrence through F
+// instead. Three changes shorten that recurrence:
+//
+//   - S0 is one 256-byte table in four ZMM registers: two VPERMT2B (index
+//     bits 0–6, 128-byte halves) and a blend on bit 7 (VPMOVB2M) instead of
+//     the three VPSHUFB nibble layers (9 µops and ≈14 cycles → 6 µops, two
+//     of them register copies, and ≈8 cycles). A permute of registers
+//     reads no memory: its timing does not depend on the index.
+//   - L1 and L2 take four independent rotations and two VPTERNLOGD (6 µops,
+//     6 cycles) instead of the three-rotation form (5 µops, 8 cycles).
+//   - The LFSR additions form a tree (lfsrTree) with the s15 term last.
+//
+// RoundCost (taskset -c 1 go test -run '^$' -bench 'RoundCost/x16-AVX-512\+GFNI'
+// ./kernels/zuc/), µs per 1024 rounds of 16 lanes: two YMM groups 12.8
+// (keystream), 14.1 (XOR); one ZMM group with the nibble S0 11.1, 11.9; with
+// the permute S0 9.5, 10.4; with the tree and four rotations 9.3, 9.7 (the
+// last two steps are within this host's minute-to-minute drift). The
+// zuc-256 suite (gmtun bench, 1420 B, 64 packets): seal 828–854 → 670–706
+// ns per packet, open 856–962 → 686–696.
+//
+// The earlier notes of this generator (the two YMM groups below, still the
+// AES-NI emission) were measured on a host whose ZMM µops ran at half rate
+// (2 ZMM or 4 YMM per cycle), where one 16-lane ZMM group took ≈47 cycles a
+// round against ≈43 for two interleaved YMM groups. On such a CPU (Zen 4)
+// the ZMM emission is expected to cost about what the YMM one did, and on
+// Intel AVX-512 cores (ZMM on two ports, YMM on three) less; neither is
+// measured here.
+//
+// The YMM notes (the AES-NI emission, and the GFNI emission before the
+// change above), on a half-rate host: shifts/rotates/GFNI and VPSHUFB on 2
+// of the 4 pipes; VPADDD/VPTERNLOGD/VPBLENDMB latency 1, VPROLD/VPSHLDD/
+// VPSHUFB 2, GFNI 3; unaligned ZMM loads at ~0.6 per cycle, aligned at 1:
 //
 //   - A single 16-lane ZMM group whose LFSR lives in registers runs a round
 //     in ≈47 cycles although its µops would take ≈37: the R1/R2 recurrence
 //     through F (≈21–26 cycles of latency) keeps too little independent work
 //     in the scheduler (dependent ZMM µops need ≈12 independent chains to
 //     reach full rate here, YMM µops 4). The old memory-ring kernel: ≈58.
-//   - So the round kernels run two independent groups of 8 lanes in YMM
+//   - So the round kernels ran two independent groups of 8 lanes in YMM
 //     registers (lanes 0–7 and 8–15, the two halves of every state row)
 //     and interleave their instruction streams; in work mode each group is
 //     also software-pipelined, the F part of round i (whose only
@@ -44,7 +80,7 @@ import (
 //     (j+off) mod 16 holds s_j after off rounds of a 16-round block), next
 //     to a second ring holding 2·s_j, so that bit reorganisation and the
 //     multiplications by 2^k read their doubled operand from memory instead
-//     of spending an addition on it.
+//     of spending an addition on it. (Both emissions.)
 //
 // Per round and group (GB/T 33133.1 §3.3): additions mod 2^31−1 as
 // max_signed(t, t−p) with t = a+b (no shift; see lfsr); multiplications by
@@ -97,10 +133,11 @@ const (
 type x16Variant struct {
 	suffix string // of every TEXT name: "16AVX512", "16AESNI"
 	aesni  bool
+	zmm    bool // one group of 16 lanes in ZMM registers
 }
 
 var (
-	x16GFNI  = &x16Variant{suffix: "16AVX512"}
+	x16GFNI  = &x16Variant{suffix: "16AVX512", zmm: true}
 	x16AESNI = &x16Variant{suffix: "16AESNI", aesni: true}
 )
 
@@ -151,7 +188,8 @@ func (p *pool) put(rs ...Register) {
 func zmm(r Register) Register { return r.(VecPhysical).AsZ() }
 
 // ----------------------------------------------------------------------------
-// Two interleaved groups of 8 lanes (initRounds, keyStream, xorKeyStream).
+// The round kernels' groups (initRounds, keyStream, xorKeyStream): two
+// interleaved YMM groups of 8 lanes, or one ZMM group of 16.
 
 // Frame layout (bytes from the aligned base): the ring of LFSR rows, the
 // ring of doubled rows, then the keystream rows of the current block (row
@@ -189,7 +227,11 @@ func (s seq) emit() {
 	}
 }
 
-// pair holds the registers and frame both groups share.
+// pair holds the registers and frame the groups of a kernel share: two
+// YMM groups of 8 lanes (the AES-NI emission), or one ZMM group of 16 (the
+// GFNI emission, x16Variant.zmm: Z0 p, Z1–Z3 and Z18 the S0 table, Z4–Z7
+// R1, R2, s15, 2·s15, Z8–Z14 F and Z15–Z17, Z19, Z20 LFSR temporaries,
+// Z21–Z31 spare for the output transposition). The YMM assignment:
 //
 //	Y0      p = 2^31−1 in every dword (AND mask and modulus)
 //	Y1–Y3   S0 nibble tables P1, P2, T (VPSHUFB tables must be registers)
@@ -202,7 +244,10 @@ type pair struct {
 	p          Register
 	p1, p2, tt Register
 	kOdd, kLoW OpmaskVirtual
-	g          [2]*group
+	kS0        OpmaskVirtual // S0 inputs ≥ 0x80 (ZMM emission)
+	s0t        [4]Register   // S0 as a 256-byte table (ZMM emission)
+	g          []*group
+	spare      pool // registers no group uses (the ZMM emission)
 	// The AES-NI emission's S1 tables (affine maps M and G, nibble
 	// halves), reloaded at the top of every block loop: the output
 	// transposition may use them as temporaries.
@@ -224,7 +269,14 @@ func newPair() *pair {
 	if xv.aesni {
 		return newPairAESNI()
 	}
-	c := &pair{p: Y0, p1: Y1, p2: Y2, tt: Y3}
+	if xv.zmm {
+		c := &pair{p: Z0, s0t: [4]Register{Z1, Z2, Z3, Z18}}
+		c.g = []*group{{c: c, r1: Z4, r2: Z5, s15: Z6, d15: Z7,
+			f: pool{Z8, Z9, Z10, Z11, Z12, Z13, Z14}, l: pool{Z15, Z16, Z17, Z19, Z20}}}
+		c.spare = pool{Z21, Z22, Z23, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31}
+		return c
+	}
+	c := &pair{p: Y0, p1: Y1, p2: Y2, tt: Y3, g: make([]*group, 2)}
 	regs := []Register{Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15,
 		Y16, Y17, Y18, Y19, Y20, Y21, Y22, Y23, Y24, Y25, Y26, Y27, Y28, Y29, Y30, Y31}
 	for h := range c.g {
@@ -277,6 +329,7 @@ func (c *pair) allTemps() pool {
 			t = append(t, zmm(r))
 		}
 	}
+	t = append(t, c.spare...)
 	if xv.aesni { // 18 group temporaries: add the S1 tables (reloaded per block)
 		t = append(t, zmm(c.mLo), zmm(c.mHi), zmm(c.gLo), zmm(c.gHi))
 	}
@@ -303,9 +356,16 @@ func (c *pair) prologue(st Register) {
 	ANDQ(I32(-64), c.base)
 	Comment("Constants: p = 2^31−1, the S0 tables, the byte and word masks.")
 	VMOVDQU32(consts.Offset(cMask31), c.p)
-	VMOVDQU32(consts.Offset(cP1), c.p1)
-	VMOVDQU32(consts.Offset(cP2), c.p2)
-	VMOVDQU32(consts.Offset(cT), c.tt)
+	if xv.zmm {
+		for i, t := range c.s0t {
+			VMOVDQU32(consts.Offset(cS0+64*i), t)
+		}
+		c.kS0 = K()
+	} else {
+		VMOVDQU32(consts.Offset(cP1), c.p1)
+		VMOVDQU32(consts.Offset(cP2), c.p2)
+		VMOVDQU32(consts.Offset(cT), c.tt)
+	}
 	g := GP64()
 	c.kOdd, c.kLoW = K(), K()
 	MOVQ(U64(0xaaaaaaaaaaaaaaaa), g)
@@ -408,6 +468,16 @@ func (g *group) linearS0(ops seq, u, v Register) (seq, Register, Register) {
 	// x ⊕ x<<<a ⊕ x<<<b ⊕ x<<<(a+b) ⊕ x<<<d in three rotations:
 	// t = x ⊕ x<<<a, then t ⊕ t<<<b ⊕ x<<<d.
 	rotXor := func(x Register, a, b, d int) {
+		if xv.zmm { // four independent rotations: two µops more, two cycles less
+			r := [4]Register{f.get(), f.get(), f.get(), f.get()}
+			for i, k := range [4]int{a, b, a + b, d} {
+				ops.add(func() { VPROLD(U8(k), x, r[i]) })
+			}
+			ops.add(func() { VPTERNLOGD(xor3, r[0], r[1], x) })
+			ops.add(func() { VPTERNLOGD(xor3, r[2], r[3], x) })
+			f.put(r[:]...)
+			return
+		}
 		ra, rd := f.get(), f.get()
 		ops.add(func() { VPROLD(U8(a), x, ra) })
 		ops.add(func() { VPROLD(U8(d), x, rd) })
@@ -422,6 +492,19 @@ func (g *group) linearS0(ops seq, u, v Register) (seq, Register, Register) {
 	ops.add(func() { VPBLENDMB(v, u, c.kOdd, i0) }) // every S0 input
 	ops.add(func() { VPBLENDMB(u, v, c.kOdd, i1) }) // every S1 input
 	f.put(u, v)
+	if xv.zmm {
+		// S0 as a 256-byte table: two 128-byte permutes (index bits 0–6)
+		// and a blend on bit 7. Registers only: no memory index.
+		lo, hi := f.get(), f.get()
+		ops.add(func() { VPMOVB2M(i0, c.kS0) })
+		ops.add(func() { VMOVDQA64(c.s0t[0], lo) })
+		ops.add(func() { VPERMT2B(c.s0t[1], i0, lo) })
+		ops.add(func() { VMOVDQA64(c.s0t[2], hi) })
+		ops.add(func() { VPERMT2B(c.s0t[3], i0, hi) })
+		ops.add(func() { VPBLENDMB(hi, lo, c.kS0, lo) })
+		f.put(hi, i0)
+		return ops, lo, i1
+	}
 	// S0 (three nibble tables; see s0Tail): q = x1 ⊕ P1[x2],
 	// r = x2 ⊕ P2[q], S0 = (q<<1) ⊕ T[r].
 	nib := consts.Offset(cNibble) // 0x0f in every byte, broadcast
@@ -508,8 +591,11 @@ func (g *group) lfsr(off int, w Register) (ops seq) {
 		ops.add(func() { VPMAXSD(dst, t, dst) })
 		l.put(t)
 	}
-	s0, acc := l.get(), l.get()
 	m0, d0 := g.cell(0, off), g.dcell(0, off)
+	if xv.zmm {
+		return g.lfsrTree(off, w)
+	}
+	s0, acc := l.get(), l.get()
 	ops.add(func() { VMOVDQA64(m0, s0) })
 	ops.add(func() { VPSHLDD(U8(8), d0, s0, acc) })
 	ops.add(func() { VPANDD(c.p, acc, acc) })
@@ -537,6 +623,54 @@ func (g *group) lfsr(off int, w Register) (ops seq) {
 	ops.add(func() { VPADDD(g.s15, g.s15, g.d15) })
 	ops.add(func() { VMOVDQA64(g.s15, m0) })
 	ops.add(func() { VMOVDQA64(g.d15, d0) })
+	return ops
+}
+
+// lfsrTree is lfsr with the additions as a tree, (s0 + 2^8·s0) + (2^20·s4
+// + 2^21·s10), then 2^17·s13, (W>>1), and 2^15·s15 last: a shorter chain for
+// the scheduler to hold (the ZMM emission).
+func (g *group) lfsrTree(off int, w Register) (ops seq) {
+	c, l := g.c, &g.l
+	m0, d0 := g.cell(0, off), g.dcell(0, off)
+	addMod := func(a, b, dst Register) {
+		t := l.get()
+		ops.add(func() { VPADDD(b, a, t) })
+		ops.add(func() { VPSUBD(c.p, t, dst) })
+		ops.add(func() { VPMAXSD(dst, t, dst) })
+		l.put(t)
+	}
+	term := func(j, k int, dst Register) {
+		m, d := g.cell(j, off), g.dcell(j, off)
+		ops.add(func() { VMOVDQA64(m, dst) })
+		ops.add(func() { VPSHLDD(U8(k), d, dst, dst) })
+		ops.add(func() { VPANDD(c.p, dst, dst) })
+	}
+	a, b, t, s0 := l.get(), l.get(), l.get(), l.get()
+	ops.add(func() { VMOVDQA64(m0, s0) })
+	term(0, 8, a)
+	term(4, 20, b)
+	term(10, 21, t)
+	ops.add(func() { VPADDD(s0, a, a) })
+	ops.add(func() { VPADDD(t, b, b) })
+	ops.add(func() { VPSUBD(c.p, a, s0) })
+	ops.add(func() { VPSUBD(c.p, b, t) })
+	ops.add(func() { VPMAXSD(s0, a, a) })
+	ops.add(func() { VPMAXSD(t, b, b) })
+	addMod(a, b, a)
+	term(13, 17, b)
+	addMod(a, b, a)
+	if w != nil {
+		ops.add(func() { VPSRLD(U8(1), w, w) })
+		addMod(a, w, a)
+		g.f.put(w)
+	}
+	ops.add(func() { VPSHLDD(U8(15), g.d15, g.s15, b) })
+	ops.add(func() { VPANDD(c.p, b, b) })
+	addMod(a, b, g.s15)
+	ops.add(func() { VPADDD(g.s15, g.s15, g.d15) })
+	ops.add(func() { VMOVDQA64(g.s15, m0) })
+	ops.add(func() { VMOVDQA64(g.d15, d0) })
+	l.put(a, b, t, s0)
 	return ops
 }
 
@@ -568,11 +702,19 @@ func (g *group) workBlock(base int) seq {
 }
 
 func (c *pair) round(off int, init bool) {
-	mix(c.g[0].round(off, init), c.g[1].round(off, init)).emit()
+	var s seq
+	for _, g := range c.g {
+		s = mix(s, g.round(off, init))
+	}
+	s.emit()
 }
 
 func (c *pair) workBlock(base int) {
-	mix(c.g[0].workBlock(base), c.g[1].workBlock(base)).emit()
+	var s seq
+	for _, g := range c.g {
+		s = mix(s, g.workBlock(base))
+	}
+	s.emit()
 }
 
 // initRounds emits the 32 initialisation rounds and the discarded first

@@ -19,7 +19,7 @@ import (
 //
 // so that each group has low registers (X0–X15) for the VEX AESENCLAST.
 func newPairAESNI() *pair {
-	c := &pair{p: Y24, p1: Y25, p2: Y26, tt: Y27, mLo: Y28, mHi: Y29, gLo: Y30, gHi: Y31}
+	c := &pair{p: Y24, p1: Y25, p2: Y26, tt: Y27, mLo: Y28, mHi: Y29, gLo: Y30, gHi: Y31, g: make([]*group, 2)}
 	pinned := [2][3]Register{{Y16, Y17, Y18}, {Y19, Y20, Y21}}
 	temps := [2][]Register{
 		{Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8},
