@@ -4,6 +4,7 @@ package zuc
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math/rand/v2"
 	"testing"
 )
@@ -282,4 +283,188 @@ func fuzzInitXOR(t *testing.T, k Kernels16, r *rand.Rand, shape []byte) {
 			t.Fatalf("lane %d (length %d): output or surrounding bytes differ from gmsm", c, len(dst[c]))
 		}
 	}
+}
+
+// TestInitKeyStreamPair checks the paired kernel against two InitKeyStream
+// calls on the same states (themselves checked against gmsm above): every
+// word count up to 100 and MTU-sized ones, random ZUC-128 and ZUC-256
+// lanes, a different key set per state, the first state's words as
+// big-endian bytes, nothing written past the blocks or the buffer.
+func TestInitKeyStreamPair(t *testing.T) {
+	forEachKernels16(t, func(t *testing.T, k Kernels16) {
+		if !k.Paired() {
+			mustPanic(t, "unpaired kernels", func() {
+				var a, b State16
+				a.InitKeyStreamPair(k, &b, make([]byte, 4*Lanes16*16), make([]uint32, Lanes16*16), 16, 16)
+			})
+			return
+		}
+		r := rand.New(rand.NewPCG(25, 26))
+		specs := make([]laneSpec, 2*Lanes16)
+		for c := range specs {
+			specs[c] = randomSpec(r, r.IntN(2) == 1)
+		}
+		ns := []int{}
+		for n := 0; n <= 100; n++ {
+			ns = append(ns, n)
+		}
+		ns = append(ns, 355, 357, 359, 400, 1024)
+		var a, b State16
+		loadAll := func() {
+			for c := 0; c < Lanes16; c++ {
+				load(&a, c, specs[c])
+				load(&b, c, specs[Lanes16+c])
+			}
+		}
+		for _, n := range ns {
+			whole := (n + BlockWords - 1) / BlockWords * BlockWords
+			stride := whole + 5
+			want := [2][]uint32{make([]uint32, Lanes16*stride), make([]uint32, Lanes16*stride)}
+			got := [2][]uint32{make([]uint32, Lanes16*stride), make([]uint32, Lanes16*stride)}
+			gotBytes := make([]byte, 4*Lanes16*stride+1) // +1: the byte past the end stays
+			for i := range got {
+				for j := range got[i] {
+					got[i][j], want[i][j] = 0xdeadbeef, 0xdeadbeef
+				}
+			}
+			for j := range gotBytes {
+				gotBytes[j] = 0xa5
+			}
+			loadAll()
+			a.InitKeyStream(k, want[0], stride, n, nil)
+			b.InitKeyStream(k, want[1], stride, n, nil)
+			loadAll()
+			a.InitKeyStreamPair(k, &b, gotBytes[:4*Lanes16*stride], got[1], stride, n)
+			for j := range got[0] { // a's words, big-endian bytes; untouched past the blocks
+				if j%stride >= whole {
+					got[0][j] = 0xdeadbeef
+					if binary.BigEndian.Uint32(gotBytes[4*j:]) != 0xa5a5a5a5 {
+						t.Fatalf("n=%d lane %d: word %d past the blocks written", n, j/stride, j%stride)
+					}
+					continue
+				}
+				got[0][j] = binary.BigEndian.Uint32(gotBytes[4*j:])
+			}
+			if gotBytes[len(gotBytes)-1] != 0xa5 {
+				t.Fatalf("n=%d: byte past the buffer written", n)
+			}
+			for i := range got {
+				for j := range got[i] {
+					if got[i][j] != want[i][j] {
+						t.Fatalf("n=%d state %d lane %d word %d: %08x, want %08x", n, i, j/stride, j%stride, got[i][j], want[i][j])
+					}
+				}
+			}
+		}
+		mustPanic(t, "short stride", func() {
+			a.InitKeyStreamPair(k, &b, make([]byte, 4*Lanes16*20), make([]uint32, Lanes16*20), 17, 17)
+		})
+		mustPanic(t, "short word buffer", func() {
+			a.InitKeyStreamPair(k, &b, make([]byte, 4*Lanes16*32), make([]uint32, Lanes16*32-1), 32, 32)
+		})
+		mustPanic(t, "short byte buffer", func() {
+			a.InitKeyStreamPair(k, &b, make([]byte, 4*Lanes16*32-1), make([]uint32, Lanes16*32), 32, 32)
+		})
+	})
+}
+
+// TestInitXORKeyStreamPair checks the paired XOR kernel against
+// InitXORKeyStream on the first state and InitKeyStream on the second:
+// random per-lane lengths (nil, empty, shorter and longer than the second
+// state's keystream, equal lengths for the unmasked blocks), in place and
+// out of place, nothing written past a lane's length or the blocks.
+func TestInitXORKeyStreamPair(t *testing.T) {
+	forEachKernels16(t, func(t *testing.T, k Kernels16) {
+		if !k.Paired() {
+			mustPanic(t, "unpaired kernels", func() {
+				var a, b State16
+				var d [Lanes16][]byte
+				a.InitXORKeyStreamPair(k, &d, &d, &b, make([]uint32, Lanes16*16), 16, 16)
+			})
+			return
+		}
+		r := rand.New(rand.NewPCG(27, 28))
+		specs := make([]laneSpec, 2*Lanes16)
+		for c := range specs {
+			specs[c] = randomSpec(r, r.IntN(2) == 1)
+		}
+		var a, b State16
+		loadAll := func() {
+			for c := 0; c < Lanes16; c++ {
+				load(&a, c, specs[c])
+				load(&b, c, specs[Lanes16+c])
+			}
+		}
+		for round := 0; round < 300; round++ {
+			base := r.IntN(1600)
+			var lens [Lanes16]int
+			for c := range lens {
+				switch {
+				case round%3 == 0:
+					lens[c] = base
+				case r.IntN(8) == 0:
+					lens[c] = -1 // nil lane
+				default:
+					lens[c] = max(0, base-r.IntN(130))
+				}
+			}
+			n := r.IntN(450)
+			longest := 0
+			for _, l := range lens {
+				longest = max(longest, l)
+			}
+			nb := max((longest+BlockBytes-1)/BlockBytes, (n+BlockWords-1)/BlockWords)
+			stride := nb*BlockWords + r.IntN(3)
+			inPlace := round%2 == 0
+			var src, want, got [Lanes16][]byte
+			for c, l := range lens {
+				if l < 0 {
+					continue
+				}
+				src[c] = make([]byte, l+8) // 8 guard bytes past the lane
+				for i := range src[c] {
+					src[c][i] = byte(r.Uint32())
+				}
+				want[c] = bytes.Clone(src[c])
+				got[c] = bytes.Clone(src[c])
+			}
+			wantKS := make([]uint32, Lanes16*stride)
+			gotKS := make([]uint32, Lanes16*stride)
+			var wd, gd, gs [Lanes16][]byte
+			for c, l := range lens {
+				if l < 0 {
+					continue
+				}
+				wd[c] = want[c][:l]
+				gd[c], gs[c] = got[c][:l], got[c][:l]
+				if !inPlace {
+					gd[c] = make([]byte, l+8)
+					copy(gd[c], got[c])
+					gs[c] = got[c][:l]
+					got[c] = gd[c]
+					gd[c] = gd[c][:l]
+				}
+			}
+			loadAll()
+			a.InitXORKeyStream(k, &wd, &wd)
+			b.InitKeyStream(k, wantKS, stride, nb*BlockWords, nil)
+			loadAll()
+			a.InitXORKeyStreamPair(k, &gd, &gs, &b, gotKS, stride, n)
+			for c, l := range lens {
+				// The lane's bytes and the 8 guard bytes past it (the
+				// source's in both buffers, never written).
+				if l >= 0 && !bytes.Equal(got[c][:l+8], want[c][:l+8]) {
+					t.Fatalf("round %d lane %d (len %d, in place %v): output differs", round, c, l, inPlace)
+				}
+			}
+			for i := range gotKS {
+				if i%stride < nb*BlockWords && gotKS[i] != wantKS[i] {
+					t.Fatalf("round %d: keystream lane %d word %d: %08x, want %08x", round, i/stride, i%stride, gotKS[i], wantKS[i])
+				}
+				if i%stride >= nb*BlockWords && gotKS[i] != 0 {
+					t.Fatalf("round %d: keystream lane %d word %d past the blocks written", round, i/stride, i%stride)
+				}
+			}
+		}
+	})
 }

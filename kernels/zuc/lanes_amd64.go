@@ -414,6 +414,66 @@ func (s *State16) InitKeyStream(k Kernels16, ks []uint32, stride, n int, prefetc
 	}
 }
 
+// Paired reports whether k has InitKeyStreamPair (GFNI16: its rounds run
+// two states' 16 lanes as two interleaved ZMM groups).
+func (k Kernels16) Paired() bool { return k == GFNI16 }
+
+// InitKeyStreamPair runs Init on s and on t and writes the first n
+// keystream words of every lane of both, in one kernel call: lane c of s
+// to ksS[4·c·stride:] as bytes (each word big-endian: the bytes
+// XORKeyStream would XOR into a buffer), lane c of t to ksT[c·stride:] as
+// words (as InitKeyStream). The two states' rounds run interleaved, so
+// that one state's R1/R2 recurrence runs while the other waits on its own.
+// Like InitKeyStream it writes whole blocks (stride ≥ ⌈n/BlockWords⌉·
+// BlockWords) and consumes both states. k must be Paired.
+func (s *State16) InitKeyStreamPair(k Kernels16, t *State16, ksS []byte, ksT []uint32, stride, n int) {
+	k.require()
+	if !k.Paired() {
+		panic("zuc: " + k.String() + " has no paired keystream kernel")
+	}
+	nb := (n + BlockWords - 1) / BlockWords
+	checkKeyStream(ksT, stride, nb*BlockWords, Lanes16)
+	if nb > 0 && len(ksS) < 4*((Lanes16-1)*stride+nb*BlockWords) {
+		panic("zuc: keystream buffer too short")
+	}
+	if nb > 0 {
+		initKeyStreamPair16AVX512(&s.w, &t.w, &ksS[0], &ksT[0], stride, nb)
+	}
+}
+
+// InitXORKeyStreamPair is InitXORKeyStream(k, dst, src) on s and the
+// InitKeyStream(k, ksT, stride, n, nil) of t in one kernel call (the two
+// states' rounds interleaved, as in InitKeyStreamPair): the keystream of
+// every lane of t is generated for n words, or for the longest of s's
+// lengths if that takes more blocks, whole blocks as InitKeyStream, so
+// stride must cover both. Both states are consumed. k must be Paired.
+func (s *State16) InitXORKeyStreamPair(k Kernels16, dst, src *[Lanes16][]byte, t *State16, ksT []uint32, stride, n int) {
+	k.require()
+	if !k.Paired() {
+		panic("zuc: " + k.String() + " has no paired keystream kernel")
+	}
+	var dp, sp [Lanes16]*byte
+	var lens [Lanes16]int
+	longest, shortest := 0, int(^uint(0)>>1)
+	for c := range dst {
+		dp[c], sp[c] = lanePointer(dst[c], src[c], len(dst[c]))
+		if dp[c] != nil {
+			lens[c] = len(dst[c])
+			longest, shortest = max(longest, lens[c]), min(shortest, lens[c])
+		}
+	}
+	nb := max((longest+BlockBytes-1)/BlockBytes, (n+BlockWords-1)/BlockWords)
+	checkKeyStream(ksT, stride, nb*BlockWords, Lanes16)
+	if nb > 0 {
+		full := 0
+		if longest > 0 {
+			full = shortest / BlockBytes * BlockBytes
+		}
+		sp = prefetchable(sp, (*byte)(unsafe.Pointer(&ksT[0])))
+		initXORKeyStreamPair16AVX512(&s.w, &t.w, &dp, &sp, &lens, full, &ksT[0], stride, nb)
+	}
+}
+
 // prefetchable returns p with its nil lanes, which a kernel prefetches
 // from but never reads, pointed at valid memory: the first non-nil lane,
 // else fallback. (A prefetch never faults, but one near address 0 costs a

@@ -47,6 +47,22 @@ func initKeyStream16AVX512(st *[544]uint32, ks *uint32, stride int, nblocks int,
 //go:noescape
 func initXORKeyStream16AVX512(st *[544]uint32, dst *[16]*byte, src *[16]*byte, lens *[16]int, full int, nblocks int)
 
+// initKeyStreamPair16AVX512 runs the initialisation of all 16 lanes of a and of b, then
+// writes nblocks×16 keystream words of each lane c of a to ksA[4*c*stride:] as big-endian
+// bytes and of b to ksB[c*stride:] as words. a and b are left undefined. nblocks must be > 0.
+//
+//go:noescape
+func initKeyStreamPair16AVX512(a *[544]uint32, b *[544]uint32, ksA *byte, ksB *uint32, stride int, nblocks int)
+
+// initXORKeyStreamPair16AVX512 runs the initialisation of all 16 lanes of a and of b,
+// then for nblocks blocks XORs a's keystream (words big-endian) from src[c] into dst[c]
+// for lens[c] bytes, for every lane with dst[c] != nil (full as in initXORKeyStream),
+// and writes b's keystream words of lane c to ksB[c*stride:]. nblocks×64 must cover the
+// longest length. a and b are left undefined. nblocks must be > 0.
+//
+//go:noescape
+func initXORKeyStreamPair16AVX512(a *[544]uint32, b *[544]uint32, dst *[16]*byte, src *[16]*byte, lens *[16]int, full int, ksB *uint32, stride int, nblocks int)
+
 // sboxes16AVX512 sets s0[i] = S0(in[i]) and s1[i] = S1(in[i]) with the
 // kernel's S-box code (a test hook for the exhaustive S-box tests).
 //

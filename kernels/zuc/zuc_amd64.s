@@ -11955,6 +11955,11730 @@ ixor16_next:
 	VZEROUPPER
 	RET
 
+// func initKeyStreamPair16AVX512(a *[544]uint32, b *[544]uint32, ksA *byte, ksB *uint32, stride int, nblocks int)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, AVX512VBMI2, AVX512VL, GFNI
+TEXT ·initKeyStreamPair16AVX512(SB), $6208-48
+	MOVQ a+0(FP), AX
+	MOVQ b+8(FP), CX
+	MOVQ ksA+16(FP), DX
+	MOVQ ksB+24(FP), BX
+	MOVQ stride+32(FP), SI
+	SHLQ $0x02, SI
+	MOVQ nblocks+40(FP), DI
+	LEAQ (SP), R8
+	ADDQ $0x3f, R8
+	ANDQ $-64, R8
+
+	// Constants: p = 2^31−1, the S0 tables, the byte and word masks.
+	VMOVDQU32 zuc_consts<>+0(SB), Z0
+	VMOVDQU32 zuc_consts<>+1856(SB), Z1
+	VMOVDQU32 zuc_consts<>+1920(SB), Z2
+	VMOVDQU32 zuc_consts<>+1984(SB), Z3
+	VMOVDQU32 zuc_consts<>+2048(SB), Z4
+	MOVQ      $0xaaaaaaaaaaaaaaaa, R9
+	KMOVQ     R9, K3
+	MOVQ      $0x5555555555555555, R9
+	KMOVQ     R9, K4
+
+	// Copy each state's LFSR into its group's rings (s_j and 2·s_j); R1, R2.
+	VMOVDQU32 (AX), Z17
+	VMOVDQA64 Z17, (R8)
+	VPADDD    Z17, Z17, Z16
+	VMOVDQA64 Z16, 1024(R8)
+	VMOVDQU32 64(AX), Z17
+	VMOVDQA64 Z17, 64(R8)
+	VPADDD    Z17, Z17, Z16
+	VMOVDQA64 Z16, 1088(R8)
+	VMOVDQU32 128(AX), Z17
+	VMOVDQA64 Z17, 128(R8)
+	VPADDD    Z17, Z17, Z16
+	VMOVDQA64 Z16, 1152(R8)
+	VMOVDQU32 192(AX), Z17
+	VMOVDQA64 Z17, 192(R8)
+	VPADDD    Z17, Z17, Z16
+	VMOVDQA64 Z16, 1216(R8)
+	VMOVDQU32 256(AX), Z17
+	VMOVDQA64 Z17, 256(R8)
+	VPADDD    Z17, Z17, Z16
+	VMOVDQA64 Z16, 1280(R8)
+	VMOVDQU32 320(AX), Z17
+	VMOVDQA64 Z17, 320(R8)
+	VPADDD    Z17, Z17, Z16
+	VMOVDQA64 Z16, 1344(R8)
+	VMOVDQU32 384(AX), Z17
+	VMOVDQA64 Z17, 384(R8)
+	VPADDD    Z17, Z17, Z16
+	VMOVDQA64 Z16, 1408(R8)
+	VMOVDQU32 448(AX), Z17
+	VMOVDQA64 Z17, 448(R8)
+	VPADDD    Z17, Z17, Z16
+	VMOVDQA64 Z16, 1472(R8)
+	VMOVDQU32 512(AX), Z17
+	VMOVDQA64 Z17, 512(R8)
+	VPADDD    Z17, Z17, Z16
+	VMOVDQA64 Z16, 1536(R8)
+	VMOVDQU32 576(AX), Z17
+	VMOVDQA64 Z17, 576(R8)
+	VPADDD    Z17, Z17, Z16
+	VMOVDQA64 Z16, 1600(R8)
+	VMOVDQU32 640(AX), Z17
+	VMOVDQA64 Z17, 640(R8)
+	VPADDD    Z17, Z17, Z16
+	VMOVDQA64 Z16, 1664(R8)
+	VMOVDQU32 704(AX), Z17
+	VMOVDQA64 Z17, 704(R8)
+	VPADDD    Z17, Z17, Z16
+	VMOVDQA64 Z16, 1728(R8)
+	VMOVDQU32 768(AX), Z17
+	VMOVDQA64 Z17, 768(R8)
+	VPADDD    Z17, Z17, Z16
+	VMOVDQA64 Z16, 1792(R8)
+	VMOVDQU32 832(AX), Z17
+	VMOVDQA64 Z17, 832(R8)
+	VPADDD    Z17, Z17, Z16
+	VMOVDQA64 Z16, 1856(R8)
+	VMOVDQU32 896(AX), Z17
+	VMOVDQA64 Z17, 896(R8)
+	VPADDD    Z17, Z17, Z16
+	VMOVDQA64 Z16, 1920(R8)
+	VMOVDQU32 960(AX), Z17
+	VMOVDQA64 Z17, 960(R8)
+	VPADDD    Z17, Z17, Z16
+	VMOVDQA64 Z16, 1984(R8)
+	VMOVDQU32 1024(AX), Z5
+	VMOVDQU32 1088(AX), Z6
+	VMOVDQA64 960(R8), Z7
+	VMOVDQA64 1984(R8), Z8
+	VMOVDQU32 (CX), Z17
+	VMOVDQA64 Z17, 3072(R8)
+	VPADDD    Z17, Z17, Z16
+	VMOVDQA64 Z16, 4096(R8)
+	VMOVDQU32 64(CX), Z17
+	VMOVDQA64 Z17, 3136(R8)
+	VPADDD    Z17, Z17, Z16
+	VMOVDQA64 Z16, 4160(R8)
+	VMOVDQU32 128(CX), Z17
+	VMOVDQA64 Z17, 3200(R8)
+	VPADDD    Z17, Z17, Z16
+	VMOVDQA64 Z16, 4224(R8)
+	VMOVDQU32 192(CX), Z17
+	VMOVDQA64 Z17, 3264(R8)
+	VPADDD    Z17, Z17, Z16
+	VMOVDQA64 Z16, 4288(R8)
+	VMOVDQU32 256(CX), Z17
+	VMOVDQA64 Z17, 3328(R8)
+	VPADDD    Z17, Z17, Z16
+	VMOVDQA64 Z16, 4352(R8)
+	VMOVDQU32 320(CX), Z17
+	VMOVDQA64 Z17, 3392(R8)
+	VPADDD    Z17, Z17, Z16
+	VMOVDQA64 Z16, 4416(R8)
+	VMOVDQU32 384(CX), Z17
+	VMOVDQA64 Z17, 3456(R8)
+	VPADDD    Z17, Z17, Z16
+	VMOVDQA64 Z16, 4480(R8)
+	VMOVDQU32 448(CX), Z17
+	VMOVDQA64 Z17, 3520(R8)
+	VPADDD    Z17, Z17, Z16
+	VMOVDQA64 Z16, 4544(R8)
+	VMOVDQU32 512(CX), Z17
+	VMOVDQA64 Z17, 3584(R8)
+	VPADDD    Z17, Z17, Z16
+	VMOVDQA64 Z16, 4608(R8)
+	VMOVDQU32 576(CX), Z17
+	VMOVDQA64 Z17, 3648(R8)
+	VPADDD    Z17, Z17, Z16
+	VMOVDQA64 Z16, 4672(R8)
+	VMOVDQU32 640(CX), Z17
+	VMOVDQA64 Z17, 3712(R8)
+	VPADDD    Z17, Z17, Z16
+	VMOVDQA64 Z16, 4736(R8)
+	VMOVDQU32 704(CX), Z17
+	VMOVDQA64 Z17, 3776(R8)
+	VPADDD    Z17, Z17, Z16
+	VMOVDQA64 Z16, 4800(R8)
+	VMOVDQU32 768(CX), Z17
+	VMOVDQA64 Z17, 3840(R8)
+	VPADDD    Z17, Z17, Z16
+	VMOVDQA64 Z16, 4864(R8)
+	VMOVDQU32 832(CX), Z17
+	VMOVDQA64 Z17, 3904(R8)
+	VPADDD    Z17, Z17, Z16
+	VMOVDQA64 Z16, 4928(R8)
+	VMOVDQU32 896(CX), Z17
+	VMOVDQA64 Z17, 3968(R8)
+	VPADDD    Z17, Z17, Z16
+	VMOVDQA64 Z16, 4992(R8)
+	VMOVDQU32 960(CX), Z17
+	VMOVDQA64 Z17, 4032(R8)
+	VPADDD    Z17, Z17, Z16
+	VMOVDQA64 Z16, 5056(R8)
+	VMOVDQU32 1024(CX), Z18
+	VMOVDQU32 1088(CX), Z19
+	VMOVDQA64 4032(R8), Z20
+	VMOVDQA64 5056(R8), Z21
+	MOVQ      $0x00000002, AX
+
+iksp16_init:
+	// Initialisation round 0 (mod 16), both groups.
+	VMOVDQA64         704(R8), Z14
+	VMOVDQA64         3776(R8), Z27
+	VPSHLDD           $0x10, 1600(R8), Z14, Z14
+	VPSHLDD           $0x10, 4672(R8), Z27, Z27
+	VMOVDQA64         448(R8), Z13
+	VMOVDQA64         3520(R8), Z26
+	VPSHLDD           $0x10, 1344(R8), Z13, Z13
+	VPSHLDD           $0x10, 4416(R8), Z26, Z26
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPXORD            Z6, Z13, Z13
+	VPXORD            Z19, Z26, Z26
+	VPSHLDD           $0x10, Z13, Z14, Z12
+	VPSHLDD           $0x10, Z26, Z27, Z25
+	VPSHLDD           $0x10, Z14, Z13, Z11
+	VPSHLDD           $0x10, Z27, Z26, Z24
+	VPROLD            $0x08, Z12, Z13
+	VPROLD            $0x08, Z25, Z26
+	VPROLD            $0x1a, Z12, Z14
+	VPROLD            $0x1a, Z25, Z27
+	VPXORD            Z13, Z12, Z12
+	VPXORD            Z26, Z25, Z25
+	VPROLD            $0x0a, Z12, Z13
+	VPROLD            $0x0a, Z25, Z26
+	VPTERNLOGD        $0x96, Z14, Z13, Z12
+	VPTERNLOGD        $0x96, Z27, Z26, Z25
+	VPROLD            $0x08, Z11, Z14
+	VPROLD            $0x08, Z24, Z27
+	VPROLD            $0x1e, Z11, Z13
+	VPROLD            $0x1e, Z24, Z26
+	VPXORD            Z14, Z11, Z11
+	VPXORD            Z27, Z24, Z24
+	VPROLD            $0x0e, Z11, Z14
+	VPROLD            $0x0e, Z24, Z27
+	VPTERNLOGD        $0x96, Z13, Z14, Z11
+	VPTERNLOGD        $0x96, Z26, Z27, Z24
+	VPBLENDMB         Z11, Z12, K3, Z13
+	VPBLENDMB         Z24, Z25, K3, Z26
+	VPBLENDMB         Z12, Z11, K3, Z14
+	VPBLENDMB         Z25, Z24, K3, Z27
+	VPMOVB2M          Z13, K1
+	VPMOVB2M          Z26, K2
+	VMOVDQA64         Z1, Z11
+	VMOVDQA64         Z1, Z24
+	VPERMT2B          Z2, Z13, Z11
+	VPERMT2B          Z2, Z26, Z24
+	VMOVDQA64         Z3, Z12
+	VMOVDQA64         Z3, Z25
+	VPERMT2B          Z4, Z13, Z12
+	VPERMT2B          Z4, Z26, Z25
+	VPBLENDMB         Z12, Z11, K1, Z11
+	VPBLENDMB         Z25, Z24, K2, Z24
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z13
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z26
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z13, Z12
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z26, Z25
+	VPBLENDMW         896(R8), Z8, K4, Z14
+	VPBLENDMW         3968(R8), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VPBLENDMB         Z11, Z12, K3, Z6
+	VPBLENDMB         Z24, Z25, K3, Z19
+	VPBLENDMB         Z12, Z11, K3, Z11
+	VPBLENDMB         Z25, Z24, K3, Z24
+	VPRORD            $0x08, Z11, Z5
+	VPRORD            $0x08, Z24, Z18
+	VMOVDQA64         (R8), Z17
+	VMOVDQA64         3072(R8), Z30
+	VPSHLDD           $0x08, 1024(R8), Z17, Z16
+	VPSHLDD           $0x08, 4096(R8), Z30, Z29
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         256(R8), Z17
+	VMOVDQA64         3328(R8), Z30
+	VPSHLDD           $0x14, 1280(R8), Z17, Z17
+	VPSHLDD           $0x14, 4352(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         640(R8), Z17
+	VMOVDQA64         3712(R8), Z30
+	VPSHLDD           $0x15, 1664(R8), Z17, Z17
+	VPSHLDD           $0x15, 4736(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         832(R8), Z17
+	VMOVDQA64         3904(R8), Z30
+	VPSHLDD           $0x11, 1856(R8), Z17, Z17
+	VPSHLDD           $0x11, 4928(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSRLD            $0x01, Z14, Z14
+	VPSRLD            $0x01, Z27, Z27
+	VPADDD            Z14, Z16, Z17
+	VPADDD            Z27, Z29, Z30
+	VPSUBD            Z0, Z17, Z16
+	VPSUBD            Z0, Z30, Z29
+	VPMAXSD           Z16, Z17, Z16
+	VPMAXSD           Z29, Z30, Z29
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, (R8)
+	VMOVDQA64         Z20, 3072(R8)
+	VMOVDQA64         Z8, 1024(R8)
+	VMOVDQA64         Z21, 4096(R8)
+
+	// Initialisation round 1 (mod 16), both groups.
+	VMOVDQA64         768(R8), Z14
+	VMOVDQA64         3840(R8), Z27
+	VPSHLDD           $0x10, 1664(R8), Z14, Z14
+	VPSHLDD           $0x10, 4736(R8), Z27, Z27
+	VMOVDQA64         512(R8), Z12
+	VMOVDQA64         3584(R8), Z25
+	VPSHLDD           $0x10, 1408(R8), Z12, Z12
+	VPSHLDD           $0x10, 4480(R8), Z25, Z25
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPXORD            Z6, Z12, Z12
+	VPXORD            Z19, Z25, Z25
+	VPSHLDD           $0x10, Z12, Z14, Z11
+	VPSHLDD           $0x10, Z25, Z27, Z24
+	VPSHLDD           $0x10, Z14, Z12, Z13
+	VPSHLDD           $0x10, Z27, Z25, Z26
+	VPROLD            $0x08, Z11, Z12
+	VPROLD            $0x08, Z24, Z25
+	VPROLD            $0x1a, Z11, Z14
+	VPROLD            $0x1a, Z24, Z27
+	VPXORD            Z12, Z11, Z11
+	VPXORD            Z25, Z24, Z24
+	VPROLD            $0x0a, Z11, Z12
+	VPROLD            $0x0a, Z24, Z25
+	VPTERNLOGD        $0x96, Z14, Z12, Z11
+	VPTERNLOGD        $0x96, Z27, Z25, Z24
+	VPROLD            $0x08, Z13, Z14
+	VPROLD            $0x08, Z26, Z27
+	VPROLD            $0x1e, Z13, Z12
+	VPROLD            $0x1e, Z26, Z25
+	VPXORD            Z14, Z13, Z13
+	VPXORD            Z27, Z26, Z26
+	VPROLD            $0x0e, Z13, Z14
+	VPROLD            $0x0e, Z26, Z27
+	VPTERNLOGD        $0x96, Z12, Z14, Z13
+	VPTERNLOGD        $0x96, Z25, Z27, Z26
+	VPBLENDMB         Z13, Z11, K3, Z12
+	VPBLENDMB         Z26, Z24, K3, Z25
+	VPBLENDMB         Z11, Z13, K3, Z14
+	VPBLENDMB         Z24, Z26, K3, Z27
+	VPMOVB2M          Z12, K1
+	VPMOVB2M          Z25, K2
+	VMOVDQA64         Z1, Z13
+	VMOVDQA64         Z1, Z26
+	VPERMT2B          Z2, Z12, Z13
+	VPERMT2B          Z2, Z25, Z26
+	VMOVDQA64         Z3, Z11
+	VMOVDQA64         Z3, Z24
+	VPERMT2B          Z4, Z12, Z11
+	VPERMT2B          Z4, Z25, Z24
+	VPBLENDMB         Z11, Z13, K1, Z13
+	VPBLENDMB         Z24, Z26, K2, Z26
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z12
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z25
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z12, Z11
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z25, Z24
+	VPBLENDMW         960(R8), Z8, K4, Z14
+	VPBLENDMW         4032(R8), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VPBLENDMB         Z13, Z11, K3, Z6
+	VPBLENDMB         Z26, Z24, K3, Z19
+	VPBLENDMB         Z11, Z13, K3, Z13
+	VPBLENDMB         Z24, Z26, K3, Z26
+	VPRORD            $0x08, Z13, Z5
+	VPRORD            $0x08, Z26, Z18
+	VMOVDQA64         64(R8), Z17
+	VMOVDQA64         3136(R8), Z30
+	VPSHLDD           $0x08, 1088(R8), Z17, Z16
+	VPSHLDD           $0x08, 4160(R8), Z30, Z29
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         320(R8), Z17
+	VMOVDQA64         3392(R8), Z30
+	VPSHLDD           $0x14, 1344(R8), Z17, Z17
+	VPSHLDD           $0x14, 4416(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         704(R8), Z17
+	VMOVDQA64         3776(R8), Z30
+	VPSHLDD           $0x15, 1728(R8), Z17, Z17
+	VPSHLDD           $0x15, 4800(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         896(R8), Z17
+	VMOVDQA64         3968(R8), Z30
+	VPSHLDD           $0x11, 1920(R8), Z17, Z17
+	VPSHLDD           $0x11, 4992(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSRLD            $0x01, Z14, Z14
+	VPSRLD            $0x01, Z27, Z27
+	VPADDD            Z14, Z16, Z17
+	VPADDD            Z27, Z29, Z30
+	VPSUBD            Z0, Z17, Z16
+	VPSUBD            Z0, Z30, Z29
+	VPMAXSD           Z16, Z17, Z16
+	VPMAXSD           Z29, Z30, Z29
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 64(R8)
+	VMOVDQA64         Z20, 3136(R8)
+	VMOVDQA64         Z8, 1088(R8)
+	VMOVDQA64         Z21, 4160(R8)
+
+	// Initialisation round 2 (mod 16), both groups.
+	VMOVDQA64         832(R8), Z14
+	VMOVDQA64         3904(R8), Z27
+	VPSHLDD           $0x10, 1728(R8), Z14, Z14
+	VPSHLDD           $0x10, 4800(R8), Z27, Z27
+	VMOVDQA64         576(R8), Z11
+	VMOVDQA64         3648(R8), Z24
+	VPSHLDD           $0x10, 1472(R8), Z11, Z11
+	VPSHLDD           $0x10, 4544(R8), Z24, Z24
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPXORD            Z6, Z11, Z11
+	VPXORD            Z19, Z24, Z24
+	VPSHLDD           $0x10, Z11, Z14, Z13
+	VPSHLDD           $0x10, Z24, Z27, Z26
+	VPSHLDD           $0x10, Z14, Z11, Z12
+	VPSHLDD           $0x10, Z27, Z24, Z25
+	VPROLD            $0x08, Z13, Z11
+	VPROLD            $0x08, Z26, Z24
+	VPROLD            $0x1a, Z13, Z14
+	VPROLD            $0x1a, Z26, Z27
+	VPXORD            Z11, Z13, Z13
+	VPXORD            Z24, Z26, Z26
+	VPROLD            $0x0a, Z13, Z11
+	VPROLD            $0x0a, Z26, Z24
+	VPTERNLOGD        $0x96, Z14, Z11, Z13
+	VPTERNLOGD        $0x96, Z27, Z24, Z26
+	VPROLD            $0x08, Z12, Z14
+	VPROLD            $0x08, Z25, Z27
+	VPROLD            $0x1e, Z12, Z11
+	VPROLD            $0x1e, Z25, Z24
+	VPXORD            Z14, Z12, Z12
+	VPXORD            Z27, Z25, Z25
+	VPROLD            $0x0e, Z12, Z14
+	VPROLD            $0x0e, Z25, Z27
+	VPTERNLOGD        $0x96, Z11, Z14, Z12
+	VPTERNLOGD        $0x96, Z24, Z27, Z25
+	VPBLENDMB         Z12, Z13, K3, Z11
+	VPBLENDMB         Z25, Z26, K3, Z24
+	VPBLENDMB         Z13, Z12, K3, Z14
+	VPBLENDMB         Z26, Z25, K3, Z27
+	VPMOVB2M          Z11, K1
+	VPMOVB2M          Z24, K2
+	VMOVDQA64         Z1, Z12
+	VMOVDQA64         Z1, Z25
+	VPERMT2B          Z2, Z11, Z12
+	VPERMT2B          Z2, Z24, Z25
+	VMOVDQA64         Z3, Z13
+	VMOVDQA64         Z3, Z26
+	VPERMT2B          Z4, Z11, Z13
+	VPERMT2B          Z4, Z24, Z26
+	VPBLENDMB         Z13, Z12, K1, Z12
+	VPBLENDMB         Z26, Z25, K2, Z25
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z11
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z24
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z11, Z13
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z24, Z26
+	VPBLENDMW         (R8), Z8, K4, Z14
+	VPBLENDMW         3072(R8), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VPBLENDMB         Z12, Z13, K3, Z6
+	VPBLENDMB         Z25, Z26, K3, Z19
+	VPBLENDMB         Z13, Z12, K3, Z12
+	VPBLENDMB         Z26, Z25, K3, Z25
+	VPRORD            $0x08, Z12, Z5
+	VPRORD            $0x08, Z25, Z18
+	VMOVDQA64         128(R8), Z17
+	VMOVDQA64         3200(R8), Z30
+	VPSHLDD           $0x08, 1152(R8), Z17, Z16
+	VPSHLDD           $0x08, 4224(R8), Z30, Z29
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         384(R8), Z17
+	VMOVDQA64         3456(R8), Z30
+	VPSHLDD           $0x14, 1408(R8), Z17, Z17
+	VPSHLDD           $0x14, 4480(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         768(R8), Z17
+	VMOVDQA64         3840(R8), Z30
+	VPSHLDD           $0x15, 1792(R8), Z17, Z17
+	VPSHLDD           $0x15, 4864(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         960(R8), Z17
+	VMOVDQA64         4032(R8), Z30
+	VPSHLDD           $0x11, 1984(R8), Z17, Z17
+	VPSHLDD           $0x11, 5056(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSRLD            $0x01, Z14, Z14
+	VPSRLD            $0x01, Z27, Z27
+	VPADDD            Z14, Z16, Z17
+	VPADDD            Z27, Z29, Z30
+	VPSUBD            Z0, Z17, Z16
+	VPSUBD            Z0, Z30, Z29
+	VPMAXSD           Z16, Z17, Z16
+	VPMAXSD           Z29, Z30, Z29
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 128(R8)
+	VMOVDQA64         Z20, 3200(R8)
+	VMOVDQA64         Z8, 1152(R8)
+	VMOVDQA64         Z21, 4224(R8)
+
+	// Initialisation round 3 (mod 16), both groups.
+	VMOVDQA64         896(R8), Z14
+	VMOVDQA64         3968(R8), Z27
+	VPSHLDD           $0x10, 1792(R8), Z14, Z14
+	VPSHLDD           $0x10, 4864(R8), Z27, Z27
+	VMOVDQA64         640(R8), Z13
+	VMOVDQA64         3712(R8), Z26
+	VPSHLDD           $0x10, 1536(R8), Z13, Z13
+	VPSHLDD           $0x10, 4608(R8), Z26, Z26
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPXORD            Z6, Z13, Z13
+	VPXORD            Z19, Z26, Z26
+	VPSHLDD           $0x10, Z13, Z14, Z12
+	VPSHLDD           $0x10, Z26, Z27, Z25
+	VPSHLDD           $0x10, Z14, Z13, Z11
+	VPSHLDD           $0x10, Z27, Z26, Z24
+	VPROLD            $0x08, Z12, Z13
+	VPROLD            $0x08, Z25, Z26
+	VPROLD            $0x1a, Z12, Z14
+	VPROLD            $0x1a, Z25, Z27
+	VPXORD            Z13, Z12, Z12
+	VPXORD            Z26, Z25, Z25
+	VPROLD            $0x0a, Z12, Z13
+	VPROLD            $0x0a, Z25, Z26
+	VPTERNLOGD        $0x96, Z14, Z13, Z12
+	VPTERNLOGD        $0x96, Z27, Z26, Z25
+	VPROLD            $0x08, Z11, Z14
+	VPROLD            $0x08, Z24, Z27
+	VPROLD            $0x1e, Z11, Z13
+	VPROLD            $0x1e, Z24, Z26
+	VPXORD            Z14, Z11, Z11
+	VPXORD            Z27, Z24, Z24
+	VPROLD            $0x0e, Z11, Z14
+	VPROLD            $0x0e, Z24, Z27
+	VPTERNLOGD        $0x96, Z13, Z14, Z11
+	VPTERNLOGD        $0x96, Z26, Z27, Z24
+	VPBLENDMB         Z11, Z12, K3, Z13
+	VPBLENDMB         Z24, Z25, K3, Z26
+	VPBLENDMB         Z12, Z11, K3, Z14
+	VPBLENDMB         Z25, Z24, K3, Z27
+	VPMOVB2M          Z13, K1
+	VPMOVB2M          Z26, K2
+	VMOVDQA64         Z1, Z11
+	VMOVDQA64         Z1, Z24
+	VPERMT2B          Z2, Z13, Z11
+	VPERMT2B          Z2, Z26, Z24
+	VMOVDQA64         Z3, Z12
+	VMOVDQA64         Z3, Z25
+	VPERMT2B          Z4, Z13, Z12
+	VPERMT2B          Z4, Z26, Z25
+	VPBLENDMB         Z12, Z11, K1, Z11
+	VPBLENDMB         Z25, Z24, K2, Z24
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z13
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z26
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z13, Z12
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z26, Z25
+	VPBLENDMW         64(R8), Z8, K4, Z14
+	VPBLENDMW         3136(R8), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VPBLENDMB         Z11, Z12, K3, Z6
+	VPBLENDMB         Z24, Z25, K3, Z19
+	VPBLENDMB         Z12, Z11, K3, Z11
+	VPBLENDMB         Z25, Z24, K3, Z24
+	VPRORD            $0x08, Z11, Z5
+	VPRORD            $0x08, Z24, Z18
+	VMOVDQA64         192(R8), Z17
+	VMOVDQA64         3264(R8), Z30
+	VPSHLDD           $0x08, 1216(R8), Z17, Z16
+	VPSHLDD           $0x08, 4288(R8), Z30, Z29
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         448(R8), Z17
+	VMOVDQA64         3520(R8), Z30
+	VPSHLDD           $0x14, 1472(R8), Z17, Z17
+	VPSHLDD           $0x14, 4544(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         832(R8), Z17
+	VMOVDQA64         3904(R8), Z30
+	VPSHLDD           $0x15, 1856(R8), Z17, Z17
+	VPSHLDD           $0x15, 4928(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         (R8), Z17
+	VMOVDQA64         3072(R8), Z30
+	VPSHLDD           $0x11, 1024(R8), Z17, Z17
+	VPSHLDD           $0x11, 4096(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSRLD            $0x01, Z14, Z14
+	VPSRLD            $0x01, Z27, Z27
+	VPADDD            Z14, Z16, Z17
+	VPADDD            Z27, Z29, Z30
+	VPSUBD            Z0, Z17, Z16
+	VPSUBD            Z0, Z30, Z29
+	VPMAXSD           Z16, Z17, Z16
+	VPMAXSD           Z29, Z30, Z29
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 192(R8)
+	VMOVDQA64         Z20, 3264(R8)
+	VMOVDQA64         Z8, 1216(R8)
+	VMOVDQA64         Z21, 4288(R8)
+
+	// Initialisation round 4 (mod 16), both groups.
+	VMOVDQA64         960(R8), Z14
+	VMOVDQA64         4032(R8), Z27
+	VPSHLDD           $0x10, 1856(R8), Z14, Z14
+	VPSHLDD           $0x10, 4928(R8), Z27, Z27
+	VMOVDQA64         704(R8), Z12
+	VMOVDQA64         3776(R8), Z25
+	VPSHLDD           $0x10, 1600(R8), Z12, Z12
+	VPSHLDD           $0x10, 4672(R8), Z25, Z25
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPXORD            Z6, Z12, Z12
+	VPXORD            Z19, Z25, Z25
+	VPSHLDD           $0x10, Z12, Z14, Z11
+	VPSHLDD           $0x10, Z25, Z27, Z24
+	VPSHLDD           $0x10, Z14, Z12, Z13
+	VPSHLDD           $0x10, Z27, Z25, Z26
+	VPROLD            $0x08, Z11, Z12
+	VPROLD            $0x08, Z24, Z25
+	VPROLD            $0x1a, Z11, Z14
+	VPROLD            $0x1a, Z24, Z27
+	VPXORD            Z12, Z11, Z11
+	VPXORD            Z25, Z24, Z24
+	VPROLD            $0x0a, Z11, Z12
+	VPROLD            $0x0a, Z24, Z25
+	VPTERNLOGD        $0x96, Z14, Z12, Z11
+	VPTERNLOGD        $0x96, Z27, Z25, Z24
+	VPROLD            $0x08, Z13, Z14
+	VPROLD            $0x08, Z26, Z27
+	VPROLD            $0x1e, Z13, Z12
+	VPROLD            $0x1e, Z26, Z25
+	VPXORD            Z14, Z13, Z13
+	VPXORD            Z27, Z26, Z26
+	VPROLD            $0x0e, Z13, Z14
+	VPROLD            $0x0e, Z26, Z27
+	VPTERNLOGD        $0x96, Z12, Z14, Z13
+	VPTERNLOGD        $0x96, Z25, Z27, Z26
+	VPBLENDMB         Z13, Z11, K3, Z12
+	VPBLENDMB         Z26, Z24, K3, Z25
+	VPBLENDMB         Z11, Z13, K3, Z14
+	VPBLENDMB         Z24, Z26, K3, Z27
+	VPMOVB2M          Z12, K1
+	VPMOVB2M          Z25, K2
+	VMOVDQA64         Z1, Z13
+	VMOVDQA64         Z1, Z26
+	VPERMT2B          Z2, Z12, Z13
+	VPERMT2B          Z2, Z25, Z26
+	VMOVDQA64         Z3, Z11
+	VMOVDQA64         Z3, Z24
+	VPERMT2B          Z4, Z12, Z11
+	VPERMT2B          Z4, Z25, Z24
+	VPBLENDMB         Z11, Z13, K1, Z13
+	VPBLENDMB         Z24, Z26, K2, Z26
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z12
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z25
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z12, Z11
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z25, Z24
+	VPBLENDMW         128(R8), Z8, K4, Z14
+	VPBLENDMW         3200(R8), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VPBLENDMB         Z13, Z11, K3, Z6
+	VPBLENDMB         Z26, Z24, K3, Z19
+	VPBLENDMB         Z11, Z13, K3, Z13
+	VPBLENDMB         Z24, Z26, K3, Z26
+	VPRORD            $0x08, Z13, Z5
+	VPRORD            $0x08, Z26, Z18
+	VMOVDQA64         256(R8), Z17
+	VMOVDQA64         3328(R8), Z30
+	VPSHLDD           $0x08, 1280(R8), Z17, Z16
+	VPSHLDD           $0x08, 4352(R8), Z30, Z29
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         512(R8), Z17
+	VMOVDQA64         3584(R8), Z30
+	VPSHLDD           $0x14, 1536(R8), Z17, Z17
+	VPSHLDD           $0x14, 4608(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         896(R8), Z17
+	VMOVDQA64         3968(R8), Z30
+	VPSHLDD           $0x15, 1920(R8), Z17, Z17
+	VPSHLDD           $0x15, 4992(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         64(R8), Z17
+	VMOVDQA64         3136(R8), Z30
+	VPSHLDD           $0x11, 1088(R8), Z17, Z17
+	VPSHLDD           $0x11, 4160(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSRLD            $0x01, Z14, Z14
+	VPSRLD            $0x01, Z27, Z27
+	VPADDD            Z14, Z16, Z17
+	VPADDD            Z27, Z29, Z30
+	VPSUBD            Z0, Z17, Z16
+	VPSUBD            Z0, Z30, Z29
+	VPMAXSD           Z16, Z17, Z16
+	VPMAXSD           Z29, Z30, Z29
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 256(R8)
+	VMOVDQA64         Z20, 3328(R8)
+	VMOVDQA64         Z8, 1280(R8)
+	VMOVDQA64         Z21, 4352(R8)
+
+	// Initialisation round 5 (mod 16), both groups.
+	VMOVDQA64         (R8), Z14
+	VMOVDQA64         3072(R8), Z27
+	VPSHLDD           $0x10, 1920(R8), Z14, Z14
+	VPSHLDD           $0x10, 4992(R8), Z27, Z27
+	VMOVDQA64         768(R8), Z11
+	VMOVDQA64         3840(R8), Z24
+	VPSHLDD           $0x10, 1664(R8), Z11, Z11
+	VPSHLDD           $0x10, 4736(R8), Z24, Z24
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPXORD            Z6, Z11, Z11
+	VPXORD            Z19, Z24, Z24
+	VPSHLDD           $0x10, Z11, Z14, Z13
+	VPSHLDD           $0x10, Z24, Z27, Z26
+	VPSHLDD           $0x10, Z14, Z11, Z12
+	VPSHLDD           $0x10, Z27, Z24, Z25
+	VPROLD            $0x08, Z13, Z11
+	VPROLD            $0x08, Z26, Z24
+	VPROLD            $0x1a, Z13, Z14
+	VPROLD            $0x1a, Z26, Z27
+	VPXORD            Z11, Z13, Z13
+	VPXORD            Z24, Z26, Z26
+	VPROLD            $0x0a, Z13, Z11
+	VPROLD            $0x0a, Z26, Z24
+	VPTERNLOGD        $0x96, Z14, Z11, Z13
+	VPTERNLOGD        $0x96, Z27, Z24, Z26
+	VPROLD            $0x08, Z12, Z14
+	VPROLD            $0x08, Z25, Z27
+	VPROLD            $0x1e, Z12, Z11
+	VPROLD            $0x1e, Z25, Z24
+	VPXORD            Z14, Z12, Z12
+	VPXORD            Z27, Z25, Z25
+	VPROLD            $0x0e, Z12, Z14
+	VPROLD            $0x0e, Z25, Z27
+	VPTERNLOGD        $0x96, Z11, Z14, Z12
+	VPTERNLOGD        $0x96, Z24, Z27, Z25
+	VPBLENDMB         Z12, Z13, K3, Z11
+	VPBLENDMB         Z25, Z26, K3, Z24
+	VPBLENDMB         Z13, Z12, K3, Z14
+	VPBLENDMB         Z26, Z25, K3, Z27
+	VPMOVB2M          Z11, K1
+	VPMOVB2M          Z24, K2
+	VMOVDQA64         Z1, Z12
+	VMOVDQA64         Z1, Z25
+	VPERMT2B          Z2, Z11, Z12
+	VPERMT2B          Z2, Z24, Z25
+	VMOVDQA64         Z3, Z13
+	VMOVDQA64         Z3, Z26
+	VPERMT2B          Z4, Z11, Z13
+	VPERMT2B          Z4, Z24, Z26
+	VPBLENDMB         Z13, Z12, K1, Z12
+	VPBLENDMB         Z26, Z25, K2, Z25
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z11
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z24
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z11, Z13
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z24, Z26
+	VPBLENDMW         192(R8), Z8, K4, Z14
+	VPBLENDMW         3264(R8), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VPBLENDMB         Z12, Z13, K3, Z6
+	VPBLENDMB         Z25, Z26, K3, Z19
+	VPBLENDMB         Z13, Z12, K3, Z12
+	VPBLENDMB         Z26, Z25, K3, Z25
+	VPRORD            $0x08, Z12, Z5
+	VPRORD            $0x08, Z25, Z18
+	VMOVDQA64         320(R8), Z17
+	VMOVDQA64         3392(R8), Z30
+	VPSHLDD           $0x08, 1344(R8), Z17, Z16
+	VPSHLDD           $0x08, 4416(R8), Z30, Z29
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         576(R8), Z17
+	VMOVDQA64         3648(R8), Z30
+	VPSHLDD           $0x14, 1600(R8), Z17, Z17
+	VPSHLDD           $0x14, 4672(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         960(R8), Z17
+	VMOVDQA64         4032(R8), Z30
+	VPSHLDD           $0x15, 1984(R8), Z17, Z17
+	VPSHLDD           $0x15, 5056(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         128(R8), Z17
+	VMOVDQA64         3200(R8), Z30
+	VPSHLDD           $0x11, 1152(R8), Z17, Z17
+	VPSHLDD           $0x11, 4224(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSRLD            $0x01, Z14, Z14
+	VPSRLD            $0x01, Z27, Z27
+	VPADDD            Z14, Z16, Z17
+	VPADDD            Z27, Z29, Z30
+	VPSUBD            Z0, Z17, Z16
+	VPSUBD            Z0, Z30, Z29
+	VPMAXSD           Z16, Z17, Z16
+	VPMAXSD           Z29, Z30, Z29
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 320(R8)
+	VMOVDQA64         Z20, 3392(R8)
+	VMOVDQA64         Z8, 1344(R8)
+	VMOVDQA64         Z21, 4416(R8)
+
+	// Initialisation round 6 (mod 16), both groups.
+	VMOVDQA64         64(R8), Z14
+	VMOVDQA64         3136(R8), Z27
+	VPSHLDD           $0x10, 1984(R8), Z14, Z14
+	VPSHLDD           $0x10, 5056(R8), Z27, Z27
+	VMOVDQA64         832(R8), Z13
+	VMOVDQA64         3904(R8), Z26
+	VPSHLDD           $0x10, 1728(R8), Z13, Z13
+	VPSHLDD           $0x10, 4800(R8), Z26, Z26
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPXORD            Z6, Z13, Z13
+	VPXORD            Z19, Z26, Z26
+	VPSHLDD           $0x10, Z13, Z14, Z12
+	VPSHLDD           $0x10, Z26, Z27, Z25
+	VPSHLDD           $0x10, Z14, Z13, Z11
+	VPSHLDD           $0x10, Z27, Z26, Z24
+	VPROLD            $0x08, Z12, Z13
+	VPROLD            $0x08, Z25, Z26
+	VPROLD            $0x1a, Z12, Z14
+	VPROLD            $0x1a, Z25, Z27
+	VPXORD            Z13, Z12, Z12
+	VPXORD            Z26, Z25, Z25
+	VPROLD            $0x0a, Z12, Z13
+	VPROLD            $0x0a, Z25, Z26
+	VPTERNLOGD        $0x96, Z14, Z13, Z12
+	VPTERNLOGD        $0x96, Z27, Z26, Z25
+	VPROLD            $0x08, Z11, Z14
+	VPROLD            $0x08, Z24, Z27
+	VPROLD            $0x1e, Z11, Z13
+	VPROLD            $0x1e, Z24, Z26
+	VPXORD            Z14, Z11, Z11
+	VPXORD            Z27, Z24, Z24
+	VPROLD            $0x0e, Z11, Z14
+	VPROLD            $0x0e, Z24, Z27
+	VPTERNLOGD        $0x96, Z13, Z14, Z11
+	VPTERNLOGD        $0x96, Z26, Z27, Z24
+	VPBLENDMB         Z11, Z12, K3, Z13
+	VPBLENDMB         Z24, Z25, K3, Z26
+	VPBLENDMB         Z12, Z11, K3, Z14
+	VPBLENDMB         Z25, Z24, K3, Z27
+	VPMOVB2M          Z13, K1
+	VPMOVB2M          Z26, K2
+	VMOVDQA64         Z1, Z11
+	VMOVDQA64         Z1, Z24
+	VPERMT2B          Z2, Z13, Z11
+	VPERMT2B          Z2, Z26, Z24
+	VMOVDQA64         Z3, Z12
+	VMOVDQA64         Z3, Z25
+	VPERMT2B          Z4, Z13, Z12
+	VPERMT2B          Z4, Z26, Z25
+	VPBLENDMB         Z12, Z11, K1, Z11
+	VPBLENDMB         Z25, Z24, K2, Z24
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z13
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z26
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z13, Z12
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z26, Z25
+	VPBLENDMW         256(R8), Z8, K4, Z14
+	VPBLENDMW         3328(R8), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VPBLENDMB         Z11, Z12, K3, Z6
+	VPBLENDMB         Z24, Z25, K3, Z19
+	VPBLENDMB         Z12, Z11, K3, Z11
+	VPBLENDMB         Z25, Z24, K3, Z24
+	VPRORD            $0x08, Z11, Z5
+	VPRORD            $0x08, Z24, Z18
+	VMOVDQA64         384(R8), Z17
+	VMOVDQA64         3456(R8), Z30
+	VPSHLDD           $0x08, 1408(R8), Z17, Z16
+	VPSHLDD           $0x08, 4480(R8), Z30, Z29
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         640(R8), Z17
+	VMOVDQA64         3712(R8), Z30
+	VPSHLDD           $0x14, 1664(R8), Z17, Z17
+	VPSHLDD           $0x14, 4736(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         (R8), Z17
+	VMOVDQA64         3072(R8), Z30
+	VPSHLDD           $0x15, 1024(R8), Z17, Z17
+	VPSHLDD           $0x15, 4096(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         192(R8), Z17
+	VMOVDQA64         3264(R8), Z30
+	VPSHLDD           $0x11, 1216(R8), Z17, Z17
+	VPSHLDD           $0x11, 4288(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSRLD            $0x01, Z14, Z14
+	VPSRLD            $0x01, Z27, Z27
+	VPADDD            Z14, Z16, Z17
+	VPADDD            Z27, Z29, Z30
+	VPSUBD            Z0, Z17, Z16
+	VPSUBD            Z0, Z30, Z29
+	VPMAXSD           Z16, Z17, Z16
+	VPMAXSD           Z29, Z30, Z29
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 384(R8)
+	VMOVDQA64         Z20, 3456(R8)
+	VMOVDQA64         Z8, 1408(R8)
+	VMOVDQA64         Z21, 4480(R8)
+
+	// Initialisation round 7 (mod 16), both groups.
+	VMOVDQA64         128(R8), Z14
+	VMOVDQA64         3200(R8), Z27
+	VPSHLDD           $0x10, 1024(R8), Z14, Z14
+	VPSHLDD           $0x10, 4096(R8), Z27, Z27
+	VMOVDQA64         896(R8), Z12
+	VMOVDQA64         3968(R8), Z25
+	VPSHLDD           $0x10, 1792(R8), Z12, Z12
+	VPSHLDD           $0x10, 4864(R8), Z25, Z25
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPXORD            Z6, Z12, Z12
+	VPXORD            Z19, Z25, Z25
+	VPSHLDD           $0x10, Z12, Z14, Z11
+	VPSHLDD           $0x10, Z25, Z27, Z24
+	VPSHLDD           $0x10, Z14, Z12, Z13
+	VPSHLDD           $0x10, Z27, Z25, Z26
+	VPROLD            $0x08, Z11, Z12
+	VPROLD            $0x08, Z24, Z25
+	VPROLD            $0x1a, Z11, Z14
+	VPROLD            $0x1a, Z24, Z27
+	VPXORD            Z12, Z11, Z11
+	VPXORD            Z25, Z24, Z24
+	VPROLD            $0x0a, Z11, Z12
+	VPROLD            $0x0a, Z24, Z25
+	VPTERNLOGD        $0x96, Z14, Z12, Z11
+	VPTERNLOGD        $0x96, Z27, Z25, Z24
+	VPROLD            $0x08, Z13, Z14
+	VPROLD            $0x08, Z26, Z27
+	VPROLD            $0x1e, Z13, Z12
+	VPROLD            $0x1e, Z26, Z25
+	VPXORD            Z14, Z13, Z13
+	VPXORD            Z27, Z26, Z26
+	VPROLD            $0x0e, Z13, Z14
+	VPROLD            $0x0e, Z26, Z27
+	VPTERNLOGD        $0x96, Z12, Z14, Z13
+	VPTERNLOGD        $0x96, Z25, Z27, Z26
+	VPBLENDMB         Z13, Z11, K3, Z12
+	VPBLENDMB         Z26, Z24, K3, Z25
+	VPBLENDMB         Z11, Z13, K3, Z14
+	VPBLENDMB         Z24, Z26, K3, Z27
+	VPMOVB2M          Z12, K1
+	VPMOVB2M          Z25, K2
+	VMOVDQA64         Z1, Z13
+	VMOVDQA64         Z1, Z26
+	VPERMT2B          Z2, Z12, Z13
+	VPERMT2B          Z2, Z25, Z26
+	VMOVDQA64         Z3, Z11
+	VMOVDQA64         Z3, Z24
+	VPERMT2B          Z4, Z12, Z11
+	VPERMT2B          Z4, Z25, Z24
+	VPBLENDMB         Z11, Z13, K1, Z13
+	VPBLENDMB         Z24, Z26, K2, Z26
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z12
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z25
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z12, Z11
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z25, Z24
+	VPBLENDMW         320(R8), Z8, K4, Z14
+	VPBLENDMW         3392(R8), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VPBLENDMB         Z13, Z11, K3, Z6
+	VPBLENDMB         Z26, Z24, K3, Z19
+	VPBLENDMB         Z11, Z13, K3, Z13
+	VPBLENDMB         Z24, Z26, K3, Z26
+	VPRORD            $0x08, Z13, Z5
+	VPRORD            $0x08, Z26, Z18
+	VMOVDQA64         448(R8), Z17
+	VMOVDQA64         3520(R8), Z30
+	VPSHLDD           $0x08, 1472(R8), Z17, Z16
+	VPSHLDD           $0x08, 4544(R8), Z30, Z29
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         704(R8), Z17
+	VMOVDQA64         3776(R8), Z30
+	VPSHLDD           $0x14, 1728(R8), Z17, Z17
+	VPSHLDD           $0x14, 4800(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         64(R8), Z17
+	VMOVDQA64         3136(R8), Z30
+	VPSHLDD           $0x15, 1088(R8), Z17, Z17
+	VPSHLDD           $0x15, 4160(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         256(R8), Z17
+	VMOVDQA64         3328(R8), Z30
+	VPSHLDD           $0x11, 1280(R8), Z17, Z17
+	VPSHLDD           $0x11, 4352(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSRLD            $0x01, Z14, Z14
+	VPSRLD            $0x01, Z27, Z27
+	VPADDD            Z14, Z16, Z17
+	VPADDD            Z27, Z29, Z30
+	VPSUBD            Z0, Z17, Z16
+	VPSUBD            Z0, Z30, Z29
+	VPMAXSD           Z16, Z17, Z16
+	VPMAXSD           Z29, Z30, Z29
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 448(R8)
+	VMOVDQA64         Z20, 3520(R8)
+	VMOVDQA64         Z8, 1472(R8)
+	VMOVDQA64         Z21, 4544(R8)
+
+	// Initialisation round 8 (mod 16), both groups.
+	VMOVDQA64         192(R8), Z14
+	VMOVDQA64         3264(R8), Z27
+	VPSHLDD           $0x10, 1088(R8), Z14, Z14
+	VPSHLDD           $0x10, 4160(R8), Z27, Z27
+	VMOVDQA64         960(R8), Z11
+	VMOVDQA64         4032(R8), Z24
+	VPSHLDD           $0x10, 1856(R8), Z11, Z11
+	VPSHLDD           $0x10, 4928(R8), Z24, Z24
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPXORD            Z6, Z11, Z11
+	VPXORD            Z19, Z24, Z24
+	VPSHLDD           $0x10, Z11, Z14, Z13
+	VPSHLDD           $0x10, Z24, Z27, Z26
+	VPSHLDD           $0x10, Z14, Z11, Z12
+	VPSHLDD           $0x10, Z27, Z24, Z25
+	VPROLD            $0x08, Z13, Z11
+	VPROLD            $0x08, Z26, Z24
+	VPROLD            $0x1a, Z13, Z14
+	VPROLD            $0x1a, Z26, Z27
+	VPXORD            Z11, Z13, Z13
+	VPXORD            Z24, Z26, Z26
+	VPROLD            $0x0a, Z13, Z11
+	VPROLD            $0x0a, Z26, Z24
+	VPTERNLOGD        $0x96, Z14, Z11, Z13
+	VPTERNLOGD        $0x96, Z27, Z24, Z26
+	VPROLD            $0x08, Z12, Z14
+	VPROLD            $0x08, Z25, Z27
+	VPROLD            $0x1e, Z12, Z11
+	VPROLD            $0x1e, Z25, Z24
+	VPXORD            Z14, Z12, Z12
+	VPXORD            Z27, Z25, Z25
+	VPROLD            $0x0e, Z12, Z14
+	VPROLD            $0x0e, Z25, Z27
+	VPTERNLOGD        $0x96, Z11, Z14, Z12
+	VPTERNLOGD        $0x96, Z24, Z27, Z25
+	VPBLENDMB         Z12, Z13, K3, Z11
+	VPBLENDMB         Z25, Z26, K3, Z24
+	VPBLENDMB         Z13, Z12, K3, Z14
+	VPBLENDMB         Z26, Z25, K3, Z27
+	VPMOVB2M          Z11, K1
+	VPMOVB2M          Z24, K2
+	VMOVDQA64         Z1, Z12
+	VMOVDQA64         Z1, Z25
+	VPERMT2B          Z2, Z11, Z12
+	VPERMT2B          Z2, Z24, Z25
+	VMOVDQA64         Z3, Z13
+	VMOVDQA64         Z3, Z26
+	VPERMT2B          Z4, Z11, Z13
+	VPERMT2B          Z4, Z24, Z26
+	VPBLENDMB         Z13, Z12, K1, Z12
+	VPBLENDMB         Z26, Z25, K2, Z25
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z11
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z24
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z11, Z13
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z24, Z26
+	VPBLENDMW         384(R8), Z8, K4, Z14
+	VPBLENDMW         3456(R8), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VPBLENDMB         Z12, Z13, K3, Z6
+	VPBLENDMB         Z25, Z26, K3, Z19
+	VPBLENDMB         Z13, Z12, K3, Z12
+	VPBLENDMB         Z26, Z25, K3, Z25
+	VPRORD            $0x08, Z12, Z5
+	VPRORD            $0x08, Z25, Z18
+	VMOVDQA64         512(R8), Z17
+	VMOVDQA64         3584(R8), Z30
+	VPSHLDD           $0x08, 1536(R8), Z17, Z16
+	VPSHLDD           $0x08, 4608(R8), Z30, Z29
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         768(R8), Z17
+	VMOVDQA64         3840(R8), Z30
+	VPSHLDD           $0x14, 1792(R8), Z17, Z17
+	VPSHLDD           $0x14, 4864(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         128(R8), Z17
+	VMOVDQA64         3200(R8), Z30
+	VPSHLDD           $0x15, 1152(R8), Z17, Z17
+	VPSHLDD           $0x15, 4224(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         320(R8), Z17
+	VMOVDQA64         3392(R8), Z30
+	VPSHLDD           $0x11, 1344(R8), Z17, Z17
+	VPSHLDD           $0x11, 4416(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSRLD            $0x01, Z14, Z14
+	VPSRLD            $0x01, Z27, Z27
+	VPADDD            Z14, Z16, Z17
+	VPADDD            Z27, Z29, Z30
+	VPSUBD            Z0, Z17, Z16
+	VPSUBD            Z0, Z30, Z29
+	VPMAXSD           Z16, Z17, Z16
+	VPMAXSD           Z29, Z30, Z29
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 512(R8)
+	VMOVDQA64         Z20, 3584(R8)
+	VMOVDQA64         Z8, 1536(R8)
+	VMOVDQA64         Z21, 4608(R8)
+
+	// Initialisation round 9 (mod 16), both groups.
+	VMOVDQA64         256(R8), Z14
+	VMOVDQA64         3328(R8), Z27
+	VPSHLDD           $0x10, 1152(R8), Z14, Z14
+	VPSHLDD           $0x10, 4224(R8), Z27, Z27
+	VMOVDQA64         (R8), Z13
+	VMOVDQA64         3072(R8), Z26
+	VPSHLDD           $0x10, 1920(R8), Z13, Z13
+	VPSHLDD           $0x10, 4992(R8), Z26, Z26
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPXORD            Z6, Z13, Z13
+	VPXORD            Z19, Z26, Z26
+	VPSHLDD           $0x10, Z13, Z14, Z12
+	VPSHLDD           $0x10, Z26, Z27, Z25
+	VPSHLDD           $0x10, Z14, Z13, Z11
+	VPSHLDD           $0x10, Z27, Z26, Z24
+	VPROLD            $0x08, Z12, Z13
+	VPROLD            $0x08, Z25, Z26
+	VPROLD            $0x1a, Z12, Z14
+	VPROLD            $0x1a, Z25, Z27
+	VPXORD            Z13, Z12, Z12
+	VPXORD            Z26, Z25, Z25
+	VPROLD            $0x0a, Z12, Z13
+	VPROLD            $0x0a, Z25, Z26
+	VPTERNLOGD        $0x96, Z14, Z13, Z12
+	VPTERNLOGD        $0x96, Z27, Z26, Z25
+	VPROLD            $0x08, Z11, Z14
+	VPROLD            $0x08, Z24, Z27
+	VPROLD            $0x1e, Z11, Z13
+	VPROLD            $0x1e, Z24, Z26
+	VPXORD            Z14, Z11, Z11
+	VPXORD            Z27, Z24, Z24
+	VPROLD            $0x0e, Z11, Z14
+	VPROLD            $0x0e, Z24, Z27
+	VPTERNLOGD        $0x96, Z13, Z14, Z11
+	VPTERNLOGD        $0x96, Z26, Z27, Z24
+	VPBLENDMB         Z11, Z12, K3, Z13
+	VPBLENDMB         Z24, Z25, K3, Z26
+	VPBLENDMB         Z12, Z11, K3, Z14
+	VPBLENDMB         Z25, Z24, K3, Z27
+	VPMOVB2M          Z13, K1
+	VPMOVB2M          Z26, K2
+	VMOVDQA64         Z1, Z11
+	VMOVDQA64         Z1, Z24
+	VPERMT2B          Z2, Z13, Z11
+	VPERMT2B          Z2, Z26, Z24
+	VMOVDQA64         Z3, Z12
+	VMOVDQA64         Z3, Z25
+	VPERMT2B          Z4, Z13, Z12
+	VPERMT2B          Z4, Z26, Z25
+	VPBLENDMB         Z12, Z11, K1, Z11
+	VPBLENDMB         Z25, Z24, K2, Z24
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z13
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z26
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z13, Z12
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z26, Z25
+	VPBLENDMW         448(R8), Z8, K4, Z14
+	VPBLENDMW         3520(R8), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VPBLENDMB         Z11, Z12, K3, Z6
+	VPBLENDMB         Z24, Z25, K3, Z19
+	VPBLENDMB         Z12, Z11, K3, Z11
+	VPBLENDMB         Z25, Z24, K3, Z24
+	VPRORD            $0x08, Z11, Z5
+	VPRORD            $0x08, Z24, Z18
+	VMOVDQA64         576(R8), Z17
+	VMOVDQA64         3648(R8), Z30
+	VPSHLDD           $0x08, 1600(R8), Z17, Z16
+	VPSHLDD           $0x08, 4672(R8), Z30, Z29
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         832(R8), Z17
+	VMOVDQA64         3904(R8), Z30
+	VPSHLDD           $0x14, 1856(R8), Z17, Z17
+	VPSHLDD           $0x14, 4928(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         192(R8), Z17
+	VMOVDQA64         3264(R8), Z30
+	VPSHLDD           $0x15, 1216(R8), Z17, Z17
+	VPSHLDD           $0x15, 4288(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         384(R8), Z17
+	VMOVDQA64         3456(R8), Z30
+	VPSHLDD           $0x11, 1408(R8), Z17, Z17
+	VPSHLDD           $0x11, 4480(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSRLD            $0x01, Z14, Z14
+	VPSRLD            $0x01, Z27, Z27
+	VPADDD            Z14, Z16, Z17
+	VPADDD            Z27, Z29, Z30
+	VPSUBD            Z0, Z17, Z16
+	VPSUBD            Z0, Z30, Z29
+	VPMAXSD           Z16, Z17, Z16
+	VPMAXSD           Z29, Z30, Z29
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 576(R8)
+	VMOVDQA64         Z20, 3648(R8)
+	VMOVDQA64         Z8, 1600(R8)
+	VMOVDQA64         Z21, 4672(R8)
+
+	// Initialisation round 10 (mod 16), both groups.
+	VMOVDQA64         320(R8), Z14
+	VMOVDQA64         3392(R8), Z27
+	VPSHLDD           $0x10, 1216(R8), Z14, Z14
+	VPSHLDD           $0x10, 4288(R8), Z27, Z27
+	VMOVDQA64         64(R8), Z12
+	VMOVDQA64         3136(R8), Z25
+	VPSHLDD           $0x10, 1984(R8), Z12, Z12
+	VPSHLDD           $0x10, 5056(R8), Z25, Z25
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPXORD            Z6, Z12, Z12
+	VPXORD            Z19, Z25, Z25
+	VPSHLDD           $0x10, Z12, Z14, Z11
+	VPSHLDD           $0x10, Z25, Z27, Z24
+	VPSHLDD           $0x10, Z14, Z12, Z13
+	VPSHLDD           $0x10, Z27, Z25, Z26
+	VPROLD            $0x08, Z11, Z12
+	VPROLD            $0x08, Z24, Z25
+	VPROLD            $0x1a, Z11, Z14
+	VPROLD            $0x1a, Z24, Z27
+	VPXORD            Z12, Z11, Z11
+	VPXORD            Z25, Z24, Z24
+	VPROLD            $0x0a, Z11, Z12
+	VPROLD            $0x0a, Z24, Z25
+	VPTERNLOGD        $0x96, Z14, Z12, Z11
+	VPTERNLOGD        $0x96, Z27, Z25, Z24
+	VPROLD            $0x08, Z13, Z14
+	VPROLD            $0x08, Z26, Z27
+	VPROLD            $0x1e, Z13, Z12
+	VPROLD            $0x1e, Z26, Z25
+	VPXORD            Z14, Z13, Z13
+	VPXORD            Z27, Z26, Z26
+	VPROLD            $0x0e, Z13, Z14
+	VPROLD            $0x0e, Z26, Z27
+	VPTERNLOGD        $0x96, Z12, Z14, Z13
+	VPTERNLOGD        $0x96, Z25, Z27, Z26
+	VPBLENDMB         Z13, Z11, K3, Z12
+	VPBLENDMB         Z26, Z24, K3, Z25
+	VPBLENDMB         Z11, Z13, K3, Z14
+	VPBLENDMB         Z24, Z26, K3, Z27
+	VPMOVB2M          Z12, K1
+	VPMOVB2M          Z25, K2
+	VMOVDQA64         Z1, Z13
+	VMOVDQA64         Z1, Z26
+	VPERMT2B          Z2, Z12, Z13
+	VPERMT2B          Z2, Z25, Z26
+	VMOVDQA64         Z3, Z11
+	VMOVDQA64         Z3, Z24
+	VPERMT2B          Z4, Z12, Z11
+	VPERMT2B          Z4, Z25, Z24
+	VPBLENDMB         Z11, Z13, K1, Z13
+	VPBLENDMB         Z24, Z26, K2, Z26
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z12
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z25
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z12, Z11
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z25, Z24
+	VPBLENDMW         512(R8), Z8, K4, Z14
+	VPBLENDMW         3584(R8), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VPBLENDMB         Z13, Z11, K3, Z6
+	VPBLENDMB         Z26, Z24, K3, Z19
+	VPBLENDMB         Z11, Z13, K3, Z13
+	VPBLENDMB         Z24, Z26, K3, Z26
+	VPRORD            $0x08, Z13, Z5
+	VPRORD            $0x08, Z26, Z18
+	VMOVDQA64         640(R8), Z17
+	VMOVDQA64         3712(R8), Z30
+	VPSHLDD           $0x08, 1664(R8), Z17, Z16
+	VPSHLDD           $0x08, 4736(R8), Z30, Z29
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         896(R8), Z17
+	VMOVDQA64         3968(R8), Z30
+	VPSHLDD           $0x14, 1920(R8), Z17, Z17
+	VPSHLDD           $0x14, 4992(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         256(R8), Z17
+	VMOVDQA64         3328(R8), Z30
+	VPSHLDD           $0x15, 1280(R8), Z17, Z17
+	VPSHLDD           $0x15, 4352(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         448(R8), Z17
+	VMOVDQA64         3520(R8), Z30
+	VPSHLDD           $0x11, 1472(R8), Z17, Z17
+	VPSHLDD           $0x11, 4544(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSRLD            $0x01, Z14, Z14
+	VPSRLD            $0x01, Z27, Z27
+	VPADDD            Z14, Z16, Z17
+	VPADDD            Z27, Z29, Z30
+	VPSUBD            Z0, Z17, Z16
+	VPSUBD            Z0, Z30, Z29
+	VPMAXSD           Z16, Z17, Z16
+	VPMAXSD           Z29, Z30, Z29
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 640(R8)
+	VMOVDQA64         Z20, 3712(R8)
+	VMOVDQA64         Z8, 1664(R8)
+	VMOVDQA64         Z21, 4736(R8)
+
+	// Initialisation round 11 (mod 16), both groups.
+	VMOVDQA64         384(R8), Z14
+	VMOVDQA64         3456(R8), Z27
+	VPSHLDD           $0x10, 1280(R8), Z14, Z14
+	VPSHLDD           $0x10, 4352(R8), Z27, Z27
+	VMOVDQA64         128(R8), Z11
+	VMOVDQA64         3200(R8), Z24
+	VPSHLDD           $0x10, 1024(R8), Z11, Z11
+	VPSHLDD           $0x10, 4096(R8), Z24, Z24
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPXORD            Z6, Z11, Z11
+	VPXORD            Z19, Z24, Z24
+	VPSHLDD           $0x10, Z11, Z14, Z13
+	VPSHLDD           $0x10, Z24, Z27, Z26
+	VPSHLDD           $0x10, Z14, Z11, Z12
+	VPSHLDD           $0x10, Z27, Z24, Z25
+	VPROLD            $0x08, Z13, Z11
+	VPROLD            $0x08, Z26, Z24
+	VPROLD            $0x1a, Z13, Z14
+	VPROLD            $0x1a, Z26, Z27
+	VPXORD            Z11, Z13, Z13
+	VPXORD            Z24, Z26, Z26
+	VPROLD            $0x0a, Z13, Z11
+	VPROLD            $0x0a, Z26, Z24
+	VPTERNLOGD        $0x96, Z14, Z11, Z13
+	VPTERNLOGD        $0x96, Z27, Z24, Z26
+	VPROLD            $0x08, Z12, Z14
+	VPROLD            $0x08, Z25, Z27
+	VPROLD            $0x1e, Z12, Z11
+	VPROLD            $0x1e, Z25, Z24
+	VPXORD            Z14, Z12, Z12
+	VPXORD            Z27, Z25, Z25
+	VPROLD            $0x0e, Z12, Z14
+	VPROLD            $0x0e, Z25, Z27
+	VPTERNLOGD        $0x96, Z11, Z14, Z12
+	VPTERNLOGD        $0x96, Z24, Z27, Z25
+	VPBLENDMB         Z12, Z13, K3, Z11
+	VPBLENDMB         Z25, Z26, K3, Z24
+	VPBLENDMB         Z13, Z12, K3, Z14
+	VPBLENDMB         Z26, Z25, K3, Z27
+	VPMOVB2M          Z11, K1
+	VPMOVB2M          Z24, K2
+	VMOVDQA64         Z1, Z12
+	VMOVDQA64         Z1, Z25
+	VPERMT2B          Z2, Z11, Z12
+	VPERMT2B          Z2, Z24, Z25
+	VMOVDQA64         Z3, Z13
+	VMOVDQA64         Z3, Z26
+	VPERMT2B          Z4, Z11, Z13
+	VPERMT2B          Z4, Z24, Z26
+	VPBLENDMB         Z13, Z12, K1, Z12
+	VPBLENDMB         Z26, Z25, K2, Z25
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z11
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z24
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z11, Z13
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z24, Z26
+	VPBLENDMW         576(R8), Z8, K4, Z14
+	VPBLENDMW         3648(R8), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VPBLENDMB         Z12, Z13, K3, Z6
+	VPBLENDMB         Z25, Z26, K3, Z19
+	VPBLENDMB         Z13, Z12, K3, Z12
+	VPBLENDMB         Z26, Z25, K3, Z25
+	VPRORD            $0x08, Z12, Z5
+	VPRORD            $0x08, Z25, Z18
+	VMOVDQA64         704(R8), Z17
+	VMOVDQA64         3776(R8), Z30
+	VPSHLDD           $0x08, 1728(R8), Z17, Z16
+	VPSHLDD           $0x08, 4800(R8), Z30, Z29
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         960(R8), Z17
+	VMOVDQA64         4032(R8), Z30
+	VPSHLDD           $0x14, 1984(R8), Z17, Z17
+	VPSHLDD           $0x14, 5056(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         320(R8), Z17
+	VMOVDQA64         3392(R8), Z30
+	VPSHLDD           $0x15, 1344(R8), Z17, Z17
+	VPSHLDD           $0x15, 4416(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         512(R8), Z17
+	VMOVDQA64         3584(R8), Z30
+	VPSHLDD           $0x11, 1536(R8), Z17, Z17
+	VPSHLDD           $0x11, 4608(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSRLD            $0x01, Z14, Z14
+	VPSRLD            $0x01, Z27, Z27
+	VPADDD            Z14, Z16, Z17
+	VPADDD            Z27, Z29, Z30
+	VPSUBD            Z0, Z17, Z16
+	VPSUBD            Z0, Z30, Z29
+	VPMAXSD           Z16, Z17, Z16
+	VPMAXSD           Z29, Z30, Z29
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 704(R8)
+	VMOVDQA64         Z20, 3776(R8)
+	VMOVDQA64         Z8, 1728(R8)
+	VMOVDQA64         Z21, 4800(R8)
+
+	// Initialisation round 12 (mod 16), both groups.
+	VMOVDQA64         448(R8), Z14
+	VMOVDQA64         3520(R8), Z27
+	VPSHLDD           $0x10, 1344(R8), Z14, Z14
+	VPSHLDD           $0x10, 4416(R8), Z27, Z27
+	VMOVDQA64         192(R8), Z13
+	VMOVDQA64         3264(R8), Z26
+	VPSHLDD           $0x10, 1088(R8), Z13, Z13
+	VPSHLDD           $0x10, 4160(R8), Z26, Z26
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPXORD            Z6, Z13, Z13
+	VPXORD            Z19, Z26, Z26
+	VPSHLDD           $0x10, Z13, Z14, Z12
+	VPSHLDD           $0x10, Z26, Z27, Z25
+	VPSHLDD           $0x10, Z14, Z13, Z11
+	VPSHLDD           $0x10, Z27, Z26, Z24
+	VPROLD            $0x08, Z12, Z13
+	VPROLD            $0x08, Z25, Z26
+	VPROLD            $0x1a, Z12, Z14
+	VPROLD            $0x1a, Z25, Z27
+	VPXORD            Z13, Z12, Z12
+	VPXORD            Z26, Z25, Z25
+	VPROLD            $0x0a, Z12, Z13
+	VPROLD            $0x0a, Z25, Z26
+	VPTERNLOGD        $0x96, Z14, Z13, Z12
+	VPTERNLOGD        $0x96, Z27, Z26, Z25
+	VPROLD            $0x08, Z11, Z14
+	VPROLD            $0x08, Z24, Z27
+	VPROLD            $0x1e, Z11, Z13
+	VPROLD            $0x1e, Z24, Z26
+	VPXORD            Z14, Z11, Z11
+	VPXORD            Z27, Z24, Z24
+	VPROLD            $0x0e, Z11, Z14
+	VPROLD            $0x0e, Z24, Z27
+	VPTERNLOGD        $0x96, Z13, Z14, Z11
+	VPTERNLOGD        $0x96, Z26, Z27, Z24
+	VPBLENDMB         Z11, Z12, K3, Z13
+	VPBLENDMB         Z24, Z25, K3, Z26
+	VPBLENDMB         Z12, Z11, K3, Z14
+	VPBLENDMB         Z25, Z24, K3, Z27
+	VPMOVB2M          Z13, K1
+	VPMOVB2M          Z26, K2
+	VMOVDQA64         Z1, Z11
+	VMOVDQA64         Z1, Z24
+	VPERMT2B          Z2, Z13, Z11
+	VPERMT2B          Z2, Z26, Z24
+	VMOVDQA64         Z3, Z12
+	VMOVDQA64         Z3, Z25
+	VPERMT2B          Z4, Z13, Z12
+	VPERMT2B          Z4, Z26, Z25
+	VPBLENDMB         Z12, Z11, K1, Z11
+	VPBLENDMB         Z25, Z24, K2, Z24
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z13
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z26
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z13, Z12
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z26, Z25
+	VPBLENDMW         640(R8), Z8, K4, Z14
+	VPBLENDMW         3712(R8), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VPBLENDMB         Z11, Z12, K3, Z6
+	VPBLENDMB         Z24, Z25, K3, Z19
+	VPBLENDMB         Z12, Z11, K3, Z11
+	VPBLENDMB         Z25, Z24, K3, Z24
+	VPRORD            $0x08, Z11, Z5
+	VPRORD            $0x08, Z24, Z18
+	VMOVDQA64         768(R8), Z17
+	VMOVDQA64         3840(R8), Z30
+	VPSHLDD           $0x08, 1792(R8), Z17, Z16
+	VPSHLDD           $0x08, 4864(R8), Z30, Z29
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         (R8), Z17
+	VMOVDQA64         3072(R8), Z30
+	VPSHLDD           $0x14, 1024(R8), Z17, Z17
+	VPSHLDD           $0x14, 4096(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         384(R8), Z17
+	VMOVDQA64         3456(R8), Z30
+	VPSHLDD           $0x15, 1408(R8), Z17, Z17
+	VPSHLDD           $0x15, 4480(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         576(R8), Z17
+	VMOVDQA64         3648(R8), Z30
+	VPSHLDD           $0x11, 1600(R8), Z17, Z17
+	VPSHLDD           $0x11, 4672(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSRLD            $0x01, Z14, Z14
+	VPSRLD            $0x01, Z27, Z27
+	VPADDD            Z14, Z16, Z17
+	VPADDD            Z27, Z29, Z30
+	VPSUBD            Z0, Z17, Z16
+	VPSUBD            Z0, Z30, Z29
+	VPMAXSD           Z16, Z17, Z16
+	VPMAXSD           Z29, Z30, Z29
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 768(R8)
+	VMOVDQA64         Z20, 3840(R8)
+	VMOVDQA64         Z8, 1792(R8)
+	VMOVDQA64         Z21, 4864(R8)
+
+	// Initialisation round 13 (mod 16), both groups.
+	VMOVDQA64         512(R8), Z14
+	VMOVDQA64         3584(R8), Z27
+	VPSHLDD           $0x10, 1408(R8), Z14, Z14
+	VPSHLDD           $0x10, 4480(R8), Z27, Z27
+	VMOVDQA64         256(R8), Z12
+	VMOVDQA64         3328(R8), Z25
+	VPSHLDD           $0x10, 1152(R8), Z12, Z12
+	VPSHLDD           $0x10, 4224(R8), Z25, Z25
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPXORD            Z6, Z12, Z12
+	VPXORD            Z19, Z25, Z25
+	VPSHLDD           $0x10, Z12, Z14, Z11
+	VPSHLDD           $0x10, Z25, Z27, Z24
+	VPSHLDD           $0x10, Z14, Z12, Z13
+	VPSHLDD           $0x10, Z27, Z25, Z26
+	VPROLD            $0x08, Z11, Z12
+	VPROLD            $0x08, Z24, Z25
+	VPROLD            $0x1a, Z11, Z14
+	VPROLD            $0x1a, Z24, Z27
+	VPXORD            Z12, Z11, Z11
+	VPXORD            Z25, Z24, Z24
+	VPROLD            $0x0a, Z11, Z12
+	VPROLD            $0x0a, Z24, Z25
+	VPTERNLOGD        $0x96, Z14, Z12, Z11
+	VPTERNLOGD        $0x96, Z27, Z25, Z24
+	VPROLD            $0x08, Z13, Z14
+	VPROLD            $0x08, Z26, Z27
+	VPROLD            $0x1e, Z13, Z12
+	VPROLD            $0x1e, Z26, Z25
+	VPXORD            Z14, Z13, Z13
+	VPXORD            Z27, Z26, Z26
+	VPROLD            $0x0e, Z13, Z14
+	VPROLD            $0x0e, Z26, Z27
+	VPTERNLOGD        $0x96, Z12, Z14, Z13
+	VPTERNLOGD        $0x96, Z25, Z27, Z26
+	VPBLENDMB         Z13, Z11, K3, Z12
+	VPBLENDMB         Z26, Z24, K3, Z25
+	VPBLENDMB         Z11, Z13, K3, Z14
+	VPBLENDMB         Z24, Z26, K3, Z27
+	VPMOVB2M          Z12, K1
+	VPMOVB2M          Z25, K2
+	VMOVDQA64         Z1, Z13
+	VMOVDQA64         Z1, Z26
+	VPERMT2B          Z2, Z12, Z13
+	VPERMT2B          Z2, Z25, Z26
+	VMOVDQA64         Z3, Z11
+	VMOVDQA64         Z3, Z24
+	VPERMT2B          Z4, Z12, Z11
+	VPERMT2B          Z4, Z25, Z24
+	VPBLENDMB         Z11, Z13, K1, Z13
+	VPBLENDMB         Z24, Z26, K2, Z26
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z12
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z25
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z12, Z11
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z25, Z24
+	VPBLENDMW         704(R8), Z8, K4, Z14
+	VPBLENDMW         3776(R8), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VPBLENDMB         Z13, Z11, K3, Z6
+	VPBLENDMB         Z26, Z24, K3, Z19
+	VPBLENDMB         Z11, Z13, K3, Z13
+	VPBLENDMB         Z24, Z26, K3, Z26
+	VPRORD            $0x08, Z13, Z5
+	VPRORD            $0x08, Z26, Z18
+	VMOVDQA64         832(R8), Z17
+	VMOVDQA64         3904(R8), Z30
+	VPSHLDD           $0x08, 1856(R8), Z17, Z16
+	VPSHLDD           $0x08, 4928(R8), Z30, Z29
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         64(R8), Z17
+	VMOVDQA64         3136(R8), Z30
+	VPSHLDD           $0x14, 1088(R8), Z17, Z17
+	VPSHLDD           $0x14, 4160(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         448(R8), Z17
+	VMOVDQA64         3520(R8), Z30
+	VPSHLDD           $0x15, 1472(R8), Z17, Z17
+	VPSHLDD           $0x15, 4544(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         640(R8), Z17
+	VMOVDQA64         3712(R8), Z30
+	VPSHLDD           $0x11, 1664(R8), Z17, Z17
+	VPSHLDD           $0x11, 4736(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSRLD            $0x01, Z14, Z14
+	VPSRLD            $0x01, Z27, Z27
+	VPADDD            Z14, Z16, Z17
+	VPADDD            Z27, Z29, Z30
+	VPSUBD            Z0, Z17, Z16
+	VPSUBD            Z0, Z30, Z29
+	VPMAXSD           Z16, Z17, Z16
+	VPMAXSD           Z29, Z30, Z29
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 832(R8)
+	VMOVDQA64         Z20, 3904(R8)
+	VMOVDQA64         Z8, 1856(R8)
+	VMOVDQA64         Z21, 4928(R8)
+
+	// Initialisation round 14 (mod 16), both groups.
+	VMOVDQA64         576(R8), Z14
+	VMOVDQA64         3648(R8), Z27
+	VPSHLDD           $0x10, 1472(R8), Z14, Z14
+	VPSHLDD           $0x10, 4544(R8), Z27, Z27
+	VMOVDQA64         320(R8), Z11
+	VMOVDQA64         3392(R8), Z24
+	VPSHLDD           $0x10, 1216(R8), Z11, Z11
+	VPSHLDD           $0x10, 4288(R8), Z24, Z24
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPXORD            Z6, Z11, Z11
+	VPXORD            Z19, Z24, Z24
+	VPSHLDD           $0x10, Z11, Z14, Z13
+	VPSHLDD           $0x10, Z24, Z27, Z26
+	VPSHLDD           $0x10, Z14, Z11, Z12
+	VPSHLDD           $0x10, Z27, Z24, Z25
+	VPROLD            $0x08, Z13, Z11
+	VPROLD            $0x08, Z26, Z24
+	VPROLD            $0x1a, Z13, Z14
+	VPROLD            $0x1a, Z26, Z27
+	VPXORD            Z11, Z13, Z13
+	VPXORD            Z24, Z26, Z26
+	VPROLD            $0x0a, Z13, Z11
+	VPROLD            $0x0a, Z26, Z24
+	VPTERNLOGD        $0x96, Z14, Z11, Z13
+	VPTERNLOGD        $0x96, Z27, Z24, Z26
+	VPROLD            $0x08, Z12, Z14
+	VPROLD            $0x08, Z25, Z27
+	VPROLD            $0x1e, Z12, Z11
+	VPROLD            $0x1e, Z25, Z24
+	VPXORD            Z14, Z12, Z12
+	VPXORD            Z27, Z25, Z25
+	VPROLD            $0x0e, Z12, Z14
+	VPROLD            $0x0e, Z25, Z27
+	VPTERNLOGD        $0x96, Z11, Z14, Z12
+	VPTERNLOGD        $0x96, Z24, Z27, Z25
+	VPBLENDMB         Z12, Z13, K3, Z11
+	VPBLENDMB         Z25, Z26, K3, Z24
+	VPBLENDMB         Z13, Z12, K3, Z14
+	VPBLENDMB         Z26, Z25, K3, Z27
+	VPMOVB2M          Z11, K1
+	VPMOVB2M          Z24, K2
+	VMOVDQA64         Z1, Z12
+	VMOVDQA64         Z1, Z25
+	VPERMT2B          Z2, Z11, Z12
+	VPERMT2B          Z2, Z24, Z25
+	VMOVDQA64         Z3, Z13
+	VMOVDQA64         Z3, Z26
+	VPERMT2B          Z4, Z11, Z13
+	VPERMT2B          Z4, Z24, Z26
+	VPBLENDMB         Z13, Z12, K1, Z12
+	VPBLENDMB         Z26, Z25, K2, Z25
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z11
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z24
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z11, Z13
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z24, Z26
+	VPBLENDMW         768(R8), Z8, K4, Z14
+	VPBLENDMW         3840(R8), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VPBLENDMB         Z12, Z13, K3, Z6
+	VPBLENDMB         Z25, Z26, K3, Z19
+	VPBLENDMB         Z13, Z12, K3, Z12
+	VPBLENDMB         Z26, Z25, K3, Z25
+	VPRORD            $0x08, Z12, Z5
+	VPRORD            $0x08, Z25, Z18
+	VMOVDQA64         896(R8), Z17
+	VMOVDQA64         3968(R8), Z30
+	VPSHLDD           $0x08, 1920(R8), Z17, Z16
+	VPSHLDD           $0x08, 4992(R8), Z30, Z29
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         128(R8), Z17
+	VMOVDQA64         3200(R8), Z30
+	VPSHLDD           $0x14, 1152(R8), Z17, Z17
+	VPSHLDD           $0x14, 4224(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         512(R8), Z17
+	VMOVDQA64         3584(R8), Z30
+	VPSHLDD           $0x15, 1536(R8), Z17, Z17
+	VPSHLDD           $0x15, 4608(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         704(R8), Z17
+	VMOVDQA64         3776(R8), Z30
+	VPSHLDD           $0x11, 1728(R8), Z17, Z17
+	VPSHLDD           $0x11, 4800(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSRLD            $0x01, Z14, Z14
+	VPSRLD            $0x01, Z27, Z27
+	VPADDD            Z14, Z16, Z17
+	VPADDD            Z27, Z29, Z30
+	VPSUBD            Z0, Z17, Z16
+	VPSUBD            Z0, Z30, Z29
+	VPMAXSD           Z16, Z17, Z16
+	VPMAXSD           Z29, Z30, Z29
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 896(R8)
+	VMOVDQA64         Z20, 3968(R8)
+	VMOVDQA64         Z8, 1920(R8)
+	VMOVDQA64         Z21, 4992(R8)
+
+	// Initialisation round 15 (mod 16), both groups.
+	VMOVDQA64         640(R8), Z14
+	VMOVDQA64         3712(R8), Z27
+	VPSHLDD           $0x10, 1536(R8), Z14, Z14
+	VPSHLDD           $0x10, 4608(R8), Z27, Z27
+	VMOVDQA64         384(R8), Z13
+	VMOVDQA64         3456(R8), Z26
+	VPSHLDD           $0x10, 1280(R8), Z13, Z13
+	VPSHLDD           $0x10, 4352(R8), Z26, Z26
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPXORD            Z6, Z13, Z13
+	VPXORD            Z19, Z26, Z26
+	VPSHLDD           $0x10, Z13, Z14, Z12
+	VPSHLDD           $0x10, Z26, Z27, Z25
+	VPSHLDD           $0x10, Z14, Z13, Z11
+	VPSHLDD           $0x10, Z27, Z26, Z24
+	VPROLD            $0x08, Z12, Z13
+	VPROLD            $0x08, Z25, Z26
+	VPROLD            $0x1a, Z12, Z14
+	VPROLD            $0x1a, Z25, Z27
+	VPXORD            Z13, Z12, Z12
+	VPXORD            Z26, Z25, Z25
+	VPROLD            $0x0a, Z12, Z13
+	VPROLD            $0x0a, Z25, Z26
+	VPTERNLOGD        $0x96, Z14, Z13, Z12
+	VPTERNLOGD        $0x96, Z27, Z26, Z25
+	VPROLD            $0x08, Z11, Z14
+	VPROLD            $0x08, Z24, Z27
+	VPROLD            $0x1e, Z11, Z13
+	VPROLD            $0x1e, Z24, Z26
+	VPXORD            Z14, Z11, Z11
+	VPXORD            Z27, Z24, Z24
+	VPROLD            $0x0e, Z11, Z14
+	VPROLD            $0x0e, Z24, Z27
+	VPTERNLOGD        $0x96, Z13, Z14, Z11
+	VPTERNLOGD        $0x96, Z26, Z27, Z24
+	VPBLENDMB         Z11, Z12, K3, Z13
+	VPBLENDMB         Z24, Z25, K3, Z26
+	VPBLENDMB         Z12, Z11, K3, Z14
+	VPBLENDMB         Z25, Z24, K3, Z27
+	VPMOVB2M          Z13, K1
+	VPMOVB2M          Z26, K2
+	VMOVDQA64         Z1, Z11
+	VMOVDQA64         Z1, Z24
+	VPERMT2B          Z2, Z13, Z11
+	VPERMT2B          Z2, Z26, Z24
+	VMOVDQA64         Z3, Z12
+	VMOVDQA64         Z3, Z25
+	VPERMT2B          Z4, Z13, Z12
+	VPERMT2B          Z4, Z26, Z25
+	VPBLENDMB         Z12, Z11, K1, Z11
+	VPBLENDMB         Z25, Z24, K2, Z24
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z13
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z26
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z13, Z12
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z26, Z25
+	VPBLENDMW         832(R8), Z8, K4, Z14
+	VPBLENDMW         3904(R8), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VPBLENDMB         Z11, Z12, K3, Z6
+	VPBLENDMB         Z24, Z25, K3, Z19
+	VPBLENDMB         Z12, Z11, K3, Z11
+	VPBLENDMB         Z25, Z24, K3, Z24
+	VPRORD            $0x08, Z11, Z5
+	VPRORD            $0x08, Z24, Z18
+	VMOVDQA64         960(R8), Z17
+	VMOVDQA64         4032(R8), Z30
+	VPSHLDD           $0x08, 1984(R8), Z17, Z16
+	VPSHLDD           $0x08, 5056(R8), Z30, Z29
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         192(R8), Z17
+	VMOVDQA64         3264(R8), Z30
+	VPSHLDD           $0x14, 1216(R8), Z17, Z17
+	VPSHLDD           $0x14, 4288(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         576(R8), Z17
+	VMOVDQA64         3648(R8), Z30
+	VPSHLDD           $0x15, 1600(R8), Z17, Z17
+	VPSHLDD           $0x15, 4672(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         768(R8), Z17
+	VMOVDQA64         3840(R8), Z30
+	VPSHLDD           $0x11, 1792(R8), Z17, Z17
+	VPSHLDD           $0x11, 4864(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSRLD            $0x01, Z14, Z14
+	VPSRLD            $0x01, Z27, Z27
+	VPADDD            Z14, Z16, Z17
+	VPADDD            Z27, Z29, Z30
+	VPSUBD            Z0, Z17, Z16
+	VPSUBD            Z0, Z30, Z29
+	VPMAXSD           Z16, Z17, Z16
+	VPMAXSD           Z29, Z30, Z29
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 960(R8)
+	VMOVDQA64         Z20, 4032(R8)
+	VMOVDQA64         Z8, 1984(R8)
+	VMOVDQA64         Z21, 5056(R8)
+	DECQ              AX
+	JNZ               iksp16_init
+
+	// First work round, output discarded.
+	VMOVDQA64         704(R8), Z14
+	VMOVDQA64         3776(R8), Z27
+	VPSHLDD           $0x10, 1600(R8), Z14, Z14
+	VPSHLDD           $0x10, 4672(R8), Z27, Z27
+	VMOVDQA64         448(R8), Z12
+	VMOVDQA64         3520(R8), Z25
+	VPSHLDD           $0x10, 1344(R8), Z12, Z12
+	VPSHLDD           $0x10, 4416(R8), Z25, Z25
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPXORD            Z6, Z12, Z12
+	VPXORD            Z19, Z25, Z25
+	VPSHLDD           $0x10, Z12, Z14, Z11
+	VPSHLDD           $0x10, Z25, Z27, Z24
+	VPSHLDD           $0x10, Z14, Z12, Z13
+	VPSHLDD           $0x10, Z27, Z25, Z26
+	VPROLD            $0x08, Z11, Z12
+	VPROLD            $0x08, Z24, Z25
+	VPROLD            $0x1a, Z11, Z14
+	VPROLD            $0x1a, Z24, Z27
+	VPXORD            Z12, Z11, Z11
+	VPXORD            Z25, Z24, Z24
+	VPROLD            $0x0a, Z11, Z12
+	VPROLD            $0x0a, Z24, Z25
+	VPTERNLOGD        $0x96, Z14, Z12, Z11
+	VPTERNLOGD        $0x96, Z27, Z25, Z24
+	VPROLD            $0x08, Z13, Z14
+	VPROLD            $0x08, Z26, Z27
+	VPROLD            $0x1e, Z13, Z12
+	VPROLD            $0x1e, Z26, Z25
+	VPXORD            Z14, Z13, Z13
+	VPXORD            Z27, Z26, Z26
+	VPROLD            $0x0e, Z13, Z14
+	VPROLD            $0x0e, Z26, Z27
+	VPTERNLOGD        $0x96, Z12, Z14, Z13
+	VPTERNLOGD        $0x96, Z25, Z27, Z26
+	VPBLENDMB         Z13, Z11, K3, Z12
+	VPBLENDMB         Z26, Z24, K3, Z25
+	VPBLENDMB         Z11, Z13, K3, Z14
+	VPBLENDMB         Z24, Z26, K3, Z27
+	VPMOVB2M          Z12, K1
+	VPMOVB2M          Z25, K2
+	VMOVDQA64         Z1, Z13
+	VMOVDQA64         Z1, Z26
+	VPERMT2B          Z2, Z12, Z13
+	VPERMT2B          Z2, Z25, Z26
+	VMOVDQA64         Z3, Z11
+	VMOVDQA64         Z3, Z24
+	VPERMT2B          Z4, Z12, Z11
+	VPERMT2B          Z4, Z25, Z24
+	VPBLENDMB         Z11, Z13, K1, Z13
+	VPBLENDMB         Z24, Z26, K2, Z26
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z12
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z25
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z12, Z11
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z25, Z24
+	VPBLENDMW         896(R8), Z8, K4, Z14
+	VPBLENDMW         3968(R8), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VPBLENDMB         Z13, Z11, K3, Z6
+	VPBLENDMB         Z26, Z24, K3, Z19
+	VPBLENDMB         Z11, Z13, K3, Z13
+	VPBLENDMB         Z24, Z26, K3, Z26
+	VPRORD            $0x08, Z13, Z5
+	VPRORD            $0x08, Z26, Z18
+	VMOVDQA64         (R8), Z17
+	VMOVDQA64         3072(R8), Z30
+	VPSHLDD           $0x08, 1024(R8), Z17, Z16
+	VPSHLDD           $0x08, 4096(R8), Z30, Z29
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         256(R8), Z17
+	VMOVDQA64         3328(R8), Z30
+	VPSHLDD           $0x14, 1280(R8), Z17, Z17
+	VPSHLDD           $0x14, 4352(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         640(R8), Z17
+	VMOVDQA64         3712(R8), Z30
+	VPSHLDD           $0x15, 1664(R8), Z17, Z17
+	VPSHLDD           $0x15, 4736(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         832(R8), Z17
+	VMOVDQA64         3904(R8), Z30
+	VPSHLDD           $0x11, 1856(R8), Z17, Z17
+	VPSHLDD           $0x11, 4928(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, (R8)
+	VMOVDQA64         Z20, 3072(R8)
+	VMOVDQA64         Z8, 1024(R8)
+	VMOVDQA64         Z21, 4096(R8)
+
+iksp16_loop:
+	// 16 work rounds, both groups (ring offset 1 after the initialisation).
+	VMOVDQA64         768(R8), Z11
+	VMOVDQA64         3840(R8), Z24
+	VPSHLDD           $0x10, 1664(R8), Z11, Z11
+	VPSHLDD           $0x10, 4736(R8), Z24, Z24
+	VMOVDQA64         512(R8), Z13
+	VMOVDQA64         3584(R8), Z26
+	VPSHLDD           $0x10, 1408(R8), Z13, Z13
+	VPSHLDD           $0x10, 4480(R8), Z26, Z26
+	VPADDD            Z5, Z11, Z11
+	VPADDD            Z18, Z24, Z24
+	VPXORD            Z6, Z13, Z13
+	VPXORD            Z19, Z26, Z26
+	VPSHLDD           $0x10, Z13, Z11, Z14
+	VPSHLDD           $0x10, Z26, Z24, Z27
+	VPSHLDD           $0x10, Z11, Z13, Z12
+	VPSHLDD           $0x10, Z24, Z26, Z25
+	VPROLD            $0x08, Z14, Z13
+	VPROLD            $0x08, Z27, Z26
+	VPROLD            $0x1a, Z14, Z11
+	VPROLD            $0x1a, Z27, Z24
+	VPXORD            Z13, Z14, Z14
+	VPXORD            Z26, Z27, Z27
+	VPROLD            $0x0a, Z14, Z13
+	VPROLD            $0x0a, Z27, Z26
+	VPTERNLOGD        $0x96, Z11, Z13, Z14
+	VPTERNLOGD        $0x96, Z24, Z26, Z27
+	VPROLD            $0x08, Z12, Z11
+	VPROLD            $0x08, Z25, Z24
+	VPROLD            $0x1e, Z12, Z13
+	VPROLD            $0x1e, Z25, Z26
+	VPXORD            Z11, Z12, Z12
+	VPXORD            Z24, Z25, Z25
+	VPROLD            $0x0e, Z12, Z11
+	VPROLD            $0x0e, Z25, Z24
+	VPTERNLOGD        $0x96, Z13, Z11, Z12
+	VPTERNLOGD        $0x96, Z26, Z24, Z25
+	VPBLENDMB         Z12, Z14, K3, Z13
+	VPBLENDMB         Z25, Z27, K3, Z26
+	VPBLENDMB         Z14, Z12, K3, Z11
+	VPBLENDMB         Z27, Z25, K3, Z24
+	VPMOVB2M          Z13, K1
+	VPMOVB2M          Z26, K2
+	VMOVDQA64         Z1, Z12
+	VMOVDQA64         Z1, Z25
+	VPERMT2B          Z2, Z13, Z12
+	VPERMT2B          Z2, Z26, Z25
+	VMOVDQA64         Z3, Z14
+	VMOVDQA64         Z3, Z27
+	VPERMT2B          Z4, Z13, Z14
+	VPERMT2B          Z4, Z26, Z27
+	VPBLENDMB         Z14, Z12, K1, Z12
+	VPBLENDMB         Z27, Z25, K2, Z25
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z11, Z13
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z24, Z26
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z13, Z14
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z26, Z27
+	VPBLENDMW         960(R8), Z8, K4, Z11
+	VPBLENDMW         4032(R8), Z21, K4, Z24
+	VPXORD            Z5, Z11, Z11
+	VPXORD            Z18, Z24, Z24
+	VPADDD            Z6, Z11, Z11
+	VPADDD            Z19, Z24, Z24
+	VMOVDQA64         192(R8), Z13
+	VMOVDQA64         3264(R8), Z26
+	VPSHLDD           $0x10, 1088(R8), Z13, Z13
+	VPSHLDD           $0x10, 4160(R8), Z26, Z26
+	VPXORD            Z13, Z11, Z11
+	VPXORD            Z26, Z24, Z24
+	VMOVDQA64         Z11, 2048(R8)
+	VMOVDQA64         Z24, 5120(R8)
+	VPBLENDMB         Z12, Z14, K3, Z6
+	VPBLENDMB         Z25, Z27, K3, Z19
+	VPBLENDMB         Z14, Z12, K3, Z12
+	VPBLENDMB         Z27, Z25, K3, Z25
+	VPRORD            $0x08, Z12, Z5
+	VPRORD            $0x08, Z25, Z18
+	VMOVDQA64         832(R8), Z14
+	VMOVDQA64         3904(R8), Z27
+	VMOVDQA64         64(R8), Z17
+	VMOVDQA64         3136(R8), Z30
+	VPSHLDD           $0x10, 1728(R8), Z14, Z14
+	VPSHLDD           $0x10, 4800(R8), Z27, Z27
+	VPSHLDD           $0x08, 1088(R8), Z17, Z16
+	VPSHLDD           $0x08, 4160(R8), Z30, Z29
+	VMOVDQA64         576(R8), Z12
+	VMOVDQA64         3648(R8), Z25
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPSHLDD           $0x10, 1472(R8), Z12, Z12
+	VPSHLDD           $0x10, 4544(R8), Z25, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPXORD            Z6, Z12, Z12
+	VPXORD            Z19, Z25, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSHLDD           $0x10, Z12, Z14, Z11
+	VPSHLDD           $0x10, Z25, Z27, Z24
+	VMOVDQA64         320(R8), Z17
+	VMOVDQA64         3392(R8), Z30
+	VPSHLDD           $0x10, Z14, Z12, Z13
+	VPSHLDD           $0x10, Z27, Z25, Z26
+	VPSHLDD           $0x14, 1344(R8), Z17, Z17
+	VPSHLDD           $0x14, 4416(R8), Z30, Z30
+	VPROLD            $0x08, Z11, Z12
+	VPROLD            $0x08, Z24, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPROLD            $0x1a, Z11, Z14
+	VPROLD            $0x1a, Z24, Z27
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPXORD            Z12, Z11, Z11
+	VPXORD            Z25, Z24, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPROLD            $0x0a, Z11, Z12
+	VPROLD            $0x0a, Z24, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPTERNLOGD        $0x96, Z14, Z12, Z11
+	VPTERNLOGD        $0x96, Z27, Z25, Z24
+	VMOVDQA64         704(R8), Z17
+	VMOVDQA64         3776(R8), Z30
+	VPROLD            $0x08, Z13, Z14
+	VPROLD            $0x08, Z26, Z27
+	VPSHLDD           $0x15, 1728(R8), Z17, Z17
+	VPSHLDD           $0x15, 4800(R8), Z30, Z30
+	VPROLD            $0x1e, Z13, Z12
+	VPROLD            $0x1e, Z26, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPXORD            Z14, Z13, Z13
+	VPXORD            Z27, Z26, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPROLD            $0x0e, Z13, Z14
+	VPROLD            $0x0e, Z26, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPTERNLOGD        $0x96, Z12, Z14, Z13
+	VPTERNLOGD        $0x96, Z25, Z27, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPBLENDMB         Z13, Z11, K3, Z12
+	VPBLENDMB         Z26, Z24, K3, Z25
+	VMOVDQA64         896(R8), Z17
+	VMOVDQA64         3968(R8), Z30
+	VPBLENDMB         Z11, Z13, K3, Z14
+	VPBLENDMB         Z24, Z26, K3, Z27
+	VPSHLDD           $0x11, 1920(R8), Z17, Z17
+	VPSHLDD           $0x11, 4992(R8), Z30, Z30
+	VPMOVB2M          Z12, K1
+	VPMOVB2M          Z25, K2
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VMOVDQA64         Z1, Z13
+	VMOVDQA64         Z1, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPERMT2B          Z2, Z12, Z13
+	VPERMT2B          Z2, Z25, Z26
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VMOVDQA64         Z3, Z11
+	VMOVDQA64         Z3, Z24
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPERMT2B          Z4, Z12, Z11
+	VPERMT2B          Z4, Z25, Z24
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPBLENDMB         Z11, Z13, K1, Z13
+	VPBLENDMB         Z24, Z26, K2, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z12
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z12, Z11
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z25, Z24
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 64(R8)
+	VMOVDQA64         Z20, 3136(R8)
+	VMOVDQA64         Z8, 1088(R8)
+	VMOVDQA64         Z21, 4160(R8)
+	VPBLENDMW         (R8), Z8, K4, Z14
+	VPBLENDMW         3072(R8), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VMOVDQA64         256(R8), Z12
+	VMOVDQA64         3328(R8), Z25
+	VPSHLDD           $0x10, 1152(R8), Z12, Z12
+	VPSHLDD           $0x10, 4224(R8), Z25, Z25
+	VPXORD            Z12, Z14, Z14
+	VPXORD            Z25, Z27, Z27
+	VMOVDQA64         Z14, 2112(R8)
+	VMOVDQA64         Z27, 5184(R8)
+	VPBLENDMB         Z13, Z11, K3, Z6
+	VPBLENDMB         Z26, Z24, K3, Z19
+	VPBLENDMB         Z11, Z13, K3, Z13
+	VPBLENDMB         Z24, Z26, K3, Z26
+	VPRORD            $0x08, Z13, Z5
+	VPRORD            $0x08, Z26, Z18
+	VMOVDQA64         896(R8), Z11
+	VMOVDQA64         3968(R8), Z24
+	VMOVDQA64         128(R8), Z17
+	VMOVDQA64         3200(R8), Z30
+	VPSHLDD           $0x10, 1792(R8), Z11, Z11
+	VPSHLDD           $0x10, 4864(R8), Z24, Z24
+	VPSHLDD           $0x08, 1152(R8), Z17, Z16
+	VPSHLDD           $0x08, 4224(R8), Z30, Z29
+	VMOVDQA64         640(R8), Z13
+	VMOVDQA64         3712(R8), Z26
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPSHLDD           $0x10, 1536(R8), Z13, Z13
+	VPSHLDD           $0x10, 4608(R8), Z26, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPADDD            Z5, Z11, Z11
+	VPADDD            Z18, Z24, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPXORD            Z6, Z13, Z13
+	VPXORD            Z19, Z26, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSHLDD           $0x10, Z13, Z11, Z14
+	VPSHLDD           $0x10, Z26, Z24, Z27
+	VMOVDQA64         384(R8), Z17
+	VMOVDQA64         3456(R8), Z30
+	VPSHLDD           $0x10, Z11, Z13, Z12
+	VPSHLDD           $0x10, Z24, Z26, Z25
+	VPSHLDD           $0x14, 1408(R8), Z17, Z17
+	VPSHLDD           $0x14, 4480(R8), Z30, Z30
+	VPROLD            $0x08, Z14, Z13
+	VPROLD            $0x08, Z27, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPROLD            $0x1a, Z14, Z11
+	VPROLD            $0x1a, Z27, Z24
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPXORD            Z13, Z14, Z14
+	VPXORD            Z26, Z27, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPROLD            $0x0a, Z14, Z13
+	VPROLD            $0x0a, Z27, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPTERNLOGD        $0x96, Z11, Z13, Z14
+	VPTERNLOGD        $0x96, Z24, Z26, Z27
+	VMOVDQA64         768(R8), Z17
+	VMOVDQA64         3840(R8), Z30
+	VPROLD            $0x08, Z12, Z11
+	VPROLD            $0x08, Z25, Z24
+	VPSHLDD           $0x15, 1792(R8), Z17, Z17
+	VPSHLDD           $0x15, 4864(R8), Z30, Z30
+	VPROLD            $0x1e, Z12, Z13
+	VPROLD            $0x1e, Z25, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPXORD            Z11, Z12, Z12
+	VPXORD            Z24, Z25, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPROLD            $0x0e, Z12, Z11
+	VPROLD            $0x0e, Z25, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPTERNLOGD        $0x96, Z13, Z11, Z12
+	VPTERNLOGD        $0x96, Z26, Z24, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPBLENDMB         Z12, Z14, K3, Z13
+	VPBLENDMB         Z25, Z27, K3, Z26
+	VMOVDQA64         960(R8), Z17
+	VMOVDQA64         4032(R8), Z30
+	VPBLENDMB         Z14, Z12, K3, Z11
+	VPBLENDMB         Z27, Z25, K3, Z24
+	VPSHLDD           $0x11, 1984(R8), Z17, Z17
+	VPSHLDD           $0x11, 5056(R8), Z30, Z30
+	VPMOVB2M          Z13, K1
+	VPMOVB2M          Z26, K2
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VMOVDQA64         Z1, Z12
+	VMOVDQA64         Z1, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPERMT2B          Z2, Z13, Z12
+	VPERMT2B          Z2, Z26, Z25
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VMOVDQA64         Z3, Z14
+	VMOVDQA64         Z3, Z27
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPERMT2B          Z4, Z13, Z14
+	VPERMT2B          Z4, Z26, Z27
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPBLENDMB         Z14, Z12, K1, Z12
+	VPBLENDMB         Z27, Z25, K2, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z11, Z13
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z24, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z13, Z14
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z26, Z27
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 128(R8)
+	VMOVDQA64         Z20, 3200(R8)
+	VMOVDQA64         Z8, 1152(R8)
+	VMOVDQA64         Z21, 4224(R8)
+	VPBLENDMW         64(R8), Z8, K4, Z11
+	VPBLENDMW         3136(R8), Z21, K4, Z24
+	VPXORD            Z5, Z11, Z11
+	VPXORD            Z18, Z24, Z24
+	VPADDD            Z6, Z11, Z11
+	VPADDD            Z19, Z24, Z24
+	VMOVDQA64         320(R8), Z13
+	VMOVDQA64         3392(R8), Z26
+	VPSHLDD           $0x10, 1216(R8), Z13, Z13
+	VPSHLDD           $0x10, 4288(R8), Z26, Z26
+	VPXORD            Z13, Z11, Z11
+	VPXORD            Z26, Z24, Z24
+	VMOVDQA64         Z11, 2176(R8)
+	VMOVDQA64         Z24, 5248(R8)
+	VPBLENDMB         Z12, Z14, K3, Z6
+	VPBLENDMB         Z25, Z27, K3, Z19
+	VPBLENDMB         Z14, Z12, K3, Z12
+	VPBLENDMB         Z27, Z25, K3, Z25
+	VPRORD            $0x08, Z12, Z5
+	VPRORD            $0x08, Z25, Z18
+	VMOVDQA64         960(R8), Z14
+	VMOVDQA64         4032(R8), Z27
+	VMOVDQA64         192(R8), Z17
+	VMOVDQA64         3264(R8), Z30
+	VPSHLDD           $0x10, 1856(R8), Z14, Z14
+	VPSHLDD           $0x10, 4928(R8), Z27, Z27
+	VPSHLDD           $0x08, 1216(R8), Z17, Z16
+	VPSHLDD           $0x08, 4288(R8), Z30, Z29
+	VMOVDQA64         704(R8), Z12
+	VMOVDQA64         3776(R8), Z25
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPSHLDD           $0x10, 1600(R8), Z12, Z12
+	VPSHLDD           $0x10, 4672(R8), Z25, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPXORD            Z6, Z12, Z12
+	VPXORD            Z19, Z25, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSHLDD           $0x10, Z12, Z14, Z11
+	VPSHLDD           $0x10, Z25, Z27, Z24
+	VMOVDQA64         448(R8), Z17
+	VMOVDQA64         3520(R8), Z30
+	VPSHLDD           $0x10, Z14, Z12, Z13
+	VPSHLDD           $0x10, Z27, Z25, Z26
+	VPSHLDD           $0x14, 1472(R8), Z17, Z17
+	VPSHLDD           $0x14, 4544(R8), Z30, Z30
+	VPROLD            $0x08, Z11, Z12
+	VPROLD            $0x08, Z24, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPROLD            $0x1a, Z11, Z14
+	VPROLD            $0x1a, Z24, Z27
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPXORD            Z12, Z11, Z11
+	VPXORD            Z25, Z24, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPROLD            $0x0a, Z11, Z12
+	VPROLD            $0x0a, Z24, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPTERNLOGD        $0x96, Z14, Z12, Z11
+	VPTERNLOGD        $0x96, Z27, Z25, Z24
+	VMOVDQA64         832(R8), Z17
+	VMOVDQA64         3904(R8), Z30
+	VPROLD            $0x08, Z13, Z14
+	VPROLD            $0x08, Z26, Z27
+	VPSHLDD           $0x15, 1856(R8), Z17, Z17
+	VPSHLDD           $0x15, 4928(R8), Z30, Z30
+	VPROLD            $0x1e, Z13, Z12
+	VPROLD            $0x1e, Z26, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPXORD            Z14, Z13, Z13
+	VPXORD            Z27, Z26, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPROLD            $0x0e, Z13, Z14
+	VPROLD            $0x0e, Z26, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPTERNLOGD        $0x96, Z12, Z14, Z13
+	VPTERNLOGD        $0x96, Z25, Z27, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPBLENDMB         Z13, Z11, K3, Z12
+	VPBLENDMB         Z26, Z24, K3, Z25
+	VMOVDQA64         (R8), Z17
+	VMOVDQA64         3072(R8), Z30
+	VPBLENDMB         Z11, Z13, K3, Z14
+	VPBLENDMB         Z24, Z26, K3, Z27
+	VPSHLDD           $0x11, 1024(R8), Z17, Z17
+	VPSHLDD           $0x11, 4096(R8), Z30, Z30
+	VPMOVB2M          Z12, K1
+	VPMOVB2M          Z25, K2
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VMOVDQA64         Z1, Z13
+	VMOVDQA64         Z1, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPERMT2B          Z2, Z12, Z13
+	VPERMT2B          Z2, Z25, Z26
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VMOVDQA64         Z3, Z11
+	VMOVDQA64         Z3, Z24
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPERMT2B          Z4, Z12, Z11
+	VPERMT2B          Z4, Z25, Z24
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPBLENDMB         Z11, Z13, K1, Z13
+	VPBLENDMB         Z24, Z26, K2, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z12
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z12, Z11
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z25, Z24
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 192(R8)
+	VMOVDQA64         Z20, 3264(R8)
+	VMOVDQA64         Z8, 1216(R8)
+	VMOVDQA64         Z21, 4288(R8)
+	VPBLENDMW         128(R8), Z8, K4, Z14
+	VPBLENDMW         3200(R8), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VMOVDQA64         384(R8), Z12
+	VMOVDQA64         3456(R8), Z25
+	VPSHLDD           $0x10, 1280(R8), Z12, Z12
+	VPSHLDD           $0x10, 4352(R8), Z25, Z25
+	VPXORD            Z12, Z14, Z14
+	VPXORD            Z25, Z27, Z27
+	VMOVDQA64         Z14, 2240(R8)
+	VMOVDQA64         Z27, 5312(R8)
+	VPBLENDMB         Z13, Z11, K3, Z6
+	VPBLENDMB         Z26, Z24, K3, Z19
+	VPBLENDMB         Z11, Z13, K3, Z13
+	VPBLENDMB         Z24, Z26, K3, Z26
+	VPRORD            $0x08, Z13, Z5
+	VPRORD            $0x08, Z26, Z18
+	VMOVDQA64         (R8), Z11
+	VMOVDQA64         3072(R8), Z24
+	VMOVDQA64         256(R8), Z17
+	VMOVDQA64         3328(R8), Z30
+	VPSHLDD           $0x10, 1920(R8), Z11, Z11
+	VPSHLDD           $0x10, 4992(R8), Z24, Z24
+	VPSHLDD           $0x08, 1280(R8), Z17, Z16
+	VPSHLDD           $0x08, 4352(R8), Z30, Z29
+	VMOVDQA64         768(R8), Z13
+	VMOVDQA64         3840(R8), Z26
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPSHLDD           $0x10, 1664(R8), Z13, Z13
+	VPSHLDD           $0x10, 4736(R8), Z26, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPADDD            Z5, Z11, Z11
+	VPADDD            Z18, Z24, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPXORD            Z6, Z13, Z13
+	VPXORD            Z19, Z26, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSHLDD           $0x10, Z13, Z11, Z14
+	VPSHLDD           $0x10, Z26, Z24, Z27
+	VMOVDQA64         512(R8), Z17
+	VMOVDQA64         3584(R8), Z30
+	VPSHLDD           $0x10, Z11, Z13, Z12
+	VPSHLDD           $0x10, Z24, Z26, Z25
+	VPSHLDD           $0x14, 1536(R8), Z17, Z17
+	VPSHLDD           $0x14, 4608(R8), Z30, Z30
+	VPROLD            $0x08, Z14, Z13
+	VPROLD            $0x08, Z27, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPROLD            $0x1a, Z14, Z11
+	VPROLD            $0x1a, Z27, Z24
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPXORD            Z13, Z14, Z14
+	VPXORD            Z26, Z27, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPROLD            $0x0a, Z14, Z13
+	VPROLD            $0x0a, Z27, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPTERNLOGD        $0x96, Z11, Z13, Z14
+	VPTERNLOGD        $0x96, Z24, Z26, Z27
+	VMOVDQA64         896(R8), Z17
+	VMOVDQA64         3968(R8), Z30
+	VPROLD            $0x08, Z12, Z11
+	VPROLD            $0x08, Z25, Z24
+	VPSHLDD           $0x15, 1920(R8), Z17, Z17
+	VPSHLDD           $0x15, 4992(R8), Z30, Z30
+	VPROLD            $0x1e, Z12, Z13
+	VPROLD            $0x1e, Z25, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPXORD            Z11, Z12, Z12
+	VPXORD            Z24, Z25, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPROLD            $0x0e, Z12, Z11
+	VPROLD            $0x0e, Z25, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPTERNLOGD        $0x96, Z13, Z11, Z12
+	VPTERNLOGD        $0x96, Z26, Z24, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPBLENDMB         Z12, Z14, K3, Z13
+	VPBLENDMB         Z25, Z27, K3, Z26
+	VMOVDQA64         64(R8), Z17
+	VMOVDQA64         3136(R8), Z30
+	VPBLENDMB         Z14, Z12, K3, Z11
+	VPBLENDMB         Z27, Z25, K3, Z24
+	VPSHLDD           $0x11, 1088(R8), Z17, Z17
+	VPSHLDD           $0x11, 4160(R8), Z30, Z30
+	VPMOVB2M          Z13, K1
+	VPMOVB2M          Z26, K2
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VMOVDQA64         Z1, Z12
+	VMOVDQA64         Z1, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPERMT2B          Z2, Z13, Z12
+	VPERMT2B          Z2, Z26, Z25
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VMOVDQA64         Z3, Z14
+	VMOVDQA64         Z3, Z27
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPERMT2B          Z4, Z13, Z14
+	VPERMT2B          Z4, Z26, Z27
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPBLENDMB         Z14, Z12, K1, Z12
+	VPBLENDMB         Z27, Z25, K2, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z11, Z13
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z24, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z13, Z14
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z26, Z27
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 256(R8)
+	VMOVDQA64         Z20, 3328(R8)
+	VMOVDQA64         Z8, 1280(R8)
+	VMOVDQA64         Z21, 4352(R8)
+	VPBLENDMW         192(R8), Z8, K4, Z11
+	VPBLENDMW         3264(R8), Z21, K4, Z24
+	VPXORD            Z5, Z11, Z11
+	VPXORD            Z18, Z24, Z24
+	VPADDD            Z6, Z11, Z11
+	VPADDD            Z19, Z24, Z24
+	VMOVDQA64         448(R8), Z13
+	VMOVDQA64         3520(R8), Z26
+	VPSHLDD           $0x10, 1344(R8), Z13, Z13
+	VPSHLDD           $0x10, 4416(R8), Z26, Z26
+	VPXORD            Z13, Z11, Z11
+	VPXORD            Z26, Z24, Z24
+	VMOVDQA64         Z11, 2304(R8)
+	VMOVDQA64         Z24, 5376(R8)
+	VPBLENDMB         Z12, Z14, K3, Z6
+	VPBLENDMB         Z25, Z27, K3, Z19
+	VPBLENDMB         Z14, Z12, K3, Z12
+	VPBLENDMB         Z27, Z25, K3, Z25
+	VPRORD            $0x08, Z12, Z5
+	VPRORD            $0x08, Z25, Z18
+	VMOVDQA64         64(R8), Z14
+	VMOVDQA64         3136(R8), Z27
+	VMOVDQA64         320(R8), Z17
+	VMOVDQA64         3392(R8), Z30
+	VPSHLDD           $0x10, 1984(R8), Z14, Z14
+	VPSHLDD           $0x10, 5056(R8), Z27, Z27
+	VPSHLDD           $0x08, 1344(R8), Z17, Z16
+	VPSHLDD           $0x08, 4416(R8), Z30, Z29
+	VMOVDQA64         832(R8), Z12
+	VMOVDQA64         3904(R8), Z25
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPSHLDD           $0x10, 1728(R8), Z12, Z12
+	VPSHLDD           $0x10, 4800(R8), Z25, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPXORD            Z6, Z12, Z12
+	VPXORD            Z19, Z25, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSHLDD           $0x10, Z12, Z14, Z11
+	VPSHLDD           $0x10, Z25, Z27, Z24
+	VMOVDQA64         576(R8), Z17
+	VMOVDQA64         3648(R8), Z30
+	VPSHLDD           $0x10, Z14, Z12, Z13
+	VPSHLDD           $0x10, Z27, Z25, Z26
+	VPSHLDD           $0x14, 1600(R8), Z17, Z17
+	VPSHLDD           $0x14, 4672(R8), Z30, Z30
+	VPROLD            $0x08, Z11, Z12
+	VPROLD            $0x08, Z24, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPROLD            $0x1a, Z11, Z14
+	VPROLD            $0x1a, Z24, Z27
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPXORD            Z12, Z11, Z11
+	VPXORD            Z25, Z24, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPROLD            $0x0a, Z11, Z12
+	VPROLD            $0x0a, Z24, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPTERNLOGD        $0x96, Z14, Z12, Z11
+	VPTERNLOGD        $0x96, Z27, Z25, Z24
+	VMOVDQA64         960(R8), Z17
+	VMOVDQA64         4032(R8), Z30
+	VPROLD            $0x08, Z13, Z14
+	VPROLD            $0x08, Z26, Z27
+	VPSHLDD           $0x15, 1984(R8), Z17, Z17
+	VPSHLDD           $0x15, 5056(R8), Z30, Z30
+	VPROLD            $0x1e, Z13, Z12
+	VPROLD            $0x1e, Z26, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPXORD            Z14, Z13, Z13
+	VPXORD            Z27, Z26, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPROLD            $0x0e, Z13, Z14
+	VPROLD            $0x0e, Z26, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPTERNLOGD        $0x96, Z12, Z14, Z13
+	VPTERNLOGD        $0x96, Z25, Z27, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPBLENDMB         Z13, Z11, K3, Z12
+	VPBLENDMB         Z26, Z24, K3, Z25
+	VMOVDQA64         128(R8), Z17
+	VMOVDQA64         3200(R8), Z30
+	VPBLENDMB         Z11, Z13, K3, Z14
+	VPBLENDMB         Z24, Z26, K3, Z27
+	VPSHLDD           $0x11, 1152(R8), Z17, Z17
+	VPSHLDD           $0x11, 4224(R8), Z30, Z30
+	VPMOVB2M          Z12, K1
+	VPMOVB2M          Z25, K2
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VMOVDQA64         Z1, Z13
+	VMOVDQA64         Z1, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPERMT2B          Z2, Z12, Z13
+	VPERMT2B          Z2, Z25, Z26
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VMOVDQA64         Z3, Z11
+	VMOVDQA64         Z3, Z24
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPERMT2B          Z4, Z12, Z11
+	VPERMT2B          Z4, Z25, Z24
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPBLENDMB         Z11, Z13, K1, Z13
+	VPBLENDMB         Z24, Z26, K2, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z12
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z12, Z11
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z25, Z24
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 320(R8)
+	VMOVDQA64         Z20, 3392(R8)
+	VMOVDQA64         Z8, 1344(R8)
+	VMOVDQA64         Z21, 4416(R8)
+	VPBLENDMW         256(R8), Z8, K4, Z14
+	VPBLENDMW         3328(R8), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VMOVDQA64         512(R8), Z12
+	VMOVDQA64         3584(R8), Z25
+	VPSHLDD           $0x10, 1408(R8), Z12, Z12
+	VPSHLDD           $0x10, 4480(R8), Z25, Z25
+	VPXORD            Z12, Z14, Z14
+	VPXORD            Z25, Z27, Z27
+	VMOVDQA64         Z14, 2368(R8)
+	VMOVDQA64         Z27, 5440(R8)
+	VPBLENDMB         Z13, Z11, K3, Z6
+	VPBLENDMB         Z26, Z24, K3, Z19
+	VPBLENDMB         Z11, Z13, K3, Z13
+	VPBLENDMB         Z24, Z26, K3, Z26
+	VPRORD            $0x08, Z13, Z5
+	VPRORD            $0x08, Z26, Z18
+	VMOVDQA64         128(R8), Z11
+	VMOVDQA64         3200(R8), Z24
+	VMOVDQA64         384(R8), Z17
+	VMOVDQA64         3456(R8), Z30
+	VPSHLDD           $0x10, 1024(R8), Z11, Z11
+	VPSHLDD           $0x10, 4096(R8), Z24, Z24
+	VPSHLDD           $0x08, 1408(R8), Z17, Z16
+	VPSHLDD           $0x08, 4480(R8), Z30, Z29
+	VMOVDQA64         896(R8), Z13
+	VMOVDQA64         3968(R8), Z26
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPSHLDD           $0x10, 1792(R8), Z13, Z13
+	VPSHLDD           $0x10, 4864(R8), Z26, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPADDD            Z5, Z11, Z11
+	VPADDD            Z18, Z24, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPXORD            Z6, Z13, Z13
+	VPXORD            Z19, Z26, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSHLDD           $0x10, Z13, Z11, Z14
+	VPSHLDD           $0x10, Z26, Z24, Z27
+	VMOVDQA64         640(R8), Z17
+	VMOVDQA64         3712(R8), Z30
+	VPSHLDD           $0x10, Z11, Z13, Z12
+	VPSHLDD           $0x10, Z24, Z26, Z25
+	VPSHLDD           $0x14, 1664(R8), Z17, Z17
+	VPSHLDD           $0x14, 4736(R8), Z30, Z30
+	VPROLD            $0x08, Z14, Z13
+	VPROLD            $0x08, Z27, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPROLD            $0x1a, Z14, Z11
+	VPROLD            $0x1a, Z27, Z24
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPXORD            Z13, Z14, Z14
+	VPXORD            Z26, Z27, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPROLD            $0x0a, Z14, Z13
+	VPROLD            $0x0a, Z27, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPTERNLOGD        $0x96, Z11, Z13, Z14
+	VPTERNLOGD        $0x96, Z24, Z26, Z27
+	VMOVDQA64         (R8), Z17
+	VMOVDQA64         3072(R8), Z30
+	VPROLD            $0x08, Z12, Z11
+	VPROLD            $0x08, Z25, Z24
+	VPSHLDD           $0x15, 1024(R8), Z17, Z17
+	VPSHLDD           $0x15, 4096(R8), Z30, Z30
+	VPROLD            $0x1e, Z12, Z13
+	VPROLD            $0x1e, Z25, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPXORD            Z11, Z12, Z12
+	VPXORD            Z24, Z25, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPROLD            $0x0e, Z12, Z11
+	VPROLD            $0x0e, Z25, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPTERNLOGD        $0x96, Z13, Z11, Z12
+	VPTERNLOGD        $0x96, Z26, Z24, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPBLENDMB         Z12, Z14, K3, Z13
+	VPBLENDMB         Z25, Z27, K3, Z26
+	VMOVDQA64         192(R8), Z17
+	VMOVDQA64         3264(R8), Z30
+	VPBLENDMB         Z14, Z12, K3, Z11
+	VPBLENDMB         Z27, Z25, K3, Z24
+	VPSHLDD           $0x11, 1216(R8), Z17, Z17
+	VPSHLDD           $0x11, 4288(R8), Z30, Z30
+	VPMOVB2M          Z13, K1
+	VPMOVB2M          Z26, K2
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VMOVDQA64         Z1, Z12
+	VMOVDQA64         Z1, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPERMT2B          Z2, Z13, Z12
+	VPERMT2B          Z2, Z26, Z25
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VMOVDQA64         Z3, Z14
+	VMOVDQA64         Z3, Z27
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPERMT2B          Z4, Z13, Z14
+	VPERMT2B          Z4, Z26, Z27
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPBLENDMB         Z14, Z12, K1, Z12
+	VPBLENDMB         Z27, Z25, K2, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z11, Z13
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z24, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z13, Z14
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z26, Z27
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 384(R8)
+	VMOVDQA64         Z20, 3456(R8)
+	VMOVDQA64         Z8, 1408(R8)
+	VMOVDQA64         Z21, 4480(R8)
+	VPBLENDMW         320(R8), Z8, K4, Z11
+	VPBLENDMW         3392(R8), Z21, K4, Z24
+	VPXORD            Z5, Z11, Z11
+	VPXORD            Z18, Z24, Z24
+	VPADDD            Z6, Z11, Z11
+	VPADDD            Z19, Z24, Z24
+	VMOVDQA64         576(R8), Z13
+	VMOVDQA64         3648(R8), Z26
+	VPSHLDD           $0x10, 1472(R8), Z13, Z13
+	VPSHLDD           $0x10, 4544(R8), Z26, Z26
+	VPXORD            Z13, Z11, Z11
+	VPXORD            Z26, Z24, Z24
+	VMOVDQA64         Z11, 2432(R8)
+	VMOVDQA64         Z24, 5504(R8)
+	VPBLENDMB         Z12, Z14, K3, Z6
+	VPBLENDMB         Z25, Z27, K3, Z19
+	VPBLENDMB         Z14, Z12, K3, Z12
+	VPBLENDMB         Z27, Z25, K3, Z25
+	VPRORD            $0x08, Z12, Z5
+	VPRORD            $0x08, Z25, Z18
+	VMOVDQA64         192(R8), Z14
+	VMOVDQA64         3264(R8), Z27
+	VMOVDQA64         448(R8), Z17
+	VMOVDQA64         3520(R8), Z30
+	VPSHLDD           $0x10, 1088(R8), Z14, Z14
+	VPSHLDD           $0x10, 4160(R8), Z27, Z27
+	VPSHLDD           $0x08, 1472(R8), Z17, Z16
+	VPSHLDD           $0x08, 4544(R8), Z30, Z29
+	VMOVDQA64         960(R8), Z12
+	VMOVDQA64         4032(R8), Z25
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPSHLDD           $0x10, 1856(R8), Z12, Z12
+	VPSHLDD           $0x10, 4928(R8), Z25, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPXORD            Z6, Z12, Z12
+	VPXORD            Z19, Z25, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSHLDD           $0x10, Z12, Z14, Z11
+	VPSHLDD           $0x10, Z25, Z27, Z24
+	VMOVDQA64         704(R8), Z17
+	VMOVDQA64         3776(R8), Z30
+	VPSHLDD           $0x10, Z14, Z12, Z13
+	VPSHLDD           $0x10, Z27, Z25, Z26
+	VPSHLDD           $0x14, 1728(R8), Z17, Z17
+	VPSHLDD           $0x14, 4800(R8), Z30, Z30
+	VPROLD            $0x08, Z11, Z12
+	VPROLD            $0x08, Z24, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPROLD            $0x1a, Z11, Z14
+	VPROLD            $0x1a, Z24, Z27
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPXORD            Z12, Z11, Z11
+	VPXORD            Z25, Z24, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPROLD            $0x0a, Z11, Z12
+	VPROLD            $0x0a, Z24, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPTERNLOGD        $0x96, Z14, Z12, Z11
+	VPTERNLOGD        $0x96, Z27, Z25, Z24
+	VMOVDQA64         64(R8), Z17
+	VMOVDQA64         3136(R8), Z30
+	VPROLD            $0x08, Z13, Z14
+	VPROLD            $0x08, Z26, Z27
+	VPSHLDD           $0x15, 1088(R8), Z17, Z17
+	VPSHLDD           $0x15, 4160(R8), Z30, Z30
+	VPROLD            $0x1e, Z13, Z12
+	VPROLD            $0x1e, Z26, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPXORD            Z14, Z13, Z13
+	VPXORD            Z27, Z26, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPROLD            $0x0e, Z13, Z14
+	VPROLD            $0x0e, Z26, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPTERNLOGD        $0x96, Z12, Z14, Z13
+	VPTERNLOGD        $0x96, Z25, Z27, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPBLENDMB         Z13, Z11, K3, Z12
+	VPBLENDMB         Z26, Z24, K3, Z25
+	VMOVDQA64         256(R8), Z17
+	VMOVDQA64         3328(R8), Z30
+	VPBLENDMB         Z11, Z13, K3, Z14
+	VPBLENDMB         Z24, Z26, K3, Z27
+	VPSHLDD           $0x11, 1280(R8), Z17, Z17
+	VPSHLDD           $0x11, 4352(R8), Z30, Z30
+	VPMOVB2M          Z12, K1
+	VPMOVB2M          Z25, K2
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VMOVDQA64         Z1, Z13
+	VMOVDQA64         Z1, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPERMT2B          Z2, Z12, Z13
+	VPERMT2B          Z2, Z25, Z26
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VMOVDQA64         Z3, Z11
+	VMOVDQA64         Z3, Z24
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPERMT2B          Z4, Z12, Z11
+	VPERMT2B          Z4, Z25, Z24
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPBLENDMB         Z11, Z13, K1, Z13
+	VPBLENDMB         Z24, Z26, K2, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z12
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z12, Z11
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z25, Z24
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 448(R8)
+	VMOVDQA64         Z20, 3520(R8)
+	VMOVDQA64         Z8, 1472(R8)
+	VMOVDQA64         Z21, 4544(R8)
+	VPBLENDMW         384(R8), Z8, K4, Z14
+	VPBLENDMW         3456(R8), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VMOVDQA64         640(R8), Z12
+	VMOVDQA64         3712(R8), Z25
+	VPSHLDD           $0x10, 1536(R8), Z12, Z12
+	VPSHLDD           $0x10, 4608(R8), Z25, Z25
+	VPXORD            Z12, Z14, Z14
+	VPXORD            Z25, Z27, Z27
+	VMOVDQA64         Z14, 2496(R8)
+	VMOVDQA64         Z27, 5568(R8)
+	VPBLENDMB         Z13, Z11, K3, Z6
+	VPBLENDMB         Z26, Z24, K3, Z19
+	VPBLENDMB         Z11, Z13, K3, Z13
+	VPBLENDMB         Z24, Z26, K3, Z26
+	VPRORD            $0x08, Z13, Z5
+	VPRORD            $0x08, Z26, Z18
+	VMOVDQA64         256(R8), Z11
+	VMOVDQA64         3328(R8), Z24
+	VMOVDQA64         512(R8), Z17
+	VMOVDQA64         3584(R8), Z30
+	VPSHLDD           $0x10, 1152(R8), Z11, Z11
+	VPSHLDD           $0x10, 4224(R8), Z24, Z24
+	VPSHLDD           $0x08, 1536(R8), Z17, Z16
+	VPSHLDD           $0x08, 4608(R8), Z30, Z29
+	VMOVDQA64         (R8), Z13
+	VMOVDQA64         3072(R8), Z26
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPSHLDD           $0x10, 1920(R8), Z13, Z13
+	VPSHLDD           $0x10, 4992(R8), Z26, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPADDD            Z5, Z11, Z11
+	VPADDD            Z18, Z24, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPXORD            Z6, Z13, Z13
+	VPXORD            Z19, Z26, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSHLDD           $0x10, Z13, Z11, Z14
+	VPSHLDD           $0x10, Z26, Z24, Z27
+	VMOVDQA64         768(R8), Z17
+	VMOVDQA64         3840(R8), Z30
+	VPSHLDD           $0x10, Z11, Z13, Z12
+	VPSHLDD           $0x10, Z24, Z26, Z25
+	VPSHLDD           $0x14, 1792(R8), Z17, Z17
+	VPSHLDD           $0x14, 4864(R8), Z30, Z30
+	VPROLD            $0x08, Z14, Z13
+	VPROLD            $0x08, Z27, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPROLD            $0x1a, Z14, Z11
+	VPROLD            $0x1a, Z27, Z24
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPXORD            Z13, Z14, Z14
+	VPXORD            Z26, Z27, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPROLD            $0x0a, Z14, Z13
+	VPROLD            $0x0a, Z27, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPTERNLOGD        $0x96, Z11, Z13, Z14
+	VPTERNLOGD        $0x96, Z24, Z26, Z27
+	VMOVDQA64         128(R8), Z17
+	VMOVDQA64         3200(R8), Z30
+	VPROLD            $0x08, Z12, Z11
+	VPROLD            $0x08, Z25, Z24
+	VPSHLDD           $0x15, 1152(R8), Z17, Z17
+	VPSHLDD           $0x15, 4224(R8), Z30, Z30
+	VPROLD            $0x1e, Z12, Z13
+	VPROLD            $0x1e, Z25, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPXORD            Z11, Z12, Z12
+	VPXORD            Z24, Z25, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPROLD            $0x0e, Z12, Z11
+	VPROLD            $0x0e, Z25, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPTERNLOGD        $0x96, Z13, Z11, Z12
+	VPTERNLOGD        $0x96, Z26, Z24, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPBLENDMB         Z12, Z14, K3, Z13
+	VPBLENDMB         Z25, Z27, K3, Z26
+	VMOVDQA64         320(R8), Z17
+	VMOVDQA64         3392(R8), Z30
+	VPBLENDMB         Z14, Z12, K3, Z11
+	VPBLENDMB         Z27, Z25, K3, Z24
+	VPSHLDD           $0x11, 1344(R8), Z17, Z17
+	VPSHLDD           $0x11, 4416(R8), Z30, Z30
+	VPMOVB2M          Z13, K1
+	VPMOVB2M          Z26, K2
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VMOVDQA64         Z1, Z12
+	VMOVDQA64         Z1, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPERMT2B          Z2, Z13, Z12
+	VPERMT2B          Z2, Z26, Z25
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VMOVDQA64         Z3, Z14
+	VMOVDQA64         Z3, Z27
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPERMT2B          Z4, Z13, Z14
+	VPERMT2B          Z4, Z26, Z27
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPBLENDMB         Z14, Z12, K1, Z12
+	VPBLENDMB         Z27, Z25, K2, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z11, Z13
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z24, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z13, Z14
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z26, Z27
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 512(R8)
+	VMOVDQA64         Z20, 3584(R8)
+	VMOVDQA64         Z8, 1536(R8)
+	VMOVDQA64         Z21, 4608(R8)
+	VPBLENDMW         448(R8), Z8, K4, Z11
+	VPBLENDMW         3520(R8), Z21, K4, Z24
+	VPXORD            Z5, Z11, Z11
+	VPXORD            Z18, Z24, Z24
+	VPADDD            Z6, Z11, Z11
+	VPADDD            Z19, Z24, Z24
+	VMOVDQA64         704(R8), Z13
+	VMOVDQA64         3776(R8), Z26
+	VPSHLDD           $0x10, 1600(R8), Z13, Z13
+	VPSHLDD           $0x10, 4672(R8), Z26, Z26
+	VPXORD            Z13, Z11, Z11
+	VPXORD            Z26, Z24, Z24
+	VMOVDQA64         Z11, 2560(R8)
+	VMOVDQA64         Z24, 5632(R8)
+	VPBLENDMB         Z12, Z14, K3, Z6
+	VPBLENDMB         Z25, Z27, K3, Z19
+	VPBLENDMB         Z14, Z12, K3, Z12
+	VPBLENDMB         Z27, Z25, K3, Z25
+	VPRORD            $0x08, Z12, Z5
+	VPRORD            $0x08, Z25, Z18
+	VMOVDQA64         320(R8), Z14
+	VMOVDQA64         3392(R8), Z27
+	VMOVDQA64         576(R8), Z17
+	VMOVDQA64         3648(R8), Z30
+	VPSHLDD           $0x10, 1216(R8), Z14, Z14
+	VPSHLDD           $0x10, 4288(R8), Z27, Z27
+	VPSHLDD           $0x08, 1600(R8), Z17, Z16
+	VPSHLDD           $0x08, 4672(R8), Z30, Z29
+	VMOVDQA64         64(R8), Z12
+	VMOVDQA64         3136(R8), Z25
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPSHLDD           $0x10, 1984(R8), Z12, Z12
+	VPSHLDD           $0x10, 5056(R8), Z25, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPXORD            Z6, Z12, Z12
+	VPXORD            Z19, Z25, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSHLDD           $0x10, Z12, Z14, Z11
+	VPSHLDD           $0x10, Z25, Z27, Z24
+	VMOVDQA64         832(R8), Z17
+	VMOVDQA64         3904(R8), Z30
+	VPSHLDD           $0x10, Z14, Z12, Z13
+	VPSHLDD           $0x10, Z27, Z25, Z26
+	VPSHLDD           $0x14, 1856(R8), Z17, Z17
+	VPSHLDD           $0x14, 4928(R8), Z30, Z30
+	VPROLD            $0x08, Z11, Z12
+	VPROLD            $0x08, Z24, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPROLD            $0x1a, Z11, Z14
+	VPROLD            $0x1a, Z24, Z27
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPXORD            Z12, Z11, Z11
+	VPXORD            Z25, Z24, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPROLD            $0x0a, Z11, Z12
+	VPROLD            $0x0a, Z24, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPTERNLOGD        $0x96, Z14, Z12, Z11
+	VPTERNLOGD        $0x96, Z27, Z25, Z24
+	VMOVDQA64         192(R8), Z17
+	VMOVDQA64         3264(R8), Z30
+	VPROLD            $0x08, Z13, Z14
+	VPROLD            $0x08, Z26, Z27
+	VPSHLDD           $0x15, 1216(R8), Z17, Z17
+	VPSHLDD           $0x15, 4288(R8), Z30, Z30
+	VPROLD            $0x1e, Z13, Z12
+	VPROLD            $0x1e, Z26, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPXORD            Z14, Z13, Z13
+	VPXORD            Z27, Z26, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPROLD            $0x0e, Z13, Z14
+	VPROLD            $0x0e, Z26, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPTERNLOGD        $0x96, Z12, Z14, Z13
+	VPTERNLOGD        $0x96, Z25, Z27, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPBLENDMB         Z13, Z11, K3, Z12
+	VPBLENDMB         Z26, Z24, K3, Z25
+	VMOVDQA64         384(R8), Z17
+	VMOVDQA64         3456(R8), Z30
+	VPBLENDMB         Z11, Z13, K3, Z14
+	VPBLENDMB         Z24, Z26, K3, Z27
+	VPSHLDD           $0x11, 1408(R8), Z17, Z17
+	VPSHLDD           $0x11, 4480(R8), Z30, Z30
+	VPMOVB2M          Z12, K1
+	VPMOVB2M          Z25, K2
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VMOVDQA64         Z1, Z13
+	VMOVDQA64         Z1, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPERMT2B          Z2, Z12, Z13
+	VPERMT2B          Z2, Z25, Z26
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VMOVDQA64         Z3, Z11
+	VMOVDQA64         Z3, Z24
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPERMT2B          Z4, Z12, Z11
+	VPERMT2B          Z4, Z25, Z24
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPBLENDMB         Z11, Z13, K1, Z13
+	VPBLENDMB         Z24, Z26, K2, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z12
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z12, Z11
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z25, Z24
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 576(R8)
+	VMOVDQA64         Z20, 3648(R8)
+	VMOVDQA64         Z8, 1600(R8)
+	VMOVDQA64         Z21, 4672(R8)
+	VPBLENDMW         512(R8), Z8, K4, Z14
+	VPBLENDMW         3584(R8), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VMOVDQA64         768(R8), Z12
+	VMOVDQA64         3840(R8), Z25
+	VPSHLDD           $0x10, 1664(R8), Z12, Z12
+	VPSHLDD           $0x10, 4736(R8), Z25, Z25
+	VPXORD            Z12, Z14, Z14
+	VPXORD            Z25, Z27, Z27
+	VMOVDQA64         Z14, 2624(R8)
+	VMOVDQA64         Z27, 5696(R8)
+	VPBLENDMB         Z13, Z11, K3, Z6
+	VPBLENDMB         Z26, Z24, K3, Z19
+	VPBLENDMB         Z11, Z13, K3, Z13
+	VPBLENDMB         Z24, Z26, K3, Z26
+	VPRORD            $0x08, Z13, Z5
+	VPRORD            $0x08, Z26, Z18
+	VMOVDQA64         384(R8), Z11
+	VMOVDQA64         3456(R8), Z24
+	VMOVDQA64         640(R8), Z17
+	VMOVDQA64         3712(R8), Z30
+	VPSHLDD           $0x10, 1280(R8), Z11, Z11
+	VPSHLDD           $0x10, 4352(R8), Z24, Z24
+	VPSHLDD           $0x08, 1664(R8), Z17, Z16
+	VPSHLDD           $0x08, 4736(R8), Z30, Z29
+	VMOVDQA64         128(R8), Z13
+	VMOVDQA64         3200(R8), Z26
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPSHLDD           $0x10, 1024(R8), Z13, Z13
+	VPSHLDD           $0x10, 4096(R8), Z26, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPADDD            Z5, Z11, Z11
+	VPADDD            Z18, Z24, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPXORD            Z6, Z13, Z13
+	VPXORD            Z19, Z26, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSHLDD           $0x10, Z13, Z11, Z14
+	VPSHLDD           $0x10, Z26, Z24, Z27
+	VMOVDQA64         896(R8), Z17
+	VMOVDQA64         3968(R8), Z30
+	VPSHLDD           $0x10, Z11, Z13, Z12
+	VPSHLDD           $0x10, Z24, Z26, Z25
+	VPSHLDD           $0x14, 1920(R8), Z17, Z17
+	VPSHLDD           $0x14, 4992(R8), Z30, Z30
+	VPROLD            $0x08, Z14, Z13
+	VPROLD            $0x08, Z27, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPROLD            $0x1a, Z14, Z11
+	VPROLD            $0x1a, Z27, Z24
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPXORD            Z13, Z14, Z14
+	VPXORD            Z26, Z27, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPROLD            $0x0a, Z14, Z13
+	VPROLD            $0x0a, Z27, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPTERNLOGD        $0x96, Z11, Z13, Z14
+	VPTERNLOGD        $0x96, Z24, Z26, Z27
+	VMOVDQA64         256(R8), Z17
+	VMOVDQA64         3328(R8), Z30
+	VPROLD            $0x08, Z12, Z11
+	VPROLD            $0x08, Z25, Z24
+	VPSHLDD           $0x15, 1280(R8), Z17, Z17
+	VPSHLDD           $0x15, 4352(R8), Z30, Z30
+	VPROLD            $0x1e, Z12, Z13
+	VPROLD            $0x1e, Z25, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPXORD            Z11, Z12, Z12
+	VPXORD            Z24, Z25, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPROLD            $0x0e, Z12, Z11
+	VPROLD            $0x0e, Z25, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPTERNLOGD        $0x96, Z13, Z11, Z12
+	VPTERNLOGD        $0x96, Z26, Z24, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPBLENDMB         Z12, Z14, K3, Z13
+	VPBLENDMB         Z25, Z27, K3, Z26
+	VMOVDQA64         448(R8), Z17
+	VMOVDQA64         3520(R8), Z30
+	VPBLENDMB         Z14, Z12, K3, Z11
+	VPBLENDMB         Z27, Z25, K3, Z24
+	VPSHLDD           $0x11, 1472(R8), Z17, Z17
+	VPSHLDD           $0x11, 4544(R8), Z30, Z30
+	VPMOVB2M          Z13, K1
+	VPMOVB2M          Z26, K2
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VMOVDQA64         Z1, Z12
+	VMOVDQA64         Z1, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPERMT2B          Z2, Z13, Z12
+	VPERMT2B          Z2, Z26, Z25
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VMOVDQA64         Z3, Z14
+	VMOVDQA64         Z3, Z27
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPERMT2B          Z4, Z13, Z14
+	VPERMT2B          Z4, Z26, Z27
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPBLENDMB         Z14, Z12, K1, Z12
+	VPBLENDMB         Z27, Z25, K2, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z11, Z13
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z24, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z13, Z14
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z26, Z27
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 640(R8)
+	VMOVDQA64         Z20, 3712(R8)
+	VMOVDQA64         Z8, 1664(R8)
+	VMOVDQA64         Z21, 4736(R8)
+	VPBLENDMW         576(R8), Z8, K4, Z11
+	VPBLENDMW         3648(R8), Z21, K4, Z24
+	VPXORD            Z5, Z11, Z11
+	VPXORD            Z18, Z24, Z24
+	VPADDD            Z6, Z11, Z11
+	VPADDD            Z19, Z24, Z24
+	VMOVDQA64         832(R8), Z13
+	VMOVDQA64         3904(R8), Z26
+	VPSHLDD           $0x10, 1728(R8), Z13, Z13
+	VPSHLDD           $0x10, 4800(R8), Z26, Z26
+	VPXORD            Z13, Z11, Z11
+	VPXORD            Z26, Z24, Z24
+	VMOVDQA64         Z11, 2688(R8)
+	VMOVDQA64         Z24, 5760(R8)
+	VPBLENDMB         Z12, Z14, K3, Z6
+	VPBLENDMB         Z25, Z27, K3, Z19
+	VPBLENDMB         Z14, Z12, K3, Z12
+	VPBLENDMB         Z27, Z25, K3, Z25
+	VPRORD            $0x08, Z12, Z5
+	VPRORD            $0x08, Z25, Z18
+	VMOVDQA64         448(R8), Z14
+	VMOVDQA64         3520(R8), Z27
+	VMOVDQA64         704(R8), Z17
+	VMOVDQA64         3776(R8), Z30
+	VPSHLDD           $0x10, 1344(R8), Z14, Z14
+	VPSHLDD           $0x10, 4416(R8), Z27, Z27
+	VPSHLDD           $0x08, 1728(R8), Z17, Z16
+	VPSHLDD           $0x08, 4800(R8), Z30, Z29
+	VMOVDQA64         192(R8), Z12
+	VMOVDQA64         3264(R8), Z25
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPSHLDD           $0x10, 1088(R8), Z12, Z12
+	VPSHLDD           $0x10, 4160(R8), Z25, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPXORD            Z6, Z12, Z12
+	VPXORD            Z19, Z25, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSHLDD           $0x10, Z12, Z14, Z11
+	VPSHLDD           $0x10, Z25, Z27, Z24
+	VMOVDQA64         960(R8), Z17
+	VMOVDQA64         4032(R8), Z30
+	VPSHLDD           $0x10, Z14, Z12, Z13
+	VPSHLDD           $0x10, Z27, Z25, Z26
+	VPSHLDD           $0x14, 1984(R8), Z17, Z17
+	VPSHLDD           $0x14, 5056(R8), Z30, Z30
+	VPROLD            $0x08, Z11, Z12
+	VPROLD            $0x08, Z24, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPROLD            $0x1a, Z11, Z14
+	VPROLD            $0x1a, Z24, Z27
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPXORD            Z12, Z11, Z11
+	VPXORD            Z25, Z24, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPROLD            $0x0a, Z11, Z12
+	VPROLD            $0x0a, Z24, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPTERNLOGD        $0x96, Z14, Z12, Z11
+	VPTERNLOGD        $0x96, Z27, Z25, Z24
+	VMOVDQA64         320(R8), Z17
+	VMOVDQA64         3392(R8), Z30
+	VPROLD            $0x08, Z13, Z14
+	VPROLD            $0x08, Z26, Z27
+	VPSHLDD           $0x15, 1344(R8), Z17, Z17
+	VPSHLDD           $0x15, 4416(R8), Z30, Z30
+	VPROLD            $0x1e, Z13, Z12
+	VPROLD            $0x1e, Z26, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPXORD            Z14, Z13, Z13
+	VPXORD            Z27, Z26, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPROLD            $0x0e, Z13, Z14
+	VPROLD            $0x0e, Z26, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPTERNLOGD        $0x96, Z12, Z14, Z13
+	VPTERNLOGD        $0x96, Z25, Z27, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPBLENDMB         Z13, Z11, K3, Z12
+	VPBLENDMB         Z26, Z24, K3, Z25
+	VMOVDQA64         512(R8), Z17
+	VMOVDQA64         3584(R8), Z30
+	VPBLENDMB         Z11, Z13, K3, Z14
+	VPBLENDMB         Z24, Z26, K3, Z27
+	VPSHLDD           $0x11, 1536(R8), Z17, Z17
+	VPSHLDD           $0x11, 4608(R8), Z30, Z30
+	VPMOVB2M          Z12, K1
+	VPMOVB2M          Z25, K2
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VMOVDQA64         Z1, Z13
+	VMOVDQA64         Z1, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPERMT2B          Z2, Z12, Z13
+	VPERMT2B          Z2, Z25, Z26
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VMOVDQA64         Z3, Z11
+	VMOVDQA64         Z3, Z24
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPERMT2B          Z4, Z12, Z11
+	VPERMT2B          Z4, Z25, Z24
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPBLENDMB         Z11, Z13, K1, Z13
+	VPBLENDMB         Z24, Z26, K2, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z12
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z12, Z11
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z25, Z24
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 704(R8)
+	VMOVDQA64         Z20, 3776(R8)
+	VMOVDQA64         Z8, 1728(R8)
+	VMOVDQA64         Z21, 4800(R8)
+	VPBLENDMW         640(R8), Z8, K4, Z14
+	VPBLENDMW         3712(R8), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VMOVDQA64         896(R8), Z12
+	VMOVDQA64         3968(R8), Z25
+	VPSHLDD           $0x10, 1792(R8), Z12, Z12
+	VPSHLDD           $0x10, 4864(R8), Z25, Z25
+	VPXORD            Z12, Z14, Z14
+	VPXORD            Z25, Z27, Z27
+	VMOVDQA64         Z14, 2752(R8)
+	VMOVDQA64         Z27, 5824(R8)
+	VPBLENDMB         Z13, Z11, K3, Z6
+	VPBLENDMB         Z26, Z24, K3, Z19
+	VPBLENDMB         Z11, Z13, K3, Z13
+	VPBLENDMB         Z24, Z26, K3, Z26
+	VPRORD            $0x08, Z13, Z5
+	VPRORD            $0x08, Z26, Z18
+	VMOVDQA64         512(R8), Z11
+	VMOVDQA64         3584(R8), Z24
+	VMOVDQA64         768(R8), Z17
+	VMOVDQA64         3840(R8), Z30
+	VPSHLDD           $0x10, 1408(R8), Z11, Z11
+	VPSHLDD           $0x10, 4480(R8), Z24, Z24
+	VPSHLDD           $0x08, 1792(R8), Z17, Z16
+	VPSHLDD           $0x08, 4864(R8), Z30, Z29
+	VMOVDQA64         256(R8), Z13
+	VMOVDQA64         3328(R8), Z26
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPSHLDD           $0x10, 1152(R8), Z13, Z13
+	VPSHLDD           $0x10, 4224(R8), Z26, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPADDD            Z5, Z11, Z11
+	VPADDD            Z18, Z24, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPXORD            Z6, Z13, Z13
+	VPXORD            Z19, Z26, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSHLDD           $0x10, Z13, Z11, Z14
+	VPSHLDD           $0x10, Z26, Z24, Z27
+	VMOVDQA64         (R8), Z17
+	VMOVDQA64         3072(R8), Z30
+	VPSHLDD           $0x10, Z11, Z13, Z12
+	VPSHLDD           $0x10, Z24, Z26, Z25
+	VPSHLDD           $0x14, 1024(R8), Z17, Z17
+	VPSHLDD           $0x14, 4096(R8), Z30, Z30
+	VPROLD            $0x08, Z14, Z13
+	VPROLD            $0x08, Z27, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPROLD            $0x1a, Z14, Z11
+	VPROLD            $0x1a, Z27, Z24
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPXORD            Z13, Z14, Z14
+	VPXORD            Z26, Z27, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPROLD            $0x0a, Z14, Z13
+	VPROLD            $0x0a, Z27, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPTERNLOGD        $0x96, Z11, Z13, Z14
+	VPTERNLOGD        $0x96, Z24, Z26, Z27
+	VMOVDQA64         384(R8), Z17
+	VMOVDQA64         3456(R8), Z30
+	VPROLD            $0x08, Z12, Z11
+	VPROLD            $0x08, Z25, Z24
+	VPSHLDD           $0x15, 1408(R8), Z17, Z17
+	VPSHLDD           $0x15, 4480(R8), Z30, Z30
+	VPROLD            $0x1e, Z12, Z13
+	VPROLD            $0x1e, Z25, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPXORD            Z11, Z12, Z12
+	VPXORD            Z24, Z25, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPROLD            $0x0e, Z12, Z11
+	VPROLD            $0x0e, Z25, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPTERNLOGD        $0x96, Z13, Z11, Z12
+	VPTERNLOGD        $0x96, Z26, Z24, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPBLENDMB         Z12, Z14, K3, Z13
+	VPBLENDMB         Z25, Z27, K3, Z26
+	VMOVDQA64         576(R8), Z17
+	VMOVDQA64         3648(R8), Z30
+	VPBLENDMB         Z14, Z12, K3, Z11
+	VPBLENDMB         Z27, Z25, K3, Z24
+	VPSHLDD           $0x11, 1600(R8), Z17, Z17
+	VPSHLDD           $0x11, 4672(R8), Z30, Z30
+	VPMOVB2M          Z13, K1
+	VPMOVB2M          Z26, K2
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VMOVDQA64         Z1, Z12
+	VMOVDQA64         Z1, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPERMT2B          Z2, Z13, Z12
+	VPERMT2B          Z2, Z26, Z25
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VMOVDQA64         Z3, Z14
+	VMOVDQA64         Z3, Z27
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPERMT2B          Z4, Z13, Z14
+	VPERMT2B          Z4, Z26, Z27
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPBLENDMB         Z14, Z12, K1, Z12
+	VPBLENDMB         Z27, Z25, K2, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z11, Z13
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z24, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z13, Z14
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z26, Z27
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 768(R8)
+	VMOVDQA64         Z20, 3840(R8)
+	VMOVDQA64         Z8, 1792(R8)
+	VMOVDQA64         Z21, 4864(R8)
+	VPBLENDMW         704(R8), Z8, K4, Z11
+	VPBLENDMW         3776(R8), Z21, K4, Z24
+	VPXORD            Z5, Z11, Z11
+	VPXORD            Z18, Z24, Z24
+	VPADDD            Z6, Z11, Z11
+	VPADDD            Z19, Z24, Z24
+	VMOVDQA64         960(R8), Z13
+	VMOVDQA64         4032(R8), Z26
+	VPSHLDD           $0x10, 1856(R8), Z13, Z13
+	VPSHLDD           $0x10, 4928(R8), Z26, Z26
+	VPXORD            Z13, Z11, Z11
+	VPXORD            Z26, Z24, Z24
+	VMOVDQA64         Z11, 2816(R8)
+	VMOVDQA64         Z24, 5888(R8)
+	VPBLENDMB         Z12, Z14, K3, Z6
+	VPBLENDMB         Z25, Z27, K3, Z19
+	VPBLENDMB         Z14, Z12, K3, Z12
+	VPBLENDMB         Z27, Z25, K3, Z25
+	VPRORD            $0x08, Z12, Z5
+	VPRORD            $0x08, Z25, Z18
+	VMOVDQA64         576(R8), Z14
+	VMOVDQA64         3648(R8), Z27
+	VMOVDQA64         832(R8), Z17
+	VMOVDQA64         3904(R8), Z30
+	VPSHLDD           $0x10, 1472(R8), Z14, Z14
+	VPSHLDD           $0x10, 4544(R8), Z27, Z27
+	VPSHLDD           $0x08, 1856(R8), Z17, Z16
+	VPSHLDD           $0x08, 4928(R8), Z30, Z29
+	VMOVDQA64         320(R8), Z12
+	VMOVDQA64         3392(R8), Z25
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPSHLDD           $0x10, 1216(R8), Z12, Z12
+	VPSHLDD           $0x10, 4288(R8), Z25, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPXORD            Z6, Z12, Z12
+	VPXORD            Z19, Z25, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSHLDD           $0x10, Z12, Z14, Z11
+	VPSHLDD           $0x10, Z25, Z27, Z24
+	VMOVDQA64         64(R8), Z17
+	VMOVDQA64         3136(R8), Z30
+	VPSHLDD           $0x10, Z14, Z12, Z13
+	VPSHLDD           $0x10, Z27, Z25, Z26
+	VPSHLDD           $0x14, 1088(R8), Z17, Z17
+	VPSHLDD           $0x14, 4160(R8), Z30, Z30
+	VPROLD            $0x08, Z11, Z12
+	VPROLD            $0x08, Z24, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPROLD            $0x1a, Z11, Z14
+	VPROLD            $0x1a, Z24, Z27
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPXORD            Z12, Z11, Z11
+	VPXORD            Z25, Z24, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPROLD            $0x0a, Z11, Z12
+	VPROLD            $0x0a, Z24, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPTERNLOGD        $0x96, Z14, Z12, Z11
+	VPTERNLOGD        $0x96, Z27, Z25, Z24
+	VMOVDQA64         448(R8), Z17
+	VMOVDQA64         3520(R8), Z30
+	VPROLD            $0x08, Z13, Z14
+	VPROLD            $0x08, Z26, Z27
+	VPSHLDD           $0x15, 1472(R8), Z17, Z17
+	VPSHLDD           $0x15, 4544(R8), Z30, Z30
+	VPROLD            $0x1e, Z13, Z12
+	VPROLD            $0x1e, Z26, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPXORD            Z14, Z13, Z13
+	VPXORD            Z27, Z26, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPROLD            $0x0e, Z13, Z14
+	VPROLD            $0x0e, Z26, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPTERNLOGD        $0x96, Z12, Z14, Z13
+	VPTERNLOGD        $0x96, Z25, Z27, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPBLENDMB         Z13, Z11, K3, Z12
+	VPBLENDMB         Z26, Z24, K3, Z25
+	VMOVDQA64         640(R8), Z17
+	VMOVDQA64         3712(R8), Z30
+	VPBLENDMB         Z11, Z13, K3, Z14
+	VPBLENDMB         Z24, Z26, K3, Z27
+	VPSHLDD           $0x11, 1664(R8), Z17, Z17
+	VPSHLDD           $0x11, 4736(R8), Z30, Z30
+	VPMOVB2M          Z12, K1
+	VPMOVB2M          Z25, K2
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VMOVDQA64         Z1, Z13
+	VMOVDQA64         Z1, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPERMT2B          Z2, Z12, Z13
+	VPERMT2B          Z2, Z25, Z26
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VMOVDQA64         Z3, Z11
+	VMOVDQA64         Z3, Z24
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPERMT2B          Z4, Z12, Z11
+	VPERMT2B          Z4, Z25, Z24
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPBLENDMB         Z11, Z13, K1, Z13
+	VPBLENDMB         Z24, Z26, K2, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z12
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z12, Z11
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z25, Z24
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 832(R8)
+	VMOVDQA64         Z20, 3904(R8)
+	VMOVDQA64         Z8, 1856(R8)
+	VMOVDQA64         Z21, 4928(R8)
+	VPBLENDMW         768(R8), Z8, K4, Z14
+	VPBLENDMW         3840(R8), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VMOVDQA64         (R8), Z12
+	VMOVDQA64         3072(R8), Z25
+	VPSHLDD           $0x10, 1920(R8), Z12, Z12
+	VPSHLDD           $0x10, 4992(R8), Z25, Z25
+	VPXORD            Z12, Z14, Z14
+	VPXORD            Z25, Z27, Z27
+	VMOVDQA64         Z14, 2880(R8)
+	VMOVDQA64         Z27, 5952(R8)
+	VPBLENDMB         Z13, Z11, K3, Z6
+	VPBLENDMB         Z26, Z24, K3, Z19
+	VPBLENDMB         Z11, Z13, K3, Z13
+	VPBLENDMB         Z24, Z26, K3, Z26
+	VPRORD            $0x08, Z13, Z5
+	VPRORD            $0x08, Z26, Z18
+	VMOVDQA64         640(R8), Z11
+	VMOVDQA64         3712(R8), Z24
+	VMOVDQA64         896(R8), Z17
+	VMOVDQA64         3968(R8), Z30
+	VPSHLDD           $0x10, 1536(R8), Z11, Z11
+	VPSHLDD           $0x10, 4608(R8), Z24, Z24
+	VPSHLDD           $0x08, 1920(R8), Z17, Z16
+	VPSHLDD           $0x08, 4992(R8), Z30, Z29
+	VMOVDQA64         384(R8), Z13
+	VMOVDQA64         3456(R8), Z26
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPSHLDD           $0x10, 1280(R8), Z13, Z13
+	VPSHLDD           $0x10, 4352(R8), Z26, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPADDD            Z5, Z11, Z11
+	VPADDD            Z18, Z24, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPXORD            Z6, Z13, Z13
+	VPXORD            Z19, Z26, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSHLDD           $0x10, Z13, Z11, Z14
+	VPSHLDD           $0x10, Z26, Z24, Z27
+	VMOVDQA64         128(R8), Z17
+	VMOVDQA64         3200(R8), Z30
+	VPSHLDD           $0x10, Z11, Z13, Z12
+	VPSHLDD           $0x10, Z24, Z26, Z25
+	VPSHLDD           $0x14, 1152(R8), Z17, Z17
+	VPSHLDD           $0x14, 4224(R8), Z30, Z30
+	VPROLD            $0x08, Z14, Z13
+	VPROLD            $0x08, Z27, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPROLD            $0x1a, Z14, Z11
+	VPROLD            $0x1a, Z27, Z24
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPXORD            Z13, Z14, Z14
+	VPXORD            Z26, Z27, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPROLD            $0x0a, Z14, Z13
+	VPROLD            $0x0a, Z27, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPTERNLOGD        $0x96, Z11, Z13, Z14
+	VPTERNLOGD        $0x96, Z24, Z26, Z27
+	VMOVDQA64         512(R8), Z17
+	VMOVDQA64         3584(R8), Z30
+	VPROLD            $0x08, Z12, Z11
+	VPROLD            $0x08, Z25, Z24
+	VPSHLDD           $0x15, 1536(R8), Z17, Z17
+	VPSHLDD           $0x15, 4608(R8), Z30, Z30
+	VPROLD            $0x1e, Z12, Z13
+	VPROLD            $0x1e, Z25, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPXORD            Z11, Z12, Z12
+	VPXORD            Z24, Z25, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPROLD            $0x0e, Z12, Z11
+	VPROLD            $0x0e, Z25, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPTERNLOGD        $0x96, Z13, Z11, Z12
+	VPTERNLOGD        $0x96, Z26, Z24, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPBLENDMB         Z12, Z14, K3, Z13
+	VPBLENDMB         Z25, Z27, K3, Z26
+	VMOVDQA64         704(R8), Z17
+	VMOVDQA64         3776(R8), Z30
+	VPBLENDMB         Z14, Z12, K3, Z11
+	VPBLENDMB         Z27, Z25, K3, Z24
+	VPSHLDD           $0x11, 1728(R8), Z17, Z17
+	VPSHLDD           $0x11, 4800(R8), Z30, Z30
+	VPMOVB2M          Z13, K1
+	VPMOVB2M          Z26, K2
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VMOVDQA64         Z1, Z12
+	VMOVDQA64         Z1, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPERMT2B          Z2, Z13, Z12
+	VPERMT2B          Z2, Z26, Z25
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VMOVDQA64         Z3, Z14
+	VMOVDQA64         Z3, Z27
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPERMT2B          Z4, Z13, Z14
+	VPERMT2B          Z4, Z26, Z27
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPBLENDMB         Z14, Z12, K1, Z12
+	VPBLENDMB         Z27, Z25, K2, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z11, Z13
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z24, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z13, Z14
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z26, Z27
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 896(R8)
+	VMOVDQA64         Z20, 3968(R8)
+	VMOVDQA64         Z8, 1920(R8)
+	VMOVDQA64         Z21, 4992(R8)
+	VPBLENDMW         832(R8), Z8, K4, Z11
+	VPBLENDMW         3904(R8), Z21, K4, Z24
+	VPXORD            Z5, Z11, Z11
+	VPXORD            Z18, Z24, Z24
+	VPADDD            Z6, Z11, Z11
+	VPADDD            Z19, Z24, Z24
+	VMOVDQA64         64(R8), Z13
+	VMOVDQA64         3136(R8), Z26
+	VPSHLDD           $0x10, 1984(R8), Z13, Z13
+	VPSHLDD           $0x10, 5056(R8), Z26, Z26
+	VPXORD            Z13, Z11, Z11
+	VPXORD            Z26, Z24, Z24
+	VMOVDQA64         Z11, 2944(R8)
+	VMOVDQA64         Z24, 6016(R8)
+	VPBLENDMB         Z12, Z14, K3, Z6
+	VPBLENDMB         Z25, Z27, K3, Z19
+	VPBLENDMB         Z14, Z12, K3, Z12
+	VPBLENDMB         Z27, Z25, K3, Z25
+	VPRORD            $0x08, Z12, Z5
+	VPRORD            $0x08, Z25, Z18
+	VMOVDQA64         704(R8), Z14
+	VMOVDQA64         3776(R8), Z27
+	VMOVDQA64         960(R8), Z17
+	VMOVDQA64         4032(R8), Z30
+	VPSHLDD           $0x10, 1600(R8), Z14, Z14
+	VPSHLDD           $0x10, 4672(R8), Z27, Z27
+	VPSHLDD           $0x08, 1984(R8), Z17, Z16
+	VPSHLDD           $0x08, 5056(R8), Z30, Z29
+	VMOVDQA64         448(R8), Z12
+	VMOVDQA64         3520(R8), Z25
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPSHLDD           $0x10, 1344(R8), Z12, Z12
+	VPSHLDD           $0x10, 4416(R8), Z25, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPXORD            Z6, Z12, Z12
+	VPXORD            Z19, Z25, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSHLDD           $0x10, Z12, Z14, Z11
+	VPSHLDD           $0x10, Z25, Z27, Z24
+	VMOVDQA64         192(R8), Z17
+	VMOVDQA64         3264(R8), Z30
+	VPSHLDD           $0x10, Z14, Z12, Z13
+	VPSHLDD           $0x10, Z27, Z25, Z26
+	VPSHLDD           $0x14, 1216(R8), Z17, Z17
+	VPSHLDD           $0x14, 4288(R8), Z30, Z30
+	VPROLD            $0x08, Z11, Z12
+	VPROLD            $0x08, Z24, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPROLD            $0x1a, Z11, Z14
+	VPROLD            $0x1a, Z24, Z27
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPXORD            Z12, Z11, Z11
+	VPXORD            Z25, Z24, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPROLD            $0x0a, Z11, Z12
+	VPROLD            $0x0a, Z24, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPTERNLOGD        $0x96, Z14, Z12, Z11
+	VPTERNLOGD        $0x96, Z27, Z25, Z24
+	VMOVDQA64         576(R8), Z17
+	VMOVDQA64         3648(R8), Z30
+	VPROLD            $0x08, Z13, Z14
+	VPROLD            $0x08, Z26, Z27
+	VPSHLDD           $0x15, 1600(R8), Z17, Z17
+	VPSHLDD           $0x15, 4672(R8), Z30, Z30
+	VPROLD            $0x1e, Z13, Z12
+	VPROLD            $0x1e, Z26, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPXORD            Z14, Z13, Z13
+	VPXORD            Z27, Z26, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPROLD            $0x0e, Z13, Z14
+	VPROLD            $0x0e, Z26, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPTERNLOGD        $0x96, Z12, Z14, Z13
+	VPTERNLOGD        $0x96, Z25, Z27, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPBLENDMB         Z13, Z11, K3, Z12
+	VPBLENDMB         Z26, Z24, K3, Z25
+	VMOVDQA64         768(R8), Z17
+	VMOVDQA64         3840(R8), Z30
+	VPBLENDMB         Z11, Z13, K3, Z14
+	VPBLENDMB         Z24, Z26, K3, Z27
+	VPSHLDD           $0x11, 1792(R8), Z17, Z17
+	VPSHLDD           $0x11, 4864(R8), Z30, Z30
+	VPMOVB2M          Z12, K1
+	VPMOVB2M          Z25, K2
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VMOVDQA64         Z1, Z13
+	VMOVDQA64         Z1, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPERMT2B          Z2, Z12, Z13
+	VPERMT2B          Z2, Z25, Z26
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VMOVDQA64         Z3, Z11
+	VMOVDQA64         Z3, Z24
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPERMT2B          Z4, Z12, Z11
+	VPERMT2B          Z4, Z25, Z24
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPBLENDMB         Z11, Z13, K1, Z13
+	VPBLENDMB         Z24, Z26, K2, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z12
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z12, Z11
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z25, Z24
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 960(R8)
+	VMOVDQA64         Z20, 4032(R8)
+	VMOVDQA64         Z8, 1984(R8)
+	VMOVDQA64         Z21, 5056(R8)
+	VPBLENDMW         896(R8), Z8, K4, Z14
+	VPBLENDMW         3968(R8), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VMOVDQA64         128(R8), Z12
+	VMOVDQA64         3200(R8), Z25
+	VPSHLDD           $0x10, 1024(R8), Z12, Z12
+	VPSHLDD           $0x10, 4096(R8), Z25, Z25
+	VPXORD            Z12, Z14, Z14
+	VPXORD            Z25, Z27, Z27
+	VMOVDQA64         Z14, 3008(R8)
+	VMOVDQA64         Z27, 6080(R8)
+	VPBLENDMB         Z13, Z11, K3, Z6
+	VPBLENDMB         Z26, Z24, K3, Z19
+	VPBLENDMB         Z11, Z13, K3, Z13
+	VPBLENDMB         Z24, Z26, K3, Z26
+	VPRORD            $0x08, Z13, Z5
+	VPRORD            $0x08, Z26, Z18
+	VMOVDQA64         (R8), Z17
+	VMOVDQA64         3072(R8), Z30
+	VPSHLDD           $0x08, 1024(R8), Z17, Z16
+	VPSHLDD           $0x08, 4096(R8), Z30, Z29
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         256(R8), Z17
+	VMOVDQA64         3328(R8), Z30
+	VPSHLDD           $0x14, 1280(R8), Z17, Z17
+	VPSHLDD           $0x14, 4352(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         640(R8), Z17
+	VMOVDQA64         3712(R8), Z30
+	VPSHLDD           $0x15, 1664(R8), Z17, Z17
+	VPSHLDD           $0x15, 4736(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         832(R8), Z17
+	VMOVDQA64         3904(R8), Z30
+	VPSHLDD           $0x11, 1856(R8), Z17, Z17
+	VPSHLDD           $0x11, 4928(R8), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, (R8)
+	VMOVDQA64         Z20, 3072(R8)
+	VMOVDQA64         Z8, 1024(R8)
+	VMOVDQA64         Z21, 4096(R8)
+	LEAQ              2048(R8), AX
+
+	// Transpose 16×16 words: 4×4 inside 128-bit lanes, then 4×4 lanes.
+	VMOVDQA64   (AX), Z17
+	VMOVDQA64   64(AX), Z16
+	VMOVDQA64   128(AX), Z15
+	VMOVDQA64   192(AX), Z11
+	VPUNPCKLDQ  Z16, Z17, Z13
+	VPUNPCKHDQ  Z16, Z17, Z14
+	VPUNPCKLDQ  Z11, Z15, Z12
+	VPUNPCKHDQ  Z11, Z15, Z10
+	VPUNPCKLQDQ Z12, Z13, Z17
+	VPUNPCKHQDQ Z12, Z13, Z16
+	VPUNPCKLQDQ Z10, Z14, Z15
+	VPUNPCKHQDQ Z10, Z14, Z11
+	VMOVDQA64   Z17, (AX)
+	VMOVDQA64   Z16, 64(AX)
+	VMOVDQA64   Z15, 128(AX)
+	VMOVDQA64   Z11, 192(AX)
+	VMOVDQA64   256(AX), Z10
+	VMOVDQA64   320(AX), Z12
+	VMOVDQA64   384(AX), Z14
+	VMOVDQA64   448(AX), Z13
+	VPUNPCKLDQ  Z12, Z10, Z11
+	VPUNPCKHDQ  Z12, Z10, Z15
+	VPUNPCKLDQ  Z13, Z14, Z16
+	VPUNPCKHDQ  Z13, Z14, Z17
+	VPUNPCKLQDQ Z16, Z11, Z10
+	VPUNPCKHQDQ Z16, Z11, Z12
+	VPUNPCKLQDQ Z17, Z15, Z14
+	VPUNPCKHQDQ Z17, Z15, Z13
+	VMOVDQA64   Z10, 256(AX)
+	VMOVDQA64   Z12, 320(AX)
+	VMOVDQA64   Z14, 384(AX)
+	VMOVDQA64   Z13, 448(AX)
+	VMOVDQA64   512(AX), Z17
+	VMOVDQA64   576(AX), Z16
+	VMOVDQA64   640(AX), Z15
+	VMOVDQA64   704(AX), Z11
+	VPUNPCKLDQ  Z16, Z17, Z13
+	VPUNPCKHDQ  Z16, Z17, Z14
+	VPUNPCKLDQ  Z11, Z15, Z12
+	VPUNPCKHDQ  Z11, Z15, Z10
+	VPUNPCKLQDQ Z12, Z13, Z17
+	VPUNPCKHQDQ Z12, Z13, Z16
+	VPUNPCKLQDQ Z10, Z14, Z15
+	VPUNPCKHQDQ Z10, Z14, Z11
+	VMOVDQA64   Z17, 512(AX)
+	VMOVDQA64   Z16, 576(AX)
+	VMOVDQA64   Z15, 640(AX)
+	VMOVDQA64   Z11, 704(AX)
+	VMOVDQA64   768(AX), Z10
+	VMOVDQA64   832(AX), Z12
+	VMOVDQA64   896(AX), Z14
+	VMOVDQA64   960(AX), Z13
+	VPUNPCKLDQ  Z12, Z10, Z11
+	VPUNPCKHDQ  Z12, Z10, Z15
+	VPUNPCKLDQ  Z13, Z14, Z16
+	VPUNPCKHDQ  Z13, Z14, Z17
+	VPUNPCKLQDQ Z16, Z11, Z10
+	VPUNPCKHQDQ Z16, Z11, Z12
+	VPUNPCKLQDQ Z17, Z15, Z14
+	VPUNPCKHQDQ Z17, Z15, Z13
+	VMOVDQA64   Z10, 768(AX)
+	VMOVDQA64   Z12, 832(AX)
+	VMOVDQA64   Z14, 896(AX)
+	VMOVDQA64   Z13, 960(AX)
+	VMOVDQA64   (AX), Z17
+	VMOVDQA64   256(AX), Z16
+	VMOVDQA64   512(AX), Z15
+	VMOVDQA64   768(AX), Z11
+	VSHUFI32X4  $0x88, Z16, Z17, Z13
+	VSHUFI32X4  $0xdd, Z16, Z17, Z14
+	VSHUFI32X4  $0x88, Z11, Z15, Z12
+	VSHUFI32X4  $0xdd, Z11, Z15, Z10
+	VSHUFI32X4  $0x88, Z12, Z13, Z17
+	VSHUFI32X4  $0x88, Z10, Z14, Z16
+	VSHUFI32X4  $0xdd, Z12, Z13, Z15
+	VSHUFI32X4  $0xdd, Z10, Z14, Z11
+	VPSHUFB     zuc_consts<>+576(SB), Z17, Z17
+	IMUL3Q      $0x00000000, SI, CX
+	VMOVDQU32   Z17, (DX)(CX*1)
+	VPSHUFB     zuc_consts<>+576(SB), Z16, Z16
+	IMUL3Q      $0x00000004, SI, CX
+	VMOVDQU32   Z16, (DX)(CX*1)
+	VPSHUFB     zuc_consts<>+576(SB), Z15, Z15
+	IMUL3Q      $0x00000008, SI, CX
+	VMOVDQU32   Z15, (DX)(CX*1)
+	VPSHUFB     zuc_consts<>+576(SB), Z11, Z11
+	IMUL3Q      $0x0000000c, SI, CX
+	VMOVDQU32   Z11, (DX)(CX*1)
+	VMOVDQA64   64(AX), Z11
+	VMOVDQA64   320(AX), Z15
+	VMOVDQA64   576(AX), Z16
+	VMOVDQA64   832(AX), Z17
+	VSHUFI32X4  $0x88, Z15, Z11, Z10
+	VSHUFI32X4  $0xdd, Z15, Z11, Z12
+	VSHUFI32X4  $0x88, Z17, Z16, Z14
+	VSHUFI32X4  $0xdd, Z17, Z16, Z13
+	VSHUFI32X4  $0x88, Z14, Z10, Z11
+	VSHUFI32X4  $0x88, Z13, Z12, Z15
+	VSHUFI32X4  $0xdd, Z14, Z10, Z16
+	VSHUFI32X4  $0xdd, Z13, Z12, Z17
+	VPSHUFB     zuc_consts<>+576(SB), Z11, Z11
+	IMUL3Q      $0x00000001, SI, CX
+	VMOVDQU32   Z11, (DX)(CX*1)
+	VPSHUFB     zuc_consts<>+576(SB), Z15, Z15
+	IMUL3Q      $0x00000005, SI, CX
+	VMOVDQU32   Z15, (DX)(CX*1)
+	VPSHUFB     zuc_consts<>+576(SB), Z16, Z16
+	IMUL3Q      $0x00000009, SI, CX
+	VMOVDQU32   Z16, (DX)(CX*1)
+	VPSHUFB     zuc_consts<>+576(SB), Z17, Z17
+	IMUL3Q      $0x0000000d, SI, CX
+	VMOVDQU32   Z17, (DX)(CX*1)
+	VMOVDQA64   128(AX), Z17
+	VMOVDQA64   384(AX), Z16
+	VMOVDQA64   640(AX), Z15
+	VMOVDQA64   896(AX), Z11
+	VSHUFI32X4  $0x88, Z16, Z17, Z13
+	VSHUFI32X4  $0xdd, Z16, Z17, Z14
+	VSHUFI32X4  $0x88, Z11, Z15, Z12
+	VSHUFI32X4  $0xdd, Z11, Z15, Z10
+	VSHUFI32X4  $0x88, Z12, Z13, Z17
+	VSHUFI32X4  $0x88, Z10, Z14, Z16
+	VSHUFI32X4  $0xdd, Z12, Z13, Z15
+	VSHUFI32X4  $0xdd, Z10, Z14, Z11
+	VPSHUFB     zuc_consts<>+576(SB), Z17, Z17
+	IMUL3Q      $0x00000002, SI, CX
+	VMOVDQU32   Z17, (DX)(CX*1)
+	VPSHUFB     zuc_consts<>+576(SB), Z16, Z16
+	IMUL3Q      $0x00000006, SI, CX
+	VMOVDQU32   Z16, (DX)(CX*1)
+	VPSHUFB     zuc_consts<>+576(SB), Z15, Z15
+	IMUL3Q      $0x0000000a, SI, CX
+	VMOVDQU32   Z15, (DX)(CX*1)
+	VPSHUFB     zuc_consts<>+576(SB), Z11, Z11
+	IMUL3Q      $0x0000000e, SI, CX
+	VMOVDQU32   Z11, (DX)(CX*1)
+	VMOVDQA64   192(AX), Z11
+	VMOVDQA64   448(AX), Z15
+	VMOVDQA64   704(AX), Z16
+	VMOVDQA64   960(AX), Z17
+	VSHUFI32X4  $0x88, Z15, Z11, Z10
+	VSHUFI32X4  $0xdd, Z15, Z11, Z12
+	VSHUFI32X4  $0x88, Z17, Z16, Z14
+	VSHUFI32X4  $0xdd, Z17, Z16, Z13
+	VSHUFI32X4  $0x88, Z14, Z10, Z11
+	VSHUFI32X4  $0x88, Z13, Z12, Z15
+	VSHUFI32X4  $0xdd, Z14, Z10, Z16
+	VSHUFI32X4  $0xdd, Z13, Z12, Z17
+	VPSHUFB     zuc_consts<>+576(SB), Z11, Z11
+	IMUL3Q      $0x00000003, SI, AX
+	VMOVDQU32   Z11, (DX)(AX*1)
+	VPSHUFB     zuc_consts<>+576(SB), Z15, Z15
+	IMUL3Q      $0x00000007, SI, AX
+	VMOVDQU32   Z15, (DX)(AX*1)
+	VPSHUFB     zuc_consts<>+576(SB), Z16, Z16
+	IMUL3Q      $0x0000000b, SI, AX
+	VMOVDQU32   Z16, (DX)(AX*1)
+	VPSHUFB     zuc_consts<>+576(SB), Z17, Z17
+	IMUL3Q      $0x0000000f, SI, AX
+	VMOVDQU32   Z17, (DX)(AX*1)
+	LEAQ        5120(R8), AX
+
+	// Transpose 16×16 words: 4×4 inside 128-bit lanes, then 4×4 lanes.
+	VMOVDQA64   (AX), Z17
+	VMOVDQA64   64(AX), Z16
+	VMOVDQA64   128(AX), Z15
+	VMOVDQA64   192(AX), Z11
+	VPUNPCKLDQ  Z16, Z17, Z13
+	VPUNPCKHDQ  Z16, Z17, Z14
+	VPUNPCKLDQ  Z11, Z15, Z12
+	VPUNPCKHDQ  Z11, Z15, Z10
+	VPUNPCKLQDQ Z12, Z13, Z17
+	VPUNPCKHQDQ Z12, Z13, Z16
+	VPUNPCKLQDQ Z10, Z14, Z15
+	VPUNPCKHQDQ Z10, Z14, Z11
+	VMOVDQA64   Z17, (AX)
+	VMOVDQA64   Z16, 64(AX)
+	VMOVDQA64   Z15, 128(AX)
+	VMOVDQA64   Z11, 192(AX)
+	VMOVDQA64   256(AX), Z10
+	VMOVDQA64   320(AX), Z12
+	VMOVDQA64   384(AX), Z14
+	VMOVDQA64   448(AX), Z13
+	VPUNPCKLDQ  Z12, Z10, Z11
+	VPUNPCKHDQ  Z12, Z10, Z15
+	VPUNPCKLDQ  Z13, Z14, Z16
+	VPUNPCKHDQ  Z13, Z14, Z17
+	VPUNPCKLQDQ Z16, Z11, Z10
+	VPUNPCKHQDQ Z16, Z11, Z12
+	VPUNPCKLQDQ Z17, Z15, Z14
+	VPUNPCKHQDQ Z17, Z15, Z13
+	VMOVDQA64   Z10, 256(AX)
+	VMOVDQA64   Z12, 320(AX)
+	VMOVDQA64   Z14, 384(AX)
+	VMOVDQA64   Z13, 448(AX)
+	VMOVDQA64   512(AX), Z17
+	VMOVDQA64   576(AX), Z16
+	VMOVDQA64   640(AX), Z15
+	VMOVDQA64   704(AX), Z11
+	VPUNPCKLDQ  Z16, Z17, Z13
+	VPUNPCKHDQ  Z16, Z17, Z14
+	VPUNPCKLDQ  Z11, Z15, Z12
+	VPUNPCKHDQ  Z11, Z15, Z10
+	VPUNPCKLQDQ Z12, Z13, Z17
+	VPUNPCKHQDQ Z12, Z13, Z16
+	VPUNPCKLQDQ Z10, Z14, Z15
+	VPUNPCKHQDQ Z10, Z14, Z11
+	VMOVDQA64   Z17, 512(AX)
+	VMOVDQA64   Z16, 576(AX)
+	VMOVDQA64   Z15, 640(AX)
+	VMOVDQA64   Z11, 704(AX)
+	VMOVDQA64   768(AX), Z10
+	VMOVDQA64   832(AX), Z12
+	VMOVDQA64   896(AX), Z14
+	VMOVDQA64   960(AX), Z13
+	VPUNPCKLDQ  Z12, Z10, Z11
+	VPUNPCKHDQ  Z12, Z10, Z15
+	VPUNPCKLDQ  Z13, Z14, Z16
+	VPUNPCKHDQ  Z13, Z14, Z17
+	VPUNPCKLQDQ Z16, Z11, Z10
+	VPUNPCKHQDQ Z16, Z11, Z12
+	VPUNPCKLQDQ Z17, Z15, Z14
+	VPUNPCKHQDQ Z17, Z15, Z13
+	VMOVDQA64   Z10, 768(AX)
+	VMOVDQA64   Z12, 832(AX)
+	VMOVDQA64   Z14, 896(AX)
+	VMOVDQA64   Z13, 960(AX)
+	VMOVDQA64   (AX), Z17
+	VMOVDQA64   256(AX), Z16
+	VMOVDQA64   512(AX), Z15
+	VMOVDQA64   768(AX), Z11
+	VSHUFI32X4  $0x88, Z16, Z17, Z13
+	VSHUFI32X4  $0xdd, Z16, Z17, Z14
+	VSHUFI32X4  $0x88, Z11, Z15, Z12
+	VSHUFI32X4  $0xdd, Z11, Z15, Z10
+	VSHUFI32X4  $0x88, Z12, Z13, Z17
+	VSHUFI32X4  $0x88, Z10, Z14, Z16
+	VSHUFI32X4  $0xdd, Z12, Z13, Z15
+	VSHUFI32X4  $0xdd, Z10, Z14, Z11
+	IMUL3Q      $0x00000000, SI, CX
+	VMOVDQU32   Z17, (BX)(CX*1)
+	IMUL3Q      $0x00000004, SI, CX
+	VMOVDQU32   Z16, (BX)(CX*1)
+	IMUL3Q      $0x00000008, SI, CX
+	VMOVDQU32   Z15, (BX)(CX*1)
+	IMUL3Q      $0x0000000c, SI, CX
+	VMOVDQU32   Z11, (BX)(CX*1)
+	VMOVDQA64   64(AX), Z11
+	VMOVDQA64   320(AX), Z15
+	VMOVDQA64   576(AX), Z16
+	VMOVDQA64   832(AX), Z17
+	VSHUFI32X4  $0x88, Z15, Z11, Z10
+	VSHUFI32X4  $0xdd, Z15, Z11, Z12
+	VSHUFI32X4  $0x88, Z17, Z16, Z14
+	VSHUFI32X4  $0xdd, Z17, Z16, Z13
+	VSHUFI32X4  $0x88, Z14, Z10, Z11
+	VSHUFI32X4  $0x88, Z13, Z12, Z15
+	VSHUFI32X4  $0xdd, Z14, Z10, Z16
+	VSHUFI32X4  $0xdd, Z13, Z12, Z17
+	IMUL3Q      $0x00000001, SI, CX
+	VMOVDQU32   Z11, (BX)(CX*1)
+	IMUL3Q      $0x00000005, SI, CX
+	VMOVDQU32   Z15, (BX)(CX*1)
+	IMUL3Q      $0x00000009, SI, CX
+	VMOVDQU32   Z16, (BX)(CX*1)
+	IMUL3Q      $0x0000000d, SI, CX
+	VMOVDQU32   Z17, (BX)(CX*1)
+	VMOVDQA64   128(AX), Z17
+	VMOVDQA64   384(AX), Z16
+	VMOVDQA64   640(AX), Z15
+	VMOVDQA64   896(AX), Z11
+	VSHUFI32X4  $0x88, Z16, Z17, Z13
+	VSHUFI32X4  $0xdd, Z16, Z17, Z14
+	VSHUFI32X4  $0x88, Z11, Z15, Z12
+	VSHUFI32X4  $0xdd, Z11, Z15, Z10
+	VSHUFI32X4  $0x88, Z12, Z13, Z17
+	VSHUFI32X4  $0x88, Z10, Z14, Z16
+	VSHUFI32X4  $0xdd, Z12, Z13, Z15
+	VSHUFI32X4  $0xdd, Z10, Z14, Z11
+	IMUL3Q      $0x00000002, SI, CX
+	VMOVDQU32   Z17, (BX)(CX*1)
+	IMUL3Q      $0x00000006, SI, CX
+	VMOVDQU32   Z16, (BX)(CX*1)
+	IMUL3Q      $0x0000000a, SI, CX
+	VMOVDQU32   Z15, (BX)(CX*1)
+	IMUL3Q      $0x0000000e, SI, CX
+	VMOVDQU32   Z11, (BX)(CX*1)
+	VMOVDQA64   192(AX), Z11
+	VMOVDQA64   448(AX), Z15
+	VMOVDQA64   704(AX), Z16
+	VMOVDQA64   960(AX), Z17
+	VSHUFI32X4  $0x88, Z15, Z11, Z10
+	VSHUFI32X4  $0xdd, Z15, Z11, Z12
+	VSHUFI32X4  $0x88, Z17, Z16, Z14
+	VSHUFI32X4  $0xdd, Z17, Z16, Z13
+	VSHUFI32X4  $0x88, Z14, Z10, Z11
+	VSHUFI32X4  $0x88, Z13, Z12, Z15
+	VSHUFI32X4  $0xdd, Z14, Z10, Z16
+	VSHUFI32X4  $0xdd, Z13, Z12, Z17
+	IMUL3Q      $0x00000003, SI, AX
+	VMOVDQU32   Z11, (BX)(AX*1)
+	IMUL3Q      $0x00000007, SI, AX
+	VMOVDQU32   Z15, (BX)(AX*1)
+	IMUL3Q      $0x0000000b, SI, AX
+	VMOVDQU32   Z16, (BX)(AX*1)
+	IMUL3Q      $0x0000000f, SI, AX
+	VMOVDQU32   Z17, (BX)(AX*1)
+	ADDQ        $0x40, DX
+	ADDQ        $0x40, BX
+	DECQ        DI
+	JNZ         iksp16_loop
+
+	// Zero the LFSR rings and keystream rows in the frame.
+	VPXORD    Z9, Z9, Z9
+	VMOVDQA64 Y9, (R8)
+	VMOVDQA64 Y9, 32(R8)
+	VMOVDQA64 Y9, 64(R8)
+	VMOVDQA64 Y9, 96(R8)
+	VMOVDQA64 Y9, 128(R8)
+	VMOVDQA64 Y9, 160(R8)
+	VMOVDQA64 Y9, 192(R8)
+	VMOVDQA64 Y9, 224(R8)
+	VMOVDQA64 Y9, 256(R8)
+	VMOVDQA64 Y9, 288(R8)
+	VMOVDQA64 Y9, 320(R8)
+	VMOVDQA64 Y9, 352(R8)
+	VMOVDQA64 Y9, 384(R8)
+	VMOVDQA64 Y9, 416(R8)
+	VMOVDQA64 Y9, 448(R8)
+	VMOVDQA64 Y9, 480(R8)
+	VMOVDQA64 Y9, 512(R8)
+	VMOVDQA64 Y9, 544(R8)
+	VMOVDQA64 Y9, 576(R8)
+	VMOVDQA64 Y9, 608(R8)
+	VMOVDQA64 Y9, 640(R8)
+	VMOVDQA64 Y9, 672(R8)
+	VMOVDQA64 Y9, 704(R8)
+	VMOVDQA64 Y9, 736(R8)
+	VMOVDQA64 Y9, 768(R8)
+	VMOVDQA64 Y9, 800(R8)
+	VMOVDQA64 Y9, 832(R8)
+	VMOVDQA64 Y9, 864(R8)
+	VMOVDQA64 Y9, 896(R8)
+	VMOVDQA64 Y9, 928(R8)
+	VMOVDQA64 Y9, 960(R8)
+	VMOVDQA64 Y9, 992(R8)
+	VMOVDQA64 Y9, 1024(R8)
+	VMOVDQA64 Y9, 1056(R8)
+	VMOVDQA64 Y9, 1088(R8)
+	VMOVDQA64 Y9, 1120(R8)
+	VMOVDQA64 Y9, 1152(R8)
+	VMOVDQA64 Y9, 1184(R8)
+	VMOVDQA64 Y9, 1216(R8)
+	VMOVDQA64 Y9, 1248(R8)
+	VMOVDQA64 Y9, 1280(R8)
+	VMOVDQA64 Y9, 1312(R8)
+	VMOVDQA64 Y9, 1344(R8)
+	VMOVDQA64 Y9, 1376(R8)
+	VMOVDQA64 Y9, 1408(R8)
+	VMOVDQA64 Y9, 1440(R8)
+	VMOVDQA64 Y9, 1472(R8)
+	VMOVDQA64 Y9, 1504(R8)
+	VMOVDQA64 Y9, 1536(R8)
+	VMOVDQA64 Y9, 1568(R8)
+	VMOVDQA64 Y9, 1600(R8)
+	VMOVDQA64 Y9, 1632(R8)
+	VMOVDQA64 Y9, 1664(R8)
+	VMOVDQA64 Y9, 1696(R8)
+	VMOVDQA64 Y9, 1728(R8)
+	VMOVDQA64 Y9, 1760(R8)
+	VMOVDQA64 Y9, 1792(R8)
+	VMOVDQA64 Y9, 1824(R8)
+	VMOVDQA64 Y9, 1856(R8)
+	VMOVDQA64 Y9, 1888(R8)
+	VMOVDQA64 Y9, 1920(R8)
+	VMOVDQA64 Y9, 1952(R8)
+	VMOVDQA64 Y9, 1984(R8)
+	VMOVDQA64 Y9, 2016(R8)
+	VMOVDQA64 Y9, 2048(R8)
+	VMOVDQA64 Y9, 2080(R8)
+	VMOVDQA64 Y9, 2112(R8)
+	VMOVDQA64 Y9, 2144(R8)
+	VMOVDQA64 Y9, 2176(R8)
+	VMOVDQA64 Y9, 2208(R8)
+	VMOVDQA64 Y9, 2240(R8)
+	VMOVDQA64 Y9, 2272(R8)
+	VMOVDQA64 Y9, 2304(R8)
+	VMOVDQA64 Y9, 2336(R8)
+	VMOVDQA64 Y9, 2368(R8)
+	VMOVDQA64 Y9, 2400(R8)
+	VMOVDQA64 Y9, 2432(R8)
+	VMOVDQA64 Y9, 2464(R8)
+	VMOVDQA64 Y9, 2496(R8)
+	VMOVDQA64 Y9, 2528(R8)
+	VMOVDQA64 Y9, 2560(R8)
+	VMOVDQA64 Y9, 2592(R8)
+	VMOVDQA64 Y9, 2624(R8)
+	VMOVDQA64 Y9, 2656(R8)
+	VMOVDQA64 Y9, 2688(R8)
+	VMOVDQA64 Y9, 2720(R8)
+	VMOVDQA64 Y9, 2752(R8)
+	VMOVDQA64 Y9, 2784(R8)
+	VMOVDQA64 Y9, 2816(R8)
+	VMOVDQA64 Y9, 2848(R8)
+	VMOVDQA64 Y9, 2880(R8)
+	VMOVDQA64 Y9, 2912(R8)
+	VMOVDQA64 Y9, 2944(R8)
+	VMOVDQA64 Y9, 2976(R8)
+	VMOVDQA64 Y9, 3008(R8)
+	VMOVDQA64 Y9, 3040(R8)
+	VMOVDQA64 Y9, 3072(R8)
+	VMOVDQA64 Y9, 3104(R8)
+	VMOVDQA64 Y9, 3136(R8)
+	VMOVDQA64 Y9, 3168(R8)
+	VMOVDQA64 Y9, 3200(R8)
+	VMOVDQA64 Y9, 3232(R8)
+	VMOVDQA64 Y9, 3264(R8)
+	VMOVDQA64 Y9, 3296(R8)
+	VMOVDQA64 Y9, 3328(R8)
+	VMOVDQA64 Y9, 3360(R8)
+	VMOVDQA64 Y9, 3392(R8)
+	VMOVDQA64 Y9, 3424(R8)
+	VMOVDQA64 Y9, 3456(R8)
+	VMOVDQA64 Y9, 3488(R8)
+	VMOVDQA64 Y9, 3520(R8)
+	VMOVDQA64 Y9, 3552(R8)
+	VMOVDQA64 Y9, 3584(R8)
+	VMOVDQA64 Y9, 3616(R8)
+	VMOVDQA64 Y9, 3648(R8)
+	VMOVDQA64 Y9, 3680(R8)
+	VMOVDQA64 Y9, 3712(R8)
+	VMOVDQA64 Y9, 3744(R8)
+	VMOVDQA64 Y9, 3776(R8)
+	VMOVDQA64 Y9, 3808(R8)
+	VMOVDQA64 Y9, 3840(R8)
+	VMOVDQA64 Y9, 3872(R8)
+	VMOVDQA64 Y9, 3904(R8)
+	VMOVDQA64 Y9, 3936(R8)
+	VMOVDQA64 Y9, 3968(R8)
+	VMOVDQA64 Y9, 4000(R8)
+	VMOVDQA64 Y9, 4032(R8)
+	VMOVDQA64 Y9, 4064(R8)
+	VMOVDQA64 Y9, 4096(R8)
+	VMOVDQA64 Y9, 4128(R8)
+	VMOVDQA64 Y9, 4160(R8)
+	VMOVDQA64 Y9, 4192(R8)
+	VMOVDQA64 Y9, 4224(R8)
+	VMOVDQA64 Y9, 4256(R8)
+	VMOVDQA64 Y9, 4288(R8)
+	VMOVDQA64 Y9, 4320(R8)
+	VMOVDQA64 Y9, 4352(R8)
+	VMOVDQA64 Y9, 4384(R8)
+	VMOVDQA64 Y9, 4416(R8)
+	VMOVDQA64 Y9, 4448(R8)
+	VMOVDQA64 Y9, 4480(R8)
+	VMOVDQA64 Y9, 4512(R8)
+	VMOVDQA64 Y9, 4544(R8)
+	VMOVDQA64 Y9, 4576(R8)
+	VMOVDQA64 Y9, 4608(R8)
+	VMOVDQA64 Y9, 4640(R8)
+	VMOVDQA64 Y9, 4672(R8)
+	VMOVDQA64 Y9, 4704(R8)
+	VMOVDQA64 Y9, 4736(R8)
+	VMOVDQA64 Y9, 4768(R8)
+	VMOVDQA64 Y9, 4800(R8)
+	VMOVDQA64 Y9, 4832(R8)
+	VMOVDQA64 Y9, 4864(R8)
+	VMOVDQA64 Y9, 4896(R8)
+	VMOVDQA64 Y9, 4928(R8)
+	VMOVDQA64 Y9, 4960(R8)
+	VMOVDQA64 Y9, 4992(R8)
+	VMOVDQA64 Y9, 5024(R8)
+	VMOVDQA64 Y9, 5056(R8)
+	VMOVDQA64 Y9, 5088(R8)
+	VMOVDQA64 Y9, 5120(R8)
+	VMOVDQA64 Y9, 5152(R8)
+	VMOVDQA64 Y9, 5184(R8)
+	VMOVDQA64 Y9, 5216(R8)
+	VMOVDQA64 Y9, 5248(R8)
+	VMOVDQA64 Y9, 5280(R8)
+	VMOVDQA64 Y9, 5312(R8)
+	VMOVDQA64 Y9, 5344(R8)
+	VMOVDQA64 Y9, 5376(R8)
+	VMOVDQA64 Y9, 5408(R8)
+	VMOVDQA64 Y9, 5440(R8)
+	VMOVDQA64 Y9, 5472(R8)
+	VMOVDQA64 Y9, 5504(R8)
+	VMOVDQA64 Y9, 5536(R8)
+	VMOVDQA64 Y9, 5568(R8)
+	VMOVDQA64 Y9, 5600(R8)
+	VMOVDQA64 Y9, 5632(R8)
+	VMOVDQA64 Y9, 5664(R8)
+	VMOVDQA64 Y9, 5696(R8)
+	VMOVDQA64 Y9, 5728(R8)
+	VMOVDQA64 Y9, 5760(R8)
+	VMOVDQA64 Y9, 5792(R8)
+	VMOVDQA64 Y9, 5824(R8)
+	VMOVDQA64 Y9, 5856(R8)
+	VMOVDQA64 Y9, 5888(R8)
+	VMOVDQA64 Y9, 5920(R8)
+	VMOVDQA64 Y9, 5952(R8)
+	VMOVDQA64 Y9, 5984(R8)
+	VMOVDQA64 Y9, 6016(R8)
+	VMOVDQA64 Y9, 6048(R8)
+	VMOVDQA64 Y9, 6080(R8)
+	VMOVDQA64 Y9, 6112(R8)
+	VZEROUPPER
+	RET
+
+// func initXORKeyStreamPair16AVX512(a *[544]uint32, b *[544]uint32, dst *[16]*byte, src *[16]*byte, lens *[16]int, full int, ksB *uint32, stride int, nblocks int)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, AVX512VBMI2, AVX512VL, BMI2, GFNI, MMX+
+TEXT ·initXORKeyStreamPair16AVX512(SB), $6208-72
+	MOVQ a+0(FP), AX
+	MOVQ b+8(FP), CX
+	LEAQ (SP), DX
+	ADDQ $0x3f, DX
+	ANDQ $-64, DX
+
+	// Constants: p = 2^31−1, the S0 tables, the byte and word masks.
+	VMOVDQU32 zuc_consts<>+0(SB), Z0
+	VMOVDQU32 zuc_consts<>+1856(SB), Z1
+	VMOVDQU32 zuc_consts<>+1920(SB), Z2
+	VMOVDQU32 zuc_consts<>+1984(SB), Z3
+	VMOVDQU32 zuc_consts<>+2048(SB), Z4
+	MOVQ      $0xaaaaaaaaaaaaaaaa, BX
+	KMOVQ     BX, K3
+	MOVQ      $0x5555555555555555, BX
+	KMOVQ     BX, K4
+
+	// Copy each state's LFSR into its group's rings (s_j and 2·s_j); R1, R2.
+	VMOVDQU32  (AX), Z17
+	VMOVDQA64  Z17, (DX)
+	VPADDD     Z17, Z17, Z16
+	VMOVDQA64  Z16, 1024(DX)
+	VMOVDQU32  64(AX), Z17
+	VMOVDQA64  Z17, 64(DX)
+	VPADDD     Z17, Z17, Z16
+	VMOVDQA64  Z16, 1088(DX)
+	VMOVDQU32  128(AX), Z17
+	VMOVDQA64  Z17, 128(DX)
+	VPADDD     Z17, Z17, Z16
+	VMOVDQA64  Z16, 1152(DX)
+	VMOVDQU32  192(AX), Z17
+	VMOVDQA64  Z17, 192(DX)
+	VPADDD     Z17, Z17, Z16
+	VMOVDQA64  Z16, 1216(DX)
+	VMOVDQU32  256(AX), Z17
+	VMOVDQA64  Z17, 256(DX)
+	VPADDD     Z17, Z17, Z16
+	VMOVDQA64  Z16, 1280(DX)
+	VMOVDQU32  320(AX), Z17
+	VMOVDQA64  Z17, 320(DX)
+	VPADDD     Z17, Z17, Z16
+	VMOVDQA64  Z16, 1344(DX)
+	VMOVDQU32  384(AX), Z17
+	VMOVDQA64  Z17, 384(DX)
+	VPADDD     Z17, Z17, Z16
+	VMOVDQA64  Z16, 1408(DX)
+	VMOVDQU32  448(AX), Z17
+	VMOVDQA64  Z17, 448(DX)
+	VPADDD     Z17, Z17, Z16
+	VMOVDQA64  Z16, 1472(DX)
+	VMOVDQU32  512(AX), Z17
+	VMOVDQA64  Z17, 512(DX)
+	VPADDD     Z17, Z17, Z16
+	VMOVDQA64  Z16, 1536(DX)
+	VMOVDQU32  576(AX), Z17
+	VMOVDQA64  Z17, 576(DX)
+	VPADDD     Z17, Z17, Z16
+	VMOVDQA64  Z16, 1600(DX)
+	VMOVDQU32  640(AX), Z17
+	VMOVDQA64  Z17, 640(DX)
+	VPADDD     Z17, Z17, Z16
+	VMOVDQA64  Z16, 1664(DX)
+	VMOVDQU32  704(AX), Z17
+	VMOVDQA64  Z17, 704(DX)
+	VPADDD     Z17, Z17, Z16
+	VMOVDQA64  Z16, 1728(DX)
+	VMOVDQU32  768(AX), Z17
+	VMOVDQA64  Z17, 768(DX)
+	VPADDD     Z17, Z17, Z16
+	VMOVDQA64  Z16, 1792(DX)
+	VMOVDQU32  832(AX), Z17
+	VMOVDQA64  Z17, 832(DX)
+	VPADDD     Z17, Z17, Z16
+	VMOVDQA64  Z16, 1856(DX)
+	VMOVDQU32  896(AX), Z17
+	VMOVDQA64  Z17, 896(DX)
+	VPADDD     Z17, Z17, Z16
+	VMOVDQA64  Z16, 1920(DX)
+	VMOVDQU32  960(AX), Z17
+	VMOVDQA64  Z17, 960(DX)
+	VPADDD     Z17, Z17, Z16
+	VMOVDQA64  Z16, 1984(DX)
+	VMOVDQU32  1024(AX), Z5
+	VMOVDQU32  1088(AX), Z6
+	VMOVDQA64  960(DX), Z7
+	VMOVDQA64  1984(DX), Z8
+	VMOVDQU32  (CX), Z17
+	VMOVDQA64  Z17, 3072(DX)
+	VPADDD     Z17, Z17, Z16
+	VMOVDQA64  Z16, 4096(DX)
+	VMOVDQU32  64(CX), Z17
+	VMOVDQA64  Z17, 3136(DX)
+	VPADDD     Z17, Z17, Z16
+	VMOVDQA64  Z16, 4160(DX)
+	VMOVDQU32  128(CX), Z17
+	VMOVDQA64  Z17, 3200(DX)
+	VPADDD     Z17, Z17, Z16
+	VMOVDQA64  Z16, 4224(DX)
+	VMOVDQU32  192(CX), Z17
+	VMOVDQA64  Z17, 3264(DX)
+	VPADDD     Z17, Z17, Z16
+	VMOVDQA64  Z16, 4288(DX)
+	VMOVDQU32  256(CX), Z17
+	VMOVDQA64  Z17, 3328(DX)
+	VPADDD     Z17, Z17, Z16
+	VMOVDQA64  Z16, 4352(DX)
+	VMOVDQU32  320(CX), Z17
+	VMOVDQA64  Z17, 3392(DX)
+	VPADDD     Z17, Z17, Z16
+	VMOVDQA64  Z16, 4416(DX)
+	VMOVDQU32  384(CX), Z17
+	VMOVDQA64  Z17, 3456(DX)
+	VPADDD     Z17, Z17, Z16
+	VMOVDQA64  Z16, 4480(DX)
+	VMOVDQU32  448(CX), Z17
+	VMOVDQA64  Z17, 3520(DX)
+	VPADDD     Z17, Z17, Z16
+	VMOVDQA64  Z16, 4544(DX)
+	VMOVDQU32  512(CX), Z17
+	VMOVDQA64  Z17, 3584(DX)
+	VPADDD     Z17, Z17, Z16
+	VMOVDQA64  Z16, 4608(DX)
+	VMOVDQU32  576(CX), Z17
+	VMOVDQA64  Z17, 3648(DX)
+	VPADDD     Z17, Z17, Z16
+	VMOVDQA64  Z16, 4672(DX)
+	VMOVDQU32  640(CX), Z17
+	VMOVDQA64  Z17, 3712(DX)
+	VPADDD     Z17, Z17, Z16
+	VMOVDQA64  Z16, 4736(DX)
+	VMOVDQU32  704(CX), Z17
+	VMOVDQA64  Z17, 3776(DX)
+	VPADDD     Z17, Z17, Z16
+	VMOVDQA64  Z16, 4800(DX)
+	VMOVDQU32  768(CX), Z17
+	VMOVDQA64  Z17, 3840(DX)
+	VPADDD     Z17, Z17, Z16
+	VMOVDQA64  Z16, 4864(DX)
+	VMOVDQU32  832(CX), Z17
+	VMOVDQA64  Z17, 3904(DX)
+	VPADDD     Z17, Z17, Z16
+	VMOVDQA64  Z16, 4928(DX)
+	VMOVDQU32  896(CX), Z17
+	VMOVDQA64  Z17, 3968(DX)
+	VPADDD     Z17, Z17, Z16
+	VMOVDQA64  Z16, 4992(DX)
+	VMOVDQU32  960(CX), Z17
+	VMOVDQA64  Z17, 4032(DX)
+	VPADDD     Z17, Z17, Z16
+	VMOVDQA64  Z16, 5056(DX)
+	VMOVDQU32  1024(CX), Z18
+	VMOVDQU32  1088(CX), Z19
+	VMOVDQA64  4032(DX), Z20
+	VMOVDQA64  5056(DX), Z21
+	MOVQ       dst+16(FP), AX
+	MOVQ       src+24(FP), CX
+	MOVQ       lens+32(FP), BX
+	MOVQ       full+40(FP), SI
+	MOVQ       ksB+48(FP), DI
+	MOVQ       stride+56(FP), R8
+	SHLQ       $0x02, R8
+	MOVQ       nblocks+64(FP), R9
+	XORQ       R10, R10
+	MOVQ       (CX), R11
+	PREFETCHT0 (R11)(R10*1)
+	PREFETCHT0 63(R11)(R10*1)
+	MOVQ       8(CX), R11
+	PREFETCHT0 (R11)(R10*1)
+	PREFETCHT0 63(R11)(R10*1)
+	MOVQ       16(CX), R11
+	PREFETCHT0 (R11)(R10*1)
+	PREFETCHT0 63(R11)(R10*1)
+	MOVQ       24(CX), R11
+	PREFETCHT0 (R11)(R10*1)
+	PREFETCHT0 63(R11)(R10*1)
+	MOVQ       32(CX), R11
+	PREFETCHT0 (R11)(R10*1)
+	PREFETCHT0 63(R11)(R10*1)
+	MOVQ       40(CX), R11
+	PREFETCHT0 (R11)(R10*1)
+	PREFETCHT0 63(R11)(R10*1)
+	MOVQ       48(CX), R11
+	PREFETCHT0 (R11)(R10*1)
+	PREFETCHT0 63(R11)(R10*1)
+	MOVQ       56(CX), R11
+	PREFETCHT0 (R11)(R10*1)
+	PREFETCHT0 63(R11)(R10*1)
+	MOVQ       64(CX), R11
+	PREFETCHT0 (R11)(R10*1)
+	PREFETCHT0 63(R11)(R10*1)
+	MOVQ       72(CX), R11
+	PREFETCHT0 (R11)(R10*1)
+	PREFETCHT0 63(R11)(R10*1)
+	MOVQ       80(CX), R11
+	PREFETCHT0 (R11)(R10*1)
+	PREFETCHT0 63(R11)(R10*1)
+	MOVQ       88(CX), R11
+	PREFETCHT0 (R11)(R10*1)
+	PREFETCHT0 63(R11)(R10*1)
+	MOVQ       96(CX), R11
+	PREFETCHT0 (R11)(R10*1)
+	PREFETCHT0 63(R11)(R10*1)
+	MOVQ       104(CX), R11
+	PREFETCHT0 (R11)(R10*1)
+	PREFETCHT0 63(R11)(R10*1)
+	MOVQ       112(CX), R11
+	PREFETCHT0 (R11)(R10*1)
+	PREFETCHT0 63(R11)(R10*1)
+	MOVQ       120(CX), R11
+	PREFETCHT0 (R11)(R10*1)
+	PREFETCHT0 63(R11)(R10*1)
+	MOVQ       $0x00000002, R11
+
+ixksp16_init:
+	// Initialisation round 0 (mod 16), both groups.
+	VMOVDQA64         704(DX), Z14
+	VMOVDQA64         3776(DX), Z27
+	VPSHLDD           $0x10, 1600(DX), Z14, Z14
+	VPSHLDD           $0x10, 4672(DX), Z27, Z27
+	VMOVDQA64         448(DX), Z13
+	VMOVDQA64         3520(DX), Z26
+	VPSHLDD           $0x10, 1344(DX), Z13, Z13
+	VPSHLDD           $0x10, 4416(DX), Z26, Z26
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPXORD            Z6, Z13, Z13
+	VPXORD            Z19, Z26, Z26
+	VPSHLDD           $0x10, Z13, Z14, Z12
+	VPSHLDD           $0x10, Z26, Z27, Z25
+	VPSHLDD           $0x10, Z14, Z13, Z11
+	VPSHLDD           $0x10, Z27, Z26, Z24
+	VPROLD            $0x08, Z12, Z13
+	VPROLD            $0x08, Z25, Z26
+	VPROLD            $0x1a, Z12, Z14
+	VPROLD            $0x1a, Z25, Z27
+	VPXORD            Z13, Z12, Z12
+	VPXORD            Z26, Z25, Z25
+	VPROLD            $0x0a, Z12, Z13
+	VPROLD            $0x0a, Z25, Z26
+	VPTERNLOGD        $0x96, Z14, Z13, Z12
+	VPTERNLOGD        $0x96, Z27, Z26, Z25
+	VPROLD            $0x08, Z11, Z14
+	VPROLD            $0x08, Z24, Z27
+	VPROLD            $0x1e, Z11, Z13
+	VPROLD            $0x1e, Z24, Z26
+	VPXORD            Z14, Z11, Z11
+	VPXORD            Z27, Z24, Z24
+	VPROLD            $0x0e, Z11, Z14
+	VPROLD            $0x0e, Z24, Z27
+	VPTERNLOGD        $0x96, Z13, Z14, Z11
+	VPTERNLOGD        $0x96, Z26, Z27, Z24
+	VPBLENDMB         Z11, Z12, K3, Z13
+	VPBLENDMB         Z24, Z25, K3, Z26
+	VPBLENDMB         Z12, Z11, K3, Z14
+	VPBLENDMB         Z25, Z24, K3, Z27
+	VPMOVB2M          Z13, K1
+	VPMOVB2M          Z26, K2
+	VMOVDQA64         Z1, Z11
+	VMOVDQA64         Z1, Z24
+	VPERMT2B          Z2, Z13, Z11
+	VPERMT2B          Z2, Z26, Z24
+	VMOVDQA64         Z3, Z12
+	VMOVDQA64         Z3, Z25
+	VPERMT2B          Z4, Z13, Z12
+	VPERMT2B          Z4, Z26, Z25
+	VPBLENDMB         Z12, Z11, K1, Z11
+	VPBLENDMB         Z25, Z24, K2, Z24
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z13
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z26
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z13, Z12
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z26, Z25
+	VPBLENDMW         896(DX), Z8, K4, Z14
+	VPBLENDMW         3968(DX), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VPBLENDMB         Z11, Z12, K3, Z6
+	VPBLENDMB         Z24, Z25, K3, Z19
+	VPBLENDMB         Z12, Z11, K3, Z11
+	VPBLENDMB         Z25, Z24, K3, Z24
+	VPRORD            $0x08, Z11, Z5
+	VPRORD            $0x08, Z24, Z18
+	VMOVDQA64         (DX), Z17
+	VMOVDQA64         3072(DX), Z30
+	VPSHLDD           $0x08, 1024(DX), Z17, Z16
+	VPSHLDD           $0x08, 4096(DX), Z30, Z29
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         256(DX), Z17
+	VMOVDQA64         3328(DX), Z30
+	VPSHLDD           $0x14, 1280(DX), Z17, Z17
+	VPSHLDD           $0x14, 4352(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         640(DX), Z17
+	VMOVDQA64         3712(DX), Z30
+	VPSHLDD           $0x15, 1664(DX), Z17, Z17
+	VPSHLDD           $0x15, 4736(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         832(DX), Z17
+	VMOVDQA64         3904(DX), Z30
+	VPSHLDD           $0x11, 1856(DX), Z17, Z17
+	VPSHLDD           $0x11, 4928(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSRLD            $0x01, Z14, Z14
+	VPSRLD            $0x01, Z27, Z27
+	VPADDD            Z14, Z16, Z17
+	VPADDD            Z27, Z29, Z30
+	VPSUBD            Z0, Z17, Z16
+	VPSUBD            Z0, Z30, Z29
+	VPMAXSD           Z16, Z17, Z16
+	VPMAXSD           Z29, Z30, Z29
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, (DX)
+	VMOVDQA64         Z20, 3072(DX)
+	VMOVDQA64         Z8, 1024(DX)
+	VMOVDQA64         Z21, 4096(DX)
+
+	// Initialisation round 1 (mod 16), both groups.
+	VMOVDQA64         768(DX), Z14
+	VMOVDQA64         3840(DX), Z27
+	VPSHLDD           $0x10, 1664(DX), Z14, Z14
+	VPSHLDD           $0x10, 4736(DX), Z27, Z27
+	VMOVDQA64         512(DX), Z12
+	VMOVDQA64         3584(DX), Z25
+	VPSHLDD           $0x10, 1408(DX), Z12, Z12
+	VPSHLDD           $0x10, 4480(DX), Z25, Z25
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPXORD            Z6, Z12, Z12
+	VPXORD            Z19, Z25, Z25
+	VPSHLDD           $0x10, Z12, Z14, Z11
+	VPSHLDD           $0x10, Z25, Z27, Z24
+	VPSHLDD           $0x10, Z14, Z12, Z13
+	VPSHLDD           $0x10, Z27, Z25, Z26
+	VPROLD            $0x08, Z11, Z12
+	VPROLD            $0x08, Z24, Z25
+	VPROLD            $0x1a, Z11, Z14
+	VPROLD            $0x1a, Z24, Z27
+	VPXORD            Z12, Z11, Z11
+	VPXORD            Z25, Z24, Z24
+	VPROLD            $0x0a, Z11, Z12
+	VPROLD            $0x0a, Z24, Z25
+	VPTERNLOGD        $0x96, Z14, Z12, Z11
+	VPTERNLOGD        $0x96, Z27, Z25, Z24
+	VPROLD            $0x08, Z13, Z14
+	VPROLD            $0x08, Z26, Z27
+	VPROLD            $0x1e, Z13, Z12
+	VPROLD            $0x1e, Z26, Z25
+	VPXORD            Z14, Z13, Z13
+	VPXORD            Z27, Z26, Z26
+	VPROLD            $0x0e, Z13, Z14
+	VPROLD            $0x0e, Z26, Z27
+	VPTERNLOGD        $0x96, Z12, Z14, Z13
+	VPTERNLOGD        $0x96, Z25, Z27, Z26
+	VPBLENDMB         Z13, Z11, K3, Z12
+	VPBLENDMB         Z26, Z24, K3, Z25
+	VPBLENDMB         Z11, Z13, K3, Z14
+	VPBLENDMB         Z24, Z26, K3, Z27
+	VPMOVB2M          Z12, K1
+	VPMOVB2M          Z25, K2
+	VMOVDQA64         Z1, Z13
+	VMOVDQA64         Z1, Z26
+	VPERMT2B          Z2, Z12, Z13
+	VPERMT2B          Z2, Z25, Z26
+	VMOVDQA64         Z3, Z11
+	VMOVDQA64         Z3, Z24
+	VPERMT2B          Z4, Z12, Z11
+	VPERMT2B          Z4, Z25, Z24
+	VPBLENDMB         Z11, Z13, K1, Z13
+	VPBLENDMB         Z24, Z26, K2, Z26
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z12
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z25
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z12, Z11
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z25, Z24
+	VPBLENDMW         960(DX), Z8, K4, Z14
+	VPBLENDMW         4032(DX), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VPBLENDMB         Z13, Z11, K3, Z6
+	VPBLENDMB         Z26, Z24, K3, Z19
+	VPBLENDMB         Z11, Z13, K3, Z13
+	VPBLENDMB         Z24, Z26, K3, Z26
+	VPRORD            $0x08, Z13, Z5
+	VPRORD            $0x08, Z26, Z18
+	VMOVDQA64         64(DX), Z17
+	VMOVDQA64         3136(DX), Z30
+	VPSHLDD           $0x08, 1088(DX), Z17, Z16
+	VPSHLDD           $0x08, 4160(DX), Z30, Z29
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         320(DX), Z17
+	VMOVDQA64         3392(DX), Z30
+	VPSHLDD           $0x14, 1344(DX), Z17, Z17
+	VPSHLDD           $0x14, 4416(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         704(DX), Z17
+	VMOVDQA64         3776(DX), Z30
+	VPSHLDD           $0x15, 1728(DX), Z17, Z17
+	VPSHLDD           $0x15, 4800(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         896(DX), Z17
+	VMOVDQA64         3968(DX), Z30
+	VPSHLDD           $0x11, 1920(DX), Z17, Z17
+	VPSHLDD           $0x11, 4992(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSRLD            $0x01, Z14, Z14
+	VPSRLD            $0x01, Z27, Z27
+	VPADDD            Z14, Z16, Z17
+	VPADDD            Z27, Z29, Z30
+	VPSUBD            Z0, Z17, Z16
+	VPSUBD            Z0, Z30, Z29
+	VPMAXSD           Z16, Z17, Z16
+	VPMAXSD           Z29, Z30, Z29
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 64(DX)
+	VMOVDQA64         Z20, 3136(DX)
+	VMOVDQA64         Z8, 1088(DX)
+	VMOVDQA64         Z21, 4160(DX)
+
+	// Initialisation round 2 (mod 16), both groups.
+	VMOVDQA64         832(DX), Z14
+	VMOVDQA64         3904(DX), Z27
+	VPSHLDD           $0x10, 1728(DX), Z14, Z14
+	VPSHLDD           $0x10, 4800(DX), Z27, Z27
+	VMOVDQA64         576(DX), Z11
+	VMOVDQA64         3648(DX), Z24
+	VPSHLDD           $0x10, 1472(DX), Z11, Z11
+	VPSHLDD           $0x10, 4544(DX), Z24, Z24
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPXORD            Z6, Z11, Z11
+	VPXORD            Z19, Z24, Z24
+	VPSHLDD           $0x10, Z11, Z14, Z13
+	VPSHLDD           $0x10, Z24, Z27, Z26
+	VPSHLDD           $0x10, Z14, Z11, Z12
+	VPSHLDD           $0x10, Z27, Z24, Z25
+	VPROLD            $0x08, Z13, Z11
+	VPROLD            $0x08, Z26, Z24
+	VPROLD            $0x1a, Z13, Z14
+	VPROLD            $0x1a, Z26, Z27
+	VPXORD            Z11, Z13, Z13
+	VPXORD            Z24, Z26, Z26
+	VPROLD            $0x0a, Z13, Z11
+	VPROLD            $0x0a, Z26, Z24
+	VPTERNLOGD        $0x96, Z14, Z11, Z13
+	VPTERNLOGD        $0x96, Z27, Z24, Z26
+	VPROLD            $0x08, Z12, Z14
+	VPROLD            $0x08, Z25, Z27
+	VPROLD            $0x1e, Z12, Z11
+	VPROLD            $0x1e, Z25, Z24
+	VPXORD            Z14, Z12, Z12
+	VPXORD            Z27, Z25, Z25
+	VPROLD            $0x0e, Z12, Z14
+	VPROLD            $0x0e, Z25, Z27
+	VPTERNLOGD        $0x96, Z11, Z14, Z12
+	VPTERNLOGD        $0x96, Z24, Z27, Z25
+	VPBLENDMB         Z12, Z13, K3, Z11
+	VPBLENDMB         Z25, Z26, K3, Z24
+	VPBLENDMB         Z13, Z12, K3, Z14
+	VPBLENDMB         Z26, Z25, K3, Z27
+	VPMOVB2M          Z11, K1
+	VPMOVB2M          Z24, K2
+	VMOVDQA64         Z1, Z12
+	VMOVDQA64         Z1, Z25
+	VPERMT2B          Z2, Z11, Z12
+	VPERMT2B          Z2, Z24, Z25
+	VMOVDQA64         Z3, Z13
+	VMOVDQA64         Z3, Z26
+	VPERMT2B          Z4, Z11, Z13
+	VPERMT2B          Z4, Z24, Z26
+	VPBLENDMB         Z13, Z12, K1, Z12
+	VPBLENDMB         Z26, Z25, K2, Z25
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z11
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z24
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z11, Z13
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z24, Z26
+	VPBLENDMW         (DX), Z8, K4, Z14
+	VPBLENDMW         3072(DX), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VPBLENDMB         Z12, Z13, K3, Z6
+	VPBLENDMB         Z25, Z26, K3, Z19
+	VPBLENDMB         Z13, Z12, K3, Z12
+	VPBLENDMB         Z26, Z25, K3, Z25
+	VPRORD            $0x08, Z12, Z5
+	VPRORD            $0x08, Z25, Z18
+	VMOVDQA64         128(DX), Z17
+	VMOVDQA64         3200(DX), Z30
+	VPSHLDD           $0x08, 1152(DX), Z17, Z16
+	VPSHLDD           $0x08, 4224(DX), Z30, Z29
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         384(DX), Z17
+	VMOVDQA64         3456(DX), Z30
+	VPSHLDD           $0x14, 1408(DX), Z17, Z17
+	VPSHLDD           $0x14, 4480(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         768(DX), Z17
+	VMOVDQA64         3840(DX), Z30
+	VPSHLDD           $0x15, 1792(DX), Z17, Z17
+	VPSHLDD           $0x15, 4864(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         960(DX), Z17
+	VMOVDQA64         4032(DX), Z30
+	VPSHLDD           $0x11, 1984(DX), Z17, Z17
+	VPSHLDD           $0x11, 5056(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSRLD            $0x01, Z14, Z14
+	VPSRLD            $0x01, Z27, Z27
+	VPADDD            Z14, Z16, Z17
+	VPADDD            Z27, Z29, Z30
+	VPSUBD            Z0, Z17, Z16
+	VPSUBD            Z0, Z30, Z29
+	VPMAXSD           Z16, Z17, Z16
+	VPMAXSD           Z29, Z30, Z29
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 128(DX)
+	VMOVDQA64         Z20, 3200(DX)
+	VMOVDQA64         Z8, 1152(DX)
+	VMOVDQA64         Z21, 4224(DX)
+
+	// Initialisation round 3 (mod 16), both groups.
+	VMOVDQA64         896(DX), Z14
+	VMOVDQA64         3968(DX), Z27
+	VPSHLDD           $0x10, 1792(DX), Z14, Z14
+	VPSHLDD           $0x10, 4864(DX), Z27, Z27
+	VMOVDQA64         640(DX), Z13
+	VMOVDQA64         3712(DX), Z26
+	VPSHLDD           $0x10, 1536(DX), Z13, Z13
+	VPSHLDD           $0x10, 4608(DX), Z26, Z26
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPXORD            Z6, Z13, Z13
+	VPXORD            Z19, Z26, Z26
+	VPSHLDD           $0x10, Z13, Z14, Z12
+	VPSHLDD           $0x10, Z26, Z27, Z25
+	VPSHLDD           $0x10, Z14, Z13, Z11
+	VPSHLDD           $0x10, Z27, Z26, Z24
+	VPROLD            $0x08, Z12, Z13
+	VPROLD            $0x08, Z25, Z26
+	VPROLD            $0x1a, Z12, Z14
+	VPROLD            $0x1a, Z25, Z27
+	VPXORD            Z13, Z12, Z12
+	VPXORD            Z26, Z25, Z25
+	VPROLD            $0x0a, Z12, Z13
+	VPROLD            $0x0a, Z25, Z26
+	VPTERNLOGD        $0x96, Z14, Z13, Z12
+	VPTERNLOGD        $0x96, Z27, Z26, Z25
+	VPROLD            $0x08, Z11, Z14
+	VPROLD            $0x08, Z24, Z27
+	VPROLD            $0x1e, Z11, Z13
+	VPROLD            $0x1e, Z24, Z26
+	VPXORD            Z14, Z11, Z11
+	VPXORD            Z27, Z24, Z24
+	VPROLD            $0x0e, Z11, Z14
+	VPROLD            $0x0e, Z24, Z27
+	VPTERNLOGD        $0x96, Z13, Z14, Z11
+	VPTERNLOGD        $0x96, Z26, Z27, Z24
+	VPBLENDMB         Z11, Z12, K3, Z13
+	VPBLENDMB         Z24, Z25, K3, Z26
+	VPBLENDMB         Z12, Z11, K3, Z14
+	VPBLENDMB         Z25, Z24, K3, Z27
+	VPMOVB2M          Z13, K1
+	VPMOVB2M          Z26, K2
+	VMOVDQA64         Z1, Z11
+	VMOVDQA64         Z1, Z24
+	VPERMT2B          Z2, Z13, Z11
+	VPERMT2B          Z2, Z26, Z24
+	VMOVDQA64         Z3, Z12
+	VMOVDQA64         Z3, Z25
+	VPERMT2B          Z4, Z13, Z12
+	VPERMT2B          Z4, Z26, Z25
+	VPBLENDMB         Z12, Z11, K1, Z11
+	VPBLENDMB         Z25, Z24, K2, Z24
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z13
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z26
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z13, Z12
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z26, Z25
+	VPBLENDMW         64(DX), Z8, K4, Z14
+	VPBLENDMW         3136(DX), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VPBLENDMB         Z11, Z12, K3, Z6
+	VPBLENDMB         Z24, Z25, K3, Z19
+	VPBLENDMB         Z12, Z11, K3, Z11
+	VPBLENDMB         Z25, Z24, K3, Z24
+	VPRORD            $0x08, Z11, Z5
+	VPRORD            $0x08, Z24, Z18
+	VMOVDQA64         192(DX), Z17
+	VMOVDQA64         3264(DX), Z30
+	VPSHLDD           $0x08, 1216(DX), Z17, Z16
+	VPSHLDD           $0x08, 4288(DX), Z30, Z29
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         448(DX), Z17
+	VMOVDQA64         3520(DX), Z30
+	VPSHLDD           $0x14, 1472(DX), Z17, Z17
+	VPSHLDD           $0x14, 4544(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         832(DX), Z17
+	VMOVDQA64         3904(DX), Z30
+	VPSHLDD           $0x15, 1856(DX), Z17, Z17
+	VPSHLDD           $0x15, 4928(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         (DX), Z17
+	VMOVDQA64         3072(DX), Z30
+	VPSHLDD           $0x11, 1024(DX), Z17, Z17
+	VPSHLDD           $0x11, 4096(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSRLD            $0x01, Z14, Z14
+	VPSRLD            $0x01, Z27, Z27
+	VPADDD            Z14, Z16, Z17
+	VPADDD            Z27, Z29, Z30
+	VPSUBD            Z0, Z17, Z16
+	VPSUBD            Z0, Z30, Z29
+	VPMAXSD           Z16, Z17, Z16
+	VPMAXSD           Z29, Z30, Z29
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 192(DX)
+	VMOVDQA64         Z20, 3264(DX)
+	VMOVDQA64         Z8, 1216(DX)
+	VMOVDQA64         Z21, 4288(DX)
+
+	// Initialisation round 4 (mod 16), both groups.
+	VMOVDQA64         960(DX), Z14
+	VMOVDQA64         4032(DX), Z27
+	VPSHLDD           $0x10, 1856(DX), Z14, Z14
+	VPSHLDD           $0x10, 4928(DX), Z27, Z27
+	VMOVDQA64         704(DX), Z12
+	VMOVDQA64         3776(DX), Z25
+	VPSHLDD           $0x10, 1600(DX), Z12, Z12
+	VPSHLDD           $0x10, 4672(DX), Z25, Z25
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPXORD            Z6, Z12, Z12
+	VPXORD            Z19, Z25, Z25
+	VPSHLDD           $0x10, Z12, Z14, Z11
+	VPSHLDD           $0x10, Z25, Z27, Z24
+	VPSHLDD           $0x10, Z14, Z12, Z13
+	VPSHLDD           $0x10, Z27, Z25, Z26
+	VPROLD            $0x08, Z11, Z12
+	VPROLD            $0x08, Z24, Z25
+	VPROLD            $0x1a, Z11, Z14
+	VPROLD            $0x1a, Z24, Z27
+	VPXORD            Z12, Z11, Z11
+	VPXORD            Z25, Z24, Z24
+	VPROLD            $0x0a, Z11, Z12
+	VPROLD            $0x0a, Z24, Z25
+	VPTERNLOGD        $0x96, Z14, Z12, Z11
+	VPTERNLOGD        $0x96, Z27, Z25, Z24
+	VPROLD            $0x08, Z13, Z14
+	VPROLD            $0x08, Z26, Z27
+	VPROLD            $0x1e, Z13, Z12
+	VPROLD            $0x1e, Z26, Z25
+	VPXORD            Z14, Z13, Z13
+	VPXORD            Z27, Z26, Z26
+	VPROLD            $0x0e, Z13, Z14
+	VPROLD            $0x0e, Z26, Z27
+	VPTERNLOGD        $0x96, Z12, Z14, Z13
+	VPTERNLOGD        $0x96, Z25, Z27, Z26
+	VPBLENDMB         Z13, Z11, K3, Z12
+	VPBLENDMB         Z26, Z24, K3, Z25
+	VPBLENDMB         Z11, Z13, K3, Z14
+	VPBLENDMB         Z24, Z26, K3, Z27
+	VPMOVB2M          Z12, K1
+	VPMOVB2M          Z25, K2
+	VMOVDQA64         Z1, Z13
+	VMOVDQA64         Z1, Z26
+	VPERMT2B          Z2, Z12, Z13
+	VPERMT2B          Z2, Z25, Z26
+	VMOVDQA64         Z3, Z11
+	VMOVDQA64         Z3, Z24
+	VPERMT2B          Z4, Z12, Z11
+	VPERMT2B          Z4, Z25, Z24
+	VPBLENDMB         Z11, Z13, K1, Z13
+	VPBLENDMB         Z24, Z26, K2, Z26
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z12
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z25
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z12, Z11
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z25, Z24
+	VPBLENDMW         128(DX), Z8, K4, Z14
+	VPBLENDMW         3200(DX), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VPBLENDMB         Z13, Z11, K3, Z6
+	VPBLENDMB         Z26, Z24, K3, Z19
+	VPBLENDMB         Z11, Z13, K3, Z13
+	VPBLENDMB         Z24, Z26, K3, Z26
+	VPRORD            $0x08, Z13, Z5
+	VPRORD            $0x08, Z26, Z18
+	VMOVDQA64         256(DX), Z17
+	VMOVDQA64         3328(DX), Z30
+	VPSHLDD           $0x08, 1280(DX), Z17, Z16
+	VPSHLDD           $0x08, 4352(DX), Z30, Z29
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         512(DX), Z17
+	VMOVDQA64         3584(DX), Z30
+	VPSHLDD           $0x14, 1536(DX), Z17, Z17
+	VPSHLDD           $0x14, 4608(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         896(DX), Z17
+	VMOVDQA64         3968(DX), Z30
+	VPSHLDD           $0x15, 1920(DX), Z17, Z17
+	VPSHLDD           $0x15, 4992(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         64(DX), Z17
+	VMOVDQA64         3136(DX), Z30
+	VPSHLDD           $0x11, 1088(DX), Z17, Z17
+	VPSHLDD           $0x11, 4160(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSRLD            $0x01, Z14, Z14
+	VPSRLD            $0x01, Z27, Z27
+	VPADDD            Z14, Z16, Z17
+	VPADDD            Z27, Z29, Z30
+	VPSUBD            Z0, Z17, Z16
+	VPSUBD            Z0, Z30, Z29
+	VPMAXSD           Z16, Z17, Z16
+	VPMAXSD           Z29, Z30, Z29
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 256(DX)
+	VMOVDQA64         Z20, 3328(DX)
+	VMOVDQA64         Z8, 1280(DX)
+	VMOVDQA64         Z21, 4352(DX)
+
+	// Initialisation round 5 (mod 16), both groups.
+	VMOVDQA64         (DX), Z14
+	VMOVDQA64         3072(DX), Z27
+	VPSHLDD           $0x10, 1920(DX), Z14, Z14
+	VPSHLDD           $0x10, 4992(DX), Z27, Z27
+	VMOVDQA64         768(DX), Z11
+	VMOVDQA64         3840(DX), Z24
+	VPSHLDD           $0x10, 1664(DX), Z11, Z11
+	VPSHLDD           $0x10, 4736(DX), Z24, Z24
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPXORD            Z6, Z11, Z11
+	VPXORD            Z19, Z24, Z24
+	VPSHLDD           $0x10, Z11, Z14, Z13
+	VPSHLDD           $0x10, Z24, Z27, Z26
+	VPSHLDD           $0x10, Z14, Z11, Z12
+	VPSHLDD           $0x10, Z27, Z24, Z25
+	VPROLD            $0x08, Z13, Z11
+	VPROLD            $0x08, Z26, Z24
+	VPROLD            $0x1a, Z13, Z14
+	VPROLD            $0x1a, Z26, Z27
+	VPXORD            Z11, Z13, Z13
+	VPXORD            Z24, Z26, Z26
+	VPROLD            $0x0a, Z13, Z11
+	VPROLD            $0x0a, Z26, Z24
+	VPTERNLOGD        $0x96, Z14, Z11, Z13
+	VPTERNLOGD        $0x96, Z27, Z24, Z26
+	VPROLD            $0x08, Z12, Z14
+	VPROLD            $0x08, Z25, Z27
+	VPROLD            $0x1e, Z12, Z11
+	VPROLD            $0x1e, Z25, Z24
+	VPXORD            Z14, Z12, Z12
+	VPXORD            Z27, Z25, Z25
+	VPROLD            $0x0e, Z12, Z14
+	VPROLD            $0x0e, Z25, Z27
+	VPTERNLOGD        $0x96, Z11, Z14, Z12
+	VPTERNLOGD        $0x96, Z24, Z27, Z25
+	VPBLENDMB         Z12, Z13, K3, Z11
+	VPBLENDMB         Z25, Z26, K3, Z24
+	VPBLENDMB         Z13, Z12, K3, Z14
+	VPBLENDMB         Z26, Z25, K3, Z27
+	VPMOVB2M          Z11, K1
+	VPMOVB2M          Z24, K2
+	VMOVDQA64         Z1, Z12
+	VMOVDQA64         Z1, Z25
+	VPERMT2B          Z2, Z11, Z12
+	VPERMT2B          Z2, Z24, Z25
+	VMOVDQA64         Z3, Z13
+	VMOVDQA64         Z3, Z26
+	VPERMT2B          Z4, Z11, Z13
+	VPERMT2B          Z4, Z24, Z26
+	VPBLENDMB         Z13, Z12, K1, Z12
+	VPBLENDMB         Z26, Z25, K2, Z25
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z11
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z24
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z11, Z13
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z24, Z26
+	VPBLENDMW         192(DX), Z8, K4, Z14
+	VPBLENDMW         3264(DX), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VPBLENDMB         Z12, Z13, K3, Z6
+	VPBLENDMB         Z25, Z26, K3, Z19
+	VPBLENDMB         Z13, Z12, K3, Z12
+	VPBLENDMB         Z26, Z25, K3, Z25
+	VPRORD            $0x08, Z12, Z5
+	VPRORD            $0x08, Z25, Z18
+	VMOVDQA64         320(DX), Z17
+	VMOVDQA64         3392(DX), Z30
+	VPSHLDD           $0x08, 1344(DX), Z17, Z16
+	VPSHLDD           $0x08, 4416(DX), Z30, Z29
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         576(DX), Z17
+	VMOVDQA64         3648(DX), Z30
+	VPSHLDD           $0x14, 1600(DX), Z17, Z17
+	VPSHLDD           $0x14, 4672(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         960(DX), Z17
+	VMOVDQA64         4032(DX), Z30
+	VPSHLDD           $0x15, 1984(DX), Z17, Z17
+	VPSHLDD           $0x15, 5056(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         128(DX), Z17
+	VMOVDQA64         3200(DX), Z30
+	VPSHLDD           $0x11, 1152(DX), Z17, Z17
+	VPSHLDD           $0x11, 4224(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSRLD            $0x01, Z14, Z14
+	VPSRLD            $0x01, Z27, Z27
+	VPADDD            Z14, Z16, Z17
+	VPADDD            Z27, Z29, Z30
+	VPSUBD            Z0, Z17, Z16
+	VPSUBD            Z0, Z30, Z29
+	VPMAXSD           Z16, Z17, Z16
+	VPMAXSD           Z29, Z30, Z29
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 320(DX)
+	VMOVDQA64         Z20, 3392(DX)
+	VMOVDQA64         Z8, 1344(DX)
+	VMOVDQA64         Z21, 4416(DX)
+
+	// Initialisation round 6 (mod 16), both groups.
+	VMOVDQA64         64(DX), Z14
+	VMOVDQA64         3136(DX), Z27
+	VPSHLDD           $0x10, 1984(DX), Z14, Z14
+	VPSHLDD           $0x10, 5056(DX), Z27, Z27
+	VMOVDQA64         832(DX), Z13
+	VMOVDQA64         3904(DX), Z26
+	VPSHLDD           $0x10, 1728(DX), Z13, Z13
+	VPSHLDD           $0x10, 4800(DX), Z26, Z26
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPXORD            Z6, Z13, Z13
+	VPXORD            Z19, Z26, Z26
+	VPSHLDD           $0x10, Z13, Z14, Z12
+	VPSHLDD           $0x10, Z26, Z27, Z25
+	VPSHLDD           $0x10, Z14, Z13, Z11
+	VPSHLDD           $0x10, Z27, Z26, Z24
+	VPROLD            $0x08, Z12, Z13
+	VPROLD            $0x08, Z25, Z26
+	VPROLD            $0x1a, Z12, Z14
+	VPROLD            $0x1a, Z25, Z27
+	VPXORD            Z13, Z12, Z12
+	VPXORD            Z26, Z25, Z25
+	VPROLD            $0x0a, Z12, Z13
+	VPROLD            $0x0a, Z25, Z26
+	VPTERNLOGD        $0x96, Z14, Z13, Z12
+	VPTERNLOGD        $0x96, Z27, Z26, Z25
+	VPROLD            $0x08, Z11, Z14
+	VPROLD            $0x08, Z24, Z27
+	VPROLD            $0x1e, Z11, Z13
+	VPROLD            $0x1e, Z24, Z26
+	VPXORD            Z14, Z11, Z11
+	VPXORD            Z27, Z24, Z24
+	VPROLD            $0x0e, Z11, Z14
+	VPROLD            $0x0e, Z24, Z27
+	VPTERNLOGD        $0x96, Z13, Z14, Z11
+	VPTERNLOGD        $0x96, Z26, Z27, Z24
+	VPBLENDMB         Z11, Z12, K3, Z13
+	VPBLENDMB         Z24, Z25, K3, Z26
+	VPBLENDMB         Z12, Z11, K3, Z14
+	VPBLENDMB         Z25, Z24, K3, Z27
+	VPMOVB2M          Z13, K1
+	VPMOVB2M          Z26, K2
+	VMOVDQA64         Z1, Z11
+	VMOVDQA64         Z1, Z24
+	VPERMT2B          Z2, Z13, Z11
+	VPERMT2B          Z2, Z26, Z24
+	VMOVDQA64         Z3, Z12
+	VMOVDQA64         Z3, Z25
+	VPERMT2B          Z4, Z13, Z12
+	VPERMT2B          Z4, Z26, Z25
+	VPBLENDMB         Z12, Z11, K1, Z11
+	VPBLENDMB         Z25, Z24, K2, Z24
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z13
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z26
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z13, Z12
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z26, Z25
+	VPBLENDMW         256(DX), Z8, K4, Z14
+	VPBLENDMW         3328(DX), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VPBLENDMB         Z11, Z12, K3, Z6
+	VPBLENDMB         Z24, Z25, K3, Z19
+	VPBLENDMB         Z12, Z11, K3, Z11
+	VPBLENDMB         Z25, Z24, K3, Z24
+	VPRORD            $0x08, Z11, Z5
+	VPRORD            $0x08, Z24, Z18
+	VMOVDQA64         384(DX), Z17
+	VMOVDQA64         3456(DX), Z30
+	VPSHLDD           $0x08, 1408(DX), Z17, Z16
+	VPSHLDD           $0x08, 4480(DX), Z30, Z29
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         640(DX), Z17
+	VMOVDQA64         3712(DX), Z30
+	VPSHLDD           $0x14, 1664(DX), Z17, Z17
+	VPSHLDD           $0x14, 4736(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         (DX), Z17
+	VMOVDQA64         3072(DX), Z30
+	VPSHLDD           $0x15, 1024(DX), Z17, Z17
+	VPSHLDD           $0x15, 4096(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         192(DX), Z17
+	VMOVDQA64         3264(DX), Z30
+	VPSHLDD           $0x11, 1216(DX), Z17, Z17
+	VPSHLDD           $0x11, 4288(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSRLD            $0x01, Z14, Z14
+	VPSRLD            $0x01, Z27, Z27
+	VPADDD            Z14, Z16, Z17
+	VPADDD            Z27, Z29, Z30
+	VPSUBD            Z0, Z17, Z16
+	VPSUBD            Z0, Z30, Z29
+	VPMAXSD           Z16, Z17, Z16
+	VPMAXSD           Z29, Z30, Z29
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 384(DX)
+	VMOVDQA64         Z20, 3456(DX)
+	VMOVDQA64         Z8, 1408(DX)
+	VMOVDQA64         Z21, 4480(DX)
+
+	// Initialisation round 7 (mod 16), both groups.
+	VMOVDQA64         128(DX), Z14
+	VMOVDQA64         3200(DX), Z27
+	VPSHLDD           $0x10, 1024(DX), Z14, Z14
+	VPSHLDD           $0x10, 4096(DX), Z27, Z27
+	VMOVDQA64         896(DX), Z12
+	VMOVDQA64         3968(DX), Z25
+	VPSHLDD           $0x10, 1792(DX), Z12, Z12
+	VPSHLDD           $0x10, 4864(DX), Z25, Z25
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPXORD            Z6, Z12, Z12
+	VPXORD            Z19, Z25, Z25
+	VPSHLDD           $0x10, Z12, Z14, Z11
+	VPSHLDD           $0x10, Z25, Z27, Z24
+	VPSHLDD           $0x10, Z14, Z12, Z13
+	VPSHLDD           $0x10, Z27, Z25, Z26
+	VPROLD            $0x08, Z11, Z12
+	VPROLD            $0x08, Z24, Z25
+	VPROLD            $0x1a, Z11, Z14
+	VPROLD            $0x1a, Z24, Z27
+	VPXORD            Z12, Z11, Z11
+	VPXORD            Z25, Z24, Z24
+	VPROLD            $0x0a, Z11, Z12
+	VPROLD            $0x0a, Z24, Z25
+	VPTERNLOGD        $0x96, Z14, Z12, Z11
+	VPTERNLOGD        $0x96, Z27, Z25, Z24
+	VPROLD            $0x08, Z13, Z14
+	VPROLD            $0x08, Z26, Z27
+	VPROLD            $0x1e, Z13, Z12
+	VPROLD            $0x1e, Z26, Z25
+	VPXORD            Z14, Z13, Z13
+	VPXORD            Z27, Z26, Z26
+	VPROLD            $0x0e, Z13, Z14
+	VPROLD            $0x0e, Z26, Z27
+	VPTERNLOGD        $0x96, Z12, Z14, Z13
+	VPTERNLOGD        $0x96, Z25, Z27, Z26
+	VPBLENDMB         Z13, Z11, K3, Z12
+	VPBLENDMB         Z26, Z24, K3, Z25
+	VPBLENDMB         Z11, Z13, K3, Z14
+	VPBLENDMB         Z24, Z26, K3, Z27
+	VPMOVB2M          Z12, K1
+	VPMOVB2M          Z25, K2
+	VMOVDQA64         Z1, Z13
+	VMOVDQA64         Z1, Z26
+	VPERMT2B          Z2, Z12, Z13
+	VPERMT2B          Z2, Z25, Z26
+	VMOVDQA64         Z3, Z11
+	VMOVDQA64         Z3, Z24
+	VPERMT2B          Z4, Z12, Z11
+	VPERMT2B          Z4, Z25, Z24
+	VPBLENDMB         Z11, Z13, K1, Z13
+	VPBLENDMB         Z24, Z26, K2, Z26
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z12
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z25
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z12, Z11
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z25, Z24
+	VPBLENDMW         320(DX), Z8, K4, Z14
+	VPBLENDMW         3392(DX), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VPBLENDMB         Z13, Z11, K3, Z6
+	VPBLENDMB         Z26, Z24, K3, Z19
+	VPBLENDMB         Z11, Z13, K3, Z13
+	VPBLENDMB         Z24, Z26, K3, Z26
+	VPRORD            $0x08, Z13, Z5
+	VPRORD            $0x08, Z26, Z18
+	VMOVDQA64         448(DX), Z17
+	VMOVDQA64         3520(DX), Z30
+	VPSHLDD           $0x08, 1472(DX), Z17, Z16
+	VPSHLDD           $0x08, 4544(DX), Z30, Z29
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         704(DX), Z17
+	VMOVDQA64         3776(DX), Z30
+	VPSHLDD           $0x14, 1728(DX), Z17, Z17
+	VPSHLDD           $0x14, 4800(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         64(DX), Z17
+	VMOVDQA64         3136(DX), Z30
+	VPSHLDD           $0x15, 1088(DX), Z17, Z17
+	VPSHLDD           $0x15, 4160(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         256(DX), Z17
+	VMOVDQA64         3328(DX), Z30
+	VPSHLDD           $0x11, 1280(DX), Z17, Z17
+	VPSHLDD           $0x11, 4352(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSRLD            $0x01, Z14, Z14
+	VPSRLD            $0x01, Z27, Z27
+	VPADDD            Z14, Z16, Z17
+	VPADDD            Z27, Z29, Z30
+	VPSUBD            Z0, Z17, Z16
+	VPSUBD            Z0, Z30, Z29
+	VPMAXSD           Z16, Z17, Z16
+	VPMAXSD           Z29, Z30, Z29
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 448(DX)
+	VMOVDQA64         Z20, 3520(DX)
+	VMOVDQA64         Z8, 1472(DX)
+	VMOVDQA64         Z21, 4544(DX)
+
+	// Initialisation round 8 (mod 16), both groups.
+	VMOVDQA64         192(DX), Z14
+	VMOVDQA64         3264(DX), Z27
+	VPSHLDD           $0x10, 1088(DX), Z14, Z14
+	VPSHLDD           $0x10, 4160(DX), Z27, Z27
+	VMOVDQA64         960(DX), Z11
+	VMOVDQA64         4032(DX), Z24
+	VPSHLDD           $0x10, 1856(DX), Z11, Z11
+	VPSHLDD           $0x10, 4928(DX), Z24, Z24
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPXORD            Z6, Z11, Z11
+	VPXORD            Z19, Z24, Z24
+	VPSHLDD           $0x10, Z11, Z14, Z13
+	VPSHLDD           $0x10, Z24, Z27, Z26
+	VPSHLDD           $0x10, Z14, Z11, Z12
+	VPSHLDD           $0x10, Z27, Z24, Z25
+	VPROLD            $0x08, Z13, Z11
+	VPROLD            $0x08, Z26, Z24
+	VPROLD            $0x1a, Z13, Z14
+	VPROLD            $0x1a, Z26, Z27
+	VPXORD            Z11, Z13, Z13
+	VPXORD            Z24, Z26, Z26
+	VPROLD            $0x0a, Z13, Z11
+	VPROLD            $0x0a, Z26, Z24
+	VPTERNLOGD        $0x96, Z14, Z11, Z13
+	VPTERNLOGD        $0x96, Z27, Z24, Z26
+	VPROLD            $0x08, Z12, Z14
+	VPROLD            $0x08, Z25, Z27
+	VPROLD            $0x1e, Z12, Z11
+	VPROLD            $0x1e, Z25, Z24
+	VPXORD            Z14, Z12, Z12
+	VPXORD            Z27, Z25, Z25
+	VPROLD            $0x0e, Z12, Z14
+	VPROLD            $0x0e, Z25, Z27
+	VPTERNLOGD        $0x96, Z11, Z14, Z12
+	VPTERNLOGD        $0x96, Z24, Z27, Z25
+	VPBLENDMB         Z12, Z13, K3, Z11
+	VPBLENDMB         Z25, Z26, K3, Z24
+	VPBLENDMB         Z13, Z12, K3, Z14
+	VPBLENDMB         Z26, Z25, K3, Z27
+	VPMOVB2M          Z11, K1
+	VPMOVB2M          Z24, K2
+	VMOVDQA64         Z1, Z12
+	VMOVDQA64         Z1, Z25
+	VPERMT2B          Z2, Z11, Z12
+	VPERMT2B          Z2, Z24, Z25
+	VMOVDQA64         Z3, Z13
+	VMOVDQA64         Z3, Z26
+	VPERMT2B          Z4, Z11, Z13
+	VPERMT2B          Z4, Z24, Z26
+	VPBLENDMB         Z13, Z12, K1, Z12
+	VPBLENDMB         Z26, Z25, K2, Z25
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z11
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z24
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z11, Z13
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z24, Z26
+	VPBLENDMW         384(DX), Z8, K4, Z14
+	VPBLENDMW         3456(DX), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VPBLENDMB         Z12, Z13, K3, Z6
+	VPBLENDMB         Z25, Z26, K3, Z19
+	VPBLENDMB         Z13, Z12, K3, Z12
+	VPBLENDMB         Z26, Z25, K3, Z25
+	VPRORD            $0x08, Z12, Z5
+	VPRORD            $0x08, Z25, Z18
+	VMOVDQA64         512(DX), Z17
+	VMOVDQA64         3584(DX), Z30
+	VPSHLDD           $0x08, 1536(DX), Z17, Z16
+	VPSHLDD           $0x08, 4608(DX), Z30, Z29
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         768(DX), Z17
+	VMOVDQA64         3840(DX), Z30
+	VPSHLDD           $0x14, 1792(DX), Z17, Z17
+	VPSHLDD           $0x14, 4864(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         128(DX), Z17
+	VMOVDQA64         3200(DX), Z30
+	VPSHLDD           $0x15, 1152(DX), Z17, Z17
+	VPSHLDD           $0x15, 4224(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         320(DX), Z17
+	VMOVDQA64         3392(DX), Z30
+	VPSHLDD           $0x11, 1344(DX), Z17, Z17
+	VPSHLDD           $0x11, 4416(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSRLD            $0x01, Z14, Z14
+	VPSRLD            $0x01, Z27, Z27
+	VPADDD            Z14, Z16, Z17
+	VPADDD            Z27, Z29, Z30
+	VPSUBD            Z0, Z17, Z16
+	VPSUBD            Z0, Z30, Z29
+	VPMAXSD           Z16, Z17, Z16
+	VPMAXSD           Z29, Z30, Z29
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 512(DX)
+	VMOVDQA64         Z20, 3584(DX)
+	VMOVDQA64         Z8, 1536(DX)
+	VMOVDQA64         Z21, 4608(DX)
+
+	// Initialisation round 9 (mod 16), both groups.
+	VMOVDQA64         256(DX), Z14
+	VMOVDQA64         3328(DX), Z27
+	VPSHLDD           $0x10, 1152(DX), Z14, Z14
+	VPSHLDD           $0x10, 4224(DX), Z27, Z27
+	VMOVDQA64         (DX), Z13
+	VMOVDQA64         3072(DX), Z26
+	VPSHLDD           $0x10, 1920(DX), Z13, Z13
+	VPSHLDD           $0x10, 4992(DX), Z26, Z26
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPXORD            Z6, Z13, Z13
+	VPXORD            Z19, Z26, Z26
+	VPSHLDD           $0x10, Z13, Z14, Z12
+	VPSHLDD           $0x10, Z26, Z27, Z25
+	VPSHLDD           $0x10, Z14, Z13, Z11
+	VPSHLDD           $0x10, Z27, Z26, Z24
+	VPROLD            $0x08, Z12, Z13
+	VPROLD            $0x08, Z25, Z26
+	VPROLD            $0x1a, Z12, Z14
+	VPROLD            $0x1a, Z25, Z27
+	VPXORD            Z13, Z12, Z12
+	VPXORD            Z26, Z25, Z25
+	VPROLD            $0x0a, Z12, Z13
+	VPROLD            $0x0a, Z25, Z26
+	VPTERNLOGD        $0x96, Z14, Z13, Z12
+	VPTERNLOGD        $0x96, Z27, Z26, Z25
+	VPROLD            $0x08, Z11, Z14
+	VPROLD            $0x08, Z24, Z27
+	VPROLD            $0x1e, Z11, Z13
+	VPROLD            $0x1e, Z24, Z26
+	VPXORD            Z14, Z11, Z11
+	VPXORD            Z27, Z24, Z24
+	VPROLD            $0x0e, Z11, Z14
+	VPROLD            $0x0e, Z24, Z27
+	VPTERNLOGD        $0x96, Z13, Z14, Z11
+	VPTERNLOGD        $0x96, Z26, Z27, Z24
+	VPBLENDMB         Z11, Z12, K3, Z13
+	VPBLENDMB         Z24, Z25, K3, Z26
+	VPBLENDMB         Z12, Z11, K3, Z14
+	VPBLENDMB         Z25, Z24, K3, Z27
+	VPMOVB2M          Z13, K1
+	VPMOVB2M          Z26, K2
+	VMOVDQA64         Z1, Z11
+	VMOVDQA64         Z1, Z24
+	VPERMT2B          Z2, Z13, Z11
+	VPERMT2B          Z2, Z26, Z24
+	VMOVDQA64         Z3, Z12
+	VMOVDQA64         Z3, Z25
+	VPERMT2B          Z4, Z13, Z12
+	VPERMT2B          Z4, Z26, Z25
+	VPBLENDMB         Z12, Z11, K1, Z11
+	VPBLENDMB         Z25, Z24, K2, Z24
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z13
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z26
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z13, Z12
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z26, Z25
+	VPBLENDMW         448(DX), Z8, K4, Z14
+	VPBLENDMW         3520(DX), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VPBLENDMB         Z11, Z12, K3, Z6
+	VPBLENDMB         Z24, Z25, K3, Z19
+	VPBLENDMB         Z12, Z11, K3, Z11
+	VPBLENDMB         Z25, Z24, K3, Z24
+	VPRORD            $0x08, Z11, Z5
+	VPRORD            $0x08, Z24, Z18
+	VMOVDQA64         576(DX), Z17
+	VMOVDQA64         3648(DX), Z30
+	VPSHLDD           $0x08, 1600(DX), Z17, Z16
+	VPSHLDD           $0x08, 4672(DX), Z30, Z29
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         832(DX), Z17
+	VMOVDQA64         3904(DX), Z30
+	VPSHLDD           $0x14, 1856(DX), Z17, Z17
+	VPSHLDD           $0x14, 4928(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         192(DX), Z17
+	VMOVDQA64         3264(DX), Z30
+	VPSHLDD           $0x15, 1216(DX), Z17, Z17
+	VPSHLDD           $0x15, 4288(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         384(DX), Z17
+	VMOVDQA64         3456(DX), Z30
+	VPSHLDD           $0x11, 1408(DX), Z17, Z17
+	VPSHLDD           $0x11, 4480(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSRLD            $0x01, Z14, Z14
+	VPSRLD            $0x01, Z27, Z27
+	VPADDD            Z14, Z16, Z17
+	VPADDD            Z27, Z29, Z30
+	VPSUBD            Z0, Z17, Z16
+	VPSUBD            Z0, Z30, Z29
+	VPMAXSD           Z16, Z17, Z16
+	VPMAXSD           Z29, Z30, Z29
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 576(DX)
+	VMOVDQA64         Z20, 3648(DX)
+	VMOVDQA64         Z8, 1600(DX)
+	VMOVDQA64         Z21, 4672(DX)
+
+	// Initialisation round 10 (mod 16), both groups.
+	VMOVDQA64         320(DX), Z14
+	VMOVDQA64         3392(DX), Z27
+	VPSHLDD           $0x10, 1216(DX), Z14, Z14
+	VPSHLDD           $0x10, 4288(DX), Z27, Z27
+	VMOVDQA64         64(DX), Z12
+	VMOVDQA64         3136(DX), Z25
+	VPSHLDD           $0x10, 1984(DX), Z12, Z12
+	VPSHLDD           $0x10, 5056(DX), Z25, Z25
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPXORD            Z6, Z12, Z12
+	VPXORD            Z19, Z25, Z25
+	VPSHLDD           $0x10, Z12, Z14, Z11
+	VPSHLDD           $0x10, Z25, Z27, Z24
+	VPSHLDD           $0x10, Z14, Z12, Z13
+	VPSHLDD           $0x10, Z27, Z25, Z26
+	VPROLD            $0x08, Z11, Z12
+	VPROLD            $0x08, Z24, Z25
+	VPROLD            $0x1a, Z11, Z14
+	VPROLD            $0x1a, Z24, Z27
+	VPXORD            Z12, Z11, Z11
+	VPXORD            Z25, Z24, Z24
+	VPROLD            $0x0a, Z11, Z12
+	VPROLD            $0x0a, Z24, Z25
+	VPTERNLOGD        $0x96, Z14, Z12, Z11
+	VPTERNLOGD        $0x96, Z27, Z25, Z24
+	VPROLD            $0x08, Z13, Z14
+	VPROLD            $0x08, Z26, Z27
+	VPROLD            $0x1e, Z13, Z12
+	VPROLD            $0x1e, Z26, Z25
+	VPXORD            Z14, Z13, Z13
+	VPXORD            Z27, Z26, Z26
+	VPROLD            $0x0e, Z13, Z14
+	VPROLD            $0x0e, Z26, Z27
+	VPTERNLOGD        $0x96, Z12, Z14, Z13
+	VPTERNLOGD        $0x96, Z25, Z27, Z26
+	VPBLENDMB         Z13, Z11, K3, Z12
+	VPBLENDMB         Z26, Z24, K3, Z25
+	VPBLENDMB         Z11, Z13, K3, Z14
+	VPBLENDMB         Z24, Z26, K3, Z27
+	VPMOVB2M          Z12, K1
+	VPMOVB2M          Z25, K2
+	VMOVDQA64         Z1, Z13
+	VMOVDQA64         Z1, Z26
+	VPERMT2B          Z2, Z12, Z13
+	VPERMT2B          Z2, Z25, Z26
+	VMOVDQA64         Z3, Z11
+	VMOVDQA64         Z3, Z24
+	VPERMT2B          Z4, Z12, Z11
+	VPERMT2B          Z4, Z25, Z24
+	VPBLENDMB         Z11, Z13, K1, Z13
+	VPBLENDMB         Z24, Z26, K2, Z26
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z12
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z25
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z12, Z11
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z25, Z24
+	VPBLENDMW         512(DX), Z8, K4, Z14
+	VPBLENDMW         3584(DX), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VPBLENDMB         Z13, Z11, K3, Z6
+	VPBLENDMB         Z26, Z24, K3, Z19
+	VPBLENDMB         Z11, Z13, K3, Z13
+	VPBLENDMB         Z24, Z26, K3, Z26
+	VPRORD            $0x08, Z13, Z5
+	VPRORD            $0x08, Z26, Z18
+	VMOVDQA64         640(DX), Z17
+	VMOVDQA64         3712(DX), Z30
+	VPSHLDD           $0x08, 1664(DX), Z17, Z16
+	VPSHLDD           $0x08, 4736(DX), Z30, Z29
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         896(DX), Z17
+	VMOVDQA64         3968(DX), Z30
+	VPSHLDD           $0x14, 1920(DX), Z17, Z17
+	VPSHLDD           $0x14, 4992(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         256(DX), Z17
+	VMOVDQA64         3328(DX), Z30
+	VPSHLDD           $0x15, 1280(DX), Z17, Z17
+	VPSHLDD           $0x15, 4352(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         448(DX), Z17
+	VMOVDQA64         3520(DX), Z30
+	VPSHLDD           $0x11, 1472(DX), Z17, Z17
+	VPSHLDD           $0x11, 4544(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSRLD            $0x01, Z14, Z14
+	VPSRLD            $0x01, Z27, Z27
+	VPADDD            Z14, Z16, Z17
+	VPADDD            Z27, Z29, Z30
+	VPSUBD            Z0, Z17, Z16
+	VPSUBD            Z0, Z30, Z29
+	VPMAXSD           Z16, Z17, Z16
+	VPMAXSD           Z29, Z30, Z29
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 640(DX)
+	VMOVDQA64         Z20, 3712(DX)
+	VMOVDQA64         Z8, 1664(DX)
+	VMOVDQA64         Z21, 4736(DX)
+
+	// Initialisation round 11 (mod 16), both groups.
+	VMOVDQA64         384(DX), Z14
+	VMOVDQA64         3456(DX), Z27
+	VPSHLDD           $0x10, 1280(DX), Z14, Z14
+	VPSHLDD           $0x10, 4352(DX), Z27, Z27
+	VMOVDQA64         128(DX), Z11
+	VMOVDQA64         3200(DX), Z24
+	VPSHLDD           $0x10, 1024(DX), Z11, Z11
+	VPSHLDD           $0x10, 4096(DX), Z24, Z24
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPXORD            Z6, Z11, Z11
+	VPXORD            Z19, Z24, Z24
+	VPSHLDD           $0x10, Z11, Z14, Z13
+	VPSHLDD           $0x10, Z24, Z27, Z26
+	VPSHLDD           $0x10, Z14, Z11, Z12
+	VPSHLDD           $0x10, Z27, Z24, Z25
+	VPROLD            $0x08, Z13, Z11
+	VPROLD            $0x08, Z26, Z24
+	VPROLD            $0x1a, Z13, Z14
+	VPROLD            $0x1a, Z26, Z27
+	VPXORD            Z11, Z13, Z13
+	VPXORD            Z24, Z26, Z26
+	VPROLD            $0x0a, Z13, Z11
+	VPROLD            $0x0a, Z26, Z24
+	VPTERNLOGD        $0x96, Z14, Z11, Z13
+	VPTERNLOGD        $0x96, Z27, Z24, Z26
+	VPROLD            $0x08, Z12, Z14
+	VPROLD            $0x08, Z25, Z27
+	VPROLD            $0x1e, Z12, Z11
+	VPROLD            $0x1e, Z25, Z24
+	VPXORD            Z14, Z12, Z12
+	VPXORD            Z27, Z25, Z25
+	VPROLD            $0x0e, Z12, Z14
+	VPROLD            $0x0e, Z25, Z27
+	VPTERNLOGD        $0x96, Z11, Z14, Z12
+	VPTERNLOGD        $0x96, Z24, Z27, Z25
+	VPBLENDMB         Z12, Z13, K3, Z11
+	VPBLENDMB         Z25, Z26, K3, Z24
+	VPBLENDMB         Z13, Z12, K3, Z14
+	VPBLENDMB         Z26, Z25, K3, Z27
+	VPMOVB2M          Z11, K1
+	VPMOVB2M          Z24, K2
+	VMOVDQA64         Z1, Z12
+	VMOVDQA64         Z1, Z25
+	VPERMT2B          Z2, Z11, Z12
+	VPERMT2B          Z2, Z24, Z25
+	VMOVDQA64         Z3, Z13
+	VMOVDQA64         Z3, Z26
+	VPERMT2B          Z4, Z11, Z13
+	VPERMT2B          Z4, Z24, Z26
+	VPBLENDMB         Z13, Z12, K1, Z12
+	VPBLENDMB         Z26, Z25, K2, Z25
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z11
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z24
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z11, Z13
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z24, Z26
+	VPBLENDMW         576(DX), Z8, K4, Z14
+	VPBLENDMW         3648(DX), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VPBLENDMB         Z12, Z13, K3, Z6
+	VPBLENDMB         Z25, Z26, K3, Z19
+	VPBLENDMB         Z13, Z12, K3, Z12
+	VPBLENDMB         Z26, Z25, K3, Z25
+	VPRORD            $0x08, Z12, Z5
+	VPRORD            $0x08, Z25, Z18
+	VMOVDQA64         704(DX), Z17
+	VMOVDQA64         3776(DX), Z30
+	VPSHLDD           $0x08, 1728(DX), Z17, Z16
+	VPSHLDD           $0x08, 4800(DX), Z30, Z29
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         960(DX), Z17
+	VMOVDQA64         4032(DX), Z30
+	VPSHLDD           $0x14, 1984(DX), Z17, Z17
+	VPSHLDD           $0x14, 5056(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         320(DX), Z17
+	VMOVDQA64         3392(DX), Z30
+	VPSHLDD           $0x15, 1344(DX), Z17, Z17
+	VPSHLDD           $0x15, 4416(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         512(DX), Z17
+	VMOVDQA64         3584(DX), Z30
+	VPSHLDD           $0x11, 1536(DX), Z17, Z17
+	VPSHLDD           $0x11, 4608(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSRLD            $0x01, Z14, Z14
+	VPSRLD            $0x01, Z27, Z27
+	VPADDD            Z14, Z16, Z17
+	VPADDD            Z27, Z29, Z30
+	VPSUBD            Z0, Z17, Z16
+	VPSUBD            Z0, Z30, Z29
+	VPMAXSD           Z16, Z17, Z16
+	VPMAXSD           Z29, Z30, Z29
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 704(DX)
+	VMOVDQA64         Z20, 3776(DX)
+	VMOVDQA64         Z8, 1728(DX)
+	VMOVDQA64         Z21, 4800(DX)
+
+	// Initialisation round 12 (mod 16), both groups.
+	VMOVDQA64         448(DX), Z14
+	VMOVDQA64         3520(DX), Z27
+	VPSHLDD           $0x10, 1344(DX), Z14, Z14
+	VPSHLDD           $0x10, 4416(DX), Z27, Z27
+	VMOVDQA64         192(DX), Z13
+	VMOVDQA64         3264(DX), Z26
+	VPSHLDD           $0x10, 1088(DX), Z13, Z13
+	VPSHLDD           $0x10, 4160(DX), Z26, Z26
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPXORD            Z6, Z13, Z13
+	VPXORD            Z19, Z26, Z26
+	VPSHLDD           $0x10, Z13, Z14, Z12
+	VPSHLDD           $0x10, Z26, Z27, Z25
+	VPSHLDD           $0x10, Z14, Z13, Z11
+	VPSHLDD           $0x10, Z27, Z26, Z24
+	VPROLD            $0x08, Z12, Z13
+	VPROLD            $0x08, Z25, Z26
+	VPROLD            $0x1a, Z12, Z14
+	VPROLD            $0x1a, Z25, Z27
+	VPXORD            Z13, Z12, Z12
+	VPXORD            Z26, Z25, Z25
+	VPROLD            $0x0a, Z12, Z13
+	VPROLD            $0x0a, Z25, Z26
+	VPTERNLOGD        $0x96, Z14, Z13, Z12
+	VPTERNLOGD        $0x96, Z27, Z26, Z25
+	VPROLD            $0x08, Z11, Z14
+	VPROLD            $0x08, Z24, Z27
+	VPROLD            $0x1e, Z11, Z13
+	VPROLD            $0x1e, Z24, Z26
+	VPXORD            Z14, Z11, Z11
+	VPXORD            Z27, Z24, Z24
+	VPROLD            $0x0e, Z11, Z14
+	VPROLD            $0x0e, Z24, Z27
+	VPTERNLOGD        $0x96, Z13, Z14, Z11
+	VPTERNLOGD        $0x96, Z26, Z27, Z24
+	VPBLENDMB         Z11, Z12, K3, Z13
+	VPBLENDMB         Z24, Z25, K3, Z26
+	VPBLENDMB         Z12, Z11, K3, Z14
+	VPBLENDMB         Z25, Z24, K3, Z27
+	VPMOVB2M          Z13, K1
+	VPMOVB2M          Z26, K2
+	VMOVDQA64         Z1, Z11
+	VMOVDQA64         Z1, Z24
+	VPERMT2B          Z2, Z13, Z11
+	VPERMT2B          Z2, Z26, Z24
+	VMOVDQA64         Z3, Z12
+	VMOVDQA64         Z3, Z25
+	VPERMT2B          Z4, Z13, Z12
+	VPERMT2B          Z4, Z26, Z25
+	VPBLENDMB         Z12, Z11, K1, Z11
+	VPBLENDMB         Z25, Z24, K2, Z24
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z13
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z26
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z13, Z12
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z26, Z25
+	VPBLENDMW         640(DX), Z8, K4, Z14
+	VPBLENDMW         3712(DX), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VPBLENDMB         Z11, Z12, K3, Z6
+	VPBLENDMB         Z24, Z25, K3, Z19
+	VPBLENDMB         Z12, Z11, K3, Z11
+	VPBLENDMB         Z25, Z24, K3, Z24
+	VPRORD            $0x08, Z11, Z5
+	VPRORD            $0x08, Z24, Z18
+	VMOVDQA64         768(DX), Z17
+	VMOVDQA64         3840(DX), Z30
+	VPSHLDD           $0x08, 1792(DX), Z17, Z16
+	VPSHLDD           $0x08, 4864(DX), Z30, Z29
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         (DX), Z17
+	VMOVDQA64         3072(DX), Z30
+	VPSHLDD           $0x14, 1024(DX), Z17, Z17
+	VPSHLDD           $0x14, 4096(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         384(DX), Z17
+	VMOVDQA64         3456(DX), Z30
+	VPSHLDD           $0x15, 1408(DX), Z17, Z17
+	VPSHLDD           $0x15, 4480(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         576(DX), Z17
+	VMOVDQA64         3648(DX), Z30
+	VPSHLDD           $0x11, 1600(DX), Z17, Z17
+	VPSHLDD           $0x11, 4672(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSRLD            $0x01, Z14, Z14
+	VPSRLD            $0x01, Z27, Z27
+	VPADDD            Z14, Z16, Z17
+	VPADDD            Z27, Z29, Z30
+	VPSUBD            Z0, Z17, Z16
+	VPSUBD            Z0, Z30, Z29
+	VPMAXSD           Z16, Z17, Z16
+	VPMAXSD           Z29, Z30, Z29
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 768(DX)
+	VMOVDQA64         Z20, 3840(DX)
+	VMOVDQA64         Z8, 1792(DX)
+	VMOVDQA64         Z21, 4864(DX)
+
+	// Initialisation round 13 (mod 16), both groups.
+	VMOVDQA64         512(DX), Z14
+	VMOVDQA64         3584(DX), Z27
+	VPSHLDD           $0x10, 1408(DX), Z14, Z14
+	VPSHLDD           $0x10, 4480(DX), Z27, Z27
+	VMOVDQA64         256(DX), Z12
+	VMOVDQA64         3328(DX), Z25
+	VPSHLDD           $0x10, 1152(DX), Z12, Z12
+	VPSHLDD           $0x10, 4224(DX), Z25, Z25
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPXORD            Z6, Z12, Z12
+	VPXORD            Z19, Z25, Z25
+	VPSHLDD           $0x10, Z12, Z14, Z11
+	VPSHLDD           $0x10, Z25, Z27, Z24
+	VPSHLDD           $0x10, Z14, Z12, Z13
+	VPSHLDD           $0x10, Z27, Z25, Z26
+	VPROLD            $0x08, Z11, Z12
+	VPROLD            $0x08, Z24, Z25
+	VPROLD            $0x1a, Z11, Z14
+	VPROLD            $0x1a, Z24, Z27
+	VPXORD            Z12, Z11, Z11
+	VPXORD            Z25, Z24, Z24
+	VPROLD            $0x0a, Z11, Z12
+	VPROLD            $0x0a, Z24, Z25
+	VPTERNLOGD        $0x96, Z14, Z12, Z11
+	VPTERNLOGD        $0x96, Z27, Z25, Z24
+	VPROLD            $0x08, Z13, Z14
+	VPROLD            $0x08, Z26, Z27
+	VPROLD            $0x1e, Z13, Z12
+	VPROLD            $0x1e, Z26, Z25
+	VPXORD            Z14, Z13, Z13
+	VPXORD            Z27, Z26, Z26
+	VPROLD            $0x0e, Z13, Z14
+	VPROLD            $0x0e, Z26, Z27
+	VPTERNLOGD        $0x96, Z12, Z14, Z13
+	VPTERNLOGD        $0x96, Z25, Z27, Z26
+	VPBLENDMB         Z13, Z11, K3, Z12
+	VPBLENDMB         Z26, Z24, K3, Z25
+	VPBLENDMB         Z11, Z13, K3, Z14
+	VPBLENDMB         Z24, Z26, K3, Z27
+	VPMOVB2M          Z12, K1
+	VPMOVB2M          Z25, K2
+	VMOVDQA64         Z1, Z13
+	VMOVDQA64         Z1, Z26
+	VPERMT2B          Z2, Z12, Z13
+	VPERMT2B          Z2, Z25, Z26
+	VMOVDQA64         Z3, Z11
+	VMOVDQA64         Z3, Z24
+	VPERMT2B          Z4, Z12, Z11
+	VPERMT2B          Z4, Z25, Z24
+	VPBLENDMB         Z11, Z13, K1, Z13
+	VPBLENDMB         Z24, Z26, K2, Z26
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z12
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z25
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z12, Z11
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z25, Z24
+	VPBLENDMW         704(DX), Z8, K4, Z14
+	VPBLENDMW         3776(DX), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VPBLENDMB         Z13, Z11, K3, Z6
+	VPBLENDMB         Z26, Z24, K3, Z19
+	VPBLENDMB         Z11, Z13, K3, Z13
+	VPBLENDMB         Z24, Z26, K3, Z26
+	VPRORD            $0x08, Z13, Z5
+	VPRORD            $0x08, Z26, Z18
+	VMOVDQA64         832(DX), Z17
+	VMOVDQA64         3904(DX), Z30
+	VPSHLDD           $0x08, 1856(DX), Z17, Z16
+	VPSHLDD           $0x08, 4928(DX), Z30, Z29
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         64(DX), Z17
+	VMOVDQA64         3136(DX), Z30
+	VPSHLDD           $0x14, 1088(DX), Z17, Z17
+	VPSHLDD           $0x14, 4160(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         448(DX), Z17
+	VMOVDQA64         3520(DX), Z30
+	VPSHLDD           $0x15, 1472(DX), Z17, Z17
+	VPSHLDD           $0x15, 4544(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         640(DX), Z17
+	VMOVDQA64         3712(DX), Z30
+	VPSHLDD           $0x11, 1664(DX), Z17, Z17
+	VPSHLDD           $0x11, 4736(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSRLD            $0x01, Z14, Z14
+	VPSRLD            $0x01, Z27, Z27
+	VPADDD            Z14, Z16, Z17
+	VPADDD            Z27, Z29, Z30
+	VPSUBD            Z0, Z17, Z16
+	VPSUBD            Z0, Z30, Z29
+	VPMAXSD           Z16, Z17, Z16
+	VPMAXSD           Z29, Z30, Z29
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 832(DX)
+	VMOVDQA64         Z20, 3904(DX)
+	VMOVDQA64         Z8, 1856(DX)
+	VMOVDQA64         Z21, 4928(DX)
+
+	// Initialisation round 14 (mod 16), both groups.
+	VMOVDQA64         576(DX), Z14
+	VMOVDQA64         3648(DX), Z27
+	VPSHLDD           $0x10, 1472(DX), Z14, Z14
+	VPSHLDD           $0x10, 4544(DX), Z27, Z27
+	VMOVDQA64         320(DX), Z11
+	VMOVDQA64         3392(DX), Z24
+	VPSHLDD           $0x10, 1216(DX), Z11, Z11
+	VPSHLDD           $0x10, 4288(DX), Z24, Z24
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPXORD            Z6, Z11, Z11
+	VPXORD            Z19, Z24, Z24
+	VPSHLDD           $0x10, Z11, Z14, Z13
+	VPSHLDD           $0x10, Z24, Z27, Z26
+	VPSHLDD           $0x10, Z14, Z11, Z12
+	VPSHLDD           $0x10, Z27, Z24, Z25
+	VPROLD            $0x08, Z13, Z11
+	VPROLD            $0x08, Z26, Z24
+	VPROLD            $0x1a, Z13, Z14
+	VPROLD            $0x1a, Z26, Z27
+	VPXORD            Z11, Z13, Z13
+	VPXORD            Z24, Z26, Z26
+	VPROLD            $0x0a, Z13, Z11
+	VPROLD            $0x0a, Z26, Z24
+	VPTERNLOGD        $0x96, Z14, Z11, Z13
+	VPTERNLOGD        $0x96, Z27, Z24, Z26
+	VPROLD            $0x08, Z12, Z14
+	VPROLD            $0x08, Z25, Z27
+	VPROLD            $0x1e, Z12, Z11
+	VPROLD            $0x1e, Z25, Z24
+	VPXORD            Z14, Z12, Z12
+	VPXORD            Z27, Z25, Z25
+	VPROLD            $0x0e, Z12, Z14
+	VPROLD            $0x0e, Z25, Z27
+	VPTERNLOGD        $0x96, Z11, Z14, Z12
+	VPTERNLOGD        $0x96, Z24, Z27, Z25
+	VPBLENDMB         Z12, Z13, K3, Z11
+	VPBLENDMB         Z25, Z26, K3, Z24
+	VPBLENDMB         Z13, Z12, K3, Z14
+	VPBLENDMB         Z26, Z25, K3, Z27
+	VPMOVB2M          Z11, K1
+	VPMOVB2M          Z24, K2
+	VMOVDQA64         Z1, Z12
+	VMOVDQA64         Z1, Z25
+	VPERMT2B          Z2, Z11, Z12
+	VPERMT2B          Z2, Z24, Z25
+	VMOVDQA64         Z3, Z13
+	VMOVDQA64         Z3, Z26
+	VPERMT2B          Z4, Z11, Z13
+	VPERMT2B          Z4, Z24, Z26
+	VPBLENDMB         Z13, Z12, K1, Z12
+	VPBLENDMB         Z26, Z25, K2, Z25
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z11
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z24
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z11, Z13
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z24, Z26
+	VPBLENDMW         768(DX), Z8, K4, Z14
+	VPBLENDMW         3840(DX), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VPBLENDMB         Z12, Z13, K3, Z6
+	VPBLENDMB         Z25, Z26, K3, Z19
+	VPBLENDMB         Z13, Z12, K3, Z12
+	VPBLENDMB         Z26, Z25, K3, Z25
+	VPRORD            $0x08, Z12, Z5
+	VPRORD            $0x08, Z25, Z18
+	VMOVDQA64         896(DX), Z17
+	VMOVDQA64         3968(DX), Z30
+	VPSHLDD           $0x08, 1920(DX), Z17, Z16
+	VPSHLDD           $0x08, 4992(DX), Z30, Z29
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         128(DX), Z17
+	VMOVDQA64         3200(DX), Z30
+	VPSHLDD           $0x14, 1152(DX), Z17, Z17
+	VPSHLDD           $0x14, 4224(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         512(DX), Z17
+	VMOVDQA64         3584(DX), Z30
+	VPSHLDD           $0x15, 1536(DX), Z17, Z17
+	VPSHLDD           $0x15, 4608(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         704(DX), Z17
+	VMOVDQA64         3776(DX), Z30
+	VPSHLDD           $0x11, 1728(DX), Z17, Z17
+	VPSHLDD           $0x11, 4800(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSRLD            $0x01, Z14, Z14
+	VPSRLD            $0x01, Z27, Z27
+	VPADDD            Z14, Z16, Z17
+	VPADDD            Z27, Z29, Z30
+	VPSUBD            Z0, Z17, Z16
+	VPSUBD            Z0, Z30, Z29
+	VPMAXSD           Z16, Z17, Z16
+	VPMAXSD           Z29, Z30, Z29
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 896(DX)
+	VMOVDQA64         Z20, 3968(DX)
+	VMOVDQA64         Z8, 1920(DX)
+	VMOVDQA64         Z21, 4992(DX)
+
+	// Initialisation round 15 (mod 16), both groups.
+	VMOVDQA64         640(DX), Z14
+	VMOVDQA64         3712(DX), Z27
+	VPSHLDD           $0x10, 1536(DX), Z14, Z14
+	VPSHLDD           $0x10, 4608(DX), Z27, Z27
+	VMOVDQA64         384(DX), Z13
+	VMOVDQA64         3456(DX), Z26
+	VPSHLDD           $0x10, 1280(DX), Z13, Z13
+	VPSHLDD           $0x10, 4352(DX), Z26, Z26
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPXORD            Z6, Z13, Z13
+	VPXORD            Z19, Z26, Z26
+	VPSHLDD           $0x10, Z13, Z14, Z12
+	VPSHLDD           $0x10, Z26, Z27, Z25
+	VPSHLDD           $0x10, Z14, Z13, Z11
+	VPSHLDD           $0x10, Z27, Z26, Z24
+	VPROLD            $0x08, Z12, Z13
+	VPROLD            $0x08, Z25, Z26
+	VPROLD            $0x1a, Z12, Z14
+	VPROLD            $0x1a, Z25, Z27
+	VPXORD            Z13, Z12, Z12
+	VPXORD            Z26, Z25, Z25
+	VPROLD            $0x0a, Z12, Z13
+	VPROLD            $0x0a, Z25, Z26
+	VPTERNLOGD        $0x96, Z14, Z13, Z12
+	VPTERNLOGD        $0x96, Z27, Z26, Z25
+	VPROLD            $0x08, Z11, Z14
+	VPROLD            $0x08, Z24, Z27
+	VPROLD            $0x1e, Z11, Z13
+	VPROLD            $0x1e, Z24, Z26
+	VPXORD            Z14, Z11, Z11
+	VPXORD            Z27, Z24, Z24
+	VPROLD            $0x0e, Z11, Z14
+	VPROLD            $0x0e, Z24, Z27
+	VPTERNLOGD        $0x96, Z13, Z14, Z11
+	VPTERNLOGD        $0x96, Z26, Z27, Z24
+	VPBLENDMB         Z11, Z12, K3, Z13
+	VPBLENDMB         Z24, Z25, K3, Z26
+	VPBLENDMB         Z12, Z11, K3, Z14
+	VPBLENDMB         Z25, Z24, K3, Z27
+	VPMOVB2M          Z13, K1
+	VPMOVB2M          Z26, K2
+	VMOVDQA64         Z1, Z11
+	VMOVDQA64         Z1, Z24
+	VPERMT2B          Z2, Z13, Z11
+	VPERMT2B          Z2, Z26, Z24
+	VMOVDQA64         Z3, Z12
+	VMOVDQA64         Z3, Z25
+	VPERMT2B          Z4, Z13, Z12
+	VPERMT2B          Z4, Z26, Z25
+	VPBLENDMB         Z12, Z11, K1, Z11
+	VPBLENDMB         Z25, Z24, K2, Z24
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z13
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z26
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z13, Z12
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z26, Z25
+	VPBLENDMW         832(DX), Z8, K4, Z14
+	VPBLENDMW         3904(DX), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VPBLENDMB         Z11, Z12, K3, Z6
+	VPBLENDMB         Z24, Z25, K3, Z19
+	VPBLENDMB         Z12, Z11, K3, Z11
+	VPBLENDMB         Z25, Z24, K3, Z24
+	VPRORD            $0x08, Z11, Z5
+	VPRORD            $0x08, Z24, Z18
+	VMOVDQA64         960(DX), Z17
+	VMOVDQA64         4032(DX), Z30
+	VPSHLDD           $0x08, 1984(DX), Z17, Z16
+	VPSHLDD           $0x08, 5056(DX), Z30, Z29
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         192(DX), Z17
+	VMOVDQA64         3264(DX), Z30
+	VPSHLDD           $0x14, 1216(DX), Z17, Z17
+	VPSHLDD           $0x14, 4288(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         576(DX), Z17
+	VMOVDQA64         3648(DX), Z30
+	VPSHLDD           $0x15, 1600(DX), Z17, Z17
+	VPSHLDD           $0x15, 4672(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         768(DX), Z17
+	VMOVDQA64         3840(DX), Z30
+	VPSHLDD           $0x11, 1792(DX), Z17, Z17
+	VPSHLDD           $0x11, 4864(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSRLD            $0x01, Z14, Z14
+	VPSRLD            $0x01, Z27, Z27
+	VPADDD            Z14, Z16, Z17
+	VPADDD            Z27, Z29, Z30
+	VPSUBD            Z0, Z17, Z16
+	VPSUBD            Z0, Z30, Z29
+	VPMAXSD           Z16, Z17, Z16
+	VPMAXSD           Z29, Z30, Z29
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 960(DX)
+	VMOVDQA64         Z20, 4032(DX)
+	VMOVDQA64         Z8, 1984(DX)
+	VMOVDQA64         Z21, 5056(DX)
+	DECQ              R11
+	JNZ               ixksp16_init
+
+	// First work round, output discarded.
+	VMOVDQA64         704(DX), Z14
+	VMOVDQA64         3776(DX), Z27
+	VPSHLDD           $0x10, 1600(DX), Z14, Z14
+	VPSHLDD           $0x10, 4672(DX), Z27, Z27
+	VMOVDQA64         448(DX), Z12
+	VMOVDQA64         3520(DX), Z25
+	VPSHLDD           $0x10, 1344(DX), Z12, Z12
+	VPSHLDD           $0x10, 4416(DX), Z25, Z25
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPXORD            Z6, Z12, Z12
+	VPXORD            Z19, Z25, Z25
+	VPSHLDD           $0x10, Z12, Z14, Z11
+	VPSHLDD           $0x10, Z25, Z27, Z24
+	VPSHLDD           $0x10, Z14, Z12, Z13
+	VPSHLDD           $0x10, Z27, Z25, Z26
+	VPROLD            $0x08, Z11, Z12
+	VPROLD            $0x08, Z24, Z25
+	VPROLD            $0x1a, Z11, Z14
+	VPROLD            $0x1a, Z24, Z27
+	VPXORD            Z12, Z11, Z11
+	VPXORD            Z25, Z24, Z24
+	VPROLD            $0x0a, Z11, Z12
+	VPROLD            $0x0a, Z24, Z25
+	VPTERNLOGD        $0x96, Z14, Z12, Z11
+	VPTERNLOGD        $0x96, Z27, Z25, Z24
+	VPROLD            $0x08, Z13, Z14
+	VPROLD            $0x08, Z26, Z27
+	VPROLD            $0x1e, Z13, Z12
+	VPROLD            $0x1e, Z26, Z25
+	VPXORD            Z14, Z13, Z13
+	VPXORD            Z27, Z26, Z26
+	VPROLD            $0x0e, Z13, Z14
+	VPROLD            $0x0e, Z26, Z27
+	VPTERNLOGD        $0x96, Z12, Z14, Z13
+	VPTERNLOGD        $0x96, Z25, Z27, Z26
+	VPBLENDMB         Z13, Z11, K3, Z12
+	VPBLENDMB         Z26, Z24, K3, Z25
+	VPBLENDMB         Z11, Z13, K3, Z14
+	VPBLENDMB         Z24, Z26, K3, Z27
+	VPMOVB2M          Z12, K1
+	VPMOVB2M          Z25, K2
+	VMOVDQA64         Z1, Z13
+	VMOVDQA64         Z1, Z26
+	VPERMT2B          Z2, Z12, Z13
+	VPERMT2B          Z2, Z25, Z26
+	VMOVDQA64         Z3, Z11
+	VMOVDQA64         Z3, Z24
+	VPERMT2B          Z4, Z12, Z11
+	VPERMT2B          Z4, Z25, Z24
+	VPBLENDMB         Z11, Z13, K1, Z13
+	VPBLENDMB         Z24, Z26, K2, Z26
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z12
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z25
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z12, Z11
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z25, Z24
+	VPBLENDMW         896(DX), Z8, K4, Z14
+	VPBLENDMW         3968(DX), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VPBLENDMB         Z13, Z11, K3, Z6
+	VPBLENDMB         Z26, Z24, K3, Z19
+	VPBLENDMB         Z11, Z13, K3, Z13
+	VPBLENDMB         Z24, Z26, K3, Z26
+	VPRORD            $0x08, Z13, Z5
+	VPRORD            $0x08, Z26, Z18
+	VMOVDQA64         (DX), Z17
+	VMOVDQA64         3072(DX), Z30
+	VPSHLDD           $0x08, 1024(DX), Z17, Z16
+	VPSHLDD           $0x08, 4096(DX), Z30, Z29
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         256(DX), Z17
+	VMOVDQA64         3328(DX), Z30
+	VPSHLDD           $0x14, 1280(DX), Z17, Z17
+	VPSHLDD           $0x14, 4352(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         640(DX), Z17
+	VMOVDQA64         3712(DX), Z30
+	VPSHLDD           $0x15, 1664(DX), Z17, Z17
+	VPSHLDD           $0x15, 4736(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         832(DX), Z17
+	VMOVDQA64         3904(DX), Z30
+	VPSHLDD           $0x11, 1856(DX), Z17, Z17
+	VPSHLDD           $0x11, 4928(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, (DX)
+	VMOVDQA64         Z20, 3072(DX)
+	VMOVDQA64         Z8, 1024(DX)
+	VMOVDQA64         Z21, 4096(DX)
+
+ixksp16_loop:
+	MOVQ       (CX), R11
+	PREFETCHT0 127(R11)(R10*1)
+	MOVQ       8(CX), R11
+	PREFETCHT0 127(R11)(R10*1)
+	MOVQ       16(CX), R11
+	PREFETCHT0 127(R11)(R10*1)
+	MOVQ       24(CX), R11
+	PREFETCHT0 127(R11)(R10*1)
+	MOVQ       32(CX), R11
+	PREFETCHT0 127(R11)(R10*1)
+	MOVQ       40(CX), R11
+	PREFETCHT0 127(R11)(R10*1)
+	MOVQ       48(CX), R11
+	PREFETCHT0 127(R11)(R10*1)
+	MOVQ       56(CX), R11
+	PREFETCHT0 127(R11)(R10*1)
+	MOVQ       64(CX), R11
+	PREFETCHT0 127(R11)(R10*1)
+	MOVQ       72(CX), R11
+	PREFETCHT0 127(R11)(R10*1)
+	MOVQ       80(CX), R11
+	PREFETCHT0 127(R11)(R10*1)
+	MOVQ       88(CX), R11
+	PREFETCHT0 127(R11)(R10*1)
+	MOVQ       96(CX), R11
+	PREFETCHT0 127(R11)(R10*1)
+	MOVQ       104(CX), R11
+	PREFETCHT0 127(R11)(R10*1)
+	MOVQ       112(CX), R11
+	PREFETCHT0 127(R11)(R10*1)
+	MOVQ       120(CX), R11
+	PREFETCHT0 127(R11)(R10*1)
+
+	// 16 work rounds, both groups (ring offset 1 after the initialisation).
+	VMOVDQA64         768(DX), Z11
+	VMOVDQA64         3840(DX), Z24
+	VPSHLDD           $0x10, 1664(DX), Z11, Z11
+	VPSHLDD           $0x10, 4736(DX), Z24, Z24
+	VMOVDQA64         512(DX), Z13
+	VMOVDQA64         3584(DX), Z26
+	VPSHLDD           $0x10, 1408(DX), Z13, Z13
+	VPSHLDD           $0x10, 4480(DX), Z26, Z26
+	VPADDD            Z5, Z11, Z11
+	VPADDD            Z18, Z24, Z24
+	VPXORD            Z6, Z13, Z13
+	VPXORD            Z19, Z26, Z26
+	VPSHLDD           $0x10, Z13, Z11, Z14
+	VPSHLDD           $0x10, Z26, Z24, Z27
+	VPSHLDD           $0x10, Z11, Z13, Z12
+	VPSHLDD           $0x10, Z24, Z26, Z25
+	VPROLD            $0x08, Z14, Z13
+	VPROLD            $0x08, Z27, Z26
+	VPROLD            $0x1a, Z14, Z11
+	VPROLD            $0x1a, Z27, Z24
+	VPXORD            Z13, Z14, Z14
+	VPXORD            Z26, Z27, Z27
+	VPROLD            $0x0a, Z14, Z13
+	VPROLD            $0x0a, Z27, Z26
+	VPTERNLOGD        $0x96, Z11, Z13, Z14
+	VPTERNLOGD        $0x96, Z24, Z26, Z27
+	VPROLD            $0x08, Z12, Z11
+	VPROLD            $0x08, Z25, Z24
+	VPROLD            $0x1e, Z12, Z13
+	VPROLD            $0x1e, Z25, Z26
+	VPXORD            Z11, Z12, Z12
+	VPXORD            Z24, Z25, Z25
+	VPROLD            $0x0e, Z12, Z11
+	VPROLD            $0x0e, Z25, Z24
+	VPTERNLOGD        $0x96, Z13, Z11, Z12
+	VPTERNLOGD        $0x96, Z26, Z24, Z25
+	VPBLENDMB         Z12, Z14, K3, Z13
+	VPBLENDMB         Z25, Z27, K3, Z26
+	VPBLENDMB         Z14, Z12, K3, Z11
+	VPBLENDMB         Z27, Z25, K3, Z24
+	VPMOVB2M          Z13, K1
+	VPMOVB2M          Z26, K2
+	VMOVDQA64         Z1, Z12
+	VMOVDQA64         Z1, Z25
+	VPERMT2B          Z2, Z13, Z12
+	VPERMT2B          Z2, Z26, Z25
+	VMOVDQA64         Z3, Z14
+	VMOVDQA64         Z3, Z27
+	VPERMT2B          Z4, Z13, Z14
+	VPERMT2B          Z4, Z26, Z27
+	VPBLENDMB         Z14, Z12, K1, Z12
+	VPBLENDMB         Z27, Z25, K2, Z25
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z11, Z13
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z24, Z26
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z13, Z14
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z26, Z27
+	VPBLENDMW         960(DX), Z8, K4, Z11
+	VPBLENDMW         4032(DX), Z21, K4, Z24
+	VPXORD            Z5, Z11, Z11
+	VPXORD            Z18, Z24, Z24
+	VPADDD            Z6, Z11, Z11
+	VPADDD            Z19, Z24, Z24
+	VMOVDQA64         192(DX), Z13
+	VMOVDQA64         3264(DX), Z26
+	VPSHLDD           $0x10, 1088(DX), Z13, Z13
+	VPSHLDD           $0x10, 4160(DX), Z26, Z26
+	VPXORD            Z13, Z11, Z11
+	VPXORD            Z26, Z24, Z24
+	VMOVDQA64         Z11, 2048(DX)
+	VMOVDQA64         Z24, 5120(DX)
+	VPBLENDMB         Z12, Z14, K3, Z6
+	VPBLENDMB         Z25, Z27, K3, Z19
+	VPBLENDMB         Z14, Z12, K3, Z12
+	VPBLENDMB         Z27, Z25, K3, Z25
+	VPRORD            $0x08, Z12, Z5
+	VPRORD            $0x08, Z25, Z18
+	VMOVDQA64         832(DX), Z14
+	VMOVDQA64         3904(DX), Z27
+	VMOVDQA64         64(DX), Z17
+	VMOVDQA64         3136(DX), Z30
+	VPSHLDD           $0x10, 1728(DX), Z14, Z14
+	VPSHLDD           $0x10, 4800(DX), Z27, Z27
+	VPSHLDD           $0x08, 1088(DX), Z17, Z16
+	VPSHLDD           $0x08, 4160(DX), Z30, Z29
+	VMOVDQA64         576(DX), Z12
+	VMOVDQA64         3648(DX), Z25
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPSHLDD           $0x10, 1472(DX), Z12, Z12
+	VPSHLDD           $0x10, 4544(DX), Z25, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPXORD            Z6, Z12, Z12
+	VPXORD            Z19, Z25, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSHLDD           $0x10, Z12, Z14, Z11
+	VPSHLDD           $0x10, Z25, Z27, Z24
+	VMOVDQA64         320(DX), Z17
+	VMOVDQA64         3392(DX), Z30
+	VPSHLDD           $0x10, Z14, Z12, Z13
+	VPSHLDD           $0x10, Z27, Z25, Z26
+	VPSHLDD           $0x14, 1344(DX), Z17, Z17
+	VPSHLDD           $0x14, 4416(DX), Z30, Z30
+	VPROLD            $0x08, Z11, Z12
+	VPROLD            $0x08, Z24, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPROLD            $0x1a, Z11, Z14
+	VPROLD            $0x1a, Z24, Z27
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPXORD            Z12, Z11, Z11
+	VPXORD            Z25, Z24, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPROLD            $0x0a, Z11, Z12
+	VPROLD            $0x0a, Z24, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPTERNLOGD        $0x96, Z14, Z12, Z11
+	VPTERNLOGD        $0x96, Z27, Z25, Z24
+	VMOVDQA64         704(DX), Z17
+	VMOVDQA64         3776(DX), Z30
+	VPROLD            $0x08, Z13, Z14
+	VPROLD            $0x08, Z26, Z27
+	VPSHLDD           $0x15, 1728(DX), Z17, Z17
+	VPSHLDD           $0x15, 4800(DX), Z30, Z30
+	VPROLD            $0x1e, Z13, Z12
+	VPROLD            $0x1e, Z26, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPXORD            Z14, Z13, Z13
+	VPXORD            Z27, Z26, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPROLD            $0x0e, Z13, Z14
+	VPROLD            $0x0e, Z26, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPTERNLOGD        $0x96, Z12, Z14, Z13
+	VPTERNLOGD        $0x96, Z25, Z27, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPBLENDMB         Z13, Z11, K3, Z12
+	VPBLENDMB         Z26, Z24, K3, Z25
+	VMOVDQA64         896(DX), Z17
+	VMOVDQA64         3968(DX), Z30
+	VPBLENDMB         Z11, Z13, K3, Z14
+	VPBLENDMB         Z24, Z26, K3, Z27
+	VPSHLDD           $0x11, 1920(DX), Z17, Z17
+	VPSHLDD           $0x11, 4992(DX), Z30, Z30
+	VPMOVB2M          Z12, K1
+	VPMOVB2M          Z25, K2
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VMOVDQA64         Z1, Z13
+	VMOVDQA64         Z1, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPERMT2B          Z2, Z12, Z13
+	VPERMT2B          Z2, Z25, Z26
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VMOVDQA64         Z3, Z11
+	VMOVDQA64         Z3, Z24
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPERMT2B          Z4, Z12, Z11
+	VPERMT2B          Z4, Z25, Z24
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPBLENDMB         Z11, Z13, K1, Z13
+	VPBLENDMB         Z24, Z26, K2, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z12
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z12, Z11
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z25, Z24
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 64(DX)
+	VMOVDQA64         Z20, 3136(DX)
+	VMOVDQA64         Z8, 1088(DX)
+	VMOVDQA64         Z21, 4160(DX)
+	VPBLENDMW         (DX), Z8, K4, Z14
+	VPBLENDMW         3072(DX), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VMOVDQA64         256(DX), Z12
+	VMOVDQA64         3328(DX), Z25
+	VPSHLDD           $0x10, 1152(DX), Z12, Z12
+	VPSHLDD           $0x10, 4224(DX), Z25, Z25
+	VPXORD            Z12, Z14, Z14
+	VPXORD            Z25, Z27, Z27
+	VMOVDQA64         Z14, 2112(DX)
+	VMOVDQA64         Z27, 5184(DX)
+	VPBLENDMB         Z13, Z11, K3, Z6
+	VPBLENDMB         Z26, Z24, K3, Z19
+	VPBLENDMB         Z11, Z13, K3, Z13
+	VPBLENDMB         Z24, Z26, K3, Z26
+	VPRORD            $0x08, Z13, Z5
+	VPRORD            $0x08, Z26, Z18
+	VMOVDQA64         896(DX), Z11
+	VMOVDQA64         3968(DX), Z24
+	VMOVDQA64         128(DX), Z17
+	VMOVDQA64         3200(DX), Z30
+	VPSHLDD           $0x10, 1792(DX), Z11, Z11
+	VPSHLDD           $0x10, 4864(DX), Z24, Z24
+	VPSHLDD           $0x08, 1152(DX), Z17, Z16
+	VPSHLDD           $0x08, 4224(DX), Z30, Z29
+	VMOVDQA64         640(DX), Z13
+	VMOVDQA64         3712(DX), Z26
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPSHLDD           $0x10, 1536(DX), Z13, Z13
+	VPSHLDD           $0x10, 4608(DX), Z26, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPADDD            Z5, Z11, Z11
+	VPADDD            Z18, Z24, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPXORD            Z6, Z13, Z13
+	VPXORD            Z19, Z26, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSHLDD           $0x10, Z13, Z11, Z14
+	VPSHLDD           $0x10, Z26, Z24, Z27
+	VMOVDQA64         384(DX), Z17
+	VMOVDQA64         3456(DX), Z30
+	VPSHLDD           $0x10, Z11, Z13, Z12
+	VPSHLDD           $0x10, Z24, Z26, Z25
+	VPSHLDD           $0x14, 1408(DX), Z17, Z17
+	VPSHLDD           $0x14, 4480(DX), Z30, Z30
+	VPROLD            $0x08, Z14, Z13
+	VPROLD            $0x08, Z27, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPROLD            $0x1a, Z14, Z11
+	VPROLD            $0x1a, Z27, Z24
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPXORD            Z13, Z14, Z14
+	VPXORD            Z26, Z27, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPROLD            $0x0a, Z14, Z13
+	VPROLD            $0x0a, Z27, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPTERNLOGD        $0x96, Z11, Z13, Z14
+	VPTERNLOGD        $0x96, Z24, Z26, Z27
+	VMOVDQA64         768(DX), Z17
+	VMOVDQA64         3840(DX), Z30
+	VPROLD            $0x08, Z12, Z11
+	VPROLD            $0x08, Z25, Z24
+	VPSHLDD           $0x15, 1792(DX), Z17, Z17
+	VPSHLDD           $0x15, 4864(DX), Z30, Z30
+	VPROLD            $0x1e, Z12, Z13
+	VPROLD            $0x1e, Z25, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPXORD            Z11, Z12, Z12
+	VPXORD            Z24, Z25, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPROLD            $0x0e, Z12, Z11
+	VPROLD            $0x0e, Z25, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPTERNLOGD        $0x96, Z13, Z11, Z12
+	VPTERNLOGD        $0x96, Z26, Z24, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPBLENDMB         Z12, Z14, K3, Z13
+	VPBLENDMB         Z25, Z27, K3, Z26
+	VMOVDQA64         960(DX), Z17
+	VMOVDQA64         4032(DX), Z30
+	VPBLENDMB         Z14, Z12, K3, Z11
+	VPBLENDMB         Z27, Z25, K3, Z24
+	VPSHLDD           $0x11, 1984(DX), Z17, Z17
+	VPSHLDD           $0x11, 5056(DX), Z30, Z30
+	VPMOVB2M          Z13, K1
+	VPMOVB2M          Z26, K2
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VMOVDQA64         Z1, Z12
+	VMOVDQA64         Z1, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPERMT2B          Z2, Z13, Z12
+	VPERMT2B          Z2, Z26, Z25
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VMOVDQA64         Z3, Z14
+	VMOVDQA64         Z3, Z27
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPERMT2B          Z4, Z13, Z14
+	VPERMT2B          Z4, Z26, Z27
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPBLENDMB         Z14, Z12, K1, Z12
+	VPBLENDMB         Z27, Z25, K2, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z11, Z13
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z24, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z13, Z14
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z26, Z27
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 128(DX)
+	VMOVDQA64         Z20, 3200(DX)
+	VMOVDQA64         Z8, 1152(DX)
+	VMOVDQA64         Z21, 4224(DX)
+	VPBLENDMW         64(DX), Z8, K4, Z11
+	VPBLENDMW         3136(DX), Z21, K4, Z24
+	VPXORD            Z5, Z11, Z11
+	VPXORD            Z18, Z24, Z24
+	VPADDD            Z6, Z11, Z11
+	VPADDD            Z19, Z24, Z24
+	VMOVDQA64         320(DX), Z13
+	VMOVDQA64         3392(DX), Z26
+	VPSHLDD           $0x10, 1216(DX), Z13, Z13
+	VPSHLDD           $0x10, 4288(DX), Z26, Z26
+	VPXORD            Z13, Z11, Z11
+	VPXORD            Z26, Z24, Z24
+	VMOVDQA64         Z11, 2176(DX)
+	VMOVDQA64         Z24, 5248(DX)
+	VPBLENDMB         Z12, Z14, K3, Z6
+	VPBLENDMB         Z25, Z27, K3, Z19
+	VPBLENDMB         Z14, Z12, K3, Z12
+	VPBLENDMB         Z27, Z25, K3, Z25
+	VPRORD            $0x08, Z12, Z5
+	VPRORD            $0x08, Z25, Z18
+	VMOVDQA64         960(DX), Z14
+	VMOVDQA64         4032(DX), Z27
+	VMOVDQA64         192(DX), Z17
+	VMOVDQA64         3264(DX), Z30
+	VPSHLDD           $0x10, 1856(DX), Z14, Z14
+	VPSHLDD           $0x10, 4928(DX), Z27, Z27
+	VPSHLDD           $0x08, 1216(DX), Z17, Z16
+	VPSHLDD           $0x08, 4288(DX), Z30, Z29
+	VMOVDQA64         704(DX), Z12
+	VMOVDQA64         3776(DX), Z25
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPSHLDD           $0x10, 1600(DX), Z12, Z12
+	VPSHLDD           $0x10, 4672(DX), Z25, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPXORD            Z6, Z12, Z12
+	VPXORD            Z19, Z25, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSHLDD           $0x10, Z12, Z14, Z11
+	VPSHLDD           $0x10, Z25, Z27, Z24
+	VMOVDQA64         448(DX), Z17
+	VMOVDQA64         3520(DX), Z30
+	VPSHLDD           $0x10, Z14, Z12, Z13
+	VPSHLDD           $0x10, Z27, Z25, Z26
+	VPSHLDD           $0x14, 1472(DX), Z17, Z17
+	VPSHLDD           $0x14, 4544(DX), Z30, Z30
+	VPROLD            $0x08, Z11, Z12
+	VPROLD            $0x08, Z24, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPROLD            $0x1a, Z11, Z14
+	VPROLD            $0x1a, Z24, Z27
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPXORD            Z12, Z11, Z11
+	VPXORD            Z25, Z24, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPROLD            $0x0a, Z11, Z12
+	VPROLD            $0x0a, Z24, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPTERNLOGD        $0x96, Z14, Z12, Z11
+	VPTERNLOGD        $0x96, Z27, Z25, Z24
+	VMOVDQA64         832(DX), Z17
+	VMOVDQA64         3904(DX), Z30
+	VPROLD            $0x08, Z13, Z14
+	VPROLD            $0x08, Z26, Z27
+	VPSHLDD           $0x15, 1856(DX), Z17, Z17
+	VPSHLDD           $0x15, 4928(DX), Z30, Z30
+	VPROLD            $0x1e, Z13, Z12
+	VPROLD            $0x1e, Z26, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPXORD            Z14, Z13, Z13
+	VPXORD            Z27, Z26, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPROLD            $0x0e, Z13, Z14
+	VPROLD            $0x0e, Z26, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPTERNLOGD        $0x96, Z12, Z14, Z13
+	VPTERNLOGD        $0x96, Z25, Z27, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPBLENDMB         Z13, Z11, K3, Z12
+	VPBLENDMB         Z26, Z24, K3, Z25
+	VMOVDQA64         (DX), Z17
+	VMOVDQA64         3072(DX), Z30
+	VPBLENDMB         Z11, Z13, K3, Z14
+	VPBLENDMB         Z24, Z26, K3, Z27
+	VPSHLDD           $0x11, 1024(DX), Z17, Z17
+	VPSHLDD           $0x11, 4096(DX), Z30, Z30
+	VPMOVB2M          Z12, K1
+	VPMOVB2M          Z25, K2
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VMOVDQA64         Z1, Z13
+	VMOVDQA64         Z1, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPERMT2B          Z2, Z12, Z13
+	VPERMT2B          Z2, Z25, Z26
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VMOVDQA64         Z3, Z11
+	VMOVDQA64         Z3, Z24
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPERMT2B          Z4, Z12, Z11
+	VPERMT2B          Z4, Z25, Z24
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPBLENDMB         Z11, Z13, K1, Z13
+	VPBLENDMB         Z24, Z26, K2, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z12
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z12, Z11
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z25, Z24
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 192(DX)
+	VMOVDQA64         Z20, 3264(DX)
+	VMOVDQA64         Z8, 1216(DX)
+	VMOVDQA64         Z21, 4288(DX)
+	VPBLENDMW         128(DX), Z8, K4, Z14
+	VPBLENDMW         3200(DX), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VMOVDQA64         384(DX), Z12
+	VMOVDQA64         3456(DX), Z25
+	VPSHLDD           $0x10, 1280(DX), Z12, Z12
+	VPSHLDD           $0x10, 4352(DX), Z25, Z25
+	VPXORD            Z12, Z14, Z14
+	VPXORD            Z25, Z27, Z27
+	VMOVDQA64         Z14, 2240(DX)
+	VMOVDQA64         Z27, 5312(DX)
+	VPBLENDMB         Z13, Z11, K3, Z6
+	VPBLENDMB         Z26, Z24, K3, Z19
+	VPBLENDMB         Z11, Z13, K3, Z13
+	VPBLENDMB         Z24, Z26, K3, Z26
+	VPRORD            $0x08, Z13, Z5
+	VPRORD            $0x08, Z26, Z18
+	VMOVDQA64         (DX), Z11
+	VMOVDQA64         3072(DX), Z24
+	VMOVDQA64         256(DX), Z17
+	VMOVDQA64         3328(DX), Z30
+	VPSHLDD           $0x10, 1920(DX), Z11, Z11
+	VPSHLDD           $0x10, 4992(DX), Z24, Z24
+	VPSHLDD           $0x08, 1280(DX), Z17, Z16
+	VPSHLDD           $0x08, 4352(DX), Z30, Z29
+	VMOVDQA64         768(DX), Z13
+	VMOVDQA64         3840(DX), Z26
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPSHLDD           $0x10, 1664(DX), Z13, Z13
+	VPSHLDD           $0x10, 4736(DX), Z26, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPADDD            Z5, Z11, Z11
+	VPADDD            Z18, Z24, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPXORD            Z6, Z13, Z13
+	VPXORD            Z19, Z26, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSHLDD           $0x10, Z13, Z11, Z14
+	VPSHLDD           $0x10, Z26, Z24, Z27
+	VMOVDQA64         512(DX), Z17
+	VMOVDQA64         3584(DX), Z30
+	VPSHLDD           $0x10, Z11, Z13, Z12
+	VPSHLDD           $0x10, Z24, Z26, Z25
+	VPSHLDD           $0x14, 1536(DX), Z17, Z17
+	VPSHLDD           $0x14, 4608(DX), Z30, Z30
+	VPROLD            $0x08, Z14, Z13
+	VPROLD            $0x08, Z27, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPROLD            $0x1a, Z14, Z11
+	VPROLD            $0x1a, Z27, Z24
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPXORD            Z13, Z14, Z14
+	VPXORD            Z26, Z27, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPROLD            $0x0a, Z14, Z13
+	VPROLD            $0x0a, Z27, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPTERNLOGD        $0x96, Z11, Z13, Z14
+	VPTERNLOGD        $0x96, Z24, Z26, Z27
+	VMOVDQA64         896(DX), Z17
+	VMOVDQA64         3968(DX), Z30
+	VPROLD            $0x08, Z12, Z11
+	VPROLD            $0x08, Z25, Z24
+	VPSHLDD           $0x15, 1920(DX), Z17, Z17
+	VPSHLDD           $0x15, 4992(DX), Z30, Z30
+	VPROLD            $0x1e, Z12, Z13
+	VPROLD            $0x1e, Z25, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPXORD            Z11, Z12, Z12
+	VPXORD            Z24, Z25, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPROLD            $0x0e, Z12, Z11
+	VPROLD            $0x0e, Z25, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPTERNLOGD        $0x96, Z13, Z11, Z12
+	VPTERNLOGD        $0x96, Z26, Z24, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPBLENDMB         Z12, Z14, K3, Z13
+	VPBLENDMB         Z25, Z27, K3, Z26
+	VMOVDQA64         64(DX), Z17
+	VMOVDQA64         3136(DX), Z30
+	VPBLENDMB         Z14, Z12, K3, Z11
+	VPBLENDMB         Z27, Z25, K3, Z24
+	VPSHLDD           $0x11, 1088(DX), Z17, Z17
+	VPSHLDD           $0x11, 4160(DX), Z30, Z30
+	VPMOVB2M          Z13, K1
+	VPMOVB2M          Z26, K2
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VMOVDQA64         Z1, Z12
+	VMOVDQA64         Z1, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPERMT2B          Z2, Z13, Z12
+	VPERMT2B          Z2, Z26, Z25
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VMOVDQA64         Z3, Z14
+	VMOVDQA64         Z3, Z27
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPERMT2B          Z4, Z13, Z14
+	VPERMT2B          Z4, Z26, Z27
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPBLENDMB         Z14, Z12, K1, Z12
+	VPBLENDMB         Z27, Z25, K2, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z11, Z13
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z24, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z13, Z14
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z26, Z27
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 256(DX)
+	VMOVDQA64         Z20, 3328(DX)
+	VMOVDQA64         Z8, 1280(DX)
+	VMOVDQA64         Z21, 4352(DX)
+	VPBLENDMW         192(DX), Z8, K4, Z11
+	VPBLENDMW         3264(DX), Z21, K4, Z24
+	VPXORD            Z5, Z11, Z11
+	VPXORD            Z18, Z24, Z24
+	VPADDD            Z6, Z11, Z11
+	VPADDD            Z19, Z24, Z24
+	VMOVDQA64         448(DX), Z13
+	VMOVDQA64         3520(DX), Z26
+	VPSHLDD           $0x10, 1344(DX), Z13, Z13
+	VPSHLDD           $0x10, 4416(DX), Z26, Z26
+	VPXORD            Z13, Z11, Z11
+	VPXORD            Z26, Z24, Z24
+	VMOVDQA64         Z11, 2304(DX)
+	VMOVDQA64         Z24, 5376(DX)
+	VPBLENDMB         Z12, Z14, K3, Z6
+	VPBLENDMB         Z25, Z27, K3, Z19
+	VPBLENDMB         Z14, Z12, K3, Z12
+	VPBLENDMB         Z27, Z25, K3, Z25
+	VPRORD            $0x08, Z12, Z5
+	VPRORD            $0x08, Z25, Z18
+	VMOVDQA64         64(DX), Z14
+	VMOVDQA64         3136(DX), Z27
+	VMOVDQA64         320(DX), Z17
+	VMOVDQA64         3392(DX), Z30
+	VPSHLDD           $0x10, 1984(DX), Z14, Z14
+	VPSHLDD           $0x10, 5056(DX), Z27, Z27
+	VPSHLDD           $0x08, 1344(DX), Z17, Z16
+	VPSHLDD           $0x08, 4416(DX), Z30, Z29
+	VMOVDQA64         832(DX), Z12
+	VMOVDQA64         3904(DX), Z25
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPSHLDD           $0x10, 1728(DX), Z12, Z12
+	VPSHLDD           $0x10, 4800(DX), Z25, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPXORD            Z6, Z12, Z12
+	VPXORD            Z19, Z25, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSHLDD           $0x10, Z12, Z14, Z11
+	VPSHLDD           $0x10, Z25, Z27, Z24
+	VMOVDQA64         576(DX), Z17
+	VMOVDQA64         3648(DX), Z30
+	VPSHLDD           $0x10, Z14, Z12, Z13
+	VPSHLDD           $0x10, Z27, Z25, Z26
+	VPSHLDD           $0x14, 1600(DX), Z17, Z17
+	VPSHLDD           $0x14, 4672(DX), Z30, Z30
+	VPROLD            $0x08, Z11, Z12
+	VPROLD            $0x08, Z24, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPROLD            $0x1a, Z11, Z14
+	VPROLD            $0x1a, Z24, Z27
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPXORD            Z12, Z11, Z11
+	VPXORD            Z25, Z24, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPROLD            $0x0a, Z11, Z12
+	VPROLD            $0x0a, Z24, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPTERNLOGD        $0x96, Z14, Z12, Z11
+	VPTERNLOGD        $0x96, Z27, Z25, Z24
+	VMOVDQA64         960(DX), Z17
+	VMOVDQA64         4032(DX), Z30
+	VPROLD            $0x08, Z13, Z14
+	VPROLD            $0x08, Z26, Z27
+	VPSHLDD           $0x15, 1984(DX), Z17, Z17
+	VPSHLDD           $0x15, 5056(DX), Z30, Z30
+	VPROLD            $0x1e, Z13, Z12
+	VPROLD            $0x1e, Z26, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPXORD            Z14, Z13, Z13
+	VPXORD            Z27, Z26, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPROLD            $0x0e, Z13, Z14
+	VPROLD            $0x0e, Z26, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPTERNLOGD        $0x96, Z12, Z14, Z13
+	VPTERNLOGD        $0x96, Z25, Z27, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPBLENDMB         Z13, Z11, K3, Z12
+	VPBLENDMB         Z26, Z24, K3, Z25
+	VMOVDQA64         128(DX), Z17
+	VMOVDQA64         3200(DX), Z30
+	VPBLENDMB         Z11, Z13, K3, Z14
+	VPBLENDMB         Z24, Z26, K3, Z27
+	VPSHLDD           $0x11, 1152(DX), Z17, Z17
+	VPSHLDD           $0x11, 4224(DX), Z30, Z30
+	VPMOVB2M          Z12, K1
+	VPMOVB2M          Z25, K2
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VMOVDQA64         Z1, Z13
+	VMOVDQA64         Z1, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPERMT2B          Z2, Z12, Z13
+	VPERMT2B          Z2, Z25, Z26
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VMOVDQA64         Z3, Z11
+	VMOVDQA64         Z3, Z24
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPERMT2B          Z4, Z12, Z11
+	VPERMT2B          Z4, Z25, Z24
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPBLENDMB         Z11, Z13, K1, Z13
+	VPBLENDMB         Z24, Z26, K2, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z12
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z12, Z11
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z25, Z24
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 320(DX)
+	VMOVDQA64         Z20, 3392(DX)
+	VMOVDQA64         Z8, 1344(DX)
+	VMOVDQA64         Z21, 4416(DX)
+	VPBLENDMW         256(DX), Z8, K4, Z14
+	VPBLENDMW         3328(DX), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VMOVDQA64         512(DX), Z12
+	VMOVDQA64         3584(DX), Z25
+	VPSHLDD           $0x10, 1408(DX), Z12, Z12
+	VPSHLDD           $0x10, 4480(DX), Z25, Z25
+	VPXORD            Z12, Z14, Z14
+	VPXORD            Z25, Z27, Z27
+	VMOVDQA64         Z14, 2368(DX)
+	VMOVDQA64         Z27, 5440(DX)
+	VPBLENDMB         Z13, Z11, K3, Z6
+	VPBLENDMB         Z26, Z24, K3, Z19
+	VPBLENDMB         Z11, Z13, K3, Z13
+	VPBLENDMB         Z24, Z26, K3, Z26
+	VPRORD            $0x08, Z13, Z5
+	VPRORD            $0x08, Z26, Z18
+	VMOVDQA64         128(DX), Z11
+	VMOVDQA64         3200(DX), Z24
+	VMOVDQA64         384(DX), Z17
+	VMOVDQA64         3456(DX), Z30
+	VPSHLDD           $0x10, 1024(DX), Z11, Z11
+	VPSHLDD           $0x10, 4096(DX), Z24, Z24
+	VPSHLDD           $0x08, 1408(DX), Z17, Z16
+	VPSHLDD           $0x08, 4480(DX), Z30, Z29
+	VMOVDQA64         896(DX), Z13
+	VMOVDQA64         3968(DX), Z26
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPSHLDD           $0x10, 1792(DX), Z13, Z13
+	VPSHLDD           $0x10, 4864(DX), Z26, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPADDD            Z5, Z11, Z11
+	VPADDD            Z18, Z24, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPXORD            Z6, Z13, Z13
+	VPXORD            Z19, Z26, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSHLDD           $0x10, Z13, Z11, Z14
+	VPSHLDD           $0x10, Z26, Z24, Z27
+	VMOVDQA64         640(DX), Z17
+	VMOVDQA64         3712(DX), Z30
+	VPSHLDD           $0x10, Z11, Z13, Z12
+	VPSHLDD           $0x10, Z24, Z26, Z25
+	VPSHLDD           $0x14, 1664(DX), Z17, Z17
+	VPSHLDD           $0x14, 4736(DX), Z30, Z30
+	VPROLD            $0x08, Z14, Z13
+	VPROLD            $0x08, Z27, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPROLD            $0x1a, Z14, Z11
+	VPROLD            $0x1a, Z27, Z24
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPXORD            Z13, Z14, Z14
+	VPXORD            Z26, Z27, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPROLD            $0x0a, Z14, Z13
+	VPROLD            $0x0a, Z27, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPTERNLOGD        $0x96, Z11, Z13, Z14
+	VPTERNLOGD        $0x96, Z24, Z26, Z27
+	VMOVDQA64         (DX), Z17
+	VMOVDQA64         3072(DX), Z30
+	VPROLD            $0x08, Z12, Z11
+	VPROLD            $0x08, Z25, Z24
+	VPSHLDD           $0x15, 1024(DX), Z17, Z17
+	VPSHLDD           $0x15, 4096(DX), Z30, Z30
+	VPROLD            $0x1e, Z12, Z13
+	VPROLD            $0x1e, Z25, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPXORD            Z11, Z12, Z12
+	VPXORD            Z24, Z25, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPROLD            $0x0e, Z12, Z11
+	VPROLD            $0x0e, Z25, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPTERNLOGD        $0x96, Z13, Z11, Z12
+	VPTERNLOGD        $0x96, Z26, Z24, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPBLENDMB         Z12, Z14, K3, Z13
+	VPBLENDMB         Z25, Z27, K3, Z26
+	VMOVDQA64         192(DX), Z17
+	VMOVDQA64         3264(DX), Z30
+	VPBLENDMB         Z14, Z12, K3, Z11
+	VPBLENDMB         Z27, Z25, K3, Z24
+	VPSHLDD           $0x11, 1216(DX), Z17, Z17
+	VPSHLDD           $0x11, 4288(DX), Z30, Z30
+	VPMOVB2M          Z13, K1
+	VPMOVB2M          Z26, K2
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VMOVDQA64         Z1, Z12
+	VMOVDQA64         Z1, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPERMT2B          Z2, Z13, Z12
+	VPERMT2B          Z2, Z26, Z25
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VMOVDQA64         Z3, Z14
+	VMOVDQA64         Z3, Z27
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPERMT2B          Z4, Z13, Z14
+	VPERMT2B          Z4, Z26, Z27
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPBLENDMB         Z14, Z12, K1, Z12
+	VPBLENDMB         Z27, Z25, K2, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z11, Z13
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z24, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z13, Z14
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z26, Z27
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 384(DX)
+	VMOVDQA64         Z20, 3456(DX)
+	VMOVDQA64         Z8, 1408(DX)
+	VMOVDQA64         Z21, 4480(DX)
+	VPBLENDMW         320(DX), Z8, K4, Z11
+	VPBLENDMW         3392(DX), Z21, K4, Z24
+	VPXORD            Z5, Z11, Z11
+	VPXORD            Z18, Z24, Z24
+	VPADDD            Z6, Z11, Z11
+	VPADDD            Z19, Z24, Z24
+	VMOVDQA64         576(DX), Z13
+	VMOVDQA64         3648(DX), Z26
+	VPSHLDD           $0x10, 1472(DX), Z13, Z13
+	VPSHLDD           $0x10, 4544(DX), Z26, Z26
+	VPXORD            Z13, Z11, Z11
+	VPXORD            Z26, Z24, Z24
+	VMOVDQA64         Z11, 2432(DX)
+	VMOVDQA64         Z24, 5504(DX)
+	VPBLENDMB         Z12, Z14, K3, Z6
+	VPBLENDMB         Z25, Z27, K3, Z19
+	VPBLENDMB         Z14, Z12, K3, Z12
+	VPBLENDMB         Z27, Z25, K3, Z25
+	VPRORD            $0x08, Z12, Z5
+	VPRORD            $0x08, Z25, Z18
+	VMOVDQA64         192(DX), Z14
+	VMOVDQA64         3264(DX), Z27
+	VMOVDQA64         448(DX), Z17
+	VMOVDQA64         3520(DX), Z30
+	VPSHLDD           $0x10, 1088(DX), Z14, Z14
+	VPSHLDD           $0x10, 4160(DX), Z27, Z27
+	VPSHLDD           $0x08, 1472(DX), Z17, Z16
+	VPSHLDD           $0x08, 4544(DX), Z30, Z29
+	VMOVDQA64         960(DX), Z12
+	VMOVDQA64         4032(DX), Z25
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPSHLDD           $0x10, 1856(DX), Z12, Z12
+	VPSHLDD           $0x10, 4928(DX), Z25, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPXORD            Z6, Z12, Z12
+	VPXORD            Z19, Z25, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSHLDD           $0x10, Z12, Z14, Z11
+	VPSHLDD           $0x10, Z25, Z27, Z24
+	VMOVDQA64         704(DX), Z17
+	VMOVDQA64         3776(DX), Z30
+	VPSHLDD           $0x10, Z14, Z12, Z13
+	VPSHLDD           $0x10, Z27, Z25, Z26
+	VPSHLDD           $0x14, 1728(DX), Z17, Z17
+	VPSHLDD           $0x14, 4800(DX), Z30, Z30
+	VPROLD            $0x08, Z11, Z12
+	VPROLD            $0x08, Z24, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPROLD            $0x1a, Z11, Z14
+	VPROLD            $0x1a, Z24, Z27
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPXORD            Z12, Z11, Z11
+	VPXORD            Z25, Z24, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPROLD            $0x0a, Z11, Z12
+	VPROLD            $0x0a, Z24, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPTERNLOGD        $0x96, Z14, Z12, Z11
+	VPTERNLOGD        $0x96, Z27, Z25, Z24
+	VMOVDQA64         64(DX), Z17
+	VMOVDQA64         3136(DX), Z30
+	VPROLD            $0x08, Z13, Z14
+	VPROLD            $0x08, Z26, Z27
+	VPSHLDD           $0x15, 1088(DX), Z17, Z17
+	VPSHLDD           $0x15, 4160(DX), Z30, Z30
+	VPROLD            $0x1e, Z13, Z12
+	VPROLD            $0x1e, Z26, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPXORD            Z14, Z13, Z13
+	VPXORD            Z27, Z26, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPROLD            $0x0e, Z13, Z14
+	VPROLD            $0x0e, Z26, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPTERNLOGD        $0x96, Z12, Z14, Z13
+	VPTERNLOGD        $0x96, Z25, Z27, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPBLENDMB         Z13, Z11, K3, Z12
+	VPBLENDMB         Z26, Z24, K3, Z25
+	VMOVDQA64         256(DX), Z17
+	VMOVDQA64         3328(DX), Z30
+	VPBLENDMB         Z11, Z13, K3, Z14
+	VPBLENDMB         Z24, Z26, K3, Z27
+	VPSHLDD           $0x11, 1280(DX), Z17, Z17
+	VPSHLDD           $0x11, 4352(DX), Z30, Z30
+	VPMOVB2M          Z12, K1
+	VPMOVB2M          Z25, K2
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VMOVDQA64         Z1, Z13
+	VMOVDQA64         Z1, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPERMT2B          Z2, Z12, Z13
+	VPERMT2B          Z2, Z25, Z26
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VMOVDQA64         Z3, Z11
+	VMOVDQA64         Z3, Z24
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPERMT2B          Z4, Z12, Z11
+	VPERMT2B          Z4, Z25, Z24
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPBLENDMB         Z11, Z13, K1, Z13
+	VPBLENDMB         Z24, Z26, K2, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z12
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z12, Z11
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z25, Z24
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 448(DX)
+	VMOVDQA64         Z20, 3520(DX)
+	VMOVDQA64         Z8, 1472(DX)
+	VMOVDQA64         Z21, 4544(DX)
+	VPBLENDMW         384(DX), Z8, K4, Z14
+	VPBLENDMW         3456(DX), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VMOVDQA64         640(DX), Z12
+	VMOVDQA64         3712(DX), Z25
+	VPSHLDD           $0x10, 1536(DX), Z12, Z12
+	VPSHLDD           $0x10, 4608(DX), Z25, Z25
+	VPXORD            Z12, Z14, Z14
+	VPXORD            Z25, Z27, Z27
+	VMOVDQA64         Z14, 2496(DX)
+	VMOVDQA64         Z27, 5568(DX)
+	VPBLENDMB         Z13, Z11, K3, Z6
+	VPBLENDMB         Z26, Z24, K3, Z19
+	VPBLENDMB         Z11, Z13, K3, Z13
+	VPBLENDMB         Z24, Z26, K3, Z26
+	VPRORD            $0x08, Z13, Z5
+	VPRORD            $0x08, Z26, Z18
+	VMOVDQA64         256(DX), Z11
+	VMOVDQA64         3328(DX), Z24
+	VMOVDQA64         512(DX), Z17
+	VMOVDQA64         3584(DX), Z30
+	VPSHLDD           $0x10, 1152(DX), Z11, Z11
+	VPSHLDD           $0x10, 4224(DX), Z24, Z24
+	VPSHLDD           $0x08, 1536(DX), Z17, Z16
+	VPSHLDD           $0x08, 4608(DX), Z30, Z29
+	VMOVDQA64         (DX), Z13
+	VMOVDQA64         3072(DX), Z26
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPSHLDD           $0x10, 1920(DX), Z13, Z13
+	VPSHLDD           $0x10, 4992(DX), Z26, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPADDD            Z5, Z11, Z11
+	VPADDD            Z18, Z24, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPXORD            Z6, Z13, Z13
+	VPXORD            Z19, Z26, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSHLDD           $0x10, Z13, Z11, Z14
+	VPSHLDD           $0x10, Z26, Z24, Z27
+	VMOVDQA64         768(DX), Z17
+	VMOVDQA64         3840(DX), Z30
+	VPSHLDD           $0x10, Z11, Z13, Z12
+	VPSHLDD           $0x10, Z24, Z26, Z25
+	VPSHLDD           $0x14, 1792(DX), Z17, Z17
+	VPSHLDD           $0x14, 4864(DX), Z30, Z30
+	VPROLD            $0x08, Z14, Z13
+	VPROLD            $0x08, Z27, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPROLD            $0x1a, Z14, Z11
+	VPROLD            $0x1a, Z27, Z24
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPXORD            Z13, Z14, Z14
+	VPXORD            Z26, Z27, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPROLD            $0x0a, Z14, Z13
+	VPROLD            $0x0a, Z27, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPTERNLOGD        $0x96, Z11, Z13, Z14
+	VPTERNLOGD        $0x96, Z24, Z26, Z27
+	VMOVDQA64         128(DX), Z17
+	VMOVDQA64         3200(DX), Z30
+	VPROLD            $0x08, Z12, Z11
+	VPROLD            $0x08, Z25, Z24
+	VPSHLDD           $0x15, 1152(DX), Z17, Z17
+	VPSHLDD           $0x15, 4224(DX), Z30, Z30
+	VPROLD            $0x1e, Z12, Z13
+	VPROLD            $0x1e, Z25, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPXORD            Z11, Z12, Z12
+	VPXORD            Z24, Z25, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPROLD            $0x0e, Z12, Z11
+	VPROLD            $0x0e, Z25, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPTERNLOGD        $0x96, Z13, Z11, Z12
+	VPTERNLOGD        $0x96, Z26, Z24, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPBLENDMB         Z12, Z14, K3, Z13
+	VPBLENDMB         Z25, Z27, K3, Z26
+	VMOVDQA64         320(DX), Z17
+	VMOVDQA64         3392(DX), Z30
+	VPBLENDMB         Z14, Z12, K3, Z11
+	VPBLENDMB         Z27, Z25, K3, Z24
+	VPSHLDD           $0x11, 1344(DX), Z17, Z17
+	VPSHLDD           $0x11, 4416(DX), Z30, Z30
+	VPMOVB2M          Z13, K1
+	VPMOVB2M          Z26, K2
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VMOVDQA64         Z1, Z12
+	VMOVDQA64         Z1, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPERMT2B          Z2, Z13, Z12
+	VPERMT2B          Z2, Z26, Z25
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VMOVDQA64         Z3, Z14
+	VMOVDQA64         Z3, Z27
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPERMT2B          Z4, Z13, Z14
+	VPERMT2B          Z4, Z26, Z27
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPBLENDMB         Z14, Z12, K1, Z12
+	VPBLENDMB         Z27, Z25, K2, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z11, Z13
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z24, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z13, Z14
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z26, Z27
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 512(DX)
+	VMOVDQA64         Z20, 3584(DX)
+	VMOVDQA64         Z8, 1536(DX)
+	VMOVDQA64         Z21, 4608(DX)
+	VPBLENDMW         448(DX), Z8, K4, Z11
+	VPBLENDMW         3520(DX), Z21, K4, Z24
+	VPXORD            Z5, Z11, Z11
+	VPXORD            Z18, Z24, Z24
+	VPADDD            Z6, Z11, Z11
+	VPADDD            Z19, Z24, Z24
+	VMOVDQA64         704(DX), Z13
+	VMOVDQA64         3776(DX), Z26
+	VPSHLDD           $0x10, 1600(DX), Z13, Z13
+	VPSHLDD           $0x10, 4672(DX), Z26, Z26
+	VPXORD            Z13, Z11, Z11
+	VPXORD            Z26, Z24, Z24
+	VMOVDQA64         Z11, 2560(DX)
+	VMOVDQA64         Z24, 5632(DX)
+	VPBLENDMB         Z12, Z14, K3, Z6
+	VPBLENDMB         Z25, Z27, K3, Z19
+	VPBLENDMB         Z14, Z12, K3, Z12
+	VPBLENDMB         Z27, Z25, K3, Z25
+	VPRORD            $0x08, Z12, Z5
+	VPRORD            $0x08, Z25, Z18
+	VMOVDQA64         320(DX), Z14
+	VMOVDQA64         3392(DX), Z27
+	VMOVDQA64         576(DX), Z17
+	VMOVDQA64         3648(DX), Z30
+	VPSHLDD           $0x10, 1216(DX), Z14, Z14
+	VPSHLDD           $0x10, 4288(DX), Z27, Z27
+	VPSHLDD           $0x08, 1600(DX), Z17, Z16
+	VPSHLDD           $0x08, 4672(DX), Z30, Z29
+	VMOVDQA64         64(DX), Z12
+	VMOVDQA64         3136(DX), Z25
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPSHLDD           $0x10, 1984(DX), Z12, Z12
+	VPSHLDD           $0x10, 5056(DX), Z25, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPXORD            Z6, Z12, Z12
+	VPXORD            Z19, Z25, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSHLDD           $0x10, Z12, Z14, Z11
+	VPSHLDD           $0x10, Z25, Z27, Z24
+	VMOVDQA64         832(DX), Z17
+	VMOVDQA64         3904(DX), Z30
+	VPSHLDD           $0x10, Z14, Z12, Z13
+	VPSHLDD           $0x10, Z27, Z25, Z26
+	VPSHLDD           $0x14, 1856(DX), Z17, Z17
+	VPSHLDD           $0x14, 4928(DX), Z30, Z30
+	VPROLD            $0x08, Z11, Z12
+	VPROLD            $0x08, Z24, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPROLD            $0x1a, Z11, Z14
+	VPROLD            $0x1a, Z24, Z27
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPXORD            Z12, Z11, Z11
+	VPXORD            Z25, Z24, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPROLD            $0x0a, Z11, Z12
+	VPROLD            $0x0a, Z24, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPTERNLOGD        $0x96, Z14, Z12, Z11
+	VPTERNLOGD        $0x96, Z27, Z25, Z24
+	VMOVDQA64         192(DX), Z17
+	VMOVDQA64         3264(DX), Z30
+	VPROLD            $0x08, Z13, Z14
+	VPROLD            $0x08, Z26, Z27
+	VPSHLDD           $0x15, 1216(DX), Z17, Z17
+	VPSHLDD           $0x15, 4288(DX), Z30, Z30
+	VPROLD            $0x1e, Z13, Z12
+	VPROLD            $0x1e, Z26, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPXORD            Z14, Z13, Z13
+	VPXORD            Z27, Z26, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPROLD            $0x0e, Z13, Z14
+	VPROLD            $0x0e, Z26, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPTERNLOGD        $0x96, Z12, Z14, Z13
+	VPTERNLOGD        $0x96, Z25, Z27, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPBLENDMB         Z13, Z11, K3, Z12
+	VPBLENDMB         Z26, Z24, K3, Z25
+	VMOVDQA64         384(DX), Z17
+	VMOVDQA64         3456(DX), Z30
+	VPBLENDMB         Z11, Z13, K3, Z14
+	VPBLENDMB         Z24, Z26, K3, Z27
+	VPSHLDD           $0x11, 1408(DX), Z17, Z17
+	VPSHLDD           $0x11, 4480(DX), Z30, Z30
+	VPMOVB2M          Z12, K1
+	VPMOVB2M          Z25, K2
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VMOVDQA64         Z1, Z13
+	VMOVDQA64         Z1, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPERMT2B          Z2, Z12, Z13
+	VPERMT2B          Z2, Z25, Z26
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VMOVDQA64         Z3, Z11
+	VMOVDQA64         Z3, Z24
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPERMT2B          Z4, Z12, Z11
+	VPERMT2B          Z4, Z25, Z24
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPBLENDMB         Z11, Z13, K1, Z13
+	VPBLENDMB         Z24, Z26, K2, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z12
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z12, Z11
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z25, Z24
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 576(DX)
+	VMOVDQA64         Z20, 3648(DX)
+	VMOVDQA64         Z8, 1600(DX)
+	VMOVDQA64         Z21, 4672(DX)
+	VPBLENDMW         512(DX), Z8, K4, Z14
+	VPBLENDMW         3584(DX), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VMOVDQA64         768(DX), Z12
+	VMOVDQA64         3840(DX), Z25
+	VPSHLDD           $0x10, 1664(DX), Z12, Z12
+	VPSHLDD           $0x10, 4736(DX), Z25, Z25
+	VPXORD            Z12, Z14, Z14
+	VPXORD            Z25, Z27, Z27
+	VMOVDQA64         Z14, 2624(DX)
+	VMOVDQA64         Z27, 5696(DX)
+	VPBLENDMB         Z13, Z11, K3, Z6
+	VPBLENDMB         Z26, Z24, K3, Z19
+	VPBLENDMB         Z11, Z13, K3, Z13
+	VPBLENDMB         Z24, Z26, K3, Z26
+	VPRORD            $0x08, Z13, Z5
+	VPRORD            $0x08, Z26, Z18
+	VMOVDQA64         384(DX), Z11
+	VMOVDQA64         3456(DX), Z24
+	VMOVDQA64         640(DX), Z17
+	VMOVDQA64         3712(DX), Z30
+	VPSHLDD           $0x10, 1280(DX), Z11, Z11
+	VPSHLDD           $0x10, 4352(DX), Z24, Z24
+	VPSHLDD           $0x08, 1664(DX), Z17, Z16
+	VPSHLDD           $0x08, 4736(DX), Z30, Z29
+	VMOVDQA64         128(DX), Z13
+	VMOVDQA64         3200(DX), Z26
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPSHLDD           $0x10, 1024(DX), Z13, Z13
+	VPSHLDD           $0x10, 4096(DX), Z26, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPADDD            Z5, Z11, Z11
+	VPADDD            Z18, Z24, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPXORD            Z6, Z13, Z13
+	VPXORD            Z19, Z26, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSHLDD           $0x10, Z13, Z11, Z14
+	VPSHLDD           $0x10, Z26, Z24, Z27
+	VMOVDQA64         896(DX), Z17
+	VMOVDQA64         3968(DX), Z30
+	VPSHLDD           $0x10, Z11, Z13, Z12
+	VPSHLDD           $0x10, Z24, Z26, Z25
+	VPSHLDD           $0x14, 1920(DX), Z17, Z17
+	VPSHLDD           $0x14, 4992(DX), Z30, Z30
+	VPROLD            $0x08, Z14, Z13
+	VPROLD            $0x08, Z27, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPROLD            $0x1a, Z14, Z11
+	VPROLD            $0x1a, Z27, Z24
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPXORD            Z13, Z14, Z14
+	VPXORD            Z26, Z27, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPROLD            $0x0a, Z14, Z13
+	VPROLD            $0x0a, Z27, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPTERNLOGD        $0x96, Z11, Z13, Z14
+	VPTERNLOGD        $0x96, Z24, Z26, Z27
+	VMOVDQA64         256(DX), Z17
+	VMOVDQA64         3328(DX), Z30
+	VPROLD            $0x08, Z12, Z11
+	VPROLD            $0x08, Z25, Z24
+	VPSHLDD           $0x15, 1280(DX), Z17, Z17
+	VPSHLDD           $0x15, 4352(DX), Z30, Z30
+	VPROLD            $0x1e, Z12, Z13
+	VPROLD            $0x1e, Z25, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPXORD            Z11, Z12, Z12
+	VPXORD            Z24, Z25, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPROLD            $0x0e, Z12, Z11
+	VPROLD            $0x0e, Z25, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPTERNLOGD        $0x96, Z13, Z11, Z12
+	VPTERNLOGD        $0x96, Z26, Z24, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPBLENDMB         Z12, Z14, K3, Z13
+	VPBLENDMB         Z25, Z27, K3, Z26
+	VMOVDQA64         448(DX), Z17
+	VMOVDQA64         3520(DX), Z30
+	VPBLENDMB         Z14, Z12, K3, Z11
+	VPBLENDMB         Z27, Z25, K3, Z24
+	VPSHLDD           $0x11, 1472(DX), Z17, Z17
+	VPSHLDD           $0x11, 4544(DX), Z30, Z30
+	VPMOVB2M          Z13, K1
+	VPMOVB2M          Z26, K2
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VMOVDQA64         Z1, Z12
+	VMOVDQA64         Z1, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPERMT2B          Z2, Z13, Z12
+	VPERMT2B          Z2, Z26, Z25
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VMOVDQA64         Z3, Z14
+	VMOVDQA64         Z3, Z27
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPERMT2B          Z4, Z13, Z14
+	VPERMT2B          Z4, Z26, Z27
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPBLENDMB         Z14, Z12, K1, Z12
+	VPBLENDMB         Z27, Z25, K2, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z11, Z13
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z24, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z13, Z14
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z26, Z27
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 640(DX)
+	VMOVDQA64         Z20, 3712(DX)
+	VMOVDQA64         Z8, 1664(DX)
+	VMOVDQA64         Z21, 4736(DX)
+	VPBLENDMW         576(DX), Z8, K4, Z11
+	VPBLENDMW         3648(DX), Z21, K4, Z24
+	VPXORD            Z5, Z11, Z11
+	VPXORD            Z18, Z24, Z24
+	VPADDD            Z6, Z11, Z11
+	VPADDD            Z19, Z24, Z24
+	VMOVDQA64         832(DX), Z13
+	VMOVDQA64         3904(DX), Z26
+	VPSHLDD           $0x10, 1728(DX), Z13, Z13
+	VPSHLDD           $0x10, 4800(DX), Z26, Z26
+	VPXORD            Z13, Z11, Z11
+	VPXORD            Z26, Z24, Z24
+	VMOVDQA64         Z11, 2688(DX)
+	VMOVDQA64         Z24, 5760(DX)
+	VPBLENDMB         Z12, Z14, K3, Z6
+	VPBLENDMB         Z25, Z27, K3, Z19
+	VPBLENDMB         Z14, Z12, K3, Z12
+	VPBLENDMB         Z27, Z25, K3, Z25
+	VPRORD            $0x08, Z12, Z5
+	VPRORD            $0x08, Z25, Z18
+	VMOVDQA64         448(DX), Z14
+	VMOVDQA64         3520(DX), Z27
+	VMOVDQA64         704(DX), Z17
+	VMOVDQA64         3776(DX), Z30
+	VPSHLDD           $0x10, 1344(DX), Z14, Z14
+	VPSHLDD           $0x10, 4416(DX), Z27, Z27
+	VPSHLDD           $0x08, 1728(DX), Z17, Z16
+	VPSHLDD           $0x08, 4800(DX), Z30, Z29
+	VMOVDQA64         192(DX), Z12
+	VMOVDQA64         3264(DX), Z25
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPSHLDD           $0x10, 1088(DX), Z12, Z12
+	VPSHLDD           $0x10, 4160(DX), Z25, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPXORD            Z6, Z12, Z12
+	VPXORD            Z19, Z25, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSHLDD           $0x10, Z12, Z14, Z11
+	VPSHLDD           $0x10, Z25, Z27, Z24
+	VMOVDQA64         960(DX), Z17
+	VMOVDQA64         4032(DX), Z30
+	VPSHLDD           $0x10, Z14, Z12, Z13
+	VPSHLDD           $0x10, Z27, Z25, Z26
+	VPSHLDD           $0x14, 1984(DX), Z17, Z17
+	VPSHLDD           $0x14, 5056(DX), Z30, Z30
+	VPROLD            $0x08, Z11, Z12
+	VPROLD            $0x08, Z24, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPROLD            $0x1a, Z11, Z14
+	VPROLD            $0x1a, Z24, Z27
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPXORD            Z12, Z11, Z11
+	VPXORD            Z25, Z24, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPROLD            $0x0a, Z11, Z12
+	VPROLD            $0x0a, Z24, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPTERNLOGD        $0x96, Z14, Z12, Z11
+	VPTERNLOGD        $0x96, Z27, Z25, Z24
+	VMOVDQA64         320(DX), Z17
+	VMOVDQA64         3392(DX), Z30
+	VPROLD            $0x08, Z13, Z14
+	VPROLD            $0x08, Z26, Z27
+	VPSHLDD           $0x15, 1344(DX), Z17, Z17
+	VPSHLDD           $0x15, 4416(DX), Z30, Z30
+	VPROLD            $0x1e, Z13, Z12
+	VPROLD            $0x1e, Z26, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPXORD            Z14, Z13, Z13
+	VPXORD            Z27, Z26, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPROLD            $0x0e, Z13, Z14
+	VPROLD            $0x0e, Z26, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPTERNLOGD        $0x96, Z12, Z14, Z13
+	VPTERNLOGD        $0x96, Z25, Z27, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPBLENDMB         Z13, Z11, K3, Z12
+	VPBLENDMB         Z26, Z24, K3, Z25
+	VMOVDQA64         512(DX), Z17
+	VMOVDQA64         3584(DX), Z30
+	VPBLENDMB         Z11, Z13, K3, Z14
+	VPBLENDMB         Z24, Z26, K3, Z27
+	VPSHLDD           $0x11, 1536(DX), Z17, Z17
+	VPSHLDD           $0x11, 4608(DX), Z30, Z30
+	VPMOVB2M          Z12, K1
+	VPMOVB2M          Z25, K2
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VMOVDQA64         Z1, Z13
+	VMOVDQA64         Z1, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPERMT2B          Z2, Z12, Z13
+	VPERMT2B          Z2, Z25, Z26
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VMOVDQA64         Z3, Z11
+	VMOVDQA64         Z3, Z24
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPERMT2B          Z4, Z12, Z11
+	VPERMT2B          Z4, Z25, Z24
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPBLENDMB         Z11, Z13, K1, Z13
+	VPBLENDMB         Z24, Z26, K2, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z12
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z12, Z11
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z25, Z24
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 704(DX)
+	VMOVDQA64         Z20, 3776(DX)
+	VMOVDQA64         Z8, 1728(DX)
+	VMOVDQA64         Z21, 4800(DX)
+	VPBLENDMW         640(DX), Z8, K4, Z14
+	VPBLENDMW         3712(DX), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VMOVDQA64         896(DX), Z12
+	VMOVDQA64         3968(DX), Z25
+	VPSHLDD           $0x10, 1792(DX), Z12, Z12
+	VPSHLDD           $0x10, 4864(DX), Z25, Z25
+	VPXORD            Z12, Z14, Z14
+	VPXORD            Z25, Z27, Z27
+	VMOVDQA64         Z14, 2752(DX)
+	VMOVDQA64         Z27, 5824(DX)
+	VPBLENDMB         Z13, Z11, K3, Z6
+	VPBLENDMB         Z26, Z24, K3, Z19
+	VPBLENDMB         Z11, Z13, K3, Z13
+	VPBLENDMB         Z24, Z26, K3, Z26
+	VPRORD            $0x08, Z13, Z5
+	VPRORD            $0x08, Z26, Z18
+	VMOVDQA64         512(DX), Z11
+	VMOVDQA64         3584(DX), Z24
+	VMOVDQA64         768(DX), Z17
+	VMOVDQA64         3840(DX), Z30
+	VPSHLDD           $0x10, 1408(DX), Z11, Z11
+	VPSHLDD           $0x10, 4480(DX), Z24, Z24
+	VPSHLDD           $0x08, 1792(DX), Z17, Z16
+	VPSHLDD           $0x08, 4864(DX), Z30, Z29
+	VMOVDQA64         256(DX), Z13
+	VMOVDQA64         3328(DX), Z26
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPSHLDD           $0x10, 1152(DX), Z13, Z13
+	VPSHLDD           $0x10, 4224(DX), Z26, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPADDD            Z5, Z11, Z11
+	VPADDD            Z18, Z24, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPXORD            Z6, Z13, Z13
+	VPXORD            Z19, Z26, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSHLDD           $0x10, Z13, Z11, Z14
+	VPSHLDD           $0x10, Z26, Z24, Z27
+	VMOVDQA64         (DX), Z17
+	VMOVDQA64         3072(DX), Z30
+	VPSHLDD           $0x10, Z11, Z13, Z12
+	VPSHLDD           $0x10, Z24, Z26, Z25
+	VPSHLDD           $0x14, 1024(DX), Z17, Z17
+	VPSHLDD           $0x14, 4096(DX), Z30, Z30
+	VPROLD            $0x08, Z14, Z13
+	VPROLD            $0x08, Z27, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPROLD            $0x1a, Z14, Z11
+	VPROLD            $0x1a, Z27, Z24
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPXORD            Z13, Z14, Z14
+	VPXORD            Z26, Z27, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPROLD            $0x0a, Z14, Z13
+	VPROLD            $0x0a, Z27, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPTERNLOGD        $0x96, Z11, Z13, Z14
+	VPTERNLOGD        $0x96, Z24, Z26, Z27
+	VMOVDQA64         384(DX), Z17
+	VMOVDQA64         3456(DX), Z30
+	VPROLD            $0x08, Z12, Z11
+	VPROLD            $0x08, Z25, Z24
+	VPSHLDD           $0x15, 1408(DX), Z17, Z17
+	VPSHLDD           $0x15, 4480(DX), Z30, Z30
+	VPROLD            $0x1e, Z12, Z13
+	VPROLD            $0x1e, Z25, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPXORD            Z11, Z12, Z12
+	VPXORD            Z24, Z25, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPROLD            $0x0e, Z12, Z11
+	VPROLD            $0x0e, Z25, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPTERNLOGD        $0x96, Z13, Z11, Z12
+	VPTERNLOGD        $0x96, Z26, Z24, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPBLENDMB         Z12, Z14, K3, Z13
+	VPBLENDMB         Z25, Z27, K3, Z26
+	VMOVDQA64         576(DX), Z17
+	VMOVDQA64         3648(DX), Z30
+	VPBLENDMB         Z14, Z12, K3, Z11
+	VPBLENDMB         Z27, Z25, K3, Z24
+	VPSHLDD           $0x11, 1600(DX), Z17, Z17
+	VPSHLDD           $0x11, 4672(DX), Z30, Z30
+	VPMOVB2M          Z13, K1
+	VPMOVB2M          Z26, K2
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VMOVDQA64         Z1, Z12
+	VMOVDQA64         Z1, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPERMT2B          Z2, Z13, Z12
+	VPERMT2B          Z2, Z26, Z25
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VMOVDQA64         Z3, Z14
+	VMOVDQA64         Z3, Z27
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPERMT2B          Z4, Z13, Z14
+	VPERMT2B          Z4, Z26, Z27
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPBLENDMB         Z14, Z12, K1, Z12
+	VPBLENDMB         Z27, Z25, K2, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z11, Z13
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z24, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z13, Z14
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z26, Z27
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 768(DX)
+	VMOVDQA64         Z20, 3840(DX)
+	VMOVDQA64         Z8, 1792(DX)
+	VMOVDQA64         Z21, 4864(DX)
+	VPBLENDMW         704(DX), Z8, K4, Z11
+	VPBLENDMW         3776(DX), Z21, K4, Z24
+	VPXORD            Z5, Z11, Z11
+	VPXORD            Z18, Z24, Z24
+	VPADDD            Z6, Z11, Z11
+	VPADDD            Z19, Z24, Z24
+	VMOVDQA64         960(DX), Z13
+	VMOVDQA64         4032(DX), Z26
+	VPSHLDD           $0x10, 1856(DX), Z13, Z13
+	VPSHLDD           $0x10, 4928(DX), Z26, Z26
+	VPXORD            Z13, Z11, Z11
+	VPXORD            Z26, Z24, Z24
+	VMOVDQA64         Z11, 2816(DX)
+	VMOVDQA64         Z24, 5888(DX)
+	VPBLENDMB         Z12, Z14, K3, Z6
+	VPBLENDMB         Z25, Z27, K3, Z19
+	VPBLENDMB         Z14, Z12, K3, Z12
+	VPBLENDMB         Z27, Z25, K3, Z25
+	VPRORD            $0x08, Z12, Z5
+	VPRORD            $0x08, Z25, Z18
+	VMOVDQA64         576(DX), Z14
+	VMOVDQA64         3648(DX), Z27
+	VMOVDQA64         832(DX), Z17
+	VMOVDQA64         3904(DX), Z30
+	VPSHLDD           $0x10, 1472(DX), Z14, Z14
+	VPSHLDD           $0x10, 4544(DX), Z27, Z27
+	VPSHLDD           $0x08, 1856(DX), Z17, Z16
+	VPSHLDD           $0x08, 4928(DX), Z30, Z29
+	VMOVDQA64         320(DX), Z12
+	VMOVDQA64         3392(DX), Z25
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPSHLDD           $0x10, 1216(DX), Z12, Z12
+	VPSHLDD           $0x10, 4288(DX), Z25, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPXORD            Z6, Z12, Z12
+	VPXORD            Z19, Z25, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSHLDD           $0x10, Z12, Z14, Z11
+	VPSHLDD           $0x10, Z25, Z27, Z24
+	VMOVDQA64         64(DX), Z17
+	VMOVDQA64         3136(DX), Z30
+	VPSHLDD           $0x10, Z14, Z12, Z13
+	VPSHLDD           $0x10, Z27, Z25, Z26
+	VPSHLDD           $0x14, 1088(DX), Z17, Z17
+	VPSHLDD           $0x14, 4160(DX), Z30, Z30
+	VPROLD            $0x08, Z11, Z12
+	VPROLD            $0x08, Z24, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPROLD            $0x1a, Z11, Z14
+	VPROLD            $0x1a, Z24, Z27
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPXORD            Z12, Z11, Z11
+	VPXORD            Z25, Z24, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPROLD            $0x0a, Z11, Z12
+	VPROLD            $0x0a, Z24, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPTERNLOGD        $0x96, Z14, Z12, Z11
+	VPTERNLOGD        $0x96, Z27, Z25, Z24
+	VMOVDQA64         448(DX), Z17
+	VMOVDQA64         3520(DX), Z30
+	VPROLD            $0x08, Z13, Z14
+	VPROLD            $0x08, Z26, Z27
+	VPSHLDD           $0x15, 1472(DX), Z17, Z17
+	VPSHLDD           $0x15, 4544(DX), Z30, Z30
+	VPROLD            $0x1e, Z13, Z12
+	VPROLD            $0x1e, Z26, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPXORD            Z14, Z13, Z13
+	VPXORD            Z27, Z26, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPROLD            $0x0e, Z13, Z14
+	VPROLD            $0x0e, Z26, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPTERNLOGD        $0x96, Z12, Z14, Z13
+	VPTERNLOGD        $0x96, Z25, Z27, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPBLENDMB         Z13, Z11, K3, Z12
+	VPBLENDMB         Z26, Z24, K3, Z25
+	VMOVDQA64         640(DX), Z17
+	VMOVDQA64         3712(DX), Z30
+	VPBLENDMB         Z11, Z13, K3, Z14
+	VPBLENDMB         Z24, Z26, K3, Z27
+	VPSHLDD           $0x11, 1664(DX), Z17, Z17
+	VPSHLDD           $0x11, 4736(DX), Z30, Z30
+	VPMOVB2M          Z12, K1
+	VPMOVB2M          Z25, K2
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VMOVDQA64         Z1, Z13
+	VMOVDQA64         Z1, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPERMT2B          Z2, Z12, Z13
+	VPERMT2B          Z2, Z25, Z26
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VMOVDQA64         Z3, Z11
+	VMOVDQA64         Z3, Z24
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPERMT2B          Z4, Z12, Z11
+	VPERMT2B          Z4, Z25, Z24
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPBLENDMB         Z11, Z13, K1, Z13
+	VPBLENDMB         Z24, Z26, K2, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z12
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z12, Z11
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z25, Z24
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 832(DX)
+	VMOVDQA64         Z20, 3904(DX)
+	VMOVDQA64         Z8, 1856(DX)
+	VMOVDQA64         Z21, 4928(DX)
+	VPBLENDMW         768(DX), Z8, K4, Z14
+	VPBLENDMW         3840(DX), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VMOVDQA64         (DX), Z12
+	VMOVDQA64         3072(DX), Z25
+	VPSHLDD           $0x10, 1920(DX), Z12, Z12
+	VPSHLDD           $0x10, 4992(DX), Z25, Z25
+	VPXORD            Z12, Z14, Z14
+	VPXORD            Z25, Z27, Z27
+	VMOVDQA64         Z14, 2880(DX)
+	VMOVDQA64         Z27, 5952(DX)
+	VPBLENDMB         Z13, Z11, K3, Z6
+	VPBLENDMB         Z26, Z24, K3, Z19
+	VPBLENDMB         Z11, Z13, K3, Z13
+	VPBLENDMB         Z24, Z26, K3, Z26
+	VPRORD            $0x08, Z13, Z5
+	VPRORD            $0x08, Z26, Z18
+	VMOVDQA64         640(DX), Z11
+	VMOVDQA64         3712(DX), Z24
+	VMOVDQA64         896(DX), Z17
+	VMOVDQA64         3968(DX), Z30
+	VPSHLDD           $0x10, 1536(DX), Z11, Z11
+	VPSHLDD           $0x10, 4608(DX), Z24, Z24
+	VPSHLDD           $0x08, 1920(DX), Z17, Z16
+	VPSHLDD           $0x08, 4992(DX), Z30, Z29
+	VMOVDQA64         384(DX), Z13
+	VMOVDQA64         3456(DX), Z26
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPSHLDD           $0x10, 1280(DX), Z13, Z13
+	VPSHLDD           $0x10, 4352(DX), Z26, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPADDD            Z5, Z11, Z11
+	VPADDD            Z18, Z24, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPXORD            Z6, Z13, Z13
+	VPXORD            Z19, Z26, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSHLDD           $0x10, Z13, Z11, Z14
+	VPSHLDD           $0x10, Z26, Z24, Z27
+	VMOVDQA64         128(DX), Z17
+	VMOVDQA64         3200(DX), Z30
+	VPSHLDD           $0x10, Z11, Z13, Z12
+	VPSHLDD           $0x10, Z24, Z26, Z25
+	VPSHLDD           $0x14, 1152(DX), Z17, Z17
+	VPSHLDD           $0x14, 4224(DX), Z30, Z30
+	VPROLD            $0x08, Z14, Z13
+	VPROLD            $0x08, Z27, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPROLD            $0x1a, Z14, Z11
+	VPROLD            $0x1a, Z27, Z24
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPXORD            Z13, Z14, Z14
+	VPXORD            Z26, Z27, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPROLD            $0x0a, Z14, Z13
+	VPROLD            $0x0a, Z27, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPTERNLOGD        $0x96, Z11, Z13, Z14
+	VPTERNLOGD        $0x96, Z24, Z26, Z27
+	VMOVDQA64         512(DX), Z17
+	VMOVDQA64         3584(DX), Z30
+	VPROLD            $0x08, Z12, Z11
+	VPROLD            $0x08, Z25, Z24
+	VPSHLDD           $0x15, 1536(DX), Z17, Z17
+	VPSHLDD           $0x15, 4608(DX), Z30, Z30
+	VPROLD            $0x1e, Z12, Z13
+	VPROLD            $0x1e, Z25, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPXORD            Z11, Z12, Z12
+	VPXORD            Z24, Z25, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPROLD            $0x0e, Z12, Z11
+	VPROLD            $0x0e, Z25, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPTERNLOGD        $0x96, Z13, Z11, Z12
+	VPTERNLOGD        $0x96, Z26, Z24, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPBLENDMB         Z12, Z14, K3, Z13
+	VPBLENDMB         Z25, Z27, K3, Z26
+	VMOVDQA64         704(DX), Z17
+	VMOVDQA64         3776(DX), Z30
+	VPBLENDMB         Z14, Z12, K3, Z11
+	VPBLENDMB         Z27, Z25, K3, Z24
+	VPSHLDD           $0x11, 1728(DX), Z17, Z17
+	VPSHLDD           $0x11, 4800(DX), Z30, Z30
+	VPMOVB2M          Z13, K1
+	VPMOVB2M          Z26, K2
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VMOVDQA64         Z1, Z12
+	VMOVDQA64         Z1, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPERMT2B          Z2, Z13, Z12
+	VPERMT2B          Z2, Z26, Z25
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VMOVDQA64         Z3, Z14
+	VMOVDQA64         Z3, Z27
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPERMT2B          Z4, Z13, Z14
+	VPERMT2B          Z4, Z26, Z27
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPBLENDMB         Z14, Z12, K1, Z12
+	VPBLENDMB         Z27, Z25, K2, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z11, Z13
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z24, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z13, Z14
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z26, Z27
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 896(DX)
+	VMOVDQA64         Z20, 3968(DX)
+	VMOVDQA64         Z8, 1920(DX)
+	VMOVDQA64         Z21, 4992(DX)
+	VPBLENDMW         832(DX), Z8, K4, Z11
+	VPBLENDMW         3904(DX), Z21, K4, Z24
+	VPXORD            Z5, Z11, Z11
+	VPXORD            Z18, Z24, Z24
+	VPADDD            Z6, Z11, Z11
+	VPADDD            Z19, Z24, Z24
+	VMOVDQA64         64(DX), Z13
+	VMOVDQA64         3136(DX), Z26
+	VPSHLDD           $0x10, 1984(DX), Z13, Z13
+	VPSHLDD           $0x10, 5056(DX), Z26, Z26
+	VPXORD            Z13, Z11, Z11
+	VPXORD            Z26, Z24, Z24
+	VMOVDQA64         Z11, 2944(DX)
+	VMOVDQA64         Z24, 6016(DX)
+	VPBLENDMB         Z12, Z14, K3, Z6
+	VPBLENDMB         Z25, Z27, K3, Z19
+	VPBLENDMB         Z14, Z12, K3, Z12
+	VPBLENDMB         Z27, Z25, K3, Z25
+	VPRORD            $0x08, Z12, Z5
+	VPRORD            $0x08, Z25, Z18
+	VMOVDQA64         704(DX), Z14
+	VMOVDQA64         3776(DX), Z27
+	VMOVDQA64         960(DX), Z17
+	VMOVDQA64         4032(DX), Z30
+	VPSHLDD           $0x10, 1600(DX), Z14, Z14
+	VPSHLDD           $0x10, 4672(DX), Z27, Z27
+	VPSHLDD           $0x08, 1984(DX), Z17, Z16
+	VPSHLDD           $0x08, 5056(DX), Z30, Z29
+	VMOVDQA64         448(DX), Z12
+	VMOVDQA64         3520(DX), Z25
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPSHLDD           $0x10, 1344(DX), Z12, Z12
+	VPSHLDD           $0x10, 4416(DX), Z25, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPADDD            Z5, Z14, Z14
+	VPADDD            Z18, Z27, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPXORD            Z6, Z12, Z12
+	VPXORD            Z19, Z25, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSHLDD           $0x10, Z12, Z14, Z11
+	VPSHLDD           $0x10, Z25, Z27, Z24
+	VMOVDQA64         192(DX), Z17
+	VMOVDQA64         3264(DX), Z30
+	VPSHLDD           $0x10, Z14, Z12, Z13
+	VPSHLDD           $0x10, Z27, Z25, Z26
+	VPSHLDD           $0x14, 1216(DX), Z17, Z17
+	VPSHLDD           $0x14, 4288(DX), Z30, Z30
+	VPROLD            $0x08, Z11, Z12
+	VPROLD            $0x08, Z24, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPROLD            $0x1a, Z11, Z14
+	VPROLD            $0x1a, Z24, Z27
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPXORD            Z12, Z11, Z11
+	VPXORD            Z25, Z24, Z24
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPROLD            $0x0a, Z11, Z12
+	VPROLD            $0x0a, Z24, Z25
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPTERNLOGD        $0x96, Z14, Z12, Z11
+	VPTERNLOGD        $0x96, Z27, Z25, Z24
+	VMOVDQA64         576(DX), Z17
+	VMOVDQA64         3648(DX), Z30
+	VPROLD            $0x08, Z13, Z14
+	VPROLD            $0x08, Z26, Z27
+	VPSHLDD           $0x15, 1600(DX), Z17, Z17
+	VPSHLDD           $0x15, 4672(DX), Z30, Z30
+	VPROLD            $0x1e, Z13, Z12
+	VPROLD            $0x1e, Z26, Z25
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPXORD            Z14, Z13, Z13
+	VPXORD            Z27, Z26, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPROLD            $0x0e, Z13, Z14
+	VPROLD            $0x0e, Z26, Z27
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPTERNLOGD        $0x96, Z12, Z14, Z13
+	VPTERNLOGD        $0x96, Z25, Z27, Z26
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPBLENDMB         Z13, Z11, K3, Z12
+	VPBLENDMB         Z26, Z24, K3, Z25
+	VMOVDQA64         768(DX), Z17
+	VMOVDQA64         3840(DX), Z30
+	VPBLENDMB         Z11, Z13, K3, Z14
+	VPBLENDMB         Z24, Z26, K3, Z27
+	VPSHLDD           $0x11, 1792(DX), Z17, Z17
+	VPSHLDD           $0x11, 4864(DX), Z30, Z30
+	VPMOVB2M          Z12, K1
+	VPMOVB2M          Z25, K2
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VMOVDQA64         Z1, Z13
+	VMOVDQA64         Z1, Z26
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPERMT2B          Z2, Z12, Z13
+	VPERMT2B          Z2, Z25, Z26
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VMOVDQA64         Z3, Z11
+	VMOVDQA64         Z3, Z24
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPERMT2B          Z4, Z12, Z11
+	VPERMT2B          Z4, Z25, Z24
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPBLENDMB         Z11, Z13, K1, Z13
+	VPBLENDMB         Z24, Z26, K2, Z26
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z14, Z12
+	VGF2P8AFFINEQB    $0x00, zuc_consts<>+448(SB), Z27, Z25
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z12, Z11
+	VGF2P8AFFINEINVQB $0x55, zuc_consts<>+512(SB), Z25, Z24
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, 960(DX)
+	VMOVDQA64         Z20, 4032(DX)
+	VMOVDQA64         Z8, 1984(DX)
+	VMOVDQA64         Z21, 5056(DX)
+	VPBLENDMW         896(DX), Z8, K4, Z14
+	VPBLENDMW         3968(DX), Z21, K4, Z27
+	VPXORD            Z5, Z14, Z14
+	VPXORD            Z18, Z27, Z27
+	VPADDD            Z6, Z14, Z14
+	VPADDD            Z19, Z27, Z27
+	VMOVDQA64         128(DX), Z12
+	VMOVDQA64         3200(DX), Z25
+	VPSHLDD           $0x10, 1024(DX), Z12, Z12
+	VPSHLDD           $0x10, 4096(DX), Z25, Z25
+	VPXORD            Z12, Z14, Z14
+	VPXORD            Z25, Z27, Z27
+	VMOVDQA64         Z14, 3008(DX)
+	VMOVDQA64         Z27, 6080(DX)
+	VPBLENDMB         Z13, Z11, K3, Z6
+	VPBLENDMB         Z26, Z24, K3, Z19
+	VPBLENDMB         Z11, Z13, K3, Z13
+	VPBLENDMB         Z24, Z26, K3, Z26
+	VPRORD            $0x08, Z13, Z5
+	VPRORD            $0x08, Z26, Z18
+	VMOVDQA64         (DX), Z17
+	VMOVDQA64         3072(DX), Z30
+	VPSHLDD           $0x08, 1024(DX), Z17, Z16
+	VPSHLDD           $0x08, 4096(DX), Z30, Z29
+	VPANDD            Z0, Z16, Z16
+	VPANDD            Z0, Z29, Z29
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         256(DX), Z17
+	VMOVDQA64         3328(DX), Z30
+	VPSHLDD           $0x14, 1280(DX), Z17, Z17
+	VPSHLDD           $0x14, 4352(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         640(DX), Z17
+	VMOVDQA64         3712(DX), Z30
+	VPSHLDD           $0x15, 1664(DX), Z17, Z17
+	VPSHLDD           $0x15, 4736(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VMOVDQA64         832(DX), Z17
+	VMOVDQA64         3904(DX), Z30
+	VPSHLDD           $0x11, 1856(DX), Z17, Z17
+	VPSHLDD           $0x11, 4928(DX), Z30, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z16
+	VPSUBD            Z0, Z28, Z29
+	VPMAXSD           Z16, Z15, Z16
+	VPMAXSD           Z29, Z28, Z29
+	VPSHLDD           $0x0f, Z8, Z7, Z17
+	VPSHLDD           $0x0f, Z21, Z20, Z30
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z30, Z30
+	VPADDD            Z17, Z16, Z15
+	VPADDD            Z30, Z29, Z28
+	VPSUBD            Z0, Z15, Z7
+	VPSUBD            Z0, Z28, Z20
+	VPMAXSD           Z7, Z15, Z7
+	VPMAXSD           Z20, Z28, Z20
+	VPADDD            Z7, Z7, Z8
+	VPADDD            Z20, Z20, Z21
+	VMOVDQA64         Z7, (DX)
+	VMOVDQA64         Z20, 3072(DX)
+	VMOVDQA64         Z8, 1024(DX)
+	VMOVDQA64         Z21, 4096(DX)
+	LEAQ              2048(DX), R11
+	CMPQ              R10, SI
+	JAE               ixksp16_masked
+
+	// Every active lane has a whole block left.
+	// Transpose 16×16 words: 4×4 inside 128-bit lanes, then 4×4 lanes.
+	VMOVDQA64   (R11), Z31
+	VMOVDQA64   64(R11), Z30
+	VMOVDQA64   128(R11), Z29
+	VMOVDQA64   192(R11), Z28
+	VPUNPCKLDQ  Z30, Z31, Z24
+	VPUNPCKHDQ  Z30, Z31, Z26
+	VPUNPCKLDQ  Z28, Z29, Z27
+	VPUNPCKHDQ  Z28, Z29, Z25
+	VPUNPCKLQDQ Z27, Z24, Z31
+	VPUNPCKHQDQ Z27, Z24, Z30
+	VPUNPCKLQDQ Z25, Z26, Z29
+	VPUNPCKHQDQ Z25, Z26, Z28
+	VMOVDQA64   Z31, (R11)
+	VMOVDQA64   Z30, 64(R11)
+	VMOVDQA64   Z29, 128(R11)
+	VMOVDQA64   Z28, 192(R11)
+	VMOVDQA64   256(R11), Z25
+	VMOVDQA64   320(R11), Z27
+	VMOVDQA64   384(R11), Z26
+	VMOVDQA64   448(R11), Z24
+	VPUNPCKLDQ  Z27, Z25, Z28
+	VPUNPCKHDQ  Z27, Z25, Z29
+	VPUNPCKLDQ  Z24, Z26, Z30
+	VPUNPCKHDQ  Z24, Z26, Z31
+	VPUNPCKLQDQ Z30, Z28, Z25
+	VPUNPCKHQDQ Z30, Z28, Z27
+	VPUNPCKLQDQ Z31, Z29, Z26
+	VPUNPCKHQDQ Z31, Z29, Z24
+	VMOVDQA64   Z25, 256(R11)
+	VMOVDQA64   Z27, 320(R11)
+	VMOVDQA64   Z26, 384(R11)
+	VMOVDQA64   Z24, 448(R11)
+	VMOVDQA64   512(R11), Z31
+	VMOVDQA64   576(R11), Z30
+	VMOVDQA64   640(R11), Z29
+	VMOVDQA64   704(R11), Z28
+	VPUNPCKLDQ  Z30, Z31, Z24
+	VPUNPCKHDQ  Z30, Z31, Z26
+	VPUNPCKLDQ  Z28, Z29, Z27
+	VPUNPCKHDQ  Z28, Z29, Z25
+	VPUNPCKLQDQ Z27, Z24, Z31
+	VPUNPCKHQDQ Z27, Z24, Z30
+	VPUNPCKLQDQ Z25, Z26, Z29
+	VPUNPCKHQDQ Z25, Z26, Z28
+	VMOVDQA64   Z31, 512(R11)
+	VMOVDQA64   Z30, 576(R11)
+	VMOVDQA64   Z29, 640(R11)
+	VMOVDQA64   Z28, 704(R11)
+	VMOVDQA64   768(R11), Z25
+	VMOVDQA64   832(R11), Z27
+	VMOVDQA64   896(R11), Z26
+	VMOVDQA64   960(R11), Z24
+	VPUNPCKLDQ  Z27, Z25, Z28
+	VPUNPCKHDQ  Z27, Z25, Z29
+	VPUNPCKLDQ  Z24, Z26, Z30
+	VPUNPCKHDQ  Z24, Z26, Z31
+	VPUNPCKLQDQ Z30, Z28, Z25
+	VPUNPCKHQDQ Z30, Z28, Z27
+	VPUNPCKLQDQ Z31, Z29, Z26
+	VPUNPCKHQDQ Z31, Z29, Z24
+	VMOVDQA64   Z25, 768(R11)
+	VMOVDQA64   Z27, 832(R11)
+	VMOVDQA64   Z26, 896(R11)
+	VMOVDQA64   Z24, 960(R11)
+	VMOVDQA64   (R11), Z31
+	VMOVDQA64   256(R11), Z30
+	VMOVDQA64   512(R11), Z29
+	VMOVDQA64   768(R11), Z28
+	VSHUFI32X4  $0x88, Z30, Z31, Z24
+	VSHUFI32X4  $0xdd, Z30, Z31, Z26
+	VSHUFI32X4  $0x88, Z28, Z29, Z27
+	VSHUFI32X4  $0xdd, Z28, Z29, Z25
+	VSHUFI32X4  $0x88, Z27, Z24, Z31
+	VSHUFI32X4  $0x88, Z25, Z26, Z30
+	VSHUFI32X4  $0xdd, Z27, Z24, Z29
+	VSHUFI32X4  $0xdd, Z25, Z26, Z28
+	MOVQ        (AX), R12
+	TESTQ       R12, R12
+	JZ          ixksp16_flskip_0
+	MOVQ        (CX), R12
+	VPSHUFB     zuc_consts<>+576(SB), Z31, Z31
+	VPXORD      (R12)(R10*1), Z31, Z31
+
+ixksp16_flskip_0:
+	MOVQ    32(AX), R12
+	TESTQ   R12, R12
+	JZ      ixksp16_flskip_4
+	MOVQ    32(CX), R12
+	VPSHUFB zuc_consts<>+576(SB), Z30, Z30
+	VPXORD  (R12)(R10*1), Z30, Z30
+
+ixksp16_flskip_4:
+	MOVQ    64(AX), R12
+	TESTQ   R12, R12
+	JZ      ixksp16_flskip_8
+	MOVQ    64(CX), R12
+	VPSHUFB zuc_consts<>+576(SB), Z29, Z29
+	VPXORD  (R12)(R10*1), Z29, Z29
+
+ixksp16_flskip_8:
+	MOVQ    96(AX), R12
+	TESTQ   R12, R12
+	JZ      ixksp16_flskip_12
+	MOVQ    96(CX), R12
+	VPSHUFB zuc_consts<>+576(SB), Z28, Z28
+	VPXORD  (R12)(R10*1), Z28, Z28
+
+ixksp16_flskip_12:
+	MOVQ      (AX), R12
+	TESTQ     R12, R12
+	JZ        ixksp16_fsskip_0
+	VMOVDQU32 Z31, (R12)(R10*1)
+
+ixksp16_fsskip_0:
+	MOVQ      32(AX), R12
+	TESTQ     R12, R12
+	JZ        ixksp16_fsskip_4
+	VMOVDQU32 Z30, (R12)(R10*1)
+
+ixksp16_fsskip_4:
+	MOVQ      64(AX), R12
+	TESTQ     R12, R12
+	JZ        ixksp16_fsskip_8
+	VMOVDQU32 Z29, (R12)(R10*1)
+
+ixksp16_fsskip_8:
+	MOVQ      96(AX), R12
+	TESTQ     R12, R12
+	JZ        ixksp16_fsskip_12
+	VMOVDQU32 Z28, (R12)(R10*1)
+
+ixksp16_fsskip_12:
+	VMOVDQA64  64(R11), Z28
+	VMOVDQA64  320(R11), Z29
+	VMOVDQA64  576(R11), Z30
+	VMOVDQA64  832(R11), Z31
+	VSHUFI32X4 $0x88, Z29, Z28, Z25
+	VSHUFI32X4 $0xdd, Z29, Z28, Z27
+	VSHUFI32X4 $0x88, Z31, Z30, Z26
+	VSHUFI32X4 $0xdd, Z31, Z30, Z24
+	VSHUFI32X4 $0x88, Z26, Z25, Z28
+	VSHUFI32X4 $0x88, Z24, Z27, Z29
+	VSHUFI32X4 $0xdd, Z26, Z25, Z30
+	VSHUFI32X4 $0xdd, Z24, Z27, Z31
+	MOVQ       8(AX), R12
+	TESTQ      R12, R12
+	JZ         ixksp16_flskip_1
+	MOVQ       8(CX), R12
+	VPSHUFB    zuc_consts<>+576(SB), Z28, Z28
+	VPXORD     (R12)(R10*1), Z28, Z28
+
+ixksp16_flskip_1:
+	MOVQ    40(AX), R12
+	TESTQ   R12, R12
+	JZ      ixksp16_flskip_5
+	MOVQ    40(CX), R12
+	VPSHUFB zuc_consts<>+576(SB), Z29, Z29
+	VPXORD  (R12)(R10*1), Z29, Z29
+
+ixksp16_flskip_5:
+	MOVQ    72(AX), R12
+	TESTQ   R12, R12
+	JZ      ixksp16_flskip_9
+	MOVQ    72(CX), R12
+	VPSHUFB zuc_consts<>+576(SB), Z30, Z30
+	VPXORD  (R12)(R10*1), Z30, Z30
+
+ixksp16_flskip_9:
+	MOVQ    104(AX), R12
+	TESTQ   R12, R12
+	JZ      ixksp16_flskip_13
+	MOVQ    104(CX), R12
+	VPSHUFB zuc_consts<>+576(SB), Z31, Z31
+	VPXORD  (R12)(R10*1), Z31, Z31
+
+ixksp16_flskip_13:
+	MOVQ      8(AX), R12
+	TESTQ     R12, R12
+	JZ        ixksp16_fsskip_1
+	VMOVDQU32 Z28, (R12)(R10*1)
+
+ixksp16_fsskip_1:
+	MOVQ      40(AX), R12
+	TESTQ     R12, R12
+	JZ        ixksp16_fsskip_5
+	VMOVDQU32 Z29, (R12)(R10*1)
+
+ixksp16_fsskip_5:
+	MOVQ      72(AX), R12
+	TESTQ     R12, R12
+	JZ        ixksp16_fsskip_9
+	VMOVDQU32 Z30, (R12)(R10*1)
+
+ixksp16_fsskip_9:
+	MOVQ      104(AX), R12
+	TESTQ     R12, R12
+	JZ        ixksp16_fsskip_13
+	VMOVDQU32 Z31, (R12)(R10*1)
+
+ixksp16_fsskip_13:
+	VMOVDQA64  128(R11), Z31
+	VMOVDQA64  384(R11), Z30
+	VMOVDQA64  640(R11), Z29
+	VMOVDQA64  896(R11), Z28
+	VSHUFI32X4 $0x88, Z30, Z31, Z24
+	VSHUFI32X4 $0xdd, Z30, Z31, Z26
+	VSHUFI32X4 $0x88, Z28, Z29, Z27
+	VSHUFI32X4 $0xdd, Z28, Z29, Z25
+	VSHUFI32X4 $0x88, Z27, Z24, Z31
+	VSHUFI32X4 $0x88, Z25, Z26, Z30
+	VSHUFI32X4 $0xdd, Z27, Z24, Z29
+	VSHUFI32X4 $0xdd, Z25, Z26, Z28
+	MOVQ       16(AX), R12
+	TESTQ      R12, R12
+	JZ         ixksp16_flskip_2
+	MOVQ       16(CX), R12
+	VPSHUFB    zuc_consts<>+576(SB), Z31, Z31
+	VPXORD     (R12)(R10*1), Z31, Z31
+
+ixksp16_flskip_2:
+	MOVQ    48(AX), R12
+	TESTQ   R12, R12
+	JZ      ixksp16_flskip_6
+	MOVQ    48(CX), R12
+	VPSHUFB zuc_consts<>+576(SB), Z30, Z30
+	VPXORD  (R12)(R10*1), Z30, Z30
+
+ixksp16_flskip_6:
+	MOVQ    80(AX), R12
+	TESTQ   R12, R12
+	JZ      ixksp16_flskip_10
+	MOVQ    80(CX), R12
+	VPSHUFB zuc_consts<>+576(SB), Z29, Z29
+	VPXORD  (R12)(R10*1), Z29, Z29
+
+ixksp16_flskip_10:
+	MOVQ    112(AX), R12
+	TESTQ   R12, R12
+	JZ      ixksp16_flskip_14
+	MOVQ    112(CX), R12
+	VPSHUFB zuc_consts<>+576(SB), Z28, Z28
+	VPXORD  (R12)(R10*1), Z28, Z28
+
+ixksp16_flskip_14:
+	MOVQ      16(AX), R12
+	TESTQ     R12, R12
+	JZ        ixksp16_fsskip_2
+	VMOVDQU32 Z31, (R12)(R10*1)
+
+ixksp16_fsskip_2:
+	MOVQ      48(AX), R12
+	TESTQ     R12, R12
+	JZ        ixksp16_fsskip_6
+	VMOVDQU32 Z30, (R12)(R10*1)
+
+ixksp16_fsskip_6:
+	MOVQ      80(AX), R12
+	TESTQ     R12, R12
+	JZ        ixksp16_fsskip_10
+	VMOVDQU32 Z29, (R12)(R10*1)
+
+ixksp16_fsskip_10:
+	MOVQ      112(AX), R12
+	TESTQ     R12, R12
+	JZ        ixksp16_fsskip_14
+	VMOVDQU32 Z28, (R12)(R10*1)
+
+ixksp16_fsskip_14:
+	VMOVDQA64  192(R11), Z28
+	VMOVDQA64  448(R11), Z29
+	VMOVDQA64  704(R11), Z30
+	VMOVDQA64  960(R11), Z31
+	VSHUFI32X4 $0x88, Z29, Z28, Z25
+	VSHUFI32X4 $0xdd, Z29, Z28, Z27
+	VSHUFI32X4 $0x88, Z31, Z30, Z26
+	VSHUFI32X4 $0xdd, Z31, Z30, Z24
+	VSHUFI32X4 $0x88, Z26, Z25, Z28
+	VSHUFI32X4 $0x88, Z24, Z27, Z29
+	VSHUFI32X4 $0xdd, Z26, Z25, Z30
+	VSHUFI32X4 $0xdd, Z24, Z27, Z31
+	MOVQ       24(AX), R11
+	TESTQ      R11, R11
+	JZ         ixksp16_flskip_3
+	MOVQ       24(CX), R11
+	VPSHUFB    zuc_consts<>+576(SB), Z28, Z28
+	VPXORD     (R11)(R10*1), Z28, Z28
+
+ixksp16_flskip_3:
+	MOVQ    56(AX), R11
+	TESTQ   R11, R11
+	JZ      ixksp16_flskip_7
+	MOVQ    56(CX), R11
+	VPSHUFB zuc_consts<>+576(SB), Z29, Z29
+	VPXORD  (R11)(R10*1), Z29, Z29
+
+ixksp16_flskip_7:
+	MOVQ    88(AX), R11
+	TESTQ   R11, R11
+	JZ      ixksp16_flskip_11
+	MOVQ    88(CX), R11
+	VPSHUFB zuc_consts<>+576(SB), Z30, Z30
+	VPXORD  (R11)(R10*1), Z30, Z30
+
+ixksp16_flskip_11:
+	MOVQ    120(AX), R11
+	TESTQ   R11, R11
+	JZ      ixksp16_flskip_15
+	MOVQ    120(CX), R11
+	VPSHUFB zuc_consts<>+576(SB), Z31, Z31
+	VPXORD  (R11)(R10*1), Z31, Z31
+
+ixksp16_flskip_15:
+	MOVQ      24(AX), R11
+	TESTQ     R11, R11
+	JZ        ixksp16_fsskip_3
+	VMOVDQU32 Z28, (R11)(R10*1)
+
+ixksp16_fsskip_3:
+	MOVQ      56(AX), R11
+	TESTQ     R11, R11
+	JZ        ixksp16_fsskip_7
+	VMOVDQU32 Z29, (R11)(R10*1)
+
+ixksp16_fsskip_7:
+	MOVQ      88(AX), R11
+	TESTQ     R11, R11
+	JZ        ixksp16_fsskip_11
+	VMOVDQU32 Z30, (R11)(R10*1)
+
+ixksp16_fsskip_11:
+	MOVQ      120(AX), R11
+	TESTQ     R11, R11
+	JZ        ixksp16_fsskip_15
+	VMOVDQU32 Z31, (R11)(R10*1)
+
+ixksp16_fsskip_15:
+	JMP ixksp16_next
+
+ixksp16_masked:
+	// Last blocks: lengths checked, partial blocks masked.
+	// Transpose 16×16 words: 4×4 inside 128-bit lanes, then 4×4 lanes.
+	VMOVDQA64   (R11), Z16
+	VMOVDQA64   64(R11), Z15
+	VMOVDQA64   128(R11), Z11
+	VMOVDQA64   192(R11), Z13
+	VPUNPCKLDQ  Z15, Z16, Z14
+	VPUNPCKHDQ  Z15, Z16, Z12
+	VPUNPCKLDQ  Z13, Z11, Z10
+	VPUNPCKHDQ  Z13, Z11, Z9
+	VPUNPCKLQDQ Z10, Z14, Z16
+	VPUNPCKHQDQ Z10, Z14, Z15
+	VPUNPCKLQDQ Z9, Z12, Z11
+	VPUNPCKHQDQ Z9, Z12, Z13
+	VMOVDQA64   Z16, (R11)
+	VMOVDQA64   Z15, 64(R11)
+	VMOVDQA64   Z11, 128(R11)
+	VMOVDQA64   Z13, 192(R11)
+	VMOVDQA64   256(R11), Z9
+	VMOVDQA64   320(R11), Z10
+	VMOVDQA64   384(R11), Z12
+	VMOVDQA64   448(R11), Z14
+	VPUNPCKLDQ  Z10, Z9, Z13
+	VPUNPCKHDQ  Z10, Z9, Z11
+	VPUNPCKLDQ  Z14, Z12, Z15
+	VPUNPCKHDQ  Z14, Z12, Z16
+	VPUNPCKLQDQ Z15, Z13, Z9
+	VPUNPCKHQDQ Z15, Z13, Z10
+	VPUNPCKLQDQ Z16, Z11, Z12
+	VPUNPCKHQDQ Z16, Z11, Z14
+	VMOVDQA64   Z9, 256(R11)
+	VMOVDQA64   Z10, 320(R11)
+	VMOVDQA64   Z12, 384(R11)
+	VMOVDQA64   Z14, 448(R11)
+	VMOVDQA64   512(R11), Z16
+	VMOVDQA64   576(R11), Z15
+	VMOVDQA64   640(R11), Z11
+	VMOVDQA64   704(R11), Z13
+	VPUNPCKLDQ  Z15, Z16, Z14
+	VPUNPCKHDQ  Z15, Z16, Z12
+	VPUNPCKLDQ  Z13, Z11, Z10
+	VPUNPCKHDQ  Z13, Z11, Z9
+	VPUNPCKLQDQ Z10, Z14, Z16
+	VPUNPCKHQDQ Z10, Z14, Z15
+	VPUNPCKLQDQ Z9, Z12, Z11
+	VPUNPCKHQDQ Z9, Z12, Z13
+	VMOVDQA64   Z16, 512(R11)
+	VMOVDQA64   Z15, 576(R11)
+	VMOVDQA64   Z11, 640(R11)
+	VMOVDQA64   Z13, 704(R11)
+	VMOVDQA64   768(R11), Z9
+	VMOVDQA64   832(R11), Z10
+	VMOVDQA64   896(R11), Z12
+	VMOVDQA64   960(R11), Z14
+	VPUNPCKLDQ  Z10, Z9, Z13
+	VPUNPCKHDQ  Z10, Z9, Z11
+	VPUNPCKLDQ  Z14, Z12, Z15
+	VPUNPCKHDQ  Z14, Z12, Z16
+	VPUNPCKLQDQ Z15, Z13, Z9
+	VPUNPCKHQDQ Z15, Z13, Z10
+	VPUNPCKLQDQ Z16, Z11, Z12
+	VPUNPCKHQDQ Z16, Z11, Z14
+	VMOVDQA64   Z9, 768(R11)
+	VMOVDQA64   Z10, 832(R11)
+	VMOVDQA64   Z12, 896(R11)
+	VMOVDQA64   Z14, 960(R11)
+	VMOVDQA64   (R11), Z16
+	VMOVDQA64   256(R11), Z15
+	VMOVDQA64   512(R11), Z11
+	VMOVDQA64   768(R11), Z13
+	VSHUFI32X4  $0x88, Z15, Z16, Z14
+	VSHUFI32X4  $0xdd, Z15, Z16, Z12
+	VSHUFI32X4  $0x88, Z13, Z11, Z10
+	VSHUFI32X4  $0xdd, Z13, Z11, Z9
+	VSHUFI32X4  $0x88, Z10, Z14, Z16
+	VSHUFI32X4  $0x88, Z9, Z12, Z15
+	VSHUFI32X4  $0xdd, Z10, Z14, Z11
+	VSHUFI32X4  $0xdd, Z9, Z12, Z13
+	MOVQ        (AX), R12
+	TESTQ       R12, R12
+	JZ          ixksp16_lskip_0
+	MOVQ        (BX), R12
+	SUBQ        R10, R12
+	JLE         ixksp16_lskip_0
+	CMPQ        R12, $0x40
+	JB          ixksp16_lpart_0
+	MOVQ        (CX), R12
+	VPSHUFB     zuc_consts<>+576(SB), Z16, Z16
+	VPXORD      (R12)(R10*1), Z16, Z16
+	JMP         ixksp16_lskip_0
+
+ixksp16_lpart_0:
+	MOVQ       $-1, R13
+	BZHIQ      R12, R13, R13
+	KMOVQ      R13, K1
+	MOVQ       (CX), R12
+	VPSHUFB    zuc_consts<>+576(SB), Z16, Z16
+	VMOVDQU8.Z (R12)(R10*1), K1, Z17
+	VPXORD     Z17, Z16, Z16
+
+ixksp16_lskip_0:
+	MOVQ    32(AX), R12
+	TESTQ   R12, R12
+	JZ      ixksp16_lskip_4
+	MOVQ    32(BX), R12
+	SUBQ    R10, R12
+	JLE     ixksp16_lskip_4
+	CMPQ    R12, $0x40
+	JB      ixksp16_lpart_4
+	MOVQ    32(CX), R12
+	VPSHUFB zuc_consts<>+576(SB), Z15, Z15
+	VPXORD  (R12)(R10*1), Z15, Z15
+	JMP     ixksp16_lskip_4
+
+ixksp16_lpart_4:
+	MOVQ       $-1, R13
+	BZHIQ      R12, R13, R13
+	KMOVQ      R13, K1
+	MOVQ       32(CX), R12
+	VPSHUFB    zuc_consts<>+576(SB), Z15, Z15
+	VMOVDQU8.Z (R12)(R10*1), K1, Z17
+	VPXORD     Z17, Z15, Z15
+
+ixksp16_lskip_4:
+	MOVQ    64(AX), R12
+	TESTQ   R12, R12
+	JZ      ixksp16_lskip_8
+	MOVQ    64(BX), R12
+	SUBQ    R10, R12
+	JLE     ixksp16_lskip_8
+	CMPQ    R12, $0x40
+	JB      ixksp16_lpart_8
+	MOVQ    64(CX), R12
+	VPSHUFB zuc_consts<>+576(SB), Z11, Z11
+	VPXORD  (R12)(R10*1), Z11, Z11
+	JMP     ixksp16_lskip_8
+
+ixksp16_lpart_8:
+	MOVQ       $-1, R13
+	BZHIQ      R12, R13, R13
+	KMOVQ      R13, K1
+	MOVQ       64(CX), R12
+	VPSHUFB    zuc_consts<>+576(SB), Z11, Z11
+	VMOVDQU8.Z (R12)(R10*1), K1, Z17
+	VPXORD     Z17, Z11, Z11
+
+ixksp16_lskip_8:
+	MOVQ    96(AX), R12
+	TESTQ   R12, R12
+	JZ      ixksp16_lskip_12
+	MOVQ    96(BX), R12
+	SUBQ    R10, R12
+	JLE     ixksp16_lskip_12
+	CMPQ    R12, $0x40
+	JB      ixksp16_lpart_12
+	MOVQ    96(CX), R12
+	VPSHUFB zuc_consts<>+576(SB), Z13, Z13
+	VPXORD  (R12)(R10*1), Z13, Z13
+	JMP     ixksp16_lskip_12
+
+ixksp16_lpart_12:
+	MOVQ       $-1, R13
+	BZHIQ      R12, R13, R13
+	KMOVQ      R13, K1
+	MOVQ       96(CX), R12
+	VPSHUFB    zuc_consts<>+576(SB), Z13, Z13
+	VMOVDQU8.Z (R12)(R10*1), K1, Z17
+	VPXORD     Z17, Z13, Z13
+
+ixksp16_lskip_12:
+	MOVQ      (AX), R12
+	TESTQ     R12, R12
+	JZ        ixksp16_sskip_0
+	MOVQ      (BX), R12
+	SUBQ      R10, R12
+	JLE       ixksp16_sskip_0
+	CMPQ      R12, $0x40
+	JB        ixksp16_spart_0
+	MOVQ      (AX), R12
+	VMOVDQU32 Z16, (R12)(R10*1)
+	JMP       ixksp16_sskip_0
+
+ixksp16_spart_0:
+	MOVQ     $-1, R13
+	BZHIQ    R12, R13, R13
+	KMOVQ    R13, K1
+	MOVQ     (AX), R12
+	VMOVDQU8 Z16, K1, (R12)(R10*1)
+
+ixksp16_sskip_0:
+	MOVQ      32(AX), R12
+	TESTQ     R12, R12
+	JZ        ixksp16_sskip_4
+	MOVQ      32(BX), R12
+	SUBQ      R10, R12
+	JLE       ixksp16_sskip_4
+	CMPQ      R12, $0x40
+	JB        ixksp16_spart_4
+	MOVQ      32(AX), R12
+	VMOVDQU32 Z15, (R12)(R10*1)
+	JMP       ixksp16_sskip_4
+
+ixksp16_spart_4:
+	MOVQ     $-1, R13
+	BZHIQ    R12, R13, R13
+	KMOVQ    R13, K1
+	MOVQ     32(AX), R12
+	VMOVDQU8 Z15, K1, (R12)(R10*1)
+
+ixksp16_sskip_4:
+	MOVQ      64(AX), R12
+	TESTQ     R12, R12
+	JZ        ixksp16_sskip_8
+	MOVQ      64(BX), R12
+	SUBQ      R10, R12
+	JLE       ixksp16_sskip_8
+	CMPQ      R12, $0x40
+	JB        ixksp16_spart_8
+	MOVQ      64(AX), R12
+	VMOVDQU32 Z11, (R12)(R10*1)
+	JMP       ixksp16_sskip_8
+
+ixksp16_spart_8:
+	MOVQ     $-1, R13
+	BZHIQ    R12, R13, R13
+	KMOVQ    R13, K1
+	MOVQ     64(AX), R12
+	VMOVDQU8 Z11, K1, (R12)(R10*1)
+
+ixksp16_sskip_8:
+	MOVQ      96(AX), R12
+	TESTQ     R12, R12
+	JZ        ixksp16_sskip_12
+	MOVQ      96(BX), R12
+	SUBQ      R10, R12
+	JLE       ixksp16_sskip_12
+	CMPQ      R12, $0x40
+	JB        ixksp16_spart_12
+	MOVQ      96(AX), R12
+	VMOVDQU32 Z13, (R12)(R10*1)
+	JMP       ixksp16_sskip_12
+
+ixksp16_spart_12:
+	MOVQ     $-1, R13
+	BZHIQ    R12, R13, R13
+	KMOVQ    R13, K1
+	MOVQ     96(AX), R12
+	VMOVDQU8 Z13, K1, (R12)(R10*1)
+
+ixksp16_sskip_12:
+	VMOVDQA64  64(R11), Z13
+	VMOVDQA64  320(R11), Z11
+	VMOVDQA64  576(R11), Z15
+	VMOVDQA64  832(R11), Z16
+	VSHUFI32X4 $0x88, Z11, Z13, Z9
+	VSHUFI32X4 $0xdd, Z11, Z13, Z10
+	VSHUFI32X4 $0x88, Z16, Z15, Z12
+	VSHUFI32X4 $0xdd, Z16, Z15, Z14
+	VSHUFI32X4 $0x88, Z12, Z9, Z13
+	VSHUFI32X4 $0x88, Z14, Z10, Z11
+	VSHUFI32X4 $0xdd, Z12, Z9, Z15
+	VSHUFI32X4 $0xdd, Z14, Z10, Z16
+	MOVQ       8(AX), R12
+	TESTQ      R12, R12
+	JZ         ixksp16_lskip_1
+	MOVQ       8(BX), R12
+	SUBQ       R10, R12
+	JLE        ixksp16_lskip_1
+	CMPQ       R12, $0x40
+	JB         ixksp16_lpart_1
+	MOVQ       8(CX), R12
+	VPSHUFB    zuc_consts<>+576(SB), Z13, Z13
+	VPXORD     (R12)(R10*1), Z13, Z13
+	JMP        ixksp16_lskip_1
+
+ixksp16_lpart_1:
+	MOVQ       $-1, R13
+	BZHIQ      R12, R13, R13
+	KMOVQ      R13, K1
+	MOVQ       8(CX), R12
+	VPSHUFB    zuc_consts<>+576(SB), Z13, Z13
+	VMOVDQU8.Z (R12)(R10*1), K1, Z17
+	VPXORD     Z17, Z13, Z13
+
+ixksp16_lskip_1:
+	MOVQ    40(AX), R12
+	TESTQ   R12, R12
+	JZ      ixksp16_lskip_5
+	MOVQ    40(BX), R12
+	SUBQ    R10, R12
+	JLE     ixksp16_lskip_5
+	CMPQ    R12, $0x40
+	JB      ixksp16_lpart_5
+	MOVQ    40(CX), R12
+	VPSHUFB zuc_consts<>+576(SB), Z11, Z11
+	VPXORD  (R12)(R10*1), Z11, Z11
+	JMP     ixksp16_lskip_5
+
+ixksp16_lpart_5:
+	MOVQ       $-1, R13
+	BZHIQ      R12, R13, R13
+	KMOVQ      R13, K1
+	MOVQ       40(CX), R12
+	VPSHUFB    zuc_consts<>+576(SB), Z11, Z11
+	VMOVDQU8.Z (R12)(R10*1), K1, Z17
+	VPXORD     Z17, Z11, Z11
+
+ixksp16_lskip_5:
+	MOVQ    72(AX), R12
+	TESTQ   R12, R12
+	JZ      ixksp16_lskip_9
+	MOVQ    72(BX), R12
+	SUBQ    R10, R12
+	JLE     ixksp16_lskip_9
+	CMPQ    R12, $0x40
+	JB      ixksp16_lpart_9
+	MOVQ    72(CX), R12
+	VPSHUFB zuc_consts<>+576(SB), Z15, Z15
+	VPXORD  (R12)(R10*1), Z15, Z15
+	JMP     ixksp16_lskip_9
+
+ixksp16_lpart_9:
+	MOVQ       $-1, R13
+	BZHIQ      R12, R13, R13
+	KMOVQ      R13, K1
+	MOVQ       72(CX), R12
+	VPSHUFB    zuc_consts<>+576(SB), Z15, Z15
+	VMOVDQU8.Z (R12)(R10*1), K1, Z17
+	VPXORD     Z17, Z15, Z15
+
+ixksp16_lskip_9:
+	MOVQ    104(AX), R12
+	TESTQ   R12, R12
+	JZ      ixksp16_lskip_13
+	MOVQ    104(BX), R12
+	SUBQ    R10, R12
+	JLE     ixksp16_lskip_13
+	CMPQ    R12, $0x40
+	JB      ixksp16_lpart_13
+	MOVQ    104(CX), R12
+	VPSHUFB zuc_consts<>+576(SB), Z16, Z16
+	VPXORD  (R12)(R10*1), Z16, Z16
+	JMP     ixksp16_lskip_13
+
+ixksp16_lpart_13:
+	MOVQ       $-1, R13
+	BZHIQ      R12, R13, R13
+	KMOVQ      R13, K1
+	MOVQ       104(CX), R12
+	VPSHUFB    zuc_consts<>+576(SB), Z16, Z16
+	VMOVDQU8.Z (R12)(R10*1), K1, Z17
+	VPXORD     Z17, Z16, Z16
+
+ixksp16_lskip_13:
+	MOVQ      8(AX), R12
+	TESTQ     R12, R12
+	JZ        ixksp16_sskip_1
+	MOVQ      8(BX), R12
+	SUBQ      R10, R12
+	JLE       ixksp16_sskip_1
+	CMPQ      R12, $0x40
+	JB        ixksp16_spart_1
+	MOVQ      8(AX), R12
+	VMOVDQU32 Z13, (R12)(R10*1)
+	JMP       ixksp16_sskip_1
+
+ixksp16_spart_1:
+	MOVQ     $-1, R13
+	BZHIQ    R12, R13, R13
+	KMOVQ    R13, K1
+	MOVQ     8(AX), R12
+	VMOVDQU8 Z13, K1, (R12)(R10*1)
+
+ixksp16_sskip_1:
+	MOVQ      40(AX), R12
+	TESTQ     R12, R12
+	JZ        ixksp16_sskip_5
+	MOVQ      40(BX), R12
+	SUBQ      R10, R12
+	JLE       ixksp16_sskip_5
+	CMPQ      R12, $0x40
+	JB        ixksp16_spart_5
+	MOVQ      40(AX), R12
+	VMOVDQU32 Z11, (R12)(R10*1)
+	JMP       ixksp16_sskip_5
+
+ixksp16_spart_5:
+	MOVQ     $-1, R13
+	BZHIQ    R12, R13, R13
+	KMOVQ    R13, K1
+	MOVQ     40(AX), R12
+	VMOVDQU8 Z11, K1, (R12)(R10*1)
+
+ixksp16_sskip_5:
+	MOVQ      72(AX), R12
+	TESTQ     R12, R12
+	JZ        ixksp16_sskip_9
+	MOVQ      72(BX), R12
+	SUBQ      R10, R12
+	JLE       ixksp16_sskip_9
+	CMPQ      R12, $0x40
+	JB        ixksp16_spart_9
+	MOVQ      72(AX), R12
+	VMOVDQU32 Z15, (R12)(R10*1)
+	JMP       ixksp16_sskip_9
+
+ixksp16_spart_9:
+	MOVQ     $-1, R13
+	BZHIQ    R12, R13, R13
+	KMOVQ    R13, K1
+	MOVQ     72(AX), R12
+	VMOVDQU8 Z15, K1, (R12)(R10*1)
+
+ixksp16_sskip_9:
+	MOVQ      104(AX), R12
+	TESTQ     R12, R12
+	JZ        ixksp16_sskip_13
+	MOVQ      104(BX), R12
+	SUBQ      R10, R12
+	JLE       ixksp16_sskip_13
+	CMPQ      R12, $0x40
+	JB        ixksp16_spart_13
+	MOVQ      104(AX), R12
+	VMOVDQU32 Z16, (R12)(R10*1)
+	JMP       ixksp16_sskip_13
+
+ixksp16_spart_13:
+	MOVQ     $-1, R13
+	BZHIQ    R12, R13, R13
+	KMOVQ    R13, K1
+	MOVQ     104(AX), R12
+	VMOVDQU8 Z16, K1, (R12)(R10*1)
+
+ixksp16_sskip_13:
+	VMOVDQA64  128(R11), Z16
+	VMOVDQA64  384(R11), Z15
+	VMOVDQA64  640(R11), Z11
+	VMOVDQA64  896(R11), Z13
+	VSHUFI32X4 $0x88, Z15, Z16, Z14
+	VSHUFI32X4 $0xdd, Z15, Z16, Z12
+	VSHUFI32X4 $0x88, Z13, Z11, Z10
+	VSHUFI32X4 $0xdd, Z13, Z11, Z9
+	VSHUFI32X4 $0x88, Z10, Z14, Z16
+	VSHUFI32X4 $0x88, Z9, Z12, Z15
+	VSHUFI32X4 $0xdd, Z10, Z14, Z11
+	VSHUFI32X4 $0xdd, Z9, Z12, Z13
+	MOVQ       16(AX), R12
+	TESTQ      R12, R12
+	JZ         ixksp16_lskip_2
+	MOVQ       16(BX), R12
+	SUBQ       R10, R12
+	JLE        ixksp16_lskip_2
+	CMPQ       R12, $0x40
+	JB         ixksp16_lpart_2
+	MOVQ       16(CX), R12
+	VPSHUFB    zuc_consts<>+576(SB), Z16, Z16
+	VPXORD     (R12)(R10*1), Z16, Z16
+	JMP        ixksp16_lskip_2
+
+ixksp16_lpart_2:
+	MOVQ       $-1, R13
+	BZHIQ      R12, R13, R13
+	KMOVQ      R13, K1
+	MOVQ       16(CX), R12
+	VPSHUFB    zuc_consts<>+576(SB), Z16, Z16
+	VMOVDQU8.Z (R12)(R10*1), K1, Z17
+	VPXORD     Z17, Z16, Z16
+
+ixksp16_lskip_2:
+	MOVQ    48(AX), R12
+	TESTQ   R12, R12
+	JZ      ixksp16_lskip_6
+	MOVQ    48(BX), R12
+	SUBQ    R10, R12
+	JLE     ixksp16_lskip_6
+	CMPQ    R12, $0x40
+	JB      ixksp16_lpart_6
+	MOVQ    48(CX), R12
+	VPSHUFB zuc_consts<>+576(SB), Z15, Z15
+	VPXORD  (R12)(R10*1), Z15, Z15
+	JMP     ixksp16_lskip_6
+
+ixksp16_lpart_6:
+	MOVQ       $-1, R13
+	BZHIQ      R12, R13, R13
+	KMOVQ      R13, K1
+	MOVQ       48(CX), R12
+	VPSHUFB    zuc_consts<>+576(SB), Z15, Z15
+	VMOVDQU8.Z (R12)(R10*1), K1, Z17
+	VPXORD     Z17, Z15, Z15
+
+ixksp16_lskip_6:
+	MOVQ    80(AX), R12
+	TESTQ   R12, R12
+	JZ      ixksp16_lskip_10
+	MOVQ    80(BX), R12
+	SUBQ    R10, R12
+	JLE     ixksp16_lskip_10
+	CMPQ    R12, $0x40
+	JB      ixksp16_lpart_10
+	MOVQ    80(CX), R12
+	VPSHUFB zuc_consts<>+576(SB), Z11, Z11
+	VPXORD  (R12)(R10*1), Z11, Z11
+	JMP     ixksp16_lskip_10
+
+ixksp16_lpart_10:
+	MOVQ       $-1, R13
+	BZHIQ      R12, R13, R13
+	KMOVQ      R13, K1
+	MOVQ       80(CX), R12
+	VPSHUFB    zuc_consts<>+576(SB), Z11, Z11
+	VMOVDQU8.Z (R12)(R10*1), K1, Z17
+	VPXORD     Z17, Z11, Z11
+
+ixksp16_lskip_10:
+	MOVQ    112(AX), R12
+	TESTQ   R12, R12
+	JZ      ixksp16_lskip_14
+	MOVQ    112(BX), R12
+	SUBQ    R10, R12
+	JLE     ixksp16_lskip_14
+	CMPQ    R12, $0x40
+	JB      ixksp16_lpart_14
+	MOVQ    112(CX), R12
+	VPSHUFB zuc_consts<>+576(SB), Z13, Z13
+	VPXORD  (R12)(R10*1), Z13, Z13
+	JMP     ixksp16_lskip_14
+
+ixksp16_lpart_14:
+	MOVQ       $-1, R13
+	BZHIQ      R12, R13, R13
+	KMOVQ      R13, K1
+	MOVQ       112(CX), R12
+	VPSHUFB    zuc_consts<>+576(SB), Z13, Z13
+	VMOVDQU8.Z (R12)(R10*1), K1, Z17
+	VPXORD     Z17, Z13, Z13
+
+ixksp16_lskip_14:
+	MOVQ      16(AX), R12
+	TESTQ     R12, R12
+	JZ        ixksp16_sskip_2
+	MOVQ      16(BX), R12
+	SUBQ      R10, R12
+	JLE       ixksp16_sskip_2
+	CMPQ      R12, $0x40
+	JB        ixksp16_spart_2
+	MOVQ      16(AX), R12
+	VMOVDQU32 Z16, (R12)(R10*1)
+	JMP       ixksp16_sskip_2
+
+ixksp16_spart_2:
+	MOVQ     $-1, R13
+	BZHIQ    R12, R13, R13
+	KMOVQ    R13, K1
+	MOVQ     16(AX), R12
+	VMOVDQU8 Z16, K1, (R12)(R10*1)
+
+ixksp16_sskip_2:
+	MOVQ      48(AX), R12
+	TESTQ     R12, R12
+	JZ        ixksp16_sskip_6
+	MOVQ      48(BX), R12
+	SUBQ      R10, R12
+	JLE       ixksp16_sskip_6
+	CMPQ      R12, $0x40
+	JB        ixksp16_spart_6
+	MOVQ      48(AX), R12
+	VMOVDQU32 Z15, (R12)(R10*1)
+	JMP       ixksp16_sskip_6
+
+ixksp16_spart_6:
+	MOVQ     $-1, R13
+	BZHIQ    R12, R13, R13
+	KMOVQ    R13, K1
+	MOVQ     48(AX), R12
+	VMOVDQU8 Z15, K1, (R12)(R10*1)
+
+ixksp16_sskip_6:
+	MOVQ      80(AX), R12
+	TESTQ     R12, R12
+	JZ        ixksp16_sskip_10
+	MOVQ      80(BX), R12
+	SUBQ      R10, R12
+	JLE       ixksp16_sskip_10
+	CMPQ      R12, $0x40
+	JB        ixksp16_spart_10
+	MOVQ      80(AX), R12
+	VMOVDQU32 Z11, (R12)(R10*1)
+	JMP       ixksp16_sskip_10
+
+ixksp16_spart_10:
+	MOVQ     $-1, R13
+	BZHIQ    R12, R13, R13
+	KMOVQ    R13, K1
+	MOVQ     80(AX), R12
+	VMOVDQU8 Z11, K1, (R12)(R10*1)
+
+ixksp16_sskip_10:
+	MOVQ      112(AX), R12
+	TESTQ     R12, R12
+	JZ        ixksp16_sskip_14
+	MOVQ      112(BX), R12
+	SUBQ      R10, R12
+	JLE       ixksp16_sskip_14
+	CMPQ      R12, $0x40
+	JB        ixksp16_spart_14
+	MOVQ      112(AX), R12
+	VMOVDQU32 Z13, (R12)(R10*1)
+	JMP       ixksp16_sskip_14
+
+ixksp16_spart_14:
+	MOVQ     $-1, R13
+	BZHIQ    R12, R13, R13
+	KMOVQ    R13, K1
+	MOVQ     112(AX), R12
+	VMOVDQU8 Z13, K1, (R12)(R10*1)
+
+ixksp16_sskip_14:
+	VMOVDQA64  192(R11), Z13
+	VMOVDQA64  448(R11), Z11
+	VMOVDQA64  704(R11), Z15
+	VMOVDQA64  960(R11), Z16
+	VSHUFI32X4 $0x88, Z11, Z13, Z9
+	VSHUFI32X4 $0xdd, Z11, Z13, Z10
+	VSHUFI32X4 $0x88, Z16, Z15, Z12
+	VSHUFI32X4 $0xdd, Z16, Z15, Z14
+	VSHUFI32X4 $0x88, Z12, Z9, Z13
+	VSHUFI32X4 $0x88, Z14, Z10, Z11
+	VSHUFI32X4 $0xdd, Z12, Z9, Z15
+	VSHUFI32X4 $0xdd, Z14, Z10, Z16
+	MOVQ       24(AX), R11
+	TESTQ      R11, R11
+	JZ         ixksp16_lskip_3
+	MOVQ       24(BX), R11
+	SUBQ       R10, R11
+	JLE        ixksp16_lskip_3
+	CMPQ       R11, $0x40
+	JB         ixksp16_lpart_3
+	MOVQ       24(CX), R11
+	VPSHUFB    zuc_consts<>+576(SB), Z13, Z13
+	VPXORD     (R11)(R10*1), Z13, Z13
+	JMP        ixksp16_lskip_3
+
+ixksp16_lpart_3:
+	MOVQ       $-1, R12
+	BZHIQ      R11, R12, R12
+	KMOVQ      R12, K1
+	MOVQ       24(CX), R11
+	VPSHUFB    zuc_consts<>+576(SB), Z13, Z13
+	VMOVDQU8.Z (R11)(R10*1), K1, Z17
+	VPXORD     Z17, Z13, Z13
+
+ixksp16_lskip_3:
+	MOVQ    56(AX), R11
+	TESTQ   R11, R11
+	JZ      ixksp16_lskip_7
+	MOVQ    56(BX), R11
+	SUBQ    R10, R11
+	JLE     ixksp16_lskip_7
+	CMPQ    R11, $0x40
+	JB      ixksp16_lpart_7
+	MOVQ    56(CX), R11
+	VPSHUFB zuc_consts<>+576(SB), Z11, Z11
+	VPXORD  (R11)(R10*1), Z11, Z11
+	JMP     ixksp16_lskip_7
+
+ixksp16_lpart_7:
+	MOVQ       $-1, R12
+	BZHIQ      R11, R12, R12
+	KMOVQ      R12, K1
+	MOVQ       56(CX), R11
+	VPSHUFB    zuc_consts<>+576(SB), Z11, Z11
+	VMOVDQU8.Z (R11)(R10*1), K1, Z17
+	VPXORD     Z17, Z11, Z11
+
+ixksp16_lskip_7:
+	MOVQ    88(AX), R11
+	TESTQ   R11, R11
+	JZ      ixksp16_lskip_11
+	MOVQ    88(BX), R11
+	SUBQ    R10, R11
+	JLE     ixksp16_lskip_11
+	CMPQ    R11, $0x40
+	JB      ixksp16_lpart_11
+	MOVQ    88(CX), R11
+	VPSHUFB zuc_consts<>+576(SB), Z15, Z15
+	VPXORD  (R11)(R10*1), Z15, Z15
+	JMP     ixksp16_lskip_11
+
+ixksp16_lpart_11:
+	MOVQ       $-1, R12
+	BZHIQ      R11, R12, R12
+	KMOVQ      R12, K1
+	MOVQ       88(CX), R11
+	VPSHUFB    zuc_consts<>+576(SB), Z15, Z15
+	VMOVDQU8.Z (R11)(R10*1), K1, Z17
+	VPXORD     Z17, Z15, Z15
+
+ixksp16_lskip_11:
+	MOVQ    120(AX), R11
+	TESTQ   R11, R11
+	JZ      ixksp16_lskip_15
+	MOVQ    120(BX), R11
+	SUBQ    R10, R11
+	JLE     ixksp16_lskip_15
+	CMPQ    R11, $0x40
+	JB      ixksp16_lpart_15
+	MOVQ    120(CX), R11
+	VPSHUFB zuc_consts<>+576(SB), Z16, Z16
+	VPXORD  (R11)(R10*1), Z16, Z16
+	JMP     ixksp16_lskip_15
+
+ixksp16_lpart_15:
+	MOVQ       $-1, R12
+	BZHIQ      R11, R12, R12
+	KMOVQ      R12, K1
+	MOVQ       120(CX), R11
+	VPSHUFB    zuc_consts<>+576(SB), Z16, Z16
+	VMOVDQU8.Z (R11)(R10*1), K1, Z17
+	VPXORD     Z17, Z16, Z16
+
+ixksp16_lskip_15:
+	MOVQ      24(AX), R11
+	TESTQ     R11, R11
+	JZ        ixksp16_sskip_3
+	MOVQ      24(BX), R11
+	SUBQ      R10, R11
+	JLE       ixksp16_sskip_3
+	CMPQ      R11, $0x40
+	JB        ixksp16_spart_3
+	MOVQ      24(AX), R11
+	VMOVDQU32 Z13, (R11)(R10*1)
+	JMP       ixksp16_sskip_3
+
+ixksp16_spart_3:
+	MOVQ     $-1, R12
+	BZHIQ    R11, R12, R12
+	KMOVQ    R12, K1
+	MOVQ     24(AX), R11
+	VMOVDQU8 Z13, K1, (R11)(R10*1)
+
+ixksp16_sskip_3:
+	MOVQ      56(AX), R11
+	TESTQ     R11, R11
+	JZ        ixksp16_sskip_7
+	MOVQ      56(BX), R11
+	SUBQ      R10, R11
+	JLE       ixksp16_sskip_7
+	CMPQ      R11, $0x40
+	JB        ixksp16_spart_7
+	MOVQ      56(AX), R11
+	VMOVDQU32 Z11, (R11)(R10*1)
+	JMP       ixksp16_sskip_7
+
+ixksp16_spart_7:
+	MOVQ     $-1, R12
+	BZHIQ    R11, R12, R12
+	KMOVQ    R12, K1
+	MOVQ     56(AX), R11
+	VMOVDQU8 Z11, K1, (R11)(R10*1)
+
+ixksp16_sskip_7:
+	MOVQ      88(AX), R11
+	TESTQ     R11, R11
+	JZ        ixksp16_sskip_11
+	MOVQ      88(BX), R11
+	SUBQ      R10, R11
+	JLE       ixksp16_sskip_11
+	CMPQ      R11, $0x40
+	JB        ixksp16_spart_11
+	MOVQ      88(AX), R11
+	VMOVDQU32 Z15, (R11)(R10*1)
+	JMP       ixksp16_sskip_11
+
+ixksp16_spart_11:
+	MOVQ     $-1, R12
+	BZHIQ    R11, R12, R12
+	KMOVQ    R12, K1
+	MOVQ     88(AX), R11
+	VMOVDQU8 Z15, K1, (R11)(R10*1)
+
+ixksp16_sskip_11:
+	MOVQ      120(AX), R11
+	TESTQ     R11, R11
+	JZ        ixksp16_sskip_15
+	MOVQ      120(BX), R11
+	SUBQ      R10, R11
+	JLE       ixksp16_sskip_15
+	CMPQ      R11, $0x40
+	JB        ixksp16_spart_15
+	MOVQ      120(AX), R11
+	VMOVDQU32 Z16, (R11)(R10*1)
+	JMP       ixksp16_sskip_15
+
+ixksp16_spart_15:
+	MOVQ     $-1, R12
+	BZHIQ    R11, R12, R12
+	KMOVQ    R12, K1
+	MOVQ     120(AX), R11
+	VMOVDQU8 Z16, K1, (R11)(R10*1)
+
+ixksp16_sskip_15:
+ixksp16_next:
+	LEAQ 5120(DX), R11
+
+	// Transpose 16×16 words: 4×4 inside 128-bit lanes, then 4×4 lanes.
+	VMOVDQA64   (R11), Z17
+	VMOVDQA64   64(R11), Z16
+	VMOVDQA64   128(R11), Z15
+	VMOVDQA64   192(R11), Z11
+	VPUNPCKLDQ  Z16, Z17, Z13
+	VPUNPCKHDQ  Z16, Z17, Z14
+	VPUNPCKLDQ  Z11, Z15, Z12
+	VPUNPCKHDQ  Z11, Z15, Z10
+	VPUNPCKLQDQ Z12, Z13, Z17
+	VPUNPCKHQDQ Z12, Z13, Z16
+	VPUNPCKLQDQ Z10, Z14, Z15
+	VPUNPCKHQDQ Z10, Z14, Z11
+	VMOVDQA64   Z17, (R11)
+	VMOVDQA64   Z16, 64(R11)
+	VMOVDQA64   Z15, 128(R11)
+	VMOVDQA64   Z11, 192(R11)
+	VMOVDQA64   256(R11), Z10
+	VMOVDQA64   320(R11), Z12
+	VMOVDQA64   384(R11), Z14
+	VMOVDQA64   448(R11), Z13
+	VPUNPCKLDQ  Z12, Z10, Z11
+	VPUNPCKHDQ  Z12, Z10, Z15
+	VPUNPCKLDQ  Z13, Z14, Z16
+	VPUNPCKHDQ  Z13, Z14, Z17
+	VPUNPCKLQDQ Z16, Z11, Z10
+	VPUNPCKHQDQ Z16, Z11, Z12
+	VPUNPCKLQDQ Z17, Z15, Z14
+	VPUNPCKHQDQ Z17, Z15, Z13
+	VMOVDQA64   Z10, 256(R11)
+	VMOVDQA64   Z12, 320(R11)
+	VMOVDQA64   Z14, 384(R11)
+	VMOVDQA64   Z13, 448(R11)
+	VMOVDQA64   512(R11), Z17
+	VMOVDQA64   576(R11), Z16
+	VMOVDQA64   640(R11), Z15
+	VMOVDQA64   704(R11), Z11
+	VPUNPCKLDQ  Z16, Z17, Z13
+	VPUNPCKHDQ  Z16, Z17, Z14
+	VPUNPCKLDQ  Z11, Z15, Z12
+	VPUNPCKHDQ  Z11, Z15, Z10
+	VPUNPCKLQDQ Z12, Z13, Z17
+	VPUNPCKHQDQ Z12, Z13, Z16
+	VPUNPCKLQDQ Z10, Z14, Z15
+	VPUNPCKHQDQ Z10, Z14, Z11
+	VMOVDQA64   Z17, 512(R11)
+	VMOVDQA64   Z16, 576(R11)
+	VMOVDQA64   Z15, 640(R11)
+	VMOVDQA64   Z11, 704(R11)
+	VMOVDQA64   768(R11), Z10
+	VMOVDQA64   832(R11), Z12
+	VMOVDQA64   896(R11), Z14
+	VMOVDQA64   960(R11), Z13
+	VPUNPCKLDQ  Z12, Z10, Z11
+	VPUNPCKHDQ  Z12, Z10, Z15
+	VPUNPCKLDQ  Z13, Z14, Z16
+	VPUNPCKHDQ  Z13, Z14, Z17
+	VPUNPCKLQDQ Z16, Z11, Z10
+	VPUNPCKHQDQ Z16, Z11, Z12
+	VPUNPCKLQDQ Z17, Z15, Z14
+	VPUNPCKHQDQ Z17, Z15, Z13
+	VMOVDQA64   Z10, 768(R11)
+	VMOVDQA64   Z12, 832(R11)
+	VMOVDQA64   Z14, 896(R11)
+	VMOVDQA64   Z13, 960(R11)
+	VMOVDQA64   (R11), Z17
+	VMOVDQA64   256(R11), Z16
+	VMOVDQA64   512(R11), Z15
+	VMOVDQA64   768(R11), Z11
+	VSHUFI32X4  $0x88, Z16, Z17, Z13
+	VSHUFI32X4  $0xdd, Z16, Z17, Z14
+	VSHUFI32X4  $0x88, Z11, Z15, Z12
+	VSHUFI32X4  $0xdd, Z11, Z15, Z10
+	VSHUFI32X4  $0x88, Z12, Z13, Z17
+	VSHUFI32X4  $0x88, Z10, Z14, Z16
+	VSHUFI32X4  $0xdd, Z12, Z13, Z15
+	VSHUFI32X4  $0xdd, Z10, Z14, Z11
+	IMUL3Q      $0x00000000, R8, R12
+	VMOVDQU32   Z17, (DI)(R12*1)
+	IMUL3Q      $0x00000004, R8, R12
+	VMOVDQU32   Z16, (DI)(R12*1)
+	IMUL3Q      $0x00000008, R8, R12
+	VMOVDQU32   Z15, (DI)(R12*1)
+	IMUL3Q      $0x0000000c, R8, R12
+	VMOVDQU32   Z11, (DI)(R12*1)
+	VMOVDQA64   64(R11), Z11
+	VMOVDQA64   320(R11), Z15
+	VMOVDQA64   576(R11), Z16
+	VMOVDQA64   832(R11), Z17
+	VSHUFI32X4  $0x88, Z15, Z11, Z10
+	VSHUFI32X4  $0xdd, Z15, Z11, Z12
+	VSHUFI32X4  $0x88, Z17, Z16, Z14
+	VSHUFI32X4  $0xdd, Z17, Z16, Z13
+	VSHUFI32X4  $0x88, Z14, Z10, Z11
+	VSHUFI32X4  $0x88, Z13, Z12, Z15
+	VSHUFI32X4  $0xdd, Z14, Z10, Z16
+	VSHUFI32X4  $0xdd, Z13, Z12, Z17
+	IMUL3Q      $0x00000001, R8, R12
+	VMOVDQU32   Z11, (DI)(R12*1)
+	IMUL3Q      $0x00000005, R8, R12
+	VMOVDQU32   Z15, (DI)(R12*1)
+	IMUL3Q      $0x00000009, R8, R12
+	VMOVDQU32   Z16, (DI)(R12*1)
+	IMUL3Q      $0x0000000d, R8, R12
+	VMOVDQU32   Z17, (DI)(R12*1)
+	VMOVDQA64   128(R11), Z17
+	VMOVDQA64   384(R11), Z16
+	VMOVDQA64   640(R11), Z15
+	VMOVDQA64   896(R11), Z11
+	VSHUFI32X4  $0x88, Z16, Z17, Z13
+	VSHUFI32X4  $0xdd, Z16, Z17, Z14
+	VSHUFI32X4  $0x88, Z11, Z15, Z12
+	VSHUFI32X4  $0xdd, Z11, Z15, Z10
+	VSHUFI32X4  $0x88, Z12, Z13, Z17
+	VSHUFI32X4  $0x88, Z10, Z14, Z16
+	VSHUFI32X4  $0xdd, Z12, Z13, Z15
+	VSHUFI32X4  $0xdd, Z10, Z14, Z11
+	IMUL3Q      $0x00000002, R8, R12
+	VMOVDQU32   Z17, (DI)(R12*1)
+	IMUL3Q      $0x00000006, R8, R12
+	VMOVDQU32   Z16, (DI)(R12*1)
+	IMUL3Q      $0x0000000a, R8, R12
+	VMOVDQU32   Z15, (DI)(R12*1)
+	IMUL3Q      $0x0000000e, R8, R12
+	VMOVDQU32   Z11, (DI)(R12*1)
+	VMOVDQA64   192(R11), Z11
+	VMOVDQA64   448(R11), Z15
+	VMOVDQA64   704(R11), Z16
+	VMOVDQA64   960(R11), Z17
+	VSHUFI32X4  $0x88, Z15, Z11, Z10
+	VSHUFI32X4  $0xdd, Z15, Z11, Z12
+	VSHUFI32X4  $0x88, Z17, Z16, Z14
+	VSHUFI32X4  $0xdd, Z17, Z16, Z13
+	VSHUFI32X4  $0x88, Z14, Z10, Z11
+	VSHUFI32X4  $0x88, Z13, Z12, Z15
+	VSHUFI32X4  $0xdd, Z14, Z10, Z16
+	VSHUFI32X4  $0xdd, Z13, Z12, Z17
+	IMUL3Q      $0x00000003, R8, R11
+	VMOVDQU32   Z11, (DI)(R11*1)
+	IMUL3Q      $0x00000007, R8, R11
+	VMOVDQU32   Z15, (DI)(R11*1)
+	IMUL3Q      $0x0000000b, R8, R11
+	VMOVDQU32   Z16, (DI)(R11*1)
+	IMUL3Q      $0x0000000f, R8, R11
+	VMOVDQU32   Z17, (DI)(R11*1)
+	ADDQ        $0x40, DI
+	ADDQ        $0x40, R10
+	DECQ        R9
+	JNZ         ixksp16_loop
+
+	// Zero the LFSR rings and keystream rows in the frame.
+	VPXORD    Z9, Z9, Z9
+	VMOVDQA64 Y9, (DX)
+	VMOVDQA64 Y9, 32(DX)
+	VMOVDQA64 Y9, 64(DX)
+	VMOVDQA64 Y9, 96(DX)
+	VMOVDQA64 Y9, 128(DX)
+	VMOVDQA64 Y9, 160(DX)
+	VMOVDQA64 Y9, 192(DX)
+	VMOVDQA64 Y9, 224(DX)
+	VMOVDQA64 Y9, 256(DX)
+	VMOVDQA64 Y9, 288(DX)
+	VMOVDQA64 Y9, 320(DX)
+	VMOVDQA64 Y9, 352(DX)
+	VMOVDQA64 Y9, 384(DX)
+	VMOVDQA64 Y9, 416(DX)
+	VMOVDQA64 Y9, 448(DX)
+	VMOVDQA64 Y9, 480(DX)
+	VMOVDQA64 Y9, 512(DX)
+	VMOVDQA64 Y9, 544(DX)
+	VMOVDQA64 Y9, 576(DX)
+	VMOVDQA64 Y9, 608(DX)
+	VMOVDQA64 Y9, 640(DX)
+	VMOVDQA64 Y9, 672(DX)
+	VMOVDQA64 Y9, 704(DX)
+	VMOVDQA64 Y9, 736(DX)
+	VMOVDQA64 Y9, 768(DX)
+	VMOVDQA64 Y9, 800(DX)
+	VMOVDQA64 Y9, 832(DX)
+	VMOVDQA64 Y9, 864(DX)
+	VMOVDQA64 Y9, 896(DX)
+	VMOVDQA64 Y9, 928(DX)
+	VMOVDQA64 Y9, 960(DX)
+	VMOVDQA64 Y9, 992(DX)
+	VMOVDQA64 Y9, 1024(DX)
+	VMOVDQA64 Y9, 1056(DX)
+	VMOVDQA64 Y9, 1088(DX)
+	VMOVDQA64 Y9, 1120(DX)
+	VMOVDQA64 Y9, 1152(DX)
+	VMOVDQA64 Y9, 1184(DX)
+	VMOVDQA64 Y9, 1216(DX)
+	VMOVDQA64 Y9, 1248(DX)
+	VMOVDQA64 Y9, 1280(DX)
+	VMOVDQA64 Y9, 1312(DX)
+	VMOVDQA64 Y9, 1344(DX)
+	VMOVDQA64 Y9, 1376(DX)
+	VMOVDQA64 Y9, 1408(DX)
+	VMOVDQA64 Y9, 1440(DX)
+	VMOVDQA64 Y9, 1472(DX)
+	VMOVDQA64 Y9, 1504(DX)
+	VMOVDQA64 Y9, 1536(DX)
+	VMOVDQA64 Y9, 1568(DX)
+	VMOVDQA64 Y9, 1600(DX)
+	VMOVDQA64 Y9, 1632(DX)
+	VMOVDQA64 Y9, 1664(DX)
+	VMOVDQA64 Y9, 1696(DX)
+	VMOVDQA64 Y9, 1728(DX)
+	VMOVDQA64 Y9, 1760(DX)
+	VMOVDQA64 Y9, 1792(DX)
+	VMOVDQA64 Y9, 1824(DX)
+	VMOVDQA64 Y9, 1856(DX)
+	VMOVDQA64 Y9, 1888(DX)
+	VMOVDQA64 Y9, 1920(DX)
+	VMOVDQA64 Y9, 1952(DX)
+	VMOVDQA64 Y9, 1984(DX)
+	VMOVDQA64 Y9, 2016(DX)
+	VMOVDQA64 Y9, 2048(DX)
+	VMOVDQA64 Y9, 2080(DX)
+	VMOVDQA64 Y9, 2112(DX)
+	VMOVDQA64 Y9, 2144(DX)
+	VMOVDQA64 Y9, 2176(DX)
+	VMOVDQA64 Y9, 2208(DX)
+	VMOVDQA64 Y9, 2240(DX)
+	VMOVDQA64 Y9, 2272(DX)
+	VMOVDQA64 Y9, 2304(DX)
+	VMOVDQA64 Y9, 2336(DX)
+	VMOVDQA64 Y9, 2368(DX)
+	VMOVDQA64 Y9, 2400(DX)
+	VMOVDQA64 Y9, 2432(DX)
+	VMOVDQA64 Y9, 2464(DX)
+	VMOVDQA64 Y9, 2496(DX)
+	VMOVDQA64 Y9, 2528(DX)
+	VMOVDQA64 Y9, 2560(DX)
+	VMOVDQA64 Y9, 2592(DX)
+	VMOVDQA64 Y9, 2624(DX)
+	VMOVDQA64 Y9, 2656(DX)
+	VMOVDQA64 Y9, 2688(DX)
+	VMOVDQA64 Y9, 2720(DX)
+	VMOVDQA64 Y9, 2752(DX)
+	VMOVDQA64 Y9, 2784(DX)
+	VMOVDQA64 Y9, 2816(DX)
+	VMOVDQA64 Y9, 2848(DX)
+	VMOVDQA64 Y9, 2880(DX)
+	VMOVDQA64 Y9, 2912(DX)
+	VMOVDQA64 Y9, 2944(DX)
+	VMOVDQA64 Y9, 2976(DX)
+	VMOVDQA64 Y9, 3008(DX)
+	VMOVDQA64 Y9, 3040(DX)
+	VMOVDQA64 Y9, 3072(DX)
+	VMOVDQA64 Y9, 3104(DX)
+	VMOVDQA64 Y9, 3136(DX)
+	VMOVDQA64 Y9, 3168(DX)
+	VMOVDQA64 Y9, 3200(DX)
+	VMOVDQA64 Y9, 3232(DX)
+	VMOVDQA64 Y9, 3264(DX)
+	VMOVDQA64 Y9, 3296(DX)
+	VMOVDQA64 Y9, 3328(DX)
+	VMOVDQA64 Y9, 3360(DX)
+	VMOVDQA64 Y9, 3392(DX)
+	VMOVDQA64 Y9, 3424(DX)
+	VMOVDQA64 Y9, 3456(DX)
+	VMOVDQA64 Y9, 3488(DX)
+	VMOVDQA64 Y9, 3520(DX)
+	VMOVDQA64 Y9, 3552(DX)
+	VMOVDQA64 Y9, 3584(DX)
+	VMOVDQA64 Y9, 3616(DX)
+	VMOVDQA64 Y9, 3648(DX)
+	VMOVDQA64 Y9, 3680(DX)
+	VMOVDQA64 Y9, 3712(DX)
+	VMOVDQA64 Y9, 3744(DX)
+	VMOVDQA64 Y9, 3776(DX)
+	VMOVDQA64 Y9, 3808(DX)
+	VMOVDQA64 Y9, 3840(DX)
+	VMOVDQA64 Y9, 3872(DX)
+	VMOVDQA64 Y9, 3904(DX)
+	VMOVDQA64 Y9, 3936(DX)
+	VMOVDQA64 Y9, 3968(DX)
+	VMOVDQA64 Y9, 4000(DX)
+	VMOVDQA64 Y9, 4032(DX)
+	VMOVDQA64 Y9, 4064(DX)
+	VMOVDQA64 Y9, 4096(DX)
+	VMOVDQA64 Y9, 4128(DX)
+	VMOVDQA64 Y9, 4160(DX)
+	VMOVDQA64 Y9, 4192(DX)
+	VMOVDQA64 Y9, 4224(DX)
+	VMOVDQA64 Y9, 4256(DX)
+	VMOVDQA64 Y9, 4288(DX)
+	VMOVDQA64 Y9, 4320(DX)
+	VMOVDQA64 Y9, 4352(DX)
+	VMOVDQA64 Y9, 4384(DX)
+	VMOVDQA64 Y9, 4416(DX)
+	VMOVDQA64 Y9, 4448(DX)
+	VMOVDQA64 Y9, 4480(DX)
+	VMOVDQA64 Y9, 4512(DX)
+	VMOVDQA64 Y9, 4544(DX)
+	VMOVDQA64 Y9, 4576(DX)
+	VMOVDQA64 Y9, 4608(DX)
+	VMOVDQA64 Y9, 4640(DX)
+	VMOVDQA64 Y9, 4672(DX)
+	VMOVDQA64 Y9, 4704(DX)
+	VMOVDQA64 Y9, 4736(DX)
+	VMOVDQA64 Y9, 4768(DX)
+	VMOVDQA64 Y9, 4800(DX)
+	VMOVDQA64 Y9, 4832(DX)
+	VMOVDQA64 Y9, 4864(DX)
+	VMOVDQA64 Y9, 4896(DX)
+	VMOVDQA64 Y9, 4928(DX)
+	VMOVDQA64 Y9, 4960(DX)
+	VMOVDQA64 Y9, 4992(DX)
+	VMOVDQA64 Y9, 5024(DX)
+	VMOVDQA64 Y9, 5056(DX)
+	VMOVDQA64 Y9, 5088(DX)
+	VMOVDQA64 Y9, 5120(DX)
+	VMOVDQA64 Y9, 5152(DX)
+	VMOVDQA64 Y9, 5184(DX)
+	VMOVDQA64 Y9, 5216(DX)
+	VMOVDQA64 Y9, 5248(DX)
+	VMOVDQA64 Y9, 5280(DX)
+	VMOVDQA64 Y9, 5312(DX)
+	VMOVDQA64 Y9, 5344(DX)
+	VMOVDQA64 Y9, 5376(DX)
+	VMOVDQA64 Y9, 5408(DX)
+	VMOVDQA64 Y9, 5440(DX)
+	VMOVDQA64 Y9, 5472(DX)
+	VMOVDQA64 Y9, 5504(DX)
+	VMOVDQA64 Y9, 5536(DX)
+	VMOVDQA64 Y9, 5568(DX)
+	VMOVDQA64 Y9, 5600(DX)
+	VMOVDQA64 Y9, 5632(DX)
+	VMOVDQA64 Y9, 5664(DX)
+	VMOVDQA64 Y9, 5696(DX)
+	VMOVDQA64 Y9, 5728(DX)
+	VMOVDQA64 Y9, 5760(DX)
+	VMOVDQA64 Y9, 5792(DX)
+	VMOVDQA64 Y9, 5824(DX)
+	VMOVDQA64 Y9, 5856(DX)
+	VMOVDQA64 Y9, 5888(DX)
+	VMOVDQA64 Y9, 5920(DX)
+	VMOVDQA64 Y9, 5952(DX)
+	VMOVDQA64 Y9, 5984(DX)
+	VMOVDQA64 Y9, 6016(DX)
+	VMOVDQA64 Y9, 6048(DX)
+	VMOVDQA64 Y9, 6080(DX)
+	VMOVDQA64 Y9, 6112(DX)
+	VZEROUPPER
+	RET
+
 // func sboxes16AVX512(s0 *[64]byte, s1 *[64]byte, in *[64]byte)
 // Requires: AVX, AVX512BW, AVX512F, GFNI
 TEXT ·sboxes16AVX512(SB), NOSPLIT, $0-24

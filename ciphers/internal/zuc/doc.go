@@ -20,10 +20,14 @@
 // The data suites seal and open packets through the batch primitives of
 // lanes.go (XORKeyStreams128/256, EIA3Tags, MAC256Tags,
 // EncryptThenMAC128/256, VerifyThenDecrypt128/256): up to Lanes packets of
-// one key per call, one IV per lane. VerifyThenDecrypt may generate a
-// body's keystream before its tag is checked (for up to Lanes/4 packets
-// one 8-lane call runs the cipher and MAC lanes together), but keeps it in
-// scratch memory: nothing is written to a body whose tag does not verify. lanes_amd64.go dispatches them, one switch each, on flags
+// one key per call, one IV per lane. EncryptThenMAC and VerifyThenDecrypt
+// run the cipher and MAC keystreams of a group in one kernel call: up to
+// Lanes/4 packets in one 8-lane call, up to Lanes/2 in one 16-lane call,
+// and up to Lanes in one paired call of two 16-lane states where the
+// kernels have it (kernels/zuc Kernels16.Paired, lanes_pair_amd64.go: the
+// body keystream as bytes, XORed in Go). VerifyThenDecrypt so generates a
+// body's keystream before its tag is checked, but keeps it in scratch
+// memory: nothing is written to a body whose tag does not verify. lanes_amd64.go dispatches them, one switch each, on flags
 // registered with ciphers/internal/impl: "AVX-512+GFNI" (16-lane kernels),
 // "AVX2+GFNI" (8-lane kernels) and "generic" (the *Generic loops, also the
 // only implementation under -tags purego or off amd64). On the kernel

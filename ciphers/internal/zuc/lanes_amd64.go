@@ -84,8 +84,9 @@ func init() {
 }
 
 // Scratch is the working memory of the batch primitives on the lane
-// kernels: the lane states and the keystream buffer of MTU-sized MAC
-// calls (about 28 KiB on amd64, nothing where there are no kernels). A
+// kernels: the lane states and the keystream buffers of MTU-sized MAC and
+// paired calls (about 55 KiB on amd64, nothing where there are no
+// kernels). A
 // caller that runs several primitive calls in a row, such as the lane
 // groups of one batch, declares one Scratch on its stack and calls the
 // primitives as its methods, so that the memory is zeroed once rather
@@ -95,7 +96,10 @@ func init() {
 // it reads of a
 // Scratch, so nothing carries over between calls; a Scratch is not safe
 // for concurrent use.
-type Scratch struct{ s laneScratch }
+type Scratch struct {
+	s laneScratch
+	p pairScratch
+}
 
 // laneScratch is the working memory of the lane paths (Scratch): the
 // kernel states and the keystream buffer of MTU-sized MAC calls.
@@ -111,6 +115,14 @@ func (s *Scratch) lanes() *laneScratch {
 		return nil
 	}
 	return &s.s
+}
+
+// pair returns the paired-call memory of s, nil if s is nil.
+func (s *Scratch) pair() *pairScratch {
+	if s == nil {
+		return nil
+	}
+	return &s.p
 }
 
 // state returns the kernel state of s, nil if s is nil.
@@ -173,8 +185,9 @@ func (s *Scratch) MAC256Tags(key *[KeySize256]byte, ivs *[Lanes][IVSize256]byte,
 // CPU has them. Up to etm8Max packets run in one 8-lane call, their EEA3
 // lanes next to their EIA3 lanes (see etm8; over about 2 KiB chunk by
 // chunk, etm8Chunks), up to Lanes/2 packets on the 16-lane kernels in one
-// 16-lane call (etmLanes); more packets take one keystream call and one
-// MAC call, all on the lane kernels.
+// 16-lane call (etmLanes), up to Lanes MTU-sized packets in one paired
+// call where the kernels have it (etmPair); otherwise, or for longer
+// packets, one keystream call and one MAC call, all on the lane kernels.
 func (s *Scratch) EncryptThenMAC128(encKey, macKey *[KeySize128]byte, eea, eia *[Lanes][IVSize128]byte, bodies, msgs *[Lanes][]byte, tags *[Lanes]uint32, n int) {
 	etm := etm8Fits(n)
 	if etm || wide() && n >= 2 && n <= Lanes/2 {
@@ -188,6 +201,16 @@ func (s *Scratch) EncryptThenMAC128(encKey, macKey *[KeySize128]byte, eea, eia *
 			return
 		}
 		if etm8With(s.lanes(), &c) {
+			return
+		}
+	}
+	if pairFits(n) {
+		c := pairCall{
+			enc:    laneKeys{k128: [2]*[KeySize128]byte{encKey, encKey}, iv128: eea},
+			mac:    laneKeys{k128: [2]*[KeySize128]byte{macKey, macKey}, iv128: eia},
+			bodies: bodies, msgs: msgs, n: n, tags: tagOut{eia: tags},
+		}
+		if etmPair(&c, s.lanes(), s.pair()) {
 			return
 		}
 	}
@@ -221,6 +244,13 @@ func (s *Scratch) EncryptThenMAC256(encKey, macKey *[KeySize256]byte, ivs *[Lane
 			return
 		}
 	}
+	if pairFits(n) {
+		c := pairCall{enc: zuc256Lanes(encKey, ivs, kzuc.ZUC256Keystream), mac: zuc256Lanes(macKey, ivs, kzuc.ZUC256MAC128),
+			bodies: bodies, msgs: msgs, n: n, tags: tagOut{mac: tags}}
+		if etmPair(&c, s.lanes(), s.pair()) {
+			return
+		}
+	}
 	switch {
 	case lanesOn():
 		s.XORKeyStreams256(encKey, ivs, bodies, n)
@@ -234,8 +264,9 @@ func (s *Scratch) EncryptThenMAC256(encKey, macKey *[KeySize256]byte, ivs *[Lane
 // the CPU has them. Up to etm8Max packets run in one 8-lane call, their
 // EEA3 lanes next to their EIA3 lanes (see open8): the keystream of a
 // body is generated before its tag is checked but kept in the scratch
-// memory, and XORed into the body only once the tag has verified. More
-// packets, or packets over about 2 KiB, take one MAC call, then one
+// memory, and XORed into the body only once the tag has verified; so do
+// up to Lanes MTU-sized packets in one paired call where the kernels have
+// it (openPair). Otherwise, or for longer packets, one MAC call, then one
 // keystream call over the bodies that verified, all on the lane kernels.
 func (s *Scratch) VerifyThenDecrypt128(encKey, macKey *[KeySize128]byte, eea, eia *[Lanes][IVSize128]byte, bodies, msgs *[Lanes][]byte, want *[Lanes]uint32, n int) uint32 {
 	if etm8Fits(n) {
@@ -244,6 +275,16 @@ func (s *Scratch) VerifyThenDecrypt128(encKey, macKey *[KeySize128]byte, eea, ei
 		copy(ivs[Lanes/2:Lanes/2+n], eia[:n])
 		lk := laneKeys{k128: [2]*[KeySize128]byte{encKey, macKey}, iv128: &ivs}
 		if ok, done := open8With(s.lanes(), &etmCall{lk: lk, bodies: bodies, msgs: msgs, n: n, tags: tagOut{eia: want}}); done {
+			return ok
+		}
+	}
+	if pairFits(n) {
+		c := pairCall{
+			enc:    laneKeys{k128: [2]*[KeySize128]byte{encKey, encKey}, iv128: eea},
+			mac:    laneKeys{k128: [2]*[KeySize128]byte{macKey, macKey}, iv128: eia},
+			bodies: bodies, msgs: msgs, n: n, tags: tagOut{eia: want},
+		}
+		if ok, done := openPair(&c, s.lanes(), s.pair()); done {
 			return ok
 		}
 	}
@@ -270,6 +311,13 @@ func (s *Scratch) VerifyThenDecrypt256(encKey, macKey *[KeySize256]byte, ivs *[L
 			d: [2]kzuc.ZUC256Constants{kzuc.ZUC256Keystream, kzuc.ZUC256MAC128},
 		}
 		if ok, done := open8With(s.lanes(), &etmCall{lk: lk, bodies: bodies, msgs: msgs, n: n, tags: tagOut{mac: want}}); done {
+			return ok
+		}
+	}
+	if pairFits(n) {
+		c := pairCall{enc: zuc256Lanes(encKey, ivs, kzuc.ZUC256Keystream), mac: zuc256Lanes(macKey, ivs, kzuc.ZUC256MAC128),
+			bodies: bodies, msgs: msgs, n: n, tags: tagOut{mac: want}}
+		if ok, done := openPair(&c, s.lanes(), s.pair()); done {
 			return ok
 		}
 	}
@@ -304,6 +352,12 @@ type laneKeys struct {
 	k256  [2]*[KeySize256]byte
 	iv256 *[Lanes][IVSize256]byte
 	d     [2]kzuc.ZUC256Constants
+}
+
+// zuc256Lanes returns the laneKeys of a ZUC-256 call with key and
+// constant set d on every lane.
+func zuc256Lanes(key *[KeySize256]byte, ivs *[Lanes][IVSize256]byte, d kzuc.ZUC256Constants) laneKeys {
+	return laneKeys{k256: [2]*[KeySize256]byte{key, key}, iv256: ivs, d: [2]kzuc.ZUC256Constants{d, d}}
 }
 
 // macWords returns the keystream words the MAC of an n-byte message

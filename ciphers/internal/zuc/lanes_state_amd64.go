@@ -50,15 +50,20 @@ func (k *kstate) load(c int, lk *laneKeys) {
 // once (idle lanes get their slot's IV, harmlessly).
 func (k *kstate) loadActive(active uint32, lk *laneKeys) {
 	if k.wide {
-		if lk.iv128 != nil {
-			k.s16.LoadZUC128Lanes(lk.k128[0], lk.k128[1], lk.iv128)
-		} else {
-			k.s16.LoadZUC256Lanes(lk.k256[0], lk.k256[1], lk.iv256, lk.d[0], lk.d[1])
-		}
+		loadLanes16(&k.s16, lk)
 		return
 	}
 	for a := active; a != 0; a &= a - 1 {
 		k.load(bits.TrailingZeros32(a), lk)
+	}
+}
+
+// loadLanes16 loads all 16 lanes of st with the keys and IVs of lk.
+func loadLanes16(st *kzuc.State16, lk *laneKeys) {
+	if lk.iv128 != nil {
+		st.LoadZUC128Lanes(lk.k128[0], lk.k128[1], lk.iv128)
+	} else {
+		st.LoadZUC256Lanes(lk.k256[0], lk.k256[1], lk.iv256, lk.d[0], lk.d[1])
 	}
 }
 

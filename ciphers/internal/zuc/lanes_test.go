@@ -184,8 +184,9 @@ func TestLanesEqualLengths(t *testing.T) {
 }
 
 // TestLanesSmallEncryptThenMAC covers the one-call encrypt-then-MAC
-// paths of small groups (1..Lanes/4 packets in one 8-lane call, up to
-// Lanes/2 in one 16-lane call) and slightly larger ones: every length 0..2100 with lanes of nearly
+// paths (1..Lanes/4 packets in one 8-lane call, up to Lanes/2 in one
+// 16-lane call, Lanes/2+1..Lanes in one paired call of two 16-lane
+// states where the kernels have it): every length 0..2100 with lanes of nearly
 // equal lengths, and lengths past the MTU-sized keystream buffer (the
 // fallback to separate calls), on fresh memory and on one Scratch reused
 // by every call.
@@ -202,7 +203,7 @@ func TestLanesSmallEncryptThenMAC(t *testing.T) {
 			lengths = append(lengths, l)
 		}
 		for i, l := range lengths {
-			n := 1 + i%(Lanes/2+Lanes/4) // the one-call sizes and a few more
+			n := 1 + i%Lanes // every one-call size
 			lens := make([]int, n)
 			for j := range lens {
 				lens[j] = max(0, l-r.IntN(8))

@@ -198,7 +198,7 @@ const (
 	frRing   = 0
 	frDouble = 16 * x16Row
 	frZ      = 32 * x16Row
-	frSize   = 48*x16Row + 64 // + alignment slack
+	frFrame  = 48 * x16Row // one group's (or one state's) frame
 )
 
 // seq is a list of instructions still to emit; the two groups' lists are
@@ -244,8 +244,8 @@ type pair struct {
 	p          Register
 	p1, p2, tt Register
 	kOdd, kLoW OpmaskVirtual
-	kS0        OpmaskVirtual // S0 inputs ≥ 0x80 (ZMM emission)
-	s0t        [4]Register   // S0 as a 256-byte table (ZMM emission)
+	s0t        [4]Register // S0 as a 256-byte table (ZMM emission)
+	frames     int         // 1, or 2 for two groups with their own states
 	g          []*group
 	spare      pool // registers no group uses (the ZMM emission)
 	// The AES-NI emission's S1 tables (affine maps M and G, nibble
@@ -259,6 +259,9 @@ type pair struct {
 // hold them too).
 type group struct {
 	h        int
+	fr       int           // byte offset of the group's frame (ring, doubled ring, keystream rows)
+	tree     bool          // LFSR additions as a tree (lfsrTree)
+	kS0      OpmaskVirtual // S0 inputs ≥ 0x80 (ZMM groups)
 	c        *pair
 	r1, r2   Register
 	s15, d15 Register
@@ -271,7 +274,7 @@ func newPair() *pair {
 	}
 	if xv.zmm {
 		c := &pair{p: Z0, s0t: [4]Register{Z1, Z2, Z3, Z18}}
-		c.g = []*group{{c: c, r1: Z4, r2: Z5, s15: Z6, d15: Z7,
+		c.g = []*group{{c: c, tree: true, r1: Z4, r2: Z5, s15: Z6, d15: Z7,
 			f: pool{Z8, Z9, Z10, Z11, Z12, Z13, Z14}, l: pool{Z15, Z16, Z17, Z19, Z20}}}
 		c.spare = pool{Z21, Z22, Z23, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31}
 		return c
@@ -337,41 +340,20 @@ func (c *pair) allTemps() pool {
 }
 
 func (g *group) cell(j, off int) Mem {
-	return Mem{Base: g.c.base, Disp: frRing + ((j+off)&15)*x16Row + 32*g.h}
+	return Mem{Base: g.c.base, Disp: g.fr + frRing + ((j+off)&15)*x16Row + 32*g.h}
 }
 
 func (g *group) dcell(j, off int) Mem {
-	return Mem{Base: g.c.base, Disp: frDouble + ((j+off)&15)*x16Row + 32*g.h}
+	return Mem{Base: g.c.base, Disp: g.fr + frDouble + ((j+off)&15)*x16Row + 32*g.h}
 }
 
-func (g *group) zrow(i int) Mem { return Mem{Base: g.c.base, Disp: frZ + i*x16Row + 32*g.h} }
+func (g *group) zrow(i int) Mem { return Mem{Base: g.c.base, Disp: g.fr + frZ + i*x16Row + 32*g.h} }
 
 // prologue reserves the aligned frame, loads the constants and copies the
 // LFSR of st into the rings, R1 and R2 into registers.
 func (c *pair) prologue(st Register) {
-	local := AllocLocal(frSize)
-	c.base = GP64()
-	LEAQ(local, c.base)
-	ADDQ(U8(63), c.base)
-	ANDQ(I32(-64), c.base)
-	Comment("Constants: p = 2^31−1, the S0 tables, the byte and word masks.")
-	VMOVDQU32(consts.Offset(cMask31), c.p)
-	if xv.zmm {
-		for i, t := range c.s0t {
-			VMOVDQU32(consts.Offset(cS0+64*i), t)
-		}
-		c.kS0 = K()
-	} else {
-		VMOVDQU32(consts.Offset(cP1), c.p1)
-		VMOVDQU32(consts.Offset(cP2), c.p2)
-		VMOVDQU32(consts.Offset(cT), c.tt)
-	}
-	g := GP64()
-	c.kOdd, c.kLoW = K(), K()
-	MOVQ(U64(0xaaaaaaaaaaaaaaaa), g)
-	KMOVQ(g, c.kOdd)
-	MOVQ(U64(0x5555555555555555), g)
-	KMOVQ(g, c.kLoW)
+	c.frames = 1
+	c.constants()
 	Comment("Copy the LFSR into the aligned rings (s_j and 2·s_j); R1, R2.")
 	t := c.temps()
 	a, b := t.get(), t.get()
@@ -392,6 +374,59 @@ func (c *pair) prologue(st Register) {
 			VMOVDQA64(g.dcell(15, 0), g.d15)
 		}
 	}
+}
+
+// prologuePair is prologue for two ZMM groups (newPairZMM2), group h on
+// the 16 lanes of state sts[h], each with its own frame.
+func (c *pair) prologuePair(sts [2]Register) {
+	c.frames = 2
+	c.constants()
+	Comment("Copy each state's LFSR into its group's rings (s_j and 2·s_j); R1, R2.")
+	t := c.temps()
+	a, b := t.get(), t.get()
+	for h, g := range c.g {
+		st := sts[h]
+		for j := 0; j < 16; j++ {
+			VMOVDQU32(x16StateRow(st, j), a)
+			VMOVDQA64(a, Mem{Base: c.base, Disp: g.fr + frRing + j*x16Row})
+			VPADDD(a, a, b)
+			VMOVDQA64(b, Mem{Base: c.base, Disp: g.fr + frDouble + j*x16Row})
+		}
+		VMOVDQU32(x16StateRow(st, rowR1), g.r1)
+		VMOVDQU32(x16StateRow(st, rowR2), g.r2)
+		VMOVDQA64(g.cell(15, 0), g.s15)
+		VMOVDQA64(g.dcell(15, 0), g.d15)
+	}
+}
+
+// constants reserves the aligned frame (c.frames of them) and loads the
+// constants and opmasks.
+func (c *pair) constants() {
+	local := AllocLocal(c.frames*frFrame + 64) // + alignment slack
+	c.base = GP64()
+	LEAQ(local, c.base)
+	ADDQ(U8(63), c.base)
+	ANDQ(I32(-64), c.base)
+	Comment("Constants: p = 2^31−1, the S0 tables, the byte and word masks.")
+	VMOVDQU32(consts.Offset(cMask31), c.p)
+	if xv.zmm {
+		for i, t := range c.s0t {
+			VMOVDQU32(consts.Offset(cS0+64*i), t)
+		}
+		for _, g := range c.g {
+			g.kS0 = K()
+		}
+	} else {
+		VMOVDQU32(consts.Offset(cP1), c.p1)
+		VMOVDQU32(consts.Offset(cP2), c.p2)
+		VMOVDQU32(consts.Offset(cT), c.tt)
+	}
+	g := GP64()
+	c.kOdd, c.kLoW = K(), K()
+	MOVQ(U64(0xaaaaaaaaaaaaaaaa), g)
+	KMOVQ(g, c.kOdd)
+	MOVQ(U64(0x5555555555555555), g)
+	KMOVQ(g, c.kLoW)
 }
 
 // epilogue copies the rings back into st in logical order (ring offset
@@ -424,7 +459,7 @@ func (c *pair) wipeFrame() {
 	// with ZMM stores in the AES-NI kernels).
 	z := c.temps()[0]
 	VPXORD(z, z, z)
-	for off := 0; off < frSize-64; off += 32 {
+	for off := 0; off < c.frames*frFrame; off += 32 {
 		VMOVDQA64(z.(VecPhysical).AsY(), Mem{Base: c.base, Disp: off})
 	}
 }
@@ -468,7 +503,7 @@ func (g *group) linearS0(ops seq, u, v Register) (seq, Register, Register) {
 	// x ⊕ x<<<a ⊕ x<<<b ⊕ x<<<(a+b) ⊕ x<<<d in three rotations:
 	// t = x ⊕ x<<<a, then t ⊕ t<<<b ⊕ x<<<d.
 	rotXor := func(x Register, a, b, d int) {
-		if xv.zmm { // four independent rotations: two µops more, two cycles less
+		if g.tree { // four independent rotations: two µops more, two cycles less
 			r := [4]Register{f.get(), f.get(), f.get(), f.get()}
 			for i, k := range [4]int{a, b, a + b, d} {
 				ops.add(func() { VPROLD(U8(k), x, r[i]) })
@@ -496,12 +531,12 @@ func (g *group) linearS0(ops seq, u, v Register) (seq, Register, Register) {
 		// S0 as a 256-byte table: two 128-byte permutes (index bits 0–6)
 		// and a blend on bit 7. Registers only: no memory index.
 		lo, hi := f.get(), f.get()
-		ops.add(func() { VPMOVB2M(i0, c.kS0) })
+		ops.add(func() { VPMOVB2M(i0, g.kS0) })
 		ops.add(func() { VMOVDQA64(c.s0t[0], lo) })
 		ops.add(func() { VPERMT2B(c.s0t[1], i0, lo) })
 		ops.add(func() { VMOVDQA64(c.s0t[2], hi) })
 		ops.add(func() { VPERMT2B(c.s0t[3], i0, hi) })
-		ops.add(func() { VPBLENDMB(hi, lo, c.kS0, lo) })
+		ops.add(func() { VPBLENDMB(hi, lo, g.kS0, lo) })
 		f.put(hi, i0)
 		return ops, lo, i1
 	}
@@ -592,7 +627,7 @@ func (g *group) lfsr(off int, w Register) (ops seq) {
 		l.put(t)
 	}
 	m0, d0 := g.cell(0, off), g.dcell(0, off)
-	if xv.zmm {
+	if g.tree {
 		return g.lfsrTree(off, w)
 	}
 	s0, acc := l.get(), l.get()
@@ -739,9 +774,32 @@ func (c *pair) initRounds(loop string) {
 
 // output transposes keystream rows 0..15 into per-lane vectors (ZMM) and
 // hands each lane's words to emit.
-func (c *pair) output(emit emitter) {
-	t := c.temps()
+func (c *pair) output(emit emitter) { c.g[0].output(emit) }
+
+// output is pair.output for the keystream rows of group g's frame (one
+// of two ZMM groups with their own states).
+func (g *group) output(emit emitter) {
+	t := g.c.temps()
 	scr := GP64()
-	LEAQ(Mem{Base: c.base, Disp: frZ}, scr)
+	LEAQ(Mem{Base: g.c.base, Disp: g.fr + frZ}, scr)
 	transpose16(&t, scr, nil, emit)
+}
+
+// newPairZMM2 assigns the registers of two ZMM groups of 16 lanes, each
+// on its own state (the paired kernels of the GFNI emission): Z0 p, Z1–Z4
+// the S0 table, Z5–Z17 group 0 (R1, R2, s15, 2·s15, 6 F and 3 LFSR
+// temporaries: the three-rotation L1/L2 and the LFSR's chain of
+// additions, whose latency the other group hides), Z18–Z30 group 1, Z31
+// spare.
+func newPairZMM2() *pair {
+	c := &pair{p: Z0, s0t: [4]Register{Z1, Z2, Z3, Z4}}
+	regs := []Register{Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15, Z16, Z17,
+		Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27, Z28, Z29, Z30}
+	for h := 0; h < 2; h++ {
+		r := regs[13*h : 13*h+13]
+		c.g = append(c.g, &group{c: c, fr: h * frFrame, r1: r[0], r2: r[1], s15: r[2], d15: r[3],
+			f: append(pool(nil), r[4:10]...), l: append(pool(nil), r[10:13]...)})
+	}
+	c.spare = pool{Z31}
+	return c
 }

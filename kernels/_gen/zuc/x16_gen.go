@@ -106,10 +106,25 @@ func genXORInit16() {
 	c.loadS1Tables()
 	Comment("16 work rounds, both groups (ring offset 1 after the initialisation).")
 	c.workBlock(1)
+	xorOutput16(c.g[0], dst, src, lens, full, off, "ixor16")
+	nextBlock16(off, n, "ixor16_loop")
+	c.wipeFrame()
+	VZEROUPPER()
+	RET()
+}
+
+// xorOutput16 XORs the keystream rows of group g's frame into the lanes
+// of one block at off: dst[c][off:] = src[c][off:] ⊕ keystream, for every
+// lane with dst[c] != nil and up to lens[c] bytes; below full every active
+// lane has a whole block (no length checks, all 16 source blocks read
+// before any store where there are temporaries enough), from full on the
+// lengths are checked and partial blocks masked. prefix names the labels.
+func xorOutput16(g *group, dst, src, lens, full, off Register, prefix string) {
+	c := g.c
 	t := c.temps()
 	x := t.get()
 	scr := GP64()
-	LEAQ(Mem{Base: c.base, Disp: frZ}, scr)
+	LEAQ(Mem{Base: c.base, Disp: g.fr + frZ}, scr)
 	// remaining sets r = lens[lane] − off and jumps to skip when the lane is
 	// nil or done, to part when fewer than 64 bytes remain.
 	remaining := func(lane int, r Register, skip, part string) {
@@ -132,7 +147,7 @@ func genXORInit16() {
 	}
 	load := func(lane int, v Register, disp int) {
 		r, s := GP64(), GP64()
-		skip, part := fmt.Sprintf("ixor16_lskip_%d", lane), fmt.Sprintf("ixor16_lpart_%d", lane)
+		skip, part := fmt.Sprintf(prefix+"_lskip_%d", lane), fmt.Sprintf(prefix+"_lpart_%d", lane)
 		remaining(lane, r, skip, part)
 		MOVQ(Mem{Base: src, Disp: 8 * lane}, s)
 		VPSHUFB(consts.Offset(cBswap), v, v)
@@ -149,7 +164,7 @@ func genXORInit16() {
 	}
 	store := func(lane int, v Register, disp int) {
 		r, d := GP64(), GP64()
-		skip, part := fmt.Sprintf("ixor16_sskip_%d", lane), fmt.Sprintf("ixor16_spart_%d", lane)
+		skip, part := fmt.Sprintf(prefix+"_sskip_%d", lane), fmt.Sprintf(prefix+"_spart_%d", lane)
 		remaining(lane, r, skip, part)
 		MOVQ(Mem{Base: dst, Disp: 8 * lane}, d)
 		VMOVDQU32(v, Mem{Base: d, Index: off, Scale: 1})
@@ -162,13 +177,13 @@ func genXORInit16() {
 		Label(skip)
 	}
 	fastLoad := func(lane int, v Register, disp int) {
-		skip := fmt.Sprintf("ixor16_flskip_%d", lane)
+		skip := fmt.Sprintf(prefix+"_flskip_%d", lane)
 		xorSource16(lane, v, dst, src, off, 0, skip)
 		Label(skip)
 	}
 	fastStore := func(lane int, v Register, disp int) {
 		d := GP64()
-		skip := fmt.Sprintf("ixor16_fsskip_%d", lane)
+		skip := fmt.Sprintf(prefix+"_fsskip_%d", lane)
 		MOVQ(Mem{Base: dst, Disp: 8 * lane}, d)
 		TESTQ(d, d)
 		JZ(LabelRef(skip))
@@ -176,19 +191,15 @@ func genXORInit16() {
 		Label(skip)
 	}
 	CMPQ(off, full)
-	JAE(LabelRef("ixor16_masked"))
+	JAE(LabelRef(prefix + "_masked"))
 	Comment("Every active lane has a whole block left.")
 	t2 := c.allTemps()
 	transpose16(&t2, scr, fastLoad, fastStore)
-	JMP(LabelRef("ixor16_next"))
-	Label("ixor16_masked")
+	JMP(LabelRef(prefix + "_next"))
+	Label(prefix + "_masked")
 	Comment("Last blocks: lengths checked, partial blocks masked.")
 	transpose16(&t, scr, load, store)
-	Label("ixor16_next")
-	nextBlock16(off, n, "ixor16_loop")
-	c.wipeFrame()
-	VZEROUPPER()
-	RET()
+	Label(prefix + "_next")
 }
 
 // genKeyStreamInit16: initialisation, then nblocks×16 keystream words of
@@ -214,6 +225,83 @@ func genKeyStreamInit16() {
 	c.workBlock(1)
 	c.output(storeKeyStream16(ks, stride))
 	nextBlock16(ks, n, "iks16_loop")
+	c.wipeFrame()
+	VZEROUPPER()
+	RET()
+}
+
+// genKeyStreamPair16 (GFNI emission only): initKeyStream16 on two states
+// at once, as two interleaved ZMM groups (newPairZMM2), each on its own
+// state, frame and keystream buffer: one group's R1/R2 recurrence runs in
+// the other's latency. State a's keystream is stored as bytes (every word
+// big-endian, the order an XOR applies them in), b's as words.
+func genKeyStreamPair16() {
+	TEXT(fn("initKeyStreamPair"), 0, fmt.Sprintf("func(a *[%d]uint32, b *[%d]uint32, ksA *byte, ksB *uint32, stride int, nblocks int)", stateRows*16, stateRows*16))
+	Pragma("noescape")
+	Doc(fn("initKeyStreamPair")+" runs the initialisation of all 16 lanes of a and of b, then",
+		"writes nblocks×16 keystream words of each lane c of a to ksA[4*c*stride:] as big-endian",
+		"bytes and of b to ksB[c*stride:] as words. a and b are left undefined. nblocks must be > 0.")
+	a := Load(Param("a"), GP64())
+	b := Load(Param("b"), GP64())
+	ksA := Load(Param("ksA"), GP64())
+	ksB := Load(Param("ksB"), GP64())
+	stride := Load(Param("stride"), GP64())
+	SHLQ(U8(2), stride)
+	n := Load(Param("nblocks"), GP64())
+	c := newPairZMM2()
+	c.prologuePair([2]Register{a, b})
+	c.initRounds("iksp16_init")
+	Label("iksp16_loop")
+	Comment("16 work rounds, both groups (ring offset 1 after the initialisation).")
+	c.workBlock(1)
+	c.g[0].output(func(lane int, v Register, disp int) {
+		VPSHUFB(consts.Offset(cBswap), v, v)
+		storeKeyStream16(ksA, stride)(lane, v, disp)
+	})
+	c.g[1].output(storeKeyStream16(ksB, stride))
+	ADDQ(U8(64), ksA)
+	nextBlock16(ksB, n, "iksp16_loop")
+	c.wipeFrame()
+	VZEROUPPER()
+	RET()
+}
+
+// genXORKeyStreamPair16 (GFNI emission only): genXORInit16 on state a
+// and genKeyStreamInit16 on state b in one call, as two interleaved ZMM
+// groups (newPairZMM2): a's keystream XORed from src[c] into dst[c] for
+// lens[c] bytes, b's written as words to ksB[c*stride:].
+func genXORKeyStreamPair16() {
+	TEXT(fn("initXORKeyStreamPair"), 0, fmt.Sprintf("func(a *[%d]uint32, b *[%d]uint32, dst *[16]*byte, src *[16]*byte, lens *[16]int, full int, ksB *uint32, stride int, nblocks int)", stateRows*16, stateRows*16))
+	Pragma("noescape")
+	Doc(fn("initXORKeyStreamPair")+" runs the initialisation of all 16 lanes of a and of b,",
+		"then for nblocks blocks XORs a's keystream (words big-endian) from src[c] into dst[c]",
+		"for lens[c] bytes, for every lane with dst[c] != nil (full as in initXORKeyStream),",
+		"and writes b's keystream words of lane c to ksB[c*stride:]. nblocks×64 must cover the",
+		"longest length. a and b are left undefined. nblocks must be > 0.")
+	a := Load(Param("a"), GP64())
+	b := Load(Param("b"), GP64())
+	c := newPairZMM2()
+	c.prologuePair([2]Register{a, b})
+	dst := Load(Param("dst"), GP64())
+	src := Load(Param("src"), GP64())
+	lens := Load(Param("lens"), GP64())
+	full := Load(Param("full"), GP64())
+	ksB := Load(Param("ksB"), GP64())
+	stride := Load(Param("stride"), GP64())
+	SHLQ(U8(2), stride)
+	n := Load(Param("nblocks"), GP64())
+	off := GP64()
+	XORQ(off, off)
+	prefetchSources16(src, off, 0, 63)
+	c.initRounds("ixksp16_init")
+	Label("ixksp16_loop")
+	prefetchSources16(src, off, 127)
+	Comment("16 work rounds, both groups (ring offset 1 after the initialisation).")
+	c.workBlock(1)
+	xorOutput16(c.g[0], dst, src, lens, full, off, "ixksp16")
+	c.g[1].output(storeKeyStream16(ksB, stride))
+	ADDQ(U8(64), ksB)
+	nextBlock16(off, n, "ixksp16_loop")
 	c.wipeFrame()
 	VZEROUPPER()
 	RET()

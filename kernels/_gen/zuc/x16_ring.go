@@ -295,6 +295,10 @@ func genX16(v *x16Variant) {
 	genXOR16()
 	genKeyStreamInit16()
 	genXORInit16()
+	if v.zmm {
+		genKeyStreamPair16()
+		genXORKeyStreamPair16()
+	}
 	genSboxes16()
 	if !v.aesni {
 		genLoad128x16()
