@@ -57,7 +57,14 @@
 // InitXORKeyStream runs Init and XORs every lane up to its own length
 // (masked loads and stores for the last partial block). Both consume the
 // state; they skip the tail rounds, the separate Init call and the state
-// round trips of the general sequence.
+// round trips of the general sequence. On GFNI16 (Kernels16.Paired) the
+// paired forms run two states in one call, as two interleaved ZMM groups
+// whose R1/R2 recurrences hide each other's latency: InitXORKeyStreamPair
+// (InitXORKeyStream on one state, InitKeyStream on the other: a batch's
+// body encryption and MAC keystream) and InitKeyStreamPair (both as
+// keystream, the first as bytes: an open keeps the body keystream until
+// the tags have verified). About 1.3× the keystream per unit of time of
+// two calls at 1420 bytes per lane; the zuc-256 suite seals 1.2× faster.
 //
 // Buffer placement: the XOR kernels touch one 64-byte line per lane and
 // block. Lane buffers whose addresses agree modulo 4 KiB (pooled buffers a

@@ -5,7 +5,8 @@
 //     x16_ring.go, the vector key loading in x16_load.go), generated twice
 //     (x16Variant): AVX-512 F/BW/VL + VBMI + VBMI2 + GFNI (16AVX512: one
 //     group of 16 lanes in ZMM registers, S0 as a 256-byte permute, S1 as
-//     two GFNI affine instructions, the funnel shifts as VPSHLDD), and, as
+//     two GFNI affine instructions, the funnel shifts as VPSHLDD; and the
+//     paired kernels, two such groups on two states), and, as
 //     two interleaved groups of 8 in YMM registers, AVX-512 F/BW/VL/DQ +
 //     AES-NI for Skylake-SP and Cascade Lake (16AESNI: S1 as VEX AESENCLAST
 //     on XMM halves between two nibble-table affine maps, the funnel shifts
