@@ -127,23 +127,35 @@ func open8(c *etmCall, st *kzuc.State8, ks []uint32) (ok uint32, done bool) {
 	if words == 0 {
 		return 0, false
 	}
-	var m [Lanes][]byte // message j's keystream is lane etm8Max+j's
-	copy(m[:c.n], c.msgs[:c.n])
-	if c.tags.isEIA3() {
-		var tags [Lanes]uint32
-		tagOut{eia: &tags}.lanes(&m, ks[etm8Max*words:], words)
-		ok = verify128(&m, &tags, c.tags.eia, c.n)
-	} else {
-		var tags [Lanes][MAC256TagSize]byte
-		tagOut{mac: &tags}.lanes(&m, ks[etm8Max*words:], words)
-		ok = verify256(&m, &tags, c.tags.mac, c.n)
-	}
+	ok = c.verifyTags(ks[etm8Max*words:], words) // message j's keystream is lane etm8Max+j's
 	for j := range c.n {
 		if ok>>j&1 != 0 {
 			xorWords(c.bodies[j], ks[j*words:j*words+need[j]])
 		}
 	}
 	return ok, true
+}
+
+// verifyTags computes the tags of c's messages, message j from its MAC
+// keystream at ks[j·stride:], and compares them in constant time with the
+// expected ones in c.tags: ok is the mask of the packets that verified.
+func (c *etmCall) verifyTags(ks []uint32, stride int) (ok uint32) {
+	return verifyLanes(c.tags, c.msgs, c.n, ks, stride)
+}
+
+// verifyLanes is etmCall.verifyTags for the n messages of msgs with the
+// expected tags want.
+func verifyLanes(want tagOut, msgs *[Lanes][]byte, n int, ks []uint32, stride int) uint32 {
+	var m [Lanes][]byte
+	copy(m[:n], msgs[:n])
+	if want.isEIA3() {
+		var tags [Lanes]uint32
+		tagOut{eia: &tags}.lanes(&m, ks, stride)
+		return verify128(&m, &tags, want.eia, n)
+	}
+	var tags [Lanes][MAC256TagSize]byte
+	tagOut{mac: &tags}.lanes(&m, ks, stride)
+	return verify256(&m, &tags, want.mac, n)
 }
 
 // etm8Stream is the kernel part of etm8 and open8: it loads the 8-lane

@@ -119,17 +119,7 @@ func openPair(c *pairCall, sc *laneScratch, p *pairScratch) (ok uint32, done boo
 	pairLoad(c, sc, &p.mac)
 	k := &sc.k
 	k.s16.InitKeyStreamPair(k.k16, &p.mac, p.ks[:4*Lanes*stride], sc.ks[:Lanes*stride], stride, stride)
-	var m [Lanes][]byte
-	copy(m[:c.n], c.msgs[:c.n])
-	if c.tags.isEIA3() {
-		var tags [Lanes]uint32
-		tagOut{eia: &tags}.lanes(&m, sc.ks[:], stride)
-		ok = verify128(&m, &tags, c.tags.eia, c.n)
-	} else {
-		var tags [Lanes][MAC256TagSize]byte
-		tagOut{mac: &tags}.lanes(&m, sc.ks[:], stride)
-		ok = verify256(&m, &tags, c.tags.mac, c.n)
-	}
+	ok = verifyLanes(c.tags, c.msgs, c.n, sc.ks[:], stride)
 	for j := range c.n {
 		if ok>>j&1 != 0 {
 			b := c.bodies[j]
