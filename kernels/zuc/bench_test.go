@@ -171,7 +171,7 @@ func BenchmarkInitKeyStreamPair(b *testing.B) {
 			}
 			cputime.Loop(b, 2*Lanes16*size, func() {
 				load()
-				s.InitKeyStreamPair(k, &t, ksBytes, ksB, stride, words)
+				s.InitKeyStreamPair(k, &t, ksBytes, ksB, stride, words, nil)
 			})
 		})
 	}

@@ -295,7 +295,7 @@ func TestInitKeyStreamPair(t *testing.T) {
 		if !k.Paired() {
 			mustPanic(t, "unpaired kernels", func() {
 				var a, b State16
-				a.InitKeyStreamPair(k, &b, make([]byte, 4*Lanes16*16), make([]uint32, Lanes16*16), 16, 16)
+				a.InitKeyStreamPair(k, &b, make([]byte, 4*Lanes16*16), make([]uint32, Lanes16*16), 16, 16, nil)
 			})
 			return
 		}
@@ -334,7 +334,18 @@ func TestInitKeyStreamPair(t *testing.T) {
 			a.InitKeyStream(k, want[0], stride, n, nil)
 			b.InitKeyStream(k, want[1], stride, n, nil)
 			loadAll()
-			a.InitKeyStreamPair(k, &b, gotBytes[:4*Lanes16*stride], got[1], stride, n)
+			// Every other count with prefetch slices (some nil, some short):
+			// only prefetched, they must change nothing.
+			var pf *[Lanes16][]byte
+			if n%2 == 1 {
+				pf = new([Lanes16][]byte)
+				for c := range pf {
+					if c%5 != 4 {
+						pf[c] = make([]byte, r.IntN(4*n+1))
+					}
+				}
+			}
+			a.InitKeyStreamPair(k, &b, gotBytes[:4*Lanes16*stride], got[1], stride, n, pf)
 			for j := range got[0] { // a's words, big-endian bytes; untouched past the blocks
 				if j%stride >= whole {
 					got[0][j] = 0xdeadbeef
@@ -357,13 +368,13 @@ func TestInitKeyStreamPair(t *testing.T) {
 			}
 		}
 		mustPanic(t, "short stride", func() {
-			a.InitKeyStreamPair(k, &b, make([]byte, 4*Lanes16*20), make([]uint32, Lanes16*20), 17, 17)
+			a.InitKeyStreamPair(k, &b, make([]byte, 4*Lanes16*20), make([]uint32, Lanes16*20), 17, 17, nil)
 		})
 		mustPanic(t, "short word buffer", func() {
-			a.InitKeyStreamPair(k, &b, make([]byte, 4*Lanes16*32), make([]uint32, Lanes16*32-1), 32, 32)
+			a.InitKeyStreamPair(k, &b, make([]byte, 4*Lanes16*32), make([]uint32, Lanes16*32-1), 32, 32, nil)
 		})
 		mustPanic(t, "short byte buffer", func() {
-			a.InitKeyStreamPair(k, &b, make([]byte, 4*Lanes16*32-1), make([]uint32, Lanes16*32), 32, 32)
+			a.InitKeyStreamPair(k, &b, make([]byte, 4*Lanes16*32-1), make([]uint32, Lanes16*32), 32, 32, nil)
 		})
 	})
 }

@@ -425,8 +425,10 @@ func (k Kernels16) Paired() bool { return k == GFNI16 }
 // words (as InitKeyStream). The two states' rounds run interleaved, so
 // that one state's R1/R2 recurrence runs while the other waits on its own.
 // Like InitKeyStream it writes whole blocks (stride ≥ ⌈n/BlockWords⌉·
-// BlockWords) and consumes both states. k must be Paired.
-func (s *State16) InitKeyStreamPair(k Kernels16, t *State16, ksS []byte, ksT []uint32, stride, n int) {
+// BlockWords) and consumes both states. k must be Paired. If prefetch is
+// not nil, the kernel prefetches the cache lines of prefetch[c] while its
+// rounds run, as InitKeyStream does (an open's messages).
+func (s *State16) InitKeyStreamPair(k Kernels16, t *State16, ksS []byte, ksT []uint32, stride, n int, prefetch *[Lanes16][]byte) {
 	k.require()
 	if !k.Paired() {
 		panic("zuc: " + k.String() + " has no paired keystream kernel")
@@ -437,7 +439,16 @@ func (s *State16) InitKeyStreamPair(k Kernels16, t *State16, ksS []byte, ksT []u
 		panic("zuc: keystream buffer too short")
 	}
 	if nb > 0 {
-		initKeyStreamPair16AVX512(&s.w, &t.w, &ksS[0], &ksT[0], stride, nb)
+		var pf [Lanes16]*byte
+		if prefetch != nil {
+			for c, b := range prefetch {
+				if len(b) > 0 {
+					pf[c] = &b[0]
+				}
+			}
+		}
+		pf = prefetchable(pf, &ksS[0])
+		initKeyStreamPair16AVX512(&s.w, &t.w, &ksS[0], &ksT[0], stride, nb, &pf)
 	}
 }
 

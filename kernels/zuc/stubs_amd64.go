@@ -50,9 +50,11 @@ func initXORKeyStream16AVX512(st *[544]uint32, dst *[16]*byte, src *[16]*byte, l
 // initKeyStreamPair16AVX512 runs the initialisation of all 16 lanes of a and of b, then
 // writes nblocks×16 keystream words of each lane c of a to ksA[4*c*stride:] as big-endian
 // bytes and of b to ksB[c*stride:] as words. a and b are left undefined. nblocks must be > 0.
+// While the rounds run it prefetches pf[c][64·k:64·k+64] for block k of every lane (as
+// initKeyStream16: the bytes the keystream will be applied to, only prefetched).
 //
 //go:noescape
-func initKeyStreamPair16AVX512(a *[544]uint32, b *[544]uint32, ksA *byte, ksB *uint32, stride int, nblocks int)
+func initKeyStreamPair16AVX512(a *[544]uint32, b *[544]uint32, ksA *byte, ksB *uint32, stride int, nblocks int, pf *[16]*byte)
 
 // initXORKeyStreamPair16AVX512 runs the initialisation of all 16 lanes of a and of b,
 // then for nblocks blocks XORs a's keystream (words big-endian) from src[c] into dst[c]

@@ -118,7 +118,9 @@ func openPair(c *pairCall, sc *laneScratch, p *pairScratch) (ok uint32, done boo
 	}
 	pairLoad(c, sc, &p.mac)
 	k := &sc.k
-	k.s16.InitKeyStreamPair(k.k16, &p.mac, p.ks[:4*Lanes*stride], sc.ks[:Lanes*stride], stride, stride)
+	var in [Lanes][]byte // the messages the tags will read, prefetched
+	copy(in[:c.n], c.msgs[:c.n])
+	k.s16.InitKeyStreamPair(k.k16, &p.mac, p.ks[:4*Lanes*stride], sc.ks[:Lanes*stride], stride, stride, &in)
 	ok = verifyLanes(c.tags, c.msgs, c.n, sc.ks[:], stride)
 	for j := range c.n {
 		if ok>>j&1 != 0 {

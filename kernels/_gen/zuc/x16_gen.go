@@ -236,11 +236,13 @@ func genKeyStreamInit16() {
 // the other's latency. State a's keystream is stored as bytes (every word
 // big-endian, the order an XOR applies them in), b's as words.
 func genKeyStreamPair16() {
-	TEXT(fn("initKeyStreamPair"), 0, fmt.Sprintf("func(a *[%d]uint32, b *[%d]uint32, ksA *byte, ksB *uint32, stride int, nblocks int)", stateRows*16, stateRows*16))
+	TEXT(fn("initKeyStreamPair"), 0, fmt.Sprintf("func(a *[%d]uint32, b *[%d]uint32, ksA *byte, ksB *uint32, stride int, nblocks int, pf *[16]*byte)", stateRows*16, stateRows*16))
 	Pragma("noescape")
 	Doc(fn("initKeyStreamPair")+" runs the initialisation of all 16 lanes of a and of b, then",
 		"writes nblocks×16 keystream words of each lane c of a to ksA[4*c*stride:] as big-endian",
-		"bytes and of b to ksB[c*stride:] as words. a and b are left undefined. nblocks must be > 0.")
+		"bytes and of b to ksB[c*stride:] as words. a and b are left undefined. nblocks must be > 0.",
+		"While the rounds run it prefetches pf[c][64·k:64·k+64] for block k of every lane (as",
+		"initKeyStream16: the bytes the keystream will be applied to, only prefetched).")
 	a := Load(Param("a"), GP64())
 	b := Load(Param("b"), GP64())
 	ksA := Load(Param("ksA"), GP64())
@@ -248,10 +250,16 @@ func genKeyStreamPair16() {
 	stride := Load(Param("stride"), GP64())
 	SHLQ(U8(2), stride)
 	n := Load(Param("nblocks"), GP64())
+	pf := Load(Param("pf"), GP64())
+	off := GP64()
+	XORQ(off, off)
 	c := newPairZMM2()
 	c.prologuePair([2]Register{a, b})
+	prefetchSources16(pf, off, 0, 63)
 	c.initRounds("iksp16_init")
 	Label("iksp16_loop")
+	prefetchSources16(pf, off, 127)
+	ADDQ(U8(64), off)
 	Comment("16 work rounds, both groups (ring offset 1 after the initialisation).")
 	c.workBlock(1)
 	c.g[0].output(func(lane int, v Register, disp int) {
