@@ -266,9 +266,9 @@ type pair struct {
 	mLo, mHi, gLo, gHi Register
 }
 
-// group is one group of 8 lanes. s15 and d15 keep the newest LFSR cell
-// and its double in registers for the next round (the rings in memory
-// hold them too).
+// group is one group of lanes (8 in YMM, 16 in ZMM registers). s15 and
+// d15 keep the newest LFSR cell and its double in registers for the next
+// round (the rings in memory hold them too).
 type group struct {
 	h        int
 	fr       int           // byte offset of the group's frame (ring, doubled ring, keystream rows)
