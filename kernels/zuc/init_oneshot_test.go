@@ -113,15 +113,7 @@ func TestInitKeyStreamVsGmsm(t *testing.T) {
 			// Every other count with prefetch slices (some nil, some
 			// shorter than the keystream, one empty): only prefetched,
 			// they must change nothing.
-			var pf *[Lanes16][]byte
-			if n%2 == 1 {
-				pf = new([Lanes16][]byte)
-				for c := range pf {
-					if c%5 != 4 {
-						pf[c] = make([]byte, r.IntN(4*n+1))
-					}
-				}
-			}
+			pf := prefetchSlices(r, n)
 			st.InitKeyStream(k, ks, stride, n, pf)
 			for c := range specs {
 				for i := 0; i < stride; i++ {
@@ -285,6 +277,22 @@ func fuzzInitXOR(t *testing.T, k Kernels16, r *rand.Rand, shape []byte) {
 	}
 }
 
+// prefetchSlices returns, for odd n, prefetch slices for an n-word
+// keystream call (some nil, some shorter than the keystream, some empty),
+// and nil for even n.
+func prefetchSlices(r *rand.Rand, n int) *[Lanes16][]byte {
+	if n%2 == 0 {
+		return nil
+	}
+	pf := new([Lanes16][]byte)
+	for c := range pf {
+		if c%5 != 4 {
+			pf[c] = make([]byte, r.IntN(4*n+1))
+		}
+	}
+	return pf
+}
+
 // TestInitKeyStreamPair checks the paired kernel against two InitKeyStream
 // calls on the same states (themselves checked against gmsm above): every
 // word count up to 100 and MTU-sized ones, random ZUC-128 and ZUC-256
@@ -336,15 +344,7 @@ func TestInitKeyStreamPair(t *testing.T) {
 			loadAll()
 			// Every other count with prefetch slices (some nil, some short):
 			// only prefetched, they must change nothing.
-			var pf *[Lanes16][]byte
-			if n%2 == 1 {
-				pf = new([Lanes16][]byte)
-				for c := range pf {
-					if c%5 != 4 {
-						pf[c] = make([]byte, r.IntN(4*n+1))
-					}
-				}
-			}
+			pf := prefetchSlices(r, n)
 			a.InitKeyStreamPair(k, &b, gotBytes[:4*Lanes16*stride], got[1], stride, n, pf)
 			for j := range got[0] { // a's words, big-endian bytes; untouched past the blocks
 				if j%stride >= whole {

@@ -397,15 +397,7 @@ func (s *State16) InitKeyStream(k Kernels16, ks []uint32, stride, n int, prefetc
 	nb := (n + BlockWords - 1) / BlockWords
 	checkKeyStream(ks, stride, nb*BlockWords, Lanes16)
 	if nb > 0 {
-		var pf [Lanes16]*byte
-		if prefetch != nil {
-			for c, b := range prefetch {
-				if len(b) > 0 {
-					pf[c] = &b[0]
-				}
-			}
-		}
-		pf = prefetchable(pf, (*byte)(unsafe.Pointer(&ks[0])))
+		pf := prefetchPointers(prefetch, (*byte)(unsafe.Pointer(&ks[0])))
 		if k == AESNI16 {
 			initKeyStream16AESNI(&s.w, &ks[0], stride, nb, &pf)
 		} else {
@@ -439,15 +431,7 @@ func (s *State16) InitKeyStreamPair(k Kernels16, t *State16, ksS []byte, ksT []u
 		panic("zuc: keystream buffer too short")
 	}
 	if nb > 0 {
-		var pf [Lanes16]*byte
-		if prefetch != nil {
-			for c, b := range prefetch {
-				if len(b) > 0 {
-					pf[c] = &b[0]
-				}
-			}
-		}
-		pf = prefetchable(pf, &ksS[0])
+		pf := prefetchPointers(prefetch, &ksS[0])
 		initKeyStreamPair16AVX512(&s.w, &t.w, &ksS[0], &ksT[0], stride, nb, &pf)
 	}
 }
@@ -463,16 +447,7 @@ func (s *State16) InitXORKeyStreamPair(k Kernels16, dst, src *[Lanes16][]byte, t
 	if !k.Paired() {
 		panic("zuc: " + k.String() + " has no paired keystream kernel")
 	}
-	var dp, sp [Lanes16]*byte
-	var lens [Lanes16]int
-	longest, shortest := 0, int(^uint(0)>>1)
-	for c := range dst {
-		dp[c], sp[c] = lanePointer(dst[c], src[c], len(dst[c]))
-		if dp[c] != nil {
-			lens[c] = len(dst[c])
-			longest, shortest = max(longest, lens[c]), min(shortest, lens[c])
-		}
-	}
+	dp, sp, lens, longest, shortest := xorLanes16(dst, src)
 	nb := max((longest+BlockBytes-1)/BlockBytes, (n+BlockWords-1)/BlockWords)
 	checkKeyStream(ksT, stride, nb*BlockWords, Lanes16)
 	if nb > 0 {
@@ -483,6 +458,35 @@ func (s *State16) InitXORKeyStreamPair(k Kernels16, dst, src *[Lanes16][]byte, t
 		sp = prefetchable(sp, (*byte)(unsafe.Pointer(&ksT[0])))
 		initXORKeyStreamPair16AVX512(&s.w, &t.w, &dp, &sp, &lens, full, &ksT[0], stride, nb)
 	}
+}
+
+// xorLanes16 returns the lane pointers of an XOR call (lanePointer: nil
+// for lanes without bytes), their lengths, and the longest and shortest
+// length among the lanes in use (shortest is the largest int if none).
+func xorLanes16(dst, src *[Lanes16][]byte) (dp, sp [Lanes16]*byte, lens [Lanes16]int, longest, shortest int) {
+	shortest = int(^uint(0) >> 1)
+	for c := range dst {
+		dp[c], sp[c] = lanePointer(dst[c], src[c], len(dst[c]))
+		if dp[c] != nil {
+			lens[c] = len(dst[c])
+			longest, shortest = max(longest, lens[c]), min(shortest, lens[c])
+		}
+	}
+	return dp, sp, lens, longest, shortest
+}
+
+// prefetchPointers returns the first byte of every non-empty prefetch[c]
+// (none if prefetch is nil), made prefetchable with fallback.
+func prefetchPointers(prefetch *[Lanes16][]byte, fallback *byte) [Lanes16]*byte {
+	var pf [Lanes16]*byte
+	if prefetch != nil {
+		for c, b := range prefetch {
+			if len(b) > 0 {
+				pf[c] = &b[0]
+			}
+		}
+	}
+	return prefetchable(pf, fallback)
 }
 
 // prefetchable returns p with its nil lanes, which a kernel prefetches
@@ -514,16 +518,7 @@ func prefetchable(p [Lanes16]*byte, fallback *byte) [Lanes16]*byte {
 // loaded again before the next use.
 func (s *State16) InitXORKeyStream(k Kernels16, dst, src *[Lanes16][]byte) {
 	k.require()
-	var dp, sp [Lanes16]*byte
-	var lens [Lanes16]int
-	longest, shortest := 0, int(^uint(0)>>1)
-	for c := range dst {
-		dp[c], sp[c] = lanePointer(dst[c], src[c], len(dst[c]))
-		if dp[c] != nil {
-			lens[c] = len(dst[c])
-			longest, shortest = max(longest, lens[c]), min(shortest, lens[c])
-		}
-	}
+	dp, sp, lens, longest, shortest := xorLanes16(dst, src)
 	if nb := (longest + BlockBytes - 1) / BlockBytes; nb > 0 {
 		full := shortest / BlockBytes * BlockBytes
 		sp = prefetchable(sp, nil)

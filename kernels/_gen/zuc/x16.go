@@ -630,93 +630,92 @@ func (g *group) lfsr(off int, w Register) (ops seq) {
 	if xv.aesni {
 		return g.lfsrAESNI(off, w)
 	}
-	c, l := g.c, &g.l
-	addMod := func(a, b, dst Register) {
-		t := l.get()
-		ops.add(func() { VPADDD(b, a, t) })
-		ops.add(func() { VPSUBD(c.p, t, dst) })
-		ops.add(func() { VPMAXSD(dst, t, dst) })
-		l.put(t)
-	}
-	m0, d0 := g.cell(0, off), g.dcell(0, off)
 	if g.tree {
 		return g.lfsrTree(off, w)
 	}
+	l := &g.l
 	s0, acc := l.get(), l.get()
-	ops.add(func() { VMOVDQA64(m0, s0) })
-	ops.add(func() { VPSHLDD(U8(8), d0, s0, acc) })
-	ops.add(func() { VPANDD(c.p, acc, acc) })
-	addMod(acc, s0, acc)
+	ops.add(func() { VMOVDQA64(g.cell(0, off), s0) })
+	ops.add(func() { VPSHLDD(U8(8), g.dcell(0, off), s0, acc) })
+	ops.add(func() { VPANDD(g.c.p, acc, acc) })
+	g.addMod(&ops, acc, s0, acc)
 	l.put(s0)
 	for _, jk := range [][2]int{{4, 20}, {10, 21}, {13, 17}} {
 		r := l.get()
-		m, d, k := g.cell(jk[0], off), g.dcell(jk[0], off), jk[1]
-		ops.add(func() { VMOVDQA64(m, r) })
-		ops.add(func() { VPSHLDD(U8(k), d, r, r) })
-		ops.add(func() { VPANDD(c.p, r, r) })
-		addMod(acc, r, acc)
+		g.mulRing(&ops, jk[0], off, jk[1], r)
+		g.addMod(&ops, acc, r, acc)
 		l.put(r)
 	}
+	r15 := g.lfsrFinish(&ops, off, acc, w, nil)
+	l.put(acc, r15)
+	return ops
+}
+
+// addMod appends dst = a + b mod p (a, b in [0, p]; see lfsr).
+func (g *group) addMod(ops *seq, a, b, dst Register) {
+	c, l := g.c, &g.l
+	t := l.get()
+	ops.add(func() { VPADDD(b, a, t) })
+	ops.add(func() { VPSUBD(c.p, t, dst) })
+	ops.add(func() { VPMAXSD(dst, t, dst) })
+	l.put(t)
+}
+
+// mulRing appends dst = 2^k·s_j mod p from the rings of round off
+// (VPSHLDD(k, 2·s_j, s_j) & p).
+func (g *group) mulRing(ops *seq, j, off, k int, dst Register) {
+	m, d := g.cell(j, off), g.dcell(j, off)
+	ops.add(func() { VMOVDQA64(m, dst) })
+	ops.add(func() { VPSHLDD(U8(k), d, dst, dst) })
+	ops.add(func() { VPANDD(g.c.p, dst, dst) })
+}
+
+// lfsrFinish ends the LFSR step of round off from acc, the sum of every
+// term but W>>1 and 2^15·s15: it adds W>>1 (initialisation mode, w not
+// nil; w goes back to the F pool), then the s15 term last, and writes s16
+// to the s15 and d15 registers and over s0 in the rings. The s15 term goes
+// to r15, a free temporary of the caller's, or if nil one taken from the
+// LFSR pool and returned, for the caller to put back.
+func (g *group) lfsrFinish(ops *seq, off int, acc, w, r15 Register) Register {
 	if w != nil {
 		ops.add(func() { VPSRLD(U8(1), w, w) })
-		addMod(acc, w, acc)
+		g.addMod(ops, acc, w, acc)
 		g.f.put(w)
 	}
-	r15 := l.get()
+	if r15 == nil {
+		r15 = g.l.get()
+	}
 	ops.add(func() { VPSHLDD(U8(15), g.d15, g.s15, r15) })
-	ops.add(func() { VPANDD(c.p, r15, r15) })
-	addMod(acc, r15, g.s15)
-	l.put(acc, r15)
+	ops.add(func() { VPANDD(g.c.p, r15, r15) })
+	g.addMod(ops, acc, r15, g.s15)
+	m0, d0 := g.cell(0, off), g.dcell(0, off)
 	ops.add(func() { VPADDD(g.s15, g.s15, g.d15) })
 	ops.add(func() { VMOVDQA64(g.s15, m0) })
 	ops.add(func() { VMOVDQA64(g.d15, d0) })
-	return ops
+	return r15
 }
 
 // lfsrTree is lfsr with the additions as a tree, (s0 + 2^8·s0) + (2^20·s4
 // + 2^21·s10), then 2^17·s13, (W>>1), and 2^15·s15 last: a shorter chain for
-// the scheduler to hold (the ZMM emission).
+// the scheduler to hold (the ZMM emission). The first two additions are
+// written out side by side, each with its own temporary.
 func (g *group) lfsrTree(off int, w Register) (ops seq) {
 	c, l := g.c, &g.l
-	m0, d0 := g.cell(0, off), g.dcell(0, off)
-	addMod := func(a, b, dst Register) {
-		t := l.get()
-		ops.add(func() { VPADDD(b, a, t) })
-		ops.add(func() { VPSUBD(c.p, t, dst) })
-		ops.add(func() { VPMAXSD(dst, t, dst) })
-		l.put(t)
-	}
-	term := func(j, k int, dst Register) {
-		m, d := g.cell(j, off), g.dcell(j, off)
-		ops.add(func() { VMOVDQA64(m, dst) })
-		ops.add(func() { VPSHLDD(U8(k), d, dst, dst) })
-		ops.add(func() { VPANDD(c.p, dst, dst) })
-	}
 	a, b, t, s0 := l.get(), l.get(), l.get(), l.get()
-	ops.add(func() { VMOVDQA64(m0, s0) })
-	term(0, 8, a)
-	term(4, 20, b)
-	term(10, 21, t)
+	ops.add(func() { VMOVDQA64(g.cell(0, off), s0) })
+	g.mulRing(&ops, 0, off, 8, a)
+	g.mulRing(&ops, 4, off, 20, b)
+	g.mulRing(&ops, 10, off, 21, t)
 	ops.add(func() { VPADDD(s0, a, a) })
 	ops.add(func() { VPADDD(t, b, b) })
 	ops.add(func() { VPSUBD(c.p, a, s0) })
 	ops.add(func() { VPSUBD(c.p, b, t) })
 	ops.add(func() { VPMAXSD(s0, a, a) })
 	ops.add(func() { VPMAXSD(t, b, b) })
-	addMod(a, b, a)
-	term(13, 17, b)
-	addMod(a, b, a)
-	if w != nil {
-		ops.add(func() { VPSRLD(U8(1), w, w) })
-		addMod(a, w, a)
-		g.f.put(w)
-	}
-	ops.add(func() { VPSHLDD(U8(15), g.d15, g.s15, b) })
-	ops.add(func() { VPANDD(c.p, b, b) })
-	addMod(a, b, g.s15)
-	ops.add(func() { VPADDD(g.s15, g.s15, g.d15) })
-	ops.add(func() { VMOVDQA64(g.s15, m0) })
-	ops.add(func() { VMOVDQA64(g.d15, d0) })
+	g.addMod(&ops, a, b, a)
+	g.mulRing(&ops, 13, off, 17, b)
+	g.addMod(&ops, a, b, a)
+	g.lfsrFinish(&ops, off, a, w, b)
 	l.put(a, b, t, s0)
 	return ops
 }

@@ -117,13 +117,7 @@ func (g *group) wzAESNI(off, out int, keep bool) (ops seq, wk Register) {
 // and one VPTERNLOGD; s16 goes to the ring and the s15 register only.
 func (g *group) lfsrAESNI(off int, w Register) (ops seq) {
 	c, l := g.c, &g.l
-	addMod := func(a, b, dst Register) {
-		t := l.get()
-		ops.add(func() { VPADDD(b, a, t) })
-		ops.add(func() { VPSUBD(c.p, t, dst) })
-		ops.add(func() { VPMAXSD(dst, t, dst) })
-		l.put(t)
-	}
+	addMod := func(a, b, dst Register) { g.addMod(&ops, a, b, dst) }
 	mul := func(x Op, k int, dst Register) {
 		t := l.get()
 		ops.add(func() { VPSLLD(U8(k), x, dst) })
